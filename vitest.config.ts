@@ -1,0 +1,20 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: [
+      "src/**/*.test.ts",
+      "ingest/**/*.test.ts",
+      "actors/**/*.test.ts",
+      "api/**/*.test.ts",
+      "clickhouse/**/*.test.ts",
+      "test/**/*.test.ts"
+    ],
+    globalSetup: ["test/support/globalSetup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    // Integration tests start real servers; two cores, so keep the fan-out small.
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+  }
+})
