@@ -74,6 +74,8 @@ export const ErrorCodes = {
   BUILD_TIMEOUT: e(504, true, "build step exceeded its deadline"),
   SLIPPAGE_EXCEEDED: e(400, false, "trade row code: an atomic buy failed on chain on its minimum"),
   TRADE_REVERTED: e(400, false, "trade row code: an atomic buy reverted on chain"),
+  SELF_BUILD_EXPIRED: e(409, false, "ledger row code: a self-signed build older than 30 minutes, failed by the sweep"),
+  TRADE_BUILD_EXPIRED: e(409, false, "trade row code: a build expired before landing (superseded when the buy landed)"),
   WALLET_LIMIT_REACHED: e(400, false, "account has the maximum active linked wallets"),
   WALLET_ALREADY_LINKED: e(409, false, "address already has an active linked-wallet row"),
 

@@ -1,0 +1,91 @@
+/**
+ * The OpenAPI 3.1 description (version 1.0.0, spec section 9), generated from the route table:
+ * every route's path and query parameters, request body and response schemas come from the same
+ * `RouteDef` the server mounts, so adding a route documents it. Effect schemas become JSON Schema
+ * through `JSONSchema.fromAST`, sharing one `components.schemas` table.
+ */
+import { JSONSchema, Schema } from "effect"
+import { ErrorCodes } from "../src/domain/ErrorCodes.js"
+import type { RouteDef } from "./Router.js"
+
+export const OPENAPI_VERSION = "1.0.0"
+
+/** The error envelope of spec section 7. */
+export const ErrorEnvelope = Schema.Struct({
+  success: Schema.Literal(false),
+  error: Schema.Struct({
+    code: Schema.Literal(...(Object.keys(ErrorCodes) as [string, ...string[]])),
+    message: Schema.String,
+    field: Schema.optional(Schema.String),
+    retryable: Schema.optional(Schema.Boolean)
+  })
+}).annotations({ identifier: "ErrorEnvelope", description: "Every refusal. Branch on error.code, never on message." })
+
+const securitySchemes = {
+  agentKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Agent API key (svc_live_... or svc_test_...)" },
+  session: { type: "http", scheme: "bearer", description: "Session token or device token (owner routes)" },
+  bearer: { type: "http", scheme: "bearer", description: "Agent API key as a bearer token (market-data service)" }
+} as const
+
+export const openApiDocument = (
+  routes: ReadonlyArray<RouteDef>,
+  info: { readonly title: string; readonly description: string; readonly serverUrl?: string }
+): Record<string, unknown> => {
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const toJson = (schema: Schema.Schema.Any): JSONSchema.JsonSchema7 =>
+    JSONSchema.fromAST(schema.ast, {
+      definitions,
+      definitionPath: "#/components/schemas/",
+      target: "openApi3.1",
+      additionalPropertiesStrategy: "allow"
+    })
+  const errorRef = toJson(ErrorEnvelope)
+
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const route of routes) {
+    if (route.internal === true) continue
+    const parameters = [
+      ...(route.pathParams ?? []).map((p) => ({ name: p.name, in: "path", required: true, description: p.description, schema: p.schema })),
+      ...(route.query ?? []).map((p) => ({
+        name: p.name,
+        in: "query",
+        required: p.required ?? false,
+        description: p.description,
+        schema: p.schema
+      }))
+    ]
+    const responses: Record<string, unknown> = {}
+    for (const [status, doc] of Object.entries(route.responses)) {
+      const isError = Number(status) >= 400
+      const schema = doc.schema !== undefined ? toJson(doc.schema) : isError ? errorRef : undefined
+      responses[status] = {
+        description: doc.description,
+        ...(doc.headers !== undefined && doc.headers.length > 0
+          ? { headers: Object.fromEntries(doc.headers.map((h) => [h, { schema: { type: "string" } }])) }
+          : {}),
+        ...(schema !== undefined ? { content: { "application/json": { schema } } } : {})
+      }
+    }
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description !== undefined ? { description: route.description } : {}),
+      tags: route.tags,
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(route.body !== undefined
+        ? { requestBody: { required: true, content: { "application/json": { schema: toJson(route.body.schema) } } } }
+        : {}),
+      responses,
+      security: route.auth === "public" ? [] : [{ [route.auth]: [] }]
+    }
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation }
+  }
+
+  return {
+    openapi: "3.1.0",
+    info: { title: info.title, version: OPENAPI_VERSION, description: info.description },
+    ...(info.serverUrl !== undefined ? { servers: [{ url: info.serverUrl }] } : {}),
+    paths,
+    components: { schemas: definitions, securitySchemes }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Every setting the engine reads, through effect `Config` (environment variables by default).
+ * One place, so README's configuration table and `.env.example` can be checked against it
+ * (`test/conformance/config.test.ts`). Secrets use `Config.redacted`.
+ */
+import { Config, ConfigError, Context, Effect, Either, Layer, Redacted } from "effect"
+import * as path from "node:path"
+import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.js"
+import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
+
+export type LogFormat = "json" | "pretty" | "logfmt"
+
+export interface AppConfigShape {
+  readonly host: string
+  readonly port: number
+  readonly dataPort: number
+  readonly dataDir: string
+  /** Unset: embedded PGlite under `<dataDir>/pg`. */
+  readonly databaseUrl: Redacted.Redacted<string> | undefined
+  /** Unset: embedded chDB under `<dataDir>/chdb`. */
+  readonly clickhouseUrl: string | undefined
+  readonly clickhouseDatabase: string
+  readonly clickhouseUser: string | undefined
+  readonly clickhousePassword: Redacted.Redacted<string> | undefined
+  readonly bus: {
+    readonly partitions: number
+    readonly segmentBytes: number
+    readonly retentionBytesPerPartition: number
+    readonly maxPendingBytes: number
+    readonly flushIntervalMs: number
+    readonly fsync: boolean
+  }
+  readonly maxBodyBytes: number
+  readonly logLevel: string
+  readonly logFormat: LogFormat
+  readonly devBuyCeilings: DevBuyCeilings
+  readonly planOverrides: PlanOverrides
+  readonly promoMaxDays: number
+}
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+  )
+
+const rawAmount = (name: string, fallback: bigint) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback.toString()),
+    Config.validate({ message: `${name} must be a whole number of raw units`, validation: (s) => /^\d+$/.test(s) }),
+    Config.map((s) => BigInt(s))
+  )
+
+const optionalString = (name: string) =>
+  Config.string(name).pipe(
+    Config.option,
+    Config.map((o) => (o._tag === "Some" && o.value.trim() !== "" ? o.value.trim() : undefined))
+  )
+
+const optionalSecret = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.option,
+    Config.map((o) => (o._tag === "Some" && Redacted.value(o.value).trim() !== "" ? o.value : undefined))
+  )
+
+const planOverrides = Config.string("PLAN_OVERRIDES").pipe(
+  Config.withDefault("{}"),
+  Config.mapOrFail((text) =>
+    Either.mapLeft(parsePlanOverrides(text), (msg) => ConfigError.InvalidData(["PLAN_OVERRIDES"], msg))
+  )
+)
+
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  host: Config.string("CURVESTREAM_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("CURVESTREAM_PORT").pipe(Config.withDefault(8080)),
+  dataPort: Config.port("CURVESTREAM_DATA_PORT").pipe(Config.withDefault(8081)),
+  dataDir: Config.string("CURVESTREAM_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
+  databaseUrl: optionalSecret("DATABASE_URL"),
+  clickhouseUrl: optionalString("CLICKHOUSE_URL"),
+  clickhouseDatabase: Config.string("CLICKHOUSE_DATABASE").pipe(
+    Config.withDefault("curvestream"),
+    Config.validate({ message: "CLICKHOUSE_DATABASE must be an identifier", validation: (s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) })
+  ),
+  clickhouseUser: optionalString("CLICKHOUSE_USER"),
+  clickhousePassword: optionalSecret("CLICKHOUSE_PASSWORD"),
+  bus: Config.all({
+    partitions: positiveInt("BUS_PARTITIONS", 16),
+    segmentBytes: positiveInt("BUS_SEGMENT_BYTES", 64 * 1024 * 1024),
+    retentionBytesPerPartition: positiveInt("BUS_RETENTION_BYTES", 1024 * 1024 * 1024),
+    maxPendingBytes: positiveInt("BUS_MAX_PENDING_BYTES", 16 * 1024 * 1024),
+    flushIntervalMs: positiveInt("BUS_FLUSH_INTERVAL_MS", 2),
+    fsync: Config.boolean("BUS_FSYNC").pipe(Config.withDefault(true))
+  }),
+  maxBodyBytes: positiveInt("HTTP_MAX_BODY_BYTES", 256 * 1024),
+  logLevel: Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(Config.withDefault("info")),
+  logFormat: Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json")),
+  devBuyCeilings: Config.all({
+    DEV_BUY_MAX_LAMPORTS: rawAmount("DEV_BUY_MAX_LAMPORTS", DefaultDevBuyCeilings.DEV_BUY_MAX_LAMPORTS),
+    DEV_BUY_MAX_USDC_RAW: rawAmount("DEV_BUY_MAX_USDC_RAW", DefaultDevBuyCeilings.DEV_BUY_MAX_USDC_RAW),
+    DEV_BUY_MAX_CNDL_RAW: rawAmount("DEV_BUY_MAX_CNDL_RAW", DefaultDevBuyCeilings.DEV_BUY_MAX_CNDL_RAW),
+    DEV_BUY_MAX_WEI: rawAmount("DEV_BUY_MAX_WEI", DefaultDevBuyCeilings.DEV_BUY_MAX_WEI)
+  }),
+  planOverrides,
+  promoMaxDays: Config.integer("PROMO_MAX_DAYS").pipe(
+    Config.withDefault(30),
+    Config.validate({ message: "PROMO_MAX_DAYS must be 0 or more", validation: (n) => n >= 0 })
+  )
+})
+
+export class AppConfig extends Context.Tag("curvestream/AppConfig")<AppConfig, AppConfigShape>() {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly layerWith = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
+  /** Reads the configuration without the service, for tests and tools. */
+  static readonly load = Effect.flatMap(Effect.void, () => appConfig)
+}
+
+/** The environment variables `appConfig` reads; README and `.env.example` must list each. */
+export const ConfigVariables = [
+  "CURVESTREAM_HOST", "CURVESTREAM_PORT", "CURVESTREAM_DATA_PORT", "CURVESTREAM_DATA_DIR",
+  "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
+  "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
+  "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
+  "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
+  "PLAN_OVERRIDES", "PROMO_MAX_DAYS"
+] as const

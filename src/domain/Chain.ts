@@ -1,0 +1,17 @@
+/**
+ * The two chains the engine serves. `solana` settles curve crossings by filling in full (the
+ * surplus stays in the pool); `hood`, an EVM chain, caps a crossing buy at the threshold and
+ * refunds the rest.
+ */
+import type { CrossingModel } from "./CurveMath.js"
+
+export const Chains = ["solana", "hood"] as const
+export type Chain = (typeof Chains)[number]
+
+export const isChain = (s: unknown): s is Chain => s === "solana" || s === "hood"
+
+export const crossingModelOf = (chain: Chain): CrossingModel =>
+  chain === "solana" ? "full-fill-surplus" : "capped-refund"
+
+export const graduationVenueOf = (chain: Chain, dexVersion?: "v3" | "v4"): string =>
+  chain === "solana" ? "dex-solana-v2" : dexVersion === "v3" ? "dex-evm-v3" : "dex-evm-v4"

@@ -1,0 +1,90 @@
+/**
+ * Starts the real entry point (`src/main.ts`, what `npm start` runs) as a child process on free
+ * ports with a temp data dir, waits for `/readyz`, and stops it with a signal. Output is kept so a
+ * failing test can show it.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const projectRoot = fileURLToPath(new URL("../../", import.meta.url))
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.unref()
+    srv.on("error", reject)
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo
+      srv.close(() => resolve(port))
+    })
+  })
+
+export interface Engine {
+  readonly url: string
+  readonly dataDir: string
+  readonly child: ChildProcess
+  output(): string
+  /** Sends the signal and resolves with the exit code (or the signal that killed it). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  cleanup(): void
+}
+
+export const startEngine = async (options: { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number } = {}): Promise<Engine> => {
+  const port = await freePort()
+  const dataPort = await freePort()
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
+  const child = spawn(path.join(projectRoot, "node_modules/.bin/tsx"), ["src/main.ts"], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      CURVESTREAM_HOST: "127.0.0.1",
+      CURVESTREAM_PORT: String(port),
+      CURVESTREAM_DATA_PORT: String(dataPort),
+      CURVESTREAM_DATA_DIR: dataDir,
+      LOG_FORMAT: "logfmt",
+      ...options.env
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  child.stdout!.on("data", (c: Buffer) => (out += c.toString()))
+  child.stderr!.on("data", (c: Buffer) => (out += c.toString()))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal }))
+  )
+  const url = `http://127.0.0.1:${port}`
+  const engine: Engine = {
+    url,
+    dataDir,
+    child,
+    output: () => out,
+    stop: async (signal = "SIGTERM", timeoutMs = 20_000) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
+      const result = await exited
+      clearTimeout(timer)
+      return result
+    },
+    cleanup: () => rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000)
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`engine exited with ${child.exitCode} before ready:\n${out}`)
+    try {
+      const res = await fetch(`${url}/readyz`)
+      if (res.status === 200) return engine
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await engine.stop("SIGKILL")
+      throw new Error(`engine not ready within deadline:\n${out}`)
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
