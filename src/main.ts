@@ -17,7 +17,7 @@ import { withOpenApi } from "../api/routes/OpenApiRoute.js"
 import { planRoutes } from "../api/routes/PlanRoutes.js"
 import { serve } from "../api/Server.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
-import { Database } from "./db/Database.js"
+import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
 import * as path from "node:path"
 
@@ -34,7 +34,7 @@ const storageLayer = Layer.unwrapEffect(
         dataDir: config.dataDir,
         database: config.clickhouseDatabase,
         ...(config.clickhouseUser !== undefined ? { username: config.clickhouseUser } : {}),
-        ...(config.clickhousePassword !== undefined ? { password: Redacted.value(config.clickhousePassword) } : {})
+        ...(config.clickhousePassword !== undefined ? { password: config.clickhousePassword } : {})
       }),
       EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus })
     )
@@ -50,7 +50,7 @@ const api = (config: AppConfigShape) =>
     const routes = withOpenApi(
       [
         ...healthRoutes([
-          { name: "postgres", check: sql`SELECT 1` },
+          { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
           { name: "clickhouse", check: clickhouse.ping },
           { name: "bus", check: bus.ping }
         ]),

@@ -102,15 +102,15 @@ export const DefaultPlans: ReadonlyArray<Omit<Plan, "promoMaxDays">> = [
 
 const PlanOverride = Schema.Struct({
   name: Schema.optional(Schema.String),
-  price: Schema.optional(Schema.partial(PlanPrice, { exact: true })),
+  price: Schema.optional(Schema.partialWith(PlanPrice, { exact: true })),
   feeBps: Schema.optional(Plan.fields.feeBps),
   perpFeeBps: Schema.optional(Plan.fields.perpFeeBps),
-  limits: Schema.optional(Schema.partial(PlanLimits, { exact: true })),
-  capabilities: Schema.optional(Schema.partial(PlanCapabilities, { exact: true }))
+  limits: Schema.optional(Schema.partialWith(PlanLimits, { exact: true })),
+  capabilities: Schema.optional(Schema.partialWith(PlanCapabilities, { exact: true }))
 })
 
 /** `PLAN_OVERRIDES`: `{ "<plan id>": { <any plan field, nested fields partial> } }`. */
-export const PlanOverrides = Schema.partial(Schema.Struct({ free: PlanOverride, pro: PlanOverride, max: PlanOverride }), { exact: true })
+export const PlanOverrides = Schema.partialWith(Schema.Struct({ free: PlanOverride, pro: PlanOverride, max: PlanOverride }), { exact: true })
 export type PlanOverrides = typeof PlanOverrides.Type
 
 /** Parses the `PLAN_OVERRIDES` JSON text; the message names the first problem. */

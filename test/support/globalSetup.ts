@@ -1,2 +1,44 @@
-// Replaced by the PostgreSQL server harness (see test/support/postgresServer.ts).
-export default function setup(): void {}
+/**
+ * Vitest global setup: one real PostgreSQL server for the whole run, when this machine has
+ * the server binaries. Tests read its URL with `inject("postgresUrl")` (or `postgresUrl()`
+ * from `servers.ts`) and each file creates its own database on it.
+ *
+ * Without the binaries: when `CURVESTREAM_REQUIRE_SERVERS=1` (CI) the setup throws and the run
+ * fails; otherwise it provides `undefined` and the server tests skip, saying why. Binaries that
+ * are present but fail to start are an error under `CURVESTREAM_REQUIRE_SERVERS=1` and a
+ * warning plus skip otherwise.
+ */
+import type { TestProject } from "vitest/node"
+import { findPostgresBinDir, startPostgresServer } from "./postgresServer.js"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The run's real PostgreSQL server (`postgres://...`), or undefined when there is none. */
+    postgresUrl: string | undefined
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const requireServers = process.env.CURVESTREAM_REQUIRE_SERVERS === "1"
+  const binDir = findPostgresBinDir()
+  if (binDir === undefined) {
+    if (requireServers) {
+      throw new Error(
+        "CURVESTREAM_REQUIRE_SERVERS=1 but no PostgreSQL server binaries were found " +
+          `(looked in ${process.env.CURVESTREAM_POSTGRES_BINDIR || "/usr/lib/postgresql/*/bin and \`pg_config --bindir\`"})`
+      )
+    }
+    project.provide("postgresUrl", undefined)
+    return async () => {}
+  }
+  try {
+    const server = await startPostgresServer({ binDir })
+    project.provide("postgresUrl", server.url)
+    return () => server.stop()
+  } catch (error) {
+    if (requireServers) throw error
+    console.warn(`PostgreSQL server tests will skip: the server in ${binDir} did not start: ${String(error)}`)
+    project.provide("postgresUrl", undefined)
+    return async () => {}
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Every PostgreSQL migration, keyed `<id>_<name>` as `@effect/sql`'s `Migrator.fromRecord`
+ * expects. Ids only grow; a migration that has shipped is never edited (add a new one).
+ * Imported statically (not globbed from disk) so the set is fixed at build time and the
+ * same on every machine.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { Effect } from "effect"
+import init from "./0001_init.js"
+
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_init": init
+}

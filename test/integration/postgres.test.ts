@@ -1,0 +1,200 @@
+/**
+ * `Database.layer` against both PostgreSQL backends with one suite: the embedded PGlite (a
+ * temp data directory, reopened between tests) and the run's real PostgreSQL server (a fresh
+ * database of this file's own). Every test opens the layer and closes it again, so each also
+ * exercises start-up migrations and the close order.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import * as Database from "../../src/db/Database.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+
+type Db = PgClient.PgClient | SqlClient.SqlClient
+
+/** Registers the shared suite; `options()` is read when each test runs (after `beforeAll`). */
+const databaseSuite = (options: () => Database.DatabaseOptions) => {
+  const withDatabase = <A, E>(program: Effect.Effect<A, E, Db>): Effect.Effect<A, E | SqlError> =>
+    Effect.suspend(() => Effect.provide(program, Database.layer(options())))
+
+  const migrationsApplied = Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ migration_id: number; name: string; created_at: Date }>`
+        SELECT migration_id, name, created_at FROM schema_migrations ORDER BY migration_id`
+  )
+
+  it.live("applies every migration at start", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const applied = yield* migrationsApplied
+        expect(applied.map((m) => [m.migration_id, m.name])).toEqual([[1, "init"]])
+        const [tables] = yield* sql<{ checkpoints: string | null; meta: string | null }>`
+          SELECT to_regclass('checkpoints')::text AS checkpoints, to_regclass('meta')::text AS meta`
+        expect(tables).toEqual({ checkpoints: "checkpoints", meta: "meta" })
+      })
+    )
+  )
+
+  it.live("starting again applies nothing", () =>
+    Effect.gen(function* () {
+      const first = yield* withDatabase(migrationsApplied)
+      const [second, rerun] = yield* withDatabase(Effect.all([migrationsApplied, Database.runMigrations(migrations)]))
+      expect(second).toEqual(first)
+      expect(second).toHaveLength(1)
+      expect(rerun).toEqual([])
+    })
+  )
+
+  it.live("a failing migration is a SqlError and keeps nothing of its run", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const error = yield* Effect.flip(
+          Database.runMigrations({
+            ...migrations,
+            "0900_half_done": sql`CREATE TABLE half_done (id int)`,
+            "0901_broken": sql`SELECT no_such_column FROM half_done`
+          })
+        )
+        expect(error._tag).toBe("SqlError")
+        expect(error.message).toContain("901_broken")
+        expect(error.message).toContain("no_such_column")
+        const [left] = yield* sql<{ table: string | null }>`SELECT to_regclass('half_done')::text AS table`
+        expect(left?.table).toBeNull()
+        expect((yield* migrationsApplied).map((m) => m.migration_id)).toEqual([1])
+      })
+    )
+  )
+
+  it.live("data persists across a close and reopen", () =>
+    Effect.gen(function* () {
+      const value = { openedAt: "2024-01-01T00:00:00Z", n: "1" }
+      yield* withDatabase(
+        Effect.flatMap(PgClient.PgClient, (sql) =>
+          sql`INSERT INTO meta (key, value) VALUES ('persist', ${sql.json(value)})
+              ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`
+        )
+      )
+      const rows = yield* withDatabase(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ value: unknown }>`SELECT value FROM meta WHERE key = 'persist'`)
+      )
+      expect(rows).toEqual([{ value }])
+    })
+  )
+
+  it.live("checkpoints round-trip a jsonb state with bigint values as strings", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        const state = {
+          virtualQuoteRaw: (2n ** 127n + 1n).toString(),
+          tokenReserveRaw: "1000000000000000000000000000",
+          trades: ["18446744073709551616", "0"],
+          nested: { feeBps: 100, graduated: false, name: "ünïcode ✓" }
+        }
+        const save = (position: string, value: unknown) => sql`
+          INSERT INTO checkpoints (owner, key, position, state)
+          VALUES ('market', 'solana:Mint111', ${position}, ${sql.json(value)})
+          ON CONFLICT (owner, key) DO UPDATE
+            SET position = EXCLUDED.position, state = EXCLUDED.state, updated_at = now()`
+        yield* save("00000000000000000042:0001:0000", { stale: true })
+        yield* save("00000000000000000043:0000:0002", state)
+        const rows = yield* sql<{ position: string; state: unknown; updated_at: Date }>`
+          SELECT position, state, updated_at FROM checkpoints WHERE owner = 'market' AND key = 'solana:Mint111'`
+        expect(rows).toHaveLength(1)
+        expect(rows[0]?.position).toBe("00000000000000000043:0000:0002")
+        expect(rows[0]?.state).toEqual(state)
+        expect(BigInt((rows[0]?.state as typeof state).virtualQuoteRaw)).toBe(2n ** 127n + 1n)
+        expect(rows[0]?.updated_at).toBeInstanceOf(Date)
+        // jsonb operators work on the stored state (the same on PGlite and the server).
+        const [field] = yield* sql<{ raw: string }>`
+          SELECT state->>'virtualQuoteRaw' AS raw FROM checkpoints WHERE key = 'solana:Mint111'`
+        expect(field?.raw).toBe(state.virtualQuoteRaw)
+      })
+    )
+  )
+
+  it.live("a failed transaction rolls back, a successful one commits", () =>
+    withDatabase(
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        const put = (key: string) => sql`INSERT INTO meta (key, value) VALUES (${key}, ${sql.json({ key })})`
+        const failed = yield* Effect.exit(
+          sql.withTransaction(Effect.zipRight(put("tx-rolled-back"), Effect.fail("refused" as const)))
+        )
+        expect(failed).toEqual(Exit.fail("refused"))
+        // A statement error inside the transaction rolls back the earlier statements too.
+        const sqlFailed = yield* Effect.exit(sql.withTransaction(Effect.zipRight(put("tx-also-rolled-back"), put("tx-also-rolled-back"))))
+        expect(Exit.isFailure(sqlFailed)).toBe(true)
+        yield* sql.withTransaction(put("tx-committed"))
+        const keys = yield* sql<{ key: string }>`SELECT key FROM meta WHERE key LIKE 'tx-%' ORDER BY key`
+        expect(keys.map((r) => r.key)).toEqual(["tx-committed"])
+      })
+    )
+  )
+
+  it.live("ping answers", () => withDatabase(Database.ping))
+}
+
+describe("Database on embedded PGlite", () => {
+  let dataDir = ""
+  beforeAll(() => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-pglite-"))
+  })
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+
+  databaseSuite(() => ({ url: undefined, dataDir }))
+
+  it.live("persists under <dataDir>/pg", () =>
+    Effect.sync(() => expect(fs.existsSync(path.join(dataDir, "pg", "PG_VERSION"))).toBe(true))
+  )
+
+  it.live("refuses a second open of the same data directory while the first is open", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        Effect.provide(Database.ping, Database.layer({ url: undefined, dataDir })).pipe(
+          Effect.provide(Database.layer({ url: undefined, dataDir }))
+        )
+      )
+      expect(error._tag).toBe("SqlError")
+      expect(error.message).toContain("in use by process")
+      // The refused open did not take the lock from the first: the directory opens again.
+      yield* Effect.provide(Database.ping, Database.layer({ url: undefined, dataDir }))
+    })
+  )
+
+  it.live("runs in memory when no data directory is given", () =>
+    Effect.provide(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* Database.ping
+        const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM schema_migrations`
+        expect(rows).toEqual([{ n: 1 }])
+      }),
+      Database.layer({ url: undefined, dataDir: undefined })
+    )
+  )
+})
+
+const serverUrl = postgresUrl()
+
+describe.skipIf(serverUrl === undefined)(
+  `Database on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`,
+  () => {
+    let url = ""
+    beforeAll(async () => {
+      url = await freshPostgresDatabase(serverUrl!)
+    })
+
+    databaseSuite(() => ({ url, dataDir: undefined }))
+  }
+)
