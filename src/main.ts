@@ -65,6 +65,15 @@ const api = (config: AppConfigShape) =>
     return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes })
   })
 
+const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  none: LogLevel.None
+}
+
 /** `--role <name>`: only `all` runs today; the cluster roles need the Kafka adapter (roadmap 8). */
 const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> => {
   const i = argv.indexOf("--role")
@@ -89,11 +98,8 @@ const program = Effect.gen(function* () {
 const loggerLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Layer.merge(
-      Logger.replace(
-        Logger.defaultLogger,
-        config.logFormat === "json" ? Logger.jsonLogger : config.logFormat === "pretty" ? Logger.prettyLoggerDefault : Logger.logfmtLogger
-      ),
-      Logger.minimumLogLevel(LogLevel.fromLiteral(config.logLevel === "none" ? "None" : (config.logLevel.charAt(0).toUpperCase() + config.logLevel.slice(1)) as LogLevel.Literal))
+      config.logFormat === "json" ? Logger.json : config.logFormat === "pretty" ? Logger.pretty : Logger.logFmt,
+      Logger.minimumLogLevel(logLevels[config.logLevel])
     )
   )
 ).pipe(Layer.provide(AppConfig.layer))
@@ -104,5 +110,5 @@ program.pipe(
   Effect.provide(MainLayer),
   Effect.provide(loggerLayer),
   Effect.tapErrorCause((cause) => Effect.logError("curvestream stopped on an error", cause)),
-  NodeRuntime.runMain({ disableErrorReporting: true })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

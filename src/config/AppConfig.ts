@@ -3,7 +3,7 @@
  * One place, so README's configuration table and `.env.example` can be checked against it
  * (`test/conformance/config.test.ts`). Secrets use `Config.redacted`.
  */
-import { Config, ConfigError, Context, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, Context, Either, Layer, Redacted } from "effect"
 import * as path from "node:path"
 import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.js"
 import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
@@ -31,7 +31,7 @@ export interface AppConfigShape {
     readonly fsync: boolean
   }
   readonly maxBodyBytes: number
-  readonly logLevel: string
+  readonly logLevel: "trace" | "debug" | "info" | "warning" | "error" | "none"
   readonly logFormat: LogFormat
   readonly devBuyCeilings: DevBuyCeilings
   readonly planOverrides: PlanOverrides
@@ -110,8 +110,6 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
 export class AppConfig extends Context.Tag("curvestream/AppConfig")<AppConfig, AppConfigShape>() {
   static readonly layer = Layer.effect(AppConfig, appConfig)
   static readonly layerWith = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
-  /** Reads the configuration without the service, for tests and tools. */
-  static readonly load = Effect.flatMap(Effect.void, () => appConfig)
 }
 
 /** The environment variables `appConfig` reads; README and `.env.example` must list each. */
