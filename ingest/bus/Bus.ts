@@ -1,0 +1,97 @@
+/**
+ * The bus port: a Kafka-shaped, partitioned, replayable log. Topics are split into a fixed number
+ * of partitions; a message's key picks its partition (murmur2, Kafka's default partitioner), so
+ * every message of one key is totally ordered by its offset. Consumers join a group, receive
+ * batches per partition in offset order from the group's committed offset and commit after a
+ * batch is handled: delivery is at-least-once, never skipping (except past retention, logged).
+ *
+ * Two adapters implement it: `EmbeddedBus` (in-process, optional file segments) and, later, Kafka
+ * through kafkajs. Both map a key to the same partition for the same partition count.
+ */
+import { Context, type Effect, Schema, type Scope } from "effect"
+import { murmur2 } from "./internal/murmur2.js"
+
+export interface BusMessage {
+  readonly key: string
+  readonly value: Uint8Array
+}
+
+export interface BusRecord {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+  readonly key: string
+  readonly value: Uint8Array
+  readonly timestampMs: number
+}
+
+export interface PublishAck {
+  readonly partition: number
+  readonly offset: number
+}
+
+export interface BusBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly records: ReadonlyArray<BusRecord>
+}
+
+/**
+ * Why a bus operation failed. `InvalidArgument`: a bad name, offset, partition or oversized
+ * record (never retryable). `Closed`: the bus is shut down. `Locked`: another live process owns
+ * the data directory. `Io`: the file system failed. `Corrupt`: stored bytes fail their checksum
+ * outside a recoverable torn tail. `Unavailable`: the broker cannot be reached (Kafka adapter).
+ */
+export const BusErrorReason = Schema.Literal("InvalidArgument", "Closed", "Locked", "Io", "Corrupt", "Unavailable")
+export type BusErrorReason = typeof BusErrorReason.Type
+
+export class BusError extends Schema.TaggedError<BusError>()("BusError", {
+  reason: BusErrorReason,
+  message: Schema.String,
+  retryable: Schema.Boolean
+}) {}
+
+export interface SubscribeOptions {
+  readonly group: string
+  readonly topic: string
+  /** Where a partition without a committed offset starts: the log start (true) or the end (false, default). */
+  readonly fromBeginning?: boolean
+  /** Most records in one batch (default 500, at most 10,000). */
+  readonly maxBatch?: number
+}
+
+export interface BusShape {
+  /** Appends in order per key; resolves once durable (flushed per the fsync policy). Same key → same partition. */
+  readonly publish: (topic: string, messages: ReadonlyArray<BusMessage>) => Effect.Effect<ReadonlyArray<PublishAck>, BusError>
+  /** Starts a consumer in `group`: delivers batches per partition in offset order from the group's committed offset
+   *  (or earliest/latest when none), commits after `onBatch` succeeds. Runs in the scope; interrupted with it. A failing
+   *  onBatch is retried with bounded backoff (the batch is redelivered, never skipped). */
+  readonly subscribe: <E, R>(
+    options: SubscribeOptions,
+    onBatch: (batch: BusBatch) => Effect.Effect<void, E, R>
+  ) => Effect.Effect<void, BusError, R | Scope.Scope>
+  /** Replay: reads up to maxRecords starting at offset (inclusive). */
+  readonly read: (topic: string, partition: number, offset: number, maxRecords: number) => Effect.Effect<ReadonlyArray<BusRecord>, BusError>
+  /** partition → next offset to consume, for the partitions the group has committed. */
+  readonly committed: (group: string, topic: string) => Effect.Effect<ReadonlyMap<number, number>, BusError>
+  readonly commit: (group: string, topic: string, partition: number, nextOffset: number) => Effect.Effect<void, BusError>
+  /** partition → the offset the next published record will get (every partition is listed). */
+  readonly endOffsets: (topic: string) => Effect.Effect<ReadonlyMap<number, number>, BusError>
+  readonly partitionFor: (topic: string, key: string) => number
+  readonly partitions: number
+  /** Health for /readyz. */
+  readonly ping: Effect.Effect<void, BusError>
+}
+
+export class Bus extends Context.Tag("curvestream/Bus")<Bus, BusShape>() {}
+
+export const Topics = { chainEvents: "chain.events" } as const
+
+const utf8 = new TextEncoder()
+
+/**
+ * Kafka's default partitioner for a keyed message (Java client and kafkajs alike):
+ * `toPositive(murmur2(utf8(key))) % partitions`, where toPositive masks the sign bit.
+ */
+export const partitionForKey = (key: string, partitions: number): number =>
+  (murmur2(utf8.encode(key)) & 0x7fffffff) % partitions
