@@ -1,0 +1,205 @@
+/**
+ * Instruction builders for every svc-curve instruction. Addresses are derived with kit's
+ * `getProgramDerivedAddress` (async) from the mint alone, so a caller names only the mint, the quote
+ * mint and the people: the account order is `program/Instructions.ts`'s lists. On the WSOL pair
+ * the trader's (creator's) quote account is the wallet itself; on SPL pairs it defaults to the
+ * wallet's ATA of the quote mint; the token account defaults to the ATA of the launched mint.
+ */
+import { type Address, getProgramDerivedAddress, type Instruction } from "@solana/kit"
+import {
+  type CreateCurveArgs,
+  encodeBuy,
+  encodeClaimCreatorFee,
+  encodeCreateCurve,
+  encodeMigrate,
+  encodePoolSwap,
+  encodeSell,
+  type PoolSide
+} from "../program/Instructions.js"
+import { type Seed, Seeds } from "../program/Pda.js"
+import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
+import { addressOf, readonly, type SignerInput, signerMeta, writable } from "./Accounts.js"
+import { findAssociatedTokenAddress } from "./SplInstructions.js"
+
+const pda = async (seeds: Seed[]): Promise<Address> =>
+  (await getProgramDerivedAddress({ programAddress: SVC_CURVE_PROGRAM_ID, seeds }))[0]
+
+export interface CurveAddressSet {
+  readonly mint: Address
+  readonly config: Address
+  readonly curve: Address
+  readonly metadata: Address
+  readonly tokenVault: Address
+  readonly stakerVault: Address
+  readonly quoteVault: Address
+  readonly feeVault: Address
+  readonly feeVaultQuote: Address
+  readonly pool: Address
+  readonly poolTokenVault: Address
+  readonly poolQuoteVault: Address
+}
+
+const ADDRESS_CACHE_MAX = 10_000
+const curveAddressCache = new Map<Address, Promise<CurveAddressSet>>()
+
+/** Every svc-curve address of a mint (memoized in a bounded map: they never change). */
+export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => {
+  const hit = curveAddressCache.get(mint)
+  if (hit !== undefined) return hit
+  if (curveAddressCache.size >= ADDRESS_CACHE_MAX) curveAddressCache.clear()
+  const found = deriveCurveAddresses(mint)
+  curveAddressCache.set(mint, found)
+  return found
+}
+
+const deriveCurveAddresses = async (mint: Address): Promise<CurveAddressSet> => {
+  const [config, curve, metadata, pool] = await Promise.all([
+    pda(Seeds.config()),
+    pda(Seeds.curve(mint)),
+    pda(Seeds.metadata(mint)),
+    pda(Seeds.pool(mint))
+  ])
+  const [tokenVault, stakerVault, quoteVault, feeVault, poolTokenVault, poolQuoteVault] = await Promise.all([
+    pda(Seeds.tokenVault(curve)),
+    pda(Seeds.stakerVault(curve)),
+    pda(Seeds.quoteVault(curve)),
+    pda(Seeds.feeVault(curve)),
+    pda(Seeds.poolTokenVault(pool)),
+    pda(Seeds.poolQuoteVault(pool))
+  ])
+  const feeVaultQuote = await pda(Seeds.feeVaultQuote(feeVault))
+  return { mint, config, curve, metadata, tokenVault, stakerVault, quoteVault, feeVault, feeVaultQuote, pool, poolTokenVault, poolQuoteVault }
+}
+
+/** The wallet itself on the WSOL pair, else its ATA of the quote mint. */
+export const quoteAccountOf = async (wallet: Address, quoteMint: Address): Promise<Address> =>
+  quoteMint === WSOL_MINT_ADDRESS ? wallet : findAssociatedTokenAddress(wallet, quoteMint)
+
+export const getCreateCurveInstruction = async (
+  i: { creator: SignerInput; mint: SignerInput; quoteMint: Address } & CreateCurveArgs
+): Promise<Instruction> => {
+  const a = await findCurveAddresses(addressOf(i.mint))
+  return {
+    programAddress: SVC_CURVE_PROGRAM_ID,
+    accounts: [
+      signerMeta(i.creator, true),
+      signerMeta(i.mint, true),
+      writable(a.curve),
+      writable(a.metadata),
+      writable(a.tokenVault),
+      writable(a.stakerVault),
+      readonly(i.quoteMint),
+      writable(a.quoteVault),
+      writable(a.feeVault),
+      writable(a.feeVaultQuote),
+      readonly(a.config),
+      readonly(SYSTEM_PROGRAM_ID),
+      readonly(TOKEN_PROGRAM_ID)
+    ],
+    data: encodeCreateCurve(i)
+  }
+}
+
+export interface TradeInput {
+  readonly trader: SignerInput
+  readonly mint: Address
+  readonly quoteMint: Address
+  readonly amountInRaw: bigint
+  readonly minAmountOutRaw: bigint
+  readonly traderTokenAccount?: Address
+  readonly traderQuoteAccount?: Address
+}
+
+const tradeAccounts = async (i: TradeInput) => {
+  const trader = addressOf(i.trader)
+  const [a, token, quote] = await Promise.all([
+    findCurveAddresses(i.mint),
+    i.traderTokenAccount ?? findAssociatedTokenAddress(trader, i.mint),
+    i.traderQuoteAccount ?? quoteAccountOf(trader, i.quoteMint)
+  ])
+  return { a, token, quote }
+}
+
+const curveTrade = async (i: TradeInput, data: Uint8Array): Promise<Instruction> => {
+  const { a, token, quote } = await tradeAccounts(i)
+  return {
+    programAddress: SVC_CURVE_PROGRAM_ID,
+    accounts: [
+      signerMeta(i.trader, true),
+      writable(a.curve),
+      readonly(i.mint),
+      writable(a.tokenVault),
+      writable(token),
+      writable(a.quoteVault),
+      writable(quote),
+      writable(a.feeVault),
+      writable(a.feeVaultQuote),
+      readonly(SYSTEM_PROGRAM_ID),
+      readonly(TOKEN_PROGRAM_ID)
+    ],
+    data
+  }
+}
+
+export const getBuyInstruction = (i: TradeInput): Promise<Instruction> => curveTrade(i, encodeBuy(i))
+export const getSellInstruction = (i: TradeInput): Promise<Instruction> => curveTrade(i, encodeSell(i))
+
+export const getMigrateInstruction = async (i: { keeper: SignerInput; mint: Address; quoteMint: Address }): Promise<Instruction> => {
+  const a = await findCurveAddresses(i.mint)
+  return {
+    programAddress: SVC_CURVE_PROGRAM_ID,
+    accounts: [
+      signerMeta(i.keeper, true),
+      readonly(a.config),
+      writable(a.curve),
+      readonly(i.mint),
+      writable(a.tokenVault),
+      writable(a.quoteVault),
+      readonly(i.quoteMint),
+      writable(a.pool),
+      writable(a.poolTokenVault),
+      writable(a.poolQuoteVault),
+      readonly(SYSTEM_PROGRAM_ID),
+      readonly(TOKEN_PROGRAM_ID)
+    ],
+    data: encodeMigrate()
+  }
+}
+
+export const getPoolSwapInstruction = async (i: TradeInput & { side: PoolSide }): Promise<Instruction> => {
+  const { a, token, quote } = await tradeAccounts(i)
+  return {
+    programAddress: SVC_CURVE_PROGRAM_ID,
+    accounts: [
+      signerMeta(i.trader, true),
+      writable(a.pool),
+      readonly(i.mint),
+      writable(a.poolTokenVault),
+      writable(a.poolQuoteVault),
+      writable(token),
+      writable(quote),
+      writable(a.feeVault),
+      writable(a.feeVaultQuote),
+      readonly(SYSTEM_PROGRAM_ID),
+      readonly(TOKEN_PROGRAM_ID)
+    ],
+    data: encodePoolSwap(i)
+  }
+}
+
+export const getClaimCreatorFeeInstruction = async (i: {
+  creator: SignerInput
+  mint: Address
+  quoteMint: Address
+  creatorQuoteAccount?: Address
+}): Promise<Instruction> => {
+  const [a, quote] = await Promise.all([
+    findCurveAddresses(i.mint),
+    i.creatorQuoteAccount ?? quoteAccountOf(addressOf(i.creator), i.quoteMint)
+  ])
+  return {
+    programAddress: SVC_CURVE_PROGRAM_ID,
+    accounts: [signerMeta(i.creator, true), writable(a.feeVault), writable(a.feeVaultQuote), writable(quote), readonly(TOKEN_PROGRAM_ID)],
+    data: encodeClaimCreatorFee()
+  }
+}

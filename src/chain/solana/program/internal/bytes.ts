@@ -1,0 +1,196 @@
+/**
+ * Little-endian fixed-width readers and writers for account, instruction and event layouts.
+ * Bounds are checked on every access: a writer that is not filled exactly, a reader that runs
+ * past the end, an integer out of its width or a string over its byte limit throws RangeError.
+ * Public decoders catch it and return `undefined`; encoders let it surface (a programmer error).
+ */
+import { getAddressDecoder, getAddressEncoder, type Address } from "@solana/kit"
+
+const addressEncoder = getAddressEncoder()
+const addressDecoder = getAddressDecoder()
+const utf8Encoder = new TextEncoder()
+const utf8Decoder = new TextDecoder("utf-8", { fatal: true })
+
+export const U64_MAX = (1n << 64n) - 1n
+const ZERO32 = new Uint8Array(32)
+
+export const addressToBytes = (a: Address): Uint8Array => {
+  const out = new Uint8Array(32)
+  out.set(addressEncoder.encode(a))
+  return out
+}
+
+export const addressFromBytes = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+
+export const utf8Bytes = (s: string): Uint8Array => utf8Encoder.encode(s)
+
+export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+export class ByteWriter {
+  readonly bytes: Uint8Array
+  private readonly view: DataView
+  private offset = 0
+
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size)
+    this.view = new DataView(this.bytes.buffer)
+  }
+
+  private room(n: number): number {
+    const at = this.offset
+    if (at + n > this.bytes.length) throw new RangeError(`layout overflow: ${at + n} > ${this.bytes.length}`)
+    this.offset += n
+    return at
+  }
+
+  u8(v: number): this {
+    if (!Number.isInteger(v) || v < 0 || v > 0xff) throw new RangeError(`u8 out of range: ${v}`)
+    this.view.setUint8(this.room(1), v)
+    return this
+  }
+
+  u16(v: number): this {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffff) throw new RangeError(`u16 out of range: ${v}`)
+    this.view.setUint16(this.room(2), v, true)
+    return this
+  }
+
+  u32(v: number): this {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffff_ffff) throw new RangeError(`u32 out of range: ${v}`)
+    this.view.setUint32(this.room(4), v, true)
+    return this
+  }
+
+  u64(v: bigint): this {
+    if (v < 0n || v > U64_MAX) throw new RangeError(`u64 out of range: ${v}`)
+    this.view.setBigUint64(this.room(8), v, true)
+    return this
+  }
+
+  bool(v: boolean): this {
+    return this.u8(v ? 1 : 0)
+  }
+
+  /** A 32-byte public key; `null` writes 32 zero bytes. */
+  address(a: Address | null): this {
+    this.bytes.set(a === null ? ZERO32 : addressEncoder.encode(a), this.room(32))
+    return this
+  }
+
+  raw(b: Uint8Array): this {
+    this.bytes.set(b, this.room(b.length))
+    return this
+  }
+
+  /** `u8 length` then exactly `maxBytes` bytes, zero-padded (fixed-size account fields). */
+  fixedUtf8(s: string, maxBytes: number): this {
+    const b = utf8Encoder.encode(s)
+    if (b.length > maxBytes) throw new RangeError(`string of ${b.length} bytes over its limit ${maxBytes}`)
+    this.u8(b.length)
+    const at = this.room(maxBytes)
+    this.bytes.set(b, at)
+    return this
+  }
+
+  /** `u8 length` then the bytes (instruction and event strings: size follows content). */
+  lpUtf8(s: string, maxBytes: number): this {
+    const b = utf8Encoder.encode(s)
+    if (b.length > maxBytes) throw new RangeError(`string of ${b.length} bytes over its limit ${maxBytes}`)
+    this.u8(b.length)
+    return this.raw(b)
+  }
+
+  done(): Uint8Array {
+    if (this.offset !== this.bytes.length) throw new RangeError(`layout underfilled: ${this.offset} of ${this.bytes.length}`)
+    return this.bytes
+  }
+}
+
+export class ByteReader {
+  private readonly view: DataView
+  private offset: number
+
+  constructor(private readonly bytes: Uint8Array, offset = 0) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.offset = offset
+  }
+
+  get remaining(): number {
+    return this.bytes.length - this.offset
+  }
+
+  private take(n: number): number {
+    const at = this.offset
+    if (at + n > this.bytes.length) throw new RangeError("read past the end")
+    this.offset += n
+    return at
+  }
+
+  u8(): number {
+    return this.view.getUint8(this.take(1))
+  }
+
+  u16(): number {
+    return this.view.getUint16(this.take(2), true)
+  }
+
+  u32(): number {
+    return this.view.getUint32(this.take(4), true)
+  }
+
+  u64(): bigint {
+    return this.view.getBigUint64(this.take(8), true)
+  }
+
+  bool(): boolean {
+    const v = this.u8()
+    if (v > 1) throw new RangeError(`bool byte ${v}`)
+    return v === 1
+  }
+
+  bytesOf(n: number): Uint8Array {
+    const at = this.take(n)
+    return this.bytes.subarray(at, at + n)
+  }
+
+  address(): Address {
+    return addressDecoder.decode(this.bytesOf(32))
+  }
+
+  /** A 32-byte key where all zeros means none. */
+  optionalAddress(): Address | null {
+    const b = this.bytesOf(32)
+    return b.every((x) => x === 0) ? null : addressDecoder.decode(b)
+  }
+
+  fixedUtf8(maxBytes: number): string {
+    const len = this.u8()
+    const field = this.bytesOf(maxBytes)
+    if (len > maxBytes) throw new RangeError("string length over its field")
+    for (let i = len; i < maxBytes; i++) if (field[i] !== 0) throw new RangeError("string padding not zero")
+    return utf8Decoder.decode(field.subarray(0, len))
+  }
+
+  lpUtf8(maxBytes: number): string {
+    const len = this.u8()
+    if (len > maxBytes) throw new RangeError("string over its limit")
+    return utf8Decoder.decode(this.bytesOf(len))
+  }
+
+  end(): void {
+    if (this.remaining !== 0) throw new RangeError(`${this.remaining} trailing bytes`)
+  }
+}
+
+/** Runs a decoder body; any layout error means "not ours": `undefined`, never a throw. */
+export const tryDecode = <A>(f: () => A): A | undefined => {
+  try {
+    return f()
+  } catch {
+    return undefined
+  }
+}
