@@ -1,0 +1,83 @@
+/**
+ * Per-client request limits ("120 requests per minute per client"): a sliding-window counter
+ * per key — the current fixed minute plus the previous minute weighted by how much of it still
+ * overlaps the window — which refuses bursts at a window edge that a plain fixed window would let
+ * through double, in O(1) memory per key.
+ *
+ * Bounded: at most `maxKeys` clients are tracked; past that the least recently seen key is
+ * evicted (Map insertion order, re-inserted on each hit), which can only make the limiter more
+ * lenient for the evicted client, never refuse anyone wrongly. Synchronous and allocation-free
+ * on the hot path apart from a new key's entry; time comes from the caller so tests control it.
+ */
+
+export interface RateLimitDecision {
+  readonly allowed: boolean
+  /** Whole seconds until a request would be allowed again (≥ 1 when refused, 0 when allowed). */
+  readonly retryAfterSec: number
+  readonly remaining: number
+}
+
+interface Entry {
+  windowStartMs: number
+  current: number
+  previous: number
+}
+
+const ALLOWED_FULL: RateLimitDecision = { allowed: true, retryAfterSec: 0, remaining: 0 }
+
+export class RateLimiter {
+  readonly #entries = new Map<string, Entry>()
+  readonly limit: number
+  readonly windowMs: number
+  readonly maxKeys: number
+
+  constructor(options: { readonly limit: number; readonly windowMs?: number; readonly maxKeys?: number }) {
+    if (!(options.limit > 0)) throw new RangeError("limit must be positive")
+    this.limit = options.limit
+    this.windowMs = options.windowMs ?? 60_000
+    this.maxKeys = options.maxKeys ?? 100_000
+  }
+
+  get size(): number {
+    return this.#entries.size
+  }
+
+  /** Counts one request for `key` at `nowMs` when allowed; a refused request is not counted. */
+  hit(key: string, nowMs: number): RateLimitDecision {
+    const windowStart = nowMs - (nowMs % this.windowMs)
+    let entry = this.#entries.get(key)
+    if (entry === undefined) {
+      if (this.#entries.size >= this.maxKeys) {
+        const oldest = this.#entries.keys().next()
+        if (oldest.done !== true) this.#entries.delete(oldest.value)
+      }
+      entry = { windowStartMs: windowStart, current: 0, previous: 0 }
+    } else {
+      this.#entries.delete(key) // re-inserted below: keeps Map order = recency
+      if (entry.windowStartMs !== windowStart) {
+        entry.previous = windowStart - entry.windowStartMs === this.windowMs ? entry.current : 0
+        entry.current = 0
+        entry.windowStartMs = windowStart
+      }
+    }
+    this.#entries.set(key, entry)
+
+    const elapsed = nowMs - windowStart
+    const weight = (this.windowMs - elapsed) / this.windowMs
+    const estimated = entry.previous * weight + entry.current
+    if (estimated + 1 <= this.limit) {
+      entry.current++
+      return this.limit - estimated - 1 >= 1
+        ? { allowed: true, retryAfterSec: 0, remaining: Math.floor(this.limit - estimated - 1) }
+        : ALLOWED_FULL
+    }
+    // Refused: how long until the previous window's weight decays enough for one more request.
+    let waitMs: number
+    if (entry.current + 1 > this.limit) waitMs = this.windowMs - elapsed
+    else {
+      const needed = (entry.previous * weight + entry.current + 1 - this.limit) / entry.previous
+      waitMs = Math.ceil(needed * this.windowMs)
+    }
+    return { allowed: false, retryAfterSec: Math.max(1, Math.ceil(waitMs / 1000)), remaining: 0 }
+  }
+}
