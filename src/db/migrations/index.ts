@@ -7,7 +7,9 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Effect } from "effect"
 import init from "./0001_init.js"
+import ingestCursors from "./0002_ingest_cursors.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_init": init
+  "0001_init": init,
+  "0002_ingest_cursors": ingestCursors
 }
