@@ -7,6 +7,9 @@
  * run again. A migration that has shipped is never edited; add a new one.
  */
 import { schemaMigrations } from "./0001_schema_migrations.js"
+import { trades } from "./0002_trades.js"
+import { candles1m } from "./0003_candles_1m.js"
+import { marketSnapshots } from "./0004_market_snapshots.js"
 
 export interface ClickHouseMigration {
   readonly id: number
@@ -14,4 +17,4 @@ export interface ClickHouseMigration {
   readonly statements: ReadonlyArray<string>
 }
 
-export const migrations: ReadonlyArray<ClickHouseMigration> = [schemaMigrations]
+export const migrations: ReadonlyArray<ClickHouseMigration> = [schemaMigrations, trades, candles1m, marketSnapshots]

@@ -66,7 +66,8 @@ describe("ClickHouse on chDB", () => {
           )
         })
       )
-      expect(first.map((m) => [m.migration_id, m.name])).toEqual([[1, "schema_migrations"]])
+      expect(first.map((m) => [m.migration_id, m.name])).toEqual(migrations.map((m) => [m.id, m.name]))
+      expect(first[0]).toMatchObject({ migration_id: 1, name: "schema_migrations" })
       // Reopen: still one record per migration (none recorded twice, none re-applied).
       const second = yield* withClickHouse(
         Effect.flatMap(ClickHouse, (ch) =>
