@@ -4,6 +4,7 @@
  * (`test/conformance/config.test.ts`). Secrets use `Config.redacted`.
  */
 import { Config, ConfigError, Context, Either, Layer, Redacted } from "effect"
+import { availableParallelism } from "node:os"
 import * as path from "node:path"
 import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.js"
 import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
@@ -33,6 +34,23 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   readonly logLevel: "trace" | "debug" | "info" | "warning" | "error" | "none"
   readonly logFormat: LogFormat
+  readonly solana: {
+    /** Unset (with YELLOWSTONE_URL unset): the embedded Solana localnet runs in-process. */
+    readonly rpcUrl: string | undefined
+    readonly yellowstoneUrl: string | undefined
+    readonly yellowstoneToken: Redacted.Redacted<string> | undefined
+    readonly blockEngineUrl: string | undefined
+    readonly commitment: "processed" | "confirmed" | "finalized"
+    readonly localnetSlotMs: number
+    /** The keeper's signing key (base58, 64 bytes) for a real cluster; the localnet's keeper otherwise. */
+    readonly keeperSecretKey: Redacted.Redacted<string> | undefined
+  }
+  readonly keeper: {
+    readonly sweepIntervalMs: number
+    readonly maxAttempts: number
+  }
+  readonly actorShards: number
+  readonly simulationSeed: number
   readonly devBuyCeilings: DevBuyCeilings
   readonly planOverrides: PlanOverrides
   readonly promoMaxDays: number
@@ -94,6 +112,25 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxBodyBytes: positiveInt("HTTP_MAX_BODY_BYTES", 256 * 1024),
   logLevel: Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(Config.withDefault("info")),
   logFormat: Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json")),
+  solana: Config.all({
+    rpcUrl: optionalString("SOLANA_RPC_URL"),
+    yellowstoneUrl: optionalString("YELLOWSTONE_URL"),
+    yellowstoneToken: optionalSecret("YELLOWSTONE_TOKEN"),
+    blockEngineUrl: optionalString("BLOCK_ENGINE_URL"),
+    commitment: Config.literal("processed", "confirmed", "finalized")("SOLANA_COMMITMENT").pipe(Config.withDefault("confirmed")),
+    localnetSlotMs: positiveInt("LOCALNET_SLOT_MS", 400),
+    keeperSecretKey: optionalSecret("KEEPER_SECRET_KEY")
+  }),
+  keeper: Config.all({
+    sweepIntervalMs: positiveInt("MIGRATION_SWEEP_INTERVAL_MS", 120_000),
+    maxAttempts: positiveInt("MIGRATION_MAX_ATTEMPTS", 5)
+  }),
+  actorShards: Config.string("ACTOR_SHARDS").pipe(
+    Config.withDefault(""),
+    Config.validate({ message: "ACTOR_SHARDS must be a positive integer or empty", validation: (s) => s.trim() === "" || /^[1-9]\d{0,3}$/.test(s.trim()) }),
+    Config.map((s) => (s.trim() === "" ? Math.max(2, 2 * availableParallelism()) : Number(s.trim())))
+  ),
+  simulationSeed: Config.integer("SIM_SEED").pipe(Config.withDefault(42)),
   devBuyCeilings: Config.all({
     DEV_BUY_MAX_LAMPORTS: rawAmount("DEV_BUY_MAX_LAMPORTS", DefaultDevBuyCeilings.DEV_BUY_MAX_LAMPORTS),
     DEV_BUY_MAX_USDC_RAW: rawAmount("DEV_BUY_MAX_USDC_RAW", DefaultDevBuyCeilings.DEV_BUY_MAX_USDC_RAW),
@@ -118,6 +155,8 @@ export const ConfigVariables = [
   "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
+  "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
+  "KEEPER_SECRET_KEY", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS"
 ] as const
