@@ -1,13 +1,16 @@
 /**
  * Composition root. Reads configuration, builds the storage and bus layers (embedded defaults
- * under the data directory, servers when their URLs are set), mounts the API and runs until
- * SIGINT or SIGTERM. Shutdown is the layers' scopes closing in reverse: the listen socket first,
- * then the bus (pending appends flushed, offsets written), ClickHouse and PostgreSQL.
+ * under the data directory, servers when their URLs are set), the chain pipeline (Solana
+ * localnet or cluster endpoints, the Yellowstone ingester, the market actors, the ClickHouse
+ * writer), the keeper and the simulation, mounts the API and runs until SIGINT or SIGTERM.
+ * Shutdown is the scopes closing in reverse: the listen socket first, then the keeper and
+ * simulation, the pipeline (actor checkpoints and ClickHouse writes flushed), the localnet, the
+ * bus (pending appends flushed, offsets written), ClickHouse and PostgreSQL.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { mkdirSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { Bus } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
@@ -20,6 +23,20 @@ import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
 import * as path from "node:path"
+import * as MarketActors from "../actors/MarketActors.js"
+import { MarketIndex } from "../actors/MarketIndex.js"
+import { marketRoutes } from "../api/routes/MarketRoutes.js"
+import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
+import { Topics } from "../ingest/bus/Bus.js"
+import { busKey, encodeChainEvent } from "../ingest/ChainEvent.js"
+import { SolanaIngester } from "../ingest/solana/SolanaIngester.js"
+import { SVC_CURVE_PROGRAM_ID } from "./chain/solana/program/ProgramIds.js"
+import { makeRpcSender } from "./chain/solana/RpcSender.js"
+import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
+import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
+import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
+import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
+import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -41,11 +58,27 @@ const storageLayer = Layer.unwrapEffect(
   })
 )
 
+/** The chain side: Solana endpoints, ingester, market actors and the ClickHouse writer. */
+const pipelineLayer = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => {
+    const endpoints = SolanaEndpoints.layer(config)
+    const ingester = Layer.unwrapEffect(
+      Effect.map(SolanaEndpoints, (e) =>
+        SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
+      )
+    )
+    return Layer.mergeAll(ingester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer()).pipe(
+      Layer.provideMerge(endpoints)
+    )
+  })
+)
+
 const api = (config: AppConfigShape) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clickhouse = yield* ClickHouse
     const bus = yield* Bus
+    const index = yield* MarketIndex
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const routes = withOpenApi(
       [
@@ -55,7 +88,8 @@ const api = (config: AppConfigShape) =>
           { name: "bus", check: bus.ping }
         ]),
         ...launchConfigRoutes(config.devBuyCeilings),
-        ...planRoutes(plans, config.promoMaxDays)
+        ...planRoutes(plans, config.promoMaxDays),
+        ...marketRoutes({ index, nowMs: () => Date.now(), curveProgram: SVC_CURVE_PROGRAM_ID })
       ],
       {
         title: "curvestream",
@@ -63,6 +97,37 @@ const api = (config: AppConfigShape) =>
       }
     )
     return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes })
+  })
+
+/** The migration keeper and (unless --quiet, and only on the localnet) the market simulation. */
+const background = (config: AppConfigShape, quiet: boolean) =>
+  Effect.gen(function* () {
+    const endpoints = yield* SolanaEndpoints
+    const index = yield* MarketIndex
+    const bus = yield* Bus
+    const sender = makeRpcSender(endpoints.rpcUrl)
+    if (endpoints.keeper === undefined) {
+      yield* Effect.logWarning("migration keeper not running: KEEPER_SECRET_KEY is not set")
+    } else {
+      yield* Effect.forkScoped(
+        runMigrationKeeper({
+          candidates: () => index.markets(),
+          executors: [solanaMigrationExecutor(sender, endpoints.keeper)],
+          publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
+          policy: { ...DefaultKeeperPolicy, sweepIntervalMs: config.keeper.sweepIntervalMs, maxAttempts: config.keeper.maxAttempts }
+        })
+      )
+    }
+    if (endpoints.embedded) {
+      yield* Effect.sync(() =>
+        writeFileSync(
+          path.join(config.dataDir, "localnet.json"),
+          JSON.stringify({ solana: { rpcUrl: endpoints.rpcUrl, grpcUrl: endpoints.grpcUrl, blockEngineUrl: endpoints.blockEngineUrl } }, null, 2)
+        )
+      )
+      if (!quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
+    }
+    return endpoints
   })
 
 const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
@@ -74,7 +139,7 @@ const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-/** `--role <name>`: only `all` runs today; the cluster roles need the Kafka adapter (roadmap 8). */
+/** `--role <name>`: only `all` runs today; the cluster roles need the Kafka adapter (roadmap 8). `--quiet`: no simulation. */
 const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> => {
   const i = argv.indexOf("--role")
   const role = i === -1 ? "all" : argv[i + 1]
@@ -86,11 +151,19 @@ const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> =>
 }
 
 const program = Effect.gen(function* () {
-  yield* parseRole(process.argv.slice(2))
+  const argv = process.argv.slice(2)
+  yield* parseRole(argv)
   const config = yield* AppConfig
+  const endpoints = yield* background(config, argv.includes("--quiet"))
   const server = yield* api(config)
   yield* Effect.logInfo("curvestream ready").pipe(
-    Effect.annotateLogs({ api: server.url, dataDir: config.dataDir, openapi: `${server.url}/api/v1/openapi.json` })
+    Effect.annotateLogs({
+      api: server.url,
+      dataDir: config.dataDir,
+      openapi: `${server.url}/api/v1/openapi.json`,
+      solanaRpc: endpoints.rpcUrl,
+      ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {})
+    })
   )
   return yield* Effect.never
 }).pipe(Effect.scoped)
@@ -104,7 +177,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = storageLayer.pipe(Layer.provideMerge(AppConfig.layer))
+const MainLayer = pipelineLayer.pipe(Layer.provideMerge(storageLayer), Layer.provideMerge(AppConfig.layer))
 
 program.pipe(
   Effect.provide(MainLayer),

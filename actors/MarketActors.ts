@@ -1,0 +1,102 @@
+/**
+ * MarketActors: the service that runs the market actors. Its layer loads the `market` checkpoints,
+ * starts the sharded runtime (bus consumer on `chain.events`, group `actors`; the shard fibers; the
+ * checkpoint flusher) and provides the `MarketIndex` read model the shards publish into, plus
+ * `MarketActors` itself (runtime statistics and raw states, for tests and metrics).
+ *
+ * Invariants: see actors/runtime/ShardedRuntime.ts (ordering, at-most-once, commit after
+ * checkpoint, supervision, bounds) and actors/market/MarketActor.ts (the state machine). Closing
+ * the layer's scope stops everything without a final flush; the next start replays the bus from
+ * the committed offsets, the same path as after a crash.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
+import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
+import type { FeedOptions } from "./feeds/FeedBuckets.js"
+import { decodeFast } from "./internal/chainEventCodec.js"
+import {
+  actorKey,
+  defaultConfig,
+  makeStep,
+  type MarketActorConfig,
+  type MarketOutput,
+  type MarketState,
+  positionOf
+} from "./market/MarketActor.js"
+import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
+import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
+import { pgCheckpointStore } from "./runtime/Checkpointer.js"
+import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
+
+export interface MarketActorsOptions extends Partial<RuntimeOptions> {
+  /** Events kept per market for reorg rollback (default solana 0, hood 8). */
+  readonly retractHistory?: Partial<Record<ChainId, number>>
+  readonly feeds?: Partial<FeedOptions>
+  /** Rows per checkpoint INSERT statement (default 500). */
+  readonly checkpointRowsPerStatement?: number
+}
+
+export interface MarketActorsShape {
+  readonly stats: () => RuntimeStats
+  /** The runtime's current state of a market (including its retract window), or undefined. */
+  readonly state: (chain: ChainId, mint: string) => MarketState | undefined
+}
+
+export class MarketActors extends Context.Tag("curvestream/MarketActors")<MarketActors, MarketActorsShape>() {}
+
+/** The checkpoint owner of market states. */
+export const MARKET_OWNER = "market"
+
+const describeOutput = (o: MarketOutput): { readonly level: "warning" | "info"; readonly message: string } | undefined => {
+  switch (o._tag) {
+    case "Anomaly":
+      return { level: "warning", message: `event ${o.eventId} does not fit the market's state (${o.reason}); position advanced, nothing else changed` }
+    case "RetractionUnresolved":
+      return { level: "warning", message: `retraction ${o.eventId} names events not in the retract window (${o.ids.join(", ")}); they cannot be undone` }
+    case "Undone":
+    case "LifecycleChanged":
+    case "MigrationChanged":
+    case "Ignored":
+      return undefined
+  }
+}
+
+/** The market actor as the runtime sees it. */
+export const marketActorDefinition = (config: MarketActorConfig = defaultConfig): ActorDefinition<MarketState, ChainEvent, MarketOutput> => ({
+  owner: MARKET_OWNER,
+  decode: decodeFast,
+  keyOf: (e) => actorKey(e.chain, e.mint),
+  eventId: (e) => e.id,
+  step: makeStep(config),
+  positionOf,
+  encodeState: encodeMarketState,
+  decodeState: decodeMarketState,
+  describeOutput
+})
+
+/** Starts the runtime in the current scope; returns the index and the runtime handle. */
+export const make = (
+  options: MarketActorsOptions = {}
+): Effect.Effect<{ readonly index: MarketIndexStore; readonly actors: MarketActorsShape }, SqlError | BusError, Bus | SqlClient.SqlClient | Scope.Scope> =>
+  Effect.gen(function* () {
+    const { retractHistory, feeds, checkpointRowsPerStatement, ...runtimeOptions } = options
+    const bus = yield* Bus
+    const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
+    const index = new MarketIndexStore(feeds === undefined ? {} : { feeds })
+    const config: MarketActorConfig = { retractHistory: { ...defaultConfig.retractHistory, ...retractHistory } }
+    const runtime = yield* makeRuntime(
+      marketActorDefinition(config),
+      { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) },
+      store,
+      bus,
+      { topic: Topics.chainEvents, group: "actors", ...runtimeOptions }
+    )
+    const actors: MarketActorsShape = { stats: runtime.stats, state: (chain, mint) => runtime.state(actorKey(chain, mint)) }
+    return { index, actors }
+  }).pipe(Effect.withSpan("MarketActors.make"))
+
+/** Provides `MarketIndex` and `MarketActors`; the layer's scope owns the runtime. */
+export const layer = (options: MarketActorsOptions = {}): Layer.Layer<MarketIndex | MarketActors, SqlError | BusError, Bus | SqlClient.SqlClient> =>
+  Layer.scopedContext(Effect.map(make(options), ({ index, actors }) => Context.make(MarketIndex, index).pipe(Context.add(MarketActors, actors))))

@@ -1,0 +1,240 @@
+/**
+ * Checkpoints: actor states persisted to PostgreSQL (`checkpoints(owner, key, position, state)`),
+ * in batches, and the barrier the bus consumer waits on before its offset may be committed.
+ *
+ * Protocol (the reason this module exists):
+ * 1. Every state change is `mark`ed dirty with a new, increasing mark number (a key dirtied again
+ *    moves to the back with the newer state, so the dirty map stays ordered by mark).
+ * 2. The flusher takes up to `maxKeys` of the oldest dirty states and writes them in ONE
+ *    transaction (chunked statements). It flushes when someone waits on a barrier (after
+ *    `lingerMs`), when `maxKeys` states are dirty, or when a dirty state is `intervalMs` old.
+ *    A failed write is retried (capped backoff) with the same states; nothing is dropped.
+ * 3. The flushed watermark is every mark below the oldest mark still dirty or in flight.
+ *    `barrier` waits until the watermark reaches the newest mark at the time of the call: every
+ *    state changed before the call is in PostgreSQL. The bus consumer calls it after its batch
+ *    was applied and only then returns, so the bus commits the offset (the Bus port commits after
+ *    `onBatch` succeeds) strictly after the states covering it are durable.
+ *
+ * Bounds: `maxKeys` states per transaction, `rowsPerStatement` rows per statement; the dirty map
+ * holds at most one entry per live key.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Duration, Effect, Schedule } from "effect"
+import { Waiters, Wakeup } from "./internal/Wakeup.js"
+
+export interface CheckpointRow {
+  readonly key: string
+  readonly position: string
+  /** The encoded state; null deletes the row (the actor no longer exists). */
+  readonly state: string | null
+}
+
+/** Where checkpoints live. The PostgreSQL implementation is `pgCheckpointStore`. */
+export interface CheckpointStore {
+  /** Every row of `owner`, page by page (keyset pagination, `pageSize` rows at a time). */
+  readonly load: (owner: string, onPage: (rows: ReadonlyArray<CheckpointRow>) => void) => Effect.Effect<number, SqlError>
+  /** Writes the rows in one transaction. */
+  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>) => Effect.Effect<void, SqlError>
+}
+
+export const LOAD_PAGE_ROWS = 5000
+
+export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<CheckpointStore, never, SqlClient.SqlClient> =>
+  Effect.map(SqlClient.SqlClient, (sql) => ({
+    load: (owner, onPage) =>
+      Effect.gen(function* () {
+        let after = ""
+        let total = 0
+        while (true) {
+          const rows = yield* sql<{ key: string; position: string; state: string }>`
+            SELECT key, position, state::text AS state FROM checkpoints
+            WHERE owner = ${owner} AND key > ${after} ORDER BY key LIMIT ${LOAD_PAGE_ROWS}`
+          if (rows.length === 0) return total
+          onPage(rows)
+          total += rows.length
+          after = rows[rows.length - 1]!.key
+          if (rows.length < LOAD_PAGE_ROWS) return total
+        }
+      }).pipe(Effect.withSpan("Checkpoints.load", { attributes: { owner } })),
+    save: (owner, rows) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const upserts = rows.filter((r) => r.state !== null)
+            const deletes = rows.filter((r) => r.state === null).map((r) => r.key)
+            for (let i = 0; i < upserts.length; i += rowsPerStatement) {
+              const chunk = upserts.slice(i, i + rowsPerStatement).map((r) => ({ owner, key: r.key, position: r.position, state: r.state }))
+              yield* sql`INSERT INTO checkpoints ${sql.insert(chunk)}
+                ON CONFLICT (owner, key) DO UPDATE SET position = excluded.position, state = excluded.state, updated_at = now()`
+            }
+            for (let i = 0; i < deletes.length; i += rowsPerStatement) {
+              yield* sql`DELETE FROM checkpoints WHERE owner = ${owner} AND key IN ${sql.in(deletes.slice(i, i + rowsPerStatement))}`
+            }
+          })
+        )
+        .pipe(Effect.asVoid, Effect.withSpan("Checkpoints.save", { attributes: { owner, rows: rows.length } }))
+  }))
+
+export interface CheckpointerOptions {
+  readonly owner: string
+  /** Most states per flush (one transaction); also flushes early when this many are dirty. */
+  readonly maxKeys: number
+  /** A dirty state waits at most this long for a flush to start (absent any barrier). */
+  readonly intervalMs: number
+  /** After the first barrier request, wait this long to gather more before flushing (group commit). */
+  readonly lingerMs: number
+}
+
+/** Retries of a failed flush: 10 ms doubling, capped at 2 s, forever (the bus waits meanwhile). */
+export const flushRetrySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("2 seconds"))
+
+interface Dirty<S> {
+  readonly state: S | undefined
+  readonly mark: number
+  readonly sinceMs: number
+}
+
+export interface CheckpointerStats {
+  readonly flushes: number
+  readonly rowsFlushed: number
+  readonly flushFailures: number
+  readonly dirty: number
+  /** States taken by the flush under way (0 when none). */
+  readonly inFlight: number
+  readonly lastFlushMs: number
+}
+
+export class Checkpointer<S> {
+  private readonly dirty = new Map<string, Dirty<S>>()
+  private marks = 0
+  private inFlightMin = Number.POSITIVE_INFINITY
+  private readonly barriers = new Waiters()
+  private readonly wake = new Wakeup()
+  private flushes = 0
+  private rowsFlushed = 0
+  private flushFailures = 0
+  private lastFlushMs = 0
+  private inFlight = 0
+
+  constructor(
+    private readonly options: CheckpointerOptions,
+    private readonly store: CheckpointStore,
+    private readonly encode: (key: string, state: S | undefined) => CheckpointRow,
+    private readonly nowMs: () => number
+  ) {}
+
+  /** A state changed (undefined: the actor is gone). Synchronous; called by the shards. */
+  mark(key: string, state: S | undefined): void {
+    const mark = ++this.marks
+    const previous = this.dirty.get(key)
+    if (previous !== undefined) this.dirty.delete(key)
+    this.dirty.set(key, { state, mark, sinceMs: previous?.sinceMs ?? this.nowMs() })
+    if (this.dirty.size === 1 || this.dirty.size >= this.options.maxKeys) this.wake.notify()
+  }
+
+  /** Every mark at or below this is durable. */
+  watermark(): number {
+    let lowest = this.inFlightMin
+    for (const first of this.dirty.values()) {
+      if (first.mark < lowest) lowest = first.mark
+      break
+    }
+    return lowest === Number.POSITIVE_INFINITY ? this.marks : lowest - 1
+  }
+
+  /** Resolves once every state changed before this call is in the store. */
+  get barrier(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const target = this.marks
+      if (this.watermark() >= target) return Effect.void
+      this.wake.notify()
+      return this.barriers.await(target, () => this.watermark())
+    })
+  }
+
+  stats(): CheckpointerStats {
+    return {
+      flushes: this.flushes,
+      rowsFlushed: this.rowsFlushed,
+      flushFailures: this.flushFailures,
+      dirty: this.dirty.size,
+      inFlight: this.inFlight,
+      lastFlushMs: this.lastFlushMs
+    }
+  }
+
+  private oldestDirtyAgeMs(): number {
+    for (const first of this.dirty.values()) return this.nowMs() - first.sinceMs
+    return 0
+  }
+
+  private due(): boolean {
+    return (
+      this.dirty.size > 0 &&
+      (this.barriers.size > 0 || this.dirty.size >= this.options.maxKeys || this.oldestDirtyAgeMs() >= this.options.intervalMs)
+    )
+  }
+
+  /** Takes the oldest dirty states and writes them in one transaction, retrying until it succeeds. */
+  private flushOnce: Effect.Effect<void> = Effect.suspend(() => {
+    const taken: Array<CheckpointRow> = []
+    const takenKeys: Array<string> = []
+    const unencodable: Array<readonly [string, unknown]> = []
+    let min = Number.POSITIVE_INFINITY
+    for (const [key, d] of this.dirty) {
+      if (takenKeys.length >= this.options.maxKeys) break
+      if (d.mark < min) min = d.mark
+      takenKeys.push(key)
+      try {
+        taken.push(this.encode(key, d.state))
+      } catch (defect) {
+        // A state the actor cannot encode is a bug; it cannot become encodable by retrying.
+        unencodable.push([key, defect])
+      }
+    }
+    for (const key of takenKeys) this.dirty.delete(key)
+    this.inFlightMin = min
+    this.inFlight = takenKeys.length
+    const started = this.nowMs()
+    const logUnencodable = Effect.forEach(unencodable, ([key, defect]) => Effect.logError(`actors: cannot encode the state of ${key}; not checkpointed`, defect), {
+      discard: true
+    })
+    return Effect.zipRight(logUnencodable, this.store.save(this.options.owner, taken)).pipe(
+      Effect.tapError((error) =>
+        Effect.sync(() => this.flushFailures++).pipe(
+          Effect.zipRight(Effect.logWarning(`actors: checkpoint flush of ${taken.length} states failed; retrying`, error))
+        )
+      ),
+      Effect.retry(flushRetrySchedule),
+      Effect.orDie,
+      Effect.tap(() =>
+        Effect.sync(() => {
+          this.inFlightMin = Number.POSITIVE_INFINITY
+          this.inFlight = 0
+          this.flushes++
+          this.rowsFlushed += taken.length
+          this.lastFlushMs = this.nowMs() - started
+          this.barriers.release(this.watermark())
+        })
+      )
+    )
+  })
+
+  /** The flusher fiber's body: runs until interrupted. */
+  get run(): Effect.Effect<never> {
+    const self = this
+    return Effect.gen(function* () {
+      while (true) {
+        if (!self.due()) {
+          // Nothing due: sleep until a mark or barrier wakes us, or the interval passes for what is dirty.
+          if (self.dirty.size === 0) yield* self.wake.wait
+          else yield* Effect.raceFirst(self.wake.wait, Effect.sleep(Duration.millis(Math.max(1, self.options.intervalMs - self.oldestDirtyAgeMs()))))
+          continue
+        }
+        if (self.options.lingerMs > 0 && self.dirty.size < self.options.maxKeys) yield* Effect.sleep(Duration.millis(self.options.lingerMs))
+        yield* self.flushOnce
+      }
+    })
+  }
+}

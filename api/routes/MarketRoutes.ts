@@ -1,0 +1,417 @@
+/**
+ * Public market reads (spec 2.9, section 4 rules 12–14): the market record, the curve quote,
+ * launch verification and the feed buckets. Every handler is synchronous over the in-memory
+ * `MarketIndex`: no Effect, no I/O, no allocation beyond the reply on the record path (the
+ * record's JSON is serialized once per state version by the index).
+ *
+ * The quote prices through `CurveMath` on the market's latest reserves, the same functions the
+ * chain program executes, so a quote equals the fill of a trade landing on that state.
+ */
+import { Schema } from "effect"
+import type { ChainId } from "../../ingest/ChainEvent.js"
+import type { MarketIndexShape } from "../../actors/MarketIndex.js"
+import { type MarketCore } from "../../actors/market/MarketActor.js"
+import { BUCKETS as feedBuckets, isBucketName } from "../../actors/feeds/FeedBuckets.js"
+import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
+import { Chains, crossingModelOf, graduationVenueOf, isChain } from "../../src/domain/Chain.js"
+import { type CurveParams, minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
+import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
+import { RateLimiter } from "../RateLimiter.js"
+import type { RouteDef } from "../Router.js"
+import { type FeedPlan, matches, parseFeedPlan, project, sortRows } from "../FeedQuery.js"
+
+export const AGENT_QUOTE_ROUTE = "/api/v1/trade/agent/quote"
+export const DEFAULT_SLIPPAGE_BPS = 100n
+export const QUOTE_LIMIT_PER_MIN = 120
+/** Solana amounts are u64 on chain; Hood amounts uint256. */
+const MAX_AMOUNT: Record<ChainId, bigint> = { solana: 2n ** 64n - 1n, hood: 2n ** 256n - 1n }
+const MINT_FORMAT: Record<ChainId, RegExp> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
+
+const MARKET_CACHE = "public, max-age=5"
+const VERIFY_CACHE = "public, max-age=60"
+const RECORD_PREFIX = Buffer.from('{"success":true,"market":')
+const RECORD_SUFFIX = Buffer.from("}")
+
+export interface MarketRoutesOptions {
+  readonly index: MarketIndexShape
+  /** Wall clock for staleness and rate limits (injectable for tests). */
+  readonly nowMs: () => number
+  readonly curveProgram: string
+  /** The finalstretch read is `stale` when the chain clock is older than this. */
+  readonly staleAfterMs?: number
+}
+
+const chainParam = { name: "chain", description: "solana or hood", schema: { type: "string", enum: [...Chains] } }
+const mintParam = { name: "mint", description: "Token mint (Solana, base58) or token address (Hood, 0x…)", schema: { type: "string" } }
+
+const parseChain = (raw: string | undefined): ChainId | ApiError =>
+  isChain(raw) ? raw : validationFailed("chain", `Unknown chain '${raw ?? ""}'; expected solana or hood`)
+
+/** Hood addresses compare lower-case (spec 2.3: older rows may be lower-case). */
+const normalizeMint = (chain: ChainId, mint: string): string => (chain === "hood" ? mint.toLowerCase() : mint)
+
+const parseMint = (chain: ChainId, raw: string | undefined): string | ApiError =>
+  raw !== undefined && MINT_FORMAT[chain].test(raw)
+    ? normalizeMint(chain, raw)
+    : validationFailed("mint", chain === "solana" ? "mint must be a base58 address" : "mint must be a 0x-prefixed 20-byte address")
+
+const notFound = (index: MarketIndexShape, chain: ChainId, mint: string): ApiError => {
+  const elsewhere = index.find(mint).filter((c) => c !== chain)
+  const other = elsewhere[0]
+  return other !== undefined
+    ? apiError("MARKET_NOT_FOUND", `No ${chain} market for ${mint}; it trades on ${other}`, {
+        extra: { routing: { reason: "chain_mismatch" }, discovery: { indexed: true, chain: other } }
+      })
+    : apiError("MARKET_NOT_FOUND", `No market for ${mint} on ${chain}`, {
+        extra: { routing: { reason: "token_unknown", quoteRoute: AGENT_QUOTE_ROUTE }, discovery: { indexed: false } }
+      })
+}
+
+const warmingError = (message: string) =>
+  apiError("FEED_UNAVAILABLE", message, { headers: { "Retry-After": "2" }, retryable: true })
+
+/** Where a market that the curve cannot serve keeps trading (rule 12). */
+const tradingContinues = (core: MarketCore): Record<string, unknown> => {
+  switch (core.lifecycle) {
+    case "migrated":
+      return {
+        reason: "curve_migrated",
+        tradingContinues: {
+          venue: graduationVenueOf(core.chain, core.identity.dexVersion ?? undefined),
+          pool: core.chain === "hood" ? null : (core.pool?.address ?? null),
+          quoteRoute: AGENT_QUOTE_ROUTE
+        }
+      }
+    case "completed":
+      return {
+        reason: core.chain === "solana" ? "solana_graduating" : "hood_graduating",
+        tradingContinues: { venue: graduationVenueOf(core.chain, core.identity.dexVersion ?? undefined), pool: null, afterMigration: true }
+      }
+    case "recovery":
+      return { reason: "market_recovery", tradingContinues: null }
+    case "trading":
+      return { reason: "curve_refused" }
+  }
+}
+
+const curveParams = (core: MarketCore): CurveParams => ({
+  virtualQuoteRaw: core.params.virtualQuoteRaw,
+  thresholdRaw: core.params.thresholdRaw,
+  tokenReserveRaw: core.params.tokenReserveRaw,
+  feeBps: BigInt(core.params.feeBps),
+  crossingModel: crossingModelOf(core.chain)
+})
+
+const QuoteResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  chain: Schema.Literal(...Chains),
+  mint: Schema.String,
+  side: Schema.Literal("buy", "sell"),
+  amountIn: Schema.String,
+  slippageBps: Schema.Int,
+  crossingModel: Schema.Literal("full-fill-surplus", "capped-refund"),
+  quote: Schema.Struct({
+    amountOut: Schema.String,
+    fee: Schema.String,
+    minAmountOut: Schema.String,
+    crossesGraduation: Schema.optional(Schema.Boolean),
+    refund: Schema.optional(Schema.String),
+    quoteConsumed: Schema.optional(Schema.String)
+  })
+}).annotations({ identifier: "QuoteResponse" })
+
+const MarketResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  market: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+    description: "Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics"
+  })
+}).annotations({ identifier: "MarketResponse" })
+
+const FeedResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  bucket: Schema.String,
+  tokens: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  matched: Schema.Int,
+  scanned: Schema.Int,
+  cursor: Schema.Int,
+  warming: Schema.Boolean,
+  reset: Schema.Boolean,
+  removed: Schema.Array(Schema.String),
+  asOf: Schema.optional(Schema.NullOr(Schema.String)),
+  stale: Schema.optional(Schema.Boolean),
+  feed: Schema.optional(Schema.String),
+  exact: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "FeedResponse" })
+
+const FEED_GRAMMAR = [
+  "where := cond (',' cond)*, cond := field op value, op one of >= <= != = > <; all conditions must hold.",
+  "sort := ['-'] field ('-' = descending). fields := field (',' field)* (chain and address always included).",
+  "limit 1..200 (default 50). Fields: chain, address, name, symbol, image, lifecycle, progressBps, createdAt,",
+  "migratedAt, isAgent, price, marketCap, volume1h, trades1h, volume24h, trades24h, buys24h, sells24h, volumeTotal,",
+  "tradesTotal, lastTradeAt, statsAsOf. Decimal fields compare exactly; null never matches.",
+  "since_seq: rows changed since that cursor (reset: true with the whole list when it is too old)."
+].join(" ")
+
+export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteDef> => {
+  const { index, nowMs } = options
+  const quoteLimiter = new RateLimiter({ limit: QUOTE_LIMIT_PER_MIN })
+  const staleAfterMs = options.staleAfterMs ?? 60_000
+
+  const market: RouteDef = {
+    method: "GET",
+    path: "/api/v1/markets/{chain}/{mint}",
+    operationId: "getMarket",
+    summary: "Market record: lifecycle, trade flags, venue, fees, migration block and statistics",
+    tags: ["markets"],
+    auth: "public",
+    pathParams: [chainParam, mintParam],
+    responses: {
+      200: { description: "The market", schema: MarketResponse, headers: ["Cache-Control"] },
+      400: { description: "Invalid chain or mint (VALIDATION_FAILED)" },
+      404: { description: "MARKET_NOT_FOUND with error.routing.reason and error.discovery" },
+      503: { description: "FEED_UNAVAILABLE while the engine warms up" }
+    },
+    handler: (req) => {
+      const chain = parseChain(req.params[0])
+      if (typeof chain !== "string") return errorReply(chain)
+      const mint = parseMint(chain, req.params[1])
+      if (typeof mint !== "string") return errorReply(mint)
+      const record = index.get(chain, mint)
+      if (record === undefined) {
+        return errorReply(index.warming() ? warmingError("Markets are loading; retry shortly") : notFound(index, chain, mint))
+      }
+      return {
+        status: 200,
+        contentType: JSON_CONTENT_TYPE,
+        headers: [["Cache-Control", MARKET_CACHE]],
+        body: Buffer.concat([RECORD_PREFIX, record.bytes, RECORD_SUFFIX])
+      }
+    }
+  }
+
+  const quote: RouteDef = {
+    method: "GET",
+    path: "/api/v1/markets/{chain}/{mint}/quote",
+    operationId: "getQuote",
+    summary: "Curve quote with the program's integer math (120 requests per minute per client)",
+    tags: ["markets"],
+    auth: "public",
+    pathParams: [chainParam, mintParam],
+    query: [
+      { name: "side", required: true, description: "buy or sell", schema: { type: "string", enum: ["buy", "sell"] } },
+      { name: "amountIn", required: true, description: "Raw units: quote for a buy, tokens for a sell", schema: { type: "string", pattern: "^[0-9]+$" } },
+      { name: "slippageBps", description: "0 to 10000; default 100", schema: { type: "integer", minimum: 0, maximum: 10000, default: 100 } }
+    ],
+    responses: {
+      200: { description: "The quote", schema: QuoteResponse, headers: ["Cache-Control"] },
+      400: { description: "VALIDATION_FAILED naming the field" },
+      404: { description: "MARKET_NOT_FOUND (not a curve launched here; use the agent quote route)" },
+      409: { description: "MARKET_NOT_TRADABLE naming where trading continues" },
+      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
+      503: { description: "QUOTE_UNAVAILABLE while the engine warms up" }
+    },
+    handler: (req) => {
+      const limited = quoteLimiter.hit(req.remoteAddress, nowMs())
+      if (!limited.allowed) {
+        return errorReply(
+          apiError("RATE_LIMITED", `More than ${QUOTE_LIMIT_PER_MIN} quotes a minute from this client`, {
+            headers: { "Retry-After": String(limited.retryAfterSec) },
+            extra: { retryAfter: limited.retryAfterSec }
+          })
+        )
+      }
+      const chain = parseChain(req.params[0])
+      if (typeof chain !== "string") return errorReply(chain)
+      const mint = parseMint(chain, req.params[1])
+      if (typeof mint !== "string") return errorReply(mint)
+      const q = new URLSearchParams(req.query)
+      const side = q.get("side")
+      if (side !== "buy" && side !== "sell") return errorReply(validationFailed("side", "side must be buy or sell"))
+      const amountText = q.get("amountIn")
+      if (amountText === null || !/^\d{1,80}$/.test(amountText)) {
+        return errorReply(validationFailed("amountIn", "amountIn must be a whole number of raw units"))
+      }
+      const amountIn = BigInt(amountText)
+      if (amountIn === 0n || amountIn > MAX_AMOUNT[chain]) {
+        return errorReply(validationFailed("amountIn", amountIn === 0n ? "amountIn must be positive" : "amountIn exceeds the chain's amount range"))
+      }
+      const slippageText = q.get("slippageBps")
+      let slippageBps = DEFAULT_SLIPPAGE_BPS
+      if (slippageText !== null) {
+        if (!/^\d{1,5}$/.test(slippageText) || Number(slippageText) > 10_000) {
+          return errorReply(validationFailed("slippageBps", "slippageBps must be an integer from 0 to 10000"))
+        }
+        slippageBps = BigInt(slippageText)
+      }
+      const core = index.market(chain, mint)
+      if (core === undefined) {
+        return errorReply(index.warming() ? apiError("QUOTE_UNAVAILABLE", "Markets are loading; retry shortly", { headers: { "Retry-After": "2" } }) : notFound(index, chain, mint))
+      }
+      if (core.lifecycle !== "trading") {
+        return errorReply(apiError("MARKET_NOT_TRADABLE", `The curve no longer trades (${core.lifecycle})`, { extra: tradingContinues(core) }))
+      }
+      const params = curveParams(core)
+      const result = side === "buy" ? quoteBuy(params, core.curveState, amountIn) : quoteSell(params, core.curveState, amountIn)
+      if (result._tag === "Refused") {
+        return result.reason === "curve_complete"
+          ? errorReply(apiError("MARKET_NOT_TRADABLE", "The curve is complete", { extra: tradingContinues(core) }))
+          : errorReply(validationFailed("amountIn", result.reason === "zero_amount" ? "amountIn buys nothing after the fee" : "amountIn exceeds the tokens the curve has sold"))
+      }
+      const body: Record<string, unknown> = {
+        amountOut: result.amountOut.toString(),
+        fee: result.fee.toString(),
+        minAmountOut: minAmountOut(result.amountOut, slippageBps).toString()
+      }
+      if ("crossesGraduation" in result) {
+        body.crossesGraduation = result.crossesGraduation
+        if (result.refund > 0n) {
+          body.refund = result.refund.toString()
+          body.quoteConsumed = result.quoteConsumed.toString()
+        }
+      }
+      return json(
+        200,
+        {
+          success: true,
+          chain,
+          mint,
+          side,
+          amountIn: amountText.replace(/^0+(?=\d)/, ""),
+          slippageBps: Number(slippageBps),
+          crossingModel: params.crossingModel,
+          quote: body
+        },
+        [["Cache-Control", MARKET_CACHE]]
+      )
+    }
+  }
+
+  const verify: RouteDef = {
+    method: "GET",
+    path: "/api/v1/verify/{chain}/{mint}",
+    operationId: "verifyLaunch",
+    summary: "Whether this service launched the mint, with attribution (Solana) or provenance (Hood)",
+    tags: ["markets"],
+    auth: "public",
+    pathParams: [chainParam, mintParam],
+    responses: {
+      200: { description: "Verification; unknown mints answer {candleLaunched: false}", headers: ["Cache-Control"] },
+      400: { description: "Invalid chain (VALIDATION_FAILED)" }
+    },
+    handler: (req) => {
+      const chain = parseChain(req.params[0])
+      if (typeof chain !== "string") return errorReply(chain)
+      const raw = req.params[1] ?? ""
+      const core = MINT_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
+      const headers: ReadonlyArray<Header> = [["Cache-Control", VERIFY_CACHE]]
+      if (core === undefined) return json(200, { success: true, candleLaunched: false }, headers)
+      const id = core.identity
+      return json(
+        200,
+        {
+          success: true,
+          candleLaunched: true,
+          chain,
+          mint: core.mint,
+          tier: id.mode === "open" || id.mode === "exclusive" ? id.mode : null,
+          quoteMint: id.quoteMint,
+          graduated: core.lifecycle === "migrated",
+          pool: chain === "hood" ? null : (core.pool?.address ?? null),
+          createdAt: new Date(id.createdAtMs).toISOString(),
+          creator: id.creator,
+          viaAgentKey: false,
+          ...(chain === "solana"
+            ? { attribution: { program: options.curveProgram, signer: id.creator } }
+            : { provenance: { curve: id.curveAddress, factory: null, configHash: id.configHash, dexVersion: id.dexVersion } })
+        },
+        headers
+      )
+    }
+  }
+
+  const feed: RouteDef = {
+    method: "GET",
+    path: "/api/v1/markets/feed",
+    operationId: "getFeed",
+    summary: "Feed buckets: new, graduated, onfire, finalstretch",
+    description: FEED_GRAMMAR,
+    tags: ["markets"],
+    auth: "public",
+    query: [
+      { name: "bucket", required: true, description: "new, graduated, onfire or finalstretch", schema: { type: "string", enum: [...feedBuckets] } },
+      { name: "chain", description: "solana or hood; both when omitted", schema: { type: "string", enum: [...Chains] } },
+      { name: "where", description: "Filters (see the grammar above), e.g. progressBps>=5000,volume24h>10", schema: { type: "string" } },
+      { name: "sort", description: "A field, '-' prefix for descending", schema: { type: "string" } },
+      { name: "fields", description: "Comma-separated projection", schema: { type: "string" } },
+      { name: "limit", description: "1 to 200, default 50", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+      { name: "since_seq", description: "The cursor of an earlier read: only what changed since", schema: { type: "integer", minimum: 0 } },
+      { name: "discovery", description: "Accepted for compatibility (`paper`); does not change the rows", schema: { type: "string", enum: ["paper"] } }
+    ],
+    responses: {
+      200: { description: "Bucket rows", schema: FeedResponse },
+      400: { description: "Unknown bucket or chain, or a malformed query (VALIDATION_FAILED naming the field)" },
+      503: { description: "FEED_UNAVAILABLE with Retry-After while the engine starts", headers: ["Retry-After"] }
+    },
+    handler: (req) => {
+      const q = new URLSearchParams(req.query)
+      const bucket = q.get("bucket")
+      if (bucket === null || bucket === "") return errorReply(validationFailed("bucket", "bucket is required"))
+      if (!isBucketName(bucket)) {
+        return errorReply(
+          validationFailed("bucket", bucket === "bluechip" ? "bucket bluechip is deprecated" : `Unknown bucket '${bucket}'; expected new, graduated, onfire or finalstretch`)
+        )
+      }
+      const chainText = q.get("chain")
+      let chain: ChainId | undefined
+      if (chainText !== null) {
+        const parsed = parseChain(chainText)
+        if (typeof parsed !== "string") return errorReply(parsed)
+        chain = parsed
+      }
+      const discovery = q.get("discovery")
+      if (discovery !== null && discovery !== "paper") return errorReply(validationFailed("discovery", "discovery must be paper"))
+      const plan = parseFeedPlan(q)
+      if (!("limit" in plan)) return errorReply(plan)
+      let sinceSeq: number | undefined
+      const sinceText = q.get("since_seq")
+      if (sinceText !== null && bucket !== "finalstretch") {
+        if (!/^\d{1,15}$/.test(sinceText)) return errorReply(validationFailed("since_seq", "since_seq must be a non-negative integer"))
+        sinceSeq = Number(sinceText)
+      }
+      if (index.warming()) return errorReply(warmingError("The feed is loading; retry shortly"))
+      const read = index.feed(bucket, chain, sinceSeq)
+      return feedReply(read, plan, bucket === "finalstretch", nowMs(), staleAfterMs)
+    }
+  }
+
+  return [feed, market, quote, verify]
+}
+
+const feedReply = (
+  read: ReturnType<MarketIndexShape["feed"]>,
+  plan: FeedPlan,
+  whole: boolean,
+  nowMs: number,
+  staleAfterMs: number
+): Reply => {
+  const scanned = read.tokens.length
+  const matching = read.tokens.filter((row) => matches(plan, row))
+  const removed = [...read.removed]
+  // In a delta, a changed row that no longer matches the filter leaves the reader's view.
+  if (!read.reset) for (const row of read.tokens) if (!matches(plan, row)) removed.push(row.address)
+  const rows = sortRows(plan, matching).slice(0, plan.limit).map((row) => project(plan, row))
+  const asOfMs = read.asOf === null ? null : Date.parse(read.asOf)
+  return json(200, {
+    success: true,
+    bucket: read.bucket,
+    tokens: rows,
+    matched: matching.length,
+    scanned,
+    cursor: read.seq,
+    warming: false,
+    reset: whole ? true : read.reset,
+    removed: whole ? [] : removed,
+    organicScoreGuidance: "Organic scores are not computed by this server; rows are exact on-chain statistics.",
+    ...(whole ? { asOf: read.asOf, stale: asOfMs === null || nowMs - asOfMs > staleAfterMs, feed: "live", exact: true } : {})
+  })
+}

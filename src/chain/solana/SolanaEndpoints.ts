@@ -1,0 +1,69 @@
+/**
+ * Where the engine reaches Solana: the embedded localnet (started in-process, default) or a real
+ * cluster named by `SOLANA_RPC_URL` / `YELLOWSTONE_URL` / `BLOCK_ENGINE_URL`. Also the keeper's
+ * signing key: the localnet's keeper in embedded mode, `KEEPER_SECRET_KEY` otherwise (no key:
+ * the keeper does not run, and says so).
+ */
+import { createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from "@solana/kit"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import type { AppConfigShape } from "../../config/AppConfig.js"
+import { keeperSigner } from "./client/DevSigners.js"
+import { SolanaLocalnet, type SolanaLocalnetError } from "./localnet/LocalnetService.js"
+
+export interface SolanaEndpointsShape {
+  readonly embedded: boolean
+  readonly rpcUrl: string
+  readonly grpcUrl: string
+  readonly grpcToken: string | undefined
+  readonly blockEngineUrl: string | undefined
+  readonly keeper: KeyPairSigner | undefined
+}
+
+export class SolanaConfigError extends Schema.TaggedError<SolanaConfigError>()("SolanaConfigError", {
+  message: Schema.String
+}) {}
+
+export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<SolanaEndpoints, SolanaEndpointsShape>() {
+  static readonly layer = (config: AppConfigShape): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
+    const s = config.solana
+    if (s.yellowstoneUrl === undefined && s.rpcUrl === undefined) {
+      return Layer.effect(
+        SolanaEndpoints,
+        Effect.gen(function* () {
+          const localnet = yield* SolanaLocalnet
+          return {
+            embedded: true,
+            rpcUrl: localnet.rpcUrl,
+            grpcUrl: localnet.grpcUrl,
+            grpcToken: undefined,
+            blockEngineUrl: localnet.blockEngineUrl,
+            keeper: yield* Effect.promise(() => keeperSigner())
+          }
+        })
+      ).pipe(Layer.provide(SolanaLocalnet.layer({ ledger: { slotMs: s.localnetSlotMs } })))
+    }
+    return Layer.effect(
+      SolanaEndpoints,
+      Effect.gen(function* () {
+        if (s.yellowstoneUrl === undefined || s.rpcUrl === undefined) {
+          return yield* new SolanaConfigError({ message: "SOLANA_RPC_URL and YELLOWSTONE_URL must be set together (or both unset for the embedded localnet)" })
+        }
+        const keeper =
+          s.keeperSecretKey === undefined
+            ? undefined
+            : yield* Effect.tryPromise({
+                try: () => createKeyPairSignerFromBytes(getBase58Encoder().encode(Redacted.value(s.keeperSecretKey!))),
+                catch: () => new SolanaConfigError({ message: "KEEPER_SECRET_KEY is not a base58 64-byte key" })
+              })
+        return {
+          embedded: false,
+          rpcUrl: s.rpcUrl,
+          grpcUrl: s.yellowstoneUrl,
+          grpcToken: s.yellowstoneToken === undefined ? undefined : Redacted.value(s.yellowstoneToken),
+          blockEngineUrl: s.blockEngineUrl,
+          keeper
+        }
+      })
+    )
+  }
+}

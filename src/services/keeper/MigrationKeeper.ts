@@ -1,0 +1,155 @@
+/**
+ * The migration keeper (spec 3.6): finds completed curves in the market index, sends the migrate
+ * transaction through the chain's executor on the schedule of `KeeperPolicy`, and reports its
+ * progress as `MigrationProgress` events on the bus, so the markets' migration blocks (and a
+ * restarted keeper) see `in_progress` with `attempts`/`nextAttemptAt`, then `delayed` once the
+ * retries are exhausted. The chain's own `CurveMigrated` event completes the migration; the
+ * keeper never marks it done itself.
+ *
+ * Positions: a progress event is ordered after the completion it follows and before the
+ * migration it announces: `solanaPosition(confirmedSlot, 999999, attempt)` sorts after every
+ * transaction of the confirmed slot the keeper observed, and the migrate transaction can only
+ * land in a later slot.
+ *
+ * Bounded: one migration in flight at a time per keeper (a sweep handles candidates in order),
+ * the schedule map holds only completed, unmigrated markets (entries are dropped when a market
+ * leaves `completed`), and each send has a deadline.
+ */
+import { Clock, Duration, Effect } from "effect"
+import type { MarketCore } from "../../../actors/market/MarketActor.js"
+import { type ChainId, MigrationProgress } from "../../../ingest/ChainEvent.js"
+import { discovered, failed, isDue, type KeeperPolicyOptions, type MigrationSchedule, nextWakeMs } from "./KeeperPolicy.js"
+
+export interface MigrationExecutor {
+  readonly chain: ChainId
+  /** Position for a progress event of this attempt, after everything the chain has confirmed. */
+  readonly progressPosition: (attempt: number) => Effect.Effect<string, string>
+  /** Sends the migrate transaction; succeeds with its signature once the node accepted it. */
+  readonly migrate: (core: MarketCore) => Effect.Effect<string, string>
+}
+
+export interface MigrationKeeperOptions {
+  /** Markets whose lifecycle is `completed` (the keeper filters again). */
+  readonly candidates: () => Iterable<MarketCore>
+  readonly executors: ReadonlyArray<MigrationExecutor>
+  readonly publish: (events: ReadonlyArray<MigrationProgress>) => Effect.Effect<void, unknown>
+  readonly policy: KeeperPolicyOptions
+  /** Deadline of one migrate send. */
+  readonly sendTimeout?: Duration.DurationInput
+}
+
+const key = (core: MarketCore) => `${core.chain}:${core.mint}`
+
+/** What the market's migration block says about the schedule (a restarted keeper resumes from it). */
+const scheduleFromMarket = (core: MarketCore, nowMs: number): MigrationSchedule => {
+  const m = core.migration
+  switch (m.status) {
+    case "in_progress":
+      return { _tag: "Pending", attempts: m.attempts, nextAttemptAtMs: m.nextAttemptAtMs ?? nowMs }
+    case "delayed":
+    case "cancelled":
+      return { _tag: "Delayed", attempts: m.attempts, gaveUpAtMs: m.gaveUpAtMs ?? nowMs, lastError: m.lastError ?? "" }
+    default:
+      return discovered(nowMs)
+  }
+}
+
+export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
+  Effect.gen(function* () {
+    const schedules = new Map<string, MigrationSchedule>()
+    const executors = new Map(options.executors.map((e) => [e.chain, e]))
+    const policy = options.policy
+    const sendTimeout = options.sendTimeout ?? "30 seconds"
+
+    const progress = (core: MarketCore, executor: MigrationExecutor, attempt: number, fields: {
+      status: "in_progress" | "delayed"
+      attempts: number
+      nextAttemptAtMs: number | null
+      gaveUpAtMs: number | null
+      lastError: string | null
+    }, nowMs: number) =>
+      executor.progressPosition(attempt).pipe(
+        Effect.flatMap((position) =>
+          options.publish([
+            new MigrationProgress({
+              id: `${core.chain}:keeper:${core.mint}:${attempt}:${fields.status}:${nowMs}`,
+              position,
+              chain: core.chain,
+              mint: core.mint,
+              timestampMs: nowMs,
+              signature: "",
+              ...fields
+            })
+          ])
+        ),
+        Effect.catchAll((e) => Effect.logWarning("keeper could not report migration progress", String(e)))
+      )
+
+    const attempt = (core: MarketCore, executor: MigrationExecutor, schedule: MigrationSchedule & { _tag: "Pending" }) =>
+      Effect.gen(function* () {
+        const n = schedule.attempts + 1
+        const startedMs = yield* Clock.currentTimeMillis
+        yield* progress(core, executor, n, {
+          status: "in_progress",
+          attempts: n,
+          nextAttemptAtMs: failedAt(schedule, startedMs).nextAttemptAtMs,
+          gaveUpAtMs: null,
+          lastError: null
+        }, startedMs)
+        const result = yield* executor.migrate(core).pipe(
+          Effect.timeoutFail({ duration: sendTimeout, onTimeout: () => "migrate send timed out" }),
+          Effect.either
+        )
+        const nowMs = yield* Clock.currentTimeMillis
+        if (result._tag === "Right") {
+          yield* Effect.logInfo("keeper sent migration").pipe(Effect.annotateLogs({ chain: core.chain, mint: core.mint, signature: result.right, attempt: n }))
+          // Sent, not yet seen migrated: check again after the backoff; a landed migration removes the candidate.
+          schedules.set(key(core), { _tag: "Pending", attempts: n, nextAttemptAtMs: nowMs + policy.backoffBaseMs })
+          return
+        }
+        const next = failed(policy, schedule, nowMs, result.left)
+        schedules.set(key(core), next)
+        yield* Effect.logWarning("keeper migration attempt failed").pipe(
+          Effect.annotateLogs({ chain: core.chain, mint: core.mint, attempt: n, error: result.left })
+        )
+        yield* next._tag === "Delayed"
+          ? progress(core, executor, n, { status: "delayed", attempts: n, nextAttemptAtMs: null, gaveUpAtMs: next.gaveUpAtMs, lastError: next.lastError }, nowMs)
+          : next._tag === "Pending"
+            ? progress(core, executor, n, { status: "in_progress", attempts: n, nextAttemptAtMs: next.nextAttemptAtMs, gaveUpAtMs: null, lastError: result.left }, nowMs)
+            : Effect.void
+      })
+
+    /** The schedule a failure of this attempt would produce (for the nextAttemptAt announced up front). */
+    const failedAt = (schedule: MigrationSchedule & { _tag: "Pending" }, nowMs: number) => {
+      const next = failed(policy, schedule, nowMs, "")
+      return { nextAttemptAtMs: next._tag === "Pending" ? next.nextAttemptAtMs : null }
+    }
+
+    const sweep = Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const seen = new Set<string>()
+      for (const core of options.candidates()) {
+        if (core.lifecycle !== "completed") continue
+        const executor = executors.get(core.chain)
+        if (executor === undefined) continue
+        const k = key(core)
+        seen.add(k)
+        let schedule = schedules.get(k)
+        if (schedule === undefined) {
+          schedule = scheduleFromMarket(core, nowMs)
+          schedules.set(k, schedule)
+        }
+        if (isDue(schedule, nowMs)) yield* attempt(core, executor, schedule as MigrationSchedule & { _tag: "Pending" })
+      }
+      for (const k of schedules.keys()) if (!seen.has(k)) schedules.delete(k)
+    })
+
+    yield* Effect.logInfo("migration keeper running").pipe(Effect.annotateLogs({ sweepIntervalMs: policy.sweepIntervalMs }))
+    let lastSweepMs = yield* Clock.currentTimeMillis
+    for (;;) {
+      yield* sweep
+      lastSweepMs = yield* Clock.currentTimeMillis
+      const wakeMs = nextWakeMs(policy, lastSweepMs, schedules.values())
+      yield* Effect.sleep(Duration.millis(Math.max(10, wakeMs - lastSweepMs)))
+    }
+  })

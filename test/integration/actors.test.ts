@@ -1,0 +1,332 @@
+/**
+ * The market actors through the REAL runtime: the embedded bus on a temp directory, PGlite on the
+ * same directory, `MarketActors.layer`. Events are published to `chain.events` exactly as the
+ * ingesters will; the test reads what the API will read (`MarketIndex`). Kill-and-restart closes
+ * the layer's scope mid-stream and reopens on the same directories; the final states must equal a
+ * pure in-order fold of the same events (no trade applied twice, none missed).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { MarketActors, type MarketActorsOptions, type MarketActorsShape, layer as marketActorsLayer } from "../../actors/MarketActors.js"
+import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
+import { encodeFast } from "../../actors/internal/chainEventCodec.js"
+import { defaultConfig, makeStep, type MarketState } from "../../actors/market/MarketActor.js"
+import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
+import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
+import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
+import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
+import * as Database from "../../src/db/Database.js"
+
+const SOL = 1_000_000_000n
+const ETH = 10n ** 18n
+
+const tempDir = Effect.acquireRelease(
+  Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "curvestream-actors-"))),
+  (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+)
+
+interface Engine {
+  readonly index: MarketIndexShape
+  readonly actors: MarketActorsShape
+  readonly bus: BusShape
+  readonly sql: SqlClient.SqlClient
+  readonly close: Effect.Effect<void>
+}
+
+const infraLayer = (dir: string, busPartitions = 4) =>
+  Layer.merge(EmbeddedBus.layer({ dir: path.join(dir, "bus"), partitions: busPartitions, fsync: false }), Database.layer({ url: undefined, dataDir: dir }))
+
+/**
+ * Opens bus + PGlite + market actors on `dir` in a scope of its own (so a test can kill and reopen
+ * it), forked from the test's scope so a failing test still closes it.
+ */
+const openEngine = (dir: string, options: MarketActorsOptions = {}, busPartitions = 4) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const all = marketActorsLayer(options).pipe(Layer.provideMerge(infraLayer(dir, busPartitions)))
+    const context = yield* Layer.buildWithScope(all, scope)
+    const engine: Engine = {
+      index: Context.get(context, MarketIndex),
+      actors: Context.get(context, MarketActors),
+      bus: Context.get(context, Bus),
+      sql: Context.get(context, SqlClient.SqlClient),
+      close: Scope.close(scope, Exit.void)
+    }
+    return engine
+  })
+
+/** Opens only the bus on `dir` (to publish before the engine runs). */
+const withBus = <A, E>(dir: string, use: (bus: BusShape) => Effect.Effect<A, E>, busPartitions = 4) =>
+  Effect.scoped(Effect.flatMap(EmbeddedBus.make({ dir: path.join(dir, "bus"), partitions: busPartitions, fsync: false }), use))
+
+const publish = (bus: BusShape, events: ReadonlyArray<ChainEvent>, chunk = 5000) =>
+  Effect.forEach(
+    Array.from({ length: Math.ceil(events.length / chunk) }, (_, i) => events.slice(i * chunk, (i + 1) * chunk)),
+    (part) => bus.publish(Topics.chainEvents, part.map((e) => ({ key: busKey(e), value: encodeFast(e) }))),
+    { discard: true }
+  )
+
+/** Polls `check` until it holds; fails after `timeoutMs`. */
+const eventually = (check: () => boolean, what: string, timeoutMs = 20_000) =>
+  Effect.suspend(() => (check() ? Effect.void : Effect.fail("not yet" as const))).pipe(
+    Effect.retry(Schedule.spaced("5 millis")),
+    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${what}`) })
+  )
+
+/** The states a pure in-order fold of `events` reaches, per key. */
+const fold = (events: ReadonlyArray<ChainEvent>, options: MarketActorsOptions = {}) => {
+  const f = makeStep({ retractHistory: { ...defaultConfig.retractHistory, ...options.retractHistory } })
+  const states = new Map<string, MarketState>()
+  for (const e of events) {
+    const key = `${e.chain}:${e.mint}`
+    const [next] = f(states.get(key), e)
+    if (next === undefined) states.delete(key)
+    else states.set(key, next)
+  }
+  return states
+}
+
+const expectStatesEqual = (engine: Engine, expected: Map<string, MarketState>) => {
+  for (const [key, state] of expected) {
+    const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+    expect(engine.actors.state(chain, mint), key).toEqual(state)
+  }
+}
+
+/** A workload: `markets` markets per chain, `tradesPerMarket` trades each, interleaved; some graduate and migrate; Hood retracts. */
+const workload = (markets: number, tradesPerMarket: number) => {
+  const solana = new ChainClock("solana")
+  const hood = new ChainClock("hood")
+  const sims = [
+    ...Array.from({ length: markets }, (_, i) => new SimMarket(solana, { mint: `So1Mint${i}` })),
+    ...Array.from({ length: markets }, (_, i) => new SimMarket(hood, { mint: `0xhood${i}` }))
+  ]
+  const events: Array<ChainEvent> = sims.map((m) => m.created())
+  for (let t = 0; t < tradesPerMarket; t++) {
+    solana.advance(7_000)
+    hood.advance(7_000)
+    sims.forEach((m, i) => {
+      if (m.curve.complete) {
+        if (m.pool === undefined) events.push(m.progress("in_progress", 1), m.migrated())
+        else events.push(m.poolBuy(`t${t % 7}`, m.chain === "solana" ? SOL / 100n : ETH / 1000n))
+        return
+      }
+      const unit = m.chain === "solana" ? SOL / 10n : ETH / 200n
+      // Every fifth market buys hard and graduates; the others trade small both ways.
+      if (i % 5 === 0 && t === Math.floor(tradesPerMarket / 2)) events.push(...m.buy("whale", unit * 2000n))
+      else if (t % 3 === 2 && m.curve.virtualTokenRaw < m.params.tokenReserveRaw) events.push(m.sell(`t${t % 7}`, (m.params.tokenReserveRaw - m.curve.virtualTokenRaw) / 10n))
+      else if (m.chain === "hood" && t % 11 === 10) {
+        // A reorg: a trade that lands and is retracted.
+        const before = m.snapshot()
+        const reorged = m.buy(`t${t % 7}`, unit)
+        m.restore(before)
+        events.push(...reorged, m.retracted(reorged.map((e) => e.id)))
+      } else events.push(...m.buy(`t${t % 7}`, unit))
+    })
+  }
+  return events
+}
+
+/** Waits until the group's committed offsets reach the end of every partition: everything applied is checkpointed. */
+const committedToEnd = (engine: Engine, timeoutMs = 30_000) =>
+  Effect.gen(function* () {
+    const ends = yield* engine.bus.endOffsets(Topics.chainEvents)
+    yield* Effect.flatMap(engine.bus.committed("actors", Topics.chainEvents), (committed) =>
+      [...ends].every(([p, end]) => (committed.get(p) ?? 0) >= end) ? Effect.void : Effect.fail("not yet" as const)
+    ).pipe(
+      Effect.retry(Schedule.spaced("5 millis")),
+      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error("timed out waiting for the commits") })
+    )
+  })
+
+const checkpointRows = (sql: SqlClient.SqlClient) =>
+  Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM checkpoints WHERE owner = 'market'`, (rows) => rows[0]!.n)
+
+/** One engine shared by the tests that need no restart (opening PGlite costs seconds). */
+class SharedEngine extends Context.Tag("test/SharedEngine")<SharedEngine, Engine>() {}
+
+const sharedEngineLayer = Layer.scoped(
+  SharedEngine,
+  Effect.flatMap(tempDir, (dir) => openEngine(dir))
+)
+
+layer(sharedEngineLayer, { timeout: 60_000, excludeTestServices: true })("market actors on one engine", (it) => {
+  it.effect("published events show in the MarketIndex within a deadline", () =>
+    Effect.gen(function* () {
+      const engine = yield* SharedEngine
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1Visible" })
+      const h = new SimMarket(new ChainClock("hood"), { mint: "0xvisible" })
+      const events = [m.created(), ...m.buy("alice", SOL), h.created(), ...h.buy("bob", 10n * ETH), h.migrated(30)]
+      const started = performance.now()
+      yield* publish(engine.bus, events)
+      yield* eventually(() => engine.index.market("hood", "0xvisible")?.lifecycle === "migrated" && engine.index.market("solana", "So1Visible")?.stats.tradesTotal === 1, "the index")
+      console.log(`actors: published → visible in ${(performance.now() - started).toFixed(1)} ms (two markets, five events)`)
+      const record = JSON.parse(engine.index.get("solana", "So1Visible")!.json)
+      expect(record).toMatchObject({
+        chain: "solana",
+        mint: "So1Visible",
+        lifecycle: "trading",
+        buysOpen: true,
+        sellsOpen: true,
+        poolAddress: null,
+        feeBps: 100,
+        graduationVenue: "dex-solana-v2",
+        crossingModel: "full-fill-surplus",
+        candleLaunched: true,
+        launchpad: "curvestream",
+        venue: "svc-curve",
+        trade: { routable: true },
+        tradesTotal: 1
+      })
+      expect(record.migration).toEqual({ status: "not_started", reserveRaw: m.curve.realQuoteRaw.toString(), thresholdRaw: "85000000000", progressBps: 116 })
+      const hood = JSON.parse(engine.index.get("hood", "0xvisible")!.json)
+      expect(hood).toMatchObject({ lifecycle: "migrated", poolAddress: null, venue: "hood-dex", feeBps: 30, graduationVenue: "dex-evm-v4" })
+      expect(engine.index.find("0xvisible")).toEqual(["hood"])
+      expect(engine.index.get("solana", "0xvisible")).toBeUndefined()
+      // Serialized once per version: the same string object until the market changes.
+      expect(engine.index.get("solana", "So1Visible")).toBe(engine.index.get("solana", "So1Visible"))
+      yield* committedToEnd(engine)
+      const rows = yield* engine.sql<{ key: string; position: string }>`
+        SELECT key, position FROM checkpoints WHERE owner = 'market' AND key IN ('solana:So1Visible', 'hood:0xvisible') ORDER BY key`
+      expect(rows).toEqual([
+        { key: "hood:0xvisible", position: events[events.length - 1]!.position },
+        { key: "solana:So1Visible", position: events[1]!.position }
+      ])
+    })
+  )
+
+  it.effect("a record that is not an event is logged and skipped; the rest applies", () =>
+    Effect.gen(function* () {
+      const engine = yield* SharedEngine
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1Garbage" })
+      const good = [m.created(), ...m.buy("a", SOL)]
+      yield* engine.bus.publish(Topics.chainEvents, [
+        { key: busKey(good[0]!), value: encodeFast(good[0]!) },
+        { key: busKey(good[0]!), value: new TextEncoder().encode("{not json") },
+        { key: busKey(good[0]!), value: new TextEncoder().encode(JSON.stringify({ _tag: "Trade", id: 1 })) },
+        { key: busKey(good[1]!), value: encodeFast(good[1]!) }
+      ])
+      yield* eventually(() => engine.index.market("solana", "So1Garbage")?.stats.tradesTotal === 1, "the good events")
+      expect(engine.actors.stats().decodeFailures).toBe(2)
+    })
+  )
+
+})
+
+describe("market actors through the runtime", () => {
+  it.scopedLive("kill and restart mid-stream (also after apply, before a checkpoint flush) ends in the uninterrupted state", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const events = workload(20, 40)
+      const cut1 = Math.floor(events.length / 3)
+      const cut2 = Math.floor((2 * events.length) / 3)
+
+      // Run 1: applied and visible, but the checkpoint never flushes (huge linger/interval), so the
+      // bus offsets stay uncommitted; then killed.
+      const first = yield* openEngine(dir, { checkpointLingerMs: 3_600_000, checkpointIntervalMs: 3_600_000, busMaxBatch: 200 })
+      yield* publish(first.bus, events.slice(0, cut1))
+      yield* eventually(() => first.actors.stats().applied + first.actors.stats().skipped >= cut1 - 5, "run 1 to apply")
+      expect(first.actors.stats().checkpoint.flushes).toBe(0)
+      expect(first.index.size()).toBeGreaterThan(0)
+      expect((yield* first.bus.committed("actors", Topics.chainEvents)).size === 0 || [...(yield* first.bus.committed("actors", Topics.chainEvents)).values()].every((o) => o === 0)).toBe(true)
+      yield* first.close
+
+      // Run 2: normal checkpoints; the rest of the stream is already on the bus; killed mid-consumption.
+      yield* withBus(dir, (bus) => publish(bus, events.slice(cut1)))
+      const second = yield* openEngine(dir, { busMaxBatch: 50, mailboxCapacity: 64, drainMax: 16 })
+      expect(yield* checkpointRows(second.sql)).toBe(0) // run 1 never checkpointed: everything replays
+      yield* eventually(() => second.actors.stats().applied >= cut2 - cut1, "run 2 to make progress")
+      const appliedBeforeKill = second.actors.stats().received
+      yield* second.close
+      expect(appliedBeforeKill).toBeLessThan(events.length + cut1)
+
+      // Run 3: to the end.
+      const third = yield* openEngine(dir)
+      const expected = fold(events)
+      const lastKey = `${events[events.length - 1]!.chain}:${events[events.length - 1]!.mint}`
+      yield* eventually(() => {
+        for (const [key, state] of expected) {
+          const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+          if (third.actors.state(chain, mint)?.core?.lastPosition !== state.core?.lastPosition) return false
+        }
+        return true
+      }, `every market to reach its last position (last: ${lastKey})`)
+      expectStatesEqual(third, expected)
+      // The index shows the same: trades counted once.
+      for (const [key, state] of expected) {
+        const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+        expect(third.index.market(chain, mint)?.stats.tradesTotal).toBe(state.core!.stats.tradesTotal)
+      }
+      expect(third.index.warming()).toBe(false)
+      // The checkpoints hold the same states.
+      yield* committedToEnd(third)
+      yield* third.close
+      const fourth = yield* openEngine(dir)
+      expectStatesEqual(fourth, expected)
+      yield* fourth.close
+    })
+  )
+
+  it.scopedLive("a full mailbox applies backpressure without dropping anything", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const events = workload(10, 30)
+      yield* withBus(dir, (bus) => publish(bus, events))
+      const engine = yield* openEngine(dir, { shards: 2, mailboxCapacity: 4, drainMax: 2, busMaxBatch: 500 })
+      const expected = fold(events)
+      yield* committedToEnd(engine)
+      const stats = engine.actors.stats()
+      expect(stats.mailboxFullWaits).toBeGreaterThan(0)
+      expect(stats.mailboxHighWater).toBeLessThanOrEqual(4)
+      expect(stats.applied + stats.skipped).toBe(events.length)
+      expectStatesEqual(engine, expected)
+      yield* engine.close
+    })
+  )
+
+  it.scopedLive("warming is true until the runtime has caught up with the bus at start", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const events = workload(50, 40)
+      yield* withBus(dir, (bus) => publish(bus, events))
+      const engine = yield* openEngine(dir)
+      expect(engine.index.warming()).toBe(true)
+      expect(engine.index.feed("new", undefined, undefined).warming).toBe(true)
+      yield* eventually(() => !engine.index.warming(), "warm")
+      expect(engine.actors.stats().received).toBeGreaterThanOrEqual(events.length - 2000)
+      yield* engine.close
+    })
+  )
+
+  it.scopedLive("throughput through the runtime (printed, not asserted)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const events = workload(500, 100) // ~100k events over 1,000 markets
+      const messages = events.map((e) => ({ key: busKey(e), value: encodeFast(e) }))
+      const engine = yield* openEngine(dir, {}, 16)
+      const started = performance.now()
+      for (let i = 0; i < messages.length; i += 20_000) yield* engine.bus.publish(Topics.chainEvents, messages.slice(i, i + 20_000))
+      const publishedMs = performance.now() - started
+      yield* eventually(() => engine.actors.stats().applied + engine.actors.stats().skipped === events.length, "all applied", 120_000)
+      const appliedMs = performance.now() - started
+      yield* committedToEnd(engine, 120_000)
+      const committedMs = performance.now() - started
+      const stats = engine.actors.stats()
+      const rate = (ms: number) => Math.round(events.length / (ms / 1000))
+      console.log(
+        `actors: ${events.length} events over ${engine.index.size()} markets, published into the embedded bus (16 partitions) ` +
+          `while the runtime consumed: published in ${publishedMs.toFixed(0)} ms, applied in ${appliedMs.toFixed(0)} ms ` +
+          `(${rate(appliedMs)} events/s), checkpointed and committed in ${committedMs.toFixed(0)} ms (${rate(committedMs)} events/s); ` +
+          `${stats.checkpoint.flushes} flushes, ${stats.checkpoint.rowsFlushed} rows, ${stats.drains} drains, ${stats.batches} bus batches, ` +
+          `${stats.mailboxFullWaits} mailbox-full waits`
+      )
+      expect(stats.defects).toBe(0)
+      yield* engine.close
+    }),
+    180_000
+  )
+})
