@@ -33,11 +33,13 @@ export interface Engine {
   cleanup(): void
 }
 
-export const startEngine = async (options: { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number } = {}): Promise<Engine> => {
+export const startEngine = async (
+  options: { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string> } = {}
+): Promise<Engine> => {
   const port = await freePort()
   const dataPort = await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
-  const child = spawn(path.join(projectRoot, "node_modules/.bin/tsx"), ["src/main.ts"], {
+  const child = spawn(path.join(projectRoot, "node_modules/.bin/tsx"), ["src/main.ts", ...(options.args ?? [])], {
     cwd: projectRoot,
     env: {
       ...process.env,

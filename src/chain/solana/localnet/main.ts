@@ -1,0 +1,27 @@
+/**
+ * The Solana localnet on its own (`npm run localnet`): the ledger with its JSON-RPC, Yellowstone
+ * gRPC and block-engine servers, printed as one JSON line on stdout
+ * (`{rpcUrl, grpcUrl, blockEngineUrl, keeperSecretKey}`), running until SIGINT or SIGTERM. Point
+ * the engine at it with SOLANA_RPC_URL, YELLOWSTONE_URL, BLOCK_ENGINE_URL and KEEPER_SECRET_KEY
+ * to run the chain and the engine as separate processes (the restart test does).
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { getBase58Decoder } from "@solana/kit"
+import { Config, Effect, Layer } from "effect"
+import { KEEPER_SEED, publicKeyBytesFromSeed } from "./DevKeys.js"
+import { SolanaLocalnet } from "./LocalnetService.js"
+
+const program = Effect.gen(function* () {
+  const localnet = yield* SolanaLocalnet
+  const keeperSecretKey = getBase58Decoder().decode(new Uint8Array([...KEEPER_SEED, ...publicKeyBytesFromSeed(KEEPER_SEED)]))
+  process.stdout.write(
+    JSON.stringify({ rpcUrl: localnet.rpcUrl, grpcUrl: localnet.grpcUrl, blockEngineUrl: localnet.blockEngineUrl, keeperSecretKey }) + "\n"
+  )
+  return yield* Effect.never
+})
+
+const layer = Layer.unwrapEffect(
+  Effect.map(Config.integer("LOCALNET_SLOT_MS").pipe(Config.withDefault(400)), (slotMs) => SolanaLocalnet.layer({ ledger: { slotMs } }))
+)
+
+program.pipe(Effect.provide(layer), NodeRuntime.runMain({ disableErrorReporting: false, disablePrettyLogger: true }))
