@@ -39,7 +39,9 @@ export const startEngine = async (
   const port = await freePort()
   const dataPort = await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
-  const child = spawn(path.join(projectRoot, "node_modules/.bin/tsx"), ["src/main.ts", ...(options.args ?? [])], {
+  // `node --import tsx` (not the tsx binary, which forks a second process): a signal, SIGKILL
+  // included, reaches the engine itself.
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
     cwd: projectRoot,
     env: {
       ...process.env,

@@ -1,0 +1,129 @@
+/**
+ * Crash and restart: the chain runs in its own process (the standalone localnet), the engine is
+ * killed with SIGKILL while trades stream in, more trades land while it is down, and a new engine
+ * on the same data dir catches up. The market must end exactly where the chain is: every trade
+ * counted once, none missed, reserves equal to the curve account's.
+ */
+import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
+import { type ChildProcess, spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { findCurveAddresses, getBuyInstruction, getCreateCurveInstruction, getSellInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
+import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { findAssociatedTokenAddress, getCreateAssociatedTokenInstruction } from "../../src/chain/solana/client/SplInstructions.js"
+import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
+import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.js"
+import { findEconomics } from "../../src/domain/Economics.js"
+import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+
+interface Localnet {
+  readonly rpcUrl: string
+  readonly grpcUrl: string
+  readonly blockEngineUrl: string
+  readonly keeperSecretKey: string
+}
+
+let chain: ChildProcess
+let localnet: Localnet
+let sender: RpcSender
+const engines: Engine[] = []
+
+beforeAll(async () => {
+  chain = spawn(process.execPath, ["--import", "tsx", "src/chain/solana/localnet/main.ts"], {
+    cwd: projectRoot,
+    env: { ...process.env, LOCALNET_SLOT_MS: "100" },
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  localnet = await new Promise<Localnet>((resolve, reject) => {
+    const lines = createInterface({ input: chain.stdout! })
+    lines.once("line", (line) => resolve(JSON.parse(line) as Localnet))
+    chain.once("exit", (code) => reject(new Error(`localnet exited with ${code}`)))
+  })
+  sender = makeRpcSender(localnet.rpcUrl, { blockhashTtlMs: 0 })
+}, 60_000)
+
+afterAll(async () => {
+  for (const e of engines) {
+    await e.stop("SIGKILL")
+  }
+  engines[0]?.cleanup()
+  chain?.kill("SIGTERM")
+})
+
+const env = () => ({
+  SOLANA_RPC_URL: localnet.rpcUrl,
+  YELLOWSTONE_URL: localnet.grpcUrl,
+  BLOCK_ENGINE_URL: localnet.blockEngineUrl,
+  KEEPER_SECRET_KEY: localnet.keeperSecretKey
+})
+
+const market = async (engine: Engine, mint: string) => {
+  const res = await fetch(`${engine.url}/api/v1/markets/solana/${mint}`)
+  return res.status === 200 ? ((await res.json()) as { market: Record<string, any> }).market : undefined
+}
+
+describe("crash and restart", () => {
+  it("reproduces the chain's state after SIGKILL mid-stream", async () => {
+    const sol = findEconomics("solana", "sol")!
+    const open = sol.tiers.find((t) => t.tier === "open")!
+    const creator = await devSigner(1)
+    const traders: KeyPairSigner[] = await Promise.all([2, 3, 4].map((i) => devSigner(i)))
+    const mint = await generateKeyPairSigner()
+    await sender.send(creator, [
+      await getCreateCurveInstruction({
+        creator, mint, quoteMint: WSOL_MINT_ADDRESS, virtualQuoteRaw: open.virtualQuoteRaw, thresholdRaw: open.thresholdRaw,
+        supplyRaw: sol.tokenSupplyRaw, stakerAllocationBps: 50, mode: "open", creatorFeeBps: 0, name: "Restart", symbol: "RST", uri: ""
+      })
+    ])
+
+    let landed = 0
+    const trade = async (i: number) => {
+      const trader = traders[i % traders.length]!
+      const ata = await findAssociatedTokenAddress(trader.address, mint.address)
+      if (i % 5 === 4) {
+        const balance = BigInt((await sender.rpc.getTokenAccountBalance(ata, { commitment: "processed" }).send()).value.amount)
+        await sender.send(trader, [await getSellInstruction({ trader, mint: mint.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: balance / 3n, minAmountOutRaw: 0n })])
+      } else {
+        await sender.send(trader, [
+          getCreateAssociatedTokenInstruction({ payer: trader, ata, owner: trader.address, mint: mint.address, idempotent: true }),
+          await getBuyInstruction({ trader, mint: mint.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: 100_000_000n + BigInt(i) * 7_777_777n, minAmountOutRaw: 0n })
+        ])
+      }
+      landed++
+      await new Promise((r) => setTimeout(r, 40))
+    }
+
+    const first = await startEngine({ args: ["--quiet"], env: env() })
+    engines.push(first)
+    for (let i = 0; i < 15; i++) await trade(i)
+    // Kill while the engine is ingesting: trades are landing right now.
+    const inFlight = (async () => {
+      for (let i = 15; i < 25; i++) await trade(i)
+    })()
+    await new Promise((r) => setTimeout(r, 150))
+    await first.stop("SIGKILL")
+    await inFlight
+    for (let i = 25; i < 40; i++) await trade(i) // while the engine is down
+
+    const second = await startEngine({ args: ["--quiet"], env: env(), dataDir: first.dataDir })
+    engines.push(second)
+    const deadline = Date.now() + 30_000
+    let record = await market(second, mint.address)
+    while ((record?.tradesTotal ?? 0) < landed && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100))
+      record = await market(second, mint.address)
+    }
+    // Let anything duplicated show itself before judging.
+    await new Promise((r) => setTimeout(r, 1_000))
+    record = await market(second, mint.address)
+
+    const curveAccount = await sender.rpc.getAccountInfo((await findCurveAddresses(mint.address)).curve, { encoding: "base64", commitment: "confirmed" }).send()
+    const curve = decodeCurve(Buffer.from(curveAccount.value!.data[0], "base64"))!
+    expect(landed).toBe(40)
+    expect(record?.tradesTotal).toBe(40)
+    expect(Number(curve.buyCount + curve.sellCount)).toBe(40)
+    expect(record?.migration.reserveRaw).toBe(curve.realQuoteRaw.toString())
+    expect(record?.lifecycle).toBe("trading")
+  }, 180_000)
+})
