@@ -26,6 +26,7 @@ import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
+import { MarketSnapshotWriter } from "../clickhouse/writer/MarketSnapshotWriter.js"
 import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
 import { Topics } from "../ingest/bus/Bus.js"
 import { busKey, encodeChainEvent } from "../ingest/ChainEvent.js"
@@ -37,6 +38,7 @@ import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
 import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
+import { runMarketSnapshotSampler } from "./services/snapshots/MarketSnapshotSampler.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -67,7 +69,7 @@ const pipelineLayer = Layer.unwrapEffect(
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
       )
     )
-    return Layer.mergeAll(ingester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer()).pipe(
+    return Layer.mergeAll(ingester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer()).pipe(
       Layer.provideMerge(endpoints)
     )
   })
@@ -106,6 +108,7 @@ const background = (config: AppConfigShape, quiet: boolean) =>
     const index = yield* MarketIndex
     const bus = yield* Bus
     const sender = makeRpcSender(endpoints.rpcUrl)
+    yield* Effect.forkScoped(runMarketSnapshotSampler(index, yield* MarketSnapshotWriter, config.marketSnapshotIntervalMs))
     if (endpoints.keeper === undefined) {
       yield* Effect.logWarning("migration keeper not running: KEEPER_SECRET_KEY is not set")
     } else {

@@ -50,6 +50,7 @@ export interface AppConfigShape {
     readonly maxAttempts: number
   }
   readonly actorShards: number
+  readonly marketSnapshotIntervalMs: number
   readonly simulationSeed: number
   readonly devBuyCeilings: DevBuyCeilings
   readonly planOverrides: PlanOverrides
@@ -131,6 +132,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.map((s) => (s.trim() === "" ? Math.max(2, 2 * availableParallelism()) : Number(s.trim())))
   ),
   simulationSeed: Config.integer("SIM_SEED").pipe(Config.withDefault(42)),
+  marketSnapshotIntervalMs: positiveInt("MARKET_SNAPSHOT_INTERVAL_MS", 60_000),
   devBuyCeilings: Config.all({
     DEV_BUY_MAX_LAMPORTS: rawAmount("DEV_BUY_MAX_LAMPORTS", DefaultDevBuyCeilings.DEV_BUY_MAX_LAMPORTS),
     DEV_BUY_MAX_USDC_RAW: rawAmount("DEV_BUY_MAX_USDC_RAW", DefaultDevBuyCeilings.DEV_BUY_MAX_USDC_RAW),
@@ -156,7 +158,7 @@ export const ConfigVariables = [
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
-  "KEEPER_SECRET_KEY", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED",
+  "KEEPER_SECRET_KEY", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS"
 ] as const
