@@ -15,7 +15,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
 import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
 import type { FeedOptions } from "./feeds/FeedBuckets.js"
-import { decodeFast } from "./internal/chainEventCodec.js"
+import { decodeFast } from "../ingest/ChainEventCodec.js"
 import {
   actorKey,
   defaultConfig,

@@ -24,7 +24,8 @@ import { tradeRow } from "../clickhouse/writer/TradeRow.js"
 import * as TradeWriter from "../clickhouse/writer/TradeWriter.js"
 import { Bus, Topics } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
-import { busKey, encodeChainEvent, solanaPosition, Trade } from "../ingest/ChainEvent.js"
+import { busKey, solanaPosition, Trade } from "../ingest/ChainEvent.js"
+import { encodeChainEvent } from "../ingest/ChainEventCodec.js"
 
 const args = process.argv.slice(2)
 const flag = (name: string) => args.includes(`--${name}`)

@@ -1,6 +1,7 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { CurveMigrated, decodeChainEvent, encodeChainEvent, hoodPosition, solanaPosition, Trade } from "./ChainEvent.js"
+import { CurveMigrated, hoodPosition, solanaPosition, Trade } from "./ChainEvent.js"
+import { decodeChainEvent, encodeChainEvent } from "./ChainEventCodec.js"
 
 describe("ChainEvent", () => {
   it("round-trips through the bus encoding with bigints intact", () => {

@@ -135,8 +135,11 @@ const decodeJson = Schema.decodeUnknownEither(Schema.parseJson(ChainEvent))
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
 
-/** Bus value encoding: JSON with bigints as decimal strings. */
-export const encodeChainEvent = (e: ChainEvent): Uint8Array => utf8.encode(encodeJson(e))
+/**
+ * The Schema codec: the contract's last word. Hot paths use `ChainEventCodec.ts`
+ * (`encodeChainEvent`/`decodeChainEvent`), which agrees with these and falls back to them.
+ */
+export const encodeChainEventStrict = (e: ChainEvent): Uint8Array => utf8.encode(encodeJson(e))
 
 /** Never throws: a value that is not a `ChainEvent` comes back as `Left` with the parse error. */
-export const decodeChainEvent = (bytes: Uint8Array) => decodeJson(fromUtf8.decode(bytes))
+export const decodeChainEventStrict = (bytes: Uint8Array | string) => decodeJson(typeof bytes === "string" ? bytes : fromUtf8.decode(bytes))

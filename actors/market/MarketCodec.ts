@@ -13,7 +13,7 @@
  * silently starting that market from scratch).
  */
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { fromWireObject, toWire } from "../internal/chainEventCodec.js"
+import { fromWireObject, toWire } from "../../ingest/ChainEventCodec.js"
 import type { RecentTrader, Slot } from "./internal/tradeWindows.js"
 import type { MarketCore, MarketState } from "./MarketActor.js"
 

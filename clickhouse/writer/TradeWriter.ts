@@ -32,7 +32,8 @@
  */
 import { Clock, Context, Deferred, Effect, Either, Layer, type Scope } from "effect"
 import { Bus, type BusBatch, type BusError, Topics } from "../../ingest/bus/Bus.js"
-import { decodeChainEvent, type Retracted, type Trade } from "../../ingest/ChainEvent.js"
+import { type Retracted, type Trade } from "../../ingest/ChainEvent.js"
+import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { ClickHouse, type ClickHouseShape } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
 import { type BatcherStats, makeBatcher } from "./internal/Batcher.js"

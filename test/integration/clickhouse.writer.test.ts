@@ -21,7 +21,8 @@ import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
 import * as TradeWriter from "../../clickhouse/writer/TradeWriter.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
-import { busKey, type ChainEvent, encodeChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
+import { busKey, type ChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
+import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 
 let dataDir = ""
 beforeAll(() => {

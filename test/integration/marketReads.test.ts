@@ -14,7 +14,8 @@ import { marketRoutes, QUOTE_LIMIT_PER_MIN } from "../../api/routes/MarketRoutes
 import { serve } from "../../api/Server.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
-import { busKey, type ChainEvent, encodeChainEvent } from "../../ingest/ChainEvent.js"
+import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
+import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import * as Database from "../../src/db/Database.js"
 import { quoteBuy } from "../../src/domain/CurveMath.js"
 

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as fc from "fast-check"
-import { type ChainEvent, decodeChainEvent, encodeChainEvent } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
-import { decodeFast, encodeFast, fromWireObject, toWire } from "./chainEventCodec.js"
+import { type ChainEvent, decodeChainEventStrict as decodeChainEvent, encodeChainEventStrict as encodeChainEvent } from "./ChainEvent.js"
+import { ChainClock, SimMarket } from "../actors/testing/MarketSim.js"
+import { decodeFast, encodeFast, fromWireObject, toWire } from "./ChainEventCodec.js"
 
 const sampleEvents = (): Array<ChainEvent> => {
   const out: Array<ChainEvent> = []
