@@ -1,7 +1,7 @@
 /**
  * FeedBuckets: the four public feed buckets (`new`, `graduated`, `onfire`, `finalstretch`) over
  * every live market, with per-bucket sequence numbers and a change log for `since_seq` reads. The
- * exact definitions are in ./BUCKETS.md; this module is their one implementation.
+ * exact definitions are in docs/decisions.md ("Feed buckets"); this module is their one implementation.
  *
  * Invariants:
  * - Deterministic and effect-free: membership and rows depend only on the market cores given and
