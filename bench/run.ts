@@ -361,8 +361,8 @@ const renderSection = (
         `; bare servers: ${ratio(bareRpsRatio)} req/s, ${ratio(bareCpuRatio)} CPU per request`,
       throughputVerdict
     ],
-    ["Chain event to visible in the API", "p99 < 5 ms embedded, < 50 ms through Kafka", "embedded: see "Actor pipeline, embedded" below (`bench/pipeline.ts`); through Kafka: not measured, the Kafka adapter is roadmap step 8", "—"],
-    ["Actor pipeline", "≥ 100k events/s per process, embedded", "see "Actor pipeline, embedded" below (`bench/pipeline.ts`)", "—"],
+    ["Chain event to visible in the API", "p99 < 5 ms embedded, < 50 ms through Kafka", "embedded: see “Actor pipeline, embedded” below (`bench/pipeline.ts`); through Kafka: not measured, the Kafka adapter is roadmap step 8", "—"],
+    ["Actor pipeline", "≥ 100k events/s per process, embedded", "see “Actor pipeline, embedded” below (`bench/pipeline.ts`)", "—"],
     ["Signals WebSocket", "1,000 subscribers each get a signal within 10 ms p99", "not measured yet: arrives with issue 6 (market-data service)", "—"],
     ["Strategy replay", "14 days over 10M trades < 10 s on chDB", "not measured yet: arrives with issue 6 (strategy lab)", "—"],
     ["Memory", "100k live markets < 1 GiB", "about 5.1 KB per market with 10 trades each and the record JSON cached (`actors/MarketIndex.test.ts` prints it), so ~0.5 GiB for 100k; an upper bound measured without a forced GC", "—"]
