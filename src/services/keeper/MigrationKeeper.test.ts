@@ -1,0 +1,83 @@
+/**
+ * The keeper loop under a test clock, with an executor that fails on demand (fault injection at
+ * the chain boundary): progress events announce each attempt, retries follow the backoff, the
+ * fifth failure reports `delayed`, and a market that leaves `completed` is dropped.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, TestClock } from "effect"
+import { marketActorDefinition } from "../../../actors/MarketActors.js"
+import type { MarketCore, MarketState } from "../../../actors/market/MarketActor.js"
+import { ChainClock, SimMarket } from "../../../actors/testing/MarketSim.js"
+import type { ChainEvent, MigrationProgress } from "../../../ingest/ChainEvent.js"
+import { DefaultKeeperPolicy } from "./KeeperPolicy.js"
+import { type MigrationExecutor, runMigrationKeeper } from "./MigrationKeeper.js"
+
+const completedMarket = (): MarketCore => {
+  const m = new SimMarket(new ChainClock("solana"), { mint: "Keep1111111111111111111111111111111111111111".slice(0, 43) })
+  const definition = marketActorDefinition()
+  let state: MarketState | undefined
+  const events: ChainEvent[] = [m.created(), ...m.buy("whale", m.params.thresholdRaw * 2n)]
+  for (const e of events) state = definition.step(state, e)[0]
+  expect(state?.core?.lifecycle).toBe("completed")
+  return state!.core!
+}
+
+describe("migration keeper loop", () => {
+  it.effect("retries with backoff and reports delayed after the last failure", () =>
+    Effect.gen(function* () {
+      const market = completedMarket()
+      const published: MigrationProgress[] = []
+      let attempts = 0
+      const executor: MigrationExecutor = {
+        chain: "solana",
+        progressPosition: (n) => Effect.succeed(`s:${"9".repeat(20)}:999999:${String(n).padStart(4, "0")}`),
+        migrate: () => Effect.sync(() => attempts++).pipe(Effect.zipRight(Effect.fail("node unavailable")))
+      }
+      const fiber = yield* Effect.fork(
+        runMigrationKeeper({
+          candidates: () => [market],
+          executors: [executor],
+          publish: (events) => Effect.sync(() => published.push(...events)),
+          policy: DefaultKeeperPolicy
+        })
+      )
+      yield* TestClock.adjust("1 millis")
+      expect(attempts).toBe(1) // found at the first sweep
+      for (const wait of [15_000, 30_000, 60_000, 120_000]) yield* TestClock.adjust(wait)
+      expect(attempts).toBe(5)
+      const last = published.at(-1)!
+      expect(last).toMatchObject({ status: "delayed", attempts: 5, nextAttemptAtMs: null, lastError: "node unavailable" })
+      expect(last.gaveUpAtMs).toBe(225_000)
+      const announced = published.filter((p) => p.status === "in_progress" && p.lastError === null).map((p) => p.attempts)
+      expect(announced).toEqual([1, 2, 3, 4, 5])
+      const positions = published.map((p) => p.position)
+      expect([...positions].sort()).toEqual(positions) // progress positions only move forward
+      // Delayed is final for the automated keeper: hours later nothing more is tried.
+      yield* TestClock.adjust("6 hours")
+      expect(attempts).toBe(5)
+      yield* Fiber.interrupt(fiber)
+    })
+  )
+
+  it.effect("stops trying once the market is no longer completed", () =>
+    Effect.gen(function* () {
+      const completed = completedMarket()
+      let current: MarketCore = completed
+      let attempts = 0
+      const executor: MigrationExecutor = {
+        chain: "solana",
+        progressPosition: () => Effect.succeed("s:00000000000000000001:999999:0001"),
+        migrate: () => Effect.sync(() => attempts++).pipe(Effect.as("sig"))
+      }
+      const fiber = yield* Effect.fork(
+        runMigrationKeeper({ candidates: () => [current], executors: [executor], publish: () => Effect.void, policy: DefaultKeeperPolicy })
+      )
+      yield* TestClock.adjust("1 millis")
+      expect(attempts).toBe(1)
+      current = { ...completed, lifecycle: "migrated" }
+      yield* TestClock.adjust("10 minutes")
+      expect(attempts).toBe(1)
+      yield* Fiber.interrupt(fiber)
+    })
+  )
+})
