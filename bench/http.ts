@@ -15,6 +15,7 @@
  * CPU from /proc/stat, less the two processes', shows what else ran (kernel loopback work and
  * other tenants of the machine).
  */
+import { BENCH_MINT } from "./routes.js"
 import autocannon from "autocannon"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -65,7 +66,9 @@ export interface HttpCase {
 export const HTTP_CASES: ReadonlyArray<HttpCase> = [
   { name: "quote-pairs 200", path: "/api/v1/launch/quote-pairs?chain=solana", conditional: false, expectStatus: 200 },
   { name: "quote-pairs 304 (If-None-Match)", path: "/api/v1/launch/quote-pairs?chain=solana", conditional: true, expectStatus: 304 },
-  { name: "healthz", path: "/healthz", conditional: false, expectStatus: 200 }
+  { name: "healthz", path: "/healthz", conditional: false, expectStatus: 200 },
+  { name: "market record", path: `/api/v1/markets/solana/${BENCH_MINT}`, conditional: false, expectStatus: 200 },
+  { name: "quote (buy 1 SOL)", path: `/api/v1/markets/solana/${BENCH_MINT}/quote?side=buy&amountIn=1000000000`, conditional: false, expectStatus: 200 }
 ]
 
 /** The bare servers answer every path with /healthz's body: the healthz case minus the router. */
