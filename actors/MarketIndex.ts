@@ -8,7 +8,7 @@
  *   thread) mutates it; readers see whole snapshots, never a half-applied batch.
  * - A record's JSON is built at most once per (state snapshot, statistics slot): the first `get`
  *   after a change (or after the chain clock enters a new five-minute slot) serializes it, every
- *   later `get` returns the cached string and Buffer.
+ *   later `get` returns the cached string. Markets nobody reads hold no JSON.
  * - `warming` is true until the runtime has applied everything that was on the bus when it started
  *   (the API answers the feed with 503 FEED_UNAVAILABLE meanwhile, spec rule 14).
  * - Bounded: one entry per live market, at most `maxMarkets` (enforced by the runtime, which
@@ -24,9 +24,11 @@ import { marketRecord } from "./market/MarketRecord.js"
 export interface CachedRecord {
   /** Bumped on every new snapshot of this market (an ETag source). */
   readonly version: number
-  /** The spec 2.9 `market` object serialized: splice it into `{"success":true,"market":<json>}`. */
+  /**
+   * The spec 2.9 `market` object serialized: splice it into `{"success":true,"market":<json>}`.
+   * A string (uWS writes strings directly); no Buffer copy is kept, to halve the cache's memory.
+   */
   readonly json: string
-  readonly bytes: Buffer
 }
 
 interface Entry {
@@ -111,7 +113,7 @@ export class MarketIndexStore implements MarketIndexShape {
     const slot = fiveMinuteSlotOf(asOfMs)
     if (entry.cached !== undefined && entry.cachedSlot === slot) return entry.cached
     const json = JSON.stringify(marketRecord(entry.core, asOfMs))
-    entry.cached = { version: entry.version, json, bytes: Buffer.from(json) }
+    entry.cached = { version: entry.version, json }
     entry.cachedSlot = slot
     return entry.cached
   }

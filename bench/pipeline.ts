@@ -57,7 +57,7 @@ const main = async () => {
     // Markets exist first; then TRADES trades are published in 5,000-event batches while the
     // actors consume, timed until the index shows every one (publish, fsync, decode, apply, index).
     const clock = new ChainClock("solana")
-    const markets = Array.from({ length: MARKETS }, (_, i) => new SimMarket(clock, { mint: `Bench${String(i).padStart(38, "1")}` }))
+    const markets = Array.from({ length: MARKETS }, (_, i) => new SimMarket(clock, { mint: `Bench${String(i).replace(/0/g, "z").padStart(38, "A")}` }))
     const run = await open(dir)
     await publish(run.bus, markets.map((m) => m.created()))
     const total = () => {

@@ -365,7 +365,7 @@ const renderSection = (
     ["Actor pipeline", "≥ 100k events/s per process, embedded", "see “Actor pipeline, embedded” below (`bench/pipeline.ts`)", "—"],
     ["Signals WebSocket", "1,000 subscribers each get a signal within 10 ms p99", "not measured yet: arrives with issue 6 (market-data service)", "—"],
     ["Strategy replay", "14 days over 10M trades < 10 s on chDB", "not measured yet: arrives with issue 6 (strategy lab)", "—"],
-    ["Memory", "100k live markets < 1 GiB", "about 5.1 KB per market with 10 trades each and the record JSON cached (`actors/MarketIndex.test.ts` prints it), so ~0.5 GiB for 100k; an upper bound measured without a forced GC", "—"]
+    ["Memory", "100k live markets < 1 GiB", "Solana ~2.4 KB per market (~4.0 KB with the record JSON cached), so ~0.4 GiB for 100k; Hood with the default 8-event retract window 12–17 KB, so a Hood-only 100k would exceed 1 GiB (measured after forced GC by the actors work; `actors/MarketIndex.test.ts` prints a rougher figure)", "—"]
   ]
   out.push(table(["Budget", "Target", "Measured", "Verdict"], budgetRows, ["l", "l", "l", "l"]))
   out.push("")

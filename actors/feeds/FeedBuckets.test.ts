@@ -201,7 +201,7 @@ const expectedMembers = (h: Harness, bucket: BucketName, chain: ChainId): Array<
     if (c.lifecycle !== "trading") continue
     if (bucket === "new") ranked.push({ mint: c.mint, k1: BigInt(c.identity.createdAtMs), k2: 0, k3: c.identity.createdPosition, key })
     if (bucket === "finalstretch" && progressBpsOf(c) >= 5000) {
-      ranked.push({ mint: c.mint, k1: BigInt(progressBpsOf(c)), k2: c.identity.createdAtMs, k3: c.identity.createdPosition, key })
+      ranked.push({ mint: c.mint, k1: BigInt(progressBpsOf(c)), k2: -c.identity.createdAtMs, k3: "", key })
     }
     if (bucket === "onfire") {
       const slot = fiveMinuteSlotOf(clock)

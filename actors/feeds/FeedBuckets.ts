@@ -257,7 +257,7 @@ export class FeedBuckets {
       case "finalstretch": {
         const bps = progressBpsOf(core)
         return bps >= this.options.finalstretchMinBps
-          ? { key, k1: BigInt(bps), k2: core.identity.createdAtMs, k3: core.identity.createdPosition, core }
+          ? { key, k1: BigInt(bps), k2: -core.identity.createdAtMs, k3: "", core } // ties: older first, then key
           : undefined
       }
       case "onfire": {

