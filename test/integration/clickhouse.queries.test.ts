@@ -5,19 +5,19 @@
  * retracted (dirty) minutes in the range; token and wallet trade reads; and what is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Logger, LogLevel, Schedule, type Scope } from "effect"
+import { Duration, Effect, Logger, LogLevel, Schedule, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { ClickHouse } from "../../clickhouse/ClickHouse.js"
+import { chdbAndTempBus } from "../support/chdbAndBus.js"
 import { migrations } from "../../clickhouse/migrations/index.js"
 import { alignRange, type CandleInterval, candles, candlesMax } from "../../clickhouse/queries/Candles.js"
 import { recentTrades, tradesLimitMax, walletTrades } from "../../clickhouse/queries/Trades.js"
 import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
 import * as TradeWriter from "../../clickhouse/writer/TradeWriter.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 
@@ -29,19 +29,7 @@ afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }))
 
 const topic = Topics.chainEvents
 
-const env = () =>
-  Layer.merge(
-    ClickHouse.layerChdb({ dataDir }),
-    Layer.unwrapScoped(
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-chq-bus-"))),
-          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-        ),
-        (dir) => EmbeddedBus.layer({ dir, partitions: 4, fsync: false })
-      )
-    )
-  )
+const env = () => chdbAndTempBus(dataDir, "curvestream-chq-bus-")
 
 /** chDB + bus + a running TradeWriter. */
 const run = <A, E>(program: Effect.Effect<A, E, ClickHouse | Bus | Scope.Scope>) =>

@@ -20,7 +20,7 @@ import * as MarketSnapshotWriter from "../../clickhouse/writer/MarketSnapshotWri
 import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
 import * as TradeWriter from "../../clickhouse/writer/TradeWriter.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
+import { chdbAndTempBus } from "../support/chdbAndBus.js"
 import { busKey, type ChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 
@@ -34,19 +34,7 @@ const topic = Topics.chainEvents
 const group = "clickhouse"
 
 /** chDB (one directory for the file) and a fresh file-backed bus in a temp directory. */
-const env = () =>
-  Layer.merge(
-    ClickHouse.layerChdb({ dataDir }),
-    Layer.unwrapScoped(
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-chw-bus-"))),
-          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-        ),
-        (dir) => EmbeddedBus.layer({ dir, partitions: 4, fsync: false })
-      )
-    )
-  )
+const env = () => chdbAndTempBus(dataDir, "curvestream-chw-bus-")
 
 // Injected faults log a warning per failed attempt; only errors are worth printing here.
 const run = <A, E>(program: Effect.Effect<A, E, ClickHouse | Bus | Scope.Scope>) =>
