@@ -114,7 +114,8 @@ const convert = (kind: Kind, value: unknown): unknown => {
     case "string":
       return typeof value === "string" ? value : MISS
     case "number":
-      return typeof value === "number" ? value : MISS
+      // JSON carries only finite numbers; a non-finite one (possible only in a hand-built object) is not a wire value.
+      return typeof value === "number" && Number.isFinite(value) ? value : MISS
     case "boolean":
       return typeof value === "boolean" ? value : MISS
     case "bigint":
@@ -122,7 +123,7 @@ const convert = (kind: Kind, value: unknown): unknown => {
     case "nullString":
       return value === null || typeof value === "string" ? value : MISS
     case "nullNumber":
-      return value === null || typeof value === "number" ? value : MISS
+      return value === null || (typeof value === "number" && Number.isFinite(value)) ? value : MISS
     case "stringArray": {
       if (!Array.isArray(value)) return MISS
       for (const item of value) if (typeof item !== "string") return MISS
