@@ -67,7 +67,8 @@ export interface RouterOptions {
 const uwsPattern = (path: string): string => path.replace(/\{[^}]+\}/g, (m) => `:${m.slice(1, -1)}`)
 const paramCount = (path: string): number => (path.match(/\{[^}]+\}/g) ?? []).length
 
-const decodeParam = (s: string): string => {
+/** Path parameters arrive percent-encoded; a malformed escape is kept as sent. */
+export const decodeParam = (s: string): string => {
   if (!s.includes("%")) return s
   try {
     return decodeURIComponent(s)

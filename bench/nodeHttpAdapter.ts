@@ -11,7 +11,7 @@ import { Cause, Effect, Exit } from "effect"
 import * as http from "node:http"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request } from "../api/Http.js"
-import type { RouteDef } from "../api/Router.js"
+import { decodeParam, type RouteDef } from "../api/Router.js"
 
 interface PatternRoutes {
   /** Anchored; one capture group per `{param}`. */
@@ -24,15 +24,6 @@ const escapeRegex = (s: string): string => s.replace(/[.*+?^$()|[\]\\]/g, "\\$&"
 
 const toRegex = (path: string): RegExp =>
   new RegExp(`^${path.split(/\{[^}]+\}/).map(escapeRegex).join("([^/]+)")}$`)
-
-const decodeParam = (s: string): string => {
-  if (!s.includes("%")) return s
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return s
-  }
-}
 
 const write = (res: http.ServerResponse, reply: Reply): void => {
   if (res.destroyed) return

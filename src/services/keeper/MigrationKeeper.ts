@@ -18,7 +18,7 @@
 import { Clock, Duration, Effect } from "effect"
 import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { type ChainId, MigrationProgress } from "../../../ingest/ChainEvent.js"
-import { discovered, failed, isDue, type KeeperPolicyOptions, type MigrationSchedule, nextWakeMs } from "./KeeperPolicy.js"
+import { backoffMs, discovered, failed, isDue, type KeeperPolicyOptions, type MigrationSchedule, nextWakeMs } from "./KeeperPolicy.js"
 
 export interface MigrationExecutor {
   readonly chain: ChainId
@@ -92,7 +92,8 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
         yield* progress(core, executor, n, {
           status: "in_progress",
           attempts: n,
-          nextAttemptAtMs: failedAt(schedule, startedMs).nextAttemptAtMs,
+          // When the next attempt comes if this one fails (none after the last one).
+          nextAttemptAtMs: n >= policy.maxAttempts ? null : startedMs + backoffMs(policy, n),
           gaveUpAtMs: null,
           lastError: null
         }, startedMs)
@@ -118,12 +119,6 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
             ? progress(core, executor, n, { status: "in_progress", attempts: n, nextAttemptAtMs: next.nextAttemptAtMs, gaveUpAtMs: null, lastError: result.left }, nowMs)
             : Effect.void
       })
-
-    /** The schedule a failure of this attempt would produce (for the nextAttemptAt announced up front). */
-    const failedAt = (schedule: MigrationSchedule & { _tag: "Pending" }, nowMs: number) => {
-      const next = failed(policy, schedule, nowMs, "")
-      return { nextAttemptAtMs: next._tag === "Pending" ? next.nextAttemptAtMs : null }
-    }
 
     const sweep = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
