@@ -11,9 +11,10 @@
  *    A failed write is retried (capped backoff) with the same states; nothing is dropped.
  * 3. The flushed watermark is every mark below the oldest mark still dirty or in flight.
  *    `barrier` waits until the watermark reaches the newest mark at the time of the call: every
- *    state changed before the call is in PostgreSQL. The bus consumer calls it after its batch
- *    was applied and only then returns, so the bus commits the offset (the Bus port commits after
- *    `onBatch` succeeds) strictly after the states covering it are durable.
+ *    state changed before the call is in PostgreSQL (and asks for a flush now); `flushed` waits
+ *    for the same without asking (the regular interval flush). The runtime's offset committer
+ *    waits on `flushed` after the batches it commits were applied, so an offset is committed
+ *    strictly after the states covering it are durable.
  *
  * Bounds: `maxKeys` states per transaction, `rowsPerStatement` rows per statement; the dirty map
  * holds at most one entry per live key.
@@ -110,6 +111,7 @@ export class Checkpointer<S> {
   private marks = 0
   private inFlightMin = Number.POSITIVE_INFINITY
   private readonly barriers = new Waiters()
+  private readonly passive = new Waiters()
   private readonly wake = new Wakeup()
   private flushes = 0
   private rowsFlushed = 0
@@ -150,6 +152,19 @@ export class Checkpointer<S> {
       if (this.watermark() >= target) return Effect.void
       this.wake.notify()
       return this.barriers.await(target, () => this.watermark())
+    })
+  }
+
+  /**
+   * Like `barrier`, but does not hurry the flusher: resolves when the regular flushes (every
+   * `intervalMs`, or at `maxKeys` dirty) have written every state changed before this call. The
+   * offset committer uses it, so a trickle of events does not cost a transaction each.
+   */
+  get flushed(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const target = this.marks
+      if (this.watermark() >= target) return Effect.void
+      return this.passive.await(target, () => this.watermark())
     })
   }
 
@@ -216,6 +231,7 @@ export class Checkpointer<S> {
           this.rowsFlushed += taken.length
           this.lastFlushMs = this.nowMs() - started
           this.barriers.release(this.watermark())
+          this.passive.release(this.watermark())
         })
       )
     )

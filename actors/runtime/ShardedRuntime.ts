@@ -13,9 +13,11 @@
  *   or below the key's last applied position, so duplicates and replays change nothing and are
  *   counted as `skipped`.
  * - Backpressure, never loss: a bus partition fiber routing into a full mailbox waits for room.
- * - Commit after checkpoint: `onBatch` returns (and the bus commits its offset) only after every
- *   event of the batch was applied and every state it changed is in PostgreSQL (Checkpointer.ts).
- *   Restart = load checkpoints, then the bus redelivers from the committed offset.
+ * - Commit after checkpoint: the consumer subscribes with `autoCommit: false`; `onBatch` only
+ *   decodes and routes, and a committer fiber commits a partition's offset only after every event
+ *   before it was applied and every state it changed is in PostgreSQL (Checkpointer.ts). So
+ *   checkpoint flushes never delay delivery. Restart = load checkpoints, then the bus redelivers
+ *   from the committed offset (what was applied but not yet committed is skipped as a replay).
  * - Supervision: a record that fails to decode is logged with its offset and skipped; a `step` that
  *   throws is logged with the event id and key, and that event is skipped for that key (its state
  *   stays as it was, so a deterministic defect is skipped identically on replay); the shard goes on.
@@ -23,11 +25,11 @@
  *   would create a key beyond it is refused, counted and logged), log lines per drain capped.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Either, type Scope } from "effect"
+import { Effect, Either, Schedule, type Scope } from "effect"
 import * as os from "node:os"
 import type { BusBatch, BusError, BusShape } from "../../ingest/bus/Bus.js"
 import { Checkpointer, type CheckpointerStats, type CheckpointRow, type CheckpointStore } from "./Checkpointer.js"
-import { Waiters } from "./internal/Wakeup.js"
+import { Waiters, Wakeup } from "./internal/Wakeup.js"
 import { Mailbox } from "./Mailbox.js"
 
 /** What the runtime needs to know about an actor. `step` must be pure (see the module note). */
@@ -75,6 +77,8 @@ export interface RuntimeOptions {
   readonly checkpointMaxKeys: number
   readonly checkpointIntervalMs: number
   readonly checkpointLingerMs: number
+  /** Bus batches routed but not yet committed before the consumer waits (default 256). */
+  readonly commitQueueMax: number
 }
 
 export const defaultShards = (): number => 2 * Math.max(1, os.availableParallelism())
@@ -89,8 +93,47 @@ export const defaultRuntimeOptions = (): RuntimeOptions => ({
   maxKeys: 500_000,
   checkpointMaxKeys: 5000,
   checkpointIntervalMs: 100,
-  checkpointLingerMs: 1
+  checkpointLingerMs: 1,
+  commitQueueMax: 256
 })
+
+/** Retries of a failed offset commit: 10 ms doubling, capped at 2 s, 20 attempts; the next round commits a newer offset anyway. */
+export const commitRetrySchedule = Schedule.intersect(Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("2 seconds")), Schedule.recurs(20))
+
+interface PendingCommit<Sh> {
+  readonly partition: number
+  readonly nextOffset: number
+  /** shard → its mailbox `pushed` count after this batch was routed. */
+  readonly marks: ReadonlyMap<Sh, number>
+}
+
+/** Routed batches awaiting their commit: bounded (the consumer waits at `max`), taken whole by the committer. */
+class CommitQueue<Sh> {
+  private entries: Array<PendingCommit<Sh>> = []
+  private pushedCount = 0
+  private takenCount = 0
+  private readonly room = new Waiters()
+  private readonly ready = new Wakeup()
+  constructor(private readonly max: number) {}
+
+  push(entry: PendingCommit<Sh>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.entries.push(entry)
+      this.pushedCount++
+      this.ready.notify()
+      return this.entries.length < this.max ? Effect.void : this.room.await(this.pushedCount - this.max + 1, () => this.takenCount)
+    })
+  }
+
+  readonly takeAll: Effect.Effect<ReadonlyArray<PendingCommit<Sh>>> = Effect.suspend(() => {
+    if (this.entries.length === 0) return Effect.zipRight(this.ready.wait, this.takeAll)
+    const taken = this.entries
+    this.entries = []
+    this.takenCount += taken.length
+    this.room.release(this.takenCount)
+    return Effect.succeed(taken)
+  })
+}
 
 /** Most log lines one drain or batch writes; the rest are counted in one summary line. */
 export const LOG_LINES_PER_DRAIN_MAX = 20
@@ -120,6 +163,8 @@ export interface RuntimeStats {
   readonly keys: number
   readonly batches: number
   readonly drains: number
+  /** Offset commits (one per partition per committer round). */
+  readonly commits: number
   /** Times a bus fiber found a mailbox full and waited. */
   readonly mailboxFullWaits: number
   readonly mailboxHighWater: number
@@ -190,7 +235,7 @@ export const make = <S, E, O>(
 ): Effect.Effect<ShardedRuntime<S>, SqlError | BusError, Scope.Scope> =>
   Effect.gen(function* () {
     const options: RuntimeOptions = { ...defaultRuntimeOptions(), ...input }
-    for (const name of ["shards", "mailboxCapacity", "drainMax", "busMaxBatch", "maxKeys", "checkpointMaxKeys"] as const) {
+    for (const name of ["shards", "mailboxCapacity", "drainMax", "busMaxBatch", "maxKeys", "checkpointMaxKeys", "commitQueueMax"] as const) {
       if (!Number.isSafeInteger(options[name]) || options[name] < 1) return yield* Effect.dieMessage(`actors: ${name} must be a positive integer, got ${options[name]}`)
     }
     const clock = yield* Effect.clock
@@ -208,6 +253,7 @@ export const make = <S, E, O>(
       keys: 0,
       batches: 0,
       drains: 0,
+      commits: 0,
       mailboxHighWater: 0
     }
 
@@ -355,6 +401,10 @@ export const make = <S, E, O>(
     // -------------------------------------------------------------------------------------------
     // The bus consumer: decode, route with backpressure, wait until applied, then checkpointed.
 
+    // The bus consumer only decodes and routes (with backpressure): the partition's next batch is
+    // delivered while this one is still being applied and checkpointed, so a slow checkpoint
+    // flush never delays what readers see. Offsets are committed by the committer below.
+    const commits = new CommitQueue<Shard<S, E>>(options.commitQueueMax)
     const onBatch = (batch: BusBatch): Effect.Effect<void> =>
       Effect.suspend(() => {
         counters.batches++
@@ -387,19 +437,52 @@ export const make = <S, E, O>(
           }
           return Effect.void
         }
-        const applied = Effect.suspend(() =>
-          Effect.forEach(marks, ([shard, mark]) => shard.applied.await(mark, () => shard.mailbox.taken), { discard: true })
-        )
         const last = batch.records[batch.records.length - 1]
+        if (last === undefined) return lines.flush()
+        const entry = { partition: batch.partition, nextOffset: last.offset + 1, marks }
         return lines.flush().pipe(
           Effect.zipRight(route(0)),
-          Effect.zipRight(applied),
-          Effect.tap(() => (last === undefined ? undefined : advance(batch.partition, last.offset + 1))),
-          Effect.zipRight(checkpointer.barrier)
+          Effect.zipRight(warming ? warmingQueue.push(entry) : Effect.void),
+          Effect.zipRight(commits.push(entry))
         )
       })
 
-    yield* bus.subscribe({ group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch }, onBatch)
+    // The committer: takes every routed batch so far, waits until the shards applied them, then
+    // until the regular checkpoint flush wrote every state they changed, then commits the
+    // newest offset per partition. Restart = checkpoints + redelivery from the committed offsets.
+    const commitOnce: Effect.Effect<void> = Effect.gen(function* () {
+      const taken = yield* commits.takeAll
+      const newest = new Map<number, number>()
+      for (const entry of taken) {
+        for (const [shard, mark] of entry.marks) yield* shard.applied.await(mark, () => shard.mailbox.taken)
+        newest.set(entry.partition, entry.nextOffset)
+      }
+      yield* checkpointer.flushed
+      for (const [partition, nextOffset] of newest) {
+        yield* bus.commit(options.group, options.topic, partition, nextOffset).pipe(
+          Effect.tapError((error) => Effect.logWarning(`actors: committing ${options.topic}/${partition} at ${nextOffset} failed; retrying`, error)),
+          Effect.retry(commitRetrySchedule),
+          Effect.catchAll(() => Effect.void)
+        )
+      }
+      counters.commits += newest.size
+    })
+    yield* Effect.forkScoped(Effect.forever(commitOnce))
+
+    // While warming, a second follower marks progress as soon as batches are applied (the
+    // committer would only see them after a checkpoint flush), then stops.
+    const warmingQueue = new CommitQueue<Shard<S, E>>(options.commitQueueMax)
+    const followWarming: Effect.Effect<void> = Effect.gen(function* () {
+      while (warming) {
+        for (const entry of yield* warmingQueue.takeAll) {
+          for (const [shard, mark] of entry.marks) yield* shard.applied.await(mark, () => shard.mailbox.taken)
+          advance(entry.partition, entry.nextOffset)
+        }
+      }
+    })
+    if (warming) yield* Effect.forkScoped(followWarming)
+
+    yield* bus.subscribe({ group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false }, onBatch)
 
     return {
       stats: (): RuntimeStats => ({

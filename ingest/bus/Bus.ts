@@ -58,6 +58,14 @@ export interface SubscribeOptions {
   readonly fromBeginning?: boolean
   /** Most records in one batch (default 500, at most 10,000). */
   readonly maxBatch?: number
+  /**
+   * true (default): the bus commits a batch's offsets once `onBatch` succeeds, and delivers the
+   * partition's next batch after that. false: the consumer commits with `commit` when it decides
+   * (Kafka's `autoCommit: false`); the next batch is delivered as soon as `onBatch` returns, so a
+   * consumer can keep applying while it makes earlier batches durable. Its commits must be
+   * monotonic per partition and must not pass what it has made durable.
+   */
+  readonly autoCommit?: boolean
 }
 
 export interface BusShape {

@@ -156,6 +156,22 @@ describe("EmbeddedBus (memory)", () => {
     })
   )
 
+
+  it.scopedLive("autoCommit false: later batches are delivered without a commit; only the consumer's commit moves the offset", () =>
+    Effect.gen(function* () {
+      const bus = yield* make({ partitions: 1 })
+      yield* bus.publish("t", Array.from({ length: 25 }, (_, i) => ({ key: "k", value: bytes(String(i)) })))
+      const batches = yield* Queue.unbounded<BusBatch>()
+      yield* bus.subscribe({ group: "g", topic: "t", fromBeginning: true, maxBatch: 10, autoCommit: false }, (batch) => Queue.offer(batches, batch))
+      const got: Array<BusBatch> = []
+      while (got.reduce((n, b) => n + b.records.length, 0) < 25) got.push(yield* Queue.take(batches))
+      expect(got.map((b) => b.records.length)).toEqual([10, 10, 5])
+      // Subscribing from the beginning commits the start position (0) and nothing since.
+      expect((yield* bus.committed("g", "t")).get(0)).toBe(0)
+      yield* bus.commit("g", "t", 0, 20)
+      expect((yield* bus.committed("g", "t")).get(0)).toBe(20)
+    })
+  )
   it.scopedLive("a failing onBatch gets the same batch again (bounded backoff) and nothing is committed until it succeeds", () =>
     Effect.gen(function* () {
       const bus = yield* make({ partitions: 1 })

@@ -47,7 +47,11 @@ export interface EmbeddedBusOptions {
   readonly retentionBytesPerPartition: number
   /** Bound on appended-but-unflushed bytes; publish waits (backpressure) at the bound (default 16 MiB). */
   readonly maxPendingBytes: number
-  /** Group-commit window (default 2). */
+  /**
+   * Group-commit linger in ms (default 0: a partition with no write in flight writes at once, and
+   * whatever is appended while that write and its fdatasync run goes together in the next one —
+   * batching that costs no added latency; a positive value waits that long to gather more).
+   */
   readonly flushIntervalMs: number
   /** fsync each group commit (default true). */
   readonly fsync: boolean
@@ -65,7 +69,7 @@ export const defaults: EmbeddedBusOptions = {
   segmentBytes: 64 * 1024 * 1024,
   retentionBytesPerPartition: 1024 * 1024 * 1024,
   maxPendingBytes: 16 * 1024 * 1024,
-  flushIntervalMs: 2,
+  flushIntervalMs: 0,
   fsync: true,
   maxRecordBytes: 1024 * 1024,
   tailCacheBytesPerPartition: 4 * 1024 * 1024,
@@ -557,6 +561,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
       partition: number,
       start: number,
       maxBatch: number,
+      autoCommit: boolean,
       onBatch: (batch: BusBatch) => Effect.Effect<void, E>
     ): Effect.Effect<void> =>
       Effect.gen(function* () {
@@ -599,7 +604,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
           }
           yield* deliver({ topic: topicName, partition, records })
           position = records[records.length - 1]!.offset + 1
-          yield* retryForever("committing", persistCommit(group, partition, position))
+          if (autoCommit) yield* retryForever("committing", persistCommit(group, partition, position))
         }
       }).pipe(Effect.annotateLogs({ topic: group.topic.name, partition, group: group.name }))
 
@@ -633,12 +638,13 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const scope = yield* Effect.scope
         const handler = (batch: BusBatch) => Effect.provide(onBatch(batch), context)
         const fromBeginning = subscription.fromBeginning ?? false
+        const autoCommit = subscription.autoCommit ?? true
         const member: Member = {
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>
               // Explicitly interruptible: a rebalance may fork it from a finalizer (uninterruptible), whose flags a child inherits.
               Effect.forkIn(
-                Effect.interruptible(Effect.zipRight(Effect.setFiberRefs(fiberRefs), partitionWorker(group, partition, start, maxBatch, handler))),
+                Effect.interruptible(Effect.zipRight(Effect.setFiberRefs(fiberRefs), partitionWorker(group, partition, start, maxBatch, autoCommit, handler))),
                 scope
               )
             )

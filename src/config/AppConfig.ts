@@ -63,6 +63,12 @@ const positiveInt = (name: string, fallback: number) =>
     Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
   )
 
+const nonNegativeInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a non-negative integer`, validation: (n) => n >= 0 })
+  )
+
 const rawAmount = (name: string, fallback: bigint) =>
   Config.string(name).pipe(
     Config.withDefault(fallback.toString()),
@@ -107,7 +113,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     segmentBytes: positiveInt("BUS_SEGMENT_BYTES", 64 * 1024 * 1024),
     retentionBytesPerPartition: positiveInt("BUS_RETENTION_BYTES", 1024 * 1024 * 1024),
     maxPendingBytes: positiveInt("BUS_MAX_PENDING_BYTES", 16 * 1024 * 1024),
-    flushIntervalMs: positiveInt("BUS_FLUSH_INTERVAL_MS", 2),
+    flushIntervalMs: nonNegativeInt("BUS_FLUSH_INTERVAL_MS", 0),
     fsync: Config.boolean("BUS_FSYNC").pipe(Config.withDefault(true))
   }),
   maxBodyBytes: positiveInt("HTTP_MAX_BODY_BYTES", 256 * 1024),

@@ -41,7 +41,7 @@ export const startEngine = async (
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
   // `node --import tsx` (not the tsx binary, which forks a second process): a signal, SIGKILL
   // included, reaches the engine itself.
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ["--max-semi-space-size=64", "--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
     cwd: projectRoot,
     env: {
       ...process.env,

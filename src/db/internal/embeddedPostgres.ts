@@ -1,8 +1,10 @@
 /**
  * The embedded PostgreSQL behind `Database.layer` when no `DATABASE_URL` is set: a PGlite
- * instance (PostgreSQL compiled to WASM, in this process) served over the PostgreSQL wire
- * protocol by `@electric-sql/pglite-socket`, so the engine talks to it through exactly the
- * same `@effect/sql-pg` client, SQL and migrations as to a real server.
+ * instance (PostgreSQL compiled to WASM) served over the PostgreSQL wire protocol by
+ * `@electric-sql/pglite-socket`, so the engine talks to it through exactly the same
+ * `@effect/sql-pg` client, SQL and migrations as to a real server. Both run on a worker thread
+ * (`pgliteWorker.mjs`): PGlite executes synchronously, and on the main thread every checkpoint
+ * flush stalled the event loop (HTTP, the bus's fsync completions) for milliseconds.
  *
  * Invariants:
  * - PGlite is one session. The socket server serializes protocol messages through one
@@ -19,15 +21,15 @@
  * - Listens on 127.0.0.1 with an OS-assigned port (port 0, so no probe-then-bind race) and
  *   trust authentication: reachable from this machine only.
  * - Scoped: releasing the scope stops the socket server (closing its sockets), then closes
- *   PGlite (which flushes to disk), then releases the lock. The caller closes its client
+ *   PGlite (which flushes to disk), then ends the thread (terminated after `stopTimeoutMs`),
+ *   then releases the lock. The caller closes its client
  *   before this scope's finalizers run.
  */
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Worker } from "node:worker_threads"
 
 /** Sockets the embedded server admits (see the module note: the engine uses one). */
 export const socketConnectionsMax = 2
@@ -43,6 +45,77 @@ export interface EmbeddedPostgresAddress {
 
 const host = "127.0.0.1"
 
+/** How long a stopping PGlite may take to close (flush) before its thread is terminated. */
+export const stopTimeoutMs = 30_000
+
+interface RunningWorker {
+  readonly worker: Worker
+  readonly conn: string
+}
+
+type WorkerMessage =
+  | { readonly type: "ready"; readonly conn: string }
+  | { readonly type: "failed"; readonly message: string }
+  | { readonly type: "stopped"; readonly problems: ReadonlyArray<string> }
+
+const startWorker = (pgDataDir: string | undefined): Effect.Effect<RunningWorker, SqlError> =>
+  Effect.async<RunningWorker, SqlError>((resume) => {
+    const worker = new Worker(new URL("./pgliteWorker.mjs", import.meta.url), {
+      workerData: { pgDataDir, host, maxConnections: socketConnectionsMax }
+    })
+    // Listeners are removed one by one: Worker keeps internal listeners (its port's ref counting)
+    // that `removeAllListeners()` would take away too.
+    const detach = () => {
+      worker.off("message", onMessage)
+      worker.off("error", onError)
+      worker.off("exit", onExit)
+    }
+    const fail = (message: string, cause?: unknown) => {
+      detach()
+      void worker.terminate()
+      resume(Effect.fail(new SqlError({ cause, message: `Embedded PostgreSQL: ${message}` })))
+    }
+    const onMessage = (message: WorkerMessage) => {
+      if (message.type === "ready") {
+        detach()
+        // A crash after start surfaces as connection errors on the client; log it too.
+        worker.on("error", (error) => Effect.runFork(Effect.logError("Embedded PostgreSQL: the PGlite thread failed", error)))
+        resume(Effect.succeed({ worker, conn: message.conn }))
+      } else if (message.type === "failed") fail(`cannot open PGlite at ${pgDataDir ?? "memory://"}: ${message.message}`)
+    }
+    const onError = (error: unknown) => fail(`the PGlite thread failed to start at ${pgDataDir ?? "memory://"}`, error)
+    const onExit = (code: number) => fail(`the PGlite thread exited (${code}) before it was ready`)
+    worker.on("message", onMessage)
+    worker.on("error", onError)
+    worker.on("exit", onExit)
+    return Effect.sync(() => {
+      detach()
+      void worker.terminate()
+    })
+  })
+
+/** Stops the socket server and closes PGlite (flushing it) on its thread, then ends the thread. */
+const stopWorker = ({ worker }: RunningWorker): Effect.Effect<void> =>
+  Effect.async<ReadonlyArray<string>>((resume) => {
+    const onMessage = (message: WorkerMessage) => {
+      if (message.type === "stopped") done(message.problems)
+    }
+    const onExit = () => done(["the PGlite thread exited before it reported closing"])
+    const done = (problems: ReadonlyArray<string>) => {
+      worker.off("message", onMessage)
+      worker.off("exit", onExit)
+      resume(Effect.succeed(problems))
+    }
+    worker.on("message", onMessage)
+    worker.on("exit", onExit)
+    worker.postMessage({ type: "stop" })
+  }).pipe(
+    Effect.timeout(stopTimeoutMs),
+    Effect.catchAll(() => Effect.succeed([`PGlite did not close within ${stopTimeoutMs} ms`])),
+    Effect.flatMap((problems) => Effect.forEach(problems, (p) => Effect.logWarning(`Embedded PostgreSQL: ${p}`), { discard: true })),
+    Effect.zipRight(Effect.promise(() => worker.terminate()))
+  )
+
 /**
  * Starts PGlite (persisted under `<dataDir>/pg`, or in memory when `dataDir` is undefined)
  * and its socket server; the scope stops both.
@@ -54,32 +127,9 @@ export const startEmbeddedPostgres = (
     const pgDataDir = dataDir === undefined ? undefined : path.join(dataDir, "pg")
     if (dataDir !== undefined) yield* acquireDirectoryLock(dataDir)
 
-    const db = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => PGlite.create(pgDataDir === undefined ? {} : { dataDir: pgDataDir }),
-        catch: (cause) =>
-          new SqlError({ cause, message: `Embedded PostgreSQL: cannot open PGlite at ${pgDataDir ?? "memory://"}` })
-      }),
-      (db) =>
-        Effect.tryPromise(() => db.close()).pipe(
-          Effect.catchAll((error) => Effect.logWarning("Embedded PostgreSQL: PGlite close failed", error))
-        )
-    )
-
-    const server = new PGLiteSocketServer({ db, host, port: 0, maxConnections: socketConnectionsMax })
-    yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => server.start(),
-        catch: (cause) => new SqlError({ cause, message: "Embedded PostgreSQL: cannot start the socket server" })
-      }),
-      () =>
-        Effect.tryPromise(() => server.stop()).pipe(
-          Effect.catchAll((error) => Effect.logWarning("Embedded PostgreSQL: socket server stop failed", error))
-        )
-    )
-
+    const worker = yield* Effect.acquireRelease(startWorker(pgDataDir), stopWorker)
+    const conn = worker.conn
     // `getServerConn()` is `host:port` once listening (the OS picked the port).
-    const conn = server.getServerConn()
     const port = Number(conn.slice(conn.lastIndexOf(":") + 1))
     if (!Number.isInteger(port) || port <= 0) {
       return yield* new SqlError({ message: `Embedded PostgreSQL: unexpected listen address ${conn}` })
