@@ -5,7 +5,6 @@ import { FIVE_MINUTES_MS } from "./market/internal/tradeWindows.js"
 import { MarketIndexStore } from "./MarketIndex.js"
 import { ChainClock, SimMarket } from "./testing/MarketSim.js"
 
-const SOL = 1_000_000_000n
 
 /** Applies events through `step` and publishes each change, as a shard does after a batch. */
 const publisher = (index: MarketIndexStore, f = step) => {
@@ -79,32 +78,5 @@ describe("MarketIndex", () => {
     expect(index.feed("new", undefined, undefined).warming).toBe(true)
     index.setWarming(false)
     expect(index.feed("onfire", "solana", undefined)).toMatchObject({ warming: false, reset: true, tokens: [] })
-  })
-
-  it("memory per market (printed, not asserted): 5k markets with 10 trades each, records serialized", () => {
-    const gc = (globalThis as { gc?: () => void }).gc
-    const heap = () => {
-      gc?.()
-      return process.memoryUsage().heapUsed
-    }
-    const clock = new ChainClock("solana")
-    const events: Array<ChainEvent> = []
-    const n = 5_000
-    for (let i = 0; i < n; i++) {
-      const m = new SimMarket(clock, { mint: `So1Mem${i.toString().padStart(38, "0")}` })
-      events.push(m.created())
-      for (let t = 0; t < 10; t++) events.push(...m.buy(`Trader${(i + t) % 97}`.padEnd(44, "x"), SOL / 10n))
-    }
-    const before = heap()
-    const index = new MarketIndexStore()
-    publisher(index)(events)
-    for (let i = 0; i < n; i++) index.get("solana", `So1Mem${i.toString().padStart(38, "0")}`)
-    const after = heap()
-    // The runtime's shard maps hold the same state objects as the index (no copy).
-    console.log(
-      `actors: MarketIndex memory ≈ ${Math.round((after - before) / n)} bytes per market (${n} markets, 10 trades each, record JSON cached; ` +
-        `${gc === undefined ? "no --expose-gc: an upper bound including garbage" : "after GC"})`
-    )
-    expect(index.size()).toBe(n)
   })
 })

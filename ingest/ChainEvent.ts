@@ -92,7 +92,12 @@ export class CurveMigrated extends Schema.TaggedClass<CurveMigrated>()("CurveMig
   quoteRaw: Raw,
   tokensRaw: Raw,
   /** The graduated venue's fee in bps, as read now. */
-  feeBps: Schema.Number
+  feeBps: Schema.Number,
+  /**
+   * Hood only: the graduated pool's real address. Not public (spec 2.9: `poolAddress` is always
+   * null on Hood); the actors keep it for the mark. Absent on Solana and on older Hood events.
+   */
+  dexPool: Schema.optionalWith(Schema.String, { exact: true })
 }) {}
 
 /** The migration keeper's progress on a completed curve (spec 3.6 migration status). */
@@ -111,13 +116,31 @@ export class CreatorFeeClaimed extends Schema.TaggedClass<CreatorFeeClaimed>()("
   amountRaw: Raw
 }) {}
 
+/**
+ * Hood recovery (spec 2.9 recovery block): the curve's recovery figures, all read at ONE block
+ * (`snapshotBlock`, the block of the log that caused the read). `cause` `started`: the keeper's
+ * `cancelMigration` put the curve in recovery (the market moves to `recovery`, migration
+ * `cancelled`); `claimed`: a holder's `claimRecovery` (only `surrenderedRaw` moves).
+ */
+export class RecoverySnapshot extends Schema.TaggedClass<RecoverySnapshot>()("RecoverySnapshot", {
+  ...Base,
+  cause: Schema.Literal("started", "claimed"),
+  curve: Schema.String,
+  /** The quote token (the zero address means native ETH). */
+  quoteToken: Schema.String,
+  reserveSnapshotRaw: Raw,
+  eligibleSupplyRaw: Raw,
+  surrenderedRaw: Raw,
+  snapshotBlock: Raw
+}) {}
+
 /** Hood reorg: the events with these ids were on a block that is no longer canonical. */
 export class Retracted extends Schema.TaggedClass<Retracted>()("Retracted", {
   ...Base,
   retractedIds: Schema.Array(Schema.String)
 }) {}
 
-export const ChainEvent = Schema.Union(CurveCreated, Trade, CurveCompleted, CurveMigrated, MigrationProgress, CreatorFeeClaimed, Retracted)
+export const ChainEvent = Schema.Union(CurveCreated, Trade, CurveCompleted, CurveMigrated, MigrationProgress, CreatorFeeClaimed, Retracted, RecoverySnapshot)
 export type ChainEvent = typeof ChainEvent.Type
 
 /** The bus key: one partition owns a mint, so a mint's events stay in order. */

@@ -21,6 +21,7 @@ import {
   CurveMigrated,
   decodeChainEventStrict,
   MigrationProgress,
+  RecoverySnapshot,
   Retracted,
   Trade
 } from "./ChainEvent.js"
@@ -33,6 +34,7 @@ type Kind =
   | "nullString"
   | "nullNumber"
   | "stringArray"
+  | "optionalString"
   | { readonly literals: ReadonlyArray<string>; readonly nullable: boolean }
 
 const lit = (...literals: ReadonlyArray<string>): Kind => ({ literals, nullable: false })
@@ -93,7 +95,7 @@ const specs: Record<ChainEvent["_tag"], Spec> = {
     crossesGraduation: "boolean"
   }),
   CurveCompleted: spec(CurveCompleted, { curve: "string", realQuoteRaw: "bigint" }),
-  CurveMigrated: spec(CurveMigrated, { pool: "nullString", quoteRaw: "bigint", tokensRaw: "bigint", feeBps: "number" }),
+  CurveMigrated: spec(CurveMigrated, { pool: "nullString", quoteRaw: "bigint", tokensRaw: "bigint", feeBps: "number", dexPool: "optionalString" }),
   MigrationProgress: spec(MigrationProgress, {
     status: lit("in_progress", "delayed", "cancelled"),
     attempts: "number",
@@ -102,12 +104,23 @@ const specs: Record<ChainEvent["_tag"], Spec> = {
     lastError: "nullString"
   }),
   CreatorFeeClaimed: spec(CreatorFeeClaimed, { recipient: "string", amountRaw: "bigint" }),
-  Retracted: spec(Retracted, { retractedIds: "stringArray" })
+  Retracted: spec(Retracted, { retractedIds: "stringArray" }),
+  RecoverySnapshot: spec(RecoverySnapshot, {
+    cause: lit("started", "claimed"),
+    curve: "string",
+    quoteToken: "string",
+    reserveSnapshotRaw: "bigint",
+    eligibleSupplyRaw: "bigint",
+    surrenderedRaw: "bigint",
+    snapshotBlock: "bigint"
+  })
 }
 
 /** Canonical integer strings only; anything else (spaces, hex, "+1") is left to the Schema decoder. */
 const INTEGER = /^-?\d+$/
 const MISS = Symbol("miss")
+/** An optional field that is absent: the key is left out (exact optional, as the Schema decoder does). */
+const ABSENT = Symbol("absent")
 
 const convert = (kind: Kind, value: unknown): unknown => {
   switch (kind) {
@@ -124,6 +137,8 @@ const convert = (kind: Kind, value: unknown): unknown => {
       return value === null || typeof value === "string" ? value : MISS
     case "nullNumber":
       return value === null || (typeof value === "number" && Number.isFinite(value)) ? value : MISS
+    case "optionalString":
+      return value === undefined ? ABSENT : typeof value === "string" ? value : MISS
     case "stringArray": {
       if (!Array.isArray(value)) return MISS
       for (const item of value) if (typeof item !== "string") return MISS
@@ -146,9 +161,9 @@ export const fromWireObject = (input: unknown): ChainEvent | undefined => {
   const s = specs[tag as ChainEvent["_tag"]]
   const out = Object.create(s.prototype) as Record<string, unknown>
   for (const [name, kind] of s.fields) {
-    const value = convert(kind, record[name])
+    const value = convert(kind, hasOwn.call(record, name) ? record[name] : undefined)
     if (value === MISS) return undefined
-    out[name] = value
+    if (value !== ABSENT) out[name] = value
   }
   out["_tag"] = tag
   return out as unknown as ChainEvent

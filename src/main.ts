@@ -2,15 +2,19 @@
  * Composition root. Reads configuration, builds the storage and bus layers (embedded defaults
  * under the data directory, servers when their URLs are set), the chain pipeline (Solana
  * localnet or cluster endpoints, the Yellowstone ingester, the market actors, the ClickHouse
- * writer), the keeper and the simulation, mounts the API and runs until SIGINT or SIGTERM.
+ * writer), the keeper and the simulation, accounts and keys, wallets and webhooks (with the
+ * delivery worker), mounts the API and runs until SIGINT or SIGTERM. In embedded mode it also
+ * provisions the local account and writes its credentials to `<dataDir>/local-credentials.json`.
  * Shutdown is the scopes closing in reverse: the listen socket first, then the keeper and
- * simulation, the pipeline (actor checkpoints and ClickHouse writes flushed), the localnet, the
- * bus (pending appends flushed, offsets written), ClickHouse and PostgreSQL.
+ * simulation, the webhook delivery worker, the pipeline (actor checkpoints and ClickHouse writes
+ * flushed), the localnet, the bus (pending appends flushed, offsets written), ClickHouse and
+ * PostgreSQL.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { Bus } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
@@ -40,6 +44,11 @@ import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
 import { runMarketSnapshotSampler } from "./services/snapshots/MarketSnapshotSampler.js"
+import * as BalanceReader from "./services/accounts/BalanceReader.js"
+import { type LocalCredentials, provisionLocalAccount } from "./services/accounts/LocalAccount.js"
+import * as WalletProvider from "./services/wallets/WalletProvider.js"
+import { resolveMasterKey } from "./services/webhooks/SecretBox.js"
+import * as Stack from "./services/wiring/Stack.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -76,6 +85,98 @@ const pipelineLayer = Layer.unwrapEffect(
   })
 )
 
+/** Where clients reach the engine: `CURVESTREAM_PUBLIC_URL`, else the listen address. */
+const publicUrlOf = (config: AppConfigShape): string =>
+  config.publicUrl ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`
+
+/** A secret that must be configured when the engine uses a PostgreSQL server (replicas share it). */
+const requireServerSecret = (config: AppConfigShape, name: string, value: unknown) =>
+  config.databaseUrl !== undefined && value === undefined
+    ? Effect.fail(new Error(`${name} must be set when the engine uses a PostgreSQL server (DATABASE_URL)`))
+    : Effect.void
+
+/**
+ * Accounts and keys, wallets and webhooks over PostgreSQL: the wallet master key and the local
+ * wallet provider, the wallet service (its key directory over the keys table), the accounts
+ * layer (its wallet port over the wallet side, its events into the webhook outbox, Solana
+ * balances for Pro by holding), the webhook service and the delivery worker (a fiber for the
+ * layer's lifetime).
+ */
+const accountsLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const endpoints = yield* SolanaEndpoints
+    const embeddedDataDir = config.databaseUrl === undefined ? config.dataDir : undefined
+    yield* requireServerSecret(config, "WALLET_MASTER_KEY", config.wallets.masterKey)
+    const webhookKey = yield* resolveMasterKey({
+      configured: config.webhooks.secretKey === undefined ? undefined : Redacted.value(config.webhooks.secretKey),
+      dataDir: embeddedDataDir
+    })
+    const publicUrl = publicUrlOf(config)
+    return Stack.layer({
+      nowMs: Date.now,
+      plans: resolvePlans(config.planOverrides, config.promoMaxDays),
+      thresholds: config.accounts.tierThresholds,
+      publicUrl,
+      renewalUrl: config.accounts.renewalUrl ?? `${publicUrl}/pricing`,
+      verificationUri: config.accounts.deviceVerificationUri ?? `${publicUrl}/device`,
+      balances: BalanceReader.solanaLayer({ rpcUrl: endpoints.rpcUrl, stakedMint: config.accounts.stakedMint }),
+      wallets: {
+        masterKey: config.wallets.masterKey,
+        dataDir: embeddedDataDir,
+        ceilingLamports: config.wallets.ceilingLamports,
+        ceilingWei: config.wallets.ceilingWei
+      },
+      webhooks: { masterKey: webhookKey, allowLoopbackForTests: config.webhooks.allowLoopbackForTests }
+    })
+  })
+)
+
+const LOCAL_CREDENTIALS_FILE = "local-credentials.json"
+
+const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | undefined> =>
+  Effect.sync(() => {
+    if (!existsSync(file)) return undefined
+    const v: unknown = JSON.parse(readFileSync(file, "utf8"))
+    if (typeof v !== "object" || v === null) return undefined
+    const { accountId, sessionToken, agentKey } = v as Record<string, unknown>
+    return typeof accountId === "string" && typeof sessionToken === "string" && typeof agentKey === "string"
+      ? { accountId, sessionToken, agentKey }
+      : undefined
+  }).pipe(
+    Effect.catchAllDefect((e) => Effect.as(Effect.logWarning(`${file} is unreadable; issuing fresh local credentials`, e), undefined))
+  )
+
+/** Written to a temporary file and renamed, so a crash never leaves half a file; mode 0600. */
+const writeLocalCredentials = (file: string, creds: LocalCredentials): Effect.Effect<void> =>
+  Effect.sync(() => {
+    const tmp = `${file}.tmp`
+    writeFileSync(tmp, JSON.stringify(creds, null, 2) + "\n", { mode: 0o600 })
+    chmodSync(tmp, 0o600)
+    renameSync(tmp, file)
+  })
+
+/**
+ * Embedded mode's local account (Max, a session token and a Write-level agent key), reusing the
+ * credentials of the last start while they still verify. Its embedded wallets exist and are
+ * delegated on both chains (delegation set once; a later revoke is kept), so the key launches.
+ */
+const provisionLocal = (config: AppConfigShape) =>
+  Effect.gen(function* () {
+    const provider = yield* WalletProvider.WalletProvider
+    const file = path.join(config.dataDir, LOCAL_CREDENTIALS_FILE)
+    const previous = yield* readLocalCredentials(file)
+    const creds = yield* provisionLocalAccount(previous, Date.now(), (accountId) =>
+      Effect.forEach(["solana", "evm"] as const, (chain) =>
+        Effect.flatMap(provider.ensureEmbeddedWallet(accountId, chain), (w) =>
+          w.delegation === "none" ? provider.setDelegation(accountId, chain, "active") : Effect.void
+        )
+      )
+    )
+    if (creds !== previous) yield* writeLocalCredentials(file, creds)
+    return creds
+  })
+
 const api = (config: AppConfigShape) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -83,6 +184,8 @@ const api = (config: AppConfigShape) =>
     const bus = yield* Bus
     const index = yield* MarketIndex
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
+    const nowMs = () => Date.now()
+    const accounts = yield* accountStackApi({ nowMs })
     const routes = withOpenApi(
       [
         ...healthRoutes([
@@ -92,7 +195,8 @@ const api = (config: AppConfigShape) =>
         ]),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs: () => Date.now(), curveProgram: SVC_CURVE_PROGRAM_ID })
+        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID }),
+        ...accounts.routes
       ],
       {
         title: "curvestream",
@@ -159,6 +263,7 @@ const program = Effect.gen(function* () {
   yield* parseRole(argv)
   const config = yield* AppConfig
   const endpoints = yield* background(config, argv.includes("--quiet"))
+  const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   const server = yield* api(config)
   yield* Effect.logInfo("curvestream ready").pipe(
     Effect.annotateLogs({
@@ -166,7 +271,15 @@ const program = Effect.gen(function* () {
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
       solanaRpc: endpoints.rpcUrl,
-      ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {})
+      ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {}),
+      ...(local !== undefined
+        ? {
+            localAccount: local.accountId,
+            sessionToken: local.sessionToken,
+            agentKey: local.agentKey,
+            localCredentials: path.join(config.dataDir, LOCAL_CREDENTIALS_FILE)
+          }
+        : {})
     })
   )
   return yield* Effect.never
@@ -181,7 +294,11 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = pipelineLayer.pipe(Layer.provideMerge(storageLayer), Layer.provideMerge(AppConfig.layer))
+const MainLayer = accountsLayer.pipe(
+  Layer.provideMerge(pipelineLayer),
+  Layer.provideMerge(storageLayer),
+  Layer.provideMerge(AppConfig.layer)
+)
 
 program.pipe(
   Effect.provide(MainLayer),

@@ -78,6 +78,11 @@ export interface MarketIdentity {
 export interface Pool {
   /** Solana: the pool account; Hood: always null (spec 2.9). */
   readonly address: string | null
+  /**
+   * Hood: the graduated pool's real address (CurveMigrated.dexPool), kept out of the public record
+   * (spec 2.9) for the mark read. Absent on Solana.
+   */
+  readonly dexPool?: string
   readonly feeBps: number
   readonly quoteReserveRaw: bigint
   readonly tokenReserveRaw: bigint
@@ -112,6 +117,18 @@ export interface MarketCore {
   readonly migratedPosition: string | null
   readonly stats: TradeStats
   readonly creatorFeesClaimedRaw: bigint
+  /** Hood recovery figures (spec 2.9 recovery block), from the latest `RecoverySnapshot`; absent before recovery. */
+  readonly recovery?: Recovery
+}
+
+/** The recovery block's amounts, all read at one block (`snapshotBlock`). */
+export interface Recovery {
+  readonly curve: string
+  readonly quoteToken: string
+  readonly reserveSnapshotRaw: bigint
+  readonly eligibleSupplyRaw: bigint
+  readonly surrenderedRaw: bigint
+  readonly snapshotBlock: bigint
 }
 
 export interface RetractWindow {
@@ -325,8 +342,18 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
         out.push({ _tag: "Ignored", eventId: e.id, reason: "unknown_mint" })
         return core
       }
-      if (core.lifecycle !== "completed") return anomaly(out, core, e, `migration_progress_while_${core.lifecycle}`)
       if (e.status === "cancelled" && core.chain !== "hood") return anomaly(out, core, e, "cancelled_on_solana")
+      if (e.status === "cancelled" && core.lifecycle === "recovery") {
+        // The chain's RecoverySnapshot came first: keep its recovery, take the keeper's figures.
+        const migration: Migration = {
+          ...core.migration,
+          attempts: Math.max(core.migration.attempts, e.attempts),
+          gaveUpAtMs: e.gaveUpAtMs ?? core.migration.gaveUpAtMs,
+          lastError: e.lastError ?? core.migration.lastError
+        }
+        return { ...advanced(core, e), migration }
+      }
+      if (core.lifecycle !== "completed") return anomaly(out, core, e, `migration_progress_while_${core.lifecycle}`)
       const migration: Migration = {
         status: e.status,
         attempts: e.attempts,
@@ -357,12 +384,47 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
         migration,
         pool: {
           address: core.chain === "hood" ? null : e.pool,
+          ...(core.chain === "hood" && e.dexPool !== undefined ? { dexPool: e.dexPool } : {}),
           feeBps: e.feeBps,
           quoteReserveRaw: e.quoteRaw,
           tokenReserveRaw: e.tokensRaw
         },
         migratedPosition: e.position
       }
+    }
+    case "RecoverySnapshot": {
+      if (core === undefined) {
+        out.push({ _tag: "Ignored", eventId: e.id, reason: "unknown_mint" })
+        return core
+      }
+      if (core.chain !== "hood") return anomaly(out, core, e, "recovery_on_solana")
+      const recovery: Recovery = {
+        curve: e.curve,
+        quoteToken: e.quoteToken,
+        reserveSnapshotRaw: e.reserveSnapshotRaw,
+        eligibleSupplyRaw: e.eligibleSupplyRaw,
+        surrenderedRaw: e.surrenderedRaw,
+        snapshotBlock: e.snapshotBlock
+      }
+      if (core.lifecycle === "recovery") {
+        // A later read (a claim) replaces the figures; an older block's read never does.
+        if (core.recovery !== undefined && core.recovery.snapshotBlock > e.snapshotBlock) return advanced(core, e)
+        return { ...advanced(core, e), recovery }
+      }
+      if (core.lifecycle !== "completed") return anomaly(out, core, e, `recovery_while_${core.lifecycle}`)
+      // Spec 3.6: "no pool will open" → cancelled, overriding retries. The keeper's attempts stay;
+      // the give-up time is the keeper's when it had given up, else the cancellation's block time.
+      const migration: Migration = {
+        status: "cancelled",
+        attempts: core.migration.attempts,
+        nextAttemptAtMs: null,
+        gaveUpAtMs: core.migration.gaveUpAtMs ?? e.timestampMs,
+        lastError: core.migration.lastError,
+        migratedAtMs: null
+      }
+      migrationTo(out, e, core.migration, migration)
+      lifecycleTo(out, e, core.lifecycle, "recovery")
+      return { ...advanced(core, e), migration, lifecycle: "recovery", recovery }
     }
     case "CreatorFeeClaimed": {
       if (core === undefined) {
@@ -431,7 +493,11 @@ export const makeStep =
     const limit = historyLimit(config, e.chain)
     if (e._tag === "Retracted") return retract(state, e)
     const window = state?.window ?? null
-    if (window !== null && window.retracted.length > 0 && window.retracted.some((r) => r.id === e.id)) return [state, NO_OUTPUTS]
+    // A replayed copy of an undone event has its id AND position; the same transaction re-included
+    // elsewhere after a reorg (same id, another position) is a new event and applies.
+    if (window !== null && window.retracted.length > 0 && window.retracted.some((r) => r.id === e.id && r.position === e.position)) {
+      return [state, NO_OUTPUTS]
+    }
     const core = state?.core
     if (core !== undefined && e.position <= core.lastPosition) return [state, NO_OUTPUTS]
     const outputs: Array<MarketOutput> = []

@@ -189,10 +189,25 @@ const statistics = (core: MarketCore, stats: MarketStats) => {
 }
 
 /**
- * The spec 2.9 market record (the `market` of `{success, market}`), plus statistics. A Hood market
- * in recovery carries the recovery block's static part; its snapshot amounts arrive with the Hood
- * recovery event (roadmap step 3) and are null until then.
+ * Spec 2.9 recovery block: every amount from the latest `RecoverySnapshot` (all read at one block).
+ * A market put in recovery by a keeper's `MigrationProgress` alone (no snapshot yet) shows the
+ * static part and null amounts until the chain's snapshot arrives.
  */
+export const recoveryBlock = (core: MarketCore) => {
+  const r = core.recovery
+  const curve = r?.curve ?? core.identity.curveAddress
+  return {
+    curve,
+    quoteToken: r?.quoteToken ?? core.identity.quoteMint,
+    reserveSnapshotRaw: r === undefined ? null : r.reserveSnapshotRaw.toString(),
+    eligibleSupplyRaw: r === undefined ? null : r.eligibleSupplyRaw.toString(),
+    surrenderedRaw: r === undefined ? null : r.surrenderedRaw.toString(),
+    method: "claimRecovery(uint256)" as const,
+    requiresApprovalTo: curve
+  }
+}
+
+/** The spec 2.9 market record (the `market` of `{success, market}`), plus statistics. */
 export const marketRecord = (core: MarketCore, asOfMs: number) => {
   const { buysOpen, sellsOpen } = tradeFlags(core.lifecycle)
   const stats = statsOf(core, asOfMs)
@@ -221,15 +236,7 @@ export const marketRecord = (core: MarketCore, asOfMs: number) => {
     migration: migrationBlock(core),
     ...(core.lifecycle === "recovery"
       ? {
-          recovery: {
-            curve: id.curveAddress,
-            quoteToken: id.quoteMint,
-            reserveSnapshotRaw: null,
-            eligibleSupplyRaw: null,
-            surrenderedRaw: null,
-            method: "claimRecovery(uint256)",
-            requiresApprovalTo: id.curveAddress
-          }
+          recovery: recoveryBlock(core)
         }
       : {}),
     creator: id.creator,

@@ -8,6 +8,8 @@ import { availableParallelism } from "node:os"
 import * as path from "node:path"
 import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.js"
 import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
+import { DefaultTierThresholds, type TierThresholds } from "../services/accounts/Tier.js"
+import { DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI } from "../services/wallets/BackstopPolicy.js"
 
 export type LogFormat = "json" | "pretty" | "logfmt"
 
@@ -55,6 +57,32 @@ export interface AppConfigShape {
   readonly devBuyCeilings: DevBuyCeilings
   readonly planOverrides: PlanOverrides
   readonly promoMaxDays: number
+  /**
+   * Where clients reach this engine from outside (`apiBaseUrl` of an issued key, and the base of
+   * the device and renewal URLs below). Unset: the listen address.
+   */
+  readonly publicUrl: string | undefined
+  readonly accounts: {
+    readonly tierThresholds: TierThresholds
+    /** The staked-receipt mint on Solana; unset while staking is not deployed (staked balance 0). */
+    readonly stakedMint: string | undefined
+    /** Unset: `<public url>/device`. */
+    readonly deviceVerificationUri: string | undefined
+    /** Unset: `<public url>/pricing`. */
+    readonly renewalUrl: string | undefined
+  }
+  readonly wallets: {
+    /** Base64 of 32 bytes. Unset: generated once into `<dataDir>/wallet-master.key` (embedded mode only). */
+    readonly masterKey: Redacted.Redacted<string> | undefined
+    readonly ceilingLamports: bigint
+    readonly ceilingWei: bigint
+  }
+  readonly webhooks: {
+    /** 64 hex digits or base64 of 32 bytes. Unset: generated once into `<dataDir>/webhook-secret.key` (embedded mode only). */
+    readonly secretKey: Redacted.Redacted<string> | undefined
+    /** Tests only: test accounts may register and receive loopback targets. */
+    readonly allowLoopbackForTests: boolean
+  }
 }
 
 const positiveInt = (name: string, fallback: number) =>
@@ -86,6 +114,23 @@ const optionalSecret = (name: string) =>
   Config.redacted(name).pipe(
     Config.option,
     Config.map((o) => (o._tag === "Some" && Redacted.value(o.value).trim() !== "" ? o.value : undefined))
+  )
+
+const httpUrl = (name: string) =>
+  optionalString(name).pipe(
+    Config.validate({
+      message: `${name} must be an http(s) URL`,
+      validation: (s) => {
+        if (s === undefined) return true
+        try {
+          const u = new URL(s)
+          return u.protocol === "https:" || u.protocol === "http:"
+        } catch {
+          return false
+        }
+      }
+    }),
+    Config.map((s) => (s === undefined ? undefined : s.replace(/\/+$/, "")))
   )
 
 const planOverrides = Config.string("PLAN_OVERRIDES").pipe(
@@ -149,7 +194,32 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   promoMaxDays: Config.integer("PROMO_MAX_DAYS").pipe(
     Config.withDefault(30),
     Config.validate({ message: "PROMO_MAX_DAYS must be 0 or more", validation: (n) => n >= 0 })
-  )
+  ),
+  publicUrl: httpUrl("CURVESTREAM_PUBLIC_URL"),
+  accounts: Config.all({
+    tierThresholds: Config.all({
+      minStakedCndl: nonNegativeInt("AGENT_TIER_PRO_MIN_STAKED_CNDL", DefaultTierThresholds.minStakedCndl),
+      minHeldCndl: nonNegativeInt("AGENT_TIER_PRO_MIN_HELD_CNDL", DefaultTierThresholds.minHeldCndl),
+      graceMs: nonNegativeInt("AGENT_TIER_GRACE_MS", DefaultTierThresholds.graceMs)
+    }),
+    stakedMint: optionalString("SOLANA_STAKED_MINT").pipe(
+      Config.validate({
+        message: "SOLANA_STAKED_MINT must be a base58 Solana address",
+        validation: (s) => s === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s)
+      })
+    ),
+    deviceVerificationUri: httpUrl("DEVICE_VERIFICATION_URI"),
+    renewalUrl: httpUrl("RENEWAL_URL")
+  }),
+  wallets: Config.all({
+    masterKey: optionalSecret("WALLET_MASTER_KEY"),
+    ceilingLamports: rawAmount("AGENT_WALLET_CEILING_LAMPORTS", DEFAULT_CEILING_LAMPORTS),
+    ceilingWei: rawAmount("AGENT_WALLET_CEILING_WEI", DEFAULT_CEILING_WEI)
+  }),
+  webhooks: Config.all({
+    secretKey: optionalSecret("WEBHOOK_SECRET_KEY"),
+    allowLoopbackForTests: Config.boolean("WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS").pipe(Config.withDefault(false))
+  })
 })
 
 export class AppConfig extends Context.Tag("curvestream/AppConfig")<AppConfig, AppConfigShape>() {
@@ -166,5 +236,9 @@ export const ConfigVariables = [
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
-  "PLAN_OVERRIDES", "PROMO_MAX_DAYS"
+  "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
+  "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",
+  "SOLANA_STAKED_MINT", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
+  "WALLET_MASTER_KEY", "AGENT_WALLET_CEILING_LAMPORTS", "AGENT_WALLET_CEILING_WEI",
+  "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS"
 ] as const

@@ -301,32 +301,4 @@ describe("market actors through the runtime", () => {
       yield* engine.close
     })
   )
-
-  it.scopedLive("throughput through the runtime (printed, not asserted)", () =>
-    Effect.gen(function* () {
-      const dir = yield* tempDir
-      const events = workload(500, 100) // ~100k events over 1,000 markets
-      const messages = events.map((e) => ({ key: busKey(e), value: encodeFast(e) }))
-      const engine = yield* openEngine(dir, {}, 16)
-      const started = performance.now()
-      for (let i = 0; i < messages.length; i += 20_000) yield* engine.bus.publish(Topics.chainEvents, messages.slice(i, i + 20_000))
-      const publishedMs = performance.now() - started
-      yield* eventually(() => engine.actors.stats().applied + engine.actors.stats().skipped === events.length, "all applied", 120_000)
-      const appliedMs = performance.now() - started
-      yield* committedToEnd(engine, 120_000)
-      const committedMs = performance.now() - started
-      const stats = engine.actors.stats()
-      const rate = (ms: number) => Math.round(events.length / (ms / 1000))
-      console.log(
-        `actors: ${events.length} events over ${engine.index.size()} markets, published into the embedded bus (16 partitions) ` +
-          `while the runtime consumed: published in ${publishedMs.toFixed(0)} ms, applied in ${appliedMs.toFixed(0)} ms ` +
-          `(${rate(appliedMs)} events/s), checkpointed and committed in ${committedMs.toFixed(0)} ms (${rate(committedMs)} events/s); ` +
-          `${stats.checkpoint.flushes} flushes, ${stats.checkpoint.rowsFlushed} rows, ${stats.drains} drains, ${stats.batches} bus batches, ` +
-          `${stats.mailboxFullWaits} mailbox-full waits`
-      )
-      expect(stats.defects).toBe(0)
-      yield* engine.close
-    }),
-    180_000
-  )
 })

@@ -8,8 +8,16 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { Effect } from "effect"
 import init from "./0001_init.js"
 import ingestCursors from "./0002_ingest_cursors.js"
+import accounts from "./0003_accounts.js"
+import webhooks from "./0004_webhooks.js"
+import wallets from "./0005_wallets.js"
+import hoodIngestBlocks from "./0006_hood_ingest_blocks.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
-  "0002_ingest_cursors": ingestCursors
+  "0002_ingest_cursors": ingestCursors,
+  "0003_accounts": accounts,
+  "0004_webhooks": webhooks,
+  "0005_wallets": wallets,
+  "0006_hood_ingest_blocks": hoodIngestBlocks
 }

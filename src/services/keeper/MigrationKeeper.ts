@@ -11,21 +11,38 @@
  * transaction of the confirmed slot the keeper observed, and the migrate transaction can only
  * land in a later slot.
  *
+ * Hood recovery (spec 3.6 "no pool will open → cancelled, overriding retries"): an executor whose
+ * migrate fails with `MigrationBlocked` (the chain will keep refusing it: the Uniswap pool is already
+ * open at another price) and that can `cancel` is cancelled once the retry budget is spent: the
+ * keeper sends the cancel (the curve enters recovery) and reports `cancelled` with `attempts` and
+ * `gaveUpAt`. A budget spent on transient failures still ends `delayed` (a human decides), as does a
+ * cancel that fails: recovery is irreversible, so only a refusal the chain will repeat leads to it.
+ *
  * Bounded: one migration in flight at a time per keeper (a sweep handles candidates in order),
  * the schedule map holds only completed, unmigrated markets (entries are dropped when a market
  * leaves `completed`), and each send has a deadline.
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Data, Duration, Effect } from "effect"
 import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { type ChainId, MigrationProgress } from "../../../ingest/ChainEvent.js"
 import { backoffMs, discovered, failed, isDue, type KeeperPolicyOptions, type MigrationSchedule, nextWakeMs } from "./KeeperPolicy.js"
 
+/** A migration the chain will keep refusing (Hood: the pool is already open at another price): no pool will open. */
+export class MigrationBlocked extends Data.TaggedError("MigrationBlocked")<{ readonly message: string }> {}
+
+const errorText = (e: string | MigrationBlocked): string => (typeof e === "string" ? e : e.message)
+
 export interface MigrationExecutor {
   readonly chain: ChainId
-  /** Position for a progress event of this attempt, after everything the chain has confirmed. */
-  readonly progressPosition: (attempt: number) => Effect.Effect<string, string>
+  /**
+   * Position for a progress event of this attempt, after everything the chain has confirmed about
+   * the market (`core`, the keeper's snapshot of it) and before the transaction it announces.
+   */
+  readonly progressPosition: (attempt: number, core: MarketCore) => Effect.Effect<string, string>
   /** Sends the migrate transaction; succeeds with its signature once the node accepted it. */
-  readonly migrate: (core: MarketCore) => Effect.Effect<string, string>
+  readonly migrate: (core: MarketCore) => Effect.Effect<string, string | MigrationBlocked>
+  /** Hood: ends a migration that cannot succeed by moving the curve to recovery; succeeds with the transaction hash. */
+  readonly cancel?: (core: MarketCore) => Effect.Effect<string, string>
 }
 
 export interface MigrationKeeperOptions {
@@ -62,13 +79,13 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
     const sendTimeout = options.sendTimeout ?? "30 seconds"
 
     const progress = (core: MarketCore, executor: MigrationExecutor, attempt: number, fields: {
-      status: "in_progress" | "delayed"
+      status: "in_progress" | "delayed" | "cancelled"
       attempts: number
       nextAttemptAtMs: number | null
       gaveUpAtMs: number | null
       lastError: string | null
     }, nowMs: number) =>
-      executor.progressPosition(attempt).pipe(
+      executor.progressPosition(attempt, core).pipe(
         Effect.flatMap((position) =>
           options.publish([
             new MigrationProgress({
@@ -98,7 +115,7 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
           lastError: null
         }, startedMs)
         const result = yield* executor.migrate(core).pipe(
-          Effect.timeoutFail({ duration: sendTimeout, onTimeout: () => "migrate send timed out" }),
+          Effect.timeoutFail({ duration: sendTimeout, onTimeout: (): string | MigrationBlocked => "migrate send timed out" }),
           Effect.either
         )
         const nowMs = yield* Clock.currentTimeMillis
@@ -108,16 +125,49 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
           schedules.set(key(core), { _tag: "Pending", attempts: n, nextAttemptAtMs: nowMs + policy.backoffBaseMs })
           return
         }
-        const next = failed(policy, schedule, nowMs, result.left)
+        const error = errorText(result.left)
+        const next = failed(policy, schedule, nowMs, error)
         schedules.set(key(core), next)
         yield* Effect.logWarning("keeper migration attempt failed").pipe(
-          Effect.annotateLogs({ chain: core.chain, mint: core.mint, attempt: n, error: result.left })
+          Effect.annotateLogs({ chain: core.chain, mint: core.mint, attempt: n, error })
         )
+        if (next._tag === "Delayed" && result.left instanceof MigrationBlocked && executor.cancel !== undefined) {
+          yield* cancel(core, executor, executor.cancel, n, next)
+          return
+        }
         yield* next._tag === "Delayed"
           ? progress(core, executor, n, { status: "delayed", attempts: n, nextAttemptAtMs: null, gaveUpAtMs: next.gaveUpAtMs, lastError: next.lastError }, nowMs)
           : next._tag === "Pending"
-            ? progress(core, executor, n, { status: "in_progress", attempts: n, nextAttemptAtMs: next.nextAttemptAtMs, gaveUpAtMs: null, lastError: result.left }, nowMs)
+            ? progress(core, executor, n, { status: "in_progress", attempts: n, nextAttemptAtMs: next.nextAttemptAtMs, gaveUpAtMs: null, lastError: error }, nowMs)
             : Effect.void
+      })
+
+    /** The budget is spent on a refusal the chain will repeat: cancel (recovery), or report delayed if that fails too. */
+    const cancel = (
+      core: MarketCore,
+      executor: MigrationExecutor,
+      send: NonNullable<MigrationExecutor["cancel"]>,
+      n: number,
+      given: MigrationSchedule & { _tag: "Delayed" }
+    ) =>
+      Effect.gen(function* () {
+        const sent = yield* send(core).pipe(
+          Effect.timeoutFail({ duration: sendTimeout, onTimeout: () => "cancel send timed out" }),
+          Effect.either
+        )
+        const nowMs = yield* Clock.currentTimeMillis
+        if (sent._tag === "Right") {
+          yield* Effect.logWarning("keeper cancelled a migration that cannot succeed; the curve is in recovery").pipe(
+            Effect.annotateLogs({ chain: core.chain, mint: core.mint, attempts: n, signature: sent.right, error: given.lastError })
+          )
+          return yield* progress(core, executor, n, { status: "cancelled", attempts: n, nextAttemptAtMs: null, gaveUpAtMs: given.gaveUpAtMs, lastError: given.lastError }, nowMs)
+        }
+        const lastError = `${given.lastError}; cancel failed: ${sent.left}`
+        schedules.set(key(core), { ...given, lastError })
+        yield* Effect.logError("keeper could not cancel a blocked migration; a human must act").pipe(
+          Effect.annotateLogs({ chain: core.chain, mint: core.mint, attempts: n, error: lastError })
+        )
+        yield* progress(core, executor, n, { status: "delayed", attempts: n, nextAttemptAtMs: null, gaveUpAtMs: given.gaveUpAtMs, lastError }, nowMs)
       })
 
     const sweep = Effect.gen(function* () {

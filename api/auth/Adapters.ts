@@ -1,0 +1,132 @@
+/**
+ * The real authenticators (`AgentKeyAuth`, `OwnerAuth`) in the shapes the wallet and webhook
+ * route modules ask for. Those modules were built against their own small ports so they do not
+ * depend on how keys and sessions are stored; these adapters are the only place the two meet.
+ *
+ * Which credential a wallet route reads:
+ * - `Authorization: Bearer …` present, or a route that takes no agent key: owner auth (a session,
+ *   or a session or device token where the route takes device tokens). An agent key offered to an
+ *   owner-only route is refused by owner auth with the reason, without spending the key's rate.
+ * - otherwise `x-api-key`: agent-key auth with the route's scope (so `SCOPE_MISSING`, rate limits
+ *   and `KEY_EXPIRED` come out exactly as on every other `x-api-key` route).
+ * The route then checks the resolved credential kind again (`WalletRoutes.admit`).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import { findAccount } from "../../src/services/accounts/AccountRepository.js"
+import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
+import type { AgentPrincipal, OwnerPrincipal } from "../../src/services/keys/Principals.js"
+import type { Authenticate, Principal } from "../../src/services/wallets/Principal.js"
+import { isTestAccount } from "../../src/services/wiring/Wiring.js"
+import { TierService } from "../../src/services/accounts/TierService.js"
+import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { WebhookService } from "../../src/services/webhooks/WebhookService.js"
+import type { Request } from "../Http.js"
+import { accountApi } from "../routes/AccountRoutes.js"
+import { walletRoutes } from "../routes/WalletRoutes.js"
+import { type AuthenticatedOwner, webhookRoutes } from "../routes/WebhookRoutes.js"
+import type { RouteDef } from "../Router.js"
+import type { AgentAuth } from "./AgentKeyAuth.js"
+import { bearerToken, OWNER_AUTH_HEADERS, type OwnerAuth } from "./OwnerAuth.js"
+
+const internal = (e: unknown) =>
+  Effect.zipRight(Effect.logError("account lookup failed", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
+
+/** An agent key as the wallet rules see the caller. */
+export const agentToWalletPrincipal = (p: AgentPrincipal): Principal => ({
+  accountId: p.accountId,
+  plan: p.tier,
+  credential: "agentKey",
+  keyId: p.key.id,
+  keyPrefix: p.key.prefix,
+  scopes: p.key.scopes,
+  environment: p.key.environment,
+  embeddedWallet: p.key.embeddedWallet,
+  devicePrefix: null
+})
+
+export interface WalletAuthDeps {
+  readonly agentAuth: AgentAuth
+  readonly ownerAuth: OwnerAuth
+  readonly tiers: TierServiceShape
+  readonly nowMs: () => number
+}
+
+export const makeWalletAuthenticate = (deps: WalletAuthDeps): Authenticate => {
+  const ownerToWalletPrincipal = (p: OwnerPrincipal): Effect.Effect<Principal, ApiError> =>
+    Effect.gen(function* () {
+      const account = yield* deps.tiers.account(p.accountId).pipe(Effect.catchTag("SqlError", internal))
+      if (account === undefined) return yield* Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists"))
+      const plan = yield* deps.tiers.tierOf(account, deps.nowMs())
+      return {
+        accountId: p.accountId,
+        plan,
+        credential: p._tag,
+        keyId: null,
+        keyPrefix: null,
+        scopes: [],
+        environment: null,
+        embeddedWallet: null,
+        devicePrefix: p._tag === "device" ? p.devicePrefix : null
+      } satisfies Principal
+    })
+
+  return (headers, need) => {
+    const takesAgent = need.credentials.includes("agentKey")
+    if (bearerToken(headers) !== undefined || !takesAgent) {
+      const kinds = need.credentials.includes("device") || !need.credentials.includes("session") ? "sessionOrDevice" : "session"
+      return Effect.flatMap(deps.ownerAuth.owner(headers, kinds), ownerToWalletPrincipal)
+    }
+    return Effect.map(deps.agentAuth.authenticate(headers, need.scope !== undefined ? { scopes: [need.scope] } : {}), agentToWalletPrincipal)
+  }
+}
+
+export interface WebhookAuthDeps {
+  readonly ownerAuth: OwnerAuth
+  readonly sql: SqlClient.SqlClient
+  readonly nowMs: () => number
+}
+
+/**
+ * Webhook routes take a signed-in session only (spec 4.4); the account row says whether agent
+ * features are on, the account's keys whether it is a test account (see `isTestAccount`).
+ */
+export const makeWebhookAuthenticate =
+  (deps: WebhookAuthDeps) =>
+  (req: Request): Effect.Effect<AuthenticatedOwner, ApiError> =>
+    Effect.flatMap(deps.ownerAuth.session(req.headers), (s) =>
+      Effect.gen(function* () {
+        const account = yield* findAccount(s.accountId)
+        if (account === undefined) return yield* Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists"))
+        const testAccount = yield* isTestAccount(s.accountId, deps.nowMs())
+        return { accountId: account.id, testAccount, agentEnabled: account.agentEnabled } satisfies AuthenticatedOwner
+      }).pipe(Effect.provideService(SqlClient.SqlClient, deps.sql), Effect.catchTag("SqlError", internal))
+    )
+
+/**
+ * Every route of accounts and keys, wallets and webhooks, over the services in context (the
+ * `Stack` layer), and the authenticators other route modules reuse (`agentAuth` for `x-api-key`
+ * routes, `ownerAuth` for owner routes, `dataAuth` for the market-data service).
+ */
+export const accountStackApi = (options: { readonly nowMs: () => number }) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const tiers = yield* TierService
+    const wallets = yield* WalletService
+    const webhooks = yield* WebhookService
+    const accounts = yield* accountApi(options)
+    const routes: ReadonlyArray<RouteDef> = [
+      ...accounts.routes,
+      ...walletRoutes({
+        wallets,
+        authenticate: makeWalletAuthenticate({ agentAuth: accounts.agentAuth, ownerAuth: accounts.ownerAuth, tiers, nowMs: options.nowMs })
+      }),
+      ...webhookRoutes({
+        service: webhooks,
+        authHeaders: OWNER_AUTH_HEADERS,
+        authenticate: makeWebhookAuthenticate({ ownerAuth: accounts.ownerAuth, sql, nowMs: options.nowMs })
+      })
+    ]
+    return { ...accounts, routes }
+  })

@@ -1,0 +1,241 @@
+/**
+ * Key, access and tier routes (spec document 2, section 4.1, without wallets and TEE rebind).
+ * Owner routes take a session or a device token; `keys/self/*` take the agent key itself;
+ * `{prefix}/limits` and `tier` take either. Handlers only authenticate, parse the query and
+ * call `KeyService` / `TierService`; every rule lives there.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schema } from "effect"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
+import type { KeyServiceShape } from "../../src/services/keys/KeyService.js"
+import type { AgentPrincipal, OwnerPrincipal, SessionPrincipal } from "../../src/services/keys/Principals.js"
+import { AccessLevels, PublicScopes } from "../../src/services/keys/Scopes.js"
+import { type AgentAuth, API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
+import { AUTHORIZATION_HEADER, bearerToken, type OwnerAuth } from "../auth/OwnerAuth.js"
+import { json, type Reply, type Request } from "../Http.js"
+import type { ResponseDoc, RouteDef } from "../Router.js"
+
+export interface KeyRoutesDeps {
+  readonly keys: KeyServiceShape
+  readonly tiers: TierServiceShape
+  readonly agentAuth: AgentAuth
+  readonly ownerAuth: OwnerAuth
+  readonly nowMs: () => number
+}
+
+const HEADERS = [AUTHORIZATION_HEADER, API_KEY_HEADER]
+const prefixParam = { name: "prefix", description: "The key's 8-character prefix", schema: { type: "string", minLength: 8, maxLength: 8 } }
+
+const Scope = Schema.Literal(...PublicScopes)
+const TxLimitSchema = Schema.Struct({ usdMicros: Schema.Int.pipe(Schema.positive()), reset: Schema.Literal("never", "daily", "weekly", "monthly") })
+const IssueBody = Schema.Struct({
+  environment: Schema.optional(Schema.Literal("production", "test")),
+  scopes: Schema.optional(Schema.Array(Scope)),
+  label: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  expiresInDays: Schema.optional(Schema.Int.pipe(Schema.between(1, 365))),
+  expiresAt: Schema.optional(Schema.Int),
+  txLimit: Schema.optional(TxLimitSchema),
+  embeddedWallet: Schema.optional(Schema.Literal("allowed", "denied")),
+  ref: Schema.optional(Schema.String)
+}).annotations({ identifier: "KeyIssueBody" })
+const PatchBody = Schema.Union(
+  Schema.Struct({ label: Schema.String }),
+  Schema.Struct({ avatar: Schema.NullOr(Schema.String) }),
+  Schema.Struct({ txLimit: TxLimitSchema }),
+  Schema.Struct({ clearTxLimit: Schema.Literal(true) })
+).annotations({ identifier: "KeyPatchBody", description: "Exactly one field" })
+const AccessBody = Schema.Struct({
+  access: Schema.Literal(...AccessLevels),
+  dryRun: Schema.optional(Schema.Boolean),
+  expectScopes: Schema.optional(Schema.Array(Schema.String))
+}).annotations({ identifier: "KeyAccessBody" })
+const LimitsBody = Schema.Array(
+  Schema.Struct({ asset: Schema.Literal("sol", "usdc", "svc", "eth", "usdg"), maxPerTxRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/)) })
+).annotations({ identifier: "KeyLimitsBody" })
+const EmbeddedWalletBody = Schema.Struct({ embeddedWallet: Schema.Literal("allowed", "denied") }).annotations({ identifier: "EmbeddedWalletBody" })
+
+const ok = (description: string): ResponseDoc => ({ description })
+const errors = (...statuses: number[]): Record<number, ResponseDoc> =>
+  Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
+
+const internal = (e: SqlError) =>
+  Effect.zipRight(Effect.logError("key route storage failure", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
+
+/** Runs a service call and answers 200 JSON; storage failures become INTERNAL. */
+const reply = <E extends ApiError | SqlError>(e: Effect.Effect<unknown, E>): Effect.Effect<Reply, ApiError> =>
+  e.pipe(
+    Effect.map((body) => json(200, body)),
+    Effect.catchIf((x): x is Extract<E, SqlError> => (x as { _tag: string })._tag === "SqlError", (x) => internal(x as SqlError))
+  ) as Effect.Effect<Reply, ApiError>
+
+const queryParam = (req: Request, name: string): string | null => new URLSearchParams(req.query).get(name)
+
+export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
+  const { keys, ownerAuth, agentAuth, tiers } = deps
+  const owner = (req: Request) => ownerAuth.owner(req.headers, "sessionOrDevice")
+  /** A bearer credential means an owner; otherwise the agent key. */
+  const ownerOrAgent = (req: Request): Effect.Effect<OwnerPrincipal | AgentPrincipal, ApiError> =>
+    bearerToken(req.headers) !== undefined ? owner(req) : agentAuth.authenticate(req.headers)
+  const prefix = (req: Request) => req.params[0] ?? ""
+
+  const route = (r: Omit<RouteDef, "tags" | "headers"> & { readonly tags?: ReadonlyArray<string> }): RouteDef => ({ tags: ["keys"], headers: HEADERS, ...r })
+
+  return [
+    route({
+      method: "POST",
+      path: "/api/v1/agent/keys",
+      operationId: "issueAgentKey",
+      summary: "Issue an agent key (the plaintext key is returned only here)",
+      auth: "session",
+      body: { schema: IssueBody, maxBytes: 8 * 1024 },
+      responses: { 200: ok("The issued key"), ...errors(400, 401, 403, 503) },
+      handler: (req) =>
+        Effect.flatMap(owner(req), (o) =>
+          reply(
+            keys.issue(o, req.body).pipe(
+              Effect.catchTag("SqlError", () => Effect.fail(apiError("KEY_ISSUANCE_FAILED", "Key issuance failed; nothing was issued", { retryable: true })))
+            )
+          )
+        )
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/keys",
+      operationId: "listAgentKeys",
+      summary: "Every key of the account, revoked included, with usage",
+      auth: "session",
+      responses: { 200: ok("Key rows and usageSince"), ...errors(401) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.list(o)))
+    }),
+    route({
+      method: "DELETE",
+      path: "/api/v1/agent/keys/{prefix}",
+      operationId: "revokeAgentKey",
+      summary: "Revoke a key (idempotent)",
+      auth: "session",
+      pathParams: [prefixParam],
+      responses: { 200: ok("Revoked"), ...errors(401, 404) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.revoke(o, prefix(req))))
+    }),
+    route({
+      method: "PATCH",
+      path: "/api/v1/agent/keys/{prefix}",
+      operationId: "patchAgentKey",
+      summary: "Change exactly one of label, avatar, txLimit, clearTxLimit",
+      auth: "session",
+      pathParams: [prefixParam],
+      body: { schema: PatchBody, maxBytes: 4 * 1024 },
+      responses: { 200: ok("The updated row"), ...errors(400, 401, 404) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.patch(o, prefix(req), req.body)))
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/keys/{prefix}/usage",
+      operationId: "agentKeyUsage",
+      summary: "Zero-filled ascending daily usage series",
+      auth: "session",
+      pathParams: [prefixParam],
+      query: [{ name: "days", description: "Days, clamped 1 to 90 (default 30)", schema: { type: "integer" } }],
+      responses: { 200: ok("Series"), ...errors(400, 401, 404) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.usage(o, prefix(req), queryParam(req, "days"))))
+    }),
+    route({
+      method: "PUT",
+      path: "/api/v1/agent/keys/self/access",
+      operationId: "narrowOwnAccess",
+      summary: "The key narrows its own access level (never widens)",
+      auth: "agentKey",
+      body: { schema: AccessBody, maxBytes: 4 * 1024 },
+      responses: { 200: ok("Access-change response"), ...errors(400, 401, 403, 409, 429, 503) },
+      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.changeAccess(a, "self", req.body)))
+    }),
+    route({
+      method: "PUT",
+      path: "/api/v1/agent/keys/{prefix}/access",
+      operationId: "changeKeyAccess",
+      summary: "Preview (dryRun) or commit a key's access level",
+      auth: "session",
+      pathParams: [prefixParam],
+      body: { schema: AccessBody, maxBytes: 4 * 1024 },
+      responses: { 200: ok("Access-change response"), ...errors(400, 401, 404, 409, 503) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.changeAccess(o, prefix(req), req.body)))
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/keys/{prefix}/access-changes",
+      operationId: "keyAccessChanges",
+      summary: "Access-change history, newest first",
+      auth: "session",
+      pathParams: [prefixParam],
+      query: [{ name: "limit", description: "1 to 100 (default 20)", schema: { type: "integer", minimum: 1, maximum: 100 } }],
+      responses: { 200: ok("Change rows"), ...errors(400, 401, 404) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.accessChanges(o, prefix(req), queryParam(req, "limit"))))
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/keys/self/limits",
+      operationId: "ownKeyLimits",
+      summary: "The calling key's per-asset limits (null: unlimited)",
+      auth: "agentKey",
+      responses: { 200: ok("keyLimits"), ...errors(401, 429) },
+      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.selfLimits(a)))
+    }),
+    route({
+      method: "PUT",
+      path: "/api/v1/agent/keys/self/limits",
+      operationId: "tightenOwnKeyLimits",
+      summary: "The calling key tightens its own per-asset limits",
+      auth: "agentKey",
+      body: { schema: LimitsBody, maxBytes: 4 * 1024 },
+      responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 429) },
+      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.setLimits(a, "self", req.body)))
+    }),
+    route({
+      method: "PUT",
+      path: "/api/v1/agent/keys/{prefix}/limits",
+      operationId: "setKeyLimits",
+      summary: "Set per-asset limits (an agent key may only tighten its own)",
+      auth: "session",
+      pathParams: [prefixParam],
+      body: { schema: LimitsBody, maxBytes: 4 * 1024 },
+      responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 404, 409) },
+      handler: (req) => Effect.flatMap(ownerOrAgent(req), (p) => reply(keys.setLimits(p, prefix(req), req.body)))
+    }),
+    route({
+      method: "PUT",
+      path: "/api/v1/agent/keys/{prefix}/embedded-wallet",
+      operationId: "setKeyEmbeddedWallet",
+      summary: "Allow or deny the embedded wallet for a key",
+      auth: "session",
+      pathParams: [prefixParam],
+      body: { schema: EmbeddedWalletBody, maxBytes: 1024 },
+      responses: { 200: ok("Stored value"), ...errors(400, 401, 404) },
+      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.setEmbeddedWallet(o, prefix(req), req.body)))
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/tier",
+      operationId: "tierSnapshot",
+      summary: "The account's tier, holdings, Max status, fees and caps",
+      tags: ["plans"],
+      auth: "agentKey",
+      responses: { 200: ok("Tier snapshot"), ...errors(401, 429) },
+      handler: (req) => {
+        const who: Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =
+          bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers)
+        return Effect.flatMap(who, (p) =>
+          reply(
+            Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => tiers.snapshot(account, deps.nowMs()))
+          )
+        )
+      }
+    })
+  ]
+
+  function keysAccount(accountId: string) {
+    return tiers.account(accountId).pipe(
+      Effect.flatMap((a) => (a === undefined ? Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists")) : Effect.succeed(a)))
+    )
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * Webhook endpoint management (spec 4.4): register, list, rotate, revoke, last deliveries.
+ *
+ * Credential: an owner session (`Authorization: Bearer <session token>`, spec 4.4 "normal
+ * authenticated session"); agent keys are refused by the `authenticate` dependency the
+ * composition root provides. The account must have agent features enabled (a `false`
+ * `agentEnabled` from `authenticate` is 403 `VALIDATION_FAILED`, as for key issuance).
+ *
+ * Refusals (every one records nothing):
+ * - malformed body or URL, non-HTTPS URL, a host that is not public: 400 `VALIDATION_FAILED`,
+ *   `field` `body`/`url`/`events`, `reason` = the public-target check's reason for URLs;
+ * - an event name not in the events table: 400 `VALIDATION_FAILED`, `field: "events"`,
+ *   `reason: "unknown_event"`;
+ * - a 4th active endpoint: 400 `WEBHOOK_LIMIT_REACHED`;
+ * - an unknown id (or another account's): 404 `VALIDATION_FAILED`, `field: "id"`,
+ *   `reason: "webhook_not_found"`; rotate or deliveries on a revoked endpoint: 409
+ *   `VALIDATION_FAILED`, `reason: "webhook_revoked"`. Revoking a revoked endpoint answers it again.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schema } from "effect"
+import { type ApiError, apiError, validationFailed } from "../../src/domain/ApiError.js"
+import { WEBHOOK_EVENTS } from "../../src/services/webhooks/Events.js"
+import { maxActiveEndpoints, type WebhookOwner, type WebhookRefused, type WebhookServiceShape } from "../../src/services/webhooks/WebhookService.js"
+import { json, type Request } from "../Http.js"
+import type { RouteDef } from "../Router.js"
+
+export interface AuthenticatedOwner {
+  readonly accountId: string
+  /** A test account (may register loopback targets when the test flag is on). */
+  readonly testAccount?: boolean | undefined
+  /** Agent features enabled for the account; `false` refuses every webhook route (absent: enabled). */
+  readonly agentEnabled?: boolean | undefined
+}
+
+export interface WebhookRoutesDeps {
+  readonly service: WebhookServiceShape
+  /** Verifies the owner session of the request; fails with the spec's 401/403 errors. */
+  readonly authenticate: (req: Request) => Effect.Effect<AuthenticatedOwner, ApiError>
+  /** Request headers `authenticate` reads (default `authorization`; with owner auth, `OWNER_AUTH_HEADERS`). */
+  readonly authHeaders?: ReadonlyArray<string>
+}
+
+export const WEBHOOKS_PATH = "/api/v1/agent/webhooks"
+/** Body bound of the register route. */
+export const webhookBodyMaxBytes = 8 * 1024
+
+const EventName = Schema.Literal(...WEBHOOK_EVENTS)
+
+const endpointFields = {
+  id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(EventName),
+  secretPrefix: Schema.String,
+  status: Schema.Literal("active", "revoked"),
+  createdAt: Schema.String,
+  rotatedAt: Schema.optional(Schema.String),
+  revokedAt: Schema.optional(Schema.String)
+}
+
+const WebhookEndpoint = Schema.Struct(endpointFields).annotations({ identifier: "WebhookEndpoint" })
+
+const WebhookEndpointWithSecret = Schema.Struct({
+  success: Schema.Literal(true),
+  ...endpointFields,
+  secret: Schema.String.annotations({ description: "The signing secret (whsec_...), shown only here" })
+}).annotations({ identifier: "WebhookEndpointWithSecret" })
+
+const WebhookList = Schema.Struct({ success: Schema.Literal(true), webhooks: Schema.Array(WebhookEndpoint) }).annotations({
+  identifier: "WebhookList"
+})
+
+const WebhookRevoked = Schema.Struct({ success: Schema.Literal(true), ...endpointFields }).annotations({ identifier: "WebhookRevoked" })
+
+const Delivery = Schema.Struct({
+  eventId: Schema.String,
+  event: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed", "cancelled"),
+  attempts: Schema.Int,
+  lastStatusCode: Schema.NullOr(Schema.Int),
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  lastAttemptAt: Schema.NullOr(Schema.String),
+  nextAttemptAt: Schema.NullOr(Schema.String),
+  deliveredAt: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "WebhookDelivery" })
+
+const DeliveryList = Schema.Struct({
+  success: Schema.Literal(true),
+  webhookId: Schema.String,
+  deliveries: Schema.Array(Delivery)
+}).annotations({ identifier: "WebhookDeliveryList" })
+
+const CreateBody = Schema.Struct({
+  url: Schema.String.annotations({ description: "Public https URL" }),
+  events: Schema.Array(EventName)
+}).annotations({ identifier: "WebhookCreateBody" })
+
+const idParam = { name: "id", description: "Webhook endpoint id (wh_...)", schema: { type: "string" } }
+
+/** The one mapping from a service refusal to the wire. */
+export const refusalToApiError = (e: WebhookRefused): ApiError => {
+  switch (e.reason) {
+    case "invalid_body":
+      return validationFailed(e.field ?? "body", e.message)
+    case "invalid_url":
+    case "target_refused":
+      return validationFailed("url", e.message, { reason: e.targetReason ?? "invalid_url" })
+    case "unknown_event":
+      return validationFailed("events", e.message, { reason: "unknown_event" })
+    case "limit_reached":
+      return apiError("WEBHOOK_LIMIT_REACHED", e.message, { extra: { limit: maxActiveEndpoints } })
+    case "not_found":
+      return apiError("VALIDATION_FAILED", e.message, { field: "id", status: 404, extra: { reason: "webhook_not_found" } })
+    case "revoked":
+      return apiError("VALIDATION_FAILED", e.message, { field: "id", status: 409, extra: { reason: "webhook_revoked" } })
+  }
+}
+
+const commonErrors = {
+  401: { description: "Missing or invalid session" },
+  403: { description: "Not an owner session, or agent features are off (VALIDATION_FAILED)" }
+} as const
+
+export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> => {
+  const headers = deps.authHeaders ?? ["authorization"]
+
+  /** Authenticates, checks agent features, runs `f`, maps refusals; storage failures are defects (500 INTERNAL). */
+  const guarded =
+    <A>(f: (owner: WebhookOwner, req: Request) => Effect.Effect<A, WebhookRefused | SqlError>, status = 200) =>
+    (req: Request) =>
+      Effect.gen(function* () {
+        const auth = yield* deps.authenticate(req)
+        if (auth.agentEnabled === false) {
+          return yield* apiError("VALIDATION_FAILED", "Agent features are not enabled for this account", { status: 403 })
+        }
+        const owner: WebhookOwner = { accountId: auth.accountId, testAccount: auth.testAccount === true }
+        const value = yield* f(owner, req).pipe(
+          Effect.catchTag("WebhookRefused", (e) => Effect.fail(refusalToApiError(e))),
+          Effect.catchTag("SqlError", (e) => Effect.die(e))
+        )
+        return json(status, { success: true, ...value })
+      })
+
+  return [
+    {
+      method: "POST",
+      path: WEBHOOKS_PATH,
+      operationId: "createWebhook",
+      summary: "Register a webhook endpoint; the signing secret is returned only here",
+      description:
+        "The URL must be public HTTPS (private, loopback, link-local and other non-public targets are refused, and re-checked before every delivery). " +
+        `At most ${maxActiveEndpoints} active endpoints per account.`,
+      tags: ["webhooks"],
+      auth: "session",
+      headers,
+      body: { schema: CreateBody, maxBytes: webhookBodyMaxBytes },
+      responses: {
+        201: { description: "The endpoint with its secret", schema: WebhookEndpointWithSecret },
+        400: { description: "VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED" },
+        ...commonErrors
+      },
+      handler: guarded((owner, req) => deps.service.create(owner, req.body), 201)
+    },
+    {
+      method: "GET",
+      path: WEBHOOKS_PATH,
+      operationId: "listWebhooks",
+      summary: "List webhook endpoints (revoked included; secretPrefix only)",
+      tags: ["webhooks"],
+      auth: "session",
+      headers,
+      responses: { 200: { description: "Endpoints, newest first", schema: WebhookList }, ...commonErrors },
+      handler: guarded((owner) => Effect.map(deps.service.list(owner), (webhooks) => ({ webhooks })))
+    },
+    {
+      method: "POST",
+      path: `${WEBHOOKS_PATH}/{id}/rotate`,
+      operationId: "rotateWebhookSecret",
+      summary: "Replace the signing secret; the new secret is returned only here",
+      description: "Id, events and history are kept; queued deliveries are signed at send time with the new secret.",
+      tags: ["webhooks"],
+      auth: "session",
+      headers,
+      pathParams: [idParam],
+      responses: {
+        200: { description: "The endpoint with its new secret", schema: WebhookEndpointWithSecret },
+        404: { description: "Unknown endpoint" },
+        409: { description: "Endpoint revoked" },
+        ...commonErrors
+      },
+      handler: guarded((owner, req) => deps.service.rotate(owner, req.params[0] ?? ""))
+    },
+    {
+      method: "DELETE",
+      path: `${WEBHOOKS_PATH}/{id}`,
+      operationId: "revokeWebhook",
+      summary: "Revoke a webhook endpoint (pending deliveries are cancelled)",
+      tags: ["webhooks"],
+      auth: "session",
+      headers,
+      pathParams: [idParam],
+      responses: {
+        200: { description: "The revoked endpoint", schema: WebhookRevoked },
+        404: { description: "Unknown endpoint" },
+        ...commonErrors
+      },
+      handler: guarded((owner, req) => deps.service.revoke(owner, req.params[0] ?? ""))
+    },
+    {
+      method: "GET",
+      path: `${WEBHOOKS_PATH}/{id}/deliveries`,
+      operationId: "listWebhookDeliveries",
+      summary: "The last 20 deliveries of an endpoint, newest first",
+      tags: ["webhooks"],
+      auth: "session",
+      headers,
+      pathParams: [idParam],
+      responses: {
+        200: { description: "Deliveries", schema: DeliveryList },
+        404: { description: "Unknown endpoint" },
+        409: { description: "Endpoint revoked" },
+        ...commonErrors
+      },
+      handler: guarded((owner, req) =>
+        Effect.map(deps.service.deliveries(owner, req.params[0] ?? ""), (deliveries) => ({ webhookId: req.params[0] ?? "", deliveries }))
+      )
+    }
+  ]
+}

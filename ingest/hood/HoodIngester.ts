@@ -1,0 +1,631 @@
+/**
+ * The Hood (EVM) log ingester: reads our contracts' logs over JSON-RPC with viem, turns them into
+ * `ChainEvent`s (decoders/, one file per event) and publishes them to `chain.events` keyed
+ * `hood:<mint>`, with its cursor and recent block window in PostgreSQL (BlockStore.ts).
+ *
+ * Two modes, one loop:
+ * - Backfill: blocks at or below `head − confirmations − reorgWindowBlocks` are taken as final and
+ *   read with `eth_getLogs` in ranges of `backfillBlocks` (from `fromBlock`, the factory's deploy
+ *   block, or the stored cursor), filtered by our events' topic0s.
+ * - Follow: newer blocks up to `head − confirmations` are read block by block (headers in
+ *   parallel, logs by range, every log checked against its header's hash), appended to the block
+ *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`.
+ *
+ * Reorgs: a new block whose parent hash is not the window's tip, or a tip whose hash changed at
+ * its height (or vanished), starts the walk back: window blocks are dropped from the top until
+ * one still matches the canonical chain (the common ancestor). The dropped blocks' events are
+ * retracted (one `Retracted` per mint naming their ids), except those the new branch carries
+ * identically (same id, position and bytes: a transaction re-included in place), and the new
+ * branch is published after the retractions, in the same bus batch, so every mint sees undo then
+ * redo in order. A reorg deeper than the window cannot be undone: it is logged as an error and
+ * the oldest window block's parent is taken as the ancestor.
+ *
+ * Confirmation depth: events are published only for blocks at depth ≥ `confirmations` (default 0:
+ * the localnet's latency, with reorgs handled by retraction; 2 or more on a real chain makes
+ * retractions rare). `reorgWindowBlocks` (default 64) is kept beyond it.
+ *
+ * Emitters: factory events count only from the factory, fee-splitter events only from the
+ * splitter, curve events only from a curve of our factory (known from its `CurveCreated`, else one
+ * `isCurve` read; the answer is cached, at most `knownCurvesMax` entries).
+ *
+ * Invariants: the cursor and window are written after the bus acknowledged the step's events (a
+ * crash republishes at most one step: actors skip positions already applied, ClickHouse is
+ * idempotent on ids). Every failure (RPC, bus, PostgreSQL) ends the step and retries after a
+ * capped backoff; nothing is skipped.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import {
+  type Address,
+  createPublicClient,
+  getAddress,
+  type Hex,
+  hexToBigInt,
+  hexToNumber,
+  http,
+  keccak256,
+  numberToHex,
+  type PublicClient
+} from "viem"
+import { bondingCurveAbi, curveFactoryAbi } from "../../src/chain/hood/abi.generated.js"
+import { Bus, Topics } from "../bus/Bus.js"
+import { busKey, type ChainEvent, hoodPosition, RecoverySnapshot, Retracted } from "../ChainEvent.js"
+import { encodeChainEvent } from "../ChainEventCodec.js"
+import { commitStep, ensureTable, loadState, type WindowBlock, type WindowEvent } from "./BlockStore.js"
+import { decodeHoodLog, type HoodContracts, hoodTopics } from "./decoders/index.js"
+
+export interface HoodIngesterOptions {
+  /** `HOOD_RPC_URL`: the node's JSON-RPC over HTTP. */
+  readonly rpcUrl: string
+  readonly factory: Address
+  readonly feeSplitter: Address
+  /** First block to read when there is no cursor (the factory's deploy block; default 0). */
+  readonly fromBlock?: bigint
+  /** Publish a block's events once it is this deep (0 = the head itself). Default 0. */
+  readonly confirmations?: number
+  /** Blocks kept for reorg detection beyond the confirmation depth (default 64, at least 1). */
+  readonly reorgWindowBlocks?: number
+  /** Blocks per `eth_getLogs` range while backfilling (default 2000). */
+  readonly backfillBlocks?: number
+  /** Most blocks followed in one step (default 100). */
+  readonly maxBlocksPerStep?: number
+  readonly pollIntervalMs?: number
+  /** Most messages per bus publish (default 1000). */
+  readonly publishBatch?: number
+  /** The cursor's key in `ingest_cursors` (default `hood:logs:<factory>`). */
+  readonly source?: string
+  readonly knownCurvesMax?: number
+  readonly rpcTimeoutMs?: number
+  readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number }
+}
+
+export interface ResolvedHoodIngesterOptions {
+  readonly rpcUrl: string
+  readonly contracts: HoodContracts
+  readonly fromBlock: bigint
+  readonly confirmations: number
+  readonly reorgWindowBlocks: number
+  readonly backfillBlocks: number
+  readonly maxBlocksPerStep: number
+  readonly pollIntervalMs: number
+  readonly publishBatch: number
+  readonly source: string
+  readonly knownCurvesMax: number
+  readonly rpcTimeoutMs: number
+  readonly backoffInitialMs: number
+  readonly backoffMaxMs: number
+}
+
+const atLeast = (n: number | undefined, min: number, fallback: number): number => Math.max(min, Math.floor(n ?? fallback))
+
+export const resolveOptions = (o: HoodIngesterOptions): ResolvedHoodIngesterOptions => ({
+  rpcUrl: o.rpcUrl,
+  contracts: { factory: getAddress(o.factory), feeSplitter: getAddress(o.feeSplitter) },
+  fromBlock: o.fromBlock ?? 0n,
+  confirmations: atLeast(o.confirmations, 0, 0),
+  reorgWindowBlocks: atLeast(o.reorgWindowBlocks, 1, 64),
+  backfillBlocks: atLeast(o.backfillBlocks, 1, 2000),
+  maxBlocksPerStep: atLeast(o.maxBlocksPerStep, 1, 100),
+  pollIntervalMs: atLeast(o.pollIntervalMs, 1, 250),
+  publishBatch: atLeast(o.publishBatch, 1, 1000),
+  source: o.source ?? `hood:logs:${getAddress(o.factory)}`,
+  knownCurvesMax: atLeast(o.knownCurvesMax, 16, 100_000),
+  rpcTimeoutMs: atLeast(o.rpcTimeoutMs, 1, 10_000),
+  backoffInitialMs: atLeast(o.backoff?.initialMs, 1, 100),
+  backoffMaxMs: atLeast(o.backoff?.maxMs, 1, 5_000)
+})
+
+export const HoodIngestErrorReason = Schema.Literal("Rpc", "Publish", "Cursor", "Inconsistent")
+export type HoodIngestErrorReason = typeof HoodIngestErrorReason.Type
+
+/** Why a step failed; every reason is retryable (the step is retried from the cursor). */
+export class HoodIngestError extends Schema.TaggedError<HoodIngestError>()("HoodIngestError", {
+  reason: HoodIngestErrorReason,
+  message: Schema.String
+}) {}
+
+export interface HoodIngesterStatus {
+  readonly source: string
+  readonly mode: "starting" | "backfill" | "follow"
+  /** Last block whose events are published (the cursor), or null before the first. */
+  readonly cursorBlock: bigint | null
+  readonly headBlock: bigint | null
+  readonly windowBlocks: number
+  readonly published: number
+  readonly reorgs: number
+  readonly deepestReorgBlocks: number
+  readonly retractedEvents: number
+  readonly skippedLogs: number
+  readonly failures: number
+  readonly lastError: string | null
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message.split("\n")[0]! : String(e))
+
+interface BlockHeader {
+  readonly number: bigint
+  readonly hash: Hex
+  readonly parentHash: Hex
+  readonly timestampMs: number
+}
+
+interface RawLog {
+  readonly address: Address
+  readonly topics: ReadonlyArray<Hex>
+  readonly data: Hex
+  readonly blockNumber: bigint
+  readonly blockHash: Hex
+  readonly logIndex: number
+  readonly transactionHash: Hex
+  readonly removed: boolean
+}
+
+interface RpcLog {
+  readonly address: string
+  readonly topics: ReadonlyArray<Hex>
+  readonly data: Hex
+  readonly blockNumber: Hex | null
+  readonly blockHash: Hex | null
+  readonly logIndex: Hex | null
+  readonly transactionHash: Hex | null
+  readonly removed?: boolean
+}
+
+const utf8 = new TextDecoder()
+
+/** Retracted (id, position) pairs remembered per ingester run. */
+export const RETRACTED_MEMORY = 10_000
+
+/** `h:<block 20>:` — the part of a Hood position that names the block. */
+const BLOCK_PREFIX_LENGTH = 23
+
+/** The same event under another id (same class, same fields). */
+const withId = (e: ChainEvent, id: string): ChainEvent => {
+  const copy = Object.create(Object.getPrototypeOf(e) as object) as Record<string, unknown>
+  Object.assign(copy, e, { id })
+  return copy as unknown as ChainEvent
+}
+
+export const digestOf = (bytes: Uint8Array): string => keccak256(bytes).slice(0, 34)
+
+/** The ingester's state between steps (one fiber owns it). */
+class Follower {
+  window: Array<WindowBlock> = []
+  cursor: bigint | null = null
+  readonly knownCurves = new Map<string, boolean>()
+  /**
+   * `id|position` of events this run retracted (at most RETRACTED_MEMORY, oldest forgotten). An
+   * event re-included at the same id AND position after its retraction is published under a
+   * suffixed id (`…:r<block hash prefix>`): the actors skip a retracted (id, position) as a replayed copy.
+   */
+  readonly retracted = new Set<string>()
+  status: HoodIngesterStatus
+
+  constructor(readonly options: ResolvedHoodIngesterOptions) {
+    this.status = {
+      source: options.source,
+      mode: "starting",
+      cursorBlock: null,
+      headBlock: null,
+      windowBlocks: 0,
+      published: 0,
+      reorgs: 0,
+      deepestReorgBlocks: 0,
+      retractedEvents: 0,
+      skippedLogs: 0,
+      failures: 0,
+      lastError: null
+    }
+  }
+
+  rememberCurve(address: string, isCurve: boolean): void {
+    const key = address.toLowerCase()
+    if (this.knownCurves.has(key)) this.knownCurves.delete(key)
+    this.knownCurves.set(key, isCurve)
+    while (this.knownCurves.size > this.options.knownCurvesMax) {
+      const oldest = this.knownCurves.keys().next().value
+      if (oldest === undefined) break
+      this.knownCurves.delete(oldest)
+    }
+  }
+
+  rememberRetracted(key: string): void {
+    this.retracted.delete(key)
+    this.retracted.add(key)
+    while (this.retracted.size > RETRACTED_MEMORY) {
+      const oldest = this.retracted.values().next().value
+      if (oldest === undefined) break
+      this.retracted.delete(oldest)
+    }
+  }
+
+  set(patch: Partial<HoodIngesterStatus>): void {
+    this.status = { ...this.status, ...patch }
+  }
+}
+
+export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Follower) =>
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    const pc: PublicClient = createPublicClient({
+      transport: http(options.rpcUrl, { retryCount: 0, timeout: options.rpcTimeoutMs }),
+      cacheTime: 0
+    })
+    const rpc = <A>(what: string, run: () => Promise<A>) =>
+      Effect.tryPromise({ try: run, catch: (e) => new HoodIngestError({ reason: "Rpc", message: `${what}: ${message(e)}` }) })
+
+    const header = (blockNumber: bigint): Effect.Effect<BlockHeader | null, HoodIngestError> =>
+      rpc(`eth_getBlockByNumber ${blockNumber}`, () =>
+        pc.request({ method: "eth_getBlockByNumber", params: [numberToHex(blockNumber), false] })
+      ).pipe(
+        Effect.map((b) =>
+          b === null || b.hash === null || b.number === null
+            ? null
+            : { number: hexToBigInt(b.number), hash: b.hash, parentHash: b.parentHash, timestampMs: Number(hexToBigInt(b.timestamp)) * 1000 }
+        )
+      )
+
+    const logsIn = (fromBlock: bigint, toBlock: bigint): Effect.Effect<ReadonlyArray<RawLog>, HoodIngestError> =>
+      rpc(`eth_getLogs ${fromBlock}..${toBlock}`, () =>
+        pc.request({
+          method: "eth_getLogs",
+          params: [{ fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock), topics: [hoodTopics as Array<Hex>] }]
+        } as never) as Promise<ReadonlyArray<RpcLog>>
+      ).pipe(
+        Effect.flatMap((logs) => {
+          const out: Array<RawLog> = []
+          for (const l of logs) {
+            if (l.blockNumber === null || l.blockHash === null || l.logIndex === null || l.transactionHash === null) {
+              return Effect.fail(new HoodIngestError({ reason: "Inconsistent", message: "eth_getLogs returned a pending log" }))
+            }
+            out.push({
+              address: getAddress(l.address),
+              topics: l.topics,
+              data: l.data,
+              blockNumber: hexToBigInt(l.blockNumber),
+              blockHash: l.blockHash,
+              logIndex: hexToNumber(l.logIndex),
+              transactionHash: l.transactionHash,
+              removed: l.removed === true
+            })
+          }
+          return Effect.succeed(out)
+        })
+      )
+
+    const isOurCurve = (address: Address): Effect.Effect<boolean, HoodIngestError> => {
+      const known = f.knownCurves.get(address.toLowerCase())
+      if (known !== undefined) return Effect.succeed(known)
+      return rpc(`isCurve ${address}`, () =>
+        pc.readContract({ address: options.contracts.factory, abi: curveFactoryAbi, functionName: "isCurve", args: [address] })
+      ).pipe(Effect.tap((yes) => Effect.sync(() => f.rememberCurve(address, yes))))
+    }
+
+    /** Spec 2.9: the recovery block is read at ONE block; the log's block is that block. */
+    const enrichRecovery = (e: RecoverySnapshot): Effect.Effect<RecoverySnapshot, HoodIngestError> =>
+      Effect.gen(function* () {
+        const curve = e.curve as Address
+        const [state, quoteToken] = yield* Effect.all(
+          [
+            rpc(`curveState ${curve}@${e.snapshotBlock}`, () =>
+              pc.readContract({ address: curve, abi: bondingCurveAbi, functionName: "curveState", blockNumber: e.snapshotBlock })
+            ),
+            rpc(`quoteToken ${curve}@${e.snapshotBlock}`, () =>
+              pc.readContract({ address: curve, abi: bondingCurveAbi, functionName: "quoteToken", blockNumber: e.snapshotBlock })
+            )
+          ],
+          { concurrency: 2 }
+        )
+        const [, , , , reserveSnapshotRaw, eligibleSupplyRaw, surrenderedRaw] = state as unknown as ReadonlyArray<bigint>
+        return new RecoverySnapshot({
+          ...e,
+          quoteToken: getAddress(quoteToken as Address),
+          reserveSnapshotRaw: reserveSnapshotRaw!,
+          eligibleSupplyRaw: eligibleSupplyRaw!,
+          surrenderedRaw: surrenderedRaw!
+        })
+      })
+
+    /** Logs (in chain order) → events, emitters checked, recovery read; timestamps from `timeOf`. */
+    const eventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number) =>
+      Effect.gen(function* () {
+        const events: Array<ChainEvent> = []
+        let skipped = 0
+        for (const log of logs) {
+          if (log.removed) continue
+          const decoded = decodeHoodLog(
+            log,
+            { txHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.logIndex, timestampMs: timeOf(log.blockNumber) },
+            options.contracts
+          )
+          if (Option.isNone(decoded)) {
+            skipped++
+            continue
+          }
+          const { curve } = decoded.value
+          let event = decoded.value.event
+          if (f.retracted.size > 0 && f.retracted.has(`${event.id}|${event.position}`)) {
+            event = withId(event, `${event.id}:r${log.blockHash.slice(2, 10)}`)
+          }
+          if (event._tag === "CurveCreated") f.rememberCurve(event.curve, true)
+          if (curve !== null && !(yield* isOurCurve(curve))) {
+            skipped++
+            continue
+          }
+          events.push(event._tag === "RecoverySnapshot" ? yield* enrichRecovery(event) : event)
+        }
+        if (skipped > 0) f.set({ skippedLogs: f.status.skippedLogs + skipped })
+        return events
+      })
+
+    const publish = (events: ReadonlyArray<ChainEvent>, encoded: ReadonlyArray<Uint8Array>) =>
+      Effect.gen(function* () {
+        for (let i = 0; i < events.length; i += options.publishBatch) {
+          const messages = events.slice(i, i + options.publishBatch).map((e, j) => ({ key: busKey(e), value: encoded[i + j]! }))
+          yield* bus.publish(Topics.chainEvents, messages).pipe(
+            Effect.mapError((e) => new HoodIngestError({ reason: "Publish", message: e.message }))
+          )
+        }
+        f.set({ published: f.status.published + events.length })
+      })
+
+    const commit = (step: Parameters<typeof commitStep>[1]) =>
+      commitStep(options.source, step).pipe(Effect.mapError((e) => new HoodIngestError({ reason: "Cursor", message: message(e) })))
+
+    /** Each block's events (positions start with the block's prefix), for the window. */
+    const windowEventsOf = (events: ReadonlyArray<ChainEvent>, encoded: ReadonlyArray<Uint8Array>): Map<string, Array<WindowEvent>> => {
+      const byBlock = new Map<string, Array<WindowEvent>>()
+      events.forEach((e, i) => {
+        const prefix = e.position.slice(0, BLOCK_PREFIX_LENGTH)
+        const entry = { mint: e.mint, id: e.id, position: e.position, digest: digestOf(encoded[i]!) }
+        const list = byBlock.get(prefix)
+        if (list === undefined) byBlock.set(prefix, [entry])
+        else list.push(entry)
+      })
+      return byBlock
+    }
+
+    /** Backfill one range of final blocks (no window: they are beyond any reorg we undo). */
+    const backfill = (from: bigint, to: bigint) =>
+      Effect.gen(function* () {
+        f.set({ mode: "backfill" })
+        const logs = yield* logsIn(from, to)
+        const blocks = [...new Set(logs.map((l) => l.blockNumber))]
+        const headers = yield* Effect.forEach(blocks, (n) => header(n), { concurrency: 8 })
+        const times = new Map<bigint, number>()
+        headers.forEach((h, i) => {
+          if (h !== null) times.set(blocks[i]!, h.timestampMs)
+        })
+        if (times.size !== blocks.length) return yield* new HoodIngestError({ reason: "Inconsistent", message: `a block of ${from}..${to} vanished` })
+        const events = yield* eventsOf(logs, (n) => times.get(n) ?? 0)
+        yield* publish(events, events.map(encodeChainEvent))
+        yield* commit({ keepUpTo: null, added: [], pruneBelow: to + 1n, cursor: to })
+        f.cursor = to
+        f.window = []
+        f.set({ cursorBlock: to, windowBlocks: 0 })
+      })
+
+    /**
+     * Reads blocks [from, to] as a linked branch on top of `parent` (null: unchecked). Returns
+     * undefined when the chain moved under the read (a link or a log's block hash does not match):
+     * the caller retries at the next poll.
+     */
+    const readBranch = (from: bigint, to: bigint, parent: string | null) =>
+      Effect.gen(function* () {
+        const numbers: Array<bigint> = []
+        for (let n = from; n <= to; n++) numbers.push(n)
+        const headers = yield* Effect.forEach(numbers, (n) => header(n), { concurrency: 8 })
+        let prev = parent
+        for (const h of headers) {
+          if (h === null || (prev !== null && h.parentHash !== prev)) return { linked: false as const, firstMismatch: h === null || prev === parent }
+          prev = h.hash
+        }
+        const hs = headers as ReadonlyArray<BlockHeader>
+        const logs = yield* logsIn(from, to)
+        const byNumber = new Map(hs.map((h) => [h.number, h]))
+        for (const l of logs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
+        const events = yield* eventsOf(logs, (n) => byNumber.get(n)?.timestampMs ?? 0)
+        const encoded = events.map(encodeChainEvent)
+        const byBlock = windowEventsOf(events, encoded)
+        const blocks: Array<WindowBlock> = hs.map((h) => ({
+          number: h.number,
+          hash: h.hash,
+          parentHash: h.parentHash,
+          events: byBlock.get(hoodPosition(h.number, 0).slice(0, BLOCK_PREFIX_LENGTH)) ?? []
+        }))
+        return { linked: true as const, headers: hs, events, encoded, blocks }
+      })
+
+    const trimWindow = (window: Array<WindowBlock>): Array<WindowBlock> =>
+      window.length > options.reorgWindowBlocks ? window.slice(window.length - options.reorgWindowBlocks) : window
+
+    /** Walks back to the common ancestor, retracts what the new branch does not carry identically, publishes the new branch. */
+    const reorg = (head: bigint, target: bigint) =>
+      Effect.gen(function* () {
+        const removed: Array<WindowBlock> = []
+        const window = f.window.slice()
+        while (window.length > 0) {
+          const top = window[window.length - 1]!
+          const canonical = top.number <= head ? yield* header(top.number) : null
+          if (canonical !== null && canonical.hash === top.hash) break
+          removed.unshift(window.pop()!)
+        }
+        if (removed.length === 0) return
+        const deep = window.length === 0
+        const ancestor = deep ? removed[0]!.number - 1n : window[window.length - 1]!.number
+        if (deep) {
+          yield* Effect.logError("hood reorg deeper than the block window: events below it cannot be retracted").pipe(
+            Effect.annotateLogs({ source: options.source, oldestWindowBlock: String(removed[0]!.number), windowBlocks: options.reorgWindowBlocks })
+          )
+        }
+        // The new branch as far as it goes now (bounded), to keep what it carries identically.
+        const oldTip = removed[removed.length - 1]!.number
+        const upTo = [target, oldTip, ancestor + BigInt(options.maxBlocksPerStep)].reduce((a, b) => (a < b ? a : b))
+        const branch =
+          upTo > ancestor ? yield* readBranch(ancestor + 1n, upTo, deep ? null : window[window.length - 1]!.hash) : ({ linked: false } as const)
+        const fresh = branch.linked ? branch : { headers: [], events: [], encoded: [], blocks: [] as Array<WindowBlock> }
+        const kept = new Set<string>()
+        const removedEvents = removed.flatMap((b) => b.events)
+        const removedByKey = new Set(removedEvents.map((e) => `${e.id}|${e.position}|${e.digest}`))
+        fresh.events.forEach((e, i) => {
+          const key = `${e.id}|${e.position}|${digestOf(fresh.encoded[i]!)}`
+          if (removedByKey.has(key)) kept.add(key)
+        })
+        const toRetract = removedEvents.filter((e) => !kept.has(`${e.id}|${e.position}|${e.digest}`))
+        for (const e of toRetract) f.rememberRetracted(`${e.id}|${e.position}`)
+        // The new branch: identical events stay as published; the rest is published, renamed when
+        // it reuses a retracted (id, position).
+        const hashOf = new Map(fresh.headers.map((h) => [hoodPosition(h.number, 0).slice(0, BLOCK_PREFIX_LENGTH), h.hash]))
+        const branchEvents: Array<ChainEvent> = []
+        const branchEncoded: Array<Uint8Array> = []
+        const newEvents: Array<ChainEvent> = []
+        const newEncoded: Array<Uint8Array> = []
+        fresh.events.forEach((e, i) => {
+          const encoded = fresh.encoded[i]!
+          if (kept.has(`${e.id}|${e.position}|${digestOf(encoded)}`)) {
+            branchEvents.push(e)
+            branchEncoded.push(encoded)
+            return
+          }
+          const renamed = f.retracted.has(`${e.id}|${e.position}`)
+            ? withId(e, `${e.id}:r${(hashOf.get(e.position.slice(0, BLOCK_PREFIX_LENGTH)) ?? "0x").slice(2, 10)}`)
+            : e
+          const bytes = renamed === e ? encoded : encodeChainEvent(renamed)
+          branchEvents.push(renamed)
+          branchEncoded.push(bytes)
+          newEvents.push(renamed)
+          newEncoded.push(bytes)
+        })
+        const byBlock = windowEventsOf(branchEvents, branchEncoded)
+        const freshBlocks: Array<WindowBlock> = fresh.blocks.map((b) => ({
+          ...b,
+          events: byBlock.get(hoodPosition(b.number, 0).slice(0, BLOCK_PREFIX_LENGTH)) ?? []
+        }))
+        const byMint = new Map<string, Array<WindowEvent>>()
+        for (const e of toRetract) {
+          const list = byMint.get(e.mint)
+          if (list === undefined) byMint.set(e.mint, [e])
+          else list.push(e)
+        }
+        const oldTipHash = removed[removed.length - 1]!.hash
+        const firstNew = fresh.headers[0]
+        const retractions = [...byMint.entries()].map(
+          ([mint, list]) =>
+            new Retracted({
+              id: `hood:reorg:${oldTipHash}:${mint}`,
+              position: hoodPosition(ancestor + 1n, 0),
+              chain: "hood",
+              mint,
+              timestampMs: firstNew?.timestampMs ?? 0,
+              signature: "",
+              retractedIds: list.map((e) => e.id)
+            })
+        )
+        const all = [...retractions, ...newEvents]
+        yield* publish(all, [...retractions.map(encodeChainEvent), ...newEncoded])
+        const next = trimWindow([...window, ...freshBlocks])
+        const cursor = freshBlocks.length > 0 ? freshBlocks[freshBlocks.length - 1]!.number : ancestor
+        yield* commit({ keepUpTo: ancestor, added: freshBlocks, pruneBelow: next[0]?.number ?? cursor + 1n, cursor })
+        f.window = next
+        f.cursor = cursor
+        f.set({
+          reorgs: f.status.reorgs + 1,
+          deepestReorgBlocks: Math.max(f.status.deepestReorgBlocks, removed.length),
+          retractedEvents: f.status.retractedEvents + toRetract.length,
+          cursorBlock: cursor,
+          windowBlocks: next.length
+        })
+        yield* Effect.logInfo("hood reorg").pipe(
+          Effect.annotateLogs({ ancestor: String(ancestor), removedBlocks: removed.length, retracted: toRetract.length, keptIdentical: kept.size })
+        )
+      })
+
+    /** One step; true when there may be more to do at once (no sleep). */
+    const stepOnce = Effect.gen(function* () {
+      const head = yield* rpc("eth_blockNumber", () => pc.getBlockNumber({ cacheTime: 0 }))
+      f.set({ headBlock: head })
+      const target = head - BigInt(options.confirmations)
+      const next = f.cursor === null ? options.fromBlock : f.cursor + 1n
+      const tip = f.window[f.window.length - 1]
+      // A tip that vanished or changed at its height is a reorg even when no new block is due.
+      if (tip !== undefined && (tip.number > head || next > target)) {
+        const canonical = tip.number <= head ? yield* header(tip.number) : null
+        if (canonical === null || canonical.hash !== tip.hash) {
+          yield* reorg(head, target)
+          return true
+        }
+      }
+      if (next > target) return false
+      const finalBoundary = target - BigInt(options.reorgWindowBlocks)
+      if (f.window.length === 0 && next <= finalBoundary) {
+        const to = next + BigInt(options.backfillBlocks) - 1n
+        yield* backfill(next, to < finalBoundary ? to : finalBoundary)
+        return true
+      }
+      f.set({ mode: "follow" })
+      const to = next + BigInt(options.maxBlocksPerStep) - 1n
+      const upTo = to < target ? to : target
+      const branch = yield* readBranch(next, upTo, tip?.hash ?? null)
+      if (!branch.linked) {
+        if (tip !== undefined && branch.firstMismatch) yield* reorg(head, target)
+        return true
+      }
+      yield* publish(branch.events, branch.encoded)
+      const window = trimWindow([...f.window, ...branch.blocks])
+      yield* commit({ keepUpTo: null, added: branch.blocks, pruneBelow: window[0]!.number, cursor: upTo })
+      f.window = window
+      f.cursor = upTo
+      f.set({ cursorBlock: upTo, windowBlocks: window.length })
+      return upTo < target
+    })
+
+    let failures = 0
+    for (;;) {
+      const result = yield* Effect.either(stepOnce)
+      if (result._tag === "Right") {
+        failures = 0
+        if (!result.right) yield* Effect.sleep(Duration.millis(options.pollIntervalMs))
+        continue
+      }
+      failures++
+      const delayMs = Math.min(options.backoffMaxMs, options.backoffInitialMs * 2 ** Math.min(20, failures - 1))
+      f.set({ failures: f.status.failures + 1, lastError: `${result.left.reason}: ${result.left.message}` })
+      yield* Effect.logWarning("hood ingest step failed; retrying").pipe(
+        Effect.annotateLogs({ source: options.source, reason: result.left.reason, error: result.left.message, delayMs })
+      )
+      yield* Effect.sleep(Duration.millis(delayMs))
+    }
+  })
+
+export interface HoodIngesterShape {
+  readonly status: Effect.Effect<HoodIngesterStatus>
+}
+
+export class HoodIngester extends Context.Tag("curvestream/HoodIngester")<HoodIngester, HoodIngesterShape>() {
+  /** Runs the ingester for as long as the layer's scope is open. Needs the bus and a migrated PostgreSQL. */
+  static readonly layer = (options: HoodIngesterOptions): Layer.Layer<HoodIngester, never, Bus | SqlClient.SqlClient> =>
+    Layer.scoped(HoodIngester, make(options))
+}
+
+export const make = (options: HoodIngesterOptions) =>
+  Effect.gen(function* () {
+    const resolved = resolveOptions(options)
+    const follower = new Follower(resolved)
+    const start = Effect.gen(function* () {
+      yield* ensureTable
+      const { cursor, window } = yield* loadState(resolved.source)
+      follower.cursor = cursor
+      follower.window = window
+      follower.set({ cursorBlock: cursor, windowBlocks: window.length })
+    }).pipe(
+      Effect.tapError((e) => Effect.logWarning("hood ingester could not load its cursor; retrying", message(e))),
+      Effect.retry({ schedule: Schedule.spaced(Duration.millis(resolved.backoffMaxMs)) })
+    )
+    yield* Effect.forkScoped(Effect.zipRight(start, runHoodIngester(resolved, follower)))
+    return { status: Effect.sync(() => follower.status) } satisfies HoodIngesterShape
+  }).pipe(Effect.withSpan("HoodIngester.make"))
+
+export const layer = HoodIngester.layer
+
+/** For tests: decodes a bus value back (the publish path's encoding). */
+export const wireText = (bytes: Uint8Array): string => utf8.decode(bytes)

@@ -1,0 +1,45 @@
+/**
+ * One layer for the accounts subsystem: the key cache, the tier service, key management and the
+ * device flow. Needs PostgreSQL, the wallet side (`AccountWallets`), the webhook outbox
+ * (`AccountEvents`) and chain balances (`BalanceReader`); the composition root provides those.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { Layer } from "effect"
+import type { Plan } from "../../domain/Plans.js"
+import * as KeyService from "../keys/KeyService.js"
+import * as KeyStore from "../keys/KeyStore.js"
+import type { AccountEvents } from "./AccountEvents.js"
+import type { AccountWallets } from "./AccountWallets.js"
+import type { BalanceReader } from "./BalanceReader.js"
+import * as Devices from "./Devices.js"
+import type { TierThresholds } from "./Tier.js"
+import * as TierService from "./TierService.js"
+
+export interface AccountsOptions {
+  readonly nowMs: () => number
+  readonly plans: ReadonlyArray<Plan>
+  readonly thresholds: TierThresholds
+  /** Where a lapsed Max account renews (tier snapshot `renewalUrl`). */
+  readonly renewalUrl: string
+  /** Where a person approves a device (device flow `verificationUri`). */
+  readonly verificationUri: string
+  readonly apiBaseUrl?: string | undefined
+  readonly keyCache?: KeyStore.KeyStoreOptions
+  readonly holdingsTtlMs?: number
+}
+
+export const layer = (
+  options: AccountsOptions
+): Layer.Layer<KeyService.KeyService | KeyStore.KeyStore | TierService.TierService | Devices.Devices, never, SqlClient.SqlClient | AccountWallets | AccountEvents | BalanceReader> => {
+  const base = Layer.mergeAll(
+    KeyStore.layer(options.keyCache),
+    TierService.layer({
+      plans: options.plans,
+      thresholds: options.thresholds,
+      renewalUrl: options.renewalUrl,
+      ...(options.holdingsTtlMs !== undefined ? { holdingsTtlMs: options.holdingsTtlMs } : {})
+    })
+  )
+  const keys = KeyService.layer({ nowMs: options.nowMs, apiBaseUrl: options.apiBaseUrl }).pipe(Layer.provideMerge(base))
+  return Devices.layer({ nowMs: options.nowMs, verificationUri: options.verificationUri }).pipe(Layer.provideMerge(keys))
+}

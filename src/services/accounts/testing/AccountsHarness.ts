@@ -1,0 +1,132 @@
+/**
+ * Test harness for the accounts subsystem: a real database (in-memory PGlite, or the URL given),
+ * migrated with `0003_accounts`, the real services, and the key and account routes on a real uWS
+ * listener. The wallet side and chain balances are fixed answers (their own subsystems test
+ * them); events are recorded in memory. Time is `Date.now()` plus an offset the test moves.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Exit, Layer, ManagedRuntime, Ref, Scope } from "effect"
+import { type AccountApi, accountApi } from "../../../../api/routes/AccountRoutes.js"
+import type { RouteDef } from "../../../../api/Router.js"
+import { serve } from "../../../../api/Server.js"
+import * as Database from "../../../db/Database.js"
+import accountsMigration from "../../../db/migrations/0003_accounts.js"
+import { migrations } from "../../../db/migrations/index.js"
+import { resolvePlans } from "../../../domain/Plans.js"
+import type { PlanId } from "../../../domain/Plans.js"
+import { KeyService } from "../../keys/KeyService.js"
+import { AccountEvents, type RecordedEvent, recordingLayer } from "../AccountEvents.js"
+import { AccountWallets, type FixedWallets, fixedLayer } from "../AccountWallets.js"
+import { createAccount, issueSession } from "../Accounts.js"
+import * as AccountsLayer from "../AccountsLayer.js"
+import { BalanceReader, fixedLayer as fixedBalances } from "../BalanceReader.js"
+import { DefaultTierThresholds } from "../Tier.js"
+import { TierService } from "../TierService.js"
+import { Devices } from "../Devices.js"
+import { KeyStore } from "../../keys/KeyStore.js"
+
+const CLOSE_WAIT_MS = 10_000
+
+export interface HarnessOptions {
+  readonly databaseUrl?: string | undefined
+  readonly wallets?: FixedWallets
+  readonly perAccountWallets?: (accountId: string) => FixedWallets | undefined
+  readonly held?: Readonly<Record<string, bigint>>
+  readonly staked?: Readonly<Record<string, bigint>>
+  /** Extra routes mounted beside the account routes (built from the authenticators). */
+  readonly extraRoutes?: (api: AccountApi) => ReadonlyArray<RouteDef>
+}
+
+type Services = SqlClient.SqlClient | KeyService | KeyStore | TierService | Devices | AccountWallets | AccountEvents | BalanceReader
+
+export interface Harness {
+  readonly url: string
+  readonly clock: { offsetMs: number }
+  readonly nowMs: () => number
+  readonly run: <A, E>(e: Effect.Effect<A, E, Services>) => Promise<A>
+  readonly events: () => Promise<ReadonlyArray<RecordedEvent>>
+  readonly query: <R extends object>(text: string, ...params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<R>>
+  readonly newAccount: (options?: { plan?: PlanId; agentEnabled?: boolean; isAdmin?: boolean }) => Promise<{ accountId: string; session: string }>
+  readonly auth: () => Promise<AccountApi>
+  readonly close: () => Promise<void>
+}
+
+export const startHarness = async (options: HarnessOptions = {}): Promise<Harness> => {
+  const clock = { offsetMs: 0 }
+  const nowMs = () => Date.now() + clock.offsetMs
+  const eventsRef = Ref.unsafeMake<ReadonlyArray<RecordedEvent>>([])
+  const db = Database.layer({ url: options.databaseUrl, dataDir: undefined })
+  const migrated = Layer.effectDiscard(Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })).pipe(Layer.provideMerge(db))
+  const ports = Layer.mergeAll(
+    fixedLayer(options.wallets ?? { delegatedChains: ["solana"], solanaWallets: ["Owner111111111111111111111111111111111111111"] }, options.perAccountWallets),
+    recordingLayer(eventsRef),
+    fixedBalances(options.held ?? {}, options.staked ?? {})
+  )
+  const services = AccountsLayer.layer({
+    nowMs,
+    plans: resolvePlans({}, 30),
+    thresholds: DefaultTierThresholds,
+    renewalUrl: "https://example.test/pricing",
+    verificationUri: "https://example.test/device",
+    apiBaseUrl: "https://api.example.test",
+    holdingsTtlMs: 0
+  }).pipe(Layer.provideMerge(Layer.mergeAll(ports, migrated)))
+  const runtime = ManagedRuntime.make(services)
+  const run = <A, E>(e: Effect.Effect<A, E, Services>) => runtime.runPromise(e)
+  const auth = () => run(accountApi({ nowMs }))
+  const api = await auth()
+  const scope = await Effect.runPromise(Scope.make())
+  const server = await run(
+    serve({
+      name: "accounts-test",
+      host: "127.0.0.1",
+      port: 0,
+      maxBodyBytes: 64 * 1024,
+      routes: [...api.routes, ...(options.extraRoutes?.(api) ?? [])]
+    }).pipe(Scope.extend(scope))
+  )
+  const query = <R extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
+    run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<R>(text, params as unknown[])))
+  return {
+    url: server.url,
+    clock,
+    nowMs,
+    run,
+    events: () => Effect.runPromise(Ref.get(eventsRef)),
+    query,
+    auth,
+    newAccount: (o = {}) =>
+      run(
+        Effect.gen(function* () {
+          const a = yield* createAccount({ plan: o.plan ?? "free", agentEnabled: o.agentEnabled ?? true, isAdmin: o.isAdmin ?? false }, nowMs())
+          const s = yield* issueSession(a.id, {}, nowMs())
+          return { accountId: a.id, session: s.sessionToken }
+        })
+      ),
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      // Bounded: closing the embedded database must not hold a test file past its hooks.
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([runtime.dispose(), new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))])
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** JSON over fetch: `{status, headers, body}`. */
+export const call = async (
+  url: string,
+  method: string,
+  path: string,
+  options: { readonly session?: string; readonly apiKey?: string; readonly bearer?: string; readonly body?: unknown } = {}
+) => {
+  const headers: Record<string, string> = {}
+  const bearer = options.session ?? options.bearer
+  if (bearer !== undefined) headers.authorization = `Bearer ${bearer}`
+  if (options.apiKey !== undefined) headers["x-api-key"] = options.apiKey
+  if (options.body !== undefined) headers["content-type"] = "application/json"
+  const res = await fetch(url + path, { method, headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) })
+  const text = await res.text()
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: res.status, headers: res.headers, body: (text === "" ? undefined : JSON.parse(text)) as any }
+}

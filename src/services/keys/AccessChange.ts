@@ -1,0 +1,92 @@
+/**
+ * The access-change plan (spec 2.1 "Access-change response", 3.2): what moving a key to one of
+ * the three levels would do, computed from the key's stored scopes and advisory facts from the
+ * wallet side. Pure, so a preview and the commit that follows compute the same thing and a
+ * property test can drive it.
+ */
+import type { BoundTeeWallets } from "../accounts/AccountWallets.js"
+import type { SpendLimit, TxLimit } from "./KeyRules.js"
+import { type AccessLevel, diffScopes, type Direction, LevelScopes, levelOf } from "./Scopes.js"
+
+export interface AccessFacts {
+  readonly boundTeeWallets: BoundTeeWallets
+  readonly walletScope: "all" | "selected"
+  readonly openSignClaims: number
+  readonly txLimit: TxLimit | null
+  readonly spendLimits: ReadonlyArray<SpendLimit> | null
+}
+
+export interface AccessSide {
+  readonly access: AccessLevel | null
+  readonly scopes: ReadonlyArray<string>
+}
+
+export interface AccessWarning {
+  readonly code:
+    | "MOVES_FUNDS"
+    | "VAULT_TRANSFER_READY"
+    | "LINKED_TRANSFER_NEEDS_LIMITS"
+    | "BOUND_WALLETS_STOP_TRADING"
+    | "OPEN_ORDERS_STRANDED"
+    | "OPEN_SIGNS_REFUSED"
+    | "WORKERS_STOP"
+    | "DROPS_UNLISTED_SCOPES"
+  readonly message: string
+}
+
+export interface AccessPlan {
+  readonly direction: Direction
+  readonly from: AccessSide
+  readonly to: AccessSide
+  readonly added: ReadonlyArray<string>
+  readonly removed: ReadonlyArray<string>
+  readonly effects: Record<string, unknown>
+  readonly warnings: ReadonlyArray<AccessWarning>
+}
+
+const listed = new Set(LevelScopes.readwritetransfer)
+
+export const planAccessChange = (scopes: ReadonlyArray<string>, target: AccessLevel, facts: AccessFacts): AccessPlan => {
+  const toScopes = LevelScopes[target]
+  const { added, removed, direction } = diffScopes(scopes, toScopes)
+  const effects: Record<string, unknown> = {}
+  const warnings: AccessWarning[] = []
+  const bound = facts.boundTeeWallets
+  if (bound.count > 0) {
+    effects.boundTeeWallets = { count: bound.count, sample: bound.sample.slice(0, 5) }
+    effects.walletScope = facts.walletScope
+  } else if (facts.walletScope === "selected") effects.walletScope = facts.walletScope
+
+  if (added.includes("transfer:write")) {
+    warnings.push({ code: "MOVES_FUNDS", message: "This level can move funds out of the account's wallets" })
+    const capped = (a: string) => facts.spendLimits?.some((l) => l.asset === a) ?? false
+    const ready = { txLimit: facts.txLimit !== null, assets: { sol: capped("sol"), usdc: capped("usdc"), svc: capped("svc") } }
+    effects.linkedTransferReady = ready
+    if (!ready.txLimit || !ready.assets.sol || !ready.assets.usdc || !ready.assets.svc) {
+      warnings.push({ code: "LINKED_TRANSFER_NEEDS_LIMITS", message: "Set a txLimit and sol, usdc and svc caps before linked transfers" })
+    }
+  }
+  if (added.includes("transfer:bound") && bound.count > 0) {
+    warnings.push({ code: "VAULT_TRANSFER_READY", message: "Bound TEE wallets can transfer to their pinned vault" })
+  }
+  if (removed.includes("swap:write") && bound.count > 0) {
+    warnings.push({ code: "BOUND_WALLETS_STOP_TRADING", message: "Bound TEE wallets stop trading through this key" })
+  }
+  if ((removed.includes("swap:write") || removed.includes("transfer:bound")) && facts.openSignClaims > 0) {
+    effects.openSignClaims = facts.openSignClaims
+    warnings.push({ code: "OPEN_SIGNS_REFUSED", message: "Built but unsigned transactions of this key will be refused at signing" })
+  }
+  const unlisted = removed.filter((s) => !listed.has(s))
+  if (unlisted.length > 0) {
+    warnings.push({ code: "DROPS_UNLISTED_SCOPES", message: `Drops scopes no level lists: ${unlisted.join(", ")}` })
+  }
+  return {
+    direction,
+    from: { access: levelOf(scopes), scopes: [...scopes].sort() },
+    to: { access: target, scopes: toScopes },
+    added,
+    removed,
+    effects,
+    warnings
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * The agent-key read path: key rows (joined with their account) by prefix, cached in a bounded
+ * LRU with a short TTL so authenticating a hot key costs a hash and a map lookup, not a query.
+ *
+ * Invariants:
+ * - Every change this process makes to a key (revoke, access, limits, label, embedded wallet)
+ *   calls `invalidate` inside the same request, so this process sees it on the key's next
+ *   request. Other processes see it within `ttlMs` (default 2 s; docs/decisions.md).
+ * - Unknown prefixes are cached too (negative entries), so probing random keys cannot turn into
+ *   one query per request; issuing a key invalidates its prefix.
+ * - `lastUsedAt` is written at most once per key per `touchIntervalMs` (default 60 s), off the
+ *   request's path.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer } from "effect"
+import { type Account, findAccount } from "../accounts/AccountRepository.js"
+import { type AgentKey, findKeyByPrefix, touchKey } from "./KeyRepository.js"
+import { TtlLru } from "./TtlLru.js"
+
+export interface KeyEntry {
+  readonly key: AgentKey
+  readonly account: Account
+}
+
+export interface KeyStoreShape {
+  readonly lookup: (prefix: string, nowMs: number) => Effect.Effect<KeyEntry | undefined, SqlError>
+  readonly invalidate: (prefix: string) => void
+  /** Records use; writes `last_used_at` at most once per key per touch interval. */
+  readonly touch: (keyId: string, nowMs: number) => void
+}
+
+export class KeyStore extends Context.Tag("curvestream/KeyStore")<KeyStore, KeyStoreShape>() {}
+
+export interface KeyStoreOptions {
+  readonly ttlMs?: number
+  readonly maxEntries?: number
+  readonly touchIntervalMs?: number
+}
+
+export const DEFAULT_KEY_CACHE_TTL_MS = 2_000
+export const DEFAULT_KEY_CACHE_ENTRIES = 10_000
+
+export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, never, SqlClient.SqlClient> =>
+  Layer.effect(
+    KeyStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const cache = new TtlLru<string, KeyEntry | null>({
+        maxEntries: options.maxEntries ?? DEFAULT_KEY_CACHE_ENTRIES,
+        ttlMs: options.ttlMs ?? DEFAULT_KEY_CACHE_TTL_MS
+      })
+      const touchInterval = options.touchIntervalMs ?? 60_000
+      const touched = new TtlLru<string, true>({ maxEntries: options.maxEntries ?? DEFAULT_KEY_CACHE_ENTRIES, ttlMs: touchInterval })
+
+      const load = (prefix: string) =>
+        Effect.gen(function* () {
+          const key = yield* findKeyByPrefix(prefix)
+          if (key === undefined) return undefined
+          const account = yield* findAccount(key.accountId)
+          return account === undefined ? undefined : { key, account }
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+      const lookup = (prefix: string, nowMs: number): Effect.Effect<KeyEntry | undefined, SqlError> =>
+        Effect.suspend(() => {
+          const hit = cache.get(prefix, nowMs)
+          if (hit !== undefined) return Effect.succeed(hit ?? undefined)
+          return Effect.tap(load(prefix), (entry) => Effect.sync(() => cache.set(prefix, entry ?? null, nowMs)))
+        })
+
+      const touch = (keyId: string, nowMs: number): void => {
+        if (touched.get(keyId, nowMs) !== undefined) return
+        touched.set(keyId, true, nowMs)
+        Effect.runFork(
+          touchKey(keyId, nowMs).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.catchAll((e) => Effect.logWarning("lastUsedAt not written", e))
+          )
+        )
+      }
+
+      return { lookup, invalidate: (prefix) => cache.delete(prefix), touch }
+    })
+  )

@@ -1,0 +1,408 @@
+/**
+ * The wallet provider: who custodies keys and signs with them. The service talks to it as it
+ * would to a hosted provider (embedded wallets with per-chain delegation, signer quorums,
+ * policies, key import, TEE wallets); `layerLocal` is the local implementation over the `wp_*`
+ * tables (migration 0005).
+ *
+ * Invariants of the local implementation:
+ * - Private keys exist in plaintext only inside one call; at rest they are sealed under the
+ *   master key (AES-256-GCM, bound to the provider wallet id).
+ * - Delegation is read from the database on every use (`resolveDelegation`, `signWithEmbedded`);
+ *   nothing caches it, so a revoke applies to the very next signature.
+ * - Every signature passes the wallet's policy first (`BackstopPolicy`): a policy in
+ *   `default_deny` or `cleared` state denies everything, an `active` one applies the ceilings
+ *   and the Solana instruction denials. A denied transaction is not signed.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import {
+  createKeyPairFromPrivateKeyBytes,
+  getAddressEncoder,
+  getBase58Decoder,
+  getBase58Encoder,
+  getBase64Decoder,
+  getTransactionDecoder,
+  getTransactionEncoder,
+  signBytes,
+  type SignatureBytes,
+  verifySignature
+} from "@solana/kit"
+import { Context, Effect, Layer, Schema } from "effect"
+import { type Hex, keccak256, parseTransaction, verifyMessage } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { type BackstopRules, type BackstopRulesJson, DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI, evaluate, rulesFromJson, rulesToJson } from "./BackstopPolicy.js"
+import { addressOfSecret, generateSecret, type WalletChain } from "./ChainKeys.js"
+import { type MasterKey, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
+
+export class WalletProviderError extends Schema.TaggedError<WalletProviderError>()("WalletProviderError", {
+  reason: Schema.Literal(
+    "not_embedded",
+    "not_delegated",
+    "delegation_revoked",
+    "policy_denied",
+    "not_a_signer",
+    "not_found",
+    "bad_transaction",
+    "key_unavailable"
+  ),
+  message: Schema.String,
+  /** Policy denials: which rule (`ceiling`, `denied_instruction`, `undecodable`, `default_deny`). */
+  rule: Schema.optional(Schema.String),
+  instruction: Schema.optional(Schema.String)
+}) {}
+
+export type Custody = "embedded" | "imported" | "tee"
+export type DelegationState = "active" | "revoked" | "none"
+
+export interface ProviderWallet {
+  readonly providerWalletId: string
+  readonly accountId: string
+  readonly chain: WalletChain
+  readonly address: string
+  readonly custody: Custody
+  readonly policyId: string | null
+  readonly quorumId: string | null
+}
+
+export interface EmbeddedWallet {
+  readonly providerWalletId: string
+  readonly chain: WalletChain
+  readonly address: string
+  readonly delegation: DelegationState
+}
+
+export interface SignedTransaction {
+  /** Solana: the wallet's base58 signature; EVM: the signed transaction's hash. */
+  readonly signature: string
+  /** Solana: base64 wire transaction with the wallet's signature in its slot; EVM: 0x-hex signed transaction. */
+  readonly signedTransaction: string
+}
+
+export type PolicyState = "active" | "default_deny" | "cleared"
+
+export interface WalletProviderShape {
+  /** The account's embedded wallet on `chain`, created on first call (one per account and chain). */
+  readonly ensureEmbeddedWallet: (accountId: string, chain: WalletChain) => Effect.Effect<EmbeddedWallet, SqlError>
+  readonly embeddedWallets: (accountId: string) => Effect.Effect<ReadonlyArray<EmbeddedWallet>, SqlError>
+  /** Turns agent access for one chain on or off; fails `not_embedded` without an embedded wallet there. */
+  readonly setDelegation: (accountId: string, chain: WalletChain, state: "active" | "revoked") => Effect.Effect<void, WalletProviderError | SqlError>
+  /** Read live on every call: the embedded wallet when delegated, else `not_embedded` / `not_delegated` / `delegation_revoked`. */
+  readonly resolveDelegation: (accountId: string, chain: WalletChain) => Effect.Effect<EmbeddedWallet, WalletProviderError | SqlError>
+  /** Signs with the embedded wallet after resolving delegation afresh and applying its policy. */
+  readonly signWithEmbedded: (accountId: string, chain: WalletChain, transaction: Uint8Array) => Effect.Effect<SignedTransaction, WalletProviderError | SqlError>
+  /** The message an owner signs with an existing wallet to prove it for link-existing. */
+  readonly linkChallenge: (accountId: string, chain: WalletChain, address: string) => string
+  /** Verifies a link proof: ed25519 (base58 signature) on Solana, EIP-191 personal_sign on EVM. */
+  readonly verifyOwnership: (accountId: string, chain: WalletChain, address: string, signature: string) => Effect.Effect<boolean>
+  /** Registers a 1-of-1 quorum of one P-256 signer key (SPKI DER). */
+  readonly registerSignerQuorum: (signerSpki: Uint8Array) => Effect.Effect<string, SqlError>
+  /** Creates the fixed backstop policy (ceilings from the layer options). */
+  readonly createBackstopPolicy: Effect.Effect<string, SqlError>
+  readonly setPolicyState: (policyId: string, state: PolicyState) => Effect.Effect<void, SqlError>
+  readonly policyState: (policyId: string) => Effect.Effect<PolicyState | undefined, SqlError>
+  /** Imports a key with its signer quorum and policy attached, in one call. */
+  readonly importWallet: (input: {
+    readonly accountId: string
+    readonly chain: WalletChain
+    readonly secret: Uint8Array
+    readonly quorumId: string
+    readonly policyId: string
+  }) => Effect.Effect<ProviderWallet, SqlError>
+  /** Creates a TEE-custodied wallet with the given policy. */
+  readonly createTeeWallet: (input: { readonly accountId: string; readonly chain: WalletChain; readonly policyId: string }) => Effect.Effect<ProviderWallet, SqlError>
+  /** True when `signature` (P-256 ECDSA over SHA-256, raw r||s, base64) by the wallet's quorum key covers `payload`. */
+  readonly verifyQuorumAuthorization: (providerWalletId: string, payload: Uint8Array, signature: Uint8Array) => Effect.Effect<boolean, SqlError>
+  /** Signs under the wallet's policy. */
+  readonly sign: (providerWalletId: string, transaction: Uint8Array) => Effect.Effect<SignedTransaction, WalletProviderError | SqlError>
+}
+
+export class WalletProvider extends Context.Tag("curvestream/WalletProvider")<WalletProvider, WalletProviderShape>() {}
+
+export interface LocalWalletProviderOptions {
+  /** `AGENT_WALLET_CEILING_LAMPORTS` (default 50 SOL). */
+  readonly ceilingLamports?: bigint
+  /** `AGENT_WALLET_CEILING_WEI` (default 10 ETH). */
+  readonly ceilingWei?: bigint
+  readonly nowMs?: () => number
+}
+
+const randomId = (prefix: string): string => `${prefix}_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url")}`
+
+interface WpRow {
+  readonly id: string
+  readonly account_id: string
+  readonly chain: WalletChain
+  readonly address: string
+  readonly custody: Custody
+  readonly secret_sealed: string
+  readonly quorum_id: string | null
+  readonly policy_id: string | null
+}
+
+const sealAad = (providerWalletId: string) => `wp_wallets:${providerWalletId}`
+
+export const makeLocal = (options: LocalWalletProviderOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const masterKey: MasterKey = yield* WalletMasterKey
+    const rules: BackstopRules = {
+      ceilingLamports: options.ceilingLamports ?? DEFAULT_CEILING_LAMPORTS,
+      ceilingWei: options.ceilingWei ?? DEFAULT_CEILING_WEI
+    }
+    const now = () => new Date((options.nowMs ?? Date.now)())
+
+    const insertWallet = (input: {
+      accountId: string
+      chain: WalletChain
+      custody: Custody
+      secret: Uint8Array
+      quorumId: string | null
+      policyId: string | null
+    }) =>
+      Effect.gen(function* () {
+        const id = randomId("wpw")
+        const address = yield* Effect.promise(() => addressOfSecret(input.chain, input.secret))
+        const sealed = yield* masterKey.seal(input.secret, sealAad(id))
+        yield* sql`
+          INSERT INTO wp_wallets (id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id, created_at)
+          VALUES (${id}, ${input.accountId}, ${input.chain}, ${address}, ${input.custody}, ${sealed}, ${input.quorumId}, ${input.policyId}, ${now()})`
+        return {
+          providerWalletId: id,
+          accountId: input.accountId,
+          chain: input.chain,
+          address,
+          custody: input.custody,
+          policyId: input.policyId,
+          quorumId: input.quorumId
+        } satisfies ProviderWallet
+      })
+
+    const createBackstopPolicy = Effect.gen(function* () {
+      const id = randomId("wpp")
+      const t = now()
+      yield* sql`INSERT INTO wp_policies (id, rules, state, created_at, updated_at)
+        VALUES (${id}, ${JSON.stringify(rulesToJson(rules))}::jsonb, 'active', ${t}, ${t})`
+      return id
+    })
+
+    const embeddedRows = (accountId: string) =>
+      sql<WpRow & { delegation: DelegationState | null }>`
+        SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id, d.state AS delegation
+        FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
+        WHERE w.account_id = ${accountId} AND w.custody = 'embedded' ORDER BY w.chain`
+
+    const toEmbedded = (r: WpRow & { delegation: DelegationState | null }): EmbeddedWallet => ({
+      providerWalletId: r.id,
+      chain: r.chain,
+      address: r.address,
+      delegation: r.delegation ?? "none"
+    })
+
+    const ensureEmbeddedWallet = (accountId: string, chain: WalletChain) =>
+      Effect.gen(function* () {
+        const existing = (yield* embeddedRows(accountId)).find((r) => r.chain === chain)
+        if (existing !== undefined) return toEmbedded(existing)
+        const policyId = yield* createBackstopPolicy
+        const secret = generateSecret(chain)
+        const id = randomId("wpw")
+        const address = yield* Effect.promise(() => addressOfSecret(chain, secret))
+        const sealed = yield* masterKey.seal(secret, sealAad(id))
+        // A concurrent first call may have created it: keep whichever row won.
+        yield* sql`
+          INSERT INTO wp_wallets (id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id, created_at)
+          VALUES (${id}, ${accountId}, ${chain}, ${address}, 'embedded', ${sealed}, NULL, ${policyId}, ${now()})
+          ON CONFLICT (account_id, chain) WHERE custody = 'embedded' DO NOTHING`
+        const row = (yield* embeddedRows(accountId)).find((r) => r.chain === chain)
+        if (row === undefined) return yield* Effect.dieMessage("embedded wallet vanished after insert")
+        return toEmbedded(row)
+      }).pipe(Effect.withSpan("WalletProvider.ensureEmbeddedWallet"))
+
+    const resolveDelegation = (accountId: string, chain: WalletChain) =>
+      Effect.gen(function* () {
+        const row = (yield* embeddedRows(accountId)).find((r) => r.chain === chain)
+        if (row === undefined) {
+          return yield* new WalletProviderError({ reason: "not_embedded", message: `no embedded ${chain} wallet on this account` })
+        }
+        if (row.delegation === null) {
+          return yield* new WalletProviderError({ reason: "not_delegated", message: `agent access to the embedded ${chain} wallet was never approved` })
+        }
+        if (row.delegation === "revoked") {
+          return yield* new WalletProviderError({ reason: "delegation_revoked", message: `agent access to the embedded ${chain} wallet is revoked` })
+        }
+        return toEmbedded(row)
+      })
+
+    const loadWallet = (providerWalletId: string) =>
+      Effect.gen(function* () {
+        const [row] = yield* sql<WpRow>`
+          SELECT id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id FROM wp_wallets WHERE id = ${providerWalletId}`
+        if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
+        return row
+      })
+
+    const policyOf = (policyId: string | null) =>
+      Effect.gen(function* () {
+        if (policyId === null) return { state: "default_deny" as PolicyState, rules }
+        const [row] = yield* sql<{ state: PolicyState; rules: string }>`SELECT state, rules::text AS rules FROM wp_policies WHERE id = ${policyId}`
+        if (row === undefined) return { state: "default_deny" as PolicyState, rules }
+        return { state: row.state, rules: rulesFromJson(JSON.parse(row.rules) as BackstopRulesJson) }
+      })
+
+    const unsealSecret = (row: WpRow) =>
+      masterKey
+        .open(row.secret_sealed, sealAad(row.id))
+        .pipe(
+          Effect.catchAll((e: MasterKeyError) =>
+            Effect.fail(new WalletProviderError({ reason: "key_unavailable", message: `wallet key cannot be opened: ${e.message}` }))
+          )
+        )
+
+    const signSolana = (row: WpRow, secret: Uint8Array, wire: Uint8Array) =>
+      Effect.gen(function* () {
+        const tx = yield* Effect.try({
+          try: () => getTransactionDecoder().decode(wire),
+          catch: () => new WalletProviderError({ reason: "bad_transaction", message: "not a Solana wire transaction" })
+        })
+        if (!Object.hasOwn(tx.signatures, row.address)) {
+          return yield* new WalletProviderError({ reason: "not_a_signer", message: `${row.address} is not a signer of this transaction` })
+        }
+        const signature = yield* Effect.promise(async () => {
+          const pair = await createKeyPairFromPrivateKeyBytes(new Uint8Array(secret))
+          return signBytes(pair.privateKey, tx.messageBytes)
+        })
+        const signed = { ...tx, signatures: { ...tx.signatures, [row.address]: signature } }
+        const bytes = new Uint8Array(getTransactionEncoder().encode(signed))
+        return {
+          signature: getBase58Decoder().decode(signature),
+          signedTransaction: getBase64Decoder().decode(bytes)
+        } satisfies SignedTransaction
+      })
+
+    const signEvm = (secret: Uint8Array, serialized: Uint8Array) =>
+      Effect.gen(function* () {
+        const hex = `0x${Buffer.from(serialized).toString("hex")}` as Hex
+        const parsed = yield* Effect.try({
+          try: () => parseTransaction(hex),
+          catch: () => new WalletProviderError({ reason: "bad_transaction", message: "not an EVM serialized transaction" })
+        })
+        const account = privateKeyToAccount(`0x${Buffer.from(secret).toString("hex")}`)
+        const signed = yield* Effect.tryPromise({
+          try: () => account.signTransaction(parsed as Parameters<typeof account.signTransaction>[0]),
+          catch: (e) => new WalletProviderError({ reason: "bad_transaction", message: `cannot sign: ${String(e)}` })
+        })
+        return { signature: keccak256(signed), signedTransaction: signed } satisfies SignedTransaction
+      })
+
+    const sign = (providerWalletId: string, transaction: Uint8Array) =>
+      Effect.gen(function* () {
+        const row = yield* loadWallet(providerWalletId)
+        const policy = yield* policyOf(row.policy_id)
+        if (policy.state !== "active") {
+          return yield* new WalletProviderError({
+            reason: "policy_denied",
+            rule: "default_deny",
+            message: `the wallet's policy is ${policy.state === "cleared" ? "cleared" : "default-deny"}; nothing is signed`
+          })
+        }
+        const decision = evaluate(policy.rules, row.chain, transaction, row.address)
+        if (decision._tag === "Deny") {
+          return yield* new WalletProviderError({
+            reason: "policy_denied",
+            rule: decision.reason,
+            message: decision.message,
+            ...(decision.instruction !== undefined ? { instruction: decision.instruction } : {})
+          })
+        }
+        const secret = yield* unsealSecret(row)
+        return yield* (row.chain === "solana" ? signSolana(row, secret, transaction) : signEvm(secret, transaction)).pipe(
+          Effect.ensuring(Effect.sync(() => secret.fill(0)))
+        )
+      }).pipe(Effect.withSpan("WalletProvider.sign"))
+
+    const linkChallenge = (accountId: string, chain: WalletChain, address: string) =>
+      `curvestream: link wallet\naccount: ${accountId}\nchain: ${chain}\naddress: ${address}`
+
+    const verifyOwnership = (accountId: string, chain: WalletChain, address: string, signature: string) =>
+      Effect.promise(async () => {
+        const message = linkChallenge(accountId, chain, address)
+        try {
+          if (chain === "evm") {
+            return await verifyMessage({ address: address as Hex, message, signature: signature as Hex })
+          }
+          const sig = new Uint8Array(getBase58Encoder().encode(signature))
+          if (sig.byteLength !== 64) return false
+          const pub = new Uint8Array(getAddressEncoder().encode(address as Parameters<ReturnType<typeof getAddressEncoder>["encode"]>[0]))
+          const key = await crypto.subtle.importKey("raw", pub, { name: "Ed25519" }, false, ["verify"])
+          return await verifySignature(key, sig as SignatureBytes, new TextEncoder().encode(message))
+        } catch {
+          return false
+        }
+      })
+
+    const verifyQuorumAuthorization = (providerWalletId: string, payload: Uint8Array, signature: Uint8Array) =>
+      Effect.gen(function* () {
+        const [row] = yield* sql<{ threshold: number; public_keys: string }>`
+          SELECT q.threshold, q.public_keys::text AS public_keys
+          FROM wp_wallets w JOIN wp_signer_quorums q ON q.id = w.quorum_id WHERE w.id = ${providerWalletId}`
+        if (row === undefined) return false
+        const keys = JSON.parse(row.public_keys) as ReadonlyArray<string>
+        let valid = 0
+        for (const spki of keys) {
+          const ok = yield* Effect.promise(async () => {
+            try {
+              const key = await crypto.subtle.importKey("spki", Buffer.from(spki, "base64"), { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"])
+              return await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, new Uint8Array(signature), new Uint8Array(payload))
+            } catch {
+              return false
+            }
+          })
+          if (ok) valid++
+        }
+        return valid >= row.threshold
+      })
+
+    const service: WalletProviderShape = {
+      ensureEmbeddedWallet,
+      embeddedWallets: (accountId) => Effect.map(embeddedRows(accountId), (rows) => rows.map(toEmbedded)),
+      setDelegation: (accountId, chain, state) =>
+        Effect.gen(function* () {
+          const row = (yield* embeddedRows(accountId)).find((r) => r.chain === chain)
+          if (row === undefined) {
+            return yield* new WalletProviderError({ reason: "not_embedded", message: `no embedded ${chain} wallet on this account` })
+          }
+          yield* sql`
+            INSERT INTO wp_delegations (account_id, chain, state, updated_at) VALUES (${accountId}, ${chain}, ${state}, ${now()})
+            ON CONFLICT (account_id, chain) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
+        }),
+      resolveDelegation,
+      signWithEmbedded: (accountId, chain, transaction) =>
+        Effect.flatMap(resolveDelegation(accountId, chain), (w) => sign(w.providerWalletId, transaction)),
+      linkChallenge,
+      verifyOwnership,
+      registerSignerQuorum: (signerSpki) =>
+        Effect.gen(function* () {
+          const id = randomId("wpq")
+          yield* sql`INSERT INTO wp_signer_quorums (id, threshold, public_keys, created_at)
+            VALUES (${id}, 1, ${JSON.stringify([Buffer.from(signerSpki).toString("base64")])}::jsonb, ${now()})`
+          return id
+        }),
+      createBackstopPolicy,
+      setPolicyState: (policyId, state) =>
+        Effect.asVoid(sql`UPDATE wp_policies SET state = ${state}, updated_at = ${now()} WHERE id = ${policyId}`),
+      policyState: (policyId) =>
+        Effect.map(sql<{ state: PolicyState }>`SELECT state FROM wp_policies WHERE id = ${policyId}`, (rows) => rows[0]?.state),
+      importWallet: (input) =>
+        insertWallet({ accountId: input.accountId, chain: input.chain, custody: "imported", secret: input.secret, quorumId: input.quorumId, policyId: input.policyId }),
+      createTeeWallet: (input) =>
+        Effect.suspend(() =>
+          insertWallet({ accountId: input.accountId, chain: input.chain, custody: "tee", secret: generateSecret(input.chain), quorumId: null, policyId: input.policyId })
+        ),
+      verifyQuorumAuthorization,
+      sign
+    }
+    return service
+  })
+
+/** The local provider over the `wp_*` tables; keys sealed under `WalletMasterKey`. */
+export const layerLocal = (options: LocalWalletProviderOptions): Layer.Layer<WalletProvider, never, SqlClient.SqlClient | WalletMasterKey> =>
+  Layer.effect(WalletProvider, makeLocal(options))

@@ -1,0 +1,319 @@
+/**
+ * Webhook endpoints of an account (spec 2.6, 3.5, 4.4): register, list, rotate, revoke, and read
+ * the last deliveries. Owns the `webhook_endpoints` rows; the outbox (`Outbox.ts`) and the worker
+ * (`DeliveryWorker.ts`) own delivery.
+ *
+ * Invariants:
+ * - At most `maxActiveEndpoints` (3) active endpoints per account, also under concurrent
+ *   registrations from several processes (the count and the insert run in one transaction under
+ *   a per-account advisory lock).
+ * - The signing secret leaves the service only in the answers to create and rotate; it is stored
+ *   sealed under the master key (`SecretBox`), with a 12-character display prefix.
+ * - The URL is judged by the public-target check before anything is recorded: a refusal records
+ *   nothing. Loopback (and `http:` to it) is admitted only when the layer's
+ *   `allowLoopbackForTests` is on AND the caller is a test account.
+ * - An endpoint is `active` or `revoked`; revoking cancels its pending deliveries in the same
+ *   transaction, and a revoked endpoint answers rotate and delivery reads with `revoked`.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { checkTarget, parseTargetUrl, type Resolver, systemResolver, TargetRefused } from "../../net/PublicTarget.js"
+import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEventName } from "./Events.js"
+import { makeSecretBox, type SecretBox, type SecretBoxError } from "./SecretBox.js"
+
+/** Spec section 8. */
+export const maxActiveEndpoints = 3
+/** Spec 4.4: the deliveries read returns the last 20. */
+export const deliveriesShown = 20
+/** Revoked endpoints shown in the list beside the active ones (newest first). */
+export const revokedEndpointsShown = 100
+/** Entries accepted in `events` before de-duplication. */
+export const maxEventsInRequest = 64
+export const secretPrefixLength = 12
+
+export interface WebhookOwner {
+  readonly accountId: string
+  /** A test account may register loopback targets when the test flag is on. */
+  readonly testAccount?: boolean | undefined
+}
+
+export interface WebhookEndpointView {
+  readonly id: string
+  readonly url: string
+  readonly events: ReadonlyArray<WebhookEventName>
+  readonly secretPrefix: string
+  readonly status: "active" | "revoked"
+  readonly createdAt: string
+  readonly rotatedAt?: string
+  readonly revokedAt?: string
+}
+
+export interface WebhookEndpointWithSecret extends WebhookEndpointView {
+  readonly secret: string
+}
+
+export interface DeliveryView {
+  readonly eventId: string
+  readonly event: string
+  readonly status: "pending" | "delivered" | "failed" | "cancelled"
+  readonly attempts: number
+  readonly lastStatusCode: number | null
+  readonly lastError: string | null
+  readonly createdAt: string
+  readonly lastAttemptAt: string | null
+  readonly nextAttemptAt: string | null
+  readonly deliveredAt: string | null
+}
+
+/** Why a webhook request was refused; the route maps each reason to the spec's error. */
+export class WebhookRefused extends Schema.TaggedError<WebhookRefused>()("WebhookRefused", {
+  reason: Schema.Literal("invalid_body", "invalid_url", "target_refused", "unknown_event", "limit_reached", "not_found", "revoked"),
+  field: Schema.optional(Schema.String),
+  message: Schema.String,
+  /** For `invalid_url` / `target_refused`: the public-target check's reason. */
+  targetReason: Schema.optional(Schema.String)
+}) {}
+
+export interface WebhookServiceShape {
+  readonly create: (owner: WebhookOwner, body: unknown) => Effect.Effect<WebhookEndpointWithSecret, WebhookRefused | SqlError>
+  readonly list: (owner: WebhookOwner) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, SqlError>
+  readonly rotate: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointWithSecret, WebhookRefused | SqlError>
+  readonly revoke: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointView, WebhookRefused | SqlError>
+  readonly deliveries: (owner: WebhookOwner, id: string) => Effect.Effect<ReadonlyArray<DeliveryView>, WebhookRefused | SqlError>
+}
+
+export class WebhookService extends Context.Tag("curvestream/WebhookService")<WebhookService, WebhookServiceShape>() {}
+
+export interface WebhookServiceOptions {
+  /** 32-byte master key sealing the signing secrets (`SecretBox.resolveMasterKey`). */
+  readonly masterKey: Uint8Array
+  /** Tests only: test accounts may register loopback and `http:` loopback URLs. Default off. */
+  readonly allowLoopbackForTests?: boolean
+  readonly resolve?: Resolver
+  readonly resolveTimeoutMs?: number
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure parts
+
+export interface CreateInput {
+  readonly url: string
+  readonly events: ReadonlyArray<WebhookEventName>
+}
+
+const refused = (reason: WebhookRefused["reason"], message: string, field?: string, targetReason?: string) =>
+  new WebhookRefused({
+    reason,
+    message,
+    ...(field !== undefined ? { field } : {}),
+    ...(targetReason !== undefined ? { targetReason } : {})
+  })
+
+/**
+ * The body `{url, events[]}`, judged without the network: object, URL syntax and scheme, and
+ * every event name in the events table. Duplicate event names collapse; order of first mention
+ * is kept. Other members of the body are ignored.
+ */
+export const parseCreateInput = (body: unknown, allowLoopback: boolean): CreateInput | WebhookRefused => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return refused("invalid_body", "body must be a JSON object", "body")
+  const { url, events } = body as { url?: unknown; events?: unknown }
+  if (typeof url !== "string" || url.trim() === "") return refused("invalid_url", "url is required (a public https URL)", "url")
+  const parsed = parseTargetUrl(url.trim(), allowLoopback)
+  if (parsed instanceof TargetRefused) return refused("invalid_url", parsed.message, "url", parsed.reason)
+  if (!Array.isArray(events) || events.length === 0) {
+    return refused("invalid_body", "events must be a non-empty array of event names", "events")
+  }
+  if (events.length > maxEventsInRequest) return refused("invalid_body", `events may list at most ${maxEventsInRequest} names`, "events")
+  const names: WebhookEventName[] = []
+  for (const e of events) {
+    if (typeof e !== "string") return refused("invalid_body", "events must be an array of strings", "events")
+    if (!isWebhookEvent(e)) {
+      return refused("unknown_event", `Unknown event '${e.slice(0, 64)}'; known events: ${WEBHOOK_EVENTS.join(", ")}`, "events")
+    }
+    if (!names.includes(e)) names.push(e)
+  }
+  return { url: parsed.url.href, events: names }
+}
+
+export const newEndpointId = (): string => `wh_${bytesToHex(randomBytes(16))}`
+const endpointIdFormat = /^wh_[0-9a-f]{32}$/
+
+/** `whsec_` + 43 base64url characters (256 random bits). */
+export const newSigningSecret = (): string => `whsec_${Buffer.from(randomBytes(32)).toString("base64url")}`
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString())
+
+interface EndpointRow {
+  readonly id: string
+  readonly account_id: string
+  readonly url: string
+  readonly events: ReadonlyArray<WebhookEventName>
+  readonly secret_prefix: string
+  readonly status: "active" | "revoked"
+  readonly created_at: Date
+  readonly rotated_at: Date | null
+  readonly revoked_at: Date | null
+}
+
+const toView = (r: EndpointRow): WebhookEndpointView => ({
+  id: r.id,
+  url: r.url,
+  events: r.events,
+  secretPrefix: r.secret_prefix,
+  status: r.status,
+  createdAt: r.created_at.toISOString(),
+  ...(r.rotated_at !== null ? { rotatedAt: r.rotated_at.toISOString() } : {}),
+  ...(r.revoked_at !== null ? { revokedAt: r.revoked_at.toISOString() } : {})
+})
+
+// ---------------------------------------------------------------------------------------------
+// The service
+
+export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServiceShape, SecretBoxError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const box: SecretBox = yield* makeSecretBox(options.masterKey)
+    const flag = options.allowLoopbackForTests === true
+    const resolve = options.resolve ?? systemResolver
+    const resolveTimeoutMs = options.resolveTimeoutMs ?? 5_000
+    const loopbackFor = (owner: WebhookOwner) => flag && owner.testAccount === true
+
+    const activeCount = (accountId: string) =>
+      sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = ${accountId} AND status = 'active'`.pipe(
+        Effect.map((rows) => rows[0]?.n ?? 0)
+      )
+    const limitRefusal = () =>
+      refused("limit_reached", `An account may have at most ${maxActiveEndpoints} active webhook endpoints; revoke one first`)
+
+    /** The owner's endpoint, or `not_found` (unknown id, malformed id, or another account's). */
+    const owned = (owner: WebhookOwner, id: string) =>
+      Effect.gen(function* () {
+        if (!endpointIdFormat.test(id)) return yield* refused("not_found", `No webhook endpoint '${id.slice(0, 64)}'`, "id")
+        const rows = yield* sql<EndpointRow>`
+          SELECT id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at
+          FROM webhook_endpoints WHERE id = ${id} AND account_id = ${owner.accountId}`
+        const row = rows[0]
+        if (row === undefined) return yield* refused("not_found", `No webhook endpoint '${id}'`, "id")
+        return row
+      })
+    const revokedRefusal = (id: string) => refused("revoked", `Webhook endpoint '${id}' is revoked`, "id")
+
+    const create = Effect.fn("WebhookService.create")(function* (owner: WebhookOwner, body: unknown) {
+      const allowLoopback = loopbackFor(owner)
+      const input = parseCreateInput(body, allowLoopback)
+      if (input instanceof WebhookRefused) return yield* input
+      if ((yield* activeCount(owner.accountId)) >= maxActiveEndpoints) return yield* limitRefusal()
+      const target = yield* checkTarget(input.url, { allowLoopback, resolve, resolveTimeoutMs }).pipe(
+        Effect.mapError((e) => refused("target_refused", e.message, "url", e.reason))
+      )
+
+      const id = newEndpointId()
+      const secret = newSigningSecret()
+      const sealed = yield* box.seal(secret, id)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const row = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhooks:${owner.accountId}`}, 0))`
+          if ((yield* activeCount(owner.accountId)) >= maxActiveEndpoints) return yield* limitRefusal()
+          const inserted = yield* sql<EndpointRow>`
+            INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, allow_loopback, status, created_at)
+            VALUES (${id}, ${owner.accountId}, ${input.url}, ${JSON.stringify(input.events)}::jsonb, ${sealed},
+                    ${secret.slice(0, secretPrefixLength)}, ${target.isLoopback}, 'active', ${now})
+            RETURNING id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at`
+          return inserted[0]!
+        })
+      )
+      return { ...toView(row), secret }
+    })
+
+    const list = Effect.fn("WebhookService.list")(function* (owner: WebhookOwner) {
+      const rows = yield* sql<EndpointRow>`
+        (SELECT id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at
+           FROM webhook_endpoints WHERE account_id = ${owner.accountId} AND status = 'active')
+        UNION ALL
+        (SELECT id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at
+           FROM webhook_endpoints WHERE account_id = ${owner.accountId} AND status = 'revoked'
+           ORDER BY created_at DESC, id DESC LIMIT ${revokedEndpointsShown})
+        ORDER BY created_at DESC, id DESC`
+      return rows.map(toView)
+    })
+
+    const rotate = Effect.fn("WebhookService.rotate")(function* (owner: WebhookOwner, id: string) {
+      const row = yield* owned(owner, id)
+      if (row.status === "revoked") return yield* revokedRefusal(id)
+      const secret = newSigningSecret()
+      const sealed = yield* box.seal(secret, id)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const updated = yield* sql<EndpointRow>`
+        UPDATE webhook_endpoints
+        SET secret_sealed = ${sealed}, secret_prefix = ${secret.slice(0, secretPrefixLength)}, rotated_at = ${now}
+        WHERE id = ${id} AND account_id = ${owner.accountId} AND status = 'active'
+        RETURNING id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at`
+      const after = updated[0]
+      // Revoked between the read and the update.
+      if (after === undefined) return yield* revokedRefusal(id)
+      return { ...toView(after), secret }
+    })
+
+    const revoke = Effect.fn("WebhookService.revoke")(function* (owner: WebhookOwner, id: string) {
+      const row = yield* owned(owner, id)
+      if (row.status === "revoked") return toView(row)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const updated = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          const rows = yield* sql<EndpointRow>`
+            UPDATE webhook_endpoints SET status = 'revoked', revoked_at = ${now}
+            WHERE id = ${id} AND account_id = ${owner.accountId} AND status = 'active'
+            RETURNING id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at`
+          yield* sql`
+            UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, claim_token = NULL
+            WHERE endpoint_id = ${id} AND status = 'pending'`
+          return rows[0]
+        })
+      )
+      if (updated !== undefined) return toView(updated)
+      // Revoked concurrently: answer the stored row.
+      return toView(yield* owned(owner, id))
+    })
+
+    const deliveries = Effect.fn("WebhookService.deliveries")(function* (owner: WebhookOwner, id: string) {
+      const row = yield* owned(owner, id)
+      if (row.status === "revoked") return yield* revokedRefusal(id)
+      const rows = yield* sql<{
+        id: string
+        event: string
+        status: DeliveryView["status"]
+        attempts: number
+        last_status_code: number | null
+        last_error: string | null
+        created_at: Date
+        last_attempt_at: Date | null
+        next_attempt_at: Date | null
+        delivered_at: Date | null
+      }>`
+        SELECT id, event, status, attempts, last_status_code, last_error, created_at, last_attempt_at, next_attempt_at, delivered_at
+        FROM webhook_deliveries WHERE endpoint_id = ${id}
+        ORDER BY created_at DESC, id DESC LIMIT ${deliveriesShown}`
+      return rows.map(
+        (r): DeliveryView => ({
+          eventId: r.id,
+          event: r.event,
+          status: r.status,
+          attempts: r.attempts,
+          lastStatusCode: r.last_status_code,
+          lastError: r.last_error,
+          createdAt: r.created_at.toISOString(),
+          lastAttemptAt: iso(r.last_attempt_at),
+          nextAttemptAt: r.status === "pending" ? iso(r.next_attempt_at) : null,
+          deliveredAt: iso(r.delivered_at)
+        })
+      )
+    })
+
+    return { create, list, rotate, revoke, deliveries } satisfies WebhookServiceShape
+  })
+
+export const layer = (options: WebhookServiceOptions): Layer.Layer<WebhookService, SecretBoxError, SqlClient.SqlClient> =>
+  Layer.effect(WebhookService, make(options))

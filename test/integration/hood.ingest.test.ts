@@ -1,0 +1,294 @@
+/**
+ * Hood localnet (Hardhat/EDR over a real socket) → the Hood log ingester (viem) → the embedded bus
+ * (temp directory) → a bus consumer, with the cursor and block window in PGlite:
+ * - a curve created, bought, sold, crossed (capped refund), cancelled into recovery and claimed:
+ *   every event once, in order, with `hood:<tx>:<logIndex>` ids and `hoodPosition` positions taken
+ *   from the receipts, and the recovery figures equal to a read of the curve at the log's block;
+ * - a migration: `CurveMigrated.pool` null, the real pool in `dexPool`;
+ * - reorgs: a buy on a block that a revert then replaces by empty blocks is retracted; a buy
+ *   replaced by another buy at the same height is retracted before the new one is published;
+ * - a restart resumes from the stored cursor without republishing, and backfill in small ranges
+ *   reads the same events as following.
+ * Every wait is a polled receipt with a deadline.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { type TransactionReceipt, zeroAddress } from "viem"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import {
+  approve,
+  buy,
+  cancelMigration,
+  claimRecovery,
+  createCurve,
+  type HoodClients,
+  migrate,
+  readRecovery,
+  saltOf,
+  sell
+} from "../../src/chain/hood/client/HoodClient.js"
+import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
+import * as Database from "../../src/db/Database.js"
+import { Bus, Topics } from "../../ingest/bus/Bus.js"
+import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
+import { type ChainEvent, hoodPosition } from "../../ingest/ChainEvent.js"
+import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
+import { HoodIngester, type HoodIngesterOptions, type HoodIngesterStatus } from "../../ingest/hood/HoodIngester.js"
+
+const ETH = 10n ** 18n
+
+const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 15_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+let net: StartedHoodLocalnet
+let database: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
+let sql: SqlClient.SqlClient
+let worldCount = 0
+
+beforeAll(async () => {
+  net = await startHoodLocalnet()
+  database = ManagedRuntime.make(Database.layer({ url: undefined, dataDir: undefined }))
+  sql = await database.runPromise(SqlClient.SqlClient)
+}, 60_000)
+
+afterAll(async () => {
+  await database?.dispose()
+  await net?.close()
+})
+
+const world = async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "curvestream-hood-ingest-"))
+  const source = `hood:test-${++worldCount}`
+  const runtime = ManagedRuntime.make(
+    Layer.merge(EmbeddedBus.layer({ dir, partitions: 4, fsync: false }).pipe(Layer.orDie), Layer.succeed(SqlClient.SqlClient, sql))
+  )
+  const received: Array<ChainEvent> = []
+  const consumer = runtime.runFork(
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      yield* bus.subscribe({ group: "test", topic: Topics.chainEvents, fromBeginning: true }, (batch) =>
+        Effect.sync(() => {
+          for (const r of batch.records) {
+            const d = decodeChainEvent(r.value)
+            if (d._tag === "Left") throw new Error(d.left.message)
+            received.push(d.right)
+          }
+        })
+      )
+      return yield* Effect.never
+    }).pipe(Effect.scoped)
+  )
+  let scope: Scope.CloseableScope | undefined
+  let ingester: Context.Tag.Service<HoodIngester> | undefined
+  const start = async (options: Partial<HoodIngesterOptions> = {}) => {
+    scope = await runtime.runPromise(Scope.make())
+    const ctx = await runtime.runPromise(
+      Layer.buildWithScope(
+        HoodIngester.layer({
+          rpcUrl: net.rpcUrl,
+          factory: net.addresses.factory,
+          feeSplitter: net.addresses.feeSplitter,
+          pollIntervalMs: 10,
+          source,
+          ...options
+        }),
+        scope
+      )
+    )
+    ingester = Context.get(ctx, HoodIngester)
+  }
+  const stop = async () => {
+    if (scope !== undefined) await runtime.runPromise(Scope.close(scope, Exit.void))
+    scope = undefined
+  }
+  const status = (): Promise<HoodIngesterStatus> => runtime.runPromise(ingester!.status)
+  /** Waits until the ingester has published through the node's current head. */
+  const caughtUp = async () => {
+    const head = await publicClientOf(net).getBlockNumber()
+    await until(async () => ((await status()).cursorBlock ?? -1n) >= head || undefined, `cursor at ${head}`)
+  }
+  const dispose = async () => {
+    await stop()
+    await runtime.runPromise(Fiber.interrupt(consumer))
+    await runtime.dispose()
+    await fs.rm(dir, { recursive: true, force: true })
+  }
+  const ofMint = (mint: string) => received.filter((e) => e.mint === mint)
+  return { source, received, ofMint, start, stop, status, caughtUp, dispose }
+}
+
+const worlds: Array<Awaited<ReturnType<typeof world>>> = []
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.dispose()
+})
+const open = async () => {
+  const w = await world()
+  worlds.push(w)
+  return w
+}
+
+/** The id and position of the receipt's log at `index` among the logs of `address`. */
+const at = (receipt: TransactionReceipt, address: string, index = 0) => {
+  const log = receipt.logs.filter((l) => l.address.toLowerCase() === address.toLowerCase())[index]!
+  return { id: `hood:${receipt.transactionHash}:${log.logIndex}`, position: hoodPosition(receipt.blockNumber, log.logIndex) }
+}
+
+let saltCounter = 0
+const launch = (c: HoodClients, label: string, thresholdRaw = 2n * ETH) =>
+  createCurve(c, net.addresses.factory, {
+    name: label,
+    symbol: "HOOD",
+    quoteToken: zeroAddress,
+    virtualQuoteRaw: ETH,
+    thresholdRaw,
+    dexVersion: "v3",
+    salt: saltOf(`hood-ingest-${label}-${++saltCounter}`)
+  })
+
+describe("Hood ingester", () => {
+  it("publishes create, buy, sell, a capped crossing, recovery and a claim, with receipt ids and positions", async () => {
+    const w = await open()
+    await w.start()
+    const creator = clientsFor(net, 4)
+    const trader = clientsFor(net, 5)
+    const keeper = clientsFor(net, net.roles.keeper)
+    const c = await launch(creator, "lifecycle")
+    const b1 = await buy(trader, c.curve, { amountInRaw: ETH / 10n, quoteToken: zeroAddress })
+    const half = b1.trade.amountOut / 2n
+    await approve(trader, c.token, c.curve, half)
+    const s = await sell(trader, c.curve, half)
+    const b2 = await buy(trader, c.curve, { amountInRaw: 5n * ETH, quoteToken: zeroAddress })
+    expect(b2.trade.refund > 0n).toBe(true)
+    const cancel = await cancelMigration(keeper, c.curve)
+    const claim = await claimRecovery(trader, c.curve, c.token, half / 3n)
+
+    const events = await until(() => {
+      const e = w.ofMint(c.token)
+      return e.length >= 7 ? e : undefined
+    }, "seven events")
+    expect(events.map((e) => e._tag)).toEqual(["CurveCreated", "Trade", "Trade", "Trade", "CurveCompleted", "RecoverySnapshot", "RecoverySnapshot"])
+    const [createdE, buyE, sellE, crossE, completedE, startedE, claimedE] = events as [ChainEvent, ...Array<ChainEvent>]
+    expect(createdE).toMatchObject({ ...at(c.receipt, net.addresses.factory), curve: c.curve, dexVersion: "v3", quoteMint: zeroAddress, mode: "open" })
+    expect(buyE).toMatchObject({ ...at(b1.receipt, c.curve), side: "buy", amountInRaw: ETH / 10n, amountOutRaw: b1.trade.amountOut, refundRaw: 0n })
+    expect(sellE).toMatchObject({ ...at(s.receipt, c.curve), side: "sell", amountInRaw: half, refundRaw: 0n, quoteConsumedRaw: half })
+    expect(crossE).toMatchObject({
+      ...at(b2.receipt, c.curve),
+      side: "buy",
+      crossesGraduation: true,
+      refundRaw: b2.trade.refund,
+      quoteConsumedRaw: b2.trade.quoteConsumed,
+      realQuoteRaw: 2n * ETH
+    })
+    expect((crossE as Extract<ChainEvent, { _tag: "Trade" }>).refundRaw + (crossE as Extract<ChainEvent, { _tag: "Trade" }>).quoteConsumedRaw).toBe(5n * ETH)
+    expect(completedE).toMatchObject({ ...at(b2.receipt, c.curve, 1), curve: c.curve, realQuoteRaw: 2n * ETH })
+    // The recovery figures: one read of the curve at the log's block.
+    const pc = publicClientOf(net)
+    const startedAt = await readRecovery(pc, c.curve, cancel.receipt.blockNumber)
+    expect(startedE).toMatchObject({
+      ...at(cancel.receipt, c.curve),
+      cause: "started",
+      curve: c.curve,
+      quoteToken: zeroAddress,
+      reserveSnapshotRaw: startedAt!.reserveSnapshotRaw,
+      eligibleSupplyRaw: startedAt!.eligibleSupplyRaw,
+      surrenderedRaw: 0n,
+      snapshotBlock: cancel.receipt.blockNumber
+    })
+    expect(startedAt!.reserveSnapshotRaw).toBe(2n * ETH)
+    const claimedAt = await readRecovery(pc, c.curve, claim.receipt.blockNumber)
+    expect(claimedAt!.surrenderedRaw).toBe(half / 3n)
+    expect(claimedAt!.surrenderedRaw).toBe(claim.event.surrenderedRaw)
+    expect(claimedAt!.surrenderedRaw).toBeGreaterThan(0n)
+    expect(claimedE).toMatchObject({ cause: "claimed", surrenderedRaw: half / 3n, reserveSnapshotRaw: startedAt!.reserveSnapshotRaw, snapshotBlock: claim.receipt.blockNumber })
+    // Every event exactly once.
+    await w.caughtUp()
+    expect(new Set(w.received.map((e) => e.id)).size).toBe(w.received.length)
+  })
+
+  it("migration: CurveMigrated.pool is null, the real pool rides in dexPool, the fee in bps", async () => {
+    const w = await open()
+    await w.start()
+    const c = await launch(clientsFor(net, 6), "migrates")
+    await buy(clientsFor(net, 7), c.curve, { amountInRaw: 3n * ETH, quoteToken: zeroAddress })
+    const m = await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const e = await until(() => w.ofMint(c.token).find((x) => x._tag === "CurveMigrated"), "CurveMigrated")
+    expect(e).toMatchObject({ ...at(m.receipt, c.curve, m.receipt.logs.filter((l) => l.address.toLowerCase() === c.curve.toLowerCase()).length - 1), pool: null, dexPool: m.event.pool, feeBps: 30 })
+    expect(e).toMatchObject({ quoteRaw: m.event.quoteAmount, tokensRaw: m.event.tokenAmount })
+  })
+
+  it("reorg to empty blocks: the dropped buy is retracted; later blocks are followed", async () => {
+    const w = await open()
+    await w.start()
+    const tc = hoodTestClient(net)
+    const c = await launch(clientsFor(net, 8), "reorg-empty")
+    await w.caughtUp()
+    const snap = await snapshot(tc)
+    const dropped = await buy(clientsFor(net, 9), c.curve, { amountInRaw: ETH / 5n, quoteToken: zeroAddress })
+    const droppedId = at(dropped.receipt, c.curve).id
+    await until(() => w.received.find((e) => e.id === droppedId), "the buy to be published")
+    await reorg(tc, snap, 3)
+    const retracted = await until(
+      () => w.received.find((e) => e._tag === "Retracted" && e.retractedIds.includes(droppedId)),
+      "the retraction"
+    )
+    expect(retracted).toMatchObject({ chain: "hood", mint: c.token, retractedIds: [droppedId] })
+    const after = await buy(clientsFor(net, 9), c.curve, { amountInRaw: ETH / 7n, quoteToken: zeroAddress })
+    await until(() => w.received.find((e) => e.id === at(after.receipt, c.curve).id), "the buy after the reorg")
+    const st = await w.status()
+    expect(st.reorgs).toBeGreaterThanOrEqual(1)
+    expect(st.retractedEvents).toBeGreaterThanOrEqual(1)
+  })
+
+  it("reorg to another branch: the old buy is retracted before the replacing buy at the same height is published", async () => {
+    const w = await open()
+    await w.start()
+    const tc = hoodTestClient(net)
+    const c = await launch(clientsFor(net, 10), "reorg-branch")
+    await w.caughtUp()
+    const snap = await snapshot(tc)
+    const old = await buy(clientsFor(net, 11), c.curve, { amountInRaw: ETH / 3n, quoteToken: zeroAddress })
+    const oldAt = at(old.receipt, c.curve)
+    await until(() => w.received.find((e) => e.id === oldAt.id), "the old buy")
+    await revertTo(tc, snap)
+    const replacing = await buy(clientsFor(net, 12), c.curve, { amountInRaw: ETH / 4n, quoteToken: zeroAddress })
+    const newAt = at(replacing.receipt, c.curve)
+    expect(newAt.position).toBe(oldAt.position) // same height, same log index: a new branch
+    await until(() => w.received.find((e) => e.id === newAt.id), "the replacing buy")
+    const ids = w.ofMint(c.token).map((e) => (e._tag === "Retracted" ? `R:${e.retractedIds.join(",")}` : e.id))
+    expect(ids.indexOf(`R:${oldAt.id}`)).toBeGreaterThan(-1)
+    expect(ids.indexOf(`R:${oldAt.id}`)).toBeLessThan(ids.indexOf(newAt.id))
+  })
+
+  it("restart: resumes from the stored cursor without republishing; small backfill ranges read the same events", async () => {
+    const w = await open()
+    await w.start({ backfillBlocks: 3, reorgWindowBlocks: 4 })
+    await w.caughtUp()
+    const firstRun = w.received.length
+    expect(firstRun).toBeGreaterThan(0)
+    const st = await w.status()
+    expect(st.windowBlocks).toBeLessThanOrEqual(4)
+    await w.stop()
+    const c = await launch(clientsFor(net, 13), "restart")
+    await w.start({ backfillBlocks: 3, reorgWindowBlocks: 4 })
+    await until(() => w.ofMint(c.token)[0], "the curve created while stopped")
+    await w.caughtUp()
+    expect(new Set(w.received.map((e) => e.id)).size).toBe(w.received.length)
+    // Everything a fresh ingester (following from block 0) publishes, this one published once.
+    const fresh = await open()
+    await fresh.start({ maxBlocksPerStep: 7 })
+    await fresh.caughtUp()
+    const live = (list: ReadonlyArray<ChainEvent>) => list.filter((e) => e._tag !== "Retracted").map((e) => e.id)
+    expect(new Set(live(w.received))).toEqual(new Set(live(fresh.received)))
+    expect(live(fresh.received).length).toBeGreaterThan(0)
+  })
+})
