@@ -49,6 +49,13 @@ import { type LocalCredentials, provisionLocalAccount } from "./services/account
 import * as WalletProvider from "./services/wallets/WalletProvider.js"
 import { resolveMasterKey } from "./services/webhooks/SecretBox.js"
 import * as Stack from "./services/wiring/Stack.js"
+import { HoodIngester } from "../ingest/hood/HoodIngester.js"
+import { markRoutes } from "../api/routes/MarkRoutes.js"
+import { HoodEndpoints } from "./chain/hood/HoodEndpoints.js"
+import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
+import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
+import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
+import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -70,16 +77,30 @@ const storageLayer = Layer.unwrapEffect(
   })
 )
 
-/** The chain side: Solana endpoints, ingester, market actors and the ClickHouse writer. */
+/** The chain side: Solana and Hood endpoints and ingesters, market actors and the ClickHouse writers. */
 const pipelineLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const endpoints = SolanaEndpoints.layer(config)
+    const endpoints = Layer.merge(SolanaEndpoints.layer(config), HoodEndpoints.layer(config))
     const ingester = Layer.unwrapEffect(
       Effect.map(SolanaEndpoints, (e) =>
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
       )
     )
-    return Layer.mergeAll(ingester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer()).pipe(
+    const hoodIngester = Layer.unwrapEffect(
+      Effect.map(HoodEndpoints, (h) =>
+        HoodIngester.layer({
+          rpcUrl: h.rpcUrl,
+          factory: h.addresses.factory,
+          feeSplitter: h.addresses.feeSplitter,
+          fromBlock: config.hood.fromBlock,
+          confirmations: config.hood.confirmations,
+          reorgWindowBlocks: config.hood.reorgWindowBlocks,
+          backfillBlocks: config.hood.backfillBlocks,
+          pollIntervalMs: h.embedded ? Math.min(50, config.hood.pollIntervalMs) : config.hood.pollIntervalMs
+        })
+      )
+    )
+    return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
       Layer.provideMerge(endpoints)
     )
   })
@@ -186,6 +207,8 @@ const api = (config: AppConfigShape) =>
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const nowMs = () => Date.now()
     const accounts = yield* accountStackApi({ nowMs })
+    const hood = yield* HoodEndpoints
+    const prices = yield* PriceSource
     const routes = withOpenApi(
       [
         ...healthRoutes([
@@ -196,6 +219,7 @@ const api = (config: AppConfigShape) =>
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
         ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID }),
+        ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
         ...accounts.routes
       ],
       {
@@ -210,32 +234,48 @@ const api = (config: AppConfigShape) =>
 const background = (config: AppConfigShape, quiet: boolean) =>
   Effect.gen(function* () {
     const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
     const index = yield* MarketIndex
     const bus = yield* Bus
     const sender = makeRpcSender(endpoints.rpcUrl)
     yield* Effect.forkScoped(runMarketSnapshotSampler(index, yield* MarketSnapshotWriter, config.marketSnapshotIntervalMs))
-    if (endpoints.keeper === undefined) {
-      yield* Effect.logWarning("migration keeper not running: KEEPER_SECRET_KEY is not set")
-    } else {
+    // One keeper, one executor per chain whose keeper key is known.
+    const executors: Array<MigrationExecutor> = []
+    if (endpoints.keeper === undefined) yield* Effect.logWarning("Solana migrations not kept: KEEPER_SECRET_KEY is not set")
+    else executors.push(solanaMigrationExecutor(sender, endpoints.keeper))
+    if (hood.keeper === undefined) yield* Effect.logWarning("Hood migrations not kept: HOOD_KEEPER_PRIVATE_KEY is not set")
+    else {
+      executors.push(
+        hoodMigrationExecutor({ clients: { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, hood.keeper, hood.rpcUrl) } })
+      )
+    }
+    if (executors.length > 0) {
       yield* Effect.forkScoped(
         runMigrationKeeper({
           candidates: () => index.markets(),
-          executors: [solanaMigrationExecutor(sender, endpoints.keeper)],
+          executors,
           publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
           policy: { ...DefaultKeeperPolicy, sweepIntervalMs: config.keeper.sweepIntervalMs, maxAttempts: config.keeper.maxAttempts }
         })
       )
     }
-    if (endpoints.embedded) {
+    if (endpoints.embedded || hood.embedded) {
       yield* Effect.sync(() =>
         writeFileSync(
           path.join(config.dataDir, "localnet.json"),
-          JSON.stringify({ solana: { rpcUrl: endpoints.rpcUrl, grpcUrl: endpoints.grpcUrl, blockEngineUrl: endpoints.blockEngineUrl } }, null, 2)
+          JSON.stringify(
+            {
+              ...(endpoints.embedded ? { solana: { rpcUrl: endpoints.rpcUrl, grpcUrl: endpoints.grpcUrl, blockEngineUrl: endpoints.blockEngineUrl } } : {}),
+              ...(hood.embedded ? { hood: { rpcUrl: hood.rpcUrl, chainId: hood.chain.id, addresses: hood.addresses } } : {})
+            },
+            null,
+            2
+          )
         )
       )
-      if (!quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
     }
-    return endpoints
+    if (endpoints.embedded && !quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
+    return { solana: endpoints, hood }
   })
 
 const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
@@ -262,7 +302,7 @@ const program = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   yield* parseRole(argv)
   const config = yield* AppConfig
-  const endpoints = yield* background(config, argv.includes("--quiet"))
+  const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   const server = yield* api(config)
   yield* Effect.logInfo("curvestream ready").pipe(
@@ -271,6 +311,7 @@ const program = Effect.gen(function* () {
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
       solanaRpc: endpoints.rpcUrl,
+      hoodRpc: hood.rpcUrl,
       ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {}),
       ...(local !== undefined
         ? {

@@ -47,6 +47,25 @@ export interface AppConfigShape {
     /** The keeper's signing key (base58, 64 bytes) for a real cluster; the localnet's keeper otherwise. */
     readonly keeperSecretKey: Redacted.Redacted<string> | undefined
   }
+  readonly hood: {
+    /** Unset: the embedded Hood localnet (Hardhat/EDR) runs in-process with the contracts deployed. */
+    readonly rpcUrl: string | undefined
+    readonly chainId: number
+    /** Cluster mode: the deployed contracts (required with HOOD_RPC_URL). */
+    readonly factory: string | undefined
+    readonly feeSplitter: string | undefined
+    readonly uniswapV3Factory: string | undefined
+    readonly weth9: string | undefined
+    /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
+    readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
+    readonly fromBlock: bigint
+    readonly confirmations: number
+    readonly reorgWindowBlocks: number
+    readonly backfillBlocks: number
+    readonly pollIntervalMs: number
+    /** Embedded: mine an empty block this often (0: only a block per transaction). */
+    readonly localnetBlockMs: number
+  }
   readonly keeper: {
     readonly sweepIntervalMs: number
     readonly maxAttempts: number
@@ -108,6 +127,12 @@ const optionalString = (name: string) =>
   Config.string(name).pipe(
     Config.option,
     Config.map((o) => (o._tag === "Some" && o.value.trim() !== "" ? o.value.trim() : undefined))
+  )
+
+/** An EVM address (0x + 40 hex), or undefined when unset or empty. */
+const optionalAddress = (name: string) =>
+  optionalString(name).pipe(
+    Config.validate({ message: `${name} must be a 0x-prefixed 20-byte hex address`, validation: (s) => s === undefined || /^0x[0-9a-fA-F]{40}$/.test(s) })
   )
 
 const optionalSecret = (name: string) =>
@@ -173,6 +198,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     localnetSlotMs: positiveInt("LOCALNET_SLOT_MS", 400),
     keeperSecretKey: optionalSecret("KEEPER_SECRET_KEY")
   }),
+  hood: Config.all({
+    rpcUrl: optionalString("HOOD_RPC_URL"),
+    chainId: positiveInt("HOOD_CHAIN_ID", 31337),
+    factory: optionalAddress("HOOD_FACTORY_ADDRESS"),
+    feeSplitter: optionalAddress("HOOD_FEE_SPLITTER_ADDRESS"),
+    uniswapV3Factory: optionalAddress("HOOD_UNISWAP_V3_FACTORY_ADDRESS"),
+    weth9: optionalAddress("HOOD_WETH9_ADDRESS"),
+    keeperPrivateKey: optionalSecret("HOOD_KEEPER_PRIVATE_KEY"),
+    fromBlock: nonNegativeInt("HOOD_FROM_BLOCK", 0).pipe(Config.map((n) => BigInt(n))),
+    confirmations: nonNegativeInt("HOOD_CONFIRMATIONS", 0),
+    reorgWindowBlocks: positiveInt("HOOD_REORG_WINDOW_BLOCKS", 64),
+    backfillBlocks: positiveInt("HOOD_BACKFILL_BLOCKS", 2000),
+    pollIntervalMs: positiveInt("HOOD_POLL_INTERVAL_MS", 250),
+    localnetBlockMs: nonNegativeInt("HOOD_LOCALNET_BLOCK_MS", 1000)
+  }),
   keeper: Config.all({
     sweepIntervalMs: positiveInt("MIGRATION_SWEEP_INTERVAL_MS", 120_000),
     maxAttempts: positiveInt("MIGRATION_MAX_ATTEMPTS", 5)
@@ -234,7 +274,10 @@ export const ConfigVariables = [
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
-  "KEEPER_SECRET_KEY", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
+  "KEEPER_SECRET_KEY",
+  "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
+  "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",
+  "HOOD_LOCALNET_BLOCK_MS", "LOCALNET_USD_PRICES", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",

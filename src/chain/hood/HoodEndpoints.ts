@@ -1,0 +1,94 @@
+/**
+ * Where the engine's Hood side talks to: the embedded localnet (HOOD_RPC_URL unset — a Hardhat/EDR
+ * node in this process with the contracts and Uniswap v3 deployed, the keeper being the localnet's
+ * keeper account) or a real node (HOOD_RPC_URL with the deployed contracts' addresses, and
+ * HOOD_KEEPER_PRIVATE_KEY for the migration keeper).
+ */
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { type Account, type Address, type Chain, getAddress } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import type { AppConfigShape } from "../../config/AppConfig.js"
+import { hoodChain } from "./localnet/Deploy.js"
+import { HoodLocalnet, type HoodLocalnetError } from "./localnet/LocalnetService.js"
+
+export interface HoodEndpointAddresses {
+  readonly factory: Address
+  readonly feeSplitter: Address
+  readonly uniswapV3Factory: Address
+  readonly weth9: Address
+  /** Embedded only: the rest of the localnet's deployment (USDG, position manager, router). */
+  readonly usdg?: Address
+  readonly positionManager?: Address
+  readonly swapRouter?: Address
+}
+
+export interface HoodEndpointsShape {
+  readonly embedded: boolean
+  readonly rpcUrl: string
+  readonly chain: Chain
+  readonly addresses: HoodEndpointAddresses
+  /** The factory's keeper; undefined: no Hood keeper runs. */
+  readonly keeper: Account | undefined
+  /** Embedded only: the localnet's dev trader keys (the simulation's traders and creators). */
+  readonly traderKeys: ReadonlyArray<`0x${string}`>
+}
+
+export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("HoodConfigError", {
+  message: Schema.String
+}) {}
+
+export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<HoodEndpoints, HoodEndpointsShape>() {
+  static readonly layer = (config: AppConfigShape): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
+    const h = config.hood
+    if (h.rpcUrl === undefined) {
+      return Layer.effect(
+        HoodEndpoints,
+        Effect.map(HoodLocalnet, (n) => ({
+          embedded: true,
+          rpcUrl: n.rpcUrl,
+          chain: n.chain,
+          addresses: n.addresses,
+          keeper: privateKeyToAccount(n.roles.keeper.privateKey),
+          traderKeys: n.roles.traders.map((t) => t.privateKey)
+        }))
+      ).pipe(Layer.provide(HoodLocalnet.layer({ blockIntervalMs: h.localnetBlockMs })))
+    }
+    const rpcUrl = h.rpcUrl
+    return Layer.effect(
+      HoodEndpoints,
+      Effect.gen(function* () {
+        const missing = (
+          [
+            ["HOOD_FACTORY_ADDRESS", h.factory],
+            ["HOOD_FEE_SPLITTER_ADDRESS", h.feeSplitter],
+            ["HOOD_UNISWAP_V3_FACTORY_ADDRESS", h.uniswapV3Factory],
+            ["HOOD_WETH9_ADDRESS", h.weth9]
+          ] as const
+        )
+          .filter(([, v]) => v === undefined)
+          .map(([name]) => name)
+        if (missing.length > 0) return yield* new HoodConfigError({ message: `HOOD_RPC_URL is set, so ${missing.join(", ")} must be set too` })
+        const keeper =
+          h.keeperPrivateKey === undefined
+            ? undefined
+            : yield* Effect.try({
+                try: () => privateKeyToAccount(Redacted.value(h.keeperPrivateKey!) as `0x${string}`),
+                catch: () => new HoodConfigError({ message: "HOOD_KEEPER_PRIVATE_KEY is not a 0x-prefixed 32-byte hex key" })
+              })
+        return {
+          embedded: false,
+          rpcUrl,
+          chain: hoodChain(h.chainId, rpcUrl),
+          addresses: {
+            factory: getAddress(h.factory!),
+            feeSplitter: getAddress(h.feeSplitter!),
+            uniswapV3Factory: getAddress(h.uniswapV3Factory!),
+            weth9: getAddress(h.weth9!)
+          },
+          keeper,
+          traderKeys: []
+        }
+      })
+    )
+  }
+}
