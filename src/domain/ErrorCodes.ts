@@ -106,6 +106,7 @@ export const ErrorCodes = {
   METHOD_NOT_ALLOWED: e(405, false, "the path exists but not for this method"),
   BODY_TOO_LARGE: e(413, false, "request body over the size limit"),
   ADMIN_REQUIRED: e(403, false, "the route is for operator admins"),
+  REPLAY_RUNNING: e(409, true, "a replay is already running for this account; the body carries its job_id"),
   INTERNAL: e(500, true, "unexpected failure; nothing was recorded")
 } as const satisfies Record<string, ErrorCodeInfo>
 

@@ -1,0 +1,164 @@
+/**
+ * Strategy replay on chDB, measured (printed, never asserted): a 14-day replay over a table of
+ * 10 million synthetic trades (DESIGN.md budget: under 10 s), generated in SQL
+ * (`INSERT ... SELECT ... FROM numbers(N)`), with signals generated the same way.
+ *
+ * Data: N trades (default 10,000,000) evenly over 30 days of January 2024; every tenth on one
+ * hot mint, the rest on 5,000 mints; post-trade reserves vary per trade (V between 20 and 40 SOL
+ * of virtual quote, X = 1e15), and each print's price matches its reserves, so exits trigger.
+ * Two replays over Jan 10-24 (14 days):
+ *  - "typical": 3,000 `confluence` signals at random times on random mints;
+ *  - "broad": one signal on every mint in the window's first hour (every trade of the window
+ *    after it is read: the worst case for the read).
+ *
+ *   npx tsx bench/replay.ts [--rows N] [--dir DIR] [--keep] [--no-write]
+ *
+ * Writes its section between `<!-- replay:begin -->` and `<!-- replay:end -->` in
+ * docs/benchmarks.md (appended at the end when absent); `--no-write` only prints it.
+ */
+import { Effect, Either, Layer, Logger, LogLevel } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { ClickHouse } from "../clickhouse/ClickHouse.js"
+import { decodeReplayRequest } from "../src/services/strategy/Definition.js"
+import type { ReplayResult } from "../src/services/strategy/Engine.js"
+import { defaultFees, pricingFor, runReplay } from "../src/services/strategy/Replay.js"
+import { SignalHistory, signalsTableDdl } from "../src/services/strategy/SignalHistory.js"
+
+const args = process.argv.slice(2)
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback
+}
+const rows = Number(option("rows", "10000000"))
+const dataDir = args.includes("--dir") ? option("dir", "") : fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-bench-replay-"))
+const keep = args.includes("--keep") || args.includes("--dir")
+const write = !args.includes("--no-write")
+
+const generateTradesSql = `
+INSERT INTO trades (id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw,
+  quote_consumed_raw, quote_reserve_raw, token_reserve_raw, real_quote_raw, crosses_graduation, position, ts,
+  signature, version, retracted)
+SELECT
+  concat('solana:', hex(cityHash64(number)), ':0') AS id,
+  'solana' AS chain,
+  if(number % 10 = 0, 'HOTMINT', concat('mint', toString(cityHash64(number, 7) % 5000))) AS mint,
+  'curve' AS venue,
+  'buy' AS side,
+  concat('trader', toString(cityHash64(number, 1) % 200000)) AS trader,
+  toUInt256(10000000 + cityHash64(number, 2) % 1000000000) AS amount_in_raw,
+  intDiv(amount_in_raw * token_reserve_raw, quote_reserve_raw) AS amount_out_raw,
+  toUInt256(0) AS fee_raw,
+  toUInt256(0) AS refund_raw,
+  amount_in_raw AS quote_consumed_raw,
+  toUInt256(20000000000 + cityHash64(number, 9) % 20000000000) AS quote_reserve_raw,
+  toUInt256(1000000000000000) AS token_reserve_raw,
+  toUInt256(0) AS real_quote_raw,
+  false AS crosses_graduation,
+  concat('s:', leftPad(toString(300000000 + intDiv(number, 40)), 20, '0'), ':', leftPad(toString(number % 40), 6, '0'), ':0000') AS position,
+  toDateTime64('2024-01-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(intDiv(number * 2592000000, {n:UInt64})) AS ts,
+  hex(cityHash64(number, 5)) AS signature,
+  1 AS version,
+  0 AS retracted
+FROM numbers({n:UInt64})`
+
+const signalColumns = `id, pattern, chain, asset, ts, wallets, wallet_groups, usd_size, mcap_usd, age_minutes, venue, direction, confidence, quality, score_1h`
+const typicalSignalsSql = `
+INSERT INTO signals (${signalColumns})
+SELECT concat('typ', toString(number)), 'confluence', 'solana',
+  if(number % 50 = 0, 'HOTMINT', concat('mint', toString(cityHash64(number, 11) % 5000))),
+  toDateTime64('2024-01-10 00:00:00', 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 12) % 1209600000),
+  ['w1', 'w2', 'w3'], [['smart'], [], ['kol']], toDecimal128(1000 + number % 5000, 6), toDecimal128(100000, 6), 60, 'curve', 'in',
+  0.5 + (number % 50) / 100, 'curated', 50
+FROM numbers(3000)`
+const broadSignalsSql = `
+INSERT INTO signals (${signalColumns})
+SELECT concat('brd', toString(number)), 'large_move', 'solana',
+  if(number = 5000, 'HOTMINT', concat('mint', toString(number))),
+  toDateTime64('2024-01-10 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 700),
+  ['w1'], [['smart']], toDecimal128(5000, 6), toDecimal128(100000, 6), 60, 'curve', 'in', 0.9, 'curated', 50
+FROM numbers(5001)`
+
+const definition = (pattern: string) => ({
+  chain: "solana",
+  entry: { source: "pattern", pattern },
+  exit: { take_profit_pct: 30, stop_loss_pct: 20, trailing: { arm_multiple: 1.15, drop_pct: 10 }, max_hold_hours: 24 },
+  sizing: { usd_per_trade: 100, max_concurrent: 20 }
+})
+
+const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
+
+const program = Effect.gen(function* () {
+  const ch = yield* ClickHouse
+  const lines: Array<string> = []
+  const row = (what: string, value: string, budget = "") => {
+    lines.push(`| ${what} | ${value} | ${budget} |`)
+    console.log(`${what.padEnd(100)} ${value}`)
+  }
+  const [version] = yield* ch.query<{ v: string }>("SELECT version() AS v")
+  const [existing] = yield* ch.query<{ n: string }>("SELECT toString(count()) AS n FROM trades")
+  yield* ch.command(signalsTableDdl)
+  if (Number(existing?.n ?? "0") === 0) {
+    const t0 = performance.now()
+    yield* ch.command(generateTradesSql, { n: rows })
+    const ms = performance.now() - t0
+    row(`Generate ${rows.toLocaleString("en-US")} trades (INSERT ... SELECT FROM numbers, through the candle view)`, `${fmtMs(ms)} (${Math.round((rows / ms) * 1000).toLocaleString("en-US")} rows/s)`)
+    yield* ch.command(typicalSignalsSql)
+    yield* ch.command(broadSignalsSql)
+  } else row("Trades already present (reused)", Number(existing!.n).toLocaleString("en-US"))
+  const settings = { fees: defaultFees, pricing: pricingFor({ solana: 150_000_000n, hood: 3_000_000_000n }) }
+  for (const [name, pattern] of [["typical: 3,000 confluence signals", "confluence"], ["broad: a signal on every one of 5,001 mints", "large_move"]] as const) {
+    const decoded = decodeReplayRequest({ definition: definition(pattern), from: "2024-01-10T00:00:00Z", to: "2024-01-24T00:00:00Z" })
+    if (Either.isLeft(decoded)) throw new Error(decoded.left.message)
+    const runs: Array<number> = []
+    let last: ReplayResult | undefined
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now()
+      last = yield* runReplay(decoded.right, settings)
+      runs.push(performance.now() - t0)
+    }
+    runs.sort((a, b) => a - b)
+    const r = last!
+    row(
+      `14-day replay, ${name} (${r.history.trades_read.toLocaleString("en-US")} trades read, ${r.trade_count.toLocaleString("en-US")} positions, verdict ${r.verdict})`,
+      `median ${fmtMs(runs[1]!)} (min ${fmtMs(runs[0]!)}, max ${fmtMs(runs[2]!)})`,
+      "< 10 s"
+    )
+  }
+  const section = [
+    "## Strategy replay on chDB (`bench/replay.ts`)",
+    "",
+    `- Date: ${new Date().toISOString()}; command: \`npx tsx bench/replay.ts\`; Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "?"}); chDB ${version?.v ?? "?"}; load average at the end ${os.loadavg()[0]!.toFixed(2)}.`,
+    `- ${rows.toLocaleString("en-US")} synthetic trades over 30 days (1 hot mint with every tenth trade, 5,000 others); the replay window is 14 days (Jan 10-24). Each replay: read the window's signals, then every trade of the candidate tokens from their first signal in chain order (FINAL, one-day pages), simulate (exact bigint fills on each fill trade's reserves; TP 30%, SL 20%, trailing 1.15x/10%, 24 h max hold, 20 concurrent). Median of 3 runs.`,
+    "",
+    "| Measurement | Result | Budget (DESIGN.md) |",
+    "| --- | ---: | --- |",
+    ...lines,
+    ""
+  ].join("\n")
+  console.log("\n" + section)
+  if (write) {
+    const doc = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "docs", "benchmarks.md")
+    const text = fs.readFileSync(doc, "utf8")
+    const block = `<!-- replay:begin -->\n${section}<!-- replay:end -->`
+    const marker = /<!-- replay:begin -->[\s\S]*<!-- replay:end -->/
+    fs.writeFileSync(doc, marker.test(text) ? text.replace(marker, block) : `${text.trimEnd()}\n\n${block}\n`)
+    console.log(`wrote ${doc}`)
+  }
+})
+
+const env = (() => {
+  const ch = ClickHouse.layerChdb({ dataDir })
+  return Layer.merge(ch, Layer.provide(SignalHistory.layerClickHouse, ch))
+})()
+
+Effect.runPromise(
+  Effect.provide(program, env).pipe(
+    Logger.withMinimumLogLevel(LogLevel.Warning),
+    Effect.ensuring(Effect.sync(() => (keep ? console.log(`kept ${dataDir}`) : fs.rmSync(dataDir, { recursive: true, force: true }))))
+  )
+).catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})
