@@ -43,6 +43,7 @@ import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
 import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
+import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "./sim/HoodSimulation.js"
 import { runMarketSnapshotSampler } from "./services/snapshots/MarketSnapshotSampler.js"
 import * as BalanceReader from "./services/accounts/BalanceReader.js"
 import { type LocalCredentials, provisionLocalAccount } from "./services/accounts/LocalAccount.js"
@@ -275,6 +276,9 @@ const background = (config: AppConfigShape, quiet: boolean) =>
       )
     }
     if (endpoints.embedded && !quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
+    if (hood.embedded && !quiet) {
+      yield* Effect.forkScoped(runHoodSimulation(hoodSimulationClients(hood), { ...DefaultHoodSimulationOptions, seed: config.simulationSeed }))
+    }
     return { solana: endpoints, hood }
   })
 

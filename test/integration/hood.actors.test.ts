@@ -175,7 +175,7 @@ const runSimulation = async (seed: number, withReorgs: boolean): Promise<RunResu
     const states: Record<string, ReturnType<typeof projection>> = {}
     const records: Record<string, Record<string, unknown>> = {}
     for (const c of curves) {
-      const s = actors.state("hood", c.token)
+      const s = actors.state("hood", c.token.toLowerCase())
       if (s?.core === undefined) throw new Error(`no market for ${c.token}`)
       states[c.token] = projection(s.core)
       records[c.token] = marketRecord(s.core, s.core.lastEventAtMs) as unknown as Record<string, unknown>

@@ -123,7 +123,7 @@ const world = async () => {
     await runtime.dispose()
     await fs.rm(dir, { recursive: true, force: true })
   }
-  const ofMint = (mint: string) => received.filter((e) => e.mint === mint)
+  const ofMint = (mint: string) => received.filter((e) => e.mint === mint.toLowerCase())
   return { source, received, ofMint, start, stop, status, caughtUp, dispose }
 }
 
@@ -241,7 +241,7 @@ describe("Hood ingester", () => {
       () => w.received.find((e) => e._tag === "Retracted" && e.retractedIds.includes(droppedId)),
       "the retraction"
     )
-    expect(retracted).toMatchObject({ chain: "hood", mint: c.token, retractedIds: [droppedId] })
+    expect(retracted).toMatchObject({ chain: "hood", mint: c.token.toLowerCase(), retractedIds: [droppedId] })
     const after = await buy(clientsFor(net, 9), c.curve, { amountInRaw: ETH / 7n, quoteToken: zeroAddress })
     await until(() => w.received.find((e) => e.id === at(after.receipt, c.curve).id), "the buy after the reorg")
     const st = await w.status()

@@ -29,7 +29,8 @@ export const baseFields = (ctx: HoodLogContext, mint: string) => ({
   id: eventId(ctx),
   position: eventPosition(ctx),
   chain: "hood" as ChainId,
-  mint,
+  // Lower-case, as the API normalizes a Hood mint (checksummed spelling is presentation).
+  mint: mint.toLowerCase(),
   timestampMs: ctx.timestampMs,
   signature: ctx.txHash
 })

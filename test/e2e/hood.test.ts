@@ -1,0 +1,273 @@
+/**
+ * Hood end to end through the started engine (embedded Solana and Hood localnets, simulation off):
+ * a curve created with viem from a dev trader account appears in the Hood `new` bucket and as a
+ * market record with the Hood semantics of spec 2.9; a quote equals what the chain executes; a
+ * buy past the threshold is capped and refunds the rest (balance delta) and the market shows
+ * `completed`; the engine's keeper seeds the Uniswap v3 pool, the market shows `migrated` with
+ * `migratedAt`, and the mark reads its price from that pool.
+ */
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Address, getAddress, type Hex, parseEventLogs, type PublicClient, zeroAddress } from "viem"
+import { bondingCurveAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
+import { buy, createCurve, type HoodClients, hoodPublicClient, hoodWallet, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
+import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { findEconomics } from "../../src/domain/Economics.js"
+import { type Engine, startEngine } from "../support/engine.js"
+
+interface HoodLocalnetFile {
+  readonly rpcUrl: string
+  readonly chainId: number
+  readonly addresses: Record<"usdg" | "factory" | "feeSplitter" | "uniswapV3Factory" | "positionManager" | "swapRouter" | "weth9", Address>
+}
+
+let engine: Engine
+let hood: HoodLocalnetFile
+let pc: PublicClient
+let creator: HoodClients
+let trader: HoodClients
+
+const eth = findEconomics("hood", "eth")!
+const open = eth.tiers.find((t) => t.tier === "open")!
+
+const get = async (p: string) => {
+  const res = await fetch(engine.url + p)
+  return { status: res.status, body: (await res.json()) as any }
+}
+
+/** Polls until `check` returns a value (not undefined) or the deadline passes. */
+const eventually = async <A>(what: string, check: () => Promise<A | undefined>, deadlineMs = 30_000, pauseMs = 50): Promise<A> => {
+  const end = Date.now() + deadlineMs
+  for (;;) {
+    const v = await check()
+    if (v !== undefined) return v
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${engine.output().slice(-4000)}`)
+    await new Promise((r) => setTimeout(r, pauseMs))
+  }
+}
+
+const same = (a: unknown, b: string) => typeof a === "string" && a.toLowerCase() === b.toLowerCase()
+
+beforeAll(async () => {
+  engine = await startEngine({
+    args: ["--quiet"],
+    env: { LOCALNET_SLOT_MS: "100", MIGRATION_SWEEP_INTERVAL_MS: "1000" },
+    readyTimeoutMs: 150_000
+  })
+  const file = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8"))
+  hood = file.hood
+  const chain = hoodChain(hood.chainId, hood.rpcUrl)
+  pc = hoodPublicClient(chain, hood.rpcUrl)
+  // Hardhat's default-mnemonic accounts: #5 launches, #6 trades (both in the trader range #4..#19).
+  creator = { publicClient: pc, wallet: hoodWallet(chain, devAccount(FIRST_TRADER_INDEX + 1).account, hood.rpcUrl) }
+  trader = { publicClient: pc, wallet: hoodWallet(chain, devAccount(FIRST_TRADER_INDEX + 2).account, hood.rpcUrl) }
+}, 180_000)
+
+afterAll(async () => {
+  if (engine !== undefined) {
+    await engine.stop()
+    engine.cleanup()
+  }
+})
+
+describe("Hood end to end", () => {
+  it("writes the Hood localnet's endpoints and deployment to localnet.json beside Solana's", async () => {
+    const file = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8"))
+    expect(typeof file.solana.rpcUrl).toBe("string")
+    expect(hood.rpcUrl).toMatch(/^http:\/\//)
+    expect(hood.chainId).toBe(31337)
+    for (const name of ["usdg", "factory", "feeSplitter", "uniswapV3Factory", "positionManager", "swapRouter", "weth9"] as const) {
+      expect(hood.addresses[name], name).toMatch(/^0x[0-9a-fA-F]{40}$/)
+      expect((await pc.getCode({ address: hood.addresses[name] }))?.length ?? 0, `${name} has code`).toBeGreaterThan(2)
+    }
+    expect(await pc.getChainId()).toBe(hood.chainId)
+  })
+
+  it("launches, quotes exactly, refunds a crossing buy, migrates into Uniswap v3 and marks from the pool", async () => {
+    const created = await createCurve(creator, hood.addresses.factory, {
+      name: "Hood End To End",
+      symbol: "HE2E",
+      uri: "https://example.invalid/hood-e2e.json",
+      quoteToken: zeroAddress,
+      virtualQuoteRaw: open.virtualQuoteRaw,
+      thresholdRaw: open.thresholdRaw,
+      stakerAllocationBps: 50,
+      dexVersion: "v3",
+      salt: saltOf(`hood-e2e:${Date.now()}`)
+    })
+    const token = created.token.toLowerCase()
+    const curve = created.curve
+
+    // Visible in the Hood `new` bucket, and as a market record with the Hood fields of spec 2.9.
+    await eventually("the new bucket to list the curve", async () => {
+      const feed = await get("/api/v1/markets/feed?bucket=new&chain=hood")
+      return feed.body.tokens?.some((t: { address: string }) => t.address === token) ? true : undefined
+    })
+    const fresh = await get(`/api/v1/markets/hood/${token}`)
+    expect(fresh.status).toBe(200)
+    expect(fresh.body.market).toMatchObject({
+      chain: "hood",
+      mint: token,
+      lifecycle: "trading",
+      buysOpen: true,
+      sellsOpen: true,
+      poolAddress: null,
+      feeBps: 100,
+      graduationVenue: "dex-evm-v3",
+      crossingModel: "capped-refund",
+      candleLaunched: true,
+      venue: "svc-curve",
+      decimals: 18,
+      quoteDecimals: 18,
+      metadata: { name: "Hood End To End", symbol: "HE2E" },
+      migration: { status: "not_started" }
+    })
+    expect(same(fresh.body.market.curveAddress, curve)).toBe(true)
+    expect(same(fresh.body.market.quoteMint, zeroAddress)).toBe(true)
+    expect(same(fresh.body.market.creator, creator.wallet.account.address)).toBe(true)
+    // The checksummed spelling reads the same market.
+    expect((await get(`/api/v1/markets/hood/${getAddress(token)}`)).body.market.mint).toBe(token)
+
+    // The quote equals what the chain executes, to the wei.
+    const amountIn = 123_456_789_012_345_678n
+    const quote = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=${amountIn}&slippageBps=50`)
+    expect(quote.status).toBe(200)
+    expect(quote.body).toMatchObject({ success: true, chain: "hood", mint: token, side: "buy", amountIn: amountIn.toString(), crossingModel: "capped-refund" })
+    expect(quote.body.quote.crossesGraduation).toBe(false)
+    expect(quote.body.quote.refund).toBeUndefined()
+    const first = await buy(trader, curve, { amountInRaw: amountIn, minAmountOutRaw: BigInt(quote.body.quote.minAmountOut), quoteToken: zeroAddress })
+    expect(first.trade.amountOut.toString()).toBe(quote.body.quote.amountOut)
+    expect(first.trade.fee.toString()).toBe(quote.body.quote.fee)
+    expect(BigInt(quote.body.quote.minAmountOut)).toBe((first.trade.amountOut * 9_950n) / 10_000n)
+    expect(await tokenBalance(pc, created.token, trader.wallet.account.address)).toBe(first.trade.amountOut)
+    await eventually("the market to show the trade", async () => {
+      const m = await get(`/api/v1/markets/hood/${token}`)
+      return m.body.market?.tradesTotal === 1 ? m : undefined
+    })
+
+    // Past the threshold: the quote caps the fill and names the refund; the chain returns exactly it.
+    const crossIn = 10n * 10n ** 18n
+    const crossing = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=${crossIn}`)
+    expect(crossing.status).toBe(200)
+    expect(crossing.body.quote.crossesGraduation).toBe(true)
+    const quotedRefund = BigInt(crossing.body.quote.refund)
+    const quotedConsumed = BigInt(crossing.body.quote.quoteConsumed)
+    expect(quotedRefund).toBeGreaterThan(0n)
+    expect(quotedConsumed + quotedRefund).toBe(crossIn)
+    const before = await pc.getBalance({ address: trader.wallet.account.address })
+    const crossed = await buy(trader, curve, { amountInRaw: crossIn, quoteToken: zeroAddress })
+    const gasCost = crossed.receipt.gasUsed * crossed.receipt.effectiveGasPrice
+    const after = await pc.getBalance({ address: trader.wallet.account.address, blockNumber: crossed.receipt.blockNumber })
+    expect(crossed.trade.refund).toBe(quotedRefund)
+    expect(crossed.trade.quoteConsumed).toBe(quotedConsumed)
+    expect(crossed.trade.amountOut.toString()).toBe(crossing.body.quote.amountOut)
+    expect(crossed.completed).toBeDefined()
+    // The trader paid only what the curve consumed (plus gas): the refund came back in the same transaction.
+    expect(before - after - gasCost).toBe(quotedConsumed)
+    const onChain = await readCurve(pc, curve, crossed.receipt.blockNumber)
+    expect(onChain.state.realQuoteRaw).toBe(open.thresholdRaw)
+
+    // Completed until the keeper seeds the pool (the sweep runs every second, so poll tightly).
+    const completed = await eventually(
+      "the market to show completed",
+      async () => {
+        const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+        if (m?.lifecycle === "migrated") throw new Error("the market went to migrated before completed was observed")
+        return m?.lifecycle === "completed" ? m : undefined
+      },
+      30_000,
+      10
+    )
+    expect(completed).toMatchObject({ buysOpen: false, sellsOpen: false, poolAddress: null, venue: null, progressBps: 10_000 })
+    expect(completed.trade).toMatchObject({ routable: false })
+
+    // The keeper migrates within its sweep: migrated, with migratedAt; still no poolAddress on Hood.
+    const migrated = await eventually(
+      "the curve to migrate",
+      async () => {
+        const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+        return m?.lifecycle === "migrated" ? m : undefined
+      },
+      90_000,
+      100
+    )
+    expect(migrated).toMatchObject({
+      buysOpen: true,
+      sellsOpen: true,
+      poolAddress: null,
+      venue: "hood-dex",
+      graduationVenue: "dex-evm-v3",
+      crossingModel: "capped-refund",
+      feeBps: 30,
+      migration: { status: "completed" }
+    })
+    expect(Date.parse(migrated.migration.migratedAt)).toBeGreaterThan(0)
+
+    // The pool the curve seeded (from the chain), then the mark read from it.
+    const migration = parseEventLogs({
+      abi: bondingCurveAbi,
+      eventName: "CurveMigrated",
+      logs: await pc.getLogs({ address: curve, fromBlock: crossed.receipt.blockNumber })
+    })[0]!
+    const pool = getAddress(migration.args.pool)
+    expect(migration.args.dexVersion).toBe(3)
+    expect((await readCurve(pc, curve)).phase).toBe("migrated")
+
+    const mark = await eventually("the mark to answer", async () => {
+      const r = await get(`/api/v1/markets/hood/${token}/mark`)
+      return r.status === 200 ? r.body : undefined
+    })
+    expect(mark.success).toBe(true)
+    expect(mark.mark).toMatchObject({
+      chain: "hood",
+      mint: token,
+      venue: "dex-evm-v3",
+      poolFeeTier: 3000,
+      lpFeeBps: 30,
+      hookFeeBps: 0,
+      feeBps: 30,
+      quoteAsset: "eth"
+    })
+    expect(getAddress(mark.mark.pool)).toBe(pool)
+    expect(getAddress(mark.mark.quoteToken)).toBe(getAddress(hood.addresses.weth9))
+    const [sqrtPriceX96] = (await pc.readContract({
+      address: pool,
+      abi: uniswapV3PoolAbi,
+      functionName: "slot0",
+      blockNumber: BigInt(mark.mark.blockNumber)
+    })) as readonly [bigint, ...unknown[]]
+    expect(mark.mark.sqrtPriceX96).toBe(sqrtPriceX96.toString())
+    // The pool opened at the curve's final price: priceQuote ≈ vQuote/vTok (both 18 decimals).
+    const finalPrice = Number(onChain.state.virtualQuoteRaw) / Number(onChain.state.virtualTokenRaw)
+    expect(Math.abs(Number(mark.mark.priceQuote) / finalPrice - 1)).toBeLessThan(1e-6)
+    const priceUsd = Number(mark.mark.priceUsd)
+    expect(priceUsd).toBeGreaterThan(0)
+    expect(Math.abs(priceUsd / (Number(mark.mark.priceQuote) * Number(mark.mark.quoteUsd)) - 1)).toBeLessThan(1e-6)
+    expect(Number(mark.mark.sellUsd)).toBeLessThan(priceUsd)
+    expect(Number(mark.mark.buyUsd)).toBeGreaterThan(priceUsd)
+    expect(Number.isNaN(Date.parse(mark.mark.asOf))).toBe(false)
+
+    // After migration the curve quote refuses and names where trading continues.
+    const refused = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=1000`)
+    expect(refused.status).toBe(409)
+    expect(refused.body.error).toMatchObject({ code: "MARKET_NOT_TRADABLE", tradingContinues: { venue: "dex-evm-v3", pool: null } })
+
+    const graduated = await get("/api/v1/markets/feed?bucket=graduated&chain=hood")
+    expect(graduated.body.tokens.map((t: { address: string }) => t.address)).toContain(token)
+    const verify = await get(`/api/v1/verify/hood/${token}`)
+    expect(verify.body).toMatchObject({ success: true, candleLaunched: true, chain: "hood", graduated: true, pool: null })
+    expect(same(verify.body.provenance.curve, curve)).toBe(true)
+    expect(same(verify.body.provenance.configHash, created.event.configHash as Hex)).toBe(true)
+  }, 240_000)
+
+  it("answers a Hood mark for an unknown token with MARKET_NOT_FOUND and a malformed one with VALIDATION_FAILED", async () => {
+    const unknown = await get(`/api/v1/markets/hood/0x${"ab".repeat(20)}/mark`)
+    expect(unknown.status).toBe(404)
+    expect(unknown.body.error.code).toBe("MARKET_NOT_FOUND")
+    const bad = await get("/api/v1/markets/hood/not-an-address/mark")
+    expect(bad.status).toBe(400)
+    expect(bad.body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "mint" })
+  })
+})
