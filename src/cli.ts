@@ -25,6 +25,11 @@ import { PlanIds, type PlanId } from "./domain/Plans.js"
 import { applyAgentTier, createAccount, issueSession, MaxSources, setPlan } from "./services/accounts/Accounts.js"
 import { findAccount, setAgentEnabled } from "./services/accounts/AccountRepository.js"
 import type { MaxSource } from "./services/accounts/Tier.js"
+import { Layer, Redacted } from "effect"
+import { parseWalletChain } from "./services/wallets/ChainKeys.js"
+import * as MasterKey from "./services/wallets/MasterKey.js"
+import { WalletProvider } from "./services/wallets/WalletProvider.js"
+import * as WalletProviderLayer from "./services/wallets/WalletProvider.js"
 
 const DAY_MS = 86_400_000
 
@@ -41,6 +46,9 @@ stop the engine first when it is embedded). Prints one JSON object.
   end-max --account <id>
   set-plan --account <id> --plan free|pro|max [--until <ISO date>]
   enable-agent --account <id>
+  delegate --account <id> --chain solana|evm [--revoke]
+                 creates the account's embedded wallet on that chain if needed and approves (or
+                 revokes) agent access to it; needs WALLET_MASTER_KEY with DATABASE_URL
 `
 
 export const isHelp = (argv: ReadonlyArray<string>): boolean => argv.length === 0 || ["--help", "-h", "help"].includes(argv[0]!)
@@ -142,9 +150,37 @@ export const runCommand = (argv: ReadonlyArray<string>, nowMs: number): Effect.E
         return { accountId: a.id, agentEnabled: true }
       }
       default:
-        throw new Usage(`unknown command '${command ?? ""}'; expected create-account, issue-session, grant-max, end-max, set-plan or enable-agent`)
+        throw new Usage(`unknown command '${command ?? ""}'; expected create-account, issue-session, grant-max, end-max, set-plan, enable-agent or delegate`)
     }
   }).pipe(Effect.catchAllDefect((d) => Effect.fail(d)))
+
+/**
+ * `delegate`: the operator stands in for the owner's approval of agent access to the account's
+ * embedded wallet on one chain (the consent screen of a hosted wallet provider). Re-resolved on
+ * every use by the signer, so `--revoke` takes effect at the next signature.
+ */
+export const runDelegate = (argv: ReadonlyArray<string>): Effect.Effect<Record<string, unknown>, unknown, SqlClient.SqlClient | WalletProvider> =>
+  Effect.gen(function* () {
+    const f = flags(argv.slice(1))
+    const id = required(f, "account")
+    const chain = parseWalletChain(required(f, "chain"))
+    if (chain === undefined) throw new Usage("--chain must be solana or evm")
+    if ((yield* findAccount(id)) === undefined) throw new Usage(`no account '${id}'`)
+    const provider = yield* WalletProvider
+    const wallet = yield* provider.ensureEmbeddedWallet(id, chain)
+    const state = f.has("revoke") ? ("revoked" as const) : ("active" as const)
+    yield* provider.setDelegation(id, chain, state)
+    return { accountId: id, chain, address: wallet.address, delegation: state }
+  }).pipe(Effect.catchAllDefect((d) => Effect.fail(d)))
+
+/** The engine's wallet provider over the same master key the engine uses. */
+const walletLayer = (url: string | undefined, dataDir: string) => {
+  const configured = process.env.WALLET_MASTER_KEY?.trim() || undefined
+  if (url !== undefined && configured === undefined) throw new Usage("WALLET_MASTER_KEY must be set with DATABASE_URL (the engine's key)")
+  return WalletProviderLayer.layerLocal({}).pipe(
+    Layer.provide(MasterKey.layer({ masterKey: configured === undefined ? undefined : Redacted.make(configured), dataDir: url === undefined ? dataDir : undefined }))
+  )
+}
 
 const main = async () => {
   if (isHelp(process.argv.slice(2))) {
@@ -157,7 +193,11 @@ const main = async () => {
   const program = Effect.gen(function* () {
     // Applies 0003 too if this build's migration index does not list it yet (a no-op once it does).
     yield* Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })
-    const out = yield* runCommand(process.argv.slice(2), Date.now())
+    const argv = process.argv.slice(2)
+    const out =
+      argv[0] === "delegate"
+        ? yield* runDelegate(argv).pipe(Effect.provide(walletLayer(url, dataDir)))
+        : yield* runCommand(argv, Date.now())
     // Printed before the database closes (closing flushes the embedded database to disk).
     yield* Effect.sync(() => process.stdout.write(JSON.stringify(out, null, 2) + "\n"))
   }).pipe(Effect.provide(Database.layer({ url, dataDir })))

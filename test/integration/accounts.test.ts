@@ -220,4 +220,20 @@ describe("operator CLI", () => {
     expect((await cli("set-plan", "--account", "acc_nope", "--plan", "max")).err).toContain("no account")
     expect((await cli("frobnicate")).err).toContain("unknown command")
   }, 120_000)
+
+  it("delegate: creates the embedded wallet once, approves and revokes agent access, refuses bad input", async () => {
+    const id = (await cli("create-account", "--plan", "max")).out.accountId as string
+    const approved = await cli("delegate", "--account", id, "--chain", "solana")
+    expect(approved.code).toBe(0)
+    expect(approved.out).toMatchObject({ accountId: id, chain: "solana", delegation: "active" })
+    expect(approved.out.address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
+    // The engine's master key file, created once (mode 0600), seals the wallet's key.
+    expect(fs.statSync(path.join(dataDir, "wallet-master.key")).mode & 0o777).toBe(0o600)
+    const revoked = await cli("delegate", "--account", id, "--chain", "solana", "--revoke")
+    expect(revoked.out).toEqual({ accountId: id, chain: "solana", address: approved.out.address, delegation: "revoked" })
+    const evm = await cli("delegate", "--account", id, "--chain", "evm")
+    expect(evm.out.address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    expect((await cli("delegate", "--account", id, "--chain", "btc")).err).toContain("--chain must be solana or evm")
+    expect((await cli("delegate", "--account", "acc_nope", "--chain", "solana")).err).toContain("no account")
+  }, 180_000)
 })
