@@ -24,7 +24,7 @@ import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { decodeReplayRequest } from "../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../src/services/strategy/Engine.js"
 import { defaultFees, pricingFor, runReplay } from "../src/services/strategy/Replay.js"
-import { SignalHistory, signalsTableDdl } from "../src/services/strategy/SignalHistory.js"
+import { SignalHistory } from "../src/services/strategy/SignalHistory.js"
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: string) => {
@@ -63,21 +63,21 @@ SELECT
   0 AS retracted
 FROM numbers({n:UInt64})`
 
-const signalColumns = `id, pattern, chain, asset, ts, wallets, wallet_groups, usd_size, mcap_usd, age_minutes, venue, direction, confidence, quality, score_1h`
+const signalColumns = `id, pattern, chain, asset, ts, wallets, wallet_groups, size_usd, mcap_usd, age_minutes, venue, direction, confidence, quality, position, details`
 const typicalSignalsSql = `
 INSERT INTO signals (${signalColumns})
 SELECT concat('typ', toString(number)), 'confluence', 'solana',
   if(number % 50 = 0, 'HOTMINT', concat('mint', toString(cityHash64(number, 11) % 5000))),
   toDateTime64('2024-01-10 00:00:00', 3, 'UTC') + toIntervalMillisecond(cityHash64(number, 12) % 1209600000),
-  ['w1', 'w2', 'w3'], [['smart'], [], ['kol']], toDecimal128(1000 + number % 5000, 6), toDecimal128(100000, 6), 60, 'curve', 'in',
-  0.5 + (number % 50) / 100, 'curated', 50
+  ['w1', 'w2', 'w3'], [['smart'], [], ['kol']], toDecimal128(1000 + number % 5000, 6), toDecimal128(100000, 6), 60, 'svc-curve', 'in',
+  toUInt8(50 + number % 50), 'high', '', '{}'
 FROM numbers(3000)`
 const broadSignalsSql = `
 INSERT INTO signals (${signalColumns})
 SELECT concat('brd', toString(number)), 'large_move', 'solana',
   if(number = 5000, 'HOTMINT', concat('mint', toString(number))),
   toDateTime64('2024-01-10 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 700),
-  ['w1'], [['smart']], toDecimal128(5000, 6), toDecimal128(100000, 6), 60, 'curve', 'in', 0.9, 'curated', 50
+  ['w1'], [['smart']], toDecimal128(5000, 6), toDecimal128(100000, 6), 60, 'svc-curve', 'in', 90, 'high', '', '{}'
 FROM numbers(5001)`
 
 const definition = (pattern: string) => ({
@@ -98,7 +98,6 @@ const program = Effect.gen(function* () {
   }
   const [version] = yield* ch.query<{ v: string }>("SELECT version() AS v")
   const [existing] = yield* ch.query<{ n: string }>("SELECT toString(count()) AS n FROM trades")
-  yield* ch.command(signalsTableDdl)
   if (Number(existing?.n ?? "0") === 0) {
     const t0 = performance.now()
     yield* ch.command(generateTradesSql, { n: rows })

@@ -3,7 +3,9 @@
  * under the data directory, servers when their URLs are set), the chain pipeline (Solana
  * localnet or cluster endpoints, the Yellowstone ingester, the market actors, the ClickHouse
  * writer), the keeper and the simulation, accounts and keys, wallets and webhooks (with the
- * delivery worker), mounts the API and runs until SIGINT or SIGTERM. In embedded mode it also
+ * delivery worker), mounts the API, starts the market-data service (the signal detectors on the
+ * bus, the tape, the signal stream and the strategy lab on `CURVESTREAM_DATA_PORT`) and runs until
+ * SIGINT or SIGTERM. In embedded mode it also
  * provisions the local account and writes its credentials to `<dataDir>/local-credentials.json`.
  * Shutdown is the scopes closing in reverse: the listen socket first, then the keeper and
  * simulation, the webhook delivery worker, the pipeline (actor checkpoints and ClickHouse writes
@@ -50,6 +52,7 @@ import { type LocalCredentials, provisionLocalAccount } from "./services/account
 import * as WalletProvider from "./services/wallets/WalletProvider.js"
 import { resolveMasterKey } from "./services/webhooks/SecretBox.js"
 import * as Stack from "./services/wiring/Stack.js"
+import { chainClaimReconciler } from "./services/wiring/ChainReconciler.js"
 import { HoodIngester } from "../ingest/hood/HoodIngester.js"
 import { markRoutes } from "../api/routes/MarkRoutes.js"
 import { HoodEndpoints } from "./chain/hood/HoodEndpoints.js"
@@ -57,6 +60,7 @@ import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
+import { startDataService } from "../api/data/DataService.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -128,6 +132,7 @@ const accountsLayer = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
     const embeddedDataDir = config.databaseUrl === undefined ? config.dataDir : undefined
     yield* requireServerSecret(config, "WALLET_MASTER_KEY", config.wallets.masterKey)
     const webhookKey = yield* resolveMasterKey({
@@ -147,7 +152,8 @@ const accountsLayer = Layer.unwrapEffect(
         masterKey: config.wallets.masterKey,
         dataDir: embeddedDataDir,
         ceilingLamports: config.wallets.ceilingLamports,
-        ceilingWei: config.wallets.ceilingWei
+        ceilingWei: config.wallets.ceilingWei,
+        reconciler: chainClaimReconciler({ solanaRpcUrl: endpoints.rpcUrl, hood: hoodPublicClient(hood.chain, hood.rpcUrl) })
       },
       webhooks: { masterKey: webhookKey, allowLoopbackForTests: config.webhooks.allowLoopbackForTests }
     })
@@ -308,10 +314,21 @@ const program = Effect.gen(function* () {
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
+  // The market-data service (signal detectors on the bus, the tape and stream, the strategy lab; port 8081),
+  // started before the main API so that `/readyz` answering means both listeners are up.
+  const data = yield* startDataService({
+    host: config.host,
+    port: config.dataPort,
+    maxBodyBytes: config.maxBodyBytes,
+    nowMs: Date.now,
+    simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
+    tokenShards: config.actorShards
+  })
   const server = yield* api(config)
   yield* Effect.logInfo("curvestream ready").pipe(
     Effect.annotateLogs({
       api: server.url,
+      data: data.server.url,
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
       solanaRpc: endpoints.rpcUrl,

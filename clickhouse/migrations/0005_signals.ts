@@ -11,6 +11,9 @@
  *   decimal strings), never floats.
  * - `pattern`, `direction` and `quality` are the spec's value sets as enums, so a value outside
  *   them fails the insert instead of being stored.
+ * - `wallet_groups` is parallel to `wallets`: the tracked groups of each wallet (empty for an
+ *   untracked one), filled by the writer from the tracking data, for the strategy lab's per-wallet
+ *   `groups` / `groups_all` / `min_group_wallets` filters.
  * - Monthly partitions by `ts`: tape reads are time ranges (newest first), replays prune months.
  *   A bloom filter on `asset` serves the `asset` filter and per-token reads.
  */
@@ -30,6 +33,7 @@ export const signals: ClickHouseMigration = {
       wallets Array(String),
       wallet_ids Array(String),
       groups Array(String),
+      wallet_groups Array(Array(String)),
       size_usd Nullable(Decimal(38, 6)),
       mcap_usd Nullable(Decimal(38, 6)),
       age_minutes Nullable(UInt32),

@@ -10,6 +10,7 @@ import { schemaMigrations } from "./0001_schema_migrations.js"
 import { trades } from "./0002_trades.js"
 import { candles1m } from "./0003_candles_1m.js"
 import { marketSnapshots } from "./0004_market_snapshots.js"
+import { signals } from "./0005_signals.js"
 
 export interface ClickHouseMigration {
   readonly id: number
@@ -17,4 +18,4 @@ export interface ClickHouseMigration {
   readonly statements: ReadonlyArray<string>
 }
 
-export const migrations: ReadonlyArray<ClickHouseMigration> = [schemaMigrations, trades, candles1m, marketSnapshots]
+export const migrations: ReadonlyArray<ClickHouseMigration> = [schemaMigrations, trades, candles1m, marketSnapshots, signals]

@@ -32,6 +32,12 @@ export interface SignalWriterOptions {
   readonly closeFlushAttemptsMax: number
   readonly retryBaseMs: number
   readonly retryMaxDelayMs: number
+  /**
+   * The tracked groups of one wallet (sorted; empty when untracked), for the `wallet_groups`
+   * column (parallel to `wallets`). The wiring passes the tracking data's lookup; without it
+   * every wallet's list is empty.
+   */
+  readonly walletGroupsOf?: ((chain: Signal["chain"], address: string) => ReadonlyArray<string>) | undefined
 }
 
 export const signalWriterDefaults: SignalWriterOptions = {
@@ -102,7 +108,9 @@ export const invalidSignal = (s: Signal): string | undefined => {
   return undefined
 }
 
-export const signalRow = (s: Signal): Record<string, unknown> => ({
+const noGroups = (): ReadonlyArray<string> => []
+
+export const signalRow = (s: Signal, walletGroupsOf: (chain: Signal["chain"], address: string) => ReadonlyArray<string> = noGroups): Record<string, unknown> => ({
   id: s.id,
   pattern: s.pattern,
   chain: s.chain,
@@ -112,6 +120,7 @@ export const signalRow = (s: Signal): Record<string, unknown> => ({
   wallets: s.wallets,
   wallet_ids: s.wallet_ids,
   groups: s.groups,
+  wallet_groups: s.wallets.map((w) => walletGroupsOf(s.chain, w)),
   size_usd: s.size_usd,
   mcap_usd: s.mcap_usd,
   age_minutes: s.age_minutes,
@@ -168,6 +177,7 @@ export const make = (input: Partial<SignalWriterOptions> = {}): Effect.Effect<Si
   Effect.gen(function* () {
     const options: SignalWriterOptions = { ...signalWriterDefaults, ...input }
     const ch = yield* ClickHouse
+    const walletGroupsOf = options.walletGroupsOf ?? noGroups
     const batcher = yield* makeBatcher<Record<string, unknown>>(
       {
         name: "SignalWriter",
@@ -187,7 +197,7 @@ export const make = (input: Partial<SignalWriterOptions> = {}): Effect.Effect<Si
           const why = invalidSignal(s)
           if (why !== undefined) return Effect.fail(new ClickHouseError({ reason: "InvalidRequest", message: `signal ${s.id}: ${why}` }))
         }
-        return Effect.succeed(signals.map(signalRow))
+        return Effect.succeed(signals.map((s) => signalRow(s, walletGroupsOf)))
       })
     return {
       record: (signals) => Effect.flatMap(toRows(signals), batcher.offer),

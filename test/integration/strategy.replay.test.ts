@@ -15,7 +15,7 @@ import { equityChartSvg } from "../../src/services/strategy/Chart.js"
 import { decodeReplayRequest, type ReplayRequest } from "../../src/services/strategy/Definition.js"
 import { defaultFees, pricingFor, runReplay } from "../../src/services/strategy/Replay.js"
 import { make as makeJobs } from "../../src/services/strategy/ReplayJobs.js"
-import { SignalHistory, signalsTableDdl } from "../../src/services/strategy/SignalHistory.js"
+import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -48,10 +48,11 @@ const trade = (mint: string, atMs: number, quote: bigint, tokens: bigint, V: big
     version: 1, retracted: 0
   }
 }
+/** A row of the detectors' `signals` table (migration 0005, registered: the ClickHouse layer creates it). */
 const signal = (id: string, pattern: string, mint: string, atMs: number, extra: Record<string, unknown> = {}) => ({
-  id, pattern, chain: "solana", asset: mint, ts: chTs(atMs), wallets: ["w1", "w2"], wallet_groups: [["smart"], []],
-  usd_size: "1500.5", mcap_usd: "50000", age_minutes: 30, venue: "curve", direction: "in", confidence: 0.8,
-  quality: "curated", score_1h: 70, ...extra
+  id, pattern, chain: "solana", asset: mint, symbol: null, direction: "in", wallets: ["w1", "w2"], wallet_ids: ["tw1"], groups: ["smart"],
+  wallet_groups: [["smart"], []], size_usd: "1500.5", mcap_usd: "50000", age_minutes: 30, venue: "svc-curve", confidence: 80,
+  quality: "high", ts: chTs(atMs), position: `s:${String(atMs).padStart(20, "0")}`, details: "{}", ...extra
 })
 
 const request = (body: unknown): ReplayRequest => {
@@ -72,7 +73,6 @@ describe("strategy replay on chDB", () => {
     await run(
       Effect.gen(function* () {
         const ch = yield* ClickHouse
-        yield* ch.command(signalsTableDdl)
         const V30 = 30n * SOL
         const X = 10n ** 15n
         yield* ch.insert("trades", [
@@ -94,8 +94,9 @@ describe("strategy replay on chDB", () => {
           signal("s3", "confluence", "B", T + 30 * MIN),
           signal("s4", "confluence", "C", T + 50 * MIN), // C never trades again: no_trade_after_signal
           signal("s5", "deployer", "D", T + 60 * MIN), // another pattern: not a candidate
-          signal("s6", "confluence", "D", T + 60 * MIN, { usd_size: "999.99" }), // under min_usd
-          signal("s7", "confluence", "D", T + 60 * MIN, { wallet_groups: [[], []] }) // no wallet in "smart"
+          signal("s6", "confluence", "D", T + 60 * MIN, { size_usd: "999.99" }), // under min_usd
+          signal("s7", "confluence", "D", T + 60 * MIN, { wallet_groups: [[], []] }), // no wallet in "smart"
+          signal("s8", "confluence", "D", T + 60 * MIN, { size_usd: null }) // no USD price: min_usd never met
         ])
         const r = yield* runReplay(
           request({ definition: handDefinition, from: new Date(T).toISOString(), to: new Date(T + 86_400_000).toISOString() }),
@@ -179,11 +180,67 @@ describe("strategy replay on chDB", () => {
     )
   })
 
+  it("reads the detectors' table: confidence 0..100 as 0..1, NULLs as 0 or empty, wallet ids and per-wallet groups", async () => {
+    await run(
+      Effect.gen(function* () {
+        const ch = yield* ClickHouse
+        const at = T + 5 * 86_400_000
+        yield* ch.insert("signals", [
+          signal("m1", "kol_mention", "M", at, { size_usd: null, mcap_usd: null, age_minutes: null, venue: null, confidence: 55, quality: "medium", wallets: [], wallet_ids: [], wallet_groups: [] }),
+          signal("m2", "large_move", "M", at + 1, { direction: "out", size_usd: "12.345678", mcap_usd: "123456789012345678.5" })
+        ])
+        const rows = yield* (yield* SignalHistory).range({ fromMs: at, toMs: at + MIN }, { chains: ["solana"] })
+        expect(rows.map((r) => r.id)).toEqual(["m1", "m2"])
+        expect(rows[0]).toMatchObject({ pattern: "kol_mention", usdMicros: 0n, mcapUsdMicros: 0n, ageMinutes: 0, venue: "", confidence: 0.55, quality: "medium", score1h: 0, walletIds: [], walletGroups: [] })
+        expect(rows[1]).toMatchObject({
+          direction: "out", usdMicros: 12_345_678n, mcapUsdMicros: 123_456_789_012_345_678_500_000n, confidence: 0.8, venue: "svc-curve",
+          wallets: ["w1", "w2"], walletIds: ["tw1"], walletGroups: [["smart"], []], tsMs: at + 1
+        })
+        const only = yield* (yield* SignalHistory).range({ fromMs: at, toMs: at + MIN }, { chains: ["solana"], patterns: ["large_move"] })
+        expect(only.map((r) => r.id)).toEqual(["m2"])
+      })
+    )
+  })
+
+  it("selects entries by tracked wallet id and by min_confidence on the 0..1 scale", async () => {
+    await run(
+      Effect.gen(function* () {
+        const ch = yield* ClickHouse
+        const at = T + 6 * 86_400_000
+        const X = 10n ** 15n
+        yield* ch.insert("trades", [
+          trade("W1", at + MIN, 3n * SOL, 10n ** 14n, 30n * SOL, X),
+          trade("W2", at + 2 * MIN, 3n * SOL, 10n ** 14n, 30n * SOL, X)
+        ])
+        yield* ch.insert("signals", [
+          signal("t1", "confluence", "W1", at, { confidence: 90, wallet_ids: ["tw9"] }),
+          signal("t2", "confluence", "W2", at + MIN, { confidence: 60, wallet_ids: ["tw1"] })
+        ])
+        const window = { from: new Date(at).toISOString(), to: new Date(at + 86_400_000).toISOString() }
+        const byWallet = yield* runReplay(
+          request({ ...window, definition: { ...handDefinition, entry: { source: "pattern", pattern: "confluence", filters: { wallet_ids: ["tw9"] } } } }),
+          settings
+        )
+        expect(byWallet.trades.map((t) => t.asset)).toEqual(["W1"])
+        const confident = yield* runReplay(
+          request({ ...window, definition: { ...handDefinition, entry: { source: "trade_signal", min_confidence: 0.75 } } }),
+          settings
+        )
+        expect(confident.universe.candidates).toBe(1)
+        expect(confident.trades.map((t) => t.asset)).toEqual(["W1"])
+        const lower = yield* runReplay(
+          request({ ...window, definition: { ...handDefinition, entry: { source: "trade_signal", min_confidence: 0.6 } } }),
+          settings
+        )
+        expect(lower.universe.candidates).toBe(2)
+      })
+    )
+  })
+
   it("passes with 5 trades under 20% drawdown, fails over it, and restricts to asset_ids", async () => {
     await run(
       Effect.gen(function* () {
         const ch = yield* ClickHouse
-        yield* ch.command(signalsTableDdl)
         const X = 10n ** 15n
         const start = T + 2 * 86_400_000
         const rows = []

@@ -117,7 +117,8 @@ const passesFilters = (s: SignalRow, f: EntryFilters | undefined, kolCount: (s: 
   if (f.direction !== undefined && s.direction !== f.direction) return false
   if (f.venues !== undefined && !f.venues.includes(s.venue)) return false
   if (f.exclude_venues !== undefined && f.exclude_venues.includes(s.venue)) return false
-  if (f.wallet_ids !== undefined && !s.wallets.some((w) => f.wallet_ids!.includes(w))) return false
+  // `wallet_ids` names tracked wallets (their ids); a bare address matches too.
+  if (f.wallet_ids !== undefined && !s.walletIds.some((w) => f.wallet_ids!.includes(w)) && !s.wallets.some((w) => f.wallet_ids!.includes(w))) return false
   const groupsOf = (i: number) => s.walletGroups[i] ?? []
   if (f.groups !== undefined && !s.wallets.some((_, i) => groupsOf(i).some((g) => f.groups!.includes(g)))) return false
   if (f.groups_all !== undefined && !f.groups_all.every((g) => s.wallets.some((_, i) => groupsOf(i).includes(g)))) return false

@@ -1,16 +1,26 @@
 /**
  * The replay's entry triggers: stored signals over a time window, read through one small
  * interface (`SignalHistory.range`) so the replay does not depend on how detectors produce
- * them. The ClickHouse implementation reads the `signals` table whose columns are
- * `signalsTableDdl` below (the detectors' migration must provide at least these columns with
- * these names and types; the test setup creates the table from this DDL).
+ * them. The ClickHouse implementation reads the detectors' `signals` table (migration 0005,
+ * written by `clickhouse/writer/SignalWriter.ts`) and maps its columns to the replay's view:
+ *
+ * | `SignalRow` | `signals` column | mapping |
+ * |---|---|---|
+ * | `usdMicros` | `size_usd Nullable(Decimal(38, 6))` | exact micro-USD; NULL (no USD price) → 0, so a `min_usd` filter is never met |
+ * | `mcapUsdMicros` | `mcap_usd Nullable(Decimal(38, 6))` | exact; NULL (unknown) → 0 |
+ * | `ageMinutes` | `age_minutes Nullable(UInt32)` | NULL (creation not seen) → 0 |
+ * | `venue` | `venue Nullable(String)` | NULL → `""` |
+ * | `confidence` | `confidence UInt8` (0..100) | ÷ 100 → 0..1 (the definition's `min_confidence` scale) |
+ * | `walletGroups` | `wallet_groups Array(Array(String))` | parallel to `wallets` (the writer fills it from the tracking data) |
+ * | `walletIds` | `wallet_ids Array(String)` | tracked-wallet ids (the definition's `wallet_ids`) |
+ * | `score1h` | — | the detectors compute no 1-hour score: always 0, so `min_score_1h` above 0 never passes |
  *
  * Invariants:
  * - Rows come back in `(ts, id)` order, each signal once (`FINAL`), inside `[fromMs, toMs)`.
  * - Bounded: at most `signalsPerReplayMax` rows per range; more is a `TooMany` failure, never
  *   a silent cut (a replay over a truncated signal stream would be a wrong backtest).
- * - USD sizes and market caps are exact micro-USD `bigint`s (Decimal(38, 6) in ClickHouse);
- *   `confidence` (0..1) and `score1h` (0..100) are scores, floats.
+ * - USD sizes and market caps are exact micro-USD `bigint`s; `confidence` (0..1) and `score1h`
+ *   (0..100) are scores, floats.
  */
 import { Context, Data, Effect, Layer } from "effect"
 import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
@@ -25,6 +35,8 @@ export interface SignalRow {
   readonly asset: string
   readonly tsMs: number
   readonly wallets: ReadonlyArray<string>
+  /** Tracked-wallet ids among `wallets` (sorted). */
+  readonly walletIds: ReadonlyArray<string>
   /** Parallel to `wallets`: the tracked-wallet groups each wallet belongs to. */
   readonly walletGroups: ReadonlyArray<ReadonlyArray<string>>
   readonly usdMicros: bigint
@@ -37,7 +49,7 @@ export interface SignalRow {
   /** 0..1 */
   readonly confidence: number
   readonly quality: string
-  /** The token's 1-hour score, 0..100. */
+  /** The token's 1-hour score, 0..100 (not computed by the detectors: 0 from ClickHouse). */
   readonly score1h: number
 }
 
@@ -81,27 +93,6 @@ export class SignalHistory extends Context.Tag("curvestream/strategy/SignalHisto
 /** Most signals one replay reads. */
 export const signalsPerReplayMax = 200_000
 
-/** The columns the replay reads (a detector migration may add more). */
-export const signalsTableDdl = `CREATE TABLE IF NOT EXISTS signals (
-  id String,
-  pattern LowCardinality(String),
-  chain LowCardinality(String),
-  asset String,
-  ts DateTime64(3, 'UTC'),
-  wallets Array(String),
-  wallet_groups Array(Array(String)),
-  usd_size Decimal(38, 6),
-  mcap_usd Decimal(38, 6),
-  age_minutes UInt32,
-  venue LowCardinality(String),
-  direction Enum8('in' = 1, 'out' = 2),
-  confidence Float64,
-  quality LowCardinality(String),
-  score_1h Float64
-) ENGINE = ReplacingMergeTree
-PARTITION BY toYYYYMM(ts)
-ORDER BY (chain, ts, id)`
-
 export const bySignalOrder = (a: SignalRow, b: SignalRow): number => a.tsMs - b.tsMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 const matchesFilter = (r: SignalRow, f: SignalFilter): boolean =>
@@ -110,13 +101,14 @@ const matchesFilter = (r: SignalRow, f: SignalFilter): boolean =>
   (f.assets === undefined || f.assets.includes(r.asset))
 
 const rangeSql = (f: SignalFilter) => `
-SELECT id, pattern, chain, asset, toString(toUnixTimestamp64Milli(ts)) AS ts_ms, wallets, wallet_groups,
-  toString(usd_size) AS usd, toString(mcap_usd) AS mcap, age_minutes, venue, toString(direction) AS direction,
-  confidence, quality, score_1h
+SELECT id, toString(pattern) AS pattern, chain, asset, toString(toUnixTimestamp64Milli(ts)) AS ts_ms, wallets, wallet_ids, wallet_groups,
+  if(isNull(size_usd), '0', toString(size_usd)) AS usd, if(isNull(mcap_usd), '0', toString(mcap_usd)) AS mcap,
+  ifNull(age_minutes, 0) AS age_minutes, ifNull(venue, '') AS venue, toString(direction) AS direction,
+  confidence, toString(quality) AS quality
 FROM signals FINAL
 WHERE chain IN {chains:Array(String)}
   AND ts >= fromUnixTimestamp64Milli({fromMs:Int64}, 'UTC') AND ts < fromUnixTimestamp64Milli({toMs:Int64}, 'UTC')
-  ${f.patterns !== undefined ? "AND pattern IN {patterns:Array(String)}" : ""}
+  ${f.patterns !== undefined ? "AND toString(pattern) IN {patterns:Array(String)}" : ""}
   ${f.assets !== undefined ? "AND asset IN {assets:Array(String)}" : ""}
 ORDER BY ts, id
 LIMIT {limit:UInt32}`
@@ -128,15 +120,15 @@ interface RawSignal {
   readonly asset: string
   readonly ts_ms: string
   readonly wallets: ReadonlyArray<string>
+  readonly wallet_ids: ReadonlyArray<string>
   readonly wallet_groups: ReadonlyArray<ReadonlyArray<string>>
   readonly usd: string
   readonly mcap: string
-  readonly age_minutes: number
+  readonly age_minutes: number | string
   readonly venue: string
   readonly direction: string
-  readonly confidence: number
+  readonly confidence: number | string
   readonly quality: string
-  readonly score_1h: number
 }
 
 /** Decimal(38, 6) text to micro-USD (negative sizes are not signals: refused as a defect of the row). */
@@ -156,15 +148,16 @@ const toSignal = (r: RawSignal): SignalRow => ({
   asset: r.asset,
   tsMs: Number(r.ts_ms),
   wallets: r.wallets,
+  walletIds: r.wallet_ids,
   walletGroups: r.wallet_groups,
-  usdMicros: micros(r.usd, "usd_size"),
+  usdMicros: micros(r.usd, "size_usd"),
   mcapUsdMicros: micros(r.mcap, "mcap_usd"),
   ageMinutes: Number(r.age_minutes),
   venue: r.venue,
   direction: r.direction === "out" ? "out" : "in",
-  confidence: Number(r.confidence),
+  confidence: Number(r.confidence) / 100,
   quality: r.quality,
-  score1h: Number(r.score_1h)
+  score1h: 0
 })
 
 export const makeClickHouseSignalHistory = (ch: typeof ClickHouse.Service): SignalHistoryShape => ({

@@ -1,0 +1,126 @@
+/**
+ * The market-data service as the composition root starts it (`all` role): the signal pipeline
+ * (detectors on the bus → hub + ClickHouse writer), the strategy lab's replay jobs, and the data
+ * listener (`CURVESTREAM_DATA_PORT`, default 8081) with the tape, the stream and the lab routes
+ * behind the data bearer. Everything lives in the caller's scope.
+ */
+import { Context, Effect, Layer } from "effect"
+import { MarketIndex } from "../../actors/MarketIndex.js"
+import { pgCheckpointStore } from "../../actors/runtime/Checkpointer.js"
+import { ClickHouse } from "../../clickhouse/ClickHouse.js"
+import * as SignalWriter from "../../clickhouse/writer/SignalWriter.js"
+import { Bus } from "../../ingest/bus/Bus.js"
+import { PriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
+import { SignalHub, type SignalHubOptions } from "../../src/services/signals/SignalHub.js"
+import { runSignalPipeline, type SignalPipeline, type SignalWiringOptions, warmHub } from "../../src/services/signals/SignalWiring.js"
+import { makeStore, SocialMentions, type SocialMentionsShape } from "../../src/services/social/SocialMentions.js"
+import type { ReplayRequest } from "../../src/services/strategy/Definition.js"
+import { defaultFees, pricingFor, ReplayError, runReplay } from "../../src/services/strategy/Replay.js"
+import { make as makeReplayJobs, type ReplayJobsShape } from "../../src/services/strategy/ReplayJobs.js"
+import { makeClickHouseSignalHistory, SignalHistory } from "../../src/services/strategy/SignalHistory.js"
+import { seedTrackingData, SEED_PLAIN_AUTHORS } from "../../src/services/tracking/Seed.js"
+import { make as makeTracking, type TrackingShape } from "../../src/services/tracking/Tracking.js"
+import { accountApi } from "../routes/AccountRoutes.js"
+import { type RunningDataServer, serveData } from "./DataServer.js"
+import { dataRoutes } from "./DataRoutes.js"
+import { invalidApiKeyReply } from "../auth/DataBearerAuth.js"
+import { tokenReadRoutes } from "./reads/TokenReadRoutes.js"
+import type { SignalStreamOptions } from "./SignalStream.js"
+
+export interface DataServiceOptions {
+  readonly host: string
+  readonly port: number
+  readonly maxBodyBytes: number
+  readonly nowMs: () => number
+  /** Run the localnet's simulated social source (embedded mode without --quiet). */
+  readonly simulateSocial: boolean
+  readonly tokenShards?: number
+  readonly hub?: Partial<SignalHubOptions>
+  readonly stream?: Partial<SignalStreamOptions>
+  readonly pipeline?: Partial<SignalWiringOptions>
+}
+
+export interface DataService {
+  readonly server: RunningDataServer
+  readonly hub: SignalHub
+  readonly pipeline: SignalPipeline
+  readonly tracking: TrackingShape
+  readonly social: SocialMentionsShape
+  readonly jobs: ReplayJobsShape
+}
+
+/** USD micro per whole SOL / ETH for a replay, read when the replay starts. */
+const microsPerUnit = (prices: PriceSourceShape, asset: "sol" | "eth") =>
+  Effect.map(prices.usd(asset), (p) => (p.usdRaw * 1_000_000n) / 10n ** BigInt(p.scale))
+
+export const replayRunner =
+  (clickhouse: typeof ClickHouse.Service, prices: PriceSourceShape) =>
+  (request: ReplayRequest) =>
+    Effect.gen(function* () {
+      const [solana, hood] = yield* Effect.all([microsPerUnit(prices, "sol"), microsPerUnit(prices, "eth")]).pipe(
+        Effect.mapError((e) => new ReplayError({ reason: "Unavailable", message: `no USD price for the replay: ${e.message}` }))
+      )
+      return yield* runReplay(request, { fees: defaultFees, pricing: pricingFor({ solana, hood }) })
+    }).pipe(Effect.provideService(ClickHouse, clickhouse), Effect.provideService(SignalHistory, makeClickHouseSignalHistory(clickhouse)))
+
+export const startDataService = (options: DataServiceOptions) =>
+  Effect.gen(function* () {
+    const clickhouse = yield* ClickHouse
+    const bus = yield* Bus
+    const index = yield* MarketIndex
+    const prices = yield* PriceSource
+    const tracking = makeTracking(seedTrackingData())
+    const social: SocialMentionsShape = options.simulateSocial
+      ? Context.get(
+          yield* Layer.build(
+            SocialMentions.layerSimulated(
+              { kolHandles: tracking.kols().map((k) => k.handle), plainAuthors: SEED_PLAIN_AUTHORS },
+              Effect.sync(() =>
+                [...index.markets()]
+                  .filter((m) => m.lifecycle === "trading" || m.lifecycle === "migrated")
+                  .map((m) => ({ chain: m.chain, asset: m.mint, symbol: m.identity.symbol }))
+              )
+            )
+          ),
+          SocialMentions
+        )
+      : makeStore(10_000, 16)
+    const hub = new SignalHub(options.hub)
+    const writer = yield* SignalWriter.make({ walletGroupsOf: (chain, address) => tracking.byAddress(chain, address)?.groups ?? [] })
+    yield* warmHub(hub, (limit) =>
+      Effect.map(
+        clickhouse.query(`SELECT ${SignalWriter.signalSelectSql} FROM signals FINAL ORDER BY ts DESC, id DESC LIMIT {limit:UInt32}`, { limit }),
+        (rows) => rows.map(SignalWriter.signalFromRow)
+      )
+    )
+    const store = yield* pgCheckpointStore(500)
+    const pipeline = yield* runSignalPipeline(
+      { bus, store, hub, writer, prices, tracking, index, social },
+      { ...options.pipeline, ...(options.tokenShards !== undefined ? { tokenShards: options.tokenShards } : {}) }
+    )
+    const jobs = yield* makeReplayJobs({ run: replayRunner(clickhouse, prices) })
+    const auth = (yield* accountApi({ nowMs: options.nowMs })).dataAuth
+    const server = yield* serveData({
+      host: options.host,
+      port: options.port,
+      maxBodyBytes: options.maxBodyBytes,
+      routes: [
+        ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
+        ...tokenReadRoutes({
+          clickhouse,
+          index,
+          prices,
+          nowMs: options.nowMs,
+          authenticate: (req) =>
+            Effect.flatMap(auth.authenticate(req.headers), (p) =>
+              p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
+            ),
+          trackedWallets: (plan, chain) => tracking.wallets(plan, chain)
+        })
+      ],
+      stream: { hub, tracking, authenticate: auth.authenticate },
+      ...(options.stream !== undefined ? { streamOptions: options.stream } : {})
+    })
+    return { server, hub, pipeline, tracking, social, jobs } satisfies DataService
+  }).pipe(Effect.withSpan("DataService.start"))
+

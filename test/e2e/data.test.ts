@@ -1,0 +1,98 @@
+/**
+ * The started binary's market-data listener (`CURVESTREAM_DATA_PORT`): the embedded mode's local
+ * Max key reads the tape and opens the stream; the simulation's trades and the simulated social
+ * source make the detectors emit real signals, which reach the stream live and then the tape
+ * (ClickHouse). A missing key is the plain 401.
+ */
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Engine, freePort, startEngine } from "../support/engine.js"
+
+interface WsClient {
+  on(event: "message", f: (data: Buffer) => void): void
+  on(event: "open", f: () => void): void
+  on(event: "error", f: (e: Error) => void): void
+  on(event: "close", f: () => void): void
+  close(): void
+}
+const WebSocket = createRequire(import.meta.url)("ws") as new (url: string, options: { headers: Record<string, string> }) => WsClient
+
+let engine: Engine
+let dataUrl = ""
+let key = ""
+
+beforeAll(async () => {
+  const dataPort = await freePort()
+  engine = await startEngine({ env: { CURVESTREAM_DATA_PORT: String(dataPort) } })
+  dataUrl = `http://127.0.0.1:${dataPort}`
+  key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+}, 120_000)
+
+afterAll(async () => {
+  if (engine !== undefined) {
+    await engine.stop("SIGKILL")
+    engine.cleanup()
+  }
+})
+
+const tape = async (query: string, auth = true) => {
+  const res = await fetch(`${dataUrl}/v1/signals${query}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} })
+  return { status: res.status, body: JSON.parse(await res.text()) as any }
+}
+
+describe("market-data service end to end", () => {
+  it("answers the tape with the local Max key and refuses a missing key", async () => {
+    expect(await tape("", false)).toEqual({ status: 401, body: { error: "invalid api key" } })
+    const r = await tape("?quality=all")
+    expect(r.status).toBe(200)
+    expect(Array.isArray(r.body.signals)).toBe(true)
+  })
+
+  it("streams the simulation's signals live, and the tape serves them", async () => {
+    const messages: Array<{ type: string; signals?: Array<{ id: string }>; signal?: { id: string; pattern: string } }> = []
+    const ws = new WebSocket(`${dataUrl.replace("http", "ws")}/v1/signals/stream?quality=all`, { headers: { authorization: `Bearer ${key}` } })
+    ws.on("message", (d) => messages.push(JSON.parse(d.toString())))
+    await new Promise<void>((resolve, reject) => {
+      ws.on("open", resolve)
+      ws.on("error", reject)
+    })
+    const deadline = Date.now() + 150_000
+    const seen = () => [...(messages[0]?.signals ?? []), ...messages.slice(1).flatMap((m) => (m.signal === undefined ? [] : [m.signal]))]
+    while (seen().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    expect(messages[0]?.type).toBe("snapshot")
+    const first = seen()[0]
+    expect(first, engine.output().slice(-4000)).toBeDefined()
+    // The writer flushes within a second; the tape reads ClickHouse (and the hub).
+    let found = false
+    for (let i = 0; i < 40 && !found; i++) {
+      found = (await tape(`?quality=all&limit=200`)).body.signals.some((s: { id: string }) => s.id === first!.id)
+      if (!found) await new Promise((r) => setTimeout(r, 250))
+    }
+    expect(found).toBe(true)
+    ws.close()
+  }, 180_000)
+
+  it("serves the token reads with the real bearer: search finds a simulated launch, its market data and history follow", async () => {
+    const get = (p: string, auth = true) => fetch(`${dataUrl}${p}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} })
+    expect((await get("/v1/market/token-search?q=wif", false)).status).toBe(401)
+    let address: string | undefined
+    for (let i = 0; i < 120 && address === undefined; i++) {
+      const r = await get("/v1/market/metas")
+      expect(r.status).toBe(200)
+      const search = (await (await get("/v1/market/prices?addresses=So11111111111111111111111111111111111111112")).json()) as Record<string, unknown>
+      expect(search).toBeDefined()
+      const body = (await (await get("/v1/launches/final-stretch")).json()) as Record<string, unknown>
+      expect(body).toBeDefined()
+      const feed = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=1&fields=name`)).json()) as { tokens: Array<{ address: string }> }
+      address = feed.tokens[0]?.address
+      if (address === undefined) await new Promise((r) => setTimeout(r, 500))
+    }
+    expect(address, engine.output().slice(-2000)).toBeDefined()
+    const market = await get(`/v1/market/token/${address}`)
+    expect(market.status).toBe(200)
+    const history = await get(`/v1/market/token/${address}/history?interval=1m`)
+    expect(history.status).toBe(200)
+  }, 180_000)
+})
