@@ -25,6 +25,8 @@ import { type RunningDataServer, serveData } from "./DataServer.js"
 import { dataRoutes } from "./DataRoutes.js"
 import { invalidApiKeyReply } from "../auth/DataBearerAuth.js"
 import { tokenReadRoutes } from "./reads/TokenReadRoutes.js"
+import { walletSocialRoutes } from "./reads/WalletSocialRoutes.js"
+import type { Request } from "../Http.js"
 import type { SignalStreamOptions } from "./SignalStream.js"
 
 export interface DataServiceOptions {
@@ -100,23 +102,18 @@ export const startDataService = (options: DataServiceOptions) =>
     )
     const jobs = yield* makeReplayJobs({ run: replayRunner(clickhouse, prices) })
     const auth = (yield* accountApi({ nowMs: options.nowMs })).dataAuth
+    const authenticate = (req: Request) =>
+      Effect.flatMap(auth.authenticate(req.headers), (p) =>
+        p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
+      )
     const server = yield* serveData({
       host: options.host,
       port: options.port,
       maxBodyBytes: options.maxBodyBytes,
       routes: [
         ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
-        ...tokenReadRoutes({
-          clickhouse,
-          index,
-          prices,
-          nowMs: options.nowMs,
-          authenticate: (req) =>
-            Effect.flatMap(auth.authenticate(req.headers), (p) =>
-              p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
-            ),
-          trackedWallets: (plan, chain) => tracking.wallets(plan, chain)
-        })
+        ...tokenReadRoutes({ clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) }),
+        ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate })
       ],
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {})
