@@ -26,6 +26,12 @@ import { dataRoutes } from "./DataRoutes.js"
 import { invalidApiKeyReply } from "../auth/DataBearerAuth.js"
 import { tokenReadRoutes } from "./reads/TokenReadRoutes.js"
 import { walletSocialRoutes } from "./reads/WalletSocialRoutes.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { personalRoutes } from "./personal/PersonalRoutes.js"
+import { makePersonalStore } from "../../src/services/personal/PersonalStore.js"
+import { runPersonalSignals } from "../../src/services/personal/PersonalSignals.js"
+import { makeStrategyRoutes } from "./strategy/StrategyRoutes.js"
+import { DATA_AUTH_HEADERS } from "../auth/DataBearerAuth.js"
 import type { Request } from "../Http.js"
 import type { SignalStreamOptions } from "./SignalStream.js"
 
@@ -106,6 +112,15 @@ export const startDataService = (options: DataServiceOptions) =>
       Effect.flatMap(auth.authenticate(req.headers), (p) =>
         p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
       )
+    const sql = yield* SqlClient.SqlClient
+    const personal = yield* runPersonalSignals(hub, makePersonalStore(sql))
+    const lab = yield* makeStrategyRoutes({
+      clickhouse,
+      runBacktest: replayRunner(clickhouse, prices),
+      nowMs: options.nowMs,
+      authHeaders: DATA_AUTH_HEADERS,
+      authenticate
+    })
     const server = yield* serveData({
       host: options.host,
       port: options.port,
@@ -113,7 +128,9 @@ export const startDataService = (options: DataServiceOptions) =>
       routes: [
         ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
         ...tokenReadRoutes({ clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) }),
-        ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate })
+        ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate }),
+        ...personalRoutes({ sql, tracking, personal, authenticate }),
+        ...lab.routes
       ],
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {})

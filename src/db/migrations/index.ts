@@ -12,6 +12,8 @@ import accounts from "./0003_accounts.js"
 import webhooks from "./0004_webhooks.js"
 import wallets from "./0005_wallets.js"
 import hoodIngestBlocks from "./0006_hood_ingest_blocks.js"
+import marketDataPersonal from "./0007_market_data_personal.js"
+import strategies from "./0008_strategies.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -19,5 +21,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_accounts": accounts,
   "0004_webhooks": webhooks,
   "0005_wallets": wallets,
-  "0006_hood_ingest_blocks": hoodIngestBlocks
+  "0006_hood_ingest_blocks": hoodIngestBlocks,
+  "0007_market_data_personal": marketDataPersonal,
+  "0008_strategies": strategies
 }
