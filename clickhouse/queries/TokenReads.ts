@@ -17,6 +17,7 @@
 import { Effect } from "effect"
 import type { ClickHouseShape } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
+import { bad, big, num } from "./internal/rows.js"
 
 /** Most rows a position read returns. */
 export const positionsLimitMax = 200
@@ -51,19 +52,7 @@ export interface SpotReserves {
 
 export type PositionOrder = "pnl" | "volume" | "held"
 
-const bad = (what: string) => (cause: unknown) =>
-  new ClickHouseError({ reason: "QueryFailed", message: `${what}: unexpected row shape: ${String(cause)}`, cause })
 
-const big = (v: unknown, name: string): bigint => {
-  if (typeof v === "number" && Number.isSafeInteger(v)) return BigInt(v)
-  if (typeof v !== "string" || !/^-?[0-9]+$/.test(v)) throw new Error(`${name} is not an integer: ${JSON.stringify(v)}`)
-  return BigInt(v)
-}
-const num = (v: unknown, name: string): number => {
-  const n = big(v, name)
-  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < -BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${name} is too large`)
-  return Number(n)
-}
 const float = (v: unknown, name: string): number => {
   if (typeof v !== "number") throw new Error(`${name} is not a number: ${JSON.stringify(v)}`)
   return v

@@ -16,6 +16,7 @@
 import { Effect } from "effect"
 import type { ClickHouseShape } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
+import { bad, big, num } from "./internal/rows.js"
 
 /** Most trades of one wallet a history read considers (the newest ones). */
 export const walletHistoryMax = 20_000
@@ -46,19 +47,7 @@ export interface WalletTrade {
   readonly signature: string
 }
 
-const bad = (what: string) => (cause: unknown) =>
-  new ClickHouseError({ reason: "QueryFailed", message: `${what}: unexpected row shape: ${String(cause)}`, cause })
 
-const big = (v: unknown, name: string): bigint => {
-  if (typeof v === "number" && Number.isSafeInteger(v)) return BigInt(v)
-  if (typeof v !== "string" || !/^-?[0-9]+$/.test(v)) throw new Error(`${name} is not an integer: ${JSON.stringify(v)}`)
-  return BigInt(v)
-}
-const num = (v: unknown, name: string): number => {
-  const n = big(v, name)
-  if (n > BigInt(Number.MAX_SAFE_INTEGER) || n < -BigInt(Number.MAX_SAFE_INTEGER)) throw new Error(`${name} is too large`)
-  return Number(n)
-}
 
 const decodeAll = <A>(what: string, rows: ReadonlyArray<Record<string, unknown>>, f: (r: Record<string, unknown>) => A) =>
   Effect.try({ try: () => rows.map(f), catch: bad(what) })

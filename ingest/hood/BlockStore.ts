@@ -4,8 +4,7 @@
  * and the ids of the events each block carried) in `hood_ingest_blocks`, so a restarted ingester
  * still detects a reorg of blocks it published before the restart and can retract their events.
  *
- * `hood_ingest_blocks` is created here (`CREATE TABLE IF NOT EXISTS`, portable to PGlite and
- * PostgreSQL 15) because the migration list is shared; its rows are bounded by the window size per
+ * `hood_ingest_blocks` comes from migration 0006; its rows are bounded by the window size per
  * source. Window and cursor move together in one transaction, after the bus acknowledged.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -28,19 +27,6 @@ export interface WindowBlock {
   readonly parentHash: string
   readonly events: ReadonlyArray<WindowEvent>
 }
-
-export const ensureTable: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
-    CREATE TABLE IF NOT EXISTS hood_ingest_blocks (
-      source text NOT NULL,
-      block bigint NOT NULL,
-      hash text NOT NULL,
-      parent_hash text NOT NULL,
-      events text NOT NULL,
-      PRIMARY KEY (source, block)
-    )`
-})
 
 export const loadState = (source: string): Effect.Effect<{ cursor: bigint | null; window: Array<WindowBlock> }, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {

@@ -51,7 +51,7 @@ import { bondingCurveAbi, curveFactoryAbi } from "../../src/chain/hood/abi.gener
 import { Bus, Topics } from "../bus/Bus.js"
 import { busKey, type ChainEvent, hoodPosition, RecoverySnapshot, Retracted } from "../ChainEvent.js"
 import { encodeChainEvent } from "../ChainEventCodec.js"
-import { commitStep, ensureTable, loadState, type WindowBlock, type WindowEvent } from "./BlockStore.js"
+import { commitStep, loadState, type WindowBlock, type WindowEvent } from "./BlockStore.js"
 import { decodeHoodLog, type HoodContracts, hoodTopics } from "./decoders/index.js"
 
 export interface HoodIngesterOptions {
@@ -612,7 +612,6 @@ export const make = (options: HoodIngesterOptions) =>
     const resolved = resolveOptions(options)
     const follower = new Follower(resolved)
     const start = Effect.gen(function* () {
-      yield* ensureTable
       const { cursor, window } = yield* loadState(resolved.source)
       follower.cursor = cursor
       follower.window = window

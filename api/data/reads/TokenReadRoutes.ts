@@ -24,7 +24,6 @@ import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { marketCapRaw, marketRecord, priceReserves, statsOf, venueOf } from "../../../actors/market/MarketRecord.js"
 import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
 import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
-import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { type Candle, candles as readCandles, candlesMax, intervalMinutes, type CandleInterval } from "../../../clickhouse/queries/Candles.js"
 import {
   cohorts,
@@ -46,6 +45,7 @@ import { json, type Reply, type Request } from "../../Http.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
 import { CHART_CANDLES_MAX, CHART_HEIGHT, CHART_WIDTH, ohlcvSvg } from "./OhlcvChart.js"
 import { quotePairOf, usdOf, usdPerToken, usdPrices } from "./Money.js"
+import { chRead, iso } from "./internal/shared.js"
 
 export type DataPlan = "free" | "pro" | "max"
 
@@ -158,17 +158,8 @@ const parseInterval = (q: URLSearchParams, dflt: CandleInterval): Parsed<CandleI
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 
-const feedUnavailable = (e: ClickHouseError): ApiError =>
-  apiError("FEED_UNAVAILABLE", `Market history is unavailable; retry shortly (${e.reason})`, { retryable: true, headers: { "Retry-After": "2" } })
-
 /** A ClickHouse read; its failure is logged (the client sees only the retryable 503). */
-const ch = <A>(effect: Effect.Effect<A, ClickHouseError>): Effect.Effect<A, ApiError> =>
-  effect.pipe(
-    Effect.tapError((e) => Effect.logWarning(`token read failed: ${e.message}`)),
-    Effect.mapError(feedUnavailable)
-  )
-
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
+const ch = chRead("token read")
 
 /** `part / whole` in basis points, floored; 0 when whole is 0. */
 const bps = (part: bigint, whole: bigint): number => (whole <= 0n ? 0 : Number((part * 10_000n) / whole))

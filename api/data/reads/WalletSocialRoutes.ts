@@ -26,7 +26,6 @@ import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { priceOf, priceReserves } from "../../../actors/market/MarketRecord.js"
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
 import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
-import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { bookLegs, bookLegsMax, mintVolumes, pricesAt, tradesOf, walletHistory, type WalletTrade } from "../../../clickhouse/queries/WalletReads.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { type ApiError, apiError, validationFailed } from "../../../src/domain/ApiError.js"
@@ -39,6 +38,7 @@ import { json, type Reply, type Request } from "../../Http.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
 import { quotePairOf, USD_DECIMALS, usdOf, usdPerToken, usdPrices } from "./Money.js"
 import type { DataCaller } from "./TokenReadRoutes.js"
+import { chRead, iso } from "./internal/shared.js"
 
 export interface WalletSocialDeps {
   readonly clickhouse: ClickHouseShape
@@ -129,16 +129,7 @@ const parsePeriod = (q: URLSearchParams, nowMs: number): Parsed<{ readonly name:
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 
-const feedUnavailable = (e: ClickHouseError): ApiError =>
-  apiError("FEED_UNAVAILABLE", `Market history is unavailable; retry shortly (${e.reason})`, { retryable: true, headers: { "Retry-After": "2" } })
-
-const ch = <A>(effect: Effect.Effect<A, ClickHouseError>): Effect.Effect<A, ApiError> =>
-  effect.pipe(
-    Effect.tapError((e) => Effect.logWarning(`wallet read failed: ${e.message}`)),
-    Effect.mapError(feedUnavailable)
-  )
-
-const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
+const ch = chRead("wallet read")
 const minBig = (a: bigint, b: bigint) => (a < b ? a : b)
 const notFound = (what: string): Reply => json(404, { error: `${what} not found` })
 
