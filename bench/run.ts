@@ -363,9 +363,9 @@ const renderSection = (
     ],
     ["Chain event to visible in the API", "p99 < 5 ms embedded, < 50 ms through Kafka", "embedded: see “Actor pipeline, embedded” below (`bench/pipeline.ts`); through Kafka: not measured, the Kafka adapter is roadmap step 8", "—"],
     ["Actor pipeline", "≥ 100k events/s per process, embedded", "see “Actor pipeline, embedded” below (`bench/pipeline.ts`)", "—"],
-    ["Signals WebSocket", "1,000 subscribers each get a signal within 10 ms p99", "not measured yet: arrives with issue 6 (market-data service)", "—"],
-    ["Strategy replay", "14 days over 10M trades < 10 s on chDB", "not measured yet: arrives with issue 6 (strategy lab)", "—"],
-    ["Memory", "100k live markets < 1 GiB", "Solana ~2.4 KB per market (~4.0 KB with the record JSON cached), so ~0.4 GiB for 100k; Hood with the default 8-event retract window 12–17 KB, so a Hood-only 100k would exceed 1 GiB (measured after forced GC by the actors work; `actors/MarketIndex.test.ts` prints a rougher figure)", "—"]
+    ["Signals WebSocket", "1,000 subscribers each get a signal within 10 ms p99", "see “Signals WebSocket fan-out” below (`npm run bench:ws`, `bench/wsFanout.ts`)", "—"],
+    ["Strategy replay", "14 days over 10M trades < 10 s on chDB", "see “Strategy replay on chDB” below (`bench/replay.ts`)", "—"],
+    ["Memory", "100k live markets < 1 GiB", "see “Memory per live market” below (`npm run bench:memory`, `bench/memory.ts`)", "—"]
   ]
   out.push(table(["Budget", "Target", "Measured", "Verdict"], budgetRows, ["l", "l", "l", "l"]))
   out.push("")

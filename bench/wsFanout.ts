@@ -1,0 +1,820 @@
+/**
+ * The signals WebSocket fan-out (DESIGN.md: "Signals WebSocket: 1,000 subscribers each receive a
+ * signal within 10 ms p99"), side by side with a baseline in one run.
+ *
+ * - `uws`: the real stream — `serveData` (api/data/DataServer.ts: a real uWS listener, the
+ *   `/v1/signals/stream` behaviour of api/data/SignalStream.ts), a real `SignalHub`, the seeded
+ *   tracking data, and a bench `authenticate` that maps N distinct bearer tokens to N accounts
+ *   (the stream allows 8 sockets per account; one socket each here), plans cycling free/pro/max
+ *   so the stream serializes each signal once per plan as it does in production.
+ * - `ws` (baseline): node's `ws` package `WebSocketServer` on the same hub, broadcasting
+ *   `JSON.stringify({type:"signal",signal})` to every open client: no auth, no filters, no
+ *   per-plan projection, no buffer bound.
+ *
+ * Each server runs in its own child process (this file with `serve <kind>`), pinned to the last
+ * core with `taskset` when it exists; this process holds the N subscribers (the `ws` client, as
+ * the integration tests use) and is pinned to core 0. The child publishes signals into the hub
+ * at a fixed rate; each carries its sequence number and its publish time in `details`
+ * (`bench_seq`, `bench_sent_at`), which the stream passes through untouched. Publish time is
+ * taken in the child and receive time here, both as `performance.timeOrigin +
+ * performance.now()` (checked at start by an IPC round trip, reported as the clock offset).
+ *
+ * Measured per phase (rate × signals): per-delivery latency p50/p99/max, the time until the last
+ * of the N subscribers had each signal (p50/p99/max over signals), deliveries/s, deliveries
+ * missing / out of order / duplicated, the server's CPU per delivery and the time the server's
+ * synchronous publish (hub → every socket's send) took per signal.
+ *
+ * Run: `node --max-semi-space-size=64 --import tsx bench/wsFanout.ts [--quick]` (the lead's
+ * `npm run bench:ws`). Without `--quick` the section is rewritten between the `wsfanout` markers
+ * in docs/benchmarks.md (nothing else there is touched). Environment: `WSBENCH_SUBSCRIBERS`
+ * (default 1000; quick 100), `WSBENCH_SIGNALS` (per phase, default 300; quick 40), `WSBENCH_RATES`
+ * (comma-separated signals/s, default `10,100`), `BENCH_PIN=0` (no taskset), and for shared
+ * machines `BENCH_QUIET_WAIT_SECONDS` (default 30, quick 0: longest wait for quiet before the run,
+ * and up to 10 s before each phase), `BENCH_MAX_OTHER_CPU` (default 25: % of one core other work
+ * may use during a phase before it is repeated), `BENCH_ATTEMPTS` (default 2, quick 1).
+ */
+import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import { fileURLToPath } from "node:url"
+import { buildSignal, type Signal } from "../actors/signals/Signal.js"
+import type { DataPrincipal } from "../api/auth/DataBearerAuth.js"
+import { serveData } from "../api/data/DataServer.js"
+import { STREAM_PATH } from "../api/data/SignalStream.js"
+import type { AgentKey } from "../src/services/keys/KeyRepository.js"
+import { SignalHub } from "../src/services/signals/SignalHub.js"
+import { seedTrackingData } from "../src/services/tracking/Seed.js"
+import { make as makeTracking, type PlanId } from "../src/services/tracking/Tracking.js"
+
+type ServerKind = "uws" | "ws"
+const KINDS: ReadonlyArray<ServerKind> = ["uws", "ws"]
+const SERVER_NAMES: Record<ServerKind, string> = {
+  uws: "curvestream stream (uWS, `api/data/SignalStream.ts`)",
+  ws: "baseline: `ws` WebSocketServer broadcast"
+}
+const HOST = "127.0.0.1"
+const SELF = fileURLToPath(import.meta.url)
+const DOC = fileURLToPath(new URL("../docs/benchmarks.md", import.meta.url))
+const BEGIN = "<!-- wsfanout:begin -->"
+const END = "<!-- wsfanout:end -->"
+const PLANS: ReadonlyArray<PlanId> = ["free", "pro", "max"]
+
+/** A shared clock across processes (ms, sub-µs resolution): the wall clock at process start plus monotonic time since. */
+const now = (): number => performance.timeOrigin + performance.now()
+
+const require = createRequire(import.meta.url)
+
+// `ws` is installed (a dependency of @effect/platform-node) without type declarations: the few members used here.
+interface WsClient {
+  on(event: "message", f: (data: Buffer) => void): void
+  on(event: "close", f: (code: number, reason: Buffer) => void): void
+  on(event: "error", f: (e: Error) => void): void
+  on(event: "unexpected-response", f: (req: unknown, res: { statusCode: number }) => void): void
+  readonly readyState: number
+  send(data: string): void
+  terminate(): void
+}
+interface WsServer {
+  readonly clients: Set<WsClient>
+  on(event: "listening", f: () => void): void
+  on(event: "error", f: (e: Error) => void): void
+  on(event: "connection", f: (ws: WsClient) => void): void
+  address(): { port: number }
+  close(f?: () => void): void
+}
+const ws = require("ws") as {
+  WebSocket: new (url: string, options: { headers: Record<string, string>; perMessageDeflate: boolean }) => WsClient
+  WebSocketServer: new (options: { host: string; port: number; perMessageDeflate: boolean; clientTracking: boolean }) => WsServer
+}
+
+const tokenOf = (i: number) => `bench-ws-token-${i}`
+
+// ---- the server child -----------------------------------------------------------------------------
+
+type ToChild =
+  | { readonly cmd: "clock" }
+  | { readonly cmd: "run"; readonly rate: number; readonly count: number; readonly firstSeq: number }
+  | { readonly cmd: "stats" }
+
+interface ServerStats {
+  readonly open: number
+  readonly sent: number
+  readonly droppedSlow: number
+  readonly refused: number
+}
+
+type FromChild =
+  | { readonly type: "ready"; readonly port: number; readonly pid: number }
+  | { readonly type: "clock"; readonly now: number }
+  | { readonly type: "done"; readonly firstSentAt: number; readonly publishMs: ReadonlyArray<number>; readonly lagMs: ReadonlyArray<number> }
+  | { readonly type: "stats"; readonly stats: ServerStats }
+
+const benchKey = (accountId: string): AgentKey => ({
+  id: `key_${accountId}`,
+  prefix: accountId,
+  accountId,
+  hash: "",
+  environment: "production",
+  scopes: [],
+  label: null,
+  avatar: null,
+  rateLimitPerMin: 0,
+  dailyLaunchCap: 0,
+  launchChains: [],
+  embeddedWallet: "denied",
+  expiresAtMs: null,
+  txLimit: null,
+  spendLimits: null,
+  paused: false,
+  walletScope: "all",
+  mintedByDevicePrefix: null,
+  provisionedBy: null,
+  createdAtMs: 0,
+  lastUsedAtMs: null,
+  revokedAtMs: null
+})
+
+/** One signal as a detector would emit it (a large_move with a wallet), `bench_seq`/`bench_sent_at` in its details. */
+const benchSignal = (kind: ServerKind, seq: number): Signal =>
+  buildSignal({
+    pattern: "large_move",
+    chain: "solana",
+    asset: `BenchMint${String(seq % 50).padStart(35, "1")}`,
+    symbol: `B${seq % 50}`,
+    direction: "in",
+    wallets: [`BenchWallet${String(seq % 97).padStart(33, "1")}`],
+    walletIds: [],
+    groups: [],
+    sizeUsdMicros: 1_500_000_000n + BigInt(seq),
+    mcapUsdMicros: 50_000_000_000n,
+    createdAtMs: 1_735_689_600_000,
+    venue: "svc-curve",
+    confidence: 80,
+    atMs: 1_735_689_600_000 + seq * 1000,
+    position: `s:${String(seq).padStart(20, "0")}`,
+    triggerIds: ["wsfanout", kind, String(seq)],
+    details: { bench_seq: seq, bench_sent_at: 0 }
+  })
+
+const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
+  const send = (m: FromChild) => process.send!(m)
+  const hub = new SignalHub()
+  let port: number
+  let stats: () => ServerStats
+  let close: () => Promise<void>
+  if (kind === "uws") {
+    const tracking = makeTracking(seedTrackingData())
+    const principals = new Map<string, DataPrincipal>()
+    for (let i = 0; i < subscribers; i++) {
+      const accountId = `acct_bench_${i}`
+      principals.set(`Bearer ${tokenOf(i)}`, { accountId, key: benchKey(accountId), tier: PLANS[i % PLANS.length]! })
+    }
+    const scope = await Effect.runPromise(Scope.make())
+    const server = await Effect.runPromise(
+      serveData({
+        host: HOST,
+        port: 0,
+        maxBodyBytes: 64 * 1024,
+        routes: [],
+        stream: { hub, tracking, authenticate: (headers) => Effect.succeed(principals.get(headers.authorization ?? "")) }
+      }).pipe(Scope.extend(scope), Logger.withMinimumLogLevel(LogLevel.Error))
+    )
+    port = server.port
+    stats = () => {
+      const s = server.stream.stats()
+      return { open: s.open, sent: s.sent, droppedSlow: s.droppedSlow, refused: s.refusedTooMany }
+    }
+    close = () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
+  } else {
+    const wss = new ws.WebSocketServer({ host: HOST, port: 0, perMessageDeflate: false, clientTracking: true })
+    await new Promise<void>((resolve, reject) => {
+      wss.on("listening", resolve)
+      wss.on("error", reject)
+    })
+    let sent = 0
+    wss.on("connection", (c) => c.send(JSON.stringify({ type: "snapshot", signals: [] })))
+    hub.subscribe((signal) => {
+      const message = JSON.stringify({ type: "signal", signal })
+      for (const c of wss.clients) {
+        if (c.readyState !== 1) continue
+        c.send(message)
+        sent++
+      }
+    })
+    port = wss.address().port
+    stats = () => ({ open: wss.clients.size, sent, droppedSlow: 0, refused: 0 })
+    close = () =>
+      new Promise<void>((resolve) => {
+        for (const c of wss.clients) c.terminate()
+        wss.close(() => resolve())
+      })
+  }
+
+  /** Publishes `count` signals at `rate`/s: each stamped with its publish time just before `hub.publish`. */
+  const run = async (rate: number, count: number, firstSeq: number) => {
+    const prepared = Array.from({ length: count }, (_, i) => benchSignal(kind, firstSeq + i))
+    const publishMs: number[] = []
+    const lagMs: number[] = []
+    const interval = 1000 / rate
+    const start = performance.now() + 5
+    let firstSentAt = Number.NaN
+    for (let i = 0; i < count; i++) {
+      const due = start + i * interval
+      const wait = due - performance.now()
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait - 0.5))
+      while (performance.now() < due) await new Promise((r) => setImmediate(r))
+      lagMs.push(performance.now() - due)
+      const base = prepared[i]!
+      const t0 = performance.now()
+      if (i === 0) firstSentAt = performance.timeOrigin + t0
+      hub.publish([{ ...base, details: { bench_seq: firstSeq + i, bench_sent_at: performance.timeOrigin + t0 } }])
+      publishMs.push(performance.now() - t0)
+    }
+    send({ type: "done", firstSentAt, publishMs, lagMs })
+  }
+
+  process.on("message", (m: ToChild) => {
+    if (m.cmd === "clock") send({ type: "clock", now: now() })
+    else if (m.cmd === "stats") send({ type: "stats", stats: stats() })
+    else void run(m.rate, m.count, m.firstSeq)
+  })
+  process.on("disconnect", () => {
+    void close().then(() => process.exit(0))
+  })
+  send({ type: "ready", port, pid: process.pid })
+}
+
+// ---- the parent: subscribers, phases, report ------------------------------------------------------
+
+const argv = process.argv.slice(2)
+const quick = argv.includes("--quick")
+
+const envNumber = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw.trim() === "") return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number (got '${raw}')`)
+  return n
+}
+
+const SUBSCRIBERS = Math.floor(envNumber("WSBENCH_SUBSCRIBERS", quick ? 100 : 1_000))
+const SIGNALS = Math.floor(envNumber("WSBENCH_SIGNALS", quick ? 40 : 300))
+const RATES = (process.env.WSBENCH_RATES ?? "10,100").split(",").map((r) => {
+  const n = Number(r)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`WSBENCH_RATES: '${r}' is not a positive rate`)
+  return n
+})
+const WARMUP_SIGNALS = quick ? 20 : 100
+const WARMUP_RATE = 100
+const QUIET_WAIT_SECONDS = process.env.BENCH_QUIET_WAIT_SECONDS === undefined ? (quick ? 0 : 30) : Number(process.env.BENCH_QUIET_WAIT_SECONDS)
+const PIN = process.env.BENCH_PIN !== "0"
+const MAX_OTHER_CPU_PCT = envNumber("BENCH_MAX_OTHER_CPU", 25)
+const MAX_ATTEMPTS = Math.max(1, Math.floor(envNumber("BENCH_ATTEMPTS", quick ? 1 : 2)))
+const BUDGET_P99_MS = 10
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+const hasTaskset = (): boolean => {
+  try {
+    execFileSync("taskset", ["--version"], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+const clockTicksPerSec = (): number => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
+  } catch {
+    return 100
+  }
+}
+
+/** utime and stime of a process in seconds (all its threads), from /proc; NaN when unavailable. */
+const processCpuSec = (pid: number, ticksPerSec: number): { readonly user: number; readonly sys: number } => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return { user: Number(fields[11]) / ticksPerSec, sys: Number(fields[12]) / ticksPerSec }
+  } catch {
+    return { user: Number.NaN, sys: Number.NaN }
+  }
+}
+
+interface Child {
+  readonly port: number
+  readonly pid: number
+  request<T extends FromChild["type"]>(m: ToChild, answer: T, timeoutMs?: number): Promise<Extract<FromChild, { type: T }>>
+  stop(): Promise<void>
+}
+
+const startChild = (kind: ServerKind, cpu: number | undefined): Promise<Child> =>
+  new Promise((resolve, reject) => {
+    const nodeArgs = ["--max-semi-space-size=64", "--import", "tsx", SELF, "serve", kind, String(SUBSCRIBERS)]
+    const [cmd, args] = cpu === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(cpu), process.execPath, ...nodeArgs]]
+    const child: ChildProcess = spawn(cmd, args, { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    const waiting = new Map<string, (m: FromChild) => void>()
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`${kind} server did not report ready within 60 s`))
+    }, 60_000)
+    child.once("error", (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${kind} server exited early (code ${code})`))
+    })
+    child.on("message", (m: FromChild) => {
+      if (m.type === "ready") {
+        clearTimeout(timer)
+        resolve({
+          port: m.port,
+          pid: m.pid,
+          request: (req, answer, timeoutMs = 600_000) =>
+            new Promise((done, fail) => {
+              const t = setTimeout(() => fail(new Error(`${kind} server: no '${answer}' within ${timeoutMs} ms`)), timeoutMs)
+              waiting.set(answer, (reply) => {
+                clearTimeout(t)
+                done(reply as never)
+              })
+              child.send(req)
+            }),
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done()
+              child.removeAllListeners("exit")
+              const kill = setTimeout(() => child.kill("SIGKILL"), 10_000)
+              child.once("exit", () => {
+                clearTimeout(kill)
+                done()
+              })
+              child.disconnect()
+            })
+        })
+        return
+      }
+      const f = waiting.get(m.type)
+      waiting.delete(m.type)
+      f?.(m)
+    })
+  })
+
+/** Receives the current phase's deliveries; one instance for every subscriber. */
+class Recorder {
+  firstSeq = 0
+  count = 0
+  subscribers = 0
+  latencies = new Float64Array(0)
+  n = 0
+  /** Per signal: deliveries and the slowest delivery. */
+  perSignalCount = new Int32Array(0)
+  perSignalMax = new Float64Array(0)
+  lastSeq = new Int32Array(0)
+  outOfOrder = 0
+  stray = 0
+  lastReceiveAt = 0
+  /** Deliveries still expected in this phase; `onComplete` fires at 0. */
+  remaining = 0
+  onComplete: (() => void) | undefined
+
+  reset(firstSeq: number, count: number, subscribers: number) {
+    this.firstSeq = firstSeq
+    this.count = count
+    this.subscribers = subscribers
+    this.latencies = new Float64Array(count * subscribers)
+    this.n = 0
+    this.perSignalCount = new Int32Array(count)
+    this.perSignalMax = new Float64Array(count)
+    this.lastSeq = new Int32Array(subscribers).fill(-1)
+    this.outOfOrder = 0
+    this.stray = 0
+    this.remaining = count * subscribers
+    this.onComplete = undefined
+  }
+
+  deliver(client: number, seq: number, sentAt: number, receivedAt: number) {
+    const i = seq - this.firstSeq
+    if (i < 0 || i >= this.count) {
+      this.stray++
+      return
+    }
+    if (seq <= this.lastSeq[client]!) this.outOfOrder++
+    this.lastSeq[client] = seq
+    const latency = receivedAt - sentAt
+    if (this.n < this.latencies.length) this.latencies[this.n++] = latency
+    this.perSignalCount[i]!++
+    if (latency > this.perSignalMax[i]!) this.perSignalMax[i] = latency
+    this.lastReceiveAt = receivedAt
+    if (--this.remaining === 0) this.onComplete?.()
+  }
+}
+
+const SEQ_KEY = Buffer.from('"bench_seq":')
+const SENT_KEY = Buffer.from('"bench_sent_at":')
+
+/** The number after `key` in a JSON buffer, read without parsing the whole message (keeps the client's cost per delivery small). */
+const numberAfter = (data: Buffer, key: Buffer): number => {
+  const at = data.indexOf(key)
+  if (at === -1) return Number.NaN
+  let end = at + key.length
+  while (end < data.length) {
+    const c = data[end]!
+    if (c === 0x2c || c === 0x7d) break // , }
+    end++
+  }
+  return Number(data.toString("latin1", at + key.length, end))
+}
+
+interface Subscribers {
+  readonly closedEarly: () => number
+  readonly closeCodes: () => Record<string, number>
+  terminate(): void
+}
+
+/** Opens `n` subscribers (at most 50 handshakes in flight); resolves when every one had its snapshot. */
+const connect = async (port: number, n: number, recorder: Recorder): Promise<Subscribers> => {
+  const clients: WsClient[] = []
+  let closedEarly = 0
+  let terminating = false
+  const codes: Record<string, number> = {}
+  const url = `ws://${HOST}:${port}${STREAM_PATH}`
+  const open = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const c = new ws.WebSocket(url, { headers: { authorization: `Bearer ${tokenOf(i)}` }, perMessageDeflate: false })
+      clients[i] = c
+      let snapshot = false
+      c.on("message", (data) => {
+        const receivedAt = now()
+        if (!snapshot) {
+          snapshot = true
+          if (data.indexOf('"type":"snapshot"') === -1) reject(new Error(`subscriber ${i}: first message was not a snapshot`))
+          else resolve()
+          return
+        }
+        recorder.deliver(i, numberAfter(data, SEQ_KEY), numberAfter(data, SENT_KEY), receivedAt)
+      })
+      c.on("unexpected-response", (_req, res) => reject(new Error(`subscriber ${i}: upgrade refused with HTTP ${res.statusCode}`)))
+      c.on("error", (e) => reject(e))
+      c.on("close", (code) => {
+        if (terminating) return
+        closedEarly++
+        codes[String(code)] = (codes[String(code)] ?? 0) + 1
+        reject(new Error(`subscriber ${i}: closed (${code}) before its snapshot`))
+      })
+    })
+  let next = 0
+  const worker = async () => {
+    while (next < n) await open(next++)
+  }
+  await Promise.all(Array.from({ length: Math.min(50, n) }, worker))
+  return {
+    closedEarly: () => closedEarly,
+    closeCodes: () => codes,
+    terminate: () => {
+      terminating = true
+      for (const c of clients) c.terminate()
+    }
+  }
+}
+
+const percentile = (sorted: ArrayLike<number>, p: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+
+interface PhaseResult {
+  readonly server: ServerKind
+  readonly rate: number
+  readonly signals: number
+  readonly expected: number
+  readonly delivered: number
+  readonly outOfOrder: number
+  readonly stray: number
+  readonly latency: { readonly p50: number; readonly p99: number; readonly p999: number; readonly max: number }
+  readonly lastSubscriber: { readonly p50: number; readonly p99: number; readonly max: number }
+  readonly deliveriesPerSec: number
+  readonly serverCpuPct: number
+  readonly serverCpuUsPerDelivery: number
+  /** Of which in the kernel (stime): the socket writes and loopback TCP. */
+  readonly serverSysUsPerDelivery: number
+  readonly clientCpuPct: number
+  readonly otherCpuPct: number
+  readonly publish: { readonly p50: number; readonly p99: number; readonly max: number }
+  readonly pacingLagP99Ms: number
+  /** Runs of this phase (a disturbed one is repeated) and whether the kept one was still disturbed. */
+  readonly attempts: number
+  readonly disturbed: boolean
+}
+
+interface ServerRun {
+  readonly server: ServerKind
+  readonly connectSec: number
+  readonly clockOffsetMs: number
+  readonly clockRttMs: number
+  readonly phases: ReadonlyArray<PhaseResult>
+  readonly statsAfter: ServerStats
+  readonly closedEarly: number
+}
+
+type CpuTools = Pick<typeof import("./http.js"), "machineCpu" | "busyCorePct" | "awaitQuiet">
+
+const benchServer = async (kind: ServerKind, cpu: number | undefined, tools: CpuTools): Promise<ServerRun> => {
+  const ticks = clockTicksPerSec()
+  const child = await startChild(kind, cpu)
+  const recorder = new Recorder()
+  let subs: Subscribers | undefined
+  try {
+    // Clock check: the child's `now()` against the midpoint of an IPC round trip, best of 20.
+    let clockOffsetMs = Number.NaN
+    let clockRttMs = Number.POSITIVE_INFINITY
+    for (let i = 0; i < 20; i++) {
+      const t0 = now()
+      const r = await child.request({ cmd: "clock" }, "clock")
+      const t1 = now()
+      if (t1 - t0 < clockRttMs) {
+        clockRttMs = t1 - t0
+        clockOffsetMs = r.now - (t0 + t1) / 2
+      }
+    }
+    recorder.reset(0, 0, SUBSCRIBERS)
+    const c0 = performance.now()
+    subs = await connect(child.port, SUBSCRIBERS, recorder)
+    const connectSec = (performance.now() - c0) / 1000
+    const opened = (await child.request({ cmd: "stats" }, "stats")).stats
+    if (opened.open !== SUBSCRIBERS) throw new Error(`${kind}: ${opened.open} sockets open on the server, expected ${SUBSCRIBERS}`)
+    log(`bench ws: ${kind}: ${SUBSCRIBERS} subscribers connected in ${connectSec.toFixed(2)} s; clock offset ${clockOffsetMs.toFixed(3)} ms (rtt ${clockRttMs.toFixed(3)} ms)`)
+
+    let seq = 1
+    const phase = async (rate: number, count: number): Promise<Omit<PhaseResult, "attempts" | "disturbed">> => {
+      const firstSeq = seq
+      seq += count
+      recorder.reset(firstSeq, count, SUBSCRIBERS)
+      const complete = new Promise<void>((resolve) => {
+        recorder.onComplete = resolve
+      })
+      const server0 = processCpuSec(child.pid, ticks)
+      const client0 = process.cpuUsage()
+      const machine0 = tools.machineCpu()
+      const t0 = now()
+      const done = await child.request({ cmd: "run", rate, count, firstSeq }, "done")
+      // Whatever has not arrived 5 s after the last publish is counted missing.
+      await Promise.race([complete, new Promise((r) => setTimeout(r, 5_000))])
+      const end = recorder.remaining === 0 ? recorder.lastReceiveAt : now()
+      const elapsedSec = (end - t0) / 1000
+      const server1 = processCpuSec(child.pid, ticks)
+      const serverUserSec = server1.user - server0.user
+      const serverSysSec = server1.sys - server0.sys
+      const serverCpuSec = serverUserSec + serverSysSec
+      const client = process.cpuUsage(client0)
+      const busy = tools.busyCorePct(machine0, tools.machineCpu())
+      const serverCpuPct = (100 * serverCpuSec) / elapsedSec
+      const clientCpuPct = (100 * (client.user + client.system)) / 1e6 / elapsedSec
+      const lat = recorder.latencies.subarray(0, recorder.n).sort()
+      const last = Float64Array.from(recorder.perSignalMax).sort()
+      const publish = Float64Array.from(done.publishMs).sort()
+      const lag = Float64Array.from(done.lagMs).sort()
+      return {
+        server: kind,
+        rate,
+        signals: count,
+        expected: count * SUBSCRIBERS,
+        delivered: recorder.n,
+        outOfOrder: recorder.outOfOrder,
+        stray: recorder.stray,
+        latency: { p50: percentile(lat, 50), p99: percentile(lat, 99), p999: percentile(lat, 99.9), max: lat[lat.length - 1] ?? Number.NaN },
+        lastSubscriber: { p50: percentile(last, 50), p99: percentile(last, 99), max: last[last.length - 1] ?? Number.NaN },
+        // From the first publish to the last delivery: the offered rate times N while nothing falls behind.
+        deliveriesPerSec: recorder.n / ((recorder.lastReceiveAt - done.firstSentAt) / 1000),
+        serverCpuPct,
+        serverCpuUsPerDelivery: (1e6 * serverCpuSec) / Math.max(1, recorder.n),
+        serverSysUsPerDelivery: (1e6 * serverSysSec) / Math.max(1, recorder.n),
+        clientCpuPct,
+        otherCpuPct: busy - serverCpuPct - clientCpuPct,
+        publish: { p50: percentile(publish, 50), p99: percentile(publish, 99), max: publish[publish.length - 1] ?? Number.NaN },
+        pacingLagP99Ms: percentile(lag, 99)
+      }
+    }
+
+    log(`bench ws: ${kind}: warm-up, ${WARMUP_SIGNALS} signals at ${WARMUP_RATE}/s`)
+    await phase(WARMUP_RATE, WARMUP_SIGNALS)
+    const phases: PhaseResult[] = []
+    for (const rate of RATES) {
+      // A phase during which other work used more than MAX_OTHER_CPU_PCT of a core is repeated (the least disturbed kept).
+      let r: PhaseResult | undefined
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        if (QUIET_WAIT_SECONDS > 0) await tools.awaitQuiet(MAX_OTHER_CPU_PCT, Math.min(10, QUIET_WAIT_SECONDS), log)
+        log(`bench ws: ${kind}: ${SIGNALS} signals at ${rate}/s to ${SUBSCRIBERS} subscribers${attempt > 1 ? ` (run ${attempt}, the last was disturbed)` : ""}`)
+        const x = await phase(rate, SIGNALS)
+        const disturbed = !(x.otherCpuPct <= MAX_OTHER_CPU_PCT)
+        if (r === undefined || x.otherCpuPct < r.otherCpuPct) r = { ...x, attempts: attempt, disturbed }
+        else r = { ...r, attempts: attempt }
+        if (!disturbed) break
+      }
+      if (r === undefined) throw new Error("unreachable: no attempt ran")
+      log(
+        `bench ws: ${kind} @${rate}/s: p50 ${r.latency.p50.toFixed(3)} ms, p99 ${r.latency.p99.toFixed(3)} ms, max ${r.latency.max.toFixed(3)} ms; ` +
+          `${r.delivered}/${r.expected} delivered; server CPU ${Math.round(r.serverCpuPct)}%`
+      )
+      phases.push(r)
+    }
+    const statsAfter = (await child.request({ cmd: "stats" }, "stats")).stats
+    return { server: kind, connectSec, clockOffsetMs, clockRttMs, phases, statsAfter, closedEarly: subs.closedEarly() }
+  } finally {
+    subs?.terminate()
+    await child.stop()
+  }
+}
+
+// ---- the section ------------------------------------------------------------------------------------
+
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString("en-US") : "n/a")
+const ms = (n: number) => (!Number.isFinite(n) ? "n/a" : n < 10 ? n.toFixed(3) : n.toFixed(1))
+const pct = (n: number) => (Number.isFinite(n) ? `${Math.round(n)}%` : "n/a")
+const fixed = (n: number, d: number) => (Number.isFinite(n) ? n.toFixed(d) : "n/a")
+
+const packageVersion = (name: string): string => {
+  try {
+    return (require(`${name}/package.json`) as { version: string }).version
+  } catch {
+    return "?"
+  }
+}
+
+const commandLine = (): string => {
+  const env = ["WSBENCH_SUBSCRIBERS", "WSBENCH_SIGNALS", "WSBENCH_RATES", "BENCH_PIN", "BENCH_QUIET_WAIT_SECONDS", "BENCH_MAX_OTHER_CPU", "BENCH_ATTEMPTS"]
+    .filter((k) => process.env[k] !== undefined)
+    .map((k) => `${k}=${process.env[k]} `)
+    .join("")
+  const base = process.env.npm_lifecycle_event === "bench:ws" ? `npm run bench:ws${argv.length > 0 ? " --" : ""}` : "node --max-semi-space-size=64 --import tsx bench/wsFanout.ts"
+  return `${env}${base}${argv.length > 0 ? ` ${argv.join(" ")}` : ""}`
+}
+
+const render = (
+  startedAt: Date,
+  tookSec: number,
+  placement: string,
+  background: { waitedSec: number; busyCorePct: number },
+  loadStart: ReadonlyArray<number>,
+  runs: ReadonlyArray<ServerRun>
+): string => {
+  const cpu = os.cpus()
+  const out: string[] = []
+  out.push(`## Signals WebSocket fan-out (\`bench/wsFanout.ts\`)`)
+  out.push("")
+  out.push(`- Date: ${startedAt.toISOString()} (took ${Math.round(tookSec)} s); command: \`${commandLine()}\``)
+  out.push(`- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${fixed(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()} ${os.arch()}; Node ${process.version}; uWS \`@trufflesuite/uws-js-unofficial\` ${packageVersion("@trufflesuite/uws-js-unofficial")}; \`ws\` ${packageVersion("ws")} (bufferutil ${existsSync(fileURLToPath(new URL("../node_modules/bufferutil", import.meta.url))) ? "installed" : "absent"})`)
+  out.push(`- Placement: ${placement}.`)
+  out.push(
+    `- Load average (1/5/15 min) at the start ${loadStart.map((l) => l.toFixed(2)).join(" / ")}, at the end ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}; ` +
+      `before the run ${pct(background.busyCorePct)} of one core was busy with other work${background.waitedSec >= 3 ? ` (after waiting ${Math.round(background.waitedSec)} s for quiet)` : ""}.`
+  )
+  out.push(
+    `- ${int(SUBSCRIBERS)} subscribers (\`ws\` ${packageVersion("ws")} clients in the bench process, one socket per account, ${int(SUBSCRIBERS)} distinct bearer tokens, plans cycling free/pro/max), ` +
+      `each server in its own child process; per rate ${int(SIGNALS)} signals (a \`large_move\` with one wallet, ~${int(Buffer.byteLength(JSON.stringify({ type: "signal", signal: benchSignal("uws", 1) })))} bytes as sent) after a warm-up of ${WARMUP_SIGNALS} at ${WARMUP_RATE}/s. ` +
+      `Clock offset between the processes, by IPC round trip: ${runs.map((r) => `${r.server} ${fixed(r.clockOffsetMs, 3)} ms (rtt ${fixed(r.clockRttMs, 3)} ms)`).join(", ")}.`
+  )
+  out.push("")
+  out.push(
+    `Latency runs from just before \`hub.publish\` in the server process to the subscriber's \`message\` event in the client ` +
+      `process. "last subscriber" is, per signal, the slowest of its ${int(SUBSCRIBERS)} deliveries. Both servers publish into the same ` +
+      `\`SignalHub\`; the curvestream stream authenticates each upgrade, filters per socket, serializes once per plan and checks every ` +
+      `socket's buffer after each send; the baseline serializes once and calls \`send\` on every client.`
+  )
+  out.push("")
+  const rows: string[][] = []
+  for (const rate of RATES) {
+    for (const run of runs) {
+      const p = run.phases.find((x) => x.rate === rate)
+      if (p === undefined) continue
+      rows.push([
+        `${int(rate)}/s`,
+        SERVER_NAMES[run.server],
+        `${int(p.delivered)} / ${int(p.expected)}`,
+        int(p.deliveriesPerSec),
+        ms(p.latency.p50),
+        ms(p.latency.p99),
+        ms(p.latency.p999),
+        ms(p.latency.max),
+        `${ms(p.lastSubscriber.p50)} / ${ms(p.lastSubscriber.p99)} / ${ms(p.lastSubscriber.max)}`,
+        `${ms(p.publish.p50)} / ${ms(p.publish.p99)}`,
+        ms(p.pacingLagP99Ms),
+        `${p.outOfOrder} / ${p.stray}`,
+        pct(p.serverCpuPct),
+        `${fixed(p.serverCpuUsPerDelivery, 2)} (${fixed(p.serverSysUsPerDelivery, 2)})`,
+        pct(p.clientCpuPct),
+        `${pct(p.otherCpuPct)}${p.disturbed ? " ⚠" : ""}${p.attempts > 1 ? ` (${p.attempts} runs)` : ""}`
+      ])
+    }
+  }
+  out.push(
+    [
+      ["Rate", "Server", "delivered / expected", "deliveries/s", "p50", "p99", "p99.9", "max", "last subscriber p50 / p99 / max", "server publish p50 / p99", "publisher lag p99", "out of order / stray", "server CPU", "server CPU µs/delivery (of which kernel)", "client CPU", "other CPU"],
+      ["---:", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
+    ]
+      .concat(rows)
+      .map((r) => `| ${r.join(" | ")} |`)
+      .join("\n")
+  )
+  out.push("")
+  out.push(
+    `Times in ms. "server publish" is how long the server's synchronous \`hub.publish\` (every socket's send) took per signal; "publisher lag" how late ` +
+      `the server's publishing loop got to each signal's scheduled time (a starved server process shows here first). ` +
+      `CPU in % of one core over the phase; "other CPU" is the machine's busy time not charged to the server or the client process ` +
+      `(kernel loopback work, other tenants); a phase during which that exceeded ${MAX_OTHER_CPU_PCT}% of a core is ` +
+      `repeated (${MAX_ATTEMPTS} ${MAX_ATTEMPTS === 1 ? "run" : "runs"} at most, the least disturbed kept) and ⚠ marks one that stayed disturbed. The ${int(SUBSCRIBERS)} clients share one process and one core, so the last delivery of a ` +
+      `signal also waits for that process to read the ones before it; this is the same for both servers.`
+  )
+  out.push("")
+  const u = runs.find((r) => r.server === "uws")
+  const notes = runs.map(
+    (r) =>
+      `${r.server}: ${int(SUBSCRIBERS)} connected in ${fixed(r.connectSec, 2)} s; after the run ${int(r.statsAfter.open)} open, ` +
+        `${int(r.statsAfter.droppedSlow)} dropped as slow, ${int(r.statsAfter.refused)} refused (per-account cap), ${int(r.closedEarly)} closed by the server before the end`
+  )
+  out.push(`Sockets: ${notes.join("; ")}.`)
+  out.push("")
+  const verdictRows = RATES.map((rate) => {
+    const p = u?.phases.find((x) => x.rate === rate)
+    const b = runs.find((r) => r.server === "ws")?.phases.find((x) => x.rate === rate)
+    const complete = p !== undefined && p.delivered === p.expected && p.outOfOrder === 0
+    const met = complete && p.latency.p99 < BUDGET_P99_MS
+    return [
+      `${int(rate)} signals/s to ${int(SUBSCRIBERS)} subscribers`,
+      `p99 < ${BUDGET_P99_MS} ms`,
+      p === undefined
+        ? "n/a"
+        : `p99 ${ms(p.latency.p99)} ms (last subscriber p99 ${ms(p.lastSubscriber.p99)} ms), ${int(p.delivered)}/${int(p.expected)} delivered in order; baseline p99 ${b === undefined ? "n/a" : `${ms(b.latency.p99)} ms`}; server CPU per delivery ${fixed(p.serverCpuUsPerDelivery, 2)} µs vs ${b === undefined ? "n/a" : fixed(b.serverCpuUsPerDelivery, 2)} µs (so ${fixed((p.serverCpuUsPerDelivery * SUBSCRIBERS) / 1000, 1)} ms of server CPU per signal to all ${int(SUBSCRIBERS)}, a floor under the last subscriber's latency on one core)`,
+      SUBSCRIBERS < 1000
+        ? "— (fewer subscribers than the budget)"
+        : met
+          ? "**met**"
+          : !complete
+            ? "**not met** (deliveries missing or out of order)"
+            : p.disturbed
+              ? "**not shown on this run**: other work used the machine (⚠ above); rerun on a quiet machine"
+              : "**not met**"
+    ]
+  })
+  out.push(
+    [["Budget (DESIGN.md)", "Target", "Measured", "Verdict"], ["---", "---", "---", "---"]]
+      .concat(verdictRows)
+      .map((r) => `| ${r.join(" | ")} |`)
+      .join("\n")
+  )
+  out.push("")
+  return out.join("\n")
+}
+
+const writeDoc = (section: string): void => {
+  const block = `${BEGIN}\n${section}${END}`
+  const current = existsSync(DOC) ? readFileSync(DOC, "utf8") : "# Benchmarks\n"
+  const b = current.indexOf(BEGIN)
+  const e = current.indexOf(END)
+  const next = b !== -1 && e > b ? current.slice(0, b) + block + current.slice(e + END.length) : `${current.trimEnd()}\n\n${block}\n`
+  writeFileSync(DOC, next)
+}
+
+const main = async () => {
+  const { awaitQuiet, backgroundBusyCorePct, machineCpu, busyCorePct } = await import("./http.js")
+  const loadStart = os.loadavg()
+  const background =
+    QUIET_WAIT_SECONDS > 0 ? await awaitQuiet(25, QUIET_WAIT_SECONDS, log) : { waitedSec: 0, busyCorePct: await backgroundBusyCorePct(1) }
+  const cores = os.cpus().length
+  const pin = PIN && cores >= 2 && process.platform === "linux" && hasTaskset()
+  const serverCpu = pin ? cores - 1 : undefined
+  let placement = "not pinned (the OS schedules clients and server on any core)"
+  if (pin) {
+    execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" })
+    placement = `server child pinned to core ${serverCpu} (taskset -c ${serverCpu}); subscribers' process pinned to core 0 (taskset -a -p -c 0)`
+  }
+  const startedAt = new Date()
+  const t0 = performance.now()
+  const runs: ServerRun[] = []
+  for (const kind of KINDS) runs.push(await benchServer(kind, serverCpu, { machineCpu, busyCorePct, awaitQuiet }))
+  const section = render(startedAt, (performance.now() - t0) / 1000, placement, background, loadStart, runs)
+  process.stdout.write(`${section}\n`)
+  if (!quick) {
+    writeDoc(section)
+    log(`bench ws: wrote ${DOC}`)
+  }
+}
+
+if (argv[0] === "serve") {
+  const kind = argv[1]
+  if (kind !== "uws" && kind !== "ws") throw new Error(`serve: unknown server '${kind}'`)
+  serve(kind, Number(argv[2] ?? "1000")).catch((e: unknown) => {
+    log(`bench ws server failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+    process.exit(1)
+  })
+} else {
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      log(`bench ws failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+      process.exit(1)
+    }
+  )
+}
