@@ -31,11 +31,13 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
     beforeAll(async () => {
       h = await startHarness({
         databaseUrl: await databaseUrl(),
-        perAccountWallets: (id) => (id.startsWith("acc_") && undelegated.has(id) ? { delegatedChains: [] } : undefined)
+        perAccountWallets: (id) =>
+          id.startsWith("acc_") && undelegated.has(id) ? { delegatedChains: [] } : walletsDown.has(id) ? { unavailable: true } : undefined
       })
     }, 60_000)
     afterAll(() => h?.close())
     const undelegated = new Set<string>()
+    const walletsDown = new Set<string>()
 
     it("issues a key with the default scopes and every response field; stores only hash and prefix", async () => {
       const { accountId, session } = await h.newAccount()
@@ -145,6 +147,18 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
       expect([r2.status, r2.body.error.code]).toEqual([403, "AGENT_WALLET_NOT_DELEGATED"])
       expect(await keyCount(off.accountId)).toBe(0)
       expect(await keyCount(nd.accountId)).toBe(0)
+    })
+
+    it("answers KEY_ISSUANCE_FAILED (503, retryable) when the wallet side is unreachable, and issues nothing", async () => {
+      const a = await h.newAccount()
+      walletsDown.add(a.accountId)
+      const r = await post("/api/v1/agent/keys", { session: a.session, body: { label: "later" } })
+      expect([r.status, r.body.error.code, r.body.error.retryable]).toEqual([503, "KEY_ISSUANCE_FAILED", true])
+      expect(await keyCount(a.accountId)).toBe(0)
+      walletsDown.delete(a.accountId)
+      // The same request succeeds once the dependency is back.
+      expect((await post("/api/v1/agent/keys", { session: a.session, body: { label: "later" } })).status).toBe(200)
+      expect(await keyCount(a.accountId)).toBe(1)
     })
 
     it("refuses the 13th active key; revoked and expired keys do not count", async () => {

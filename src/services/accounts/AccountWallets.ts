@@ -44,6 +44,8 @@ export interface FixedWallets {
   readonly solanaWallets?: ReadonlyArray<string>
   readonly boundTee?: BoundTeeWallets
   readonly openSignClaims?: number
+  /** The wallet side cannot be reached for this account: every lookup fails (tests of the 503 path). */
+  readonly unavailable?: boolean
 }
 
 /**
@@ -55,10 +57,14 @@ export const fixedLayer = (
   perAccount: (accountId: string) => FixedWallets | undefined = () => undefined
 ): Layer.Layer<AccountWallets> => {
   const pick = (accountId: string) => ({ ...defaults, ...perAccount(accountId) })
+  const answer = <A>(accountId: string, f: (w: FixedWallets) => A): Effect.Effect<A, WalletLookupFailed> => {
+    const w = pick(accountId)
+    return w.unavailable === true ? Effect.fail(new WalletLookupFailed({ message: "the wallet provider is unreachable" })) : Effect.succeed(f(w))
+  }
   return Layer.succeed(AccountWallets, {
-    delegatedChains: (a) => Effect.succeed(pick(a).delegatedChains ?? []),
-    hasSolanaWallet: (a) => Effect.succeed((pick(a).solanaWallets ?? []).length > 0),
-    eligibleSolanaWallets: (a) => Effect.succeed((pick(a).solanaWallets ?? []).slice(0, 200)),
+    delegatedChains: (a) => answer(a, (w) => w.delegatedChains ?? []),
+    hasSolanaWallet: (a) => answer(a, (w) => (w.solanaWallets ?? []).length > 0),
+    eligibleSolanaWallets: (a) => answer(a, (w) => (w.solanaWallets ?? []).slice(0, 200)),
     boundTeeWallets: () => Effect.succeed(defaults.boundTee ?? { count: 0, sample: [] }),
     openSignClaims: () => Effect.succeed(defaults.openSignClaims ?? 0)
   })
