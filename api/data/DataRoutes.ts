@@ -30,6 +30,7 @@ import type { ReplayJobsShape } from "../../src/services/strategy/ReplayJobs.js"
 import type { TrackingShape } from "../../src/services/tracking/Tracking.js"
 import { DATA_AUTH_HEADERS, type DataBearerAuth, type DataPrincipal, invalidApiKeyReply } from "../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../Http.js"
+import { isApiError as isError } from "../QueryParams.js"
 import type { ParamDoc, RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
 
@@ -64,7 +65,6 @@ const listParam = <T extends string>(name: string, v: string, allowed: ReadonlyA
   return out
 }
 
-const isError = (x: unknown): x is ApiError => typeof x === "object" && x !== null && (x as { _tag?: unknown })._tag === "ApiError"
 
 export interface ParsedTape {
   readonly query: TapeQuery

@@ -19,13 +19,13 @@ import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "..
 import { RateLimiter } from "../RateLimiter.js"
 import type { RouteDef } from "../Router.js"
 import { type FeedPlan, matches, parseFeedPlan, project, sortRows } from "../FeedQuery.js"
+import { ADDRESS_FORMAT, normalizeAddress as normalizeMint, parseAddress } from "../QueryParams.js"
 
 export const AGENT_QUOTE_ROUTE = "/api/v1/trade/agent/quote"
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
 /** Solana amounts are u64 on chain; Hood amounts uint256. */
 const MAX_AMOUNT: Record<ChainId, bigint> = { solana: 2n ** 64n - 1n, hood: 2n ** 256n - 1n }
-const MINT_FORMAT: Record<ChainId, RegExp> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
 
 const MARKET_CACHE = "public, max-age=5"
 const VERIFY_CACHE = "public, max-age=60"
@@ -47,13 +47,7 @@ const mintParam = { name: "mint", description: "Token mint (Solana, base58) or t
 const parseChain = (raw: string | undefined): ChainId | ApiError =>
   isChain(raw) ? raw : validationFailed("chain", `Unknown chain '${raw ?? ""}'; expected solana or hood`)
 
-/** Hood addresses compare lower-case (spec 2.3: older rows may be lower-case). */
-const normalizeMint = (chain: ChainId, mint: string): string => (chain === "hood" ? mint.toLowerCase() : mint)
-
-const parseMint = (chain: ChainId, raw: string | undefined): string | ApiError =>
-  raw !== undefined && MINT_FORMAT[chain].test(raw)
-    ? normalizeMint(chain, raw)
-    : validationFailed("mint", chain === "solana" ? "mint must be a base58 address" : "mint must be a 0x-prefixed 20-byte address")
+const parseMint = (chain: ChainId, raw: string | undefined): string | ApiError => parseAddress(chain, raw, "mint")
 
 const notFound = (index: MarketIndexShape, chain: ChainId, mint: string): ApiError => {
   const elsewhere = index.find(mint).filter((c) => c !== chain)
@@ -303,7 +297,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
       const chain = parseChain(req.params[0])
       if (typeof chain !== "string") return errorReply(chain)
       const raw = req.params[1] ?? ""
-      const core = MINT_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
+      const core = ADDRESS_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
       const headers: ReadonlyArray<Header> = [["Cache-Control", VERIFY_CACHE]]
       if (core === undefined) return json(200, { success: true, candleLaunched: false }, headers)
       const id = core.identity

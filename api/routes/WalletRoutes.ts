@@ -31,6 +31,7 @@ import {
 } from "../../src/services/wallets/WalletService.js"
 import { json, type Reply, type Request } from "../Http.js"
 import type { RouteDef } from "../Router.js"
+import { isApiError as isErr } from "../QueryParams.js"
 
 export interface WalletRoutesDeps {
   readonly wallets: WalletServiceShape
@@ -142,7 +143,6 @@ const transactionField = (body: Body): Uint8Array | ApiError => {
   return base64Field(body, "transaction", 1, 4096)
 }
 
-const isErr = (v: unknown): v is ApiError => typeof v === "object" && v !== null && (v as { _tag?: unknown })._tag === "ApiError"
 
 /** Runs a parse step list, failing with the first refusal. */
 const parsed = <A>(v: A | ApiError): Effect.Effect<A, ApiError> => (isErr(v) ? Effect.fail(v) : Effect.succeed(v))

@@ -37,6 +37,7 @@ import { validateRule, isRuleProblem } from "../../../src/services/personal/Rule
 import { projectForPlan } from "../../../src/services/signals/SignalTape.js"
 import type { TrackingShape } from "../../../src/services/tracking/Tracking.js"
 import { json, type Reply, type Request } from "../../Http.js"
+import { isApiError as isErr } from "../../QueryParams.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
 
 export type DataPlan = "free" | "pro" | "max"
@@ -82,7 +83,6 @@ const ID_FORMAT = /^[A-Za-z0-9_.:-]{1,128}$/
 const AUTH_HEADERS = ["authorization"]
 
 type Parsed<A> = A | ApiError
-const isErr = (x: unknown): x is ApiError => typeof x === "object" && x !== null && (x as { _tag?: unknown })._tag === "ApiError"
 
 const unavailable = (e: { readonly message: string }) =>
   Effect.fail(apiError("FEED_UNAVAILABLE", `Personal data unavailable: ${e.message}`, { retryable: true }))

@@ -46,6 +46,18 @@ import type { ParamDoc, RouteDef } from "../../Router.js"
 import { CHART_CANDLES_MAX, CHART_HEIGHT, CHART_WIDTH, ohlcvSvg } from "./OhlcvChart.js"
 import { quotePairOf, usdOf, usdPerToken, usdPrices } from "./Money.js"
 import { chRead, iso } from "./internal/shared.js"
+import {
+  ADDRESS_FORMAT,
+  isApiError as isErr,
+  normalizeAddress,
+  opt,
+  type Parsed,
+  parseAddress,
+  parseChainParam as parseChain,
+  parseEnumParam as parseEnum,
+  parseIntParam as parseInt_,
+  parseTimeParam as parseTime
+} from "../../QueryParams.js"
 
 export type DataPlan = "free" | "pro" | "max"
 
@@ -79,55 +91,11 @@ export const EARLY_WINDOW_MS = 60_000
 
 const DAY_MS = 86_400_000
 const AUTH_HEADERS = ["authorization", "x-api-key"]
-const MINT_FORMAT: Record<ChainId, RegExp> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
-const WALLET_FORMAT: Record<ChainId, RegExp> = MINT_FORMAT
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
 
-type Parsed<A> = A | ApiError
-const isErr = (x: unknown): x is ApiError => typeof x === "object" && x !== null && (x as { _tag?: unknown })._tag === "ApiError"
-
 const queryOf = (req: Request) => new URLSearchParams(req.query)
-const opt = (q: URLSearchParams, name: string): string | undefined => {
-  const v = q.get(name)
-  return v === null || v === "" ? undefined : v
-}
-
-const parseChain = (q: URLSearchParams, only?: ChainId): Parsed<ChainId> => {
-  const v = opt(q, "chain") ?? "solana"
-  if (v !== "solana" && v !== "hood") return validationFailed("chain", `Unknown chain '${v}'; expected solana or hood`)
-  if (only !== undefined && v !== only) return validationFailed("chain", `This read covers ${only} only`)
-  return v
-}
-
-const normalizeAddress = (chain: ChainId, a: string): string => (chain === "hood" ? a.toLowerCase() : a)
-
-const parseAddress = (chain: ChainId, raw: string | undefined, field: string): Parsed<string> =>
-  raw !== undefined && MINT_FORMAT[chain].test(raw)
-    ? normalizeAddress(chain, raw)
-    : validationFailed(field, chain === "solana" ? `${field} must be a base58 address` : `${field} must be a 0x-prefixed 20-byte address`)
-
-const parseInt_ = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): Parsed<number> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max
-    ? Number(v)
-    : validationFailed(name, `${name} must be an integer from ${min} to ${max}`)
-}
-
-const parseEnum = <T extends string>(q: URLSearchParams, name: string, allowed: ReadonlyArray<T>, dflt: T): Parsed<T> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return (allowed as ReadonlyArray<string>).includes(v) ? (v as T) : validationFailed(name, `${name} must be one of ${allowed.join(", ")}`)
-}
-
-const parseTime = (q: URLSearchParams, name: string): Parsed<number | undefined> => {
-  const v = opt(q, name)
-  if (v === undefined) return undefined
-  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : Number.NaN
-  return Number.isFinite(ms) && ms >= 0 ? ms : validationFailed(name, `${name} must be an ISO 8601 time or epoch milliseconds`)
-}
 
 /** A comma-separated list of addresses: trimmed, de-duplicated (order kept), `min..max` entries. */
 const parseAddressList = (q: URLSearchParams, name: string, chain: ChainId, min: number, max: number): Parsed<ReadonlyArray<string>> => {
@@ -138,7 +106,7 @@ const parseAddressList = (q: URLSearchParams, name: string, chain: ChainId, min:
   if (items.length > max * 4) return validationFailed(name, `${name} takes at most ${max} entries`, { limit: max })
   const out: Array<string> = []
   for (const item of items) {
-    if (!WALLET_FORMAT[chain].test(item)) return validationFailed(name, `'${item.slice(0, 64)}' is not a ${chain} address`)
+    if (!ADDRESS_FORMAT[chain].test(item)) return validationFailed(name, `'${item.slice(0, 64)}' is not a ${chain} address`)
     const a = normalizeAddress(chain, item)
     if (!out.includes(a)) out.push(a)
   }
@@ -523,7 +491,7 @@ export const tokenReadRoutes = (deps: TokenReadDeps): ReadonlyArray<RouteDef> =>
     ],
     (_req, t, q) =>
       Effect.gen(function* () {
-        const sort = parseEnum<PositionOrder>(q, "sort", ["pnl", "volume"], "pnl")
+        const sort = parseEnum<PositionOrder, PositionOrder>(q, "sort", ["pnl", "volume"], "pnl")
         if (isErr(sort)) return yield* sort
         const limit = parseInt_(q, "limit", 1, 100, 20)
         if (isErr(limit)) return yield* limit

@@ -39,6 +39,16 @@ import type { ParamDoc, RouteDef } from "../../Router.js"
 import { quotePairOf, USD_DECIMALS, usdOf, usdPerToken, usdPrices } from "./Money.js"
 import type { DataCaller } from "./TokenReadRoutes.js"
 import { chRead, iso } from "./internal/shared.js"
+import {
+  isApiError as isErr,
+  opt,
+  type Parsed,
+  parseAddress,
+  parseChainParam as parseChain,
+  parseEnumParam as parseEnum,
+  parseIntParam,
+  parseTimeParam as parseTime
+} from "../../QueryParams.js"
 
 export interface WalletSocialDeps {
   readonly clickhouse: ClickHouseShape
@@ -69,54 +79,14 @@ const PERIODS: Readonly<Record<string, number | null>> = { "1d": DAY_MS, "7d": 7
 const PERIOD_DEFAULT = "30d"
 const TRENDING_WINDOWS: Readonly<Record<string, number>> = { "1h": 3_600_000, "6h": 6 * 3_600_000, "24h": DAY_MS, "7d": 7 * DAY_MS }
 const AUTH_HEADERS = ["authorization", "x-api-key"]
-const ADDRESS_FORMAT: Record<ChainId, RegExp> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
 
 export const REQUIRES_MAX = { error: "requires Max" } as const
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
 
-type Parsed<A> = A | ApiError
-const isErr = (x: unknown): x is ApiError => typeof x === "object" && x !== null && (x as { _tag?: unknown })._tag === "ApiError"
-const opt = (q: URLSearchParams, name: string): string | undefined => {
-  const v = q.get(name)
-  return v === null || v === "" ? undefined : v
-}
-
-const parseChain = (q: URLSearchParams, only?: ChainId): Parsed<ChainId> => {
-  const v = opt(q, "chain") ?? "solana"
-  if (v !== "solana" && v !== "hood") return validationFailed("chain", `Unknown chain '${v}'; expected solana or hood`)
-  if (only !== undefined && v !== only) return validationFailed("chain", `This read covers ${only} only`)
-  return v
-}
-
-const parseInt_ = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): Parsed<number> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max
-    ? Number(v)
-    : validationFailed(name, `${name} must be an integer from ${min} to ${max}`, { minimum: min, limit: max })
-}
-
-const parseEnum = <T extends string>(q: URLSearchParams, name: string, allowed: ReadonlyArray<T>, dflt: T | undefined): Parsed<T | undefined> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return (allowed as ReadonlyArray<string>).includes(v) ? (v as T) : validationFailed(name, `${name} must be one of ${allowed.join(", ")}`)
-}
-
-const parseTime = (q: URLSearchParams, name: string): Parsed<number | undefined> => {
-  const v = opt(q, name)
-  if (v === undefined) return undefined
-  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : Number.NaN
-  return Number.isFinite(ms) && ms >= 0 ? ms : validationFailed(name, `${name} must be an ISO 8601 time or epoch milliseconds`)
-}
-
-const parseAddress = (chain: ChainId, raw: string | undefined, field: string): Parsed<string> =>
-  raw !== undefined && ADDRESS_FORMAT[chain].test(raw)
-    ? chain === "hood"
-      ? raw.toLowerCase()
-      : raw
-    : validationFailed(field, chain === "solana" ? `${field} must be a base58 address` : `${field} must be a 0x-prefixed 20-byte address`)
+/** Integer parameters here report their bounds (`minimum`, `limit`) on a refusal. */
+const parseInt_ = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): Parsed<number> => parseIntParam(q, name, min, max, dflt, true)
 
 /** `period`: 1d, 7d, 30d (default), 90d or all → its start (undefined for all). */
 const parsePeriod = (q: URLSearchParams, nowMs: number): Parsed<{ readonly name: string; readonly sinceMs: number | undefined }> => {

@@ -42,6 +42,7 @@ import {
 } from "../../../src/services/strategy/Strategies.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
+import { isApiError, opt, parseIntParam as intParam } from "../../QueryParams.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
 export const NOT_FOUND_BODY = { error: "not found" } as const
@@ -61,7 +62,6 @@ export interface StrategyRoutesDeps {
   readonly authHeaders?: ReadonlyArray<string>
 }
 
-const isApiError = (x: unknown): x is ApiError => typeof x === "object" && x !== null && (x as { _tag?: unknown })._tag === "ApiError"
 const isStrategyError = (x: unknown): x is StrategyError => x instanceof StrategyError
 
 export const strategyErrorReply = (e: StrategyError): Reply | ApiError => {
@@ -91,15 +91,6 @@ const researchUnavailable = (e: unknown) =>
 // ---------------------------------------------------------------------------------------------
 // Parameters.
 
-const opt = (q: URLSearchParams, name: string): string | undefined => {
-  const v = q.get(name)
-  return v === null || v === "" ? undefined : v
-}
-const intParam = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): number | ApiError => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max ? Number(v) : validationFailed(name, `${name} must be an integer from ${min} to ${max}`)
-}
 const boolParam = (q: URLSearchParams, name: string): boolean | ApiError => {
   const v = opt(q, name)
   if (v === undefined || v === "false" || v === "0") return false
