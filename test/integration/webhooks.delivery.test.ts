@@ -364,6 +364,24 @@ const deliverySuite = (options: () => Database.DatabaseOptions) => {
     expect(new Set(rcv.requests.map((r) => r.headers["x-svc-delivery"])).size).toBe(10)
   })
 
+  it("a graceful stop lets a send in flight finish and records it; nothing is resent", async () => {
+    clock.nowMs = T0
+    const rcv = await receiver(() => 200, { answerDelayMs: 300 })
+    const ep = await register(`${rcv.url}/graceful`)
+    const { eventId } = await run(enqueueEvent(ep.accountId, "launch.confirmed", { n: 1 }))
+    const worker = await run(DeliveryWorker.make(workerOptions()))
+    const fiber = Effect.runFork(Effect.provide(worker.run, context).pipe(Effect.withClock(clock)))
+    await rcv.waitFor(1)
+    expect(rcv.inFlight()).toBe(1)
+    // Interrupting returns only once the answered send is recorded.
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(await row(eventId)).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 200, claim_token: null })
+    clock.nowMs = T0 + 24 * 60 * MIN
+    await startWorker()
+    await clock.polls(3)
+    expect(rcv.requests).toHaveLength(1)
+  })
+
   it("refuses a lease shorter than a full batch", async () => {
     const exit = await Effect.runPromiseExit(
       Effect.provide(DeliveryWorker.make(workerOptions({ batchSize: 8, concurrency: 4, leaseMs: 1_000 })), context)

@@ -18,6 +18,8 @@
  *   endpoint's CURRENT secret and `createdAt` = the attempt time.
  * - Time comes from Effect's `Clock` (claims, schedule, `createdAt`, signature time, polling),
  *   so tests drive it; network deadlines are real time.
+ * - A graceful stop (interruption) lets the sends in flight finish and be recorded, each within
+ *   its request deadline; only a crash leaves a row to its lease.
  * - Bounded: `batchSize` rows per claim, `concurrency` sends at once, a deadline per resolution
  *   and per request, at most `maxResponseBytes` of a response read. The lease must outlast a
  *   whole batch (checked when the worker is built).
@@ -246,7 +248,10 @@ export const make = (options: DeliveryWorkerOptions): Effect.Effect<DeliveryWork
       const rows = yield* claim(now, token)
       yield* Effect.forEach(
         rows,
-        (row) => Effect.flatMap(send(row), (outcome) => record(row, token, outcome)),
+        // A send once started runs to its recorded outcome even when the worker is stopped
+        // (bounded by the request deadline), so a graceful stop never leaves an answered send
+        // unrecorded; rows of the batch not yet started stay claimed until their lease ends.
+        (row) => Effect.uninterruptible(Effect.flatMap(send(row), (outcome) => record(row, token, outcome))),
         { concurrency: s.concurrency, discard: true }
       )
       return rows.length
