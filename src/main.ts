@@ -28,6 +28,7 @@ import { serve } from "../api/Server.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
+import { STAKED_SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
@@ -147,7 +148,11 @@ const accountsLayer = Layer.unwrapEffect(
       publicUrl,
       renewalUrl: config.accounts.renewalUrl ?? `${publicUrl}/pricing`,
       verificationUri: config.accounts.deviceVerificationUri ?? `${publicUrl}/device`,
-      balances: BalanceReader.solanaLayer({ rpcUrl: endpoints.rpcUrl, stakedMint: config.accounts.stakedMint }),
+      balances: BalanceReader.solanaLayer({
+        rpcUrl: endpoints.rpcUrl,
+        // The localnet deploys the staked receipt; against a real cluster only a configured mint counts.
+        stakedMint: config.accounts.stakedMint ?? (endpoints.embedded ? STAKED_SVC_MINT : undefined)
+      }),
       wallets: {
         masterKey: config.wallets.masterKey,
         dataDir: embeddedDataDir,

@@ -30,6 +30,12 @@ export const WSOL_MINT = "So11111111111111111111111111111111111111112"
 export const USDC_MINT = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v"
 /** The platform token (asset id `svc`). */
 export const SVC_MINT = "SVCtkn1111111111111111111111111111111111111"
+/**
+ * The platform token's staked receipt on the Solana localnet (6 decimals, like SVC). Holding it
+ * is what "staked" means for Pro by staking; the embedded mode reads it unless
+ * `SOLANA_STAKED_MINT` names another mint.
+ */
+export const STAKED_SVC_MINT = "SVCstk1111111111111111111111111111111111111"
 export const EVM_NATIVE = "0x0000000000000000000000000000000000000000"
 /** USDG on the Hood localnet: the first contract dev account #0 deploys (docs/decisions.md). */
 export const USDG_ADDRESS = "0x5FbDB2315678afecb367f032d93F642f64180aa3"

@@ -11,7 +11,7 @@ import { devSigner } from "../client/DevSigners.js"
 import { getCreateAccountInstruction, getTransferSolInstruction } from "../client/SplInstructions.js"
 import { buildTransactionMessage } from "../client/Transactions.js"
 import { decodeSplTokenAccount } from "../program/accounts/SplTokenAccount.js"
-import { SVC_MINT_ADDRESS, SYSTEM_PROGRAM_ID, USDC_MINT_ADDRESS } from "../program/ProgramIds.js"
+import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, SYSTEM_PROGRAM_ID, USDC_MINT_ADDRESS } from "../program/ProgramIds.js"
 import { DEV_ADDRESSES, FAUCET_ADDRESS } from "./DevKeys.js"
 import { Ledger, minimumBalanceForRentExemption } from "./Ledger.js"
 import { ataOf, expectOk, send, signInstructions } from "./testkit.js"
@@ -277,7 +277,7 @@ describe("Ledger: genesis and faucet", () => {
     const ledger = new Ledger()
     for (const dev of DEV_ADDRESSES) expect(ledger.getBalance(dev)).toBe(1_000_000n * SOL)
     expect(ledger.getBalance(FAUCET_ADDRESS)).toBeGreaterThan(0n)
-    for (const mint of [USDC_MINT_ADDRESS, SVC_MINT_ADDRESS]) expect(ledger.getAccount(mint)?.data.length).toBe(82)
+    for (const mint of [USDC_MINT_ADDRESS, SVC_MINT_ADDRESS, STAKED_SVC_MINT_ADDRESS]) expect(ledger.getAccount(mint)?.data.length).toBe(82)
     for (const tip of ledger.tipAccounts) expect(ledger.getBalance(tip)).toBe(RENT0)
   })
 

@@ -53,6 +53,7 @@ import {
   BPF_LOADER_UPGRADEABLE_ID,
   NATIVE_LOADER_ID,
   SVC_CURVE_PROGRAM_ID,
+  STAKED_SVC_MINT_ADDRESS,
   SVC_MINT_ADDRESS,
   SYSTEM_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
@@ -510,6 +511,7 @@ export class Ledger {
     mint(WSOL_MINT_ADDRESS, 9, null)
     mint(USDC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
     mint(SVC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
+    mint(STAKED_SVC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
     const config = findConfigAddressSync()
     put(config.address, {
       lamports: rent(CONFIG_ACCOUNT_SIZE),

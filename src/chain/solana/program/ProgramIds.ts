@@ -5,7 +5,7 @@
  * docs/solana-program.md). Nothing here is derived at runtime: these are constants.
  */
 import { address, type Address } from "@solana/kit"
-import { SVC_MINT, USDC_MINT, WSOL_MINT } from "../../../domain/QuotePairs.js"
+import { STAKED_SVC_MINT, SVC_MINT, USDC_MINT, WSOL_MINT } from "../../../domain/QuotePairs.js"
 
 export const SYSTEM_PROGRAM_ID: Address = address("11111111111111111111111111111111")
 export const TOKEN_PROGRAM_ID: Address = address("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA")
@@ -22,6 +22,7 @@ export const BPF_LOADER_UPGRADEABLE_ID: Address = address("BPFLoaderUpgradeab1e1
 export const WSOL_MINT_ADDRESS: Address = address(WSOL_MINT)
 export const USDC_MINT_ADDRESS: Address = address(USDC_MINT)
 export const SVC_MINT_ADDRESS: Address = address(SVC_MINT)
+export const STAKED_SVC_MINT_ADDRESS: Address = address(STAKED_SVC_MINT)
 
 /** The all-zero address: an empty `Pubkey` field in our account layouts decodes to `null`. */
 export const ZERO_ADDRESS: Address = SYSTEM_PROGRAM_ID

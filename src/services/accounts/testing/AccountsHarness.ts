@@ -1,8 +1,8 @@
 /**
  * Test harness for the accounts subsystem: a real database (in-memory PGlite, or the URL given),
  * migrated with `0003_accounts`, the real services, and the key and account routes on a real uWS
- * listener. The wallet side and chain balances are fixed answers (their own subsystems test
- * them); events are recorded in memory. Time is `Date.now()` plus an offset the test moves.
+ * listener. The wallet side and (unless a reader is given) chain balances are fixed answers
+ * (their own subsystems test them); events are recorded in memory. Time is `Date.now()` plus an offset the test moves.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Exit, Layer, ManagedRuntime, Ref, Scope } from "effect"
@@ -33,6 +33,8 @@ export interface HarnessOptions {
   readonly perAccountWallets?: (accountId: string) => FixedWallets | undefined
   readonly held?: Readonly<Record<string, bigint>>
   readonly staked?: Readonly<Record<string, bigint>>
+  /** Read balances from a chain instead of the fixed `held`/`staked` answers. */
+  readonly balances?: Layer.Layer<BalanceReader>
   /** Extra routes mounted beside the account routes (built from the authenticators). */
   readonly extraRoutes?: (api: AccountApi) => ReadonlyArray<RouteDef>
 }
@@ -60,7 +62,7 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
   const ports = Layer.mergeAll(
     fixedLayer(options.wallets ?? { delegatedChains: ["solana"], solanaWallets: ["Owner111111111111111111111111111111111111111"] }, options.perAccountWallets),
     recordingLayer(eventsRef),
-    fixedBalances(options.held ?? {}, options.staked ?? {})
+    options.balances ?? fixedBalances(options.held ?? {}, options.staked ?? {})
   )
   const services = AccountsLayer.layer({
     nowMs,
