@@ -8,7 +8,10 @@ describe("RateLimiter", () => {
     for (let i = 0; i < 120; i++) expect(rl.hit("a", 1_000 + i).allowed).toBe(true)
     const refused = rl.hit("a", 2_000)
     expect(refused.allowed).toBe(false)
-    expect(refused.retryAfterSec).toBe(58) // the window ends at 60 s
+    // The window ends at 60 s; then the full minute must decay by one request (0.5 s) more.
+    expect(refused.retryAfterSec).toBe(59)
+    expect(rl.hit("a", 2_000 + 58_000).allowed).toBe(false)
+    expect(rl.hit("a", 2_000 + 59_000).allowed).toBe(true)
     expect(rl.hit("b", 2_000).allowed).toBe(true)
   })
 
@@ -59,6 +62,27 @@ describe("RateLimiter", () => {
         for (const t of allowedAt) perWindow.set(Math.floor(t / 10_000), (perWindow.get(Math.floor(t / 10_000)) ?? 0) + 1)
         for (const n of perWindow.values()) expect(n).toBeLessThanOrEqual(limit)
       })
+    )
+  })
+
+  it("a client that waits Retry-After is allowed", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 200 }),
+        fc.array(fc.integer({ min: 0, max: 5_000 }), { minLength: 1, maxLength: 400 }),
+        (limit, gaps) => {
+          const rl = new RateLimiter({ limit, windowMs: 60_000 })
+          let now = 0
+          for (const g of gaps) {
+            now += g
+            const d = rl.hit("k", now)
+            if (!d.allowed) {
+              now += d.retryAfterSec * 1000
+              expect(rl.hit("k", now).allowed).toBe(true)
+            }
+          }
+        }
+      )
     )
   })
 })

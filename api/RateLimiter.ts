@@ -73,8 +73,11 @@ export class RateLimiter {
     }
     // Refused: how long until the previous window's weight decays enough for one more request.
     let waitMs: number
-    if (entry.current + 1 > this.limit) waitMs = this.windowMs - elapsed
-    else {
+    if (entry.current + 1 > this.limit) {
+      // This window is full: it becomes the next window's `previous`, which must then decay by
+      // one request's worth (windowMs / limit) before another fits.
+      waitMs = this.windowMs - elapsed + Math.ceil(this.windowMs / this.limit)
+    } else {
       const needed = (entry.previous * weight + entry.current + 1 - this.limit) / entry.previous
       waitMs = Math.ceil(needed * this.windowMs)
     }

@@ -13,6 +13,8 @@
  *   end-max --account <id>
  *   set-plan --account <id> --plan free|pro|max [--until <ISO date>]
  *   enable-agent --account <id>
+ *   publish-agent --account <id> --name <text> --wallet <address> [--chain solana|hood]
+ *   unpublish-agent --account <id>
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -25,6 +27,7 @@ import { PlanIds, type PlanId } from "./domain/Plans.js"
 import { applyAgentTier, createAccount, issueSession, MaxSources, setPlan } from "./services/accounts/Accounts.js"
 import { findAccount, setAgentEnabled } from "./services/accounts/AccountRepository.js"
 import type { MaxSource } from "./services/accounts/Tier.js"
+import { publishProfile, unpublishProfile } from "./services/agents/AgentProfiles.js"
 import { Layer, Redacted } from "effect"
 import { parseWalletChain } from "./services/wallets/ChainKeys.js"
 import * as MasterKey from "./services/wallets/MasterKey.js"
@@ -46,6 +49,10 @@ stop the engine first when it is embedded). Prints one JSON object.
   end-max --account <id>
   set-plan --account <id> --plan free|pro|max [--until <ISO date>]
   enable-agent --account <id>
+  publish-agent --account <id> --name <text> --wallet <address> [--chain solana|hood]
+                 publishes the account's agent profile (copy score, cohorts): the wallet whose
+                 trades are scored; again to change it (the profile id stays)
+  unpublish-agent --account <id>
   delegate --account <id> --chain solana|evm [--revoke]
                  creates the account's embedded wallet on that chain if needed and approves (or
                  revokes) agent access to it; needs WALLET_MASTER_KEY with DATABASE_URL
@@ -149,8 +156,24 @@ export const runCommand = (argv: ReadonlyArray<string>, nowMs: number): Effect.E
         yield* setAgentEnabled(a.id, true)
         return { accountId: a.id, agentEnabled: true }
       }
+      case "publish-agent": {
+        const a = yield* account(required(f, "account"))
+        const chain = str(f, "chain") ?? "solana"
+        if (chain !== "solana" && chain !== "hood") throw new Usage("--chain must be solana or hood")
+        const p = yield* publishProfile({ accountId: a.id, name: required(f, "name"), chain, wallet: required(f, "wallet") }, nowMs).pipe(
+          Effect.mapError((e) => (typeof e === "string" ? new Usage(e) : e))
+        )
+        return { accountId: a.id, profileId: p.id, name: p.name, chain: p.chain, wallet: p.wallet, published: p.published, publishedAt: iso(p.publishedAtMs) }
+      }
+      case "unpublish-agent": {
+        const a = yield* account(required(f, "account"))
+        if (!(yield* unpublishProfile(a.id, nowMs))) throw new Usage(`account '${a.id}' has no agent profile`)
+        return { accountId: a.id, published: false }
+      }
       default:
-        throw new Usage(`unknown command '${command ?? ""}'; expected create-account, issue-session, grant-max, end-max, set-plan, enable-agent or delegate`)
+        throw new Usage(
+          `unknown command '${command ?? ""}'; expected create-account, issue-session, grant-max, end-max, set-plan, enable-agent, publish-agent, unpublish-agent or delegate`
+        )
     }
   }).pipe(Effect.catchAllDefect((d) => Effect.fail(d)))
 

@@ -56,6 +56,10 @@ import * as Stack from "./services/wiring/Stack.js"
 import { chainClaimReconciler } from "./services/wiring/ChainReconciler.js"
 import { HoodIngester } from "../ingest/hood/HoodIngester.js"
 import { markRoutes } from "../api/routes/MarkRoutes.js"
+import { agentRoutes } from "../api/routes/AgentRoutes.js"
+import { seedAgents } from "./services/agents/Seed.js"
+import { AccountWallets } from "./services/accounts/AccountWallets.js"
+import { TierService } from "./services/accounts/TierService.js"
 import { HoodEndpoints } from "./chain/hood/HoodEndpoints.js"
 import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
@@ -232,6 +236,7 @@ const api = (config: AppConfigShape) =>
         ...planRoutes(plans, config.promoMaxDays),
         ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID }),
         ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
+        ...agentRoutes({ sql, clickhouse, index, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
         ...accounts.routes
       ],
       {
@@ -319,6 +324,10 @@ const program = Effect.gen(function* () {
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
+  if (endpoints.embedded && !argv.includes("--quiet")) {
+    const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
+    yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
+  }
   // The market-data service (signal detectors on the bus, the tape and stream, the strategy lab; port 8081),
   // started before the main API so that `/readyz` answering means both listeners are up.
   const data = yield* startDataService({

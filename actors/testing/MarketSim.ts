@@ -55,6 +55,8 @@ export interface SimMarketOptions {
   readonly mode?: CurveMode
   readonly name?: string
   readonly symbol?: string
+  /** The launching wallet (default `creator-<mint>`). */
+  readonly creator?: string
 }
 
 let signatures = 0
@@ -70,6 +72,7 @@ export class SimMarket {
   readonly mode: CurveMode
   readonly name: string
   readonly symbol: string
+  readonly creator: string
   curve: CurveState
   pool: { quoteRaw: bigint; tokenRaw: bigint } | undefined = undefined
 
@@ -84,6 +87,7 @@ export class SimMarket {
     this.mode = o.mode ?? "open"
     this.name = o.name ?? `Token ${o.mint.slice(0, 6)}`
     this.symbol = o.symbol ?? "TKN"
+    this.creator = o.creator ?? `creator-${o.mint}`
     this.params = {
       virtualQuoteRaw: o.virtualQuoteRaw ?? (this.chain === "solana" ? 30_000_000_000n : 1_500_000_000_000_000_000n),
       thresholdRaw: o.thresholdRaw ?? (this.chain === "solana" ? 85_000_000_000n : 4_250_000_000_000_000_000n),
@@ -120,7 +124,7 @@ export class SimMarket {
     return new CurveCreated({
       ...this.base(),
       curve: `curve-${this.mint}`,
-      creator: `creator-${this.mint}`,
+      creator: this.creator,
       quoteMint: this.chain === "solana" ? WSOL_MINT : EVM_NATIVE,
       quoteDecimals: this.chain === "solana" ? 9 : 18,
       decimals: this.chain === "solana" ? 6 : 18,
@@ -232,7 +236,7 @@ export class SimMarket {
   }
 
   feeClaimed(amountRaw: bigint): CreatorFeeClaimed {
-    return new CreatorFeeClaimed({ ...this.base(), recipient: `creator-${this.mint}`, amountRaw })
+    return new CreatorFeeClaimed({ ...this.base(), recipient: this.creator, amountRaw })
   }
 
   retracted(ids: ReadonlyArray<string>): Retracted {

@@ -15,7 +15,7 @@
  * at most `cacheMaxEntries` mints (the least recently stored is dropped first); each read has a
  * deadline (`readTimeoutMs`).
  */
-import { Deferred, Effect, Exit, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { type Address, getAddress, type PublicClient, zeroAddress } from "viem"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
 import type { MarketCore } from "../../actors/market/MarketActor.js"
@@ -26,6 +26,7 @@ import { MARK_SCALE, markPrices, readDeepestPool, STANDARD_FEE_TIERS } from "../
 import { type PriceAsset, type PriceSourceShape, type PriceUnavailable } from "../../src/services/prices/PriceSource.js"
 import { errorReply, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { ReadCache } from "../ReadCache.js"
 import type { RouteDef } from "../Router.js"
 
 export const MARK_LIMIT_PER_MIN = 600
@@ -52,50 +53,6 @@ export interface MarkRoutesOptions {
 
 /** An answer worth caching: a body (200) or the not-found of a token without a usable pool. */
 type Outcome = { readonly _tag: "Body"; readonly body: string } | { readonly _tag: "Error"; readonly error: ApiError }
-
-interface Entry {
-  readonly startedMs: number
-  readonly done: Deferred.Deferred<Outcome, ApiError>
-}
-
-/**
- * Per-key time-bounded cache of in-flight or finished reads, at most `maxEntries` keys (insertion
- * order = age; the oldest goes first). Entries past their TTL are replaced on the next read.
- */
-export class MarkCache<V> {
-  readonly #entries = new Map<string, { readonly startedMs: number; readonly value: V }>()
-  constructor(
-    readonly ttlMs: number,
-    readonly maxEntries: number
-  ) {
-    if (!(maxEntries > 0)) throw new RangeError("maxEntries must be positive")
-  }
-  get size(): number {
-    return this.#entries.size
-  }
-  get(key: string, nowMs: number): V | undefined {
-    const e = this.#entries.get(key)
-    if (e === undefined) return undefined
-    if (nowMs - e.startedMs >= this.ttlMs || nowMs < e.startedMs) {
-      this.#entries.delete(key)
-      return undefined
-    }
-    return e.value
-  }
-  set(key: string, startedMs: number, value: V): void {
-    this.#entries.delete(key)
-    while (this.#entries.size >= this.maxEntries) {
-      const oldest = this.#entries.keys().next()
-      if (oldest.done === true) break
-      this.#entries.delete(oldest.value)
-    }
-    this.#entries.set(key, { startedMs, value })
-  }
-  /** Removes `key` only while it still holds `value` (a newer read is left alone). */
-  deleteIf(key: string, value: V): void {
-    if (this.#entries.get(key)?.value === value) this.#entries.delete(key)
-  }
-}
 
 const quoteAssetOf = (core: MarketCore): { readonly id: PriceAsset; readonly poolQuote: "weth" | Address } | undefined => {
   const quote = core.identity.quoteMint.toLowerCase()
@@ -146,7 +103,7 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
   const limit = options.limitPerMin ?? MARK_LIMIT_PER_MIN
   const limiter = new RateLimiter({ limit })
   const ttlMs = options.cacheTtlMs ?? MARK_CACHE_TTL_MS
-  const cache = new MarkCache<Entry>(ttlMs, options.cacheMaxEntries ?? MARK_CACHE_MAX_ENTRIES)
+  const cache = new ReadCache<Outcome, ApiError>(ttlMs, options.cacheMaxEntries ?? MARK_CACHE_MAX_ENTRIES)
   const factory = getAddress(options.addresses.uniswapV3Factory)
   const weth = getAddress(options.addresses.weth9)
   const feeTiers = options.feeTiers ?? STANDARD_FEE_TIERS
@@ -260,22 +217,7 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
       const quote = quoteAssetOf(core)
       if (quote === undefined) return errorReply(notFound("quote_unpriced", `No USD price source for the quote ${core.identity.quoteMint}`))
 
-      const cached = cache.get(mint, now)
-      if (cached !== undefined) return Deferred.await(cached.done).pipe(Effect.map(reply))
-      return Effect.gen(function* () {
-        const done = yield* Deferred.make<Outcome, ApiError>()
-        const entry: Entry = { startedMs: now, done }
-        cache.set(mint, now, entry)
-        // Daemon: the read outlives a client that goes away, so the requests sharing it still get it.
-        yield* Effect.forkDaemon(
-          read(mint, core, quote, now).pipe(
-            Effect.exit,
-            Effect.tap((exit) => (Exit.isFailure(exit) ? Effect.sync(() => cache.deleteIf(mint, entry)) : Effect.void)),
-            Effect.flatMap((exit) => Deferred.done(done, exit))
-          )
-        )
-        return reply(yield* Deferred.await(done))
-      })
+      return Effect.map(cache.get(mint, now, read(mint, core, quote, now)), reply)
     }
   }
 

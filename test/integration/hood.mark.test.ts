@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, createPublicClient, getAddress, http, parseEventLogs, type PublicClient, zeroAddress } from "viem"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import { actorKey, type MarketState, step } from "../../actors/market/MarketActor.js"
-import { MarkCache, MARK_LIMIT_PER_MIN, markRoutes } from "../../api/routes/MarkRoutes.js"
+import { MARK_LIMIT_PER_MIN, markRoutes } from "../../api/routes/MarkRoutes.js"
+import { TtlCache } from "../../api/ReadCache.js"
 import { marketRoutes } from "../../api/routes/MarketRoutes.js"
 import { openApiDocument } from "../../api/OpenApi.js"
 import { serve } from "../../api/Server.js"
@@ -292,7 +293,7 @@ describe("Hood mark", () => {
   })
 
   it("the cache holds at most its bound of mints, dropping the oldest", () => {
-    const cache = new MarkCache<string>(10_000, 2)
+    const cache = new TtlCache<string>(10_000, 2)
     cache.set("a", 0, "A")
     cache.set("b", 0, "B")
     cache.set("c", 0, "C")
@@ -301,7 +302,7 @@ describe("Hood mark", () => {
     expect(cache.get("b", 1)).toBe("B")
     expect(cache.get("c", 9_999)).toBe("C")
     expect(cache.get("c", 10_000)).toBeUndefined()
-    expect(() => new MarkCache(1, 0)).toThrow()
+    expect(() => new TtlCache(1, 0)).toThrow()
   })
 
   it("MARKET_NOT_FOUND: unknown token, a curve still trading, a market in recovery, a completed curve with no pool", async () => {
