@@ -21,6 +21,7 @@ import { makeClickHouseSignalHistory, SignalHistory } from "../../src/services/s
 import { seedTrackingData, SEED_PLAIN_AUTHORS } from "../../src/services/tracking/Seed.js"
 import { make as makeTracking, type TrackingShape } from "../../src/services/tracking/Tracking.js"
 import { accountApi } from "../routes/AccountRoutes.js"
+import { withOpenApi } from "../routes/OpenApiRoute.js"
 import { type RunningDataServer, serveData } from "./DataServer.js"
 import { dataRoutes } from "./DataRoutes.js"
 import { invalidApiKeyReply } from "../auth/DataBearerAuth.js"
@@ -125,13 +126,22 @@ export const startDataService = (options: DataServiceOptions) =>
       host: options.host,
       port: options.port,
       maxBodyBytes: options.maxBodyBytes,
-      routes: [
-        ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
-        ...tokenReadRoutes({ clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) }),
-        ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate }),
-        ...personalRoutes({ sql, tracking, personal, authenticate }),
-        ...lab.routes
-      ],
+      routes: withOpenApi(
+        [
+          ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
+          ...tokenReadRoutes({ clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) }),
+          ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate }),
+          ...personalRoutes({ sql, tracking, personal, authenticate }),
+          ...lab.routes
+        ],
+        {
+          title: "curvestream market data",
+          description:
+            "The signal tape, token and wallet intelligence, personal signals and the strategy lab. Bearer: a production agent key. " +
+            "The signal stream is a WebSocket at /v1/signals/stream (same bearer; event_kind, chain and quality filters)."
+        },
+        "/v1/openapi.json"
+      ),
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {})
     })

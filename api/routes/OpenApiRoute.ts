@@ -1,16 +1,17 @@
-/** `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of every mounted route, itself included. */
+/** `GET /api/v1/openapi.json` (or `path`): the OpenAPI 3.1 document of every mounted route, itself included. */
 import { CachedJson, conditionalJson } from "../Http.js"
 import { openApiDocument } from "../OpenApi.js"
 import type { RouteDef } from "../Router.js"
 
 export const withOpenApi = (
   routes: ReadonlyArray<RouteDef>,
-  info: { readonly title: string; readonly description: string }
+  info: { readonly title: string; readonly description: string },
+  path = "/api/v1/openapi.json"
 ): ReadonlyArray<RouteDef> => {
   let doc: CachedJson | undefined
   const route: RouteDef = {
     method: "GET",
-    path: "/api/v1/openapi.json",
+    path,
     operationId: "getOpenApi",
     summary: "This API's OpenAPI 3.1 description",
     tags: ["meta"],

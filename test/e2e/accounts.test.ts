@@ -170,6 +170,6 @@ describe("operator CLI", () => {
   it("npm run cli -- --help prints the commands and exits 0", async () => {
     const { stdout } = await promisify(execFile)("npm", ["run", "--silent", "cli", "--", "--help"], { cwd: projectRoot, timeout: 60_000 })
     expect(stdout).toContain("usage: npm run cli -- <command>")
-    for (const command of ["create-account", "issue-session", "grant-max", "end-max", "set-plan", "enable-agent"]) expect(stdout).toContain(command)
+    for (const command of ["create-account", "issue-session", "grant-max", "end-max", "set-plan", "enable-agent", "publish-agent", "unpublish-agent", "delegate"]) expect(stdout).toContain(command)
   })
 })

@@ -95,4 +95,45 @@ describe("market-data service end to end", () => {
     const history = await get(`/v1/market/token/${address}/history?interval=1m`)
     expect(history.status).toBe(200)
   }, 180_000)
+
+  it("publishes the simulation's agents: agent record, copy score and cohorts answer on the main service", async () => {
+    const get = async (p: string) => {
+      const res = await fetch(`${engine.url}${p}`)
+      return { status: res.status, body: JSON.parse(await res.text()) as any }
+    }
+    // The simulation launches with its traders' keys (a launch every ~15 s by one of ten), so
+    // one of the seeded agents soon has launches; records are cached 30 s.
+    const handles = ["sim-early-eagle", "sim-sniper-sam", "sim-dip-buyer", "sim-whale-one", "sim-deep-pockets"]
+    let record = await get(`/api/v1/users/${handles[0]}/agent`)
+    for (let i = 0; i < 240 && !(record.body.agent?.launches > 0); i++) {
+      await new Promise((r) => setTimeout(r, 250))
+      record = await get(`/api/v1/users/${handles[i % handles.length]}/agent`)
+    }
+    expect(record.status).toBe(200)
+    expect(record.body.agent).toMatchObject({ enabled: true, launchesViaApi: 0, tier: "free" })
+    expect(handles).toContain(record.body.agent.username)
+    expect(record.body.agent.launches, engine.output().slice(-2000)).toBeGreaterThan(0)
+    const profileId = record.body.agent.profileId as string
+    expect(profileId).toMatch(/^ap_[0-9a-f]{20}$/)
+    const score = await get(`/api/v1/markets/agents/${profileId}/copy-score`)
+    expect(score.status).toBe(200)
+    expect(score.body.score).toMatchObject({ profileId, wallet: record.body.agent.address, chain: "solana" })
+    for (const cohort of ["steady", "high_conviction", "early_finder"]) {
+      const r = await get(`/api/v1/markets/cohorts/${cohort}?limit=50`)
+      expect(r.status).toBe(200)
+      expect(r.body).toMatchObject({ success: true, cohort, truncated: false })
+    }
+    expect((await get("/api/v1/users/nobody-here/agent")).status).toBe(404)
+  }, 150_000)
+
+  it("describes the market-data routes in its own OpenAPI document", async () => {
+    const res = await fetch(`${dataUrl}/v1/openapi.json`)
+    expect(res.status).toBe(200)
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { security?: unknown }>> }
+    expect(doc.openapi).toBe("3.1.0")
+    for (const p of ["/v1/signals", "/v1/market/token-search", "/v1/wallets/{id}", "/v1/me/watchlist", "/v1/strategies/{id}/trades", "/v1/strategy-lab/edges", "/v1/assets", "/v1/openapi.json"]) {
+      expect(doc.paths[p], p).toBeDefined()
+    }
+    expect(doc.paths["/v1/signals"]!.get!.security).toEqual([{ bearer: [] }])
+  })
 })

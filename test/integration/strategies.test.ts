@@ -1,5 +1,5 @@
 /**
- * Saved strategies (spec 3.6, 4.5, 7, 8) through the route module's handlers, on PGlite with
+ * Saved strategies (spec 3.6, 4.5, 7, 8) through the route module over real HTTP (uWS), on PGlite with
  * migration 0008 and the real replay engine over chDB for the automatic backtest.
  *
  *   save ──▶ draft ──(backtest done)──▶ backtested        "backtest moves draft to backtested"
@@ -11,23 +11,22 @@
  *   running at shutdown: failed (interrupted) on start     "runs left running are failed at start"
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Cause, Context, Deferred, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ClickHouse } from "../../clickhouse/ClickHouse.js"
-import type { Reply, Request } from "../../api/Http.js"
-import type { RouteDef } from "../../api/Router.js"
+import type { Reply } from "../../api/Http.js"
 import { strategyRoutes } from "../../api/data/strategy/StrategyRoutes.js"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import strategiesMigration from "../../src/db/migrations/0008_strategies.js"
-import { errorEnvelope } from "../../src/domain/ApiError.js"
 import type { ReplayRequest } from "../../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../../src/services/strategy/Engine.js"
 import { defaultFees, pricingFor, ReplayError, runReplay } from "../../src/services/strategy/Replay.js"
 import { make as makeResearch } from "../../src/services/strategy/Research.js"
+import { mountRoutes, requestRoute } from "../support/httpRoutes.js"
 import { make as makeStrategies } from "../../src/services/strategy/Strategies.js"
 import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
 
@@ -118,23 +117,11 @@ const setup = async (
       return who === undefined ? Effect.fail({ status: 401, body: JSON.stringify({ error: "invalid api key" }) } satisfies Reply) : Effect.succeed(who)
     }
   })
+  const url = await Effect.runPromise(mountRoutes(routes, "strategies-test").pipe(Scope.extend(s)))
   const byOp = (op: string) => routes.find((r) => r.operationId === op)!
   const call = async (op: string, token: string, opts: { params?: ReadonlyArray<string>; query?: string; body?: unknown } = {}) => {
-    const route: RouteDef = byOp(op)
-    const req: Request = {
-      method: route.method, path: route.path, query: opts.query ?? "", params: opts.params ?? [],
-      headers: { authorization: `Bearer ${token}` }, body: opts.body, remoteAddress: "127.0.0.1"
-    }
-    const out = route.handler(req)
-    const exit = await Effect.runPromiseExit(quiet(Effect.isEffect(out) ? out : Effect.succeed(out)))
-    let reply: Reply
-    if (Exit.isSuccess(exit)) reply = exit.value
-    else {
-      const f = Cause.failureOption(exit.cause)
-      if (f._tag === "None") throw Cause.squash(exit.cause)
-      reply = { status: f.value.httpStatus, body: JSON.stringify(errorEnvelope(f.value)), headers: Object.entries(f.value.headers ?? {}) }
-    }
-    return { status: reply.status, body: JSON.parse(String(reply.body)) as any, headers: reply.headers ?? [] }
+    const reply = await requestRoute(url, byOp(op), { ...opts, headers: { authorization: `Bearer ${token}` } })
+    return { status: reply.status, body: JSON.parse(reply.body) as any, headers: reply.headers }
   }
   const idle = () => Effect.runPromise(strategies.idle)
   return { strategies, call, idle }
@@ -270,7 +257,7 @@ describe("strategies", () => {
     const refused = await call("createStrategy", "q", { body: { name: "s20", definition } })
     expect(refused.status).toBe(429)
     expect(refused.body.error).toMatchObject({ code: "RATE_LIMITED", quota: 20, used: 20 })
-    expect(refused.headers.some(([k]) => k === "Retry-After")).toBe(true)
+    expect(refused.headers.some(([k]) => k === "retry-after")).toBe(true)
     const refusedVersion = await call("addStrategyVersion", "q", { params: [first.body.id], body: { definition } })
     expect(refusedVersion.status).toBe(429)
     expect([await count("strategies"), await count("strategy_versions"), await count("strategy_runs")]).toEqual([strategies, versions, runs])

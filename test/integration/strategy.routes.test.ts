@@ -1,18 +1,18 @@
 /**
- * The strategy-lab route module's handlers with the real job runner: status codes and refusal
+ * The strategy-lab routes over real HTTP (uWS) with the real job runner: status codes and refusal
  * shapes (202 {job_id}, 400 `<path>: <message>`, 403 for non-Max, 404 for another account's
  * job, 409 with the running job_id, 429 with quota and used), and the chart as well-formed SVG.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit } from "effect"
-import type { Reply, Request } from "../../api/Http.js"
+import { Deferred, Effect } from "effect"
+import type { Request } from "../../api/Http.js"
 import type { RouteDef } from "../../api/Router.js"
 import { strategyLabRoutes } from "../../api/routes/StrategyLabRoutes.js"
-import { errorEnvelope } from "../../src/domain/ApiError.js"
 import { apiError } from "../../src/domain/ApiError.js"
 import { chartBytesMax, equityChartSvg } from "../../src/services/strategy/Chart.js"
 import type { EquityPoint, ReplayResult } from "../../src/services/strategy/Engine.js"
 import { make } from "../../src/services/strategy/ReplayJobs.js"
+import { type HttpReply, mountRoutes, requestRoute } from "../support/httpRoutes.js"
 
 const definition = {
   chain: "solana",
@@ -37,17 +37,16 @@ const req = (method: "GET" | "POST", path: string, token: string, params: Readon
   method, path, query: "", params, headers: { authorization: `Bearer ${token}` }, body: b, remoteAddress: "127.0.0.1"
 })
 
-/** Runs a handler; failures become the reply the router would write. */
-const call = (route: RouteDef, r: Request) =>
-  Effect.gen(function* () {
-    const out = route.handler(r)
-    const exit = yield* Effect.exit(Effect.isEffect(out) ? out : Effect.succeed(out))
-    if (Exit.isSuccess(exit)) return exit.value
-    const f = Cause.failureOption(exit.cause)
-    if (f._tag === "None") throw Cause.squash(exit.cause)
-    return { status: f.value.httpStatus, body: JSON.stringify(errorEnvelope(f.value)), headers: Object.entries(f.value.headers ?? {}) } as Reply
+/** Routes mounted on a real listener (per route table), and one route called over HTTP. */
+const urls = new Map<RouteDef, string>()
+const mount = (routes: ReadonlyArray<RouteDef>) =>
+  Effect.map(mountRoutes(routes, "strategy-lab-test"), (url) => {
+    for (const r of routes) urls.set(r, url)
+    return routes
   })
-const bodyOf = (reply: Reply) => JSON.parse(String(reply.body)) as Record<string, any>
+const call = (route: RouteDef, r: Request) =>
+  Effect.promise(() => requestRoute(urls.get(route)!, route, { params: r.params, query: r.query, body: r.body, headers: r.headers }))
+const bodyOf = (reply: HttpReply) => JSON.parse(reply.body) as Record<string, any>
 
 /** A small XML well-formedness check: balanced tags, quoted attributes, known entities only. */
 const wellFormed = (xml: string): boolean => {
@@ -77,13 +76,13 @@ describe("strategy-lab routes", () => {
         max2: { accountId: "acct2", plan: "max" },
         pro: { accountId: "acct3", plan: "pro" }
       }
-      const routes = strategyLabRoutes({
+      const routes = yield* mount(strategyLabRoutes({
         jobs,
         authenticate: (r) => {
           const who = accounts[(r.headers.authorization ?? "").replace("Bearer ", "")]
           return who === undefined ? Effect.fail(apiError("UNAUTHORIZED", "invalid api key")) : Effect.succeed(who)
         }
-      })
+      }))
       const route = (method: string, suffix: string) => routes.find((r) => r.method === method && r.path === `/v1/strategy-lab/replay${suffix}`)!
       const start = route("POST", "")
       const get = route("GET", "/{job_id}")
@@ -131,7 +130,7 @@ describe("strategy-lab routes", () => {
       // Cancel: a finished job stays as it was; a running one ends failed/cancelled.
       expect(bodyOf(yield* call(cancel, req("POST", "", "max1", [jobId]))).status).toBe("done")
       const never = yield* make({ run: () => Effect.never })
-      const routes2 = strategyLabRoutes({ jobs: never, authenticate: () => Effect.succeed({ accountId: "acct1", plan: "max" as const }) })
+      const routes2 = yield* mount(strategyLabRoutes({ jobs: never, authenticate: () => Effect.succeed({ accountId: "acct1", plan: "max" as const }) }))
       const j2 = bodyOf(yield* call(routes2[0]!, req("POST", "", "x", [], body))).job_id as string
       const c2 = bodyOf(yield* call(routes2.find((r) => r.operationId === "cancelReplay")!, req("POST", "", "x", [j2])))
       expect(c2).toMatchObject({ status: "failed", error: { code: "cancelled" } })
@@ -141,7 +140,7 @@ describe("strategy-lab routes", () => {
   it.scopedLive("20 a day: the 21st is 429 with quota and used", () =>
     Effect.gen(function* () {
       const jobs = yield* make({ run: () => Effect.succeed(result) })
-      const routes = strategyLabRoutes({ jobs, authenticate: () => Effect.succeed({ accountId: "acct1", plan: "max" as const }) })
+      const routes = yield* mount(strategyLabRoutes({ jobs, authenticate: () => Effect.succeed({ accountId: "acct1", plan: "max" as const }) }))
       for (let i = 0; i < 20; i++) {
         const r = yield* call(routes[0]!, req("POST", "", "x", [], body))
         expect(r.status).toBe(202)
@@ -151,7 +150,7 @@ describe("strategy-lab routes", () => {
       const refused = yield* call(routes[0]!, req("POST", "", "x", [], body))
       expect(refused.status).toBe(429)
       expect(bodyOf(refused).error).toMatchObject({ code: "RATE_LIMITED", quota: 20, used: 20 })
-      expect(refused.headers?.some(([k]) => k === "Retry-After")).toBe(true)
+      expect(refused.headers.some(([k]) => k === "retry-after")).toBe(true)
     })
   )
 
