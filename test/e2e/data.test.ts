@@ -131,9 +131,33 @@ describe("market-data service end to end", () => {
     expect(res.status).toBe(200)
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { security?: unknown }>> }
     expect(doc.openapi).toBe("3.1.0")
-    for (const p of ["/v1/signals", "/v1/market/token-search", "/v1/wallets/{id}", "/v1/me/watchlist", "/v1/strategies/{id}/trades", "/v1/strategy-lab/edges", "/v1/assets", "/v1/openapi.json"]) {
-      expect(doc.paths[p], p).toBeDefined()
-    }
+    // Every HTTP route of spec 4.5 (the stream is a WebSocket, named in the description).
+    const token = "/v1/market/token/{address}"
+    const wallet = "/v1/market/wallet/{address}"
+    const replay = "/v1/strategy-lab/replay"
+    const spec: Array<[string, string]> = [
+      ["get", "/v1/signals"],
+      ...["", "/history", "/top-traders", "/venues", "/holders", "/profile", "/launch-overview", "/wallet-pnl"].map((s): [string, string] => ["get", token + s]),
+      ...["token-search", "gainers", "metas", "activity", "prices", "cohort-overlap", "labelled-trades"].map((s): [string, string] => ["get", `/v1/market/${s}`]),
+      ["get", "/v1/launches/final-stretch"],
+      ...["mentions", "mention-marks", "mentions/trending"].map((s): [string, string] => ["get", `/v1/social/${s}`]),
+      ...["/v1/wallets", "/v1/wallets/{id}", "/v1/groups", "/v1/groups/{id}"].map((p): [string, string] => ["get", p]),
+      ...["/stats", "/activity", "/token-breakdown", "/portfolio", "/book-legs"].map((s): [string, string] => ["get", wallet + s]),
+      ["get", "/v1/me/follows"], ["post", "/v1/me/follows"], ["delete", "/v1/me/follows/{id}"],
+      ["get", "/v1/me/rules"], ["post", "/v1/me/rules"], ["get", "/v1/me/signals"],
+      ["get", "/v1/me/groups"], ["post", "/v1/me/groups"], ["delete", "/v1/me/groups"],
+      ["post", "/v1/me/groups/{id}/wallets"], ["delete", "/v1/me/groups/{id}/wallets"],
+      ["post", replay], ["get", `${replay}/{job_id}`], ["post", `${replay}/{job_id}/cancel`], ["get", `${replay}/{job_id}/chart.svg`],
+      ["post", "/v1/strategies"], ["post", "/v1/strategies/{id}/versions"],
+      ...["/v1/strategies", "/v1/strategies/{id}", "/v1/strategies/{id}/trades", "/v1/strategies/{id}/comparison", "/v1/strategy-runs", "/v1/trades"].map(
+        (p): [string, string] => ["get", p]
+      ),
+      ...["edges", "runners", "first-signals"].map((s): [string, string] => ["get", `/v1/strategy-lab/${s}`]),
+      ["get", "/v1/assets"], ["get", "/v1/assets/{id}"],
+      ["get", "/v1/openapi.json"]
+    ]
+    const missing = spec.filter(([m, p]) => doc.paths[p]?.[m] === undefined).map(([m, p]) => `${m.toUpperCase()} ${p}`)
+    expect(missing).toEqual([])
     expect(doc.paths["/v1/signals"]!.get!.security).toEqual([{ bearer: [] }])
   })
 })
