@@ -12,19 +12,17 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
-import { type MarketState, step } from "../../actors/market/MarketActor.js"
 import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
 import { agentRoutes, COPY_SCORE_LIMIT_PER_MIN } from "../../api/routes/AgentRoutes.js"
 import { serve } from "../../api/Server.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
-import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
-import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
 import { createAccount } from "../../src/services/accounts/Accounts.js"
 import { AccountWallets } from "../../src/services/accounts/AccountWallets.js"
 import { type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { publishProfile, unpublishProfile } from "../../src/services/agents/AgentProfiles.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
+import { marketFeed } from "../support/marketFeed.js"
 
 const MIN = 60_000
 const HOUR = 60 * MIN
@@ -47,25 +45,10 @@ let url = ""
 let urlTight = ""
 const index = new MarketIndexStore()
 index.setWarming(false)
-const states = new Map<string, MarketState>()
-const recorded: Array<Trade> = []
-let version = 1n
 const clock = new ChainClock("solana", T0)
-
-const apply = async (events: ReadonlyArray<ChainEvent>) => {
-  const changes = new Map<string, MarketState | undefined>()
-  const trades: Array<Trade> = []
-  for (const e of events) {
-    const key = `${e.chain}:${e.mint}`
-    const [next] = step(states.get(key), e)
-    if (next !== undefined) states.set(key, next)
-    changes.set(key, next)
-    if (e._tag === "Trade") trades.push(e)
-  }
-  index.publish([...changes])
-  recorded.push(...trades)
-  if (trades.length > 0) await Effect.runPromise(clickhouse.insert("trades", trades.map((t) => tradeRow(t, version++))))
-}
+const feed = marketFeed(index, () => clickhouse)
+const apply = feed.apply
+const recorded = feed.trades
 
 const ids = { x: "", v: "", y: "", z: "", xProfile: "", vProfile: "", yProfile: "", zProfile: "" }
 const markets: Array<SimMarket> = []

@@ -10,15 +10,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
-import { type MarketState, step } from "../../actors/market/MarketActor.js"
 import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
 import { tokenReadRoutes, type DataCaller } from "../../api/data/reads/TokenReadRoutes.js"
 import { json } from "../../api/Http.js"
 import { serve } from "../../api/Server.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
-import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
 import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
+import { marketFeed } from "../support/marketFeed.js"
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0)
 let nowMs = T0 + 60 * 60_000
@@ -28,8 +27,6 @@ let clickhouse: ClickHouseShape
 let dataDir = ""
 const index = new MarketIndexStore()
 index.setWarming(false)
-const states = new Map<string, MarketState>()
-let version = 1n
 
 /** base58-only padded addresses. */
 const addr = (prefix: string) => (prefix + "1".repeat(44)).slice(0, 44)
@@ -48,20 +45,7 @@ const b = new SimMarket(clock, { mint: MINT_B, name: "Beta Dog", symbol: "BETA" 
 const c = new SimMarket(clock, { mint: MINT_C, name: "Gamma Cat", symbol: "GAM" })
 const x = new SimMarket(clock, { mint: MINT_X, name: `<script>&"x"`, symbol: "XSS" })
 
-/** Applies events through `step`, publishes the changed snapshots, and inserts the trades into ClickHouse. */
-const apply = async (events: ReadonlyArray<ChainEvent>) => {
-  const changes = new Map<string, MarketState | undefined>()
-  const trades: Array<Trade> = []
-  for (const e of events) {
-    const key = `${e.chain}:${e.mint}`
-    const [next] = step(states.get(key), e)
-    if (next !== undefined) states.set(key, next)
-    changes.set(key, next)
-    if (e._tag === "Trade") trades.push(e)
-  }
-  index.publish([...changes])
-  if (trades.length > 0) await Effect.runPromise(clickhouse.insert("trades", trades.map((t) => tradeRow(t, version++))))
-}
+const apply = marketFeed(index, () => clickhouse).apply
 
 const at = (ms: number) => {
   clock.nowMs = ms

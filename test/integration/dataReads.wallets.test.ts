@@ -11,7 +11,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
-import { type MarketState, step } from "../../actors/market/MarketActor.js"
 import type { SocialMention } from "../../actors/signals/KolMention.js"
 import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
 import type { DataCaller } from "../../api/data/reads/TokenReadRoutes.js"
@@ -19,11 +18,11 @@ import { walletSocialRoutes } from "../../api/data/reads/WalletSocialRoutes.js"
 import { json } from "../../api/Http.js"
 import { serve } from "../../api/Server.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
-import { tradeRow } from "../../clickhouse/writer/TradeRow.js"
-import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
+import type { Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeStore } from "../../src/services/social/SocialMentions.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
+import { marketFeed } from "../support/marketFeed.js"
 
 const MIN = 60_000
 const DAY = 86_400_000
@@ -35,8 +34,6 @@ let clickhouse: ClickHouseShape
 let dataDir = ""
 const index = new MarketIndexStore()
 index.setWarming(false)
-const states = new Map<string, MarketState>()
-let version = 1n
 
 const addr = (prefix: string) => (prefix + "1".repeat(44)).slice(0, 44)
 const MINT_A = addr("AaaMint")
@@ -65,26 +62,12 @@ const clock = new ChainClock("solana", T0 - 3 * DAY)
 const a = new SimMarket(clock, { mint: MINT_A, name: "Alpha", symbol: "ALPHA" })
 const b = new SimMarket(clock, { mint: MINT_B, name: "Beta", symbol: "BETA" })
 
-const apply = async (events: ReadonlyArray<ChainEvent>) => {
-  const changes = new Map<string, MarketState | undefined>()
-  const trades: Array<Trade> = []
-  for (const e of events) {
-    const key = `${e.chain}:${e.mint}`
-    const [next] = step(states.get(key), e)
-    if (next !== undefined) states.set(key, next)
-    changes.set(key, next)
-    if (e._tag === "Trade") {
-      trades.push(e)
-      recorded.push(e)
-    }
-  }
-  index.publish([...changes])
-  if (trades.length > 0) await Effect.runPromise(clickhouse.insert("trades", trades.map((t) => tradeRow(t, version++))))
-}
+const feed = marketFeed(index, () => clickhouse)
+const apply = feed.apply
 const at = (ms: number) => {
   clock.nowMs = ms
 }
-const recorded: Array<Trade> = []
+const recorded = feed.trades
 
 const mention = (id: string, asset: string, author: string, atMs: number): SocialMention => ({ id, chain: "solana", asset, author, text: `$${id}`, url: null, atMs })
 
