@@ -195,7 +195,8 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
       return { profile, inputs, assessment: assess(inputs), computedAtMs: startedMs }
     })
 
-  const scoreCached = (profile: AgentProfile, now: number) => scores.get(profile.id, now, score(profile, now))
+  // Keyed by the scored wallet too: a republished profile with another wallet is scored afresh.
+  const scoreCached = (profile: AgentProfile, now: number) => scores.get(`${profile.id}:${profile.chain}:${profile.wallet}`, now, score(profile, now))
 
   const copyScore: RouteDef = {
     method: "GET",
