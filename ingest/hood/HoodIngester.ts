@@ -28,6 +28,13 @@
  * splitter, curve events only from a curve of our factory (known from its `CurveCreated`, else one
  * `isCurve` read; the answer is cached, at most `knownCurvesMax` entries).
  *
+ * Graduated pools: a `CurveMigrated` names the Uniswap pool the curve seeded; its token0 and fee
+ * tier are read once and the pool is remembered (`hood_pools`, with the cursor). Every range read
+ * also asks for the `Swap` logs of the known pools (by address, `poolsPerLogsCall` at a time), so
+ * trading after graduation reaches the actors as `Trade`s with venue `pool`; a swap positioned
+ * before its pool's `CurveMigrated` does not count. A reorg forgets pools learned in the blocks it
+ * removed (the new branch teaches them again).
+ *
  * Invariants: the cursor and window are written after the bus acknowledged the step's events (a
  * crash republishes at most one step: actors skip positions already applied, ClickHouse is
  * idempotent on ids). Every failure (RPC, bus, PostgreSQL) ends the step and retries after a
@@ -47,12 +54,13 @@ import {
   numberToHex,
   type PublicClient
 } from "viem"
-import { bondingCurveAbi, curveFactoryAbi } from "../../src/chain/hood/abi.generated.js"
+import { bondingCurveAbi, curveFactoryAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
 import { Bus, Topics } from "../bus/Bus.js"
 import { busKey, type ChainEvent, hoodPosition, RecoverySnapshot, Retracted } from "../ChainEvent.js"
 import { encodeChainEvent } from "../ChainEventCodec.js"
-import { commitStep, loadState, type WindowBlock, type WindowEvent } from "./BlockStore.js"
+import { commitStep, loadState, type PoolEntry, type WindowBlock, type WindowEvent } from "./BlockStore.js"
 import { decodeHoodLog, type HoodContracts, hoodTopics } from "./decoders/index.js"
+import * as PoolSwap from "./decoders/PoolSwap.js"
 
 export interface HoodIngesterOptions {
   /** `HOOD_RPC_URL`: the node's JSON-RPC over HTTP. */
@@ -75,6 +83,8 @@ export interface HoodIngesterOptions {
   /** The cursor's key in `ingest_cursors` (default `hood:logs:<factory>`). */
   readonly source?: string
   readonly knownCurvesMax?: number
+  /** Pool addresses per `eth_getLogs` call for graduated pools' swaps (default 500). */
+  readonly poolsPerLogsCall?: number
   readonly rpcTimeoutMs?: number
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number }
 }
@@ -91,6 +101,7 @@ export interface ResolvedHoodIngesterOptions {
   readonly publishBatch: number
   readonly source: string
   readonly knownCurvesMax: number
+  readonly poolsPerLogsCall: number
   readonly rpcTimeoutMs: number
   readonly backoffInitialMs: number
   readonly backoffMaxMs: number
@@ -110,6 +121,7 @@ export const resolveOptions = (o: HoodIngesterOptions): ResolvedHoodIngesterOpti
   publishBatch: atLeast(o.publishBatch, 1, 1000),
   source: o.source ?? `hood:logs:${getAddress(o.factory)}`,
   knownCurvesMax: atLeast(o.knownCurvesMax, 16, 100_000),
+  poolsPerLogsCall: atLeast(o.poolsPerLogsCall, 1, 500),
   rpcTimeoutMs: atLeast(o.rpcTimeoutMs, 1, 10_000),
   backoffInitialMs: atLeast(o.backoff?.initialMs, 1, 100),
   backoffMaxMs: atLeast(o.backoff?.maxMs, 1, 5_000)
@@ -193,6 +205,8 @@ class Follower {
   window: Array<WindowBlock> = []
   cursor: bigint | null = null
   readonly knownCurves = new Map<string, boolean>()
+  /** Graduated pools whose swaps count, by lower-case address. */
+  readonly pools = new Map<string, PoolEntry>()
   /**
    * `id|position` of events this run retracted (at most RETRACTED_MEMORY, oldest forgotten). An
    * event re-included at the same id AND position after its retraction is published under a
@@ -265,11 +279,22 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         )
       )
 
-    const logsIn = (fromBlock: bigint, toBlock: bigint): Effect.Effect<ReadonlyArray<RawLog>, HoodIngestError> =>
+    const getLogs = (
+      fromBlock: bigint,
+      toBlock: bigint,
+      filter: { readonly topics: ReadonlyArray<Hex>; readonly address?: ReadonlyArray<string> }
+    ): Effect.Effect<ReadonlyArray<RawLog>, HoodIngestError> =>
       rpc(`eth_getLogs ${fromBlock}..${toBlock}`, () =>
         pc.request({
           method: "eth_getLogs",
-          params: [{ fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock), topics: [hoodTopics as Array<Hex>] }]
+          params: [
+            {
+              fromBlock: numberToHex(fromBlock),
+              toBlock: numberToHex(toBlock),
+              topics: [filter.topics as Array<Hex>],
+              ...(filter.address !== undefined ? { address: filter.address } : {})
+            }
+          ]
         } as never) as Promise<ReadonlyArray<RpcLog>>
       ).pipe(
         Effect.flatMap((logs) => {
@@ -292,6 +317,96 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
           return Effect.succeed(out)
         })
       )
+
+    const logsIn = (fromBlock: bigint, toBlock: bigint) => getLogs(fromBlock, toBlock, { topics: hoodTopics })
+
+    /** The known pools' `Swap` logs in the range, in chain order. */
+    const swapLogsIn = (fromBlock: bigint, toBlock: bigint): Effect.Effect<ReadonlyArray<RawLog>, HoodIngestError> => {
+      const pools = [...f.pools.values()].map((p) => p.pool)
+      if (pools.length === 0) return Effect.succeed([])
+      const chunks: Array<ReadonlyArray<string>> = []
+      for (let i = 0; i < pools.length; i += options.poolsPerLogsCall) chunks.push(pools.slice(i, i + options.poolsPerLogsCall))
+      return Effect.map(
+        Effect.forEach(chunks, (address) => getLogs(fromBlock, toBlock, { topics: [PoolSwap.decoder.selector], address }), { concurrency: 4 }),
+        (parts) => parts.flat().sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1))
+      )
+    }
+
+    /**
+     * The pools the range's `CurveMigrated` events seeded (every one, known or not, so a step
+     * retried after a failure still writes them): token0 and the fee tier read at the log's block.
+     */
+    const learnPools = (events: ReadonlyArray<ChainEvent>): Effect.Effect<ReadonlyArray<PoolEntry>, HoodIngestError> =>
+      Effect.forEach(
+        events.flatMap((e) => (e._tag === "CurveMigrated" && e.dexPool !== undefined ? [e] : [])),
+        (e) =>
+          Effect.gen(function* () {
+            const pool = getAddress(e.dexPool!)
+            const block = BigInt(e.position.slice(2, 2 + 20))
+            const known = f.pools.get(pool.toLowerCase())
+            if (known !== undefined && known.fromPosition === e.position) return known
+            const [token0, fee] = yield* Effect.all(
+              [
+                rpc(`token0 ${pool}`, () => pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "token0", blockNumber: block })),
+                rpc(`fee ${pool}`, () => pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "fee", blockNumber: block }))
+              ],
+              { concurrency: 2 }
+            )
+            const entry: PoolEntry = {
+              pool,
+              mint: e.mint,
+              tokenIsToken0: (token0 as string).toLowerCase() === e.mint,
+              feePips: Number(fee),
+              fromPosition: e.position,
+              block
+            }
+            f.pools.set(pool.toLowerCase(), entry)
+            return entry
+          }),
+        { concurrency: 4 }
+      )
+
+    /** Swap logs → pool trades of known pools, at or after each pool's migration. */
+    const swapEventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number): ReadonlyArray<ChainEvent> => {
+      const events: Array<ChainEvent> = []
+      let skipped = 0
+      for (const log of logs) {
+        const entry = log.removed ? undefined : f.pools.get(log.address.toLowerCase())
+        const decoded =
+          entry === undefined
+            ? Option.none()
+            : PoolSwap.decode(
+                log,
+                { txHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.logIndex, timestampMs: timeOf(log.blockNumber) },
+                entry
+              )
+        if (Option.isNone(decoded) || decoded.value.position < entry!.fromPosition) {
+          skipped++
+          continue
+        }
+        let event: ChainEvent = decoded.value
+        if (f.retracted.size > 0 && f.retracted.has(`${event.id}|${event.position}`)) {
+          event = withId(event, `${event.id}:r${log.blockHash.slice(2, 10)}`)
+        }
+        events.push(event)
+      }
+      if (skipped > 0) f.set({ skippedLogs: f.status.skippedLogs + skipped })
+      return events
+    }
+
+    /**
+     * A range's events in chain order: ours, then the pools they seeded are learned, then every
+     * known pool's swaps in the same range are merged in. `check` sees every log (block hashes).
+     */
+    const rangeEvents = (from: bigint, to: bigint, timeOf: (block: bigint) => number, logs: ReadonlyArray<RawLog>) =>
+      Effect.gen(function* () {
+        const ours = yield* eventsOf(logs, timeOf)
+        const pools = yield* learnPools(ours)
+        const swapLogs = yield* swapLogsIn(from, to)
+        const swaps = swapEventsOf(swapLogs, timeOf)
+        const events = swaps.length === 0 ? ours : [...ours, ...swaps].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
+        return { events, pools, swapLogs }
+      })
 
     const isOurCurve = (address: Address): Effect.Effect<boolean, HoodIngestError> => {
       const known = f.knownCurves.get(address.toLowerCase())
@@ -390,16 +505,26 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       Effect.gen(function* () {
         f.set({ mode: "backfill" })
         const logs = yield* logsIn(from, to)
-        const blocks = [...new Set(logs.map((l) => l.blockNumber))]
-        const headers = yield* Effect.forEach(blocks, (n) => header(n), { concurrency: 8 })
+        // Timestamps of every block with a log of ours or a known pool's swap (read lazily, once).
         const times = new Map<bigint, number>()
-        headers.forEach((h, i) => {
-          if (h !== null) times.set(blocks[i]!, h.timestampMs)
-        })
-        if (times.size !== blocks.length) return yield* new HoodIngestError({ reason: "Inconsistent", message: `a block of ${from}..${to} vanished` })
-        const events = yield* eventsOf(logs, (n) => times.get(n) ?? 0)
+        const timesOf = (ls: ReadonlyArray<RawLog>) =>
+          Effect.gen(function* () {
+            const blocks = [...new Set(ls.map((l) => l.blockNumber))].filter((n) => !times.has(n))
+            const headers = yield* Effect.forEach(blocks, (n) => header(n), { concurrency: 8 })
+            headers.forEach((h, i) => {
+              if (h !== null) times.set(blocks[i]!, h.timestampMs)
+            })
+            if (headers.some((h) => h === null)) return yield* new HoodIngestError({ reason: "Inconsistent", message: `a block of ${from}..${to} vanished` })
+          })
+        yield* timesOf(logs)
+        const ours = yield* eventsOf(logs, (n) => times.get(n) ?? 0)
+        const pools = yield* learnPools(ours)
+        const swapLogs = yield* swapLogsIn(from, to)
+        yield* timesOf(swapLogs)
+        const swaps = swapEventsOf(swapLogs, (n) => times.get(n) ?? 0)
+        const events = swaps.length === 0 ? ours : [...ours, ...swaps].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
         yield* publish(events, events.map(encodeChainEvent))
-        yield* commit({ keepUpTo: null, added: [], pruneBelow: to + 1n, cursor: to })
+        yield* commit({ keepUpTo: null, added: [], pruneBelow: to + 1n, cursor: to, pools })
         f.cursor = to
         f.window = []
         f.set({ cursorBlock: to, windowBlocks: 0 })
@@ -424,7 +549,8 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         const logs = yield* logsIn(from, to)
         const byNumber = new Map(hs.map((h) => [h.number, h]))
         for (const l of logs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
-        const events = yield* eventsOf(logs, (n) => byNumber.get(n)?.timestampMs ?? 0)
+        const { events, pools, swapLogs } = yield* rangeEvents(from, to, (n) => byNumber.get(n)?.timestampMs ?? 0, logs)
+        for (const l of swapLogs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
         const encoded = events.map(encodeChainEvent)
         const byBlock = windowEventsOf(events, encoded)
         const blocks: Array<WindowBlock> = hs.map((h) => ({
@@ -433,7 +559,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
           parentHash: h.parentHash,
           events: byBlock.get(hoodPosition(h.number, 0).slice(0, BLOCK_PREFIX_LENGTH)) ?? []
         }))
-        return { linked: true as const, headers: hs, events, encoded, blocks }
+        return { linked: true as const, headers: hs, events, encoded, blocks, pools }
       })
 
     const trimWindow = (window: Array<WindowBlock>): Array<WindowBlock> =>
@@ -458,12 +584,14 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
             Effect.annotateLogs({ source: options.source, oldestWindowBlock: String(removed[0]!.number), windowBlocks: options.reorgWindowBlocks })
           )
         }
+        // Pools seeded in the removed blocks are forgotten; the new branch teaches them again.
+        for (const [key, p] of f.pools) if (p.block > ancestor) f.pools.delete(key)
         // The new branch as far as it goes now (bounded), to keep what it carries identically.
         const oldTip = removed[removed.length - 1]!.number
         const upTo = [target, oldTip, ancestor + BigInt(options.maxBlocksPerStep)].reduce((a, b) => (a < b ? a : b))
         const branch =
           upTo > ancestor ? yield* readBranch(ancestor + 1n, upTo, deep ? null : window[window.length - 1]!.hash) : ({ linked: false } as const)
-        const fresh = branch.linked ? branch : { headers: [], events: [], encoded: [], blocks: [] as Array<WindowBlock> }
+        const fresh = branch.linked ? branch : { headers: [], events: [], encoded: [], blocks: [] as Array<WindowBlock>, pools: [] as ReadonlyArray<PoolEntry> }
         const kept = new Set<string>()
         const removedEvents = removed.flatMap((b) => b.events)
         const removedByKey = new Set(removedEvents.map((e) => `${e.id}|${e.position}|${e.digest}`))
@@ -525,7 +653,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         yield* publish(all, [...retractions.map(encodeChainEvent), ...newEncoded])
         const next = trimWindow([...window, ...freshBlocks])
         const cursor = freshBlocks.length > 0 ? freshBlocks[freshBlocks.length - 1]!.number : ancestor
-        yield* commit({ keepUpTo: ancestor, added: freshBlocks, pruneBelow: next[0]?.number ?? cursor + 1n, cursor })
+        yield* commit({ keepUpTo: ancestor, added: freshBlocks, pruneBelow: next[0]?.number ?? cursor + 1n, cursor, pools: fresh.pools })
         f.window = next
         f.cursor = cursor
         f.set({
@@ -572,7 +700,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       }
       yield* publish(branch.events, branch.encoded)
       const window = trimWindow([...f.window, ...branch.blocks])
-      yield* commit({ keepUpTo: null, added: branch.blocks, pruneBelow: window[0]!.number, cursor: upTo })
+      yield* commit({ keepUpTo: null, added: branch.blocks, pruneBelow: window[0]!.number, cursor: upTo, pools: branch.pools })
       f.window = window
       f.cursor = upTo
       f.set({ cursorBlock: upTo, windowBlocks: window.length })
@@ -612,9 +740,10 @@ export const make = (options: HoodIngesterOptions) =>
     const resolved = resolveOptions(options)
     const follower = new Follower(resolved)
     const start = Effect.gen(function* () {
-      const { cursor, window } = yield* loadState(resolved.source)
+      const { cursor, window, pools } = yield* loadState(resolved.source)
       follower.cursor = cursor
       follower.window = window
+      for (const p of pools) follower.pools.set(p.pool.toLowerCase(), p)
       follower.set({ cursorBlock: cursor, windowBlocks: window.length })
     }).pipe(
       Effect.tapError((e) => Effect.logWarning("hood ingester could not load its cursor; retrying", message(e))),

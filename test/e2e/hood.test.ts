@@ -4,13 +4,14 @@
  * market record with the Hood semantics of spec 2.9; a quote equals what the chain executes; a
  * buy past the threshold is capped and refunds the rest (balance delta) and the market shows
  * `completed`; the engine's keeper seeds the Uniswap v3 pool, the market shows `migrated` with
- * `migratedAt`, and the mark reads its price from that pool.
+ * `migratedAt`, the mark reads its price from that pool, and a swap in the pool reaches the market
+ * record as a pool trade at the pool's new price.
  */
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Address, getAddress, type Hex, parseEventLogs, type PublicClient, zeroAddress } from "viem"
-import { bondingCurveAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
+import { type Address, getAddress, type Hex, parseEventLogs, parseUnits, type PublicClient, zeroAddress } from "viem"
+import { bondingCurveAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
 import { buy, createCurve, type HoodClients, hoodPublicClient, hoodWallet, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
@@ -248,6 +249,46 @@ describe("Hood end to end", () => {
     expect(Number(mark.mark.sellUsd)).toBeLessThan(priceUsd)
     expect(Number(mark.mark.buyUsd)).toBeGreaterThan(priceUsd)
     expect(Number.isNaN(Date.parse(mark.mark.asOf))).toBe(false)
+
+    // Trading continues in the pool: a swap through the router reaches the market as a pool trade,
+    // and the record's price follows the pool's.
+    const beforeSwap = (await get(`/api/v1/markets/hood/${token}`)).body.market
+    const swapIn = 10n ** 17n
+    const swapHash = await trader.wallet.writeContract({
+      address: hood.addresses.swapRouter,
+      abi: swapRouterAbi,
+      functionName: "exactInputSingle",
+      args: [
+        {
+          tokenIn: hood.addresses.weth9,
+          tokenOut: getAddress(token),
+          fee: 3000,
+          recipient: trader.wallet.account.address,
+          deadline: 2n ** 40n,
+          amountIn: swapIn,
+          amountOutMinimum: 1n,
+          sqrtPriceLimitX96: 0n
+        }
+      ],
+      value: swapIn
+    })
+    const swapReceipt = await pc.waitForTransactionReceipt({ hash: swapHash })
+    expect(swapReceipt.status).toBe("success")
+    const afterSwap = await eventually("the pool trade to reach the market", async () => {
+      const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+      return m?.tradesTotal === beforeSwap.tradesTotal + 1 ? m : undefined
+    })
+    expect(afterSwap.lifecycle).toBe("migrated")
+    expect(parseUnits(afterSwap.volumeTotal, 18) - parseUnits(beforeSwap.volumeTotal, 18)).toBe(swapIn)
+    const [sqrtAfter] = (await pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "slot0", blockNumber: swapReceipt.blockNumber })) as readonly [
+      bigint,
+      ...unknown[]
+    ]
+    const token0 = (await pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "token0" })) as Address
+    const ratio = (Number(sqrtAfter) / 2 ** 96) ** 2 // token1 per token0
+    const poolPrice = same(token0, token) ? ratio : 1 / ratio // quote per token (both 18 decimals)
+    expect(Number(afterSwap.price)).toBeGreaterThan(Number(beforeSwap.price))
+    expect(Math.abs(Number(afterSwap.price) / poolPrice - 1)).toBeLessThan(1e-6)
 
     // After migration the curve quote refuses and names where trading continues.
     const refused = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=1000`)

@@ -4,7 +4,8 @@
  * - a curve created, bought, sold, crossed (capped refund), cancelled into recovery and claimed:
  *   every event once, in order, with `hood:<tx>:<logIndex>` ids and `hoodPosition` positions taken
  *   from the receipts, and the recovery figures equal to a read of the curve at the log's block;
- * - a migration: `CurveMigrated.pool` null, the real pool in `dexPool`;
+ * - a migration: `CurveMigrated.pool` null, the real pool in `dexPool`; swaps in that pool after it
+ *   are pool trades, and the pool is remembered across a restart;
  * - reorgs: a buy on a block that a revert then replaces by empty blocks is retracted; a buy
  *   replaced by another buy at the same height is retracted before the new one is published;
  * - a restart resumes from the stored cursor without republishing, and backfill in small ranges
@@ -30,6 +31,8 @@ import {
   saltOf,
   sell
 } from "../../src/chain/hood/client/HoodClient.js"
+import { swapRouterAbi } from "../../src/chain/hood/abi.generated.js"
+import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
 import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
@@ -224,6 +227,64 @@ describe("Hood ingester", () => {
     const e = await until(() => w.ofMint(c.token).find((x) => x._tag === "CurveMigrated"), "CurveMigrated")
     expect(e).toMatchObject({ ...at(m.receipt, c.curve, m.receipt.logs.filter((l) => l.address.toLowerCase() === c.curve.toLowerCase()).length - 1), pool: null, dexPool: m.event.pool, feeBps: 30 })
     expect(e).toMatchObject({ quoteRaw: m.event.quoteAmount, tokensRaw: m.event.tokenAmount })
+  })
+
+  it("graduated pool: swaps after the migration are pool trades; the pool is remembered across a restart", async () => {
+    const w = await open()
+    await w.start()
+    const c = await launch(clientsFor(net, 14), "pool-swaps")
+    await buy(clientsFor(net, 15), c.curve, { amountInRaw: 3n * ETH, quoteToken: zeroAddress })
+    const m = await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const pool = m.event.pool
+    const swapper = clientsFor(net, 16)
+    const swap = async (amountIn: bigint) => {
+      const hash = await swapper.wallet.writeContract({
+        address: net.addresses.swapRouter,
+        abi: swapRouterAbi,
+        functionName: "exactInputSingle",
+        args: [
+          {
+            tokenIn: net.addresses.weth9,
+            tokenOut: c.token,
+            fee: GRADUATED_POOL_FEE,
+            recipient: swapper.wallet.account.address,
+            deadline: 2n ** 40n,
+            amountIn,
+            amountOutMinimum: 1n,
+            sqrtPriceLimitX96: 0n
+          }
+        ],
+        value: amountIn
+      } as never)
+      const receipt = await swapper.publicClient.waitForTransactionReceipt({ hash })
+      expect(receipt.status).toBe("success")
+      return receipt
+    }
+    const first = await swap(ETH / 10n)
+    const firstAt = at(first, pool)
+    const trade = await until(() => w.ofMint(c.token).find((e) => e.id === firstAt.id), "the first pool swap")
+    expect(trade).toMatchObject({
+      _tag: "Trade",
+      position: firstAt.position,
+      venue: "pool",
+      side: "buy",
+      amountInRaw: ETH / 10n,
+      quoteConsumedRaw: ETH / 10n,
+      feeRaw: (ETH / 10n) * 3_000n / 1_000_000n, // exact: 0.1 ETH × 0.3 %
+      refundRaw: 0n
+    })
+    expect((trade as { trader: string }).trader.toLowerCase()).toBe(swapper.wallet.account.address.toLowerCase())
+    const migratedAt = w.ofMint(c.token).findIndex((e) => e._tag === "CurveMigrated")
+    expect(migratedAt).toBeGreaterThan(-1)
+    expect(w.ofMint(c.token).indexOf(trade)).toBeGreaterThan(migratedAt)
+    // Stopped: a swap happens; the restarted ingester knows the pool from the database.
+    await w.caughtUp()
+    await w.stop()
+    const second = await swap(ETH / 20n)
+    await w.start()
+    const secondAt = at(second, pool)
+    await until(() => w.ofMint(c.token).find((e) => e.id === secondAt.id), "the swap made while stopped")
+    expect(w.ofMint(c.token).filter((e) => e._tag === "Trade" && (e as { venue: string }).venue === "pool")).toHaveLength(2)
   })
 
   it("reorg to empty blocks: the dropped buy is retracted; later blocks are followed", async () => {

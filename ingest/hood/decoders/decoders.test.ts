@@ -8,11 +8,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Option } from "effect"
 import * as fc from "fast-check"
 import { type AbiEvent, type Address, encodeAbiParameters, encodeEventTopics, getAddress, type Hex, zeroAddress } from "viem"
-import { bondingCurveAbi, curveFactoryAbi, feeSplitterAbi } from "../../../src/chain/hood/abi.generated.js"
+import { bondingCurveAbi, curveFactoryAbi, feeSplitterAbi, uniswapV3PoolAbi } from "../../../src/chain/hood/abi.generated.js"
 import { type ChainEvent, CurveMigrated, decodeChainEventStrict, encodeChainEventStrict, hoodPosition, RecoverySnapshot } from "../../ChainEvent.js"
 import { decodeFast, encodeFast } from "../../ChainEventCodec.js"
 import { eventItem } from "./decodeLog.js"
 import { decodeHoodLog, type HoodContracts, type HoodLog, hoodTopics } from "./index.js"
+import * as PoolSwap from "./PoolSwap.js"
 
 const FACTORY = getAddress("0x0165878A594ca255338adfa4d48449f69242Eb8F")
 const SPLITTER = getAddress("0x5FC8d32690cc91D4c39d9d3abcBD16989F875707")
@@ -210,3 +211,50 @@ describe("bus codec of the Hood additions", () => {
     }
   })
 })
+
+describe("graduated pool swaps", () => {
+  const Q96 = 2n ** 96n
+  const swap = (amount0: bigint, amount1: bigint, sqrtPriceX96 = 2n * Q96, liquidity = 10n ** 20n) =>
+    logOf(uniswapV3PoolAbi, "Swap", POOL, { sender: FACTORY, recipient: TRADER, amount0, amount1, sqrtPriceX96, liquidity, tick: 13_863 })
+  const mint = TOKEN.toLowerCase()
+
+  it("a buy: the pool pays the token out; fee on the quote in, rounded up; reserves at the new price", () => {
+    // Token is token1 here: amount1 < 0 (token out), amount0 > 0 (quote in).
+    const t = Option.getOrThrow(PoolSwap.decode(swap(1_000_001n, -3_900_000n), ctx, { mint, tokenIsToken0: false, feePips: 3000 }))
+    expect(t).toMatchObject({
+      _tag: "Trade",
+      id: `hood:${TX}:7`,
+      position: hoodPosition(123n, 7),
+      chain: "hood",
+      mint,
+      venue: "pool",
+      side: "buy",
+      trader: TRADER,
+      amountInRaw: 1_000_001n,
+      amountOutRaw: 3_900_000n,
+      feeRaw: 3_001n, // ceil(1,000,001 × 3000 / 10^6) = ceil(3000.003)
+      refundRaw: 0n,
+      quoteConsumedRaw: 1_000_001n,
+      // √P = 2 (token1 per token0 = 4): token0 (quote) = L/2, token1 (token) = 2L.
+      quoteReserveRaw: 5n * 10n ** 19n,
+      tokenReserveRaw: 2n * 10n ** 20n,
+      realQuoteRaw: 0n,
+      crossesGraduation: false
+    })
+  })
+
+  it("a sell with the token as token0: fee in the token; quote out", () => {
+    const t = Option.getOrThrow(PoolSwap.decode(swap(500n, -1_990n), ctx, { mint, tokenIsToken0: true, feePips: 10_000 }))
+    expect(t).toMatchObject({ side: "sell", amountInRaw: 500n, amountOutRaw: 1_990n, feeRaw: 5n, quoteConsumedRaw: 500n, tokenReserveRaw: 5n * 10n ** 19n, quoteReserveRaw: 2n * 10n ** 20n })
+  })
+
+  it("not a trade: both deltas one way, a zero side, no liquidity in range gives zero reserves, another event", () => {
+    expect(Option.isNone(PoolSwap.decode(swap(5n, 5n), ctx, { mint, tokenIsToken0: true, feePips: 3000 }))).toBe(true)
+    expect(Option.isNone(PoolSwap.decode(swap(0n, -5n), ctx, { mint, tokenIsToken0: true, feePips: 3000 }))).toBe(true)
+    expect(Option.isNone(PoolSwap.decode(trade(true, 0n), ctx, { mint, tokenIsToken0: true, feePips: 3000 }))).toBe(true)
+    const dry = Option.getOrThrow(PoolSwap.decode(swap(5n, -4n, Q96, 0n), ctx, { mint, tokenIsToken0: true, feePips: 3000 }))
+    expect([dry.quoteReserveRaw, dry.tokenReserveRaw]).toEqual([0n, 0n])
+    expect(PoolSwap.virtualReserves(4n * 10n ** 18n, Q96)).toEqual([4n * 10n ** 18n, 4n * 10n ** 18n])
+  })
+})
+

@@ -15,6 +15,7 @@ import hoodIngestBlocks from "./0006_hood_ingest_blocks.js"
 import marketDataPersonal from "./0007_market_data_personal.js"
 import strategies from "./0008_strategies.js"
 import agentProfiles from "./0009_agent_profiles.js"
+import hoodPools from "./0010_hood_pools.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -25,5 +26,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_hood_ingest_blocks": hoodIngestBlocks,
   "0007_market_data_personal": marketDataPersonal,
   "0008_strategies": strategies,
-  "0009_agent_profiles": agentProfiles
+  "0009_agent_profiles": agentProfiles,
+  "0010_hood_pools": hoodPools
 }
