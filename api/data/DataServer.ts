@@ -28,7 +28,7 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const app = uWS.App()
-    const stream = makeSignalStream({ ...options.stream, runtime }, options.streamOptions)
+    const stream = makeSignalStream({ ...options.stream, runtime, app }, options.streamOptions)
     // The WebSocket route first: its static path wins over the router's catch-all either way.
     app.ws(STREAM_PATH, stream.behavior)
     mountRoutes(app, options.routes, {

@@ -15,15 +15,29 @@
  *   at once with code 4029 and a reason saying so (a browser client sees the close code; it
  *   cannot read an HTTP refusal of an upgrade). Counted in the open handler, which runs on the
  *   event loop, so concurrent upgrades cannot race past the bound.
- * - A slow client never makes the server buffer without bound: after every send the socket's
- *   buffered bytes are checked, and a socket over `maxBufferedBytes` (default 1 MiB) is closed
- *   with code 4013 ("slow client") and stops receiving. A send uWS itself drops is treated the same.
+ * - Fan-out through uWS pub/sub: every socket subscribes to exactly one topic, its (plan,
+ *   filter) — at most one topic per distinct combination, so a signal is matched and published
+ *   once per matching topic (bounded by the combinations in use, not by the sockets) and uWS
+ *   writes it to each subscriber in C++, corked, one write per socket per loop iteration. A
+ *   socket holds one topic, so it receives each signal at most once and in the hub's order;
+ *   it subscribes right after its snapshot is sent, so nothing falls between the two.
+ *   Published with `app.publish` when the stream is given its app, otherwise through any open
+ *   socket (see `publish`). What this saves is JS work per delivery; the time to write a signal
+ *   to every socket is the kernel's (one write each), measured in bench/wsFanout.ts.
  * - Each signal is serialized once per plan (group visibility differs by plan), not per socket.
+ * - A slow client never makes the server buffer without bound: a sweep after each published
+ *   batch (once uWS has written it out) checks every socket's buffered bytes, and a socket over
+ *   `maxBufferedBytes` (default 1 MiB) is closed with code 4013 ("slow client") and stops
+ *   receiving. uWS's own ceiling (`maxBackpressure`, past which it would silently skip a
+ *   message) sits `BACKPRESSURE_HEADROOM_BYTES` above ours, and a sweep also runs before more
+ *   than half that headroom is published in one go, so our close always comes first: a dropped
+ *   client has received a prefix of the stream, never a gap. (`closeOnBackpressureLimit` stays
+ *   off: uWS then shuts the socket's reading side down instead of sending a close code.)
  * - At most `maxSocketsTotal` sockets in the process (further upgrades close with 1013).
  */
-import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket, WebSocketBehavior } from "@trufflesuite/uws-js-unofficial"
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "@trufflesuite/uws-js-unofficial"
 import { Effect, Exit, Runtime } from "effect"
-import { isPattern, isQualityFilter, matchesQuality, type Pattern, QUALITIES, type Quality, type Signal } from "../../actors/signals/Signal.js"
+import { isPattern, isQualityFilter, matchesQuality, type Pattern, PATTERNS, QUALITIES, type Quality, type Signal } from "../../actors/signals/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import type { SignalHub } from "../../src/services/signals/SignalHub.js"
@@ -72,12 +86,16 @@ interface SocketData {
   readonly accountId: string
   readonly plan: PlanId
   readonly filter: StreamFilter
+  /** The pub/sub topic the socket listens on, from its snapshot until it closes. */
+  topic: string | undefined
   counted: boolean
   closed: boolean
 }
 
 export interface SignalStreamStats {
   readonly open: number
+  /** Distinct (plan, filter) topics with at least one open socket. */
+  readonly topics: number
   readonly refusedTooMany: number
   readonly droppedSlow: number
   readonly sent: number
@@ -117,6 +135,8 @@ export interface SignalStreamDeps {
   readonly tracking: TrackingShape
   readonly authenticate: (headers: Readonly<Record<string, string>>) => Effect.Effect<DataPrincipal | undefined>
   readonly runtime: Runtime.Runtime<never>
+  /** The app the behaviour is mounted on: signals go out with `app.publish`; without it, through an open socket. */
+  readonly app?: Pick<TemplatedApp, "publish">
 }
 
 export interface SignalStream {
@@ -126,14 +146,31 @@ export interface SignalStream {
   readonly close: () => void
 }
 
+/** How far uWS's own ceiling (`maxBackpressure`) sits above `maxBufferedBytes`; see the module notes. */
+export const BACKPRESSURE_HEADROOM_BYTES = 16 * 1024 * 1024
+
+/** The topic of a (plan, filter): equal filters written differently (order, repeats) share one. */
+export const topicOf = (plan: PlanId, f: StreamFilter): string =>
+  `${plan}|${f.chain}|${f.patterns === undefined ? "*" : PATTERNS.filter((p) => f.patterns!.includes(p)).join(",")}|${f.qualities.join(",")}`
+
+interface Topic {
+  readonly name: string
+  readonly plan: PlanId
+  readonly filter: StreamFilter
+  subscribers: number
+}
+
 export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalStreamOptions> = {}): SignalStream => {
   const options: SignalStreamOptions = { ...signalStreamDefaults, ...input }
   const runFork = Runtime.runFork(deps.runtime)
   const sockets = new Set<WebSocket<SocketData>>()
   const perAccount = new Map<string, number>()
+  const topics = new Map<string, Topic>()
   let refusedTooMany = 0
   let droppedSlow = 0
   let sent = 0
+  let bytesSinceSweep = 0
+  let sweepScheduled = false
 
   const project = (plan: PlanId, s: Signal) => projectForPlan(deps.tracking, plan, s)
 
@@ -144,34 +181,64 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
     ws.end(CLOSE_SLOW_CLIENT, `slow client: more than ${options.maxBufferedBytes} bytes waiting to be sent; reconnect and read faster`)
   }
 
-  /** Sends and enforces the buffer bound; false when the socket was dropped. */
-  const send = (ws: WebSocket<SocketData>, message: string): boolean => {
-    const status = ws.send(message, false, false)
-    sent++
-    if (status === 2 || ws.getBufferedAmount() > options.maxBufferedBytes) {
-      dropSlow(ws)
-      return false
+  /** Closes every socket over the buffer bound (the close handler removes it from `sockets`). */
+  const sweep = () => {
+    bytesSinceSweep = 0
+    for (const ws of [...sockets]) if (ws.getBufferedAmount() > options.maxBufferedBytes) dropSlow(ws)
+  }
+
+  // uWS writes published messages out when the event loop next turns (its pre/post loop handlers, before
+  // the poll and after it); an immediate runs after that, so the sweep sees the bytes each socket could not take.
+  const afterPublish = () => {
+    sweepScheduled = false
+    sweep()
+  }
+
+  /**
+   * Publishes to one topic. uWS's `app.publish` when the app is known; otherwise through one of the open
+   * sockets (`ws.publish` reaches every subscriber but the publishing socket itself, which then gets a
+   * direct `send`: it drains anything published to it before, so its order holds too).
+   */
+  const publish = (topic: Topic, message: string) => {
+    if (deps.app !== undefined) {
+      deps.app.publish(topic.name, message, false, false)
+      return
     }
-    return true
+    const anchor = sockets.values().next().value
+    if (anchor === undefined) return
+    anchor.publish(topic.name, message, false, false)
+    const own = anchor.getUserData()
+    // A send uWS had to drop (over its ceiling, which the sweeps keep us under) would be a gap: close instead.
+    if (own.topic === topic.name && !own.closed && anchor.send(message, false, false) === 2) dropSlow(anchor)
   }
 
   const unsubscribe = deps.hub.subscribe((signal) => {
-    if (sockets.size === 0) return
-    const byPlan = new Map<PlanId, string>()
-    for (const ws of sockets) {
-      const data = ws.getUserData()
-      if (data.closed || !matchesStream(data.filter, signal)) continue
-      let message = byPlan.get(data.plan)
+    if (topics.size === 0) return
+    let byPlan: Map<PlanId, string> | undefined
+    for (const topic of topics.values()) {
+      if (!matchesStream(topic.filter, signal)) continue
+      byPlan ??= new Map()
+      let message = byPlan.get(topic.plan)
       if (message === undefined) {
-        message = stringify({ type: "signal", signal: project(data.plan, signal) })
-        byPlan.set(data.plan, message)
+        message = stringify({ type: "signal", signal: project(topic.plan, signal) })
+        byPlan.set(topic.plan, message)
+        // An upper bound of the bytes queued per socket: UTF-8 of a UTF-16 unit is at most 3 bytes, a frame header at most 14.
+        bytesSinceSweep += 3 * message.length + 14
       }
-      send(ws, message)
+      publish(topic, message)
+      sent += topic.subscribers
+    }
+    if (byPlan === undefined) return
+    // Keeps every socket's growth between two sweeps under half of uWS's headroom (see the module notes).
+    if (bytesSinceSweep > BACKPRESSURE_HEADROOM_BYTES / 2) sweep()
+    else if (!sweepScheduled) {
+      sweepScheduled = true
+      setImmediate(afterPublish)
     }
   })
 
   const timer = setInterval(() => {
-    for (const ws of sockets) {
+    for (const ws of [...sockets]) {
       if (ws.getUserData().closed) continue
       const status = ws.ping()
       if (status === 2 || ws.getBufferedAmount() > options.maxBufferedBytes) dropSlow(ws)
@@ -184,7 +251,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
     maxPayloadLength: 4 * 1024,
     idleTimeout: options.idleTimeoutSec,
     // Our own bound (`maxBufferedBytes`) closes a slow socket first; this only keeps uWS from dropping messages silently.
-    maxBackpressure: options.maxBufferedBytes + 16 * 1024 * 1024,
+    maxBackpressure: options.maxBufferedBytes + BACKPRESSURE_HEADROOM_BYTES,
     closeOnBackpressureLimit: 0,
     sendPingsAutomatically: false,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
@@ -210,7 +277,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
         res.cork(() => {
           if (principal === undefined) writeHttp(res, { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) })
           else {
-            const data: SocketData = { accountId: principal.accountId, plan: principal.tier, filter, counted: false, closed: false }
+            const data: SocketData = { accountId: principal.accountId, plan: principal.tier, filter, topic: undefined, counted: false, closed: false }
             res.upgrade(data, key, protocol, extensions, context)
           }
         })
@@ -234,7 +301,22 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       data.counted = true
       sockets.add(ws)
       const snapshot = deps.hub.newest(options.snapshotSize, (s) => matchesStream(data.filter, s)).reverse()
-      send(ws, stringify({ type: "snapshot", signals: snapshot.map((s) => project(data.plan, s)) }))
+      const status = ws.send(stringify({ type: "snapshot", signals: snapshot.map((s) => project(data.plan, s)) }), false, false)
+      sent++
+      if (status === 2 || ws.getBufferedAmount() > options.maxBufferedBytes) {
+        dropSlow(ws)
+        return
+      }
+      // After the snapshot: every signal the hub publishes from here on reaches this socket through its topic.
+      const name = topicOf(data.plan, data.filter)
+      let topic = topics.get(name)
+      if (topic === undefined) {
+        topic = { name, plan: data.plan, filter: data.filter, subscribers: 0 }
+        topics.set(name, topic)
+      }
+      ws.subscribe(name)
+      topic.subscribers++
+      data.topic = name
     },
     message: () => {
       // Clients have nothing to say; messages are ignored (the payload bound closes a flood).
@@ -243,6 +325,12 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const data = ws.getUserData()
       data.closed = true
       sockets.delete(ws)
+      if (data.topic !== undefined) {
+        // uWS drops a closed socket's subscriptions itself; this is our count of who listens where.
+        const topic = topics.get(data.topic)
+        data.topic = undefined
+        if (topic !== undefined && --topic.subscribers <= 0) topics.delete(topic.name)
+      }
       if (data.counted) {
         data.counted = false
         const n = (perAccount.get(data.accountId) ?? 1) - 1
@@ -254,7 +342,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
 
   return {
     behavior,
-    stats: () => ({ open: sockets.size, refusedTooMany, droppedSlow, sent }),
+    stats: () => ({ open: sockets.size, topics: topics.size, refusedTooMany, droppedSlow, sent }),
     close: () => {
       clearInterval(timer)
       unsubscribe()

@@ -4,7 +4,8 @@
  * `SignalWriter`, the in-memory hub, and a real WebSocket client (`ws`). Covers the bearer
  * refusals (plain 401 `invalid api key`, test keys included), the tape's filters, order, caps
  * and cursor, group visibility by plan, the stream's snapshot, live order, filters, pings, the
- * 9th socket refused (4029) and a slow client dropped (4013).
+ * 9th socket refused (4029) and a slow client dropped (4013) — the stream fans out through uWS
+ * pub/sub topics (api/data/SignalStream.test.ts covers the topics themselves).
  */
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Scope, Exit } from "effect"
 import * as fs from "node:fs"
@@ -362,6 +363,7 @@ describe("market-data listener: /v1/signals/stream", () => {
     const eight = Array.from({ length: 8 }, () => connect(keys.many))
     await Promise.all(eight.map((c) => c.opened))
     await until(() => eight.every((c) => c.messages.length >= 1), "eight snapshots")
+    expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
     const ninth = connect(keys.many)
     const refused = await ninth.closed
     expect(refused).toEqual({ code: CLOSE_TOO_MANY_STREAMS, reason: "too many open streams: at most 8 per account" })
@@ -377,7 +379,7 @@ describe("market-data listener: /v1/signals/stream", () => {
     await until(() => again.messages.length >= 1, "a socket after one closed")
     for (const c of [...eight.slice(1), again, other]) c.ws.close()
     await Promise.all([...eight.slice(1), again, other].map((c) => c.closed))
-    expect(server.stream.stats().open).toBe(0)
+    expect(server.stream.stats()).toMatchObject({ open: 0, topics: 0 })
   })
 
   it("drops a client that stops reading (4013) instead of buffering without bound", async () => {

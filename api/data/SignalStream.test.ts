@@ -1,0 +1,259 @@
+/**
+ * The stream's pub/sub fan-out over a real uWS app and real `ws` clients: one topic per distinct
+ * (plan, filter), both ways of publishing (`app.publish` when the stream is given the app, and
+ * through an open socket when it is not, including when that socket goes away), per-plan
+ * projection across topics, and the slow-client bound when uWS writes the sockets itself.
+ * Auth here is a table of bearer tokens (the real data bearer is covered in
+ * test/integration/data.stream.test.ts).
+ */
+import uWS from "@trufflesuite/uws-js-unofficial"
+import { Effect, Runtime } from "effect"
+import { createRequire } from "node:module"
+import { afterEach, describe, expect, it } from "vitest"
+import { buildSignal, type Pattern, type Signal } from "../../actors/signals/Signal.js"
+import type { ChainId } from "../../ingest/ChainEvent.js"
+import { SignalHub } from "../../src/services/signals/SignalHub.js"
+import type { AgentKey } from "../../src/services/keys/KeyRepository.js"
+import { seedTrackingData } from "../../src/services/tracking/Seed.js"
+import { make as makeTracking, type PlanId } from "../../src/services/tracking/Tracking.js"
+import type { DataPrincipal } from "../auth/DataBearerAuth.js"
+import {
+  CLOSE_SLOW_CLIENT,
+  makeSignalStream,
+  parseStreamFilter,
+  type SignalStream,
+  type SignalStreamOptions,
+  STREAM_PATH,
+  type StreamFilter,
+  topicOf
+} from "./SignalStream.js"
+
+interface WsClient {
+  on(event: "message", f: (data: Buffer) => void): void
+  on(event: "close", f: (code: number, reason: Buffer) => void): void
+  on(event: "open", f: () => void): void
+  on(event: "error", f: (e: Error) => void): void
+  close(): void
+  pause(): void
+  resume(): void
+}
+const WebSocket = createRequire(import.meta.url)("ws") as new (url: string, options: { headers: Record<string, string> }) => WsClient
+
+const tracking = makeTracking(seedTrackingData())
+const insider = seedTrackingData().wallets.find((w) => w.id === "sol_dev7")! // grp_insiders: visible on Max only
+
+const principal = (accountId: string, tier: PlanId): DataPrincipal => ({ accountId, tier, key: { id: `key_${accountId}`, accountId } as AgentKey })
+const TOKENS: Record<string, DataPrincipal> = {
+  "Bearer free-a": principal("acct_free_a", "free"),
+  "Bearer free-b": principal("acct_free_b", "free"),
+  "Bearer max-a": principal("acct_max_a", "max")
+}
+
+interface Served {
+  readonly url: string
+  readonly hub: SignalHub
+  readonly stream: SignalStream
+  readonly close: () => void
+}
+
+const running: Array<Served> = []
+afterEach(() => {
+  for (const s of running.splice(0)) s.close()
+})
+
+/** A uWS app with only the stream mounted; `withApp` hands the app to the stream (its `app.publish` path). */
+const serve = async (withApp: boolean, options: Partial<SignalStreamOptions> = {}): Promise<Served> => {
+  const hub = new SignalHub({ capacity: 1_000 })
+  const app = uWS.App()
+  const stream = makeSignalStream(
+    {
+      hub,
+      tracking,
+      authenticate: (headers) => Effect.succeed(TOKENS[headers.authorization ?? ""]),
+      runtime: Runtime.defaultRuntime,
+      ...(withApp ? { app } : {})
+    },
+    options
+  )
+  app.ws(STREAM_PATH, stream.behavior)
+  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+    app.listen("127.0.0.1", 0, (s) => (s === false ? reject(new Error("cannot listen")) : resolve(s)))
+  )
+  const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
+  const served: Served = {
+    url: `ws://127.0.0.1:${port}${STREAM_PATH}`,
+    hub,
+    stream,
+    close: () => {
+      uWS.us_listen_socket_close(socket)
+      stream.close()
+      ;(app as unknown as { close(): void }).close()
+    }
+  }
+  running.push(served)
+  return served
+}
+
+const connect = (served: Served, token: string, query = "") => {
+  const ws = new WebSocket(`${served.url}${query}`, { headers: { authorization: `Bearer ${token}` } })
+  const messages: Array<{ type: string; signals?: Array<Signal>; signal?: Signal }> = []
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })))
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.on("open", resolve)
+    ws.on("error", reject)
+  })
+  ws.on("message", (d) => messages.push(JSON.parse(d.toString())))
+  return { ws, messages, closed, opened }
+}
+
+const until = async (cond: () => boolean, what: string, timeoutMs = 5_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+let seq = 0
+const sig = (o: { pattern?: Pattern; chain?: ChainId; confidence?: number; insider?: boolean; details?: Signal["details"] } = {}): Signal => {
+  seq++
+  const wallets = o.insider === true ? [insider] : []
+  return buildSignal({
+    pattern: o.pattern ?? "large_move",
+    chain: o.chain ?? "solana",
+    asset: `Mint${seq}`,
+    symbol: `S${seq}`,
+    direction: "in",
+    wallets: wallets.map((w) => w.address),
+    walletIds: wallets.map((w) => w.id),
+    groups: wallets.flatMap((w) => w.groups),
+    sizeUsdMicros: 1_500_000_000n,
+    mcapUsdMicros: 50_000_000_000n,
+    createdAtMs: 1_735_689_600_000,
+    venue: "svc-curve",
+    confidence: o.confidence ?? 80,
+    atMs: 1_735_689_600_000 + seq * 1000,
+    position: `s:${String(seq).padStart(20, "0")}`,
+    triggerIds: [`t${seq}`],
+    details: o.details ?? { n: seq }
+  })
+}
+
+const filter = (query: string): StreamFilter => {
+  const f = parseStreamFilter(query)
+  if (!("chain" in f)) throw new Error(`bad query ${query}`)
+  return f
+}
+
+describe("topicOf", () => {
+  it("one topic per (plan, filter), whatever order or repeats the query used", () => {
+    expect(topicOf("free", filter("event_kind=deployer,large_move"))).toBe(topicOf("free", filter("event_kind=large_move,deployer,large_move")))
+    expect(topicOf("free", filter(""))).toBe(topicOf("free", filter("chain=solana&quality=curated")))
+    // Different plan, chain, kinds or quality: different topics.
+    const all = new Set(
+      [topicOf("free", filter("")), topicOf("pro", filter("")), topicOf("free", filter("chain=hood")), topicOf("free", filter("event_kind=large_move")), topicOf("free", filter("quality=all")), topicOf("free", filter("quality=high"))]
+    )
+    expect(all.size).toBe(6)
+  })
+})
+
+describe.each([
+  ["app.publish", true],
+  ["publishing through an open socket", false]
+] as const)("fan-out by topic (%s)", (_name, withApp) => {
+  it("sockets with the same plan and filter share a topic; each gets its snapshot, then its signals once and in order, projected for its plan", async () => {
+    const served = await serve(withApp)
+    const before = [sig(), sig({ chain: "hood" })]
+    served.hub.publish(before)
+    const a = connect(served, "free-a")
+    const b = connect(served, "free-b", "?event_kind=large_move,dormancy")
+    const c = connect(served, "free-b", "?event_kind=dormancy,large_move&quality=curated") // the same filter as b, written differently
+    const max = connect(served, "max-a")
+    const hood = connect(served, "free-a", "?chain=hood")
+    const clients = [a, b, c, max, hood]
+    await Promise.all(clients.map((x) => x.opened))
+    await until(() => clients.every((x) => x.messages.length >= 1), "snapshots")
+    expect(served.stream.stats()).toMatchObject({ open: 5, topics: 4 })
+    expect(a.messages[0]!.signals!.map((s) => s.id)).toEqual([before[0]!.id])
+    expect(hood.messages[0]!.signals!.map((s) => s.id)).toEqual([before[1]!.id])
+
+    const live = [sig({ insider: true }), sig({ pattern: "deployer" }), sig({ chain: "hood" }), sig({ confidence: 5 }), sig({ pattern: "dormancy" })]
+    for (const s of live) served.hub.publish([s])
+    const expected = (x: (typeof clients)[number], ids: ReadonlyArray<Signal>) =>
+      until(() => x.messages.length >= 1 + ids.length, "live signals").then(() => expect(x.messages.slice(1).map((m) => m.signal!.id)).toEqual(ids.map((s) => s.id)))
+    await expected(a, [live[0]!, live[1]!, live[4]!])
+    await expected(b, [live[0]!, live[4]!])
+    await expected(c, [live[0]!, live[4]!])
+    await expected(max, [live[0]!, live[1]!, live[4]!])
+    await expected(hood, [live[2]!])
+    // The Max socket sees the insider group; a Free socket gets the same signal without it.
+    expect(max.messages[1]!.signal!.groups).toEqual(["grp_insiders"])
+    expect(a.messages[1]!.signal!.groups).toEqual([])
+    expect(a.messages[1]!.signal!.wallets).toEqual([insider.address])
+
+    // Closing sockets (the first opened too, which the socket path publishes through) leaves the rest served; an emptied topic goes.
+    a.ws.close()
+    b.ws.close()
+    await Promise.all([a.closed, b.closed])
+    expect(served.stream.stats()).toMatchObject({ open: 3, topics: 3 })
+    hood.ws.close()
+    await hood.closed
+    expect(served.stream.stats()).toMatchObject({ open: 2, topics: 2 })
+    const later = sig({ pattern: "dormancy" })
+    served.hub.publish([later])
+    await expected(c, [live[0]!, live[4]!, later])
+    await expected(max, [live[0]!, live[1]!, live[4]!, later])
+    for (const x of [c, max]) x.ws.close()
+    await Promise.all([c.closed, max.closed])
+    expect(served.stream.stats()).toMatchObject({ open: 0, topics: 0 })
+  })
+
+  it("drops a client that stops reading (4013): it has had a prefix of the stream, never a gap, and the others go on", async () => {
+    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
+    const slow = connect(served, "free-a")
+    const healthy = connect(served, "free-b")
+    await Promise.all([slow.opened, healthy.opened])
+    await until(() => slow.messages.length >= 1 && healthy.messages.length >= 1, "snapshots")
+    slow.ws.pause()
+    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
+    let published = 0
+    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
+      served.hub.publish([sig({ details: { filler } })])
+      published++
+      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5)) // lets uWS write and the kernel buffers fill
+    }
+    expect(served.stream.stats()).toMatchObject({ droppedSlow: 1, open: 1, topics: 1 })
+    const after = sig()
+    served.hub.publish([after])
+    published++
+    await until(() => healthy.messages.length >= 1 + published, "the healthy client's signals", 20_000)
+    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    expect(closed.reason).toContain("slow client")
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got.length).toBeLessThan(published)
+    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
+    healthy.ws.close()
+    await healthy.closed
+  }, 60_000)
+
+  it("a batch larger than half of uWS's headroom is checked before it is all queued: the paused client is closed with 4013, never skipped", async () => {
+    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
+    const slow = connect(served, "free-a")
+    await slow.opened
+    await until(() => slow.messages.length >= 1, "snapshot")
+    slow.ws.pause()
+    // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
+    const filler = ["y".repeat(8 * 1024)]
+    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
+    served.hub.publish(batch)
+    expect(served.stream.stats().droppedSlow).toBe(1)
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+  }, 60_000)
+})
