@@ -324,11 +324,18 @@ export interface ReplayResult {
 export const FILL_MODEL =
   "Entries fill right after the first trade of the token strictly after the signal; price exits fill after the trade following the crossing trade; fills use that trade's post-trade reserves (constant product, price impact counted) with the curve fee and the platform fee; USD at one rate per chain for the whole replay."
 
+/** A trade of the token can change the result: see `ReplaySimulation.needsTrades`. */
+const needs = (s: AssetState): boolean =>
+  s.unresolved > 0 || s.armed !== undefined || s.position !== undefined || s.benchmarkArmedT !== undefined
+
 const bpsOf = (num: bigint, den: bigint): bigint => (den === 0n ? 0n : (num * BPS) / den)
 const pctFromBps = (bps: bigint): number => Number(bps) / 100
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Runs a replay incrementally: `addSignals` once, `onTrades` per page in order, `finish` once. */
+/**
+ * Runs a replay incrementally: `addSignals` once, then either `onTrades` per page (every trade of
+ * the candidate tokens) or `advance` + `trade` for the trades that matter, then `finish` once.
+ */
 export class ReplaySimulation {
   private readonly def: StrategyDefinition
   private readonly cfg: EngineConfig
@@ -420,17 +427,87 @@ export class ReplaySimulation {
     return p
   }
 
-  /** Feeds one page of trades (time order, continuing the previous page). */
+  /** Feeds one page of trades (every trade of the read tokens, chain order, continuing the previous page). */
   onTrades(page: ReadonlyArray<ReplayTrade>): void {
     for (let i = 0; i < page.length; i++) {
       const tr = page[i]!
       this.tradesRead++
-      this.runAgendaBefore(tr.t)
-      this.marksUntil(tr.t)
-      const s = this.states.get(`${tr.c}:${tr.m}`)
-      if (s === undefined) continue
-      this.onTrade(s, tr)
+      this.advance(tr.t)
+      this.trade(tr)
     }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Feeding only the trades that matter (`Replay.ts` reads per-token ranges). A token "needs
+  // trades" while a trade of it can change the result: an entry signal not yet followed by a
+  // trade (priceable count, benchmark, armed entry) or an open position. Any other trade only
+  // moves the token's `last`, which is read for open positions (fed to the end anyway) and for
+  // the benchmark's final mark (`setLastTrade`). Interest starts only at an entry signal (the
+  // agenda, run by `advance`), so a driver that feeds, in chain order, every trade of each token
+  // from its waking signal while it needs trades gets the result of feeding every trade.
+
+  /** Runs the signals before `t` and the hourly marks up to `t`: call before feeding a trade at `t`. */
+  advance(t: number): void {
+    this.runAgendaBefore(t)
+    this.marksUntil(t)
+  }
+
+  /** Feeds one trade, after `advance(tr.t)`; trades come in chain order. */
+  trade(tr: ReplayTrade): void {
+    const s = this.states.get(`${tr.c}:${tr.m}`)
+    if (s !== undefined) this.onTrade(s, tr)
+  }
+
+  /** Adds to `history.trades_read` (a driver that reads ranges counts the rows it read). */
+  countTradesRead(n: number): void {
+    this.tradesRead += n
+  }
+
+  /** Whether a trade of the token can change the result now (see above). */
+  needsTrades(chain: string, asset: string): boolean {
+    const s = this.states.get(`${chain}:${asset}`)
+    return s !== undefined && needs(s)
+  }
+
+  /** The tokens that need trades now. */
+  tokensNeedingTrades(): Array<{ readonly chain: string; readonly asset: string }> {
+    const out: Array<{ chain: string; asset: string }> = []
+    for (const s of this.states.values()) if (needs(s)) out.push({ chain: s.chain, asset: s.asset })
+    return out
+  }
+
+  /** Entry signals not run yet with offset <= `t`, in time order. */
+  entriesUntil(t: number): Array<{ readonly chain: string; readonly asset: string; readonly t: number }> {
+    const out: Array<{ chain: string; asset: string; t: number }> = []
+    for (let i = this.agendaNext; i < this.agenda.length && this.agenda[i]!.t <= t; i++) {
+      const a = this.agenda[i]!
+      if (a.kind === "entry") out.push({ chain: a.signal.chain, asset: a.signal.asset, t: a.t })
+    }
+    return out
+  }
+
+  /** The offset of the next signal (entry or exit) not run yet, or +Infinity. */
+  nextSignalT(): number {
+    return this.agenda[this.agendaNext]?.t ?? Number.POSITIVE_INFINITY
+  }
+
+  /** The offset of the next entry signal not run yet. */
+  nextEntryT(): number | undefined {
+    for (let i = this.agendaNext; i < this.agenda.length; i++) if (this.agenda[i]!.kind === "entry") return this.agenda[i]!.t
+    return undefined
+  }
+
+  /** Tokens holding a benchmark position, with the offset of its fill: `finish` marks them on their last trade. */
+  benchmarkTokens(): Array<{ readonly chain: string; readonly asset: string; readonly t: number }> {
+    const out: Array<{ chain: string; asset: string; t: number }> = []
+    for (const s of this.states.values()) if (s.benchmark !== undefined) out.push({ chain: s.chain, asset: s.asset, t: s.benchmark.t })
+    return out
+  }
+
+  /** Sets the token's last trade of the window (call before `finish` for each of `benchmarkTokens`). */
+  setLastTrade(tr: ReplayTrade): void {
+    const s = this.states.get(`${tr.c}:${tr.m}`)
+    if (s !== undefined && (s.last === undefined || tr.t >= s.last.t)) s.last = tr
   }
 
   private runAgendaBefore(t: number): void {
