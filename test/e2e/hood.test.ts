@@ -11,8 +11,8 @@ import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, getAddress, type Hex, parseEventLogs, parseUnits, type PublicClient, zeroAddress } from "viem"
-import { bondingCurveAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
-import { buy, createCurve, type HoodClients, hoodPublicClient, hoodWallet, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { bondingCurveAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
+import { buy, createCurve, type HoodClients, hoodPublicClient, hoodWallet, readCurve, saltOf, swapExactIn, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { findEconomics } from "../../src/domain/Economics.js"
@@ -254,25 +254,14 @@ describe("Hood end to end", () => {
     // and the record's price follows the pool's.
     const beforeSwap = (await get(`/api/v1/markets/hood/${token}`)).body.market
     const swapIn = 10n ** 17n
-    const swapHash = await trader.wallet.writeContract({
-      address: hood.addresses.swapRouter,
-      abi: swapRouterAbi,
-      functionName: "exactInputSingle",
-      args: [
-        {
-          tokenIn: hood.addresses.weth9,
-          tokenOut: getAddress(token),
-          fee: 3000,
-          recipient: trader.wallet.account.address,
-          deadline: 2n ** 40n,
-          amountIn: swapIn,
-          amountOutMinimum: 1n,
-          sqrtPriceLimitX96: 0n
-        }
-      ],
-      value: swapIn
+    const swapReceipt = await swapExactIn(trader, {
+      router: hood.addresses.swapRouter,
+      tokenIn: hood.addresses.weth9,
+      tokenOut: getAddress(token),
+      fee: 3000,
+      amountInRaw: swapIn,
+      payWithEth: true
     })
-    const swapReceipt = await pc.waitForTransactionReceipt({ hash: swapHash })
     expect(swapReceipt.status).toBe("success")
     const afterSwap = await eventually("the pool trade to reach the market", async () => {
       const m = (await get(`/api/v1/markets/hood/${token}`)).body.market

@@ -40,21 +40,12 @@ import {
 } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
+import { mulberry32 } from "../../src/sim/SeededRandom.js"
 
 const ETH = 10n ** 18n
 const SEED = Number(process.env["HOOD_SIM_SEED"] ?? 20261121)
 
-/** mulberry32: a small seeded generator (deterministic per seed). */
-const rng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+const rng = mulberry32
 
 const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 20_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs

@@ -32,7 +32,6 @@ import {
   curveTokenAbi,
   feeSplitterAbi,
   nonfungiblePositionManagerAbi,
-  swapRouterAbi,
   uniswapV3FactoryAbi,
   uniswapV3PoolAbi,
   usdgAbi
@@ -64,6 +63,7 @@ import {
   revertName,
   saltOf,
   sell,
+  swapExactIn,
   tokenBalance
 } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE, STREAMER_SHARE_BPS } from "../../src/chain/hood/localnet/Deploy.js"
@@ -560,25 +560,14 @@ describe("graduation", () => {
       const amountIn = m.params.thresholdRaw / 100n
       if (m.quoteToken !== zeroAddress) await approve(swapper, m.quoteToken, net.addresses.swapRouter, amountIn)
       const tokensBefore = await tokenBalance(pc, m.token, swapper.wallet.account.address)
-      const hash = await swapper.wallet.writeContract({
-        address: net.addresses.swapRouter,
-        abi: swapRouterAbi,
-        functionName: "exactInputSingle",
-        args: [
-          {
-            tokenIn: quoteAsset,
-            tokenOut: m.token,
-            fee: GRADUATED_POOL_FEE,
-            recipient: swapper.wallet.account.address,
-            deadline: 2n ** 40n,
-            amountIn,
-            amountOutMinimum: 1n,
-            sqrtPriceLimitX96: 0n
-          }
-        ],
-        value: m.quoteToken === zeroAddress ? amountIn : 0n
+      await swapExactIn(swapper, {
+        router: net.addresses.swapRouter,
+        tokenIn: quoteAsset,
+        tokenOut: m.token,
+        fee: GRADUATED_POOL_FEE,
+        amountInRaw: amountIn,
+        payWithEth: m.quoteToken === zeroAddress
       })
-      expect((await pc.waitForTransactionReceipt({ hash })).status).toBe("success")
       const got = (await tokenBalance(pc, m.token, swapper.wallet.account.address)) - tokensBefore
       // Near the curve's final price: tokens ≈ amountIn·vTok/vQuote less the 0.3 % fee and the impact.
       const atCurvePrice = (amountIn * final.virtualTokenRaw) / final.virtualQuoteRaw

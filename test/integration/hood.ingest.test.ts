@@ -29,9 +29,9 @@ import {
   migrate,
   readRecovery,
   saltOf,
-  sell
+  sell,
+  swapExactIn
 } from "../../src/chain/hood/client/HoodClient.js"
-import { swapRouterAbi } from "../../src/chain/hood/abi.generated.js"
 import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
 import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
@@ -237,29 +237,15 @@ describe("Hood ingester", () => {
     const m = await migrate(clientsFor(net, net.roles.keeper), c.curve)
     const pool = m.event.pool
     const swapper = clientsFor(net, 16)
-    const swap = async (amountIn: bigint) => {
-      const hash = await swapper.wallet.writeContract({
-        address: net.addresses.swapRouter,
-        abi: swapRouterAbi,
-        functionName: "exactInputSingle",
-        args: [
-          {
-            tokenIn: net.addresses.weth9,
-            tokenOut: c.token,
-            fee: GRADUATED_POOL_FEE,
-            recipient: swapper.wallet.account.address,
-            deadline: 2n ** 40n,
-            amountIn,
-            amountOutMinimum: 1n,
-            sqrtPriceLimitX96: 0n
-          }
-        ],
-        value: amountIn
-      } as never)
-      const receipt = await swapper.publicClient.waitForTransactionReceipt({ hash })
-      expect(receipt.status).toBe("success")
-      return receipt
-    }
+    const swap = (amountIn: bigint) =>
+      swapExactIn(swapper, {
+        router: net.addresses.swapRouter,
+        tokenIn: net.addresses.weth9,
+        tokenOut: c.token,
+        fee: GRADUATED_POOL_FEE,
+        amountInRaw: amountIn,
+        payWithEth: true
+      })
     const first = await swap(ETH / 10n)
     const firstAt = at(first, pool)
     const trade = await until(() => w.ofMint(c.token).find((e) => e.id === firstAt.id), "the first pool swap")

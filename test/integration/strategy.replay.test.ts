@@ -16,6 +16,7 @@ import { decodeReplayRequest, type ReplayRequest } from "../../src/services/stra
 import { defaultFees, pricingFor, runReplay } from "../../src/services/strategy/Replay.js"
 import { make as makeJobs } from "../../src/services/strategy/ReplayJobs.js"
 import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
+import { mulberry32 } from "../../src/sim/SeededRandom.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -326,14 +327,7 @@ describe("strategy replay on chDB", () => {
       Effect.gen(function* () {
         const ch = yield* ClickHouse
         for (const seed of [11, 23]) {
-          // mulberry32: a small seeded generator.
-          let state = seed
-          const rand = () => {
-            state = (state + 0x6d2b79f5) | 0
-            let x = Math.imul(state ^ (state >>> 15), 1 | state)
-            x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-            return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296
-          }
+          const rand = mulberry32(seed)
           const int = (n: number) => Math.floor(rand() * n)
           const start = T + (20 + seed) * 86_400_000 // clear of the other tests' data
           const span = 2 * 86_400_000

@@ -10,6 +10,7 @@
  */
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
+import { mulberry32 } from "../../sim/SeededRandom.js"
 
 export interface MentionableToken {
   readonly chain: ChainId
@@ -33,18 +34,6 @@ export const simulatedMentionsDefaults: Omit<SimulatedMentionsOptions, "kolHandl
   kolShare: 0.4,
   maxPerTick: 8,
   maxTokens: 200
-}
-
-/** mulberry32: a small seeded PRNG (simulation only, never for secrets). */
-const mulberry32 = (seed: number) => {
-  let a = seed >>> 0
-  return (): number => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 const hashString = (s: string): number => {

@@ -12,6 +12,7 @@ import { decodeReplayRequest } from "./Definition.js"
 import { type ReplayResult, ReplaySimulation, selectCandidates } from "./Engine.js"
 import { defaultFees, pricingFor } from "./Replay.js"
 import type { SignalRow } from "./SignalHistory.js"
+import { mulberry32 } from "../../sim/SeededRandom.js"
 
 const FROM = Date.UTC(2024, 2, 1)
 const SPAN = 2 * 86_400_000
@@ -29,13 +30,7 @@ const definitions: ReadonlyArray<unknown> = [
 ]
 
 const scenario = (seed: number) => {
-  let state = seed
-  const rand = () => {
-    state = (state + 0x6d2b79f5) | 0
-    let x = Math.imul(state ^ (state >>> 15), 1 | state)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296
-  }
+  const rand = mulberry32(seed)
   const int = (n: number) => Math.floor(rand() * n)
   const mints = Array.from({ length: 8 }, (_, i) => `M${i}`)
   const times: Array<{ m: string; t: number }> = []

@@ -36,7 +36,7 @@ import {
   zeroAddress
 } from "viem"
 import type { CurveParams, CurveState } from "../../../domain/CurveMath.js"
-import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, usdgAbi } from "../abi.generated.js"
+import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, usdgAbi } from "../abi.generated.js"
 import { configHash, type DexVersion, dexVersionNumber, dexVersionOf, HOOD_TOKEN_SUPPLY_RAW } from "./ConfigHash.js"
 
 export type HoodWallet = WalletClient<Transport, Chain, Account>
@@ -189,6 +189,42 @@ export const sell = async (c: HoodClients, curve: Address, tokensInRaw: bigint, 
   const receipt = await mined(c, hash, "sell")
   const trade = one(parseEventLogs({ abi: bondingCurveAbi, logs: receipt.logs, eventName: "Trade" }), "sell").args
   return { hash, receipt, trade }
+}
+
+export interface PoolSwapInput {
+  readonly router: Address
+  readonly tokenIn: Address
+  readonly tokenOut: Address
+  /** The pool's fee tier (hundredths of a bip: 3000 = 0.30 %). */
+  readonly fee: number
+  readonly amountInRaw: bigint
+  readonly minAmountOutRaw?: bigint
+  /** Send the amount as ETH (the router wraps it when `tokenIn` is WETH); otherwise approve the router first. */
+  readonly payWithEth: boolean
+}
+
+/** An exact-input swap on a graduated Uniswap v3 pool through the SwapRouter, to the caller. */
+export const swapExactIn = async (c: HoodClients, i: PoolSwapInput, o: SendOptions = {}) => {
+  const hash = await c.wallet.writeContract({
+    address: i.router,
+    abi: swapRouterAbi,
+    functionName: "exactInputSingle",
+    args: [
+      {
+        tokenIn: i.tokenIn,
+        tokenOut: i.tokenOut,
+        fee: i.fee,
+        recipient: c.wallet.account.address,
+        deadline: 2n ** 40n,
+        amountIn: i.amountInRaw,
+        amountOutMinimum: i.minAmountOutRaw ?? 1n,
+        sqrtPriceLimitX96: 0n
+      }
+    ],
+    value: i.payWithEth ? i.amountInRaw : 0n,
+    ...(o.gas === undefined ? {} : { gas: o.gas })
+  })
+  return mined(c, hash, "exactInputSingle")
 }
 
 // --- Reads ------------------------------------------------------------------------------------
