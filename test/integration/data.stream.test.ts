@@ -394,7 +394,9 @@ describe("market-data listener: /v1/signals/stream", () => {
     while (server.stream.stats().droppedSlow === droppedBefore && published < 20_000) {
       hub.publish([sig({ pattern: "dormancy", chain: "hood", details: { filler } })])
       published++
-      if (published % 200 === 0) await new Promise((r) => setTimeout(r, 5)) // let the kernel buffers fill
+      // Bursts of 20 (~200 KB): the healthy client reads between bursts (it shares this event loop),
+      // so only the paused one falls behind; 200 at once could leave even a reader over 1 MiB.
+      if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5))
     }
     expect(server.stream.stats().droppedSlow).toBe(droppedBefore + 1)
     expect(server.stream.stats().open).toBe(1) // the healthy socket only
