@@ -286,7 +286,26 @@ describe("FeedBuckets property", () => {
           }
         }
       }),
-      { numRuns: 100 }
+      {
+        numRuns: 100,
+        // Besides the random runs, one that surely fills every bucket (six 10-SOL buys: ~70%
+        // progress; a whale graduates another market), so the coverage below never depends on the draw.
+        examples: [
+          [
+            [
+              { kind: "create", market: 0, n: 1 },
+              ...Array.from({ length: 6 }, (): Op => ({ kind: "buy", market: 0, n: 60 })),
+              { kind: "tick", market: 0, n: 15 },
+              { kind: "sell", market: 0, n: 30 },
+              ...Array.from({ length: 11 }, (_, i): Op => ({ kind: "buy", market: 2, n: 30 + i })),
+              { kind: "create", market: 4, n: 1 },
+              { kind: "whale", market: 4, n: 1 },
+              { kind: "migrate", market: 4, n: 15 }
+            ],
+            8
+          ]
+        ]
+      }
     )
     expect([...seen.members].sort()).toEqual([...BUCKETS].sort())
     expect(seen.deltas).toBeGreaterThan(0)
