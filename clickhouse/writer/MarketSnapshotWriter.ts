@@ -20,7 +20,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { ClickHouse } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
-import { type BatcherStats, makeBatcher } from "./internal/Batcher.js"
+import { batcherSettings, type BatcherStats, makeBatcher } from "./internal/Batcher.js"
 import { insertSplitting } from "./internal/insert.js"
 import { formatTs, TS_MS_MAX, TS_MS_MIN, UINT256_LIMIT } from "./TradeRow.js"
 
@@ -130,16 +130,7 @@ export const make = (
     const options: MarketSnapshotWriterOptions = { ...marketSnapshotWriterDefaults, ...input }
     const ch = yield* ClickHouse
     const batcher = yield* makeBatcher<Record<string, unknown>>(
-      {
-        name: "MarketSnapshotWriter",
-        batchRows: options.batchRows,
-        flushIntervalMs: options.flushIntervalMs,
-        maxBufferedRows: options.maxBufferedRows,
-        flushAttemptsMax: undefined,
-        closeFlushAttemptsMax: options.closeFlushAttemptsMax,
-        retryBaseMs: options.retryBaseMs,
-        retryMaxDelayMs: options.retryMaxDelayMs
-      },
+      batcherSettings("MarketSnapshotWriter", options),
       (rows) => insertSplitting(ch, "market_snapshots", rows)
     )
     const toRows = (snapshots: ReadonlyArray<MarketSnapshot>) =>

@@ -21,7 +21,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { isPattern, QUALITIES, type Signal, VENUES } from "../../actors/signals/Signal.js"
 import { ClickHouse } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
-import { type BatcherStats, makeBatcher } from "./internal/Batcher.js"
+import { batcherSettings, type BatcherStats, makeBatcher } from "./internal/Batcher.js"
 import { insertSplitting } from "./internal/insert.js"
 import { formatTs, parseTs, TS_MS_MAX, TS_MS_MIN } from "./TradeRow.js"
 
@@ -179,16 +179,7 @@ export const make = (input: Partial<SignalWriterOptions> = {}): Effect.Effect<Si
     const ch = yield* ClickHouse
     const walletGroupsOf = options.walletGroupsOf ?? noGroups
     const batcher = yield* makeBatcher<Record<string, unknown>>(
-      {
-        name: "SignalWriter",
-        batchRows: options.batchRows,
-        flushIntervalMs: options.flushIntervalMs,
-        maxBufferedRows: options.maxBufferedRows,
-        flushAttemptsMax: undefined,
-        closeFlushAttemptsMax: options.closeFlushAttemptsMax,
-        retryBaseMs: options.retryBaseMs,
-        retryMaxDelayMs: options.retryMaxDelayMs
-      },
+      batcherSettings("SignalWriter", options),
       (rows) => insertSplitting(ch, "signals", rows)
     )
     const toRows = (signals: ReadonlyArray<Signal>) =>

@@ -36,7 +36,7 @@ import { type Retracted, type Trade } from "../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { ClickHouse, type ClickHouseShape } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
-import { type BatcherStats, makeBatcher } from "./internal/Batcher.js"
+import { batcherSettings, type BatcherStats, makeBatcher } from "./internal/Batcher.js"
 import { chunkByBytes, chunkRows, insertSplitting } from "./internal/insert.js"
 import { formatTs, invalidTrade, minuteOf, parseTs, tradeInsertColumns, type TradeRow, tradeRow } from "./TradeRow.js"
 
@@ -192,16 +192,7 @@ export const make = (
     )
 
     const batcher = yield* makeBatcher<Entry>(
-      {
-        name: "TradeWriter",
-        batchRows: options.batchRows,
-        flushIntervalMs: options.flushIntervalMs,
-        maxBufferedRows: options.maxBufferedRows,
-        flushAttemptsMax: options.flushAttemptsMax,
-        closeFlushAttemptsMax: options.closeFlushAttemptsMax,
-        retryBaseMs: options.retryBaseMs,
-        retryMaxDelayMs: options.retryMaxDelayMs
-      },
+      batcherSettings("TradeWriter", options),
       flush
     )
 

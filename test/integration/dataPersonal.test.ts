@@ -66,8 +66,8 @@ const sig = (o: { pattern?: Pattern; asset?: string; wallets?: ReadonlyArray<str
   })
 }
 
-const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
-  describe(name, () => {
+const suite = (name: string, databaseUrl: () => Promise<string | undefined>, skip = false) =>
+  describe.skipIf(skip)(name, () => {
     let h: Harness
     let url = ""
     let scope: Scope.CloseableScope
@@ -462,5 +462,8 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
 suite("personal routes on PGlite", async () => undefined)
 
 const pg = postgresUrl()
-if (pg === undefined) describe.skip(`personal routes on PostgreSQL (${noPostgresReason})`, () => {})
-else suite("personal routes on PostgreSQL", () => freshPostgresDatabase(pg))
+suite(
+  `personal routes on PostgreSQL${pg === undefined ? ` (${noPostgresReason})` : ""}`,
+  () => freshPostgresDatabase(pg!),
+  pg === undefined
+)

@@ -11,13 +11,12 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
-import { tokenReadRoutes, type DataCaller } from "../../api/data/reads/TokenReadRoutes.js"
-import { json } from "../../api/Http.js"
+import { tokenReadRoutes } from "../../api/data/reads/TokenReadRoutes.js"
 import { serve } from "../../api/Server.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
-import { marketFeed } from "../support/marketFeed.js"
+import { marketFeed, planBearer } from "../support/marketFeed.js"
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0)
 let nowMs = T0 + 60 * 60_000
@@ -58,10 +57,7 @@ const trade = (events: Array<ChainEvent>) => {
   return events
 }
 
-const authenticate = (req: { headers: Readonly<Record<string, string>> }) => {
-  const m = /^Bearer plan-(free|pro|max)$/.exec(req.headers.authorization ?? "")
-  return m === null ? Effect.fail(json(401, { error: "invalid api key" })) : Effect.succeed<DataCaller>({ accountId: "acct", plan: m[1] as DataCaller["plan"] })
-}
+const authenticate = planBearer
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-dreads-"))

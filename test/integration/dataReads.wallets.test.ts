@@ -13,16 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import type { SocialMention } from "../../actors/signals/KolMention.js"
 import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
-import type { DataCaller } from "../../api/data/reads/TokenReadRoutes.js"
 import { walletSocialRoutes } from "../../api/data/reads/WalletSocialRoutes.js"
-import { json } from "../../api/Http.js"
 import { serve } from "../../api/Server.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import type { Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeStore } from "../../src/services/social/SocialMentions.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
-import { marketFeed } from "../support/marketFeed.js"
+import { marketFeed, planBearer } from "../support/marketFeed.js"
 
 const MIN = 60_000
 const DAY = 86_400_000
@@ -71,10 +69,7 @@ const recorded = feed.trades
 
 const mention = (id: string, asset: string, author: string, atMs: number): SocialMention => ({ id, chain: "solana", asset, author, text: `$${id}`, url: null, atMs })
 
-const authenticate = (req: { headers: Readonly<Record<string, string>> }) => {
-  const m = /^Bearer plan-(free|pro|max)$/.exec(req.headers.authorization ?? "")
-  return m === null ? Effect.fail(json(401, { error: "invalid api key" })) : Effect.succeed<DataCaller>({ accountId: "acct", plan: m[1] as DataCaller["plan"] })
-}
+const authenticate = planBearer
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-wreads-"))

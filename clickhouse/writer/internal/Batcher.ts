@@ -99,6 +99,24 @@ interface Waiter<E> {
   readonly resume: (admitted: boolean) => void
 }
 
+/**
+ * A writer's batcher settings from its own options (the writers name them alike); a writer without
+ * `flushAttemptsMax` retries a flush forever.
+ */
+export const batcherSettings = (
+  name: string,
+  o: Omit<BatcherOptions, "name" | "flushAttemptsMax"> & { readonly flushAttemptsMax?: number | undefined }
+): BatcherOptions => ({
+  name,
+  batchRows: o.batchRows,
+  flushIntervalMs: o.flushIntervalMs,
+  maxBufferedRows: o.maxBufferedRows,
+  flushAttemptsMax: o.flushAttemptsMax,
+  closeFlushAttemptsMax: o.closeFlushAttemptsMax,
+  retryBaseMs: o.retryBaseMs,
+  retryMaxDelayMs: o.retryMaxDelayMs
+})
+
 export const validateBatcherOptions = (o: BatcherOptions): string | undefined => {
   const positive = (n: number) => Number.isSafeInteger(n) && n > 0
   if (!positive(o.batchRows)) return `batchRows must be a positive integer, got ${o.batchRows}`
