@@ -127,13 +127,11 @@ const common = {
 } as const
 const owned404 = { 404: { description: "`{\"error\": \"not found\"}`: unknown or another account's id" } } as const
 
-const asObject = (body: unknown): Record<string, unknown> | ApiError =>
-  typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : validationFailed("body", "body: must be an object")
-
-/** Unknown top-level fields are refused like the definition's (first one named). */
-const onlyFields = (body: Record<string, unknown>, allowed: ReadonlyArray<string>): ApiError | undefined => {
+/** The body as an object with only the `allowed` top-level fields (an unknown one is refused, first named, like the definition's). */
+const bodyWith = (body: unknown, allowed: ReadonlyArray<string>): Effect.Effect<Record<string, unknown>, ApiError> => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return Effect.fail(validationFailed("body", "body: must be an object"))
   const extra = Object.keys(body).find((k) => !allowed.includes(k))
-  return extra === undefined ? undefined : validationFailed(extra, `${extra}: is not a known field`)
+  return extra === undefined ? Effect.succeed(body as Record<string, unknown>) : Effect.fail(validationFailed(extra, `${extra}: is not a known field`))
 }
 
 export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef> => {
@@ -175,10 +173,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       },
       handler: maxOnly((caller, req) =>
         Effect.gen(function* () {
-          const body = asObject(req.body)
-          if (isApiError(body)) return yield* body
-          const extra = onlyFields(body, ["name", "definition"])
-          if (extra !== undefined) return yield* extra
+          const body = yield* bodyWith(req.body, ["name", "definition"])
           const s = yield* deps.strategies.create(caller.accountId, { name: body.name, definition: body.definition })
           return json(201, s)
         })
@@ -201,10 +196,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       },
       handler: maxOnly((caller, req) =>
         Effect.gen(function* () {
-          const body = asObject(req.body)
-          if (isApiError(body)) return yield* body
-          const extra = onlyFields(body, ["definition"])
-          if (extra !== undefined) return yield* extra
+          const body = yield* bodyWith(req.body, ["definition"])
           return json(201, yield* deps.strategies.addVersion(caller.accountId, req.params[0] ?? "", { definition: body.definition }))
         })
       )
@@ -225,10 +217,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       },
       handler: maxOnly((caller, req) =>
         Effect.gen(function* () {
-          const body = asObject(req.body)
-          if (isApiError(body)) return yield* body
-          const extra = onlyFields(body, ["status"])
-          if (extra !== undefined) return yield* extra
+          const body = yield* bodyWith(req.body, ["status"])
           return json(200, yield* deps.strategies.setStatus(caller.accountId, req.params[0] ?? "", body.status))
         })
       )
