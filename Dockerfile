@@ -1,5 +1,5 @@
-# The engine image: Node 20 (the uWebSockets.js build ships binaries for Node 16/18/20 only).
-FROM node:20-bookworm-slim
+# The engine image: Node 22 LTS, the line the project pins (package.json engines, node-linux-* packages).
+FROM node:22.23.3-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -13,7 +13,7 @@
  * - Unknown paths answer 404 `ROUTE_NOT_FOUND`, a known path with another method 405
  *   `METHOD_NOT_ALLOWED` with `Allow`; a defect answers 500 `INTERNAL`, never a stack.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp } from "@trufflesuite/uws-js-unofficial"
+import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Exit, Fiber, Runtime } from "effect"
 import type { Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"

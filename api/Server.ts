@@ -3,7 +3,7 @@
  * socket closed) and then closes the remaining keep-alive connections, so a graceful shutdown
  * never leaves the process held open by idle clients.
  */
-import uWS from "@trufflesuite/uws-js-unofficial"
+import * as uWS from "uws-pack"
 import { Cause, Effect, Runtime, Schema } from "effect"
 import { mountRoutes, type RouteDef } from "./Router.js"
 

@@ -142,7 +142,7 @@ const renderSection = (
   out.push(`- Date: ${startedAt.toISOString()} (took ${Math.round(durationSec)} s)`)
   out.push(`- Command: \`${command()}\``)
   out.push(`- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${fixed(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${osName()}`)
-  out.push(`- Runtime: Node ${process.version}; uWS \`@trufflesuite/uws-js-unofficial\` ${packageVersion("@trufflesuite/uws-js-unofficial")}; effect ${packageVersion("effect")}; autocannon ${packageVersion("autocannon")}`)
+  out.push(`- Runtime: Node ${process.version}; uWS \`uws-pack\` ${packageVersion("uws-pack")}; effect ${packageVersion("effect")}; autocannon ${packageVersion("autocannon")}`)
   out.push(`- Placement: ${s.placement}.`)
   out.push(
     `- Background load before the run: ${pct(background.busyCorePct)} of one core busy with other work` +

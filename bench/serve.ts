@@ -7,7 +7,7 @@
  * and exits on SIGTERM or when its stdin closes (the parent went away), so a crashed bench run
  * leaves no server behind.
  */
-import uWS from "@trufflesuite/uws-js-unofficial"
+import * as uWS from "uws-pack"
 import { Effect, Logger, LogLevel } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"

@@ -855,7 +855,7 @@ const render = (
   out.push(`## Signals WebSocket fan-out (\`bench/wsFanout.ts\`)`)
   out.push("")
   out.push(`- Date: ${startedAt.toISOString()} (took ${Math.round(tookSec)} s); command: \`${commandLine()}\``)
-  out.push(`- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${fixed(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()} ${os.arch()}; Node ${process.version}; uWS \`@trufflesuite/uws-js-unofficial\` ${packageVersion("@trufflesuite/uws-js-unofficial")}; \`ws\` ${packageVersion("ws")} (bufferutil ${existsSync(fileURLToPath(new URL("../node_modules/bufferutil", import.meta.url))) ? "installed" : "absent"})`)
+  out.push(`- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${fixed(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()} ${os.arch()}; Node ${process.version}; uWS \`uws-pack\` ${packageVersion("uws-pack")}; \`ws\` ${packageVersion("ws")} (bufferutil ${existsSync(fileURLToPath(new URL("../node_modules/bufferutil", import.meta.url))) ? "installed" : "absent"})`)
   out.push(`- Placement: ${placement}.`)
   out.push(
     `- Load average (1/5/15 min) at the start ${loadStart.map((l) => l.toFixed(2)).join(" / ")}, at the end ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}; ` +

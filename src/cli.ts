@@ -20,6 +20,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { mkdirSync } from "node:fs"
 import * as path from "node:path"
+import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import accountsMigration from "./db/migrations/0003_accounts.js"
 import { migrations } from "./db/migrations/index.js"
@@ -206,6 +207,12 @@ const walletLayer = (url: string | undefined, dataDir: string) => {
 }
 
 const main = async () => {
+  const unsupported = unsupportedNode(process.version)
+  if (unsupported !== undefined) {
+    process.stderr.write(`${unsupported}\n`)
+    process.exitCode = 1
+    return
+  }
   if (isHelp(process.argv.slice(2))) {
     process.stdout.write(USAGE)
     process.exit(0)

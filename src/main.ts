@@ -26,6 +26,7 @@ import { withOpenApi } from "../api/routes/OpenApiRoute.js"
 import { planRoutes } from "../api/routes/PlanRoutes.js"
 import { serve } from "../api/Server.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
+import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT } from "./domain/QuotePairs.js"
@@ -319,6 +320,8 @@ const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> =>
 }
 
 const program = Effect.gen(function* () {
+  const unsupported = unsupportedNode(process.version)
+  if (unsupported !== undefined) return yield* Effect.fail(unsupported)
   const argv = process.argv.slice(2)
   yield* parseRole(argv)
   const config = yield* AppConfig

@@ -4,7 +4,7 @@
  * WebSocket behaviour at `/v1/signals/stream`. Scoped: closing the scope closes the listen
  * socket, then every stream socket (1001), then the keep-alive connections.
  */
-import uWS from "@trufflesuite/uws-js-unofficial"
+import * as uWS from "uws-pack"
 import { Cause, Effect, Runtime, type Scope } from "effect"
 import { mountRoutes, type RouteDef } from "../Router.js"
 import { type RunningServer, ServerListenError } from "../Server.js"

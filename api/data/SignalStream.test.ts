@@ -6,7 +6,7 @@
  * Auth here is a table of bearer tokens (the real data bearer is covered in
  * test/integration/data.stream.test.ts).
  */
-import uWS from "@trufflesuite/uws-js-unofficial"
+import * as uWS from "uws-pack"
 import { Effect, Runtime } from "effect"
 import { createRequire } from "node:module"
 import { afterEach, describe, expect, it } from "vitest"

@@ -35,7 +35,7 @@
  *   off: uWS then shuts the socket's reading side down instead of sending a close code.)
  * - At most `maxSocketsTotal` sockets in the process (further upgrades close with 1013).
  */
-import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "@trufflesuite/uws-js-unofficial"
+import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "uws-pack"
 import { Effect, Exit, Runtime } from "effect"
 import { isPattern, isQualityFilter, matchesQuality, type Pattern, PATTERNS, QUALITIES, type Quality, type Signal } from "../../actors/signals/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
