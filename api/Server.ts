@@ -57,9 +57,8 @@ export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, 
       (s) =>
         Effect.sync(() => {
           uWS.us_listen_socket_close(s)
-          // Closes the keep-alive connections too (missing from the package's typings).
-          const closable = app as unknown as { close(): void }
-          closable.close()
+          // Closes the keep-alive connections too.
+          app.close()
         }).pipe(Effect.zipRight(Effect.logInfo(`${options.name} server closed`)))
     )
     const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)

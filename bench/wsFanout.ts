@@ -827,7 +827,8 @@ const fixed = (n: number, d: number) => (Number.isFinite(n) ? n.toFixed(d) : "n/
 
 const packageVersion = (name: string): string => {
   try {
-    return (require(`${name}/package.json`) as { version: string }).version
+    // Read from node_modules: a package's `exports` map may not expose its package.json (uws-pack's does not).
+    return (JSON.parse(readFileSync(fileURLToPath(new URL(`../node_modules/${name}/package.json`, import.meta.url)), "utf8")) as { version: string }).version
   } catch {
     return "?"
   }

@@ -51,7 +51,7 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
         Effect.sync(() => {
           uWS.us_listen_socket_close(s)
           stream.close()
-          ;(app as unknown as { close(): void }).close()
+          app.close()
         }).pipe(Effect.zipRight(Effect.logInfo("data server closed")))
     )
     const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)

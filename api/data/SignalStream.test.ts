@@ -87,7 +87,7 @@ const serve = async (withApp: boolean, options: Partial<SignalStreamOptions> = {
     close: () => {
       uWS.us_listen_socket_close(socket)
       stream.close()
-      ;(app as unknown as { close(): void }).close()
+      app.close()
     }
   }
   running.push(served)
