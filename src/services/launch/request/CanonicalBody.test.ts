@@ -3,6 +3,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { formatUnits } from "../../../domain/CurveMath.js"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
+import { canonicalJsonText, idempotencyHash } from "../Idempotency.js"
 import { canonicalBody } from "./CanonicalBody.js"
 import { decodeLaunchRequest } from "./DecodeLaunchRequest.js"
 import { isJsonSafe, utf8ByteLength } from "./internal/text.js"
@@ -24,7 +25,7 @@ const decoded = (body: unknown): LaunchRequest | undefined => {
 const canonicalText = (body: Body): string => {
   const req = decoded(body)
   if (req === undefined) throw new Error(`refused ${JSON.stringify(body)}`)
-  return JSON.stringify(canonicalBody(req))
+  return canonicalJsonText(canonicalBody(req))
 }
 
 describe("canonicalBody", () => {
@@ -40,7 +41,7 @@ describe("canonicalBody", () => {
       imageUrl: "https://images.example.com/cat.png",
       socials: { website: "https://cat.example.com", twitter: "https://x.com/cat" }
     })!
-    expect(JSON.stringify(canonicalBody(req))).toBe(
+    expect(canonicalJsonText(canonicalBody(req))).toBe(
       JSON.stringify({
         bannerUrl: null,
         buyAmountRaw: "250000000",
@@ -194,6 +195,7 @@ describe("canonicalBody properties", () => {
         ),
         ([body, other]) => {
           expect(canonicalText(other)).toBe(canonicalText(body))
+          expect(idempotencyHash(canonicalBody(decoded(other)!))).toBe(idempotencyHash(canonicalBody(decoded(body)!)))
         }
       ),
       { numRuns: 500 }
@@ -229,6 +231,7 @@ describe("canonicalBody properties", () => {
         const b = decoded(changed)
         fc.pre(b !== undefined && JSON.stringify({ ...a, async: 0 }, big) !== JSON.stringify({ ...b, async: 0 }, big))
         expect(canonicalText(changed)).not.toBe(canonicalText(body))
+        expect(idempotencyHash(canonicalBody(b))).not.toBe(idempotencyHash(canonicalBody(a!)))
       }),
       { numRuns: 2_000 }
     )
