@@ -386,6 +386,7 @@ describe("decodeLaunchRequest accepts", () => {
     expect(accept({ ...base, imageUrl: `${HOSTED}abc.png` }).image).toEqual({ _tag: "Hosted", url: `${HOSTED}abc.png` })
     // a path that climbs out of the hosted prefix is judged after normalization, and is not hosted
     expect(refuse({ ...base, imageUrl: `${HOSTED}../other/x.png` }).reason).toBe("url_invalid")
+    expect(refuse({ ...base, imageUrl: HOSTED }).reason).toBe("url_invalid") // the prefix alone names no image
     expect(refuse({ ...base, imageUrl: `${HOSTED}abc.png` }, production, { ...settings, hostedImageUrlPrefix: null }).reason).toBe("url_invalid")
     const req = accept({ ...base, imageUrl: "https://IMAGES.example.com/a b.png", bannerUrl: "https://images.example.com/wide.png" })
     expect(req.image).toEqual({ _tag: "Remote", url: "https://images.example.com/a%20b.png" })

@@ -330,7 +330,7 @@ const decodeImageUrl = (field: "imageUrl" | "bannerUrl", v: unknown, settings: L
   if (typeof v !== "string") return refuse("invalid_type", field, `${field} must be a string`)
   const prefix = settings.hostedImageUrlPrefix
   const url = httpUrl(v)
-  if (prefix !== null && url !== undefined && url.username === "" && url.password === "" && url.href.startsWith(prefix)) {
+  if (prefix !== null && url !== undefined && url.username === "" && url.password === "" && url.href.startsWith(prefix) && url.href.length > prefix.length) {
     return { _tag: "Hosted", url: url.href }
   }
   const target = parseTargetUrl(v, false)
