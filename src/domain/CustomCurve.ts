@@ -26,13 +26,22 @@ export interface CustomCurveInput {
   devBuyCeilingRaw: bigint
 }
 
+/** Spec 2.2's refusal reasons, as the wire's `reason` spells them. */
+export type CustomCurveRefusalReason =
+  | "curve_format"
+  | "curve_precision"
+  | "virtual_quote_out_of_range"
+  | "threshold_out_of_range"
+  | "price_ceiling"
+  | "curve_dev_buy_cap"
+
 export type CustomCurveResult =
   | { _tag: "Accepted"; virtualQuoteRaw: bigint; thresholdRaw: bigint }
   | {
       _tag: "Refused"
       code: "VALIDATION_FAILED" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH"
-      field?: string
-      reason: string
+      field: string
+      reason: CustomCurveRefusalReason
       message: string
       maxThresholdRaw?: string
     }

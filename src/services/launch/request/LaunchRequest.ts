@@ -1,0 +1,164 @@
+/**
+ * The headless launch request (launch spec 2.1 and 2.2) as a typed domain value: what
+ * `decodeLaunchRequest` produces from the JSON body of `POST /api/v1/launch/headless` and its dry
+ * run, the one refusal it fails with, and the inputs it needs that are not in the body (the
+ * caller's key environment, the server settings).
+ *
+ * Invariants of a `LaunchRequest` (the decoder establishes them; `DecodeLaunchRequest.test.ts`):
+ * - `quoteAsset` is a pair of `chain`, and `curve` is the curve this launch creates on it (the
+ *   matrix tier for `open`/`exclusive`/`test-exclusive`, the preset for `exp-a/b/c`, the request's
+ *   own for `exp-custom`), in the quote's raw units;
+ * - `dexVersion` is non-null exactly when `chain` is `hood`;
+ * - `buyAmountRaw` is 0 or within the pair's dev-buy support and ceiling (and 10% of G on
+ *   `exp-custom`);
+ * - `name`, `symbol` and `description` are well-formed and need no escaping in metadata JSON.
+ *
+ * What needs I/O is not decided here: image fetches and probes (`image`, `banner`), holder-pass
+ * eligibility (`needsExclusiveEligibility`), the embedded wallet and its delegation.
+ */
+import { Schema } from "effect"
+import type { Chain } from "../../../domain/Chain.js"
+import type { DevBuyCeilings } from "../../../domain/Economics.js"
+import type { ErrorCode } from "../../../domain/ErrorCodes.js"
+import type { QuoteAssetId } from "../../../domain/QuotePairs.js"
+
+export const LaunchModes = ["open", "exclusive", "test-exclusive", "exp-a", "exp-b", "exp-c", "exp-custom"] as const
+export type LaunchMode = (typeof LaunchModes)[number]
+export type ExpMode = Extract<LaunchMode, `exp-${string}`>
+
+export const isExpMode = (mode: LaunchMode): mode is ExpMode => mode.startsWith("exp-")
+
+/** `exclusive` and `test-exclusive` launch only for holder-pass eligible accounts (checked with I/O). */
+export const needsExclusiveEligibility = (mode: LaunchMode): boolean => mode === "exclusive" || mode === "test-exclusive"
+
+export const Visibilities = ["production", "test", "local", "hidden"] as const
+export type Visibility = (typeof Visibilities)[number]
+
+export const DexVersions = ["v3", "v4"] as const
+export type DexVersion = (typeof DexVersions)[number]
+
+/** The only `socials` members the engine uses (spec 2.1); others are ignored. */
+export const SocialKeys = ["twitter", "telegram", "website", "discord"] as const
+export type SocialKey = (typeof SocialKeys)[number]
+export type Socials = Readonly<Partial<Record<SocialKey, string>>>
+
+/**
+ * Where an image comes from. `Hosted`: this engine's own upload URL, which needs no fetch.
+ * `Remote`: an https URL the image step must fetch under the public-target rules. `url` is the
+ * normalized URL text (`URL.href`).
+ */
+export type ImageSource = { readonly _tag: "Hosted"; readonly url: string } | { readonly _tag: "Remote"; readonly url: string }
+
+export interface LaunchCurve {
+  readonly virtualQuoteRaw: bigint
+  readonly thresholdRaw: bigint
+}
+
+export interface LaunchRequest {
+  readonly clientLaunchId: string
+  readonly chain: Chain
+  readonly quoteAsset: QuoteAssetId
+  readonly mode: LaunchMode
+  readonly curve: LaunchCurve
+  readonly stakerAllocationBps: bigint
+  readonly dexVersion: DexVersion | null
+  readonly buyAmountRaw: bigint
+  readonly name: string
+  readonly symbol: string
+  readonly image: ImageSource
+  readonly banner: ImageSource | null
+  readonly description: string | null
+  readonly socials: Socials
+  readonly visibility: Visibility
+  readonly async: boolean
+}
+
+/** The server settings the request rules depend on (read from the environment by the caller). */
+export interface LaunchRequestSettings {
+  /** `EXP_CUSTOM_CURVES`: while off, `exp-custom` is refused as an unknown mode. */
+  readonly expCustomCurves: boolean
+  /** `DEV_BUY_MAX_*`, raw units of each pair's quote asset. */
+  readonly devBuyCeilings: DevBuyCeilings
+  /**
+   * URL prefix (ending in `/`) under which this engine serves uploaded images; URLs under it are
+   * `Hosted` and may be `http:` (an embedded engine listens on plain HTTP). Null: none.
+   */
+  readonly hostedImageUrlPrefix: string | null
+}
+
+/** Who is asking, as far as the request rules care. */
+export interface LaunchRequestCaller {
+  /** General rule 7: a test key launches only with `visibility` `test` or `hidden`. */
+  readonly keyEnvironment: "production" | "test"
+}
+
+/** Why a launch body was refused; `field` names the member (dotted for nested ones). */
+export const LaunchRequestRefusalReason = Schema.Literal(
+  "body_not_object",
+  "test_key_visibility",
+  "payer_field_forbidden",
+  "required",
+  "invalid_type",
+  "invalid_value",
+  "too_long",
+  "not_allowed",
+  "quote_pair_unknown",
+  "mode_unknown",
+  "mode_unsupported_for_pair",
+  "out_of_range",
+  "curve_format",
+  "curve_precision",
+  "virtual_quote_out_of_range",
+  "threshold_out_of_range",
+  "price_ceiling",
+  "curve_dev_buy_cap",
+  "buy_amount_format",
+  "dev_buy_unsupported_for_pair",
+  "dev_buy_ceiling",
+  "name_bytes",
+  "symbol_bytes",
+  "json_unsafe",
+  "url_invalid"
+)
+export type LaunchRequestRefusalReason = typeof LaunchRequestRefusalReason.Type
+
+export class LaunchRequestRefused extends Schema.TaggedError<LaunchRequestRefused>()("LaunchRequestRefused", {
+  reason: LaunchRequestRefusalReason,
+  field: Schema.String,
+  message: Schema.String,
+  /** With `price_ceiling`: the largest raw G that fits this V (spec 2.2). */
+  maxThresholdRaw: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The spec code of each reason, for the API's error table. Every code here is 400; `reason` goes
+ * on the wire as the spec names it for the curve rules (`curve_*`, `*_out_of_range`,
+ * `price_ceiling`, `curve_dev_buy_cap`).
+ */
+export const LaunchRequestRefusalCode: { readonly [R in LaunchRequestRefusalReason]: ErrorCode } = {
+  body_not_object: "VALIDATION_FAILED",
+  test_key_visibility: "VALIDATION_FAILED",
+  payer_field_forbidden: "VALIDATION_FAILED",
+  required: "VALIDATION_FAILED",
+  invalid_type: "VALIDATION_FAILED",
+  invalid_value: "VALIDATION_FAILED",
+  too_long: "VALIDATION_FAILED",
+  not_allowed: "VALIDATION_FAILED",
+  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
+  mode_unknown: "VALIDATION_FAILED",
+  mode_unsupported_for_pair: "VALIDATION_FAILED",
+  out_of_range: "VALIDATION_FAILED",
+  curve_format: "VALIDATION_FAILED",
+  curve_precision: "VALIDATION_FAILED",
+  virtual_quote_out_of_range: "CURVE_OUT_OF_RANGE",
+  threshold_out_of_range: "CURVE_OUT_OF_RANGE",
+  price_ceiling: "CURVE_OUT_OF_RANGE",
+  curve_dev_buy_cap: "DEV_BUY_TOO_HIGH",
+  buy_amount_format: "VALIDATION_FAILED",
+  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
+  dev_buy_ceiling: "DEV_BUY_TOO_HIGH",
+  name_bytes: "INVALID_NAME_BYTES",
+  symbol_bytes: "INVALID_SYMBOL",
+  json_unsafe: "VALIDATION_FAILED",
+  url_invalid: "VALIDATION_FAILED"
+}
