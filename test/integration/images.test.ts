@@ -3,13 +3,17 @@
  * machine has one): uploads stored content-addressed (same bytes, one row, one id), a square
  * upload's bytes kept exactly and served back with its type and immutable caching, a wide one
  * cropped; the per-key upload window under concurrent uploads at the limit (exactly the limit
- * succeed; on the server from two independent pools, as two processes would) and at its edge in
- * time; the per-account storage bound; this engine's own hosted URLs resolved from storage with
- * the shape rules, and a fetched image re-hosted.
+ * succeed; on the server also from two independent pools, and from two processes started
+ * together) and at its edge in time; the per-account storage bound; this engine's own hosted URLs
+ * resolved from storage with the shape rules, and a fetched image re-hosted.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Either, Exit, Layer, Option, Scope } from "effect"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import type { RecognizedImage } from "../../src/services/images/ImageProcessor.js"
@@ -216,4 +220,59 @@ describe.skipIf(serverUrl === undefined)(`hosted images on a real PostgreSQL ser
     dbUrl = await freshPostgresDatabase(serverUrl!)
   })
   imagesSuite(() => ({ url: dbUrl, dataDir: undefined }), true)
+
+  it("holds the upload window across processes: two processes uploading at once take exactly the limit", async () => {
+    const limit = 10
+    const children = await Promise.all(
+      [1, 2].map((shade) =>
+        startUploadChild({ databaseUrl: dbUrl, accountId: "acct_procs", keyId: "key_procs", limit, count: 9, nowMs: T0, shade })
+      )
+    )
+    try {
+      for (const c of children) c.go()
+      const counts = await Promise.all(children.map((c) => c.result))
+      expect(counts.reduce((sum, c) => sum + c.taken, 0)).toBe(limit)
+      expect(counts.reduce((sum, c) => sum + c.rateLimited, 0)).toBe(18 - limit)
+      expect(counts.map((c) => c.other)).toEqual([0, 0])
+    } finally {
+      for (const c of children) c.kill()
+    }
+  }, 120_000)
 })
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+const uploadChild = path.join(root, "src/services/images/testing/uploadChild.ts")
+
+interface ChildCounts {
+  readonly taken: number
+  readonly rateLimited: number
+  readonly other: number
+}
+
+/** Starts `uploadChild.ts`; resolves once it is ready; `go()` starts its uploads. */
+const startUploadChild = (config: Record<string, unknown>) =>
+  new Promise<{ go: () => void; result: Promise<ChildCounts>; kill: () => void }>((ready, fail) => {
+    const child = spawn(process.execPath, ["--import", "tsx", uploadChild, JSON.stringify(config)], { cwd: root, stdio: ["pipe", "pipe", "pipe"] })
+    let output = ""
+    child.stderr!.on("data", (c: Buffer) => (output += c.toString()))
+    let settle: (c: ChildCounts) => void = () => {}
+    let reject: (e: Error) => void = () => {}
+    const result = new Promise<ChildCounts>((ok, no) => {
+      settle = ok
+      reject = no
+    })
+    const timer = setTimeout(() => fail(new Error(`upload child not ready:\n${output}`)), 60_000)
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      output += `${line}\n`
+      if (line === "READY") {
+        clearTimeout(timer)
+        ready({ go: () => child.stdin!.write("go\n"), result, kill: () => child.kill("SIGKILL") })
+      } else if (line.startsWith("{")) settle(JSON.parse(line) as ChildCounts)
+    })
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      const error = new Error(`upload child exited (${code}):\n${output}`)
+      fail(error)
+      reject(error)
+    })
+  })
