@@ -13,7 +13,6 @@ import { Context, Effect, Either, Exit, Layer, Option, Scope } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import type { RecognizedImage } from "../../src/services/images/ImageProcessor.js"
@@ -22,6 +21,7 @@ import type { ImageRefused } from "../../src/services/images/ImageRefused.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import { solidImage, stripedImage } from "../../src/services/images/testing/TestImages.js"
 import { ManualClock } from "../../src/services/webhooks/testing/Receiver.js"
+import { projectRoot } from "../support/engine.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0)
@@ -240,8 +240,7 @@ describe.skipIf(serverUrl === undefined)(`hosted images on a real PostgreSQL ser
   }, 120_000)
 })
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const uploadChild = path.join(root, "src/services/images/testing/uploadChild.ts")
+const uploadChild = path.join(projectRoot, "src/services/images/testing/uploadChild.ts")
 
 interface ChildCounts {
   readonly taken: number
@@ -252,7 +251,7 @@ interface ChildCounts {
 /** Starts `uploadChild.ts`; resolves once it is ready; `go()` starts its uploads. */
 const startUploadChild = (config: Record<string, unknown>) =>
   new Promise<{ go: () => void; result: Promise<ChildCounts>; kill: () => void }>((ready, fail) => {
-    const child = spawn(process.execPath, ["--import", "tsx", uploadChild, JSON.stringify(config)], { cwd: root, stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(process.execPath, ["--import", "tsx", uploadChild, JSON.stringify(config)], { cwd: projectRoot, stdio: ["pipe", "pipe", "pipe"] })
     let output = ""
     child.stderr!.on("data", (c: Buffer) => (output += c.toString()))
     let settle: (c: ChildCounts) => void = () => {}
