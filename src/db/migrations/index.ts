@@ -16,6 +16,7 @@ import marketDataPersonal from "./0007_market_data_personal.js"
 import strategies from "./0008_strategies.js"
 import agentProfiles from "./0009_agent_profiles.js"
 import hoodPools from "./0010_hood_pools.js"
+import launchLedger from "./0011_launch_ledger.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -27,5 +28,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_market_data_personal": marketDataPersonal,
   "0008_strategies": strategies,
   "0009_agent_profiles": agentProfiles,
-  "0010_hood_pools": hoodPools
+  "0010_hood_pools": hoodPools,
+  "0011_launch_ledger": launchLedger
 }
