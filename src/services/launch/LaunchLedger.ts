@@ -262,6 +262,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
           record = created
           outputs = freshOutputs
         } else {
+          // The insert found the id committed by another transaction; rows are never deleted.
           const current = (yield* selectRow(input, true))!
           const [next, stepped] = step(current, event)
           const refused = refusedIn(stepped)

@@ -145,34 +145,34 @@ const withOnChain = (row: LedgerRow, onChain: OnChain) => ({
   signature: onChain.signature !== undefined ? onChain.signature : row.signature
 })
 
-/** Why an event naming `attempt` cannot act on the row, or undefined when it is the row in-flight attempt. */
+/** Why an event naming `attempt` cannot act on the row, or undefined when it is the row's current in-flight attempt. */
 const notCurrent = (row: LedgerRow | undefined, attempt: number): RefusalReason | undefined =>
   row === undefined ? "not_found" : row.attempt !== attempt ? "stale_attempt" : isInFlight(row.state) ? undefined : "not_in_flight"
 
-const begin = (row: LedgerRow | undefined, e: Extract<LedgerEvent, { _tag: "Begin" }>): Step => {
+type Begin = Extract<LedgerEvent, { _tag: "Begin" }>
+
+/** A new attempt of the request `e`: nothing known on chain yet, started now. */
+const newAttempt = (e: Begin, attempt: number, slot: Slot): LedgerRow => ({
+  state: "submitted",
+  path: e.path,
+  chain: e.chain,
+  payer: e.payer,
+  bodyHash: e.bodyHash,
+  attempt,
+  slot,
+  errorCode: null,
+  mint: null,
+  pool: null,
+  signature: null,
+  result: null,
+  attemptStartedAtMs: e.nowMs,
+  updatedAtMs: e.nowMs
+})
+
+const begin = (row: LedgerRow | undefined, e: Begin): Step => {
+  const take: LedgerOutput = { _tag: "TakeSlot", day: e.day, force: false }
   if (row === undefined) {
-    return [
-      {
-        state: "submitted",
-        path: e.path,
-        chain: e.chain,
-        payer: e.payer,
-        bodyHash: e.bodyHash,
-        attempt: 1,
-        slot: { day: e.day, kept: false },
-        errorCode: null,
-        mint: null,
-        pool: null,
-        signature: null,
-        result: null,
-        attemptStartedAtMs: e.nowMs,
-        updatedAtMs: e.nowMs
-      },
-      [
-        { _tag: "TakeSlot", day: e.day, force: false },
-        { _tag: "Accepted", attempt: 1, fresh: false }
-      ]
-    ]
+    return [newAttempt(e, 1, { day: e.day, kept: false }), [take, { _tag: "Accepted", attempt: 1, fresh: false }]]
   }
   if (row.bodyHash !== e.bodyHash || row.path !== e.path) return refused(row, "different_body")
   switch (row.state) {
@@ -184,25 +184,12 @@ const begin = (row: LedgerRow | undefined, e: Extract<LedgerEvent, { _tag: "Begi
     case "failed": {
       // A slot kept on this same day (fee-splitter deploy) serves the retry; otherwise the
       // retry takes today's slot and must pass today's cap.
-      const reuse = row.slot !== null && row.slot.day === e.day
+      const kept = row.slot !== null && row.slot.day === e.day ? row.slot : null
       const attempt = row.attempt + 1
-      const next: LedgerRow = {
-        ...row,
-        state: "submitted",
-        chain: e.chain,
-        payer: e.payer,
-        attempt,
-        slot: reuse ? row.slot : { day: e.day, kept: false },
-        errorCode: null,
-        mint: null,
-        pool: null,
-        signature: null,
-        result: null,
-        attemptStartedAtMs: e.nowMs,
-        updatedAtMs: e.nowMs
-      }
-      const take: ReadonlyArray<LedgerOutput> = reuse ? [] : [{ _tag: "TakeSlot", day: e.day, force: false }]
-      return [next, [...take, { _tag: "Accepted", attempt, fresh: true }]]
+      const accepted: LedgerOutput = { _tag: "Accepted", attempt, fresh: true }
+      return kept !== null
+        ? [newAttempt(e, attempt, kept), [accepted]]
+        : [newAttempt(e, attempt, { day: e.day, kept: false }), [take, accepted]]
     }
   }
 }
@@ -222,6 +209,13 @@ const fail = (row: LedgerRow, errorCode: string, keepSlot: boolean, nowMs: numbe
     [...refund, { _tag: "LaunchFailed", attempt: row.attempt, errorCode }]
   ]
 }
+
+/** The row confirmed with the event's result, holding `slot`. */
+const confirmed = (
+  row: LedgerRow,
+  e: { readonly result: StoredResult; readonly onChain: OnChain; readonly nowMs: number },
+  slot: Slot | null
+): LedgerRow => ({ ...row, state: "confirmed", ...withOnChain(row, e.onChain), result: e.result, errorCode: null, slot, updatedAtMs: e.nowMs })
 
 /** A swept Solana self-signed build from a non-TEE linked wallet: the chain may still prove it landed. */
 export const isRevivable = (row: LedgerRow): boolean =>
@@ -244,17 +238,7 @@ export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {
     case "Confirmed": {
       const why = notCurrent(row, event.attempt)
       if (why !== undefined || row === undefined) return refused(row, why ?? "not_found")
-      return [
-        {
-          ...row,
-          state: "confirmed",
-          ...withOnChain(row, event.onChain),
-          result: event.result,
-          errorCode: null,
-          updatedAtMs: event.nowMs
-        },
-        [{ _tag: "LaunchConfirmed", attempt: row.attempt }]
-      ]
+      return [confirmed(row, event, row.slot), [{ _tag: "LaunchConfirmed", attempt: row.attempt }]]
     }
     case "Failed": {
       const why = notCurrent(row, event.attempt)
@@ -276,15 +260,7 @@ export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {
       if (row === undefined) return refused(row, "not_found")
       if (!isRevivable(row)) return refused(row, "not_swept")
       return [
-        {
-          ...row,
-          state: "confirmed",
-          ...withOnChain(row, event.onChain),
-          result: event.result,
-          errorCode: null,
-          slot: { day: event.day, kept: false },
-          updatedAtMs: event.nowMs
-        },
+        confirmed(row, event, { day: event.day, kept: false }),
         [
           // The launch is recorded after all: its slot is taken again, even at the cap.
           { _tag: "TakeSlot", day: event.day, force: true },
