@@ -164,6 +164,31 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(other).toMatchObject({ reason: "daily_cap_reached", cap: 5, used: 8 })
   })
 
+  it("concurrent begins and refunds at the cap keep the books: the day's count equals the rows holding its slots, never above the cap", async () => {
+    at(T0)
+    const account = newAccount()
+    const refs = await Promise.all([0, 1, 2, 3, 4].map((i) => accept(input(account, `held-${i}`))))
+    // Refunds and new ids race on the same counter row, from both pools.
+    const [refunds, begins] = await Promise.all([
+      Promise.all(refs.map((ref, i) => ledger((l) => Effect.either(l.fail(ref, "LAUNCH_FAILED")), i))),
+      concurrently(N, (i) => input(account, `new-${i}`))
+    ])
+    expect(refunds.every(Either.isRight)).toBe(true)
+    const { accepted, refused } = split(begins)
+    for (const e of refused) expect(e).toMatchObject({ _tag: "LaunchLedgerError", reason: "daily_cap_reached" })
+    const holding = await run(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM launch_ledger WHERE account_id = ${account} AND slot_day = '2026-11-25'`
+      )
+    ).then((rows) => rows[0]!.n)
+    const count = await used(account)
+    expect(count).toBe(holding)
+    expect(count).toBeLessThanOrEqual(5)
+    // Every held slot was refunded: what is counted now is exactly the new ids let in.
+    expect(count).toBe(accepted.length)
+  })
+
   it("a plan with a daily cap of 0 accepts nothing and records nothing", async () => {
     at(T0)
     const account = newAccount()
