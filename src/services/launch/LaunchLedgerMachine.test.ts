@@ -307,6 +307,8 @@ describe("LaunchLedgerMachine property", () => {
             expect(next.state === "confirmed").toBe(next.result !== null)
             expect(next.state === "failed").toBe(next.errorCode !== null)
             if (isInFlight(next.state)) expect(next.slot).not.toBeNull()
+            // A failed row holds no slot but a kept one: everything else was refunded.
+            if (next.state === "failed") expect(next.slot === null || next.slot.kept).toBe(true)
             expect(next.attempt).toBeGreaterThanOrEqual(1)
           }
           if (from !== to) {
