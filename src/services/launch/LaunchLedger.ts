@@ -186,18 +186,21 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     return refused === undefined ? undefined : refusal(refused)
   }
 
-  /** Applies the slot outputs of one step; a cap refusal fails (and so rolls back) the transaction. */
-  const applySlots = (accountId: string, outputs: ReadonlyArray<LedgerOutput>, cap: number | undefined, nowMs: number) =>
+  /**
+   * Applies the slot outputs of one step; a cap refusal fails (and so rolls back) the
+   * transaction. Only `Begin` takes a capped slot; the settling events pass cap 0.
+   */
+  const applySlots = (accountId: string, outputs: ReadonlyArray<LedgerOutput>, cap: number, nowMs: number) =>
     Effect.forEach(
       outputs,
       (o) => {
         switch (o._tag) {
           case "TakeSlot":
             if (o.force) return forceSlot(accountId, o.day)
-            return Effect.flatMap(takeSlot(accountId, o.day, cap ?? 0), (used) =>
+            return Effect.flatMap(takeSlot(accountId, o.day, cap), (used) =>
               used !== undefined
                 ? Effect.void
-                : Effect.flatMap(slotsUsed(accountId, o.day), (now) => Effect.fail(capReached(cap ?? 0, now, nowMs)))
+                : Effect.flatMap(slotsUsed(accountId, o.day), (now) => Effect.fail(capReached(cap, now, nowMs)))
             )
           case "RefundSlot":
             return refundSlot(accountId, o.day)
@@ -220,7 +223,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
         const [next, outputs] = step(current, event(nowMs))
         const refused = refusedIn(outputs)
         if (refused !== undefined || current === undefined) return yield* refused ?? refusal({ _tag: "Refused", reason: "not_found", state: null })
-        yield* applySlots(ref.accountId, outputs, undefined, nowMs)
+        yield* applySlots(ref.accountId, outputs, 0, nowMs)
         const record = withRow(current, next)
         if (record === current) return record
         yield* updateRow(record)
