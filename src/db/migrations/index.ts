@@ -17,6 +17,7 @@ import strategies from "./0008_strategies.js"
 import agentProfiles from "./0009_agent_profiles.js"
 import hoodPools from "./0010_hood_pools.js"
 import hostedImages from "./0011_hosted_images.js"
+import launchLedger from "./0012_launch_ledger.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -29,5 +30,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_strategies": strategies,
   "0009_agent_profiles": agentProfiles,
   "0010_hood_pools": hoodPools,
-  "0011_hosted_images": hostedImages
+  "0011_hosted_images": hostedImages,
+  "0012_launch_ledger": launchLedger
 }

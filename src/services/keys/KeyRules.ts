@@ -152,7 +152,7 @@ export const parseTxLimit = (raw: unknown, field = "txLimit"): TxLimit | ApiErro
   return { usdMicros, reset: reset as TxLimitReset }
 }
 
-const DAY_MS = 86_400_000
+export const DAY_MS = 86_400_000
 
 export const utcDayStart = (ms: number): number => ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS)
 

@@ -1,0 +1,373 @@
+/**
+ * The launch ledger service: one row per account and `clientLaunchId` (spec document 1, 3.1,
+ * endpoint rules 1 and 2, and the daily cap of section 8), shared by the headless, self-signed
+ * and atomic paths. The decisions are `LaunchLedgerMachine.step`; this module loads, locks and
+ * writes rows around it.
+ *
+ * Invariants:
+ * - Every check-and-take is one transaction that holds across connections and processes: the
+ *   row is inserted (`ON CONFLICT DO NOTHING`, so concurrent inserts of one id queue on the
+ *   unique index) or locked (`FOR UPDATE`) before it is stepped, and a cap slot is taken by one
+ *   conditional upsert of the day's counter. N concurrent requests with one id make exactly one
+ *   attempt; N concurrent ids at the cap take exactly the cap. A refusal rolls the whole
+ *   transaction back: nothing is recorded.
+ * - Locks are taken in one order (ledger row, then the day's counter), so transactions never
+ *   wait on each other in a cycle.
+ * - The daily cap is per account and UTC day (the `Clock`'s); the effective cap is the higher of
+ *   the requesting key's issued cap and the plan's (`effectiveCaps`). In-flight attempts hold
+ *   their slot; a definitive failure refunds it unless kept; a timeout keeps it.
+ * - A confirmed row replays its stored result without touching the chain.
+ * - `also` (on the methods that settle an attempt) runs inside the same transaction, after the
+ *   row changed and was written: the caller's token, activity and webhook-outbox writes commit with it or not
+ *   at all.
+ * - Failures: `LaunchLedgerError` (a `reason` union, `retryable`) or `SqlError`; no HTTP here.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import type { Chain } from "../../domain/Chain.js"
+import type { Plan } from "../../domain/Plans.js"
+import { DAY_MS, effectiveCaps, isoDay, utcDayStart } from "../keys/KeyRules.js"
+import { type CanonicalJson, idempotencyHash } from "./Idempotency.js"
+import {
+  forceSlot,
+  insertRow,
+  type LaunchRecord,
+  type LaunchRef,
+  refundSlot,
+  selectExpiredSelfBuilds,
+  selectRow,
+  slotsUsed,
+  takeSlot,
+  updateRow
+} from "./internal/ledgerSql.js"
+import {
+  type LaunchPath,
+  LaunchStates,
+  type LedgerEvent,
+  type LedgerOutput,
+  type OnChain,
+  type PayerKind,
+  selfBuildExpiryMs,
+  step,
+  type StoredResult
+} from "./LaunchLedgerMachine.js"
+
+export type { LaunchRecord, LaunchRef } from "./internal/ledgerSql.js"
+
+/** Self-signed builds expired per sweep (the rest go at the next `/build`). */
+export const sweepBatchMax = 100
+
+export const LedgerRefusalReasons = [
+  "different_body",
+  "in_flight",
+  "daily_cap_reached",
+  "not_found",
+  "not_in_flight",
+  "stale_attempt",
+  "not_swept"
+] as const
+
+/** Why the ledger refused; the route maps each reason to the spec's code through the error table. */
+export class LaunchLedgerError extends Schema.TaggedError<LaunchLedgerError>()("LaunchLedgerError", {
+  reason: Schema.Literal(...LedgerRefusalReasons),
+  message: Schema.String,
+  retryable: Schema.Boolean,
+  /** The row's state when it exists. */
+  state: Schema.optional(Schema.Literal(...LaunchStates)),
+  /** `daily_cap_reached`: the effective cap, the slots used, and when the day resets (epoch ms). */
+  cap: Schema.optional(Schema.Number),
+  used: Schema.optional(Schema.Number),
+  resetsAtMs: Schema.optional(Schema.Number)
+}) {}
+
+/** The cap inputs: the requesting key's issued daily cap and the account's plan. */
+export interface DailyCapInput {
+  readonly keyDailyCap: number
+  readonly plan: Plan
+}
+
+export interface BeginInput extends LaunchRef {
+  readonly keyId: string
+  readonly path: LaunchPath
+  readonly chain: Chain
+  readonly payer: PayerKind
+  /** The decoded body in canonical form (`async` left out; amounts in raw units). */
+  readonly canonicalBody: CanonicalJson
+  readonly dailyCap: DailyCapInput
+}
+
+/** The attempt a caller acts on after `begin` accepted it. */
+export interface AttemptRef extends LaunchRef {
+  readonly attempt: number
+}
+
+export type Admission =
+  /** A new attempt holds the id (and a cap slot); the caller launches it. */
+  | { readonly _tag: "Accepted"; readonly attempt: AttemptRef; readonly fresh: boolean; readonly record: LaunchRecord }
+  /** Same id and body already confirmed: answer `result`; nothing was written. */
+  | { readonly _tag: "Replay"; readonly result: StoredResult; readonly record: LaunchRecord }
+
+/** What `begin` would answer now, without writing (dry runs). */
+export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: boolean } | { readonly _tag: "Replay"; readonly result: StoredResult }
+
+/** The caller's own writes for a settled attempt, run in the ledger's transaction. */
+export type Also = (record: LaunchRecord) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
+
+export interface LaunchLedgerShape {
+  /** Idempotency begin and daily cap in one transaction: accept a new attempt, replay, or refuse. */
+  readonly begin: (input: BeginInput) => Effect.Effect<Admission, LaunchLedgerError | SqlError>
+  /** The answer `begin` would give now; writes nothing, takes no slot. */
+  readonly preview: (input: BeginInput) => Effect.Effect<AdmissionPreview, LaunchLedgerError | SqlError>
+  /** The attempt's transaction was sent: the row moves to `confirming` with what is known on chain. */
+  readonly sent: (ref: AttemptRef, onChain: OnChain) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** Confirmation succeeded: store the result for replay. */
+  readonly confirm: (ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** Definitive failure: `errorCode` recorded, the slot refunded unless `keepSlot`. */
+  readonly fail: (
+    ref: AttemptRef,
+    errorCode: string,
+    options?: { readonly keepSlot?: boolean; readonly also?: Also }
+  ) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** Confirmation timed out: the row stays in flight and keeps its slot (checks the attempt is current). */
+  readonly timedOut: (ref: AttemptRef) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** Start of a `/launch/self/build`: fail this account's self-signed builds older than 30 minutes. */
+  readonly sweepSelfBuilds: (accountId: string, also?: Also) => Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError>
+  /** A swept Solana linked-wallet build verified landed: confirmed, its slot taken again even at the cap. */
+  readonly confirmSwept: (ref: LaunchRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** The row, or undefined (job reads; a foreign id is simply not found under this account). */
+  readonly get: (ref: LaunchRef) => Effect.Effect<LaunchRecord | undefined, SqlError>
+  /** Slots the account holds on the UTC day of `atMs` (default now). */
+  readonly slotsUsed: (accountId: string, atMs?: number) => Effect.Effect<number, SqlError>
+}
+
+export class LaunchLedger extends Context.Tag("curvestream/LaunchLedger")<LaunchLedger, LaunchLedgerShape>() {}
+
+/** The cap enforced on a request: the higher of the key's issued cap and the plan's (spec 2.2). */
+export const effectiveDailyCap = (input: DailyCapInput): number =>
+  effectiveCaps({ rateLimitPerMin: input.plan.limits.requestsPerMin, dailyLaunchCap: input.keyDailyCap }, input.plan).effective
+    .dailyLaunchCap
+
+const refusalMessages: Record<Exclude<LaunchLedgerError["reason"], "daily_cap_reached">, string> = {
+  different_body: "clientLaunchId was already used with a different body",
+  in_flight: "A launch with this clientLaunchId is still in flight; retry with the same id",
+  not_found: "No launch with this clientLaunchId on this account",
+  not_in_flight: "This launch is no longer in flight",
+  stale_attempt: "This attempt is no longer the launch's current attempt",
+  not_swept: "This launch is not an expired self-signed build that can still be confirmed"
+}
+
+const refusal = (output: Extract<LedgerOutput, { _tag: "Refused" }>): LaunchLedgerError =>
+  new LaunchLedgerError({
+    reason: output.reason,
+    message: refusalMessages[output.reason],
+    retryable: output.reason === "in_flight",
+    ...(output.state !== null ? { state: output.state } : {})
+  })
+
+const capReached = (cap: number, used: number, nowMs: number): LaunchLedgerError =>
+  new LaunchLedgerError({
+    reason: "daily_cap_reached",
+    message: `Daily launch cap reached (${used} of ${cap} today); it resets at 00:00 UTC`,
+    retryable: true,
+    cap,
+    used,
+    resetsAtMs: utcDayStart(nowMs) + DAY_MS
+  })
+
+const withRow = (base: LaunchRecord, row: ReturnType<typeof step>[0]): LaunchRecord =>
+  row === undefined || row === base ? base : { ...base, ...row }
+
+export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+
+  const refusedIn = (outputs: ReadonlyArray<LedgerOutput>): LaunchLedgerError | undefined => {
+    const refused = outputs.find((o) => o._tag === "Refused")
+    return refused === undefined ? undefined : refusal(refused)
+  }
+
+  /**
+   * Applies the slot outputs of one step; a cap refusal fails (and so rolls back) the
+   * transaction. Only `Begin` takes a capped slot; the settling events pass cap 0.
+   */
+  const applySlots = (accountId: string, outputs: ReadonlyArray<LedgerOutput>, cap: number, nowMs: number) =>
+    Effect.forEach(
+      outputs,
+      (o) => {
+        switch (o._tag) {
+          case "TakeSlot":
+            if (o.force) return forceSlot(accountId, o.day)
+            return Effect.flatMap(takeSlot(accountId, o.day, cap), (used) =>
+              used !== undefined
+                ? Effect.void
+                : Effect.flatMap(slotsUsed(accountId, o.day), (now) => Effect.fail(capReached(cap, now, nowMs)))
+            )
+          case "RefundSlot":
+            return refundSlot(accountId, o.day)
+          default:
+            return Effect.void
+        }
+      },
+      { discard: true }
+    )
+
+  /**
+   * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
+   * the settled record: one transaction.
+   */
+  const transition = (ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also | undefined) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        const current = yield* selectRow(ref, true)
+        const [next, outputs] = step(current, event(nowMs))
+        const refused = refusedIn(outputs)
+        if (refused !== undefined || current === undefined) return yield* refused ?? refusal({ _tag: "Refused", reason: "not_found", state: null })
+        yield* applySlots(ref.accountId, outputs, 0, nowMs)
+        const record = withRow(current, next)
+        if (record === current) return record
+        yield* updateRow(record)
+        if (also !== undefined) yield* also(record)
+        return record
+      })
+    )
+
+  const hashOf = (input: BeginInput) => idempotencyHash(input.canonicalBody)
+
+  const beginEvent = (input: BeginInput, bodyHash: string, nowMs: number): LedgerEvent => ({
+    _tag: "Begin",
+    path: input.path,
+    chain: input.chain,
+    payer: input.payer,
+    bodyHash,
+    day: isoDay(nowMs),
+    nowMs
+  })
+
+  const begin = Effect.fn("LaunchLedger.begin")(function* (input: BeginInput) {
+    const bodyHash = hashOf(input)
+    const cap = effectiveDailyCap(input.dailyCap)
+    return yield* sql.withTransaction(
+      Effect.gen(function* () {
+        const nowMs = yield* Clock.currentTimeMillis
+        const event = beginEvent(input, bodyHash, nowMs)
+        const [fresh, freshOutputs] = step(undefined, event)
+        const created: LaunchRecord = {
+          ...fresh!,
+          accountId: input.accountId,
+          clientLaunchId: input.clientLaunchId,
+          keyId: input.keyId,
+          createdAtMs: nowMs
+        }
+        let record: LaunchRecord
+        let outputs: ReadonlyArray<LedgerOutput>
+        if (yield* insertRow(created)) {
+          record = created
+          outputs = freshOutputs
+        } else {
+          // The insert found the id committed by another transaction; rows are never deleted.
+          const current = (yield* selectRow(input, true))!
+          const [next, stepped] = step(current, event)
+          const refused = refusedIn(stepped)
+          if (refused !== undefined) return yield* refused
+          record = next === current ? current : { ...withRow(current, next), keyId: input.keyId }
+          outputs = stepped
+        }
+        yield* applySlots(input.accountId, outputs, cap, nowMs)
+        if (record !== created && outputs.some((o) => o._tag === "Accepted")) yield* updateRow(record)
+        const replay = outputs.find((o) => o._tag === "Replay")
+        if (replay !== undefined) return { _tag: "Replay", result: replay.result, record } as const
+        const accepted = outputs.find((o) => o._tag === "Accepted")!
+        return {
+          _tag: "Accepted",
+          attempt: { accountId: input.accountId, clientLaunchId: input.clientLaunchId, attempt: accepted.attempt },
+          fresh: accepted.fresh,
+          record
+        } as const
+      })
+    )
+  })
+
+  const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) {
+    const nowMs = yield* Clock.currentTimeMillis
+    const current = yield* selectRow(input, false)
+    const [, outputs] = step(current, beginEvent(input, hashOf(input), nowMs))
+    const refused = refusedIn(outputs)
+    if (refused !== undefined) return yield* refused
+    const replay = outputs.find((o) => o._tag === "Replay")
+    if (replay !== undefined) return { _tag: "Replay", result: replay.result } as const
+    const take = outputs.find((o) => o._tag === "TakeSlot")
+    if (take !== undefined) {
+      const cap = effectiveDailyCap(input.dailyCap)
+      const used = yield* slotsUsed(input.accountId, take.day)
+      if (used >= cap) return yield* capReached(cap, used, nowMs)
+    }
+    return { _tag: "WouldAccept", fresh: current !== undefined } as const
+  })
+
+  const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain) =>
+    transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), undefined)
+  )
+
+  const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) =>
+    transition(ref, (nowMs) => ({ _tag: "Confirmed", attempt: ref.attempt, result, onChain, nowMs }), also)
+  )
+
+  const fail = Effect.fn("LaunchLedger.fail")(
+    (ref: AttemptRef, errorCode: string, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
+      transition(
+        ref,
+        (nowMs) => ({ _tag: "Failed", attempt: ref.attempt, errorCode, keepSlot: options?.keepSlot ?? false, nowMs }),
+        options?.also
+      )
+  )
+
+  const timedOut = Effect.fn("LaunchLedger.timedOut")((ref: AttemptRef) =>
+    transition(ref, () => ({ _tag: "TimedOut", attempt: ref.attempt }), undefined)
+  )
+
+  const sweepSelfBuilds = Effect.fn("LaunchLedger.sweepSelfBuilds")(function* (accountId: string, also?: Also) {
+    const nowMs = yield* Clock.currentTimeMillis
+    const candidates = yield* selectExpiredSelfBuilds(accountId, nowMs - selfBuildExpiryMs, sweepBatchMax)
+    // One transaction per row: each is re-checked under its lock (a confirm may have won).
+    const swept = yield* Effect.forEach(candidates, (ref) =>
+      transition(ref, (at) => ({ _tag: "SweepSelfBuild", nowMs: at }), also).pipe(
+        Effect.map((record) => (record.state === "failed" ? [record] : [])),
+        Effect.catchTag("LaunchLedgerError", () => Effect.succeed([]))
+      )
+    )
+    return swept.flat()
+  })
+
+  const confirmSwept = Effect.fn("LaunchLedger.confirmSwept")(
+    (ref: LaunchRef, result: StoredResult, onChain: OnChain, also?: Also) =>
+      transition(ref, (nowMs) => ({ _tag: "ConfirmSwept", result, onChain, day: isoDay(nowMs), nowMs }), also)
+  )
+
+  const get = (ref: LaunchRef) => selectRow(ref, false)
+
+  const used = (accountId: string, atMs?: number) =>
+    Effect.flatMap(atMs !== undefined ? Effect.succeed(atMs) : Clock.currentTimeMillis, (ms) => slotsUsed(accountId, isoDay(ms)))
+
+  /** The methods' SQL (and the callers' `also`) run on this layer's client. */
+  const onClient =
+    <Args extends ReadonlyArray<unknown>, A, E>(f: (...args: Args) => Effect.Effect<A, E, SqlClient.SqlClient>) =>
+    (...args: Args): Effect.Effect<A, E> =>
+      Effect.provideService(f(...args), SqlClient.SqlClient, sql)
+
+  return {
+    begin: onClient(begin),
+    preview: onClient(preview),
+    sent: onClient(sent),
+    confirm: onClient(confirm),
+    fail: onClient(fail),
+    timedOut: onClient(timedOut),
+    sweepSelfBuilds: onClient(sweepSelfBuilds),
+    confirmSwept: onClient(confirmSwept),
+    get: onClient(get),
+    slotsUsed: onClient(used)
+  }
+})
+
+/** Needs `SqlClient` (the engine's `Database.layer`, migrated). */
+export const layer: Layer.Layer<LaunchLedger, never, SqlClient.SqlClient> = Layer.effect(LaunchLedger, make)

@@ -1,0 +1,169 @@
+/**
+ * SQL of the launch ledger (`launch_ledger`, `launch_daily_usage`; migration 0012). Plain
+ * functions over `SqlClient` so they join the caller's transaction; `LaunchLedger.ts` owns the
+ * order they run in. Days travel as `YYYY-MM-DD` text, times as epoch ms.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { Chain } from "../../../domain/Chain.js"
+import type { LaunchPath, LaunchState, LedgerRow, PayerKind, StoredResult } from "../LaunchLedgerMachine.js"
+
+export interface LaunchRef {
+  readonly accountId: string
+  readonly clientLaunchId: string
+}
+
+/** A ledger row with its identity and bookkeeping. */
+export interface LaunchRecord extends LedgerRow, LaunchRef {
+  /** The key whose request began the current attempt. */
+  readonly keyId: string | null
+  readonly createdAtMs: number
+}
+
+interface RowDb {
+  readonly account_id: string
+  readonly client_launch_id: string
+  readonly path: LaunchPath
+  readonly chain: Chain
+  readonly payer: PayerKind
+  readonly key_id: string | null
+  readonly body_hash: string
+  readonly state: LaunchState
+  readonly attempt: number
+  readonly slot_day: string | null
+  readonly slot_kept: boolean
+  readonly error_code: string | null
+  readonly mint: string | null
+  readonly pool: string | null
+  readonly signature: string | null
+  readonly result: StoredResult | null
+  readonly created_at: Date
+  readonly attempt_started_at: Date
+  readonly updated_at: Date
+}
+
+const toRecord = (r: RowDb): LaunchRecord => ({
+  accountId: r.account_id,
+  clientLaunchId: r.client_launch_id,
+  path: r.path,
+  chain: r.chain,
+  payer: r.payer,
+  keyId: r.key_id,
+  bodyHash: r.body_hash,
+  state: r.state,
+  attempt: r.attempt,
+  slot: r.slot_day === null ? null : { day: r.slot_day, kept: r.slot_kept },
+  errorCode: r.error_code,
+  mint: r.mint,
+  pool: r.pool,
+  signature: r.signature,
+  result: r.result,
+  createdAtMs: r.created_at.getTime(),
+  attemptStartedAtMs: r.attempt_started_at.getTime(),
+  updatedAtMs: r.updated_at.getTime()
+})
+
+const columns = (sql: SqlClient.SqlClient) => sql`
+  account_id, client_launch_id, path, chain, payer, key_id, body_hash, state, attempt,
+  slot_day::text AS slot_day, slot_kept, error_code, mint, pool, signature, result,
+  created_at, attempt_started_at, updated_at`
+
+const resultJson = (result: StoredResult | null): string | null => (result === null ? null : JSON.stringify(result))
+
+/** Reads the row; `lock` takes its row lock for the rest of the transaction. */
+export const selectRow = (ref: LaunchRef, lock: boolean): Effect.Effect<LaunchRecord | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<RowDb>`
+      SELECT ${columns(sql)} FROM launch_ledger
+      WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId}
+      ${sql.literal(lock ? "FOR UPDATE" : "")}`
+  ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toRecord(rows[0]))))
+
+/**
+ * Inserts the row unless the id exists. Returns false when it exists: a concurrent insert of the
+ * same id waits on the unique index until the first commits (then false) or rolls back.
+ */
+export const insertRow = (r: LaunchRecord): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ attempt: number }>`
+      INSERT INTO launch_ledger (account_id, client_launch_id, path, chain, payer, key_id, body_hash, state, attempt,
+        slot_day, slot_kept, error_code, mint, pool, signature, result, created_at, attempt_started_at, updated_at)
+      VALUES (${r.accountId}, ${r.clientLaunchId}, ${r.path}, ${r.chain}, ${r.payer}, ${r.keyId}, ${r.bodyHash}, ${r.state},
+        ${r.attempt}, ${r.slot?.day ?? null}::date, ${r.slot?.kept ?? false}, ${r.errorCode}, ${r.mint}, ${r.pool},
+        ${r.signature}, ${resultJson(r.result)}::jsonb, ${new Date(r.createdAtMs)}, ${new Date(r.attemptStartedAtMs)},
+        ${new Date(r.updatedAtMs)})
+      ON CONFLICT (account_id, client_launch_id) DO NOTHING
+      RETURNING attempt`
+  ).pipe(Effect.map((rows) => rows.length === 1))
+
+/** Writes every mutable column of a row already locked by this transaction. */
+export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      UPDATE launch_ledger SET
+        chain = ${r.chain}, payer = ${r.payer}, key_id = ${r.keyId}, state = ${r.state}, attempt = ${r.attempt},
+        slot_day = ${r.slot?.day ?? null}::date, slot_kept = ${r.slot?.kept ?? false}, error_code = ${r.errorCode},
+        mint = ${r.mint}, pool = ${r.pool}, signature = ${r.signature}, result = ${resultJson(r.result)}::jsonb,
+        attempt_started_at = ${new Date(r.attemptStartedAtMs)}, updated_at = ${new Date(r.updatedAtMs)}
+      WHERE account_id = ${r.accountId} AND client_launch_id = ${r.clientLaunchId}`
+  ).pipe(Effect.asVoid)
+
+/** Self-signed builds of the account still `submitted` and started at or before `startedBeforeMs`, by id. */
+export const selectExpiredSelfBuilds = (
+  accountId: string,
+  startedBeforeMs: number,
+  limit: number
+): Effect.Effect<ReadonlyArray<LaunchRef>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ client_launch_id: string }>`
+      SELECT client_launch_id FROM launch_ledger
+      WHERE account_id = ${accountId} AND state = 'submitted' AND path = 'self'
+        AND attempt_started_at < ${new Date(startedBeforeMs)}
+      ORDER BY client_launch_id LIMIT ${limit}`
+  ).pipe(Effect.map((rows) => rows.map((r) => ({ accountId, clientLaunchId: r.client_launch_id }))))
+
+/**
+ * Takes one slot of the account's `day` when fewer than `cap` are used, in one statement
+ * (concurrent takers queue on the row and each re-checks the count). Returns the count after
+ * the take, or undefined when the cap is reached.
+ */
+export const takeSlot = (accountId: string, day: string, cap: number): Effect.Effect<number | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ used: number }>`
+      INSERT INTO launch_daily_usage (account_id, day, used)
+      SELECT ${accountId}, ${day}::date, 1 WHERE ${cap}::integer >= 1
+      ON CONFLICT (account_id, day) DO UPDATE SET used = launch_daily_usage.used + 1
+      WHERE launch_daily_usage.used < ${cap}::integer
+      RETURNING used`
+  ).pipe(Effect.map((rows) => rows[0]?.used))
+
+/** Takes one slot of `day` whatever the cap says. */
+export const forceSlot = (accountId: string, day: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      INSERT INTO launch_daily_usage (account_id, day, used) VALUES (${accountId}, ${day}::date, 1)
+      ON CONFLICT (account_id, day) DO UPDATE SET used = launch_daily_usage.used + 1`
+  ).pipe(Effect.asVoid)
+
+/** Returns one slot of `day`. */
+export const refundSlot = (accountId: string, day: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      UPDATE launch_daily_usage SET used = used - 1
+      WHERE account_id = ${accountId} AND day = ${day}::date AND used > 0`
+  ).pipe(Effect.asVoid)
+
+/** Slots used on the account's `day` (0 when none). */
+export const slotsUsed = (accountId: string, day: string): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ used: number }>`
+      SELECT used FROM launch_daily_usage WHERE account_id = ${accountId} AND day = ${day}::date`
+  ).pipe(Effect.map((rows) => rows[0]?.used ?? 0))
