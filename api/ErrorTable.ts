@@ -25,6 +25,7 @@ import type { FailureMembers } from "../src/domain/ServiceFailure.js"
 import { AccountError } from "../src/services/accounts/AccountError.js"
 import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
+import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -85,17 +86,27 @@ const AccountRows: Rows<AccountError> = {
   storage: { code: "INTERNAL" }
 }
 
+const WebhookRows: Rows<WebhookError> = {
+  // `details.reason` carries the public-target check's reason.
+  target_refused: { code: "VALIDATION_FAILED", field: "url", reason: "invalid_url" },
+  limit_reached: { code: "WEBHOOK_LIMIT_REACHED" },
+  not_found: { code: "VALIDATION_FAILED", status: 404, field: "id", reason: "webhook_not_found" },
+  revoked: { code: "VALIDATION_FAILED", status: 409, field: "id", reason: "webhook_revoked" },
+  storage: { code: "INTERNAL" }
+}
+
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | SqlError
+export type ServiceFailure = KeyError | AccountError | WebhookError | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError] as const
+export const FailureClasses = [KeyError, AccountError, WebhookError] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
 export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFailure, { readonly _tag: T }>> } & { readonly SqlError: Row } = {
   KeyError: KeyRows,
   AccountError: AccountRows,
+  WebhookError: WebhookRows,
   SqlError: { code: "INTERNAL" }
 }
 
