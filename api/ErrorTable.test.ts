@@ -6,11 +6,13 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit, Logger, LogLevel } from "effect"
 import { describe, expect, it } from "vitest"
+import { errorEnvelope } from "../src/domain/ApiError.js"
 import { accountError } from "../src/services/accounts/AccountError.js"
 import { keyError } from "../src/services/keys/KeyError.js"
 import { checkSpendCap, checkTxLimit } from "../src/services/keys/KeyRules.js"
+import { personalError } from "../src/services/personal/PersonalStore.js"
 import { webhookError } from "../src/services/webhooks/WebhookService.js"
-import { mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
+import { answerFailure, mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
 import { errorReply } from "./Http.js"
 
 const wire = (e: ServiceFailure) => {
@@ -98,5 +100,14 @@ describe("error table rows on the wire", () => {
       body: { code: "RATE_LIMITED", reason: "slow_down" },
       headers: { "Retry-After": "5" }
     })
+  })
+
+  it("the market-data service's plain rows answer plain bodies; storage is the FEED_UNAVAILABLE envelope", async () => {
+    const cap = await Effect.runPromise(answerFailure(personalError("cap", "follow limit reached", { details: { quota: 25, used: 25 } })))
+    expect([cap.status, JSON.parse(String(cap.body))]).toEqual([429, { error: "follow limit reached", quota: 25, used: 25 }])
+    const missing = await Effect.runPromise(answerFailure(personalError("not_found", "rule not found")))
+    expect([missing.status, JSON.parse(String(missing.body))]).toEqual([404, { error: "rule not found" }])
+    const down = await Effect.runPromise(Effect.flip(answerFailure(personalError("storage", "Personal data unavailable: x", { retryable: true }))))
+    expect([down.httpStatus, errorEnvelope(down).error]).toEqual([503, { code: "FEED_UNAVAILABLE", message: "Personal data unavailable: x", retryable: true }])
   })
 })

@@ -25,6 +25,7 @@ import type { FailureMembers } from "../src/domain/ServiceFailure.js"
 import { AccountError } from "../src/services/accounts/AccountError.js"
 import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
+import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { json, type Reply } from "./Http.js"
 
@@ -95,11 +96,18 @@ const WebhookRows: Rows<WebhookError> = {
   storage: { code: "INTERNAL" }
 }
 
+/** The market-data service's personal routes: caps and foreign ids answer its plain bodies. */
+const PersonalRows: Rows<PersonalError> = {
+  cap: { code: "RATE_LIMITED", plain: true },
+  not_found: { code: "VALIDATION_FAILED", status: 404, plain: true },
+  storage: { code: "FEED_UNAVAILABLE", retryable: true }
+}
+
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | WebhookError | SqlError
+export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError, WebhookError] as const
+export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
@@ -107,6 +115,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   KeyError: KeyRows,
   AccountError: AccountRows,
   WebhookError: WebhookRows,
+  PersonalError: PersonalRows,
   SqlError: { code: "INTERNAL" }
 }
 
