@@ -2,9 +2,10 @@
  * The one table from a service failure to the wire. Services fail with their own tagged errors
  * (`KeyError`, ... each a `reason` union, see `src/domain/ServiceFailure.ts`); this module says,
  * for every tag and every reason, which spec `code` answers it, with which HTTP status, `field`,
- * wire `reason` and `retryable`. Routes call `toApiError` / `mapFailure` (or `answerFailure` on the
- * market-data service, whose refusals are plain bodies) and never build a refusal for a service failure
- * themselves.
+ * wire `reason` and `retryable`. Routes call `toApiError` / `mapFailure` (or `answerFailure` on
+ * the market-data service, whose refusals are plain bodies) and never build a refusal for a
+ * service failure themselves. A new subsystem adds its class to `ServiceFailure` and
+ * `FailureClasses` and its `Rows<E>` to `ErrorTable`.
  *
  * Invariants:
  * - Exhaustive by construction: `Rows<E>` is a record over `E["reason"]`, so a new reason without
