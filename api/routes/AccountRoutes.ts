@@ -4,15 +4,14 @@
  * code, look it up and approve or deny from a session, exchange for a device token) and device
  * management (session only: a device token cannot list or revoke devices or approve another).
  * The spec leaves the device-flow paths open; ours are under `/api/v1/auth/device`.
+ * Handlers authenticate, decode (`AccountDecoders.ts`), call the accounts services and map
+ * failures through the one table (`ErrorTable.ts`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
-import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
-import { applyAgentTier, parseAgentTierRequest } from "../../src/services/accounts/Accounts.js"
-import { setAgentEnabled } from "../../src/services/accounts/AccountRepository.js"
+import { applyAgentTier, setAgentFeatures } from "../../src/services/accounts/Accounts.js"
 import { AccountWallets, type AccountWalletsShape } from "../../src/services/accounts/AccountWallets.js"
-import { Devices, type DevicesShape } from "../../src/services/accounts/Devices.js"
+import { type DeviceExchange, Devices, type DevicesShape } from "../../src/services/accounts/Devices.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { KeyService } from "../../src/services/keys/KeyService.js"
 import { KeyStore } from "../../src/services/keys/KeyStore.js"
@@ -23,8 +22,17 @@ import { keyRoutes } from "./KeyRoutes.js"
 import { maxStatus } from "../../src/services/accounts/Tier.js"
 import { API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, type OwnerAuth } from "../auth/OwnerAuth.js"
-import { json, type Reply, type Request } from "../Http.js"
+import { rowOf } from "../ErrorTable.js"
+import type { Request } from "../Http.js"
 import type { ResponseDoc, RouteDef } from "../Router.js"
+import {
+  decodeAgentTierBody,
+  decodeDeviceCodeBody,
+  decodeDeviceDecisionBody,
+  decodeDeviceTokenBody,
+  decodeEnableBody
+} from "./AccountDecoders.js"
+import { decoded, reply } from "./ServiceCall.js"
 
 export interface AccountRoutesDeps {
   readonly devices: DevicesShape
@@ -38,14 +46,17 @@ const HEADERS = [AUTHORIZATION_HEADER, API_KEY_HEADER]
 const ok = (description: string): ResponseDoc => ({ description })
 const errors = (...statuses: number[]): Record<number, ResponseDoc> => Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
 
-const reply = (e: Effect.Effect<unknown, ApiError | SqlError>): Effect.Effect<Reply, ApiError> =>
-  e.pipe(
-    Effect.map((body) => json(200, body)),
-    Effect.catchIf(
-      (x): x is SqlError => x._tag === "SqlError",
-      (x) => Effect.zipRight(Effect.logError("account route storage failure", x), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
-    )
-  ) as Effect.Effect<Reply, ApiError>
+/** The exchange answer; a failed provisioning names the code the table gives its failure. */
+const exchangeView = (x: DeviceExchange) => ({
+  success: true,
+  deviceToken: x.deviceToken,
+  devicePrefix: x.devicePrefix,
+  accountId: x.accountId,
+  scopes: x.scopes,
+  ...(x.provisioning.provisioned
+    ? { provisioned: true, key: x.provisioning.key }
+    : { provisioned: false, code: rowOf(x.provisioning.failure).code, message: x.provisioning.failure.message })
+})
 
 const AgentTierBody = Schema.Struct({
   accountId: Schema.String,
@@ -80,13 +91,10 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       body: { schema: AgentTierBody, maxBytes: 2048 },
       responses: { 200: ok("The account's tier state"), ...errors(400, 401, 403, 404) },
       handler: (req) =>
-        Effect.flatMap(ownerAuth.session(req.headers, { admin: true }), () =>
-          reply(
-            Effect.gen(function* () {
-              const nowMs = deps.nowMs()
-              const parsed = parseAgentTierRequest(req.body, nowMs)
-              if (!("accountId" in parsed)) return yield* Effect.fail(parsed)
-              const account = yield* applyAgentTier(parsed, nowMs).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        Effect.flatMap(ownerAuth.session(req.headers, { admin: true }), () => {
+          const nowMs = deps.nowMs()
+          return decoded(decodeAgentTierBody(req.body, nowMs), (grant) =>
+            Effect.map(applyAgentTier(grant, nowMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), (account) => {
               const max = maxStatus(account, nowMs)
               return {
                 success: true,
@@ -99,7 +107,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
               }
             })
           )
-        )
+        })
     },
     {
       method: "POST",
@@ -113,18 +121,8 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       responses: { 200: ok("Enabled"), ...errors(400, 401, 403, 503) },
       handler: (req) =>
         Effect.flatMap(session(req), (s) =>
-          reply(
-            Effect.gen(function* () {
-              const b = req.body as Record<string, unknown> | undefined
-              if (typeof b !== "object" || b === null || typeof b.enabled !== "boolean") return yield* Effect.fail(validationFailed("enabled", "enabled must be a boolean"))
-              if (!b.enabled) return yield* Effect.fail(apiError("VALIDATION_FAILED", "Agent features cannot be turned off here", { status: 403, field: "enabled" }))
-              const hasWallet = yield* deps.wallets
-                .hasSolanaWallet(s.accountId)
-                .pipe(Effect.mapError(() => apiError("KEY_ISSUANCE_FAILED", "The wallet provider could not be reached; nothing changed", { retryable: true })))
-              if (!hasWallet) return yield* Effect.fail(apiError("VALIDATION_FAILED", "Link a Solana wallet before enabling agent features", { status: 403, field: "enabled" }))
-              yield* setAgentEnabled(s.accountId, true).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-              return { success: true, enabled: true }
-            })
+          decoded(decodeEnableBody(req.body), (enabled) =>
+            Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { success: true, enabled: true })
           )
         )
     },
@@ -137,7 +135,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "public",
       body: { schema: DeviceCodeBody, maxBytes: 2048 },
       responses: { 200: ok("deviceCode, userCode, verificationUri, expiresIn, interval, scopes"), ...errors(400) },
-      handler: (req) => reply(devices.requestCode(req.body))
+      handler: (req) => decoded(decodeDeviceCodeBody(req.body), devices.requestCode)
     },
     {
       method: "GET",
@@ -161,7 +159,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       headers: HEADERS,
       body: { schema: DeviceDecisionBody, maxBytes: 1024 },
       responses: { 200: ok("The decided request"), ...errors(400, 401, 404, 409) },
-      handler: (req) => Effect.flatMap(session(req), (s) => reply(devices.decide(s, req.body)))
+      handler: (req) => Effect.flatMap(session(req), (s) => decoded(decodeDeviceDecisionBody(req.body), (d) => devices.decide(s, d)))
     },
     {
       method: "POST",
@@ -172,7 +170,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "public",
       body: { schema: DeviceTokenBody, maxBytes: 1024 },
       responses: { 200: ok("deviceToken (shown once) and provisioning"), ...errors(400, 429) },
-      handler: (req) => reply(devices.exchange(req.body))
+      handler: (req) => decoded(decodeDeviceTokenBody(req.body), (code) => Effect.map(devices.exchange(code), exchangeView))
     },
     {
       method: "GET",

@@ -1,10 +1,10 @@
 /**
  * Key, access and tier routes (spec document 2, section 4.1, without wallets and TEE rebind).
  * Owner routes take a session or a device token; `keys/self/*` take the agent key itself;
- * `{prefix}/limits` and `tier` take either. Handlers only authenticate, parse the query and
- * call `KeyService` / `TierService`; every rule lives there.
+ * `{prefix}/limits` and `tier` take either. Handlers only authenticate, decode the body or query
+ * (`KeyDecoders.ts`), call `KeyService` / `TierService` and map failures through the one table
+ * (`ErrorTable.ts`); every rule lives in the services.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
@@ -13,8 +13,19 @@ import type { AgentPrincipal, OwnerPrincipal, SessionPrincipal } from "../../src
 import { AccessLevels, PublicScopes } from "../../src/services/keys/Scopes.js"
 import { type AgentAuth, API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, bearerToken, type OwnerAuth } from "../auth/OwnerAuth.js"
-import { json, type Reply, type Request } from "../Http.js"
+import { mapFailure } from "../ErrorTable.js"
+import type { Request } from "../Http.js"
 import type { ResponseDoc, RouteDef } from "../Router.js"
+import {
+  decodeAccessBody,
+  decodeEmbeddedWalletBody,
+  decodeHistoryLimit,
+  decodeIssueBody,
+  decodeLimitsBody,
+  decodePatchBody,
+  decodeUsageDays
+} from "./KeyDecoders.js"
+import { decoded, reply } from "./ServiceCall.js"
 
 export interface KeyRoutesDeps {
   readonly keys: KeyServiceShape
@@ -59,15 +70,6 @@ const ok = (description: string): ResponseDoc => ({ description })
 const errors = (...statuses: number[]): Record<number, ResponseDoc> =>
   Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
 
-const internal = (e: SqlError) =>
-  Effect.zipRight(Effect.logError("key route storage failure", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
-
-/** Runs a service call and answers 200 JSON; storage failures become INTERNAL. */
-const reply = <E extends ApiError | SqlError>(e: Effect.Effect<unknown, E>): Effect.Effect<Reply, ApiError> =>
-  e.pipe(
-    Effect.map((body) => json(200, body)),
-    Effect.catchIf((x): x is Extract<E, SqlError> => (x as { _tag: string })._tag === "SqlError", (x) => internal(x as SqlError))
-  ) as Effect.Effect<Reply, ApiError>
 
 const queryParam = (req: Request, name: string): string | null => new URLSearchParams(req.query).get(name)
 
@@ -91,13 +93,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       body: { schema: IssueBody, maxBytes: 8 * 1024 },
       responses: { 200: ok("The issued key"), ...errors(400, 401, 403, 503) },
       handler: (req) =>
-        Effect.flatMap(owner(req), (o) =>
-          reply(
-            keys.issue(o, req.body).pipe(
-              Effect.catchTag("SqlError", () => Effect.fail(apiError("KEY_ISSUANCE_FAILED", "Key issuance failed; nothing was issued", { retryable: true })))
-            )
-          )
-        )
+        Effect.flatMap(owner(req), (o) => decoded(decodeIssueBody(req.body, deps.nowMs()), (body) => keys.issue(o, body)))
     }),
     route({
       method: "GET",
@@ -127,7 +123,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       body: { schema: PatchBody, maxBytes: 4 * 1024 },
       responses: { 200: ok("The updated row"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.patch(o, prefix(req), req.body)))
+      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodePatchBody(req.body), (body) => keys.patch(o, prefix(req), body)))
     }),
     route({
       method: "GET",
@@ -138,7 +134,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       query: [{ name: "days", description: "Days, clamped 1 to 90 (default 30)", schema: { type: "integer" } }],
       responses: { 200: ok("Series"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.usage(o, prefix(req), queryParam(req, "days"))))
+      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeUsageDays(queryParam(req, "days")), (days) => keys.usage(o, prefix(req), days)))
     }),
     route({
       method: "PUT",
@@ -148,7 +144,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "agentKey",
       body: { schema: AccessBody, maxBytes: 4 * 1024 },
       responses: { 200: ok("Access-change response"), ...errors(400, 401, 403, 409, 429, 503) },
-      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.changeAccess(a, "self", req.body)))
+      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => decoded(decodeAccessBody(req.body), (body) => keys.changeAccess(a, "self", body)))
     }),
     route({
       method: "PUT",
@@ -159,7 +155,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       body: { schema: AccessBody, maxBytes: 4 * 1024 },
       responses: { 200: ok("Access-change response"), ...errors(400, 401, 404, 409, 503) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.changeAccess(o, prefix(req), req.body)))
+      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeAccessBody(req.body), (body) => keys.changeAccess(o, prefix(req), body)))
     }),
     route({
       method: "GET",
@@ -170,7 +166,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       query: [{ name: "limit", description: "1 to 100 (default 20)", schema: { type: "integer", minimum: 1, maximum: 100 } }],
       responses: { 200: ok("Change rows"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.accessChanges(o, prefix(req), queryParam(req, "limit"))))
+      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeHistoryLimit(queryParam(req, "limit")), (limit) => keys.accessChanges(o, prefix(req), limit)))
     }),
     route({
       method: "GET",
@@ -189,7 +185,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "agentKey",
       body: { schema: LimitsBody, maxBytes: 4 * 1024 },
       responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 429) },
-      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.setLimits(a, "self", req.body)))
+      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => decoded(decodeLimitsBody(req.body), (limits) => keys.setLimits(a, "self", limits)))
     }),
     route({
       method: "PUT",
@@ -200,7 +196,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       body: { schema: LimitsBody, maxBytes: 4 * 1024 },
       responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 404, 409) },
-      handler: (req) => Effect.flatMap(ownerOrAgent(req), (p) => reply(keys.setLimits(p, prefix(req), req.body)))
+      handler: (req) => Effect.flatMap(ownerOrAgent(req), (p) => decoded(decodeLimitsBody(req.body), (limits) => keys.setLimits(p, prefix(req), limits)))
     }),
     route({
       method: "PUT",
@@ -211,7 +207,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       pathParams: [prefixParam],
       body: { schema: EmbeddedWalletBody, maxBytes: 1024 },
       responses: { 200: ok("Stored value"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.setEmbeddedWallet(o, prefix(req), req.body)))
+      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeEmbeddedWalletBody(req.body), (value) => keys.setEmbeddedWallet(o, prefix(req), value)))
     }),
     route({
       method: "GET",
@@ -225,16 +221,14 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
         const who: Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =
           bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers)
         return Effect.flatMap(who, (p) =>
-          reply(
-            Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => tiers.snapshot(account, deps.nowMs()))
-          )
+          Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => reply(tiers.snapshot(account, deps.nowMs())))
         )
       }
     })
   ]
 
   function keysAccount(accountId: string) {
-    return tiers.account(accountId).pipe(
+    return mapFailure(tiers.account(accountId)).pipe(
       Effect.flatMap((a) => (a === undefined ? Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists")) : Effect.succeed(a)))
     )
   }

@@ -15,6 +15,9 @@ import { findAccount } from "../../src/services/accounts/AccountRepository.js"
 import { type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
 import { planAccessChange } from "../../src/services/keys/AccessChange.js"
 import { KeyService } from "../../src/services/keys/KeyService.js"
+import { toApiError } from "../../api/ErrorTable.js"
+import { isApiError } from "../../api/QueryParams.js"
+import { decodeAccessBody } from "../../api/routes/KeyDecoders.js"
 import { AccessLevels, LevelScopes, PublicScopes, sameScopeSet } from "../../src/services/keys/Scopes.js"
 import type { AgentPrincipal, SessionPrincipal } from "../../src/services/keys/Principals.js"
 import { effectiveCaps } from "../../src/services/keys/KeyRules.js"
@@ -71,7 +74,12 @@ describe("access preview then commit (KeyService on PGlite)", () => {
         const actor: SessionPrincipal | AgentPrincipal = asAgent
           ? { _tag: "agent", accountId: setup.account.id, key: setup.key, account: setup.account, tier: "free", plan, caps: effectiveCaps(setup.key, plan) }
           : { _tag: "session", accountId: setup.account.id, sessionId: "s", isAdmin: false }
-        const change = (body: unknown) => h.run(Effect.either(Effect.flatMap(KeyService, (k) => k.changeAccess(actor, setup.key.prefix, body))))
+        // The route's decoder and the one error table, as the HTTP route runs them.
+        const change = (body: unknown) => {
+          const req = decodeAccessBody(body)
+          if (isApiError(req)) throw new Error(JSON.stringify(req))
+          return h.run(Effect.either(Effect.flatMap(KeyService, (k) => k.changeAccess(actor, setup.key.prefix, req).pipe(Effect.mapError(toApiError)))))
+        }
         const stored = () => h.query<{ scopes: string[] }>("SELECT scopes FROM agent_keys WHERE id = $1", setup.key.id).then((r) => r[0]!.scopes)
         const eventsBefore = (await h.events()).length
 

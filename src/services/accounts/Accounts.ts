@@ -10,10 +10,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { apiError, type ApiError, validationFailed } from "../../domain/ApiError.js"
-import { PlanIds, type PlanId } from "../../domain/Plans.js"
+import type { PlanId } from "../../domain/Plans.js"
 import { mintToken } from "../keys/Tokens.js"
+import { type AccountError, accountError } from "./AccountError.js"
 import * as Repo from "./AccountRepository.js"
+import type { AccountWalletsShape } from "./AccountWallets.js"
 import type { MaxSource } from "./Tier.js"
 
 export const DEFAULT_SESSION_DAYS = 30
@@ -51,40 +52,13 @@ export interface AgentTierRequest {
 }
 
 /**
- * `{accountId, tier: "max", expiresAt | days, source?}` grants Max until the expiry;
- * `{accountId, tier: "free"}` (or "pro") ends an active grant now. The paid plan is untouched:
- * a grant sits beside the subscription.
+ * Applies an agent-tier grant: `tier: "max"` grants Max until the expiry; "free" (or "pro") ends
+ * an active grant now. The paid plan is untouched: a grant sits beside the subscription.
  */
-export const parseAgentTierRequest = (body: unknown, nowMs: number): AgentTierRequest | ApiError => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return validationFailed("body", "Body must be a JSON object")
-  const b = body as Record<string, unknown>
-  if (typeof b.accountId !== "string" || b.accountId === "") return validationFailed("accountId", "accountId is required")
-  const tier = b.tier ?? "max"
-  if (typeof tier !== "string" || !(PlanIds as ReadonlyArray<string>).includes(tier)) return validationFailed("tier", "tier must be free, pro or max")
-  const source = b.source ?? "team"
-  if (typeof source !== "string" || !(MaxSources as ReadonlyArray<string>).includes(source)) {
-    return validationFailed("source", `source must be one of ${MaxSources.join(", ")}`)
-  }
-  if (tier !== "max") return { accountId: b.accountId, tier: tier as PlanId, expiresAtMs: null, source: source as MaxSource }
-  if (b.expiresAt !== undefined && b.days !== undefined) return validationFailed("expiresAt", "expiresAt and days are mutually exclusive")
-  let expiresAtMs: number
-  if (b.days !== undefined) {
-    if (typeof b.days !== "number" || !Number.isInteger(b.days) || b.days < 1 || b.days > 3650) return validationFailed("days", "days must be an integer from 1 to 3650")
-    expiresAtMs = nowMs + b.days * DAY_MS
-  } else if (b.expiresAt !== undefined) {
-    if (typeof b.expiresAt !== "number" || !Number.isSafeInteger(b.expiresAt) || b.expiresAt <= nowMs) {
-      return validationFailed("expiresAt", "expiresAt must be epoch milliseconds in the future")
-    }
-    expiresAtMs = b.expiresAt
-  } else return validationFailed("expiresAt", "A Max grant needs an expiry: expiresAt (epoch ms) or days")
-  return { accountId: b.accountId, tier: "max", expiresAtMs, source: source as MaxSource }
-}
-
-/** Applies an agent-tier grant; unknown account is 404. */
-export const applyAgentTier = (req: AgentTierRequest, nowMs: number): Effect.Effect<Repo.Account, SqlError | ApiError, SqlClient.SqlClient> =>
+export const applyAgentTier = (req: AgentTierRequest, nowMs: number): Effect.Effect<Repo.Account, SqlError | AccountError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const existing = yield* Repo.findAccount(req.accountId)
-    if (existing === undefined) return yield* Effect.fail(apiError("VALIDATION_FAILED", `No account '${req.accountId}'`, { status: 404, field: "accountId" }))
+    if (existing === undefined) return yield* Effect.fail(accountError("account_not_found", `No account '${req.accountId}'`, { field: "accountId" }))
     if (req.tier === "max") return (yield* Repo.setMaxGrant(req.accountId, req.expiresAtMs, req.source))!
     // Ending a grant: keep its record as expired now, so the snapshot reports `maxExpired`.
     const active = existing.maxGrantExpiresAtMs !== null && existing.maxGrantExpiresAtMs > nowMs
@@ -95,3 +69,21 @@ export const grantMax = (accountId: string, expiresAtMs: number, source: MaxSour
   applyAgentTier({ accountId, tier: "max", expiresAtMs, source }, nowMs)
 
 export const setPlan = (accountId: string, plan: PlanId, expiresAtMs: number | null) => Repo.setPlan(accountId, plan, expiresAtMs)
+
+/**
+ * `POST /agent/enable`: agent features go on once the account has a linked Solana wallet; they
+ * are never turned off through the API.
+ */
+export const setAgentFeatures = (
+  accountId: string,
+  enabled: boolean,
+  wallets: AccountWalletsShape
+): Effect.Effect<void, SqlError | AccountError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    if (!enabled) return yield* Effect.fail(accountError("disable_refused", "Agent features cannot be turned off here", { field: "enabled" }))
+    const hasWallet = yield* wallets
+      .hasSolanaWallet(accountId)
+      .pipe(Effect.mapError(() => accountError("wallets_unreachable", "The wallet provider could not be reached; nothing changed", { retryable: true })))
+    if (!hasWallet) return yield* Effect.fail(accountError("solana_wallet_missing", "Link a Solana wallet before enabling agent features", { field: "enabled" }))
+    yield* Repo.setAgentEnabled(accountId, true)
+  })

@@ -11,22 +11,26 @@
  * single-use and stored hashed; polling faster than every 5 seconds is `RATE_LIMITED`.
  * Device tokens never expire; revoking a device can revoke, in the same transaction, every
  * active key it minted.
+ *
+ * Input is typed (the routes decode bodies); every failure is an `AccountError`, storage
+ * included. A failed provisioning is a value (`Provisioning`), not a failure: the token is issued.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
-import { apiError, type ApiError, validationFailed } from "../../domain/ApiError.js"
-import { findAccount } from "./AccountRepository.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
+import { type KeyError, keyError } from "../keys/KeyError.js"
 import { KeyService } from "../keys/KeyService.js"
 import type { SessionPrincipal } from "../keys/Principals.js"
-import { DeviceDefaultScopes, isPublicScope, levelOf, normalizeScopes, PublicScopes } from "../keys/Scopes.js"
+import { levelOf } from "../keys/Scopes.js"
 import { hashToken, mintToken, newId, randomString } from "../keys/Tokens.js"
+import { type AccountError, accountError } from "./AccountError.js"
+import { findAccount } from "./AccountRepository.js"
 
 export const DEVICE_CODE_TTL_MS = 15 * 60_000
 export const DEVICE_POLL_INTERVAL_SEC = 5
 /** RFC 8628's user-code alphabet: consonants only, no look-alikes. */
 const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ"
-const CLIENT_NAME_MAX = 64
+export const CLIENT_NAME_MAX = 64
 
 type Json = Record<string, unknown>
 
@@ -39,31 +43,13 @@ export interface DeviceCodeRequest {
   readonly environment: "production" | "test"
 }
 
-export const parseDeviceCodeRequest = (body: unknown): DeviceCodeRequest | ApiError => {
-  if (body === undefined || body === null) body = {}
-  if (typeof body !== "object" || Array.isArray(body)) return validationFailed("body", "Body must be a JSON object")
-  const b = body as Record<string, unknown>
-  let clientName: string | null = null
-  if (b.clientName !== undefined && b.clientName !== null) {
-    if (typeof b.clientName !== "string" || b.clientName.trim() === "" || [...b.clientName.trim()].length > CLIENT_NAME_MAX) {
-      return validationFailed("clientName", `clientName must be 1 to ${CLIENT_NAME_MAX} characters`)
-    }
-    clientName = b.clientName.trim()
-  }
-  const env = b.environment ?? "production"
-  if (env !== "production" && env !== "test") return validationFailed("environment", "environment must be production or test")
-  let scopes = DeviceDefaultScopes
-  if (b.scopes !== undefined && b.scopes !== null) {
-    if (!Array.isArray(b.scopes)) return validationFailed("scopes", "scopes must be an array")
-    if (b.scopes.length > 0) {
-      const bad = b.scopes.find((s) => !isPublicScope(s))
-      if (bad !== undefined) return validationFailed("scopes", `Unknown scope '${String(bad)}'; expected any of ${PublicScopes.join(", ")}`)
-      if (b.scopes.includes("transfer:bound")) return validationFailed("scopes", "A device approval cannot grant transfer:bound")
-      scopes = normalizeScopes(b.scopes as string[])
-    }
-  }
-  return { clientName, scopes, environment: env }
+export interface DeviceDecision {
+  readonly userCode: string
+  readonly approve: boolean
 }
+
+/** The key provisioned with a device token, or why none was (the token is issued either way). */
+export type Provisioning = { readonly provisioned: true; readonly key: Json } | { readonly provisioned: false; readonly failure: KeyError }
 
 interface AuthorizationRow {
   readonly id: string
@@ -78,14 +64,24 @@ interface AuthorizationRow {
   readonly last_polled_at: Date | null
 }
 
-export interface DevicesShape {
-  readonly requestCode: (body: unknown) => Effect.Effect<Json, ApiError | SqlError>
-  readonly describe: (session: SessionPrincipal, userCode: string) => Effect.Effect<Json, ApiError | SqlError>
-  readonly decide: (session: SessionPrincipal, body: unknown) => Effect.Effect<Json, ApiError | SqlError>
-  readonly exchange: (body: unknown) => Effect.Effect<Json, ApiError | SqlError>
-  readonly list: (session: SessionPrincipal) => Effect.Effect<Json, SqlError>
-  readonly revoke: (session: SessionPrincipal, prefix: string, revokeKeys: boolean) => Effect.Effect<Json, ApiError | SqlError>
+export interface DeviceExchange {
+  readonly deviceToken: string
+  readonly devicePrefix: string
+  readonly accountId: string
+  readonly scopes: ReadonlyArray<string>
+  readonly provisioning: Provisioning
 }
+
+export interface DevicesShape {
+  readonly requestCode: (req: DeviceCodeRequest) => Effect.Effect<Json, AccountError>
+  readonly describe: (session: SessionPrincipal, userCode: string) => Effect.Effect<Json, AccountError>
+  readonly decide: (session: SessionPrincipal, decision: DeviceDecision) => Effect.Effect<Json, AccountError>
+  readonly exchange: (deviceCode: string) => Effect.Effect<DeviceExchange, AccountError>
+  readonly list: (session: SessionPrincipal) => Effect.Effect<Json, AccountError>
+  readonly revoke: (session: SessionPrincipal, prefix: string, revokeKeys: boolean) => Effect.Effect<Json, AccountError>
+}
+
+const storage = storageFailure("devices", () => accountError("storage", "Internal error; nothing was recorded"))
 
 export class Devices extends Context.Tag("curvestream/Devices")<Devices, DevicesShape>() {}
 
@@ -115,10 +111,8 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
         expiresAt: r.expires_at.getTime()
       })
 
-      const requestCode = (body: unknown) =>
+      const requestCode = (req: DeviceCodeRequest) =>
         Effect.gen(function* () {
-          const req = parseDeviceCodeRequest(body)
-          if (!("scopes" in req)) return yield* Effect.fail(req)
           const nowMs = now()
           const deviceCode = randomString(43)
           let userCode = randomString(8, USER_CODE_ALPHABET)
@@ -146,46 +140,38 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
             scopes: req.scopes,
             movesFunds: req.scopes.includes("transfer:write")
           }
-        })
+        }).pipe(storage)
 
       const byUserCode = (raw: string, nowMs: number) =>
         Effect.flatMap(
           withSql(sql<AuthorizationRow>`SELECT * FROM device_authorizations
             WHERE user_code = ${normalizeUserCode(raw)} AND expires_at > ${new Date(nowMs)} ORDER BY created_at DESC LIMIT 1`),
-          (rows) => (rows[0] === undefined ? Effect.fail(apiError("VALIDATION_FAILED", "Unknown or expired user code", { status: 404, field: "userCode" })) : Effect.succeed(rows[0]))
+          (rows) => (rows[0] === undefined ? Effect.fail(accountError("user_code_not_found", "Unknown or expired user code", { field: "userCode" })) : Effect.succeed(rows[0]))
         )
 
       const describe = (_session: SessionPrincipal, userCode: string) =>
-        Effect.map(byUserCode(userCode, now()), (r) => ({ success: true, request: describeRow(r) }))
+        Effect.map(byUserCode(userCode, now()), (r) => ({ success: true, request: describeRow(r) })).pipe(storage)
 
-      const decide = (session: SessionPrincipal, body: unknown) =>
+      const decide = (session: SessionPrincipal, { userCode, approve }: DeviceDecision) =>
         Effect.gen(function* () {
-          if (typeof body !== "object" || body === null || Array.isArray(body)) return yield* Effect.fail(validationFailed("body", "Body must be {userCode, approve}"))
-          const b = body as Record<string, unknown>
-          if (typeof b.userCode !== "string") return yield* Effect.fail(validationFailed("userCode", "userCode is required"))
-          const approve = b.approve ?? true
-          if (typeof approve !== "boolean") return yield* Effect.fail(validationFailed("approve", "approve must be a boolean"))
           const nowMs = now()
-          const row = yield* byUserCode(b.userCode, nowMs)
-          if (row.status !== "pending") return yield* Effect.fail(apiError("VALIDATION_FAILED", `This request is already ${row.status}`, { status: 409, field: "userCode" }))
+          const row = yield* byUserCode(userCode, nowMs)
+          if (row.status !== "pending") return yield* Effect.fail(accountError("already_decided", `This request is already ${row.status}`, { field: "userCode" }))
           const updated = yield* withSql(sql<AuthorizationRow>`
             UPDATE device_authorizations SET status = ${approve ? "approved" : "denied"}, account_id = ${session.accountId},
               approved_session_id = ${session.sessionId}, decided_at = ${new Date(nowMs)}
             WHERE id = ${row.id} AND status = 'pending' RETURNING *`)
-          if (updated[0] === undefined) return yield* Effect.fail(apiError("VALIDATION_FAILED", "This request was decided meanwhile", { status: 409, field: "userCode" }))
+          if (updated[0] === undefined) return yield* Effect.fail(accountError("already_decided", "This request was decided meanwhile", { field: "userCode" }))
           return { success: true, request: describeRow(updated[0]) }
-        })
+        }).pipe(storage)
 
-      const pollRefusal = (reason: string, message: string, status = 400) =>
-        apiError("VALIDATION_FAILED", message, { status, field: "deviceCode", extra: { reason } })
+      const pollRefusal = (reason: "invalid_grant" | "access_denied" | "expired_token", message: string) =>
+        accountError(reason, message, { field: "deviceCode" })
 
-      const exchange = (body: unknown) =>
+      const exchange = (deviceCode: string) =>
         Effect.gen(function* () {
-          if (typeof body !== "object" || body === null || typeof (body as Record<string, unknown>).deviceCode !== "string") {
-            return yield* Effect.fail(validationFailed("deviceCode", "deviceCode is required"))
-          }
           const nowMs = now()
-          const hash = hashToken((body as { deviceCode: string }).deviceCode)
+          const hash = hashToken(deviceCode)
           const minted = mintToken("device")
           const deviceId = newId("dev")
           const outcome = yield* withSql(
@@ -215,22 +201,13 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
             )
           )
           // A pending poll is recorded (the transaction commits) before it is refused.
-          if (outcome._tag === "slow") {
-            return yield* Effect.fail(
-              apiError("RATE_LIMITED", `Poll at most every ${DEVICE_POLL_INTERVAL_SEC} seconds`, {
-                extra: { reason: "slow_down" },
-                headers: { "Retry-After": String(DEVICE_POLL_INTERVAL_SEC) }
-              })
-            )
-          }
-          if (outcome._tag === "pending") {
-            return yield* Effect.fail(apiError("VALIDATION_FAILED", "Waiting for approval", { field: "deviceCode", retryable: true, extra: { reason: "authorization_pending" } }))
-          }
+          if (outcome._tag === "slow") return yield* Effect.fail(accountError("slow_down", `Poll at most every ${DEVICE_POLL_INTERVAL_SEC} seconds`))
+          if (outcome._tag === "pending") return yield* Effect.fail(accountError("authorization_pending", "Waiting for approval", { field: "deviceCode" }))
           const row = outcome.row
           const account = yield* withSql(findAccount(row.account_id!))
-          let provisioning: Json
+          let provisioning: Provisioning
           if (account === undefined || !account.agentEnabled) {
-            provisioning = { provisioned: false, code: "VALIDATION_FAILED", message: "Agent features are off for this account" }
+            provisioning = { provisioned: false, failure: keyError("agent_features_off", "Agent features are off for this account") }
           } else {
             const issued = yield* Effect.either(
               keys.issueFor(
@@ -250,19 +227,16 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
             provisioning =
               issued._tag === "Right"
                 ? { provisioned: true, key: issued.right.response }
-                : issued.left._tag === "ApiError"
-                  ? { provisioned: false, code: issued.left.code, message: issued.left.message }
-                  : { provisioned: false, code: "KEY_ISSUANCE_FAILED", message: "The key could not be issued; the device token works" }
+                : {
+                    provisioned: false,
+                    failure:
+                      issued.left.reason === "issuance_storage"
+                        ? keyError("issuance_storage", "The key could not be issued; the device token works", { retryable: true })
+                        : issued.left
+                  }
           }
-          return {
-            success: true,
-            deviceToken: minted.token,
-            devicePrefix: minted.prefix,
-            accountId: row.account_id,
-            scopes: row.requested_scopes,
-            ...provisioning
-          }
-        })
+          return { deviceToken: minted.token, devicePrefix: minted.prefix, accountId: row.account_id!, scopes: row.requested_scopes, provisioning }
+        }).pipe(storage)
 
       const list = (session: SessionPrincipal) =>
         Effect.map(
@@ -280,7 +254,7 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
               revokedAt: r.revoked_at?.getTime() ?? null
             }))
           })
-        )
+        ).pipe(storage)
 
       const revoke = (session: SessionPrincipal, prefix: string, revokeKeys: boolean) =>
         Effect.gen(function* () {
@@ -291,14 +265,14 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
                 const rows = yield* sql<{ id: string; revoked_at: Date | null }>`
                   SELECT id, revoked_at FROM devices WHERE prefix = ${prefix} AND account_id = ${session.accountId} FOR UPDATE`
                 const device = rows[0]
-                if (device === undefined) return yield* Effect.fail(apiError("VALIDATION_FAILED", `No device '${prefix}' on this account`, { status: 404, field: "prefix" }))
+                if (device === undefined) return yield* Effect.fail(accountError("device_not_found", `No device '${prefix}' on this account`, { field: "prefix" }))
                 if (device.revoked_at === null) yield* sql`UPDATE devices SET revoked_at = ${new Date(nowMs)} WHERE id = ${device.id}`
                 const revokedKeys = revokeKeys ? yield* keys.revokeDeviceKeys(device.id, nowMs) : []
                 return { success: true, devicePrefix: prefix, revokedAt: device.revoked_at?.getTime() ?? nowMs, revokedKeys }
               })
             )
           )
-        })
+        }).pipe(storage)
 
       return { requestCode, describe, decide, exchange, list, revoke }
     })

@@ -9,7 +9,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { ApiError } from "../../domain/ApiError.js"
+import type { KeyError } from "../keys/KeyError.js"
 import { KeyService } from "../keys/KeyService.js"
 import { KeyStore } from "../keys/KeyStore.js"
 import { LevelScopes } from "../keys/Scopes.js"
@@ -52,7 +52,7 @@ export const provisionLocalAccount = <E = never, R = never>(
   previous: LocalCredentials | undefined,
   nowMs: number = Date.now(),
   prepare?: (accountId: string) => Effect.Effect<void, E, R>
-): Effect.Effect<LocalCredentials, SqlError | ApiError | E, SqlClient.SqlClient | KeyService | KeyStore | R> =>
+): Effect.Effect<LocalCredentials, SqlError | KeyError | E, SqlClient.SqlClient | KeyService | KeyStore | R> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyService

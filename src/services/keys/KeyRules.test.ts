@@ -44,11 +44,11 @@ describe("spend limits", () => {
     expect(onlyTightens([sol("5")], null)).toBe(false)
     expect(onlyTightens([sol("5")], [{ asset: "eth", maxPerTxRaw: "1" }])).toBe(false)
   })
-  it("the cap check answers SPEND_LIMIT_EXCEEDED with decimals at the bound", () => {
+  it("the cap check refuses over the cap with decimals at the bound (SPEND_LIMIT_EXCEEDED: api/ErrorTable.test.ts)", () => {
     expect(checkSpendCap([sol("1500000000")], "ABCDEFGH", "sol", 1_500_000_000n)).toBeUndefined()
     const e = checkSpendCap([sol("1500000000")], "ABCDEFGH", "sol", 1_500_000_001n)
-    expect(e?.code).toBe("SPEND_LIMIT_EXCEEDED")
-    expect(e?.extra?.spendLimit).toEqual({ limitSource: "key", keyPrefix: "ABCDEFGH", asset: "sol", capDecimal: "1.5", attemptedDecimal: "1.500000001" })
+    expect(e?.reason).toBe("spend_limit_exceeded")
+    expect(e?.details?.spendLimit).toEqual({ limitSource: "key", keyPrefix: "ABCDEFGH", asset: "sol", capDecimal: "1.5", attemptedDecimal: "1.500000001" })
     expect(checkSpendCap([sol("1")], "ABCDEFGH", "usdc", 10n ** 30n)).toBeUndefined()
   })
 })
@@ -63,13 +63,13 @@ describe("txLimit windows", () => {
     expect(txWindowResetsAt("monthly", Date.UTC(2026, 11, 31))).toBe(Date.UTC(2027, 0, 1))
     expect(txWindowResetsAt("never", wed)).toBeNull()
   })
-  it("KEY_LIMIT_REACHED past the limit with resetsAt; at the limit allowed", () => {
+  it("txLimit refused past the limit with resetsAt; at the limit allowed (KEY_LIMIT_REACHED: api/ErrorTable.test.ts)", () => {
     const limit = { usdMicros: 100, reset: "daily" as const }
     expect(checkTxLimit(limit, 60, 40, wed)).toBeUndefined()
     const e = checkTxLimit(limit, 60, 41, wed)
-    expect(e?.code).toBe("KEY_LIMIT_REACHED")
-    expect(e?.extra?.resetsAt).toBe(Date.UTC(2026, 9, 15))
-    expect(checkTxLimit({ usdMicros: 1, reset: "never" }, 1, 1, wed)?.extra?.resetsAt).toBeNull()
+    expect(e?.reason).toBe("tx_limit_reached")
+    expect(e?.details?.resetsAt).toBe(Date.UTC(2026, 9, 15))
+    expect(checkTxLimit({ usdMicros: 1, reset: "never" }, 1, 1, wed)?.details?.resetsAt).toBeNull()
   })
 })
 

@@ -1,12 +1,12 @@
 /**
  * Pure rules of agent keys (spec document 2, sections 2.1, 2.2, 4.1 and the first document's
- * limits): effective caps, per-asset spend limits (parse, tighten-only comparison, the cap check
- * the spending rails call), `txLimit` windows, and usage roll-up windows. No I/O; time is a
- * parameter.
+ * limits): effective caps, per-asset spend limits (tighten-only comparison, the cap check the
+ * spending rails call), `txLimit` windows, and usage roll-up windows. No I/O; time is a
+ * parameter. Request bodies are decoded on the route side (`api/routes/KeyDecoders.ts`).
  */
-import { apiError, type ApiError, validationFailed } from "../../domain/ApiError.js"
 import type { Plan, PlanId } from "../../domain/Plans.js"
 import { QuotePairs, type QuoteAssetId } from "../../domain/QuotePairs.js"
+import { type KeyError, keyError } from "./KeyError.js"
 
 // ---------------------------------------------------------------------------------------------
 // Caps
@@ -49,33 +49,7 @@ export interface SpendLimit {
 }
 
 /** Raw amounts up to uint256 (78 digits); no sign, no leading zero, no zero. */
-const RAW_POSITIVE = /^[1-9][0-9]{0,77}$/
-
-/** Parses the body of `PUT …/limits` (an array); an empty array clears every cap (null). */
-export const parseSpendLimits = (body: unknown): ReadonlyArray<SpendLimit> | null | ApiError => {
-  if (!Array.isArray(body)) return validationFailed("body", "Body must be an array of {asset, maxPerTxRaw}")
-  if (body.length > SpendAssets.length) return validationFailed("body", `At most ${SpendAssets.length} limits (one per asset)`)
-  const seen = new Set<string>()
-  const out: SpendLimit[] = []
-  for (let i = 0; i < body.length; i++) {
-    const item: unknown = body[i]
-    if (typeof item !== "object" || item === null || Array.isArray(item)) return validationFailed(`[${i}]`, "Each limit must be an object {asset, maxPerTxRaw}")
-    const { asset, maxPerTxRaw } = item as Record<string, unknown>
-    if (typeof asset !== "string" || !(SpendAssets as ReadonlyArray<string>).includes(asset)) {
-      return validationFailed(`[${i}].asset`, `asset must be one of ${SpendAssets.join(", ")}`)
-    }
-    if (seen.has(asset)) return validationFailed(`[${i}].asset`, `Duplicate asset '${asset}'`)
-    seen.add(asset)
-    if (typeof maxPerTxRaw !== "string" || !RAW_POSITIVE.test(maxPerTxRaw)) {
-      return validationFailed(
-        `[${i}].maxPerTxRaw`,
-        maxPerTxRaw === "0" ? "maxPerTxRaw must be greater than 0" : "maxPerTxRaw must be a positive decimal string of raw units"
-      )
-    }
-    out.push({ asset: asset as SpendAsset, maxPerTxRaw })
-  }
-  return out.length === 0 ? null : out.sort((a, b) => SpendAssets.indexOf(a.asset) - SpendAssets.indexOf(b.asset))
-}
+export const RAW_POSITIVE = /^[1-9][0-9]{0,77}$/
 
 /**
  * True when `next` is at least as strict as `current` for every asset: each asset capped now
@@ -110,12 +84,12 @@ export const checkSpendCap = (
   keyPrefix: string,
   asset: SpendAsset,
   attemptedRaw: bigint
-): ApiError | undefined => {
+): KeyError | undefined => {
   const cap = limits?.find((l) => l.asset === asset)
   if (cap === undefined || attemptedRaw <= BigInt(cap.maxPerTxRaw)) return undefined
   const d = decimalsOf(asset)
-  return apiError("SPEND_LIMIT_EXCEEDED", `Amount plus fee exceeds this key's ${asset} cap`, {
-    extra: {
+  return keyError("spend_limit_exceeded", `Amount plus fee exceeds this key's ${asset} cap`, {
+    details: {
       spendLimit: {
         limitSource: "key",
         keyPrefix,
@@ -136,20 +110,6 @@ export type TxLimitReset = (typeof TxLimitResets)[number]
 export interface TxLimit {
   readonly usdMicros: number
   readonly reset: TxLimitReset
-}
-
-export const parseTxLimit = (raw: unknown, field = "txLimit"): TxLimit | ApiError => {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return validationFailed(field, "txLimit must be {usdMicros, reset}")
-  const { usdMicros, reset, ...rest } = raw as Record<string, unknown>
-  const unknownKey = Object.keys(rest)[0]
-  if (unknownKey !== undefined) return validationFailed(`${field}.${unknownKey}`, `Unknown field '${unknownKey}'`)
-  if (typeof usdMicros !== "number" || !Number.isSafeInteger(usdMicros) || usdMicros <= 0) {
-    return validationFailed(`${field}.usdMicros`, "usdMicros must be a positive integer")
-  }
-  if (typeof reset !== "string" || !(TxLimitResets as ReadonlyArray<string>).includes(reset)) {
-    return validationFailed(`${field}.reset`, `reset must be one of ${TxLimitResets.join(", ")}`)
-  }
-  return { usdMicros, reset: reset as TxLimitReset }
 }
 
 const DAY_MS = 86_400_000
@@ -191,12 +151,12 @@ export const txWindowResetsAt = (reset: TxLimitReset, nowMs: number): number | n
  * The build-time txLimit check: `usedUsdMicros` is what the window already holds (bookings plus
  * open reservations), `addUsdMicros` the new spend. Undefined when allowed.
  */
-export const checkTxLimit = (limit: TxLimit | null, usedUsdMicros: number, addUsdMicros: number, nowMs: number): ApiError | undefined => {
+export const checkTxLimit = (limit: TxLimit | null, usedUsdMicros: number, addUsdMicros: number, nowMs: number): KeyError | undefined => {
   if (limit === null || usedUsdMicros + addUsdMicros <= limit.usdMicros) return undefined
   const resetsAt = txWindowResetsAt(limit.reset, nowMs)
-  return apiError("KEY_LIMIT_REACHED", "This key's transaction limit would be exceeded", {
+  return keyError("tx_limit_reached", "This key's transaction limit would be exceeded", {
     retryable: resetsAt !== null,
-    extra: { resetsAt, txLimit: limit, usedUsdMicros }
+    details: { resetsAt, txLimit: limit, usedUsdMicros }
   })
 }
 
@@ -266,10 +226,10 @@ export const usageSummary = (
   }
 }
 
-/** `days` of the usage series: clamped 1 to 90, default 30; a non-integer is a 400. */
-export const parseUsageDays = (raw: string | null): number | ApiError => {
+/** `days` of the usage series: clamped 1 to 90, default 30; undefined for a non-integer (the route's 400). */
+export const parseUsageDays = (raw: string | null): number | undefined => {
   if (raw === null || raw === "") return 30
-  if (!/^-?\d{1,6}$/.test(raw)) return validationFailed("days", "days must be an integer")
+  if (!/^-?\d{1,6}$/.test(raw)) return undefined
   return Math.min(90, Math.max(1, Number(raw)))
 }
 

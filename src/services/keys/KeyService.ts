@@ -13,13 +13,16 @@
  * - A committed access change, its history row and its `key.access_*` event are one
  *   transaction; a preview writes nothing.
  * - Every change to a key invalidates the key cache of this process before the response.
+ *
+ * Input is typed (the routes decode bodies, `api/routes/KeyDecoders.ts`); every failure is a
+ * `KeyError`, storage failures included (`api/ErrorTable.ts` maps them to the wire).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
-import { apiError, type ApiError, validationFailed } from "../../domain/ApiError.js"
 import type { Chain } from "../../domain/Chain.js"
 import type { Plan } from "../../domain/Plans.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
 import { AccountEvents } from "../accounts/AccountEvents.js"
 import { type Account, attributeReferral, findAccount, lockAccount } from "../accounts/AccountRepository.js"
 import { AccountWallets } from "../accounts/AccountWallets.js"
@@ -30,9 +33,6 @@ import {
   effectiveCaps,
   type KeyUsage,
   onlyTightens,
-  parseSpendLimits,
-  parseTxLimit,
-  parseUsageDays,
   planCaps,
   type SpendLimit,
   type TxLimit,
@@ -41,22 +41,12 @@ import {
   usageSummary,
   usageWindowFrom
 } from "./KeyRules.js"
+import { type KeyError, keyError } from "./KeyError.js"
 import * as Repo from "./KeyRepository.js"
 import { type AgentKey, type Environment, keyStatus } from "./KeyRepository.js"
 import { KeyStore } from "./KeyStore.js"
 import type { AgentPrincipal, OwnerPrincipal } from "./Principals.js"
-import {
-  type AccessLevel,
-  boundNeedsWrite,
-  DefaultIssueScopes,
-  isPartnerScope,
-  isPublicScope,
-  levelOf,
-  normalizeScopes,
-  parseAccessLevel,
-  PublicScopes,
-  sameScopeSet
-} from "./Scopes.js"
+import { type AccessLevel, isPartnerScope, levelOf, normalizeScopes, sameScopeSet } from "./Scopes.js"
 import { mintToken, newId } from "./Tokens.js"
 
 export const MAX_ACTIVE_KEYS = 12
@@ -68,7 +58,7 @@ const DAY_MS = 86_400_000
 type Json = Record<string, unknown>
 
 // ---------------------------------------------------------------------------------------------
-// Body parsing (pure)
+// Typed input (decoded by the routes)
 
 export interface IssueRequest {
   readonly environment: Environment
@@ -80,132 +70,12 @@ export interface IssueRequest {
   readonly ref: string | null
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
-/** 1 to 64 characters after trimming (code points). */
-export const parseLabel = (raw: unknown, field = "label"): string | ApiError => {
-  if (typeof raw !== "string") return validationFailed(field, "label must be a string")
-  const t = raw.trim()
-  const n = [...t].length
-  return n < 1 || n > LABEL_MAX_CHARS ? validationFailed(field, `label must be 1 to ${LABEL_MAX_CHARS} characters after trimming`) : t
-}
-
-/** Validates every field of the issue body; a null value reads as absent. */
-export const parseIssueRequest = (body: unknown, nowMs: number): IssueRequest | ApiError => {
-  if (body === undefined) body = {}
-  if (!isObject(body)) return validationFailed("body", "Body must be a JSON object")
-  const v = (k: string): unknown => (body as Record<string, unknown>)[k] ?? undefined
-
-  const env = v("environment")
-  if (env !== undefined && env !== "production" && env !== "test") return validationFailed("environment", "environment must be production or test")
-
-  let scopes: ReadonlyArray<string> = DefaultIssueScopes
-  const rawScopes = v("scopes")
-  if (rawScopes !== undefined) {
-    if (!Array.isArray(rawScopes) || rawScopes.length === 0) return validationFailed("scopes", "scopes must be a non-empty array")
-    const bad = rawScopes.find((s) => !isPublicScope(s))
-    if (bad !== undefined) return validationFailed("scopes", `Unknown scope '${String(bad)}'; expected any of ${PublicScopes.join(", ")}`)
-    scopes = normalizeScopes(rawScopes as string[])
-    if (!boundNeedsWrite(scopes)) return validationFailed("scopes", "transfer:bound requires transfer:write in the same list")
-  }
-
-  let label: string | null = null
-  if (v("label") !== undefined) {
-    const l = parseLabel(v("label"))
-    if (typeof l !== "string") return l
-    label = l
-  }
-
-  const days = v("expiresInDays")
-  const at = v("expiresAt")
-  if (days !== undefined && at !== undefined) return validationFailed("expiresAt", "expiresInDays and expiresAt are mutually exclusive")
-  let expiresAtMs: number | null = null
-  if (days !== undefined) {
-    if (typeof days !== "number" || !Number.isInteger(days) || days < 1 || days > 365) {
-      return validationFailed("expiresInDays", "expiresInDays must be an integer from 1 to 365")
-    }
-    expiresAtMs = nowMs + days * DAY_MS
-  } else if (at !== undefined) {
-    if (typeof at !== "number" || !Number.isSafeInteger(at) || at > 8.64e15) return validationFailed("expiresAt", "expiresAt must be epoch milliseconds")
-    if (at <= nowMs) return validationFailed("expiresAt", "expiresAt must be in the future")
-    expiresAtMs = at
-  }
-
-  let txLimit: TxLimit | null = null
-  if (v("txLimit") !== undefined) {
-    const t = parseTxLimit(v("txLimit"))
-    if (!("usdMicros" in t)) return t
-    txLimit = t
-  }
-
-  const ew = v("embeddedWallet")
-  if (ew !== undefined && ew !== "allowed" && ew !== "denied") return validationFailed("embeddedWallet", "embeddedWallet must be allowed or denied")
-
-  // `ref` never blocks issuance: anything but a plausible code is ignored.
-  const ref = v("ref")
-  return {
-    environment: env ?? "production",
-    scopes,
-    label,
-    expiresAtMs,
-    txLimit,
-    embeddedWallet: ew ?? "denied",
-    ref: typeof ref === "string" && /^[A-Za-z0-9_-]{1,64}$/.test(ref) ? ref : null
-  }
-}
-
 export type PatchRequest = Repo.KeyPatch
-
-const PATCH_FIELDS = ["label", "avatar", "txLimit", "clearTxLimit"] as const
-
-/** Exactly one of `{label}`, `{avatar}`, `{txLimit}`, `{clearTxLimit: true}`; nothing else. */
-export const parsePatchRequest = (body: unknown): PatchRequest | ApiError => {
-  if (!isObject(body)) return validationFailed("body", "Body must be a JSON object with exactly one of label, avatar, txLimit, clearTxLimit")
-  const keys = Object.keys(body)
-  const other = keys.find((k) => !(PATCH_FIELDS as ReadonlyArray<string>).includes(k))
-  if (other !== undefined) return validationFailed(other, `'${other}' cannot be changed; PATCH takes exactly one of ${PATCH_FIELDS.join(", ")}`)
-  if (keys.length !== 1) return validationFailed(keys[1] ?? "body", `PATCH takes exactly one of ${PATCH_FIELDS.join(", ")}`)
-  const field = keys[0] as (typeof PATCH_FIELDS)[number]
-  const value = body[field]
-  switch (field) {
-    case "label": {
-      const l = parseLabel(value)
-      return typeof l === "string" ? { _tag: "label", label: l } : l
-    }
-    case "avatar": {
-      if (value === null) return { _tag: "avatar", avatar: null }
-      if (typeof value !== "string" || value.trim() === "" || [...value.trim()].length > AVATAR_MAX_CHARS) {
-        return validationFailed("avatar", `avatar must be 1 to ${AVATAR_MAX_CHARS} characters, or null to clear`)
-      }
-      return { _tag: "avatar", avatar: value.trim() }
-    }
-    case "txLimit": {
-      const t = parseTxLimit(value)
-      return "usdMicros" in t ? { _tag: "txLimit", txLimit: t } : t
-    }
-    case "clearTxLimit":
-      return value === true ? { _tag: "txLimit", txLimit: null } : validationFailed("clearTxLimit", "clearTxLimit must be true")
-  }
-}
 
 export interface AccessRequest {
   readonly access: AccessLevel
   readonly dryRun: boolean
   readonly expectScopes: ReadonlyArray<string> | undefined
-}
-
-export const parseAccessRequest = (body: unknown): AccessRequest | ApiError => {
-  if (!isObject(body)) return validationFailed("body", "Body must be a JSON object {access, dryRun?, expectScopes?}")
-  const access = parseAccessLevel(body.access)
-  if (access === undefined) return validationFailed("access", "access must be one of read, readwrite, readwritetransfer")
-  const dryRun = body.dryRun ?? false
-  if (typeof dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
-  const expect = body.expectScopes ?? undefined
-  if (expect !== undefined && (!Array.isArray(expect) || expect.some((s) => typeof s !== "string"))) {
-    return validationFailed("expectScopes", "expectScopes must be an array of scope strings")
-  }
-  if (!dryRun && expect === undefined) return validationFailed("expectScopes", "expectScopes is required on commit (the scopes the preview showed)")
-  return { access, dryRun, expectScopes: expect as ReadonlyArray<string> | undefined }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +113,13 @@ export const keyView = (k: AgentKey, plan: Plan, nowMs: number, usage?: KeyUsage
   }
 }
 
-const notFound = (prefix: string) => apiError("VALIDATION_FAILED", `No key with prefix '${prefix}' on this account`, { status: 404, field: "prefix" })
+const notFound = (prefix: string) => keyError("not_found", `No key with prefix '${prefix}' on this account`, { field: "prefix" })
+const revokedKey = () => keyError("revoked", "Key has been revoked")
+
+/** A storage failure, decided once: `reason` says which spec refusal it becomes. */
+const storageAs = (reason: "storage" | "issuance_storage" | "access_unavailable", message: string) =>
+  storageFailure("keys", () => keyError(reason, message, reason === "storage" ? {} : { retryable: true }))
+const internal = storageAs("storage", "Internal error; nothing was recorded")
 
 // ---------------------------------------------------------------------------------------------
 // Service
@@ -262,22 +138,22 @@ export interface IssuedKey {
   readonly key: AgentKey
 }
 
-export type KeyFailure = ApiError | SqlError
-
 export interface KeyServiceShape {
-  readonly issue: (owner: OwnerPrincipal, body: unknown) => Effect.Effect<Json, KeyFailure>
+  readonly issue: (owner: OwnerPrincipal, req: IssueRequest) => Effect.Effect<Json, KeyError>
   /** Issues for an account directly (device provisioning, local provisioning). */
-  readonly issueFor: (account: Account, req: IssueRequest, options: IssueOptions) => Effect.Effect<IssuedKey, KeyFailure>
-  readonly list: (owner: OwnerPrincipal) => Effect.Effect<Json, KeyFailure>
-  readonly revoke: (owner: OwnerPrincipal, prefix: string) => Effect.Effect<Json, KeyFailure>
-  readonly patch: (owner: OwnerPrincipal, prefix: string, body: unknown) => Effect.Effect<Json, KeyFailure>
-  readonly usage: (owner: OwnerPrincipal, prefix: string, daysRaw: string | null) => Effect.Effect<Json, KeyFailure>
+  readonly issueFor: (account: Account, req: IssueRequest, options: IssueOptions) => Effect.Effect<IssuedKey, KeyError>
+  readonly list: (owner: OwnerPrincipal) => Effect.Effect<Json, KeyError>
+  readonly revoke: (owner: OwnerPrincipal, prefix: string) => Effect.Effect<Json, KeyError>
+  readonly patch: (owner: OwnerPrincipal, prefix: string, req: PatchRequest) => Effect.Effect<Json, KeyError>
+  /** `days` already clamped to 1..90. */
+  readonly usage: (owner: OwnerPrincipal, prefix: string, days: number) => Effect.Effect<Json, KeyError>
   /** `prefix` "self" with an agent principal is `keys/self/access`. */
-  readonly changeAccess: (actor: OwnerPrincipal | AgentPrincipal, prefix: string, body: unknown) => Effect.Effect<Json, KeyFailure>
-  readonly accessChanges: (owner: OwnerPrincipal, prefix: string, limitRaw: string | null) => Effect.Effect<Json, KeyFailure>
-  readonly setLimits: (actor: OwnerPrincipal | AgentPrincipal, prefix: string, body: unknown) => Effect.Effect<Json, KeyFailure>
-  readonly selfLimits: (agent: AgentPrincipal) => Effect.Effect<Json, KeyFailure>
-  readonly setEmbeddedWallet: (owner: OwnerPrincipal, prefix: string, body: unknown) => Effect.Effect<Json, KeyFailure>
+  readonly changeAccess: (actor: OwnerPrincipal | AgentPrincipal, prefix: string, req: AccessRequest) => Effect.Effect<Json, KeyError>
+  readonly accessChanges: (owner: OwnerPrincipal, prefix: string, limit: number) => Effect.Effect<Json, KeyError>
+  /** `null` clears every cap. */
+  readonly setLimits: (actor: OwnerPrincipal | AgentPrincipal, prefix: string, limits: ReadonlyArray<SpendLimit> | null) => Effect.Effect<Json, KeyError>
+  readonly selfLimits: (agent: AgentPrincipal) => Effect.Effect<Json, KeyError>
+  readonly setEmbeddedWallet: (owner: OwnerPrincipal, prefix: string, value: "allowed" | "denied") => Effect.Effect<Json, KeyError>
   /** Revokes every active key a device minted (device revocation with `revokeKeys`), in the caller's transaction. */
   readonly revokeDeviceKeys: (deviceId: string, nowMs: number) => Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient>
 }
@@ -307,21 +183,20 @@ export const layer = (
 
       const accountOf = (accountId: string) =>
         Effect.flatMap(withSql(findAccount(accountId)), (a) =>
-          a === undefined ? Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists")) : Effect.succeed(a)
+          a === undefined ? Effect.fail(keyError("account_gone", "The account no longer exists")) : Effect.succeed(a)
         )
 
+      const issuanceStorage = storageAs("issuance_storage", "Key issuance failed; nothing was issued")
       const planOf = (account: Account, nowMs: number) => Effect.map(tiers.tierOf(account, nowMs), (t) => tiers.plan(t))
 
-      const issueFor = (account: Account, req: IssueRequest, opts: IssueOptions): Effect.Effect<IssuedKey, KeyFailure> =>
+      const issueFor = (account: Account, req: IssueRequest, opts: IssueOptions): Effect.Effect<IssuedKey, KeyError> =>
         Effect.gen(function* () {
           const nowMs = now()
           const chains: ReadonlyArray<Chain> = yield* wallets.delegatedChains(account.id).pipe(
-            Effect.mapError(() => apiError("KEY_ISSUANCE_FAILED", "The wallet provider could not be reached; nothing was issued", { retryable: true }))
+            Effect.mapError(() => keyError("wallets_unreachable", "The wallet provider could not be reached; nothing was issued", { retryable: true }))
           )
           if (chains.length === 0 && opts.requireDelegation !== false) {
-            return yield* Effect.fail(
-              apiError("AGENT_WALLET_NOT_DELEGATED", "Delegate agent access on at least one chain before issuing a key", { retryable: true })
-            )
+            return yield* Effect.fail(keyError("not_delegated", "Delegate agent access on at least one chain before issuing a key", { retryable: true }))
           }
           const plan = yield* planOf(account, nowMs)
           const caps = planCaps(plan)
@@ -348,7 +223,7 @@ export const layer = (
               yield* lockAccount(account.id)
               const active = yield* Repo.countActiveKeys(account.id, nowMs)
               if (active >= MAX_ACTIVE_KEYS) {
-                return yield* Effect.fail(apiError("VALIDATION_FAILED", `Active key limit reached (max ${MAX_ACTIVE_KEYS} active keys)`))
+                return yield* Effect.fail(keyError("active_key_limit", `Active key limit reached (max ${MAX_ACTIVE_KEYS} active keys)`))
               }
               yield* Repo.insertKey(row, nowMs)
             })
@@ -381,19 +256,17 @@ export const layer = (
             ...(options.apiBaseUrl !== undefined ? { apiBaseUrl: options.apiBaseUrl } : {})
           }
           return { response, key }
-        })
+        }).pipe(issuanceStorage)
 
-      const issue = (owner: OwnerPrincipal, body: unknown) =>
+      const issue = (owner: OwnerPrincipal, req: IssueRequest) =>
         Effect.gen(function* () {
           const account = yield* accountOf(owner.accountId)
           if (!account.agentEnabled) {
-            return yield* Effect.fail(apiError("VALIDATION_FAILED", "Agent features are off for this account; enable them first", { status: 403 }))
+            return yield* Effect.fail(keyError("agent_features_off", "Agent features are off for this account; enable them first"))
           }
-          const req = parseIssueRequest(body, now())
-          if (!("scopes" in req)) return yield* Effect.fail(req)
           const issued = yield* issueFor(account, req, { mintedByDeviceId: owner._tag === "device" ? owner.deviceId : null })
           return issued.response
-        })
+        }).pipe(issuanceStorage)
 
       const usageFor = (accountId: string, nowMs: number) =>
         withSql(Effect.all([Repo.accountUsageSince(accountId, usageWindowFrom(nowMs)), Repo.accountUsageLifetime(accountId)]))
@@ -418,7 +291,7 @@ export const layer = (
             usageSince: USAGE_SINCE,
             checkedAt: nowMs
           }
-        })
+        }).pipe(internal)
 
       const ownKey = (accountId: string, prefix: string) =>
         Effect.flatMap(withSql(Repo.findAccountKey(accountId, prefix)), (k) => (k === undefined ? Effect.fail(notFound(prefix)) : Effect.succeed(k)))
@@ -431,43 +304,37 @@ export const layer = (
           store.invalidate(prefix)
           const after = yield* ownKey(owner.accountId, prefix)
           return { success: true, keyPrefix: prefix, revokedAt: after.revokedAtMs }
-        })
+        }).pipe(internal)
 
-      const patch = (owner: OwnerPrincipal, prefix: string, body: unknown) =>
+      const patch = (owner: OwnerPrincipal, prefix: string, req: PatchRequest) =>
         Effect.gen(function* () {
-          const req = parsePatchRequest(body)
-          if (req._tag === "ApiError") return yield* Effect.fail(req)
           const key = yield* ownKey(owner.accountId, prefix)
           yield* withSql(Repo.updateKey(key.id, req))
           store.invalidate(prefix)
           const account = yield* accountOf(owner.accountId)
           const updated = yield* ownKey(owner.accountId, prefix)
           return { success: true, key: yield* viewWithUsage(account, updated, now()) }
-        })
+        }).pipe(internal)
 
-      const usage = (owner: OwnerPrincipal, prefix: string, daysRaw: string | null) =>
+      const usage = (owner: OwnerPrincipal, prefix: string, days: number) =>
         Effect.gen(function* () {
-          const days = parseUsageDays(daysRaw)
-          if (typeof days !== "number") return yield* Effect.fail(days)
           const nowMs = now()
           const key = yield* ownKey(owner.accountId, prefix)
           const from = new Date(nowMs - (days - 1) * DAY_MS).toISOString().slice(0, 10)
           const rows = yield* withSql(Repo.keyUsageSince(key.id, from))
           return { success: true, keyPrefix: prefix, days, usageSince: USAGE_SINCE, series: usageSeries(rows, days, nowMs) }
-        })
+        }).pipe(internal)
 
-      const changeAccess = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, body: unknown) =>
+      const changeAccess = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, req: AccessRequest) =>
         Effect.gen(function* () {
-          const req = parseAccessRequest(body)
-          if (!("access" in req)) return yield* Effect.fail(req)
           const targetPrefix = actor._tag === "agent" ? actor.key.prefix : prefix
           const nowMs = now()
           const key = yield* ownKey(actor.accountId, targetPrefix)
-          const refuse = (k: AgentKey): ApiError | undefined => {
+          const refuse = (k: AgentKey): KeyError | undefined => {
             const status = keyStatus(k, nowMs)
-            if (status === "revoked") return apiError("VALIDATION_FAILED", "Key has been revoked", { status: 409 })
-            if (status === "expired") return apiError("VALIDATION_FAILED", "Key has expired", { status: 409 })
-            if (k.scopes.some(isPartnerScope)) return apiError("KEY_ACCESS_PARTNER_KEY", "A partner key cannot change access level")
+            if (status === "revoked") return revokedKey()
+            if (status === "expired") return keyError("expired", "Key has expired")
+            if (k.scopes.some(isPartnerScope)) return keyError("partner_key", "A partner key cannot change access level")
             return undefined
           }
           const early = refuse(key)
@@ -475,12 +342,12 @@ export const layer = (
           const facts = yield* Effect.all({
             boundTeeWallets: wallets.boundTeeWallets(key.id),
             openSignClaims: wallets.openSignClaims(key.id)
-          }).pipe(Effect.mapError(() => apiError("SWAP_FAILED", "The access change could not be verified; nothing changed", { status: 503, retryable: true })))
+          }).pipe(Effect.mapError(() => keyError("access_unavailable", "The access change could not be verified; nothing changed", { retryable: true })))
           const planFor = (k: AgentKey): AccessPlan =>
             planAccessChange(k.scopes, req.access, { ...facts, walletScope: k.walletScope, txLimit: k.txLimit, spendLimits: k.spendLimits })
           const preview = planFor(key)
           if (actor._tag === "agent" && preview.direction === "widen") {
-            return yield* Effect.fail(apiError("LOOSEN_REQUIRES_SESSION", "A key may narrow its own access, never widen it; widening needs a signed-in session or device"))
+            return yield* Effect.fail(keyError("loosen_requires_session", "A key may narrow its own access, never widen it; widening needs a signed-in session or device"))
           }
           const common = (p: AccessPlan, k: AgentKey) => ({
             success: true,
@@ -504,14 +371,14 @@ export const layer = (
               if (late !== undefined) return yield* Effect.fail(late)
               if (!sameScopeSet(locked.scopes, req.expectScopes ?? [])) {
                 return yield* Effect.fail(
-                  apiError("KEY_ACCESS_STALE", "The key's scopes changed since the preview; preview again", {
-                    extra: { currentScopes: normalizeScopes(locked.scopes) }
+                  keyError("access_stale", "The key's scopes changed since the preview; preview again", {
+                    details: { currentScopes: normalizeScopes(locked.scopes) }
                   })
                 )
               }
               const p = planFor(locked)
               if (actor._tag === "agent" && p.direction === "widen") {
-                return yield* Effect.fail(apiError("LOOSEN_REQUIRES_SESSION", "A key may narrow its own access, never widen it"))
+                return yield* Effect.fail(keyError("loosen_requires_session", "A key may narrow its own access, never widen it"))
               }
               if (p.direction !== "unchanged") yield* Repo.updateKey(locked.id, { _tag: "scopes", scopes: p.to.scopes })
               const change: Repo.AccessChange = {
@@ -539,24 +406,13 @@ export const layer = (
               }
               return { p, locked }
             })
-          ).pipe(
-            Effect.catchTag("SqlError", () =>
-              Effect.fail(apiError("SWAP_FAILED", "The access change could not be recorded; nothing changed", { status: 503, retryable: true }))
-            )
-          )
+          ).pipe(storageAs("access_unavailable", "The access change could not be recorded; nothing changed"))
           store.invalidate(targetPrefix)
           return { ...common(committed.p, committed.locked), dryRun: false, changeId, at: nowMs }
-        })
+        }).pipe(internal)
 
-      const accessChanges = (owner: OwnerPrincipal, prefix: string, limitRaw: string | null) =>
+      const accessChanges = (owner: OwnerPrincipal, prefix: string, limit: number) =>
         Effect.gen(function* () {
-          let limit = 20
-          if (limitRaw !== null && limitRaw !== "") {
-            if (!/^\d{1,4}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > HISTORY_LIMIT_MAX) {
-              return yield* Effect.fail(validationFailed("limit", `limit must be an integer from 1 to ${HISTORY_LIMIT_MAX}`))
-            }
-            limit = Number(limitRaw)
-          }
           const key = yield* ownKey(owner.accountId, prefix)
           const rows = yield* withSql(Repo.listAccessChanges(key.id, limit))
           return {
@@ -573,15 +429,12 @@ export const layer = (
               ...(c.actor === "agent" ? { actorKeyPrefix: c.actorKeyPrefix } : {})
             }))
           }
-        })
+        }).pipe(internal)
 
       const limitsView = (k: AgentKey, limits: ReadonlyArray<SpendLimit> | null) => ({ success: true, keyPrefix: k.prefix, keyLimits: limits })
 
-      const setLimits = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, body: unknown) =>
+      const setLimits = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, limits: ReadonlyArray<SpendLimit> | null) =>
         Effect.gen(function* () {
-          const next = parseSpendLimits(body)
-          if (next !== null && !Array.isArray(next)) return yield* Effect.fail(next as ApiError)
-          const limits = next as ReadonlyArray<SpendLimit> | null
           if (actor._tag === "agent" && prefix !== actor.key.prefix && prefix !== "self") return yield* Effect.fail(notFound(prefix))
           const targetPrefix = actor._tag === "agent" ? actor.key.prefix : prefix
           const nowMs = now()
@@ -589,10 +442,10 @@ export const layer = (
             Effect.gen(function* () {
               const key = yield* Repo.lockAccountKey(actor.accountId, targetPrefix)
               if (key === undefined) return yield* Effect.fail(notFound(targetPrefix))
-              if (keyStatus(key, nowMs) === "revoked") return yield* Effect.fail(apiError("VALIDATION_FAILED", "Key has been revoked", { status: 409 }))
+              if (keyStatus(key, nowMs) === "revoked") return yield* Effect.fail(revokedKey())
               if (actor._tag === "agent" && !onlyTightens(key.spendLimits, limits)) {
                 return yield* Effect.fail(
-                  apiError("LOOSEN_REQUIRES_SESSION", "A key may only tighten its own limits; raising or clearing a cap needs a signed-in session or device")
+                  keyError("loosen_requires_session", "A key may only tighten its own limits; raising or clearing a cap needs a signed-in session or device")
                 )
               }
               yield* Repo.updateKey(key.id, { _tag: "spendLimits", spendLimits: limits })
@@ -601,20 +454,18 @@ export const layer = (
           )
           store.invalidate(targetPrefix)
           return limitsView(result, limits)
-        })
+        }).pipe(internal)
 
       const selfLimits = (agent: AgentPrincipal) =>
-        Effect.map(ownKey(agent.accountId, agent.key.prefix), (k) => ({ success: true, keyLimits: k.spendLimits }))
+        Effect.map(ownKey(agent.accountId, agent.key.prefix), (k) => ({ success: true, keyLimits: k.spendLimits })).pipe(internal)
 
-      const setEmbeddedWallet = (owner: OwnerPrincipal, prefix: string, body: unknown) =>
+      const setEmbeddedWallet = (owner: OwnerPrincipal, prefix: string, value: "allowed" | "denied") =>
         Effect.gen(function* () {
-          const value = typeof body === "string" ? body : isObject(body) ? body.embeddedWallet : undefined
-          if (value !== "allowed" && value !== "denied") return yield* Effect.fail(validationFailed("embeddedWallet", "embeddedWallet must be allowed or denied"))
           const key = yield* ownKey(owner.accountId, prefix)
           yield* withSql(Repo.updateKey(key.id, { _tag: "embeddedWallet", embeddedWallet: value }))
           store.invalidate(prefix)
           return { success: true, keyPrefix: prefix, embeddedWallet: value }
-        })
+        }).pipe(internal)
 
       const revokeDeviceKeys = (deviceId: string, nowMs: number) =>
         Effect.gen(function* () {
