@@ -4,7 +4,7 @@
  * commit, history). Each handler authenticates through the injected `authenticate`, checks the
  * credential kind and scope itself (so the rules hold whatever the middleware enforces), decodes
  * the request with `WalletDecoders` (naming the first bad field), hands the typed input to the
- * `WalletService`.
+ * `WalletService` and maps its failures through `api/ErrorTable.ts`.
  *
  * Credential kinds: wallet reads and writes take an agent key or a session; the sign relay an
  * agent key with `swap:write`; import an agent key with `launch:write` or a session; TEE wallet
@@ -12,14 +12,9 @@
  */
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
-import type { ErrorCode } from "../../src/domain/ErrorCodes.js"
-import { AUTH_HEADERS, type Authenticate, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
-import {
-  REBIND_HISTORY_LIMIT_DEFAULT,
-  REBIND_HISTORY_LIMIT_MAX,
-  type WalletRefusal,
-  type WalletServiceShape
-} from "../../src/services/wallets/WalletService.js"
+import { type AuthHeaders, AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
+import { REBIND_HISTORY_LIMIT_DEFAULT, REBIND_HISTORY_LIMIT_MAX, type WalletServiceShape } from "../../src/services/wallets/WalletService.js"
+import { mapFailure } from "../ErrorTable.js"
 import { json, type Reply, type Request } from "../Http.js"
 import type { RouteDef } from "../Router.js"
 import {
@@ -34,6 +29,12 @@ import {
   decodeUpdateBody
 } from "./WalletDecoders.js"
 
+/**
+ * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
+ * `need`, `SCOPE_MISSING`) as the auth rules say.
+ */
+export type Authenticate = (headers: AuthHeaders, need: AuthNeed) => Effect.Effect<Principal, ApiError>
+
 export interface WalletRoutesDeps {
   readonly wallets: WalletServiceShape
   readonly authenticate: Authenticate
@@ -45,19 +46,6 @@ export const WALLET_BODY_MAX_BYTES = 8 * 1024
 
 const KEY_OR_SESSION: ReadonlyArray<CredentialKind> = ["agentKey", "session"]
 const OWNER: ReadonlyArray<CredentialKind> = ["session", "device"]
-
-const fromRefusal = (r: WalletRefusal): ApiError =>
-  apiError(r.code as ErrorCode, r.message, {
-    ...(r.field !== undefined ? { field: r.field } : {}),
-    ...(r.status !== undefined ? { status: r.status } : {}),
-    ...(r.extra !== undefined ? { extra: r.extra } : {})
-  })
-
-/** Service failures to the wire: refusals as they are, storage failures as defects (500, nothing recorded). */
-const toWire = <A>(effect: Effect.Effect<A, WalletRefusal | { readonly _tag: "SqlError" }>): Effect.Effect<A, ApiError> =>
-  effect.pipe(
-    Effect.catchAll((e) => (e._tag === "WalletRefusal" ? Effect.fail(fromRefusal(e as WalletRefusal)) : Effect.die(e)))
-  )
 
 const credentialName: Record<CredentialKind, string> = { session: "a session", device: "a device token", agentKey: "an agent key" }
 
@@ -106,7 +94,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
-      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => toWire(wallets.list(p)).pipe(Effect.map((r) => ok({ success: true, ...r }))))
+      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => mapFailure(wallets.list(p)).pipe(Effect.map((r) => ok({ success: true, ...r }))))
     },
     {
       method: "GET",
@@ -148,7 +136,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
           decodeLinkBody(req.body).pipe(
-            Effect.flatMap((input) => toWire(wallets.link(p, input))),
+            Effect.flatMap((input) => mapFailure(wallets.link(p, input))),
             Effect.map((wallet) => ok({ success: true, wallet }))
           )
         )
@@ -165,7 +153,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, 404: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          toWire(wallets.revoke(p, req.params[0] ?? "")).pipe(Effect.map(ok))
+          mapFailure(wallets.revoke(p, req.params[0] ?? "")).pipe(Effect.map((revoked) => ok({ success: true, ...revoked })))
         )
     },
     {
@@ -182,7 +170,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
           decodeUpdateBody(req.body).pipe(
-            Effect.flatMap((patch) => toWire(wallets.update(p, req.params[0] ?? "", patch))),
+            Effect.flatMap((patch) => mapFailure(wallets.update(p, req.params[0] ?? "", patch))),
             Effect.map((wallet) => ok({ success: true, wallet }))
           )
         )
@@ -207,8 +195,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
           decodeImportInitBody(req.body).pipe(
-            Effect.flatMap(({ chain, address }) => toWire(wallets.importInit(p, chain, address))),
-            Effect.map(ok)
+            Effect.flatMap(({ chain, address }) => mapFailure(wallets.importInit(p, chain, address))),
+            Effect.map(({ expiresAtMs, ...init }) => ok({ success: true, ...init, expiresAt: expiresAtMs }))
           )
         )
     },
@@ -226,7 +214,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
           decodeImportSubmitBody(req.body).pipe(
-            Effect.flatMap((input) => toWire(wallets.importSubmit(p, input))),
+            Effect.flatMap((input) => mapFailure(wallets.importSubmit(p, input))),
             Effect.map((wallet) => ok({ success: true, wallet }))
           )
         )
@@ -247,7 +235,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: ["agentKey"], scope: "swap:write" }, (p) =>
           decodeSignBody(req.body).pipe(
-            Effect.flatMap((input) => toWire(wallets.signClaimed(p, req.params[0] ?? "", input))),
+            Effect.flatMap((input) => mapFailure(wallets.signClaimed(p, req.params[0] ?? "", input))),
             Effect.map((signed) => ok({ success: true, ...signed }))
           )
         )
@@ -266,7 +254,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
           decodeCreateTeeBody(req.body).pipe(
-            Effect.flatMap((input) => toWire(wallets.createTee(p, input))),
+            Effect.flatMap((input) => mapFailure(wallets.createTee(p, input))),
             Effect.map((wallet) => ok({ success: true, wallet }))
           )
         )
@@ -291,8 +279,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
           decodeRebindBody(req.body).pipe(
-            Effect.flatMap((input) => toWire(wallets.rebind(p, input))),
-            Effect.map(ok)
+            Effect.flatMap((input) => mapFailure(wallets.rebind(p, input))),
+            Effect.map((result) => ok({ success: true, ...result }))
           )
         )
     },
@@ -312,7 +300,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
           decodeRebindsQuery(req.query).pipe(
-            Effect.flatMap(({ walletId, limit }) => toWire(wallets.rebinds(p, walletId, limit))),
+            Effect.flatMap(({ walletId, limit }) => mapFailure(wallets.rebinds(p, walletId, limit))),
             Effect.map((rebinds) => ok({ success: true, rebinds }))
           )
         )

@@ -11,28 +11,28 @@
  * (build claims and the sign relay) and `internal/TeeRebind` with its pure `RebindRules`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import { storageFailure } from "../../domain/ServiceFailure.js"
 import type { Plan } from "../../domain/Plans.js"
 import type { WalletChain } from "./ChainKeys.js"
 import { WalletMasterKey } from "./MasterKey.js"
 import type { KeyDirectory, Principal } from "./Principal.js"
 import { type EmbeddedWallet, WalletProvider } from "./WalletProvider.js"
-import type { WalletRefusal } from "./WalletErrors.js"
-import { type LinkInput, makeLinkedWallets, type WalletPatch } from "./internal/LinkedWallets.js"
+import { type PayerError, type RebindError, type SignClaimError, type WalletError, walletError } from "./WalletError.js"
+import { type LinkInput, makeLinkedWallets, type RevokeResult, type WalletPatch } from "./internal/LinkedWallets.js"
 import { makeSignClaims, type ClaimOutcome, type RecordBuiltInput, type SignInput, type SignResult } from "./internal/SignClaims.js"
-import { type ClaimReconciler, makeTeeRebind, pendingReconciler, type RebindInput, type RebindResponse } from "./internal/TeeRebind.js"
+import { type ClaimReconciler, makeTeeRebind, pendingReconciler, type RebindInput, type RebindRecord, type RebindResult } from "./internal/TeeRebind.js"
 import { type CreateTeeInput, makeTeeWallets } from "./internal/TeeWallets.js"
-import { type ImportSubmitInput, makeWalletImport } from "./internal/WalletImport.js"
+import { type ImportInit, type ImportSubmitInput, makeWalletImport } from "./internal/WalletImport.js"
 import { makeWalletRows, type WalletView } from "./internal/WalletRows.js"
 
 export * from "./WalletLimits.js"
-export { WalletRefusal } from "./WalletErrors.js"
-export type { LinkInput, WalletPatch } from "./internal/LinkedWallets.js"
+export * from "./WalletError.js"
+export type { LinkInput, RevokeResult, WalletPatch } from "./internal/LinkedWallets.js"
 export type { ClaimOutcome, RecordBuiltInput, SignInput, SignResult } from "./internal/SignClaims.js"
-export { type ClaimReconciler, pendingReconciler, type RebindInput, type RebindResponse } from "./internal/TeeRebind.js"
+export { type ClaimReconciler, pendingReconciler, type RebindInput, type RebindRecord, type RebindResult } from "./internal/TeeRebind.js"
 export type { CreateTeeInput } from "./internal/TeeWallets.js"
-export type { ImportSubmitInput } from "./internal/WalletImport.js"
+export type { ImportInit, ImportSubmitInput } from "./internal/WalletImport.js"
 export { walletView, type WalletKind, type WalletView } from "./internal/WalletRows.js"
 
 export interface WalletServiceOptions {
@@ -42,28 +42,36 @@ export interface WalletServiceOptions {
   readonly nowMs?: () => number
 }
 
+/**
+ * The service. Refusals are the tagged errors of `WalletError.ts`; a storage failure in any method
+ * is `WalletError` `storage`, logged once where it happens.
+ */
 export interface WalletServiceShape {
-  readonly list: (p: Principal) => Effect.Effect<{ wallets: ReadonlyArray<WalletView>; embeddedWallets: ReadonlyArray<Omit<EmbeddedWallet, "providerWalletId">> }, SqlError>
+  readonly list: (p: Principal) => Effect.Effect<{ wallets: ReadonlyArray<WalletView>; embeddedWallets: ReadonlyArray<Omit<EmbeddedWallet, "providerWalletId">> }, WalletError>
   readonly linkChallenge: (p: Principal, chain: WalletChain, address: string) => string
-  readonly link: (p: Principal, input: LinkInput) => Effect.Effect<WalletView, WalletRefusal | SqlError>
-  readonly revoke: (p: Principal, walletId: string) => Effect.Effect<Record<string, unknown>, WalletRefusal | SqlError>
-  readonly importInit: (p: Principal, chain: WalletChain, address: string) => Effect.Effect<Record<string, unknown>, WalletRefusal | SqlError>
-  readonly importSubmit: (p: Principal, input: ImportSubmitInput) => Effect.Effect<WalletView, WalletRefusal | SqlError>
-  readonly createTee: (p: Principal, input: CreateTeeInput) => Effect.Effect<WalletView, WalletRefusal | SqlError>
-  readonly update: (p: Principal, walletId: string, patch: WalletPatch) => Effect.Effect<WalletView, WalletRefusal | SqlError>
+  readonly link: (p: Principal, input: LinkInput) => Effect.Effect<WalletView, WalletError>
+  /** Tombstones the row (idempotent); a row with a policy has its rules cleared, best effort. */
+  readonly revoke: (p: Principal, walletId: string) => Effect.Effect<RevokeResult, WalletError>
+  readonly importInit: (p: Principal, chain: WalletChain, address: string) => Effect.Effect<ImportInit, WalletError>
+  readonly importSubmit: (p: Principal, input: ImportSubmitInput) => Effect.Effect<WalletView, WalletError>
+  readonly createTee: (p: Principal, input: CreateTeeInput) => Effect.Effect<WalletView, WalletError>
+  readonly update: (p: Principal, walletId: string, patch: WalletPatch) => Effect.Effect<WalletView, WalletError>
   /** Stakes out a single-use sign claim for a transaction the service built (launch, trade, staking ...). */
-  readonly recordBuilt: (input: RecordBuiltInput) => Effect.Effect<{ claimId: string; expiresAtMs: number }, WalletRefusal | SqlError>
+  readonly recordBuilt: (input: RecordBuiltInput) => Effect.Effect<{ claimId: string; expiresAtMs: number }, PayerError | SignClaimError | WalletError>
   /** The sign relay: signs a recorded transaction once. */
-  readonly signClaimed: (p: Principal, walletId: string, input: SignInput) => Effect.Effect<SignResult, WalletRefusal | SqlError>
+  readonly signClaimed: (p: Principal, walletId: string, input: SignInput) => Effect.Effect<SignResult, SignClaimError | WalletError>
   /** Records what became of a forwarded sign (the launch service after confirm, a sweeper after expiry). */
-  readonly settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, SqlError>
+  readonly settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, WalletError>
   /** A spend-capable wallet the key may use as payer on `chain` (self-signed builds), else the refusal. */
-  readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, WalletRefusal | SqlError>
-  readonly rebind: (p: Principal, input: RebindInput) => Effect.Effect<RebindResponse, WalletRefusal | SqlError>
-  readonly rebinds: (p: Principal, walletId: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, SqlError>
+  readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, PayerError | WalletError>
+  readonly rebind: (p: Principal, input: RebindInput) => Effect.Effect<RebindResult, RebindError | WalletError>
+  readonly rebinds: (p: Principal, walletId: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<RebindRecord>, WalletError>
 }
 
 export class WalletService extends Context.Tag("curvestream/WalletService")<WalletService, WalletServiceShape>() {}
+
+/** Storage failures, decided once at the service's edge (logged; the caller sees `storage`). */
+const storage = storageFailure("wallets", () => walletError("storage", "Internal error; nothing was recorded"))
 
 export const make = (options: WalletServiceOptions) =>
   Effect.gen(function* () {
@@ -78,12 +86,25 @@ export const make = (options: WalletServiceOptions) =>
     }
     const rows = makeWalletRows(ctx)
     const claims = makeSignClaims(ctx, rows)
+    const linked = makeLinkedWallets(ctx, rows)
+    const imports = makeWalletImport(ctx, rows)
+    const tee = makeTeeWallets(ctx, rows)
+    const rebind = makeTeeRebind(ctx, rows, claims.settleClaim)
     const service: WalletServiceShape = {
-      ...makeLinkedWallets(ctx, rows),
-      ...makeWalletImport(ctx, rows),
-      ...makeTeeWallets(ctx, rows),
-      ...claims,
-      ...makeTeeRebind(ctx, rows, claims.settleClaim)
+      list: (p) => storage(linked.list(p)),
+      linkChallenge: linked.linkChallenge,
+      link: (p, input) => storage(linked.link(p, input)),
+      revoke: (p, walletId) => storage(linked.revoke(p, walletId)),
+      importInit: (p, chain, address) => storage(imports.importInit(p, chain, address)),
+      importSubmit: (p, input) => storage(imports.importSubmit(p, input)),
+      createTee: (p, input) => storage(tee.createTee(p, input)),
+      update: (p, walletId, patch) => storage(linked.update(p, walletId, patch)),
+      recordBuilt: (input) => storage(claims.recordBuilt(input)),
+      signClaimed: (p, walletId, input) => storage(claims.signClaimed(p, walletId, input)),
+      settleClaim: (claimId, outcome) => storage(claims.settleClaim(claimId, outcome)),
+      resolvePayer: (p, walletId, chain, purpose) => storage(claims.resolvePayer(p, walletId, chain, purpose)),
+      rebind: (p, input) => storage(rebind.rebind(p, input)),
+      rebinds: (p, walletId, limit) => storage(rebind.rebinds(p, walletId, limit))
     }
     return service
   })

@@ -7,7 +7,7 @@
 import { Effect } from "effect"
 import type { WalletChain } from "../ChainKeys.js"
 import type { Principal } from "../Principal.js"
-import { notFound, refuse } from "../WalletErrors.js"
+import { walletError } from "../WalletError.js"
 import { iso, WALLET_COLUMNS, type WalletContext, type WalletRow, type WalletRows, walletView } from "./WalletRows.js"
 
 export interface LinkInput {
@@ -21,6 +21,13 @@ export interface LinkInput {
 export interface WalletPatch {
   readonly allowLaunch?: boolean
   readonly label?: string
+}
+
+/** A revoke's outcome; `policyNeutralized` only for a row that carried a policy. */
+export interface RevokeResult {
+  readonly id: string
+  readonly revokedAt: string
+  readonly policyNeutralized?: boolean
 }
 
 export const makeLinkedWallets = (ctx: WalletContext, rows: WalletRows) => {
@@ -44,9 +51,8 @@ export const makeLinkedWallets = (ctx: WalletContext, rows: WalletRows) => {
       yield* rows.requireLinkingPlan(p)
       const verified = yield* provider.verifyOwnership(p.accountId, input.chain, input.address, input.signature)
       if (!verified) {
-        return yield* refuse("VALIDATION_FAILED", "signature does not prove control of the address (sign the challenge with that wallet)", {
-          field: "signature",
-          extra: { challenge: provider.linkChallenge(p.accountId, input.chain, input.address) }
+        return yield* walletError("ownership_unproven", "signature does not prove control of the address (sign the challenge with that wallet)", {
+          details: { challenge: provider.linkChallenge(p.accountId, input.chain, input.address) }
         })
       }
       const row = yield* rows.insertRow(p, {
@@ -73,32 +79,30 @@ export const makeLinkedWallets = (ctx: WalletContext, rows: WalletRows) => {
   const revoke = (p: Principal, walletId: string) =>
     Effect.gen(function* () {
       const row = yield* rows.rowById(p.accountId, walletId)
-      if (row === undefined) return yield* notFound(`No wallet ${walletId} on this account`)
+      if (row === undefined) return yield* walletError("not_found", `No wallet ${walletId} on this account`)
       let revokedAt = row.revoked_at
       if (revokedAt === null) {
         const [updated] = yield* sql<{ revoked_at: Date }>`
           UPDATE wallets SET revoked_at = ${rows.now()} WHERE id = ${walletId} AND revoked_at IS NULL RETURNING revoked_at`
         revokedAt = updated?.revoked_at ?? (yield* rows.rowById(p.accountId, walletId))?.revoked_at ?? rows.now()
       }
-      const body: Record<string, unknown> = { success: true, id: walletId, revokedAt: iso(revokedAt) }
-      if (row.policy_id !== null) {
-        // Best effort; a retry of the revoke tries again until the rules are cleared.
-        let neutralized = row.policy_neutralized === true
-        if (!neutralized) {
-          neutralized = yield* neutralize(row.policy_id)
-          yield* sql`UPDATE wallets SET policy_neutralized = ${neutralized} WHERE id = ${walletId}`
-        }
-        body.policyNeutralized = neutralized
+      const result: RevokeResult = { id: walletId, revokedAt: iso(revokedAt) }
+      if (row.policy_id === null) return result
+      // Best effort; a retry of the revoke tries again until the rules are cleared.
+      let neutralized = row.policy_neutralized === true
+      if (!neutralized) {
+        neutralized = yield* neutralize(row.policy_id)
+        yield* sql`UPDATE wallets SET policy_neutralized = ${neutralized} WHERE id = ${walletId}`
       }
-      return body
+      return { ...result, policyNeutralized: neutralized }
     }).pipe(Effect.withSpan("WalletService.revoke"))
 
   const update = (p: Principal, walletId: string, patch: WalletPatch) =>
     Effect.gen(function* () {
       const row = yield* rows.rowById(p.accountId, walletId)
-      if (row === undefined || row.revoked_at !== null) return yield* notFound(`No active wallet ${walletId} on this account`)
+      if (row === undefined || row.revoked_at !== null) return yield* walletError("not_found", `No active wallet ${walletId} on this account`)
       if (patch.allowLaunch !== undefined && row.kind !== "tee") {
-        return yield* refuse("VALIDATION_FAILED", "allowLaunch applies to TEE wallets only", { field: "allowLaunch" })
+        return yield* walletError("allow_launch_not_tee", "allowLaunch applies to TEE wallets only")
       }
       const [updated] = yield* sql<WalletRow>`
         UPDATE wallets SET
@@ -106,7 +110,7 @@ export const makeLinkedWallets = (ctx: WalletContext, rows: WalletRows) => {
           label = ${patch.label ?? row.label}
         WHERE id = ${walletId} AND revoked_at IS NULL
         RETURNING ${sql.literal(WALLET_COLUMNS)}`
-      if (updated === undefined) return yield* notFound(`No active wallet ${walletId} on this account`)
+      if (updated === undefined) return yield* walletError("not_found", `No active wallet ${walletId} on this account`)
       return walletView(updated)
     })
 

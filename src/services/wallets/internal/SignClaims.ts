@@ -18,7 +18,7 @@ import { Effect } from "effect"
 import type { WalletChain } from "../ChainKeys.js"
 import { holdsScope, type Principal } from "../Principal.js"
 import type { WalletProviderError } from "../WalletProvider.js"
-import { notFound, refuse, type WalletRefusal } from "../WalletErrors.js"
+import { payerError, type PayerErrorReason, type SignClaimError, signClaimError, type SignClaimErrorReason } from "../WalletError.js"
 import { CLAIM_LIFETIME_MS } from "../WalletLimits.js"
 import { randomId, type WalletContext, type WalletRow, type WalletRows, walletView } from "./WalletRows.js"
 
@@ -69,15 +69,13 @@ export const claimedMessage = (chain: WalletChain, transaction: Uint8Array): Uin
 export const claimTxExpiresAtMs = (chain: WalletChain, given: number | null | undefined, claimExpiresAtMs: number): number | null =>
   given === undefined ? (chain === "solana" ? claimExpiresAtMs : null) : given
 
-export type PayerProblem = "not_found" | "revoked" | "wallet_not_signable" | "chain_mismatch" | "key_not_bound" | "launch_not_allowed"
-
 /** The payer rules of a self-signed build (spec launch 2.3): exists, active, spend-capable, chain, TEE binding. Pure. */
 export const payerProblem = (
   row: WalletRow | undefined,
   keyId: string | null,
   chain: WalletChain,
   purpose: "launch" | "spend"
-): { readonly reason: PayerProblem; readonly message: string } | undefined => {
+): { readonly reason: PayerErrorReason; readonly message: string } | undefined => {
   if (row === undefined) return { reason: "not_found", message: "No such wallet on this account" }
   if (row.revoked_at !== null) return { reason: "revoked", message: "The wallet is revoked" }
   if (row.kind === "linked") return { reason: "wallet_not_signable", message: "An attribution-only link cannot sign" }
@@ -95,31 +93,15 @@ export const missingScopes = (p: Principal, required: ReadonlyArray<string>): Re
 const sha256Hex = (bytes: Uint8Array): Effect.Effect<string> =>
   Effect.promise(async () => Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex"))
 
-const providerRefusal = (e: WalletProviderError): WalletRefusal => {
-  switch (e.reason) {
-    case "policy_denied":
-      return refuse("SPEND_POLICY_DENIED", e.message, {
-        extra: { reason: e.rule ?? "policy", ...(e.instruction !== undefined ? { instruction: e.instruction } : {}) }
-      })
-    case "not_embedded":
-      return refuse("AGENT_WALLET_NOT_EMBEDDED", e.message)
-    case "not_delegated":
-      return refuse("AGENT_WALLET_NOT_DELEGATED", e.message)
-    case "delegation_revoked":
-      return refuse("DELEGATION_REVOKED", e.message)
-    case "not_a_signer":
-    case "bad_transaction":
-    case "not_found":
-      return refuse("UNRECOGNIZED_TRANSACTION", e.message, { extra: { reason: e.reason } })
-    case "key_unavailable":
-      return refuse("INTERNAL", e.message)
+/** The provider's refusal to sign, as the relay's; a policy denial names its rule (and instruction). */
+const providerRefusal = (e: WalletProviderError): SignClaimError => {
+  const reason: SignClaimErrorReason = e.reason === "not_found" ? "provider_wallet_not_found" : e.reason
+  const details = {
+    ...(e.rule !== undefined ? { reason: e.rule } : {}),
+    ...(e.instruction !== undefined ? { instruction: e.instruction } : {})
   }
+  return signClaimError(reason, e.message, reason === "policy_denied" ? { details } : {})
 }
-
-const payerRefusal = (problem: { readonly reason: PayerProblem; readonly message: string }) =>
-  refuse("VALIDATION_FAILED", problem.message, { field: "linkedWalletId", extra: { reason: problem.reason } })
-
-const unrecognized = (message: string, reason: string) => refuse("UNRECOGNIZED_TRANSACTION", message, { extra: { reason } })
 
 export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
   const { sql, provider } = ctx
@@ -129,7 +111,9 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
     Effect.gen(function* () {
       const row = yield* rows.rowById(accountId, walletId)
       const problem = payerProblem(row, keyId, chain, purpose)
-      if (problem !== undefined || row === undefined) return yield* payerRefusal(problem ?? { reason: "not_found", message: "No such wallet on this account" })
+      if (problem !== undefined || row === undefined) {
+        return yield* payerError(problem?.reason ?? "not_found", problem?.message ?? "No such wallet on this account")
+      }
       return row
     })
 
@@ -140,7 +124,7 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
     Effect.gen(function* () {
       yield* payer(input.accountId, input.walletId, input.keyId, input.chain, "spend")
       const message = claimedMessage(input.chain, input.transaction)
-      if (message === undefined) return yield* refuse("VALIDATION_FAILED", "transaction does not decode", { field: "transaction" })
+      if (message === undefined) return yield* signClaimError("build_undecodable", "transaction does not decode")
       const hash = yield* sha256Hex(message)
       const id = randomId("clm")
       const createdAtMs = ctx.nowMs()
@@ -157,15 +141,15 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
   const signClaimed = (p: Principal, walletId: string, input: SignInput) =>
     Effect.gen(function* () {
       const row = yield* rows.rowById(p.accountId, walletId)
-      if (row === undefined || row.revoked_at !== null) return yield* notFound(`No active wallet ${walletId} on this account`)
+      if (row === undefined || row.revoked_at !== null) return yield* signClaimError("wallet_not_found", `No active wallet ${walletId} on this account`)
       if (row.kind === "linked" || row.provider_wallet_id === null) {
-        return yield* unrecognized("An attribution-only link cannot sign", "wallet_not_signable")
+        return yield* signClaimError("wallet_not_signable", "An attribution-only link cannot sign")
       }
       if (row.kind === "tee" && row.bound_key_id !== p.keyId) {
-        return yield* unrecognized("The TEE wallet is not bound to this key", "key_not_bound")
+        return yield* signClaimError("key_not_bound", "The TEE wallet is not bound to this key")
       }
       const message = claimedMessage(row.chain, input.transaction)
-      if (message === undefined) return yield* unrecognized("transaction does not decode", "undecodable")
+      if (message === undefined) return yield* signClaimError("undecodable", "transaction does not decode")
       const hash = yield* sha256Hex(message)
       const [claim] = yield* sql<{ id: string; required_scopes: string; state: string }>`
         SELECT id, required_scopes::text AS required_scopes, state FROM sign_claims
@@ -173,17 +157,17 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
           AND key_id IS NOT DISTINCT FROM ${p.keyId} AND message_hash = ${hash}
           AND state = 'open' AND expires_at > ${rows.now()}`
       if (claim === undefined) {
-        return yield* unrecognized("No open build claim matches this transaction (unknown, expired, used, or bytes altered); build again", "no_matching_claim")
+        return yield* signClaimError("no_matching_claim", "No open build claim matches this transaction (unknown, expired, used, or bytes altered); build again")
       }
       const missing = missingScopes(p, JSON.parse(claim.required_scopes) as ReadonlyArray<string>)
       if (missing.length > 0) {
-        return yield* refuse("SCOPE_MISSING", `This build needs ${missing.join(", ")}, which the key no longer holds`, { extra: { scope: missing[0] } })
+        return yield* signClaimError("scope_missing", `This build needs ${missing.join(", ")}, which the key no longer holds`, { details: { scope: missing[0] } })
       }
       if (row.kind === "imported") {
         const sig = input.authorizationSignature
         const authorized = sig !== undefined && (yield* provider.verifyQuorumAuthorization(row.provider_wallet_id, input.transaction, sig))
         if (!authorized) {
-          return yield* unrecognized("authorizationSignature is missing or not by the wallet's signer key", "signer_authorization_failed")
+          return yield* signClaimError("signer_authorization_failed", "authorizationSignature is missing or not by the wallet's signer key")
         }
       }
       const signed = yield* provider.sign(row.provider_wallet_id, input.transaction).pipe(Effect.mapError((e) => ("_tag" in e && e._tag === "WalletProviderError" ? providerRefusal(e) : e)))
@@ -191,7 +175,7 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       const consumed = yield* sql`
         UPDATE sign_claims SET state = 'signed', signed_at = ${rows.now()}, signature = ${signed.signature}
         WHERE id = ${claim.id} AND state = 'open' AND expires_at > ${rows.now()} RETURNING id`
-      if (consumed.length === 0) return yield* unrecognized("The claim was used by another request", "no_matching_claim")
+      if (consumed.length === 0) return yield* signClaimError("no_matching_claim", "The claim was used by another request")
       const result: SignResult = { walletId, chain: row.chain, claimId: claim.id, signature: signed.signature, signedTransaction: signed.signedTransaction }
       return result
     }).pipe(Effect.withSpan("WalletService.signClaimed"))

@@ -13,7 +13,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either } from "effect"
 import type { WalletChain } from "../ChainKeys.js"
 import type { KeyInfo, Principal } from "../Principal.js"
-import { refuse } from "../WalletErrors.js"
+import { rebindError, type RebindErrorReason } from "../WalletError.js"
 import { REBIND_WALLETS_MAX, SELECTED_SCOPE_ASSIGNMENTS_MAX } from "../WalletLimits.js"
 import {
   type ClaimRow,
@@ -30,7 +30,7 @@ import {
 } from "./RebindRules.js"
 import type { ClaimOutcome } from "./SignClaims.js"
 import { iso, randomId, WALLET_COLUMNS, type WalletContext, type WalletRow, type WalletRows } from "./WalletRows.js"
-import { keyUnfit } from "./TeeWallets.js"
+import { keyUnfit, type KeyUnfitReason } from "./TeeWallets.js"
 
 /** Reads whether a signed (forwarded) transaction settled on chain. */
 export interface ClaimReconciler {
@@ -48,19 +48,48 @@ export type RebindInput =
   | { readonly _tag: "Preview"; readonly toKeyPrefix: string; readonly wallets: ReadonlyArray<string>; readonly labelPrefix?: string }
   | { readonly _tag: "Commit"; readonly toKeyPrefix: string; readonly walletIds: ReadonlyArray<string>; readonly expect: Readonly<Record<string, string>> }
 
-export interface RebindResponse {
-  readonly success: true
+/** What a rebind moved or would move (`dryRun`: a preview, nothing written). */
+export interface RebindResult {
   readonly dryRun: boolean
   readonly toKey: Record<string, unknown>
   readonly rebound: ReadonlyArray<Record<string, unknown>>
   readonly unchanged: ReadonlyArray<Record<string, unknown>>
 }
 
-const walletInvalid = ({ reason, message, ...at }: RebindWalletProblem) => refuse("REBIND_WALLET_INVALID", message, { extra: { reason, ...at } })
+/** One audit row of the history, newest first; `actorDevicePrefix` only for a device. */
+export interface RebindRecord {
+  readonly auditId: string
+  readonly walletId: string
+  readonly address: string | null
+  readonly chain: string | null
+  readonly fromKeyPrefix: string
+  readonly toKeyPrefix: string
+  readonly actor: string
+  readonly actorDevicePrefix?: string | null
+  readonly at: string
+}
+
+const walletReason: Record<RebindWalletProblem["reason"], RebindErrorReason> = {
+  not_found: "wallet_not_found",
+  not_tee: "wallet_not_tee",
+  inactive: "wallet_inactive",
+  authority_not_verified: "wallet_authority_not_verified",
+  ambiguous: "wallet_ambiguous"
+}
+
+const targetReason: Record<KeyUnfitReason, RebindErrorReason> = {
+  not_found: "target_not_found",
+  revoked: "target_revoked",
+  expired: "target_expired",
+  test_key: "target_test_key",
+  missing_scope: "target_missing_scope"
+}
+
+const walletInvalid = ({ reason, message, ...at }: RebindWalletProblem) => rebindError(walletReason[reason], message, { details: at })
 
 const tooMany = (count: number) =>
-  refuse("REBIND_TOO_MANY", `A rebind moves 1 to ${REBIND_WALLETS_MAX} wallets; this one selects ${count}`, {
-    extra: { max: REBIND_WALLETS_MAX, count }
+  rebindError("too_many", `A rebind moves 1 to ${REBIND_WALLETS_MAX} wallets; this one selects ${count}`, {
+    details: { max: REBIND_WALLETS_MAX, count }
   })
 
 export const makeTeeRebind = (
@@ -80,7 +109,7 @@ export const makeTeeRebind = (
         WHERE wallet_id IN ${sql.in([...walletIds])} AND state IN ('open', 'signed')`
       const building = openBuilds(claims, nowMs)
       if (building !== undefined) {
-        return yield* refuse("REBIND_BUILD_OPEN", "A build for a wallet is inside its 30-minute claim window", { extra: { ...building } })
+        return yield* rebindError("build_open", "A build for a wallet is inside its 30-minute claim window", { retryable: true, details: { ...building } })
       }
       const pending: Array<ClaimRow> = []
       for (const c of claims) {
@@ -94,8 +123,9 @@ export const makeTeeRebind = (
           .pipe(
             Effect.catchAll(() =>
               Effect.fail(
-                refuse("REBIND_RECONCILE_INCOMPLETE", "Could not read the chain for a forwarded sign; nothing changed, retry", {
-                  extra: { walletIds: [c.wallet_id] }
+                rebindError("reconcile_incomplete", "Could not read the chain for a forwarded sign; nothing changed, retry", {
+                  retryable: true,
+                  details: { walletIds: [c.wallet_id] }
                 })
               )
             )
@@ -105,7 +135,11 @@ export const makeTeeRebind = (
       }
       const open = forwardsOpen(pending)
       if (open !== undefined) {
-        return yield* refuse("REBIND_FORWARD_OPEN", "A forwarded sign is not yet confirmed, failed or provably expired", { extra: { ...open } })
+        return yield* rebindError(
+          open.reason === "unexpirable" ? "forward_unexpirable" : "forward_pending",
+          "A forwarded sign is not yet confirmed, failed or provably expired",
+          { details: { walletIds: open.walletIds } }
+        )
       }
     })
 
@@ -124,18 +158,18 @@ export const makeTeeRebind = (
       const already = yield* sql<{ wallet_id: string }>`
         SELECT wallet_id FROM key_wallet_assignments WHERE key_id = ${key.keyId} AND wallet_id IN ${sql.in(moving.map((r) => r.id))}`
       if ((count?.n ?? 0) + moving.length - already.length > SELECTED_SCOPE_ASSIGNMENTS_MAX) {
-        return yield* refuse("REBIND_SCOPE_FULL", `The target key's selected wallet scope would pass ${SELECTED_SCOPE_ASSIGNMENTS_MAX} assignments`, {
-          extra: { max: SELECTED_SCOPE_ASSIGNMENTS_MAX }
+        return yield* rebindError("scope_full", `The target key's selected wallet scope would pass ${SELECTED_SCOPE_ASSIGNMENTS_MAX} assignments`, {
+          details: { max: SELECTED_SCOPE_ASSIGNMENTS_MAX }
         })
       }
     })
 
   const resolveTarget = (p: Principal, prefix: string) =>
     Effect.gen(function* () {
-      const key = yield* ctx.keys.findByPrefix(p.accountId, prefix).pipe(Effect.orDie)
+      const key = yield* ctx.keys.findByPrefix(p.accountId, prefix)
       const unfit = keyUnfit(key, ctx.nowMs())
       if (unfit !== undefined || key === undefined) {
-        return yield* refuse("REBIND_TARGET_INVALID", unfit?.message ?? "No key with this prefix on this account", { extra: { reason: unfit?.reason ?? "not_found" } })
+        return yield* rebindError(targetReason[unfit?.reason ?? "not_found"], unfit?.message ?? "No key with this prefix on this account")
       }
       return key
     })
@@ -153,8 +187,7 @@ export const makeTeeRebind = (
       yield* checkClaims(moving.map((r) => r.id), false)
       yield* checkScopeRoom(key, moving)
       const allow = yield* allowLaunchAfter(p.accountId, key, moving.filter((r) => r.allow_launch).length)
-      const response: RebindResponse = {
-        success: true,
+      const response: RebindResult = {
         dryRun: true,
         toKey: toKeyView(key, allow),
         rebound: moving.map((r) => reboundView(r)),
@@ -184,7 +217,7 @@ export const makeTeeRebind = (
             if (bad !== undefined) return yield* walletInvalid(bad)
           }
           const stale = staleBindings(ids, byId, input.expect)
-          if (stale !== undefined) return yield* refuse("REBIND_STALE", "A binding changed since the preview; preview again", { extra: { ...stale } })
+          if (stale !== undefined) return yield* rebindError("stale", "A binding changed since the preview; preview again", { details: { ...stale } })
           const selected = ids.map((id) => byId.get(id) as WalletRow)
           const moving = selected.filter((r) => r.bound_key_id !== key.keyId)
           const unchanged = selected.filter((r) => r.bound_key_id === key.keyId)
@@ -208,8 +241,7 @@ export const makeTeeRebind = (
             rebound.push(reboundView(r, auditId))
           }
           const allow = yield* allowLaunchAfter(p.accountId, key, 0)
-          const response: RebindResponse = {
-            success: true,
+          const response: RebindResult = {
             dryRun: false,
             toKey: toKeyView(key, allow),
             rebound,
@@ -241,7 +273,7 @@ export const makeTeeRebind = (
         WHERE r.account_id = ${p.accountId} ${walletId !== undefined ? sql`AND r.wallet_id = ${walletId}` : sql``}
         ORDER BY r.seq DESC LIMIT ${limit}`,
       (found) =>
-        found.map((r) => ({
+        found.map((r): RebindRecord => ({
           auditId: r.id,
           walletId: r.wallet_id,
           address: r.address,

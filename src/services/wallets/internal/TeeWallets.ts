@@ -12,7 +12,7 @@
 import { Effect } from "effect"
 import type { WalletChain } from "../ChainKeys.js"
 import type { KeyInfo, Principal } from "../Principal.js"
-import { refuse } from "../WalletErrors.js"
+import { walletError, type WalletErrorReason } from "../WalletError.js"
 import { type WalletContext, type WalletRows, walletView } from "./WalletRows.js"
 
 export interface CreateTeeInput {
@@ -25,6 +25,14 @@ export interface CreateTeeInput {
 
 /** Why a key cannot hold TEE wallets (spec 4.1's rebind target rules). */
 export type KeyUnfitReason = "not_found" | "revoked" | "expired" | "test_key" | "missing_scope"
+
+const unfitReason: Record<KeyUnfitReason, WalletErrorReason> = {
+  not_found: "key_not_found",
+  revoked: "key_revoked",
+  expired: "key_expired",
+  test_key: "key_test",
+  missing_scope: "key_missing_scope"
+}
 
 /** Why `key` cannot hold TEE wallets at `nowMs`, or undefined when it can. A paused key can. Pure. */
 export const keyUnfit = (key: KeyInfo | undefined, nowMs: number): { readonly reason: KeyUnfitReason; readonly message: string } | undefined => {
@@ -42,10 +50,10 @@ export const makeTeeWallets = (ctx: WalletContext, rows: WalletRows) => {
   const createTee = (p: Principal, input: CreateTeeInput) =>
     Effect.gen(function* () {
       yield* rows.requireLinkingPlan(p)
-      const key = yield* ctx.keys.findByPrefix(p.accountId, input.keyPrefix).pipe(Effect.orDie)
+      const key = yield* ctx.keys.findByPrefix(p.accountId, input.keyPrefix)
       const unfit = keyUnfit(key, ctx.nowMs())
       if (unfit !== undefined || key === undefined) {
-        return yield* refuse("VALIDATION_FAILED", unfit?.message ?? "unknown key", { field: "keyPrefix", extra: { reason: unfit?.reason ?? "not_found" } })
+        return yield* walletError(unfitReason[unfit?.reason ?? "not_found"], unfit?.message ?? "unknown key")
       }
       // Count first, so a full account creates nothing at the provider.
       yield* rows.requireRoom(p)

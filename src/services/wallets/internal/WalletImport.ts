@@ -17,7 +17,7 @@ import { Effect } from "effect"
 import { addressKey, addressOfSecret, parseImportedSecret, type WalletChain } from "../ChainKeys.js"
 import { generateRecipient, HPKE_PARAMETERS, openSealed } from "../Hpke.js"
 import type { Principal } from "../Principal.js"
-import { refuse } from "../WalletErrors.js"
+import { walletError } from "../WalletError.js"
 import { IMPORT_TTL_MS, OPEN_IMPORTS_PER_ACCOUNT_MAX } from "../WalletLimits.js"
 import { randomId, type WalletContext, type WalletRows, walletView } from "./WalletRows.js"
 
@@ -29,15 +29,23 @@ export interface ImportSubmitInput {
   readonly label?: string
 }
 
+/** An open import: the key to seal to, and when the init lapses. */
+export interface ImportInit {
+  readonly importId: string
+  readonly chain: WalletChain
+  readonly address: string
+  /** The recipient's P-256 public key, base64 of the uncompressed point. */
+  readonly encryptionPublicKey: string
+  readonly hpke: typeof HPKE_PARAMETERS
+  readonly expiresAtMs: number
+}
+
 interface ImportRow {
   readonly id: string
   readonly chain: WalletChain
   readonly address: string
   readonly private_key_sealed: string
 }
-
-const importRefusal = (reason: "no_open_import" | "not_opened" | "not_a_key" | "address_mismatch", message: string) =>
-  refuse("VALIDATION_FAILED", message, { field: "ciphertext", extra: { reason } })
 
 export const makeWalletImport = (ctx: WalletContext, rows: WalletRows) => {
   const { sql, provider, masterKey } = ctx
@@ -68,15 +76,8 @@ export const makeWalletImport = (ctx: WalletContext, rows: WalletRows) => {
               ORDER BY created_at DESC, id DESC LIMIT ${OPEN_IMPORTS_PER_ACCOUNT_MAX})`
         })
       )
-      return {
-        success: true,
-        importId: id,
-        chain,
-        address,
-        encryptionPublicKey: publicKey,
-        hpke: HPKE_PARAMETERS,
-        expiresAt: expiresAtMs
-      }
+      const init: ImportInit = { importId: id, chain, address, encryptionPublicKey: publicKey, hpke: HPKE_PARAMETERS, expiresAtMs }
+      return init
     }).pipe(Effect.withSpan("WalletService.importInit"))
 
   /** The open init whose key opens the sealed key, with the plaintext; HPKE authenticates, so only that init opens it. */
@@ -100,28 +101,28 @@ export const makeWalletImport = (ctx: WalletContext, rows: WalletRows) => {
         WHERE account_id = ${p.accountId} AND consumed_at IS NULL AND expires_at > ${rows.now()}
         ORDER BY created_at DESC, id DESC LIMIT ${OPEN_IMPORTS_PER_ACCOUNT_MAX}`
       if (open.length === 0) {
-        return yield* importRefusal("no_open_import", "No open import on this account (call import/init first; an init lasts 10 minutes)")
+        return yield* walletError("no_open_import", "No open import on this account (call import/init first; an init lasts 10 minutes)")
       }
       const matched = yield* openWithAnyInit(open, input)
       if (matched === undefined) {
-        return yield* importRefusal("not_opened", "ciphertext does not open under any open import's key (expired, used, or sealed to another key)")
+        return yield* walletError("import_not_opened", "ciphertext does not open under any open import's key (expired, used, or sealed to another key)")
       }
       const { row, plaintext } = matched
       const secret = yield* Effect.promise(() => parseImportedSecret(row.chain, new TextDecoder().decode(plaintext)))
       plaintext.fill(0)
       if (secret === undefined) {
-        return yield* importRefusal("not_a_key", row.chain === "evm" ? "plaintext is not a 32-byte hex private key" : "plaintext is not a base58 Solana secret key")
+        return yield* walletError("import_not_a_key", row.chain === "evm" ? "plaintext is not a 32-byte hex private key" : "plaintext is not a base58 Solana secret key")
       }
       const derived = yield* Effect.promise(() => addressOfSecret(row.chain, secret))
       if (addressKey(row.chain, derived) !== addressKey(row.chain, row.address)) {
         secret.fill(0)
-        return yield* importRefusal("address_mismatch", `the sealed key does not control ${row.address}, the address given at init`)
+        return yield* walletError("import_address_mismatch", `the sealed key does not control ${row.address}, the address given at init`)
       }
       // Single use: consume the init before anything reaches the provider.
       const consumed = yield* sql`UPDATE wallet_imports SET consumed_at = ${rows.now()} WHERE id = ${row.id} AND consumed_at IS NULL RETURNING id`
       if (consumed.length === 0) {
         secret.fill(0)
-        return yield* importRefusal("no_open_import", "this import was already submitted")
+        return yield* walletError("no_open_import", "this import was already submitted")
       }
       // Provider: 1-of-1 signer quorum, the fixed backstop policy, then the import with both attached.
       const quorumId = yield* provider.registerSignerQuorum(input.signerSpki)

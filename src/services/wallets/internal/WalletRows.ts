@@ -16,7 +16,7 @@ import type { MasterKey } from "../MasterKey.js"
 import type { KeyDirectory, Principal } from "../Principal.js"
 import type { WalletProviderShape } from "../WalletProvider.js"
 import type { ClaimReconciler } from "./TeeRebind.js"
-import { refuse } from "../WalletErrors.js"
+import { walletError } from "../WalletError.js"
 
 export type WalletKind = "linked" | "imported" | "tee"
 
@@ -104,7 +104,7 @@ export const makeWalletRows = (ctx: WalletContext) => {
   const requireLinkingPlan = (p: Principal) =>
     planOf(p).capabilities.linkedWallets
       ? Effect.void
-      : Effect.fail(refuse("TIER_REQUIRED", "Linked, imported and TEE wallets need the Pro or Max plan", { extra: { requiredPlans: ["pro", "max"] } }))
+      : Effect.fail(walletError("plan_required", "Linked, imported and TEE wallets need the Pro or Max plan", { details: { requiredPlans: ["pro", "max"] } }))
 
   const rowById = (accountId: string, id: string) =>
     Effect.map(
@@ -125,8 +125,8 @@ export const makeWalletRows = (ctx: WalletContext) => {
     )
 
   const alreadyLinked = (chain: WalletChain, address: string) =>
-    refuse("WALLET_ALREADY_LINKED", `${address} already has an active linked-wallet row (on this or another account)`, {
-      extra: { chain, address }
+    walletError("already_linked", `${address} already has an active linked-wallet row (on this or another account)`, {
+      details: { chain, address }
     })
 
   /** The plan's count: one more active row must fit. Inside the account lock it is the admission check; outside, a fail-early one. */
@@ -136,8 +136,8 @@ export const makeWalletRows = (ctx: WalletContext) => {
       const [count] = yield* sql<{ n: number }>`
         SELECT count(*)::int AS n FROM wallets WHERE account_id = ${p.accountId} AND revoked_at IS NULL`
       if ((count?.n ?? 0) >= limit) {
-        return yield* refuse("WALLET_LIMIT_REACHED", `The account has the maximum of ${limit} active linked wallets; revoke one first`, {
-          extra: { limit }
+        return yield* walletError("limit_reached", `The account has the maximum of ${limit} active linked wallets; revoke one first`, {
+          details: { limit }
         })
       }
     })
