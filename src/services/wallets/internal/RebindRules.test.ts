@@ -19,33 +19,14 @@ import {
   toKeyView,
   unchangedView
 } from "./RebindRules.js"
+import { WALLET_ROW_ADDRESS, walletRow } from "../../../../test/support/walletRows.js"
 import type { WalletRow } from "./WalletRows.js"
 
-const SOL_A = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+const SOL_A = WALLET_ROW_ADDRESS
 const SOL_B = "4sGjMW1sUnHzSxGspuhpqLDx6wiyjNtZAMdL4VZHirAn"
 const EVM = "0x52908400098527886E0F7030069857D2E4169EE7"
 
-const row = (id: string, more: Partial<WalletRow> = {}): WalletRow => ({
-  id,
-  account_id: "acct",
-  chain: "solana",
-  address: SOL_A,
-  address_key: SOL_A,
-  kind: "tee",
-  label: null,
-  allow_launch: false,
-  bound_key_id: "kid-1",
-  bound_key_prefix: "prefix01",
-  provider_wallet_id: `pw-${id}`,
-  policy_id: `pol-${id}`,
-  policy_neutralized: null,
-  vault_destination: null,
-  authority_status: "verified_active",
-  created_at: new Date(0),
-  revoked_at: null,
-  ...more
-})
-
+const row = walletRow
 const evmRow = (id: string, more: Partial<WalletRow> = {}) => row(id, { chain: "evm", address: EVM, address_key: EVM.toLowerCase(), ...more })
 
 const left = <A, E>(e: Either.Either<A, E>): E => {

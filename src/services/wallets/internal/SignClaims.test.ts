@@ -18,30 +18,12 @@ import {
 import { describe, expect, it } from "vitest"
 import type { Principal } from "../Principal.js"
 import { claimedMessage, claimTxExpiresAtMs, missingScopes, payerProblem } from "./SignClaims.js"
+import { WALLET_ROW_ADDRESS, walletRow } from "../../../../test/support/walletRows.js"
 import type { WalletRow } from "./WalletRows.js"
 
-const PAYER = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+const PAYER = WALLET_ROW_ADDRESS
 
-const row = (more: Partial<WalletRow> = {}): WalletRow => ({
-  id: "w1",
-  account_id: "acct",
-  chain: "solana",
-  address: PAYER,
-  address_key: PAYER,
-  kind: "tee",
-  label: null,
-  allow_launch: true,
-  bound_key_id: "kid-1",
-  bound_key_prefix: "prefix01",
-  provider_wallet_id: "pw-1",
-  policy_id: "pol-1",
-  policy_neutralized: null,
-  vault_destination: null,
-  authority_status: "verified_active",
-  created_at: new Date(0),
-  revoked_at: null,
-  ...more
-})
+const row = (more: Partial<WalletRow> = {}) => walletRow("w1", { allow_launch: true, ...more })
 
 describe("payerProblem", () => {
   it("accepts a bound TEE wallet for spend and, with allowLaunch, for launch; an imported wallet for either", () => {
