@@ -6,10 +6,13 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Exit, Logger, LogLevel } from "effect"
 import { describe, expect, it } from "vitest"
+import { errorEnvelope } from "../src/domain/ApiError.js"
 import { accountError } from "../src/services/accounts/AccountError.js"
 import { keyError } from "../src/services/keys/KeyError.js"
 import { checkSpendCap, checkTxLimit } from "../src/services/keys/KeyRules.js"
-import { mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
+import { personalError } from "../src/services/personal/PersonalStore.js"
+import { webhookError } from "../src/services/webhooks/WebhookService.js"
+import { answerFailure, mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
 import { errorReply } from "./Http.js"
 
 const wire = (e: ServiceFailure) => {
@@ -45,6 +48,7 @@ describe("error table rows on the wire", () => {
     })
     expect(wire(keyError("wallets_unreachable", "down"))).toMatchObject({ status: 503, body: { code: "KEY_ISSUANCE_FAILED", retryable: true } })
     expect(wire(keyError("storage", "Internal error; nothing was recorded"))).toMatchObject({ status: 500, body: { code: "INTERNAL" } })
+    expect(wire(webhookError("storage", "x")).status).toBe(500)
     const sql = new SqlError({ cause: new Error("connection reset"), message: "connection reset" })
     expect(wire(sql)).toMatchObject({ status: 500, body: { code: "INTERNAL", message: "Internal error; nothing was recorded" } })
     expect(JSON.stringify(wire(sql))).not.toContain("connection reset")
@@ -68,11 +72,21 @@ describe("error table rows on the wire", () => {
     expect(wire(lifetime)).toMatchObject({ body: { code: "KEY_LIMIT_REACHED", retryable: false, resetsAt: null } })
   })
 
-  it("details are written beside the code", () => {
+  it("details are written beside the code; a failure's details.reason wins over the row's reason", () => {
     expect(wire(keyError("access_stale", "stale", { details: { currentScopes: ["account:read"] } })).body).toMatchObject({
       code: "KEY_ACCESS_STALE",
       currentScopes: ["account:read"]
     })
+    expect(wire(webhookError("target_refused", "private", { field: "url", details: { reason: "private" } }))).toMatchObject({
+      status: 400,
+      body: { code: "VALIDATION_FAILED", field: "url", reason: "private" }
+    })
+    expect(wire(webhookError("not_found", "No webhook endpoint 'x'", { field: "id" }))).toMatchObject({
+      status: 404,
+      body: { code: "VALIDATION_FAILED", field: "id", reason: "webhook_not_found" }
+    })
+    expect(wire(webhookError("revoked", "revoked")).body.reason).toBe("webhook_revoked")
+    expect(wire(webhookError("limit_reached", "max 3", { details: { limit: 3 } })).body).toMatchObject({ code: "WEBHOOK_LIMIT_REACHED", limit: 3 })
   })
 
   it("the device flow's poll refusals: RFC 8628 reasons, pending retryable, slow_down 429 with Retry-After", () => {
@@ -86,5 +100,14 @@ describe("error table rows on the wire", () => {
       body: { code: "RATE_LIMITED", reason: "slow_down" },
       headers: { "Retry-After": "5" }
     })
+  })
+
+  it("the market-data service's plain rows answer plain bodies; storage is the FEED_UNAVAILABLE envelope", async () => {
+    const cap = await Effect.runPromise(answerFailure(personalError("cap", "follow limit reached", { details: { quota: 25, used: 25 } })))
+    expect([cap.status, JSON.parse(String(cap.body))]).toEqual([429, { error: "follow limit reached", quota: 25, used: 25 }])
+    const missing = await Effect.runPromise(answerFailure(personalError("not_found", "rule not found")))
+    expect([missing.status, JSON.parse(String(missing.body))]).toEqual([404, { error: "rule not found" }])
+    const down = await Effect.runPromise(Effect.flip(answerFailure(personalError("storage", "Personal data unavailable: x", { retryable: true }))))
+    expect([down.httpStatus, errorEnvelope(down).error]).toEqual([503, { code: "FEED_UNAVAILABLE", message: "Personal data unavailable: x", retryable: true }])
   })
 })

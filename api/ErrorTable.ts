@@ -25,6 +25,8 @@ import type { FailureMembers } from "../src/domain/ServiceFailure.js"
 import { AccountError } from "../src/services/accounts/AccountError.js"
 import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
+import { PersonalError } from "../src/services/personal/PersonalStore.js"
+import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { json, type Reply } from "./Http.js"
 
@@ -156,17 +158,35 @@ const RebindRows: Rows<RebindError> = {
   reconcile_incomplete: { code: "REBIND_RECONCILE_INCOMPLETE" }
 }
 
+const WebhookRows: Rows<WebhookError> = {
+  // `details.reason` carries the public-target check's reason.
+  target_refused: { code: "VALIDATION_FAILED", field: "url", reason: "invalid_url" },
+  limit_reached: { code: "WEBHOOK_LIMIT_REACHED" },
+  not_found: { code: "VALIDATION_FAILED", status: 404, field: "id", reason: "webhook_not_found" },
+  revoked: { code: "VALIDATION_FAILED", status: 409, field: "id", reason: "webhook_revoked" },
+  storage: { code: "INTERNAL" }
+}
+
+/** The market-data service's personal routes: caps and foreign ids answer its plain bodies. */
+const PersonalRows: Rows<PersonalError> = {
+  cap: { code: "RATE_LIMITED", plain: true },
+  not_found: { code: "VALIDATION_FAILED", status: 404, plain: true },
+  storage: { code: "FEED_UNAVAILABLE", retryable: true }
+}
+
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | WalletError | PayerError | SignClaimError | RebindError | SqlError
+export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | WalletError | PayerError | SignClaimError | RebindError | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError, WalletError, PayerError, SignClaimError, RebindError] as const
+export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError, WalletError, PayerError, SignClaimError, RebindError] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
 export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFailure, { readonly _tag: T }>> } & { readonly SqlError: Row } = {
   KeyError: KeyRows,
   AccountError: AccountRows,
+  WebhookError: WebhookRows,
+  PersonalError: PersonalRows,
   WalletError: WalletRows,
   PayerError: PayerRows,
   SignClaimError: SignClaimRows,

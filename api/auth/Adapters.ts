@@ -22,6 +22,7 @@ import { isTestAccount } from "../../src/services/wiring/Wiring.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { WebhookService } from "../../src/services/webhooks/WebhookService.js"
+import { storageRefusal } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
 import { accountApi } from "../routes/AccountRoutes.js"
 import { type Authenticate, walletRoutes } from "../routes/WalletRoutes.js"
@@ -30,8 +31,6 @@ import type { RouteDef } from "../Router.js"
 import type { AgentAuth } from "./AgentKeyAuth.js"
 import { bearerToken, OWNER_AUTH_HEADERS, type OwnerAuth } from "./OwnerAuth.js"
 
-const internal = (e: unknown) =>
-  Effect.zipRight(Effect.logError("account lookup failed", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
 
 /** An agent key as the wallet rules see the caller. */
 export const agentToWalletPrincipal = (p: AgentPrincipal): Principal => ({
@@ -56,7 +55,7 @@ export interface WalletAuthDeps {
 export const makeWalletAuthenticate = (deps: WalletAuthDeps): Authenticate => {
   const ownerToWalletPrincipal = (p: OwnerPrincipal): Effect.Effect<Principal, ApiError> =>
     Effect.gen(function* () {
-      const account = yield* deps.tiers.account(p.accountId).pipe(Effect.catchTag("SqlError", internal))
+      const account = yield* deps.tiers.account(p.accountId).pipe(Effect.catchTag("SqlError", storageRefusal))
       if (account === undefined) return yield* Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists"))
       const plan = yield* deps.tiers.tierOf(account, deps.nowMs())
       return {
@@ -101,7 +100,7 @@ export const makeWebhookAuthenticate =
         if (account === undefined) return yield* Effect.fail(apiError("UNAUTHORIZED", "The account no longer exists"))
         const testAccount = yield* isTestAccount(s.accountId, deps.nowMs())
         return { accountId: account.id, testAccount, agentEnabled: account.agentEnabled } satisfies AuthenticatedOwner
-      }).pipe(Effect.provideService(SqlClient.SqlClient, deps.sql), Effect.catchTag("SqlError", internal))
+      }).pipe(Effect.provideService(SqlClient.SqlClient, deps.sql), Effect.catchTag("SqlError", storageRefusal))
     )
 
 /**

@@ -16,6 +16,7 @@
  * in tracked keys.
  */
 import { Effect } from "effect"
+import { storageRefusal } from "../ErrorTable.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import type { PlanId } from "../../src/domain/Plans.js"
@@ -83,9 +84,7 @@ export const makeAgentAuth = (options: AgentAuthOptions): AgentAuth => {
     if (parsed === undefined || (parsed.kind !== "live" && parsed.kind !== "test")) return Effect.fail(unauthorized())
     const nowMs = options.nowMs()
     return options.store.lookup(parsed.prefix, nowMs).pipe(
-      Effect.catchTag("SqlError", (e) =>
-        Effect.zipRight(Effect.logError("key lookup failed", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
-      ),
+      Effect.catchTag("SqlError", storageRefusal),
       Effect.flatMap((entry) => {
         if (entry === undefined || !verifyToken(token, entry.key.hash)) return Effect.fail(unauthorized())
         const status = keyStatus(entry.key, nowMs)

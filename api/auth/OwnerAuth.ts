@@ -16,6 +16,7 @@ import { findAccount, findSession } from "../../src/services/accounts/AccountRep
 import { TtlLru } from "../../src/services/keys/TtlLru.js"
 import type { DevicePrincipal, OwnerPrincipal, SessionPrincipal } from "../../src/services/keys/Principals.js"
 import { parseToken, verifyToken } from "../../src/services/keys/Tokens.js"
+import { storageRefusal } from "../ErrorTable.js"
 import { API_KEY_HEADER } from "./AgentKeyAuth.js"
 
 export const AUTHORIZATION_HEADER = "authorization"
@@ -49,7 +50,6 @@ export const makeOwnerAuth = (options: { readonly sql: SqlClient.SqlClient; read
     const q = table === "sessions" ? sql`UPDATE sessions SET last_used_at = ${new Date(nowMs)} WHERE id = ${id}` : sql`UPDATE devices SET last_used_at = ${new Date(nowMs)} WHERE id = ${id}`
     Effect.runFork(q.pipe(Effect.catchAll((e) => Effect.logWarning("last_used_at not written", e))))
   }
-  const internal = (e: unknown) => Effect.zipRight(Effect.logError("credential lookup failed", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
 
   const resolve = (headers: Readonly<Record<string, string>>, kinds: OwnerKinds): Effect.Effect<OwnerPrincipal, ApiError> => {
     const token = bearerToken(headers)
@@ -73,7 +73,7 @@ export const makeOwnerAuth = (options: { readonly sql: SqlClient.SqlClient; read
         if (account === undefined) return yield* Effect.fail(unauthorized("The account no longer exists"))
         touch("sessions", row.id, nowMs)
         return { _tag: "session", accountId: account.id, sessionId: row.id, isAdmin: account.isAdmin } satisfies SessionPrincipal
-      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("SqlError", internal))
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.catchTag("SqlError", storageRefusal))
     }
     return Effect.gen(function* () {
       const rows = yield* sql<{ id: string; account_id: string; token_hash: string; revoked_at: Date | null }>`
@@ -82,7 +82,7 @@ export const makeOwnerAuth = (options: { readonly sql: SqlClient.SqlClient; read
       if (row === undefined || !verifyToken(token, row.token_hash) || row.revoked_at !== null) return yield* Effect.fail(unauthorized("Malformed, unknown or revoked credential"))
       touch("devices", row.id, nowMs)
       return { _tag: "device", accountId: row.account_id, deviceId: row.id, devicePrefix: parsed.prefix } satisfies DevicePrincipal
-    }).pipe(Effect.catchTag("SqlError", internal))
+    }).pipe(Effect.catchTag("SqlError", storageRefusal))
   }
 
   return {

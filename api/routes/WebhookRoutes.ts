@@ -15,14 +15,19 @@
  * - an unknown id (or another account's): 404 `VALIDATION_FAILED`, `field: "id"`,
  *   `reason: "webhook_not_found"`; rotate or deliveries on a revoked endpoint: 409
  *   `VALIDATION_FAILED`, `reason: "webhook_revoked"`. Revoking a revoked endpoint answers it again.
+ *
+ * The body is decoded here (`WebhookDecoders.ts`); service failures map through the one table
+ * (`ErrorTable.ts`), a storage failure to 500 `INTERNAL`.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
-import { type ApiError, apiError, validationFailed } from "../../src/domain/ApiError.js"
+import { type ApiError, apiError } from "../../src/domain/ApiError.js"
 import { WEBHOOK_EVENTS } from "../../src/services/webhooks/Events.js"
-import { maxActiveEndpoints, type WebhookOwner, type WebhookRefused, type WebhookServiceShape } from "../../src/services/webhooks/WebhookService.js"
+import { maxActiveEndpoints, type WebhookError, type WebhookOwner, type WebhookServiceShape } from "../../src/services/webhooks/WebhookService.js"
+import { toApiError } from "../ErrorTable.js"
 import { json, type Request } from "../Http.js"
+import { isApiError } from "../QueryParams.js"
 import type { RouteDef } from "../Router.js"
+import { decodeWebhookCreateBody } from "./WebhookDecoders.js"
 
 export interface AuthenticatedOwner {
   readonly accountId: string
@@ -97,25 +102,6 @@ const CreateBody = Schema.Struct({
 
 const idParam = { name: "id", description: "Webhook endpoint id (wh_...)", schema: { type: "string" } }
 
-/** The one mapping from a service refusal to the wire. */
-export const refusalToApiError = (e: WebhookRefused): ApiError => {
-  switch (e.reason) {
-    case "invalid_body":
-      return validationFailed(e.field ?? "body", e.message)
-    case "invalid_url":
-    case "target_refused":
-      return validationFailed("url", e.message, { reason: e.targetReason ?? "invalid_url" })
-    case "unknown_event":
-      return validationFailed("events", e.message, { reason: "unknown_event" })
-    case "limit_reached":
-      return apiError("WEBHOOK_LIMIT_REACHED", e.message, { extra: { limit: maxActiveEndpoints } })
-    case "not_found":
-      return apiError("VALIDATION_FAILED", e.message, { field: "id", status: 404, extra: { reason: "webhook_not_found" } })
-    case "revoked":
-      return apiError("VALIDATION_FAILED", e.message, { field: "id", status: 409, extra: { reason: "webhook_revoked" } })
-  }
-}
-
 const commonErrors = {
   401: { description: "Missing or invalid session" },
   403: { description: "Not an owner session, or agent features are off (VALIDATION_FAILED)" }
@@ -124,9 +110,9 @@ const commonErrors = {
 export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> => {
   const headers = deps.authHeaders ?? ["authorization"]
 
-  /** Authenticates, checks agent features, runs `f`, maps refusals; storage failures are defects (500 INTERNAL). */
+  /** Authenticates, checks agent features, runs `f`, maps failures through the table. */
   const guarded =
-    <A>(f: (owner: WebhookOwner, req: Request) => Effect.Effect<A, WebhookRefused | SqlError>, status = 200) =>
+    <A>(f: (owner: WebhookOwner, req: Request) => Effect.Effect<A, WebhookError | ApiError>, status = 200) =>
     (req: Request) =>
       Effect.gen(function* () {
         const auth = yield* deps.authenticate(req)
@@ -134,10 +120,7 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
           return yield* apiError("VALIDATION_FAILED", "Agent features are not enabled for this account", { status: 403 })
         }
         const owner: WebhookOwner = { accountId: auth.accountId, testAccount: auth.testAccount === true }
-        const value = yield* f(owner, req).pipe(
-          Effect.catchTag("WebhookRefused", (e) => Effect.fail(refusalToApiError(e))),
-          Effect.catchTag("SqlError", (e) => Effect.die(e))
-        )
+        const value = yield* f(owner, req).pipe(Effect.mapError((e) => (e._tag === "ApiError" ? e : toApiError(e))))
         return json(status, { success: true, ...value })
       })
 
@@ -159,7 +142,10 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
         400: { description: "VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED" },
         ...commonErrors
       },
-      handler: guarded((owner, req) => deps.service.create(owner, req.body), 201)
+      handler: guarded((owner, req) => {
+        const input = decodeWebhookCreateBody(req.body)
+        return isApiError(input) ? Effect.fail(input) : deps.service.create(owner, input)
+      }, 201)
     },
     {
       method: "GET",

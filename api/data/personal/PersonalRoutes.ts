@@ -12,15 +12,15 @@
  * - 404 `{"error": "<what> not found"}` for an id that is not the caller's.
  * - 400 is the shared `VALIDATION_FAILED` envelope naming the field (as `/v1/signals`);
  *   a database failure is 503 `FEED_UNAVAILABLE` (retryable).
+ * Store failures (`PersonalError`) map through the one table (`api/ErrorTable.ts`).
  *
  * Order of checks: credential, plan, parameters, then the write; every refusal records nothing.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import type { Signal } from "../../../actors/signals/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
-import { type ApiError, apiError, validationFailed } from "../../../src/domain/ApiError.js"
+import { type ApiError, validationFailed } from "../../../src/domain/ApiError.js"
 import type { PersonalSignalsRunner } from "../../../src/services/personal/PersonalSignals.js"
 import {
   CAPS,
@@ -28,7 +28,7 @@ import {
   makePersonalStore,
   NAME_MAX,
   type PaidPlan,
-  type PersonalRefusal,
+  type PersonalError,
   type PersonalStore,
   SIGNALS_PAGE_DEFAULT,
   SIGNALS_PAGE_MAX
@@ -36,6 +36,7 @@ import {
 import { validateRule, isRuleProblem } from "../../../src/services/personal/Rules.js"
 import { projectForPlan } from "../../../src/services/signals/SignalTape.js"
 import type { TrackingShape } from "../../../src/services/tracking/Tracking.js"
+import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { isApiError as isErr } from "../../QueryParams.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
@@ -63,34 +64,11 @@ export interface PersonalRoutesDeps {
 export const REQUIRES_PRO_OR_MAX_BODY = { error: "requires Pro or Max" } as const
 export const requiresProOrMaxReply = (): Reply => json(403, REQUIRES_PRO_OR_MAX_BODY)
 
-const CAP_MESSAGE: Record<string, string> = {
-  follows: "follow limit reached",
-  rules: "rule limit reached",
-  groups: "group limit reached",
-  group_wallets: "group wallet limit reached",
-  watchlist: "watchlist limit reached"
-}
-const NOT_FOUND_MESSAGE: Record<string, string> = {
-  follow: "follow not found",
-  rule: "rule not found",
-  group: "group not found",
-  group_wallet: "wallet not in group",
-  watchlist_entry: "watchlist entry not found"
-}
-
 const ADDRESS_FORMAT: Record<ChainId, RegExp> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
 const ID_FORMAT = /^[A-Za-z0-9_.:-]{1,128}$/
 const AUTH_HEADERS = ["authorization"]
 
 type Parsed<A> = A | ApiError
-
-const unavailable = (e: { readonly message: string }) =>
-  Effect.fail(apiError("FEED_UNAVAILABLE", `Personal data unavailable: ${e.message}`, { retryable: true }))
-
-const refusalReply = (e: PersonalRefusal): Reply =>
-  e.reason === "Cap"
-    ? json(429, { error: CAP_MESSAGE[e.what] ?? "limit reached", quota: e.quota, used: e.used })
-    : json(404, { error: NOT_FOUND_MESSAGE[e.what] ?? "not found" })
 
 /** An object body with only the allowed fields, or the first problem. */
 const objectBody = (body: unknown, allowed: ReadonlyArray<string>): Parsed<Record<string, unknown>> => {
@@ -170,9 +148,9 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
   })
   const changed = () => deps.personal?.invalidate()
 
-  /** Authenticates, gates the plan (`paid`: Pro or Max), runs `f`; store refusals become their plain replies. */
+  /** Authenticates, gates the plan (`paid`: Pro or Max), runs `f`; store failures go through the table. */
   const handle =
-    (gate: "paid" | "any", f: (caller: PersonalCaller & { readonly paid: PaidPlan }, req: Request) => Effect.Effect<Reply, ApiError | PersonalRefusal | SqlError>) =>
+    (gate: "paid" | "any", f: (caller: PersonalCaller & { readonly paid: PaidPlan }, req: Request) => Effect.Effect<Reply, ApiError | PersonalError>) =>
     (req: Request): Effect.Effect<Reply, ApiError> =>
       deps.authenticate(req).pipe(
         Effect.matchEffect({
@@ -181,10 +159,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
             if (gate === "paid" && caller.plan === "free") return Effect.succeed(requiresProOrMaxReply())
             // `paid` is the plan whose caps apply; a Free caller reaches only ungated routes, whose caps do not vary by plan.
             const paidPlan: PaidPlan = caller.plan === "max" ? "max" : "pro"
-            return f({ ...caller, paid: paidPlan }, req).pipe(
-              Effect.catchTag("PersonalRefusal", (e) => Effect.succeed(refusalReply(e))),
-              Effect.catchTag("SqlError", unavailable)
-            )
+            return f({ ...caller, paid: paidPlan }, req).pipe(Effect.catchTag("PersonalError", answerFailure))
           }
         })
       )

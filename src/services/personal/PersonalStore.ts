@@ -12,11 +12,14 @@
  *   reader paging with `seq > after` never skips a row committed later with a smaller `seq`.
  *   One row per (account, signal id); the newest `retainPerAccount` rows per account are kept.
  * - Everything is the caller's account: another account's id is "not found".
+ * - The account-facing methods fail only with `PersonalError` (a cap, a missing row, or storage,
+ *   decided here); the writer's methods (`watchers`, `writeMatches`, `loadIndex`) keep `SqlError`.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
+import { failureFields, failureOf, storageFailure } from "../../domain/ServiceFailure.js"
 import type { Pattern, Signal } from "../../../actors/signals/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { type AccountInterests, type MatchReason, PersonalIndex } from "./Matcher.js"
@@ -43,15 +46,39 @@ export const LABEL_MAX = 64
 export type CapKind = "follows" | "rules" | "groups" | "group_wallets" | "watchlist"
 export type ResourceKind = "follow" | "rule" | "group" | "group_wallet" | "watchlist_entry"
 
-export class PersonalRefusal extends Schema.TaggedError<PersonalRefusal>()("PersonalRefusal", {
-  reason: Schema.Literal("Cap", "NotFound"),
-  what: Schema.String,
-  quota: Schema.optional(Schema.Number),
-  used: Schema.optional(Schema.Number)
-}) {}
+export const PersonalErrorReason = Schema.Literal(
+  /** Over a cap of spec 4.5 / 8 (`details`: `quota`, `used`). */
+  "cap",
+  /** Not the caller's, or no such row. */
+  "not_found",
+  /** The database could not answer; nothing was recorded. */
+  "storage"
+)
+export type PersonalErrorReason = typeof PersonalErrorReason.Type
 
-const cap = (what: CapKind, quota: number, used: number) => new PersonalRefusal({ reason: "Cap", what, quota, used })
-const notFound = (what: ResourceKind) => new PersonalRefusal({ reason: "NotFound", what })
+/** The message is the spec's plain text (`follow limit reached`, `rule not found`, ...). */
+export class PersonalError extends Schema.TaggedError<PersonalError>()("PersonalError", { reason: PersonalErrorReason, ...failureFields }) {}
+
+export const personalError = failureOf<PersonalError, PersonalErrorReason>(PersonalError)
+
+const CAP_MESSAGE: Record<CapKind, string> = {
+  follows: "follow limit reached",
+  rules: "rule limit reached",
+  groups: "group limit reached",
+  group_wallets: "group wallet limit reached",
+  watchlist: "watchlist limit reached"
+}
+const NOT_FOUND_MESSAGE: Record<ResourceKind, string> = {
+  follow: "follow not found",
+  rule: "rule not found",
+  group: "group not found",
+  group_wallet: "wallet not in group",
+  watchlist_entry: "watchlist entry not found"
+}
+
+const cap = (what: CapKind, quota: number, used: number) => personalError("cap", CAP_MESSAGE[what], { details: { quota, used } })
+const notFound = (what: ResourceKind) => personalError("not_found", NOT_FOUND_MESSAGE[what])
+const storage = storageFailure("personal data", (e) => personalError("storage", `Personal data unavailable: ${e.message}`, { retryable: true }))
 
 export interface FollowView {
   readonly id: string
@@ -104,31 +131,36 @@ export interface PersonalMatch {
 }
 
 type Eff<A> = Effect.Effect<A, SqlError>
-type Refusable<A> = Effect.Effect<A, SqlError | PersonalRefusal>
+type Refusable<A> = Effect.Effect<A, PersonalError>
 
 export interface PersonalStore {
-  readonly follows: (accountId: string) => Eff<ReadonlyArray<FollowView>>
+  readonly follows: (accountId: string) => Refusable<ReadonlyArray<FollowView>>
   readonly addFollow: (accountId: string, plan: PaidPlan, chain: ChainId, address: string) => Refusable<{ follow: FollowView; created: boolean }>
   readonly removeFollow: (accountId: string, id: string) => Refusable<void>
-  readonly rules: (accountId: string) => Eff<ReadonlyArray<RuleView>>
+  readonly rules: (accountId: string) => Refusable<ReadonlyArray<RuleView>>
   readonly addRule: (accountId: string, rule: { name: string; pattern: Pattern; walletId: string | null; params: RuleParams }) => Refusable<RuleView>
   readonly removeRule: (accountId: string, id: string) => Refusable<void>
-  readonly groups: (accountId: string) => Eff<ReadonlyArray<GroupView>>
+  readonly groups: (accountId: string) => Refusable<ReadonlyArray<GroupView>>
   readonly createGroup: (accountId: string, plan: PaidPlan, name: string) => Refusable<GroupView>
   readonly deleteGroup: (accountId: string, id: string) => Refusable<void>
   readonly addGroupWallet: (accountId: string, groupId: string, chain: ChainId, address: string) => Refusable<{ group: GroupView; created: boolean }>
   readonly removeGroupWallet: (accountId: string, groupId: string, chain: ChainId, address: string) => Refusable<GroupView>
-  readonly watchlist: (accountId: string) => Eff<ReadonlyArray<WatchView>>
+  readonly watchlist: (accountId: string) => Refusable<ReadonlyArray<WatchView>>
   readonly addWatch: (accountId: string, chain: ChainId, address: string, label: string | null) => Refusable<{ entry: WatchView; created: boolean }>
   readonly removeWatch: (accountId: string, id: string) => Refusable<void>
   /** Accounts watching this wallet (for the `tracked_wallet.*` webhook events). */
   readonly watchers: (chain: ChainId, address: string) => Eff<ReadonlyArray<{ accountId: string; label: string | null }>>
   /** A page after the cursor, oldest first; `next_after` is the last row's cursor (or `after` when empty). */
-  readonly signals: (accountId: string, after: bigint | undefined, limit: number) => Eff<{ rows: ReadonlyArray<PersonalSignalRow>; next_after: string | null }>
+  readonly signals: (accountId: string, after: bigint | undefined, limit: number) => Refusable<{ rows: ReadonlyArray<PersonalSignalRow>; next_after: string | null }>
   /** Records matches (duplicates of (account, signal) skipped) and trims each account to `retain`; returns rows inserted. */
   readonly writeMatches: (matches: ReadonlyArray<PersonalMatch>, retain: number) => Eff<number>
   /** Every account's follows, rules and groups, indexed. */
   readonly loadIndex: () => Eff<PersonalIndex>
+}
+
+/** The same methods before storage is decided. */
+type RawStore = {
+  readonly [K in keyof PersonalStore]: PersonalStore[K] extends (...args: infer A) => Effect.Effect<infer X, infer E> ? (...args: A) => Effect.Effect<X, E | SqlError> : never
 }
 
 export interface PersonalStoreOptions {
@@ -211,12 +243,12 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
       }))
     })
 
-  const oneGroup = (accountId: string, id: string): Refusable<GroupView> =>
+  const oneGroup = (accountId: string, id: string): Effect.Effect<GroupView, SqlError | PersonalError> =>
     Effect.flatMap(groupsOf(accountId, id), (gs) => (gs[0] === undefined ? Effect.fail(notFound("group")) : Effect.succeed(gs[0])))
 
   const deleted = (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.fail(notFound(what)) : Effect.void)
 
-  return {
+  const raw: RawStore = {
     follows: (accountId) =>
       Effect.map(
         sql<FollowRowDb>`SELECT id, chain, address, created_at FROM md_follows WHERE account_id = ${accountId} ORDER BY created_at, id`,
@@ -388,5 +420,31 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
         for (const [a, x] of accounts) out.set(a, { follows: x.follows, rules: x.rules, groups: [...x.groups].map(([id, ws]) => ({ id, wallets: ws })) })
         return new PersonalIndex(out)
       })
+  }
+
+  /** Storage decided once, on every account-facing method. */
+  const wrap =
+    <A extends ReadonlyArray<unknown>, X, E>(f: (...args: A) => Effect.Effect<X, E | SqlError>) =>
+    (...args: A) =>
+      storage(f(...args))
+  return {
+    follows: wrap(raw.follows),
+    addFollow: wrap(raw.addFollow),
+    removeFollow: wrap(raw.removeFollow),
+    rules: wrap(raw.rules),
+    addRule: wrap(raw.addRule),
+    removeRule: wrap(raw.removeRule),
+    groups: wrap(raw.groups),
+    createGroup: wrap(raw.createGroup),
+    deleteGroup: wrap(raw.deleteGroup),
+    addGroupWallet: wrap(raw.addGroupWallet),
+    removeGroupWallet: wrap(raw.removeGroupWallet),
+    watchlist: wrap(raw.watchlist),
+    addWatch: wrap(raw.addWatch),
+    removeWatch: wrap(raw.removeWatch),
+    signals: wrap(raw.signals),
+    watchers: raw.watchers,
+    writeMatches: raw.writeMatches,
+    loadIndex: raw.loadIndex
   }
 }

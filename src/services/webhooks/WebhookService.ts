@@ -14,13 +14,16 @@
  *   `allowLoopbackForTests` is on AND the caller is a test account.
  * - An endpoint is `active` or `revoked`; revoking cancels its pending deliveries in the same
  *   transaction, and a revoked endpoint answers rotate and delivery reads with `revoked`.
+ *
+ * Input is typed (the route decodes the body); every failure is a `WebhookError`, storage
+ * included (`api/ErrorTable.ts` maps each reason to the wire).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { failureFields, failureOf, storageFailure } from "../../domain/ServiceFailure.js"
 import { checkTarget, parseTargetUrl, type Resolver, systemResolver, TargetRefused } from "../../net/PublicTarget.js"
-import { isWebhookEvent, WEBHOOK_EVENTS, type WebhookEventName } from "./Events.js"
+import type { WebhookEventName } from "./Events.js"
 import { makeSecretBox, type SecretBox, type SecretBoxError } from "./SecretBox.js"
 
 /** Spec section 8. */
@@ -29,8 +32,6 @@ export const maxActiveEndpoints = 3
 export const deliveriesShown = 20
 /** Revoked endpoints shown in the list beside the active ones (newest first). */
 export const revokedEndpointsShown = 100
-/** Entries accepted in `events` before de-duplication. */
-export const maxEventsInRequest = 64
 export const secretPrefixLength = 12
 
 export interface WebhookOwner {
@@ -67,21 +68,30 @@ export interface DeliveryView {
   readonly deliveredAt: string | null
 }
 
-/** Why a webhook request was refused; the route maps each reason to the spec's error. */
-export class WebhookRefused extends Schema.TaggedError<WebhookRefused>()("WebhookRefused", {
-  reason: Schema.Literal("invalid_body", "invalid_url", "target_refused", "unknown_event", "limit_reached", "not_found", "revoked"),
-  field: Schema.optional(Schema.String),
-  message: Schema.String,
-  /** For `invalid_url` / `target_refused`: the public-target check's reason. */
-  targetReason: Schema.optional(Schema.String)
-}) {}
+export const WebhookErrorReason = Schema.Literal(
+  /** The URL failed the public-target check (`details.reason` is the check's reason). */
+  "target_refused",
+  /** The account already has `maxActiveEndpoints` active endpoints (`details.limit`). */
+  "limit_reached",
+  /** Unknown id, malformed id, or another account's endpoint. */
+  "not_found",
+  /** Rotate or delivery read on a revoked endpoint. */
+  "revoked",
+  "storage"
+)
+export type WebhookErrorReason = typeof WebhookErrorReason.Type
+
+/** Why a webhook request was refused or failed; `api/ErrorTable.ts` maps each reason to the spec's error. */
+export class WebhookError extends Schema.TaggedError<WebhookError>()("WebhookError", { reason: WebhookErrorReason, ...failureFields }) {}
+
+export const webhookError = failureOf<WebhookError, WebhookErrorReason>(WebhookError)
 
 export interface WebhookServiceShape {
-  readonly create: (owner: WebhookOwner, body: unknown) => Effect.Effect<WebhookEndpointWithSecret, WebhookRefused | SqlError>
-  readonly list: (owner: WebhookOwner) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, SqlError>
-  readonly rotate: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointWithSecret, WebhookRefused | SqlError>
-  readonly revoke: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointView, WebhookRefused | SqlError>
-  readonly deliveries: (owner: WebhookOwner, id: string) => Effect.Effect<ReadonlyArray<DeliveryView>, WebhookRefused | SqlError>
+  readonly create: (owner: WebhookOwner, input: CreateInput) => Effect.Effect<WebhookEndpointWithSecret, WebhookError>
+  readonly list: (owner: WebhookOwner) => Effect.Effect<ReadonlyArray<WebhookEndpointView>, WebhookError>
+  readonly rotate: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointWithSecret, WebhookError>
+  readonly revoke: (owner: WebhookOwner, id: string) => Effect.Effect<WebhookEndpointView, WebhookError>
+  readonly deliveries: (owner: WebhookOwner, id: string) => Effect.Effect<ReadonlyArray<DeliveryView>, WebhookError>
 }
 
 export class WebhookService extends Context.Tag("curvestream/WebhookService")<WebhookService, WebhookServiceShape>() {}
@@ -98,44 +108,16 @@ export interface WebhookServiceOptions {
 // ---------------------------------------------------------------------------------------------
 // Pure parts
 
+/** The decoded body `{url, events[]}`: a non-empty URL (judged here) and known event names, without duplicates. */
 export interface CreateInput {
   readonly url: string
   readonly events: ReadonlyArray<WebhookEventName>
 }
 
-const refused = (reason: WebhookRefused["reason"], message: string, field?: string, targetReason?: string) =>
-  new WebhookRefused({
-    reason,
-    message,
-    ...(field !== undefined ? { field } : {}),
-    ...(targetReason !== undefined ? { targetReason } : {})
-  })
+/** Entries accepted in `events` before de-duplication. */
+export const maxEventsInRequest = 64
 
-/**
- * The body `{url, events[]}`, judged without the network: object, URL syntax and scheme, and
- * every event name in the events table. Duplicate event names collapse; order of first mention
- * is kept. Other members of the body are ignored.
- */
-export const parseCreateInput = (body: unknown, allowLoopback: boolean): CreateInput | WebhookRefused => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return refused("invalid_body", "body must be a JSON object", "body")
-  const { url, events } = body as { url?: unknown; events?: unknown }
-  if (typeof url !== "string" || url.trim() === "") return refused("invalid_url", "url is required (a public https URL)", "url")
-  const parsed = parseTargetUrl(url.trim(), allowLoopback)
-  if (parsed instanceof TargetRefused) return refused("invalid_url", parsed.message, "url", parsed.reason)
-  if (!Array.isArray(events) || events.length === 0) {
-    return refused("invalid_body", "events must be a non-empty array of event names", "events")
-  }
-  if (events.length > maxEventsInRequest) return refused("invalid_body", `events may list at most ${maxEventsInRequest} names`, "events")
-  const names: WebhookEventName[] = []
-  for (const e of events) {
-    if (typeof e !== "string") return refused("invalid_body", "events must be an array of strings", "events")
-    if (!isWebhookEvent(e)) {
-      return refused("unknown_event", `Unknown event '${e.slice(0, 64)}'; known events: ${WEBHOOK_EVENTS.join(", ")}`, "events")
-    }
-    if (!names.includes(e)) names.push(e)
-  }
-  return { url: parsed.url.href, events: names }
-}
+const targetRefused = (e: TargetRefused) => webhookError("target_refused", e.message, { field: "url", details: { reason: e.reason } })
 
 export const newEndpointId = (): string => `wh_${bytesToHex(randomBytes(16))}`
 const endpointIdFormat = /^wh_[0-9a-f]{32}$/
@@ -179,35 +161,37 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
     const resolve = options.resolve ?? systemResolver
     const resolveTimeoutMs = options.resolveTimeoutMs ?? 5_000
     const loopbackFor = (owner: WebhookOwner) => flag && owner.testAccount === true
+    const storage = storageFailure("webhooks", () => webhookError("storage", "Internal error; nothing was recorded"))
 
     const activeCount = (accountId: string) =>
       sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = ${accountId} AND status = 'active'`.pipe(
         Effect.map((rows) => rows[0]?.n ?? 0)
       )
     const limitRefusal = () =>
-      refused("limit_reached", `An account may have at most ${maxActiveEndpoints} active webhook endpoints; revoke one first`)
+      webhookError("limit_reached", `An account may have at most ${maxActiveEndpoints} active webhook endpoints; revoke one first`, {
+        details: { limit: maxActiveEndpoints }
+      })
 
     /** The owner's endpoint, or `not_found` (unknown id, malformed id, or another account's). */
     const owned = (owner: WebhookOwner, id: string) =>
       Effect.gen(function* () {
-        if (!endpointIdFormat.test(id)) return yield* refused("not_found", `No webhook endpoint '${id.slice(0, 64)}'`, "id")
+        if (!endpointIdFormat.test(id)) return yield* webhookError("not_found", `No webhook endpoint '${id.slice(0, 64)}'`, { field: "id" })
         const rows = yield* sql<EndpointRow>`
           SELECT id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at
           FROM webhook_endpoints WHERE id = ${id} AND account_id = ${owner.accountId}`
         const row = rows[0]
-        if (row === undefined) return yield* refused("not_found", `No webhook endpoint '${id}'`, "id")
+        if (row === undefined) return yield* webhookError("not_found", `No webhook endpoint '${id}'`, { field: "id" })
         return row
       })
-    const revokedRefusal = (id: string) => refused("revoked", `Webhook endpoint '${id}' is revoked`, "id")
+    const revokedRefusal = (id: string) => webhookError("revoked", `Webhook endpoint '${id}' is revoked`, { field: "id" })
 
-    const create = Effect.fn("WebhookService.create")(function* (owner: WebhookOwner, body: unknown) {
+    const create = Effect.fn("WebhookService.create")(function* (owner: WebhookOwner, input: CreateInput) {
       const allowLoopback = loopbackFor(owner)
-      const input = parseCreateInput(body, allowLoopback)
-      if (input instanceof WebhookRefused) return yield* input
+      const parsed = parseTargetUrl(input.url.trim(), allowLoopback)
+      if (parsed instanceof TargetRefused) return yield* targetRefused(parsed)
+      const url = parsed.url.href
       if ((yield* activeCount(owner.accountId)) >= maxActiveEndpoints) return yield* limitRefusal()
-      const target = yield* checkTarget(input.url, { allowLoopback, resolve, resolveTimeoutMs }).pipe(
-        Effect.mapError((e) => refused("target_refused", e.message, "url", e.reason))
-      )
+      const target = yield* checkTarget(url, { allowLoopback, resolve, resolveTimeoutMs }).pipe(Effect.mapError(targetRefused))
 
       const id = newEndpointId()
       const secret = newSigningSecret()
@@ -219,14 +203,14 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
           if ((yield* activeCount(owner.accountId)) >= maxActiveEndpoints) return yield* limitRefusal()
           const inserted = yield* sql<EndpointRow>`
             INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, allow_loopback, status, created_at)
-            VALUES (${id}, ${owner.accountId}, ${input.url}, ${JSON.stringify(input.events)}::jsonb, ${sealed},
+            VALUES (${id}, ${owner.accountId}, ${url}, ${JSON.stringify(input.events)}::jsonb, ${sealed},
                     ${secret.slice(0, secretPrefixLength)}, ${target.isLoopback}, 'active', ${now})
             RETURNING id, account_id, url, events, secret_prefix, status, created_at, rotated_at, revoked_at`
           return inserted[0]!
         })
       )
       return { ...toView(row), secret }
-    })
+    }, storage)
 
     const list = Effect.fn("WebhookService.list")(function* (owner: WebhookOwner) {
       const rows = yield* sql<EndpointRow>`
@@ -238,7 +222,7 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
            ORDER BY created_at DESC, id DESC LIMIT ${revokedEndpointsShown})
         ORDER BY created_at DESC, id DESC`
       return rows.map(toView)
-    })
+    }, storage)
 
     const rotate = Effect.fn("WebhookService.rotate")(function* (owner: WebhookOwner, id: string) {
       const row = yield* owned(owner, id)
@@ -255,7 +239,7 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
       // Revoked between the read and the update.
       if (after === undefined) return yield* revokedRefusal(id)
       return { ...toView(after), secret }
-    })
+    }, storage)
 
     const revoke = Effect.fn("WebhookService.revoke")(function* (owner: WebhookOwner, id: string) {
       const row = yield* owned(owner, id)
@@ -276,7 +260,7 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
       if (updated !== undefined) return toView(updated)
       // Revoked concurrently: answer the stored row.
       return toView(yield* owned(owner, id))
-    })
+    }, storage)
 
     const deliveries = Effect.fn("WebhookService.deliveries")(function* (owner: WebhookOwner, id: string) {
       const row = yield* owned(owner, id)
@@ -310,7 +294,7 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
           deliveredAt: iso(r.delivered_at)
         })
       )
-    })
+    }, storage)
 
     return { create, list, rotate, revoke, deliveries } satisfies WebhookServiceShape
   })
