@@ -20,8 +20,7 @@ import {
   type WalletPatch
 } from "../../src/services/wallets/WalletService.js"
 import { isApiError } from "../QueryParams.js"
-
-export type Decoded<A> = A | ApiError
+import type { Decoded } from "./ServiceCall.js"
 
 export const LABEL_MAX_CHARS = 64
 export const ID_MAX_CHARS = 128
