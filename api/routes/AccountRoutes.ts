@@ -48,13 +48,13 @@ const errors = (...statuses: number[]): Record<number, ResponseDoc> => Object.fr
 
 /** The exchange answer; a failed provisioning names the code the table gives its failure. */
 const exchangeView = (x: DeviceExchange) => ({
-  success: true,
   deviceToken: x.deviceToken,
   devicePrefix: x.devicePrefix,
   accountId: x.accountId,
   scopes: x.scopes,
   ...(x.provisioning.provisioned
-    ? { provisioned: true, key: x.provisioning.key }
+    ? // The key exactly as `POST /api/v1/agent/keys` answers it.
+      { provisioned: true, key: { success: true, ...x.provisioning.key } }
     : { provisioned: false, code: rowOf(x.provisioning.failure).code, message: x.provisioning.failure.message })
 })
 
@@ -97,7 +97,6 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
             Effect.map(applyAgentTier(grant, nowMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), (account) => {
               const max = maxStatus(account, nowMs)
               return {
-                success: true,
                 accountId: account.id,
                 plan: account.plan,
                 maxGrantExpiresAt: account.maxGrantExpiresAtMs,
@@ -122,7 +121,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       handler: (req) =>
         Effect.flatMap(session(req), (s) =>
           decoded(decodeEnableBody(req.body), (enabled) =>
-            Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { success: true, enabled: true })
+            Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { enabled: true })
           )
         )
     },

@@ -47,6 +47,9 @@ export const decodeTxLimit = (raw: unknown, field = "txLimit"): Decoded<TxLimit>
   return { usdMicros, reset: reset as TxLimitReset }
 }
 
+/** An optional member: null when absent, else the decoded value or the refusal. */
+const optional = <A>(raw: unknown, decode: (raw: unknown) => Decoded<A>): Decoded<A | null> => (raw === undefined ? null : decode(raw))
+
 /** The issue body; every field optional, a null value reads as absent. */
 export const decodeIssueBody = (body: unknown, nowMs: number): Decoded<IssueRequest> => {
   if (body === undefined) body = {}
@@ -66,12 +69,8 @@ export const decodeIssueBody = (body: unknown, nowMs: number): Decoded<IssueRequ
     if (!boundNeedsWrite(scopes)) return validationFailed("scopes", "transfer:bound requires transfer:write in the same list")
   }
 
-  let label: string | null = null
-  if (v("label") !== undefined) {
-    const l = decodeLabel(v("label"))
-    if (failed(l)) return l
-    label = l
-  }
+  const label = optional(v("label"), decodeLabel)
+  if (failed(label)) return label
 
   const days = v("expiresInDays")
   const at = v("expiresAt")
@@ -88,12 +87,8 @@ export const decodeIssueBody = (body: unknown, nowMs: number): Decoded<IssueRequ
     expiresAtMs = at
   }
 
-  let txLimit: TxLimit | null = null
-  if (v("txLimit") !== undefined) {
-    const t = decodeTxLimit(v("txLimit"))
-    if (failed(t)) return t
-    txLimit = t
-  }
+  const txLimit = optional(v("txLimit"), decodeTxLimit)
+  if (failed(txLimit)) return txLimit
 
   const ew = v("embeddedWallet")
   if (ew !== undefined && ew !== "allowed" && ew !== "denied") return validationFailed("embeddedWallet", "embeddedWallet must be allowed or denied")

@@ -12,9 +12,10 @@ import { isApiError } from "../QueryParams.js"
 /** A decoder's result: the typed input or the refusal naming the field. */
 export type Decoded<A> = A | ApiError
 
-/** Runs a service call and answers 200 JSON; failures go through the table. */
-export const reply = (call: Effect.Effect<unknown, ServiceFailure>): Effect.Effect<Reply, ApiError> => mapFailure(Effect.map(call, (body) => json(200, body)))
+/** Runs a service call and answers 200 with its value in the success envelope; failures go through the table. */
+export const reply = (call: Effect.Effect<object, ServiceFailure>): Effect.Effect<Reply, ApiError> =>
+  mapFailure(Effect.map(call, (body) => json(200, { success: true, ...body })))
 
 /** Runs `f` with the decoded input and answers as `reply`; a decode failure is the refusal. */
-export const decoded = <A>(input: Decoded<A>, f: (a: A) => Effect.Effect<unknown, ServiceFailure>): Effect.Effect<Reply, ApiError> =>
+export const decoded = <A>(input: Decoded<A>, f: (a: A) => Effect.Effect<object, ServiceFailure>): Effect.Effect<Reply, ApiError> =>
   isApiError(input) ? Effect.fail(input) : reply(f(input))

@@ -130,7 +130,6 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
               ${req.environment}, 'pending', ${new Date(nowMs)}, ${new Date(nowMs + DEVICE_CODE_TTL_MS)})`)
           const display = formatUserCode(userCode)
           return {
-            success: true,
             deviceCode,
             userCode: display,
             verificationUri: options.verificationUri,
@@ -150,7 +149,7 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
         )
 
       const describe = (_session: SessionPrincipal, userCode: string) =>
-        Effect.map(byUserCode(userCode, now()), (r) => ({ success: true, request: describeRow(r) })).pipe(storage)
+        Effect.map(byUserCode(userCode, now()), (r) => ({ request: describeRow(r) })).pipe(storage)
 
       const decide = (session: SessionPrincipal, { userCode, approve }: DeviceDecision) =>
         Effect.gen(function* () {
@@ -162,7 +161,7 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
               approved_session_id = ${session.sessionId}, decided_at = ${new Date(nowMs)}
             WHERE id = ${row.id} AND status = 'pending' RETURNING *`)
           if (updated[0] === undefined) return yield* Effect.fail(accountError("already_decided", "This request was decided meanwhile", { field: "userCode" }))
-          return { success: true, request: describeRow(updated[0]) }
+          return { request: describeRow(updated[0]) }
         }).pipe(storage)
 
       const pollRefusal = (reason: "invalid_grant" | "access_denied" | "expired_token", message: string) =>
@@ -244,7 +243,6 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
             SELECT prefix, client_name, approved_scopes, created_at, last_used_at, revoked_at FROM devices
             WHERE account_id = ${session.accountId} ORDER BY created_at, id`),
           (rows) => ({
-            success: true,
             devices: rows.map((r) => ({
               devicePrefix: r.prefix,
               clientName: r.client_name,
@@ -268,7 +266,7 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
                 if (device === undefined) return yield* Effect.fail(accountError("device_not_found", `No device '${prefix}' on this account`, { field: "prefix" }))
                 if (device.revoked_at === null) yield* sql`UPDATE devices SET revoked_at = ${new Date(nowMs)} WHERE id = ${device.id}`
                 const revokedKeys = revokeKeys ? yield* keys.revokeDeviceKeys(device.id, nowMs) : []
-                return { success: true, devicePrefix: prefix, revokedAt: device.revoked_at?.getTime() ?? nowMs, revokedKeys }
+                return { devicePrefix: prefix, revokedAt: device.revoked_at?.getTime() ?? nowMs, revokedKeys }
               })
             )
           )

@@ -14,8 +14,9 @@
  *   transaction; a preview writes nothing.
  * - Every change to a key invalidates the key cache of this process before the response.
  *
- * Input is typed (the routes decode bodies, `api/routes/KeyDecoders.ts`); every failure is a
- * `KeyError`, storage failures included (`api/ErrorTable.ts` maps them to the wire).
+ * Input is typed (the routes decode bodies, `api/routes/KeyDecoders.ts`); results are the spec's
+ * views without the envelope (the route adds `success`); every failure is a `KeyError`, storage
+ * failures included (`api/ErrorTable.ts` maps them to the wire).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -236,7 +237,6 @@ export const layer = (
           const key = (yield* withSql(Repo.findKeyByPrefix(minted.prefix)))!
           const eff = effectiveCaps(caps, plan)
           const response: Json = {
-            success: true,
             key: minted.token,
             keyPrefix: minted.prefix,
             scopes: req.scopes,
@@ -286,7 +286,6 @@ export const layer = (
           const keys = yield* withSql(Repo.listAccountKeys(account.id))
           const [recent, lifetime] = yield* usageFor(account.id, nowMs)
           return {
-            success: true,
             keys: keys.map((k) => keyView(k, plan, nowMs, usageSummary(recent.get(k.id) ?? [], lifetime.get(k.id) ?? { usdMicros: 0, launches: 0 }, nowMs))),
             usageSince: USAGE_SINCE,
             checkedAt: nowMs
@@ -303,7 +302,7 @@ export const layer = (
           yield* withSql(Repo.revokeKey(key.id, nowMs))
           store.invalidate(prefix)
           const after = yield* ownKey(owner.accountId, prefix)
-          return { success: true, keyPrefix: prefix, revokedAt: after.revokedAtMs }
+          return { keyPrefix: prefix, revokedAt: after.revokedAtMs }
         }).pipe(internal)
 
       const patch = (owner: OwnerPrincipal, prefix: string, req: PatchRequest) =>
@@ -313,7 +312,7 @@ export const layer = (
           store.invalidate(prefix)
           const account = yield* accountOf(owner.accountId)
           const updated = yield* ownKey(owner.accountId, prefix)
-          return { success: true, key: yield* viewWithUsage(account, updated, now()) }
+          return { key: yield* viewWithUsage(account, updated, now()) }
         }).pipe(internal)
 
       const usage = (owner: OwnerPrincipal, prefix: string, days: number) =>
@@ -322,7 +321,7 @@ export const layer = (
           const key = yield* ownKey(owner.accountId, prefix)
           const from = new Date(nowMs - (days - 1) * DAY_MS).toISOString().slice(0, 10)
           const rows = yield* withSql(Repo.keyUsageSince(key.id, from))
-          return { success: true, keyPrefix: prefix, days, usageSince: USAGE_SINCE, series: usageSeries(rows, days, nowMs) }
+          return { keyPrefix: prefix, days, usageSince: USAGE_SINCE, series: usageSeries(rows, days, nowMs) }
         }).pipe(internal)
 
       const changeAccess = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, req: AccessRequest) =>
@@ -350,7 +349,6 @@ export const layer = (
             return yield* Effect.fail(keyError("loosen_requires_session", "A key may narrow its own access, never widen it; widening needs a signed-in session or device"))
           }
           const common = (p: AccessPlan, k: AgentKey) => ({
-            success: true,
             keyPrefix: k.prefix,
             label: k.label,
             direction: p.direction,
@@ -416,7 +414,6 @@ export const layer = (
           const key = yield* ownKey(owner.accountId, prefix)
           const rows = yield* withSql(Repo.listAccessChanges(key.id, limit))
           return {
-            success: true,
             keyPrefix: prefix,
             changes: rows.map((c) => ({
               changeId: c.changeId,
@@ -431,7 +428,7 @@ export const layer = (
           }
         }).pipe(internal)
 
-      const limitsView = (k: AgentKey, limits: ReadonlyArray<SpendLimit> | null) => ({ success: true, keyPrefix: k.prefix, keyLimits: limits })
+      const limitsView = (k: AgentKey, limits: ReadonlyArray<SpendLimit> | null) => ({ keyPrefix: k.prefix, keyLimits: limits })
 
       const setLimits = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, limits: ReadonlyArray<SpendLimit> | null) =>
         Effect.gen(function* () {
@@ -457,14 +454,14 @@ export const layer = (
         }).pipe(internal)
 
       const selfLimits = (agent: AgentPrincipal) =>
-        Effect.map(ownKey(agent.accountId, agent.key.prefix), (k) => ({ success: true, keyLimits: k.spendLimits })).pipe(internal)
+        Effect.map(ownKey(agent.accountId, agent.key.prefix), (k) => ({ keyLimits: k.spendLimits })).pipe(internal)
 
       const setEmbeddedWallet = (owner: OwnerPrincipal, prefix: string, value: "allowed" | "denied") =>
         Effect.gen(function* () {
           const key = yield* ownKey(owner.accountId, prefix)
           yield* withSql(Repo.updateKey(key.id, { _tag: "embeddedWallet", embeddedWallet: value }))
           store.invalidate(prefix)
-          return { success: true, keyPrefix: prefix, embeddedWallet: value }
+          return { keyPrefix: prefix, embeddedWallet: value }
         }).pipe(internal)
 
       const revokeDeviceKeys = (deviceId: string, nowMs: number) =>
