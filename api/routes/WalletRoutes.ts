@@ -13,8 +13,7 @@
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import { type AuthHeaders, AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
-import { REBIND_HISTORY_LIMIT_DEFAULT, REBIND_HISTORY_LIMIT_MAX, type WalletServiceShape } from "../../src/services/wallets/WalletService.js"
-import { mapFailure } from "../ErrorTable.js"
+import { REBIND_HISTORY_LIMIT_DEFAULT, REBIND_HISTORY_LIMIT_MAX, type WalletServiceShape, type WalletView } from "../../src/services/wallets/WalletService.js"
 import { json, type Reply, type Request } from "../Http.js"
 import type { RouteDef } from "../Router.js"
 import {
@@ -28,6 +27,7 @@ import {
   decodeSignBody,
   decodeUpdateBody
 } from "./WalletDecoders.js"
+import { reply } from "./ServiceCall.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -62,7 +62,8 @@ const admit = (p: Principal, need: AuthNeed): Effect.Effect<Principal, ApiError>
   return Effect.succeed(p)
 }
 
-const ok = (value: unknown): Reply => json(200, value)
+/** A wallet in the `{success, wallet}` reply. */
+const asWallet = <E>(call: Effect.Effect<WalletView, E>) => Effect.map(call, (wallet) => ({ wallet }))
 
 // --- docs ---------------------------------------------------------------------------------------
 
@@ -94,7 +95,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
-      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => mapFailure(wallets.list(p)).pipe(Effect.map((r) => ok({ success: true, ...r }))))
+      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => reply(wallets.list(p)))
     },
     {
       method: "GET",
@@ -112,7 +113,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
           Effect.map(decodeChallengeQuery(req.query), ({ chain, address }) =>
-            ok({ success: true, chain, address, message: wallets.linkChallenge(p, chain, address) })
+            json(200, { success: true, chain, address, message: wallets.linkChallenge(p, chain, address) })
           )
         )
     },
@@ -135,10 +136,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          decodeLinkBody(req.body).pipe(
-            Effect.flatMap((input) => mapFailure(wallets.link(p, input))),
-            Effect.map((wallet) => ok({ success: true, wallet }))
-          )
+          Effect.flatMap(decodeLinkBody(req.body), (input) => reply(asWallet(wallets.link(p, input))))
         )
     },
     {
@@ -153,7 +151,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, 404: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          mapFailure(wallets.revoke(p, req.params[0] ?? "")).pipe(Effect.map((revoked) => ok({ success: true, ...revoked })))
+          reply(wallets.revoke(p, req.params[0] ?? ""))
         )
     },
     {
@@ -169,10 +167,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "The wallet", schema: WalletEnvelope }, 400: Refusal, 404: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
-          decodeUpdateBody(req.body).pipe(
-            Effect.flatMap((patch) => mapFailure(wallets.update(p, req.params[0] ?? "", patch))),
-            Effect.map((wallet) => ok({ success: true, wallet }))
-          )
+          Effect.flatMap(decodeUpdateBody(req.body), (patch) => reply(asWallet(wallets.update(p, req.params[0] ?? "", patch))))
         )
     },
     {
@@ -194,9 +189,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
-          decodeImportInitBody(req.body).pipe(
-            Effect.flatMap(({ chain, address }) => mapFailure(wallets.importInit(p, chain, address))),
-            Effect.map(({ expiresAtMs, ...init }) => ok({ success: true, ...init, expiresAt: expiresAtMs }))
+          Effect.flatMap(decodeImportInitBody(req.body), ({ chain, address }) =>
+            reply(Effect.map(wallets.importInit(p, chain, address), ({ expiresAtMs, ...init }) => ({ ...init, expiresAt: expiresAtMs })))
           )
         )
     },
@@ -213,10 +207,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "The imported wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal, 409: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
-          decodeImportSubmitBody(req.body).pipe(
-            Effect.flatMap((input) => mapFailure(wallets.importSubmit(p, input))),
-            Effect.map((wallet) => ok({ success: true, wallet }))
-          )
+          Effect.flatMap(decodeImportSubmitBody(req.body), (input) => reply(asWallet(wallets.importSubmit(p, input))))
         )
     },
     {
@@ -234,10 +225,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: Obj("SignResult", "signature") }, 403: Refusal, 404: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: ["agentKey"], scope: "swap:write" }, (p) =>
-          decodeSignBody(req.body).pipe(
-            Effect.flatMap((input) => mapFailure(wallets.signClaimed(p, req.params[0] ?? "", input))),
-            Effect.map((signed) => ok({ success: true, ...signed }))
-          )
+          Effect.flatMap(decodeSignBody(req.body), (input) => reply(wallets.signClaimed(p, req.params[0] ?? "", input)))
         )
     },
     {
@@ -253,10 +241,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "The TEE wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
-          decodeCreateTeeBody(req.body).pipe(
-            Effect.flatMap((input) => mapFailure(wallets.createTee(p, input))),
-            Effect.map((wallet) => ok({ success: true, wallet }))
-          )
+          Effect.flatMap(decodeCreateTeeBody(req.body), (input) => reply(asWallet(wallets.createTee(p, input))))
         )
     },
     {
@@ -278,10 +263,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       },
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
-          decodeRebindBody(req.body).pipe(
-            Effect.flatMap((input) => mapFailure(wallets.rebind(p, input))),
-            Effect.map((result) => ok({ success: true, ...result }))
-          )
+          Effect.flatMap(decodeRebindBody(req.body), (input) => reply(wallets.rebind(p, input)))
         )
     },
     {
@@ -299,10 +281,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, rebinds[]}`", schema: Obj("Rebinds", "history") }, 400: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
-          decodeRebindsQuery(req.query).pipe(
-            Effect.flatMap(({ walletId, limit }) => mapFailure(wallets.rebinds(p, walletId, limit))),
-            Effect.map((rebinds) => ok({ success: true, rebinds }))
-          )
+          Effect.flatMap(decodeRebindsQuery(req.query), ({ walletId, limit }) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds }))))
         )
     }
   ]
