@@ -29,7 +29,7 @@ describe("account decoders", () => {
     expect(field(decodeAgentTierBody({ accountId: "a", tier: "free", source: "gift" }, NOW))).toBe("source")
   })
   it("enable takes a boolean (false is the service's refusal, not a decode error)", () => {
-    expect([decodeEnableBody({ enabled: true }), decodeEnableBody({ enabled: false })]).toEqual([true, false])
+    expect([decodeEnableBody({ enabled: true, other: 1 }), decodeEnableBody({ enabled: false })]).toEqual([{ enabled: true }, { enabled: false }])
     expect(field(decodeEnableBody({ enabled: "yes" }))).toBe("enabled")
     expect(field(decodeEnableBody(undefined))).toBe("enabled")
   })
@@ -47,6 +47,10 @@ describe("account decoders", () => {
   })
   it("decision and token bodies", () => {
     expect(decodeDeviceDecisionBody({ userCode: "ABCD-EFGH" })).toEqual({ userCode: "ABCD-EFGH", approve: true })
+    expect(decodeDeviceDecisionBody({ userCode: "A", approve: null })).toEqual({ userCode: "A", approve: true })
+    expect(decodeDeviceDecisionBody({ userCode: "A", approve: false })).toEqual({ userCode: "A", approve: false })
+    expect(field(decodeDeviceDecisionBody({ approve: "no" }))).toBe("userCode")
+    expect(field(decodeDeviceDecisionBody([]))).toBe("body")
     expect(field(decodeDeviceDecisionBody({ userCode: "A", approve: "no" }))).toBe("approve")
     expect(field(decodeDeviceDecisionBody({}))).toBe("userCode")
     expect(decodeDeviceTokenBody({ deviceCode: "d" })).toBe("d")

@@ -1,15 +1,20 @@
 /**
  * Request decoding for the account and device routes (spec document 2, sections 2.2, 5.3): each
  * decoder turns a parsed JSON body into the typed input the accounts services take, or into the
- * field-level `VALIDATION_FAILED` naming the first bad field. Pure; time is a parameter.
+ * field-level `VALIDATION_FAILED` naming the first bad field. Pure; time is a parameter. The
+ * simple bodies decode through the Schema the route declares (`schemaDecoder`); the others keep
+ * hand-written checks whose order and messages the spec's refusals follow.
  */
+import { Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { PlanIds, type PlanId } from "../../src/domain/Plans.js"
 import { type AgentTierRequest, MaxSources } from "../../src/services/accounts/Accounts.js"
 import { CLIENT_NAME_MAX, type DeviceCodeRequest, type DeviceDecision } from "../../src/services/accounts/Devices.js"
 import type { MaxSource } from "../../src/services/accounts/Tier.js"
 import { DeviceDefaultScopes, isPublicScope, normalizeScopes, PublicScopes } from "../../src/services/keys/Scopes.js"
+import { isApiError } from "../QueryParams.js"
 import { type Decoded, isObject } from "./KeyDecoders.js"
+import { schemaDecoder } from "./ServiceCall.js"
 
 const DAY_MS = 86_400_000
 
@@ -42,9 +47,10 @@ export const decodeAgentTierBody = (body: unknown, nowMs: number): Decoded<Agent
   return { accountId: b.accountId, tier: "max", expiresAtMs, source: source as MaxSource }
 }
 
+export const EnableBody = Schema.Struct({ enabled: Schema.Boolean }).annotations({ identifier: "AgentEnableBody" })
+
 /** `{enabled: boolean}`. */
-export const decodeEnableBody = (body: unknown): Decoded<boolean> =>
-  isObject(body) && typeof body.enabled === "boolean" ? body.enabled : validationFailed("enabled", "enabled must be a boolean")
+export const decodeEnableBody = schemaDecoder(EnableBody, () => ({ field: "enabled", message: "enabled must be a boolean" }))
 
 /** `{clientName?, scopes?, environment?}`; no scopes named is the Write level; `transfer:bound` is refused. */
 export const decodeDeviceCodeBody = (body: unknown): Decoded<DeviceCodeRequest> => {
@@ -73,15 +79,25 @@ export const decodeDeviceCodeBody = (body: unknown): Decoded<DeviceCodeRequest> 
   return { clientName, scopes, environment: env }
 }
 
-/** `{userCode, approve?}` (approve defaults to true). */
-export const decodeDeviceDecisionBody = (body: unknown): Decoded<DeviceDecision> => {
-  if (!isObject(body)) return validationFailed("body", "Body must be {userCode, approve}")
-  if (typeof body.userCode !== "string") return validationFailed("userCode", "userCode is required")
-  const approve = body.approve ?? true
-  if (typeof approve !== "boolean") return validationFailed("approve", "approve must be a boolean")
-  return { userCode: body.userCode, approve }
-}
+export const DeviceDecisionBody = Schema.Struct({
+  userCode: Schema.String,
+  approve: Schema.optionalWith(Schema.Boolean, { nullable: true, default: () => true })
+}).annotations({ identifier: "DeviceDecisionBody" })
 
+/** `{userCode, approve?}` (approve defaults to true). */
+export const decodeDeviceDecisionBody: (body: unknown) => Decoded<DeviceDecision> = schemaDecoder(DeviceDecisionBody, (path) =>
+  path[0] === "userCode"
+    ? { field: "userCode", message: "userCode is required" }
+    : path[0] === "approve"
+      ? { field: "approve", message: "approve must be a boolean" }
+      : { field: "body", message: "Body must be {userCode, approve}" }
+)
+
+export const DeviceTokenBody = Schema.Struct({ deviceCode: Schema.String }).annotations({ identifier: "DeviceTokenBody" })
+
+const decodeDeviceToken = schemaDecoder(DeviceTokenBody, () => ({ field: "deviceCode", message: "deviceCode is required" }))
 /** `{deviceCode}`. */
-export const decodeDeviceTokenBody = (body: unknown): Decoded<string> =>
-  isObject(body) && typeof body.deviceCode === "string" ? body.deviceCode : validationFailed("deviceCode", "deviceCode is required")
+export const decodeDeviceTokenBody = (body: unknown): Decoded<string> => {
+  const d = decodeDeviceToken(body)
+  return isApiError(d) ? d : d.deviceCode
+}

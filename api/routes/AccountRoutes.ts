@@ -30,7 +30,10 @@ import {
   decodeDeviceCodeBody,
   decodeDeviceDecisionBody,
   decodeDeviceTokenBody,
-  decodeEnableBody
+  decodeEnableBody,
+  DeviceDecisionBody,
+  DeviceTokenBody,
+  EnableBody
 } from "./AccountDecoders.js"
 import { decoded, reply } from "./ServiceCall.js"
 
@@ -65,14 +68,11 @@ const AgentTierBody = Schema.Struct({
   days: Schema.optional(Schema.Int),
   source: Schema.optional(Schema.Literal("subscription", "trial", "team", "promo"))
 }).annotations({ identifier: "AgentTierBody" })
-const EnableBody = Schema.Struct({ enabled: Schema.Boolean }).annotations({ identifier: "AgentEnableBody" })
 const DeviceCodeBody = Schema.Struct({
   clientName: Schema.optional(Schema.String),
   scopes: Schema.optional(Schema.Array(Schema.String)),
   environment: Schema.optional(Schema.Literal("production", "test"))
 }).annotations({ identifier: "DeviceCodeBody" })
-const DeviceDecisionBody = Schema.Struct({ userCode: Schema.String, approve: Schema.optional(Schema.Boolean) }).annotations({ identifier: "DeviceDecisionBody" })
-const DeviceTokenBody = Schema.Struct({ deviceCode: Schema.String }).annotations({ identifier: "DeviceTokenBody" })
 
 export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> => {
   const { devices, ownerAuth, sql } = deps
@@ -120,7 +120,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       responses: { 200: ok("Enabled"), ...errors(400, 401, 403, 503) },
       handler: (req) =>
         Effect.flatMap(session(req), (s) =>
-          decoded(decodeEnableBody(req.body), (enabled) =>
+          decoded(decodeEnableBody(req.body), ({ enabled }) =>
             Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { enabled: true })
           )
         )
