@@ -28,6 +28,7 @@ import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
 import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
+import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -88,6 +89,76 @@ const AccountRows: Rows<AccountError> = {
   storage: { code: "INTERNAL" }
 }
 
+const WalletRows: Rows<WalletError> = {
+  plan_required: { code: "TIER_REQUIRED" },
+  already_linked: { code: "WALLET_ALREADY_LINKED" },
+  limit_reached: { code: "WALLET_LIMIT_REACHED" },
+  not_found: { code: "VALIDATION_FAILED", status: 404, field: "id" },
+  ownership_unproven: { code: "VALIDATION_FAILED", field: "signature" },
+  allow_launch_not_tee: { code: "VALIDATION_FAILED", field: "allowLaunch" },
+  no_open_import: { code: "VALIDATION_FAILED", field: "ciphertext", reason: "no_open_import" },
+  import_not_opened: { code: "VALIDATION_FAILED", field: "ciphertext", reason: "not_opened" },
+  import_not_a_key: { code: "VALIDATION_FAILED", field: "ciphertext", reason: "not_a_key" },
+  import_address_mismatch: { code: "VALIDATION_FAILED", field: "ciphertext", reason: "address_mismatch" },
+  key_not_found: { code: "VALIDATION_FAILED", field: "keyPrefix", reason: "not_found" },
+  key_revoked: { code: "VALIDATION_FAILED", field: "keyPrefix", reason: "revoked" },
+  key_expired: { code: "VALIDATION_FAILED", field: "keyPrefix", reason: "expired" },
+  key_test: { code: "VALIDATION_FAILED", field: "keyPrefix", reason: "test_key" },
+  key_missing_scope: { code: "VALIDATION_FAILED", field: "keyPrefix", reason: "missing_scope" },
+  storage: { code: "INTERNAL" }
+}
+
+// The payer rules of a self-signed build (launch document 2.3): the build's `linkedWalletId`.
+const PayerRows: Rows<PayerError> = {
+  not_found: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "not_found" },
+  revoked: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "revoked" },
+  wallet_not_signable: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "wallet_not_signable" },
+  chain_mismatch: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "chain_mismatch" },
+  key_not_bound: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "key_not_bound" },
+  launch_not_allowed: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "launch_not_allowed" }
+}
+
+const SignClaimRows: Rows<SignClaimError> = {
+  build_undecodable: { code: "VALIDATION_FAILED", field: "transaction" },
+  wallet_not_found: { code: "VALIDATION_FAILED", status: 404, field: "id" },
+  wallet_not_signable: { code: "UNRECOGNIZED_TRANSACTION", reason: "wallet_not_signable" },
+  key_not_bound: { code: "UNRECOGNIZED_TRANSACTION", reason: "key_not_bound" },
+  undecodable: { code: "UNRECOGNIZED_TRANSACTION", reason: "undecodable" },
+  no_matching_claim: { code: "UNRECOGNIZED_TRANSACTION", reason: "no_matching_claim" },
+  signer_authorization_failed: { code: "UNRECOGNIZED_TRANSACTION", reason: "signer_authorization_failed" },
+  scope_missing: { code: "SCOPE_MISSING" },
+  // The rule that denied it (`details.reason`) wins over the generic one.
+  policy_denied: { code: "SPEND_POLICY_DENIED", reason: "policy" },
+  not_embedded: { code: "AGENT_WALLET_NOT_EMBEDDED" },
+  not_delegated: { code: "AGENT_WALLET_NOT_DELEGATED" },
+  delegation_revoked: { code: "DELEGATION_REVOKED" },
+  not_a_signer: { code: "UNRECOGNIZED_TRANSACTION", reason: "not_a_signer" },
+  bad_transaction: { code: "UNRECOGNIZED_TRANSACTION", reason: "bad_transaction" },
+  provider_wallet_not_found: { code: "UNRECOGNIZED_TRANSACTION", reason: "not_found" },
+  key_unavailable: { code: "INTERNAL" }
+}
+
+// Spec document 2, 4.1 "Rebind rules".
+const RebindRows: Rows<RebindError> = {
+  too_many: { code: "REBIND_TOO_MANY" },
+  target_not_found: { code: "REBIND_TARGET_INVALID", reason: "not_found" },
+  target_revoked: { code: "REBIND_TARGET_INVALID", reason: "revoked" },
+  target_expired: { code: "REBIND_TARGET_INVALID", reason: "expired" },
+  target_test_key: { code: "REBIND_TARGET_INVALID", reason: "test_key" },
+  target_missing_scope: { code: "REBIND_TARGET_INVALID", reason: "missing_scope" },
+  wallet_not_found: { code: "REBIND_WALLET_INVALID", reason: "not_found" },
+  wallet_not_tee: { code: "REBIND_WALLET_INVALID", reason: "not_tee" },
+  wallet_inactive: { code: "REBIND_WALLET_INVALID", reason: "inactive" },
+  wallet_authority_not_verified: { code: "REBIND_WALLET_INVALID", reason: "authority_not_verified" },
+  wallet_ambiguous: { code: "REBIND_WALLET_INVALID", reason: "ambiguous" },
+  stale: { code: "REBIND_STALE" },
+  build_open: { code: "REBIND_BUILD_OPEN" },
+  forward_pending: { code: "REBIND_FORWARD_OPEN", reason: "pending" },
+  forward_unexpirable: { code: "REBIND_FORWARD_OPEN", reason: "unexpirable" },
+  scope_full: { code: "REBIND_SCOPE_FULL" },
+  reconcile_incomplete: { code: "REBIND_RECONCILE_INCOMPLETE" }
+}
+
 const WebhookRows: Rows<WebhookError> = {
   // `details.reason` carries the public-target check's reason.
   target_refused: { code: "VALIDATION_FAILED", field: "url", reason: "invalid_url" },
@@ -105,10 +176,10 @@ const PersonalRows: Rows<PersonalError> = {
 }
 
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | SqlError
+export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | WalletError | PayerError | SignClaimError | RebindError | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError] as const
+export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError, WalletError, PayerError, SignClaimError, RebindError] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
@@ -117,6 +188,10 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   AccountError: AccountRows,
   WebhookError: WebhookRows,
   PersonalError: PersonalRows,
+  WalletError: WalletRows,
+  PayerError: PayerRows,
+  SignClaimError: SignClaimRows,
+  RebindError: RebindRows,
   SqlError: { code: "INTERNAL" }
 }
 

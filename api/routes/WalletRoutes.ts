@@ -2,36 +2,38 @@
  * Wallet routes (spec document 2: 2.3 and the wallet and TEE rows of 4.1): list, link-existing,
  * revoke, HPKE import (init, submit), the sign relay, TEE wallets and TEE rebind (preview,
  * commit, history). Each handler authenticates through the injected `authenticate`, checks the
- * credential kind and scope itself (so the rules hold whatever the middleware enforces), parses
- * the body naming the first bad field, and hands a typed input to the `WalletService`.
+ * credential kind and scope itself (so the rules hold whatever the middleware enforces), decodes
+ * the request with `WalletDecoders` (naming the first bad field), hands the typed input to the
+ * `WalletService` and maps its failures through `api/ErrorTable.ts`.
  *
  * Credential kinds: wallet reads and writes take an agent key or a session; the sign relay an
  * agent key with `swap:write`; import an agent key with `launch:write` or a session; TEE wallet
  * administration and rebind a session or device token, never an agent key.
  */
 import { Effect, Schema } from "effect"
-import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
-import type { ErrorCode } from "../../src/domain/ErrorCodes.js"
-import { canonicalAddress, parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
-import { MAX_SEALED_BYTES, P256_PUBLIC_KEY_BYTES } from "../../src/services/wallets/Hpke.js"
-import {
-  AUTH_HEADERS,
-  type Authenticate,
-  type AuthNeed,
-  type CredentialKind,
-  holdsScope,
-  type Principal
-} from "../../src/services/wallets/Principal.js"
-import {
-  REBIND_HISTORY_LIMIT_DEFAULT,
-  REBIND_HISTORY_LIMIT_MAX,
-  type RebindInput,
-  type WalletRefusal,
-  type WalletServiceShape
-} from "../../src/services/wallets/WalletService.js"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import { type AuthHeaders, AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
+import { REBIND_HISTORY_LIMIT_DEFAULT, REBIND_HISTORY_LIMIT_MAX, type WalletServiceShape, type WalletView } from "../../src/services/wallets/WalletService.js"
 import { json, type Reply, type Request } from "../Http.js"
 import type { RouteDef } from "../Router.js"
-import { isApiError as isErr } from "../QueryParams.js"
+import {
+  decodeChallengeQuery,
+  decodeCreateTeeBody,
+  decodeImportInitBody,
+  decodeImportSubmitBody,
+  decodeLinkBody,
+  decodeRebindBody,
+  decodeRebindsQuery,
+  decodeSignBody,
+  decodeUpdateBody
+} from "./WalletDecoders.js"
+import { reply } from "./ServiceCall.js"
+
+/**
+ * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
+ * `need`, `SCOPE_MISSING`) as the auth rules say.
+ */
+export type Authenticate = (headers: AuthHeaders, need: AuthNeed) => Effect.Effect<Principal, ApiError>
 
 export interface WalletRoutesDeps {
   readonly wallets: WalletServiceShape
@@ -41,25 +43,9 @@ export interface WalletRoutesDeps {
 /** Rebind bodies carry up to 200 ids and an `expect` map; everything else is small. */
 export const REBIND_BODY_MAX_BYTES = 64 * 1024
 export const WALLET_BODY_MAX_BYTES = 8 * 1024
-export const LABEL_MAX_CHARS = 64
-const ID_MAX_CHARS = 128
-const SELECTOR_MAX_CHARS = 128
 
 const KEY_OR_SESSION: ReadonlyArray<CredentialKind> = ["agentKey", "session"]
 const OWNER: ReadonlyArray<CredentialKind> = ["session", "device"]
-
-const fromRefusal = (r: WalletRefusal): ApiError =>
-  apiError(r.code as ErrorCode, r.message, {
-    ...(r.field !== undefined ? { field: r.field } : {}),
-    ...(r.status !== undefined ? { status: r.status } : {}),
-    ...(r.extra !== undefined ? { extra: r.extra } : {})
-  })
-
-/** Service failures to the wire: refusals as they are, storage failures as defects (500, nothing recorded). */
-const toWire = <A>(effect: Effect.Effect<A, WalletRefusal | { readonly _tag: "SqlError" }>): Effect.Effect<A, ApiError> =>
-  effect.pipe(
-    Effect.catchAll((e) => (e._tag === "WalletRefusal" ? Effect.fail(fromRefusal(e as WalletRefusal)) : Effect.die(e)))
-  )
 
 const credentialName: Record<CredentialKind, string> = { session: "a session", device: "a device token", agentKey: "an agent key" }
 
@@ -76,78 +62,8 @@ const admit = (p: Principal, need: AuthNeed): Effect.Effect<Principal, ApiError>
   return Effect.succeed(p)
 }
 
-// --- body parsing --------------------------------------------------------------------------------
-
-type Body = Readonly<Record<string, unknown>>
-
-const objectBody = (req: Request): Body | ApiError =>
-  typeof req.body === "object" && req.body !== null && !Array.isArray(req.body)
-    ? (req.body as Body)
-    : validationFailed("body", "Request body must be a JSON object")
-
-/** A null value reads as absent. */
-const present = (body: Body, key: string): boolean => body[key] !== undefined && body[key] !== null
-
-const chainField = (body: Body): WalletChain | ApiError =>
-  parseWalletChain(body.chain) ?? validationFailed("chain", "chain must be solana or evm")
-
-const addressField = (body: Body, key: string, chain: WalletChain): string | ApiError =>
-  canonicalAddress(chain, body[key]) ??
-  validationFailed(key, chain === "solana" ? `${key} must be a base58 Solana address` : `${key} must be a 0x-prefixed 20-byte address (EIP-55 when mixed case)`)
-
-const stringField = (body: Body, key: string, maxChars: number): string | ApiError => {
-  const v = body[key]
-  return typeof v === "string" && v.length >= 1 && v.length <= maxChars ? v : validationFailed(key, `${key} must be a string of 1 to ${maxChars} characters`)
-}
-
-const labelField = (body: Body): string | undefined | ApiError => {
-  if (!present(body, "label")) return undefined
-  const v = body.label
-  const trimmed = typeof v === "string" ? v.trim() : ""
-  return trimmed.length >= 1 && trimmed.length <= LABEL_MAX_CHARS
-    ? trimmed
-    : validationFailed("label", `label must be 1 to ${LABEL_MAX_CHARS} characters after trimming`)
-}
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$|^[A-Za-z0-9_-]+$/
-
-const base64Field = (body: Body, key: string, minBytes: number, maxBytes: number): Uint8Array | ApiError => {
-  const v = body[key]
-  if (typeof v !== "string" || v.length === 0 || v.length > Math.ceil((maxBytes * 4) / 3) + 4 || !BASE64.test(v)) {
-    return validationFailed(key, `${key} must be base64`)
-  }
-  const bytes = new Uint8Array(Buffer.from(v, v.includes("-") || v.includes("_") ? "base64url" : "base64"))
-  return bytes.byteLength >= minBytes && bytes.byteLength <= maxBytes
-    ? bytes
-    : validationFailed(key, `${key} must decode to ${minBytes === maxBytes ? minBytes : `${minBytes} to ${maxBytes}`} bytes`)
-}
-
-/** A P-256 public key as SPKI DER, from base64 of either the 65-byte uncompressed point or SPKI DER. */
-const signerKeyField = (body: Body): Effect.Effect<Uint8Array, ApiError> => {
-  const raw = base64Field(body, "signerPublicKey", P256_PUBLIC_KEY_BYTES, 200)
-  if (!(raw instanceof Uint8Array)) return Effect.fail(raw)
-  return Effect.tryPromise({
-    try: async () => {
-      const format = raw.byteLength === P256_PUBLIC_KEY_BYTES ? "raw" : "spki"
-      const key = await crypto.subtle.importKey(format, new Uint8Array(raw), { name: "ECDSA", namedCurve: "P-256" }, true, ["verify"])
-      return new Uint8Array(await crypto.subtle.exportKey("spki", key))
-    },
-    catch: () => validationFailed("signerPublicKey", "signerPublicKey must be a P-256 public key (uncompressed point or SPKI), base64")
-  })
-}
-
-/** Solana transactions travel as base64 wire bytes, EVM ones as 0x-hex. */
-const transactionField = (body: Body): Uint8Array | ApiError => {
-  const v = body.transaction
-  if (typeof v === "string" && /^0x([0-9a-fA-F]{2})+$/.test(v) && v.length <= 2 + 2 * 128 * 1024) return new Uint8Array(Buffer.from(v.slice(2), "hex"))
-  return base64Field(body, "transaction", 1, 4096)
-}
-
-
-/** Runs a parse step list, failing with the first refusal. */
-const parsed = <A>(v: A | ApiError): Effect.Effect<A, ApiError> => (isErr(v) ? Effect.fail(v) : Effect.succeed(v))
-
-const ok = (value: unknown): Reply => json(200, value)
+/** A wallet in the `{success, wallet}` reply. */
+const asWallet = <E>(call: Effect.Effect<WalletView, E>) => Effect.map(call, (wallet) => ({ wallet }))
 
 // --- docs ---------------------------------------------------------------------------------------
 
@@ -169,9 +85,6 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       Effect.flatMap(f)
     )
 
-  const withBody = (req: Request, need: AuthNeed, f: (p: Principal, body: Body) => Effect.Effect<Reply, ApiError>) =>
-    withPrincipal(req, need, (p) => Effect.flatMap(parsed(objectBody(req)), (body) => f(p, body)))
-
   return [
     {
       method: "GET",
@@ -182,7 +95,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
-      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => toWire(wallets.list(p)).pipe(Effect.map((r) => ok({ success: true, ...r }))))
+      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => reply(wallets.list(p)))
     },
     {
       method: "GET",
@@ -199,13 +112,9 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, chain, address, message}`", schema: Obj("LinkChallenge", "challenge") }, 400: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          Effect.gen(function* () {
-            const q = new URLSearchParams(req.query)
-            const body = { chain: q.get("chain"), address: q.get("address") }
-            const chain = yield* parsed(chainField(body))
-            const address = yield* parsed(addressField(body, "address", chain))
-            return ok({ success: true, chain, address, message: wallets.linkChallenge(p, chain, address) })
-          })
+          Effect.map(decodeChallengeQuery(req.query), ({ chain, address }) =>
+            json(200, { success: true, chain, address, message: wallets.linkChallenge(p, chain, address) })
+          )
         )
     },
     {
@@ -226,15 +135,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
         409: Refusal
       },
       handler: (req) =>
-        withBody(req, { credentials: KEY_OR_SESSION }, (p, body) =>
-          Effect.gen(function* () {
-            const chain = yield* parsed(chainField(body))
-            const address = yield* parsed(addressField(body, "address", chain))
-            const signature = yield* parsed(stringField(body, "signature", 256))
-            const label = yield* parsed(labelField(body))
-            const wallet = yield* toWire(wallets.link(p, { chain, address, signature, ...(label !== undefined ? { label } : {}) }))
-            return ok({ success: true, wallet })
-          })
+        withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
+          Effect.flatMap(decodeLinkBody(req.body), (input) => reply(asWallet(wallets.link(p, input))))
         )
     },
     {
@@ -247,7 +149,10 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       pathParams: [idParam],
       responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, 404: Refusal },
-      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => toWire(wallets.revoke(p, req.params[0] ?? "")).pipe(Effect.map(ok)))
+      handler: (req) =>
+        withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
+          reply(wallets.revoke(p, req.params[0] ?? ""))
+        )
     },
     {
       method: "PATCH",
@@ -261,24 +166,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: { schema: Obj("UpdateWalletBody", "`{allowLaunch?, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
       responses: { 200: { description: "The wallet", schema: WalletEnvelope }, 400: Refusal, 404: Refusal },
       handler: (req) =>
-        withBody(req, { credentials: OWNER }, (p, body) =>
-          Effect.gen(function* () {
-            if (!present(body, "allowLaunch") && !present(body, "label")) {
-              return yield* validationFailed("body", "Send allowLaunch or label")
-            }
-            const allowLaunch = body.allowLaunch
-            if (present(body, "allowLaunch") && typeof allowLaunch !== "boolean") {
-              return yield* validationFailed("allowLaunch", "allowLaunch must be a boolean")
-            }
-            const label = yield* parsed(labelField(body))
-            const wallet = yield* toWire(
-              wallets.update(p, req.params[0] ?? "", {
-                ...(typeof allowLaunch === "boolean" ? { allowLaunch } : {}),
-                ...(label !== undefined ? { label } : {})
-              })
-            )
-            return ok({ success: true, wallet })
-          })
+        withPrincipal(req, { credentials: OWNER }, (p) =>
+          Effect.flatMap(decodeUpdateBody(req.body), (patch) => reply(asWallet(wallets.update(p, req.params[0] ?? "", patch))))
         )
     },
     {
@@ -299,12 +188,10 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
         409: Refusal
       },
       handler: (req) =>
-        withBody(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p, body) =>
-          Effect.gen(function* () {
-            const chain = yield* parsed(chainField(body))
-            const address = yield* parsed(addressField(body, "address", chain))
-            return ok(yield* toWire(wallets.importInit(p, chain, address)))
-          })
+        withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
+          Effect.flatMap(decodeImportInitBody(req.body), ({ chain, address }) =>
+            reply(Effect.map(wallets.importInit(p, chain, address), ({ expiresAtMs, ...init }) => ({ ...init, expiresAt: expiresAtMs })))
+          )
         )
     },
     {
@@ -319,18 +206,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: { schema: Obj("ImportSubmitBody", "`{ciphertext, encapsulatedKey, signerPublicKey, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
       responses: { 200: { description: "The imported wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal, 409: Refusal },
       handler: (req) =>
-        withBody(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p, body) =>
-          Effect.gen(function* () {
-            const ciphertext = yield* parsed(base64Field(body, "ciphertext", 17, MAX_SEALED_BYTES))
-            const encapsulatedKey = yield* parsed(base64Field(body, "encapsulatedKey", P256_PUBLIC_KEY_BYTES, P256_PUBLIC_KEY_BYTES))
-            if (encapsulatedKey[0] !== 0x04) return yield* validationFailed("encapsulatedKey", "encapsulatedKey must be an uncompressed P-256 point")
-            const signerSpki = yield* signerKeyField(body)
-            const label = yield* parsed(labelField(body))
-            const wallet = yield* toWire(
-              wallets.importSubmit(p, { ciphertext, encapsulatedKey, signerSpki, ...(label !== undefined ? { label } : {}) })
-            )
-            return ok({ success: true, wallet })
-          })
+        withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
+          Effect.flatMap(decodeImportSubmitBody(req.body), (input) => reply(asWallet(wallets.importSubmit(p, input))))
         )
     },
     {
@@ -347,22 +224,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: { schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2 },
       responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: Obj("SignResult", "signature") }, 403: Refusal, 404: Refusal },
       handler: (req) =>
-        withBody(req, { credentials: ["agentKey"], scope: "swap:write" }, (p, body) =>
-          Effect.gen(function* () {
-            const claimId = yield* parsed(stringField(body, "claimId", ID_MAX_CHARS))
-            const transaction = yield* parsed(transactionField(body))
-            const authorizationSignature = present(body, "authorizationSignature")
-              ? yield* parsed(base64Field(body, "authorizationSignature", 64, 64))
-              : undefined
-            const signed = yield* toWire(
-              wallets.signClaimed(p, req.params[0] ?? "", {
-                claimId,
-                transaction,
-                ...(authorizationSignature !== undefined ? { authorizationSignature } : {})
-              })
-            )
-            return ok({ success: true, ...signed })
-          })
+        withPrincipal(req, { credentials: ["agentKey"], scope: "swap:write" }, (p) =>
+          Effect.flatMap(decodeSignBody(req.body), (input) => reply(wallets.signClaimed(p, req.params[0] ?? "", input)))
         )
     },
     {
@@ -377,26 +240,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: { schema: Obj("CreateTeeBody", "`{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
       responses: { 200: { description: "The TEE wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal },
       handler: (req) =>
-        withBody(req, { credentials: OWNER }, (p, body) =>
-          Effect.gen(function* () {
-            const chain = yield* parsed(chainField(body))
-            const keyPrefix = yield* parsed(stringField(body, "keyPrefix", ID_MAX_CHARS))
-            const label = yield* parsed(labelField(body))
-            if (present(body, "allowLaunch") && typeof body.allowLaunch !== "boolean") {
-              return yield* validationFailed("allowLaunch", "allowLaunch must be a boolean")
-            }
-            const vaultDestination = present(body, "vaultDestination") ? yield* parsed(addressField(body, "vaultDestination", chain)) : undefined
-            const wallet = yield* toWire(
-              wallets.createTee(p, {
-                chain,
-                keyPrefix,
-                ...(label !== undefined ? { label } : {}),
-                ...(body.allowLaunch === true ? { allowLaunch: true } : {}),
-                ...(vaultDestination !== undefined ? { vaultDestination } : {})
-              })
-            )
-            return ok({ success: true, wallet })
-          })
+        withPrincipal(req, { credentials: OWNER }, (p) =>
+          Effect.flatMap(decodeCreateTeeBody(req.body), (input) => reply(asWallet(wallets.createTee(p, input))))
         )
     },
     {
@@ -417,11 +262,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
         503: Refusal
       },
       handler: (req) =>
-        withBody(req, { credentials: OWNER }, (p, body) =>
-          Effect.gen(function* () {
-            const input = yield* parsed(parseRebind(body))
-            return ok(yield* toWire(wallets.rebind(p, input)))
-          })
+        withPrincipal(req, { credentials: OWNER }, (p) =>
+          Effect.flatMap(decodeRebindBody(req.body), (input) => reply(wallets.rebind(p, input)))
         )
     },
     {
@@ -439,65 +281,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       responses: { 200: { description: "`{success, rebinds[]}`", schema: Obj("Rebinds", "history") }, 400: Refusal },
       handler: (req) =>
         withPrincipal(req, { credentials: OWNER }, (p) =>
-          Effect.gen(function* () {
-            const q = new URLSearchParams(req.query)
-            const rawLimit = q.get("limit")
-            let limit = REBIND_HISTORY_LIMIT_DEFAULT
-            if (rawLimit !== null) {
-              if (!/^-?\d{1,9}$/.test(rawLimit)) return yield* validationFailed("limit", "limit must be an integer")
-              limit = Math.min(REBIND_HISTORY_LIMIT_MAX, Math.max(1, Number(rawLimit)))
-            }
-            const walletId = q.get("walletId") ?? undefined
-            const rows = yield* toWire(wallets.rebinds(p, walletId === "" ? undefined : walletId, limit))
-            return ok({ success: true, rebinds: rows })
-          })
+          Effect.flatMap(decodeRebindsQuery(req.query), ({ walletId, limit }) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds }))))
         )
     }
   ]
-}
-
-const stringArray = (body: Body, key: string, maxChars: number): ReadonlyArray<string> | ApiError => {
-  const v = body[key]
-  if (!Array.isArray(v)) return validationFailed(key, `${key} must be an array of strings`)
-  for (const item of v) {
-    if (typeof item !== "string" || item.length < 1 || item.length > maxChars) {
-      return validationFailed(key, `${key} must hold strings of 1 to ${maxChars} characters`)
-    }
-  }
-  return v as ReadonlyArray<string>
-}
-
-/** Preview (`dryRun: true`) or commit; a commit carrying selectors is refused. */
-export const parseRebind = (body: Body): RebindInput | ApiError => {
-  const dryRun = body.dryRun
-  if (present(body, "dryRun") && typeof dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
-  const toKeyPrefix = stringField(body, "toKeyPrefix", ID_MAX_CHARS)
-  if (isErr(toKeyPrefix)) return toKeyPrefix
-  if (dryRun === true) {
-    const selectors = stringArray(body, "wallets", SELECTOR_MAX_CHARS)
-    if (isErr(selectors)) return selectors
-    let labelPrefix: string | undefined
-    if (present(body, "labelPrefix")) {
-      const lp = stringField(body, "labelPrefix", LABEL_MAX_CHARS)
-      if (isErr(lp)) return lp
-      labelPrefix = lp
-    }
-    return { _tag: "Preview", toKeyPrefix, wallets: selectors, ...(labelPrefix !== undefined ? { labelPrefix } : {}) }
-  }
-  for (const selector of ["wallets", "labelPrefix"]) {
-    if (present(body, selector)) return validationFailed(selector, "A commit names walletIds and expect, not selectors; preview first")
-  }
-  const walletIds = stringArray(body, "walletIds", ID_MAX_CHARS)
-  if (isErr(walletIds)) return walletIds
-  const expect = body.expect
-  if (typeof expect !== "object" || expect === null || Array.isArray(expect)) {
-    return validationFailed("expect", "expect must map each walletId to its current bound key prefix (from the preview)")
-  }
-  const expectMap: Record<string, string> = {}
-  for (const id of walletIds) {
-    const v = (expect as Record<string, unknown>)[id]
-    if (typeof v !== "string") return validationFailed(`expect.${id}`, `expect has no current bound key prefix for ${id}`)
-    expectMap[id] = v
-  }
-  return { _tag: "Commit", toKeyPrefix, walletIds, expect: expectMap }
 }

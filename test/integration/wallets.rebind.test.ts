@@ -32,6 +32,7 @@ import {
 import { Effect, Either } from "effect"
 import { type Hex, serializeTransaction } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { toApiError } from "../../api/ErrorTable.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { principals, startWalletHarness, type WalletHarness } from "../../src/services/wallets/testing/Harness.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletService.js"
@@ -103,7 +104,7 @@ const record = (tee: Tee, keyId: string, nonce = 0) =>
         chain: tee.chain as "solana" | "evm",
         transaction: tee.chain === "solana" ? solanaTx(tee.address, BigInt(1 + nonce)) : evmTx(nonce),
         purpose: "test"
-      })
+      }).pipe(Effect.mapError(toApiError))
     )
   )
 
@@ -190,7 +191,7 @@ const rebindSuite = (databaseUrl: () => Promise<string | undefined>) => {
 
     it("the owner turns allowLaunch on; launch payer resolution follows it", async () => {
       const payer = (walletId: string) =>
-        Effect.runPromise(Effect.either(h.service.resolvePayer(principals["key-a1"] as Principal, walletId, "solana", "launch")))
+        Effect.runPromise(Effect.either(h.service.resolvePayer(principals["key-a1"] as Principal, walletId, "solana", "launch").pipe(Effect.mapError(toApiError))))
       const before = await payer(t2.id)
       expect(Either.isLeft(before) && before.left).toMatchObject({ extra: { reason: "launch_not_allowed" } })
       expect((await h.call("PATCH", `/api/v1/agent/wallets/${t2.id}`, "key-a1", { allowLaunch: true })).body.error.code).toBe("UNAUTHORIZED")

@@ -8,8 +8,8 @@
  * wallet service reads them fresh on every request, so a rebind takes effect on the old key's
  * very next build or sign.
  */
+import type { SqlError } from "@effect/sql/SqlError"
 import type { Effect } from "effect"
-import type { ApiError } from "../../domain/ApiError.js"
 import type { PlanId } from "../../domain/Plans.js"
 
 export type CredentialKind = "session" | "device" | "agentKey"
@@ -44,13 +44,7 @@ export interface AuthNeed {
 /** Header name → value, lower-case names, only the headers the route declared. */
 export type AuthHeaders = Readonly<Record<string, string>>
 
-/**
- * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
- * `need`, `SCOPE_MISSING`) as the auth rules say.
- */
-export type Authenticate = (headers: AuthHeaders, need: AuthNeed) => Effect.Effect<Principal, ApiError>
-
-/** The request headers an `Authenticate` reads (declared on every wallet route). */
+/** The request headers the wallet routes' `Authenticate` reads (declared on every wallet route). */
 export const AUTH_HEADERS: ReadonlyArray<string> = ["x-api-key", "authorization"]
 
 export interface KeySpendLimit {
@@ -77,7 +71,7 @@ export interface KeyInfo {
 
 export interface KeyDirectory {
   /** The key with this prefix on this account; none for an unknown prefix or another account's key. */
-  readonly findByPrefix: (accountId: string, keyPrefix: string) => Effect.Effect<KeyInfo | undefined, ApiError>
+  readonly findByPrefix: (accountId: string, keyPrefix: string) => Effect.Effect<KeyInfo | undefined, SqlError>
 }
 
 export const isOwner = (p: Principal): boolean => p.credential === "session" || p.credential === "device"

@@ -14,7 +14,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer } from "effect"
-import { apiError } from "../../domain/ApiError.js"
 import type { Chain } from "../../domain/Chain.js"
 import { AccountEvents } from "../accounts/AccountEvents.js"
 import { AccountWallets, type AccountWalletsShape, WalletLookupFailed } from "../accounts/AccountWallets.js"
@@ -152,10 +151,7 @@ export const makeKeyDirectory = (sql: SqlClient.SqlClient): KeyDirectory => ({
   findByPrefix: (accountId, keyPrefix) =>
     findAccountKey(accountId, keyPrefix).pipe(
       Effect.provideService(SqlClient.SqlClient, sql),
-      Effect.map((k) => (k === undefined ? undefined : keyInfo(k))),
-      Effect.catchTag("SqlError", (e) =>
-        Effect.zipRight(Effect.logError("key lookup failed", e), Effect.fail(apiError("INTERNAL", "Internal error; nothing was recorded")))
-      )
+      Effect.map((k) => (k === undefined ? undefined : keyInfo(k)))
     )
 })
 
