@@ -7,9 +7,24 @@
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { type Account, type Address, type Chain, getAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import type { AppConfigShape } from "../../config/AppConfig.js"
 import { hoodChain } from "./localnet/Deploy.js"
 import { HoodLocalnet, type HoodLocalnetError } from "./localnet/LocalnetService.js"
+
+/**
+ * What the endpoints need from the configuration (`AppConfigShape["hood"]` satisfies it; the
+ * composition root passes that). Declared here so the chain layer never reaches up to `config/`.
+ */
+export interface HoodEndpointsConfig {
+  /** Unset: the embedded localnet. */
+  readonly rpcUrl: string | undefined
+  readonly chainId: number
+  readonly factory: string | undefined
+  readonly feeSplitter: string | undefined
+  readonly uniswapV3Factory: string | undefined
+  readonly weth9: string | undefined
+  readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
+  readonly localnetBlockMs: number
+}
 
 export interface HoodEndpointAddresses {
   readonly factory: Address
@@ -38,8 +53,7 @@ export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("Hood
 }) {}
 
 export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<HoodEndpoints, HoodEndpointsShape>() {
-  static readonly layer = (config: AppConfigShape): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
-    const h = config.hood
+  static readonly layer = (h: HoodEndpointsConfig): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
     if (h.rpcUrl === undefined) {
       return Layer.effect(
         HoodEndpoints,
