@@ -11,18 +11,21 @@ import { hoodChain } from "./localnet/Deploy.js"
 import { HoodLocalnet, type HoodLocalnetError } from "./localnet/LocalnetService.js"
 
 /**
- * What the endpoints need from the configuration (`AppConfigShape["hood"]` satisfies it; the
+ * What the endpoints need from the configuration (`AppConfigShape["hood"]` extends it; the
  * composition root passes that). Declared here so the chain layer never reaches up to `config/`.
  */
 export interface HoodEndpointsConfig {
-  /** Unset: the embedded localnet. */
+  /** Unset: the embedded Hood localnet (Hardhat/EDR) runs in-process with the contracts deployed. */
   readonly rpcUrl: string | undefined
   readonly chainId: number
+  /** Cluster mode: the deployed contracts (required with HOOD_RPC_URL). */
   readonly factory: string | undefined
   readonly feeSplitter: string | undefined
   readonly uniswapV3Factory: string | undefined
   readonly weth9: string | undefined
+  /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
   readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
+  /** Embedded: mine an empty block this often (0: only a block per transaction). */
   readonly localnetBlockMs: number
 }
 

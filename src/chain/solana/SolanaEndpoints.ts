@@ -10,16 +10,17 @@ import { keeperSigner } from "./client/DevSigners.js"
 import { SolanaLocalnet, type SolanaLocalnetError } from "./localnet/LocalnetService.js"
 
 /**
- * What the endpoints need from the configuration (`AppConfigShape["solana"]` satisfies it; the
+ * What the endpoints need from the configuration (`AppConfigShape["solana"]` extends it; the
  * composition root passes that). Declared here so the chain layer never reaches up to `config/`.
  */
 export interface SolanaEndpointsConfig {
-  /** Unset (with `yellowstoneUrl` unset): the embedded localnet. */
+  /** Unset (with YELLOWSTONE_URL unset): the embedded Solana localnet runs in-process. */
   readonly rpcUrl: string | undefined
   readonly yellowstoneUrl: string | undefined
   readonly yellowstoneToken: Redacted.Redacted<string> | undefined
   readonly blockEngineUrl: string | undefined
   readonly localnetSlotMs: number
+  /** The keeper's signing key (base58, 64 bytes) for a real cluster; the localnet's keeper otherwise. */
   readonly keeperSecretKey: Redacted.Redacted<string> | undefined
 }
 
