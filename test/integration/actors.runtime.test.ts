@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Duration, Effect, ExecutionStrategy, Exit, Logger, Schedule, Scope } from "effect"
+import { Deferred, Effect, ExecutionStrategy, Exit, Logger, Scope } from "effect"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
 import { marketActorDefinition } from "../../actors/MarketActors.js"
@@ -101,8 +101,9 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       // Applied and visible at once...
       yield* eventuallyEffect(Effect.sync(() => index.market("solana", "So1Commit")?.stats.tradesTotal === 2), { what: "the index", deadlineMs: 20_000, intervalMs: 5 })
       yield* eventuallyEffect(Effect.sync(() => saves > 0), { what: "a flush to start", deadlineMs: 20_000, intervalMs: 5 })
-      // ...but nothing committed while the flush is held.
-      yield* Effect.sleep(Duration.millis(100))
+      // ...but nothing committed while the flush is held, though the committer got as far as it
+      // can: it is parked on the flush (the receipt), past applying the batch.
+      yield* eventuallyEffect(Effect.sync(() => runtime.stats().checkpoint.flushWaiters > 0), { what: "the committer to wait for the flush", intervalMs: 5 })
       const committedWhileHeld = yield* bus.committed("actors", Topics.chainEvents)
       const ends = yield* bus.endOffsets(Topics.chainEvents)
       const partition = bus.partitionFor(Topics.chainEvents, busKey(events[0]!))
@@ -113,10 +114,11 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       expect(rows).toHaveLength(0)
       // Release: the state lands in PostgreSQL, then the offset is committed.
       yield* Deferred.succeed(gate, undefined)
-      yield* Effect.flatMap(bus.committed("actors", Topics.chainEvents), (c) => ((c.get(partition) ?? 0) === events.length ? Effect.void : Effect.fail("not yet"))).pipe(
-        Effect.retry(Schedule.spaced("5 millis")),
-        Effect.timeout(Duration.seconds(10))
-      )
+      yield* eventuallyEffect(Effect.map(bus.committed("actors", Topics.chainEvents), (c) => (c.get(partition) ?? 0) === events.length), {
+        what: "the offset commit after the release",
+        deadlineMs: 10_000,
+        intervalMs: 5
+      })
       const [row] = yield* sql<{ position: string }>`SELECT position FROM checkpoints WHERE owner = 'test-commit' AND key = 'solana:So1Commit'`
       expect(row?.position).toBe(events[events.length - 1]!.position)
     })

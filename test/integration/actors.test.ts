@@ -7,7 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, Schedule, Scope } from "effect"
+import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -129,11 +129,9 @@ const workload = (markets: number, tradesPerMarket: number) => {
 const committedToEnd = (engine: Engine, timeoutMs = 30_000) =>
   Effect.gen(function* () {
     const ends = yield* engine.bus.endOffsets(Topics.chainEvents)
-    yield* Effect.flatMap(engine.bus.committed("actors", Topics.chainEvents), (committed) =>
-      [...ends].every(([p, end]) => (committed.get(p) ?? 0) >= end) ? Effect.void : Effect.fail("not yet" as const)
-    ).pipe(
-      Effect.retry(Schedule.spaced("5 millis")),
-      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error("timed out waiting for the commits") })
+    yield* eventuallyEffect(
+      Effect.map(engine.bus.committed("actors", Topics.chainEvents), (committed) => [...ends].every(([p, end]) => (committed.get(p) ?? 0) >= end)),
+      { what: "the commits to reach the end of every partition", deadlineMs: timeoutMs, intervalMs: 5 }
     )
   })
 
