@@ -66,7 +66,7 @@ import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
-import { startDataService } from "../api/data/DataService.js"
+import { startDataService } from "./DataService.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -91,7 +91,7 @@ const storageLayer = Layer.unwrapEffect(
 /** The chain side: Solana and Hood endpoints and ingesters, market actors and the ClickHouse writers. */
 const pipelineLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const endpoints = Layer.merge(SolanaEndpoints.layer(config), HoodEndpoints.layer(config))
+    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana), HoodEndpoints.layer(config.hood))
     const ingester = Layer.unwrapEffect(
       Effect.map(SolanaEndpoints, (e) =>
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })

@@ -104,6 +104,8 @@ export interface CheckpointerStats {
   /** States taken by the flush under way (0 when none). */
   readonly inFlight: number
   readonly lastFlushMs: number
+  /** Callers parked on `flushed` (the offset committer waiting for a regular flush). */
+  readonly flushWaiters: number
 }
 
 export class Checkpointer<S> {
@@ -175,7 +177,8 @@ export class Checkpointer<S> {
       flushFailures: this.flushFailures,
       dirty: this.dirty.size,
       inFlight: this.inFlight,
-      lastFlushMs: this.lastFlushMs
+      lastFlushMs: this.lastFlushMs,
+      flushWaiters: this.passive.size
     }
   }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type ChainSignalState, decodeChainState, encodeChainState, makeChainSignalsStep } from "./ChainSignals.js"
 import { DAY, HOUR, makeInputs, MIN, T0, TokenFixture, usdLamports } from "./internal/fixtures.js"
-import type { Signal } from "./Signal.js"
+import type { Signal } from "../../src/domain/Signal.js"
 import { defaultSignalConfig, signalConfig, type SignalConfig, type SignalInputs } from "./SignalConfig.js"
 import { SignalReplay } from "./SignalDetectors.js"
 

@@ -22,7 +22,7 @@
 import type { ChainEvent, ChainId, CurveCreated, Trade } from "../../ingest/ChainEvent.js"
 import { tradeVolumeRaw } from "../market/MarketActor.js"
 import { decodeJson, encodeJson } from "./internal/json.js"
-import { buildSignal, marketCapQuoteRaw, type Signal, usd, usdMicrosOf, venueOf } from "./Signal.js"
+import { buildSignal, marketCapQuoteRaw, type Signal, usd, usdMicrosOf, venueOf } from "../../src/domain/Signal.js"
 import type { SignalConfig, SignalInputs } from "./SignalConfig.js"
 
 export interface MintInfo {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { WSOL_MINT } from "../../src/domain/QuotePairs.js"
 import { HOUR, makeInputs, T0 } from "./internal/fixtures.js"
 import { KolMentionDetectors, makeKolMentionStep, type MentionInput, type SocialMention } from "./KolMention.js"
-import { formatMicros, matchesQuality, qualityOf, signalId, usdMicrosOf } from "./Signal.js"
+import { formatMicros, matchesQuality, qualityOf, signalId, usdMicrosOf } from "../../src/domain/Signal.js"
 import { defaultSignalConfig, signalConfig } from "./SignalConfig.js"
 
 const kols = { alice: { id: "kol_alice", handle: "alice", weight: 30 }, bob: { id: "kol_bob", handle: "bob", weight: 0 } }

@@ -13,7 +13,7 @@
  *   `maxTokens` token states in `KolMentionDetectors` (least recently mentioned evicted).
  */
 import type { ChainId } from "../../ingest/ChainEvent.js"
-import { buildSignal, type Signal, usdMicrosOf, type Venue } from "./Signal.js"
+import { buildSignal, type Signal, usdMicrosOf, type Venue } from "../../src/domain/Signal.js"
 import type { SignalConfig, SignalInputs } from "./SignalConfig.js"
 
 /** One social post that names a token. */

@@ -7,7 +7,7 @@
  * given input: with the same prices and the same tracking data, a replay emits the same signals.
  */
 import type { ChainId } from "../../ingest/ChainEvent.js"
-import { usd, type UsdPriceFn } from "./Signal.js"
+import { usd, type UsdPriceFn } from "../../src/domain/Signal.js"
 
 /** What the detectors need to know about a tracked wallet (src/services/tracking owns the data). */
 export interface TrackedWalletInfo {

@@ -16,7 +16,7 @@ import { decodeFast } from "../../ingest/ChainEventCodec.js"
 import type { ActorDefinition } from "../runtime/ShardedRuntime.js"
 import { chainKey, chainPositionOf, type ChainSignalState, decodeChainState, encodeChainState, makeChainSignalsStep } from "./ChainSignals.js"
 import { decodeJson, encodeJson } from "./internal/json.js"
-import type { Signal } from "./Signal.js"
+import type { Signal } from "../../src/domain/Signal.js"
 import { defaultSignalConfig, type SignalConfig, type SignalInputs } from "./SignalConfig.js"
 import { makeTokenSignalsStep, tokenKey, tokenPositionOf, type TokenSignalState } from "./TokenSignals.js"
 

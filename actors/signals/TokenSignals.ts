@@ -26,7 +26,7 @@ import {
   type SignalDraft,
   usdMicrosOf,
   venueOf
-} from "./Signal.js"
+} from "../../src/domain/Signal.js"
 import type { SignalConfig, SignalInputs, TrackedWalletInfo } from "./SignalConfig.js"
 
 export interface TokenMarket {

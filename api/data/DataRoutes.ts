@@ -10,7 +10,7 @@
  * `FEED_UNAVAILABLE` (retryable).
  */
 import { Effect, Schema } from "effect"
-import { isPattern, isQualityFilter, matchesQuality, type Pattern, QUALITIES, VENUES } from "../../actors/signals/Signal.js"
+import { isPattern, isQualityFilter, matchesQuality, type Pattern, QUALITIES, VENUES } from "../../src/domain/Signal.js"
 import type { ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import { type ApiError, apiError, validationFailed } from "../../src/domain/ApiError.js"
 import type { SignalHub } from "../../src/services/signals/SignalHub.js"

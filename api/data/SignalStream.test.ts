@@ -10,7 +10,7 @@ import * as uWS from "uws-pack"
 import { Effect, Runtime } from "effect"
 import { createRequire } from "node:module"
 import { afterEach, describe, expect, it } from "vitest"
-import { buildSignal, type Pattern, type Signal } from "../../actors/signals/Signal.js"
+import { buildSignal, type Pattern, type Signal } from "../../src/domain/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { SignalHub } from "../../src/services/signals/SignalHub.js"
 import type { AgentKey } from "../../src/services/keys/KeyRepository.js"
@@ -27,6 +27,7 @@ import {
   type StreamFilter,
   topicOf
 } from "./SignalStream.js"
+import { eventually } from "../../test/support/eventually.js"
 
 interface WsClient {
   on(event: "message", f: (data: Buffer) => void): void
@@ -106,14 +107,6 @@ const connect = (served: Served, token: string, query = "") => {
   return { ws, messages, closed, opened }
 }
 
-const until = async (cond: () => boolean, what: string, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
 let seq = 0
 const sig = (o: { pattern?: Pattern; chain?: ChainId; confidence?: number; insider?: boolean; details?: Signal["details"] } = {}): Signal => {
   seq++
@@ -172,7 +165,7 @@ describe.each([
     const hood = connect(served, "free-a", "?chain=hood")
     const clients = [a, b, c, max, hood]
     await Promise.all(clients.map((x) => x.opened))
-    await until(() => clients.every((x) => x.messages.length >= 1), "snapshots")
+    await eventually(() => clients.every((x) => x.messages.length >= 1), { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
     expect(served.stream.stats()).toMatchObject({ open: 5, topics: 4 })
     expect(a.messages[0]!.signals!.map((s) => s.id)).toEqual([before[0]!.id])
     expect(hood.messages[0]!.signals!.map((s) => s.id)).toEqual([before[1]!.id])
@@ -180,7 +173,7 @@ describe.each([
     const live = [sig({ insider: true }), sig({ pattern: "deployer" }), sig({ chain: "hood" }), sig({ confidence: 5 }), sig({ pattern: "dormancy" })]
     for (const s of live) served.hub.publish([s])
     const expected = (x: (typeof clients)[number], ids: ReadonlyArray<Signal>) =>
-      until(() => x.messages.length >= 1 + ids.length, "live signals").then(() => expect(x.messages.slice(1).map((m) => m.signal!.id)).toEqual(ids.map((s) => s.id)))
+      eventually(() => x.messages.length >= 1 + ids.length, { what: "live signals", deadlineMs: 5_000, intervalMs: 5 }).then(() => expect(x.messages.slice(1).map((m) => m.signal!.id)).toEqual(ids.map((s) => s.id)))
     await expected(a, [live[0]!, live[1]!, live[4]!])
     await expected(b, [live[0]!, live[4]!])
     await expected(c, [live[0]!, live[4]!])
@@ -213,7 +206,7 @@ describe.each([
     const slow = connect(served, "free-a")
     const healthy = connect(served, "free-b")
     await Promise.all([slow.opened, healthy.opened])
-    await until(() => slow.messages.length >= 1 && healthy.messages.length >= 1, "snapshots")
+    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
     slow.ws.pause()
     const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
     let published = 0
@@ -226,7 +219,7 @@ describe.each([
     const after = sig()
     served.hub.publish([after])
     published++
-    await until(() => healthy.messages.length >= 1 + published, "the healthy client's signals", 20_000)
+    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
     expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
     slow.ws.resume()
     const closed = await slow.closed
@@ -243,7 +236,7 @@ describe.each([
     const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
     const slow = connect(served, "free-a")
     await slow.opened
-    await until(() => slow.messages.length >= 1, "snapshot")
+    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
     slow.ws.pause()
     // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
     const filler = ["y".repeat(8 * 1024)]

@@ -37,7 +37,7 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "uws-pack"
 import { Effect, Exit, Runtime } from "effect"
-import { isPattern, isQualityFilter, matchesQuality, type Pattern, PATTERNS, QUALITIES, type Quality, type Signal } from "../../actors/signals/Signal.js"
+import { isPattern, isQualityFilter, matchesQuality, type Pattern, PATTERNS, QUALITIES, type Quality, type Signal } from "../../src/domain/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import type { SignalHub } from "../../src/services/signals/SignalHub.js"

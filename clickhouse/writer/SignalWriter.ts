@@ -18,7 +18,7 @@
  *   refused at `record` with `InvalidRequest`, before anything of the call is buffered.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import { isPattern, QUALITIES, type Signal, VENUES } from "../../actors/signals/Signal.js"
+import { isPattern, QUALITIES, type Signal, VENUES } from "../../src/domain/Signal.js"
 import { ClickHouse } from "../ClickHouse.js"
 import { ClickHouseError } from "../ClickHouseError.js"
 import { batcherSettings, type BatcherStats, makeBatcher } from "./internal/Batcher.js"

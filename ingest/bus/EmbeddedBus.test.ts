@@ -2,9 +2,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Exit, Fiber, Logger, Queue, Ref, Schedule, Scope } from "effect"
+import { Chunk, Duration, Effect, Exit, Fiber, Logger, Queue, Ref, Scope } from "effect"
 import { Bus, type BusBatch, type BusError, type BusRecord, Topics } from "./Bus.js"
 import { EmbeddedBus, type EmbeddedBusOptions, type EmbeddedBusShape, make } from "./EmbeddedBus.js"
+import { eventuallyEffect } from "../../test/support/eventually.js"
 
 const enc = new TextEncoder()
 const dec = new TextDecoder()
@@ -43,14 +44,6 @@ const takeAtLeast = <A>(queue: Queue.Queue<A>, count: number, timeoutMs = 10_000
     while (out.length < count) out.push(...Chunk.toArray(yield* Queue.takeBetween(queue, 1, count - out.length)))
     return out
   }).pipe(Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${count} items`) }))
-
-/** Polls `check` until it holds; fails after `timeoutMs`. */
-const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string, timeoutMs = 10_000) =>
-  check.pipe(
-    Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail("not yet" as const))),
-    Effect.retry(Schedule.spaced("5 millis")),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${what}`) })
-  )
 
 const readAll = (bus: EmbeddedBusShape, topic: string, partition: number) =>
   Effect.gen(function* () {
@@ -136,10 +129,7 @@ describe("EmbeddedBus (memory)", () => {
         expect(values).toEqual(Array.from({ length: 8 }, (_, j) => `${key}:${j * 5 + keys.indexOf(key)}`))
       }
       const ends = yield* bus.endOffsets("t")
-      yield* eventually(
-        Effect.map(bus.committed("g", "t"), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) === end)),
-        "commits to reach the end offsets"
-      )
+      yield* eventuallyEffect(Effect.map(bus.committed("g", "t"), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) === end)), { what: "commits to reach the end offsets", deadlineMs: 10_000, intervalMs: 5 })
     })
   )
 
@@ -197,7 +187,7 @@ describe("EmbeddedBus (memory)", () => {
         [0, 1, 2]
       ])
       expect(yield* Ref.get(committedWhileFailing)).toEqual([0, 0])
-      yield* eventually(Effect.map(bus.committed("g", "t"), (c) => c.get(0) === 3), "the commit after success")
+      yield* eventuallyEffect(Effect.map(bus.committed("g", "t"), (c) => c.get(0) === 3), { what: "the commit after success", deadlineMs: 10_000, intervalMs: 5 })
     })
   )
 
@@ -210,7 +200,7 @@ describe("EmbeddedBus (memory)", () => {
       yield* bus.subscribe({ group: "g", topic: "t", fromBeginning: true }, () => Effect.zipRight(Ref.update(calls, (n) => n + 1), Effect.fail("no"))).pipe(
         Scope.extend(scope)
       )
-      yield* eventually(Effect.map(Ref.get(calls), (n) => n >= 2), "two attempts")
+      yield* eventuallyEffect(Effect.map(Ref.get(calls), (n) => n >= 2), { what: "two attempts", deadlineMs: 10_000, intervalMs: 5 })
       yield* Scope.close(scope, Exit.void).pipe(Effect.timeout("2 seconds"))
       expect((yield* bus.committed("g", "t")).get(0)).toBe(0)
     })
@@ -243,7 +233,7 @@ describe("EmbeddedBus (memory)", () => {
       for (const [name, r] of first) owners.set(r.partition, (owners.get(r.partition) ?? new Set()).add(name))
       for (const names of owners.values()) expect(names.size).toBe(1)
       expect(new Set(first.map(([name]) => name))).toEqual(new Set(["a", "b"]))
-      yield* eventually(allCommitted, "commits of the first round")
+      yield* eventuallyEffect(allCommitted, { what: "commits of the first round", deadlineMs: 10_000, intervalMs: 5 })
 
       yield* Scope.close(bScope, Exit.void)
       yield* publishMany(200)
@@ -460,7 +450,7 @@ describe("EmbeddedBus (files)", () => {
           )
         )
       )
-      yield* eventually(Effect.sync(() => acked.length >= 300), "some acknowledgements")
+      yield* eventuallyEffect(Effect.sync(() => acked.length >= 300), { what: "some acknowledgements", deadlineMs: 10_000, intervalMs: 5 })
       yield* close
       const exits = yield* Effect.forEach(publishers, Fiber.await)
       expect(exits.every((e) => Exit.isSuccess(e) || JSON.stringify(e).includes("Closed"))).toBe(true)
@@ -495,61 +485,5 @@ describe("EmbeddedBus (files)", () => {
       yield* withBus({ dir, partitions: 4 }, (bus) => bus.publish("t", [{ key: "k", value: bytes("v") }]))
       expect(yield* Effect.flip(openBus({ dir, partitions: 8 }))).toMatchObject({ reason: "InvalidArgument" })
     })
-  )
-
-  it.scopedLive(
-    "throughput with fsync per group commit (measured, not asserted)",
-    () =>
-      Effect.gen(function* () {
-        const dir = yield* tempDir
-        const bus = yield* make({ dir })
-        const value = new Uint8Array(64).fill(7)
-        const total = 200_000
-        const batch = 500
-        const publishers = 16
-        const t0 = performance.now()
-        yield* Effect.forEach(
-          Array.from({ length: publishers }, (_, p) => p),
-          (p) =>
-            Effect.forEach(
-              Array.from({ length: total / publishers / batch }, (_, b) => b),
-              (b) => bus.publish("bench", Array.from({ length: batch }, (_, i) => ({ key: `mint-${(p * 7919 + b * batch + i) % 1000}`, value }))),
-              { discard: true }
-            ),
-          { concurrency: "unbounded", discard: true }
-        )
-        const batchedMs = performance.now() - t0
-
-        const singles = 50_000
-        const t1 = performance.now()
-        const singlePublishers = 2000
-        yield* Effect.forEach(
-          Array.from({ length: singlePublishers }, (_, p) => p),
-          (p) =>
-            Effect.forEach(
-              Array.from({ length: singles / singlePublishers }, (_, i) => i),
-              (i) => bus.publish("bench-single", [{ key: `mint-${(p * 31 + i) % 1000}`, value }]),
-              { discard: true }
-            ),
-          { concurrency: "unbounded", discard: true }
-        )
-        const singleMs = performance.now() - t1
-
-        const received = yield* Ref.make(0)
-        const t2 = performance.now()
-        yield* bus.subscribe({ group: "bench", topic: "bench", fromBeginning: true, maxBatch: 2000 }, (b) => Ref.update(received, (n) => n + b.records.length))
-        yield* eventually(Effect.map(Ref.get(received), (n) => n >= total), "consumption", 60_000)
-        const consumeMs = performance.now() - t2
-        const rate = (n: number, ms: number) => `${Math.round((n / ms) * 1000).toLocaleString("en-US")} records/s`
-        console.log(
-          [
-            `bus throughput (fsync on, 16 partitions, 64-byte values):`,
-            `  publish, ${publishers} publishers x ${batch}-record calls: ${total} in ${batchedMs.toFixed(0)} ms = ${rate(total, batchedMs)}`,
-            `  publish, one record per call, ${singlePublishers} publishers: ${singles} in ${singleMs.toFixed(0)} ms = ${rate(singles, singleMs)}`,
-            `  consume + commit from the start (files, one group): ${total} in ${consumeMs.toFixed(0)} ms = ${rate(total, consumeMs)}`
-          ].join("\n")
-        )
-      }),
-    120_000
   )
 })

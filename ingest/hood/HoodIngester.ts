@@ -12,13 +12,11 @@
  *   window (bounded: `reorgWindowBlocks`), and published. Polls every `pollIntervalMs`.
  *
  * Reorgs: a new block whose parent hash is not the window's tip, or a tip whose hash changed at
- * its height (or vanished), starts the walk back: window blocks are dropped from the top until
- * one still matches the canonical chain (the common ancestor). The dropped blocks' events are
- * retracted (one `Retracted` per mint naming their ids), except those the new branch carries
- * identically (same id, position and bytes: a transaction re-included in place), and the new
- * branch is published after the retractions, in the same bus batch, so every mint sees undo then
- * redo in order. A reorg deeper than the window cannot be undone: it is logged as an error and
- * the oldest window block's parent is taken as the ancestor.
+ * its height (or vanished), starts the walk back to the common ancestor. What the window holds,
+ * what a reorg retracts and republishes, and what a reorg deeper than the window does, is the
+ * pure state machine in ReorgWindow.ts; this module reads the chain, feeds it what it read,
+ * publishes and commits its outputs, and adopts its new state once they are done. A reorg deeper
+ * than the window is logged as an error.
  *
  * Confirmation depth: events are published only for blocks at depth ≥ `confirmations` (default 0:
  * the localnet's latency, with reorgs handled by retraction; 2 or more on a real chain makes
@@ -50,17 +48,17 @@ import {
   hexToBigInt,
   hexToNumber,
   http,
-  keccak256,
   numberToHex,
   type PublicClient
 } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
 import { Bus, Topics } from "../bus/Bus.js"
-import { busKey, type ChainEvent, hoodPosition, RecoverySnapshot, Retracted } from "../ChainEvent.js"
+import { busKey, type ChainEvent, RecoverySnapshot } from "../ChainEvent.js"
 import { encodeChainEvent } from "../ChainEventCodec.js"
-import { commitStep, loadState, type PoolEntry, type WindowBlock, type WindowEvent } from "./BlockStore.js"
+import { commitStep, loadState, type PoolEntry, type WindowBlock } from "./BlockStore.js"
 import { decodeHoodLog, type HoodContracts, hoodTopics } from "./decoders/index.js"
 import * as PoolSwap from "./decoders/PoolSwap.js"
+import * as ReorgWindow from "./ReorgWindow.js"
 
 export interface HoodIngesterOptions {
   /** `HOOD_RPC_URL`: the node's JSON-RPC over HTTP. */
@@ -154,13 +152,6 @@ export interface HoodIngesterStatus {
 
 const message = (e: unknown): string => (e instanceof Error ? e.message.split("\n")[0]! : String(e))
 
-interface BlockHeader {
-  readonly number: bigint
-  readonly hash: Hex
-  readonly parentHash: Hex
-  readonly timestampMs: number
-}
-
 interface RawLog {
   readonly address: Address
   readonly topics: ReadonlyArray<Hex>
@@ -185,37 +176,17 @@ interface RpcLog {
 
 const utf8 = new TextDecoder()
 
-/** Retracted (id, position) pairs remembered per ingester run. */
-export const RETRACTED_MEMORY = 10_000
-
-/** `h:<block 20>:` — the part of a Hood position that names the block. */
-const BLOCK_PREFIX_LENGTH = 23
-
-/** The same event under another id (same class, same fields). */
-const withId = (e: ChainEvent, id: string): ChainEvent => {
-  const copy = Object.create(Object.getPrototypeOf(e) as object) as Record<string, unknown>
-  Object.assign(copy, e, { id })
-  return copy as unknown as ChainEvent
-}
-
-export const digestOf = (bytes: Uint8Array): string => keccak256(bytes).slice(0, 34)
-
 /** The ingester's state between steps (one fiber owns it). */
 class Follower {
-  window: Array<WindowBlock> = []
-  cursor: bigint | null = null
+  /** The window, the cursor and the retracted memory (ReorgWindow.ts); replaced only after a step's outputs are done. */
+  reorg: ReorgWindow.ReorgWindowState
   readonly knownCurves = new Map<string, boolean>()
   /** Graduated pools whose swaps count, by lower-case address. */
   readonly pools = new Map<string, PoolEntry>()
-  /**
-   * `id|position` of events this run retracted (at most RETRACTED_MEMORY, oldest forgotten). An
-   * event re-included at the same id AND position after its retraction is published under a
-   * suffixed id (`…:r<block hash prefix>`): the actors skip a retracted (id, position) as a replayed copy.
-   */
-  readonly retracted = new Set<string>()
   status: HoodIngesterStatus
 
   constructor(readonly options: ResolvedHoodIngesterOptions) {
+    this.reorg = ReorgWindow.initial(options.reorgWindowBlocks)
     this.status = {
       source: options.source,
       mode: "starting",
@@ -243,14 +214,11 @@ class Follower {
     }
   }
 
-  rememberRetracted(key: string): void {
-    this.retracted.delete(key)
-    this.retracted.add(key)
-    while (this.retracted.size > RETRACTED_MEMORY) {
-      const oldest = this.retracted.values().next().value
-      if (oldest === undefined) break
-      this.retracted.delete(oldest)
-    }
+  /** An event at a retracted (id, position) takes a suffixed id (ReorgWindow.reincludedId). */
+  renamedIfRetracted(event: ChainEvent, blockHash: string): ChainEvent {
+    return ReorgWindow.wasRetracted(this.reorg, event.id, event.position)
+      ? ReorgWindow.withId(event, ReorgWindow.reincludedId(event.id, blockHash))
+      : event
   }
 
   set(patch: Partial<HoodIngesterStatus>): void {
@@ -268,7 +236,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
     const rpc = <A>(what: string, run: () => Promise<A>) =>
       Effect.tryPromise({ try: run, catch: (e) => new HoodIngestError({ reason: "Rpc", message: `${what}: ${message(e)}` }) })
 
-    const header = (blockNumber: bigint): Effect.Effect<BlockHeader | null, HoodIngestError> =>
+    const header = (blockNumber: bigint): Effect.Effect<ReorgWindow.BlockHeader | null, HoodIngestError> =>
       rpc(`eth_getBlockByNumber ${blockNumber}`, () =>
         pc.request({ method: "eth_getBlockByNumber", params: [numberToHex(blockNumber), false] })
       ).pipe(
@@ -384,11 +352,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
           skipped++
           continue
         }
-        let event: ChainEvent = decoded.value
-        if (f.retracted.size > 0 && f.retracted.has(`${event.id}|${event.position}`)) {
-          event = withId(event, `${event.id}:r${log.blockHash.slice(2, 10)}`)
-        }
-        events.push(event)
+        events.push(f.renamedIfRetracted(decoded.value, log.blockHash))
       }
       if (skipped > 0) f.set({ skippedLogs: f.status.skippedLogs + skipped })
       return events
@@ -458,10 +422,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
             continue
           }
           const { curve } = decoded.value
-          let event = decoded.value.event
-          if (f.retracted.size > 0 && f.retracted.has(`${event.id}|${event.position}`)) {
-            event = withId(event, `${event.id}:r${log.blockHash.slice(2, 10)}`)
-          }
+          const event = f.renamedIfRetracted(decoded.value.event, log.blockHash)
           if (event._tag === "CurveCreated") f.rememberCurve(event.curve, true)
           if (curve !== null && !(yield* isOurCurve(curve))) {
             skipped++
@@ -487,21 +448,105 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
     const commit = (step: Parameters<typeof commitStep>[1]) =>
       commitStep(options.source, step).pipe(Effect.mapError((e) => new HoodIngestError({ reason: "Cursor", message: message(e) })))
 
-    /** Each block's events (positions start with the block's prefix), for the window. */
-    const windowEventsOf = (events: ReadonlyArray<ChainEvent>, encoded: ReadonlyArray<Uint8Array>): Map<string, Array<WindowEvent>> => {
-      const byBlock = new Map<string, Array<WindowEvent>>()
-      events.forEach((e, i) => {
-        const prefix = e.position.slice(0, BLOCK_PREFIX_LENGTH)
-        const entry = { mint: e.mint, id: e.id, position: e.position, digest: digestOf(encoded[i]!) }
-        const list = byBlock.get(prefix)
-        if (list === undefined) byBlock.set(prefix, [entry])
-        else list.push(entry)
+    /**
+     * Reads blocks [from, to] as a linked branch on top of `parent` (null: unchecked). Returns
+     * unlinked when the chain moved under the read (a link or a log's block hash does not match):
+     * the caller retries at the next poll.
+     */
+    const readBranch = (from: bigint, to: bigint, parent: string | null) =>
+      Effect.gen(function* () {
+        const numbers: Array<bigint> = []
+        for (let n = from; n <= to; n++) numbers.push(n)
+        const headers = yield* Effect.forEach(numbers, (n) => header(n), { concurrency: 8 })
+        let prev = parent
+        for (const h of headers) {
+          if (h === null || (prev !== null && h.parentHash !== prev)) return { linked: false as const, firstMismatch: h === null || prev === parent }
+          prev = h.hash
+        }
+        const hs = headers as ReadonlyArray<ReorgWindow.BlockHeader>
+        const logs = yield* logsIn(from, to)
+        const byNumber = new Map(hs.map((h) => [h.number, h]))
+        for (const l of logs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
+        const { events, pools, swapLogs } = yield* rangeEvents(from, to, (n) => byNumber.get(n)?.timestampMs ?? 0, logs)
+        for (const l of swapLogs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
+        return { linked: true as const, headers: hs, events, encoded: events.map(encodeChainEvent), pools }
       })
-      return byBlock
-    }
+
+    /**
+     * Feeds one input to the reorg window and carries out its outputs in order: the canonical
+     * hash at a height and the new branch above an ancestor are read and fed back in; events are
+     * published, then the window and cursor committed (with the pools the reads learned). The
+     * follower adopts the window's new state only once all of it succeeded: a failure leaves it as
+     * it was, and the step is retried from there. Returns false when the input found a reorg.
+     */
+    const drive = (input: ReorgWindow.ReorgInput, head: bigint, target: bigint, pools: ReadonlyArray<PoolEntry>) =>
+      Effect.gen(function* () {
+        let state = f.reorg
+        let learned = pools
+        let consistent = true
+        const inputs: Array<ReorgWindow.ReorgInput> = [input]
+        for (let next = inputs.shift(); next !== undefined; next = inputs.shift()) {
+          const [stepped, outputs] = ReorgWindow.step(state, next)
+          state = stepped
+          for (const out of outputs) {
+            switch (out._tag) {
+              case "Consistent":
+                break
+              case "Check": {
+                consistent = false
+                const canonical = out.number <= head ? yield* header(out.number) : null
+                inputs.push({ _tag: "Canonical", number: out.number, hash: canonical?.hash ?? null })
+                break
+              }
+              case "DeepReorg":
+                yield* Effect.logError("hood reorg deeper than the block window: events below it cannot be retracted").pipe(
+                  Effect.annotateLogs({ source: options.source, oldestWindowBlock: String(out.oldestWindowBlock), windowBlocks: options.reorgWindowBlocks })
+                )
+                break
+              case "AncestorFound": {
+                consistent = false
+                // Pools seeded in the orphaned blocks are forgotten; the new branch teaches them again.
+                for (const [key, p] of f.pools) if (p.block > out.ancestor) f.pools.delete(key)
+                // The new branch as far as it goes now (bounded), to keep what it carries identically.
+                const upTo = [target, out.oldTip, out.ancestor + BigInt(options.maxBlocksPerStep)].reduce((a, b) => (a < b ? a : b))
+                const branch = upTo > out.ancestor ? yield* readBranch(out.ancestor + 1n, upTo, out.parentHash) : ({ linked: false } as const)
+                learned = branch.linked ? branch.pools : []
+                inputs.push(branch.linked ? { _tag: "Branch", headers: branch.headers, events: branch.events, encoded: branch.encoded } : { _tag: "Branch", headers: [], events: [], encoded: [] })
+                break
+              }
+              case "Publish":
+                yield* publish(out.events, out.encoded)
+                break
+              case "Commit":
+                yield* commit({ keepUpTo: out.keepUpTo, added: out.added, pruneBelow: out.pruneBelow, cursor: out.cursor, pools: learned })
+                break
+              case "Reorged":
+                f.set({
+                  reorgs: f.status.reorgs + 1,
+                  deepestReorgBlocks: Math.max(f.status.deepestReorgBlocks, out.orphanedBlocks),
+                  retractedEvents: f.status.retractedEvents + out.retracted
+                })
+                yield* Effect.logInfo("hood reorg").pipe(
+                  Effect.annotateLogs({ ancestor: String(out.ancestor), removedBlocks: out.orphanedBlocks, retracted: out.retracted, keptIdentical: out.keptIdentical })
+                )
+                break
+            }
+          }
+        }
+        f.reorg = state
+        f.set({ cursorBlock: state.cursor, windowBlocks: state.window.length })
+        return consistent
+      })
+
+    /** Is the window's tip still canonical? If not, the reorg is walked back and resolved. */
+    const checkTip = (tip: WindowBlock, head: bigint, target: bigint) =>
+      Effect.gen(function* () {
+        const canonical = tip.number <= head ? yield* header(tip.number) : null
+        return yield* drive({ _tag: "Canonical", number: tip.number, hash: canonical?.hash ?? null }, head, target, [])
+      })
 
     /** Backfill one range of final blocks (no window: they are beyond any reorg we undo). */
-    const backfill = (from: bigint, to: bigint) =>
+    const backfill = (from: bigint, to: bigint, head: bigint, target: bigint) =>
       Effect.gen(function* () {
         f.set({ mode: "backfill" })
         const logs = yield* logsIn(from, to)
@@ -523,149 +568,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         yield* timesOf(swapLogs)
         const swaps = swapEventsOf(swapLogs, (n) => times.get(n) ?? 0)
         const events = swaps.length === 0 ? ours : [...ours, ...swaps].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
-        yield* publish(events, events.map(encodeChainEvent))
-        yield* commit({ keepUpTo: null, added: [], pruneBelow: to + 1n, cursor: to, pools })
-        f.cursor = to
-        f.window = []
-        f.set({ cursorBlock: to, windowBlocks: 0 })
-      })
-
-    /**
-     * Reads blocks [from, to] as a linked branch on top of `parent` (null: unchecked). Returns
-     * undefined when the chain moved under the read (a link or a log's block hash does not match):
-     * the caller retries at the next poll.
-     */
-    const readBranch = (from: bigint, to: bigint, parent: string | null) =>
-      Effect.gen(function* () {
-        const numbers: Array<bigint> = []
-        for (let n = from; n <= to; n++) numbers.push(n)
-        const headers = yield* Effect.forEach(numbers, (n) => header(n), { concurrency: 8 })
-        let prev = parent
-        for (const h of headers) {
-          if (h === null || (prev !== null && h.parentHash !== prev)) return { linked: false as const, firstMismatch: h === null || prev === parent }
-          prev = h.hash
-        }
-        const hs = headers as ReadonlyArray<BlockHeader>
-        const logs = yield* logsIn(from, to)
-        const byNumber = new Map(hs.map((h) => [h.number, h]))
-        for (const l of logs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
-        const { events, pools, swapLogs } = yield* rangeEvents(from, to, (n) => byNumber.get(n)?.timestampMs ?? 0, logs)
-        for (const l of swapLogs) if (byNumber.get(l.blockNumber)?.hash !== l.blockHash) return { linked: false as const, firstMismatch: false }
-        const encoded = events.map(encodeChainEvent)
-        const byBlock = windowEventsOf(events, encoded)
-        const blocks: Array<WindowBlock> = hs.map((h) => ({
-          number: h.number,
-          hash: h.hash,
-          parentHash: h.parentHash,
-          events: byBlock.get(hoodPosition(h.number, 0).slice(0, BLOCK_PREFIX_LENGTH)) ?? []
-        }))
-        return { linked: true as const, headers: hs, events, encoded, blocks, pools }
-      })
-
-    const trimWindow = (window: Array<WindowBlock>): Array<WindowBlock> =>
-      window.length > options.reorgWindowBlocks ? window.slice(window.length - options.reorgWindowBlocks) : window
-
-    /** Walks back to the common ancestor, retracts what the new branch does not carry identically, publishes the new branch. */
-    const reorg = (head: bigint, target: bigint) =>
-      Effect.gen(function* () {
-        const removed: Array<WindowBlock> = []
-        const window = f.window.slice()
-        while (window.length > 0) {
-          const top = window[window.length - 1]!
-          const canonical = top.number <= head ? yield* header(top.number) : null
-          if (canonical !== null && canonical.hash === top.hash) break
-          removed.unshift(window.pop()!)
-        }
-        if (removed.length === 0) return
-        const deep = window.length === 0
-        const ancestor = deep ? removed[0]!.number - 1n : window[window.length - 1]!.number
-        if (deep) {
-          yield* Effect.logError("hood reorg deeper than the block window: events below it cannot be retracted").pipe(
-            Effect.annotateLogs({ source: options.source, oldestWindowBlock: String(removed[0]!.number), windowBlocks: options.reorgWindowBlocks })
-          )
-        }
-        // Pools seeded in the removed blocks are forgotten; the new branch teaches them again.
-        for (const [key, p] of f.pools) if (p.block > ancestor) f.pools.delete(key)
-        // The new branch as far as it goes now (bounded), to keep what it carries identically.
-        const oldTip = removed[removed.length - 1]!.number
-        const upTo = [target, oldTip, ancestor + BigInt(options.maxBlocksPerStep)].reduce((a, b) => (a < b ? a : b))
-        const branch =
-          upTo > ancestor ? yield* readBranch(ancestor + 1n, upTo, deep ? null : window[window.length - 1]!.hash) : ({ linked: false } as const)
-        const fresh = branch.linked ? branch : { headers: [], events: [], encoded: [], blocks: [] as Array<WindowBlock>, pools: [] as ReadonlyArray<PoolEntry> }
-        const kept = new Set<string>()
-        const removedEvents = removed.flatMap((b) => b.events)
-        const removedByKey = new Set(removedEvents.map((e) => `${e.id}|${e.position}|${e.digest}`))
-        fresh.events.forEach((e, i) => {
-          const key = `${e.id}|${e.position}|${digestOf(fresh.encoded[i]!)}`
-          if (removedByKey.has(key)) kept.add(key)
-        })
-        const toRetract = removedEvents.filter((e) => !kept.has(`${e.id}|${e.position}|${e.digest}`))
-        for (const e of toRetract) f.rememberRetracted(`${e.id}|${e.position}`)
-        // The new branch: identical events stay as published; the rest is published, renamed when
-        // it reuses a retracted (id, position).
-        const hashOf = new Map(fresh.headers.map((h) => [hoodPosition(h.number, 0).slice(0, BLOCK_PREFIX_LENGTH), h.hash]))
-        const branchEvents: Array<ChainEvent> = []
-        const branchEncoded: Array<Uint8Array> = []
-        const newEvents: Array<ChainEvent> = []
-        const newEncoded: Array<Uint8Array> = []
-        fresh.events.forEach((e, i) => {
-          const encoded = fresh.encoded[i]!
-          if (kept.has(`${e.id}|${e.position}|${digestOf(encoded)}`)) {
-            branchEvents.push(e)
-            branchEncoded.push(encoded)
-            return
-          }
-          const renamed = f.retracted.has(`${e.id}|${e.position}`)
-            ? withId(e, `${e.id}:r${(hashOf.get(e.position.slice(0, BLOCK_PREFIX_LENGTH)) ?? "0x").slice(2, 10)}`)
-            : e
-          const bytes = renamed === e ? encoded : encodeChainEvent(renamed)
-          branchEvents.push(renamed)
-          branchEncoded.push(bytes)
-          newEvents.push(renamed)
-          newEncoded.push(bytes)
-        })
-        const byBlock = windowEventsOf(branchEvents, branchEncoded)
-        const freshBlocks: Array<WindowBlock> = fresh.blocks.map((b) => ({
-          ...b,
-          events: byBlock.get(hoodPosition(b.number, 0).slice(0, BLOCK_PREFIX_LENGTH)) ?? []
-        }))
-        const byMint = new Map<string, Array<WindowEvent>>()
-        for (const e of toRetract) {
-          const list = byMint.get(e.mint)
-          if (list === undefined) byMint.set(e.mint, [e])
-          else list.push(e)
-        }
-        const oldTipHash = removed[removed.length - 1]!.hash
-        const firstNew = fresh.headers[0]
-        const retractions = [...byMint.entries()].map(
-          ([mint, list]) =>
-            new Retracted({
-              id: `hood:reorg:${oldTipHash}:${mint}`,
-              position: hoodPosition(ancestor + 1n, 0),
-              chain: "hood",
-              mint,
-              timestampMs: firstNew?.timestampMs ?? 0,
-              signature: "",
-              retractedIds: list.map((e) => e.id)
-            })
-        )
-        const all = [...retractions, ...newEvents]
-        yield* publish(all, [...retractions.map(encodeChainEvent), ...newEncoded])
-        const next = trimWindow([...window, ...freshBlocks])
-        const cursor = freshBlocks.length > 0 ? freshBlocks[freshBlocks.length - 1]!.number : ancestor
-        yield* commit({ keepUpTo: ancestor, added: freshBlocks, pruneBelow: next[0]?.number ?? cursor + 1n, cursor, pools: fresh.pools })
-        f.window = next
-        f.cursor = cursor
-        f.set({
-          reorgs: f.status.reorgs + 1,
-          deepestReorgBlocks: Math.max(f.status.deepestReorgBlocks, removed.length),
-          retractedEvents: f.status.retractedEvents + toRetract.length,
-          cursorBlock: cursor,
-          windowBlocks: next.length
-        })
-        yield* Effect.logInfo("hood reorg").pipe(
-          Effect.annotateLogs({ ancestor: String(ancestor), removedBlocks: removed.length, retracted: toRetract.length, keptIdentical: kept.size })
-        )
+        yield* drive({ _tag: "Backfilled", to, events, encoded: events.map(encodeChainEvent) }, head, target, pools)
       })
 
     /** One step; true when there may be more to do at once (no sleep). */
@@ -673,21 +576,18 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       const head = yield* rpc("eth_blockNumber", () => pc.getBlockNumber({ cacheTime: 0 }))
       f.set({ headBlock: head })
       const target = head - BigInt(options.confirmations)
-      const next = f.cursor === null ? options.fromBlock : f.cursor + 1n
-      const tip = f.window[f.window.length - 1]
+      const { cursor, window } = f.reorg
+      const next = cursor === null ? options.fromBlock : cursor + 1n
+      const tip = window[window.length - 1]
       // A tip that vanished or changed at its height is a reorg even when no new block is due.
       if (tip !== undefined && (tip.number > head || next > target)) {
-        const canonical = tip.number <= head ? yield* header(tip.number) : null
-        if (canonical === null || canonical.hash !== tip.hash) {
-          yield* reorg(head, target)
-          return true
-        }
+        if (!(yield* checkTip(tip, head, target))) return true
       }
       if (next > target) return false
       const finalBoundary = target - BigInt(options.reorgWindowBlocks)
-      if (f.window.length === 0 && next <= finalBoundary) {
+      if (window.length === 0 && next <= finalBoundary) {
         const to = next + BigInt(options.backfillBlocks) - 1n
-        yield* backfill(next, to < finalBoundary ? to : finalBoundary)
+        yield* backfill(next, to < finalBoundary ? to : finalBoundary, head, target)
         return true
       }
       f.set({ mode: "follow" })
@@ -695,15 +595,10 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       const upTo = to < target ? to : target
       const branch = yield* readBranch(next, upTo, tip?.hash ?? null)
       if (!branch.linked) {
-        if (tip !== undefined && branch.firstMismatch) yield* reorg(head, target)
+        if (tip !== undefined && branch.firstMismatch) yield* checkTip(tip, head, target)
         return true
       }
-      yield* publish(branch.events, branch.encoded)
-      const window = trimWindow([...f.window, ...branch.blocks])
-      yield* commit({ keepUpTo: null, added: branch.blocks, pruneBelow: window[0]!.number, cursor: upTo, pools: branch.pools })
-      f.window = window
-      f.cursor = upTo
-      f.set({ cursorBlock: upTo, windowBlocks: window.length })
+      yield* drive({ _tag: "Followed", headers: branch.headers, events: branch.events, encoded: branch.encoded }, head, target, branch.pools)
       return upTo < target
     })
 
@@ -741,10 +636,9 @@ export const make = (options: HoodIngesterOptions) =>
     const follower = new Follower(resolved)
     const start = Effect.gen(function* () {
       const { cursor, window, pools } = yield* loadState(resolved.source)
-      follower.cursor = cursor
-      follower.window = window
+      follower.reorg = ReorgWindow.initial(resolved.reorgWindowBlocks, { cursor, window })
       for (const p of pools) follower.pools.set(p.pool.toLowerCase(), p)
-      follower.set({ cursorBlock: cursor, windowBlocks: window.length })
+      follower.set({ cursorBlock: cursor, windowBlocks: follower.reorg.window.length })
     }).pipe(
       Effect.tapError((e) => Effect.logWarning("hood ingester could not load its cursor; retrying", message(e))),
       Effect.retry({ schedule: Schedule.spaced(Duration.millis(resolved.backoffMaxMs)) })

@@ -6,6 +6,8 @@
 import { Config, ConfigError, Context, Either, Layer, Redacted } from "effect"
 import { availableParallelism } from "node:os"
 import * as path from "node:path"
+import type { HoodEndpointsConfig } from "../chain/hood/HoodEndpoints.js"
+import type { SolanaEndpointsConfig } from "../chain/solana/SolanaEndpoints.js"
 import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.js"
 import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
 import { DefaultTierThresholds, type TierThresholds } from "../services/accounts/Tier.js"
@@ -36,35 +38,17 @@ export interface AppConfigShape {
   readonly maxBodyBytes: number
   readonly logLevel: "trace" | "debug" | "info" | "warning" | "error" | "none"
   readonly logFormat: LogFormat
-  readonly solana: {
-    /** Unset (with YELLOWSTONE_URL unset): the embedded Solana localnet runs in-process. */
-    readonly rpcUrl: string | undefined
-    readonly yellowstoneUrl: string | undefined
-    readonly yellowstoneToken: Redacted.Redacted<string> | undefined
-    readonly blockEngineUrl: string | undefined
+  /** The endpoints' settings (`SolanaEndpointsConfig`, declared by the chain layer) and the ingest commitment. */
+  readonly solana: SolanaEndpointsConfig & {
     readonly commitment: "processed" | "confirmed" | "finalized"
-    readonly localnetSlotMs: number
-    /** The keeper's signing key (base58, 64 bytes) for a real cluster; the localnet's keeper otherwise. */
-    readonly keeperSecretKey: Redacted.Redacted<string> | undefined
   }
-  readonly hood: {
-    /** Unset: the embedded Hood localnet (Hardhat/EDR) runs in-process with the contracts deployed. */
-    readonly rpcUrl: string | undefined
-    readonly chainId: number
-    /** Cluster mode: the deployed contracts (required with HOOD_RPC_URL). */
-    readonly factory: string | undefined
-    readonly feeSplitter: string | undefined
-    readonly uniswapV3Factory: string | undefined
-    readonly weth9: string | undefined
-    /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
-    readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
+  /** The endpoints' settings (`HoodEndpointsConfig`, declared by the chain layer) and the ingester's. */
+  readonly hood: HoodEndpointsConfig & {
     readonly fromBlock: bigint
     readonly confirmations: number
     readonly reorgWindowBlocks: number
     readonly backfillBlocks: number
     readonly pollIntervalMs: number
-    /** Embedded: mine an empty block this often (0: only a block per transaction). */
-    readonly localnetBlockMs: number
   }
   readonly keeper: {
     readonly sweepIntervalMs: number

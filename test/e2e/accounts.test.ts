@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
 
 interface Credentials {
   readonly accountId: string
@@ -37,15 +38,13 @@ const call = async (base: string, method: string, p: string, o: { apiKey?: strin
 }
 
 /** The ready line is logged just after the listener opens, so it may trail `/readyz` by a moment. */
-const readyLine = async (e: Engine): Promise<string> => {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const line = e.output().split("\n").find((l) => l.includes('message="curvestream ready"'))
-    if (line !== undefined) return line
-    if (Date.now() > deadline) throw new Error(`no ready line:\n${e.output()}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+const readyLine = (e: Engine): Promise<string> =>
+  eventually(() => e.output().split("\n").find((l) => l.includes('message="curvestream ready"')), {
+    what: "the ready line",
+    deadlineMs: 10_000,
+    intervalMs: 50,
+    detail: () => e.output()
+  })
 
 beforeAll(async () => {
   engine = await startEngine({ args: ["--quiet"] })

@@ -9,6 +9,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, freePort, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
 
 interface WsClient {
   on(event: "message", f: (data: Buffer) => void): void
@@ -58,18 +59,21 @@ describe("market-data service end to end", () => {
       ws.on("open", resolve)
       ws.on("error", reject)
     })
-    const deadline = Date.now() + 150_000
     const seen = () => [...(messages[0]?.signals ?? []), ...messages.slice(1).flatMap((m) => (m.signal === undefined ? [] : [m.signal]))]
-    while (seen().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
+    const first = await eventually(() => seen()[0], {
+      what: "a first signal on the stream",
+      deadlineMs: 150_000,
+      intervalMs: 250,
+      detail: () => engine.output().slice(-4000)
+    })
     expect(messages[0]?.type).toBe("snapshot")
-    const first = seen()[0]
     expect(first, engine.output().slice(-4000)).toBeDefined()
     // The writer flushes within a second; the tape reads ClickHouse (and the hub).
-    let found = false
-    for (let i = 0; i < 40 && !found; i++) {
-      found = (await tape(`?quality=all&limit=200`)).body.signals.some((s: { id: string }) => s.id === first!.id)
-      if (!found) await new Promise((r) => setTimeout(r, 250))
-    }
+    const found = await eventually(async () => (await tape(`?quality=all&limit=200`)).body.signals.some((s: { id: string }) => s.id === first.id), {
+      what: "the signal on the tape",
+      deadlineMs: 10_000,
+      intervalMs: 250
+    })
     expect(found).toBe(true)
     ws.close()
   }, 180_000)
@@ -77,18 +81,19 @@ describe("market-data service end to end", () => {
   it("serves the token reads with the real bearer: search finds a simulated launch, its market data and history follow", async () => {
     const get = (p: string, auth = true) => fetch(`${dataUrl}${p}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} })
     expect((await get("/v1/market/token-search?q=wif", false)).status).toBe(401)
-    let address: string | undefined
-    for (let i = 0; i < 120 && address === undefined; i++) {
-      const r = await get("/v1/market/metas")
-      expect(r.status).toBe(200)
-      const search = (await (await get("/v1/market/prices?addresses=So11111111111111111111111111111111111111112")).json()) as Record<string, unknown>
-      expect(search).toBeDefined()
-      const body = (await (await get("/v1/launches/final-stretch")).json()) as Record<string, unknown>
-      expect(body).toBeDefined()
-      const feed = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=1&fields=name`)).json()) as { tokens: Array<{ address: string }> }
-      address = feed.tokens[0]?.address
-      if (address === undefined) await new Promise((r) => setTimeout(r, 500))
-    }
+    const address = await eventually(
+      async () => {
+        const r = await get("/v1/market/metas")
+        expect(r.status).toBe(200)
+        const search = (await (await get("/v1/market/prices?addresses=So11111111111111111111111111111111111111112")).json()) as Record<string, unknown>
+        expect(search).toBeDefined()
+        const body = (await (await get("/v1/launches/final-stretch")).json()) as Record<string, unknown>
+        expect(body).toBeDefined()
+        const feed = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=1&fields=name`)).json()) as { tokens: Array<{ address: string }> }
+        return feed.tokens[0]?.address
+      },
+      { what: "a simulated launch in the new feed", deadlineMs: 60_000, intervalMs: 500, detail: () => engine.output().slice(-2000) }
+    )
     expect(address, engine.output().slice(-2000)).toBeDefined()
     const market = await get(`/v1/market/token/${address}`)
     expect(market.status).toBe(200)
@@ -104,11 +109,14 @@ describe("market-data service end to end", () => {
     // The simulation launches with its traders' keys (a launch every ~15 s by one of ten), so
     // one of the seeded agents soon has launches; records are cached 30 s.
     const handles = ["sim-early-eagle", "sim-sniper-sam", "sim-dip-buyer", "sim-whale-one", "sim-deep-pockets"]
-    let record = await get(`/api/v1/users/${handles[0]}/agent`)
-    for (let i = 0; i < 240 && !(record.body.agent?.launches > 0); i++) {
-      await new Promise((r) => setTimeout(r, 250))
-      record = await get(`/api/v1/users/${handles[i % handles.length]}/agent`)
-    }
+    let probes = 0
+    const record = await eventually(
+      async () => {
+        const r = await get(`/api/v1/users/${handles[probes++ % handles.length]}/agent`)
+        return r.body.agent?.launches > 0 ? r : undefined
+      },
+      { what: "a seeded agent with launches", deadlineMs: 60_000, intervalMs: 250, detail: () => engine.output().slice(-2000) }
+    )
     expect(record.status).toBe(200)
     expect(record.body.agent).toMatchObject({ enabled: true, launchesViaApi: 0, tier: "free" })
     expect(handles).toContain(record.body.agent.username)

@@ -17,6 +17,7 @@ import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
 
 interface HoodLocalnetFile {
   readonly rpcUrl: string
@@ -25,6 +26,8 @@ interface HoodLocalnetFile {
 }
 
 let engine: Engine
+/** The engine's last output, for a wait that timed out. */
+const engineTail = () => engine.output().slice(-4000)
 let hood: HoodLocalnetFile
 let pc: PublicClient
 let creator: HoodClients
@@ -36,17 +39,6 @@ const open = eth.tiers.find((t) => t.tier === "open")!
 const get = async (p: string) => {
   const res = await fetch(engine.url + p)
   return { status: res.status, body: (await res.json()) as any }
-}
-
-/** Polls until `check` returns a value (not undefined) or the deadline passes. */
-const eventually = async <A>(what: string, check: () => Promise<A | undefined>, deadlineMs = 30_000, pauseMs = 50): Promise<A> => {
-  const end = Date.now() + deadlineMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${engine.output().slice(-4000)}`)
-    await new Promise((r) => setTimeout(r, pauseMs))
-  }
 }
 
 const same = (a: unknown, b: string) => typeof a === "string" && a.toLowerCase() === b.toLowerCase()
@@ -102,10 +94,10 @@ describe("Hood end to end", () => {
     const curve = created.curve
 
     // Visible in the Hood `new` bucket, and as a market record with the Hood fields of spec 2.9.
-    await eventually("the new bucket to list the curve", async () => {
+    await eventually(async () => {
       const feed = await get("/api/v1/markets/feed?bucket=new&chain=hood")
       return feed.body.tokens?.some((t: { address: string }) => t.address === token) ? true : undefined
-    })
+    }, { what: "the new bucket to list the curve", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     const fresh = await get(`/api/v1/markets/hood/${token}`)
     expect(fresh.status).toBe(200)
     expect(fresh.body.market).toMatchObject({
@@ -143,10 +135,10 @@ describe("Hood end to end", () => {
     expect(first.trade.fee.toString()).toBe(quote.body.quote.fee)
     expect(BigInt(quote.body.quote.minAmountOut)).toBe((first.trade.amountOut * 9_950n) / 10_000n)
     expect(await tokenBalance(pc, created.token, trader.wallet.account.address)).toBe(first.trade.amountOut)
-    await eventually("the market to show the trade", async () => {
+    await eventually(async () => {
       const m = await get(`/api/v1/markets/hood/${token}`)
       return m.body.market?.tradesTotal === 1 ? m : undefined
-    })
+    }, { what: "the market to show the trade", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
 
     // Past the threshold: the quote caps the fill and names the refund; the chain returns exactly it.
     const crossIn = 10n * 10n ** 18n
@@ -171,29 +163,19 @@ describe("Hood end to end", () => {
     expect(onChain.state.realQuoteRaw).toBe(open.thresholdRaw)
 
     // Completed until the keeper seeds the pool (the sweep runs every second, so poll tightly).
-    const completed = await eventually(
-      "the market to show completed",
-      async () => {
+    const completed = await eventually(async () => {
         const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
         if (m?.lifecycle === "migrated") throw new Error("the market went to migrated before completed was observed")
         return m?.lifecycle === "completed" ? m : undefined
-      },
-      30_000,
-      10
-    )
+      }, { what: "the market to show completed", deadlineMs: 30_000, intervalMs: 10, detail: engineTail })
     expect(completed).toMatchObject({ buysOpen: false, sellsOpen: false, poolAddress: null, venue: null, progressBps: 10_000 })
     expect(completed.trade).toMatchObject({ routable: false })
 
     // The keeper migrates within its sweep: migrated, with migratedAt; still no poolAddress on Hood.
-    const migrated = await eventually(
-      "the curve to migrate",
-      async () => {
+    const migrated = await eventually(async () => {
         const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
         return m?.lifecycle === "migrated" ? m : undefined
-      },
-      90_000,
-      100
-    )
+      }, { what: "the curve to migrate", deadlineMs: 90_000, intervalMs: 100, detail: engineTail })
     expect(migrated).toMatchObject({
       buysOpen: true,
       sellsOpen: true,
@@ -216,10 +198,10 @@ describe("Hood end to end", () => {
     expect(migration.args.dexVersion).toBe(3)
     expect((await readCurve(pc, curve)).phase).toBe("migrated")
 
-    const mark = await eventually("the mark to answer", async () => {
+    const mark = await eventually(async () => {
       const r = await get(`/api/v1/markets/hood/${token}/mark`)
       return r.status === 200 ? r.body : undefined
-    })
+    }, { what: "the mark to answer", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(mark.success).toBe(true)
     expect(mark.mark).toMatchObject({
       chain: "hood",
@@ -263,10 +245,10 @@ describe("Hood end to end", () => {
       payWithEth: true
     })
     expect(swapReceipt.status).toBe("success")
-    const afterSwap = await eventually("the pool trade to reach the market", async () => {
+    const afterSwap = await eventually(async () => {
       const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
       return m?.tradesTotal === beforeSwap.tradesTotal + 1 ? m : undefined
-    })
+    }, { what: "the pool trade to reach the market", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(afterSwap.lifecycle).toBe("migrated")
     expect(parseUnits(afterSwap.volumeTotal, 18) - parseUnits(beforeSwap.volumeTotal, 18)).toBe(swapIn)
     const [sqrtAfter] = (await pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "slot0", blockNumber: swapReceipt.blockNumber })) as readonly [

@@ -16,6 +16,7 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
 
 interface Localnet {
   readonly rpcUrl: string
@@ -108,15 +109,15 @@ describe("crash and restart", () => {
 
     const second = await startEngine({ args: ["--quiet"], env: env(), dataDir: first.dataDir })
     engines.push(second)
-    const deadline = Date.now() + 30_000
-    let record = await market(second, mint.address)
-    while ((record?.tradesTotal ?? 0) < landed && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100))
-      record = await market(second, mint.address)
-    }
+    await eventually(async () => ((await market(second, mint.address))?.tradesTotal ?? 0) >= landed, {
+      what: `the restarted engine to count ${landed} trades`,
+      deadlineMs: 30_000,
+      intervalMs: 100,
+      detail: () => second.output().slice(-3000)
+    })
     // Let anything duplicated show itself before judging.
     await new Promise((r) => setTimeout(r, 1_000))
-    record = await market(second, mint.address)
+    const record = await market(second, mint.address)
 
     const curveAccount = await sender.rpc.getAccountInfo((await findCurveAddresses(mint.address)).curve, { encoding: "base64", commitment: "confirmed" }).send()
     const curve = decodeCurve(Buffer.from(curveAccount.value!.data[0], "base64"))!

@@ -16,8 +16,11 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
 
 let engine: Engine
+/** The engine's last output, for a wait that timed out. */
+const engineTail = () => engine.output().slice(-3000)
 let sender: RpcSender
 let trader: KeyPairSigner
 
@@ -27,17 +30,6 @@ const open = sol.tiers.find((t) => t.tier === "open")!
 const get = async (p: string) => {
   const res = await fetch(engine.url + p)
   return { status: res.status, body: (await res.json()) as any }
-}
-
-/** Polls until `check` returns a value (not undefined) or the deadline passes. */
-const eventually = async <A>(what: string, check: () => Promise<A | undefined>, deadlineMs = 20_000): Promise<A> => {
-  const end = Date.now() + deadlineMs
-  for (;;) {
-    const v = await check()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${engine.output().slice(-3000)}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }
 
 const buy = async (mint: KeyPairSigner["address"], amountInRaw: bigint) => {
@@ -91,10 +83,10 @@ describe("Solana end to end", () => {
     const address = mint.address
 
     // Visible in the `new` bucket within the deadline.
-    await eventually("the new bucket to list the curve", async () => {
+    await eventually(async () => {
       const feed = await get("/api/v1/markets/feed?bucket=new&chain=solana")
       return feed.body.tokens?.some((t: { address: string }) => t.address === address) ? true : undefined
-    })
+    }, { what: "the new bucket to list the curve", deadlineMs: 20_000, intervalMs: 50, detail: engineTail })
     const fresh = await get(`/api/v1/markets/solana/${address}`)
     expect(fresh.status).toBe(200)
     expect(fresh.body.market).toMatchObject({
@@ -111,32 +103,28 @@ describe("Solana end to end", () => {
     expect(quote.body).toMatchObject({ success: true, chain: "solana", side: "buy", amountIn: amountIn.toString(), crossingModel: "full-fill-surplus" })
     expect(quote.body.quote.crossesGraduation).toBe(false)
     await buy(address, amountIn)
-    const received = await eventually("the buy to confirm", async () => {
+    const received = await eventually(async () => {
       const b = await tokenBalance(address).catch(() => 0n)
       return b > 0n ? b : undefined
-    })
+    }, { what: "the buy to confirm", deadlineMs: 20_000, intervalMs: 50, detail: engineTail })
     expect(received.toString()).toBe(quote.body.quote.amountOut)
     expect(BigInt(quote.body.quote.minAmountOut)).toBe((received * 9_950n) / 10_000n)
 
     // The market record follows the trade.
-    await eventually("the market to show the trade", async () => {
+    await eventually(async () => {
       const m = await get(`/api/v1/markets/solana/${address}`)
       return m.body.market.tradesTotal === 1 ? m : undefined
-    })
+    }, { what: "the market to show the trade", deadlineMs: 20_000, intervalMs: 50, detail: engineTail })
 
     // Past the threshold: the quote says it crosses, the buy completes the curve, the keeper migrates it.
     const crossing = await get(`/api/v1/markets/solana/${address}/quote?side=buy&amountIn=${100n * 10n ** 9n}`)
     expect(crossing.body.quote.crossesGraduation).toBe(true)
     expect(crossing.body.quote.refund).toBeUndefined()
     await buy(address, 100n * 10n ** 9n)
-    const migrated = await eventually(
-      "the curve to migrate",
-      async () => {
+    const migrated = await eventually(async () => {
         const m = await get(`/api/v1/markets/solana/${address}`)
         return m.body.market.lifecycle === "migrated" ? m.body.market : undefined
-      },
-      30_000
-    )
+      }, { what: "the curve to migrate", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(migrated).toMatchObject({ buysOpen: true, sellsOpen: true, venue: "dex", feeBps: 50, migration: { status: "completed" } })
     expect(typeof migrated.poolAddress).toBe("string")
     expect(Date.parse(migrated.migration.migratedAt)).toBeGreaterThan(0)

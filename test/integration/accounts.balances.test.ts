@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
 import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { BALANCE_TTL_MS_MAX, cached, solanaBalanceReader, solanaLayer } from "../../src/services/accounts/BalanceReader.js"
-import { call, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { call, startHarness } from "../support/accountsHarness.js"
+import { eventually } from "../support/eventually.js"
 
 describe("Solana balance reader", () => {
   let scope: Scope.CloseableScope
@@ -25,7 +26,7 @@ describe("Solana balance reader", () => {
 
   const settle = async () => {
     const target = localnet.ledger.slot + 40n
-    while (localnet.ledger.slot < target) await new Promise((r) => setTimeout(r, 20))
+    await eventually(() => localnet.ledger.slot >= target, { what: `slot ${target}`, intervalMs: 20 })
   }
 
   it("reads held and staked balances from the owner's token accounts", async () => {

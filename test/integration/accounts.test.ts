@@ -13,7 +13,7 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { provisionLocalAccount } from "../../src/services/accounts/LocalAccount.js"
-import { call, type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { call, type Harness, startHarness } from "../support/accountsHarness.js"
 import { LevelScopes } from "../../src/services/keys/Scopes.js"
 
 describe("device authorization", () => {

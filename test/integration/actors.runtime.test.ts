@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Duration, Effect, ExecutionStrategy, Exit, Logger, Schedule, Scope } from "effect"
+import { Deferred, Effect, ExecutionStrategy, Exit, Logger, Scope } from "effect"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
 import { marketActorDefinition } from "../../actors/MarketActors.js"
@@ -17,6 +17,7 @@ import { type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
 import * as Database from "../../src/db/Database.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 const SOL = 1_000_000_000n
 
@@ -24,12 +25,6 @@ const publish = (bus: BusShape, events: ReadonlyArray<ChainEvent>) =>
   bus.publish(
     Topics.chainEvents,
     events.map((e) => ({ key: busKey(e), value: encodeFast(e) }))
-  )
-
-const eventually = (check: () => boolean, what: string, timeoutMs = 20_000) =>
-  Effect.suspend(() => (check() ? Effect.void : Effect.fail("not yet" as const))).pipe(
-    Effect.retry(Schedule.spaced("5 millis")),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${what}`) })
   )
 
 const captureLogs = () => {
@@ -74,7 +69,7 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       const logs = captureLogs()
       const { bus, index, runtime } = yield* start(definition, { shards: 1 }).pipe(Effect.provide(logs.layer))
       yield* publish(bus, events)
-      yield* eventually(() => runtime.stats().applied + runtime.stats().skipped + runtime.stats().defects === events.length, "every event")
+      yield* eventuallyEffect(Effect.sync(() => runtime.stats().applied + runtime.stats().skipped + runtime.stats().defects === events.length), { what: "every event", deadlineMs: 20_000, intervalMs: 5 })
       expect(runtime.stats().defects).toBe(1)
       expect(index.market("solana", "So1Faulty")?.stats.tradesTotal).toBe(2) // the two around the faulty one
       expect(index.market("solana", "So1Healthy")?.stats.tradesTotal).toBe(1)
@@ -104,10 +99,11 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       const events = [m.created(), ...m.buy("a", SOL), ...m.buy("b", SOL)]
       yield* publish(bus, events)
       // Applied and visible at once...
-      yield* eventually(() => index.market("solana", "So1Commit")?.stats.tradesTotal === 2, "the index")
-      yield* eventually(() => saves > 0, "a flush to start")
-      // ...but nothing committed while the flush is held.
-      yield* Effect.sleep(Duration.millis(100))
+      yield* eventuallyEffect(Effect.sync(() => index.market("solana", "So1Commit")?.stats.tradesTotal === 2), { what: "the index", deadlineMs: 20_000, intervalMs: 5 })
+      yield* eventuallyEffect(Effect.sync(() => saves > 0), { what: "a flush to start", deadlineMs: 20_000, intervalMs: 5 })
+      // ...but nothing committed while the flush is held, though the committer got as far as it
+      // can: it is parked on the flush (the receipt), past applying the batch.
+      yield* eventuallyEffect(Effect.sync(() => runtime.stats().checkpoint.flushWaiters > 0), { what: "the committer to wait for the flush", intervalMs: 5 })
       const committedWhileHeld = yield* bus.committed("actors", Topics.chainEvents)
       const ends = yield* bus.endOffsets(Topics.chainEvents)
       const partition = bus.partitionFor(Topics.chainEvents, busKey(events[0]!))
@@ -118,10 +114,11 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       expect(rows).toHaveLength(0)
       // Release: the state lands in PostgreSQL, then the offset is committed.
       yield* Deferred.succeed(gate, undefined)
-      yield* Effect.flatMap(bus.committed("actors", Topics.chainEvents), (c) => ((c.get(partition) ?? 0) === events.length ? Effect.void : Effect.fail("not yet"))).pipe(
-        Effect.retry(Schedule.spaced("5 millis")),
-        Effect.timeout(Duration.seconds(10))
-      )
+      yield* eventuallyEffect(Effect.map(bus.committed("actors", Topics.chainEvents), (c) => (c.get(partition) ?? 0) === events.length), {
+        what: "the offset commit after the release",
+        deadlineMs: 10_000,
+        intervalMs: 5
+      })
       const [row] = yield* sql<{ position: string }>`SELECT position FROM checkpoints WHERE owner = 'test-commit' AND key = 'solana:So1Commit'`
       expect(row?.position).toBe(events[events.length - 1]!.position)
     })
@@ -136,10 +133,10 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       const markets = ["So1A", "So1B", "So1C"].map((mint) => new SimMarket(clock, { mint }))
       const events = [...markets.map((m) => m.created()), ...markets[0]!.buy("x", SOL)]
       yield* publish(bus, events)
-      yield* eventually(() => runtime.stats().received === events.length && runtime.stats().refused === 1, "the refusal")
+      yield* eventuallyEffect(Effect.sync(() => runtime.stats().received === events.length && runtime.stats().refused === 1), { what: "the refusal", deadlineMs: 20_000, intervalMs: 5 })
       expect(index.size()).toBe(2)
       expect(index.market("solana", "So1C")).toBeUndefined()
-      yield* eventually(() => index.market("solana", "So1A")?.stats.tradesTotal === 1, "the existing market")
+      yield* eventuallyEffect(Effect.sync(() => index.market("solana", "So1A")?.stats.tradesTotal === 1), { what: "the existing market", deadlineMs: 20_000, intervalMs: 5 })
       expect(logs.lines.some((l) => l.includes("live keys reached") && l.includes("solana:So1C"))).toBe(true)
     })
   )

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { json } from "../../api/Http.js"
 import type { AccountApi } from "../../api/routes/AccountRoutes.js"
 import type { RouteDef } from "../../api/Router.js"
-import { call, type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { call, type Harness, startHarness } from "../support/accountsHarness.js"
+import { eventually } from "../support/eventually.js"
 
 const HOLDER = "Ho1der1111111111111111111111111111111111111"
 const testRoutes = (api: AccountApi): ReadonlyArray<RouteDef> => {
@@ -67,11 +68,13 @@ describe("authentication and limits", () => {
     }
     expect((await hit("/test/launch", k.key)).status).toBe(200)
     // lastUsedAt is written off the request path.
-    const deadline = Date.now() + 5_000
-    let used: Array<{ last_used_at: Date | null }> = []
-    while (Date.now() < deadline && (used = [...(await h.query<{ last_used_at: Date | null }>("SELECT last_used_at FROM agent_keys WHERE prefix = $1", k.keyPrefix))])[0]?.last_used_at == null) {
-      await new Promise((r) => setTimeout(r, 20))
-    }
+    const used = await eventually(
+      async () => {
+        const rows = await h.query<{ last_used_at: Date | null }>("SELECT last_used_at FROM agent_keys WHERE prefix = $1", k.keyPrefix)
+        return rows[0]?.last_used_at == null ? undefined : rows
+      },
+      { what: "lastUsedAt to be written", deadlineMs: 5_000, intervalMs: 20 }
+    )
     expect(used[0]?.last_used_at).toBeInstanceOf(Date)
     await call(h.url, "DELETE", `/api/v1/agent/keys/${k.keyPrefix}`, { session })
     const revoked = await hit("/test/launch", k.key)

@@ -17,6 +17,7 @@ import { afterEach, describe, expect, it } from "vitest"
 import type { BusRecord } from "../../ingest/bus/Bus.js"
 import { make } from "../../ingest/bus/EmbeddedBus.js"
 import { RESTART_GROUP, RESTART_PARTITIONS, RESTART_TOPIC, restartKey, restartValue } from "../../ingest/bus/testing/restartChild.js"
+import { eventually } from "../support/eventually.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const childScript = path.join(root, "ingest/bus/testing/restartChild.ts")
@@ -57,15 +58,6 @@ const startChild = (dir: string) => {
     child.on("exit", (code, signal) => resolve({ code, signal }))
   )
   return { child, acks, batches, lines, exited, stderr: () => stderr }
-}
-
-/** Polls `condition` until true; throws after `timeoutMs` with `what` (never a bare sleep). */
-const until = async (condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 const children: Array<ChildProcess> = []
@@ -150,7 +142,7 @@ describe("embedded bus across a process restart", () => {
     dirs.push(dir)
     const run = startChild(dir)
     children.push(run.child)
-    await until(() => run.acks.length >= 4000 && run.batches.length >= 40, "the child to publish and consume").catch((e: unknown) => {
+    await eventually(() => run.acks.length >= 4000 && run.batches.length >= 40, { what: "the child to publish and consume", deadlineMs: 30_000, intervalMs: 10 }).catch((e: unknown) => {
       throw new Error(`${String(e)}\nchild stderr:\n${run.stderr()}`)
     })
     run.child.kill("SIGKILL")
@@ -169,7 +161,7 @@ describe("embedded bus across a process restart", () => {
     dirs.push(dir)
     const run = startChild(dir)
     children.push(run.child)
-    await until(() => run.acks.length >= 2000 && run.batches.length >= 20, "the child to publish and consume")
+    await eventually(() => run.acks.length >= 2000 && run.batches.length >= 20, { what: "the child to publish and consume", deadlineMs: 30_000, intervalMs: 10 })
     run.child.kill("SIGTERM")
     const exit = await run.exited
     expect(exit.code).toBe(0)
@@ -183,7 +175,7 @@ describe("embedded bus across a process restart", () => {
     // A second generation on the same directory: offsets continue, the group resumes at its commits.
     const again = startChild(dir)
     children.push(again.child)
-    await until(() => again.acks.length >= 200 && new Set(again.batches.map((b) => b.partition)).size === RESTART_PARTITIONS, "the second child")
+    await eventually(() => again.acks.length >= 200 && new Set(again.batches.map((b) => b.partition)).size === RESTART_PARTITIONS, { what: "the second child", deadlineMs: 30_000, intervalMs: 10 })
     for (let p = 0; p < RESTART_PARTITIONS; p++) {
       expect(again.acks.find((a) => a.partition === p)?.offset).toBe(ends.get(p))
       expect(again.batches.find((b) => b.partition === p)?.first).toBe(ends.get(p))

@@ -5,7 +5,7 @@
  * retracted (dirty) minutes in the range; token and wallet trade reads; and what is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Logger, LogLevel, Schedule, type Scope } from "effect"
+import { Effect, Logger, LogLevel, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -20,6 +20,7 @@ import * as TradeWriter from "../../clickhouse/writer/TradeWriter.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { busKey, type ChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -40,13 +41,6 @@ const run = <A, E>(program: Effect.Effect<A, E, ClickHouse | Bus | Scope.Scope>)
     )
   ).pipe(Logger.withMinimumLogLevel(LogLevel.Error))
 
-const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string, timeoutMs = 20_000) =>
-  check.pipe(
-    Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail("not yet" as const))),
-    Effect.retry(Schedule.spaced("10 millis")),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${what}`) })
-  )
-
 const caughtUp = (bus: BusShape) =>
   Effect.gen(function* () {
     const end = yield* bus.endOffsets(topic)
@@ -62,7 +56,7 @@ const write = (events: ReadonlyArray<ChainEvent>) =>
     for (let i = 0; i < events.length; i += 500) {
       yield* bus.publish(topic, events.slice(i, i + 500).map((e) => ({ key: busKey(e), value: encodeChainEvent(e) })))
     }
-    yield* eventually(caughtUp(bus), "the writer to catch up")
+    yield* eventuallyEffect(caughtUp(bus), { what: "the writer to catch up", deadlineMs: 20_000, intervalMs: 10 })
   })
 
 const T0 = Date.UTC(2024, 4, 10, 21, 0, 0) // three hours before a UTC midnight

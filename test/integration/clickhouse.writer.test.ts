@@ -7,7 +7,7 @@
  * Waits are on receipts (the group's committed offsets, the writer's counters), never sleeps.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Logger, LogLevel, Schedule, Scope } from "effect"
+import { Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,6 +23,7 @@ import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { chdbAndTempBus } from "../support/chdbAndBus.js"
 import { busKey, type ChainEvent, Retracted, solanaPosition, Trade } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -121,14 +122,6 @@ const expectedCandles = (trades: ReadonlyArray<Trade>) => {
 const publish = (events: ReadonlyArray<ChainEvent>) =>
   Effect.flatMap(Bus, (bus) => bus.publish(topic, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))))
 
-/** Polls `check` until it holds; fails after `timeoutMs`. */
-const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string, timeoutMs = 20_000) =>
-  check.pipe(
-    Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail("not yet" as const))),
-    Effect.retry(Schedule.spaced("10 millis")),
-    Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${what}`) })
-  )
-
 /** True once the group has committed everything published (the writer's receipt). */
 const caughtUp = (bus: BusShape) =>
   Effect.gen(function* () {
@@ -138,7 +131,7 @@ const caughtUp = (bus: BusShape) =>
     return true
   })
 
-const drained = Effect.flatMap(Bus, (bus) => eventually(caughtUp(bus), "the writer to commit everything published"))
+const drained = Effect.flatMap(Bus, (bus) => eventuallyEffect(caughtUp(bus), { what: "the writer to commit everything published", deadlineMs: 20_000, intervalMs: 10 }))
 
 /** Runs a writer in its own scope, so a test can stop it (flush + commit) and start another. */
 const startWriter = (options: Partial<TradeWriter.TradeWriterOptions> = {}) =>
@@ -303,10 +296,7 @@ describe("TradeWriter (bus -> chDB)", () => {
         )
         const first = yield* startWriter({ batchRows: 50, flushIntervalMs: 600_000 })
         yield* publish(trades)
-        yield* eventually(
-          Effect.map(first.writer.stats, (s) => s.flushesBySize === 2 && s.bufferedRows === 20),
-          "two size-triggered flushes"
-        )
+        yield* eventuallyEffect(Effect.map(first.writer.stats, (s) => s.flushesBySize === 2 && s.bufferedRows === 20), { what: "two size-triggered flushes", deadlineMs: 20_000, intervalMs: 10 })
         const stats = yield* first.writer.stats
         expect(stats.flushesByTime).toBe(0)
         expect(stats.recentBatchRows).toEqual([50, 50])
@@ -364,7 +354,7 @@ describe("TradeWriter (bus -> chDB)", () => {
         }).pipe(Effect.provide(Layer.succeed(ClickHouse, faulty(real, faults))))
         faults.down = true
         yield* publish(trades)
-        yield* eventually(Effect.map(writer.stats, (s) => s.failedBatches >= 4 && s.offerWaits > 0), "failed flushes and waiting partitions")
+        yield* eventuallyEffect(Effect.map(writer.stats, (s) => s.failedBatches >= 4 && s.offerWaits > 0), { what: "failed flushes and waiting partitions", deadlineMs: 20_000, intervalMs: 10 })
         const during = yield* writer.stats
         expect(during.bufferedRowsHighWater).toBeLessThanOrEqual(100)
         const bus = yield* Bus
@@ -477,7 +467,7 @@ describe("MarketSnapshotWriter", () => {
         yield* writer.record(Array.from({ length: 10 }, (_, i) => snapshot("MintSnap", i)))
         yield* writer.record([snapshot("MintSnap", 3)]) // re-sent: collapses
         const count = ch.query<{ n: string }>("SELECT toString(count()) AS n FROM market_snapshots FINAL WHERE mint = 'MintSnap'")
-        yield* eventually(Effect.map(count, ([r]) => r?.n === "10"), "10 snapshots")
+        yield* eventuallyEffect(Effect.map(count, ([r]) => r?.n === "10"), { what: "10 snapshots", deadlineMs: 20_000, intervalMs: 10 })
         const [row] = yield* ch.query<Record<string, unknown>>(
           "SELECT lifecycle, progress_bps, real_quote_raw, market_cap_quote_raw, market_cap_usd, migration_status FROM market_snapshots FINAL WHERE mint = 'MintSnap' AND ts = fromUnixTimestamp64Milli({ms:Int64}, 'UTC')",
           { ms: T0 + 3_000 }
@@ -513,7 +503,7 @@ describe("MarketSnapshotWriter", () => {
         expect(yield* writer.tryRecord([snapshot("MintSnapFull", 3)])).toBe(false)
         expect((yield* writer.stats).dropped).toBe(1)
         faults.down = false
-        yield* eventually(Effect.map(writer.stats, (s) => s.flushedRows === 3), "the buffered snapshots to land")
+        yield* eventuallyEffect(Effect.map(writer.stats, (s) => s.flushedRows === 3), { what: "the buffered snapshots to land", deadlineMs: 20_000, intervalMs: 10 })
         yield* Scope.close(scope, Exit.void)
       })
     )

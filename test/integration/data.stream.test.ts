@@ -13,20 +13,21 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildSignal, type Pattern, type Signal } from "../../actors/signals/Signal.js"
+import { buildSignal, type Pattern, type Signal } from "../../src/domain/Signal.js"
 import { type RunningDataServer, serveData } from "../../api/data/DataServer.js"
 import { dataRoutes } from "../../api/data/DataRoutes.js"
-import { replayRunner } from "../../api/data/DataService.js"
+import { replayRunner } from "../../src/DataService.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { make as makeReplayJobs } from "../../src/services/strategy/ReplayJobs.js"
 import { CLOSE_SLOW_CLIENT, CLOSE_TOO_MANY_STREAMS } from "../../api/data/SignalStream.js"
 import { ClickHouse } from "../../clickhouse/ClickHouse.js"
 import * as SignalWriter from "../../clickhouse/writer/SignalWriter.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
-import { call, type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { call, type Harness, startHarness } from "../support/accountsHarness.js"
 import { SignalHub } from "../../src/services/signals/SignalHub.js"
 import { seedTrackingData } from "../../src/services/tracking/Seed.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
+import { eventually } from "../support/eventually.js"
 
 // `ws` is installed (a dependency of @effect/platform-node) without type declarations: the few members used here.
 interface WsClient {
@@ -180,11 +181,11 @@ describe("market-data listener: strategy lab behind the data bearer", () => {
     const started = await post("/v1/strategy-lab/replay", keys.max, body)
     expect(started.status).toBe(202)
     let job: any
-    await until(async () => {
+    await eventually(async () => {
       const res = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.max}` } })
       job = JSON.parse(await res.text())
       return job.status === "done" || job.status === "failed"
-    }, "the replay")
+    }, { what: "the replay", deadlineMs: 5_000, intervalMs: 10 })
     expect(job.status).toBe("done")
     expect(job.result.verdict).toBe("insufficient")
     const foreign = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.free}` } })
@@ -312,14 +313,6 @@ const connect = (key: string, query = "") => {
   return { ws, messages, closed, opened, pings: () => pings }
 }
 
-const until = async (cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 describe("market-data listener: /v1/signals/stream", () => {
   it("snapshot of the newest 100 (oldest first), then each new signal in order, with filters and pings", async () => {
     const before = Array.from({ length: 150 }, () => sig({ pattern: "large_move", chain: "hood", confidence: 75 }))
@@ -328,7 +321,7 @@ describe("market-data listener: /v1/signals/stream", () => {
     const all = connect(keys.max, "?chain=hood")
     const kol = connect(keys.max, "?chain=hood&event_kind=kol_mention,deployer&quality=all")
     await Promise.all([all.opened, kol.opened])
-    await until(() => all.messages.length >= 1 && kol.messages.length >= 1, "snapshots")
+    await eventually(() => all.messages.length >= 1 && kol.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
     expect(all.messages[0]!.type).toBe("snapshot")
     expect(all.messages[0]!.signals!.map((s) => s.id)).toEqual(before.slice(50).map((s) => s.id))
     expect(kol.messages[0]!.signals!.map((s) => s.pattern).every((p) => p === "kol_mention" || p === "deployer")).toBe(true)
@@ -341,10 +334,10 @@ describe("market-data listener: /v1/signals/stream", () => {
       sig({ pattern: "large_move", chain: "hood", confidence: 99 })
     ]
     for (const s of live) hub.publish([s])
-    await until(() => all.messages.length >= 4 && kol.messages.length >= 3, "live signals")
+    await eventually(() => all.messages.length >= 4 && kol.messages.length >= 3, { what: "live signals", deadlineMs: 5_000, intervalMs: 10 })
     expect(all.messages.slice(1).map((m) => [m.type, m.signal!.id])).toEqual([live[0], live[1], live[4]].map((s) => ["signal", s!.id]))
     expect(kol.messages.slice(1).map((m) => m.signal!.id)).toEqual([live[0]!.id, live[3]!.id])
-    await until(() => all.pings() >= 2, "two pings")
+    await eventually(() => all.pings() >= 2, { what: "two pings", deadlineMs: 5_000, intervalMs: 10 })
     all.ws.close()
     kol.ws.close()
     await Promise.all([all.closed, kol.closed])
@@ -362,7 +355,7 @@ describe("market-data listener: /v1/signals/stream", () => {
   it("8 open sockets per account: the 9th is closed with 4029; closing one makes room", async () => {
     const eight = Array.from({ length: 8 }, () => connect(keys.many))
     await Promise.all(eight.map((c) => c.opened))
-    await until(() => eight.every((c) => c.messages.length >= 1), "eight snapshots")
+    await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 10 })
     expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
     const ninth = connect(keys.many)
     const refused = await ninth.closed
@@ -371,12 +364,12 @@ describe("market-data listener: /v1/signals/stream", () => {
     // Another account is not affected.
     const other = connect(keys.pro)
     await other.opened
-    await until(() => other.messages.length >= 1, "other account's snapshot")
+    await eventually(() => other.messages.length >= 1, { what: "other account's snapshot", deadlineMs: 5_000, intervalMs: 10 })
     eight[0]!.ws.close()
     await eight[0]!.closed
     const again = connect(keys.many)
     await again.opened
-    await until(() => again.messages.length >= 1, "a socket after one closed")
+    await eventually(() => again.messages.length >= 1, { what: "a socket after one closed", deadlineMs: 5_000, intervalMs: 10 })
     for (const c of [...eight.slice(1), again, other]) c.ws.close()
     await Promise.all([...eight.slice(1), again, other].map((c) => c.closed))
     expect(server.stream.stats()).toMatchObject({ open: 0, topics: 0 })
@@ -386,7 +379,7 @@ describe("market-data listener: /v1/signals/stream", () => {
     const slow = connect(keys.slow, "?chain=hood&event_kind=dormancy")
     const healthy = connect(keys.free, "?chain=hood&event_kind=dormancy")
     await Promise.all([slow.opened, healthy.opened])
-    await until(() => slow.messages.length >= 1 && healthy.messages.length >= 1, "snapshots")
+    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
     slow.ws.pause()
     const droppedBefore = server.stream.stats().droppedSlow
     const filler = Array.from({ length: 200 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
@@ -404,7 +397,7 @@ describe("market-data listener: /v1/signals/stream", () => {
     const after = Array.from({ length: 5 }, () => sig({ pattern: "dormancy", chain: "hood" }))
     hub.publish(after)
     published += after.length
-    await until(() => healthy.messages.length >= 1 + published, "the healthy client's signals", 20_000)
+    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 10 })
     expect(healthy.messages.slice(-5).map((m) => m.signal!.id)).toEqual(after.map((s) => s.id))
     slow.ws.resume()
     const closed = await slow.closed

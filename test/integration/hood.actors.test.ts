@@ -40,22 +40,13 @@ import {
 } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
-import { mulberry32 } from "../../src/sim/SeededRandom.js"
+import { mulberry32 } from "../../src/domain/SeededRandom.js"
+import { eventually } from "../support/eventually.js"
 
 const ETH = 10n ** 18n
 const SEED = Number(process.env["HOOD_SIM_SEED"] ?? 20261121)
 
 const rng = mulberry32
-
-const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 20_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 /** What a reorg must not change (see the header). */
 const projection = (core: MarketCore) => ({
@@ -102,7 +93,7 @@ const runSimulation = async (seed: number, withReorgs: boolean): Promise<RunResu
 
     const caughtUp = async () => {
       const head = await pc.getBlockNumber()
-      await until(async () => ((await runtime.runPromise(ingester.status)).cursorBlock ?? -1n) >= head || undefined, `ingester at ${head}`)
+      await eventually(async () => ((await runtime.runPromise(ingester.status)).cursorBlock ?? -1n) >= head || undefined, { what: `ingester at ${head}`, deadlineMs: 20_000, intervalMs: 5 })
     }
     let reorgs = 0
     /** Runs phantom operations on a branch the chain then drops (after the ingester published them). */
@@ -161,7 +152,7 @@ const runSimulation = async (seed: number, withReorgs: boolean): Promise<RunResu
     await caughtUp()
     const total = async () => [...(await runtime.runPromise(bus.endOffsets(Topics.chainEvents))).values()].reduce((a, b) => a + b, 0)
     const published = await total()
-    await until(() => (actors.stats().received >= published ? true : undefined), "the actors to drain the bus")
+    await eventually(() => (actors.stats().received >= published ? true : undefined), { what: "the actors to drain the bus", deadlineMs: 20_000, intervalMs: 5 })
     const status = await runtime.runPromise(ingester.status)
     const states: Record<string, ReturnType<typeof projection>> = {}
     const records: Record<string, Record<string, unknown>> = {}

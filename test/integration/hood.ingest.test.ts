@@ -40,18 +40,9 @@ import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
 import { type ChainEvent, hoodPosition } from "../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { HoodIngester, type HoodIngesterOptions, type HoodIngesterStatus } from "../../ingest/hood/HoodIngester.js"
+import { eventually } from "../support/eventually.js"
 
 const ETH = 10n ** 18n
-
-const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 15_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 let net: StartedHoodLocalnet
 let database: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
@@ -118,7 +109,7 @@ const world = async () => {
   /** Waits until the ingester has published through the node's current head. */
   const caughtUp = async () => {
     const head = await publicClientOf(net).getBlockNumber()
-    await until(async () => ((await status()).cursorBlock ?? -1n) >= head || undefined, `cursor at ${head}`)
+    await eventually(async () => ((await status()).cursorBlock ?? -1n) >= head || undefined, { what: `cursor at ${head}`, deadlineMs: 15_000, intervalMs: 5 })
   }
   const dispose = async () => {
     await stop()
@@ -175,10 +166,10 @@ describe("Hood ingester", () => {
     const cancel = await cancelMigration(keeper, c.curve)
     const claim = await claimRecovery(trader, c.curve, c.token, half / 3n)
 
-    const events = await until(() => {
+    const events = await eventually(() => {
       const e = w.ofMint(c.token)
       return e.length >= 7 ? e : undefined
-    }, "seven events")
+    }, { what: "seven events", deadlineMs: 15_000, intervalMs: 5 })
     expect(events.map((e) => e._tag)).toEqual(["CurveCreated", "Trade", "Trade", "Trade", "CurveCompleted", "RecoverySnapshot", "RecoverySnapshot"])
     const [createdE, buyE, sellE, crossE, completedE, startedE, claimedE] = events as [ChainEvent, ...Array<ChainEvent>]
     expect(createdE).toMatchObject({ ...at(c.receipt, net.addresses.factory), curve: c.curve, dexVersion: "v3", quoteMint: zeroAddress, mode: "open" })
@@ -224,7 +215,7 @@ describe("Hood ingester", () => {
     const c = await launch(clientsFor(net, 6), "migrates")
     await buy(clientsFor(net, 7), c.curve, { amountInRaw: 3n * ETH, quoteToken: zeroAddress })
     const m = await migrate(clientsFor(net, net.roles.keeper), c.curve)
-    const e = await until(() => w.ofMint(c.token).find((x) => x._tag === "CurveMigrated"), "CurveMigrated")
+    const e = await eventually(() => w.ofMint(c.token).find((x) => x._tag === "CurveMigrated"), { what: "CurveMigrated", deadlineMs: 15_000, intervalMs: 5 })
     expect(e).toMatchObject({ ...at(m.receipt, c.curve, m.receipt.logs.filter((l) => l.address.toLowerCase() === c.curve.toLowerCase()).length - 1), pool: null, dexPool: m.event.pool, feeBps: 30 })
     expect(e).toMatchObject({ quoteRaw: m.event.quoteAmount, tokensRaw: m.event.tokenAmount })
   })
@@ -248,7 +239,7 @@ describe("Hood ingester", () => {
       })
     const first = await swap(ETH / 10n)
     const firstAt = at(first, pool)
-    const trade = await until(() => w.ofMint(c.token).find((e) => e.id === firstAt.id), "the first pool swap")
+    const trade = await eventually(() => w.ofMint(c.token).find((e) => e.id === firstAt.id), { what: "the first pool swap", deadlineMs: 15_000, intervalMs: 5 })
     expect(trade).toMatchObject({
       _tag: "Trade",
       position: firstAt.position,
@@ -269,7 +260,7 @@ describe("Hood ingester", () => {
     const second = await swap(ETH / 20n)
     await w.start()
     const secondAt = at(second, pool)
-    await until(() => w.ofMint(c.token).find((e) => e.id === secondAt.id), "the swap made while stopped")
+    await eventually(() => w.ofMint(c.token).find((e) => e.id === secondAt.id), { what: "the swap made while stopped", deadlineMs: 15_000, intervalMs: 5 })
     expect(w.ofMint(c.token).filter((e) => e._tag === "Trade" && (e as { venue: string }).venue === "pool")).toHaveLength(2)
   })
 
@@ -282,15 +273,12 @@ describe("Hood ingester", () => {
     const snap = await snapshot(tc)
     const dropped = await buy(clientsFor(net, 9), c.curve, { amountInRaw: ETH / 5n, quoteToken: zeroAddress })
     const droppedId = at(dropped.receipt, c.curve).id
-    await until(() => w.received.find((e) => e.id === droppedId), "the buy to be published")
+    await eventually(() => w.received.find((e) => e.id === droppedId), { what: "the buy to be published", deadlineMs: 15_000, intervalMs: 5 })
     await reorg(tc, snap, 3)
-    const retracted = await until(
-      () => w.received.find((e) => e._tag === "Retracted" && e.retractedIds.includes(droppedId)),
-      "the retraction"
-    )
+    const retracted = await eventually(() => w.received.find((e) => e._tag === "Retracted" && e.retractedIds.includes(droppedId)), { what: "the retraction", deadlineMs: 15_000, intervalMs: 5 })
     expect(retracted).toMatchObject({ chain: "hood", mint: c.token.toLowerCase(), retractedIds: [droppedId] })
     const after = await buy(clientsFor(net, 9), c.curve, { amountInRaw: ETH / 7n, quoteToken: zeroAddress })
-    await until(() => w.received.find((e) => e.id === at(after.receipt, c.curve).id), "the buy after the reorg")
+    await eventually(() => w.received.find((e) => e.id === at(after.receipt, c.curve).id), { what: "the buy after the reorg", deadlineMs: 15_000, intervalMs: 5 })
     const st = await w.status()
     expect(st.reorgs).toBeGreaterThanOrEqual(1)
     expect(st.retractedEvents).toBeGreaterThanOrEqual(1)
@@ -305,12 +293,12 @@ describe("Hood ingester", () => {
     const snap = await snapshot(tc)
     const old = await buy(clientsFor(net, 11), c.curve, { amountInRaw: ETH / 3n, quoteToken: zeroAddress })
     const oldAt = at(old.receipt, c.curve)
-    await until(() => w.received.find((e) => e.id === oldAt.id), "the old buy")
+    await eventually(() => w.received.find((e) => e.id === oldAt.id), { what: "the old buy", deadlineMs: 15_000, intervalMs: 5 })
     await revertTo(tc, snap)
     const replacing = await buy(clientsFor(net, 12), c.curve, { amountInRaw: ETH / 4n, quoteToken: zeroAddress })
     const newAt = at(replacing.receipt, c.curve)
     expect(newAt.position).toBe(oldAt.position) // same height, same log index: a new branch
-    await until(() => w.received.find((e) => e.id === newAt.id), "the replacing buy")
+    await eventually(() => w.received.find((e) => e.id === newAt.id), { what: "the replacing buy", deadlineMs: 15_000, intervalMs: 5 })
     const ids = w.ofMint(c.token).map((e) => (e._tag === "Retracted" ? `R:${e.retractedIds.join(",")}` : e.id))
     expect(ids.indexOf(`R:${oldAt.id}`)).toBeGreaterThan(-1)
     expect(ids.indexOf(`R:${oldAt.id}`)).toBeLessThan(ids.indexOf(newAt.id))
@@ -327,7 +315,7 @@ describe("Hood ingester", () => {
     await w.stop()
     const c = await launch(clientsFor(net, 13), "restart")
     await w.start({ backfillBlocks: 3, reorgWindowBlocks: 4 })
-    await until(() => w.ofMint(c.token)[0], "the curve created while stopped")
+    await eventually(() => w.ofMint(c.token)[0], { what: "the curve created while stopped", deadlineMs: 15_000, intervalMs: 5 })
     await w.caughtUp()
     expect(new Set(w.received.map((e) => e.id)).size).toBe(w.received.length)
     // Everything a fresh ingester (following from block 0) publishes, this one published once.

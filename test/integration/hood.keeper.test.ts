@@ -2,9 +2,8 @@
  * The Hood migration keeper against the real Hood localnet and the real pipeline: the keeper
  * (MigrationKeeper + HoodMigrationExecutor, keeper account #1 over JSON-RPC) finds completed
  * curves in the MarketIndex, sends `migrate()` / `cancelMigration()` as real transactions and
- * publishes MigrationProgress to the embedded bus, which the market actors apply. A small log
- * follower in this file stands in for the Hood ingester (being written elsewhere): it turns the
- * contracts' logs into ChainEvents the way docs/hood-contracts.md specifies.
+ * publishes MigrationProgress to the embedded bus, which the market actors apply. The real Hood
+ * ingester turns the contracts' logs into ChainEvents on the same bus.
  *
  * Migration status on Hood and the test covering each transition:
  *
@@ -20,14 +19,15 @@
  */
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Address, getAddress, parseEventLogs, type PublicClient, zeroAddress } from "viem"
+import { type Address, type PublicClient, zeroAddress } from "viem"
 import * as MarketActors from "../../actors/MarketActors.js"
 import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
-import { busKey, type ChainEvent, CurveCompleted, CurveCreated, CurveMigrated, hoodPosition, type MigrationProgress, Trade } from "../../ingest/ChainEvent.js"
+import { busKey, type ChainEvent, hoodPosition, type MigrationProgress } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
-import { bondingCurveAbi, curveFactoryAbi, nonfungiblePositionManagerAbi } from "../../src/chain/hood/abi.generated.js"
+import { HoodIngester } from "../../ingest/hood/HoodIngester.js"
+import { nonfungiblePositionManagerAbi } from "../../src/chain/hood/abi.generated.js"
 import { buy, createCurve, type HoodClients, readCurve, saltOf } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
 import { clientsFor, publicClientOf, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
@@ -36,6 +36,7 @@ import { findEconomics } from "../../src/domain/Economics.js"
 import { hoodMigrationExecutor, nextKeeperPosition } from "../../src/services/keeper/HoodMigrationExecutor.js"
 import { backoffMs, DefaultKeeperPolicy, type KeeperPolicyOptions, worstCaseLastAttemptMs } from "../../src/services/keeper/KeeperPolicy.js"
 import { type MigrationExecutor, runMigrationKeeper } from "../../src/services/keeper/MigrationKeeper.js"
+import { eventually } from "../support/eventually.js"
 
 const ethTier = findEconomics("hood", "eth")!.tiers[0]!
 const FAST: KeeperPolicyOptions = { sweepIntervalMs: 250, maxAttempts: 3, backoffBaseMs: 300, backoffMaxMs: 600 }
@@ -48,112 +49,6 @@ let scope: Scope.CloseableScope
 let index: MarketIndexShape
 let publishEvents: (events: ReadonlyArray<ChainEvent>) => Effect.Effect<void, unknown>
 const published: MigrationProgress[] = []
-let follower: ReturnType<typeof setInterval> | undefined
-
-// --- The stand-in ingester: the contracts' logs as ChainEvents (docs/hood-contracts.md table) ---
-let nextBlock = 0n
-const allAbi = [...curveFactoryAbi, ...bondingCurveAbi]
-let following: Promise<void> = Promise.resolve()
-
-const follow = async (): Promise<void> => {
-  const head = await pc.getBlockNumber()
-  if (head < nextBlock) return
-  const logs = await pc.getLogs({ fromBlock: nextBlock, toBlock: head })
-  const parsed = parseEventLogs({ abi: allAbi, logs })
-  const times = new Map<bigint, number>()
-  const events: ChainEvent[] = []
-  for (const log of parsed) {
-    let ts = times.get(log.blockNumber)
-    if (ts === undefined) {
-      ts = Number((await pc.getBlock({ blockNumber: log.blockNumber })).timestamp) * 1000
-      times.set(log.blockNumber, ts)
-    }
-    const base = {
-      id: `hood:${log.transactionHash}:${log.logIndex}`,
-      position: hoodPosition(log.blockNumber, log.logIndex),
-      chain: "hood" as const,
-      timestampMs: ts,
-      signature: log.transactionHash
-    }
-    switch (log.eventName) {
-      case "CurveCreated": {
-        const a = log.args
-        if (getAddress(log.address) !== net.addresses.factory) break
-        events.push(
-          new CurveCreated({
-            ...base,
-            mint: a.token.toLowerCase(),
-            curve: a.curve.toLowerCase(),
-            creator: a.creator.toLowerCase(),
-            quoteMint: a.quoteToken.toLowerCase(),
-            quoteDecimals: a.quoteDecimals,
-            decimals: 18,
-            virtualQuoteRaw: a.virtualQuote,
-            thresholdRaw: a.graduationThreshold,
-            supplyRaw: a.tokenSupply,
-            tokenReserveRaw: a.tokenReserve,
-            stakerAllocationBps: a.stakerAllocationBps,
-            feeBps: a.feeBps,
-            creatorFeeBps: 0,
-            mode: "open",
-            name: a.name,
-            symbol: a.symbol,
-            uri: a.uri,
-            dexVersion: a.dexVersion === 3 ? "v3" : "v4",
-            configHash: a.configHash
-          })
-        )
-        break
-      }
-      case "Trade": {
-        const a = log.args
-        events.push(
-          new Trade({
-            ...base,
-            mint: a.token.toLowerCase(),
-            venue: "curve",
-            side: a.isBuy ? "buy" : "sell",
-            trader: a.trader.toLowerCase(),
-            amountInRaw: a.amountIn,
-            amountOutRaw: a.amountOut,
-            feeRaw: a.fee,
-            refundRaw: a.isBuy ? a.refund : 0n,
-            quoteConsumedRaw: a.isBuy ? a.quoteConsumed : a.amountIn,
-            quoteReserveRaw: a.virtualQuoteReserve,
-            tokenReserveRaw: a.virtualTokenReserve,
-            realQuoteRaw: a.realQuote,
-            crossesGraduation: a.crossesGraduation
-          })
-        )
-        break
-      }
-      case "CurveCompleted":
-        events.push(new CurveCompleted({ ...base, mint: log.args.token.toLowerCase(), curve: log.address.toLowerCase(), realQuoteRaw: log.args.realQuote }))
-        break
-      case "CurveMigrated": {
-        const a = log.args
-        events.push(
-          new CurveMigrated({ ...base, mint: a.token.toLowerCase(), pool: null, quoteRaw: a.quoteAmount, tokensRaw: a.tokenAmount, feeBps: a.poolFee / 100 })
-        )
-        break
-      }
-      default:
-        break
-    }
-  }
-  if (events.length > 0) await Effect.runPromise(publishEvents(events))
-  nextBlock = head + 1n
-}
-
-const until = async <A>(what: string, f: () => A | undefined, deadlineMs = 20_000): Promise<A> => {
-  const end = Date.now() + deadlineMs
-  for (;;) {
-    const v = f()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 const startKeeper = (executor: MigrationExecutor, policy: KeeperPolicyOptions) =>
   Effect.runFork(
@@ -188,23 +83,18 @@ beforeAll(async () => {
   pc = publicClientOf(net)
   keeper = clientsFor(net, net.roles.keeper)
   traders = net.roles.traders.map((t) => clientsFor(net, t))
-  nextBlock = (await pc.getBlockNumber()) + 1n
   scope = await Effect.runPromise(Scope.make())
-  const layer = MarketActors.layer({ shards: 2, checkpointIntervalMs: 20 }).pipe(
-    Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layer({ url: undefined, dataDir: undefined })))
-  )
+  const layer = Layer.merge(
+    MarketActors.layer({ shards: 2, checkpointIntervalMs: 20 }),
+    HoodIngester.layer({ rpcUrl: net.rpcUrl, factory: net.addresses.factory, feeSplitter: net.addresses.feeSplitter, pollIntervalMs: 20 })
+  ).pipe(Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layer({ url: undefined, dataDir: undefined }))))
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   index = context.unsafeMap.get(MarketIndex.key) as MarketIndexShape
   const bus = context.unsafeMap.get(Bus.key) as Bus["Type"]
   publishEvents = (events) => Effect.asVoid(bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))))
-  follower = setInterval(() => {
-    following = following.then(follow).catch(() => undefined)
-  }, 50)
 }, 120_000)
 
 afterAll(async () => {
-  if (follower !== undefined) clearInterval(follower)
-  await following
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
   if (net !== undefined) await net.close()
 })
@@ -227,13 +117,13 @@ describe("Hood migration keeper", () => {
   it("migrates a completed curve into Uniswap v3 with one real transaction", async () => {
     published.length = 0
     const m = await completedEthCurve("keeper-ok")
-    await until("market completed", () => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined))
+    await eventually(() => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined), { what: "market completed", deadlineMs: 20_000, intervalMs: 20 })
     const fiber = startKeeper(hoodMigrationExecutor({ clients: keeper }), FAST)
     try {
-      const core = await until("market migrated", () => {
+      const core = await eventually(() => {
         const c = index.market("hood", m.mint)
         return c?.lifecycle === "migrated" ? c : undefined
-      })
+      }, { what: "market migrated", deadlineMs: 20_000, intervalMs: 20 })
       expect(core.migration.status).toBe("completed")
       expect(core.migration.attempts).toBe(1)
       const onChain = await readCurve(pc, m.curve)
@@ -268,13 +158,13 @@ describe("Hood migration keeper", () => {
       expect((await pc.waitForTransactionReceipt({ hash })).status).toBe("success")
     }
     const m = await completedEthCurve("keeper-blocked", sabotage)
-    await until("market completed", () => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined))
+    await eventually(() => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined), { what: "market completed", deadlineMs: 20_000, intervalMs: 20 })
     const fiber = startKeeper(hoodMigrationExecutor({ clients: keeper }), FAST)
     try {
-      const core = await until("market in recovery", () => {
+      const core = await eventually(() => {
         const c = index.market("hood", m.mint)
         return c?.lifecycle === "recovery" ? c : undefined
-      })
+      }, { what: "market in recovery", deadlineMs: 20_000, intervalMs: 20 })
       expect(core.migration).toMatchObject({ status: "cancelled", attempts: FAST.maxAttempts, nextAttemptAtMs: null, lastError: "PoolPriceMismatch" })
       expect(core.migration.gaveUpAtMs).not.toBeNull()
       expect((await readCurve(pc, m.curve)).phase).toBe("recovery")
@@ -311,15 +201,15 @@ describe("Hood migration keeper", () => {
   it("a node that keeps failing ends delayed, never cancelled", async () => {
     published.length = 0
     const m = await completedEthCurve("keeper-down")
-    await until("market completed", () => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined))
+    await eventually(() => (index.market("hood", m.mint)?.lifecycle === "completed" ? true : undefined), { what: "market completed", deadlineMs: 20_000, intervalMs: 20 })
     // The same executor pointed at a port nobody listens on: every send fails before reaching a chain.
     const deadNet = { ...net, rpcUrl: "http://127.0.0.1:9", chain: { ...net.chain, rpcUrls: { default: { http: ["http://127.0.0.1:9"] } } } }
     const fiber = startKeeper(hoodMigrationExecutor({ clients: clientsFor(deadNet, net.roles.keeper) }), FAST)
     try {
-      const core = await until("market delayed", () => {
+      const core = await eventually(() => {
         const c = index.market("hood", m.mint)
         return c?.migration.status === "delayed" ? c : undefined
-      })
+      }, { what: "market delayed", deadlineMs: 20_000, intervalMs: 20 })
       expect(core.lifecycle).toBe("completed")
       expect(core.migration.attempts).toBe(FAST.maxAttempts)
       expect(core.migration.gaveUpAtMs).not.toBeNull()

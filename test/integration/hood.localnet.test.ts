@@ -23,6 +23,7 @@ import {
   startHoodLocalnet,
   type StartedHoodLocalnet
 } from "../../src/chain/hood/localnet/testkit.js"
+import { eventually } from "../support/eventually.js"
 
 let net: StartedHoodLocalnet
 
@@ -117,8 +118,7 @@ describe("Hood localnet", () => {
     const other = Context.get(await Effect.runPromise(Layer.buildWithScope(HoodLocalnet.layer({ blockIntervalMs: 100 }), scope)), HoodLocalnet)
     const pc = publicClientOf(other)
     const start = await pc.getBlockNumber()
-    const deadline = Date.now() + 10_000
-    while ((await pc.getBlockNumber()) < start + 3n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    await eventually(async () => (await pc.getBlockNumber()) >= start + 3n, { what: "three blocks mined on the interval", deadlineMs: 10_000, intervalMs: 50 })
     expect(await pc.getBlockNumber()).toBeGreaterThanOrEqual(start + 3n)
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await expect(fetch(other.rpcUrl, { method: "POST", body: "{}" })).rejects.toThrow()

@@ -21,6 +21,7 @@ import {
   hoodSimulationClients,
   runHoodSimulation
 } from "../../src/sim/HoodSimulation.js"
+import { eventually } from "../support/eventually.js"
 
 let net: StartedHoodLocalnet
 let pc: PublicClient
@@ -119,16 +120,15 @@ describe("Hood simulation on the localnet", () => {
   it("launches ETH and USDG curves (v3 and v4), trades them within its bound, and completes hot curves with a refunded crossing", async () => {
     const from = await pc.getBlockNumber()
     const fiber = Effect.runFork(runHoodSimulation(hoodSimulationClients(hoodLocalnetTarget(net)), FAST))
-    const deadline = Date.now() + 150_000
-    let s = summary([])
-    for (;;) {
-      await wait(500)
-      s = summary(await logsSince(from))
-      const quotes = new Set(s.created.map((c) => c.quoteToken))
-      const versions = new Set(s.created.map((c) => c.dexVersion))
-      if (s.completed.length >= 1 && quotes.size === 2 && versions.size === 2 && s.trades.some((t) => !t.isBuy)) break
-      if (Date.now() > deadline) break
-    }
+    const s = await eventually(
+      async () => {
+        const now = summary(await logsSince(from))
+        const quotes = new Set(now.created.map((c) => c.quoteToken))
+        const versions = new Set(now.created.map((c) => c.dexVersion))
+        return now.completed.length >= 1 && quotes.size === 2 && versions.size === 2 && now.trades.some((t) => !t.isBuy) ? now : undefined
+      },
+      { what: "a completed curve, both quotes, both DEX versions and a sell", deadlineMs: 150_000, intervalMs: 500 }
+    )
     // Still running: nothing it met (refusals included) ended it.
     expect(fiber.unsafePoll()).toBeNull()
     await Effect.runPromise(Fiber.interrupt(fiber))

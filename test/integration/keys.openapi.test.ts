@@ -1,7 +1,7 @@
 /** Every key and account route is documented by the OpenAPI generator (schemas convert, no duplicates). */
 import { expect, it } from "vitest"
 import { openApiDocument } from "../../api/OpenApi.js"
-import { startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { startHarness } from "../support/accountsHarness.js"
 
 it("documents every key and account route with its credential", async () => {
   const h = await startHarness()

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { recordUsage } from "../../src/services/keys/KeyRepository.js"
 import { addFee } from "../../src/services/accounts/AccountRepository.js"
-import { call, type Harness, startHarness } from "../../src/services/accounts/testing/AccountsHarness.js"
+import { call, type Harness, startHarness } from "../support/accountsHarness.js"
 import { LevelScopes } from "../../src/services/keys/Scopes.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 

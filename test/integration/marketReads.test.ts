@@ -18,6 +18,7 @@ import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import * as Database from "../../src/db/Database.js"
 import { quoteBuy } from "../../src/domain/CurveMath.js"
+import { eventually } from "../support/eventually.js"
 
 let scope: Scope.CloseableScope
 let url: string
@@ -58,21 +59,11 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
   return { status: res.status, headers: res.headers, body: (await res.json()) as any }
 }
 
-const until = async <A>(what: string, f: () => A | undefined, deadlineMs = 10_000): Promise<A> => {
-  const end = Date.now() + deadlineMs
-  for (;;) {
-    const v = f()
-    if (v !== undefined) return v
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 describe("market reads through the pipeline", () => {
   it("answers 503 while warming, then serves markets", async () => {
-    await until("warming to end", () => (index.warming() ? undefined : true))
+    await eventually(() => (index.warming() ? undefined : true), { what: "warming to end", deadlineMs: 10_000, intervalMs: 10 })
     await publish([a.created(), b.created(), h.created()])
-    await until("markets", () => (index.size() === 3 ? true : undefined))
+    await eventually(() => (index.size() === 3 ? true : undefined), { what: "markets", deadlineMs: 10_000, intervalMs: 10 })
     const r = await get(`/api/v1/markets/solana/${a.mint}`)
     expect(r.status).toBe(200)
     expect(r.body.market.mint).toBe(a.mint)
@@ -120,7 +111,7 @@ describe("market reads through the pipeline", () => {
     const cursor = first.body.cursor as number
 
     await publish(a.buy("trader1", 2n * 10n ** 9n))
-    await until("the trade", () => (index.market("solana", a.mint)!.stats.tradesTotal === 1 ? true : undefined))
+    await eventually(() => (index.market("solana", a.mint)!.stats.tradesTotal === 1 ? true : undefined), { what: "the trade", deadlineMs: 10_000, intervalMs: 10 })
     const delta = await get(`/api/v1/markets/feed?bucket=new&chain=solana&since_seq=${cursor}`)
     expect(delta.body.reset).toBe(false)
     expect(delta.body.tokens.map((t: { address: string }) => t.address)).toEqual([a.mint])

@@ -15,6 +15,7 @@ import { ClickHouse } from "../../clickhouse/ClickHouse.js"
 import { MarketSnapshotWriter } from "../../clickhouse/writer/MarketSnapshotWriter.js"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { runMarketSnapshotSampler } from "../../src/services/snapshots/MarketSnapshotSampler.js"
+import { eventually } from "../support/eventually.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-snapshots-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -45,20 +46,39 @@ describe("market snapshot sampler", () => {
       apply([a.created(), b.created(), ...a.buy("t", 3n * 10n ** 9n)])
       const firstRealQuote = a.curve.realQuoteRaw.toString()
 
-      const fiber = Effect.runFork(runMarketSnapshotSampler(index, writer, 50))
-      const count = () => Effect.runPromise(ch.query<{ n: string }>("SELECT count() AS n FROM market_snapshots")).then((r) => Number(r[0]!.n))
-      const until = async (n: number) => {
-        const end = Date.now() + 10_000
-        while ((await count()) < n) {
-          if (Date.now() > end) throw new Error(`expected ${n} snapshot rows, have ${await count()}`)
-          await new Promise((r) => setTimeout(r, 20))
+      // Receipts: each sample reads the index once; what it records goes through the writer.
+      let samples = 0
+      let recorded = 0
+      const sampledIndex = new Proxy(index, {
+        get: (target, key) => {
+          if (key === "markets") {
+            return () => {
+              samples++
+              return target.markets()
+            }
+          }
+          const value = Reflect.get(target, key, target) as unknown
+          return typeof value === "function" ? value.bind(target) : value
+        }
+      })
+      const countingWriter: typeof writer = {
+        ...writer,
+        tryRecord: (batch) => {
+          recorded += batch.length
+          return writer.tryRecord(batch)
         }
       }
-      await until(2)
-      await new Promise((r) => setTimeout(r, 300)) // several intervals with no change
+      const fiber = Effect.runFork(runMarketSnapshotSampler(sampledIndex, countingWriter, 50))
+      const count = () => Effect.runPromise(ch.query<{ n: string }>("SELECT count() AS n FROM market_snapshots")).then((r) => Number(r[0]!.n))
+      const snapshotRows = (n: number) => eventually(async () => (await count()) >= n, { what: `${n} snapshot rows`, deadlineMs: 10_000, intervalMs: 20 })
+      await snapshotRows(2)
+      // Several intervals with no change: six whole samples (a seventh started) record nothing.
+      const before = samples
+      await eventually(() => samples >= before + 7, { what: "seven more samples", deadlineMs: 10_000, intervalMs: 10 })
+      expect(recorded).toBe(2)
       expect(await count()).toBe(2)
       apply(a.buy("t", 10n ** 9n))
-      await until(3)
+      await snapshotRows(3)
       await Effect.runPromise(Fiber.interrupt(fiber))
 
       const rows = await Effect.runPromise(

@@ -6,17 +6,18 @@
  * Waits are on receipts (`recordAndAwait`, the writer's counters), never sleeps.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Logger, LogLevel, Schedule, type Scope } from "effect"
+import { Effect, Exit, Layer, Logger, LogLevel, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { makeInputs, MIN, T0, TokenFixture, usdLamports } from "../../actors/signals/internal/fixtures.js"
-import type { Signal } from "../../actors/signals/Signal.js"
+import type { Signal } from "../../src/domain/Signal.js"
 import { SignalReplay } from "../../actors/signals/SignalDetectors.js"
 import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import { signals as signalsMigration } from "../../clickhouse/migrations/0005_signals.js"
 import * as SignalWriter from "../../clickhouse/writer/SignalWriter.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -79,10 +80,11 @@ describe("SignalWriter on chDB", () => {
         const writer = yield* SignalWriter.make({ batchRows: 1_000, flushIntervalMs: 20 })
         const sigs = detected("wr2")
         yield* writer.record(sigs)
-        yield* readAll(ch, "asset = 'wr2'").pipe(
-          Effect.filterOrFail((rows) => rows.length === sigs.length),
-          Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.intersect(Schedule.recurs(200))))
-        )
+        yield* eventuallyEffect(Effect.map(readAll(ch, "asset = 'wr2'"), (rows) => rows.length === sigs.length), {
+          what: "the time-based flush",
+          deadlineMs: 4_000,
+          intervalMs: 20
+        })
         const stats = yield* writer.stats
         expect(stats.flushesByTime).toBeGreaterThanOrEqual(1)
         expect(stats.flushesBySize).toBe(0)

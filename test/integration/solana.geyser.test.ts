@@ -25,6 +25,7 @@ import { encodeTransactionErrorBincode } from "../../src/chain/solana/localnet/s
 import { ataOf, expectOk, launchCurve, send } from "../../src/chain/solana/localnet/testkit.js"
 import type { TransactionError } from "../../src/chain/solana/localnet/TransactionError.js"
 import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { eventually } from "../support/eventually.js"
 
 type ClientClass = typeof Yellowstone.default.default
 /** The package's types are CJS-shaped; at run time its ESM default export is the class itself. */
@@ -35,16 +36,6 @@ const Client: ClientClass = (() => {
 
 const SOL = 1_000_000_000n
 const base58 = getBase58Decoder()
-
-const until = async <A>(probe: () => A | undefined, what: string, timeoutMs = 10_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 const request = (over: Partial<SubscribeRequest>): SubscribeRequest => ({
   accounts: {},
@@ -151,7 +142,7 @@ describe("Geyser Subscribe", () => {
     const failed = await buy(launched.mint.address, SOL, 10n ** 15n)
     expect(failed._tag === "Landed" && failed.err !== null).toBe(true)
     const ok = expectOk(ledger, await buy(launched.mint.address, SOL))
-    await until(() => (sub.lines().length >= 2 ? true : undefined), "two curve transactions")
+    await eventually(() => (sub.lines().length >= 2 ? true : undefined), { what: "two curve transactions", deadlineMs: 10_000, intervalMs: 5 })
     expect(sub.lines()).toEqual([`tx 1 #0`, `tx 1 #3`])
     const [created, bought] = sub.updates
     expect(created!.filters).toEqual(["curve"])
@@ -185,7 +176,7 @@ describe("Geyser Subscribe", () => {
     )
     expectOk(ledger, await buy(launched.mint.address, SOL))
     ledger.advanceSlot()
-    await until(() => (sub.lines().includes("slot 2 SLOT_PROCESSED") ? true : undefined), "slot 2 opening")
+    await eventually(() => (sub.lines().includes("slot 2 SLOT_PROCESSED") ? true : undefined), { what: "slot 2 opening", deadlineMs: 10_000, intervalMs: 5 })
     const accounts = sub.updates.filter((u) => u.account !== undefined)
     expect(accounts.map((u) => [base58.decode(u.account!.account!.pubkey), u.filters])).toEqual(
       expect.arrayContaining([
@@ -205,17 +196,17 @@ describe("Geyser Subscribe", () => {
     const finalized = track(await subscribe(client, request({ transactions: curveTransactions, blocksMeta: { m: {} }, slots, commitment: CommitmentLevel.FINALIZED })))
     const processed = track(await subscribe(client, request({ transactions: curveTransactions, blocksMeta: { m: {} }, commitment: CommitmentLevel.PROCESSED })))
     expectOk(ledger, await buy(launched.mint.address, SOL))
-    await until(() => (processed.lines().length === 1 ? true : undefined), "processed sees the buy at once")
+    await eventually(() => (processed.lines().length === 1 ? true : undefined), { what: "processed sees the buy at once", deadlineMs: 10_000, intervalMs: 5 })
     expect(confirmed.lines()).toEqual([])
     ledger.advanceSlot()
-    await until(() => (confirmed.lines().length === 4 ? true : undefined), "confirmed release")
+    await eventually(() => (confirmed.lines().length === 4 ? true : undefined), { what: "confirmed release", deadlineMs: 10_000, intervalMs: 5 })
     // The slot held the launch (#0) too: it landed before this subscriber joined, but in a slot
     // not yet confirmed, so it is part of what confirmation releases.
     expect(confirmed.lines()).toEqual(["tx 1 #0", "tx 1 #1", "meta 1", "slot 1 SLOT_CONFIRMED"])
     expect(processed.lines()).toEqual(["tx 1 #1", "meta 1"])
     expect(finalized.lines()).toEqual([])
     ledger.advanceSlots(2)
-    await until(() => (finalized.lines().length === 4 ? true : undefined), "finalized release")
+    await eventually(() => (finalized.lines().length === 4 ? true : undefined), { what: "finalized release", deadlineMs: 10_000, intervalMs: 5 })
     expect(finalized.lines()).toEqual(["tx 1 #0", "tx 1 #1", "meta 1", "slot 1 SLOT_FINALIZED"])
     const meta = finalized.updates.find((u) => u.blockMeta !== undefined)!.blockMeta!
     const block = ledger.getBlock(1n)!
@@ -232,12 +223,12 @@ describe("Geyser Subscribe", () => {
     const info = await client.subscribeReplayInfo()
     expect(info.firstAvailable).toBe("0")
     const sub = track(await subscribe(client, request({ transactions: curveTransactions, commitment: CommitmentLevel.CONFIRMED, fromSlot: "2" })))
-    await until(() => (sub.lines().length === 1 ? true : undefined), "replayed slot 2")
+    await eventually(() => (sub.lines().length === 1 ? true : undefined), { what: "replayed slot 2", deadlineMs: 10_000, intervalMs: 5 })
     expect(sub.lines()).toEqual(["tx 2 #0"])
     ledger.advanceSlot()
     expectOk(ledger, await buy(launched.mint.address, SOL / 4n))
     ledger.advanceSlot()
-    await until(() => (sub.lines().length === 3 ? true : undefined), "live slots 3 and 4")
+    await eventually(() => (sub.lines().length === 3 ? true : undefined), { what: "live slots 3 and 4", deadlineMs: 10_000, intervalMs: 5 })
     expect(sub.lines()).toEqual(["tx 2 #0", "tx 3 #0", "tx 4 #0"])
 
     // Past the retained window (20 slots), from_slot is refused with Yellowstone's status.
@@ -257,21 +248,21 @@ describe("Geyser Subscribe", () => {
     await client.connect()
     const launched = await launchCurve(ledger, creator, WSOL_MINT_ADDRESS, { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL })
     const sub = track(await subscribe(client, request({ transactions: curveTransactions, commitment: CommitmentLevel.PROCESSED })))
-    await until(() => (sub.updates.filter((u) => u.ping !== undefined).length >= 2 ? true : undefined), "two server pings")
+    await eventually(() => (sub.updates.filter((u) => u.ping !== undefined).length >= 2 ? true : undefined), { what: "two server pings", deadlineMs: 10_000, intervalMs: 5 })
     sub.stream.write(request({ ping: { id: 42 } }))
-    await until(() => (sub.lines().includes("pong 42") ? true : undefined), "pong 42")
+    await eventually(() => (sub.lines().includes("pong 42") ? true : undefined), { what: "pong 42", deadlineMs: 10_000, intervalMs: 5 })
     // The ping request changed nothing: curve transactions still arrive.
     expectOk(ledger, await buy(launched.mint.address, SOL))
-    await until(() => (sub.lines().some((l) => l.startsWith("tx")) ? true : undefined), "buy after ping")
+    await eventually(() => (sub.lines().some((l) => l.startsWith("tx")) ? true : undefined), { what: "buy after ping", deadlineMs: 10_000, intervalMs: 5 })
     const second = SOL + 1n
     // A new request replaces the filters: now only system transfers' accounts, no transactions.
     sub.stream.write(request({ accounts: { payer: { account: [creator.address], owner: [], filters: [] } }, commitment: CommitmentLevel.PROCESSED }))
     const before = sub.lines().length
     await new Promise<void>((resolve) => sub.stream.write(request({ ping: { id: 43 } }), () => resolve()))
-    await until(() => (sub.lines().includes("pong 43") ? true : undefined), "filters applied (pong 43 after them)")
+    await eventually(() => (sub.lines().includes("pong 43") ? true : undefined), { what: "filters applied (pong 43 after them)", deadlineMs: 10_000, intervalMs: 5 })
     expectOk(ledger, await buy(launched.mint.address, second))
     expectOk(ledger, await send(ledger, creator, [getTransferSolInstruction({ from: creator, to: trader.address, lamports: SOL })]))
-    await until(() => (sub.lines().slice(before).some((l) => l.startsWith("account")) ? true : undefined), "creator account update")
+    await eventually(() => (sub.lines().slice(before).some((l) => l.startsWith("account")) ? true : undefined), { what: "creator account update", deadlineMs: 10_000, intervalMs: 5 })
     expect(sub.lines().slice(before).filter((l) => !l.startsWith("pong"))).toEqual([`account 1 ${creator.address}`])
   })
 
@@ -300,9 +291,9 @@ describe("Geyser Subscribe", () => {
 
   it("a dropped stream ends with UNAVAILABLE for the client", async () => {
     const sub = track(await subscribe(client, request({ slots: { s: {} }, commitment: CommitmentLevel.PROCESSED })))
-    await until(() => (geyser.stats().streams === 1 ? true : undefined), "stream registered")
+    await eventually(() => (geyser.stats().streams === 1 ? true : undefined), { what: "stream registered", deadlineMs: 10_000, intervalMs: 5 })
     expect(geyser.dropStreams()).toBe(1)
-    await until(() => sub.error(), "stream error")
+    await eventually(() => sub.error(), { what: "stream error", deadlineMs: 10_000, intervalMs: 5 })
     expect(errorText(sub.error())).toContain("stream dropped by the localnet")
     expect(geyser.stats().streams).toBe(0)
   })
@@ -340,7 +331,7 @@ describe("Geyser outbound bound", () => {
     geyser = await startGeyserServer(ledger, { pingIntervalMs: 60_000, maxInflightUpdates: 16, maxQueuedUpdates: 200 })
     const raw = rawSubscribe(geyser.url, request({ slots: { s: { filterByCommitment: false } }, commitment: CommitmentLevel.PROCESSED }))
     try {
-      await until(() => (geyser.stats().streams === 1 ? true : undefined), "raw stream registered")
+      await eventually(() => (geyser.stats().streams === 1 ? true : undefined), { what: "raw stream registered", deadlineMs: 10_000, intervalMs: 5 })
       let slots = 0
       while (geyser.stats().laggedStreams === 0 && slots < 20_000) {
         ledger.advanceSlot()
@@ -352,7 +343,7 @@ describe("Geyser outbound bound", () => {
       // ~3 updates per slot: the stream was cut long before the client read the 16 KiB window's worth.
       expect(slots).toBeLessThan(2_000)
       raw.stream.resume()
-      await until(() => raw.trailers(), "trailers")
+      await eventually(() => raw.trailers(), { what: "trailers", deadlineMs: 10_000, intervalMs: 5 })
       expect(raw.trailers()!["grpc-status"]).toBe("8")
       expect(decodeURIComponent(String(raw.trailers()!["grpc-message"]))).toContain("lagged to send an update")
       // What it did receive is bounded by the window, the in-flight bound and the queue bound.
@@ -367,10 +358,10 @@ describe("Geyser outbound bound", () => {
   // client's h2 flood guard (GOAWAY "too_many_data_frames") long before 9,000 updates.
   it("a reading client is never cut, however many updates flow", async () => {
     const sub = track(await subscribe(client, request({ slots: { s: {} }, accounts: { sys: { account: [], owner: [SYSTEM_PROGRAM_ID], filters: [] } } })))
-    await until(() => (geyser.stats().streams === 1 ? true : undefined), "stream registered")
+    await eventually(() => (geyser.stats().streams === 1 ? true : undefined), { what: "stream registered", deadlineMs: 10_000, intervalMs: 5 })
     for (let i = 0; i < 3_000; i++) ledger.advanceSlot()
     // 3,000 closed slots: 3,000 confirmed, 3,000 opened (processed), 2,998 finalized (lag 2).
-    await until(() => (sub.lines().length >= 8_998 ? true : undefined), "every slot update", 20_000)
+    await eventually(() => (sub.lines().length >= 8_998 ? true : undefined), { what: "every slot update", deadlineMs: 20_000, intervalMs: 5 })
     expect(sub.lines()).toHaveLength(8_998)
     expect(geyser.stats().laggedStreams).toBe(0)
     expect(sub.error()).toBeUndefined()

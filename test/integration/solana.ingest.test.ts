@@ -32,18 +32,9 @@ import { decodeCurveTransaction } from "../../ingest/solana/decoders/index.js"
 import { SolanaIngester } from "../../ingest/solana/SolanaIngester.js"
 import { runLifecycle, SOL } from "../../ingest/solana/testing/lifecycle.js"
 import type { IngestCommitment, IngesterStatus, YellowstoneIngesterOptions } from "../../ingest/solana/YellowstoneIngester.js"
+import { eventually } from "../support/eventually.js"
 
 const PARTITIONS = 4
-
-const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 15_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-}
 
 interface Received {
   readonly event: ChainEvent
@@ -236,7 +227,7 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     w.ledger.advanceSlot()
     const expected = w.expectedFrom()
     expect(expected.length).toBe(16)
-    await until(() => (w.received.length >= expected.length ? true : undefined), "every event on the bus")
+    await eventually(() => (w.received.length >= expected.length ? true : undefined), { what: "every event on the bus", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received.map((r) => r.event)).toEqual(expect.arrayContaining(expected))
     expect(w.received).toHaveLength(expected.length)
     assertOncePerMintInOrder(w.received)
@@ -246,10 +237,10 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     }
 
     // The cursor is the last published slot, in PostgreSQL.
-    const status = await until(async () => {
+    const status = await eventually(async () => {
       const s = await w.status()
       return s.cursorSlot === w.ledger.confirmedSlot ? s : undefined
-    }, "cursor at the last confirmed slot")
+    }, { what: "cursor at the last confirmed slot", deadlineMs: 15_000, intervalMs: 2 })
     expect(status.publishedSlot).toBe(status.cursorSlot)
     expect(status.connected).toBe(true)
     expect(status.publishedEvents).toBe(expected.length)
@@ -265,7 +256,7 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
       const r = await buy()
       const t0 = performance.now()
       w.ledger.advanceSlot()
-      const got = await until(() => w.received.find((x) => x.event.signature === r.signature), "the buy on the bus")
+      const got = await eventually(() => w.received.find((x) => x.event.signature === r.signature), { what: "the buy on the bus", deadlineMs: 15_000, intervalMs: 2 })
       latenciesMs.push(got.atMs - t0)
     }
     latenciesMs.sort((x, y) => x - y)
@@ -290,22 +281,22 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
       w.ledger.advanceSlot()
     }
     await burst(6)
-    await until(() => (w.received.length === 7 ? true : undefined), "launch + 6 buys")
+    await eventually(() => (w.received.length === 7 ? true : undefined), { what: "launch + 6 buys", deadlineMs: 15_000, intervalMs: 2 })
 
     // 1. The server drops the stream mid-flight; trades keep landing.
     expect(w.geyser().dropStreams()).toBe(1)
     await burst(6)
     // 2. The server dies (connections reset) and stays down while trades land.
-    await until(async () => ((await w.status()).sessions >= 2 ? true : undefined), "resubscribed after the drop")
+    await eventually(async () => ((await w.status()).sessions >= 2 ? true : undefined), { what: "resubscribed after the drop", deadlineMs: 15_000, intervalMs: 2 })
     w.geyser().kill()
     await burst(6)
-    await until(async () => ((await w.status()).connected ? undefined : true), "the ingester notices")
+    await eventually(async () => ((await w.status()).connected ? undefined : true), { what: "the ingester notices", deadlineMs: 15_000, intervalMs: 2 })
     await w.restartGeyser("close")
     await burst(6)
 
     const expected = w.expectedFrom()
     expect(expected).toHaveLength(25)
-    await until(() => (w.received.length >= expected.length ? true : undefined), "every trade before and after the faults")
+    await eventually(() => (w.received.length >= expected.length ? true : undefined), { what: "every trade before and after the faults", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received.map((r) => r.event)).toEqual(expect.arrayContaining(expected))
     expect(w.received).toHaveLength(expected.length)
     assertOncePerMintInOrder(w.received)
@@ -315,7 +306,7 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     expect(status.reconnectAttempts.length).toBeGreaterThanOrEqual(2)
     expect(status.reconnectAttempts.every((x) => x.delayMs <= 240)).toBe(true)
     // The ingester answers the server's pings (every 200 ms here) and sees the pongs.
-    await until(async () => ((await w.status()).lastPongId !== null ? true : undefined), "a pong")
+    await eventually(async () => ((await w.status()).lastPongId !== null ? true : undefined), { what: "a pong", deadlineMs: 15_000, intervalMs: 2 })
   })
 
   it("at finalized publishes a slot only once it is finalized", async () => {
@@ -327,13 +318,13 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     const launchSlot = w.ledger.slot
     w.ledger.advanceSlot()
     // A receipt that the ingester has caught up with everything finalized so far…
-    await until(async () => ((await w.status()).publishedSlot === w.ledger.finalizedSlot ? true : undefined), "finalized slots published")
+    await eventually(async () => ((await w.status()).publishedSlot === w.ledger.finalizedSlot ? true : undefined), { what: "finalized slots published", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.ledger.finalizedSlot).toBeLessThan(launchSlot)
     // …and the confirmed launch is not among them.
     expect(w.received).toEqual([])
     w.ledger.advanceSlots(2)
     expect(w.ledger.finalizedSlot).toBe(launchSlot)
-    await until(() => (w.received.length === 1 ? true : undefined), "the launch once finalized")
+    await eventually(() => (w.received.length === 1 ? true : undefined), { what: "the launch once finalized", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received[0]!.event).toMatchObject({ _tag: "CurveCreated", mint: curve.mint.address })
   })
 
@@ -346,8 +337,8 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     await buy()
     w.ledger.advanceSlot()
     await w.startIngester()
-    await until(() => (w.received.length === 2 ? true : undefined), "history replayed from slot 0")
-    const cursor = await until(async () => (await w.status()).cursorSlot ?? undefined, "a cursor")
+    await eventually(() => (w.received.length === 2 ? true : undefined), { what: "history replayed from slot 0", deadlineMs: 15_000, intervalMs: 2 })
+    const cursor = await eventually(async () => (await w.status()).cursorSlot ?? undefined, { what: "a cursor", deadlineMs: 15_000, intervalMs: 2 })
     await w.stopIngester()
 
     // While it is down: more trades over several slots.
@@ -356,7 +347,7 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
       w.ledger.advanceSlot()
     }
     await w.startIngester()
-    await until(() => (w.received.length === 7 ? true : undefined), "the missed trades")
+    await eventually(() => (w.received.length === 7 ? true : undefined), { what: "the missed trades", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received.map((r) => r.event)).toEqual(expect.arrayContaining(w.expectedFrom()))
     assertOncePerMintInOrder(w.received)
     expect(w.logs.some((l) => l.message.includes(`from slot ${cursor}`))).toBe(true)
@@ -370,8 +361,8 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     const buy = buyer(w.ledger, a.trader, curve.mint.address)
     w.ledger.advanceSlot()
     await w.startIngester()
-    await until(() => (w.received.length === 1 ? true : undefined), "the launch")
-    const cursor = await until(async () => (await w.status()).cursorSlot ?? undefined, "a cursor")
+    await eventually(() => (w.received.length === 1 ? true : undefined), { what: "the launch", deadlineMs: 15_000, intervalMs: 2 })
+    const cursor = await eventually(async () => (await w.status()).cursorSlot ?? undefined, { what: "a cursor", deadlineMs: 15_000, intervalMs: 2 })
     await w.stopIngester()
 
     const lost = await buy() // lands right after the cursor, soon outside the window
@@ -382,7 +373,7 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     expect(w.ledger.getTransaction(lost.signature)!.slot).toBeLessThan(oldest)
 
     await w.startIngester()
-    await until(() => w.received.find((r) => r.event.signature === kept.signature), "the trade inside the window")
+    await eventually(() => w.received.find((r) => r.event.signature === kept.signature), { what: "the trade inside the window", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received.some((r) => r.event.signature === lost.signature)).toBe(false)
     const status = await w.status()
     expect(status.gaps).toHaveLength(1)
@@ -403,9 +394,9 @@ describe("Solana ingest: ledger → Geyser → Yellowstone client → bus", () =
     const curve = await launchCurve(w.ledger, a.creator, WSOL_MINT_ADDRESS, { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL })
     w.ledger.advanceSlot()
     await w.startIngester()
-    await until(() => (w.received.length === 1 ? true : undefined), "the launch of the new chain")
+    await eventually(() => (w.received.length === 1 ? true : undefined), { what: "the launch of the new chain", deadlineMs: 15_000, intervalMs: 2 })
     expect(w.received[0]!.event).toMatchObject({ _tag: "CurveCreated", mint: curve.mint.address })
     expect(w.logs.some((l) => l.level === "ERROR" && l.message.includes("is ahead of the server's newest slot"))).toBe(true)
-    await until(async () => ((await w.cursorRow())[0]?.slot === String(w.ledger.confirmedSlot) ? true : undefined), "cursor rewritten")
+    await eventually(async () => ((await w.cursorRow())[0]?.slot === String(w.ledger.confirmedSlot) ? true : undefined), { what: "cursor rewritten", deadlineMs: 15_000, intervalMs: 2 })
   })
 })

@@ -38,20 +38,10 @@ import { curveParamsOf, curveStateOf, decodeCurve } from "../../src/chain/solana
 import { SvcCurveError } from "../../src/chain/solana/program/Errors.js"
 import { curveEventsFromLogs } from "../../src/chain/solana/program/Events.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { eventually } from "../support/eventually.js"
 
 const SOL = 1_000_000_000n
 const TX_FEE = 5_000n
-
-/** Polls `condition` until true; throws after `timeoutMs` (never a bare sleep). */
-const until = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 10_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 interface RpcResponse {
   readonly jsonrpc: "2.0"
@@ -97,7 +87,7 @@ const statusOf = async (sig: string) =>
 const funded = async (sol: bigint): Promise<KeyPairSigner> => {
   const signer = await generateKeyPairSigner()
   const sig = await rpc.requestAirdrop(signer.address, lamports(sol * SOL)).send()
-  await until(async () => ((await statusOf(sig)) === null ? undefined : true), "airdrop status")
+  await eventually(async () => ((await statusOf(sig)) === null ? undefined : true), { what: "airdrop status", deadlineMs: 10_000, intervalMs: 5 })
   return signer
 }
 
@@ -154,7 +144,7 @@ describe("Solana JSON-RPC through kit", () => {
     const sig = await rpc.sendTransaction(tx.base64 as Base64EncodedWireTransaction, { encoding: "base64" }).send()
     expect(sig).toBe(tx.signature)
 
-    const processed = await until(() => statusOf(sig).then((s) => s ?? undefined), "processed status")
+    const processed = await eventually(() => statusOf(sig).then((s) => s ?? undefined), { what: "processed status", deadlineMs: 10_000, intervalMs: 5 })
     expect(processed).toMatchObject({ slot: ledger.slot, confirmationStatus: "processed", err: null, status: { Ok: null }, confirmations: 0n })
     ledger.advanceSlot()
     expect(await statusOf(sig)).toMatchObject({ confirmationStatus: "confirmed", confirmations: 1n })
@@ -249,7 +239,7 @@ describe("Solana JSON-RPC through kit", () => {
 
     // skipPreflight sends it anyway: it lands failed, fee charged, status carries the error.
     const sig = await rpc.sendTransaction(greedy.base64 as Base64EncodedWireTransaction, { encoding: "base64", skipPreflight: true }).send()
-    const status = await until(() => statusOf(sig).then((s) => s ?? undefined), "failed status")
+    const status = await eventually(() => statusOf(sig).then((s) => s ?? undefined), { what: "failed status", deadlineMs: 10_000, intervalMs: 5 })
     // kit reads every JSON integer as a bigint.
     expect(status.err).toEqual({ InstructionError: [1n, { Custom: BigInt(SvcCurveError.SlippageExceeded) }] })
     expect(ledger.getBalance(trader.address)).toBe(before - TX_FEE)
@@ -390,7 +380,7 @@ describe("SolanaLocalnet layer", () => {
       Layer.buildWithScope(SolanaLocalnet.layer({ ledger: { slotMs: 10 } }), scope).pipe(Effect.map((ctx) => Context.get(ctx, SolanaLocalnet)))
     )
     const first = localnet.ledger.slot
-    await until(() => (localnet.ledger.slot >= first + 3n ? true : undefined), "three slots from the clock")
+    await eventually(() => (localnet.ledger.slot >= first + 3n ? true : undefined), { what: "three slots from the clock", deadlineMs: 10_000, intervalMs: 5 })
     const kit = createSolanaRpc(localnet.rpcUrl)
     expect(await kit.getSlot({ commitment: "processed" }).send()).toBeGreaterThanOrEqual(first + 3n)
     await Effect.runPromise(Scope.close(scope, Exit.void))

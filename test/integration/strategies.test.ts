@@ -29,6 +29,7 @@ import { make as makeResearch } from "../../src/services/strategy/Research.js"
 import { mountRoutes, requestRoute } from "../support/httpRoutes.js"
 import { make as makeStrategies } from "../../src/services/strategy/Strategies.js"
 import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
+import { eventually } from "../support/eventually.js"
 
 const quiet = <A, E>(e: Effect.Effect<A, E>) => e.pipe(Logger.withMinimumLogLevel(LogLevel.None))
 let dataDir = ""
@@ -289,7 +290,7 @@ describe("strategies", () => {
     // Version 1's backtest finishes after version 2 was saved: its run is done, the strategy stays draft.
     await Effect.runPromise(Deferred.succeed(gate("5000"), undefined))
     const v1Done = async () => (await call("getStrategy", "b", { params: [id], query: "version=1" })).body.run.status === "done"
-    for (let i = 0; i < 500 && !(await v1Done()); i++) await new Promise((r) => setTimeout(r, 10))
+    await eventually(v1Done, { what: "version 1's backtest to finish", deadlineMs: 5_000, intervalMs: 10 })
     expect(await v1Done()).toBe(true)
     const mid = await call("getStrategy", "b", { params: [id] })
     expect(mid.body).toMatchObject({ status: "draft", current_version: 2, verdict: null })

@@ -16,7 +16,8 @@ import { decodeReplayRequest, type ReplayRequest } from "../../src/services/stra
 import { defaultFees, pricingFor, runReplay } from "../../src/services/strategy/Replay.js"
 import { make as makeJobs } from "../../src/services/strategy/ReplayJobs.js"
 import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
-import { mulberry32 } from "../../src/sim/SeededRandom.js"
+import { mulberry32 } from "../../src/domain/SeededRandom.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 let dataDir = ""
 beforeAll(() => {
@@ -409,21 +410,21 @@ describe("strategy replay on chDB", () => {
           })
           const body = { definition: handDefinition, from: new Date(T).toISOString(), to: new Date(T + 86_400_000).toISOString() }
           const { job_id } = yield* jobs.submit("acct", request(body))
-          let job = yield* jobs.get("acct", job_id)
-          for (let i = 0; i < 500 && (job.status === "queued" || job.status === "running"); i++) {
-            yield* Effect.sleep("20 millis")
-            job = yield* jobs.get("acct", job_id)
-          }
+          const job = yield* eventuallyEffect(Effect.map(jobs.get("acct", job_id), (j) => (j.status === "queued" || j.status === "running" ? undefined : j)), {
+            what: "the limited replay to end",
+            deadlineMs: 10_000,
+            intervalMs: 20
+          })
           expect(job.status).toBe("failed")
           expect(job.error?.code).toBe("timed_out")
           // Without the limit the same replay finishes.
           const quick = yield* makeJobs({ run: (req) => Effect.provide(runReplay(req, settings), ctx) })
           const second = yield* quick.submit("acct", request(body))
-          let done = yield* quick.get("acct", second.job_id)
-          for (let i = 0; i < 500 && (done.status === "queued" || done.status === "running"); i++) {
-            yield* Effect.sleep("20 millis")
-            done = yield* quick.get("acct", second.job_id)
-          }
+          const done = yield* eventuallyEffect(Effect.map(quick.get("acct", second.job_id), (j) => (j.status === "queued" || j.status === "running" ? undefined : j)), {
+            what: "the unlimited replay to end",
+            deadlineMs: 10_000,
+            intervalMs: 20
+          })
           expect(done.status).toBe("done")
           expect(done.result?.trade_count).toBe(2)
         })

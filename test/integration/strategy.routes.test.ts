@@ -13,6 +13,7 @@ import { chartBytesMax, equityChartSvg } from "../../src/services/strategy/Chart
 import type { EquityPoint, ReplayResult } from "../../src/services/strategy/Engine.js"
 import { make } from "../../src/services/strategy/ReplayJobs.js"
 import { type HttpReply, mountRoutes, requestRoute } from "../support/httpRoutes.js"
+import { eventuallyEffect } from "../support/eventually.js"
 
 const definition = {
   chain: "solana",
@@ -113,11 +114,10 @@ describe("strategy-lab routes", () => {
       expect(notYet.status).toBe(409)
 
       yield* Deferred.succeed(gate, undefined)
-      let polled = bodyOf(yield* call(get, req("GET", "", "max1", [jobId])))
-      for (let i = 0; i < 100 && polled.status !== "done"; i++) {
-        yield* Effect.sleep("5 millis")
-        polled = bodyOf(yield* call(get, req("GET", "", "max1", [jobId])))
-      }
+      const polled = yield* eventuallyEffect(
+        Effect.map(call(get, req("GET", "", "max1", [jobId])), (r) => (bodyOf(r).status === "done" ? bodyOf(r) : undefined)),
+        { what: "the job to finish", deadlineMs: 5_000, intervalMs: 5 }
+      )
       expect(polled.status).toBe("done")
       expect(polled.result.trade_count).toBe(7)
 
@@ -145,7 +145,7 @@ describe("strategy-lab routes", () => {
         const r = yield* call(routes[0]!, req("POST", "", "x", [], body))
         expect(r.status).toBe(202)
         const id = bodyOf(r).job_id as string
-        for (let k = 0; k < 100 && (yield* jobs.get("acct1", id)).status !== "done"; k++) yield* Effect.sleep("1 millis")
+        yield* eventuallyEffect(Effect.map(jobs.get("acct1", id), (j) => j.status === "done"), { what: `job ${i} to finish`, deadlineMs: 5_000, intervalMs: 1 })
       }
       const refused = yield* call(routes[0]!, req("POST", "", "x", [], body))
       expect(refused.status).toBe(429)

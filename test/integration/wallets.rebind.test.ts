@@ -34,7 +34,7 @@ import { type Hex, serializeTransaction } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toApiError } from "../../api/ErrorTable.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
-import { principals, startWalletHarness, type WalletHarness } from "../../src/services/wallets/testing/Harness.js"
+import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 

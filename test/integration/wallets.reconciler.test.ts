@@ -11,16 +11,7 @@ import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana
 import { clientsFor, publicClientOf, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { hoodPublicClient } from "../../src/chain/hood/client/HoodClient.js"
 import { chainClaimReconciler } from "../../src/services/wiring/ChainReconciler.js"
-
-const until = async <A>(probe: () => Promise<A | undefined>, what: string, timeoutMs = 20_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+import { eventually } from "../support/eventually.js"
 
 describe("chain claim reconciler", () => {
   const scope = Effect.runSync(Scope.make())
@@ -40,10 +31,10 @@ describe("chain claim reconciler", () => {
     const reconciler = chainClaimReconciler({ solanaRpcUrl: solana.rpcUrl, hood: publicClientOf(hood) })
     const rpc = createSolanaRpc(solana.rpcUrl)
     const signature = await rpc.requestAirdrop(address("11111111111111111111111111111112"), lamports(1_000_000n)).send()
-    const outcome = await until(async () => {
+    const outcome = await eventually(async () => {
       const o = await Effect.runPromise(reconciler.outcome({ claimId: "c1", chain: "solana", signature }))
       return o === "confirmed" ? o : undefined
-    }, "the airdrop to be confirmed")
+    }, { what: "the airdrop to be confirmed", deadlineMs: 20_000, intervalMs: 20 })
     expect(outcome).toBe("confirmed")
     const unknown = getBase58Decoder().decode(new Uint8Array(64).fill(7))
     expect(await Effect.runPromise(reconciler.outcome({ claimId: "c2", chain: "solana", signature: unknown }))).toBe("pending")

@@ -17,9 +17,10 @@ import * as DeliveryWorker from "../../src/services/webhooks/DeliveryWorker.js"
 import type { WebhookEventName } from "../../src/services/webhooks/Events.js"
 import { enqueueEvent } from "../../src/services/webhooks/Outbox.js"
 import { verifySignature } from "../../src/services/webhooks/Signature.js"
-import { ManualClock, type Receiver, type ReceiverAnswer, startReceiver } from "../../src/services/webhooks/testing/Receiver.js"
+import { ManualClock, type Receiver, type ReceiverAnswer, startReceiver } from "../support/webhookReceiver.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { eventually } from "../support/eventually.js"
 
 const masterKey = new Uint8Array(32).fill(3)
 const T0 = Date.UTC(2030, 0, 1, 12, 0, 0)
@@ -51,14 +52,6 @@ let hookAnswers: ReadonlyArray<string> = ["127.0.0.1"]
 const resolver: Resolver = async (host) => {
   if (host !== "hook.test.example") throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" })
   return hookAnswers.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
-}
-
-const until = async (what: string, f: () => Promise<boolean>, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await f())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
 }
 
 interface Row {
@@ -148,10 +141,10 @@ const deliverySuite = (options: () => Database.DatabaseOptions) => {
 
   /** Waits until the worker has recorded the outcome of send number `attempts`. */
   const recorded = (eventId: string, attempts: number) =>
-    until(`attempt ${attempts} of ${eventId} recorded`, async () => {
+    eventually(async () => {
       const r = await row(eventId)
       return r.attempts === attempts && r.claim_token === null
-    })
+    }, { what: `attempt ${attempts} of ${eventId} recorded`, deadlineMs: 10_000, intervalMs: 5 })
 
   const parse = (r: Receiver, i: number) => JSON.parse(r.requests[i]!.body.toString("utf8"))
 

@@ -2,7 +2,7 @@
  * The delivery worker killed mid-delivery (SIGKILL) and started again: nothing is lost, and any
  * event sent twice carries the same `x-svc-delivery` (and body `id` and `data`).
  *
- * The worker runs in a child process (`src/services/webhooks/testing/workerChild.ts`) against
+ * The worker runs in a child process (`test/support/webhookWorkerChild.ts`) against
  * the same database this process prepared: an embedded PGlite data directory, and the run's
  * real PostgreSQL server when there is one. The receiver here answers the first four requests
  * 200 and leaves every later one hanging; once four sends hang in flight the child is killed.
@@ -24,12 +24,13 @@ import webhooksMigration from "../../src/db/migrations/0004_webhooks.js"
 import { enqueueEvent } from "../../src/services/webhooks/Outbox.js"
 import { resolveMasterKey } from "../../src/services/webhooks/SecretBox.js"
 import { verifySignature } from "../../src/services/webhooks/Signature.js"
-import { type Receiver, startReceiver } from "../../src/services/webhooks/testing/Receiver.js"
+import { type Receiver, startReceiver } from "../support/webhookReceiver.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { eventually } from "../support/eventually.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const childScript = path.join(root, "src/services/webhooks/testing/workerChild.ts")
+const childScript = path.join(root, "test/support/webhookWorkerChild.ts")
 
 const EVENTS = 12
 const LEASE_MS = 6_000
@@ -60,14 +61,6 @@ const startChild = async (config: Record<string, unknown>) => {
     child.on("exit", () => reject(new Error(`worker child exited before ready:\n${output}`)))
   })
   return { child, exited, output: () => output }
-}
-
-const until = async (what: string, f: () => boolean, timeoutMs = 30_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!f()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 const migrated = (options: Database.DatabaseOptions) =>
@@ -117,7 +110,7 @@ const restartSuite = (database: () => Promise<{ options: Database.DatabaseOption
 
     // First worker: killed while four sends hang.
     const first = await startChild({ dataDir, ...childDb, ...childConfig })
-    await until("four delivered and four in flight", () => receiver.requests.length >= 8)
+    await eventually(() => receiver.requests.length >= 8, { what: "four delivered and four in flight", deadlineMs: 30_000, intervalMs: 10 })
     first.child.kill("SIGKILL")
     expect((await first.exited).signal).toBe("SIGKILL")
     const inFlightAtKill = receiver.requests.slice(4).map((r) => String(r.headers["x-svc-delivery"]))
@@ -129,7 +122,7 @@ const restartSuite = (database: () => Promise<{ options: Database.DatabaseOption
     answerAll = true
     const requestsBefore = receiver.requests.length
     const second = await startChild({ dataDir, ...childDb, ...childConfig })
-    await until("every event answered 2xx", () => prepared.ids.every((id) => answered.has(id)), LEASE_MS + 30_000)
+    await eventually(() => prepared.ids.every((id) => answered.has(id)), { what: "every event answered 2xx", deadlineMs: LEASE_MS + 30_000, intervalMs: 10 })
     second.child.kill("SIGTERM")
     await second.exited
 

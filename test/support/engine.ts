@@ -9,6 +9,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { eventually } from "./eventually.js"
 
 export const projectRoot = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -76,19 +77,23 @@ export const startEngine = async (
     cleanup: () => rmSync(dataDir, { recursive: true, force: true })
   }
 
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000)
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`engine exited with ${child.exitCode} before ready:\n${out}`)
-    try {
-      const res = await fetch(`${url}/readyz`)
-      if (res.status === 200) return engine
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await engine.stop("SIGKILL")
-      throw new Error(`engine not ready within deadline:\n${out}`)
-    }
-    await new Promise((r) => setTimeout(r, 100))
+  const hasExited = () => child.exitCode !== null
+  try {
+    await eventually(
+      async () => {
+        if (hasExited()) return true
+        try {
+          return (await fetch(`${url}/readyz`)).status === 200
+        } catch {
+          return false // not listening yet
+        }
+      },
+      { what: "the engine to answer /readyz", deadlineMs: options.readyTimeoutMs ?? 60_000, intervalMs: 100, detail: () => out }
+    )
+  } catch (e) {
+    await engine.stop("SIGKILL")
+    throw e
   }
+  if (hasExited()) throw new Error(`engine exited with ${child.exitCode} before ready:\n${out}`)
+  return engine
 }

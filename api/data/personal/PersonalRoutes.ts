@@ -18,7 +18,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
-import type { Signal } from "../../../actors/signals/Signal.js"
+import type { Signal } from "../../../src/domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { type ApiError, validationFailed } from "../../../src/domain/ApiError.js"
 import type { PersonalSignalsRunner } from "../../../src/services/personal/PersonalSignals.js"

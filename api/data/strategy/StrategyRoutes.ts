@@ -407,7 +407,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
 
 /**
  * Builds the strategies service (in the caller's scope, over the `SqlClient` in context) and the
- * research reports, and returns the routes. `runBacktest` is the replay engine (DataService's
+ * research reports, and returns the routes. `runBacktest` is the replay engine (`src/DataService.ts`
  * `replayRunner(clickhouse, prices)`).
  */
 export const makeStrategyRoutes = (deps: {

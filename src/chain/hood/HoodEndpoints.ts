@@ -7,9 +7,27 @@
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { type Account, type Address, type Chain, getAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import type { AppConfigShape } from "../../config/AppConfig.js"
 import { hoodChain } from "./localnet/Deploy.js"
 import { HoodLocalnet, type HoodLocalnetError } from "./localnet/LocalnetService.js"
+
+/**
+ * What the endpoints need from the configuration (`AppConfigShape["hood"]` extends it; the
+ * composition root passes that). Declared here so the chain layer never reaches up to `config/`.
+ */
+export interface HoodEndpointsConfig {
+  /** Unset: the embedded Hood localnet (Hardhat/EDR) runs in-process with the contracts deployed. */
+  readonly rpcUrl: string | undefined
+  readonly chainId: number
+  /** Cluster mode: the deployed contracts (required with HOOD_RPC_URL). */
+  readonly factory: string | undefined
+  readonly feeSplitter: string | undefined
+  readonly uniswapV3Factory: string | undefined
+  readonly weth9: string | undefined
+  /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
+  readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
+  /** Embedded: mine an empty block this often (0: only a block per transaction). */
+  readonly localnetBlockMs: number
+}
 
 export interface HoodEndpointAddresses {
   readonly factory: Address
@@ -38,8 +56,7 @@ export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("Hood
 }) {}
 
 export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<HoodEndpoints, HoodEndpointsShape>() {
-  static readonly layer = (config: AppConfigShape): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
-    const h = config.hood
+  static readonly layer = (h: HoodEndpointsConfig): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
     if (h.rpcUrl === undefined) {
       return Layer.effect(
         HoodEndpoints,

@@ -6,9 +6,23 @@
  */
 import { createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from "@solana/kit"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import type { AppConfigShape } from "../../config/AppConfig.js"
 import { keeperSigner } from "./client/DevSigners.js"
 import { SolanaLocalnet, type SolanaLocalnetError } from "./localnet/LocalnetService.js"
+
+/**
+ * What the endpoints need from the configuration (`AppConfigShape["solana"]` extends it; the
+ * composition root passes that). Declared here so the chain layer never reaches up to `config/`.
+ */
+export interface SolanaEndpointsConfig {
+  /** Unset (with YELLOWSTONE_URL unset): the embedded Solana localnet runs in-process. */
+  readonly rpcUrl: string | undefined
+  readonly yellowstoneUrl: string | undefined
+  readonly yellowstoneToken: Redacted.Redacted<string> | undefined
+  readonly blockEngineUrl: string | undefined
+  readonly localnetSlotMs: number
+  /** The keeper's signing key (base58, 64 bytes) for a real cluster; the localnet's keeper otherwise. */
+  readonly keeperSecretKey: Redacted.Redacted<string> | undefined
+}
 
 export interface SolanaEndpointsShape {
   readonly embedded: boolean
@@ -24,8 +38,7 @@ export class SolanaConfigError extends Schema.TaggedError<SolanaConfigError>()("
 }) {}
 
 export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<SolanaEndpoints, SolanaEndpointsShape>() {
-  static readonly layer = (config: AppConfigShape): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
-    const s = config.solana
+  static readonly layer = (s: SolanaEndpointsConfig): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
     if (s.yellowstoneUrl === undefined && s.rpcUrl === undefined) {
       return Layer.effect(
         SolanaEndpoints,

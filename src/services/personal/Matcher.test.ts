@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { buildSignal, type Pattern, type Signal } from "../../../actors/signals/Signal.js"
+import { buildSignal, type Pattern, type Signal } from "../../domain/Signal.js"
 import { matchPersonal, matchReasons, PersonalIndex, type Rule } from "./Matcher.js"
 import { isRuleProblem, validateRule } from "./Rules.js"
 

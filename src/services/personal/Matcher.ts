@@ -13,7 +13,7 @@
  * the fan-out costs what matches, not the number of accounts; each candidate is then decided by
  * `matchReasons`, the single definition.
  */
-import type { Signal } from "../../../actors/signals/Signal.js"
+import type { Signal } from "../../domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import type { RuleParams } from "./Rules.js"
 import { parseUsdMicros } from "../signals/SignalTape.js"

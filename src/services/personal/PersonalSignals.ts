@@ -16,7 +16,7 @@
  *   curation.
  */
 import { Duration, Effect, Queue, Schedule, type Scope } from "effect"
-import type { Signal } from "../../../actors/signals/Signal.js"
+import type { Signal } from "../../domain/Signal.js"
 import type { SignalHub } from "../signals/SignalHub.js"
 import { PersonalIndex } from "./Matcher.js"
 import { type PersonalMatch, type PersonalStore, SIGNALS_RETAIN_DEFAULT } from "./PersonalStore.js"

@@ -9,7 +9,7 @@
  * starts at the detector's window (a narrower window cannot be verified from the signal).
  */
 import { defaultSignalConfig } from "../../../actors/signals/SignalConfig.js"
-import { formatMicros, isPattern, type Pattern, PATTERNS, SIGNAL_WALLETS_MAX } from "../../../actors/signals/Signal.js"
+import { formatMicros, isPattern, type Pattern, PATTERNS, SIGNAL_WALLETS_MAX } from "../../domain/Signal.js"
 import { parseUsdMicros } from "../signals/SignalTape.js"
 
 export interface RuleParams {

@@ -11,7 +11,7 @@
  * - Order: listeners see signals in publish order, synchronously; a listener that throws is
  *   removed (counted in `listenerFailures`), never breaking the publisher.
  */
-import type { Signal } from "../../../actors/signals/Signal.js"
+import type { Signal } from "../../domain/Signal.js"
 
 export interface SignalHubOptions {
   /** Signals kept for snapshots and fresh reads (default 5,000). */

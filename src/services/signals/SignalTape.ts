@@ -14,8 +14,8 @@
  *   `offset + limit` (offset ≤ `TAPE_OFFSET_MAX`) rows per page; the hub's scan is its capacity.
  */
 import { Effect } from "effect"
-import type { Pattern, Quality, Signal } from "../../../actors/signals/Signal.js"
-import { ageBucketOf } from "../../../actors/signals/Signal.js"
+import type { Pattern, Quality, Signal } from "../../domain/Signal.js"
+import { ageBucketOf } from "../../domain/Signal.js"
 import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { signalFromRow, signalSelectSql } from "../../../clickhouse/writer/SignalWriter.js"

@@ -23,7 +23,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Chunk, Effect, Queue, Schedule, type Scope } from "effect"
 import { KolMentionDetectors, type MentionMarket } from "../../../actors/signals/KolMention.js"
-import type { Signal, UsdPrice, UsdPriceFn, Venue } from "../../../actors/signals/Signal.js"
+import type { Signal, UsdPrice, UsdPriceFn, Venue } from "../../domain/Signal.js"
 import { defaultSignalConfig, type SignalConfig, type SignalInputs } from "../../../actors/signals/SignalConfig.js"
 import { chainSignalsDefinition, tokenSignalsDefinition } from "../../../actors/signals/SignalDetectors.js"
 import type { MarketIndexShape } from "../../../actors/MarketIndex.js"

@@ -10,7 +10,7 @@
  */
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
-import { mulberry32 } from "../../sim/SeededRandom.js"
+import { mulberry32 } from "../../domain/SeededRandom.js"
 
 export interface MentionableToken {
   readonly chain: ChainId

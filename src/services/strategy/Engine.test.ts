@@ -12,7 +12,7 @@ import { decodeReplayRequest } from "./Definition.js"
 import { type ReplayResult, ReplaySimulation, selectCandidates } from "./Engine.js"
 import { defaultFees, pricingFor } from "./Replay.js"
 import type { SignalRow } from "./SignalHistory.js"
-import { mulberry32 } from "../../sim/SeededRandom.js"
+import { mulberry32 } from "../../domain/SeededRandom.js"
 
 const FROM = Date.UTC(2024, 2, 1)
 const SPAN = 2 * 86_400_000

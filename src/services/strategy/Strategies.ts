@@ -101,7 +101,7 @@ export interface StrategyDetail extends StrategySummary {
 }
 
 export interface StrategiesOptions {
-  /** The replay engine over ClickHouse (see `api/data/DataService.ts` `replayRunner`). */
+  /** The replay engine over ClickHouse (see `src/DataService.ts` `replayRunner`). */
   readonly runBacktest: (request: ReplayRequest) => Effect.Effect<ReplayResult, ReplayError>
   readonly backtestTimeoutMs?: number
   readonly backtestsRunningMax?: number

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { generateRecipient, openSealed } from "./Hpke.js"
-import { sealBase, sealForImport } from "./testing/HpkeSealer.js"
+import { sealBase, sealForImport } from "../../../test/support/hpkeSealer.js"
 
 const hex = (s: string) => new Uint8Array(Buffer.from(s.replace(/\s+/g, ""), "hex"))
 const toHex = (b: Uint8Array) => Buffer.from(b).toString("hex")

@@ -8,6 +8,7 @@ import { Clock, Duration, Effect } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
+import { eventually } from "./eventually.js"
 
 export interface ReceivedRequest {
   readonly method: string
@@ -144,10 +145,6 @@ export class ManualClock implements Clock.Clock {
   /** Resolves once `polls` more sleeps have started (real-time deadline). */
   async polls(polls: number, timeoutMs = 10_000): Promise<void> {
     const target = this.sleeps + polls
-    const deadline = Date.now() + timeoutMs
-    while (this.sleeps < target) {
-      if (Date.now() > deadline) throw new Error(`worker did not poll ${polls} times within ${timeoutMs} ms`)
-      await new Promise((r) => setTimeout(r, 2))
-    }
+    await eventually(() => this.sleeps >= target, { what: `the worker to poll ${polls} times`, deadlineMs: timeoutMs, intervalMs: 2 })
   }
 }

@@ -7,17 +7,17 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { walletRoutes } from "../../../../api/routes/WalletRoutes.js"
-import { serve } from "../../../../api/Server.js"
-import * as Database from "../../../db/Database.js"
-import walletsMigration from "../../../db/migrations/0005_wallets.js"
-import { migrations } from "../../../db/migrations/index.js"
-import { apiError } from "../../../domain/ApiError.js"
-import { resolvePlans } from "../../../domain/Plans.js"
-import * as MasterKey from "../MasterKey.js"
-import type { AuthHeaders, KeyInfo, Principal } from "../Principal.js"
-import * as WalletProviderModule from "../WalletProvider.js"
-import * as WalletServiceModule from "../WalletService.js"
+import { walletRoutes } from "../../api/routes/WalletRoutes.js"
+import { serve } from "../../api/Server.js"
+import * as Database from "../../src/db/Database.js"
+import walletsMigration from "../../src/db/migrations/0005_wallets.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { apiError } from "../../src/domain/ApiError.js"
+import { resolvePlans } from "../../src/domain/Plans.js"
+import * as MasterKey from "../../src/services/wallets/MasterKey.js"
+import type { AuthHeaders, KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
+import * as WalletProviderModule from "../../src/services/wallets/WalletProvider.js"
+import * as WalletServiceModule from "../../src/services/wallets/WalletService.js"
 
 export const DAY_MS = 86_400_000
 

@@ -15,7 +15,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
-import type { ChainId } from "../../ingest/ChainEvent.js"
+import type { Chain } from "./Chain.js"
 
 export const PATTERNS = ["confluence", "deployer", "large_move", "dormancy", "intra_book", "new_ticker", "distribution", "kol_mention"] as const
 export type Pattern = (typeof PATTERNS)[number]
@@ -42,7 +42,7 @@ export const matchesQuality = (filter: QualityFilter, quality: Quality): boolean
 /** The market record's venue names (launch spec 2.9): the curve, the Solana pool, the Hood pool. */
 export type Venue = "svc-curve" | "dex" | "hood-dex"
 export const VENUES: ReadonlyArray<Venue> = ["svc-curve", "dex", "hood-dex"]
-export const venueOf = (chain: ChainId, venue: "curve" | "pool"): Venue => (venue === "curve" ? "svc-curve" : chain === "solana" ? "dex" : "hood-dex")
+export const venueOf = (chain: Chain, venue: "curve" | "pool"): Venue => (venue === "curve" ? "svc-curve" : chain === "solana" ? "dex" : "hood-dex")
 
 /** `in`: money flowing into the token (buys, up moves); `out`: out of it (sells, down moves). */
 export type Direction = "in" | "out"
@@ -53,7 +53,7 @@ export type SignalDetails = Readonly<Record<string, string | number | boolean | 
 export interface Signal {
   readonly id: string
   readonly pattern: Pattern
-  readonly chain: ChainId
+  readonly chain: Chain
   /** The token (mint on Solana, token contract on Hood). */
   readonly asset: string
   /** The token's symbol when known. */
@@ -86,7 +86,7 @@ export interface Signal {
 export const SIGNAL_WALLETS_MAX = 25
 
 /** Deterministic id: `sig_` + the first 24 hex digits of sha256 over the pattern, chain, asset and trigger ids. */
-export const signalId = (pattern: Pattern, chain: ChainId, asset: string, triggerIds: ReadonlyArray<string>): string =>
+export const signalId = (pattern: Pattern, chain: Chain, asset: string, triggerIds: ReadonlyArray<string>): string =>
   `sig_${bytesToHex(sha256(utf8ToBytes([pattern, chain, asset, ...triggerIds].join("\u0000")))).slice(0, 24)}`
 
 // ---------------------------------------------------------------------------------------------
@@ -99,7 +99,7 @@ export interface UsdPrice {
 }
 
 /** The price input: USD per whole quote unit, undefined (or null) when unknown. Takes the quote asset's mint or contract. */
-export type UsdPriceFn = (chain: ChainId, quoteMint: string) => UsdPrice | null | undefined
+export type UsdPriceFn = (chain: Chain, quoteMint: string) => UsdPrice | null | undefined
 
 export const MICROS = 1_000_000n
 
@@ -137,7 +137,7 @@ const sortedUnique = (xs: Iterable<string>): Array<string> => [...new Set(xs)].s
 /** What a detector knows when it emits; `build` fills id, quality, time and the derived lists. */
 export interface SignalDraft {
   readonly pattern: Pattern
-  readonly chain: ChainId
+  readonly chain: Chain
   readonly asset: string
   readonly symbol: string | null
   readonly direction: Direction

@@ -7,11 +7,11 @@
  * `READY`, and runs until signalled.
  */
 import { Cause, Effect, Fiber, Layer } from "effect"
-import * as Database from "../../../db/Database.js"
-import { migrations } from "../../../db/migrations/index.js"
-import webhooksMigration from "../../../db/migrations/0004_webhooks.js"
-import * as DeliveryWorker from "../DeliveryWorker.js"
-import { resolveMasterKey } from "../SecretBox.js"
+import * as Database from "../../src/db/Database.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import webhooksMigration from "../../src/db/migrations/0004_webhooks.js"
+import * as DeliveryWorker from "../../src/services/webhooks/DeliveryWorker.js"
+import { resolveMasterKey } from "../../src/services/webhooks/SecretBox.js"
 
 interface ChildConfig {
   readonly dataDir: string
