@@ -16,11 +16,11 @@ import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import type { Resolver } from "../../src/net/PublicTarget.js"
-import { selfSignedCertificate } from "../../src/net/testing/SelfSignedCertificate.js"
+import { selfSignedCertificate } from "../support/selfSignedCertificate.js"
 import { imageBytesMax } from "../../src/services/images/ImageProcessor.js"
 import type { ImageRefused } from "../../src/services/images/ImageRefused.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
-import { padPng, solidImage } from "../../src/services/images/testing/TestImages.js"
+import { padPng, solidImage } from "../support/testImages.js"
 
 const HOST = "img.test.example"
 const tls = selfSignedCertificate(HOST)

@@ -19,8 +19,8 @@ import type { RecognizedImage } from "../../src/services/images/ImageProcessor.j
 import { imageIdOf } from "../../src/services/images/HostedImageStore.js"
 import type { ImageRefused } from "../../src/services/images/ImageRefused.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
-import { solidImage, stripedImage } from "../../src/services/images/testing/TestImages.js"
-import { ManualClock } from "../../src/services/webhooks/testing/Receiver.js"
+import { solidImage, stripedImage } from "../support/testImages.js"
+import { ManualClock } from "../support/webhookReceiver.js"
 import { projectRoot } from "../support/engine.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
@@ -240,7 +240,7 @@ describe.skipIf(serverUrl === undefined)(`hosted images on a real PostgreSQL ser
   }, 120_000)
 })
 
-const uploadChild = path.join(projectRoot, "src/services/images/testing/uploadChild.ts")
+const uploadChild = path.join(projectRoot, "test/support/imageUploadChild.ts")
 
 interface ChildCounts {
   readonly taken: number

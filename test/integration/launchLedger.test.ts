@@ -23,7 +23,7 @@ import {
   layer as launchLedgerLayer
 } from "../../src/services/launch/LaunchLedger.js"
 import { selfBuildExpiredCode, selfBuildExpiryMs } from "../../src/services/launch/LaunchLedgerMachine.js"
-import { ManualClock } from "../../src/services/webhooks/testing/Receiver.js"
+import { ManualClock } from "../support/webhookReceiver.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 type Ctx = Context.Context<LaunchLedger | SqlClient.SqlClient>

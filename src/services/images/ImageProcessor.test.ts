@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import type { ImageFormat } from "./ImageFormat.js"
 import { defaultImageLimits, imageBytesMax, recognize, squareForUpload } from "./ImageProcessor.js"
 import type { ImageRefused } from "./ImageRefused.js"
-import { animatedImage, padPng, pixelsOf, type Rgb, solidImage, stripedImage } from "./testing/TestImages.js"
+import { animatedImage, padPng, pixelsOf, type Rgb, solidImage, stripedImage } from "../../../test/support/testImages.js"
 
 const run = <A>(e: Effect.Effect<A, ImageRefused>) => Effect.runPromise(e)
 const refusal = async <A>(e: Effect.Effect<A, ImageRefused>): Promise<ImageRefused> => {

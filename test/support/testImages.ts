@@ -4,7 +4,7 @@
  */
 import sharp, { type Sharp } from "sharp"
 import { crc32 } from "node:zlib"
-import type { ImageFormat } from "../ImageFormat.js"
+import type { ImageFormat } from "../../src/services/images/ImageFormat.js"
 
 export type Rgb = readonly [number, number, number]
 

@@ -7,9 +7,9 @@
  */
 import { Clock, Effect, Either, Layer } from "effect"
 import { createInterface } from "node:readline"
-import * as Database from "../../../db/Database.js"
-import * as ImageService from "../ImageService.js"
-import { solidImage } from "./TestImages.js"
+import * as Database from "../../src/db/Database.js"
+import * as ImageService from "../../src/services/images/ImageService.js"
+import { solidImage } from "./testImages.js"
 
 interface ChildConfig {
   readonly databaseUrl: string
