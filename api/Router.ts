@@ -140,7 +140,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     const headerNames = route.headers ?? []
     return (res: HttpResponse, uReq: HttpRequest): void => {
       const params: string[] = new Array(n)
-      for (let i = 0; i < n; i++) params[i] = decodeParam(uReq.getParameter(i))
+      for (let i = 0; i < n; i++) params[i] = decodeParam(uReq.getParameter(i) ?? "")
       const headers: Record<string, string> = {}
       for (const h of headerNames) {
         const v = uReq.getHeader(h)

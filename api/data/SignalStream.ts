@@ -252,7 +252,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
     idleTimeout: options.idleTimeoutSec,
     // Our own bound (`maxBufferedBytes`) closes a slow socket first; this only keeps uWS from dropping messages silently.
     maxBackpressure: options.maxBufferedBytes + BACKPRESSURE_HEADROOM_BYTES,
-    closeOnBackpressureLimit: 0,
+    closeOnBackpressureLimit: false,
     sendPingsAutomatically: false,
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
       const headers: Record<string, string> = {}
