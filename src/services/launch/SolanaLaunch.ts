@@ -151,6 +151,14 @@ export interface SolanaLaunchShape {
 
 export class SolanaLaunch extends Context.Tag("curvestream/SolanaLaunch")<SolanaLaunch, SolanaLaunchShape>() {}
 
+/** `TRANSACTION_TOO_LARGE` for a size that does not fit, with the figures the spec's error carries. */
+export const oversizeRefusal = (size: LaunchSize): SolanaLaunchError =>
+  launchError(
+    "transaction_too_large",
+    `the launch transaction is ${size.txBytes} bytes, ${size.overBy} over the ${size.limit}-byte limit; a name of at most ${size.maxNameBytes} bytes fits`,
+    { txBytes: size.txBytes, overBy: size.overBy, maxNameBytes: size.maxNameBytes }
+  )
+
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
 
@@ -243,17 +251,10 @@ export const make = (options: SolanaLaunchOptions) =>
       })
 
     const checkedSize = (input: LaunchTransactionInput, plan: LaunchPlan) =>
-      Effect.gen(function* () {
-        const size = yield* Effect.promise(() => sizeLaunch(input, plan, SOLANA_TRANSACTION_BYTES_MAX))
-        if (!size.fits) {
-          return yield* launchError(
-            "transaction_too_large",
-            `the launch transaction is ${size.txBytes} bytes, ${size.overBy} over the ${size.limit}-byte limit; a name of at most ${size.maxNameBytes} bytes fits`,
-            { txBytes: size.txBytes, overBy: size.overBy, maxNameBytes: size.maxNameBytes }
-          )
-        }
-        return size
-      })
+      Effect.flatMap(
+        Effect.promise(() => sizeLaunch(input, plan, SOLANA_TRANSACTION_BYTES_MAX)),
+        (size) => (size.fits ? Effect.succeed(size) : Effect.fail(oversizeRefusal(size)))
+      )
 
     const size: SolanaLaunchShape["size"] = (spec) =>
       Effect.gen(function* () {
