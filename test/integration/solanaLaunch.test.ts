@@ -13,11 +13,22 @@
  * land once its blockhash expires.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { type Address, address, createSolanaRpc, getBase64Encoder } from "@solana/kit"
+import {
+  type Address,
+  address,
+  compileTransaction,
+  createNoopSigner,
+  createSolanaRpc,
+  generateKeyPairSigner,
+  getBase64Encoder,
+  getTransactionEncoder
+} from "@solana/kit"
 import { Context, Effect, Either, Exit, Layer, Redacted, Schedule, Scope } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findCurveAddresses } from "../../src/chain/solana/client/CurveInstructions.js"
+import { getTransferSolInstruction } from "../../src/chain/solana/client/SplInstructions.js"
+import { buildTransactionMessage } from "../../src/chain/solana/client/Transactions.js"
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
 import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
@@ -238,7 +249,7 @@ describe("a Solana headless launch", () => {
   })
 })
 
-describe("refused before anything is sent", () => {
+describe("refused: nothing lands, balances unchanged", () => {
   const expectNothingLanded = async (accountId: string, r: LaunchRequest, payer: Address, balances: { sol: bigint; usdc: bigint }) => {
     expect(await readCurveAt(await mintOf(accountId, r))).toBeUndefined()
     expect(net.ledger.getBalance(payer)).toBe(balances.sol)
@@ -291,6 +302,41 @@ describe("refused before anything is sent", () => {
     const refused = await launch(inputFor("acct-denied", denied, r2))
     expect(failure(refused.result)).toMatchObject({ reason: "policy_denied", rule: "default_deny", retryable: false })
     await expectNothingLanded("acct-denied", r2, denied, { sol: SOL, usdc: 0n })
+  })
+
+  it("a payer drained between simulation and send is refused at preflight: definitive, nothing landed", async () => {
+    const payer = await owner("acct-drained", 1n)
+    const r = request({ buyAmount: "300000000" })
+    const sink = (await generateKeyPairSigner()).address
+    // While the attempt is recorded, the owner spends almost everything elsewhere (signed by the same provider).
+    const drain = () =>
+      Effect.gen(function* () {
+        const { value } = yield* Effect.promise(() => createSolanaRpc(net.rpcUrl).getLatestBlockhash({ commitment: "confirmed" }).send())
+        const message = buildTransactionMessage({
+          feePayer: createNoopSigner(payer),
+          lifetime: value,
+          instructions: [getTransferSolInstruction({ from: createNoopSigner(payer), to: sink, lamports: SOL - 10_000_000n })]
+        })
+        const unsigned = new Uint8Array(getTransactionEncoder().encode(compileTransaction(message)))
+        const signed = yield* provider.signWithEmbedded("acct-drained", "solana", unsigned)
+        expect(net.ledger.submit(new Uint8Array(getBase64Encoder().encode(signed.signedTransaction)))).toMatchObject({ _tag: "Landed", err: null })
+      }).pipe(Effect.orDie)
+    const recorded: Array<SolanaLaunch.LaunchSending> = []
+    const result = await run(launcher.launch(inputFor("acct-drained", payer, r), (s) => Effect.sync(() => void recorded.push(s)).pipe(Effect.zipRight(drain()))))
+    const e = failure(result)
+    expect(e).toMatchObject({ reason: "insufficient_owner_balance", definitive: true, signature: recorded[0]!.signature, mint: recorded[0]!.mint })
+    expect(net.ledger.getSignatureStatus(recorded[0]!.signature)).toBeUndefined()
+    await expectNothingLanded("acct-drained", r, payer, { sol: 10_000_000n - 5_000n, usdc: 0n })
+  })
+
+  it("a build deadline shorter than any round trip is build_timeout, nothing sent", async () => {
+    const payer = await owner("acct-hurried", 1n)
+    const r = request({})
+    const hurried = await serviceWith({ buildTimeoutMs: 1 })
+    const { result, recorded } = await launch(inputFor("acct-hurried", payer, r), hurried)
+    expect(failure(result)).toMatchObject({ reason: "build_timeout", retryable: true, definitive: true })
+    expect(recorded).toEqual([])
+    await expectNothingLanded("acct-hurried", r, payer, { sol: SOL, usdc: 0n })
   })
 
   it("a failing beforeSend sends nothing", async () => {
