@@ -239,6 +239,17 @@ describe("a Solana headless launch", () => {
     )
   }, 120_000)
 
+  it("sizes a dry run without touching the chain, and refuses a dev buy that fills nothing", async () => {
+    const payer = address((await Effect.runPromise(provider.ensureEmbeddedWallet("acct-dry", "solana"))).address)
+    const spec = { accountId: "acct-dry", payer, platformFeeBps: 100n, metadataUri: "https://curvestream.local/m.json" }
+    const dry = await Effect.runPromise(launcher.size({ ...spec, request: request({ quoteAsset: "svc", buyAmount: "5000000" }) }))
+    expect(dry.size).toMatchObject({ limit: 1232, fits: true, maxNameBytes: 32 })
+    expect(dry.plan.fee).toEqual({ bps: 100n, feeRaw: 50_000n, treasury: TREASURY_ADDRESS })
+    expect(net.ledger.getBalance(payer)).toBe(0n)
+    const unfillable = await run(launcher.size({ ...spec, request: request({ buyAmount: "1" }) }))
+    expect(failure(unfillable)).toMatchObject({ reason: "dev_buy_unfillable", retryable: false })
+  })
+
   it("launches without a dev buy: no token account, no fee leg", async () => {
     const payer = await owner("acct-bare", 1n)
     const r = request({})
