@@ -190,18 +190,16 @@ const nodeAnswered = (e: unknown): boolean => {
   return code >= -32768 && code <= -32000
 }
 
-const positive = (name: string, v: number) => {
-  if (!Number.isSafeInteger(v) || v <= 0) throw new RangeError(`SolanaLaunch: ${name} must be a positive whole number of ms`)
-  return v
-}
+const positive = (name: string, v: number) =>
+  Number.isSafeInteger(v) && v > 0 ? Effect.succeed(v) : Effect.dieMessage(`SolanaLaunch: ${name} must be a positive whole number of ms`)
 
 export const make = (options: SolanaLaunchOptions) =>
   Effect.gen(function* () {
     const provider = yield* WalletProvider
     const rpc = createSolanaRpc(options.rpcUrl)
-    const buildTimeoutMs = positive("buildTimeoutMs", options.buildTimeoutMs ?? SolanaLaunchDefaults.buildTimeoutMs)
-    const confirmTimeoutMs = positive("confirmTimeoutMs", options.confirmTimeoutMs ?? SolanaLaunchDefaults.confirmTimeoutMs)
-    const pollIntervalMs = positive("pollIntervalMs", options.pollIntervalMs ?? SolanaLaunchDefaults.pollIntervalMs)
+    const buildTimeoutMs = yield* positive("buildTimeoutMs", options.buildTimeoutMs ?? SolanaLaunchDefaults.buildTimeoutMs)
+    const confirmTimeoutMs = yield* positive("confirmTimeoutMs", options.confirmTimeoutMs ?? SolanaLaunchDefaults.confirmTimeoutMs)
+    const pollIntervalMs = yield* positive("pollIntervalMs", options.pollIntervalMs ?? SolanaLaunchDefaults.pollIntervalMs)
     const secret = Redacted.value(options.mintSecret)
     if (secret.byteLength < LAUNCH_MINT_SECRET_BYTES_MIN) {
       return yield* Effect.dieMessage(`SolanaLaunch: the mint secret needs at least ${LAUNCH_MINT_SECRET_BYTES_MIN} bytes`)
@@ -321,13 +319,16 @@ export const make = (options: SolanaLaunchOptions) =>
             .send({ abortSignal: signal })
         )
         if (tx === null) return undefined
+        if (plan.devBuy === null) return { mint, curve, signature, slot: tx.slot, devBuy: null, fee: plan.fee } satisfies SolanaLaunched
+        // The fill: the buy's Trade event; failing that (logs cut short), the payer's token account of
+        // the mint after the transaction, which this transaction created, so it holds exactly the fill.
         const trade = curveEventsFromLogs(tx.meta?.logMessages ?? []).find(
           (e) => e.event.kind === "Trade" && e.event.mint === mint && e.event.trader === payer && e.event.side === "buy"
         )
-        const devBuy =
-          plan.devBuy === null || trade === undefined || trade.event.kind !== "Trade"
-            ? null
-            : { amountInRaw: trade.event.amountInRaw, filledRaw: trade.event.amountOutRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }
+        const held = tx.meta?.postTokenBalances?.find((b) => b.mint === mint && b.owner === payer)?.uiTokenAmount.amount
+        const filledRaw = trade !== undefined && trade.event.kind === "Trade" ? trade.event.amountOutRaw : held === undefined ? undefined : BigInt(held)
+        if (filledRaw === undefined) return yield* launchError("chain_unavailable", `the fill of the landed launch ${signature} is not readable`)
+        const devBuy = { amountInRaw: plan.devBuy.amountInRaw, filledRaw, minAmountOutRaw: plan.devBuy.minAmountOutRaw }
         return { mint, curve, signature, slot: tx.slot, devBuy, fee: plan.fee } satisfies SolanaLaunched
       })
 
