@@ -448,12 +448,11 @@ export const make = (options: SolanaLaunchOptions) =>
             signature: sending.signature,
             mint: sending.mint
           })
-          // A simulation that now passes (or cannot run) leaves the node's own refusal as the reason.
-          const why = yield* Effect.flip(
-            simulate(signedWire, built.assembled, built.quoteMint, payer, { signature: sending.signature, mint: sending.mint }).pipe(
-              Effect.as(refused)
-            )
-          ).pipe(Effect.catchAll(() => Effect.succeed(refused)))
+          // A simulation that now passes, or cannot run, leaves the node's own refusal as the reason.
+          const why = yield* Effect.match(
+            simulate(signedWire, built.assembled, built.quoteMint, payer, { signature: sending.signature, mint: sending.mint }),
+            { onSuccess: () => refused, onFailure: (e) => (e.reason === "chain_unavailable" ? refused : e) }
+          )
           return yield* Effect.fail(why)
         }
         // Sent, or the answer was lost in transport: either way the chain decides.
