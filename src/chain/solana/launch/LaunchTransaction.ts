@@ -1,0 +1,284 @@
+/**
+ * The headless Solana launch transaction (launch spec 2.1, 2.6, 7): `create_curve` on the given
+ * terms with its metadata, the payer's token account, the dev buy and the platform fee leg, in one
+ * v0 transaction paid and signed by the payer, plus the mint's own signature. `planLaunch` is the
+ * pure arithmetic; `assembleLaunchTransaction` builds the kit message; `sizeLaunch` serializes it
+ * and measures it against Solana's 1,232-byte limit.
+ *
+ * Invariants:
+ * - The dev buy's `minAmountOutRaw` is CurveMath's quote on the virgin curve, exactly: the curve is
+ *   created by the same transaction, so nothing can trade before the buy, and a program that
+ *   filled differently would fail the transaction (`SlippageExceeded`) rather than fill silently.
+ * - The platform fee is `ceil(devBuy · feeBps / 10000)` in the quote asset, on top of the dev buy
+ *   (the spend cap of spec rule 6 counts `buyAmount` plus the fee), paid to the treasury: a System
+ *   transfer on the SOL pair, an SPL transfer to the treasury's associated token account (created
+ *   idempotently in the same transaction) on USDC and svc. No dev buy, no fee leg.
+ * - On the SOL pair the buy pays lamports straight from the payer (svc-curve's native pair takes
+ *   the wallet itself as the quote account, docs/solana-program.md), so the "wrap" is that
+ *   transfer inside the buy; USDC and svc draw from the payer's existing token account.
+ * - Every size figure comes from serializing the real message (`getTransactionEncoder` over the
+ *   compiled transaction, empty signature slots included), never from a formula; `maxNameBytes`
+ *   is searched by serializing the same request with other name lengths, capped at the name rule's
+ *   32 bytes.
+ */
+import {
+  type Address,
+  compileTransaction,
+  getTransactionEncoder,
+  type Instruction,
+  type TransactionSigner
+} from "@solana/kit"
+import { BPS, ceilDiv, type CurveParams, initialState, quoteBuy, tokenReserveRaw } from "../../../domain/CurveMath.js"
+import { findCurveAddresses, getBuyInstruction, getCreateCurveInstruction, quoteAccountOf } from "../client/CurveInstructions.js"
+import {
+  findAssociatedTokenAddress,
+  getCreateAssociatedTokenInstruction,
+  getTokenTransferInstruction,
+  getTransferSolInstruction
+} from "../client/SplInstructions.js"
+import { type BlockhashLifetime, buildTransactionMessage, type TransactionMessageToSign } from "../client/Transactions.js"
+import type { CurveMode } from "../program/accounts/Common.js"
+import { NAME_BYTES_MAX } from "../program/accounts/Metadata.js"
+import { COMPUTE_BUDGET_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
+
+/** Solana's packet limit for one serialized transaction (spec section 8). */
+export const SOLANA_TRANSACTION_BYTES_MAX = 1232
+
+/**
+ * Compute units the launch asks for: create_curve + two ATA creates + buy + two transfers come to
+ * about 53,000 by the localnet's count (docs/solana-program.md); the rest is headroom.
+ */
+export const LAUNCH_COMPUTE_UNIT_LIMIT = 120_000
+
+export interface LaunchTerms {
+  readonly virtualQuoteRaw: bigint
+  readonly thresholdRaw: bigint
+  readonly supplyRaw: bigint
+  readonly stakerAllocationBps: bigint
+  readonly curveFeeBps: bigint
+  readonly mode: CurveMode
+}
+
+export interface PlatformFeeTerms {
+  readonly bps: bigint
+  readonly treasury: Address
+}
+
+export interface LaunchTransactionInput {
+  readonly payer: TransactionSigner
+  readonly mint: TransactionSigner
+  readonly quoteMint: Address
+  readonly terms: LaunchTerms
+  readonly name: string
+  readonly symbol: string
+  readonly metadataUri: string
+  readonly devBuyRaw: bigint
+  readonly platformFee: PlatformFeeTerms
+  readonly lifetime: BlockhashLifetime
+  readonly computeUnitPriceMicroLamports?: bigint | undefined
+}
+
+export interface DevBuyPlan {
+  readonly amountInRaw: bigint
+  /** CurveMath's fill on the virgin curve; also the instruction's `minAmountOut`. */
+  readonly expectedOutRaw: bigint
+  readonly minAmountOutRaw: bigint
+  readonly curveFeeRaw: bigint
+}
+
+export interface FeePlan {
+  readonly bps: bigint
+  readonly feeRaw: bigint
+  readonly treasury: Address
+}
+
+export interface LaunchPlan {
+  readonly curveParams: CurveParams
+  /** Null when `devBuyRaw` is 0. */
+  readonly devBuy: DevBuyPlan | null
+  /** Null when there is no dev buy or the fee rounds to 0 (fee bps 0). */
+  readonly fee: FeePlan | null
+}
+
+/** Why a launch cannot be planned: the dev buy is not a fill on this curve (CurveMath's refusal). */
+export type LaunchPlanRefusal = { readonly _tag: "DevBuyRefused"; readonly reason: string }
+
+/** The curve, the dev buy and the fee of a launch, in raw units. Pure. */
+export const planLaunch = (
+  terms: LaunchTerms,
+  devBuyRaw: bigint,
+  platformFee: PlatformFeeTerms
+): LaunchPlan | LaunchPlanRefusal => {
+  const curveParams: CurveParams = {
+    virtualQuoteRaw: terms.virtualQuoteRaw,
+    thresholdRaw: terms.thresholdRaw,
+    tokenReserveRaw: tokenReserveRaw(terms.supplyRaw, terms.stakerAllocationBps),
+    feeBps: terms.curveFeeBps,
+    crossingModel: "full-fill-surplus"
+  }
+  if (devBuyRaw === 0n) return { curveParams, devBuy: null, fee: null }
+  const quote = quoteBuy(curveParams, initialState(curveParams), devBuyRaw)
+  if (quote._tag === "Refused") return { _tag: "DevBuyRefused", reason: quote.reason }
+  const feeRaw = ceilDiv(devBuyRaw * platformFee.bps, BPS)
+  return {
+    curveParams,
+    devBuy: { amountInRaw: devBuyRaw, expectedOutRaw: quote.amountOut, minAmountOutRaw: quote.amountOut, curveFeeRaw: quote.fee },
+    fee: feeRaw === 0n ? null : { bps: platformFee.bps, feeRaw, treasury: platformFee.treasury }
+  }
+}
+
+export const isLaunchPlan = (p: LaunchPlan | LaunchPlanRefusal): p is LaunchPlan => !("_tag" in p)
+
+/** What each instruction of the message is, by index (the simulation's errors name an index). */
+export type LaunchInstructionRole =
+  | "compute_budget"
+  | "create_curve"
+  | "create_payer_token_account"
+  | "dev_buy"
+  | "create_treasury_account"
+  | "platform_fee"
+
+export interface AssembledLaunch {
+  readonly message: TransactionMessageToSign
+  readonly plan: LaunchPlan
+  /** Roles of the message's instructions, in the message's order. */
+  readonly roles: ReadonlyArray<LaunchInstructionRole>
+  /** The payer's account the dev buy and fee draw from: the wallet on SOL, its ATA on SPL pairs. */
+  readonly payerQuoteAccount: Address
+  readonly curve: Address
+  readonly payerTokenAccount: Address
+}
+
+const launchInstructions = async (i: LaunchTransactionInput, plan: LaunchPlan) => {
+  const payer = i.payer.address
+  const mint = i.mint.address
+  const instructions: Instruction[] = []
+  const roles: LaunchInstructionRole[] = []
+  const push = (role: LaunchInstructionRole, ix: Instruction) => {
+    instructions.push(ix)
+    roles.push(role)
+  }
+  const [addresses, payerQuoteAccount, payerTokenAccount] = await Promise.all([
+    findCurveAddresses(mint),
+    quoteAccountOf(payer, i.quoteMint),
+    findAssociatedTokenAddress(payer, mint)
+  ])
+  push(
+    "create_curve",
+    await getCreateCurveInstruction({
+      creator: i.payer,
+      mint: i.mint,
+      quoteMint: i.quoteMint,
+      virtualQuoteRaw: i.terms.virtualQuoteRaw,
+      thresholdRaw: i.terms.thresholdRaw,
+      supplyRaw: i.terms.supplyRaw,
+      stakerAllocationBps: Number(i.terms.stakerAllocationBps),
+      mode: i.terms.mode,
+      creatorFeeBps: 0,
+      name: i.name,
+      symbol: i.symbol,
+      uri: i.metadataUri
+    })
+  )
+  if (plan.devBuy !== null) {
+    push("create_payer_token_account", getCreateAssociatedTokenInstruction({ payer: i.payer, ata: payerTokenAccount, owner: payer, mint }))
+    push(
+      "dev_buy",
+      await getBuyInstruction({
+        trader: i.payer,
+        mint,
+        quoteMint: i.quoteMint,
+        amountInRaw: plan.devBuy.amountInRaw,
+        minAmountOutRaw: plan.devBuy.minAmountOutRaw,
+        traderTokenAccount: payerTokenAccount,
+        traderQuoteAccount: payerQuoteAccount
+      })
+    )
+  }
+  if (plan.fee !== null) {
+    if (i.quoteMint === WSOL_MINT_ADDRESS) {
+      push("platform_fee", getTransferSolInstruction({ from: i.payer, to: plan.fee.treasury, lamports: plan.fee.feeRaw }))
+    } else {
+      const treasuryAccount = await findAssociatedTokenAddress(plan.fee.treasury, i.quoteMint)
+      push(
+        "create_treasury_account",
+        getCreateAssociatedTokenInstruction({ payer: i.payer, ata: treasuryAccount, owner: plan.fee.treasury, mint: i.quoteMint, idempotent: true })
+      )
+      push(
+        "platform_fee",
+        getTokenTransferInstruction({ source: payerQuoteAccount, destination: treasuryAccount, authority: i.payer, amount: plan.fee.feeRaw })
+      )
+    }
+  }
+  return { instructions, roles, payerQuoteAccount, payerTokenAccount, curve: addresses.curve }
+}
+
+/** The launch message for a plan (`planLaunch` of the same input). Deterministic for its input. */
+export const assembleLaunchTransaction = async (i: LaunchTransactionInput, plan: LaunchPlan): Promise<AssembledLaunch> => {
+  const built = await launchInstructions(i, plan)
+  const message = buildTransactionMessage({
+    feePayer: i.payer,
+    lifetime: i.lifetime,
+    instructions: built.instructions,
+    computeUnitLimit: LAUNCH_COMPUTE_UNIT_LIMIT,
+    ...(i.computeUnitPriceMicroLamports === undefined || i.computeUnitPriceMicroLamports === 0n
+      ? {}
+      : { computeUnitPriceMicroLamports: i.computeUnitPriceMicroLamports })
+  })
+  // kit places the compute-budget instructions itself (it appends them): read the roles off the message.
+  let next = 0
+  const roles = message.instructions.map((ix): LaunchInstructionRole =>
+    ix.programAddress === COMPUTE_BUDGET_PROGRAM_ID ? "compute_budget" : (built.roles[next++] as LaunchInstructionRole)
+  )
+  return { message, plan, roles, payerQuoteAccount: built.payerQuoteAccount, curve: built.curve, payerTokenAccount: built.payerTokenAccount }
+}
+
+const transactionEncoder = getTransactionEncoder()
+
+/** Bytes of the serialized transaction, every signature slot counted (64 bytes each). */
+export const serializedSize = (message: TransactionMessageToSign): number =>
+  transactionEncoder.getSizeFromValue(compileTransaction(message))
+
+export interface LaunchSize {
+  readonly txBytes: number
+  readonly limit: number
+  /** The longest name (UTF-8 bytes, at most 32) with which this exact request still fits; 0 when none does. */
+  readonly maxNameBytes: number
+  readonly fits: boolean
+  /** `txBytes − limit` when over, else 0. */
+  readonly overBy: number
+}
+
+/** A name of exactly `bytes` UTF-8 bytes (ASCII: the size depends on the byte count only). */
+const nameOfBytes = (bytes: number): string => "N".repeat(bytes)
+
+/**
+ * Serializes the request and, when needed, the same request with other name lengths, to find
+ * `maxNameBytes`: a binary search over 1..32 (the size grows with the name's byte length), each
+ * probe a real serialization. `limit` is 1,232 in production; tests pass others to reach the
+ * boundary.
+ */
+export const sizeLaunch = async (
+  i: LaunchTransactionInput,
+  plan: LaunchPlan,
+  limit: number = SOLANA_TRANSACTION_BYTES_MAX
+): Promise<LaunchSize> => {
+  const sizeWith = async (name: string) => serializedSize((await assembleLaunchTransaction({ ...i, name }, plan)).message)
+  const txBytes = await sizeWith(i.name)
+  let maxNameBytes: number
+  if (await sizeWith(nameOfBytes(NAME_BYTES_MAX)).then((n) => n <= limit)) {
+    maxNameBytes = NAME_BYTES_MAX
+  } else {
+    // Invariant: names of `lo` bytes fit (0 meaning "none"), names of `hi` bytes do not.
+    let lo = 0
+    let hi = NAME_BYTES_MAX
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1
+      if ((await sizeWith(nameOfBytes(mid))) <= limit) lo = mid
+      else hi = mid
+    }
+    maxNameBytes = lo
+  }
+  const fits = txBytes <= limit
+  return { txBytes, limit, maxNameBytes, fits, overBy: fits ? 0 : txBytes - limit }
+}
