@@ -95,6 +95,8 @@ afterAll(async () => {
 })
 
 let seq = 0
+/** A second trigger id unique to each made signal; a counter, not Math.random(), so a run is deterministic. */
+let triggerNonce = 0
 const T = Date.UTC(2025, 0, 1)
 const MIN = 60_000
 const DEV = seedTrackingData().wallets
@@ -132,7 +134,7 @@ const sig = (o: {
     confidence: o.confidence ?? 80,
     atMs,
     position: `s:${String(seq).padStart(20, "0")}`,
-    triggerIds: [`e${seq}`, String(Math.random())],
+    triggerIds: [`e${seq}`, `n${++triggerNonce}`],
     details: o.details ?? { n: seq }
   })
 }

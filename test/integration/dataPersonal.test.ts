@@ -42,6 +42,8 @@ const wProPublic = seed.wallets.find((w) => w.id === "sol_dev0")!
 const wMaxOnly = seed.wallets.find((w) => w.id === "sol_dev8")!
 
 let seq = 0
+/** A second trigger id unique to each made signal; a counter, not Math.random(), so a run is deterministic. */
+let triggerNonce = 0
 const T = Date.UTC(2025, 0, 1)
 const sig = (o: { pattern?: Pattern; asset?: string; wallets?: ReadonlyArray<string>; walletIds?: ReadonlyArray<string>; sizeUsd?: number; details?: Signal["details"] }): Signal => {
   seq++
@@ -61,7 +63,7 @@ const sig = (o: { pattern?: Pattern; asset?: string; wallets?: ReadonlyArray<str
     confidence: 80,
     atMs: T + seq * 60_000,
     position: `s:${String(seq).padStart(20, "0")}`,
-    triggerIds: [`e${seq}`, `${Math.random()}`],
+    triggerIds: [`e${seq}`, `n${++triggerNonce}`],
     details: o.details ?? { n: seq }
   })
 }
