@@ -11,17 +11,17 @@ import { Schema } from "effect"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
 import { type MarketCore } from "../../actors/market/MarketActor.js"
+import { AGENT_QUOTE_ENDPOINT, curveParamsOf } from "../../actors/market/MarketRecord.js"
 import { BUCKETS as feedBuckets, isBucketName } from "../../actors/feeds/FeedBuckets.js"
 import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
-import { Chains, crossingModelOf, graduationVenueOf, isChain } from "../../src/domain/Chain.js"
-import { type CurveParams, minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
+import { Chains, graduationVenueOf, isChain } from "../../src/domain/Chain.js"
+import { minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
 import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
 import type { RouteDef } from "../Router.js"
 import { type FeedPlan, matches, parseFeedPlan, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, normalizeAddress as normalizeMint, parseAddress } from "../QueryParams.js"
 
-export const AGENT_QUOTE_ROUTE = "/api/v1/trade/agent/quote"
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
 /** Solana amounts are u64 on chain; Hood amounts uint256. */
@@ -57,7 +57,7 @@ const notFound = (index: MarketIndexShape, chain: ChainId, mint: string): ApiErr
         extra: { routing: { reason: "chain_mismatch" }, discovery: { indexed: true, chain: other } }
       })
     : apiError("MARKET_NOT_FOUND", `No market for ${mint} on ${chain}`, {
-        extra: { routing: { reason: "token_unknown", quoteRoute: AGENT_QUOTE_ROUTE }, discovery: { indexed: false } }
+        extra: { routing: { reason: "token_unknown", quoteRoute: AGENT_QUOTE_ENDPOINT }, discovery: { indexed: false } }
       })
 }
 
@@ -73,7 +73,7 @@ const tradingContinues = (core: MarketCore): Record<string, unknown> => {
         tradingContinues: {
           venue: graduationVenueOf(core.chain, core.identity.dexVersion ?? undefined),
           pool: core.chain === "hood" ? null : (core.pool?.address ?? null),
-          quoteRoute: AGENT_QUOTE_ROUTE
+          quoteRoute: AGENT_QUOTE_ENDPOINT
         }
       }
     case "completed":
@@ -87,14 +87,6 @@ const tradingContinues = (core: MarketCore): Record<string, unknown> => {
       return { reason: "curve_refused" }
   }
 }
-
-const curveParams = (core: MarketCore): CurveParams => ({
-  virtualQuoteRaw: core.params.virtualQuoteRaw,
-  thresholdRaw: core.params.thresholdRaw,
-  tokenReserveRaw: core.params.tokenReserveRaw,
-  feeBps: BigInt(core.params.feeBps),
-  crossingModel: crossingModelOf(core.chain)
-})
 
 const QuoteResponse = Schema.Struct({
   success: Schema.Literal(true),
@@ -245,7 +237,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
       if (core.lifecycle !== "trading") {
         return errorReply(apiError("MARKET_NOT_TRADABLE", `The curve no longer trades (${core.lifecycle})`, { extra: tradingContinues(core) }))
       }
-      const params = curveParams(core)
+      const params = curveParamsOf(core)
       const result = side === "buy" ? quoteBuy(params, core.curveState, amountIn) : quoteSell(params, core.curveState, amountIn)
       if (result._tag === "Refused") {
         return result.reason === "curve_complete"
