@@ -35,7 +35,7 @@ import {
   type TokenContext
 } from "../../src/services/agents/CopyScore.js"
 import type { PriceSourceShape, UsdPrice } from "../../src/services/prices/PriceSource.js"
-import { quotePairOf, usdPrices } from "../data/reads/Money.js"
+import { quotePairOf, usdPrices } from "../../src/services/prices/Money.js"
 import { errorReply, json, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
 import { parseIntParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"

@@ -1,0 +1,135 @@
+/**
+ * Spec 4.5 `GET /v1/wallets`, `/v1/wallets/{id}`, `/v1/groups`, `/v1/groups/{id}`: the tracked
+ * wallets and wallet groups, filtered by plan (Free sees `public`, Pro `public`+`pro`, Max all;
+ * Tracking.ts). A wallet or group the plan cannot see answers the same plain 404 as an unknown one.
+ */
+import { Effect } from "effect"
+import { validationFailed } from "../../../src/domain/ApiError.js"
+import type { TrackedWallet, WalletGroup } from "../../../src/services/tracking/Tracking.js"
+import { json } from "../../Http.js"
+import { isApiError, opt, parseChainParam, parseEnumParam } from "../../QueryParams.js"
+import type { ParamDoc, RouteDef } from "../../Router.js"
+import { chainQ, type DataCaller, intQ, notFound, paramQ, readRoute, queryOf } from "./internal/shared.js"
+import { kolHandle, parseIntW, type WalletSocialDeps } from "./internal/wallet.js"
+
+export const DIRECTORY_LIMIT_MAX = 500
+export const DIRECTORY_LIMIT_DEFAULT = 100
+const DIRECTORY_OFFSET_MAX = 100_000
+const WALLET_KINDS = ["smartmoney", "kol", "deployer", "fund"] as const
+
+const walletRow = (w: TrackedWallet, kolHandle: string | null) => ({
+  id: w.id,
+  chain: w.chain,
+  address: w.address,
+  label: w.label,
+  kind: w.kind,
+  visibility: w.visibility,
+  groups: w.groups,
+  kol: w.kolId === null ? null : { id: w.kolId, handle: kolHandle }
+})
+
+const groupRow = (g: WalletGroup, members: ReadonlyArray<string>) => ({
+  id: g.id,
+  name: g.name,
+  description: g.description,
+  visibility: g.visibility,
+  wallet_ids: members,
+  wallets: members.length
+})
+
+const idParam = (what: string): ParamDoc => ({ name: "id", description: `The ${what}'s id`, schema: { type: "string" } })
+
+export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
+  const visibleMembers = (plan: DataCaller["plan"], g: WalletGroup) => g.walletIds.filter((id) => deps.tracking.wallet(plan, id) !== undefined)
+
+  const wallets = readRoute(
+    deps,
+    {
+      path: "/v1/wallets",
+      operationId: "dataWallets",
+      summary: "Tracked wallets the plan can see (Free: public; Pro: public and pro; Max: all)",
+      query: [
+        chainQ,
+        paramQ("kind", "smartmoney, kol, deployer or fund", { type: "string", enum: [...WALLET_KINDS] }),
+        paramQ("group", "Only members of this group (one the plan can see)"),
+        intQ("limit", "Rows", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT),
+        intQ("offset", "Rows skipped", 0, DIRECTORY_OFFSET_MAX, 0)
+      ]
+    },
+    (req, caller) =>
+      Effect.gen(function* () {
+        const qs = queryOf(req)
+        const chain = parseChainParam(qs)
+        if (isApiError(chain)) return yield* chain
+        const kind = parseEnumParam(qs, "kind", WALLET_KINDS, undefined)
+        if (isApiError(kind)) return yield* kind
+        const groupId = opt(qs, "group")
+        if (groupId !== undefined && deps.tracking.group(caller.plan, groupId) === undefined) return yield* validationFailed("group", `Unknown group '${groupId}'`)
+        const limit = parseIntW(qs, "limit", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT)
+        if (isApiError(limit)) return yield* limit
+        const offset = parseIntW(qs, "offset", 0, DIRECTORY_OFFSET_MAX, 0)
+        if (isApiError(offset)) return yield* offset
+        const all = deps.tracking
+          .wallets(caller.plan, chain)
+          .filter((w) => (kind === undefined || w.kind === kind) && (groupId === undefined || w.groups.includes(groupId)))
+        return json(200, { chain, plan: caller.plan, total: all.length, wallets: all.slice(offset, offset + limit).map((w) => walletRow(w, kolHandle(deps, w.kolId))) })
+      })
+  )
+
+  const wallet = readRoute(
+    deps,
+    {
+      path: "/v1/wallets/{id}",
+      operationId: "dataWallet",
+      summary: "One tracked wallet with its visible groups and KOL label",
+      pathParams: [idParam("wallet")],
+      query: [],
+      responses: { 404: { description: "{\"error\": \"wallet not found\"} (unknown or not visible to the plan)" } }
+    },
+    (req, caller) =>
+      Effect.sync(() => {
+        const w = deps.tracking.wallet(caller.plan, req.params[0] ?? "")
+        if (w === undefined) return notFound("wallet")
+        const kol = w.kolId === null ? undefined : deps.tracking.kols().find((k) => k.id === w.kolId)
+        return json(200, {
+          ...walletRow(w, kol?.handle ?? null),
+          kol: kol === undefined ? null : { id: kol.id, handle: kol.handle, name: kol.name, followers: kol.followers },
+          group_details: w.groups.flatMap((g) => {
+            const group = deps.tracking.group(caller.plan, g)
+            return group === undefined ? [] : [{ id: group.id, name: group.name, visibility: group.visibility }]
+          })
+        })
+      })
+  )
+
+  const groups = readRoute(deps, { path: "/v1/groups", operationId: "dataGroups", summary: "Wallet groups the plan can see", query: [] }, (_req, caller) =>
+    Effect.sync(() => json(200, { plan: caller.plan, groups: deps.tracking.groups(caller.plan).map((g) => groupRow(g, visibleMembers(caller.plan, g))) }))
+  )
+
+  const group = readRoute(
+    deps,
+    {
+      path: "/v1/groups/{id}",
+      operationId: "dataGroup",
+      summary: "One wallet group with its members the plan can see",
+      pathParams: [idParam("group")],
+      query: [],
+      responses: { 404: { description: "{\"error\": \"group not found\"} (unknown or not visible to the plan)" } }
+    },
+    (req, caller) =>
+      Effect.sync(() => {
+        const g = deps.tracking.group(caller.plan, req.params[0] ?? "")
+        if (g === undefined) return notFound("group")
+        const members = visibleMembers(caller.plan, g)
+        return json(200, {
+          ...groupRow(g, members),
+          members: members.map((id) => {
+            const w = deps.tracking.wallet(caller.plan, id)!
+            return walletRow(w, kolHandle(deps, w.kolId))
+          })
+        })
+      })
+  )
+
+  return [wallets, wallet, groups, group]
+}
