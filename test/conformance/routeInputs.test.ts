@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document cannot drift from what the router enforces: for every route of the tables
- * built with `route()` (the main service's and the strategy lab's), the document's parameters are
+ * built with `route()` (the main service's, the strategy lab's and the market-data reads'), the document's parameters are
  * exactly the declared `Param`s (names, location, required, schema) and its request body is the
  * declared body schema (or its `documented` stand-in where the schema has no JSON Schema, whose
  * top-level fields must be the decoded schema's); and every declared parameter's decoder enforces what its schema says (the
@@ -9,6 +9,8 @@
 import { type Schema, SchemaAST } from "effect"
 import { describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
+import { type TokenReadDeps, tokenReadRoutes } from "../../api/data/reads/TokenReadRoutes.js"
+import { type WalletSocialDeps, walletSocialRoutes } from "../../api/data/reads/WalletSocialRoutes.js"
 import { openApiDocument } from "../../api/OpenApi.js"
 import type { Param } from "../../api/QueryParams.js"
 import type { RouteDef } from "../../api/Router.js"
@@ -44,7 +46,11 @@ const tables: Record<string, ReadonlyArray<RouteDef>> = {
     ],
     info
   ),
-  strategyLab: strategyLabRoutes({ jobs: unused, authenticate: unused } satisfies StrategyLabRoutesDeps)
+  strategyLab: strategyLabRoutes({ jobs: unused, authenticate: unused } satisfies StrategyLabRoutesDeps),
+  dataReads: [
+    ...tokenReadRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused } satisfies TokenReadDeps),
+    ...walletSocialRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused, tracking: unused, social: unused } satisfies WalletSocialDeps)
+  ]
 }
 
 type Json = Record<string, any>

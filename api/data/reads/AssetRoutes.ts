@@ -8,6 +8,7 @@ import { type QuotePair, QuotePairs } from "../../../src/domain/QuotePairs.js"
 import { usdPrices } from "../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../src/services/prices/PriceSource.js"
 import { json } from "../../Http.js"
+import { stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { iso, notFound, type ReadDeps, readRoute } from "./internal/shared.js"
 
@@ -24,7 +25,7 @@ const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
 })
 
 export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
-  readRoute(deps, { path: "/v1/assets", operationId: "dataAssets", summary: "The quote assets tokens trade against, with their USD prices", query: [] }, () =>
+  readRoute(deps, { path: "/v1/assets", operationId: "dataAssets", summary: "The quote assets tokens trade against, with their USD prices" }, () =>
     Effect.map(usdPrices(deps.prices, QuotePairs), (usd) => json(200, { assets: QuotePairs.map((p) => assetRow(p, usd.get(p.id) ?? null)) }))
   ),
   readRoute(
@@ -33,12 +34,11 @@ export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/assets/{id}",
       operationId: "dataAsset",
       summary: "One quote asset (sol, usdc, svc, eth, usdg) with its USD price",
-      pathParams: [{ name: "id", description: "The asset's id", schema: { type: "string" } }],
-      query: [],
+      pathParams: { id: stringParam("The asset's id", { required: true, emptyIsValue: true }) },
       responses: { 404: { description: "{\"error\": \"asset not found\"}" } }
     },
-    (req) => {
-      const pair = QuotePairs.find((p) => p.id === (req.params[0] ?? "").toLowerCase())
+    ({ id }) => {
+      const pair = QuotePairs.find((p) => p.id === id.toLowerCase())
       if (pair === undefined) return Effect.succeed(notFound("asset"))
       return Effect.map(usdPrices(deps.prices, [pair]), (usd) => json(200, assetRow(pair, usd.get(pair.id) ?? null)))
     }

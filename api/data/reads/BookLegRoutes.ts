@@ -7,16 +7,14 @@ import { Effect } from "effect"
 import { bookLegs, bookLegsMax } from "../../../clickhouse/queries/WalletReads.js"
 import { counterparties } from "../../../src/services/marketdata/Counterparties.js"
 import { json } from "../../Http.js"
-import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { requiresMaxReply } from "../DataRoutes.js"
-import { DAY_MS, intQ } from "./internal/shared.js"
+import { DAY_MS } from "./internal/shared.js"
 import {
   byQuoteRows,
+  intW,
   labelOf,
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
-  parseIntW,
+  listLimitQ,
   pricesFor,
   tokenInfo,
   tradeRow,
@@ -39,22 +37,16 @@ export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =
       operationId: "dataWalletBookLegs",
       summary: "Max: the wallet's trades matched with opposite-side trades by other wallets on the same token close in time",
       description: "Pairs are read newest first, at most 1,000 (`truncated` past that); `counterparties` summarizes the pairs read.",
-      query: [
-        intQ("days", "Look back this many days", 1, BOOK_LEGS_DAYS_MAX, BOOK_LEGS_DAYS_DEFAULT),
-        intQ("window_minutes", "A counter-leg is within this many minutes either side", 1, BOOK_LEGS_WINDOW_MINUTES_MAX, BOOK_LEGS_WINDOW_MINUTES_DEFAULT),
-        intQ("limit", "Leg pairs listed", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-      ],
+      query: {
+        days: intW("Look back this many days", 1, BOOK_LEGS_DAYS_MAX, BOOK_LEGS_DAYS_DEFAULT),
+        window_minutes: intW("A counter-leg is within this many minutes either side", 1, BOOK_LEGS_WINDOW_MINUTES_MAX, BOOK_LEGS_WINDOW_MINUTES_DEFAULT),
+        limit: listLimitQ("Leg pairs listed")
+      },
       responses: { 403: { description: "{\"error\": \"requires Max\"}" } }
     },
-    (address, caller, qs) =>
+    (address, { days, window_minutes: window, limit }, caller) =>
       Effect.gen(function* () {
         if (caller.plan !== "max") return requiresMaxReply()
-        const days = parseIntW(qs, "days", 1, BOOK_LEGS_DAYS_MAX, BOOK_LEGS_DAYS_DEFAULT)
-        if (isApiError(days)) return yield* days
-        const window = parseIntW(qs, "window_minutes", 1, BOOK_LEGS_WINDOW_MINUTES_MAX, BOOK_LEGS_WINDOW_MINUTES_DEFAULT)
-        if (isApiError(window)) return yield* window
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const sinceMs = deps.nowMs() - days * DAY_MS
         const pairs = yield* ch(bookLegs(deps.clickhouse, "solana", address, sinceMs, window * 60_000, bookLegsMax + 1))
         const truncated = pairs.length > bookLegsMax

@@ -7,10 +7,10 @@ import { Effect } from "effect"
 import { validationFailed } from "../../../src/domain/ApiError.js"
 import type { TrackedWallet, WalletGroup } from "../../../src/services/tracking/Tracking.js"
 import { json } from "../../Http.js"
-import { isApiError, opt, parseChainParam, parseEnumParam } from "../../QueryParams.js"
-import type { ParamDoc, RouteDef } from "../../Router.js"
-import { chainQ, type DataCaller, intQ, notFound, paramQ, readRoute, queryOf } from "./internal/shared.js"
-import { kolHandle, parseIntW, type WalletSocialDeps } from "./internal/wallet.js"
+import { enumParam, stringParam } from "../../QueryParams.js"
+import type { RouteDef } from "../../Router.js"
+import { chainQ, type DataCaller, notFound, readRoute } from "./internal/shared.js"
+import { intW, kolHandle, type WalletSocialDeps } from "./internal/wallet.js"
 
 export const DIRECTORY_LIMIT_MAX = 500
 export const DIRECTORY_LIMIT_DEFAULT = 100
@@ -37,7 +37,7 @@ const groupRow = (g: WalletGroup, members: ReadonlyArray<string>) => ({
   wallets: members.length
 })
 
-const idParam = (what: string): ParamDoc => ({ name: "id", description: `The ${what}'s id`, schema: { type: "string" } })
+const idPath = (what: string) => ({ id: stringParam(`The ${what}'s id`, { required: true, emptyIsValue: true }) })
 
 export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
   const visibleMembers = (plan: DataCaller["plan"], g: WalletGroup) => g.walletIds.filter((id) => deps.tracking.wallet(plan, id) !== undefined)
@@ -48,27 +48,17 @@ export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef>
       path: "/v1/wallets",
       operationId: "dataWallets",
       summary: "Tracked wallets the plan can see (Free: public; Pro: public and pro; Max: all)",
-      query: [
-        chainQ,
-        paramQ("kind", "smartmoney, kol, deployer or fund", { type: "string", enum: [...WALLET_KINDS] }),
-        paramQ("group", "Only members of this group (one the plan can see)"),
-        intQ("limit", "Rows", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT),
-        intQ("offset", "Rows skipped", 0, DIRECTORY_OFFSET_MAX, 0)
-      ]
+      query: {
+        chain: chainQ,
+        kind: enumParam("smartmoney, kol, deployer or fund", WALLET_KINDS),
+        group: stringParam("Only members of this group (one the plan can see)"),
+        limit: intW("Rows", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT),
+        offset: intW("Rows skipped", 0, DIRECTORY_OFFSET_MAX, 0)
+      }
     },
-    (req, caller) =>
+    ({ chain, kind, group: groupId, limit, offset }, caller) =>
       Effect.gen(function* () {
-        const qs = queryOf(req)
-        const chain = parseChainParam(qs)
-        if (isApiError(chain)) return yield* chain
-        const kind = parseEnumParam(qs, "kind", WALLET_KINDS, undefined)
-        if (isApiError(kind)) return yield* kind
-        const groupId = opt(qs, "group")
         if (groupId !== undefined && deps.tracking.group(caller.plan, groupId) === undefined) return yield* validationFailed("group", `Unknown group '${groupId}'`)
-        const limit = parseIntW(qs, "limit", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
-        const offset = parseIntW(qs, "offset", 0, DIRECTORY_OFFSET_MAX, 0)
-        if (isApiError(offset)) return yield* offset
         const all = deps.tracking
           .wallets(caller.plan, chain)
           .filter((w) => (kind === undefined || w.kind === kind) && (groupId === undefined || w.groups.includes(groupId)))
@@ -82,13 +72,12 @@ export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef>
       path: "/v1/wallets/{id}",
       operationId: "dataWallet",
       summary: "One tracked wallet with its visible groups and KOL label",
-      pathParams: [idParam("wallet")],
-      query: [],
+      pathParams: idPath("wallet"),
       responses: { 404: { description: "{\"error\": \"wallet not found\"} (unknown or not visible to the plan)" } }
     },
-    (req, caller) =>
+    ({ id }, caller) =>
       Effect.sync(() => {
-        const w = deps.tracking.wallet(caller.plan, req.params[0] ?? "")
+        const w = deps.tracking.wallet(caller.plan, id)
         if (w === undefined) return notFound("wallet")
         const kol = w.kolId === null ? undefined : deps.tracking.kols().find((k) => k.id === w.kolId)
         return json(200, {
@@ -102,7 +91,7 @@ export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef>
       })
   )
 
-  const groups = readRoute(deps, { path: "/v1/groups", operationId: "dataGroups", summary: "Wallet groups the plan can see", query: [] }, (_req, caller) =>
+  const groups = readRoute(deps, { path: "/v1/groups", operationId: "dataGroups", summary: "Wallet groups the plan can see" }, (_input, caller) =>
     Effect.sync(() => json(200, { plan: caller.plan, groups: deps.tracking.groups(caller.plan).map((g) => groupRow(g, visibleMembers(caller.plan, g))) }))
   )
 
@@ -112,13 +101,12 @@ export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef>
       path: "/v1/groups/{id}",
       operationId: "dataGroup",
       summary: "One wallet group with its members the plan can see",
-      pathParams: [idParam("group")],
-      query: [],
+      pathParams: idPath("group"),
       responses: { 404: { description: "{\"error\": \"group not found\"} (unknown or not visible to the plan)" } }
     },
-    (req, caller) =>
+    ({ id }, caller) =>
       Effect.sync(() => {
-        const g = deps.tracking.group(caller.plan, req.params[0] ?? "")
+        const g = deps.tracking.group(caller.plan, id)
         if (g === undefined) return notFound("group")
         const members = visibleMembers(caller.plan, g)
         return json(200, {

@@ -8,10 +8,9 @@ import { marketRecord } from "../../../actors/market/MarketRecord.js"
 import { recentGraduations } from "../../../clickhouse/queries/TokenReads.js"
 import { closestToGraduation, graduatedMarkets, remainingToGraduationRaw } from "../../../src/services/marketdata/MarketRankings.js"
 import { json } from "../../Http.js"
-import { isApiError, parseChainParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { intQ, iso, type ReadDeps, readRoute, solanaQ, queryOf } from "./internal/shared.js"
-import { parseIntQ, pricesOf, priceUsdOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
+import { intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
+import { pricesOf, priceUsdOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
 
 export const FINAL_STRETCH_GRADUATED_MS = 10 * 60_000
 
@@ -22,15 +21,10 @@ export const finalStretchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/launches/final-stretch",
       operationId: "dataFinalStretch",
       summary: "Solana curve tokens closest to graduating, plus those graduated in the last 10 minutes",
-      query: [solanaQ, intQ("limit", "Curve tokens", 1, 100, 20)]
+      query: { chain: solanaQ, limit: intQ("Curve tokens", 1, 100, 20) }
     },
-    (req) =>
+    ({ chain, limit }) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q, "solana")
-        if (isApiError(chain)) return yield* chain
-        const limit = parseIntQ(q, "limit", 1, 100, 20)
-        if (isApiError(limit)) return yield* limit
         const now = deps.nowMs()
         const closest = closestToGraduation(deps.index.markets(), chain, limit)
         const graduations = yield* ch(recentGraduations(deps.clickhouse, chain, now - FINAL_STRETCH_GRADUATED_MS))

@@ -6,17 +6,16 @@ import { Effect } from "effect"
 import { tradesOf } from "../../../clickhouse/queries/WalletReads.js"
 import type { TrackedWallet } from "../../../src/services/tracking/Tracking.js"
 import { json } from "../../Http.js"
-import { isApiError, parseChainParam, parseEnumParam, parseTimeParam } from "../../QueryParams.js"
+import { enumParam, isApiError, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { intQ, paramQ, readRoute, solanaQ, queryOf } from "./internal/shared.js"
+import { readRoute, solanaQ } from "./internal/shared.js"
 import {
   kolHandle,
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
-  parseIntW,
-  parseTokenQ,
+  listLimitQ,
   pricesFor,
+  tokenAddress,
   tokenInfo,
+  tokenQ,
   tradeRow,
   walletRead as ch,
   type WalletSocialDeps
@@ -35,30 +34,19 @@ export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<Route
       path: "/v1/market/labelled-trades",
       operationId: "dataLabelledTrades",
       summary: "Solana trades by tracked smart-money or KOL wallets the plan can see, newest first",
-      query: [
-        solanaQ,
-        paramQ("kind", "smartmoney or kol (default: both)", { type: "string", enum: ["smartmoney", "kol"] }),
-        paramQ("token", "Only this token"),
-        paramQ("since", "From this time: ISO 8601 or epoch ms"),
-        paramQ("before", "Before this time (exclusive; the previous page's oldest `at`)"),
-        intQ("limit", "Rows", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-      ]
+      query: {
+        chain: solanaQ,
+        kind: enumParam("smartmoney or kol (default: both)", ["smartmoney", "kol"]),
+        token: tokenQ("Only this token"),
+        since: timeParam("From this time: ISO 8601 or epoch ms"),
+        before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
+        limit: listLimitQ("Rows")
+      }
     },
-    (req, caller) =>
+    ({ chain, kind, since, before, limit, ...input }, caller) =>
       Effect.gen(function* () {
-        const qs = queryOf(req)
-        const chain = parseChainParam(qs, "solana")
-        if (isApiError(chain)) return yield* chain
-        const kind = parseEnumParam(qs, "kind", ["smartmoney", "kol"] as const, undefined)
-        if (isApiError(kind)) return yield* kind
-        const token = parseTokenQ(qs, chain)
+        const token = tokenAddress(chain, input.token)
         if (isApiError(token)) return yield* token
-        const since = parseTimeParam(qs, "since")
-        if (isApiError(since)) return yield* since
-        const before = parseTimeParam(qs, "before")
-        if (isApiError(before)) return yield* before
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const wallets = deps.tracking.wallets(caller.plan, chain).filter((w) => labelled(w, kind))
         const byAddress = new Map(wallets.map((w) => [w.address, w]))
         const trades = yield* ch(tradesOf(deps.clickhouse, chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit))

@@ -13,10 +13,10 @@ import { rankGainers } from "../../../src/services/marketdata/MarketRankings.js"
 import { rankMetas } from "../../../src/services/marketdata/Metas.js"
 import { quotePairOf, USD_DECIMALS, usdMicrosOf } from "../../../src/services/prices/Money.js"
 import { json } from "../../Http.js"
-import { isApiError, parseChainParam, parseEnumParam } from "../../QueryParams.js"
+import { enumParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { chainQ, type DataPlan, DAY_MS, intQ, iso, type ReadDeps, readRoute, solanaQ, queryOf } from "./internal/shared.js"
-import { parseIntQ, pricesOf, priceUsdOf, quotePriceOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
+import { chainQ, type DataPlan, DAY_MS, intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
+import { pricesOf, priceUsdOf, quotePriceOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
 
 export interface MarketListDeps extends ReadDeps {
   /** Tracked wallets visible to a plan on a chain (`/v1/market/activity`); all wallets when absent. */
@@ -34,21 +34,14 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       path: "/v1/market/gainers",
       operationId: "dataGainers",
       summary: "Solana tokens with the largest price rise over the window",
-      query: [
-        solanaQ,
-        { name: "window", description: "5m, 1h (default), 6h or 24h", schema: { type: "string", enum: Object.keys(GAINER_WINDOWS), default: "1h" } },
-        intQ("limit", "Rows", 1, 100, 20)
-      ]
+      query: {
+        chain: solanaQ,
+        window: enumParam("5m, 1h (default), 6h or 24h", Object.keys(GAINER_WINDOWS), { default: "1h" }),
+        limit: intQ("Rows", 1, 100, 20)
+      }
     },
-    (req) =>
+    ({ chain, window, limit }) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q, "solana")
-        if (isApiError(chain)) return yield* chain
-        const window = parseEnumParam(q, "window", Object.keys(GAINER_WINDOWS), "1h")
-        if (isApiError(window)) return yield* window
-        const limit = parseIntQ(q, "limit", 1, 100, 20)
-        if (isApiError(limit)) return yield* limit
         const now = deps.nowMs()
         const moves = yield* ch(priceMoves(deps.clickhouse, chain, now - GAINER_WINDOWS[window]!, now))
         const ranked = rankGainers(moves, (mint) => deps.index.market(chain, mint), limit)
@@ -86,17 +79,10 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       path: "/v1/market/activity",
       operationId: "dataActivity",
       summary: "Tokens most traded by tracked wallets (those the plan sees) over the window",
-      query: [chainQ, intQ("hours", "Window in hours", 1, 168, 24), intQ("limit", "Rows", 1, 100, 20)]
+      query: { chain: chainQ, hours: intQ("Window in hours", 1, 168, 24), limit: intQ("Rows", 1, 100, 20) }
     },
-    (req, caller) =>
+    ({ chain, hours, limit }, caller) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q)
-        if (isApiError(chain)) return yield* chain
-        const hours = parseIntQ(q, "hours", 1, 168, 24)
-        if (isApiError(hours)) return yield* hours
-        const limit = parseIntQ(q, "limit", 1, 100, 20)
-        if (isApiError(limit)) return yield* limit
         const wallets = deps.trackedWallets === undefined ? undefined : deps.trackedWallets(caller.plan, chain).map((w) => w.address)
         const rows = wallets !== undefined && wallets.length === 0 ? [] : yield* ch(tokenActivity(deps.clickhouse, chain, deps.nowMs() - hours * 3_600_000, wallets, limit))
         const cores = rows.map((r) => deps.index.market(chain, r.mint))
@@ -131,17 +117,10 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       path: "/v1/market/metas",
       operationId: "dataMetas",
       summary: "Narratives: the words shared by the names of tokens launched in the window, ranked by their volume",
-      query: [chainQ, intQ("hours", "Launch window in hours", 1, 168, 24), intQ("limit", "Narratives", 1, 50, 20)]
+      query: { chain: chainQ, hours: intQ("Launch window in hours", 1, 168, 24), limit: intQ("Narratives", 1, 50, 20) }
     },
-    (req) =>
+    ({ chain, hours, limit }) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q)
-        if (isApiError(chain)) return yield* chain
-        const hours = parseIntQ(q, "hours", 1, 168, 24)
-        if (isApiError(hours)) return yield* hours
-        const limit = parseIntQ(q, "limit", 1, 50, 20)
-        if (isApiError(limit)) return yield* limit
         const since = deps.nowMs() - hours * 3_600_000
         const onChain = [...deps.index.markets()].filter((c) => c.chain === chain)
         const usd = yield* pricesOf(deps, onChain)

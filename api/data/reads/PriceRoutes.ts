@@ -5,10 +5,10 @@
 import { Effect } from "effect"
 import { marketRecord } from "../../../actors/market/MarketRecord.js"
 import { json } from "../../Http.js"
-import { isApiError, parseChainParam } from "../../QueryParams.js"
+import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { chainQ, type ReadDeps, readRoute, queryOf } from "./internal/shared.js"
-import { parseAddressList, pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
+import { chainQ, type ReadDeps, readRoute } from "./internal/shared.js"
+import { addressList, addressListQ, pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
 
 export const PRICES_MAX = 60
 
@@ -19,14 +19,12 @@ export const priceRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/market/prices",
       operationId: "dataPrices",
       summary: "Prices of up to 60 tokens",
-      query: [chainQ, { name: "addresses", required: true, description: "Comma-separated token addresses, 1 to 60", schema: { type: "string" } }]
+      query: { chain: chainQ, addresses: addressListQ("Comma-separated token addresses, 1 to 60", 1, PRICES_MAX) }
     },
-    (req) =>
+    (input) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q)
-        if (isApiError(chain)) return yield* chain
-        const addresses = parseAddressList(q, "addresses", chain, 1, PRICES_MAX)
+        const { chain } = input
+        const addresses = addressList(input.addresses, "addresses", chain, 1, PRICES_MAX)
         if (isApiError(addresses)) return yield* addresses
         const cores = addresses.map((a) => deps.index.market(chain, a))
         const usd = yield* pricesOf(deps, cores)

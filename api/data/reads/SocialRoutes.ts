@@ -6,22 +6,22 @@
 import { Effect } from "effect"
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
 import { mintVolumes, pricesAt } from "../../../clickhouse/queries/WalletReads.js"
-import { apiError } from "../../../src/domain/ApiError.js"
+import { apiError, validationFailed } from "../../../src/domain/ApiError.js"
 import { formatUnits } from "../../../src/domain/CurveMath.js"
 import { rankTrending, tallyMentions, TRENDING_SCAN_MAX } from "../../../src/services/marketdata/SocialTrending.js"
 import { usdMicrosOf, usdPerToken } from "../../../src/services/prices/Money.js"
 import { json } from "../../Http.js"
-import { isApiError, opt, parseAddress, parseChainParam, parseEnumParam, parseTimeParam } from "../../QueryParams.js"
+import { enumParam, isApiError, param, parseAddress, stringParam, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { chainQ, DAY_MS, intQ, iso, paramQ, readRoute, queryOf } from "./internal/shared.js"
+import { chainQ, DAY_MS, iso, readRoute } from "./internal/shared.js"
 import {
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
-  parseIntW,
-  parseTokenQ,
+  intW,
+  listLimitQ,
   pricesFor,
   quoteFmt,
+  tokenAddress,
   tokenInfo,
+  tokenQ,
   usdFmt,
   walletRead as ch,
   type WalletSocialDeps
@@ -30,6 +30,13 @@ import {
 export const MENTION_MARKS_DAYS_DEFAULT = 7
 export const MENTION_MARKS_DAYS_MAX = 30
 const TRENDING_WINDOWS: Readonly<Record<string, number>> = { "1h": 3_600_000, "6h": 6 * 3_600_000, "24h": DAY_MS, "7d": 7 * DAY_MS }
+
+/** `kol`: true for KOL authors only (default false). */
+const kolQ = param({
+  description: "true: only KOL authors",
+  schema: { type: "boolean", default: false },
+  decode: (raw, name) => (raw === undefined || raw === "false" ? false : raw === "true" ? true : validationFailed(name, `${name} must be one of true, false`))
+})
 
 export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
   const isKol = (author: string) => deps.tracking.kolByHandle(author) !== undefined
@@ -55,30 +62,21 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
       path: "/v1/social/mentions",
       operationId: "dataSocialMentions",
       summary: "Recent social posts naming tokens, newest first",
-      query: [
-        chainQ,
-        paramQ("token", "Only this token"),
-        paramQ("since", "From this time: ISO 8601 or epoch ms"),
-        paramQ("kol", "true: only KOL authors", { type: "boolean" }),
-        intQ("limit", "Rows", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-      ]
+      query: {
+        chain: chainQ,
+        token: tokenQ("Only this token"),
+        since: timeParam("From this time: ISO 8601 or epoch ms"),
+        kol: kolQ,
+        limit: listLimitQ("Rows")
+      }
     },
-    (req) =>
+    ({ chain, since, kol, limit, ...input }) =>
       Effect.gen(function* () {
-        const qs = queryOf(req)
-        const chain = parseChainParam(qs)
-        if (isApiError(chain)) return yield* chain
-        const token = parseTokenQ(qs, chain)
+        const token = tokenAddress(chain, input.token)
         if (isApiError(token)) return yield* token
-        const since = parseTimeParam(qs, "since")
-        if (isApiError(since)) return yield* since
-        const kol = parseEnumParam(qs, "kol", ["true", "false"] as const, "false")
-        if (isApiError(kol)) return yield* kol
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const base = { chain, ...(token === undefined ? {} : { asset: token }), ...(since === undefined ? {} : { sinceMs: since }) }
         const found =
-          kol === "true"
+          kol
             ? deps.social
                 .recent({ ...base, limit: TRENDING_SCAN_MAX })
                 .filter((m) => isKol(m.author))
@@ -96,25 +94,18 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
       summary: "A token's mentions plotted against its price: each mention with the price in force when it was posted",
       description:
         "Marks are oldest first. The price is the reserves after the token's last trade at or before the mention (quote per whole token, 18 places); null before its first trade.",
-      query: [
-        chainQ,
-        paramQ("token", "The token", { type: "string" }, true),
-        intQ("days", "Look back this many days", 1, MENTION_MARKS_DAYS_MAX, MENTION_MARKS_DAYS_DEFAULT),
-        intQ("limit", "Marks (newest)", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-      ],
+      query: {
+        chain: chainQ,
+        token: stringParam("The token", { required: true }),
+        days: intW("Look back this many days", 1, MENTION_MARKS_DAYS_MAX, MENTION_MARKS_DAYS_DEFAULT),
+        limit: listLimitQ("Marks (newest)")
+      },
       responses: { 404: { description: "MARKET_NOT_FOUND" } }
     },
-    (req) =>
+    ({ chain, days, limit, ...input }) =>
       Effect.gen(function* () {
-        const qs = queryOf(req)
-        const chain = parseChainParam(qs)
-        if (isApiError(chain)) return yield* chain
-        const token = parseAddress(chain, opt(qs, "token"), "token")
+        const token = parseAddress(chain, input.token, "token")
         if (isApiError(token)) return yield* token
-        const days = parseIntW(qs, "days", 1, MENTION_MARKS_DAYS_MAX, MENTION_MARKS_DAYS_DEFAULT)
-        if (isApiError(days)) return yield* days
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const core = deps.index.market(chain, token)
         if (core === undefined) return yield* apiError("MARKET_NOT_FOUND", `No token ${token} on ${chain}`, { field: "token" })
         const found = deps.social.recent({ chain, asset: token, sinceMs: deps.nowMs() - days * DAY_MS, limit }).slice().reverse()
@@ -148,21 +139,14 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
       operationId: "dataSocialTrending",
       summary: "Tokens ranked by mentions, then by traded volume, over the window",
       description: "Ranked by mentions in the window, then by gross quote volume in USD, then by address. At most the newest 10,000 mentions of the window are counted.",
-      query: [
-        chainQ,
-        paramQ("window", "1h, 6h, 24h (default) or 7d", { type: "string", enum: Object.keys(TRENDING_WINDOWS), default: "24h" }),
-        intQ("limit", "Tokens", 1, 100, 20)
-      ]
+      query: {
+        chain: chainQ,
+        window: enumParam("1h, 6h, 24h (default) or 7d", Object.keys(TRENDING_WINDOWS), { default: "24h" }),
+        limit: intW("Tokens", 1, 100, 20)
+      }
     },
-    (req) =>
+    ({ chain, window, limit }) =>
       Effect.gen(function* () {
-        const qs = queryOf(req)
-        const chain = parseChainParam(qs)
-        if (isApiError(chain)) return yield* chain
-        const window = parseEnumParam(qs, "window", Object.keys(TRENDING_WINDOWS), "24h")
-        if (isApiError(window)) return yield* window
-        const limit = parseIntW(qs, "limit", 1, 100, 20)
-        if (isApiError(limit)) return yield* limit
         const sinceMs = deps.nowMs() - TRENDING_WINDOWS[window]!
         const recent = deps.social.recent({ chain, sinceMs, limit: TRENDING_SCAN_MAX })
         const tallies = tallyMentions(recent, isKol)

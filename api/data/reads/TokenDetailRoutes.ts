@@ -12,11 +12,11 @@ import type { ApiError } from "../../../src/domain/ApiError.js"
 import { creatorLaunches } from "../../../src/services/marketdata/CreatorLaunches.js"
 import { shareBps } from "../../../src/services/marketdata/TokenSafety.js"
 import { json, type Reply } from "../../Http.js"
-import { isApiError, parseEnumParam } from "../../QueryParams.js"
+import { enumParam } from "../../QueryParams.js"
 import { ReadCache } from "../../ReadCache.js"
 import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
-import { parseIntQ, positionRow, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { positionRow, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
 
 export const OVERVIEW_TTL_MS = 60_000
 export const OVERVIEW_CACHE_MAX = 10_000
@@ -35,17 +35,10 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       operationId: "dataTokenTopTraders",
       summary: "Wallets ranked by P&L (or volume) on the token, from its trades",
       description: "P&L = quote received from sells + held tokens at the spot price - quote spent on buys (fees included).",
-      query: [
-        { name: "sort", description: "pnl (default) or volume", schema: { type: "string", enum: ["pnl", "volume"], default: "pnl" } },
-        intQ("limit", "Rows", 1, 100, 20)
-      ]
+      query: { sort: enumParam<PositionOrder>("pnl (default) or volume", ["pnl", "volume"], { default: "pnl" }), limit: intQ("Rows", 1, 100, 20) }
     },
-    (t, q) =>
+    (t, { sort, limit }) =>
       Effect.gen(function* () {
-        const sort = parseEnumParam<PositionOrder, PositionOrder>(q, "sort", ["pnl", "volume"], "pnl")
-        if (isApiError(sort)) return yield* sort
-        const limit = parseIntQ(q, "limit", 1, 100, 20)
-        if (isApiError(limit)) return yield* limit
         const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), sort, limit, false))
         return json(200, { chain: t.core.chain, address: t.core.mint, sort, traders: total, rows: positions.map((p) => positionRow(t, p)) })
       })
@@ -53,11 +46,9 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
 
   const holders = tokenRoute(
     deps,
-    { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: [intQ("limit", "Rows", 1, 200, 50)] },
-    (t, q) =>
+    { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: { limit: intQ("Rows", 1, 200, 50) } },
+    (t, { limit }) =>
       Effect.gen(function* () {
-        const limit = parseIntQ(q, "limit", 1, 200, 50)
-        if (isApiError(limit)) return yield* limit
         const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), "held", limit, true))
         return json(200, {
           chain: t.core.chain,
@@ -76,7 +67,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       })
   )
 
-  const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue", query: [] }, (t) =>
+  const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue" }, (t) =>
     Effect.gen(function* () {
       const rows = yield* ch(venueTotals(deps.clickhouse, t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
       const current = venueOf(t.core.chain, t.core.lifecycle)
@@ -103,7 +94,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     })
   )
 
-  const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches", query: [] }, (t) =>
+  const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches" }, (t) =>
     Effect.sync(() => {
       const id = t.core.identity
       const { launches, others } = creatorLaunches(deps.index.markets(), t.core)
@@ -174,7 +165,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       })
     })
 
-  const launchOverview = tokenRoute(deps, { suffix: "/launch-overview", operationId: "dataTokenLaunchOverview", summary: "How the launch went (cached 60 s)", query: [] }, (t) => {
+  const launchOverview = tokenRoute(deps, { suffix: "/launch-overview", operationId: "dataTokenLaunchOverview", summary: "How the launch went (cached 60 s)" }, (t) => {
     const now = deps.nowMs()
     const read = Effect.map(overviewBody(t, now), (body) => ({ atMs: now, body }))
     return Effect.map(

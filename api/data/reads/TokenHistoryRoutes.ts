@@ -9,10 +9,10 @@ import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
 import { type Candle, candles as readCandles, candlesMax, type CandleInterval, intervalMinutes } from "../../../clickhouse/queries/Candles.js"
 import { validationFailed } from "../../../src/domain/ApiError.js"
 import { json } from "../../Http.js"
-import { isApiError, opt, type Parsed, parseTimeParam } from "../../QueryParams.js"
+import { type Param, param, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
-import { parseIntQ, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
 import { CHART_CANDLES_MAX, CHART_HEIGHT, CHART_WIDTH, ohlcvSvg } from "./OhlcvChart.js"
 
 export const HISTORY_DEFAULT_DAYS = 30
@@ -20,12 +20,14 @@ export const HISTORY_DEFAULT_DAYS = 30
 const CHART_CANDLES_DEFAULT = 200
 
 const INTERVALS: Record<string, CandleInterval> = { "1m": "1m", "5m": "5m", "15m": "15m", "1h": "1h", "4h": "4h", "1d": "1d" }
-const parseInterval = (q: URLSearchParams, dflt: CandleInterval): Parsed<CandleInterval> => {
-  const v = opt(q, "interval")
-  if (v === undefined) return dflt
-  const i = INTERVALS[v.toLowerCase()]
-  return i ?? validationFailed("interval", "interval must be one of 1m, 5m, 15m, 1h, 4h, 1D")
-}
+
+/** `interval` (any case; `1D` is a day) with the read's default. */
+const intervalQ = (description: string, dflt: CandleInterval): Param<CandleInterval> =>
+  param({
+    description,
+    schema: { type: "string", default: dflt },
+    decode: (raw, name) => (raw === undefined ? dflt : (INTERVALS[raw.toLowerCase()] ?? validationFailed(name, "interval must be one of 1m, 5m, 15m, 1h, 4h, 1D")))
+  })
 
 const intervalName = (i: CandleInterval): string => (i === "1d" ? "1D" : i)
 
@@ -44,18 +46,18 @@ const candleRow = (t: Token, c: Candle) => ({
 })
 
 export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
-  /** Reads the candles `interval`, `from` and `to` ask for, at most `maxCandles` of them. */
-  const readHistory = (t: Token, q: URLSearchParams, dfltInterval: CandleInterval, maxCandles: number, dfltCandles?: number) =>
+  /** Reads the candles of `interval` over `from..to` (defaults: now, and 30 days or `dfltCandles` back), at most `maxCandles` of them. */
+  const readHistory = (
+    t: Token,
+    range: { readonly interval: CandleInterval; readonly from: number | undefined; readonly to: number | undefined },
+    maxCandles: number,
+    dfltCandles?: number
+  ) =>
     Effect.gen(function* () {
-      const interval = parseInterval(q, dfltInterval)
-      if (isApiError(interval)) return yield* interval
-      const to = parseTimeParam(q, "to")
-      if (isApiError(to)) return yield* to
-      const from = parseTimeParam(q, "from")
-      if (isApiError(from)) return yield* from
+      const { interval } = range
       const stepMs = intervalMinutes[interval] * 60_000
-      const toMs = to ?? deps.nowMs()
-      const fromMs = from ?? (dfltCandles === undefined ? toMs - HISTORY_DEFAULT_DAYS * DAY_MS : toMs - dfltCandles * stepMs)
+      const toMs = range.to ?? deps.nowMs()
+      const fromMs = range.from ?? (dfltCandles === undefined ? toMs - HISTORY_DEFAULT_DAYS * DAY_MS : toMs - dfltCandles * stepMs)
       if (fromMs >= toMs) return yield* validationFailed("from", "from must be before to")
       const count = Math.ceil(toMs / stepMs) - Math.floor(fromMs / stepMs)
       if (count > maxCandles) {
@@ -72,15 +74,15 @@ export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       suffix: "/history",
       operationId: "dataTokenHistory",
       summary: "OHLCV candles (1m, 5m, 15m, 1h, 4h, 1D) with a summary; 30 days by default",
-      query: [
-        { name: "interval", description: "1m, 5m, 15m, 1h (default), 4h or 1D", schema: { type: "string", default: "1h" } },
-        { name: "from", description: "ISO 8601 or epoch ms; default to - 30 days", schema: { type: "string" } },
-        { name: "to", description: "ISO 8601 or epoch ms; default now", schema: { type: "string" } }
-      ]
+      query: {
+        interval: intervalQ("1m, 5m, 15m, 1h (default), 4h or 1D", "1h"),
+        from: timeParam("ISO 8601 or epoch ms; default to - 30 days"),
+        to: timeParam("ISO 8601 or epoch ms; default now")
+      }
     },
-    (t, q) =>
+    (t, range) =>
       Effect.gen(function* () {
-        const series = yield* readHistory(t, q, "1h", candlesMax)
+        const series = yield* readHistory(t, range, candlesMax)
         const s = series.summary
         return json(200, {
           chain: t.core.chain,
@@ -117,22 +119,18 @@ export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       suffix: "/chart.svg",
       operationId: "dataTokenChart",
       summary: "OHLCV chart as SVG (at most 500 candles; default the last 200 of the interval)",
-      query: [
-        { name: "interval", description: "1m, 5m, 15m (default), 1h, 4h or 1D", schema: { type: "string", default: "15m" } },
-        { name: "from", description: "ISO 8601 or epoch ms", schema: { type: "string" } },
-        { name: "to", description: "ISO 8601 or epoch ms; default now", schema: { type: "string" } },
-        intQ("width", "Pixels", CHART_WIDTH.min, CHART_WIDTH.max, CHART_WIDTH.default),
-        intQ("height", "Pixels", CHART_HEIGHT.min, CHART_HEIGHT.max, CHART_HEIGHT.default)
-      ],
+      query: {
+        interval: intervalQ("1m, 5m, 15m (default), 1h, 4h or 1D", "15m"),
+        from: timeParam("ISO 8601 or epoch ms"),
+        to: timeParam("ISO 8601 or epoch ms; default now"),
+        width: intQ("Pixels", CHART_WIDTH.min, CHART_WIDTH.max, CHART_WIDTH.default),
+        height: intQ("Pixels", CHART_HEIGHT.min, CHART_HEIGHT.max, CHART_HEIGHT.default)
+      },
       responses: { 200: { description: "image/svg+xml" } }
     },
-    (t, q) =>
+    (t, { width, height, ...range }) =>
       Effect.gen(function* () {
-        const width = parseIntQ(q, "width", CHART_WIDTH.min, CHART_WIDTH.max, CHART_WIDTH.default)
-        if (isApiError(width)) return yield* width
-        const height = parseIntQ(q, "height", CHART_HEIGHT.min, CHART_HEIGHT.max, CHART_HEIGHT.default)
-        if (isApiError(height)) return yield* height
-        const series = yield* readHistory(t, q, "15m", CHART_CANDLES_MAX, CHART_CANDLES_DEFAULT)
+        const series = yield* readHistory(t, range, CHART_CANDLES_MAX, CHART_CANDLES_DEFAULT)
         const body = ohlcvSvg({
           title: `${t.core.identity.name} (${t.core.identity.symbol})`,
           interval: intervalName(series.interval),

@@ -67,7 +67,7 @@ const safetyFields = (t: Token, s: TokenSafety) => ({
 })
 
 export const tokenMarketRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
-  tokenRoute(deps, { suffix: "", operationId: "dataTokenMarket", summary: "Token market data and safety", query: [] }, (t) =>
+  tokenRoute(deps, { suffix: "", operationId: "dataTokenMarket", summary: "Token market data and safety" }, (t) =>
     Effect.gen(function* () {
       const { chain, mint } = t.core
       const spot = priceReserves(t.core)

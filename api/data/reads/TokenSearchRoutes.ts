@@ -7,10 +7,21 @@ import { marketRecord } from "../../../actors/market/MarketRecord.js"
 import { validationFailed } from "../../../src/domain/ApiError.js"
 import { SEARCH_QUERY_MAX, searchTokens } from "../../../src/services/marketdata/TokenSearch.js"
 import { json } from "../../Http.js"
-import { isApiError, parseChainParam } from "../../QueryParams.js"
+import { param } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { chainQ, intQ, type ReadDeps, readRoute, queryOf } from "./internal/shared.js"
-import { parseIntQ, pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
+import { chainQ, intQ, type ReadDeps, readRoute } from "./internal/shared.js"
+import { pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
+
+/** `q`: the query, trimmed, 1 to `SEARCH_QUERY_MAX` characters. */
+const searchQ = param({
+  description: `1 to ${SEARCH_QUERY_MAX} characters`,
+  required: true,
+  schema: { type: "string", maxLength: SEARCH_QUERY_MAX },
+  decode: (raw, name) => {
+    const text = (raw ?? "").trim()
+    return text === "" || text.length > SEARCH_QUERY_MAX ? validationFailed(name, `q must be 1 to ${SEARCH_QUERY_MAX} characters`) : text
+  }
+})
 
 export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
   readRoute(
@@ -19,17 +30,10 @@ export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/market/token-search",
       operationId: "dataTokenSearch",
       summary: "Find tokens by name, ticker or address",
-      query: [chainQ, { name: "q", required: true, description: `1 to ${SEARCH_QUERY_MAX} characters`, schema: { type: "string" } }, intQ("limit", "Rows", 1, 50, 20)]
+      query: { chain: chainQ, q: searchQ, limit: intQ("Rows", 1, 50, 20) }
     },
-    (req) =>
+    ({ chain, q: text, limit }) =>
       Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q)
-        if (isApiError(chain)) return yield* chain
-        const text = (q.get("q") ?? "").trim()
-        if (text === "" || text.length > SEARCH_QUERY_MAX) return yield* validationFailed("q", `q must be 1 to ${SEARCH_QUERY_MAX} characters`)
-        const limit = parseIntQ(q, "limit", 1, 50, 20)
-        if (isApiError(limit)) return yield* limit
         const found = searchTokens(deps.index, chain, text, limit)
         const usd = yield* pricesOf(
           deps,

@@ -11,7 +11,7 @@ import { json } from "../../Http.js"
 import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
-import { parseAddressList, positionRow, priceUsdOf, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { addressList, addressListQ, positionRow, priceUsdOf, tokenRead as ch, tokenRoute } from "./internal/token.js"
 
 export const WALLET_PNL_MAX = 50
 
@@ -23,11 +23,11 @@ export const tokenWalletPnlRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> =>
       operationId: "dataTokenWalletPnl",
       summary: "P&L of up to 50 wallets on the token",
       description: "realized = received - cost of the tokens sold at the average buy cost; unrealized = held value at spot - cost of what is held; pnl = realized + unrealized.",
-      query: [{ name: "wallets", required: true, description: "Comma-separated wallet addresses, 1 to 50", schema: { type: "string" } }]
+      query: { wallets: addressListQ("Comma-separated wallet addresses, 1 to 50", 1, WALLET_PNL_MAX) }
     },
-    (t, q) =>
+    (t, input) =>
       Effect.gen(function* () {
-        const wallets = parseAddressList(q, "wallets", t.core.chain, 1, WALLET_PNL_MAX)
+        const wallets = addressList(input.wallets, "wallets", t.core.chain, 1, WALLET_PNL_MAX)
         if (isApiError(wallets)) return yield* wallets
         const found = yield* ch(walletPositions(deps.clickhouse, t.core.chain, t.core.mint, priceReserves(t.core), wallets))
         const byWallet = new Map(found.map((p) => [p.trader, p]))

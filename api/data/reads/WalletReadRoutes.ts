@@ -11,22 +11,21 @@ import { replayLedgers, spotValueRaw } from "../../../src/services/marketdata/Av
 import { tradedInPeriod, walletPortfolio, walletStats, winRateBps } from "../../../src/services/marketdata/WalletFigures.js"
 import { usdPerToken } from "../../../src/services/prices/Money.js"
 import { json } from "../../Http.js"
-import { isApiError, parseTimeParam } from "../../QueryParams.js"
+import { isApiError, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { intQ, iso, paramQ } from "./internal/shared.js"
+import { iso } from "./internal/shared.js"
 import {
   byQuoteRows,
   labelOf,
-  LIST_LIMIT_DEFAULT,
-  LIST_LIMIT_MAX,
-  parseIntW,
-  parsePeriod,
-  parseTokenQ,
+  listLimitQ,
   periodQ,
+  periodStart,
   pricesFor,
   quoteFmt,
+  tokenAddress,
   tokenFmt,
   tokenInfo,
+  tokenQ,
   tradeRow,
   usdFmt,
   usdTotal,
@@ -44,21 +43,20 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
       summary: "A wallet's volume, trades, win rate and realized P&L (average cost) over the period",
       description:
         "Volume is gross quote notional (buys' payments, sells' proceeds before the fee). A token counts as closed when it had a sell in the period, and as a win when its realized P&L there is positive; `win_rate_bps` = wins / closed (null when none).",
-      query: [periodQ]
+      query: { period: periodQ }
     },
-    (address, caller, qs) =>
+    (address, { period }, caller) =>
       Effect.gen(function* () {
-        const period = parsePeriod(qs, deps.nowMs())
-        if (isApiError(period)) return yield* period
+        const sinceMs = periodStart(period, deps.nowMs())
         const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
-        const ledgers = replayLedgers(history.trades, period.sinceMs)
+        const ledgers = replayLedgers(history.trades, sinceMs)
         const usd = yield* pricesFor(deps, "solana", ledgers.keys())
         const s = walletStats(ledgers, (mint) => tokenInfo(deps, "solana", mint, usd))
         return json(200, {
           chain: "solana",
           address,
-          period: period.name,
-          since: iso(period.sinceMs),
+          period,
+          since: iso(sinceMs),
           label: labelOf(deps, address, caller.plan),
           trades: s.trades,
           buys: s.buys,
@@ -84,29 +82,23 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
       suffix: "/activity",
       operationId: "dataWalletActivity",
       summary: "A wallet's trades over the period, newest first",
-      query: [
-        periodQ,
-        paramQ("token", "Only this token"),
-        paramQ("before", "Before this time (exclusive; the previous page's oldest `at`)"),
-        intQ("limit", "Rows", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-      ]
+      query: {
+        period: periodQ,
+        token: tokenQ("Only this token"),
+        before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
+        limit: listLimitQ("Rows")
+      }
     },
-    (address, caller, qs) =>
+    (address, { period, before, limit, ...input }, caller) =>
       Effect.gen(function* () {
-        const period = parsePeriod(qs, deps.nowMs())
-        if (isApiError(period)) return yield* period
-        const token = parseTokenQ(qs, "solana")
+        const token = tokenAddress("solana", input.token)
         if (isApiError(token)) return yield* token
-        const before = parseTimeParam(qs, "before")
-        if (isApiError(before)) return yield* before
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
-        const trades = yield* ch(tradesOf(deps.clickhouse, "solana", [address], { sinceMs: period.sinceMs, beforeMs: before, mint: token }, limit))
+        const trades = yield* ch(tradesOf(deps.clickhouse, "solana", [address], { sinceMs: periodStart(period, deps.nowMs()), beforeMs: before, mint: token }, limit))
         const usd = yield* pricesFor(deps, "solana", new Set(trades.map((t) => t.mint)))
         return json(200, {
           chain: "solana",
           address,
-          period: period.name,
+          period,
           label: labelOf(deps, address, caller.plan),
           trades: trades.map((t) => tradeRow(t, tokenInfo(deps, "solana", t.mint, usd))),
           next_before: trades.length === limit ? iso(trades[trades.length - 1]!.atMs) : null
@@ -120,16 +112,12 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
       suffix: "/token-breakdown",
       operationId: "dataWalletTokenBreakdown",
       summary: "A wallet's figures per token traded in the period (average-cost P&L, holdings valued at spot)",
-      query: [periodQ, intQ("limit", "Tokens", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)]
+      query: { period: periodQ, limit: listLimitQ("Tokens") }
     },
-    (address, _caller, qs) =>
+    (address, { period, limit }) =>
       Effect.gen(function* () {
-        const period = parsePeriod(qs, deps.nowMs())
-        if (isApiError(period)) return yield* period
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
-        const ledgers = tradedInPeriod(replayLedgers(history.trades, period.sinceMs))
+        const ledgers = tradedInPeriod(replayLedgers(history.trades, periodStart(period, deps.nowMs())))
         const usd = yield* pricesFor(
           deps,
           "solana",
@@ -138,7 +126,7 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
         return json(200, {
           chain: "solana",
           address,
-          period: period.name,
+          period,
           tokens_traded: ledgers.length,
           history_truncated: history.truncated,
           tokens: ledgers.slice(0, limit).map(([mint, l]) => {
@@ -182,12 +170,10 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
       summary: "A wallet's net positions (from its trades) valued at the tokens' spot reserves",
       description:
         "Positions are what the wallet's trades on our venues net to (bought - sold > 0); tokens received outside a trade are not seen. Value = amount * quote reserve / token reserve, floored; cost is the average cost of the tokens still held.",
-      query: [intQ("limit", "Positions", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)]
+      query: { limit: listLimitQ("Positions") }
     },
-    (address, _caller, qs) =>
+    (address, { limit }) =>
       Effect.gen(function* () {
-        const limit = parseIntW(qs, "limit", 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
-        if (isApiError(limit)) return yield* limit
         const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
         const ledgers = replayLedgers(history.trades, undefined)
         const usd = yield* pricesFor(

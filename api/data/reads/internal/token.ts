@@ -2,7 +2,7 @@
  * What the token reads share: the `/v1/market/token/{address}` route shape (chain and address
  * parsed, the token looked up in the live index and priced before the handler runs), a token's
  * money formatting (raw amounts to decimal strings at the token's or quote's decimals, USD through
- * the quote asset's price), and the list and integer parameters the token reads take.
+ * the quote asset's price), and the address-list parameter.
  */
 import { Effect } from "effect"
 import type { MarketCore } from "../../../../actors/market/MarketActor.js"
@@ -16,32 +16,33 @@ import { shareBps } from "../../../../src/services/marketdata/TokenSafety.js"
 import { quotePairOf, usdOf, usdPerToken, usdPrices } from "../../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
 import type { Reply } from "../../../Http.js"
-import {
-  ADDRESS_FORMAT,
-  isApiError,
-  normalizeAddress,
-  opt,
-  type Parsed,
-  parseAddress,
-  parseChainParam,
-  parseIntParam
-} from "../../../QueryParams.js"
-import type { ParamDoc, ResponseDoc, RouteDef } from "../../../Router.js"
-import { chainQ, chRead, type DataCaller, iso, queryOf, type ReadDeps, readRoute } from "./shared.js"
+import { ADDRESS_FORMAT, isApiError, normalizeAddress, type Param, param, type Params, type Parsed, parseAddress, stringParam } from "../../../QueryParams.js"
+import type { RouteDef } from "../../../Router.js"
+import { type AddressInput, type AddressReadSpec, addressRoute, chainQ, chRead, type DataCaller, iso, type ReadDeps } from "./shared.js"
 
 /** A ClickHouse read of a token read (a failure is the retryable 503). */
 export const tokenRead = chRead("token read")
 
-/** An integer parameter of a token read (its refusal names the field only). */
-export const parseIntQ = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): Parsed<number> => parseIntParam(q, name, min, max, dflt)
+/**
+ * A comma-separated list of addresses (`min..max` distinct entries): decoding keeps the trimmed,
+ * non-empty items and refuses a list over four times `max` before anything else is looked at;
+ * `addressList` then checks each against the chain's format.
+ */
+export const addressListQ = (description: string, min: number, max: number): Param<ReadonlyArray<string>> =>
+  param({
+    description,
+    required: true,
+    schema: { type: "string" },
+    decode: (raw, name) => {
+      if (raw === undefined) return validationFailed(name, `${name} is required (comma-separated, ${min} to ${max})`)
+      const items = raw.split(",").map((s) => s.trim()).filter((s) => s !== "")
+      // Checked before parsing so a huge list costs nothing more.
+      return items.length > max * 4 ? validationFailed(name, `${name} takes at most ${max} entries`, { limit: max }) : items
+    }
+  })
 
-/** A comma-separated list of addresses: trimmed, de-duplicated (order kept), `min..max` entries. */
-export const parseAddressList = (q: URLSearchParams, name: string, chain: ChainId, min: number, max: number): Parsed<ReadonlyArray<string>> => {
-  const v = opt(q, name)
-  if (v === undefined) return validationFailed(name, `${name} is required (comma-separated, ${min} to ${max})`)
-  const items = v.split(",").map((s) => s.trim()).filter((s) => s !== "")
-  // Checked before parsing so a huge list costs nothing more.
-  if (items.length > max * 4) return validationFailed(name, `${name} takes at most ${max} entries`, { limit: max })
+/** The list's addresses on `chain`: well-formed, normalized, de-duplicated (order kept), `min..max` of them. */
+export const addressList = (items: ReadonlyArray<string>, name: string, chain: ChainId, min: number, max: number): Parsed<ReadonlyArray<string>> => {
   const out: Array<string> = []
   for (const item of items) {
     if (!ADDRESS_FORMAT[chain].test(item)) return validationFailed(name, `'${item.slice(0, 64)}' is not a ${chain} address`)
@@ -131,45 +132,20 @@ const lookup = (deps: Pick<ReadDeps, "index">, chain: ChainId, mint: string): Ma
   })
 }
 
-const addressParam: ParamDoc = { name: "address", description: "Token mint (Solana base58) or token address (Hood 0x…)", schema: { type: "string" } }
+const tokenParams = { address: stringParam("Token mint (Solana base58) or token address (Hood 0x…)", { required: true, emptyIsValue: true }), chain: chainQ }
 
-export interface TokenRouteSpec {
-  /** After `/v1/market/token/{address}`. */
-  readonly suffix: string
-  readonly operationId: string
-  readonly summary: string
-  readonly description?: string
-  /** Besides `chain`. */
-  readonly query: ReadonlyArray<ParamDoc>
-  readonly responses?: Readonly<Record<number, ResponseDoc>>
-}
-
-/** A `/v1/market/token/{address}…` read: the handler gets the token, looked up and priced. */
-export const tokenRoute = (
+/** A `/v1/market/token/{address}…` read: the handler gets the token, looked up and priced, and its decoded parameters. */
+export const tokenRoute = <Q extends Params = {}>(
   deps: ReadDeps,
-  spec: TokenRouteSpec,
-  f: (t: Token, q: URLSearchParams, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+  spec: AddressReadSpec<Q>,
+  f: (t: Token, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
 ): RouteDef =>
-  readRoute(
-    deps,
-    {
-      path: `/v1/market/token/{address}${spec.suffix}`,
-      operationId: spec.operationId,
-      summary: spec.summary,
-      ...(spec.description === undefined ? {} : { description: spec.description }),
-      pathParams: [addressParam],
-      query: [chainQ, ...spec.query],
-      responses: { 404: { description: "MARKET_NOT_FOUND" }, ...spec.responses }
-    },
-    (req, caller) =>
-      Effect.gen(function* () {
-        const q = queryOf(req)
-        const chain = parseChainParam(q)
-        if (isApiError(chain)) return yield* chain
-        const mint = parseAddress(chain, req.params[0], "address")
-        if (isApiError(mint)) return yield* mint
-        const core = lookup(deps, chain, mint)
-        if (isApiError(core)) return yield* core
-        return yield* f(tokenMoney(core, yield* pricesOf(deps, [core])), q, caller)
-      })
+  addressRoute(deps, "/v1/market/token", tokenParams, { ...spec, responses: { 404: { description: "MARKET_NOT_FOUND" }, ...spec.responses } }, (input, caller) =>
+    Effect.gen(function* () {
+      const mint = parseAddress(input.chain, input.address, "address")
+      if (isApiError(mint)) return yield* mint
+      const core = lookup(deps, input.chain, mint)
+      if (isApiError(core)) return yield* core
+      return yield* f(tokenMoney(core, yield* pricesOf(deps, [core])), input, caller)
+    })
   )

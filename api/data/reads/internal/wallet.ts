@@ -2,7 +2,7 @@
  * What the wallet, social and directory reads share: their dependencies, the
  * `/v1/market/wallet/{address}…` route shape (any Solana wallet), what the index knows of a traded
  * token (its quote asset and price) and the formatting of its amounts, a trade's row, the wallet
- * labels a plan may see, per-quote-asset totals as written, and the `period` and integer
+ * labels a plan may see, per-quote-asset totals as written, and the `period`, `token` and integer
  * parameters (an integer refusal here carries its bounds, `minimum` and `limit`).
  *
  * Plan visibility (Tracking.ts): a wallet the plan cannot see has no label, the same as an
@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { WalletTrade } from "../../../../clickhouse/queries/WalletReads.js"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
-import { type ApiError, validationFailed } from "../../../../src/domain/ApiError.js"
+import type { ApiError } from "../../../../src/domain/ApiError.js"
 import { formatUnits } from "../../../../src/domain/CurveMath.js"
 import type { TradedToken } from "../../../../src/services/marketdata/WalletFigures.js"
 import { type QuoteTotals, quotePairOf, USD_DECIMALS, usdOf } from "../../../../src/services/prices/Money.js"
@@ -19,9 +19,9 @@ import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
 import type { SocialMentionsShape } from "../../../../src/services/social/SocialMentions.js"
 import type { TrackingShape } from "../../../../src/services/tracking/Tracking.js"
 import type { Reply } from "../../../Http.js"
-import { isApiError, opt, type Parsed, parseAddress, parseChainParam, parseIntParam } from "../../../QueryParams.js"
-import type { ParamDoc, ResponseDoc, RouteDef } from "../../../Router.js"
-import { chRead, type DataCaller, DAY_MS, iso, paramQ, queryOf, type ReadDeps, readRoute, solanaQ } from "./shared.js"
+import { enumParam, isApiError, type Param, type Params, type Parsed, parseAddress, stringParam } from "../../../QueryParams.js"
+import type { RouteDef } from "../../../Router.js"
+import { type AddressInput, type AddressReadSpec, addressRoute, chRead, type DataCaller, DAY_MS, intQ, iso, type ReadDeps, solanaQ } from "./shared.js"
 import { pricesOf, quotePriceOf } from "./token.js"
 
 export interface WalletSocialDeps extends ReadDeps {
@@ -39,23 +39,25 @@ export const walletRead = chRead("wallet read")
 // Parameters
 
 /** An integer parameter of a wallet read: its refusal carries its bounds (`minimum`, `limit`). */
-export const parseIntW = (q: URLSearchParams, name: string, min: number, max: number, dflt: number): Parsed<number> => parseIntParam(q, name, min, max, dflt, true)
+export const intW = (description: string, min: number, max: number, dflt: number): Param<number> => intQ(description, min, max, dflt, true)
+
+/** `limit` of a list read: 1 to `LIST_LIMIT_MAX`. */
+export const listLimitQ = (description: string): Param<number> => intW(description, 1, LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT)
 
 const PERIODS: Readonly<Record<string, number | null>> = { "1d": DAY_MS, "7d": 7 * DAY_MS, "30d": 30 * DAY_MS, "90d": 90 * DAY_MS, all: null }
-const PERIOD_DEFAULT = "30d"
-export const periodQ = paramQ("period", "1d, 7d, 30d (default), 90d or all", { type: "string", enum: Object.keys(PERIODS), default: PERIOD_DEFAULT })
+export const periodQ = enumParam("1d, 7d, 30d (default), 90d or all", Object.keys(PERIODS), { default: "30d" })
 
-/** `period`: 1d, 7d, 30d (default), 90d or all → its start (undefined for all). */
-export const parsePeriod = (q: URLSearchParams, nowMs: number): Parsed<{ readonly name: string; readonly sinceMs: number | undefined }> => {
-  const v = opt(q, "period") ?? PERIOD_DEFAULT
-  if (!(v in PERIODS)) return validationFailed("period", `period must be one of ${Object.keys(PERIODS).join(", ")}`)
-  const span = PERIODS[v]!
-  return { name: v, sinceMs: span === null ? undefined : nowMs - span }
+/** A period's start (undefined for all). */
+export const periodStart = (period: string, nowMs: number): number | undefined => {
+  const span = PERIODS[period] ?? null
+  return span === null ? undefined : nowMs - span
 }
 
-/** An optional `token` address on `chain`. */
-export const parseTokenQ = (q: URLSearchParams, chain: ChainId): Parsed<string | undefined> =>
-  opt(q, "token") === undefined ? undefined : parseAddress(chain, opt(q, "token"), "token")
+/** An optional `token`; its format is the chain's (`tokenAddress`). */
+export const tokenQ = (description: string) => stringParam(description)
+
+/** The `token` parameter on `chain`, normalized; undefined when absent. */
+export const tokenAddress = (chain: ChainId, raw: string | undefined): Parsed<string | undefined> => (raw === undefined ? undefined : parseAddress(chain, raw, "token"))
 
 // ---------------------------------------------------------------------------------------------
 // Traded tokens
@@ -121,42 +123,15 @@ export const labelOf = (deps: Pick<WalletSocialDeps, "tracking">, address: strin
 // ---------------------------------------------------------------------------------------------
 // The wallet route shape
 
-const walletAddressParam: ParamDoc = { name: "address", description: "Any Solana wallet (base58)", schema: { type: "string" } }
+const walletParams = { address: stringParam("Any Solana wallet (base58)", { required: true, emptyIsValue: true }), chain: solanaQ }
 
-export interface WalletRouteSpec {
-  /** After `/v1/market/wallet/{address}`. */
-  readonly suffix: string
-  readonly operationId: string
-  readonly summary: string
-  readonly description?: string
-  /** Besides `chain`. */
-  readonly query: ReadonlyArray<ParamDoc>
-  readonly responses?: Readonly<Record<number, ResponseDoc>>
-}
-
-/** A `/v1/market/wallet/{address}…` read (Solana): the handler gets the parsed address. */
-export const walletRoute = (
+/** A `/v1/market/wallet/{address}…` read (Solana): the handler gets the parsed address and its decoded parameters. */
+export const walletRoute = <Q extends Params = {}>(
   deps: WalletSocialDeps,
-  spec: WalletRouteSpec,
-  f: (address: string, caller: DataCaller, q: URLSearchParams) => Effect.Effect<Reply, ApiError>
+  spec: AddressReadSpec<Q>,
+  f: (address: string, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
 ): RouteDef =>
-  readRoute(
-    deps,
-    {
-      path: `/v1/market/wallet/{address}${spec.suffix}`,
-      operationId: spec.operationId,
-      summary: spec.summary,
-      ...(spec.description === undefined ? {} : { description: spec.description }),
-      pathParams: [walletAddressParam],
-      query: [solanaQ, ...spec.query],
-      ...(spec.responses === undefined ? {} : { responses: spec.responses })
-    },
-    (req, caller) => {
-      const q = queryOf(req)
-      const chain = parseChainParam(q, "solana")
-      if (isApiError(chain)) return Effect.fail(chain)
-      const address = parseAddress(chain, req.params[0], "address")
-      if (isApiError(address)) return Effect.fail(address)
-      return f(address, caller, q)
-    }
-  )
+  addressRoute(deps, "/v1/market/wallet", walletParams, spec, (input, caller) => {
+    const address = parseAddress("solana", input.address, "address")
+    return isApiError(address) ? Effect.fail(address) : f(address, input, caller)
+  })
