@@ -4,10 +4,10 @@
  * (oldest first), and tokens ranked by mentions then USD volume over a window (`SocialTrending`).
  */
 import { Effect } from "effect"
+import { reservesPrice } from "../../../actors/market/MarketRecord.js"
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
 import { mintVolumes, pricesAt } from "../../../clickhouse/queries/WalletReads.js"
 import { apiError, validationFailed } from "../../../src/domain/ApiError.js"
-import { formatUnits } from "../../../src/domain/CurveMath.js"
 import { rankTrending, tallyMentions, TRENDING_SCAN_MAX } from "../../../src/services/marketdata/SocialTrending.js"
 import { usdMicrosOf, usdPerToken } from "../../../src/services/prices/Money.js"
 import { json } from "../../Http.js"
@@ -123,7 +123,7 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
             const priced = p.tradeAtMs !== null && p.tokenReserveRaw > 0n
             return {
               ...mentionRow(m),
-              price: priced ? formatUnits((p.quoteReserveRaw * 10n ** BigInt(decimals) * 10n ** 18n) / (p.tokenReserveRaw * 10n ** BigInt(quoteDecimals)), 18) : null,
+              price: priced ? reservesPrice(p.quoteReserveRaw, p.tokenReserveRaw, decimals, quoteDecimals) : null,
               price_usd: priced ? usdPerToken(p.quoteReserveRaw, p.tokenReserveRaw, decimals, quoteDecimals, info.price) : null,
               price_at: iso(p.tradeAtMs)
             }
