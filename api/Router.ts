@@ -24,9 +24,9 @@
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
-import { ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
+import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
-import { type Decoded, decodeInto, type Param, type Params, scanQuery } from "./QueryParams.js"
+import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery } from "./QueryParams.js"
 
 /** Documentation-only parameter of a route not yet built with `route()` (nothing decodes it). */
 export interface ParamDoc {
@@ -151,7 +151,6 @@ export const schemaBodyDecoder = <A>(schema: Schema.Schema<A, any, never>): ((bo
 
 const NOTHING_DECLARED: never = Object.freeze({}) as never
 
-const isReply = (x: ApiError | Reply): x is Reply => !(x instanceof ApiError)
 
 /**
  * A `RouteDef` whose mounted handler decodes what `spec` declares before `spec.handler` runs,
@@ -182,38 +181,38 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
     inputs
   }
 
+  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined
   /** The decoded input, or the refusal. Allocates the one input object (and a query's raw array). */
-  const decode =
-    template.length === 0 && queryNames.length === 0 && decodeBody === undefined
-      ? () => NOTHING_DECLARED
-      : (req: Request): Input<P, Q, B> | ApiError => {
-          const out: Record<string, unknown> = {}
-          const refusedPath = decodeInto(out, req.params, template, pathParamList)
-          if (refusedPath !== undefined) return refusedPath
-          if (queryNames.length > 0) {
-            const raws = scanQuery(req.query, queryNames, queryParamList)
-            if (raws instanceof ApiError) return raws
-            const refusedQuery = decodeInto(out, raws, queryNames, queryParamList)
-            if (refusedQuery !== undefined) return refusedQuery
-          }
-          if (decodeBody !== undefined) {
-            const b = decodeBody(req.body)
-            if (b instanceof ApiError) return b
-            out.body = b
-          }
-          return out as unknown as Input<P, Q, B>
-        }
-
-  const decoded = (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => {
-    const input = decode(req)
-    return input instanceof ApiError ? errorReply(input) : handler(req, input, caller)
+  const decode = (req: Request): Input<P, Q, B> | ApiError => {
+    const out: Record<string, unknown> = {}
+    const refusedPath = decodeInto(out, req.params, template, pathParamList)
+    if (refusedPath !== undefined) return refusedPath
+    if (queryNames.length > 0) {
+      const raws = scanQuery(req.query, queryNames, queryParamList)
+      if (isApiError(raws)) return raws
+      const refusedQuery = decodeInto(out, raws, queryNames, queryParamList)
+      if (refusedQuery !== undefined) return refusedQuery
+    }
+    if (decodeBody !== undefined) {
+      const b = decodeBody(req.body)
+      if (isApiError(b)) return b
+      out.body = b
+    }
+    return out as unknown as Input<P, Q, B>
   }
+
+  const decoded = nothingDeclared
+    ? (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => handler(req, NOTHING_DECLARED, caller)
+    : (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => {
+        const input = decode(req)
+        return isApiError(input) ? errorReply(input) : handler(req, input, caller)
+      }
   const afterGuard: Handler =
     authenticate === undefined
       ? (req) => decoded(req, undefined as C)
       : (req) =>
           Effect.matchEffect(authenticate(req), {
-            onFailure: (e) => (isReply(e) ? Effect.succeed(e) : Effect.fail(e)),
+            onFailure: (e) => (isApiError(e) ? Effect.fail(e) : Effect.succeed(e)),
             onSuccess: (caller) => {
               const out = decoded(req, caller)
               return Effect.isEffect(out) ? out : Effect.succeed(out)
