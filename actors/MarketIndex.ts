@@ -1,7 +1,8 @@
 /**
  * MarketIndex: the in-memory read model the API reads synchronously (no Effect on the read path).
  * It holds every live market's latest immutable snapshot, its spec 2.9 record serialized once per
- * version, and the feed buckets. The actor shards publish into it after each drained batch.
+ * version, the feed buckets and the token-search keys (`SearchKeys`). The actor shards publish
+ * into it after each drained batch.
  *
  * Invariants:
  * - Single writer discipline: only `publish` (called by the runtime, synchronously, on the JS
@@ -20,6 +21,7 @@ import { type BucketName, type FeedOptions, FeedBuckets, type FeedRead } from ".
 import { fiveMinuteSlotOf } from "./market/internal/tradeWindows.js"
 import { actorKey, type MarketCore, type MarketState } from "./market/MarketActor.js"
 import { marketRecord } from "./market/MarketRecord.js"
+import { type SearchKey, SearchKeys } from "./SearchKeys.js"
 
 export interface CachedRecord {
   /** Bumped on every new snapshot of this market (an ETag source). */
@@ -57,6 +59,8 @@ export interface MarketIndexShape {
   readonly size: () => number
   /** Latest block time applied per chain (ms; 0 before any event). */
   readonly clockMs: (chain: ChainId) => number
+  /** Every live market's lower-cased ticker and name on `chain`, for token search (kept by `publish`). */
+  readonly searchKeys: (chain: ChainId) => ReadonlyArray<SearchKey>
 }
 
 export class MarketIndex extends Context.Tag("curvestream/MarketIndex")<MarketIndex, MarketIndexShape>() {}
@@ -69,6 +73,7 @@ export interface MarketIndexOptions {
 export class MarketIndexStore implements MarketIndexShape {
   private readonly entries = new Map<string, Entry>()
   private readonly feeds: FeedBuckets
+  private readonly search = new SearchKeys()
   private warmingFlag = true
 
   constructor(options: MarketIndexOptions = {}) {
@@ -89,6 +94,7 @@ export class MarketIndexStore implements MarketIndexShape {
         if (existing !== undefined) {
           this.entries.delete(key)
           this.feeds.update(key, existing.core.chain, undefined)
+          this.search.update(key, existing.core.chain, undefined)
         }
         continue
       }
@@ -99,6 +105,7 @@ export class MarketIndexStore implements MarketIndexShape {
         existing.cached = undefined
       } else continue
       this.feeds.update(key, core.chain, core)
+      this.search.update(key, core.chain, core)
     }
   }
 
@@ -138,6 +145,7 @@ export class MarketIndexStore implements MarketIndexShape {
   }
   readonly size = (): number => this.entries.size
   readonly clockMs = (chain: ChainId): number => this.feeds.clock(chain)
+  readonly searchKeys = (chain: ChainId): ReadonlyArray<SearchKey> => this.search.list(chain)
 
   /** Feed internals, for tests and metrics. */
   get feedBuckets(): FeedBuckets {

@@ -9,8 +9,12 @@
  *   sort   := ["-"] field                  "-" = descending; ties keep the bucket's own order
  *   fields := field ("," field)*           projection; `chain` and `address` are always included
  *   limit  := 1..200                       default 50
+ *
+ * The four parameters are declared (`FeedPlanParams`), so the feed route's decoded input is the
+ * plan itself and OpenAPI documents the same bounds.
  */
 import { type ApiError, validationFailed } from "../src/domain/ApiError.js"
+import { decodeQuery, intParam, param } from "./QueryParams.js"
 
 type Kind = "decimal" | "integer" | "string" | "time" | "boolean"
 
@@ -56,7 +60,7 @@ interface Condition {
 }
 
 export interface FeedPlan {
-  readonly conditions: ReadonlyArray<Condition>
+  readonly where: ReadonlyArray<Condition>
   readonly sort: { readonly field: string; readonly kind: Kind; readonly desc: boolean } | undefined
   readonly fields: ReadonlyArray<string> | undefined
   readonly limit: number
@@ -137,59 +141,67 @@ const validValue = (kind: Kind, value: string): boolean => {
 
 const CONDITION = /^([A-Za-z0-9]+)(>=|<=|!=|=|>|<)(.*)$/
 
-export const parseFeedPlan = (params: URLSearchParams): FeedPlan | ApiError => {
+const parseWhere = (where: string): ReadonlyArray<Condition> | ApiError => {
+  if (where.length > MAX_QUERY_VALUE_LENGTH) return validationFailed("where", `where is longer than ${MAX_QUERY_VALUE_LENGTH} characters`)
+  const parts = where.split(",")
+  if (parts.length > MAX_CONDITIONS) return validationFailed("where", `at most ${MAX_CONDITIONS} conditions`)
   const conditions: Condition[] = []
-  const where = params.get("where")
-  if (where !== null && where !== "") {
-    if (where.length > MAX_QUERY_VALUE_LENGTH) return validationFailed("where", `where is longer than ${MAX_QUERY_VALUE_LENGTH} characters`)
-    const parts = where.split(",")
-    if (parts.length > MAX_CONDITIONS) return validationFailed("where", `at most ${MAX_CONDITIONS} conditions`)
-    for (const part of parts) {
-      const m = CONDITION.exec(part.trim())
-      if (m === null) return validationFailed("where", `'${part}' is not <field><op><value> with op one of >= <= != = > <`)
-      const [, field, op, value] = m as unknown as [string, string, Op, string]
-      const kind = FeedFields[field]
-      if (kind === undefined) return validationFailed("where", `unknown field '${field}'`)
-      if (!validValue(kind, value)) return validationFailed("where", `'${value}' is not a valid ${kind} for ${field}`)
-      if (kind === "time") conditions.push({ field, op, kind, value: new Date(Date.parse(value)).toISOString() })
-      else conditions.push({ field, op, kind, value })
-    }
-  }
-
-  let sort: FeedPlan["sort"]
-  const sortParam = params.get("sort")
-  if (sortParam !== null && sortParam !== "") {
-    const desc = sortParam.startsWith("-")
-    const field = desc ? sortParam.slice(1) : sortParam
+  for (const part of parts) {
+    const m = CONDITION.exec(part.trim())
+    if (m === null) return validationFailed("where", `'${part}' is not <field><op><value> with op one of >= <= != = > <`)
+    const [, field, op, value] = m as unknown as [string, string, Op, string]
     const kind = FeedFields[field]
-    if (kind === undefined) return validationFailed("sort", `unknown field '${field}'`)
-    sort = { field, kind, desc }
+    if (kind === undefined) return validationFailed("where", `unknown field '${field}'`)
+    if (!validValue(kind, value)) return validationFailed("where", `'${value}' is not a valid ${kind} for ${field}`)
+    if (kind === "time") conditions.push({ field, op, kind, value: new Date(Date.parse(value)).toISOString() })
+    else conditions.push({ field, op, kind, value })
   }
-
-  let fields: string[] | undefined
-  const fieldsParam = params.get("fields")
-  if (fieldsParam !== null && fieldsParam !== "") {
-    fields = ["chain", "address"]
-    for (const f of fieldsParam.split(",")) {
-      const name = f.trim()
-      if (FeedFields[name] === undefined) return validationFailed("fields", `unknown field '${name}'`)
-      if (!fields.includes(name)) fields.push(name)
-    }
-  }
-
-  let limit = FEED_LIMIT_DEFAULT
-  const limitParam = params.get("limit")
-  if (limitParam !== null) {
-    if (!/^\d{1,4}$/.test(limitParam) || Number(limitParam) < 1 || Number(limitParam) > FEED_LIMIT_MAX) {
-      return validationFailed("limit", `limit must be an integer from 1 to ${FEED_LIMIT_MAX}`)
-    }
-    limit = Number(limitParam)
-  }
-  return { conditions, sort, fields, limit }
+  return conditions
 }
 
+const parseSort = (sort: string): FeedPlan["sort"] | ApiError => {
+  const desc = sort.startsWith("-")
+  const field = desc ? sort.slice(1) : sort
+  const kind = FeedFields[field]
+  return kind === undefined ? validationFailed("sort", `unknown field '${field}'`) : { field, kind, desc }
+}
+
+const parseFields = (list: string): ReadonlyArray<string> | ApiError => {
+  const fields = ["chain", "address"]
+  for (const f of list.split(",")) {
+    const name = f.trim()
+    if (FeedFields[name] === undefined) return validationFailed("fields", `unknown field '${name}'`)
+    if (!fields.includes(name)) fields.push(name)
+  }
+  return fields
+}
+
+const NO_CONDITIONS: ReadonlyArray<Condition> = []
+
+/** The grammar's parameters, declared: the feed route decodes them into its input, which is a `FeedPlan`. */
+export const FeedPlanParams = {
+  where: param({
+    description: "Filters (see the grammar above), e.g. progressBps>=5000,volume24h>10",
+    schema: { type: "string", maxLength: MAX_QUERY_VALUE_LENGTH },
+    decode: (raw) => (raw === undefined ? NO_CONDITIONS : parseWhere(raw))
+  }),
+  sort: param({
+    description: "A field, '-' prefix for descending",
+    schema: { type: "string", enum: Object.keys(FeedFields).flatMap((f) => [f, `-${f}`]) },
+    decode: (raw) => (raw === undefined ? undefined : parseSort(raw))
+  }),
+  fields: param({
+    description: "Comma-separated projection",
+    schema: { type: "string" },
+    decode: (raw) => (raw === undefined ? undefined : parseFields(raw))
+  }),
+  limit: intParam(`1 to ${FEED_LIMIT_MAX}, default ${FEED_LIMIT_DEFAULT}`, { min: 1, max: FEED_LIMIT_MAX, default: FEED_LIMIT_DEFAULT, emptyIsValue: true })
+}
+
+export const parseFeedPlan = (params: URLSearchParams): FeedPlan | ApiError => decodeQuery(FeedPlanParams, params.toString())
+
 export const matches = (plan: FeedPlan, row: Row): boolean => {
-  for (const c of plan.conditions) {
+  for (const c of plan.where) {
     const cmp = compareValue(c.kind, row[c.field], c.value)
     if (cmp === undefined || !holds(c.op, cmp)) return false
   }

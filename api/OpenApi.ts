@@ -1,12 +1,45 @@
 /**
  * The OpenAPI 3.1 description (version 1.0.0, spec section 9), generated from the route table:
  * every route's path and query parameters, request body and response schemas come from the same
- * `RouteDef` the server mounts, so adding a route documents it. Effect schemas become JSON Schema
+ * `RouteDef` the server mounts, so adding a route documents it. A route built with `route()` is
+ * documented from the declarations its handler decodes (`inputs`). Effect schemas become JSON Schema
  * through `JSONSchema.fromAST`, sharing one `components.schemas` table.
  */
 import { JSONSchema, Schema } from "effect"
 import { ErrorCodes } from "../src/domain/ErrorCodes.js"
 import type { RouteDef } from "./Router.js"
+
+/** One OpenAPI parameter object. */
+export interface ParameterDoc {
+  readonly name: string
+  readonly in: "path" | "query"
+  readonly required: boolean
+  readonly description: string
+  readonly schema: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A route's parameters as OpenAPI documents them: from its declarations (`inputs`, the same
+ * `Param`s the router decodes; path parameters in path order) or, for a route not yet built with
+ * `route()`, from its documentation-only lists.
+ */
+export const parameterDocs = (route: RouteDef): ReadonlyArray<ParameterDoc> => {
+  const inputs = route.inputs
+  if (inputs === undefined) {
+    return [
+      ...(route.pathParams ?? []).map((p) => ({ name: p.name, in: "path" as const, required: true, description: p.description, schema: p.schema })),
+      ...(route.query ?? []).map((p) => ({ name: p.name, in: "query" as const, required: p.required ?? false, description: p.description, schema: p.schema }))
+    ]
+  }
+  const pathOrder = (route.path.match(/\{[^}]+\}/g) ?? []).map((m) => m.slice(1, -1))
+  return [
+    ...pathOrder.map((name) => {
+      const p = inputs.path[name]!
+      return { name, in: "path" as const, required: true, description: p.description, schema: p.schema }
+    }),
+    ...Object.entries(inputs.query).map(([name, p]) => ({ name, in: "query" as const, required: p.required, description: p.description, schema: p.schema }))
+  ]
+}
 
 export const OPENAPI_VERSION = "1.0.0"
 
@@ -44,16 +77,7 @@ export const openApiDocument = (
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     if (route.internal === true) continue
-    const parameters = [
-      ...(route.pathParams ?? []).map((p) => ({ name: p.name, in: "path", required: true, description: p.description, schema: p.schema })),
-      ...(route.query ?? []).map((p) => ({
-        name: p.name,
-        in: "query",
-        required: p.required ?? false,
-        description: p.description,
-        schema: p.schema
-      }))
-    ]
+    const parameters = parameterDocs(route)
     const responses: Record<string, unknown> = {}
     for (const [status, doc] of Object.entries(route.responses)) {
       const isError = Number(status) >= 400

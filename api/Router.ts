@@ -2,6 +2,15 @@
  * Route table → uWebSockets.js. Each `RouteDef` is both the handler and its documentation (the
  * OpenAPI document is generated from the same table, so the two cannot drift).
  *
+ * Declared inputs: a route built with `route({...})` declares its path and query parameters
+ * (`Param`s from `QueryParams.ts`) and its body `Schema`; the mounted handler decodes them before
+ * the route's own handler runs, refusing with the declaration's `ApiError` (`VALIDATION_FAILED`
+ * naming the field, or a route-specific code), and hands the handler one object of typed values
+ * (`Input`). The declarations are kept on the `RouteDef` (`inputs`) for `OpenApi.ts`. Order per
+ * request: `guard` (synchronous: rate limits), `authenticate` (an Effect), then decoding, then
+ * the handler. A route with nothing declared decodes nothing and allocates nothing; one with path
+ * and query parameters and no `authenticate` stays synchronous (the hot read path).
+ *
  * Invariants:
  * - Everything a handler needs from the uWS request (params, query, declared headers) is copied
  *   before the handler runs; uWS request objects are invalid after the callback returns.
@@ -14,11 +23,12 @@
  *   `METHOD_NOT_ALLOWED` with `Allow`; a defect answers 500 `INTERNAL`, never a stack.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
-import { Cause, Effect, Exit, Fiber, Runtime } from "effect"
-import type { Schema } from "effect"
+import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
+import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery } from "./QueryParams.js"
 
+/** Documentation-only parameter of a route not yet built with `route()` (nothing decodes it). */
 export interface ParamDoc {
   readonly name: string
   readonly description: string
@@ -45,15 +55,59 @@ export interface RouteDef {
   readonly tags: ReadonlyArray<string>
   /** Credential the route takes; `public` needs none. */
   readonly auth: "public" | "agentKey" | "session" | "bearer"
+  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
   readonly pathParams?: ReadonlyArray<ParamDoc>
+  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
   readonly query?: ReadonlyArray<ParamDoc>
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
+  /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
   readonly body?: { readonly schema: Schema.Schema.Any; readonly maxBytes?: number }
   readonly responses: Readonly<Record<number, ResponseDoc>>
   readonly handler: Handler
   /** Left out of the OpenAPI document (probes). */
   readonly internal?: boolean
+  /** What `route()` decodes before the handler runs; `OpenApi.ts` documents these. */
+  readonly inputs?: RouteInputs
+}
+
+/** A declared request body: its schema (decoded and documented) and bound. */
+export interface BodyDecl<A> {
+  readonly schema: Schema.Schema<A, any, never>
+  /**
+   * What OpenAPI shows instead of `schema`, only where `schema` has no JSON Schema (a
+   * `Schema.declare` without a `jsonSchema` annotation, as the strategy definition's entry).
+   */
+  readonly documented?: Schema.Schema.Any
+  readonly maxBytes?: number
+  /**
+   * A decoder with the route's own refusal (default: the schema's, refusing `VALIDATION_FAILED`
+   * with `field` the first problem's path and message `<path>: <problem>`).
+   */
+  readonly decode?: (body: unknown) => A | ApiError
+}
+
+export interface RouteInputs {
+  readonly path: Params
+  readonly query: Params
+  // `any`: a schema is invariant in its type, and the table holds every route's.
+  readonly body?: BodyDecl<any>
+}
+
+/** What a handler receives: every declared parameter by name, decoded, and `body` when declared. */
+export type Input<P extends Params, Q extends Params, B> = Decoded<P> & Decoded<Q> & ([B] extends [never] ? unknown : { readonly body: B })
+
+/** A route's documentation and declarations, and a handler of the decoded values (see `route`). */
+export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omit<RouteDef, "pathParams" | "query" | "body" | "handler" | "inputs"> {
+  /** Every `{name}` of `path`, by name. */
+  readonly pathParams?: P
+  readonly query?: Q
+  readonly body?: BodyDecl<B>
+  /** Runs first, synchronously: a reply refuses the request (rate limits). */
+  readonly guard?: (req: Request) => Reply | undefined
+  /** Runs before decoding; its value reaches the handler; a `Reply` failure is the answer. */
+  readonly authenticate?: (req: Request) => Effect.Effect<C, ApiError | Reply>
+  readonly handler: (req: Request, input: Input<P, Q, B>, caller: C) => Reply | Effect.Effect<Reply, ApiError>
 }
 
 export interface RouterOptions {
@@ -75,6 +129,103 @@ export const decodeParam = (s: string): string => {
   } catch {
     return s
   }
+}
+
+const pathNames = (path: string): ReadonlyArray<string> => (path.match(/\{[^}]+\}/g) ?? []).map((m) => m.slice(1, -1))
+
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join("")
+
+/** The schema's decoder with the default refusal: the first problem, `field` its path. */
+export const schemaBodyDecoder = <A>(schema: Schema.Schema<A, any, never>): ((body: unknown) => A | ApiError) => {
+  const decode = Schema.decodeUnknownEither(schema, { errors: "first" })
+  return (body) => {
+    const r = decode(body)
+    if (Either.isRight(r)) return r.right
+    const first = ParseResult.ArrayFormatter.formatErrorSync(r.left)[0]
+    const path = first === undefined ? "" : formatPath(first.path)
+    const problem = first === undefined ? "is invalid" : first._tag === "Missing" ? "is required" : first.message
+    return validationFailed(path === "" ? "body" : path, path === "" ? `body: ${problem}` : `${path}: ${problem}`)
+  }
+}
+
+const NOTHING_DECLARED: never = Object.freeze({}) as never
+
+
+/**
+ * A `RouteDef` whose mounted handler decodes what `spec` declares before `spec.handler` runs,
+ * typed from the declarations: `route({ pathParams: { chain: chainParam(…) }, query: { limit:
+ * intParam(…) }, handler: (req, { chain, limit }) => … })` hands the handler `chain: ChainId` and
+ * `limit: number` with no casts. Throws at construction when `pathParams` and the path's `{name}`s
+ * differ, or a name is declared twice (path and query share the handler's input).
+ */
+export const route = <P extends Params = {}, Q extends Params = {}, B = never, C = undefined>(spec: RouteSpec<P, Q, B, C>): RouteDef => {
+  const { authenticate, body, guard, handler, pathParams, query, ...doc } = spec
+  const template = pathNames(spec.path)
+  const declaredPath: Params = pathParams ?? {}
+  const declaredQuery: Params = query ?? {}
+  const pathKeys = Object.keys(declaredPath)
+  if (pathKeys.length !== template.length || template.some((n) => declaredPath[n] === undefined)) {
+    throw new Error(`${spec.method} ${spec.path}: pathParams must declare exactly ${template.join(", ") || "nothing"}`)
+  }
+  const queryNames = Object.keys(declaredQuery)
+  for (const n of queryNames) if (declaredPath[n] !== undefined || n === "body") throw new Error(`${spec.method} ${spec.path}: '${n}' declared twice`)
+  const pathParamList: ReadonlyArray<Param<unknown>> = template.map((n) => declaredPath[n]!)
+  const queryParamList: ReadonlyArray<Param<unknown>> = queryNames.map((n) => declaredQuery[n]!)
+  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder(body.schema))
+
+  const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
+  const def = {
+    ...doc,
+    ...(body !== undefined ? { body: { schema: body.documented ?? body.schema, ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}) } } : {}),
+    inputs
+  }
+
+  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined
+  /** The decoded input, or the refusal. Allocates the one input object (and a query's raw array). */
+  const decode = (req: Request): Input<P, Q, B> | ApiError => {
+    const out: Record<string, unknown> = {}
+    const refusedPath = decodeInto(out, req.params, template, pathParamList)
+    if (refusedPath !== undefined) return refusedPath
+    if (queryNames.length > 0) {
+      const raws = scanQuery(req.query, queryNames, queryParamList)
+      if (isApiError(raws)) return raws
+      const refusedQuery = decodeInto(out, raws, queryNames, queryParamList)
+      if (refusedQuery !== undefined) return refusedQuery
+    }
+    if (decodeBody !== undefined) {
+      const b = decodeBody(req.body)
+      if (isApiError(b)) return b
+      out.body = b
+    }
+    return out as unknown as Input<P, Q, B>
+  }
+
+  const decoded = nothingDeclared
+    ? (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => handler(req, NOTHING_DECLARED, caller)
+    : (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => {
+        const input = decode(req)
+        return isApiError(input) ? errorReply(input) : handler(req, input, caller)
+      }
+  const afterGuard: Handler =
+    authenticate === undefined
+      ? (req) => decoded(req, undefined as C)
+      : (req) =>
+          Effect.matchEffect(authenticate(req), {
+            onFailure: (e) => (isApiError(e) ? Effect.fail(e) : Effect.succeed(e)),
+            onSuccess: (caller) => {
+              const out = decoded(req, caller)
+              return Effect.isEffect(out) ? out : Effect.succeed(out)
+            }
+          })
+  const mounted: Handler =
+    guard === undefined
+      ? afterGuard
+      : (req) => {
+          const refused = guard(req)
+          return refused !== undefined ? refused : afterGuard(req)
+        }
+  return { ...def, handler: mounted }
 }
 
 const textDecoder = new TextDecoder()

@@ -49,11 +49,13 @@ export const priceReserves = (core: MarketCore): { readonly quoteRaw: bigint; re
     ? { quoteRaw: core.pool.quoteReserveRaw, tokenRaw: core.pool.tokenReserveRaw }
     : { quoteRaw: core.curveState.virtualQuoteRaw, tokenRaw: core.curveState.virtualTokenRaw }
 
+/** Quote per whole token at these reserves, to `PRICE_DECIMALS` places (floored); null without a token reserve. */
+export const reservesPrice = (quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number): string | null =>
+  tokenRaw <= 0n ? null : formatUnits((quoteRaw * pow10(decimals) * PRICE_SCALE) / (tokenRaw * pow10(quoteDecimals)), PRICE_DECIMALS)
+
 export const priceOf = (core: MarketCore): string | null => {
   const { quoteRaw, tokenRaw } = priceReserves(core)
-  if (tokenRaw <= 0n) return null
-  const scaled = (quoteRaw * pow10(core.identity.decimals) * PRICE_SCALE) / (tokenRaw * pow10(core.identity.quoteDecimals))
-  return formatUnits(scaled, PRICE_DECIMALS)
+  return reservesPrice(quoteRaw, tokenRaw, core.identity.decimals, core.identity.quoteDecimals)
 }
 
 export const marketCapRaw = (core: MarketCore): bigint | null => {

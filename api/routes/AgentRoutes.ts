@@ -19,7 +19,7 @@ import { Effect, Schema } from "effect"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
 import type { ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import { walletHistory } from "../../clickhouse/queries/WalletReads.js"
-import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import type { AccountWalletsShape } from "../../src/services/accounts/AccountWallets.js"
 import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
 import { type AgentProfile, findProfile, PROFILE_ID_FORMAT, profileOfAccount, publishedProfiles, resolveUser } from "../../src/services/agents/AgentProfiles.js"
@@ -35,12 +35,12 @@ import {
   type TokenContext
 } from "../../src/services/agents/CopyScore.js"
 import type { PriceSourceShape, UsdPrice } from "../../src/services/prices/PriceSource.js"
-import { quotePairOf, usdPrices } from "../data/reads/Money.js"
+import { quotePairOf, usdPrices } from "../../src/services/prices/Money.js"
 import { errorReply, json, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
-import { parseIntParam } from "../QueryParams.js"
+import { enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { ReadCache } from "../ReadCache.js"
-import type { RouteDef } from "../Router.js"
+import { route, type RouteDef } from "../Router.js"
 
 export const COPY_SCORE_LIMIT_PER_MIN = 60
 export const COHORT_LIMIT_PER_MIN = 60
@@ -198,7 +198,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
   // Keyed by the scored wallet too: a republished profile with another wallet is scored afresh.
   const scoreCached = (profile: AgentProfile, now: number) => scores.get(`${profile.id}:${profile.chain}:${profile.wallet}`, now, score(profile, now))
 
-  const copyScore: RouteDef = {
+  const copyScore = route({
     method: "GET",
     path: "/api/v1/markets/agents/{profileId}/copy-score",
     operationId: "getAgentCopyScore",
@@ -208,19 +208,24 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
       "Inputs are null when not measured.",
     tags: ["agents"],
     auth: "public",
-    pathParams: [{ name: "profileId", description: "The agent profile id (ap_…)", schema: { type: "string" } }],
+    pathParams: {
+      // An id that cannot exist is an unknown agent (404), not a malformed request.
+      profileId: param({
+        description: "The agent profile id (ap_…)",
+        required: true,
+        schema: { type: "string", pattern: PROFILE_ID_FORMAT.source },
+        decode: (raw) => (raw !== undefined && PROFILE_ID_FORMAT.test(raw) ? raw : agentNotFound(raw ?? ""))
+      })
+    },
     responses: {
       200: { description: "The copy score", schema: CopyScoreResponse, headers: ["Cache-Control"] },
       404: { description: "MARKET_NOT_FOUND: unknown or unpublished agent (reason agent_not_found)" },
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "FEED_UNAVAILABLE (retryable): trade history could not be read", headers: ["Retry-After"] }
     },
-    handler: (req) => {
+    guard: (req) => limited(copyLimiter, copyLimit, "copy-score reads", req.remoteAddress, nowMs()),
+    handler: (_req, { profileId: id }) => {
       const now = nowMs()
-      const refused = limited(copyLimiter, copyLimit, "copy-score reads", req.remoteAddress, now)
-      if (refused !== undefined) return refused
-      const id = req.params[0] ?? ""
-      if (!PROFILE_ID_FORMAT.test(id)) return errorReply(agentNotFound(id))
       return Effect.gen(function* () {
         const profile = yield* withSql(findProfile(id)).pipe(Effect.mapError((e) => unavailable("The agent", e)))
         if (profile === undefined || !profile.published) return errorReply(agentNotFound(id))
@@ -243,7 +248,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
         )
       })
     }
-  }
+  })
 
   /** Every cohort's ranked members over the published profiles (one scan serves all three). */
   const computeCohorts = (now: number): Effect.Effect<ReadonlyMap<Cohort, ReadonlyArray<AgentProfile>>, ApiError> =>
@@ -264,7 +269,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     })
 
   let cohortsComputedAtMs = 0
-  const cohorts: RouteDef = {
+  const cohorts = route({
     method: "GET",
     path: "/api/v1/markets/cohorts/{cohort}",
     operationId: "getAgentCohort",
@@ -275,22 +280,17 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
       "early_finder: ≥ 3 tokens traded, ≥ 50% of known launches bought within 10 min (by that share). All over the last 30 days.",
     tags: ["agents"],
     auth: "public",
-    pathParams: [{ name: "cohort", description: "steady, high_conviction or early_finder", schema: { type: "string", enum: [...Cohorts] } }],
-    query: [{ name: "limit", description: "Members (1 to 50, default 10)", schema: { type: "integer", minimum: 1, maximum: COHORT_LIMIT_MAX, default: COHORT_LIMIT_DEFAULT } }],
+    pathParams: { cohort: enumParam("steady, high_conviction or early_finder", Cohorts, { required: true }) },
+    query: { limit: intParam(`Members (1 to ${COHORT_LIMIT_MAX}, default ${COHORT_LIMIT_DEFAULT})`, { min: 1, max: COHORT_LIMIT_MAX, default: COHORT_LIMIT_DEFAULT }) },
     responses: {
       200: { description: "The cohort", schema: CohortResponse, headers: ["Cache-Control"] },
       400: { description: "VALIDATION_FAILED (cohort, limit)" },
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "FEED_UNAVAILABLE (retryable): trade history could not be read", headers: ["Retry-After"] }
     },
-    handler: (req) => {
+    guard: (req) => limited(cohortLimiter, cohortLimit, "cohort reads", req.remoteAddress, nowMs()),
+    handler: (_req, { cohort, limit }) => {
       const now = nowMs()
-      const refused = limited(cohortLimiter, cohortLimit, "cohort reads", req.remoteAddress, now)
-      if (refused !== undefined) return refused
-      const cohort = (Cohorts as ReadonlyArray<string>).includes(req.params[0] ?? "") ? (req.params[0] as Cohort) : undefined
-      if (cohort === undefined) return errorReply(validationFailed("cohort", `cohort must be one of ${Cohorts.join(", ")}`))
-      const limit = parseIntParam(new URLSearchParams(req.query), "limit", 1, COHORT_LIMIT_MAX, COHORT_LIMIT_DEFAULT)
-      if (typeof limit !== "number") return errorReply(limit)
       return Effect.map(
         cohortCache.get(
           "all",
@@ -312,7 +312,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
         }
       )
     }
-  }
+  })
 
   /** Markets live in the index created by one of `addresses` (Hood compared lower-case). */
   const launchesBy = (addresses: ReadonlyArray<string>): number => {
@@ -354,7 +354,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
       )
     })
 
-  const agentRecord: RouteDef = {
+  const agentRecord = route({
     method: "GET",
     path: "/api/v1/users/{idOrWallet}/agent",
     operationId: "getAgentRecord",
@@ -362,18 +362,17 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     description: "The user is an account id, a handle, or one of the account's wallets (embedded, linked, imported, TEE, or its agent profile's).",
     tags: ["agents"],
     auth: "public",
-    pathParams: [{ name: "idOrWallet", description: "Account id, handle, or wallet address", schema: { type: "string" } }],
+    pathParams: { idOrWallet: stringParam("Account id, handle, or wallet address", { required: true, emptyIsValue: true }) },
     responses: {
       200: { description: "The agent record", schema: AgentRecordResponse, headers: ["Cache-Control"] },
       404: { description: "Unknown user: a plain {error} body" },
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "FEED_UNAVAILABLE (retryable): the account could not be read", headers: ["Retry-After"] }
     },
-    handler: (req) => {
+    guard: (req) => limited(recordLimiter, recordLimit, "agent-record reads", req.remoteAddress, nowMs()),
+    handler: (_req, { idOrWallet: ref }) => {
       const now = nowMs()
-      const refused = limited(recordLimiter, recordLimit, "agent-record reads", req.remoteAddress, now)
-      if (refused !== undefined) return refused
-      const ref = req.params[0] ?? ""
+      // No user is named by an empty or over-long reference: the plain not-found, not a refusal.
       if (ref.length === 0 || ref.length > 128) return json(404, { error: "user not found" })
       return Effect.gen(function* () {
         const accountId = yield* withSql(resolveUser(ref)).pipe(Effect.mapError((e) => unavailable("The user", e)))
@@ -381,7 +380,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
         return yield* records.get(accountId, now, record(accountId, now))
       })
     }
-  }
+  })
 
   return [agentRecord, copyScore, cohorts]
 }

@@ -5,7 +5,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import { json } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import { route, type RouteDef } from "../Router.js"
 
 export interface ReadinessCheck {
   readonly name: string
@@ -37,7 +37,7 @@ export const healthRoutes = (checks: ReadonlyArray<ReadinessCheck>, timeout: Dur
     })
   )
   return [
-    {
+    route({
       method: "GET",
       path: "/healthz",
       operationId: "healthz",
@@ -46,8 +46,8 @@ export const healthRoutes = (checks: ReadonlyArray<ReadinessCheck>, timeout: Dur
       auth: "public",
       responses: { 200: { description: "The process serves" } },
       handler: () => healthy
-    },
-    {
+    }),
+    route({
       method: "GET",
       path: "/readyz",
       operationId: "readyz",
@@ -59,6 +59,6 @@ export const healthRoutes = (checks: ReadonlyArray<ReadinessCheck>, timeout: Dur
         503: { description: "Not ready; checks name what is down", schema: ReadyResponse }
       },
       handler: () => readiness
-    }
+    })
   ]
 }

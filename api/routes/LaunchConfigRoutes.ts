@@ -5,13 +5,13 @@
  * variant is serialized once at start with a strong ETag; a request costs a validator comparison.
  */
 import { Schema } from "effect"
-import { validationFailed } from "../../src/domain/ApiError.js"
-import { type Chain, Chains, isChain } from "../../src/domain/Chain.js"
+import { type Chain, Chains } from "../../src/domain/Chain.js"
 import { type DevBuyCeilings, MATRIX_VERSION, quotePairRecord, quotePairsFor } from "../../src/domain/Economics.js"
 import { resolvePresets } from "../../src/domain/Presets.js"
 import { DefaultQuoteAsset } from "../../src/domain/QuotePairs.js"
-import { CachedJson, conditionalJson, errorReply } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import { CachedJson, conditionalJson } from "../Http.js"
+import { chainParam } from "../QueryParams.js"
+import { route, type RouteDef } from "../Router.js"
 
 export const CONFIG_CACHE_CONTROL = "public, max-age=60"
 
@@ -93,7 +93,7 @@ export const launchConfigRoutes = (ceilings: DevBuyCeilings): ReadonlyArray<Rout
   const presets = new CachedJson({ payload: { matrixVersion: MATRIX_VERSION, presets: resolvePresets() } })
 
   return [
-    {
+    route({
       method: "GET",
       path: "/api/v1/launch/quote-pairs",
       operationId: "getQuotePairs",
@@ -101,27 +101,15 @@ export const launchConfigRoutes = (ceilings: DevBuyCeilings): ReadonlyArray<Rout
       tags: ["launch configuration"],
       auth: "public",
       headers: ["if-none-match"],
-      query: [{ name: "chain", description: "Only this chain's pairs", schema: { type: "string", enum: [...Chains] } }],
+      query: { chain: chainParam("Only this chain's pairs", { unique: true, emptyIsValue: true }) },
       responses: {
         200: { description: "The matrix", schema: QuotePairsResponse, headers: ["ETag", "Cache-Control"] },
         304: { description: "Not modified (If-None-Match matched)", headers: ["ETag", "Cache-Control"] },
         400: { description: "Unknown chain (VALIDATION_FAILED, field chain)" }
       },
-      handler: (req) => {
-        let doc = all
-        if (req.query !== "") {
-          const chain = new URLSearchParams(req.query).getAll("chain")
-          if (chain.length > 1) return errorReply(validationFailed("chain", "chain given more than once"))
-          if (chain.length === 1) {
-            const c = chain[0]
-            if (!isChain(c)) return errorReply(validationFailed("chain", `Unknown chain '${c}'; expected solana or hood`))
-            doc = byChain[c]
-          }
-        }
-        return conditionalJson(doc, req.headers["if-none-match"], CONFIG_CACHE_CONTROL)
-      }
-    },
-    {
+      handler: (req, { chain }) => conditionalJson(chain === undefined ? all : byChain[chain], req.headers["if-none-match"], CONFIG_CACHE_CONTROL)
+    }),
+    route({
       method: "GET",
       path: "/api/v1/launch/presets",
       operationId: "getPresets",
@@ -134,6 +122,6 @@ export const launchConfigRoutes = (ceilings: DevBuyCeilings): ReadonlyArray<Rout
         304: { description: "Not modified (If-None-Match matched)", headers: ["ETag", "Cache-Control"] }
       },
       handler: (req) => conditionalJson(presets, req.headers["if-none-match"], CONFIG_CACHE_CONTROL)
-    }
+    })
   ]
 }

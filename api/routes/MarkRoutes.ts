@@ -19,15 +19,16 @@ import { Effect, Schema } from "effect"
 import { type Address, getAddress, type PublicClient, zeroAddress } from "viem"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
 import type { MarketCore } from "../../actors/market/MarketActor.js"
-import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import { formatUnits } from "../../src/domain/CurveMath.js"
 import { QuotePairs } from "../../src/domain/QuotePairs.js"
 import { MARK_SCALE, markPrices, readDeepestPool, STANDARD_FEE_TIERS } from "../../src/services/prices/HoodMark.js"
 import { type PriceAsset, type PriceSourceShape, type PriceUnavailable } from "../../src/services/prices/PriceSource.js"
 import { errorReply, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { ReadCache } from "../ReadCache.js"
-import type { RouteDef } from "../Router.js"
+import { route, type RouteDef } from "../Router.js"
 
 export const MARK_LIMIT_PER_MIN = 600
 export const MARK_CACHE_TTL_MS = 10_000
@@ -170,7 +171,7 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
       ? errorReply(o.error)
       : { status: 200, contentType: JSON_CONTENT_TYPE, headers: [["Cache-Control", `public, max-age=${maxAgeSec}`]], body: o.body }
 
-  const mark: RouteDef = {
+  const mark = route({
     method: "GET",
     path: "/api/v1/markets/hood/{mint}/mark",
     operationId: "getHoodMark",
@@ -180,7 +181,9 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
       "sellUsd applies the pool's fees against a seller (rounded down), buyUsd against a buyer (rounded up). feeBps = lpFeeBps + hookFeeBps.",
     tags: ["markets"],
     auth: "public",
-    pathParams: [{ name: "mint", description: "Hood token address (0x…)", schema: { type: "string", pattern: "^0x[0-9a-fA-F]{40}$" } }],
+    pathParams: {
+      mint: stringParam("Hood token address (0x…)", { required: true, pattern: MINT_FORMAT, message: (name) => `${name} must be a 0x-prefixed 20-byte address` })
+    },
     responses: {
       200: { description: "The mark (a price for carrying positions, not a trade quote)", schema: MarkResponse, headers: ["Cache-Control"] },
       400: { description: "VALIDATION_FAILED (mint)" },
@@ -188,20 +191,21 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "QUOTE_UNAVAILABLE (retryable): the chain or the USD price source failed, or markets are loading", headers: ["Retry-After"] }
     },
-    handler: (req) => {
+    // The rate limit counts every request, refused parameters included, so it runs first.
+    guard: (req) => {
+      const limited = limiter.hit(req.remoteAddress, nowMs())
+      return limited.allowed
+        ? undefined
+        : errorReply(
+            apiError("RATE_LIMITED", `More than ${limit} mark reads a minute from this client`, {
+              headers: { "Retry-After": String(limited.retryAfterSec) },
+              extra: { retryAfter: limited.retryAfterSec }
+            })
+          )
+    },
+    handler: (_req, input) => {
       const now = nowMs()
-      const limited = limiter.hit(req.remoteAddress, now)
-      if (!limited.allowed) {
-        return errorReply(
-          apiError("RATE_LIMITED", `More than ${limit} mark reads a minute from this client`, {
-            headers: { "Retry-After": String(limited.retryAfterSec) },
-            extra: { retryAfter: limited.retryAfterSec }
-          })
-        )
-      }
-      const raw = req.params[0]
-      if (raw === undefined || !MINT_FORMAT.test(raw)) return errorReply(validationFailed("mint", "mint must be a 0x-prefixed 20-byte address"))
-      const mint = raw.toLowerCase()
+      const mint = input.mint.toLowerCase()
       const core = index.market("hood", mint)
       if (core === undefined) {
         if (index.warming()) return errorReply(unavailable("warming", "Markets are loading; retry shortly"))
@@ -219,7 +223,7 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
 
       return Effect.map(cache.get(mint, now, read(mint, core, quote, now)), reply)
     }
-  }
+  })
 
   return [mark]
 }

@@ -11,17 +11,17 @@ import { Schema } from "effect"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
 import { type MarketCore } from "../../actors/market/MarketActor.js"
-import { BUCKETS as feedBuckets, isBucketName } from "../../actors/feeds/FeedBuckets.js"
+import { AGENT_QUOTE_ENDPOINT, curveParamsOf } from "../../actors/market/MarketRecord.js"
+import { BUCKETS as feedBuckets, type BucketName, isBucketName } from "../../actors/feeds/FeedBuckets.js"
 import { apiError, type ApiError, validationFailed } from "../../src/domain/ApiError.js"
-import { Chains, crossingModelOf, graduationVenueOf, isChain } from "../../src/domain/Chain.js"
-import { type CurveParams, minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
+import { Chains, graduationVenueOf } from "../../src/domain/Chain.js"
+import { minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
 import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
-import type { RouteDef } from "../Router.js"
-import { type FeedPlan, matches, parseFeedPlan, project, sortRows } from "../FeedQuery.js"
-import { ADDRESS_FORMAT, normalizeAddress as normalizeMint, parseAddress } from "../QueryParams.js"
+import { route, type RouteDef } from "../Router.js"
+import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
+import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
 
-export const AGENT_QUOTE_ROUTE = "/api/v1/trade/agent/quote"
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
 /** Solana amounts are u64 on chain; Hood amounts uint256. */
@@ -41,13 +41,55 @@ export interface MarketRoutesOptions {
   readonly quoteLimitPerMin?: number
 }
 
-const chainParam = { name: "chain", description: "solana or hood", schema: { type: "string", enum: [...Chains] } }
-const mintParam = { name: "mint", description: "Token mint (Solana, base58) or token address (Hood, 0x…)", schema: { type: "string" } }
+/** `{chain}/{mint}`: the mint's format depends on the chain, so the handler checks it (`parseAddress`). */
+const marketPath = {
+  chain: chainParam("solana or hood", { required: true }),
+  mint: stringParam("Token mint (Solana, base58) or token address (Hood, 0x…)", { required: true })
+}
 
-const parseChain = (raw: string | undefined): ChainId | ApiError =>
-  isChain(raw) ? raw : validationFailed("chain", `Unknown chain '${raw ?? ""}'; expected solana or hood`)
+const AMOUNT_FORMAT = /^\d{1,80}$/
 
-const parseMint = (chain: ChainId, raw: string | undefined): string | ApiError => parseAddress(chain, raw, "mint")
+const quoteQuery = {
+  side: enumParam("buy or sell", ["buy", "sell"], { required: true, message: () => "side must be buy or sell" }),
+  amountIn: param({
+    description: "Raw units: quote for a buy, tokens for a sell; at least 1, at most 2^64-1 on Solana (u64) and 2^256-1 on Hood (uint256)",
+    required: true,
+    schema: { type: "string", pattern: AMOUNT_FORMAT.source },
+    decode: (raw, name) => {
+      if (raw === undefined || !AMOUNT_FORMAT.test(raw)) return validationFailed(name, "amountIn must be a whole number of raw units")
+      const amount = BigInt(raw)
+      if (amount === 0n) return validationFailed(name, "amountIn must be positive")
+      return amount > MAX_AMOUNT.hood ? validationFailed(name, "amountIn exceeds the chain's amount range") : amount
+    }
+  }),
+  slippageBps: intParam(`0 to 10000; default ${DEFAULT_SLIPPAGE_BPS}`, { min: 0, max: 10_000, default: Number(DEFAULT_SLIPPAGE_BPS), emptyIsValue: true })
+}
+
+const feedQuery = {
+  bucket: param<BucketName>({
+    description: "new, graduated, onfire or finalstretch",
+    required: true,
+    schema: { type: "string", enum: [...feedBuckets] },
+    decode: (raw, name) =>
+      raw === undefined
+        ? validationFailed(name, "bucket is required")
+        : isBucketName(raw)
+          ? raw
+          : validationFailed(name, raw === "bluechip" ? "bucket bluechip is deprecated" : `Unknown bucket '${raw}'; expected new, graduated, onfire or finalstretch`)
+  }),
+  chain: chainParam("solana or hood; both when omitted", { emptyIsValue: true }),
+  discovery: enumParam("Accepted for compatibility (`paper`); does not change the rows", ["paper"], {
+    emptyIsValue: true,
+    message: () => "discovery must be paper"
+  }),
+  ...FeedPlanParams,
+  since_seq: intParam("The cursor of an earlier read: only what changed since (ignored for finalstretch, which is always whole)", {
+    min: 0,
+    max: 999_999_999_999_999,
+    emptyIsValue: true,
+    message: "since_seq must be a non-negative integer"
+  })
+}
 
 const notFound = (index: MarketIndexShape, chain: ChainId, mint: string): ApiError => {
   const elsewhere = index.find(mint).filter((c) => c !== chain)
@@ -57,7 +99,7 @@ const notFound = (index: MarketIndexShape, chain: ChainId, mint: string): ApiErr
         extra: { routing: { reason: "chain_mismatch" }, discovery: { indexed: true, chain: other } }
       })
     : apiError("MARKET_NOT_FOUND", `No market for ${mint} on ${chain}`, {
-        extra: { routing: { reason: "token_unknown", quoteRoute: AGENT_QUOTE_ROUTE }, discovery: { indexed: false } }
+        extra: { routing: { reason: "token_unknown", quoteRoute: AGENT_QUOTE_ENDPOINT }, discovery: { indexed: false } }
       })
 }
 
@@ -73,7 +115,7 @@ const tradingContinues = (core: MarketCore): Record<string, unknown> => {
         tradingContinues: {
           venue: graduationVenueOf(core.chain, core.identity.dexVersion ?? undefined),
           pool: core.chain === "hood" ? null : (core.pool?.address ?? null),
-          quoteRoute: AGENT_QUOTE_ROUTE
+          quoteRoute: AGENT_QUOTE_ENDPOINT
         }
       }
     case "completed":
@@ -87,14 +129,6 @@ const tradingContinues = (core: MarketCore): Record<string, unknown> => {
       return { reason: "curve_refused" }
   }
 }
-
-const curveParams = (core: MarketCore): CurveParams => ({
-  virtualQuoteRaw: core.params.virtualQuoteRaw,
-  thresholdRaw: core.params.thresholdRaw,
-  tokenReserveRaw: core.params.tokenReserveRaw,
-  feeBps: BigInt(core.params.feeBps),
-  crossingModel: crossingModelOf(core.chain)
-})
 
 const QuoteResponse = Schema.Struct({
   success: Schema.Literal(true),
@@ -152,24 +186,22 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
   const quoteLimiter = new RateLimiter({ limit: quoteLimit })
   const staleAfterMs = options.staleAfterMs ?? 60_000
 
-  const market: RouteDef = {
+  const market = route({
     method: "GET",
     path: "/api/v1/markets/{chain}/{mint}",
     operationId: "getMarket",
     summary: "Market record: lifecycle, trade flags, venue, fees, migration block and statistics",
     tags: ["markets"],
     auth: "public",
-    pathParams: [chainParam, mintParam],
+    pathParams: marketPath,
     responses: {
       200: { description: "The market", schema: MarketResponse, headers: ["Cache-Control"] },
       400: { description: "Invalid chain or mint (VALIDATION_FAILED)" },
       404: { description: "MARKET_NOT_FOUND with error.routing.reason and error.discovery" },
       503: { description: "FEED_UNAVAILABLE while the engine warms up" }
     },
-    handler: (req) => {
-      const chain = parseChain(req.params[0])
-      if (typeof chain !== "string") return errorReply(chain)
-      const mint = parseMint(chain, req.params[1])
+    handler: (_req, { chain, mint: raw }) => {
+      const mint = parseAddress(chain, raw, "mint")
       if (typeof mint !== "string") return errorReply(mint)
       const record = index.get(chain, mint)
       if (record === undefined) {
@@ -182,21 +214,17 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
         body: `{"success":true,"market":${record.json}}`
       }
     }
-  }
+  })
 
-  const quote: RouteDef = {
+  const quote = route({
     method: "GET",
     path: "/api/v1/markets/{chain}/{mint}/quote",
     operationId: "getQuote",
     summary: "Curve quote with the program's integer math (120 requests per minute per client)",
     tags: ["markets"],
     auth: "public",
-    pathParams: [chainParam, mintParam],
-    query: [
-      { name: "side", required: true, description: "buy or sell", schema: { type: "string", enum: ["buy", "sell"] } },
-      { name: "amountIn", required: true, description: "Raw units: quote for a buy, tokens for a sell", schema: { type: "string", pattern: "^[0-9]+$" } },
-      { name: "slippageBps", description: "0 to 10000; default 100", schema: { type: "integer", minimum: 0, maximum: 10000, default: 100 } }
-    ],
+    pathParams: marketPath,
+    query: quoteQuery,
     responses: {
       200: { description: "The quote", schema: QuoteResponse, headers: ["Cache-Control"] },
       400: { description: "VALIDATION_FAILED naming the field" },
@@ -205,39 +233,23 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "QUOTE_UNAVAILABLE while the engine warms up" }
     },
-    handler: (req) => {
+    // The rate limit counts every request, refused parameters included, so it runs first.
+    guard: (req) => {
       const limited = quoteLimiter.hit(req.remoteAddress, nowMs())
-      if (!limited.allowed) {
-        return errorReply(
-          apiError("RATE_LIMITED", `More than ${quoteLimit} quotes a minute from this client`, {
-            headers: { "Retry-After": String(limited.retryAfterSec) },
-            extra: { retryAfter: limited.retryAfterSec }
-          })
-        )
-      }
-      const chain = parseChain(req.params[0])
-      if (typeof chain !== "string") return errorReply(chain)
-      const mint = parseMint(chain, req.params[1])
+      return limited.allowed
+        ? undefined
+        : errorReply(
+            apiError("RATE_LIMITED", `More than ${quoteLimit} quotes a minute from this client`, {
+              headers: { "Retry-After": String(limited.retryAfterSec) },
+              extra: { retryAfter: limited.retryAfterSec }
+            })
+          )
+    },
+    handler: (_req, { amountIn, chain, mint: rawMint, side, slippageBps }) => {
+      const mint = parseAddress(chain, rawMint, "mint")
       if (typeof mint !== "string") return errorReply(mint)
-      const q = new URLSearchParams(req.query)
-      const side = q.get("side")
-      if (side !== "buy" && side !== "sell") return errorReply(validationFailed("side", "side must be buy or sell"))
-      const amountText = q.get("amountIn")
-      if (amountText === null || !/^\d{1,80}$/.test(amountText)) {
-        return errorReply(validationFailed("amountIn", "amountIn must be a whole number of raw units"))
-      }
-      const amountIn = BigInt(amountText)
-      if (amountIn === 0n || amountIn > MAX_AMOUNT[chain]) {
-        return errorReply(validationFailed("amountIn", amountIn === 0n ? "amountIn must be positive" : "amountIn exceeds the chain's amount range"))
-      }
-      const slippageText = q.get("slippageBps")
-      let slippageBps = DEFAULT_SLIPPAGE_BPS
-      if (slippageText !== null) {
-        if (!/^\d{1,5}$/.test(slippageText) || Number(slippageText) > 10_000) {
-          return errorReply(validationFailed("slippageBps", "slippageBps must be an integer from 0 to 10000"))
-        }
-        slippageBps = BigInt(slippageText)
-      }
+      // The declaration bounds amountIn by the wider chain (Hood's uint256); Solana's is u64.
+      if (amountIn > MAX_AMOUNT[chain]) return errorReply(validationFailed("amountIn", "amountIn exceeds the chain's amount range"))
       const core = index.market(chain, mint)
       if (core === undefined) {
         return errorReply(index.warming() ? apiError("QUOTE_UNAVAILABLE", "Markets are loading; retry shortly", { headers: { "Retry-After": "2" } }) : notFound(index, chain, mint))
@@ -245,7 +257,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
       if (core.lifecycle !== "trading") {
         return errorReply(apiError("MARKET_NOT_TRADABLE", `The curve no longer trades (${core.lifecycle})`, { extra: tradingContinues(core) }))
       }
-      const params = curveParams(core)
+      const params = curveParamsOf(core)
       const result = side === "buy" ? quoteBuy(params, core.curveState, amountIn) : quoteSell(params, core.curveState, amountIn)
       if (result._tag === "Refused") {
         return result.reason === "curve_complete"
@@ -255,7 +267,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
       const body: Record<string, unknown> = {
         amountOut: result.amountOut.toString(),
         fee: result.fee.toString(),
-        minAmountOut: minAmountOut(result.amountOut, slippageBps).toString()
+        minAmountOut: minAmountOut(result.amountOut, BigInt(slippageBps)).toString()
       }
       if ("crossesGraduation" in result) {
         body.crossesGraduation = result.crossesGraduation
@@ -271,32 +283,29 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
           chain,
           mint,
           side,
-          amountIn: amountText.replace(/^0+(?=\d)/, ""),
-          slippageBps: Number(slippageBps),
+          amountIn: amountIn.toString(),
+          slippageBps,
           crossingModel: params.crossingModel,
           quote: body
         },
         [["Cache-Control", MARKET_CACHE]]
       )
     }
-  }
+  })
 
-  const verify: RouteDef = {
+  const verify = route({
     method: "GET",
     path: "/api/v1/verify/{chain}/{mint}",
     operationId: "verifyLaunch",
     summary: "Whether this service launched the mint, with attribution (Solana) or provenance (Hood)",
     tags: ["markets"],
     auth: "public",
-    pathParams: [chainParam, mintParam],
+    pathParams: marketPath,
     responses: {
       200: { description: "Verification; unknown mints answer {candleLaunched: false}", headers: ["Cache-Control"] },
       400: { description: "Invalid chain (VALIDATION_FAILED)" }
     },
-    handler: (req) => {
-      const chain = parseChain(req.params[0])
-      if (typeof chain !== "string") return errorReply(chain)
-      const raw = req.params[1] ?? ""
+    handler: (_req, { chain, mint: raw }) => {
       const core = ADDRESS_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
       const headers: ReadonlyArray<Header> = [["Cache-Control", VERIFY_CACHE]]
       if (core === undefined) return json(200, { success: true, candleLaunched: false }, headers)
@@ -322,9 +331,9 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
         headers
       )
     }
-  }
+  })
 
-  const feed: RouteDef = {
+  const feed = route({
     method: "GET",
     path: "/api/v1/markets/feed",
     operationId: "getFeed",
@@ -332,52 +341,20 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     description: FEED_GRAMMAR,
     tags: ["markets"],
     auth: "public",
-    query: [
-      { name: "bucket", required: true, description: "new, graduated, onfire or finalstretch", schema: { type: "string", enum: [...feedBuckets] } },
-      { name: "chain", description: "solana or hood; both when omitted", schema: { type: "string", enum: [...Chains] } },
-      { name: "where", description: "Filters (see the grammar above), e.g. progressBps>=5000,volume24h>10", schema: { type: "string" } },
-      { name: "sort", description: "A field, '-' prefix for descending", schema: { type: "string" } },
-      { name: "fields", description: "Comma-separated projection", schema: { type: "string" } },
-      { name: "limit", description: "1 to 200, default 50", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
-      { name: "since_seq", description: "The cursor of an earlier read: only what changed since", schema: { type: "integer", minimum: 0 } },
-      { name: "discovery", description: "Accepted for compatibility (`paper`); does not change the rows", schema: { type: "string", enum: ["paper"] } }
-    ],
+    query: feedQuery,
     responses: {
       200: { description: "Bucket rows", schema: FeedResponse },
       400: { description: "Unknown bucket or chain, or a malformed query (VALIDATION_FAILED naming the field)" },
       503: { description: "FEED_UNAVAILABLE with Retry-After while the engine starts", headers: ["Retry-After"] }
     },
-    handler: (req) => {
-      const q = new URLSearchParams(req.query)
-      const bucket = q.get("bucket")
-      if (bucket === null || bucket === "") return errorReply(validationFailed("bucket", "bucket is required"))
-      if (!isBucketName(bucket)) {
-        return errorReply(
-          validationFailed("bucket", bucket === "bluechip" ? "bucket bluechip is deprecated" : `Unknown bucket '${bucket}'; expected new, graduated, onfire or finalstretch`)
-        )
-      }
-      const chainText = q.get("chain")
-      let chain: ChainId | undefined
-      if (chainText !== null) {
-        const parsed = parseChain(chainText)
-        if (typeof parsed !== "string") return errorReply(parsed)
-        chain = parsed
-      }
-      const discovery = q.get("discovery")
-      if (discovery !== null && discovery !== "paper") return errorReply(validationFailed("discovery", "discovery must be paper"))
-      const plan = parseFeedPlan(q)
-      if (!("limit" in plan)) return errorReply(plan)
-      let sinceSeq: number | undefined
-      const sinceText = q.get("since_seq")
-      if (sinceText !== null && bucket !== "finalstretch") {
-        if (!/^\d{1,15}$/.test(sinceText)) return errorReply(validationFailed("since_seq", "since_seq must be a non-negative integer"))
-        sinceSeq = Number(sinceText)
-      }
+    handler: (_req, input) => {
+      const { bucket, chain } = input
+      const sinceSeq = bucket === "finalstretch" ? undefined : input.since_seq
       if (index.warming()) return errorReply(warmingError("The feed is loading; retry shortly"))
       const read = index.feed(bucket, chain, sinceSeq)
-      return feedReply(read, plan, bucket === "finalstretch", nowMs(), staleAfterMs)
+      return feedReply(read, input, bucket === "finalstretch", nowMs(), staleAfterMs)
     }
-  }
+  })
 
   return [feed, market, quote, verify]
 }

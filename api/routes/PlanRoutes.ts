@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { Plan } from "../../src/domain/Plans.js"
 import { CachedJson, conditionalJson } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import { route, type RouteDef } from "../Router.js"
 import { CONFIG_CACHE_CONTROL } from "./LaunchConfigRoutes.js"
 
 const PlansResponse = Schema.Struct({
@@ -14,7 +14,7 @@ const PlansResponse = Schema.Struct({
 export const planRoutes = (plans: ReadonlyArray<Plan>, promoMaxDays: number): ReadonlyArray<RouteDef> => {
   const doc = new CachedJson({ success: true, plans, promoMaxDays })
   return [
-    {
+    route({
       method: "GET",
       path: "/api/v1/agent/plans",
       operationId: "getPlans",
@@ -27,6 +27,6 @@ export const planRoutes = (plans: ReadonlyArray<Plan>, promoMaxDays: number): Re
         304: { description: "Not modified", headers: ["ETag", "Cache-Control"] }
       },
       handler: (req) => conditionalJson(doc, req.headers["if-none-match"], CONFIG_CACHE_CONTROL)
-    }
+    })
   ]
 }

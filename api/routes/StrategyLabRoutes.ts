@@ -12,10 +12,11 @@ import { Effect, Either, Schema } from "effect"
 import { type ApiError, ApiError as ApiErrorClass, apiError, validationFailed } from "../../src/domain/ApiError.js"
 import type { PlanId } from "../../src/domain/Plans.js"
 import { equityChartSvg } from "../../src/services/strategy/Chart.js"
-import { decodeReplayRequest, problemText } from "../../src/services/strategy/Definition.js"
+import { decodeReplayRequest, problemText, ReplayRequest } from "../../src/services/strategy/Definition.js"
 import type { ReplayJobsShape, ReplayRefusal } from "../../src/services/strategy/ReplayJobs.js"
 import { json, type Reply, type Request } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import { stringParam } from "../QueryParams.js"
+import { route, type RouteDef } from "../Router.js"
 
 export const REPLAY_PATH = "/v1/strategy-lab/replay"
 export const replayBodyMaxBytes = 64 * 1024
@@ -27,13 +28,25 @@ export interface StrategyLabRoutesDeps {
   readonly authHeaders?: ReadonlyArray<string>
 }
 
-/** Body as documented (the handler decodes it strictly with `decodeReplayRequest`). */
+/** The replay body as OpenAPI shows it (`ReplayRequest`'s entry is a `Schema.declare`, which has no JSON Schema). */
 const ReplayBodyDoc = Schema.Struct({
   definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   from: Schema.String,
   to: Schema.String,
   asset_ids: Schema.optional(Schema.Array(Schema.String))
 })
+
+/** The replay body, decoded strictly (unknown fields refused) with its first problem as the refusal. */
+const replayBody = {
+  schema: ReplayRequest,
+  documented: ReplayBodyDoc,
+  maxBytes: replayBodyMaxBytes,
+  decode: (body: unknown) =>
+    Either.match(decodeReplayRequest(body), {
+      onLeft: (problem): ApiError => validationFailed(problem.path || "body", problemText(problem)),
+      onRight: (request) => request
+    })
+}
 const JobIdDoc = Schema.Struct({ job_id: Schema.String })
 const JobDoc = Schema.Struct({
   job_id: Schema.String,
@@ -70,23 +83,21 @@ const common = {
 
 export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<RouteDef> => {
   const headers = deps.authHeaders ?? ["authorization"]
-  const maxOnly =
-    (f: (accountId: string, req: Request) => Effect.Effect<Reply, ApiError | ReplayRefusal>) =>
-    (req: Request): Effect.Effect<Reply, ApiError> =>
-      Effect.gen(function* () {
-        const who = yield* deps.authenticate(req)
-        if (who.plan !== "max") return yield* apiError("TIER_REQUIRED", "requires Max", { extra: { required: "max" } })
-        return yield* f(who.accountId, req).pipe(
-          Effect.catchIf(
-            (e): e is ReplayRefusal => (e as { readonly _tag?: string })._tag === "ReplayRefusal",
-            (e) => Effect.fail(refusalToApiError(e))
-          )
-        )
-      })
-  const jobIdParam = { name: "job_id", description: "The replay job", required: true, schema: { type: "string" } }
+  /** Authentication and the plan run before the body is decoded: a stranger learns nothing of it. */
+  const maxOnly = (req: Request): Effect.Effect<string, ApiError> =>
+    Effect.flatMap(deps.authenticate(req), (who) =>
+      who.plan === "max" ? Effect.succeed(who.accountId) : Effect.fail(apiError("TIER_REQUIRED", "requires Max", { extra: { required: "max" } }))
+    )
+  const refusals = <A>(e: Effect.Effect<A, ApiError | ReplayRefusal>): Effect.Effect<A, ApiError> =>
+    Effect.catchIf(
+      e,
+      (x): x is ReplayRefusal => (x as { readonly _tag?: string })._tag === "ReplayRefusal",
+      (x) => Effect.fail(refusalToApiError(x))
+    )
+  const jobPath = { job_id: stringParam("The replay job", { required: true }) }
 
   return [
-    {
+    route({
       method: "POST",
       path: REPLAY_PATH,
       operationId: "startReplay",
@@ -96,7 +107,7 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       tags: ["strategy-lab"],
       auth: "bearer",
       headers,
-      body: { schema: ReplayBodyDoc, maxBytes: replayBodyMaxBytes },
+      body: replayBody,
       responses: {
         202: { description: "Started", schema: JobIdDoc },
         400: { description: "VALIDATION_FAILED: the first problem as `<path>: <message>`" },
@@ -104,16 +115,10 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
         429: { description: "RATE_LIMITED with quota and used" },
         ...common
       },
-      handler: maxOnly((accountId, req) =>
-        Effect.gen(function* () {
-          const decoded = decodeReplayRequest(req.body)
-          if (Either.isLeft(decoded)) return yield* validationFailed(decoded.left.path || "body", problemText(decoded.left))
-          const started = yield* deps.jobs.submit(accountId, decoded.right)
-          return json(202, started)
-        })
-      )
-    },
-    {
+      authenticate: maxOnly,
+      handler: (_req, { body }, accountId) => refusals(Effect.map(deps.jobs.submit(accountId, body), (started) => json(202, started)))
+    }),
+    route({
       method: "GET",
       path: `${REPLAY_PATH}/{job_id}`,
       operationId: "getReplay",
@@ -121,11 +126,12 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       tags: ["strategy-lab"],
       auth: "bearer",
       headers,
-      pathParams: [jobIdParam],
+      pathParams: jobPath,
       responses: { 200: { description: "The job", schema: JobDoc }, 404: { description: "JOB_NOT_FOUND" }, ...common },
-      handler: maxOnly((accountId, req) => Effect.map(deps.jobs.get(accountId, req.params[0] ?? ""), (job) => json(200, job)))
-    },
-    {
+      authenticate: maxOnly,
+      handler: (_req, { job_id }, accountId) => refusals(Effect.map(deps.jobs.get(accountId, job_id), (job) => json(200, job)))
+    }),
+    route({
       method: "POST",
       path: `${REPLAY_PATH}/{job_id}/cancel`,
       operationId: "cancelReplay",
@@ -133,11 +139,12 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       tags: ["strategy-lab"],
       auth: "bearer",
       headers,
-      pathParams: [jobIdParam],
+      pathParams: jobPath,
       responses: { 200: { description: "The job after cancelling", schema: JobDoc }, 404: { description: "JOB_NOT_FOUND" }, ...common },
-      handler: maxOnly((accountId, req) => Effect.map(deps.jobs.cancel(accountId, req.params[0] ?? ""), (job) => json(200, job)))
-    },
-    {
+      authenticate: maxOnly,
+      handler: (_req, { job_id }, accountId) => refusals(Effect.map(deps.jobs.cancel(accountId, job_id), (job) => json(200, job)))
+    }),
+    route({
       method: "GET",
       path: `${REPLAY_PATH}/{job_id}/chart.svg`,
       operationId: "replayChart",
@@ -145,16 +152,17 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       tags: ["strategy-lab"],
       auth: "bearer",
       headers,
-      pathParams: [jobIdParam],
+      pathParams: jobPath,
       responses: {
         200: { description: "image/svg+xml" },
         404: { description: "JOB_NOT_FOUND" },
         409: { description: "VALIDATION_FAILED: the job is not done" },
         ...common
       },
-      handler: maxOnly((accountId, req) =>
-        Effect.gen(function* () {
-          const job = yield* deps.jobs.get(accountId, req.params[0] ?? "")
+      authenticate: maxOnly,
+      handler: (_req, { job_id }, accountId) =>
+        refusals(Effect.gen(function* () {
+          const job = yield* deps.jobs.get(accountId, job_id)
           if (job.status !== "done" || job.result === null) {
             return yield* apiError("VALIDATION_FAILED", `The replay is ${job.status}; its chart exists once it is done`, {
               field: "job_id",
@@ -168,9 +176,8 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
             maxDrawdownPct: r.max_drawdown_pct,
             pnlUsd: r.pnl_usd
           })
-          return { status: 200, body, contentType: "image/svg+xml; charset=utf-8", headers: [["Cache-Control", "private, max-age=60"]] }
-        })
-      )
-    }
+          return { status: 200, body, contentType: "image/svg+xml; charset=utf-8", headers: [["Cache-Control", "private, max-age=60"]] } satisfies Reply as Reply
+        }))
+    })
   ]
 }

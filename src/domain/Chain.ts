@@ -15,3 +15,9 @@ export const crossingModelOf = (chain: Chain): CrossingModel =>
 
 export const graduationVenueOf = (chain: Chain, dexVersion?: "v3" | "v4"): string =>
   chain === "solana" ? "dex-solana-v2" : dexVersion === "v3" ? "dex-evm-v3" : "dex-evm-v4"
+
+/**
+ * An address in the form it is stored and compared in: Hood (EVM) addresses lower-case (spec 2.3:
+ * older rows may be lower-case), Solana's base58 exactly as written.
+ */
+export const normalizeAddress = (chain: Chain, address: string): string => (chain === "hood" ? address.toLowerCase() : address)

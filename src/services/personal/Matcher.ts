@@ -15,6 +15,7 @@
  */
 import type { Signal } from "../../domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
+import { normalizeAddress } from "../../domain/Chain.js"
 import type { RuleParams } from "./Rules.js"
 import { parseUsdMicros } from "../signals/SignalTape.js"
 
@@ -41,8 +42,6 @@ export type MatchReason =
   | { readonly kind: "follow"; readonly id: string }
   | { readonly kind: "rule"; readonly id: string }
   | { readonly kind: "group"; readonly id: string }
-
-export const normalizeAddress = (chain: ChainId, address: string): string => (chain === "hood" ? address.toLowerCase() : address)
 
 const usdMicros = (s: string | null): bigint | null => (s === null ? null : (parseUsdMicros(s) ?? null))
 

@@ -15,6 +15,7 @@
 import { Context, Layer } from "effect"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import type { KolInfo, TrackedWalletInfo } from "../../../actors/signals/SignalConfig.js"
+import { normalizeAddress } from "../../domain/Chain.js"
 
 export type Visibility = "public" | "pro" | "max"
 export type PlanId = "free" | "pro" | "max"
@@ -82,7 +83,6 @@ export class Tracking extends Context.Tag("curvestream/Tracking")<Tracking, Trac
   }
 }
 
-const normalizeAddress = (chain: ChainId, address: string): string => (chain === "hood" ? address.toLowerCase() : address)
 const normalizeHandle = (handle: string): string => handle.replace(/^@/, "").toLowerCase()
 
 /** Builds the lookups; throws on inconsistent data (a seed bug): duplicate ids, unknown members. */

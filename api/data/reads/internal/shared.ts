@@ -1,11 +1,38 @@
 /**
- * What the data service's read routes share: a ClickHouse failure is the retryable 503
+ * What the data service's read routes share: their dependencies and caller, the route shape
+ * (GET, bearer, tagged `market-data`, built with the router's `route()`: authenticated, then
+ * every declared parameter decoded, before the handler runs), the common parameter declarations,
+ * and the translations every read makes: a ClickHouse failure is the retryable 503
  * `FEED_UNAVAILABLE` (logged with its cause; the client sees only the code), and timestamps are
  * ISO 8601 or null.
  */
 import { Effect } from "effect"
+import type { MarketIndexShape } from "../../../../actors/MarketIndex.js"
+import type { ClickHouseShape } from "../../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../../clickhouse/ClickHouseError.js"
 import { type ApiError, apiError } from "../../../../src/domain/ApiError.js"
+import type { ChainId } from "../../../../ingest/ChainEvent.js"
+import type { PriceSourceShape } from "../../../../src/services/prices/PriceSource.js"
+import { json, type Reply, type Request } from "../../../Http.js"
+import { chainParam, type Decoded, enumParam, intParam, type Param, type Params } from "../../../QueryParams.js"
+import { type Input, type ResponseDoc, route, type RouteDef } from "../../../Router.js"
+
+export type DataPlan = "free" | "pro" | "max"
+
+export interface DataCaller {
+  readonly accountId: string
+  readonly plan: DataPlan
+}
+
+/** What every read needs: the live markets, history, USD prices, the clock and the data bearer. */
+export interface ReadDeps {
+  readonly clickhouse: ClickHouseShape
+  readonly index: MarketIndexShape
+  readonly prices: PriceSourceShape
+  readonly nowMs: () => number
+  /** The data bearer: the caller, or a refusal (an `ApiError`, or a ready reply such as the plain 401). */
+  readonly authenticate: (req: Request) => Effect.Effect<DataCaller, ApiError | Reply>
+}
 
 export const feedUnavailable = (e: ClickHouseError): ApiError =>
   apiError("FEED_UNAVAILABLE", `Market history is unavailable; retry shortly (${e.reason})`, { retryable: true, headers: { "Retry-After": "2" } })
@@ -20,3 +47,107 @@ export const chRead =
     )
 
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
+
+/** The plain 404 of the directory reads (`{"error": "<what> not found"}`). */
+export const notFound = (what: string): Reply => json(404, { error: `${what} not found` })
+
+export const DAY_MS = 86_400_000
+const AUTH_HEADERS = ["authorization", "x-api-key"]
+
+// ---------------------------------------------------------------------------------------------
+// Parameter declarations (decoded by the router, documented from the same objects)
+
+/** `chain`: solana (default) or hood. */
+export const chainQ = chainParam("solana (default) or hood", { default: "solana" })
+
+/** `chain` of a Solana-only read: solana (the default); hood is refused as out of scope. */
+export const solanaQ = enumParam("solana only (the default)", ["solana"], {
+  default: "solana",
+  message: (raw) => (raw === "hood" ? "This read covers solana only" : `Unknown chain '${raw}'; expected solana or hood`)
+})
+
+/**
+ * An integer parameter in `min..max` (default `dflt`); with `bounds` its refusal also carries
+ * `minimum` and `limit` (the wallet, social and directory reads').
+ */
+export const intQ = (description: string, min: number, max: number, dflt: number, bounds = false): Param<number> =>
+  intParam(description, { min, max, default: dflt, boundsInError: bounds })
+
+export const standardResponses: Readonly<Record<number, ResponseDoc>> = {
+  400: { description: "VALIDATION_FAILED naming the field" },
+  401: { description: "{\"error\": \"invalid api key\"}" },
+  503: { description: "FEED_UNAVAILABLE (retryable)" }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The route shape
+
+export interface ReadRouteSpec<P extends Params, Q extends Params> {
+  readonly path: string
+  readonly operationId: string
+  readonly summary: string
+  readonly description?: string
+  /** Every `{name}` of the path. */
+  readonly pathParams?: P
+  readonly query?: Q
+  /** Responses besides the 200 and the standard refusals. */
+  readonly responses?: Readonly<Record<number, ResponseDoc>>
+}
+
+/** A GET read on the data service: bearer-authenticated, then its declared parameters decoded, then `f`. */
+export const readRoute = <P extends Params = {}, Q extends Params = {}>(
+  deps: Pick<ReadDeps, "authenticate">,
+  spec: ReadRouteSpec<P, Q>,
+  f: (input: Input<P, Q, never>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+): RouteDef =>
+  route<P, Q, never, DataCaller>({
+    method: "GET",
+    path: spec.path,
+    operationId: spec.operationId,
+    summary: spec.summary,
+    ...(spec.description === undefined ? {} : { description: spec.description }),
+    tags: ["market-data"],
+    auth: "bearer",
+    ...(spec.pathParams === undefined ? {} : { pathParams: spec.pathParams }),
+    ...(spec.query === undefined ? {} : { query: spec.query }),
+    headers: AUTH_HEADERS,
+    responses: { 200: { description: spec.summary }, ...standardResponses, ...spec.responses },
+    authenticate: deps.authenticate,
+    handler: (_req, input, caller) => f(input, caller)
+  })
+
+/** A read under `{base}/{address}` (`address` in the path, `chain` first in the query). */
+export interface AddressReadSpec<Q extends Params> {
+  /** After `{base}/{address}`. */
+  readonly suffix: string
+  readonly operationId: string
+  readonly summary: string
+  readonly description?: string
+  /** Besides `chain`. */
+  readonly query?: Q
+  readonly responses?: Readonly<Record<number, ResponseDoc>>
+}
+
+/** What an address read's handler gets: its own decoded parameters, the raw `address` and the `chain`. */
+export type AddressInput<Q extends Params> = Decoded<Q> & { readonly address: string; readonly chain: ChainId }
+
+export const addressRoute = <Q extends Params = {}>(
+  deps: Pick<ReadDeps, "authenticate">,
+  base: string,
+  params: { readonly address: Param<string>; readonly chain: Param<ChainId> },
+  spec: AddressReadSpec<Q>,
+  f: (input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+): RouteDef =>
+  readRoute(
+    deps,
+    {
+      path: `${base}/{address}${spec.suffix}`,
+      operationId: spec.operationId,
+      summary: spec.summary,
+      ...(spec.description === undefined ? {} : { description: spec.description }),
+      pathParams: { address: params.address },
+      query: { chain: params.chain, ...spec.query },
+      ...(spec.responses === undefined ? {} : { responses: spec.responses })
+    },
+    (input, caller) => f(input as unknown as AddressInput<Q>, caller)
+  )

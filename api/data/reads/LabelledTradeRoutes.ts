@@ -1,0 +1,65 @@
+/**
+ * Spec 4.5 `GET /v1/market/labelled-trades?kind=smartmoney|kol`: Solana trades by the tracked
+ * smart-money or KOL wallets the plan can see, newest first, each with its wallet's label.
+ */
+import { Effect } from "effect"
+import { tradesOf } from "../../../clickhouse/queries/WalletReads.js"
+import type { TrackedWallet } from "../../../src/services/tracking/Tracking.js"
+import { json } from "../../Http.js"
+import { enumParam, isApiError, timeParam } from "../../QueryParams.js"
+import type { RouteDef } from "../../Router.js"
+import { readRoute, solanaQ } from "./internal/shared.js"
+import {
+  kolHandle,
+  listLimitQ,
+  pricesFor,
+  tokenAddress,
+  tokenInfo,
+  tokenQ,
+  tradeRow,
+  walletRead as ch,
+  type WalletSocialDeps
+} from "./internal/wallet.js"
+
+const isKol = (w: TrackedWallet) => w.kind === "kol" || w.kolId !== null
+
+/** Whether a wallet is labelled `kind` (both kinds when undefined; a KOL is never smart money). */
+const labelled = (w: TrackedWallet, kind: "smartmoney" | "kol" | undefined): boolean =>
+  kind === undefined ? w.kind === "smartmoney" || isKol(w) : kind === "kol" ? isKol(w) : w.kind === "smartmoney" && !isKol(w)
+
+export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
+  readRoute(
+    deps,
+    {
+      path: "/v1/market/labelled-trades",
+      operationId: "dataLabelledTrades",
+      summary: "Solana trades by tracked smart-money or KOL wallets the plan can see, newest first",
+      query: {
+        chain: solanaQ,
+        kind: enumParam("smartmoney or kol (default: both)", ["smartmoney", "kol"]),
+        token: tokenQ("Only this token"),
+        since: timeParam("From this time: ISO 8601 or epoch ms"),
+        before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
+        limit: listLimitQ("Rows")
+      }
+    },
+    ({ chain, kind, since, before, limit, ...input }, caller) =>
+      Effect.gen(function* () {
+        const token = tokenAddress(chain, input.token)
+        if (isApiError(token)) return yield* token
+        const wallets = deps.tracking.wallets(caller.plan, chain).filter((w) => labelled(w, kind))
+        const byAddress = new Map(wallets.map((w) => [w.address, w]))
+        const trades = yield* ch(tradesOf(deps.clickhouse, chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit))
+        const usd = yield* pricesFor(deps, chain, new Set(trades.map((t) => t.mint)))
+        return json(200, {
+          chain,
+          kind: kind ?? "all",
+          wallets: wallets.length,
+          trades: trades.map((t) => {
+            const w = byAddress.get(t.trader)!
+            return { ...tradeRow(t, tokenInfo(deps, chain, t.mint, usd)), wallet: { address: w.address, id: w.id, label: w.label, kind: w.kind, kol: kolHandle(deps, w.kolId) } }
+          })
+        })
+      })
+  )
+]

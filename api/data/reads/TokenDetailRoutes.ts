@@ -1,0 +1,186 @@
+/**
+ * Spec 4.5 token reads `GET /v1/market/token/{address}/top-traders`, `/holders`, `/venues`,
+ * `/profile` and `/launch-overview`: positions from the token's trades (P&L at the spot price),
+ * its venues, its identity and launch terms with the creator's other launches
+ * (`CreatorLaunches`), and how the launch went, cached 60 s (at most `OVERVIEW_CACHE_MAX` tokens;
+ * concurrent requests for one token share one read).
+ */
+import { Effect } from "effect"
+import { priceReserves, progressBpsOf, venueOf } from "../../../actors/market/MarketRecord.js"
+import { launchAggregates, type PositionOrder, topPositions, venueTotals } from "../../../clickhouse/queries/TokenReads.js"
+import type { ApiError } from "../../../src/domain/ApiError.js"
+import { creatorLaunches } from "../../../src/services/marketdata/CreatorLaunches.js"
+import { shareBps } from "../../../src/services/marketdata/TokenSafety.js"
+import { json, type Reply } from "../../Http.js"
+import { enumParam } from "../../QueryParams.js"
+import { ReadCache } from "../../ReadCache.js"
+import type { RouteDef } from "../../Router.js"
+import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
+import { positionRow, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+
+export const OVERVIEW_TTL_MS = 60_000
+export const OVERVIEW_CACHE_MAX = 10_000
+/** Buyers within this long after creation count as early buyers in the launch overview. */
+export const EARLY_WINDOW_MS = 60_000
+/** The launch overview's share of the largest holders. */
+const OVERVIEW_TOP_HOLDERS = 10
+
+export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
+  const spotOf = (t: Token) => priceReserves(t.core)
+
+  const topTraders = tokenRoute(
+    deps,
+    {
+      suffix: "/top-traders",
+      operationId: "dataTokenTopTraders",
+      summary: "Wallets ranked by P&L (or volume) on the token, from its trades",
+      description: "P&L = quote received from sells + held tokens at the spot price - quote spent on buys (fees included).",
+      query: { sort: enumParam<PositionOrder>("pnl (default) or volume", ["pnl", "volume"], { default: "pnl" }), limit: intQ("Rows", 1, 100, 20) }
+    },
+    (t, { sort, limit }) =>
+      Effect.gen(function* () {
+        const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), sort, limit, false))
+        return json(200, { chain: t.core.chain, address: t.core.mint, sort, traders: total, rows: positions.map((p) => positionRow(t, p)) })
+      })
+  )
+
+  const holders = tokenRoute(
+    deps,
+    { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: { limit: intQ("Rows", 1, 200, 50) } },
+    (t, { limit }) =>
+      Effect.gen(function* () {
+        const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), "held", limit, true))
+        return json(200, {
+          chain: t.core.chain,
+          address: t.core.mint,
+          supply: t.tokens(t.core.params.supplyRaw),
+          holders: total,
+          rows: positions.map((p) => ({
+            wallet: p.trader,
+            amount: t.tokens(p.heldRaw),
+            held_bps: shareBps(p.heldRaw, t.core.params.supplyRaw),
+            value: t.quote(p.valueQuoteRaw),
+            value_usd: t.usd(p.valueQuoteRaw),
+            is_creator: p.trader === t.core.identity.creator
+          }))
+        })
+      })
+  )
+
+  const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue" }, (t) =>
+    Effect.gen(function* () {
+      const rows = yield* ch(venueTotals(deps.clickhouse, t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
+      const current = venueOf(t.core.chain, t.core.lifecycle)
+      const name = (v: "curve" | "pool") => (v === "curve" ? "svc-curve" : t.core.chain === "solana" ? "dex" : "hood-dex")
+      return json(200, {
+        chain: t.core.chain,
+        address: t.core.mint,
+        current,
+        venues: rows.map((v) => ({
+          venue: name(v.venue),
+          active: name(v.venue) === current,
+          trades: v.trades,
+          buys: v.buys,
+          sells: v.sells,
+          volume: t.quote(v.volumeQuoteRaw),
+          volume_usd: t.usd(v.volumeQuoteRaw),
+          trades_24h: v.trades24h,
+          volume_24h: t.quote(v.volume24hQuoteRaw),
+          volume_24h_usd: t.usd(v.volume24hQuoteRaw),
+          first_trade_at: iso(v.firstTradeMs),
+          last_trade_at: iso(v.lastTradeMs)
+        }))
+      })
+    })
+  )
+
+  const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches" }, (t) =>
+    Effect.sync(() => {
+      const id = t.core.identity
+      const { launches, others } = creatorLaunches(deps.index.markets(), t.core)
+      return json(200, {
+        chain: t.core.chain,
+        address: t.core.mint,
+        name: id.name,
+        symbol: id.symbol,
+        image: id.uri === "" ? null : id.uri,
+        uri: id.uri,
+        socials: null,
+        description: null,
+        decimals: id.decimals,
+        supply: t.tokens(t.core.params.supplyRaw),
+        quote_asset: t.quoteAsset,
+        mode: id.mode,
+        fee_bps: t.core.params.feeBps,
+        creator_fee_bps: t.core.params.creatorFeeBps,
+        staker_allocation_bps: t.core.params.stakerAllocationBps,
+        curve_address: id.curveAddress,
+        created_at: iso(id.createdAtMs),
+        created_signature: id.createdSignature,
+        creator: {
+          address: id.creator,
+          launches,
+          other_launches: others.map((m) => ({ chain: m.chain, address: m.mint, symbol: m.identity.symbol, lifecycle: m.lifecycle }))
+        }
+      })
+    })
+  )
+
+  const overviewCache = new ReadCache<{ readonly atMs: number; readonly body: string }, ApiError>(OVERVIEW_TTL_MS, OVERVIEW_CACHE_MAX)
+  const overviewBody = (t: Token, nowMs: number) =>
+    Effect.gen(function* () {
+      const id = t.core.identity
+      const agg = yield* ch(launchAggregates(deps.clickhouse, t.core.chain, t.core.mint, id.creator, id.createdAtMs, EARLY_WINDOW_MS))
+      const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), "held", OVERVIEW_TOP_HOLDERS, true))
+      const top10 = positions.reduce((s, p) => s + p.heldRaw, 0n)
+      return JSON.stringify({
+        chain: t.core.chain,
+        address: t.core.mint,
+        name: id.name,
+        symbol: id.symbol,
+        created_at: iso(id.createdAtMs),
+        creator: id.creator,
+        lifecycle: t.core.lifecycle,
+        progress_bps: progressBpsOf(t.core),
+        first_trade_at: iso(agg.firstTradeMs),
+        last_trade_at: iso(agg.lastTradeMs),
+        trades: agg.trades,
+        buys: agg.buys,
+        sells: agg.sells,
+        traders: agg.traders,
+        holders: total,
+        early_buyers: agg.earlyBuyers,
+        early_window_seconds: EARLY_WINDOW_MS / 1000,
+        volume: t.quote(agg.volumeQuoteRaw),
+        volume_usd: t.usd(agg.volumeQuoteRaw),
+        raised: t.quote(t.core.curveState.realQuoteRaw),
+        raised_usd: t.usd(t.core.curveState.realQuoteRaw),
+        threshold: t.quote(t.core.params.thresholdRaw),
+        dev_buy: { bought: t.tokens(agg.creatorBoughtRaw), sold: t.tokens(agg.creatorSoldRaw), spent: t.quote(agg.creatorSpentQuoteRaw), spent_usd: t.usd(agg.creatorSpentQuoteRaw) },
+        top10_held_bps: shareBps(top10, t.core.params.supplyRaw),
+        graduated_at: iso(agg.graduatedAtMs),
+        seconds_to_graduation: agg.graduatedAtMs === null ? null : Math.max(0, Math.floor((agg.graduatedAtMs - id.createdAtMs) / 1000)),
+        migrated_at: iso(t.core.migration.migratedAtMs),
+        cached_at: iso(nowMs)
+      })
+    })
+
+  const launchOverview = tokenRoute(deps, { suffix: "/launch-overview", operationId: "dataTokenLaunchOverview", summary: "How the launch went (cached 60 s)" }, (t) => {
+    const now = deps.nowMs()
+    const read = Effect.map(overviewBody(t, now), (body) => ({ atMs: now, body }))
+    return Effect.map(
+      overviewCache.get(`${t.core.chain}:${t.core.mint}`, now, read),
+      ({ atMs, body }): Reply => ({
+        status: 200,
+        body,
+        contentType: "application/json; charset=utf-8",
+        headers: [
+          ["Cache-Control", `private, max-age=${Math.max(0, Math.ceil((atMs + OVERVIEW_TTL_MS - now) / 1000))}`],
+          ["Age", String(Math.max(0, Math.floor((now - atMs) / 1000)))]
+        ]
+      })
+    )
+  })
+
+  return [topTraders, holders, venues, profile, launchOverview]
+}

@@ -1,0 +1,134 @@
+/**
+ * The OpenAPI document cannot drift from what the router enforces: for every route of the tables
+ * built with `route()` (the main service's, the strategy lab's and the market-data reads'), the document's parameters are
+ * exactly the declared `Param`s (names, location, required, schema) and its request body is the
+ * declared body schema (or its `documented` stand-in where the schema has no JSON Schema, whose
+ * top-level fields must be the decoded schema's); and every declared parameter's decoder enforces what its schema says (the
+ * required flag, defaults, integer bounds at and past each end, enum members, lengths, patterns).
+ */
+import { type Schema, SchemaAST } from "effect"
+import { describe, expect, it } from "vitest"
+import { MarketIndexStore } from "../../actors/MarketIndex.js"
+import { type TokenReadDeps, tokenReadRoutes } from "../../api/data/reads/TokenReadRoutes.js"
+import { type WalletSocialDeps, walletSocialRoutes } from "../../api/data/reads/WalletSocialRoutes.js"
+import { openApiDocument } from "../../api/OpenApi.js"
+import type { Param } from "../../api/QueryParams.js"
+import type { RouteDef } from "../../api/Router.js"
+import { agentRoutes, type AgentRoutesOptions } from "../../api/routes/AgentRoutes.js"
+import { healthRoutes } from "../../api/routes/HealthRoutes.js"
+import { launchConfigRoutes } from "../../api/routes/LaunchConfigRoutes.js"
+import { markRoutes, type MarkRoutesOptions } from "../../api/routes/MarkRoutes.js"
+import { marketRoutes } from "../../api/routes/MarketRoutes.js"
+import { withOpenApi } from "../../api/routes/OpenApiRoute.js"
+import { planRoutes } from "../../api/routes/PlanRoutes.js"
+import { strategyLabRoutes, type StrategyLabRoutesDeps } from "../../api/routes/StrategyLabRoutes.js"
+import { ApiError } from "../../src/domain/ApiError.js"
+import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
+import { resolvePlans } from "../../src/domain/Plans.js"
+
+const info = { title: "t", description: "d" }
+const index = new MarketIndexStore()
+const nowMs = () => 0
+// Construction reads no dependency but the addresses; the decoders under test never reach one.
+const unused = undefined as never
+const tables: Record<string, ReadonlyArray<RouteDef>> = {
+  main: withOpenApi(
+    [
+      ...healthRoutes([]),
+      ...launchConfigRoutes(DefaultDevBuyCeilings),
+      ...planRoutes(resolvePlans({}, 30), 30),
+      ...marketRoutes({ index, nowMs, curveProgram: "SVCcurve11111111111111111111111111111111111" }),
+      ...markRoutes({
+        index, nowMs, publicClient: unused, prices: unused,
+        addresses: { uniswapV3Factory: `0x${"11".repeat(20)}`, weth9: `0x${"22".repeat(20)}` }
+      } satisfies MarkRoutesOptions),
+      ...agentRoutes({ index, nowMs, sql: unused, clickhouse: unused, prices: unused, tiers: unused, wallets: unused } satisfies AgentRoutesOptions)
+    ],
+    info
+  ),
+  strategyLab: strategyLabRoutes({ jobs: unused, authenticate: unused } satisfies StrategyLabRoutesDeps),
+  dataReads: [
+    ...tokenReadRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused } satisfies TokenReadDeps),
+    ...walletSocialRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused, tracking: unused, social: unused } satisfies WalletSocialDeps)
+  ]
+}
+
+type Json = Record<string, any>
+
+/** The declared parameter's decoder against its documented schema. */
+const probe = (where: string, p: Param<unknown>) => {
+  const s = p.schema as Json
+  const refuses = (raw: string | undefined) => expect(p.decode(raw, "x"), `${where} refuses ${raw}`).toBeInstanceOf(ApiError)
+  const accepts = (raw: string) => expect(p.decode(raw, "x"), `${where} accepts ${raw}`).not.toBeInstanceOf(ApiError)
+  const absent = p.decode(undefined, "x")
+  expect(absent instanceof ApiError, `${where}: refused when absent exactly when required`).toBe(p.required)
+  if (s.default !== undefined) expect(absent, `${where} default`).toEqual(s.default)
+  if (s.type === "integer") {
+    expect(p.decode(String(s.minimum), "x"), `${where} minimum`).toBe(s.minimum)
+    expect(p.decode(String(s.maximum), "x"), `${where} maximum`).toBe(s.maximum)
+    refuses(s.minimum > 0 ? String(s.minimum - 1) : "-1")
+    refuses(String(s.maximum + 1))
+    refuses("1.5")
+    refuses("x")
+  }
+  if (Array.isArray(s.enum)) {
+    for (const v of s.enum as ReadonlyArray<string>) accepts(v)
+    refuses("not-a-member")
+  }
+  if (typeof s.maxLength === "number") refuses("a".repeat(s.maxLength + 1))
+  if (typeof s.pattern === "string") {
+    expect(new RegExp(s.pattern).test("\u0000"), `${where}: the probe must not match the pattern`).toBe(false)
+    refuses("\u0000")
+  }
+}
+
+describe("declared inputs and the OpenAPI document", () => {
+  for (const [name, routes] of Object.entries(tables)) {
+    it(`${name}: parameters and request bodies are the declarations the router decodes`, () => {
+      const doc = openApiDocument(routes, info) as Json
+      for (const route of routes) {
+        const where = `${route.method} ${route.path}`
+        const inputs = route.inputs
+        expect(inputs, `${where} is built with route()`).toBeDefined()
+        if (inputs === undefined) continue
+        expect(route.pathParams, `${where} has no documentation-only parameters`).toBeUndefined()
+        expect(route.query, `${where} has no documentation-only parameters`).toBeUndefined()
+        const op = doc.paths[route.path][route.method.toLowerCase()] as Json
+        const pathOrder = (route.path.match(/\{[^}]+\}/g) ?? []).map((m) => m.slice(1, -1))
+        const declared = [
+          ...pathOrder.map((n) => ({ name: n, in: "path", param: inputs.path[n]! })),
+          ...Object.entries(inputs.query).map(([n, param]) => ({ name: n, in: "query", param }))
+        ]
+        const documented = (op.parameters ?? []) as ReadonlyArray<Json>
+        expect(documented.map((d) => `${d.in}:${d.name}`), where).toEqual(declared.map((d) => `${d.in}:${d.name}`))
+        declared.forEach((d, i) => {
+          const doc = documented[i]!
+          expect(doc.schema, `${where} ${d.name} schema`).toBe(d.param.schema)
+          expect(doc.required, `${where} ${d.name} required`).toBe(d.in === "path" ? true : d.param.required)
+          expect(doc.description).toBe(d.param.description)
+          if (d.in === "path") expect(d.param.required, `${where} path ${d.name}`).toBe(true)
+          probe(`${where} ${d.name}`, d.param)
+        })
+        if (inputs.body === undefined) {
+          expect(op.requestBody, where).toBeUndefined()
+          expect(route.body, where).toBeUndefined()
+        } else {
+          const shown = inputs.body.documented ?? inputs.body.schema
+          expect(route.body?.schema, where).toBe(shown)
+          const alone = openApiDocument(
+            [{ method: "POST", path: "/b", operationId: "b", summary: "", tags: [], auth: "public", responses: {}, handler: unused, body: { schema: shown } }],
+            info
+          ) as Json
+          expect(op.requestBody, where).toEqual(alone.paths["/b"].post.requestBody)
+          if (inputs.body.documented !== undefined) {
+            const fields = (s: Schema.Schema.Any): ReadonlyArray<string> => {
+              const ast = SchemaAST.isRefinement(s.ast) ? s.ast.from : s.ast
+              return SchemaAST.isTypeLiteral(ast) ? ast.propertySignatures.map((p) => `${String(p.name)}${p.isOptional ? "?" : ""}`) : []
+            }
+            expect(fields(inputs.body.documented), `${where}: documented fields`).toEqual(fields(inputs.body.schema))
+          }
+        }
+      }
+    })
+  }
+})
