@@ -106,10 +106,17 @@ const world = async () => {
     scope = undefined
   }
   const status = (): Promise<HoodIngesterStatus> => runtime.runPromise(ingester!.status)
-  /** Waits until the ingester has published through the node's current head. */
+  /**
+   * Waits until the ingester has published through the node's current head AND this world's
+   * consumer has received every record the topic then holds: the cursor moving only says the
+   * records are on the bus, and a loaded machine can deliver them later than that.
+   */
   const caughtUp = async () => {
     const head = await publicClientOf(net).getBlockNumber()
     await eventually(async () => ((await status()).cursorBlock ?? -1n) >= head || undefined, { what: `cursor at ${head}`, deadlineMs: 15_000, intervalMs: 5 })
+    const ends = await runtime.runPromise(Effect.flatMap(Bus, (bus) => bus.endOffsets(Topics.chainEvents)))
+    const onBus = [...ends.values()].reduce((sum, end) => sum + end, 0)
+    await eventually(() => received.length >= onBus || undefined, { what: `the consumer at the bus's ${onBus} records`, deadlineMs: 15_000, intervalMs: 5 })
   }
   const dispose = async () => {
     await stop()
