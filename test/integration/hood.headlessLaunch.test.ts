@@ -8,6 +8,7 @@
  *   dev buy reverted, launch confirmed ....... "a dev buy front-run in createCurve's block reverts; ..."
  *   pending -> landed (watcher), fee forgone . "a dev buy still pending is watched until it lands"
  *   pending -> lapsed (watch bound) .......... "a dev buy whose nonce was used lapses at the watch bound"
+ *   watchers at their bound .................. "at the watcher bound a pending dev buy is not watched"
  *   recovery: sent, then crash ............... "recovery finds a sent launch" / "... re-sends one that never got out"
  *   refusals before the chain ................ "refuses without a linked EVM wallet" / "... revoked delegation"
  */
@@ -318,6 +319,27 @@ describe("headless Hood launch on the localnet", () => {
     expect(now.feeOutcome).toBe("forgone")
     expect(now.amountOutRaw).toBe(await tokenBalance(pc(), out.token, a.wallet))
     await vi.waitFor(async () => expect(await Effect.runPromise(svc.watching)).toBe(0), WAIT)
+  }, 60_000)
+
+  it("at the watcher bound a pending dev buy is not watched: its outcome stays as the launch reported it", async () => {
+    const a = await newAccount()
+    const svc = await service({ devBuyWaitMs: 100, watchersMax: 0 })
+    const input = await begin(a, requestOf(`nowatch-${seq}`, 10_000_000_000_000_000n))
+    await setAutomine(tc, false)
+    let out
+    try {
+      const fiber = Effect.runFork(svc.launch(input))
+      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
+      await mine(tc, 1)
+      out = await Effect.runPromise(Fiber.join(fiber))
+    } finally {
+      await setAutomine(tc, true)
+    }
+    expect(out.devBuy?.outcome).toBe("pending")
+    expect(await Effect.runPromise(svc.watching)).toBe(0)
+    await mine(tc, 1)
+    expect((await pc().getTransactionReceipt({ hash: out.devBuy!.pendingSignature! })).status).toBe("success")
+    expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("pending")
   }, 60_000)
 
   it("a dev buy whose nonce was used by another transaction lapses at the watch bound", async () => {
