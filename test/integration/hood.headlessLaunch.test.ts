@@ -30,6 +30,7 @@ import {
   type HoodHeadlessLaunchShape,
   type HoodLaunchConfig,
   type HoodLaunchInput,
+  type HoodLaunchResult,
   make as makeHoodLaunch
 } from "../../src/services/launch/HoodHeadlessLaunch.js"
 import { type AttemptRef, LaunchLedger, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
@@ -180,6 +181,29 @@ const rowOf = (ref: AttemptRef) => run(Effect.flatMap(LaunchLedger, (l) => l.get
 const curveCount = () => publicClientOf(localnet).readContract({ address: localnet.addresses.factory, abi: curveFactoryAbi, functionName: "curveCount" })
 const pc = () => publicClientOf(localnet)
 
+/**
+ * Runs a launch with automine off, mining only createCurve's block: the dev buy stays in the
+ * mempool; `then` runs before automine is back on.
+ */
+const launchLeavingDevBuyPending = async (
+  svc: HoodHeadlessLaunchShape,
+  input: HoodLaunchInput,
+  wallet: Address,
+  then: (out: HoodLaunchResult) => Promise<void> = async () => {}
+) => {
+  await setAutomine(tc, false)
+  try {
+    const fiber = Effect.runFork(svc.launch(input))
+    await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: wallet, blockTag: "pending" })).toBe(1), WAIT)
+    await mine(tc, 1)
+    const out = await Effect.runPromise(Fiber.join(fiber))
+    await then(out)
+    return out
+  } finally {
+    await setAutomine(tc, true)
+  }
+}
+
 describe("headless Hood launch on the localnet", () => {
   it("a launch lands: matrix terms, CurveMath's fill, the fee legs", async () => {
     const a = await newAccount()
@@ -296,16 +320,7 @@ describe("headless Hood launch on the localnet", () => {
     const a = await newAccount()
     const svc = await service({ devBuyWaitMs: 200 })
     const input = await begin(a, requestOf(`pending-${seq}`, 10_000_000_000_000_000n))
-    await setAutomine(tc, false)
-    let out
-    try {
-      const fiber = Effect.runFork(svc.launch(input))
-      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
-      await mine(tc, 1)
-      out = await Effect.runPromise(Fiber.join(fiber))
-    } finally {
-      await setAutomine(tc, true)
-    }
+    const out = await launchLeavingDevBuyPending(svc, input, a.wallet)
     expect(out.devBuy?.outcome).toBe("pending")
     expect(out.devBuy?.pendingSignature).toMatch(/^0x[0-9a-f]{64}$/)
     expect(out.devBuy?.feeOutcome).toBe("not_sent")
@@ -325,16 +340,7 @@ describe("headless Hood launch on the localnet", () => {
     const a = await newAccount()
     const svc = await service({ devBuyWaitMs: 100, watchersMax: 0 })
     const input = await begin(a, requestOf(`nowatch-${seq}`, 10_000_000_000_000_000n))
-    await setAutomine(tc, false)
-    let out
-    try {
-      const fiber = Effect.runFork(svc.launch(input))
-      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
-      await mine(tc, 1)
-      out = await Effect.runPromise(Fiber.join(fiber))
-    } finally {
-      await setAutomine(tc, true)
-    }
+    const out = await launchLeavingDevBuyPending(svc, input, a.wallet)
     expect(out.devBuy?.outcome).toBe("pending")
     expect(await Effect.runPromise(svc.watching)).toBe(0)
     await mine(tc, 1)
@@ -347,13 +353,7 @@ describe("headless Hood launch on the localnet", () => {
     const watchMaxMs = 1_500
     const svc = await service({ devBuyWaitMs: 100, watchMaxMs })
     const input = await begin(a, requestOf(`lapse-${seq}`, 10_000_000_000_000_000n))
-    await setAutomine(tc, false)
-    let out
-    try {
-      const fiber = Effect.runFork(svc.launch(input))
-      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
-      await mine(tc, 1)
-      out = await Effect.runPromise(Fiber.join(fiber))
+    const out = await launchLeavingDevBuyPending(svc, input, a.wallet, async (out) => {
       const buyHash = out.devBuy!.pendingSignature! as Hash
       // Replace the dev buy: drop it and send a self-transfer with its nonce, signed by the owner wallet.
       const pending = await pc().getTransaction({ hash: buyHash })
@@ -363,9 +363,7 @@ describe("headless Hood launch on the localnet", () => {
       const signed = await run(Effect.flatMap(WalletProvider, (p) => p.signWithEmbedded(a.accountId, "evm", Buffer.from(tx.slice(2), "hex"))))
       await pc().sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hash })
       await mine(tc, 1)
-    } finally {
-      await setAutomine(tc, true)
-    }
+    })
     expect(out.devBuy?.outcome).toBe("pending")
     // Before the bound: still pending although the nonce moved on; at the bound: lapsed, and the watcher stops.
     expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("pending")

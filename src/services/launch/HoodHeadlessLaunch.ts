@@ -420,6 +420,13 @@ export const make = (config: HoodLaunchConfig) =>
         return c.readContract({ address: splitter, abi: feeSplitterAbi, functionName: "treasury" })
       })
 
+    /** The platform fee of the dev buy (spec 2.5 `fee`): the plan's bps of `buyAmount`, to the splitter's treasury. */
+    const feeOf = (input: HoodLaunchInput, factory: Address) =>
+      Effect.map(treasuryOf(factory), (treasury) => {
+        const bps = planById(config.plans, input.principal.plan).feeBps
+        return { bps, feeRaw: platformFeeRaw(input.request.buyAmountRaw, bps), treasury }
+      })
+
     const txObservation = (hash: Hash, from: Address, nonce: number, sentAtMs: number, hashReturned: boolean) =>
       Effect.gen(function* () {
         const receipt = yield* receiptOf(hash)
@@ -492,9 +499,7 @@ export const make = (config: HoodLaunchConfig) =>
     const devBuy = (input: HoodLaunchInput, wallet: Address, factory: Address, curve: Address, atBlock: bigint) =>
       Effect.gen(function* () {
         const amountInRaw = input.request.buyAmountRaw
-        const feeBps = planById(config.plans, input.principal.plan).feeBps
-        const treasury = yield* treasuryOf(factory)
-        const fee = { bps: feeBps, feeRaw: platformFeeRaw(amountInRaw, feeBps), treasury }
+        const fee = yield* feeOf(input, factory)
         // Quoted against the fresh curve (the launch price): a buy that lands before the dev buy,
         // even in createCurve's own block, moves the price and `minAmountOut` guards the creator.
         const snapshot = yield* rpc("curve read", (c) => readCurve(c, curve, atBlock))
@@ -520,7 +525,7 @@ export const make = (config: HoodLaunchConfig) =>
           const r = report({ ...buyBase, outcome, feeOutcome: "not_sent", feeSignature: null }, sent.hash)
           return { report: r, watch: outcome === "landed" ? undefined : sent }
         }
-        const paid = yield* sendAndWait(input.attempt.accountId, wallet, ethTransferCall(treasury, fee.feeRaw), "platform fee", o.devBuyWaitMs).pipe(Effect.either)
+        const paid = yield* sendAndWait(input.attempt.accountId, wallet, ethTransferCall(fee.treasury, fee.feeRaw), "platform fee", o.devBuyWaitMs).pipe(Effect.either)
         const feeOutcome: FeeOutcome =
           paid._tag === "Left" ? (paid.left._tag === "HoodLaunchError" && paid.left.reason === "policy_denied" ? "refused" : "not_sent") : paid.right.outcome
         const feeSignature = paid._tag === "Right" ? paid.right.sent.hash : null
@@ -531,9 +536,7 @@ export const make = (config: HoodLaunchConfig) =>
     const recoveredDevBuy = (input: HoodLaunchInput, wallet: Address, factory: Address, curve: Address) =>
       Effect.gen(function* () {
         const amountInRaw = input.request.buyAmountRaw
-        const feeBps = planById(config.plans, input.principal.plan).feeBps
-        const treasury = yield* treasuryOf(factory)
-        const fee = { bps: feeBps, feeRaw: platformFeeRaw(amountInRaw, feeBps), treasury }
+        const fee = yield* feeOf(input, factory)
         const trades = yield* rpc("Trade lookup", (c) =>
           c.getContractEvents({ address: curve, abi: bondingCurveAbi, eventName: "Trade", args: { trader: wallet }, fromBlock: 0n, strict: true })
         )
