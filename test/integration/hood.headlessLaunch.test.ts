@@ -208,10 +208,12 @@ describe("headless Hood launch on the localnet", () => {
   it("a launch lands: matrix terms, CurveMath's fill, the fee legs", async () => {
     const a = await newAccount()
     const buyAmount = 20_000_000_000_000_000n // the 0.02 ETH ceiling
-    const input = await begin(a, requestOf(`land-${seq}`, buyAmount))
+    const settled: Array<string> = []
+    const input = { ...(await begin(a, requestOf(`land-${seq}`, buyAmount))), also: (r: { state: string }) => Effect.sync(() => void settled.push(r.state)) }
     const treasury = localnet.roles.treasury.address
     const treasuryBefore = await pc().getBalance({ address: treasury })
     const out = await Effect.runPromise(defaultService.launch(input))
+    expect(settled).toEqual(["confirmed"]) // the caller's 3.1 "Also" writes ran with the confirmation
 
     // createCurve from the owner's own embedded wallet, on the matrix's terms
     expect(await pc().readContract({ address: localnet.addresses.factory, abi: curveFactoryAbi, functionName: "isCurve", args: [out.curve] })).toBe(true)
@@ -253,7 +255,7 @@ describe("headless Hood launch on the localnet", () => {
       pool: out.curve,
       signature: out.txHash,
       matrixVersion: 1,
-      nextBuy: { market: out.curve, quoteAsset: "eth" },
+      nextBuy: { market: out.curve, quoteAsset: "eth", marketStateUrl: `/api/v1/markets/hood/${out.token}` },
       devBuy: { signature: d.signature, outcome: "landed", feeOutcome: "landed", fee: { bps: 25, feeRaw: d.fee.feeRaw.toString(), treasury } }
     })
     expect((row?.result as { devBuy: Record<string, unknown> }).devBuy.pendingSignature).toBeUndefined()
@@ -425,9 +427,11 @@ describe("headless Hood launch on the localnet", () => {
 
   it("refuses without a linked EVM wallet (rule 8): LAUNCH_FAILED recorded, slot refunded, nothing on chain", async () => {
     const a = await newAccount({ linked: false })
-    const input = await begin(a, requestOf(`nolink-${seq}`, 0n))
+    const settled: Array<string> = []
+    const input = { ...(await begin(a, requestOf(`nolink-${seq}`, 0n))), also: (r: { state: string }) => Effect.sync(() => void settled.push(r.state)) }
     const before = await curveCount()
     const exit = await Effect.runPromiseExit(defaultService.launch(input))
+    expect(settled).toEqual(["failed"])
     expect(exit._tag).toBe("Failure")
     expect(JSON.stringify(exit)).toContain("no_linked_evm_wallet")
     const row = await rowOf(input.attempt)

@@ -56,7 +56,7 @@ import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderError } from "../wallets/WalletProvider.js"
 import { WalletService } from "../wallets/WalletService.js"
-import { type AttemptRef, LaunchLedger, LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
+import { type Also, type AttemptRef, LaunchLedger, LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 
@@ -169,6 +169,12 @@ export interface HoodLaunchInput {
   readonly request: LaunchRequest
   /** The token metadata URI written on chain (at most 512 bytes); the hosted metadata or image URL. */
   readonly metadataUri: string
+  /**
+   * The caller's writes for the settled row (spec 3.1 "Also": token, activity, `launch.confirmed`
+   * / `launch.failed` in the outbox), run in the ledger's transaction on confirm and on a
+   * definitive failure.
+   */
+  readonly also?: Also
 }
 
 /** Spec 2.5 `devBuy` as this service tracks it; amounts raw. */
@@ -339,8 +345,11 @@ export const make = (config: HoodLaunchConfig) =>
         }
       })
 
-    const failDefinitively = (attempt: AttemptRef, error: HoodLaunchError) =>
-      Effect.zipRight(ledger.fail(attempt, ledgerErrorCode[error.reason]), Effect.fail(error))
+    const failDefinitively = (input: HoodLaunchInput, error: HoodLaunchError) =>
+      Effect.zipRight(
+        ledger.fail(input.attempt, ledgerErrorCode[error.reason], input.also === undefined ? {} : { also: input.also }),
+        Effect.fail(error)
+      )
 
     /** Pre-chain gates: configuration, rule 8, the owner's delegated embedded EVM wallet (rule 10). */
     const gates = (input: HoodLaunchInput) =>
@@ -401,15 +410,15 @@ export const make = (config: HoodLaunchConfig) =>
       ).pipe(Effect.map((logs) => logs[0]))
 
     /** Waits for createCurve's receipt; a timeout keeps the row in flight. */
-    const confirmCreate = (attempt: AttemptRef, factory: Address, hash: Hash) =>
+    const confirmCreate = (input: HoodLaunchInput, factory: Address, hash: Hash) =>
       Effect.gen(function* () {
         const receipt = yield* awaitReceipt(hash, o.confirmTimeoutMs)
         if (Option.isNone(receipt)) {
-          yield* ledger.timedOut(attempt)
+          yield* ledger.timedOut(input.attempt)
           return yield* refuse("confirm_timeout", `createCurve ${hash} has no receipt after ${o.confirmTimeoutMs} ms; it may still land`, { txHash: hash })
         }
         const created = receipt.value.status === "success" ? curveCreatedIn(factory, receipt.value) : undefined
-        if (created === undefined) return yield* failDefinitively(attempt, refuse("reverted", `createCurve ${hash} reverted on chain`, { txHash: hash }))
+        if (created === undefined) return yield* failDefinitively(input, refuse("reverted", `createCurve ${hash} reverted on chain`, { txHash: hash }))
         return created
       })
 
@@ -578,7 +587,7 @@ export const make = (config: HoodLaunchConfig) =>
         candle: `${config.baseUrl.replace(/\/$/, "")}/token/hood/${token}`,
         ...(config.explorerUrl !== undefined ? { explorer: `${config.explorerUrl.replace(/\/$/, "")}/tx/${hash}` } : {})
       },
-      nextBuy: { market: curve, quoteAsset: input.request.quoteAsset, marketStateUrl: `/api/v1/market/hood/${token}` },
+      nextBuy: { market: curve, quoteAsset: input.request.quoteAsset, marketStateUrl: `/api/v1/markets/hood/${token}` },
       ...(d !== null ? { devBuy: devBuyJson(d) } : {})
     })
 
@@ -589,7 +598,7 @@ export const make = (config: HoodLaunchConfig) =>
     ) =>
       Effect.gen(function* () {
         const result = resultOf(input, created.curve, created.token, created.txHash, d?.report ?? null)
-        const record = yield* ledger.confirm(input.attempt, result, { mint: created.token, pool: created.curve, signature: created.txHash })
+        const record = yield* ledger.confirm(input.attempt, result, { mint: created.token, pool: created.curve, signature: created.txHash }, input.also)
         if (d !== null) {
           devBuys.set(keyOf(input.attempt), d.report)
           if (d.watch !== undefined && watchers < o.watchersMax) {
@@ -613,7 +622,7 @@ export const make = (config: HoodLaunchConfig) =>
           const reason = row === undefined ? "not_found" : row.attempt !== input.attempt.attempt ? "stale_attempt" : "not_in_flight"
           return yield* new LaunchLedgerError({ reason, message: `launch ${input.attempt.clientLaunchId} attempt ${input.attempt.attempt}: ${reason}`, retryable: false })
         }
-        const g = yield* gates(input).pipe(Effect.catchTag("HoodLaunchError", (e) => (row.state === "submitted" ? failDefinitively(input.attempt, e) : Effect.fail(e))))
+        const g = yield* gates(input).pipe(Effect.catchTag("HoodLaunchError", (e) => (row.state === "submitted" ? failDefinitively(input, e) : Effect.fail(e))))
         const salt = headlessSalt(input.attempt.accountId, input.attempt.clientLaunchId, input.attempt.attempt)
         const curve = yield* predicted(g.factory, g.wallet, g.bytecode, input, salt)
         let hash: Hash
@@ -641,10 +650,10 @@ export const make = (config: HoodLaunchConfig) =>
         } else {
           // Every failure here comes before the broadcast: nothing can land, so it is definitive.
           hash = yield* sendCreate(input, g.wallet, g.factory, salt, curve).pipe(
-            Effect.catchTag("HoodLaunchError", (e) => failDefinitively(input.attempt, e))
+            Effect.catchTag("HoodLaunchError", (e) => failDefinitively(input, e))
           )
         }
-        const created = yield* confirmCreate(input.attempt, g.factory, hash)
+        const created = yield* confirmCreate(input, g.factory, hash)
         const d = wantsDevBuy(input)
           ? { ...(yield* devBuy(input, g.wallet, g.factory, created.curve, created.blockNumber)), wallet: g.wallet }
           : null
