@@ -9,6 +9,7 @@
  *   pending -> landed (watcher), fee forgone . "a dev buy still pending is watched until it lands"
  *   pending -> lapsed (watch bound) .......... "a dev buy whose nonce was used lapses at the watch bound"
  *   watchers at their bound .................. "at the watcher bound a pending dev buy is not watched"
+ *   statuses at their bound .................. "dev-buy statuses are kept up to their bound"
  *   recovery: sent, then crash ............... "recovery finds a sent launch" / "... re-sends one that never got out"
  *   refusals before the chain ................ "refuses without a linked EVM wallet" / "... revoked delegation"
  */
@@ -348,6 +349,15 @@ describe("headless Hood launch on the localnet", () => {
     await mine(tc, 1)
     expect((await pc().getTransactionReceipt({ hash: out.devBuy!.pendingSignature! })).status).toBe("success")
     expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("pending")
+  }, 60_000)
+
+  it("dev-buy statuses are kept up to their bound; the oldest is forgotten first", async () => {
+    const a = await newAccount()
+    const svc = await service({ statusesMax: 2 })
+    const inputs = [await begin(a, requestOf(`keep-${++seq}`, ETH / 100n)), await begin(a, requestOf(`keep-${++seq}`, ETH / 100n)), await begin(a, requestOf(`keep-${++seq}`, ETH / 100n))]
+    for (const input of inputs) await Effect.runPromise(svc.launch(input))
+    const statuses = await Promise.all(inputs.map((i) => Effect.runPromise(svc.devBuyStatus(i.attempt))))
+    expect(statuses.map((st) => st?.outcome)).toEqual([undefined, "landed", "landed"])
   }, 60_000)
 
   it("a dev buy whose nonce was used by another transaction lapses at the watch bound", async () => {

@@ -142,13 +142,15 @@ export interface HoodLaunchConfig {
   /** The engine's public base URL for `links.candle`. */
   readonly baseUrl: string
   readonly plans: ReadonlyArray<Plan>
-  /** Defaults: build 15 s, confirm 60 s, dev-buy in-run wait 30 s, poll 250 ms, watch 24 h, 10,000 watchers, slippage 100 bps. */
+  /** Defaults: build 15 s, confirm 60 s, dev-buy in-run wait 30 s, poll 250 ms, watch 24 h, 10,000 watchers and statuses, slippage 100 bps. */
   readonly buildTimeoutMs?: number
   readonly confirmTimeoutMs?: number
   readonly devBuyWaitMs?: number
   readonly pollMs?: number
   readonly watchMaxMs?: number
   readonly watchersMax?: number
+  /** Dev-buy statuses kept for `devBuyStatus` (default 10,000); beyond it the oldest is forgotten (the stored result remains). */
+  readonly statusesMax?: number
   readonly devBuySlippageBps?: bigint
 }
 
@@ -159,6 +161,7 @@ export const HoodLaunchDefaults = {
   pollMs: 250,
   watchMaxMs: devBuyWatchMaxMs,
   watchersMax: 10_000,
+  statusesMax: 10_000,
   devBuySlippageBps: 100n
 } as const
 
@@ -277,11 +280,20 @@ export const make = (config: HoodLaunchConfig) =>
       pollMs: config.pollMs ?? HoodLaunchDefaults.pollMs,
       watchMaxMs: config.watchMaxMs ?? HoodLaunchDefaults.watchMaxMs,
       watchersMax: config.watchersMax ?? HoodLaunchDefaults.watchersMax,
+      statusesMax: config.statusesMax ?? HoodLaunchDefaults.statusesMax,
       devBuySlippageBps: config.devBuySlippageBps ?? HoodLaunchDefaults.devBuySlippageBps
     }
     const pc: PublicClient | undefined =
       config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined
+    /** Insertion-ordered: at `statusesMax` the oldest status is dropped (its watcher then stops). */
     const devBuys = new Map<string, DevBuyReport>()
+    const remember = (key: string, r: DevBuyReport) => {
+      if (!devBuys.has(key) && devBuys.size >= o.statusesMax) {
+        const oldest = devBuys.keys().next()
+        if (oldest.done !== true) devBuys.delete(oldest.value)
+      }
+      if (o.statusesMax > 0) devBuys.set(key, r)
+    }
     let watchers = 0
 
     const rpc = <A>(what: string, f: (pc: PublicClient) => Promise<A>) =>
@@ -489,7 +501,7 @@ export const make = (config: HoodLaunchConfig) =>
           if (current === undefined) return
           const fill = Option.flatMap(seen.value.receipt, (r) => Option.fromNullable(r.status === "success" ? devBuyFillIn(curve, r) : undefined))
           devBuys.set(
-            keyOf(ref),
+            keyOf(ref), // present: checked above, and nothing yields in between
             report(
               {
                 ...current,
@@ -600,7 +612,7 @@ export const make = (config: HoodLaunchConfig) =>
         const result = resultOf(input, created.curve, created.token, created.txHash, d?.report ?? null)
         const record = yield* ledger.confirm(input.attempt, result, { mint: created.token, pool: created.curve, signature: created.txHash }, input.also)
         if (d !== null) {
-          devBuys.set(keyOf(input.attempt), d.report)
+          remember(keyOf(input.attempt), d.report)
           if (d.watch !== undefined && watchers < o.watchersMax) {
             watchers++
             yield* Effect.forkIn(watch(input.attempt, d.wallet, created.curve, d.watch), scope)
