@@ -496,7 +496,11 @@ export const make = (config: HoodLaunchConfig) =>
         while (true) {
           yield* Effect.sleep(Duration.millis(o.pollMs))
           const seen = yield* txObservation(sent.hash, from, sent.nonce, sent.sentAtMs, sent.hashReturned).pipe(Effect.option)
-          if (Option.isNone(seen)) continue
+          if (Option.isNone(seen)) {
+            // The node could not be read: try again, but never past the bound.
+            if ((yield* Clock.currentTimeMillis) - sent.sentAtMs >= o.watchMaxMs) return
+            continue
+          }
           const current = devBuys.get(keyOf(ref))
           if (current === undefined) return
           const fill = Option.flatMap(seen.value.receipt, (r) => Option.fromNullable(r.status === "success" ? devBuyFillIn(curve, r) : undefined))
