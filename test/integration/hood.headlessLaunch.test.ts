@@ -9,12 +9,13 @@
  *   pending -> landed (watcher), fee forgone . "a dev buy still pending is watched until it lands"
  *   pending -> lapsed (watch bound) .......... "a dev buy whose nonce was used lapses at the watch bound"
  *   watchers at their bound .................. "at the watcher bound a pending dev buy is not watched"
+ *   the 24-hour bound (TestClock) ........... "the watcher's default bound is 24 hours (TestClock)"
  *   statuses at their bound .................. "dev-buy statuses are kept up to their bound"
  *   recovery: sent, then crash ............... "recovery finds a sent launch" / "... re-sends one that never got out"
  *   refusals before the chain ................ "refuses without a linked EVM wallet" / "... revoked delegation"
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { type Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { type Context, Duration, Effect, Exit, Fiber, Layer, Runtime, Scope, TestClock, TestContext } from "effect"
 import fc from "fast-check"
 import { type Address, getAddress, type Hash, parseEventLogs, serializeTransaction } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -205,6 +206,34 @@ const launchLeavingDevBuyPending = async (
   }
 }
 
+/** Drops the pending dev buy and mines a self-transfer with its nonce, signed by the owner wallet: its receipt can never come. */
+const replaceDevBuy = async (a: Account, out: HoodLaunchResult) => {
+  const buyHash = out.devBuy!.pendingSignature! as Hash
+  const pending = await pc().getTransaction({ hash: buyHash })
+  await tc.dropTransaction({ hash: buyHash })
+  const fees = await pc().estimateFeesPerGas()
+  const tx = serializeTransaction({ type: "eip1559", chainId: localnet.chainId, nonce: pending.nonce, gas: 21_000n, ...fees, to: a.wallet, value: 0n })
+  const signed = await run(Effect.flatMap(WalletProvider, (p) => p.signWithEmbedded(a.accountId, "evm", Buffer.from(tx.slice(2), "hex"))))
+  await pc().sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hash })
+  await mine(tc, 1)
+}
+
+/**
+ * The crash: a launch interrupted once createCurve is in the mempool (the row stays
+ * `confirming`); `then` runs before automine is back on.
+ */
+const crashAfterSend = async (input: HoodLaunchInput, wallet: Address, then: () => Promise<void> = async () => {}) => {
+  await setAutomine(tc, false)
+  try {
+    const fiber = Effect.runFork(defaultService.launch(input))
+    await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: wallet, blockTag: "pending" })).toBe(1), WAIT)
+    await Effect.runPromise(Fiber.interrupt(fiber))
+    await then()
+  } finally {
+    await setAutomine(tc, true)
+  }
+}
+
 describe("headless Hood launch on the localnet", () => {
   it("a launch lands: matrix terms, CurveMath's fill, the fee legs", async () => {
     const a = await newAccount()
@@ -365,17 +394,7 @@ describe("headless Hood launch on the localnet", () => {
     const watchMaxMs = 1_500
     const svc = await service({ devBuyWaitMs: 100, watchMaxMs })
     const input = await begin(a, requestOf(`lapse-${seq}`, 10_000_000_000_000_000n))
-    const out = await launchLeavingDevBuyPending(svc, input, a.wallet, async (out) => {
-      const buyHash = out.devBuy!.pendingSignature! as Hash
-      // Replace the dev buy: drop it and send a self-transfer with its nonce, signed by the owner wallet.
-      const pending = await pc().getTransaction({ hash: buyHash })
-      await tc.dropTransaction({ hash: buyHash })
-      const fees = await pc().estimateFeesPerGas()
-      const tx = serializeTransaction({ type: "eip1559", chainId: localnet.chainId, nonce: pending.nonce, gas: 21_000n, ...fees, to: a.wallet, value: 0n })
-      const signed = await run(Effect.flatMap(WalletProvider, (p) => p.signWithEmbedded(a.accountId, "evm", Buffer.from(tx.slice(2), "hex"))))
-      await pc().sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hash })
-      await mine(tc, 1)
-    })
+    const out = await launchLeavingDevBuyPending(svc, input, a.wallet, (o) => replaceDevBuy(a, o))
     expect(out.devBuy?.outcome).toBe("pending")
     // Before the bound: still pending although the nonce moved on; at the bound: lapsed, and the watcher stops.
     expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("pending")
@@ -386,18 +405,46 @@ describe("headless Hood launch on the localnet", () => {
     await vi.waitFor(async () => expect(await Effect.runPromise(svc.watching)).toBe(0), WAIT)
   }, 60_000)
 
+  it("the watcher's default bound is 24 hours (TestClock): pending until then although the nonce moved on, lapsed at it", async () => {
+    const a = await newAccount()
+    // Default watchMaxMs (24 h); no in-run wait for the buy. The launch and the watcher it forks run on one TestClock.
+    const svc = await service({ devBuyWaitMs: 0 })
+    const input = await begin(a, requestOf(`testclock-${seq}`, ETH / 100n))
+    const onTestClock = await Effect.runPromise(Effect.provide(Effect.runtime<never>(), TestContext.TestContext))
+    const adjust = (ms: number) => Runtime.runPromise(onTestClock)(TestClock.adjust(Duration.millis(ms)))
+    const status = () => Effect.runPromise(svc.devBuyStatus(input.attempt))
+    await setAutomine(tc, false)
+    let out: HoodLaunchResult
+    try {
+      const fiber = Runtime.runFork(onTestClock)(svc.launch(input))
+      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
+      await mine(tc, 1)
+      // createCurve's receipt poll sleeps on the TestClock: step it until the dev buy is out.
+      await vi.waitFor(async () => {
+        await adjust(20)
+        expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(2)
+      }, WAIT)
+      out = await Effect.runPromise(Fiber.join(fiber))
+      await replaceDevBuy(a, out)
+    } finally {
+      await setAutomine(tc, true)
+    }
+    expect(out.devBuy?.outcome).toBe("pending")
+    const hour = 3_600_000
+    await adjust(23 * hour)
+    await vi.waitFor(async () => expect((await status())?.watchedAtMs).toBeGreaterThanOrEqual(23 * hour), WAIT)
+    expect((await status())?.outcome).toBe("pending") // the nonce moved on, but the 24 hours have not passed
+    expect(await Effect.runPromise(svc.watching)).toBe(1)
+    await adjust(hour)
+    await vi.waitFor(async () => expect((await status())?.outcome).toBe("lapsed"), WAIT)
+    await vi.waitFor(async () => expect(await Effect.runPromise(svc.watching)).toBe(0), WAIT)
+  }, 60_000)
+
   it("recovery finds a sent launch after a crash and confirms it without sending again", async () => {
     const a = await newAccount()
     const input = await begin(a, requestOf(`recover-${seq}`, 0n))
     const before = await curveCount()
-    await setAutomine(tc, false)
-    try {
-      const fiber = Effect.runFork(defaultService.launch(input))
-      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
-      await Effect.runPromise(Fiber.interrupt(fiber)) // the crash: the row stays `confirming`
-    } finally {
-      await setAutomine(tc, true)
-    }
+    await crashAfterSend(input, a.wallet)
     const sent = (await rowOf(input.attempt))!
     expect(sent.state).toBe("confirming")
     await mine(tc, 1)
@@ -414,15 +461,9 @@ describe("headless Hood launch on the localnet", () => {
     const a = await newAccount()
     const input = await begin(a, requestOf(`resend-${seq}`, 0n))
     const before = await curveCount()
-    await setAutomine(tc, false)
-    try {
-      const fiber = Effect.runFork(defaultService.launch(input))
-      await vi.waitFor(async () => expect(await pc().getTransactionCount({ address: a.wallet, blockTag: "pending" })).toBe(1), WAIT)
-      await Effect.runPromise(Fiber.interrupt(fiber))
+    await crashAfterSend(input, a.wallet, async () => {
       await tc.dropTransaction({ hash: (await rowOf(input.attempt))!.signature as Hash })
-    } finally {
-      await setAutomine(tc, true)
-    }
+    })
     const sent = (await rowOf(input.attempt))!
     await expect(pc().getTransaction({ hash: sent.signature as Hash })).rejects.toThrow() // the node never saw it
     const out = await Effect.runPromise((await service()).recover(input))

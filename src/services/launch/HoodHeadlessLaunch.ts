@@ -195,6 +195,8 @@ export interface DevBuyReport {
   readonly feeSignature: Hash | null
   /** A buy never sent: why (the decoded revert of its estimate, or the refusal reason). */
   readonly notSentBecause: string | null
+  /** When the watcher last read the chain for it (Clock ms); null before its first read. */
+  readonly watchedAtMs?: number
 }
 
 export interface HoodLaunchResult {
@@ -511,7 +513,8 @@ export const make = (config: HoodLaunchConfig) =>
                 ...current,
                 outcome: seen.value.outcome,
                 amountOutRaw: Option.match(fill, { onNone: () => current.amountOutRaw, onSome: (f) => f.amountOutRaw }),
-                feeOutcome: feeAfterLateBuy(seen.value.outcome, current.feeOutcome)
+                feeOutcome: feeAfterLateBuy(seen.value.outcome, current.feeOutcome),
+                watchedAtMs: seen.value.obs.nowMs
               },
               sent.hash
             )
