@@ -55,6 +55,7 @@ import { type Plan, planById } from "../../domain/Plans.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderError } from "../wallets/WalletProvider.js"
+import type { WalletError } from "../wallets/WalletError.js"
 import { WalletService } from "../wallets/WalletService.js"
 import { type Also, type AttemptRef, LaunchLedger, LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
@@ -213,9 +214,9 @@ export interface HoodLaunchResult {
 
 export interface HoodHeadlessLaunchShape {
   /** Launches the accepted attempt; a row already sent resumes from what the chain shows. */
-  readonly launch: (input: HoodLaunchInput) => Effect.Effect<HoodLaunchResult, HoodLaunchError | LaunchLedgerError | SqlError>
+  readonly launch: (input: HoodLaunchInput) => Effect.Effect<HoodLaunchResult, HoodLaunchError | LaunchLedgerError | WalletError | SqlError>
   /** Carries a row that was sent (or accepted) before a crash to its outcome; never launches twice. */
-  readonly recover: (input: HoodLaunchInput) => Effect.Effect<HoodLaunchResult, HoodLaunchError | LaunchLedgerError | SqlError>
+  readonly recover: (input: HoodLaunchInput) => Effect.Effect<HoodLaunchResult, HoodLaunchError | LaunchLedgerError | WalletError | SqlError>
   /** The dev buy as last read by the watcher (or as the launch ended); undefined when none is known. */
   readonly devBuyStatus: (ref: LaunchRef) => Effect.Effect<DevBuyReport | undefined>
   /** Dev buys being watched now (at most `watchersMax`). */
