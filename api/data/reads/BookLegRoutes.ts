@@ -4,7 +4,7 @@
  * time, with a summary by counterparty (`Counterparties`). Other plans get the plain 403.
  */
 import { Effect } from "effect"
-import { bookLegs, bookLegsMax } from "../../../clickhouse/queries/WalletReads.js"
+import { bookLegsMax } from "../../../src/services/marketdata/MarketData.js"
 import { counterparties } from "../../../src/services/marketdata/Counterparties.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
@@ -15,13 +15,11 @@ import {
   intW,
   labelOf,
   listLimitQ,
-  pricesFor,
   tokenInfo,
   tradeRow,
   usdTotal,
-  walletRead as ch,
   walletRoute,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
 export const BOOK_LEGS_DAYS_DEFAULT = 30
@@ -29,7 +27,7 @@ export const BOOK_LEGS_DAYS_MAX = 90
 export const BOOK_LEGS_WINDOW_MINUTES_DEFAULT = 10
 export const BOOK_LEGS_WINDOW_MINUTES_MAX = 60
 
-export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
+export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => [
   walletRoute(
     deps,
     {
@@ -48,10 +46,10 @@ export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =
       Effect.gen(function* () {
         if (caller.plan !== "max") return requiresMaxReply()
         const sinceMs = deps.nowMs() - days * DAY_MS
-        const pairs = yield* ch(bookLegs(deps.clickhouse, "solana", address, sinceMs, window * 60_000, bookLegsMax + 1))
+        const pairs = yield* deps.data.bookLegs("solana", address, sinceMs, window * 60_000, bookLegsMax + 1)
         const truncated = pairs.length > bookLegsMax
         const kept = pairs.slice(0, bookLegsMax)
-        const usd = yield* pricesFor(deps, "solana", new Set(kept.map((p) => p.mine.mint)))
+        const usd = yield* deps.data.usdOfMints("solana", new Set(kept.map((p) => p.mine.mint)))
         const infoOf = (mint: string) => tokenInfo(deps, "solana", mint, usd)
         return json(200, {
           chain: "solana",

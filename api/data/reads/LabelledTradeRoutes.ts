@@ -3,7 +3,6 @@
  * smart-money or KOL wallets the plan can see, newest first, each with its wallet's label.
  */
 import { Effect } from "effect"
-import { tradesOf } from "../../../clickhouse/queries/WalletReads.js"
 import type { TrackedWallet } from "../../../src/services/tracking/Tracking.js"
 import { json } from "../../Http.js"
 import { enumParam, isApiError, timeParam } from "../../QueryParams.js"
@@ -12,13 +11,11 @@ import { readRoute, solanaQ } from "./internal/shared.js"
 import {
   kolHandle,
   listLimitQ,
-  pricesFor,
   tokenAddress,
   tokenInfo,
   tokenQ,
   tradeRow,
-  walletRead as ch,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
 const isKol = (w: TrackedWallet) => w.kind === "kol" || w.kolId !== null
@@ -27,7 +24,7 @@ const isKol = (w: TrackedWallet) => w.kind === "kol" || w.kolId !== null
 const labelled = (w: TrackedWallet, kind: "smartmoney" | "kol" | undefined): boolean =>
   kind === undefined ? w.kind === "smartmoney" || isKol(w) : kind === "kol" ? isKol(w) : w.kind === "smartmoney" && !isKol(w)
 
-export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
+export const labelledTradeRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => [
   readRoute(
     deps,
     {
@@ -49,8 +46,8 @@ export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<Route
         if (isApiError(token)) return yield* token
         const wallets = deps.tracking.wallets(caller.plan, chain).filter((w) => labelled(w, kind))
         const byAddress = new Map(wallets.map((w) => [w.address, w]))
-        const trades = yield* ch(tradesOf(deps.clickhouse, chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit))
-        const usd = yield* pricesFor(deps, chain, new Set(trades.map((t) => t.mint)))
+        const trades = yield* deps.data.tradesOf(chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit)
+        const usd = yield* deps.data.usdOfMints(chain, new Set(trades.map((t) => t.mint)))
         return json(200, {
           chain,
           kind: kind ?? "all",
