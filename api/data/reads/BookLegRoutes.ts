@@ -8,7 +8,7 @@ import { bookLegsMax } from "../../../src/services/marketdata/MarketData.js"
 import { counterparties } from "../../../src/services/marketdata/Counterparties.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
-import { requiresMaxReply } from "../DataRoutes.js"
+import { requiresMaxReply } from "../../auth/DataBearerAuth.js"
 import { DAY_MS } from "./internal/shared.js"
 import {
   byQuoteRows,

@@ -9,13 +9,15 @@ import { Effect } from "effect"
 import type { MarketIndexShape } from "../../../../actors/MarketIndex.js"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
 import type { ApiError } from "../../../../src/domain/ApiError.js"
+import type { PlanId } from "../../../../src/domain/Plans.js"
 import { isMarketDataError, type MarketDataError, type MarketDataShape } from "../../../../src/services/marketdata/MarketData.js"
 import { answerFailure } from "../../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../../Http.js"
 import { chainParam, type Decoded, enumParam, intParam, type Param, type Params } from "../../../QueryParams.js"
 import { type Input, type ResponseDoc, route, type RouteDef } from "../../../Router.js"
 
-export type DataPlan = "free" | "pro" | "max"
+/** The caller's plan (the plan table's ids). */
+export type DataPlan = PlanId
 
 export interface DataCaller {
   readonly accountId: string
