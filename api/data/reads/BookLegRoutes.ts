@@ -69,7 +69,7 @@ export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => 
           })),
           legs: kept.slice(0, limit).map((p) => {
             const info = infoOf(p.mine.mint)
-            return { token: p.mine.mint, symbol: info.core?.identity.symbol ?? null, gap_ms: p.other.atMs - p.mine.atMs, leg: tradeRow(p.mine, info), counter: { ...tradeRow(p.other, info), wallet: p.other.trader } }
+            return { token: p.mine.mint, symbol: info.core?.identity.symbol ?? null, gap_ms: p.other.atMs - p.mine.atMs, leg: tradeRow(p.mine, "solana", info), counter: { ...tradeRow(p.other, "solana", info), wallet: p.other.trader } }
           })
         })
       })

@@ -6,10 +6,11 @@
  * concurrent requests for one token share one read).
  */
 import { Effect } from "effect"
-import { priceReserves, progressBpsOf, venueOf } from "../../../actors/market/MarketRecord.js"
+import { priceReserves, progressBpsOf } from "../../../actors/market/MarketRecord.js"
 import type { MarketDataError, PositionOrder } from "../../../src/services/marketdata/MarketData.js"
 import { creatorLaunches } from "../../../src/services/marketdata/CreatorLaunches.js"
 import { shareBps } from "../../../src/services/marketdata/TokenSafety.js"
+import { tokenVenues } from "../../../src/services/marketdata/Venues.js"
 import { json, type Reply } from "../../Http.js"
 import { enumParam } from "../../QueryParams.js"
 import { ReadCache } from "../../ReadCache.js"
@@ -68,16 +69,14 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
 
   const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue" }, (t) =>
     Effect.gen(function* () {
-      const rows = yield* deps.data.venueTotals(t.core.chain, t.core.mint, deps.nowMs() - DAY_MS)
-      const current = venueOf(t.core.chain, t.core.lifecycle)
-      const name = (v: "curve" | "pool") => (v === "curve" ? "svc-curve" : t.core.chain === "solana" ? "dex" : "hood-dex")
+      const { current, venues } = tokenVenues(t.core.chain, t.core.lifecycle, yield* deps.data.venueTotals(t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
       return json(200, {
         chain: t.core.chain,
         address: t.core.mint,
         current,
-        venues: rows.map((v) => ({
-          venue: name(v.venue),
-          active: name(v.venue) === current,
+        venues: venues.map(({ venue, active, totals: v }) => ({
+          venue,
+          active,
           trades: v.trades,
           buys: v.buys,
           sells: v.sells,

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { marketCapRaw, marketRecord, priceReserves, statsOf } from "../../../actors/market/MarketRecord.js"
+import { liquidityQuoteRaw } from "../../../src/services/marketdata/Liquidity.js"
 import { SAFETY_TOP_HOLDERS, type TokenSafety, tokenSafety } from "../../../src/services/marketdata/TokenSafety.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
@@ -16,7 +17,7 @@ const marketFields = (t: Token, asOfMs: number) => {
   const r = marketRecord(t.core, asOfMs)
   const core = t.core
   const mcapRaw = marketCapRaw(core)
-  const liquidityRaw = core.lifecycle === "migrated" && core.pool !== null ? core.pool.quoteReserveRaw : core.curveState.realQuoteRaw
+  const liquidityRaw = liquidityQuoteRaw(core)
   return {
     chain: core.chain,
     address: core.mint,

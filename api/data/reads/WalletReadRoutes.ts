@@ -97,7 +97,7 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
           address,
           period,
           label: labelOf(deps, address, caller.plan),
-          trades: trades.map((t) => tradeRow(t, tokenInfo(deps, "solana", t.mint, usd))),
+          trades: trades.map((t) => tradeRow(t, "solana", tokenInfo(deps, "solana", t.mint, usd))),
           next_before: trades.length === limit ? iso(trades[trades.length - 1]!.atMs) : null
         })
       })

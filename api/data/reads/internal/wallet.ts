@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
 import { formatUnits } from "../../../../src/domain/CurveMath.js"
 import type { WalletTrade } from "../../../../src/services/marketdata/MarketData.js"
+import { venueNameOf } from "../../../../src/services/marketdata/Venues.js"
 import type { TradedToken } from "../../../../src/services/marketdata/WalletFigures.js"
 import { type QuoteTotals, quotePairOf, USD_DECIMALS, usdOf } from "../../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
@@ -81,13 +82,13 @@ export const usdTotal = (totals: QuoteTotals): string | null => {
   return micros === null ? null : formatUnits(micros, USD_DECIMALS)
 }
 
-export const tradeRow = (t: WalletTrade, info: TokenInfo) => ({
+export const tradeRow = (t: WalletTrade, chain: ChainId, info: TokenInfo) => ({
   signature: t.signature,
   at: iso(t.atMs),
   token: t.mint,
   symbol: info.core?.identity.symbol ?? null,
   side: t.side,
-  venue: t.venue === "pool" ? "dex" : "svc-curve",
+  venue: venueNameOf(chain, t.venue),
   quote_asset: info.pair?.id ?? null,
   amount: tokenFmt(info, t.tokenRaw),
   quote: quoteFmt(info, t.quoteRaw),
