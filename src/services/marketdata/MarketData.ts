@@ -49,10 +49,30 @@ export interface MarketDataDeps {
 
 /** A query `(ch, ...args)` bound to the client, failing with `MarketDataError`. */
 type Bound<F> = F extends (ch: ClickHouseShape, ...args: infer A) => Effect.Effect<infer R, ClickHouseError> ? (...args: A) => Effect.Effect<R, MarketDataError> : never
+type BoundAll<Q> = { readonly [K in keyof Q]: Bound<Q[K]> }
+
+/** The history reads, by name: each is the query of the same name, bound (`Bound`). */
+const tokenQueries = {
+  topPositions: TokenReads.topPositions,
+  walletPositions: TokenReads.walletPositions,
+  venueTotals: TokenReads.venueTotals,
+  launchAggregates: TokenReads.launchAggregates,
+  priceMoves: TokenReads.priceMoves,
+  tokenActivity: TokenReads.tokenActivity,
+  recentGraduations: TokenReads.recentGraduations,
+  cohorts: TokenReads.cohorts
+}
+const walletQueries = {
+  tradesOf: WalletReads.tradesOf,
+  walletHistory: WalletReads.walletHistory,
+  bookLegs: WalletReads.bookLegs,
+  mintVolumes: WalletReads.mintVolumes,
+  pricesAt: WalletReads.pricesAt
+}
 
 type Prices = Effect.Effect<ReadonlyMap<string, UsdPrice | null>>
 
-export interface MarketDataShape {
+export interface MarketDataShape extends BoundAll<typeof tokenQueries>, BoundAll<typeof walletQueries> {
   /** The live token on `chain`: `markets_loading` while warming, else `market_not_found` (naming the chain it trades on). */
   readonly token: (chain: ChainId, mint: string) => Effect.Effect<MarketCore, MarketDataError>
   /** The live token on `chain`, or `market_not_found` naming `field` (the lists' plain lookup). */
@@ -66,19 +86,6 @@ export interface MarketDataShape {
   /** A quote asset by id (any case) with its USD price; `not_found` when no such asset. */
   readonly asset: (id: string) => Effect.Effect<{ readonly pair: QuotePair; readonly price: UsdPrice | null }, MarketDataError>
   readonly candles: (chain: ChainId, mint: string, interval: Candles.CandleInterval, fromMs: number, toMs: number) => Effect.Effect<Candles.CandleSeries, MarketDataError>
-  readonly topPositions: Bound<typeof TokenReads.topPositions>
-  readonly walletPositions: Bound<typeof TokenReads.walletPositions>
-  readonly venueTotals: Bound<typeof TokenReads.venueTotals>
-  readonly launchAggregates: Bound<typeof TokenReads.launchAggregates>
-  readonly priceMoves: Bound<typeof TokenReads.priceMoves>
-  readonly tokenActivity: Bound<typeof TokenReads.tokenActivity>
-  readonly recentGraduations: Bound<typeof TokenReads.recentGraduations>
-  readonly cohorts: Bound<typeof TokenReads.cohorts>
-  readonly tradesOf: Bound<typeof WalletReads.tradesOf>
-  readonly walletHistory: Bound<typeof WalletReads.walletHistory>
-  readonly bookLegs: Bound<typeof WalletReads.bookLegs>
-  readonly mintVolumes: Bound<typeof WalletReads.mintVolumes>
-  readonly pricesAt: Bound<typeof WalletReads.pricesAt>
 }
 
 const history = <A>(what: string, effect: Effect.Effect<A, ClickHouseError>): Effect.Effect<A, MarketDataError> =>
@@ -87,12 +94,18 @@ const history = <A>(what: string, effect: Effect.Effect<A, ClickHouseError>): Ef
     Effect.mapError(historyUnavailable)
   )
 
+// `any` arguments: the queries' argument lists differ; `Bound` restores each one's type.
+type AnyQuery = (ch: ClickHouseShape, ...args: any) => Effect.Effect<unknown, ClickHouseError>
+
+/** Each query of `queries` bound to `clickhouse`, its failure logged as `what` and turned into `history_unavailable`. */
+const bindAll = <Q extends Record<string, AnyQuery>>(clickhouse: ClickHouseShape, what: string, queries: Q): BoundAll<Q> => {
+  const out: Record<string, (...args: ReadonlyArray<unknown>) => Effect.Effect<unknown, MarketDataError>> = {}
+  for (const [name, query] of Object.entries(queries)) out[name] = (...args) => history(what, query(clickhouse, ...args))
+  return out as BoundAll<Q>
+}
+
 export const make = (deps: MarketDataDeps): MarketDataShape => {
   const { clickhouse, index, prices } = deps
-  const bind =
-    <A extends ReadonlyArray<unknown>, R>(what: string, query: (ch: ClickHouseShape, ...args: A) => Effect.Effect<R, ClickHouseError>) =>
-    (...args: A): Effect.Effect<R, MarketDataError> =>
-      history(what, query(clickhouse, ...args))
   const usdOfMarkets = (cores: Iterable<MarketCore | undefined>): Prices =>
     usdPrices(
       prices,
@@ -125,18 +138,7 @@ export const make = (deps: MarketDataDeps): MarketDataShape => {
     },
     candles: (chain, mint, interval, fromMs, toMs) =>
       history("token read", Effect.provideService(Candles.candles(chain, mint, interval, fromMs, toMs), ClickHouse, clickhouse)),
-    topPositions: bind("token read", TokenReads.topPositions),
-    walletPositions: bind("token read", TokenReads.walletPositions),
-    venueTotals: bind("token read", TokenReads.venueTotals),
-    launchAggregates: bind("token read", TokenReads.launchAggregates),
-    priceMoves: bind("token read", TokenReads.priceMoves),
-    tokenActivity: bind("token read", TokenReads.tokenActivity),
-    recentGraduations: bind("token read", TokenReads.recentGraduations),
-    cohorts: bind("token read", TokenReads.cohorts),
-    tradesOf: bind("wallet read", WalletReads.tradesOf),
-    walletHistory: bind("wallet read", WalletReads.walletHistory),
-    bookLegs: bind("wallet read", WalletReads.bookLegs),
-    mintVolumes: bind("wallet read", WalletReads.mintVolumes),
-    pricesAt: bind("wallet read", WalletReads.pricesAt)
+    ...bindAll(clickhouse, "token read", tokenQueries),
+    ...bindAll(clickhouse, "wallet read", walletQueries)
   }
 }
