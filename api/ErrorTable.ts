@@ -26,6 +26,7 @@ import type { FailureMembers } from "../src/domain/ServiceFailure.js"
 import { AccountError } from "../src/services/accounts/AccountError.js"
 import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
+import { MarketDataError } from "../src/services/marketdata/MarketData.js"
 import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
@@ -175,11 +176,19 @@ const PersonalRows: Rows<PersonalError> = {
   storage: { code: "FEED_UNAVAILABLE", retryable: true }
 }
 
+/** The market-data reads: history and warm-up outages are the retryable 503, unknown assets its plain 404. */
+const MarketDataRows: Rows<MarketDataError> = {
+  history_unavailable: { code: "FEED_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } },
+  markets_loading: { code: "FEED_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } },
+  market_not_found: { code: "MARKET_NOT_FOUND" },
+  not_found: { code: "VALIDATION_FAILED", status: 404, plain: true }
+}
+
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | WalletError | PayerError | SignClaimError | RebindError | SqlError
+export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | MarketDataError | WalletError | PayerError | SignClaimError | RebindError | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError, WalletError, PayerError, SignClaimError, RebindError] as const
+export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError, MarketDataError, WalletError, PayerError, SignClaimError, RebindError] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
@@ -188,6 +197,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   AccountError: AccountRows,
   WebhookError: WebhookRows,
   PersonalError: PersonalRows,
+  MarketDataError: MarketDataRows,
   WalletError: WalletRows,
   PayerError: PayerRows,
   SignClaimError: SignClaimRows,

@@ -10,6 +10,7 @@
  */
 import type { ChainId } from "../ingest/ChainEvent.js"
 import { type ApiError, validationFailed } from "../src/domain/ApiError.js"
+import { normalizeAddress } from "../src/domain/Chain.js"
 
 export type Parsed<A> = A | ApiError
 
@@ -23,8 +24,7 @@ export const isApiError = (x: unknown): x is ApiError => typeof x === "object" &
 /** A Solana base58 address or a Hood 0x address. */
 export const ADDRESS_FORMAT: Readonly<Record<ChainId, RegExp>> = { solana: /^[1-9A-HJ-NP-Za-km-z]{32,44}$/, hood: /^0x[0-9a-fA-F]{40}$/ }
 
-/** Hood addresses compare lower-case (spec 2.3: older rows may be lower-case); Solana's exactly. */
-export const normalizeAddress = (chain: ChainId, a: string): string => (chain === "hood" ? a.toLowerCase() : a)
+export { normalizeAddress }
 
 /** A well-formed address on `chain`, normalized; the error names `field`. */
 export const parseAddress = (chain: ChainId, raw: string | undefined, field: string): Parsed<string> =>

@@ -25,6 +25,10 @@ export interface DataPrincipal {
 export const INVALID_API_KEY_BODY = { error: "invalid api key" } as const
 export const invalidApiKeyReply = (): Reply => json(401, INVALID_API_KEY_BODY)
 
+/** The plain 403 of a Max-only data route (the strategy lab, book legs) below Max. */
+export const REQUIRES_MAX_BODY = { error: "requires Max" } as const
+export const requiresMaxReply = (): Reply => json(403, REQUIRES_MAX_BODY)
+
 /** Headers a data route using bearer auth must declare. */
 export const DATA_AUTH_HEADERS: ReadonlyArray<string> = ["authorization"]
 

@@ -28,14 +28,12 @@ import {
 } from "../../src/services/signals/SignalTape.js"
 import type { ReplayJobsShape } from "../../src/services/strategy/ReplayJobs.js"
 import type { TrackingShape } from "../../src/services/tracking/Tracking.js"
-import { DATA_AUTH_HEADERS, type DataBearerAuth, type DataPrincipal, invalidApiKeyReply } from "../auth/DataBearerAuth.js"
+import { DATA_AUTH_HEADERS, type DataBearerAuth, type DataPrincipal, invalidApiKeyReply, requiresMaxReply } from "../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../Http.js"
 import { isApiError as isError } from "../QueryParams.js"
 import type { ParamDoc, RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
 
-export const REQUIRES_MAX_BODY = { error: "requires Max" } as const
-export const requiresMaxReply = (): Reply => json(403, REQUIRES_MAX_BODY)
 
 export interface DataRoutesDeps {
   readonly auth: DataBearerAuth

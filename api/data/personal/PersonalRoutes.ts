@@ -18,6 +18,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
+import type { PlanId as DataPlan } from "../../../src/domain/Plans.js"
 import type { Signal } from "../../../src/domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { type ApiError, validationFailed } from "../../../src/domain/ApiError.js"
@@ -41,7 +42,6 @@ import { json, type Reply, type Request } from "../../Http.js"
 import { isApiError as isErr } from "../../QueryParams.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
 
-export type DataPlan = "free" | "pro" | "max"
 
 export interface PersonalCaller {
   readonly accountId: string

@@ -5,12 +5,11 @@
 import { Effect } from "effect"
 import { formatUnits } from "../../../src/domain/CurveMath.js"
 import { type QuotePair, QuotePairs } from "../../../src/domain/QuotePairs.js"
-import { usdPrices } from "../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../src/services/prices/PriceSource.js"
 import { json } from "../../Http.js"
 import { stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
-import { iso, notFound, type ReadDeps, readRoute } from "./internal/shared.js"
+import { iso, type ReadDeps, readRoute } from "./internal/shared.js"
 
 const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
   id: pair.id,
@@ -26,7 +25,7 @@ const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
 
 export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
   readRoute(deps, { path: "/v1/assets", operationId: "dataAssets", summary: "The quote assets tokens trade against, with their USD prices" }, () =>
-    Effect.map(usdPrices(deps.prices, QuotePairs), (usd) => json(200, { assets: QuotePairs.map((p) => assetRow(p, usd.get(p.id) ?? null)) }))
+    Effect.map(deps.data.usdOfPairs(QuotePairs), (usd) => json(200, { assets: QuotePairs.map((p) => assetRow(p, usd.get(p.id) ?? null)) }))
   ),
   readRoute(
     deps,
@@ -37,10 +36,6 @@ export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       pathParams: { id: stringParam("The asset's id", { required: true, emptyIsValue: true }) },
       responses: { 404: { description: "{\"error\": \"asset not found\"}" } }
     },
-    ({ id }) => {
-      const pair = QuotePairs.find((p) => p.id === id.toLowerCase())
-      if (pair === undefined) return Effect.succeed(notFound("asset"))
-      return Effect.map(usdPrices(deps.prices, [pair]), (usd) => json(200, assetRow(pair, usd.get(pair.id) ?? null)))
-    }
+    ({ id }) => Effect.map(deps.data.asset(id), ({ pair, price }) => json(200, assetRow(pair, price)))
   )
 ]

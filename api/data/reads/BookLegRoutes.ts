@@ -4,24 +4,22 @@
  * time, with a summary by counterparty (`Counterparties`). Other plans get the plain 403.
  */
 import { Effect } from "effect"
-import { bookLegs, bookLegsMax } from "../../../clickhouse/queries/WalletReads.js"
+import { bookLegsMax } from "../../../src/services/marketdata/MarketData.js"
 import { counterparties } from "../../../src/services/marketdata/Counterparties.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
-import { requiresMaxReply } from "../DataRoutes.js"
+import { requiresMaxReply } from "../../auth/DataBearerAuth.js"
 import { DAY_MS } from "./internal/shared.js"
 import {
   byQuoteRows,
   intW,
   labelOf,
   listLimitQ,
-  pricesFor,
   tokenInfo,
   tradeRow,
   usdTotal,
-  walletRead as ch,
   walletRoute,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
 export const BOOK_LEGS_DAYS_DEFAULT = 30
@@ -29,7 +27,7 @@ export const BOOK_LEGS_DAYS_MAX = 90
 export const BOOK_LEGS_WINDOW_MINUTES_DEFAULT = 10
 export const BOOK_LEGS_WINDOW_MINUTES_MAX = 60
 
-export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
+export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => [
   walletRoute(
     deps,
     {
@@ -48,10 +46,10 @@ export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =
       Effect.gen(function* () {
         if (caller.plan !== "max") return requiresMaxReply()
         const sinceMs = deps.nowMs() - days * DAY_MS
-        const pairs = yield* ch(bookLegs(deps.clickhouse, "solana", address, sinceMs, window * 60_000, bookLegsMax + 1))
+        const pairs = yield* deps.data.bookLegs("solana", address, sinceMs, window * 60_000, bookLegsMax + 1)
         const truncated = pairs.length > bookLegsMax
         const kept = pairs.slice(0, bookLegsMax)
-        const usd = yield* pricesFor(deps, "solana", new Set(kept.map((p) => p.mine.mint)))
+        const usd = yield* deps.data.usdOfMints("solana", new Set(kept.map((p) => p.mine.mint)))
         const infoOf = (mint: string) => tokenInfo(deps, "solana", mint, usd)
         return json(200, {
           chain: "solana",
@@ -71,7 +69,7 @@ export const bookLegRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =
           })),
           legs: kept.slice(0, limit).map((p) => {
             const info = infoOf(p.mine.mint)
-            return { token: p.mine.mint, symbol: info.core?.identity.symbol ?? null, gap_ms: p.other.atMs - p.mine.atMs, leg: tradeRow(p.mine, info), counter: { ...tradeRow(p.other, info), wallet: p.other.trader } }
+            return { token: p.mine.mint, symbol: info.core?.identity.symbol ?? null, gap_ms: p.other.atMs - p.mine.atMs, leg: tradeRow(p.mine, "solana", info), counter: { ...tradeRow(p.other, "solana", info), wallet: p.other.trader } }
           })
         })
       })

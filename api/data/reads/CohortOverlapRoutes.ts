@@ -3,14 +3,12 @@
  * of `COHORT_MIN` to `COHORT_MAX` tokens, with each pair's overlap (`CohortOverlap`).
  */
 import { Effect } from "effect"
-import { cohorts } from "../../../clickhouse/queries/TokenReads.js"
-import { apiError } from "../../../src/domain/ApiError.js"
 import { inAllCohorts, overlapPairs } from "../../../src/services/marketdata/CohortOverlap.js"
 import { json } from "../../Http.js"
 import { enumParam, isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, intQ, type ReadDeps, readRoute } from "./internal/shared.js"
-import { addressList, addressListQ, tokenRead as ch } from "./internal/token.js"
+import { addressList, addressListQ } from "./internal/token.js"
 
 export const COHORT_MIN = 2
 export const COHORT_MAX = 5
@@ -33,9 +31,8 @@ export const cohortOverlapRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => 
       Effect.gen(function* () {
         const mints = addressList(input.mints, "mints", chain, COHORT_MIN, COHORT_MAX)
         if (isApiError(mints)) return yield* mints
-        const unknown = mints.find((m) => deps.index.market(chain, m) === undefined)
-        if (unknown !== undefined) return yield* apiError("MARKET_NOT_FOUND", `No token ${unknown} on ${chain}`, { field: "mints" })
-        const c = yield* ch(cohorts(deps.clickhouse, chain, mints, basis))
+        for (const m of mints) yield* deps.data.tokenIn(chain, m, "mints")
+        const c = yield* deps.data.cohorts(chain, mints, basis)
         return json(200, {
           chain,
           basis,

@@ -10,7 +10,7 @@ import { json } from "../../Http.js"
 import { enumParam, stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type DataCaller, notFound, readRoute } from "./internal/shared.js"
-import { intW, kolHandle, type WalletSocialDeps } from "./internal/wallet.js"
+import { intW, kolHandle, type WalletReadDeps } from "./internal/wallet.js"
 
 export const DIRECTORY_LIMIT_MAX = 500
 export const DIRECTORY_LIMIT_DEFAULT = 100
@@ -39,7 +39,7 @@ const groupRow = (g: WalletGroup, members: ReadonlyArray<string>) => ({
 
 const idPath = (what: string) => ({ id: stringParam(`The ${what}'s id`, { required: true, emptyIsValue: true }) })
 
-export const directoryRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
+export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
   const visibleMembers = (plan: DataCaller["plan"], g: WalletGroup) => g.walletIds.filter((id) => deps.tracking.wallet(plan, id) !== undefined)
 
   const wallets = readRoute(

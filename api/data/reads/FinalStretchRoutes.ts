@@ -5,12 +5,11 @@
 import { Effect } from "effect"
 import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { marketRecord } from "../../../actors/market/MarketRecord.js"
-import { recentGraduations } from "../../../clickhouse/queries/TokenReads.js"
 import { closestToGraduation, graduatedMarkets, remainingToGraduationRaw } from "../../../src/services/marketdata/MarketRankings.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
 import { intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
-import { pricesOf, priceUsdOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
+import { priceUsdOf, tokenMoney } from "./internal/token.js"
 
 export const FINAL_STRETCH_GRADUATED_MS = 10 * 60_000
 
@@ -27,9 +26,9 @@ export const finalStretchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       Effect.gen(function* () {
         const now = deps.nowMs()
         const closest = closestToGraduation(deps.index.markets(), chain, limit)
-        const graduations = yield* ch(recentGraduations(deps.clickhouse, chain, now - FINAL_STRETCH_GRADUATED_MS))
+        const graduations = yield* deps.data.recentGraduations(chain, now - FINAL_STRETCH_GRADUATED_MS)
         const graduated = graduatedMarkets(graduations, (mint) => deps.index.market(chain, mint))
-        const usd = yield* pricesOf(deps, [...closest, ...graduated.map((g) => g.core)])
+        const usd = yield* deps.data.usdOfMarkets([...closest, ...graduated.map((g) => g.core)])
         const row = (core: MarketCore) => {
           const t = tokenMoney(core, usd)
           const r = marketRecord(core, deps.index.clockMs(chain))

@@ -3,8 +3,7 @@
  * smart-money or KOL wallets the plan can see, newest first, each with its wallet's label.
  */
 import { Effect } from "effect"
-import { tradesOf } from "../../../clickhouse/queries/WalletReads.js"
-import type { TrackedWallet } from "../../../src/services/tracking/Tracking.js"
+import { type LabelKind, labelledAs } from "../../../src/services/marketdata/LabelledWallets.js"
 import { json } from "../../Http.js"
 import { enumParam, isApiError, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
@@ -12,22 +11,14 @@ import { readRoute, solanaQ } from "./internal/shared.js"
 import {
   kolHandle,
   listLimitQ,
-  pricesFor,
   tokenAddress,
   tokenInfo,
   tokenQ,
   tradeRow,
-  walletRead as ch,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
-const isKol = (w: TrackedWallet) => w.kind === "kol" || w.kolId !== null
-
-/** Whether a wallet is labelled `kind` (both kinds when undefined; a KOL is never smart money). */
-const labelled = (w: TrackedWallet, kind: "smartmoney" | "kol" | undefined): boolean =>
-  kind === undefined ? w.kind === "smartmoney" || isKol(w) : kind === "kol" ? isKol(w) : w.kind === "smartmoney" && !isKol(w)
-
-export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
+export const labelledTradeRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => [
   readRoute(
     deps,
     {
@@ -36,7 +27,7 @@ export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<Route
       summary: "Solana trades by tracked smart-money or KOL wallets the plan can see, newest first",
       query: {
         chain: solanaQ,
-        kind: enumParam("smartmoney or kol (default: both)", ["smartmoney", "kol"]),
+        kind: enumParam<LabelKind>("smartmoney or kol (default: both)", ["smartmoney", "kol"]),
         token: tokenQ("Only this token"),
         since: timeParam("From this time: ISO 8601 or epoch ms"),
         before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
@@ -47,17 +38,17 @@ export const labelledTradeRoutes = (deps: WalletSocialDeps): ReadonlyArray<Route
       Effect.gen(function* () {
         const token = tokenAddress(chain, input.token)
         if (isApiError(token)) return yield* token
-        const wallets = deps.tracking.wallets(caller.plan, chain).filter((w) => labelled(w, kind))
+        const wallets = deps.tracking.wallets(caller.plan, chain).filter((w) => labelledAs(w, kind))
         const byAddress = new Map(wallets.map((w) => [w.address, w]))
-        const trades = yield* ch(tradesOf(deps.clickhouse, chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit))
-        const usd = yield* pricesFor(deps, chain, new Set(trades.map((t) => t.mint)))
+        const trades = yield* deps.data.tradesOf(chain, [...byAddress.keys()], { sinceMs: since, beforeMs: before, mint: token }, limit)
+        const usd = yield* deps.data.usdOfMints(chain, new Set(trades.map((t) => t.mint)))
         return json(200, {
           chain,
           kind: kind ?? "all",
           wallets: wallets.length,
           trades: trades.map((t) => {
             const w = byAddress.get(t.trader)!
-            return { ...tradeRow(t, tokenInfo(deps, chain, t.mint, usd)), wallet: { address: w.address, id: w.id, label: w.label, kind: w.kind, kol: kolHandle(deps, w.kolId) } }
+            return { ...tradeRow(t, chain, tokenInfo(deps, chain, t.mint, usd)), wallet: { address: w.address, id: w.id, label: w.label, kind: w.kind, kol: kolHandle(deps, w.kolId) } }
           })
         })
       })

@@ -6,7 +6,6 @@
  */
 import { Effect } from "effect"
 import { marketRecord } from "../../../actors/market/MarketRecord.js"
-import { priceMoves, tokenActivity } from "../../../clickhouse/queries/TokenReads.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { formatUnits } from "../../../src/domain/CurveMath.js"
 import { rankGainers } from "../../../src/services/marketdata/MarketRankings.js"
@@ -16,7 +15,7 @@ import { json } from "../../Http.js"
 import { enumParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type DataPlan, DAY_MS, intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
-import { pricesOf, priceUsdOf, quotePriceOf, tokenMoney, tokenRead as ch } from "./internal/token.js"
+import { priceUsdOf, quotePriceOf, tokenMoney } from "./internal/token.js"
 
 export interface MarketListDeps extends ReadDeps {
   /** Tracked wallets visible to a plan on a chain (`/v1/market/activity`); all wallets when absent. */
@@ -43,11 +42,9 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
     ({ chain, window, limit }) =>
       Effect.gen(function* () {
         const now = deps.nowMs()
-        const moves = yield* ch(priceMoves(deps.clickhouse, chain, now - GAINER_WINDOWS[window]!, now))
+        const moves = yield* deps.data.priceMoves(chain, now - GAINER_WINDOWS[window]!, now)
         const ranked = rankGainers(moves, (mint) => deps.index.market(chain, mint), limit)
-        const usd = yield* pricesOf(
-          deps,
-          ranked.map((g) => g.core)
+        const usd = yield* deps.data.usdOfMarkets(ranked.map((g) => g.core)
         )
         return json(200, {
           chain,
@@ -84,9 +81,9 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
     ({ chain, hours, limit }, caller) =>
       Effect.gen(function* () {
         const wallets = deps.trackedWallets === undefined ? undefined : deps.trackedWallets(caller.plan, chain).map((w) => w.address)
-        const rows = wallets !== undefined && wallets.length === 0 ? [] : yield* ch(tokenActivity(deps.clickhouse, chain, deps.nowMs() - hours * 3_600_000, wallets, limit))
+        const rows = wallets !== undefined && wallets.length === 0 ? [] : yield* deps.data.tokenActivity(chain, deps.nowMs() - hours * 3_600_000, wallets, limit)
         const cores = rows.map((r) => deps.index.market(chain, r.mint))
-        const usd = yield* pricesOf(deps, cores)
+        const usd = yield* deps.data.usdOfMarkets(cores)
         return json(200, {
           chain,
           hours,
@@ -123,7 +120,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       Effect.gen(function* () {
         const since = deps.nowMs() - hours * 3_600_000
         const onChain = [...deps.index.markets()].filter((c) => c.chain === chain)
-        const usd = yield* pricesOf(deps, onChain)
+        const usd = yield* deps.data.usdOfMarkets(onChain)
         const ranked = rankMetas(onChain, chain, since, limit, (core) =>
           usdMicrosOf(core.stats.volumeTotalRaw, core.identity.quoteDecimals, quotePriceOf(quotePairOf(chain, core.identity.quoteMint), usd))
         )

@@ -6,7 +6,7 @@
  * `CHART_CANDLES_MAX` candles are drawn (the newest; the route asks for no more), so the document
  * is at most a few hundred kilobytes. Prices are floats: a picture, never an amount.
  */
-import type { Candle } from "../../../clickhouse/queries/Candles.js"
+import type { Candle } from "../../../src/services/marketdata/MarketData.js"
 
 export const CHART_CANDLES_MAX = 500
 export const CHART_WIDTH = { min: 320, max: 2000, default: 800 } as const

@@ -8,7 +8,7 @@ import { json } from "../../Http.js"
 import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type ReadDeps, readRoute } from "./internal/shared.js"
-import { addressList, addressListQ, pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
+import { addressList, addressListQ, priceUsdOf, tokenMoney } from "./internal/token.js"
 
 export const PRICES_MAX = 60
 
@@ -27,7 +27,7 @@ export const priceRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
         const addresses = addressList(input.addresses, "addresses", chain, 1, PRICES_MAX)
         if (isApiError(addresses)) return yield* addresses
         const cores = addresses.map((a) => deps.index.market(chain, a))
-        const usd = yield* pricesOf(deps, cores)
+        const usd = yield* deps.data.usdOfMarkets(cores)
         const rows: Array<Record<string, unknown>> = []
         const missing: Array<string> = []
         addresses.forEach((a, i) => {

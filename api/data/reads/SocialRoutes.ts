@@ -6,8 +6,7 @@
 import { Effect } from "effect"
 import { reservesPrice } from "../../../actors/market/MarketRecord.js"
 import type { SocialMention } from "../../../actors/signals/KolMention.js"
-import { mintVolumes, pricesAt } from "../../../clickhouse/queries/WalletReads.js"
-import { apiError, validationFailed } from "../../../src/domain/ApiError.js"
+import { validationFailed } from "../../../src/domain/ApiError.js"
 import { rankTrending, tallyMentions, TRENDING_SCAN_MAX } from "../../../src/services/marketdata/SocialTrending.js"
 import { usdMicrosOf, usdPerToken } from "../../../src/services/prices/Money.js"
 import { json } from "../../Http.js"
@@ -17,14 +16,12 @@ import { chainQ, DAY_MS, iso, readRoute } from "./internal/shared.js"
 import {
   intW,
   listLimitQ,
-  pricesFor,
   quoteFmt,
   tokenAddress,
   tokenInfo,
   tokenQ,
   usdFmt,
-  walletRead as ch,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
 export const MENTION_MARKS_DAYS_DEFAULT = 7
@@ -38,7 +35,7 @@ const kolQ = param({
   decode: (raw, name) => (raw === undefined || raw === "false" ? false : raw === "true" ? true : validationFailed(name, `${name} must be one of true, false`))
 })
 
-export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
+export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
   const isKol = (author: string) => deps.tracking.kolByHandle(author) !== undefined
 
   const mentionRow = (m: SocialMention) => {
@@ -106,11 +103,10 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
       Effect.gen(function* () {
         const token = parseAddress(chain, input.token, "token")
         if (isApiError(token)) return yield* token
-        const core = deps.index.market(chain, token)
-        if (core === undefined) return yield* apiError("MARKET_NOT_FOUND", `No token ${token} on ${chain}`, { field: "token" })
+        const core = yield* deps.data.tokenIn(chain, token, "token")
         const found = deps.social.recent({ chain, asset: token, sinceMs: deps.nowMs() - days * DAY_MS, limit }).slice().reverse()
-        const at = yield* ch(pricesAt(deps.clickhouse, chain, token, found.map((m) => m.atMs)))
-        const usd = yield* pricesFor(deps, chain, [token])
+        const at = yield* deps.data.pricesAt(chain, token, found.map((m) => m.atMs))
+        const usd = yield* deps.data.usdOfMints(chain, [token])
         const info = tokenInfo(deps, chain, token, usd)
         const { decimals, quoteDecimals } = core.identity
         return json(200, {
@@ -150,9 +146,9 @@ export const socialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> =>
         const sinceMs = deps.nowMs() - TRENDING_WINDOWS[window]!
         const recent = deps.social.recent({ chain, sinceMs, limit: TRENDING_SCAN_MAX })
         const tallies = tallyMentions(recent, isKol)
-        const volumes = yield* ch(mintVolumes(deps.clickhouse, chain, [...tallies.keys()], sinceMs))
+        const volumes = yield* deps.data.mintVolumes(chain, [...tallies.keys()], sinceMs)
         const volumeOf = new Map(volumes.map((v) => [v.mint, v]))
-        const usd = yield* pricesFor(deps, chain, tallies.keys())
+        const usd = yield* deps.data.usdOfMints(chain, tallies.keys())
         const ranked = rankTrending(
           Array.from(tallies, ([mint, tally]) => {
             const info = tokenInfo(deps, chain, mint, usd)

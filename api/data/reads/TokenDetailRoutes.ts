@@ -6,17 +6,17 @@
  * concurrent requests for one token share one read).
  */
 import { Effect } from "effect"
-import { priceReserves, progressBpsOf, venueOf } from "../../../actors/market/MarketRecord.js"
-import { launchAggregates, type PositionOrder, topPositions, venueTotals } from "../../../clickhouse/queries/TokenReads.js"
-import type { ApiError } from "../../../src/domain/ApiError.js"
+import { priceReserves, progressBpsOf } from "../../../actors/market/MarketRecord.js"
+import type { MarketDataError, PositionOrder } from "../../../src/services/marketdata/MarketData.js"
 import { creatorLaunches } from "../../../src/services/marketdata/CreatorLaunches.js"
 import { shareBps } from "../../../src/services/marketdata/TokenSafety.js"
+import { tokenVenues } from "../../../src/services/marketdata/Venues.js"
 import { json, type Reply } from "../../Http.js"
 import { enumParam } from "../../QueryParams.js"
 import { ReadCache } from "../../ReadCache.js"
 import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
-import { positionRow, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { positionRow, type Token, tokenRoute } from "./internal/token.js"
 
 export const OVERVIEW_TTL_MS = 60_000
 export const OVERVIEW_CACHE_MAX = 10_000
@@ -39,7 +39,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     },
     (t, { sort, limit }) =>
       Effect.gen(function* () {
-        const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), sort, limit, false))
+        const { positions, total } = yield* deps.data.topPositions(t.core.chain, t.core.mint, spotOf(t), sort, limit, false)
         return json(200, { chain: t.core.chain, address: t.core.mint, sort, traders: total, rows: positions.map((p) => positionRow(t, p)) })
       })
   )
@@ -49,7 +49,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: { limit: intQ("Rows", 1, 200, 50) } },
     (t, { limit }) =>
       Effect.gen(function* () {
-        const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), "held", limit, true))
+        const { positions, total } = yield* deps.data.topPositions(t.core.chain, t.core.mint, spotOf(t), "held", limit, true)
         return json(200, {
           chain: t.core.chain,
           address: t.core.mint,
@@ -69,16 +69,14 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
 
   const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue" }, (t) =>
     Effect.gen(function* () {
-      const rows = yield* ch(venueTotals(deps.clickhouse, t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
-      const current = venueOf(t.core.chain, t.core.lifecycle)
-      const name = (v: "curve" | "pool") => (v === "curve" ? "svc-curve" : t.core.chain === "solana" ? "dex" : "hood-dex")
+      const { current, venues } = tokenVenues(t.core.chain, t.core.lifecycle, yield* deps.data.venueTotals(t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
       return json(200, {
         chain: t.core.chain,
         address: t.core.mint,
         current,
-        venues: rows.map((v) => ({
-          venue: name(v.venue),
-          active: name(v.venue) === current,
+        venues: venues.map(({ venue, active, totals: v }) => ({
+          venue,
+          active,
           trades: v.trades,
           buys: v.buys,
           sells: v.sells,
@@ -126,12 +124,12 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     })
   )
 
-  const overviewCache = new ReadCache<{ readonly atMs: number; readonly body: string }, ApiError>(OVERVIEW_TTL_MS, OVERVIEW_CACHE_MAX)
+  const overviewCache = new ReadCache<{ readonly atMs: number; readonly body: string }, MarketDataError>(OVERVIEW_TTL_MS, OVERVIEW_CACHE_MAX)
   const overviewBody = (t: Token, nowMs: number) =>
     Effect.gen(function* () {
       const id = t.core.identity
-      const agg = yield* ch(launchAggregates(deps.clickhouse, t.core.chain, t.core.mint, id.creator, id.createdAtMs, EARLY_WINDOW_MS))
-      const { positions, total } = yield* ch(topPositions(deps.clickhouse, t.core.chain, t.core.mint, spotOf(t), "held", OVERVIEW_TOP_HOLDERS, true))
+      const agg = yield* deps.data.launchAggregates(t.core.chain, t.core.mint, id.creator, id.createdAtMs, EARLY_WINDOW_MS)
+      const { positions, total } = yield* deps.data.topPositions(t.core.chain, t.core.mint, spotOf(t), "held", OVERVIEW_TOP_HOLDERS, true)
       const top10 = positions.reduce((s, p) => s + p.heldRaw, 0n)
       return JSON.stringify({
         chain: t.core.chain,

@@ -5,14 +5,13 @@
  * a 400 naming `interval` and the `limit`.
  */
 import { Effect } from "effect"
-import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
-import { type Candle, candles as readCandles, candlesMax, type CandleInterval, intervalMinutes } from "../../../clickhouse/queries/Candles.js"
 import { validationFailed } from "../../../src/domain/ApiError.js"
+import { type Candle, candlesMax, type CandleInterval, intervalMinutes } from "../../../src/services/marketdata/MarketData.js"
 import { json } from "../../Http.js"
 import { type Param, param, timeParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
-import { type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { type Token, tokenRoute } from "./internal/token.js"
 import { CHART_CANDLES_MAX, CHART_HEIGHT, CHART_WIDTH, ohlcvSvg } from "./OhlcvChart.js"
 
 export const HISTORY_DEFAULT_DAYS = 30
@@ -65,7 +64,7 @@ export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
           limit: maxCandles
         })
       }
-      return yield* ch(Effect.provideService(readCandles(t.core.chain, t.core.mint, interval, fromMs, toMs), ClickHouse, deps.clickhouse))
+      return yield* deps.data.candles(t.core.chain, t.core.mint, interval, fromMs, toMs)
     })
 
   const history = tokenRoute(

@@ -5,19 +5,19 @@
  */
 import { Effect } from "effect"
 import { marketCapRaw, marketRecord, priceReserves, statsOf } from "../../../actors/market/MarketRecord.js"
-import { topPositions, walletPositions } from "../../../clickhouse/queries/TokenReads.js"
+import { liquidityQuoteRaw } from "../../../src/services/marketdata/Liquidity.js"
 import { SAFETY_TOP_HOLDERS, type TokenSafety, tokenSafety } from "../../../src/services/marketdata/TokenSafety.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
-import { priceUsdOf, type Token, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { priceUsdOf, type Token, tokenRoute } from "./internal/token.js"
 
 /** The headline figures of a token (the market record's, in snake_case, with USD). */
 const marketFields = (t: Token, asOfMs: number) => {
   const r = marketRecord(t.core, asOfMs)
   const core = t.core
   const mcapRaw = marketCapRaw(core)
-  const liquidityRaw = core.lifecycle === "migrated" && core.pool !== null ? core.pool.quoteReserveRaw : core.curveState.realQuoteRaw
+  const liquidityRaw = liquidityQuoteRaw(core)
   return {
     chain: core.chain,
     address: core.mint,
@@ -71,8 +71,8 @@ export const tokenMarketRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
     Effect.gen(function* () {
       const { chain, mint } = t.core
       const spot = priceReserves(t.core)
-      const { positions, total } = yield* ch(topPositions(deps.clickhouse, chain, mint, spot, "held", SAFETY_TOP_HOLDERS, true))
-      const [creator] = yield* ch(walletPositions(deps.clickhouse, chain, mint, spot, [t.core.identity.creator]))
+      const { positions, total } = yield* deps.data.topPositions(chain, mint, spot, "held", SAFETY_TOP_HOLDERS, true)
+      const [creator] = yield* deps.data.walletPositions(chain, mint, spot, [t.core.identity.creator])
       return json(200, {
         token: marketFields(t, deps.index.clockMs(chain)),
         safety: safetyFields(t, tokenSafety(t.core, positions, total, creator))

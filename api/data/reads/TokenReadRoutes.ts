@@ -5,8 +5,9 @@
  * activity, prices, cohort overlap and the final stretch.
  *
  * Sources: the live state of a token (reserves, lifecycle, identity, windowed statistics) comes
- * from the in-memory `MarketIndex`; history (candles, positions, venues, graduations) from
- * ClickHouse `trades` and `candles_1m`; USD from the `PriceSource`. What the reads compute lives in
+ * from the in-memory `MarketIndex`; history (candles, positions, venues, graduations) and USD
+ * prices through the market-data service (`src/services/marketdata/MarketData.ts`, over ClickHouse
+ * `trades` and `candles_1m` and the `PriceSource`), whose failures answer through the error table. What the reads compute lives in
  * `src/services/marketdata/` (pure, unit-tested); these modules translate HTTP to those calls and
  * their results to the wire.
  *
@@ -16,9 +17,10 @@
  *   (token or quote decimals) and USD (`src/services/prices/Money.ts`). Only OHLC prices and
  *   percentages are floats, for charts.
  * - Every list parameter and page is bounded and refused past its bound with a 400
- *   `VALIDATION_FAILED` naming the field; a ClickHouse failure is 503 `FEED_UNAVAILABLE`
+ *   `VALIDATION_FAILED` naming the field; a history outage is 503 `FEED_UNAVAILABLE`
  *   (retryable); an unknown token is 404 `MARKET_NOT_FOUND`; `chain` defaults to `solana`.
  */
+import { make as makeMarketData, type MarketDataDeps } from "../../../src/services/marketdata/MarketData.js"
 import type { RouteDef } from "../../Router.js"
 import { cohortOverlapRoutes } from "./CohortOverlapRoutes.js"
 import { finalStretchRoutes } from "./FinalStretchRoutes.js"
@@ -32,16 +34,20 @@ import { tokenWalletPnlRoutes } from "./TokenWalletPnlRoutes.js"
 
 export type { DataCaller, DataPlan } from "./internal/shared.js"
 
-export type TokenReadDeps = MarketListDeps
+/** What the assembly takes: the market-data service's dependencies and the reads' own. */
+export type TokenReadDeps = MarketDataDeps & Omit<MarketListDeps, "data">
 
-export const tokenReadRoutes = (deps: TokenReadDeps): ReadonlyArray<RouteDef> => [
-  ...tokenMarketRoutes(deps),
-  ...tokenHistoryRoutes(deps),
-  ...tokenDetailRoutes(deps),
-  ...tokenWalletPnlRoutes(deps),
-  ...tokenSearchRoutes(deps),
-  ...marketListRoutes(deps),
-  ...priceRoutes(deps),
-  ...cohortOverlapRoutes(deps),
-  ...finalStretchRoutes(deps)
-]
+export const tokenReadRoutes = (deps: TokenReadDeps): ReadonlyArray<RouteDef> => {
+  const reads: MarketListDeps = { ...deps, data: makeMarketData(deps) }
+  return [
+    ...tokenMarketRoutes(reads),
+    ...tokenHistoryRoutes(reads),
+    ...tokenDetailRoutes(reads),
+    ...tokenWalletPnlRoutes(reads),
+    ...tokenSearchRoutes(reads),
+    ...marketListRoutes(reads),
+    ...priceRoutes(reads),
+    ...cohortOverlapRoutes(reads),
+    ...finalStretchRoutes(reads)
+  ]
+}

@@ -10,7 +10,7 @@ import { json } from "../../Http.js"
 import { param } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, intQ, type ReadDeps, readRoute } from "./internal/shared.js"
-import { pricesOf, priceUsdOf, tokenMoney } from "./internal/token.js"
+import { priceUsdOf, tokenMoney } from "./internal/token.js"
 
 /** `q`: the query, trimmed, 1 to `SEARCH_QUERY_MAX` characters. */
 const searchQ = param({
@@ -35,9 +35,7 @@ export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
     ({ chain, q: text, limit }) =>
       Effect.gen(function* () {
         const found = searchTokens(deps.index, chain, text, limit)
-        const usd = yield* pricesOf(
-          deps,
-          found.hits.map((h) => h.core)
+        const usd = yield* deps.data.usdOfMarkets(found.hits.map((h) => h.core)
         )
         return json(200, {
           chain,

@@ -5,13 +5,12 @@
  */
 import { Effect } from "effect"
 import { marketRecord, priceReserves } from "../../../actors/market/MarketRecord.js"
-import { walletPositions } from "../../../clickhouse/queries/TokenReads.js"
 import { positionPnl } from "../../../src/services/marketdata/AverageCost.js"
 import { json } from "../../Http.js"
 import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
-import { addressList, addressListQ, positionRow, priceUsdOf, tokenRead as ch, tokenRoute } from "./internal/token.js"
+import { addressList, addressListQ, positionRow, priceUsdOf, tokenRoute } from "./internal/token.js"
 
 export const WALLET_PNL_MAX = 50
 
@@ -29,7 +28,7 @@ export const tokenWalletPnlRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> =>
       Effect.gen(function* () {
         const wallets = addressList(input.wallets, "wallets", t.core.chain, 1, WALLET_PNL_MAX)
         if (isApiError(wallets)) return yield* wallets
-        const found = yield* ch(walletPositions(deps.clickhouse, t.core.chain, t.core.mint, priceReserves(t.core), wallets))
+        const found = yield* deps.data.walletPositions(t.core.chain, t.core.mint, priceReserves(t.core), wallets)
         const byWallet = new Map(found.map((p) => [p.trader, p]))
         return json(200, {
           chain: t.core.chain,

@@ -6,7 +6,6 @@
  */
 import { Effect } from "effect"
 import { priceOf, priceReserves } from "../../../actors/market/MarketRecord.js"
-import { tradesOf, walletHistory } from "../../../clickhouse/queries/WalletReads.js"
 import { replayLedgers, spotValueRaw } from "../../../src/services/marketdata/AverageCost.js"
 import { tradedInPeriod, walletPortfolio, walletStats, winRateBps } from "../../../src/services/marketdata/WalletFigures.js"
 import { usdPerToken } from "../../../src/services/prices/Money.js"
@@ -20,7 +19,6 @@ import {
   listLimitQ,
   periodQ,
   periodStart,
-  pricesFor,
   quoteFmt,
   tokenAddress,
   tokenFmt,
@@ -29,12 +27,11 @@ import {
   tradeRow,
   usdFmt,
   usdTotal,
-  walletRead as ch,
   walletRoute,
-  type WalletSocialDeps
+  type WalletReadDeps
 } from "./internal/wallet.js"
 
-export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
+export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
   const stats = walletRoute(
     deps,
     {
@@ -48,9 +45,9 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
     (address, { period }, caller) =>
       Effect.gen(function* () {
         const sinceMs = periodStart(period, deps.nowMs())
-        const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
+        const history = yield* deps.data.walletHistory("solana", address)
         const ledgers = replayLedgers(history.trades, sinceMs)
-        const usd = yield* pricesFor(deps, "solana", ledgers.keys())
+        const usd = yield* deps.data.usdOfMints("solana", ledgers.keys())
         const s = walletStats(ledgers, (mint) => tokenInfo(deps, "solana", mint, usd))
         return json(200, {
           chain: "solana",
@@ -93,14 +90,14 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
       Effect.gen(function* () {
         const token = tokenAddress("solana", input.token)
         if (isApiError(token)) return yield* token
-        const trades = yield* ch(tradesOf(deps.clickhouse, "solana", [address], { sinceMs: periodStart(period, deps.nowMs()), beforeMs: before, mint: token }, limit))
-        const usd = yield* pricesFor(deps, "solana", new Set(trades.map((t) => t.mint)))
+        const trades = yield* deps.data.tradesOf("solana", [address], { sinceMs: periodStart(period, deps.nowMs()), beforeMs: before, mint: token }, limit)
+        const usd = yield* deps.data.usdOfMints("solana", new Set(trades.map((t) => t.mint)))
         return json(200, {
           chain: "solana",
           address,
           period,
           label: labelOf(deps, address, caller.plan),
-          trades: trades.map((t) => tradeRow(t, tokenInfo(deps, "solana", t.mint, usd))),
+          trades: trades.map((t) => tradeRow(t, "solana", tokenInfo(deps, "solana", t.mint, usd))),
           next_before: trades.length === limit ? iso(trades[trades.length - 1]!.atMs) : null
         })
       })
@@ -116,10 +113,9 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
     },
     (address, { period, limit }) =>
       Effect.gen(function* () {
-        const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
+        const history = yield* deps.data.walletHistory("solana", address)
         const ledgers = tradedInPeriod(replayLedgers(history.trades, periodStart(period, deps.nowMs())))
-        const usd = yield* pricesFor(
-          deps,
+        const usd = yield* deps.data.usdOfMints(
           "solana",
           ledgers.map(([m]) => m)
         )
@@ -174,10 +170,9 @@ export const walletReadRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef
     },
     (address, { limit }) =>
       Effect.gen(function* () {
-        const history = yield* ch(walletHistory(deps.clickhouse, "solana", address))
+        const history = yield* deps.data.walletHistory("solana", address)
         const ledgers = replayLedgers(history.trades, undefined)
-        const usd = yield* pricesFor(
-          deps,
+        const usd = yield* deps.data.usdOfMints(
           "solana",
           [...ledgers].filter(([, l]) => l.heldRaw > 0n).map(([m]) => m)
         )

@@ -17,24 +17,30 @@
  *   USD truncated to the micro-dollar. Amounts in different quote assets are never added
  *   together; totals across them are in USD only (each quote asset's total converted once).
  * - Every parameter is bounded and refused past its bound with a 400 `VALIDATION_FAILED` naming
- *   the field; a ClickHouse failure is 503 `FEED_UNAVAILABLE` (retryable).
+ *   the field; a history outage is 503 `FEED_UNAVAILABLE` (retryable), answered through the error
+ *   table from the market-data service's `MarketDataError` (`src/services/marketdata/MarketData.ts`).
  */
+import { make as makeMarketData, type MarketDataDeps } from "../../../src/services/marketdata/MarketData.js"
 import type { RouteDef } from "../../Router.js"
 import { assetRoutes } from "./AssetRoutes.js"
 import { bookLegRoutes } from "./BookLegRoutes.js"
 import { directoryRoutes } from "./DirectoryRoutes.js"
-import type { WalletSocialDeps } from "./internal/wallet.js"
+import type { WalletReadDeps } from "./internal/wallet.js"
 import { labelledTradeRoutes } from "./LabelledTradeRoutes.js"
 import { socialRoutes } from "./SocialRoutes.js"
 import { walletReadRoutes } from "./WalletReadRoutes.js"
 
-export type { WalletSocialDeps } from "./internal/wallet.js"
+/** What the assembly takes: the market-data service's dependencies and the reads' own. */
+export type WalletSocialDeps = MarketDataDeps & Omit<WalletReadDeps, "data">
 
-export const walletSocialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => [
-  ...socialRoutes(deps),
-  ...directoryRoutes(deps),
-  ...labelledTradeRoutes(deps),
-  ...walletReadRoutes(deps),
-  ...bookLegRoutes(deps),
-  ...assetRoutes(deps)
-]
+export const walletSocialRoutes = (deps: WalletSocialDeps): ReadonlyArray<RouteDef> => {
+  const reads: WalletReadDeps = { ...deps, data: makeMarketData(deps) }
+  return [
+    ...socialRoutes(reads),
+    ...directoryRoutes(reads),
+    ...labelledTradeRoutes(reads),
+    ...walletReadRoutes(reads),
+    ...bookLegRoutes(reads),
+    ...assetRoutes(reads)
+  ]
+}

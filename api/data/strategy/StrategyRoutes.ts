@@ -40,13 +40,13 @@ import {
   tradesLimitDefault,
   tradesLimitMax
 } from "../../../src/services/strategy/Strategies.js"
+import { REQUIRES_MAX_BODY } from "../../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import type { ParamDoc, RouteDef } from "../../Router.js"
 import { isApiError, opt, parseIntParam as intParam } from "../../QueryParams.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
 export const NOT_FOUND_BODY = { error: "not found" } as const
-export const REQUIRES_MAX_BODY = { error: "requires Max" } as const
 
 export interface StrategyCaller {
   readonly accountId: string

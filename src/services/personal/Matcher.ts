@@ -17,7 +17,7 @@ import type { Signal } from "../../domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { normalizeAddress } from "../../domain/Chain.js"
 import type { RuleParams } from "./Rules.js"
-import { parseUsdMicros } from "../signals/SignalTape.js"
+import { parseUsdMicros } from "../prices/Money.js"
 
 export interface Follow {
   readonly id: string

@@ -10,7 +10,7 @@
  */
 import { defaultSignalConfig } from "../../../actors/signals/SignalConfig.js"
 import { formatMicros, isPattern, type Pattern, PATTERNS, SIGNAL_WALLETS_MAX } from "../../domain/Signal.js"
-import { parseUsdMicros } from "../signals/SignalTape.js"
+import { parseUsdMicros } from "../prices/Money.js"
 
 export interface RuleParams {
   /** Decimal USD string (at most 6 fractional digits). */

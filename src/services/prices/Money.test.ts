@@ -1,12 +1,13 @@
 /**
  * Exact money: USD truncated toward zero to the micro-dollar, USD per whole token, the quote pair
  * of a market (Hood addresses in any case), and per-quote-asset totals whose USD sum is null only
- * when a non-zero total is unpriced.
+ * when a non-zero total is unpriced; and the one USD text parser.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { QuotePairs, USDC_MINT, WSOL_MINT } from "../../domain/QuotePairs.js"
-import { QuoteTotals, quotePairOf, usdMicrosOf, usdOf, usdPerToken } from "./Money.js"
+import { formatUnits } from "../../domain/CurveMath.js"
+import { parseUsdMicros, QuoteTotals, quotePairOf, USD_DECIMALS, usdMicrosOf, usdOf, usdPerToken } from "./Money.js"
 import type { UsdPrice } from "./PriceSource.js"
 
 const price = (usdRaw: bigint, scale: number): UsdPrice => ({ asset: "sol", usdRaw, scale, asOfMs: 0, source: "test" })
@@ -73,5 +74,23 @@ describe("QuoteTotals", () => {
     totals.add(usdc, null, 1n)
     expect(totals.usdMicros()).toBeNull()
     expect(new QuoteTotals().usdMicros()).toBe(0n)
+  })
+})
+
+describe("parseUsdMicros", () => {
+  it("reads a non-negative decimal of at most 6 places as micro-dollars", () => {
+    expect(parseUsdMicros("12.5")).toBe(12_500_000n)
+    expect(parseUsdMicros("0")).toBe(0n)
+    expect(parseUsdMicros("0.000001")).toBe(1n)
+    expect(parseUsdMicros("1000000.123456")).toBe(1_000_000_123_456n)
+    expect(parseUsdMicros("9".repeat(30))).toBe(BigInt("9".repeat(30)) * 1_000_000n)
+  })
+
+  it("refuses anything else", () => {
+    for (const bad of ["", "-1", "1.", ".5", "1.1234567", "1e3", " 1", "1,5", "0x10", "9".repeat(31)]) expect(parseUsdMicros(bad), bad).toBeUndefined()
+  })
+
+  it("round-trips what formatUnits writes at 6 places", () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), (micros) => parseUsdMicros(formatUnits(micros, USD_DECIMALS)) === micros))
   })
 })

@@ -16,6 +16,18 @@ import type { PriceSourceShape, UsdPrice } from "./PriceSource.js"
 export const USD_DECIMALS = 6
 export const USD_PRICE_DECIMALS = 18
 
+const USD_TEXT = /^([0-9]{1,30})(?:\.([0-9]{1,6}))?$/
+
+/**
+ * `"12.5"` → 12,500,000 micro-dollars; undefined when not a non-negative decimal of at most 6
+ * places (and 30 integer digits). Callers with a stricter grammar check it first.
+ */
+export const parseUsdMicros = (text: string): bigint | undefined => {
+  const m = USD_TEXT.exec(text)
+  if (m === null) return undefined
+  return BigInt(m[1]!) * 10n ** BigInt(USD_DECIMALS) + BigInt(((m[2] ?? "") + "000000").slice(0, USD_DECIMALS))
+}
+
 /** The quote pair a market trades against (Hood addresses compare lower-case). */
 export const quotePairOf = (chain: ChainId, quoteMint: string): QuotePair | undefined => {
   const key = chain === "hood" ? quoteMint.toLowerCase() : quoteMint

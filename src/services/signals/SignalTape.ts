@@ -20,6 +20,7 @@ import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { signalFromRow, signalSelectSql } from "../../../clickhouse/writer/SignalWriter.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
+import { parseUsdMicros } from "../prices/Money.js"
 import type { PlanId, TrackingShape } from "../tracking/Tracking.js"
 import type { SignalHub } from "./SignalHub.js"
 
@@ -60,12 +61,8 @@ export interface TapeQuery extends TapeFilter {
   readonly after?: TapeCursor | undefined
 }
 
-/** `"12.5"` → 12,500,000 micro-USD; undefined when not a non-negative decimal of ≤ 6 places. */
-export const parseUsdMicros = (text: string): bigint | undefined => {
-  const m = /^([0-9]{1,30})(?:\.([0-9]{1,6}))?$/.exec(text)
-  if (m === null) return undefined
-  return BigInt(m[1]!) * 1_000_000n + BigInt(((m[2] ?? "") + "000000").slice(0, 6))
-}
+/** The tape's USD filters parse with the one money parser (re-exported for the tape's routes). */
+export { parseUsdMicros }
 
 const cmp = (a: TapeCursor, b: TapeCursor): number => a.tsMs - b.tsMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 const cursorOf = (s: Signal): TapeCursor => ({ tsMs: s.at_ms, id: s.id })

@@ -14,6 +14,7 @@
  *   `sizing.base_usd`, min below max) are checked after the fields and name the field to fix.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { parseUsdMicros as usdMicros } from "../prices/Money.js"
 
 export const SignalPatterns = [
   "confluence",
@@ -48,12 +49,8 @@ export const DefinitionLimits = {
 
 const USD_DECIMAL = /^(0|[1-9][0-9]{0,12})(\.[0-9]{1,6})?$/
 
-/** Micro-USD of a decimal text, or undefined. */
-export const parseUsdMicros = (text: string): bigint | undefined => {
-  if (!USD_DECIMAL.test(text)) return undefined
-  const [whole, frac = ""] = text.split(".")
-  return BigInt(whole!) * 1_000_000n + BigInt((frac + "000000").slice(0, 6))
-}
+/** Micro-USD of a decimal text in the strategy grammar (no leading zeros, at most 13 integer digits), or undefined. */
+export const parseUsdMicros = (text: string): bigint | undefined => (USD_DECIMAL.test(text) ? usdMicros(text) : undefined)
 
 /** A decimal text of a JSON number without exponent, or undefined (1e21, NaN...). */
 const numberText = (n: number): string | undefined => {

@@ -2,49 +2,39 @@
  * What the data service's read routes share: their dependencies and caller, the route shape
  * (GET, bearer, tagged `market-data`, built with the router's `route()`: authenticated, then
  * every declared parameter decoded, before the handler runs), the common parameter declarations,
- * and the translations every read makes: a ClickHouse failure is the retryable 503
- * `FEED_UNAVAILABLE` (logged with its cause; the client sees only the code), and timestamps are
- * ISO 8601 or null.
+ * and the translations every read makes: a `MarketDataError` (history outage, unknown token, ...)
+ * answers through the one error table (`api/ErrorTable.ts`), and timestamps are ISO 8601 or null.
  */
 import { Effect } from "effect"
 import type { MarketIndexShape } from "../../../../actors/MarketIndex.js"
-import type { ClickHouseShape } from "../../../../clickhouse/ClickHouse.js"
-import type { ClickHouseError } from "../../../../clickhouse/ClickHouseError.js"
-import { type ApiError, apiError } from "../../../../src/domain/ApiError.js"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
-import type { PriceSourceShape } from "../../../../src/services/prices/PriceSource.js"
+import type { ApiError } from "../../../../src/domain/ApiError.js"
+import type { PlanId } from "../../../../src/domain/Plans.js"
+import { isMarketDataError, type MarketDataError, type MarketDataShape } from "../../../../src/services/marketdata/MarketData.js"
+import { answerFailure } from "../../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../../Http.js"
 import { chainParam, type Decoded, enumParam, intParam, type Param, type Params } from "../../../QueryParams.js"
 import { type Input, type ResponseDoc, route, type RouteDef } from "../../../Router.js"
 
-export type DataPlan = "free" | "pro" | "max"
+/** The caller's plan (the plan table's ids). */
+export type DataPlan = PlanId
 
 export interface DataCaller {
   readonly accountId: string
   readonly plan: DataPlan
 }
 
-/** What every read needs: the live markets, history, USD prices, the clock and the data bearer. */
+/** What every read needs: the market-data service (history, lookups, USD prices), the live markets, the clock and the data bearer. */
 export interface ReadDeps {
-  readonly clickhouse: ClickHouseShape
+  readonly data: MarketDataShape
   readonly index: MarketIndexShape
-  readonly prices: PriceSourceShape
   readonly nowMs: () => number
   /** The data bearer: the caller, or a refusal (an `ApiError`, or a ready reply such as the plain 401). */
   readonly authenticate: (req: Request) => Effect.Effect<DataCaller, ApiError | Reply>
 }
 
-export const feedUnavailable = (e: ClickHouseError): ApiError =>
-  apiError("FEED_UNAVAILABLE", `Market history is unavailable; retry shortly (${e.reason})`, { retryable: true, headers: { "Retry-After": "2" } })
-
-/** A ClickHouse read for `what` (e.g. "token read"); its failure is logged and answered 503. */
-export const chRead =
-  (what: string) =>
-  <A>(effect: Effect.Effect<A, ClickHouseError>): Effect.Effect<A, ApiError> =>
-    effect.pipe(
-      Effect.tapError((e) => Effect.logWarning(`${what} failed: ${e.message}`)),
-      Effect.mapError(feedUnavailable)
-    )
+/** What a read's handler may fail with: a refusal of its own, or the service's failure (answered through the table). */
+export type ReadFailure = ApiError | MarketDataError
 
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
 
@@ -98,7 +88,7 @@ export interface ReadRouteSpec<P extends Params, Q extends Params> {
 export const readRoute = <P extends Params = {}, Q extends Params = {}>(
   deps: Pick<ReadDeps, "authenticate">,
   spec: ReadRouteSpec<P, Q>,
-  f: (input: Input<P, Q, never>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+  f: (input: Input<P, Q, never>, caller: DataCaller) => Effect.Effect<Reply, ReadFailure>
 ): RouteDef =>
   route<P, Q, never, DataCaller>({
     method: "GET",
@@ -113,7 +103,7 @@ export const readRoute = <P extends Params = {}, Q extends Params = {}>(
     headers: AUTH_HEADERS,
     responses: { 200: { description: spec.summary }, ...standardResponses, ...spec.responses },
     authenticate: deps.authenticate,
-    handler: (_req, input, caller) => f(input, caller)
+    handler: (_req, input, caller) => Effect.catchIf(f(input, caller), isMarketDataError, answerFailure)
   })
 
 /** A read under `{base}/{address}` (`address` in the path, `chain` first in the query). */
@@ -136,7 +126,7 @@ export const addressRoute = <Q extends Params = {}>(
   base: string,
   params: { readonly address: Param<string>; readonly chain: Param<ChainId> },
   spec: AddressReadSpec<Q>,
-  f: (input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+  f: (input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ReadFailure>
 ): RouteDef =>
   readRoute(
     deps,

@@ -7,21 +7,18 @@
 import { Effect } from "effect"
 import type { MarketCore } from "../../../../actors/market/MarketActor.js"
 import { priceReserves } from "../../../../actors/market/MarketRecord.js"
-import type { Position } from "../../../../clickhouse/queries/TokenReads.js"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
-import { type ApiError, apiError, validationFailed } from "../../../../src/domain/ApiError.js"
+import { validationFailed } from "../../../../src/domain/ApiError.js"
 import { formatUnits } from "../../../../src/domain/CurveMath.js"
 import type { QuotePair } from "../../../../src/domain/QuotePairs.js"
+import type { Position } from "../../../../src/services/marketdata/MarketData.js"
 import { shareBps } from "../../../../src/services/marketdata/TokenSafety.js"
-import { quotePairOf, usdOf, usdPerToken, usdPrices } from "../../../../src/services/prices/Money.js"
+import { quotePairOf, usdOf, usdPerToken } from "../../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
 import type { Reply } from "../../../Http.js"
 import { ADDRESS_FORMAT, isApiError, normalizeAddress, type Param, param, type Params, type Parsed, parseAddress, stringParam } from "../../../QueryParams.js"
 import type { RouteDef } from "../../../Router.js"
-import { type AddressInput, type AddressReadSpec, addressRoute, chainQ, chRead, type DataCaller, iso, type ReadDeps } from "./shared.js"
-
-/** A ClickHouse read of a token read (a failure is the retryable 503). */
-export const tokenRead = chRead("token read")
+import { type AddressInput, type AddressReadSpec, addressRoute, chainQ, type DataCaller, iso, type ReadDeps, type ReadFailure } from "./shared.js"
 
 /**
  * A comma-separated list of addresses (`min..max` distinct entries): decoding keeps the trimmed,
@@ -86,13 +83,6 @@ export const tokenMoney = (core: MarketCore, prices: ReadonlyMap<string, UsdPric
   }
 }
 
-/** The USD prices of the quote assets `cores` trade against. */
-export const pricesOf = (deps: Pick<ReadDeps, "prices">, cores: Iterable<MarketCore | undefined>): Effect.Effect<ReadonlyMap<string, UsdPrice | null>> =>
-  usdPrices(
-    deps.prices,
-    Array.from(cores, (c) => (c === undefined ? undefined : quotePairOf(c.chain, c.identity.quoteMint)))
-  )
-
 /** USD per whole token at the spot reserves. */
 export const priceUsdOf = (t: Token): string | null => {
   const r = priceReserves(t.core)
@@ -121,31 +111,19 @@ export const positionRow = (t: Token, p: Position) => ({
   last_trade_at: iso(p.lastTradeMs)
 })
 
-/** Looks the token up: 404 when unknown (503 while the engine warms up). */
-const lookup = (deps: Pick<ReadDeps, "index">, chain: ChainId, mint: string): MarketCore | ApiError => {
-  const core = deps.index.market(chain, mint)
-  if (core !== undefined) return core
-  if (deps.index.warming()) return apiError("FEED_UNAVAILABLE", "Markets are loading; retry shortly", { retryable: true, headers: { "Retry-After": "2" } })
-  const other = deps.index.find(mint).find((c) => c !== chain)
-  return apiError("MARKET_NOT_FOUND", other === undefined ? `No token ${mint} on ${chain}` : `No token ${mint} on ${chain}; it trades on ${other}`, {
-    ...(other === undefined ? {} : { extra: { routing: { reason: "chain_mismatch", chain: other } } })
-  })
-}
-
 const tokenParams = { address: stringParam("Token mint (Solana base58) or token address (Hood 0x…)", { required: true, emptyIsValue: true }), chain: chainQ }
 
 /** A `/v1/market/token/{address}…` read: the handler gets the token, looked up and priced, and its decoded parameters. */
 export const tokenRoute = <Q extends Params = {}>(
   deps: ReadDeps,
   spec: AddressReadSpec<Q>,
-  f: (t: Token, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+  f: (t: Token, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ReadFailure>
 ): RouteDef =>
   addressRoute(deps, "/v1/market/token", tokenParams, { ...spec, responses: { 404: { description: "MARKET_NOT_FOUND" }, ...spec.responses } }, (input, caller) =>
     Effect.gen(function* () {
       const mint = parseAddress(input.chain, input.address, "address")
       if (isApiError(mint)) return yield* mint
-      const core = lookup(deps, input.chain, mint)
-      if (isApiError(core)) return yield* core
-      return yield* f(tokenMoney(core, yield* pricesOf(deps, [core])), input, caller)
+      const core = yield* deps.data.token(input.chain, mint)
+      return yield* f(tokenMoney(core, yield* deps.data.usdOfMarkets([core])), input, caller)
     })
   )

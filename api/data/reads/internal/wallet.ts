@@ -9,10 +9,10 @@
  * untracked one.
  */
 import { Effect } from "effect"
-import type { WalletTrade } from "../../../../clickhouse/queries/WalletReads.js"
 import type { ChainId } from "../../../../ingest/ChainEvent.js"
-import type { ApiError } from "../../../../src/domain/ApiError.js"
 import { formatUnits } from "../../../../src/domain/CurveMath.js"
+import type { WalletTrade } from "../../../../src/services/marketdata/MarketData.js"
+import { venueNameOf } from "../../../../src/services/marketdata/Venues.js"
 import type { TradedToken } from "../../../../src/services/marketdata/WalletFigures.js"
 import { type QuoteTotals, quotePairOf, USD_DECIMALS, usdOf } from "../../../../src/services/prices/Money.js"
 import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
@@ -21,19 +21,16 @@ import type { TrackingShape } from "../../../../src/services/tracking/Tracking.j
 import type { Reply } from "../../../Http.js"
 import { enumParam, isApiError, type Param, type Params, type Parsed, parseAddress, stringParam } from "../../../QueryParams.js"
 import type { RouteDef } from "../../../Router.js"
-import { type AddressInput, type AddressReadSpec, addressRoute, chRead, type DataCaller, DAY_MS, intQ, iso, type ReadDeps, solanaQ } from "./shared.js"
-import { pricesOf, quotePriceOf } from "./token.js"
+import { type AddressInput, type AddressReadSpec, addressRoute, type DataCaller, DAY_MS, intQ, iso, type ReadDeps, type ReadFailure, solanaQ } from "./shared.js"
+import { quotePriceOf } from "./token.js"
 
-export interface WalletSocialDeps extends ReadDeps {
+export interface WalletReadDeps extends ReadDeps {
   readonly tracking: TrackingShape
   readonly social: SocialMentionsShape
 }
 
 export const LIST_LIMIT_MAX = 200
 export const LIST_LIMIT_DEFAULT = 50
-
-/** A ClickHouse read of a wallet read (a failure is the retryable 503). */
-export const walletRead = chRead("wallet read")
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
@@ -75,13 +72,6 @@ export const quoteFmt = (t: TokenInfo, raw: bigint): string | null => (t.core ==
 export const tokenFmt = (t: TokenInfo, raw: bigint): string | null => (t.core === undefined ? null : formatUnits(raw, t.core.identity.decimals))
 export const usdFmt = (t: TokenInfo, raw: bigint): string | null => (t.core === undefined ? null : usdOf(raw, t.core.identity.quoteDecimals, t.price))
 
-/** The USD prices of the quote assets of the tokens `mints` (those the index knows). */
-export const pricesFor = (deps: Pick<ReadDeps, "index" | "prices">, chain: ChainId, mints: Iterable<string>) =>
-  pricesOf(
-    deps,
-    Array.from(mints, (m) => deps.index.market(chain, m))
-  )
-
 /** Totals per quote asset, as written. */
 export const byQuoteRows = (totals: QuoteTotals) =>
   totals.byQuote().map((e) => ({ quote_asset: e.pair.id, amount: formatUnits(e.raw, e.pair.decimals), usd: usdOf(e.raw, e.pair.decimals, e.price) }))
@@ -92,13 +82,13 @@ export const usdTotal = (totals: QuoteTotals): string | null => {
   return micros === null ? null : formatUnits(micros, USD_DECIMALS)
 }
 
-export const tradeRow = (t: WalletTrade, info: TokenInfo) => ({
+export const tradeRow = (t: WalletTrade, chain: ChainId, info: TokenInfo) => ({
   signature: t.signature,
   at: iso(t.atMs),
   token: t.mint,
   symbol: info.core?.identity.symbol ?? null,
   side: t.side,
-  venue: t.venue === "pool" ? "dex" : "svc-curve",
+  venue: venueNameOf(chain, t.venue),
   quote_asset: info.pair?.id ?? null,
   amount: tokenFmt(info, t.tokenRaw),
   quote: quoteFmt(info, t.quoteRaw),
@@ -110,11 +100,11 @@ export const tradeRow = (t: WalletTrade, info: TokenInfo) => ({
 // ---------------------------------------------------------------------------------------------
 // Labels
 
-export const kolHandle = (deps: Pick<WalletSocialDeps, "tracking">, id: string | null): string | null =>
+export const kolHandle = (deps: Pick<WalletReadDeps, "tracking">, id: string | null): string | null =>
   id === null ? null : (deps.tracking.kols().find((k) => k.id === id)?.handle ?? null)
 
 /** A Solana wallet's tracking label, when the plan can see it. */
-export const labelOf = (deps: Pick<WalletSocialDeps, "tracking">, address: string, plan: DataCaller["plan"]) => {
+export const labelOf = (deps: Pick<WalletReadDeps, "tracking">, address: string, plan: DataCaller["plan"]) => {
   const w = deps.tracking.byAddress("solana", address)
   const visible = w === undefined ? undefined : deps.tracking.wallet(plan, w.id)
   return visible === undefined ? null : { id: visible.id, label: visible.label, kind: visible.kind, groups: visible.groups }
@@ -127,9 +117,9 @@ const walletParams = { address: stringParam("Any Solana wallet (base58)", { requ
 
 /** A `/v1/market/wallet/{address}…` read (Solana): the handler gets the parsed address and its decoded parameters. */
 export const walletRoute = <Q extends Params = {}>(
-  deps: WalletSocialDeps,
+  deps: WalletReadDeps,
   spec: AddressReadSpec<Q>,
-  f: (address: string, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ApiError>
+  f: (address: string, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ReadFailure>
 ): RouteDef =>
   addressRoute(deps, "/v1/market/wallet", walletParams, spec, (input, caller) => {
     const address = parseAddress("solana", input.address, "address")
