@@ -36,6 +36,15 @@ describe("replayLedgers", () => {
     expect(ledgers.get("B")).toMatchObject({ active: false, closed: false, heldRaw: 10n, costRaw: 10n, buys: 0, volumeRaw: 0n })
   })
 
+  it("a buy that received no tokens while nothing is held is a realized loss, not a cost held against nothing", () => {
+    // The counterexample fast-check found (seed -1588926812): one buy of 0 tokens for 1 quote unit.
+    expect(replayLedgers([buy("A", 0n, 1n, 5)], undefined).get("A")).toMatchObject({ heldRaw: 0n, costRaw: 0n, spentRaw: 1n, realizedRaw: -1n })
+    // Before the period it leaves the position flat and the period's figures untouched, as a sell there would.
+    expect(replayLedgers([buy("A", 0n, 1n, 5), buy("A", 10n, 20n, 50)], 40).get("A")).toMatchObject({ heldRaw: 10n, costRaw: 20n, realizedRaw: 0n })
+    // While tokens are held, a 0-token buy adds its cost to the position (the average rises).
+    expect(replayLedgers([buy("A", 10n, 20n, 5), buy("A", 0n, 5n, 6)], undefined).get("A")).toMatchObject({ heldRaw: 10n, costRaw: 25n, realizedRaw: 0n })
+  })
+
   it("keeps one ledger per token, in order of first trade", () => {
     expect([...replayLedgers([buy("B", 1n, 1n, 1), buy("A", 1n, 1n, 2), sell("B", 1n, 1n, 3)], undefined).keys()]).toEqual(["B", "A"])
   })

@@ -87,6 +87,13 @@ export const replayLedgers = (trades: ReadonlyArray<LedgerTrade>, sinceMs: numbe
         l.closed = true
       }
     }
+    // Cost with no tokens left to carry it (a buy that received 0 tokens while nothing was held,
+    // e.g. one too small to fill a single raw unit) is a loss taken at once, not a cost held
+    // forever against an empty position.
+    if (l.heldRaw === 0n && l.costRaw > 0n) {
+      if (inPeriod) l.realizedRaw -= l.costRaw
+      l.costRaw = 0n
+    }
     if (!inPeriod) continue
     if (!l.active) l.firstMs = t.atMs
     l.active = true
