@@ -72,7 +72,7 @@ export interface RouteDef {
 }
 
 /** A declared request body: its schema (decoded and documented) and bound. */
-export interface BodyDecl<A> {
+export interface SchemaBodyDecl<A> {
   readonly schema: Schema.Schema<A, any, never>
   /**
    * What OpenAPI shows instead of `schema`, only where `schema` has no JSON Schema (a
@@ -86,6 +86,25 @@ export interface BodyDecl<A> {
    */
   readonly decode?: (body: unknown) => A | ApiError
 }
+
+/**
+ * A declared request body a hand-written decoder turns into a service's input (with the spec's
+ * field names and messages); `schema` is the wire shape, documented only. Built with `decodedBody`.
+ */
+export interface DecoderBodyDecl<A> {
+  readonly schema: Schema.Schema.Any
+  readonly documented?: undefined
+  readonly maxBytes?: number
+  readonly decode: (body: unknown) => A | ApiError
+}
+
+export type BodyDecl<A> = SchemaBodyDecl<A> | DecoderBodyDecl<A>
+
+/**
+ * A body decoded by `decode`, documented as `schema`. A function rather than a literal so the
+ * handler's body type comes from `decode` alone.
+ */
+export const decodedBody = <A>(body: DecoderBodyDecl<A>): DecoderBodyDecl<A> => body
 
 export interface RouteInputs {
   readonly path: Params
@@ -172,7 +191,7 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   for (const n of queryNames) if (declaredPath[n] !== undefined || n === "body") throw new Error(`${spec.method} ${spec.path}: '${n}' declared twice`)
   const pathParamList: ReadonlyArray<Param<unknown>> = template.map((n) => declaredPath[n]!)
   const queryParamList: ReadonlyArray<Param<unknown>> = queryNames.map((n) => declaredQuery[n]!)
-  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder(body.schema))
+  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder((body as SchemaBodyDecl<B>).schema))
 
   const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
   const def = {
