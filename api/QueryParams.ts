@@ -305,3 +305,10 @@ export const decodeQuery = <P extends Params>(declared: P, query: string): Decod
   const refused = decodeInto(out, raws, names, params)
   return refused ?? (out as unknown as Decoded<P>)
 }
+
+/** The first parameter of `query` not in `names` (a route with `closedQuery`), or undefined. */
+export const undeclaredParam = (query: string, names: ReadonlyArray<string>): string | undefined => {
+  if (query === "") return undefined
+  for (const k of new URLSearchParams(query).keys()) if (!names.includes(k)) return k
+  return undefined
+}

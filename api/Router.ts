@@ -26,7 +26,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
-import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery } from "./QueryParams.js"
+import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
 /** Documentation-only parameter of a route not yet built with `route()` (nothing decodes it). */
 export interface ParamDoc {
@@ -121,6 +121,8 @@ export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omi
   /** Every `{name}` of `path`, by name. */
   readonly pathParams?: P
   readonly query?: Q
+  /** Refuse a query parameter `query` does not declare (`VALIDATION_FAILED` naming it), before decoding the declared ones. */
+  readonly closedQuery?: boolean
   readonly body?: BodyDecl<B>
   /** Runs first, synchronously: a reply refuses the request (rate limits). */
   readonly guard?: (req: Request) => Reply | undefined
@@ -179,7 +181,7 @@ const NOTHING_DECLARED: never = Object.freeze({}) as never
  * differ, or a name is declared twice (path and query share the handler's input).
  */
 export const route = <P extends Params = {}, Q extends Params = {}, B = never, C = undefined>(spec: RouteSpec<P, Q, B, C>): RouteDef => {
-  const { authenticate, body, guard, handler, pathParams, query, ...doc } = spec
+  const { authenticate, body, closedQuery, guard, handler, pathParams, query, ...doc } = spec
   const template = pathNames(spec.path)
   const declaredPath: Params = pathParams ?? {}
   const declaredQuery: Params = query ?? {}
@@ -200,12 +202,16 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
     inputs
   }
 
-  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined
+  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined && closedQuery !== true
   /** The decoded input, or the refusal. Allocates the one input object (and a query's raw array). */
   const decode = (req: Request): Input<P, Q, B> | ApiError => {
     const out: Record<string, unknown> = {}
     const refusedPath = decodeInto(out, req.params, template, pathParamList)
     if (refusedPath !== undefined) return refusedPath
+    if (closedQuery === true) {
+      const unknown = undeclaredParam(req.query, queryNames)
+      if (unknown !== undefined) return validationFailed(unknown, `Unknown parameter '${unknown}'; expected ${queryNames.join(", ")}`)
+    }
     if (queryNames.length > 0) {
       const raws = scanQuery(req.query, queryNames, queryParamList)
       if (isApiError(raws)) return raws
