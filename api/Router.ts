@@ -28,15 +28,6 @@ import { type ApiError, apiError, validationFailed } from "../src/domain/ApiErro
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
 import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
-/** Documentation-only parameter of a route not yet built with `route()` (nothing decodes it). */
-export interface ParamDoc {
-  readonly name: string
-  readonly description: string
-  readonly required?: boolean
-  /** A JSON Schema for the parameter's value. */
-  readonly schema: Record<string, unknown>
-}
-
 export interface ResponseDoc {
   readonly description: string
   readonly schema?: Schema.Schema.Any
@@ -55,10 +46,6 @@ export interface RouteDef {
   readonly tags: ReadonlyArray<string>
   /** Credential the route takes; `public` needs none. */
   readonly auth: "public" | "agentKey" | "session" | "bearer"
-  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
-  readonly pathParams?: ReadonlyArray<ParamDoc>
-  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
-  readonly query?: ReadonlyArray<ParamDoc>
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
   /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
@@ -117,7 +104,7 @@ export interface RouteInputs {
 export type Input<P extends Params, Q extends Params, B> = Decoded<P> & Decoded<Q> & ([B] extends [never] ? unknown : { readonly body: B })
 
 /** A route's documentation and declarations, and a handler of the decoded values (see `route`). */
-export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omit<RouteDef, "pathParams" | "query" | "body" | "handler" | "inputs"> {
+export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omit<RouteDef, "body" | "handler" | "inputs"> {
   /** Every `{name}` of `path`, by name. */
   readonly pathParams?: P
   readonly query?: Q
