@@ -121,14 +121,21 @@ export const decodeChallengeQuery = (query: string): Decoded<{ chain: WalletChai
   return isApiError(address) ? address : { chain: q.chain, address }
 }
 
-/** `{chain, address, signature, label?}`. */
-export const decodeLinkBody = (raw: unknown): Decoded<LinkInput> => {
+/** An object body's `chain` and its `address` on that chain. */
+const chainAddressBody = (raw: unknown): Decoded<{ body: Body; chain: WalletChain; address: string }> => {
   const body = objectBody(raw)
   if (isApiError(body)) return body
   const chain = chainField(body)
   if (isApiError(chain)) return chain
   const address = addressField(body, "address", chain)
-  if (isApiError(address)) return address
+  return isApiError(address) ? address : { body, chain, address }
+}
+
+/** `{chain, address, signature, label?}`. */
+export const decodeLinkBody = (raw: unknown): Decoded<LinkInput> => {
+  const linked = chainAddressBody(raw)
+  if (isApiError(linked)) return linked
+  const { address, body, chain } = linked
   const signature = stringField(body, "signature", SIGNATURE_MAX_CHARS)
   if (isApiError(signature)) return signature
   const label = labelField(body)
@@ -150,12 +157,8 @@ export const decodeUpdateBody = (raw: unknown): Decoded<WalletPatch> => {
 
 /** `{chain, address}`. */
 export const decodeImportInitBody = (raw: unknown): Decoded<{ chain: WalletChain; address: string }> => {
-  const body = objectBody(raw)
-  if (isApiError(body)) return body
-  const chain = chainField(body)
-  if (isApiError(chain)) return chain
-  const address = addressField(body, "address", chain)
-  return isApiError(address) ? address : { chain, address }
+  const init = chainAddressBody(raw)
+  return isApiError(init) ? init : { chain: init.chain, address: init.address }
 }
 
 /** The import body before WebCrypto checks the signer key: `signerPublicKey` as sent (decoded base64). */
