@@ -1,9 +1,10 @@
 /**
  * Key, access and tier routes (spec document 2, section 4.1, without wallets and TEE rebind).
  * Owner routes take a session or a device token; `keys/self/*` take the agent key itself;
- * `{prefix}/limits` and `tier` take either. Handlers only authenticate, decode the body or query
- * (`KeyDecoders.ts`), call `KeyService` / `TierService` and map failures through the one table
- * (`ErrorTable.ts`); every rule lives in the services.
+ * `{prefix}/limits` and `tier` take either. Each route declares its credential (`authenticate`)
+ * and its inputs (bodies and query through `KeyDecoders.ts`), which the router runs first; handlers
+ * only call `KeyService` / `TierService` and map failures through the one table (`ErrorTable.ts`);
+ * every rule lives in the services.
  */
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
