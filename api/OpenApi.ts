@@ -1,9 +1,9 @@
 /**
  * The OpenAPI 3.1 description (version 1.0.0, spec section 9), generated from the route table:
  * every route's path and query parameters, request body and response schemas come from the same
- * `RouteDef` the server mounts, so adding a route documents it. A route built with `route()` is
- * documented from the declarations its handler decodes (`inputs`). Effect schemas become JSON Schema
- * through `JSONSchema.fromAST`, sharing one `components.schemas` table.
+ * `RouteDef` the server mounts, so adding a route documents it. Parameters are documented from the
+ * declarations the router decodes (`inputs`, from `route()`), the one way to declare them. Effect
+ * schemas become JSON Schema through `JSONSchema.fromAST`, sharing one `components.schemas` table.
  */
 import { JSONSchema, Schema } from "effect"
 import { ErrorCodes } from "../src/domain/ErrorCodes.js"
@@ -19,18 +19,12 @@ export interface ParameterDoc {
 }
 
 /**
- * A route's parameters as OpenAPI documents them: from its declarations (`inputs`, the same
- * `Param`s the router decodes; path parameters in path order) or, for a route not yet built with
- * `route()`, from its documentation-only lists.
+ * A route's parameters as OpenAPI documents them: its declarations (`inputs`, the same `Param`s
+ * the router decodes; path parameters in path order). A route not built with `route()` has none.
  */
 export const parameterDocs = (route: RouteDef): ReadonlyArray<ParameterDoc> => {
   const inputs = route.inputs
-  if (inputs === undefined) {
-    return [
-      ...(route.pathParams ?? []).map((p) => ({ name: p.name, in: "path" as const, required: true, description: p.description, schema: p.schema })),
-      ...(route.query ?? []).map((p) => ({ name: p.name, in: "query" as const, required: p.required ?? false, description: p.description, schema: p.schema }))
-    ]
-  }
+  if (inputs === undefined) return []
   const pathOrder = (route.path.match(/\{[^}]+\}/g) ?? []).map((m) => m.slice(1, -1))
   return [
     ...pathOrder.map((name) => {

@@ -5,8 +5,7 @@
  * Routes declare their parameters as `Param`s (`intParam`, `enumParam`, `chainParam`,
  * `stringParam`, `timeParam`, or `param` with a hand-written decoder); `route()` in `Router.ts`
  * decodes them before the handler runs and `OpenApi.ts` documents them from the same objects.
- * The older `parse*` functions (value or `VALIDATION_FAILED`, checked with `isApiError`) serve
- * the modules not yet moved onto declarations.
+ * `parseAddress` checks a chain-dependent address a handler reads (the mint of `{chain}/{mint}`).
  */
 import type { ChainId } from "../ingest/ChainEvent.js"
 import { type ApiError, validationFailed } from "../src/domain/ApiError.js"
@@ -31,44 +30,6 @@ export const parseAddress = (chain: ChainId, raw: string | undefined, field: str
   raw !== undefined && ADDRESS_FORMAT[chain].test(raw)
     ? normalizeAddress(chain, raw)
     : validationFailed(field, chain === "solana" ? `${field} must be a base58 address` : `${field} must be a 0x-prefixed 20-byte address`)
-
-/** A parameter's value; an empty value counts as absent. */
-export const opt = (q: URLSearchParams, name: string): string | undefined => {
-  const v = q.get(name)
-  return v === null || v === "" ? undefined : v
-}
-
-/** `chain`, default `solana`; `only` restricts it to one chain. */
-export const parseChainParam = (q: URLSearchParams, only?: ChainId): Parsed<ChainId> => {
-  const v = opt(q, "chain") ?? "solana"
-  if (v !== "solana" && v !== "hood") return validationFailed("chain", `Unknown chain '${v}'; expected solana or hood`)
-  if (only !== undefined && v !== only) return validationFailed("chain", `This read covers ${only} only`)
-  return v
-}
-
-/** An integer in `min..max` (default `dflt`); with `bounds` the error also carries `minimum` and `limit`. */
-export const parseIntParam = (q: URLSearchParams, name: string, min: number, max: number, dflt: number, bounds = false): Parsed<number> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max
-    ? Number(v)
-    : validationFailed(name, `${name} must be an integer from ${min} to ${max}`, bounds ? { minimum: min, limit: max } : undefined)
-}
-
-/** One of `allowed` (default `dflt`, which may be undefined). */
-export const parseEnumParam = <T extends string, D extends T | undefined>(q: URLSearchParams, name: string, allowed: ReadonlyArray<T>, dflt: D): Parsed<T | D> => {
-  const v = opt(q, name)
-  if (v === undefined) return dflt
-  return (allowed as ReadonlyArray<string>).includes(v) ? (v as T) : validationFailed(name, `${name} must be one of ${allowed.join(", ")}`)
-}
-
-/** An ISO 8601 time or epoch milliseconds, or undefined when absent. */
-export const parseTimeParam = (q: URLSearchParams, name: string): Parsed<number | undefined> => {
-  const v = opt(q, name)
-  if (v === undefined) return undefined
-  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : Number.NaN
-  return Number.isFinite(ms) && ms >= 0 ? ms : validationFailed(name, `${name} must be an ISO 8601 time or epoch milliseconds`)
-}
 
 // ---------------------------------------------------------------------------------------------
 // Declared parameters: one declaration is both the OpenAPI parameter and its decoder.
@@ -304,4 +265,11 @@ export const decodeQuery = <P extends Params>(declared: P, query: string): Decod
   const out: Record<string, unknown> = {}
   const refused = decodeInto(out, raws, names, params)
   return refused ?? (out as unknown as Decoded<P>)
+}
+
+/** The first parameter of `query` not in `names` (a route with `closedQuery`), or undefined. */
+export const undeclaredParam = (query: string, names: ReadonlyArray<string>): string | undefined => {
+  if (query === "") return undefined
+  for (const k of new URLSearchParams(query).keys()) if (!names.includes(k)) return k
+  return undefined
 }

@@ -17,7 +17,7 @@ import type { ChainId } from "../ingest/ChainEvent.js"
 import { ApiError, apiError } from "../src/domain/ApiError.js"
 import { json, type Reply, type Request } from "./Http.js"
 import { chainParam, enumParam, intParam, type Param, param, scanQuery, stringParam, timeParam } from "./QueryParams.js"
-import { route, type RouteDef } from "./Router.js"
+import { decodedBody, route, type RouteDef } from "./Router.js"
 import { type RunningServer, serve } from "./Server.js"
 
 const request = (o: Partial<Request> = {}): Request => ({
@@ -349,6 +349,46 @@ describe("declared bodies", () => {
     expect(bodyOf(post({ name: 1, items: [] })).error.field).toBe("name")
     expect(bodyOf(post(undefined)).error).toMatchObject({ code: "VALIDATION_FAILED", field: "body" })
     expect(bodyOf(post([1])).error.field).toBe("body")
+  })
+})
+
+describe("hand-written body decoders and closed queries", () => {
+  const Wire = Schema.Struct({ label: Schema.String })
+  const labelled = route({
+    method: "POST", path: "/l", operationId: "l", summary: "", tags: [], auth: "public", responses: {},
+    body: decodedBody({
+      schema: Wire,
+      maxBytes: 64,
+      decode: (b) =>
+        typeof b === "object" && b !== null && typeof (b as { label?: unknown }).label === "string"
+          ? (b as { label: string }).label.trim().length
+          : apiError("VALIDATION_FAILED", "label must be a string", { field: "label" })
+    }),
+    handler: (_req, { body }) => {
+      expectTypeOf(body).toEqualTypeOf<number>()
+      return json(200, { length: body })
+    }
+  })
+  const closed = route({
+    method: "GET", path: "/c", operationId: "c", summary: "", tags: [], auth: "public", responses: {},
+    query: { limit: intParam("", { min: 1, max: 2, default: 1 }) },
+    closedQuery: true,
+    handler: (_req, { limit }) => json(200, { limit })
+  })
+
+  it("runs the declared decoder before the handler and documents the wire schema", () => {
+    expect(bodyOf(replyOf(labelled.handler(request({ method: "POST", body: { label: " ab " } }))))).toEqual({ length: 2 })
+    expect(bodyOf(replyOf(labelled.handler(request({ method: "POST", body: { label: 3 } })))).error).toMatchObject({ code: "VALIDATION_FAILED", field: "label" })
+    expect(labelled.body).toEqual({ schema: Wire, maxBytes: 64 })
+  })
+
+  it("refuses an undeclared query parameter before decoding the declared ones, and accepts the declared", () => {
+    expect(bodyOf(replyOf(closed.handler(request({ query: "limit=2" }))))).toEqual({ limit: 2 })
+    expect(bodyOf(replyOf(closed.handler(request({ query: "" }))))).toEqual({ limit: 1 })
+    const refused = bodyOf(replyOf(closed.handler(request({ query: "limit=9&extra=1" })))).error
+    expect(refused).toMatchObject({ code: "VALIDATION_FAILED", field: "extra" })
+    expect(refused.message).toBe("Unknown parameter 'extra'; expected limit")
+    expect(bodyOf(replyOf(closed.handler(request({ query: "limit=9" })))).error.field).toBe("limit")
   })
 })
 

@@ -26,16 +26,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
-import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery } from "./QueryParams.js"
-
-/** Documentation-only parameter of a route not yet built with `route()` (nothing decodes it). */
-export interface ParamDoc {
-  readonly name: string
-  readonly description: string
-  readonly required?: boolean
-  /** A JSON Schema for the parameter's value. */
-  readonly schema: Record<string, unknown>
-}
+import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
 export interface ResponseDoc {
   readonly description: string
@@ -55,10 +46,6 @@ export interface RouteDef {
   readonly tags: ReadonlyArray<string>
   /** Credential the route takes; `public` needs none. */
   readonly auth: "public" | "agentKey" | "session" | "bearer"
-  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
-  readonly pathParams?: ReadonlyArray<ParamDoc>
-  /** Documentation only (routes not yet built with `route()`, which declares `inputs` instead). */
-  readonly query?: ReadonlyArray<ParamDoc>
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
   /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
@@ -72,7 +59,7 @@ export interface RouteDef {
 }
 
 /** A declared request body: its schema (decoded and documented) and bound. */
-export interface BodyDecl<A> {
+export interface SchemaBodyDecl<A> {
   readonly schema: Schema.Schema<A, any, never>
   /**
    * What OpenAPI shows instead of `schema`, only where `schema` has no JSON Schema (a
@@ -87,6 +74,25 @@ export interface BodyDecl<A> {
   readonly decode?: (body: unknown) => A | ApiError
 }
 
+/**
+ * A declared request body a hand-written decoder turns into a service's input (with the spec's
+ * field names and messages); `schema` is the wire shape, documented only. Built with `decodedBody`.
+ */
+export interface DecoderBodyDecl<A> {
+  readonly schema: Schema.Schema.Any
+  readonly documented?: undefined
+  readonly maxBytes?: number
+  readonly decode: (body: unknown) => A | ApiError
+}
+
+export type BodyDecl<A> = SchemaBodyDecl<A> | DecoderBodyDecl<A>
+
+/**
+ * A body decoded by `decode`, documented as `schema`. A function rather than a literal so the
+ * handler's body type comes from `decode` alone.
+ */
+export const decodedBody = <A>(body: DecoderBodyDecl<A>): DecoderBodyDecl<A> => body
+
 export interface RouteInputs {
   readonly path: Params
   readonly query: Params
@@ -98,10 +104,12 @@ export interface RouteInputs {
 export type Input<P extends Params, Q extends Params, B> = Decoded<P> & Decoded<Q> & ([B] extends [never] ? unknown : { readonly body: B })
 
 /** A route's documentation and declarations, and a handler of the decoded values (see `route`). */
-export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omit<RouteDef, "pathParams" | "query" | "body" | "handler" | "inputs"> {
+export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omit<RouteDef, "body" | "handler" | "inputs"> {
   /** Every `{name}` of `path`, by name. */
   readonly pathParams?: P
   readonly query?: Q
+  /** Refuse a query parameter `query` does not declare (`VALIDATION_FAILED` naming it), before decoding the declared ones. */
+  readonly closedQuery?: boolean
   readonly body?: BodyDecl<B>
   /** Runs first, synchronously: a reply refuses the request (rate limits). */
   readonly guard?: (req: Request) => Reply | undefined
@@ -160,7 +168,7 @@ const NOTHING_DECLARED: never = Object.freeze({}) as never
  * differ, or a name is declared twice (path and query share the handler's input).
  */
 export const route = <P extends Params = {}, Q extends Params = {}, B = never, C = undefined>(spec: RouteSpec<P, Q, B, C>): RouteDef => {
-  const { authenticate, body, guard, handler, pathParams, query, ...doc } = spec
+  const { authenticate, body, closedQuery, guard, handler, pathParams, query, ...doc } = spec
   const template = pathNames(spec.path)
   const declaredPath: Params = pathParams ?? {}
   const declaredQuery: Params = query ?? {}
@@ -172,7 +180,7 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   for (const n of queryNames) if (declaredPath[n] !== undefined || n === "body") throw new Error(`${spec.method} ${spec.path}: '${n}' declared twice`)
   const pathParamList: ReadonlyArray<Param<unknown>> = template.map((n) => declaredPath[n]!)
   const queryParamList: ReadonlyArray<Param<unknown>> = queryNames.map((n) => declaredQuery[n]!)
-  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder(body.schema))
+  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder((body as SchemaBodyDecl<B>).schema))
 
   const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
   const def = {
@@ -181,12 +189,16 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
     inputs
   }
 
-  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined
+  const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined && closedQuery !== true
   /** The decoded input, or the refusal. Allocates the one input object (and a query's raw array). */
   const decode = (req: Request): Input<P, Q, B> | ApiError => {
     const out: Record<string, unknown> = {}
     const refusedPath = decodeInto(out, req.params, template, pathParamList)
     if (refusedPath !== undefined) return refusedPath
+    if (closedQuery === true) {
+      const unknown = undeclaredParam(req.query, queryNames)
+      if (unknown !== undefined) return validationFailed(unknown, `Unknown parameter '${unknown}'; expected ${queryNames.join(", ")}`)
+    }
     if (queryNames.length > 0) {
       const raws = scanQuery(req.query, queryNames, queryParamList)
       if (isApiError(raws)) return raws

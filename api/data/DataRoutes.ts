@@ -10,7 +10,7 @@
  * `FEED_UNAVAILABLE` (retryable).
  */
 import { Effect, Schema } from "effect"
-import { isPattern, isQualityFilter, matchesQuality, type Pattern, QUALITIES, VENUES } from "../../src/domain/Signal.js"
+import { matchesQuality, PATTERNS, QUALITIES, VENUES } from "../../src/domain/Signal.js"
 import type { ClickHouseShape } from "../../clickhouse/ClickHouse.js"
 import { type ApiError, apiError, validationFailed } from "../../src/domain/ApiError.js"
 import type { SignalHub } from "../../src/services/signals/SignalHub.js"
@@ -30,8 +30,8 @@ import type { ReplayJobsShape } from "../../src/services/strategy/ReplayJobs.js"
 import type { TrackingShape } from "../../src/services/tracking/Tracking.js"
 import { DATA_AUTH_HEADERS, type DataBearerAuth, type DataPrincipal, invalidApiKeyReply, requiresMaxReply } from "../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../Http.js"
-import { isApiError as isError } from "../QueryParams.js"
-import type { ParamDoc, RouteDef } from "../Router.js"
+import { chainParam, enumParam, intParam, param, stringParam } from "../QueryParams.js"
+import { route, type RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
 
 
@@ -46,135 +46,72 @@ export interface DataRoutesDeps {
 
 const AGE_BUCKETS: ReadonlyArray<AgeBucket> = ["<1h", "1-24h", ">24h"]
 
-const timeParam = (name: string, v: string): number | ApiError => {
-  const ms = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d{2}-\d{2}T/.test(v) ? Date.parse(v) : Number.NaN
-  return Number.isFinite(ms) ? ms : validationFailed(name, `${name} must be an ISO 8601 time or epoch milliseconds`)
-}
-
-const intParam = (name: string, v: string, min: number, max: number): number | ApiError =>
-  /^\d{1,9}$/.test(v) && Number(v) >= min && Number(v) <= max ? Number(v) : validationFailed(name, `${name} must be an integer from ${min} to ${max}`)
-
-const listParam = <T extends string>(name: string, v: string, allowed: ReadonlyArray<T>): ReadonlyArray<T> | ApiError => {
-  const out: Array<T> = []
-  for (const item of v.split(",")) {
-    if (!(allowed as ReadonlyArray<string>).includes(item)) return validationFailed(name, `Unknown ${name} '${item}'; expected ${allowed.join(", ")}`)
-    out.push(item as T)
-  }
-  return out
-}
-
-
-export interface ParsedTape {
-  readonly query: TapeQuery
-  readonly afterId: string | undefined
-  readonly groupBy: "token" | undefined
-}
-
-/** `/v1/signals` parameters → the tape query, or the first problem as a `VALIDATION_FAILED`. */
-export const parseTapeQuery = (raw: string, principal: DataPrincipal, tracking: TrackingShape): ParsedTape | ApiError => {
-  const p = new URLSearchParams(raw)
-  const get = (name: string): string | undefined => {
-    const v = p.get(name)
-    return v === null || v === "" ? undefined : v
-  }
-  const chain = get("chain") ?? "solana"
-  if (chain !== "solana" && chain !== "hood") return validationFailed("chain", `Unknown chain '${chain}'; expected solana or hood`)
-  let patterns: ReadonlyArray<Pattern> | undefined
-  const pattern = get("pattern")
-  if (pattern !== undefined) {
-    const list = pattern.split(",")
-    const bad = list.find((x) => !isPattern(x))
-    if (bad !== undefined) return validationFailed("pattern", `Unknown pattern '${bad}'`)
-    patterns = list as Array<Pattern>
-  }
-  const asset = get("asset")
-  if (asset !== undefined && asset.length > 512) return validationFailed("asset", "asset must be at most 512 characters")
-  const since = get("since") === undefined ? undefined : timeParam("since", get("since")!)
-  if (isError(since)) return since
-  const until = get("until") === undefined ? undefined : timeParam("until", get("until")!)
-  if (isError(until)) return until
-  const order = get("order") ?? "desc"
-  if (order !== "asc" && order !== "desc") return validationFailed("order", "order must be asc or desc")
-  const limit = get("limit") === undefined ? TAPE_LIMIT_DEFAULT : intParam("limit", get("limit")!, 1, TAPE_LIMIT_MAX)
-  if (isError(limit)) return limit
-  const offset = get("offset") === undefined ? 0 : intParam("offset", get("offset")!, 0, TAPE_OFFSET_MAX)
-  if (isError(offset)) return offset
-  const groupByRaw = get("group_by")
-  if (groupByRaw !== undefined && groupByRaw !== "token") return validationFailed("group_by", "group_by must be token")
-  const group = get("group")
-  if (group !== undefined && tracking.group(principal.tier, group) === undefined) return validationFailed("group", `Unknown group '${group}'`)
-  const usd = (name: string): bigint | undefined | ApiError => {
-    const v = get(name)
-    if (v === undefined) return undefined
-    return parseUsdMicros(v) ?? validationFailed(name, `${name} must be a non-negative decimal with at most 6 fractional digits`)
-  }
-  const minMcap = usd("min_mcap_usd")
-  if (isError(minMcap)) return minMcap
-  const maxMcap = usd("max_mcap_usd")
-  if (isError(maxMcap)) return maxMcap
-  const minutes = (name: string) => (get(name) === undefined ? undefined : intParam(name, get(name)!, 0, 100_000_000))
-  const minAge = minutes("min_age_minutes")
-  if (isError(minAge)) return minAge
-  const maxAge = minutes("max_age_minutes")
-  if (isError(maxAge)) return maxAge
-  const age = get("age")
-  if (age !== undefined && !(AGE_BUCKETS as ReadonlyArray<string>).includes(age)) return validationFailed("age", "age must be <1h, 1-24h or >24h")
-  const venues = get("venues") === undefined ? undefined : listParam("venues", get("venues")!, VENUES)
-  if (isError(venues)) return venues
-  const excludeVenues = get("exclude_venues") === undefined ? undefined : listParam("exclude_venues", get("exclude_venues")!, VENUES)
-  if (isError(excludeVenues)) return excludeVenues
-  const quality = get("quality") ?? "curated"
-  if (!isQualityFilter(quality)) return validationFailed("quality", `Unknown quality '${quality}'; expected curated, all, high, medium or low`)
-  const after = get("after")
-  if (after !== undefined && after.length > 128) return validationFailed("after", "after must be a signal id")
-  return {
-    afterId: after,
-    groupBy: groupByRaw === "token" ? "token" : undefined,
-    query: {
-      chain,
-      patterns,
-      asset,
-      sinceMs: since,
-      untilMs: until,
-      qualities: QUALITIES.filter((q) => matchesQuality(quality, q)),
-      minMcapMicros: minMcap,
-      maxMcapMicros: maxMcap,
-      minAgeMinutes: minAge,
-      maxAgeMinutes: maxAge,
-      age: age as AgeBucket | undefined,
-      venues: venues?.map(String),
-      excludeVenues: excludeVenues?.map(String),
-      group,
-      order,
-      limit,
-      offset
+/** ISO 8601 or epoch milliseconds (any instant `Date.parse` reads, before 1970 too). */
+const tapeTime = (description: string) =>
+  param({
+    description,
+    schema: { type: "string", description: "ISO 8601 time or epoch milliseconds" },
+    decode: (raw, name) => {
+      if (raw === undefined) return undefined
+      const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : /^\d{4}-\d{2}-\d{2}T/.test(raw) ? Date.parse(raw) : Number.NaN
+      return Number.isFinite(ms) ? ms : validationFailed(name, `${name} must be an ISO 8601 time or epoch milliseconds`)
     }
-  }
+  })
+
+/** A comma-separated list of `allowed` members. */
+const listParam = <T extends string>(description: string, allowed: ReadonlyArray<T>, refusal: (name: string, item: string) => string) =>
+  param<ReadonlyArray<T> | undefined>({
+    description,
+    schema: { type: "string", pattern: `^(${allowed.map(escapeRegExp).join("|")})(,(${allowed.map(escapeRegExp).join("|")}))*$` },
+    decode: (raw, name) => {
+      if (raw === undefined) return undefined
+      const out: Array<T> = []
+      for (const item of raw.split(",")) {
+        if (!(allowed as ReadonlyArray<string>).includes(item)) return validationFailed(name, refusal(name, item))
+        out.push(item as T)
+      }
+      return out
+    }
+  })
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&")
+
+const usdParam = (description: string) =>
+  param({
+    description,
+    schema: { type: "string", pattern: "^\\d+(\\.\\d{1,6})?$" },
+    decode: (raw, name) =>
+      raw === undefined ? undefined : (parseUsdMicros(raw) ?? validationFailed(name, `${name} must be a non-negative decimal with at most 6 fractional digits`))
+  })
+
+/** `/v1/signals` parameters, checked in this order; `group` is checked against the caller's plan by the handler, after them. */
+const tapeQuery = {
+  chain: chainParam("solana (default) or hood", { default: "solana" }),
+  pattern: listParam(
+    "One or more of confluence, deployer, large_move, dormancy, intra_book, new_ticker, distribution, kol_mention (comma-separated)",
+    PATTERNS,
+    (_name, item) => `Unknown pattern '${item}'`
+  ),
+  asset: stringParam("Only this token (mint or contract)", { maxLength: 512, message: () => "asset must be at most 512 characters" }),
+  since: tapeTime("From this time (inclusive): ISO 8601 or epoch ms"),
+  until: tapeTime("Before this time (exclusive): ISO 8601 or epoch ms"),
+  order: enumParam("desc (newest first, default) or asc", ["asc", "desc"], { default: "desc", message: () => "order must be asc or desc" }),
+  limit: intParam(`1 to ${TAPE_LIMIT_MAX}, default ${TAPE_LIMIT_DEFAULT}`, { min: 1, max: TAPE_LIMIT_MAX, default: TAPE_LIMIT_DEFAULT }),
+  offset: intParam(`0 to ${TAPE_OFFSET_MAX}`, { min: 0, max: TAPE_OFFSET_MAX, default: 0 }),
+  group_by: enumParam("token: one entry per token with its signal count, patterns and newest signal", ["token"], { message: () => "group_by must be token" }),
+  group: stringParam("Only signals involving this tracked group (one your plan can see)"),
+  min_mcap_usd: usdParam("Market cap at the signal at least (decimal USD)"),
+  max_mcap_usd: usdParam("Market cap at the signal at most (decimal USD)"),
+  min_age_minutes: intParam("Token age at the signal at least", { min: 0, max: 100_000_000 }),
+  max_age_minutes: intParam("Token age at the signal at most", { min: 0, max: 100_000_000 }),
+  age: enumParam("<1h, 1-24h or >24h", AGE_BUCKETS, { message: () => "age must be <1h, 1-24h or >24h" }),
+  venues: listParam("Only these venues (svc-curve, dex, hood-dex; comma-separated)", VENUES, (name, item) => `Unknown ${name} '${item}'; expected ${VENUES.join(", ")}`),
+  exclude_venues: listParam("Not these venues (comma-separated)", VENUES, (name, item) => `Unknown ${name} '${item}'; expected ${VENUES.join(", ")}`),
+  quality: enumParam("curated (high and medium, default), all, high, medium or low", ["curated", "all", "high", "medium", "low"], {
+    default: "curated",
+    message: (raw) => `Unknown quality '${raw}'; expected curated, all, high, medium or low`
+  }),
+  after: stringParam("A signal id: only signals after it in `order` (the previous page's `next_after`)", { maxLength: 128, message: () => "after must be a signal id" })
 }
-
-const q = (name: string, description: string, schema: Record<string, unknown> = { type: "string" }): ParamDoc => ({ name, description, schema })
-
-const tapeParams: ReadonlyArray<ParamDoc> = [
-  q("pattern", "One or more of confluence, deployer, large_move, dormancy, intra_book, new_ticker, distribution, kol_mention (comma-separated)"),
-  q("chain", "solana (default) or hood", { type: "string", enum: ["solana", "hood"], default: "solana" }),
-  q("asset", "Only this token (mint or contract)"),
-  q("since", "From this time (inclusive): ISO 8601 or epoch ms"),
-  q("until", "Before this time (exclusive): ISO 8601 or epoch ms"),
-  q("after", "A signal id: only signals after it in `order` (the previous page's `next_after`)"),
-  q("order", "desc (newest first, default) or asc", { type: "string", enum: ["asc", "desc"], default: "desc" }),
-  q("limit", "1 to 200, default 50", { type: "integer", minimum: 1, maximum: TAPE_LIMIT_MAX, default: TAPE_LIMIT_DEFAULT }),
-  q("offset", `0 to ${TAPE_OFFSET_MAX}`, { type: "integer", minimum: 0, maximum: TAPE_OFFSET_MAX, default: 0 }),
-  q("group_by", "token: one entry per token with its signal count, patterns and newest signal", { type: "string", enum: ["token"] }),
-  q("group", "Only signals involving this tracked group (one your plan can see)"),
-  q("min_mcap_usd", "Market cap at the signal at least (decimal USD)"),
-  q("max_mcap_usd", "Market cap at the signal at most (decimal USD)"),
-  q("min_age_minutes", "Token age at the signal at least", { type: "integer", minimum: 0 }),
-  q("max_age_minutes", "Token age at the signal at most", { type: "integer", minimum: 0 }),
-  q("age", "<1h, 1-24h or >24h", { type: "string", enum: AGE_BUCKETS }),
-  q("venues", "Only these venues (svc-curve, dex, hood-dex; comma-separated)"),
-  q("exclude_venues", "Not these venues (comma-separated)"),
-  q("quality", "curated (high and medium, default), all, high, medium or low", { type: "string", enum: ["curated", "all", "high", "medium", "low"], default: "curated" })
-]
 
 const TapeDoc = Schema.Struct({ signals: Schema.Array(Schema.Unknown), next_after: Schema.NullOr(Schema.String) })
 
@@ -185,7 +122,7 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
       Effect.fail(apiError("FEED_UNAVAILABLE", "The signal tape is unavailable; retry shortly", { retryable: true, headers: { "Retry-After": "2" } }))
     )
 
-  const tape: RouteDef = {
+  const tape: RouteDef = route({
     method: "GET",
     path: "/v1/signals",
     operationId: "listSignals",
@@ -195,34 +132,51 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
     tags: ["market-data"],
     auth: "bearer",
     headers: DATA_AUTH_HEADERS,
-    query: tapeParams,
+    query: tapeQuery,
     responses: {
       200: { description: "`{signals, next_after}`, or with group_by=token `{tokens}`", schema: TapeDoc },
       400: { description: "VALIDATION_FAILED naming the parameter" },
       401: { description: "`{\"error\": \"invalid api key\"}`" },
       503: { description: "FEED_UNAVAILABLE (retryable)" }
     },
-    handler: (req: Request) =>
-      deps.auth.withBearer((principal) =>
-        Effect.gen(function* () {
-          const parsed = parseTapeQuery(req.query, principal, deps.tracking)
-          if (isError(parsed)) return yield* parsed
-          let query = parsed.query
-          if (parsed.afterId !== undefined) {
-            const cursor = yield* resolveCursor(deps.clickhouse, deps.hub, parsed.afterId).pipe(Effect.catchAll(unavailable))
-            if (cursor === undefined) return yield* validationFailed("after", `Unknown signal id '${parsed.afterId}'`)
-            query = { ...query, after: cursor }
-          }
-          const project = (s: Parameters<typeof projectForPlan>[2]) => projectForPlan(deps.tracking, principal.tier, s)
-          if (parsed.groupBy === "token") {
-            const tokens = yield* readTapeByToken(deps.clickhouse, query).pipe(Effect.catchAll(unavailable))
-            return json(200, { tokens: tokens.map((t) => ({ ...t, latest: project(t.latest) })) })
-          }
-          const page = yield* readTape(deps.clickhouse, deps.hub, query).pipe(Effect.catchAll(unavailable))
-          return json(200, { signals: page.signals.map(project), next_after: page.next_after })
-        })
-      )(req.headers)
-  }
+    authenticate: (req): Effect.Effect<DataPrincipal, Reply> =>
+      Effect.flatMap(deps.auth.authenticate(req.headers), (p) => (p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed(p))),
+    handler: (_req, q, principal) =>
+      Effect.gen(function* () {
+        if (q.group !== undefined && deps.tracking.group(principal.tier, q.group) === undefined) return yield* validationFailed("group", `Unknown group '${q.group}'`)
+        let query: TapeQuery = {
+          chain: q.chain,
+          patterns: q.pattern,
+          asset: q.asset,
+          sinceMs: q.since,
+          untilMs: q.until,
+          qualities: QUALITIES.filter((x) => matchesQuality(q.quality, x)),
+          minMcapMicros: q.min_mcap_usd,
+          maxMcapMicros: q.max_mcap_usd,
+          minAgeMinutes: q.min_age_minutes,
+          maxAgeMinutes: q.max_age_minutes,
+          age: q.age,
+          venues: q.venues?.map(String),
+          excludeVenues: q.exclude_venues?.map(String),
+          group: q.group,
+          order: q.order,
+          limit: q.limit,
+          offset: q.offset
+        }
+        if (q.after !== undefined) {
+          const cursor = yield* resolveCursor(deps.clickhouse, deps.hub, q.after).pipe(Effect.catchAll(unavailable))
+          if (cursor === undefined) return yield* validationFailed("after", `Unknown signal id '${q.after}'`)
+          query = { ...query, after: cursor }
+        }
+        const project = (s: Parameters<typeof projectForPlan>[2]) => projectForPlan(deps.tracking, principal.tier, s)
+        if (q.group_by === "token") {
+          const tokens = yield* readTapeByToken(deps.clickhouse, query).pipe(Effect.catchAll(unavailable))
+          return json(200, { tokens: tokens.map((t) => ({ ...t, latest: project(t.latest) })) })
+        }
+        const page = yield* readTape(deps.clickhouse, deps.hub, query).pipe(Effect.catchAll(unavailable))
+        return json(200, { signals: page.signals.map(project), next_after: page.next_after })
+      })
+  })
 
   if (deps.jobs === undefined) return [tape]
   // The lab's own module authenticates through `authenticate`; here the data bearer runs first

@@ -4,8 +4,9 @@
  * code, look it up and approve or deny from a session, exchange for a device token) and device
  * management (session only: a device token cannot list or revoke devices or approve another).
  * The spec leaves the device-flow paths open; ours are under `/api/v1/auth/device`.
- * Handlers authenticate, decode (`AccountDecoders.ts`), call the accounts services and map
- * failures through the one table (`ErrorTable.ts`).
+ * Each route declares its authentication and its inputs (bodies through `AccountDecoders.ts`), which
+ * the router runs before the handler; handlers call the accounts services and map failures
+ * through the one table (`ErrorTable.ts`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
@@ -24,7 +25,8 @@ import { API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, type OwnerAuth } from "../auth/OwnerAuth.js"
 import { rowOf } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
-import type { ResponseDoc, RouteDef } from "../Router.js"
+import { param, stringParam } from "../QueryParams.js"
+import { decodedBody, type ResponseDoc, route, type RouteDef } from "../Router.js"
 import {
   decodeAgentTierBody,
   decodeDeviceCodeBody,
@@ -35,7 +37,7 @@ import {
   DeviceTokenBody,
   EnableBody
 } from "./AccountDecoders.js"
-import { decoded, reply } from "./ServiceCall.js"
+import { reply } from "./ServiceCall.js"
 
 export interface AccountRoutesDeps {
   readonly devices: DevicesShape
@@ -77,10 +79,9 @@ const DeviceCodeBody = Schema.Struct({
 export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> => {
   const { devices, ownerAuth, sql } = deps
   const session = (req: Request) => ownerAuth.session(req.headers)
-  const q = (req: Request, name: string) => new URLSearchParams(req.query).get(name)
 
   return [
-    {
+    route({
       method: "POST",
       path: "/api/v1/admin/agent-tier",
       operationId: "grantAgentTier",
@@ -88,27 +89,27 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["admin"],
       auth: "session",
       headers: HEADERS,
-      body: { schema: AgentTierBody, maxBytes: 2048 },
+      body: decodedBody({ schema: AgentTierBody, maxBytes: 2048, decode: (body) => decodeAgentTierBody(body, deps.nowMs()) }),
       responses: { 200: ok("The account's tier state"), ...errors(400, 401, 403, 404) },
-      handler: (req) =>
-        Effect.flatMap(ownerAuth.session(req.headers, { admin: true }), () => {
-          const nowMs = deps.nowMs()
-          return decoded(decodeAgentTierBody(req.body, nowMs), (grant) =>
-            Effect.map(applyAgentTier(grant, nowMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), (account) => {
-              const max = maxStatus(account, nowMs)
-              return {
-                accountId: account.id,
-                plan: account.plan,
-                maxGrantExpiresAt: account.maxGrantExpiresAtMs,
-                maxGrantSource: account.maxGrantSource,
-                maxTierExpiresAt: max.maxTierExpiresAt,
-                maxExpired: max.maxExpired
-              }
-            })
-          )
-        })
-    },
-    {
+      authenticate: (req) => ownerAuth.session(req.headers, { admin: true }),
+      handler: (_req, { body: grant }) => {
+        const nowMs = deps.nowMs()
+        return reply(
+          Effect.map(applyAgentTier(grant, nowMs).pipe(Effect.provideService(SqlClient.SqlClient, sql)), (account) => {
+            const max = maxStatus(account, nowMs)
+            return {
+              accountId: account.id,
+              plan: account.plan,
+              maxGrantExpiresAt: account.maxGrantExpiresAtMs,
+              maxGrantSource: account.maxGrantSource,
+              maxTierExpiresAt: max.maxTierExpiresAt,
+              maxExpired: max.maxExpired
+            }
+          })
+        )
+      }
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/enable",
       operationId: "enableAgentFeatures",
@@ -116,27 +117,24 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["keys"],
       auth: "session",
       headers: HEADERS,
-      body: { schema: EnableBody, maxBytes: 1024 },
+      body: decodedBody({ schema: EnableBody, maxBytes: 1024, decode: decodeEnableBody }),
       responses: { 200: ok("Enabled"), ...errors(400, 401, 403, 503) },
-      handler: (req) =>
-        Effect.flatMap(session(req), (s) =>
-          decoded(decodeEnableBody(req.body), ({ enabled }) =>
-            Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { enabled: true })
-          )
-        )
-    },
-    {
+      authenticate: session,
+      handler: (_req, { body: { enabled } }, s) =>
+        reply(Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { enabled: true }))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/auth/device/code",
       operationId: "requestDeviceCode",
       summary: "Device authorization: request a device code and a user code",
       tags: ["devices"],
       auth: "public",
-      body: { schema: DeviceCodeBody, maxBytes: 2048 },
+      body: decodedBody({ schema: DeviceCodeBody, maxBytes: 2048, decode: decodeDeviceCodeBody }),
       responses: { 200: ok("deviceCode, userCode, verificationUri, expiresIn, interval, scopes"), ...errors(400) },
-      handler: (req) => decoded(decodeDeviceCodeBody(req.body), devices.requestCode)
-    },
-    {
+      handler: (_req, { body }) => reply(devices.requestCode(body))
+    }),
+    route({
       method: "GET",
       path: "/api/v1/auth/device",
       operationId: "describeDeviceRequest",
@@ -144,11 +142,18 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "session",
       headers: HEADERS,
-      query: [{ name: "user_code", description: "The code the device shows", required: true, schema: { type: "string" } }],
+      query: {
+        user_code: param({
+          description: "The code the device shows (without one no request is found: 404)",
+          schema: { type: "string" },
+          decode: (raw) => raw ?? ""
+        })
+      },
       responses: { 200: ok("The request"), ...errors(401, 404) },
-      handler: (req) => Effect.flatMap(session(req), (s) => reply(devices.describe(s, q(req, "user_code") ?? "")))
-    },
-    {
+      authenticate: session,
+      handler: (_req, { user_code }, s) => reply(devices.describe(s, user_code))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/auth/device/decision",
       operationId: "decideDeviceRequest",
@@ -156,22 +161,23 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "session",
       headers: HEADERS,
-      body: { schema: DeviceDecisionBody, maxBytes: 1024 },
+      body: decodedBody({ schema: DeviceDecisionBody, maxBytes: 1024, decode: decodeDeviceDecisionBody }),
       responses: { 200: ok("The decided request"), ...errors(400, 401, 404, 409) },
-      handler: (req) => Effect.flatMap(session(req), (s) => decoded(decodeDeviceDecisionBody(req.body), (d) => devices.decide(s, d)))
-    },
-    {
+      authenticate: session,
+      handler: (_req, { body }, s) => reply(devices.decide(s, body))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/auth/device/token",
       operationId: "exchangeDeviceCode",
       summary: "Exchange an approved device code for a device token and a provisioned key",
       tags: ["devices"],
       auth: "public",
-      body: { schema: DeviceTokenBody, maxBytes: 1024 },
+      body: decodedBody({ schema: DeviceTokenBody, maxBytes: 1024, decode: decodeDeviceTokenBody }),
       responses: { 200: ok("deviceToken (shown once) and provisioning"), ...errors(400, 429) },
-      handler: (req) => decoded(decodeDeviceTokenBody(req.body), (code) => Effect.map(devices.exchange(code), exchangeView))
-    },
-    {
+      handler: (_req, { body: code }) => reply(Effect.map(devices.exchange(code), exchangeView))
+    }),
+    route({
       method: "GET",
       path: "/api/v1/agent/devices",
       operationId: "listDevices",
@@ -180,9 +186,10 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "session",
       headers: HEADERS,
       responses: { 200: ok("Devices"), ...errors(401) },
-      handler: (req) => Effect.flatMap(session(req), (s) => reply(devices.list(s)))
-    },
-    {
+      authenticate: session,
+      handler: (_req, _input, s) => reply(devices.list(s))
+    }),
+    route({
       method: "DELETE",
       path: "/api/v1/agent/devices/{prefix}",
       operationId: "revokeDevice",
@@ -190,11 +197,18 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "session",
       headers: HEADERS,
-      pathParams: [{ name: "prefix", description: "The device's 8-character prefix", schema: { type: "string" } }],
-      query: [{ name: "revokeKeys", description: "true to revoke the keys it minted", schema: { type: "boolean" } }],
+      pathParams: { prefix: stringParam("The device's 8-character prefix", { required: true, emptyIsValue: true }) },
+      query: {
+        revokeKeys: param({
+          description: "true to revoke the keys it minted (any other value: false)",
+          schema: { type: "boolean", default: false },
+          decode: (raw) => raw === "true"
+        })
+      },
       responses: { 200: ok("Revoked"), ...errors(401, 404) },
-      handler: (req) => Effect.flatMap(session(req), (s) => reply(devices.revoke(s, req.params[0] ?? "", q(req, "revokeKeys") === "true")))
-    }
+      authenticate: session,
+      handler: (_req, { prefix, revokeKeys }, s) => reply(devices.revoke(s, prefix, revokeKeys))
+    })
   ]
 }
 

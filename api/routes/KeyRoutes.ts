@@ -1,9 +1,10 @@
 /**
  * Key, access and tier routes (spec document 2, section 4.1, without wallets and TEE rebind).
  * Owner routes take a session or a device token; `keys/self/*` take the agent key itself;
- * `{prefix}/limits` and `tier` take either. Handlers only authenticate, decode the body or query
- * (`KeyDecoders.ts`), call `KeyService` / `TierService` and map failures through the one table
- * (`ErrorTable.ts`); every rule lives in the services.
+ * `{prefix}/limits` and `tier` take either. Each route declares its credential (`authenticate`)
+ * and its inputs (bodies and query through `KeyDecoders.ts`), which the router runs first; handlers
+ * only call `KeyService` / `TierService` and map failures through the one table (`ErrorTable.ts`);
+ * every rule lives in the services.
  */
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
@@ -15,7 +16,8 @@ import { type AgentAuth, API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, bearerToken, type OwnerAuth } from "../auth/OwnerAuth.js"
 import { mapFailure } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
-import type { ResponseDoc, RouteDef } from "../Router.js"
+import { param, stringParam } from "../QueryParams.js"
+import { decodedBody, type ResponseDoc, route, type RouteDef } from "../Router.js"
 import {
   decodeAccessBody,
   decodeEmbeddedWalletBody,
@@ -25,7 +27,7 @@ import {
   decodePatchBody,
   decodeUsageDays
 } from "./KeyDecoders.js"
-import { decoded, reply } from "./ServiceCall.js"
+import { reply } from "./ServiceCall.js"
 
 export interface KeyRoutesDeps {
   readonly keys: KeyServiceShape
@@ -36,7 +38,8 @@ export interface KeyRoutesDeps {
 }
 
 const HEADERS = [AUTHORIZATION_HEADER, API_KEY_HEADER]
-const prefixParam = { name: "prefix", description: "The key's 8-character prefix", schema: { type: "string", minLength: 8, maxLength: 8 } }
+/** Any segment reaches the service, which answers 404 for a prefix it does not know. */
+const prefixPath = { prefix: stringParam("The key's 8-character prefix", { required: true, emptyIsValue: true }) }
 
 const Scope = Schema.Literal(...PublicScopes)
 const TxLimitSchema = Schema.Struct({ usdMicros: Schema.Int.pipe(Schema.positive()), reset: Schema.Literal("never", "daily", "weekly", "monthly") })
@@ -70,18 +73,30 @@ const ok = (description: string): ResponseDoc => ({ description })
 const errors = (...statuses: number[]): Record<number, ResponseDoc> =>
   Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
 
-
-const queryParam = (req: Request, name: string): string | null => new URLSearchParams(req.query).get(name)
+/** `?days=`: absent or empty reaches the decoder as `null` (the default). */
+const daysQuery = {
+  days: param({
+    description: "Days, clamped 1 to 90 (default 30); a non-integer is refused",
+    schema: { type: "string", pattern: "^(-?\\d{1,6})?$", default: 30 },
+    decode: (raw) => decodeUsageDays(raw ?? null)
+  })
+}
+const historyQuery = {
+  limit: param({
+    description: "1 to 100 (default 20)",
+    schema: { type: "integer", minimum: 1, maximum: 100, default: 20 },
+    decode: (raw) => decodeHistoryLimit(raw ?? null)
+  })
+}
 
 export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
   const { keys, ownerAuth, agentAuth, tiers } = deps
   const owner = (req: Request) => ownerAuth.owner(req.headers, "sessionOrDevice")
+  const agent = (req: Request) => agentAuth.authenticate(req.headers)
   /** A bearer credential means an owner; otherwise the agent key. */
   const ownerOrAgent = (req: Request): Effect.Effect<OwnerPrincipal | AgentPrincipal, ApiError> =>
-    bearerToken(req.headers) !== undefined ? owner(req) : agentAuth.authenticate(req.headers)
-  const prefix = (req: Request) => req.params[0] ?? ""
-
-  const route = (r: Omit<RouteDef, "tags" | "headers"> & { readonly tags?: ReadonlyArray<string> }): RouteDef => ({ tags: ["keys"], headers: HEADERS, ...r })
+    bearerToken(req.headers) !== undefined ? owner(req) : agent(req)
+  const tags = ["keys"]
 
   return [
     route({
@@ -89,125 +104,160 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       path: "/api/v1/agent/keys",
       operationId: "issueAgentKey",
       summary: "Issue an agent key (the plaintext key is returned only here)",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      body: { schema: IssueBody, maxBytes: 8 * 1024 },
+      body: decodedBody({ schema: IssueBody, maxBytes: 8 * 1024, decode: (body) => decodeIssueBody(body, deps.nowMs()) }),
       responses: { 200: ok("The issued key"), ...errors(400, 401, 403, 503) },
-      handler: (req) =>
-        Effect.flatMap(owner(req), (o) => decoded(decodeIssueBody(req.body, deps.nowMs()), (body) => keys.issue(o, body)))
+      authenticate: owner,
+      handler: (_req, { body }, o) => reply(keys.issue(o, body))
     }),
     route({
       method: "GET",
       path: "/api/v1/agent/keys",
       operationId: "listAgentKeys",
       summary: "Every key of the account, revoked included, with usage",
+      tags,
+      headers: HEADERS,
       auth: "session",
       responses: { 200: ok("Key rows and usageSince"), ...errors(401) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.list(o)))
+      authenticate: owner,
+      handler: (_req, _input, o) => reply(keys.list(o))
     }),
     route({
       method: "DELETE",
       path: "/api/v1/agent/keys/{prefix}",
       operationId: "revokeAgentKey",
       summary: "Revoke a key (idempotent)",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
+      pathParams: prefixPath,
       responses: { 200: ok("Revoked"), ...errors(401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => reply(keys.revoke(o, prefix(req))))
+      authenticate: owner,
+      handler: (_req, { prefix }, o) => reply(keys.revoke(o, prefix))
     }),
     route({
       method: "PATCH",
       path: "/api/v1/agent/keys/{prefix}",
       operationId: "patchAgentKey",
       summary: "Change exactly one of label, avatar, txLimit, clearTxLimit",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      body: { schema: PatchBody, maxBytes: 4 * 1024 },
+      pathParams: prefixPath,
+      body: decodedBody({ schema: PatchBody, maxBytes: 4 * 1024, decode: decodePatchBody }),
       responses: { 200: ok("The updated row"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodePatchBody(req.body), (body) => keys.patch(o, prefix(req), body)))
+      authenticate: owner,
+      handler: (_req, { body, prefix }, o) => reply(keys.patch(o, prefix, body))
     }),
     route({
       method: "GET",
       path: "/api/v1/agent/keys/{prefix}/usage",
       operationId: "agentKeyUsage",
       summary: "Zero-filled ascending daily usage series",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      query: [{ name: "days", description: "Days, clamped 1 to 90 (default 30)", schema: { type: "integer" } }],
+      pathParams: prefixPath,
+      query: daysQuery,
       responses: { 200: ok("Series"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeUsageDays(queryParam(req, "days")), (days) => keys.usage(o, prefix(req), days)))
+      authenticate: owner,
+      handler: (_req, { days, prefix }, o) => reply(keys.usage(o, prefix, days))
     }),
     route({
       method: "PUT",
       path: "/api/v1/agent/keys/self/access",
       operationId: "narrowOwnAccess",
       summary: "The key narrows its own access level (never widens)",
+      tags,
+      headers: HEADERS,
       auth: "agentKey",
-      body: { schema: AccessBody, maxBytes: 4 * 1024 },
+      body: decodedBody({ schema: AccessBody, maxBytes: 4 * 1024, decode: decodeAccessBody }),
       responses: { 200: ok("Access-change response"), ...errors(400, 401, 403, 409, 429, 503) },
-      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => decoded(decodeAccessBody(req.body), (body) => keys.changeAccess(a, "self", body)))
+      authenticate: agent,
+      handler: (_req, { body }, a) => reply(keys.changeAccess(a, "self", body))
     }),
     route({
       method: "PUT",
       path: "/api/v1/agent/keys/{prefix}/access",
       operationId: "changeKeyAccess",
       summary: "Preview (dryRun) or commit a key's access level",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      body: { schema: AccessBody, maxBytes: 4 * 1024 },
+      pathParams: prefixPath,
+      body: decodedBody({ schema: AccessBody, maxBytes: 4 * 1024, decode: decodeAccessBody }),
       responses: { 200: ok("Access-change response"), ...errors(400, 401, 404, 409, 503) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeAccessBody(req.body), (body) => keys.changeAccess(o, prefix(req), body)))
+      authenticate: owner,
+      handler: (_req, { body, prefix }, o) => reply(keys.changeAccess(o, prefix, body))
     }),
     route({
       method: "GET",
       path: "/api/v1/agent/keys/{prefix}/access-changes",
       operationId: "keyAccessChanges",
       summary: "Access-change history, newest first",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      query: [{ name: "limit", description: "1 to 100 (default 20)", schema: { type: "integer", minimum: 1, maximum: 100 } }],
+      pathParams: prefixPath,
+      query: historyQuery,
       responses: { 200: ok("Change rows"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeHistoryLimit(queryParam(req, "limit")), (limit) => keys.accessChanges(o, prefix(req), limit)))
+      authenticate: owner,
+      handler: (_req, { limit, prefix }, o) => reply(keys.accessChanges(o, prefix, limit))
     }),
     route({
       method: "GET",
       path: "/api/v1/agent/keys/self/limits",
       operationId: "ownKeyLimits",
       summary: "The calling key's per-asset limits (null: unlimited)",
+      tags,
+      headers: HEADERS,
       auth: "agentKey",
       responses: { 200: ok("keyLimits"), ...errors(401, 429) },
-      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => reply(keys.selfLimits(a)))
+      authenticate: agent,
+      handler: (_req, _input, a) => reply(keys.selfLimits(a))
     }),
     route({
       method: "PUT",
       path: "/api/v1/agent/keys/self/limits",
       operationId: "tightenOwnKeyLimits",
       summary: "The calling key tightens its own per-asset limits",
+      tags,
+      headers: HEADERS,
       auth: "agentKey",
-      body: { schema: LimitsBody, maxBytes: 4 * 1024 },
+      body: decodedBody({ schema: LimitsBody, maxBytes: 4 * 1024, decode: decodeLimitsBody }),
       responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 429) },
-      handler: (req) => Effect.flatMap(agentAuth.authenticate(req.headers), (a) => decoded(decodeLimitsBody(req.body), (limits) => keys.setLimits(a, "self", limits)))
+      authenticate: agent,
+      handler: (_req, { body }, a) => reply(keys.setLimits(a, "self", body))
     }),
     route({
       method: "PUT",
       path: "/api/v1/agent/keys/{prefix}/limits",
       operationId: "setKeyLimits",
       summary: "Set per-asset limits (an agent key may only tighten its own)",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      body: { schema: LimitsBody, maxBytes: 4 * 1024 },
+      pathParams: prefixPath,
+      body: decodedBody({ schema: LimitsBody, maxBytes: 4 * 1024, decode: decodeLimitsBody }),
       responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 404, 409) },
-      handler: (req) => Effect.flatMap(ownerOrAgent(req), (p) => decoded(decodeLimitsBody(req.body), (limits) => keys.setLimits(p, prefix(req), limits)))
+      authenticate: ownerOrAgent,
+      handler: (_req, { body, prefix }, p) => reply(keys.setLimits(p, prefix, body))
     }),
     route({
       method: "PUT",
       path: "/api/v1/agent/keys/{prefix}/embedded-wallet",
       operationId: "setKeyEmbeddedWallet",
       summary: "Allow or deny the embedded wallet for a key",
+      tags,
+      headers: HEADERS,
       auth: "session",
-      pathParams: [prefixParam],
-      body: { schema: EmbeddedWalletBody, maxBytes: 1024 },
+      pathParams: prefixPath,
+      body: decodedBody({ schema: EmbeddedWalletBody, maxBytes: 1024, decode: decodeEmbeddedWalletBody }),
       responses: { 200: ok("Stored value"), ...errors(400, 401, 404) },
-      handler: (req) => Effect.flatMap(owner(req), (o) => decoded(decodeEmbeddedWalletBody(req.body), (value) => keys.setEmbeddedWallet(o, prefix(req), value)))
+      authenticate: owner,
+      handler: (_req, { body, prefix }, o) => reply(keys.setEmbeddedWallet(o, prefix, body))
     }),
     route({
       method: "GET",
@@ -215,15 +265,13 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       operationId: "tierSnapshot",
       summary: "The account's tier, holdings, Max status, fees and caps",
       tags: ["plans"],
+      headers: HEADERS,
       auth: "agentKey",
       responses: { 200: ok("Tier snapshot"), ...errors(401, 429) },
-      handler: (req) => {
-        const who: Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =
-          bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers)
-        return Effect.flatMap(who, (p) =>
-          Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => reply(tiers.snapshot(account, deps.nowMs())))
-        )
-      }
+      authenticate: (req): Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =>
+        bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers),
+      handler: (_req, _input, p) =>
+        Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => reply(tiers.snapshot(account, deps.nowMs())))
     })
   ]
 

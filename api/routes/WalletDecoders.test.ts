@@ -6,6 +6,8 @@
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import type { ApiError } from "../../src/domain/ApiError.js"
+import { isApiError } from "../QueryParams.js"
+import type { Decoded } from "./ServiceCall.js"
 import {
   decodeChallengeQuery,
   decodeCreateTeeBody,
@@ -25,14 +27,16 @@ const SOL = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
 const EVM_LOWER = "0x52908400098527886e0f7030069857d2e4169ee7"
 const EVM_CHECKSUMMED = "0x52908400098527886E0F7030069857D2E4169EE7"
 
-const run = <A>(e: Effect.Effect<A, ApiError>) => Effect.runPromise(Effect.either(e))
-const ok = async <A>(e: Effect.Effect<A, ApiError>): Promise<A> => {
+/** A decoder's result, synchronous (`Decoded`) or an effect (the import body's signer check). */
+type Result<A> = Decoded<A> | Effect.Effect<A, ApiError>
+const run = <A>(e: Result<A>) => Effect.runPromise(Effect.either(Effect.isEffect(e) ? e : isApiError(e) ? Effect.fail(e) : Effect.succeed(e)))
+const ok = async <A>(e: Result<A>): Promise<A> => {
   const r = await run(e)
   if (Either.isLeft(r)) throw new Error(`refused: ${r.left.field} ${r.left.message}`)
   return r.right
 }
 /** The field a refusal names (every decoder refusal is VALIDATION_FAILED). */
-const refused = async (e: Effect.Effect<unknown, ApiError>): Promise<string | undefined> => {
+const refused = async (e: Result<unknown>): Promise<string | undefined> => {
   const r = await run(e)
   if (Either.isRight(r)) throw new Error(`accepted: ${JSON.stringify(r.right)}`)
   expect(r.left.code).toBe("VALIDATION_FAILED")

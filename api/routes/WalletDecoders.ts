@@ -1,8 +1,9 @@
 /**
  * Request decoding for the wallet routes (spec document 2, 2.3 and the wallet and TEE rows of
- * 4.1): each decoder turns a parsed JSON body (or the query string) into the typed input the
+ * 4.1): each decoder turns a parsed JSON body (or a query parameter) into the typed input the
  * `WalletService` takes, or into the spec's field-level `VALIDATION_FAILED` naming the first bad
- * field. A null value reads as absent. Pure, except the signer key, which WebCrypto converts.
+ * field. A null value reads as absent. Pure and synchronous (the router runs them before the
+ * handler), except the signer key, which WebCrypto converts (`signerSpki`, run by the handler).
  * Business rules (plans, limits, bindings, claims) stay in the service.
  */
 import { Effect } from "effect"
@@ -19,7 +20,7 @@ import {
   type SignInput,
   type WalletPatch
 } from "../../src/services/wallets/WalletService.js"
-import { isApiError } from "../QueryParams.js"
+import { decodeQuery, isApiError, param, stringParam } from "../QueryParams.js"
 import type { Decoded } from "./ServiceCall.js"
 
 export const LABEL_MAX_CHARS = 64
@@ -96,49 +97,91 @@ const stringArray = (body: Body, key: string, maxChars: number): Decoded<Readonl
   return v as ReadonlyArray<string>
 }
 
-/** A decode step as an effect: its value, or its refusal. */
-const parsed = <A>(v: Decoded<A>): Effect.Effect<A, ApiError> => (isApiError(v) ? Effect.fail(v) : Effect.succeed(v))
-
 const optional = <K extends string, A>(key: K, v: A | undefined): { [P in K]?: A } => (v === undefined ? {} : ({ [key]: v } as { [P in K]: A }))
 
-/** `?chain=&address=` of the link challenge. */
-export const decodeChallengeQuery = (query: string): Effect.Effect<{ chain: WalletChain; address: string }, ApiError> =>
-  Effect.gen(function* () {
-    const q = new URLSearchParams(query)
-    const body = { chain: q.get("chain"), address: q.get("address") }
-    const chain = yield* parsed(chainField(body))
-    return { chain, address: yield* parsed(addressField(body, "address", chain)) }
-  })
+/** `?chain=&address=` of the link challenge; the address is checked against the chain by `challengeAddress`. */
+export const challengeQuery = {
+  chain: param<WalletChain>({
+    description: "solana or evm",
+    required: true,
+    schema: { type: "string", enum: ["solana", "evm", "hood"] },
+    decode: (raw) => parseWalletChain(raw) ?? validationFailed("chain", "chain must be solana or evm")
+  }),
+  address: stringParam("The wallet's address", { required: true })
+}
+
+/** The challenge's address in its canonical form for `chain`. */
+export const challengeAddress = (chain: WalletChain, address: string): Decoded<string> => addressField({ address }, "address", chain)
+
+/** The link challenge's query (what the router decodes from `challengeQuery`, then `challengeAddress`). */
+export const decodeChallengeQuery = (query: string): Decoded<{ chain: WalletChain; address: string }> => {
+  const q = decodeQuery(challengeQuery, query)
+  if (isApiError(q)) return q
+  const address = challengeAddress(q.chain, q.address)
+  return isApiError(address) ? address : { chain: q.chain, address }
+}
+
+/** An object body's `chain` and its `address` on that chain. */
+const chainAddressBody = (raw: unknown): Decoded<{ body: Body; chain: WalletChain; address: string }> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  const chain = chainField(body)
+  if (isApiError(chain)) return chain
+  const address = addressField(body, "address", chain)
+  return isApiError(address) ? address : { body, chain, address }
+}
 
 /** `{chain, address, signature, label?}`. */
-export const decodeLinkBody = (raw: unknown): Effect.Effect<LinkInput, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const chain = yield* parsed(chainField(body))
-    const address = yield* parsed(addressField(body, "address", chain))
-    const signature = yield* parsed(stringField(body, "signature", SIGNATURE_MAX_CHARS))
-    return { chain, address, signature, ...optional("label", yield* parsed(labelField(body))) }
-  })
+export const decodeLinkBody = (raw: unknown): Decoded<LinkInput> => {
+  const linked = chainAddressBody(raw)
+  if (isApiError(linked)) return linked
+  const { address, body, chain } = linked
+  const signature = stringField(body, "signature", SIGNATURE_MAX_CHARS)
+  if (isApiError(signature)) return signature
+  const label = labelField(body)
+  if (isApiError(label)) return label
+  return { chain, address, signature, ...optional("label", label) }
+}
 
 /** `{allowLaunch?, label?}`, at least one. */
-export const decodeUpdateBody = (raw: unknown): Effect.Effect<WalletPatch, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    if (!present(body, "allowLaunch") && !present(body, "label")) return yield* Effect.fail(validationFailed("body", "Send allowLaunch or label"))
-    const allowLaunch = yield* parsed(booleanField(body, "allowLaunch"))
-    return { ...optional("allowLaunch", allowLaunch), ...optional("label", yield* parsed(labelField(body))) }
-  })
+export const decodeUpdateBody = (raw: unknown): Decoded<WalletPatch> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  if (!present(body, "allowLaunch") && !present(body, "label")) return validationFailed("body", "Send allowLaunch or label")
+  const allowLaunch = booleanField(body, "allowLaunch")
+  if (isApiError(allowLaunch)) return allowLaunch
+  const label = labelField(body)
+  if (isApiError(label)) return label
+  return { ...optional("allowLaunch", allowLaunch), ...optional("label", label) }
+}
 
 /** `{chain, address}`. */
-export const decodeImportInitBody = (raw: unknown): Effect.Effect<{ chain: WalletChain; address: string }, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const chain = yield* parsed(chainField(body))
-    return { chain, address: yield* parsed(addressField(body, "address", chain)) }
-  })
+export const decodeImportInitBody = (raw: unknown): Decoded<{ chain: WalletChain; address: string }> => {
+  const init = chainAddressBody(raw)
+  return isApiError(init) ? init : { chain: init.chain, address: init.address }
+}
 
-/** A P-256 public key as SPKI DER, from base64 of either the 65-byte uncompressed point or SPKI DER. */
-const signerSpki = (raw: Uint8Array): Effect.Effect<Uint8Array, ApiError> =>
+/** The import body before WebCrypto checks the signer key: `signerPublicKey` as sent (decoded base64). */
+export type ImportSubmitBody = Omit<ImportSubmitInput, "signerSpki"> & { readonly signerPublicKey: Uint8Array }
+
+/** `{ciphertext, encapsulatedKey, signerPublicKey, label?}` (base64), every check but the signer key's curve. */
+export const decodeImportSubmitShape = (raw: unknown): Decoded<ImportSubmitBody> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  const ciphertext = base64Field(body, "ciphertext", 17, MAX_SEALED_BYTES)
+  if (isApiError(ciphertext)) return ciphertext
+  const encapsulatedKey = base64Field(body, "encapsulatedKey", P256_PUBLIC_KEY_BYTES, P256_PUBLIC_KEY_BYTES)
+  if (isApiError(encapsulatedKey)) return encapsulatedKey
+  if (encapsulatedKey[0] !== 0x04) return validationFailed("encapsulatedKey", "encapsulatedKey must be an uncompressed P-256 point")
+  const signerPublicKey = base64Field(body, "signerPublicKey", P256_PUBLIC_KEY_BYTES, 200)
+  if (isApiError(signerPublicKey)) return signerPublicKey
+  const label = labelField(body)
+  if (isApiError(label)) return label
+  return { ciphertext, encapsulatedKey, signerPublicKey, ...optional("label", label) }
+}
+
+/** A P-256 public key as SPKI DER, from the 65-byte uncompressed point or SPKI DER (WebCrypto checks the curve). */
+export const signerSpki = (raw: Uint8Array): Effect.Effect<Uint8Array, ApiError> =>
   Effect.tryPromise({
     try: async () => {
       const format = raw.byteLength === P256_PUBLIC_KEY_BYTES ? "raw" : "spki"
@@ -148,83 +191,98 @@ const signerSpki = (raw: Uint8Array): Effect.Effect<Uint8Array, ApiError> =>
     catch: () => validationFailed("signerPublicKey", "signerPublicKey must be a P-256 public key (uncompressed point or SPKI), base64")
   })
 
-/** `{ciphertext, encapsulatedKey, signerPublicKey, label?}` (base64); the signer key is checked by WebCrypto. */
-export const decodeImportSubmitBody = (raw: unknown): Effect.Effect<ImportSubmitInput, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const ciphertext = yield* parsed(base64Field(body, "ciphertext", 17, MAX_SEALED_BYTES))
-    const encapsulatedKey = yield* parsed(base64Field(body, "encapsulatedKey", P256_PUBLIC_KEY_BYTES, P256_PUBLIC_KEY_BYTES))
-    if (encapsulatedKey[0] !== 0x04) return yield* Effect.fail(validationFailed("encapsulatedKey", "encapsulatedKey must be an uncompressed P-256 point"))
-    const signer = yield* signerSpki(yield* parsed(base64Field(body, "signerPublicKey", P256_PUBLIC_KEY_BYTES, 200)))
-    const label = yield* parsed(labelField(body))
-    return { ciphertext, encapsulatedKey, signerSpki: signer, ...optional("label", label) }
-  })
+/** The service's import input: the decoded body with the signer key converted to SPKI. */
+export const importSubmitInput = ({ signerPublicKey, ...rest }: ImportSubmitBody): Effect.Effect<ImportSubmitInput, ApiError> =>
+  Effect.map(signerSpki(signerPublicKey), (spki) => ({ ...rest, signerSpki: spki }))
+
+/** The whole import decode (`decodeImportSubmitShape`, then `importSubmitInput`). */
+export const decodeImportSubmitBody = (raw: unknown): Effect.Effect<ImportSubmitInput, ApiError> => {
+  const shape = decodeImportSubmitShape(raw)
+  return isApiError(shape) ? Effect.fail(shape) : importSubmitInput(shape)
+}
 
 /** `{claimId, transaction, authorizationSignature?}`. */
-export const decodeSignBody = (raw: unknown): Effect.Effect<SignInput, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const claimId = yield* parsed(stringField(body, "claimId", ID_MAX_CHARS))
-    const transaction = yield* parsed(transactionField(body))
-    const authorizationSignature = present(body, "authorizationSignature") ? yield* parsed(base64Field(body, "authorizationSignature", 64, 64)) : undefined
-    return { claimId, transaction, ...optional("authorizationSignature", authorizationSignature) }
-  })
+export const decodeSignBody = (raw: unknown): Decoded<SignInput> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  const claimId = stringField(body, "claimId", ID_MAX_CHARS)
+  if (isApiError(claimId)) return claimId
+  const transaction = transactionField(body)
+  if (isApiError(transaction)) return transaction
+  const authorizationSignature = present(body, "authorizationSignature") ? base64Field(body, "authorizationSignature", 64, 64) : undefined
+  if (isApiError(authorizationSignature)) return authorizationSignature
+  return { claimId, transaction, ...optional("authorizationSignature", authorizationSignature) }
+}
 
 /** `{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}`. */
-export const decodeCreateTeeBody = (raw: unknown): Effect.Effect<CreateTeeInput, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const chain = yield* parsed(chainField(body))
-    const keyPrefix = yield* parsed(stringField(body, "keyPrefix", ID_MAX_CHARS))
-    const label = yield* parsed(labelField(body))
-    const allowLaunch = yield* parsed(booleanField(body, "allowLaunch"))
-    const vaultDestination = present(body, "vaultDestination") ? yield* parsed(addressField(body, "vaultDestination", chain)) : undefined
-    return {
-      chain,
-      keyPrefix,
-      ...optional("label", label),
-      ...(allowLaunch === true ? { allowLaunch: true } : {}),
-      ...optional("vaultDestination", vaultDestination)
-    }
-  })
+export const decodeCreateTeeBody = (raw: unknown): Decoded<CreateTeeInput> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  const chain = chainField(body)
+  if (isApiError(chain)) return chain
+  const keyPrefix = stringField(body, "keyPrefix", ID_MAX_CHARS)
+  if (isApiError(keyPrefix)) return keyPrefix
+  const label = labelField(body)
+  if (isApiError(label)) return label
+  const allowLaunch = booleanField(body, "allowLaunch")
+  if (isApiError(allowLaunch)) return allowLaunch
+  const vaultDestination = present(body, "vaultDestination") ? addressField(body, "vaultDestination", chain) : undefined
+  if (isApiError(vaultDestination)) return vaultDestination
+  return {
+    chain,
+    keyPrefix,
+    ...optional("label", label),
+    ...(allowLaunch === true ? { allowLaunch: true } : {}),
+    ...optional("vaultDestination", vaultDestination)
+  }
+}
 
 /** Preview (`dryRun: true`) or commit; a commit carrying selectors is refused. */
-export const decodeRebindBody = (raw: unknown): Effect.Effect<RebindInput, ApiError> =>
-  Effect.gen(function* () {
-    const body = yield* parsed(objectBody(raw))
-    const dryRun = yield* parsed(booleanField(body, "dryRun"))
-    const toKeyPrefix = yield* parsed(stringField(body, "toKeyPrefix", ID_MAX_CHARS))
-    if (dryRun === true) {
-      const wallets = yield* parsed(stringArray(body, "wallets", SELECTOR_MAX_CHARS))
-      const labelPrefix = present(body, "labelPrefix") ? yield* parsed(stringField(body, "labelPrefix", LABEL_MAX_CHARS)) : undefined
-      return { _tag: "Preview" as const, toKeyPrefix, wallets, ...optional("labelPrefix", labelPrefix) }
-    }
-    for (const selector of ["wallets", "labelPrefix"]) {
-      if (present(body, selector)) return yield* Effect.fail(validationFailed(selector, "A commit names walletIds and expect, not selectors; preview first"))
-    }
-    const walletIds = yield* parsed(stringArray(body, "walletIds", ID_MAX_CHARS))
-    const expect = body.expect
-    if (typeof expect !== "object" || expect === null || Array.isArray(expect)) {
-      return yield* Effect.fail(validationFailed("expect", "expect must map each walletId to its current bound key prefix (from the preview)"))
-    }
-    const expectMap: Record<string, string> = {}
-    for (const id of walletIds) {
-      const v = (expect as Record<string, unknown>)[id]
-      if (typeof v !== "string") return yield* Effect.fail(validationFailed(`expect.${id}`, `expect has no current bound key prefix for ${id}`))
-      expectMap[id] = v
-    }
-    return { _tag: "Commit" as const, toKeyPrefix, walletIds, expect: expectMap }
-  })
-
-/** `?walletId=&limit=` of the rebind history: limit clamped to 1 to 100, default 20; an empty walletId is none. */
-export const decodeRebindsQuery = (query: string): Effect.Effect<{ walletId: string | undefined; limit: number }, ApiError> => {
-  const q = new URLSearchParams(query)
-  const rawLimit = q.get("limit")
-  let limit = REBIND_HISTORY_LIMIT_DEFAULT
-  if (rawLimit !== null) {
-    if (!/^-?\d{1,9}$/.test(rawLimit)) return Effect.fail(validationFailed("limit", "limit must be an integer"))
-    limit = Math.min(REBIND_HISTORY_LIMIT_MAX, Math.max(1, Number(rawLimit)))
+export const decodeRebindBody = (raw: unknown): Decoded<RebindInput> => {
+  const body = objectBody(raw)
+  if (isApiError(body)) return body
+  const dryRun = booleanField(body, "dryRun")
+  if (isApiError(dryRun)) return dryRun
+  const toKeyPrefix = stringField(body, "toKeyPrefix", ID_MAX_CHARS)
+  if (isApiError(toKeyPrefix)) return toKeyPrefix
+  if (dryRun === true) {
+    const wallets = stringArray(body, "wallets", SELECTOR_MAX_CHARS)
+    if (isApiError(wallets)) return wallets
+    const labelPrefix = present(body, "labelPrefix") ? stringField(body, "labelPrefix", LABEL_MAX_CHARS) : undefined
+    if (isApiError(labelPrefix)) return labelPrefix
+    return { _tag: "Preview" as const, toKeyPrefix, wallets, ...optional("labelPrefix", labelPrefix) }
   }
-  const walletId = q.get("walletId") ?? undefined
-  return Effect.succeed({ walletId: walletId === "" ? undefined : walletId, limit })
+  for (const selector of ["wallets", "labelPrefix"]) {
+    if (present(body, selector)) return validationFailed(selector, "A commit names walletIds and expect, not selectors; preview first")
+  }
+  const walletIds = stringArray(body, "walletIds", ID_MAX_CHARS)
+  if (isApiError(walletIds)) return walletIds
+  const expect = body.expect
+  if (typeof expect !== "object" || expect === null || Array.isArray(expect)) {
+    return validationFailed("expect", "expect must map each walletId to its current bound key prefix (from the preview)")
+  }
+  const expectMap: Record<string, string> = {}
+  for (const id of walletIds) {
+    const v = (expect as Record<string, unknown>)[id]
+    if (typeof v !== "string") return validationFailed(`expect.${id}`, `expect has no current bound key prefix for ${id}`)
+    expectMap[id] = v
+  }
+  return { _tag: "Commit" as const, toKeyPrefix, walletIds, expect: expectMap }
 }
+
+/** `?walletId=&limit=` of the rebind history: limit clamped to 1 to 100, default 20 (`limit=` is refused); an empty walletId is none. */
+export const rebindsQuery = {
+  walletId: stringParam("Only this wallet's rebinds"),
+  limit: param({
+    description: `1 to ${REBIND_HISTORY_LIMIT_MAX} (clamped), default ${REBIND_HISTORY_LIMIT_DEFAULT}; a non-integer is refused`,
+    schema: { type: "string", pattern: "^-?\\d{1,9}$", default: REBIND_HISTORY_LIMIT_DEFAULT },
+    emptyIsValue: true,
+    decode: (raw, name) => {
+      if (raw === undefined) return REBIND_HISTORY_LIMIT_DEFAULT
+      return /^-?\d{1,9}$/.test(raw) ? Math.min(REBIND_HISTORY_LIMIT_MAX, Math.max(1, Number(raw))) : validationFailed(name, `${name} must be an integer`)
+    }
+  })
+}
+
+/** The rebind history's query (what the router decodes from `rebindsQuery`). */
+export const decodeRebindsQuery = (query: string): Decoded<{ walletId: string | undefined; limit: number }> => decodeQuery(rebindsQuery, query)

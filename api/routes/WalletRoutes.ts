@@ -1,10 +1,11 @@
 /**
  * Wallet routes (spec document 2: 2.3 and the wallet and TEE rows of 4.1): list, link-existing,
  * revoke, HPKE import (init, submit), the sign relay, TEE wallets and TEE rebind (preview,
- * commit, history). Each handler authenticates through the injected `authenticate`, checks the
- * credential kind and scope itself (so the rules hold whatever the middleware enforces), decodes
- * the request with `WalletDecoders` (naming the first bad field), hands the typed input to the
- * `WalletService` and maps its failures through `api/ErrorTable.ts`.
+ * commit, history). Each route authenticates through the injected `authenticate` and checks the
+ * credential kind and scope itself (so the rules hold whatever the middleware enforces); the
+ * router then decodes its declared inputs with `WalletDecoders` (naming the first bad field); the
+ * handler hands the typed input to the `WalletService` and maps its failures through
+ * `api/ErrorTable.ts`.
  *
  * Credential kinds: wallet reads and writes take an agent key or a session; the sign relay an
  * agent key with `swap:write`; import an agent key with `launch:write` or a session; TEE wallet
@@ -13,17 +14,20 @@
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import { type AuthHeaders, AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
-import { REBIND_HISTORY_LIMIT_DEFAULT, REBIND_HISTORY_LIMIT_MAX, type WalletServiceShape, type WalletView } from "../../src/services/wallets/WalletService.js"
-import { json, type Reply, type Request } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import { type WalletServiceShape, type WalletView } from "../../src/services/wallets/WalletService.js"
+import { json, type Request } from "../Http.js"
+import { isApiError, stringParam } from "../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
 import {
-  decodeChallengeQuery,
+  challengeAddress,
+  challengeQuery,
   decodeCreateTeeBody,
   decodeImportInitBody,
-  decodeImportSubmitBody,
+  decodeImportSubmitShape,
   decodeLinkBody,
   decodeRebindBody,
-  decodeRebindsQuery,
+  importSubmitInput,
+  rebindsQuery,
   decodeSignBody,
   decodeUpdateBody
 } from "./WalletDecoders.js"
@@ -74,19 +78,23 @@ const WalletList = Obj("WalletList", "`{success, wallets[] {id, chain, address, 
 const WalletEnvelope = Obj("WalletEnvelope", "`{success, wallet}`")
 const Refusal = { description: "Refusal in the error envelope (`code`, `field` or `reason`)" }
 
-const idParam = { name: "id", description: "Wallet id", schema: { type: "string" } }
+/** Any segment reaches the service, which answers 404 for an id it does not know. */
+const idPath = { id: stringParam("Wallet id", { required: true, emptyIsValue: true }) }
 
 export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> => {
   const { wallets, authenticate } = deps
 
-  const withPrincipal = (req: Request, need: AuthNeed, f: (p: Principal) => Effect.Effect<Reply, ApiError>) =>
-    authenticate(req.headers, need).pipe(
-      Effect.flatMap((p) => admit(p, need)),
-      Effect.flatMap(f)
-    )
+  /** The caller, admitted for `need`. */
+  const caller =
+    (need: AuthNeed) =>
+    (req: Request): Effect.Effect<Principal, ApiError> =>
+      Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
+  const keyOrSession = caller({ credentials: KEY_OR_SESSION })
+  const owner = caller({ credentials: OWNER })
+  const importer = caller({ credentials: KEY_OR_SESSION, scope: "launch:write" })
 
   return [
-    {
+    route({
       method: "GET",
       path: "/api/v1/agent/wallets",
       operationId: "listWallets",
@@ -95,9 +103,10 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
-      handler: (req) => withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) => reply(wallets.list(p)))
-    },
-    {
+      authenticate: keyOrSession,
+      handler: (_req, _input, p) => reply(wallets.list(p))
+    }),
+    route({
       method: "GET",
       path: "/api/v1/agent/wallets/link-challenge",
       operationId: "walletLinkChallenge",
@@ -105,19 +114,15 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      query: [
-        { name: "chain", description: "solana or evm", required: true, schema: { type: "string", enum: ["solana", "evm"] } },
-        { name: "address", description: "The wallet's address", required: true, schema: { type: "string" } }
-      ],
+      query: challengeQuery,
       responses: { 200: { description: "`{success, chain, address, message}`", schema: Obj("LinkChallenge", "challenge") }, 400: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          Effect.map(decodeChallengeQuery(req.query), ({ chain, address }) =>
-            json(200, { success: true, chain, address, message: wallets.linkChallenge(p, chain, address) })
-          )
-        )
-    },
-    {
+      authenticate: keyOrSession,
+      handler: (_req, { address: raw, chain }, p) => {
+        const address = challengeAddress(chain, raw)
+        return isApiError(address) ? Effect.fail(address) : Effect.succeed(json(200, { success: true, chain, address, message: wallets.linkChallenge(p, chain, address) }))
+      }
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/wallets",
       operationId: "linkWallet",
@@ -127,19 +132,17 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      body: { schema: Obj("LinkWalletBody", "`{chain, address, signature, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
+      body: decodedBody({ schema: Obj("LinkWalletBody", "`{chain, address, signature, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeLinkBody }),
       responses: {
         200: { description: "The linked wallet", schema: WalletEnvelope },
         400: Refusal,
         403: Refusal,
         409: Refusal
       },
-      handler: (req) =>
-        withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          Effect.flatMap(decodeLinkBody(req.body), (input) => reply(asWallet(wallets.link(p, input))))
-        )
-    },
-    {
+      authenticate: keyOrSession,
+      handler: (_req, { body }, p) => reply(asWallet(wallets.link(p, body)))
+    }),
+    route({
       method: "DELETE",
       path: "/api/v1/agent/wallets/{id}",
       operationId: "revokeWallet",
@@ -147,14 +150,12 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      pathParams: [idParam],
+      pathParams: idPath,
       responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, 404: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: KEY_OR_SESSION }, (p) =>
-          reply(wallets.revoke(p, req.params[0] ?? ""))
-        )
-    },
-    {
+      authenticate: keyOrSession,
+      handler: (_req, { id }, p) => reply(wallets.revoke(p, id))
+    }),
+    route({
       method: "PATCH",
       path: "/api/v1/agent/wallets/{id}",
       operationId: "updateWallet",
@@ -162,15 +163,13 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "session",
       headers: AUTH_HEADERS,
-      pathParams: [idParam],
-      body: { schema: Obj("UpdateWalletBody", "`{allowLaunch?, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
+      pathParams: idPath,
+      body: decodedBody({ schema: Obj("UpdateWalletBody", "`{allowLaunch?, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeUpdateBody }),
       responses: { 200: { description: "The wallet", schema: WalletEnvelope }, 400: Refusal, 404: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: OWNER }, (p) =>
-          Effect.flatMap(decodeUpdateBody(req.body), (patch) => reply(asWallet(wallets.update(p, req.params[0] ?? "", patch))))
-        )
-    },
-    {
+      authenticate: owner,
+      handler: (_req, { body, id }, p) => reply(asWallet(wallets.update(p, id, body)))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/wallets/import/init",
       operationId: "walletImportInit",
@@ -180,21 +179,18 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      body: { schema: Obj("ImportInitBody", "`{chain, address}`"), maxBytes: WALLET_BODY_MAX_BYTES },
+      body: decodedBody({ schema: Obj("ImportInitBody", "`{chain, address}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeImportInitBody }),
       responses: {
         200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: Obj("ImportInit", "init") },
         400: Refusal,
         403: Refusal,
         409: Refusal
       },
-      handler: (req) =>
-        withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
-          Effect.flatMap(decodeImportInitBody(req.body), ({ chain, address }) =>
-            reply(Effect.map(wallets.importInit(p, chain, address), ({ expiresAtMs, ...init }) => ({ ...init, expiresAt: expiresAtMs })))
-          )
-        )
-    },
-    {
+      authenticate: importer,
+      handler: (_req, { body: { address, chain } }, p) =>
+        reply(Effect.map(wallets.importInit(p, chain, address), ({ expiresAtMs, ...init }) => ({ ...init, expiresAt: expiresAtMs })))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/wallets/import/submit",
       operationId: "walletImportSubmit",
@@ -203,14 +199,17 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      body: { schema: Obj("ImportSubmitBody", "`{ciphertext, encapsulatedKey, signerPublicKey, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
+      body: decodedBody({
+        schema: Obj("ImportSubmitBody", "`{ciphertext, encapsulatedKey, signerPublicKey, label?}`"),
+        maxBytes: WALLET_BODY_MAX_BYTES,
+        decode: decodeImportSubmitShape
+      }),
       responses: { 200: { description: "The imported wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal, 409: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: KEY_OR_SESSION, scope: "launch:write" }, (p) =>
-          Effect.flatMap(decodeImportSubmitBody(req.body), (input) => reply(asWallet(wallets.importSubmit(p, input))))
-        )
-    },
-    {
+      authenticate: importer,
+      // WebCrypto checks the signer key's curve (asynchronous, so here rather than in the router).
+      handler: (_req, { body }, p) => Effect.flatMap(importSubmitInput(body), (input) => reply(asWallet(wallets.importSubmit(p, input))))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/wallets/{id}/sign",
       operationId: "walletSign",
@@ -220,15 +219,13 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      pathParams: [idParam],
-      body: { schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2 },
+      pathParams: idPath,
+      body: decodedBody({ schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2, decode: decodeSignBody }),
       responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: Obj("SignResult", "signature") }, 403: Refusal, 404: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: ["agentKey"], scope: "swap:write" }, (p) =>
-          Effect.flatMap(decodeSignBody(req.body), (input) => reply(wallets.signClaimed(p, req.params[0] ?? "", input)))
-        )
-    },
-    {
+      authenticate: caller({ credentials: ["agentKey"], scope: "swap:write" }),
+      handler: (_req, { body, id }, p) => reply(wallets.signClaimed(p, id, body))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/tee-wallets",
       operationId: "createTeeWallet",
@@ -237,14 +234,16 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "session",
       headers: AUTH_HEADERS,
-      body: { schema: Obj("CreateTeeBody", "`{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}`"), maxBytes: WALLET_BODY_MAX_BYTES },
+      body: decodedBody({
+        schema: Obj("CreateTeeBody", "`{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}`"),
+        maxBytes: WALLET_BODY_MAX_BYTES,
+        decode: decodeCreateTeeBody
+      }),
       responses: { 200: { description: "The TEE wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: OWNER }, (p) =>
-          Effect.flatMap(decodeCreateTeeBody(req.body), (input) => reply(asWallet(wallets.createTee(p, input))))
-        )
-    },
-    {
+      authenticate: owner,
+      handler: (_req, { body }, p) => reply(asWallet(wallets.createTee(p, body)))
+    }),
+    route({
       method: "POST",
       path: "/api/v1/agent/tee-wallets/rebind",
       operationId: "rebindTeeWallets",
@@ -254,19 +253,17 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "session",
       headers: AUTH_HEADERS,
-      body: { schema: Obj("RebindBody", "preview or commit"), maxBytes: REBIND_BODY_MAX_BYTES },
+      body: decodedBody({ schema: Obj("RebindBody", "preview or commit"), maxBytes: REBIND_BODY_MAX_BYTES, decode: decodeRebindBody }),
       responses: {
         200: { description: "`{success, dryRun, toKey, rebound[], unchanged[]}`", schema: Obj("RebindResponse", "rebind") },
         400: Refusal,
         409: Refusal,
         503: Refusal
       },
-      handler: (req) =>
-        withPrincipal(req, { credentials: OWNER }, (p) =>
-          Effect.flatMap(decodeRebindBody(req.body), (input) => reply(wallets.rebind(p, input)))
-        )
-    },
-    {
+      authenticate: owner,
+      handler: (_req, { body }, p) => reply(wallets.rebind(p, body))
+    }),
+    route({
       method: "GET",
       path: "/api/v1/agent/tee-wallets/rebinds",
       operationId: "listTeeRebinds",
@@ -274,15 +271,10 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "session",
       headers: AUTH_HEADERS,
-      query: [
-        { name: "walletId", description: "Only this wallet's rebinds", schema: { type: "string" } },
-        { name: "limit", description: `1 to ${REBIND_HISTORY_LIMIT_MAX} (clamped), default ${REBIND_HISTORY_LIMIT_DEFAULT}`, schema: { type: "integer" } }
-      ],
+      query: rebindsQuery,
       responses: { 200: { description: "`{success, rebinds[]}`", schema: Obj("Rebinds", "history") }, 400: Refusal },
-      handler: (req) =>
-        withPrincipal(req, { credentials: OWNER }, (p) =>
-          Effect.flatMap(decodeRebindsQuery(req.query), ({ walletId, limit }) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds }))))
-        )
-    }
+      authenticate: owner,
+      handler: (_req, { limit, walletId }, p) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds })))
+    })
   ]
 }

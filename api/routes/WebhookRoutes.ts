@@ -16,17 +16,18 @@
  *   `reason: "webhook_not_found"`; rotate or deliveries on a revoked endpoint: 409
  *   `VALIDATION_FAILED`, `reason: "webhook_revoked"`. Revoking a revoked endpoint answers it again.
  *
- * The body is decoded here (`WebhookDecoders.ts`); service failures map through the one table
- * (`ErrorTable.ts`), a storage failure to 500 `INTERNAL`.
+ * The router authenticates (with the agent-features check), then decodes the path and the body
+ * (`WebhookDecoders.ts`); service failures map through the one table (`ErrorTable.ts`), a storage
+ * failure to 500 `INTERNAL`.
  */
 import { Effect, Schema } from "effect"
 import { type ApiError, apiError } from "../../src/domain/ApiError.js"
 import { WEBHOOK_EVENTS } from "../../src/services/webhooks/Events.js"
 import { maxActiveEndpoints, type WebhookError, type WebhookOwner, type WebhookServiceShape } from "../../src/services/webhooks/WebhookService.js"
 import { toApiError } from "../ErrorTable.js"
-import { json, type Request } from "../Http.js"
-import { isApiError } from "../QueryParams.js"
-import type { RouteDef } from "../Router.js"
+import { json, type Reply, type Request } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
 import { decodeWebhookCreateBody } from "./WebhookDecoders.js"
 
 export interface AuthenticatedOwner {
@@ -100,7 +101,8 @@ const CreateBody = Schema.Struct({
   events: Schema.Array(EventName)
 }).annotations({ identifier: "WebhookCreateBody" })
 
-const idParam = { name: "id", description: "Webhook endpoint id (wh_...)", schema: { type: "string" } }
+/** Any segment reaches the service, which answers 404 for an id it does not know. */
+const idPath = { id: stringParam("Webhook endpoint id (wh_...)", { required: true, emptyIsValue: true }) }
 
 const commonErrors = {
   401: { description: "Missing or invalid session" },
@@ -110,22 +112,19 @@ const commonErrors = {
 export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> => {
   const headers = deps.authHeaders ?? ["authorization"]
 
-  /** Authenticates, checks agent features, runs `f`, maps failures through the table. */
-  const guarded =
-    <A>(f: (owner: WebhookOwner, req: Request) => Effect.Effect<A, WebhookError | ApiError>, status = 200) =>
-    (req: Request) =>
-      Effect.gen(function* () {
-        const auth = yield* deps.authenticate(req)
-        if (auth.agentEnabled === false) {
-          return yield* apiError("VALIDATION_FAILED", "Agent features are not enabled for this account", { status: 403 })
-        }
-        const owner: WebhookOwner = { accountId: auth.accountId, testAccount: auth.testAccount === true }
-        const value = yield* f(owner, req).pipe(Effect.mapError((e) => (e._tag === "ApiError" ? e : toApiError(e))))
-        return json(status, { success: true, ...value })
-      })
+  /** The owner session, with agent features on. */
+  const authenticate = (req: Request): Effect.Effect<WebhookOwner, ApiError> =>
+    Effect.flatMap(deps.authenticate(req), (auth) =>
+      auth.agentEnabled === false
+        ? Effect.fail(apiError("VALIDATION_FAILED", "Agent features are not enabled for this account", { status: 403 }))
+        : Effect.succeed({ accountId: auth.accountId, testAccount: auth.testAccount === true })
+    )
+  /** The service's answer in the success envelope; failures map through the table. */
+  const answer = <A extends object>(call: Effect.Effect<A, WebhookError>, status = 200): Effect.Effect<Reply, ApiError> =>
+    Effect.mapBoth(call, { onFailure: toApiError, onSuccess: (value) => json(status, { success: true, ...value }) })
 
   return [
-    {
+    route({
       method: "POST",
       path: WEBHOOKS_PATH,
       operationId: "createWebhook",
@@ -136,18 +135,16 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["webhooks"],
       auth: "session",
       headers,
-      body: { schema: CreateBody, maxBytes: webhookBodyMaxBytes },
+      body: decodedBody({ schema: CreateBody, maxBytes: webhookBodyMaxBytes, decode: decodeWebhookCreateBody }),
       responses: {
         201: { description: "The endpoint with its secret", schema: WebhookEndpointWithSecret },
         400: { description: "VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED" },
         ...commonErrors
       },
-      handler: guarded((owner, req) => {
-        const input = decodeWebhookCreateBody(req.body)
-        return isApiError(input) ? Effect.fail(input) : deps.service.create(owner, input)
-      }, 201)
-    },
-    {
+      authenticate,
+      handler: (_req, { body }, owner) => answer(deps.service.create(owner, body), 201)
+    }),
+    route({
       method: "GET",
       path: WEBHOOKS_PATH,
       operationId: "listWebhooks",
@@ -156,9 +153,10 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "session",
       headers,
       responses: { 200: { description: "Endpoints, newest first", schema: WebhookList }, ...commonErrors },
-      handler: guarded((owner) => Effect.map(deps.service.list(owner), (webhooks) => ({ webhooks })))
-    },
-    {
+      authenticate,
+      handler: (_req, _input, owner) => answer(Effect.map(deps.service.list(owner), (webhooks) => ({ webhooks })))
+    }),
+    route({
       method: "POST",
       path: `${WEBHOOKS_PATH}/{id}/rotate`,
       operationId: "rotateWebhookSecret",
@@ -167,16 +165,17 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["webhooks"],
       auth: "session",
       headers,
-      pathParams: [idParam],
+      pathParams: idPath,
       responses: {
         200: { description: "The endpoint with its new secret", schema: WebhookEndpointWithSecret },
         404: { description: "Unknown endpoint" },
         409: { description: "Endpoint revoked" },
         ...commonErrors
       },
-      handler: guarded((owner, req) => deps.service.rotate(owner, req.params[0] ?? ""))
-    },
-    {
+      authenticate,
+      handler: (_req, { id }, owner) => answer(deps.service.rotate(owner, id))
+    }),
+    route({
       method: "DELETE",
       path: `${WEBHOOKS_PATH}/{id}`,
       operationId: "revokeWebhook",
@@ -184,15 +183,16 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["webhooks"],
       auth: "session",
       headers,
-      pathParams: [idParam],
+      pathParams: idPath,
       responses: {
         200: { description: "The revoked endpoint", schema: WebhookRevoked },
         404: { description: "Unknown endpoint" },
         ...commonErrors
       },
-      handler: guarded((owner, req) => deps.service.revoke(owner, req.params[0] ?? ""))
-    },
-    {
+      authenticate,
+      handler: (_req, { id }, owner) => answer(deps.service.revoke(owner, id))
+    }),
+    route({
       method: "GET",
       path: `${WEBHOOKS_PATH}/{id}/deliveries`,
       operationId: "listWebhookDeliveries",
@@ -200,16 +200,15 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["webhooks"],
       auth: "session",
       headers,
-      pathParams: [idParam],
+      pathParams: idPath,
       responses: {
         200: { description: "Deliveries", schema: DeliveryList },
         404: { description: "Unknown endpoint" },
         409: { description: "Endpoint revoked" },
         ...commonErrors
       },
-      handler: guarded((owner, req) =>
-        Effect.map(deps.service.deliveries(owner, req.params[0] ?? ""), (deliveries) => ({ webhookId: req.params[0] ?? "", deliveries }))
-      )
-    }
+      authenticate,
+      handler: (_req, { id }, owner) => answer(Effect.map(deps.service.deliveries(owner, id), (deliveries) => ({ webhookId: id, deliveries })))
+    })
   ]
 }

@@ -14,7 +14,8 @@
  *   a database failure is 503 `FEED_UNAVAILABLE` (retryable).
  * Store failures (`PersonalError`) map through the one table (`api/ErrorTable.ts`).
  *
- * Order of checks: credential, plan, parameters, then the write; every refusal records nothing.
+ * Order of checks: credential, plan (both through the route's `authenticate`), parameters (declared;
+ * the router decodes them), then the write; every refusal records nothing.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
@@ -34,13 +35,14 @@ import {
   SIGNALS_PAGE_DEFAULT,
   SIGNALS_PAGE_MAX
 } from "../../../src/services/personal/PersonalStore.js"
-import { validateRule, isRuleProblem } from "../../../src/services/personal/Rules.js"
+import { isRuleProblem, type RuleParams, validateRule } from "../../../src/services/personal/Rules.js"
+import type { Pattern } from "../../../src/domain/Signal.js"
 import { projectForPlan } from "../../../src/services/signals/SignalTape.js"
 import type { TrackingShape } from "../../../src/services/tracking/Tracking.js"
 import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
-import { isApiError as isErr } from "../../QueryParams.js"
-import type { ParamDoc, RouteDef } from "../../Router.js"
+import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../../Router.js"
 
 
 export interface PersonalCaller {
@@ -99,30 +101,86 @@ const parseText = (field: string, v: unknown, max: number, required: boolean): P
 const parseId = (field: string, v: unknown): Parsed<string> =>
   typeof v === "string" && ID_FORMAT.test(v) ? v : validationFailed(field, `${field} must be an id`)
 
-/** `{chain?, address}` from a JSON body or, when there is none, from the query string. */
-const chainAddress = (req: Request, extra: ReadonlyArray<string> = []): Parsed<{ chain: ChainId; address: string; fields: Record<string, unknown> }> => {
-  let fields: Record<string, unknown>
-  if (req.body === undefined) {
-    const q = new URLSearchParams(req.query)
-    fields = {}
-    for (const [k, v] of q) {
-      if (![...extra, "chain", "address"].includes(k)) return validationFailed(k, `Unknown parameter '${k}'`)
-      if (v !== "") fields[k] = v
-    }
-  } else {
-    const b = objectBody(req.body, ["chain", "address", ...extra])
-    if (isErr(b)) return b
-    fields = b
-  }
+/** `{chain?, address}` (plus `extra` fields, returned as they are) from an object of fields. */
+const chainAddressOf = (fields: Record<string, unknown>): Parsed<{ chain: ChainId; address: string }> => {
   const chain = parseChain(fields.chain)
   if (isErr(chain)) return chain
   const address = parseAddress(chain, fields.address)
-  if (isErr(address)) return address
-  return { chain, address, fields }
+  return isErr(address) ? address : { chain, address }
 }
 
-const q = (name: string, description: string, schema: Record<string, unknown> = { type: "string" }): ParamDoc => ({ name, description, schema })
-const idParam = (description: string): ParamDoc => ({ name: "id", description, required: true, schema: { type: "string" } })
+/** A JSON body `{chain?, address}`. */
+const chainAddressBody = (body: unknown): Parsed<{ chain: ChainId; address: string }> => {
+  const b = objectBody(body, ["chain", "address"])
+  return isErr(b) ? b : chainAddressOf(b)
+}
+
+const idPath = (description: string) => ({
+  id: param({ description, required: true, schema: { type: "string", pattern: ID_FORMAT.source }, decode: (raw, name) => parseId(name, raw) })
+})
+
+const followBody = chainAddressBody
+
+const ruleBody = (body: unknown): Parsed<{ name: string; pattern: Pattern; walletId: string | null; params: RuleParams }> => {
+  const b = objectBody(body, ["name", "pattern", "wallet_id", "params"])
+  if (isErr(b)) return b
+  const name = parseText("name", b.name, NAME_MAX, true)
+  if (isErr(name)) return name
+  const rule = validateRule(b.pattern, b.params)
+  if (isRuleProblem(rule)) return validationFailed(rule.field, rule.message)
+  let walletId: string | null = null
+  if (b.wallet_id !== undefined && b.wallet_id !== null) {
+    const id = parseId("wallet_id", b.wallet_id)
+    if (isErr(id)) return id
+    walletId = id
+  }
+  return { name: name!, pattern: rule.pattern, walletId, params: rule.params }
+}
+
+const groupBody = (body: unknown): Parsed<string> => {
+  const b = objectBody(body, ["name"])
+  if (isErr(b)) return b
+  const name = parseText("name", b.name, NAME_MAX, true)
+  return isErr(name) ? name : name!
+}
+
+/** The group id of `{id}`, or undefined when no body was sent (the query's `id` then). */
+const groupIdBody = (body: unknown): Parsed<string | undefined> => {
+  if (body === undefined) return undefined
+  const b = objectBody(body, ["id"])
+  return isErr(b) ? b : parseId("id", b.id)
+}
+
+const groupWalletBody = (body: unknown): Parsed<{ chain: ChainId; address: string }> =>
+  body === undefined ? validationFailed("body", "Request body must be a JSON object `{chain, address}`") : chainAddressBody(body)
+
+/** `{chain?, address}` of a JSON body, or undefined when none was sent (the query's then). */
+const optionalChainAddressBody = (body: unknown): Parsed<{ chain: ChainId; address: string } | undefined> =>
+  body === undefined ? undefined : chainAddressBody(body)
+
+const watchBody = (body: unknown): Parsed<{ chain: ChainId; address: string; label: string | null }> => {
+  const b = objectBody(body, ["chain", "address", "label"])
+  if (isErr(b)) return b
+  const w = chainAddressOf(b)
+  if (isErr(w)) return w
+  const label = parseText("label", b.label, LABEL_MAX, false)
+  return isErr(label) ? label : { ...w, label }
+}
+
+const CURSOR_FORMAT = /^\d{1,19}$/
+const signalsQuery = {
+  after: param({
+    description: "The previous page's next_after (omit for the oldest kept)",
+    schema: { type: "string", pattern: CURSOR_FORMAT.source },
+    decode: (raw, name) =>
+      raw === undefined
+        ? undefined
+        : CURSOR_FORMAT.test(raw) && BigInt(raw) <= 9_223_372_036_854_775_807n
+          ? BigInt(raw)
+          : validationFailed(name, `${name} must be a next_after cursor`)
+  }),
+  limit: intParam(`1 to ${SIGNALS_PAGE_MAX}, default ${SIGNALS_PAGE_DEFAULT}`, { min: 1, max: SIGNALS_PAGE_MAX, default: SIGNALS_PAGE_DEFAULT })
+}
 
 const ChainAddressBody = Schema.Struct({ chain: Schema.optional(Schema.Literal("solana", "hood")), address: Schema.String })
 const RuleBody = Schema.Struct({
@@ -148,27 +206,22 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
   })
   const changed = () => deps.personal?.invalidate()
 
-  /** Authenticates, gates the plan (`paid`: Pro or Max), runs `f`; store failures go through the table. */
-  const handle =
-    (gate: "paid" | "any", f: (caller: PersonalCaller & { readonly paid: PaidPlan }, req: Request) => Effect.Effect<Reply, ApiError | PersonalError>) =>
-    (req: Request): Effect.Effect<Reply, ApiError> =>
-      deps.authenticate(req).pipe(
-        Effect.matchEffect({
-          onFailure: (reply) => Effect.succeed(reply),
-          onSuccess: (caller): Effect.Effect<Reply, ApiError> => {
-            if (gate === "paid" && caller.plan === "free") return Effect.succeed(requiresProOrMaxReply())
-            // `paid` is the plan whose caps apply; a Free caller reaches only ungated routes, whose caps do not vary by plan.
-            const paidPlan: PaidPlan = caller.plan === "max" ? "max" : "pro"
-            return f({ ...caller, paid: paidPlan }, req).pipe(Effect.catchTag("PersonalError", answerFailure))
-          }
-        })
-      )
+  type Caller = PersonalCaller & { readonly paid: PaidPlan }
+  // `paid` is the plan whose caps apply; a Free caller reaches only ungated routes, whose caps do not vary by plan.
+  const withCaps = (caller: PersonalCaller): Caller => ({ ...caller, paid: caller.plan === "max" ? "max" : "pro" })
+  /** Any plan (the watchlist). */
+  const anyPlan = (req: Request): Effect.Effect<Caller, Reply> => Effect.map(deps.authenticate(req), withCaps)
+  /** Pro or Max; Free is the plain 403. */
+  const paidPlan = (req: Request): Effect.Effect<Caller, Reply> =>
+    Effect.flatMap(deps.authenticate(req), (caller) => (caller.plan === "free" ? Effect.fail(requiresProOrMaxReply()) : Effect.succeed(withCaps(caller))))
+  /** Store failures go through the table. */
+  const answer = (e: Effect.Effect<Reply, ApiError | PersonalError>): Effect.Effect<Reply, ApiError> => e.pipe(Effect.catchTag("PersonalError", answerFailure))
 
   const project = (plan: DataPlan, s: Signal): Signal => (deps.tracking === undefined ? s : projectForPlan(deps.tracking, plan, s))
 
   return [
     // ---------------------------------------------------------------- follows
-    {
+    route({
       method: "GET",
       path: "/v1/me/follows",
       operationId: "listFollows",
@@ -177,11 +230,11 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       responses: { ...paid, 200: { description: "`{follows: [{id, chain, address, created_at}], quota, used}`" } },
-      handler: handle("paid", (c) =>
-        Effect.map(store.follows(c.accountId), (follows) => json(200, { follows, quota: CAPS.follows[c.paid], used: follows.length }))
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, _input, c) =>
+        answer(Effect.map(store.follows(c.accountId), (follows) => json(200, { follows, quota: CAPS.follows[c.paid], used: follows.length })))
+    }),
+    route({
       method: "POST",
       path: "/v1/me/follows",
       operationId: "addFollow",
@@ -190,7 +243,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      body: { schema: ChainAddressBody, maxBytes: 4_096 },
+      body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: followBody }),
       responses: {
         ...paid,
         200: { description: "already followed: the existing follow" },
@@ -198,21 +251,16 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         400: { description: "VALIDATION_FAILED naming the field" },
         429: { description: "`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const body = objectBody(req.body, ["chain", "address"])
-          if (isErr(body)) return yield* body
-          const chain = parseChain(body.chain)
-          if (isErr(chain)) return yield* chain
-          const address = parseAddress(chain, body.address)
-          if (isErr(address)) return yield* address
-          const { follow, created } = yield* store.addFollow(c.accountId, c.paid, chain, address)
-          if (created) changed()
-          return json(created ? 201 : 200, follow)
-        })
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, { body: { address, chain } }, c) =>
+        answer(
+          Effect.map(store.addFollow(c.accountId, c.paid, chain, address), ({ created, follow }) => {
+            if (created) changed()
+            return json(created ? 201 : 200, follow)
+          })
+        )
+    }),
+    route({
       method: "DELETE",
       path: "/v1/me/follows/{id}",
       operationId: "removeFollow",
@@ -220,20 +268,13 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      pathParams: [idParam("The follow's id")],
+      pathParams: idPath("The follow's id"),
       responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"follow not found\"}`" } },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const id = parseId("id", req.params[0])
-          if (isErr(id)) return yield* id
-          yield* store.removeFollow(c.accountId, id)
-          changed()
-          return json(200, { id, deleted: true })
-        })
-      )
-    },
+      authenticate: paidPlan,
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeFollow(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+    }),
     // ---------------------------------------------------------------- rules
-    {
+    route({
       method: "GET",
       path: "/v1/me/rules",
       operationId: "listRules",
@@ -242,9 +283,10 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       responses: { ...paid, 200: { description: "`{rules: [{id, name, pattern, wallet_id, params, created_at}], quota, used}`" } },
-      handler: handle("paid", (c) => Effect.map(store.rules(c.accountId), (rules) => json(200, { rules, quota: CAPS.rules, used: rules.length })))
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, _input, c) => answer(Effect.map(store.rules(c.accountId), (rules) => json(200, { rules, quota: CAPS.rules, used: rules.length })))
+    }),
+    route({
       method: "POST",
       path: "/v1/me/rules",
       operationId: "addRule",
@@ -254,37 +296,23 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      body: { schema: RuleBody, maxBytes: 4_096 },
+      body: decodedBody({ schema: RuleBody, maxBytes: 4_096, decode: ruleBody }),
       responses: {
         ...paid,
         201: { description: "`{id, name, pattern, wallet_id, params, created_at}`" },
         400: { description: "VALIDATION_FAILED naming the field (`params.<name>` for a param)" },
         429: { description: "`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const body = objectBody(req.body, ["name", "pattern", "wallet_id", "params"])
-          if (isErr(body)) return yield* body
-          const name = parseText("name", body.name, NAME_MAX, true)
-          if (isErr(name)) return yield* name
-          const rule = validateRule(body.pattern, body.params)
-          if (isRuleProblem(rule)) return yield* validationFailed(rule.field, rule.message)
-          let walletId: string | null = null
-          if (body.wallet_id !== undefined && body.wallet_id !== null) {
-            const id = parseId("wallet_id", body.wallet_id)
-            if (isErr(id)) return yield* id
-            if (deps.tracking !== undefined && deps.tracking.wallet(c.plan, id) === undefined) {
-              return yield* validationFailed("wallet_id", `Unknown wallet_id '${id}' (see /v1/wallets)`)
-            }
-            walletId = id
-          }
-          const created = yield* store.addRule(c.accountId, { name: name!, pattern: rule.pattern, walletId, params: rule.params })
-          changed()
-          return json(201, created)
-        })
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, { body: rule }, c) => {
+        // Which wallets exist depends on the plan: checked against the tracked set, after the body's shape.
+        if (rule.walletId !== null && deps.tracking !== undefined && deps.tracking.wallet(c.plan, rule.walletId) === undefined) {
+          return Effect.fail(validationFailed("wallet_id", `Unknown wallet_id '${rule.walletId}' (see /v1/wallets)`))
+        }
+        return answer(Effect.map(store.addRule(c.accountId, rule), (created) => (changed(), json(201, created))))
+      }
+    }),
+    route({
       method: "DELETE",
       path: "/v1/me/rules/{id}",
       operationId: "removeRule",
@@ -292,20 +320,13 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      pathParams: [idParam("The rule's id")],
+      pathParams: idPath("The rule's id"),
       responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"rule not found\"}`" } },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const id = parseId("id", req.params[0])
-          if (isErr(id)) return yield* id
-          yield* store.removeRule(c.accountId, id)
-          changed()
-          return json(200, { id, deleted: true })
-        })
-      )
-    },
+      authenticate: paidPlan,
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeRule(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+    }),
     // ---------------------------------------------------------------- personal signals
-    {
+    route({
       method: "GET",
       path: "/v1/me/signals",
       operationId: "personalSignals",
@@ -314,43 +335,26 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      query: [
-        q("after", "The previous page's next_after (omit for the oldest kept)"),
-        q("limit", `1 to ${SIGNALS_PAGE_MAX}, default ${SIGNALS_PAGE_DEFAULT}`, { type: "integer", minimum: 1, maximum: SIGNALS_PAGE_MAX, default: SIGNALS_PAGE_DEFAULT })
-      ],
+      query: signalsQuery,
+      closedQuery: true,
       responses: {
         ...paid,
         200: { description: "`{signals: [signal + {cursor, matched: [{kind, id}]}], next_after}`" },
         400: { description: "VALIDATION_FAILED naming the parameter" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const p = new URLSearchParams(req.query)
-          for (const k of p.keys()) if (k !== "after" && k !== "limit") return yield* validationFailed(k, `Unknown parameter '${k}'; expected after, limit`)
-          const afterRaw = p.get("after") ?? ""
-          let after: bigint | undefined
-          if (afterRaw !== "") {
-            if (!/^\d{1,19}$/.test(afterRaw) || BigInt(afterRaw) > 9_223_372_036_854_775_807n) return yield* validationFailed("after", "after must be a next_after cursor")
-            after = BigInt(afterRaw)
-          }
-          const limitRaw = p.get("limit") ?? ""
-          let limit = SIGNALS_PAGE_DEFAULT
-          if (limitRaw !== "") {
-            if (!/^\d{1,4}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > SIGNALS_PAGE_MAX) {
-              return yield* validationFailed("limit", `limit must be an integer from 1 to ${SIGNALS_PAGE_MAX}`)
-            }
-            limit = Number(limitRaw)
-          }
-          const page = yield* store.signals(c.accountId, after, limit)
-          return json(200, {
-            signals: page.rows.map((r) => ({ ...project(c.plan, r.signal), cursor: r.cursor, matched: r.matched })),
-            next_after: page.next_after
-          })
-        })
-      )
-    },
+      authenticate: paidPlan,
+      handler: (_req, { after, limit }, c) =>
+        answer(
+          Effect.map(store.signals(c.accountId, after, limit), (page) =>
+            json(200, {
+              signals: page.rows.map((r) => ({ ...project(c.plan, r.signal), cursor: r.cursor, matched: r.matched })),
+              next_after: page.next_after
+            })
+          )
+        )
+    }),
     // ---------------------------------------------------------------- own groups
-    {
+    route({
       method: "GET",
       path: "/v1/me/groups",
       operationId: "listOwnGroups",
@@ -359,13 +363,15 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       responses: { ...paid, 200: { description: "`{groups: [{id, name, visibility: private, wallets, created_at}], quota, used, wallets_per_group}`" } },
-      handler: handle("paid", (c) =>
-        Effect.map(store.groups(c.accountId), (groups) =>
-          json(200, { groups, quota: CAPS.groups[c.paid], used: groups.length, wallets_per_group: CAPS.groupWallets })
+      authenticate: paidPlan,
+      handler: (_req, _input, c) =>
+        answer(
+          Effect.map(store.groups(c.accountId), (groups) =>
+            json(200, { groups, quota: CAPS.groups[c.paid], used: groups.length, wallets_per_group: CAPS.groupWallets })
+          )
         )
-      )
-    },
-    {
+    }),
+    route({
       method: "POST",
       path: "/v1/me/groups",
       operationId: "createOwnGroup",
@@ -374,24 +380,17 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      body: { schema: GroupBody, maxBytes: 4_096 },
+      body: decodedBody({ schema: GroupBody, maxBytes: 4_096, decode: groupBody }),
       responses: {
         ...paid,
         201: { description: "the group" },
         400: { description: "VALIDATION_FAILED naming the field" },
         429: { description: "`{\"error\": \"group limit reached\", \"quota\", \"used\"}`" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const body = objectBody(req.body, ["name"])
-          if (isErr(body)) return yield* body
-          const name = parseText("name", body.name, NAME_MAX, true)
-          if (isErr(name)) return yield* name
-          return json(201, yield* store.createGroup(c.accountId, c.paid, name!))
-        })
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, { body: name }, c) => answer(Effect.map(store.createGroup(c.accountId, c.paid, name), (group) => json(201, group)))
+    }),
+    route({
       method: "DELETE",
       path: "/v1/me/groups",
       operationId: "deleteOwnGroup",
@@ -399,27 +398,16 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      query: [q("id", "The group's id (when no body is sent)")],
-      body: { schema: GroupIdBody, maxBytes: 1_024 },
+      query: { id: stringParam("The group's id (when no body is sent)") },
+      body: decodedBody({ schema: GroupIdBody, maxBytes: 1_024, decode: groupIdBody }),
       responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 400: { description: "VALIDATION_FAILED: id" }, 404: { description: "`{\"error\": \"group not found\"}`" } },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          let raw: unknown
-          if (req.body === undefined) raw = new URLSearchParams(req.query).get("id") ?? undefined
-          else {
-            const body = objectBody(req.body, ["id"])
-            if (isErr(body)) return yield* body
-            raw = body.id
-          }
-          const id = parseId("id", raw)
-          if (isErr(id)) return yield* id
-          yield* store.deleteGroup(c.accountId, id)
-          changed()
-          return json(200, { id, deleted: true })
-        })
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, { body, id: queryId }, c) => {
+        const id = body ?? parseId("id", queryId)
+        return isErr(id) ? Effect.fail(id) : answer(Effect.map(store.deleteGroup(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+      }
+    }),
+    route({
       method: "POST",
       path: "/v1/me/groups/{id}/wallets",
       operationId: "addOwnGroupWallet",
@@ -428,8 +416,8 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      pathParams: [idParam("The group's id")],
-      body: { schema: ChainAddressBody, maxBytes: 4_096 },
+      pathParams: idPath("The group's id"),
+      body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: groupWalletBody }),
       responses: {
         ...paid,
         201: { description: "the group with the wallet" },
@@ -437,20 +425,16 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         404: { description: "`{\"error\": \"group not found\"}`" },
         429: { description: "`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const id = parseId("id", req.params[0])
-          if (isErr(id)) return yield* id
-          if (req.body === undefined) return yield* validationFailed("body", "Request body must be a JSON object `{chain, address}`")
-          const w = chainAddress(req)
-          if (isErr(w)) return yield* w
-          const { group, created } = yield* store.addGroupWallet(c.accountId, id, w.chain, w.address)
-          if (created) changed()
-          return json(created ? 201 : 200, group)
-        })
-      )
-    },
-    {
+      authenticate: paidPlan,
+      handler: (_req, { body: w, id }, c) =>
+        answer(
+          Effect.map(store.addGroupWallet(c.accountId, id, w.chain, w.address), ({ created, group }) => {
+            if (created) changed()
+            return json(created ? 201 : 200, group)
+          })
+        )
+    }),
+    route({
       method: "DELETE",
       path: "/v1/me/groups/{id}/wallets",
       operationId: "removeOwnGroupWallet",
@@ -458,29 +442,24 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      pathParams: [idParam("The group's id")],
-      query: [q("chain", "solana (default) or hood"), q("address", "The wallet (when no body is sent)")],
-      body: { schema: ChainAddressBody, maxBytes: 4_096 },
+      pathParams: idPath("The group's id"),
+      query: { chain: stringParam("solana (default) or hood (when no body is sent)"), address: stringParam("The wallet (when no body is sent)") },
+      closedQuery: true,
+      body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: optionalChainAddressBody }),
       responses: {
         ...paid,
         200: { description: "the group without the wallet" },
         400: { description: "VALIDATION_FAILED naming the field" },
         404: { description: "`{\"error\": \"group not found\"}` or `{\"error\": \"wallet not in group\"}`" }
       },
-      handler: handle("paid", (c, req) =>
-        Effect.gen(function* () {
-          const id = parseId("id", req.params[0])
-          if (isErr(id)) return yield* id
-          const w = chainAddress(req)
-          if (isErr(w)) return yield* w
-          const group = yield* store.removeGroupWallet(c.accountId, id, w.chain, w.address)
-          changed()
-          return json(200, group)
-        })
-      )
-    },
+      authenticate: paidPlan,
+      handler: (_req, { address, body, chain, id }, c) => {
+        const w = body ?? chainAddressOf({ chain, address })
+        return isErr(w) ? Effect.fail(w) : answer(Effect.map(store.removeGroupWallet(c.accountId, id, w.chain, w.address), (group) => (changed(), json(200, group))))
+      }
+    }),
     // ---------------------------------------------------------------- watchlist
-    {
+    route({
       method: "GET",
       path: "/v1/me/watchlist",
       operationId: "listWatchlist",
@@ -489,11 +468,11 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       responses: { ...common, 200: { description: "`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`" } },
-      handler: handle("any", (c) =>
-        Effect.map(store.watchlist(c.accountId), (watchlist) => json(200, { watchlist, quota: CAPS.watchlist, used: watchlist.length }))
-      )
-    },
-    {
+      authenticate: anyPlan,
+      handler: (_req, _input, c) =>
+        answer(Effect.map(store.watchlist(c.accountId), (watchlist) => json(200, { watchlist, quota: CAPS.watchlist, used: watchlist.length })))
+    }),
+    route({
       method: "POST",
       path: "/v1/me/watchlist",
       operationId: "addWatchlistWallet",
@@ -502,7 +481,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      body: { schema: WatchBody, maxBytes: 4_096 },
+      body: decodedBody({ schema: WatchBody, maxBytes: 4_096, decode: watchBody }),
       responses: {
         ...common,
         200: { description: "already watched: the existing entry" },
@@ -510,22 +489,11 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         400: { description: "VALIDATION_FAILED naming the field" },
         429: { description: "`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`" }
       },
-      handler: handle("any", (c, req) =>
-        Effect.gen(function* () {
-          const body = objectBody(req.body, ["chain", "address", "label"])
-          if (isErr(body)) return yield* body
-          const chain = parseChain(body.chain)
-          if (isErr(chain)) return yield* chain
-          const address = parseAddress(chain, body.address)
-          if (isErr(address)) return yield* address
-          const label = parseText("label", body.label, LABEL_MAX, false)
-          if (isErr(label)) return yield* label
-          const { entry, created } = yield* store.addWatch(c.accountId, chain, address, label)
-          return json(created ? 201 : 200, entry)
-        })
-      )
-    },
-    {
+      authenticate: anyPlan,
+      handler: (_req, { body: { address, chain, label } }, c) =>
+        answer(Effect.map(store.addWatch(c.accountId, chain, address, label), ({ created, entry }) => json(created ? 201 : 200, entry)))
+    }),
+    route({
       method: "DELETE",
       path: "/v1/me/watchlist/{id}",
       operationId: "removeWatchlistWallet",
@@ -533,16 +501,10 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      pathParams: [idParam("The watchlist entry's id")],
+      pathParams: idPath("The watchlist entry's id"),
       responses: { ...common, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"watchlist entry not found\"}`" } },
-      handler: handle("any", (c, req) =>
-        Effect.gen(function* () {
-          const id = parseId("id", req.params[0])
-          if (isErr(id)) return yield* id
-          yield* store.removeWatch(c.accountId, id)
-          return json(200, { id, deleted: true })
-        })
-      )
-    }
+      authenticate: anyPlan,
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeWatch(c.accountId, id), () => json(200, { id, deleted: true })))
+    })
   ]
 }

@@ -42,8 +42,8 @@ import {
 } from "../../../src/services/strategy/Strategies.js"
 import { REQUIRES_MAX_BODY } from "../../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../../Http.js"
-import type { ParamDoc, RouteDef } from "../../Router.js"
-import { isApiError, opt, parseIntParam as intParam } from "../../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../../Router.js"
+import { enumParam, intParam, isApiError, param, stringParam } from "../../QueryParams.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
 export const NOT_FOUND_BODY = { error: "not found" } as const
@@ -91,31 +91,27 @@ const researchUnavailable = (e: unknown) =>
 // ---------------------------------------------------------------------------------------------
 // Parameters.
 
-const boolParam = (q: URLSearchParams, name: string): boolean | ApiError => {
-  const v = opt(q, name)
-  if (v === undefined || v === "false" || v === "0") return false
-  if (v === "true" || v === "1") return true
-  return validationFailed(name, `${name} must be true or false`)
-}
-const idParam = (q: URLSearchParams, name: string): string | undefined | ApiError => {
-  const v = opt(q, name)
-  return v === undefined || v.length <= 128 ? v : validationFailed(name, `${name} must be an id of at most 128 characters`)
-}
+const boolParam = (description: string) =>
+  param({
+    description,
+    schema: { type: "boolean", default: false },
+    decode: (raw, name) => {
+      if (raw === undefined || raw === "false" || raw === "0") return false
+      if (raw === "true" || raw === "1") return true
+      return validationFailed(name, `${name} must be true or false`)
+    }
+  })
 
-const page = (q: URLSearchParams, max: number, dflt: number) => {
-  const limit = intParam(q, "limit", 1, max, dflt)
-  if (isApiError(limit)) return limit
-  const offset = intParam(q, "offset", 0, offsetMax, 0)
-  if (isApiError(offset)) return offset
-  return { limit, offset }
-}
+const idQuery = (description: string) => stringParam(description, { maxLength: 128, message: (name) => `${name} must be an id of at most 128 characters` })
 
-const p = (name: string, description: string, schema: Record<string, unknown> = { type: "string" }): ParamDoc => ({ name, description, schema })
-const pageParams = (max: number, dflt: number): ReadonlyArray<ParamDoc> => [
-  p("limit", `1 to ${max}, default ${dflt}`, { type: "integer", minimum: 1, maximum: max, default: dflt }),
-  p("offset", `0 to ${offsetMax}`, { type: "integer", minimum: 0, maximum: offsetMax, default: 0 })
-]
-const idPath: ParamDoc = { name: "id", description: "A strategy of this account", required: true, schema: { type: "string" } }
+/** `limit` then `offset`, checked in that order (before the route's other parameters). */
+const pageQuery = (max: number, dflt: number) => ({
+  limit: intParam(`1 to ${max}, default ${dflt}`, { min: 1, max, default: dflt }),
+  offset: intParam(`0 to ${offsetMax}`, { min: 0, max: offsetMax, default: 0 })
+})
+const versionParam = (description: string) => intParam(description, { min: 1, max: 1_000_000 })
+/** Any segment reaches the service, which answers the plain 404 for an id it does not know. */
+const idPath = { id: stringParam("A strategy of this account", { required: true, emptyIsValue: true }) }
 
 const CreateBodyDoc = Schema.Struct({ name: Schema.String, definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
 const VersionBodyDoc = Schema.Struct({ definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
@@ -128,64 +124,54 @@ const common = {
 const owned404 = { 404: { description: "`{\"error\": \"not found\"}`: unknown or another account's id" } } as const
 
 /** The body as an object with only the `allowed` top-level fields (an unknown one is refused, first named, like the definition's). */
-const bodyWith = (body: unknown, allowed: ReadonlyArray<string>): Effect.Effect<Record<string, unknown>, ApiError> => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return Effect.fail(validationFailed("body", "body: must be an object"))
-  const extra = Object.keys(body).find((k) => !allowed.includes(k))
-  return extra === undefined ? Effect.succeed(body as Record<string, unknown>) : Effect.fail(validationFailed(extra, `${extra}: is not a known field`))
-}
+const bodyWith =
+  (allowed: ReadonlyArray<string>) =>
+  (body: unknown): Record<string, unknown> | ApiError => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return validationFailed("body", "body: must be an object")
+    const extra = Object.keys(body).find((k) => !allowed.includes(k))
+    return extra === undefined ? (body as Record<string, unknown>) : validationFailed(extra, `${extra}: is not a known field`)
+  }
 
 export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef> => {
   const headers = deps.authHeaders ?? ["authorization"]
 
-  const maxOnly =
-    (f: (caller: StrategyCaller, req: Request, q: URLSearchParams) => Effect.Effect<Reply, ApiError | StrategyError>) =>
-    (req: Request): Effect.Effect<Reply, ApiError> =>
-      deps.authenticate(req).pipe(
-        Effect.matchEffect({
-          onFailure: (e): Effect.Effect<Reply, ApiError> => (isApiError(e) ? Effect.fail(e) : Effect.succeed(e)),
-          onSuccess: (caller): Effect.Effect<Reply, ApiError> => {
-            if (caller.plan !== "max") return Effect.succeed(json(403, REQUIRES_MAX_BODY))
-            return f(caller, req, new URLSearchParams(req.query)).pipe(
-              Effect.catchIf(isStrategyError, (e) => {
-                const out = strategyErrorReply(e)
-                return isApiError(out) ? Effect.fail(out) : Effect.succeed(out)
-              })
-            ) as Effect.Effect<Reply, ApiError>
-          }
-        })
-      )
-
-  const route = (def: Omit<RouteDef, "tags" | "auth" | "headers">): RouteDef => ({ ...def, tags: ["strategy-lab"], auth: "bearer", headers })
+  /** Max only: another plan is the plain 403. */
+  const maxOnly = (req: Request): Effect.Effect<StrategyCaller, ApiError | Reply> =>
+    Effect.flatMap(deps.authenticate(req), (caller) => (caller.plan !== "max" ? Effect.fail(json(403, REQUIRES_MAX_BODY)) : Effect.succeed(caller)))
+  /** Strategy failures as their reply or refusal. */
+  const answer = (e: Effect.Effect<Reply, ApiError | StrategyError>): Effect.Effect<Reply, ApiError> =>
+    Effect.catchIf(e, isStrategyError, (x) => {
+      const out = strategyErrorReply(x)
+      return isApiError(out) ? Effect.fail(out) : Effect.succeed(out)
+    }) as Effect.Effect<Reply, ApiError>
+  const lab = { tags: ["strategy-lab"], auth: "bearer" as const, headers, authenticate: maxOnly }
 
   return [
     route({
+      ...lab,
       method: "POST",
       path: "/v1/strategies",
       operationId: "createStrategy",
       summary: "Save a strategy draft (Max); its 14-day backtest starts at once",
       description: "Body `{name, definition}` (definition as for a replay). 20 saves (new strategies and versions) per account per UTC day.",
-      body: { schema: CreateBodyDoc, maxBytes: strategyBodyMaxBytes },
+      body: decodedBody({ schema: CreateBodyDoc, maxBytes: strategyBodyMaxBytes, decode: bodyWith(["name", "definition"]) }),
       responses: {
         201: { description: "The strategy (status draft) with its running backtest" },
         400: { description: "VALIDATION_FAILED: the first problem as `<path>: <message>`" },
         429: { description: "RATE_LIMITED with quota and used" },
         ...common
       },
-      handler: maxOnly((caller, req) =>
-        Effect.gen(function* () {
-          const body = yield* bodyWith(req.body, ["name", "definition"])
-          const s = yield* deps.strategies.create(caller.accountId, { name: body.name, definition: body.definition })
-          return json(201, s)
-        })
-      )
+      handler: (_req, { body }, caller) =>
+        answer(Effect.map(deps.strategies.create(caller.accountId, { name: body.name, definition: body.definition }), (s) => json(201, s)))
     }),
     route({
+      ...lab,
       method: "POST",
       path: "/v1/strategies/{id}/versions",
       operationId: "addStrategyVersion",
       summary: "Save a new version of a strategy (back to draft); its 14-day backtest starts at once",
-      body: { schema: VersionBodyDoc, maxBytes: strategyBodyMaxBytes },
-      pathParams: [idPath],
+      body: decodedBody({ schema: VersionBodyDoc, maxBytes: strategyBodyMaxBytes, decode: bodyWith(["definition"]) }),
+      pathParams: idPath,
       responses: {
         201: { description: "The strategy at its new version" },
         400: { description: "VALIDATION_FAILED" },
@@ -194,20 +180,17 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         ...owned404,
         ...common
       },
-      handler: maxOnly((caller, req) =>
-        Effect.gen(function* () {
-          const body = yield* bodyWith(req.body, ["definition"])
-          return json(201, yield* deps.strategies.addVersion(caller.accountId, req.params[0] ?? "", { definition: body.definition }))
-        })
-      )
+      handler: (_req, { body, id }, caller) =>
+        answer(Effect.map(deps.strategies.addVersion(caller.accountId, id, { definition: body.definition }), (s) => json(201, s)))
     }),
     route({
+      ...lab,
       method: "PATCH",
       path: "/v1/strategies/{id}",
       operationId: "setStrategyStatus",
       summary: "Retire a strategy (the only status an owner sets; never paper or live)",
-      body: { schema: StatusBodyDoc, maxBytes: 1024 },
-      pathParams: [idPath],
+      body: decodedBody({ schema: StatusBodyDoc, maxBytes: 1024, decode: bodyWith(["status"]) }),
+      pathParams: idPath,
       responses: {
         200: { description: "The strategy, retired" },
         400: { description: "VALIDATION_FAILED (field status): paper, live or an automatic status" },
@@ -215,192 +198,147 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         ...owned404,
         ...common
       },
-      handler: maxOnly((caller, req) =>
-        Effect.gen(function* () {
-          const body = yield* bodyWith(req.body, ["status"])
-          return json(200, yield* deps.strategies.setStatus(caller.accountId, req.params[0] ?? "", body.status))
-        })
-      )
+      handler: (_req, { body, id }, caller) => answer(Effect.map(deps.strategies.setStatus(caller.accountId, id, body.status), (s) => json(200, s)))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategies",
       operationId: "listStrategies",
       summary: "The account's strategies, newest first",
-      query: [p("status", "draft, backtested or retired", { type: "string", enum: ["draft", "backtested", "retired"] }), ...pageParams(listLimitMax, listLimitDefault)],
+      query: {
+        ...pageQuery(listLimitMax, listLimitDefault),
+        status: enumParam("draft, backtested or retired", ["draft", "backtested", "retired"], { message: () => "status must be draft, backtested or retired" })
+      },
       responses: { 200: { description: "`{strategies}`" }, 400: { description: "VALIDATION_FAILED" }, ...common },
-      handler: maxOnly((caller, _req, q) =>
-        Effect.gen(function* () {
-          const pg = page(q, listLimitMax, listLimitDefault)
-          if (isApiError(pg)) return yield* pg
-          const status = opt(q, "status")
-          if (status !== undefined && status !== "draft" && status !== "backtested" && status !== "retired") {
-            return yield* validationFailed("status", "status must be draft, backtested or retired")
-          }
-          return json(200, { strategies: yield* deps.strategies.list(caller.accountId, pg, status) })
-        })
-      )
+      handler: (_req, { limit, offset, status }, caller) =>
+        answer(Effect.map(deps.strategies.list(caller.accountId, { limit, offset }, status), (strategies) => json(200, { strategies })))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategies/{id}",
       operationId: "getStrategy",
       summary: "A strategy: status, versions and the newest backtest of the current (or `version`) version",
-      pathParams: [idPath],
-      query: [p("version", "Show this version's backtest", { type: "integer", minimum: 1 })],
+      pathParams: idPath,
+      query: { version: versionParam("Show this version's backtest") },
       responses: { 200: { description: "The strategy" }, ...owned404, ...common },
-      handler: maxOnly((caller, req, q) =>
-        Effect.gen(function* () {
-          const version = opt(q, "version") === undefined ? undefined : intParam(q, "version", 1, 1_000_000, 1)
-          if (isApiError(version)) return yield* version
-          return json(200, yield* deps.strategies.get(caller.accountId, req.params[0] ?? "", version))
-        })
-      )
+      handler: (_req, { id, version }, caller) => answer(Effect.map(deps.strategies.get(caller.accountId, id, version), (s) => json(200, s)))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategies/{id}/trades",
       operationId: "strategyTrades",
       summary: "The trades of a strategy's newest finished backtest (or of `version`'s)",
-      pathParams: [idPath],
-      query: [p("version", "This version's newest finished backtest", { type: "integer", minimum: 1 }), ...pageParams(tradesLimitMax, tradesLimitDefault)],
+      pathParams: idPath,
+      query: { ...pageQuery(tradesLimitMax, tradesLimitDefault), version: versionParam("This version's newest finished backtest") },
       responses: { 200: { description: "`{run_id, trades}`" }, ...owned404, ...common },
-      handler: maxOnly((caller, req, q) =>
-        Effect.gen(function* () {
-          const pg = page(q, tradesLimitMax, tradesLimitDefault)
-          if (isApiError(pg)) return yield* pg
-          const version = opt(q, "version") === undefined ? undefined : intParam(q, "version", 1, 1_000_000, 1)
-          if (isApiError(version)) return yield* version
-          const id = req.params[0] ?? ""
-          return json(200, yield* deps.strategies.trades(caller.accountId, pg, version === undefined ? { strategyId: id } : { strategyId: id, version }))
-        })
-      )
+      handler: (_req, { id, limit, offset, version }, caller) =>
+        answer(
+          Effect.map(deps.strategies.trades(caller.accountId, { limit, offset }, version === undefined ? { strategyId: id } : { strategyId: id, version }), (t) =>
+            json(200, t)
+          )
+        )
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategies/{id}/comparison",
       operationId: "strategyComparison",
       summary: "Backtests side by side: the newest finished run of each version, or the named runs",
-      pathParams: [idPath],
-      query: [p("runs", `Up to ${comparisonRunsMax} run ids of this strategy (comma-separated)`)],
-      responses: { 200: { description: "`{strategy_id, runs, best_pnl_run_id, best_passing_run_id}`" }, ...owned404, ...common },
-      handler: maxOnly((caller, req, q) =>
-        Effect.gen(function* () {
-          const raw = opt(q, "runs")
-          const runs = raw === undefined ? undefined : raw.split(",")
-          if (runs !== undefined && (runs.length > comparisonRunsMax || runs.some((r) => r.length === 0 || r.length > 128))) {
-            return yield* validationFailed("runs", `runs must name 1 to ${comparisonRunsMax} run ids`)
+      pathParams: idPath,
+      query: {
+        runs: param({
+          description: `Up to ${comparisonRunsMax} run ids of this strategy (comma-separated)`,
+          schema: { type: "string" },
+          decode: (raw, name) => {
+            if (raw === undefined) return undefined
+            const runs = raw.split(",")
+            return runs.length > comparisonRunsMax || runs.some((r) => r.length === 0 || r.length > 128)
+              ? validationFailed(name, `runs must name 1 to ${comparisonRunsMax} run ids`)
+              : runs
           }
-          return json(200, yield* deps.strategies.comparison(caller.accountId, req.params[0] ?? "", runs))
         })
-      )
+      },
+      responses: { 200: { description: "`{strategy_id, runs, best_pnl_run_id, best_passing_run_id}`" }, ...owned404, ...common },
+      handler: (_req, { id, runs }, caller) => answer(Effect.map(deps.strategies.comparison(caller.accountId, id, runs), (c) => json(200, c)))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategy-runs",
       operationId: "listStrategyRuns",
       summary: "The account's backtest runs, newest first",
-      query: [p("strategy_id", "Only this strategy's runs"), ...pageParams(listLimitMax, listLimitDefault)],
+      query: { ...pageQuery(listLimitMax, listLimitDefault), strategy_id: idQuery("Only this strategy's runs") },
       responses: { 200: { description: "`{runs}`" }, ...owned404, ...common },
-      handler: maxOnly((caller, _req, q) =>
-        Effect.gen(function* () {
-          const pg = page(q, listLimitMax, listLimitDefault)
-          if (isApiError(pg)) return yield* pg
-          const strategyId = idParam(q, "strategy_id")
-          if (isApiError(strategyId)) return yield* strategyId
-          return json(200, { runs: yield* deps.strategies.runs(caller.accountId, pg, strategyId) })
-        })
-      )
+      handler: (_req, { limit, offset, strategy_id }, caller) =>
+        answer(Effect.map(deps.strategies.runs(caller.accountId, { limit, offset }, strategy_id), (runs) => json(200, { runs })))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/trades",
       operationId: "listStrategyTrades",
       summary: "Backtest trades: of one run (`run_id`), of a strategy's newest finished run (`strategy_id`), or of every run",
-      query: [p("run_id", "One run of this account"), p("strategy_id", "A strategy of this account"), ...pageParams(tradesLimitMax, tradesLimitDefault)],
+      query: { ...pageQuery(tradesLimitMax, tradesLimitDefault), run_id: idQuery("One run of this account"), strategy_id: idQuery("A strategy of this account") },
       responses: { 200: { description: "`{run_id, trades}`" }, ...owned404, ...common },
-      handler: maxOnly((caller, _req, q) =>
-        Effect.gen(function* () {
-          const pg = page(q, tradesLimitMax, tradesLimitDefault)
-          if (isApiError(pg)) return yield* pg
-          const runId = idParam(q, "run_id")
-          if (isApiError(runId)) return yield* runId
-          const strategyId = idParam(q, "strategy_id")
-          if (isApiError(strategyId)) return yield* strategyId
-          return json(
-            200,
-            yield* deps.strategies.trades(caller.accountId, pg, {
+      handler: (_req, { limit, offset, run_id: runId, strategy_id: strategyId }, caller) =>
+        answer(
+          Effect.map(
+            deps.strategies.trades(caller.accountId, { limit, offset }, {
               ...(runId !== undefined ? { runId } : {}),
               ...(strategyId !== undefined ? { strategyId } : {})
-            })
+            }),
+            (t) => json(200, t)
           )
-        })
-      )
+        )
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategy-lab/edges",
       operationId: "researchEdges",
       summary: "Per pattern: forward returns after signals at 1 h, 4 h and 24 h, net of a 2.5% cost (Solana; hourly snapshot)",
-      query: [
-        p("days", "Signals of the last 1 to 30 days, default 7", { type: "integer", minimum: 1, maximum: 30, default: 7 }),
-        p("min_n", "Leave out patterns with fewer priceable signals (1 to 10000, default 10)", { type: "integer", minimum: 1, maximum: 10_000, default: 10 }),
-        p("include_peak", "Also the peak return within 24 h", { type: "boolean", default: false }),
-        p("snapshot", "hourly (default: as of the start of the hour, cached) or live", { type: "string", enum: ["hourly", "live"], default: "hourly" })
-      ],
-      responses: { 200: { description: "The edges report" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
-      handler: maxOnly((_caller, _req, q) =>
-        Effect.gen(function* () {
-          const days = intParam(q, "days", 1, 30, 7)
-          if (isApiError(days)) return yield* days
-          const minN = intParam(q, "min_n", 1, 10_000, 10)
-          if (isApiError(minN)) return yield* minN
-          const includePeak = boolParam(q, "include_peak")
-          if (isApiError(includePeak)) return yield* includePeak
-          const snapshot = opt(q, "snapshot") ?? "hourly"
-          if (snapshot !== "hourly" && snapshot !== "live") return yield* validationFailed("snapshot", "snapshot must be hourly or live")
-          const report = yield* deps.research.edges({ days, minN, includePeak, live: snapshot === "live" }).pipe(Effect.catchAll(researchUnavailable))
-          return json(200, report)
+      query: {
+        days: intParam("Signals of the last 1 to 30 days, default 7", { min: 1, max: 30, default: 7 }),
+        min_n: intParam("Leave out patterns with fewer priceable signals (1 to 10000, default 10)", { min: 1, max: 10_000, default: 10 }),
+        include_peak: boolParam("Also the peak return within 24 h"),
+        snapshot: enumParam("hourly (default: as of the start of the hour, cached) or live", ["hourly", "live"], {
+          default: "hourly",
+          message: () => "snapshot must be hourly or live"
         })
-      )
+      },
+      responses: { 200: { description: "The edges report" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      handler: (_req, { days, include_peak: includePeak, min_n: minN, snapshot }) =>
+        Effect.map(deps.research.edges({ days, minN, includePeak, live: snapshot === "live" }).pipe(Effect.catchAll(researchUnavailable)), (report) =>
+          json(200, report)
+        )
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategy-lab/runners",
       operationId: "researchRunners",
       summary: "Tokens that ran after signals (Solana)",
-      query: [
-        p("hours", "Signals of the last 1 to 168 hours, default 24", { type: "integer", minimum: 1, maximum: 168, default: 24 }),
-        p("min_wallets", "Distinct wallets in the token's signals, 1 to 50, default 2", { type: "integer", minimum: 1, maximum: 50, default: 2 }),
-        p("min_multiple", "Peak over entry at least this (1 to 1000, default 2)", { type: "integer", minimum: 1, maximum: 1000, default: 2 })
-      ],
+      query: {
+        hours: intParam("Signals of the last 1 to 168 hours, default 24", { min: 1, max: 168, default: 24 }),
+        min_wallets: intParam("Distinct wallets in the token's signals, 1 to 50, default 2", { min: 1, max: 50, default: 2 }),
+        min_multiple: intParam("Peak over entry at least this (1 to 1000, default 2)", { min: 1, max: 1000, default: 2 })
+      },
       responses: { 200: { description: "`{tokens}` (at most 500)" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
-      handler: maxOnly((_caller, _req, q) =>
-        Effect.gen(function* () {
-          const hours = intParam(q, "hours", 1, 168, 24)
-          if (isApiError(hours)) return yield* hours
-          const minWallets = intParam(q, "min_wallets", 1, 50, 2)
-          if (isApiError(minWallets)) return yield* minWallets
-          const minMultiple = intParam(q, "min_multiple", 1, 1000, 2)
-          if (isApiError(minMultiple)) return yield* minMultiple
-          return json(200, yield* deps.research.runners({ hours, minWallets, minMultiple }).pipe(Effect.catchAll(researchUnavailable)))
-        })
-      )
+      handler: (_req, { hours, min_multiple: minMultiple, min_wallets: minWallets }) =>
+        Effect.map(deps.research.runners({ hours, minWallets, minMultiple }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     }),
     route({
+      ...lab,
       method: "GET",
       path: "/v1/strategy-lab/first-signals",
       operationId: "researchFirstSignals",
       summary: "Tokens whose first signal fired in the last `minutes` (up to 180), and what followed (Solana; up to 500 tokens)",
-      query: [p("minutes", "1 to 180, default 60", { type: "integer", minimum: 1, maximum: 180, default: 60 })],
+      query: { minutes: intParam("1 to 180, default 60", { min: 1, max: 180, default: 60 }) },
       responses: { 200: { description: "`{tokens, truncated}`" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
-      handler: maxOnly((_caller, _req, q) =>
-        Effect.gen(function* () {
-          const minutes = intParam(q, "minutes", 1, 180, 60)
-          if (isApiError(minutes)) return yield* minutes
-          return json(200, yield* deps.research.firstSignals({ minutes }).pipe(Effect.catchAll(researchUnavailable)))
-        })
-      )
+      handler: (_req, { minutes }) => Effect.map(deps.research.firstSignals({ minutes }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     })
   ]
 }
