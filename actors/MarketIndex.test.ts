@@ -3,7 +3,7 @@ import type { ChainEvent } from "../ingest/ChainEvent.js"
 import { makeStep, type MarketState, step } from "./market/MarketActor.js"
 import { FIVE_MINUTES_MS } from "./market/internal/tradeWindows.js"
 import { MarketIndexStore } from "./MarketIndex.js"
-import { ChainClock, SimMarket } from "./testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 
 
 /** Applies events through `step` and publishes each change, as a shard does after a batch. */

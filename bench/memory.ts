@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { makeStep, type MarketState, defaultConfig } from "../actors/market/MarketActor.js"
 import { MarketIndexStore } from "../actors/MarketIndex.js"
-import { ChainClock, SimMarket } from "../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
 
 const quick = process.argv.includes("--quick")

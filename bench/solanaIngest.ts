@@ -22,7 +22,7 @@ import * as v8 from "node:v8"
 import { launchCurve } from "../src/chain/solana/localnet/testkit.js"
 import { WSOL_MINT_ADDRESS } from "../src/chain/solana/program/ProgramIds.js"
 import * as Database from "../src/db/Database.js"
-import { SOL } from "../ingest/solana/testing/lifecycle.js"
+import { SOL } from "../test/support/solanaLifecycle.js"
 import { eventually } from "../test/support/eventually.js"
 import { actors, buyer, solanaIngestWorld } from "../test/support/solanaIngestWorld.js"
 

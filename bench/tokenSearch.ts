@@ -15,7 +15,7 @@
  */
 import { actorKey, type MarketCore, type MarketState, step } from "../actors/market/MarketActor.js"
 import { MarketIndexStore } from "../actors/MarketIndex.js"
-import { ChainClock, SimMarket } from "../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 import type { ChainId } from "../ingest/ChainEvent.js"
 import { normalizeAddress } from "../src/domain/Chain.js"
 import { SEARCH_MATCHES, searchTokens } from "../src/services/marketdata/TokenSearch.js"

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as fc from "fast-check"
 import { type ChainEvent, decodeChainEventStrict as decodeChainEvent, encodeChainEventStrict as encodeChainEvent } from "./ChainEvent.js"
-import { ChainClock, SimMarket } from "../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 import { decodeFast, encodeFast, fromWireObject, toWire } from "./ChainEventCodec.js"
 
 const sampleEvents = (): Array<ChainEvent> => {

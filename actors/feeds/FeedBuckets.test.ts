@@ -9,7 +9,7 @@ import type { ChainEvent, ChainId } from "../../ingest/ChainEvent.js"
 import { fiveMinuteSlotOf, HOUR_WINDOW_SLOTS, distinctTradersInHour, windowTotals } from "../market/internal/tradeWindows.js"
 import { type MarketState, step } from "../market/MarketActor.js"
 import { progressBpsOf } from "../market/MarketRecord.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { BUCKETS, type BucketName, FeedBuckets, type FeedOptions } from "./FeedBuckets.js"
 
 const SOL = 1_000_000_000n

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type ChainEvent, CurveMigrated, RecoverySnapshot, Trade } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { type MarketState, step } from "./MarketActor.js"
 import { marketRecord } from "./MarketRecord.js"
 

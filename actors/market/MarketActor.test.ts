@@ -24,7 +24,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { type ChainEvent, CurveCompleted } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { makeStep, type MarketOutput, type MarketState, step, stepCore } from "./MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./MarketCodec.js"
 import { progressBpsOf } from "./MarketRecord.js"

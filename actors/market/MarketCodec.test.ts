@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { makeStep, type MarketState } from "./MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./MarketCodec.js"
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { FIVE_MINUTES_MS, HOUR_MS } from "./internal/tradeWindows.js"
 import { type MarketCore, step, type MarketState } from "./MarketActor.js"
 import { feedRow, marketRecord, priceOf } from "./MarketRecord.js"

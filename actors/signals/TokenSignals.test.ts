@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { SimMarket, ChainClock } from "../testing/MarketSim.js"
+import { SimMarket, ChainClock } from "../../test/support/marketSim.js"
 import { DAY, makeInputs, MIN, sol, T0, TokenFixture, usdLamports } from "./internal/fixtures.js"
 import type { Signal } from "../../src/domain/Signal.js"
 import { defaultSignalConfig, signalConfig, type SignalConfig, type SignalInputs } from "./SignalConfig.js"

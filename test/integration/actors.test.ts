@@ -15,7 +15,7 @@ import { MarketActors, type MarketActorsOptions, type MarketActorsShape, layer a
 import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
 import { defaultConfig, makeStep, type MarketState } from "../../actors/market/MarketActor.js"
-import { ChainClock, SimMarket } from "../../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../support/marketSim.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"

@@ -16,11 +16,11 @@ import { Chunk, Effect, Queue } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import type { BusRecord } from "../../ingest/bus/Bus.js"
 import { make } from "../../ingest/bus/EmbeddedBus.js"
-import { RESTART_GROUP, RESTART_PARTITIONS, RESTART_TOPIC, restartKey, restartValue } from "../../ingest/bus/testing/restartChild.js"
+import { RESTART_GROUP, RESTART_PARTITIONS, RESTART_TOPIC, restartKey, restartValue } from "../support/busRestartChild.js"
 import { eventually } from "../support/eventually.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const childScript = path.join(root, "ingest/bus/testing/restartChild.ts")
+const childScript = path.join(root, "test/support/busRestartChild.ts")
 
 interface Ack {
   readonly seq: number

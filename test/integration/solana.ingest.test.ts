@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { launchCurve } from "../../src/chain/solana/localnet/testkit.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import * as Database from "../../src/db/Database.js"
-import { runLifecycle, SOL } from "../../ingest/solana/testing/lifecycle.js"
+import { runLifecycle, SOL } from "../support/solanaLifecycle.js"
 import { eventually } from "../support/eventually.js"
 import { actors, buyer, type LedgerOptions, type Received, solanaIngestWorld, type SolanaIngestWorld } from "../support/solanaIngestWorld.js"
 

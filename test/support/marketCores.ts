@@ -1,10 +1,10 @@
 /**
  * Test support: market cores as the market actor builds them, for the pure read modules' tests.
- * Events come from `actors/testing/MarketSim.ts` (priced by the program's own curve math) and are
+ * Events come from `test/support/marketSim.ts` (priced by the program's own curve math) and are
  * folded through the real `MarketActor.step`.
  */
 import { type MarketCore, type MarketState, step } from "../../actors/market/MarketActor.js"
-import { ChainClock, SimMarket, type SimMarketOptions } from "../../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket, type SimMarketOptions } from "./marketSim.js"
 import type { ChainEvent, ChainId } from "../../ingest/ChainEvent.js"
 
 /** The core after `events` (which must create the market first). */

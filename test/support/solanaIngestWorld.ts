@@ -24,7 +24,7 @@ import { type ChainEvent } from "../../ingest/ChainEvent.js"
 import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { decodeCurveTransaction } from "../../ingest/solana/decoders/index.js"
 import { SolanaIngester } from "../../ingest/solana/SolanaIngester.js"
-import { type Actors, SOL } from "../../ingest/solana/testing/lifecycle.js"
+import { type Actors, SOL } from "./solanaLifecycle.js"
 import type { IngestCommitment, IngesterStatus, YellowstoneIngesterOptions } from "../../ingest/solana/YellowstoneIngester.js"
 
 const PARTITIONS = 4

@@ -22,7 +22,7 @@ import { SVC_CURVE_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../..
 import { type ChainEvent, solanaPosition, type Trade as TradeEvent } from "../../ChainEvent.js"
 import { decodeChainEvent, encodeChainEvent } from "../../ChainEventCodec.js"
 import { curveTransactionOf } from "../GeyserUpdates.js"
-import { type LifecycleRun, runLifecycle, SOL, type Step } from "../testing/lifecycle.js"
+import { type LifecycleRun, runLifecycle, SOL, type Step } from "../../../test/support/solanaLifecycle.js"
 import * as CreatorFeeClaimed from "./CreatorFeeClaimed.js"
 import * as CurveCompleted from "./CurveCompleted.js"
 import * as CurveCreated from "./CurveCreated.js"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { foldCore } from "../../../test/support/marketCores.js"
-import { ChainClock, SimMarket } from "../../../actors/testing/MarketSim.js"
+import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
 import { liquidityQuoteRaw } from "./Liquidity.js"
 
 const T0 = Date.UTC(2026, 0, 1)

@@ -10,11 +10,11 @@ import {
   getMigrateInstruction,
   getPoolSwapInstruction,
   getSellInstruction
-} from "../../../src/chain/solana/client/CurveInstructions.js"
-import { getCreateAssociatedTokenInstruction } from "../../../src/chain/solana/client/SplInstructions.js"
-import type { Ledger } from "../../../src/chain/solana/localnet/Ledger.js"
-import { ataOf, expectOk, launchCurve, type LaunchedCurve, send, tokenBalance } from "../../../src/chain/solana/localnet/testkit.js"
-import { WSOL_MINT_ADDRESS } from "../../../src/chain/solana/program/ProgramIds.js"
+} from "../../src/chain/solana/client/CurveInstructions.js"
+import { getCreateAssociatedTokenInstruction } from "../../src/chain/solana/client/SplInstructions.js"
+import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
+import { ataOf, expectOk, launchCurve, type LaunchedCurve, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
+import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 
 export const SOL = 1_000_000_000n
 

@@ -15,7 +15,7 @@
 import { pathToFileURL } from "node:url"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { make } from "../EmbeddedBus.js"
+import { make } from "../../ingest/bus/EmbeddedBus.js"
 
 export const RESTART_TOPIC = "t"
 export const RESTART_GROUP = "g"
