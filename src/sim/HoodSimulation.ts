@@ -169,9 +169,13 @@ export const runHoodSimulation = (clients: HoodSimulationClients, options: HoodS
     let nextLaunchAt = 0
     let elapsedMs = 0
 
-    /** Runs one chain call; a refusal or failure is logged and becomes undefined. */
+    /**
+     * Runs one chain call; a refusal or failure is logged and becomes undefined. Uninterruptible:
+     * a started call's promise cannot be cancelled (its transaction may still land), so
+     * interrupting the simulation waits for it, and once the interrupt returns nothing more lands.
+     */
     const attempt = <A>(label: string, run: () => Promise<A>) =>
-      Effect.tryPromise({ try: run, catch: (e) => e }).pipe(
+      Effect.uninterruptible(Effect.tryPromise({ try: run, catch: (e) => e })).pipe(
         Effect.catchAll((e) => Effect.logDebug(`hood sim ${label} refused`).pipe(Effect.annotateLogs({ reason: describe(e) }), Effect.as(undefined)))
       )
 
