@@ -320,8 +320,6 @@ const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> =>
 }
 
 const program = Effect.gen(function* () {
-  const unsupported = unsupportedNode(process.version)
-  if (unsupported !== undefined) return yield* Effect.fail(unsupported)
   const argv = process.argv.slice(2)
   yield* parseRole(argv)
   const config = yield* AppConfig
@@ -379,9 +377,16 @@ const MainLayer = accountsLayer.pipe(
   Layer.provideMerge(AppConfig.layer)
 )
 
-program.pipe(
-  Effect.provide(MainLayer),
-  Effect.provide(loggerLayer),
-  Effect.tapErrorCause((cause) => Effect.logError("curvestream stopped on an error", cause)),
-  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
-)
+// Checked before any layer is built, so another Node line opens no database and binds no port.
+const unsupported = unsupportedNode(process.version)
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`)
+  process.exitCode = 1
+} else {
+  program.pipe(
+    Effect.provide(MainLayer),
+    Effect.provide(loggerLayer),
+    Effect.tapErrorCause((cause) => Effect.logError("curvestream stopped on an error", cause)),
+    NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+  )
+}
