@@ -16,9 +16,11 @@ import { Context, Layer } from "effect"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import type { KolInfo, TrackedWalletInfo } from "../../../actors/signals/SignalConfig.js"
 import { normalizeAddress } from "../../domain/Chain.js"
+import type { PlanId } from "../../domain/Plans.js"
 
 export type Visibility = "public" | "pro" | "max"
-export type PlanId = "free" | "pro" | "max"
+/** The plan table's ids (one definition, `src/domain/Plans.ts`); re-exported for the readers of this module. */
+export type { PlanId }
 export type WalletKind = "smartmoney" | "kol" | "deployer" | "fund"
 
 export interface TrackedWallet {
