@@ -26,6 +26,7 @@ import {
   positionOf
 } from "./market/MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
+import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
 import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
@@ -79,12 +80,17 @@ export const marketActorDefinition = (config: MarketActorConfig = defaultConfig)
 /** Starts the runtime in the current scope; returns the index and the runtime handle. */
 export const make = (
   options: MarketActorsOptions = {}
-): Effect.Effect<{ readonly index: MarketIndexStore; readonly actors: MarketActorsShape }, SqlError | BusError, Bus | SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<
+  { readonly index: MarketIndexStore; readonly actors: MarketActorsShape; readonly agentLaunches: AgentLaunches },
+  SqlError | BusError,
+  Bus | SqlClient.SqlClient | Scope.Scope
+> =>
   Effect.gen(function* () {
     const { retractHistory, feeds, checkpointRowsPerStatement, ...runtimeOptions } = options
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
-    const index = new MarketIndexStore(feeds === undefined ? {} : { feeds })
+    const agentLaunches = new AgentLaunches()
+    const index = new MarketIndexStore({ ...(feeds === undefined ? {} : { feeds }), agentLaunches })
     const config: MarketActorConfig = { retractHistory: { ...defaultConfig.retractHistory, ...retractHistory } }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
@@ -94,9 +100,15 @@ export const make = (
       { topic: Topics.chainEvents, group: "actors", ...runtimeOptions }
     )
     const actors: MarketActorsShape = { stats: runtime.stats, state: (chain, mint) => runtime.state(actorKey(chain, mint)) }
-    return { index, actors }
+    return { index, actors, agentLaunches }
   }).pipe(Effect.withSpan("MarketActors.make"))
 
-/** Provides `MarketIndex` and `MarketActors`; the layer's scope owns the runtime. */
-export const layer = (options: MarketActorsOptions = {}): Layer.Layer<MarketIndex | MarketActors, SqlError | BusError, Bus | SqlClient.SqlClient> =>
-  Layer.scopedContext(Effect.map(make(options), ({ index, actors }) => Context.make(MarketIndex, index).pipe(Context.add(MarketActors, actors))))
+/** Provides `MarketIndex`, `MarketActors` and the `AgentLaunchRegistry` the index reads; the layer's scope owns the runtime. */
+export const layer = (
+  options: MarketActorsOptions = {}
+): Layer.Layer<MarketIndex | MarketActors | AgentLaunchRegistry, SqlError | BusError, Bus | SqlClient.SqlClient> =>
+  Layer.scopedContext(
+    Effect.map(make(options), ({ index, actors, agentLaunches }) =>
+      Context.make(MarketIndex, index).pipe(Context.add(MarketActors, actors), Context.add(AgentLaunchRegistry, agentLaunches))
+    )
+  )

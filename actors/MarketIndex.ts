@@ -17,6 +17,7 @@
  */
 import { Context } from "effect"
 import type { ChainId } from "../ingest/ChainEvent.js"
+import type { AgentLaunchesRead } from "./AgentLaunches.js"
 import { type BucketName, type FeedOptions, FeedBuckets, type FeedRead } from "./feeds/FeedBuckets.js"
 import { fiveMinuteSlotOf } from "./market/internal/tradeWindows.js"
 import { actorKey, type MarketCore, type MarketState } from "./market/MarketActor.js"
@@ -67,6 +68,8 @@ export class MarketIndex extends Context.Tag("curvestream/MarketIndex")<MarketIn
 
 export interface MarketIndexOptions {
   readonly feeds?: Partial<FeedOptions>
+  /** Which markets were launched through an agent key (feed rows' `isAgent`). */
+  readonly agentLaunches?: AgentLaunchesRead
 }
 
 /** The writable side, owned by the runtime. */
@@ -77,7 +80,7 @@ export class MarketIndexStore implements MarketIndexShape {
   private warmingFlag = true
 
   constructor(options: MarketIndexOptions = {}) {
-    this.feeds = new FeedBuckets(options.feeds ?? {})
+    this.feeds = new FeedBuckets(options.feeds ?? {}, options.agentLaunches)
   }
 
   /** Applies snapshots (a tombstone or a missing core removes the market). Called by the shards after each batch. */

@@ -30,6 +30,7 @@ import { MarketDataError } from "../src/services/marketdata/MarketData.js"
 import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
+import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -184,11 +185,41 @@ const MarketDataRows: Rows<MarketDataError> = {
   not_found: { code: "VALIDATION_FAILED", status: 404, plain: true }
 }
 
+/**
+ * Launches: each reason answers its spec code (`LaunchErrorCode`, which the ledger also records
+ * on failed rows, so the job read and the refusal agree); the rate-limited upload names its wait.
+ */
+const LaunchRows: Rows<LaunchError> = Object.fromEntries(
+  Object.entries(LaunchErrorCode).map(([reason, code]) => [reason, { code }])
+) as Record<LaunchErrorReason, Row>
+
 /** Every service failure a route may see. */
-export type ServiceFailure = KeyError | AccountError | WebhookError | PersonalError | MarketDataError | WalletError | PayerError | SignClaimError | RebindError | SqlError
+export type ServiceFailure =
+  | KeyError
+  | AccountError
+  | WebhookError
+  | PersonalError
+  | MarketDataError
+  | WalletError
+  | PayerError
+  | SignClaimError
+  | RebindError
+  | LaunchError
+  | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
-export const FailureClasses = [KeyError, AccountError, WebhookError, PersonalError, MarketDataError, WalletError, PayerError, SignClaimError, RebindError] as const
+export const FailureClasses = [
+  KeyError,
+  AccountError,
+  WebhookError,
+  PersonalError,
+  MarketDataError,
+  WalletError,
+  PayerError,
+  SignClaimError,
+  RebindError,
+  LaunchError
+] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
@@ -202,6 +233,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   PayerError: PayerRows,
   SignClaimError: SignClaimRows,
   RebindError: RebindRows,
+  LaunchError: LaunchRows,
   SqlError: { code: "INTERNAL" }
 }
 

@@ -91,7 +91,14 @@ export const openApiDocument = (
       tags: route.tags,
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body !== undefined
-        ? { requestBody: { required: true, content: { "application/json": { schema: toJson(route.body.schema) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: Object.fromEntries(
+                (route.body.contentTypes ?? ["application/json"]).map((t) => [t, { schema: route.body!.raw === true ? { type: "string", format: "binary" } : toJson(route.body!.schema) }])
+              )
+            }
+          }
         : {}),
       responses,
       security: route.auth === "public" ? [] : [{ [route.auth]: [] }]

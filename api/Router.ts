@@ -49,7 +49,14 @@ export interface RouteDef {
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
   /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
-  readonly body?: { readonly schema: Schema.Schema.Any; readonly maxBytes?: number }
+  readonly body?: {
+    readonly schema: Schema.Schema.Any
+    readonly maxBytes?: number
+    /** The body reaches the decoder as its bytes (`Uint8Array`), not parsed as JSON (uploads). */
+    readonly raw?: boolean
+    /** Documented request content types (default `application/json`). */
+    readonly contentTypes?: ReadonlyArray<string>
+  }
   readonly responses: Readonly<Record<number, ResponseDoc>>
   readonly handler: Handler
   /** Left out of the OpenAPI document (probes). */
@@ -82,6 +89,9 @@ export interface DecoderBodyDecl<A> {
   readonly schema: Schema.Schema.Any
   readonly documented?: undefined
   readonly maxBytes?: number
+  /** The decoder receives the body's bytes (`Uint8Array`) instead of parsed JSON. */
+  readonly raw?: boolean
+  readonly contentTypes?: ReadonlyArray<string>
   readonly decode: (body: unknown) => A | ApiError
 }
 
@@ -185,7 +195,16 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
   const def = {
     ...doc,
-    ...(body !== undefined ? { body: { schema: body.documented ?? body.schema, ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}) } } : {}),
+    ...(body !== undefined
+      ? {
+          body: {
+            schema: body.documented ?? body.schema,
+            ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}),
+            ...("raw" in body && body.raw === true ? { raw: true } : {}),
+            ...("contentTypes" in body && body.contentTypes !== undefined ? { contentTypes: body.contentTypes } : {})
+          }
+        }
+      : {}),
     inputs
   }
 
@@ -352,6 +371,10 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         }
         chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
         if (!isLast) return
+        if (route.body?.raw === true) {
+          run(res, route, { ...base, body: new Uint8Array(Buffer.concat(chunks)) }, state)
+          return
+        }
         const raw = Buffer.concat(chunks).toString("utf8")
         let body: unknown
         if (raw.trim() === "") body = undefined

@@ -33,6 +33,7 @@ import { STAKED_SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
+import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
 import { MarketSnapshotWriter } from "../clickhouse/writer/MarketSnapshotWriter.js"
 import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
@@ -67,6 +68,18 @@ import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.j
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
 import { startDataService } from "./DataService.js"
+import { randomBytes } from "node:crypto"
+import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
+import { launchRoutes } from "../api/routes/LaunchRoutes.js"
+import { ImageService } from "./services/images/ImageService.js"
+import * as ImageServiceModule from "./services/images/ImageService.js"
+import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
+import * as SolanaLaunchModule from "./services/launch/SolanaLaunch.js"
+import * as HoodLaunchModule from "./services/launch/HoodHeadlessLaunch.js"
+import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
+import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
+import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
+import { fundLocalAccount } from "./sim/LocalFunding.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -170,6 +183,68 @@ const accountsLayer = Layer.unwrapEffect(
   })
 )
 
+const LAUNCH_MINT_SECRET_FILE = "launch-mint-secret"
+
+/**
+ * The secret launch mints derive from: `LAUNCH_MINT_SECRET`, else (embedded mode) a random one kept
+ * in the data directory (mode 0600) so restarts and crash recovery derive the same mints.
+ */
+const launchMintSecret = (config: AppConfigShape): Effect.Effect<Uint8Array, Error> =>
+  Effect.gen(function* () {
+    if (config.launch.mintSecret !== undefined) return Uint8Array.from(Buffer.from(Redacted.value(config.launch.mintSecret).trim(), "hex"))
+    if (config.databaseUrl !== undefined) return yield* Effect.fail(new Error("LAUNCH_MINT_SECRET must be set when the engine uses a PostgreSQL server (DATABASE_URL)"))
+    return yield* Effect.sync(() => {
+      const file = path.join(config.dataDir, LAUNCH_MINT_SECRET_FILE)
+      if (existsSync(file)) {
+        const hex = readFileSync(file, "utf8").trim()
+        if (/^([0-9a-f]{2}){32,}$/.test(hex)) return Uint8Array.from(Buffer.from(hex, "hex"))
+        throw new Error(`${file} is not a hex secret of at least 32 bytes; restore it (launch mints derive from it)`)
+      }
+      const tmp = `${file}.tmp`
+      writeFileSync(tmp, randomBytes(32).toString("hex") + "\n", { mode: 0o600 })
+      renameSync(tmp, file)
+      return Uint8Array.from(Buffer.from(readFileSync(file, "utf8").trim(), "hex"))
+    })
+  })
+
+/**
+ * Launches: the ledger, hosted images, the Solana and Hood chain sides and the headless launch
+ * service over them (its background runs live as long as the layer).
+ */
+const launchLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
+    const publicUrl = publicUrlOf(config)
+    const mintSecret = yield* launchMintSecret(config)
+    const treasury = config.launch.solanaTreasury ?? (endpoints.embedded ? TREASURY_ADDRESS : undefined)
+    if (treasury === undefined && config.launch.enabled) {
+      return yield* Effect.fail(new Error("SOLANA_TREASURY_ADDRESS must be set to launch against a configured Solana cluster"))
+    }
+    const chains = Layer.mergeAll(
+      ImageServiceModule.layer({ publicBaseUrl: publicUrl, allowLoopbackForTests: config.launch.imageAllowLoopbackForTests }),
+      SolanaLaunchModule.layer({ rpcUrl: endpoints.rpcUrl, mintSecret: Redacted.make(mintSecret), treasury: treasury ?? TREASURY_ADDRESS }),
+      HoodLaunchModule.layer({
+        chain: hood.chain,
+        rpcUrl: hood.rpcUrl,
+        factory: hood.addresses.factory,
+        bondingCurveBytecode: hood.bondingCurveBytecode,
+        ...(hood.addresses.usdg !== undefined ? { usdg: hood.addresses.usdg } : {}),
+        ...(config.launch.hoodExplorerUrl !== undefined ? { explorerUrl: config.launch.hoodExplorerUrl } : {}),
+        baseUrl: publicUrl,
+        plans: resolvePlans(config.planOverrides, config.promoMaxDays)
+      })
+    )
+    return HeadlessLaunchModule.layer({
+      baseUrl: publicUrl,
+      solanaExplorerUrl: config.launch.solanaExplorerUrl,
+      ...(config.launch.hoodExplorerUrl !== undefined ? { hoodExplorerUrl: config.launch.hoodExplorerUrl } : {}),
+      exclusiveHolderPassRaw: BigInt(config.launch.exclusiveHolderPassSvc) * 10n ** 6n
+    }).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
+  })
+)
+
 const LOCAL_CREDENTIALS_FILE = "local-credentials.json"
 
 const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | undefined> =>
@@ -221,6 +296,7 @@ const api = (config: AppConfigShape) =>
     const clickhouse = yield* ClickHouse
     const bus = yield* Bus
     const index = yield* MarketIndex
+    const agentLaunches = yield* AgentLaunchRegistry
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const nowMs = () => Date.now()
     const accounts = yield* accountStackApi({ nowMs })
@@ -235,9 +311,20 @@ const api = (config: AppConfigShape) =>
         ]),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID }),
+        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches }),
         ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
-        ...agentRoutes({ sql, clickhouse, index, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
+        ...agentRoutes({ sql, clickhouse, index, agentLaunches, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
+        ...launchRoutes({
+          enabled: config.launch.enabled,
+          agentAuth: accounts.agentAuth,
+          launches: yield* HeadlessLaunch,
+          images: yield* ImageService,
+          settings: {
+            expCustomCurves: config.launch.expCustomCurves,
+            devBuyCeilings: config.devBuyCeilings,
+            hostedImageUrlPrefix: `${publicUrlOf(config)}${hostedImagesPrefix}`
+          }
+        }),
         ...accounts.routes
       ],
       {
@@ -325,6 +412,9 @@ const program = Effect.gen(function* () {
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
+  if (local !== undefined) yield* fundLocalAccount(local.accountId)
+  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
+  if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
     yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
@@ -359,8 +449,19 @@ const program = Effect.gen(function* () {
         : {})
     })
   )
+  if (local !== undefined) yield* Effect.logInfo(firstLaunchBanner(server.url, config.launch.enabled))
   return yield* Effect.never
 }).pipe(Effect.scoped)
+
+/** The start banner's upload-then-launch pair (README "A first launch"). */
+const firstLaunchBanner = (url: string, enabled: boolean): string =>
+  enabled
+    ? [
+        "first launch (agent key in local-credentials.json):",
+        `  IMG=$(curl -s -H "x-api-key: $KEY" -H 'content-type: image/png' --data-binary @logo.png ${url}/api/v1/uploads/agent-image | node -p 'JSON.parse(require("fs").readFileSync(0)).imageUrl')`,
+        `  curl -s -H "x-api-key: $KEY" -H 'content-type: application/json' ${url}/api/v1/launch/headless -d "{\\"clientLaunchId\\":\\"my-first\\",\\"name\\":\\"First\\",\\"symbol\\":\\"FST\\",\\"imageUrl\\":\\"$IMG\\"}"`
+      ].join("\n")
+    : "launches are off (the spec's default): restart with HEADLESS_LAUNCH_ENABLED=true to launch; README \"A first launch\" has the curl pair"
 
 const loggerLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
@@ -371,7 +472,8 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = accountsLayer.pipe(
+const MainLayer = launchLayer.pipe(
+  Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),
   Layer.provideMerge(AppConfig.layer)

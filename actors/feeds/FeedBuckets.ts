@@ -17,6 +17,7 @@
  */
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { distinctTradersInHour, fiveMinuteSlotOf, HOUR_WINDOW_SLOTS, windowTotals } from "../market/internal/tradeWindows.js"
+import type { AgentLaunchesRead } from "../AgentLaunches.js"
 import type { MarketCore } from "../market/MarketActor.js"
 import { type FeedRow, feedRow, progressBpsOf, statsOf } from "../market/MarketRecord.js"
 
@@ -191,7 +192,11 @@ export class FeedBuckets {
   private readonly clockMs: Record<ChainId, number> = { solana: 0, hood: 0 }
   private readonly clockSlot: Record<ChainId, number> = { solana: -1, hood: -1 }
 
-  constructor(options: Partial<FeedOptions> = {}) {
+  constructor(
+    options: Partial<FeedOptions> = {},
+    /** Which markets were launched through an agent key (`isAgent` on rows). */
+    private readonly agentLaunches?: AgentLaunchesRead
+  ) {
     this.options = { ...defaultFeedOptions, ...options }
     const o = this.options
     if (!(Number.isSafeInteger(o.maxRows) && o.maxRows >= 1 && Number.isSafeInteger(o.changeLogSize) && o.changeLogSize >= 1)) {
@@ -356,7 +361,8 @@ export class FeedBuckets {
   private rowOf(member: Member, chain: ChainId): Member {
     const slot = this.clockSlot[chain]
     if (member.row === undefined || member.rowCore !== member.rank.core || member.rowSlot !== slot) {
-      member.row = feedRow(member.rank.core, this.clockMs[chain])
+      const core = member.rank.core
+      member.row = feedRow(core, this.clockMs[chain], this.agentLaunches?.has(chain, core.mint) ?? false)
       member.json = JSON.stringify(member.row)
       member.rowCore = member.rank.core
       member.rowSlot = slot

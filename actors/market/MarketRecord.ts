@@ -253,10 +253,10 @@ export const marketRecord = (core: MarketCore, asOfMs: number) => {
 export type MarketRecord = ReturnType<typeof marketRecord>
 
 /**
- * Spec 2.9 feed row. `isAgent` stays false until launches through agent keys are recorded. The
- * statistics' as-of time is the feed read's `asOf`, not a row field (so rows change only with data).
+ * Spec 2.9 feed row. `isAgent`: launched through an agent key (`AgentLaunches`). The statistics'
+ * as-of time is the feed read's `asOf`, not a row field (so rows change only with data).
  */
-export const feedRow = (core: MarketCore, asOfMs: number) => {
+export const feedRow = (core: MarketCore, asOfMs: number, isAgent = false) => {
   const id = core.identity
   return {
     chain: core.chain,
@@ -268,7 +268,7 @@ export const feedRow = (core: MarketCore, asOfMs: number) => {
     progressBps: progressBpsOf(core),
     createdAt: iso(id.createdAtMs),
     migratedAt: iso(core.migration.migratedAtMs),
-    isAgent: false,
+    isAgent,
     ...statistics(core, statsOf(core, asOfMs))
   }
 }

@@ -14,6 +14,7 @@
  * Bounded: every cache has a maximum of keys; the cohorts read at most `PUBLISHED_SCAN_MAX`
  * published profiles, `COHORT_READ_CONCURRENCY` at a time.
  */
+import type { AgentLaunchesRead } from "../../actors/AgentLaunches.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
@@ -57,6 +58,8 @@ export interface AgentRoutesOptions {
   readonly sql: SqlClient.SqlClient
   readonly clickhouse: ClickHouseShape
   readonly index: MarketIndexShape
+  /** Which markets were launched through an agent key (`launchesViaApi`); none when absent. */
+  readonly agentLaunches?: AgentLaunchesRead
   readonly prices: PriceSourceShape
   readonly tiers: TierServiceShape
   readonly wallets: AccountWalletsShape
@@ -343,9 +346,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
             address: solanaWallets[0] ?? profile?.wallet ?? null,
             username: account.handle,
             launches: launchesBy(addresses),
-            // Launches through agent keys are recorded by the launch routes, which this build
-            // does not have yet; none can have happened.
-            launchesViaApi: 0,
+            launchesViaApi: options.agentLaunches?.countOf(accountId, (chain, mint) => index.market(chain, mint) !== undefined) ?? 0,
             tier,
             profileId: profile !== undefined && profile.published ? profile.id : null
           }

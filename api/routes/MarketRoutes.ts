@@ -7,6 +7,7 @@
  * The quote prices through `CurveMath` on the market's latest reserves, the same functions the
  * chain program executes, so a quote equals the fill of a trade landing on that state.
  */
+import type { AgentLaunchesRead } from "../../actors/AgentLaunches.js"
 import { Schema } from "effect"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import type { MarketIndexShape } from "../../actors/MarketIndex.js"
@@ -35,6 +36,8 @@ export interface MarketRoutesOptions {
   /** Wall clock for staleness and rate limits (injectable for tests). */
   readonly nowMs: () => number
   readonly curveProgram: string
+  /** Which markets were launched through an agent key (verify's `viaAgentKey`); none when absent. */
+  readonly agentLaunches?: AgentLaunchesRead
   /** The finalstretch read is `stale` when the chain clock is older than this. */
   readonly staleAfterMs?: number
   /** Quotes per minute per client (spec: 120; benchmarks raise it to measure the route, not the refusal). */
@@ -323,7 +326,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
           pool: chain === "hood" ? null : (core.pool?.address ?? null),
           createdAt: new Date(id.createdAtMs).toISOString(),
           creator: id.creator,
-          viaAgentKey: false,
+          viaAgentKey: options.agentLaunches?.has(chain, core.mint) ?? false,
           ...(chain === "solana"
             ? { attribution: { program: options.curveProgram, signer: id.creator } }
             : { provenance: { curve: id.curveAddress, factory: null, configHash: id.configHash, dexVersion: id.dexVersion } })

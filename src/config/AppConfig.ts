@@ -86,6 +86,22 @@ export interface AppConfigShape {
     /** Tests only: test accounts may register and receive loopback targets. */
     readonly allowLoopbackForTests: boolean
   }
+  readonly launch: {
+    /** `HEADLESS_LAUNCH_ENABLED` exactly `true`; anything else answers every launch call LAUNCH_DISABLED (spec rule 5). */
+    readonly enabled: boolean
+    /** `EXP_CUSTOM_CURVES` exactly `true`: `exp-custom` is accepted (spec 2.1). */
+    readonly expCustomCurves: boolean
+    /** Secret the Solana launch mints derive from (>= 32 bytes, hex); embedded mode keeps one in the data directory. */
+    readonly mintSecret: Redacted.Redacted<string> | undefined
+    /** The svc-curve treasury the platform fee is paid to; defaults to the localnet's. */
+    readonly solanaTreasury: string | undefined
+    readonly solanaExplorerUrl: string
+    readonly hoodExplorerUrl: string | undefined
+    /** Holder pass for `exclusive` launches: whole platform-token units held or staked. */
+    readonly exclusiveHolderPassSvc: number
+    /** Tests only: `imageUrl` / `bannerUrl` may name loopback servers. */
+    readonly imageAllowLoopbackForTests: boolean
+  }
 }
 
 const positiveInt = (name: string, fallback: number) =>
@@ -140,6 +156,13 @@ const httpUrl = (name: string) =>
       }
     }),
     Config.map((s) => (s === undefined ? undefined : s.replace(/\/+$/, "")))
+  )
+
+/** True only for the exact text `true` (the spec's switches: unset or anything else is off). */
+const exactlyTrue = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((s) => s === "true")
   )
 
 const planOverrides = Config.string("PLAN_OVERRIDES").pipe(
@@ -243,6 +266,26 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   webhooks: Config.all({
     secretKey: optionalSecret("WEBHOOK_SECRET_KEY"),
     allowLoopbackForTests: Config.boolean("WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS").pipe(Config.withDefault(false))
+  }),
+  launch: Config.all({
+    enabled: exactlyTrue("HEADLESS_LAUNCH_ENABLED"),
+    expCustomCurves: exactlyTrue("EXP_CUSTOM_CURVES"),
+    mintSecret: optionalSecret("LAUNCH_MINT_SECRET").pipe(
+      Config.validate({
+        message: "LAUNCH_MINT_SECRET must be at least 64 hex characters (32 bytes)",
+        validation: (s) => s === undefined || /^([0-9a-fA-F]{2}){32,}$/.test(Redacted.value(s).trim())
+      })
+    ),
+    solanaTreasury: optionalString("SOLANA_TREASURY_ADDRESS").pipe(
+      Config.validate({
+        message: "SOLANA_TREASURY_ADDRESS must be a base58 Solana address",
+        validation: (s) => s === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s)
+      })
+    ),
+    solanaExplorerUrl: httpUrl("SOLANA_EXPLORER_URL").pipe(Config.map((s) => s ?? "https://explorer.solana.com")),
+    hoodExplorerUrl: httpUrl("HOOD_EXPLORER_URL"),
+    exclusiveHolderPassSvc: nonNegativeInt("EXCLUSIVE_HOLDER_PASS_SVC", 100_000),
+    imageAllowLoopbackForTests: Config.boolean("IMAGE_ALLOW_LOOPBACK_FOR_TESTS").pipe(Config.withDefault(false))
   })
 })
 
@@ -267,5 +310,7 @@ export const ConfigVariables = [
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",
   "SOLANA_STAKED_MINT", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
   "WALLET_MASTER_KEY", "AGENT_WALLET_CEILING_LAMPORTS", "AGENT_WALLET_CEILING_WEI",
-  "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS"
+  "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS",
+  "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",
+  "EXCLUSIVE_HOLDER_PASS_SVC", "IMAGE_ALLOW_LOOPBACK_FOR_TESTS"
 ] as const

@@ -49,6 +49,8 @@ export interface HoodEndpointsShape {
   readonly keeper: Account | undefined
   /** Embedded only: the localnet's dev trader keys (the simulation's traders and creators). */
   readonly traderKeys: ReadonlyArray<`0x${string}`>
+  /** The BondingCurve creation code the factory deploys (predicts a launch's curve address); undefined against a configured node. */
+  readonly bondingCurveBytecode: `0x${string}` | undefined
 }
 
 export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("HoodConfigError", {
@@ -66,7 +68,8 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
           chain: n.chain,
           addresses: n.addresses,
           keeper: privateKeyToAccount(n.roles.keeper.privateKey),
-          traderKeys: n.roles.traders.map((t) => t.privateKey)
+          traderKeys: n.roles.traders.map((t) => t.privateKey),
+          bondingCurveBytecode: n.artifacts.BondingCurve.bytecode
         }))
       ).pipe(Layer.provide(HoodLocalnet.layer({ blockIntervalMs: h.localnetBlockMs })))
     }
@@ -103,7 +106,8 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
             weth9: getAddress(h.weth9!)
           },
           keeper,
-          traderKeys: []
+          traderKeys: [],
+          bondingCurveBytecode: undefined
         }
       })
     )

@@ -7,6 +7,7 @@
 import { createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from "@solana/kit"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { keeperSigner } from "./client/DevSigners.js"
+import type { Ledger } from "./localnet/Ledger.js"
 import { SolanaLocalnet, type SolanaLocalnetError } from "./localnet/LocalnetService.js"
 
 /**
@@ -31,6 +32,8 @@ export interface SolanaEndpointsShape {
   readonly grpcToken: string | undefined
   readonly blockEngineUrl: string | undefined
   readonly keeper: KeyPairSigner | undefined
+  /** The embedded localnet's ledger (funding the local account's wallets); undefined against a cluster. */
+  readonly localLedger: Ledger | undefined
 }
 
 export class SolanaConfigError extends Schema.TaggedError<SolanaConfigError>()("SolanaConfigError", {
@@ -50,7 +53,8 @@ export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<
             grpcUrl: localnet.grpcUrl,
             grpcToken: undefined,
             blockEngineUrl: localnet.blockEngineUrl,
-            keeper: yield* Effect.promise(() => keeperSigner())
+            keeper: yield* Effect.promise(() => keeperSigner()),
+            localLedger: localnet.ledger
           }
         })
       ).pipe(Layer.provide(SolanaLocalnet.layer({ ledger: { slotMs: s.localnetSlotMs } })))
@@ -74,7 +78,8 @@ export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<
           grpcUrl: s.yellowstoneUrl,
           grpcToken: s.yellowstoneToken === undefined ? undefined : Redacted.value(s.yellowstoneToken),
           blockEngineUrl: s.blockEngineUrl,
-          keeper
+          keeper,
+          localLedger: undefined
         }
       })
     )

@@ -18,6 +18,7 @@ import agentProfiles from "./0009_agent_profiles.js"
 import hoodPools from "./0010_hood_pools.js"
 import hostedImages from "./0011_hosted_images.js"
 import launchLedger from "./0012_launch_ledger.js"
+import headlessLaunches from "./0013_headless_launches.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -31,5 +32,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_agent_profiles": agentProfiles,
   "0010_hood_pools": hoodPools,
   "0011_hosted_images": hostedImages,
-  "0012_launch_ledger": launchLedger
+  "0012_launch_ledger": launchLedger,
+  "0013_headless_launches": headlessLaunches
 }

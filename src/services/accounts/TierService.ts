@@ -49,6 +49,8 @@ export interface TierServiceShape {
   readonly snapshot: (account: Account, nowMs: number) => Effect.Effect<TierSnapshot, SqlError>
   readonly plan: (tier: PlanId) => Plan
   readonly account: (accountId: string) => Effect.Effect<Account | undefined, SqlError>
+  /** The account's platform-token holdings (raw, summed over its eligible wallets; cached); undefined when unreadable. */
+  readonly holdings: (accountId: string, nowMs: number) => Effect.Effect<Holdings | undefined>
 }
 
 export class TierService extends Context.Tag("curvestream/TierService")<TierService, TierServiceShape>() {}
@@ -145,6 +147,14 @@ export const layer = (options: TierServiceOptions): Layer.Layer<TierService, nev
           }
         })
 
-      return { plans: options.plans, thresholds: options.thresholds, tierOf, snapshot, plan, account: (id) => Effect.provide(findAccount(id), context) }
+      return {
+        plans: options.plans,
+        thresholds: options.thresholds,
+        tierOf,
+        snapshot,
+        plan,
+        account: (id) => Effect.provide(findAccount(id), context),
+        holdings
+      }
     })
   )

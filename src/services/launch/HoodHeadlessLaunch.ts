@@ -28,6 +28,7 @@ import {
   type Chain,
   decodeErrorResult,
   getAddress,
+  getContractAddress,
   type Hash,
   type Hex,
   InsufficientFundsError,
@@ -179,7 +180,16 @@ export interface HoodLaunchInput {
    * definitive failure.
    */
   readonly also?: Also
+  /**
+   * The caller's writes when `createCurve` is about to be broadcast, given the token address the
+   * curve will deploy (its first CREATE): run in the ledger's `sent` transaction, so they are
+   * durable before anything can land (the launch attribution).
+   */
+  readonly onSend?: (token: Address) => Also
 }
+
+/** The token a curve deploys in its constructor: the curve's first contract creation (nonce 1, EIP-161). */
+export const tokenOfCurve = (curve: Address): Address => getContractAddress({ from: curve, nonce: 1n })
 
 /** Spec 2.5 `devBuy` as this service tracks it; amounts raw. */
 export interface DevBuyReport {
@@ -413,7 +423,7 @@ export const make = (config: HoodLaunchConfig) =>
     const sendCreate = (input: HoodLaunchInput, wallet: Address, factory: Address, salt: Hex, curve: Address) =>
       Effect.gen(function* () {
         const signed = yield* signCall(input.attempt.accountId, wallet, createCurveCall(factory, createInput(input, salt)), "createCurve")
-        yield* ledger.sent(input.attempt, { pool: curve, signature: signed.hash })
+        yield* ledger.sent(input.attempt, { pool: curve, signature: signed.hash }, input.onSend?.(tokenOfCurve(curve)))
         yield* broadcast(signed.raw)
         return signed.hash
       })

@@ -36,6 +36,7 @@ import {
   type LaunchRef,
   refundSlot,
   selectExpiredSelfBuilds,
+  selectInFlight,
   selectRow,
   slotsUsed,
   takeSlot,
@@ -115,12 +116,15 @@ export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: b
 export type Also = (record: LaunchRecord) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
 
 export interface LaunchLedgerShape {
-  /** Idempotency begin and daily cap in one transaction: accept a new attempt, replay, or refuse. */
-  readonly begin: (input: BeginInput) => Effect.Effect<Admission, LaunchLedgerError | SqlError>
+  /**
+   * Idempotency begin and daily cap in one transaction: accept a new attempt, replay, or refuse.
+   * `also` runs in that transaction when an attempt is accepted (the path's own record of it).
+   */
+  readonly begin: (input: BeginInput, also?: Also) => Effect.Effect<Admission, LaunchLedgerError | SqlError>
   /** The answer `begin` would give now; writes nothing, takes no slot. */
   readonly preview: (input: BeginInput) => Effect.Effect<AdmissionPreview, LaunchLedgerError | SqlError>
-  /** The attempt's transaction was sent: the row moves to `confirming` with what is known on chain. */
-  readonly sent: (ref: AttemptRef, onChain: OnChain) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** The attempt's transaction is about to leave: the row moves to `confirming` with what is known on chain. */
+  readonly sent: (ref: AttemptRef, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation succeeded: store the result for replay. */
   readonly confirm: (ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Definitive failure: `errorCode` recorded, the slot refunded unless `keepSlot`. */
@@ -137,6 +141,8 @@ export interface LaunchLedgerShape {
   readonly confirmSwept: (ref: LaunchRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** The row, or undefined (job reads; a foreign id is simply not found under this account). */
   readonly get: (ref: LaunchRef) => Effect.Effect<LaunchRecord | undefined, SqlError>
+  /** Rows of `path` still in flight (`submitted`, `confirming`), oldest attempt first, at most `limit` (crash recovery). */
+  readonly inFlight: (path: LaunchPath, limit: number) => Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError>
   /** Slots the account holds on the UTC day of `atMs` (default now). */
   readonly slotsUsed: (accountId: string, atMs?: number) => Effect.Effect<number, SqlError>
 }
@@ -244,7 +250,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     nowMs
   })
 
-  const begin = Effect.fn("LaunchLedger.begin")(function* (input: BeginInput) {
+  const begin = Effect.fn("LaunchLedger.begin")(function* (input: BeginInput, also?: Also) {
     const bodyHash = hashOf(input)
     const cap = effectiveDailyCap(input.dailyCap)
     return yield* sql.withTransaction(
@@ -274,7 +280,9 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
           outputs = stepped
         }
         yield* applySlots(input.accountId, outputs, cap, nowMs)
-        if (record !== created && outputs.some((o) => o._tag === "Accepted")) yield* updateRow(record)
+        const acceptedNow = outputs.some((o) => o._tag === "Accepted")
+        if (record !== created && acceptedNow) yield* updateRow(record)
+        if (acceptedNow && also !== undefined) yield* also(record)
         const replay = outputs.find((o) => o._tag === "Replay")
         if (replay !== undefined) return { _tag: "Replay", result: replay.result, record } as const
         const accepted = outputs.find((o) => o._tag === "Accepted")!
@@ -305,8 +313,8 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     return { _tag: "WouldAccept", fresh: current !== undefined } as const
   })
 
-  const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain) =>
-    transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), undefined)
+  const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain, also?: Also) =>
+    transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), also)
   )
 
   const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) =>
@@ -346,6 +354,8 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
 
   const get = (ref: LaunchRef) => selectRow(ref, false)
 
+  const inFlight = (path: LaunchPath, limit: number) => selectInFlight(path, limit)
+
   const used = (accountId: string, atMs?: number) =>
     Effect.flatMap(atMs !== undefined ? Effect.succeed(atMs) : Clock.currentTimeMillis, (ms) => slotsUsed(accountId, isoDay(ms)))
 
@@ -365,6 +375,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     sweepSelfBuilds: onClient(sweepSelfBuilds),
     confirmSwept: onClient(confirmSwept),
     get: onClient(get),
+    inFlight: onClient(inFlight),
     slotsUsed: onClient(used)
   }
 })

@@ -111,6 +111,15 @@ export const updateRow = (r: LaunchRecord): Effect.Effect<void, SqlError, SqlCli
       WHERE account_id = ${r.accountId} AND client_launch_id = ${r.clientLaunchId}`
   ).pipe(Effect.asVoid)
 
+/** Rows of `path` in flight, oldest attempt first (crash recovery; the partial index `launch_ledger_in_flight`). */
+export const selectInFlight = (path: LaunchPath, limit: number): Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<RowDb>`
+      SELECT ${columns(sql)} FROM launch_ledger
+      WHERE state IN ('submitted', 'confirming') AND path = ${path}
+      ORDER BY attempt_started_at, account_id, client_launch_id LIMIT ${limit}`
+  ).pipe(Effect.map((rows) => rows.map(toRecord)))
+
 /** Self-signed builds of the account still `submitted` and started at or before `startedBeforeMs`, by id. */
 export const selectExpiredSelfBuilds = (
   accountId: string,

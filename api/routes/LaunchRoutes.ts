@@ -1,0 +1,249 @@
+/**
+ * Headless launches, their dry run and job read, and hosted images (launch spec 4: the headless,
+ * jobs and upload rows; endpoint rules 1, 2, 3 and 11). HTTP only: the kill switch (before the key
+ * is parsed), key auth with its scope and rate limit, the launch body decoded with the caller's key
+ * environment (`decodeLaunchRequest`), then one call to `HeadlessLaunch` or `ImageService`;
+ * failures go through the error table (`LaunchError` rows).
+ *
+ * Decided here (docs/decisions.md "Headless launches"): the job read is not behind the kill switch
+ * (in-flight launches stay pollable); hosted images are served publicly with immutable caching.
+ */
+import { Effect, Either, Schema } from "effect"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import { uploadBodyBytesMax, uploadBytes } from "../../src/services/images/UploadBody.js"
+import type { ImageServiceShape } from "../../src/services/images/ImageService.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import type { HeadlessCaller, HeadlessLaunchShape } from "../../src/services/launch/HeadlessLaunch.js"
+import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
+import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
+import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
+import { mapFailure, toApiError } from "../ErrorTable.js"
+import { errorReply, json, type Reply, type Request } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
+
+export interface LaunchRoutesOptions {
+  /** `HEADLESS_LAUNCH_ENABLED` is exactly `true`. */
+  readonly enabled: boolean
+  readonly agentAuth: AgentAuth
+  readonly launches: HeadlessLaunchShape
+  readonly images: ImageServiceShape
+  readonly settings: LaunchRequestSettings
+}
+
+/** Launch bodies are small; images travel by URL. */
+export const LAUNCH_BODY_BYTES_MAX = 16 * 1024
+
+const Socials = Schema.Struct({
+  twitter: Schema.optional(Schema.String),
+  telegram: Schema.optional(Schema.String),
+  website: Schema.optional(Schema.String),
+  discord: Schema.optional(Schema.String)
+})
+
+/** The wire shape of spec 2.1 (documentation; `decodeLaunchRequest` decodes with the spec's messages). */
+export const LaunchRequestWire = Schema.Struct({
+  clientLaunchId: Schema.String.annotations({ description: "1 to 128 chars, unique per account; the idempotency key" }),
+  chain: Schema.optional(Schema.Literal("solana", "hood")),
+  quoteAsset: Schema.optional(Schema.String),
+  mode: Schema.optional(Schema.Literal("open", "exclusive", "exp-a", "exp-b", "exp-c", "exp-custom")),
+  curve: Schema.optional(Schema.Struct({ virtualQuote: Schema.String, threshold: Schema.String })),
+  stakerAllocationBps: Schema.optional(Schema.Int),
+  dexVersion: Schema.optional(Schema.Literal("v3", "v4")),
+  buyAmount: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  name: Schema.String,
+  symbol: Schema.String,
+  imageUrl: Schema.String,
+  bannerUrl: Schema.optional(Schema.NullOr(Schema.String)),
+  description: Schema.optional(Schema.String),
+  socials: Schema.optional(Socials),
+  visibility: Schema.optional(Schema.Literal("production", "test", "local", "hidden")),
+  async: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "LaunchRequest" })
+
+const disabled = (): Reply =>
+  errorReply(apiError("LAUNCH_DISABLED", "Launches are disabled on this server (HEADLESS_LAUNCH_ENABLED is not true)"))
+
+const callerOf = (p: AgentPrincipal): HeadlessCaller => ({
+  accountId: p.accountId,
+  keyId: p.key.id,
+  embeddedWallet: p.key.embeddedWallet,
+  keyDailyCap: p.key.dailyLaunchCap,
+  plan: p.plan,
+  principal: agentToWalletPrincipal(p)
+})
+
+const failure = (e: LaunchError): ApiError => toApiError(e)
+
+export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteDef> => {
+  const { agentAuth, launches, images, settings } = options
+  const guard = options.enabled ? undefined : () => disabled()
+  const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"] })
+  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"] })
+  const launchBody = decodedBody({ schema: LaunchRequestWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body })
+
+  /** The launch body with the caller's key environment (test keys: general rule 7). */
+  const request = (body: unknown, p: AgentPrincipal) =>
+    Either.mapLeft(decodeLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => failure(fromRequest(e)))
+
+  const headless = route({
+    method: "POST",
+    path: "/api/v1/launch/headless",
+    operationId: "launchHeadless",
+    summary: "Launch a token from the account's embedded wallet, signed server-side",
+    description:
+      "Idempotent on clientLaunchId (endpoint rule 1). `async: true` answers 202 after the pre-flight gates and runs in the background; poll the job.",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: launchBody,
+    responses: {
+      200: { description: "Launch result (2.5); also the stored result of a confirmed same-body repeat" },
+      202: { description: "Accepted (async): {success, accepted, clientLaunchId, status, jobUrl}" },
+      400: { description: "Validation (VALIDATION_FAILED, INVALID_NAME_BYTES, ..., TRANSACTION_TOO_LARGE)" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      402: { description: "INSUFFICIENT_OWNER_BALANCE" },
+      403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet and delegation refusals" },
+      409: { description: "IDEMPOTENCY_CONFLICT" },
+      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
+      500: { description: "LAUNCH_FAILED (retry with the same clientLaunchId)" },
+      503: { description: "LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE" },
+      504: { description: "BUILD_TIMEOUT" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { body }, principal) => {
+      const decoded = request(body, principal)
+      if (Either.isLeft(decoded)) return errorReply(decoded.left)
+      return mapFailure(launches.launch(callerOf(principal), decoded.right)).pipe(
+        Effect.map((outcome) =>
+          outcome._tag === "Launched"
+            ? json(200, outcome.result)
+            : json(202, {
+                success: true,
+                accepted: true,
+                clientLaunchId: outcome.clientLaunchId,
+                status: outcome.status,
+                jobUrl: `/api/v1/launch/headless/jobs/${encodeURIComponent(outcome.clientLaunchId)}`
+              })
+        )
+      )
+    }
+  })
+
+  const dryRun = route({
+    method: "POST",
+    path: "/api/v1/launch/headless/dry-run",
+    operationId: "launchHeadlessDryRun",
+    summary: "Every check of a headless launch; nothing written, no cap slot, nothing on chain",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: launchBody,
+    responses: {
+      200: { description: "Dry-run result (2.6)" },
+      400: { description: "The launch's validation refusals" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals" },
+      409: { description: "IDEMPOTENCY_CONFLICT" },
+      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
+      503: { description: "LAUNCH_DISABLED" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { body }, principal) => {
+      const decoded = request(body, principal)
+      if (Either.isLeft(decoded)) return errorReply(decoded.left)
+      return mapFailure(launches.dryRun(callerOf(principal), decoded.right)).pipe(Effect.map((result) => json(200, result)))
+    }
+  })
+
+  const job = route({
+    method: "GET",
+    path: "/api/v1/launch/headless/jobs/{clientLaunchId}",
+    operationId: "getHeadlessLaunchJob",
+    summary: "A headless launch's job record (2.7); reading it never resends anything",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { clientLaunchId: stringParam("The launch's clientLaunchId", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: { description: "Job record" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING (launch:read)" },
+      404: { description: "JOB_NOT_FOUND: unknown or another account's id" }
+    },
+    authenticate: reader,
+    handler: (_req, { clientLaunchId }, principal) =>
+      mapFailure(launches.job({ accountId: principal.accountId, clientLaunchId })).pipe(Effect.map((record) => json(200, record)))
+  })
+
+  const upload = route({
+    method: "POST",
+    path: "/api/v1/uploads/agent-image",
+    operationId: "uploadAgentImage",
+    summary: "Host an image: multipart field `image`, or raw bytes with an image content type",
+    description: "JPEG, PNG, GIF or WebP under 10 MB, cropped to a centered square unless already square (then kept byte for byte).",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: [...AGENT_AUTH_HEADERS, "content-type"],
+    body: decodedBody({
+      schema: Schema.Uint8ArrayFromSelf,
+      raw: true,
+      maxBytes: uploadBodyBytesMax,
+      contentTypes: ["multipart/form-data", "image/png", "image/jpeg", "image/gif", "image/webp"],
+      decode: (body: unknown) => (body instanceof Uint8Array ? body : new Uint8Array())
+    }),
+    responses: {
+      200: { description: "{success, imageUrl}" },
+      400: { description: "UPLOAD_INVALID" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING" },
+      413: { description: "BODY_TOO_LARGE" },
+      429: { description: "RATE_LIMITED (uploads per minute of the plan)" }
+    },
+    authenticate: writer,
+    handler: (req, { body }, principal) =>
+      uploadBytes(req.headers["content-type"], body).pipe(
+        Effect.flatMap((bytes) =>
+          images.upload({ accountId: principal.accountId, keyId: principal.key.id, uploadsPerMin: principal.plan.limits.uploadsPerMin, bytes })
+        ),
+        Effect.catchTag("ImageRefused", (e) => Effect.fail(fromImage(e))),
+        mapFailure,
+        Effect.map((image) => json(200, { success: true, imageUrl: image.url }))
+      )
+  })
+
+  const served = route({
+    method: "GET",
+    path: "/api/v1/uploads/images/{file}",
+    operationId: "getHostedImage",
+    summary: "A hosted image, by its content address (public, immutable)",
+    tags: ["launch"],
+    auth: "public",
+    pathParams: { file: stringParam("<sha256>.<ext>", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: { description: "The image bytes with their content type", headers: ["Content-Type", "Cache-Control"] },
+      404: { description: "ROUTE_NOT_FOUND: no hosted image by that name" }
+    },
+    handler: (_req, { file }) =>
+      images.serve(file).pipe(
+        Effect.catchTag("SqlError", (e) =>
+          Effect.zipRight(Effect.logError("hosted image read failed", e), Effect.fail(apiError("INTERNAL", "The image could not be read")))
+        ),
+        Effect.flatMap((found) =>
+          found._tag === "None"
+            ? Effect.fail(apiError("ROUTE_NOT_FOUND", `No hosted image named ${file}`))
+            : Effect.succeed<Reply>({
+                status: 200,
+                body: found.value.body,
+                headers: Object.entries(found.value.headers)
+              })
+        )
+      )
+  })
+
+  return [headless, dryRun, job, upload, served]
+}

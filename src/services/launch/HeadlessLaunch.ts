@@ -1,0 +1,650 @@
+/**
+ * The headless launch (launch spec 1 rules 1-10, 2.1, 2.5-2.7, 3.1, endpoint rules 1-3): the gates
+ * in the spec's order, the ledger's admission, the chain run on either chain, the writes that
+ * follow a settled attempt, the job read, the dry run, and the recovery of attempts a crash left
+ * in flight. Typed input (a decoded `LaunchRequest` and the caller), one failure (`LaunchError`);
+ * no HTTP.
+ *
+ * Order of a launch (each refusal before `begin` records nothing):
+ *   embedded-wallet permission → idempotency preview (a confirmed same-body id replays here,
+ *   touching nothing else) → exclusive eligibility → image (and banner) fetch and re-host →
+ *   Solana: the embedded wallet's delegation (live) and the transaction's size → `begin` (the
+ *   id and a daily-cap slot, one transaction, writing the attempt's inputs beside the row) → the
+ *   chain run, in the background. A blocking request waits for it (`syncWaitMs`); `async`
+ *   answers 202 at once.
+ *
+ * Invariants:
+ * - Money moves once: an attempt's mint (Solana, from the attempt) or curve address (Hood,
+ *   CREATE2 salt from the attempt) is fixed before anything is sent, and the ledger row records
+ *   the signed transaction before it leaves (`sent`). A request that goes away does not stop the
+ *   run (it runs in the service's scope), so no attempt is abandoned half-sent.
+ * - Runs are bounded: at most `executionsMax` chain runs at once in this process; more wait.
+ * - After a crash, `resumeInFlight` (at start) carries every in-flight headless row to
+ *   `confirmed` or `failed` from what the chain shows: a Solana attempt with a recorded signature
+ *   is recovered (landed / reverted / never lands); one that never reached `sent` sent nothing
+ *   and is run again with its own mint; Hood resumes through `HoodHeadlessLaunch.recover`.
+ * - 3.1 "Also": the launch attribution (`launched_tokens`, the `AgentLaunches` registry) is
+ *   written in the `sent` transaction, before the transaction leaves; confirmation writes the
+ *   token's `confirmed_at`, the key's launch usage, the platform fee total and `launch.confirmed`
+ *   in the ledger's `confirm` transaction; a definitive failure after acceptance emits
+ *   `launch.failed` in the ledger's `fail` transaction.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
+import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
+import { type Chain, normalizeAddress } from "../../domain/Chain.js"
+import { curveTerms } from "../../domain/CurveMath.js"
+import { findEconomics, firstBuyInRaw, MATRIX_VERSION } from "../../domain/Economics.js"
+import type { Plan } from "../../domain/Plans.js"
+import { findQuotePair } from "../../domain/QuotePairs.js"
+import { addFee } from "../accounts/AccountRepository.js"
+import { ImageService, type ImageServiceShape, type ResolvedImage } from "../images/ImageService.js"
+import { TierService } from "../accounts/TierService.js"
+import { recordUsage } from "../keys/KeyRepository.js"
+import type { Principal } from "../wallets/Principal.js"
+import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { enqueueEvent } from "../webhooks/Outbox.js"
+import { type DevBuyReport, HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
+import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
+import type { StoredResult } from "./LaunchLedgerMachine.js"
+import { errorCodeOf, fromHood, fromImage, fromLedger, fromProvider, fromSolana, type LaunchError, launchFailure } from "./LaunchError.js"
+import { canonicalBody } from "./request/CanonicalBody.js"
+import { isExpMode, type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
+import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
+
+/** Who launches: the key's account, the key, and what the gates read from them. */
+export interface HeadlessCaller {
+  readonly accountId: string
+  readonly keyId: string
+  /** General rule 2: `denied` keys cannot use the headless route. */
+  readonly embeddedWallet: "allowed" | "denied"
+  /** The key's issued daily launch cap (the effective cap is the higher of it and the plan's). */
+  readonly keyDailyCap: number
+  readonly plan: Plan
+  /** The caller as the wallet rules see it (Hood's linked-wallet rule). */
+  readonly principal: Principal
+}
+
+export type LaunchOutcome =
+  /** The launch result (2.5): a confirmed attempt, or the stored one replayed. */
+  | { readonly _tag: "Launched"; readonly result: StoredResult; readonly replayed: boolean }
+  /** `async`: accepted after the pre-flight gates, running in the background. */
+  | { readonly _tag: "Accepted"; readonly clientLaunchId: string; readonly status: "submitted" }
+
+export interface HeadlessLaunchShape {
+  /** Every check, no write, no cap slot, nothing on chain (2.6). */
+  readonly dryRun: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly launch: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<LaunchOutcome, LaunchError>
+  /** The job record (2.7); a foreign or unknown id is `job_not_found`. */
+  readonly job: (ref: LaunchRef) => Effect.Effect<Record<string, unknown>, LaunchError>
+  /** Carries the in-flight headless rows a previous process left to a settled state (in the background); returns how many. */
+  readonly resumeInFlight: Effect.Effect<number, LaunchError>
+}
+
+export class HeadlessLaunch extends Context.Tag("curvestream/HeadlessLaunch")<HeadlessLaunch, HeadlessLaunchShape>() {}
+
+export interface HeadlessLaunchConfig {
+  /** The engine's public base URL (`links.candle`). */
+  readonly baseUrl: string
+  /** Solana explorer base; `links.explorer` is `<base>/tx/<signature>` (always present on Solana). */
+  readonly solanaExplorerUrl: string
+  /** Hood explorer base; `links.explorer` only when set (spec 2.5). */
+  readonly hoodExplorerUrl?: string
+  /** Holder pass (docs/decisions.md): platform-token units (raw) held or staked for `exclusive`. */
+  readonly exclusiveHolderPassRaw: bigint
+  /** Chain runs at once in this process (default 64). */
+  readonly executionsMax?: number
+  /** How long a blocking request waits for its run before answering retryable `LAUNCH_FAILED` (default 90 s). */
+  readonly syncWaitMs?: number
+  /** Between chain reads while an attempt's outcome is unknown (default 1 s). */
+  readonly recoveryPollMs?: number
+  /** How long one process keeps reading before leaving an unknown attempt to the next start (default 10 min). */
+  readonly recoveryMaxMs?: number
+  /** In-flight rows resumed at start (default 10,000; the rest at the next start). */
+  readonly resumeMax?: number
+}
+
+export const HeadlessLaunchDefaults = {
+  executionsMax: 64,
+  syncWaitMs: 90_000,
+  recoveryPollMs: 1_000,
+  recoveryMaxMs: 10 * 60_000,
+  resumeMax: 10_000
+} as const
+
+export interface HeadlessLaunchDeps {
+  readonly ledger: LaunchLedgerShape
+  readonly images: ImageServiceShape
+  readonly solana: SolanaLaunchShape
+  readonly hood: HoodHeadlessLaunchShape
+  readonly provider: WalletProviderShape
+  /** Raw platform-token holdings (held + staked) of the account; undefined when unreadable. */
+  readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
+  readonly agentLaunches: AgentLaunches
+}
+
+/** What the gates resolved for an attempt, stored beside it for recovery. */
+interface Resolved {
+  readonly keyId: string
+  readonly payer: string | null
+  readonly metadataUri: string
+  readonly platformFeeBps: string
+  readonly principal: Principal
+}
+
+const storage = (what: string) => (e: SqlError) =>
+  Effect.zipRight(Effect.logError(`${what}: storage failure`, e), Effect.fail(launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true })))
+
+export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const scope = yield* Effect.scope
+    const { ledger, images, solana, hood, provider } = deps
+    const o = { ...HeadlessLaunchDefaults, ...config }
+    const runs = yield* Effect.makeSemaphore(o.executionsMax)
+    const base = config.baseUrl.replace(/\/+$/, "")
+    const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(self, SqlClient.SqlClient, sql)
+
+    // The attributions recorded so far, oldest first, before any read can build a feed row.
+    const attributed = yield* sql<{ chain: Chain; mint: string; account_id: string }>`
+      SELECT chain, mint, account_id FROM launched_tokens ORDER BY attributed_at`.pipe(Effect.orDie)
+    for (const a of attributed) deps.agentLaunches.add(a.chain, a.mint, a.account_id)
+
+    const beginInput = (caller: HeadlessCaller, request: LaunchRequest): BeginInput => ({
+      accountId: caller.accountId,
+      clientLaunchId: request.clientLaunchId,
+      keyId: caller.keyId,
+      path: "headless",
+      chain: request.chain,
+      payer: "embedded",
+      canonicalBody: canonicalBody(request),
+      dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
+    })
+
+    // ---- gates -------------------------------------------------------------------------------
+
+    const permitted = (caller: HeadlessCaller) =>
+      caller.embeddedWallet === "denied"
+        ? Effect.fail(
+            launchFailure("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot use the headless route", {
+              retryable: false
+            })
+          )
+        : Effect.void
+
+    const eligible = (caller: HeadlessCaller, request: LaunchRequest) =>
+      Effect.gen(function* () {
+        if (!needsExclusiveEligibility(request.mode)) return undefined
+        const held = yield* deps.holdings(caller.accountId)
+        if (held === undefined || held < o.exclusiveHolderPassRaw) {
+          return yield* launchFailure(
+            "exclusive_not_eligible",
+            held === undefined
+              ? "exclusive launches need the holder pass; the account's platform-token holdings could not be read"
+              : `exclusive launches need the holder pass: ${o.exclusiveHolderPassRaw} raw platform-token units held or staked`,
+            { retryable: held === undefined, field: "mode" }
+          )
+        }
+        return true
+      })
+
+    const resolveImages = (request: LaunchRequest) =>
+      Effect.gen(function* () {
+        const image = yield* images.resolve({ url: request.image.url, role: "image" })
+        const banner = request.banner === null ? null : yield* images.resolve({ url: request.banner.url, role: "banner" })
+        return { image, banner }
+      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)), SqlError: storage("reading the image") }))
+
+    const rehost = (resolved: ResolvedImage) => images.rehost(resolved).pipe(Effect.catchTag("SqlError", storage("re-hosting the image")))
+
+    const embeddedWallet = (accountId: string, chain: Chain) =>
+      provider.resolveDelegation(accountId, chain === "solana" ? "solana" : "evm").pipe(
+        Effect.catchTags({ WalletProviderError: (e) => Effect.fail(fromProvider(e)), SqlError: storage("reading the embedded wallet") })
+      )
+
+    const solanaSpec = (request: LaunchRequest, payer: string, metadataUri: string, caller: { plan: Plan }) => ({
+      request,
+      payer,
+      platformFeeBps: BigInt(caller.plan.feeBps),
+      metadataUri
+    })
+
+    const sized = (caller: HeadlessCaller, request: LaunchRequest, payer: string, metadataUri: string) =>
+      solana.size({ ...solanaSpec(request, payer, metadataUri, caller), accountId: caller.accountId }).pipe(Effect.mapError(fromSolana))
+
+    const preview = (caller: HeadlessCaller, request: LaunchRequest) =>
+      ledger.preview(beginInput(caller, request)).pipe(
+        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("reading the launch ledger") })
+      )
+
+    // ---- results -----------------------------------------------------------------------------
+
+    const curveTermsOf = (request: LaunchRequest) => {
+      if (!isExpMode(request.mode)) return {}
+      const pair = findQuotePair(request.chain, request.quoteAsset)!
+      const economics = findEconomics(request.chain, request.quoteAsset)!
+      return {
+        curveTerms: curveTerms({
+          symbol: pair.symbol,
+          quoteDecimals: pair.decimals,
+          virtualQuoteRaw: request.curve.virtualQuoteRaw,
+          thresholdRaw: request.curve.thresholdRaw,
+          supplyRaw: economics.tokenSupplyRaw,
+          tokenDecimals: economics.tokenDecimals,
+          stakerAllocationBps: request.stakerAllocationBps,
+          feeBps: BigInt(economics.curveFeeBps),
+          firstBuyInRaw: firstBuyInRaw(pair)
+        })
+      }
+    }
+
+    const solanaResult = (request: LaunchRequest, launched: SolanaLaunched): StoredResult => ({
+      success: true,
+      chain: "solana",
+      mint: launched.mint,
+      pool: launched.curve,
+      signature: launched.signature,
+      quoteAsset: request.quoteAsset,
+      mode: request.mode,
+      stakerAllocationBps: Number(request.stakerAllocationBps),
+      matrixVersion: MATRIX_VERSION,
+      links: {
+        candle: `${base}/token/solana/${launched.mint}`,
+        explorer: `${config.solanaExplorerUrl.replace(/\/+$/, "")}/tx/${launched.signature}`
+      },
+      nextBuy: { market: launched.curve, quoteAsset: request.quoteAsset, marketStateUrl: `/api/v1/markets/solana/${launched.mint}` },
+      ...(launched.devBuy !== null || launched.fee !== null
+        ? {
+            devBuy: {
+              ...(launched.devBuy !== null ? { signature: launched.signature } : {}),
+              ...(launched.fee !== null
+                ? { fee: { bps: Number(launched.fee.bps), feeRaw: launched.fee.feeRaw.toString(), treasury: launched.fee.treasury } }
+                : {})
+            }
+          }
+        : {}),
+      ...curveTermsOf(request)
+    })
+
+    // ---- the writes around a settled attempt (3.1 "Also") ----------------------------------------
+
+    /** Written in the `sent` transaction: the attribution, before the transaction leaves. */
+    const attribute =
+      (caller: { accountId: string; keyId: string }, request: LaunchRequest, mint: string): Also =>
+      (record) =>
+        Effect.gen(function* () {
+          const s = yield* SqlClient.SqlClient
+          const at = new Date(yield* Clock.currentTimeMillis)
+          const normalized = normalizeAddress(request.chain, mint)
+          yield* s`
+            INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
+            VALUES (${request.chain}, ${normalized}, ${caller.accountId}, ${caller.keyId}, ${record.clientLaunchId}, 'headless', ${request.visibility}, ${at})
+            ON CONFLICT (chain, mint) DO NOTHING`
+          yield* Effect.sync(() => deps.agentLaunches.add(request.chain, normalized, caller.accountId))
+        })
+
+    /** Written in the `confirm` transaction. */
+    const confirmedAlso =
+      (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>
+      (record) =>
+        Effect.gen(function* () {
+          const s = yield* SqlClient.SqlClient
+          const nowMs = yield* Clock.currentTimeMillis
+          yield* s`
+            UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)}
+            WHERE chain = ${record.chain} AND mint = ${normalizeAddress(record.chain, record.mint ?? "")}`
+          yield* recordUsage({ keyId, atMs: nowMs, usdMicros: 0, trades: 0, launches: 1 })
+          if (fee !== null && fee.feeRaw > 0n) yield* addFee(record.accountId, record.chain, fee.quoteAsset, fee.feeRaw)
+          yield* enqueueEvent(record.accountId, "launch.confirmed", {
+            clientLaunchId: record.clientLaunchId,
+            chain: record.chain,
+            mint: record.mint,
+            pool: record.pool,
+            signature: record.signature,
+            ...(devBuy !== undefined ? { devBuy } : {})
+          })
+        }).pipe(Effect.asVoid)
+
+    const failedAlso = (errorCode: string): Also => (record) =>
+      enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
+
+    const settleFailure = (ref: AttemptRef, error: LaunchError) => {
+      const code = errorCodeOf(error)
+      return ledger.fail(ref, code, { also: failedAlso(code) }).pipe(
+        Effect.catchTag("LaunchLedgerError", () => Effect.void),
+        Effect.catchTag("SqlError", storage("recording the failure")),
+        Effect.zipRight(Effect.fail(error))
+      )
+    }
+
+    // ---- the chain runs -----------------------------------------------------------------------
+
+    interface Attempt {
+      readonly ref: AttemptRef
+      readonly request: LaunchRequest
+      readonly resolved: Resolved
+    }
+
+    const writeAttempt = (a: Attempt): Also => () =>
+      Effect.gen(function* () {
+        const s = yield* SqlClient.SqlClient
+        const at = new Date(yield* Clock.currentTimeMillis)
+        yield* s`
+          INSERT INTO headless_launch_attempts (account_id, client_launch_id, attempt, request, resolved, created_at)
+          VALUES (${a.ref.accountId}, ${a.ref.clientLaunchId}, ${a.ref.attempt}, ${JSON.stringify(encodeStoredRequest(a.request))}::jsonb,
+            ${JSON.stringify(a.resolved)}::jsonb, ${at})
+          ON CONFLICT (account_id, client_launch_id, attempt) DO NOTHING`
+      })
+
+    const confirmSolana = (a: Attempt, launched: SolanaLaunched) => {
+      const result = solanaResult(a.request, launched)
+      const fee = launched.fee === null ? null : { quoteAsset: a.request.quoteAsset, feeRaw: launched.fee.feeRaw }
+      return ledger
+        .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, confirmedAlso(a.resolved.keyId, fee, result.devBuy))
+        .pipe(Effect.as(result))
+    }
+
+    const solanaInput = (a: Attempt) => ({
+      ...solanaSpec(a.request, a.resolved.payer!, a.resolved.metadataUri, { plan: { feeBps: Number(a.resolved.platformFeeBps) } as Plan }),
+      accountId: a.ref.accountId,
+      attempt: a.ref.attempt
+    })
+
+    /** Reads the chain until a recorded Solana attempt is decided, within `recoveryMaxMs`. */
+    const recoverSolana = (a: Attempt, signature: string, lastValidBlockHeight: bigint) =>
+      Effect.gen(function* () {
+        const look = solana.recover({ ...solanaInput(a), signature, lastValidBlockHeight }).pipe(Effect.either)
+        const decided: Effect.Effect<Either.Either<Recovery, unknown>> = Effect.flatMap(look, (r) =>
+          Either.isLeft(r) || r.right._tag === "Pending" ? Effect.zipRight(Effect.sleep(Duration.millis(o.recoveryPollMs)), Effect.suspend(() => decided)) : Effect.succeed(r)
+        )
+        const seen = yield* Effect.timeoutOption(decided, Duration.millis(o.recoveryMaxMs))
+        if (Option.isNone(seen) || Either.isLeft(seen.value) || seen.value.right._tag === "Pending") {
+          return yield* launchFailure("launch_failed", "the launch's outcome is not known yet; retry with the same clientLaunchId", { retryable: true })
+        }
+        const r = seen.value.right
+        switch (r._tag) {
+          case "Landed":
+            return yield* confirmSolana(a, r.launched)
+          case "Reverted":
+            return yield* settleFailure(a.ref, launchFailure("launch_failed", `the launch transaction failed on chain: ${r.chainError}`, { retryable: true }))
+          case "NeverLands":
+            return yield* settleFailure(a.ref, launchFailure("launch_failed", "the launch transaction expired before it landed", { retryable: true }))
+        }
+      })
+
+    const runSolana = (a: Attempt) =>
+      solana
+        .launch(solanaInput(a), (sending) =>
+          ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, (record) =>
+            Effect.gen(function* () {
+              const s = yield* SqlClient.SqlClient
+              yield* s`
+                UPDATE headless_launch_attempts SET last_valid_block_height = ${sending.lastValidBlockHeight.toString()}::numeric
+                WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`
+              yield* attribute({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint)(record)
+            })
+          )
+        )
+        .pipe(
+          Effect.flatMap((launched) => confirmSolana(a, launched)),
+          Effect.catchTag("SolanaLaunchError", (e) => {
+            if (SolanaLaunchReasonTraits[e.reason].definitive) return settleFailure(a.ref, fromSolana(e))
+            // Confirmation timed out: the transaction may still land; read the chain until it is decided.
+            return ledger.timedOut(a.ref).pipe(
+              Effect.zipRight(withSql(readLastValid(a.ref))),
+              Effect.flatMap((lvbh) => recoverSolana(a, e.signature!, lvbh ?? 0n))
+            )
+          })
+        )
+
+    /** Hood's ledger writes happen inside `HoodHeadlessLaunch`; the "Also" writes ride on them. */
+    const driveHood = (a: Attempt, resumed: boolean) => {
+      const input = {
+        attempt: a.ref,
+        principal: a.resolved.principal,
+        request: a.request,
+        metadataUri: a.resolved.metadataUri,
+        onSend: (token: `0x${string}`) => attribute({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token),
+        also: (record: LaunchRecord) =>
+          record.state === "confirmed"
+            ? confirmedAlso(a.resolved.keyId, hoodFee(record), (record.result as Record<string, unknown> | null)?.devBuy)(record)
+            : failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record)
+      }
+      return (resumed ? hood.recover(input) : hood.launch(input)).pipe(
+        Effect.map((r) => r.result),
+        Effect.catchTags({
+          HoodLaunchError: (e) => Effect.fail(fromHood(e)),
+          LaunchLedgerError: (e) => Effect.fail(fromLedger(e)),
+          WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
+          SqlError: storage("recording the Hood launch")
+        })
+      )
+    }
+
+    const hoodFee = (record: LaunchRecord) => {
+      const fee = ((record.result as Record<string, unknown> | null)?.devBuy as { fee?: { feeRaw?: string } } | undefined)?.fee
+      const outcome = ((record.result as Record<string, unknown> | null)?.devBuy as { feeOutcome?: string } | undefined)?.feeOutcome
+      return fee?.feeRaw !== undefined && outcome === "landed" ? { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) } : null
+    }
+
+    const run = (a: Attempt, resumed: boolean): Effect.Effect<StoredResult, LaunchError> =>
+      (a.request.chain === "solana" ? runSolanaOrResume(a, resumed) : driveHood(a, resumed)).pipe(
+        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("recording the launch") }),
+        runs.withPermits(1)
+      ) as Effect.Effect<StoredResult, LaunchError>
+
+    const runSolanaOrResume = (a: Attempt, resumed: boolean) =>
+      Effect.gen(function* () {
+        if (!resumed) return yield* runSolana(a)
+        const row = yield* ledger.get(a.ref)
+        const lvbh = yield* withSql(readLastValid(a.ref))
+        if (row?.signature != null && lvbh !== undefined) return yield* recoverSolana(a, row.signature, lvbh)
+        // Never reached `sent`: nothing left; run the attempt (its mint is its own, so it cannot create twice).
+        return yield* runSolana(a)
+      })
+
+    const readLastValid = (ref: AttemptRef) =>
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (s) => s<{ lvbh: string | null }>`
+          SELECT last_valid_block_height::text AS lvbh FROM headless_launch_attempts
+          WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`
+      ).pipe(Effect.map((rows) => (rows[0]?.lvbh == null ? undefined : BigInt(rows[0].lvbh))))
+
+    /** Starts a run in the service's scope (a request going away does not stop it); the deferred gets its outcome. */
+    const start = (a: Attempt, resumed: boolean) =>
+      Effect.gen(function* () {
+        const done = yield* Deferred.make<StoredResult, LaunchError>()
+        yield* run(a, resumed).pipe(
+          Effect.tapErrorCause((cause) => Effect.logDebug(`launch ${a.ref.clientLaunchId} attempt ${a.ref.attempt} ended`, cause)),
+          Effect.exit,
+          Effect.flatMap((exit) => Deferred.done(done, exit)),
+          Effect.forkIn(scope)
+        )
+        return done
+      })
+
+    // ---- the operations -----------------------------------------------------------------------
+
+    const admitted = (caller: HeadlessCaller, request: LaunchRequest) =>
+      Effect.gen(function* () {
+        yield* permitted(caller)
+        const seen = yield* preview(caller, request)
+        if (seen._tag === "Replay") return { _tag: "Replay" as const, result: seen.result }
+        yield* eligible(caller, request)
+        const pictures = yield* resolveImages(request)
+        return { _tag: "Checked" as const, pictures }
+      })
+
+    const launch: HeadlessLaunchShape["launch"] = (caller, request) =>
+      Effect.gen(function* () {
+        const checked = yield* admitted(caller, request)
+        if (checked._tag === "Replay") return { _tag: "Launched", result: checked.result, replayed: true } satisfies LaunchOutcome
+        const hosted = yield* rehost(checked.pictures.image)
+        if (checked.pictures.banner !== null) yield* rehost(checked.pictures.banner)
+        let payer: string | null = null
+        if (request.chain === "solana") {
+          payer = (yield* embeddedWallet(caller.accountId, "solana")).address
+          yield* sized(caller, request, payer, hosted.url)
+        }
+        const resolved: Resolved = {
+          keyId: caller.keyId,
+          payer,
+          metadataUri: hosted.url,
+          platformFeeBps: String(caller.plan.feeBps),
+          principal: caller.principal
+        }
+        let attempt: Attempt | undefined
+        const admission = yield* ledger
+          .begin(beginInput(caller, request), (record) => {
+            attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
+            return writeAttempt(attempt)(record)
+          })
+          .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("recording the launch") }))
+        if (admission._tag === "Replay") return { _tag: "Launched", result: admission.result, replayed: true } satisfies LaunchOutcome
+        const done = yield* start(attempt!, false)
+        if (request.async) return { _tag: "Accepted", clientLaunchId: request.clientLaunchId, status: "submitted" } satisfies LaunchOutcome
+        const result = yield* Deferred.await(done).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(o.syncWaitMs),
+            onTimeout: () =>
+              launchFailure("launch_failed", "the launch is still confirming; retry with the same clientLaunchId or poll its job", { retryable: true })
+          })
+        )
+        return { _tag: "Launched", result, replayed: false } satisfies LaunchOutcome
+      })
+
+    const dryRun: HeadlessLaunchShape["dryRun"] = (caller, request) =>
+      Effect.gen(function* () {
+        const checked = yield* admitted(caller, request)
+        const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
+        const wallet = yield* embeddedWallet(caller.accountId, request.chain)
+        const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
+        const imageUrl = pictures.image._tag === "Hosted" ? pictures.image.image.url : pictures.image.sourceUrl
+        const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
+        return {
+          success: true,
+          dryRun: true,
+          launchWallet: wallet.address,
+          resolved: {
+            chain: request.chain,
+            quoteAsset: request.quoteAsset,
+            mode: request.mode,
+            stakerAllocationBps: Number(request.stakerAllocationBps),
+            dexVersion: request.dexVersion,
+            visibility: request.visibility,
+            buyAmount: request.buyAmountRaw.toString(),
+            ...(request.mode === "exp-custom"
+              ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
+              : {})
+          },
+          checks: {
+            image: "ok",
+            ...(pictures.banner !== null ? { banner: "ok" } : {}),
+            ...(exclusive === true ? { exclusiveEligible: true } : {})
+          },
+          matrixVersion: MATRIX_VERSION,
+          ...(size !== undefined ? { size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true } } : {}),
+          ...curveTermsOf(request)
+        }
+      })
+
+    const job: HeadlessLaunchShape["job"] = (ref) =>
+      Effect.gen(function* () {
+        const row = yield* ledger.get(ref).pipe(Effect.catchTag("SqlError", storage("reading the job")))
+        if (row === undefined || row.path !== "headless") {
+          return yield* launchFailure("job_not_found", "No launch job with this clientLaunchId on this account", { retryable: false })
+        }
+        const stored = row.result as Record<string, unknown> | null
+        const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
+        const devBuy = live !== undefined ? devBuyJson(live) : stored?.devBuy
+        return {
+          success: true,
+          job: {
+            clientLaunchId: row.clientLaunchId,
+            chain: row.chain,
+            status: row.state,
+            mint: row.mint,
+            pool: row.pool,
+            signature: row.signature,
+            createdAt: row.createdAtMs,
+            updatedAt: row.updatedAtMs,
+            ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
+            ...(row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
+          }
+        }
+      })
+
+    const resumeInFlight: HeadlessLaunchShape["resumeInFlight"] = Effect.gen(function* () {
+      const rows = yield* ledger.inFlight("headless", o.resumeMax).pipe(Effect.catchTag("SqlError", storage("reading in-flight launches")))
+      let resumed = 0
+      for (const row of rows) {
+        const stored = yield* withSql(readAttempt(row)).pipe(Effect.catchTag("SqlError", storage("reading an in-flight launch")))
+        const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
+        if (stored === undefined) {
+          // Accepted, but its inputs never committed with it: impossible (one transaction); fail it cleanly.
+          yield* settleFailure(ref, launchFailure("launch_failed", "the attempt's inputs are missing", { retryable: true })).pipe(Effect.ignore)
+          continue
+        }
+        yield* start({ ref, request: stored.request, resolved: stored.resolved }, true)
+        resumed++
+      }
+      return resumed
+    })
+
+    const readAttempt = (row: LaunchRecord) =>
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (s) => s<{ request: unknown; resolved: Resolved }>`
+          SELECT request, resolved FROM headless_launch_attempts
+          WHERE account_id = ${row.accountId} AND client_launch_id = ${row.clientLaunchId} AND attempt = ${row.attempt}`
+      ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : { request: decodeStoredRequest(rows[0].request), resolved: rows[0].resolved })))
+
+    return { dryRun, launch, job, resumeInFlight } satisfies HeadlessLaunchShape
+  })
+
+/** 2.7's `devBuy` on a Hood job: outcome, pending signature, fee outcome. */
+const devBuyFields = (d: unknown): Record<string, unknown> => {
+  const v = d as Record<string, unknown>
+  return {
+    outcome: v.outcome ?? null,
+    pendingSignature: v.pendingSignature ?? null,
+    feeOutcome: v.feeOutcome ?? null
+  }
+}
+
+const devBuyJson = (d: DevBuyReport): Record<string, unknown> => ({
+  outcome: d.outcome,
+  pendingSignature: d.pendingSignature,
+  feeOutcome: d.feeOutcome
+})
+
+/** Scoped: background runs live as long as the layer. */
+export const layer = (
+  config: HeadlessLaunchConfig
+): Layer.Layer<
+  HeadlessLaunch,
+  never,
+  SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | HoodHeadlessLaunch | WalletProvider | TierService | AgentLaunchRegistry
+> =>
+  Layer.scoped(
+    HeadlessLaunch,
+    Effect.gen(function* () {
+      const tiers = yield* TierService
+      return yield* make(config, {
+        ledger: yield* LaunchLedger,
+        images: yield* ImageService,
+        solana: yield* SolanaLaunch,
+        hood: yield* HoodHeadlessLaunch,
+        provider: yield* WalletProvider,
+        holdings: (accountId) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
+            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
+          ),
+        agentLaunches: yield* AgentLaunchRegistry
+      })
+    })
+  )

@@ -1,0 +1,177 @@
+/**
+ * The one failure of the headless launch service (`HeadlessLaunch.ts`), in the shape every service
+ * failure has (`src/domain/ServiceFailure.ts`): a `reason` union, the message, the field a refusal
+ * is about, the retryable flag where it depends on the situation, and `details` (the facts the
+ * spec writes beside the code: `txBytes`, `maxThresholdRaw`, `reason`, ...). The parts it is
+ * built from fail with their own errors (`LaunchRequestRefused`, `LaunchLedgerError`,
+ * `ImageRefused`, `SolanaLaunchError`, `HoodLaunchError`, `WalletProviderError`); `fromX` here turns
+ * each into this one, so the route maps a single class through `api/ErrorTable.ts`.
+ *
+ * `LaunchErrorCode` is the spec code of each reason: the error table answers with it, and the
+ * ledger records it on a failed row (`errorCode` of the job read), so both say the same.
+ */
+import { Schema } from "effect"
+import type { ErrorCode } from "../../domain/ErrorCodes.js"
+import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
+import type { ImageRefused } from "../images/ImageRefused.js"
+import type { WalletProviderError } from "../wallets/WalletProvider.js"
+import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
+import type { LaunchLedgerError } from "./LaunchLedger.js"
+import { LaunchRequestRefusalCode, type LaunchRequestRefused } from "./request/LaunchRequest.js"
+import { SolanaLaunchErrorCode, type SolanaLaunchError } from "./SolanaLaunchError.js"
+
+/** One reason per spec code the launch path can answer (launch spec section 7). */
+export const LaunchErrorCode = {
+  validation_failed: "VALIDATION_FAILED",
+  invalid_name_bytes: "INVALID_NAME_BYTES",
+  invalid_symbol: "INVALID_SYMBOL",
+  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
+  curve_out_of_range: "CURVE_OUT_OF_RANGE",
+  dev_buy_too_high: "DEV_BUY_TOO_HIGH",
+  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
+  image_too_large: "IMAGE_TOO_LARGE",
+  image_unreachable: "IMAGE_UNREACHABLE",
+  image_redirect_not_allowed: "IMAGE_REDIRECT_NOT_ALLOWED",
+  image_wrong_shape: "IMAGE_WRONG_SHAPE",
+  banner_unreachable: "BANNER_UNREACHABLE",
+  banner_wrong_shape: "BANNER_WRONG_SHAPE",
+  upload_invalid: "UPLOAD_INVALID",
+  upload_rate_limited: "RATE_LIMITED",
+  transaction_too_large: "TRANSACTION_TOO_LARGE",
+  insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
+  embedded_wallet_not_permitted: "EMBEDDED_WALLET_NOT_PERMITTED",
+  exclusive_not_eligible: "EXCLUSIVE_NOT_ELIGIBLE",
+  agent_wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+  agent_wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
+  delegation_revoked: "DELEGATION_REVOKED",
+  spend_policy_denied: "SPEND_POLICY_DENIED",
+  job_not_found: "JOB_NOT_FOUND",
+  idempotency_conflict: "IDEMPOTENCY_CONFLICT",
+  daily_cap_reached: "DAILY_CAP_REACHED",
+  launch_failed: "LAUNCH_FAILED",
+  hood_launch_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
+  build_timeout: "BUILD_TIMEOUT"
+} as const satisfies Record<string, ErrorCode>
+
+export type LaunchErrorReason = keyof typeof LaunchErrorCode
+export const LaunchErrorReasons = Object.keys(LaunchErrorCode) as ReadonlyArray<LaunchErrorReason>
+
+export class LaunchError extends Schema.TaggedError<LaunchError>()("LaunchError", {
+  reason: Schema.Literal(...(LaunchErrorReasons as [LaunchErrorReason, ...Array<LaunchErrorReason>])),
+  ...failureFields
+}) {}
+
+export const launchFailure = failureOf<LaunchError, LaunchErrorReason>(LaunchError)
+
+const reasonOfCode = new Map<string, LaunchErrorReason>(Object.entries(LaunchErrorCode).map(([r, c]) => [c, r as LaunchErrorReason]))
+
+/** The reason answering a spec code (the codes the parts' maps give). */
+const reasonOf = (code: ErrorCode): LaunchErrorReason => reasonOfCode.get(code) ?? "launch_failed"
+
+const defined = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
+
+/** The curve rules write their `reason` on the wire (spec 2.2); the other request refusals do not. */
+const wireReasons: ReadonlySet<string> = new Set([
+  "curve_format",
+  "curve_precision",
+  "virtual_quote_out_of_range",
+  "threshold_out_of_range",
+  "price_ceiling",
+  "curve_dev_buy_cap"
+])
+
+export const fromRequest = (e: LaunchRequestRefused): LaunchError =>
+  launchFailure(reasonOf(LaunchRequestRefusalCode[e.reason]), e.message, {
+    field: e.field,
+    retryable: false,
+    details: defined({ reason: wireReasons.has(e.reason) ? e.reason : undefined, maxThresholdRaw: e.maxThresholdRaw })
+  })
+
+export const fromLedger = (e: LaunchLedgerError): LaunchError => {
+  switch (e.reason) {
+    case "different_body":
+    case "in_flight":
+      return launchFailure("idempotency_conflict", e.message, { retryable: e.retryable, details: defined({ state: e.state }) })
+    case "daily_cap_reached":
+      return launchFailure("daily_cap_reached", e.message, {
+        retryable: true,
+        details: defined({ cap: e.cap, used: e.used, resetsAt: e.resetsAtMs })
+      })
+    default:
+      return launchFailure("job_not_found", e.message, { retryable: false })
+  }
+}
+
+const imageReason = (e: ImageRefused): LaunchErrorReason => {
+  const banner = e.role === "banner"
+  switch (e.reason) {
+    case "too_large":
+      return e.role === "upload" ? "upload_invalid" : "image_too_large"
+    case "wrong_shape":
+      return banner ? "banner_wrong_shape" : "image_wrong_shape"
+    case "redirect":
+      return "image_redirect_not_allowed"
+    case "unreachable":
+    case "not_public":
+      return banner ? "banner_unreachable" : "image_unreachable"
+    case "rate_limited":
+      return "upload_rate_limited"
+    case "invalid_url":
+      return "validation_failed"
+    default:
+      // empty, unsupported type, undecodable, too many pixels (the field's VALIDATION_FAILED), a bad body, storage full
+      return e.role === "upload" ? "upload_invalid" : "validation_failed"
+  }
+}
+
+export const fromImage = (e: ImageRefused): LaunchError =>
+  launchFailure(imageReason(e), e.message, {
+    field: e.field,
+    retryable: e.retryable,
+    details: defined({
+      reason: e.reason,
+      limitBytes: e.limitBytes,
+      width: e.width,
+      height: e.height,
+      retryAfter: e.retryAfterMs === undefined ? undefined : Math.ceil(e.retryAfterMs / 1000)
+    })
+  })
+
+export const fromSolana = (e: SolanaLaunchError): LaunchError =>
+  launchFailure(reasonOf(SolanaLaunchErrorCode[e.reason]), e.message, {
+    retryable: e.retryable,
+    details: defined({
+      reason: e.reason,
+      txBytes: e.txBytes,
+      overBy: e.overBy,
+      maxNameBytes: e.maxNameBytes,
+      signature: e.signature,
+      mint: e.mint,
+      rule: e.rule
+    })
+  })
+
+export const fromHood = (e: HoodLaunchError): LaunchError =>
+  launchFailure(reasonOf(ledgerErrorCode[e.reason] as ErrorCode), e.message, {
+    retryable: e.retryable,
+    details: defined({ reason: e.reason, revert: e.revert, signature: e.txHash })
+  })
+
+export const fromProvider = (e: WalletProviderError): LaunchError => {
+  switch (e.reason) {
+    case "not_embedded":
+      return launchFailure("agent_wallet_not_embedded", e.message, { retryable: false })
+    case "not_delegated":
+      return launchFailure("agent_wallet_not_delegated", e.message, { retryable: true })
+    case "delegation_revoked":
+      return launchFailure("delegation_revoked", e.message, { retryable: true })
+    case "policy_denied":
+      return launchFailure("spend_policy_denied", e.message, { retryable: false })
+    default:
+      return launchFailure("launch_failed", `${e.reason}: ${e.message}`, { retryable: true })
+  }
+}
+
+/** The code a failed ledger row records for this failure. */
+export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]

@@ -1,0 +1,96 @@
+/**
+ * Embedded mode only: the local account can launch on either chain at once (issue "headless
+ * launches", item 7). Its embedded Solana wallet holds SOL, USDC and SVC on the localnet, its
+ * embedded EVM wallet holds ETH and USDG on the Hood localnet, and the account has a linked EVM
+ * wallet (rule 8: a Hood launch needs one). Topped up at every start to at least the amounts
+ * below, never beyond; nothing happens against a configured cluster or node.
+ */
+import { Effect } from "effect"
+import { address } from "@solana/kit"
+import { createTestClient, erc20Abi, http, type Address, getAddress } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
+import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
+import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
+import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
+import { ataOf, tokenBalance } from "../chain/solana/localnet/testkit.js"
+import { WalletProvider } from "../services/wallets/WalletProvider.js"
+import { WalletService } from "../services/wallets/WalletService.js"
+import type { Principal } from "../services/wallets/Principal.js"
+
+export const LocalFunding = {
+  lamports: 100n * 10n ** 9n,
+  usdcRaw: 10_000n * 10n ** 6n,
+  svcRaw: 10_000_000n * 10n ** 6n,
+  wei: 100n * 10n ** 18n,
+  usdgRaw: 100_000n * 10n ** 6n
+} as const
+
+export const fundLocalAccount = (accountId: string) =>
+  Effect.gen(function* () {
+    const solana = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
+    const provider = yield* WalletProvider
+    const wallets = yield* provider.embeddedWallets(accountId)
+    const ledger = solana.localLedger
+    const sol = wallets.find((w) => w.chain === "solana")
+    if (ledger !== undefined && sol !== undefined) {
+      const owner = address(sol.address)
+      const lamports = ledger.getBalance(owner)
+      if (lamports < LocalFunding.lamports) ledger.requestAirdrop(owner, LocalFunding.lamports - lamports)
+      for (const [mint, want] of [
+        [USDC_MINT_ADDRESS, LocalFunding.usdcRaw],
+        [SVC_MINT_ADDRESS, LocalFunding.svcRaw]
+      ] as const) {
+        const held = tokenBalance(ledger, ataOf(owner, mint))
+        if (held < want) ledger.mintTestTokens(mint, owner, want - held)
+      }
+    }
+    const evm = wallets.find((w) => w.chain === "evm")
+    if (hood.embedded && evm !== undefined) {
+      const wallet = getAddress(evm.address)
+      const pc = hoodPublicClient(hood.chain, hood.rpcUrl)
+      const wei = yield* Effect.promise(() => pc.getBalance({ address: wallet }))
+      if (wei < LocalFunding.wei) {
+        const tc = createTestClient({ chain: hood.chain, mode: "hardhat", transport: http(hood.rpcUrl) })
+        yield* Effect.promise(() => tc.setBalance({ address: wallet, value: LocalFunding.wei }))
+      }
+      const usdg = hood.addresses.usdg
+      const donor = hood.traderKeys[0]
+      if (usdg !== undefined && donor !== undefined) {
+        const held = yield* Effect.promise(() => pc.readContract({ address: usdg, abi: erc20Abi, functionName: "balanceOf", args: [wallet] }))
+        if (held < LocalFunding.usdgRaw) {
+          const from = hoodWallet(hood.chain, privateKeyToAccount(donor), hood.rpcUrl)
+          const hash = yield* Effect.promise(() =>
+            from.writeContract({ address: usdg, abi: erc20Abi, functionName: "transfer", args: [wallet, LocalFunding.usdgRaw - held], chain: hood.chain, account: from.account! })
+          )
+          yield* Effect.promise(() => pc.waitForTransactionReceipt({ hash }))
+        }
+      }
+      yield* linkEvmWallet(accountId)
+    }
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("funding the local account's wallets failed; launches may be refused for balance", cause))
+  )
+
+/** Rule 8: a linked EVM wallet on the local account (a fresh key, ownership proven by its signature). */
+const linkEvmWallet = (accountId: string) =>
+  Effect.gen(function* () {
+    const service = yield* WalletService
+    const owner: Principal = {
+      accountId,
+      plan: "max",
+      credential: "session",
+      keyId: null,
+      keyPrefix: null,
+      scopes: [],
+      environment: null,
+      embeddedWallet: null,
+      devicePrefix: null
+    }
+    const listed = yield* service.list(owner)
+    if (listed.wallets.some((w) => w.chain === "evm")) return
+    const key = privateKeyToAccount(generatePrivateKey())
+    const signature = yield* Effect.promise(() => key.signMessage({ message: service.linkChallenge(owner, "evm", key.address) }))
+    yield* service.link(owner, { chain: "evm", address: key.address as Address, signature })
+  })
