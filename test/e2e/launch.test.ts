@@ -1,0 +1,213 @@
+/**
+ * Headless launches through the started engine (embedded mode, both localnets, real HTTP), as the
+ * local account's agent key: upload an image, dry-run, launch on Solana and on Hood, the market
+ * reaching the `new` feed through the ordinary ingest path, quote and verify; the idempotency
+ * rules (replay, different body, in flight), async jobs, 50 concurrent requests with one id.
+ */
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { solidImage } from "../support/testImages.js"
+
+let engine: Engine
+let key: string
+let imageUrl: string
+
+interface Answer {
+  readonly status: number
+  readonly body: any
+}
+
+const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
+  const res = await fetch(`${engine.url}${route}`, {
+    method,
+    headers: { "x-api-key": key, ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+  })
+  const text = await res.text()
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+const launch = (body: Record<string, unknown>) => call("POST", "/api/v1/launch/headless", body)
+const dryRun = (body: Record<string, unknown>) => call("POST", "/api/v1/launch/headless/dry-run", body)
+const job = (id: string) => call("GET", `/api/v1/launch/headless/jobs/${encodeURIComponent(id)}`)
+
+let seq = 0
+const solanaBody = (over: Record<string, unknown> = {}) => ({
+  clientLaunchId: `sol-${process.pid}-${++seq}`,
+  name: `Launch ${seq}`,
+  symbol: `L${seq}`,
+  imageUrl,
+  ...over
+})
+
+const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {
+  const res = await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=${chain}&limit=100`)
+  return res.status === 200 ? (((await res.json()) as { tokens: Array<Record<string, any>> }).tokens ?? []) : []
+}
+
+beforeAll(async () => {
+  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
+  key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+}, 150_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGTERM")
+  engine?.cleanup()
+})
+
+describe("hosted images", () => {
+  it("uploads raw bytes and multipart, and serves them with their type and immutable caching", async () => {
+    const png = await solidImage("png", 64, 64)
+    const raw = await fetch(`${engine.url}/api/v1/uploads/agent-image`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "image/png" },
+      body: png
+    })
+    expect(raw.status).toBe(200)
+    imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
+    expect(imageUrl.startsWith(`${engine.url}/api/v1/uploads/images/`)).toBe(true)
+
+    const form = new FormData()
+    form.append("image", new Blob([await solidImage("jpeg", 80, 40)], { type: "image/jpeg" }), "wide.jpg")
+    const multipart = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { "x-api-key": key }, body: form })
+    expect(multipart.status).toBe(200)
+
+    const served = await fetch(imageUrl)
+    expect(served.status).toBe(200)
+    expect(served.headers.get("content-type")).toBe("image/png")
+    expect(served.headers.get("cache-control")).toContain("immutable")
+    // A square upload keeps its bytes.
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(png)
+
+    const junk = await fetch(`${engine.url}/api/v1/uploads/agent-image`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "image/png" },
+      body: new TextEncoder().encode("not an image")
+    })
+    expect(junk.status).toBe(400)
+    expect(((await junk.json()) as { error: { code: string } }).error.code).toBe("UPLOAD_INVALID")
+  })
+})
+
+describe("Solana headless launches", () => {
+  it("dry-runs, launches with a dev buy, and the market reaches the new feed, quotes and verifies", async () => {
+    const body = solanaBody({ buyAmount: "100000000" })
+    const dry = await dryRun(body)
+    expect(dry.status).toBe(200)
+    expect(dry.body).toMatchObject({ success: true, dryRun: true, resolved: { chain: "solana", quoteAsset: "sol", mode: "open", buyAmount: "100000000" } })
+    expect(dry.body.size).toMatchObject({ limit: 1232, fits: true })
+    expect(dry.body.size.txBytes).toBeLessThanOrEqual(1232)
+    // The dry run wrote nothing: the id is unknown.
+    expect((await job(body.clientLaunchId)).body.error.code).toBe("JOB_NOT_FOUND")
+
+    const first = await launch(body)
+    expect(first.status).toBe(200)
+    const r = first.body
+    expect(r).toMatchObject({ success: true, chain: "solana", quoteAsset: "sol", mode: "open", stakerAllocationBps: 50, matrixVersion: 1 })
+    expect(r.nextBuy).toEqual({ market: r.pool, quoteAsset: "sol", marketStateUrl: `/api/v1/markets/solana/${r.mint}` })
+    expect(r.devBuy.signature).toBe(r.signature)
+    expect(r.devBuy.fee).toMatchObject({ bps: 25, feeRaw: "250000" })
+    expect(r.links.explorer).toContain(r.signature)
+    expect(dry.body.launchWallet).toBeTypeOf("string")
+
+    const row = await eventually(async () => (await newFeed("solana")).find((t) => t.address === r.mint), { what: "the launch in the new feed", deadlineMs: 20_000, intervalMs: 50 })
+    expect(row).toMatchObject({ name: body.name, symbol: body.symbol, image: imageUrl, isAgent: true, lifecycle: "trading" })
+    const quote = await fetch(`${engine.url}/api/v1/markets/solana/${r.mint}/quote?side=buy&amountIn=1000000000`)
+    expect(quote.status).toBe(200)
+    const verify = (await (await fetch(`${engine.url}/api/v1/verify/solana/${r.mint}`)).json()) as Record<string, unknown>
+    expect(verify).toMatchObject({ candleLaunched: true, viaAgentKey: true, creator: dry.body.launchWallet })
+
+    const j = await job(body.clientLaunchId)
+    expect(j.body.job).toMatchObject({ clientLaunchId: body.clientLaunchId, chain: "solana", status: "confirmed", mint: r.mint, signature: r.signature })
+  })
+
+  it("replays a confirmed same-body repeat, refuses another body (not retryable), and starts async jobs", async () => {
+    const body = solanaBody()
+    const first = await launch(body)
+    expect(first.status).toBe(200)
+    // Same body, other spelling of the defaults and another `async`: the stored result.
+    const again = await launch({ ...body, chain: "solana", mode: "open", async: true })
+    expect(again.status).toBe(200)
+    expect(again.body).toEqual(first.body)
+    const other = await launch({ ...body, name: "Another" })
+    expect(other.status).toBe(409)
+    expect(other.body.error).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: false })
+
+    const asyncBody = solanaBody({ async: true })
+    const accepted = await launch(asyncBody)
+    expect(accepted.status).toBe(202)
+    expect(accepted.body).toEqual({
+      success: true,
+      accepted: true,
+      clientLaunchId: asyncBody.clientLaunchId,
+      status: "submitted",
+      jobUrl: `/api/v1/launch/headless/jobs/${asyncBody.clientLaunchId}`
+    })
+    const done = await eventually(
+      async () => {
+        const j = await job(asyncBody.clientLaunchId)
+        return j.body.job?.status === "confirmed" ? j.body.job : undefined
+      },
+      { what: "the async job to confirm", deadlineMs: 30_000, intervalMs: 50 }
+    )
+    expect(done.mint).toBeTypeOf("string")
+    // The blocking shape replays the async launch's result.
+    const replay = await launch({ ...asyncBody, async: false })
+    expect(replay.status).toBe(200)
+    expect(replay.body.mint).toBe(done.mint)
+  })
+
+  it("50 concurrent requests with one id make one curve", async () => {
+    const body = solanaBody()
+    const answers = await Promise.all(Array.from({ length: 50 }, () => launch(body)))
+    const ok = answers.filter((a) => a.status === 200)
+    const inFlight = answers.filter((a) => a.status === 409)
+    expect(ok.length + inFlight.length).toBe(50)
+    for (const a of inFlight) expect(a.body.error).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true })
+    expect(ok.length).toBeGreaterThan(0)
+    expect(new Set(ok.map((a) => a.body.mint)).size).toBe(1)
+    // Once settled, every repeat answers the one result; the chain holds one market with this name.
+    const settled = await launch(body)
+    expect(settled.body.mint).toBe(ok[0]!.body.mint)
+    await eventually(async () => (await newFeed("solana")).some((t) => t.address === settled.body.mint), { what: "the market", deadlineMs: 20_000, intervalMs: 50 })
+    expect((await newFeed("solana")).filter((t) => t.name === body.name)).toHaveLength(1)
+  })
+})
+
+describe("Hood headless launches", () => {
+  it("dry-runs without a size, launches with a dev buy, and the market reaches the new feed", async () => {
+    const body = {
+      clientLaunchId: `hood-${process.pid}-${++seq}`,
+      chain: "hood",
+      dexVersion: "v3",
+      name: `Hood ${seq}`,
+      symbol: `H${seq}`,
+      imageUrl,
+      buyAmount: "1000000000000000"
+    }
+    const dry = await dryRun(body)
+    expect(dry.status).toBe(200)
+    expect(dry.body).toMatchObject({ dryRun: true, resolved: { chain: "hood", quoteAsset: "eth", dexVersion: "v3" } })
+    expect(dry.body.size).toBeUndefined()
+
+    const res = await launch(body)
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ success: true, chain: "hood", quoteAsset: "eth", matrixVersion: 1 })
+    expect(res.body.devBuy).toMatchObject({ outcome: "landed", feeOutcome: "landed" })
+    expect(res.body.links.explorer).toBeUndefined()
+    const mint = (res.body.mint as string).toLowerCase()
+    const row = await eventually(async () => (await newFeed("hood")).find((t) => t.address.toLowerCase() === mint), {
+      what: "the Hood launch in the new feed",
+      deadlineMs: 30_000,
+      intervalMs: 100
+    })
+    expect(row).toMatchObject({ name: body.name, isAgent: true })
+    const verify = (await (await fetch(`${engine.url}/api/v1/verify/hood/${mint}`)).json()) as Record<string, unknown>
+    expect(verify).toMatchObject({ candleLaunched: true, viaAgentKey: true })
+    const j = await job(body.clientLaunchId)
+    expect(j.body.job).toMatchObject({ chain: "hood", status: "confirmed", devBuy: { outcome: "landed", feeOutcome: "landed" } })
+  })
+})
