@@ -366,6 +366,50 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await keys()).toEqual([`${key}-confirmed`])
   })
 
+  it("begin's 'also' runs only when an attempt is accepted, in begin's transaction; its failure records nothing", async () => {
+    at(T0)
+    const account = newAccount()
+    const key = `launch-begin-also-${account}`
+    const put = (suffix: string) =>
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO meta (key, value) VALUES (${`${key}-${suffix}`}, '{}'::jsonb)`).pipe(Effect.asVoid)
+    const keys = () =>
+      run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ key: string }>`SELECT key FROM meta WHERE key LIKE ${`${key}%`} ORDER BY key`)).then((r) =>
+        r.map((x) => x.key)
+      )
+    // A failing also: no row, no slot, nothing of the also.
+    const failed = await ledger((l) => Effect.exit(l.begin(input(account, "b-0"), () => Effect.zipRight(put("x"), put("x")))))
+    expect(Exit.isFailure(failed)).toBe(true)
+    expect(await rowCount(account)).toBe(0)
+    expect(await used(account)).toBe(0)
+    expect(await keys()).toEqual([])
+    const accepted = await ledger((l) => l.begin(input(account, "b-0"), (record) => put(`a${record.attempt}`)))
+    expect(accepted._tag).toBe("Accepted")
+    // In flight: refused, the also does not run.
+    expect((await ledger((l) => Effect.flip(l.begin(input(account, "b-0"), () => put("never")))))).toMatchObject({ reason: "in_flight" })
+    expect(await keys()).toEqual([`${key}-a1`])
+  })
+
+  it("inFlight lists a path's submitted and confirming rows across accounts, oldest first, bounded", async () => {
+    at(T0 + 5 * DAY_MS)
+    const a = newAccount()
+    const b = newAccount()
+    const r1 = await accept(input(a, "f-1"))
+    at(T0 + 5 * DAY_MS + 1)
+    const r2 = await accept(input(b, "f-2"))
+    at(T0 + 5 * DAY_MS + 2)
+    const r3 = await accept(input(a, "f-3"))
+    await ledger((l) => l.sent(r2, { signature: "sig" }))
+    await ledger((l) => l.fail(r3, "LAUNCH_FAILED"))
+    const listed = (await ledger((l) => l.inFlight("headless", 10_000))).filter((r) => r.accountId === a || r.accountId === b)
+    expect(listed.map((r) => [r.clientLaunchId, r.state])).toEqual([
+      ["f-1", "submitted"],
+      ["f-2", "confirming"]
+    ])
+    expect(await ledger((l) => l.inFlight("self", 10_000))).not.toContainEqual(expect.objectContaining({ accountId: a }))
+    expect((await ledger((l) => l.inFlight("headless", 1))).length).toBe(1)
+    void r1
+  })
+
   it("preview answers what begin would, writing nothing and taking no slot", async () => {
     at(T0)
     const account = newAccount()
