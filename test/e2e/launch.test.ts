@@ -177,6 +177,21 @@ describe("Solana headless launches", () => {
   })
 })
 
+describe("launch events", () => {
+  it("a confirmed launch puts launch.confirmed in the webhook outbox of the account's endpoints", async () => {
+    const session = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }).sessionToken
+    const owner = { authorization: `Bearer ${session}`, "x-api-key": "" }
+    // A public IP literal: the registration needs no DNS; deliveries fail here (no network) but are recorded.
+    const endpoint = await call("POST", "/api/v1/agent/webhooks", { url: "https://93.184.216.34/hook", events: ["launch.confirmed", "launch.failed"] }, owner)
+    expect(endpoint.status).toBe(201)
+    const id = endpoint.body.webhook?.id ?? endpoint.body.id
+    const events = async () => ((await call("GET", `/api/v1/agent/webhooks/${id}/deliveries`, undefined, owner)).body.deliveries as Array<{ event: string }>).map((d) => d.event)
+    expect(await events()).toEqual([])
+    expect((await launch(solanaBody())).status).toBe(200)
+    expect(await events()).toEqual(["launch.confirmed"])
+  })
+})
+
 describe("Hood headless launches", () => {
   it("dry-runs without a size, launches with a dev buy, and the market reaches the new feed", async () => {
     const body = {
@@ -209,5 +224,13 @@ describe("Hood headless launches", () => {
     expect(verify).toMatchObject({ candleLaunched: true, viaAgentKey: true })
     const j = await job(body.clientLaunchId)
     expect(j.body.job).toMatchObject({ chain: "hood", status: "confirmed", devBuy: { outcome: "landed", feeOutcome: "landed" } })
+  })
+
+  it("the agent record counts the launches made through agent keys", async () => {
+    const accountId = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { accountId: string }).accountId
+    const record = (await (await fetch(`${engine.url}/api/v1/users/${accountId}/agent`)).json()) as { agent: { launches: number; launchesViaApi: number } }
+    // Every launch of this file went through the key (the simulation is off): 1 + 2 (one async) + the 50-way one + the event one + Hood.
+    expect(record.agent.launchesViaApi).toBe(6)
+    expect(record.agent.launches).toBeGreaterThanOrEqual(5)
   })
 })
