@@ -521,9 +521,20 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       Effect.gen(function* () {
         const checked = yield* admitted(caller, request)
         const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
-        const wallet = yield* embeddedWallet(caller.accountId, request.chain)
-        const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
         const imageUrl = pictures.image._tag === "Hosted" ? pictures.image.image.url : pictures.image.sourceUrl
+        const wallet =
+          request.chain === "solana"
+            ? yield* embeddedWallet(caller.accountId, "solana")
+            : {
+                address: yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
+                  Effect.catchTags({
+                    HoodLaunchError: (e) => Effect.fail(fromHood(e)),
+                    WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
+                    SqlError: storage("reading the wallets")
+                  })
+                )
+              }
+        const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
         const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
         return {
           success: true,

@@ -229,6 +229,11 @@ export interface HoodHeadlessLaunchShape {
   readonly recover: (input: HoodLaunchInput) => Effect.Effect<HoodLaunchResult, HoodLaunchError | LaunchLedgerError | WalletError | SqlError>
   /** The dev buy as last read by the watcher (or as the launch ended); undefined when none is known. */
   readonly devBuyStatus: (ref: LaunchRef) => Effect.Effect<DevBuyReport | undefined>
+  /**
+   * The pre-chain gates alone (configuration, rule 8's linked EVM wallet, the owner's delegated
+   * embedded EVM wallet), for the dry run: the wallet a launch would pay from. Writes nothing.
+   */
+  readonly preflight: (input: Omit<HoodLaunchInput, "attempt" | "also" | "onSend">) => Effect.Effect<Address, HoodLaunchError | WalletError | SqlError>
   /** Dev buys being watched now (at most `watchersMax`). */
   readonly watching: Effect.Effect<number>
 }
@@ -691,6 +696,11 @@ export const make = (config: HoodLaunchConfig) =>
       })
 
     const service: HoodHeadlessLaunchShape = {
+      preflight: (input) =>
+        Effect.map(
+          gates({ ...input, attempt: { accountId: input.principal.accountId, clientLaunchId: input.request.clientLaunchId, attempt: 0 } }),
+          (g) => g.wallet
+        ),
       launch: Effect.fn("HoodHeadlessLaunch.launch")((input: HoodLaunchInput) => drive(input)),
       recover: Effect.fn("HoodHeadlessLaunch.recover")((input: HoodLaunchInput) => drive(input)),
       devBuyStatus: (ref) => Effect.sync(() => devBuys.get(keyOf(ref))),
