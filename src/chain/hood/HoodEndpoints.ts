@@ -4,6 +4,7 @@
  * keeper account) or a real node (HOOD_RPC_URL with the deployed contracts' addresses, and
  * HOOD_KEEPER_PRIVATE_KEY for the migration keeper).
  */
+import { loadHoodArtifacts } from "./compile.js"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { type Account, type Address, type Chain, getAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -49,7 +50,7 @@ export interface HoodEndpointsShape {
   readonly keeper: Account | undefined
   /** Embedded only: the localnet's dev trader keys (the simulation's traders and creators). */
   readonly traderKeys: ReadonlyArray<`0x${string}`>
-  /** The BondingCurve creation code the factory deploys (predicts a launch's curve address); undefined against a configured node. */
+  /** The BondingCurve creation code the factory deploys (predicts a launch's curve address); undefined when it could not be compiled. */
   readonly bondingCurveBytecode: `0x${string}` | undefined
 }
 
@@ -95,6 +96,12 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
                 try: () => privateKeyToAccount(Redacted.value(h.keeperPrivateKey!) as `0x${string}`),
                 catch: () => new HoodConfigError({ message: "HOOD_KEEPER_PRIVATE_KEY is not a 0x-prefixed 32-byte hex key" })
               })
+        // The factory deploys this build's BondingCurve: its creation code (compiled once, cached)
+        // predicts a launch's curve address. Unavailable code only makes Hood launches unavailable.
+        const bytecode = yield* loadHoodArtifacts().pipe(
+          Effect.map((c) => c.artifacts.BondingCurve.bytecode),
+          Effect.catchAll((e) => Effect.as(Effect.logWarning("Hood launches unavailable: the contracts could not be compiled", e), undefined))
+        )
         return {
           embedded: false,
           rpcUrl,
@@ -107,7 +114,7 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
           },
           keeper,
           traderKeys: [],
-          bondingCurveBytecode: undefined
+          bondingCurveBytecode: bytecode
         }
       })
     )
