@@ -10,6 +10,7 @@
  *   failed backtest: stays draft                           "a failed backtest leaves draft"
  *   running at shutdown: failed (interrupted) on start     "runs left running are failed at start"
  */
+import { ManualClock } from "../support/webhookReceiver.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Deferred, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import * as fs from "node:fs"
@@ -107,9 +108,12 @@ const callers: Record<string, { accountId: string; plan: "free" | "pro" | "max" 
 const setup = async (
   runBacktest: (r: ReplayRequest) => Effect.Effect<ReplayResult, ReplayError> = realBacktest,
   s: Scope.Scope = scope,
-  limits: { backtestTimeoutMs?: number; staleGraceMs?: number } = {}
+  limits: { backtestTimeoutMs?: number; staleGraceMs?: number } = {},
+  /** The clock the service starts with (default the real one); its start-up sweep reads it. */
+  clock?: ManualClock
 ) => {
-  const strategies = await Effect.runPromise(quiet(Effect.provide(makeStrategies({ runBacktest, ...limits }), Context.add(ctx, Scope.Scope, s))))
+  const made = quiet(Effect.provide(makeStrategies({ runBacktest, ...limits }), Context.add(ctx, Scope.Scope, s)))
+  const strategies = await Effect.runPromise(clock === undefined ? made : Effect.withClock(made, clock))
   const routes = strategyRoutes({
     strategies,
     research: makeResearch({ clickhouse: Context.get(ctx, ClickHouse), nowMs: Date.now }),
@@ -308,9 +312,8 @@ describe("strategies", () => {
     // Another process starting with the default limit (10 min + 60 s): the run could still be live.
     const { call: fresh } = await setup()
     expect((await fresh("getStrategy", "b", { params: [id] })).body.run.status).toBe("running")
-    // Past the limit and the grace: failed as interrupted.
-    await new Promise((r) => setTimeout(r, 30))
-    const { call: later } = await setup(realBacktest, scope, { backtestTimeoutMs: 10, staleGraceMs: 10 })
+    // Past the limit and the grace (a process starting a minute later): failed as interrupted.
+    const { call: later } = await setup(realBacktest, scope, { backtestTimeoutMs: 10, staleGraceMs: 10 }, new ManualClock(Date.now() + 60_000))
     const s = await later("getStrategy", "b", { params: [id] })
     expect(s.body.status).toBe("draft")
     expect(s.body.run).toMatchObject({ status: "failed", error: expect.stringContaining("interrupted") })
