@@ -226,11 +226,28 @@ describe("Hood headless launches", () => {
     expect(j.body.job).toMatchObject({ chain: "hood", status: "confirmed", devBuy: { outcome: "landed", feeOutcome: "landed" } })
   })
 
+  it("an async Hood launch is polled to confirmed", async () => {
+    const body = { clientLaunchId: `hood-async-${process.pid}-${++seq}`, chain: "hood", dexVersion: "v4", name: `Hood async ${seq}`, symbol: "HA", imageUrl, async: true }
+    const accepted = await launch(body)
+    expect(accepted.status).toBe(202)
+    const done = await eventually(
+      async () => {
+        const j = await job(body.clientLaunchId)
+        return j.body.job?.status === "confirmed" ? j.body.job : undefined
+      },
+      { what: "the async Hood job to confirm", deadlineMs: 30_000, intervalMs: 50 }
+    )
+    expect(done).toMatchObject({ chain: "hood", mint: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) })
+    expect(done.devBuy).toBeUndefined()
+    const mint = (done.mint as string).toLowerCase()
+    await eventually(async () => (await newFeed("hood")).some((t) => t.address.toLowerCase() === mint), { what: "the market", deadlineMs: 30_000, intervalMs: 100 })
+  })
+
   it("the agent record counts the launches made through agent keys", async () => {
     const accountId = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { accountId: string }).accountId
     const record = (await (await fetch(`${engine.url}/api/v1/users/${accountId}/agent`)).json()) as { agent: { launches: number; launchesViaApi: number } }
-    // Every launch of this file went through the key (the simulation is off): 1 + 2 (one async) + the 50-way one + the event one + Hood.
-    expect(record.agent.launchesViaApi).toBe(6)
+    // Every launch of this file went through the key (the simulation is off): 1 + 2 (one async) + the 50-way one + the event one + 2 on Hood.
+    expect(record.agent.launchesViaApi).toBe(7)
     expect(record.agent.launches).toBeGreaterThanOrEqual(5)
   })
 })
