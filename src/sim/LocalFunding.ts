@@ -3,7 +3,7 @@
  * launches", item 7). Its embedded Solana wallet holds SOL, USDC and SVC on the localnet, its
  * embedded EVM wallet holds ETH and USDG on the Hood localnet, and the account has a linked EVM
  * wallet (rule 8: a Hood launch needs one). Topped up at every start to at least the amounts
- * below, never beyond; nothing happens against a configured cluster or node.
+ * below, never beyond; nothing is funded on a configured cluster or node (the link is made anyway).
  */
 import { Effect } from "effect"
 import { address } from "@solana/kit"
@@ -67,8 +67,9 @@ export const fundLocalAccount = (accountId: string) =>
           yield* Effect.promise(() => pc.waitForTransactionReceipt({ hash }))
         }
       }
-      yield* linkEvmWallet(accountId)
     }
+    // Rule 8 needs a linked EVM wallet whichever Hood node the engine follows.
+    yield* linkEvmWallet(accountId)
   }).pipe(
     Effect.catchAllCause((cause) => Effect.logWarning("funding the local account's wallets failed; launches may be refused for balance", cause))
   )
