@@ -4,6 +4,7 @@
  * reaching the `new` feed through the ordinary ingest path, quote and verify; the idempotency
  * rules (replay, different body, in flight), async jobs, 50 concurrent requests with one id.
  */
+import { createSolanaRpc, signature } from "@solana/kit"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -122,6 +123,13 @@ describe("Solana headless launches", () => {
 
     const j = await job(body.clientLaunchId)
     expect(j.body.job).toMatchObject({ clientLaunchId: body.clientLaunchId, chain: "solana", status: "confirmed", mint: r.mint, signature: r.signature })
+
+    // The dry run sized the transaction that landed, to the byte (same image URL, same legs).
+    const { solana } = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }
+    const landed = await createSolanaRpc(solana.rpcUrl)
+      .getTransaction(signature(r.signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+      .send()
+    expect(Buffer.from(landed!.transaction[0], "base64").byteLength).toBe(dry.body.size.txBytes)
   })
 
   it("replays a confirmed same-body repeat, refuses another body (not retryable), and starts async jobs", async () => {

@@ -521,7 +521,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       Effect.gen(function* () {
         const checked = yield* admitted(caller, request)
         const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
-        const imageUrl = pictures.image._tag === "Hosted" ? pictures.image.image.url : pictures.image.sourceUrl
+        // The metadata URI the launch would write: the image's hosted URL (content-addressed), so the size is the launch's.
+        const imageUrl = images.hostedUrlOf(pictures.image)
         const wallet =
           request.chain === "solana"
             ? yield* embeddedWallet(caller.accountId, "solana")
