@@ -38,3 +38,9 @@ export const canonicalBody = (req: LaunchRequest): CanonicalJson => {
     visibility: req.visibility
   }
 }
+
+/** The canonical body of a self-signed build (2.3): `linkedWalletId` is part of the idempotency hash. */
+export const canonicalSelfBody = (req: LaunchRequest, linkedWalletId: string): CanonicalJson => ({
+  ...(canonicalBody(req) as Record<string, CanonicalJson>),
+  linkedWalletId
+})

@@ -5,7 +5,9 @@ import { tokenReserveRaw } from "../../../domain/CurveMath.js"
 import { maxThresholdRaw } from "../../../domain/CustomCurve.js"
 import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
 import { ErrorCodes, type ErrorCode, isErrorCode } from "../../../domain/ErrorCodes.js"
-import { decodeLaunchRequest, DESCRIPTION_BYTES_MAX } from "./DecodeLaunchRequest.js"
+import { decodeLaunchRequest, decodeSelfLaunchRequest, DESCRIPTION_BYTES_MAX } from "./DecodeLaunchRequest.js"
+import { canonicalBody, canonicalSelfBody } from "./CanonicalBody.js"
+import { idempotencyHash } from "../Idempotency.js"
 import {
   type LaunchRequest,
   type LaunchRequestCaller,
@@ -429,5 +431,41 @@ describe("decodeLaunchRequest is total", () => {
       }),
       { numRuns: 3_000 }
     )
+  })
+})
+
+describe("decodeSelfLaunchRequest (2.3)", () => {
+  const self = (body: Record<string, unknown>) =>
+    decodeSelfLaunchRequest(body, { keyEnvironment: "production" }, { expCustomCurves: false, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: null })
+  const base = { clientLaunchId: "s-1", name: "Self", symbol: "SLF", imageUrl: "https://example.com/i.png" }
+
+  it("takes the launch fields and the required linkedWalletId; async is not used", () => {
+    const r = self({ ...base, linkedWalletId: "lw_1", async: true })
+    expect(Either.isRight(r) && r.right.linkedWalletId).toBe("lw_1")
+    expect(Either.isRight(r) && r.right.request.async).toBe(false)
+  })
+
+  it("refuses a missing or malformed linkedWalletId after the launch fields, and the other payer fields first", () => {
+    const missing = self(base)
+    expect(Either.isLeft(missing) && [missing.left.reason, missing.left.field]).toEqual(["required", "linkedWalletId"])
+    const bad = self({ ...base, linkedWalletId: 7 })
+    expect(Either.isLeft(bad) && bad.left.field).toBe("linkedWalletId")
+    const empty = self({ ...base, linkedWalletId: "" })
+    expect(Either.isLeft(empty) && empty.left.reason).toBe("invalid_value")
+    // A field rule refuses before linkedWalletId is looked at.
+    const name = self({ ...base, name: "x".repeat(33), linkedWalletId: "" })
+    expect(Either.isLeft(name) && name.left.reason).toBe("name_bytes")
+    for (const key of ["payer", "wallet", "firstBuys"]) {
+      const r = self({ ...base, linkedWalletId: "lw_1", [key]: {} })
+      expect(Either.isLeft(r) && [r.left.reason, r.left.field]).toEqual(["payer_field_forbidden", key])
+    }
+  })
+
+  it("puts linkedWalletId in the idempotency hash", () => {
+    const a = self({ ...base, linkedWalletId: "lw_1" })
+    const b = self({ ...base, linkedWalletId: "lw_2" })
+    if (Either.isLeft(a) || Either.isLeft(b)) throw new Error("decode")
+    expect(idempotencyHash(canonicalSelfBody(a.right.request, "lw_1"))).not.toBe(idempotencyHash(canonicalSelfBody(b.right.request, "lw_2")))
+    expect(idempotencyHash(canonicalSelfBody(a.right.request, "lw_1"))).not.toBe(idempotencyHash(canonicalBody(a.right.request)))
   })
 })

@@ -84,7 +84,43 @@ export const decodeLaunchRequest = (
   return decoded instanceof LaunchRequestRefused ? Either.left(decoded) : Either.right(decoded)
 }
 
-const decode = (body: unknown, caller: LaunchRequestCaller, settings: LaunchRequestSettings): Decoded<LaunchRequest> => {
+/** The self-signed bodies (2.3) name their payer in `linkedWalletId`; the other payer fields stay refused. */
+export const SelfForbiddenPayerFields = ["payer", "wallet", "firstBuys"] as const
+
+export const LINKED_WALLET_ID_CHARS_MAX = 128
+
+/** A self-signed build or dry-run body (2.3): the launch request and its payer. `async` is not used. */
+export interface SelfLaunchBody {
+  readonly request: LaunchRequest
+  readonly linkedWalletId: string
+}
+
+/**
+ * Decodes a `/launch/self/build` or `/self/dry-run` body: the headless rules in the same order,
+ * with `linkedWalletId` allowed (and required, checked after the launch fields) instead of refused.
+ */
+export const decodeSelfLaunchRequest = (
+  body: unknown,
+  caller: LaunchRequestCaller,
+  settings: LaunchRequestSettings
+): Either.Either<SelfLaunchBody, LaunchRequestRefused> => {
+  const decoded = decode(body, caller, settings, SelfForbiddenPayerFields)
+  if (decoded instanceof LaunchRequestRefused) return Either.left(decoded)
+  const id = member(body as Body, "linkedWalletId")
+  if (id === undefined) return Either.left(refuse("required", "linkedWalletId", "linkedWalletId is required: the linked or TEE wallet that pays"))
+  if (typeof id !== "string") return Either.left(refuse("invalid_type", "linkedWalletId", "linkedWalletId must be a string"))
+  if (id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
+    return Either.left(refuse("invalid_value", "linkedWalletId", `linkedWalletId must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`))
+  }
+  return Either.right({ request: { ...decoded, async: false }, linkedWalletId: id })
+}
+
+const decode = (
+  body: unknown,
+  caller: LaunchRequestCaller,
+  settings: LaunchRequestSettings,
+  forbidden: ReadonlyArray<string> = ForbiddenPayerFields
+): Decoded<LaunchRequest> => {
   if (!isRecord(body)) return refuse("body_not_object", "body", "the launch request must be a JSON object")
   const get = (key: string) => member(body, key)
 
@@ -92,9 +128,15 @@ const decode = (body: unknown, caller: LaunchRequestCaller, settings: LaunchRequ
   if (caller.keyEnvironment === "test" && visibility !== "test" && visibility !== "hidden") {
     return refuse("test_key_visibility", "visibility", "a test key launches only with visibility test or hidden")
   }
-  for (const key of ForbiddenPayerFields) {
+  for (const key of forbidden) {
     if (get(key) !== undefined) {
-      return refuse("payer_field_forbidden", key, `${key} is not accepted: the headless route always pays from the account's embedded wallet`)
+      return refuse(
+        "payer_field_forbidden",
+        key,
+        forbidden === ForbiddenPayerFields
+          ? `${key} is not accepted: the headless route always pays from the account's embedded wallet`
+          : `${key} is not accepted: a self-signed launch pays from linkedWalletId`
+      )
     }
   }
 
