@@ -1,0 +1,63 @@
+/**
+ * A starting world for the differential tests (`test/conformance/solanaFidelity*.test.ts`): a twin
+ * (`SvmTwin`) whose genesis adds deterministic wallets and a 6-decimal mint, plus the instruction
+ * builders the engine uses, so a fast-check seed replays the same transactions byte for byte.
+ */
+import { createHash } from "node:crypto"
+import { type Address, createKeyPairSignerFromPrivateKeyBytes, type KeyPairSigner } from "@solana/kit"
+import { encodeSplMint, SPL_MINT_SIZE } from "../../src/chain/solana/program/accounts/SplMint.js"
+import { findAssociatedTokenAddressSync } from "../../src/chain/solana/program/Pda.js"
+import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from "../../src/chain/solana/program/ProgramIds.js"
+import { LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
+import { SvmTwin } from "./svmTwin.js"
+
+export const WALLET_COUNT = 4
+export const FRESH_COUNT = 6
+export const MINT_DECIMALS = 6
+export const WALLET_LAMPORTS = 100n * LAMPORTS_PER_SOL
+
+const seedOf = (label: string): Uint8Array => new Uint8Array(createHash("sha256").update(`curvestream/fidelity/${label}`).digest())
+
+const signersOf = (prefix: string, count: number): Promise<KeyPairSigner[]> =>
+  Promise.all(Array.from({ length: count }, (_, i) => createKeyPairSignerFromPrivateKeyBytes(seedOf(`${prefix}/${i}`))))
+
+export interface World {
+  readonly twin: SvmTwin
+  /** Funded system wallets; wallets[0] is the mint authority. */
+  readonly wallets: ReadonlyArray<KeyPairSigner>
+  /** Signers with no account yet (create-account targets, new owners). */
+  readonly fresh: ReadonlyArray<KeyPairSigner>
+  /** A 6-decimal mint, authority wallets[0], supply 0. */
+  readonly mint: Address
+}
+
+let cached: { wallets: KeyPairSigner[]; fresh: KeyPairSigner[]; mint: KeyPairSigner } | undefined
+
+const keys = async () => {
+  cached ??= { wallets: await signersOf("wallet", WALLET_COUNT), fresh: await signersOf("fresh", FRESH_COUNT), mint: (await signersOf("mint", 1))[0]! }
+  return cached
+}
+
+export const createWorld = async (): Promise<World> => {
+  const { wallets, fresh, mint } = await keys()
+  const twin = new SvmTwin({
+    genesisAccounts: [
+      ...wallets.map((w) => ({
+        address: w.address,
+        account: { lamports: WALLET_LAMPORTS, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false }
+      })),
+      {
+        address: mint.address,
+        account: {
+          lamports: minimumBalanceForRentExemption(SPL_MINT_SIZE),
+          owner: TOKEN_PROGRAM_ID,
+          data: encodeSplMint({ mintAuthority: wallets[0]!.address, supply: 0n, decimals: MINT_DECIMALS, freezeAuthority: null }),
+          executable: false
+        }
+      }
+    ]
+  })
+  return { twin, wallets, fresh, mint: mint.address }
+}
+
+export const ata = (owner: Address, mint: Address): Address => findAssociatedTokenAddressSync(owner, mint).address
