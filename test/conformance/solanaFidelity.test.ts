@@ -103,6 +103,10 @@ describe("System program and fees, against the real SVM", () => {
     twin.expectSame(await twin.sign(a!, transfer(4n), { computeUnitLimit: 1_400_000 }), "maximum limit")
     const exhausted = twin.expectSame(await twin.sign(a!, transfer(6n), { computeUnitLimit: 100 }), "compute exhaustion")
     expect(exhausted.ours.err).toEqual({ InstructionError: [0, "ComputationalBudgetExceeded"] })
+    // A BPF program out of units (the real meter stops it at a BPF instruction: ProgramFailedToComplete).
+    const createAta = getCreateAssociatedTokenInstruction({ payer: a!, ata: ata(b!.address, WSOL_MINT_ADDRESS), owner: b!.address, mint: WSOL_MINT_ADDRESS })
+    const bpf = twin.expectSame(await twin.sign(a!, [createAta], { computeUnitLimit: 10, computeUnitPriceMicroLamports: 3n }), "ATA out of units")
+    expect(bpf.svm.logs.at(-1)).toMatch(/exceeded CUs meter at BPF instruction$/)
   })
 
   it("multiple signers: a fee payer and a second signer who sends", async () => {

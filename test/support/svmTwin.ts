@@ -16,7 +16,10 @@
  * LiteSVM accepts only its own latest blockhash, ours any blockhash of the last 150 slots, so the
  * twin signs with the ledger's blockhash and turns LiteSVM's blockhash check off; the refusal
  * tests turn it on around an unknown blockhash (`withBlockhashCheck`). Compute units are not
- * compared (ours are a fixed per-program count; docs/solana-program.md "Fidelity").
+ * compared (ours are a fixed per-program count; docs/solana-program.md "Fidelity"). One error is
+ * read through that difference: a BPF program whose meter runs out at a BPF instruction (LiteSVM
+ * logs "exceeded CUs meter at BPF instruction") fails ProgramFailedToComplete where ours, counting
+ * per program, fails ComputationalBudgetExceeded at the same instruction (`meterExhaustion`).
  */
 import {
   type Address,
@@ -167,6 +170,13 @@ export const svmErrorJson = (e: ReturnType<FailedTransactionMetadata["err"]>): u
   return String(e)
 }
 
+/** LiteSVM's ProgramFailedToComplete from the BPF meter, as the ComputationalBudgetExceeded ours reports. */
+const meterExhaustion = (err: unknown, logs: ReadonlyArray<string>): unknown => {
+  const ix = (err as { InstructionError?: readonly [number, unknown] } | null)?.InstructionError
+  if (ix === undefined || ix[1] !== "ProgramFailedToComplete") return err
+  return logs.some((l) => l.endsWith("failed: exceeded CUs meter at BPF instruction")) ? { InstructionError: [ix[0], "ComputationalBudgetExceeded"] } : err
+}
+
 const addressEncoder = getAddressEncoder()
 const addressDecoder = getAddressDecoder()
 const transactionDecoder = getTransactionDecoder()
@@ -306,7 +316,7 @@ export class SvmTwin {
     const svm = {
       // LiteSVM charges a fee exactly when the transaction was loaded and executed.
       status: burned > 0n ? ("landed" as const) : ("refused" as const),
-      err: typeof result === "string" ? result : failed ? svmErrorJson((result as FailedTransactionMetadata).err()) : null,
+      err: typeof result === "string" ? result : failed ? meterExhaustion(svmErrorJson((result as FailedTransactionMetadata).err()), meta?.logs() ?? []) : null,
       fee: burned,
       accounts: svmAccounts,
       tokens: tokenHoldings(svmAccounts),

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto"
 import { type Address, createKeyPairSignerFromPrivateKeyBytes, type KeyPairSigner } from "@solana/kit"
 import { encodeSplMint, SPL_MINT_SIZE } from "../../src/chain/solana/program/accounts/SplMint.js"
+import { encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../src/chain/solana/program/accounts/SplTokenAccount.js"
 import { findAssociatedTokenAddressSync } from "../../src/chain/solana/program/Pda.js"
 import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from "../../src/chain/solana/program/ProgramIds.js"
 import { LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
@@ -15,6 +16,9 @@ export const WALLET_COUNT = 4
 export const FRESH_COUNT = 6
 export const MINT_DECIMALS = 6
 export const WALLET_LAMPORTS = 100n * LAMPORTS_PER_SOL
+/** What each of wallets[0..HOLDER_COUNT) holds of `mint` at genesis, in its associated token account. */
+export const HOLDER_COUNT = 3
+export const HOLDER_TOKENS = 1_000_000_000_000n
 
 const seedOf = (label: string): Uint8Array => new Uint8Array(createHash("sha256").update(`curvestream/fidelity/${label}`).digest())
 
@@ -27,7 +31,7 @@ export interface World {
   readonly wallets: ReadonlyArray<KeyPairSigner>
   /** Signers with no account yet (create-account targets, new owners). */
   readonly fresh: ReadonlyArray<KeyPairSigner>
-  /** A 6-decimal mint, authority wallets[0], supply 0. */
+  /** A 6-decimal mint, authority wallets[0]; the first HOLDER_COUNT wallets hold HOLDER_TOKENS each. */
   readonly mint: Address
 }
 
@@ -51,10 +55,33 @@ export const createWorld = async (): Promise<World> => {
         account: {
           lamports: minimumBalanceForRentExemption(SPL_MINT_SIZE),
           owner: TOKEN_PROGRAM_ID,
-          data: encodeSplMint({ mintAuthority: wallets[0]!.address, supply: 0n, decimals: MINT_DECIMALS, freezeAuthority: null }),
+          data: encodeSplMint({
+            mintAuthority: wallets[0]!.address,
+            supply: HOLDER_TOKENS * BigInt(HOLDER_COUNT),
+            decimals: MINT_DECIMALS,
+            freezeAuthority: null
+          }),
           executable: false
         }
-      }
+      },
+      ...wallets.slice(0, HOLDER_COUNT).map((w) => ({
+        address: ata(w.address, mint.address),
+        account: {
+          lamports: minimumBalanceForRentExemption(SPL_TOKEN_ACCOUNT_SIZE),
+          owner: TOKEN_PROGRAM_ID,
+          data: encodeSplTokenAccount({
+            mint: mint.address,
+            owner: w.address,
+            amount: HOLDER_TOKENS,
+            delegate: null,
+            state: "initialized",
+            isNative: null,
+            delegatedAmount: 0n,
+            closeAuthority: null
+          }),
+          executable: false
+        }
+      }))
     ]
   })
   return { twin, wallets, fresh, mint: mint.address }
