@@ -2,13 +2,17 @@
  * The System program subset the localnet needs, at its real id and with its real layouts (a u32
  * little-endian discriminator): CreateAccount (0), Assign (1), Transfer (2), Allocate (8). Errors
  * are the real ones: AccountAlreadyInUse = Custom 0, ResultWithNegativeLamports = Custom 1,
- * InvalidAccountDataLength = Custom 3. Other instructions fail with InvalidInstructionData.
+ * InvalidAccountDataLength = Custom 3. Other instructions fail with InvalidInstructionData. An
+ * instruction with too few accounts fails MissingAccount, as the builtin's (not the
+ * NotEnoughAccountKeys of BPF programs; held against LiteSVM by test/conformance/solanaFidelity.test.ts).
  */
 import type { Address } from "@solana/kit"
 import { ByteReader } from "../../program/internal/bytes.js"
 import { SYSTEM_PROGRAM_ID } from "../../program/ProgramIds.js"
 import { type AccountHandle, fail, failCustom, type InvokeContext, type Program } from "../internal/runtime.js"
-import { accountAt, requireSigner } from "./support.js"
+import { requireSigner } from "./support.js"
+
+const accountAt = (ctx: InvokeContext, index: number): AccountHandle => ctx.accounts[index] ?? fail("MissingAccount")
 
 export const SystemInstruction = { CreateAccount: 0, Assign: 1, Transfer: 2, Allocate: 8 } as const
 export const SystemError = { AccountAlreadyInUse: 0, ResultWithNegativeLamports: 1, InvalidAccountDataLength: 3 } as const
