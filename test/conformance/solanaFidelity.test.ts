@@ -178,6 +178,33 @@ describe("refusals, against the real SVM", () => {
     })
   })
 
+  it("an instruction for a program that does not exist, or for an account that is not a program", async () => {
+    const { twin, wallets, fresh } = await createWorld()
+    const [a, b, c] = wallets
+    for (const [label, programAddress] of [
+      ["no such program", fresh[0]!.address],
+      ["a wallet as program", c!.address]
+    ] as const) {
+      const ix: Instruction = { programAddress, accounts: [], data: new Uint8Array(1) }
+      const compared = twin.expectSame(await twin.sign(a!, [getTransferSolInstruction({ from: a!, to: b!.address, lamports: 1n }), ix]), label)
+      expect(compared.ours).toMatchObject({ status: "refused", err: "InvalidProgramForExecution" })
+    }
+  })
+
+  it("instructions with too few accounts", async () => {
+    const { twin, wallets, mint } = await createWorld()
+    const [a, b] = wallets
+    const short = (ix: Instruction, keep: number): Instruction => ({ ...ix, accounts: (ix.accounts ?? []).slice(0, keep) })
+    const cases: Array<[string, Instruction, number]> = [
+      ["System transfer", getTransferSolInstruction({ from: a!, to: b!.address, lamports: 1n }), 1],
+      ["System create-account", getCreateAccountInstruction({ payer: a!, newAccount: b!, lamports: 1n, space: 0, owner: TOKEN_PROGRAM_ID }), 1],
+      ["Token transfer", getTokenTransferInstruction({ source: ata(a!.address, mint), destination: ata(b!.address, mint), authority: a!, amount: 1n }), 2],
+      ["Token sync-native", getSyncNativeInstruction({ account: ata(a!.address, mint) }), 0],
+      ["ATA create", getCreateAssociatedTokenInstruction({ payer: a!, ata: ata(b!.address, mint), owner: b!.address, mint }), 4]
+    ]
+    for (const [label, ix, keep] of cases) twin.expectSame(await twin.sign(a!, [short(ix, keep)]), label)
+  })
+
   it("writable and signer privilege violations", async () => {
     const { twin, wallets } = await createWorld()
     const [a, b, c] = wallets
