@@ -37,12 +37,11 @@ import {
   SOLANA_TRANSACTION_BYTES_MAX
 } from "../../src/chain/solana/launch/LaunchTransaction.js"
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
-import { type GenesisAccount, LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
-import { encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../src/chain/solana/program/accounts/SplTokenAccount.js"
+import { type GenesisAccount, LAMPORTS_PER_SOL } from "../../src/chain/solana/localnet/Ledger.js"
 import { SYMBOL_BYTES_MAX, URI_BYTES_MAX } from "../../src/chain/solana/program/accounts/Metadata.js"
-import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from "../../src/chain/solana/program/ProgramIds.js"
+import { SYSTEM_PROGRAM_ID } from "../../src/chain/solana/program/ProgramIds.js"
 import { SvmTwin } from "../support/svmTwin.js"
-import { ata } from "../support/svmTwinWorld.js"
+import { associatedTokenGenesis, walletGenesis } from "../support/svmTwinWorld.js"
 
 const QUOTE_ASSETS = ["sol", "usdc", "svc"] as const
 type QuoteAsset = (typeof QUOTE_ASSETS)[number]
@@ -62,33 +61,8 @@ const quoteMintOf = (q: QuoteAsset): Address => findQuotePair("solana", q)!.addr
 
 /** The payer, funded, and its quote token account on an SPL pair. */
 const payerGenesis = (q: QuoteAsset): GenesisAccount[] => {
-  const wallet: GenesisAccount = {
-    address: payer.address,
-    account: { lamports: 100n * LAMPORTS_PER_SOL, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false }
-  }
-  if (q === "sol") return [wallet]
-  const quoteMint = quoteMintOf(q)
-  return [
-    wallet,
-    {
-      address: ata(payer.address, quoteMint),
-      account: {
-        lamports: minimumBalanceForRentExemption(SPL_TOKEN_ACCOUNT_SIZE),
-        owner: TOKEN_PROGRAM_ID,
-        data: encodeSplTokenAccount({
-          mint: quoteMint,
-          owner: payer.address,
-          amount: QUOTE_HOLDINGS,
-          delegate: null,
-          state: "initialized",
-          isNative: null,
-          delegatedAmount: 0n,
-          closeAuthority: null
-        }),
-        executable: false
-      }
-    }
-  ]
+  const wallet = walletGenesis(payer.address, 100n * LAMPORTS_PER_SOL)
+  return q === "sol" ? [wallet] : [wallet, associatedTokenGenesis(payer.address, quoteMintOf(q), QUOTE_HOLDINGS)]
 }
 
 const launchInput = (q: QuoteAsset, twin: SvmTwin, name: string): LaunchTransactionInput => {

@@ -9,7 +9,7 @@ import { encodeSplMint, SPL_MINT_SIZE } from "../../src/chain/solana/program/acc
 import { encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../src/chain/solana/program/accounts/SplTokenAccount.js"
 import { findAssociatedTokenAddressSync } from "../../src/chain/solana/program/Pda.js"
 import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from "../../src/chain/solana/program/ProgramIds.js"
-import { LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
+import { type GenesisAccount, LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
 import { SvmTwin } from "./svmTwin.js"
 
 export const WALLET_COUNT = 4
@@ -46,10 +46,7 @@ export const createWorld = async (): Promise<World> => {
   const { wallets, fresh, mint } = await keys()
   const twin = new SvmTwin({
     genesisAccounts: [
-      ...wallets.map((w) => ({
-        address: w.address,
-        account: { lamports: WALLET_LAMPORTS, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false }
-      })),
+      ...wallets.map((w) => walletGenesis(w.address, WALLET_LAMPORTS)),
       {
         address: mint.address,
         account: {
@@ -64,27 +61,36 @@ export const createWorld = async (): Promise<World> => {
           executable: false
         }
       },
-      ...wallets.slice(0, HOLDER_COUNT).map((w) => ({
-        address: ata(w.address, mint.address),
-        account: {
-          lamports: minimumBalanceForRentExemption(SPL_TOKEN_ACCOUNT_SIZE),
-          owner: TOKEN_PROGRAM_ID,
-          data: encodeSplTokenAccount({
-            mint: mint.address,
-            owner: w.address,
-            amount: HOLDER_TOKENS,
-            delegate: null,
-            state: "initialized",
-            isNative: null,
-            delegatedAmount: 0n,
-            closeAuthority: null
-          }),
-          executable: false
-        }
-      }))
+      ...wallets.slice(0, HOLDER_COUNT).map((w) => associatedTokenGenesis(w.address, mint.address, HOLDER_TOKENS))
     ]
   })
   return { twin, wallets, fresh, mint: mint.address }
 }
 
 export const ata = (owner: Address, mint: Address): Address => findAssociatedTokenAddressSync(owner, mint).address
+
+/** A system wallet holding `lamports`, as a genesis account. */
+export const walletGenesis = (address: Address, lamports: bigint): GenesisAccount => ({
+  address,
+  account: { lamports, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false }
+})
+
+/** `owner`'s associated token account of `mint` holding `amount`, rent-exempt, as a genesis account. */
+export const associatedTokenGenesis = (owner: Address, mint: Address, amount: bigint): GenesisAccount => ({
+  address: ata(owner, mint),
+  account: {
+    lamports: minimumBalanceForRentExemption(SPL_TOKEN_ACCOUNT_SIZE),
+    owner: TOKEN_PROGRAM_ID,
+    data: encodeSplTokenAccount({
+      mint,
+      owner,
+      amount,
+      delegate: null,
+      state: "initialized",
+      isNative: null,
+      delegatedAmount: 0n,
+      closeAuthority: null
+    }),
+    executable: false
+  }
+})
