@@ -213,6 +213,23 @@ describe("refusals, against the real SVM", () => {
     expect(notSigner.ours.err).toEqual({ InstructionError: [0, "MissingRequiredSignature"] })
     twin.expectSame(await twin.sign(a!, [withRole(transfer, 1, AccountRole.READONLY)]), "credit a read-only account")
     twin.expectSame(await twin.sign(a!, [withRole(transfer, 0, AccountRole.READONLY_SIGNER)]), "debit a read-only signer")
+    const nothing = getTransferSolInstruction({ from: b!, to: c!.address, lamports: 0n })
+    twin.expectSame(await twin.sign(a!, [withRole(nothing, 1, AccountRole.READONLY)]), "0 lamports to a read-only account")
+    twin.expectSame(await twin.sign(a!, [withRole(nothing, 0, AccountRole.READONLY_SIGNER)]), "0 lamports from a read-only signer")
+    twin.expectSame(await twin.sign(a!, [nothing]), "0 lamports")
+  })
+
+  it("a System transfer from an account another program owns", async () => {
+    const { twin, wallets, fresh } = await createWorld()
+    const [a, b] = wallets
+    const owned = fresh[0]!
+    twin.expectSame(
+      await twin.sign(a!, [getCreateAccountInstruction({ payer: a!, newAccount: owned, lamports: LAMPORTS_PER_SOL, space: 0, owner: TOKEN_PROGRAM_ID })]),
+      "an account the Token program owns"
+    )
+    for (const lamports of [1n, 0n]) {
+      twin.expectSame(await twin.sign(a!, [getTransferSolInstruction({ from: owned, to: b!.address, lamports })]), `transfer ${lamports} from it`)
+    }
   })
 })
 

@@ -22,16 +22,26 @@ export const MAX_PERMITTED_DATA_LENGTH = 10 * 1024 * 1024
 const inUse = (h: AccountHandle): boolean =>
   h.account.lamports > 0n || h.account.data.length > 0 || h.account.owner !== SYSTEM_PROGRAM_ID
 
+/**
+ * Agave's `BorrowedAccount::set_lamports` as the System program meets it: a debit of an account it
+ * does not own is ExternalAccountLamportSpend, and a read-only account refuses even an unchanged
+ * balance (ReadonlyLamportChange: a 0-lamport transfer to or from it fails).
+ */
+const setLamports = (h: AccountHandle, lamports: bigint): void => {
+  if (h.account.owner !== SYSTEM_PROGRAM_ID && lamports < h.account.lamports) fail("ExternalAccountLamportSpend")
+  if (!h.isWritable) fail("ReadonlyLamportChange")
+  h.account.lamports = lamports
+}
+
 const transfer = (from: AccountHandle, to: AccountHandle, lamports: bigint, ctx: InvokeContext): void => {
   requireSigner(from)
   if (from.account.data.length > 0) fail("InvalidArgument", "Transfer: `from` must not carry data")
-  if (from.account.owner !== SYSTEM_PROGRAM_ID) fail("InvalidArgument", "Transfer: `from` must be a system account")
   if (from.account.lamports < lamports) {
     ctx.log(`Transfer: insufficient lamports ${from.account.lamports}, need ${lamports}`)
     failCustom(SystemError.ResultWithNegativeLamports)
   }
-  from.account.lamports -= lamports
-  to.account.lamports += lamports
+  setLamports(from, from.account.lamports - lamports)
+  setLamports(to, to.account.lamports + lamports)
 }
 
 const allocate = (h: AccountHandle, space: bigint, ctx: InvokeContext): void => {
