@@ -1,7 +1,8 @@
 /**
  * Random sequences of the transactions the engine and the localnet build (SOL transfers,
  * create-account, ATA create and create-idempotent, mint, transfer and transfer-checked, burn,
- * close, wrap and sync-native, v0 or legacy, with or without a compute budget), each sent to our
+ * close, wrap and sync-native, v0 or legacy, with or without a compute budget, now and then with
+ * a corrupted signature or an unknown blockhash), each sent to our
  * ledger and to LiteSVM and compared after every transaction (`SvmTwin.expectSame`). Keys are
  * deterministic, so a seed replays the same wire bytes: the seed is printed; replay with
  * `FIDELITY_SEED=<seed> npx vitest run test/conformance/solanaFidelity.property.test.ts`.
@@ -27,6 +28,8 @@ import {
 import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
 import type { SendOptions } from "../../src/chain/solana/localnet/testkit.js"
+import { buildAndSignTransaction } from "../../src/chain/solana/client/Transactions.js"
+import type { Comparison } from "../support/svmTwin.js"
 import { ata, createWorld, FRESH_COUNT, HOLDER_COUNT, WALLET_COUNT, type World } from "../support/svmTwinWorld.js"
 
 const rent = minimumBalanceForRentExemption
@@ -81,8 +84,17 @@ const options = fc.record({
     { weight: 1, arbitrary: fc.constant(10) },
     { weight: 2, arbitrary: fc.constant(400_000) }
   ),
-  computeUnitPriceMicroLamports: fc.constantFrom(undefined, 1n, 1_000_000n)
+  computeUnitPriceMicroLamports: fc.constantFrom(undefined, 1n, 1_000_000n),
+  /** A corrupted first signature, or a blockhash neither runtime knows (refusals, no trace). */
+  tamper: fc.oneof(
+    { weight: 10, arbitrary: fc.constant("none" as const) },
+    { weight: 1, arbitrary: fc.constant("signature" as const) },
+    { weight: 1, arbitrary: fc.constant("blockhash" as const) }
+  )
 })
+
+/** A well-formed blockhash no ledger or LiteSVM instance produced. */
+const UNKNOWN_BLOCKHASH = "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM"
 
 type Action = typeof action extends fc.Arbitrary<infer A> ? A : never
 
@@ -178,7 +190,21 @@ describe("random transaction sequences, against the real SVM", () => {
             ...(o.computeUnitLimit === undefined ? {} : { computeUnitLimit: o.computeUnitLimit }),
             ...(o.computeUnitPriceMicroLamports === undefined ? {} : { computeUnitPriceMicroLamports: o.computeUnitPriceMicroLamports })
           }
-          const c = w.twin.expectSame(await w.twin.sign(built.payer, built.instructions, sendOptions), describeStep(i, a, sendOptions))
+          const label = `${describeStep(i, a, sendOptions)} tamper=${o.tamper}`
+          let c: Comparison
+          if (o.tamper === "blockhash") {
+            const { wireBytes } = await buildAndSignTransaction({
+              feePayer: built.payer,
+              lifetime: { blockhash: UNKNOWN_BLOCKHASH, lastValidBlockHeight: 0n },
+              instructions: built.instructions,
+              ...sendOptions
+            })
+            c = w.twin.withBlockhashCheck(() => w.twin.expectSame(wireBytes, label))
+          } else {
+            const wire = await w.twin.sign(built.payer, built.instructions, sendOptions)
+            if (o.tamper === "signature") wire[1]! ^= 0xff
+            c = w.twin.expectSame(wire, label)
+          }
           const outcome = c.ours.status === "refused" ? "refused" : c.ours.err === null ? `${a.kind} ok` : "failed"
           tally.set(outcome, (tally.get(outcome) ?? 0) + 1)
         }
@@ -191,5 +217,6 @@ describe("random transaction sequences, against the real SVM", () => {
     expect(succeeded.reduce((n, [, v]) => n + v, 0)).toBeGreaterThan(RUNS / 2)
     expect(succeeded.length).toBeGreaterThanOrEqual(6)
     expect(tally.get("failed") ?? 0).toBeGreaterThan(RUNS / 2)
+    expect(tally.get("refused") ?? 0).toBeGreaterThan(0)
   }, 60_000)
 })
