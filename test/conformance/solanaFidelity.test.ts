@@ -293,6 +293,13 @@ describe("SPL Token and Associated Token Account, against the real SVM", () => {
     twin.expectSame(await twin.sign(b!, [getBurnInstruction({ account: wB, mint: WSOL_MINT_ADDRESS, authority: b!, amount: 1n })]), "burn native")
     twin.expectSame(await twin.sign(a!, [getTransferSolInstruction({ from: a!, to: wA, lamports: 5n }), getSyncNativeInstruction({ account: wA })]), "top up + sync")
     twin.expectSame(await twin.sign(a!, [getSyncNativeInstruction({ account: ata(a!.address, WSOL_MINT_ADDRESS) })], { version: "legacy" }), "sync, nothing new")
+    twin.expectSame(
+      await twin.sign(b!, [
+        getCloseAccountInstruction({ account: wB, destination: b!.address, authority: b! }),
+        getBurnInstruction({ account: wB, mint: WSOL_MINT_ADDRESS, authority: b!, amount: 0n })
+      ]),
+      "unwrap, then use the closed account in the same transaction"
+    )
     twin.expectSame(await twin.sign(b!, [getCloseAccountInstruction({ account: wB, destination: b!.address, authority: b! })]), "unwrap")
     twin.expectSame(await twin.sign(a!, [getCloseAccountInstruction({ account: wA, destination: a!.address, authority: a! })]), "unwrap the rest")
   })

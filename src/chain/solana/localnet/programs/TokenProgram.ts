@@ -19,7 +19,7 @@ import {
   SPL_TOKEN_ACCOUNT_STATE_OFFSET,
   type SplTokenAccount
 } from "../../program/accounts/SplTokenAccount.js"
-import { TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../program/ProgramIds.js"
+import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../program/ProgramIds.js"
 import { type AccountHandle, fail, failCustom, type InvokeContext, type Program } from "../internal/runtime.js"
 import { accountAt, requireOwner, requireSigner } from "./support.js"
 
@@ -234,7 +234,10 @@ const closeAccount = (ctx: InvokeContext): void => {
   requireAuthority(authority, source.closeAuthority ?? source.owner, ctx)
   destH.account.lamports += sourceH.account.lamports
   sourceH.account.lamports = 0n
-  sourceH.account.data = new Uint8Array(sourceH.account.data.length)
+  // The real program's delete_account: back to the System program with no data, so a later
+  // instruction of the same transaction sees an empty system account.
+  sourceH.account.data = new Uint8Array(0)
+  sourceH.account.owner = SYSTEM_PROGRAM_ID
 }
 
 const syncNative = (ctx: InvokeContext): void => {
