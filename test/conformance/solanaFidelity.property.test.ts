@@ -98,7 +98,8 @@ const UNKNOWN_BLOCKHASH = "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM"
 
 type Action = typeof action extends fc.Arbitrary<infer A> ? A : never
 
-const step = fc.record({ action, options })
+/** `also`: a second action's instructions in the same transaction (atomic: one failure undoes both). */
+const step = fc.record({ action, also: fc.option(action, { nil: undefined, freq: 4 }), options })
 
 const signerOf = (w: World, i: Who): KeyPairSigner => (i < WALLET_COUNT ? w.wallets[i]! : w.fresh[i - WALLET_COUNT]!)
 
@@ -179,8 +180,10 @@ describe("random transaction sequences, against the real SVM", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: MAX_STEPS }), async (steps) => {
         const w = await createWorld()
-        for (const [i, { action: a, options: o }] of steps.entries()) {
-          const built = build(w, a)
+        for (const [i, { action: a, also, options: o }] of steps.entries()) {
+          const first = build(w, a)
+          const second = also === undefined ? null : build(w, also)
+          const built = first === null ? null : { payer: first.payer, instructions: [...first.instructions, ...(second?.instructions ?? [])] }
           if (built === null) {
             w.twin.ledger.advanceSlot()
             continue
@@ -190,7 +193,7 @@ describe("random transaction sequences, against the real SVM", () => {
             ...(o.computeUnitLimit === undefined ? {} : { computeUnitLimit: o.computeUnitLimit }),
             ...(o.computeUnitPriceMicroLamports === undefined ? {} : { computeUnitPriceMicroLamports: o.computeUnitPriceMicroLamports })
           }
-          const label = `${describeStep(i, a, sendOptions)} tamper=${o.tamper}`
+          const label = `${describeStep(i, a, sendOptions)}${second === null ? "" : ` + ${describeStep(i, also!, {})}`} tamper=${o.tamper}`
           let c: Comparison
           if (o.tamper === "blockhash") {
             const { wireBytes } = await buildAndSignTransaction({
