@@ -23,7 +23,7 @@ import {
 import { buildAndSignTransaction } from "../../src/chain/solana/client/Transactions.js"
 import { SPL_MINT_SIZE } from "../../src/chain/solana/program/accounts/SplMint.js"
 import { SPL_TOKEN_ACCOUNT_SIZE } from "../../src/chain/solana/program/accounts/SplTokenAccount.js"
-import { TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { SVC_MINT_ADDRESS, TOKEN_PROGRAM_ID, USDC_MINT_ADDRESS, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { LAMPORTS_PER_SOL, minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
 import { ata, createWorld, MINT_DECIMALS } from "../support/svmTwinWorld.js"
 
@@ -117,6 +117,17 @@ describe("System program and fees, against the real SVM", () => {
       "two signers"
     )
     expect(two.ours.fee).toBe(10_000n)
+  })
+})
+
+describe("the ledger's own faucet transactions, against the real SVM", () => {
+  it("an airdrop and a test-token mint (legacy, faucet-signed, with a unit limit) replay identically", async () => {
+    const { twin, fresh } = await createWorld()
+    const who = fresh[0]!.address
+    twin.expectSameAsLanded(twin.ledger.requestAirdrop(who, 2n * LAMPORTS_PER_SOL), "airdrop to a new account")
+    twin.expectSameAsLanded(twin.ledger.requestAirdrop(who, 1n), "airdrop of 1 lamport")
+    twin.expectSameAsLanded(twin.ledger.mintTestTokens(USDC_MINT_ADDRESS, who, 5_000_000n), "test USDC, creating the ATA")
+    twin.expectSameAsLanded(twin.ledger.mintTestTokens(SVC_MINT_ADDRESS, who, 7n), "test svc, creating the ATA")
   })
 })
 

@@ -51,7 +51,7 @@ import {
   SYSTEM_PROGRAM_ID,
   TOKEN_PROGRAM_ID
 } from "../../src/chain/solana/program/ProgramIds.js"
-import { type AccountInfo, Ledger, type LedgerOptions } from "../../src/chain/solana/localnet/Ledger.js"
+import { type AccountInfo, Ledger, type LedgerOptions, type SubmitResult } from "../../src/chain/solana/localnet/Ledger.js"
 import { type SendOptions, signInstructions } from "../../src/chain/solana/localnet/testkit.js"
 
 // Agave's fieldless variants in declaration order (litesvm's `TransactionErrorFieldless` and
@@ -288,10 +288,24 @@ export class SvmTwin {
 
   /** Sends the same wire bytes to both and reads back every key on both sides. */
   runBoth(wire: Uint8Array): Comparison {
+    return this.compareWith(wire, this.ledger.submit(wire))
+  }
+
+  /**
+   * A transaction the ledger built and landed itself (the faucet's airdrops and test-token mints):
+   * its recorded wire bytes replayed on LiteSVM, which has not moved since the ledger's pre-state.
+   */
+  expectSameAsLanded(submitted: SubmitResult, label: string): Comparison {
+    if (submitted._tag !== "Landed") throw new Error(`${label}: the ledger refused it (${JSON.stringify(submitted.error)})`)
+    const c = this.compareWith(this.ledger.getTransaction(submitted.signature)!.wireBytes, submitted)
+    expectSameOutcome(this, c, label)
+    return c
+  }
+
+  private compareWith(wire: Uint8Array, submitted: SubmitResult): Comparison {
     const keys = wireKeys(wire) ?? []
     const svmPre = keys.map((k) => this.svmAccount(k))
 
-    const submitted = this.ledger.submit(wire)
     const oursAccounts = keys.map((k) => [k, this.oursAccount(k)] as const)
     const record = submitted._tag === "Landed" ? this.ledger.getTransaction(submitted.signature) : undefined
     const ours: SideOutcome = {
