@@ -184,7 +184,7 @@ describe("Ledger: transactions in", () => {
     expect(sim.accounts?.[0]?.lamports).toBe(SOL)
     expect(sim.logs).toEqual([
       "Program 11111111111111111111111111111111 invoke [1]",
-      "Program 11111111111111111111111111111111 consumed 150 of 200000 compute units",
+      "Program 11111111111111111111111111111111 consumed 150 of 3000 compute units",
       "Program 11111111111111111111111111111111 success"
     ])
     expect(ledger.getAccount(fresh.address)).toBeUndefined()

@@ -987,6 +987,12 @@ export class Ledger {
     }
 
     const keys = tx.accountKeys
+    // Loading, as Agave's: an instruction naming a program the ledger does not run (no account,
+    // or an account that is not a program) refuses the transaction before execution, no fee.
+    const unknownProgram = tx.instructions.find((ix) => !this.programs.has(keys[ix.programIdIndex]!))
+    if (unknownProgram !== undefined) {
+      return rejected(sig, "InvalidProgramForExecution", `${keys[unknownProgram.programIdIndex]} is not a program this ledger runs`)
+    }
     const pre = keys.map((k) => view.get(k))
     const loaded = new Map<string, MutableAccount>()
     const keyIndex = new Map<string, number>()
@@ -1003,10 +1009,6 @@ export class Ledger {
     for (let i = 0; i < tx.instructions.length && err === null; i++) {
       const ix = tx.instructions[i]!
       const programId = keys[ix.programIdIndex]!
-      if (!this.programs.has(programId)) {
-        err = view.get(programId) === undefined ? "ProgramAccountNotFound" : "InvalidProgramForExecution"
-        break
-      }
       const metas = ix.accounts.map((k) => ({ address: keys[k]!, isSigner: tx.isSigner[k]!, isWritable: tx.isWritable[k]! }))
       const e = runtime.executeTopLevel(programId, metas, ix.data)
       if (e !== undefined) err = instructionError(i, e)

@@ -85,7 +85,7 @@ describe("SPL Token and Associated Token Account programs", () => {
     expect(account.data.length).toBe(165)
     expect(account.lamports).toBe(minimumBalanceForRentExemption(165))
     expect(decodeSplTokenAccount(account.data)).toMatchObject({ mint, owner: alice.address, amount: 0n, state: "initialized", isNative: null })
-    expect(await send(ledger, payer, [create(false)])).toMatchObject({ err: { InstructionError: [0, { Custom: 0 }] } })
+    expect(await send(ledger, payer, [create(false)])).toMatchObject({ err: { InstructionError: [0, "IllegalOwner"] } })
     expectOk(ledger, await send(ledger, payer, [create(true)]))
     // A wrong ATA address fails the seed check.
     const wrong = getCreateAssociatedTokenInstruction({ payer, ata: ataOf(payer.address, mint), owner: alice.address, mint })

@@ -5,7 +5,8 @@
  * the same derivation as kit's `getProgramDerivedAddress`); a mismatch is InvalidSeeds. The account
  * is created through CPIs (System CreateAccount signed with the PDA seeds, or transfer + allocate +
  * assign when it already holds lamports, then Token InitializeAccount3), as the real program does.
- * CreateIdempotent on an existing ATA checks its owner (InvalidOwner = Custom 0) and succeeds.
+ * CreateIdempotent on an existing ATA checks its owner (InvalidOwner = Custom 0) and succeeds; Create
+ * on an account the System program does not own fails with IllegalOwner, as the real program's.
  */
 import { ByteWriter } from "../../program/internal/bytes.js"
 import { decodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../program/accounts/SplTokenAccount.js"
@@ -52,8 +53,11 @@ export const AssociatedTokenProgram: Program = {
       }
       return
     }
-    if (ata.account.owner !== SYSTEM_PROGRAM_ID || ata.account.data.length > 0) {
-      ctx.log(`Create Account: account Address { address: ${ata.address}, base: None } already in use`)
+    // The real program refuses any account the System program does not own (IllegalOwner); a
+    // system account with data fails inside its Allocate CPI (AccountAlreadyInUse).
+    if (ata.account.owner !== SYSTEM_PROGRAM_ID) fail("IllegalOwner")
+    if (ata.account.data.length > 0) {
+      ctx.log(`Allocate: account Address { address: ${ata.address}, base: None } already in use`)
       failCustom(0)
     }
     requireOwner(mint, TOKEN_PROGRAM_ID)

@@ -4,14 +4,20 @@
  * Layouts (u8 discriminator): RequestHeapFrame (1, u32), SetComputeUnitLimit (2, u32),
  * SetComputeUnitPrice (3, u64 micro-lamports per unit), SetLoadedAccountsDataSizeLimit (4, u32).
  * A malformed one fails the transaction before it lands (InvalidInstructionData), a repeated one
- * with DuplicateInstruction, as on a validator.
+ * with DuplicateInstruction, as on a validator. Without SetComputeUnitLimit the limit is Agave's
+ * default: 3,000 units per instruction of a builtin program (System, Compute Budget) and 200,000 per
+ * other instruction, at most 1,400,000 (held against the real runtime by
+ * test/conformance/solanaFidelity.test.ts; it sets the priority fee of a price without a limit).
  */
-import { COMPUTE_BUDGET_PROGRAM_ID } from "../../program/ProgramIds.js"
+import { COMPUTE_BUDGET_PROGRAM_ID, SYSTEM_PROGRAM_ID } from "../../program/ProgramIds.js"
 import type { Program } from "../internal/runtime.js"
 import type { CompiledInstructionRecord } from "../internal/wire.js"
 import { instructionError, type TransactionError } from "../TransactionError.js"
 
 export const DEFAULT_UNITS_PER_INSTRUCTION = 200_000
+/** Agave's MAX_BUILTIN_ALLOCATION_COMPUTE_UNIT_LIMIT: the default for a builtin's instruction. */
+export const DEFAULT_UNITS_PER_BUILTIN_INSTRUCTION = 3_000
+const BUILTIN_PROGRAM_IDS: ReadonlySet<string> = new Set([SYSTEM_PROGRAM_ID, COMPUTE_BUDGET_PROGRAM_ID])
 export const MAX_COMPUTE_UNIT_LIMIT = 1_400_000
 export const MICRO_LAMPORTS_PER_LAMPORT = 1_000_000n
 
@@ -61,7 +67,10 @@ export const readComputeBudget = (
         return instructionError(i, "InvalidInstructionData")
     }
   }
-  const defaultLimit = Math.min(MAX_COMPUTE_UNIT_LIMIT, DEFAULT_UNITS_PER_INSTRUCTION * Math.max(1, instructions.length))
+  const defaultLimit = instructions.reduce(
+    (sum, ix) => sum + (BUILTIN_PROGRAM_IDS.has(keys[ix.programIdIndex] ?? "") ? DEFAULT_UNITS_PER_BUILTIN_INSTRUCTION : DEFAULT_UNITS_PER_INSTRUCTION),
+    0
+  )
   return {
     unitLimit: Math.min(MAX_COMPUTE_UNIT_LIMIT, unitLimit ?? defaultLimit),
     unitPriceMicroLamports: unitPrice ?? 0n

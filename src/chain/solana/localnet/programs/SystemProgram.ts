@@ -2,13 +2,17 @@
  * The System program subset the localnet needs, at its real id and with its real layouts (a u32
  * little-endian discriminator): CreateAccount (0), Assign (1), Transfer (2), Allocate (8). Errors
  * are the real ones: AccountAlreadyInUse = Custom 0, ResultWithNegativeLamports = Custom 1,
- * InvalidAccountDataLength = Custom 3. Other instructions fail with InvalidInstructionData.
+ * InvalidAccountDataLength = Custom 3. Other instructions fail with InvalidInstructionData. An
+ * instruction with too few accounts fails MissingAccount, as the builtin's (not the
+ * NotEnoughAccountKeys of BPF programs; held against LiteSVM by test/conformance/solanaFidelity.test.ts).
  */
 import type { Address } from "@solana/kit"
 import { ByteReader } from "../../program/internal/bytes.js"
 import { SYSTEM_PROGRAM_ID } from "../../program/ProgramIds.js"
 import { type AccountHandle, fail, failCustom, type InvokeContext, type Program } from "../internal/runtime.js"
-import { accountAt, requireSigner } from "./support.js"
+import { requireSigner } from "./support.js"
+
+const accountAt = (ctx: InvokeContext, index: number): AccountHandle => ctx.accounts[index] ?? fail("MissingAccount")
 
 export const SystemInstruction = { CreateAccount: 0, Assign: 1, Transfer: 2, Allocate: 8 } as const
 export const SystemError = { AccountAlreadyInUse: 0, ResultWithNegativeLamports: 1, InvalidAccountDataLength: 3 } as const
@@ -18,16 +22,26 @@ export const MAX_PERMITTED_DATA_LENGTH = 10 * 1024 * 1024
 const inUse = (h: AccountHandle): boolean =>
   h.account.lamports > 0n || h.account.data.length > 0 || h.account.owner !== SYSTEM_PROGRAM_ID
 
+/**
+ * Agave's `BorrowedAccount::set_lamports` as the System program meets it: a debit of an account it
+ * does not own is ExternalAccountLamportSpend, and a read-only account refuses even an unchanged
+ * balance (ReadonlyLamportChange: a 0-lamport transfer to or from it fails).
+ */
+const setLamports = (h: AccountHandle, lamports: bigint): void => {
+  if (h.account.owner !== SYSTEM_PROGRAM_ID && lamports < h.account.lamports) fail("ExternalAccountLamportSpend")
+  if (!h.isWritable) fail("ReadonlyLamportChange")
+  h.account.lamports = lamports
+}
+
 const transfer = (from: AccountHandle, to: AccountHandle, lamports: bigint, ctx: InvokeContext): void => {
   requireSigner(from)
   if (from.account.data.length > 0) fail("InvalidArgument", "Transfer: `from` must not carry data")
-  if (from.account.owner !== SYSTEM_PROGRAM_ID) fail("InvalidArgument", "Transfer: `from` must be a system account")
   if (from.account.lamports < lamports) {
     ctx.log(`Transfer: insufficient lamports ${from.account.lamports}, need ${lamports}`)
     failCustom(SystemError.ResultWithNegativeLamports)
   }
-  from.account.lamports -= lamports
-  to.account.lamports += lamports
+  setLamports(from, from.account.lamports - lamports)
+  setLamports(to, to.account.lamports + lamports)
 }
 
 const allocate = (h: AccountHandle, space: bigint, ctx: InvokeContext): void => {

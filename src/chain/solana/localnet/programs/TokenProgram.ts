@@ -19,7 +19,7 @@ import {
   SPL_TOKEN_ACCOUNT_STATE_OFFSET,
   type SplTokenAccount
 } from "../../program/accounts/SplTokenAccount.js"
-import { TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../program/ProgramIds.js"
+import { SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../program/ProgramIds.js"
 import { type AccountHandle, fail, failCustom, type InvokeContext, type Program } from "../internal/runtime.js"
 import { accountAt, requireOwner, requireSigner } from "./support.js"
 
@@ -68,19 +68,26 @@ const tokenFail = (code: number, ctx: InvokeContext, message: string): never => 
   return failCustom(code)
 }
 
-const loadMint = (h: AccountHandle, ctx: InvokeContext): SplMint => {
-  requireOwner(h, TOKEN_PROGRAM_ID)
-  const m = decodeSplMint(h.account.data)
-  if (m === undefined) return tokenFail(TokenError.UninitializedState, ctx, "Invalid Mint")
-  return m
+/** Offset of the mint's `is_initialized` byte. */
+const SPL_MINT_INITIALIZED_OFFSET = 45
+
+/**
+ * The real program's `unpack`: wrong length or bytes that do not decode are InvalidAccountData, a
+ * zero initialized/state byte UninitializedAccount. Like the real program it does not check the
+ * owner here: writing to an account it does not own fails in the runtime (ExternalAccountDataModified).
+ */
+const unpack = <A>(h: AccountHandle, size: number, stateOffset: number, decode: (data: Uint8Array) => A | undefined): A => {
+  const data = h.account.data
+  if (data.length !== size) return fail("InvalidAccountData")
+  const decoded = decode(data)
+  if (decoded !== undefined) return decoded
+  return fail(data[stateOffset] === 0 ? "UninitializedAccount" : "InvalidAccountData")
 }
 
-const loadAccount = (h: AccountHandle, ctx: InvokeContext): SplTokenAccount => {
-  requireOwner(h, TOKEN_PROGRAM_ID)
-  const a = decodeSplTokenAccount(h.account.data)
-  if (a === undefined) return tokenFail(TokenError.UninitializedState, ctx, "Invalid account state for operation")
-  return a
-}
+const loadMint = (h: AccountHandle): SplMint => unpack(h, SPL_MINT_SIZE, SPL_MINT_INITIALIZED_OFFSET, decodeSplMint)
+
+const loadAccount = (h: AccountHandle): SplTokenAccount =>
+  unpack(h, SPL_TOKEN_ACCOUNT_SIZE, SPL_TOKEN_ACCOUNT_STATE_OFFSET, decodeSplTokenAccount)
 
 const storeMint = (h: AccountHandle, m: SplMint) => {
   h.account.data = encodeSplMint(m)
@@ -116,7 +123,7 @@ const initializeMint = (ctx: InvokeContext, { decimals, mintAuthority, freeze }:
   const mint = accountAt(ctx, 0)
   requireOwner(mint, TOKEN_PROGRAM_ID)
   if (mint.account.data.length !== SPL_MINT_SIZE) fail("InvalidAccountData")
-  if (mint.account.data[45] !== 0) tokenFail(TokenError.AlreadyInUse, ctx, "Already in use")
+  if (mint.account.data[SPL_MINT_INITIALIZED_OFFSET] !== 0) tokenFail(TokenError.AlreadyInUse, ctx, "Already in use")
   requireRentExempt(mint, ctx)
   storeMint(mint, { mintAuthority, supply: 0n, decimals, freezeAuthority: freeze })
 }
@@ -129,7 +136,10 @@ const initializeAccount = (ctx: InvokeContext, accountIndex: number, mintIndex: 
   if (account.account.data[SPL_TOKEN_ACCOUNT_STATE_OFFSET] !== 0) tokenFail(TokenError.AlreadyInUse, ctx, "Already in use")
   requireRentExempt(account, ctx)
   const isNativeMint = mintHandle.address === WSOL_MINT_ADDRESS
-  if (!isNativeMint) loadMint(mintHandle, ctx)
+  if (!isNativeMint) {
+    requireOwner(mintHandle, TOKEN_PROGRAM_ID)
+    if (decodeSplMint(mintHandle.account.data) === undefined) tokenFail(TokenError.InvalidMint, ctx, "Invalid Mint")
+  }
   const reserve = ctx.rentMinimum(SPL_TOKEN_ACCOUNT_SIZE)
   storeAccount(account, {
     mint: mintHandle.address,
@@ -148,20 +158,24 @@ const transfer = (ctx: InvokeContext, amount: bigint, checked: { decimals: numbe
   const mintH = checked === undefined ? undefined : accountAt(ctx, 1)
   const destH = accountAt(ctx, checked === undefined ? 1 : 2)
   const authority = accountAt(ctx, checked === undefined ? 2 : 3)
-  const source = loadAccount(sourceH, ctx)
-  const dest = loadAccount(destH, ctx)
+  const source = loadAccount(sourceH)
+  const dest = loadAccount(destH)
   if (source.state === "frozen" || dest.state === "frozen") tokenFail(TokenError.AccountFrozen, ctx, "Account is frozen")
+  if (source.amount < amount) tokenFail(TokenError.InsufficientFunds, ctx, "insufficient funds")
   if (source.mint !== dest.mint) tokenFail(TokenError.MintMismatch, ctx, "Account not associated with this Mint")
   if (mintH !== undefined && checked !== undefined) {
     if (mintH.address !== source.mint) tokenFail(TokenError.MintMismatch, ctx, "Account not associated with this Mint")
-    const mint = loadMint(mintH, ctx)
+    const mint = loadMint(mintH)
     if (mint.decimals !== checked.decimals) tokenFail(TokenError.MintDecimalsMismatch, ctx, "The provided decimals value different from the Mint decimals")
   }
-  if (source.amount < amount) tokenFail(TokenError.InsufficientFunds, ctx, "insufficient funds")
   requireAuthority(authority, source.owner, ctx)
+  if (sourceH.address === destH.address || amount === 0n) {
+    requireOwner(sourceH, TOKEN_PROGRAM_ID)
+    requireOwner(destH, TOKEN_PROGRAM_ID)
+  }
   if (sourceH.address === destH.address) return
   storeAccount(sourceH, { ...source, amount: source.amount - amount })
-  const fresh = loadAccount(destH, ctx)
+  const fresh = loadAccount(destH)
   storeAccount(destH, { ...fresh, amount: fresh.amount + amount })
   if (source.isNative !== null) {
     sourceH.account.lamports -= amount
@@ -173,14 +187,18 @@ const mintTo = (ctx: InvokeContext, amount: bigint, checked: { decimals: number 
   const mintH = accountAt(ctx, 0)
   const destH = accountAt(ctx, 1)
   const authority = accountAt(ctx, 2)
-  if (mintH.address === WSOL_MINT_ADDRESS) tokenFail(TokenError.NativeNotSupported, ctx, "Instruction does not support native tokens")
-  const dest = loadAccount(destH, ctx)
+  const dest = loadAccount(destH)
   if (dest.state === "frozen") tokenFail(TokenError.AccountFrozen, ctx, "Account is frozen")
+  if (dest.isNative !== null) tokenFail(TokenError.NativeNotSupported, ctx, "Instruction does not support native tokens")
   if (dest.mint !== mintH.address) tokenFail(TokenError.MintMismatch, ctx, "Account not associated with this Mint")
-  const mint = loadMint(mintH, ctx)
+  const mint = loadMint(mintH)
   if (checked !== undefined && mint.decimals !== checked.decimals) tokenFail(TokenError.MintDecimalsMismatch, ctx, "decimals mismatch")
   if (mint.mintAuthority === null) tokenFail(TokenError.FixedSupply, ctx, "Fixed supply")
   requireAuthority(authority, mint.mintAuthority, ctx)
+  if (amount === 0n) {
+    requireOwner(mintH, TOKEN_PROGRAM_ID)
+    requireOwner(destH, TOKEN_PROGRAM_ID)
+  }
   if (mint.supply + amount > U64_MAX || dest.amount + amount > U64_MAX) tokenFail(TokenError.Overflow, ctx, "Operation overflowed")
   storeMint(mintH, { ...mint, supply: mint.supply + amount })
   storeAccount(destH, { ...dest, amount: dest.amount + amount })
@@ -190,14 +208,18 @@ const burn = (ctx: InvokeContext, amount: bigint, checked: { decimals: number } 
   const sourceH = accountAt(ctx, 0)
   const mintH = accountAt(ctx, 1)
   const authority = accountAt(ctx, 2)
-  const source = loadAccount(sourceH, ctx)
-  if (source.isNative !== null) tokenFail(TokenError.NativeNotSupported, ctx, "Instruction does not support native tokens")
+  const source = loadAccount(sourceH)
+  const mint = loadMint(mintH)
   if (source.state === "frozen") tokenFail(TokenError.AccountFrozen, ctx, "Account is frozen")
-  if (source.mint !== mintH.address) tokenFail(TokenError.MintMismatch, ctx, "Account not associated with this Mint")
-  const mint = loadMint(mintH, ctx)
-  if (checked !== undefined && mint.decimals !== checked.decimals) tokenFail(TokenError.MintDecimalsMismatch, ctx, "decimals mismatch")
+  if (source.isNative !== null) tokenFail(TokenError.NativeNotSupported, ctx, "Instruction does not support native tokens")
   if (source.amount < amount) tokenFail(TokenError.InsufficientFunds, ctx, "insufficient funds")
+  if (source.mint !== mintH.address) tokenFail(TokenError.MintMismatch, ctx, "Account not associated with this Mint")
+  if (checked !== undefined && mint.decimals !== checked.decimals) tokenFail(TokenError.MintDecimalsMismatch, ctx, "decimals mismatch")
   requireAuthority(authority, source.owner, ctx)
+  if (amount === 0n) {
+    requireOwner(sourceH, TOKEN_PROGRAM_ID)
+    requireOwner(mintH, TOKEN_PROGRAM_ID)
+  }
   storeAccount(sourceH, { ...source, amount: source.amount - amount })
   storeMint(mintH, { ...mint, supply: mint.supply - amount })
 }
@@ -207,17 +229,21 @@ const closeAccount = (ctx: InvokeContext): void => {
   const destH = accountAt(ctx, 1)
   const authority = accountAt(ctx, 2)
   if (sourceH.address === destH.address) fail("InvalidAccountData")
-  const source = loadAccount(sourceH, ctx)
+  const source = loadAccount(sourceH)
   if (source.isNative === null && source.amount !== 0n) tokenFail(TokenError.NonNativeHasBalance, ctx, "Non-native account can only be closed if its balance is zero")
   requireAuthority(authority, source.closeAuthority ?? source.owner, ctx)
   destH.account.lamports += sourceH.account.lamports
   sourceH.account.lamports = 0n
-  sourceH.account.data = new Uint8Array(sourceH.account.data.length)
+  // The real program's delete_account: back to the System program with no data, so a later
+  // instruction of the same transaction sees an empty system account.
+  sourceH.account.data = new Uint8Array(0)
+  sourceH.account.owner = SYSTEM_PROGRAM_ID
 }
 
 const syncNative = (ctx: InvokeContext): void => {
   const h = accountAt(ctx, 0)
-  const a = loadAccount(h, ctx)
+  requireOwner(h, TOKEN_PROGRAM_ID)
+  const a = loadAccount(h)
   if (a.isNative === null) tokenFail(TokenError.NonNativeNotSupported, ctx, "Instruction does not support non-native tokens")
   const amount = h.account.lamports - (a.isNative ?? 0n)
   if (amount < a.amount) tokenFail(TokenError.InvalidState, ctx, "Invalid account state for operation")
@@ -241,7 +267,7 @@ const setAuthority = (ctx: InvokeContext, { type, next }: SetAuthorityArgs): voi
   const authority = accountAt(ctx, 1)
   requireOwner(target, TOKEN_PROGRAM_ID)
   if (target.account.data.length === SPL_MINT_SIZE) {
-    const mint = loadMint(target, ctx)
+    const mint = loadMint(target)
     if (type === AuthorityType.MintTokens) {
       if (mint.mintAuthority === null) tokenFail(TokenError.FixedSupply, ctx, "Fixed supply")
       requireAuthority(authority, mint.mintAuthority, ctx)
@@ -253,7 +279,7 @@ const setAuthority = (ctx: InvokeContext, { type, next }: SetAuthorityArgs): voi
     } else tokenFail(TokenError.AuthorityTypeNotSupported, ctx, "Account does not support specified authority type")
     return
   }
-  const account = loadAccount(target, ctx)
+  const account = loadAccount(target)
   if (type === AuthorityType.AccountOwner) {
     requireAuthority(authority, account.owner, ctx)
     if (next === null) fail("InvalidArgument")
