@@ -20,8 +20,12 @@ import {
   createNoopSigner,
   createSolanaRpc,
   generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
   getBase64Encoder,
-  getTransactionEncoder
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+  getTransactionEncoder,
+  signTransaction
 } from "@solana/kit"
 import { Context, Effect, Either, Exit, Layer, Redacted, Schedule, Scope } from "effect"
 import fc from "fast-check"
@@ -37,6 +41,7 @@ import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
+import { eventually } from "../support/eventually.js"
 import { BPS, ceilDiv, initialState, quoteBuy, tokenReserveRaw } from "../../src/domain/CurveMath.js"
 import { DefaultDevBuyCeilings, findEconomics } from "../../src/domain/Economics.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
@@ -429,5 +434,38 @@ describe("a confirmation deadline and the recovery path", () => {
     }
     expect(await Effect.runPromise(launcher.recover(recoverInput))).toEqual({ _tag: "NeverLands" })
     expect(await readCurveAt(recorded!.mint)).toBeUndefined()
+  })
+})
+
+describe("a launch built for a payer that signs it itself (self-signed launches)", () => {
+  it("the payer's signature completes the build; it lands as the attempt's curve, the size is sizeLaunch's, recovery finds it", async () => {
+    const payer = await generateKeyPairSigner()
+    expect(net.ledger.requestAirdrop(payer.address, 5n * SOL)).toMatchObject({ _tag: "Landed", err: null })
+    const r = request({ buyAmount: "100000000" })
+    const input = { ...inputFor("acct-self-1", payer.address, r), attempt: 3 }
+    const built = await Effect.runPromise(launcher.buildForPayer(input))
+    const wire = getBase64Encoder().encode(built.transactionBase64)
+    expect(wire.byteLength).toBe(built.txBytes)
+    expect(built.mint).toBe((await launchMintSigner(Redacted.value(MINT_SECRET), { accountId: "acct-self-1", clientLaunchId: r.clientLaunchId, attempt: 3 })).address)
+    expect(built.fee?.feeRaw).toBe(1_000_000n)
+    // The build is not yet sendable: the payer's signature slot is empty.
+    const unsigned = getTransactionDecoder().decode(wire)
+    expect(unsigned.signatures[payer.address]).toBeNull()
+    expect(unsigned.signatures[address(built.mint)]).not.toBeNull()
+    const signed = await signTransaction([payer.keyPair], unsigned)
+    const sig = getSignatureFromTransaction(signed)
+    await createSolanaRpc(net.rpcUrl).sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: "base64" }).send()
+    const recovered = await eventually(
+      async () => {
+        const seen = await Effect.runPromise(launcher.recover({ ...input, signature: sig, lastValidBlockHeight: built.lastValidBlockHeight }))
+        return seen._tag === "Pending" ? undefined : seen
+      },
+      { what: "the payer-signed launch to land", intervalMs: 20 }
+    )
+    expect(recovered._tag).toBe("Landed")
+    if (recovered._tag !== "Landed") return
+    expect(recovered.launched).toMatchObject({ mint: built.mint, curve: built.curve, signature: sig })
+    const curve = net.ledger.getAccount((await findCurveAddresses(address(built.mint))).curve)
+    expect(curve !== undefined && decodeCurve(curve.data)?.creator).toBe(payer.address)
   })
 })

@@ -137,6 +137,19 @@ export interface RecoverInput extends SolanaLaunchInput {
   readonly lastValidBlockHeight: bigint
 }
 
+/** A launch transaction built for a payer that signs it itself (self-signed launches, spec 2.3). */
+export interface PayerSignedBuild {
+  /** Wire bytes, base64: the mint's signature in place, the payer's slot empty. */
+  readonly transactionBase64: string
+  readonly mint: string
+  readonly curve: string
+  /** The blockhash's last valid block height: past it, the transaction can never land. */
+  readonly lastValidBlockHeight: bigint
+  readonly txBytes: number
+  /** The platform fee leg of the dev buy; null without one. */
+  readonly fee: FeePlan | null
+}
+
 export interface SolanaLaunchShape {
   /** The dry run's `size` (spec 2.6): the real transaction assembled and serialized; nothing read or written. */
   readonly size: (spec: SolanaLaunchSpec & { readonly accountId: string }) => Effect.Effect<DryRunSize, SolanaLaunchError>
@@ -147,6 +160,11 @@ export interface SolanaLaunchShape {
   ) => Effect.Effect<SolanaLaunched, SolanaLaunchError | E>
   /** What the chain shows for a recorded attempt (after a crash or a confirmation timeout). */
   readonly recover: (input: RecoverInput) => Effect.Effect<Recovery, SolanaLaunchError>
+  /**
+   * The attempt's launch transaction for `payer` to sign and send itself: sized, on a fresh
+   * blockhash, signed by the attempt's mint only. Nothing is simulated, signed for the payer or sent.
+   */
+  readonly buildForPayer: (input: SolanaLaunchInput) => Effect.Effect<PayerSignedBuild, SolanaLaunchError>
 }
 
 export class SolanaLaunch extends Context.Tag("curvestream/SolanaLaunch")<SolanaLaunch, SolanaLaunchShape>() {}
@@ -486,7 +504,36 @@ export const make = (options: SolanaLaunchOptions) =>
         return { _tag: "Landed", launched: landed } satisfies Recovery
       }).pipe(Effect.withSpan("SolanaLaunch.recover"))
 
-    return { size, launch, recover } satisfies SolanaLaunchShape
+    const buildForPayer: SolanaLaunchShape["buildForPayer"] = (input) =>
+      Effect.gen(function* () {
+        const mint = yield* Effect.promise(() =>
+          launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })
+        )
+        const sizing = yield* transactionInput(input, mint, SIZING_LIFETIME)
+        const sized = yield* checkedSize(sizing.input, sizing.plan)
+        const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
+        const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
+        const { input: txInput, plan } = yield* transactionInput(input, mint, lifetime)
+        const assembled = yield* Effect.promise(() => assembleLaunchTransaction(txInput, plan))
+        const partial = yield* Effect.promise(() => partiallySignTransactionMessageWithSigners(assembled.message))
+        const wire = new Uint8Array(encoder.encode(partial))
+        return {
+          transactionBase64: base64.decode(wire),
+          mint: mint.address,
+          curve: assembled.curve,
+          lastValidBlockHeight: lifetime.lastValidBlockHeight,
+          txBytes: sized.txBytes,
+          fee: plan.fee
+        } satisfies PayerSignedBuild
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(buildTimeoutMs),
+          onTimeout: () => launchError("build_timeout", `building the launch took over ${buildTimeoutMs} ms`)
+        }),
+        Effect.withSpan("SolanaLaunch.buildForPayer")
+      )
+
+    return { size, launch, recover, buildForPayer } satisfies SolanaLaunchShape
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))
