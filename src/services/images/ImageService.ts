@@ -21,7 +21,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type Resolver, systemResolver } from "../../net/PublicTarget.js"
 import { hostedUrl, parseHostedFile, parseHostedUrl } from "./HostedImageUrl.js"
-import { lookupImage, readImage, storeImage, storeUpload, type StoredImageInfo, takeUpload } from "./HostedImageStore.js"
+import { imageIdOf, lookupImage, readImage, storeImage, storeUpload, type StoredImageInfo, takeUpload } from "./HostedImageStore.js"
 import { fetchImageBytes } from "./ImageFetcher.js"
 import { contentTypeOf, type ImageFormat } from "./ImageFormat.js"
 import { defaultImageLimits, type ImageLimits, recognize, type RecognizedImage, squareForUpload } from "./ImageProcessor.js"
@@ -74,6 +74,8 @@ export interface ImageServiceShape {
   readonly upload: (input: UploadInput) => Effect.Effect<HostedImage, ImageRefused | SqlError>
   readonly resolve: (input: ResolveInput) => Effect.Effect<ResolvedImage, ImageRefused | SqlError>
   readonly rehost: (resolved: ResolvedImage) => Effect.Effect<HostedImage, SqlError>
+  /** The URL `rehost` gives this image, computed without storing anything (what a dry run sizes the launch with). */
+  readonly hostedUrlOf: (resolved: ResolvedImage) => string
   /** `file` is the last path segment (`<id>.<ext>`); none for anything not hosted here. */
   readonly serve: (file: string) => Effect.Effect<Option.Option<ServedImage>, SqlError>
 }
@@ -181,6 +183,9 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       return hosted(yield* storeImage(resolved.image, yield* Clock.currentTimeMillis))
     }, Effect.provide(context))
 
+    const hostedUrlOf = (resolved: ResolvedImage): string =>
+      resolved._tag === "Hosted" ? resolved.image.url : hostedUrl(base, { id: imageIdOf(resolved.image.bytes), format: resolved.image.format })
+
     const serve = Effect.fn("ImageService.serve")(function* (file: string) {
       const ref = parseHostedFile(file)
       if (ref === undefined) return Option.none()
@@ -197,7 +202,7 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       })
     }, Effect.provide(context))
 
-    return { upload, resolve, rehost, serve }
+    return { upload, resolve, rehost, hostedUrlOf, serve }
   })
 
 export const layer = (options: ImageServiceOptions): Layer.Layer<ImageService, never, SqlClient.SqlClient> =>

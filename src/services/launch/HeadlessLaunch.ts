@@ -523,7 +523,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
         const wallet = yield* embeddedWallet(caller.accountId, request.chain)
         const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
-        const imageUrl = pictures.image._tag === "Hosted" ? pictures.image.image.url : pictures.image.sourceUrl
+        // The metadata URI the launch writes is the re-hosted URL, never the source (spec 2.6: this exact request's size).
+        const imageUrl = images.hostedUrlOf(pictures.image)
         const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
         return {
           success: true,
