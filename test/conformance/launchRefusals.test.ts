@@ -76,6 +76,7 @@ type KeyName =
   | "revokedDelegation"
   | "evmNotDelegated"
   | "evmRevoked"
+  | "freeReader"
 
 interface Row {
   readonly name: string
@@ -119,11 +120,14 @@ const accountOf = (key: KeyName): Account => {
       return world.evmNotDelegated
     case "evmRevoked":
       return world.evmRevoked
+    case "rate":
+    case "freeReader":
+      return world.free
     default:
       return world.local
   }
 }
-const readerOf = (key: KeyName): string => (accountOf(key) === world.local ? keys.local : keys[key])
+const readerOf = (key: KeyName): string => (accountOf(key) === world.local ? keys.local : key === "rate" ? keys.freeReader : keys[key])
 
 const base = (id: string, over: Record<string, unknown> = {}): Record<string, unknown> => ({
   clientLaunchId: id,
@@ -242,7 +246,8 @@ beforeAll(async () => {
   const revoked = await world.issueKey(local, allowed)
   keys.revoked = revoked.key
   expect((await world.call("DELETE", `/api/v1/agent/keys/${revoked.keyPrefix}`, { bearer: local.sessionToken })).status).toBe(200)
-  keys.rate = (await world.issueKey(local, allowed)).key
+  keys.rate = (await world.issueKey(world.free, allowed)).key
+  keys.freeReader = (await world.issueKey(world.free, allowed)).key
   keys.notDelegated = (await world.issueKey(world.notDelegated, allowed)).key
   keys.revokedDelegation = (await world.issueKey(world.revoked, allowed)).key
   keys.evmNotDelegated = (await world.issueKey(world.evmNotDelegated, allowed)).key
@@ -382,8 +387,12 @@ describe("authentication and gates before the body (spec 1 rule 5, 5)", () => {
     expectEnvelope(r, { status: 403, code: "SCOPE_MISSING" })
   })
 
-  it("RATE_LIMITED (429, Retry-After) over the plan's requests per minute; the refused launch records nothing", async () => {
-    const perMin = resolvePlans({}, 0).find((p) => p.id === "max")!.limits.requestsPerMin
+  it("RATE_LIMITED (429, Retry-After) over the plan's requests per minute (Free: 30); the refused launch records nothing", async () => {
+    const perMin = resolvePlans({}, 0).find((p) => p.id === "free")!.limits.requestsPerMin
+    expect(perMin).toBe(30)
+    // The limiter counts per fixed minute, the previous one weighted by its overlap: fill and probe
+    // inside one minute (a few hundred ms of requests; wait for the next minute when it is ending).
+    await eventually(() => 60_000 - (Date.now() % 60_000) > 10_000, { what: "10 s left in this minute", deadlineMs: 15_000, intervalMs: 250 })
     for (let i = 0; i < perMin; i++) {
       const r = await world.call("GET", job(`rate-fill-${i}`), { key: keys.rate })
       expect(r.status).toBe(404)
@@ -392,9 +401,9 @@ describe("authentication and gates before the body (spec 1 rule 5, 5)", () => {
       const id = `rate-${route}-${++seq}`
       const before = await chainState()
       const r = await post(route, keys.rate, base(id))
-      expectEnvelope(r, { status: 429, code: "RATE_LIMITED" })
+      expectEnvelope(r, { status: 429, code: "RATE_LIMITED", retryable: true })
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0)
-      await expectNothingRecorded("local", id)
+      await expectNothingRecorded("rate", id)
       expect(await chainState()).toEqual(before)
     }
   })
@@ -579,6 +588,7 @@ describe("gates after the body (spec 1 rules 2 and 6, 2.1 images and exclusive, 
     { name: "embedded Solana wallet's delegation revoked", key: "revokedDelegation", body: (id) => base(id), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "embedded EVM wallet never delegated", key: "evmNotDelegated", body: (id) => hood(id), status: 403, code: "AGENT_WALLET_NOT_DELEGATED", retryable: true },
     { name: "embedded EVM wallet's delegation revoked", key: "evmRevoked", body: (id) => hood(id), status: 403, code: "DELEGATION_REVOKED", retryable: true },
+    { name: "delegation revoked, image to re-host", key: "revokedDelegation", routes: ["launch"], body: (id) => base(id, { imageUrl: remote("/square.png?fresh") }), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "async, delegation revoked", key: "revokedDelegation", routes: ["launch"], body: (id) => base(id, { async: true }), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "async, key's embedded wallet denied", key: "denied", routes: ["launch"], body: (id) => base(id, { async: true }), status: 403, code: "EMBEDDED_WALLET_NOT_PERMITTED", retryable: false },
     // Images: fetched, validated, refused before anything is recorded.
@@ -656,6 +666,20 @@ describe("the ledger's refusals and a failure after acceptance (spec 3.1, 7, 8)"
     expect(read.body.job).toMatchObject({ clientLaunchId: id, status: "failed", errorCode: "INSUFFICIENT_OWNER_BALANCE", mint: null, signature: null })
   })
 
+  it("Hood without a linked EVM wallet (rule 8): LAUNCH_FAILED (500, retryable) before the chain; the attempt fails, its slot refunded", async () => {
+    const id = "unlinked-hood-launch"
+    // The not-delegated account's EVM wallet is delegated, and it has no linked wallet.
+    const probe = await post("dry-run", keys.notDelegated, hood("unlinked-probe"))
+    expect(probe.status, JSON.stringify(probe.body)).toBe(200)
+    const wallet: string = probe.body.launchWallet
+    const nonce = await world.evmNonce(wallet)
+    const r = await post("launch", keys.notDelegated, hood(id))
+    expectEnvelope(r, { status: 500, code: "LAUNCH_FAILED", retryable: true })
+    expect(await world.evmNonce(wallet)).toBe(nonce)
+    const read = await world.call("GET", job(id), { key: keys.notDelegated })
+    expect(read.body.job).toMatchObject({ clientLaunchId: id, status: "failed", errorCode: "LAUNCH_FAILED", mint: null, signature: null })
+  })
+
   it("DAILY_CAP_REACHED (429, retryable) at the cap; the refusal takes no slot", async () => {
     const fill = await post("launch", keys.local, base("fill-launch"))
     expect(fill.status, JSON.stringify(fill.body)).toBe(200)
@@ -691,27 +715,34 @@ describe("what was recorded (the engine stopped, its database read)", () => {
           tokens: yield* sql<{ account_id: string; client_launch_id: string }>`
             SELECT account_id, client_launch_id FROM launched_tokens ORDER BY client_launch_id`,
           usage: yield* sql<{ account_id: string; used: number }>`SELECT account_id, used FROM launch_daily_usage`,
+          images: yield* sql<{ url_id: string }>`SELECT id AS url_id FROM hosted_images`,
           events: yield* sql<{ account_id: string; event: string; data: { clientLaunchId: string; errorCode?: string } }>`
             SELECT account_id, event, data FROM webhook_deliveries WHERE event LIKE 'launch.%' ORDER BY created_at`
         }
       })
     )
+    const unlinked = world.notDelegated.accountId
     expect(seen.ledger.map((r) => [r.account_id, r.client_launch_id, r.state, r.attempt, r.error_code])).toEqual([
       [local, "base-launch", "confirmed", 1, null],
       [local, "fill-launch", "confirmed", 1, null],
-      [local, "poor-launch", "failed", 1, "INSUFFICIENT_OWNER_BALANCE"]
+      [local, "poor-launch", "failed", 1, "INSUFFICIENT_OWNER_BALANCE"],
+      [unlinked, "unlinked-hood-launch", "failed", 1, "LAUNCH_FAILED"]
     ])
     expect(seen.attempts.map((r) => [r.account_id, r.client_launch_id, r.attempt])).toEqual([
       [local, "base-launch", 1],
       [local, "fill-launch", 1],
-      [local, "poor-launch", 1]
+      [local, "poor-launch", 1],
+      [unlinked, "unlinked-hood-launch", 1]
     ])
     expect(seen.tokens.map((r) => [r.account_id, r.client_launch_id])).toEqual([
       [local, "base-launch"],
       [local, "fill-launch"]
     ])
     // Two slots: the failed attempt's was refunded; no refusal took one.
-    expect(seen.usage).toEqual([{ account_id: local, used: DAILY_CAP }])
+    expect(seen.usage.filter((u) => u.used > 0)).toEqual([{ account_id: local, used: DAILY_CAP }])
+    expect(seen.usage.map((u) => u.account_id).sort()).toEqual([local, unlinked].sort())
+    // Only the engine's upload is hosted: no refused launch re-hosted its image.
+    expect(seen.images).toEqual([{ url_id: hostedImage.match(/([0-9a-f]{64})\.png$/)![1] }])
     expect(seen.events.map((e) => [e.account_id, e.event, e.data.clientLaunchId, e.data.errorCode ?? null])).toEqual([
       [local, "launch.confirmed", "base-launch", null],
       [local, "launch.failed", "poor-launch", "INSUFFICIENT_OWNER_BALANCE"],
@@ -719,7 +750,7 @@ describe("what was recorded (the engine stopped, its database read)", () => {
     ])
     for (const id of refused) expect(["base-launch", "fill-launch", "poor-launch"]).not.toContain(id)
     expect(refusedIds.get(world.notDelegated.accountId)?.size).toBe(2)
-    expect(refusedIds.get(world.revoked.accountId)?.size).toBe(3)
-    for (const a of [world.evmNotDelegated, world.evmRevoked]) expect(refusedIds.get(a.accountId)?.size).toBe(2)
+    expect(refusedIds.get(world.revoked.accountId)?.size).toBe(4)
+    for (const a of [world.evmNotDelegated, world.evmRevoked, world.free]) expect(refusedIds.get(a.accountId)?.size).toBe(2)
   })
 })

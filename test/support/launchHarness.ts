@@ -6,7 +6,8 @@
  *   one process; the operator CLI's own commands and the engine's wallet provider on the same
  *   master key), each with one embedded wallet that cannot sign and the other chain's delegation
  *   active (so keys can be issued): `notDelegated` / `revoked` (Solana agent access never approved /
- *   revoked), `evmNotDelegated` / `evmRevoked` (the same on the EVM wallet).
+ *   revoked), `evmNotDelegated` / `evmRevoked` (the same on the EVM wallet); and `free`, a Free
+ *   account with both wallets delegated.
  * - Keys issued through the real key routes (`POST /api/v1/agent/keys`) with a session token.
  * - Chain probes over the localnets' RPC (`localnet.json`): a Solana wallet's lamports, whether an
  *   account exists, an EVM wallet's nonce and balance; and the mint a launch attempt would create
@@ -50,6 +51,8 @@ export interface LaunchWorld {
   readonly revoked: Account
   readonly evmNotDelegated: Account
   readonly evmRevoked: Account
+  /** On the Free plan, both wallets delegated (and unfunded). */
+  readonly free: Account
   readonly call: (method: string, route: string, o?: { key?: string; bearer?: string; body?: unknown; rawBody?: Uint8Array; contentType?: string }) => Promise<HttpAnswer>
   /** Issues a key through the key routes; returns the plaintext key and its prefix. */
   readonly issueKey: (owner: Account, body: Record<string, unknown>) => Promise<{ readonly key: string; readonly keyPrefix: string }>
@@ -74,21 +77,22 @@ const seedAccounts = (dataDir: string) =>
   Effect.gen(function* () {
     yield* Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })
     const provider = yield* WalletProvider
-    const make = (name: string, chain: "solana" | "evm", state: "none" | "revoked") =>
+    type State = "active" | "none" | "revoked"
+    const make = (name: string, plan: "free" | "max", solana: State, evm: State) =>
       Effect.gen(function* () {
-        const created = (yield* runCommand(["create-account", "--plan", "max", "--name", name], Date.now())) as { accountId: string; sessionToken: string }
-        const other = chain === "solana" ? "evm" : "solana"
-        yield* provider.ensureEmbeddedWallet(created.accountId, other)
-        yield* provider.setDelegation(created.accountId, other, "active")
-        yield* provider.ensureEmbeddedWallet(created.accountId, chain)
-        if (state === "revoked") yield* provider.setDelegation(created.accountId, chain, "revoked")
+        const created = (yield* runCommand(["create-account", "--plan", plan, "--name", name], Date.now())) as { accountId: string; sessionToken: string }
+        for (const [chain, state] of [["solana", solana], ["evm", evm]] as const) {
+          yield* provider.ensureEmbeddedWallet(created.accountId, chain)
+          if (state !== "none") yield* provider.setDelegation(created.accountId, chain, state)
+        }
         return { accountId: created.accountId, sessionToken: created.sessionToken }
       })
     return {
-      notDelegated: yield* make("not-delegated", "solana", "none"),
-      revoked: yield* make("revoked", "solana", "revoked"),
-      evmNotDelegated: yield* make("evm-not-delegated", "evm", "none"),
-      evmRevoked: yield* make("evm-revoked", "evm", "revoked")
+      notDelegated: yield* make("not-delegated", "max", "none", "active"),
+      revoked: yield* make("revoked", "max", "revoked", "active"),
+      evmNotDelegated: yield* make("evm-not-delegated", "max", "active", "none"),
+      evmRevoked: yield* make("evm-revoked", "max", "active", "revoked"),
+      free: yield* make("free", "free", "active", "active")
     }
   }).pipe(Effect.provide(seedLayer(dataDir)))
 
