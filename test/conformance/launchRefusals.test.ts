@@ -31,9 +31,10 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
@@ -99,6 +100,8 @@ interface Row {
 let world: LaunchWorld
 let imageServer: https.Server
 let imagePort = 0
+/** The image server's certificate, trusted by the engine (NODE_EXTRA_CA_CERTS). */
+let caFile = ""
 let hostedImage = ""
 let localSolana = ""
 let localEvm = ""
@@ -220,8 +223,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((ok) => imageServer.listen(0, () => ok()))
   imagePort = (imageServer.address() as AddressInfo).port
-  const dir = await import("node:os").then((os) => os.tmpdir())
-  const caFile = path.join(dir, `launch-refusals-ca-${process.pid}.pem`)
+  caFile = path.join(os.tmpdir(), `launch-refusals-ca-${process.pid}.pem`)
   writeFileSync(caFile, tls.cert)
 
   world = await startLaunchWorld({
@@ -274,6 +276,7 @@ afterAll(async () => {
     world.cleanup()
   }
   await new Promise<void>((ok) => (imageServer === undefined ? ok() : imageServer.close(() => ok())))
+  if (caFile !== "") rmSync(caFile, { force: true })
 })
 
 /**
