@@ -184,8 +184,12 @@ describe("image fetch (test-only loopback allowance)", () => {
     if (resolved._tag !== "Fetched") throw new Error("not fetched")
     expect(resolved.image).toMatchObject({ format: "png", width: 48, height: 48 })
     expect(Buffer.from(resolved.image.bytes).equals(Buffer.from(images.square))).toBe(true)
+    // The URL the re-host will give, known before anything is stored (what a dry run sizes with).
+    const predicted = open.hostedUrlOf(resolved)
     const hosted = await Effect.runPromise(open.rehost(resolved))
     expect(hosted.url).toMatch(/^https:\/\/cs\.test\.example\/api\/v1\/uploads\/images\/[0-9a-f]{64}\.png$/)
+    expect(predicted).toBe(hosted.url)
+    expect(open.hostedUrlOf({ _tag: "Hosted", image: hosted })).toBe(hosted.url)
     const served = Option.getOrThrow(await Effect.runPromise(open.serve(`${hosted.id}.png`)))
     expect(Buffer.from(served.body).equals(Buffer.from(images.square))).toBe(true)
   })

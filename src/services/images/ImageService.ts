@@ -74,7 +74,7 @@ export interface ImageServiceShape {
   readonly upload: (input: UploadInput) => Effect.Effect<HostedImage, ImageRefused | SqlError>
   readonly resolve: (input: ResolveInput) => Effect.Effect<ResolvedImage, ImageRefused | SqlError>
   readonly rehost: (resolved: ResolvedImage) => Effect.Effect<HostedImage, SqlError>
-  /** The URL `rehost` gives (content-addressed), without storing anything: what a dry run sizes with. */
+  /** The URL `rehost` gives this image, computed without storing anything (what a dry run sizes the launch with). */
   readonly hostedUrlOf: (resolved: ResolvedImage) => string
   /** `file` is the last path segment (`<id>.<ext>`); none for anything not hosted here. */
   readonly serve: (file: string) => Effect.Effect<Option.Option<ServedImage>, SqlError>
@@ -183,6 +183,9 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       return hosted(yield* storeImage(resolved.image, yield* Clock.currentTimeMillis))
     }, Effect.provide(context))
 
+    const hostedUrlOf = (resolved: ResolvedImage): string =>
+      resolved._tag === "Hosted" ? resolved.image.url : hostedUrl(base, { id: imageIdOf(resolved.image.bytes), format: resolved.image.format })
+
     const serve = Effect.fn("ImageService.serve")(function* (file: string) {
       const ref = parseHostedFile(file)
       if (ref === undefined) return Option.none()
@@ -198,9 +201,6 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
         }
       })
     }, Effect.provide(context))
-
-    const hostedUrlOf = (resolved: ResolvedImage): string =>
-      resolved._tag === "Hosted" ? resolved.image.url : hostedUrl(base, { id: imageIdOf(resolved.image.bytes), format: resolved.image.format })
 
     return { upload, resolve, rehost, hostedUrlOf, serve }
   })

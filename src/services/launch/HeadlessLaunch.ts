@@ -7,10 +7,10 @@
  *
  * Order of a launch (each refusal before `begin` records nothing):
  *   embedded-wallet permission → idempotency preview (a confirmed same-body id replays here,
- *   touching nothing else) → exclusive eligibility → image (and banner) fetch and re-host →
- *   Solana: the embedded wallet's delegation (live) and the transaction's size → `begin` (the
- *   id and a daily-cap slot, one transaction, writing the attempt's inputs beside the row) → the
- *   chain run, in the background. A blocking request waits for it (`syncWaitMs`); `async`
+ *   touching nothing else) → exclusive eligibility → image (and banner) fetch → the embedded
+ *   wallet's delegation (live, either chain) → Solana: the transaction's size → the image
+ *   re-host → `begin` (the id and a daily-cap slot, one transaction, writing the attempt's
+ *   inputs beside the row) → the chain run, in the background. A blocking request waits for it (`syncWaitMs`); `async`
  *   answers 202 at once.
  *
  * Invariants:
@@ -185,7 +185,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
             held === undefined
               ? "exclusive launches need the holder pass; the account's platform-token holdings could not be read"
               : `exclusive launches need the holder pass: ${o.exclusiveHolderPassRaw} raw platform-token units held or staked`,
-            { retryable: held === undefined, field: "mode" }
+            // Not a field-level validation error (spec 7: only those carry `field`): the account is not eligible.
+            { retryable: held === undefined }
           )
         }
         return true
@@ -483,13 +484,13 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       Effect.gen(function* () {
         const checked = yield* admitted(caller, request)
         if (checked._tag === "Replay") return { _tag: "Launched", result: checked.result, replayed: true } satisfies LaunchOutcome
+        // The embedded wallet's delegation (live, on either chain) and the size before anything is
+        // stored: a refusal here records nothing, not even the re-hosted image.
+        const wallet = yield* embeddedWallet(caller.accountId, request.chain)
+        const payer = request.chain === "solana" ? wallet.address : null
+        if (payer !== null) yield* sized(caller, request, payer, images.hostedUrlOf(checked.pictures.image))
         const hosted = yield* rehost(checked.pictures.image)
         if (checked.pictures.banner !== null) yield* rehost(checked.pictures.banner)
-        let payer: string | null = null
-        if (request.chain === "solana") {
-          payer = (yield* embeddedWallet(caller.accountId, "solana")).address
-          yield* sized(caller, request, payer, hosted.url)
-        }
         const resolved: Resolved = {
           keyId: caller.keyId,
           payer,
