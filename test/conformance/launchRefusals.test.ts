@@ -673,10 +673,12 @@ describe("the ledger's refusals and a failure after acceptance (spec 3.1, 7, 8)"
 
   it("Hood without a linked EVM wallet (rule 8): LAUNCH_FAILED (500, retryable) before the chain; the attempt fails, its slot refunded", async () => {
     const id = "unlinked-hood-launch"
-    // The not-delegated account's EVM wallet is delegated, and it has no linked wallet.
+    // The not-delegated account's EVM wallet is delegated, and it has no linked wallet: the dry run
+    // refuses the same way (rule 8 is one of its checks) and records nothing.
     const probe = await post("dry-run", keys.notDelegated, hood("unlinked-probe"))
-    expect(probe.status, JSON.stringify(probe.body)).toBe(200)
-    const wallet: string = probe.body.launchWallet
+    expectEnvelope(probe, { status: 500, code: "LAUNCH_FAILED", retryable: true })
+    const listed = await world.call("GET", "/api/v1/agent/wallets", { key: keys.notDelegated })
+    const wallet: string = (listed.body.embeddedWallets as Array<{ chain: string; address: string }>).find((w) => w.chain === "evm")!.address
     const nonce = await world.evmNonce(wallet)
     const r = await post("launch", keys.notDelegated, hood(id))
     expectEnvelope(r, { status: 500, code: "LAUNCH_FAILED", retryable: true })

@@ -524,18 +524,17 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
         // The metadata URI the launch would write: the image's hosted URL (content-addressed), so the size is the launch's.
         const imageUrl = images.hostedUrlOf(pictures.image)
-        const wallet =
-          request.chain === "solana"
-            ? yield* embeddedWallet(caller.accountId, "solana")
-            : {
-                address: yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
-                  Effect.catchTags({
-                    HoodLaunchError: (e) => Effect.fail(fromHood(e)),
-                    WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
-                    SqlError: storage("reading the wallets")
-                  })
-                )
-              }
+        // The delegation first, as the launch checks it; then Hood's in-run gates (rule 8, the configuration).
+        const wallet = yield* embeddedWallet(caller.accountId, request.chain)
+        if (request.chain === "hood") {
+          yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
+            Effect.catchTags({
+              HoodLaunchError: (e) => Effect.fail(fromHood(e)),
+              WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
+              SqlError: storage("reading the wallets")
+            })
+          )
+        }
         const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
         const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
         return {
