@@ -1,0 +1,76 @@
+/**
+ * The localnets as their own processes (`src/chain/solana/localnet/main.ts`,
+ * `src/chain/hood/localnet/main.ts`), for crash tests where the engine dies and the chain must
+ * not: each prints one JSON line of its addresses on stdout, then runs until killed.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { projectRoot } from "./engine.js"
+
+export interface StandaloneSolana {
+  readonly rpcUrl: string
+  readonly grpcUrl: string
+  readonly blockEngineUrl: string
+  readonly keeperSecretKey: string
+}
+
+export interface StandaloneHood {
+  readonly rpcUrl: string
+  readonly chainId: number
+  readonly addresses: { readonly factory: string; readonly feeSplitter: string; readonly uniswapV3Factory: string; readonly weth9: string }
+  readonly keeperPrivateKey: string
+}
+
+export interface Standalone<A> {
+  readonly info: A
+  readonly child: ChildProcess
+  stop(): void
+}
+
+const start = async <A>(entry: string, env: Record<string, string>): Promise<Standalone<A>> => {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] })
+  const info = await new Promise<A>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! })
+    lines.once("line", (line) => resolve(JSON.parse(line) as A))
+    child.once("exit", (code) => reject(new Error(`${entry} exited with ${code}`)))
+  })
+  return { info, child, stop: () => void child.kill("SIGTERM") }
+}
+
+export const startStandaloneSolana = (env: Record<string, string> = {}): Promise<Standalone<StandaloneSolana>> =>
+  start("src/chain/solana/localnet/main.ts", env)
+
+export const startStandaloneHood = (env: Record<string, string> = {}): Promise<Standalone<StandaloneHood>> =>
+  start("src/chain/hood/localnet/main.ts", env)
+
+/** The engine's environment to follow a standalone Solana localnet. */
+export const solanaEnv = (s: StandaloneSolana): Record<string, string> => ({
+  SOLANA_RPC_URL: s.rpcUrl,
+  YELLOWSTONE_URL: s.grpcUrl,
+  BLOCK_ENGINE_URL: s.blockEngineUrl,
+  KEEPER_SECRET_KEY: s.keeperSecretKey
+})
+
+/** The engine's environment to follow a standalone Hood node. */
+export const hoodEnv = (h: StandaloneHood): Record<string, string> => ({
+  HOOD_RPC_URL: h.rpcUrl,
+  HOOD_CHAIN_ID: String(h.chainId),
+  HOOD_FACTORY_ADDRESS: h.addresses.factory,
+  HOOD_FEE_SPLITTER_ADDRESS: h.addresses.feeSplitter,
+  HOOD_UNISWAP_V3_FACTORY_ADDRESS: h.addresses.uniswapV3Factory,
+  HOOD_WETH9_ADDRESS: h.addresses.weth9,
+  HOOD_KEEPER_PRIVATE_KEY: h.keeperPrivateKey
+})
+
+/** JSON over HTTP with an agent key: status and parsed body. */
+export const keyCall =
+  (url: () => string, key: () => string) =>
+  async (method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(`${url()}${route}`, {
+      method,
+      headers: { "x-api-key": key(), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    const text = await res.text()
+    return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+  }
