@@ -67,6 +67,8 @@ import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.j
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
 import { startDataService } from "./DataService.js"
+import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
+import { ingestionReport } from "./services/ingestion/IngestionLag.js"
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -91,7 +93,9 @@ const storageLayer = Layer.unwrapEffect(
 /** The chain side: Solana and Hood endpoints and ingesters, market actors and the ClickHouse writers. */
 const pipelineLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana), HoodEndpoints.layer(config.hood))
+    // The embedded localnets keep their chains under the data directory; the identity gate runs before anything reads them.
+    const localnetDir = (chain: string) => ({ dataDir: path.join(config.dataDir, "chains", chain), fsync: config.bus.fsync })
+    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana, localnetDir("solana")), HoodEndpoints.layer(config.hood, localnetDir("hood")))
     const ingester = Layer.unwrapEffect(
       Effect.map(SolanaEndpoints, (e) =>
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
@@ -112,6 +116,7 @@ const pipelineLayer = Layer.unwrapEffect(
       )
     )
     return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
+      Layer.provide(chainIdentityGate(config.resetChainState)),
       Layer.provideMerge(endpoints)
     )
   })
@@ -228,11 +233,23 @@ const api = (config: AppConfigShape) =>
     const prices = yield* PriceSource
     const routes = withOpenApi(
       [
-        ...healthRoutes([
-          { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
-          { name: "clickhouse", check: clickhouse.ping },
-          { name: "bus", check: bus.ping }
-        ]),
+        ...healthRoutes(
+          [
+            { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
+            { name: "clickhouse", check: clickhouse.ping },
+            { name: "bus", check: bus.ping }
+          ],
+          undefined,
+          ingestionReport({
+            solanaPublished: Effect.map((yield* SolanaIngester).status, (s) => s.publishedSlot),
+            solanaRpcUrl: (yield* SolanaEndpoints).rpcUrl,
+            solanaCommitment: config.solana.commitment,
+            hoodPublished: Effect.map((yield* HoodIngester).status, (s) => s.cursorBlock),
+            hoodRpcUrl: hood.rpcUrl,
+            bus,
+            actorsGroup: MarketActors.MARKET_ACTORS_GROUP
+          })
+        ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
         ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID }),
