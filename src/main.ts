@@ -20,6 +20,7 @@ import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { Bus } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
+import { RetiredRanges } from "../ingest/bus/RetiredRanges.js"
 import { healthRoutes } from "../api/routes/HealthRoutes.js"
 import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
 import { withOpenApi } from "../api/routes/OpenApiRoute.js"
@@ -70,6 +71,8 @@ import { startDataService } from "./DataService.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
 import { ingestionReport } from "./services/ingestion/IngestionLag.js"
 
+const retiredRanges = new RetiredRanges()
+
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
     mkdirSync(config.dataDir, { recursive: true })
@@ -85,7 +88,10 @@ const storageLayer = Layer.unwrapEffect(
         ...(config.clickhouseUser !== undefined ? { username: config.clickhouseUser } : {}),
         ...(config.clickhousePassword !== undefined ? { password: config.clickhousePassword } : {})
       }),
-      EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus })
+      // Consumers skip a replaced chain's events (`RetiredRanges`, filled by the identity gate).
+      Layer.effect(Bus, Effect.map(Bus, (bus) => retiredRanges.wrap(bus))).pipe(
+        Layer.provide(EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus }))
+      )
     )
   })
 )
@@ -116,7 +122,7 @@ const pipelineLayer = Layer.unwrapEffect(
       )
     )
     return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
-      Layer.provide(chainIdentityGate(config.resetChainState)),
+      Layer.provide(chainIdentityGate(config.resetChainState, retiredRanges)),
       Layer.provideMerge(endpoints)
     )
   })

@@ -5,8 +5,9 @@
  *    and started again on the same data directory: both localnets continue their chains (no
  *    "chain was reset", no reorg past the window), and every market the first run served is
  *    served again with the state its chain holds.
- * 2. The localnets' chains are deleted between two runs: the engine says, once per chain, that it
- *    rebuilt that chain's derived state, and serves none of the old markets.
+ * 2. The localnets' chains are deleted between two runs, with a crash's uncommitted tail of old
+ *    events left on the bus: the engine says, once per chain, that it rebuilt that chain's derived
+ *    state, and serves none of the old markets.
  * 3. Against a configured Solana node that turns out to be another chain, the engine refuses to
  *    start and names RESET_CHAIN_STATE; with it set, it rebuilds and starts.
  */
@@ -15,12 +16,15 @@ import { readFileSync, rmSync } from "node:fs"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { createSolanaRpc } from "@solana/kit"
+import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import type { Address } from "viem"
 import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
 import { hoodPublicClient } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
+import { Topics } from "../../ingest/bus/Bus.js"
+import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { ingestionCaughtUp } from "../support/ingestion.js"
@@ -80,6 +84,23 @@ const onChain = async (engine: Engine, chain: Chain, curve: string): Promise<{ t
   return { trades: trades.length }
 }
 
+/**
+ * What a crash leaves on the bus: events no consumer has committed. Copies of one market's events
+ * (its creation first) are appended after everything the consumers committed.
+ */
+const plantUncommittedTail = (dataDir: string, key: string) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const bus = yield* EmbeddedBus.make({ dir: path.join(dataDir, "bus") })
+        const partition = bus.partitionFor(Topics.chainEvents, key)
+        const records = (yield* bus.read(Topics.chainEvents, partition, 0, 10_000)).filter((r) => r.key === key)
+        yield* bus.publish(Topics.chainEvents, records.map((r) => ({ key: r.key, value: r.value })))
+        return records.length
+      })
+    )
+  )
+
 const RESET_LINES = /the chain was reset|reorg deeper than the block window|chain reset:/
 
 describe("embedded chains across restarts", () => {
@@ -125,6 +146,8 @@ describe("embedded chains across restarts", () => {
 
   it("rebuilds a chain's derived state when its chain is gone, saying so once per chain", async () => {
     expect(before.solana.length).toBeGreaterThan(0)
+    expect(await plantUncommittedTail(dataDir, `solana:${before.solana[0]}`)).toBeGreaterThan(0)
+    expect(await plantUncommittedTail(dataDir, `hood:${before.hood[0]}`)).toBeGreaterThan(0)
     rmSync(path.join(dataDir, "chains"), { recursive: true, force: true })
     const third = await start({ dataDir, args: ["--quiet"] })
     const out = third.output()

@@ -14,6 +14,10 @@
  *   chain are untouched. Against a configured node without the flag the engine refuses to start
  *   (`ChainIdentityError` `mismatch`, naming the flag), so it never serves another chain's state.
  *
+ * The replaced chain's events a crash left uncommitted on `chain.events` are retired too: the
+ * bus's end offsets at the rebuild are recorded (`meta`, `chain_retired:<chain>`) and loaded into
+ * the `RetiredRanges` every consumer subscribes through, so none of them is applied again.
+ *
  * The pure decision is `decideIdentity`; the rest reads the node and runs the deletes.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -21,6 +25,8 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, Schedule, Schema } from "effect"
 import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
+import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
+import type { RetiredRanges } from "../../../ingest/bus/RetiredRanges.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
@@ -101,6 +107,7 @@ export const observeIdentity = (chain: ChainId, rpcUrl: string): Effect.Effect<s
   )
 
 const metaKey = (chain: ChainId) => `chain_identity:${chain}`
+const retiredKey = (chain: ChainId) => `chain_retired:${chain}`
 /** Keys of a chain's rows in `ingest_cursors` (`solana:yellowstone:…`, `hood:logs:…`) and `checkpoints` (`<chain>:<mint>`, `<chain>`). */
 const prefix = (chain: ChainId) => `${chain}:%`
 
@@ -149,9 +156,11 @@ export interface RebuildCounts {
 export const rebuildDerivedState = (
   chain: ChainId,
   identity: string
-): Effect.Effect<RebuildCounts, SqlError | ClickHouseError, SqlClient.SqlClient | ClickHouse> =>
+): Effect.Effect<RebuildCounts, SqlError | ClickHouseError | BusError, SqlClient.SqlClient | ClickHouse | Bus> =>
   Effect.gen(function* () {
     const ch = yield* ClickHouse
+    // Everything on the bus now is the replaced chain's (the ingesters have not started).
+    const end = yield* (yield* Bus).endOffsets(Topics.chainEvents)
     for (const table of CHAIN_HISTORY_TABLES) {
       yield* ch.command(`ALTER TABLE ${table} DELETE WHERE chain = {chain:String} SETTINGS mutations_sync = 2`, { chain })
     }
@@ -166,11 +175,37 @@ export const rebuildDerivedState = (
           yield* sql`DELETE FROM hood_pools WHERE source LIKE ${prefix(chain)}`
         }
         const personal = yield* sql<{ seq: string }>`DELETE FROM md_personal_signals WHERE signal->>'chain' = ${chain} RETURNING seq`
+        const before = yield* readRetired(chain)
+        const below: Record<string, number> = {}
+        for (const [p, o] of end) below[p] = Math.max(o, before.get(p) ?? 0)
+        yield* sql`
+          INSERT INTO meta (key, value) VALUES (${retiredKey(chain)}, ${JSON.stringify({ below })}::jsonb)
+          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`
         yield* recordIdentity(chain, identity)
         return { markets: Number(markets[0]?.n ?? 0), checkpoints: checkpoints.length, personalSignals: personal.length }
       })
     )
   })
+
+/** partition → the first offset of `chain.events` that is not retired for `chain`. */
+const readRetired = (chain: ChainId): Effect.Effect<ReadonlyMap<number, number>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ below: string }>`SELECT (value->'below')::text AS below FROM meta WHERE key = ${retiredKey(chain)}`, (rows) => {
+      const below = rows[0] === undefined ? {} : (JSON.parse(rows[0].below) as Record<string, number>)
+      return new Map(Object.entries(below).map(([p, o]) => [Number(p), o] as const))
+    })
+  )
+
+/** Loads the recorded retired ranges of both chains into `retired`. */
+export const loadRetiredRanges = (retired: RetiredRanges): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.forEach(
+    ["solana", "hood"] as const,
+    (chain) =>
+      Effect.map(readRetired(chain), (below) => {
+        if (below.size > 0) retired.add({ topic: Topics.chainEvents, keyPrefix: `${chain}:`, below })
+      }),
+    { discard: true }
+  )
 
 export interface ChainToCheck {
   readonly chain: ChainId
@@ -178,7 +213,7 @@ export interface ChainToCheck {
   readonly embedded: boolean
 }
 
-const storage = (e: SqlError | ClickHouseError) =>
+const storage = (e: SqlError | ClickHouseError | BusError) =>
   new ChainIdentityError({ reason: "storage", message: `chain identity: ${e.message}`, retryable: true })
 
 /**
@@ -188,7 +223,7 @@ const storage = (e: SqlError | ClickHouseError) =>
 export const checkChainIdentity = (
   c: ChainToCheck,
   resetChains: ReadonlyArray<ChainId>
-): Effect.Effect<IdentityDecision, ChainIdentityError, SqlClient.SqlClient | ClickHouse> =>
+): Effect.Effect<IdentityDecision, ChainIdentityError, SqlClient.SqlClient | ClickHouse | Bus> =>
   Effect.gen(function* () {
     const observed = yield* observeIdentity(c.chain, c.rpcUrl)
     const recorded = yield* readRecordedIdentity(c.chain).pipe(Effect.mapError(storage))
@@ -227,17 +262,20 @@ export const checkChainIdentity = (
   })
 
 /**
- * The start-up gate: checks both chains' identities (embedded or configured, as the endpoints say).
- * Provided to the pipeline so it is built before the ingesters, actors and writers.
+ * The start-up gate: checks both chains' identities (embedded or configured, as the endpoints say),
+ * then loads the retired ranges into `retired` (the filter of the bus every consumer subscribes
+ * through). Provided to the pipeline so it is built before the ingesters, actors and writers.
  */
 export const chainIdentityGate = (
-  resetChains: ReadonlyArray<ChainId>
-): Layer.Layer<never, ChainIdentityError, SolanaEndpoints | HoodEndpoints | SqlClient.SqlClient | ClickHouse> =>
+  resetChains: ReadonlyArray<ChainId>,
+  retired: RetiredRanges
+): Layer.Layer<never, ChainIdentityError, SolanaEndpoints | HoodEndpoints | SqlClient.SqlClient | ClickHouse | Bus> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const solana = yield* SolanaEndpoints
       const hood = yield* HoodEndpoints
       yield* checkChainIdentity({ chain: "solana", rpcUrl: solana.rpcUrl, embedded: solana.embedded }, resetChains)
       yield* checkChainIdentity({ chain: "hood", rpcUrl: hood.rpcUrl, embedded: hood.embedded }, resetChains)
+      yield* loadRetiredRanges(retired).pipe(Effect.mapError(storage))
     })
   )
