@@ -49,6 +49,8 @@ export class MarketActors extends Context.Tag("curvestream/MarketActors")<Market
 
 /** The checkpoint owner of market states. */
 export const MARKET_OWNER = "market"
+/** The bus consumer group of the market actors on `chain.events`. */
+export const MARKET_ACTORS_GROUP = "actors"
 
 const describeOutput = (o: MarketOutput): { readonly level: "warning" | "info"; readonly message: string } | undefined => {
   switch (o._tag) {
@@ -97,7 +99,7 @@ export const make = (
       { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) },
       store,
       bus,
-      { topic: Topics.chainEvents, group: "actors", ...runtimeOptions }
+      { topic: Topics.chainEvents, group: MARKET_ACTORS_GROUP, ...runtimeOptions }
     )
     const actors: MarketActorsShape = { stats: runtime.stats, state: (chain, mint) => runtime.state(actorKey(chain, mint)) }
     return { index, actors, agentLaunches }

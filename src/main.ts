@@ -20,6 +20,7 @@ import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { Bus } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
+import { RetiredRanges } from "../ingest/bus/RetiredRanges.js"
 import { healthRoutes } from "../api/routes/HealthRoutes.js"
 import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
 import { withOpenApi } from "../api/routes/OpenApiRoute.js"
@@ -80,6 +81,10 @@ import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
 import { fundLocalAccount } from "./sim/LocalFunding.js"
+import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
+import { ingestionReport } from "./services/ingestion/IngestionLag.js"
+
+const retiredRanges = new RetiredRanges()
 
 const storageLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -96,7 +101,10 @@ const storageLayer = Layer.unwrapEffect(
         ...(config.clickhouseUser !== undefined ? { username: config.clickhouseUser } : {}),
         ...(config.clickhousePassword !== undefined ? { password: config.clickhousePassword } : {})
       }),
-      EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus })
+      // Consumers skip a replaced chain's events (`RetiredRanges`, filled by the identity gate).
+      Layer.effect(Bus, Effect.map(Bus, (bus) => retiredRanges.wrap(bus))).pipe(
+        Layer.provide(EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus }))
+      )
     )
   })
 )
@@ -104,7 +112,9 @@ const storageLayer = Layer.unwrapEffect(
 /** The chain side: Solana and Hood endpoints and ingesters, market actors and the ClickHouse writers. */
 const pipelineLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana), HoodEndpoints.layer(config.hood))
+    // The embedded localnets keep their chains under the data directory; the identity gate runs before anything reads them.
+    const localnetDir = (chain: string) => ({ dataDir: path.join(config.dataDir, "chains", chain), fsync: config.bus.fsync })
+    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana, localnetDir("solana")), HoodEndpoints.layer(config.hood, localnetDir("hood")))
     const ingester = Layer.unwrapEffect(
       Effect.map(SolanaEndpoints, (e) =>
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
@@ -125,6 +135,7 @@ const pipelineLayer = Layer.unwrapEffect(
       )
     )
     return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
+      Layer.provide(chainIdentityGate(config.resetChainState, retiredRanges)),
       Layer.provideMerge(endpoints)
     )
   })
@@ -304,11 +315,23 @@ const api = (config: AppConfigShape) =>
     const prices = yield* PriceSource
     const routes = withOpenApi(
       [
-        ...healthRoutes([
-          { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
-          { name: "clickhouse", check: clickhouse.ping },
-          { name: "bus", check: bus.ping }
-        ]),
+        ...healthRoutes(
+          [
+            { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
+            { name: "clickhouse", check: clickhouse.ping },
+            { name: "bus", check: bus.ping }
+          ],
+          undefined,
+          ingestionReport({
+            solanaPublished: Effect.map((yield* SolanaIngester).status, (s) => s.publishedSlot),
+            solanaRpcUrl: (yield* SolanaEndpoints).rpcUrl,
+            solanaCommitment: config.solana.commitment,
+            hoodPublished: Effect.map((yield* HoodIngester).status, (s) => s.cursorBlock),
+            hoodRpcUrl: hood.rpcUrl,
+            bus,
+            actorsGroup: MarketActors.MARKET_ACTORS_GROUP
+          })
+        ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
         ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches }),

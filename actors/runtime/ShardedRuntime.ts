@@ -438,8 +438,9 @@ export const make = <S, E, O>(
           return Effect.void
         }
         const last = batch.records[batch.records.length - 1]
-        if (last === undefined) return lines.flush()
-        const entry = { partition: batch.partition, nextOffset: last.offset + 1, marks }
+        const nextOffset = batch.nextOffset ?? (last === undefined ? undefined : last.offset + 1)
+        if (nextOffset === undefined) return lines.flush()
+        const entry = { partition: batch.partition, nextOffset, marks }
         return lines.flush().pipe(
           Effect.zipRight(route(0)),
           Effect.zipRight(warming ? warmingQueue.push(entry) : Effect.void),

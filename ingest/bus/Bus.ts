@@ -34,6 +34,11 @@ export interface BusBatch {
   readonly topic: string
   readonly partition: number
   readonly records: ReadonlyArray<BusRecord>
+  /**
+   * The offset after the batch when records were left out of it (`RetiredRanges`): a consumer
+   * that commits by itself commits this. Absent: the last record's offset + 1.
+   */
+  readonly nextOffset?: number
 }
 
 /**

@@ -50,6 +50,12 @@ export interface AppConfigShape {
     readonly backfillBlocks: number
     readonly pollIntervalMs: number
   }
+  /**
+   * Chains whose derived state may be deleted and rebuilt when their configured node follows
+   * another chain than the one recorded (`RESET_CHAIN_STATE=solana,hood`; embedded localnets
+   * always rebuild). See `services/chains/ChainIdentity.ts`.
+   */
+  readonly resetChainState: ReadonlyArray<"solana" | "hood">
   readonly keeper: {
     readonly sweepIntervalMs: number
     readonly maxAttempts: number
@@ -220,6 +226,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     pollIntervalMs: positiveInt("HOOD_POLL_INTERVAL_MS", 250),
     localnetBlockMs: nonNegativeInt("HOOD_LOCALNET_BLOCK_MS", 1000)
   }),
+  resetChainState: Config.string("RESET_CHAIN_STATE").pipe(
+    Config.withDefault(""),
+    Config.map((s) => s.split(",").map((c) => c.trim()).filter((c) => c !== "")),
+    Config.validate({
+      message: "RESET_CHAIN_STATE must list chains among solana, hood (comma-separated) or be empty",
+      validation: (cs) => cs.every((c) => c === "solana" || c === "hood")
+    }),
+    Config.map((cs) => [...new Set(cs as ReadonlyArray<"solana" | "hood">)])
+  ),
   keeper: Config.all({
     sweepIntervalMs: positiveInt("MIGRATION_SWEEP_INTERVAL_MS", 120_000),
     maxAttempts: positiveInt("MIGRATION_MAX_ATTEMPTS", 5)
@@ -304,7 +319,7 @@ export const ConfigVariables = [
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
   "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",
-  "HOOD_LOCALNET_BLOCK_MS", "LOCALNET_USD_PRICES", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
+  "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",

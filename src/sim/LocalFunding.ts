@@ -7,10 +7,11 @@
  */
 import { Effect } from "effect"
 import { address } from "@solana/kit"
-import { createTestClient, erc20Abi, http, type Address, getAddress } from "viem"
+import { erc20Abi, type Address, getAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
 import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
+import { DEPLOYER_INDEX, DEV_PRIVATE_KEYS } from "../chain/hood/localnet/DevAccounts.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
 import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
 import { ataOf, tokenBalance } from "../chain/solana/localnet/testkit.js"
@@ -50,17 +51,18 @@ export const fundLocalAccount = (accountId: string) =>
     if (hood.embedded && evm !== undefined) {
       const wallet = getAddress(evm.address)
       const pc = hoodPublicClient(hood.chain, hood.rpcUrl)
+      // The localnet journals every block it mines and refuses state edits (hardhat_*): fund by
+      // transfers, from the deployer (idle after deploying; the simulation's traders keep their nonces).
+      const from = hoodWallet(hood.chain, privateKeyToAccount(DEV_PRIVATE_KEYS[DEPLOYER_INDEX]!), hood.rpcUrl)
       const wei = yield* Effect.promise(() => pc.getBalance({ address: wallet }))
       if (wei < LocalFunding.wei) {
-        const tc = createTestClient({ chain: hood.chain, mode: "hardhat", transport: http(hood.rpcUrl) })
-        yield* Effect.promise(() => tc.setBalance({ address: wallet, value: LocalFunding.wei }))
+        const hash = yield* Effect.promise(() => from.sendTransaction({ to: wallet, value: LocalFunding.wei - wei, chain: hood.chain, account: from.account! }))
+        yield* Effect.promise(() => pc.waitForTransactionReceipt({ hash }))
       }
       const usdg = hood.addresses.usdg
-      const donor = hood.traderKeys[0]
-      if (usdg !== undefined && donor !== undefined) {
+      if (usdg !== undefined) {
         const held = yield* Effect.promise(() => pc.readContract({ address: usdg, abi: erc20Abi, functionName: "balanceOf", args: [wallet] }))
         if (held < LocalFunding.usdgRaw) {
-          const from = hoodWallet(hood.chain, privateKeyToAccount(donor), hood.rpcUrl)
           const hash = yield* Effect.promise(() =>
             from.writeContract({ address: usdg, abi: erc20Abi, functionName: "transfer", args: [wallet, LocalFunding.usdgRaw - held], chain: hood.chain, account: from.account! })
           )

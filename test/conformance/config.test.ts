@@ -46,5 +46,6 @@ describe("configuration documents", () => {
     expect(String(await bad("DEV_BUY_MAX_WEI", "0.5"))).toContain("DEV_BUY_MAX_WEI")
     expect(String(await bad("BUS_PARTITIONS", "0"))).toContain("BUS_PARTITIONS")
     expect(String(await bad("LOG_FORMAT", "xml"))).toContain("LOG_FORMAT")
+    expect(String(await bad("RESET_CHAIN_STATE", "solana,ethereum"))).toContain("RESET_CHAIN_STATE")
   })
 })

@@ -6,7 +6,9 @@
  * known transaction is waited for; otherwise createCurve is sent again with the same salt) and
  * confirms it: one curve, the job's, in the feed.
  */
-import { createTestClient, http, type Address } from "viem"
+import { type Address, createPublicClient, createWalletClient, http } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
@@ -42,8 +44,10 @@ beforeAll(async () => {
   // A configured node funds nothing: give the embedded EVM wallet ETH on the node.
   const dry = await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl })
   expect(dry.status).toBe(200)
-  const tc = createTestClient({ mode: "hardhat", transport: http(hood.rpcUrl) })
-  await tc.setBalance({ address: dry.body.launchWallet as Address, value: 10n ** 20n })
+  // The node refuses state edits (it journals what it mines): a dev account pays.
+  const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hood.rpcUrl) })
+  const hash = await dev.sendTransaction({ to: dry.body.launchWallet as Address, value: 10n ** 20n, chain: null })
+  await createPublicClient({ transport: http(hood.rpcUrl) }).waitForTransactionReceipt({ hash })
 }, 180_000)
 
 afterAll(async () => {

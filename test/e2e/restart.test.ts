@@ -17,6 +17,7 @@ import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { ingestionCaughtUp } from "../support/ingestion.js"
 
 interface Localnet {
   readonly rpcUrl: string
@@ -79,14 +80,15 @@ describe("crash and restart", () => {
     ])
 
     let landed = 0
+    let lastSignature = ""
     const trade = async (i: number) => {
       const trader = traders[i % traders.length]!
       const ata = await findAssociatedTokenAddress(trader.address, mint.address)
       if (i % 5 === 4) {
         const balance = BigInt((await sender.rpc.getTokenAccountBalance(ata, { commitment: "processed" }).send()).value.amount)
-        await sender.send(trader, [await getSellInstruction({ trader, mint: mint.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: balance / 3n, minAmountOutRaw: 0n })])
+        lastSignature = await sender.send(trader, [await getSellInstruction({ trader, mint: mint.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: balance / 3n, minAmountOutRaw: 0n })])
       } else {
-        await sender.send(trader, [
+        lastSignature = await sender.send(trader, [
           getCreateAssociatedTokenInstruction({ payer: trader, ata, owner: trader.address, mint: mint.address, idempotent: true }),
           await getBuyInstruction({ trader, mint: mint.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: 100_000_000n + BigInt(i) * 7_777_777n, minAmountOutRaw: 0n })
         ])
@@ -115,8 +117,10 @@ describe("crash and restart", () => {
       intervalMs: 100,
       detail: () => second.output().slice(-3000)
     })
-    // Let anything duplicated show itself before judging.
-    await new Promise((r) => setTimeout(r, 1_000))
+    // The receipt before judging: the ingester has published past the last trade's slot and the
+    // actors hold no backlog, so anything redelivered (a duplicate) has been applied by now.
+    const lastSlot = (await sender.rpc.getSignatureStatuses([lastSignature as never]).send()).value[0]?.slot ?? 0n
+    await ingestionCaughtUp(second, ["solana"], { atLeast: { solana: BigInt(lastSlot) } })
     const record = await market(second, mint.address)
 
     const curveAccount = await sender.rpc.getAccountInfo((await findCurveAddresses(mint.address)).curve, { encoding: "base64", commitment: "confirmed" }).send()

@@ -31,7 +31,17 @@ describe("engine end to end", () => {
     expect((await get("/healthz")).status).toBe(200)
     const ready = await get("/readyz")
     expect(ready.status).toBe(200)
-    expect(ready.body).toEqual({ ready: true, checks: { postgres: "ok", clickhouse: "ok", bus: "ok" } })
+    const { ingestion, ...rest } = ready.body
+    expect(rest).toEqual({ ready: true, checks: { postgres: "ok", clickhouse: "ok", bus: "ok" } })
+    // Beside the checks, how far ingestion trails each chain (never a reason to be unready).
+    const height = /^\d+$/
+    expect(Object.keys(ingestion)).toEqual(["solana", "hood", "actorsPending"])
+    for (const chain of ["solana", "hood"]) {
+      expect(Object.keys(ingestion[chain])).toEqual(["published", "head"])
+      expect(ingestion[chain].head).toMatch(height)
+      if (ingestion[chain].published !== null) expect(ingestion[chain].published).toMatch(height) // null until the first publish
+    }
+    expect(ingestion.actorsPending).toBeGreaterThanOrEqual(0)
   })
 
   it("serves quote pairs with a strong ETag, 304 on a match and the chain filter", async () => {

@@ -59,7 +59,11 @@ export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("Hood
 }) {}
 
 export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<HoodEndpoints, HoodEndpointsShape>() {
-  static readonly layer = (h: HoodEndpointsConfig): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
+  /** `localnet`: where the embedded localnet keeps its chain (unset: a new chain in memory each start). */
+  static readonly layer = (
+    h: HoodEndpointsConfig,
+    localnet?: { readonly dataDir: string; readonly fsync: boolean }
+  ): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
     if (h.rpcUrl === undefined) {
       return Layer.effect(
         HoodEndpoints,
@@ -72,7 +76,7 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
           traderKeys: n.roles.traders.map((t) => t.privateKey),
           bondingCurveBytecode: n.artifacts.BondingCurve.bytecode
         }))
-      ).pipe(Layer.provide(HoodLocalnet.layer({ blockIntervalMs: h.localnetBlockMs })))
+      ).pipe(Layer.provide(HoodLocalnet.layer({ blockIntervalMs: h.localnetBlockMs, clockMs: Date.now, ...localnet })))
     }
     const rpcUrl = h.rpcUrl
     return Layer.effect(

@@ -41,7 +41,11 @@ export class SolanaConfigError extends Schema.TaggedError<SolanaConfigError>()("
 }) {}
 
 export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<SolanaEndpoints, SolanaEndpointsShape>() {
-  static readonly layer = (s: SolanaEndpointsConfig): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
+  /** `localnet`: where the embedded localnet keeps its ledger (unset: a new chain in memory each start). */
+  static readonly layer = (
+    s: SolanaEndpointsConfig,
+    localnet?: { readonly dataDir: string; readonly fsync: boolean }
+  ): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
     if (s.yellowstoneUrl === undefined && s.rpcUrl === undefined) {
       return Layer.effect(
         SolanaEndpoints,
@@ -57,7 +61,7 @@ export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<
             localLedger: localnet.ledger
           }
         })
-      ).pipe(Layer.provide(SolanaLocalnet.layer({ ledger: { slotMs: s.localnetSlotMs } })))
+      ).pipe(Layer.provide(SolanaLocalnet.layer({ ledger: { slotMs: s.localnetSlotMs }, ...localnet })))
     }
     return Layer.effect(
       SolanaEndpoints,

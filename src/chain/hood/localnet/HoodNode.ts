@@ -12,6 +12,7 @@
  */
 import { createRequire } from "node:module"
 import type { DevAccount } from "./DevAccounts.js"
+import { type EdrProvider, type HoodBlockRecord, type HoodJournal, type HoodMiner, makeHoodMiner } from "./HoodMiner.js"
 
 /** Hardhat's default chain id; the Hood localnet keeps it so wallets and viem's `hardhat` chain agree. */
 export const HOOD_LOCALNET_CHAIN_ID = 31337
@@ -28,6 +29,16 @@ export interface HoodNodeOptions {
   readonly blockIntervalMs?: number
   /** Genesis timestamp; default now. Tests pin it for reproducible block hashes. */
   readonly initialDate?: Date
+  /**
+   * Managed mining (`HoodMiner.ts`): block timestamps follow `clockMs`, every block is journaled
+   * before it is mined, and `replay` is applied before the server listens. `blockIntervalMs` is
+   * then the miner's (started by `startInterval`), and `evm_*`/`hardhat_*` are refused.
+   */
+  readonly managed?: {
+    readonly clockMs: () => number
+    readonly journal?: HoodJournal
+    readonly replay?: ReadonlyArray<HoodBlockRecord>
+  }
 }
 
 export interface Eip1193Like {
@@ -40,6 +51,10 @@ export interface HoodNode {
   readonly chainId: number
   /** The in-process provider (no socket): for the engine's own fast paths and tests. */
   readonly provider: Eip1193Like
+  /** Managed mode only: the miner (interval blocks, replay outcome). */
+  readonly miner: HoodMiner | undefined
+  /** Managed mode only: transactions of the replayed journal that EDR refused again, as it did the first time. */
+  readonly replayRefused: number
   close(): Promise<void>
 }
 
@@ -58,13 +73,14 @@ export const startHoodNode = async (o: HoodNodeOptions): Promise<HoodNode> => {
     defaultHardhatNetworkParams: { hardfork: string; blockGasLimit: number; chains: unknown }
   }
   const { createHardhatNetworkProvider } = require("hardhat/internal/hardhat-network/provider/provider") as {
-    createHardhatNetworkProvider(config: object, logger: object): Promise<Eip1193Like>
+    createHardhatNetworkProvider(config: object, logger: object): Promise<EdrProvider>
   }
   const { JsonRpcServer } = require("hardhat/internal/hardhat-network/jsonrpc/server") as {
     JsonRpcServer: new (config: { hostname: string; port: number; provider: Eip1193Like }) => JsonRpcServerLike
   }
   const chainId = o.chainId ?? HOOD_LOCALNET_CHAIN_ID
-  const provider = await createHardhatNetworkProvider(
+  const managed = o.managed
+  const edr = await createHardhatNetworkProvider(
     {
       chainId,
       networkId: chainId,
@@ -75,18 +91,21 @@ export const startHoodNode = async (o: HoodNodeOptions): Promise<HoodNode> => {
       throwOnTransactionFailures: false,
       throwOnCallFailures: true,
       automine: o.automine ?? true,
-      intervalMining: o.blockIntervalMs ?? 0,
+      intervalMining: managed === undefined ? (o.blockIntervalMs ?? 0) : 0,
       mempoolOrder: "fifo",
       chains: defaultHardhatNetworkParams.chains,
       genesisAccounts: o.accounts.map((a) => ({ privateKey: a.privateKey, balance: o.balanceWei.toString() })),
       allowUnlimitedContractSize: false,
-      allowBlocksWithSameTimestamp: false,
+      allowBlocksWithSameTimestamp: managed !== undefined,
       enableTransientStorage: false,
       enableRip7212: false,
       ...(o.initialDate === undefined ? {} : { initialDate: o.initialDate })
     },
     { enabled: false }
   )
+  const miner = managed === undefined ? undefined : makeHoodMiner(edr, managed)
+  const replayRefused = miner === undefined ? 0 : (await miner.replay(managed?.replay ?? [])).refused
+  const provider: EdrProvider = miner ?? edr
   const host = o.host ?? "127.0.0.1"
   const server = new JsonRpcServer({ hostname: host, port: o.port ?? 0, provider })
   const address = await server.listen()
@@ -97,11 +116,14 @@ export const startHoodNode = async (o: HoodNodeOptions): Promise<HoodNode> => {
     wsUrl: `ws://${authority}`,
     chainId,
     provider,
+    miner,
+    replayRefused,
     close: async () => {
       if (closed) return
       closed = true
       // Stop block production before the sockets go, so nothing is mined into a closing server.
-      await provider.request({ method: "evm_setIntervalMining", params: [0] }).catch(() => undefined)
+      await miner?.stop()
+      await edr.request({ method: "evm_setIntervalMining", params: [0] }).catch(() => undefined)
       // Open keep-alive and WebSocket clients would hold close() open; this is our own node.
       for (const ws of server._wsServer?.clients ?? []) ws.terminate()
       server._httpServer?.closeAllConnections?.()

@@ -29,7 +29,8 @@ const layer = Layer.unwrapEffect(
       port: Config.integer("HOOD_LOCALNET_PORT").pipe(Config.withDefault(0)),
       blockIntervalMs: Config.integer("HOOD_LOCALNET_BLOCK_MS").pipe(Config.withDefault(1000))
     }),
-    ({ port, blockIntervalMs }) => HoodLocalnet.layer({ port, blockIntervalMs })
+    // Managed mining: block timestamps follow wall time.
+    ({ port, blockIntervalMs }) => HoodLocalnet.layer({ port, blockIntervalMs, clockMs: Date.now })
   )
 )
 

@@ -297,6 +297,36 @@ export interface LedgerOptions {
   readonly clockMs?: () => number
   /** Called when a subscriber throws; the ledger carries on. */
   readonly onListenerError?: (error: unknown) => void
+  /** Block time of slot 0 (default: the clock at construction); a replayed ledger passes its first run's. */
+  readonly genesisTimeSec?: number
+  /**
+   * Where the ledger records what changes it (landed transactions and bundles, slot closes), each
+   * record before the change is visible to anyone; `replay` applies such records to a new ledger.
+   */
+  readonly journal?: LedgerJournal
+}
+
+/**
+ * What changes a ledger, in the order it happened: replaying these on a ledger built with the same
+ * options reproduces it exactly (accounts, blockhashes, history, retained updates).
+ * Binary fields are base64; `faucetNonce` marks a transaction the faucet built.
+ */
+export type LedgerRecord =
+  | { readonly op: "slot"; readonly timeSec: number }
+  | { readonly op: "tx"; readonly wire: string; readonly faucetNonce?: number }
+  | { readonly op: "bundle"; readonly wires: ReadonlyArray<string>; readonly minTipLamports: string }
+
+export interface LedgerJournal {
+  /** Records one change; it must be durable (against a crash of this process) when this returns. */
+  append(record: LedgerRecord): void
+  /** Called when a slot closes, before the slot's `confirmed` status is emitted. */
+  slotClosed(): void
+}
+
+export class LedgerReplayError extends Error {
+  constructor(readonly index: number, detail: string) {
+    super(`ledger journal record ${index} does not replay: ${detail}`)
+  }
 }
 
 export interface ResolvedLedgerOptions {
@@ -392,6 +422,9 @@ const u64le = (v: bigint): Uint8Array => {
 const nextBlockhash = (previous: string, slot: bigint): string =>
   base58Decoder.decode(sha256(new Uint8Array(base58Encoder.encode(previous)), u64le(slot)))
 
+/** Bytes as the ledger holds them (a plain Uint8Array, never a Buffer view). */
+const fromBase64 = (b64: string): Uint8Array => new Uint8Array(Buffer.from(b64, "base64"))
+
 const emptyAccount = (): MutableAccount => ({ lamports: 0n, owner: SYSTEM_PROGRAM_ID, data: new Uint8Array(0), executable: false })
 
 const sameAccount = (a: StoredAccount | undefined, b: StoredAccount | undefined): boolean => {
@@ -440,6 +473,8 @@ export class Ledger {
   private retained: Array<{ readonly emittedIn: bigint; readonly update: LedgerUpdate }> = []
   private retainedHead = 0
   private timer: ReturnType<typeof setInterval> | undefined
+  private readonly journal: LedgerJournal | undefined
+  private replaying = false
 
   constructor(options: LedgerOptions = {}) {
     const o: ResolvedLedgerOptions = {
@@ -473,6 +508,7 @@ export class Ledger {
     this.keeper = options.keeper ?? KEEPER_ADDRESS
     this.clockMs = options.clockMs ?? (() => Date.now())
     this.onListenerError = options.onListenerError ?? ((e) => process.emitWarning(`ledger subscriber threw: ${String(e)}`))
+    this.journal = options.journal
 
     for (const { program } of PROGRAMS) {
       this.programs.set(program.programId, program)
@@ -488,7 +524,7 @@ export class Ledger {
       parent: 0n,
       blockhash: genesisHash,
       previousBlockhash: genesisHash,
-      blockTimeSec: Math.floor(this.clockMs() / 1000),
+      blockTimeSec: options.genesisTimeSec ?? Math.floor(this.clockMs() / 1000),
       signatures: [],
       bundleIds: []
     })
@@ -582,11 +618,18 @@ export class Ledger {
 
   /** Closes the open slot and opens the next; returns the closed block. */
   advanceSlot(): BlockRecord {
+    const timeSec = Math.floor(this.clockMs() / 1000)
+    this.record({ op: "slot", timeSec })
+    return this.closeSlot(timeSec)
+  }
+
+  private closeSlot(timeSec: number): BlockRecord {
     const closing = this.openSlot
     const state = this.slots.get(closing)!
     const blockhash = nextBlockhash(this.lastBlockhash, closing)
     state.blockhash = blockhash
-    state.blockTimeSec = Math.floor(this.clockMs() / 1000)
+    state.blockTimeSec = timeSec
+    if (!this.replaying) this.journal?.slotClosed()
     this.lastBlockhash = blockhash
     this.lastClosedSlot = closing
     this.recentBlockhashes.set(blockhash, closing)
@@ -674,11 +717,17 @@ export class Ledger {
 
   /** sendTransaction: lands the transaction in the open slot, or rejects it without a trace. */
   submit(wireBytes: Uint8Array): SubmitResult {
+    return this.submitRecorded(wireBytes, undefined)
+  }
+
+  private submitRecorded(wireBytes: Uint8Array, faucetNonce: number | undefined): SubmitResult {
     const parsed = parseTransaction(wireBytes, this.programIds)
     if (parsed._tag === "Err") return rejected(null, parsed.error, parsed.detail)
     this.ensureRoom(1)
-    const ex = this.execute(this.db, parsed.tx, { sigVerify: true, blockhash: "check", duplicateCheck: true })
+    // A replayed transaction was verified when it first landed.
+    const ex = this.execute(this.db, parsed.tx, { sigVerify: !this.replaying, blockhash: "check", duplicateCheck: true })
     if (ex._tag === "Rejected") return ex
+    this.record({ op: "tx", wire: Buffer.from(wireBytes).toString("base64"), ...(faucetNonce === undefined ? {} : { faucetNonce }) })
     const record = this.land(this.db, ex, null)
     return { _tag: "Landed", signature: record.signature, slot: record.slot, index: record.index, err: record.err }
   }
@@ -771,13 +820,18 @@ export class Ledger {
     const pending = new Set<string>()
     const executed: Executed[] = []
     for (let i = 0; i < txs.length; i++) {
-      const ex = this.execute(overlay, txs[i]!, { sigVerify: true, blockhash: "check", duplicateCheck: true, pendingSignatures: pending })
+      const ex = this.execute(overlay, txs[i]!, { sigVerify: !this.replaying, blockhash: "check", duplicateCheck: true, pendingSignatures: pending })
       if (ex._tag === "Rejected") return refuse("transaction_rejected", ex.detail, bundleId, i, ex.error)
       if (ex.err !== null) return refuse("transaction_failed", `transaction ${i} failed`, bundleId, i, ex.err)
       for (const [k, a] of ex.writes) overlay.set(k, a)
       pending.add(ex.tx.signature)
       executed.push(ex)
     }
+    this.record({
+      op: "bundle",
+      wires: transactions.map((t) => Buffer.from(t).toString("base64")),
+      minTipLamports: tipCheck.minLamports.toString()
+    })
     const signatures = executed.map((ex) => this.land(this.db, ex, bundleId).signature)
     const record: BundleRecord = { bundleId, slot: this.openSlot, signatures }
     this.bundles.set(bundleId, record)
@@ -843,23 +897,25 @@ export class Ledger {
     if (lamports <= 0n || lamports > this.options.maxAirdropLamports) {
       throw new RangeError(`airdrop must be 1..${this.options.maxAirdropLamports} lamports`)
     }
-    return this.submit(this.faucetTransaction([getTransferSolInstruction({ from: FAUCET_ADDRESS, to, lamports })]))
+    return this.submitFaucet([getTransferSolInstruction({ from: FAUCET_ADDRESS, to, lamports })])
   }
 
   /** Mints localnet USDC or SVC (the faucet is their mint authority) to `owner`'s ATA, creating it. */
   mintTestTokens(mint: Address, owner: Address, amountRaw: bigint): SubmitResult {
     const ata = findAssociatedTokenAddressSync(owner, mint).address
-    return this.submit(
-      this.faucetTransaction([
-        getCreateAssociatedTokenInstruction({ payer: FAUCET_ADDRESS, ata, owner, mint }),
-        getMintToInstruction({ mint, destination: ata, authority: FAUCET_ADDRESS, amount: amountRaw })
-      ])
-    )
+    return this.submitFaucet([
+      getCreateAssociatedTokenInstruction({ payer: FAUCET_ADDRESS, ata, owner, mint }),
+      getMintToInstruction({ mint, destination: ata, authority: FAUCET_ADDRESS, amount: amountRaw })
+    ])
   }
 
-  private faucetTransaction(instructions: ReadonlyArray<Instruction>): Uint8Array {
+  private submitFaucet(instructions: ReadonlyArray<Instruction>): SubmitResult {
+    const nonce = this.faucetNonce++
+    return this.submitRecorded(this.faucetTransaction(instructions, nonce % 100_000), nonce)
+  }
+
+  private faucetTransaction(instructions: ReadonlyArray<Instruction>, nonce: number): Uint8Array {
     // A varying unit limit keeps two identical requests in one blockhash window distinct.
-    const nonce = this.faucetNonce++ % 100_000
     const { blockhash, lastValidBlockHeight } = this.latestBlockhash()
     const message = setTransactionMessageComputeUnitLimit(
       FAUCET_UNIT_LIMIT_BASE + nonce,
@@ -876,6 +932,42 @@ export class Ledger {
     return new Uint8Array(
       getTransactionEncoder().encode({ messageBytes: compiled.messageBytes, signatures: { [FAUCET_ADDRESS]: signature } })
     )
+  }
+
+  // --- Journal -------------------------------------------------------------------------------
+
+  private record(r: LedgerRecord): void {
+    if (!this.replaying) this.journal?.append(r)
+  }
+
+  /**
+   * Applies a journal (records a ledger with the same options wrote, oldest first) to this fresh
+   * ledger: slots close at their recorded times and every recorded transaction and bundle lands
+   * again exactly where it did. Nothing is journaled again and no subscriber is told (replay runs
+   * before anyone subscribes). Throws `LedgerReplayError` when a record does not land as it did.
+   */
+  replay(records: ReadonlyArray<LedgerRecord>): void {
+    if (this.openSlot !== 1n || this.records.size > 0) throw new Error("replay needs a fresh ledger")
+    this.replaying = true
+    try {
+      records.forEach((r, i) => {
+        if (r.op === "slot") {
+          this.closeSlot(r.timeSec)
+        } else if (r.op === "tx") {
+          if (r.faucetNonce !== undefined) this.faucetNonce = r.faucetNonce + 1
+          const result = this.submit(fromBase64(r.wire))
+          if (result._tag !== "Landed") throw new LedgerReplayError(i, `transaction rejected: ${result.detail}`)
+        } else {
+          const result = this.submitBundle(
+            r.wires.map(fromBase64),
+            { minLamports: BigInt(r.minTipLamports) }
+          )
+          if (result._tag !== "Landed") throw new LedgerReplayError(i, `bundle rejected: ${result.detail}`)
+        }
+      })
+    } finally {
+      this.replaying = false
+    }
   }
 
   // --- Update stream -------------------------------------------------------------------------

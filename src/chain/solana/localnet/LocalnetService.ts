@@ -7,9 +7,11 @@
  * closed), in reverse order of start.
  *
  * `manualSlots: true` leaves the clock stopped: tests close slots with `ledger.advanceSlot()`.
+ * `dataDir` keeps the ledger there (`LedgerStore.ts`): the chain continues across restarts.
  */
 import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { Ledger, type LedgerOptions } from "./Ledger.js"
+import { openStoredLedger } from "./LedgerStore.js"
 import { type BlockEngineServerOptions, startBlockEngineServer } from "./server/BlockEngineServer.js"
 import { type GeyserServer, type GeyserServerOptions, startGeyserServer } from "./server/GeyserServer.js"
 import type { RunningServer } from "./server/internal/httpJsonRpc.js"
@@ -24,6 +26,10 @@ export interface SolanaLocalnetOptions {
   readonly rpc?: Partial<SolanaRpcServerOptions>
   readonly geyser?: Partial<GeyserServerOptions>
   readonly blockEngine?: Partial<BlockEngineServerOptions>
+  /** Keep the ledger in this directory and continue it at start (default: a new chain in memory). */
+  readonly dataDir?: string
+  /** With `dataDir`: fdatasync the journal at every slot close (default true). */
+  readonly fsync?: boolean
 }
 
 export interface SolanaLocalnetShape {
@@ -36,7 +42,7 @@ export interface SolanaLocalnetShape {
 }
 
 export class SolanaLocalnetError extends Schema.TaggedError<SolanaLocalnetError>()("SolanaLocalnetError", {
-  server: Schema.Literal("rpc", "geyser", "block-engine"),
+  server: Schema.Literal("ledger", "rpc", "geyser", "block-engine"),
   message: Schema.String
 }) {}
 
@@ -55,10 +61,34 @@ const started = <A>(server: SolanaLocalnetError["server"], start: () => Promise<
     (a) => Effect.promise(() => stop(a))
   )
 
+const storedLedger = (dir: string, options: SolanaLocalnetOptions) =>
+  Effect.gen(function* () {
+    const stored = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => openStoredLedger(dir, options.ledger, options.fsync ?? true),
+        catch: (e) => new SolanaLocalnetError({ server: "ledger", message: `${dir}: ${e instanceof Error ? e.message : String(e)}` })
+      }),
+      (s) => Effect.sync(() => s.close())
+    )
+    yield* Effect.logInfo(
+      stored.created
+        ? "solana localnet: new chain"
+        : `solana localnet: continued the chain in ${dir} (${stored.replayed} records replayed in ${stored.replayMs} ms)`
+    ).pipe(
+      Effect.annotateLogs({
+        dir,
+        genesisHash: stored.ledger.getBlock(0n)?.blockhash ?? "",
+        slot: stored.ledger.slot.toString(),
+        ...(stored.tornBytes > 0 ? { tornBytesDropped: stored.tornBytes } : {})
+      })
+    )
+    return stored.ledger
+  })
+
 export const make = (options: SolanaLocalnetOptions = {}): Effect.Effect<SolanaLocalnetShape, SolanaLocalnetError, Scope.Scope> =>
   Effect.gen(function* () {
     const host = options.host ?? "127.0.0.1"
-    const ledger = new Ledger(options.ledger)
+    const ledger = options.dataDir === undefined ? new Ledger(options.ledger) : yield* storedLedger(options.dataDir, options)
     const rpc = yield* started("rpc", () => startSolanaRpcServer(ledger, { ...options.rpc, host }), (s: RunningServer) => s.close())
     const geyser = yield* started("geyser", () => startGeyserServer(ledger, { ...options.geyser, host }), (s: GeyserServer) => s.close())
     const blockEngine = yield* started(

@@ -4,6 +4,7 @@
  * (`{rpcUrl, grpcUrl, blockEngineUrl, keeperSecretKey}`), running until SIGINT or SIGTERM. Point
  * the engine at it with SOLANA_RPC_URL, YELLOWSTONE_URL, BLOCK_ENGINE_URL and KEEPER_SECRET_KEY
  * to run the chain and the engine as separate processes (the restart test does).
+ * LOCALNET_GENESIS_SEED (default the ledger's) seeds the genesis hash: another seed, another chain.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { getBase58Decoder } from "@solana/kit"
@@ -21,7 +22,14 @@ const program = Effect.gen(function* () {
 })
 
 const layer = Layer.unwrapEffect(
-  Effect.map(Config.integer("LOCALNET_SLOT_MS").pipe(Config.withDefault(400)), (slotMs) => SolanaLocalnet.layer({ ledger: { slotMs } }))
+  Effect.map(
+    Config.all({
+      slotMs: Config.integer("LOCALNET_SLOT_MS").pipe(Config.withDefault(400)),
+      genesisSeed: Config.string("LOCALNET_GENESIS_SEED").pipe(Config.option)
+    }),
+    ({ slotMs, genesisSeed }) =>
+      SolanaLocalnet.layer({ ledger: { slotMs, ...(genesisSeed._tag === "Some" ? { genesisSeed: genesisSeed.value } : {}) } })
+  )
 )
 
 program.pipe(Effect.provide(layer), NodeRuntime.runMain({ disableErrorReporting: false, disablePrettyLogger: true }))

@@ -1,0 +1,76 @@
+/**
+ * How far ingestion trails the chains, as `/readyz` reports it beside its checks (a fact, never a
+ * reason to be unready): per chain the last slot or block whose events the ingester published
+ * (`published`) and the node's head read at the same time (`head`: Solana's newest slot at the
+ * ingester's commitment, Hood's newest block), and `actorsPending`, the `chain.events` records the
+ * market actors have not yet applied and checkpointed (end offsets minus the `actors` group's
+ * committed offsets).
+ *
+ * A caller that landed something at slot or block H knows the engine has taken it in, and that
+ * nothing about it is still in flight, once `published ≥ H` and then `actorsPending` is 0.
+ */
+import { Effect } from "effect"
+import { type BusShape, Topics } from "../../../ingest/bus/Bus.js"
+
+export interface ChainLag {
+  /** Decimal, or null before the first publish / when the node did not answer. */
+  readonly published: string | null
+  readonly head: string | null
+}
+
+export interface IngestionReport {
+  readonly solana: ChainLag
+  readonly hood: ChainLag
+  /** Null when the bus did not answer. */
+  readonly actorsPending: number | null
+}
+
+export interface IngestionSources {
+  readonly solanaPublished: Effect.Effect<bigint | null>
+  readonly solanaRpcUrl: string
+  readonly solanaCommitment: "processed" | "confirmed" | "finalized"
+  readonly hoodPublished: Effect.Effect<bigint | null>
+  readonly hoodRpcUrl: string
+  readonly bus: BusShape
+  /** The consumer group whose backlog is `actorsPending`. */
+  readonly actorsGroup: string
+}
+
+const rpcHead = (url: string, method: string, params: ReadonlyArray<unknown>): Effect.Effect<bigint | null> =>
+  Effect.tryPromise(async () => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      signal: AbortSignal.timeout(1_500)
+    })
+    const body = (await res.json()) as { result?: unknown }
+    return typeof body.result === "number" || typeof body.result === "string" ? BigInt(body.result) : null
+  }).pipe(Effect.orElseSucceed(() => null))
+
+const text = (v: bigint | null) => (v === null ? null : v.toString())
+
+export const ingestionReport = (s: IngestionSources): Effect.Effect<IngestionReport> =>
+  Effect.all(
+    {
+      solanaPublished: s.solanaPublished,
+      solanaHead: rpcHead(s.solanaRpcUrl, "getSlot", [{ commitment: s.solanaCommitment }]),
+      hoodPublished: s.hoodPublished,
+      hoodHead: rpcHead(s.hoodRpcUrl, "eth_blockNumber", []),
+      actorsPending: Effect.all([s.bus.endOffsets(Topics.chainEvents), s.bus.committed(s.actorsGroup, Topics.chainEvents)]).pipe(
+        Effect.map(([end, committed]) => {
+          let pending = 0
+          for (const [partition, next] of end) pending += Math.max(0, next - (committed.get(partition) ?? 0))
+          return pending
+        }),
+        Effect.orElseSucceed(() => null)
+      )
+    },
+    { concurrency: "unbounded" }
+  ).pipe(
+    Effect.map((r) => ({
+      solana: { published: text(r.solanaPublished), head: text(r.solanaHead) },
+      hood: { published: text(r.hoodPublished), head: text(r.hoodHead) },
+      actorsPending: r.actorsPending
+    }))
+  )
