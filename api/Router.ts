@@ -26,6 +26,17 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
+import {
+  acceptsMediaType,
+  bodyText,
+  gateJson,
+  gatePath,
+  gateQuery,
+  isJsonMediaType,
+  JSON_MEDIA_TYPES,
+  mediaTypeOf,
+  unsupportedContentType
+} from "./InputGate.js"
 import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
 export interface ResponseDoc {
@@ -49,7 +60,7 @@ export interface RouteDef {
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
   /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
-  readonly body?: { readonly schema: Schema.Schema.Any; readonly maxBytes?: number }
+  readonly body?: RouteBody
   readonly responses: Readonly<Record<number, ResponseDoc>>
   readonly handler: Handler
   /** Left out of the OpenAPI document (probes). */
@@ -58,8 +69,26 @@ export interface RouteDef {
   readonly inputs?: RouteInputs
 }
 
+/** How the router reads a route's body (documented as `schema`). */
+export interface RouteBody {
+  readonly schema: Schema.Schema.Any
+  readonly maxBytes?: number
+  /**
+   * Media types the route takes (`type/*` and `*\/*` match several); default JSON only. A
+   * non-empty body of another type is refused (`refuseContentType`, by default the gate's
+   * `VALIDATION_FAILED` naming `content-type`). A JSON type is parsed and gated; any other
+   * accepted type reaches the handler as its bytes (`Uint8Array`), with `req.contentType`.
+   */
+  readonly accepts?: ReadonlyArray<string>
+  /** The route's own refusal of a media type it does not take (the upload route's `UPLOAD_INVALID`). */
+  readonly refuseContentType?: (mediaType: string) => ApiError
+}
+
+/** Content-type options a declared body shares with `RouteBody`. */
+type BodyMediaTypes = Pick<RouteBody, "accepts" | "refuseContentType">
+
 /** A declared request body: its schema (decoded and documented) and bound. */
-export interface SchemaBodyDecl<A> {
+export interface SchemaBodyDecl<A> extends BodyMediaTypes {
   readonly schema: Schema.Schema<A, any, never>
   /**
    * What OpenAPI shows instead of `schema`, only where `schema` has no JSON Schema (a
@@ -78,7 +107,7 @@ export interface SchemaBodyDecl<A> {
  * A declared request body a hand-written decoder turns into a service's input (with the spec's
  * field names and messages); `schema` is the wire shape, documented only. Built with `decodedBody`.
  */
-export interface DecoderBodyDecl<A> {
+export interface DecoderBodyDecl<A> extends BodyMediaTypes {
   readonly schema: Schema.Schema.Any
   readonly documented?: undefined
   readonly maxBytes?: number
@@ -185,7 +214,16 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
   const def = {
     ...doc,
-    ...(body !== undefined ? { body: { schema: body.documented ?? body.schema, ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}) } } : {}),
+    ...(body !== undefined
+      ? {
+          body: {
+            schema: body.documented ?? body.schema,
+            ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}),
+            ...(body.accepts !== undefined ? { accepts: body.accepts } : {}),
+            ...(body.refuseContentType !== undefined ? { refuseContentType: body.refuseContentType } : {})
+          }
+        }
+      : {}),
     inputs
   }
 
@@ -253,6 +291,45 @@ const write = (res: HttpResponse, reply: Reply): void => {
   else res.end(reply.body)
 }
 
+/**
+ * A request target (path and query) longer than this is refused 414 `URI_TOO_LONG` by the router.
+ * uWS itself answers 431 when the whole request head passes its 4 KiB limit (the build's
+ * `UWS_HTTP_MAX_HEADERS_SIZE` default), so the bound sits below it: room for a 60-token prices
+ * query (about 2.8 KiB escaped) and ordinary headers.
+ */
+export const maxUrlLength = 3072
+
+const uriTooLong = (path: string, query: string): ApiError | undefined =>
+  path.length + query.length > maxUrlLength
+    ? apiError("URI_TOO_LONG", `Request target over ${maxUrlLength} characters`, { extra: { limit: maxUrlLength } })
+    : undefined
+
+/**
+ * A complete body as the handler receives it: nothing when empty; parsed JSON (UTF-8 checked,
+ * then the gate) for a JSON media type; the bytes for another type the route accepts.
+ */
+const readBody = (
+  bytes: Buffer,
+  contentType: string,
+  accepts: ReadonlyArray<string>,
+  refuseContentType: (mediaType: string) => ApiError
+): { readonly body: unknown } | ApiError => {
+  if (bytes.byteLength === 0) return { body: undefined }
+  const mediaType = mediaTypeOf(contentType)
+  if (!acceptsMediaType(accepts, mediaType)) return refuseContentType(mediaType)
+  if (!isJsonMediaType(mediaType)) return { body: new Uint8Array(bytes) }
+  const text = bodyText(bytes)
+  if (isApiError(text)) return text
+  if (text.trim() === "") return { body: undefined }
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return validationFailed("body", "Request body is not valid JSON")
+  }
+  return gateJson(body) ?? { body }
+}
+
 const internalError = () => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
 export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): void => {
@@ -300,35 +377,40 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
 
   const handle = (route: RouteDef) => {
     const n = paramCount(route.path)
+    const names = pathNames(route.path)
     const headerNames = route.headers ?? []
+    const accepts = route.body?.accepts ?? JSON_MEDIA_TYPES
+    const refuseContentType = route.body?.refuseContentType ?? ((mediaType: string) => unsupportedContentType(accepts, mediaType))
+    const refuse = (res: HttpResponse, err: ApiError) => res.cork(() => write(res, errorReply(err)))
     return (res: HttpResponse, uReq: HttpRequest): void => {
-      const params: string[] = new Array(n)
-      for (let i = 0; i < n; i++) params[i] = decodeParam(uReq.getParameter(i) ?? "")
+      const path = uReq.getUrl()
+      const query = uReq.getQuery() ?? ""
+      const raws: string[] = new Array(n)
+      for (let i = 0; i < n; i++) raws[i] = uReq.getParameter(i) ?? ""
       const headers: Record<string, string> = {}
       for (const h of headerNames) {
         const v = uReq.getHeader(h)
         if (v !== "") headers[h] = v
       }
-      const base = {
-        method: route.method,
-        path: uReq.getUrl(),
-        query: uReq.getQuery() ?? "",
-        params,
-        headers,
-        remoteAddress: remoteAddress(res)
+      const gated = uriTooLong(path, query) ?? gatePath(raws, names) ?? gateQuery(query)
+      if (gated !== undefined) {
+        refuse(res, gated)
+        return
       }
+      const params: string[] = new Array(n)
+      for (let i = 0; i < n; i++) params[i] = decodeParam(raws[i]!)
+      const base = { method: route.method, path, query, params, headers, remoteAddress: remoteAddress(res) }
       const state = { aborted: false }
       if (route.body === undefined) {
         run(res, route, { ...base, body: undefined }, state)
         return
       }
-      // Body routes: bounded read, then JSON.
+      // Body routes: bounded read, then the content type, UTF-8, JSON and the gate.
       const limit = route.body.maxBytes ?? options.maxBodyBytes
       const declared = Number(uReq.getHeader("content-length") || "0")
+      const contentType = uReq.getHeader("content-type")
       if (declared > limit) {
-        res.cork(() => {
-          write(res, errorReply(apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } })))
-        })
+        refuse(res, apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
         return
       }
       res.onAborted(() => {
@@ -352,18 +434,12 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         }
         chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
         if (!isLast) return
-        const raw = Buffer.concat(chunks).toString("utf8")
-        let body: unknown
-        if (raw.trim() === "") body = undefined
-        else {
-          try {
-            body = JSON.parse(raw)
-          } catch {
-            res.cork(() => write(res, errorReply(validationFailed("body", "Request body is not valid JSON"))))
-            return
-          }
+        const read = readBody(Buffer.concat(chunks), contentType, accepts, refuseContentType)
+        if (isApiError(read)) {
+          refuse(res, read)
+          return
         }
-        run(res, route, { ...base, body }, state)
+        run(res, route, contentType === "" ? { ...base, body: read.body } : { ...base, body: read.body, contentType }, state)
       })
     }
   }
@@ -405,6 +481,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
 
   app.any("/*", (res, uReq) => {
     const path = uReq.getUrl()
-    res.cork(() => write(res, errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${path}`))))
+    const refusal = uriTooLong(path, uReq.getQuery() ?? "") ?? apiError("ROUTE_NOT_FOUND", `No route for ${path}`)
+    res.cork(() => write(res, errorReply(refusal)))
   })
 }
