@@ -44,7 +44,7 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 const STATUS_TEXT: Record<number, string> = {
   200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 304: "Not Modified",
   400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 414: "URI Too Long", 415: "Unsupported Media Type",
+  405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 414: "URI Too Long", 415: "Unsupported Media Type", 426: "Upgrade Required",
   429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
   503: "Service Unavailable", 504: "Gateway Timeout"
 }

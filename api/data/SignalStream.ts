@@ -53,6 +53,15 @@ export const CLOSE_SLOW_CLIENT = 4013
 export const CLOSE_SERVER_BUSY = 1013
 export const CLOSE_GOING_AWAY = 1001
 
+/** The only WebSocket protocol version (RFC 6455); any other is refused before the upgrade. */
+export const WEBSOCKET_VERSION = "13"
+const UNSUPPORTED_VERSION: Reply = {
+  status: 426,
+  headers: [["Sec-WebSocket-Version", WEBSOCKET_VERSION]],
+  contentType: JSON_CONTENT_TYPE,
+  body: JSON.stringify({ error: `unsupported WebSocket version; send Sec-WebSocket-Version: ${WEBSOCKET_VERSION}` })
+}
+
 export interface SignalStreamOptions {
   /** Interval of the WebSocket pings (spec: 20 s). */
   readonly pingIntervalMs: number
@@ -261,6 +270,11 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const key = req.getHeader("sec-websocket-key")
       const protocol = req.getHeader("sec-websocket-protocol")
       const extensions = req.getHeader("sec-websocket-extensions")
+      // RFC 6455 4.2.2: a version other than 13 is answered 426 with the version we speak; uWS would upgrade it.
+      if (req.getHeader("sec-websocket-version") !== WEBSOCKET_VERSION) {
+        res.cork(() => writeHttp(res, UNSUPPORTED_VERSION))
+        return
+      }
       const filter = parseStreamFilter(req.getQuery() ?? "")
       if (!("chain" in filter)) {
         res.cork(() => writeHttp(res, filter))
