@@ -347,6 +347,8 @@ const program = Effect.gen(function* () {
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
       solanaRpc: endpoints.rpcUrl,
+      yellowstone: endpoints.grpcUrl,
+      ...(endpoints.blockEngineUrl !== undefined ? { blockEngine: endpoints.blockEngineUrl } : {}),
       hoodRpc: hood.rpcUrl,
       ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {}),
       ...(local !== undefined
