@@ -21,6 +21,10 @@
  *   the server's runtime and are interrupted when the client goes away.
  * - Unknown paths answer 404 `ROUTE_NOT_FOUND`, a known path with another method 405
  *   `METHOD_NOT_ALLOWED` with `Allow`; a defect answers 500 `INTERNAL`, never a stack.
+ * - Every request passes the input gate (`InputGate.ts`) before the route's own decoding.
+ * - A request counts as in flight from its body's first byte (or its asynchronous handler's
+ *   start) until it is answered or its client goes away; `drain` (graceful shutdown) makes every
+ *   later reply close its connection and completes when none is in flight.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
@@ -281,14 +285,17 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
 const textDecoder = new TextDecoder()
 const remoteAddress = (res: HttpResponse): string => textDecoder.decode(res.getRemoteAddressAsText())
 
-/** Writes a reply unless the client already went away. Must be called inside or via `cork`. */
-const write = (res: HttpResponse, reply: Reply): void => {
+/** Writes a reply (closing the connection after it when `close`). Must be called inside or via `cork`. */
+const write = (res: HttpResponse, reply: Reply, close: boolean): void => {
   res.writeStatus(statusLine(reply.status))
   if (reply.contentType !== undefined) res.writeHeader("Content-Type", reply.contentType)
   if (reply.headers !== undefined) for (const [k, v] of reply.headers) res.writeHeader(k, v)
-  // endWithoutBody() writes no Content-Length: right for 304, whose length is the 200's.
-  if (reply.body === undefined) res.endWithoutBody()
-  else res.end(reply.body)
+  // endWithoutBody() writes no Content-Length: right for 304, whose length is the 200's. (Given
+  // any argument, this build's endWithoutBody writes nothing at all, so `close` is a header here.)
+  if (reply.body === undefined) {
+    if (close) res.writeHeader("Connection", "close")
+    res.endWithoutBody()
+  } else res.end(reply.body, close)
 }
 
 /**
@@ -332,8 +339,39 @@ const readBody = (
 
 const internalError = () => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
-export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): void => {
+/** What `mountRoutes` hands back: the requests under way, and the drain a graceful shutdown runs. */
+export interface MountedRoutes {
+  /** Requests read or being answered asynchronously and not yet answered (nor abandoned by their client). */
+  readonly inFlight: () => number
+  /**
+   * From now on every reply closes its connection (keep-alive clients reconnect elsewhere);
+   * completes once no request is in flight. Unbounded: the server bounds it.
+   */
+  readonly drain: Effect.Effect<void>
+}
+
+/** A request's progress: whether its client went away, whether it counts as in flight. */
+interface RequestState {
+  aborted: boolean
+  open: boolean
+}
+
+export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): MountedRoutes => {
   const runFork = Runtime.runFork(options.runtime)
+  let inFlight = 0
+  let draining = false
+  const idleWaiters: Array<() => void> = []
+  const track = (state: RequestState) => {
+    if (state.open) return
+    state.open = true
+    inFlight++
+  }
+  const settle = (state: RequestState) => {
+    if (!state.open) return
+    state.open = false
+    if (--inFlight === 0) for (const wake of idleWaiters.splice(0)) wake()
+  }
+  const answer = (res: HttpResponse, reply: Reply) => res.cork(() => write(res, reply, draining))
   const byPath = new Map<string, RouteDef[]>()
   for (const route of routes) {
     const list = byPath.get(route.path) ?? []
@@ -342,7 +380,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     byPath.set(route.path, list)
   }
 
-  const run = (res: HttpResponse, route: RouteDef, req: Request, state: { aborted: boolean }) => {
+  const run = (res: HttpResponse, route: RouteDef, req: Request, state: RequestState) => {
     let out: Reply | Effect.Effect<Reply, ApiError>
     try {
       out = route.handler(req)
@@ -351,16 +389,20 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       out = internalError()
     }
     if (!Effect.isEffect(out)) {
-      if (!state.aborted) res.cork(() => write(res, out as Reply))
+      if (!state.aborted) answer(res, out as Reply)
+      settle(state)
       return
     }
+    track(state)
     const fiber = runFork(out)
     res.onAborted(() => {
       state.aborted = true
+      settle(state)
       runFork(Fiber.interrupt(fiber))
     })
     fiber.addObserver((exit) => {
       if (state.aborted) return
+      settle(state)
       let reply: Reply
       if (Exit.isSuccess(exit)) reply = exit.value
       else {
@@ -371,7 +413,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
           reply = internalError()
         }
       }
-      res.cork(() => write(res, reply))
+      answer(res, reply)
     })
   }
 
@@ -381,7 +423,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     const headerNames = route.headers ?? []
     const accepts = route.body?.accepts ?? JSON_MEDIA_TYPES
     const refuseContentType = route.body?.refuseContentType ?? ((mediaType: string) => unsupportedContentType(accepts, mediaType))
-    const refuse = (res: HttpResponse, err: ApiError) => res.cork(() => write(res, errorReply(err)))
+    const refuse = (res: HttpResponse, err: ApiError) => answer(res, errorReply(err))
     return (res: HttpResponse, uReq: HttpRequest): void => {
       const path = uReq.getUrl()
       const query = uReq.getQuery() ?? ""
@@ -400,7 +442,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       const params: string[] = new Array(n)
       for (let i = 0; i < n; i++) params[i] = decodeParam(raws[i]!)
       const base = { method: route.method, path, query, params, headers, remoteAddress: remoteAddress(res) }
-      const state = { aborted: false }
+      const state: RequestState = { aborted: false, open: false }
       if (route.body === undefined) {
         run(res, route, { ...base, body: undefined }, state)
         return
@@ -413,8 +455,10 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         refuse(res, apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
         return
       }
+      track(state)
       res.onAborted(() => {
         state.aborted = true
+        settle(state)
       })
       const chunks: Buffer[] = []
       let size = 0
@@ -430,6 +474,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
             res.writeHeader("Content-Type", r.contentType ?? "application/json")
             res.end(r.body, true)
           })
+          settle(state)
           return
         }
         chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
@@ -437,6 +482,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         const read = readBody(Buffer.concat(chunks), contentType, accepts, refuseContentType)
         if (isApiError(read)) {
           refuse(res, read)
+          settle(state)
           return
         }
         run(res, route, contentType === "" ? { ...base, body: read.body } : { ...base, body: read.body, contentType }, state)
@@ -446,12 +492,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
 
   const methodNotAllowed = (allowed: string) => (res: HttpResponse, uReq: HttpRequest) => {
     const method = uReq.getCaseSensitiveMethod()
-    res.cork(() =>
-      write(
-        res,
-        errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } }))
-      )
-    )
+    answer(res, errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } })))
   }
 
   for (const [path, list] of byPath) {
@@ -482,6 +523,15 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
   app.any("/*", (res, uReq) => {
     const path = uReq.getUrl()
     const refusal = uriTooLong(path, uReq.getQuery() ?? "") ?? apiError("ROUTE_NOT_FOUND", `No route for ${path}`)
-    res.cork(() => write(res, errorReply(refusal)))
+    answer(res, errorReply(refusal))
   })
+
+  return {
+    inFlight: () => inFlight,
+    drain: Effect.async<void>((resume) => {
+      draining = true
+      if (inFlight === 0) resume(Effect.void)
+      else idleWaiters.push(() => resume(Effect.void))
+    })
+  }
 }
