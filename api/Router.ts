@@ -29,6 +29,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
+import type { FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
 import {
   acceptsMediaType,
@@ -157,6 +158,11 @@ export interface RouterOptions {
   readonly runtime: Runtime.Runtime<never>
   /** Called with unexpected failures (defects), for logging. */
   readonly onDefect: (cause: Cause.Cause<unknown>, req: Request) => void
+  /**
+   * Counts every 401 a credentialed route answers per client address and refuses an address over
+   * its budget 429 before the route runs. Absent: no throttle.
+   */
+  readonly authFailures?: FailedAuthThrottle
 }
 
 const uwsPattern = (path: string): string => path.replace(/\{[^}]+\}/g, (m) => `:${m.slice(1, -1)}`)
@@ -372,6 +378,12 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     if (--inFlight === 0) for (const wake of idleWaiters.splice(0)) wake()
   }
   const answer = (res: HttpResponse, reply: Reply) => res.cork(() => write(res, reply, draining))
+  const throttle = options.authFailures
+  /** A credentialed route's reply: a 401 counts against the client's address. */
+  const counted = (route: RouteDef, req: Request, reply: Reply): Reply => {
+    if (throttle !== undefined && reply.status === 401 && route.auth !== "public") throttle.failed(req.remoteAddress, Date.now())
+    return reply
+  }
   const byPath = new Map<string, RouteDef[]>()
   for (const route of routes) {
     const list = byPath.get(route.path) ?? []
@@ -389,7 +401,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       out = internalError()
     }
     if (!Effect.isEffect(out)) {
-      if (!state.aborted) answer(res, out as Reply)
+      if (!state.aborted) answer(res, counted(route, req, out as Reply))
       settle(state)
       return
     }
@@ -413,7 +425,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
           reply = internalError()
         }
       }
-      answer(res, reply)
+      answer(res, counted(route, req, reply))
     })
   }
 
@@ -442,6 +454,11 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       const params: string[] = new Array(n)
       for (let i = 0; i < n; i++) params[i] = decodeParam(raws[i]!)
       const base = { method: route.method, path, query, params, headers, remoteAddress: remoteAddress(res) }
+      const throttled = throttle !== undefined && route.auth !== "public" ? throttle.refusal(base.remoteAddress, Date.now()) : undefined
+      if (throttled !== undefined) {
+        refuse(res, throttled)
+        return
+      }
       const state: RequestState = { aborted: false, open: false }
       if (route.body === undefined) {
         run(res, route, { ...base, body: undefined }, state)

@@ -6,6 +6,7 @@
  */
 import * as uWS from "uws-pack"
 import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
+import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
 
 export class ServerListenError extends Schema.TaggedError<ServerListenError>()("ServerListenError", {
@@ -26,6 +27,8 @@ export interface HttpServerOptions {
   readonly routes: ReadonlyArray<RouteDef>
   /** The drain's bound (default `drainBoundMs`). */
   readonly drainMs?: number
+  /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
+  readonly authFailureLimits?: Partial<FailedAuthLimits>
 }
 
 export interface RunningServer {
@@ -40,12 +43,22 @@ export interface RunningServer {
   readonly drain: Effect.Effect<void>
 }
 
-/** Mounts `routes` on `app` with the server's runtime; defects are logged under `name`. */
-export const mountOn = (app: uWS.TemplatedApp, name: string, routes: ReadonlyArray<RouteDef>, maxBodyBytes: number): Effect.Effect<MountedRoutes> =>
+/**
+ * Mounts `routes` on `app` with the server's runtime; defects are logged under `name`; refused
+ * credentials are throttled per client address with `authFailures`.
+ */
+export const mountOn = (
+  app: uWS.TemplatedApp,
+  name: string,
+  routes: ReadonlyArray<RouteDef>,
+  maxBodyBytes: number,
+  authFailures: FailedAuthThrottle
+): Effect.Effect<MountedRoutes> =>
   Effect.map(Effect.runtime<never>(), (runtime) =>
     mountRoutes(app, routes, {
       maxBodyBytes,
       runtime,
+      authFailures,
       onDefect: (cause, req) =>
         Runtime.runFork(runtime)(
           Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: name }))
@@ -106,6 +119,6 @@ export const listen = (o: {
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const app = uWS.App()
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes)
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

@@ -7,6 +7,7 @@
  */
 import * as uWS from "uws-pack"
 import { Effect, type Scope } from "effect"
+import { type FailedAuthLimits, FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
 import type { RouteDef } from "../Router.js"
 import { listen, mountOn, type RunningServer, type ServerListenError } from "../Server.js"
 import { makeSignalStream, type SignalStream, type SignalStreamDeps, type SignalStreamOptions, STREAM_PATH } from "./SignalStream.js"
@@ -21,6 +22,8 @@ export interface DataServerOptions {
   readonly streamOptions?: Partial<SignalStreamOptions>
   /** The drain's bound (default `drainBoundMs`). */
   readonly drainMs?: number
+  /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
+  readonly authFailureLimits?: Partial<FailedAuthLimits>
 }
 
 export interface RunningDataServer extends RunningServer {
@@ -31,10 +34,12 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const app = uWS.App()
-    const stream = makeSignalStream({ ...options.stream, runtime, app }, options.streamOptions)
+    // One throttle for the routes and the stream's upgrades: a refused bearer counts the same on both.
+    const authFailures = new FailedAuthThrottle(options.authFailureLimits)
+    const stream = makeSignalStream({ ...options.stream, runtime, app, authFailures }, options.streamOptions)
     // The WebSocket route first: its static path wins over the router's catch-all either way.
     app.ws(STREAM_PATH, stream.behavior)
-    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes)
+    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures)
     const server = yield* listen({
       name: "data",
       host: options.host,
