@@ -343,6 +343,16 @@ const readBody = (
   return gateJson(body) ?? { body }
 }
 
+/**
+ * A reply to HEAD carries no body (RFC 9110 9.3.2): written with one, a client reads the body as
+ * the next response. HEAD reaches only the 404 and 405 handlers (routes are mounted per method).
+ */
+const headless = (method: string, reply: Reply): Reply => {
+  if (method !== "HEAD" || reply.body === undefined) return reply
+  const { body: _body, ...head } = reply
+  return head
+}
+
 const internalError = () => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
 /** What `mountRoutes` hands back: the requests under way, and the drain a graceful shutdown runs. */
@@ -509,7 +519,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
 
   const methodNotAllowed = (allowed: string) => (res: HttpResponse, uReq: HttpRequest) => {
     const method = uReq.getCaseSensitiveMethod()
-    answer(res, errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } })))
+    answer(res, headless(method, errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } }))))
   }
 
   for (const [path, list] of byPath) {
@@ -540,7 +550,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
   app.any("/*", (res, uReq) => {
     const path = uReq.getUrl()
     const refusal = uriTooLong(path, uReq.getQuery() ?? "") ?? apiError("ROUTE_NOT_FOUND", `No route for ${path}`)
-    answer(res, errorReply(refusal))
+    answer(res, headless(uReq.getCaseSensitiveMethod(), errorReply(refusal)))
   })
 
   return {

@@ -106,6 +106,13 @@ describe("HTTP edge cases the router answers", () => {
     expect(await statusLineOf("FOO /nope HTTP/1.1\r\nHost: a\r\n\r\n")).toBe("HTTP/1.1 404 Not Found")
   })
 
+  it("answers HEAD 405 (known path) or 404 without a body, so the connection stays in step", async () => {
+    const r = await exchange("HEAD /ping HTTP/1.1\r\nHost: a\r\n\r\nHEAD /nope HTTP/1.1\r\nHost: a\r\n\r\nGET /ping HTTP/1.1\r\nHost: a\r\n\r\n", 5_000, (got) => got.endsWith('{"pong":true}'))
+    expect(statusLines(r.got)).toEqual(["HTTP/1.1 405 Method Not Allowed", "HTTP/1.1 404 Not Found", "HTTP/1.1 200 OK"])
+    expect(r.got).not.toContain("METHOD_NOT_ALLOWED")
+    expect(r.got).not.toContain("ROUTE_NOT_FOUND")
+  })
+
   it("answers a request without Host 400 (the build does it)", async () => {
     expect(await statusLineOf("GET /ping HTTP/1.1\r\nAccept: */*\r\n\r\n")).toMatch(/^HTTP\/1\.1 400 /)
   })
