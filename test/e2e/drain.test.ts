@@ -4,12 +4,10 @@
  * both listeners stop accepting, the requests in flight are answered, the stream socket is closed
  * with 1001 after them, and the process exits 0.
  */
-import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import { createRequire } from "node:module"
-import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Engine, freePort, startEngine } from "../support/engine.js"
+import { describe, expect, it } from "vitest"
+import { engineForFile } from "../support/engine.js"
 
 interface WsClient {
   on(event: "open", f: () => void): void
@@ -18,23 +16,7 @@ interface WsClient {
 }
 const WebSocket = createRequire(import.meta.url)("ws") as new (url: string, options: { headers: Record<string, string> }) => WsClient
 
-let engine: Engine
-let dataUrl = ""
-let key = ""
-
-beforeAll(async () => {
-  const dataPort = await freePort()
-  engine = await startEngine({ env: { CURVESTREAM_DATA_PORT: String(dataPort) }, args: ["--quiet"] })
-  dataUrl = `http://127.0.0.1:${dataPort}`
-  key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
-}, 120_000)
-
-afterAll(async () => {
-  if (engine !== undefined) {
-    await engine.stop("SIGKILL")
-    engine.cleanup()
-  }
-})
+const started = engineForFile({ args: ["--quiet"] })
 
 /** A POST whose body arrives in two parts, `gapMs` apart; resolves with the status and when it came. */
 const slowPost = (base: string, route: string, headers: Record<string, string>, first: string, rest: string, gapMs: number) =>
@@ -55,7 +37,7 @@ const slowPost = (base: string, route: string, headers: Record<string, string>, 
 
 describe("SIGTERM", () => {
   it("answers the requests in flight on both listeners, closes the stream with 1001 after them, and exits 0", async () => {
-    const ws = new WebSocket(`${dataUrl.replace("http", "ws")}/v1/signals/stream`, { headers: { authorization: `Bearer ${key}` } })
+    const ws = new WebSocket(`${started.dataUrl.replace("http", "ws")}/v1/signals/stream`, { headers: { authorization: `Bearer ${started.credentials.agentKey}` } })
     const closed = new Promise<{ code: number; at: number }>((resolve) => ws.on("close", (code) => resolve({ code, at: Date.now() })))
     await new Promise<void>((resolve, reject) => {
       ws.on("open", resolve)
@@ -63,10 +45,10 @@ describe("SIGTERM", () => {
     })
 
     // In flight when the signal lands: bodies still arriving, finished 1.5 s after it.
-    const api = slowPost(engine.url, "/api/v1/agent/webhooks", { authorization: "Bearer not-a-session" }, '{"url":', '"https://example.com/h"}', 2_000)
-    const data = slowPost(dataUrl, "/v1/me/follows", { authorization: `Bearer ${key}` }, '{"chain":"solana",', '"address":"So11111111111111111111111111111111111111112"}', 2_000)
+    const api = slowPost(started.engine.url, "/api/v1/agent/webhooks", { authorization: "Bearer not-a-session" }, '{"url":', '"https://example.com/h"}', 2_000)
+    const data = slowPost(started.dataUrl, "/v1/me/follows", { authorization: `Bearer ${started.credentials.agentKey}` }, '{"chain":"solana",', '"address":"So11111111111111111111111111111111111111112"}', 2_000)
     await new Promise((r) => setTimeout(r, 500))
-    const stopping = engine.stop("SIGTERM", 30_000)
+    const stopping = started.engine.stop("SIGTERM", 30_000)
 
     const [a, d] = await Promise.all([api, data])
     // Answered by the routes (not reset): the API's refusal of the bad session, the data service's follow.
@@ -75,6 +57,6 @@ describe("SIGTERM", () => {
     const ended = await closed
     expect(ended.code).toBe(1001)
     expect(ended.at).toBeGreaterThanOrEqual(Math.max(a.at, d.at))
-    expect(await stopping, engine.output().slice(-3000)).toEqual({ code: 0, signal: null })
+    expect(await stopping, started.engine.output().slice(-3000)).toEqual({ code: 0, signal: null })
   }, 90_000)
 })

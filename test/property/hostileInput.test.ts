@@ -18,11 +18,9 @@
  * The seed is printed; `CURVESTREAM_FUZZ_SEED` replays one.
  */
 import fc from "fast-check"
-import { readFileSync } from "node:fs"
 import * as http from "node:http"
-import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Engine, freePort, startEngine } from "../support/engine.js"
+import { beforeAll, describe, expect, it } from "vitest"
+import { engineForFile } from "../support/engine.js"
 
 const budgetMs = Number(process.env.CURVESTREAM_FUZZ_MS ?? 20_000)
 const seed = process.env.CURVESTREAM_FUZZ_SEED !== undefined ? Number(process.env.CURVESTREAM_FUZZ_SEED) : Date.now() % 2 ** 31
@@ -52,9 +50,7 @@ interface Operation {
   readonly plainStatuses: ReadonlySet<number>
 }
 
-let engine: Engine
-let dataUrl = ""
-let credentials: { agentKey: string; sessionToken: string }
+const started = engineForFile({ args: ["--quiet"] })
 let operations: ReadonlyArray<Operation> = []
 
 const propertyNames = (schema: Json | undefined, components: Json, depth = 0): Array<string> => {
@@ -88,20 +84,9 @@ const operationsOf = (doc: Json, base: string, service: Operation["service"]): A
   )
 
 beforeAll(async () => {
-  const dataPort = await freePort()
-  engine = await startEngine({ env: { CURVESTREAM_DATA_PORT: String(dataPort) }, args: ["--quiet"] })
-  dataUrl = `http://127.0.0.1:${dataPort}`
-  credentials = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8"))
-  const apiDoc = (await (await fetch(`${engine.url}/api/v1/openapi.json`)).json()) as Json
-  const dataDoc = (await (await fetch(`${dataUrl}/v1/openapi.json`)).json()) as Json
-  operations = [...operationsOf(apiDoc, engine.url, "api"), ...operationsOf(dataDoc, dataUrl, "data")]
-}, 120_000)
-
-afterAll(async () => {
-  if (engine !== undefined) {
-    await engine.stop("SIGKILL")
-    engine.cleanup()
-  }
+  const apiDoc = (await (await fetch(`${started.engine.url}/api/v1/openapi.json`)).json()) as Json
+  const dataDoc = (await (await fetch(`${started.dataUrl}/v1/openapi.json`)).json()) as Json
+  operations = [...operationsOf(apiDoc, started.engine.url, "api"), ...operationsOf(dataDoc, started.dataUrl, "data")]
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -176,11 +161,11 @@ type Credential = { readonly header: readonly [string, string] | undefined; read
 const credentialFor = (op: Operation): fc.Arbitrary<Credential> => {
   const good: Credential =
     op.security === "agentKey"
-      ? { header: ["x-api-key", credentials.agentKey], bad: false }
+      ? { header: ["x-api-key", started.credentials.agentKey], bad: false }
       : op.security === "session"
-        ? { header: ["authorization", `Bearer ${credentials.sessionToken}`], bad: false }
+        ? { header: ["authorization", `Bearer ${started.credentials.sessionToken}`], bad: false }
         : op.security === "bearer"
-          ? { header: ["authorization", `Bearer ${credentials.agentKey}`], bad: false }
+          ? { header: ["authorization", `Bearer ${started.credentials.agentKey}`], bad: false }
           : { header: undefined, bad: false }
   const bad = fc.oneof(
     fc.constant<Credential>({ header: undefined, bad: true }),
@@ -188,10 +173,10 @@ const credentialFor = (op: Operation): fc.Arbitrary<Credential> => {
       .tuple(
         fc.constantFrom("x-api-key", "authorization"),
         fc.oneof(
-          fc.constantFrom("Bearer", "Bearer ", `Bearer ${credentials.agentKey}x`, credentials.sessionToken, `svc_live_${"1".repeat(52)}`, `Basic ${credentials.agentKey}`, "svc_test_x"),
+          fc.constantFrom("Bearer", "Bearer ", `Bearer ${started.credentials.agentKey}x`, started.credentials.sessionToken, `svc_live_${"1".repeat(52)}`, `Basic ${started.credentials.agentKey}`, "svc_test_x"),
           hostileString.map((s) => s.replace(/[^\x20-\x7e]/g, "")),
-          fc.constant(`Bearer ${credentials.agentKey}`),
-          fc.constant(credentials.agentKey)
+          fc.constant(`Bearer ${started.credentials.agentKey}`),
+          fc.constant(started.credentials.agentKey)
         )
       )
       .map(([name, value]): Credential => ({ header: [name, value], bad: true }))
@@ -303,7 +288,7 @@ describe("hostile input against the started engine", () => {
     let probing = true
     const prober = (async () => {
       while (probing) {
-        readiness.push(await fetch(`${engine.url}/readyz`).then((r) => r.status, () => 0))
+        readiness.push(await fetch(`${started.engine.url}/readyz`).then((r) => r.status, () => 0))
         await new Promise((r) => setTimeout(r, 250))
       }
     })()
@@ -342,6 +327,6 @@ describe("hostile input against the started engine", () => {
     expect(sent).toBeGreaterThan(50)
     expect(readiness.length).toBeGreaterThan(0)
     expect(readiness.filter((s) => s !== 200)).toEqual([])
-    expect((await fetch(`${engine.url}/readyz`)).status).toBe(200)
+    expect((await fetch(`${started.engine.url}/readyz`)).status).toBe(200)
   }, budgetMs + 60_000)
 })
