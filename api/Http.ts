@@ -19,8 +19,13 @@ export interface Request {
   readonly params: ReadonlyArray<string>
   /** Lower-cased header names → values, only the headers the route declared. */
   readonly headers: Readonly<Record<string, string>>
-  /** Parsed JSON body for routes that declare one; undefined otherwise. */
+  /**
+   * Parsed JSON body for routes that declare one; undefined otherwise. A route accepting other
+   * media types (`body.accepts`) gets their bytes (`Uint8Array`) as sent.
+   */
   readonly body: unknown
+  /** The request's Content-Type, for routes that declare a body and were sent one. */
+  readonly contentType?: string
   readonly remoteAddress: string
 }
 
@@ -39,7 +44,7 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 const STATUS_TEXT: Record<number, string> = {
   200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 304: "Not Modified",
   400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 415: "Unsupported Media Type",
+  405: "Method Not Allowed", 409: "Conflict", 413: "Payload Too Large", 414: "URI Too Long", 415: "Unsupported Media Type", 426: "Upgrade Required",
   429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
   503: "Service Unavailable", 504: "Gateway Timeout"
 }

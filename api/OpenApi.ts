@@ -7,7 +7,8 @@
  */
 import { JSONSchema, Schema } from "effect"
 import { ErrorCodes } from "../src/domain/ErrorCodes.js"
-import type { RouteDef } from "./Router.js"
+import { isJsonMediaType, JSON_MEDIA_TYPES } from "./InputGate.js"
+import type { ResponseDoc, RouteBody, RouteDef } from "./Router.js"
 
 /** One OpenAPI parameter object. */
 export interface ParameterDoc {
@@ -48,11 +49,29 @@ export const ErrorEnvelope = Schema.Struct({
   })
 }).annotations({ identifier: "ErrorEnvelope", description: "Every refusal. Branch on error.code, never on message." })
 
+/**
+ * The market-data service's plain refusal (spec document 2, section 7): `{error: message}` and
+ * sometimes more members (`quota`, `used`, `job_id`), not the envelope.
+ */
+export const PlainError = Schema.Struct({ error: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+  identifier: "PlainError",
+  description: "A market-data refusal in the service's plain shape: {error: message, ...details}."
+})
+
+/** A documented plain refusal (`{error: ...}`): its description and the `PlainError` schema. */
+export const plainError = (description: string): ResponseDoc => ({ description, schema: PlainError })
+
 const securitySchemes = {
   agentKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Agent API key (svc_live_... or svc_test_...)" },
   session: { type: "http", scheme: "bearer", description: "Session token or device token (owner routes)" },
   bearer: { type: "http", scheme: "bearer", description: "Agent API key as a bearer token (market-data service)" }
 } as const
+
+/** A request body's content by media type: the JSON schema for JSON types, bytes for the others a route accepts. */
+const requestContent = (body: RouteBody, toJson: (schema: Schema.Schema.Any) => JSONSchema.JsonSchema7): Record<string, unknown> =>
+  Object.fromEntries(
+    (body.accepts ?? JSON_MEDIA_TYPES).map((t) => [t, { schema: isJsonMediaType(t) ? toJson(body.schema) : { type: "string", format: "binary" } }])
+  )
 
 export const openApiDocument = (
   routes: ReadonlyArray<RouteDef>,
@@ -91,14 +110,7 @@ export const openApiDocument = (
       tags: route.tags,
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(route.body !== undefined
-        ? {
-            requestBody: {
-              required: true,
-              content: Object.fromEntries(
-                (route.body.contentTypes ?? ["application/json"]).map((t) => [t, { schema: route.body!.raw === true ? { type: "string", format: "binary" } : toJson(route.body!.schema) }])
-              )
-            }
-          }
+        ? { requestBody: { required: true, content: requestContent(route.body, toJson) } }
         : {}),
       responses,
       security: route.auth === "public" ? [] : [{ [route.auth]: [] }]

@@ -44,6 +44,25 @@ export class RateLimiter {
 
   /** Counts one request for `key` at `nowMs` when allowed; a refused request is not counted. */
   hit(key: string, nowMs: number): RateLimitDecision {
+    return this.#decide(this.#entry(key, nowMs), nowMs, true)
+  }
+
+  /**
+   * Whether one more request for `key` would be allowed at `nowMs`, counting nothing (a key not
+   * tracked is allowed and stays untracked).
+   */
+  check(key: string, nowMs: number): RateLimitDecision {
+    const tracked = this.#entries.get(key)
+    if (tracked === undefined) return { allowed: true, retryAfterSec: 0, remaining: this.limit - 1 }
+    // The entry rolled to this window on a copy: a check changes neither counts nor recency.
+    const windowStart = nowMs - (nowMs % this.windowMs)
+    if (tracked.windowStartMs === windowStart) return this.#decide({ ...tracked }, nowMs, false)
+    const previous = windowStart - tracked.windowStartMs === this.windowMs ? tracked.current : 0
+    return this.#decide({ windowStartMs: windowStart, current: 0, previous }, nowMs, false)
+  }
+
+  /** `key`'s entry rolled to the window of `nowMs`, created (evicting the least recent) when absent. */
+  #entry(key: string, nowMs: number): Entry {
     const windowStart = nowMs - (nowMs % this.windowMs)
     let entry = this.#entries.get(key)
     if (entry === undefined) {
@@ -61,12 +80,16 @@ export class RateLimiter {
       }
     }
     this.#entries.set(key, entry)
+    return entry
+  }
 
+  #decide(entry: Entry, nowMs: number, count: boolean): RateLimitDecision {
+    const windowStart = entry.windowStartMs
     const elapsed = nowMs - windowStart
     const weight = (this.windowMs - elapsed) / this.windowMs
     const estimated = entry.previous * weight + entry.current
     if (estimated + 1 <= this.limit) {
-      entry.current++
+      if (count) entry.current++
       return this.limit - estimated - 1 >= 1
         ? { allowed: true, retryAfterSec: 0, remaining: Math.floor(this.limit - estimated - 1) }
         : ALLOWED_FULL

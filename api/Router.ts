@@ -21,11 +21,27 @@
  *   the server's runtime and are interrupted when the client goes away.
  * - Unknown paths answer 404 `ROUTE_NOT_FOUND`, a known path with another method 405
  *   `METHOD_NOT_ALLOWED` with `Allow`; a defect answers 500 `INTERNAL`, never a stack.
+ * - Every request passes the input gate (`InputGate.ts`) before the route's own decoding.
+ * - A request counts as in flight from its body's first byte (or its asynchronous handler's
+ *   start) until it is answered or its client goes away; `drain` (graceful shutdown) makes every
+ *   later reply close its connection and completes when none is in flight.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
+import type { FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
+import {
+  acceptsMediaType,
+  bodyText,
+  gateJson,
+  gatePath,
+  gateQuery,
+  isJsonMediaType,
+  JSON_MEDIA_TYPES,
+  mediaTypeOf,
+  unsupportedContentType
+} from "./InputGate.js"
 import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
 export interface ResponseDoc {
@@ -49,14 +65,7 @@ export interface RouteDef {
   /** Lower-case request headers the handler reads. */
   readonly headers?: ReadonlyArray<string>
   /** The router reads the body (bounded) and parses it as JSON; `inputs.body` decodes it. */
-  readonly body?: {
-    readonly schema: Schema.Schema.Any
-    readonly maxBytes?: number
-    /** The body reaches the decoder as its bytes (`Uint8Array`), not parsed as JSON (uploads). */
-    readonly raw?: boolean
-    /** Documented request content types (default `application/json`). */
-    readonly contentTypes?: ReadonlyArray<string>
-  }
+  readonly body?: RouteBody
   readonly responses: Readonly<Record<number, ResponseDoc>>
   readonly handler: Handler
   /** Left out of the OpenAPI document (probes). */
@@ -65,8 +74,26 @@ export interface RouteDef {
   readonly inputs?: RouteInputs
 }
 
+/** How the router reads a route's body (documented as `schema`). */
+export interface RouteBody {
+  readonly schema: Schema.Schema.Any
+  readonly maxBytes?: number
+  /**
+   * Media types the route takes (`type/*` and `*\/*` match several); default JSON only. A
+   * non-empty body of another type is refused (`refuseContentType`, by default the gate's
+   * `VALIDATION_FAILED` naming `content-type`). A JSON type is parsed and gated; any other
+   * accepted type reaches the handler as its bytes (`Uint8Array`), with `req.contentType`.
+   */
+  readonly accepts?: ReadonlyArray<string>
+  /** The route's own refusal of a media type it does not take (the upload route's `UPLOAD_INVALID`). */
+  readonly refuseContentType?: (mediaType: string) => ApiError
+}
+
+/** Content-type options a declared body shares with `RouteBody`. */
+type BodyMediaTypes = Pick<RouteBody, "accepts" | "refuseContentType">
+
 /** A declared request body: its schema (decoded and documented) and bound. */
-export interface SchemaBodyDecl<A> {
+export interface SchemaBodyDecl<A> extends BodyMediaTypes {
   readonly schema: Schema.Schema<A, any, never>
   /**
    * What OpenAPI shows instead of `schema`, only where `schema` has no JSON Schema (a
@@ -85,13 +112,10 @@ export interface SchemaBodyDecl<A> {
  * A declared request body a hand-written decoder turns into a service's input (with the spec's
  * field names and messages); `schema` is the wire shape, documented only. Built with `decodedBody`.
  */
-export interface DecoderBodyDecl<A> {
+export interface DecoderBodyDecl<A> extends BodyMediaTypes {
   readonly schema: Schema.Schema.Any
   readonly documented?: undefined
   readonly maxBytes?: number
-  /** The decoder receives the body's bytes (`Uint8Array`) instead of parsed JSON. */
-  readonly raw?: boolean
-  readonly contentTypes?: ReadonlyArray<string>
   readonly decode: (body: unknown) => A | ApiError
 }
 
@@ -134,6 +158,11 @@ export interface RouterOptions {
   readonly runtime: Runtime.Runtime<never>
   /** Called with unexpected failures (defects), for logging. */
   readonly onDefect: (cause: Cause.Cause<unknown>, req: Request) => void
+  /**
+   * Counts every 401 a credentialed route answers per client address and refuses an address over
+   * its budget 429 before the route runs. Absent: no throttle.
+   */
+  readonly authFailures?: FailedAuthThrottle
 }
 
 const uwsPattern = (path: string): string => path.replace(/\{[^}]+\}/g, (m) => `:${m.slice(1, -1)}`)
@@ -200,8 +229,8 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
           body: {
             schema: body.documented ?? body.schema,
             ...(body.maxBytes !== undefined ? { maxBytes: body.maxBytes } : {}),
-            ...("raw" in body && body.raw === true ? { raw: true } : {}),
-            ...("contentTypes" in body && body.contentTypes !== undefined ? { contentTypes: body.contentTypes } : {})
+            ...(body.accepts !== undefined ? { accepts: body.accepts } : {}),
+            ...(body.refuseContentType !== undefined ? { refuseContentType: body.refuseContentType } : {})
           }
         }
       : {}),
@@ -262,20 +291,109 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
 const textDecoder = new TextDecoder()
 const remoteAddress = (res: HttpResponse): string => textDecoder.decode(res.getRemoteAddressAsText())
 
-/** Writes a reply unless the client already went away. Must be called inside or via `cork`. */
-const write = (res: HttpResponse, reply: Reply): void => {
+/** Writes a reply (closing the connection after it when `close`). Must be called inside or via `cork`. */
+const write = (res: HttpResponse, reply: Reply, close: boolean): void => {
   res.writeStatus(statusLine(reply.status))
   if (reply.contentType !== undefined) res.writeHeader("Content-Type", reply.contentType)
   if (reply.headers !== undefined) for (const [k, v] of reply.headers) res.writeHeader(k, v)
-  // endWithoutBody() writes no Content-Length: right for 304, whose length is the 200's.
-  if (reply.body === undefined) res.endWithoutBody()
-  else res.end(reply.body)
+  // endWithoutBody() writes no Content-Length: right for 304, whose length is the 200's. (Given
+  // any argument, this build's endWithoutBody writes nothing at all, so `close` is a header here.)
+  if (reply.body === undefined) {
+    if (close) res.writeHeader("Connection", "close")
+    res.endWithoutBody()
+  } else res.end(reply.body, close)
+}
+
+/**
+ * A request target (path and query) longer than this is refused 414 `URI_TOO_LONG` by the router.
+ * uWS itself answers 431 when the whole request head passes its 4 KiB limit (the build's
+ * `UWS_HTTP_MAX_HEADERS_SIZE` default), so the bound sits below it: room for a 60-token prices
+ * query (about 2.8 KiB escaped) and ordinary headers.
+ */
+export const maxUrlLength = 3072
+
+const uriTooLong = (path: string, query: string): ApiError | undefined =>
+  path.length + query.length > maxUrlLength
+    ? apiError("URI_TOO_LONG", `Request target over ${maxUrlLength} characters`, { extra: { limit: maxUrlLength } })
+    : undefined
+
+/**
+ * A complete body as the handler receives it: nothing when empty; parsed JSON (UTF-8 checked,
+ * then the gate) for a JSON media type; the bytes for another type the route accepts.
+ */
+const readBody = (
+  bytes: Buffer,
+  contentType: string,
+  accepts: ReadonlyArray<string>,
+  refuseContentType: (mediaType: string) => ApiError
+): { readonly body: unknown } | ApiError => {
+  if (bytes.byteLength === 0) return { body: undefined }
+  const mediaType = mediaTypeOf(contentType)
+  if (!acceptsMediaType(accepts, mediaType)) return refuseContentType(mediaType)
+  if (!isJsonMediaType(mediaType)) return { body: new Uint8Array(bytes) }
+  const text = bodyText(bytes)
+  if (isApiError(text)) return text
+  if (text.trim() === "") return { body: undefined }
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return validationFailed("body", "Request body is not valid JSON")
+  }
+  return gateJson(body) ?? { body }
+}
+
+/**
+ * A reply to HEAD carries no body (RFC 9110 9.3.2): written with one, a client reads the body as
+ * the next response. HEAD reaches only the 404 and 405 handlers (routes are mounted per method).
+ */
+const headless = (method: string, reply: Reply): Reply => {
+  if (method !== "HEAD" || reply.body === undefined) return reply
+  const { body: _body, ...head } = reply
+  return head
 }
 
 const internalError = () => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
-export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): void => {
+/** What `mountRoutes` hands back: the requests under way, and the drain a graceful shutdown runs. */
+export interface MountedRoutes {
+  /** Requests read or being answered asynchronously and not yet answered (nor abandoned by their client). */
+  readonly inFlight: () => number
+  /**
+   * From now on every reply closes its connection (keep-alive clients reconnect elsewhere);
+   * completes once no request is in flight. Unbounded: the server bounds it.
+   */
+  readonly drain: Effect.Effect<void>
+}
+
+/** A request's progress: whether its client went away, whether it counts as in flight. */
+interface RequestState {
+  aborted: boolean
+  open: boolean
+}
+
+export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): MountedRoutes => {
   const runFork = Runtime.runFork(options.runtime)
+  let inFlight = 0
+  let draining = false
+  const idleWaiters: Array<() => void> = []
+  const track = (state: RequestState) => {
+    if (state.open) return
+    state.open = true
+    inFlight++
+  }
+  const settle = (state: RequestState) => {
+    if (!state.open) return
+    state.open = false
+    if (--inFlight === 0) for (const wake of idleWaiters.splice(0)) wake()
+  }
+  const answer = (res: HttpResponse, reply: Reply) => res.cork(() => write(res, reply, draining))
+  const throttle = options.authFailures
+  /** A credentialed route's reply: a 401 counts against the client's address. */
+  const counted = (route: RouteDef, req: Request, reply: Reply): Reply => {
+    if (throttle !== undefined && reply.status === 401 && route.auth !== "public") throttle.failed(req.remoteAddress, Date.now())
+    return reply
+  }
   const byPath = new Map<string, RouteDef[]>()
   for (const route of routes) {
     const list = byPath.get(route.path) ?? []
@@ -284,7 +402,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     byPath.set(route.path, list)
   }
 
-  const run = (res: HttpResponse, route: RouteDef, req: Request, state: { aborted: boolean }) => {
+  const run = (res: HttpResponse, route: RouteDef, req: Request, state: RequestState) => {
     let out: Reply | Effect.Effect<Reply, ApiError>
     try {
       out = route.handler(req)
@@ -293,16 +411,20 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       out = internalError()
     }
     if (!Effect.isEffect(out)) {
-      if (!state.aborted) res.cork(() => write(res, out as Reply))
+      if (!state.aborted) answer(res, counted(route, req, out as Reply))
+      settle(state)
       return
     }
+    track(state)
     const fiber = runFork(out)
     res.onAborted(() => {
       state.aborted = true
+      settle(state)
       runFork(Fiber.interrupt(fiber))
     })
     fiber.addObserver((exit) => {
       if (state.aborted) return
+      settle(state)
       let reply: Reply
       if (Exit.isSuccess(exit)) reply = exit.value
       else {
@@ -313,45 +435,57 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
           reply = internalError()
         }
       }
-      res.cork(() => write(res, reply))
+      answer(res, counted(route, req, reply))
     })
   }
 
   const handle = (route: RouteDef) => {
     const n = paramCount(route.path)
+    const names = pathNames(route.path)
     const headerNames = route.headers ?? []
+    const accepts = route.body?.accepts ?? JSON_MEDIA_TYPES
+    const refuseContentType = route.body?.refuseContentType ?? ((mediaType: string) => unsupportedContentType(accepts, mediaType))
+    const refuse = (res: HttpResponse, err: ApiError) => answer(res, errorReply(err))
     return (res: HttpResponse, uReq: HttpRequest): void => {
-      const params: string[] = new Array(n)
-      for (let i = 0; i < n; i++) params[i] = decodeParam(uReq.getParameter(i) ?? "")
+      const path = uReq.getUrl()
+      const query = uReq.getQuery() ?? ""
+      const raws: string[] = new Array(n)
+      for (let i = 0; i < n; i++) raws[i] = uReq.getParameter(i) ?? ""
       const headers: Record<string, string> = {}
       for (const h of headerNames) {
         const v = uReq.getHeader(h)
         if (v !== "") headers[h] = v
       }
-      const base = {
-        method: route.method,
-        path: uReq.getUrl(),
-        query: uReq.getQuery() ?? "",
-        params,
-        headers,
-        remoteAddress: remoteAddress(res)
+      const gated = uriTooLong(path, query) ?? gatePath(raws, names) ?? gateQuery(query)
+      if (gated !== undefined) {
+        refuse(res, gated)
+        return
       }
-      const state = { aborted: false }
+      const params: string[] = new Array(n)
+      for (let i = 0; i < n; i++) params[i] = decodeParam(raws[i]!)
+      const base = { method: route.method, path, query, params, headers, remoteAddress: remoteAddress(res) }
+      const throttled = throttle !== undefined && route.auth !== "public" ? throttle.refusal(base.remoteAddress, Date.now()) : undefined
+      if (throttled !== undefined) {
+        refuse(res, throttled)
+        return
+      }
+      const state: RequestState = { aborted: false, open: false }
       if (route.body === undefined) {
         run(res, route, { ...base, body: undefined }, state)
         return
       }
-      // Body routes: bounded read, then JSON.
+      // Body routes: bounded read, then the content type, UTF-8, JSON and the gate.
       const limit = route.body.maxBytes ?? options.maxBodyBytes
       const declared = Number(uReq.getHeader("content-length") || "0")
+      const contentType = uReq.getHeader("content-type")
       if (declared > limit) {
-        res.cork(() => {
-          write(res, errorReply(apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } })))
-        })
+        refuse(res, apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
         return
       }
+      track(state)
       res.onAborted(() => {
         state.aborted = true
+        settle(state)
       })
       const chunks: Buffer[] = []
       let size = 0
@@ -367,38 +501,25 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
             res.writeHeader("Content-Type", r.contentType ?? "application/json")
             res.end(r.body, true)
           })
+          settle(state)
           return
         }
         chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
         if (!isLast) return
-        if (route.body?.raw === true) {
-          run(res, route, { ...base, body: new Uint8Array(Buffer.concat(chunks)) }, state)
+        const read = readBody(Buffer.concat(chunks), contentType, accepts, refuseContentType)
+        if (isApiError(read)) {
+          refuse(res, read)
+          settle(state)
           return
         }
-        const raw = Buffer.concat(chunks).toString("utf8")
-        let body: unknown
-        if (raw.trim() === "") body = undefined
-        else {
-          try {
-            body = JSON.parse(raw)
-          } catch {
-            res.cork(() => write(res, errorReply(validationFailed("body", "Request body is not valid JSON"))))
-            return
-          }
-        }
-        run(res, route, { ...base, body }, state)
+        run(res, route, contentType === "" ? { ...base, body: read.body } : { ...base, body: read.body, contentType }, state)
       })
     }
   }
 
   const methodNotAllowed = (allowed: string) => (res: HttpResponse, uReq: HttpRequest) => {
     const method = uReq.getCaseSensitiveMethod()
-    res.cork(() =>
-      write(
-        res,
-        errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } }))
-      )
-    )
+    answer(res, headless(method, errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } }))))
   }
 
   for (const [path, list] of byPath) {
@@ -428,6 +549,16 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
 
   app.any("/*", (res, uReq) => {
     const path = uReq.getUrl()
-    res.cork(() => write(res, errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${path}`))))
+    const refusal = uriTooLong(path, uReq.getQuery() ?? "") ?? apiError("ROUTE_NOT_FOUND", `No route for ${path}`)
+    answer(res, headless(uReq.getCaseSensitiveMethod(), errorReply(refusal)))
   })
+
+  return {
+    inFlight: () => inFlight,
+    drain: Effect.async<void>((resume) => {
+      draining = true
+      if (inFlight === 0) resume(Effect.void)
+      else idleWaiters.push(() => resume(Effect.void))
+    })
+  }
 }

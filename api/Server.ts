@@ -1,17 +1,22 @@
 /**
- * One uWS listener serving a route table. Scoped: closing the scope stops accepting (listen
- * socket closed) and then closes the remaining keep-alive connections, so a graceful shutdown
- * never leaves the process held open by idle clients.
+ * One uWS listener serving a route table. Scoped: closing the scope drains the listener (stops
+ * accepting, lets the requests in flight finish within `drainBoundMs`, closing each keep-alive
+ * connection after its reply) and then closes the remaining connections, so a graceful shutdown
+ * neither cuts an answer short nor leaves the process held open by idle clients.
  */
 import * as uWS from "uws-pack"
-import { Cause, Effect, Runtime, Schema } from "effect"
-import { mountRoutes, type RouteDef } from "./Router.js"
+import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
+import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
+import { type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
 
 export class ServerListenError extends Schema.TaggedError<ServerListenError>()("ServerListenError", {
   host: Schema.String,
   port: Schema.Number,
   message: Schema.String
 }) {}
+
+/** How long a draining listener waits for its requests in flight before closing their connections. */
+export const drainBoundMs = 10_000
 
 export interface HttpServerOptions {
   readonly name: string
@@ -20,50 +25,100 @@ export interface HttpServerOptions {
   readonly port: number
   readonly maxBodyBytes: number
   readonly routes: ReadonlyArray<RouteDef>
+  /** The drain's bound (default `drainBoundMs`). */
+  readonly drainMs?: number
+  /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
+  readonly authFailureLimits?: Partial<FailedAuthLimits>
 }
 
 export interface RunningServer {
   readonly host: string
   readonly port: number
   readonly url: string
+  /**
+   * Stops accepting and waits for the requests in flight, at most the drain bound; the first
+   * call does it, later ones wait for the same. Closing the scope runs it too, so a shutdown
+   * that drains several listeners at once calls each one's first.
+   */
+  readonly drain: Effect.Effect<void>
 }
 
-export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, import("effect").Scope.Scope> =>
-  Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<never>()
-    const app = uWS.App()
-    mountRoutes(app, options.routes, {
-      maxBodyBytes: options.maxBodyBytes,
+/**
+ * Mounts `routes` on `app` with the server's runtime; defects are logged under `name`; refused
+ * credentials are throttled per client address with `authFailures`.
+ */
+export const mountOn = (
+  app: uWS.TemplatedApp,
+  name: string,
+  routes: ReadonlyArray<RouteDef>,
+  maxBodyBytes: number,
+  authFailures: FailedAuthThrottle
+): Effect.Effect<MountedRoutes> =>
+  Effect.map(Effect.runtime<never>(), (runtime) =>
+    mountRoutes(app, routes, {
+      maxBodyBytes,
       runtime,
+      authFailures,
       onDefect: (cause, req) =>
         Runtime.runFork(runtime)(
-          Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(
-            Effect.annotateLogs({ server: options.name })
-          )
+          Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: name }))
         )
     })
-    const socket = yield* Effect.acquireRelease(
-      Effect.async<uWS.us_listen_socket, ServerListenError>((resume) => {
-        app.listen(options.host, options.port, (s) => {
-          if (s === false) {
-            resume(Effect.fail(new ServerListenError({
-              host: options.host,
-              port: options.port,
-              message: `cannot listen on ${options.host}:${options.port}`
-            })))
-          } else resume(Effect.succeed(s))
-        })
-      }),
-      (s) =>
-        Effect.sync(() => {
-          uWS.us_listen_socket_close(s)
-          // Closes the keep-alive connections too.
-          app.close()
-        }).pipe(Effect.zipRight(Effect.logInfo(`${options.name} server closed`)))
+  )
+
+/**
+ * Listens with `app` for the scope's lifetime. Closing the scope: the drain (listen socket
+ * closed, requests in flight answered within the bound), then `beforeClose` (the data server
+ * closes its stream sockets with 1001), then the remaining connections.
+ */
+export const listen = (o: {
+  readonly name: string
+  readonly host: string
+  readonly port: number
+  readonly app: uWS.TemplatedApp
+  readonly mounted: MountedRoutes
+  readonly drainMs?: number
+  readonly beforeClose?: () => void
+}): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const drainMs = o.drainMs ?? drainBoundMs
+    const socket = yield* Effect.async<uWS.us_listen_socket, ServerListenError>((resume) => {
+      o.app.listen(o.host, o.port, (s) => {
+        if (s === false) resume(Effect.fail(new ServerListenError({ host: o.host, port: o.port, message: `cannot listen on ${o.host}:${o.port}` })))
+        else resume(Effect.succeed(s))
+      })
+    })
+    const drain = yield* Effect.cached(
+      Effect.gen(function* () {
+        uWS.us_listen_socket_close(socket)
+        // Interruptible: finalizers run uninterruptibly, and the bound must be able to cut the wait.
+        const waited = yield* Effect.timeoutOption(Effect.interruptible(o.mounted.drain), drainMs)
+        if (Option.isNone(waited)) {
+          yield* Effect.logWarning(`${o.name} server: ${o.mounted.inFlight()} requests still in flight after ${drainMs} ms; closing their connections`)
+        }
+      })
+    )
+    yield* Effect.addFinalizer(() =>
+      drain.pipe(
+        Effect.zipRight(
+          Effect.sync(() => {
+            o.beforeClose?.()
+            // Closes the keep-alive connections too.
+            o.app.close()
+          })
+        ),
+        Effect.zipRight(Effect.logInfo(`${o.name} server closed`))
+      )
     )
     const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
-    const host = options.host
-    const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-    yield* Effect.logInfo(`${options.name} server listening on ${url}`)
-    return { host, port, url }
+    const url = `http://${o.host.includes(":") ? `[${o.host}]` : o.host}:${port}`
+    yield* Effect.logInfo(`${o.name} server listening on ${url}`)
+    return { host: o.host, port, url, drain }
+  })
+
+export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const app = uWS.App()
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits))
+    return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

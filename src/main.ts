@@ -7,7 +7,8 @@
  * bus, the tape, the signal stream and the strategy lab on `CURVESTREAM_DATA_PORT`) and runs until
  * SIGINT or SIGTERM. In embedded mode it also
  * provisions the local account and writes its credentials to `<dataDir>/local-credentials.json`.
- * Shutdown is the scopes closing in reverse: the listen socket first, then the keeper and
+ * Shutdown is the scopes closing in reverse: both listeners drain first (stop accepting, answer
+ * the requests in flight within 10 s, close stream sockets with 1001), then the keeper and
  * simulation, the webhook delivery worker, the pipeline (actor checkpoints and ClickHouse writes
  * flushed), the localnet, the bus (pending appends flushed, offsets written), ClickHouse and
  * PostgreSQL.
@@ -453,6 +454,9 @@ const program = Effect.gen(function* () {
     tokenShards: config.actorShards
   })
   const server = yield* api(config)
+  // Shutdown begins here (finalizers run in reverse): both listeners stop accepting and answer
+  // what is in flight together, within one drain bound, before anything they use is closed.
+  yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
   yield* Effect.logInfo("curvestream ready").pipe(
     Effect.annotateLogs({
       api: server.url,
@@ -460,6 +464,8 @@ const program = Effect.gen(function* () {
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
       solanaRpc: endpoints.rpcUrl,
+      yellowstone: endpoints.grpcUrl,
+      ...(endpoints.blockEngineUrl !== undefined ? { blockEngine: endpoints.blockEngineUrl } : {}),
       hoodRpc: hood.rpcUrl,
       ...(endpoints.embedded ? { localnet: "embedded", simulation: argv.includes("--quiet") ? "off" : "on" } : {}),
       ...(local !== undefined

@@ -33,6 +33,7 @@ import { json, type Reply, type Request } from "../Http.js"
 import { chainParam, enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
+import { plainError } from "../OpenApi.js"
 
 
 export interface DataRoutesDeps {
@@ -136,7 +137,7 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
     responses: {
       200: { description: "`{signals, next_after}`, or with group_by=token `{tokens}`", schema: TapeDoc },
       400: { description: "VALIDATION_FAILED naming the parameter" },
-      401: { description: "`{\"error\": \"invalid api key\"}`" },
+      401: plainError("`{\"error\": \"invalid api key\"}`"),
       503: { description: "FEED_UNAVAILABLE (retryable)" }
     },
     authenticate: (req): Effect.Effect<DataPrincipal, Reply> =>
@@ -192,7 +193,7 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
   }).map(
     (route): RouteDef => ({
       ...route,
-      responses: { ...route.responses, 401: { description: "`{\"error\": \"invalid api key\"}`" }, 403: { description: "`{\"error\": \"requires Max\"}`" } },
+      responses: { ...route.responses, 401: plainError("`{\"error\": \"invalid api key\"}`"), 403: plainError("`{\"error\": \"requires Max\"}`") },
       handler: (req) =>
         Effect.flatMap(deps.auth.authenticate(req.headers), (p): Effect.Effect<Reply, ApiError> => {
           if (p === undefined) return Effect.succeed(invalidApiKeyReply())

@@ -1,13 +1,15 @@
 /**
  * The market-data service's listener (`{data_url}`, default port 8081): one uWS app with the
  * data routes (the shared router: bounded bodies, 404/405 envelopes) and the signal stream's
- * WebSocket behaviour at `/v1/signals/stream`. Scoped: closing the scope closes the listen
- * socket, then every stream socket (1001), then the keep-alive connections.
+ * WebSocket behaviour at `/v1/signals/stream`. Scoped: closing the scope drains the listener (no
+ * new connections, requests in flight answered within the bound), then closes every stream
+ * socket (1001), then the keep-alive connections.
  */
 import * as uWS from "uws-pack"
-import { Cause, Effect, Runtime, type Scope } from "effect"
-import { mountRoutes, type RouteDef } from "../Router.js"
-import { type RunningServer, ServerListenError } from "../Server.js"
+import { Effect, type Scope } from "effect"
+import { type FailedAuthLimits, FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
+import type { RouteDef } from "../Router.js"
+import { listen, mountOn, type RunningServer, type ServerListenError } from "../Server.js"
 import { makeSignalStream, type SignalStream, type SignalStreamDeps, type SignalStreamOptions, STREAM_PATH } from "./SignalStream.js"
 
 export interface DataServerOptions {
@@ -18,6 +20,10 @@ export interface DataServerOptions {
   readonly routes: ReadonlyArray<RouteDef>
   readonly stream: Omit<SignalStreamDeps, "runtime">
   readonly streamOptions?: Partial<SignalStreamOptions>
+  /** The drain's bound (default `drainBoundMs`). */
+  readonly drainMs?: number
+  /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
+  readonly authFailureLimits?: Partial<FailedAuthLimits>
 }
 
 export interface RunningDataServer extends RunningServer {
@@ -28,35 +34,20 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const app = uWS.App()
-    const stream = makeSignalStream({ ...options.stream, runtime, app }, options.streamOptions)
+    // One throttle for the routes and the stream's upgrades: a refused bearer counts the same on both.
+    const authFailures = new FailedAuthThrottle(options.authFailureLimits)
+    const stream = makeSignalStream({ ...options.stream, runtime, app, authFailures }, options.streamOptions)
     // The WebSocket route first: its static path wins over the router's catch-all either way.
     app.ws(STREAM_PATH, stream.behavior)
-    mountRoutes(app, options.routes, {
-      maxBodyBytes: options.maxBodyBytes,
-      runtime,
-      onDefect: (cause, req) =>
-        Runtime.runFork(runtime)(
-          Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: "data" }))
-        )
+    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures)
+    const server = yield* listen({
+      name: "data",
+      host: options.host,
+      port: options.port,
+      app,
+      mounted,
+      ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}),
+      beforeClose: stream.close
     })
-    const socket = yield* Effect.acquireRelease(
-      Effect.async<uWS.us_listen_socket, ServerListenError>((resume) => {
-        app.listen(options.host, options.port, (s) => {
-          if (s === false) {
-            resume(Effect.fail(new ServerListenError({ host: options.host, port: options.port, message: `cannot listen on ${options.host}:${options.port}` })))
-          } else resume(Effect.succeed(s))
-        })
-      }),
-      (s) =>
-        Effect.sync(() => {
-          uWS.us_listen_socket_close(s)
-          stream.close()
-          app.close()
-        }).pipe(Effect.zipRight(Effect.logInfo("data server closed")))
-    )
-    const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
-    const host = options.host
-    const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-    yield* Effect.logInfo(`data server listening on ${url}`)
-    return { host, port, url, stream }
+    return { ...server, stream }
   })

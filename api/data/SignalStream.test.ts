@@ -9,6 +9,7 @@
 import * as uWS from "uws-pack"
 import { Effect, Runtime } from "effect"
 import { createRequire } from "node:module"
+import * as net from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { buildSignal, type Pattern, type Signal } from "../../src/domain/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
@@ -137,6 +138,37 @@ const filter = (query: string): StreamFilter => {
   if (!("chain" in f)) throw new Error(`bad query ${query}`)
   return f
 }
+
+describe("the upgrade", () => {
+  it("answers a WebSocket version other than 13 with 426 and the version it speaks, before any auth; 13 upgrades", async () => {
+    const served = await serve(true)
+    const { port } = new URL(served.url.replace("ws:", "http:"))
+    const head = (version: string) =>
+      new Promise<string>((resolve) => {
+        let got = ""
+        const socket = net.connect(Number(port), "127.0.0.1", () =>
+          socket.write(
+            `GET ${STREAM_PATH} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer free-a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+              `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: ${version}\r\n\r\n`
+          )
+        )
+        socket.on("data", (c) => {
+          got += c.toString()
+          if (got.includes("\r\n\r\n")) {
+            socket.destroy()
+            resolve(got)
+          }
+        })
+        socket.on("close", () => resolve(got))
+      })
+    for (const version of ["8", "12", "14", ""]) {
+      const answer = await head(version)
+      expect(answer.split("\r\n")[0], version).toBe("HTTP/1.1 426 Upgrade Required")
+      expect(answer).toMatch(/\r\nSec-WebSocket-Version: 13\r\n/)
+    }
+    expect((await head("13")).split("\r\n")[0]).toBe("HTTP/1.1 101 Switching Protocols")
+  })
+})
 
 describe("topicOf", () => {
   it("one topic per (plan, filter), whatever order or repeats the query used", () => {

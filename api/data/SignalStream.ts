@@ -44,6 +44,7 @@ import type { SignalHub } from "../../src/services/signals/SignalHub.js"
 import { projectForPlan } from "../../src/services/signals/SignalTape.js"
 import type { PlanId, TrackingShape } from "../../src/services/tracking/Tracking.js"
 import { INVALID_API_KEY_BODY, type DataPrincipal } from "../auth/DataBearerAuth.js"
+import type { FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
 import { errorReply, JSON_CONTENT_TYPE, type Reply, statusLine, stringify } from "../Http.js"
 
 export const STREAM_PATH = "/v1/signals/stream"
@@ -52,6 +53,16 @@ export const CLOSE_TOO_MANY_STREAMS = 4029
 export const CLOSE_SLOW_CLIENT = 4013
 export const CLOSE_SERVER_BUSY = 1013
 export const CLOSE_GOING_AWAY = 1001
+
+/** The only WebSocket protocol version (RFC 6455); any other is refused before the upgrade. */
+export const WEBSOCKET_VERSION = "13"
+const textDecoder = new TextDecoder()
+const UNSUPPORTED_VERSION: Reply = {
+  status: 426,
+  headers: [["Sec-WebSocket-Version", WEBSOCKET_VERSION]],
+  contentType: JSON_CONTENT_TYPE,
+  body: JSON.stringify({ error: `unsupported WebSocket version; send Sec-WebSocket-Version: ${WEBSOCKET_VERSION}` })
+}
 
 export interface SignalStreamOptions {
   /** Interval of the WebSocket pings (spec: 20 s). */
@@ -137,6 +148,8 @@ export interface SignalStreamDeps {
   readonly runtime: Runtime.Runtime<never>
   /** The app the behaviour is mounted on: signals go out with `app.publish`; without it, through an open socket. */
   readonly app?: Pick<TemplatedApp, "publish">
+  /** Refused bearers count per client address (shared with the data routes); an address over its budget is answered 429. */
+  readonly authFailures?: FailedAuthThrottle
 }
 
 export interface SignalStream {
@@ -261,9 +274,20 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const key = req.getHeader("sec-websocket-key")
       const protocol = req.getHeader("sec-websocket-protocol")
       const extensions = req.getHeader("sec-websocket-extensions")
+      // RFC 6455 4.2.2: a version other than 13 is answered 426 with the version we speak; uWS would upgrade it.
+      if (req.getHeader("sec-websocket-version") !== WEBSOCKET_VERSION) {
+        res.cork(() => writeHttp(res, UNSUPPORTED_VERSION))
+        return
+      }
       const filter = parseStreamFilter(req.getQuery() ?? "")
       if (!("chain" in filter)) {
         res.cork(() => writeHttp(res, filter))
+        return
+      }
+      const address = textDecoder.decode(res.getRemoteAddressAsText())
+      const throttled = deps.authFailures?.refusal(address, Date.now())
+      if (throttled !== undefined) {
+        res.cork(() => writeHttp(res, errorReply(throttled)))
         return
       }
       const state = { aborted: false }
@@ -274,6 +298,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       fiber.addObserver((exit) => {
         if (state.aborted) return
         const principal = Exit.isSuccess(exit) ? exit.value : undefined
+        if (principal === undefined) deps.authFailures?.failed(address, Date.now())
         res.cork(() => {
           if (principal === undefined) writeHttp(res, { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) })
           else {

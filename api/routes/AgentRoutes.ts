@@ -42,6 +42,7 @@ import { enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { ReadCache } from "../ReadCache.js"
 import { route, type RouteDef } from "../Router.js"
+import { plainError } from "../OpenApi.js"
 
 export const COPY_SCORE_LIMIT_PER_MIN = 60
 export const COHORT_LIMIT_PER_MIN = 60
@@ -366,7 +367,7 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     pathParams: { idOrWallet: stringParam("Account id, handle, or wallet address", { required: true, emptyIsValue: true }) },
     responses: {
       200: { description: "The agent record", schema: AgentRecordResponse, headers: ["Cache-Control"] },
-      404: { description: "Unknown user: a plain {error} body" },
+      404: plainError("Unknown user: a plain {error} body"),
       429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
       503: { description: "FEED_UNAVAILABLE (retryable): the account could not be read", headers: ["Retry-After"] }
     },

@@ -191,9 +191,12 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     headers: [...AGENT_AUTH_HEADERS, "content-type"],
     body: decodedBody({
       schema: Schema.Uint8ArrayFromSelf,
-      raw: true,
       maxBytes: uploadBodyBytesMax,
-      contentTypes: ["multipart/form-data", "image/png", "image/jpeg", "image/gif", "image/webp"],
+      accepts: ["multipart/form-data", "image/*"],
+      refuseContentType: (mediaType) =>
+        apiError("UPLOAD_INVALID", `Send multipart/form-data with a file field \`image\`, or the image bytes with an image/* Content-Type (not ${mediaType || "none"})`, {
+          field: "image"
+        }),
       decode: (body: unknown) => (body instanceof Uint8Array ? body : new Uint8Array())
     }),
     responses: {

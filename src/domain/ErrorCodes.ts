@@ -105,6 +105,7 @@ export const ErrorCodes = {
   ROUTE_NOT_FOUND: e(404, false, "no route for this path"),
   METHOD_NOT_ALLOWED: e(405, false, "the path exists but not for this method"),
   BODY_TOO_LARGE: e(413, false, "request body over the size limit"),
+  URI_TOO_LONG: e(414, false, "request target over the length limit"),
   ADMIN_REQUIRED: e(403, false, "the route is for operator admins"),
   REPLAY_RUNNING: e(409, true, "a replay is already running for this account; the body carries its job_id"),
   INTERNAL: e(500, true, "unexpected failure; nothing was recorded")

@@ -105,6 +105,38 @@ const probe = (where: string, p: Param<unknown>) => {
   }
 }
 
+describe("body bounds (README, HTTP_MAX_BODY_BYTES)", () => {
+  it("every route that takes a body declares its own bound, 1 KiB to 64 KiB", () => {
+    const bounds = Object.values(tables).flat().filter((r) => r.body !== undefined).map((r) => [`${r.method} ${r.path}`, r.body!.maxBytes] as const)
+    expect(bounds.length).toBeGreaterThan(20)
+    for (const [where, bound] of bounds) {
+      expect(bound, where).toBeGreaterThanOrEqual(1024)
+      expect(bound, where).toBeLessThanOrEqual(64 * 1024)
+    }
+  })
+})
+
+describe("documented refusals", () => {
+  it("data: every plain `{error}` refusal is documented with the PlainError schema, never the envelope", () => {
+    const doc = openApiDocument(tables.data!, info) as Json
+    let plain = 0
+    for (const [path, ops] of Object.entries(doc.paths as Json)) {
+      for (const [method, op] of Object.entries(ops as Json)) {
+        for (const [status, r] of Object.entries((op as Json).responses as Json)) {
+          const ref = (r as Json).content?.["application/json"]?.schema?.$ref
+          if (/^`?\{"error"/.test((r as Json).description)) {
+            plain++
+            expect(ref, `${method} ${path} ${status}`).toBe("#/components/schemas/PlainError")
+          } else if (Number(status) >= 400 && ref !== undefined) expect(ref, `${method} ${path} ${status}`).not.toBe("#/components/schemas/PlainError")
+        }
+      }
+    }
+    expect(plain).toBeGreaterThan(20)
+    expect(doc.paths["/v1/signals"].get.responses["401"].content["application/json"].schema.$ref).toBe("#/components/schemas/PlainError")
+    expect(doc.components.schemas.PlainError.required).toEqual(["error"])
+  })
+})
+
 describe("declared inputs and the OpenAPI document", () => {
   for (const [name, routes] of Object.entries(tables)) {
     it(`${name}: parameters and request bodies are the declarations the router decodes`, () => {

@@ -4,6 +4,8 @@
  * plans, the OpenAPI document and the 404 envelope, then SIGTERM and a clean exit. A second start
  * on the same data dir proves the embedded stores reopen.
  */
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 
@@ -42,6 +44,14 @@ describe("engine end to end", () => {
       if (ingestion[chain].published !== null) expect(ingestion[chain].published).toMatch(height) // null until the first publish
     }
     expect(ingestion.actorsPending).toBeGreaterThanOrEqual(0)
+  })
+
+  it("prints the localnet's Yellowstone and block-engine addresses on the ready line, as README says", () => {
+    const line = engine.output().split("\n").find((l) => l.includes('message="curvestream ready"'))
+    expect(line).toBeDefined()
+    const localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { grpcUrl: string; blockEngineUrl: string } }
+    expect(line).toContain(` yellowstone=${localnet.solana.grpcUrl}`)
+    expect(line).toContain(` blockEngine=${localnet.solana.blockEngineUrl}`)
   })
 
   it("serves quote pairs with a strong ETag, 304 on a match and the chain filter", async () => {

@@ -43,6 +43,7 @@ import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
+import { plainError } from "../../OpenApi.js"
 
 
 export interface PersonalCaller {
@@ -194,10 +195,10 @@ const GroupIdBody = Schema.Struct({ id: Schema.String })
 const WatchBody = Schema.Struct({ chain: Schema.optional(Schema.Literal("solana", "hood")), address: Schema.String, label: Schema.optional(Schema.String) })
 
 const common = {
-  401: { description: "`{\"error\": \"invalid api key\"}`" },
+  401: plainError("`{\"error\": \"invalid api key\"}`"),
   503: { description: "FEED_UNAVAILABLE (retryable)" }
 } as const
-const paid = { ...common, 403: { description: "`{\"error\": \"requires Pro or Max\"}` (Free)" } } as const
+const paid = { ...common, 403: plainError("`{\"error\": \"requires Pro or Max\"}` (Free)") } as const
 
 export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef> => {
   const store: PersonalStore = makePersonalStore(deps.sql, {
@@ -249,7 +250,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         200: { description: "already followed: the existing follow" },
         201: { description: "`{id, chain, address, created_at}`" },
         400: { description: "VALIDATION_FAILED naming the field" },
-        429: { description: "`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`" }
+        429: plainError("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { body: { address, chain } }, c) =>
@@ -269,7 +270,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The follow's id"),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"follow not found\"}`" } },
+      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"follow not found\"}`") },
       authenticate: paidPlan,
       handler: (_req, { id }, c) => answer(Effect.map(store.removeFollow(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
     }),
@@ -301,7 +302,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         201: { description: "`{id, name, pattern, wallet_id, params, created_at}`" },
         400: { description: "VALIDATION_FAILED naming the field (`params.<name>` for a param)" },
-        429: { description: "`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`" }
+        429: plainError("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { body: rule }, c) => {
@@ -321,7 +322,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The rule's id"),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"rule not found\"}`" } },
+      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"rule not found\"}`") },
       authenticate: paidPlan,
       handler: (_req, { id }, c) => answer(Effect.map(store.removeRule(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
     }),
@@ -385,7 +386,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         201: { description: "the group" },
         400: { description: "VALIDATION_FAILED naming the field" },
-        429: { description: "`{\"error\": \"group limit reached\", \"quota\", \"used\"}`" }
+        429: plainError("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { body: name }, c) => answer(Effect.map(store.createGroup(c.accountId, c.paid, name), (group) => json(201, group)))
@@ -400,7 +401,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       query: { id: stringParam("The group's id (when no body is sent)") },
       body: decodedBody({ schema: GroupIdBody, maxBytes: 1_024, decode: groupIdBody }),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 400: { description: "VALIDATION_FAILED: id" }, 404: { description: "`{\"error\": \"group not found\"}`" } },
+      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 400: { description: "VALIDATION_FAILED: id" }, 404: plainError("`{\"error\": \"group not found\"}`") },
       authenticate: paidPlan,
       handler: (_req, { body, id: queryId }, c) => {
         const id = body ?? parseId("id", queryId)
@@ -422,8 +423,8 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         201: { description: "the group with the wallet" },
         400: { description: "VALIDATION_FAILED naming the field" },
-        404: { description: "`{\"error\": \"group not found\"}`" },
-        429: { description: "`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`" }
+        404: plainError("`{\"error\": \"group not found\"}`"),
+        429: plainError("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { body: w, id }, c) =>
@@ -450,7 +451,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         200: { description: "the group without the wallet" },
         400: { description: "VALIDATION_FAILED naming the field" },
-        404: { description: "`{\"error\": \"group not found\"}` or `{\"error\": \"wallet not in group\"}`" }
+        404: plainError("`{\"error\": \"group not found\"}` or `{\"error\": \"wallet not in group\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { address, body, chain, id }, c) => {
@@ -487,7 +488,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         200: { description: "already watched: the existing entry" },
         201: { description: "`{id, chain, address, label, created_at}`" },
         400: { description: "VALIDATION_FAILED naming the field" },
-        429: { description: "`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`" }
+        429: plainError("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`")
       },
       authenticate: anyPlan,
       handler: (_req, { body: { address, chain, label } }, c) =>
@@ -502,7 +503,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The watchlist entry's id"),
-      responses: { ...common, 200: { description: "`{id, deleted: true}`" }, 404: { description: "`{\"error\": \"watchlist entry not found\"}`" } },
+      responses: { ...common, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"watchlist entry not found\"}`") },
       authenticate: anyPlan,
       handler: (_req, { id }, c) => answer(Effect.map(store.removeWatch(c.accountId, id), () => json(200, { id, deleted: true })))
     })

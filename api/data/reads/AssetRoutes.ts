@@ -10,6 +10,7 @@ import { json } from "../../Http.js"
 import { stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { iso, type ReadDeps, readRoute } from "./internal/shared.js"
+import { plainError } from "../../OpenApi.js"
 
 const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
   id: pair.id,
@@ -34,7 +35,7 @@ export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       operationId: "dataAsset",
       summary: "One quote asset (sol, usdc, svc, eth, usdg) with its USD price",
       pathParams: { id: stringParam("The asset's id", { required: true, emptyIsValue: true }) },
-      responses: { 404: { description: "{\"error\": \"asset not found\"}" } }
+      responses: { 404: plainError("{\"error\": \"asset not found\"}") }
     },
     ({ id }) => Effect.map(deps.data.asset(id), ({ pair, price }) => json(200, assetRow(pair, price)))
   )

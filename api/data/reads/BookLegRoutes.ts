@@ -21,6 +21,7 @@ import {
   walletRoute,
   type WalletReadDeps
 } from "./internal/wallet.js"
+import { plainError } from "../../OpenApi.js"
 
 export const BOOK_LEGS_DAYS_DEFAULT = 30
 export const BOOK_LEGS_DAYS_MAX = 90
@@ -40,7 +41,7 @@ export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => 
         window_minutes: intW("A counter-leg is within this many minutes either side", 1, BOOK_LEGS_WINDOW_MINUTES_MAX, BOOK_LEGS_WINDOW_MINUTES_DEFAULT),
         limit: listLimitQ("Leg pairs listed")
       },
-      responses: { 403: { description: "{\"error\": \"requires Max\"}" } }
+      responses: { 403: plainError("{\"error\": \"requires Max\"}") }
     },
     (address, { days, window_minutes: window, limit }, caller) =>
       Effect.gen(function* () {

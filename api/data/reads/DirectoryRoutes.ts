@@ -11,6 +11,7 @@ import { enumParam, stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type DataCaller, notFound, readRoute } from "./internal/shared.js"
 import { intW, kolHandle, type WalletReadDeps } from "./internal/wallet.js"
+import { plainError } from "../../OpenApi.js"
 
 export const DIRECTORY_LIMIT_MAX = 500
 export const DIRECTORY_LIMIT_DEFAULT = 100
@@ -73,7 +74,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
       operationId: "dataWallet",
       summary: "One tracked wallet with its visible groups and KOL label",
       pathParams: idPath("wallet"),
-      responses: { 404: { description: "{\"error\": \"wallet not found\"} (unknown or not visible to the plan)" } }
+      responses: { 404: plainError("{\"error\": \"wallet not found\"} (unknown or not visible to the plan)") }
     },
     ({ id }, caller) =>
       Effect.sync(() => {
@@ -102,7 +103,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
       operationId: "dataGroup",
       summary: "One wallet group with its members the plan can see",
       pathParams: idPath("group"),
-      responses: { 404: { description: "{\"error\": \"group not found\"} (unknown or not visible to the plan)" } }
+      responses: { 404: plainError("{\"error\": \"group not found\"} (unknown or not visible to the plan)") }
     },
     ({ id }, caller) =>
       Effect.sync(() => {

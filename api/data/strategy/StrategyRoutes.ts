@@ -44,6 +44,7 @@ import { REQUIRES_MAX_BODY } from "../../auth/DataBearerAuth.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
 import { enumParam, intParam, isApiError, param, stringParam } from "../../QueryParams.js"
+import { plainError } from "../../OpenApi.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
 export const NOT_FOUND_BODY = { error: "not found" } as const
@@ -118,10 +119,10 @@ const VersionBodyDoc = Schema.Struct({ definition: Schema.Record({ key: Schema.S
 const StatusBodyDoc = Schema.Struct({ status: Schema.Literal("retired") })
 
 const common = {
-  401: { description: "`{\"error\": \"invalid api key\"}`" },
-  403: { description: "`{\"error\": \"requires Max\"}`" }
+  401: plainError("`{\"error\": \"invalid api key\"}`"),
+  403: plainError("`{\"error\": \"requires Max\"}`")
 } as const
-const owned404 = { 404: { description: "`{\"error\": \"not found\"}`: unknown or another account's id" } } as const
+const owned404 = { 404: plainError("`{\"error\": \"not found\"}`: unknown or another account's id") } as const
 
 /** The body as an object with only the `allowed` top-level fields (an unknown one is refused, first named, like the definition's). */
 const bodyWith =

@@ -6,8 +6,10 @@
  * - Every change this process makes to a key (revoke, access, limits, label, embedded wallet)
  *   calls `invalidate` inside the same request, so this process sees it on the key's next
  *   request. Other processes see it within `ttlMs` (default 2 s; docs/decisions.md).
- * - Unknown prefixes are cached too (negative entries), so probing random keys cannot turn into
- *   one query per request; issuing a key invalidates its prefix.
+ * - Unknown prefixes are cached too, in a cache of their own (`negativeEntries`, default 10,000,
+ *   for `negativeTtlMs`, default 2 s), so probing a prefix again costs no query, and probing many
+ *   cannot evict the live keys' entries; issuing a key invalidates its prefix in both. Probing
+ *   many distinct prefixes is bounded by the failed-authentication throttle (`api/auth`).
  * - `lastUsedAt` is written at most once per key per `touchIntervalMs` (default 60 s), off the
  *   request's path.
  */
@@ -26,6 +28,8 @@ export interface KeyEntry {
 export interface KeyStoreShape {
   readonly lookup: (prefix: string, nowMs: number) => Effect.Effect<KeyEntry | undefined, SqlError>
   readonly invalidate: (prefix: string) => void
+  /** Queries run for lookups (cache misses) since start, and unknown prefixes cached now. */
+  readonly stats: () => { readonly loads: number; readonly unknownCached: number }
   /** Records use; writes `last_used_at` at most once per key per touch interval. */
   readonly touch: (keyId: string, nowMs: number) => void
 }
@@ -35,6 +39,9 @@ export class KeyStore extends Context.Tag("curvestream/KeyStore")<KeyStore, KeyS
 export interface KeyStoreOptions {
   readonly ttlMs?: number
   readonly maxEntries?: number
+  /** Unknown prefixes remembered (default 10,000) and for how long (default 2 s). */
+  readonly negativeEntries?: number
+  readonly negativeTtlMs?: number
   readonly touchIntervalMs?: number
 }
 
@@ -46,10 +53,15 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
     KeyStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const cache = new TtlLru<string, KeyEntry | null>({
+      const cache = new TtlLru<string, KeyEntry>({
         maxEntries: options.maxEntries ?? DEFAULT_KEY_CACHE_ENTRIES,
         ttlMs: options.ttlMs ?? DEFAULT_KEY_CACHE_TTL_MS
       })
+      const unknown = new TtlLru<string, true>({
+        maxEntries: options.negativeEntries ?? DEFAULT_KEY_CACHE_ENTRIES,
+        ttlMs: options.negativeTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS
+      })
+      let loads = 0
       const touchInterval = options.touchIntervalMs ?? 60_000
       const touched = new TtlLru<string, true>({ maxEntries: options.maxEntries ?? DEFAULT_KEY_CACHE_ENTRIES, ttlMs: touchInterval })
 
@@ -64,8 +76,15 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
       const lookup = (prefix: string, nowMs: number): Effect.Effect<KeyEntry | undefined, SqlError> =>
         Effect.suspend(() => {
           const hit = cache.get(prefix, nowMs)
-          if (hit !== undefined) return Effect.succeed(hit ?? undefined)
-          return Effect.tap(load(prefix), (entry) => Effect.sync(() => cache.set(prefix, entry ?? null, nowMs)))
+          if (hit !== undefined) return Effect.succeed(hit)
+          if (unknown.get(prefix, nowMs) !== undefined) return Effect.succeed(undefined)
+          loads++
+          return Effect.tap(load(prefix), (entry) =>
+            Effect.sync(() => {
+              if (entry === undefined) unknown.set(prefix, true, nowMs)
+              else cache.set(prefix, entry, nowMs)
+            })
+          )
         })
 
       const touch = (keyId: string, nowMs: number): void => {
@@ -79,6 +98,10 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
         )
       }
 
-      return { lookup, invalidate: (prefix) => cache.delete(prefix), touch }
+      const invalidate = (prefix: string) => {
+        cache.delete(prefix)
+        unknown.delete(prefix)
+      }
+      return { lookup, invalidate, touch, stats: () => ({ loads, unknownCached: unknown.size }) }
     })
   )

@@ -15,6 +15,7 @@ import { answerFailure } from "../../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../../Http.js"
 import { chainParam, type Decoded, enumParam, intParam, type Param, type Params } from "../../../QueryParams.js"
 import { type Input, type ResponseDoc, route, type RouteDef } from "../../../Router.js"
+import { plainError } from "../../../OpenApi.js"
 
 /** The caller's plan (the plan table's ids). */
 export type DataPlan = PlanId
@@ -65,7 +66,7 @@ export const intQ = (description: string, min: number, max: number, dflt: number
 
 export const standardResponses: Readonly<Record<number, ResponseDoc>> = {
   400: { description: "VALIDATION_FAILED naming the field" },
-  401: { description: "{\"error\": \"invalid api key\"}" },
+  401: plainError("{\"error\": \"invalid api key\"}"),
   503: { description: "FEED_UNAVAILABLE (retryable)" }
 }
 
