@@ -36,8 +36,8 @@
  * `BENCH_JOB_POLL_MS` (default 20). Prints a markdown section and, unless --quick, rewrites it
  * between the `launch` markers in docs/benchmarks.md (appended at the end when absent).
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
- * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only, with the engine under `--cpu-prof` (its
- * `.cpuprofile` lands in `<dir>` when it stops).
+ * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
+ * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops).
  */
 import {
   type Address,
@@ -285,7 +285,7 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
     await f()
     return now() - t0
   }
-  const cases: ReadonlyArray<{ readonly label: string; readonly op: () => Promise<number> }> = [
+  const allCases: ReadonlyArray<{ readonly label: string; readonly op: () => Promise<number> }> = [
     {
       label: "`GET /api/v1/launch/presets` (no key, cached document: the listener's floor)",
       op: () => timed(async () => void expectStatus("presets", await s.client.call("GET", "/api/v1/launch/presets"), 200))
@@ -309,13 +309,16 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
         })
     }
   ]
+  // Profiling: the dry run alone, so the profile holds nothing else.
+  const cases = PROFILE_DIR === undefined ? allCases : allCases.slice(2)
   const rows: Row[] = []
   for (const inFlight of [1, IN_FLIGHT]) {
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, DRY_WARMUP, inFlight, () => c.op())
     for (let r = 0; r < ROUNDS; r++) {
       // Alternate the order so drift on a shared machine does not always favour one case.
-      const order = r % 2 === 0 ? [0, 1, 2] : [2, 1, 0]
+      const order = cases.map((_, k) => k)
+      if (r % 2 === 1) order.reverse()
       for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(DRY_RUNS / ROUNDS), inFlight, () => cases[k]!.op())
     }
     cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
