@@ -24,11 +24,11 @@
  * `POST /api/v1/launch/headless` (request sent → 200 with the confirmed result) at 1 and at 8 in
  * flight; `async: true` (request sent → 202, then the job polled every `BENCH_JOB_POLL_MS` until
  * `confirmed`); and the baseline: the same create-curve + dev-buy + fee transaction
- * (`LaunchTransaction.ts` on the same decoded request, a funded dev key as payer and a fresh mint)
- * sent straight to the engine's localnet RPC, confirmed by polling `getSignatureStatuses` every
- * 250 ms like the engine (`SolanaLaunch` default) and read back with `getTransaction` as the engine
- * does; once more polling every 5 ms, which shows the chain's own time to `confirmed` (the slot
- * closing). The localnet runs inside the engine process, so "engine CPU" counts the chain's work
+ * (`launchTransactionInput` and `LaunchTransaction.ts` on the same decoded request, a funded dev
+ * key as payer, a fresh mint) sent straight to the engine's localnet RPC, confirmed by polling
+ * `getSignatureStatuses` every 250 ms like the engine (`SolanaLaunch` default) and read back with
+ * `getTransaction` as the engine does; once more polling every 5 ms, which shows the chain's own
+ * time to `confirmed` (the slot closing). The localnet runs inside the engine process, so "engine CPU" counts the chain's work
  * on both sides; the difference is the engine's.
  *
  * Run: `npm run bench:launch [-- --quick]`. Settings: `BENCH_DRY_RUNS` (per case and mode, default
@@ -40,8 +40,6 @@
  * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops).
  */
 import {
-  type Address,
-  address,
   type Base64EncodedWireTransaction,
   createSolanaRpc,
   generateKeyPairSigner,
@@ -57,14 +55,13 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { devSigner } from "../src/chain/solana/client/DevSigners.js"
-import { assembleLaunchTransaction, isLaunchPlan, type LaunchTransactionInput, planLaunch } from "../src/chain/solana/launch/LaunchTransaction.js"
+import { assembleLaunchTransaction, isLaunchPlan, planLaunch } from "../src/chain/solana/launch/LaunchTransaction.js"
 import { TREASURY_ADDRESS } from "../src/chain/solana/localnet/DevKeys.js"
-import { DefaultDevBuyCeilings, findEconomics } from "../src/domain/Economics.js"
+import { DefaultDevBuyCeilings } from "../src/domain/Economics.js"
 import { DefaultPlans } from "../src/domain/Plans.js"
-import { findQuotePair } from "../src/domain/QuotePairs.js"
 import { hostedImagesPrefix } from "../src/services/images/HostedImageUrl.js"
 import { decodeLaunchRequest } from "../src/services/launch/request/DecodeLaunchRequest.js"
-import { SolanaLaunchDefaults } from "../src/services/launch/SolanaLaunch.js"
+import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/launch/SolanaLaunch.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
@@ -341,8 +338,6 @@ const baselineLauncher = async (s: Session) => {
   const payer: KeyPairSigner = await devSigner(BASELINE_DEV_KEY)
   const feeBps = BigInt(DefaultPlans.find((p) => p.id === "max")!.feeBps)
   const settings = { expCustomCurves: false, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: `${s.engine.url}${hostedImagesPrefix}` }
-  const pair = findQuotePair("solana", "sol")!
-  const economics = findEconomics("solana", "sol")!
   return async (n: number, pollMs: number): Promise<number> => {
     const decoded = decodeLaunchRequest(launchBody(s, `base-${n}`, n), { keyEnvironment: "production" }, settings)
     if (Either.isLeft(decoded)) throw new Error(`baseline request refused: ${JSON.stringify(decoded.left)}`)
@@ -350,25 +345,9 @@ const baselineLauncher = async (s: Session) => {
     const t0 = now()
     const mint = await generateKeyPairSigner()
     const latest = await rpc.getLatestBlockhash({ commitment: "confirmed" }).send()
-    const input: LaunchTransactionInput = {
-      payer,
-      mint,
-      quoteMint: address(pair.address),
-      terms: {
-        virtualQuoteRaw: r.curve.virtualQuoteRaw,
-        thresholdRaw: r.curve.thresholdRaw,
-        supplyRaw: economics.tokenSupplyRaw,
-        stakerAllocationBps: r.stakerAllocationBps,
-        curveFeeBps: economics.curveFeeBps,
-        mode: "open"
-      },
-      name: r.name,
-      symbol: r.symbol,
-      metadataUri: s.imageUrl,
-      devBuyRaw: r.buyAmountRaw,
-      platformFee: { bps: feeBps, treasury: TREASURY_ADDRESS as Address },
-      lifetime: { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
-    }
+    const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
+    const input = launchTransactionInput({ request: r, payer: payer.address, platformFeeBps: feeBps, metadataUri: s.imageUrl }, payer, mint, TREASURY_ADDRESS, lifetime)
+    if (input === undefined) throw new Error("baseline: not a Solana request")
     const plan = planLaunch(input.terms, input.devBuyRaw, input.platformFee)
     if (!isLaunchPlan(plan)) throw new Error(`baseline plan refused: ${plan.reason}`)
     const tx = await signTransactionMessageWithSigners((await assembleLaunchTransaction(input, plan)).message)
