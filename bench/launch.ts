@@ -162,17 +162,24 @@ const measure = async (
   enginePid: number,
   count: number,
   concurrency: number,
-  op: (i: number) => Promise<number | readonly [number, number]>
+  op: (i: number) => Promise<number | readonly [number, number]>,
+  pauseMaxMs = 0
 ): Promise<void> => {
   const cpu0 = processCpuSec(enginePid, ticks)
   const self0 = process.cpuUsage()
   const m0 = machineCpu()
   const t0 = now()
   let next = 0
+  let pausedMs = 0
   const worker = async () => {
     for (;;) {
       const i = next++
       if (i >= count) return
+      if (pauseMaxMs > 0) {
+        const pause = Math.random() * pauseMaxMs
+        await sleep(pause)
+        pausedMs += pause
+      }
       const r = await op(i)
       if (typeof r === "number") tally.latencies.push(r)
       else {
@@ -186,7 +193,8 @@ const measure = async (
   const engineSec = processCpuSec(enginePid, ticks) - cpu0
   const self = process.cpuUsage(self0)
   const busyCoreSec = (busyCorePct(m0, machineCpu()) / 100) * (wall / 1000)
-  tally.wallMs += wall
+  // Pauses are not work: a rate is over the time spent launching.
+  tally.wallMs += wall - pausedMs / Math.min(concurrency, count)
   tally.engineCpuSec += engineSec
   tally.otherCpuCoreSec += Math.max(0, busyCoreSec - engineSec - (self.user + self.system) / 1e6)
   tally.count += count
@@ -416,7 +424,9 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
   for (let r = 0; r < rounds; r++) {
     const order = cases.map((_, k) => k)
     if (r % 2 === 1) order.reverse()
-    for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(LAUNCHES / rounds), cases[k]!.inFlight, cases[k]!.op)
+    // One at a time, a random pause of up to a slot before each launch (untimed): otherwise each
+    // launch starts just after the previous one's slot closed and always waits a whole slot.
+    for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(LAUNCHES / rounds), cases[k]!.inFlight, cases[k]!.op, cases[k]!.inFlight === 1 ? slotMs : 0)
   }
   const slot1 = await rpc.getSlot({ commitment: "processed" }).send()
   const measuredSlotMs = (now() - slotT0) / Number(slot1 - slot0)
@@ -496,9 +506,11 @@ const main = async () => {
   const cpu = os.cpus()
   const dryRow = dry!.rows.filter((r) => r.label.includes("dry-run"))
   const dryVerdict = dryRow
-    .map((r) => `${r.inFlight} in flight p99 ${ms(stats(r.tally.latencies).p99)} ms`)
-    .join(", ")
-  const met = dryRow.every((r) => stats(r.tally.latencies).p99 < 20)
+    .map((r) => {
+      const p99 = stats(r.tally.latencies).p99
+      return `${r.inFlight === 1 ? "one" : r.inFlight} in flight p99 ${ms(p99)} ms, **${p99 < 20 ? "met" : "not met"}**`
+    })
+    .join("; ")
   const section = [
     "## Headless launches (`bench/launch.ts`)",
     "",
@@ -513,11 +525,11 @@ const main = async () => {
     "",
     ...dryRunTable(dry!),
     "",
-    `Target: dry-run p99 < 20 ms. Measured: ${dryVerdict}: **${met ? "met" : "not met"}**.`,
+    `Target: dry-run p99 < 20 ms. Measured: ${dryVerdict}.`,
     "",
     "### Launches",
     "",
-    `Each launch: a 0.1 SOL dev buy on the SOL pair (create_curve, the payer's token account, the buy and the 0.25% platform fee in one transaction), distinct \`clientLaunchId\`s; ${LAUNCHES} launches per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. The engine confirms by polling \`getSignatureStatuses\` every ${SolanaLaunchDefaults.pollIntervalMs} ms; the localnet confirms a transaction when its slot closes.`,
+    `Each launch: a 0.1 SOL dev buy on the SOL pair (create_curve, the payer's token account, the buy and the 0.25% platform fee in one transaction), distinct \`clientLaunchId\`s; ${LAUNCHES} launches per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. One-at-a-time rows pause a random 0–1 slot before each launch (not timed, not counted in launches/s), so launches arrive at random points of the slot rather than locked to its clock. The engine confirms by polling \`getSignatureStatuses\` every ${SolanaLaunchDefaults.pollIntervalMs} ms; the localnet confirms a transaction when its slot closes.`,
     ""
   ]
   for (const l of launches) {
