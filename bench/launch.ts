@@ -28,8 +28,10 @@
  * key as payer, a fresh mint) sent straight to the engine's localnet RPC, confirmed by polling
  * `getSignatureStatuses` every 250 ms like the engine (`SolanaLaunch` default) and read back with
  * `getTransaction` as the engine does; once more polling every 5 ms, which shows the chain's own
- * time to `confirmed` (the slot closing). The localnet runs inside the engine process, so "engine CPU" counts the chain's work
- * on both sides; the difference is the engine's.
+ * time to `confirmed` (the slot closing). The localnet runs inside the engine process, so "engine
+ * CPU" counts the chain's work on both sides; the difference is the engine's. One-at-a-time rows
+ * pause a random 0–1 slot before each launch (untimed, left out of the rate): back to back, each
+ * launch would start just after the previous one's slot closed and always wait a whole slot.
  *
  * Run: `npm run bench:launch [-- --quick]`. Settings: `BENCH_DRY_RUNS` (per case and mode, default
  * 1000), `BENCH_LAUNCHES` (per launch case, default 40), `BENCH_SLOTS` (default `400,100`),
