@@ -167,7 +167,7 @@ const hasTaskset = (): boolean => {
   }
 }
 
-const clockTicksPerSec = (): number => {
+export const clockTicksPerSec = (): number => {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100
   } catch {
@@ -176,7 +176,7 @@ const clockTicksPerSec = (): number => {
 }
 
 /** utime + stime of a process in seconds (all its threads), from /proc; NaN when unavailable. */
-const processCpuSec = (pid: number, ticksPerSec: number): number => {
+export const processCpuSec = (pid: number, ticksPerSec: number): number => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")

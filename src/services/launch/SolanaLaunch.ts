@@ -30,7 +30,8 @@ import {
   getTransactionEncoder,
   isSolanaError,
   partiallySignTransactionMessageWithSigners,
-  signature as asSignature
+  signature as asSignature,
+  type TransactionSigner
 } from "@solana/kit"
 import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
 import { findEconomics } from "../../domain/Economics.js"
@@ -177,6 +178,45 @@ export const oversizeRefusal = (size: LaunchSize): SolanaLaunchError =>
     { txBytes: size.txBytes, overBy: size.overBy, maxNameBytes: size.maxNameBytes }
   )
 
+/**
+ * The launch transaction's input for a decoded request (pure): the request's curve on its pair's
+ * matrix terms, name, symbol, metadata and dev buy, the plan's fee to `treasury`, paid and signed
+ * by `payer`. Undefined when the request is not on a Solana pair.
+ */
+export const launchTransactionInput = (
+  spec: SolanaLaunchSpec,
+  payer: TransactionSigner,
+  mint: TransactionSigner,
+  treasury: Address,
+  lifetime: BlockhashLifetime,
+  computeUnitPriceMicroLamports?: bigint
+): LaunchTransactionInput | undefined => {
+  const r = spec.request
+  const pair = findQuotePair("solana", r.quoteAsset)
+  const economics = findEconomics("solana", r.quoteAsset)
+  if (r.chain !== "solana" || pair === undefined || economics === undefined) return undefined
+  return {
+    payer,
+    mint,
+    quoteMint: address(pair.address),
+    terms: {
+      virtualQuoteRaw: r.curve.virtualQuoteRaw,
+      thresholdRaw: r.curve.thresholdRaw,
+      supplyRaw: economics.tokenSupplyRaw,
+      stakerAllocationBps: r.stakerAllocationBps,
+      curveFeeBps: economics.curveFeeBps,
+      mode: r.mode === "test-exclusive" ? "exclusive" : r.mode
+    },
+    name: r.name,
+    symbol: r.symbol,
+    metadataUri: spec.metadataUri,
+    devBuyRaw: r.buyAmountRaw,
+    platformFee: { bps: spec.platformFeeBps, treasury },
+    lifetime,
+    computeUnitPriceMicroLamports
+  }
+}
+
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
 
@@ -234,31 +274,8 @@ export const make = (options: SolanaLaunchOptions) =>
     const transactionInput = (spec: SolanaLaunchSpec, mint: LaunchTransactionInput["mint"], lifetime: BlockhashLifetime) =>
       Effect.gen(function* () {
         const r = spec.request
-        const pair = findQuotePair("solana", r.quoteAsset)
-        const economics = findEconomics("solana", r.quoteAsset)
-        if (r.chain !== "solana" || pair === undefined || economics === undefined) {
-          return yield* Effect.dieMessage(`SolanaLaunch: not a Solana request (${r.chain}/${r.quoteAsset})`)
-        }
-        const input: LaunchTransactionInput = {
-          payer: createNoopSigner(address(spec.payer)),
-          mint,
-          quoteMint: address(pair.address),
-          terms: {
-            virtualQuoteRaw: r.curve.virtualQuoteRaw,
-            thresholdRaw: r.curve.thresholdRaw,
-            supplyRaw: economics.tokenSupplyRaw,
-            stakerAllocationBps: r.stakerAllocationBps,
-            curveFeeBps: economics.curveFeeBps,
-            mode: r.mode === "test-exclusive" ? "exclusive" : r.mode
-          },
-          name: r.name,
-          symbol: r.symbol,
-          metadataUri: spec.metadataUri,
-          devBuyRaw: r.buyAmountRaw,
-          platformFee: { bps: spec.platformFeeBps, treasury },
-          lifetime,
-          computeUnitPriceMicroLamports: options.computeUnitPriceMicroLamports
-        }
+        const input = launchTransactionInput(spec, createNoopSigner(address(spec.payer)), mint, treasury, lifetime, options.computeUnitPriceMicroLamports)
+        if (input === undefined) return yield* Effect.dieMessage(`SolanaLaunch: not a Solana request (${r.chain}/${r.quoteAsset})`)
         const plan = planLaunch(input.terms, input.devBuyRaw, input.platformFee)
         if (!isLaunchPlan(plan)) {
           return yield* launchError("dev_buy_unfillable", `a dev buy of ${r.buyAmountRaw} fills nothing on this curve (${plan.reason})`)

@@ -1,11 +1,13 @@
 /**
- * Instruction builders for every svc-curve instruction. Addresses are derived with kit's
- * `getProgramDerivedAddress` (async) from the mint alone, so a caller names only the mint, the quote
+ * Instruction builders for every svc-curve instruction. Addresses are derived from the mint alone
+ * (`program/Pda.ts`'s synchronous derivation, pinned equal to kit's `getProgramDerivedAddress` in
+ * `Layouts.test.ts`; kit's goes through an async WebCrypto digest per bump tried: about three times
+ * the wall time and a third more CPU, for the eleven addresses of a new mint), so a caller names only the mint, the quote
  * mint and the people: the account order is `program/Instructions.ts`'s lists. On the WSOL pair
  * the trader's (creator's) quote account is the wallet itself; on SPL pairs it defaults to the
  * wallet's ATA of the quote mint; the token account defaults to the ATA of the launched mint.
  */
-import { type Address, getProgramDerivedAddress, type Instruction } from "@solana/kit"
+import type { Address, Instruction } from "@solana/kit"
 import {
   type CreateCurveArgs,
   encodeBuy,
@@ -16,13 +18,12 @@ import {
   encodeSell,
   type PoolSide
 } from "../program/Instructions.js"
-import { type Seed, Seeds } from "../program/Pda.js"
+import { findProgramAddressSync, type Seed, Seeds } from "../program/Pda.js"
 import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
 import { addressOf, readonly, type SignerInput, signerMeta, writable } from "./Accounts.js"
 import { findAssociatedTokenAddress } from "./SplInstructions.js"
 
-const pda = async (seeds: Seed[]): Promise<Address> =>
-  (await getProgramDerivedAddress({ programAddress: SVC_CURVE_PROGRAM_ID, seeds }))[0]
+const pda = (seeds: Seed[]): Address => findProgramAddressSync(seeds, SVC_CURVE_PROGRAM_ID).address
 
 export interface CurveAddressSet {
   readonly mint: Address
@@ -47,27 +48,23 @@ export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => {
   const hit = curveAddressCache.get(mint)
   if (hit !== undefined) return hit
   if (curveAddressCache.size >= ADDRESS_CACHE_MAX) curveAddressCache.clear()
-  const found = deriveCurveAddresses(mint)
+  const found = new Promise<CurveAddressSet>((resolve) => resolve(deriveCurveAddresses(mint)))
   curveAddressCache.set(mint, found)
   return found
 }
 
-const deriveCurveAddresses = async (mint: Address): Promise<CurveAddressSet> => {
-  const [config, curve, metadata, pool] = await Promise.all([
-    pda(Seeds.config()),
-    pda(Seeds.curve(mint)),
-    pda(Seeds.metadata(mint)),
-    pda(Seeds.pool(mint))
-  ])
-  const [tokenVault, stakerVault, quoteVault, feeVault, poolTokenVault, poolQuoteVault] = await Promise.all([
-    pda(Seeds.tokenVault(curve)),
-    pda(Seeds.stakerVault(curve)),
-    pda(Seeds.quoteVault(curve)),
-    pda(Seeds.feeVault(curve)),
-    pda(Seeds.poolTokenVault(pool)),
-    pda(Seeds.poolQuoteVault(pool))
-  ])
-  const feeVaultQuote = await pda(Seeds.feeVaultQuote(feeVault))
+const deriveCurveAddresses = (mint: Address): CurveAddressSet => {
+  const config = pda(Seeds.config())
+  const curve = pda(Seeds.curve(mint))
+  const metadata = pda(Seeds.metadata(mint))
+  const pool = pda(Seeds.pool(mint))
+  const tokenVault = pda(Seeds.tokenVault(curve))
+  const stakerVault = pda(Seeds.stakerVault(curve))
+  const quoteVault = pda(Seeds.quoteVault(curve))
+  const feeVault = pda(Seeds.feeVault(curve))
+  const poolTokenVault = pda(Seeds.poolTokenVault(pool))
+  const poolQuoteVault = pda(Seeds.poolQuoteVault(pool))
+  const feeVaultQuote = pda(Seeds.feeVaultQuote(feeVault))
   return { mint, config, curve, metadata, tokenVault, stakerVault, quoteVault, feeVault, feeVaultQuote, pool, poolTokenVault, poolQuoteVault }
 }
 

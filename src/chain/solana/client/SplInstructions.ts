@@ -1,27 +1,25 @@
 /**
  * Instruction builders for the System, SPL Token and Associated Token Account programs, with the
  * real layouts (System: u32 discriminator; Token: u8). Synchronous; the ATA address is passed in
- * (derive it with `findAssociatedTokenAddress`, kit's async PDA derivation, or the synchronous
- * `findAssociatedTokenAddressSync` in program/Pda.ts, which is pinned equal to it).
+ * (derive it with `findAssociatedTokenAddress`, memoized, or `findAssociatedTokenAddressSync` in
+ * program/Pda.ts: the same derivation, pinned equal to kit's `getProgramDerivedAddress`).
  */
-import { type Address, getProgramDerivedAddress, type Instruction } from "@solana/kit"
+import type { Address, Instruction } from "@solana/kit"
 import { ByteWriter } from "../program/internal/bytes.js"
-import { Seeds } from "../program/Pda.js"
+import { findAssociatedTokenAddressSync } from "../program/Pda.js"
 import { ASSOCIATED_TOKEN_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID } from "../program/ProgramIds.js"
 import { readonly, type SignerInput, signerMeta, writable } from "./Accounts.js"
 
 const ATA_CACHE_MAX = 10_000
 const ataCache = new Map<string, Promise<Address>>()
 
-/** The ATA of `owner` for `mint`, by kit's derivation (memoized in a bounded map). */
+/** The ATA of `owner` for `mint` (memoized in a bounded map; derived synchronously, see program/Pda.ts). */
 export const findAssociatedTokenAddress = (owner: Address, mint: Address): Promise<Address> => {
   const key = `${owner}:${mint}`
   const hit = ataCache.get(key)
   if (hit !== undefined) return hit
   if (ataCache.size >= ATA_CACHE_MAX) ataCache.clear()
-  const found = getProgramDerivedAddress({ programAddress: ASSOCIATED_TOKEN_PROGRAM_ID, seeds: Seeds.associatedToken(owner, mint) }).then(
-    ([address]) => address
-  )
+  const found = new Promise<Address>((resolve) => resolve(findAssociatedTokenAddressSync(owner, mint).address))
   ataCache.set(key, found)
   return found
 }

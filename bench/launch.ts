@@ -1,0 +1,564 @@
+/**
+ * Headless launches end to end on the Solana localnet (issue 10, "Measure"): the dry run's latency
+ * (target p99 < 20 ms: bots call it before every launch) and launches from request to confirmed,
+ * each side by side in the same run with a baseline on the same engine.
+ *
+ * The engine is the real entry point (`src/main.ts` through `test/support/engine.ts`), embedded
+ * mode, `--quiet` (no market simulation), `HEADLESS_LAUNCH_ENABLED=true`, a fresh data dir, as the
+ * local account's agent key (Max: 1,000 launches a day; every run stays far below). The Max plan's
+ * 600 requests per minute per key would refuse the dry-run phase after 10 s, so the engine runs with
+ * `PLAN_OVERRIDES` raising that one limit; the rate limiter still runs on every request.
+ *
+ * Dry run (one engine, the default slot): `POST /api/v1/launch/headless/dry-run` on Solana with a
+ * 0.1 SOL dev buy (the full transaction is assembled and sized), a distinct `clientLaunchId` each,
+ * against two baselines on the same listener and the same HTTP client:
+ *   - `GET /api/v1/launch/headless/jobs/{unknown id}`: the same agent-key authentication (key
+ *     cache, rate limiter, tier, scope) and one launch-ledger read, answered 404 `JOB_NOT_FOUND`;
+ *     dry run − this is the dry run's own work (body decoding, the launch rules, the ledger, image
+ *     and wallet reads, the transaction's assembly and sizing);
+ *   - `GET /api/v1/launch/presets`: no key, a cached document: the listener's floor (loopback,
+ *     uWS, router, this client).
+ * Cases run in rounds, alternating their order, one in flight and then 8 in flight.
+ *
+ * Launches (one engine per localnet slot time, `BENCH_SLOTS`, default 400 then 100 ms): blocking
+ * `POST /api/v1/launch/headless` (request sent → 200 with the confirmed result) at 1 and at 8 in
+ * flight; `async: true` (request sent → 202, then the job polled every `BENCH_JOB_POLL_MS` until
+ * `confirmed`); and the baseline: the same create-curve + dev-buy + fee transaction
+ * (`launchTransactionInput` and `LaunchTransaction.ts` on the same decoded request, a funded dev
+ * key as payer, a fresh mint) sent straight to the engine's localnet RPC, confirmed by polling
+ * `getSignatureStatuses` every 250 ms like the engine (`SolanaLaunch` default) and read back with
+ * `getTransaction` as the engine does; once more polling every 5 ms, which shows the chain's own
+ * time to `confirmed` (the slot closing). The localnet runs inside the engine process, so "engine
+ * CPU" counts the chain's work on both sides; the difference is the engine's. One-at-a-time rows
+ * pause a random 0–1 slot before each launch (untimed, left out of the rate): back to back, each
+ * launch would start just after the previous one's slot closed and always wait a whole slot.
+ *
+ * Run: `npm run bench:launch [-- --quick]`. Settings: `BENCH_DRY_RUNS` (per case and mode, default
+ * 1000), `BENCH_LAUNCHES` (per launch case, default 40), `BENCH_SLOTS` (default `400,100`),
+ * `BENCH_JOB_POLL_MS` (default 20). Prints a markdown section and, unless --quick, rewrites it
+ * between the `launch` markers in docs/benchmarks.md (appended at the end when absent).
+ * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
+ * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
+ * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops).
+ */
+import {
+  type Base64EncodedWireTransaction,
+  createSolanaRpc,
+  generateKeyPairSigner,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  type KeyPairSigner,
+  signature as asSignature,
+  signTransactionMessageWithSigners
+} from "@solana/kit"
+import { Either } from "effect"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { devSigner } from "../src/chain/solana/client/DevSigners.js"
+import { assembleLaunchTransaction, isLaunchPlan, planLaunch } from "../src/chain/solana/launch/LaunchTransaction.js"
+import { TREASURY_ADDRESS } from "../src/chain/solana/localnet/DevKeys.js"
+import { DefaultDevBuyCeilings } from "../src/domain/Economics.js"
+import { DefaultPlans } from "../src/domain/Plans.js"
+import { hostedImagesPrefix } from "../src/services/images/HostedImageUrl.js"
+import { decodeLaunchRequest } from "../src/services/launch/request/DecodeLaunchRequest.js"
+import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/launch/SolanaLaunch.js"
+import { type Engine, startEngine } from "../test/support/engine.js"
+import { solidImage } from "../test/support/testImages.js"
+import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
+import { percentile } from "./pacedLoad.js"
+
+const quick = process.argv.includes("--quick")
+const envInt = (name: string, fallback: number): number => {
+  const v = process.env[name]
+  const n = v === undefined || v === "" ? fallback : Number(v)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number`)
+  return n
+}
+const DRY_RUNS = quick ? 100 : envInt("BENCH_DRY_RUNS", 1000)
+const DRY_WARMUP = quick ? 20 : 100
+const LAUNCHES = quick ? 8 : envInt("BENCH_LAUNCHES", 40)
+const SLOTS = (process.env.BENCH_SLOTS ?? "400,100").split(",").map((s) => Number(s.trim()))
+const JOB_POLL_MS = envInt("BENCH_JOB_POLL_MS", 20)
+const ROUNDS = quick ? 1 : 4
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR
+const DRY_RUN_ONLY = PROFILE_DIR !== undefined || process.argv.includes("--dry-run-only")
+const IN_FLIGHT = 8
+/** The dev buy: 0.1 SOL, as the e2e test's launch. */
+const DEV_BUY = "100000000"
+/** The baseline's payer: a dev key no other part of an embedded engine signs with under --quiet. */
+const BASELINE_DEV_KEY = 9
+/** The daily cap of the local account's plan; a run must stay well below it. */
+const MAX_DAILY_LAUNCHES = DefaultPlans.find((p) => p.id === "max")!.limits.launchesPerDay
+
+const ticks = clockTicksPerSec()
+const now = () => performance.now()
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+const loads = (): string => os.loadavg().map((l) => l.toFixed(2)).join(" / ")
+const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
+
+// ---- HTTP client: keep-alive node:http, one socket per request in flight ------------------------
+
+interface Answer {
+  readonly status: number
+  readonly text: string
+}
+
+type Call = (method: string, route: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
+
+const httpClient = (base: string, maxSockets: number): { readonly call: Call; readonly close: () => void } => {
+  const u = new URL(base)
+  const agent = new http.Agent({ keepAlive: true, maxSockets })
+  const call: Call = (method, route, body, headers = {}) =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body)
+      const req = http.request(
+        {
+          host: u.hostname,
+          port: u.port,
+          method,
+          path: route,
+          agent,
+          headers: { ...headers, ...(payload !== undefined ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}) }
+        },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on("data", (c: Buffer) => chunks.push(c))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+          res.on("error", reject)
+        }
+      )
+      req.on("error", reject)
+      req.end(payload)
+    })
+  return { call, close: () => agent.destroy() }
+}
+
+const expectStatus = (what: string, a: Answer, status: number): any => {
+  if (a.status !== status) throw new Error(`${what}: expected ${status}, got ${a.status}: ${a.text.slice(0, 400)}`)
+  return a.text === "" ? undefined : JSON.parse(a.text)
+}
+
+// ---- measuring -------------------------------------------------------------------------------
+
+interface Tally {
+  latencies: number[]
+  /** A second latency per operation where a case has one (async: 202 → confirmed seen). */
+  extra: number[]
+  wallMs: number
+  engineCpuSec: number
+  otherCpuCoreSec: number
+  count: number
+}
+
+const emptyTally = (): Tally => ({ latencies: [], extra: [], wallMs: 0, engineCpuSec: 0, otherCpuCoreSec: 0, count: 0 })
+
+/**
+ * Runs `op(i)` for `count` indices with `concurrency` in flight; each op returns its latency (and
+ * optionally a second figure). Adds wall time, the engine's CPU and the rest of the machine's busy
+ * time (not the engine, not this process) to the tally.
+ */
+const measure = async (
+  tally: Tally,
+  enginePid: number,
+  count: number,
+  concurrency: number,
+  op: (i: number) => Promise<number | readonly [number, number]>,
+  pauseMaxMs = 0
+): Promise<void> => {
+  const cpu0 = processCpuSec(enginePid, ticks)
+  const self0 = process.cpuUsage()
+  const m0 = machineCpu()
+  const t0 = now()
+  let next = 0
+  let pausedMs = 0
+  const worker = async () => {
+    for (;;) {
+      const i = next++
+      if (i >= count) return
+      if (pauseMaxMs > 0) {
+        const pause = Math.random() * pauseMaxMs
+        await sleep(pause)
+        pausedMs += pause
+      }
+      const r = await op(i)
+      if (typeof r === "number") tally.latencies.push(r)
+      else {
+        tally.latencies.push(r[0])
+        tally.extra.push(r[1])
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
+  const wall = now() - t0
+  const engineSec = processCpuSec(enginePid, ticks) - cpu0
+  const self = process.cpuUsage(self0)
+  const busyCoreSec = (busyCorePct(m0, machineCpu()) / 100) * (wall / 1000)
+  // Pauses are not work: a rate is over the time spent launching.
+  tally.wallMs += wall - pausedMs / Math.min(concurrency, count)
+  tally.engineCpuSec += engineSec
+  tally.otherCpuCoreSec += Math.max(0, busyCoreSec - engineSec - (self.user + self.system) / 1e6)
+  tally.count += count
+}
+
+interface Row {
+  readonly label: string
+  readonly inFlight: number
+  readonly tally: Tally
+}
+
+const stats = (values: ReadonlyArray<number>) => {
+  const s = [...values].sort((a, b) => a - b)
+  return { p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s[s.length - 1] ?? Number.NaN }
+}
+
+const perSecond = (t: Tally): number => (t.count * 1000) / t.wallMs
+const otherPct = (t: Tally): string => `${Math.round((100 * t.otherCpuCoreSec * 1000) / t.wallMs)}%`
+const enginePct = (t: Tally): string => `${Math.round((100 * t.engineCpuSec * 1000) / t.wallMs)}%`
+
+// ---- the engine ---------------------------------------------------------------------------------
+
+interface Session {
+  readonly engine: Engine
+  readonly pid: number
+  readonly key: string
+  readonly imageUrl: string
+  readonly rpcUrl: string
+  readonly client: { readonly call: Call; readonly close: () => void }
+}
+
+const open = async (slotMs: number): Promise<Session> => {
+  const engine = await startEngine({
+    env: {
+      HEADLESS_LAUNCH_ENABLED: "true",
+      LOCALNET_SLOT_MS: String(slotMs),
+      PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
+      LOG_LEVEL: "warning",
+      ...(PROFILE_DIR !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } : {})
+    },
+    args: ["--quiet"],
+    readyTimeoutMs: 180_000
+  })
+  const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+  const rpcUrl = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }).solana.rpcUrl
+  const client = httpClient(engine.url, IN_FLIGHT * 2)
+  const png = await solidImage("png", 256, 256)
+  const uploaded = await new Promise<Answer>((resolve, reject) => {
+    const u = new URL(`${engine.url}/api/v1/uploads/agent-image`)
+    const req = http.request(
+      { host: u.hostname, port: u.port, method: "POST", path: u.pathname, headers: { "x-api-key": key, "content-type": "image/png", "content-length": png.byteLength } },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on("data", (c: Buffer) => chunks.push(c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
+      }
+    )
+    req.on("error", reject)
+    req.end(Buffer.from(png))
+  })
+  const imageUrl = (expectStatus("image upload", uploaded, 200) as { imageUrl: string }).imageUrl
+  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, client }
+}
+
+const close = async (s: Session) => {
+  s.client.close()
+  await s.engine.stop("SIGTERM")
+  s.engine.cleanup()
+}
+
+const launchBody = (s: Session, id: string, n: number, extra: Record<string, unknown> = {}) => ({
+  clientLaunchId: id,
+  name: `Bench Launch ${n}`,
+  symbol: `BL${n % 100_000}`,
+  imageUrl: s.imageUrl,
+  buyAmount: DEV_BUY,
+  ...extra
+})
+
+// ---- dry run ------------------------------------------------------------------------------------
+
+interface DryRunReport {
+  readonly rows: ReadonlyArray<Row>
+  readonly txBytes: number
+}
+
+const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
+  const auth = { "x-api-key": s.key }
+  let txBytes = 0
+  let seq = 0
+  const timed = async (f: () => Promise<void>) => {
+    const t0 = now()
+    await f()
+    return now() - t0
+  }
+  const allCases: ReadonlyArray<{ readonly label: string; readonly op: () => Promise<number> }> = [
+    {
+      label: "`GET /api/v1/launch/presets` (no key, cached document: the listener's floor)",
+      op: () => timed(async () => void expectStatus("presets", await s.client.call("GET", "/api/v1/launch/presets"), 200))
+    },
+    {
+      label: "`GET /api/v1/launch/headless/jobs/{unknown}` (agent key + `launch:read`, one ledger read, 404)",
+      op: () =>
+        timed(async () => {
+          const body = expectStatus("job", await s.client.call("GET", `/api/v1/launch/headless/jobs/none-${++seq}`, undefined, auth), 404)
+          if (body.error?.code !== "JOB_NOT_FOUND") throw new Error(`job: expected JOB_NOT_FOUND, got ${JSON.stringify(body)}`)
+        })
+    },
+    {
+      label: "`POST /api/v1/launch/headless/dry-run` (Solana, 0.1 SOL dev buy: assembled and sized)",
+      op: () =>
+        timed(async () => {
+          const n = ++seq
+          const body = expectStatus("dry run", await s.client.call("POST", "/api/v1/launch/headless/dry-run", launchBody(s, `dry-${n}`, n), auth), 200)
+          if (body.dryRun !== true || body.size?.fits !== true) throw new Error(`dry run: unexpected answer ${JSON.stringify(body)}`)
+          txBytes = body.size.txBytes
+        })
+    }
+  ]
+  // Profiling: the dry run alone, so the profile holds nothing else.
+  const cases = PROFILE_DIR === undefined ? allCases : allCases.slice(2)
+  const rows: Row[] = []
+  for (const inFlight of [1, IN_FLIGHT]) {
+    const tallies = cases.map(() => emptyTally())
+    for (const c of cases) await measure(emptyTally(), s.pid, DRY_WARMUP, inFlight, () => c.op())
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternate the order so drift on a shared machine does not always favour one case.
+      const order = cases.map((_, k) => k)
+      if (r % 2 === 1) order.reverse()
+      for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(DRY_RUNS / ROUNDS), inFlight, () => cases[k]!.op())
+    }
+    cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
+  }
+  return { rows, txBytes }
+}
+
+// ---- launches -----------------------------------------------------------------------------------
+
+interface LaunchReport {
+  readonly slotMs: number
+  readonly measuredSlotMs: number
+  readonly rows: ReadonlyArray<Row & { readonly path: "engine" | "async" | "baseline"; readonly note: string }>
+  readonly launchesThroughEngine: number
+}
+
+/** The baseline: the engine's launch transaction for the same request, sent straight to the localnet. */
+const baselineLauncher = async (s: Session) => {
+  const rpc = createSolanaRpc(s.rpcUrl)
+  const payer: KeyPairSigner = await devSigner(BASELINE_DEV_KEY)
+  const feeBps = BigInt(DefaultPlans.find((p) => p.id === "max")!.feeBps)
+  const settings = { expCustomCurves: false, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: `${s.engine.url}${hostedImagesPrefix}` }
+  return async (n: number, pollMs: number): Promise<number> => {
+    const decoded = decodeLaunchRequest(launchBody(s, `base-${n}`, n), { keyEnvironment: "production" }, settings)
+    if (Either.isLeft(decoded)) throw new Error(`baseline request refused: ${JSON.stringify(decoded.left)}`)
+    const r = decoded.right
+    const t0 = now()
+    const mint = await generateKeyPairSigner()
+    const latest = await rpc.getLatestBlockhash({ commitment: "confirmed" }).send()
+    const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
+    const input = launchTransactionInput({ request: r, payer: payer.address, platformFeeBps: feeBps, metadataUri: s.imageUrl }, payer, mint, TREASURY_ADDRESS, lifetime)
+    if (input === undefined) throw new Error("baseline: not a Solana request")
+    const plan = planLaunch(input.terms, input.devBuyRaw, input.platformFee)
+    if (!isLaunchPlan(plan)) throw new Error(`baseline plan refused: ${plan.reason}`)
+    const tx = await signTransactionMessageWithSigners((await assembleLaunchTransaction(input, plan)).message)
+    const sig = asSignature(getSignatureFromTransaction(tx))
+    await rpc.sendTransaction(getBase64EncodedWireTransaction(tx) as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send()
+    for (;;) {
+      const status = (await rpc.getSignatureStatuses([sig]).send()).value[0]
+      if (status != null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) {
+        if (status.err !== null) throw new Error(`baseline launch ${sig} failed on chain: ${JSON.stringify(status.err, (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`)
+        break
+      }
+      await sleep(pollMs)
+    }
+    const landed = await rpc.getTransaction(sig, { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send()
+    if (landed === null) throw new Error(`baseline launch ${sig} confirmed but not readable`)
+    return now() - t0
+  }
+}
+
+const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> => {
+  const auth = { "x-api-key": s.key }
+  const rpc = createSolanaRpc(s.rpcUrl)
+  const baseline = await baselineLauncher(s)
+  let seq = 0
+  let throughEngine = 0
+
+  const blocking = async (): Promise<number> => {
+    const n = ++seq
+    throughEngine++
+    const t0 = now()
+    const body = expectStatus("launch", await s.client.call("POST", "/api/v1/launch/headless", launchBody(s, `blk-${n}`, n), auth), 200)
+    const t = now() - t0
+    if (body.success !== true || typeof body.mint !== "string" || body.devBuy?.signature !== body.signature) throw new Error(`launch: unexpected answer ${JSON.stringify(body)}`)
+    return t
+  }
+  const asynchronous = async (): Promise<readonly [number, number]> => {
+    const n = ++seq
+    throughEngine++
+    const id = `asy-${n}`
+    const t0 = now()
+    expectStatus("async launch", await s.client.call("POST", "/api/v1/launch/headless", launchBody(s, id, n, { async: true }), auth), 202)
+    const accepted = now() - t0
+    for (;;) {
+      const job = expectStatus("job", await s.client.call("GET", `/api/v1/launch/headless/jobs/${id}`, undefined, auth), 200).job
+      if (job.status === "confirmed") return [accepted, now() - t0] as const
+      if (job.status === "failed") throw new Error(`async launch ${id} failed: ${JSON.stringify(job)}`)
+      await sleep(JOB_POLL_MS)
+    }
+  }
+
+  const enginePoll = SolanaLaunchDefaults.pollIntervalMs
+  const cases: ReadonlyArray<{ readonly path: "engine" | "async" | "baseline"; readonly label: string; readonly note: string; readonly inFlight: number; readonly op: () => Promise<number | readonly [number, number]> }> = [
+    { path: "engine", label: "engine, blocking", note: "request sent → 200 confirmed", inFlight: 1, op: blocking },
+    { path: "baseline", label: `baseline, straight to the localnet (poll ${enginePoll} ms)`, note: "build → confirmed → read", inFlight: 1, op: () => baseline(++seq, enginePoll) },
+    { path: "engine", label: "engine, blocking", note: "request sent → 200 confirmed", inFlight: IN_FLIGHT, op: blocking },
+    { path: "baseline", label: `baseline, straight to the localnet (poll ${enginePoll} ms)`, note: "build → confirmed → read", inFlight: IN_FLIGHT, op: () => baseline(++seq, enginePoll) },
+    { path: "async", label: `engine, async (job polled every ${JOB_POLL_MS} ms)`, note: "request sent → job `confirmed` seen (202 in the next column)", inFlight: 1, op: asynchronous },
+    { path: "baseline", label: "baseline, straight to the localnet (poll 5 ms)", note: "the chain's own time to `confirmed`", inFlight: 1, op: () => baseline(++seq, 5) }
+  ]
+  // Warm-up: one of each (JIT, connections, the first blockhash).
+  for (const c of cases) await measure(emptyTally(), s.pid, 1, 1, c.op)
+  const slot0 = await rpc.getSlot({ commitment: "processed" }).send()
+  const slotT0 = now()
+  const tallies = cases.map(() => emptyTally())
+  const rounds = quick ? 1 : 2
+  for (let r = 0; r < rounds; r++) {
+    const order = cases.map((_, k) => k)
+    if (r % 2 === 1) order.reverse()
+    // One at a time, a random pause of up to a slot before each launch (untimed): otherwise each
+    // launch starts just after the previous one's slot closed and always waits a whole slot.
+    for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(LAUNCHES / rounds), cases[k]!.inFlight, cases[k]!.op, cases[k]!.inFlight === 1 ? slotMs : 0)
+  }
+  const slot1 = await rpc.getSlot({ commitment: "processed" }).send()
+  const measuredSlotMs = (now() - slotT0) / Number(slot1 - slot0)
+  return {
+    slotMs,
+    measuredSlotMs,
+    rows: cases.map((c, k) => ({ path: c.path, label: c.label, note: c.note, inFlight: c.inFlight, tally: tallies[k]! })),
+    launchesThroughEngine: throughEngine
+  }
+}
+
+// ---- report ---------------------------------------------------------------------------------------
+
+const dryRunTable = (d: DryRunReport): string[] => {
+  const lines = [
+    "| Case | in flight | requests | req/s | p50 | p90 | p99 | max | engine CPU ms/req | engine CPU | other CPU |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  ]
+  for (const r of d.rows) {
+    const st = stats(r.tally.latencies)
+    lines.push(
+      `| ${r.label} | ${r.inFlight} | ${r.tally.count} | ${perSecond(r.tally).toFixed(0)} | ${ms(st.p50)} | ${ms(st.p90)} | ${ms(st.p99)} | ${ms(st.max)} | ${ms((r.tally.engineCpuSec * 1000) / r.tally.count)} | ${enginePct(r.tally)} | ${otherPct(r.tally)} |`
+    )
+  }
+  return lines
+}
+
+const launchTable = (l: LaunchReport): string[] => {
+  const lines = [
+    "| Path | in flight | launches | launches/s | p50 | p90 | p99 | max | 202 p50 / p99 | engine CPU ms/launch | other CPU | measures |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+  ]
+  for (const r of l.rows) {
+    const st = stats(r.path === "async" ? r.tally.extra : r.tally.latencies)
+    const accepted = r.path === "async" ? stats(r.tally.latencies) : undefined
+    lines.push(
+      `| ${r.label} | ${r.inFlight} | ${r.tally.count} | ${perSecond(r.tally).toFixed(2)} | ${ms(st.p50)} | ${ms(st.p90)} | ${ms(st.p99)} | ${ms(st.max)} | ${accepted === undefined ? "" : `${ms(accepted.p50)} / ${ms(accepted.p99)}`} | ${ms((r.tally.engineCpuSec * 1000) / r.tally.count)} | ${otherPct(r.tally)} | ${r.note} |`
+    )
+  }
+  return lines
+}
+
+const overhead = (l: LaunchReport): string => {
+  const find = (p: "engine" | "baseline", inFlight: number) => l.rows.find((r) => r.path === p && r.inFlight === inFlight && !r.label.includes("poll 5 ms"))!
+  const parts = [1, IN_FLIGHT].map((c) => {
+    const e = stats(find("engine", c).tally.latencies)
+    const b = stats(find("baseline", c).tally.latencies)
+    const cpu = (find("engine", c).tally.engineCpuSec / find("engine", c).tally.count - find("baseline", c).tally.engineCpuSec / find("baseline", c).tally.count) * 1000
+    return `${c} in flight: p50 +${ms(e.p50 - b.p50)} ms, p99 +${ms(e.p99 - b.p99)} ms, engine CPU +${ms(cpu)} ms per launch`
+  })
+  return `Engine over the baseline at the same ${SolanaLaunchDefaults.pollIntervalMs} ms status polling: ${parts.join("; ")}.`
+}
+
+const main = async () => {
+  if (SLOTS.some((x) => !Number.isSafeInteger(x) || x <= 0)) throw new Error("BENCH_SLOTS must list positive whole ms")
+  const startedAt = now()
+  const loadStart = loads()
+  const launchesPerEngine = 4 * LAUNCHES + 8
+  if (launchesPerEngine > MAX_DAILY_LAUNCHES / 4) throw new Error(`BENCH_LAUNCHES too high: ${launchesPerEngine} launches per engine against a daily cap of ${MAX_DAILY_LAUNCHES}`)
+  let dry: DryRunReport | undefined
+  const launches: LaunchReport[] = []
+  for (const slotMs of DRY_RUN_ONLY ? SLOTS.slice(0, 1) : SLOTS) {
+    process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${slotMs} (load ${loads()})\n`)
+    const s = await open(slotMs)
+    try {
+      if (dry === undefined) {
+        process.stderr.write(`bench: dry runs (load ${loads()})\n`)
+        dry = await dryRunPhase(s)
+      }
+      if (DRY_RUN_ONLY) continue
+      process.stderr.write(`bench: launches (load ${loads()})\n`)
+      launches.push(await launchPhase(s, slotMs))
+    } finally {
+      await close(s)
+    }
+  }
+  const cpu = os.cpus()
+  const dryRow = dry!.rows.filter((r) => r.label.includes("dry-run"))
+  const dryVerdict = dryRow
+    .map((r) => {
+      const p99 = stats(r.tally.latencies).p99
+      return `${r.inFlight === 1 ? "one" : r.inFlight} in flight p99 ${ms(p99)} ms, **${p99 < 20 ? "met" : "not met"}**`
+    })
+    .join("; ")
+  const section = [
+    "## Headless launches (`bench/launch.ts`)",
+    "",
+    `- Date: ${new Date().toISOString()} (took ${((now() - startedAt) / 1000).toFixed(0)} s); command: \`npm run bench:launch${quick ? " -- --quick" : ""}\``,
+    `- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()} ${os.arch()}; Node ${process.version}`,
+    `- Load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()}.`,
+    "- The engine is `src/main.ts` in embedded mode (`--quiet`: no market simulation; `HEADLESS_LAUNCH_ENABLED=true`; a fresh data dir; PGlite, the embedded bus, the Solana localnet in the same process), started by `test/support/engine.ts`; requests come from this process over loopback (keep-alive `node:http`), as the local account's agent key (Max). `PLAN_OVERRIDES` lifts Max's 600 requests/min so the dry-run phase is not refused; the limiter still runs on every request.",
+    "",
+    "### Dry run",
+    "",
+    `${DRY_RUNS} requests per case and mode (${ROUNDS} round(s), the cases' order alternating, after ${DRY_WARMUP} warm-up requests each), a distinct \`clientLaunchId\` per dry run; the Solana transaction is ${dry!.txBytes} bytes of 1,232. Times in ms from the request written to the whole answer read. "engine CPU" is the engine process's CPU (all threads) over the case; "other CPU" is the machine's busy time not charged to the engine or this process (this VM's other tenants), both in % of one core.`,
+    "",
+    ...dryRunTable(dry!),
+    "",
+    `Target: dry-run p99 < 20 ms. Measured: ${dryVerdict}.`,
+    "",
+    "### Launches",
+    "",
+    `Each launch: a 0.1 SOL dev buy on the SOL pair (create_curve, the payer's token account, the buy and the 0.25% platform fee in one transaction), distinct \`clientLaunchId\`s; ${LAUNCHES} launches per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. One-at-a-time rows pause a random 0–1 slot before each launch (not timed, not counted in launches/s), so launches arrive at random points of the slot rather than locked to its clock. The engine confirms by polling \`getSignatureStatuses\` every ${SolanaLaunchDefaults.pollIntervalMs} ms; the localnet confirms a transaction when its slot closes.`,
+    ""
+  ]
+  for (const l of launches) {
+    section.push(
+      `#### Localnet slot ${l.slotMs} ms (\`LOCALNET_SLOT_MS=${l.slotMs}\`; measured ${l.measuredSlotMs.toFixed(0)} ms per slot over the phase; ${l.launchesThroughEngine} launches through the engine, daily cap ${MAX_DAILY_LAUNCHES})`,
+      "",
+      ...launchTable(l),
+      "",
+      overhead(l),
+      ""
+    )
+  }
+  const text = section.join("\n") + "\n"
+  process.stdout.write(text)
+  if (!quick && !DRY_RUN_ONLY) {
+    const doc = path.join(import.meta.dirname, "..", "docs", "benchmarks.md")
+    const current = existsSync(doc) ? readFileSync(doc, "utf8") : "# Benchmarks\n"
+    const block = `<!-- launch:begin -->\n${text}<!-- launch:end -->`
+    const re = /<!-- launch:begin -->[\s\S]*<!-- launch:end -->/
+    writeFileSync(doc, re.test(current) ? current.replace(re, block) : `${current.trimEnd()}\n\n${block}\n`)
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    process.exit(1)
+  }
+)
