@@ -100,13 +100,12 @@ export const listen = (o: {
     )
     yield* Effect.addFinalizer(() =>
       drain.pipe(
-        Effect.zipRight(
-          Effect.sync(() => {
-            o.beforeClose?.()
-            // Closes the keep-alive connections too.
-            o.app.close()
-          })
-        ),
+        Effect.zipRight(Effect.sync(() => o.beforeClose?.())),
+        // uWS corks writes made outside its callbacks and flushes them when the event-loop turn
+        // ends: let the close frames `beforeClose` wrote leave before the sockets are cut.
+        Effect.zipRight(o.beforeClose === undefined ? Effect.void : Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))),
+        // Closes the keep-alive connections too.
+        Effect.zipRight(Effect.sync(() => o.app.close())),
         Effect.zipRight(Effect.logInfo(`${o.name} server closed`))
       )
     )
