@@ -70,7 +70,7 @@ import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.j
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
 import { startDataService } from "./DataService.js"
-import { randomBytes } from "node:crypto"
+import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
@@ -205,18 +205,14 @@ const launchMintSecret = (config: AppConfigShape): Effect.Effect<Uint8Array, Err
   Effect.gen(function* () {
     if (config.launch.mintSecret !== undefined) return Uint8Array.from(Buffer.from(Redacted.value(config.launch.mintSecret).trim(), "hex"))
     if (config.databaseUrl !== undefined) return yield* Effect.fail(new Error("LAUNCH_MINT_SECRET must be set when the engine uses a PostgreSQL server (DATABASE_URL)"))
-    return yield* Effect.sync(() => {
-      const file = path.join(config.dataDir, LAUNCH_MINT_SECRET_FILE)
-      if (existsSync(file)) {
-        const hex = readFileSync(file, "utf8").trim()
-        if (/^([0-9a-f]{2}){32,}$/.test(hex)) return Uint8Array.from(Buffer.from(hex, "hex"))
-        throw new Error(`${file} is not a hex secret of at least 32 bytes; restore it (launch mints derive from it)`)
-      }
-      const tmp = `${file}.tmp`
-      writeFileSync(tmp, randomBytes(32).toString("hex") + "\n", { mode: 0o600 })
-      renameSync(tmp, file)
-      return Uint8Array.from(Buffer.from(readFileSync(file, "utf8").trim(), "hex"))
+    const file = path.join(config.dataDir, LAUNCH_MINT_SECRET_FILE)
+    const text = yield* Effect.try({
+      try: () => readOrCreateKeyFile(config.dataDir, LAUNCH_MINT_SECRET_FILE, 32),
+      catch: (e) => new Error(`cannot read or create ${file}: ${String(e)}`)
     })
+    const secret = Uint8Array.from(Buffer.from(text.trim(), "base64"))
+    if (secret.byteLength < 32) return yield* Effect.fail(new Error(`${file} is not base64 of at least 32 bytes; restore it (launch mints derive from it)`))
+    return secret
   })
 
 /**

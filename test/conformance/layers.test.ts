@@ -23,7 +23,7 @@ interface LayerDef {
 
 const LAYERS: ReadonlyArray<LayerDef> = [
   { name: "domain", rank: 0, holds: ["src/domain"] },
-  { name: "platform", rank: 0, holds: ["src/db", "src/net"] },
+  { name: "platform", rank: 0, holds: ["src/db", "src/net", "src/platform"] },
   { name: "chain", rank: 1, holds: ["src/chain"] },
   { name: "ingest", rank: 2, holds: ["ingest"] },
   { name: "actors", rank: 3, holds: ["actors"] },

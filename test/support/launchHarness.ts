@@ -102,7 +102,7 @@ export const startLaunchWorld = async (env: Record<string, string>): Promise<Lau
   const engine = await startEngine({ dataDir, env: { HEADLESS_LAUNCH_ENABLED: "true", ...env }, args: ["--quiet"], readyTimeoutMs: 180_000 })
   const local = JSON.parse(readFileSync(path.join(dataDir, "local-credentials.json"), "utf8")) as Account & { agentKey: string }
   const localnet = JSON.parse(readFileSync(path.join(dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string }; hood: { rpcUrl: string } }
-  const mintSecret = Uint8Array.from(Buffer.from(readFileSync(path.join(dataDir, "launch-mint-secret"), "utf8").trim(), "hex"))
+  const mintSecret = Uint8Array.from(Buffer.from(readFileSync(path.join(dataDir, "launch-mint-secret"), "utf8").trim(), "base64"))
   const evm = createPublicClient({ transport: http(localnet.hood.rpcUrl) })
 
   const call: LaunchWorld["call"] = async (method, route, o = {}) => {

@@ -10,7 +10,7 @@
  * master key apart from a corrupted value.
  */
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
-import * as fs from "node:fs"
+import { readOrCreateKeyFile } from "../../platform/KeyFile.js"
 import * as path from "node:path"
 
 export class MasterKeyError extends Schema.TaggedError<MasterKeyError>()("MasterKeyError", {
@@ -90,19 +90,7 @@ export const loadMasterKey = (options: MasterKeyOptions): Effect.Effect<MasterKe
     if (options.dataDir === undefined) return yield* masterKeyFromBytes(crypto.getRandomValues(new Uint8Array(MASTER_KEY_BYTES)))
     const file = path.join(options.dataDir, MASTER_KEY_FILE)
     const text = yield* Effect.try({
-      try: () => {
-        fs.mkdirSync(options.dataDir as string, { recursive: true })
-        try {
-          // `wx`: never overwrite a key another process wrote first.
-          fs.writeFileSync(file, Buffer.from(crypto.getRandomValues(new Uint8Array(MASTER_KEY_BYTES))).toString("base64") + "\n", {
-            flag: "wx",
-            mode: 0o600
-          })
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-        }
-        return fs.readFileSync(file, "utf8")
-      },
+      try: () => readOrCreateKeyFile(options.dataDir as string, MASTER_KEY_FILE, MASTER_KEY_BYTES),
       catch: (e) => new MasterKeyError({ reason: "unreadable_file", message: `cannot read or create ${file}: ${String(e)}` })
     })
     return yield* masterKeyFromBytes(yield* decodeKeyText(text, file))

@@ -12,8 +12,7 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
 import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
+import { readOrCreateKeyFile } from "../../platform/KeyFile.js"
 
 export const masterKeyBytes = 32
 export const keyFileName = "webhook-secret.key"
@@ -95,16 +94,7 @@ export const makeSecretBox = (masterKey: Uint8Array): Effect.Effect<SecretBox, S
  */
 export const loadOrCreateKeyFile = (dataDir: string): Effect.Effect<Uint8Array, SecretBoxError> =>
   Effect.try({
-    try: () => {
-      const file = path.join(dataDir, keyFileName)
-      fs.mkdirSync(dataDir, { recursive: true })
-      try {
-        fs.writeFileSync(file, Buffer.from(randomBytes(masterKeyBytes)).toString("base64") + "\n", { flag: "wx", mode: 0o600 })
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-      }
-      return fs.readFileSync(file, "utf8")
-    },
+    try: () => readOrCreateKeyFile(dataDir, keyFileName, masterKeyBytes),
     catch: (e) => new SecretBoxError({ reason: "key_file", message: `cannot read or create the webhook key file: ${String(e)}` })
   }).pipe(
     Effect.flatMap((text) => {
