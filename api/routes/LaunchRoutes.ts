@@ -9,12 +9,12 @@
  * (in-flight launches stay pollable); hosted images are served publicly with immutable caching.
  */
 import { Effect, Either, Schema } from "effect"
-import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import { apiError } from "../../src/domain/ApiError.js"
 import { uploadBodyBytesMax, uploadBytes } from "../../src/services/images/UploadBody.js"
 import type { ImageServiceShape } from "../../src/services/images/ImageService.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import type { HeadlessCaller, HeadlessLaunchShape } from "../../src/services/launch/HeadlessLaunch.js"
-import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
+import { fromImage, fromRequest } from "../../src/services/launch/LaunchError.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
@@ -75,8 +75,6 @@ const callerOf = (p: AgentPrincipal): HeadlessCaller => ({
   principal: agentToWalletPrincipal(p)
 })
 
-const failure = (e: LaunchError): ApiError => toApiError(e)
-
 export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, launches, images, settings } = options
   const guard = options.enabled ? undefined : () => disabled()
@@ -86,7 +84,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
 
   /** The launch body with the caller's key environment (test keys: general rule 7). */
   const request = (body: unknown, p: AgentPrincipal) =>
-    Either.mapLeft(decodeLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => failure(fromRequest(e)))
+    Either.mapLeft(decodeLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => toApiError(fromRequest(e)))
 
   const headless = route({
     method: "POST",

@@ -30,7 +30,6 @@
  *   `launch.failed` in the ledger's `fail` transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import { type Chain, normalizeAddress } from "../../domain/Chain.js"
@@ -38,6 +37,7 @@ import { curveTerms } from "../../domain/CurveMath.js"
 import { findEconomics, firstBuyInRaw, MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
 import { findQuotePair } from "../../domain/QuotePairs.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
 import { addFee } from "../accounts/AccountRepository.js"
 import { ImageService, type ImageServiceShape, type ResolvedImage } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
@@ -45,10 +45,10 @@ import { recordUsage } from "../keys/KeyRepository.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
 import { enqueueEvent } from "../webhooks/Outbox.js"
-import { type DevBuyReport, HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
+import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
-import { errorCodeOf, fromHood, fromImage, fromLedger, fromProvider, fromSolana, type LaunchError, launchFailure } from "./LaunchError.js"
+import { errorCodeOf, fromHood, fromImage, fromLedger, fromProvider, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalBody } from "./request/CanonicalBody.js"
 import { isExpMode, type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
@@ -135,8 +135,9 @@ interface Resolved {
   readonly principal: Principal
 }
 
-const storage = (what: string) => (e: SqlError) =>
-  Effect.zipRight(Effect.logError(`${what}: storage failure`, e), Effect.fail(launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true })))
+/** A storage failure is logged once and answered retryable `LAUNCH_FAILED` (the same id is safe to retry). */
+const storage = (what: string) =>
+  storageFailure(what, () => launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true }))
 
 export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
   Effect.gen(function* () {
@@ -197,28 +198,28 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const image = yield* images.resolve({ url: request.image.url, role: "image" })
         const banner = request.banner === null ? null : yield* images.resolve({ url: request.banner.url, role: "banner" })
         return { image, banner }
-      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)), SqlError: storage("reading the image") }))
+      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)) }), storage("reading the image"))
 
-    const rehost = (resolved: ResolvedImage) => images.rehost(resolved).pipe(Effect.catchTag("SqlError", storage("re-hosting the image")))
+    const rehost = (resolved: ResolvedImage) => images.rehost(resolved).pipe(storage("re-hosting the image"))
 
     const embeddedWallet = (accountId: string, chain: Chain) =>
       provider.resolveDelegation(accountId, chain === "solana" ? "solana" : "evm").pipe(
-        Effect.catchTags({ WalletProviderError: (e) => Effect.fail(fromProvider(e)), SqlError: storage("reading the embedded wallet") })
+        Effect.catchTags({ WalletProviderError: (e) => Effect.fail(fromProvider(e)) }), storage("reading the embedded wallet")
       )
 
-    const solanaSpec = (request: LaunchRequest, payer: string, metadataUri: string, caller: { plan: Plan }) => ({
+    const solanaSpec = (request: LaunchRequest, payer: string, metadataUri: string, platformFeeBps: bigint) => ({
       request,
       payer,
-      platformFeeBps: BigInt(caller.plan.feeBps),
+      platformFeeBps,
       metadataUri
     })
 
     const sized = (caller: HeadlessCaller, request: LaunchRequest, payer: string, metadataUri: string) =>
-      solana.size({ ...solanaSpec(request, payer, metadataUri, caller), accountId: caller.accountId }).pipe(Effect.mapError(fromSolana))
+      solana.size({ ...solanaSpec(request, payer, metadataUri, BigInt(caller.plan.feeBps)), accountId: caller.accountId }).pipe(Effect.mapError(fromSolana))
 
     const preview = (caller: HeadlessCaller, request: LaunchRequest) =>
       ledger.preview(beginInput(caller, request)).pipe(
-        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("reading the launch ledger") })
+        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger")
       )
 
     // ---- results -----------------------------------------------------------------------------
@@ -316,7 +317,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       const code = errorCodeOf(error)
       return ledger.fail(ref, code, { also: failedAlso(code) }).pipe(
         Effect.catchTag("LaunchLedgerError", () => Effect.void),
-        Effect.catchTag("SqlError", storage("recording the failure")),
+        storage("recording the failure"),
         Effect.zipRight(Effect.fail(error))
       )
     }
@@ -349,7 +350,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     }
 
     const solanaInput = (a: Attempt) => ({
-      ...solanaSpec(a.request, a.resolved.payer!, a.resolved.metadataUri, { plan: { feeBps: Number(a.resolved.platformFeeBps) } as Plan }),
+      ...solanaSpec(a.request, a.resolved.payer!, a.resolved.metadataUri, BigInt(a.resolved.platformFeeBps)),
       accountId: a.ref.accountId,
       attempt: a.ref.attempt
     })
@@ -419,9 +420,9 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         Effect.catchTags({
           HoodLaunchError: (e) => Effect.fail(fromHood(e)),
           LaunchLedgerError: (e) => Effect.fail(fromLedger(e)),
-          WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
-          SqlError: storage("recording the Hood launch")
-        })
+          WalletError: (e) => Effect.fail(fromWallet(e))
+        }),
+        storage("recording the Hood launch")
       )
     }
 
@@ -433,7 +434,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
 
     const run = (a: Attempt, resumed: boolean): Effect.Effect<StoredResult, LaunchError> =>
       (a.request.chain === "solana" ? runSolanaOrResume(a, resumed) : driveHood(a, resumed)).pipe(
-        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("recording the launch") }),
+        Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("recording the launch"),
         runs.withPermits(1)
       ) as Effect.Effect<StoredResult, LaunchError>
 
@@ -504,7 +505,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
             attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
             return writeAttempt(attempt)(record)
           })
-          .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SqlError: storage("recording the launch") }))
+          .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("recording the launch"))
         if (admission._tag === "Replay") return { _tag: "Launched", result: admission.result, replayed: true } satisfies LaunchOutcome
         const done = yield* start(attempt!, false)
         if (request.async) return { _tag: "Accepted", clientLaunchId: request.clientLaunchId, status: "submitted" } satisfies LaunchOutcome
@@ -528,11 +529,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const wallet = yield* embeddedWallet(caller.accountId, request.chain)
         if (request.chain === "hood") {
           yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
-            Effect.catchTags({
-              HoodLaunchError: (e) => Effect.fail(fromHood(e)),
-              WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true })),
-              SqlError: storage("reading the wallets")
-            })
+            Effect.catchTags({ HoodLaunchError: (e) => Effect.fail(fromHood(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
+            storage("reading the wallets")
           )
         }
         const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
@@ -566,13 +564,13 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
 
     const job: HeadlessLaunchShape["job"] = (ref) =>
       Effect.gen(function* () {
-        const row = yield* ledger.get(ref).pipe(Effect.catchTag("SqlError", storage("reading the job")))
+        const row = yield* ledger.get(ref).pipe(storage("reading the job"))
         if (row === undefined || row.path !== "headless") {
           return yield* launchFailure("job_not_found", "No launch job with this clientLaunchId on this account", { retryable: false })
         }
         const stored = row.result as Record<string, unknown> | null
         const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
-        const devBuy = live !== undefined ? devBuyJson(live) : stored?.devBuy
+        const devBuy = live ?? stored?.devBuy
         return {
           success: true,
           job: {
@@ -591,10 +589,10 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       })
 
     const resumeInFlight: HeadlessLaunchShape["resumeInFlight"] = Effect.gen(function* () {
-      const rows = yield* ledger.inFlight("headless", o.resumeMax).pipe(Effect.catchTag("SqlError", storage("reading in-flight launches")))
+      const rows = yield* ledger.inFlight("headless", o.resumeMax).pipe(storage("reading in-flight launches"))
       let resumed = 0
       for (const row of rows) {
-        const stored = yield* withSql(readAttempt(row)).pipe(Effect.catchTag("SqlError", storage("reading an in-flight launch")))
+        const stored = yield* withSql(readAttempt(row)).pipe(storage("reading an in-flight launch"))
         const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
         if (stored === undefined) {
           // Accepted, but its inputs never committed with it: impossible (one transaction); fail it cleanly.
@@ -618,7 +616,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     return { dryRun, launch, job, resumeInFlight } satisfies HeadlessLaunchShape
   })
 
-/** 2.7's `devBuy` on a Hood job: outcome, pending signature, fee outcome. */
+/** 2.7's `devBuy` on a Hood job: outcome, pending signature, fee outcome (of the live report or the stored result). */
 const devBuyFields = (d: unknown): Record<string, unknown> => {
   const v = d as Record<string, unknown>
   return {
@@ -628,11 +626,6 @@ const devBuyFields = (d: unknown): Record<string, unknown> => {
   }
 }
 
-const devBuyJson = (d: DevBuyReport): Record<string, unknown> => ({
-  outcome: d.outcome,
-  pendingSignature: d.pendingSignature,
-  feeOutcome: d.feeOutcome
-})
 
 /** Scoped: background runs live as long as the layer. */
 export const layer = (

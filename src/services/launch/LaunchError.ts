@@ -14,6 +14,7 @@ import { Schema } from "effect"
 import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
 import type { ImageRefused } from "../images/ImageRefused.js"
+import type { WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
 import type { LaunchLedgerError } from "./LaunchLedger.js"
@@ -172,6 +173,9 @@ export const fromProvider = (e: WalletProviderError): LaunchError => {
       return launchFailure("launch_failed", `${e.reason}: ${e.message}`, { retryable: true })
   }
 }
+
+/** A wallet read the Hood side makes (its linked-wallet list) failed: retryable, nothing sent. */
+export const fromWallet = (e: WalletError): LaunchError => launchFailure("launch_failed", e.message, { retryable: true })
 
 /** The code a failed ledger row records for this failure. */
 export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]
