@@ -11,10 +11,9 @@
  * 3. Against a configured Solana node that turns out to be another chain, the engine refuses to
  *    start and names RESET_CHAIN_STATE; with it set, it rebuilds and starts.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import * as path from "node:path"
-import { createInterface } from "node:readline"
 import { createSolanaRpc } from "@solana/kit"
 import { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -25,9 +24,10 @@ import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { Topics } from "../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
-import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { ingestionCaughtUp } from "../support/ingestion.js"
+import { solanaEnv, startStandaloneSolana } from "../support/standaloneChains.js"
 
 const engines: Engine[] = []
 const children: ChildProcess[] = []
@@ -164,25 +164,9 @@ describe("embedded chains across restarts", () => {
 
 /** The standalone Solana localnet (its own process), on a genesis of its own. */
 const solanaLocalnet = async (genesisSeed: string) => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/chain/solana/localnet/main.ts"], {
-    cwd: projectRoot,
-    env: { ...process.env, LOCALNET_SLOT_MS: "100", LOCALNET_GENESIS_SEED: genesisSeed },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  children.push(child)
-  const urls = await new Promise<{ rpcUrl: string; grpcUrl: string; blockEngineUrl: string; keeperSecretKey: string }>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line)))
-    child.once("exit", (code) => reject(new Error(`localnet exited with ${code}`)))
-  })
-  return {
-    child,
-    env: {
-      SOLANA_RPC_URL: urls.rpcUrl,
-      YELLOWSTONE_URL: urls.grpcUrl,
-      BLOCK_ENGINE_URL: urls.blockEngineUrl,
-      KEEPER_SECRET_KEY: urls.keeperSecretKey
-    }
-  }
+  const net = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100", LOCALNET_GENESIS_SEED: genesisSeed })
+  children.push(net.child)
+  return { child: net.child, env: solanaEnv(net.info) }
 }
 
 describe("a configured node on another chain", () => {

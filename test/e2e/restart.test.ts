@@ -5,8 +5,6 @@
  * counted once, none missed, reserves equal to the curve account's.
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findCurveAddresses, getBuyInstruction, getCreateCurveInstruction, getSellInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
 import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
@@ -15,33 +13,19 @@ import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.js"
 import { findEconomics } from "../../src/domain/Economics.js"
-import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { ingestionCaughtUp } from "../support/ingestion.js"
+import { solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 
-interface Localnet {
-  readonly rpcUrl: string
-  readonly grpcUrl: string
-  readonly blockEngineUrl: string
-  readonly keeperSecretKey: string
-}
-
-let chain: ChildProcess
-let localnet: Localnet
+let chain: Standalone<StandaloneSolana>
+let localnet: StandaloneSolana
 let sender: RpcSender
 const engines: Engine[] = []
 
 beforeAll(async () => {
-  chain = spawn(process.execPath, ["--import", "tsx", "src/chain/solana/localnet/main.ts"], {
-    cwd: projectRoot,
-    env: { ...process.env, LOCALNET_SLOT_MS: "100" },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  localnet = await new Promise<Localnet>((resolve, reject) => {
-    const lines = createInterface({ input: chain.stdout! })
-    lines.once("line", (line) => resolve(JSON.parse(line) as Localnet))
-    chain.once("exit", (code) => reject(new Error(`localnet exited with ${code}`)))
-  })
+  chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
+  localnet = chain.info
   sender = makeRpcSender(localnet.rpcUrl, { blockhashTtlMs: 0 })
 }, 60_000)
 
@@ -50,15 +34,10 @@ afterAll(async () => {
     await e.stop("SIGKILL")
   }
   engines[0]?.cleanup()
-  chain?.kill("SIGTERM")
+  chain?.stop()
 })
 
-const env = () => ({
-  SOLANA_RPC_URL: localnet.rpcUrl,
-  YELLOWSTONE_URL: localnet.grpcUrl,
-  BLOCK_ENGINE_URL: localnet.blockEngineUrl,
-  KEEPER_SECRET_KEY: localnet.keeperSecretKey
-})
+const env = () => solanaEnv(localnet)
 
 const market = async (engine: Engine, mint: string) => {
   const res = await fetch(`${engine.url}/api/v1/markets/solana/${mint}`)
