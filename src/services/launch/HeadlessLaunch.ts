@@ -32,25 +32,21 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Deferred, Duration, Effect, Either, Layer, Option } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
-import { type Chain, normalizeAddress } from "../../domain/Chain.js"
-import { curveTerms } from "../../domain/CurveMath.js"
-import { findEconomics, firstBuyInRaw, MATRIX_VERSION } from "../../domain/Economics.js"
+import type { Chain } from "../../domain/Chain.js"
+import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
-import { findQuotePair } from "../../domain/QuotePairs.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
-import { addFee } from "../accounts/AccountRepository.js"
 import { ImageService, type ImageServiceShape, type ResolvedImage } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
-import { recordUsage } from "../keys/KeyRepository.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
-import { enqueueEvent } from "../webhooks/Outbox.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import { errorCodeOf, fromHood, fromImage, fromLedger, fromProvider, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalBody } from "./request/CanonicalBody.js"
-import { isExpMode, type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import { attribute, confirmedWrites, curveTermsOf, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
@@ -146,13 +142,12 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     const { ledger, images, solana, hood, provider } = deps
     const o = { ...HeadlessLaunchDefaults, ...config }
     const runs = yield* Effect.makeSemaphore(o.executionsMax)
-    const base = config.baseUrl.replace(/\/+$/, "")
     const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(self, SqlClient.SqlClient, sql)
 
     // The attributions recorded so far, oldest first, before any read can build a feed row.
-    const attributed = yield* sql<{ chain: Chain; mint: string; account_id: string }>`
+    const known = yield* sql<{ chain: Chain; mint: string; account_id: string }>`
       SELECT chain, mint, account_id FROM launched_tokens ORDER BY attributed_at`.pipe(Effect.orDie)
-    for (const a of attributed) deps.agentLaunches.add(a.chain, a.mint, a.account_id)
+    for (const a of known) deps.agentLaunches.add(a.chain, a.mint, a.account_id)
 
     const beginInput = (caller: HeadlessCaller, request: LaunchRequest): BeginInput => ({
       accountId: caller.accountId,
@@ -222,96 +217,19 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger")
       )
 
-    // ---- results -----------------------------------------------------------------------------
+    // ---- results and the writes around a settled attempt (3.1 "Also") ---------------------------
 
-    const curveTermsOf = (request: LaunchRequest) => {
-      if (!isExpMode(request.mode)) return {}
-      const pair = findQuotePair(request.chain, request.quoteAsset)!
-      const economics = findEconomics(request.chain, request.quoteAsset)!
-      return {
-        curveTerms: curveTerms({
-          symbol: pair.symbol,
-          quoteDecimals: pair.decimals,
-          virtualQuoteRaw: request.curve.virtualQuoteRaw,
-          thresholdRaw: request.curve.thresholdRaw,
-          supplyRaw: economics.tokenSupplyRaw,
-          tokenDecimals: economics.tokenDecimals,
-          stakerAllocationBps: request.stakerAllocationBps,
-          feeBps: BigInt(economics.curveFeeBps),
-          firstBuyInRaw: firstBuyInRaw(pair)
-        })
-      }
-    }
-
-    const solanaResult = (request: LaunchRequest, launched: SolanaLaunched): StoredResult => ({
-      success: true,
-      chain: "solana",
-      mint: launched.mint,
-      pool: launched.curve,
-      signature: launched.signature,
-      quoteAsset: request.quoteAsset,
-      mode: request.mode,
-      stakerAllocationBps: Number(request.stakerAllocationBps),
-      matrixVersion: MATRIX_VERSION,
-      links: {
-        candle: `${base}/token/solana/${launched.mint}`,
-        explorer: `${config.solanaExplorerUrl.replace(/\/+$/, "")}/tx/${launched.signature}`
-      },
-      nextBuy: { market: launched.curve, quoteAsset: request.quoteAsset, marketStateUrl: `/api/v1/markets/solana/${launched.mint}` },
-      ...(launched.devBuy !== null || launched.fee !== null
-        ? {
-            devBuy: {
-              ...(launched.devBuy !== null ? { signature: launched.signature } : {}),
-              ...(launched.fee !== null
-                ? { fee: { bps: Number(launched.fee.bps), feeRaw: launched.fee.feeRaw.toString(), treasury: launched.fee.treasury } }
-                : {})
-            }
-          }
-        : {}),
-      ...curveTermsOf(request)
-    })
-
-    // ---- the writes around a settled attempt (3.1 "Also") ----------------------------------------
+    const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
 
     /** Written in the `sent` transaction: the attribution, before the transaction leaves. */
-    const attribute =
-      (caller: { accountId: string; keyId: string }, request: LaunchRequest, mint: string): Also =>
-      (record) =>
-        Effect.gen(function* () {
-          const s = yield* SqlClient.SqlClient
-          const at = new Date(yield* Clock.currentTimeMillis)
-          const normalized = normalizeAddress(request.chain, mint)
-          yield* s`
-            INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
-            VALUES (${request.chain}, ${normalized}, ${caller.accountId}, ${caller.keyId}, ${record.clientLaunchId}, 'headless', ${request.visibility}, ${at})
-            ON CONFLICT (chain, mint) DO NOTHING`
-          yield* Effect.sync(() => deps.agentLaunches.add(request.chain, normalized, caller.accountId))
-        })
+    const attributed = (caller: { accountId: string; keyId: string }, request: LaunchRequest, mint: string): Also =>
+      attribute({ ...caller, path: "headless", chain: request.chain, mint, visibility: request.visibility }, deps.agentLaunches)
 
     /** Written in the `confirm` transaction. */
-    const confirmedAlso =
-      (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>
-      (record) =>
-        Effect.gen(function* () {
-          const s = yield* SqlClient.SqlClient
-          const nowMs = yield* Clock.currentTimeMillis
-          yield* s`
-            UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)}
-            WHERE chain = ${record.chain} AND mint = ${normalizeAddress(record.chain, record.mint ?? "")}`
-          yield* recordUsage({ keyId, atMs: nowMs, usdMicros: 0, trades: 0, launches: 1 })
-          if (fee !== null && fee.feeRaw > 0n) yield* addFee(record.accountId, record.chain, fee.quoteAsset, fee.feeRaw)
-          yield* enqueueEvent(record.accountId, "launch.confirmed", {
-            clientLaunchId: record.clientLaunchId,
-            chain: record.chain,
-            mint: record.mint,
-            pool: record.pool,
-            signature: record.signature,
-            ...(devBuy !== undefined ? { devBuy } : {})
-          })
-        }).pipe(Effect.asVoid)
+    const confirmedAlso = (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>
+      confirmedWrites({ keyId, fee, devBuy })
 
-    const failedAlso = (errorCode: string): Also => (record) =>
-      enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
+    const failedAlso = failedWrites
 
     const settleFailure = (ref: AttemptRef, error: LaunchError) => {
       const code = errorCodeOf(error)
@@ -342,7 +260,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       })
 
     const confirmSolana = (a: Attempt, launched: SolanaLaunched) => {
-      const result = solanaResult(a.request, launched)
+      const result = solanaLaunchResult(links, a.request, launched)
       const fee = launched.fee === null ? null : { quoteAsset: a.request.quoteAsset, feeRaw: launched.fee.feeRaw }
       return ledger
         .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, confirmedAlso(a.resolved.keyId, fee, result.devBuy))
@@ -386,7 +304,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
               yield* s`
                 UPDATE headless_launch_attempts SET last_valid_block_height = ${sending.lastValidBlockHeight.toString()}::numeric
                 WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`
-              yield* attribute({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint)(record)
+              yield* attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint)(record)
             })
           )
         )
@@ -409,7 +327,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         principal: a.resolved.principal,
         request: a.request,
         metadataUri: a.resolved.metadataUri,
-        onSend: (token: `0x${string}`) => attribute({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token),
+        onSend: (token: `0x${string}`) => attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token),
         also: (record: LaunchRecord) =>
           record.state === "confirmed"
             ? confirmedAlso(a.resolved.keyId, hoodFee(record), (record.result as Record<string, unknown> | null)?.devBuy)(record)

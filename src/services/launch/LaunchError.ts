@@ -14,7 +14,8 @@ import { Schema } from "effect"
 import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
 import type { ImageRefused } from "../images/ImageRefused.js"
-import type { WalletError } from "../wallets/WalletError.js"
+import type { KeyError } from "../keys/KeyError.js"
+import type { PayerError, WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
 import type { LaunchLedgerError } from "./LaunchLedger.js"
@@ -51,7 +52,11 @@ export const LaunchErrorCode = {
   daily_cap_reached: "DAILY_CAP_REACHED",
   launch_failed: "LAUNCH_FAILED",
   hood_launch_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
-  build_timeout: "BUILD_TIMEOUT"
+  build_timeout: "BUILD_TIMEOUT",
+  tier_required: "TIER_REQUIRED",
+  spend_limit_exceeded: "SPEND_LIMIT_EXCEEDED",
+  signer_mismatch: "SIGNER_MISMATCH",
+  fee_leg_missing: "FEE_LEG_MISSING"
 } as const satisfies Record<string, ErrorCode>
 
 export type LaunchErrorReason = keyof typeof LaunchErrorCode
@@ -176,6 +181,13 @@ export const fromProvider = (e: WalletProviderError): LaunchError => {
 
 /** A wallet read the Hood side makes (its linked-wallet list) failed: retryable, nothing sent. */
 export const fromWallet = (e: WalletError): LaunchError => launchFailure("launch_failed", e.message, { retryable: true })
+
+/** A self-signed build's payer refused by the payer rules (launch spec 2.3): `VALIDATION_FAILED` on `linkedWalletId`. */
+export const fromPayer = (e: PayerError): LaunchError =>
+  launchFailure("validation_failed", e.message, { field: "linkedWalletId", retryable: false, details: { reason: e.reason } })
+
+/** The key's per-asset cap refused the dev buy plus its fee (launch endpoint rule 6): `SPEND_LIMIT_EXCEEDED` with `spendLimit`. */
+export const fromKeyCap = (e: KeyError): LaunchError => launchFailure("spend_limit_exceeded", e.message, { retryable: false, details: e.details ?? {} })
 
 /** The code a failed ledger row records for this failure. */
 export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]

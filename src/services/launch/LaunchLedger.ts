@@ -66,7 +66,8 @@ export const LedgerRefusalReasons = [
   "not_found",
   "not_in_flight",
   "stale_attempt",
-  "not_swept"
+  "not_swept",
+  "not_self_build"
 ] as const
 
 /** Why the ledger refused; the route maps each reason to the spec's code through the error table. */
@@ -113,14 +114,14 @@ export type Admission =
 export type AdmissionPreview = { readonly _tag: "WouldAccept"; readonly fresh: boolean } | { readonly _tag: "Replay"; readonly result: StoredResult }
 
 /** The caller's own writes for a settled attempt, run in the ledger's transaction. */
-export type Also = (record: LaunchRecord) => Effect.Effect<void, SqlError, SqlClient.SqlClient>
+export type Also<E = never> = (record: LaunchRecord) => Effect.Effect<void, SqlError | E, SqlClient.SqlClient>
 
 export interface LaunchLedgerShape {
   /**
    * Idempotency begin and daily cap in one transaction: accept a new attempt, replay, or refuse.
    * `also` runs in that transaction when an attempt is accepted (the path's own record of it).
    */
-  readonly begin: (input: BeginInput, also?: Also) => Effect.Effect<Admission, LaunchLedgerError | SqlError>
+  readonly begin: <E = never>(input: BeginInput, also?: Also<E>) => Effect.Effect<Admission, LaunchLedgerError | SqlError | E>
   /** The answer `begin` would give now; writes nothing, takes no slot. */
   readonly preview: (input: BeginInput) => Effect.Effect<AdmissionPreview, LaunchLedgerError | SqlError>
   /** The attempt's transaction is about to leave: the row moves to `confirming` with what is known on chain. */
@@ -135,6 +136,8 @@ export interface LaunchLedgerShape {
   ) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation timed out: the row stays in flight and keeps its slot (checks the attempt is current). */
   readonly timedOut: (ref: AttemptRef) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
+  /** 3.3 "proven dead": the unsent self-signed attempt is replaced by a new one in the same row and slot. */
+  readonly rebuild: <E = never>(ref: AttemptRef, also?: Also<E>) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError | E>
   /** Start of a `/launch/self/build`: fail this account's self-signed builds older than 30 minutes. */
   readonly sweepSelfBuilds: (accountId: string, also?: Also) => Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError>
   /** A swept Solana linked-wallet build verified landed: confirmed, its slot taken again even at the cap. */
@@ -160,7 +163,8 @@ const refusalMessages: Record<Exclude<LaunchLedgerError["reason"], "daily_cap_re
   not_found: "No launch with this clientLaunchId on this account",
   not_in_flight: "This launch is no longer in flight",
   stale_attempt: "This attempt is no longer the launch's current attempt",
-  not_swept: "This launch is not an expired self-signed build that can still be confirmed"
+  not_swept: "This launch is not an expired self-signed build that can still be confirmed",
+  not_self_build: "This launch is not an unsent self-signed build"
 }
 
 const refusal = (output: Extract<LedgerOutput, { _tag: "Refused" }>): LaunchLedgerError =>
@@ -221,7 +225,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
    * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
    * the settled record: one transaction.
    */
-  const transition = (ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also | undefined) =>
+  const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also<E> | undefined) =>
     sql.withTransaction(
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
@@ -250,7 +254,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     nowMs
   })
 
-  const begin = Effect.fn("LaunchLedger.begin")(function* (input: BeginInput, also?: Also) {
+  const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: BeginInput, also?: Also<E>) {
     const bodyHash = hashOf(input)
     const cap = effectiveDailyCap(input.dailyCap)
     return yield* sql.withTransaction(
@@ -334,6 +338,10 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     transition(ref, () => ({ _tag: "TimedOut", attempt: ref.attempt }), undefined)
   )
 
+  const rebuild = Effect.fn("LaunchLedger.rebuild")(<E = never>(ref: AttemptRef, also?: Also<E>) =>
+    transition(ref, (nowMs) => ({ _tag: "Rebuilt", attempt: ref.attempt, nowMs }), also)
+  )
+
   const sweepSelfBuilds = Effect.fn("LaunchLedger.sweepSelfBuilds")(function* (accountId: string, also?: Also) {
     const nowMs = yield* Clock.currentTimeMillis
     const candidates = yield* selectExpiredSelfBuilds(accountId, nowMs - selfBuildExpiryMs, sweepBatchMax)
@@ -372,6 +380,7 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     confirm: onClient(confirm),
     fail: onClient(fail),
     timedOut: onClient(timedOut),
+    rebuild: onClient(rebuild),
     sweepSelfBuilds: onClient(sweepSelfBuilds),
     confirmSwept: onClient(confirmSwept),
     get: onClient(get),

@@ -15,6 +15,8 @@
  * - `confirmed` is terminal: a same-body `Begin` replays the stored result. `failed` is left
  *   only by a same-body `Begin` (a fresh attempt, `attempt` + 1) or, for a swept Solana
  *   self-signed build from a non-TEE linked wallet, by `ConfirmSwept`.
+ * - An unsent self-signed build whose transaction is proven dead (3.3) is replaced by `Rebuilt`:
+ *   attempt + 1 in the same row and slot, its clock restarted.
  * - The row holds at most one daily-cap slot (`slot`): taken on acceptance (`TakeSlot`),
  *   returned on a definitive failure (`RefundSlot`) unless kept (`slot.kept`: a Hood headless
  *   launch that paid for a fee-splitter deploy keeps its admission-day slot); a timeout keeps it.
@@ -96,6 +98,8 @@ export type LedgerEvent =
   | { readonly _tag: "TimedOut"; readonly attempt: number }
   /** Start of a `/launch/self/build` by the same account: expire its old self-signed builds. */
   | { readonly _tag: "SweepSelfBuild"; readonly nowMs: number }
+  /** A repeat `/launch/self/build` proved the attempt's transaction dead (3.3): a new attempt replaces it, same slot. */
+  | { readonly _tag: "Rebuilt"; readonly attempt: number; readonly nowMs: number }
   /** `/launch/self/confirm` verified the landed signature of a swept build on chain. */
   | { readonly _tag: "ConfirmSwept"; readonly result: StoredResult; readonly onChain: OnChain; readonly day: string; readonly nowMs: number }
 
@@ -112,6 +116,8 @@ export type RefusalReason =
   | "stale_attempt"
   /** `ConfirmSwept` on a row that is not a swept Solana self-signed build from a linked wallet. */
   | "not_swept"
+  /** `Rebuilt` on a row that is not an unsent self-signed build. */
+  | "not_self_build"
 
 export type LedgerOutput =
   /** A new attempt was accepted (the row is `submitted`). */
@@ -250,6 +256,17 @@ export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {
       if (why !== undefined || row === undefined) return refused(row, why ?? "not_found")
       // The transaction may still land: the row stays in flight and keeps its slot.
       return unchanged(row)
+    }
+    case "Rebuilt": {
+      const why = notCurrent(row, event.attempt)
+      if (why !== undefined || row === undefined) return refused(row, why ?? "not_found")
+      if (row.path !== "self" || row.state !== "submitted") return refused(row, "not_self_build")
+      // The dead transaction is replaced: a new attempt (new mint, new 30-minute clock) in the same slot.
+      const attempt = row.attempt + 1
+      return [
+        { ...row, attempt, mint: null, pool: null, signature: null, errorCode: null, attemptStartedAtMs: event.nowMs, updatedAtMs: event.nowMs },
+        [{ _tag: "Accepted", attempt, fresh: true }]
+      ]
     }
     case "SweepSelfBuild": {
       if (row === undefined || row.path !== "self" || row.state !== "submitted") return unchanged(row)

@@ -149,7 +149,27 @@ export interface PayerSignedBuild {
   readonly txBytes: number
   /** The platform fee leg of the dev buy; null without one. */
   readonly fee: FeePlan | null
+  /** Blocks between the node's height at build and `lastValidBlockHeight` (turns into `expiresAt`). */
+  readonly blocksLeft: bigint
 }
+
+/** What the chain shows about a self-signed build's mint (spec 3.3's inputs). */
+export type MintView =
+  | { readonly _tag: "Unreadable" }
+  | { readonly _tag: "Read"; readonly mintAccountExists: boolean; readonly blockHeight: bigint; readonly caughtUp: boolean }
+
+/** What a payer-reported signature shows on chain for an attempt (self-signed confirm, spec 3.2). */
+export type SignedLaunch =
+  /** Not found at `confirmed`. */
+  | { readonly _tag: "NotFound" }
+  /** Landed and failed. */
+  | { readonly _tag: "Failed"; readonly chainError: string }
+  /** Landed, but the payer is not among its signers. */
+  | { readonly _tag: "SignerMismatch" }
+  /** Landed, signed by the payer, but it does not touch this attempt's mint. */
+  | { readonly _tag: "NotThisLaunch" }
+  /** This attempt's launch, landed: the curve exists, created by the payer. */
+  | { readonly _tag: "Landed"; readonly launched: SolanaLaunched }
 
 export interface SolanaLaunchShape {
   /** The dry run's `size` (spec 2.6): the real transaction assembled and serialized; nothing read or written. */
@@ -166,6 +186,10 @@ export interface SolanaLaunchShape {
    * blockhash, signed by the attempt's mint only. Nothing is simulated, signed for the payer or sent.
    */
   readonly buildForPayer: (input: SolanaLaunchInput) => Effect.Effect<PayerSignedBuild, SolanaLaunchError>
+  /** 3.3's chain read: is there an account at `mint`, the block height, and whether the node is caught up. Never fails. */
+  readonly mintView: (mint: string) => Effect.Effect<MintView>
+  /** 3.2's verification of the payer's reported signature for the attempt (`input.payer` is the payer). */
+  readonly verifySigned: (input: SolanaLaunchInput, signature: string) => Effect.Effect<SignedLaunch, SolanaLaunchError>
 }
 
 export class SolanaLaunch extends Context.Tag("curvestream/SolanaLaunch")<SolanaLaunch, SolanaLaunchShape>() {}
@@ -529,6 +553,7 @@ export const make = (options: SolanaLaunchOptions) =>
         const sizing = yield* transactionInput(input, mint, SIZING_LIFETIME)
         const sized = yield* checkedSize(sizing.input, sizing.plan)
         const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
+        const height = yield* blockHeight
         const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
         const { input: txInput, plan } = yield* transactionInput(input, mint, lifetime)
         const assembled = yield* Effect.promise(() => assembleLaunchTransaction(txInput, plan))
@@ -540,7 +565,8 @@ export const make = (options: SolanaLaunchOptions) =>
           curve: assembled.curve,
           lastValidBlockHeight: lifetime.lastValidBlockHeight,
           txBytes: sized.txBytes,
-          fee: plan.fee
+          fee: plan.fee,
+          blocksLeft: lifetime.lastValidBlockHeight > height ? lifetime.lastValidBlockHeight - height : 0n
         } satisfies PayerSignedBuild
       }).pipe(
         Effect.timeoutFail({
@@ -550,7 +576,47 @@ export const make = (options: SolanaLaunchOptions) =>
         Effect.withSpan("SolanaLaunch.buildForPayer")
       )
 
-    return { size, launch, recover, buildForPayer } satisfies SolanaLaunchShape
+    const mintView: SolanaLaunchShape["mintView"] = (mint) =>
+      Effect.gen(function* () {
+        const account = yield* read("getAccountInfo", (signal) =>
+          rpc.getAccountInfo(address(mint), { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal })
+        )
+        const height = yield* blockHeight
+        // getHealth answers "ok" only from a node that is caught up; an unhealthy node answers an error.
+        const health = yield* Effect.either(read("getHealth", (signal) => rpc.getHealth().send({ abortSignal: signal })))
+        return {
+          _tag: "Read",
+          mintAccountExists: account.value !== null,
+          blockHeight: height,
+          caughtUp: Either.isRight(health) && health.right === "ok"
+        } satisfies MintView
+      }).pipe(
+        Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } satisfies MintView)),
+        Effect.withSpan("SolanaLaunch.mintView")
+      )
+
+    const verifySigned: SolanaLaunchShape["verifySigned"] = (input, signature) =>
+      Effect.gen(function* () {
+        const tx = yield* read("getTransaction", (signal) =>
+          rpc
+            .getTransaction(asSignature(signature), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" })
+            .send({ abortSignal: signal })
+        )
+        if (tx === null) return { _tag: "NotFound" } satisfies SignedLaunch
+        if (tx.meta !== null && tx.meta.err !== null) return { _tag: "Failed", chainError: transactionErrorText(tx.meta.err) } satisfies SignedLaunch
+        const keys = tx.transaction.message.accountKeys as ReadonlyArray<string>
+        const signers = keys.slice(0, tx.transaction.message.header.numRequiredSignatures)
+        if (!signers.includes(input.payer)) return { _tag: "SignerMismatch" } satisfies SignedLaunch
+        const mint = yield* Effect.promise(() =>
+          launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })
+        )
+        if (!keys.includes(mint.address)) return { _tag: "NotThisLaunch" } satisfies SignedLaunch
+        const seen = yield* recover({ ...input, signature, lastValidBlockHeight: 0n })
+        if (seen._tag !== "Landed") return yield* launchError("chain_unavailable", `the landed launch ${signature} is not readable yet`)
+        return { _tag: "Landed", launched: seen.launched } satisfies SignedLaunch
+      }).pipe(Effect.withSpan("SolanaLaunch.verifySigned"))
+
+    return { size, launch, recover, buildForPayer, mintView, verifySigned } satisfies SolanaLaunchShape
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))

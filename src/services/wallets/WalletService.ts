@@ -20,7 +20,7 @@ import type { KeyDirectory, Principal } from "./Principal.js"
 import { type EmbeddedWallet, WalletProvider } from "./WalletProvider.js"
 import { type PayerError, type RebindError, type SignClaimError, type WalletError, walletError } from "./WalletError.js"
 import { type LinkInput, makeLinkedWallets, type RevokeResult, type WalletPatch } from "./internal/LinkedWallets.js"
-import { makeSignClaims, type ClaimOutcome, type RecordBuiltInput, type SignInput, type SignResult } from "./internal/SignClaims.js"
+import { makeSignClaims, type ClaimOutcome, type ClaimState, type RecordBuiltInput, type SignInput, type SignResult } from "./internal/SignClaims.js"
 import { type ClaimReconciler, makeTeeRebind, pendingReconciler, type RebindInput, type RebindRecord, type RebindResult } from "./internal/TeeRebind.js"
 import { type CreateTeeInput, makeTeeWallets } from "./internal/TeeWallets.js"
 import { type ImportInit, type ImportSubmitInput, makeWalletImport } from "./internal/WalletImport.js"
@@ -29,7 +29,7 @@ import { makeWalletRows, type WalletView } from "./internal/WalletRows.js"
 export * from "./WalletLimits.js"
 export * from "./WalletError.js"
 export type { LinkInput, RevokeResult, WalletPatch } from "./internal/LinkedWallets.js"
-export type { ClaimOutcome, RecordBuiltInput, SignInput, SignResult } from "./internal/SignClaims.js"
+export type { ClaimOutcome, ClaimState, RecordBuiltInput, SignInput, SignResult } from "./internal/SignClaims.js"
 export { type ClaimReconciler, pendingReconciler, type RebindInput, type RebindRecord, type RebindResult } from "./internal/TeeRebind.js"
 export type { CreateTeeInput } from "./internal/TeeWallets.js"
 export type { ImportInit, ImportSubmitInput } from "./internal/WalletImport.js"
@@ -62,6 +62,8 @@ export interface WalletServiceShape {
   readonly signClaimed: (p: Principal, walletId: string, input: SignInput) => Effect.Effect<SignResult, SignClaimError | WalletError>
   /** Records what became of a forwarded sign (the launch service after confirm, a sweeper after expiry). */
   readonly settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, WalletError>
+  /** A claim's state and the relay's signature once it signed; undefined for an unknown claim. */
+  readonly claimStatus: (claimId: string) => Effect.Effect<{ readonly state: ClaimState; readonly signature: string | null } | undefined, WalletError>
   /** A spend-capable wallet the key may use as payer on `chain` (self-signed builds), else the refusal. */
   readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, PayerError | WalletError>
   readonly rebind: (p: Principal, input: RebindInput) => Effect.Effect<RebindResult, RebindError | WalletError>
@@ -102,6 +104,7 @@ export const make = (options: WalletServiceOptions) =>
       recordBuilt: (input) => storage(claims.recordBuilt(input)),
       signClaimed: (p, walletId, input) => storage(claims.signClaimed(p, walletId, input)),
       settleClaim: (claimId, outcome) => storage(claims.settleClaim(claimId, outcome)),
+      claimStatus: (claimId) => storage(claims.claimStatus(claimId)),
       resolvePayer: (p, walletId, chain, purpose) => storage(claims.resolvePayer(p, walletId, chain, purpose)),
       rebind: (p, input) => storage(rebind.rebind(p, input)),
       rebinds: (p, walletId, limit) => storage(rebind.rebinds(p, walletId, limit))

@@ -104,6 +104,9 @@ export interface LaunchPlan {
 export type LaunchPlanRefusal = { readonly _tag: "DevBuyRefused"; readonly reason: string }
 
 /** The curve, the dev buy and the fee of a launch, in raw units. Pure. */
+/** The platform fee on a dev buy: `bps` of it, rounded up (the launch transaction's fee leg). */
+export const platformFeeRaw = (devBuyRaw: bigint, bps: bigint): bigint => ceilDiv(devBuyRaw * bps, BPS)
+
 export const planLaunch = (
   terms: LaunchTerms,
   devBuyRaw: bigint,
@@ -119,7 +122,7 @@ export const planLaunch = (
   if (devBuyRaw === 0n) return { curveParams, devBuy: null, fee: null }
   const quote = quoteBuy(curveParams, initialState(curveParams), devBuyRaw)
   if (quote._tag === "Refused") return { _tag: "DevBuyRefused", reason: quote.reason }
-  const feeRaw = ceilDiv(devBuyRaw * platformFee.bps, BPS)
+  const feeRaw = platformFeeRaw(devBuyRaw, platformFee.bps)
   return {
     curveParams,
     devBuy: { amountInRaw: devBuyRaw, expectedOutRaw: quote.amountOut, minAmountOutRaw: quote.amountOut, curveFeeRaw: quote.fee },

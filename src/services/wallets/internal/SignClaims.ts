@@ -54,6 +54,7 @@ export interface SignResult {
 }
 
 export type ClaimOutcome = "confirmed" | "failed" | "expired"
+export type ClaimState = "open" | "signed" | ClaimOutcome
 
 /** Claims bind the message: on Solana the signed message bytes (signatures may be added by co-signers). Undefined: does not decode. Pure. */
 export const claimedMessage = (chain: WalletChain, transaction: Uint8Array): Uint8Array | undefined => {
@@ -185,5 +186,12 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       UPDATE sign_claims SET state = ${outcome}, settled_at = ${rows.now()}
       WHERE id = ${claimId} AND state IN ('open', 'signed')`)
 
-  return { resolvePayer, recordBuilt, signClaimed, settleClaim }
+  /** The claim's state (`open`, `signed`, `confirmed`, `failed`, `expired`) and the relay's signature once signed; undefined when unknown. */
+  const claimStatus = (claimId: string) =>
+    Effect.map(
+      sql<{ state: ClaimState; signature: string | null }>`SELECT state, signature FROM sign_claims WHERE id = ${claimId}`,
+      (rows) => rows[0]
+    )
+
+  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus }
 }

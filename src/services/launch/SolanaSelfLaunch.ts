@@ -1,0 +1,615 @@
+/**
+ * Self-signed launches on Solana (launch spec 1 rules 2-4, 2.3, 3.1's self-signed rows, 3.2, 3.3,
+ * endpoint rules 4-6): the service builds the launch transaction for the agent's own linked
+ * (imported) or TEE wallet, stakes out a single-use sign claim so the relay signs exactly that
+ * build once, and `confirm` records what the chain shows after the agent broadcast it. Typed input
+ * (a decoded `SelfLaunchBody` and the caller), one failure (`LaunchError`); no HTTP.
+ *
+ * Order of a build (every refusal before the ledger's `begin` or `rebuild` records nothing):
+ *   plan (`TIER_REQUIRED`) → the lazy 30-minute sweep of this account's own builds → the payer
+ *   rules (wallet on this account, active, spend-capable, on Solana; TEE: bound to this key and
+ *   `allowLaunch`) → TEE dev buy (0 unless `TEE_LAUNCH_BUYS_ENABLED`) → the key's per-asset cap on
+ *   `buyAmount` plus the platform fee → then either the repeat table of 3.3 (an earlier build of
+ *   this id and body is in flight or was swept), or a new attempt: exclusive eligibility → image
+ *   fetch → size → re-host → build (fresh blockhash, signed by the attempt's mint) → `begin`,
+ *   whose transaction also stores the build, inserts the token row `hidden` and stakes out the claim.
+ *
+ * Invariants:
+ * - Money moves once: the service never signs for the payer nor sends. An attempt's mint is
+ *   derived from (account, id, attempt), so one attempt can create at most one curve; a new
+ *   transaction (and mint) is handed out only when the chain proves the earlier one dead (3.3).
+ * - A repeat that is refused or answers the same transaction writes nothing (the clock does not
+ *   move). Overlapping builds return one transaction; the loser answers retryable `LAUNCH_FAILED`.
+ * - `confirm` writes only what it verified on chain: a successful transaction, the build's payer
+ *   among its signers, the attempt's mint touched and its curve created by the payer. It may be
+ *   called after `expiresAt`, and confirms a swept build from its landed signature even at the cap.
+ */
+import { getBase64Encoder } from "@solana/kit"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Cause, Clock, Context, Effect, Layer } from "effect"
+import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
+import { platformFeeRaw } from "../../chain/solana/launch/LaunchTransaction.js"
+import { MATRIX_VERSION } from "../../domain/Economics.js"
+import type { Plan } from "../../domain/Plans.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
+import { TierService } from "../accounts/TierService.js"
+import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
+import { checkSpendCap, type SpendAsset, type SpendLimit } from "../keys/KeyRules.js"
+import type { Principal } from "../wallets/Principal.js"
+import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
+import { idempotencyHash } from "./Idempotency.js"
+import { attribute, confirmedWrites, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
+import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
+import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
+import { fromImage, fromKeyCap, fromLedger, fromPayer, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
+import { canonicalSelfBody } from "./request/CanonicalBody.js"
+import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
+import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import { BLOCKHASH_LIFETIME_MS_MAX, repeatBuild } from "./SelfBuildRules.js"
+import { SolanaLaunch, type SolanaLaunchInput, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
+
+/** Who builds: the key's account, the key, and what the gates read from them. */
+export interface SelfCaller {
+  readonly accountId: string
+  readonly keyId: string
+  readonly keyPrefix: string
+  /** The key's issued daily launch cap (the effective cap is the higher of it and the plan's). */
+  readonly keyDailyCap: number
+  readonly plan: Plan
+  /** The key's per-asset caps (spec document 2, 2.1); null: uncapped. */
+  readonly spendLimits: ReadonlyArray<SpendLimit> | null
+  /** The caller as the wallet rules see it (payer rules, TEE binding). */
+  readonly principal: Principal
+}
+
+export interface SelfConfirmInput {
+  readonly clientLaunchId: string
+  readonly signature: string
+}
+
+/** The unsigned artifacts of a build (launch spec 4: `transaction`, `mint`, `pool`, `expiresAt`, `fee`, `clientLaunchId`). */
+export interface SelfBuild {
+  readonly clientLaunchId: string
+  /** Wire bytes, base64: the mint's signature in place, the payer's slot empty. */
+  readonly transaction: string
+  readonly mint: string
+  readonly pool: string
+  /** Epoch ms at which the transaction's blockhash is expected to expire (docs/decisions.md). */
+  readonly expiresAtMs: number
+  /** The platform fee leg of the dev buy; null without one. */
+  readonly fee: { readonly bps: number; readonly feeRaw: string; readonly treasury: string } | null
+  /** The single-use claim the sign relay signs this build under. */
+  readonly signClaim: { readonly claimId: string; readonly walletId: string }
+}
+
+export type SelfBuildOutcome =
+  | { readonly _tag: "Built"; readonly build: SelfBuild }
+  /** Same id and body already confirmed: the stored launch result. */
+  | { readonly _tag: "Replay"; readonly result: StoredResult }
+
+export interface SolanaSelfLaunchShape {
+  /** Build's checks with the same refusals; nothing built, reserved, recorded or uploaded (endpoint rule 4). */
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<SelfBuildOutcome, LaunchError>
+  /** Verifies the broadcast signature on chain and records the launch (3.1, 3.2). */
+  readonly confirm: (caller: SelfCaller, input: SelfConfirmInput) => Effect.Effect<StoredResult, LaunchError>
+}
+
+export class SolanaSelfLaunch extends Context.Tag("curvestream/SolanaSelfLaunch")<SolanaSelfLaunch, SolanaSelfLaunchShape>() {}
+
+export interface SolanaSelfLaunchConfig {
+  readonly baseUrl: string
+  readonly solanaExplorerUrl: string
+  /** Holder pass (docs/decisions.md): platform-token units (raw) held or staked for `exclusive`. */
+  readonly exclusiveHolderPassRaw: bigint
+  /** `TEE_LAUNCH_BUYS_ENABLED`: a TEE wallet may carry a dev buy (general rule 3). */
+  readonly teeLaunchBuysEnabled: boolean
+  /** The cluster's slot time, turning blocks into `expiresAt` and `retryAfter` (default 400 ms). */
+  readonly slotMs?: number
+}
+
+export interface SolanaSelfLaunchDeps {
+  readonly ledger: LaunchLedgerShape
+  readonly images: ImageServiceShape
+  readonly solana: SolanaLaunchShape
+  readonly wallets: WalletServiceShape
+  /** Raw platform-token holdings (held + staked) of the account; undefined when unreadable. */
+  readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
+  readonly agentLaunches: AgentLaunches
+}
+
+/** What a build row holds (`self_launch_builds`). */
+interface StoredBuild {
+  readonly attempt: number
+  readonly walletId: string
+  readonly walletKind: "imported" | "tee"
+  readonly payer: string
+  readonly keyId: string
+  readonly request: LaunchRequest
+  readonly metadataUri: string
+  readonly platformFeeBps: bigint
+  readonly build: SelfBuild
+  readonly lastValidBlockHeight: bigint
+  readonly builtAtMs: number
+}
+
+const storage = (what: string) =>
+  storageFailure(what, () => launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true }))
+
+/** Another build of this id won the race: retryable (3.3, "overlapping builds return one transaction"). */
+const overlapping = () =>
+  launchFailure("launch_failed", "another build of this clientLaunchId is in progress; retry with the same id", {
+    retryable: true,
+    details: { reason: "build_in_progress" }
+  })
+
+class Overlap {
+  readonly _tag = "Overlap"
+}
+
+export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { ledger, images, solana, wallets } = deps
+    const slotMs = config.slotMs ?? 400
+    const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
+    const fromBase64 = getBase64Encoder()
+
+    const beginInput = (caller: SelfCaller, body: SelfLaunchBody, payerKind: "linked" | "tee"): BeginInput => ({
+      accountId: caller.accountId,
+      clientLaunchId: body.request.clientLaunchId,
+      keyId: caller.keyId,
+      path: "self",
+      chain: "solana",
+      payer: payerKind,
+      canonicalBody: canonicalSelfBody(body.request, body.linkedWalletId),
+      dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
+    })
+
+    // ---- gates -------------------------------------------------------------------------------
+
+    const tier = (caller: SelfCaller) =>
+      caller.plan.capabilities.selfSignedLaunch
+        ? Effect.void
+        : Effect.fail(launchFailure("tier_required", "Self-signed launches need the Pro or Max plan", { retryable: false, details: { requiredPlans: ["pro", "max"] } }))
+
+    /** The payer rules, the TEE rules and the key's cap (endpoint rules 4 and 6), in that order. */
+    const checkedPayer = (caller: SelfCaller, body: SelfLaunchBody) =>
+      Effect.gen(function* () {
+        const payer = yield* wallets.resolvePayer(caller.principal, body.linkedWalletId, "solana", "launch").pipe(
+          Effect.catchTags({ PayerError: (e) => Effect.fail(fromPayer(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
+          storage("reading the wallet")
+        )
+        const request = body.request
+        if (payer.walletKind === "tee" && request.buyAmountRaw > 0n && !config.teeLaunchBuysEnabled) {
+          return yield* launchFailure("validation_failed", "a TEE wallet launches with buyAmount 0 (TEE launch buys are off on this server)", {
+            field: "buyAmount",
+            retryable: false
+          })
+        }
+        const fee = platformFeeRaw(request.buyAmountRaw, BigInt(caller.plan.feeBps))
+        const capped = checkSpendCap(caller.spendLimits, caller.keyPrefix, request.quoteAsset as SpendAsset, request.buyAmountRaw + fee)
+        if (capped !== undefined) return yield* fromKeyCap(capped)
+        return payer
+      })
+
+    const eligible = (caller: SelfCaller, request: LaunchRequest) =>
+      Effect.gen(function* () {
+        if (!needsExclusiveEligibility(request.mode)) return undefined
+        const held = yield* deps.holdings(caller.accountId)
+        if (held === undefined || held < config.exclusiveHolderPassRaw) {
+          return yield* launchFailure(
+            "exclusive_not_eligible",
+            held === undefined
+              ? "exclusive launches need the holder pass; the account's platform-token holdings could not be read"
+              : `exclusive launches need the holder pass: ${config.exclusiveHolderPassRaw} raw platform-token units held or staked`,
+            { retryable: held === undefined }
+          )
+        }
+        return true
+      })
+
+    const resolveImages = (request: LaunchRequest) =>
+      Effect.gen(function* () {
+        const image = yield* images.resolve({ url: request.image.url, role: "image" })
+        const banner = request.banner === null ? null : yield* images.resolve({ url: request.banner.url, role: "banner" })
+        return { image, banner }
+      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)) }), storage("reading the image"))
+
+    const spec = (caller: SelfCaller, request: LaunchRequest, payer: string, metadataUri: string) => ({
+      request,
+      payer,
+      platformFeeBps: BigInt(caller.plan.feeBps),
+      metadataUri,
+      accountId: caller.accountId
+    })
+
+    // ---- stored builds -----------------------------------------------------------------------
+
+    const readBuild = (ref: AttemptRef) =>
+      sql<{
+        wallet_id: string
+        wallet_kind: "imported" | "tee"
+        payer_address: string
+        key_id: string
+        request: unknown
+        resolved: { metadataUri: string; platformFeeBps: string }
+        mint: string
+        pool: string
+        transaction: string
+        lvbh: string
+        expires_at: Date | string
+        fee: SelfBuild["fee"]
+        claim_id: string
+        built_at: Date | string
+      }>`
+        SELECT wallet_id, wallet_kind, payer_address, key_id, request, resolved, mint, pool, transaction,
+          last_valid_block_height::text AS lvbh, expires_at, fee, claim_id, built_at
+        FROM self_launch_builds
+        WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`.pipe(
+        Effect.map((rows): StoredBuild | undefined => {
+          const r = rows[0]
+          if (r === undefined) return undefined
+          const request = decodeStoredRequest(r.request)
+          return {
+            attempt: ref.attempt,
+            walletId: r.wallet_id,
+            walletKind: r.wallet_kind,
+            payer: r.payer_address,
+            keyId: r.key_id,
+            request,
+            metadataUri: r.resolved.metadataUri,
+            platformFeeBps: BigInt(r.resolved.platformFeeBps),
+            lastValidBlockHeight: BigInt(r.lvbh),
+            builtAtMs: new Date(r.built_at).getTime(),
+            build: {
+              clientLaunchId: ref.clientLaunchId,
+              transaction: r.transaction,
+              mint: r.mint,
+              pool: r.pool,
+              expiresAtMs: new Date(r.expires_at).getTime(),
+              fee: r.fee,
+              signClaim: { claimId: r.claim_id, walletId: r.wallet_id }
+            }
+          }
+        })
+      )
+
+    /**
+     * A new attempt's build: the transaction for `payer` on a fresh blockhash, then (in the
+     * ledger's transaction, through `admit`) the build row, the `hidden` token row and the claim.
+     */
+    const buildAttempt = (
+      caller: SelfCaller,
+      body: SelfLaunchBody,
+      payer: WalletView,
+      attempt: number,
+      metadataUri: string,
+      admit: (also: Also<unknown>) => Effect.Effect<LaunchRecord | "replay", unknown>
+    ) =>
+      Effect.gen(function* () {
+        const request = body.request
+        const input: SolanaLaunchInput = { ...spec(caller, request, payer.address, metadataUri), attempt }
+        const built = yield* solana.buildForPayer(input).pipe(Effect.mapError(fromSolana))
+        const builtAtMs = yield* Clock.currentTimeMillis
+        const expiresAtMs = builtAtMs + Number(built.blocksLeft) * slotMs
+        const fee = built.fee === null ? null : { bps: Number(built.fee.bps), feeRaw: built.fee.feeRaw.toString(), treasury: built.fee.treasury }
+        let claimId = ""
+        const also: Also<unknown> = (record) =>
+          Effect.gen(function* () {
+            // Another build of this id moved the row first: roll this one back.
+            if (record.attempt !== attempt) return yield* Effect.fail(new Overlap())
+            const claim = yield* wallets.recordBuilt({
+              accountId: caller.accountId,
+              walletId: payer.id,
+              keyId: caller.keyId,
+              chain: "solana",
+              transaction: new Uint8Array(fromBase64.encode(built.transactionBase64)),
+              purpose: "launch",
+              txExpiresAtMs: Math.max(expiresAtMs, builtAtMs + BLOCKHASH_LIFETIME_MS_MAX)
+            })
+            claimId = claim.claimId
+            const s = yield* SqlClient.SqlClient
+            yield* s`
+              INSERT INTO self_launch_builds (account_id, client_launch_id, attempt, chain, wallet_id, wallet_kind, payer_address, key_id,
+                request, resolved, mint, pool, transaction, last_valid_block_height, expires_at, fee, claim_id, built_at)
+              VALUES (${caller.accountId}, ${request.clientLaunchId}, ${attempt}, 'solana', ${payer.id}, ${payer.walletKind}, ${payer.address},
+                ${caller.keyId}, ${JSON.stringify(encodeStoredRequest(request))}::jsonb,
+                ${JSON.stringify({ metadataUri, platformFeeBps: String(caller.plan.feeBps) })}::jsonb, ${built.mint}, ${built.curve},
+                ${built.transactionBase64}, ${built.lastValidBlockHeight.toString()}::numeric, ${new Date(expiresAtMs)},
+                ${fee === null ? null : JSON.stringify(fee)}::jsonb, ${claim.claimId}, ${new Date(builtAtMs)})`
+            // 3.2: the token row is `hidden` until confirm promotes it to the requested visibility.
+            yield* attribute(
+              { accountId: caller.accountId, keyId: caller.keyId, path: "self", chain: "solana", mint: built.mint, visibility: "hidden" },
+              deps.agentLaunches
+            )(record)
+          })
+        const admitted = yield* admit(also)
+        if (admitted === "replay") return undefined
+        return {
+          clientLaunchId: request.clientLaunchId,
+          transaction: built.transactionBase64,
+          mint: built.mint,
+          pool: built.curve,
+          expiresAtMs,
+          fee,
+          signClaim: { claimId, walletId: payer.id }
+        } satisfies SelfBuild
+      })
+
+    /** The ledger's and the claim's refusals inside a build's transaction, as the build's answer. */
+    const admissionFailure = (e: unknown): LaunchError => {
+      if (e instanceof Overlap) return overlapping()
+      const tagged = e as { _tag?: string; reason?: string }
+      if (tagged._tag === "LaunchLedgerError") {
+        const le = e as Parameters<typeof fromLedger>[0]
+        return le.reason === "in_flight" || le.reason === "stale_attempt" || le.reason === "not_self_build" ? overlapping() : fromLedger(le)
+      }
+      if (tagged._tag === "PayerError") return fromPayer(e as Parameters<typeof fromPayer>[0])
+      if (tagged._tag === "LaunchError") return e as LaunchError
+      return launchFailure("launch_failed", "recording the build failed; retry with the same clientLaunchId", { retryable: true })
+    }
+
+    /** A lost race is expected (debug); anything else that kept a build from being recorded is worth a warning. */
+    const logged = <A>(self: Effect.Effect<A, unknown>) =>
+      self.pipe(
+        Effect.tapErrorCause((cause) => {
+          const failure = admissionFailure(Cause.squash(cause))
+          return failure.details?.reason === "build_in_progress"
+            ? Effect.logDebug("self-signed build lost a race", cause)
+            : Effect.logWarning("self-signed build not recorded", cause)
+        }),
+        Effect.mapError(admissionFailure)
+      )
+
+    // ---- the repeat table (3.3) --------------------------------------------------------------
+
+    const repeat = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView, row: LaunchRecord) =>
+      Effect.gen(function* () {
+        const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
+        const stored = yield* readBuild(ref).pipe(storage("reading the build"))
+        const nowMs = yield* Clock.currentTimeMillis
+        const view = stored === undefined ? { _tag: "Unreadable" as const } : yield* solana.mintView(stored.build.mint)
+        const claim = stored === undefined ? undefined : yield* wallets.claimStatus(stored.build.signClaim.claimId).pipe(Effect.mapError(fromWallet))
+        const answer =
+          stored === undefined
+            ? // Accepted without a stored build cannot happen (one transaction); treat it as built before storing.
+              repeatBuild(
+                { stored: false, swept: row.state === "failed", lastValidBlockHeight: null, builtAtMs: row.attemptStartedAtMs, mint: "", payer: "linked", signed: false },
+                { _tag: "Read", mintAccountExists: false, blockHeight: 0n, caughtUp: true },
+                nowMs,
+                slotMs
+              )
+            : repeatBuild(
+                {
+                  stored: true,
+                  swept: row.state === "failed",
+                  lastValidBlockHeight: stored.lastValidBlockHeight,
+                  builtAtMs: stored.builtAtMs,
+                  mint: stored.build.mint,
+                  payer: stored.walletKind === "tee" ? "tee" : "linked",
+                  signed: claim !== undefined && claim.state !== "open"
+                },
+                view,
+                nowMs,
+                slotMs
+              )
+        switch (answer._tag) {
+          case "OnChain":
+            return yield* launchFailure("idempotency_conflict", "an earlier build of this clientLaunchId landed: confirm it with its signature; do not build again", {
+              retryable: false,
+              details: { reason: "prior_attempt_on_chain", mint: answer.mint }
+            })
+          case "InFlight":
+            return yield* launchFailure(
+              "idempotency_conflict",
+              "an earlier build of this clientLaunchId can still land: broadcast and confirm what was signed, or build again after retryAfter",
+              { retryable: true, details: { reason: "prior_attempt_in_flight", retryAfter: answer.retryAfterMs } }
+            )
+          case "ChainReadFailed":
+            return yield* launchFailure("launch_failed", "the chain could not be read to decide this repeat build; retry", {
+              retryable: true,
+              details: { reason: "chain_read_failed" }
+            })
+          case "SameTransaction":
+            return { _tag: "Built", build: stored!.build } satisfies SelfBuildOutcome
+          case "Rebuild": {
+            // Proven dead: a new transaction, mint and expiresAt. The stored metadata is reused (nothing re-uploaded).
+            const metadataUri = stored?.metadataUri ?? (yield* freshMetadata(caller, body))
+            const next = row.attempt + 1
+            const built = yield* buildAttempt(caller, body, payer, next, metadataUri, (also) =>
+              row.state === "failed"
+                ? Effect.map(ledger.begin(beginInput(caller, body, payer.walletKind === "tee" ? "tee" : "linked"), also), (a) =>
+                    a._tag === "Replay" ? ("replay" as const) : a.record
+                  )
+                : ledger.rebuild(ref, also)
+            ).pipe(logged)
+            if (built === undefined) return yield* overlapping()
+            return { _tag: "Built", build: built } satisfies SelfBuildOutcome
+          }
+        }
+      })
+
+    /** The image fetched, sized against and re-hosted: the metadata URI a new attempt writes. */
+    const freshMetadata = (caller: SelfCaller, body: SelfLaunchBody, payer?: string) =>
+      Effect.gen(function* () {
+        const pictures = yield* resolveImages(body.request)
+        if (payer !== undefined) {
+          yield* solana.size(spec(caller, body.request, payer, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))
+        }
+        const hosted = yield* images.rehost(pictures.image).pipe(storage("re-hosting the image"))
+        if (pictures.banner !== null) yield* images.rehost(pictures.banner).pipe(storage("re-hosting the banner"))
+        return hosted.url
+      })
+
+    // ---- the operations -----------------------------------------------------------------------
+
+    const solanaOnly = (request: LaunchRequest) =>
+      request.chain === "solana" ? Effect.void : Effect.dieMessage("SolanaSelfLaunch: a Hood request reached the Solana self-signed service")
+
+    const sweep = (accountId: string) =>
+      ledger
+        .sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record))
+        .pipe(storage("sweeping expired builds"))
+
+    const build: SolanaSelfLaunchShape["build"] = (caller, body) =>
+      Effect.gen(function* () {
+        yield* solanaOnly(body.request)
+        yield* tier(caller)
+        yield* sweep(caller.accountId)
+        const payer = yield* checkedPayer(caller, body)
+        const payerKind = payer.walletKind === "tee" ? "tee" : "linked"
+        const input = beginInput(caller, body, payerKind)
+        const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+        const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
+        if (sameRequest && (row.state === "submitted" || isRevivable(row))) return yield* repeat(caller, body, payer, row)
+        // A new attempt (or a replay, or a refusal the ledger decides): nothing written before `begin`.
+        const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
+        if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies SelfBuildOutcome
+        yield* eligible(caller, body.request)
+        const metadataUri = yield* freshMetadata(caller, body, payer.address)
+        const attempt = row === undefined ? 1 : row.attempt + 1
+        const built = yield* buildAttempt(caller, body, payer, attempt, metadataUri, (also) =>
+          Effect.map(ledger.begin(input, also), (a) => (a._tag === "Replay" ? ("replay" as const) : a.record))
+        ).pipe(logged)
+        if (built === undefined) {
+          // Confirmed between the preview and `begin`: answer the stored result.
+          const now = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+          return { _tag: "Replay", result: now?.result ?? {} } satisfies SelfBuildOutcome
+        }
+        return { _tag: "Built", build: built } satisfies SelfBuildOutcome
+      })
+
+    const dryRun: SolanaSelfLaunchShape["dryRun"] = (caller, body) =>
+      Effect.gen(function* () {
+        yield* solanaOnly(body.request)
+        yield* tier(caller)
+        const payer = yield* checkedPayer(caller, body)
+        const request = body.request
+        const exclusive = yield* eligible(caller, request)
+        const pictures = yield* resolveImages(request)
+        const size = (yield* solana.size(spec(caller, request, payer.address, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))).size
+        return {
+          success: true,
+          dryRun: true,
+          launchWallet: payer.address,
+          launchWalletId: payer.id,
+          resolved: {
+            chain: request.chain,
+            quoteAsset: request.quoteAsset,
+            mode: request.mode,
+            stakerAllocationBps: Number(request.stakerAllocationBps),
+            dexVersion: request.dexVersion,
+            visibility: request.visibility,
+            buyAmount: request.buyAmountRaw.toString(),
+            ...(request.mode === "exp-custom"
+              ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
+              : {})
+          },
+          checks: { image: "ok", ...(pictures.banner !== null ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
+          matrixVersion: MATRIX_VERSION,
+          size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
+        }
+      })
+
+    const notFound = () => launchFailure("job_not_found", "No self-signed launch with this clientLaunchId can still be confirmed on this account; build again", { retryable: false })
+
+    const confirm: SolanaSelfLaunchShape["confirm"] = (caller, input) =>
+      Effect.gen(function* () {
+        yield* tier(caller)
+        const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
+        const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
+        if (row === undefined || row.path !== "self" || row.chain !== "solana") return yield* notFound()
+        if (row.state === "confirmed") return row.result ?? {}
+        if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
+        const attemptRef = { ...ref, attempt: row.attempt }
+        const stored = yield* readBuild(attemptRef).pipe(storage("reading the build"))
+        if (stored === undefined) return yield* notFound()
+        // The payer rules again (spec 2.3): the wallet is still this account's, active and able to pay.
+        yield* wallets.resolvePayer(caller.principal, stored.walletId, "solana", "launch").pipe(
+          Effect.catchTags({ PayerError: (e) => Effect.fail(fromPayer(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
+          storage("reading the wallet")
+        )
+        const launchInput: SolanaLaunchInput = {
+          request: stored.request,
+          payer: stored.payer,
+          platformFeeBps: stored.platformFeeBps,
+          metadataUri: stored.metadataUri,
+          accountId: caller.accountId,
+          attempt: row.attempt
+        }
+        const seen = yield* solana.verifySigned(launchInput, input.signature).pipe(Effect.mapError(fromSolana))
+        switch (seen._tag) {
+          case "SignerMismatch":
+            return yield* launchFailure("signer_mismatch", "the transaction's signers do not include the wallet this launch was built for", { retryable: false })
+          case "NotThisLaunch":
+            return yield* launchFailure("validation_failed", "this transaction does not create this launch's mint", { field: "signature", retryable: false })
+          case "Failed": {
+            const failure = launchFailure("launch_failed", `the launch transaction failed on chain: ${seen.chainError}; build again with the same clientLaunchId`, {
+              retryable: true,
+              details: { reason: "reverted", signature: input.signature }
+            })
+            if (row.state === "submitted") {
+              yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(
+                Effect.catchTag("LaunchLedgerError", () => Effect.void),
+                storage("recording the failure")
+              )
+            }
+            return yield* failure
+          }
+          case "NotFound": {
+            const view = yield* solana.mintView(stored.build.mint)
+            if (view._tag === "Unreadable") {
+              return yield* launchFailure("launch_failed", "the chain could not be read; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
+            }
+            const dead = view.caughtUp && !view.mintAccountExists && view.blockHeight > stored.lastValidBlockHeight
+            if (dead) return yield* notFound()
+            return yield* launchFailure("validation_failed", "the signature is not on chain yet; confirm again once it lands", { field: "signature", retryable: true })
+          }
+          case "Landed": {
+            const result = solanaLaunchResult(links, stored.request, seen.launched)
+            const onChain = { mint: seen.launched.mint, pool: seen.launched.curve, signature: seen.launched.signature }
+            const writes = confirmedWrites({
+              keyId: stored.keyId,
+              fee: seen.launched.fee === null ? null : { quoteAsset: stored.request.quoteAsset, feeRaw: seen.launched.fee.feeRaw },
+              devBuy: result.devBuy,
+              visibility: stored.request.visibility
+            })
+            const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
+              Effect.map((r) => r.result ?? result),
+              // Confirmed by a racing request meanwhile: its stored result is the answer.
+              Effect.catchTag("LaunchLedgerError", () =>
+                Effect.flatMap(ledger.get(ref), (now) => (now?.state === "confirmed" ? Effect.succeed(now.result ?? result) : Effect.fail(overlapping())))
+              ),
+              storage("recording the launch")
+            )
+            yield* wallets.settleClaim(stored.build.signClaim.claimId, "confirmed").pipe(Effect.ignore)
+            return confirmed
+          }
+        }
+      })
+
+    return { dryRun, build, confirm } satisfies SolanaSelfLaunchShape
+  })
+
+export const layer = (
+  config: SolanaSelfLaunchConfig
+): Layer.Layer<SolanaSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | WalletService | TierService | AgentLaunchRegistry> =>
+  Layer.effect(
+    SolanaSelfLaunch,
+    Effect.gen(function* () {
+      const tiers = yield* TierService
+      return yield* make(config, {
+        ledger: yield* LaunchLedger,
+        images: yield* ImageService,
+        solana: yield* SolanaLaunch,
+        wallets: yield* WalletService,
+        holdings: (accountId) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
+            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
+          ),
+        agentLaunches: yield* AgentLaunchRegistry
+      })
+    })
+  )

@@ -1,0 +1,146 @@
+/**
+ * What every launch path writes and answers the same way (launch spec 2.5 and 3.1 "Also"): the
+ * Solana launch result, `curveTerms` of an `exp-*` launch, and the writes that ride on the
+ * ledger's transactions: the attribution before a launch can land (`attribute`), the token, usage,
+ * fee total and `launch.confirmed` on confirmation (`confirmedWrites`), and `launch.failed` on a
+ * definitive failure (`failedWrites`). The headless and self-signed services both use these, so a
+ * launch reads the same whichever path made it.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Effect } from "effect"
+import type { AgentLaunches } from "../../../../actors/AgentLaunches.js"
+import { type Chain, normalizeAddress } from "../../../domain/Chain.js"
+import { curveTerms } from "../../../domain/CurveMath.js"
+import { findEconomics, firstBuyInRaw, MATRIX_VERSION } from "../../../domain/Economics.js"
+import { findQuotePair } from "../../../domain/QuotePairs.js"
+import { addFee } from "../../accounts/AccountRepository.js"
+import { recordUsage } from "../../keys/KeyRepository.js"
+import { enqueueEvent } from "../../webhooks/Outbox.js"
+import type { Also } from "../LaunchLedger.js"
+import type { LaunchPath, StoredResult } from "../LaunchLedgerMachine.js"
+import { isExpMode, type LaunchRequest } from "../request/LaunchRequest.js"
+import type { SolanaLaunched } from "../SolanaLaunch.js"
+
+export interface ResultLinks {
+  /** The engine's public base URL (`links.candle`). */
+  readonly baseUrl: string
+  /** Solana explorer base; `links.explorer` is `<base>/tx/<signature>`. */
+  readonly solanaExplorerUrl: string
+}
+
+/** 2.9's `curveTerms` for an `exp-*` request; empty otherwise. */
+export const curveTermsOf = (request: LaunchRequest): { readonly curveTerms?: ReturnType<typeof curveTerms> } => {
+  if (!isExpMode(request.mode)) return {}
+  const pair = findQuotePair(request.chain, request.quoteAsset)!
+  const economics = findEconomics(request.chain, request.quoteAsset)!
+  return {
+    curveTerms: curveTerms({
+      symbol: pair.symbol,
+      quoteDecimals: pair.decimals,
+      virtualQuoteRaw: request.curve.virtualQuoteRaw,
+      thresholdRaw: request.curve.thresholdRaw,
+      supplyRaw: economics.tokenSupplyRaw,
+      tokenDecimals: economics.tokenDecimals,
+      stakerAllocationBps: request.stakerAllocationBps,
+      feeBps: BigInt(economics.curveFeeBps),
+      firstBuyInRaw: firstBuyInRaw(pair)
+    })
+  }
+}
+
+/** The launch result (2.5) of a landed Solana launch. */
+export const solanaLaunchResult = (links: ResultLinks, request: LaunchRequest, launched: SolanaLaunched): StoredResult => ({
+  success: true,
+  chain: "solana",
+  mint: launched.mint,
+  pool: launched.curve,
+  signature: launched.signature,
+  quoteAsset: request.quoteAsset,
+  mode: request.mode,
+  stakerAllocationBps: Number(request.stakerAllocationBps),
+  matrixVersion: MATRIX_VERSION,
+  links: {
+    candle: `${links.baseUrl.replace(/\/+$/, "")}/token/solana/${launched.mint}`,
+    explorer: `${links.solanaExplorerUrl.replace(/\/+$/, "")}/tx/${launched.signature}`
+  },
+  nextBuy: { market: launched.curve, quoteAsset: request.quoteAsset, marketStateUrl: `/api/v1/markets/solana/${launched.mint}` },
+  ...(launched.devBuy !== null || launched.fee !== null
+    ? {
+        devBuy: {
+          ...(launched.devBuy !== null ? { signature: launched.signature } : {}),
+          ...(launched.fee !== null
+            ? { fee: { bps: Number(launched.fee.bps), feeRaw: launched.fee.feeRaw.toString(), treasury: launched.fee.treasury } }
+            : {})
+        }
+      }
+    : {}),
+  ...curveTermsOf(request)
+})
+
+export interface Attribution {
+  readonly accountId: string
+  readonly keyId: string
+  readonly path: LaunchPath
+  readonly chain: Chain
+  readonly mint: string
+  /** The visibility the token row starts with (a self-signed Solana build: `hidden` until confirmed, 3.2). */
+  readonly visibility: string
+}
+
+/**
+ * The attribution (`launched_tokens` and the `AgentLaunches` registry), written before the
+ * launch can land so its first feed row already reads `isAgent`. The registry is a set: adding a
+ * mint whose transaction then rolls back or never lands only names a token that never trades.
+ */
+export const attribute =
+  (a: Attribution, registry: AgentLaunches): Also =>
+  (record) =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const at = new Date(yield* Clock.currentTimeMillis)
+      const mint = normalizeAddress(a.chain, a.mint)
+      yield* sql`
+        INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
+        VALUES (${a.chain}, ${mint}, ${a.accountId}, ${a.keyId}, ${record.clientLaunchId}, ${a.path}, ${a.visibility}, ${at})
+        ON CONFLICT (chain, mint) DO NOTHING`
+      yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
+    })
+
+export interface ConfirmedWrites {
+  readonly keyId: string
+  /** The platform fee collected, added to the account's fee totals (none or zero: nothing). */
+  readonly fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null
+  /** The result's `devBuy`, carried by `launch.confirmed`. */
+  readonly devBuy: unknown
+  /** The token row's visibility from now on (3.2's promotion); undefined keeps it. */
+  readonly visibility?: string
+}
+
+/** Written in the ledger's confirming transaction (3.1 "Also"). */
+export const confirmedWrites =
+  (w: ConfirmedWrites): Also =>
+  (record) =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const nowMs = yield* Clock.currentTimeMillis
+      const mint = normalizeAddress(record.chain, record.mint ?? "")
+      yield* w.visibility === undefined
+        ? sql`UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)} WHERE chain = ${record.chain} AND mint = ${mint}`
+        : sql`UPDATE launched_tokens SET confirmed_at = ${new Date(nowMs)}, visibility = ${w.visibility} WHERE chain = ${record.chain} AND mint = ${mint}`
+      yield* recordUsage({ keyId: w.keyId, atMs: nowMs, usdMicros: 0, trades: 0, launches: 1 })
+      if (w.fee !== null && w.fee.feeRaw > 0n) yield* addFee(record.accountId, record.chain, w.fee.quoteAsset, w.fee.feeRaw)
+      yield* enqueueEvent(record.accountId, "launch.confirmed", {
+        clientLaunchId: record.clientLaunchId,
+        chain: record.chain,
+        mint: record.mint,
+        pool: record.pool,
+        signature: record.signature,
+        ...(w.devBuy !== undefined ? { devBuy: w.devBuy } : {})
+      })
+    }).pipe(Effect.asVoid)
+
+/** Written in the ledger's failing transaction: `launch.failed` (the attempt had been accepted). */
+export const failedWrites =
+  (errorCode: string): Also =>
+  (record) =>
+    enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
