@@ -541,3 +541,59 @@ describe("the gates refuse before anything is recorded", () => {
     expect(await ledgerRow(a, b.request.clientLaunchId)).toBeUndefined()
   })
 })
+
+describe("a TEE wallet bound to the key", () => {
+  /** A TEE Solana wallet created by the owner for `a`'s key, funded; `allowLaunch` as given. */
+  const teeWallet = async (a: Agent, allowLaunch: boolean) => {
+    const owner: Principal = { ...a.caller.principal, credential: "session", keyId: null, keyPrefix: null, scopes: [], environment: null, embeddedWallet: null }
+    const view = await Effect.runPromise(wallets.createTee(owner, { chain: "solana", keyPrefix: a.caller.keyPrefix, allowLaunch }))
+    expect(net.ledger.requestAirdrop(address(view.address), 5n * SOL)).toMatchObject({ err: null })
+    return { owner, view }
+  }
+
+  it("launches from the TEE wallet once allowLaunch is on: buyAmount must be 0, the relay signs, confirm records it", async () => {
+    const a = await agent()
+    const { owner, view } = await teeWallet(a, false)
+    const refusedLaunch = await run(service.build(a.caller, body(a, { linkedWalletId: view.id })))
+    expect(Either.isLeft(refusedLaunch) && [refusedLaunch.left.reason, refusedLaunch.left.field, refusedLaunch.left.details]).toEqual([
+      "validation_failed",
+      "linkedWalletId",
+      { reason: "launch_not_allowed" }
+    ])
+    await Effect.runPromise(wallets.update(owner, view.id, { allowLaunch: true }))
+    const withBuy = await run(service.build(a.caller, body(a, { linkedWalletId: view.id, buyAmount: "1000" })))
+    expect(Either.isLeft(withBuy) && [withBuy.left.reason, withBuy.left.field]).toEqual(["validation_failed", "buyAmount"])
+
+    const b = body(a, { linkedWalletId: view.id })
+    const build = await built(a, b)
+    const tx = new Uint8Array(getBase64Encoder().encode(build.transaction))
+    // A TEE wallet signs without an authorization signature (it is bound to the key).
+    const signed = await Effect.runPromise(wallets.signClaimed(a.caller.principal, view.id, { claimId: build.signClaim.claimId, transaction: tx }))
+    // Signed and still able to land: a repeat build neither rebuilds nor hands the transaction out again.
+    const repeat = await run(service.build(a.caller, b))
+    expect(Either.isLeft(repeat) && [repeat.left.reason, repeat.left.retryable, (repeat.left.details as { reason: string }).reason]).toEqual([
+      "idempotency_conflict",
+      true,
+      "prior_attempt_in_flight"
+    ])
+    const rpc = createSolanaRpc(net.rpcUrl)
+    await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
+    await eventually(async () => (await rpc.getSignatureStatuses([signed.signature as never]).send()).value[0]?.confirmationStatus === "confirmed" || undefined, {
+      what: "the TEE launch to confirm",
+      intervalMs: 20
+    })
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: signed.signature }))
+    expect(Either.isRight(confirmed) && confirmed.right).toMatchObject({ mint: build.mint, signature: signed.signature })
+    const curve = net.ledger.getAccount((await findCurveAddresses(address(build.mint))).curve)
+    expect(curve !== undefined && decodeCurve(curve.data)?.creator).toBe(view.address)
+  })
+
+  it("a TEE wallet of another account cannot pay", async () => {
+    const a = await agent()
+    const b = await agent()
+    const { view } = await teeWallet(b, true)
+    // Same account is required too; a TEE wallet of another account is simply not found on this one.
+    const r = await run(service.build(a.caller, body(a, { linkedWalletId: view.id })))
+    expect(Either.isLeft(r) && [r.left.reason, r.left.field]).toEqual(["validation_failed", "linkedWalletId"])
+  })
+})

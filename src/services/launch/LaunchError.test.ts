@@ -5,7 +5,9 @@
 import { describe, expect, it } from "vitest"
 import { ImageRefusalReasons, imageRefused, ImageRoles } from "../images/ImageRefused.js"
 import { HoodLaunchError, HoodLaunchReasons, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
-import { errorCodeOf, fromHood, fromImage, fromLedger, fromRequest, fromSolana } from "./LaunchError.js"
+import { checkSpendCap } from "../keys/KeyRules.js"
+import { PayerErrorReason, payerError } from "../wallets/WalletError.js"
+import { errorCodeOf, fromHood, fromImage, fromKeyCap, fromLedger, fromPayer, fromRequest, fromSolana } from "./LaunchError.js"
 import { LaunchLedgerError, LedgerRefusalReasons } from "./LaunchLedger.js"
 import { LaunchRequestRefusalCode, LaunchRequestRefused, LaunchRequestRefusalReason } from "./request/LaunchRequest.js"
 import { SolanaLaunchError, SolanaLaunchErrorCode, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
@@ -49,10 +51,22 @@ describe("LaunchError", () => {
       not_found: "JOB_NOT_FOUND",
       not_in_flight: "JOB_NOT_FOUND",
       stale_attempt: "JOB_NOT_FOUND",
-      not_swept: "JOB_NOT_FOUND"
+      not_swept: "JOB_NOT_FOUND",
+      not_self_build: "JOB_NOT_FOUND"
     })
     expect(fromLedger(new LaunchLedgerError({ reason: "in_flight", message: "m", retryable: true })).retryable).toBe(true)
     expect(fromLedger(new LaunchLedgerError({ reason: "different_body", message: "m", retryable: false })).retryable).toBe(false)
+  })
+
+  it("a self-signed payer refused by the payer rules is VALIDATION_FAILED on linkedWalletId; a key cap is SPEND_LIMIT_EXCEEDED with its figures", () => {
+    for (const reason of PayerErrorReason.literals) {
+      const e = fromPayer(payerError(reason, "m"))
+      expect([errorCodeOf(e), e.field, e.retryable, e.details]).toEqual(["VALIDATION_FAILED", "linkedWalletId", false, { reason }])
+    }
+    const capped = checkSpendCap([{ asset: "sol", maxPerTxRaw: "1000" }], "abcd1234", "sol", 1001n)!
+    const e = fromKeyCap(capped)
+    expect([errorCodeOf(e), e.retryable]).toEqual(["SPEND_LIMIT_EXCEEDED", false])
+    expect(e.details).toEqual({ spendLimit: { limitSource: "key", keyPrefix: "abcd1234", asset: "sol", capDecimal: "0.000001", attemptedDecimal: "0.000001001" } })
   })
 
   it("puts every image refusal on a spec code naming the request's field", () => {

@@ -10,6 +10,7 @@
  *   submitted|confirming ──TimedOut───────────────────────────────────▶ (same)                                "timeout"
  *   submitted|confirming ──Begin, same body───────────────────────────▶ (same)     Refused in_flight         "in flight"
  *   submitted (self-signed, older than 30 min) ──SweepSelfBuild──────▶ failed     RefundSlot, LaunchFailed  "sweep"
+ *   submitted (self-signed) ──Rebuilt (3.3 proven dead)──────────────▶ submitted  Accepted (attempt + 1)    "rebuilt"
  *   failed ──Begin, same body─────────────────────────────────────────▶ submitted  TakeSlot (or kept slot)   "fresh attempt", "kept slot"
  *   failed (swept, Solana self-signed, linked) ──ConfirmSwept─────────▶ confirmed  TakeSlot force            "swept confirm"
  *   confirmed ──Begin, same body──────────────────────────────────────▶ (same)     Replay                    "replay"
@@ -209,6 +210,24 @@ describe("LaunchLedgerMachine", () => {
     }
   })
 
+  it("rebuilt: an unsent self-signed build proven dead becomes attempt + 1 in the same slot, its clock restarted; nothing else rebuilds", () => {
+    const self = accepted({ path: "self", payer: "linked" })
+    const rebuilt: LedgerEvent = { _tag: "Rebuilt", attempt: 1, nowMs: T0 + 5_000 }
+    const { row, outputs } = run([rebuilt], self)
+    expect(row).toMatchObject({ state: "submitted", attempt: 2, slot: self.slot, attemptStartedAtMs: T0 + 5_000, mint: null, signature: null })
+    expect(outputs).toEqual([{ _tag: "Accepted", attempt: 2, fresh: true }])
+    // A stale attempt, a headless row, a confirmed or failed self row: refused, unchanged.
+    expect(step(row, rebuilt)).toEqual([row, [{ _tag: "Refused", reason: "stale_attempt", state: "submitted" }]])
+    const headless = accepted()
+    expect(step(headless, rebuilt)).toEqual([headless, [{ _tag: "Refused", reason: "not_self_build", state: "submitted" }]])
+    const sentSelf = run([sent()], self).row!
+    expect(step(sentSelf, rebuilt)).toEqual([sentSelf, [{ _tag: "Refused", reason: "not_self_build", state: "confirming" }]])
+    for (const done of [run([confirmed()], self).row!, run([failed()], self).row!]) {
+      expect(step(done, rebuilt)).toEqual([done, [{ _tag: "Refused", reason: "not_in_flight", state: done.state }]])
+    }
+    expect(step(undefined, rebuilt)).toEqual([undefined, [{ _tag: "Refused", reason: "not_found", state: null }]])
+  })
+
   it("refusals: not found, stale attempt, not in flight; the row is unchanged", () => {
     const onAttempt: ReadonlyArray<Extract<LedgerEvent, { readonly attempt: number }>> = [
       sent(),
@@ -265,6 +284,7 @@ const eventArb: fc.Arbitrary<LedgerEvent> = fc.oneof(
     nowMs: fc.constant(T0)
   }),
   fc.record({ _tag: fc.constant("TimedOut" as const), attempt: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({ _tag: fc.constant("Rebuilt" as const), attempt: fc.integer({ min: 1, max: 4 }), nowMs: fc.integer({ min: T0, max: T0 + 4 * selfBuildExpiryMs }) }),
   fc.record({ _tag: fc.constant("SweepSelfBuild" as const), nowMs: fc.integer({ min: T0, max: T0 + 8 * selfBuildExpiryMs }) }),
   fc.record({
     _tag: fc.constant("ConfirmSwept" as const),
@@ -287,6 +307,7 @@ describe("LaunchLedgerMachine property", () => {
     const examples: Array<[Array<LedgerEvent>]> = [
       [[selfBegin, failed(1), selfBegin, sent(2), failed(2), selfBegin, { _tag: "SweepSelfBuild", nowMs: late }, { _tag: "ConfirmSwept", result: {}, onChain: {}, day: DAY, nowMs: late }]],
       [[begin(), confirmed(1), begin()]],
+      [[selfBegin, { _tag: "Rebuilt", attempt: 1, nowMs: T0 + 1 }, confirmed(2)]],
       [[begin(), sent(1), { _tag: "TimedOut", attempt: 1 }, confirmed(1)]]
     ]
     fc.assert(
