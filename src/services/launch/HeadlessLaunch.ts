@@ -35,7 +35,6 @@ import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLa
 import type { Chain } from "../../domain/Chain.js"
 import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
-import { storageFailure } from "../../domain/ServiceFailure.js"
 import { ImageService, type ImageServiceShape, type ResolvedImage } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
 import type { Principal } from "../wallets/Principal.js"
@@ -43,9 +42,10 @@ import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvi
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
-import { errorCodeOf, fromHood, fromImage, fromLedger, fromProvider, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
+import { errorCodeOf, fromHood, fromLedger, fromProvider, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalBody } from "./request/CanonicalBody.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import { exclusiveEligibility, fetchImages, launchStorage } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, curveTermsOf, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
@@ -132,8 +132,7 @@ interface Resolved {
 }
 
 /** A storage failure is logged once and answered retryable `LAUNCH_FAILED` (the same id is safe to retry). */
-const storage = (what: string) =>
-  storageFailure(what, () => launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true }))
+const storage = launchStorage
 
 export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
   Effect.gen(function* () {
@@ -172,28 +171,9 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         : Effect.void
 
     const eligible = (caller: HeadlessCaller, request: LaunchRequest) =>
-      Effect.gen(function* () {
-        if (!needsExclusiveEligibility(request.mode)) return undefined
-        const held = yield* deps.holdings(caller.accountId)
-        if (held === undefined || held < o.exclusiveHolderPassRaw) {
-          return yield* launchFailure(
-            "exclusive_not_eligible",
-            held === undefined
-              ? "exclusive launches need the holder pass; the account's platform-token holdings could not be read"
-              : `exclusive launches need the holder pass: ${o.exclusiveHolderPassRaw} raw platform-token units held or staked`,
-            // Not a field-level validation error (spec 7: only those carry `field`): the account is not eligible.
-            { retryable: held === undefined }
-          )
-        }
-        return true
-      })
+      exclusiveEligibility(deps.holdings, o.exclusiveHolderPassRaw, caller.accountId, request)
 
-    const resolveImages = (request: LaunchRequest) =>
-      Effect.gen(function* () {
-        const image = yield* images.resolve({ url: request.image.url, role: "image" })
-        const banner = request.banner === null ? null : yield* images.resolve({ url: request.banner.url, role: "banner" })
-        return { image, banner }
-      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)) }), storage("reading the image"))
+    const resolveImages = (request: LaunchRequest) => fetchImages(images, request)
 
     const rehost = (resolved: ResolvedImage) => images.rehost(resolved).pipe(storage("re-hosting the image"))
 

@@ -31,20 +31,20 @@ import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLa
 import { platformFeeRaw } from "../../chain/solana/launch/LaunchTransaction.js"
 import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
-import { storageFailure } from "../../domain/ServiceFailure.js"
 import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
-import { checkSpendCap, type SpendAsset, type SpendLimit } from "../keys/KeyRules.js"
+import type { SpendLimit } from "../keys/KeyRules.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
 import { idempotencyHash } from "./Idempotency.js"
+import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
-import { fromImage, fromKeyCap, fromLedger, fromPayer, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
+import { fromLedger, fromPayer, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalSelfBody } from "./request/CanonicalBody.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
-import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
+import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { BLOCKHASH_LIFETIME_MS_MAX, repeatBuild } from "./SelfBuildRules.js"
 import { SolanaLaunch, type SolanaLaunchInput, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
@@ -134,8 +134,7 @@ interface StoredBuild {
   readonly builtAtMs: number
 }
 
-const storage = (what: string) =>
-  storageFailure(what, () => launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true }))
+const storage = launchStorage
 
 /** Another build of this id won the race: retryable (3.3, "overlapping builds return one transaction"). */
 const overlapping = () =>
@@ -169,53 +168,15 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
 
     // ---- gates -------------------------------------------------------------------------------
 
-    const tier = (caller: SelfCaller) =>
-      caller.plan.capabilities.selfSignedLaunch
-        ? Effect.void
-        : Effect.fail(launchFailure("tier_required", "Self-signed launches need the Pro or Max plan", { retryable: false, details: { requiredPlans: ["pro", "max"] } }))
+    const tier = (caller: SelfCaller) => selfSignedTier(caller.plan)
 
     /** The payer rules, the TEE rules and the key's cap (endpoint rules 4 and 6), in that order. */
     const checkedPayer = (caller: SelfCaller, body: SelfLaunchBody) =>
-      Effect.gen(function* () {
-        const payer = yield* wallets.resolvePayer(caller.principal, body.linkedWalletId, "solana", "launch").pipe(
-          Effect.catchTags({ PayerError: (e) => Effect.fail(fromPayer(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
-          storage("reading the wallet")
-        )
-        const request = body.request
-        if (payer.walletKind === "tee" && request.buyAmountRaw > 0n && !config.teeLaunchBuysEnabled) {
-          return yield* launchFailure("validation_failed", "a TEE wallet launches with buyAmount 0 (TEE launch buys are off on this server)", {
-            field: "buyAmount",
-            retryable: false
-          })
-        }
-        const fee = platformFeeRaw(request.buyAmountRaw, BigInt(caller.plan.feeBps))
-        const capped = checkSpendCap(caller.spendLimits, caller.keyPrefix, request.quoteAsset as SpendAsset, request.buyAmountRaw + fee)
-        if (capped !== undefined) return yield* fromKeyCap(capped)
-        return payer
-      })
+      selfPayer(wallets, caller, body.linkedWalletId, "solana", body.request, platformFeeRaw(body.request.buyAmountRaw, BigInt(caller.plan.feeBps)), config.teeLaunchBuysEnabled)
 
-    const eligible = (caller: SelfCaller, request: LaunchRequest) =>
-      Effect.gen(function* () {
-        if (!needsExclusiveEligibility(request.mode)) return undefined
-        const held = yield* deps.holdings(caller.accountId)
-        if (held === undefined || held < config.exclusiveHolderPassRaw) {
-          return yield* launchFailure(
-            "exclusive_not_eligible",
-            held === undefined
-              ? "exclusive launches need the holder pass; the account's platform-token holdings could not be read"
-              : `exclusive launches need the holder pass: ${config.exclusiveHolderPassRaw} raw platform-token units held or staked`,
-            { retryable: held === undefined }
-          )
-        }
-        return true
-      })
+    const eligible = (caller: SelfCaller, request: LaunchRequest) => exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, request)
 
-    const resolveImages = (request: LaunchRequest) =>
-      Effect.gen(function* () {
-        const image = yield* images.resolve({ url: request.image.url, role: "image" })
-        const banner = request.banner === null ? null : yield* images.resolve({ url: request.banner.url, role: "banner" })
-        return { image, banner }
-      }).pipe(Effect.catchTags({ ImageRefused: (e) => Effect.fail(fromImage(e)) }), storage("reading the image"))
+    const resolveImages = (request: LaunchRequest) => fetchImages(images, request)
 
     const spec = (caller: SelfCaller, request: LaunchRequest, payer: string, metadataUri: string) => ({
       request,
@@ -527,10 +488,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         const stored = yield* readBuild(attemptRef).pipe(storage("reading the build"))
         if (stored === undefined) return yield* notFound()
         // The payer rules again (spec 2.3): the wallet is still this account's, active and able to pay.
-        yield* wallets.resolvePayer(caller.principal, stored.walletId, "solana", "launch").pipe(
-          Effect.catchTags({ PayerError: (e) => Effect.fail(fromPayer(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
-          storage("reading the wallet")
-        )
+        yield* payerRules(wallets, caller.principal, stored.walletId, "solana")
         const launchInput: SolanaLaunchInput = {
           request: stored.request,
           payer: stored.payer,
