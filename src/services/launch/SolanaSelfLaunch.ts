@@ -26,7 +26,7 @@
  */
 import { getBase64Encoder } from "@solana/kit"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Cause, Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import { platformFeeRaw } from "../../chain/solana/launch/LaunchTransaction.js"
 import { MATRIX_VERSION } from "../../domain/Economics.js"
@@ -39,15 +39,15 @@ import { WalletService, type WalletServiceShape, type WalletView } from "../wall
 import { idempotencyHash } from "./Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
+import { admitted, Overlap, overlapping, readBuild, storeBuild } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
-import { fromLedger, fromPayer, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
+import { fromLedger, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalSelfBody } from "./request/CanonicalBody.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { BLOCKHASH_LIFETIME_MS_MAX, repeatBuild } from "./SelfBuildRules.js"
 import { SolanaLaunch, type SolanaLaunchInput, type SolanaLaunchShape } from "./SolanaLaunch.js"
-import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
 
 /** Who builds: the key's account, the key, and what the gates read from them. */
 export interface SelfCaller {
@@ -136,17 +136,6 @@ interface StoredBuild {
 
 const storage = launchStorage
 
-/** Another build of this id won the race: retryable (3.3, "overlapping builds return one transaction"). */
-const overlapping = () =>
-  launchFailure("launch_failed", "another build of this clientLaunchId is in progress; retry with the same id", {
-    retryable: true,
-    details: { reason: "build_in_progress" }
-  })
-
-class Overlap {
-  readonly _tag = "Overlap"
-}
-
 export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -188,53 +177,36 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
 
     // ---- stored builds -----------------------------------------------------------------------
 
-    const readBuild = (ref: AttemptRef) =>
-      sql<{
-        wallet_id: string
-        wallet_kind: "imported" | "tee"
-        payer_address: string
-        key_id: string
-        request: unknown
-        resolved: { metadataUri: string; platformFeeBps: string }
-        mint: string
-        pool: string
-        transaction: string
-        lvbh: string
-        expires_at: Date | string
-        fee: SelfBuild["fee"]
-        claim_id: string
-        built_at: Date | string
-      }>`
-        SELECT wallet_id, wallet_kind, payer_address, key_id, request, resolved, mint, pool, transaction,
-          last_valid_block_height::text AS lvbh, expires_at, fee, claim_id, built_at
-        FROM self_launch_builds
-        WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`.pipe(
-        Effect.map((rows): StoredBuild | undefined => {
-          const r = rows[0]
-          if (r === undefined) return undefined
-          const request = decodeStoredRequest(r.request)
-          return {
-            attempt: ref.attempt,
-            walletId: r.wallet_id,
-            walletKind: r.wallet_kind,
-            payer: r.payer_address,
-            keyId: r.key_id,
-            request,
-            metadataUri: r.resolved.metadataUri,
-            platformFeeBps: BigInt(r.resolved.platformFeeBps),
-            lastValidBlockHeight: BigInt(r.lvbh),
-            builtAtMs: new Date(r.built_at).getTime(),
-            build: {
-              clientLaunchId: ref.clientLaunchId,
-              transaction: r.transaction,
-              mint: r.mint,
-              pool: r.pool,
-              expiresAtMs: new Date(r.expires_at).getTime(),
-              fee: r.fee,
-              signClaim: { claimId: r.claim_id, walletId: r.wallet_id }
-            }
-          }
-        })
+    type Resolved = { readonly metadataUri: string; readonly platformFeeBps: string }
+
+    const readStored = (ref: AttemptRef) =>
+      readBuild<Resolved, SelfBuild["fee"]>(ref).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.map((r): StoredBuild | undefined =>
+          r === undefined
+            ? undefined
+            : {
+                attempt: r.attempt,
+                walletId: r.walletId,
+                walletKind: r.walletKind,
+                payer: r.payer,
+                keyId: r.keyId,
+                request: r.request,
+                metadataUri: r.resolved.metadataUri,
+                platformFeeBps: BigInt(r.resolved.platformFeeBps),
+                lastValidBlockHeight: r.lastValidBlockHeight ?? 0n,
+                builtAtMs: r.builtAtMs,
+                build: {
+                  clientLaunchId: r.clientLaunchId,
+                  transaction: r.transaction,
+                  mint: r.mint,
+                  pool: r.pool,
+                  expiresAtMs: r.expiresAtMs,
+                  fee: r.fee,
+                  signClaim: { claimId: r.claimId, walletId: r.walletId }
+                }
+              }
+        )
       )
 
     /**
@@ -271,15 +243,26 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
               txExpiresAtMs: Math.max(expiresAtMs, builtAtMs + BLOCKHASH_LIFETIME_MS_MAX)
             })
             claimId = claim.claimId
-            const s = yield* SqlClient.SqlClient
-            yield* s`
-              INSERT INTO self_launch_builds (account_id, client_launch_id, attempt, chain, wallet_id, wallet_kind, payer_address, key_id,
-                request, resolved, mint, pool, transaction, last_valid_block_height, expires_at, fee, claim_id, built_at)
-              VALUES (${caller.accountId}, ${request.clientLaunchId}, ${attempt}, 'solana', ${payer.id}, ${payer.walletKind}, ${payer.address},
-                ${caller.keyId}, ${JSON.stringify(encodeStoredRequest(request))}::jsonb,
-                ${JSON.stringify({ metadataUri, platformFeeBps: String(caller.plan.feeBps) })}::jsonb, ${built.mint}, ${built.curve},
-                ${built.transactionBase64}, ${built.lastValidBlockHeight.toString()}::numeric, ${new Date(expiresAtMs)},
-                ${fee === null ? null : JSON.stringify(fee)}::jsonb, ${claim.claimId}, ${new Date(builtAtMs)})`
+            yield* storeBuild<Resolved, SelfBuild["fee"]>({
+              accountId: caller.accountId,
+              clientLaunchId: request.clientLaunchId,
+              attempt,
+              chain: "solana",
+              walletId: payer.id,
+              walletKind: payer.walletKind === "tee" ? "tee" : "imported",
+              payer: payer.address,
+              keyId: caller.keyId,
+              request,
+              resolved: { metadataUri, platformFeeBps: String(caller.plan.feeBps) },
+              mint: built.mint,
+              pool: built.curve,
+              transaction: built.transactionBase64,
+              lastValidBlockHeight: built.lastValidBlockHeight,
+              expiresAtMs,
+              fee,
+              claimId: claim.claimId,
+              builtAtMs
+            })
             // 3.2: the token row is `hidden` until confirm promotes it to the requested visibility.
             yield* attribute(
               { accountId: caller.accountId, keyId: caller.keyId, path: "self", chain: "solana", mint: built.mint, visibility: "hidden" },
@@ -299,37 +282,12 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         } satisfies SelfBuild
       })
 
-    /** The ledger's and the claim's refusals inside a build's transaction, as the build's answer. */
-    const admissionFailure = (e: unknown): LaunchError => {
-      if (e instanceof Overlap) return overlapping()
-      const tagged = e as { _tag?: string; reason?: string }
-      if (tagged._tag === "LaunchLedgerError") {
-        const le = e as Parameters<typeof fromLedger>[0]
-        return le.reason === "in_flight" || le.reason === "stale_attempt" || le.reason === "not_self_build" ? overlapping() : fromLedger(le)
-      }
-      if (tagged._tag === "PayerError") return fromPayer(e as Parameters<typeof fromPayer>[0])
-      if (tagged._tag === "LaunchError") return e as LaunchError
-      return launchFailure("launch_failed", "recording the build failed; retry with the same clientLaunchId", { retryable: true })
-    }
-
-    /** A lost race is expected (debug); anything else that kept a build from being recorded is worth a warning. */
-    const logged = <A>(self: Effect.Effect<A, unknown>) =>
-      self.pipe(
-        Effect.tapErrorCause((cause) => {
-          const failure = admissionFailure(Cause.squash(cause))
-          return failure.details?.reason === "build_in_progress"
-            ? Effect.logDebug("self-signed build lost a race", cause)
-            : Effect.logWarning("self-signed build not recorded", cause)
-        }),
-        Effect.mapError(admissionFailure)
-      )
-
     // ---- the repeat table (3.3) --------------------------------------------------------------
 
     const repeat = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView, row: LaunchRecord) =>
       Effect.gen(function* () {
         const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
-        const stored = yield* readBuild(ref).pipe(storage("reading the build"))
+        const stored = yield* readStored(ref).pipe(storage("reading the build"))
         const nowMs = yield* Clock.currentTimeMillis
         const view = stored === undefined ? { _tag: "Unreadable" as const } : yield* solana.mintView(stored.build.mint)
         const claim = stored === undefined ? undefined : yield* wallets.claimStatus(stored.build.signClaim.claimId).pipe(Effect.mapError(fromWallet))
@@ -385,7 +343,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
                     a._tag === "Replay" ? ("replay" as const) : a.record
                   )
                 : ledger.rebuild(ref, also)
-            ).pipe(logged)
+            ).pipe(admitted)
             if (built === undefined) return yield* overlapping()
             return { _tag: "Built", build: built } satisfies SelfBuildOutcome
           }
@@ -433,7 +391,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         const attempt = row === undefined ? 1 : row.attempt + 1
         const built = yield* buildAttempt(caller, body, payer, attempt, metadataUri, (also) =>
           Effect.map(ledger.begin(input, also), (a) => (a._tag === "Replay" ? ("replay" as const) : a.record))
-        ).pipe(logged)
+        ).pipe(admitted)
         if (built === undefined) {
           // Confirmed between the preview and `begin`: answer the stored result.
           const now = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
@@ -485,7 +443,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         if (row.state === "confirmed") return row.result ?? {}
         if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
         const attemptRef = { ...ref, attempt: row.attempt }
-        const stored = yield* readBuild(attemptRef).pipe(storage("reading the build"))
+        const stored = yield* readStored(attemptRef).pipe(storage("reading the build"))
         if (stored === undefined) return yield* notFound()
         // The payer rules again (spec 2.3): the wallet is still this account's, active and able to pay.
         yield* payerRules(wallets, caller.principal, stored.walletId, "solana")
