@@ -51,7 +51,6 @@ import {
   quoteTokenOf
 } from "../../chain/hood/launch/HeadlessCalls.js"
 import { initialState } from "../../domain/CurveMath.js"
-import { MATRIX_VERSION } from "../../domain/Economics.js"
 import { type Plan, planById } from "../../domain/Plans.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import type { Principal } from "../wallets/Principal.js"
@@ -61,6 +60,7 @@ import { WalletService } from "../wallets/WalletService.js"
 import { type Also, type AttemptRef, LaunchLedger, LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
+import { hoodLaunchResult } from "./internal/LaunchRecords.js"
 
 export const HoodLaunchReasons = [
   /** Hood configuration incomplete (no RPC, factory or curve bytecode): nothing broadcast. */
@@ -608,23 +608,8 @@ export const make = (config: HoodLaunchConfig) =>
       fee: { bps: d.fee.bps, feeRaw: d.fee.feeRaw.toString(), treasury: d.fee.treasury }
     })
 
-    const resultOf = (input: HoodLaunchInput, curve: Address, token: Address, hash: Hash, d: DevBuyReport | null): StoredResult => ({
-      success: true,
-      chain: "hood",
-      mint: token,
-      pool: curve,
-      signature: hash,
-      quoteAsset: input.request.quoteAsset,
-      mode: input.request.mode,
-      stakerAllocationBps: Number(input.request.stakerAllocationBps),
-      matrixVersion: MATRIX_VERSION,
-      links: {
-        candle: `${config.baseUrl.replace(/\/$/, "")}/token/hood/${token}`,
-        ...(config.explorerUrl !== undefined ? { explorer: `${config.explorerUrl.replace(/\/$/, "")}/tx/${hash}` } : {})
-      },
-      nextBuy: { market: curve, quoteAsset: input.request.quoteAsset, marketStateUrl: `/api/v1/markets/hood/${token}` },
-      ...(d !== null ? { devBuy: devBuyJson(d) } : {})
-    })
+    const resultOf = (input: HoodLaunchInput, curve: Address, token: Address, hash: Hash, d: DevBuyReport | null): StoredResult =>
+      hoodLaunchResult({ baseUrl: config.baseUrl, explorerUrl: config.explorerUrl }, input.request, { curve, token, txHash: hash }, d === null ? null : devBuyJson(d))
 
     const finish = (
       input: HoodLaunchInput,

@@ -12,7 +12,7 @@
  *   submitted (self-signed, older than 30 min) ──SweepSelfBuild──────▶ failed     RefundSlot, LaunchFailed  "sweep"
  *   submitted (self-signed) ──Rebuilt (3.3 proven dead)──────────────▶ submitted  Accepted (attempt + 1)    "rebuilt"
  *   failed ──Begin, same body─────────────────────────────────────────▶ submitted  TakeSlot (or kept slot)   "fresh attempt", "kept slot"
- *   failed (swept, Solana self-signed, linked) ──ConfirmSwept─────────▶ confirmed  TakeSlot force            "swept confirm"
+ *   failed (swept, self-signed: Solana linked, or Hood) ──ConfirmSwept▶ confirmed  TakeSlot force           "swept confirm"
  *   confirmed ──Begin, same body──────────────────────────────────────▶ (same)     Replay                    "replay"
  *   any row ──Begin, different body or path───────────────────────────▶ (same)     Refused different_body    "different body"
  *
@@ -200,12 +200,13 @@ describe("LaunchLedgerMachine", () => {
       { _tag: "TakeSlot", day: NEXT_DAY, force: true },
       { _tag: "LaunchConfirmed", attempt: 1 }
     ])
-    // Not revivable: a TEE wallet's build, a Hood build, a headless failure, a failure other than the sweep.
+    // A swept Hood build is revivable whatever its payer (3.4: a mined createCurve is recorded, never built again).
+    expect(isRevivable({ ...swept, chain: "hood", payer: "tee" })).toBe(true)
+    // Not revivable: a Solana TEE wallet's build, a headless failure, a failure other than the sweep.
     const tee = run([{ _tag: "SweepSelfBuild", nowMs: T0 + selfBuildExpiryMs + 1 }], accepted({ path: "self", payer: "tee" })).row!
-    const hood = { ...swept, chain: "hood" as const }
     const headless = run([failed()], accepted()).row!
     const selfFailed = run([failed()], accepted({ path: "self", payer: "linked" })).row!
-    for (const before of [tee, hood, headless, selfFailed]) {
+    for (const before of [tee, headless, selfFailed]) {
       expect(step(before, event)).toEqual([before, [{ _tag: "Refused", reason: "not_swept", state: "failed" }]])
     }
   })

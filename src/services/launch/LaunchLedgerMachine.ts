@@ -223,13 +223,16 @@ const confirmed = (
   slot: Slot | null
 ): LedgerRow => ({ ...row, state: "confirmed", ...withOnChain(row, e.onChain), result: e.result, errorCode: null, slot, updatedAtMs: e.nowMs })
 
-/** A swept Solana self-signed build from a non-TEE linked wallet: the chain may still prove it landed. */
+/**
+ * A swept self-signed build the chain may still prove landed: on Solana from a non-TEE linked
+ * wallet (3.1), and on Hood from any wallet (3.4: a mined `createCurve` is always recorded, never
+ * built again; docs/decisions.md "Self-signed launches").
+ */
 export const isRevivable = (row: LedgerRow): boolean =>
   row.state === "failed" &&
   row.errorCode === selfBuildExpiredCode &&
   row.path === "self" &&
-  row.chain === "solana" &&
-  row.payer === "linked"
+  (row.chain === "hood" || row.payer === "linked")
 
 /** Pure. Returns the SAME row when the event changes nothing. Throwing is a defect. */
 export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {

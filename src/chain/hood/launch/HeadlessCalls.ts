@@ -24,14 +24,17 @@ export interface HoodCall {
   readonly value: bigint
 }
 
-/** The salt of one headless attempt: the same attempt always predicts (and can create) one curve. */
-export const headlessSalt = (accountId: string, clientLaunchId: string, attempt: number): Hex =>
+/** The salt of one launch attempt on a path: the same attempt always predicts (and can create) one curve. */
+export const launchSalt = (path: "headless" | "self", accountId: string, clientLaunchId: string, attempt: number): Hex =>
   keccak256(
     encodeAbiParameters(
       [{ type: "string" }, { type: "string" }, { type: "string" }, { type: "uint256" }],
-      ["curvestream:hood:headless", accountId, clientLaunchId, BigInt(attempt)]
+      [`curvestream:hood:${path}`, accountId, clientLaunchId, BigInt(attempt)]
     )
   )
+
+/** The salt of one headless attempt. */
+export const headlessSalt = (accountId: string, clientLaunchId: string, attempt: number): Hex => launchSalt("headless", accountId, clientLaunchId, attempt)
 
 export const createCurveCall = (factory: Address, input: CreateCurveInput & { readonly salt: Hex }): HoodCall => ({
   to: factory,

@@ -77,6 +77,30 @@ export const solanaLaunchResult = (links: ResultLinks, request: LaunchRequest, l
   ...curveTermsOf(request)
 })
 
+/** The launch result (2.5) of a confirmed Hood launch; `explorer` only when an explorer address is configured. */
+export const hoodLaunchResult = (
+  links: { readonly baseUrl: string; readonly explorerUrl?: string | undefined },
+  request: LaunchRequest,
+  created: { readonly curve: string; readonly token: string; readonly txHash: string },
+  devBuy: Readonly<Record<string, unknown>> | null
+): StoredResult => ({
+  success: true,
+  chain: "hood",
+  mint: created.token,
+  pool: created.curve,
+  signature: created.txHash,
+  quoteAsset: request.quoteAsset,
+  mode: request.mode,
+  stakerAllocationBps: Number(request.stakerAllocationBps),
+  matrixVersion: MATRIX_VERSION,
+  links: {
+    candle: `${links.baseUrl.replace(/\/+$/, "")}/token/hood/${created.token}`,
+    ...(links.explorerUrl !== undefined ? { explorer: `${links.explorerUrl.replace(/\/+$/, "")}/tx/${created.txHash}` } : {})
+  },
+  nextBuy: { market: created.curve, quoteAsset: request.quoteAsset, marketStateUrl: `/api/v1/markets/hood/${created.token}` },
+  ...(devBuy !== null ? { devBuy } : {})
+})
+
 export interface Attribution {
   readonly accountId: string
   readonly keyId: string

@@ -1,0 +1,539 @@
+/**
+ * Self-signed launches on Hood from an imported linked EVM wallet (launch spec 2.3, 3.1's
+ * self-signed rows, 3.2, 3.3's last paragraph, 3.4, endpoint rules 4 and 5): the service builds
+ * the unsigned `createCurve` transaction (the factory entry point is non-payable: nothing is spent
+ * at build) and, when the dev buy carries a platform fee, the `feeTransfer` leg, each staked out
+ * with a single-use sign claim; the agent has the relay sign them, broadcasts them itself, and
+ * `confirm` records what the chain shows. Typed input, one failure (`LaunchError`); no HTTP.
+ *
+ * Invariants:
+ * - No token row at build (3.2): the predicted curve is stored as `pool`; the token row is
+ *   inserted by `confirm`, which verifies the launcher and every curve parameter on chain: the
+ *   curve sits at the CREATE2 address predicted from the build's own init code (every constructor
+ *   argument and the payer as creator), and the receipt's `CurveCreated` names it.
+ * - A build with a nonzero fee confirms only with a `feeTxHash` that verifies (a successful plain
+ *   transfer of exactly the fee from the payer to the treasury): else `FEE_LEG_MISSING` (402),
+ *   nothing recorded. A `devBuySignature` is bound only when its `to` is the curve and its value
+ *   exactly `buyAmount`; otherwise it is ignored and the confirm still succeeds (endpoint rule 5).
+ * - A repeat build from a linked wallet gets a NEW curve address (a new attempt, new salt), unless
+ *   the chain shows the earlier attempt's curve exists: then 409 `prior_attempt_on_chain`, so a
+ *   landed launch is confirmed, never built twice (docs/decisions.md).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Clock, Context, Effect, Layer } from "effect"
+import {
+  type Address,
+  type Chain,
+  getAddress,
+  type Hash,
+  type Hex,
+  BaseError,
+  type PublicClient,
+  serializeTransaction,
+  type TransactionReceipt
+} from "viem"
+import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
+import { curveFactoryAbi, feeSplitterAbi } from "../../chain/hood/abi.generated.js"
+import { hoodPublicClient, predictCurveAddress } from "../../chain/hood/client/HoodClient.js"
+import { createCurveCall, curveCreatedIn, ethTransferCall, type HoodCall, launchSalt, platformFeeRaw, quoteTokenOf } from "../../chain/hood/launch/HeadlessCalls.js"
+import { MATRIX_VERSION } from "../../domain/Economics.js"
+import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
+import { TierService } from "../accounts/TierService.js"
+import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
+import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
+import { idempotencyHash } from "./Idempotency.js"
+import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
+import { attribute, confirmedWrites, failedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
+import { admitted, Overlap, overlapping, readBuild, storeBuild } from "./internal/SelfBuilds.js"
+import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
+import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
+import { fromLedger, type LaunchError, launchFailure } from "./LaunchError.js"
+import { canonicalSelfBody } from "./request/CanonicalBody.js"
+import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
+import type { SelfCaller } from "./SolanaSelfLaunch.js"
+import { tokenOfCurve } from "./HoodHeadlessLaunch.js"
+
+/** The factory's metadata URI bound (bytes). */
+const FACTORY_URI_MAX_BYTES = 512
+
+/** An unsigned Hood transaction the relay can sign once (the claim binds its serialized bytes). */
+export interface HoodUnsignedLeg {
+  readonly to: string
+  readonly data: string
+  /** Wei, decimal string. */
+  readonly value: string
+  readonly nonce: number
+  /** The EIP-1559 transaction, serialized and unsigned (0x hex): what the relay signs. */
+  readonly unsignedTransaction: string
+  readonly claimId: string
+  readonly walletId: string
+}
+
+/** A Hood build's artifacts (launch spec 4: `transaction`, `mint`, `pool`, `expiresAt`, `fee`, `feeTransfer`, `clientLaunchId`). */
+export interface HoodSelfBuild {
+  readonly clientLaunchId: string
+  readonly chain: "hood"
+  /** The `createCurve` call. */
+  readonly transaction: HoodUnsignedLeg
+  /** The token the curve will create (its first CREATE). */
+  readonly mint: string
+  /** The predicted curve address. */
+  readonly pool: string
+  /** When the sign claims lapse (epoch ms): the relay signs these legs until then. */
+  readonly expiresAtMs: number
+  readonly fee: { readonly bps: number; readonly feeRaw: string; readonly treasury: string } | null
+  /** The platform fee leg (a plain ETH transfer of `fee.feeRaw` to the treasury); null without a fee. */
+  readonly feeTransfer: (HoodUnsignedLeg & { readonly quoteAsset: "eth"; readonly amountRaw: string }) | null
+}
+
+export type HoodSelfBuildOutcome = { readonly _tag: "Built"; readonly build: HoodSelfBuild } | { readonly _tag: "Replay"; readonly result: StoredResult }
+
+export interface HoodSelfConfirmInput {
+  readonly clientLaunchId: string
+  /** The broadcast `createCurve` hash. */
+  readonly signature: string
+  readonly feeTxHash?: string | undefined
+  readonly devBuySignature?: string | undefined
+}
+
+export interface HoodSelfLaunchShape {
+  readonly dryRun: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly build: (caller: SelfCaller, body: SelfLaunchBody) => Effect.Effect<HoodSelfBuildOutcome, LaunchError>
+  readonly confirm: (caller: SelfCaller, input: HoodSelfConfirmInput) => Effect.Effect<StoredResult, LaunchError>
+}
+
+export class HoodSelfLaunch extends Context.Tag("curvestream/HoodSelfLaunch")<HoodSelfLaunch, HoodSelfLaunchShape>() {}
+
+export interface HoodSelfLaunchConfig {
+  readonly chain: Chain | undefined
+  readonly rpcUrl: string | undefined
+  readonly factory: Address | undefined
+  readonly bondingCurveBytecode: Hex | undefined
+  readonly usdg?: Address
+  readonly explorerUrl?: string
+  readonly baseUrl: string
+  readonly exclusiveHolderPassRaw: bigint
+  readonly teeLaunchBuysEnabled: boolean
+}
+
+export interface HoodSelfLaunchDeps {
+  readonly ledger: LaunchLedgerShape
+  readonly images: ImageServiceShape
+  readonly wallets: WalletServiceShape
+  readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
+  readonly agentLaunches: AgentLaunches
+}
+
+/** What a Hood build resolved, stored beside it. */
+interface Resolved {
+  readonly metadataUri: string
+  readonly factory: Address
+  readonly salt: Hex
+  readonly nonce: number
+}
+
+type StoredFee = NonNullable<HoodSelfBuild["fee"]> & { readonly leg: NonNullable<HoodSelfBuild["feeTransfer"]> }
+
+const storage = launchStorage
+
+const chainRead = (what: string) => (e: unknown) =>
+  launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
+
+export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const { ledger, images, wallets } = deps
+    const pc: PublicClient | undefined = config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined
+    const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(self, SqlClient.SqlClient, sql)
+
+    const rpc = <A>(what: string, f: (c: PublicClient) => Promise<A>) => Effect.tryPromise({ try: () => f(pc!), catch: chainRead(what) })
+
+    const configured = Effect.suspend(() =>
+      pc === undefined || config.factory === undefined || config.bondingCurveBytecode === undefined || config.chain === undefined
+        ? Effect.fail(
+            launchFailure("hood_launch_unavailable", "Hood launches are not configured on this server (RPC, factory or curve bytecode missing)", { retryable: true })
+          )
+        : Effect.succeed({ factory: config.factory, bytecode: config.bondingCurveBytecode, chain: config.chain })
+    )
+
+    const beginInput = (caller: SelfCaller, body: SelfLaunchBody): BeginInput => ({
+      accountId: caller.accountId,
+      clientLaunchId: body.request.clientLaunchId,
+      keyId: caller.keyId,
+      path: "self",
+      chain: "hood",
+      payer: "linked",
+      canonicalBody: canonicalSelfBody(body.request, body.linkedWalletId),
+      dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
+    })
+
+    const feeRawOf = (caller: SelfCaller, body: SelfLaunchBody) => platformFeeRaw(body.request.buyAmountRaw, caller.plan.feeBps)
+
+    /** Every gate before the ledger: plan, payer, TEE and cap, configuration, eligibility, the image (and its URI's bound). */
+    const gates = (caller: SelfCaller, body: SelfLaunchBody) =>
+      Effect.gen(function* () {
+        if (body.request.chain !== "hood" || body.request.dexVersion === null) return yield* Effect.dieMessage("HoodSelfLaunch: not a Hood request")
+        yield* selfSignedTier(caller.plan)
+        const payer = yield* selfPayer(wallets, caller, body.linkedWalletId, "evm", body.request, feeRawOf(caller, body), config.teeLaunchBuysEnabled)
+        if (payer.walletKind === "tee") {
+          // The sequenced TEE operation (2.3, 2.7 `operation`) is the next piece of this service; until it exists a TEE wallet is not built for.
+          return yield* Effect.dieMessage("HoodSelfLaunch: a TEE payer needs the sequenced operation, which this build does not make yet")
+        }
+        const c = yield* configured
+        const exclusive = yield* exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, body.request)
+        const pictures = yield* fetchImages(images, body.request)
+        const metadataUri = images.hostedUrlOf(pictures.image)
+        if (Buffer.byteLength(metadataUri, "utf8") > FACTORY_URI_MAX_BYTES) {
+          return yield* launchFailure("validation_failed", `the metadata URI is over the factory's ${FACTORY_URI_MAX_BYTES} bytes`, { field: "imageUrl", retryable: false })
+        }
+        return { payer, c, exclusive, pictures }
+      })
+
+    const createInput = (body: SelfLaunchBody, metadataUri: string, salt: Hex) => ({
+      name: body.request.name,
+      symbol: body.request.symbol,
+      uri: metadataUri,
+      quoteToken: quoteTokenOf(body.request.quoteAsset as "eth" | "usdg", config.usdg ?? (USDG_ADDRESS as Address)),
+      virtualQuoteRaw: body.request.curve.virtualQuoteRaw,
+      thresholdRaw: body.request.curve.thresholdRaw,
+      stakerAllocationBps: Number(body.request.stakerAllocationBps),
+      dexVersion: body.request.dexVersion!,
+      salt
+    })
+
+    /** The curve a build predicts for `creator` (its CREATE2 address covers every constructor argument). */
+    const predicted = (factory: Address, bytecode: Hex, creator: Address, body: SelfLaunchBody, metadataUri: string, salt: Hex) =>
+      Effect.map(
+        rpc("factory read", (c) =>
+          Promise.all([
+            c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "feeSplitter" }),
+            c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "curveFeeBps" })
+          ])
+        ),
+        ([feeSplitter, feeBps]) => ({
+          curve: predictCurveAddress({ factory, creator, feeSplitter, feeBps, bondingCurveBytecode: bytecode, input: createInput(body, metadataUri, salt) }),
+          feeSplitter
+        })
+      )
+
+    const treasuryOf = (feeSplitter: Address) => rpc("treasury read", (c) => c.readContract({ address: feeSplitter, abi: feeSplitterAbi, functionName: "treasury" }))
+
+    /** Nonce, gas and fees for `call` from `from`: the serialized unsigned EIP-1559 transaction. */
+    const unsigned = (chain: Chain, from: Address, call: HoodCall, nonce: number, what: string) =>
+      rpc(what, (c) => c.prepareTransactionRequest({ account: from, chain, to: call.to, data: call.data, value: call.value, type: "eip1559", nonce })).pipe(
+        Effect.catchAll((e) =>
+          e.details?.reason === "chain_read_failed" && String(e.message).toLowerCase().includes("insufficient funds")
+            ? Effect.fail(launchFailure("insufficient_owner_balance", `${from} cannot cover the gas of ${what}`, { retryable: true }))
+            : Effect.fail(e)
+        ),
+        Effect.map((p) =>
+          serializeTransaction({
+            type: "eip1559",
+            chainId: chain.id,
+            nonce: p.nonce,
+            gas: p.gas,
+            maxFeePerGas: p.maxFeePerGas,
+            maxPriorityFeePerGas: p.maxPriorityFeePerGas,
+            to: call.to,
+            data: call.data,
+            value: call.value
+          })
+        )
+      )
+
+    /** A new attempt: the legs built, then (in the ledger's transaction) claimed and stored. */
+    const buildAttempt = (
+      caller: SelfCaller,
+      body: SelfLaunchBody,
+      payer: WalletView,
+      g: { readonly c: { factory: Address; bytecode: Hex; chain: Chain }; readonly pictures: { readonly image: Parameters<ImageServiceShape["rehost"]>[0]; readonly banner: Parameters<ImageServiceShape["rehost"]>[0] | null } },
+      attempt: number,
+      admit: (also: Also<unknown>) => Effect.Effect<LaunchRecord | "replay", unknown>
+    ) =>
+      Effect.gen(function* () {
+        const hosted = yield* images.rehost(g.pictures.image).pipe(storage("re-hosting the image"))
+        if (g.pictures.banner !== null) yield* images.rehost(g.pictures.banner).pipe(storage("re-hosting the banner"))
+        const from = getAddress(payer.address)
+        const salt = launchSalt("self", caller.accountId, body.request.clientLaunchId, attempt)
+        const { curve, feeSplitter } = yield* predicted(g.c.factory, g.c.bytecode, from, body, hosted.url, salt)
+        const nonce = yield* rpc("nonce", (c) => c.getTransactionCount({ address: from, blockTag: "pending" }))
+        const create = createCurveCall(g.c.factory, createInput(body, hosted.url, salt))
+        const createTx = yield* unsigned(g.c.chain, from, create, nonce, "createCurve")
+        const feeRaw = feeRawOf(caller, body)
+        const treasury = feeRaw > 0n ? yield* treasuryOf(feeSplitter) : null
+        const feeCall = treasury === null ? null : ethTransferCall(treasury, feeRaw)
+        const feeTx = feeCall === null ? null : yield* unsigned(g.c.chain, from, feeCall, nonce + 1, "feeTransfer")
+        const builtAtMs = yield* Clock.currentTimeMillis
+        const token = tokenOfCurve(curve)
+        let built: HoodSelfBuild | undefined
+        const also: Also<unknown> = (record) =>
+          Effect.gen(function* () {
+            if (record.attempt !== attempt) return yield* Effect.fail(new Overlap())
+            const claim = (tx: Hex) =>
+              wallets.recordBuilt({ accountId: caller.accountId, walletId: payer.id, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
+            const createClaim = yield* claim(createTx)
+            const feeClaim = feeTx === null ? null : yield* claim(feeTx)
+            const leg = (call: HoodCall, tx: Hex, n: number, claimId: string): HoodUnsignedLeg => ({
+              to: call.to,
+              data: call.data,
+              value: call.value.toString(),
+              nonce: n,
+              unsignedTransaction: tx,
+              claimId,
+              walletId: payer.id
+            })
+            const fee = treasury === null ? null : { bps: caller.plan.feeBps, feeRaw: feeRaw.toString(), treasury }
+            built = {
+              clientLaunchId: body.request.clientLaunchId,
+              chain: "hood",
+              transaction: leg(create, createTx, nonce, createClaim.claimId),
+              mint: token,
+              pool: curve,
+              expiresAtMs: createClaim.expiresAtMs,
+              fee,
+              feeTransfer:
+                feeCall === null || feeTx === null || feeClaim === null
+                  ? null
+                  : { ...leg(feeCall, feeTx, nonce + 1, feeClaim.claimId), quoteAsset: "eth", amountRaw: feeRaw.toString() }
+            }
+            yield* storeBuild<Resolved, StoredFee>({
+              accountId: caller.accountId,
+              clientLaunchId: body.request.clientLaunchId,
+              attempt,
+              chain: "hood",
+              walletId: payer.id,
+              walletKind: "imported",
+              payer: from,
+              keyId: caller.keyId,
+              request: body.request,
+              resolved: { metadataUri: hosted.url, factory: g.c.factory, salt, nonce },
+              mint: token,
+              pool: curve,
+              transaction: JSON.stringify(built.transaction),
+              lastValidBlockHeight: null,
+              expiresAtMs: built.expiresAtMs,
+              fee: fee === null || built.feeTransfer === null ? null : { ...fee, leg: built.feeTransfer },
+              claimId: createClaim.claimId,
+              builtAtMs
+            })
+          })
+        const admittedRecord = yield* admit(also)
+        return admittedRecord === "replay" ? undefined : built
+      })
+
+    const storedOf = (ref: AttemptRef) =>
+      withSql(readBuild<Resolved, StoredFee>(ref)).pipe(
+        storage("reading the build"),
+        Effect.map((r) =>
+          r === undefined
+            ? undefined
+            : {
+                row: r,
+                build: {
+                  clientLaunchId: r.clientLaunchId,
+                  chain: "hood",
+                  transaction: JSON.parse(r.transaction) as HoodUnsignedLeg,
+                  mint: r.mint,
+                  pool: r.pool,
+                  expiresAtMs: r.expiresAtMs,
+                  fee: r.fee === null ? null : { bps: r.fee.bps, feeRaw: r.fee.feeRaw, treasury: r.fee.treasury },
+                  feeTransfer: r.fee?.leg ?? null
+                } satisfies HoodSelfBuild
+              }
+        )
+      )
+
+    const curveExists = (factory: Address, curve: string) =>
+      rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
+
+    const sweep = (accountId: string) => ledger.sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record)).pipe(storage("sweeping expired builds"))
+
+    const build: HoodSelfLaunchShape["build"] = (caller, body) =>
+      Effect.gen(function* () {
+        yield* sweep(caller.accountId)
+        const g = yield* gates(caller, body)
+        const input = beginInput(caller, body)
+        const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+        const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
+        const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
+        if (earlier !== undefined && (yield* curveExists(g.c.factory, earlier.build.pool))) {
+          return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
+            retryable: false,
+            details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
+          })
+        }
+        if (sameRequest && row.state === "submitted") {
+          // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot).
+          const ref = { ...input, attempt: row.attempt }
+          const rebuilt = yield* buildAttempt(caller, body, g.payer, g, row.attempt + 1, (also) => ledger.rebuild(ref, also)).pipe(admitted)
+          if (rebuilt === undefined) return yield* overlapping()
+          return { _tag: "Built", build: rebuilt } satisfies HoodSelfBuildOutcome
+        }
+        const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
+        if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies HoodSelfBuildOutcome
+        const attempt = row === undefined ? 1 : row.attempt + 1
+        const built = yield* buildAttempt(caller, body, g.payer, g, attempt, (also) =>
+          Effect.map(ledger.begin(input, also), (a) => (a._tag === "Replay" ? ("replay" as const) : a.record))
+        ).pipe(admitted)
+        if (built === undefined) {
+          const now = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+          return { _tag: "Replay", result: now?.result ?? {} } satisfies HoodSelfBuildOutcome
+        }
+        return { _tag: "Built", build: built } satisfies HoodSelfBuildOutcome
+      })
+
+    const dryRun: HoodSelfLaunchShape["dryRun"] = (caller, body) =>
+      Effect.gen(function* () {
+        const g = yield* gates(caller, body)
+        const request = body.request
+        return {
+          success: true,
+          dryRun: true,
+          launchWallet: getAddress(g.payer.address),
+          launchWalletId: g.payer.id,
+          resolved: {
+            chain: request.chain,
+            quoteAsset: request.quoteAsset,
+            mode: request.mode,
+            stakerAllocationBps: Number(request.stakerAllocationBps),
+            dexVersion: request.dexVersion,
+            visibility: request.visibility,
+            buyAmount: request.buyAmountRaw.toString()
+          },
+          checks: { image: "ok", ...(g.pictures.banner !== null ? { banner: "ok" } : {}), ...(g.exclusive === true ? { exclusiveEligible: true } : {}) },
+          matrixVersion: MATRIX_VERSION
+        }
+      })
+
+    const notFound = () => launchFailure("job_not_found", "No self-signed launch with this clientLaunchId can still be confirmed on this account; build again", { retryable: false })
+
+    const receiptOf = (hash: string) =>
+      rpc("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash })).pipe(
+        Effect.map((r): TransactionReceipt | undefined => r),
+        Effect.catchAll(() => Effect.succeed(undefined))
+      )
+    const transactionOf = (hash: string) =>
+      rpc("transaction", (c) => c.getTransaction({ hash: hash as Hash })).pipe(
+        Effect.map((t) => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value })),
+        Effect.catchAll(() => Effect.succeed(undefined))
+      )
+
+    /** The fee leg verifies: mined successfully, from the payer, to the treasury, exactly the fee, no calldata. */
+    const feeVerified = (fee: StoredFee, payer: Address, hash: string | undefined) =>
+      Effect.gen(function* () {
+        if (hash === undefined) return false
+        const receipt = yield* receiptOf(hash)
+        const tx = yield* transactionOf(hash)
+        return (
+          receipt !== undefined &&
+          receipt.status === "success" &&
+          tx !== undefined &&
+          tx.from === payer &&
+          tx.to === getAddress(fee.treasury) &&
+          tx.value === BigInt(fee.feeRaw)
+        )
+      })
+
+    const confirm: HoodSelfLaunchShape["confirm"] = (caller, input) =>
+      Effect.gen(function* () {
+        yield* selfSignedTier(caller.plan)
+        const c = yield* configured
+        const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
+        const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
+        if (row === undefined || row.path !== "self" || row.chain !== "hood") return yield* notFound()
+        if (row.state === "confirmed") return row.result ?? {}
+        if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
+        const attemptRef = { ...ref, attempt: row.attempt }
+        const stored = yield* storedOf(attemptRef)
+        if (stored === undefined) return yield* notFound()
+        const payer = getAddress(stored.row.payer)
+        yield* payerRules(wallets, caller.principal, stored.row.walletId, "evm")
+        const receipt = yield* receiptOf(input.signature)
+        if (receipt === undefined) {
+          // Not mined. Dead only when the payer's nonce moved past the build's and no curve exists.
+          const mined = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: payer, blockTag: "latest" }))
+          if (mined > stored.row.resolved.nonce && !(yield* curveExists(c.factory, stored.build.pool))) return yield* notFound()
+          return yield* launchFailure("validation_failed", "the createCurve transaction is not mined yet; confirm again once it is", { field: "signature", retryable: true })
+        }
+        const tx = yield* transactionOf(input.signature)
+        if (tx === undefined) return yield* launchFailure("launch_failed", "the createCurve transaction is not readable; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
+        if (tx.from !== payer) return yield* launchFailure("signer_mismatch", "the createCurve transaction was not sent by the wallet this launch was built for", { retryable: false })
+        if (receipt.status !== "success") {
+          if (row.state === "submitted") {
+            yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
+          }
+          return yield* launchFailure("launch_failed", `createCurve ${input.signature} reverted on chain; build again with the same clientLaunchId`, {
+            retryable: true,
+            details: { reason: "reverted", signature: input.signature }
+          })
+        }
+        const created = curveCreatedIn(c.factory, receipt)
+        if (created === undefined || created.curve !== getAddress(stored.build.pool) || created.creator !== payer) {
+          return yield* launchFailure("validation_failed", "this transaction did not create this launch's curve", { field: "signature", retryable: false })
+        }
+        const fee = stored.row.fee
+        if (fee !== null && !(yield* feeVerified(fee, payer, input.feeTxHash))) {
+          return yield* launchFailure("fee_leg_missing", "this build's platform fee leg has no verifying feeTxHash; pay only the missing fee with the build's feeTransfer leg, then confirm", {
+            retryable: false
+          })
+        }
+        const devBuy = yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, input.devBuySignature)
+        const result = hoodLaunchResult({ baseUrl: config.baseUrl, explorerUrl: config.explorerUrl }, stored.row.request, created, devBuy)
+        const onChain = { mint: created.token, pool: created.curve, signature: created.txHash }
+        const writes: Also = (record) =>
+          Effect.gen(function* () {
+            yield* attribute(
+              { accountId: caller.accountId, keyId: stored.row.keyId, path: "self", chain: "hood", mint: created.token, visibility: stored.row.request.visibility },
+              deps.agentLaunches
+            )(record)
+            yield* confirmedWrites({
+              keyId: stored.row.keyId,
+              fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) },
+              devBuy: result.devBuy
+            })(record)
+          })
+        const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
+          Effect.map((r) => r.result ?? result),
+          Effect.catchTag("LaunchLedgerError", () =>
+            Effect.flatMap(ledger.get(ref), (now) => (now?.state === "confirmed" ? Effect.succeed(now.result ?? result) : Effect.fail(overlapping())))
+          ),
+          storage("recording the launch")
+        )
+        yield* wallets.settleClaim(stored.row.claimId, "confirmed").pipe(Effect.ignore)
+        if (fee !== null) yield* wallets.settleClaim(fee.leg.claimId, "confirmed").pipe(Effect.ignore)
+        return confirmed
+      })
+
+    /** Endpoint rule 5: a dev buy is bound only when it went to the curve with exactly `buyAmount`; else it is ignored. */
+    const boundDevBuy = (buyAmountRaw: bigint, curve: Address, hash: string | undefined) =>
+      Effect.gen(function* () {
+        if (hash === undefined || buyAmountRaw === 0n) return null
+        const tx = yield* transactionOf(hash)
+        if (tx === undefined || tx.to !== curve || tx.value !== buyAmountRaw) return null
+        const receipt = yield* receiptOf(hash)
+        const outcome = receipt === undefined ? "pending" : receipt.status === "success" ? "landed" : "reverted"
+        return { ...(outcome === "landed" ? { signature: hash } : { pendingSignature: hash }), outcome }
+      })
+
+    return { dryRun, build, confirm } satisfies HoodSelfLaunchShape
+  })
+
+export const layer = (
+  config: HoodSelfLaunchConfig
+): Layer.Layer<HoodSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | WalletService | TierService | AgentLaunchRegistry> =>
+  Layer.effect(
+    HoodSelfLaunch,
+    Effect.gen(function* () {
+      const tiers = yield* TierService
+      return yield* make(config, {
+        ledger: yield* LaunchLedger,
+        images: yield* ImageService,
+        wallets: yield* WalletService,
+        holdings: (accountId) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
+            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
+          ),
+        agentLaunches: yield* AgentLaunchRegistry
+      })
+    })
+  )

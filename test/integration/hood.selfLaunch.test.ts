@@ -1,0 +1,278 @@
+/**
+ * The Hood self-signed launch service against real components: the Hood localnet (Hardhat/EDR in
+ * process, JSON-RPC over HTTP), PGlite with every migration, the local wallet provider and the
+ * wallet service (an EVM wallet imported over HPKE as a client does it; the relay signs with the
+ * P-256 authorization), the launch ledger and the image service.
+ *
+ * Pinned: build answers the `createCurve` transaction and the `feeTransfer` leg, both unsigned,
+ * with the predicted curve as `pool` and no token row; the relay signs each once; the agent
+ * broadcasts; confirm verifies the launcher and the curve and records the token (3.2). Then 3.4:
+ * a missing or non-verifying fee leg is `FEE_LEG_MISSING` and records nothing, after which paying
+ * the missing fee with the build's leg confirms; `devBuySignature` is bound only when it went to
+ * the curve with exactly `buyAmount`; a repeat build gets a new curve address, or 409
+ * `prior_attempt_on_chain` once the earlier curve exists; someone else's transaction is
+ * `SIGNER_MISMATCH`.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
+import { webcrypto } from "node:crypto"
+import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AgentLaunches } from "../../actors/AgentLaunches.js"
+import { bondingCurveAbi, curveFactoryAbi } from "../../src/chain/hood/abi.generated.js"
+import { readCurve } from "../../src/chain/hood/client/HoodClient.js"
+import { hoodTestClient, type HoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
+import * as Database from "../../src/db/Database.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { normalizeAddress } from "../../src/domain/Chain.js"
+import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
+import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
+import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
+import * as ImageService from "../../src/services/images/ImageService.js"
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import * as HoodSelfLaunch from "../../src/services/launch/HoodSelfLaunch.js"
+import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
+import type { LaunchError } from "../../src/services/launch/LaunchError.js"
+import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
+import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
+import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
+import * as MasterKey from "../../src/services/wallets/MasterKey.js"
+import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
+import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
+import * as WalletService from "../../src/services/wallets/WalletService.js"
+import { sealForImport } from "../support/hpkeSealer.js"
+import { solidImage } from "../support/testImages.js"
+
+const ETH = 10n ** 18n
+const BASE_URL = "https://curvestream.test"
+const plans = resolvePlans({}, 30)
+const pro: Plan = plans.find((p) => p.id === "pro")!
+
+let localnet: StartedHoodLocalnet
+let tc: HoodTestClient
+let scope: Scope.CloseableScope
+let sql: SqlClient.SqlClient
+let wallets: WalletService.WalletServiceShape
+let images: ImageService.ImageServiceShape
+let ledger: LaunchLedger.LaunchLedgerShape
+let service: HoodSelfLaunch.HoodSelfLaunchShape
+let registry: AgentLaunches
+const keys: Array<KeyInfo> = []
+
+const run = <A>(effect: Effect.Effect<A, LaunchError>) => Effect.runPromise(Effect.either(effect))
+const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, sql))
+
+beforeAll(async () => {
+  localnet = await startHoodLocalnet()
+  tc = hoodTestClient(localnet)
+  scope = await Effect.runPromise(Scope.make())
+  const db = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
+  const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 6).toString("base64")), dataDir: undefined })
+  const provider = WalletProvider.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
+  const walletLayer = WalletService.layer({
+    plans,
+    keys: { findByPrefix: (accountId, prefix) => Effect.succeed(keys.find((k) => k.accountId === accountId && k.keyPrefix === prefix)) }
+  }).pipe(Layer.provideMerge(provider))
+  const context = await Effect.runPromise(Layer.buildWithScope(walletLayer, scope))
+  sql = Context.get(context, SqlClient.SqlClient)
+  wallets = Context.get(context, WalletService.WalletService)
+  images = await withSql(ImageService.make({ publicBaseUrl: BASE_URL }))
+  ledger = await withSql(LaunchLedger.make)
+  registry = new AgentLaunches()
+  service = await withSql(
+    HoodSelfLaunch.make(
+      {
+        chain: localnet.chain,
+        rpcUrl: localnet.rpcUrl,
+        factory: localnet.addresses.factory,
+        bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+        baseUrl: BASE_URL,
+        exclusiveHolderPassRaw: 1n,
+        teeLaunchBuysEnabled: false
+      },
+      { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+    )
+  )
+}, 180_000)
+
+afterAll(async () => {
+  if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
+  await localnet?.close()
+})
+
+interface Agent {
+  readonly caller: SelfCaller
+  readonly walletId: string
+  readonly address: Address
+  readonly privateKey: Hex
+  readonly authorize: (bytes: Uint8Array) => Promise<Uint8Array>
+  readonly imageUrl: string
+}
+
+let n = 0
+const agent = async (): Promise<Agent> => {
+  const i = ++n
+  const keyId = `kid-hood-self-${i}`
+  const keyPrefix = `h${String(i).padStart(7, "0")}`
+  const account = await withSql(insertAccount({ plan: "pro", agentEnabled: true, isAdmin: false }, Date.now()))
+  const scopes = ["launch:write", "launch:read", "swap:write", "account:read"]
+  await withSql(
+    insertKey(
+      {
+        id: keyId, prefix: keyPrefix, accountId: account.id, hash: `hash-h-${i}`, environment: "production", scopes, label: null, rateLimitPerMin: 300,
+        dailyLaunchCap: 0, launchChains: ["hood"], embeddedWallet: "denied", expiresAtMs: null, txLimit: null, mintedByDeviceId: null, provisionedBy: null
+      },
+      Date.now()
+    )
+  )
+  keys.push({ keyId, keyPrefix, accountId: account.id, label: null, environment: "production", scopes, revokedAtMs: null, expiresAtMs: null, paused: false, walletScope: "all", spendLimits: null })
+  const principal: Principal = { accountId: account.id, plan: "pro", credential: "agentKey", keyId, keyPrefix, scopes, environment: "production", embeddedWallet: "denied", devicePrefix: null }
+  const privateKey = generatePrivateKey()
+  const owner = privateKeyToAccount(privateKey)
+  const init = await Effect.runPromise(wallets.importInit(principal, "evm", owner.address))
+  const sealed = sealForImport(new Uint8Array(Buffer.from(init.encryptionPublicKey, "base64")), await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+  const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
+  const spki = new Uint8Array(await webcrypto.subtle.exportKey("spki", signer.publicKey))
+  const view = await Effect.runPromise(wallets.importSubmit(principal, { ciphertext: sealed.ciphertext, encapsulatedKey: sealed.enc, signerSpki: spki }))
+  await setEthBalance(tc, owner.address, 10n * ETH)
+  const hosted = await withSql(images.upload({ accountId: account.id, keyId, uploadsPerMin: 100, bytes: await solidImage("png", 64, 64) }))
+  return {
+    caller: { accountId: account.id, keyId, keyPrefix, keyDailyCap: 0, plan: pro, spendLimits: null, principal },
+    walletId: view.id,
+    address: owner.address,
+    privateKey,
+    authorize: async (bytes) => new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes)),
+    imageUrl: hosted.url
+  }
+}
+
+let ids = 0
+const body = (a: Agent, fields: Record<string, unknown> = {}): SelfLaunchBody => {
+  const decoded = decodeSelfLaunchRequest(
+    { clientLaunchId: `hood-self-${++ids}`, chain: "hood", dexVersion: "v3", name: "Hood Self", symbol: "HSELF", imageUrl: a.imageUrl, linkedWalletId: a.walletId, ...fields },
+    { keyEnvironment: "production" },
+    { expCustomCurves: false, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: `${BASE_URL}/api/v1/uploads/images/` }
+  )
+  if (Either.isLeft(decoded)) throw new Error(`body refused: ${decoded.left.message}`)
+  return decoded.right
+}
+
+const built = async (a: Agent, b: SelfLaunchBody) => {
+  const r = await run(service.build(a.caller, b))
+  if (Either.isLeft(r)) throw new Error(`build refused: ${r.left.reason} ${r.left.message}`)
+  if (r.right._tag !== "Built") throw new Error("replayed")
+  return r.right.build
+}
+
+/** The relay signs the leg (once); the agent broadcasts it and waits for its receipt. */
+const signAndSend = async (a: Agent, leg: HoodSelfLaunch.HoodUnsignedLeg) => {
+  const bytes = Buffer.from(leg.unsignedTransaction.slice(2), "hex")
+  const signed = await Effect.runPromise(
+    wallets.signClaimed(a.caller.principal, a.walletId, { claimId: leg.claimId, transaction: bytes, authorizationSignature: await a.authorize(bytes) })
+  )
+  const pc = publicClientOf(localnet)
+  const hash = await pc.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex })
+  await pc.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: 20_000 })
+  return hash
+}
+
+const tokenRows = (mint: string) =>
+  Effect.runPromise(Effect.orDie(sql<{ visibility: string; path: string }>`SELECT visibility, path FROM launched_tokens WHERE chain = 'hood' AND mint = ${mint.toLowerCase()}`))
+
+describe("a self-signed Hood launch from an imported wallet", () => {
+  it("builds createCurve and the fee leg unsigned; the relay signs, the agent sends, confirm verifies the curve and records the token", async () => {
+    const a = await agent()
+    const b = body(a, { buyAmount: "10000000000000000", visibility: "production" })
+    const build = await built(a, b)
+    expect(build.transaction.to).toBe(localnet.addresses.factory)
+    expect(build.transaction.value).toBe("0")
+    expect(build.fee).toEqual({ bps: 50, feeRaw: "50000000000000", treasury: expect.any(String) })
+    expect(build.feeTransfer).toMatchObject({ to: build.fee!.treasury, value: "50000000000000", amountRaw: "50000000000000", quoteAsset: "eth", nonce: build.transaction.nonce + 1 })
+    // 3.2: no token row at build.
+    expect(await tokenRows(build.mint)).toEqual([])
+
+    const createHash = await signAndSend(a, build.transaction)
+    const feeHash = await signAndSend(a, build.feeTransfer!)
+    // The agent's own dev buy: bound only when it went to the curve with exactly buyAmount.
+    const pc = publicClientOf(localnet)
+    const ownWallet = createWalletClient({ account: privateKeyToAccount(a.privateKey), chain: localnet.chain, transport: http(localnet.rpcUrl) })
+    const curve = await readCurve(pc, getAddress(build.pool))
+    expect(curve.creator).toBe(getAddress(a.address))
+    const buyHash = await ownWallet.sendTransaction({
+      to: getAddress(build.pool),
+      value: BigInt(b.request.buyAmountRaw),
+      data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [b.request.buyAmountRaw, 0n] })
+    })
+    await pc.waitForTransactionReceipt({ hash: buyHash, pollingInterval: 20 })
+
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: feeHash, devBuySignature: buyHash }))
+    if (Either.isLeft(confirmed)) throw new Error(`confirm refused: ${confirmed.left.reason} ${confirmed.left.message}`)
+    expect(confirmed.right).toMatchObject({ success: true, chain: "hood", mint: build.mint, pool: build.pool, signature: createHash, devBuy: { signature: buyHash, outcome: "landed" } })
+    expect(await tokenRows(build.mint)).toEqual([{ visibility: "production", path: "self" }])
+    expect(registry.has("hood", normalizeAddress("hood", build.mint))).toBe(true)
+    const onChain = await pc.readContract({ address: localnet.addresses.factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(build.pool)] })
+    expect(onChain).toBe(true)
+    // A repeat confirm replays.
+    const again = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: feeHash }))
+    expect(Either.isRight(again) && again.right).toEqual(confirmed.right)
+  })
+
+  it("3.4: a missing or non-verifying fee leg is FEE_LEG_MISSING and records nothing; paying the missing fee with the build's leg then confirms", async () => {
+    const a = await agent()
+    const b = body(a, { buyAmount: "10000000000000000" })
+    const build = await built(a, b)
+    const createHash = await signAndSend(a, build.transaction)
+    const refusedWithout = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash }))
+    expect(Either.isLeft(refusedWithout) && [refusedWithout.left.reason, refusedWithout.left.retryable]).toEqual(["fee_leg_missing", false])
+    // A transfer of the wrong amount does not verify.
+    const own = createWalletClient({ account: privateKeyToAccount(a.privateKey), chain: localnet.chain, transport: http(localnet.rpcUrl) })
+    const pc = publicClientOf(localnet)
+    const wrong = await own.sendTransaction({ to: getAddress(build.fee!.treasury), value: 1n })
+    await pc.waitForTransactionReceipt({ hash: wrong, pollingInterval: 20 })
+    const refusedWrong = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: wrong }))
+    expect(Either.isLeft(refusedWrong) && refusedWrong.left.reason).toBe("fee_leg_missing")
+    expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.state).toBe("submitted")
+    expect(await tokenRows(build.mint)).toEqual([])
+    // The repeat build now sees the curve: confirm it, never build again.
+    const repeat = await run(service.build(a.caller, b))
+    expect(Either.isLeft(repeat) && [repeat.left.reason, repeat.left.details]).toEqual(["idempotency_conflict", { reason: "prior_attempt_on_chain", mint: build.mint }])
+    // Pay only the missing fee with the build's own leg (its nonce was skipped by the wrong transfer, so send it fresh as the same transfer).
+    const fee = await own.sendTransaction({ to: getAddress(build.feeTransfer!.to), value: BigInt(build.feeTransfer!.value) })
+    await pc.waitForTransactionReceipt({ hash: fee, pollingInterval: 20 })
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: fee, devBuySignature: wrong }))
+    if (Either.isLeft(confirmed)) throw new Error(`confirm refused: ${confirmed.left.reason} ${confirmed.left.message}`)
+    // A devBuySignature that is not a buy of exactly buyAmount on the curve is not recorded; the confirm succeeds.
+    expect(confirmed.right.devBuy).toBeUndefined()
+    expect(confirmed.right.mint).toBe(build.mint)
+  })
+
+  it("a build with no dev buy has no fee leg and confirms without feeTxHash; a repeat build before broadcasting gets a NEW curve address", async () => {
+    const a = await agent()
+    const b = body(a)
+    const first = await built(a, b)
+    expect([first.fee, first.feeTransfer]).toEqual([null, null])
+    const second = await built(a, b)
+    expect(second.pool).not.toBe(first.pool)
+    expect(second.transaction.unsignedTransaction).not.toBe(first.transaction.unsignedTransaction)
+    expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.attempt).toBe(2)
+    // The first build's claim still signs, but confirm records only the current attempt's curve.
+    const hash = await signAndSend(a, second.transaction)
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: hash }))
+    expect(Either.isRight(confirmed) && confirmed.right.pool).toBe(second.pool)
+  })
+
+  it("a createCurve sent by another wallet is SIGNER_MISMATCH; nothing is recorded", async () => {
+    const a = await agent()
+    const b = body(a)
+    const build = await built(a, b)
+    const stranger = privateKeyToAccount(generatePrivateKey())
+    await setEthBalance(tc, stranger.address, ETH)
+    const own = createWalletClient({ account: stranger, chain: localnet.chain, transport: http(localnet.rpcUrl) })
+    const hash = await own.sendTransaction({ to: getAddress(build.transaction.to), data: build.transaction.data as Hex, value: 0n })
+    await publicClientOf(localnet).waitForTransactionReceipt({ hash, pollingInterval: 20 })
+    const r = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: hash }))
+    expect(Either.isLeft(r) && r.left.reason).toBe("signer_mismatch")
+    expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.state).toBe("submitted")
+  })
+})
