@@ -276,3 +276,88 @@ describe("a self-signed Hood launch from an imported wallet", () => {
     expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.state).toBe("submitted")
   })
 })
+
+describe("a self-signed Hood launch from a TEE wallet: the sequenced operation", () => {
+  /** A TEE EVM wallet bound to `a`'s key with allowLaunch on, funded. */
+  const teeWallet = async (a: Agent) => {
+    const owner: Principal = { ...a.caller.principal, credential: "session", keyId: null, keyPrefix: null, scopes: [], environment: null, embeddedWallet: null }
+    const view = await Effect.runPromise(wallets.createTee(owner, { chain: "evm", keyPrefix: a.caller.keyPrefix, allowLaunch: true }))
+    await setEthBalance(tc, getAddress(view.address), 10n * ETH)
+    return view
+  }
+
+  /** The relay signs a TEE leg (bound to the key: no authorization signature). */
+  const teeSign = async (a: Agent, walletId: string, leg: { claimId: string; unsignedTransaction: string }) =>
+    (await Effect.runPromise(wallets.signClaimed(a.caller.principal, walletId, { claimId: leg.claimId, transaction: Buffer.from(leg.unsignedTransaction.slice(2), "hex") })))
+      .signedTransaction
+
+  const teeService = (buys: boolean) =>
+    withSql(
+      HoodSelfLaunch.make(
+        {
+          chain: localnet.chain,
+          rpcUrl: localnet.rpcUrl,
+          factory: localnet.addresses.factory,
+          bondingCurveBytecode: localnet.artifacts.BondingCurve.bytecode,
+          baseUrl: BASE_URL,
+          exclusiveHolderPassRaw: 1n,
+          teeLaunchBuysEnabled: buys
+        },
+        { ledger, images, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+      )
+    )
+
+  it("one leg without a dev buy: an unsigned repeat answers the same operation, a signed one is in flight, the signed leg confirms the launch", async () => {
+    const a = await agent()
+    const tee = await teeWallet(a)
+    const b = body(a, { linkedWalletId: tee.id })
+    const build = await built(a, b)
+    const op = build.operation!
+    expect(op).toMatchObject({ state: "awaiting_signature", nextLeg: 0 })
+    expect(op.legs.map((l) => [l.kind, l.status])).toEqual([["createCurve", "pending"]])
+    expect(await built(a, b)).toEqual(build)
+    const signed = await teeSign(a, tee.id, op.legs[0]!)
+    const repeat = await run(service.build(a.caller, b))
+    expect(Either.isLeft(repeat) && [repeat.left.reason, repeat.left.retryable, (repeat.left.details as { reason: string }).reason]).toEqual([
+      "idempotency_conflict",
+      true,
+      "prior_attempt_in_flight"
+    ])
+    // operationId alone: nothing sent yet, the operation as it stands.
+    const asIs = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
+    expect(Either.isRight(asIs) && asIs.right).toMatchObject({ success: true, operation: { nextLeg: 0, state: "awaiting_signature" } })
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: signed }))
+    if (Either.isLeft(confirmed)) throw new Error(`confirm refused: ${confirmed.left.reason} ${confirmed.left.message}`)
+    expect(confirmed.right).toMatchObject({ success: true, chain: "hood", mint: build.mint, pool: build.pool })
+    expect(await tokenRows(build.mint)).toEqual([{ visibility: "production", path: "self" }])
+  })
+
+  it("with TEE launch buys on: createCurve, the fee, then the buy, one leg per confirm; a leg out of order is refused", async () => {
+    const svc = await teeService(true)
+    const a = await agent()
+    const tee = await teeWallet(a)
+    const b = body(a, { linkedWalletId: tee.id, buyAmount: "10000000000000000" })
+    const r = await Effect.runPromise(Effect.either(svc.build(a.caller, b)))
+    if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+    const op = r.right.build.operation!
+    expect(op.legs.map((l) => l.kind)).toEqual(["createCurve", "feeTransfer", "devBuy"])
+    expect(op.legs.map((l) => l.nonce)).toEqual([op.legs[0]!.nonce, op.legs[0]!.nonce + 1, op.legs[0]!.nonce + 2])
+    // The fee leg signed first is not the next leg: refused, nothing sent (the signed fee leg is handed back in its turn).
+    const feeSigned = await teeSign(a, tee.id, op.legs[1]!)
+    const early = await Effect.runPromise(Effect.either(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: feeSigned })))
+    expect(Either.isLeft(early) && [early.left.reason, early.left.field]).toEqual(["validation_failed", "signedTransaction"])
+    let state: any = { operation: op }
+    for (const i of [0, 1]) {
+      const signedLeg = i === 1 ? feeSigned : await teeSign(a, tee.id, op.legs[i]!)
+      const next = await Effect.runPromise(Effect.either(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: signedLeg })))
+      if (Either.isLeft(next)) throw new Error(`leg ${i} refused: ${next.left.reason} ${next.left.message}`)
+      state = next.right
+      expect(state.operation.nextLeg).toBe(i + 1)
+      expect(state.operation.legs[i].status).toBe("mined")
+    }
+    const last = await Effect.runPromise(Effect.either(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[2]!) })))
+    if (Either.isLeft(last)) throw new Error(`buy leg refused: ${last.left.reason} ${last.left.message}`)
+    if ((last.right as any).operation !== undefined) throw new Error(JSON.stringify((last.right as any).operation.legs.map((l: any) => [l.kind, l.status, l.txHash])))
+    expect(last.right).toMatchObject({ success: true, chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
+  })
+})

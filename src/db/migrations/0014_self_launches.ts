@@ -5,7 +5,8 @@
  *   its kind and address, the key), what was asked (the decoded request, with the requested
  *   visibility and the dev buy, held across build and confirm: 3.2), and what was built (mint,
  *   pool, the unsigned transaction, its blockhash's last valid block height, `expiresAt`, the fee
- *   leg and the single-use sign claim). Written in the ledger's `begin` (or `rebuild`) transaction,
+ *   leg and the single-use sign claim), and for a Hood TEE build the sequenced operation
+ *   (`operation`: its legs, their hashes and statuses, `nextLeg`), rewritten as it advances. Written in the ledger's `begin` (or `rebuild`) transaction,
  *   so a ledger attempt and its stored transaction commit together.
  *
  * Portable SQL (PGlite and PostgreSQL 15).
@@ -34,6 +35,7 @@ export default Effect.gen(function* () {
       expires_at timestamptz NOT NULL,
       fee jsonb,
       claim_id text NOT NULL,
+      operation jsonb,
       built_at timestamptz NOT NULL,
       PRIMARY KEY (account_id, client_launch_id, attempt)
     )

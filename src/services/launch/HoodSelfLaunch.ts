@@ -29,14 +29,18 @@ import {
   type Hex,
   BaseError,
   type PublicClient,
+  keccak256,
+  parseTransaction,
+  recoverTransactionAddress,
   serializeTransaction,
   type TransactionReceipt
 } from "viem"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import { curveFactoryAbi, feeSplitterAbi } from "../../chain/hood/abi.generated.js"
 import { hoodPublicClient, predictCurveAddress } from "../../chain/hood/client/HoodClient.js"
-import { createCurveCall, curveCreatedIn, ethTransferCall, type HoodCall, launchSalt, platformFeeRaw, quoteTokenOf } from "../../chain/hood/launch/HeadlessCalls.js"
-import { MATRIX_VERSION } from "../../domain/Economics.js"
+import { createCurveCall, curveCreatedIn, devBuyPlan, ethTransferCall, type HoodCall, launchSalt, platformFeeRaw, quoteTokenOf } from "../../chain/hood/launch/HeadlessCalls.js"
+import { initialState, tokenReserveRaw } from "../../domain/CurveMath.js"
+import { findEconomics, MATRIX_VERSION } from "../../domain/Economics.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
@@ -44,14 +48,15 @@ import { WalletService, type WalletServiceShape, type WalletView } from "../wall
 import { idempotencyHash } from "./Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
-import { admitted, Overlap, overlapping, readBuild, storeBuild } from "./internal/SelfBuilds.js"
+import { admitted, Overlap, overlapping, readBuild, storeBuild, updateOperation } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
-import { fromLedger, type LaunchError, launchFailure } from "./LaunchError.js"
+import { fromLedger, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalSelfBody } from "./request/CanonicalBody.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "./SolanaSelfLaunch.js"
 import { tokenOfCurve } from "./HoodHeadlessLaunch.js"
+import { type HoodOperation, newOperation, step as stepOperation } from "./HoodOperation.js"
 
 /** The factory's metadata URI bound (bytes). */
 const FACTORY_URI_MAX_BYTES = 512
@@ -84,14 +89,19 @@ export interface HoodSelfBuild {
   readonly fee: { readonly bps: number; readonly feeRaw: string; readonly treasury: string } | null
   /** The platform fee leg (a plain ETH transfer of `fee.feeRaw` to the treasury); null without a fee. */
   readonly feeTransfer: (HoodUnsignedLeg & { readonly quoteAsset: "eth"; readonly amountRaw: string }) | null
+  /** A TEE wallet's build: the sequenced operation (its legs are signed one at a time, `nextLeg` first). */
+  readonly operation?: HoodOperation
 }
 
 export type HoodSelfBuildOutcome = { readonly _tag: "Built"; readonly build: HoodSelfBuild } | { readonly _tag: "Replay"; readonly result: StoredResult }
 
 export interface HoodSelfConfirmInput {
   readonly clientLaunchId: string
-  /** The broadcast `createCurve` hash. */
-  readonly signature: string
+  /** The broadcast `createCurve` hash (a linked wallet's build). */
+  readonly signature?: string | undefined
+  /** A TEE build's operation, and its next leg signed through the relay (2.3). `operationId` alone advances from what the chain shows. */
+  readonly operationId?: string | undefined
+  readonly signedTransaction?: string | undefined
   readonly feeTxHash?: string | undefined
   readonly devBuySignature?: string | undefined
 }
@@ -136,6 +146,30 @@ type StoredFee = NonNullable<HoodSelfBuild["fee"]> & { readonly leg: NonNullable
 
 const storage = launchStorage
 
+/** How long a confirm carrying a signed leg waits for its receipt before answering the operation as it stands. */
+const OPERATION_WAIT_MS = 30_000
+
+/** The gas limit of a TEE operation's dev-buy leg, built before its curve exists (a curve buy uses well under it). */
+const DEV_BUY_GAS_LIMIT = 500_000n
+
+/** `retryAfter` of a TEE repeat build refused while its signed attempt can still land (an EVM transaction has no expiry to wait for). */
+const TEE_RETRY_AFTER_MS = 60_000
+
+const randomBytesHex = (n: number): string => Buffer.from(crypto.getRandomValues(new Uint8Array(n))).toString("hex")
+
+/** The ETH dev buy on a curve not yet created: CurveMath's fill on the virgin curve, less 100 bps (the headless dev buy's slippage). */
+const devBuyOnVirginCurve = (body: SelfLaunchBody, curve: Address, curveFeeBps: number) => {
+  const economics = findEconomics("hood", body.request.quoteAsset)!
+  const params = {
+    virtualQuoteRaw: body.request.curve.virtualQuoteRaw,
+    thresholdRaw: body.request.curve.thresholdRaw,
+    tokenReserveRaw: tokenReserveRaw(economics.tokenSupplyRaw, body.request.stakerAllocationBps),
+    feeBps: BigInt(curveFeeBps),
+    crossingModel: "capped-refund" as const
+  }
+  return devBuyPlan(curve, params, initialState(params), body.request.buyAmountRaw, 100n)
+}
+
 const chainRead = (what: string) => (e: unknown) =>
   launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
 
@@ -156,13 +190,13 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         : Effect.succeed({ factory: config.factory, bytecode: config.bondingCurveBytecode, chain: config.chain })
     )
 
-    const beginInput = (caller: SelfCaller, body: SelfLaunchBody): BeginInput => ({
+    const beginInput = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView): BeginInput => ({
       accountId: caller.accountId,
       clientLaunchId: body.request.clientLaunchId,
       keyId: caller.keyId,
       path: "self",
       chain: "hood",
-      payer: "linked",
+      payer: payer.walletKind === "tee" ? "tee" : "linked",
       canonicalBody: canonicalSelfBody(body.request, body.linkedWalletId),
       dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
     })
@@ -175,10 +209,6 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         if (body.request.chain !== "hood" || body.request.dexVersion === null) return yield* Effect.dieMessage("HoodSelfLaunch: not a Hood request")
         yield* selfSignedTier(caller.plan)
         const payer = yield* selfPayer(wallets, caller, body.linkedWalletId, "evm", body.request, feeRawOf(caller, body), config.teeLaunchBuysEnabled)
-        if (payer.walletKind === "tee") {
-          // The sequenced TEE operation (2.3, 2.7 `operation`) is the next piece of this service; until it exists a TEE wallet is not built for.
-          return yield* Effect.dieMessage("HoodSelfLaunch: a TEE payer needs the sequenced operation, which this build does not make yet")
-        }
         const c = yield* configured
         const exclusive = yield* exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, body.request)
         const pictures = yield* fetchImages(images, body.request)
@@ -212,15 +242,18 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         ),
         ([feeSplitter, feeBps]) => ({
           curve: predictCurveAddress({ factory, creator, feeSplitter, feeBps, bondingCurveBytecode: bytecode, input: createInput(body, metadataUri, salt) }),
-          feeSplitter
+          feeSplitter,
+          feeBps
         })
       )
 
     const treasuryOf = (feeSplitter: Address) => rpc("treasury read", (c) => c.readContract({ address: feeSplitter, abi: feeSplitterAbi, functionName: "treasury" }))
 
     /** Nonce, gas and fees for `call` from `from`: the serialized unsigned EIP-1559 transaction. */
-    const unsigned = (chain: Chain, from: Address, call: HoodCall, nonce: number, what: string) =>
-      rpc(what, (c) => c.prepareTransactionRequest({ account: from, chain, to: call.to, data: call.data, value: call.value, type: "eip1559", nonce })).pipe(
+    const unsigned = (chain: Chain, from: Address, call: HoodCall, nonce: number, what: string, gas?: bigint) =>
+      rpc(what, (c) =>
+        c.prepareTransactionRequest({ account: from, chain, to: call.to, data: call.data, value: call.value, type: "eip1559", nonce, ...(gas === undefined ? {} : { gas }) })
+      ).pipe(
         Effect.catchAll((e) =>
           e.details?.reason === "chain_read_failed" && String(e.message).toLowerCase().includes("insufficient funds")
             ? Effect.fail(launchFailure("insufficient_owner_balance", `${from} cannot cover the gas of ${what}`, { retryable: true }))
@@ -255,7 +288,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         if (g.pictures.banner !== null) yield* images.rehost(g.pictures.banner).pipe(storage("re-hosting the banner"))
         const from = getAddress(payer.address)
         const salt = launchSalt("self", caller.accountId, body.request.clientLaunchId, attempt)
-        const { curve, feeSplitter } = yield* predicted(g.c.factory, g.c.bytecode, from, body, hosted.url, salt)
+        const { curve, feeSplitter, feeBps } = yield* predicted(g.c.factory, g.c.bytecode, from, body, hosted.url, salt)
         const nonce = yield* rpc("nonce", (c) => c.getTransactionCount({ address: from, blockTag: "pending" }))
         const create = createCurveCall(g.c.factory, createInput(body, hosted.url, salt))
         const createTx = yield* unsigned(g.c.chain, from, create, nonce, "createCurve")
@@ -263,6 +296,15 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         const treasury = feeRaw > 0n ? yield* treasuryOf(feeSplitter) : null
         const feeCall = treasury === null ? null : ethTransferCall(treasury, feeRaw)
         const feeTx = feeCall === null ? null : yield* unsigned(g.c.chain, from, feeCall, nonce + 1, "feeTransfer")
+        // A TEE wallet's dev buy is a leg of its operation, after the fee (rule 4); a linked wallet buys on its own.
+        const tee = payer.walletKind === "tee"
+        const buy = tee && body.request.buyAmountRaw > 0n ? devBuyOnVirginCurve(body, curve, feeBps) : undefined
+        if (tee && body.request.buyAmountRaw > 0n && buy === undefined) {
+          return yield* launchFailure("validation_failed", "the dev buy fills nothing on this curve", { field: "buyAmount", retryable: false })
+        }
+        const buyNonce = nonce + (feeTx === null ? 1 : 2)
+        // The curve does not exist yet, so the buy's gas cannot be estimated: it carries a fixed limit (unused gas is not charged).
+        const buyTx = buy === undefined ? null : yield* unsigned(g.c.chain, from, buy.call, buyNonce, "devBuy", DEV_BUY_GAS_LIMIT)
         const builtAtMs = yield* Clock.currentTimeMillis
         const token = tokenOfCurve(curve)
         let built: HoodSelfBuild | undefined
@@ -283,6 +325,14 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
               walletId: payer.id
             })
             const fee = treasury === null ? null : { bps: caller.plan.feeBps, feeRaw: feeRaw.toString(), treasury }
+            const buyClaim = buyTx === null ? null : yield* claim(buyTx)
+            const operation = !tee
+              ? null
+              : newOperation(`op_${randomBytesHex(16)}`, [
+                  { kind: "createCurve", ...leg(create, createTx, nonce, createClaim.claimId) },
+                  ...(feeCall !== null && feeTx !== null && feeClaim !== null ? [{ kind: "feeTransfer" as const, ...leg(feeCall, feeTx, nonce + 1, feeClaim.claimId) }] : []),
+                  ...(buy !== undefined && buyTx !== null && buyClaim !== null ? [{ kind: "devBuy" as const, ...leg(buy.call, buyTx, buyNonce, buyClaim.claimId) }] : [])
+                ])
             built = {
               clientLaunchId: body.request.clientLaunchId,
               chain: "hood",
@@ -294,7 +344,8 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
               feeTransfer:
                 feeCall === null || feeTx === null || feeClaim === null
                   ? null
-                  : { ...leg(feeCall, feeTx, nonce + 1, feeClaim.claimId), quoteAsset: "eth", amountRaw: feeRaw.toString() }
+                  : { ...leg(feeCall, feeTx, nonce + 1, feeClaim.claimId), quoteAsset: "eth", amountRaw: feeRaw.toString() },
+              ...(operation !== null ? { operation } : {})
             }
             yield* storeBuild<Resolved, StoredFee>({
               accountId: caller.accountId,
@@ -302,7 +353,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
               attempt,
               chain: "hood",
               walletId: payer.id,
-              walletKind: "imported",
+              walletKind: tee ? "tee" : "imported",
               payer: from,
               keyId: caller.keyId,
               request: body.request,
@@ -314,7 +365,8 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
               expiresAtMs: built.expiresAtMs,
               fee: fee === null || built.feeTransfer === null ? null : { ...fee, leg: built.feeTransfer },
               claimId: createClaim.claimId,
-              builtAtMs
+              builtAtMs,
+              operation
             })
           })
         const admittedRecord = yield* admit(also)
@@ -337,7 +389,8 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
                   pool: r.pool,
                   expiresAtMs: r.expiresAtMs,
                   fee: r.fee === null ? null : { bps: r.fee.bps, feeRaw: r.fee.feeRaw, treasury: r.fee.treasury },
-                  feeTransfer: r.fee?.leg ?? null
+                  feeTransfer: r.fee?.leg ?? null,
+                  ...(r.operation !== null ? { operation: r.operation as HoodOperation } : {})
                 } satisfies HoodSelfBuild
               }
         )
@@ -352,7 +405,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
       Effect.gen(function* () {
         yield* sweep(caller.accountId)
         const g = yield* gates(caller, body)
-        const input = beginInput(caller, body)
+        const input = beginInput(caller, body, g.payer)
         const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
         const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
         const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
@@ -362,8 +415,22 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
             details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
           })
         }
+        if (sameRequest && row.state === "submitted" && earlier?.build.operation !== undefined) {
+          // 3.3: a TEE wallet refuses a rebuild while a signed attempt can still land; unsigned, the same operation is the answer.
+          const op = earlier.build.operation
+          const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
+          if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
+          const mined = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(earlier.row.payer), blockTag: "latest" }))
+          if (mined <= earlier.row.resolved.nonce) {
+            const now = yield* Clock.currentTimeMillis
+            return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
+              retryable: true,
+              details: { reason: "prior_attempt_in_flight", retryAfter: now + TEE_RETRY_AFTER_MS, operationId: op.operationId }
+            })
+          }
+        }
         if (sameRequest && row.state === "submitted") {
-          // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot).
+          // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot); so does a TEE build proven dead.
           const ref = { ...input, attempt: row.attempt }
           const rebuilt = yield* buildAttempt(caller, body, g.payer, g, row.attempt + 1, (also) => ledger.rebuild(ref, also)).pipe(admitted)
           if (rebuilt === undefined) return yield* overlapping()
@@ -434,37 +501,32 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         )
       })
 
-    const confirm: HoodSelfLaunchShape["confirm"] = (caller, input) =>
+    type Stored = NonNullable<Effect.Effect.Success<ReturnType<typeof storedOf>>>
+
+    /** The attempt the chain shows: verify `createCurve` (and the fee, and a reported dev buy), then record the launch. */
+    const record = (row: LaunchRecord, stored: Stored, hashes: { signature: string; feeTxHash?: string | undefined; devBuySignature?: string | undefined }) =>
       Effect.gen(function* () {
-        yield* selfSignedTier(caller.plan)
         const c = yield* configured
-        const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
-        const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
-        if (row === undefined || row.path !== "self" || row.chain !== "hood") return yield* notFound()
-        if (row.state === "confirmed") return row.result ?? {}
-        if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
+        const ref: LaunchRef = { accountId: row.accountId, clientLaunchId: row.clientLaunchId }
         const attemptRef = { ...ref, attempt: row.attempt }
-        const stored = yield* storedOf(attemptRef)
-        if (stored === undefined) return yield* notFound()
         const payer = getAddress(stored.row.payer)
-        yield* payerRules(wallets, caller.principal, stored.row.walletId, "evm")
-        const receipt = yield* receiptOf(input.signature)
+        const receipt = yield* receiptOf(hashes.signature)
         if (receipt === undefined) {
           // Not mined. Dead only when the payer's nonce moved past the build's and no curve exists.
           const mined = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: payer, blockTag: "latest" }))
           if (mined > stored.row.resolved.nonce && !(yield* curveExists(c.factory, stored.build.pool))) return yield* notFound()
           return yield* launchFailure("validation_failed", "the createCurve transaction is not mined yet; confirm again once it is", { field: "signature", retryable: true })
         }
-        const tx = yield* transactionOf(input.signature)
+        const tx = yield* transactionOf(hashes.signature)
         if (tx === undefined) return yield* launchFailure("launch_failed", "the createCurve transaction is not readable; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
         if (tx.from !== payer) return yield* launchFailure("signer_mismatch", "the createCurve transaction was not sent by the wallet this launch was built for", { retryable: false })
         if (receipt.status !== "success") {
           if (row.state === "submitted") {
             yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
           }
-          return yield* launchFailure("launch_failed", `createCurve ${input.signature} reverted on chain; build again with the same clientLaunchId`, {
+          return yield* launchFailure("launch_failed", `createCurve ${hashes.signature} reverted on chain; build again with the same clientLaunchId`, {
             retryable: true,
-            details: { reason: "reverted", signature: input.signature }
+            details: { reason: "reverted", signature: hashes.signature }
           })
         }
         const created = curveCreatedIn(c.factory, receipt)
@@ -472,25 +534,21 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
           return yield* launchFailure("validation_failed", "this transaction did not create this launch's curve", { field: "signature", retryable: false })
         }
         const fee = stored.row.fee
-        if (fee !== null && !(yield* feeVerified(fee, payer, input.feeTxHash))) {
+        if (fee !== null && !(yield* feeVerified(fee, payer, hashes.feeTxHash))) {
           return yield* launchFailure("fee_leg_missing", "this build's platform fee leg has no verifying feeTxHash; pay only the missing fee with the build's feeTransfer leg, then confirm", {
             retryable: false
           })
         }
-        const devBuy = yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, input.devBuySignature)
+        const devBuy = yield* boundDevBuy(stored.row.request.buyAmountRaw, created.curve, hashes.devBuySignature)
         const result = hoodLaunchResult({ baseUrl: config.baseUrl, explorerUrl: config.explorerUrl }, stored.row.request, created, devBuy)
         const onChain = { mint: created.token, pool: created.curve, signature: created.txHash }
-        const writes: Also = (record) =>
+        const writes: Also = (r) =>
           Effect.gen(function* () {
             yield* attribute(
-              { accountId: caller.accountId, keyId: stored.row.keyId, path: "self", chain: "hood", mint: created.token, visibility: stored.row.request.visibility },
+              { accountId: row.accountId, keyId: stored.row.keyId, path: "self", chain: "hood", mint: created.token, visibility: stored.row.request.visibility },
               deps.agentLaunches
-            )(record)
-            yield* confirmedWrites({
-              keyId: stored.row.keyId,
-              fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) },
-              devBuy: result.devBuy
-            })(record)
+            )(r)
+            yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
           })
         const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
           Effect.map((r) => r.result ?? result),
@@ -499,9 +557,100 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
           ),
           storage("recording the launch")
         )
-        yield* wallets.settleClaim(stored.row.claimId, "confirmed").pipe(Effect.ignore)
-        if (fee !== null) yield* wallets.settleClaim(fee.leg.claimId, "confirmed").pipe(Effect.ignore)
+        const claims = stored.build.operation?.legs.map((l) => l.claimId) ?? [stored.row.claimId, ...(fee !== null ? [fee.leg.claimId] : [])]
+        for (const claimId of claims) yield* wallets.settleClaim(claimId, "confirmed").pipe(Effect.ignore)
         return confirmed
+      })
+
+    // ---- the sequenced TEE operation ---------------------------------------------------------
+
+    const saveOperation = (ref: AttemptRef, op: HoodOperation) => withSql(updateOperation(ref, op)).pipe(storage("recording the operation"))
+
+    /** Reads every sent leg's receipt; a reverted fee leg is reissued on a fresh nonce with a new claim (3.4); a reverted buy is final (rule 4). */
+    const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation) =>
+      Effect.gen(function* () {
+        let next = op
+        for (const leg of op.legs) {
+          if (leg.status !== "sent" || leg.txHash === null) continue
+          const receipt = yield* receiptOf(leg.txHash)
+          if (receipt === undefined) continue
+          next = stepOperation(next, { _tag: receipt.status === "success" ? "Mined" : "Reverted", leg: leg.index })
+          if (receipt.status !== "success" && leg.kind === "feeTransfer") {
+            const c = yield* configured
+            const from = getAddress(stored.row.payer)
+            const nonce = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
+            const call: HoodCall = { to: getAddress(leg.to), data: leg.data as Hex, value: BigInt(leg.value) }
+            const tx = yield* unsigned(c.chain, from, call, nonce, leg.kind)
+            const claim = yield* wallets
+              .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
+              .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
+            next = stepOperation(next, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
+          }
+        }
+        return next
+      })
+
+    /** The signed `nextLeg`: exactly the leg's unsigned transaction, signed by the payer. */
+    const signedLeg = (op: HoodOperation, payer: Address, signedTransaction: string) =>
+      Effect.gen(function* () {
+        const leg = op.nextLeg === null ? undefined : op.legs[op.nextLeg]
+        const refused = launchFailure("validation_failed", "signedTransaction is not the operation's next leg signed by its wallet", { field: "signedTransaction", retryable: false })
+        if (leg === undefined || leg.status !== "pending" || !/^0x[0-9a-fA-F]+$/.test(signedTransaction)) return yield* refused
+        const parsed = yield* Effect.try({ try: () => parseTransaction(signedTransaction as Hex), catch: () => refused })
+        const { r: _r, s: _s, v: _v, yParity: _y, ...fields } = parsed as typeof parsed & { r?: Hex; s?: Hex; v?: bigint; yParity?: number }
+        const same = yield* Effect.try({ try: () => serializeTransaction(fields as Parameters<typeof serializeTransaction>[0]) === leg.unsignedTransaction, catch: () => refused })
+        const signer = yield* Effect.tryPromise({ try: () => recoverTransactionAddress({ serializedTransaction: signedTransaction as never }), catch: () => refused })
+        if (!same || getAddress(signer) !== payer) return yield* refused
+        return { leg, hash: keccak256(signedTransaction as Hex) }
+      })
+
+    /** One step of a TEE operation: read the chain, take the signed next leg (recorded before it is sent), and record the launch once every leg is mined. */
+    const advance = (caller: SelfCaller, row: LaunchRecord, stored: Stored, op0: HoodOperation, input: HoodSelfConfirmInput) =>
+      Effect.gen(function* () {
+        if (input.operationId !== op0.operationId) {
+          return yield* launchFailure("validation_failed", "operationId does not name this launch's operation", { field: "operationId", retryable: false })
+        }
+        const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
+        const payer = getAddress(stored.row.payer)
+        let op = yield* observe(caller, stored, op0)
+        if (input.signedTransaction !== undefined) {
+          const { leg, hash } = yield* signedLeg(op, payer, input.signedTransaction)
+          op = stepOperation(op, { _tag: "Signed", leg: leg.index, txHash: hash })
+          yield* saveOperation(ref, op)
+          yield* rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: input.signedTransaction as Hex })).pipe(Effect.ignore)
+          yield* rpc("receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 250, timeout: OPERATION_WAIT_MS })).pipe(Effect.ignore)
+          op = yield* observe(caller, stored, op)
+        }
+        if (op !== op0) yield* saveOperation(ref, op)
+        if (op.state === "failed") {
+          if (row.state === "submitted") {
+            yield* ledger.fail(ref, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
+          }
+          return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
+        }
+        if (op.nextLeg !== null) return { success: true, clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
+        const hashOf = (kind: string) => op.legs.find((l) => l.kind === kind)?.txHash ?? undefined
+        const result = yield* record(row, stored, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
+        yield* saveOperation(ref, stepOperation(op, { _tag: "Recorded" }))
+        return result
+      })
+
+    const confirm: HoodSelfLaunchShape["confirm"] = (caller, input) =>
+      Effect.gen(function* () {
+        yield* selfSignedTier(caller.plan)
+        yield* configured
+        const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
+        const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
+        if (row === undefined || row.path !== "self" || row.chain !== "hood") return yield* notFound()
+        if (row.state === "confirmed") return row.result ?? {}
+        if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
+        const stored = yield* storedOf({ ...ref, attempt: row.attempt })
+        if (stored === undefined) return yield* notFound()
+        yield* payerRules(wallets, caller.principal, stored.row.walletId, "evm")
+        const op = stored.build.operation
+        if (op !== undefined) return yield* advance(caller, row, stored, op, input)
+        if (input.signature === undefined) return yield* launchFailure("validation_failed", "signature is required: the broadcast createCurve hash", { field: "signature", retryable: false })
+        return yield* record(row, stored, { signature: input.signature, feeTxHash: input.feeTxHash, devBuySignature: input.devBuySignature })
       })
 
     /** Endpoint rule 5: a dev buy is bound only when it went to the curve with exactly `buyAmount`; else it is ignored. */

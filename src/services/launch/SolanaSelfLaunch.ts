@@ -261,7 +261,8 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
               expiresAtMs,
               fee,
               claimId: claim.claimId,
-              builtAtMs
+              builtAtMs,
+              operation: null
             })
             // 3.2: the token row is `hidden` until confirm promotes it to the requested visibility.
             yield* attribute(

@@ -36,6 +36,8 @@ export interface BuildRow<Resolved, Fee> {
   readonly fee: Fee | null
   readonly claimId: string
   readonly builtAtMs: number
+  /** A Hood TEE build's sequenced operation (`HoodOperation`); null otherwise. */
+  readonly operation: unknown
 }
 
 /** Stores a build (inside the ledger transaction that admitted its attempt). */
@@ -44,11 +46,12 @@ export const storeBuild = <R, F>(b: BuildRow<R, F>) =>
     SqlClient.SqlClient,
     (sql) => sql`
       INSERT INTO self_launch_builds (account_id, client_launch_id, attempt, chain, wallet_id, wallet_kind, payer_address, key_id,
-        request, resolved, mint, pool, transaction, last_valid_block_height, expires_at, fee, claim_id, built_at)
+        request, resolved, mint, pool, transaction, last_valid_block_height, expires_at, fee, claim_id, operation, built_at)
       VALUES (${b.accountId}, ${b.clientLaunchId}, ${b.attempt}, ${b.chain}, ${b.walletId}, ${b.walletKind}, ${b.payer}, ${b.keyId},
         ${JSON.stringify(encodeStoredRequest(b.request))}::jsonb, ${JSON.stringify(b.resolved)}::jsonb, ${b.mint}, ${b.pool},
         ${b.transaction}, ${b.lastValidBlockHeight === null ? null : b.lastValidBlockHeight.toString()}::numeric, ${new Date(b.expiresAtMs)},
-        ${b.fee === null ? null : JSON.stringify(b.fee)}::jsonb, ${b.claimId}, ${new Date(b.builtAtMs)})`
+        ${b.fee === null ? null : JSON.stringify(b.fee)}::jsonb, ${b.claimId},
+        ${b.operation === null ? null : JSON.stringify(b.operation)}::jsonb, ${new Date(b.builtAtMs)})`
   ).pipe(Effect.asVoid)
 
 /** The stored build of an attempt, or undefined. */
@@ -70,10 +73,11 @@ export const readBuild = <R, F>(ref: { readonly accountId: string; readonly clie
       expires_at: Date | string
       fee: F | null
       claim_id: string
+      operation: unknown
       built_at: Date | string
     }>`
       SELECT chain, wallet_id, wallet_kind, payer_address, key_id, request, resolved, mint, pool, transaction,
-        last_valid_block_height::text AS lvbh, expires_at, fee, claim_id, built_at
+        last_valid_block_height::text AS lvbh, expires_at, fee, claim_id, operation, built_at
       FROM self_launch_builds
       WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`
   ).pipe(
@@ -98,10 +102,20 @@ export const readBuild = <R, F>(ref: { readonly accountId: string; readonly clie
         expiresAtMs: new Date(r.expires_at).getTime(),
         fee: r.fee,
         claimId: r.claim_id,
-        builtAtMs: new Date(r.built_at).getTime()
+        builtAtMs: new Date(r.built_at).getTime(),
+        operation: r.operation ?? null
       }
     })
   )
+
+/** Rewrites a stored build's operation (a Hood TEE leg signed, mined, reverted or reissued). */
+export const updateOperation = (ref: { readonly accountId: string; readonly clientLaunchId: string; readonly attempt: number }, operation: unknown) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      UPDATE self_launch_builds SET operation = ${JSON.stringify(operation)}::jsonb
+      WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`
+  ).pipe(Effect.asVoid)
 
 /** Raised inside a build's admission transaction when another build of the id moved the row first (rolls it back). */
 export class Overlap {

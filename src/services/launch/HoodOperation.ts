@@ -1,0 +1,105 @@
+/**
+ * The sequenced Hood TEE launch operation (launch spec 2.3, 2.7 `operation`, general rule 4),
+ * pure: `step(operation, event) -> operation`. A TEE wallet's Hood launch is a short sequence of
+ * legs the agent signs one at a time through the relay and hands back with `operationId` and
+ * `signedTransaction`; the service records each leg's hash BEFORE broadcasting it and advances
+ * the operation from what the chain shows. The object is defined here (the spec names only its
+ * fields; docs/decisions.md "Self-signed launches").
+ *
+ * Legs, in order: `createCurve`, then `feeTransfer` when the dev buy carries a platform fee, then
+ * `devBuy` (only with `TEE_LAUNCH_BUYS_ENABLED`): the fee leg goes before the buy (rule 4).
+ *
+ * Invariants:
+ * - `nextLeg` is the first leg not settled (mined; or a dev buy that reverted, which is final: rule
+ *   4, the fee is not returned and the buy is not retried), or null when every leg is settled.
+ * - Only `nextLeg` can be signed, and only while `pending`; a leg moves pending → sent → mined or
+ *   reverted, and a reverted fee leg may be reissued (pending again, a fresh nonce and claim):
+ *   3.4's "pay only the missing fee". A reverted `createCurve` fails the operation.
+ * - A refused event returns the SAME object (nothing to write).
+ */
+export const HoodLegKinds = ["createCurve", "feeTransfer", "devBuy"] as const
+export type HoodLegKind = (typeof HoodLegKinds)[number]
+
+export const HoodLegStatuses = ["pending", "sent", "mined", "reverted"] as const
+export type HoodLegStatus = (typeof HoodLegStatuses)[number]
+
+export interface HoodOperationLeg {
+  readonly index: number
+  readonly kind: HoodLegKind
+  readonly to: string
+  readonly data: string
+  /** Wei, decimal string. */
+  readonly value: string
+  readonly nonce: number
+  /** Serialized unsigned EIP-1559 transaction (0x hex): what the relay signs for this leg. */
+  readonly unsignedTransaction: string
+  readonly claimId: string
+  readonly walletId: string
+  readonly status: HoodLegStatus
+  readonly txHash: string | null
+}
+
+export type HoodOperationState = "awaiting_signature" | "confirming" | "confirmed" | "failed"
+
+export interface HoodOperation {
+  readonly operationId: string
+  readonly state: HoodOperationState
+  readonly legs: ReadonlyArray<HoodOperationLeg>
+  /** Index of the leg to sign next; null once every leg is mined. */
+  readonly nextLeg: number | null
+}
+
+export type HoodOperationEvent =
+  /** The agent handed back `nextLeg` signed: its hash is recorded before it is broadcast. */
+  | { readonly _tag: "Signed"; readonly leg: number; readonly txHash: string }
+  | { readonly _tag: "Mined"; readonly leg: number }
+  | { readonly _tag: "Reverted"; readonly leg: number }
+  /** A reverted fee leg rebuilt on a fresh nonce with a new claim. */
+  | { readonly _tag: "Reissued"; readonly leg: number; readonly unsignedTransaction: string; readonly nonce: number; readonly claimId: string }
+  /** The launch was recorded (every leg mined and verified). */
+  | { readonly _tag: "Recorded" }
+
+/** A leg needing nothing more: mined, or a dev buy that reverted (rule 4: it is not retried; the launch stands). */
+const settled = (l: HoodOperationLeg): boolean => l.status === "mined" || (l.status === "reverted" && l.kind === "devBuy")
+
+const nextOf = (legs: ReadonlyArray<HoodOperationLeg>): number | null => {
+  const i = legs.findIndex((l) => !settled(l))
+  return i === -1 ? null : i
+}
+
+const stateOf = (legs: ReadonlyArray<HoodOperationLeg>): HoodOperationState => {
+  if (legs[0]?.status === "reverted") return "failed"
+  if (legs.every(settled)) return "confirming"
+  return legs.some((l) => l.status === "sent") ? "confirming" : "awaiting_signature"
+}
+
+const withLeg = (op: HoodOperation, index: number, patch: Partial<HoodOperationLeg>): HoodOperation => {
+  const legs = op.legs.map((l) => (l.index === index ? { ...l, ...patch } : l))
+  return { ...op, legs, nextLeg: nextOf(legs), state: stateOf(legs) }
+}
+
+/** Pure. Returns the SAME object when the event does not apply. */
+export const step = (op: HoodOperation, e: HoodOperationEvent): HoodOperation => {
+  if (op.state === "confirmed" || op.state === "failed") return op
+  if (e._tag === "Recorded") return op.nextLeg === null ? { ...op, state: "confirmed" } : op
+  const leg = op.legs[e.leg]
+  if (leg === undefined) return op
+  switch (e._tag) {
+    case "Signed":
+      return e.leg === op.nextLeg && leg.status === "pending" ? withLeg(op, e.leg, { status: "sent", txHash: e.txHash }) : op
+    case "Mined":
+      return leg.status === "sent" ? withLeg(op, e.leg, { status: "mined" }) : op
+    case "Reverted":
+      return leg.status === "sent" ? withLeg(op, e.leg, { status: "reverted" }) : op
+    case "Reissued":
+      return leg.status === "reverted" && leg.kind === "feeTransfer"
+        ? withLeg(op, e.leg, { status: "pending", txHash: null, unsignedTransaction: e.unsignedTransaction, nonce: e.nonce, claimId: e.claimId })
+        : op
+  }
+}
+
+/** A new operation over `legs` (all pending). */
+export const newOperation = (operationId: string, legs: ReadonlyArray<Omit<HoodOperationLeg, "status" | "txHash" | "index">>): HoodOperation => {
+  const all = legs.map((l, index) => ({ ...l, index, status: "pending" as const, txHash: null }))
+  return { operationId, state: "awaiting_signature", legs: all, nextLeg: nextOf(all) }
+}
