@@ -73,6 +73,7 @@ import { startDataService } from "./DataService.js"
 import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
+import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -80,6 +81,10 @@ import * as SolanaLaunchModule from "./services/launch/SolanaLaunch.js"
 import * as HoodLaunchModule from "./services/launch/HoodHeadlessLaunch.js"
 import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
+import * as HoodSelfLaunchModule from "./services/launch/HoodSelfLaunch.js"
+import { SelfLaunch } from "./services/launch/SelfLaunch.js"
+import * as SelfLaunchModule from "./services/launch/SelfLaunch.js"
+import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
 import { fundLocalAccount } from "./sim/LocalFunding.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
@@ -244,12 +249,38 @@ const launchLayer = Layer.unwrapEffect(
         plans: resolvePlans(config.planOverrides, config.promoMaxDays)
       })
     )
-    return HeadlessLaunchModule.layer({
+    const exclusiveHolderPassRaw = BigInt(config.launch.exclusiveHolderPassSvc) * 10n ** 6n
+    const headless = HeadlessLaunchModule.layer({
       baseUrl: publicUrl,
       solanaExplorerUrl: config.launch.solanaExplorerUrl,
       ...(config.launch.hoodExplorerUrl !== undefined ? { hoodExplorerUrl: config.launch.hoodExplorerUrl } : {}),
-      exclusiveHolderPassRaw: BigInt(config.launch.exclusiveHolderPassSvc) * 10n ** 6n
-    }).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
+      exclusiveHolderPassRaw
+    })
+    const selfSigned = SelfLaunchModule.layer.pipe(
+      Layer.provideMerge(
+        Layer.merge(
+          SolanaSelfLaunchModule.layer({
+            baseUrl: publicUrl,
+            solanaExplorerUrl: config.launch.solanaExplorerUrl,
+            exclusiveHolderPassRaw,
+            teeLaunchBuysEnabled: config.launch.teeLaunchBuys,
+            ...(endpoints.embedded ? { slotMs: config.solana.localnetSlotMs } : {})
+          }),
+          HoodSelfLaunchModule.layer({
+            chain: hood.chain,
+            rpcUrl: hood.rpcUrl,
+            factory: hood.addresses.factory,
+            bondingCurveBytecode: hood.bondingCurveBytecode,
+            ...(hood.addresses.usdg !== undefined ? { usdg: hood.addresses.usdg } : {}),
+            ...(config.launch.hoodExplorerUrl !== undefined ? { explorerUrl: config.launch.hoodExplorerUrl } : {}),
+            baseUrl: publicUrl,
+            exclusiveHolderPassRaw,
+            teeLaunchBuysEnabled: config.launch.teeLaunchBuys
+          })
+        )
+      )
+    )
+    return Layer.merge(headless, selfSigned).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
   })
 )
 
@@ -310,6 +341,12 @@ const api = (config: AppConfigShape) =>
     const accounts = yield* accountStackApi({ nowMs })
     const hood = yield* HoodEndpoints
     const prices = yield* PriceSource
+    const selfLaunches = yield* SelfLaunch
+    const launchSettings = {
+      expCustomCurves: config.launch.expCustomCurves,
+      devBuyCeilings: config.devBuyCeilings,
+      hostedImageUrlPrefix: `${publicUrlOf(config)}${hostedImagesPrefix}`
+    }
     const routes = withOpenApi(
       [
         ...healthRoutes(
@@ -339,12 +376,10 @@ const api = (config: AppConfigShape) =>
           agentAuth: accounts.agentAuth,
           launches: yield* HeadlessLaunch,
           images: yield* ImageService,
-          settings: {
-            expCustomCurves: config.launch.expCustomCurves,
-            devBuyCeilings: config.devBuyCeilings,
-            hostedImageUrlPrefix: `${publicUrlOf(config)}${hostedImagesPrefix}`
-          }
+          settings: launchSettings,
+          selfJob: selfLaunches.job
         }),
+        ...selfLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings }),
         ...accounts.routes
       ],
       {

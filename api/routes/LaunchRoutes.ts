@@ -14,7 +14,8 @@ import { uploadBodyBytesMax, uploadBytes } from "../../src/services/images/Uploa
 import type { ImageServiceShape } from "../../src/services/images/ImageService.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import type { HeadlessCaller, HeadlessLaunchShape } from "../../src/services/launch/HeadlessLaunch.js"
-import { fromImage, fromRequest } from "../../src/services/launch/LaunchError.js"
+import type { LaunchRef } from "../../src/services/launch/LaunchLedger.js"
+import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
@@ -31,6 +32,8 @@ export interface LaunchRoutesOptions {
   readonly launches: HeadlessLaunchShape
   readonly images: ImageServiceShape
   readonly settings: LaunchRequestSettings
+  /** A self-signed launch's job (2.7, with a Hood TEE build's `operation`); undefined when the id names none. */
+  readonly selfJob: (ref: LaunchRef) => Effect.Effect<Record<string, unknown> | undefined, LaunchError>
 }
 
 /** Launch bodies are small; images travel by URL. */
@@ -162,7 +165,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     method: "GET",
     path: "/api/v1/launch/headless/jobs/{clientLaunchId}",
     operationId: "getHeadlessLaunchJob",
-    summary: "A headless launch's job record (2.7); reading it never resends anything",
+    summary: "A launch's job record (2.7), headless or self-signed; reading it never resends anything",
     tags: ["launch"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
@@ -174,8 +177,17 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       404: { description: "JOB_NOT_FOUND: unknown or another account's id" }
     },
     authenticate: reader,
-    handler: (_req, { clientLaunchId }, principal) =>
-      mapFailure(launches.job({ accountId: principal.accountId, clientLaunchId })).pipe(Effect.map((record) => json(200, record)))
+    handler: (_req, { clientLaunchId }, principal) => {
+      const ref = { accountId: principal.accountId, clientLaunchId }
+      // The job read serves every path's rows: a self-signed launch's job when the headless path has none.
+      const either = launches.job(ref).pipe(
+        Effect.catchIf(
+          (e) => e.reason === "job_not_found",
+          (e) => Effect.flatMap(options.selfJob(ref), (record) => (record === undefined ? Effect.fail(e) : Effect.succeed(record)))
+        )
+      )
+      return mapFailure(either).pipe(Effect.map((record) => json(200, record)))
+    }
   })
 
   const upload = route({

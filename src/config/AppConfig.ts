@@ -97,6 +97,8 @@ export interface AppConfigShape {
     readonly enabled: boolean
     /** `EXP_CUSTOM_CURVES` exactly `true`: `exp-custom` is accepted (spec 2.1). */
     readonly expCustomCurves: boolean
+    /** `TEE_LAUNCH_BUYS_ENABLED` exactly `true`: a TEE wallet's self-signed launch may carry a dev buy (general rule 3). */
+    readonly teeLaunchBuys: boolean
     /** Secret the Solana launch mints derive from (>= 32 bytes, hex); embedded mode keeps one in the data directory. */
     readonly mintSecret: Redacted.Redacted<string> | undefined
     /** The svc-curve treasury the platform fee is paid to; defaults to the localnet's. */
@@ -285,6 +287,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   launch: Config.all({
     enabled: exactlyTrue("HEADLESS_LAUNCH_ENABLED"),
     expCustomCurves: exactlyTrue("EXP_CUSTOM_CURVES"),
+    teeLaunchBuys: exactlyTrue("TEE_LAUNCH_BUYS_ENABLED"),
     mintSecret: optionalSecret("LAUNCH_MINT_SECRET").pipe(
       Config.validate({
         message: "LAUNCH_MINT_SECRET must be at least 64 hex characters (32 bytes)",
@@ -326,6 +329,6 @@ export const ConfigVariables = [
   "SOLANA_STAKED_MINT", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
   "WALLET_MASTER_KEY", "AGENT_WALLET_CEILING_LAMPORTS", "AGENT_WALLET_CEILING_WEI",
   "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS",
-  "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",
+  "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "TEE_LAUNCH_BUYS_ENABLED", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",
   "EXCLUSIVE_HOLDER_PASS_SVC", "IMAGE_ALLOW_LOOPBACK_FOR_TESTS"
 ] as const

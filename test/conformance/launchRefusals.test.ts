@@ -307,7 +307,8 @@ const inProcess = async (
     agentAuth,
     launches: { dryRun: counted(o.dryRun) as HeadlessLaunchShape["dryRun"], launch: counted(o.launch) as HeadlessLaunchShape["launch"], job: unexpected, resumeInFlight: unexpected() },
     images: {} as ImageServiceShape,
-    settings: { expCustomCurves: o.expCustomCurves, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: null }
+    settings: { expCustomCurves: o.expCustomCurves, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: null },
+    selfJob: unexpected
   })
   const answers = await Effect.runPromise(
     Effect.scoped(
