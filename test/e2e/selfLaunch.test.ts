@@ -1,0 +1,167 @@
+/**
+ * Self-signed launches through the started engine (embedded mode, both localnets, real HTTP), as
+ * the local account's agent key (Max): a wallet imported over the HPKE import routes, the RFC
+ * 9180 sealing done here as a client does it; the build; the sign relay over HTTP with the
+ * imported wallet's P-256 authorization; the broadcast to the localnet's own RPC; the confirm; the
+ * market in `new` and the job read. On Solana also a live repeat build (the same transaction).
+ */
+import {
+  createKeyPairFromPrivateKeyBytes,
+  createSolanaRpc,
+  getAddressFromPublicKey,
+  lamports,
+  address as solanaAddress
+} from "@solana/kit"
+import { readFileSync } from "node:fs"
+import { webcrypto } from "node:crypto"
+import * as path from "node:path"
+import { createPublicClient, createWalletClient, defineChain, http, type Hex } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEV_PRIVATE_KEYS } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { sealForImport } from "../support/hpkeSealer.js"
+import { solidImage } from "../support/testImages.js"
+
+let engine: Engine
+let key: string
+let imageUrl: string
+let localnet: { solana: { rpcUrl: string }; hood: { rpcUrl: string; chainId: number } }
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64")
+
+const call = async (method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> => {
+  const res = await fetch(`${engine.url}${route}`, {
+    method,
+    headers: { "x-api-key": key, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+  })
+  const text = await res.text()
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+/** Imports a wallet over the HPKE routes; returns its id and the P-256 signer that authorizes relay signs. */
+const importWallet = async (chain: "solana" | "evm", address: string, secretText: string) => {
+  const init = await call("POST", "/api/v1/agent/wallets/import/init", { chain, address })
+  expect(init.status).toBe(200)
+  const sealed = sealForImport(new Uint8Array(Buffer.from(init.body.encryptionPublicKey, "base64")), secretText)
+  const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
+  const raw = new Uint8Array(await webcrypto.subtle.exportKey("raw", signer.publicKey))
+  const submit = await call("POST", "/api/v1/agent/wallets/import/submit", { ciphertext: b64(sealed.ciphertext), encapsulatedKey: b64(sealed.enc), signerPublicKey: b64(raw) })
+  expect(submit.status).toBe(200)
+  const walletId = (submit.body.wallet?.id ?? submit.body.id) as string
+  expect(walletId).toBeTypeOf("string")
+  return {
+    walletId,
+    authorize: async (bytes: Uint8Array) => b64(new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes)))
+  }
+}
+
+/** The relay signs a claimed build (the transaction as the build gave it). */
+const relaySign = async (walletId: string, claimId: string, transaction: string, bytes: Uint8Array, authorize: (b: Uint8Array) => Promise<string>) => {
+  const signed = await call("POST", `/api/v1/agent/wallets/${walletId}/sign`, { claimId, transaction, authorizationSignature: await authorize(bytes) })
+  expect(signed.status).toBe(200)
+  return signed.body as { signature: string; signedTransaction: string }
+}
+
+const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {
+  const res = await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=${chain}&limit=100`)
+  return res.status === 200 ? (((await res.json()) as { tokens: Array<Record<string, any>> }).tokens ?? []) : []
+}
+
+beforeAll(async () => {
+  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
+  key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+  localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8"))
+  const raw = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { "x-api-key": key, "content-type": "image/png" }, body: await solidImage("png", 64, 64) })
+  imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
+}, 150_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGTERM")
+  engine?.cleanup()
+})
+
+describe("a self-signed Solana launch through the engine", () => {
+  it("imports a wallet over HPKE, builds, signs through the relay, broadcasts, confirms; the market reaches the new feed", async () => {
+    const seed = webcrypto.getRandomValues(new Uint8Array(32))
+    const pair = await createKeyPairFromPrivateKeyBytes(seed)
+    const address = await getAddressFromPublicKey(pair.publicKey)
+    const wallet = await importWallet("solana", address, await exportSecretText("solana", seed))
+    const rpc = createSolanaRpc(localnet.solana.rpcUrl)
+    await rpc.requestAirdrop(solanaAddress(address), lamports(5_000_000_000n)).send()
+    await eventually(async () => ((await rpc.getBalance(solanaAddress(address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), {
+      what: "the airdrop",
+      intervalMs: 50
+    })
+
+    const body = { clientLaunchId: `self-sol-${process.pid}`, name: "Self Solana", symbol: "SSOL", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "50000000" }
+    const dry = await call("POST", "/api/v1/launch/self/dry-run", body)
+    expect(dry.status).toBe(200)
+    expect(dry.body).toMatchObject({ success: true, dryRun: true, launchWallet: address, launchWalletId: wallet.walletId, size: { fits: true } })
+
+    const build = await call("POST", "/api/v1/launch/self/build", body)
+    expect(build.status).toBe(200)
+    expect(build.body).toMatchObject({ success: true, chain: "solana", clientLaunchId: body.clientLaunchId, signClaim: { walletId: wallet.walletId } })
+    // Live: a repeat answers the same transaction.
+    expect((await call("POST", "/api/v1/launch/self/build", body)).body).toEqual(build.body)
+    // Before it lands, the job is submitted with the build's mint.
+    const pending = await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)
+    expect(pending.body.job).toMatchObject({ status: "submitted", chain: "solana", mint: build.body.mint })
+
+    const bytes = new Uint8Array(Buffer.from(build.body.transaction, "base64"))
+    const signed = await relaySign(wallet.walletId, build.body.signClaim.claimId, build.body.transaction, bytes, wallet.authorize)
+    await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
+    const confirmed = await eventually(
+      async () => {
+        const r = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: signed.signature })
+        return r.status === 200 ? r : r.body?.error?.retryable === true ? undefined : r
+      },
+      { what: "the confirm", intervalMs: 100, deadlineMs: 30_000 }
+    )
+    expect(confirmed.status).toBe(200)
+    expect(confirmed.body).toMatchObject({ success: true, chain: "solana", mint: build.body.mint, pool: build.body.pool, signature: signed.signature })
+    const row = await eventually(async () => (await newFeed("solana")).find((t) => t.address === build.body.mint), { what: "the market in new", deadlineMs: 20_000, intervalMs: 50 })
+    expect(row).toMatchObject({ name: body.name, isAgent: true })
+    expect((await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)).body.job).toMatchObject({ status: "confirmed", signature: signed.signature })
+  })
+})
+
+describe("a self-signed Hood launch through the engine", () => {
+  it("imports an EVM wallet, builds createCurve and the fee leg, signs both through the relay, broadcasts, confirms; the market reaches the new feed", async () => {
+    const privateKey = generatePrivateKey()
+    const owner = privateKeyToAccount(privateKey)
+    const wallet = await importWallet("evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+    const chain = defineChain({ id: localnet.hood.chainId, name: "hood-local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [localnet.hood.rpcUrl] } } })
+    const pc = createPublicClient({ chain, transport: http(localnet.hood.rpcUrl) })
+    const funder = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[1]!), chain, transport: http(localnet.hood.rpcUrl) })
+    await pc.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: owner.address, value: 10n ** 18n }), pollingInterval: 50 })
+
+    const body = { clientLaunchId: `self-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Self Hood", symbol: "SHOOD", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "10000000000000000" }
+    const build = await call("POST", "/api/v1/launch/self/build", body)
+    expect(build.status).toBe(200)
+    expect(build.body).toMatchObject({ success: true, chain: "hood", fee: { feeRaw: expect.any(String) }, feeTransfer: { quoteAsset: "eth" } })
+    const send = async (leg: { claimId: string; unsignedTransaction: string }) => {
+      const signed = await relaySign(wallet.walletId, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"), wallet.authorize)
+      const hash = await pc.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex })
+      await pc.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })
+      return hash
+    }
+    const createHash = await send(build.body.transaction)
+    // Without the fee leg: FEE_LEG_MISSING, nothing recorded.
+    const unpaid = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash })
+    expect([unpaid.status, unpaid.body.error.code]).toEqual([402, "FEE_LEG_MISSING"])
+    const feeHash = await send(build.body.feeTransfer)
+    const confirmed = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
+    expect(confirmed.status).toBe(200)
+    expect(confirmed.body).toMatchObject({ success: true, chain: "hood", pool: build.body.pool, mint: build.body.mint, signature: createHash })
+    const row = await eventually(async () => (await newFeed("hood")).find((t) => String(t.address).toLowerCase() === String(build.body.mint).toLowerCase()), {
+      what: "the Hood market in new",
+      deadlineMs: 30_000,
+      intervalMs: 100
+    })
+    expect(row).toMatchObject({ name: body.name, isAgent: true })
+  })
+})
