@@ -22,7 +22,8 @@ import { DEV_PRIVATE_KEYS } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { sealForImport } from "../support/hpkeSealer.js"
+import { importWallet, relaySign } from "../support/launchClient.js"
+import { keyCall } from "../support/standaloneChains.js"
 import { solidImage } from "../support/testImages.js"
 
 let engine: Engine
@@ -30,40 +31,14 @@ let key: string
 let imageUrl: string
 let localnet: { solana: { rpcUrl: string }; hood: { rpcUrl: string; chainId: number } }
 
-const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64")
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
 
-const call = async (method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> => {
-  const res = await fetch(`${engine.url}${route}`, {
-    method,
-    headers: { "x-api-key": key, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-}
-
-/** Imports a wallet over the HPKE routes; returns its id and the P-256 signer that authorizes relay signs. */
-const importWallet = async (chain: "solana" | "evm", address: string, secretText: string) => {
-  const init = await call("POST", "/api/v1/agent/wallets/import/init", { chain, address })
-  expect(init.status).toBe(200)
-  const sealed = sealForImport(new Uint8Array(Buffer.from(init.body.encryptionPublicKey, "base64")), secretText)
-  const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
-  const raw = new Uint8Array(await webcrypto.subtle.exportKey("raw", signer.publicKey))
-  const submit = await call("POST", "/api/v1/agent/wallets/import/submit", { ciphertext: b64(sealed.ciphertext), encapsulatedKey: b64(sealed.enc), signerPublicKey: b64(raw) })
-  expect(submit.status).toBe(200)
-  const walletId = (submit.body.wallet?.id ?? submit.body.id) as string
-  expect(walletId).toBeTypeOf("string")
-  return {
-    walletId,
-    authorize: async (bytes: Uint8Array) => b64(new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes)))
-  }
-}
-
-/** The relay signs a claimed build (the transaction as the build gave it). */
-const relaySign = async (walletId: string, claimId: string, transaction: string, bytes: Uint8Array, authorize: (b: Uint8Array) => Promise<string>) => {
-  const signed = await call("POST", `/api/v1/agent/wallets/${walletId}/sign`, { claimId, transaction, authorizationSignature: await authorize(bytes) })
-  expect(signed.status).toBe(200)
-  return signed.body as { signature: string; signedTransaction: string }
+const wallets = {
+  import: (chain: "solana" | "evm", address: string, secretText: string) => importWallet(call, chain, address, secretText),
+  sign: (wallet: Awaited<ReturnType<typeof importWallet>>, claimId: string, transaction: string, bytes: Uint8Array) => relaySign(call, wallet, claimId, transaction, bytes)
 }
 
 const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {
@@ -89,7 +64,7 @@ describe("a self-signed Solana launch through the engine", () => {
     const seed = webcrypto.getRandomValues(new Uint8Array(32))
     const pair = await createKeyPairFromPrivateKeyBytes(seed)
     const address = await getAddressFromPublicKey(pair.publicKey)
-    const wallet = await importWallet("solana", address, await exportSecretText("solana", seed))
+    const wallet = await wallets.import("solana", address, await exportSecretText("solana", seed))
     const rpc = createSolanaRpc(localnet.solana.rpcUrl)
     await rpc.requestAirdrop(solanaAddress(address), lamports(5_000_000_000n)).send()
     await eventually(async () => ((await rpc.getBalance(solanaAddress(address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), {
@@ -112,7 +87,7 @@ describe("a self-signed Solana launch through the engine", () => {
     expect(pending.body.job).toMatchObject({ status: "submitted", chain: "solana", mint: build.body.mint })
 
     const bytes = new Uint8Array(Buffer.from(build.body.transaction, "base64"))
-    const signed = await relaySign(wallet.walletId, build.body.signClaim.claimId, build.body.transaction, bytes, wallet.authorize)
+    const signed = await wallets.sign(wallet, build.body.signClaim.claimId, build.body.transaction, bytes)
     await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
     const confirmed = await eventually(
       async () => {
@@ -133,7 +108,7 @@ describe("a self-signed Hood launch through the engine", () => {
   it("imports an EVM wallet, builds createCurve and the fee leg, signs both through the relay, broadcasts, confirms; the market reaches the new feed", async () => {
     const privateKey = generatePrivateKey()
     const owner = privateKeyToAccount(privateKey)
-    const wallet = await importWallet("evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+    const wallet = await wallets.import("evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
     const chain = defineChain({ id: localnet.hood.chainId, name: "hood-local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [localnet.hood.rpcUrl] } } })
     const pc = createPublicClient({ chain, transport: http(localnet.hood.rpcUrl) })
     const funder = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[1]!), chain, transport: http(localnet.hood.rpcUrl) })
@@ -144,7 +119,7 @@ describe("a self-signed Hood launch through the engine", () => {
     expect(build.status).toBe(200)
     expect(build.body).toMatchObject({ success: true, chain: "hood", fee: { feeRaw: expect.any(String) }, feeTransfer: { quoteAsset: "eth" } })
     const send = async (leg: { claimId: string; unsignedTransaction: string }) => {
-      const signed = await relaySign(wallet.walletId, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"), wallet.authorize)
+      const signed = await wallets.sign(wallet, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"))
       const hash = await pc.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex })
       await pc.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })
       return hash

@@ -1,11 +1,14 @@
 /**
  * What launch tests do through a started engine: read the local account's key, upload an image,
- * wait for a job to settle, and list the `new` feed's markets of a name.
+ * wait for a job to settle, list the `new` feed's markets of a name, import a wallet over HPKE and
+ * have the sign relay sign a build.
  */
+import { webcrypto } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import type { Engine } from "./engine.js"
 import { eventually } from "./eventually.js"
+import { sealForImport } from "./hpkeSealer.js"
 import { solidImage } from "./testImages.js"
 
 export const localCredentials = (dataDir: string): { accountId: string; sessionToken: string; agentKey: string } =>
@@ -45,3 +48,37 @@ export const marketsNamed = (engine: Engine, chain: "solana" | "hood", name: str
     },
     { what: `the ${chain} market ${name} in the new feed`, deadlineMs: 30_000, intervalMs: 100 }
   )
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64")
+
+/**
+ * Imports a wallet over the HPKE import routes as a client does it (RFC 9180 sealing of the key
+ * text); its id and the P-256 signer that authorizes the relay's signs of it.
+ */
+export const importWallet = async (call: Call, chain: "solana" | "evm", address: string, secretText: string) => {
+  const init = await call("POST", "/api/v1/agent/wallets/import/init", { chain, address })
+  if (init.status !== 200) throw new Error(`import init answered ${init.status}: ${JSON.stringify(init.body)}`)
+  const sealed = sealForImport(new Uint8Array(Buffer.from(init.body.encryptionPublicKey, "base64")), secretText)
+  const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
+  const raw = new Uint8Array(await webcrypto.subtle.exportKey("raw", signer.publicKey))
+  const submit = await call("POST", "/api/v1/agent/wallets/import/submit", { ciphertext: b64(sealed.ciphertext), encapsulatedKey: b64(sealed.enc), signerPublicKey: b64(raw) })
+  if (submit.status !== 200) throw new Error(`import submit answered ${submit.status}: ${JSON.stringify(submit.body)}`)
+  const walletId = (submit.body.wallet?.id ?? submit.body.id) as string
+  return {
+    walletId,
+    authorize: async (bytes: Uint8Array) => b64(new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, new Uint8Array(bytes))))
+  }
+}
+
+/** The sign relay over HTTP: signs a claimed build (`transaction` as the build gave it, `bytes` its wire bytes). */
+export const relaySign = async (
+  call: Call,
+  wallet: { readonly walletId: string; readonly authorize: (bytes: Uint8Array) => Promise<string> },
+  claimId: string,
+  transaction: string,
+  bytes: Uint8Array
+): Promise<{ signature: string; signedTransaction: string }> => {
+  const signed = await call("POST", `/api/v1/agent/wallets/${wallet.walletId}/sign`, { claimId, transaction, authorizationSignature: await wallet.authorize(bytes) })
+  if (signed.status !== 200) throw new Error(`the relay answered ${signed.status}: ${JSON.stringify(signed.body)}`)
+  return signed.body
+}
