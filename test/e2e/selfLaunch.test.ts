@@ -140,3 +140,65 @@ describe("a self-signed Hood launch through the engine", () => {
     expect(row).toMatchObject({ name: body.name, isAgent: true })
   })
 })
+
+describe("self-signed launches from TEE wallets through the engine", () => {
+  /** The owner (session) creates a TEE wallet bound to the local agent key, with allowLaunch on. */
+  const teeWallet = async (chain: "solana" | "evm") => {
+    const session = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")).sessionToken as string
+    const owner = (method: string, route: string, body?: unknown) =>
+      fetch(`${engine.url}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${session}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    const keys = await owner("GET", "/api/v1/agent/keys")
+    const keyPrefix = (keys.body.keys as Array<{ keyPrefix: string; revokedAt: unknown }>).find((k) => key.includes(k.keyPrefix) && k.revokedAt == null)!.keyPrefix
+    const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain, keyPrefix, allowLaunch: true })
+    expect(created.status).toBe(200)
+    return (created.body.wallet ?? created.body) as { id: string; address: string }
+  }
+
+  it("Solana: the TEE wallet pays, the relay signs for the bound key, confirm records it", async () => {
+    const tee = await teeWallet("solana")
+    const rpc = createSolanaRpc(localnet.solana.rpcUrl)
+    await rpc.requestAirdrop(solanaAddress(tee.address), lamports(5_000_000_000n)).send()
+    await eventually(async () => ((await rpc.getBalance(solanaAddress(tee.address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
+    const body = { clientLaunchId: `self-tee-sol-${process.pid}`, name: "Tee Solana", symbol: "TSOL", imageUrl, linkedWalletId: tee.id }
+    // TEE launch buys are off: a dev buy is refused before anything is recorded.
+    const withBuy = await call("POST", "/api/v1/launch/self/build", { ...body, buyAmount: "1000" })
+    expect([withBuy.status, withBuy.body.error.code, withBuy.body.error.field]).toEqual([400, "VALIDATION_FAILED", "buyAmount"])
+    const build = await call("POST", "/api/v1/launch/self/build", body)
+    expect(build.status).toBe(200)
+    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: build.body.signClaim.claimId, transaction: build.body.transaction })
+    expect(signed.status).toBe(200)
+    await rpc.sendTransaction(signed.body.signedTransaction as never, { encoding: "base64" }).send()
+    const confirmed = await eventually(
+      async () => {
+        const r = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: signed.body.signature })
+        return r.status === 200 ? r : r.body?.error?.retryable === true ? undefined : r
+      },
+      { what: "the TEE confirm", intervalMs: 100, deadlineMs: 30_000 }
+    )
+    expect(confirmed).toMatchObject({ status: 200, body: { mint: build.body.mint, signature: signed.body.signature } })
+  })
+
+  it("Hood: the sequenced operation, its leg signed through the relay and handed back, confirms the launch; the job carries the operation", async () => {
+    const tee = await teeWallet("evm")
+    const chain = defineChain({ id: localnet.hood.chainId, name: "hood-local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [localnet.hood.rpcUrl] } } })
+    const pc = createPublicClient({ chain, transport: http(localnet.hood.rpcUrl) })
+    const funder = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[2]!), chain, transport: http(localnet.hood.rpcUrl) })
+    await pc.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: tee.address as Hex, value: 10n ** 18n }), pollingInterval: 50 })
+    const body = { clientLaunchId: `self-tee-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Tee Hood", symbol: "THOOD", imageUrl, linkedWalletId: tee.id }
+    const build = await call("POST", "/api/v1/launch/self/build", body)
+    expect(build.status).toBe(200)
+    const op = build.body.operation
+    expect(op).toMatchObject({ state: "awaiting_signature", nextLeg: 0 })
+    const leg = op.legs[0]
+    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: leg.claimId, transaction: leg.unsignedTransaction })
+    expect(signed.status).toBe(200)
+    const confirmed = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, operationId: op.operationId, signedTransaction: signed.body.signedTransaction })
+    expect(confirmed).toMatchObject({ status: 200, body: { success: true, chain: "hood", pool: build.body.pool } })
+    const job = await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)
+    expect(job.body.job).toMatchObject({ status: "confirmed", operation: { operationId: op.operationId, state: "confirmed", nextLeg: null } })
+  })
+})
