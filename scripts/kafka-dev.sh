@@ -2,8 +2,9 @@
 # Builds (when its source changed) and runs librdkafka's mock cluster as a Kafka-protocol broker
 # on a loopback port: `npm run kafka:dev`, or `scripts/kafka-dev.sh --build-only` (prints the
 # binary's path). Needs Debian's librdkafka-dev and gcc. The binary is cached outside git in
-# node_modules/.cache/curvestream/ (or $CURVESTREAM_CACHE_DIR). With no --topic arguments it
-# creates the engine's topics (see KAFKA_TOPICS below) with 16 partitions.
+# node_modules/.cache/curvestream/ (or $CURVESTREAM_CACHE_DIR). With no arguments it creates the
+# engine's topics with $BUS_PARTITIONS (default 16) partitions; run the engine against it with
+# KAFKA_IDEMPOTENT=false (the mock cannot serve an idempotent producer: docs/decisions.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 src="$root/scripts/kafka-mock/mock_broker.c"
@@ -26,7 +27,7 @@ if [ "${1:-}" = "--build-only" ]; then
 fi
 
 if [ "$#" -eq 0 ]; then
-  partitions="${KAFKA_PARTITIONS:-16}"
-  set -- --topic "chain.events:$partitions" --topic "market.snapshots:$partitions" --topic "feed.changes:$partitions" --topic "signals:$partitions"
+  partitions="${BUS_PARTITIONS:-16}"
+  set -- --topic "chain.events:$partitions"
 fi
 exec "$bin" "$@"

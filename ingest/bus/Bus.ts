@@ -5,8 +5,9 @@
  * batches per partition in offset order from the group's committed offset and commit after a
  * batch is handled: delivery is at-least-once, never skipping (except past retention, logged).
  *
- * Two adapters implement it: `EmbeddedBus` (in-process, optional file segments) and, later, Kafka
- * through kafkajs. Both map a key to the same partition for the same partition count.
+ * Two adapters implement it: `EmbeddedBus` (in-process, optional file segments) and `KafkaBus`
+ * (kafkajs). Both map a key to the same partition for the same partition count;
+ * `test/integration/busContract.test.ts` runs the same contract against both.
  */
 import { Context, type Effect, Schema, type Scope } from "effect"
 import { murmur2 } from "./internal/murmur2.js"
@@ -46,8 +47,9 @@ export interface BusBatch {
  * record (never retryable). `Closed`: the bus is shut down. `Locked`: another live process owns
  * the data directory. `Io`: the file system failed. `Corrupt`: stored bytes fail their checksum
  * outside a recoverable torn tail. `Unavailable`: the broker cannot be reached (Kafka adapter).
+ * `UnknownTopic`: the topic does not exist and the broker does not create topics (Kafka adapter).
  */
-export const BusErrorReason = Schema.Literal("InvalidArgument", "Closed", "Locked", "Io", "Corrupt", "Unavailable")
+export const BusErrorReason = Schema.Literal("InvalidArgument", "Closed", "Locked", "Io", "Corrupt", "Unavailable", "UnknownTopic")
 export type BusErrorReason = typeof BusErrorReason.Type
 
 export class BusError extends Schema.TaggedError<BusError>()("BusError", {
