@@ -18,7 +18,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { Cause, Clock, Deferred, Effect, Fiber, FiberId, Layer, Schedule, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Fiber, FiberId, Layer, type Scope } from "effect"
 import {
   Bus,
   type BusBatch,
@@ -34,6 +34,7 @@ import { ByteBudget } from "./internal/byteBudget.js"
 import { FRAME_OVERHEAD_BYTES, frameBytes } from "./internal/frame.js"
 import { isErrno, lockDir, mkdirDurable, writeFileAtomic, fsyncDir } from "./internal/fsx.js"
 import { OffsetStore } from "./internal/offsetStore.js"
+import { closedError, DEFAULT_MAX_BATCH, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, validName } from "./internal/rules.js"
 import { ioError, MAX_FRAME_BYTES_ON_DISK, PartitionLog, type Recovery } from "./internal/partitionLog.js"
 
 export interface EmbeddedBusOptions {
@@ -76,13 +77,9 @@ export const defaults: EmbeddedBusOptions = {
   indexIntervalBytes: 64 * 1024
 }
 
-/** Default and largest `maxBatch` of a subscription. */
-export const DEFAULT_MAX_BATCH = 500
-export const MAX_BATCH_LIMIT = 10_000
+export { DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT, redeliverySchedule } from "./internal/rules.js"
 /** A read or batch stops adding records past this many bytes (always at least one record). */
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024
-/** Redelivery and read/commit retries: 10 ms doubling, capped at 5 s between attempts, never giving up. */
-export const redeliverySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("5 seconds"))
 
 export interface PartitionStats {
   readonly topic: string
@@ -111,14 +108,6 @@ export interface EmbeddedBusShape extends BusShape {
   readonly startOffsets: (topic: string) => Effect.Effect<ReadonlyMap<number, number>, BusError>
 }
 
-const NAME = /^[A-Za-z0-9._-]{1,249}$/
-const validName = (name: string): boolean => NAME.test(name) && name !== "." && name !== ".."
-
-const invalid = (message: string): BusError => new BusError({ reason: "InvalidArgument", message, retryable: false })
-const closedError = (): BusError => new BusError({ reason: "Closed", message: "the bus is closed", retryable: false })
-
-const isNonNegativeInt = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
-const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0
 
 const validateOptions = (o: EmbeddedBusOptions): BusError | undefined => {
   if (!isPositiveInt(o.partitions) || o.partitions > 4096) return invalid(`partitions must be 1..4096, got ${o.partitions}`)

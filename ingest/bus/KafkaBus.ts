@@ -20,10 +20,12 @@
  *   the embedded bus's for the same count.
  *
  * `read` (replay, off every hot path) joins a throwaway group and seeks: kafkajs has no
- * group-less fetch, so a read costs a group join.
+ * group-less fetch, so a read costs a group join. `commit` goes through this process's member of
+ * the group (its generation); for a group with no member here it uses the admin API, which Kafka
+ * allows only while the group is empty (librdkafka's mock lacks the DescribeGroups that needs).
  */
 import { randomUUID } from "node:crypto"
-import { Effect, Exit, Fiber, Layer, Runtime, Schedule, type Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Runtime, type Scope } from "effect"
 import { type Admin, type Consumer, Kafka, type KafkaMessage, logLevel as KafkaLogLevel, type LogEntry, Partitioners, type Producer } from "kafkajs"
 import {
   Bus,
@@ -36,6 +38,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
+import { closedError, DEFAULT_MAX_BATCH, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -86,21 +89,8 @@ export const defaults: Omit<KafkaBusOptions, "brokers"> = {
   maxBytesPerPartition: 1024 * 1024
 }
 
-/** Default and largest `maxBatch` of a subscription (as the embedded bus). */
-export const DEFAULT_MAX_BATCH = 500
-export const MAX_BATCH_LIMIT = 10_000
-/** Redelivery of a failing batch: 10 ms doubling, capped at 5 s between attempts (as the embedded bus). */
-const redeliverySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("5 seconds"))
 /** A `read` gives up after this long. */
 const READ_DEADLINE_MS = 30_000
-
-const NAME = /^[A-Za-z0-9._-]{1,249}$/
-const validName = (name: string): boolean => NAME.test(name) && name !== "." && name !== ".."
-const isNonNegativeInt = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
-const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0
-
-const invalid = (message: string): BusError => new BusError({ reason: "InvalidArgument", message, retryable: false })
-const closedError = (): BusError => new BusError({ reason: "Closed", message: "the bus is closed", retryable: false })
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 const kafkaType = (error: unknown): string | undefined =>
@@ -130,11 +120,13 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
     const runtime = yield* Effect.runtime<never>()
     const runSync = Runtime.runSync(runtime)
 
-    // kafkajs's own warnings and errors go to the engine's log.
+    // kafkajs's own warnings and errors go to the engine's log. Its connection layer logs every
+    // error answer (a rebalance under way included) at ERROR; those are routine: warnings here.
     const logCreator = () => (entry: LogEntry) => {
       const text = `kafka: ${entry.log.message}`
       const annotations = { namespace: entry.namespace, ...(entry.log.error === undefined ? {} : { error: String(entry.log.error) }) }
-      runSync((entry.level === KafkaLogLevel.ERROR ? Effect.logError(text) : Effect.logWarning(text)).pipe(Effect.annotateLogs(annotations)))
+      const error = entry.level === KafkaLogLevel.ERROR && entry.namespace !== "Connection"
+      runSync((error ? Effect.logError(text) : Effect.logWarning(text)).pipe(Effect.annotateLogs(annotations)))
     }
     const kafka = new Kafka({
       brokers: [...options.brokers],
@@ -384,10 +376,11 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
           catch: (error) => unavailable(`starting a consumer in ${group} on ${topic}`, error)
         })
         const key = memberKey(group, topic)
+        // Registered before it starts: its first batches may be handled (and committed) before `run` returns.
         yield* Effect.acquireRelease(
           Effect.zipRight(
-            start,
-            Effect.sync(() => members.set(key, (members.get(key) ?? new Set()).add(consumer)))
+            Effect.sync(() => members.set(key, (members.get(key) ?? new Set()).add(consumer))),
+            start
           ),
           () =>
             Effect.gen(function* () {
@@ -396,7 +389,11 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
               for (const fiber of inFlight) yield* Fiber.interrupt(fiber)
               yield* Effect.promise(() => consumer.disconnect().catch(() => undefined))
             })
-        ).pipe(Effect.onError(() => Effect.promise(() => consumer.disconnect().catch(() => undefined))))
+        ).pipe(
+          Effect.onError(() =>
+            Effect.sync(() => members.get(key)?.delete(consumer)).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
+          )
+        )
       })
 
     // -------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import { execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { promisify } from "node:util"
-import { requireServers } from "./servers.js"
 
 const execFileAsync = promisify(execFile)
 const root = path.resolve(import.meta.dirname, "../..")
@@ -36,6 +35,9 @@ export interface KafkaBroker {
   readonly pid: number
   readonly stop: () => Promise<void>
 }
+
+/** As `servers.ts`'s (not imported: that module needs vitest's context, and benches use this one). */
+const requireServers = process.env.CURVESTREAM_REQUIRE_SERVERS === "1"
 
 export const kafkaBrokerAvailable: boolean = fs.existsSync("/usr/include/librdkafka/rdkafka_mock.h")
 

@@ -1,0 +1,22 @@
+/**
+ * What both bus adapters enforce alike: names, integer arguments, the subscription batch bounds,
+ * the redelivery backoff, and the errors for a bad argument or a closed bus.
+ */
+import { Schedule } from "effect"
+import { BusError } from "../Bus.js"
+
+/** Default and largest `maxBatch` of a subscription. */
+export const DEFAULT_MAX_BATCH = 500
+export const MAX_BATCH_LIMIT = 10_000
+/** Redelivery and read/commit retries: 10 ms doubling, capped at 5 s between attempts, never giving up. */
+export const redeliverySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("5 seconds"))
+
+/** A topic or group name: 1-249 of [A-Za-z0-9._-], not `.` or `..` (Kafka's rule). */
+const NAME = /^[A-Za-z0-9._-]{1,249}$/
+export const validName = (name: string): boolean => NAME.test(name) && name !== "." && name !== ".."
+
+export const isNonNegativeInt = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
+export const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0
+
+export const invalid = (message: string): BusError => new BusError({ reason: "InvalidArgument", message, retryable: false })
+export const closedError = (): BusError => new BusError({ reason: "Closed", message: "the bus is closed", retryable: false })
