@@ -34,7 +34,7 @@ import { ByteBudget } from "./internal/byteBudget.js"
 import { FRAME_OVERHEAD_BYTES, frameBytes } from "./internal/frame.js"
 import { isErrno, lockDir, mkdirDurable, writeFileAtomic, fsyncDir } from "./internal/fsx.js"
 import { OffsetStore } from "./internal/offsetStore.js"
-import { closedError, DEFAULT_MAX_BATCH, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 import { ioError, MAX_FRAME_BYTES_ON_DISK, PartitionLog, type Recovery } from "./internal/partitionLog.js"
 
 export interface EmbeddedBusOptions {
@@ -440,8 +440,6 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
     // -------------------------------------------------------------------------------------------
     // Read
 
-    const checkPartition = (partition: number): BusError | undefined =>
-      Number.isSafeInteger(partition) && partition >= 0 && partition < partitions ? undefined : invalid(`partition must be 0..${partitions - 1}, got ${partition}`)
 
     const readLog = (log: PartitionLog, offset: number, max: number): Effect.Effect<ReadonlyArray<BusRecord>, BusError> => {
       const cached = log.readCached(offset, max)
@@ -454,10 +452,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
 
     const read = (topicName: string, partition: number, offset: number, maxRecords: number): Effect.Effect<ReadonlyArray<BusRecord>, BusError> =>
       Effect.gen(function* () {
-        const bad =
-          checkPartition(partition) ??
-          (isNonNegativeInt(offset) ? undefined : invalid(`offset must be a non-negative integer, got ${offset}`)) ??
-          (isPositiveInt(maxRecords) ? undefined : invalid(`maxRecords must be a positive integer, got ${maxRecords}`))
+        const bad = badReadArguments(partition, offset, maxRecords, partitions)
         if (bad !== undefined) return yield* bad
         if (closed) return yield* closedError()
         const topic = yield* findTopic(topicName)
@@ -493,7 +488,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
 
     const commit = (groupName: string, topicName: string, partition: number, nextOffset: number): Effect.Effect<void, BusError> =>
       Effect.gen(function* () {
-        const bad = checkPartition(partition) ?? (isNonNegativeInt(nextOffset) ? undefined : invalid(`nextOffset must be a non-negative integer, got ${nextOffset}`))
+        const bad = badCommitArguments(partition, nextOffset, partitions)
         if (bad !== undefined) return yield* bad
         if (closed) return yield* closedError()
         const topic = yield* getTopic(topicName)
@@ -617,8 +612,8 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
       onBatch: (batch: BusBatch) => Effect.Effect<void, E, R>
     ): Effect.Effect<void, BusError, R | Scope.Scope> =>
       Effect.gen(function* () {
-        const maxBatch = subscription.maxBatch ?? DEFAULT_MAX_BATCH
-        if (!isPositiveInt(maxBatch) || maxBatch > MAX_BATCH_LIMIT) return yield* invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${maxBatch}`)
+        const maxBatch = subscriptionMaxBatch(subscription.maxBatch)
+        if (typeof maxBatch !== "number") return yield* maxBatch
         if (closed) return yield* closedError()
         const topic = yield* getTopic(subscription.topic)
         const group = yield* getGroup(subscription.group, topic)

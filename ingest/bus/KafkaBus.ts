@@ -38,7 +38,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
-import { closedError, DEFAULT_MAX_BATCH, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -207,8 +207,6 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
       })
     }
 
-    const checkPartition = (partition: number): BusError | undefined =>
-      Number.isSafeInteger(partition) && partition >= 0 && partition < partitions ? undefined : invalid(`partition must be 0..${partitions - 1}, got ${partition}`)
 
     // -------------------------------------------------------------------------------------------
     // Publish
@@ -274,7 +272,7 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
 
     const commit = (group: string, topic: string, partition: number, nextOffset: number): Effect.Effect<void, BusError> =>
       Effect.gen(function* () {
-        const bad = checkPartition(partition) ?? (isNonNegativeInt(nextOffset) ? undefined : invalid(`nextOffset must be a non-negative integer, got ${nextOffset}`))
+        const bad = badCommitArguments(partition, nextOffset, partitions)
         if (bad !== undefined) return yield* bad
         if (!validName(group)) return yield* invalid(`invalid group name ${JSON.stringify(group)}`)
         const end = (yield* endOffsets(topic)).get(partition) ?? 0
@@ -294,8 +292,8 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
       onBatch: (batch: BusBatch) => Effect.Effect<void, E, R>
     ): Effect.Effect<void, BusError, R | Scope.Scope> =>
       Effect.gen(function* () {
-        const maxBatch = subscription.maxBatch ?? DEFAULT_MAX_BATCH
-        if (!isPositiveInt(maxBatch) || maxBatch > MAX_BATCH_LIMIT) return yield* invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${maxBatch}`)
+        const maxBatch = subscriptionMaxBatch(subscription.maxBatch)
+        if (typeof maxBatch !== "number") return yield* maxBatch
         if (!validName(subscription.group)) return yield* invalid(`invalid group name ${JSON.stringify(subscription.group)}`)
         if (closed) return yield* closedError()
         yield* checkTopic(subscription.topic)
@@ -401,10 +399,7 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
 
     const read = (topic: string, partition: number, offset: number, maxRecords: number): Effect.Effect<ReadonlyArray<BusRecord>, BusError> =>
       Effect.gen(function* () {
-        const bad =
-          checkPartition(partition) ??
-          (isNonNegativeInt(offset) ? undefined : invalid(`offset must be a non-negative integer, got ${offset}`)) ??
-          (isPositiveInt(maxRecords) ? undefined : invalid(`maxRecords must be a positive integer, got ${maxRecords}`))
+        const bad = badReadArguments(partition, offset, maxRecords, partitions)
         if (bad !== undefined) return yield* bad
         const end = (yield* endOffsets(topic)).get(partition) ?? 0
         const want = Math.min(maxRecords, MAX_BATCH_LIMIT, end - offset)

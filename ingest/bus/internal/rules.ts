@@ -20,3 +20,23 @@ export const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && 
 
 export const invalid = (message: string): BusError => new BusError({ reason: "InvalidArgument", message, retryable: false })
 export const closedError = (): BusError => new BusError({ reason: "Closed", message: "the bus is closed", retryable: false })
+
+/** A partition outside 0..partitions-1, else undefined. */
+const badPartition = (partition: number, partitions: number): BusError | undefined =>
+  Number.isSafeInteger(partition) && partition >= 0 && partition < partitions ? undefined : invalid(`partition must be 0..${partitions - 1}, got ${partition}`)
+
+/** The first bad argument of `read`, else undefined. */
+export const badReadArguments = (partition: number, offset: number, maxRecords: number, partitions: number): BusError | undefined =>
+  badPartition(partition, partitions) ??
+  (isNonNegativeInt(offset) ? undefined : invalid(`offset must be a non-negative integer, got ${offset}`)) ??
+  (isPositiveInt(maxRecords) ? undefined : invalid(`maxRecords must be a positive integer, got ${maxRecords}`))
+
+/** The first bad argument of `commit` (before the end-offset check), else undefined. */
+export const badCommitArguments = (partition: number, nextOffset: number, partitions: number): BusError | undefined =>
+  badPartition(partition, partitions) ?? (isNonNegativeInt(nextOffset) ? undefined : invalid(`nextOffset must be a non-negative integer, got ${nextOffset}`))
+
+/** A subscription's `maxBatch` (default DEFAULT_MAX_BATCH), or the refusal of one outside 1..MAX_BATCH_LIMIT. */
+export const subscriptionMaxBatch = (maxBatch: number | undefined): number | BusError => {
+  const n = maxBatch ?? DEFAULT_MAX_BATCH
+  return isPositiveInt(n) && n <= MAX_BATCH_LIMIT ? n : invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${n}`)
+}
