@@ -73,6 +73,15 @@ export interface SubscribeOptions {
    * monotonic per partition and must not pass what it has made durable.
    */
   readonly autoCommit?: boolean
+  /**
+   * Told which partitions this member was just given (its first assignment, and each rebalance
+   * that hands it a partition it did not own), one call per partition, after the partition's start
+   * offset is fixed and before any of its batches is delivered; delivery of that partition waits
+   * until it succeeds (a failure is retried with the redelivery backoff). A consumer that keeps
+   * state per key reloads the partition's here: the previous owner may have moved it on, and what
+   * it made durable covers at least up to the offset delivery starts from.
+   */
+  readonly onAssigned?: (partition: number) => Effect.Effect<void, unknown>
 }
 
 export interface BusShape {

@@ -34,7 +34,7 @@ import { ByteBudget } from "./internal/byteBudget.js"
 import { FRAME_OVERHEAD_BYTES, frameBytes } from "./internal/frame.js"
 import { isErrno, lockDir, mkdirDurable, writeFileAtomic, fsyncDir } from "./internal/fsx.js"
 import { OffsetStore } from "./internal/offsetStore.js"
-import { badCommitArguments, badReadArguments, closedError, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, notifyAssigned, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 import { ioError, MAX_FRAME_BYTES_ON_DISK, PartitionLog, type Recovery } from "./internal/partitionLog.js"
 
 export interface EmbeddedBusOptions {
@@ -623,12 +623,20 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const handler = (batch: BusBatch) => Effect.provide(onBatch(batch), context)
         const fromBeginning = subscription.fromBeginning ?? false
         const autoCommit = subscription.autoCommit ?? true
+        const onAssigned = subscription.onAssigned
+        const assigned = (partition: number): Effect.Effect<void> =>
+          onAssigned === undefined ? Effect.void : notifyAssigned(onAssigned, partition).pipe(Effect.annotateLogs({ topic: topic.name, partition, group: group.name }))
         const member: Member = {
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>
               // Explicitly interruptible: a rebalance may fork it from a finalizer (uninterruptible), whose flags a child inherits.
               Effect.forkIn(
-                Effect.interruptible(Effect.zipRight(Effect.setFiberRefs(fiberRefs), partitionWorker(group, partition, start, maxBatch, autoCommit, handler))),
+                Effect.interruptible(
+                  Effect.setFiberRefs(fiberRefs).pipe(
+                    Effect.zipRight(assigned(partition)),
+                    Effect.zipRight(partitionWorker(group, partition, start, maxBatch, autoCommit, handler))
+                  )
+                ),
                 scope
               )
             )

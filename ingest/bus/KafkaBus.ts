@@ -12,6 +12,8 @@
  *   between attempts) until `onBatch` succeeds, never skipped; with `autoCommit: false` only the
  *   consumer's `commit` moves the group's offset, so a partition that moves to another member
  *   (a rebalance, or a member that died) is replayed from the last offset its owner committed.
+ *   `onAssigned` hears of each partition a join gives this member (kafkajs's GROUP_JOIN, after
+ *   which the committed offsets are read) before that partition's first batch.
  * - Every request is retried a bounded number of times with exponential backoff (`retries`,
  *   `retryInitialMs`, `retryMaxMs`); past that the call fails with a retryable `Unavailable`.
  * - Start-up fails clearly: an unreachable broker is `Unavailable` naming the brokers, a topic
@@ -38,7 +40,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
-import { badCommitArguments, badReadArguments, closedError, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, notifyAssigned, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -327,7 +329,12 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
             Effect.orDie,
             Effect.annotateLogs({ topic, partition: batch.partition, group })
           )
-          const fiber = Runtime.runFork(handlerRuntime)(attempt)
+          return runTracked(attempt)
+        }
+
+        /** Runs an effect as a fiber the consumer's release interrupts; false when it was interrupted by a stop. */
+        const runTracked = (effect: Effect.Effect<boolean, never, R>): Promise<boolean> => {
+          const fiber = Runtime.runFork(handlerRuntime)(effect)
           inFlight.add(fiber)
           return Effect.runPromise(Fiber.await(fiber)).then((exit) => {
             inFlight.delete(fiber)
@@ -336,6 +343,25 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
             throw new Error(`bus: the batch handler died: ${String(exit.cause)}`)
           })
         }
+
+        // Partitions given to this member by the latest join that `onAssigned` has not been told of yet.
+        const { onAssigned } = subscription
+        const owned = new Set<number>()
+        const toNotify = new Set<number>()
+        consumer.on(consumer.events.GROUP_JOIN, (event) => {
+          const now = new Set(event.payload.memberAssignment[topic] ?? [])
+          for (const p of now) if (!owned.has(p)) toNotify.add(p)
+          for (const p of toNotify) if (!now.has(p)) toNotify.delete(p)
+          owned.clear()
+          for (const p of now) owned.add(p)
+        })
+        const notify = (partition: number): Promise<boolean> =>
+          onAssigned === undefined || !toNotify.has(partition)
+            ? Promise.resolve(true)
+            : runTracked(Effect.as(notifyAssigned(onAssigned, partition).pipe(Effect.annotateLogs({ topic, partition, group })), true)).then((done) => {
+                if (done) toNotify.delete(partition)
+                return done
+              })
 
         const start = Effect.tryPromise({
           try: async () => {
@@ -347,6 +373,7 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
               partitionsConsumedConcurrently: partitions,
               eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
                 const stale = () => stopping || !isRunning() || isStale()
+                if (!(await notify(batch.partition))) return
                 for (let from = 0; from < batch.messages.length; from += maxBatch) {
                   const chunk = batch.messages.slice(from, from + maxBatch)
                   const records = chunk.map((m) => toRecord(topic, batch.partition, m))

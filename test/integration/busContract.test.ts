@@ -82,7 +82,11 @@ const takeAtLeast = <A>(queue: Queue.Queue<A>, count: number, timeoutMs = 30_000
   }).pipe(Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => new Error(`timed out waiting for ${count} items`) }))
 
 /** A member of `group`, in its own scope so a test can stop it. */
-const member = <E>(adapter: Adapter, options: { group: string; topic: string; autoCommit?: boolean }, onBatch: (bus: BusShape, batch: BusBatch) => Effect.Effect<void, E>) =>
+const member = <E>(
+  adapter: Adapter,
+  options: { group: string; topic: string; autoCommit?: boolean; onAssigned?: (partition: number) => Effect.Effect<void> },
+  onBatch: (bus: BusShape, batch: BusBatch) => Effect.Effect<void, E>
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const bus = yield* adapter.open.pipe(Scope.extend(scope))
@@ -149,7 +153,7 @@ for (const adapter of [embedded(), kafka()]) {
       })
     )
 
-    it.scopedLive("a failing onBatch gets the same records again and nothing is committed until it succeeds", () =>
+    it.scopedLive("a failing onAssigned is retried before the partition is delivered; a failing onBatch gets the same records again and nothing is committed until it succeeds", () =>
       Effect.gen(function* () {
         const bus = yield* adapter.open
         const topic = "failing"
@@ -158,8 +162,16 @@ for (const adapter of [embedded(), kafka()]) {
         const attempts = yield* Ref.make<Array<ReadonlyArray<number>>>([])
         const committedWhileFailing = yield* Ref.make<Array<number>>([])
         const done = yield* Queue.unbounded<BusBatch>()
-        yield* member(adapter, { group: "failing", topic }, (own, batch) =>
+        const told: Array<string> = []
+        const onAssigned = (partition: number) =>
+          Effect.suspend(() => {
+            if (partition !== p) return Effect.void
+            told.push(told.length === 0 ? "failed" : "told")
+            return told.length === 1 ? Effect.die(new Error("checkpoints not reachable yet")) : Effect.void
+          })
+        yield* member(adapter, { group: "failing", topic, onAssigned }, (own, batch) =>
           Effect.gen(function* () {
+            told.push("batch")
             const n = (yield* Ref.getAndUpdate(attempts, (xs) => [...xs, batch.records.map((r) => r.offset)])).length
             if (n < 2) {
               const c = yield* Effect.orDie(own.committed("failing", topic))
@@ -176,16 +188,33 @@ for (const adapter of [embedded(), kafka()]) {
           [0, 1, 2]
         ])
         expect(yield* Ref.get(committedWhileFailing)).toEqual([0, 0])
+        expect(told).toEqual(["failed", "told", "batch", "batch", "batch"])
         yield* eventuallyEffect(Effect.map(bus.committed("failing", topic), (c) => c.get(p) === 3), { what: "the commit after success", deadlineMs: 10_000, intervalMs: 20 })
       })
     )
 
-    it.scopedLive("members split the partitions; a leaving member's partitions go to the other from their committed offsets, nothing lost", () =>
+    it.scopedLive("members split the partitions; a leaving member's partitions go to the other from their committed offsets, each owner told before its first batch, nothing lost", () =>
       Effect.gen(function* () {
         const bus = yield* adapter.open
         const topic = "rebalance"
         const seen = yield* Queue.unbounded<readonly [string, BusRecord]>()
-        const join = (name: string) => member(adapter, { group: "owners", topic }, (_, batch) => Queue.offerAll(seen, batch.records.map((r) => [name, r] as const)))
+        // What each member was told and handed, in order: ["assigned" | "batch", member, partition].
+        const events: Array<readonly ["assigned" | "batch", string, number]> = []
+        const join = (name: string) =>
+          member(adapter, { group: "owners", topic, onAssigned: (p) => Effect.sync(() => void events.push(["assigned", name, p])) }, (_, batch) =>
+            Effect.zipRight(
+              Effect.sync(() => void events.push(["batch", name, batch.partition])),
+              Queue.offerAll(seen, batch.records.map((r) => [name, r] as const))
+            )
+          )
+        /** Every batch from `from` on (of `only`'s partitions, if given) came after its member was told of its partition at or after `since`. */
+        const toldFirst = (from: number, since: number, only?: ReadonlyArray<number>) =>
+          events
+            .slice(from)
+            .every(
+              ([kind, name, p], i) =>
+                kind !== "batch" || (only !== undefined && !only.includes(p)) || events.slice(since, from + i).some(([k, n, q]) => k === "assigned" && n === name && q === p)
+            )
         let sent = 0
         const publishRound = (count: number) =>
           Effect.gen(function* () {
@@ -230,11 +259,14 @@ for (const adapter of [embedded(), kafka()]) {
         for (const names of owners.values()) expect(names.size).toBe(1)
         expect(new Set(settled.map(([name]) => name))).toEqual(new Set(["a", "b"]))
         yield* eventuallyEffect(allCommitted, { what: "commits of the settled round", deadlineMs: adapter.settleMs, intervalMs: 20 })
+        expect(toldFirst(0, 0)).toBe(true)
+        const bsPartitions = [...owners].filter(([, names]) => names.has("b")).map(([p]) => p)
 
         // b leaves: a takes its partitions and starts each at its committed offset (the end), so it
         // sees no earlier record; every new one arrives (a commit refused mid-rebalance may repeat
         // some: delivery is at-least-once).
         yield* b.stop
+        const leftAt = events.length
         const start = yield* bus.endOffsets(topic)
         yield* publishRound(40)
         const after: Array<BusRecord> = []
@@ -248,6 +280,9 @@ for (const adapter of [embedded(), kafka()]) {
           }
         }
         expect(distinct.size).toBe(40)
+        // a was told of each partition b had before a's first batch of it.
+        for (const p of bsPartitions) expect(events.slice(leftAt).some(([k, n, q]) => k === "assigned" && n === "a" && q === p), `partition ${p}`).toBe(true)
+        expect(toldFirst(leftAt, leftAt, bsPartitions)).toBe(true)
       })
     )
   })

@@ -2,7 +2,7 @@
  * What both bus adapters enforce alike: names, integer arguments, the subscription batch bounds,
  * the redelivery backoff, and the errors for a bad argument or a closed bus.
  */
-import { Schedule } from "effect"
+import { Cause, Effect, Schedule } from "effect"
 import { BusError } from "../Bus.js"
 
 /** Default and largest `maxBatch` of a subscription. */
@@ -40,3 +40,12 @@ export const subscriptionMaxBatch = (maxBatch: number | undefined): number | Bus
   const n = maxBatch ?? DEFAULT_MAX_BATCH
   return isPositiveInt(n) && n <= MAX_BATCH_LIMIT ? n : invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${n}`)
 }
+
+/** Runs a subscription's `onAssigned` for a partition until it succeeds (redelivery backoff), logging each failure. */
+export const notifyAssigned = (onAssigned: (partition: number) => Effect.Effect<void, unknown>, partition: number): Effect.Effect<void> =>
+  Effect.suspend(() => onAssigned(partition)).pipe(
+    Effect.sandbox,
+    Effect.tapError((cause) => Effect.logWarning("bus: onAssigned failed; retrying before the partition is delivered", Cause.squash(cause))),
+    Effect.retry(redeliverySchedule),
+    Effect.orDie
+  )
