@@ -444,9 +444,9 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
                   autoCommit: false,
                   eachBatch: async ({ batch }) => {
                     if (batch.partition !== partition || out.length >= want) return
+                    // Contiguous from `offset`: a fetch from before the seek may overlap the one after it.
                     for (const m of batch.messages) {
-                      const record = toRecord(topic, partition, m)
-                      if (record.offset >= offset && out.length < want) out.push(record)
+                      if (Number(m.offset) === offset + out.length && out.length < want) out.push(toRecord(topic, partition, m))
                     }
                     if (out.length >= want) {
                       clearTimeout(timer)

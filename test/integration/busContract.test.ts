@@ -128,7 +128,12 @@ for (const adapter of [embedded(), kafka()]) {
           Effect.map(bus.committed("readers", topic), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) === end)),
           { what: "the group's commits to reach the end offsets", deadlineMs: adapter.settleMs, intervalMs: 20 }
         )
-        expect(yield* bus.read(topic, acks[0]!.partition, 0, 2)).toMatchObject([{ offset: 0 }, { offset: 1 }])
+        const p0 = acks[0]!.partition
+        expect(yield* bus.read(topic, p0, 0, 2)).toMatchObject([{ offset: 0 }, { offset: 1 }])
+        const middle = yield* bus.read(topic, p0, 3, 100)
+        expect(middle.map((r) => r.offset)).toEqual(Array.from({ length: ends.get(p0)! - 3 }, (_, i) => 3 + i))
+        expect(middle.map(text)).toEqual(got.filter((r) => r.partition === p0 && r.offset >= 3).map(text))
+        expect(yield* bus.read(topic, p0, ends.get(p0)!, 10)).toEqual([])
       })
     )
 
