@@ -26,6 +26,7 @@ import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent } from "../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../ingest/ChainEventCodec.js"
 import * as Database from "../src/db/Database.js"
+import { writeBenchmarkSection } from "./benchmarksDoc.js"
 
 const quick = process.argv.includes("--quick")
 const MARKETS = quick ? 200 : 1_000
@@ -171,15 +172,7 @@ const main = async () => {
       ""
     ].join("\n")
     process.stdout.write(section + "\n")
-    if (!quick) {
-      const doc = path.join(import.meta.dirname, "..", "docs", "benchmarks.md")
-      const text = fs.existsSync(doc) ? fs.readFileSync(doc, "utf8") : "# Benchmarks\n"
-      const block = `<!-- pipeline:begin -->\n${section}<!-- pipeline:end -->`
-      const next = /<!-- pipeline:begin -->[\s\S]*<!-- pipeline:end -->/.test(text)
-        ? text.replace(/<!-- pipeline:begin -->[\s\S]*<!-- pipeline:end -->/, block)
-        : `${text.trimEnd()}\n\n${block}\n`
-      fs.writeFileSync(doc, next)
-    }
+    if (!quick) writeBenchmarkSection("pipeline", section)
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

@@ -21,6 +21,7 @@ import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { Bus } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
+import { KafkaBus } from "../ingest/bus/KafkaBus.js"
 import { RetiredRanges } from "../ingest/bus/RetiredRanges.js"
 import { healthRoutes } from "../api/routes/HealthRoutes.js"
 import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
@@ -109,7 +110,16 @@ const storageLayer = Layer.unwrapEffect(
       }),
       // Consumers skip a replaced chain's events (`RetiredRanges`, filled by the identity gate).
       Layer.effect(Bus, Effect.map(Bus, (bus) => retiredRanges.wrap(bus))).pipe(
-        Layer.provide(EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus }))
+        Layer.provide(
+          config.kafka.brokers === undefined
+            ? EmbeddedBus.layer({ dir: path.join(config.dataDir, "bus"), ...config.bus })
+            : KafkaBus.layer({
+                brokers: config.kafka.brokers,
+                clientId: config.kafka.clientId,
+                idempotent: config.kafka.idempotent,
+                partitions: config.bus.partitions
+              })
+        )
       )
     )
   })
@@ -450,13 +460,13 @@ const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-/** `--role <name>`: only `all` runs today; the cluster roles need the Kafka adapter (roadmap 8). `--quiet`: no simulation. */
+/** `--role <name>`: only `all` runs today (on either bus); the cluster roles are not split out yet (roadmap 8). `--quiet`: no simulation. */
 const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> => {
   const i = argv.indexOf("--role")
   const role = i === -1 ? "all" : argv[i + 1]
   if (role === "all") return Effect.succeed("all")
   if (role === "ingest" || role === "actors" || role === "api") {
-    return Effect.fail(`role '${role}' needs the Kafka adapter, which is not built yet; run --role all`)
+    return Effect.fail(`role '${role}' is not built yet (the roles are not split into processes); run --role all, on Kafka with KAFKA_BROKERS`)
   }
   return Effect.fail(`unknown role '${role ?? ""}'; expected all, ingest, actors or api`)
 }

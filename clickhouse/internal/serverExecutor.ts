@@ -12,11 +12,20 @@
  *   an `INSERT ... FORMAT JSONEachRow`), so both executors write the same payload.
  * - Interrupting a call aborts its HTTP request. The client (its keep-alive sockets) closes
  *   with the scope.
+ * - Failures map to `ClickHouseError`: what the server answered with an exception (auth, an
+ *   unknown database or table, syntax, ...) is `QueryFailed` with ClickHouse's code; anything on
+ *   the transport (refused, reset, `requestTimeoutMs` passed) is `Unavailable`.
+ * - Reads (`query`, and the start-up database lookup) are retried on `Unavailable` at most
+ *   `retries` times (default 2), backing off from `retryInitialMs` (default 100 ms) doubling;
+ *   `command` and inserts are not (they may have taken effect: their callers decide), nor is
+ *   `ping` (readiness reports what it sees now).
  *
- * Not exercised by the test suite (no ClickHouse server in CI); covered by typecheck.
+ * Tested against `test/support/clickhouseHttp.ts`, an endpoint answering ClickHouse's HTTP
+ * interface (`test/integration/clickhouse.server.test.ts`): no usable ClickHouse server can be
+ * installed here (docs/decisions.md, "ClickHouse server executor tests").
  */
 import { type ClickHouseClient, ClickHouseError as ServerError, createClient } from "@clickhouse/client"
-import { Effect, Redacted, type Scope } from "effect"
+import { Duration, Effect, Redacted, Schedule, type Scope } from "effect"
 import { Readable } from "node:stream"
 import { ClickHouseError } from "../ClickHouseError.js"
 import type { Executor } from "./executor.js"
@@ -28,6 +37,10 @@ export interface ServerExecutorOptions {
   readonly password?: Redacted.Redacted<string> | undefined
   /** Per-request timeout (default 30 s, the client's). */
   readonly requestTimeoutMs?: number | undefined
+  /** Retries of a read that failed `Unavailable` (default 2). */
+  readonly retries?: number | undefined
+  /** First pause between read retries, doubling (default 100 ms). */
+  readonly retryInitialMs?: number | undefined
 }
 
 export const fromServerError = (cause: unknown, doing: string): ClickHouseError => {
@@ -73,13 +86,16 @@ export const makeServerExecutor = (
 
     const call = <A>(doing: string, f: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, ClickHouseError> =>
       Effect.tryPromise({ try: f, catch: (cause) => fromServerError(cause, doing) })
+    const readRetries = Schedule.intersect(Schedule.exponential(Duration.millis(options.retryInitialMs ?? 100)), Schedule.recurs(options.retries ?? 2))
+    const read = <A>(doing: string, f: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, ClickHouseError> =>
+      Effect.retry(call(doing, f), { schedule: readRetries, while: (error) => error.reason === "Unavailable" })
 
     // The target database must exist before a client may name it. Look first, so a user
     // allowed to use the database but not to create databases still starts.
     yield* Effect.scoped(
       Effect.flatMap(open(undefined), (bootstrap) =>
         Effect.flatMap(
-          call("look up database", async (signal) => {
+          read("look up database", async (signal) => {
             const result = await bootstrap.query({
               query: "SELECT name FROM system.databases WHERE name = {name:String}",
               query_params: { name: options.database },
@@ -103,7 +119,7 @@ export const makeServerExecutor = (
     const executor: Executor = {
       kind: "server",
       query: (sql, params) =>
-        call("query", async (signal) => {
+        read("query", async (signal) => {
           const result = await client.query({
             query: sql,
             format: "JSONEachRow",

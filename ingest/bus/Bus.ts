@@ -5,8 +5,9 @@
  * batches per partition in offset order from the group's committed offset and commit after a
  * batch is handled: delivery is at-least-once, never skipping (except past retention, logged).
  *
- * Two adapters implement it: `EmbeddedBus` (in-process, optional file segments) and, later, Kafka
- * through kafkajs. Both map a key to the same partition for the same partition count.
+ * Two adapters implement it: `EmbeddedBus` (in-process, optional file segments) and `KafkaBus`
+ * (kafkajs). Both map a key to the same partition for the same partition count;
+ * `test/integration/busContract.test.ts` runs the same contract against both.
  */
 import { Context, type Effect, Schema, type Scope } from "effect"
 import { murmur2 } from "./internal/murmur2.js"
@@ -46,8 +47,9 @@ export interface BusBatch {
  * record (never retryable). `Closed`: the bus is shut down. `Locked`: another live process owns
  * the data directory. `Io`: the file system failed. `Corrupt`: stored bytes fail their checksum
  * outside a recoverable torn tail. `Unavailable`: the broker cannot be reached (Kafka adapter).
+ * `UnknownTopic`: the topic does not exist and the broker does not create topics (Kafka adapter).
  */
-export const BusErrorReason = Schema.Literal("InvalidArgument", "Closed", "Locked", "Io", "Corrupt", "Unavailable")
+export const BusErrorReason = Schema.Literal("InvalidArgument", "Closed", "Locked", "Io", "Corrupt", "Unavailable", "UnknownTopic")
 export type BusErrorReason = typeof BusErrorReason.Type
 
 export class BusError extends Schema.TaggedError<BusError>()("BusError", {
@@ -71,6 +73,15 @@ export interface SubscribeOptions {
    * monotonic per partition and must not pass what it has made durable.
    */
   readonly autoCommit?: boolean
+  /**
+   * Told which partitions this member was just given (its first assignment, and each rebalance
+   * that hands it a partition it did not own), one call per partition, after the partition's start
+   * offset is fixed and before any of its batches is delivered; delivery of that partition waits
+   * until it succeeds (a failure is retried with the redelivery backoff). A consumer that keeps
+   * state per key reloads the partition's here: the previous owner may have moved it on, and what
+   * it made durable covers at least up to the offset delivery starts from.
+   */
+  readonly onAssigned?: (partition: number) => Effect.Effect<void, unknown>
 }
 
 export interface BusShape {

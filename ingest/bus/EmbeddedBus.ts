@@ -18,7 +18,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { Cause, Clock, Deferred, Effect, Fiber, FiberId, Layer, Schedule, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Fiber, FiberId, Layer, type Scope } from "effect"
 import {
   Bus,
   type BusBatch,
@@ -34,6 +34,7 @@ import { ByteBudget } from "./internal/byteBudget.js"
 import { FRAME_OVERHEAD_BYTES, frameBytes } from "./internal/frame.js"
 import { isErrno, lockDir, mkdirDurable, writeFileAtomic, fsyncDir } from "./internal/fsx.js"
 import { OffsetStore } from "./internal/offsetStore.js"
+import { badCommitArguments, badReadArguments, closedError, notifyAssigned, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 import { ioError, MAX_FRAME_BYTES_ON_DISK, PartitionLog, type Recovery } from "./internal/partitionLog.js"
 
 export interface EmbeddedBusOptions {
@@ -76,13 +77,9 @@ export const defaults: EmbeddedBusOptions = {
   indexIntervalBytes: 64 * 1024
 }
 
-/** Default and largest `maxBatch` of a subscription. */
-export const DEFAULT_MAX_BATCH = 500
-export const MAX_BATCH_LIMIT = 10_000
+export { DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT, redeliverySchedule } from "./internal/rules.js"
 /** A read or batch stops adding records past this many bytes (always at least one record). */
 export const MAX_FETCH_BYTES = 4 * 1024 * 1024
-/** Redelivery and read/commit retries: 10 ms doubling, capped at 5 s between attempts, never giving up. */
-export const redeliverySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("5 seconds"))
 
 export interface PartitionStats {
   readonly topic: string
@@ -111,14 +108,6 @@ export interface EmbeddedBusShape extends BusShape {
   readonly startOffsets: (topic: string) => Effect.Effect<ReadonlyMap<number, number>, BusError>
 }
 
-const NAME = /^[A-Za-z0-9._-]{1,249}$/
-const validName = (name: string): boolean => NAME.test(name) && name !== "." && name !== ".."
-
-const invalid = (message: string): BusError => new BusError({ reason: "InvalidArgument", message, retryable: false })
-const closedError = (): BusError => new BusError({ reason: "Closed", message: "the bus is closed", retryable: false })
-
-const isNonNegativeInt = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
-const isPositiveInt = (n: number): boolean => Number.isSafeInteger(n) && n > 0
 
 const validateOptions = (o: EmbeddedBusOptions): BusError | undefined => {
   if (!isPositiveInt(o.partitions) || o.partitions > 4096) return invalid(`partitions must be 1..4096, got ${o.partitions}`)
@@ -451,8 +440,6 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
     // -------------------------------------------------------------------------------------------
     // Read
 
-    const checkPartition = (partition: number): BusError | undefined =>
-      Number.isSafeInteger(partition) && partition >= 0 && partition < partitions ? undefined : invalid(`partition must be 0..${partitions - 1}, got ${partition}`)
 
     const readLog = (log: PartitionLog, offset: number, max: number): Effect.Effect<ReadonlyArray<BusRecord>, BusError> => {
       const cached = log.readCached(offset, max)
@@ -465,10 +452,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
 
     const read = (topicName: string, partition: number, offset: number, maxRecords: number): Effect.Effect<ReadonlyArray<BusRecord>, BusError> =>
       Effect.gen(function* () {
-        const bad =
-          checkPartition(partition) ??
-          (isNonNegativeInt(offset) ? undefined : invalid(`offset must be a non-negative integer, got ${offset}`)) ??
-          (isPositiveInt(maxRecords) ? undefined : invalid(`maxRecords must be a positive integer, got ${maxRecords}`))
+        const bad = badReadArguments(partition, offset, maxRecords, partitions)
         if (bad !== undefined) return yield* bad
         if (closed) return yield* closedError()
         const topic = yield* findTopic(topicName)
@@ -504,7 +488,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
 
     const commit = (groupName: string, topicName: string, partition: number, nextOffset: number): Effect.Effect<void, BusError> =>
       Effect.gen(function* () {
-        const bad = checkPartition(partition) ?? (isNonNegativeInt(nextOffset) ? undefined : invalid(`nextOffset must be a non-negative integer, got ${nextOffset}`))
+        const bad = badCommitArguments(partition, nextOffset, partitions)
         if (bad !== undefined) return yield* bad
         if (closed) return yield* closedError()
         const topic = yield* getTopic(topicName)
@@ -628,8 +612,8 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
       onBatch: (batch: BusBatch) => Effect.Effect<void, E, R>
     ): Effect.Effect<void, BusError, R | Scope.Scope> =>
       Effect.gen(function* () {
-        const maxBatch = subscription.maxBatch ?? DEFAULT_MAX_BATCH
-        if (!isPositiveInt(maxBatch) || maxBatch > MAX_BATCH_LIMIT) return yield* invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${maxBatch}`)
+        const maxBatch = subscriptionMaxBatch(subscription.maxBatch)
+        if (typeof maxBatch !== "number") return yield* maxBatch
         if (closed) return yield* closedError()
         const topic = yield* getTopic(subscription.topic)
         const group = yield* getGroup(subscription.group, topic)
@@ -639,12 +623,20 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const handler = (batch: BusBatch) => Effect.provide(onBatch(batch), context)
         const fromBeginning = subscription.fromBeginning ?? false
         const autoCommit = subscription.autoCommit ?? true
+        const onAssigned = subscription.onAssigned
+        const assigned = (partition: number): Effect.Effect<void> =>
+          onAssigned === undefined ? Effect.void : notifyAssigned(onAssigned, partition).pipe(Effect.annotateLogs({ topic: topic.name, partition, group: group.name }))
         const member: Member = {
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>
               // Explicitly interruptible: a rebalance may fork it from a finalizer (uninterruptible), whose flags a child inherits.
               Effect.forkIn(
-                Effect.interruptible(Effect.zipRight(Effect.setFiberRefs(fiberRefs), partitionWorker(group, partition, start, maxBatch, autoCommit, handler))),
+                Effect.interruptible(
+                  Effect.setFiberRefs(fiberRefs).pipe(
+                    Effect.zipRight(assigned(partition)),
+                    Effect.zipRight(partitionWorker(group, partition, start, maxBatch, autoCommit, handler))
+                  )
+                ),
                 scope
               )
             )

@@ -27,6 +27,12 @@ export interface AppConfigShape {
   readonly clickhouseDatabase: string
   readonly clickhouseUser: string | undefined
   readonly clickhousePassword: Redacted.Redacted<string> | undefined
+  /** Set (`KAFKA_BROKERS`): the bus is Kafka (`ingest/bus/KafkaBus.ts`); unset: the embedded bus. */
+  readonly kafka: {
+    readonly brokers: ReadonlyArray<string> | undefined
+    readonly clientId: string
+    readonly idempotent: boolean
+  }
   readonly bus: {
     readonly partitions: number
     readonly segmentBytes: number
@@ -193,6 +199,20 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   clickhouseUser: optionalString("CLICKHOUSE_USER"),
   clickhousePassword: optionalSecret("CLICKHOUSE_PASSWORD"),
+  kafka: Config.all({
+    brokers: optionalString("KAFKA_BROKERS").pipe(
+      Config.map((s) => (s === undefined ? undefined : s.split(",").map((b) => b.trim()).filter((b) => b !== ""))),
+      Config.validate({
+        message: "KAFKA_BROKERS must be a comma-separated list of host:port",
+        validation: (bs) => bs === undefined || (bs.length > 0 && bs.every((b) => /^[^\s:,]+:\d{1,5}$/.test(b)))
+      })
+    ),
+    clientId: Config.string("KAFKA_CLIENT_ID").pipe(
+      Config.withDefault("curvestream"),
+      Config.validate({ message: "KAFKA_CLIENT_ID must be 1-100 of [A-Za-z0-9._-]", validation: (s) => /^[A-Za-z0-9._-]{1,100}$/.test(s) })
+    ),
+    idempotent: Config.boolean("KAFKA_IDEMPOTENT").pipe(Config.withDefault(true))
+  }),
   bus: Config.all({
     partitions: positiveInt("BUS_PARTITIONS", 16),
     segmentBytes: positiveInt("BUS_SEGMENT_BYTES", 64 * 1024 * 1024),
@@ -316,6 +336,7 @@ export class AppConfig extends Context.Tag("curvestream/AppConfig")<AppConfig, A
 export const ConfigVariables = [
   "CURVESTREAM_HOST", "CURVESTREAM_PORT", "CURVESTREAM_DATA_PORT", "CURVESTREAM_DATA_DIR",
   "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
+  "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",

@@ -1,8 +1,7 @@
 /**
  * The `ClickHouse` service on its embedded executor, chDB, in a temp data directory (one per
- * file: libchdb binds one data directory per process). The server executor
- * (`ClickHouse.layerServer`) has no server to run against here: beyond typecheck, only its
- * refusal when nothing listens is tested.
+ * file: libchdb binds one data directory per process), and the server layer's refusal when
+ * nothing listens. The server executor's own behaviour is `clickhouse.server.test.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"

@@ -1,0 +1,163 @@
+/**
+ * The actor pipeline on Kafka beside the same pipeline on the embedded bus, in one run: events
+ * published to the bus are applied by the market actors (checkpoints in PGlite) and become
+ * visible in the MarketIndex.
+ *
+ * 1. Actors throughput, one actors process: N trade events over M markets already on the bus
+ *    when the actors start, timed from the actors' start until the index shows every trade.
+ * 2. Event to visible: single trades published at a fixed rate on an idle pipeline, each timed
+ *    from `publish` until the index shows it (p50/p99). With the roles not split into processes
+ *    yet, "visible" is this process's index (what its API serves), not a separate API replica.
+ *
+ * Kafka is librdkafka's mock cluster (`scripts/kafka-dev.sh`) on this machine: in memory, one
+ * broker, no replication, the producer not idempotent (the mock cannot serve it). The embedded
+ * bus writes to a temp dir with fsync on. Run: `npm run bench:kafka [-- --quick]`; prints a
+ * markdown section and, unless --quick, rewrites it between the `kafka` markers in
+ * docs/benchmarks.md.
+ */
+import { Effect, Exit, Layer, Scope } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as MarketActors from "../actors/MarketActors.js"
+import { MarketIndex, type MarketIndexShape } from "../actors/MarketIndex.js"
+import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
+import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
+import { KafkaBus } from "../ingest/bus/KafkaBus.js"
+import { busKey, type ChainEvent } from "../ingest/ChainEvent.js"
+import { encodeChainEvent } from "../ingest/ChainEventCodec.js"
+import * as Database from "../src/db/Database.js"
+import { startKafkaBroker } from "../test/support/kafkaBroker.js"
+import { ChainClock, SimMarket } from "../test/support/marketSim.js"
+import { writeBenchmarkSection } from "./benchmarksDoc.js"
+import { percentile } from "./pacedLoad.js"
+
+const quick = process.argv.includes("--quick")
+const MARKETS = quick ? 100 : 1_000
+const TRADES = quick ? 10_000 : 100_000
+const LATENCY_SAMPLES = quick ? 100 : 1_000
+const LATENCY_RATE_PER_S = 200
+const PARTITIONS = 16
+
+
+interface Figures {
+  readonly eventsPerSecond: number
+  readonly seconds: number
+  readonly latencies: ReadonlyArray<number>
+  readonly publishLatencies: ReadonlyArray<number>
+}
+
+const publish = (bus: Bus["Type"], events: ReadonlyArray<ChainEvent>) =>
+  Effect.runPromise(bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))))
+
+const build = async <A>(layer: Layer.Layer<A, unknown>, scope: Scope.CloseableScope) => Effect.runPromise(Layer.buildWithScope(layer, scope))
+
+/** Backlog throughput, then latency, on one bus; `busLayer` opens a client of the same log each call. */
+const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>): Promise<Figures> => {
+  const scope = await Effect.runPromise(Scope.make())
+  try {
+    // The backlog, published by a bus-only client before the actors start.
+    const markets = Array.from({ length: MARKETS }, (_, i) => new SimMarket(new ChainClock("solana"), { mint: `Kafk${String(i).replace(/0/g, "z").padStart(40, "A")}` }))
+    {
+      const producerScope = await Effect.runPromise(Scope.make())
+      const bus = (await build(busLayer(), producerScope)).unsafeMap.get(Bus.key) as Bus["Type"]
+      await publish(bus, markets.map((m) => m.created()))
+      let chunk: Array<ChainEvent> = []
+      for (let i = 0; i < TRADES; i++) {
+        chunk.push(...markets[i % MARKETS]!.buy(`trader${i % 97}`, 10_000_000n + BigInt(i % 1000)))
+        if (chunk.length >= 2_000) {
+          await publish(bus, chunk)
+          chunk = []
+        }
+      }
+      if (chunk.length > 0) await publish(bus, chunk)
+      await Effect.runPromise(Scope.close(producerScope, Exit.void))
+    }
+    const storage = await build(Layer.mergeAll(busLayer(), Database.layer({ url: undefined, dataDir: path.join(dir, "pg") })), scope)
+    const startedAt = performance.now()
+    const context = await Effect.runPromise(Layer.buildWithScope(MarketActors.layer({}), scope).pipe(Effect.provide(storage)))
+    const index = context.unsafeMap.get(MarketIndex.key) as MarketIndexShape
+    const bus = storage.unsafeMap.get(Bus.key) as Bus["Type"]
+    const total = () => {
+      let n = 0
+      for (const core of index.markets()) n += core.stats.tradesTotal
+      return n
+    }
+    while (total() < TRADES) await new Promise((r) => setTimeout(r, 2))
+    const seconds = (performance.now() - startedAt) / 1000
+
+    const target = markets[0]!
+    const latencies: Array<number> = []
+    const publishLatencies: Array<number> = []
+    for (let i = 0; i < LATENCY_SAMPLES; i++) {
+      const events = target.buy("latency", 1_000_000n + BigInt(i))
+      const position = events[events.length - 1]!.position
+      const t0 = performance.now()
+      await publish(bus, events)
+      publishLatencies.push(performance.now() - t0)
+      while ((index.market("solana", target.mint)?.lastPosition ?? "") < position) await new Promise((r) => setImmediate(r))
+      latencies.push(performance.now() - t0)
+      await new Promise((r) => setTimeout(r, 1000 / LATENCY_RATE_PER_S))
+    }
+    latencies.sort((a, b) => a - b)
+    publishLatencies.sort((a, b) => a - b)
+    return { eventsPerSecond: Math.round(TRADES / seconds), seconds, latencies, publishLatencies }
+  } finally {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+const row = (name: string, f: Figures) => [
+  `| ${name}: actors throughput, ${TRADES.toLocaleString("en")} trades over ${MARKETS.toLocaleString("en")} markets already on the bus (from the actors' start: load checkpoints, subscribe, fetch, decode, apply, index) | ${f.eventsPerSecond.toLocaleString("en")} events/s (${f.seconds.toFixed(2)} s) |`,
+  `| ${name}: event to visible in the index, publish included, ${f.latencies.length.toLocaleString("en")} trades at ${LATENCY_RATE_PER_S}/s | p50 ${percentile(f.latencies, 50).toFixed(2)} ms, p99 ${percentile(f.latencies, 99).toFixed(2)} ms, max ${f.latencies[f.latencies.length - 1]!.toFixed(2)} ms (publish until acknowledged: p50 ${percentile(f.publishLatencies, 50).toFixed(2)} ms, p99 ${percentile(f.publishLatencies, 99).toFixed(2)} ms) |`
+]
+
+const main = async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-bench-kafka-"))
+  const loadBefore = os.loadavg()[0]!
+  // Each Kafka measurement on a broker of its own (an empty log and no committed offsets).
+  const onKafka = async (name: string, maxWaitMs: number) => {
+    const broker = await startKafkaBroker({ topics: [{ name: Topics.chainEvents, partitions: PARTITIONS }] })
+    try {
+      return await measure(path.join(dir, name), () => KafkaBus.layer({ brokers: broker.brokers, clientId: name, partitions: PARTITIONS, idempotent: false, maxWaitMs }))
+    } finally {
+      await broker.stop()
+    }
+  }
+  try {
+    const embedded = await measure(path.join(dir, "embedded"), () => EmbeddedBus.layer({ dir: path.join(dir, "embedded", "bus"), partitions: PARTITIONS, fsync: true }))
+    const kafka = await onKafka("kafka", KafkaBus.defaults.maxWaitMs)
+    // The mock answers an empty fetch only when its wait ends, even if records arrive meanwhile (a
+    // real broker answers as they arrive), so on the mock the fetch wait is paid as latency.
+    const shortWait = await onKafka("kafka-short", 5)
+    const section = [
+      "## Actor pipeline on Kafka beside embedded (`bench/kafka.ts`)",
+      "",
+      `- Date: ${new Date().toISOString()}; command: \`npm run bench:kafka\`; Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}); load average ${loadBefore.toFixed(2)} at the start, ${os.loadavg()[0]!.toFixed(2)} at the end${Math.max(loadBefore, os.loadavg()[0]!) > os.cpus().length ? " (the machine was shared with other work: every figure here, embedded and Kafka alike, is depressed by it)" : ""}.`,
+      `- Kafka: librdkafka's mock cluster (one in-memory broker on loopback, no replication; producer acks -1, not idempotent since the mock cannot serve it), ${PARTITIONS} partitions, one actors process (group \`actors\`), PGlite checkpoints. Embedded: the embedded bus in a temp dir with fsync on.`,
+      "- The mock answers a fetch that finds no records only when its wait ends, even when records arrive meanwhile (a real broker answers as they arrive), so on the mock the fetch wait (`maxWaitMs`) is paid as latency; hence the two Kafka rows.",
+      "- \"Visible\" is the actors process's own index (what its API serves). The budget's \"on a separate API replica\" needs the `api` role, which is not built yet: not measured.",
+      "",
+      "| Measurement | Result |",
+      "| --- | ---: |",
+      ...row("Embedded", embedded),
+      ...row(`Kafka, fetch wait ${KafkaBus.defaults.maxWaitMs} ms (the default)`, kafka),
+      ...row("Kafka, fetch wait 5 ms", shortWait),
+      "",
+      "Budgets (DESIGN.md): chain event to visible p99 < 5 ms embedded, < 50 ms through Kafka; actor pipeline ≥ 100,000 events/s per process.",
+      ""
+    ].join("\n")
+    process.stdout.write(section + "\n")
+    if (!quick) writeBenchmarkSection("kafka", section)
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e)
+    process.exit(1)
+  }
+)
