@@ -13,6 +13,21 @@
  * transaction and writes nothing, a landed one `prior_attempt_on_chain`, a dead one a new
  * transaction), confirm's refusals (`SIGNER_MISMATCH`, another transaction, not landed yet, never
  * lands), the sweep and a swept build confirmed at the cap, and the gates that record nothing.
+ *
+ * The self-signed transitions, by the test that produces each (the pure tables are pinned in
+ * `LaunchLedgerMachine.test.ts`, `SelfBuildRules.test.ts` and `HoodOperation.test.ts`; Hood's
+ * in `hood.selfLaunch.test.ts`):
+ *   3.2  build → token row hidden; confirm verified → promoted to the requested visibility ... "builds the attempt's transaction ..."
+ *   3.1  (none) → submitted at build, one slot; submitted → confirmed at confirm .............. "builds the attempt's transaction ...", "concurrent confirms ..."
+ *   3.3  live build, repeat → the same transaction, nothing written ........................... "a live build answers the same transaction ..."
+ *   3.3  landed, repeat → 409 prior_attempt_on_chain with the mint ............................ "a landed build that was not confirmed ..."
+ *   3.3  proven dead, repeat → a new transaction, mint, expiresAt (Rebuilt: attempt + 1) ....... "a build proven dead ..."
+ *   3.3  chain unreadable → LAUNCH_FAILED chain_read_failed, nothing written .................. "the chain unreadable ..."
+ *   3.3  swept and still able to land, repeat → 409 prior_attempt_in_flight, retryAfter ....... "a swept build that can still land ..."
+ *   3.3  TEE, signed and able to land, repeat → 409 prior_attempt_in_flight .................. "launches from the TEE wallet ..."
+ *   3.1  submitted older than 30 minutes → failed SELF_BUILD_EXPIRED at the next build, refund . "fails the caller's own old builds ..."
+ *   3.1  failed (swept) → confirmed from its landed signature, slot taken again at the cap ..... "fails the caller's own old builds ..."
+ *   confirm: not found while it can land → retryable VALIDATION_FAILED; dead → JOB_NOT_FOUND ... "a build proven dead ..."
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import {
