@@ -15,7 +15,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
 import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
 import type { FeedOptions } from "./feeds/FeedBuckets.js"
-import { decodeFast } from "../ingest/ChainEventCodec.js"
+import { decodeChainEvent } from "../ingest/ChainEventCodec.js"
 import {
   actorKey,
   defaultConfig,
@@ -69,7 +69,7 @@ const describeOutput = (o: MarketOutput): { readonly level: "warning" | "info"; 
 /** The market actor as the runtime sees it. */
 export const marketActorDefinition = (config: MarketActorConfig = defaultConfig): ActorDefinition<MarketState, ChainEvent, MarketOutput> => ({
   owner: MARKET_OWNER,
-  decode: decodeFast,
+  decode: decodeChainEvent,
   keyOf: (e) => actorKey(e.chain, e.mint),
   eventId: (e) => e.id,
   step: makeStep(config),

@@ -446,6 +446,10 @@ const historyLimit = (config: MarketActorConfig, chain: ChainId): number =>
   Math.max(0, Math.min(RETRACT_HISTORY_MAX, Math.floor(config.retractHistory[chain])))
 
 const NO_OUTPUTS: ReadonlyArray<MarketOutput> = []
+/** Reused by `step` (emptied before each use, copied out when not empty; `step` never re-enters). */
+const SCRATCH_OUTPUTS: Array<MarketOutput> = []
+/** Outputs of re-applied events nobody reads (the window's slide). */
+const DISCARDED_OUTPUTS: Array<MarketOutput> = []
 
 const retract = (state: MarketState | undefined, e: Extract<ChainEvent, { _tag: "Retracted" }>): StepResult => {
   const window = state?.window ?? null
@@ -500,8 +504,10 @@ export const makeStep =
     }
     const core = state?.core
     if (core !== undefined && e.position <= core.lastPosition) return [state, NO_OUTPUTS]
-    const outputs: Array<MarketOutput> = []
-    const next = stepCore(core, e, outputs)
+    // Most steps output nothing: collect into a reused array and return the shared empty one then.
+    SCRATCH_OUTPUTS.length = 0
+    const next = stepCore(core, e, SCRATCH_OUTPUTS)
+    const outputs = SCRATCH_OUTPUTS.length === 0 ? NO_OUTPUTS : SCRATCH_OUTPUTS.slice()
     if (next === core) return [state, outputs]
     if (limit === 0) return [{ core: next, window: null }, outputs]
     let base = window?.base
@@ -509,7 +515,8 @@ export const makeStep =
     if (events.length > limit) {
       // Slide: fold the oldest kept event into the base (deterministic, so it cannot fail now).
       const drop = events.length - limit
-      for (let i = 0; i < drop; i++) base = stepCore(base, events[i]!, [])
+      for (let i = 0; i < drop; i++) base = stepCore(base, events[i]!, DISCARDED_OUTPUTS)
+      DISCARDED_OUTPUTS.length = 0
       events = events.slice(drop)
     }
     const retracted = window === null ? [] : base === window.base ? window.retracted : pruneRetracted(window.retracted, base)
