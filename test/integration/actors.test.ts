@@ -279,6 +279,47 @@ describe("market actors through the runtime", () => {
     })
   )
 
+  it.scopedLive("the history sweep trims an idle Hood market's retract window once its partition is retractDepthBlocks ahead, and not a block sooner", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const depth = 10
+      const clock = new ChainClock("hood")
+      const idle = new SimMarket(clock, { mint: "0xidle" })
+      const edge = new SimMarket(clock, { mint: "0xedge" })
+      const busy = new SimMarket(clock, { mint: "0xbusy" })
+      const events: Array<ChainEvent> = [idle.created(), ...idle.buy("a", ETH / 100n), ...idle.buy("b", ETH / 100n), edge.created(), ...edge.buy("c", ETH / 100n)]
+      events.push(busy.created())
+      // The busy market's events move the partition's head; the last one lands exactly `depth`
+      // blocks after the idle market's last event and `depth - 1` after the edge market's.
+      const edgeBlock = Number(events[events.length - 2]!.position.slice(2, 22))
+      while (Number(events[events.length - 1]!.position.slice(2, 22)) < edgeBlock + depth - 1) events.push(...busy.buy("d", ETH / 1000n))
+      yield* withBus(dir, (bus) => publish(bus, events), 1)
+      const engine = yield* openEngine(dir, { retractDepthBlocks: depth, historySweepMs: 10 }, 1)
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.state("hood", busy.mint)?.core?.lastPosition === events[events.length - 1]!.position), {
+        what: "every event applied",
+        deadlineMs: 20_000,
+        intervalMs: 5
+      })
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.state("hood", idle.mint)?.window?.events.length === 0), { what: "the idle market trimmed", deadlineMs: 20_000, intervalMs: 5 })
+      const trimmed = engine.actors.state("hood", idle.mint)!
+      expect(trimmed.window!.base).toBe(trimmed.core)
+      expect(engine.actors.stats().historyTrims).toBeGreaterThanOrEqual(1)
+      // The edge market's last event is one block short of final: the sweep leaves its window whole.
+      engine.actors.sweepHistory()
+      expect(engine.actors.state("hood", edge.mint)!.window!.events.map((e) => e.id)).toEqual([events[3]!.id, events[4]!.id])
+      // What the sweep trimmed is what a pure fold reaches for the market's core; the checkpoint keeps it.
+      expect(trimmed.core).toEqual(fold(events).get(`hood:${idle.mint}`)!.core)
+      yield* committedToEnd(engine)
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.stats().checkpoint.dirty === 0 && engine.actors.stats().checkpoint.inFlight === 0), { what: "the trim checkpointed", deadlineMs: 20_000, intervalMs: 5 })
+      yield* engine.close
+      const again = yield* openEngine(dir, { retractDepthBlocks: depth, historySweepMs: 60_000 }, 1)
+      const reloaded = again.actors.state("hood", idle.mint)!
+      expect(reloaded.window!.events).toEqual([])
+      expect(reloaded.window!.base).toBe(reloaded.core)
+      yield* again.close
+    })
+  )
+
   it.scopedLive("warming is true until the runtime has caught up with the bus at start", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
