@@ -18,6 +18,11 @@
  *   before it was applied and every state it changed is in PostgreSQL (Checkpointer.ts). So
  *   checkpoint flushes never delay delivery. Restart = load checkpoints, then the bus redelivers
  *   from the committed offset (what was applied but not yet committed is skipped as a replay).
+ * - Durable before derived: the consumer also subscribes with `beforeDurable` (the embedded bus
+ *   then delivers a record while its fsync runs, so readers see it sooner), and no checkpoint or
+ *   offset covers a record before the bus says it is durable (see `routedDurable`). A crash in
+ *   between loses only in-memory state; the publisher, whose publish had not resolved, publishes
+ *   the record again.
  * - Supervision: a record that fails to decode is logged with its offset and skipped; a `step` that
  *   throws is logged with the event id and key, and that event is skipped for that key (its state
  *   stays as it was, so a deterministic defect is skipped identically on replay); the shard goes on.
@@ -95,6 +100,8 @@ export interface RuntimeOptions {
   readonly commitQueueMax: number
   /** How often idle keys' final history is trimmed (`ActorDefinition.history`; default 1,000 ms). */
   readonly historySweepMs: number
+  /** Take records from the bus before they are durable (`SubscribeOptions.beforeDurable`; default true). */
+  readonly beforeDurable: boolean
 }
 
 export const defaultShards = (): number => 2 * Math.max(1, os.availableParallelism())
@@ -111,7 +118,8 @@ export const defaultRuntimeOptions = (): RuntimeOptions => ({
   checkpointIntervalMs: 100,
   checkpointLingerMs: 1,
   commitQueueMax: 256,
-  historySweepMs: 1000
+  historySweepMs: 1000,
+  beforeDurable: true
 })
 
 /** Retries of a failed offset commit: 10 ms doubling, capped at 2 s, 20 attempts; the next round commits a newer offset anyway. */
@@ -120,6 +128,8 @@ export const commitRetrySchedule = Schedule.intersect(Schedule.union(Schedule.ex
 interface PendingCommit<Sh> {
   readonly partition: number
   readonly nextOffset: number
+  /** The batch's durability, when the bus delivered it before its records were durable. */
+  readonly durable: Effect.Effect<void, BusError> | undefined
   /** shard → its mailbox `pushed` count after this batch was routed. */
   readonly marks: ReadonlyMap<Sh, number>
 }
@@ -283,12 +293,23 @@ export const make = <S, E, O>(
 
     const encodeRow = (key: string, state: S | undefined): CheckpointRow =>
       state === undefined ? { key, position: "", state: null } : { key, position: definition.positionOf(state), state: definition.encodeState(state) }
+    // The bus delivers records before they are durable (`beforeDurable`), so what readers see does
+    // not wait for the publish's fsync. Nothing derived from them is made durable first: a
+    // checkpoint flush waits, after taking its states, for every partition's newest routed batch
+    // to be durable (a partition's records become durable in offset order), and the committer
+    // waits for the batches it commits.
+    const routedDurable = new Map<number, Effect.Effect<void, BusError>>()
     const checkpointer = new Checkpointer<S>(
       {
         owner: definition.owner,
         maxKeys: options.checkpointMaxKeys,
         intervalMs: options.checkpointIntervalMs,
-        lingerMs: options.checkpointLingerMs
+        lingerMs: options.checkpointLingerMs,
+        beforeSave: () => {
+          if (routedDurable.size === 0) return Effect.void
+          const waits = [...routedDurable.values()]
+          return Effect.forEach(waits, (d) => d, { discard: true })
+        }
       },
       store,
       encodeRow,
@@ -517,7 +538,9 @@ export const make = <S, E, O>(
         const last = batch.records[batch.records.length - 1]
         const nextOffset = batch.nextOffset ?? (last === undefined ? undefined : last.offset + 1)
         if (nextOffset === undefined) return lines.flush()
-        const entry = { partition: batch.partition, nextOffset, marks }
+        const entry = { partition: batch.partition, nextOffset, marks, durable: batch.durable }
+        // Set before routing: a flush that takes a state this batch changed waits for it.
+        if (batch.durable !== undefined) routedDurable.set(batch.partition, batch.durable)
         // The partition's head moves once the whole batch is in the mailboxes (see the sweep).
         const headMoved = Effect.sync(() => {
           if (clockMax > (historyHeads.get(batch.partition) ?? Number.NEGATIVE_INFINITY)) historyHeads.set(batch.partition, clockMax)
@@ -535,13 +558,22 @@ export const make = <S, E, O>(
     // newest offset per partition. Restart = checkpoints + redelivery from the committed offsets.
     const commitOnce: Effect.Effect<void> = Effect.gen(function* () {
       const taken = yield* commits.takeAll
-      const newest = new Map<number, number>()
+      const newest = new Map<number, PendingCommit<Shard<S, E>>>()
       for (const entry of taken) {
         for (const [shard, mark] of entry.marks) yield* shard.applied.await(mark, () => shard.mailbox.taken)
-        newest.set(entry.partition, entry.nextOffset)
+        newest.set(entry.partition, entry)
       }
       yield* checkpointer.flushed
-      for (const [partition, nextOffset] of newest) {
+      // An offset never passes what the bus has made durable (a batch that changed no state has no flush to wait for).
+      const waits: Array<Effect.Effect<void, BusError>> = []
+      for (const entry of newest.values()) if (entry.durable !== undefined) waits.push(entry.durable)
+      if (waits.length > 0) {
+        yield* Effect.forEach(waits, (d) => d, { discard: true }).pipe(
+          Effect.retry(commitRetrySchedule),
+          Effect.orDie
+        )
+      }
+      for (const [partition, { nextOffset }] of newest) {
         yield* bus.commit(options.group, options.topic, partition, nextOffset).pipe(
           Effect.tapError((error) => Effect.logWarning(`actors: committing ${options.topic}/${partition} at ${nextOffset} failed; retrying`, error)),
           Effect.retry(commitRetrySchedule),
@@ -565,7 +597,10 @@ export const make = <S, E, O>(
     })
     if (warming) yield* Effect.forkScoped(followWarming)
 
-    yield* bus.subscribe({ group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false }, onBatch)
+    yield* bus.subscribe(
+      { group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false, beforeDurable: options.beforeDurable },
+      onBatch
+    )
 
     return {
       stats: (): RuntimeStats => ({

@@ -7,7 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import { Context, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -317,6 +317,42 @@ describe("market actors through the runtime", () => {
       expect(reloaded.window!.events).toEqual([])
       expect(reloaded.window!.base).toBe(reloaded.core)
       yield* again.close
+    })
+  )
+
+  it.scopedLive("a trade shows before its publish is durable, but no checkpoint or offset covers it until it is", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      // The bus lingers 300 ms before each group commit: records sit appended-but-not-durable.
+      const infra = Layer.merge(EmbeddedBus.layer({ dir: path.join(dir, "bus"), partitions: 1, fsync: false, flushIntervalMs: 300 }), Database.layer({ url: undefined, dataDir: dir }))
+      const context = yield* Layer.buildWithScope(marketActorsLayer({ checkpointIntervalMs: 5, checkpointLingerMs: 0 }).pipe(Layer.provideMerge(infra)), scope)
+      const index = Context.get(context, MarketIndex)
+      const bus = Context.get(context, Bus)
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1Early" })
+      yield* publish(bus, [m.created()])
+      const checkpointed = Effect.map(
+        sql<{ position: string }>`SELECT position FROM checkpoints WHERE owner = 'market' AND key = ${`solana:${m.mint}`}`,
+        (rows) => rows[0]?.position ?? ""
+      )
+      yield* eventuallyEffect(Effect.map(checkpointed, (p) => p !== ""), { what: "the market checkpointed", deadlineMs: 20_000, intervalMs: 5 })
+      for (let round = 0; round < 3; round++) {
+        const trade = m.buy(`t${round}`, SOL / 10n)
+        const position = trade[trade.length - 1]!.position
+        const publishing = yield* Effect.fork(publish(bus, trade))
+        // Until the publish resolves (its records durable), the checkpoint and the committed offset stay behind it.
+        while (publishing.unsafePoll() === null) {
+          const durableEnd = (yield* bus.endOffsets(Topics.chainEvents)).get(0)!
+          expect(yield* checkpointed).not.toBe(position)
+          expect((yield* bus.committed("actors", Topics.chainEvents)).get(0) ?? 0).toBeLessThanOrEqual(durableEnd)
+          yield* Effect.sleep("2 millis")
+        }
+        yield* Fiber.join(publishing)
+        yield* eventuallyEffect(Effect.sync(() => index.market("solana", m.mint)?.lastPosition === position), { what: "the trade visible", deadlineMs: 20_000, intervalMs: 5 })
+        yield* eventuallyEffect(Effect.map(checkpointed, (p) => p === position), { what: "the trade checkpointed once durable", deadlineMs: 20_000, intervalMs: 5 })
+      }
+      yield* Scope.close(scope, Exit.void)
     })
   )
 
