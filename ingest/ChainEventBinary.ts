@@ -251,16 +251,62 @@ const decodeTrade = (): ChainEvent | undefined => {
   const tokenReserveRaw = readBigint()
   const realQuoteRaw = readBigint()
   if (pos !== buf.length) return undefined
-  // Same own keys, order and prototype as the Schema decoder's (and ChainEventCodec's JSON path's) result.
+  return tradeOf(
+    id,
+    position,
+    flags & FLAG_HOOD ? "hood" : "solana",
+    mint,
+    timestampMs,
+    signature,
+    flags & FLAG_POOL ? "pool" : "curve",
+    flags & FLAG_SELL ? "sell" : "buy",
+    trader,
+    amountInRaw,
+    amountOutRaw,
+    feeRaw,
+    refundRaw,
+    quoteConsumedRaw,
+    quoteReserveRaw,
+    tokenReserveRaw,
+    realQuoteRaw,
+    (flags & FLAG_CROSSES) !== 0
+  )
+}
+
+/**
+ * A `Trade` with the same own keys, key order and prototype as the Schema decoder's result, without
+ * its constructor (the decoders' fast paths, JSON and binary; fields named statically keep the
+ * object's shape monomorphic). The caller has checked every field.
+ */
+export const tradeOf = (
+  id: string,
+  position: string,
+  chain: "solana" | "hood",
+  mint: string,
+  timestampMs: number,
+  signature: string,
+  venue: "curve" | "pool",
+  side: "buy" | "sell",
+  trader: string,
+  amountInRaw: bigint,
+  amountOutRaw: bigint,
+  feeRaw: bigint,
+  refundRaw: bigint,
+  quoteConsumedRaw: bigint,
+  quoteReserveRaw: bigint,
+  tokenReserveRaw: bigint,
+  realQuoteRaw: bigint,
+  crossesGraduation: boolean
+): ChainEvent => {
   const out = Object.create(Trade.prototype) as Record<string, unknown>
   out.id = id
   out.position = position
-  out.chain = flags & FLAG_HOOD ? "hood" : "solana"
+  out.chain = chain
   out.mint = mint
   out.timestampMs = timestampMs
   out.signature = signature
-  out.venue = flags & FLAG_POOL ? "pool" : "curve"
-  out.side = flags & FLAG_SELL ? "sell" : "buy"
+  out.venue = venue
+  out.side = side
   out.trader = trader
   out.amountInRaw = amountInRaw
   out.amountOutRaw = amountOutRaw
@@ -270,7 +316,7 @@ const decodeTrade = (): ChainEvent | undefined => {
   out.quoteReserveRaw = quoteReserveRaw
   out.tokenReserveRaw = tokenReserveRaw
   out.realQuoteRaw = realQuoteRaw
-  out.crossesGraduation = (flags & FLAG_CROSSES) !== 0
+  out.crossesGraduation = crossesGraduation
   out._tag = "Trade"
   return out as unknown as ChainEvent
 }

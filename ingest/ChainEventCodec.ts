@@ -15,7 +15,7 @@
  *   `encodeFast` writes, without the Schema machinery. Checkpoints store events this way.
  */
 import { Either, ParseResult } from "effect"
-import { decodeBinary, encodeBinary, isBinary, MAGIC, VERSION } from "./ChainEventBinary.js"
+import { decodeBinary, encodeBinary, isBinary, MAGIC, tradeOf, VERSION } from "./ChainEventBinary.js"
 import {
   type ChainEvent,
   CreatorFeeClaimed,
@@ -224,27 +224,26 @@ const tradeFromWire = (r: TradeWire): ChainEvent | undefined => {
   ) {
     return undefined
   }
-  const out = Object.create(Trade.prototype) as Record<string, unknown>
-  out.id = id
-  out.position = position
-  out.chain = chain
-  out.mint = mint
-  out.timestampMs = timestampMs
-  out.signature = signature
-  out.venue = venue
-  out.side = side
-  out.trader = trader
-  out.amountInRaw = amountInRaw
-  out.amountOutRaw = amountOutRaw
-  out.feeRaw = feeRaw
-  out.refundRaw = refundRaw
-  out.quoteConsumedRaw = quoteConsumedRaw
-  out.quoteReserveRaw = quoteReserveRaw
-  out.tokenReserveRaw = tokenReserveRaw
-  out.realQuoteRaw = realQuoteRaw
-  out.crossesGraduation = crossesGraduation
-  out._tag = "Trade"
-  return out as unknown as ChainEvent
+  return tradeOf(
+    id,
+    position,
+    chain,
+    mint,
+    timestampMs,
+    signature,
+    venue,
+    side,
+    trader,
+    amountInRaw,
+    amountOutRaw,
+    feeRaw,
+    refundRaw,
+    quoteConsumedRaw,
+    quoteReserveRaw,
+    tokenReserveRaw,
+    realQuoteRaw,
+    crossesGraduation
+  )
 }
 
 /** The event a parsed wire object encodes, or undefined when the fast path does not recognize it exactly. */

@@ -188,6 +188,26 @@ const floorIndex = (sorted: ReadonlyArray<number>, value: number): number => {
   return found
 }
 
+/** Wakes now when `ready`, else registers `wake` in `waiters`; returns the cancel function. */
+const registerWake = (waiters: Set<() => void>, ready: boolean, wake: () => void): (() => void) => {
+  if (ready) {
+    wake()
+    return () => {}
+  }
+  waiters.add(wake)
+  return () => {
+    waiters.delete(wake)
+  }
+}
+
+/** Wakes (and forgets) every registered waiter. */
+const wakeAll = (waiters: Set<() => void>): void => {
+  if (waiters.size === 0) return
+  const all = [...waiters]
+  waiters.clear()
+  for (const wake of all) wake()
+}
+
 export class PartitionLog {
   /** Offset the next appended record gets. */
   nextOffset = 0
@@ -476,14 +496,7 @@ export class PartitionLog {
 
   /** Registers a wake-up for when `hwm` passes `offset`; returns a cancel function. */
   onData(offset: number, wake: () => void): () => void {
-    if (this.hwm > offset) {
-      wake()
-      return () => {}
-    }
-    this.dataWaiters.add(wake)
-    return () => {
-      this.dataWaiters.delete(wake)
-    }
+    return registerWake(this.dataWaiters, this.hwm > offset, wake)
   }
 
   /**
@@ -501,21 +514,11 @@ export class PartitionLog {
 
   /** Registers a wake-up for when a record at `offset` is appended (durable or not); returns a cancel function. */
   onAppend(offset: number, wake: () => void): () => void {
-    if (this.nextOffset > offset) {
-      wake()
-      return () => {}
-    }
-    this.appendWaiters.add(wake)
-    return () => {
-      this.appendWaiters.delete(wake)
-    }
+    return registerWake(this.appendWaiters, this.nextOffset > offset, wake)
   }
 
   private notifyAppend(): void {
-    if (this.appendWaiters.size === 0) return
-    const waiters = [...this.appendWaiters]
-    this.appendWaiters.clear()
-    for (const wake of waiters) wake()
+    wakeAll(this.appendWaiters)
   }
 
   private dropUnflushedBelow(offset: number): void {
@@ -534,10 +537,7 @@ export class PartitionLog {
   }
 
   private notifyData(): void {
-    if (this.dataWaiters.size === 0) return
-    const waiters = [...this.dataWaiters]
-    this.dataWaiters.clear()
-    for (const wake of waiters) wake()
+    wakeAll(this.dataWaiters)
   }
 
   /**
