@@ -15,11 +15,14 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
 import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
 import type { FeedOptions } from "./feeds/FeedBuckets.js"
-import { decodeFast } from "../ingest/ChainEventCodec.js"
+import { decodeChainEvent } from "../ingest/ChainEventCodec.js"
 import {
   actorKey,
   defaultConfig,
+  historyHeldUntil,
+  hoodBlockOf,
   makeStep,
+  makeTrimHistory,
   type MarketActorConfig,
   type MarketOutput,
   type MarketState,
@@ -34,6 +37,8 @@ import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type Ru
 export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   /** Events kept per market for reorg rollback (default solana 0, hood 8). */
   readonly retractHistory?: Partial<Record<ChainId, number>>
+  /** The Hood ingester's reorg window (default 64): kept events this many blocks deep are final. */
+  readonly retractDepthBlocks?: number
   readonly feeds?: Partial<FeedOptions>
   /** Rows per checkpoint INSERT statement (default 500). */
   readonly checkpointRowsPerStatement?: number
@@ -43,6 +48,8 @@ export interface MarketActorsShape {
   readonly stats: () => RuntimeStats
   /** The runtime's current state of a market (including its retract window), or undefined. */
   readonly state: (chain: ChainId, mint: string) => MarketState | undefined
+  /** Trims idle markets' final retract history now (the runtime also does every second); returns how many. */
+  readonly sweepHistory: () => number
 }
 
 export class MarketActors extends Context.Tag("curvestream/MarketActors")<MarketActors, MarketActorsShape>() {}
@@ -69,14 +76,20 @@ const describeOutput = (o: MarketOutput): { readonly level: "warning" | "info"; 
 /** The market actor as the runtime sees it. */
 export const marketActorDefinition = (config: MarketActorConfig = defaultConfig): ActorDefinition<MarketState, ChainEvent, MarketOutput> => ({
   owner: MARKET_OWNER,
-  decode: decodeFast,
+  decode: decodeChainEvent,
   keyOf: (e) => actorKey(e.chain, e.mint),
   eventId: (e) => e.id,
   step: makeStep(config),
   positionOf,
   encodeState: encodeMarketState,
   decodeState: decodeMarketState,
-  describeOutput
+  describeOutput,
+  history: {
+    clockOf: (e) => (e.chain === "hood" ? hoodBlockOf(e.position) : undefined),
+    heldUntil: historyHeldUntil,
+    trim: makeTrimHistory(config),
+    depth: config.retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
+  }
 })
 
 /** Starts the runtime in the current scope; returns the index and the runtime handle. */
@@ -88,12 +101,15 @@ export const make = (
   Bus | SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const { retractHistory, feeds, checkpointRowsPerStatement, ...runtimeOptions } = options
+    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, ...runtimeOptions } = options
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
     const agentLaunches = new AgentLaunches()
     const index = new MarketIndexStore({ ...(feeds === undefined ? {} : { feeds }), agentLaunches })
-    const config: MarketActorConfig = { retractHistory: { ...defaultConfig.retractHistory, ...retractHistory } }
+    const config: MarketActorConfig = {
+      retractHistory: { ...defaultConfig.retractHistory, ...retractHistory },
+      retractDepthBlocks: retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
+    }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
       { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) },
@@ -101,7 +117,11 @@ export const make = (
       bus,
       { topic: Topics.chainEvents, group: MARKET_ACTORS_GROUP, ...runtimeOptions }
     )
-    const actors: MarketActorsShape = { stats: runtime.stats, state: (chain, mint) => runtime.state(actorKey(chain, mint)) }
+    const actors: MarketActorsShape = {
+      stats: runtime.stats,
+      state: (chain, mint) => runtime.state(actorKey(chain, mint)),
+      sweepHistory: runtime.sweepHistory
+    }
     return { index, actors, agentLaunches }
   }).pipe(Effect.withSpan("MarketActors.make"))
 

@@ -1,7 +1,9 @@
 /**
  * The bus codec of `ChainEvent` (ingest/ChainEvent.ts) for every hot path (actors, ClickHouse writer). The Schema
  * decoder costs ~15 µs per event (most of it in the Schema class constructor), which alone would cap
- * the pipeline near 65k events/s; this one costs ~3 µs (JSON.parse included).
+ * the pipeline near 65k events/s; this one costs ~3 µs (JSON.parse included) on JSON values, and
+ * the binary encoding of the hot kinds (ChainEventBinary.ts, versioned; Trade) decodes without
+ * JSON. Values are JSON or binary by their first byte, so bus data written as JSON still replays.
  *
  * Invariants (pinned by chainEventCodec.test.ts against the Schema decoder, property-based):
  * - It accepts only what the Schema decoder accepts and produces an equal value (same class
@@ -9,16 +11,18 @@
  *   wrong type, unparseable JSON) goes to the Schema decoder, which has the last word and gives the
  *   parse error. So the contract stays `ChainEvent` in ingest/, this is only a shortcut.
  * - Excess properties are dropped, as the Schema decoder drops them.
- * - `toWire` is the wire encoding as a plain object (bigints as decimal strings): exactly what
- *   `encodeChainEvent` writes, without the Schema machinery. Checkpoints store events this way.
+ * - `toWire` is the JSON wire encoding as a plain object (bigints as decimal strings): exactly what
+ *   `encodeFast` writes, without the Schema machinery. Checkpoints store events this way.
  */
-import { Either, type ParseResult } from "effect"
+import { Either, ParseResult } from "effect"
+import { decodeBinary, encodeBinary, isBinary, MAGIC, tradeOf, VERSION } from "./ChainEventBinary.js"
 import {
   type ChainEvent,
   CreatorFeeClaimed,
   CurveCompleted,
   CurveCreated,
   CurveMigrated,
+  ChainEvent as ChainEventSchema,
   decodeChainEventStrict,
   MigrationProgress,
   RecoverySnapshot,
@@ -220,27 +224,26 @@ const tradeFromWire = (r: TradeWire): ChainEvent | undefined => {
   ) {
     return undefined
   }
-  const out = Object.create(Trade.prototype) as Record<string, unknown>
-  out.id = id
-  out.position = position
-  out.chain = chain
-  out.mint = mint
-  out.timestampMs = timestampMs
-  out.signature = signature
-  out.venue = venue
-  out.side = side
-  out.trader = trader
-  out.amountInRaw = amountInRaw
-  out.amountOutRaw = amountOutRaw
-  out.feeRaw = feeRaw
-  out.refundRaw = refundRaw
-  out.quoteConsumedRaw = quoteConsumedRaw
-  out.quoteReserveRaw = quoteReserveRaw
-  out.tokenReserveRaw = tokenReserveRaw
-  out.realQuoteRaw = realQuoteRaw
-  out.crossesGraduation = crossesGraduation
-  out._tag = "Trade"
-  return out as unknown as ChainEvent
+  return tradeOf(
+    id,
+    position,
+    chain,
+    mint,
+    timestampMs,
+    signature,
+    venue,
+    side,
+    trader,
+    amountInRaw,
+    amountOutRaw,
+    feeRaw,
+    refundRaw,
+    quoteConsumedRaw,
+    quoteReserveRaw,
+    tokenReserveRaw,
+    realQuoteRaw,
+    crossesGraduation
+  )
 }
 
 /** The event a parsed wire object encodes, or undefined when the fast path does not recognize it exactly. */
@@ -287,11 +290,34 @@ export const toWire = (event: ChainEvent): Record<string, unknown> => {
 
 const utf8Encoder = new TextEncoder()
 
-/** The bus value of an event: the same JSON `encodeChainEvent` writes (field order aside), ~20x cheaper. */
+/** The JSON bus value of an event: the same JSON `encodeChainEvent` writes (field order aside), ~20x cheaper. */
 export const encodeFast = (event: ChainEvent): Uint8Array => utf8Encoder.encode(JSON.stringify(toWire(event)))
 
-/** The bus encoding (what `encodeChainEventStrict` writes, without the Schema machinery). */
-export const encodeChainEvent = encodeFast
+/**
+ * The bus encoding: the binary form (ChainEventBinary.ts) for the kinds it carries (Trade), JSON
+ * (what `encodeChainEventStrict` writes, without the Schema machinery) for the rest.
+ */
+export const encodeChainEvent = (event: ChainEvent): Uint8Array => encodeBinary(event) ?? encodeFast(event)
 
-/** Decodes a bus value: the fast path, with the Schema decoder's verdict for anything unusual. */
-export const decodeChainEvent = decodeFast
+const binaryRefused = (bytes: Uint8Array): ParseResult.ParseError =>
+  ParseResult.parseError(
+    new ParseResult.Type(
+      ChainEventSchema.ast,
+      bytes,
+      bytes[1] === VERSION ? "malformed binary ChainEvent" : `binary ChainEvent of unknown version ${bytes[1] ?? "(none)"}`
+    )
+  )
+
+/**
+ * Decodes a bus value in either encoding: binary (first byte MAGIC) without JSON, else JSON by the
+ * fast path with the Schema decoder's verdict for anything unusual. Never throws.
+ */
+export const decodeChainEvent = (bytes: Uint8Array): Either.Either<ChainEvent, ParseResult.ParseError> => {
+  if (bytes.length > 0 && bytes[0] === MAGIC) {
+    const event = decodeBinary(bytes)
+    return event !== undefined ? Either.right(event) : Either.left(binaryRefused(bytes))
+  }
+  return decodeFast(bytes)
+}
+
+export { isBinary }

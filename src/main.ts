@@ -150,7 +150,7 @@ const pipelineLayer = Layer.unwrapEffect(
         })
       )
     )
-    return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
+    return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
       Layer.provide(chainIdentityGate(config.resetChainState, retiredRanges)),
       Layer.provideMerge(endpoints)
     )

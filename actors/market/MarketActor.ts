@@ -20,7 +20,10 @@
  * - Reserves are what the chain reported after each trade (the event is the truth); a Hood
  *   capped-refund crossing therefore leaves realQuote == G exactly, a Solana crossing may exceed G.
  * - Everything held is bounded: the windows in `internal/tradeWindows.ts`, the retract window and
- *   its retracted ids (each at most the history limit).
+ *   its retracted ids (each at most the history limit). On Hood the retract window is also bounded
+ *   by block depth: an event `retractDepthBlocks` (the ingester's reorg window) below a newer one
+ *   can never be retracted, so it is folded into the base on the market's next event, or by the
+ *   runtime's sweep (`makeTrimHistory`) when the market stays idle.
  */
 import type { ChainEvent, ChainId, CurveMode } from "../../ingest/ChainEvent.js"
 import type { CurveState } from "../../src/domain/CurveMath.js"
@@ -169,9 +172,25 @@ export type StepResult = readonly [MarketState | undefined, ReadonlyArray<Market
 export interface MarketActorConfig {
   /** Applied events kept per market for `Retracted` rollback, per chain. */
   readonly retractHistory: Readonly<Record<ChainId, number>>
+  /**
+   * Hood: the ingester's reorg window in blocks (`reorgWindowBlocks`). Once an event of block B is
+   * on the bus, the ingester never retracts a block at or below B − this (its window ends there),
+   * so kept events that deep are folded into the window's base: a market idle for more than the
+   * window keeps no history (`trimHistory`).
+   */
+  readonly retractDepthBlocks?: number
 }
 
-export const defaultConfig: MarketActorConfig = { retractHistory: { solana: 0, hood: 8 } }
+/** The Hood ingester's default reorg window. */
+export const DEFAULT_RETRACT_DEPTH_BLOCKS = 64
+
+export const defaultConfig: MarketActorConfig = { retractHistory: { solana: 0, hood: 8 }, retractDepthBlocks: DEFAULT_RETRACT_DEPTH_BLOCKS }
+
+const depthOf = (config: MarketActorConfig): number => config.retractDepthBlocks ?? DEFAULT_RETRACT_DEPTH_BLOCKS
+
+/** The block of a Hood position (`h:<block 20>:...`); undefined for any other position. */
+export const hoodBlockOf = (position: string): number | undefined =>
+  position.charCodeAt(0) === 104 /* h */ && position.charCodeAt(1) === 58 /* : */ ? Number(position.slice(2, 22)) : undefined
 
 /** Largest accepted history limit (memory: each kept event is ~0.7 KB). */
 export const RETRACT_HISTORY_MAX = 1024
@@ -446,6 +465,10 @@ const historyLimit = (config: MarketActorConfig, chain: ChainId): number =>
   Math.max(0, Math.min(RETRACT_HISTORY_MAX, Math.floor(config.retractHistory[chain])))
 
 const NO_OUTPUTS: ReadonlyArray<MarketOutput> = []
+/** Reused by `step` (emptied before each use, copied out when not empty; `step` never re-enters). */
+const SCRATCH_OUTPUTS: Array<MarketOutput> = []
+/** Outputs of re-applied events nobody reads (the window's slide). */
+const DISCARDED_OUTPUTS: Array<MarketOutput> = []
 
 const retract = (state: MarketState | undefined, e: Extract<ChainEvent, { _tag: "Retracted" }>): StepResult => {
   const window = state?.window ?? null
@@ -500,20 +523,65 @@ export const makeStep =
     }
     const core = state?.core
     if (core !== undefined && e.position <= core.lastPosition) return [state, NO_OUTPUTS]
-    const outputs: Array<MarketOutput> = []
-    const next = stepCore(core, e, outputs)
+    // Most steps output nothing: collect into a reused array and return the shared empty one then.
+    SCRATCH_OUTPUTS.length = 0
+    const next = stepCore(core, e, SCRATCH_OUTPUTS)
+    const outputs = SCRATCH_OUTPUTS.length === 0 ? NO_OUTPUTS : SCRATCH_OUTPUTS.slice()
     if (next === core) return [state, outputs]
     if (limit === 0) return [{ core: next, window: null }, outputs]
     let base = window?.base
-    let events = (window?.events ?? []).concat([e])
-    if (events.length > limit) {
-      // Slide: fold the oldest kept event into the base (deterministic, so it cannot fail now).
-      const drop = events.length - limit
-      for (let i = 0; i < drop; i++) base = stepCore(base, events[i]!, [])
+    let events = (window?.events ?? NO_EVENTS).concat([e])
+    // Slide: past the limit, and (Hood) every kept event this event's block has made final.
+    let drop = events.length > limit ? events.length - limit : 0
+    const head = hoodBlockOf(e.position)
+    if (head !== undefined) while (drop < events.length - 1 && isFinal(events[drop]!, head, depthOf(config))) drop++
+    if (drop > 0) {
+      // Fold the dropped events into the base (deterministic, so it cannot fail now).
+      for (let i = 0; i < drop; i++) base = stepCore(base, events[i]!, DISCARDED_OUTPUTS)
+      DISCARDED_OUTPUTS.length = 0
       events = events.slice(drop)
     }
-    const retracted = window === null ? [] : base === window.base ? window.retracted : pruneRetracted(window.retracted, base)
+    const retracted = window === null ? NO_RETRACTED : base === window.base ? window.retracted : pruneRetracted(window.retracted, base)
     return [{ core: next, window: { base, events, retracted } }, outputs]
+  }
+
+const NO_EVENTS: ReadonlyArray<ChainEvent> = []
+const NO_RETRACTED: ReadonlyArray<RetractedEvent> = []
+
+/** True when no reorg can retract `e` any more once an event of block `head` is on the bus. */
+const isFinal = (e: ChainEvent, head: number, depth: number): boolean => {
+  const block = hoodBlockOf(e.position)
+  return block !== undefined && block + depth <= head
+}
+
+/** The block of the newest event a market keeps as retract history, or undefined when it keeps none. */
+export const historyHeldUntil = (state: MarketState): number | undefined => {
+  const events = state.window?.events
+  return events === undefined || events.length === 0 ? undefined : hoodBlockOf(events[events.length - 1]!.position)
+}
+
+/**
+ * The state without the retract history that block `head` has made final (the runtime's sweep of
+ * idle markets): those events are folded into the window's base; when all are, the base IS the
+ * core (folding every kept event onto the base is how the core was made) and nothing else is kept.
+ * Returns the same object when nothing is final. Pure; never changes the core.
+ */
+export const makeTrimHistory =
+  (config: MarketActorConfig = defaultConfig) =>
+  (state: MarketState, head: number): MarketState => {
+    const window = state.window
+    if (window === null || window.events.length === 0) return state
+    let drop = 0
+    while (drop < window.events.length && isFinal(window.events[drop]!, head, depthOf(config))) drop++
+    if (drop === 0) return state
+    let base = window.base
+    if (drop === window.events.length) base = state.core
+    else {
+      for (let i = 0; i < drop; i++) base = stepCore(base, window.events[i]!, DISCARDED_OUTPUTS)
+      DISCARDED_OUTPUTS.length = 0
+    }
+    const events = drop === window.events.length ? NO_EVENTS : window.events.slice(drop)
+    return { core: state.core, window: { base, events, retracted: pruneRetracted(window.retracted, base) } }
   }
 
 /** The step with the default configuration. */

@@ -130,5 +130,7 @@ export const decodeMarketState = (text: string): MarketState => {
     if (!Array.isArray(r) || typeof r[0] !== "string" || typeof r[1] !== "string") throw new Error("checkpoint retracted entry is malformed")
     return { id: r[0], position: r[1] }
   })
-  return { core, window: { base: checkCore(w["base"], "window base"), events, retracted } }
+  // With no kept event the base is the core (a trimmed or fully undone window): share it, as in memory.
+  const base = checkCore(w["base"], "window base")
+  return { core, window: { base: events.length === 0 ? core : base, events, retracted } }
 }

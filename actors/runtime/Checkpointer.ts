@@ -85,6 +85,12 @@ export interface CheckpointerOptions {
   readonly intervalMs: number
   /** After the first barrier request, wait this long to gather more before flushing (group commit). */
   readonly lingerMs: number
+  /**
+   * Called when a flush takes its states (synchronously, so it sees exactly what was applied
+   * before); the flush saves only after the returned effect succeeds (retried like a failed save).
+   * The runtime waits there for the bus records those states came from to be durable.
+   */
+  readonly beforeSave?: () => Effect.Effect<void, unknown>
 }
 
 /** Retries of a failed flush: 10 ms doubling, capped at 2 s, forever (the bus waits meanwhile). */
@@ -218,7 +224,8 @@ export class Checkpointer<S> {
     const logUnencodable = Effect.forEach(unencodable, ([key, defect]) => Effect.logError(`actors: cannot encode the state of ${key}; not checkpointed`, defect), {
       discard: true
     })
-    return Effect.zipRight(logUnencodable, this.store.save(this.options.owner, taken)).pipe(
+    const ready = this.options.beforeSave?.() ?? Effect.void
+    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken))).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => this.flushFailures++).pipe(
           Effect.zipRight(Effect.logWarning(`actors: checkpoint flush of ${taken.length} states failed; retrying`, error))

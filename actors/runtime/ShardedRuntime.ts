@@ -18,11 +18,17 @@
  *   before it was applied and every state it changed is in PostgreSQL (Checkpointer.ts). So
  *   checkpoint flushes never delay delivery. Restart = load checkpoints, then the bus redelivers
  *   from the committed offset (what was applied but not yet committed is skipped as a replay).
+ * - Durable before derived: the consumer also subscribes with `beforeDurable` (the embedded bus
+ *   then delivers a record while its fsync runs, so readers see it sooner), and no checkpoint or
+ *   offset covers a record before the bus says it is durable (see `routedDurable`). A crash in
+ *   between loses only in-memory state; the publisher, whose publish had not resolved, publishes
+ *   the record again.
  * - Supervision: a record that fails to decode is logged with its offset and skipped; a `step` that
  *   throws is logged with the event id and key, and that event is skipped for that key (its state
  *   stays as it was, so a deterministic defect is skipped identically on replay); the shard goes on.
  * - Bounded: `mailboxCapacity` per shard, `drainMax` per drain, `maxKeys` live keys (an event that
- *   would create a key beyond it is refused, counted and logged), log lines per drain capped.
+ *   would create a key beyond it is refused, counted and logged), log lines per drain capped; an
+ *   actor's chain-bounded history (`ActorDefinition.history`) is trimmed from idle keys by a sweep.
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Schedule, type Scope } from "effect"
@@ -49,6 +55,19 @@ export interface ActorDefinition<S, E, O> {
   readonly decodeState: (text: string) => S
   /** How to log an output (warning/info), or undefined to not log it (routine outputs such as a reorg undo). */
   readonly describeOutput?: (output: O) => { readonly level: "warning" | "info"; readonly message: string } | undefined
+  /**
+   * History a state keeps only until the chain makes it final (Hood's retract window), trimmed from
+   * idle keys by a sweep: the runtime tracks the newest chain clock routed per bus partition
+   * (`clockOf`, e.g. a Hood block) and, every `historySweepMs`, gives each key of a caught-up shard
+   * whose kept history ends at or below its partition's clock less `depth` to `trim` (pure; the same
+   * object when nothing is final).
+   */
+  readonly history?: {
+    readonly clockOf: (event: E) => number | undefined
+    readonly heldUntil: (state: S) => number | undefined
+    readonly trim: (state: S, head: number) => S
+    readonly depth: number
+  }
 }
 
 export interface RuntimeHooks<S, O> {
@@ -79,6 +98,10 @@ export interface RuntimeOptions {
   readonly checkpointLingerMs: number
   /** Bus batches routed but not yet committed before the consumer waits (default 256). */
   readonly commitQueueMax: number
+  /** How often idle keys' final history is trimmed (`ActorDefinition.history`; default 1,000 ms). */
+  readonly historySweepMs: number
+  /** Take records from the bus before they are durable (`SubscribeOptions.beforeDurable`; default true). */
+  readonly beforeDurable: boolean
 }
 
 export const defaultShards = (): number => 2 * Math.max(1, os.availableParallelism())
@@ -94,7 +117,9 @@ export const defaultRuntimeOptions = (): RuntimeOptions => ({
   checkpointMaxKeys: 5000,
   checkpointIntervalMs: 100,
   checkpointLingerMs: 1,
-  commitQueueMax: 256
+  commitQueueMax: 256,
+  historySweepMs: 1000,
+  beforeDurable: true
 })
 
 /** Retries of a failed offset commit: 10 ms doubling, capped at 2 s, 20 attempts; the next round commits a newer offset anyway. */
@@ -103,6 +128,8 @@ export const commitRetrySchedule = Schedule.intersect(Schedule.union(Schedule.ex
 interface PendingCommit<Sh> {
   readonly partition: number
   readonly nextOffset: number
+  /** The batch's durability, when the bus delivered it before its records were durable. */
+  readonly durable: Effect.Effect<void, BusError> | undefined
   /** shard → its mailbox `pushed` count after this batch was routed. */
   readonly marks: ReadonlyMap<Sh, number>
 }
@@ -168,6 +195,8 @@ export interface RuntimeStats {
   /** Times a bus fiber found a mailbox full and waited. */
   readonly mailboxFullWaits: number
   readonly mailboxHighWater: number
+  /** States whose final history the sweep trimmed (`ActorDefinition.history`). */
+  readonly historyTrims: number
   readonly checkpoint: CheckpointerStats
   readonly warming: boolean
 }
@@ -208,6 +237,8 @@ class LineBuffer {
 
 class Shard<S, E> {
   readonly states = new Map<string, S>()
+  /** Keys whose state keeps history (`ActorDefinition.history`) → the clock it ends at. */
+  readonly held = new Map<string, number>()
   readonly applied = new Waiters()
   constructor(
     readonly index: number,
@@ -219,6 +250,8 @@ export interface ShardedRuntime<S> {
   readonly stats: () => RuntimeStats
   /** The current state of a key (for tests and tools; readers use the published snapshots). */
   readonly state: (key: string) => S | undefined
+  /** Runs the history sweep now (it also runs every `historySweepMs`); returns how many states it trimmed. */
+  readonly sweepHistory: () => number
 }
 
 /**
@@ -254,17 +287,29 @@ export const make = <S, E, O>(
       batches: 0,
       drains: 0,
       commits: 0,
-      mailboxHighWater: 0
+      mailboxHighWater: 0,
+      historyTrims: 0
     }
 
     const encodeRow = (key: string, state: S | undefined): CheckpointRow =>
       state === undefined ? { key, position: "", state: null } : { key, position: definition.positionOf(state), state: definition.encodeState(state) }
+    // The bus delivers records before they are durable (`beforeDurable`), so what readers see does
+    // not wait for the publish's fsync. Nothing derived from them is made durable first: a
+    // checkpoint flush waits, after taking its states, for every partition's newest routed batch
+    // to be durable (a partition's records become durable in offset order), and the committer
+    // waits for the batches it commits.
+    const routedDurable = new Map<number, Effect.Effect<void, BusError>>()
     const checkpointer = new Checkpointer<S>(
       {
         owner: definition.owner,
         maxKeys: options.checkpointMaxKeys,
         intervalMs: options.checkpointIntervalMs,
-        lingerMs: options.checkpointLingerMs
+        lingerMs: options.checkpointLingerMs,
+        beforeSave: () => {
+          if (routedDurable.size === 0) return Effect.void
+          const waits = [...routedDurable.values()]
+          return Effect.forEach(waits, (d) => d, { discard: true })
+        }
       },
       store,
       encodeRow,
@@ -341,7 +386,10 @@ export const make = <S, E, O>(
       counters.drains++
       if (changes.size > 0) {
         // Once per key per drain (not per event): the checkpoint and the readers need the latest state only.
-        for (const [key, state] of changes) checkpointer.mark(key, state)
+        for (const [key, state] of changes) {
+          checkpointer.mark(key, state)
+          if (history !== undefined) track(shard, key, state)
+        }
         hooks.publish([...changes])
       }
       if (outputs.length > 0) {
@@ -365,6 +413,51 @@ export const make = <S, E, O>(
         return Effect.zipRight(lines.flush(), Effect.yieldNow())
       })
       return Effect.forever(once)
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // History: the newest chain clock routed, and the sweep that trims idle keys' final history.
+
+    // Per bus partition (a key's events all come through its partition, in order): the newest clock
+    // routed. A key is swept only when its shard has applied everything routed to it, so its state
+    // has every event of its partition up to that head: the trim then depends only on the key's own
+    // partition stream, never on another partition running ahead.
+    const history = definition.history
+    const historyHeads = new Map<number, number>()
+    const track = (shard: Shard<S, E>, key: string, state: S | undefined): void => {
+      const until = state === undefined ? undefined : history!.heldUntil(state)
+      if (until === undefined) shard.held.delete(key)
+      else shard.held.set(key, until)
+    }
+    /** Synchronous, like a drain: trims every key whose history the head made final; returns how many. */
+    const sweepHistory = (): number => {
+      if (history === undefined) return 0
+      let trimmed = 0
+      for (const shard of shards) {
+        if (shard.mailbox.size > 0) continue
+        for (const [key, until] of shard.held) {
+          const head = historyHeads.get(bus.partitionFor(options.topic, key))
+          if (head === undefined || until + history.depth > head) continue
+          const state = shard.states.get(key)
+          if (state === undefined) {
+            shard.held.delete(key)
+            continue
+          }
+          const next = history.trim(state, head)
+          if (next !== state) {
+            shard.states.set(key, next)
+            checkpointer.mark(key, next)
+            trimmed++
+          }
+          track(shard, key, next)
+        }
+      }
+      counters.historyTrims += trimmed
+      return trimmed
+    }
+    if (history !== undefined) {
+      for (const shard of shards) for (const [key, state] of shard.states) track(shard, key, state)
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(options.historySweepMs), Effect.sync(sweepHistory))))
     }
 
     for (const shard of shards) yield* Effect.forkScoped(shardLoop(shard))
@@ -412,11 +505,16 @@ export const make = <S, E, O>(
         const lines = new LineBuffer()
         const keys: Array<string> = []
         const events: Array<E> = []
+        let clockMax = Number.NEGATIVE_INFINITY
         for (const record of batch.records) {
           const decoded = definition.decode(record.value)
           if (Either.isRight(decoded)) {
             events.push(decoded.right)
             keys.push(definition.keyOf(decoded.right))
+            if (history !== undefined) {
+              const clock = history.clockOf(decoded.right)
+              if (clock !== undefined && clock > clockMax) clockMax = clock
+            }
           } else {
             counters.decodeFailures++
             lines.push({
@@ -440,9 +538,16 @@ export const make = <S, E, O>(
         const last = batch.records[batch.records.length - 1]
         const nextOffset = batch.nextOffset ?? (last === undefined ? undefined : last.offset + 1)
         if (nextOffset === undefined) return lines.flush()
-        const entry = { partition: batch.partition, nextOffset, marks }
+        const entry = { partition: batch.partition, nextOffset, marks, durable: batch.durable }
+        // Set before routing: a flush that takes a state this batch changed waits for it.
+        if (batch.durable !== undefined) routedDurable.set(batch.partition, batch.durable)
+        // The partition's head moves once the whole batch is in the mailboxes (see the sweep).
+        const headMoved = Effect.sync(() => {
+          if (clockMax > (historyHeads.get(batch.partition) ?? Number.NEGATIVE_INFINITY)) historyHeads.set(batch.partition, clockMax)
+        })
         return lines.flush().pipe(
           Effect.zipRight(route(0)),
+          Effect.zipRight(headMoved),
           Effect.zipRight(warming ? warmingQueue.push(entry) : Effect.void),
           Effect.zipRight(commits.push(entry))
         )
@@ -453,13 +558,22 @@ export const make = <S, E, O>(
     // newest offset per partition. Restart = checkpoints + redelivery from the committed offsets.
     const commitOnce: Effect.Effect<void> = Effect.gen(function* () {
       const taken = yield* commits.takeAll
-      const newest = new Map<number, number>()
+      const newest = new Map<number, PendingCommit<Shard<S, E>>>()
       for (const entry of taken) {
         for (const [shard, mark] of entry.marks) yield* shard.applied.await(mark, () => shard.mailbox.taken)
-        newest.set(entry.partition, entry.nextOffset)
+        newest.set(entry.partition, entry)
       }
       yield* checkpointer.flushed
-      for (const [partition, nextOffset] of newest) {
+      // An offset never passes what the bus has made durable (a batch that changed no state has no flush to wait for).
+      const waits: Array<Effect.Effect<void, BusError>> = []
+      for (const entry of newest.values()) if (entry.durable !== undefined) waits.push(entry.durable)
+      if (waits.length > 0) {
+        yield* Effect.forEach(waits, (d) => d, { discard: true }).pipe(
+          Effect.retry(commitRetrySchedule),
+          Effect.orDie
+        )
+      }
+      for (const [partition, { nextOffset }] of newest) {
         yield* bus.commit(options.group, options.topic, partition, nextOffset).pipe(
           Effect.tapError((error) => Effect.logWarning(`actors: committing ${options.topic}/${partition} at ${nextOffset} failed; retrying`, error)),
           Effect.retry(commitRetrySchedule),
@@ -483,7 +597,10 @@ export const make = <S, E, O>(
     })
     if (warming) yield* Effect.forkScoped(followWarming)
 
-    yield* bus.subscribe({ group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false }, onBatch)
+    yield* bus.subscribe(
+      { group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false, beforeDurable: options.beforeDurable },
+      onBatch
+    )
 
     return {
       stats: (): RuntimeStats => ({
@@ -492,6 +609,7 @@ export const make = <S, E, O>(
         checkpoint: checkpointer.stats(),
         warming
       }),
-      state: (key) => shardFor(key).states.get(key)
+      state: (key) => shardFor(key).states.get(key),
+      sweepHistory
     }
   })

@@ -12,7 +12,7 @@
  */
 import type { Either } from "effect"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { decodeFast } from "../../ingest/ChainEventCodec.js"
+import { decodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import type { ActorDefinition } from "../runtime/ShardedRuntime.js"
 import { chainKey, chainPositionOf, type ChainSignalState, decodeChainState, encodeChainState, makeChainSignalsStep } from "./ChainSignals.js"
 import { decodeJson, encodeJson } from "./internal/json.js"
@@ -36,7 +36,7 @@ const describeSignal = (s: Signal) => ({ level: "info" as const, message: `signa
 export const tokenSignalsDefinition = (
   inputs: SignalInputs,
   config: SignalConfig = defaultSignalConfig,
-  decode: (bytes: Uint8Array) => Either.Either<ChainEvent, unknown> = decodeFast
+  decode: (bytes: Uint8Array) => Either.Either<ChainEvent, unknown> = decodeChainEvent
 ): ActorDefinition<TokenSignalState, ChainEvent, Signal> => ({
   owner: TOKEN_SIGNALS_OWNER,
   decode,
@@ -52,7 +52,7 @@ export const tokenSignalsDefinition = (
 export const chainSignalsDefinition = (
   inputs: SignalInputs,
   config: SignalConfig = defaultSignalConfig,
-  decode: (bytes: Uint8Array) => Either.Either<ChainEvent, unknown> = decodeFast
+  decode: (bytes: Uint8Array) => Either.Either<ChainEvent, unknown> = decodeChainEvent
 ): ActorDefinition<ChainSignalState, ChainEvent, Signal> => ({
   owner: CHAIN_SIGNALS_OWNER,
   decode,

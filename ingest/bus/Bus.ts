@@ -40,6 +40,11 @@ export interface BusBatch {
    * that commits by itself commits this. Absent: the last record's offset + 1.
    */
   readonly nextOffset?: number
+  /**
+   * Present when the batch was delivered before its records were durable (`beforeDurable`):
+   * succeeds once they are, fails if they never will be (the write failed). Absent: durable already.
+   */
+  readonly durable?: Effect.Effect<void, BusError>
 }
 
 /**
@@ -82,6 +87,15 @@ export interface SubscribeOptions {
    * it made durable covers at least up to the offset delivery starts from.
    */
   readonly onAssigned?: (partition: number) => Effect.Effect<void, unknown>
+  /**
+   * true: records may be delivered as soon as they are appended, before they are durable, with
+   * `batch.durable` to wait on (an in-process adapter can overlap a consumer's work with the
+   * publish's fsync; an adapter whose records are durable when readable ignores it). The consumer
+   * must make nothing it derives from such a batch durable (checkpoints, commits, writes elsewhere)
+   * before `durable` succeeds: after a crash those records may be gone and published again. With
+   * `autoCommit` the bus waits for it before committing. Default false.
+   */
+  readonly beforeDurable?: boolean
 }
 
 export interface BusShape {

@@ -133,6 +133,50 @@ describe("EmbeddedBus (memory)", () => {
     })
   )
 
+  it.scopedLive("beforeDurable delivers an appended record while its group commit lingers; durable, commits and readers follow the disk", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      // A 300 ms linger holds every record appended-but-not-durable long enough to look at.
+      const bus = yield* make({ dir, partitions: 1, flushIntervalMs: 300 })
+      const early = yield* Queue.unbounded<BusBatch>()
+      const late = yield* Queue.unbounded<BusRecord>()
+      yield* bus.subscribe({ group: "early", topic: "t", beforeDurable: true }, (batch) => Queue.offer(early, batch))
+      yield* bus.subscribe({ group: "late", topic: "t" }, (batch) => Queue.offerAll(late, batch.records))
+      const publishing = yield* Effect.fork(bus.publish("t", [{ key: "k", value: bytes("a") }, { key: "k", value: bytes("b") }]))
+      const [batch] = yield* takeAtLeast(early, 1)
+      expect(batch!.records.map(text)).toEqual(["a", "b"])
+      expect(batch!.durable).toBeDefined()
+      // Delivered early: the publish has not resolved, the durable end has not moved, nothing is
+      // committed past it and the ordinary consumer has not seen the records.
+      expect(publishing.unsafePoll()).toBeNull()
+      expect((yield* bus.endOffsets("t")).get(0)).toBe(0)
+      expect((yield* bus.committed("early", "t")).get(0)).toBe(0)
+      expect(yield* Queue.size(late)).toBe(0)
+      // A manual commit past the durable end is refused.
+      expect(yield* Effect.flip(bus.commit("early", "t", 0, 2))).toMatchObject({ reason: "InvalidArgument" })
+      yield* batch!.durable!
+      expect((yield* bus.endOffsets("t")).get(0)).toBe(2)
+      expect(yield* Fiber.join(publishing)).toEqual([
+        { partition: 0, offset: 0 },
+        { partition: 0, offset: 1 }
+      ])
+      expect((yield* takeAtLeast(late, 2)).map(text)).toEqual(["a", "b"])
+      yield* eventuallyEffect(Effect.map(bus.committed("early", "t"), (c) => c.get(0) === 2), { what: "the early group's commit after durability", deadlineMs: 10_000, intervalMs: 5 })
+      // Once durable, later batches come from the durable log as before: no `durable` to wait on.
+      const more = yield* Effect.fork(bus.publish("t", [{ key: "k", value: bytes("c") }]))
+      const [next] = yield* takeAtLeast(early, 1)
+      expect(next!.records.map(text)).toEqual(["c"])
+      yield* Fiber.join(more)
+      yield* next!.durable ?? Effect.void
+      // Memory mode: appends are durable at once; batches carry no `durable`.
+      const memory = yield* make({ partitions: 1 })
+      const seen = yield* Queue.unbounded<BusBatch>()
+      yield* memory.subscribe({ group: "g", topic: "t", beforeDurable: true }, (b) => Queue.offer(seen, b))
+      yield* memory.publish("t", [{ key: "k", value: bytes("m") }])
+      expect((yield* takeAtLeast(seen, 1))[0]!.durable).toBeUndefined()
+    })
+  )
+
   it.scopedLive("maxBatch bounds every batch; records stay contiguous", () =>
     Effect.gen(function* () {
       const bus = yield* make({ partitions: 2 })

@@ -521,6 +521,18 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         return Effect.sync(cancel)
       })
 
+    const waitForAppend = (log: PartitionLog, offset: number): Effect.Effect<void> =>
+      Effect.async<void>((resume) => {
+        const cancel = log.onAppend(offset, () => resume(Effect.void))
+        return Effect.sync(cancel)
+      })
+
+    /** Succeeds once `offset` of `log` is durable; fails with the write's error if it never will be. */
+    const durableAt = (log: PartitionLog, offset: number): Effect.Effect<void, BusError> =>
+      Effect.async<void, BusError>((resume) => {
+        log.whenDurable(offset, (error) => resume(error === undefined ? Effect.void : Effect.fail(error)))
+      })
+
     /**
      * Where a newly assigned partition starts: the committed offset, or (first assignment ever)
      * the log start or end, committed at once so a restart or rebalance continues from it rather
@@ -546,6 +558,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
       start: number,
       maxBatch: number,
       autoCommit: boolean,
+      beforeDurable: boolean,
       onBatch: (batch: BusBatch) => Effect.Effect<void, E>
     ): Effect.Effect<void> =>
       Effect.gen(function* () {
@@ -572,7 +585,22 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
             position = logStart
           }
           if (position >= log.hwm) {
-            yield* waitForData(log, position)
+            if (!beforeDurable || log.memoryOnly) {
+              yield* waitForData(log, position)
+              continue
+            }
+            // Early delivery: appended records still on their way to the disk.
+            const unflushed = log.readUnflushed(position, maxBatch)
+            if (unflushed.length === 0) {
+              // A poisoned partition takes no append: its readers wait for a restart, as on the durable path.
+              // (One wait only: racing this against `waitForData` left the worker asleep in a long run.)
+              yield* waitForAppend(log, position)
+              continue
+            }
+            const last = unflushed[unflushed.length - 1]!.offset
+            yield* deliver({ topic: topicName, partition, records: unflushed, durable: durableAt(log, last) })
+            position = last + 1
+            if (autoCommit) yield* retryForever("committing", Effect.zipRight(durableAt(log, last), persistCommit(group, partition, position)))
             continue
           }
           const records = yield* retryForever("reading", readLog(log, position, maxBatch))
@@ -626,6 +654,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const onAssigned = subscription.onAssigned
         const assigned = (partition: number): Effect.Effect<void> =>
           onAssigned === undefined ? Effect.void : notifyAssigned(onAssigned, partition).pipe(Effect.annotateLogs({ topic: topic.name, partition, group: group.name }))
+        const beforeDurable = subscription.beforeDurable ?? false
         const member: Member = {
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>
@@ -634,7 +663,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
                 Effect.interruptible(
                   Effect.setFiberRefs(fiberRefs).pipe(
                     Effect.zipRight(assigned(partition)),
-                    Effect.zipRight(partitionWorker(group, partition, start, maxBatch, autoCommit, handler))
+                    Effect.zipRight(partitionWorker(group, partition, start, maxBatch, autoCommit, beforeDurable, handler))
                   )
                 ),
                 scope

@@ -7,7 +7,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import { Context, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -276,6 +276,83 @@ describe("market actors through the runtime", () => {
       expect(stats.applied + stats.skipped).toBe(events.length)
       expectStatesEqual(engine, expected)
       yield* engine.close
+    })
+  )
+
+  it.scopedLive("the history sweep trims an idle Hood market's retract window once its partition is retractDepthBlocks ahead, and not a block sooner", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const depth = 10
+      const clock = new ChainClock("hood")
+      const idle = new SimMarket(clock, { mint: "0xidle" })
+      const edge = new SimMarket(clock, { mint: "0xedge" })
+      const busy = new SimMarket(clock, { mint: "0xbusy" })
+      const events: Array<ChainEvent> = [idle.created(), ...idle.buy("a", ETH / 100n), ...idle.buy("b", ETH / 100n), edge.created(), ...edge.buy("c", ETH / 100n)]
+      events.push(busy.created())
+      // The busy market's events move the partition's head; the last one lands exactly `depth`
+      // blocks after the idle market's last event and `depth - 1` after the edge market's.
+      const edgeBlock = Number(events[events.length - 2]!.position.slice(2, 22))
+      while (Number(events[events.length - 1]!.position.slice(2, 22)) < edgeBlock + depth - 1) events.push(...busy.buy("d", ETH / 1000n))
+      yield* withBus(dir, (bus) => publish(bus, events), 1)
+      const engine = yield* openEngine(dir, { retractDepthBlocks: depth, historySweepMs: 10 }, 1)
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.state("hood", busy.mint)?.core?.lastPosition === events[events.length - 1]!.position), {
+        what: "every event applied",
+        deadlineMs: 20_000,
+        intervalMs: 5
+      })
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.state("hood", idle.mint)?.window?.events.length === 0), { what: "the idle market trimmed", deadlineMs: 20_000, intervalMs: 5 })
+      const trimmed = engine.actors.state("hood", idle.mint)!
+      expect(trimmed.window!.base).toBe(trimmed.core)
+      expect(engine.actors.stats().historyTrims).toBeGreaterThanOrEqual(1)
+      // The edge market's last event is one block short of final: the sweep leaves its window whole.
+      engine.actors.sweepHistory()
+      expect(engine.actors.state("hood", edge.mint)!.window!.events.map((e) => e.id)).toEqual([events[3]!.id, events[4]!.id])
+      // What the sweep trimmed is what a pure fold reaches for the market's core; the checkpoint keeps it.
+      expect(trimmed.core).toEqual(fold(events).get(`hood:${idle.mint}`)!.core)
+      yield* committedToEnd(engine)
+      yield* eventuallyEffect(Effect.sync(() => engine.actors.stats().checkpoint.dirty === 0 && engine.actors.stats().checkpoint.inFlight === 0), { what: "the trim checkpointed", deadlineMs: 20_000, intervalMs: 5 })
+      yield* engine.close
+      const again = yield* openEngine(dir, { retractDepthBlocks: depth, historySweepMs: 60_000 }, 1)
+      const reloaded = again.actors.state("hood", idle.mint)!
+      expect(reloaded.window!.events).toEqual([])
+      expect(reloaded.window!.base).toBe(reloaded.core)
+      yield* again.close
+    })
+  )
+
+  it.scopedLive("a trade shows before its publish is durable, but no checkpoint or offset covers it until it is", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      // The bus lingers 300 ms before each group commit: records sit appended-but-not-durable.
+      const infra = Layer.merge(EmbeddedBus.layer({ dir: path.join(dir, "bus"), partitions: 1, fsync: false, flushIntervalMs: 300 }), Database.layer({ url: undefined, dataDir: dir }))
+      const context = yield* Layer.buildWithScope(marketActorsLayer({ checkpointIntervalMs: 5, checkpointLingerMs: 0 }).pipe(Layer.provideMerge(infra)), scope)
+      const index = Context.get(context, MarketIndex)
+      const bus = Context.get(context, Bus)
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1Early" })
+      yield* publish(bus, [m.created()])
+      const checkpointed = Effect.map(
+        sql<{ position: string }>`SELECT position FROM checkpoints WHERE owner = 'market' AND key = ${`solana:${m.mint}`}`,
+        (rows) => rows[0]?.position ?? ""
+      )
+      yield* eventuallyEffect(Effect.map(checkpointed, (p) => p !== ""), { what: "the market checkpointed", deadlineMs: 20_000, intervalMs: 5 })
+      for (let round = 0; round < 3; round++) {
+        const trade = m.buy(`t${round}`, SOL / 10n)
+        const position = trade[trade.length - 1]!.position
+        const publishing = yield* Effect.fork(publish(bus, trade))
+        // Until the publish resolves (its records durable), the checkpoint and the committed offset stay behind it.
+        while (publishing.unsafePoll() === null) {
+          const durableEnd = (yield* bus.endOffsets(Topics.chainEvents)).get(0)!
+          expect(yield* checkpointed).not.toBe(position)
+          expect((yield* bus.committed("actors", Topics.chainEvents)).get(0) ?? 0).toBeLessThanOrEqual(durableEnd)
+          yield* Effect.sleep("2 millis")
+        }
+        yield* Fiber.join(publishing)
+        yield* eventuallyEffect(Effect.sync(() => index.market("solana", m.mint)?.lastPosition === position), { what: "the trade visible", deadlineMs: 20_000, intervalMs: 5 })
+        yield* eventuallyEffect(Effect.map(checkpointed, (p) => p === position), { what: "the trade checkpointed once durable", deadlineMs: 20_000, intervalMs: 5 })
+      }
+      yield* Scope.close(scope, Exit.void)
     })
   )
 

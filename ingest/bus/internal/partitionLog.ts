@@ -7,6 +7,8 @@
  * Invariants:
  * - Offsets are assigned at append, consecutively, in call order; a record is visible (`read`,
  *   cache, consumers) only once durable, i.e. below `hwm`. Only durable records are acknowledged.
+ *   The one exception is the early read (`readUnflushed`, `onAppend`), for a consumer that makes
+ *   nothing durable from a record before `whenDurable` says the record is.
  * - One writer per partition: at most one flush in flight; records appended meanwhile form the
  *   next group commit. A flush writes one buffer and (optionally) fdatasyncs it before `hwm` moves.
  * - Segment files are `<20-digit base offset>.log`, consecutive: a segment holds exactly the
@@ -186,6 +188,26 @@ const floorIndex = (sorted: ReadonlyArray<number>, value: number): number => {
   return found
 }
 
+/** Wakes now when `ready`, else registers `wake` in `waiters`; returns the cancel function. */
+const registerWake = (waiters: Set<() => void>, ready: boolean, wake: () => void): (() => void) => {
+  if (ready) {
+    wake()
+    return () => {}
+  }
+  waiters.add(wake)
+  return () => {
+    waiters.delete(wake)
+  }
+}
+
+/** Wakes (and forgets) every registered waiter. */
+const wakeAll = (waiters: Set<() => void>): void => {
+  if (waiters.size === 0) return
+  const all = [...waiters]
+  waiters.clear()
+  for (const wake of all) wake()
+}
+
 export class PartitionLog {
   /** Offset the next appended record gets. */
   nextOffset = 0
@@ -200,6 +222,14 @@ export class PartitionLog {
   private readonly durableWaiters: Array<DurableWaiter> = []
   private durableWaitersHead = 0
   private readonly dataWaiters = new Set<() => void>()
+  /**
+   * Appended records not yet durable (the flush in flight, then the pending ones), in offset
+   * order from `hwm`: what early readers (`readUnflushed`) see. Bounded with the pending bytes
+   * by the publish budget.
+   */
+  private unflushed: Array<BusRecord> = []
+  private unflushedHead = 0
+  private readonly appendWaiters = new Set<() => void>()
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   private flushing: Promise<void> | undefined = undefined
   /** Set when a write failed: the partition refuses appends until a restart recovers it. */
@@ -310,6 +340,7 @@ export class PartitionLog {
     } else {
       this.pending.push({ record, frame })
       this.pendingBytes += frame.length
+      this.unflushed.push(record)
     }
     return offset
   }
@@ -320,6 +351,7 @@ export class PartitionLog {
       this.notifyData()
       return
     }
+    this.notifyAppend()
     if (this.flushing !== undefined) return
     if (this.pendingBytes >= this.config.flushBatchBytes || this.config.flushIntervalMs <= 0) {
       this.startFlush()
@@ -359,6 +391,7 @@ export class PartitionLog {
         return
       }
       this.hwm = batch[batch.length - 1]!.record.offset + 1
+      this.dropUnflushedBelow(this.hwm)
       for (const p of batch) this.cache.push(p.record, p.frame.length + CACHED_RECORD_OVERHEAD_BYTES)
       this.config.releaseBytes(bytes)
       this.resolveDurable()
@@ -414,6 +447,8 @@ export class PartitionLog {
 
   private poison(error: BusError, inFlightBytes: number): void {
     this.failure = error
+    this.unflushed = []
+    this.unflushedHead = 0
     const queuedBytes = this.pendingBytes
     this.pending = []
     this.pendingBytes = 0
@@ -461,21 +496,48 @@ export class PartitionLog {
 
   /** Registers a wake-up for when `hwm` passes `offset`; returns a cancel function. */
   onData(offset: number, wake: () => void): () => void {
-    if (this.hwm > offset) {
-      wake()
-      return () => {}
+    return registerWake(this.dataWaiters, this.hwm > offset, wake)
+  }
+
+  /**
+   * Early read: up to `max` appended records from `offset` that are not durable yet (`offset` at
+   * or above `hwm`; below it, read durable records as usual). Their durability is what
+   * `whenDurable` reports; a crash before it loses them, so whoever reads them early must not make
+   * anything derived from them durable first.
+   */
+  readUnflushed(offset: number, max: number): Array<BusRecord> {
+    const first = this.hwm
+    if (offset < first || offset >= this.nextOffset || this.failure !== undefined) return []
+    const start = this.unflushedHead + (offset - first)
+    return this.unflushed.slice(start, Math.min(start + max, this.unflushed.length))
+  }
+
+  /** Registers a wake-up for when a record at `offset` is appended (durable or not); returns a cancel function. */
+  onAppend(offset: number, wake: () => void): () => void {
+    return registerWake(this.appendWaiters, this.nextOffset > offset, wake)
+  }
+
+  private notifyAppend(): void {
+    wakeAll(this.appendWaiters)
+  }
+
+  private dropUnflushedBelow(offset: number): void {
+    const records = this.unflushed
+    while (this.unflushedHead < records.length && records[this.unflushedHead]!.offset < offset) {
+      ;(records as Array<BusRecord | undefined>)[this.unflushedHead] = undefined
+      this.unflushedHead++
     }
-    this.dataWaiters.add(wake)
-    return () => {
-      this.dataWaiters.delete(wake)
+    if (this.unflushedHead === records.length) {
+      this.unflushed = []
+      this.unflushedHead = 0
+    } else if (this.unflushedHead > 1024) {
+      this.unflushed = records.slice(this.unflushedHead)
+      this.unflushedHead = 0
     }
   }
 
   private notifyData(): void {
-    if (this.dataWaiters.size === 0) return
-    const waiters = [...this.dataWaiters]
-    this.dataWaiters.clear()
-    for (const wake of waiters) wake()
+    wakeAll(this.dataWaiters)
   }
 
   /**
