@@ -81,7 +81,8 @@ import * as HoodLaunchModule from "./services/launch/HoodHeadlessLaunch.js"
 import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
-import { fundLocalAccount } from "./sim/LocalFunding.js"
+import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
+import { runStakingRewards } from "./sim/StakingRewards.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
 import { ingestionReport } from "./services/ingestion/IngestionLag.js"
 
@@ -433,6 +434,11 @@ const program = Effect.gen(function* () {
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   if (local !== undefined) yield* fundLocalAccount(local.accountId)
+  // Rewards now and then for the local account's embedded wallet, so a newcomer sees some to claim.
+  const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
+  if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
+    yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
+  }
   const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   if (endpoints.embedded && !argv.includes("--quiet")) {
