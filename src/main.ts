@@ -31,7 +31,7 @@ import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
-import { STAKED_SVC_MINT } from "./domain/QuotePairs.js"
+import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
@@ -73,6 +73,7 @@ import { startDataService } from "./DataService.js"
 import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
+import { stakingRoutes, stakingWriteLimiter } from "../api/routes/StakingRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -80,6 +81,8 @@ import * as SolanaLaunchModule from "./services/launch/SolanaLaunch.js"
 import * as HoodLaunchModule from "./services/launch/HoodHeadlessLaunch.js"
 import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
+import * as StakingModule from "./services/staking/StakingService.js"
+import { StakingService } from "./services/staking/StakingService.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
 import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
 import { runStakingRewards } from "./sim/StakingRewards.js"
@@ -178,11 +181,12 @@ const accountsLayer = Layer.unwrapEffect(
       thresholds: config.accounts.tierThresholds,
       publicUrl,
       renewalUrl: config.accounts.renewalUrl ?? `${publicUrl}/pricing`,
+      holdingsTtlMs: config.accounts.holdingsTtlMs,
       verificationUri: config.accounts.deviceVerificationUri ?? `${publicUrl}/device`,
       balances: BalanceReader.solanaLayer({
         rpcUrl: endpoints.rpcUrl,
-        // The localnet deploys the staked receipt; against a real cluster only a configured mint counts.
-        stakedMint: config.accounts.stakedMint ?? (endpoints.embedded ? STAKED_SVC_MINT : undefined)
+        stakedMint: stakedMintOf(config, endpoints.embedded),
+        ttlMs: config.accounts.holdingsTtlMs
       }),
       wallets: {
         masterKey: config.wallets.masterKey,
@@ -193,6 +197,26 @@ const accountsLayer = Layer.unwrapEffect(
       },
       webhooks: { masterKey: webhookKey, allowLoopbackForTests: config.webhooks.allowLoopbackForTests }
     })
+  })
+)
+
+/** The localnet deploys the staked receipt; against a real cluster only a configured mint counts. */
+const stakedMintOf = (config: AppConfigShape, embedded: boolean): string | undefined => config.accounts.stakedMint ?? (embedded ? STAKED_SVC_MINT : undefined)
+
+/**
+ * Staking (svc-stake on the Solana localnet): its positions read the staked figure with the same
+ * reader the tier snapshot uses, uncached so a position is current.
+ */
+const stakingLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const endpoints = yield* SolanaEndpoints
+    const accountWallets = yield* AccountWallets
+    const stakedMint = stakedMintOf(config, endpoints.embedded) ?? STAKED_SVC_MINT
+    return StakingModule.layer(
+      { rpcUrl: endpoints.rpcUrl, platformMint: SVC_MINT, receiptMint: stakedMint },
+      { balances: BalanceReader.solanaBalanceReader({ rpcUrl: endpoints.rpcUrl, stakedMint }), accountWallets }
+    )
   })
 )
 
@@ -346,6 +370,13 @@ const api = (config: AppConfigShape) =>
             hostedImageUrlPrefix: `${publicUrlOf(config)}${hostedImagesPrefix}`
           }
         }),
+        ...stakingRoutes({
+          enabled: config.accounts.stakingEnabled,
+          agentAuth: accounts.agentAuth,
+          staking: yield* StakingService,
+          writeLimiter: stakingWriteLimiter(),
+          nowMs
+        }),
         ...accounts.routes
       ],
       {
@@ -441,6 +472,8 @@ const program = Effect.gen(function* () {
   }
   const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
+  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
+  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
     yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
@@ -503,7 +536,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = launchLayer.pipe(
+const MainLayer = Layer.merge(launchLayer, stakingLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),

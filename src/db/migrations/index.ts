@@ -19,6 +19,7 @@ import hoodPools from "./0010_hood_pools.js"
 import hostedImages from "./0011_hosted_images.js"
 import launchLedger from "./0012_launch_ledger.js"
 import headlessLaunches from "./0013_headless_launches.js"
+import staking from "./0014_staking.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -33,5 +34,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_hood_pools": hoodPools,
   "0011_hosted_images": hostedImages,
   "0012_launch_ledger": launchLedger,
-  "0013_headless_launches": headlessLaunches
+  "0013_headless_launches": headlessLaunches,
+  "0014_staking": staking
 }
