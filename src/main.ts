@@ -214,7 +214,8 @@ const stakingLayer = Layer.unwrapEffect(
     const accountWallets = yield* AccountWallets
     const stakedMint = stakedMintOf(config, endpoints.embedded) ?? STAKED_SVC_MINT
     return StakingModule.layer(
-      { rpcUrl: endpoints.rpcUrl, platformMint: SVC_MINT, receiptMint: stakedMint },
+      // The service's Solana key (the keeper's) pays reward claims' fees and rent.
+      { rpcUrl: endpoints.rpcUrl, platformMint: SVC_MINT, receiptMint: stakedMint, distributor: endpoints.keeper },
       { balances: BalanceReader.solanaBalanceReader({ rpcUrl: endpoints.rpcUrl, stakedMint }), accountWallets }
     )
   })

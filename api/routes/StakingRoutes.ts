@@ -15,6 +15,7 @@ import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
 import { errorReply, json, type Reply } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { decodeStakeBuildBody, decodeStakeConfirmBody, decodeStakeSubmitBody } from "./StakingDecoders.js"
@@ -42,7 +43,8 @@ export const callerOf = (p: AgentPrincipal): StakingCaller => ({
   accountId: p.accountId,
   keyId: p.key.id,
   embeddedWallet: p.key.embeddedWallet,
-  principal: agentToWalletPrincipal(p)
+  principal: agentToWalletPrincipal(p),
+  keyPaused: p.key.paused
 })
 
 /** Counts one staking write for the account, or the 429 with its wait. */
@@ -163,5 +165,33 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer)))
   })
 
-  return [positions, buildRoute("stake"), buildRoute("unstake"), buildRoute("finish"), submit, confirm]
+  const claimReward = route({
+    method: "POST",
+    path: "/api/v1/agent/staking/rewards/{rewardId}/claim",
+    operationId: "stakingClaimReward",
+    summary: "Claim a staking reward for its recorded owner (no body, no destination, no dry run); pays at most once",
+    description: "While a claim is in flight the same rewardId answers REWARD_CLAIM_PENDING with Retry-After: 2; a claimed reward answers its saved signature.",
+    tags: ["staking"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id)", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: { description: "{success, rewardId, owner, mint, amountRaw, signature}" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "STAKING_REWARD_NOT_OWNED, SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
+      404: { description: "STAKING_REWARD_NOT_FOUND" },
+      409: { description: "STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2)" },
+      429: { description: "RATE_LIMITED" },
+      503: { description: "LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once)" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { rewardId }, principal) =>
+      takeStakingWrite(writeLimiter, principal.accountId, nowMs()).pipe(
+        Effect.zipRight(mapFailure(staking.claimReward(callerOf(principal), rewardId))),
+        Effect.map((answer) => json(200, answer))
+      )
+  })
+
+  return [positions, buildRoute("stake"), buildRoute("unstake"), buildRoute("finish"), submit, confirm, claimReward]
 }

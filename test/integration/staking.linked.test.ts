@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
 import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
-import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { keeperSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
 import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
@@ -33,7 +34,7 @@ let wallet: { id: string; address: string }
 const clock = { offsetMs: 0 }
 
 const keyA1 = principals["key-a1"] as Principal
-const caller: StakingCaller = { accountId: "acct-a", keyId: "kid-a1", embeddedWallet: "denied", principal: keyA1 }
+const caller: StakingCaller = { accountId: "acct-a", keyId: "kid-a1", embeddedWallet: "denied", principal: keyA1, keyPaused: false }
 const b64 = getBase64Encoder()
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
@@ -54,7 +55,15 @@ beforeAll(async () => {
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   staking = await Effect.runPromise(
     makeStaking(
-      { rpcUrl: net.rpcUrl, platformMint: SVC_MINT, receiptMint: STAKED_SVC_MINT, pollIntervalMs: 20, nowMs: () => harness.clock.ms + clock.offsetMs },
+      {
+        rpcUrl: net.rpcUrl,
+        platformMint: SVC_MINT,
+        receiptMint: STAKED_SVC_MINT,
+        pollIntervalMs: 20,
+        confirmTimeoutMs: 10_000,
+        nowMs: () => harness.clock.ms + clock.offsetMs,
+        distributor: await keeperSigner()
+      },
       { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
     ).pipe(
       Effect.provideService(WalletService, harness.service),
@@ -142,5 +151,24 @@ describe("linked and TEE staking payers", () => {
     expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "confirmed", signature: landed.signature })
     clock.offsetMs = 0
     expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(95n * UNIT)
+  }, 60_000)
+
+  it("20 concurrent claims of one reward to a bound TEE wallet pay it once; the distributor pays the fee", async () => {
+    const { rewardId } = ledger.distributeStakingReward(address(wallet.address), USDC_MINT_ADDRESS, 4_000_000n)
+    const before = tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))
+    const lamportsBefore = ledger.getBalance(address(wallet.address))
+    const all = await Promise.all(Array.from({ length: 20 }, () => run(staking.claimReward(caller, rewardId.toString()))))
+    const paid = all.flatMap((r) => (r._tag === "Right" ? [r.right.signature as string] : []))
+    for (const r of all) if (r._tag === "Left") expect(r.left.reason).toBe("reward_claim_pending")
+    expect(new Set(paid).size).toBeLessThanOrEqual(1)
+    const settled = await run(staking.claimReward(caller, rewardId.toString()))
+    expect(settled._tag === "Right" && settled.right).toMatchObject({ rewardId: rewardId.toString(), owner: wallet.address, amountRaw: "4000000" })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))).toBe(before + 4_000_000n)
+    expect(ledger.getBalance(address(wallet.address))).toBe(lamportsBefore)
+    // The chain refuses a second payment whatever the service does; a paused key cannot claim.
+    const paused = await run(staking.claimReward({ ...caller, keyPaused: true }, rewardId.toString()))
+    expect(paused._tag === "Left" && paused.left.reason).toBe("key_paused")
+    const other = await run(staking.claimReward({ ...caller, keyId: "kid-a2", principal: principals["key-a2"] as Principal }, rewardId.toString()))
+    expect(other._tag === "Left" && other.left.reason).toBe("reward_not_owned")
   }, 60_000)
 })

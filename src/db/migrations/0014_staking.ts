@@ -10,7 +10,8 @@
  *   before a transaction leaves, so a restart decides from the chain what became of it;
  *   `message_hash` is the built message a submit or confirm must match.
  * - `staking_reward_claims`: one row per reward id (rewards are global on chain): recorded
- *   before the claim is sent (`claiming`, with the signature and block height), then `claimed`.
+ * *   before the claim is sent (`claiming`, with the signature and block height), then `claimed`, or
+ *   `retry` when that transaction can no longer pay (`RewardClaimMachine.ts`).
  *
  * No foreign keys to other modules' tables. Portable SQL (PGlite and PostgreSQL 15).
  */
@@ -52,7 +53,7 @@ export default Effect.gen(function* () {
       owner text NOT NULL,
       mint text NOT NULL,
       amount_raw text NOT NULL,
-      state text NOT NULL CHECK (state IN ('claiming', 'claimed')),
+      state text NOT NULL CHECK (state IN ('claiming', 'retry', 'claimed')),
       signature text,
       last_valid_block_height text,
       created_at timestamptz NOT NULL,

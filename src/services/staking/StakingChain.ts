@@ -24,17 +24,25 @@ import {
   getTransactionEncoder,
   type Instruction,
   isSolanaError,
+  type KeyPairSigner,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature
 } from "@solana/kit"
 import { Duration, Effect } from "effect"
-import { finishInstructions, getUnstakeInstruction, stakeInstructions, stakePoolAddress } from "../../chain/solana/client/StakeInstructions.js"
-import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
+import {
+  claimRewardInstructions,
+  finishInstructions,
+  getUnstakeInstruction,
+  stakeInstructions,
+  stakePoolAddress
+} from "../../chain/solana/client/StakeInstructions.js"
+import { buildAndSignTransaction, buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
 import { transactionErrorText } from "../../chain/solana/launch/LaunchFailure.js"
 import { decodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../chain/solana/program/accounts/SplTokenAccount.js"
 import { findAssociatedTokenAddressSync } from "../../chain/solana/program/Pda.js"
 import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, SVC_STAKE_PROGRAM_ID } from "../../chain/solana/program/ProgramIds.js"
 import {
+  decodeReward,
   decodeStakePool,
   decodeStaker,
   decodeWithdrawal,
@@ -43,7 +51,7 @@ import {
   STAKER_ACCOUNT_SIZE,
   WITHDRAWAL_ACCOUNT_SIZE
 } from "../../chain/solana/program/staking/Accounts.js"
-import { findStakerSync } from "../../chain/solana/program/staking/Instructions.js"
+import { findRewardSync, findStakerSync } from "../../chain/solana/program/staking/Instructions.js"
 import { rewardFiltersOf, unclaimedRewardsOf } from "../../chain/solana/program/staking/Rewards.js"
 import { stakingError } from "./StakingError.js"
 
@@ -284,7 +292,27 @@ export const makeStakingChain = (options: StakingChainOptions) => {
       }
     )
 
-  return { pool, clockSec, wallet, build, send, observe, landedMessage }
+  /** Reward `rewardId` as the program holds it; undefined when there is none. */
+  const reward = (rewardId: bigint) =>
+    Effect.map(accounts([findRewardSync(rewardId).address]), ([a]) =>
+      a !== undefined && a.owner === SVC_STAKE_PROGRAM_ID ? decodeReward(a.data) : undefined
+    )
+
+  /** A claim of `r` paid for by `payer` (the distributor), fully signed: the owner's ATA created when missing. */
+  const claimTransaction = (payer: KeyPairSigner, r: RewardAccount) =>
+    Effect.gen(function* () {
+      const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
+      const signed = yield* Effect.promise(() =>
+        buildAndSignTransaction({
+          feePayer: payer,
+          lifetime: latest.value,
+          instructions: claimRewardInstructions({ payer, rewardId: r.rewardId, owner: r.owner, mint: r.mint })
+        })
+      )
+      return { signature: signed.signature, base64: signed.base64, lastValidBlockHeight: latest.value.lastValidBlockHeight }
+    })
+
+  return { pool, clockSec, wallet, build, send, observe, landedMessage, reward, claimTransaction }
 }
 
 export type StakingChain = ReturnType<typeof makeStakingChain>

@@ -44,6 +44,8 @@ export const StakingErrorCode = {
   reward_already_claimed: { code: "STAKING_REWARD_ALREADY_CLAIMED" },
   reward_claim_pending: { code: "REWARD_CLAIM_PENDING" },
   reward_claim_failed: { code: "STAKING_REWARD_CLAIM_FAILED" },
+  /** A paused key cannot claim staking rewards (spec 4.3 rule 5). */
+  key_paused: { code: "VALIDATION_FAILED", status: 403 },
   storage: { code: "INTERNAL" }
 } as const satisfies Record<string, { readonly code: ErrorCode; readonly status?: number; readonly field?: string }>
 

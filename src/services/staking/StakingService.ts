@@ -17,7 +17,7 @@
  * - Unreadable chain data is `chain_unavailable` (503), never a zero.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from "@solana/kit"
+import { getCompiledTransactionMessageDecoder, getTransactionDecoder, type KeyPairSigner } from "@solana/kit"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { createHash } from "node:crypto"
@@ -42,7 +42,8 @@ import {
 } from "./StakingChain.js"
 import { type StakingError, stakingError } from "./StakingError.js"
 import { type Observation, type OperationEvent, type Output, step } from "./StakingMachine.js"
-import { makeStakingStore, type OperationRow, type StakePayer, stateOf, type StakingStore } from "./StakingStore.js"
+import { makeRewardClaims } from "./RewardClaims.js"
+import { makeClaimStore, makeStakingStore, type OperationRow, type StakePayer, stateOf, type StakingStore } from "./StakingStore.js"
 
 export interface StakingCaller {
   readonly accountId: string
@@ -50,6 +51,8 @@ export interface StakingCaller {
   readonly embeddedWallet: "allowed" | "denied" | null
   /** For the wallet service (linked payers, the wallet list). */
   readonly principal: Principal
+  /** A paused key cannot claim staking rewards. */
+  readonly keyPaused: boolean
 }
 
 export interface StakeBuildInput {
@@ -75,6 +78,8 @@ export interface StakingServiceOptions {
   readonly pollIntervalMs?: number
   /** How long a linked build may be submitted (the sign claim's lifetime, 30 minutes). */
   readonly buildLifetimeMs?: number
+  /** Pays reward claims' fees and rent (the service's Solana key); unset: claims fail retryably. */
+  readonly distributor?: KeyPairSigner | undefined
   readonly nowMs?: () => number
 }
 
@@ -83,7 +88,9 @@ export interface StakingServiceShape {
   readonly build: (caller: StakingCaller, input: StakeBuildInput) => Effect.Effect<Record<string, unknown>, StakingFailure>
   readonly submit: (caller: StakingCaller, input: { clientStakeId: string; signedTransaction: Uint8Array }) => Effect.Effect<Record<string, unknown>, StakingFailure>
   readonly confirm: (caller: StakingCaller, input: { clientStakeId: string; signature: string }) => Effect.Effect<Record<string, unknown>, StakingFailure>
-  /** Settles every operation a previous run left in flight, from the chain; how many there were. */
+  /** Claims a staking reward for its recorded owner, at most once (3.4). */
+  readonly claimReward: (caller: StakingCaller, rewardId: string) => Effect.Effect<Record<string, unknown>, StakingFailure>
+  /** Settles every operation and reward claim a previous run left in flight, from the chain; how many there were. */
   readonly resumeInFlight: Effect.Effect<number, StakingFailure>
   readonly chain: StakingChain
 }
@@ -145,6 +152,17 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
     const chain = makeStakingChain({ rpcUrl: options.rpcUrl })
     const confirmTimeoutMs = options.confirmTimeoutMs ?? 30_000
     const pollIntervalMs = options.pollIntervalMs ?? 250
+    const claimStore = makeClaimStore(sql, nowMs)
+    const rewards = makeRewardClaims({
+      chain,
+      store: claimStore,
+      provider,
+      wallets,
+      distributor: options.distributor,
+      confirmTimeoutMs,
+      pollIntervalMs,
+      nowMs
+    })
     const buildLifetimeMs = options.buildLifetimeMs ?? 30 * 60_000
 
     /** The answer for an operation as it stands. */
@@ -455,11 +473,13 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
           const linked = listed.wallets
             .filter((w) => w.chain === "solana" && (w.walletKind === "imported" || w.walletKind === "tee"))
             .map((w) => ({ payer: "linked", address: w.address, linkedWalletId: w.id, label: w.label ?? null, tee: w.walletKind === "tee" }))
+          const owned = [...embedded, ...linked].slice(0, 200)
           const rows = yield* Effect.forEach(
-            [...embedded, ...linked].slice(0, 200),
+            owned,
             (w) =>
               Effect.gen(function* () {
                 const stake = yield* chain.wallet(w.address)
+                const claiming = yield* claimStore.claiming(stake.rewards.map((r) => r.rewardId.toString()))
                 // The tier snapshot's figure, read by the same reader.
                 const stakedRaw = yield* deps.balances
                   .stakedBalance("solana", w.address)
@@ -490,7 +510,7 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
                     ...rewardAsset(r.mint),
                     amountRaw: r.amountRaw.toString(),
                     distributedAt: new Date(Number(r.distributedAtSec) * 1000).toISOString(),
-                    claiming: false
+                    claiming: claiming.has(r.rewardId.toString())
                   })),
                   eligibility: counts
                     ? ["Staked receipt counts toward Pro and earns rewards.", "Pending-withdrawal units count toward nothing for Pro."]
@@ -521,11 +541,16 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
             )
           )
         }
-        return rows.length
+        return rows.length + (yield* rewards.resume)
       })
     )
 
-    return { positions, build, submit, confirm, resumeInFlight, chain } satisfies StakingServiceShape
+    const claimReward: StakingServiceShape["claimReward"] = (caller, rewardId) =>
+      caller.keyPaused
+        ? Effect.fail(stakingError("key_paused", "This key is paused; a paused key cannot claim staking rewards"))
+        : storage(rewards.claim(caller, rewardId))
+
+    return { positions, build, submit, confirm, claimReward, resumeInFlight, chain } satisfies StakingServiceShape
   })
 
 /** The built transaction's blockhash (its lifetime token). */

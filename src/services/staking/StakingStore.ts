@@ -144,3 +144,80 @@ export const makeStakingStore = (sql: SqlClient.SqlClient, nowMs: () => number) 
 }
 
 export type StakingStore = ReturnType<typeof makeStakingStore>
+
+// --- Reward claims ---------------------------------------------------------------------------
+
+export interface ClaimRow {
+  readonly rewardId: string
+  readonly accountId: string
+  readonly owner: string
+  readonly mint: string
+  readonly amountRaw: string
+  readonly state: "claiming" | "retry" | "claimed"
+  readonly signature: string
+  readonly lastValidBlockHeight: bigint
+}
+
+interface ClaimDb {
+  reward_id: string
+  account_id: string
+  owner: string
+  mint: string
+  amount_raw: string
+  state: ClaimRow["state"]
+  signature: string
+  last_valid_block_height: string
+}
+
+const claimOf = (r: ClaimDb): ClaimRow => ({
+  rewardId: r.reward_id,
+  accountId: r.account_id,
+  owner: r.owner,
+  mint: r.mint,
+  amountRaw: r.amount_raw,
+  state: r.state,
+  signature: r.signature,
+  lastValidBlockHeight: BigInt(r.last_valid_block_height)
+})
+
+export const makeClaimStore = (sql: SqlClient.SqlClient, nowMs: () => number) => {
+  const now = () => new Date(nowMs())
+  const get = (rewardId: string) =>
+    Effect.map(sql<ClaimDb>`SELECT * FROM staking_reward_claims WHERE reward_id = ${rewardId}`, (rows) => (rows[0] === undefined ? undefined : claimOf(rows[0])))
+
+  /** Records the first attempt; false when the reward already has a claim row. */
+  const insert = (r: ClaimRow) =>
+    Effect.map(
+      sql`
+        INSERT INTO staking_reward_claims (reward_id, account_id, owner, mint, amount_raw, state, signature, last_valid_block_height, created_at, updated_at)
+        VALUES (${r.rewardId}, ${r.accountId}, ${r.owner}, ${r.mint}, ${r.amountRaw}, ${r.state}, ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${now()}, ${now()})
+        ON CONFLICT (reward_id) DO NOTHING RETURNING reward_id`,
+      (rows) => rows.length === 1
+    )
+
+  /** Moves the claim from (`from`, `signature`) to `to`; false when another request moved it first. */
+  const transition = (rewardId: string, from: ClaimRow["state"], fromSignature: string, to: ClaimRow["state"], next?: { signature: string; lastValidBlockHeight: bigint }) =>
+    Effect.map(
+      sql`
+        UPDATE staking_reward_claims SET state = ${to}, updated_at = ${now()},
+          signature = ${next?.signature ?? fromSignature},
+          last_valid_block_height = COALESCE(${next === undefined ? null : next.lastValidBlockHeight.toString()}, last_valid_block_height)
+        WHERE reward_id = ${rewardId} AND state = ${from} AND signature = ${fromSignature}
+        RETURNING reward_id`,
+      (rows) => rows.length === 1
+    )
+
+  const claiming = (rewardIds: ReadonlyArray<string>) =>
+    rewardIds.length === 0
+      ? Effect.succeed(new Set<string>())
+      : Effect.map(
+          sql<{ reward_id: string }>`SELECT reward_id FROM staking_reward_claims WHERE state = 'claiming' AND reward_id IN ${sql.in(rewardIds as Array<string>)}`,
+          (rows) => new Set(rows.map((r) => r.reward_id))
+        )
+
+  const inFlight = Effect.map(sql<ClaimDb>`SELECT * FROM staking_reward_claims WHERE state = 'claiming' ORDER BY created_at LIMIT 1000`, (rows) => rows.map(claimOf))
+
+  return { get, insert, transition, claiming, inFlight }
+}
+
+export type ClaimStore = ReturnType<typeof makeClaimStore>
