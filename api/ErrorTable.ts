@@ -32,6 +32,7 @@ import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { StakingError, StakingErrorCode, type StakingErrorReason } from "../src/services/staking/StakingError.js"
+import { FeeError, FeeErrorCode, type FeeErrorReason } from "../src/services/fees/FeeError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -205,6 +206,9 @@ const StakingRows: Rows<StakingError> = Object.fromEntries(
   ])
 ) as Record<StakingErrorReason, Row>
 
+/** Creator fees (spec document 2, 4.3): each reason's code; `details` carries `reason` or `stage`. */
+const FeeRows: Rows<FeeError> = FeeErrorCode as Record<FeeErrorReason, Row>
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -218,6 +222,7 @@ export type ServiceFailure =
   | RebindError
   | LaunchError
   | StakingError
+  | FeeError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -232,7 +237,8 @@ export const FailureClasses = [
   SignClaimError,
   RebindError,
   LaunchError,
-  StakingError
+  StakingError,
+  FeeError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -249,6 +255,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   RebindError: RebindRows,
   LaunchError: LaunchRows,
   StakingError: StakingRows,
+  FeeError: FeeRows,
   SqlError: { code: "INTERNAL" }
 }
 

@@ -74,6 +74,7 @@ import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { stakingRoutes, stakingWriteLimiter } from "../api/routes/StakingRoutes.js"
+import { feeRoutes } from "../api/routes/FeeRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -83,6 +84,8 @@ import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
 import * as StakingModule from "./services/staking/StakingService.js"
 import { StakingService } from "./services/staking/StakingService.js"
+import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
+import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
 import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
 import { runStakingRewards } from "./sim/StakingRewards.js"
@@ -220,6 +223,9 @@ const stakingLayer = Layer.unwrapEffect(
     )
   })
 )
+
+/** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
+const feesLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => CreatorFeesModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
 
 const LAUNCH_MINT_SECRET_FILE = "launch-mint-secret"
 
@@ -378,6 +384,7 @@ const api = (config: AppConfigShape) =>
           writeLimiter: stakingWriteLimiter(),
           nowMs
         }),
+        ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, nowMs }),
         ...accounts.routes
       ],
       {
@@ -537,7 +544,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = Layer.merge(launchLayer, stakingLayer).pipe(
+const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),

@@ -13,9 +13,7 @@
 import {
   type Address,
   address,
-  type Base64EncodedWireTransaction,
   createNoopSigner,
-  createSolanaRpc,
   generateKeyPairSigner,
   getBase58Decoder,
   getBase64Decoder,
@@ -23,12 +21,11 @@ import {
   getTransactionDecoder,
   getTransactionEncoder,
   type Instruction,
-  isSolanaError,
   type KeyPairSigner,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature
 } from "@solana/kit"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import {
   claimRewardInstructions,
   finishInstructions,
@@ -36,8 +33,8 @@ import {
   stakeInstructions,
   stakePoolAddress
 } from "../../chain/solana/client/StakeInstructions.js"
+import { makeTransactionWatch } from "../../chain/solana/client/TransactionWatch.js"
 import { buildAndSignTransaction, buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
-import { transactionErrorText } from "../../chain/solana/launch/LaunchFailure.js"
 import { decodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../../chain/solana/program/accounts/SplTokenAccount.js"
 import { findAssociatedTokenAddressSync } from "../../chain/solana/program/Pda.js"
 import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, SVC_STAKE_PROGRAM_ID } from "../../chain/solana/program/ProgramIds.js"
@@ -99,10 +96,7 @@ export interface BuiltTransaction {
   readonly withdrawal: string | null
 }
 
-export interface Observed {
-  readonly outcome: "landed" | "reverted" | "never_lands" | "pending"
-  readonly error?: string
-}
+export type { Observed } from "../../chain/solana/client/TransactionWatch.js"
 
 export interface StakingChainOptions {
   readonly rpcUrl: string
@@ -135,14 +129,9 @@ export const operationFeeLamports = (action: StakeAction): bigint => LAMPORTS_PE
 export const PAYER_RESERVE_LAMPORTS = rentLamports(0)
 
 export const makeStakingChain = (options: StakingChainOptions) => {
-  const rpc = createSolanaRpc(options.rpcUrl)
-  const timeout = Duration.millis(options.timeoutMs ?? 5_000)
 
-  const read = <A>(what: string, run: (signal: AbortSignal) => Promise<A>) =>
-    Effect.tryPromise({ try: run, catch: (e) => e }).pipe(
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => "timed out" }),
-      Effect.mapError((e) => stakingError("chain_unavailable", `${what} failed: ${String(e)}`, { retryable: true }))
-    )
+  const watch = makeTransactionWatch(options.rpcUrl, (message) => stakingError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
+  const { rpc, read, send, observe } = watch
 
   const accounts = (addresses: ReadonlyArray<Address>) =>
     Effect.map(
@@ -244,39 +233,6 @@ export const makeStakingChain = (options: StakingChainOptions) => {
         lastValidBlockHeight: latest.value.lastValidBlockHeight,
         withdrawal: withdrawal?.address ?? null
       } satisfies BuiltTransaction
-    })
-
-  /** Sends signed bytes once. A node's refusal (preflight) fails `refused`; a lost answer is not a refusal. */
-  const send = (signedBase64: string) =>
-    Effect.tryPromise({
-      try: (signal) =>
-        rpc.sendTransaction(signedBase64 as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send({ abortSignal: signal }),
-      catch: (e) => e
-    }).pipe(
-      Effect.asVoid,
-      Effect.catchAll((e) =>
-        isSolanaError(e) ? Effect.fail({ _tag: "Refused" as const, message: String(e) }) : Effect.logWarning("staking send: answer lost; the chain decides", e)
-      )
-    )
-
-  const statusOf = (signature: string) =>
-    Effect.map(
-      read("getSignatureStatuses", (signal) => rpc.getSignatureStatuses([asSignature(signature)], { searchTransactionHistory: true }).send({ abortSignal: signal })),
-      (r) => r.value[0] ?? null
-    )
-
-  /** One look at a signature: landed, reverted, can never land (blockhash expired), or pending. */
-  const observe = (signature: string, lastValidBlockHeight: bigint) =>
-    Effect.gen(function* () {
-      const status = yield* statusOf(signature)
-      if (status !== null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) {
-        return (status.err === null ? { outcome: "landed" } : { outcome: "reverted", error: transactionErrorText(status.err) }) satisfies Observed
-      }
-      if (status !== null) return { outcome: "pending" } satisfies Observed
-      const height = yield* read("getBlockHeight", (signal) => rpc.getBlockHeight({ commitment: "confirmed" }).send({ abortSignal: signal }))
-      if (height <= lastValidBlockHeight) return { outcome: "pending" } satisfies Observed
-      const again = yield* statusOf(signature)
-      return (again === null ? { outcome: "never_lands" } : { outcome: "pending" }) satisfies Observed
     })
 
   /** The message bytes of a landed transaction, or undefined when the chain has none confirmed. */
