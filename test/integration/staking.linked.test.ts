@@ -144,6 +144,7 @@ describe("linked and TEE staking payers", () => {
     const signed = await sign(wallet.id, built.right.claimId as string, built.right.transaction as string)
     const landed = ledger.submit(signed) // landed by the agent elsewhere
     if (landed._tag !== "Landed") throw new Error("landing refused")
+    ledger.advanceSlot() // its slot closes: confirmed
     clock.offsetMs = 31 * 60_000 // past the build window
     const late = await run(staking.submit(caller, { clientStakeId: "t3", signedTransaction: signed }))
     expect(late._tag === "Left" && late.left.reason).toBe("build_expired")
