@@ -225,7 +225,24 @@ const stakingLayer = Layer.unwrapEffect(
 )
 
 /** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
-const feesLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => CreatorFeesModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
+const feesLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
+    return CreatorFeesModule.layer({
+      solanaRpcUrl: endpoints.rpcUrl,
+      hood: {
+        chain: hood.chain,
+        rpcUrl: hood.rpcUrl,
+        factory: hood.addresses.factory,
+        feeSplitter: hood.addresses.feeSplitter,
+        weth9: hood.addresses.weth9,
+        usdg: hood.addresses.usdg,
+        positionManager: hood.addresses.positionManager
+      }
+    })
+  })
+)
 
 const LAUNCH_MINT_SECRET_FILE = "launch-mint-secret"
 

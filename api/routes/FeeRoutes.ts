@@ -83,7 +83,8 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid" }),
     handler: (_req, { mint, body }, principal) => {
-      const d = limiter.hit(principal.accountId, nowMs())
+      // A dry run claims nothing: it does not count toward the six a minute.
+      const d = body.dryRun ? { allowed: true, retryAfterSec: 0 } : limiter.hit(principal.accountId, nowMs())
       if (!d.allowed) {
         return Effect.fail(
           apiError("RATE_LIMITED", `Over ${FEE_CLAIMS_PER_MIN} fee claims per minute for this account`, {

@@ -17,6 +17,10 @@ import { buildAndSignTransaction } from "../../src/chain/solana/client/Transacti
 import { decodeFeeVault } from "../../src/chain/solana/program/accounts/FeeVault.js"
 import { curveAddressesSync, findAssociatedTokenAddressSync } from "../../src/chain/solana/program/Pda.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { zeroAddress } from "viem"
+import { buy as hoodBuy, hoodPublicClient, hoodWallet } from "../../src/chain/hood/client/HoodClient.js"
+import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
@@ -108,5 +112,52 @@ describe("creator fees through the engine (Solana)", () => {
     expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
     const unknown = await call("POST", `/api/v1/agent/fees/${"1".repeat(32)}/claim`, {})
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "MARKET_NOT_FOUND"])
+  }, 180_000)
+})
+
+describe("creator fees through the engine (Hood)", () => {
+  it("launch, trade, read, claim: calls, outcome, and the claimed amount equal the chain's balance changes", async () => {
+    const nets = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { hood: { rpcUrl: string; chainId: number } }
+    const chain = hoodChain(nets.hood.chainId, nets.hood.rpcUrl)
+    const pc = hoodPublicClient(chain, nets.hood.rpcUrl)
+    const trader = { publicClient: pc, wallet: hoodWallet(chain, devAccount(FIRST_TRADER_INDEX + 3).account, nets.hood.rpcUrl) }
+    const imageUrl = await uploadImage(engine, key)
+    const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: `hood-fees-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Hood Fee", symbol: "HFEE", imageUrl })
+    expect(launched.status).toBe(200)
+    const token = launched.body.mint as `0x${string}`
+    const curve = launched.body.pool as `0x${string}`
+    for (let i = 0; i < 2; i++) await hoodBuy(trader, curve, { amountInRaw: 3n * 10n ** 18n, quoteToken: zeroAddress })
+
+    const entry = await eventually(
+      async () => ((await call("GET", "/api/v1/agent/fees?limit=50")).body.tokens as Array<Record<string, any>>).find((t) => t.mint.toLowerCase() === token.toLowerCase()),
+      { what: "the Hood token in the fee list", deadlineMs: 10_000, intervalMs: 200 }
+    )
+    expect(entry).toMatchObject({ chain: "hood", symbol: "HFEE", name: "Hood Fee", claimable: true })
+    const owedWei = BigInt(entry.claimableAmounts.find((a: { symbol: string }) => a.symbol === "ETH").amountRaw)
+    expect(owedWei).toBeGreaterThan(0n)
+    const recipient = entry.recipient as `0x${string}`
+
+    const dry = await call("POST", `/api/v1/agent/fees/${token}/claim`, { dryRun: true })
+    if (dry.status !== 200) throw new Error(JSON.stringify(dry.body))
+    expect(dry.body).toMatchObject({ dryRun: true, claimable: true, chain: "hood", outcome: "not_started", calls: [{ operation: "claim", status: "not_sent", txHash: null }] })
+
+    const before = await pc.getBalance({ address: recipient })
+    const claimed = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    expect(claimed.status).toBe(200)
+    expect(claimed.body).toMatchObject({ success: true, chain: "hood", outcome: "complete", calls: [{ operation: "claim", status: "confirmed" }], dust: [] })
+    const paid = claimed.body.claimed[0]
+    expect(paid).toMatchObject({ symbol: "ETH", decimals: 18 })
+    const receipt = await pc.getTransactionReceipt({ hash: paid.txHash })
+    const gasWei = receipt.gasUsed * receipt.effectiveGasPrice
+    const after = await pc.getBalance({ address: recipient })
+    expect(BigInt(paid.amountRaw)).toBe(after - before + gasWei)
+    expect(BigInt(paid.amountRaw)).toBe(owedWei)
+
+    const again = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
+    // Five claims this minute (dry runs do not count): the sixth is answered, the seventh is 429.
+    expect((await call("POST", `/api/v1/agent/fees/${token}/claim`, {})).status).toBe(409)
+    const limited = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    expect([limited.status, limited.body.error.code]).toEqual([429, "RATE_LIMITED"])
   }, 180_000)
 })

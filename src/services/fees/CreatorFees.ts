@@ -1,8 +1,9 @@
 /**
- * Creator fees (spec document 2: 2.5, 4.3): the fees the account's launched tokens have earned,
- * as the chain would pay them now, and their claim from the embedded wallet. Tokens are the
- * account's rows of `launched_tokens`, sorted by mint; the recipient is fixed at launch (the fee
- * vault's creator on Solana). A claim needs no idempotency id: it pays only what the chain still
+ * Creator fees (spec document 2: 2.5, 3.7, 4.3): the fees the account's launched tokens have
+ * earned, as the chain would pay them now, and their claim from the embedded wallet. Tokens are the
+ * account's rows of `launched_tokens`, sorted by mint; the recipient is fixed at launch (Solana: the
+ * fee vault's creator, `SolanaCreatorFees`; Hood: the fee splitter's streamer, `HoodCreatorFees`,
+ * one call per asset with `calls[]`, `outcome` (`FeeClaimOutcome`) and `dust`). A claim needs no idempotency id: it pays only what the chain still
  * owes; one claim per token runs at a time (a simultaneous one answers `below_dust`), bounded by
  * `claimsInFlightMax`.
  *
@@ -29,6 +30,7 @@ import {
   TOKEN_ACCOUNT_RENT_LAMPORTS
 } from "./SolanaCreatorFees.js"
 import { WSOL_MINT } from "../../domain/QuotePairs.js"
+import { type HoodFeeOptions, type HoodFeeRead, makeHoodCreatorFees } from "./HoodCreatorFees.js"
 
 export const FEE_PAGE_DEFAULT = 20
 export const FEE_PAGE_MAX = 50
@@ -41,6 +43,8 @@ export interface FeeCaller {
 
 export interface CreatorFeesOptions {
   readonly solanaRpcUrl: string
+  /** The Hood side; undefined: Hood entries are unreadable and their claims unavailable. */
+  readonly hood?: HoodFeeOptions | undefined
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
   readonly claimsInFlightMax?: number
@@ -62,13 +66,17 @@ export const make = (options: CreatorFeesOptions) =>
     const provider = yield* WalletProvider
     const wallets = yield* WalletService
     const solana = makeSolanaCreatorFees(options.solanaRpcUrl)
+    const hood = options.hood === undefined ? undefined : makeHoodCreatorFees(options.hood, provider)
     const nowMs = options.nowMs ?? Date.now
     const inFlight = new Set<string>()
     const inFlightMax = options.claimsInFlightMax ?? 1_000
 
     const tokenOf = (accountId: string, mint: string) =>
       Effect.map(
-        sql<{ chain: string; mint: string }>`SELECT chain, mint FROM launched_tokens WHERE account_id = ${accountId} AND mint = ${mint}`,
+        // EVM addresses compare case-insensitively (older rows may be lowercase).
+        sql<{ chain: string; mint: string }>`
+          SELECT chain, mint FROM launched_tokens
+          WHERE account_id = ${accountId} AND (mint = ${mint} OR (chain = 'hood' AND lower(mint) = ${mint.toLowerCase()}))`,
         (rows) => rows[0]
       )
 
@@ -92,9 +100,44 @@ export const make = (options: CreatorFeesOptions) =>
     const amounts = (f: SolanaFeeRead) =>
       f.owedRaw === 0n ? [] : [{ symbol: f.quoteSymbol, mint: f.quoteMint, decimals: f.quoteDecimals, amountRaw: f.owedRaw.toString() }]
 
+    /** Hood: why the streamer's fees cannot be claimed now, before gas (undefined: they may be). */
+    const assessHood = (caller: FeeCaller, fees: HoodFeeRead) =>
+      Effect.gen(function* () {
+        const embedded = (yield* provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
+        if (embedded === undefined || embedded.address.toLowerCase() !== fees.recipient.toLowerCase()) {
+          const listed = yield* wallets.list(caller.principal).pipe(Effect.orElseSucceed(() => ({ wallets: [] as ReadonlyArray<{ address: string }> })))
+          return listed.wallets.some((w) => w.address.toLowerCase() === fees.recipient.toLowerCase()) ? "wallet_not_signable" : "not_recipient"
+        }
+        if (caller.embeddedWallet === "denied") return "embedded_wallet_not_permitted"
+        if (embedded.delegation !== "active") return "delegation_off"
+        if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice))) return "below_dust"
+        return undefined
+      }) as Effect.Effect<NotClaimableReason | undefined, never>
+
+    const hoodAmounts = (fees: HoodFeeRead) =>
+      fees.assets.filter((a) => a.amountRaw > 0n).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
+
+    const hoodEntry = (caller: FeeCaller, token: { chain: string; mint: string }) =>
+      Effect.gen(function* () {
+        const fees = hood === undefined ? undefined : yield* hood.readFees(token.mint)
+        if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
+        const reason = yield* assessHood(caller, fees)
+        return {
+          mint: token.mint,
+          chain: token.chain,
+          symbol: fees.symbol,
+          name: fees.name,
+          recipient: fees.recipient,
+          claimable: reason === undefined,
+          claimableAmounts: hoodAmounts(fees),
+          ...(reason !== undefined ? { reason } : {}),
+          ...(fees.lpPosition !== undefined ? { lpPosition: fees.lpPosition } : {})
+        }
+      }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
+
     const entry = (caller: FeeCaller, token: { chain: string; mint: string }) =>
       Effect.gen(function* () {
-        if (token.chain !== "solana") return { mint: token.mint, chain: token.chain, unreadable: true }
+        if (token.chain !== "solana") return yield* hoodEntry(caller, token)
         const fees = yield* solana.readFees(token.mint)
         if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
         const reason = yield* assess(caller, fees, token.mint)
@@ -125,12 +168,14 @@ export const make = (options: CreatorFeesOptions) =>
         }).pipe(Effect.withSpan("CreatorFees.list"))
       )
 
-    const claim: CreatorFeesShape["claim"] = (caller, mint, dryRun) =>
+    const claim: CreatorFeesShape["claim"] = (caller, requested, dryRun) =>
       storage(
         Effect.gen(function* () {
-          const token = yield* tokenOf(caller.accountId, mint)
-          if (token === undefined) return yield* feeError("token_not_found", `No token launched by this account has mint ${mint.slice(0, 64)}`)
-          if (token.chain !== "solana") return yield* feeError("chain_unavailable", "Hood creator-fee claims are not available on this server yet", { retryable: false })
+          const token = yield* tokenOf(caller.accountId, requested)
+          if (token === undefined) return yield* feeError("token_not_found", `No token launched by this account has mint ${requested.slice(0, 64)}`)
+          let mint = requested
+          if (token.chain !== "solana") return yield* claimHood(caller, token.mint, dryRun)
+          mint = token.mint
           const fees = yield* solana.readFees(mint)
           if (fees === undefined) return yield* feeError("chain_unavailable", `the fee vault of ${mint} is not readable`, { retryable: true })
           const reason = yield* assess(caller, fees, mint)
@@ -178,6 +223,53 @@ export const make = (options: CreatorFeesOptions) =>
           claimed: amounts({ ...fees, owedRaw: paidRaw }).map((a) => ({ ...a, txHash: signed.signature })),
           remaining: after._tag === "Right" && after.right !== undefined ? amounts(after.right) : [],
           outcome: outcomeOf([{ status }])
+        }
+      })
+
+    const claimHood = (caller: FeeCaller, mint: string, dryRun: boolean) =>
+      Effect.gen(function* () {
+        if (hood === undefined) return yield* feeError("chain_unavailable", "Hood is not configured on this server", { retryable: false })
+        const fees = yield* hood.readFees(mint)
+        if (fees === undefined) return yield* feeError("chain_unavailable", `the fee splitter has no curve for ${mint}`, { retryable: true })
+        let reason = yield* assessHood(caller, fees)
+        const claimable = fees.assets.filter((a) => hood.aboveDust(a, fees.gasPrice))
+        const dust = fees.assets.filter((a) => a.amountRaw > 0n && !hood.aboveDust(a, fees.gasPrice)).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
+        const wallet = fees.recipient as `0x${string}`
+        const prepared = reason === undefined ? yield* hood.prepare(wallet, fees.curve, claimable) : undefined
+        if (reason === undefined && prepared === undefined) reason = "gas_estimate_unavailable"
+        if (reason === undefined && prepared !== undefined && (yield* hood.balanceOf(wallet)) < hood.costWei(prepared)) reason = "insufficient_gas"
+        const notSent = claimable.map((a) => ({ operation: "claim", target: options.hood!.feeSplitter, txHash: null, status: "not_sent" as const, asset: a }))
+        const base = { success: true, mint, chain: "hood", dryRun, recipient: fees.recipient, warnings: [] as string[], dust }
+        const callsOut = (calls: ReadonlyArray<{ operation: string; target: string; txHash: string | null; status: CallStatus }>) =>
+          calls.map(({ operation, target, txHash, status }) => ({ operation, target, txHash, status }))
+        if (dryRun) {
+          return {
+            ...base,
+            claimable: reason === undefined,
+            ...(reason !== undefined ? { reason } : {}),
+            claimed: claimable.map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString(), txHash: null })),
+            remaining: [],
+            calls: callsOut(notSent),
+            outcome: "not_started"
+          }
+        }
+        if (reason !== undefined) return yield* feeError("not_claimable", `The fees of ${mint} cannot be claimed now: ${reason}`, { details: { reason } })
+        if (yield* hood.unsettled(wallet)) {
+          return { ...base, warnings: ["an earlier transaction of the wallet is unsettled; nothing was sent"], claimed: [], remaining: hoodAmounts(fees), calls: callsOut(notSent), outcome: "not_started" }
+        }
+        if (inFlight.has(mint)) return yield* feeError("not_claimable", "A claim of this token is running", { details: { reason: "below_dust" } })
+        if (inFlight.size >= inFlightMax) return yield* feeError("not_claimable", "Too many claims in flight; try again", { details: { reason: "below_dust" } })
+        inFlight.add(mint)
+        const calls = yield* Effect.ensuring(hood.send(caller.accountId, prepared!), Effect.sync(() => inFlight.delete(mint)))
+        const after = yield* Effect.either(hood.readFees(mint))
+        return {
+          ...base,
+          claimed: calls
+            .filter((c) => c.status === "confirmed")
+            .map((c) => ({ symbol: c.asset.symbol, mint: c.asset.mint, decimals: c.asset.decimals, amountRaw: (c.paidRaw ?? c.asset.amountRaw).toString(), txHash: c.txHash })),
+          remaining: after._tag === "Right" && after.right !== undefined ? hoodAmounts(after.right) : [],
+          calls: callsOut(calls),
+          outcome: outcomeOf(calls)
         }
       })
 
