@@ -112,6 +112,21 @@ describe("creator fees through the engine (Solana)", () => {
     expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
     const unknown = await call("POST", `/api/v1/agent/fees/${"1".repeat(32)}/claim`, {})
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "MARKET_NOT_FOUND"])
+
+    // A key whose embedded-wallet permission is denied (the default for a new key) reads, never claims.
+    await buy(mint, 1_000_000_000n)
+    const { sessionToken } = localCredentials(engine.dataDir)
+    const issued = await fetch(`${engine.url}/api/v1/agent/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ label: "fees-denied" })
+    }).then((r) => r.json() as Promise<{ key: string; embeddedWallet: string }>)
+    expect(issued.embeddedWallet).toBe("denied")
+    const denied = keyCall(() => engine.url, () => issued.key)
+    const seen = (await denied("GET", "/api/v1/agent/fees")).body.tokens.find((t: { mint: string }) => t.mint === mint)
+    expect(seen).toMatchObject({ claimable: false, reason: "embedded_wallet_not_permitted" })
+    const refused = await denied("POST", `/api/v1/agent/fees/${mint}/claim`, {})
+    expect([refused.status, refused.body.error.code, refused.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "embedded_wallet_not_permitted"])
   }, 180_000)
 })
 
@@ -155,8 +170,7 @@ describe("creator fees through the engine (Hood)", () => {
 
     const again = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
     expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
-    // Five claims this minute (dry runs do not count): the sixth is answered, the seventh is 429.
-    expect((await call("POST", `/api/v1/agent/fees/${token}/claim`, {})).status).toBe(409)
+    // Six claims this minute on the account (dry runs do not count): the seventh is 429.
     const limited = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
     expect([limited.status, limited.body.error.code]).toEqual([429, "RATE_LIMITED"])
   }, 180_000)
