@@ -140,4 +140,28 @@ describe("staking reward claims through the engine", () => {
     const refused = await claim(foreign)
     expect([refused.status, refused.body.error.code]).toEqual([403, "STAKING_REWARD_NOT_OWNED"])
   })
+
+  it("a stake from the embedded wallet killed with SIGKILL mid-flight is settled after the restart, staked once", async () => {
+    await onChain.fund(wallet, 2_000_000_000n, SVC_MINT_ADDRESS, 30_000_000n)
+    const before = await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)
+    const body = { payer: "main", clientStakeId: `crash-${process.pid}`, amountRaw: "30000000" }
+    const inFlight = call("POST", "/api/v1/agent/staking/stake/build", body).catch(() => undefined)
+    await new Promise((r) => setTimeout(r, 150))
+    await engine.stop("SIGKILL")
+    await inFlight
+    engine = await start()
+    const answer = await eventually(
+      async () => {
+        const a = await call("POST", "/api/v1/agent/staking/stake/build", body)
+        return a.status === 409 && a.body.error.retryable === true ? undefined : a
+      },
+      { what: "the stake to settle after the restart", deadlineMs: 30_000, intervalMs: 3_000 }
+    )
+    // Either the first run's transaction left and landed (the restart settles it, the replay answers
+    // it), or the first run wrote nothing (the replay stakes now): one stake either way. (A row written
+    // in the instant before the send would settle as failed once its blockhash expires; never resent.)
+    expect(answer.status).toBe(200)
+    expect(answer.body).toMatchObject({ status: "confirmed", action: "stake", clientStakeId: body.clientStakeId })
+    expect(await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)).toBe(before + 30_000_000n)
+  }, 180_000)
 })
