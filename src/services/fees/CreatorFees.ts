@@ -80,16 +80,28 @@ export const make = (options: CreatorFeesOptions) =>
         (rows) => rows[0]
       )
 
-    /** Why `fees` cannot be claimed by `caller` now (undefined: it can). */
-    const assess = (caller: FeeCaller, fees: SolanaFeeRead, mint: string) =>
+    /**
+     * The signer rules (4.3 rules 1 and 2): the recipient must be the account's embedded wallet on
+     * the chain, the key allowed to use it, its delegation on. Undefined: the embedded wallet signs.
+     */
+    const signerProblem = (caller: FeeCaller, chain: "solana" | "evm", recipient: string) =>
       Effect.gen(function* () {
-        const embedded = (yield* provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "solana")
-        if (embedded === undefined || embedded.address !== fees.recipient) {
+        const same = (a: string) => (chain === "evm" ? a.toLowerCase() === recipient.toLowerCase() : a === recipient)
+        const embedded = (yield* provider.embeddedWallets(caller.accountId)).find((w) => w.chain === chain)
+        if (embedded === undefined || !same(embedded.address)) {
           const listed = yield* wallets.list(caller.principal).pipe(Effect.orElseSucceed(() => ({ wallets: [] as ReadonlyArray<{ address: string }> })))
-          return listed.wallets.some((w) => w.address === fees.recipient) ? "wallet_not_signable" : "not_recipient"
+          return listed.wallets.some((w) => same(w.address)) ? "wallet_not_signable" : "not_recipient"
         }
         if (caller.embeddedWallet === "denied") return "embedded_wallet_not_permitted"
         if (embedded.delegation !== "active") return "delegation_off"
+        return undefined
+      }) as Effect.Effect<NotClaimableReason | undefined, import("@effect/sql/SqlError").SqlError>
+
+    /** Why `fees` cannot be claimed by `caller` now (undefined: it can). */
+    const assess = (caller: FeeCaller, fees: SolanaFeeRead, mint: string) =>
+      Effect.gen(function* () {
+        const signer = yield* signerProblem(caller, "solana", fees.recipient)
+        if (signer !== undefined) return signer
         const native = fees.quoteMint === WSOL_MINT
         if (fees.owedRaw === 0n || (native && fees.owedRaw <= SOL_DUST_LAMPORTS) || inFlight.has(mint)) return "below_dust"
         const needed = SIGNATURE_FEE_LAMPORTS + (fees.hasQuoteAccount ? 0n : TOKEN_ACCOUNT_RENT_LAMPORTS) + PAYER_RESERVE_LAMPORTS
@@ -103,16 +115,11 @@ export const make = (options: CreatorFeesOptions) =>
     /** Hood: why the streamer's fees cannot be claimed now, before gas (undefined: they may be). */
     const assessHood = (caller: FeeCaller, fees: HoodFeeRead) =>
       Effect.gen(function* () {
-        const embedded = (yield* provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
-        if (embedded === undefined || embedded.address.toLowerCase() !== fees.recipient.toLowerCase()) {
-          const listed = yield* wallets.list(caller.principal).pipe(Effect.orElseSucceed(() => ({ wallets: [] as ReadonlyArray<{ address: string }> })))
-          return listed.wallets.some((w) => w.address.toLowerCase() === fees.recipient.toLowerCase()) ? "wallet_not_signable" : "not_recipient"
-        }
-        if (caller.embeddedWallet === "denied") return "embedded_wallet_not_permitted"
-        if (embedded.delegation !== "active") return "delegation_off"
+        const signer = yield* signerProblem(caller, "evm", fees.recipient)
+        if (signer !== undefined) return signer
         if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice))) return "below_dust"
         return undefined
-      }) as Effect.Effect<NotClaimableReason | undefined, never>
+      })
 
     const hoodAmounts = (fees: HoodFeeRead) =>
       fees.assets.filter((a) => a.amountRaw > 0n).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
@@ -121,36 +128,35 @@ export const make = (options: CreatorFeesOptions) =>
       Effect.gen(function* () {
         const fees = hood === undefined ? undefined : yield* hood.readFees(token.mint)
         if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
-        const reason = yield* assessHood(caller, fees)
         return {
-          mint: token.mint,
-          chain: token.chain,
-          symbol: fees.symbol,
-          name: fees.name,
-          recipient: fees.recipient,
-          claimable: reason === undefined,
-          claimableAmounts: hoodAmounts(fees),
-          ...(reason !== undefined ? { reason } : {}),
+          ...entryOf(token, fees, yield* assessHood(caller, fees), hoodAmounts(fees)),
           ...(fees.lpPosition !== undefined ? { lpPosition: fees.lpPosition } : {})
         }
       }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
+
+    /** A fee entry (2.5). */
+    const entryOf = (
+      token: { chain: string; mint: string },
+      fees: { symbol: string; name: string; recipient: string },
+      reason: NotClaimableReason | undefined,
+      claimableAmounts: ReadonlyArray<Record<string, unknown>>
+    ) => ({
+      mint: token.mint,
+      chain: token.chain,
+      symbol: fees.symbol,
+      name: fees.name,
+      recipient: fees.recipient,
+      claimable: reason === undefined,
+      claimableAmounts,
+      ...(reason !== undefined ? { reason } : {})
+    })
 
     const entry = (caller: FeeCaller, token: { chain: string; mint: string }) =>
       Effect.gen(function* () {
         if (token.chain !== "solana") return yield* hoodEntry(caller, token)
         const fees = yield* solana.readFees(token.mint)
         if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
-        const reason = yield* assess(caller, fees, token.mint)
-        return {
-          mint: token.mint,
-          chain: token.chain,
-          symbol: fees.symbol,
-          name: fees.name,
-          recipient: fees.recipient,
-          claimable: reason === undefined,
-          claimableAmounts: amounts(fees),
-          ...(reason !== undefined ? { reason } : {})
-        }
+        return entryOf(token, fees, yield* assess(caller, fees, token.mint), amounts(fees))
       }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
 
     const list: CreatorFeesShape["list"] = (caller, page) =>
