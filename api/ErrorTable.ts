@@ -31,6 +31,8 @@ import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
+import { StakingError, StakingErrorCode, type StakingErrorReason } from "../src/services/staking/StakingError.js"
+import { FeeError, FeeErrorCode, type FeeErrorReason } from "../src/services/fees/FeeError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -193,6 +195,20 @@ const LaunchRows: Rows<LaunchError> = Object.fromEntries(
   Object.entries(LaunchErrorCode).map(([reason, code]) => [reason, { code }])
 ) as Record<LaunchErrorReason, Row>
 
+/**
+ * Staking (spec document 2, section 7's staking status mapping): each reason's code, status and
+ * field (`StakingErrorCode`); a pending reward claim names its wait.
+ */
+const StakingRows: Rows<StakingError> = Object.fromEntries(
+  Object.entries(StakingErrorCode).map(([reason, row]) => [
+    reason,
+    reason === "reward_claim_pending" ? { ...row, retryable: true, headers: { "Retry-After": "2" } } : row
+  ])
+) as Record<StakingErrorReason, Row>
+
+/** Creator fees (spec document 2, 4.3): each reason's code; `details` carries `reason` or `stage`. */
+const FeeRows: Rows<FeeError> = FeeErrorCode as Record<FeeErrorReason, Row>
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -205,6 +221,8 @@ export type ServiceFailure =
   | SignClaimError
   | RebindError
   | LaunchError
+  | StakingError
+  | FeeError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -218,7 +236,9 @@ export const FailureClasses = [
   PayerError,
   SignClaimError,
   RebindError,
-  LaunchError
+  LaunchError,
+  StakingError,
+  FeeError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -234,6 +254,8 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   SignClaimError: SignClaimRows,
   RebindError: RebindRows,
   LaunchError: LaunchRows,
+  StakingError: StakingRows,
+  FeeError: FeeRows,
   SqlError: { code: "INTERNAL" }
 }
 

@@ -32,7 +32,7 @@ import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import { resolvePlans } from "./domain/Plans.js"
-import { STAKED_SVC_MINT } from "./domain/QuotePairs.js"
+import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
@@ -75,6 +75,8 @@ import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
+import { stakingRoutes, stakingWriteLimiter } from "../api/routes/StakingRoutes.js"
+import { feeRoutes } from "../api/routes/FeeRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -86,8 +88,13 @@ import * as HoodSelfLaunchModule from "./services/launch/HoodSelfLaunch.js"
 import { SelfLaunch } from "./services/launch/SelfLaunch.js"
 import * as SelfLaunchModule from "./services/launch/SelfLaunch.js"
 import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
+import * as StakingModule from "./services/staking/StakingService.js"
+import { StakingService } from "./services/staking/StakingService.js"
+import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
+import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
-import { fundLocalAccount } from "./sim/LocalFunding.js"
+import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
+import { runStakingRewards } from "./sim/StakingRewards.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
 import { ingestionReport } from "./services/ingestion/IngestionLag.js"
 
@@ -192,11 +199,12 @@ const accountsLayer = Layer.unwrapEffect(
       thresholds: config.accounts.tierThresholds,
       publicUrl,
       renewalUrl: config.accounts.renewalUrl ?? `${publicUrl}/pricing`,
+      holdingsTtlMs: config.accounts.holdingsTtlMs,
       verificationUri: config.accounts.deviceVerificationUri ?? `${publicUrl}/device`,
       balances: BalanceReader.solanaLayer({
         rpcUrl: endpoints.rpcUrl,
-        // The localnet deploys the staked receipt; against a real cluster only a configured mint counts.
-        stakedMint: config.accounts.stakedMint ?? (endpoints.embedded ? STAKED_SVC_MINT : undefined)
+        stakedMint: stakedMintOf(config, endpoints.embedded),
+        ttlMs: config.accounts.holdingsTtlMs
       }),
       wallets: {
         masterKey: config.wallets.masterKey,
@@ -206,6 +214,47 @@ const accountsLayer = Layer.unwrapEffect(
         reconciler: chainClaimReconciler({ solanaRpcUrl: endpoints.rpcUrl, hood: hoodPublicClient(hood.chain, hood.rpcUrl) })
       },
       webhooks: { masterKey: webhookKey, allowLoopbackForTests: config.webhooks.allowLoopbackForTests }
+    })
+  })
+)
+
+/** The localnet deploys the staked receipt; against a real cluster only a configured mint counts. */
+const stakedMintOf = (config: AppConfigShape, embedded: boolean): string | undefined => config.accounts.stakedMint ?? (embedded ? STAKED_SVC_MINT : undefined)
+
+/**
+ * Staking (svc-stake on the Solana localnet): its positions read the staked figure with the same
+ * reader the tier snapshot uses, uncached so a position is current.
+ */
+const stakingLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const endpoints = yield* SolanaEndpoints
+    const accountWallets = yield* AccountWallets
+    const stakedMint = stakedMintOf(config, endpoints.embedded) ?? STAKED_SVC_MINT
+    return StakingModule.layer(
+      // The service's Solana key (the keeper's) pays reward claims' fees and rent.
+      { rpcUrl: endpoints.rpcUrl, platformMint: SVC_MINT, receiptMint: stakedMint, distributor: endpoints.keeper },
+      { balances: BalanceReader.solanaBalanceReader({ rpcUrl: endpoints.rpcUrl, stakedMint }), accountWallets }
+    )
+  })
+)
+
+/** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
+const feesLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
+    return CreatorFeesModule.layer({
+      solanaRpcUrl: endpoints.rpcUrl,
+      hood: {
+        chain: hood.chain,
+        rpcUrl: hood.rpcUrl,
+        factory: hood.addresses.factory,
+        feeSplitter: hood.addresses.feeSplitter,
+        weth9: hood.addresses.weth9,
+        usdg: hood.addresses.usdg,
+        positionManager: hood.addresses.positionManager
+      }
     })
   })
 )
@@ -390,6 +439,14 @@ const api = (config: AppConfigShape) =>
           selfJob: selfLaunches.job
         }),
         ...selfLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings }),
+        ...stakingRoutes({
+          enabled: config.accounts.stakingEnabled,
+          agentAuth: accounts.agentAuth,
+          staking: yield* StakingService,
+          writeLimiter: stakingWriteLimiter(),
+          nowMs
+        }),
+        ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, nowMs }),
         ...accounts.routes
       ],
       {
@@ -478,8 +535,15 @@ const program = Effect.gen(function* () {
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   if (local !== undefined) yield* fundLocalAccount(local.accountId)
+  // Rewards now and then for the local account's embedded wallet, so a newcomer sees some to claim.
+  const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
+  if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
+    yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
+  }
   const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
+  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
+  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
     yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
@@ -542,7 +606,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = launchLayer.pipe(
+const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),

@@ -81,6 +81,10 @@ export interface AppConfigShape {
     readonly tierThresholds: TierThresholds
     /** The staked-receipt mint on Solana; unset while staking is not deployed (staked balance 0). */
     readonly stakedMint: string | undefined
+    /** How long an account's platform-token holdings are reused for its tier (at most 5 minutes, the spec's re-check window). */
+    readonly holdingsTtlMs: number
+    /** `AGENT_STAKING_ENABLED` exactly `true`: the staking write rail (builds, submit, reward claims) is on. */
+    readonly stakingEnabled: boolean
     /** Unset: `<public url>/device`. */
     readonly deviceVerificationUri: string | undefined
     /** Unset: `<public url>/pricing`. */
@@ -292,6 +296,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
         validation: (s) => s === undefined || /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s)
       })
     ),
+    holdingsTtlMs: Config.integer("AGENT_TIER_HOLDINGS_TTL_MS").pipe(
+      Config.withDefault(60_000),
+      Config.validate({ message: "AGENT_TIER_HOLDINGS_TTL_MS must be 0 to 300000", validation: (n) => n >= 0 && n <= 300_000 })
+    ),
+    stakingEnabled: exactlyTrue("AGENT_STAKING_ENABLED"),
     deviceVerificationUri: httpUrl("DEVICE_VERIFICATION_URI"),
     renewalUrl: httpUrl("RENEWAL_URL")
   }),
@@ -347,7 +356,7 @@ export const ConfigVariables = [
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",
-  "SOLANA_STAKED_MINT", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
+  "SOLANA_STAKED_MINT", "AGENT_TIER_HOLDINGS_TTL_MS", "AGENT_STAKING_ENABLED", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
   "WALLET_MASTER_KEY", "AGENT_WALLET_CEILING_LAMPORTS", "AGENT_WALLET_CEILING_WEI",
   "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS",
   "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "TEE_LAUNCH_BUYS_ENABLED", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",

@@ -27,6 +27,15 @@ export const LocalFunding = {
   usdgRaw: 100_000n * 10n ** 6n
 } as const
 
+/** The local account's embedded Solana wallet, when it has one. */
+export const localSolanaWallet = (accountId: string) =>
+  Effect.gen(function* () {
+    const provider = yield* WalletProvider
+    const wallets = yield* provider.embeddedWallets(accountId)
+    const sol = wallets.find((w) => w.chain === "solana")
+    return sol === undefined ? undefined : address(sol.address)
+  })
+
 export const fundLocalAccount = (accountId: string) =>
   Effect.gen(function* () {
     const solana = yield* SolanaEndpoints
@@ -34,9 +43,8 @@ export const fundLocalAccount = (accountId: string) =>
     const provider = yield* WalletProvider
     const wallets = yield* provider.embeddedWallets(accountId)
     const ledger = solana.localLedger
-    const sol = wallets.find((w) => w.chain === "solana")
-    if (ledger !== undefined && sol !== undefined) {
-      const owner = address(sol.address)
+    const owner = yield* localSolanaWallet(accountId)
+    if (ledger !== undefined && owner !== undefined) {
       const lamports = ledger.getBalance(owner)
       if (lamports < LocalFunding.lamports) ledger.requestAirdrop(owner, LocalFunding.lamports - lamports)
       for (const [mint, want] of [

@@ -37,7 +37,9 @@ import { ataOf } from "../../src/chain/solana/localnet/testkit.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { SvcCurveError } from "../../src/chain/solana/program/Errors.js"
 import { curveEventsFromLogs } from "../../src/chain/solana/program/Events.js"
-import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { SVC_CURVE_PROGRAM_ID, USDC_MINT_ADDRESS, WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { decodeReward, REWARD_ACCOUNT_SIZE } from "../../src/chain/solana/program/staking/Accounts.js"
+import { rewardFiltersOf } from "../../src/chain/solana/program/staking/Rewards.js"
 import { eventually } from "../support/eventually.js"
 
 const SOL = 1_000_000_000n
@@ -291,6 +293,24 @@ describe("Solana JSON-RPC through kit", () => {
     const huge = await post(net.rpcUrl, { jsonrpc: "2.0", id: 1, method: "getHealth", params: ["x".repeat(1024 * 1024 + 1)] })
     expect(huge.status).toBe(413)
     expect(await rpc.getHealth().send()).toBe("ok")
+  })
+
+  it("getProgramAccounts filters by owner program, size and memcmp, and bounds the filters", async () => {
+    const a = (await generateKeyPairSigner()).address
+    const b = (await generateKeyPairSigner()).address
+    for (const owner of [a, a, b]) net.ledger.distributeStakingReward(owner, USDC_MINT_ADDRESS, 5n)
+    const [programId, filters] = rewardFiltersOf(a)
+    const memcmp = filters.flatMap((f) => ("memcmp" in f ? [{ memcmp: { offset: BigInt(f.memcmp.offset), bytes: a as never, encoding: "base58" as const } }] : []))
+    const found = await rpc
+      .getProgramAccounts(programId, { encoding: "base64", filters: [{ dataSize: BigInt(REWARD_ACCOUNT_SIZE) }, ...memcmp] })
+      .send()
+    const rewards = found.map((f) => decodeReward(Buffer.from(f.account.data[0], "base64"))!)
+    expect(rewards.map((r) => r.owner)).toEqual([a, a])
+    expect([...found.map((f) => f.pubkey)].sort()).toEqual(found.map((f) => f.pubkey))
+    const all = await rpc.getProgramAccounts(programId, { encoding: "base64", filters: [{ dataSize: BigInt(REWARD_ACCOUNT_SIZE) }] }).send()
+    expect(all.length).toBeGreaterThanOrEqual(3)
+    const five = await call(net.rpcUrl, "getProgramAccounts", [programId, { filters: Array.from({ length: 5 }, () => ({ dataSize: 1 })) }])
+    expect(five.error?.code).toBe(-32602)
   })
 
   it("signature statuses come from the recent cache unless history search is asked", async () => {

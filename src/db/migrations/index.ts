@@ -20,6 +20,7 @@ import hostedImages from "./0011_hosted_images.js"
 import launchLedger from "./0012_launch_ledger.js"
 import headlessLaunches from "./0013_headless_launches.js"
 import selfLaunches from "./0014_self_launches.js"
+import staking from "./0015_staking.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -35,5 +36,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_hosted_images": hostedImages,
   "0012_launch_ledger": launchLedger,
   "0013_headless_launches": headlessLaunches,
-  "0014_self_launches": selfLaunches
+  "0014_self_launches": selfLaunches,
+  "0015_staking": staking
 }

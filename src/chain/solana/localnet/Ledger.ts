@@ -41,18 +41,27 @@ import { createHash } from "node:crypto"
 import {
   getCreateAssociatedTokenInstruction,
   getMintToInstruction,
+  getTokenTransferInstruction,
   getTransferSolInstruction
 } from "../client/SplInstructions.js"
 import { bytesEqual } from "../program/internal/bytes.js"
 import { CONFIG_ACCOUNT_SIZE, DEFAULT_CREATOR_SHARE_BPS, DEFAULT_CURVE_FEE_BPS, DEFAULT_POOL_BASE_FEE_BPS, encodeConfig } from "../program/accounts/Config.js"
 import { decodeSplMint, encodeSplMint, SPL_MINT_SIZE } from "../program/accounts/SplMint.js"
-import { decodeSplTokenAccount } from "../program/accounts/SplTokenAccount.js"
+import { decodeSplTokenAccount, encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../program/accounts/SplTokenAccount.js"
+import { decodeStakePool, encodeStakePool, STAKE_POOL_ACCOUNT_SIZE } from "../program/staking/Accounts.js"
+import { findStakePoolSync, findStakeVaultSync, type PoolParams } from "../program/staking/Instructions.js"
+import {
+  getConfigureStakePoolInstruction,
+  getDistributeRewardInstruction,
+  stakeInstructions
+} from "../client/StakeInstructions.js"
 import { findAssociatedTokenAddressSync, findConfigAddressSync } from "../program/Pda.js"
 import {
   BPF_LOADER_2_ID,
   BPF_LOADER_UPGRADEABLE_ID,
   NATIVE_LOADER_ID,
   SVC_CURVE_PROGRAM_ID,
+  SVC_STAKE_PROGRAM_ID,
   STAKED_SVC_MINT_ADDRESS,
   SVC_MINT_ADDRESS,
   SYSTEM_PROGRAM_ID,
@@ -82,6 +91,7 @@ import {
 import { AssociatedTokenProgram } from "./programs/AssociatedTokenProgram.js"
 import { ComputeBudgetProgram, prioritizationFee, readComputeBudget } from "./programs/ComputeBudgetProgram.js"
 import { SvcCurveProgram } from "./programs/SvcCurveProgram.js"
+import { SvcStakeProgram } from "./programs/SvcStakeProgram.js"
 import { SystemProgram } from "./programs/SystemProgram.js"
 import { TokenProgram } from "./programs/TokenProgram.js"
 import { instructionError, type TransactionError } from "./TransactionError.js"
@@ -297,6 +307,8 @@ export interface LedgerOptions {
   readonly clockMs?: () => number
   /** Called when a subscriber throws; the ledger carries on. */
   readonly onListenerError?: (error: unknown) => void
+  /** svc-stake's pool at genesis (default `DEFAULT_STAKE_POOL_PARAMS`); the faucet is its authority. */
+  readonly stakePool?: Partial<PoolParams>
   /** Block time of slot 0 (default: the clock at construction); a replayed ledger passes its first run's. */
   readonly genesisTimeSec?: number
   /**
@@ -356,6 +368,9 @@ export const DEFAULT_LEDGER_OPTIONS: ResolvedLedgerOptions = {
   maxAirdropLamports: 1_000_000n * LAMPORTS_PER_SOL,
   logBytesMax: 10_000
 }
+
+/** svc-stake's pool at genesis: a 10-minute wait on the localnet (docs/decisions.md), 5 active withdrawals. */
+export const DEFAULT_STAKE_POOL_PARAMS: PoolParams = { withdrawalTimelockSeconds: 600n, maxActiveWithdrawals: 5, paused: false }
 
 /** What the faucet holds at genesis: 500M SOL. */
 export const FAUCET_GENESIS_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL
@@ -434,6 +449,16 @@ const sameAccount = (a: StoredAccount | undefined, b: StoredAccount | undefined)
 
 const copyInfo = (a: StoredAccount): AccountInfo => ({ lamports: a.lamports, owner: a.owner, data: a.data.slice(), executable: a.executable })
 
+export type ProgramAccountsFilter = { readonly dataSize: number } | { readonly memcmp: { readonly offset: number; readonly bytes: Uint8Array } }
+
+/** The most accounts one `getProgramAccounts` returns (a node bounds its response too). */
+export const PROGRAM_ACCOUNTS_MAX = 10_000
+
+const passes = (data: Uint8Array, f: ProgramAccountsFilter): boolean =>
+  "dataSize" in f
+    ? data.length === f.dataSize
+    : f.memcmp.offset + f.memcmp.bytes.length <= data.length && bytesEqual(data.subarray(f.memcmp.offset, f.memcmp.offset + f.memcmp.bytes.length), f.memcmp.bytes)
+
 const rejected = (signature: string | null, error: TransactionError, detail: string): Rejected => ({ _tag: "Rejected", signature, error, detail })
 
 const PROGRAMS: ReadonlyArray<{ program: Program; loader: Address }> = [
@@ -441,7 +466,8 @@ const PROGRAMS: ReadonlyArray<{ program: Program; loader: Address }> = [
   { program: ComputeBudgetProgram, loader: NATIVE_LOADER_ID },
   { program: TokenProgram, loader: BPF_LOADER_2_ID },
   { program: AssociatedTokenProgram, loader: BPF_LOADER_2_ID },
-  { program: SvcCurveProgram, loader: BPF_LOADER_UPGRADEABLE_ID }
+  { program: SvcCurveProgram, loader: BPF_LOADER_UPGRADEABLE_ID },
+  { program: SvcStakeProgram, loader: BPF_LOADER_UPGRADEABLE_ID }
 ]
 
 const FAUCET_UNIT_LIMIT_BASE = 200_000
@@ -458,6 +484,7 @@ export class Ledger {
   private readonly programs = new Map<string, Program>()
   private readonly programIds = new Set<string>()
   private readonly clockMs: () => number
+  private readonly stakePoolParams: Partial<PoolParams>
   private readonly onListenerError: (error: unknown) => void
 
   private openSlot = 1n
@@ -509,6 +536,7 @@ export class Ledger {
     this.clockMs = options.clockMs ?? (() => Date.now())
     this.onListenerError = options.onListenerError ?? ((e) => process.emitWarning(`ledger subscriber threw: ${String(e)}`))
     this.journal = options.journal
+    this.stakePoolParams = options.stakePool ?? {}
 
     for (const { program } of PROGRAMS) {
       this.programs.set(program.programId, program)
@@ -547,7 +575,42 @@ export class Ledger {
     mint(WSOL_MINT_ADDRESS, 9, null)
     mint(USDC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
     mint(SVC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
-    mint(STAKED_SVC_MINT_ADDRESS, 6, FAUCET_ADDRESS)
+    // svc-stake's pool: the staked receipt's mint authority, its vault of platform tokens.
+    const pool = findStakePoolSync()
+    const vault = findStakeVaultSync(pool.address)
+    mint(STAKED_SVC_MINT_ADDRESS, 6, pool.address)
+    put(pool.address, {
+      lamports: rent(STAKE_POOL_ACCOUNT_SIZE),
+      owner: SVC_STAKE_PROGRAM_ID,
+      data: encodeStakePool({
+        bump: pool.bump,
+        ...DEFAULT_STAKE_POOL_PARAMS,
+        ...this.stakePoolParams,
+        authority: FAUCET_ADDRESS,
+        platformMint: SVC_MINT_ADDRESS,
+        receiptMint: STAKED_SVC_MINT_ADDRESS,
+        vault: vault.address,
+        totalStakedRaw: 0n,
+        pendingWithdrawalRaw: 0n,
+        nextRewardId: 0n
+      }),
+      executable: false
+    })
+    put(vault.address, {
+      lamports: rent(SPL_TOKEN_ACCOUNT_SIZE),
+      owner: TOKEN_PROGRAM_ID,
+      data: encodeSplTokenAccount({
+        mint: SVC_MINT_ADDRESS,
+        owner: pool.address,
+        amount: 0n,
+        delegate: null,
+        state: "initialized",
+        isNative: null,
+        delegatedAmount: 0n,
+        closeAuthority: null
+      }),
+      executable: false
+    })
     const config = findConfigAddressSync()
     put(config.address, {
       lamports: rent(CONFIG_ACCOUNT_SIZE),
@@ -590,6 +653,14 @@ export class Ledger {
 
   slotAt(commitment: Commitment = "finalized"): bigint {
     return commitment === "processed" ? this.openSlot : commitment === "confirmed" ? this.lastClosedSlot : this.finalizedSlot
+  }
+
+  /**
+   * The programs' clock (the Clock sysvar's `unix_timestamp`): the block time of the last closed
+   * slot. Deterministic, so a journal replays the same results.
+   */
+  get clockUnixSec(): bigint {
+    return BigInt(this.slots.get(this.lastClosedSlot)?.blockTimeSec ?? 0)
   }
 
   /** Block height equals slot here: the localnet never skips a slot. */
@@ -692,6 +763,20 @@ export class Ledger {
 
   getBalance(address: Address): bigint {
     return this.db.get(address)?.lamports ?? 0n
+  }
+
+  /**
+   * Accounts `programId` owns whose data passes every filter (`dataSize`, `memcmp` bytes at an
+   * offset), sorted by address; at most `limit` (default PROGRAM_ACCOUNTS_MAX), else a RangeError.
+   */
+  getProgramAccounts(programId: Address, filters: ReadonlyArray<ProgramAccountsFilter> = [], limit = PROGRAM_ACCOUNTS_MAX): Array<{ address: Address; account: AccountInfo }> {
+    const out: Array<{ address: Address; account: AccountInfo }> = []
+    for (const [address, a] of this.db.entries()) {
+      if (a.owner !== programId || !filters.every((f) => passes(a.data, f))) continue
+      if (out.length === limit) throw new RangeError(`more than ${limit} accounts match`)
+      out.push({ address: address as Address, account: copyInfo(a) })
+    }
+    return out.sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0))
   }
 
   getMultipleAccounts(addresses: ReadonlyArray<Address>): Array<AccountInfo | undefined> {
@@ -900,13 +985,58 @@ export class Ledger {
     return this.submitFaucet([getTransferSolInstruction({ from: FAUCET_ADDRESS, to, lamports })])
   }
 
-  /** Mints localnet USDC or SVC (the faucet is their mint authority) to `owner`'s ATA, creating it. */
+  /**
+   * Mints localnet USDC or SVC (the faucet is their mint authority) to `owner`'s ATA, creating it.
+   * The staked receipt is minted only by svc-stake: for it the faucet mints SVC to itself, stakes
+   * it and transfers the receipt, so the pool's vault backs every receipt unit.
+   */
   mintTestTokens(mint: Address, owner: Address, amountRaw: bigint): SubmitResult {
     const ata = findAssociatedTokenAddressSync(owner, mint).address
+    if (mint === STAKED_SVC_MINT_ADDRESS) {
+      const faucetReceipt = findAssociatedTokenAddressSync(FAUCET_ADDRESS, mint).address
+      return this.submitFaucet([
+        ...this.faucetMintTo(SVC_MINT_ADDRESS, amountRaw),
+        ...stakeInstructions({ owner: FAUCET_ADDRESS, amountRaw }),
+        getCreateAssociatedTokenInstruction({ payer: FAUCET_ADDRESS, ata, owner, mint }),
+        getTokenTransferInstruction({ source: faucetReceipt, destination: ata, authority: FAUCET_ADDRESS, amount: amountRaw })
+      ])
+    }
     return this.submitFaucet([
       getCreateAssociatedTokenInstruction({ payer: FAUCET_ADDRESS, ata, owner, mint }),
       getMintToInstruction({ mint, destination: ata, authority: FAUCET_ADDRESS, amount: amountRaw })
     ])
+  }
+
+  private faucetMintTo(mint: Address, amountRaw: bigint): Instruction[] {
+    const ata = findAssociatedTokenAddressSync(FAUCET_ADDRESS, mint).address
+    return [
+      getCreateAssociatedTokenInstruction({ payer: FAUCET_ADDRESS, ata, owner: FAUCET_ADDRESS, mint }),
+      getMintToInstruction({ mint, destination: ata, authority: FAUCET_ADDRESS, amount: amountRaw })
+    ]
+  }
+
+  /** svc-stake's pool as it is now (undefined only if someone could have closed it: never). */
+  stakePool() {
+    const a = this.db.get(findStakePoolSync().address)
+    return a === undefined ? undefined : decodeStakePool(a.data)
+  }
+
+  /** Reconfigures svc-stake's pool (the faucet is its authority): wait, active-withdrawal bound, pause. */
+  configureStakePool(params: PoolParams): SubmitResult {
+    return this.submitFaucet([getConfigureStakePoolInstruction({ authority: FAUCET_ADDRESS, ...params })])
+  }
+
+  /**
+   * The reward distributor: mints `amountRaw` of `mint` (USDC or SVC) to the faucet and records it
+   * as reward `rewardId` (the pool's next id) owed to `owner`.
+   */
+  distributeStakingReward(owner: Address, mint: Address, amountRaw: bigint): SubmitResult & { readonly rewardId: bigint } {
+    const rewardId = this.stakePool()?.nextRewardId ?? 0n
+    const result = this.submitFaucet([
+      ...this.faucetMintTo(mint, amountRaw),
+      getDistributeRewardInstruction({ authority: FAUCET_ADDRESS, rewardId, owner, mint, amountRaw })
+    ])
+    return { ...result, rewardId }
   }
 
   private submitFaucet(instructions: ReadonlyArray<Instruction>): SubmitResult {
@@ -1096,7 +1226,7 @@ export class Ledger {
     loaded.get(payerKey)!.lamports -= fee
 
     const logs = new LogCollector(this.options.logBytesMax)
-    const runtime = new TransactionRuntime(this.programs, loaded, keyIndex, logs, this.openSlot, budget.unitLimit)
+    const runtime = new TransactionRuntime(this.programs, loaded, keyIndex, logs, this.openSlot, budget.unitLimit, this.clockUnixSec)
     let err: TransactionError | null = null
     for (let i = 0; i < tx.instructions.length && err === null; i++) {
       const ix = tx.instructions[i]!

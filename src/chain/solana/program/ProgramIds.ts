@@ -13,6 +13,8 @@ export const ASSOCIATED_TOKEN_PROGRAM_ID: Address = address("ATokenGPvbdGVxr1b2h
 export const COMPUTE_BUDGET_PROGRAM_ID: Address = address("ComputeBudget111111111111111111111111111111")
 /** svc-curve: bonding curves, their migration, and the graduated venue (`dex-solana-v2`) pools. */
 export const SVC_CURVE_PROGRAM_ID: Address = address("SVCcurve11111111111111111111111111111111111")
+/** svc-stake: the platform token's staking pool, its withdrawals and the reward distributor. */
+export const SVC_STAKE_PROGRAM_ID: Address = address("SVCstake11111111111111111111111111111111111")
 
 /** Loaders that own program accounts, as on mainnet. */
 export const NATIVE_LOADER_ID: Address = address("NativeLoader1111111111111111111111111111111")

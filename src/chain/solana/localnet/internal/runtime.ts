@@ -50,6 +50,8 @@ export interface InvokeContext {
   readonly accounts: ReadonlyArray<AccountHandle>
   readonly data: Uint8Array
   readonly slot: bigint
+  /** The Clock sysvar's `unix_timestamp`: the block time of the last closed slot (replays exactly). */
+  readonly unixTimestampSec: bigint
   /** 1 for a top-level instruction. */
   readonly depth: number
   /** `Program log: <message>` */
@@ -208,7 +210,8 @@ export class TransactionRuntime {
     private readonly keyIndex: ReadonlyMap<string, number>,
     readonly logs: LogCollector,
     private readonly slot: bigint,
-    private readonly unitLimit: number
+    private readonly unitLimit: number,
+    private readonly unixTimestampSec: bigint = 0n
   ) {}
 
   /** Runs one top-level instruction; its error, or undefined on success. */
@@ -249,6 +252,7 @@ export class TransactionRuntime {
       accounts: handles,
       data,
       slot: this.slot,
+      unixTimestampSec: this.unixTimestampSec,
       depth,
       log: (message) => this.logs.push(`Program log: ${message}`),
       emitData: (bytes) => this.logs.push(`Program data: ${Buffer.from(bytes).toString("base64")}`),

@@ -24,11 +24,9 @@ import { decodeFeeVault, encodeFeeVault, FEE_VAULT_ACCOUNT_SIZE, type FeeVaultAc
 import { encodeMetadata, METADATA_ACCOUNT_SIZE } from "../../program/accounts/Metadata.js"
 import { decodePool, encodePool, POOL_ACCOUNT_SIZE, type PoolAccount } from "../../program/accounts/Pool.js"
 import { decodeSplMint, SPL_MINT_SIZE } from "../../program/accounts/SplMint.js"
-import { SPL_TOKEN_ACCOUNT_SIZE } from "../../program/accounts/SplTokenAccount.js"
 import { refusalError, SvcCurveError } from "../../program/Errors.js"
 import { type CurveEvent, encodeCurveEvent } from "../../program/Events.js"
 import {
-  type AccountSlot,
   ClaimCreatorFeeAccounts,
   type CreateCurveArgs,
   CreateCurveAccounts,
@@ -46,28 +44,12 @@ import { SVC_CURVE_PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WSOL_MINT_AD
 import { U64_MAX } from "../../program/internal/bytes.js"
 import { type AccountHandle, fail, failCustom, type InvokeContext, type Program } from "../internal/runtime.js"
 import { AuthorityType, TokenInstruction } from "./TokenProgram.js"
-import { SystemInstruction } from "./SystemProgram.js"
-import { moveLamports, requireSigner, requireWritable, u64Data } from "./support.js"
+import { createAccount, createTokenAccount, meta, moveLamports, named, type Signer, systemTransfer, tokenTransfer, u64Data } from "./support.js"
 
 const BPS = 10_000n
 const MIN_STAKER_ALLOCATION_BPS = 50
 const MAX_STAKER_ALLOCATION_BPS = 1_000
 const EXP_CREATOR_FEES_BPS: ReadonlyArray<number> = [0, 100, 200]
-
-type Named<L extends ReadonlyArray<AccountSlot>> = { readonly [K in L[number]["name"]]: AccountHandle }
-
-/** The instruction's accounts by name, with each slot's signer/writable requirement enforced. */
-const named = <L extends ReadonlyArray<AccountSlot>>(ctx: InvokeContext, slots: L): Named<L> => {
-  if (ctx.accounts.length < slots.length) fail("NotEnoughAccountKeys")
-  const out: Record<string, AccountHandle> = {}
-  slots.forEach((slot, i) => {
-    const h = ctx.accounts[i]!
-    if (slot.signer) requireSigner(h)
-    if (slot.writable) requireWritable(h)
-    out[slot.name] = h
-  })
-  return out as Named<L>
-}
 
 const err = (ctx: InvokeContext, code: number, message: string): never => {
   ctx.log(`Error: ${message}`)
@@ -114,71 +96,6 @@ const loadFeeVault = (ctx: InvokeContext, h: AccountHandle, quoteHolder: Account
 }
 
 const seedsWithBump = (seeds: Seed[], bump: number): Seed[] => [...seeds, Uint8Array.of(bump)]
-
-const meta = (h: AccountHandle, isSigner: boolean, isWritable: boolean) => ({ address: h.address, isSigner, isWritable })
-
-// --- CPIs ------------------------------------------------------------------------------------
-
-type Signer = ReadonlyArray<ReadonlyArray<Uint8Array>>
-
-const systemTransfer = (ctx: InvokeContext, from: AccountHandle, to: AccountHandle, lamports: bigint): void => {
-  if (lamports === 0n) return
-  ctx.invoke({
-    programId: SYSTEM_PROGRAM_ID,
-    accounts: [meta(from, true, true), meta(to, false, true)],
-    data: u64Data(SystemInstruction.Transfer, 4, lamports)
-  })
-}
-
-const createAccount = (ctx: InvokeContext, payer: AccountHandle, target: AccountHandle, space: number, owner: Address, signer: Signer): void =>
-  ctx.invoke(
-    {
-      programId: SYSTEM_PROGRAM_ID,
-      accounts: [meta(payer, true, true), meta(target, true, true)],
-      data: new ByteWriter(52)
-        .u32(SystemInstruction.CreateAccount)
-        .u64(ctx.rentMinimum(space))
-        .u64(BigInt(space))
-        .address(owner)
-        .done()
-    },
-    signer
-  )
-
-const tokenTransfer = (
-  ctx: InvokeContext,
-  source: AccountHandle,
-  dest: AccountHandle,
-  authority: AccountHandle,
-  amount: bigint,
-  signer: Signer = []
-): void => {
-  if (amount === 0n) return
-  ctx.invoke(
-    {
-      programId: TOKEN_PROGRAM_ID,
-      accounts: [meta(source, false, true), meta(dest, false, true), meta(authority, true, false)],
-      data: u64Data(TokenInstruction.Transfer, 1, amount)
-    },
-    signer
-  )
-}
-
-const createTokenAccount = (
-  ctx: InvokeContext,
-  payer: AccountHandle,
-  target: AccountHandle,
-  mint: AccountHandle,
-  owner: Address,
-  signer: Signer
-): void => {
-  createAccount(ctx, payer, target, SPL_TOKEN_ACCOUNT_SIZE, TOKEN_PROGRAM_ID, signer)
-  ctx.invoke({
-    programId: TOKEN_PROGRAM_ID,
-    accounts: [meta(target, false, true), meta(mint, false, false)],
-    data: new ByteWriter(33).u8(TokenInstruction.InitializeAccount3).address(owner).done()
-  })
-}
 
 /** A quote vault: lamports on a zero-data svc-curve account (WSOL pair) or an SPL token account. */
 const createQuoteHolder = (

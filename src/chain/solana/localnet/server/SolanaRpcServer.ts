@@ -16,7 +16,8 @@
  * - `getSignatureStatuses` without `searchTransactionHistory` sees only the recent status cache
  *   (`statusCacheSlots`, 300 slots); with it, the ledger's whole retained history.
  * - Bounds: request body `maxBodyBytes` (1 MiB), batch `maxBatch` (100), 100 accounts per
- *   `getMultipleAccounts`, 256 signatures per `getSignatureStatuses`.
+ *   `getMultipleAccounts`, 256 signatures per `getSignatureStatuses`, 4 filters and 10,000
+ *   accounts per `getProgramAccounts` (more matches: -32010, as a node's scan limit answers).
  * Errors use Solana's codes: -32002 preflight, -32003 signature verification, -32015 transaction
  * version, -32016 min context slot, -32602 invalid params, -32601 method not found.
  */
@@ -24,7 +25,7 @@ import { type Address, getBase58Encoder, getTransactionDecoder, getBase58Decoder
 import { decodeSplMint } from "../../program/accounts/SplMint.js"
 import { decodeSplTokenAccount } from "../../program/accounts/SplTokenAccount.js"
 import { TOKEN_PROGRAM_ID } from "../../program/ProgramIds.js"
-import type { Commitment, Ledger, SignatureStatus } from "../Ledger.js"
+import type { Commitment, Ledger, ProgramAccountsFilter, SignatureStatus } from "../Ledger.js"
 import type { TransactionError } from "../TransactionError.js"
 import { invalidParams, JsonRpcError, type MethodHandler, type RunningServer, startJsonRpcHttpServer } from "./internal/httpJsonRpc.js"
 import {
@@ -147,6 +148,25 @@ const statusJsonOf = (s: SignatureStatus) => ({
 })
 
 /** The method table, exported for direct tests; `startSolanaRpcServer` serves it over HTTP. */
+/** `filters` of getProgramAccounts: at most 4, each `{dataSize}` or `{memcmp: {offset, bytes, encoding?}}` (base58 default). */
+const programAccountsFilters = (v: unknown): ProgramAccountsFilter[] => {
+  if (v === undefined) return []
+  return arrayParam(v, "filters", 4).map((f): ProgramAccountsFilter => {
+    const o = f as Record<string, any>
+    if (o !== null && typeof o === "object" && typeof o.dataSize === "number") return { dataSize: o.dataSize }
+    const m = o?.memcmp
+    if (m !== null && typeof m === "object" && typeof m.offset === "number" && typeof m.bytes === "string") {
+      try {
+        const bytes = m.encoding === "base64" ? new Uint8Array(Buffer.from(m.bytes, "base64")) : new Uint8Array(base58Encoder.encode(m.bytes))
+        return { memcmp: { offset: m.offset, bytes } }
+      } catch {
+        throw invalidParams("Invalid params: memcmp bytes do not decode")
+      }
+    }
+    throw invalidParams("Invalid params: a filter is {dataSize} or {memcmp: {offset, bytes}}")
+  })
+}
+
 export const solanaRpcMethods = (ledger: Ledger, o: SolanaRpcServerOptions): ReadonlyMap<string, MethodHandler> => {
   const contextSlot = (config: Config): bigint => {
     const slot = ledger.slotAt(commitmentOption(config))
@@ -231,6 +251,23 @@ export const solanaRpcMethods = (ledger: Ledger, o: SolanaRpcServerOptions): Rea
         context: context(slot),
         value: ledger.getMultipleAccounts(addresses).map((a) => (a === undefined ? null : accountJson(a, encoding, slice)))
       }
+    },
+
+    getProgramAccounts: (p) => {
+      const programId = addressParam(requiredAt(p, 0, "program id"))
+      const config = configAt(p, 1)
+      const encoding = accountEncoding(config)
+      const slice = dataSliceOption(config)
+      const slot = contextSlot(config)
+      const filters = programAccountsFilters(config.filters)
+      let found
+      try {
+        found = ledger.getProgramAccounts(programId, filters)
+      } catch (e) {
+        throw new JsonRpcError(-32010, `getProgramAccounts: ${(e as Error).message}`)
+      }
+      const value = found.map(({ address, account }) => ({ pubkey: address, account: accountJson(account, encoding, slice) }))
+      return config.withContext === true ? { context: context(slot), value } : value
     },
 
     getTokenAccountBalance: (p) => {

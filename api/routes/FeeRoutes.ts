@@ -1,0 +1,101 @@
+/**
+ * Creator fees (spec document 2, 4.3): the fee list and the claim. HTTP only: key auth with its
+ * scope (claims: `launch:write`, production keys only), the fee-claim limit (6 a minute per
+ * account, beside the key's own rate limit), the body (`{dryRun: true}` or `{}`), then one call to
+ * `CreatorFees`; failures go through the error table. The chain is inferred from the mint (a `0x`
+ * address is Hood).
+ */
+import { Effect, Schema } from "effect"
+import { apiError, validationFailed } from "../../src/domain/ApiError.js"
+import { type CreatorFeesShape, FEE_PAGE_DEFAULT, FEE_PAGE_MAX, type FeeCaller } from "../../src/services/fees/CreatorFees.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json } from "../Http.js"
+import { intParam, stringParam } from "../QueryParams.js"
+import { RateLimiter } from "../RateLimiter.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
+import { isObject } from "./KeyDecoders.js"
+
+export const FEE_CLAIMS_PER_MIN = 6
+
+export interface FeeRoutesOptions {
+  readonly agentAuth: AgentAuth
+  readonly fees: CreatorFeesShape
+  readonly nowMs: () => number
+  readonly claimLimiter?: RateLimiter
+}
+
+const callerOf = (p: AgentPrincipal): FeeCaller => ({ accountId: p.accountId, embeddedWallet: p.key.embeddedWallet, principal: agentToWalletPrincipal(p) })
+
+const decodeClaimBody = (body: unknown) => {
+  if (body === undefined) return { dryRun: false }
+  if (!isObject(body)) return validationFailed("body", "body must be {dryRun: true} or {}")
+  if (body.dryRun !== undefined && typeof body.dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
+  return { dryRun: body.dryRun === true }
+}
+
+export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> => {
+  const { agentAuth, fees, nowMs } = options
+  const limiter = options.claimLimiter ?? new RateLimiter({ limit: FEE_CLAIMS_PER_MIN, maxKeys: 100_000 })
+
+  const list = route({
+    method: "GET",
+    path: "/api/v1/agent/fees",
+    operationId: "listCreatorFees",
+    summary: "Creator fees of the account's launched tokens, sorted by mint; amounts are what the chain would pay now",
+    tags: ["fees"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    query: {
+      limit: intParam(`Page size, 1 to ${FEE_PAGE_MAX}`, { min: 1, max: FEE_PAGE_MAX, default: FEE_PAGE_DEFAULT }),
+      cursor: stringParam("continueCursor of the previous page")
+    },
+    responses: {
+      200: { description: "{success, tokens[], continueCursor, isDone}; an entry that could not be read has unreadable: true" },
+      400: { description: "VALIDATION_FAILED" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING (account:read or launch:write)" }
+    },
+    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
+    handler: (_req, { limit, cursor }, principal) => mapFailure(fees.list(callerOf(principal), { limit, cursor })).pipe(Effect.map((body) => json(200, body)))
+  })
+
+  const claim = route({
+    method: "POST",
+    path: "/api/v1/agent/fees/{mint}/claim",
+    operationId: "claimCreatorFees",
+    summary: "Claim a launched token's creator fees to the recipient fixed at launch, from the embedded wallet",
+    tags: ["fees"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { mint: stringParam("The token's mint (a 0x address is Hood)", { required: true, emptyIsValue: true }) },
+    body: decodedBody({ schema: Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) }), maxBytes: 1024, decode: decodeClaimBody }),
+    responses: {
+      200: { description: "{success, mint, chain, dryRun, recipient, claimed[], remaining[], warnings[]} (a dry run: txHash null, claimable, reason)" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN" },
+      404: { description: "MARKET_NOT_FOUND: no token of this account has this mint" },
+      409: { description: "FEE_NOT_CLAIMABLE with reason" },
+      429: { description: "RATE_LIMITED" },
+      500: { description: "FEE_CLAIM_FAILED with stage and signature; read fees before retrying" }
+    },
+    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid" }),
+    handler: (_req, { mint, body }, principal) => {
+      // A dry run claims nothing: it does not count toward the six a minute.
+      const d = body.dryRun ? { allowed: true, retryAfterSec: 0 } : limiter.hit(principal.accountId, nowMs())
+      if (!d.allowed) {
+        return Effect.fail(
+          apiError("RATE_LIMITED", `Over ${FEE_CLAIMS_PER_MIN} fee claims per minute for this account`, {
+            extra: { limitPerMin: FEE_CLAIMS_PER_MIN, retryAfter: d.retryAfterSec },
+            headers: { "Retry-After": String(d.retryAfterSec) }
+          })
+        )
+      }
+      return mapFailure(fees.claim(callerOf(principal), mint, body.dryRun)).pipe(Effect.map((answer) => json(200, answer)))
+    }
+  })
+
+  return [list, claim]
+}

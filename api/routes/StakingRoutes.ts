@@ -1,0 +1,197 @@
+/**
+ * Staking (spec document 2, 4.2): positions, the `stake`/`unstake`/`finish` builds, `submit` and
+ * `confirm`. HTTP only: the staking switch (`AGENT_STAKING_ENABLED`; off answers 503
+ * `LAUNCH_DISABLED` with the staking message, and never stops `confirm` or the positions read),
+ * key auth with scope, live keys only on writes, the staking write limit (6 a minute per account,
+ * shared with reward claims), the body decoded (`StakingDecoders`), then one call to
+ * `StakingService`; failures go through the error table.
+ */
+import { Effect, Schema } from "effect"
+import { apiError } from "../../src/domain/ApiError.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import type { StakeAction } from "../../src/services/staking/StakingChain.js"
+import type { StakingCaller, StakingServiceShape } from "../../src/services/staking/StakingService.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
+import { mapFailure } from "../ErrorTable.js"
+import { errorReply, json, type Reply } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
+import { RateLimiter } from "../RateLimiter.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
+import { decodeStakeBuildBody, decodeStakeConfirmBody, decodeStakeSubmitBody } from "./StakingDecoders.js"
+
+/** Stake, unstake, finish and reward claims, per account and minute (spec section 8). */
+export const STAKING_WRITES_PER_MIN = 6
+export const STAKING_BODY_BYTES_MAX = 4 * 1024
+
+export interface StakingRoutesOptions {
+  /** `AGENT_STAKING_ENABLED` is exactly `true`. */
+  readonly enabled: boolean
+  readonly agentAuth: AgentAuth
+  readonly staking: StakingServiceShape
+  /** Shared with the reward-claim route. */
+  readonly writeLimiter: RateLimiter
+  readonly nowMs: () => number
+}
+
+export const stakingWriteLimiter = (): RateLimiter => new RateLimiter({ limit: STAKING_WRITES_PER_MIN, maxKeys: 100_000 })
+
+export const stakingDisabled = (): Reply =>
+  errorReply(apiError("LAUNCH_DISABLED", "Agent staking is disabled on this server (AGENT_STAKING_ENABLED is not true)"))
+
+export const callerOf = (p: AgentPrincipal): StakingCaller => ({
+  accountId: p.accountId,
+  keyId: p.key.id,
+  embeddedWallet: p.key.embeddedWallet,
+  principal: agentToWalletPrincipal(p),
+  keyPaused: p.key.paused
+})
+
+/** Counts one staking write for the account, or the 429 with its wait. */
+export const takeStakingWrite = (limiter: RateLimiter, accountId: string, nowMs: number): Effect.Effect<void, ReturnType<typeof apiError>> => {
+  const d = limiter.hit(accountId, nowMs)
+  return d.allowed
+    ? Effect.void
+    : Effect.fail(
+        apiError("RATE_LIMITED", `Over ${STAKING_WRITES_PER_MIN} staking writes per minute for this account`, {
+          extra: { limitPerMin: STAKING_WRITES_PER_MIN, retryAfter: d.retryAfterSec },
+          headers: { "Retry-After": String(d.retryAfterSec) }
+        })
+      )
+}
+
+const BuildWire = (action: StakeAction) =>
+  Schema.Struct({
+    payer: Schema.Literal("main", "linked"),
+    linkedWalletId: Schema.optional(Schema.String),
+    clientStakeId: Schema.String,
+    dryRun: Schema.optional(Schema.Boolean),
+    ...(action === "finish" ? { withdrawal: Schema.String } : { amountRaw: Schema.String })
+  }).annotations({ identifier: `Staking${action[0]!.toUpperCase()}${action.slice(1)}Build` })
+
+const SubmitWire = Schema.Struct({ clientStakeId: Schema.String, signedTransaction: Schema.String }).annotations({ identifier: "StakingSubmit" })
+const ConfirmWire = Schema.Struct({ clientStakeId: Schema.String, signature: Schema.String }).annotations({ identifier: "StakingConfirm" })
+
+export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<RouteDef> => {
+  const { agentAuth, staking, writeLimiter, nowMs } = options
+  const guard = options.enabled ? undefined : () => stakingDisabled()
+  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
+
+  const positions = route({
+    method: "GET",
+    path: "/api/v1/agent/staking",
+    operationId: "getStakingPositions",
+    summary: "Staking positions of the account's eligible Solana wallets (2.4); unreadable data is 503, never zero",
+    tags: ["staking"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    responses: {
+      200: { description: "Pool figures and wallets[]" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING (account:read or launch:write)" },
+      503: { description: "FEED_UNAVAILABLE: chain data unreadable (retryable)" }
+    },
+    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
+    handler: (_req, _input, principal) => mapFailure(staking.positions(callerOf(principal))).pipe(Effect.map((body) => json(200, body)))
+  })
+
+  const buildRoute = (action: StakeAction) =>
+    route({
+      method: "POST",
+      path: `/api/v1/agent/staking/${action}/build`,
+      operationId: `stakingBuild${action[0]!.toUpperCase()}${action.slice(1)}`,
+      summary: `Build a ${action} (dry run checks only; the embedded payer is signed and sent at once; linked and TEE payers get a built transaction)`,
+      tags: ["staking"],
+      auth: "agentKey",
+      headers: AGENT_AUTH_HEADERS,
+      body: decodedBody({ schema: BuildWire(action), maxBytes: STAKING_BODY_BYTES_MAX, decode: (body: unknown) => decodeStakeBuildBody(action, body) }),
+      responses: {
+        200: { description: "Dry run figures, a confirmed operation (main) or a built transaction (linked, TEE); a replay answers the stored operation" },
+        400: { description: "VALIDATION_FAILED" },
+        401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+        402: { description: "INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve" },
+        403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals" },
+        409: { description: "IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool)" },
+        429: { description: "RATE_LIMITED" },
+        503: { description: "LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable)" }
+      },
+      ...(guard !== undefined ? { guard } : {}),
+      authenticate: writer,
+      handler: (_req, { body }, principal) =>
+        (body.dryRun ? Effect.void : takeStakingWrite(writeLimiter, principal.accountId, nowMs())).pipe(
+          Effect.zipRight(mapFailure(staking.build(callerOf(principal), body))),
+          Effect.map((answer) => json(200, answer))
+        )
+    })
+
+  const submit = route({
+    method: "POST",
+    path: "/api/v1/agent/staking/submit",
+    operationId: "stakingSubmit",
+    summary: "Broadcast a linked or TEE build, once: every signature over the exact built message",
+    tags: ["staking"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: decodedBody({ schema: SubmitWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeSubmitBody }),
+    responses: {
+      200: { description: "The confirmed operation" },
+      400: { description: "VALIDATION_FAILED" },
+      404: { description: "JOB_NOT_FOUND: no build with this clientStakeId" },
+      409: { description: "IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED 409 (not the built message)" },
+      503: { description: "LAUNCH_DISABLED, FEED_UNAVAILABLE" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { body }, principal) => mapFailure(staking.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer)))
+  })
+
+  const confirm = route({
+    method: "POST",
+    path: "/api/v1/agent/staking/confirm",
+    operationId: "stakingConfirm",
+    summary: "Record a landed build (also on an expired row); sends nothing; not stopped by the staking switch",
+    tags: ["staking"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: decodedBody({ schema: ConfirmWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeConfirmBody }),
+    responses: {
+      200: { description: "The confirmed operation" },
+      400: { description: "VALIDATION_FAILED" },
+      404: { description: "JOB_NOT_FOUND" },
+      409: { description: "VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending" },
+      503: { description: "FEED_UNAVAILABLE" }
+    },
+    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"] }),
+    handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer)))
+  })
+
+  const claimReward = route({
+    method: "POST",
+    path: "/api/v1/agent/staking/rewards/{rewardId}/claim",
+    operationId: "stakingClaimReward",
+    summary: "Claim a staking reward for its recorded owner (no body, no destination, no dry run); pays at most once",
+    description: "While a claim is in flight the same rewardId answers REWARD_CLAIM_PENDING with Retry-After: 2; a claimed reward answers its saved signature.",
+    tags: ["staking"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id)", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: { description: "{success, rewardId, owner, mint, amountRaw, signature}" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "STAKING_REWARD_NOT_OWNED, SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
+      404: { description: "STAKING_REWARD_NOT_FOUND" },
+      409: { description: "STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2)" },
+      429: { description: "RATE_LIMITED" },
+      503: { description: "LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once)" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { rewardId }, principal) =>
+      takeStakingWrite(writeLimiter, principal.accountId, nowMs()).pipe(
+        Effect.zipRight(mapFailure(staking.claimReward(callerOf(principal), rewardId))),
+        Effect.map((answer) => json(200, answer))
+      )
+  })
+
+  return [positions, buildRoute("stake"), buildRoute("unstake"), buildRoute("finish"), submit, confirm, claimReward]
+}

@@ -1,0 +1,76 @@
+/**
+ * What a service that sends its own Solana transactions needs from the RPC, in one place: bounded
+ * reads (each failure the caller's own "chain unavailable" error), sending signed bytes once (a
+ * node's refusal is `Refused`; a lost answer is not, the chain decides), and one look at a
+ * signature: landed, reverted, can never land (its blockhash expired unlanded), or pending.
+ * Confirmation is at `confirmed`.
+ */
+import { type Base64EncodedWireTransaction, createSolanaRpc, isSolanaError, signature as asSignature } from "@solana/kit"
+import { Duration, Effect } from "effect"
+import { transactionErrorText } from "../launch/LaunchFailure.js"
+
+export interface Observed {
+  readonly outcome: "landed" | "reverted" | "never_lands" | "pending"
+  readonly error?: string
+}
+
+export interface Refused {
+  readonly _tag: "Refused"
+  readonly message: string
+}
+
+export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
+  const rpc = createSolanaRpc(rpcUrl)
+  const timeout = Duration.millis(timeoutMs)
+
+  const read = <A>(what: string, run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, E> =>
+    Effect.tryPromise({ try: run, catch: (e) => e }).pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => "timed out" }),
+      Effect.mapError((e) => unavailable(`${what} failed: ${String(e)}`))
+    )
+
+  const send = (signedBase64: string): Effect.Effect<void, Refused> =>
+    Effect.tryPromise({
+      try: (signal) =>
+        rpc.sendTransaction(signedBase64 as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send({ abortSignal: signal }),
+      catch: (e) => e
+    }).pipe(
+      Effect.asVoid,
+      Effect.catchAll((e) =>
+        isSolanaError(e) ? Effect.fail<Refused>({ _tag: "Refused", message: String(e) }) : Effect.logWarning("send: answer lost; the chain decides", e)
+      )
+    )
+
+  const statusOf = (signature: string) =>
+    Effect.map(
+      read("getSignatureStatuses", (signal) => rpc.getSignatureStatuses([asSignature(signature)], { searchTransactionHistory: true }).send({ abortSignal: signal })),
+      (r) => r.value[0] ?? null
+    )
+
+  const observe = (signature: string, lastValidBlockHeight: bigint): Effect.Effect<Observed, E> =>
+    Effect.gen(function* () {
+      const status = yield* statusOf(signature)
+      if (status !== null && (status.confirmationStatus === "confirmed" || status.confirmationStatus === "finalized")) {
+        return (status.err === null ? { outcome: "landed" } : { outcome: "reverted", error: transactionErrorText(status.err) }) satisfies Observed
+      }
+      if (status !== null) return { outcome: "pending" } satisfies Observed
+      const height = yield* read("getBlockHeight", (signal) => rpc.getBlockHeight({ commitment: "confirmed" }).send({ abortSignal: signal }))
+      if (height <= lastValidBlockHeight) return { outcome: "pending" } satisfies Observed
+      // Expired: one more look, in case it landed between the two reads.
+      const again = yield* statusOf(signature)
+      return (again === null ? { outcome: "never_lands" } : { outcome: "pending" }) satisfies Observed
+    })
+
+  /** Polls `observe` until the signature settles or `deadlineMs` passes (then: pending). */
+  const settle = (signature: string, lastValidBlockHeight: bigint, deadlineMs: number, pollIntervalMs: number, nowMs: () => number) =>
+    Effect.gen(function* () {
+      for (;;) {
+        const seen = yield* Effect.either(observe(signature, lastValidBlockHeight))
+        if (seen._tag === "Right" && seen.right.outcome !== "pending") return seen.right
+        if (nowMs() >= deadlineMs) return { outcome: "pending" } satisfies Observed
+        yield* Effect.sleep(Duration.millis(pollIntervalMs))
+      }
+    })
+
+  return { rpc, read, send, observe, settle }
+}

@@ -1,0 +1,167 @@
+/**
+ * Staking reward claims through the started engine (spec document 2, 3.4): the chain runs as its
+ * own process and the test distributes rewards to the local account's embedded wallet as the
+ * pool's distributor. A TEE wallet's stake is built, signed at the sign relay and submitted once;
+ * 20 concurrent claims of one reward pay it once (balances read from the
+ * chain); the claimed reward answers its saved signature; someone else's reward and an unknown id
+ * are refused; and an engine killed with SIGKILL mid-claim pays at most once after its restart.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { STAKED_SVC_MINT } from "../../src/domain/QuotePairs.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { localCredentials } from "../support/launchClient.js"
+import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { stakingChain } from "../support/stakingChain.js"
+
+let chain: Standalone<StandaloneSolana>
+let engine: Engine
+let dataDir: string | undefined
+let key: string
+let wallet: string
+let onChain: ReturnType<typeof stakingChain>
+
+const start = () =>
+  startEngine({
+    env: { ...solanaEnv(chain.info), SOLANA_STAKED_MINT: STAKED_SVC_MINT, AGENT_STAKING_ENABLED: "true" },
+    args: ["--quiet"],
+    readyTimeoutMs: 120_000,
+    ...(dataDir !== undefined ? { dataDir } : {})
+  })
+
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
+const claim = (rewardId: bigint | string) => call("POST", `/api/v1/agent/staking/rewards/${rewardId}/claim`)
+
+beforeAll(async () => {
+  chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
+  onChain = stakingChain(chain.info.rpcUrl)
+  engine = await start()
+  dataDir = engine.dataDir
+  key = localCredentials(dataDir).agentKey
+  wallet = (await call("GET", "/api/v1/agent/staking")).body.wallets.find((w: { payer: string }) => w.payer === "main").address
+}, 180_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGKILL")
+  engine?.cleanup()
+  chain?.stop()
+})
+
+describe("staking reward claims through the engine", () => {
+  it("a TEE wallet's stake: build (a staking write), sign at the relay, submit; the build is staked once", async () => {
+    const { sessionToken } = localCredentials(engine.dataDir)
+    const owner = (method: string, route: string, body?: unknown) =>
+      fetch(`${engine.url}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${sessionToken}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    const keys = (await owner("GET", "/api/v1/agent/keys")).body.keys as Array<{ keyPrefix: string; status: string }>
+    const keyPrefix = keys.find((k) => k.status === "active")!.keyPrefix
+    const tee = await owner("POST", "/api/v1/agent/tee-wallets", { chain: "solana", keyPrefix, label: "stake tee" })
+    expect(tee.status).toBe(200)
+    const teeWallet = tee.body.wallet ?? tee.body
+    await onChain.fund(teeWallet.address, 2_000_000_000n, SVC_MINT_ADDRESS, 50n * 1_000_000n)
+
+    const built = await call("POST", "/api/v1/agent/staking/stake/build", { payer: "linked", linkedWalletId: teeWallet.id, clientStakeId: "tee-1", amountRaw: "20000000" })
+    expect(built.status).toBe(200)
+    expect(built.body).toMatchObject({ status: "built", payer: "linked", wallet: teeWallet.address, lastValidBlockHeight: expect.any(String), recentBlockhash: expect.any(String) })
+    expect(await onChain.tokenBalance(teeWallet.address, STAKED_SVC_MINT_ADDRESS)).toBe(0n)
+    const signed = await call("POST", `/api/v1/agent/wallets/${teeWallet.id}/sign`, { claimId: built.body.claimId, transaction: built.body.transaction })
+    expect(signed.status).toBe(200)
+    const submitted = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
+    expect(submitted.body).toMatchObject({ status: "confirmed", clientStakeId: "tee-1", action: "stake", replay: false })
+    const again = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
+    expect(again.body).toMatchObject({ status: "confirmed", signature: submitted.body.signature, replay: true })
+    expect(await onChain.tokenBalance(teeWallet.address, STAKED_SVC_MINT_ADDRESS)).toBe(20_000_000n)
+    const unknown = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-none", signedTransaction: signed.body.signedTransaction })
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
+  }, 120_000)
+
+  it("20 concurrent claims of one reward pay it once; the claimed reward answers its signature", async () => {
+    const rewardId = await onChain.distributeReward(wallet, USDC_MINT_ADDRESS, 7_000_000n)
+    const listed = (await call("GET", "/api/v1/agent/staking")).body.wallets[0].unclaimedRewards
+    expect(listed).toEqual([expect.objectContaining({ rewardId: rewardId.toString(), mint: USDC_MINT_ADDRESS, symbol: "USDC", amountRaw: "7000000", claiming: false })])
+    const before = await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => claim(rewardId)))
+    // Five more this minute reach the service (the staking write limit: six, one used by the build above); one attempt pays.
+    for (const a of answers) expect([200, 409, 429]).toContain(a.status)
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(15)
+    for (const a of answers.filter((a) => a.status === 409)) {
+      expect(a.body.error.code).toBe("REWARD_CLAIM_PENDING")
+    }
+    const paid = answers.filter((a) => a.status === 200)
+    expect(new Set(paid.map((a) => a.body.signature)).size).toBeLessThanOrEqual(1)
+    await eventually(async () => ((await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)) === before + 7_000_000n ? true : undefined), {
+      what: "the reward to be paid",
+      deadlineMs: 20_000,
+      intervalMs: 100
+    })
+    expect(await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)).toBe(before + 7_000_000n)
+    const pending = answers.find((a) => a.status === 409)
+    if (pending !== undefined) expect(pending.body.error.retryable).toBe(true)
+  }, 120_000)
+
+  it.each([
+    { name: "right after the request", afterMs: 20 },
+    { name: "mid-confirmation", afterMs: 250 }
+  ])("killed with SIGKILL $name, the restarted engine pays the reward at most once", async ({ afterMs }) => {
+    const rewardId = await onChain.distributeReward(wallet, USDC_MINT_ADDRESS, 3_000_000n)
+    const before = await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)
+    const inFlight = claim(rewardId).catch(() => undefined)
+    await new Promise((r) => setTimeout(r, afterMs))
+    await engine.stop("SIGKILL")
+    await inFlight
+    engine = await start()
+    const answer = await eventually(
+      async () => {
+        const a = await claim(rewardId)
+        return a.status === 200 ? a : a.status === 409 && a.body.error.code === "REWARD_CLAIM_PENDING" ? undefined : a
+      },
+      { what: "the claim to settle after the restart", deadlineMs: 60_000, intervalMs: 2_100 }
+    )
+    expect(answer.status).toBe(200)
+    expect(answer.body).toMatchObject({ rewardId: rewardId.toString(), owner: wallet, mint: USDC_MINT_ADDRESS, amountRaw: "3000000" })
+    expect(await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)).toBe(before + 3_000_000n)
+    // Claimed: the saved signature again, nothing paid again.
+    const again = await claim(rewardId)
+    expect(again.body.signature).toBe(answer.body.signature)
+    expect(await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)).toBe(before + 3_000_000n)
+  }, 180_000)
+
+  it("an unknown id is 404 and someone else's reward is 403", async () => {
+    expect((await claim("999999")).body.error.code).toBe("STAKING_REWARD_NOT_FOUND")
+    expect((await claim("not-an-id")).status).toBe(404)
+    const foreign = await onChain.distributeReward("9QpepZdgTPuCFd4JaViymqDprpbwjJqMqRQHR5GWH47b", USDC_MINT_ADDRESS, 1_000_000n)
+    const refused = await claim(foreign)
+    expect([refused.status, refused.body.error.code]).toEqual([403, "STAKING_REWARD_NOT_OWNED"])
+  })
+
+  it("a stake from the embedded wallet killed with SIGKILL mid-flight is settled after the restart, staked once", async () => {
+    await onChain.fund(wallet, 2_000_000_000n, SVC_MINT_ADDRESS, 30_000_000n)
+    const before = await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)
+    const body = { payer: "main", clientStakeId: `crash-${process.pid}`, amountRaw: "30000000" }
+    const inFlight = call("POST", "/api/v1/agent/staking/stake/build", body).catch(() => undefined)
+    await new Promise((r) => setTimeout(r, 150))
+    await engine.stop("SIGKILL")
+    await inFlight
+    engine = await start()
+    const answer = await eventually(
+      async () => {
+        const a = await call("POST", "/api/v1/agent/staking/stake/build", body)
+        return a.status === 409 && a.body.error.retryable === true ? undefined : a
+      },
+      { what: "the stake to settle after the restart", deadlineMs: 30_000, intervalMs: 3_000 }
+    )
+    // Either the first run's transaction left and landed (the restart settles it, the replay answers
+    // it), or the first run wrote nothing (the replay stakes now): one stake either way. (A row written
+    // in the instant before the send would settle as failed once its blockhash expires; never resent.)
+    expect(answer.status).toBe(200)
+    expect(answer.body).toMatchObject({ status: "confirmed", action: "stake", clientStakeId: body.clientStakeId })
+    expect(await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)).toBe(before + 30_000_000n)
+  }, 180_000)
+})

@@ -1,0 +1,175 @@
+/**
+ * Linked and TEE payers through the staking service (spec document 2, 3.3 and 4.2), over the real
+ * wallet service (PGlite), the local wallet provider and the Solana localnet over its RPC: a TEE
+ * wallet's build is `built` with a single-use sign claim and sends nothing; the sign relay signs it;
+ * `submit` takes only every signature over the exact built message and broadcasts once (20
+ * concurrent submits land one transaction); `confirm` records a landing made elsewhere without
+ * sending, also on a build that expired; an expired build refuses submit.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { address, getBase64Encoder } from "@solana/kit"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
+import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
+import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
+import { keeperSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { STAKED_SVC_MINT, SVC_MINT } from "../../src/domain/QuotePairs.js"
+import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
+import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
+import { make as makeStaking, type StakingCaller, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
+import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { WalletService } from "../../src/services/wallets/WalletService.js"
+import type { Principal } from "../../src/services/wallets/Principal.js"
+import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+
+const UNIT = 1_000_000n
+let harness: WalletHarness
+let ledger: Ledger
+let staking: StakingServiceShape
+let scope: Scope.CloseableScope
+let ticker: NodeJS.Timeout
+let wallet: { id: string; address: string }
+const clock = { offsetMs: 0 }
+
+const keyA1 = principals["key-a1"] as Principal
+const caller: StakingCaller = { accountId: "acct-a", keyId: "kid-a1", embeddedWallet: "denied", principal: keyA1, keyPaused: false }
+const b64 = getBase64Encoder()
+
+const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
+
+const sign = async (walletId: string, claimId: string, transaction: string): Promise<Uint8Array> => {
+  const signed = await Effect.runPromise(harness.service.signClaimed(keyA1, walletId, { claimId, transaction: new Uint8Array(b64.encode(transaction)) }))
+  return new Uint8Array(b64.encode(signed.signedTransaction))
+}
+
+beforeAll(async () => {
+  harness = await startWalletHarness()
+  scope = await Effect.runPromise(Scope.make())
+  const net = Context.get(
+    await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true, ledger: { stakePool: { withdrawalTimelockSeconds: 1n } } }), scope)),
+    SolanaLocalnet
+  )
+  ledger = net.ledger
+  ticker = setInterval(() => ledger.advanceSlot(), 20)
+  staking = await Effect.runPromise(
+    makeStaking(
+      {
+        rpcUrl: net.rpcUrl,
+        platformMint: SVC_MINT,
+        receiptMint: STAKED_SVC_MINT,
+        pollIntervalMs: 20,
+        confirmTimeoutMs: 10_000,
+        nowMs: () => harness.clock.ms + clock.offsetMs,
+        distributor: await keeperSigner()
+      },
+      { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
+    ).pipe(
+      Effect.provideService(WalletService, harness.service),
+      Effect.provideService(WalletProvider, harness.provider),
+      Effect.provideService(SqlClient.SqlClient, harness.sql)
+    )
+  )
+  const tee = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "solana", keyPrefix: "a1aaaaaa", label: "tee" }))
+  wallet = { id: tee.id, address: tee.address }
+  ledger.requestAirdrop(address(tee.address), 5_000_000_000n)
+  ledger.mintTestTokens(SVC_MINT_ADDRESS, address(tee.address), 1_000n * UNIT)
+}, 60_000)
+
+afterAll(async () => {
+  clearInterval(ticker)
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await harness?.close()
+})
+
+const stakeBody = (clientStakeId: string, amountRaw: bigint) =>
+  ({ action: "stake", payer: "linked", linkedWalletId: wallet.id, clientStakeId, dryRun: false, amountRaw }) as const
+
+describe("linked and TEE staking payers", () => {
+  it("build is built with a sign claim; submit takes only the signed exact message, broadcasts once, and replays", async () => {
+    const built = await run(staking.build(caller, stakeBody("t1", 100n * UNIT)))
+    if (built._tag === "Left") throw new Error(JSON.stringify(built.left))
+    expect(built.right).toMatchObject({ status: "built", payer: "linked", wallet: wallet.address, action: "stake", replay: false })
+    expect(typeof built.right.recentBlockhash).toBe("string")
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(0n)
+    const transaction = built.right.transaction as string
+    const again = await run(staking.build(caller, stakeBody("t1", 100n * UNIT)))
+    expect(again._tag === "Right" && again.right).toMatchObject({ status: "built", transaction, replay: true })
+
+    // The unsigned build is not "every signature".
+    const unsigned = await run(staking.submit(caller, { clientStakeId: "t1", signedTransaction: new Uint8Array(b64.encode(transaction)) }))
+    expect(unsigned._tag === "Left" && unsigned.left.reason).toBe("wrong_message")
+    const signed = await sign(wallet.id, built.right.claimId as string, transaction)
+    // A claim is single-use: the relay refuses a second sign.
+    await expect(Effect.runPromise(harness.service.signClaimed(keyA1, wallet.id, { claimId: built.right.claimId as string, transaction: signed }))).rejects.toThrow()
+    // Another build's signed bytes are not this build's message.
+    const other = await run(staking.build(caller, stakeBody("t-other", 1n)))
+    if (other._tag === "Left") throw new Error(JSON.stringify(other.left))
+    const otherSigned = await sign(wallet.id, other.right.claimId as string, other.right.transaction as string)
+    const wrong = await run(staking.submit(caller, { clientStakeId: "t1", signedTransaction: otherSigned }))
+    expect(wrong._tag === "Left" && wrong.left.reason).toBe("wrong_message")
+
+    // 20 at once: one broadcast, one stake.
+    const all = await Promise.all(Array.from({ length: 20 }, () => run(staking.submit(caller, { clientStakeId: "t1", signedTransaction: signed }))))
+    const confirmed = all.filter((r) => r._tag === "Right")
+    expect(confirmed.length).toBeGreaterThanOrEqual(1)
+    for (const r of all) if (r._tag === "Left") expect(["pending"]).toContain(r.left.reason)
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(100n * UNIT)
+    const replay = await run(staking.submit(caller, { clientStakeId: "t1", signedTransaction: signed }))
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ status: "confirmed", replay: true })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(100n * UNIT)
+  }, 60_000)
+
+  it("confirm records a landing made elsewhere without sending; unstake carries the withdrawal co-signature", async () => {
+    const built = await run(staking.build(caller, { action: "unstake", payer: "linked", linkedWalletId: wallet.id, clientStakeId: "t2", dryRun: false, amountRaw: 10n * UNIT }))
+    if (built._tag === "Left") throw new Error(JSON.stringify(built.left))
+    expect(built.right.withdrawal).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
+    const signed = await sign(wallet.id, built.right.claimId as string, built.right.transaction as string)
+    const landed = ledger.submit(signed)
+    if (landed._tag !== "Landed" || landed.err !== null) throw new Error(`landing failed: ${JSON.stringify(landed)}`)
+    ledger.advanceSlot()
+    const wrongSig = await run(staking.confirm(caller, { clientStakeId: "t2", signature: "1".repeat(64) }))
+    expect(wrongSig._tag === "Left" && ["not_landed", "pending"]).toContain(wrongSig._tag === "Left" ? wrongSig.left.reason : "")
+    const ok = await run(staking.confirm(caller, { clientStakeId: "t2", signature: landed.signature }))
+    expect(ok._tag === "Right" && ok.right).toMatchObject({ status: "confirmed", signature: landed.signature, withdrawal: built.right.withdrawal })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(90n * UNIT)
+    const missing = await run(staking.confirm(caller, { clientStakeId: "nope", signature: landed.signature }))
+    expect(missing._tag === "Left" && missing.left.reason).toBe("build_not_found")
+  }, 60_000)
+
+  it("an expired build refuses submit, and a late landing on the expired row is confirmed", async () => {
+    const built = await run(staking.build(caller, stakeBody("t3", 5n * UNIT)))
+    if (built._tag === "Left") throw new Error(JSON.stringify(built.left))
+    const signed = await sign(wallet.id, built.right.claimId as string, built.right.transaction as string)
+    const landed = ledger.submit(signed) // landed by the agent elsewhere
+    if (landed._tag !== "Landed") throw new Error("landing refused")
+    ledger.advanceSlot() // its slot closes: confirmed
+    clock.offsetMs = 31 * 60_000 // past the build window
+    const late = await run(staking.submit(caller, { clientStakeId: "t3", signedTransaction: signed }))
+    expect(late._tag === "Left" && late.left.reason).toBe("build_expired")
+    const confirmed = await run(staking.confirm(caller, { clientStakeId: "t3", signature: landed.signature }))
+    expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "confirmed", signature: landed.signature })
+    clock.offsetMs = 0
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), STAKED_SVC_MINT_ADDRESS))).toBe(95n * UNIT)
+  }, 60_000)
+
+  it("20 concurrent claims of one reward to a bound TEE wallet pay it once; the distributor pays the fee", async () => {
+    const { rewardId } = ledger.distributeStakingReward(address(wallet.address), USDC_MINT_ADDRESS, 4_000_000n)
+    const before = tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))
+    const lamportsBefore = ledger.getBalance(address(wallet.address))
+    const all = await Promise.all(Array.from({ length: 20 }, () => run(staking.claimReward(caller, rewardId.toString()))))
+    const paid = all.flatMap((r) => (r._tag === "Right" ? [r.right.signature as string] : []))
+    for (const r of all) if (r._tag === "Left") expect(r.left.reason).toBe("reward_claim_pending")
+    expect(new Set(paid).size).toBeLessThanOrEqual(1)
+    const settled = await run(staking.claimReward(caller, rewardId.toString()))
+    expect(settled._tag === "Right" && settled.right).toMatchObject({ rewardId: rewardId.toString(), owner: wallet.address, amountRaw: "4000000" })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))).toBe(before + 4_000_000n)
+    expect(ledger.getBalance(address(wallet.address))).toBe(lamportsBefore)
+    // The chain refuses a second payment whatever the service does; a paused key cannot claim.
+    const paused = await run(staking.claimReward({ ...caller, keyPaused: true }, rewardId.toString()))
+    expect(paused._tag === "Left" && paused.left.reason).toBe("key_paused")
+    const other = await run(staking.claimReward({ ...caller, keyId: "kid-a2", principal: principals["key-a2"] as Principal }, rewardId.toString()))
+    expect(other._tag === "Left" && other.left.reason).toBe("reward_not_owned")
+  }, 60_000)
+})
