@@ -94,6 +94,9 @@ export const defaults: Omit<KafkaBusOptions, "brokers"> = {
 /** A `read` gives up after this long. */
 const READ_DEADLINE_MS = 30_000
 
+/** A crashed consumer is started again at most this many times in a row without a delivered batch in between. */
+export const CONSUMER_RESTARTS_MAX = 10
+
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 const kafkaType = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "type" in error && typeof error.type === "string" ? error.type : undefined
@@ -363,8 +366,30 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
                 return done
               })
 
-        const start = Effect.tryPromise({
-          try: async () => {
+        // kafkajs restarts a consumer after a retriable error itself; after a non-retriable one
+        // (e.g. a protocol error answered mid-rebalance) it disconnects for good. This member then
+        // starts again, backing off, at most CONSUMER_RESTARTS_MAX times in a row without a
+        // delivered batch in between; past that it stays down and says so.
+        let restarts = 0
+        consumer.on(consumer.events.CRASH, (event) => {
+          if (event.payload.restart || stopping) return
+          if (restarts >= CONSUMER_RESTARTS_MAX) {
+            runSync(
+              Effect.logError(`bus: the consumer crashed ${restarts + 1} times in a row without delivering; it stays down`, describe(event.payload.error)).pipe(
+                Effect.annotateLogs({ topic, group })
+              )
+            )
+            return
+          }
+          restarts++
+          const delayMs = Math.min(options.retryMaxMs, options.retryInitialMs * 2 ** restarts)
+          runSync(Effect.logWarning(`bus: the consumer crashed; starting it again in ${delayMs} ms`, describe(event.payload.error)).pipe(Effect.annotateLogs({ topic, group })))
+          setTimeout(() => {
+            if (!stopping) runConsumer().catch((error) => runSync(Effect.logWarning("bus: restarting the consumer failed", describe(error)).pipe(Effect.annotateLogs({ topic, group }))))
+          }, delayMs)
+        })
+
+        const runConsumer = async () => {
             await consumer.connect()
             await consumer.subscribe({ topic, fromBeginning: subscription.fromBeginning ?? false })
             await consumer.run({
@@ -378,6 +403,7 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
                   const chunk = batch.messages.slice(from, from + maxBatch)
                   const records = chunk.map((m) => toRecord(topic, batch.partition, m))
                   if (!(await deliver({ topic, partition: batch.partition, records }, heartbeat, stale))) return
+                  restarts = 0
                   const last = records[records.length - 1]!.offset
                   resolveOffset(String(last))
                   try {
@@ -397,7 +423,10 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
                 }
               }
             })
-          },
+        }
+
+        const start = Effect.tryPromise({
+          try: runConsumer,
           catch: (error) => unavailable(`starting a consumer in ${group} on ${topic}`, error)
         })
         const key = memberKey(group, topic)

@@ -262,6 +262,36 @@ describe("a self-signed Hood launch from an imported wallet", () => {
     expect(Either.isRight(confirmed) && confirmed.right.pool).toBe(second.pool)
   })
 
+  it("a fee transfer confirms one launch only; a reverted transaction that is not the build's createCurve fails nothing", async () => {
+    const a = await agent()
+    const first = body(a, { buyAmount: "10000000000000000" })
+    const second = body(a, { buyAmount: "10000000000000000" })
+    const b1 = await built(a, first)
+    const b2 = await built(a, second)
+    const create1 = await signAndSend(a, b1.transaction)
+    const fee1 = await signAndSend(a, b1.feeTransfer!)
+    const c1 = await run(service.confirm(a.caller, { clientLaunchId: first.request.clientLaunchId, signature: create1, feeTxHash: fee1 }))
+    expect(Either.isRight(c1)).toBe(true)
+    // The second launch's createCurve was built on later nonces; send it, then present the first launch's fee.
+    const own = createWalletClient({ account: privateKeyToAccount(a.privateKey), chain: localnet.chain, transport: http(localnet.rpcUrl) })
+    const pc = publicClientOf(localnet)
+    // A reverted transaction from the payer (a buy on a curve that does not exist fails) is not this launch: VALIDATION_FAILED, the row stays submitted.
+    const failing = await own.sendTransaction({ to: getAddress(b2.transaction.to), data: "0xdeadbeef", value: 0n, gas: 100_000n })
+    await pc.waitForTransactionReceipt({ hash: failing, pollingInterval: 20 })
+    const notThis = await run(service.confirm(a.caller, { clientLaunchId: second.request.clientLaunchId, signature: failing }))
+    expect(Either.isLeft(notThis) && [notThis.left.reason, notThis.left.field]).toEqual(["validation_failed", "signature"])
+    expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: second.request.clientLaunchId }).pipe(Effect.orDie)))?.state).toBe("submitted")
+    // Its own createCurve lands (the nonces moved on: sent fresh with the build's calldata from the same wallet).
+    const create2 = await own.sendTransaction({ to: getAddress(b2.transaction.to), data: b2.transaction.data as Hex, value: 0n })
+    await pc.waitForTransactionReceipt({ hash: create2, pollingInterval: 20 })
+    const reused = await run(service.confirm(a.caller, { clientLaunchId: second.request.clientLaunchId, signature: create2, feeTxHash: fee1 }))
+    expect(Either.isLeft(reused) && reused.left.reason).toBe("fee_leg_missing")
+    const fee2 = await own.sendTransaction({ to: getAddress(b2.feeTransfer!.to), value: BigInt(b2.feeTransfer!.value) })
+    await pc.waitForTransactionReceipt({ hash: fee2, pollingInterval: 20 })
+    const c2 = await run(service.confirm(a.caller, { clientLaunchId: second.request.clientLaunchId, signature: create2, feeTxHash: fee2 }))
+    expect(Either.isRight(c2) && c2.right.pool).toBe(b2.pool)
+  })
+
   it("a createCurve sent by another wallet is SIGNER_MISMATCH; nothing is recorded", async () => {
     const a = await agent()
     const b = body(a)

@@ -456,6 +456,44 @@ describe("confirm verifies what the chain shows", () => {
     expect((await ledgerRow(a, b.request.clientLaunchId))?.state).toBe("submitted")
   })
 
+  it("the build's own transaction failing on chain fails the attempt (slot refunded); another failed transaction of the payer fails nothing", async () => {
+    // Enough for the fees and rent, not for the 0.4 SOL dev buy: the launch transaction fails on chain.
+    const a = await agent({ sol: 0n })
+    expect(net.ledger.requestAirdrop(address(a.address), 60_000_000n)).toMatchObject({ err: null })
+    const b = body(a, { buyAmount: "400000000" })
+    const build = await built(a, b)
+    const rpc = createSolanaRpc(net.rpcUrl)
+    const send = async (wire: string, sig: string) => {
+      await rpc.sendTransaction(wire as never, { encoding: "base64", skipPreflight: true }).send()
+      await eventually(async () => (await rpc.getSignatureStatuses([sig as never]).send()).value[0]?.confirmationStatus === "confirmed" || undefined, { what: "a transaction to land", intervalMs: 20 })
+    }
+    // First the payer's own failing transfer (more lamports than it has): not this launch.
+    const signer = await createSignerFromKeyPair(a.keyPair)
+    const { value: latest } = await rpc.getLatestBlockhash().send()
+    const overdraw = await signTransactionMessageWithSigners(
+      pipe(
+        createTransactionMessage({ version: 0 }),
+        (m) => setTransactionMessageFeePayerSigner(signer, m),
+        (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+        (m) => appendTransactionMessageInstructions([getTransferSolInstruction({ from: signer, to: address(TREASURY_ADDRESS), lamports: 10n * SOL })], m)
+      )
+    )
+    await send(getBase64EncodedWireTransaction(overdraw), getSignatureFromTransaction(overdraw))
+    const other = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: getSignatureFromTransaction(overdraw) }))
+    expect(Either.isLeft(other) && [other.left.reason, other.left.field]).toEqual(["validation_failed", "signature"])
+    expect((await ledgerRow(a, b.request.clientLaunchId))?.state).toBe("submitted")
+    // Then the build itself, which fails on chain: the attempt fails and its slot is refunded.
+    const tx = new Uint8Array(getBase64Encoder().encode(build.transaction))
+    const signed = await Effect.runPromise(
+      wallets.signClaimed(a.caller.principal, a.walletId, { claimId: build.signClaim.claimId, transaction: tx, authorizationSignature: await a.authorize(tx) })
+    )
+    await send(signed.signedTransaction, signed.signature)
+    const failed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: signed.signature }))
+    expect(Either.isLeft(failed) && [failed.left.reason, failed.left.retryable, (failed.left.details as { reason: string }).reason]).toEqual(["launch_failed", true, "reverted"])
+    expect((await ledgerRow(a, b.request.clientLaunchId))?.state).toBe("failed")
+    expect(await Effect.runPromise(ledger.slotsUsed(a.caller.accountId))).toBe(0)
+  })
+
   it("an unknown id, or another account's, is JOB_NOT_FOUND", async () => {
     const a = await agent()
     const other = await agent()

@@ -6,7 +6,8 @@
  *   visibility and the dev buy, held across build and confirm: 3.2), and what was built (mint,
  *   pool, the unsigned transaction, its blockhash's last valid block height, `expiresAt`, the fee
  *   leg and the single-use sign claim), and for a Hood TEE build the sequenced operation
- *   (`operation`: its legs, their hashes and statuses, `nextLeg`), rewritten as it advances. Written in the ledger's `begin` (or `rebuild`) transaction,
+ *   (`operation`: its legs, their hashes and statuses, `nextLeg`), rewritten as it advances;
+ *   `fee_tx_hash`, the Hood fee transfer a confirm accepted (unique: one transfer pays one launch). Written in the ledger's `begin` (or `rebuild`) transaction,
  *   so a ledger attempt and its stored transaction commit together.
  *
  * Portable SQL (PGlite and PostgreSQL 15).
@@ -36,8 +37,11 @@ export default Effect.gen(function* () {
       fee jsonb,
       claim_id text NOT NULL,
       operation jsonb,
+      fee_tx_hash text,
       built_at timestamptz NOT NULL,
       PRIMARY KEY (account_id, client_launch_id, attempt)
     )
   `
+  // A fee transfer confirms one launch only.
+  yield* sql`CREATE UNIQUE INDEX self_launch_builds_fee_tx ON self_launch_builds (fee_tx_hash) WHERE fee_tx_hash IS NOT NULL`
 })

@@ -7,6 +7,7 @@
  *   sent     ──Reverted (createCurve)──────▶  reverted, operation failed "createCurve reverted"
  *   sent     ──Reverted (fee)──────────────▶  reverted                   "fee reverted, reissued"
  *   reverted ──Reissued (fee only)─────────▶  pending, fresh nonce/claim "fee reverted, reissued"
+ *   pending  ──Reissued (a later leg)──────▶  pending, next nonce/claim  "a later leg still pending moves ..."
  *   sent     ──Reverted (dev buy)──────────▶  reverted, settled (final)  "dev buy reverted"
  *   operation: every leg mined ──Recorded──▶  confirmed                  "recorded"
  *   anything else: the same object                                       "refusals"
@@ -66,6 +67,18 @@ describe("HoodOperation", () => {
     o = step(o, { _tag: "Reissued", leg: 1, unsignedTransaction: "0x05", nonce: 5, claimId: "clm_5" })
     expect(o.legs[1]).toMatchObject({ status: "pending", txHash: null, nonce: 5, claimId: "clm_5", unsignedTransaction: "0x05" })
     expect(step(o, { _tag: "Signed", leg: 1, txHash: "0xdd" }).legs[1]).toMatchObject({ status: "sent", txHash: "0xdd" })
+  })
+
+  it("a later leg still pending moves to a new nonce and claim when the fee before it is reissued", () => {
+    const o = step(op(), { _tag: "Reissued", leg: 2, unsignedTransaction: "0x07", nonce: 7, claimId: "clm_7" })
+    expect(o.legs[2]).toMatchObject({ status: "pending", nonce: 7, claimId: "clm_7" })
+    // createCurve is never reissued.
+    const first = op()
+    expect(step(first, { _tag: "Reissued", leg: 0, unsignedTransaction: "0x07", nonce: 7, claimId: "clm_7" })).toBe(first)
+  })
+
+  it("signing records the signed bytes beside the hash (rebroadcast after a crash)", () => {
+    expect(step(op(), { _tag: "Signed", leg: 0, txHash: "0xaa", signedTransaction: "0xsigned" }).legs[0]).toMatchObject({ txHash: "0xaa", signedTransaction: "0xsigned" })
   })
 
   it("dev buy reverted: final (rule 4), the operation can be recorded; it is never reissued", () => {

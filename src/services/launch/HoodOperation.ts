@@ -13,8 +13,10 @@
  * - `nextLeg` is the first leg not settled (mined; or a dev buy that reverted, which is final: rule
  *   4, the fee is not returned and the buy is not retried), or null when every leg is settled.
  * - Only `nextLeg` can be signed, and only while `pending`; a leg moves pending → sent → mined or
- *   reverted, and a reverted fee leg may be reissued (pending again, a fresh nonce and claim):
- *   3.4's "pay only the missing fee". A reverted `createCurve` fails the operation.
+ *   reverted (a leg whose nonce another transaction used is `reverted` too: it can never be
+ *   mined), and a reverted fee leg may be reissued (pending again, a fresh nonce and claim): 3.4's
+ *   "pay only the missing fee"; a later pending leg then moves to the next nonce. A reverted
+ *   `createCurve` fails the operation.
  * - A refused event returns the SAME object (nothing to write).
  */
 export const HoodLegKinds = ["createCurve", "feeTransfer", "devBuy"] as const
@@ -37,6 +39,8 @@ export interface HoodOperationLeg {
   readonly walletId: string
   readonly status: HoodLegStatus
   readonly txHash: string | null
+  /** The signed leg as handed back (0x hex), kept so it can be broadcast again until it is mined. */
+  readonly signedTransaction?: string | null
 }
 
 export type HoodOperationState = "awaiting_signature" | "confirming" | "confirmed" | "failed"
@@ -50,11 +54,14 @@ export interface HoodOperation {
 }
 
 export type HoodOperationEvent =
-  /** The agent handed back `nextLeg` signed: its hash is recorded before it is broadcast. */
-  | { readonly _tag: "Signed"; readonly leg: number; readonly txHash: string }
+  /** The agent handed back `nextLeg` signed: its hash and bytes are recorded before it is broadcast. */
+  | { readonly _tag: "Signed"; readonly leg: number; readonly txHash: string; readonly signedTransaction?: string }
   | { readonly _tag: "Mined"; readonly leg: number }
   | { readonly _tag: "Reverted"; readonly leg: number }
-  /** A reverted fee leg rebuilt on a fresh nonce with a new claim. */
+  /**
+   * A reverted fee leg rebuilt on a fresh nonce with a new claim; also a later leg still pending,
+   * moved to the nonce after it (so no two legs share a nonce).
+   */
   | { readonly _tag: "Reissued"; readonly leg: number; readonly unsignedTransaction: string; readonly nonce: number; readonly claimId: string }
   /** The launch was recorded (every leg mined and verified). */
   | { readonly _tag: "Recorded" }
@@ -86,14 +93,16 @@ export const step = (op: HoodOperation, e: HoodOperationEvent): HoodOperation =>
   if (leg === undefined) return op
   switch (e._tag) {
     case "Signed":
-      return e.leg === op.nextLeg && leg.status === "pending" ? withLeg(op, e.leg, { status: "sent", txHash: e.txHash }) : op
+      return e.leg === op.nextLeg && leg.status === "pending"
+        ? withLeg(op, e.leg, { status: "sent", txHash: e.txHash, signedTransaction: e.signedTransaction ?? null })
+        : op
     case "Mined":
       return leg.status === "sent" ? withLeg(op, e.leg, { status: "mined" }) : op
     case "Reverted":
       return leg.status === "sent" ? withLeg(op, e.leg, { status: "reverted" }) : op
     case "Reissued":
-      return leg.status === "reverted" && leg.kind === "feeTransfer"
-        ? withLeg(op, e.leg, { status: "pending", txHash: null, unsignedTransaction: e.unsignedTransaction, nonce: e.nonce, claimId: e.claimId })
+      return (leg.status === "reverted" && leg.kind === "feeTransfer") || (leg.status === "pending" && leg.kind !== "createCurve")
+        ? withLeg(op, e.leg, { status: "pending", txHash: null, signedTransaction: null, unsignedTransaction: e.unsignedTransaction, nonce: e.nonce, claimId: e.claimId })
         : op
   }
 }

@@ -48,7 +48,7 @@ import { WalletService, type WalletServiceShape, type WalletView } from "../wall
 import { idempotencyHash } from "./Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
-import { admitted, Overlap, overlapping, readBuild, storeBuild, updateOperation } from "./internal/SelfBuilds.js"
+import { admitted, feeTxUsedElsewhere, Overlap, overlapping, readBuild, recordFeeTx, storeBuild, updateOperation } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
 import { fromLedger, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
@@ -56,7 +56,7 @@ import { canonicalSelfBody } from "./request/CanonicalBody.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "./SolanaSelfLaunch.js"
 import { tokenOfCurve } from "./HoodHeadlessLaunch.js"
-import { type HoodOperation, newOperation, step as stepOperation } from "./HoodOperation.js"
+import { type HoodOperation, type HoodOperationLeg, newOperation, step as stepOperation } from "./HoodOperation.js"
 
 /** The factory's metadata URI bound (bytes). */
 const FACTORY_URI_MAX_BYTES = 512
@@ -403,6 +403,8 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
 
     const build: HoodSelfLaunchShape["build"] = (caller, body) =>
       Effect.gen(function* () {
+        // The plan gate first: a refused request sweeps nothing.
+        yield* selfSignedTier(caller.plan)
         yield* sweep(caller.accountId)
         const g = yield* gates(caller, body)
         const input = beginInput(caller, body, g.payer)
@@ -415,7 +417,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
             details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
           })
         }
-        if (sameRequest && row.state === "submitted" && earlier?.build.operation !== undefined) {
+        if (earlier?.build.operation !== undefined) {
           // 3.3: a TEE wallet refuses a rebuild while a signed attempt can still land; unsigned, the same operation is the answer.
           const op = earlier.build.operation
           const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
@@ -481,7 +483,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
       )
     const transactionOf = (hash: string) =>
       rpc("transaction", (c) => c.getTransaction({ hash: hash as Hash })).pipe(
-        Effect.map((t) => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value })),
+        Effect.map((t) => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce })),
         Effect.catchAll(() => Effect.succeed(undefined))
       )
 
@@ -520,6 +522,9 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         const tx = yield* transactionOf(hashes.signature)
         if (tx === undefined) return yield* launchFailure("launch_failed", "the createCurve transaction is not readable; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
         if (tx.from !== payer) return yield* launchFailure("signer_mismatch", "the createCurve transaction was not sent by the wallet this launch was built for", { retryable: false })
+        // This build's createCurve: to the factory with the build's own calldata (its salt names the attempt). Anything else, failed or not, is not this launch.
+        const notThis = launchFailure("validation_failed", "this transaction did not create this launch's curve", { field: "signature", retryable: false })
+        if (tx.to !== getAddress(c.factory) || tx.input.toLowerCase() !== stored.build.transaction.data.toLowerCase()) return yield* notThis
         if (receipt.status !== "success") {
           if (row.state === "submitted") {
             yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
@@ -530,11 +535,10 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
           })
         }
         const created = curveCreatedIn(c.factory, receipt)
-        if (created === undefined || created.curve !== getAddress(stored.build.pool) || created.creator !== payer) {
-          return yield* launchFailure("validation_failed", "this transaction did not create this launch's curve", { field: "signature", retryable: false })
-        }
+        if (created === undefined || created.curve !== getAddress(stored.build.pool) || created.creator !== payer) return yield* notThis
         const fee = stored.row.fee
-        if (fee !== null && !(yield* feeVerified(fee, payer, hashes.feeTxHash))) {
+        const feeReused = fee !== null && hashes.feeTxHash !== undefined && (yield* withSql(feeTxUsedElsewhere(attemptRef, hashes.feeTxHash)).pipe(storage("reading the fee leg")))
+        if (fee !== null && (feeReused || !(yield* feeVerified(fee, payer, hashes.feeTxHash)))) {
           return yield* launchFailure("fee_leg_missing", "this build's platform fee leg has no verifying feeTxHash; pay only the missing fee with the build's feeTransfer leg, then confirm", {
             retryable: false
           })
@@ -548,6 +552,8 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
               { accountId: row.accountId, keyId: stored.row.keyId, path: "self", chain: "hood", mint: created.token, visibility: stored.row.request.visibility },
               deps.agentLaunches
             )(r)
+            // One fee transfer pays one launch: the unique index refuses a race that passed the check above.
+            if (fee !== null && hashes.feeTxHash !== undefined) yield* recordFeeTx(attemptRef, hashes.feeTxHash)
             yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
           })
         const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
@@ -564,27 +570,64 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
 
     // ---- the sequenced TEE operation ---------------------------------------------------------
 
-    const saveOperation = (ref: AttemptRef, op: HoodOperation) => withSql(updateOperation(ref, op)).pipe(storage("recording the operation"))
+    /** Compare-and-swap of the stored operation: a confirm that lost the race to another answers retryable and wrote nothing. */
+    const saveOperation = (ref: AttemptRef, from: HoodOperation, to: HoodOperation) =>
+      withSql(updateOperation(ref, from, to)).pipe(
+        storage("recording the operation"),
+        Effect.flatMap((saved) =>
+          saved
+            ? Effect.void
+            : Effect.fail(launchFailure("launch_failed", "another confirm is advancing this operation; confirm again with the same operationId", { retryable: true, details: { reason: "build_in_progress" } }))
+        )
+      )
 
-    /** Reads every sent leg's receipt; a reverted fee leg is reissued on a fresh nonce with a new claim (3.4); a reverted buy is final (rule 4). */
+    /** A leg rebuilt for the payer on `nonce` with a new claim (a reissued fee leg, or a later leg moved after it). */
+    const reissue = (caller: SelfCaller, stored: Stored, op: HoodOperation, leg: HoodOperationLeg, nonce: number) =>
+      Effect.gen(function* () {
+        const c = yield* configured
+        const from = getAddress(stored.row.payer)
+        const call: HoodCall = { to: getAddress(leg.to), data: leg.data as Hex, value: BigInt(leg.value) }
+        const tx = yield* unsigned(c.chain, from, call, nonce, leg.kind, leg.kind === "devBuy" ? DEV_BUY_GAS_LIMIT : undefined)
+        const claim = yield* wallets
+          .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
+          .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
+        return stepOperation(op, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
+      })
+
+    /**
+     * Reads every sent leg. Mined: `Mined` or `Reverted` by its receipt. Not mined: if another
+     * transaction used its nonce it can never be mined (`Reverted`); else its stored bytes are
+     * broadcast again (a crash or a refused send after the hash was recorded). A reverted fee leg is
+     * reissued on a fresh nonce with a new claim, and the legs after it move to the nonces after it
+     * (3.4); a reverted buy is final (rule 4).
+     */
     const observe = (caller: SelfCaller, stored: Stored, op: HoodOperation) =>
       Effect.gen(function* () {
+        const from = getAddress(stored.row.payer)
         let next = op
         for (const leg of op.legs) {
           if (leg.status !== "sent" || leg.txHash === null) continue
           const receipt = yield* receiptOf(leg.txHash)
-          if (receipt === undefined) continue
+          if (receipt === undefined) {
+            const used = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "latest" }))
+            if (used > leg.nonce) {
+              // Another transaction took the nonce (or ours was mined meanwhile: read once more).
+              if ((yield* receiptOf(leg.txHash)) === undefined) next = stepOperation(next, { _tag: "Reverted", leg: leg.index })
+              else next = stepOperation(next, { _tag: "Mined", leg: leg.index })
+            } else if (leg.signedTransaction != null) {
+              yield* rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: leg.signedTransaction as Hex })).pipe(Effect.ignore)
+            }
+            continue
+          }
           next = stepOperation(next, { _tag: receipt.status === "success" ? "Mined" : "Reverted", leg: leg.index })
-          if (receipt.status !== "success" && leg.kind === "feeTransfer") {
-            const c = yield* configured
-            const from = getAddress(stored.row.payer)
-            const nonce = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
-            const call: HoodCall = { to: getAddress(leg.to), data: leg.data as Hex, value: BigInt(leg.value) }
-            const tx = yield* unsigned(c.chain, from, call, nonce, leg.kind)
-            const claim = yield* wallets
-              .recordBuilt({ accountId: caller.accountId, walletId: stored.row.walletId, keyId: caller.keyId, chain: "evm", transaction: Buffer.from(tx.slice(2), "hex"), purpose: "launch", txExpiresAtMs: null })
-              .pipe(Effect.mapError(() => launchFailure("launch_failed", "reissuing the leg failed; confirm again", { retryable: true })))
-            next = stepOperation(next, { _tag: "Reissued", leg: leg.index, unsignedTransaction: tx, nonce, claimId: claim.claimId })
+        }
+        for (const leg of next.legs) {
+          if (leg.status !== "reverted" || leg.kind !== "feeTransfer") continue
+          let nonce = yield* rpc("nonce", (cl) => cl.getTransactionCount({ address: from, blockTag: "pending" }))
+          next = yield* reissue(caller, stored, next, leg, nonce)
+          for (const later of next.legs.filter((l) => l.index > leg.index && l.status === "pending")) {
+            nonce += 1
+            next = yield* reissue(caller, stored, next, later, nonce)
           }
         }
         return next
@@ -612,16 +655,20 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         }
         const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
         const payer = getAddress(stored.row.payer)
+        let saved = op0
+        const save = (to: HoodOperation) => (to === saved ? Effect.void : Effect.tap(saveOperation(ref, saved, to), () => Effect.sync(() => void (saved = to))))
         let op = yield* observe(caller, stored, op0)
+        yield* save(op)
         if (input.signedTransaction !== undefined) {
           const { leg, hash } = yield* signedLeg(op, payer, input.signedTransaction)
-          op = stepOperation(op, { _tag: "Signed", leg: leg.index, txHash: hash })
-          yield* saveOperation(ref, op)
+          // Recorded (hash and bytes) before it is broadcast: a crash or a refused send is retried from the record.
+          op = stepOperation(op, { _tag: "Signed", leg: leg.index, txHash: hash, signedTransaction: input.signedTransaction })
+          yield* save(op)
           yield* rpc("broadcast", (c) => c.sendRawTransaction({ serializedTransaction: input.signedTransaction as Hex })).pipe(Effect.ignore)
           yield* rpc("receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 250, timeout: OPERATION_WAIT_MS })).pipe(Effect.ignore)
           op = yield* observe(caller, stored, op)
+          yield* save(op)
         }
-        if (op !== op0) yield* saveOperation(ref, op)
         if (op.state === "failed") {
           if (row.state === "submitted") {
             yield* ledger.fail(ref, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
@@ -631,7 +678,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         if (op.nextLeg !== null) return { success: true, clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
         const hashOf = (kind: string) => op.legs.find((l) => l.kind === kind)?.txHash ?? undefined
         const result = yield* record(row, stored, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
-        yield* saveOperation(ref, stepOperation(op, { _tag: "Recorded" }))
+        yield* save(stepOperation(op, { _tag: "Recorded" })).pipe(Effect.ignore)
         return result
       })
 

@@ -162,11 +162,11 @@ export type MintView =
 export type SignedLaunch =
   /** Not found at `confirmed`. */
   | { readonly _tag: "NotFound" }
-  /** Landed and failed. */
+  /** This attempt's transaction (signed by the payer and the attempt's mint) landed and failed. */
   | { readonly _tag: "Failed"; readonly chainError: string }
   /** Landed, but the payer is not among its signers. */
   | { readonly _tag: "SignerMismatch" }
-  /** Landed, signed by the payer, but it does not touch this attempt's mint. */
+  /** Landed, signed by the payer, but not by this attempt's mint: another transaction. */
   | { readonly _tag: "NotThisLaunch" }
   /** This attempt's launch, landed: the curve exists, created by the payer. */
   | { readonly _tag: "Landed"; readonly launched: SolanaLaunched }
@@ -186,6 +186,8 @@ export interface SolanaLaunchShape {
    * blockhash, signed by the attempt's mint only. Nothing is simulated, signed for the payer or sent.
    */
   readonly buildForPayer: (input: SolanaLaunchInput) => Effect.Effect<PayerSignedBuild, SolanaLaunchError>
+  /** The mint an attempt creates (derived from account, id and attempt). */
+  readonly attemptMint: (accountId: string, clientLaunchId: string, attempt: number) => Effect.Effect<string>
   /** 3.3's chain read: is there an account at `mint`, the block height, and whether the node is caught up. Never fails. */
   readonly mintView: (mint: string) => Effect.Effect<MintView>
   /** 3.2's verification of the payer's reported signature for the attempt (`input.payer` is the payer). */
@@ -584,12 +586,10 @@ export const make = (options: SolanaLaunchOptions) =>
         const height = yield* blockHeight
         // getHealth answers "ok" only from a node that is caught up; an unhealthy node answers an error.
         const health = yield* Effect.either(read("getHealth", (signal) => rpc.getHealth().send({ abortSignal: signal })))
-        return {
-          _tag: "Read",
-          mintAccountExists: account.value !== null,
-          blockHeight: height,
-          caughtUp: Either.isRight(health) && health.right === "ok"
-        } satisfies MintView
+        const caughtUp = Either.isRight(health) && health.right === "ok"
+        // An account at the mint is proof whatever the node's health; its absence proves nothing from a node that is behind.
+        if (account.value === null && !caughtUp) return { _tag: "Unreadable" } satisfies MintView
+        return { _tag: "Read", mintAccountExists: account.value !== null, blockHeight: height, caughtUp } satisfies MintView
       }).pipe(
         Effect.catchAll(() => Effect.succeed({ _tag: "Unreadable" } satisfies MintView)),
         Effect.withSpan("SolanaLaunch.mintView")
@@ -603,20 +603,25 @@ export const make = (options: SolanaLaunchOptions) =>
             .send({ abortSignal: signal })
         )
         if (tx === null) return { _tag: "NotFound" } satisfies SignedLaunch
-        if (tx.meta !== null && tx.meta.err !== null) return { _tag: "Failed", chainError: transactionErrorText(tx.meta.err) } satisfies SignedLaunch
         const keys = tx.transaction.message.accountKeys as ReadonlyArray<string>
         const signers = keys.slice(0, tx.transaction.message.header.numRequiredSignatures)
         if (!signers.includes(input.payer)) return { _tag: "SignerMismatch" } satisfies SignedLaunch
         const mint = yield* Effect.promise(() =>
           launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })
         )
-        if (!keys.includes(mint.address)) return { _tag: "NotThisLaunch" } satisfies SignedLaunch
+        // The attempt's mint signed it: only the service holds that key, and it signs only this attempt's build.
+        if (!signers.includes(mint.address)) return { _tag: "NotThisLaunch" } satisfies SignedLaunch
+        // Only now is a failure this launch's failure (anyone else's failed transaction proves nothing about it).
+        if (tx.meta !== null && tx.meta.err !== null) return { _tag: "Failed", chainError: transactionErrorText(tx.meta.err) } satisfies SignedLaunch
         const seen = yield* recover({ ...input, signature, lastValidBlockHeight: 0n })
         if (seen._tag !== "Landed") return yield* launchError("chain_unavailable", `the landed launch ${signature} is not readable yet`)
         return { _tag: "Landed", launched: seen.launched } satisfies SignedLaunch
       }).pipe(Effect.withSpan("SolanaLaunch.verifySigned"))
 
-    return { size, launch, recover, buildForPayer, mintView, verifySigned } satisfies SolanaLaunchShape
+    const attemptMint: SolanaLaunchShape["attemptMint"] = (accountId, clientLaunchId, attempt) =>
+      Effect.promise(() => launchMintSigner(secret, { accountId, clientLaunchId, attempt })).pipe(Effect.map((m) => m.address as string))
+
+    return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint } satisfies SolanaLaunchShape
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))

@@ -290,31 +290,24 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
         const stored = yield* readStored(ref).pipe(storage("reading the build"))
         const nowMs = yield* Clock.currentTimeMillis
-        const view = stored === undefined ? { _tag: "Unreadable" as const } : yield* solana.mintView(stored.build.mint)
+        // Without a stored build (not produced by this service: the build row commits with the attempt) the mint is still the attempt's.
+        const mint = stored?.build.mint ?? (yield* solana.attemptMint(row.accountId, row.clientLaunchId, row.attempt))
+        const view = yield* solana.mintView(mint)
         const claim = stored === undefined ? undefined : yield* wallets.claimStatus(stored.build.signClaim.claimId).pipe(Effect.mapError(fromWallet))
-        const answer =
-          stored === undefined
-            ? // Accepted without a stored build cannot happen (one transaction); treat it as built before storing.
-              repeatBuild(
-                { stored: false, swept: row.state === "failed", lastValidBlockHeight: null, builtAtMs: row.attemptStartedAtMs, mint: "", payer: "linked", signed: false },
-                { _tag: "Read", mintAccountExists: false, blockHeight: 0n, caughtUp: true },
-                nowMs,
-                slotMs
-              )
-            : repeatBuild(
-                {
-                  stored: true,
-                  swept: row.state === "failed",
-                  lastValidBlockHeight: stored.lastValidBlockHeight,
-                  builtAtMs: stored.builtAtMs,
-                  mint: stored.build.mint,
-                  payer: stored.walletKind === "tee" ? "tee" : "linked",
-                  signed: claim !== undefined && claim.state !== "open"
-                },
-                view,
-                nowMs,
-                slotMs
-              )
+        const answer = repeatBuild(
+          {
+            stored: stored !== undefined,
+            swept: row.state === "failed",
+            lastValidBlockHeight: stored?.lastValidBlockHeight ?? null,
+            builtAtMs: stored?.builtAtMs ?? row.attemptStartedAtMs,
+            mint,
+            payer: stored?.walletKind === "tee" ? "tee" : "linked",
+            signed: claim !== undefined && claim.state !== "open"
+          },
+          view,
+          nowMs,
+          slotMs
+        )
         switch (answer._tag) {
           case "OnChain":
             return yield* launchFailure("idempotency_conflict", "an earlier build of this clientLaunchId landed: confirm it with its signature; do not build again", {

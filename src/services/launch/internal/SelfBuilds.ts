@@ -108,14 +108,39 @@ export const readBuild = <R, F>(ref: { readonly accountId: string; readonly clie
     })
   )
 
-/** Rewrites a stored build's operation (a Hood TEE leg signed, mined, reverted or reissued). */
-export const updateOperation = (ref: { readonly accountId: string; readonly clientLaunchId: string; readonly attempt: number }, operation: unknown) =>
+/**
+ * Moves a stored build's operation from `from` to `to` (a Hood TEE leg signed, mined, reverted or
+ * reissued): compare-and-swap, so of two confirms advancing one operation only one writes; false
+ * when the stored operation is no longer `from`.
+ */
+export const updateOperation = (ref: { readonly accountId: string; readonly clientLaunchId: string; readonly attempt: number }, from: unknown, to: unknown) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql`
-      UPDATE self_launch_builds SET operation = ${JSON.stringify(operation)}::jsonb
+      UPDATE self_launch_builds SET operation = ${JSON.stringify(to)}::jsonb
+      WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}
+        AND operation = ${JSON.stringify(from)}::jsonb
+      RETURNING attempt`
+  ).pipe(Effect.map((rows) => rows.length === 1))
+
+/** The Hood fee transfer a confirm accepted (unique: another launch presenting it is refused). */
+export const recordFeeTx = (ref: { readonly accountId: string; readonly clientLaunchId: string; readonly attempt: number }, hash: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      UPDATE self_launch_builds SET fee_tx_hash = ${hash.toLowerCase()}
       WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`
   ).pipe(Effect.asVoid)
+
+/** Whether another build's confirm already accepted this fee transfer. */
+export const feeTxUsedElsewhere = (ref: { readonly accountId: string; readonly clientLaunchId: string; readonly attempt: number }, hash: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM self_launch_builds
+      WHERE fee_tx_hash = ${hash.toLowerCase()}
+        AND NOT (account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt})`
+  ).pipe(Effect.map((rows) => (rows[0]?.n ?? 0) > 0))
 
 /** Raised inside a build's admission transaction when another build of the id moved the row first (rolls it back). */
 export class Overlap {
