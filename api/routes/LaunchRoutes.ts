@@ -66,7 +66,8 @@ export const LaunchRequestWire = Schema.Struct({
   async: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "LaunchRequest" })
 
-const disabled = (): Reply =>
+/** The kill switch's answer (general rule 5), before the key is parsed. */
+export const disabled = (): Reply =>
   errorReply(apiError("LAUNCH_DISABLED", "Launches are disabled on this server (HEADLESS_LAUNCH_ENABLED is not true)"))
 
 const callerOf = (p: AgentPrincipal): HeadlessCaller => ({

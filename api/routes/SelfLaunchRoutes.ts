@@ -16,9 +16,9 @@ import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
-import { errorReply, json, type Reply, type Request } from "../Http.js"
+import { errorReply, json, type Request } from "../Http.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
-import { LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
 
 export interface SelfLaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
@@ -44,9 +44,6 @@ export const SelfConfirmWire = Schema.Struct({
   operationId: Schema.optional(Schema.String.annotations({ description: "Hood TEE: the sequenced operation" })),
   signedTransaction: Schema.optional(Schema.String.annotations({ description: "Hood TEE: nextLeg signed through the relay (0x hex)" }))
 }).annotations({ identifier: "SelfLaunchConfirm" })
-
-const disabled = (): Reply =>
-  errorReply(apiError("LAUNCH_DISABLED", "Launches are disabled on this server (HEADLESS_LAUNCH_ENABLED is not true)"))
 
 const callerOf = (p: AgentPrincipal): SelfCaller => ({
   accountId: p.accountId,

@@ -45,7 +45,7 @@ import type { StoredResult } from "./LaunchLedgerMachine.js"
 import { errorCodeOf, fromHood, fromLedger, fromProvider, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
 import { canonicalBody } from "./request/CanonicalBody.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
-import { exclusiveEligibility, fetchImages, launchStorage } from "./internal/LaunchGates.js"
+import { exclusiveEligibility, fetchImages, launchStorage, launchHoldings } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, curveTermsOf, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
@@ -536,17 +536,13 @@ export const layer = (
   Layer.scoped(
     HeadlessLaunch,
     Effect.gen(function* () {
-      const tiers = yield* TierService
       return yield* make(config, {
         ledger: yield* LaunchLedger,
         images: yield* ImageService,
         solana: yield* SolanaLaunch,
         hood: yield* HoodHeadlessLaunch,
         provider: yield* WalletProvider,
-        holdings: (accountId) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
-            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
-          ),
+        holdings: yield* launchHoldings,
         agentLaunches: yield* AgentLaunchRegistry
       })
     })

@@ -46,7 +46,7 @@ import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
 import { idempotencyHash } from "./Idempotency.js"
-import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
+import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier, launchHoldings } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
 import { admitted, feeTxUsedElsewhere, Overlap, overlapping, readBuild, recordFeeTx, storeBuild, updateOperation } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
@@ -720,15 +720,11 @@ export const layer = (
   Layer.effect(
     HoodSelfLaunch,
     Effect.gen(function* () {
-      const tiers = yield* TierService
       return yield* make(config, {
         ledger: yield* LaunchLedger,
         images: yield* ImageService,
         wallets: yield* WalletService,
-        holdings: (accountId) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
-            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
-          ),
+        holdings: yield* launchHoldings,
         agentLaunches: yield* AgentLaunchRegistry
       })
     })

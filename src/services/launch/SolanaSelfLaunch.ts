@@ -37,7 +37,7 @@ import type { SpendLimit } from "../keys/KeyRules.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
 import { idempotencyHash } from "./Idempotency.js"
-import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier } from "./internal/LaunchGates.js"
+import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier, launchHoldings } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { admitted, Overlap, overlapping, readBuild, storeBuild } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
@@ -509,16 +509,12 @@ export const layer = (
   Layer.effect(
     SolanaSelfLaunch,
     Effect.gen(function* () {
-      const tiers = yield* TierService
       return yield* make(config, {
         ledger: yield* LaunchLedger,
         images: yield* ImageService,
         solana: yield* SolanaLaunch,
         wallets: yield* WalletService,
-        holdings: (accountId) =>
-          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
-            Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
-          ),
+        holdings: yield* launchHoldings,
         agentLaunches: yield* AgentLaunchRegistry
       })
     })

@@ -3,8 +3,9 @@
  * 6): holder-pass eligibility for `exclusive`, the image (and banner) fetch, and the self-signed
  * payer rules with the key's per-asset cap. Each refuses with a `LaunchError` and writes nothing.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { storageFailure } from "../../../domain/ServiceFailure.js"
+import { TierService } from "../../accounts/TierService.js"
 import type { ImageServiceShape } from "../../images/ImageService.js"
 import { checkSpendCap, type SpendAsset, type SpendLimit } from "../../keys/KeyRules.js"
 import type { WalletChain } from "../../wallets/ChainKeys.js"
@@ -16,6 +17,15 @@ import { type LaunchRequest, needsExclusiveEligibility } from "../request/Launch
 /** A storage failure is logged once and answered retryable `LAUNCH_FAILED` (the same id is safe to retry). */
 export const launchStorage = (what: string) =>
   storageFailure(what, () => launchFailure("launch_failed", `${what} failed; retry with the same clientLaunchId`, { retryable: true }))
+
+/** The account's platform-token holdings (held + staked, raw) as the holder pass reads them; undefined when unreadable. */
+export const launchHoldings = Effect.map(
+  TierService,
+  (tiers) => (accountId: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (nowMs) => tiers.holdings(accountId, nowMs)).pipe(
+      Effect.map((h) => (h === undefined ? undefined : h.heldRaw + h.stakedRaw))
+    )
+)
 
 /**
  * `exclusive` (and `test-exclusive`) need the holder pass: `passRaw` platform-token units held or
