@@ -361,7 +361,7 @@ const renderSection = (
         `; bare servers: ${ratio(bareRpsRatio)} req/s, ${ratio(bareCpuRatio)} CPU per request`,
       throughputVerdict
     ],
-    ["Chain event to visible in the API", "p99 < 5 ms embedded, < 50 ms through Kafka", "embedded: see “Actor pipeline, embedded” below (`bench/pipeline.ts`); through Kafka: not measured, the Kafka adapter is roadmap step 8", "—"],
+    ["Chain event to visible in the API", "p99 < 5 ms embedded, < 50 ms through Kafka", "embedded: see “Actor pipeline, embedded” below (`bench/pipeline.ts`); through Kafka: see “Actor pipeline on Kafka beside embedded” below (`bench/kafka.ts`; the same process's index, since the separate API role does not exist yet)", "—"],
     ["Actor pipeline", "≥ 100k events/s per process, embedded", "see “Actor pipeline, embedded” below (`bench/pipeline.ts`)", "—"],
     ["Signals WebSocket", "1,000 subscribers each get a signal within 10 ms p99", "see “Signals WebSocket fan-out” below (`npm run bench:ws`, `bench/wsFanout.ts`)", "—"],
     ["Strategy replay", "14 days over 10M trades < 10 s on chDB", "see “Strategy replay on chDB” below (`bench/replay.ts`)", "—"],
