@@ -35,9 +35,29 @@ export interface Engine {
   cleanup(): void
 }
 
-export const startEngine = async (
-  options: { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string> } = {}
-): Promise<Engine> => {
+type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string> }
+
+/** Starts of one engine when its listener lost its port to another process (see `startEngine`). */
+const LISTEN_ATTEMPTS = 3
+
+/**
+ * Starts the engine and waits for `/readyz`. `freePort` releases the port it found before the
+ * engine binds it, so another process (a parallel test's localnet binding port 0) can take it in
+ * between: an engine that stopped because it could not listen is started again on fresh ports, at
+ * most LISTEN_ATTEMPTS times. Any other failure is the test's.
+ */
+export const startEngine = async (options: StartOptions = {}): Promise<Engine> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEngineOnce(options)
+    } catch (e) {
+      const lostPort = e instanceof Error && e.message.includes("before ready") && e.message.includes("cannot listen on")
+      if (!lostPort || attempt >= LISTEN_ATTEMPTS) throw e
+    }
+  }
+}
+
+const startEngineOnce = async (options: StartOptions): Promise<Engine> => {
   const port = await freePort()
   const dataPort = await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
