@@ -60,17 +60,21 @@ afterAll(async () => {
   chain?.stop()
 })
 
-/** Where the engine is killed, relative to sending the request. */
-const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean; readonly afterMs: number }> = [
-  { name: "right after the 202", async: true, afterMs: 0 },
-  { name: "while a blocking request is in flight", async: false, afterMs: 150 },
-  { name: "mid-confirmation of an async launch", async: true, afterMs: 350 }
+/**
+ * Where the engine is killed: at once after the 202, or once the job reads `confirming` (the
+ * transaction was recorded and sent, its confirmation awaited: at least one status poll, 250 ms),
+ * so the kill lands mid-flight however fast the machine is, never by a guessed delay.
+ */
+const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean; readonly when: "at once" | "confirming" }> = [
+  { name: "right after the 202", async: true, when: "at once" },
+  { name: "while a blocking request is in flight", async: false, when: "confirming" },
+  { name: "mid-confirmation of an async launch", async: true, when: "confirming" }
 ]
 
 describe("kill -9 during a launch", () => {
   it.each(killPoints)("$name: the restarted engine confirms the launch once", async (point) => {
-    const id = `crash-${process.pid}-${point.afterMs}-${point.async}`
-    const body = { clientLaunchId: id, name: `Crash ${point.afterMs}${point.async ? "a" : "s"}`, symbol: "CRSH", imageUrl, buyAmount: "10000000", async: point.async }
+    const id = `crash-${process.pid}-${point.when.replace(" ", "-")}-${point.async}`
+    const body = { clientLaunchId: id, name: `Crash ${point.when === "at once" ? 0 : 1}${point.async ? "a" : "s"}`, symbol: "CRSH", imageUrl, buyAmount: "10000000", async: point.async }
     const sent = fetch(`${engine.url}/api/v1/launch/headless`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "application/json" },
@@ -80,15 +84,21 @@ describe("kill -9 during a launch", () => {
       () => "reset" as const
     )
     if (point.async) expect(await sent).toBe(202)
-    await new Promise((resolve) => setTimeout(resolve, point.afterMs))
+    if (point.when === "confirming") {
+      await eventually(async () => ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).body?.job?.status === "confirming" ? true : undefined), {
+        what: `launch ${id} to be sent and confirming`,
+        intervalMs: 5,
+        deadlineMs: 30_000
+      })
+    }
     await engine.stop("SIGKILL")
     if (!point.async) expect(await sent).toBe("reset")
 
     engine = await start()
     const resumed = /resuming (\d+) launches/.exec(engine.output())?.[1]
     console.info(`${point.name}: the restart resumed ${resumed ?? 0} in-flight launches`)
-    // Killed at once after the 202, the attempt cannot have settled: the restart must resume it.
-    if (point.afterMs === 0) expect(resumed).toBe("1")
+    // Killed after the 202 or while confirming, the attempt had not settled: the restart must resume it.
+    expect(resumed).toBe("1")
     // A blocking request killed before the ledger committed left nothing: the client retries with the same id.
     if ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).status === 404) {
       expect([200, 202, 409]).toContain((await call("POST", "/api/v1/launch/headless", { ...body, async: true })).status)
