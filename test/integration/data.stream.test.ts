@@ -358,6 +358,8 @@ describe("market-data listener: /v1/signals/stream", () => {
     const eight = Array.from({ length: 8 }, () => connect(keys.many))
     await Promise.all(eight.map((c) => c.opened))
     await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 10 })
+    // The server counts a socket in its own open handler: wait for its count, not the clients' (a loaded machine orders them freely).
+    await eventually(() => (server.stream.stats().open === 8 ? true : undefined), { what: "the server to count eight", deadlineMs: 5_000, intervalMs: 10 })
     expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
     const ninth = connect(keys.many)
     const refused = await ninth.closed
@@ -394,6 +396,7 @@ describe("market-data listener: /v1/signals/stream", () => {
       if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5))
     }
     expect(server.stream.stats().droppedSlow).toBe(droppedBefore + 1)
+    await eventually(() => (server.stream.stats().open === 1 ? true : undefined), { what: "the dropped socket to be closed", deadlineMs: 5_000, intervalMs: 10 })
     expect(server.stream.stats().open).toBe(1) // the healthy socket only
     // Signals after the drop reach the healthy client only.
     const after = Array.from({ length: 5 }, () => sig({ pattern: "dormancy", chain: "hood" }))

@@ -156,7 +156,12 @@ const runSimulation = async (seed: number, withReorgs: boolean): Promise<RunResu
     await caughtUp()
     const total = async () => [...(await runtime.runPromise(bus.endOffsets(Topics.chainEvents))).values()].reduce((a, b) => a + b, 0)
     const published = await total()
-    await eventually(() => (actors.stats().received >= published ? true : undefined), { what: "the actors to drain the bus", deadlineMs: 20_000, intervalMs: 5 })
+    // Received is not applied: the shards' mailboxes must be empty of it too (every received event applied, skipped or refused).
+    const drained = () => {
+      const s = actors.stats()
+      return s.received >= published && s.applied + s.skipped + s.defects + s.refused + s.decodeFailures >= s.received ? true : undefined
+    }
+    await eventually(drained, { what: "the actors to apply the whole bus", deadlineMs: 20_000, intervalMs: 5 })
     const status = await runtime.runPromise(ingester.status)
     const states: Record<string, ReturnType<typeof projection>> = {}
     const records: Record<string, Record<string, unknown>> = {}
