@@ -155,8 +155,12 @@ export interface SignalStreamDeps {
 export interface SignalStream {
   readonly behavior: WebSocketBehavior<SocketData>
   readonly stats: () => SignalStreamStats
-  /** Stops the ping timer and the hub subscription and closes every socket (1001). */
-  readonly close: () => void
+  /**
+   * Stops the ping timer and the hub subscription and closes every socket (1001); resolves once
+   * every socket has closed (the clients answered the close frame), so the caller cuts nothing
+   * mid-handshake. The caller bounds the wait.
+   */
+  readonly close: () => Promise<void>
 }
 
 /** How far uWS's own ceiling (`maxBackpressure`) sits above `maxBufferedBytes`; see the module notes. */
@@ -177,6 +181,8 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
   const options: SignalStreamOptions = { ...signalStreamDefaults, ...input }
   const runFork = Runtime.runFork(deps.runtime)
   const sockets = new Set<WebSocket<SocketData>>()
+  /** Resolves `close`'s promise once the last socket has closed. */
+  let emptied: (() => void) | undefined
   const perAccount = new Map<string, number>()
   const topics = new Map<string, Topic>()
   let refusedTooMany = 0
@@ -350,6 +356,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const data = ws.getUserData()
       data.closed = true
       sockets.delete(ws)
+      if (sockets.size === 0) emptied?.()
       if (data.topic !== undefined) {
         // uWS drops a closed socket's subscriptions itself; this is our count of who listens where.
         const topic = topics.get(data.topic)
@@ -372,6 +379,7 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       clearInterval(timer)
       unsubscribe()
       for (const ws of [...sockets]) if (!ws.getUserData().closed) ws.end(CLOSE_GOING_AWAY, "server shutting down")
+      return sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (emptied = resolve))
     }
   }
 }
