@@ -47,8 +47,8 @@ import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
 import { idempotencyHash } from "./Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier, launchHoldings } from "./internal/LaunchGates.js"
-import { attribute, confirmedWrites, failedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
-import { admitted, feeTxUsedElsewhere, Overlap, overlapping, readBuild, recordFeeTx, storeBuild, updateOperation } from "./internal/SelfBuilds.js"
+import { attribute, confirmedWrites, hoodLaunchResult } from "./internal/LaunchRecords.js"
+import { admitted, failOnChainFailure, feeTxUsedElsewhere, Overlap, overlapping, readBuild, recordConfirmed, recordFeeTx, selfJobNotFound, storeBuild, sweepOwnBuilds, updateOperation } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
 import { fromLedger, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
@@ -399,7 +399,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
     const curveExists = (factory: Address, curve: string) =>
       rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
 
-    const sweep = (accountId: string) => ledger.sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record)).pipe(storage("sweeping expired builds"))
+    const sweep = (accountId: string) => sweepOwnBuilds(ledger, accountId)
 
     const build: HoodSelfLaunchShape["build"] = (caller, body) =>
       Effect.gen(function* () {
@@ -474,7 +474,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         }
       })
 
-    const notFound = () => launchFailure("job_not_found", "No self-signed launch with this clientLaunchId can still be confirmed on this account; build again", { retryable: false })
+    const notFound = selfJobNotFound
 
     const receiptOf = (hash: string) =>
       rpc("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash })).pipe(
@@ -526,9 +526,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         const notThis = launchFailure("validation_failed", "this transaction did not create this launch's curve", { field: "signature", retryable: false })
         if (tx.to !== getAddress(c.factory) || tx.input.toLowerCase() !== stored.build.transaction.data.toLowerCase()) return yield* notThis
         if (receipt.status !== "success") {
-          if (row.state === "submitted") {
-            yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
-          }
+          yield* failOnChainFailure(ledger, row)
           return yield* launchFailure("launch_failed", `createCurve ${hashes.signature} reverted on chain; build again with the same clientLaunchId`, {
             retryable: true,
             details: { reason: "reverted", signature: hashes.signature }
@@ -556,13 +554,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
             if (fee !== null && hashes.feeTxHash !== undefined) yield* recordFeeTx(attemptRef, hashes.feeTxHash)
             yield* confirmedWrites({ keyId: stored.row.keyId, fee: fee === null ? null : { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) }, devBuy: result.devBuy })(r)
           })
-        const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
-          Effect.map((r) => r.result ?? result),
-          Effect.catchTag("LaunchLedgerError", () =>
-            Effect.flatMap(ledger.get(ref), (now) => (now?.state === "confirmed" ? Effect.succeed(now.result ?? result) : Effect.fail(overlapping())))
-          ),
-          storage("recording the launch")
-        )
+        const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
         const claims = stored.build.operation?.legs.map((l) => l.claimId) ?? [stored.row.claimId, ...(fee !== null ? [fee.leg.claimId] : [])]
         for (const claimId of claims) yield* wallets.settleClaim(claimId, "confirmed").pipe(Effect.ignore)
         return confirmed
@@ -670,9 +662,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
           yield* save(op)
         }
         if (op.state === "failed") {
-          if (row.state === "submitted") {
-            yield* ledger.fail(ref, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(Effect.catchTag("LaunchLedgerError", () => Effect.void), storage("recording the failure"))
-          }
+          yield* failOnChainFailure(ledger, row)
           return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
         }
         if (op.nextLeg !== null) return { success: true, clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult

@@ -38,8 +38,8 @@ import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
 import { idempotencyHash } from "./Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier, launchHoldings } from "./internal/LaunchGates.js"
-import { attribute, confirmedWrites, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
-import { admitted, Overlap, overlapping, readBuild, storeBuild } from "./internal/SelfBuilds.js"
+import { attribute, confirmedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
+import { admitted, failOnChainFailure, Overlap, overlapping, readBuild, recordConfirmed, selfJobNotFound, storeBuild, sweepOwnBuilds } from "./internal/SelfBuilds.js"
 import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
 import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
 import { fromLedger, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
@@ -361,10 +361,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
     const solanaOnly = (request: LaunchRequest) =>
       request.chain === "solana" ? Effect.void : Effect.dieMessage("SolanaSelfLaunch: a Hood request reached the Solana self-signed service")
 
-    const sweep = (accountId: string) =>
-      ledger
-        .sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record))
-        .pipe(storage("sweeping expired builds"))
+    const sweep = (accountId: string) => sweepOwnBuilds(ledger, accountId)
 
     const build: SolanaSelfLaunchShape["build"] = (caller, body) =>
       Effect.gen(function* () {
@@ -426,7 +423,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         }
       })
 
-    const notFound = () => launchFailure("job_not_found", "No self-signed launch with this clientLaunchId can still be confirmed on this account; build again", { retryable: false })
+    const notFound = selfJobNotFound
 
     const confirm: SolanaSelfLaunchShape["confirm"] = (caller, input) =>
       Effect.gen(function* () {
@@ -460,12 +457,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
               retryable: true,
               details: { reason: "reverted", signature: input.signature }
             })
-            if (row.state === "submitted") {
-              yield* ledger.fail(attemptRef, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(
-                Effect.catchTag("LaunchLedgerError", () => Effect.void),
-                storage("recording the failure")
-              )
-            }
+            yield* failOnChainFailure(ledger, row)
             return yield* failure
           }
           case "NotFound": {
@@ -486,14 +478,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
               devBuy: result.devBuy,
               visibility: stored.request.visibility
             })
-            const confirmed = yield* (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm(attemptRef, result, onChain, writes)).pipe(
-              Effect.map((r) => r.result ?? result),
-              // Confirmed by a racing request meanwhile: its stored result is the answer.
-              Effect.catchTag("LaunchLedgerError", () =>
-                Effect.flatMap(ledger.get(ref), (now) => (now?.state === "confirmed" ? Effect.succeed(now.result ?? result) : Effect.fail(overlapping())))
-              ),
-              storage("recording the launch")
-            )
+            const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
             yield* wallets.settleClaim(stored.build.signClaim.claimId, "confirmed").pipe(Effect.ignore)
             return confirmed
           }

@@ -8,7 +8,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Effect } from "effect"
 import type { Chain } from "../../../domain/Chain.js"
-import type { LaunchLedgerError } from "../LaunchLedger.js"
+import type { Also, LaunchLedgerError, LaunchLedgerShape, LaunchRecord } from "../LaunchLedger.js"
+import type { OnChain, StoredResult } from "../LaunchLedgerMachine.js"
+import { launchStorage } from "./LaunchGates.js"
+import { failedWrites } from "./LaunchRecords.js"
 import { fromLedger, fromPayer, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import { decodeStoredRequest, encodeStoredRequest } from "../StoredRequest.js"
@@ -177,3 +180,38 @@ export const admitted = <A>(self: Effect.Effect<A, unknown>): Effect.Effect<A, L
     ),
     Effect.mapError(admissionFailure)
   )
+
+/** The confirm of an id that names no self-signed build that can still be confirmed. */
+export const selfJobNotFound = (): LaunchError =>
+  launchFailure("job_not_found", "No self-signed launch with this clientLaunchId can still be confirmed on this account; build again", { retryable: false })
+
+/** The lazy 30-minute sweep of the account's own self-signed builds (3.1), `launch.failed` for each. */
+export const sweepOwnBuilds = (ledger: LaunchLedgerShape, accountId: string) =>
+  ledger.sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record)).pipe(launchStorage("sweeping expired builds"))
+
+/** The attempt's own transaction failed on chain: a still-submitted row fails (slot refunded, `launch.failed`); anything else is left. */
+export const failOnChainFailure = (ledger: LaunchLedgerShape, row: LaunchRecord) =>
+  row.state !== "submitted"
+    ? Effect.void
+    : ledger
+        .fail({ accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") })
+        .pipe(
+          Effect.asVoid,
+          Effect.catchTag("LaunchLedgerError", () => Effect.void),
+          launchStorage("recording the failure")
+        )
+
+/**
+ * Records a verified self-signed launch: `confirm` for an attempt in flight, `confirmSwept` for a
+ * swept one. A racing confirm that recorded it first answers with its stored result.
+ */
+export const recordConfirmed = (ledger: LaunchLedgerShape, row: LaunchRecord, result: StoredResult, onChain: OnChain, writes: Also) => {
+  const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId }
+  return (row.state === "failed" ? ledger.confirmSwept(ref, result, onChain, writes) : ledger.confirm({ ...ref, attempt: row.attempt }, result, onChain, writes)).pipe(
+    Effect.map((r) => r.result ?? result),
+    Effect.catchTag("LaunchLedgerError", () =>
+      Effect.flatMap(ledger.get(ref), (now) => (now?.state === "confirmed" ? Effect.succeed(now.result ?? result) : Effect.fail(overlapping())))
+    ),
+    launchStorage("recording the launch")
+  )
+}
