@@ -305,14 +305,20 @@ const connect = (key: string, query = "") => {
   const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/signals/stream${query}`, { headers: { authorization: `Bearer ${key}` } })
   const messages: Array<{ type: string; signals?: Array<Signal>; signal?: Signal }> = []
   let pings = 0
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })))
+  let closedWith: number | undefined
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => {
+      closedWith = code
+      resolve({ code, reason: reason.toString() })
+    })
+  )
   const opened = new Promise<void>((resolve, reject) => {
     ws.on("open", resolve)
     ws.on("error", reject)
   })
   ws.on("message", (d) => messages.push(JSON.parse(d.toString())))
   ws.on("ping", () => pings++)
-  return { ws, messages, closed, opened, pings: () => pings }
+  return { ws, messages, closed, opened, pings: () => pings, closedWith: () => closedWith }
 }
 
 describe("market-data listener: /v1/signals/stream", () => {
@@ -359,7 +365,12 @@ describe("market-data listener: /v1/signals/stream", () => {
     await Promise.all(eight.map((c) => c.opened))
     await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 10 })
     // The server counts a socket in its own open handler: wait for its count, not the clients' (a loaded machine orders them freely).
-    await eventually(() => (server.stream.stats().open === 8 ? true : undefined), { what: "the server to count eight", deadlineMs: 5_000, intervalMs: 10 })
+    await eventually(() => (server.stream.stats().open === 8 ? true : undefined), {
+      what: "the server to count eight",
+      deadlineMs: 5_000,
+      intervalMs: 10,
+      detail: () => `stats ${JSON.stringify(server.stream.stats())}; clients' close codes ${JSON.stringify(eight.map((c) => c.closedWith() ?? null))}`
+    })
     expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
     const ninth = connect(keys.many)
     const refused = await ninth.closed
@@ -396,7 +407,12 @@ describe("market-data listener: /v1/signals/stream", () => {
       if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5))
     }
     expect(server.stream.stats().droppedSlow).toBe(droppedBefore + 1)
-    await eventually(() => (server.stream.stats().open === 1 ? true : undefined), { what: "the dropped socket to be closed", deadlineMs: 5_000, intervalMs: 10 })
+    await eventually(() => (server.stream.stats().open === 1 ? true : undefined), {
+      what: "the dropped socket to be closed",
+      deadlineMs: 5_000,
+      intervalMs: 10,
+      detail: () => `stats ${JSON.stringify(server.stream.stats())}; close codes slow ${slow.closedWith() ?? null}, healthy ${healthy.closedWith() ?? null}`
+    })
     expect(server.stream.stats().open).toBe(1) // the healthy socket only
     // Signals after the drop reach the healthy client only.
     const after = Array.from({ length: 5 }, () => sig({ pattern: "dormancy", chain: "hood" }))
