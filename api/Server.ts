@@ -78,8 +78,7 @@ export const listen = (o: {
   readonly app: uWS.TemplatedApp
   readonly mounted: MountedRoutes
   readonly drainMs?: number
-  /** Runs after the drain, before the sockets are cut; a promise is awaited up to CLOSE_HANDSHAKE_WAIT_MS. */
-  readonly beforeClose?: () => void | Promise<void>
+  readonly beforeClose?: () => void
 }): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const drainMs = o.drainMs ?? drainBoundMs
@@ -101,12 +100,7 @@ export const listen = (o: {
     )
     yield* Effect.addFinalizer(() =>
       drain.pipe(
-        // The close frames' handshakes, bounded: a client that never answers is cut at the bound.
-        Effect.zipRight(
-          o.beforeClose === undefined
-            ? Effect.void
-            : Effect.timeoutOption(Effect.promise(() => Promise.resolve(o.beforeClose!())), CLOSE_HANDSHAKE_WAIT_MS)
-        ),
+        Effect.zipRight(Effect.sync(() => o.beforeClose?.())),
         // uWS corks writes made outside its callbacks and flushes them when the event-loop turn
         // ends: let the close frames `beforeClose` wrote leave before the sockets are cut.
         Effect.zipRight(o.beforeClose === undefined ? Effect.void : Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))),
@@ -120,9 +114,6 @@ export const listen = (o: {
     yield* Effect.logInfo(`${o.name} server listening on ${url}`)
     return { host: o.host, port, url, drain }
   })
-
-/** How long a shutdown waits for stream sockets to answer their 1001 close frames before cutting them. */
-export const CLOSE_HANDSHAKE_WAIT_MS = 2_000
 
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {

@@ -7,7 +7,7 @@
  * test/integration/data.stream.test.ts).
  */
 import * as uWS from "uws-pack"
-import { Effect, Runtime } from "effect"
+import { Deferred, Effect, Runtime } from "effect"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
@@ -64,14 +64,19 @@ afterEach(() => {
 })
 
 /** A uWS app with only the stream mounted; `withApp` hands the app to the stream (its `app.publish` path). */
-const serve = async (withApp: boolean, options: Partial<SignalStreamOptions> = {}): Promise<Served> => {
+const serve = async (
+  withApp: boolean,
+  options: Partial<SignalStreamOptions> = {},
+  authenticate: (headers: Readonly<Record<string, string>>) => Effect.Effect<DataPrincipal | undefined> = (headers) =>
+    Effect.succeed(TOKENS[headers.authorization ?? ""])
+): Promise<Served> => {
   const hub = new SignalHub({ capacity: 1_000 })
   const app = uWS.App()
   const stream = makeSignalStream(
     {
       hub,
       tracking,
-      authenticate: (headers) => Effect.succeed(TOKENS[headers.authorization ?? ""]),
+      authenticate,
       runtime: Runtime.defaultRuntime,
       ...(withApp ? { app } : {})
     },
@@ -167,6 +172,41 @@ describe("the upgrade", () => {
       expect(answer).toMatch(/\r\nSec-WebSocket-Version: 13\r\n/)
     }
     expect((await head("13")).split("\r\n")[0]).toBe("HTTP/1.1 101 Switching Protocols")
+  })
+
+  it("an upgrade whose auth finishes while uWS parses another connection's upgrade request leaves both sockets whole", async () => {
+    // A's auth waits on a gate that B's auth opens. B's auth runs in the microtasks uWS drains inside its parse of B's
+    // request, so A's auth completes there too: the case a loaded machine produced (one socket cut without a close frame).
+    const gate = Effect.runSync(Deferred.make<DataPrincipal>())
+    let gatedAsked = false
+    const served = await serve(true, {}, (headers) => {
+      if (headers.authorization === "Bearer gated") {
+        gatedAsked = true
+        return Deferred.await(gate)
+      }
+      if (headers.authorization === "Bearer opener") {
+        return Effect.zipRight(Deferred.succeed(gate, principal("acct_gated", "free")), Effect.as(Effect.sleep("30 millis"), principal("acct_opener", "free")))
+      }
+      return Effect.succeed(undefined)
+    })
+    const gated = connect(served, "gated")
+    await eventually(() => (gatedAsked ? true : undefined), { what: "A's request parsed, its auth waiting", deadlineMs: 5_000, intervalMs: 2 })
+    const opener = connect(served, "opener")
+    await Promise.all([gated.opened, opener.opened])
+    await eventually(() => gated.messages.length >= 1 && opener.messages.length >= 1, { what: "both snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    await eventually(() => (served.stream.stats().open === 2 ? true : undefined), {
+      what: "the server to count both",
+      deadlineMs: 5_000,
+      intervalMs: 5,
+      detail: () => JSON.stringify(served.stream.stats())
+    })
+    const s = sig()
+    served.hub.publish([s])
+    await eventually(() => gated.messages.length >= 2 && opener.messages.length >= 2, { what: "the signal on both", deadlineMs: 5_000, intervalMs: 5 })
+    expect([gated.messages[1]!.signal!.id, opener.messages[1]!.signal!.id]).toEqual([s.id, s.id])
+    gated.ws.close()
+    opener.ws.close()
+    expect([(await gated.closed).code, (await opener.closed).code]).toEqual([1005, 1005])
   })
 })
 

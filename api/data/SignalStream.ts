@@ -155,12 +155,8 @@ export interface SignalStreamDeps {
 export interface SignalStream {
   readonly behavior: WebSocketBehavior<SocketData>
   readonly stats: () => SignalStreamStats
-  /**
-   * Stops the ping timer and the hub subscription and closes every socket (1001); resolves once
-   * every socket has closed (the clients answered the close frame), so the caller cuts nothing
-   * mid-handshake. The caller bounds the wait.
-   */
-  readonly close: () => Promise<void>
+  /** Stops the ping timer and the hub subscription and closes every socket (1001). */
+  readonly close: () => void
 }
 
 /** How far uWS's own ceiling (`maxBackpressure`) sits above `maxBufferedBytes`; see the module notes. */
@@ -181,8 +177,6 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
   const options: SignalStreamOptions = { ...signalStreamDefaults, ...input }
   const runFork = Runtime.runFork(deps.runtime)
   const sockets = new Set<WebSocket<SocketData>>()
-  /** Resolves `close`'s promise once the last socket has closed. */
-  let emptied: (() => void) | undefined
   const perAccount = new Map<string, number>()
   const topics = new Map<string, Topic>()
   let refusedTooMany = 0
@@ -302,15 +296,22 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       })
       const fiber = runFork(deps.authenticate(headers))
       fiber.addObserver((exit) => {
-        if (state.aborted) return
         const principal = Exit.isSuccess(exit) ? exit.value : undefined
         if (principal === undefined) deps.authFailures?.failed(address, Date.now())
-        res.cork(() => {
-          if (principal === undefined) writeHttp(res, { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) })
-          else {
-            const data: SocketData = { accountId: principal.accountId, plan: principal.tier, filter, topic: undefined, counted: false, closed: false }
-            res.upgrade(data, key, protocol, extensions, context)
+        // The fiber may finish in a microtask drained inside uWS's parse of another connection's request. An upgrade there
+        // would be taken for that connection's (uWS marks "the socket upgraded during this parse" once per app, not per
+        // socket) and one of the two would be cut without a close frame; an immediate runs outside every uWS callback.
+        setImmediate(() => {
+          if (state.aborted) return
+          if (principal === undefined) {
+            res.cork(() => writeHttp(res, { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) }))
+            return
           }
+          // Not inside `res.cork`: when the upgrade keeps the socket's address, the cork's epilogue reads the finished HTTP
+          // response's state from what is now the WebSocket's memory and, when a stale bit reads "Connection: close", shuts
+          // the new socket down (a client sees its snapshot, then 1006). The upgrade writes its 101 itself.
+          const data: SocketData = { accountId: principal.accountId, plan: principal.tier, filter, topic: undefined, counted: false, closed: false }
+          res.upgrade(data, key, protocol, extensions, context)
         })
       })
     },
@@ -356,7 +357,6 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const data = ws.getUserData()
       data.closed = true
       sockets.delete(ws)
-      if (sockets.size === 0) emptied?.()
       if (data.topic !== undefined) {
         // uWS drops a closed socket's subscriptions itself; this is our count of who listens where.
         const topic = topics.get(data.topic)
@@ -379,7 +379,6 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       clearInterval(timer)
       unsubscribe()
       for (const ws of [...sockets]) if (!ws.getUserData().closed) ws.end(CLOSE_GOING_AWAY, "server shutting down")
-      return sockets.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (emptied = resolve))
     }
   }
 }
