@@ -9,6 +9,9 @@
  * code: 402 for SOL short of fee, rent and reserve; 409 for the pool's active-withdrawal limit and
  * for finishing a finished withdrawal; reward claims answering 409 already claimed (paid on chain
  * with no stored signature) and 503 claim failed (retryable; a later claim still pays once).
+ * The crash window of an embedded operation (recorded, signed, never sent): the restarted service
+ * never sends it; it settles failed once its blockhash expires, a replay answers 409 with its
+ * signature, and a new clientStakeId stakes once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase64Encoder } from "@solana/kit"
@@ -22,7 +25,8 @@ import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "..
 import { STAKED_SVC_MINT, SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
 import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
-import { make as makeStaking, type StakingCaller, type StakingFailure, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
+import { makeStakingStore } from "../../src/services/staking/StakingStore.js"
+import { bodyHashOf, make as makeStaking, type StakingCaller, type StakingFailure, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -273,5 +277,64 @@ describe("staking refusals of the status mapping (402, 409, reward 409 and 503)"
     })
     expect(await answered(staking.claimReward(caller, other.toString()))).toMatchObject({ status: 409, code: "STAKING_REWARD_ALREADY_CLAIMED" })
     expect(tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))).toBe(before + 5_000_000n)
+  }, 60_000)
+})
+
+describe("an embedded operation recorded but never sent (the engine died between the two)", () => {
+  it("is never sent by the restarted service: it settles failed after its blockhash expires; a replay is 409 with its signature; a new id stakes once", async () => {
+    const embeddedCaller: StakingCaller = { ...caller, embeddedWallet: "allowed" }
+    const owner = (await Effect.runPromise(harness.provider.ensureEmbeddedWallet("acct-a", "solana"))).address
+    await Effect.runPromise(harness.provider.setDelegation("acct-a", "solana", "active"))
+    ledger.requestAirdrop(address(owner), 2_000_000_000n)
+    ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
+    const input = { action: "stake", payer: "main", clientStakeId: "crash-window", dryRun: false, amountRaw: 2n * UNIT } as const
+
+    // What build writes before it sends: the signed transaction's signature and lifetime, state `sending`.
+    const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
+    const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
+    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+    const { createHash } = await import("node:crypto")
+    const inserted = await Effect.runPromise(
+      store.insert({
+        accountId: "acct-a",
+        clientStakeId: input.clientStakeId,
+        action: "stake",
+        payer: "main",
+        walletId: null,
+        wallet: owner,
+        keyId: caller.keyId,
+        bodyHash: bodyHashOf(input),
+        state: "sending",
+        amountRaw: input.amountRaw.toString(),
+        withdrawal: null,
+        signature: signed.signature,
+        transaction: null,
+        messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
+        claimId: null,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+        builtAtMs: harness.clock.ms,
+        expiresAtMs: null,
+        error: null
+      })
+    )
+    expect(inserted).toBe(true)
+    // The engine died here. The restarted service settles what was left in flight, from the chain.
+    expect(await Effect.runPromise(noDistributor.resumeInFlight)).toBeGreaterThanOrEqual(1)
+    let lastReplay: unknown
+    const settled = await eventually(
+      async () => {
+        const replay = await answered(staking.build(embeddedCaller, input))
+        lastReplay = replay
+        return "status" in replay && replay.status === 409 && replay.retryable !== true ? replay : undefined
+      },
+      { what: "the unsent operation to settle once its blockhash expires", deadlineMs: 30_000, intervalMs: 200, detail: () => JSON.stringify(lastReplay) }
+    )
+    expect(settled).toMatchObject({ status: 409, code: "IDEMPOTENCY_CONFLICT", field: "clientStakeId", details: { signature: signed.signature, state: "failed" } })
+    expect(ledger.getTransaction(signed.signature)).toBeUndefined() // never sent
+    expect(tokenBalance(ledger, ataOf(address(owner), STAKED_SVC_MINT_ADDRESS))).toBe(0n)
+
+    const again = await answered(staking.build(embeddedCaller, { ...input, clientStakeId: "crash-window-2" }))
+    expect(again).toMatchObject({ ok: { status: "confirmed", action: "stake", replay: false } })
+    expect(tokenBalance(ledger, ataOf(address(owner), STAKED_SVC_MINT_ADDRESS))).toBe(2n * UNIT)
   }, 60_000)
 })
