@@ -10,8 +10,8 @@
  * for finishing a finished withdrawal; reward claims answering 409 already claimed (paid on chain
  * with no stored signature) and 503 claim failed (retryable; a later claim still pays once).
  * The crash window of an embedded operation (recorded, signed, never sent): the restarted service
- * never sends it; it settles failed once its blockhash expires, a replay answers 409 with its
- * signature, and a new clientStakeId stakes once.
+ * never sends it; meanwhile it is 409 pending (retryable); it settles failed once its blockhash
+ * expires, a replay answers 409 with its signature, and a new clientStakeId stakes once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase64Encoder } from "@solana/kit"
@@ -320,6 +320,13 @@ describe("an embedded operation recorded but never sent (the engine died between
     expect(inserted).toBe(true)
     // The engine died here. The restarted service settles what was left in flight, from the chain.
     expect(await Effect.runPromise(noDistributor.resumeInFlight)).toBeGreaterThanOrEqual(1)
+    // While its blockhash may still land, the operation is pending: 409, retryable, nothing sent.
+    expect(await answered(staking.submit(embeddedCaller, { clientStakeId: input.clientStakeId, signedTransaction: built.wire }))).toMatchObject({
+      status: 409,
+      code: "IDEMPOTENCY_CONFLICT",
+      retryable: true,
+      details: { state: "sending", signature: signed.signature }
+    })
     let lastReplay: unknown
     const settled = await eventually(
       async () => {
