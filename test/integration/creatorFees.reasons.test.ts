@@ -8,7 +8,8 @@
  * `embedded_wallet_not_permitted` (the key denies the embedded wallet); `delegation_off` (revoked);
  * `insufficient_gas` (the wallet cannot pay the fee, a first token account's rent and its reserve).
  * Each reason the list gives, a claim refuses with 409 `FEE_NOT_CLAIMABLE` and that reason, and
- * sends nothing; a claim held by another process (its lease in the database) answers `below_dust`.
+ * sends nothing; a claim held by another process (its lease in the database), or a process at its
+ * bound of claims in flight, answers `below_dust`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import {
@@ -51,6 +52,7 @@ let fees: CreatorFeesShape
 let scope: Scope.CloseableScope
 let ticker: NodeJS.Timeout
 let embedded: Address
+let rpcUrl: string
 const mints = { embedded: "", tee: "", stranger: "", missing: "" }
 
 const b64 = getBase64Encoder()
@@ -121,6 +123,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const net = Context.get(await run(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true }), scope)), SolanaLocalnet)
   ledger = net.ledger
+  rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   fees = await run(
     makeCreatorFees({ solanaRpcUrl: net.rpcUrl, pollIntervalMs: 20, confirmTimeoutMs: 10_000, nowMs: () => harness.clock.ms }).pipe(
@@ -193,7 +196,21 @@ describe("creator-fee refusals (4.3 rule 6) in the list and on claim", () => {
   }, 60_000)
 
   it("below_dust while another process holds the token's claim lease; insufficient_gas when the wallet cannot pay; then the claim pays", async () => {
+    // A process already running its most claims (here a bound of 0) starts no other: below_dust, the lease untouched.
+    const full = await run(
+      makeCreatorFees({ solanaRpcUrl: rpcUrl, claimsInFlightMax: 0, nowMs: () => harness.clock.ms }).pipe(
+        Effect.provideService(WalletService, harness.service),
+        Effect.provideService(WalletProvider, harness.provider),
+        Effect.provideService(SqlClient.SqlClient, harness.sql)
+      )
+    )
+    const lamportsBefore = ledger.getBalance(embedded)
+    const refused = await run(Effect.either(full.claim(allowed, mints.embedded, false)))
+    expect(refused._tag === "Left" && [refused.left.reason, refused.left.details]).toEqual(["not_claimable", { reason: "below_dust" }])
+    expect(ledger.getBalance(embedded)).toBe(lamportsBefore)
+
     const locks = makeFeeClaimLocks(harness.sql)
+    expect(await run(locks.held(mints.embedded, harness.clock.ms))).toBe(false)
     const holder = await run(locks.acquire(mints.embedded, harness.clock.ms))
     expect(holder).toBeTypeOf("string")
     expect((await entries()).get(mints.embedded)).toMatchObject({ claimable: false, reason: "below_dust" })
