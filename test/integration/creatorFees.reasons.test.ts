@@ -179,6 +179,19 @@ describe("creator-fee refusals (4.3 rule 6) in the list and on claim", () => {
     expect(await claimed(mints.missing)).toMatchObject({ status: 503, code: "FEED_UNAVAILABLE" })
   }, 60_000)
 
+  it("pages: tokens sorted by mint, continueCursor the page's last mint, isDone on the last page", async () => {
+    const sorted = Object.values(mints).sort()
+    const first = await run(fees.list(allowed, { limit: 3, cursor: undefined }))
+    expect((first.tokens as ReadonlyArray<{ mint: string }>).map((t) => t.mint)).toEqual(sorted.slice(0, 3))
+    expect([first.continueCursor, first.isDone]).toEqual([sorted[2], false])
+    const second = await run(fees.list(allowed, { limit: 3, cursor: first.continueCursor as string }))
+    expect((second.tokens as ReadonlyArray<{ mint: string }>).map((t) => t.mint)).toEqual(sorted.slice(3))
+    expect([second.continueCursor, second.isDone]).toEqual([null, true])
+    // A page exactly as long as what is left is the last one.
+    const exact = await run(fees.list(allowed, { limit: 4, cursor: undefined }))
+    expect([(exact.tokens as ReadonlyArray<unknown>).length, exact.continueCursor, exact.isDone]).toEqual([4, null, true])
+  }, 60_000)
+
   it("embedded_wallet_not_permitted and delegation_off: listed, refused on claim, nothing sent", async () => {
     const denied: FeeCaller = { ...allowed, embeddedWallet: "denied" }
     expect((await entries(denied)).get(mints.embedded)).toMatchObject({ claimable: false, reason: "embedded_wallet_not_permitted" })
