@@ -10,7 +10,9 @@ import { errorEnvelope } from "../src/domain/ApiError.js"
 import { accountError } from "../src/services/accounts/AccountError.js"
 import { keyError } from "../src/services/keys/KeyError.js"
 import { checkSpendCap, checkTxLimit } from "../src/services/keys/KeyRules.js"
+import { feeError } from "../src/services/fees/FeeError.js"
 import { personalError } from "../src/services/personal/PersonalStore.js"
+import { stakingError, StakingErrorReasons } from "../src/services/staking/StakingError.js"
 import { webhookError } from "../src/services/webhooks/WebhookService.js"
 import { answerFailure, mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
 import { errorReply } from "./Http.js"
@@ -99,6 +101,51 @@ describe("error table rows on the wire", () => {
       status: 429,
       body: { code: "RATE_LIMITED", reason: "slow_down" },
       headers: { "Retry-After": "5" }
+    })
+  })
+
+  it("the staking status mapping (spec document 2, section 7): every staking reason's status; REWARD_CLAIM_PENDING with Retry-After: 2", () => {
+    const expected: Record<(typeof StakingErrorReasons)[number], number> = {
+      insufficient_platform_token: 402,
+      insufficient_staked_receipt: 402,
+      insufficient_sol: 402,
+      invalid_withdrawal: 400,
+      embedded_wallet_not_permitted: 403,
+      agent_wallet_not_embedded: 403,
+      agent_wallet_not_delegated: 403,
+      delegation_revoked: 403,
+      spend_policy_denied: 403,
+      key_paused: 403,
+      reward_not_owned: 403,
+      build_not_found: 404,
+      reward_not_found: 404,
+      idempotency_conflict: 409,
+      build_expired: 409,
+      pending: 409,
+      operation_failed: 409,
+      wrong_message: 409,
+      not_landed: 409,
+      active_withdrawal_limit: 409,
+      wait_unfinished: 409,
+      withdrawal_finished: 409,
+      pool_paused: 409,
+      reward_already_claimed: 409,
+      reward_claim_pending: 409,
+      chain_unavailable: 503,
+      reward_claim_failed: 503,
+      storage: 500
+    }
+    for (const reason of StakingErrorReasons) expect([reason, wire(stakingError(reason, "x")).status]).toEqual([reason, expected[reason]])
+    expect(wire(stakingError("reward_claim_pending", "in progress", { retryable: true }))).toMatchObject({
+      status: 409,
+      body: { code: "REWARD_CLAIM_PENDING", retryable: true },
+      headers: { "Retry-After": "2" }
+    })
+    expect(wire(stakingError("reward_claim_failed", "retry", { retryable: true })).body).toMatchObject({ code: "STAKING_REWARD_CLAIM_FAILED", retryable: true })
+    expect(wire(feeError("not_claimable", "no", { details: { reason: "delegation_off" } }))).toMatchObject({ status: 409, body: { code: "FEE_NOT_CLAIMABLE", reason: "delegation_off" } })
+    expect(wire(feeError("claim_failed", "no", { details: { stage: "unconfirmed", signature: "sig" } }))).toMatchObject({
+      status: 500,
+      body: { code: "FEE_CLAIM_FAILED", stage: "unconfirmed", signature: "sig" }
     })
   })
 

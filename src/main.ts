@@ -75,8 +75,8 @@ import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
-import { stakingRoutes, stakingWriteLimiter } from "../api/routes/StakingRoutes.js"
-import { feeRoutes } from "../api/routes/FeeRoutes.js"
+import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
+import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -443,10 +443,10 @@ const api = (config: AppConfigShape) =>
           enabled: config.accounts.stakingEnabled,
           agentAuth: accounts.agentAuth,
           staking: yield* StakingService,
-          writeLimiter: stakingWriteLimiter(),
+          writeWindow: stakingWriteWindow(sql),
           nowMs
         }),
-        ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, nowMs }),
+        ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
         ...accounts.routes
       ],
       {

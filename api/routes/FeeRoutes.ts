@@ -6,7 +6,7 @@
  * address is Hood).
  */
 import { Effect, Schema } from "effect"
-import { apiError, validationFailed } from "../../src/domain/ApiError.js"
+import { validationFailed } from "../../src/domain/ApiError.js"
 import { type CreatorFeesShape, FEE_PAGE_DEFAULT, FEE_PAGE_MAX, type FeeCaller } from "../../src/services/fees/CreatorFees.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
@@ -14,17 +14,22 @@ import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
 import { json } from "../Http.js"
 import { intParam, stringParam } from "../QueryParams.js"
-import { RateLimiter } from "../RateLimiter.js"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { type AccountWriteWindow, accountWriteWindow } from "../../src/db/WindowTakes.js"
+import { takeAccountWrite } from "../AccountWriteLimit.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { isObject } from "./KeyDecoders.js"
 
 export const FEE_CLAIMS_PER_MIN = 6
 
+export const feeClaimWindow = (sql: SqlClient.SqlClient): AccountWriteWindow => accountWriteWindow(sql, "fee-claim", FEE_CLAIMS_PER_MIN)
+
 export interface FeeRoutesOptions {
   readonly agentAuth: AgentAuth
   readonly fees: CreatorFeesShape
   readonly nowMs: () => number
-  readonly claimLimiter?: RateLimiter
+  /** Fee claims per account and minute (`FEE_CLAIMS_PER_MIN`); durable (PostgreSQL). */
+  readonly claimWindow: AccountWriteWindow
 }
 
 const callerOf = (p: AgentPrincipal): FeeCaller => ({ accountId: p.accountId, embeddedWallet: p.key.embeddedWallet, principal: agentToWalletPrincipal(p) })
@@ -38,7 +43,6 @@ const decodeClaimBody = (body: unknown) => {
 
 export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, fees, nowMs } = options
-  const limiter = options.claimLimiter ?? new RateLimiter({ limit: FEE_CLAIMS_PER_MIN, maxKeys: 100_000 })
 
   const list = route({
     method: "GET",
@@ -84,16 +88,8 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid" }),
     handler: (_req, { mint, body }, principal) => {
       // A dry run claims nothing: it does not count toward the six a minute.
-      const d = body.dryRun ? { allowed: true, retryAfterSec: 0 } : limiter.hit(principal.accountId, nowMs())
-      if (!d.allowed) {
-        return Effect.fail(
-          apiError("RATE_LIMITED", `Over ${FEE_CLAIMS_PER_MIN} fee claims per minute for this account`, {
-            extra: { limitPerMin: FEE_CLAIMS_PER_MIN, retryAfter: d.retryAfterSec },
-            headers: { "Retry-After": String(d.retryAfterSec) }
-          })
-        )
-      }
-      return mapFailure(fees.claim(callerOf(principal), mint, body.dryRun)).pipe(Effect.map((answer) => json(200, answer)))
+      const take = body.dryRun ? Effect.void : takeAccountWrite(options.claimWindow, principal.accountId, nowMs(), "fee claims")
+      return Effect.zipRight(take, mapFailure(fees.claim(callerOf(principal), mint, body.dryRun))).pipe(Effect.map((answer) => json(200, answer)))
     }
   })
 

@@ -16,7 +16,9 @@ import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
 import { errorReply, json, type Reply } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
-import { RateLimiter } from "../RateLimiter.js"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { type AccountWriteWindow, accountWriteWindow } from "../../src/db/WindowTakes.js"
+import { takeAccountWrite } from "../AccountWriteLimit.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { decodeStakeBuildBody, decodeStakeConfirmBody, decodeStakeSubmitBody } from "./StakingDecoders.js"
 
@@ -29,12 +31,12 @@ export interface StakingRoutesOptions {
   readonly enabled: boolean
   readonly agentAuth: AgentAuth
   readonly staking: StakingServiceShape
-  /** Shared with the reward-claim route. */
-  readonly writeLimiter: RateLimiter
+  /** Shared with the reward-claim route; durable (PostgreSQL). */
+  readonly writeWindow: AccountWriteWindow
   readonly nowMs: () => number
 }
 
-export const stakingWriteLimiter = (): RateLimiter => new RateLimiter({ limit: STAKING_WRITES_PER_MIN, maxKeys: 100_000 })
+export const stakingWriteWindow = (sql: SqlClient.SqlClient): AccountWriteWindow => accountWriteWindow(sql, "staking", STAKING_WRITES_PER_MIN)
 
 export const stakingDisabled = (): Reply =>
   errorReply(apiError("LAUNCH_DISABLED", "Agent staking is disabled on this server (AGENT_STAKING_ENABLED is not true)"))
@@ -48,17 +50,7 @@ export const callerOf = (p: AgentPrincipal): StakingCaller => ({
 })
 
 /** Counts one staking write for the account, or the 429 with its wait. */
-export const takeStakingWrite = (limiter: RateLimiter, accountId: string, nowMs: number): Effect.Effect<void, ReturnType<typeof apiError>> => {
-  const d = limiter.hit(accountId, nowMs)
-  return d.allowed
-    ? Effect.void
-    : Effect.fail(
-        apiError("RATE_LIMITED", `Over ${STAKING_WRITES_PER_MIN} staking writes per minute for this account`, {
-          extra: { limitPerMin: STAKING_WRITES_PER_MIN, retryAfter: d.retryAfterSec },
-          headers: { "Retry-After": String(d.retryAfterSec) }
-        })
-      )
-}
+export const takeStakingWrite = (window: AccountWriteWindow, accountId: string, nowMs: number) => takeAccountWrite(window, accountId, nowMs, "staking writes")
 
 const BuildWire = (action: StakeAction) =>
   Schema.Struct({
@@ -73,7 +65,7 @@ const SubmitWire = Schema.Struct({ clientStakeId: Schema.String, signedTransacti
 const ConfirmWire = Schema.Struct({ clientStakeId: Schema.String, signature: Schema.String }).annotations({ identifier: "StakingConfirm" })
 
 export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<RouteDef> => {
-  const { agentAuth, staking, writeLimiter, nowMs } = options
+  const { agentAuth, staking, writeWindow, nowMs } = options
   const guard = options.enabled ? undefined : () => stakingDisabled()
   const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
 
@@ -118,7 +110,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       ...(guard !== undefined ? { guard } : {}),
       authenticate: writer,
       handler: (_req, { body }, principal) =>
-        (body.dryRun ? Effect.void : takeStakingWrite(writeLimiter, principal.accountId, nowMs())).pipe(
+        (body.dryRun ? Effect.void : takeStakingWrite(writeWindow, principal.accountId, nowMs())).pipe(
           Effect.zipRight(mapFailure(staking.build(callerOf(principal), body))),
           Effect.map((answer) => json(200, answer))
         )
@@ -187,7 +179,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { rewardId }, principal) =>
-      takeStakingWrite(writeLimiter, principal.accountId, nowMs()).pipe(
+      takeStakingWrite(writeWindow, principal.accountId, nowMs()).pipe(
         Effect.zipRight(mapFailure(staking.claimReward(callerOf(principal), rewardId))),
         Effect.map((answer) => json(200, answer))
       )

@@ -5,6 +5,9 @@
  * 20 concurrent claims of one reward pay it once (balances read from the
  * chain); the claimed reward answers its saved signature; someone else's reward and an unknown id
  * are refused; and an engine killed with SIGKILL mid-claim pays at most once after its restart.
+ * The staking-write limit (6 a minute per account, reward claims and builds alike) is kept in the
+ * database and holds across the restarts, so each test first waits for the writes it will make to
+ * fit the account's window (this file is the account's only writer and counts what it sends).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
@@ -34,7 +37,18 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
-const claim = (rewardId: bigint | string) => call("POST", `/api/v1/agent/staking/rewards/${rewardId}/claim`)
+/** When this file sent each staking write (a refused one too: counting more only waits longer). */
+const writesAtMs: number[] = []
+const STAKING_WINDOW_MS = 60_000 + 1_000 // the limit's minute, and a margin for the two clocks' reads
+const write = (route: string, body?: unknown) => {
+  writesAtMs.push(Date.now())
+  return call("POST", route, body)
+}
+const writesInWindow = () => writesAtMs.filter((t) => t > Date.now() - STAKING_WINDOW_MS).length
+/** Waits until `n` more staking writes fit the account's window of six a minute. */
+const slotsFree = (n: number) =>
+  eventually(async () => (writesInWindow() <= 6 - n ? true : undefined), { what: `${n} staking writes to fit the minute`, deadlineMs: STAKING_WINDOW_MS + 5_000, intervalMs: 250 })
+const claim = (rewardId: bigint | string) => write(`/api/v1/agent/staking/rewards/${rewardId}/claim`)
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -67,7 +81,7 @@ describe("staking reward claims through the engine", () => {
     const teeWallet = tee.body.wallet ?? tee.body
     await onChain.fund(teeWallet.address, 2_000_000_000n, SVC_MINT_ADDRESS, 50n * 1_000_000n)
 
-    const built = await call("POST", "/api/v1/agent/staking/stake/build", { payer: "linked", linkedWalletId: teeWallet.id, clientStakeId: "tee-1", amountRaw: "20000000" })
+    const built = await write("/api/v1/agent/staking/stake/build", { payer: "linked", linkedWalletId: teeWallet.id, clientStakeId: "tee-1", amountRaw: "20000000" })
     expect(built.status).toBe(200)
     expect(built.body).toMatchObject({ status: "built", payer: "linked", wallet: teeWallet.address, lastValidBlockHeight: expect.any(String), recentBlockhash: expect.any(String) })
     expect(await onChain.tokenBalance(teeWallet.address, STAKED_SVC_MINT_ADDRESS)).toBe(0n)
@@ -112,6 +126,7 @@ describe("staking reward claims through the engine", () => {
   ])("killed with SIGKILL $name, the restarted engine pays the reward at most once", async ({ afterMs }) => {
     const rewardId = await onChain.distributeReward(wallet, USDC_MINT_ADDRESS, 3_000_000n)
     const before = await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)
+    await slotsFree(1)
     const inFlight = claim(rewardId).catch(() => undefined)
     await new Promise((r) => setTimeout(r, afterMs))
     await engine.stop("SIGKILL")
@@ -119,49 +134,55 @@ describe("staking reward claims through the engine", () => {
     engine = await start()
     const answer = await eventually(
       async () => {
+        if (writesInWindow() > 5) return undefined
         const a = await claim(rewardId)
         return a.status === 200 ? a : a.status === 409 && a.body.error.code === "REWARD_CLAIM_PENDING" ? undefined : a
       },
-      { what: "the claim to settle after the restart", deadlineMs: 60_000, intervalMs: 2_100 }
+      { what: "the claim to settle after the restart", deadlineMs: 60_000 + STAKING_WINDOW_MS, intervalMs: 2_100 }
     )
     expect(answer.status).toBe(200)
     expect(answer.body).toMatchObject({ rewardId: rewardId.toString(), owner: wallet, mint: USDC_MINT_ADDRESS, amountRaw: "3000000" })
     expect(await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)).toBe(before + 3_000_000n)
     // Claimed: the saved signature again, nothing paid again.
+    await slotsFree(1)
     const again = await claim(rewardId)
     expect(again.body.signature).toBe(answer.body.signature)
     expect(await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)).toBe(before + 3_000_000n)
-  }, 180_000)
+  }, 300_000)
 
   it("an unknown id is 404 and someone else's reward is 403", async () => {
+    await slotsFree(3)
     expect((await claim("999999")).body.error.code).toBe("STAKING_REWARD_NOT_FOUND")
     expect((await claim("not-an-id")).status).toBe(404)
     const foreign = await onChain.distributeReward("9QpepZdgTPuCFd4JaViymqDprpbwjJqMqRQHR5GWH47b", USDC_MINT_ADDRESS, 1_000_000n)
     const refused = await claim(foreign)
     expect([refused.status, refused.body.error.code]).toEqual([403, "STAKING_REWARD_NOT_OWNED"])
-  })
+  }, 120_000)
 
   it("a stake from the embedded wallet killed with SIGKILL mid-flight is settled after the restart, staked once", async () => {
     await onChain.fund(wallet, 2_000_000_000n, SVC_MINT_ADDRESS, 30_000_000n)
     const before = await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)
     const body = { payer: "main", clientStakeId: `crash-${process.pid}`, amountRaw: "30000000" }
-    const inFlight = call("POST", "/api/v1/agent/staking/stake/build", body).catch(() => undefined)
+    await slotsFree(1)
+    const inFlight = write("/api/v1/agent/staking/stake/build", body).catch(() => undefined)
     await new Promise((r) => setTimeout(r, 150))
     await engine.stop("SIGKILL")
     await inFlight
     engine = await start()
     const answer = await eventually(
       async () => {
-        const a = await call("POST", "/api/v1/agent/staking/stake/build", body)
+        if (writesInWindow() > 5) return undefined
+        const a = await write("/api/v1/agent/staking/stake/build", body)
         return a.status === 409 && a.body.error.retryable === true ? undefined : a
       },
-      { what: "the stake to settle after the restart", deadlineMs: 30_000, intervalMs: 3_000 }
+      { what: "the stake to settle after the restart", deadlineMs: 30_000 + STAKING_WINDOW_MS, intervalMs: 3_000 }
     )
     // Either the first run's transaction left and landed (the restart settles it, the replay answers
     // it), or the first run wrote nothing (the replay stakes now): one stake either way. (A row written
-    // in the instant before the send would settle as failed once its blockhash expires; never resent.)
+    // in the instant before the send settles as failed once its blockhash expires and is never resent:
+    // test/integration/staking.linked.test.ts "an embedded operation recorded but never sent".)
     expect(answer.status).toBe(200)
     expect(answer.body).toMatchObject({ status: "confirmed", action: "stake", clientStakeId: body.clientStakeId })
     expect(await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)).toBe(before + 30_000_000n)
-  }, 180_000)
+  }, 300_000)
 })

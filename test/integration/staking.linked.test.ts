@@ -4,7 +4,14 @@
  * wallet's build is `built` with a single-use sign claim and sends nothing; the sign relay signs it;
  * `submit` takes only every signature over the exact built message and broadcasts once (20
  * concurrent submits land one transaction); `confirm` records a landing made elsewhere without
- * sending, also on a build that expired; an expired build refuses submit.
+ * sending, also on a build that expired; an expired build refuses submit. The status mapping's
+ * refusals not reachable from the embedded e2e, each through the error table to its status and
+ * code: 402 for SOL short of fee, rent and reserve; 409 for the pool's active-withdrawal limit and
+ * for finishing a finished withdrawal; reward claims answering 409 already claimed (paid on chain
+ * with no stored signature) and 503 claim failed (retryable; a later claim still pays once).
+ * The crash window of an embedded operation (recorded, signed, never sent): the restarted service
+ * never sends it; meanwhile it is 409 pending (retryable); it settles failed once its blockhash
+ * expires, a replay answers 409 with its signature, and a new clientStakeId stakes once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase64Encoder } from "@solana/kit"
@@ -18,16 +25,21 @@ import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "..
 import { STAKED_SVC_MINT, SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
 import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
-import { make as makeStaking, type StakingCaller, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
+import { makeStakingStore } from "../../src/services/staking/StakingStore.js"
+import { bodyHashOf, make as makeStaking, type StakingCaller, type StakingFailure, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
+import { mapFailure } from "../../api/ErrorTable.js"
+import { eventually } from "../support/eventually.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const UNIT = 1_000_000n
 let harness: WalletHarness
 let ledger: Ledger
 let staking: StakingServiceShape
+/** The same service with no distributor key: reward claims cannot be paid. */
+let noDistributor: StakingServiceShape
 let scope: Scope.CloseableScope
 let ticker: NodeJS.Timeout
 let wallet: { id: string; address: string }
@@ -64,6 +76,16 @@ beforeAll(async () => {
         nowMs: () => harness.clock.ms + clock.offsetMs,
         distributor: await keeperSigner()
       },
+      { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
+    ).pipe(
+      Effect.provideService(WalletService, harness.service),
+      Effect.provideService(WalletProvider, harness.provider),
+      Effect.provideService(SqlClient.SqlClient, harness.sql)
+    )
+  )
+  noDistributor = await Effect.runPromise(
+    makeStaking(
+      { rpcUrl: net.rpcUrl, platformMint: SVC_MINT, receiptMint: STAKED_SVC_MINT, pollIntervalMs: 20, confirmTimeoutMs: 10_000, nowMs: () => harness.clock.ms + clock.offsetMs },
       { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
     ).pipe(
       Effect.provideService(WalletService, harness.service),
@@ -171,5 +193,155 @@ describe("linked and TEE staking payers", () => {
     expect(paused._tag === "Left" && paused.left.reason).toBe("key_paused")
     const other = await run(staking.claimReward({ ...caller, keyId: "kid-a2", principal: principals["key-a2"] as Principal }, rewardId.toString()))
     expect(other._tag === "Left" && other.left.reason).toBe("reward_not_owned")
+  }, 60_000)
+})
+
+/** A service answer through the error table: its status, code and field, or "ok" with the body. */
+const answered = async (e: Effect.Effect<Record<string, unknown>, StakingFailure>) => {
+  const r = await Effect.runPromise(Effect.either(mapFailure(e)))
+  return r._tag === "Right" ? { ok: r.right } : { status: r.left.httpStatus, code: r.left.code, field: r.left.field, retryable: r.left.retryable, details: r.left.extra }
+}
+
+/** Builds `input` for the TEE wallet, signs it at the relay and submits it; the confirmed operation. */
+const landLinked = async (input: Parameters<StakingServiceShape["build"]>[1]) => {
+  const built = await run(staking.build(caller, input))
+  if (built._tag === "Left") throw new Error(JSON.stringify(built.left))
+  const signed = await sign(wallet.id, built.right.claimId as string, built.right.transaction as string)
+  const submitted = await run(staking.submit(caller, { clientStakeId: input.clientStakeId, signedTransaction: signed }))
+  if (submitted._tag === "Left") throw new Error(JSON.stringify(submitted.left))
+  return { ...submitted.right, withdrawal: built.right.withdrawal }
+}
+
+describe("staking refusals of the status mapping (402, 409, reward 409 and 503)", () => {
+  it("402: a wallet holding the platform token but too little SOL for fee, rent and reserve; nothing is recorded", async () => {
+    const dry = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "solana", keyPrefix: "a1aaaaaa", label: "no-sol" }))
+    ledger.mintTestTokens(SVC_MINT_ADDRESS, address(dry.address), 10n * UNIT)
+    const input = { action: "stake", payer: "linked", linkedWalletId: dry.id, clientStakeId: "nosol-1", amountRaw: UNIT } as const
+    for (const dryRun of [true, false]) {
+      const refused = await answered(staking.build(caller, { ...input, dryRun }))
+      expect(refused).toMatchObject({ status: 402, code: "INSUFFICIENT_OWNER_BALANCE" })
+      expect(refused.details).toMatchObject({ solBalanceLamports: "0" })
+    }
+    // Nothing was built: the id is unknown to submit.
+    expect(await answered(staking.submit(caller, { clientStakeId: "nosol-1", signedTransaction: new Uint8Array(8) }))).toMatchObject({ status: 404, code: "JOB_NOT_FOUND" })
+  }, 60_000)
+
+  it("409: an unstake past the pool's active-withdrawal limit; finishing a finished withdrawal", async () => {
+    const opened = await landLinked({ action: "unstake", payer: "linked", linkedWalletId: wallet.id, clientStakeId: "lim-u1", dryRun: false, amountRaw: UNIT })
+    const withdrawal = opened.withdrawal as string
+    const active = (await Effect.runPromise(staking.chain.wallet(wallet.address))).activeWithdrawals
+    expect(active).toBeGreaterThanOrEqual(1)
+    ledger.configureStakePool({ withdrawalTimelockSeconds: 1n, maxActiveWithdrawals: active, paused: false })
+    try {
+      for (const dryRun of [true, false]) {
+        const limited = await answered(staking.build(caller, { action: "unstake", payer: "linked", linkedWalletId: wallet.id, clientStakeId: "lim-u2", dryRun, amountRaw: UNIT }))
+        expect(limited).toMatchObject({ status: 409, code: "VALIDATION_FAILED" })
+        expect(limited.details).toMatchObject({ maxActiveWithdrawals: active })
+      }
+    } finally {
+      ledger.configureStakePool({ withdrawalTimelockSeconds: 1n, maxActiveWithdrawals: 5, paused: false })
+    }
+    // One below the limit again: the same unstake passes its checks.
+    expect(await answered(staking.build(caller, { action: "unstake", payer: "linked", linkedWalletId: wallet.id, clientStakeId: "lim-u3", dryRun: true, amountRaw: UNIT }))).toHaveProperty("ok")
+
+    const finish = { action: "finish", payer: "linked", linkedWalletId: wallet.id, withdrawal } as const
+    await eventually(async () => ("ok" in (await answered(staking.build(caller, { ...finish, clientStakeId: "fin-1", dryRun: true }))) ? true : undefined), {
+      what: "the withdrawal's wait to pass on the localnet clock",
+      deadlineMs: 20_000,
+      intervalMs: 100
+    })
+    expect(await landLinked({ ...finish, clientStakeId: "fin-1", dryRun: false })).toMatchObject({ status: "confirmed", action: "finish" })
+    for (const dryRun of [true, false]) {
+      expect(await answered(staking.build(caller, { ...finish, clientStakeId: "fin-2", dryRun }))).toMatchObject({ status: 409, code: "VALIDATION_FAILED", field: "withdrawal" })
+    }
+  }, 60_000)
+
+  it("reward claims: 503 claim failed (retryable) when nothing can pay; 409 already claimed when it was paid with no stored signature", async () => {
+    const { rewardId } = ledger.distributeStakingReward(address(wallet.address), USDC_MINT_ADDRESS, 3_000_000n)
+    const before = tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))
+    const failed = await answered(noDistributor.claimReward(caller, rewardId.toString()))
+    expect(failed).toMatchObject({ status: 503, code: "STAKING_REWARD_CLAIM_FAILED", retryable: true })
+    const paid = await answered(staking.claimReward(caller, rewardId.toString()))
+    expect(paid).toMatchObject({ ok: { rewardId: rewardId.toString(), amountRaw: "3000000" } })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))).toBe(before + 3_000_000n)
+
+    // Paid on chain by a transaction the service never recorded: already claimed, no signature to give.
+    const other = ledger.distributeStakingReward(address(wallet.address), USDC_MINT_ADDRESS, 2_000_000n).rewardId
+    const reward = await Effect.runPromise(staking.chain.reward(other))
+    const tx = await Effect.runPromise(staking.chain.claimTransaction(await keeperSigner(), reward!))
+    await Effect.runPromise(staking.chain.send(tx.base64))
+    await eventually(async () => ((await Effect.runPromise(staking.chain.reward(other)))?.claimedAtSec !== 0n ? true : undefined), {
+      what: "the direct claim to land",
+      deadlineMs: 10_000,
+      intervalMs: 50
+    })
+    expect(await answered(staking.claimReward(caller, other.toString()))).toMatchObject({ status: 409, code: "STAKING_REWARD_ALREADY_CLAIMED" })
+    expect(tokenBalance(ledger, ataOf(address(wallet.address), USDC_MINT_ADDRESS))).toBe(before + 5_000_000n)
+  }, 60_000)
+})
+
+describe("an embedded operation recorded but never sent (the engine died between the two)", () => {
+  it("is never sent by the restarted service: it settles failed after its blockhash expires; a replay is 409 with its signature; a new id stakes once", async () => {
+    const embeddedCaller: StakingCaller = { ...caller, embeddedWallet: "allowed" }
+    const owner = (await Effect.runPromise(harness.provider.ensureEmbeddedWallet("acct-a", "solana"))).address
+    await Effect.runPromise(harness.provider.setDelegation("acct-a", "solana", "active"))
+    ledger.requestAirdrop(address(owner), 2_000_000_000n)
+    ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
+    const input = { action: "stake", payer: "main", clientStakeId: "crash-window", dryRun: false, amountRaw: 2n * UNIT } as const
+
+    // What build writes before it sends: the signed transaction's signature and lifetime, state `sending`.
+    const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
+    const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
+    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+    const { createHash } = await import("node:crypto")
+    const inserted = await Effect.runPromise(
+      store.insert({
+        accountId: "acct-a",
+        clientStakeId: input.clientStakeId,
+        action: "stake",
+        payer: "main",
+        walletId: null,
+        wallet: owner,
+        keyId: caller.keyId,
+        bodyHash: bodyHashOf(input),
+        state: "sending",
+        amountRaw: input.amountRaw.toString(),
+        withdrawal: null,
+        signature: signed.signature,
+        transaction: null,
+        messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
+        claimId: null,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+        builtAtMs: harness.clock.ms,
+        expiresAtMs: null,
+        error: null
+      })
+    )
+    expect(inserted).toBe(true)
+    // The engine died here. The restarted service settles what was left in flight, from the chain.
+    expect(await Effect.runPromise(noDistributor.resumeInFlight)).toBeGreaterThanOrEqual(1)
+    // While its blockhash may still land, the operation is pending: 409, retryable, nothing sent.
+    expect(await answered(staking.submit(embeddedCaller, { clientStakeId: input.clientStakeId, signedTransaction: built.wire }))).toMatchObject({
+      status: 409,
+      code: "IDEMPOTENCY_CONFLICT",
+      retryable: true,
+      details: { state: "sending", signature: signed.signature }
+    })
+    let lastReplay: unknown
+    const settled = await eventually(
+      async () => {
+        const replay = await answered(staking.build(embeddedCaller, input))
+        lastReplay = replay
+        return "status" in replay && replay.status === 409 && replay.retryable !== true ? replay : undefined
+      },
+      { what: "the unsent operation to settle once its blockhash expires", deadlineMs: 30_000, intervalMs: 200, detail: () => JSON.stringify(lastReplay) }
+    )
+    expect(settled).toMatchObject({ status: 409, code: "IDEMPOTENCY_CONFLICT", field: "clientStakeId", details: { signature: signed.signature, state: "failed" } })
+    expect(ledger.getTransaction(signed.signature)).toBeUndefined() // never sent
+    expect(tokenBalance(ledger, ataOf(address(owner), STAKED_SVC_MINT_ADDRESS))).toBe(0n)
+
+    const again = await answered(staking.build(embeddedCaller, { ...input, clientStakeId: "crash-window-2" }))
+    expect(again).toMatchObject({ ok: { status: "confirmed", action: "stake", replay: false } })
+    expect(tokenBalance(ledger, ataOf(address(owner), STAKED_SVC_MINT_ADDRESS))).toBe(2n * UNIT)
   }, 60_000)
 })

@@ -4,8 +4,9 @@
  * account's rows of `launched_tokens`, sorted by mint; the recipient is fixed at launch (Solana: the
  * fee vault's creator, `SolanaCreatorFees`; Hood: the fee splitter's streamer, `HoodCreatorFees`,
  * one call per asset with `calls[]`, `outcome` (`FeeClaimOutcome`) and `dust`). A claim needs no idempotency id: it pays only what the chain still
- * owes; one claim per token runs at a time (a simultaneous one answers `below_dust`), bounded by
- * `claimsInFlightMax`.
+ * owes; one claim per token runs at a time, across processes and restarts (a token lease in
+ * PostgreSQL, `FeeClaimLocks`; a simultaneous one answers `below_dust`), and a process runs at most
+ * `claimsInFlightMax` claims at once.
  *
  * Claimability (4.3 rules 2 to 6), in order: the recipient must be the account's embedded wallet
  * (another wallet of the account: `wallet_not_signable`; none: `not_recipient`), the key must allow
@@ -31,6 +32,7 @@ import {
 } from "./SolanaCreatorFees.js"
 import { WSOL_MINT } from "../../domain/QuotePairs.js"
 import { type HoodFeeOptions, type HoodFeeRead, makeHoodCreatorFees } from "./HoodCreatorFees.js"
+import { makeFeeClaimLocks } from "./FeeClaimLocks.js"
 
 export const FEE_PAGE_DEFAULT = 20
 export const FEE_PAGE_MAX = 50
@@ -48,6 +50,8 @@ export interface CreatorFeesOptions {
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
   readonly claimsInFlightMax?: number
+  /** How long a claim's token lease lasts when its holder dies (default `FEE_CLAIM_LEASE_MS`). */
+  readonly claimLeaseMs?: number
   readonly nowMs?: () => number
 }
 
@@ -68,7 +72,9 @@ export const make = (options: CreatorFeesOptions) =>
     const solana = makeSolanaCreatorFees(options.solanaRpcUrl)
     const hood = options.hood === undefined ? undefined : makeHoodCreatorFees(options.hood, provider)
     const nowMs = options.nowMs ?? Date.now
+    /** This process's running claims (the bound); which tokens are claimed anywhere is `locks`. */
     const inFlight = new Set<string>()
+    const locks = makeFeeClaimLocks(sql, options.claimLeaseMs)
     const inFlightMax = options.claimsInFlightMax ?? 1_000
 
     const tokenOf = (accountId: string, mint: string) =>
@@ -103,7 +109,7 @@ export const make = (options: CreatorFeesOptions) =>
         const signer = yield* signerProblem(caller, "solana", fees.recipient)
         if (signer !== undefined) return signer
         const native = fees.quoteMint === WSOL_MINT
-        if (fees.owedRaw === 0n || (native && fees.owedRaw <= SOL_DUST_LAMPORTS) || inFlight.has(mint)) return "below_dust"
+        if (fees.owedRaw === 0n || (native && fees.owedRaw <= SOL_DUST_LAMPORTS) || (yield* locks.held(mint, nowMs()))) return "below_dust"
         const needed = SIGNATURE_FEE_LAMPORTS + (fees.hasQuoteAccount ? 0n : TOKEN_ACCOUNT_RENT_LAMPORTS) + PAYER_RESERVE_LAMPORTS
         if ((yield* solana.lamportsOf(fees.recipient)) < needed) return "insufficient_gas"
         return undefined
@@ -113,11 +119,11 @@ export const make = (options: CreatorFeesOptions) =>
       f.owedRaw === 0n ? [] : [{ symbol: f.quoteSymbol, mint: f.quoteMint, decimals: f.quoteDecimals, amountRaw: f.owedRaw.toString() }]
 
     /** Hood: why the streamer's fees cannot be claimed now, before gas (undefined: they may be). */
-    const assessHood = (caller: FeeCaller, fees: HoodFeeRead) =>
+    const assessHood = (caller: FeeCaller, fees: HoodFeeRead, mint: string) =>
       Effect.gen(function* () {
         const signer = yield* signerProblem(caller, "evm", fees.recipient)
         if (signer !== undefined) return signer
-        if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice))) return "below_dust"
+        if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice)) || (yield* locks.held(mint, nowMs()))) return "below_dust"
         return undefined
       })
 
@@ -129,7 +135,7 @@ export const make = (options: CreatorFeesOptions) =>
         const fees = hood === undefined ? undefined : yield* hood.readFees(token.mint)
         if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
         return {
-          ...entryOf(token, fees, yield* assessHood(caller, fees), hoodAmounts(fees)),
+          ...entryOf(token, fees, yield* assessHood(caller, fees, token.mint), hoodAmounts(fees)),
           ...(fees.lpPosition !== undefined ? { lpPosition: fees.lpPosition } : {})
         }
       }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
@@ -174,6 +180,22 @@ export const make = (options: CreatorFeesOptions) =>
         }).pipe(Effect.withSpan("CreatorFees.list"))
       )
 
+    /**
+     * Runs `claimOf` holding the token's lease and one of this process's in-flight places; a
+     * claim of the token running anywhere (or no place left) answers `below_dust`.
+     */
+    const exclusively = <A, E, R>(mint: string, claimOf: Effect.Effect<A, E, R>) =>
+      Effect.gen(function* () {
+        if (inFlight.size >= inFlightMax) return yield* feeError("not_claimable", "Too many claims in flight; try again", { details: { reason: "below_dust" } })
+        const holder = yield* locks.acquire(mint, nowMs())
+        if (holder === undefined) return yield* feeError("not_claimable", "A claim of this token is running", { details: { reason: "below_dust" } })
+        inFlight.add(holder)
+        return yield* Effect.ensuring(
+          claimOf,
+          Effect.zipRight(Effect.sync(() => inFlight.delete(holder)), locks.release(mint, holder).pipe(Effect.catchAll((e) => Effect.logWarning("a fee claim lease was not given back; it expires", e))))
+        )
+      })
+
     const claim: CreatorFeesShape["claim"] = (caller, requested, dryRun) =>
       storage(
         Effect.gen(function* () {
@@ -198,9 +220,7 @@ export const make = (options: CreatorFeesOptions) =>
           if (reason !== undefined) {
             return yield* feeError("not_claimable", `The fees of ${mint} cannot be claimed now: ${reason}`, { details: { reason } })
           }
-          if (inFlight.size >= inFlightMax) return yield* feeError("not_claimable", "Too many claims in flight; try again", { details: { reason: "below_dust" } })
-          inFlight.add(mint)
-          return yield* Effect.ensuring(send(caller, mint, fees, base), Effect.sync(() => inFlight.delete(mint)))
+          return yield* exclusively(mint, send(caller, mint, fees, base))
         }).pipe(Effect.withSpan("CreatorFees.claim"))
       )
 
@@ -237,7 +257,7 @@ export const make = (options: CreatorFeesOptions) =>
         if (hood === undefined) return yield* feeError("chain_unavailable", "Hood is not configured on this server", { retryable: false })
         const fees = yield* hood.readFees(mint)
         if (fees === undefined) return yield* feeError("chain_unavailable", `the fee splitter has no curve for ${mint}`, { retryable: true })
-        let reason = yield* assessHood(caller, fees)
+        let reason = yield* assessHood(caller, fees, mint)
         const claimable = fees.assets.filter((a) => hood.aboveDust(a, fees.gasPrice))
         const dust = fees.assets.filter((a) => a.amountRaw > 0n && !hood.aboveDust(a, fees.gasPrice)).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
         const wallet = fees.recipient as `0x${string}`
@@ -263,10 +283,7 @@ export const make = (options: CreatorFeesOptions) =>
         if (yield* hood.unsettled(wallet)) {
           return { ...base, warnings: ["an earlier transaction of the wallet is unsettled; nothing was sent"], claimed: [], remaining: hoodAmounts(fees), calls: callsOut(notSent), outcome: "not_started" }
         }
-        if (inFlight.has(mint)) return yield* feeError("not_claimable", "A claim of this token is running", { details: { reason: "below_dust" } })
-        if (inFlight.size >= inFlightMax) return yield* feeError("not_claimable", "Too many claims in flight; try again", { details: { reason: "below_dust" } })
-        inFlight.add(mint)
-        const calls = yield* Effect.ensuring(hood.send(caller.accountId, prepared!), Effect.sync(() => inFlight.delete(mint)))
+        const calls = yield* exclusively(mint, hood.send(caller.accountId, prepared!))
         const after = yield* Effect.either(hood.readFees(mint))
         return {
           ...base,

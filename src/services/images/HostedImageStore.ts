@@ -16,6 +16,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
+import { takeFromWindow, type WindowTake } from "../../db/WindowTakes.js"
 import { createHash } from "node:crypto"
 import type { ImageFormat } from "./ImageFormat.js"
 import type { RecognizedImage } from "./ImageProcessor.js"
@@ -33,7 +34,7 @@ export interface StoredImage extends StoredImageInfo {
   readonly bytes: Uint8Array
 }
 
-export type UploadTake = { readonly taken: true } | { readonly taken: false; readonly retryAfterMs: number }
+export type UploadTake = WindowTake
 
 export const imageIdOf = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
@@ -114,24 +115,7 @@ export const takeUpload = (
   windowMs: number,
   nowMs: number
 ): Effect.Effect<UploadTake, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
-        yield* lockKey(sql, `image-uploads:${keyId}`)
-        yield* sql`DELETE FROM image_upload_takes WHERE key_id = ${keyId} AND taken_at_ms <= ${nowMs - windowMs}`
-        const rows = yield* sql<{ n: number; oldest: string | null }>`
-          SELECT count(*)::int AS n, min(taken_at_ms)::text AS oldest FROM image_upload_takes WHERE key_id = ${keyId}`
-        const n = rows[0]?.n ?? 0
-        if (n >= limit) {
-          const oldest = rows[0]?.oldest
-          const retryAfterMs = oldest === null || oldest === undefined ? windowMs : Number(oldest) + windowMs - nowMs
-          return { taken: false, retryAfterMs: Math.max(1, retryAfterMs) } as const
-        }
-        yield* sql`INSERT INTO image_upload_takes (key_id, taken_at_ms) VALUES (${keyId}, ${nowMs})`
-        return { taken: true } as const
-      })
-    )
-  )
+  Effect.flatMap(SqlClient.SqlClient, (sql) => takeFromWindow(sql, { table: "image_upload_takes", columns: { key_id: keyId } }, limit, windowMs, nowMs))
 
 /** The stored image's description, without its bytes. */
 export const lookupImage = (id: string): Effect.Effect<Option.Option<StoredImageInfo>, SqlError, SqlClient.SqlClient> =>

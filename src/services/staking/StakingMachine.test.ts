@@ -16,6 +16,7 @@
  * - built → expired → confirmed: "an expired build refuses submit, and confirms a late landing"
  * - sending/submitted → confirmed | failed: "the chain's answer settles a sent transaction"
  * - refusals: "wrong message, not landed, pending and failed are refused without a change"
+ * - repeated builds: "a repeated build of a failed or expired operation is refused: a new id is needed"
  * - replays: "a replay of a confirmed operation answers it as it stands"
  */
 import { describe, expect, it } from "vitest"
@@ -83,6 +84,15 @@ describe("staking operation machine", () => {
     expect(step(failed, { _tag: "Submit", signature: "s", exactMessage: true, nowMs: 1 })).toEqual([failed, [{ _tag: "Refuse", reason: "failed" }]])
     expect(step(undefined, { _tag: "Submit", signature: "s", exactMessage: true, nowMs: 1 })).toEqual([undefined, [{ _tag: "Refuse", reason: "not_built" }]])
     expect(step(undefined, { _tag: "Confirm", signature: "s", exactMessage: true, landed: "landed" })).toEqual([undefined, [{ _tag: "Refuse", reason: "not_built" }]])
+  })
+
+  it("a repeated build of a failed or expired operation is refused: a new id is needed", () => {
+    const failed: OperationState = { _tag: "failed", signature: "s", error: "e" }
+    expect(step(failed, { _tag: "Built", payer: "main", signature: "other" })).toEqual([failed, [{ _tag: "Refuse", reason: "failed" }]])
+    const expired: OperationState = { _tag: "expired" }
+    expect(step(expired, { _tag: "Built", payer: "linked", expiresAtMs: 5 })).toEqual([expired, [{ _tag: "Refuse", reason: "build_expired" }]])
+    const sending: OperationState = { _tag: "sending", signature: "s" }
+    expect(step(sending, { _tag: "Built", payer: "main", signature: "other" })).toEqual([sending, [{ _tag: "Replay" }]])
   })
 
   it("a replay of a confirmed operation answers it as it stands", () => {

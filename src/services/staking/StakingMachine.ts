@@ -58,6 +58,9 @@ const confirmed = (signature: string): Step => [{ _tag: "confirmed", signature }
 export const step = (state: OperationState | undefined, event: OperationEvent): Step => {
   switch (event._tag) {
     case "Built":
+      // A repeated build: a failed or expired operation needs a new id (409), anything else is answered as it stands.
+      if (state?._tag === "failed") return refuse(state, "failed")
+      if (state?._tag === "expired") return refuse(state, "build_expired")
       if (state !== undefined) return [state, [{ _tag: "Replay" }]]
       return event.payer === "main"
         ? [{ _tag: "sending", signature: event.signature }, [{ _tag: "Broadcast" }]]

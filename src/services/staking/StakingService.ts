@@ -340,7 +340,11 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
         if (row.bodyHash !== bodyHashOf(input)) {
           return yield* stakingError("idempotency_conflict", "This clientStakeId was used with a different body", { details: { state: row.state } })
         }
-        if (row.state === "sending") return operation(yield* settle(row), true)
+        if (row.state === "sending") {
+          const settled = yield* settle(row)
+          if (settled.state === "failed") return yield* refusal("failed", settled)
+          return operation(settled, true)
+        }
         const [, outputs] = step(stateOf(row), { _tag: "Built", payer: "main", signature: "" })
         return yield* answerOf(row, outputs)
       })
