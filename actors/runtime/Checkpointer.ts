@@ -35,8 +35,13 @@ export interface CheckpointRow {
 export interface CheckpointStore {
   /** Every row of `owner`, page by page (keyset pagination, `pageSize` rows at a time). */
   readonly load: (owner: string, onPage: (rows: ReadonlyArray<CheckpointRow>) => void) => Effect.Effect<number, SqlError>
-  /** Writes the rows in one transaction. */
-  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>) => Effect.Effect<void, SqlError>
+  /**
+   * Writes the rows in one transaction. `fenced`: a row replaces a stored one only when its
+   * position is not older (positions compare as strings: the actor's are fixed-width and
+   * sortable), so a process that lost a key's partition and flushes a stale state afterwards
+   * cannot move the key's checkpoint back under its new owner.
+   */
+  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>, fenced?: boolean) => Effect.Effect<void, SqlError>
 }
 
 export const LOAD_PAGE_ROWS = 5000
@@ -58,7 +63,7 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
           if (rows.length < LOAD_PAGE_ROWS) return total
         }
       }).pipe(Effect.withSpan("Checkpoints.load", { attributes: { owner } })),
-    save: (owner, rows) =>
+    save: (owner, rows, fenced = false) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -66,7 +71,11 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
             const deletes = rows.filter((r) => r.state === null).map((r) => r.key)
             for (let i = 0; i < upserts.length; i += rowsPerStatement) {
               const chunk = upserts.slice(i, i + rowsPerStatement).map((r) => ({ owner, key: r.key, position: r.position, state: r.state }))
-              yield* sql`INSERT INTO checkpoints ${sql.insert(chunk)}
+              yield* fenced
+                ? sql`INSERT INTO checkpoints ${sql.insert(chunk)}
+                ON CONFLICT (owner, key) DO UPDATE SET position = excluded.position, state = excluded.state, updated_at = now()
+                WHERE checkpoints.position <= excluded.position`
+                : sql`INSERT INTO checkpoints ${sql.insert(chunk)}
                 ON CONFLICT (owner, key) DO UPDATE SET position = excluded.position, state = excluded.state, updated_at = now()`
             }
             for (let i = 0; i < deletes.length; i += rowsPerStatement) {
@@ -91,6 +100,8 @@ export interface CheckpointerOptions {
    * The runtime waits there for the bus records those states came from to be durable.
    */
   readonly beforeSave?: () => Effect.Effect<void, unknown>
+  /** Save with the position fence (`CheckpointStore.save`): the actor's positions are ordered. */
+  readonly fenced?: boolean
 }
 
 /** Retries of a failed flush: 10 ms doubling, capped at 2 s, forever (the bus waits meanwhile). */
@@ -225,7 +236,7 @@ export class Checkpointer<S> {
       discard: true
     })
     const ready = this.options.beforeSave?.() ?? Effect.void
-    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken))).pipe(
+    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken, this.options.fenced ?? false))).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => this.flushFailures++).pipe(
           Effect.zipRight(Effect.logWarning(`actors: checkpoint flush of ${taken.length} states failed; retrying`, error))

@@ -1,0 +1,118 @@
+/**
+ * Two market-actor processes sharing `chain.events` (the actors role), through the real runtime
+ * on one embedded bus and one PGlite: A runs alone, B joins (the bus moves half the partitions to
+ * B, which reloads their checkpoints), both apply more traffic, B leaves (its partitions return to
+ * A, whose states for them are stale: it reloads B's checkpoints), and after more traffic every
+ * market A holds equals the in-order fold of all the events. Without the reload on assignment A
+ * would apply the last round onto the states it held before B joined and miss B's round.
+ * Beside it, the checkpoint store's position fence: a stale state never replaces a newer row.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as MarketActors from "../../actors/MarketActors.js"
+import { pgCheckpointStore } from "../../actors/runtime/Checkpointer.js"
+import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
+import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
+import * as Database from "../../src/db/Database.js"
+import { eventuallyEffect } from "../support/eventually.js"
+import { foldStates, publishEvents, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
+
+const PARTITIONS = 4
+
+class Shared extends Context.Tag("test/Shared")<Shared, { readonly bus: BusShape; readonly database: Context.Context<SqlClient.SqlClient> }>() {}
+
+const sharedLayer = Layer.scoped(
+  Shared,
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "curvestream-rebalance-"))),
+      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+    )
+    const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: PARTITIONS })
+    const database = yield* Layer.build(Database.layer({ url: undefined, dataDir: dir }))
+    return { bus, database }
+  })
+)
+
+/** One actors "process": its own runtime in a scope of its own (closing it is the process leaving the group). */
+const openActors = Effect.gen(function* () {
+  const { bus, database } = yield* Shared
+  const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+  const { actors } = yield* MarketActors.make({ reloadOnAssign: true, shards: 2 }).pipe(
+    Effect.provideService(Bus, bus),
+    Effect.provide(database),
+    Scope.extend(scope)
+  )
+  return { actors, close: Scope.close(scope, Exit.void) }
+})
+
+const committedToEnd = (bus: BusShape) =>
+  Effect.gen(function* () {
+    const ends = yield* bus.endOffsets(Topics.chainEvents)
+    yield* eventuallyEffect(
+      Effect.map(bus.committed(MarketActors.MARKET_ACTORS_GROUP, Topics.chainEvents), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) >= end)),
+      { what: "the commits to reach the end of chain.events", deadlineMs: 30_000, intervalMs: 10 }
+    )
+  })
+
+layer(sharedLayer, { timeout: 120_000, excludeTestServices: true })("market actors sharing chain.events", (it) => {
+  it.scoped("a partition handed over reloads its checkpoints: the survivor ends in the uninterrupted state", () =>
+    Effect.gen(function* () {
+      const { bus } = yield* Shared
+      const w = workloadMarkets(6)
+      const round1 = workloadRounds(w, 8, true)
+      const round2 = workloadRounds(w, 8, false)
+      const round3 = workloadRounds(w, 8, false)
+      const a = yield* openActors
+      yield* publishEvents(bus, round1)
+      yield* committedToEnd(bus)
+
+      const b = yield* openActors
+      // B was given half the partitions and reloaded them before its first batch.
+      yield* eventuallyEffect(Effect.sync(() => b.actors.stats().reloads >= PARTITIONS / 2), { what: "B to reload its partitions", deadlineMs: 10_000, intervalMs: 10 })
+      yield* publishEvents(bus, round2)
+      yield* committedToEnd(bus)
+      expect(b.actors.stats().applied).toBeGreaterThan(0)
+      const aReloadsBefore = a.actors.stats().reloads
+
+      yield* b.close
+      yield* eventuallyEffect(Effect.sync(() => a.actors.stats().reloads >= aReloadsBefore + PARTITIONS / 2), {
+        what: "A to reload the partitions B left",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      yield* publishEvents(bus, round3)
+      yield* committedToEnd(bus)
+
+      const expected = foldStates([...round1, ...round2, ...round3])
+      expect(expected.size).toBe(12)
+      for (const [key, state] of expected) {
+        const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+        expect(a.actors.state(chain, mint)?.core, key).toEqual(state.core)
+      }
+      yield* a.close
+    })
+  )
+
+  it.scoped("the position fence: a stale state never replaces a newer checkpoint; unfenced owners write as before", () =>
+    Effect.gen(function* () {
+      const { database } = yield* Shared
+      const sql = Context.get(database, SqlClient.SqlClient)
+      const store = yield* pgCheckpointStore(10).pipe(Effect.provide(database))
+      const read = (owner: string) => sql<{ position: string; state: string }>`SELECT position, state::text AS state FROM checkpoints WHERE owner = ${owner} AND key = 'k'`
+      yield* store.save("fence-test", [{ key: "k", position: "0000000002", state: JSON.stringify({ v: 2 }) }], true)
+      yield* store.save("fence-test", [{ key: "k", position: "0000000001", state: JSON.stringify({ v: 1 }) }], true)
+      expect((yield* read("fence-test"))[0]!.position).toBe("0000000002")
+      yield* store.save("fence-test", [{ key: "k", position: "0000000002", state: JSON.stringify({ v: 2 }) }], true)
+      yield* store.save("fence-test", [{ key: "k", position: "0000000003", state: JSON.stringify({ v: 3 }) }], true)
+      expect((yield* read("fence-test"))[0]!.position).toBe("0000000003")
+      yield* store.save("plain-test", [{ key: "k", position: "v10", state: JSON.stringify({ v: 10 }) }])
+      yield* store.save("plain-test", [{ key: "k", position: "v9", state: JSON.stringify({ v: 9 }) }])
+      expect((yield* read("plain-test"))[0]!.position).toBe("v9")
+    }).pipe(Effect.provide(Layer.empty))
+  )
+})

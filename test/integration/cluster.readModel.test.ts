@@ -1,0 +1,150 @@
+/**
+ * The cluster read model through the real pieces on the embedded bus and PGlite: market actors
+ * publishing through the `TopicPublisher` (the actors role), and `MarketReplica`s following
+ * `market.snapshots` and `market.feed` (the API role). A replica started before the traffic and
+ * one started after it both end equal to the actors' own index, down to every record's JSON and
+ * every feed bucket's sequence numbers and deltas; a stale state published later changes nothing;
+ * a market only the snapshot topic still has (the feed's head trimmed) is taken from it. Offsets
+ * commit only once the read-model records are published.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { BUCKETS } from "../../actors/feeds/FeedBuckets.js"
+import * as MarketActors from "../../actors/MarketActors.js"
+import type { MarketIndexStore } from "../../actors/MarketIndex.js"
+import { encodeSnapshot } from "../../actors/replica/ReadModelCodec.js"
+import * as MarketReplica from "../../actors/replica/MarketReplica.js"
+import * as TopicPublisher from "../../actors/replica/TopicPublisher.js"
+import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
+import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
+import * as Database from "../../src/db/Database.js"
+import { eventuallyEffect } from "../support/eventually.js"
+import { foldStates, publishEvents, workload, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
+
+const PARTITIONS = 4
+
+class Cluster extends Context.Tag("test/Cluster")<
+  Cluster,
+  { readonly bus: BusShape; readonly index: MarketIndexStore; readonly actors: MarketActors.MarketActorsShape; readonly publisher: TopicPublisher.TopicPublisher }
+>() {}
+
+const clusterLayer = Layer.scoped(
+  Cluster,
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "curvestream-cluster-"))),
+      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+    )
+    const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: PARTITIONS })
+    const publisher = yield* TopicPublisher.make(bus)
+    // Built into the layer's scope (PGlite must outlive `make`).
+    const database = yield* Layer.build(Database.layer({ url: undefined, dataDir: dir }))
+    const { index, actors } = yield* MarketActors.make({ publisher, reloadOnAssign: true, shards: 4 }).pipe(Effect.provideService(Bus, bus), Effect.provide(database))
+    return { bus, index, actors, publisher }
+  })
+)
+
+/** Waits until the actors committed every `chain.events` partition to its end (so the read model is published). */
+const committedToEnd = (bus: BusShape, detail?: () => string) =>
+  Effect.gen(function* () {
+    const ends = yield* bus.endOffsets(Topics.chainEvents)
+    yield* eventuallyEffect(
+      Effect.map(bus.committed(MarketActors.MARKET_ACTORS_GROUP, Topics.chainEvents), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) >= end)),
+      { what: "the actors' commits to reach the end of chain.events", deadlineMs: 30_000, intervalMs: 10, ...(detail === undefined ? {} : { detail }) }
+    )
+  })
+
+const ready = (replica: MarketReplica.MarketReplica) =>
+  eventuallyEffect(Effect.sync(() => replica.ready()), { what: "the replica to catch up", deadlineMs: 30_000, intervalMs: 10 })
+
+/** Every record's JSON and every bucket's whole list and delta, as a reader sees them. */
+const view = (index: MarketIndexStore) => {
+  const records: Record<string, string | undefined> = {}
+  for (const core of index.markets()) records[`${core.chain}:${core.mint}`] = index.get(core.chain, core.mint)?.json
+  const feeds = BUCKETS.flatMap((bucket) => {
+    const whole = index.feed(bucket, undefined, undefined)
+    const delta = index.feed(bucket, undefined, Math.max(0, whole.seq - 5))
+    return [
+      { bucket, seq: whole.seq, tokens: whole.tokensJson },
+      { bucket, since: whole.seq - 5, reset: delta.reset, tokens: delta.tokensJson, removed: delta.removed }
+    ]
+  })
+  return { size: index.size(), records, feeds }
+}
+
+layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluster read model", (it) => {
+  it.scoped("replicas started before and after the traffic equal the actors' index, records and feed deltas alike", () =>
+    Effect.gen(function* () {
+      const { bus, index, actors, publisher } = yield* Cluster
+      const early = yield* MarketReplica.make(bus, { groupPrefix: "early" })
+      yield* ready(early)
+      const events = workload(8, 24)
+      yield* publishEvents(bus, events.slice(0, 400))
+      yield* publishEvents(bus, events.slice(400))
+      yield* committedToEnd(bus, () => JSON.stringify({ actors: actors.stats(), publisher: publisher.stats() }))
+      // Offsets commit only after the publisher's barrier: everything the actors applied is out.
+      expect(publisher.stats().pending).toBe(0)
+      const late = yield* MarketReplica.make(bus, { groupPrefix: "late" })
+      yield* ready(late)
+      const expected = view(index)
+      expect(expected.size).toBe(16)
+      for (const [key, state] of foldStates(events)) {
+        const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+        expect(actors.state(chain, mint)?.core, key).toEqual(state.core)
+      }
+      yield* eventuallyEffect(
+        Effect.sync(() => JSON.stringify(view(early.index)) === JSON.stringify(expected)),
+        { what: "the early replica to equal the actors' index", deadlineMs: 10_000, intervalMs: 10 }
+      )
+      expect(view(early.index)).toEqual(expected)
+      expect(view(late.index)).toEqual(expected)
+      expect(late.stats()).toMatchObject({ ready: true, decodeFailures: 0, fromSnapshotOnly: 0 })
+    })
+  )
+
+  it.scoped("a stale state changes nothing; a market only the snapshot topic has is taken from it", () =>
+    Effect.gen(function* () {
+      const { bus } = yield* Cluster
+      const w = workloadMarkets(1, "Stale")
+      const created = workloadRounds(w, 0, true)
+      const traded = workloadRounds(w, 4, false)
+      yield* publishEvents(bus, [...created, ...traded])
+      yield* committedToEnd(bus)
+      const replica = yield* MarketReplica.make(bus, { groupPrefix: "stale" })
+      yield* ready(replica)
+      const key = `solana:${w.sims[0]!.mint}`
+      const before = replica.index.get("solana", w.sims[0]!.mint)!.json
+      // A process that lost the partition publishes the state after creation only: older, skipped.
+      const old = foldStates(created).get(key)!
+      MarketActors.publishReadModel(yield* Effect.map(Cluster, (c) => c.publisher), [[key, old]])
+      yield* eventuallyEffect(Effect.sync(() => replica.stats().stale > 0), { what: "the stale state to reach the replica", deadlineMs: 10_000, intervalMs: 10 })
+      expect(replica.index.get("solana", w.sims[0]!.mint)!.json).toBe(before)
+
+      // A market whose feed records retention removed: only `market.snapshots` still has it.
+      const only = workloadMarkets(1, "SnapOnly")
+      const onlyEvents = workloadRounds(only, 2, true)
+      const onlyKey = `solana:${only.sims[0]!.mint}`
+      yield* bus.publish(Topics.marketSnapshots, [{ key: onlyKey, value: encodeSnapshot(foldStates(onlyEvents).get(onlyKey)) }])
+      const fresh = yield* MarketReplica.make(bus, { groupPrefix: "fresh" })
+      yield* ready(fresh)
+      expect(fresh.stats().fromSnapshotOnly).toBe(1)
+      expect(fresh.index.market("solana", only.sims[0]!.mint)).toEqual(foldStates(onlyEvents).get(onlyKey)!.core)
+      expect(replica.index.market("solana", only.sims[0]!.mint)).toBeUndefined()
+    })
+  )
+})
+
+describe("the cluster read model's bounds", () => {
+  layer(Layer.empty)((it) => {
+    it.scoped("the publisher refuses a non-positive pending bound", () =>
+      Effect.gen(function* () {
+        const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 1 })
+        const exit = yield* Effect.exit(TopicPublisher.make(bus, { maxPending: 0 }))
+        expect(exit._tag).toBe("Failure")
+      })
+    )
+  })
+})
