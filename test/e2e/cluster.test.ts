@@ -6,7 +6,8 @@
  * one actors process is killed with SIGKILL mid-stream, its partitions move to the other, and
  * every market ends where the chain is (trades counted once, none missed, reserves equal to the
  * curve account's) on both replicas; an API replica is killed with SIGKILL and a fresh one
- * catches up (503 from `/readyz` until then) and answers the same.
+ * catches up (503 from `/readyz` until then) and answers the same. A signals WebSocket on each
+ * replica receives every signal the actors' detectors emit (a whale buy's large_move among them).
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -18,7 +19,11 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type RoleProcess, startRole } from "../support/clusterRoles.js"
-import { type Engine, startEngine } from "../support/engine.js"
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
+import { createRequire } from "node:module"
+import type { Signal } from "../../src/domain/Signal.js"
+import { type Engine, freePort, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { type KafkaBroker, noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
 import { findPostgresBinDir, type PostgresServer, startPostgresServer } from "../support/postgresServer.js"
@@ -54,7 +59,48 @@ const env = (): Record<string, string> => ({
   ...hoodEnv(hood.info)
 })
 
-const startApi = () => startEngine({ args: ["--role", "api"], env: env(), readyTimeoutMs: 60_000 })
+interface WsClient {
+  on(event: "message", listener: (data: Buffer) => void): void
+  once(event: "open", listener: () => void): void
+  once(event: "error", listener: (e: Error) => void): void
+  close(): void
+}
+const WebSocket = createRequire(import.meta.url)("ws") as new (url: string, options: { headers: Record<string, string> }) => WsClient
+
+const dataUrls = new Map<Engine, string>()
+const startApi = async () => {
+  const dataPort = await freePort()
+  const api = await startEngine({ args: ["--role", "api"], env: { ...env(), CURVESTREAM_DATA_PORT: String(dataPort) }, readyTimeoutMs: 60_000 })
+  dataUrls.set(api, `ws://127.0.0.1:${dataPort}`)
+  return api
+}
+
+/** A Max account made with the operator CLI on the shared database, and a production agent key issued through a replica. */
+const agentKey = async (api: Engine): Promise<string> => {
+  const cli = async (...args: Array<string>) =>
+    JSON.parse((await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { cwd: projectRoot, env: { ...process.env, ...env() } })).stdout) as Record<string, string>
+  const { accountId, sessionToken } = await cli("create-account", "--plan", "max")
+  await cli("delegate", "--account", accountId!, "--chain", "solana")
+  const res = await fetch(`${api.url}/api/v1/agent/keys`, { method: "POST", headers: { authorization: `Bearer ${sessionToken!}`, "content-type": "application/json" }, body: JSON.stringify({ label: "cluster" }) })
+  const body = (await res.json()) as { key?: string }
+  if (body.key === undefined) throw new Error(`issuing an agent key answered ${res.status} ${JSON.stringify(body)}`)
+  return body.key
+}
+
+/** A signals stream client that keeps the ids it receives live (after the snapshot). */
+const stream = async (api: Engine, key: string) => {
+  const ws = new WebSocket(`${dataUrls.get(api)}/v1/signals/stream?quality=all`, { headers: { authorization: `Bearer ${key}` } })
+  const live: Array<Signal> = []
+  ws.on("message", (d) => {
+    const m = JSON.parse(d.toString()) as { type: string; signal?: Signal }
+    if (m.type === "signal" && m.signal !== undefined) live.push(m.signal)
+  })
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve())
+    ws.once("error", reject)
+  })
+  return { ws, live }
+}
 
 const getJson = async (url: string): Promise<{ status: number; body: any }> => {
   const res = await fetch(url)
@@ -145,6 +191,31 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
     for (let i = 0; i < 12; i++) await trade(i)
     await allCounted(apis, "both replicas to count the first trades")
     await sameAnswers(apis[0]!, apis[1]!)
+
+    // A signals stream on each replica; a whale buy moves the first market's price past +50%.
+    const key = await agentKey(apis[0]!)
+    const streams = await Promise.all(apis.map((api) => stream(api, key)))
+    const whale = traders[0]!
+    const whaleAta = await findAssociatedTokenAddress(whale.address, mints[0]!.address)
+    await sender.send(whale, [
+      getCreateAssociatedTokenInstruction({ payer: whale, ata: whaleAta, owner: whale.address, mint: mints[0]!.address, idempotent: true }),
+      await getBuyInstruction({ trader: whale, mint: mints[0]!.address, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: 20_000_000_000n, minAmountOutRaw: 0n })
+    ])
+    landed.set(mints[0]!.address, landed.get(mints[0]!.address)! + 1)
+    await allCounted(apis, "both replicas to count the whale buy")
+    await eventually(() => streams.every((s) => s.live.some((x) => x.pattern === "large_move" && x.asset === mints[0]!.address)), {
+      what: "a large_move on both replicas' streams",
+      deadlineMs: 20_000,
+      intervalMs: 50,
+      detail: () => JSON.stringify(streams.map((s) => s.live.map((x) => `${x.pattern}:${x.asset}`)))
+    })
+    // Every signal once on each stream, the same on both, and each one the tape holds.
+    const tape = (await (await fetch(`${dataUrls.get(apis[0]!)!.replace("ws", "http")}/v1/signals?limit=100&quality=all`, { headers: { authorization: `Bearer ${key}` } })).json()) as { signals: ReadonlyArray<Signal> }
+    const ids = streams.map((s) => s.live.map((x) => x.id))
+    expect(new Set(ids[0]).size).toBe(ids[0]!.length)
+    expect([...ids[1]!].sort()).toEqual([...ids[0]!].sort())
+    for (const id of ids[0]!) expect(tape.signals.map((x) => x.id)).toContain(id)
+    for (const s of streams) s.ws.close()
 
     // Kill an actors process while trades land: its partitions move to the other.
     const inFlight = (async () => {
