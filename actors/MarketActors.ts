@@ -89,7 +89,6 @@ export const marketActorDefinition = (config: MarketActorConfig = defaultConfig)
   eventId: (e) => e.id,
   step: makeStep(config),
   positionOf,
-  positionsOrdered: true,
   encodeState: encodeMarketState,
   decodeState: decodeMarketState,
   describeOutput,

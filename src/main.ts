@@ -128,6 +128,7 @@ const storageLayer = Layer.unwrapEffect(
                 brokers: config.kafka.brokers,
                 clientId: config.kafka.clientId,
                 idempotent: config.kafka.idempotent,
+                sessionTimeoutMs: config.kafka.sessionTimeoutMs,
                 partitions: config.bus.partitions
               })
         )

@@ -16,8 +16,10 @@
  *   offset hold the same index, down to the feed buckets' sequence numbers (the buckets' input is
  *   the one ordered feed, grouped by record). A replica started after retention trimmed the
  *   feed's head numbers its bucket changes from its own start (docs/decisions.md).
- * - Never backwards: a market's state is replaced only by a later position (a process that lost a
- *   partition may still publish a stale state, and a retried publish repeats records).
+ * - Applied in feed order, never filtered by position: a Hood retraction moves a market's position
+ *   back, and its state must still replace the one before. A process that lost a partition may
+ *   publish a state of one of its markets after the new owner published a later one; the replica
+ *   then shows the older state until the market's next event (docs/decisions.md, "Cluster roles").
  * - The end offsets are read snapshots first, feed second, and the actors publish each drain's
  *   feed record before its snapshots, so every snapshot read in step 1 is also in the feed read in
  *   step 2 unless retention removed it: step 1 only adds what the feed no longer has.
@@ -29,7 +31,7 @@ import { Context, Effect, Either, Exit, Layer, Scope as ScopeModule, type Scope 
 import { Bus, type BusBatch, type BusError, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { AgentLaunches, type AgentLaunchesRead, AgentLaunchRegistry } from "../AgentLaunches.js"
 import type { FeedOptions } from "../feeds/FeedBuckets.js"
-import { positionOf, type MarketState } from "../market/MarketActor.js"
+import type { MarketState } from "../market/MarketActor.js"
 import { MarketIndex, MarketIndexStore } from "../MarketIndex.js"
 import { decodeFeedRecord, decodeSnapshot, FEED_KEY, type MarketChange } from "./ReadModelCodec.js"
 
@@ -45,8 +47,6 @@ export interface MarketReplicaOptions {
 export interface MarketReplicaStats {
   readonly snapshotRecords: number
   readonly feedRecords: number
-  /** States skipped because the index already had that position or a later one. */
-  readonly stale: number
   readonly decodeFailures: number
   /** Markets taken from the snapshot topic that the feed no longer had. */
   readonly fromSnapshotOnly: number
@@ -89,30 +89,14 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
     index.setWarming(true)
     const maxBatch = options.maxBatch ?? 5_000
     const instance = `${options.groupPrefix}-${randomUUID()}`
-    const positions = new Map<string, string>()
-    const counters = { snapshotRecords: 0, feedRecords: 0, stale: 0, decodeFailures: 0, fromSnapshotOnly: 0 }
+    const seen = new Set<string>()
+    const counters = { snapshotRecords: 0, feedRecords: 0, decodeFailures: 0, fromSnapshotOnly: 0 }
     let ready = false
 
-    /** Keeps the states that move their market forward; updates the positions. */
-    const forward = (changes: ReadonlyArray<MarketChange>): Array<MarketChange> => {
-      const out: Array<MarketChange> = []
-      for (const [key, state] of changes) {
-        const held = positions.get(key)
-        if (state === undefined) {
-          if (held === undefined) continue
-          positions.delete(key)
-          out.push([key, undefined])
-          continue
-        }
-        const position = positionOf(state)
-        if (held !== undefined && position <= held) {
-          counters.stale++
-          continue
-        }
-        positions.set(key, position)
-        out.push([key, state])
-      }
-      return out
+    /** Tracks which markets the feed named (`finish` adds only the others from the snapshot). */
+    const named = (changes: ReadonlyArray<MarketChange>): ReadonlyArray<MarketChange> => {
+      for (const [key] of changes) seen.add(key)
+      return changes
     }
 
     const decodeFailed = (batch: BusBatch, offset: number, error: unknown) =>
@@ -139,10 +123,8 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
                 counters.snapshotRecords++
                 const decoded = Either.try(() => decodeSnapshot(record.value))
                 if (Either.isLeft(decoded)) yield* decodeFailed(batch, record.offset, decoded.left)
-                else {
-                  const held = base.get(record.key)
-                  if (decoded.right === undefined || held === undefined || positionOf(decoded.right) > positionOf(held)) base.set(record.key, decoded.right)
-                }
+                // Offset order per key: the latest record is the market's state (what compaction keeps).
+                else base.set(record.key, decoded.right)
               }
               const next = nextOffsetOf(batch)
               if (next !== undefined) snapshotProgress.advance(batch.partition, next)
@@ -159,14 +141,13 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
       const feedProgress = new Progress(new Map([[feedPartition, feedEnds.get(feedPartition) ?? 0]]))
       const finish = Effect.gen(function* () {
         const onlyInSnapshot: Array<MarketChange> = []
-        for (const [key, state] of base) if (state !== undefined && !positions.has(key)) onlyInSnapshot.push([key, state])
+        for (const [key, state] of base) if (state !== undefined && !seen.has(key)) onlyInSnapshot.push([key, state])
         base.clear()
-        const applied = forward(onlyInSnapshot)
-        counters.fromSnapshotOnly += applied.length
-        if (applied.length > 0) index.publish(applied)
+        counters.fromSnapshotOnly += onlyInSnapshot.length
+        if (onlyInSnapshot.length > 0) index.publish(named(onlyInSnapshot))
         ready = true
         index.setWarming(false)
-        yield* Effect.logInfo(`replica: caught up (${index.size()} markets, ${counters.feedRecords} feed records, ${applied.length} from the snapshot topic only)`)
+        yield* Effect.logInfo(`replica: caught up (${index.size()} markets, ${counters.feedRecords} feed records, ${onlyInSnapshot.length} from the snapshot topic only)`)
       })
       yield* bus.subscribe({ group: `${instance}-feed`, topic: Topics.marketFeed, fromBeginning: true, autoCommit: false, maxBatch }, (batch) =>
         Effect.gen(function* () {
@@ -177,8 +158,7 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
               yield* decodeFailed(batch, record.offset, decoded.left)
               continue
             }
-            const changes = forward(decoded.right)
-            if (changes.length > 0) index.publish(changes)
+            if (decoded.right.length > 0) index.publish(named(decoded.right))
           }
           if (ready) return
           const next = nextOffsetOf(batch)

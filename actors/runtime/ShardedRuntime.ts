@@ -50,11 +50,6 @@ export interface ActorDefinition<S, E, O> {
   /** Pure. Returns the SAME state object when the event changes nothing. Throwing is a defect. */
   readonly step: (state: S | undefined, event: E) => readonly [S | undefined, ReadonlyArray<O>]
   readonly positionOf: (state: S) => string
-  /**
-   * true when `positionOf` is fixed-width and sortable and only grows with each applied event
-   * (chain positions): checkpoints are then saved behind the position fence (`CheckpointStore.save`).
-   */
-  readonly positionsOrdered?: boolean
   readonly encodeState: (state: S) => string
   /** Throws on a row it did not write. */
   readonly decodeState: (text: string) => S
@@ -320,13 +315,15 @@ export const make = <S, E, O>(
     // to be durable (a partition's records become durable in offset order), and the committer
     // waits for the batches it commits.
     const routedDurable = new Map<number, Effect.Effect<void, BusError>>()
+    // The partitions this process claimed (`reloadOnAssign`): partition → epoch (CheckpointStore.claim).
+    const epochs = new Map<number, number>()
     const checkpointer = new Checkpointer<S>(
       {
         owner: definition.owner,
         maxKeys: options.checkpointMaxKeys,
         intervalMs: options.checkpointIntervalMs,
         lingerMs: options.checkpointLingerMs,
-        fenced: definition.positionsOrdered ?? false,
+        ...(options.reloadOnAssign ? { fence: { partitionOf: (key: string) => bus.partitionFor(options.topic, key), epochs } } : {}),
         beforeSave: () => {
           if (routedDurable.size === 0) return Effect.void
           const waits = [...routedDurable.values()]
@@ -623,9 +620,10 @@ export const make = <S, E, O>(
     // A partition this member was just given: its previous owner may have moved its keys on (or
     // this member held them long ago and they went stale here), and its checkpoints cover at least
     // up to the offset delivery starts from (commit after checkpoint). So: let what was routed
-    // before be applied, then replace the partition's states with its checkpoints (keys without a
-    // row are dropped: the replay from the committed offset creates them again) and republish
-    // them, since the previous owner may have checkpointed a state it had not published yet.
+    // before be applied, claim the partition (the ownership fence: the previous owner's later
+    // flushes write nothing of it), then replace the partition's states with its checkpoints (keys
+    // without a row are dropped: the replay from the committed offset creates them again) and
+    // republish them, since the previous owner may have checkpointed a state it had not published.
     const reloadPartition = (partition: number): Effect.Effect<void, SqlError> =>
       Effect.gen(function* () {
         for (const shard of shards) {
@@ -633,6 +631,8 @@ export const make = <S, E, O>(
           yield* shard.applied.await(mark, () => shard.mailbox.taken)
         }
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
+        // Claimed before loading: from here the previous owner's flushes leave this partition alone.
+        epochs.set(partition, yield* store.claim(definition.owner, partition))
         const rows: Array<CheckpointRow> = []
         yield* store.load(definition.owner, (page) => {
           for (const row of page) if (row.state !== null && ofPartition(row.key)) rows.push(row)

@@ -44,7 +44,6 @@ export const tokenSignalsDefinition = (
   eventId: (e) => e.id,
   step: makeTokenSignalsStep(config, inputs),
   positionOf: tokenPositionOf,
-  positionsOrdered: true,
   encodeState: encodeTokenState,
   decodeState: decodeTokenState,
   describeOutput: describeSignal

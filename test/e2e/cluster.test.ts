@@ -49,6 +49,8 @@ const apis: Array<Engine> = []
 const env = (): Record<string, string> => ({
   KAFKA_BROKERS: broker.brokers.join(","),
   KAFKA_IDEMPOTENT: "false",
+  // A killed actors process's partitions move after this (the group's least).
+  KAFKA_SESSION_TIMEOUT_MS: "6000",
   BUS_PARTITIONS: String(PARTITIONS),
   DATABASE_URL: postgres.url,
   WALLET_MASTER_KEY: KEY_BASE64,

@@ -5,7 +5,8 @@
  * A, whose states for them are stale: it reloads B's checkpoints), and after more traffic every
  * market A holds equals the in-order fold of all the events. Without the reload on assignment A
  * would apply the last round onto the states it held before B joined and miss B's round.
- * Beside it, the checkpoint store's position fence: a stale state never replaces a newer row.
+ * Beside it, the checkpoint store's ownership fence: once a partition is claimed again, the
+ * previous owner's flushes write nothing of it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
@@ -98,21 +99,30 @@ layer(sharedLayer, { timeout: 120_000, excludeTestServices: true })("market acto
     })
   )
 
-  it.scoped("the position fence: a stale state never replaces a newer checkpoint; unfenced owners write as before", () =>
+  it.scoped("the ownership fence: once a partition is claimed again, its previous owner's flushes write nothing of it", () =>
     Effect.gen(function* () {
       const { database } = yield* Shared
       const sql = Context.get(database, SqlClient.SqlClient)
       const store = yield* pgCheckpointStore(10).pipe(Effect.provide(database))
-      const read = (owner: string) => sql<{ position: string; state: string }>`SELECT position, state::text AS state FROM checkpoints WHERE owner = ${owner} AND key = 'k'`
-      yield* store.save("fence-test", [{ key: "k", position: "0000000002", state: JSON.stringify({ v: 2 }) }], true)
-      yield* store.save("fence-test", [{ key: "k", position: "0000000001", state: JSON.stringify({ v: 1 }) }], true)
-      expect((yield* read("fence-test"))[0]!.position).toBe("0000000002")
-      yield* store.save("fence-test", [{ key: "k", position: "0000000002", state: JSON.stringify({ v: 2 }) }], true)
-      yield* store.save("fence-test", [{ key: "k", position: "0000000003", state: JSON.stringify({ v: 3 }) }], true)
-      expect((yield* read("fence-test"))[0]!.position).toBe("0000000003")
-      yield* store.save("plain-test", [{ key: "k", position: "v10", state: JSON.stringify({ v: 10 }) }])
-      yield* store.save("plain-test", [{ key: "k", position: "v9", state: JSON.stringify({ v: 9 }) }])
-      expect((yield* read("plain-test"))[0]!.position).toBe("v9")
-    }).pipe(Effect.provide(Layer.empty))
+      const read = (key: string) => Effect.map(sql<{ state: string }>`SELECT state::text AS state FROM checkpoints WHERE owner = 'fence-test' AND key = ${key}`, (rows) => rows[0]?.state)
+      const partitionOf = (key: string) => (key.startsWith("p0") ? 0 : 1)
+      const first = yield* store.claim("fence-test", 0)
+      const other = yield* store.claim("fence-test", 1)
+      const a = { partitionOf, epochs: new Map([[0, first], [1, other]]) }
+      expect(yield* store.save("fence-test", [{ key: "p0-k", position: "1", state: JSON.stringify({ by: "a" }) }, { key: "p1-k", position: "1", state: JSON.stringify({ by: "a" }) }], a)).toBe(0)
+      // Partition 0 moves to B, which claims it: A's next flush writes partition 1's row only.
+      const second = yield* store.claim("fence-test", 0)
+      expect(second).toBe(first + 1)
+      const b = { partitionOf, epochs: new Map([[0, second]]) }
+      expect(yield* store.save("fence-test", [{ key: "p0-k", position: "2", state: JSON.stringify({ by: "b" }) }], b)).toBe(0)
+      expect(yield* store.save("fence-test", [{ key: "p0-k", position: "1", state: JSON.stringify({ by: "a, stale" }) }, { key: "p1-k", position: "2", state: JSON.stringify({ by: "a, again" }) }], a)).toBe(1)
+      expect(JSON.parse((yield* read("p0-k"))!)).toEqual({ by: "b" })
+      expect(JSON.parse((yield* read("p1-k"))!)).toEqual({ by: "a, again" })
+      // A row of a partition this process never claimed is not written either; no fence writes it as before.
+      expect(yield* store.save("fence-test", [{ key: "p1-new", position: "1", state: "{}" }], b)).toBe(1)
+      expect(yield* read("p1-new")).toBeUndefined()
+      expect(yield* store.save("fence-test", [{ key: "p1-new", position: "1", state: "{}" }])).toBe(0)
+      expect(yield* read("p1-new")).toBe("{}")
+    })
   )
 })

@@ -3,8 +3,9 @@
  * publishing through the `TopicPublisher` (the actors role), and `MarketReplica`s following
  * `market.snapshots` and `market.feed` (the API role). A replica started before the traffic and
  * one started after it both end equal to the actors' own index, down to every record's JSON and
- * every feed bucket's sequence numbers and deltas; a stale state published later changes nothing;
- * a market only the snapshot topic still has (the feed's head trimmed) is taken from it. Offsets
+ * every feed bucket's sequence numbers and deltas; a Hood retraction (whose state has an older
+ * position) reaches the replica; a market only the snapshot topic still has (the feed's head
+ * trimmed) is taken from it. Offsets
  * commit only once the read-model records are published.
  */
 import { describe, expect, layer } from "@effect/vitest"
@@ -105,23 +106,39 @@ layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluste
     })
   )
 
-  it.scoped("a stale state changes nothing; a market only the snapshot topic has is taken from it", () =>
+  it.scoped("a Hood retraction, which moves a market's position back, reaches the replica; a market only the snapshot topic has is taken from it", () =>
     Effect.gen(function* () {
-      const { bus } = yield* Cluster
-      const w = workloadMarkets(1, "Stale")
-      const created = workloadRounds(w, 0, true)
-      const traded = workloadRounds(w, 4, false)
-      yield* publishEvents(bus, [...created, ...traded])
+      const { bus, index } = yield* Cluster
+      const w = workloadMarkets(1, "Reorg")
+      // Past the first test's Hood blocks: a partition's head far ahead would make this market's
+      // retract window final, and the history sweep could trim it before the retraction arrives.
+      w.hood.advance(3_600_000)
+      const hood = w.sims[1]!
+      const key = `hood:${hood.mint}`
+      const created = [hood.created(), ...hood.buy("a", 10n ** 16n)]
+      const before = hood.snapshot()
+      const reorged = hood.buy("b", 10n ** 17n)
+      hood.restore(before)
+      yield* publishEvents(bus, created)
       yield* committedToEnd(bus)
-      const replica = yield* MarketReplica.make(bus, { groupPrefix: "stale" })
+      const replica = yield* MarketReplica.make(bus, { groupPrefix: "reorg" })
       yield* ready(replica)
-      const key = `solana:${w.sims[0]!.mint}`
-      const before = replica.index.get("solana", w.sims[0]!.mint)!.json
-      // A process that lost the partition publishes the state after creation only: older, skipped.
-      const old = foldStates(created).get(key)!
-      MarketActors.publishReadModel(yield* Effect.map(Cluster, (c) => c.publisher), [[key, old]])
-      yield* eventuallyEffect(Effect.sync(() => replica.stats().stale > 0), { what: "the stale state to reach the replica", deadlineMs: 10_000, intervalMs: 10 })
-      expect(replica.index.get("solana", w.sims[0]!.mint)!.json).toBe(before)
+      yield* publishEvents(bus, reorged)
+      yield* committedToEnd(bus)
+      yield* eventuallyEffect(Effect.sync(() => replica.index.market("hood", hood.mint)?.stats.tradesTotal === 2), { what: "the reorged trade on the replica", deadlineMs: 10_000, intervalMs: 10 })
+      const retraction = hood.retracted(reorged.map((e) => e.id))
+      yield* publishEvents(bus, [retraction])
+      yield* committedToEnd(bus)
+      const expected = foldStates([...created, ...reorged, retraction]).get(key)!.core!
+      expect(expected.stats.tradesTotal).toBe(1)
+      yield* eventuallyEffect(Effect.sync(() => replica.index.market("hood", hood.mint)?.stats.tradesTotal === 1), {
+        what: "the retraction on the replica",
+        deadlineMs: 10_000,
+        intervalMs: 10,
+        detail: () => JSON.stringify({ replica: replica.index.market("hood", hood.mint)?.stats.tradesTotal, actors: index.market("hood", hood.mint)?.stats.tradesTotal, stats: replica.stats() })
+      })
+      expect(replica.index.market("hood", hood.mint)).toEqual(expected)
+      expect(replica.index.get("hood", hood.mint)!.json).toBe(index.get("hood", hood.mint)!.json)
 
       // A market whose feed records retention removed: only `market.snapshots` still has it.
       const only = workloadMarkets(1, "SnapOnly")
