@@ -8,7 +8,7 @@
  * trimmed) is taken from it. Offsets
  * commit only once the read-model records are published.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -152,16 +152,4 @@ layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluste
       expect(replica.index.market("solana", only.sims[0]!.mint)).toBeUndefined()
     })
   )
-})
-
-describe("the cluster read model's bounds", () => {
-  layer(Layer.empty)((it) => {
-    it.scoped("the publisher refuses a non-positive pending bound", () =>
-      Effect.gen(function* () {
-        const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 1 })
-        const exit = yield* Effect.exit(TopicPublisher.make(bus, { maxPending: 0 }))
-        expect(exit._tag).toBe("Failure")
-      })
-    )
-  })
 })
