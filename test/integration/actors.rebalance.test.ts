@@ -11,33 +11,17 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as MarketActors from "../../actors/MarketActors.js"
 import { pgCheckpointStore } from "../../actors/runtime/Checkpointer.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
-import * as Database from "../../src/db/Database.js"
 import { eventuallyEffect } from "../support/eventually.js"
-import { foldStates, publishEvents, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
+import { foldStates, memoryBusAndPglite, publishEvents, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
 
 const PARTITIONS = 4
 
 class Shared extends Context.Tag("test/Shared")<Shared, { readonly bus: BusShape; readonly database: Context.Context<SqlClient.SqlClient> }>() {}
 
-const sharedLayer = Layer.scoped(
-  Shared,
-  Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "curvestream-rebalance-"))),
-      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-    )
-    const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: PARTITIONS })
-    const database = yield* Layer.build(Database.layer({ url: undefined, dataDir: dir }))
-    return { bus, database }
-  })
-)
+const sharedLayer = Layer.scoped(Shared, memoryBusAndPglite(PARTITIONS, "curvestream-rebalance-"))
 
 /** One actors "process": its own runtime in a scope of its own (closing it is the process leaving the group). */
 const openActors = Effect.gen(function* () {

@@ -10,9 +10,6 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 import { BUCKETS } from "../../actors/feeds/FeedBuckets.js"
 import * as MarketActors from "../../actors/MarketActors.js"
 import type { MarketIndexStore } from "../../actors/MarketIndex.js"
@@ -20,10 +17,8 @@ import { encodeSnapshot } from "../../actors/replica/ReadModelCodec.js"
 import * as MarketReplica from "../../actors/replica/MarketReplica.js"
 import * as TopicPublisher from "../../actors/replica/TopicPublisher.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
-import * as Database from "../../src/db/Database.js"
 import { eventuallyEffect } from "../support/eventually.js"
-import { foldStates, publishEvents, workload, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
+import { foldStates, memoryBusAndPglite, publishEvents, workload, workloadMarkets, workloadRounds } from "../support/marketWorkload.js"
 
 const PARTITIONS = 4
 
@@ -35,14 +30,8 @@ class Cluster extends Context.Tag("test/Cluster")<
 const clusterLayer = Layer.scoped(
   Cluster,
   Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "curvestream-cluster-"))),
-      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-    )
-    const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: PARTITIONS })
+    const { bus, database } = yield* memoryBusAndPglite(PARTITIONS, "curvestream-cluster-")
     const publisher = yield* TopicPublisher.make(bus)
-    // Built into the layer's scope (PGlite must outlive `make`).
-    const database = yield* Layer.build(Database.layer({ url: undefined, dataDir: dir }))
     const { index, actors } = yield* MarketActors.make({ publisher, reloadOnAssign: true, shards: 4 }).pipe(Effect.provideService(Bus, bus), Effect.provide(database))
     return { bus, index, actors, publisher }
   })

@@ -1,13 +1,19 @@
 /**
  * A market workload for the actors' and the cluster read model's tests: `markets` markets per
  * chain, `tradesPerMarket` rounds of trades, interleaved; some graduate and migrate, Hood
- * retracts now and then; and the pure in-order fold of the events the actors must end in.
+ * retracts now and then; the pure in-order fold of the events the actors must end in; and the
+ * in-memory bus and PGlite the actors' tests run on.
  */
 import { defaultConfig, makeStep, type MarketState } from "../../actors/market/MarketActor.js"
 import { type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
+import * as Database from "../../src/db/Database.js"
 import { ChainClock, SimMarket } from "./marketSim.js"
 
 const SOL = 1_000_000_000n
@@ -76,3 +82,19 @@ export const publishEvents = (bus: BusShape, events: ReadonlyArray<ChainEvent>, 
     (part) => bus.publish(Topics.chainEvents, part.map((e) => ({ key: busKey(e), value: encodeFast(e) }))),
     { discard: true }
   )
+
+/**
+ * What the actors' tests run on, in the current scope: an in-memory embedded bus and PGlite in a
+ * temp directory (removed with the scope). The database is built into the scope, so it outlives
+ * the effects it is provided to.
+ */
+export const memoryBusAndPglite = (partitions: number, prefix: string) =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), prefix))),
+      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+    )
+    const bus = yield* EmbeddedBus.make({ dir: undefined, partitions })
+    const database = yield* Layer.build(Database.layer({ url: undefined, dataDir: dir }))
+    return { bus, database }
+  })
