@@ -78,7 +78,11 @@ layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluste
       // Offsets commit only after the publisher's barrier: everything the actors applied is out.
       expect(publisher.stats().pending).toBe(0)
       const late = yield* MarketReplica.make(bus, { groupPrefix: "late" })
+      // Not ready (and the feed warming) until it has read what was there at its start.
+      expect(late.ready()).toBe(false)
+      expect(late.index.warming()).toBe(true)
       yield* ready(late)
+      expect(late.index.warming()).toBe(false)
       const expected = view(index)
       expect(expected.size).toBe(16)
       for (const [key, state] of foldStates(events)) {
