@@ -7,6 +7,10 @@
  * bus, the tape, the signal stream and the strategy lab on `CURVESTREAM_DATA_PORT`) and runs until
  * SIGINT or SIGTERM. In embedded mode it also
  * provisions the local account and writes its credentials to `<dataDir>/local-credentials.json`.
+ * That is `--role all` (the default). The cluster roles run parts of it over Kafka, each on its own
+ * layers (docs/architecture.md, "Roles"): `ingest` the ingesters, `actors` the market actors, the
+ * detectors, the keeper and the writers (publishing the read-model and signal topics), `api` both
+ * listeners over a replica of the read model (`MarketReplica`) and the account and launch services.
  * Shutdown is the scopes closing in reverse: both listeners drain first (stop accepting, answer
  * the requests in flight within 10 s, close stream sockets with 1001), then the keeper and
  * simulation, the webhook delivery worker, the pipeline (actor checkpoints and ClickHouse writes
@@ -565,7 +569,7 @@ const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-export type Role = "all" | "ingest" | "actors" | "api"
+type Role = "all" | "ingest" | "actors" | "api"
 
 /** `--role <name>` (default `all`). `--quiet`: no simulation. */
 const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<Role, string> => {
