@@ -32,6 +32,8 @@ import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
 import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
+import { encodeFeedRecord, encodeSnapshot, FEED_KEY, type MarketChange } from "./replica/ReadModelCodec.js"
+import type { TopicPublisher } from "./replica/TopicPublisher.js"
 import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
 
 export interface MarketActorsOptions extends Partial<RuntimeOptions> {
@@ -42,6 +44,12 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   readonly feeds?: Partial<FeedOptions>
   /** Rows per checkpoint INSERT statement (default 500). */
   readonly checkpointRowsPerStatement?: number
+  /**
+   * The actors role: every drain's changed markets also go to `market.snapshots` (one record per
+   * market) and `market.feed` (one record per drain), and offsets commit only once they are
+   * published (`RuntimeHooks.durable`).
+   */
+  readonly publisher?: TopicPublisher
 }
 
 export interface MarketActorsShape {
@@ -92,6 +100,18 @@ export const marketActorDefinition = (config: MarketActorConfig = defaultConfig)
   }
 })
 
+/** One drain's changes to the read-model topics: each market's snapshot, and the drain as one feed record. */
+export const publishReadModel = (publisher: TopicPublisher, changes: ReadonlyArray<MarketChange>): void => {
+  if (changes.length === 0) return
+  // The feed first: a snapshot is then never published before the feed record carrying it (a
+  // replica reads the snapshots' end offsets before the feed's; see MarketReplica).
+  publisher.offer(Topics.marketFeed, [{ key: FEED_KEY, value: encodeFeedRecord(changes) }])
+  publisher.offer(
+    Topics.marketSnapshots,
+    changes.map(([key, state]) => ({ key, value: encodeSnapshot(state) }))
+  )
+}
+
 /** Starts the runtime in the current scope; returns the index and the runtime handle. */
 export const make = (
   options: MarketActorsOptions = {}
@@ -101,7 +121,7 @@ export const make = (
   Bus | SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, ...runtimeOptions } = options
+    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, publisher, ...runtimeOptions } = options
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
     const agentLaunches = new AgentLaunches()
@@ -112,7 +132,16 @@ export const make = (
     }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
-      { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) },
+      publisher === undefined
+        ? { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) }
+        : {
+            publish: (changes) => {
+              index.publish(changes)
+              publishReadModel(publisher, changes)
+            },
+            setWarming: (warming) => index.setWarming(warming),
+            durable: publisher.barrier
+          },
       store,
       bus,
       { topic: Topics.chainEvents, group: MARKET_ACTORS_GROUP, ...runtimeOptions }

@@ -3,7 +3,7 @@
 # on a loopback port: `npm run kafka:dev`, or `scripts/kafka-dev.sh --build-only` (prints the
 # binary's path). Needs Debian's librdkafka-dev and gcc. The binary is cached outside git in
 # node_modules/.cache/curvestream/ (or $CURVESTREAM_CACHE_DIR). With no arguments it creates the
-# engine's topics with $BUS_PARTITIONS (default 16) partitions; run the engine against it with
+# engine's topics (chain.events and the cluster roles' market.snapshots, market.feed, signals) with $BUS_PARTITIONS (default 16) partitions; run the engine against it with
 # KAFKA_IDEMPOTENT=false (the mock cannot serve an idempotent producer: docs/decisions.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,6 +28,6 @@ fi
 
 if [ "$#" -eq 0 ]; then
   partitions="${BUS_PARTITIONS:-16}"
-  set -- --topic "chain.events:$partitions"
+  set -- --topic "chain.events:$partitions" --topic "market.snapshots:$partitions" --topic "market.feed:$partitions" --topic "signals:$partitions"
 fi
 exec "$bin" "$@"

@@ -15,6 +15,8 @@ import { Bus } from "../ingest/bus/Bus.js"
 import { PriceSource, type PriceSourceShape } from "./services/prices/PriceSource.js"
 import { SignalHub, type SignalHubOptions } from "./services/signals/SignalHub.js"
 import { runSignalPipeline, type SignalPipeline, type SignalWiringOptions, warmHub } from "./services/signals/SignalWiring.js"
+import { followSignals, publishSignals } from "./services/signals/SignalTopic.js"
+import type { TopicPublisher } from "../actors/replica/TopicPublisher.js"
 import { makeStore, SocialMentions, type SocialMentionsShape } from "./services/social/SocialMentions.js"
 import type { ReplayRequest } from "./services/strategy/Definition.js"
 import { defaultFees, pricingFor, ReplayError, runReplay } from "./services/strategy/Replay.js"
@@ -74,9 +76,23 @@ export const replayRunner =
       return yield* runReplay(request, { fees: defaultFees, pricing: pricingFor({ solana, hood }) })
     }).pipe(Effect.provideService(ClickHouse, clickhouse), Effect.provideService(SignalHistory, makeClickHouseSignalHistory(clickhouse)))
 
-export const startDataService = (options: DataServiceOptions) =>
+/** The signal side: the hub, tracked wallets, the social source, and (unless only followed) the detectors. */
+export interface SignalSide {
+  readonly hub: SignalHub
+  readonly tracking: TrackingShape
+  readonly social: SocialMentionsShape
+}
+
+/**
+ * The detectors on the bus (`all` and actors roles): the hub warmed from ClickHouse, the
+ * detectors' pipeline into it and the ClickHouse writer. `publisher`: the actors role's, to which
+ * every new signal goes (`signals` topic); offsets then commit only once they are published, and
+ * a partition's detector checkpoints are reloaded when a rebalance hands it over.
+ */
+export const startSignalPipeline = (
+  options: Pick<DataServiceOptions, "simulateSocial" | "tokenShards" | "hub" | "pipeline"> & { readonly publisher?: TopicPublisher }
+) =>
   Effect.gen(function* () {
-    const clickhouse = yield* ClickHouse
     const bus = yield* Bus
     const index = yield* MarketIndex
     const prices = yield* PriceSource
@@ -98,17 +114,55 @@ export const startDataService = (options: DataServiceOptions) =>
       : makeStore(10_000, 16)
     const hub = new SignalHub(options.hub)
     const writer = yield* SignalWriter.make({ walletGroupsOf: (chain, address) => tracking.byAddress(chain, address)?.groups ?? [] })
-    yield* warmHub(hub, (limit) =>
+    yield* warmHubFromClickHouse(hub)
+    // Subscribed after the warm-up (stored signals are not published again) and before the detectors start.
+    const { publisher } = options
+    if (publisher !== undefined) {
+      const unsubscribe = publishSignals(hub, publisher)
+      yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
+    }
+    const store = yield* pgCheckpointStore(500)
+    const pipeline = yield* runSignalPipeline(
+      { bus, store, hub, writer, prices, tracking, index, social, ...(publisher !== undefined ? { durable: publisher.barrier } : {}) },
+      {
+        ...options.pipeline,
+        ...(options.tokenShards !== undefined ? { tokenShards: options.tokenShards } : {}),
+        ...(publisher !== undefined ? { runtime: { ...options.pipeline?.runtime, reloadOnAssign: true } } : {})
+      }
+    )
+    return { hub, tracking, social, pipeline }
+  })
+
+/** Fills the hub with the newest stored signals (see `warmHub`). */
+const warmHubFromClickHouse = (hub: SignalHub) =>
+  Effect.flatMap(ClickHouse, (clickhouse) =>
+    warmHub(hub, (limit) =>
       Effect.map(
         clickhouse.query(`SELECT ${SignalWriter.signalSelectSql} FROM signals FINAL ORDER BY ts DESC, id DESC LIMIT {limit:UInt32}`, { limit }),
         (rows) => rows.map(SignalWriter.signalFromRow)
       )
     )
-    const store = yield* pgCheckpointStore(500)
-    const pipeline = yield* runSignalPipeline(
-      { bus, store, hub, writer, prices, tracking, index, social },
-      { ...options.pipeline, ...(options.tokenShards !== undefined ? { tokenShards: options.tokenShards } : {}) }
-    )
+  )
+
+/**
+ * The API role's signal side: no detectors here; the hub is warmed from ClickHouse and follows
+ * the `signals` topic the actors role writes (`SignalTopic.ts`).
+ */
+export const followSignalSide = (options: { readonly groupPrefix: string; readonly hub?: Partial<SignalHubOptions> }) =>
+  Effect.gen(function* () {
+    const hub = new SignalHub(options.hub)
+    yield* warmHubFromClickHouse(hub)
+    yield* followSignals(yield* Bus, hub, options.groupPrefix)
+    return { hub, tracking: makeTracking(seedTrackingData()), social: makeStore(10_000, 16) } satisfies SignalSide
+  })
+
+/** The data listener and what only it serves (replay jobs, personal signals, the lab) over a signal side. */
+export const serveDataService = (options: DataServiceOptions, side: SignalSide) =>
+  Effect.gen(function* () {
+    const clickhouse = yield* ClickHouse
+    const index = yield* MarketIndex
+    const prices = yield* PriceSource
+    const { hub, tracking, social } = side
     const jobs = yield* makeReplayJobs({ run: replayRunner(clickhouse, prices) })
     const auth = (yield* accountApi({ nowMs: options.nowMs })).dataAuth
     const authenticate = (req: Request) =>
@@ -147,6 +201,13 @@ export const startDataService = (options: DataServiceOptions) =>
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {})
     })
-    return { server, hub, pipeline, tracking, social, jobs } satisfies DataService
-  }).pipe(Effect.withSpan("DataService.start"))
+    return { server, jobs }
+  })
 
+/** The `all` role's market-data service: the detectors and the listener in one process. */
+export const startDataService = (options: DataServiceOptions) =>
+  Effect.gen(function* () {
+    const side = yield* startSignalPipeline(options)
+    const { server, jobs } = yield* serveDataService(options, side)
+    return { server, hub: side.hub, pipeline: side.pipeline, tracking: side.tracking, social: side.social, jobs } satisfies DataService
+  }).pipe(Effect.withSpan("DataService.start"))

@@ -7,6 +7,10 @@
  * bus, the tape, the signal stream and the strategy lab on `CURVESTREAM_DATA_PORT`) and runs until
  * SIGINT or SIGTERM. In embedded mode it also
  * provisions the local account and writes its credentials to `<dataDir>/local-credentials.json`.
+ * That is `--role all` (the default). The cluster roles run parts of it over Kafka, each on its own
+ * layers (docs/architecture.md, "Roles"): `ingest` the ingesters, `actors` the market actors, the
+ * detectors, the keeper and the writers (publishing the read-model and signal topics), `api` both
+ * listeners over a replica of the read model (`MarketReplica`) and the account and launch services.
  * Shutdown is the scopes closing in reverse: both listeners drain first (stop accepting, answer
  * the requests in flight within 10 s, close stream sockets with 1001), then the keeper and
  * simulation, the webhook delivery worker, the pipeline (actor checkpoints and ClickHouse writes
@@ -70,7 +74,11 @@ import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
-import { startDataService } from "./DataService.js"
+import { followSignalSide, serveDataService, startDataService, startSignalPipeline } from "./DataService.js"
+import { ClusterPublisher, type TopicPublisher } from "../actors/replica/TopicPublisher.js"
+import * as MarketReplica from "../actors/replica/MarketReplica.js"
+import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
+import type { IngestionReport } from "./services/ingestion/IngestionLag.js"
 import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
@@ -124,6 +132,7 @@ const storageLayer = Layer.unwrapEffect(
                 brokers: config.kafka.brokers,
                 clientId: config.kafka.clientId,
                 idempotent: config.kafka.idempotent,
+                sessionTimeoutMs: config.kafka.sessionTimeoutMs,
                 partitions: config.bus.partitions
               })
         )
@@ -132,12 +141,18 @@ const storageLayer = Layer.unwrapEffect(
   })
 )
 
-/** The chain side: Solana and Hood endpoints and ingesters, market actors and the ClickHouse writers. */
-const pipelineLayer = Layer.unwrapEffect(
+/** The Solana and Hood endpoints: the embedded localnets (under the data directory) or configured nodes. */
+const endpointsLayer = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
     // The embedded localnets keep their chains under the data directory; the identity gate runs before anything reads them.
     const localnetDir = (chain: string) => ({ dataDir: path.join(config.dataDir, "chains", chain), fsync: config.bus.fsync })
-    const endpoints = Layer.merge(SolanaEndpoints.layer(config.solana, localnetDir("solana")), HoodEndpoints.layer(config.hood, localnetDir("hood")))
+    return Layer.merge(SolanaEndpoints.layer(config.solana, localnetDir("solana")), HoodEndpoints.layer(config.hood, localnetDir("hood")))
+  })
+)
+
+/** The ingesters: Yellowstone and EVM logs into `chain.events`. */
+const ingestersLayer = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => {
     const ingester = Layer.unwrapEffect(
       Effect.map(SolanaEndpoints, (e) =>
         SolanaIngester.layer({ grpcUrl: e.grpcUrl, xToken: e.grpcToken, programId: SVC_CURVE_PROGRAM_ID, commitment: config.solana.commitment })
@@ -157,11 +172,36 @@ const pipelineLayer = Layer.unwrapEffect(
         })
       )
     )
-    return Layer.mergeAll(ingester, hoodIngester, MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks }), TradeWriter.layer(), MarketSnapshotWriter.layer(), localnetPrices).pipe(
-      Layer.provide(chainIdentityGate(config.resetChainState, retiredRanges)),
-      Layer.provideMerge(endpoints)
-    )
+    return Layer.merge(ingester, hoodIngester)
   })
+)
+
+/**
+ * The market actors and the ClickHouse writers. With the cluster publisher (actors role), the
+ * actors also publish the read-model topics and reload a partition's checkpoints when a rebalance
+ * hands it over.
+ */
+const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      const cluster = publisher !== undefined ? { publisher, reloadOnAssign: true } : {}
+      return Layer.mergeAll(
+        MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, ...cluster }),
+        TradeWriter.layer(),
+        MarketSnapshotWriter.layer()
+      )
+    })
+  )
+
+/** The `all` role's chain side: endpoints, ingesters, market actors and the ClickHouse writers. */
+const pipelineLayer = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Layer.mergeAll(ingestersLayer, marketActorsLayer(undefined), localnetPrices).pipe(
+      Layer.provide(chainIdentityGate(config.resetChainState, retiredRanges)),
+      Layer.provideMerge(endpointsLayer)
+    )
+  )
 )
 
 /** Where clients reach the engine: `CURVESTREAM_PUBLIC_URL`, else the listen address. */
@@ -388,7 +428,26 @@ const provisionLocal = (config: AppConfigShape) =>
     return creds
   })
 
-const api = (config: AppConfigShape) =>
+/** What `/readyz` reports of ingestion (the `all` role: the ingesters run in this process). */
+const ingestionOf = (config: AppConfigShape) =>
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    return ingestionReport({
+      solanaPublished: Effect.map((yield* SolanaIngester).status, (s) => s.publishedSlot),
+      solanaRpcUrl: (yield* SolanaEndpoints).rpcUrl,
+      solanaCommitment: config.solana.commitment,
+      hoodPublished: Effect.map((yield* HoodIngester).status, (s) => s.cursorBlock),
+      hoodRpcUrl: (yield* HoodEndpoints).rpcUrl,
+      bus,
+      actorsGroup: MarketActors.MARKET_ACTORS_GROUP
+    })
+  })
+
+/**
+ * The main listener. `ingestion`: what `/readyz` reports of ingestion (absent in the api role,
+ * which runs no ingester); `checks`: readiness checks beside PostgreSQL, ClickHouse and the bus.
+ */
+const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Effect<IngestionReport>; readonly checks?: ReadonlyArray<ReadinessCheck> } = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clickhouse = yield* ClickHouse
@@ -412,18 +471,11 @@ const api = (config: AppConfigShape) =>
           [
             { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
             { name: "clickhouse", check: clickhouse.ping },
-            { name: "bus", check: bus.ping }
+            { name: "bus", check: bus.ping },
+            ...(readiness.checks ?? [])
           ],
           undefined,
-          ingestionReport({
-            solanaPublished: Effect.map((yield* SolanaIngester).status, (s) => s.publishedSlot),
-            solanaRpcUrl: (yield* SolanaEndpoints).rpcUrl,
-            solanaCommitment: config.solana.commitment,
-            hoodPublished: Effect.map((yield* HoodIngester).status, (s) => s.cursorBlock),
-            hoodRpcUrl: hood.rpcUrl,
-            bus,
-            actorsGroup: MarketActors.MARKET_ACTORS_GROUP
-          })
+          readiness.ingestion
         ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
@@ -517,20 +569,33 @@ const logLevels: Record<AppConfigShape["logLevel"], LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-/** `--role <name>`: only `all` runs today (on either bus); the cluster roles are not split out yet (roadmap 8). `--quiet`: no simulation. */
-const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<"all", string> => {
+type Role = "all" | "ingest" | "actors" | "api"
+
+/** `--role <name>` (default `all`). `--quiet`: no simulation. */
+const parseRole = (argv: ReadonlyArray<string>): Effect.Effect<Role, string> => {
   const i = argv.indexOf("--role")
   const role = i === -1 ? "all" : argv[i + 1]
-  if (role === "all") return Effect.succeed("all")
-  if (role === "ingest" || role === "actors" || role === "api") {
-    return Effect.fail(`role '${role}' is not built yet (the roles are not split into processes); run --role all, on Kafka with KAFKA_BROKERS`)
-  }
+  if (role === "all" || role === "ingest" || role === "actors" || role === "api") return Effect.succeed(role)
   return Effect.fail(`unknown role '${role ?? ""}'; expected all, ingest, actors or api`)
+}
+
+/**
+ * What a cluster role needs before any layer is built: Kafka (the roles talk through its topics),
+ * a PostgreSQL server (they share checkpoints, cursors, accounts and the launch ledger) and
+ * configured chain nodes (an embedded localnet per process would be a chain per process).
+ */
+const clusterRoleRefusal = (role: Exclude<Role, "all">, config: AppConfigShape): string | undefined => {
+  const missing: Array<string> = []
+  if (config.kafka.brokers === undefined) missing.push("KAFKA_BROKERS")
+  if (config.databaseUrl === undefined) missing.push("DATABASE_URL")
+  if (config.solana.rpcUrl === undefined) missing.push("SOLANA_RPC_URL")
+  if (config.hood.rpcUrl === undefined) missing.push("HOOD_RPC_URL")
+  if (missing.length === 0) return undefined
+  return `role '${role}' runs beside the other roles on Kafka, a PostgreSQL server and configured chain nodes: set ${missing.join(", ")} (or run --role all, the single process)`
 }
 
 const program = Effect.gen(function* () {
   const argv = process.argv.slice(2)
-  yield* parseRole(argv)
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
@@ -558,7 +623,7 @@ const program = Effect.gen(function* () {
     simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
     tokenShards: config.actorShards
   })
-  const server = yield* api(config)
+  const server = yield* api(config, { ingestion: yield* ingestionOf(config) })
   // Shutdown begins here (finalizers run in reverse): both listeners stop accepting and answer
   // what is in flight together, within one drain bound, before anything they use is closed.
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
@@ -613,14 +678,95 @@ const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
   Layer.provideMerge(AppConfig.layer)
 )
 
+// -------------------------------------------------------------------------------------------------
+// The cluster roles (docs/architecture.md, "Roles"): the same layers, split by process.
+
+/** The identity gate before anything derives state from a chain (ingest and actors roles). */
+const gateLayer = Layer.unwrapEffect(Effect.map(AppConfig, (config) => chainIdentityGate(config.resetChainState, retiredRanges)))
+
+/** `--role ingest`: the ingesters publishing to `chain.events`. */
+const IngestLayer = ingestersLayer.pipe(
+  Layer.provide(gateLayer),
+  Layer.provideMerge(endpointsLayer),
+  Layer.provideMerge(storageLayer),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+const ingestProgram = Effect.gen(function* () {
+  const solana = yield* SolanaEndpoints
+  const hood = yield* HoodEndpoints
+  yield* Effect.logInfo("curvestream ingest role running").pipe(Effect.annotateLogs({ role: "ingest", yellowstone: solana.grpcUrl, hoodRpc: hood.rpcUrl }))
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+/** `--role actors`: market actors, the ClickHouse writers and the cluster publisher. */
+const ActorsLayer = Layer.mergeAll(Layer.unwrapEffect(Effect.map(ClusterPublisher, marketActorsLayer)), localnetPrices).pipe(
+  Layer.provide(gateLayer),
+  Layer.provideMerge(endpointsLayer),
+  Layer.provideMerge(ClusterPublisher.layer()),
+  Layer.provideMerge(storageLayer),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+const actorsProgram = Effect.gen(function* () {
+  const config = yield* AppConfig
+  // The keeper and the snapshot sampler (no simulation: the chains are configured nodes).
+  yield* background(config, true)
+  yield* startSignalPipeline({ simulateSocial: false, tokenShards: config.actorShards, publisher: yield* ClusterPublisher })
+  yield* Effect.logInfo("curvestream actors role running").pipe(Effect.annotateLogs({ role: "actors", group: MarketActors.MARKET_ACTORS_GROUP }))
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+/** The API replicas' own consumer groups start with this (one group per replica and topic). */
+const REPLICA_GROUP_PREFIX = "api-replica"
+
+/** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
+const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
+  Layer.provideMerge(accountsLayer),
+  Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), localnetPrices, endpointsLayer)),
+  Layer.provideMerge(storageLayer),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+const apiProgram = Effect.gen(function* () {
+  const config = yield* AppConfig
+  const replica = yield* MarketReplica.MarketReplicaTag
+  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
+  if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
+  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
+  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
+  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, nowMs: Date.now, simulateSocial: false }, side)
+  const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))
+  const server = yield* api(config, { checks: [{ name: "readModel", check: caughtUp }] })
+  yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
+  yield* Effect.logInfo("curvestream api role running").pipe(Effect.annotateLogs({ role: "api", api: server.url, data: data.server.url }))
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+/** Parses the role, refuses a cluster role that lacks what it needs, then runs the role's program on its layers. */
+const main = Effect.gen(function* () {
+  const role = yield* parseRole(process.argv.slice(2))
+  if (role === "all") return yield* program.pipe(Effect.provide(MainLayer))
+  const refusal = clusterRoleRefusal(role, yield* AppConfig.pipe(Effect.provide(AppConfig.layer)))
+  if (refusal !== undefined) return yield* Effect.fail(refusal)
+  switch (role) {
+    case "ingest":
+      return yield* ingestProgram.pipe(Effect.provide(IngestLayer))
+    case "actors":
+      return yield* actorsProgram.pipe(Effect.provide(ActorsLayer))
+    case "api":
+      return yield* apiProgram.pipe(Effect.provide(ApiLayer))
+  }
+})
+
 // Checked before any layer is built, so another Node line opens no database and binds no port.
 const unsupported = unsupportedNode(process.version)
 if (unsupported !== undefined) {
   process.stderr.write(`${unsupported}\n`)
   process.exitCode = 1
 } else {
-  program.pipe(
-    Effect.provide(MainLayer),
+  main.pipe(
     Effect.provide(loggerLayer),
     Effect.tapErrorCause((cause) => Effect.logError("curvestream stopped on an error", cause)),
     NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })

@@ -35,8 +35,25 @@ export interface CheckpointRow {
 export interface CheckpointStore {
   /** Every row of `owner`, page by page (keyset pagination, `pageSize` rows at a time). */
   readonly load: (owner: string, onPage: (rows: ReadonlyArray<CheckpointRow>) => void) => Effect.Effect<number, SqlError>
-  /** Writes the rows in one transaction. */
-  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>) => Effect.Effect<void, SqlError>
+  /**
+   * Writes the rows in one transaction. With a `fence`, only the rows of partitions whose epoch in
+   * `partition_owners` (read in the same transaction, `FOR SHARE`) is still the one this process
+   * claimed; returns how many rows the fence left out.
+   */
+  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>, fence?: CheckpointFence) => Effect.Effect<number, SqlError>
+  /**
+   * Takes ownership of a bus partition's checkpoints: bumps its epoch (waiting for flushes under
+   * way to finish, which hold the row `FOR SHARE`) and returns the new one. A flush of the
+   * previous owner after this writes nothing of the partition.
+   */
+  readonly claim: (owner: string, partition: number) => Effect.Effect<number, SqlError>
+}
+
+/** The ownership fence of a flush (the actors role; see migration 0017). */
+export interface CheckpointFence {
+  readonly partitionOf: (key: string) => number
+  /** partition → the epoch this process claimed; rows of other partitions are not written. */
+  readonly epochs: ReadonlyMap<number, number>
 }
 
 export const LOAD_PAGE_ROWS = 5000
@@ -58,12 +75,23 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
           if (rows.length < LOAD_PAGE_ROWS) return total
         }
       }).pipe(Effect.withSpan("Checkpoints.load", { attributes: { owner } })),
-    save: (owner, rows) =>
+    save: (owner, rows, fence) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const upserts = rows.filter((r) => r.state !== null)
-            const deletes = rows.filter((r) => r.state === null).map((r) => r.key)
+            let kept = rows
+            if (fence !== undefined) {
+              const partitions = [...new Set(rows.map((r) => fence.partitionOf(r.key)))]
+              const current = partitions.length === 0
+                ? []
+                : yield* sql<{ partition: number; epoch: string }>`
+                    SELECT partition, epoch::text AS epoch FROM partition_owners
+                    WHERE owner = ${owner} AND partition IN ${sql.in(partitions)} FOR SHARE`
+              const owned = new Set(current.filter((c) => fence.epochs.get(c.partition) === Number(c.epoch)).map((c) => c.partition))
+              kept = rows.filter((r) => owned.has(fence.partitionOf(r.key)))
+            }
+            const upserts = kept.filter((r) => r.state !== null)
+            const deletes = kept.filter((r) => r.state === null).map((r) => r.key)
             for (let i = 0; i < upserts.length; i += rowsPerStatement) {
               const chunk = upserts.slice(i, i + rowsPerStatement).map((r) => ({ owner, key: r.key, position: r.position, state: r.state }))
               yield* sql`INSERT INTO checkpoints ${sql.insert(chunk)}
@@ -72,9 +100,18 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
             for (let i = 0; i < deletes.length; i += rowsPerStatement) {
               yield* sql`DELETE FROM checkpoints WHERE owner = ${owner} AND key IN ${sql.in(deletes.slice(i, i + rowsPerStatement))}`
             }
+            return rows.length - kept.length
           })
         )
-        .pipe(Effect.asVoid, Effect.withSpan("Checkpoints.save", { attributes: { owner, rows: rows.length } }))
+        .pipe(Effect.withSpan("Checkpoints.save", { attributes: { owner, rows: rows.length } })),
+    claim: (owner, partition) =>
+      Effect.map(
+        sql<{ epoch: string }>`
+          INSERT INTO partition_owners (owner, partition, epoch) VALUES (${owner}, ${partition}, 1)
+          ON CONFLICT (owner, partition) DO UPDATE SET epoch = partition_owners.epoch + 1, claimed_at = now()
+          RETURNING epoch::text AS epoch`,
+        (rows) => Number(rows[0]!.epoch)
+      ).pipe(Effect.withSpan("Checkpoints.claim", { attributes: { owner, partition } }))
   }))
 
 export interface CheckpointerOptions {
@@ -91,6 +128,8 @@ export interface CheckpointerOptions {
    * The runtime waits there for the bus records those states came from to be durable.
    */
   readonly beforeSave?: () => Effect.Effect<void, unknown>
+  /** The ownership fence of every flush (`CheckpointStore.save`); absent: rows are written as they are. */
+  readonly fence?: CheckpointFence
 }
 
 /** Retries of a failed flush: 10 ms doubling, capped at 2 s, forever (the bus waits meanwhile). */
@@ -112,6 +151,8 @@ export interface CheckpointerStats {
   readonly lastFlushMs: number
   /** Callers parked on `flushed` (the offset committer waiting for a regular flush). */
   readonly flushWaiters: number
+  /** Rows the ownership fence left out (their partition had moved to another process). */
+  readonly fencedRows: number
 }
 
 export class Checkpointer<S> {
@@ -126,6 +167,7 @@ export class Checkpointer<S> {
   private flushFailures = 0
   private lastFlushMs = 0
   private inFlight = 0
+  private fencedRows = 0
 
   constructor(
     private readonly options: CheckpointerOptions,
@@ -184,7 +226,8 @@ export class Checkpointer<S> {
       dirty: this.dirty.size,
       inFlight: this.inFlight,
       lastFlushMs: this.lastFlushMs,
-      flushWaiters: this.passive.size
+      flushWaiters: this.passive.size,
+      fencedRows: this.fencedRows
     }
   }
 
@@ -225,7 +268,7 @@ export class Checkpointer<S> {
       discard: true
     })
     const ready = this.options.beforeSave?.() ?? Effect.void
-    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken))).pipe(
+    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken, this.options.fence))).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => this.flushFailures++).pipe(
           Effect.zipRight(Effect.logWarning(`actors: checkpoint flush of ${taken.length} states failed; retrying`, error))
@@ -233,8 +276,9 @@ export class Checkpointer<S> {
       ),
       Effect.retry(flushRetrySchedule),
       Effect.orDie,
-      Effect.tap(() =>
+      Effect.tap((fencedOut) =>
         Effect.sync(() => {
+          this.fencedRows += fencedOut
           this.inFlightMin = Number.POSITIVE_INFINITY
           this.inFlight = 0
           this.flushes++

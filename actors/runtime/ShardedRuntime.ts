@@ -76,6 +76,12 @@ export interface RuntimeHooks<S, O> {
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
+  /**
+   * Resolves once what `publish` and `outputs` were given before the call is durable elsewhere
+   * (the cluster's read-model and signal topics). The offset committer waits on it after the
+   * checkpoint flush, so a committed offset never passes what other processes were told.
+   */
+  readonly durable?: Effect.Effect<void>
 }
 
 export interface RuntimeOptions {
@@ -102,6 +108,12 @@ export interface RuntimeOptions {
   readonly historySweepMs: number
   /** Take records from the bus before they are durable (`SubscribeOptions.beforeDurable`; default true). */
   readonly beforeDurable: boolean
+  /**
+   * Reload a partition's checkpoints when the bus hands it to this member (`onAssigned`; default
+   * false). Needed wherever more than one process consumes the group (the actors role); one
+   * process alone loads every checkpoint at start and is never handed a partition it had lost.
+   */
+  readonly reloadOnAssign: boolean
 }
 
 export const defaultShards = (): number => 2 * Math.max(1, os.availableParallelism())
@@ -119,7 +131,8 @@ export const defaultRuntimeOptions = (): RuntimeOptions => ({
   checkpointLingerMs: 1,
   commitQueueMax: 256,
   historySweepMs: 1000,
-  beforeDurable: true
+  beforeDurable: true,
+  reloadOnAssign: false
 })
 
 /** Retries of a failed offset commit: 10 ms doubling, capped at 2 s, 20 attempts; the next round commits a newer offset anyway. */
@@ -197,6 +210,8 @@ export interface RuntimeStats {
   readonly mailboxHighWater: number
   /** States whose final history the sweep trimmed (`ActorDefinition.history`). */
   readonly historyTrims: number
+  /** Partitions whose checkpoints were reloaded because a rebalance handed them to this member. */
+  readonly reloads: number
   readonly checkpoint: CheckpointerStats
   readonly warming: boolean
 }
@@ -288,7 +303,8 @@ export const make = <S, E, O>(
       drains: 0,
       commits: 0,
       mailboxHighWater: 0,
-      historyTrims: 0
+      historyTrims: 0,
+      reloads: 0
     }
 
     const encodeRow = (key: string, state: S | undefined): CheckpointRow =>
@@ -299,12 +315,15 @@ export const make = <S, E, O>(
     // to be durable (a partition's records become durable in offset order), and the committer
     // waits for the batches it commits.
     const routedDurable = new Map<number, Effect.Effect<void, BusError>>()
+    // The partitions this process claimed (`reloadOnAssign`): partition → epoch (CheckpointStore.claim).
+    const epochs = new Map<number, number>()
     const checkpointer = new Checkpointer<S>(
       {
         owner: definition.owner,
         maxKeys: options.checkpointMaxKeys,
         intervalMs: options.checkpointIntervalMs,
         lingerMs: options.checkpointLingerMs,
+        ...(options.reloadOnAssign ? { fence: { partitionOf: (key: string) => bus.partitionFor(options.topic, key), epochs } } : {}),
         beforeSave: () => {
           if (routedDurable.size === 0) return Effect.void
           const waits = [...routedDurable.values()]
@@ -564,6 +583,7 @@ export const make = <S, E, O>(
         newest.set(entry.partition, entry)
       }
       yield* checkpointer.flushed
+      if (hooks.durable !== undefined) yield* hooks.durable
       // An offset never passes what the bus has made durable (a batch that changed no state has no flush to wait for).
       const waits: Array<Effect.Effect<void, BusError>> = []
       for (const entry of newest.values()) if (entry.durable !== undefined) waits.push(entry.durable)
@@ -597,8 +617,65 @@ export const make = <S, E, O>(
     })
     if (warming) yield* Effect.forkScoped(followWarming)
 
+    // A partition this member was just given: its previous owner may have moved its keys on (or
+    // this member held them long ago and they went stale here), and its checkpoints cover at least
+    // up to the offset delivery starts from (commit after checkpoint). So: let what was routed
+    // before be applied, claim the partition (the ownership fence: the previous owner's later
+    // flushes write nothing of it), then replace the partition's states with its checkpoints (keys
+    // without a row are dropped: the replay from the committed offset creates them again) and
+    // republish them, since the previous owner may have checkpointed a state it had not published.
+    const reloadPartition = (partition: number): Effect.Effect<void, SqlError> =>
+      Effect.gen(function* () {
+        for (const shard of shards) {
+          const mark = shard.mailbox.pushed
+          yield* shard.applied.await(mark, () => shard.mailbox.taken)
+        }
+        const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
+        // Claimed before loading: from here the previous owner's flushes leave this partition alone.
+        epochs.set(partition, yield* store.claim(definition.owner, partition))
+        const rows: Array<CheckpointRow> = []
+        yield* store.load(definition.owner, (page) => {
+          for (const row of page) if (row.state !== null && ofPartition(row.key)) rows.push(row)
+        })
+        const decoded: Array<readonly [string, S]> = rows.map((row) => {
+          try {
+            return [row.key, definition.decodeState(row.state!)] as const
+          } catch (error) {
+            throw new Error(`actors: the checkpoint of ${definition.owner}/${row.key} is unreadable: ${String(error)}`)
+          }
+        })
+        // Synchronous from here: no drain runs between the drop and the reload.
+        let dropped = 0
+        for (const shard of shards) {
+          for (const key of [...shard.states.keys()]) {
+            if (!ofPartition(key)) continue
+            shard.states.delete(key)
+            shard.held.delete(key)
+            counters.keys--
+            dropped++
+          }
+        }
+        for (const [key, state] of decoded) {
+          const shard = shardFor(key)
+          shard.states.set(key, state)
+          counters.keys++
+          if (history !== undefined) track(shard, key, state)
+        }
+        counters.reloads++
+        if (decoded.length > 0) hooks.publish(decoded)
+        yield* Effect.logInfo(`actors: partition ${partition} assigned; ${decoded.length} ${definition.owner} checkpoints reloaded, ${dropped} held states replaced`)
+      }).pipe(Effect.annotateLogs({ topic: options.topic, group: options.group, partition }))
+
     yield* bus.subscribe(
-      { group: options.group, topic: options.topic, fromBeginning: true, maxBatch: options.busMaxBatch, autoCommit: false, beforeDurable: options.beforeDurable },
+      {
+        group: options.group,
+        topic: options.topic,
+        fromBeginning: true,
+        maxBatch: options.busMaxBatch,
+        autoCommit: false,
+        beforeDurable: options.beforeDurable,
+        ...(options.reloadOnAssign ? { onAssigned: reloadPartition } : {})
+      },
       onBatch
     )
 

@@ -123,7 +123,19 @@ export interface BusShape {
 
 export class Bus extends Context.Tag("curvestream/Bus")<Bus, BusShape>() {}
 
-export const Topics = { chainEvents: "chain.events" } as const
+/**
+ * The bus topics (docs/architecture.md, "Roles"). `chain.events`: the ingesters' events, key
+ * `chain:mint`. The cluster roles' read-model topics, written by the actors and followed by the
+ * API replicas: `market.snapshots` (key `chain:mint`, each market's latest state, compacted),
+ * `market.feed` (every record keyed `feed`, so one partition holds them all in one order: each
+ * record is one actors drain's changed markets) and `signals` (key `chain:asset`).
+ */
+export const Topics = {
+  chainEvents: "chain.events",
+  marketSnapshots: "market.snapshots",
+  marketFeed: "market.feed",
+  signals: "signals"
+} as const
 
 const utf8 = new TextEncoder()
 

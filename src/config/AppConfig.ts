@@ -32,6 +32,8 @@ export interface AppConfigShape {
     readonly brokers: ReadonlyArray<string> | undefined
     readonly clientId: string
     readonly idempotent: boolean
+    /** A group member silent this long is dropped and its partitions move (`KAFKA_SESSION_TIMEOUT_MS`, default 10 s). */
+    readonly sessionTimeoutMs: number
   }
   readonly bus: {
     readonly partitions: number
@@ -215,7 +217,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       Config.withDefault("curvestream"),
       Config.validate({ message: "KAFKA_CLIENT_ID must be 1-100 of [A-Za-z0-9._-]", validation: (s) => /^[A-Za-z0-9._-]{1,100}$/.test(s) })
     ),
-    idempotent: Config.boolean("KAFKA_IDEMPOTENT").pipe(Config.withDefault(true))
+    idempotent: Config.boolean("KAFKA_IDEMPOTENT").pipe(Config.withDefault(true)),
+    sessionTimeoutMs: positiveInt("KAFKA_SESSION_TIMEOUT_MS", 10_000)
   }),
   bus: Config.all({
     partitions: positiveInt("BUS_PARTITIONS", 16),
@@ -345,7 +348,7 @@ export class AppConfig extends Context.Tag("curvestream/AppConfig")<AppConfig, A
 export const ConfigVariables = [
   "CURVESTREAM_HOST", "CURVESTREAM_PORT", "CURVESTREAM_DATA_PORT", "CURVESTREAM_DATA_DIR",
   "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
-  "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT",
+  "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT", "KAFKA_SESSION_TIMEOUT_MS",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",

@@ -87,6 +87,7 @@ layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000,
       let saves = 0
       const held: CheckpointStore = {
         load: real.load,
+        claim: real.claim,
         save: (owner, rows) =>
           Effect.suspend(() => {
             saves++

@@ -14,8 +14,9 @@ import * as path from "node:path"
 import { MarketActors, type MarketActorsOptions, type MarketActorsShape, layer as marketActorsLayer } from "../../actors/MarketActors.js"
 import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
-import { defaultConfig, makeStep, type MarketState } from "../../actors/market/MarketActor.js"
+import type { MarketState } from "../../actors/market/MarketActor.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
+import { foldStates, publishEvents, workload } from "../support/marketWorkload.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent } from "../../ingest/ChainEvent.js"
@@ -64,65 +65,16 @@ const openEngine = (dir: string, options: MarketActorsOptions = {}, busPartition
 const withBus = <A, E>(dir: string, use: (bus: BusShape) => Effect.Effect<A, E>, busPartitions = 4) =>
   Effect.scoped(Effect.flatMap(EmbeddedBus.make({ dir: path.join(dir, "bus"), partitions: busPartitions, fsync: false }), use))
 
-const publish = (bus: BusShape, events: ReadonlyArray<ChainEvent>, chunk = 5000) =>
-  Effect.forEach(
-    Array.from({ length: Math.ceil(events.length / chunk) }, (_, i) => events.slice(i * chunk, (i + 1) * chunk)),
-    (part) => bus.publish(Topics.chainEvents, part.map((e) => ({ key: busKey(e), value: encodeFast(e) }))),
-    { discard: true }
-  )
+const publish = publishEvents
 
 /** The states a pure in-order fold of `events` reaches, per key. */
-const fold = (events: ReadonlyArray<ChainEvent>, options: MarketActorsOptions = {}) => {
-  const f = makeStep({ retractHistory: { ...defaultConfig.retractHistory, ...options.retractHistory } })
-  const states = new Map<string, MarketState>()
-  for (const e of events) {
-    const key = `${e.chain}:${e.mint}`
-    const [next] = f(states.get(key), e)
-    if (next === undefined) states.delete(key)
-    else states.set(key, next)
-  }
-  return states
-}
+const fold = (events: ReadonlyArray<ChainEvent>, options: MarketActorsOptions = {}) => foldStates(events, options.retractHistory)
 
 const expectStatesEqual = (engine: Engine, expected: Map<string, MarketState>) => {
   for (const [key, state] of expected) {
     const [chain, mint] = key.split(":") as ["solana" | "hood", string]
     expect(engine.actors.state(chain, mint), key).toEqual(state)
   }
-}
-
-/** A workload: `markets` markets per chain, `tradesPerMarket` trades each, interleaved; some graduate and migrate; Hood retracts. */
-const workload = (markets: number, tradesPerMarket: number) => {
-  const solana = new ChainClock("solana")
-  const hood = new ChainClock("hood")
-  const sims = [
-    ...Array.from({ length: markets }, (_, i) => new SimMarket(solana, { mint: `So1Mint${i}` })),
-    ...Array.from({ length: markets }, (_, i) => new SimMarket(hood, { mint: `0xhood${i}` }))
-  ]
-  const events: Array<ChainEvent> = sims.map((m) => m.created())
-  for (let t = 0; t < tradesPerMarket; t++) {
-    solana.advance(7_000)
-    hood.advance(7_000)
-    sims.forEach((m, i) => {
-      if (m.curve.complete) {
-        if (m.pool === undefined) events.push(m.progress("in_progress", 1), m.migrated())
-        else events.push(m.poolBuy(`t${t % 7}`, m.chain === "solana" ? SOL / 100n : ETH / 1000n))
-        return
-      }
-      const unit = m.chain === "solana" ? SOL / 10n : ETH / 200n
-      // Every fifth market buys hard and graduates; the others trade small both ways.
-      if (i % 5 === 0 && t === Math.floor(tradesPerMarket / 2)) events.push(...m.buy("whale", unit * 2000n))
-      else if (t % 3 === 2 && m.curve.virtualTokenRaw < m.params.tokenReserveRaw) events.push(m.sell(`t${t % 7}`, (m.params.tokenReserveRaw - m.curve.virtualTokenRaw) / 10n))
-      else if (m.chain === "hood" && t % 11 === 10) {
-        // A reorg: a trade that lands and is retracted.
-        const before = m.snapshot()
-        const reorged = m.buy(`t${t % 7}`, unit)
-        m.restore(before)
-        events.push(...reorged, m.retracted(reorged.map((e) => e.id)))
-      } else events.push(...m.buy(`t${t % 7}`, unit))
-    })
-  }
-  return events
 }
 
 /** Waits until the group's committed offsets reach the end of every partition: everything applied is checkpointed. */

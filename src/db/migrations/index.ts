@@ -22,6 +22,7 @@ import headlessLaunches from "./0013_headless_launches.js"
 import selfLaunches from "./0014_self_launches.js"
 import staking from "./0015_staking.js"
 import writeWindows from "./0016_write_windows.js"
+import partitionOwners from "./0017_partition_owners.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -39,5 +40,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0013_headless_launches": headlessLaunches,
   "0014_self_launches": selfLaunches,
   "0015_staking": staking,
-  "0016_write_windows": writeWindows
+  "0016_write_windows": writeWindows,
+  "0017_partition_owners": partitionOwners
 }

@@ -122,6 +122,8 @@ export interface SignalWiringDeps {
   readonly tracking: TrackingShape
   readonly index: MarketIndexShape
   readonly social: SocialMentionsShape
+  /** The actors role: the signals are published to the `signals` topic; offsets commit once they are (`RuntimeHooks.durable`). */
+  readonly durable?: Effect.Effect<void>
 }
 
 /** Starts the detectors, the kol_mention listener and the writer fiber in the current scope. */
@@ -168,7 +170,12 @@ export const runSignalPipeline = (
         )
       )
     )
-    const hooks = { publish: () => undefined, outputs: (_key: string, out: ReadonlyArray<Signal>) => sink(out), setWarming: () => undefined }
+    const hooks = {
+      publish: () => undefined,
+      outputs: (_key: string, out: ReadonlyArray<Signal>) => sink(out),
+      setWarming: () => undefined,
+      ...(deps.durable !== undefined ? { durable: deps.durable } : {})
+    }
     const token = yield* makeRuntime(tokenSignalsDefinition(inputs, config), hooks, deps.store, deps.bus, {
       ...options.runtime,
       ...(options.tokenShards !== undefined ? { shards: options.tokenShards } : {}),

@@ -1,0 +1,119 @@
+/**
+ * An ordered publisher for what the actors hand to other processes (the read-model topics and
+ * the signals): `offer` is synchronous (a shard calls it inside a drain), a fiber publishes what
+ * was offered in offer order, and `barrier` waits until everything offered before it is
+ * acknowledged by the bus, which the actors' offset committer waits on, so no `chain.events`
+ * offset is committed before the snapshots and signals derived from the records it covers are
+ * published (a `kill -9` between the two would otherwise lose them for good).
+ *
+ * Invariants:
+ * - Order: offers are published in offer order; a round takes every pending offer and publishes
+ *   them topic by topic in one call each, so each key's records keep their order.
+ * - Never skipped: a failed publish is retried (10 ms doubling to 2 s, forever) with the same
+ *   records before anything newer; the bus's idempotence (or a reader that skips what it has,
+ *   as the replicas do by position and the signal hub by id) absorbs a retried duplicate.
+ * - Bounded: at most `maxPending` records wait; past it `offer` still accepts (a drain cannot
+ *   wait) but counts an overflow, and the actors' committer, waiting on `barrier`, stops the
+ *   consumer through its own bound (`commitQueueMax`), so routing stops until the publisher
+ *   catches up. `pendingHighWater` says how far it got.
+ */
+import { Context, Effect, Layer, Schedule, type Scope } from "effect"
+import { Bus, type BusError, type BusMessage, type BusShape } from "../../ingest/bus/Bus.js"
+import { Waiters, Wakeup } from "../runtime/internal/Wakeup.js"
+
+export interface TopicPublisherOptions {
+  /** Records waiting to be published before `offer` counts an overflow (default 100,000). */
+  readonly maxPending: number
+}
+
+export const topicPublisherDefaults: TopicPublisherOptions = { maxPending: 100_000 }
+
+export interface TopicPublisherStats {
+  readonly offered: number
+  readonly published: number
+  readonly pending: number
+  readonly pendingHighWater: number
+  readonly overflows: number
+  readonly failures: number
+}
+
+export interface TopicPublisher {
+  readonly offer: (topic: string, messages: ReadonlyArray<BusMessage>) => void
+  /** Resolves once every record offered before the call is published. */
+  readonly barrier: Effect.Effect<void>
+  readonly stats: () => TopicPublisherStats
+}
+
+/** Retries of a failed publish: 10 ms doubling, capped at 2 s, forever (the committer waits meanwhile). */
+const publishRetrySchedule = Schedule.union(Schedule.exponential("10 millis"), Schedule.spaced("2 seconds"))
+
+/** Starts the publishing fiber in the current scope. */
+export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}): Effect.Effect<TopicPublisher, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const options = { ...topicPublisherDefaults, ...input }
+    if (!Number.isSafeInteger(options.maxPending) || options.maxPending < 1) return yield* Effect.dieMessage("TopicPublisher: maxPending must be a positive integer")
+    let pending: Array<readonly [string, ReadonlyArray<BusMessage>]> = []
+    let pendingRecords = 0
+    let offered = 0
+    let published = 0
+    let pendingHighWater = 0
+    let overflows = 0
+    let failures = 0
+    const wake = new Wakeup()
+    const done = new Waiters()
+
+    const offer = (topic: string, messages: ReadonlyArray<BusMessage>): void => {
+      if (messages.length === 0) return
+      if (pendingRecords + messages.length > options.maxPending) overflows++
+      pending.push([topic, messages])
+      pendingRecords += messages.length
+      offered += messages.length
+      if (pendingRecords > pendingHighWater) pendingHighWater = pendingRecords
+      wake.notify()
+    }
+
+    const publishAll = (round: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): Effect.Effect<void, BusError> =>
+      Effect.gen(function* () {
+        // Per topic in first-offer order; within a topic, offer order (so each key's order holds).
+        const byTopic = new Map<string, Array<BusMessage>>()
+        for (const [topic, messages] of round) {
+          let list = byTopic.get(topic)
+          if (list === undefined) byTopic.set(topic, (list = []))
+          for (const m of messages) list.push(m)
+        }
+        for (const [topic, messages] of byTopic) yield* bus.publish(topic, messages)
+      })
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          if (pending.length === 0) return yield* wake.wait
+          const round = pending
+          const count = pendingRecords
+          pending = []
+          pendingRecords = 0
+          yield* publishAll(round).pipe(
+            Effect.tapError((error) =>
+              Effect.zipRight(Effect.sync(() => failures++), Effect.logWarning(`actors: publishing ${count} read-model records failed; retrying`, error))
+            ),
+            Effect.retry(publishRetrySchedule),
+            Effect.orDie
+          )
+          published += count
+          done.release(published)
+        })
+      )
+    )
+
+    return {
+      offer,
+      barrier: Effect.suspend(() => done.await(offered, () => published)),
+      stats: () => ({ offered, published, pending: pendingRecords, pendingHighWater, overflows, failures })
+    } satisfies TopicPublisher
+  })
+
+/** The actors role's one publisher (market snapshots, the feed, signals), shared by its runtimes. */
+export class ClusterPublisher extends Context.Tag("curvestream/ClusterPublisher")<ClusterPublisher, TopicPublisher>() {
+  static readonly layer = (options: Partial<TopicPublisherOptions> = {}): Layer.Layer<ClusterPublisher, never, Bus> =>
+    Layer.scoped(ClusterPublisher, Effect.flatMap(Bus, (bus) => make(bus, options)))
+}
