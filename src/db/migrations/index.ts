@@ -21,6 +21,7 @@ import launchLedger from "./0012_launch_ledger.js"
 import headlessLaunches from "./0013_headless_launches.js"
 import selfLaunches from "./0014_self_launches.js"
 import staking from "./0015_staking.js"
+import atomicBundles from "./0016_atomic_bundles.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -37,5 +38,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_launch_ledger": launchLedger,
   "0013_headless_launches": headlessLaunches,
   "0014_self_launches": selfLaunches,
-  "0015_staking": staking
+  "0015_staking": staking,
+  "0016_atomic_bundles": atomicBundles
 }
