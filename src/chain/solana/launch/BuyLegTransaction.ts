@@ -16,6 +16,7 @@ import {
   getTransferSolInstruction
 } from "../client/SplInstructions.js"
 import { type BlockhashLifetime, buildTransactionMessage, type TransactionMessageToSign } from "../client/Transactions.js"
+import { SvcCurveError } from "../program/Errors.js"
 import { WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
 
 /** Compute units a buy leg asks for: ATA create + buy + fee transfer is about 30,000 on the localnet. */
@@ -88,4 +89,19 @@ export const deliveredTokensRaw = (
   const sum = (rows: ReadonlyArray<TokenBalanceView>) =>
     rows.reduce((s, b) => (b.mint === mint && b.owner === owner ? s + b.amount : s), 0n)
   return sum(post) - sum(pre)
+}
+
+/**
+ * The trade row's code for a buy leg whose own transaction failed on chain (spec 2.8, 7):
+ * svc-curve's `SlippageExceeded` is `SLIPPAGE_EXCEEDED`, any other failure (the buyer could not pay,
+ * the curve refused) `TRADE_REVERTED`. `err` is Solana's JSON shape, numbers possibly bigints.
+ */
+export const buyLegErrorCode = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
+  if (typeof err === "object" && err !== null && "InstructionError" in err) {
+    const detail = (err as { InstructionError: ReadonlyArray<unknown> }).InstructionError[1]
+    if (typeof detail === "object" && detail !== null && "Custom" in detail && Number((detail as { Custom: unknown }).Custom) === SvcCurveError.SlippageExceeded) {
+      return "SLIPPAGE_EXCEEDED"
+    }
+  }
+  return "TRADE_REVERTED"
 }
