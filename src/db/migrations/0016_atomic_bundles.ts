@@ -11,6 +11,9 @@
  *   owner signs anything. `held` weighs on the key's txLimit window it was created in; `released`
  *   (an unsigned build failed or expired) and `converted` (the buy landed and its usage was
  *   metered) no longer do.
+ * - `atomic_bookings`: one row per bookkeeping item done for a bundle (`token`, `launch`,
+ *   `finalization`, `buy:<clientTradeId>`), written in the same transaction as the item's writes:
+ *   an item performed again after a crash finds its row and writes nothing twice.
  *
  * No foreign keys to other modules' tables. Portable SQL (PGlite and PostgreSQL 15).
  */
@@ -54,4 +57,11 @@ export default Effect.gen(function* () {
       PRIMARY KEY (bundle_id, leg_index)
     )`
   yield* sql`CREATE INDEX spend_holds_key ON spend_holds (key_id, state, created_at)`
+  yield* sql`
+    CREATE TABLE atomic_bookings (
+      bundle_id text NOT NULL,
+      item text NOT NULL,
+      booked_at timestamptz NOT NULL,
+      PRIMARY KEY (bundle_id, item)
+    )`
 })
