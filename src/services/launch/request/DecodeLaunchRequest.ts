@@ -106,13 +106,19 @@ export const decodeSelfLaunchRequest = (
 ): Either.Either<SelfLaunchBody, LaunchRequestRefused> => {
   const decoded = decode(body, caller, settings, SelfForbiddenPayerFields)
   if (decoded instanceof LaunchRequestRefused) return Either.left(decoded)
-  const id = member(body as Body, "linkedWalletId")
-  if (id === undefined) return Either.left(refuse("required", "linkedWalletId", "linkedWalletId is required: the linked or TEE wallet that pays"))
-  if (typeof id !== "string") return Either.left(refuse("invalid_type", "linkedWalletId", "linkedWalletId must be a string"))
-  if (id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
-    return Either.left(refuse("invalid_value", "linkedWalletId", `linkedWalletId must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`))
-  }
+  const id = decodeLinkedWalletId(member(body as Body, "linkedWalletId"), "linkedWalletId", "the linked or TEE wallet that pays")
+  if (id instanceof LaunchRequestRefused) return Either.left(id)
   return Either.right({ request: { ...decoded, async: false }, linkedWalletId: id })
+}
+
+/** A linked wallet id: a string of 1 to 128 printable characters, named by `field`. */
+const decodeLinkedWalletId = (id: unknown, field: string, what: string): Decoded<string> => {
+  if (id === undefined) return refuse("required", field, `${field} is required: ${what}`)
+  if (typeof id !== "string") return refuse("invalid_type", field, `${field} must be a string`)
+  if (id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
+    return refuse("invalid_value", field, `${field} must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`)
+  }
+  return id
 }
 
 const decode = (
@@ -430,11 +436,8 @@ const decodePayer = (v: unknown, field: string): Decoded<AtomicPayer> => {
   const type = member(v, "type")
   if (type === "main") return { type: "main" }
   if (type !== "linked") return refuse("invalid_value", `${field}.type`, `${field}.type must be main or linked`)
-  const id = member(v, "linkedWalletId")
-  if (id === undefined) return refuse("required", `${field}.linkedWalletId`, `${field}.linkedWalletId is required for a linked payer`)
-  if (typeof id !== "string" || id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
-    return refuse("invalid_value", `${field}.linkedWalletId`, `${field}.linkedWalletId must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`)
-  }
+  const id = decodeLinkedWalletId(member(v, "linkedWalletId"), `${field}.linkedWalletId`, "the linked wallet that pays")
+  if (id instanceof LaunchRequestRefused) return id
   return { type: "linked", linkedWalletId: id }
 }
 
