@@ -9,6 +9,7 @@
  *   submitting ──SubmitRefused shape────────────▶ expired (build_expired)      "shape refusal"
  *   submitting ──Signing────────────────────────▶ signing (null), holds kept    "submit happy path"
  *   signing ──Sent──────────────────────────────▶ sent (execution_unknown)      "submit happy path"
+ *   signing ──SendAbandoned (restart)───────────▶ expired (build_expired), kept "interrupted before the send"
  *   sent ──EngineLanded─────────────────────────▶ landed (landed_pending_booking) "submit happy path"
  *   sent ──EngineUnknown────────────────────────▶ sent (execution_unknown)      "unknown resolved by the chain"
  *   sent ──EngineFailed─────────────────────────▶ failed (reverted)             "engine failure"
@@ -229,6 +230,17 @@ describe("BundleActor", () => {
     expect(dead.outputs).toEqual([{ _tag: "FailLaunch", detail: "bundle never landed" }])
   })
 
+  it("interrupted before the send: signed but never sent is build_expired, holds kept, the attempt failed", () => {
+    const signing = run(fresh(), [
+      { _tag: "SubmitBegun", atMs: T0 },
+      { _tag: "Signing", atMs: T0 + 1 }
+    ]).state
+    const [s, out] = step(signing, { _tag: "SendAbandoned", atMs: T0 + 2 })
+    expect([s.phase, operatorStateOf(s), s.holdsKept, submitAnswer(s), nextActionOf(s)]).toEqual(["expired", "build_expired", true, null, "build_again"])
+    expect(out).toEqual([{ _tag: "FailLaunch", detail: "bundle never sent" }])
+    expect(step(toSent().state, { _tag: "SendAbandoned", atMs: T0 })[1]).toEqual([])
+  })
+
   it("events out of phase change nothing and return the same state", () => {
     const s = fresh()
     const outOfPhase: BundleEvent[] = [
@@ -240,7 +252,8 @@ describe("BundleActor", () => {
       { _tag: "SubmitRefused", kind: "shape", detail: "x", atMs: T0 },
       { _tag: "ChainRead", launch: "landed", blockhashExpired: false, slot: 1n, buys: [], atMs: T0 },
       { _tag: "Booked", item: "launch", atMs: T0 },
-      { _tag: "BookFailed", item: "launch", detail: "x", atMs: T0 }
+      { _tag: "BookFailed", item: "launch", detail: "x", atMs: T0 },
+      { _tag: "SendAbandoned", atMs: T0 }
     ]
     for (const e of outOfPhase) expect(step(s, e)).toEqual([s, []])
     for (const e of outOfPhase) expect(step(s, e)[0]).toBe(s)

@@ -89,6 +89,8 @@ export type BundleEvent =
   | { readonly _tag: "SubmitRefused"; readonly kind: "bytes" | "shape"; readonly detail: string; readonly atMs: number }
   | { readonly _tag: "Signing"; readonly atMs: number }
   | { readonly _tag: "Sent"; readonly launchSignature: string; readonly buySignatures: ReadonlyArray<string>; readonly atMs: number }
+  /** A restart found the bundle signed but not recorded as sent: it never left (`Sent` is stored first). */
+  | { readonly _tag: "SendAbandoned"; readonly atMs: number }
   /** The engine reported the bundle landed; `legErrors[i]` is buy i+1's own failure, if any. */
   | { readonly _tag: "EngineLanded"; readonly slot: bigint; readonly legErrors: ReadonlyArray<BuyErrorCode | null>; readonly atMs: number }
   /** The engine reported the bundle failed: the launch leg failed, nothing landed. */
@@ -323,6 +325,13 @@ export const step = (s: BundleState, e: BundleEvent): StepResult => {
           lastAttemptAtMs: e.atMs
         },
         NONE
+      ]
+    case "SendAbandoned":
+      if (s.phase !== "signing") return same(s)
+      // Signed for the owner but never sent: it cannot land; the holds stay (rule 7), the attempt fails.
+      return [
+        { ...s, phase: "expired", lastError: "signed but never sent (interrupted)", lastErrorPhase: "send", lastAttemptAtMs: e.atMs },
+        [{ _tag: "FailLaunch", detail: "bundle never sent" }]
       ]
     case "EngineLanded":
       if (s.phase !== "sent") return same(s)

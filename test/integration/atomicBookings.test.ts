@@ -11,13 +11,12 @@ import { type Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { BundleOutput } from "../../actors/bundle/BundleActor.js"
 import * as Database from "../../src/db/Database.js"
-import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import { makeBookings, type BookingTarget } from "../../src/services/launch/atomic/AtomicBookings.js"
 import { holdsOfBundle, reserveHolds } from "../../src/services/launch/atomic/BundleStore.js"
 import { attribute } from "../../src/services/launch/internal/LaunchRecords.js"
 import { LaunchLedger, type LaunchLedgerShape, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
+import { keyedAccount } from "../support/atomicBundles.js"
 
 let scope: Scope.CloseableScope
 let ctx: Context.Context<LaunchLedger | SqlClient.SqlClient>
@@ -37,15 +36,7 @@ let seq = 0
 /** A launch admitted on the atomic path, its token attributed `hidden`, its main-payer holds reserved, a webhook endpoint for every event. */
 const admitted = async () => {
   const n = ++seq
-  const account = await run(insertAccount({ plan: "pro", agentEnabled: true, isAdmin: false }, Date.now()))
-  const accountId = account.id
-  const keyId = `key-book-${n}`
-  await run(
-    insertKey(
-      { id: keyId, prefix: `bk${String(n).padStart(6, "0")}`, accountId, hash: `h${n}`, environment: "production", scopes: ["launch:write", "swap:write"], label: null, rateLimitPerMin: 300, dailyLaunchCap: 50, launchChains: ["solana"], embeddedWallet: "allowed", expiresAtMs: null, txLimit: null, mintedByDeviceId: null, provisionedBy: null },
-      Date.now()
-    )
-  )
+  const { accountId, keyId } = await keyedAccount(run)
   const mint = `Mint${n}${process.pid}`
   const ledger = await run(LaunchLedger)
   const admission = await run(

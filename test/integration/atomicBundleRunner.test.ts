@@ -8,26 +8,21 @@
  * build_expired once its blockhash is past, and fails the attempt.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { createNoopSigner, createSolanaRpc, generateKeyPairSigner, getBase64Decoder, getTransactionDecoder, getTransactionEncoder, type KeyPairSigner, signTransaction } from "@solana/kit"
+import { createSolanaRpc, generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
 import { type Context, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type BundleOutput, initialBundle, operatorStateOf, revertedLegsOf } from "../../actors/bundle/BundleActor.js"
 import { makeBlockEngineClient } from "../../src/chain/solana/client/BlockEngineClient.js"
 import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
-import { assembleAtomicBundle } from "../../src/chain/solana/launch/AtomicBundle.js"
 import { readSentBundle } from "../../src/chain/solana/launch/BundleChainRead.js"
-import { isLaunchPlan, planLaunch } from "../../src/chain/solana/launch/LaunchTransaction.js"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
-import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import * as Database from "../../src/db/Database.js"
 import { findBundle, insertBundle, saveState } from "../../src/services/launch/atomic/BundleStore.js"
 import { makeRunner, type RunnerIo } from "../../src/services/launch/atomic/BundleRunner.js"
-import { priceLadder } from "../../src/services/launch/atomic/PricingLadder.js"
+import { signedBundle } from "../support/atomicBundles.js"
 import { eventually } from "../support/eventually.js"
 
 const SOL = 1_000_000_000n
-const terms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, mode: "open" as const }
-const b64 = getBase64Decoder()
 
 let localnet: ManagedRuntime.ManagedRuntime<SolanaLocalnet, unknown>
 let net: SolanaLocalnetShape
@@ -63,50 +58,19 @@ const recordingIo = (bundleId: string, performed: BundleOutput[], failing: (o: B
   perform: (_s, o) => (failing(o) ? Effect.fail("booking failed") : Effect.sync(() => void performed.push(o)))
 })
 
-const clientSign = async (wireBase64: string, signer: KeyPairSigner) => {
-  const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(wireBase64, "base64")))
-  return b64.decode(new Uint8Array(getTransactionEncoder().encode(await signTransaction([signer.keyPair], tx))))
-}
-
 let seq = 0
 /** A priced, assembled and client-signed bundle, stored in `signing` (holds kept, about to send). */
 const prepared = async (creator: KeyPairSigner, buyers: ReadonlyArray<KeyPairSigner>, amounts: ReadonlyArray<bigint>) => {
-  const treasury = (await generateKeyPairSigner()).address
-  const mint = await generateKeyPairSigner()
-  const plan = planLaunch(terms, 0n, { bps: 50n, treasury })
-  if (!isLaunchPlan(plan)) throw new Error("plan")
-  const ladder = priceLadder({ curveParams: plan.curveParams, amountsRaw: amounts, platformFeeBps: 50n, referred: false })
-  if (ladder._tag !== "Priced") throw new Error("unpriced")
-  const lifetime = net.ledger.latestBlockhash()
-  const bundle = await assembleAtomicBundle({
-    launch: {
-      payer: createNoopSigner(creator.address),
-      mint,
-      quoteMint: WSOL_MINT_ADDRESS,
-      terms,
-      name: "Runner",
-      symbol: "RUN",
-      metadataUri: "https://example.com/r.json",
-      devBuyRaw: 0n,
-      platformFee: { bps: 50n, treasury },
-      lifetime,
-      bundleTip: { account: net.ledger.tipAccounts[0]!, lamports: 100_000n }
-    },
-    launchPlan: plan,
-    legs: ladder.legs.map((l, i) => ({ buyer: createNoopSigner(buyers[i]!.address), amountInRaw: l.amountInRaw, minAmountOutRaw: l.minAmountOutRaw, platformFeeRaw: l.platformFeeRaw })),
-    treasury,
-    lifetime
-  })
-  const wires = await Promise.all(bundle.legs.map((l, i) => clientSign(l.wireBase64, i === 0 ? creator : buyers[i - 1]!)))
+  const { ladder, wires, mint, lastValidBlockHeight } = await signedBundle(net.ledger, creator, buyers, amounts)
   const bundleId = `runner-${process.pid}-${++seq}`
   const s0 = initialBundle(bundleId, Date.now() + 600_000, ladder.legs.map((l, i) => ({ clientTradeId: `${bundleId}-t${i + 1}`, amountInRaw: l.amountInRaw, expectedOutRaw: l.amountOutRaw, minAmountOutRaw: l.minAmountOutRaw })))
-  await run(insertBundle({ bundleId, accountId: "a", keyId: "k", keyPrefix: "p", clientLaunchId: bundleId, attempt: 1, mint: mint.address, build: {}, state: s0, submitToken: null, expiresAtMs: s0.expiresAtMs }, JSON.stringify, Date.now()))
+  await run(insertBundle({ bundleId, accountId: "a", keyId: "k", keyPrefix: "p", clientLaunchId: bundleId, attempt: 1, mint, build: {}, state: s0, submitToken: null, expiresAtMs: s0.expiresAtMs }, JSON.stringify, Date.now()))
   const performed: BundleOutput[] = []
   const io = recordingIo(bundleId, performed)
   const r = runner()
   let s = await Effect.runPromise(r.apply(s0, { _tag: "SubmitBegun", atMs: Date.now() }, io))
   s = await Effect.runPromise(r.apply(s, { _tag: "Signing", atMs: Date.now() }, io))
-  return { bundleId, wires, ladder, mint: mint.address, buyers: buyers.map((b) => b.address), lastValidBlockHeight: lifetime.lastValidBlockHeight, state: s, performed, io }
+  return { bundleId, wires, ladder, mint, buyers: buyers.map((b) => b.address), lastValidBlockHeight, state: s, performed, io }
 }
 
 const stored = async (bundleId: string) => (await run(findBundle(bundleId, (t) => t)))!.state
@@ -119,7 +83,7 @@ describe("bundle runner over the localnet", () => {
     const p = await prepared(creator, [b1, b2, b1], [SOL, 2n * SOL, SOL / 2n])
     const s = await Effect.runPromise(runner().send(p.state, p.wires, p.buyers, p.mint, p.lastValidBlockHeight, p.io))
     expect(operatorStateOf(s)).toBe("booked")
-    expect(bookedBuys(p.performed)).toEqual(p.ladder._tag === "Priced" ? p.ladder.legs.map((l) => [l.index, l.amountOutRaw, "engine"]) : [])
+    expect(bookedBuys(p.performed)).toEqual(p.ladder.legs.map((l) => [l.index, l.amountOutRaw, "engine"]))
     expect(p.performed.map((o) => o._tag).sort()).toEqual(["BookBuy", "BookBuy", "BookBuy", "BookLaunch", "BookToken", "Finalize"])
     expect(await stored(p.bundleId)).toEqual(s)
     // The chain agrees to the unit: what each leg delivered is its expected fill.
@@ -162,7 +126,7 @@ describe("bundle runner over the localnet", () => {
       { what: "the unknown bundle settled from the chain", deadlineMs: 10_000, intervalMs: 50 }
     )
     expect(settled.landedBy).toBe("chain")
-    expect(bookedBuys(performed)).toEqual(p.ladder._tag === "Priced" ? p.ladder.legs.map((l) => [l.index, l.amountOutRaw, "chain"]) : [])
+    expect(bookedBuys(performed)).toEqual(p.ladder.legs.map((l) => [l.index, l.amountOutRaw, "chain"]))
     // A further pass or resume books nothing again.
     const again = await Effect.runPromise(runner().recover(await stored(p.bundleId), p.buyers, p.mint, p.lastValidBlockHeight, io))
     await Effect.runPromise(runner().resume(again, io))

@@ -63,6 +63,9 @@ const itemOf = (o: BundleOutput): BookItem | null => {
   }
 }
 
+/** Each wire transaction's own (first) signature, base58: the legs' signatures in bundle order. */
+export const signaturesOf = (wiresBase64: ReadonlyArray<string>): ReadonlyArray<string> => wiresBase64.map(firstSignature)
+
 const firstSignature = (wireBase64: string): string => {
   // A wire transaction starts with the compact signature count (1 byte below 128), then the signatures.
   const bytes = Buffer.from(wireBase64, "base64")
@@ -142,7 +145,7 @@ export const makeRunner = (o: RunnerOptions) => {
     io: RunnerIo<E>
   ) =>
     Effect.gen(function* () {
-      const signatures = wiresBase64.map(firstSignature)
+      const signatures = signaturesOf(wiresBase64)
       const state = yield* apply(s, { _tag: "Sent", launchSignature: signatures[0]!, buySignatures: signatures.slice(1), atMs: yield* now }, io)
       if (state.phase !== "sent") return state
       const revertible = wiresBase64.slice(1).map((_, i) => i + 1)
