@@ -23,12 +23,8 @@ import {
   createNoopSigner,
   createSolanaRpc,
   generateKeyPairSigner,
-  getBase64Decoder,
-  getTransactionDecoder,
-  getTransactionEncoder,
   type KeyPairSigner,
-  signature as asSignature,
-  signTransaction
+  signature as asSignature
 } from "@solana/kit"
 import { ManagedRuntime } from "effect"
 import { devSigner } from "../src/chain/solana/client/DevSigners.js"
@@ -41,13 +37,13 @@ import { SolanaLocalnet } from "../src/chain/solana/localnet/LocalnetService.js"
 import { WSOL_MINT_ADDRESS } from "../src/chain/solana/program/ProgramIds.js"
 import { gateBundle, holdsOf } from "../src/services/launch/atomic/SpendGate.js"
 import { priceLadder } from "../src/services/launch/atomic/PricingLadder.js"
+import { atomicTerms, clientSign } from "../test/support/atomicBundles.js"
 
 const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
 const BUNDLES = Number(process.env["BENCH_BUNDLES"] ?? 30)
-const terms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, mode: "open" as const }
+const terms = atomicTerms
 const secret = new Uint8Array(32).fill(7)
-const b64 = getBase64Decoder()
 
 const pct = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!
 const ms = (v: number) => v.toFixed(2)
@@ -92,11 +88,6 @@ const build = async (p: Parties, n: number, lifetime: BlockhashLifetime) => {
     lifetime
   })
   return { bundle, ladder, mint }
-}
-
-const clientSign = async (wireBase64: string, signer: KeyPairSigner) => {
-  const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(wireBase64, "base64")))
-  return b64.decode(new Uint8Array(getTransactionEncoder().encode(await signTransaction([signer.keyPair], tx))))
 }
 
 const call = async (url: string, method: string, params: ReadonlyArray<unknown>) => {

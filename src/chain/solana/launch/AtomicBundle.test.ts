@@ -3,7 +3,8 @@
  * client would (decode the wire, sign, re-encode), the tip paid inside the launch; a leg whose
  * bytes or minimum changed is not the built leg, nor is a leg missing a signature.
  */
-import { createNoopSigner, generateKeyPairSigner, getBase64Decoder, getTransactionDecoder, getTransactionEncoder, type KeyPairSigner, signTransaction } from "@solana/kit"
+import { createNoopSigner, generateKeyPairSigner } from "@solana/kit"
+import { atomicTerms, clientSign } from "../../../../test/support/atomicBundles.js"
 import { describe, expect, it } from "vitest"
 import { devSigner } from "../client/DevSigners.js"
 import { Ledger } from "../localnet/Ledger.js"
@@ -13,14 +14,7 @@ import { deliveredTokensRaw } from "./BuyLegTransaction.js"
 import { isLaunchPlan, planLaunch } from "./LaunchTransaction.js"
 
 const SOL = 1_000_000_000n
-const terms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, mode: "open" as const }
-const b64 = getBase64Decoder()
-
-const clientSign = async (wireBase64: string, signer: KeyPairSigner) => {
-  const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(wireBase64, "base64")))
-  const signed = await signTransaction([signer.keyPair], tx)
-  return b64.decode(new Uint8Array(getTransactionEncoder().encode(signed)))
-}
+const terms = atomicTerms
 
 describe("atomic bundle assembly", () => {
   it("lands whole once signed, tip in the launch; changed or unsigned legs are not the built ones", async () => {

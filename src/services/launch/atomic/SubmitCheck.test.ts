@@ -4,7 +4,8 @@
  * unsigned leg or legs out of order are `bytes` refusals naming the position; server legs are left
  * for the service to sign.
  */
-import { createNoopSigner, generateKeyPairSigner, getBase64Decoder, getTransactionDecoder, getTransactionEncoder, type KeyPairSigner, signTransaction } from "@solana/kit"
+import { createNoopSigner, generateKeyPairSigner } from "@solana/kit"
+import { atomicTerms as terms, clientSign as sign } from "../../../../test/support/atomicBundles.js"
 import { describe, expect, it } from "vitest"
 import { devSigner } from "../../../chain/solana/client/DevSigners.js"
 import { assembleAtomicBundle } from "../../../chain/solana/launch/AtomicBundle.js"
@@ -13,13 +14,7 @@ import { WSOL_MINT_ADDRESS } from "../../../chain/solana/program/ProgramIds.js"
 import { type BuiltLeg, checkSubmittedLegs } from "./SubmitCheck.js"
 
 const SOL = 1_000_000_000n
-const terms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, mode: "open" as const }
 const lifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 500n }
-
-const sign = async (wireBase64: string, signer: KeyPairSigner) => {
-  const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(wireBase64, "base64")))
-  return getBase64Decoder().decode(new Uint8Array(getTransactionEncoder().encode(await signTransaction([signer.keyPair], tx))))
-}
 
 const build = async (minOut: bigint) => {
   const [creator, a, b] = await Promise.all([devSigner(0), devSigner(1), devSigner(2)])
