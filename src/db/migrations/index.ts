@@ -23,6 +23,7 @@ import selfLaunches from "./0014_self_launches.js"
 import staking from "./0015_staking.js"
 import writeWindows from "./0016_write_windows.js"
 import partitionOwners from "./0017_partition_owners.js"
+import atomicBundles from "./0018_atomic_bundles.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -41,5 +42,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_self_launches": selfLaunches,
   "0015_staking": staking,
   "0016_write_windows": writeWindows,
-  "0017_partition_owners": partitionOwners
+  "0017_partition_owners": partitionOwners,
+  "0018_atomic_bundles": atomicBundles
 }

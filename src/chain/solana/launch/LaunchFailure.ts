@@ -23,7 +23,8 @@ const PAYER_FUNDS_ROLES: ReadonlySet<LaunchInstructionRole> = new Set([
   "create_payer_token_account",
   "dev_buy",
   "create_treasury_account",
-  "platform_fee"
+  "platform_fee",
+  "bundle_tip"
 ])
 
 const ACCOUNT_SHAPED = new Set(["IncorrectProgramId", "InvalidAccountData", "UninitializedAccount", "InvalidAccountOwner", "IllegalOwner"])

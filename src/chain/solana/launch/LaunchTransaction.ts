@@ -76,6 +76,8 @@ export interface LaunchTransactionInput {
   readonly platformFee: PlatformFeeTerms
   readonly lifetime: BlockhashLifetime
   readonly computeUnitPriceMicroLamports?: bigint | undefined
+  /** An atomic bundle's tip, paid by the launch's fee payer inside the launch transaction (spec 4 rule 9). */
+  readonly bundleTip?: { readonly account: Address; readonly lamports: bigint } | undefined
 }
 
 export interface DevBuyPlan {
@@ -140,6 +142,7 @@ export type LaunchInstructionRole =
   | "dev_buy"
   | "create_treasury_account"
   | "platform_fee"
+  | "bundle_tip"
 
 export interface AssembledLaunch {
   readonly message: TransactionMessageToSign
@@ -213,6 +216,7 @@ const launchInstructions = async (i: LaunchTransactionInput, plan: LaunchPlan) =
       )
     }
   }
+  if (i.bundleTip !== undefined) push("bundle_tip", getTransferSolInstruction({ from: i.payer, to: i.bundleTip.account, lamports: i.bundleTip.lamports }))
   return { instructions, roles, payerQuoteAccount, payerTokenAccount, curve: addresses.curve }
 }
 

@@ -2,7 +2,7 @@ import { generateKeyPairSigner, type Instruction, type KeyPairSigner } from "@so
 import { describe, expect, it } from "vitest"
 import { devSigner } from "../client/DevSigners.js"
 import { getTransferSolInstruction } from "../client/SplInstructions.js"
-import { Ledger, MAX_BUNDLE_TRANSACTIONS } from "./Ledger.js"
+import { Ledger, type LedgerRecord, MAX_BUNDLE_TRANSACTIONS } from "./Ledger.js"
 import { signInstructions } from "./testkit.js"
 
 const SOL = 1_000_000_000n
@@ -82,5 +82,39 @@ describe("Ledger bundles", () => {
     expect(ledger.submitBundle([good, good, tip])).toMatchObject({ _tag: "Rejected", reason: "duplicate_transaction" })
     expect(ledger.submit(good)._tag).toBe("Landed")
     expect(ledger.submitBundle([tip, good])).toMatchObject({ _tag: "Rejected", reason: "transaction_rejected", failedIndex: 1, error: "AlreadyProcessed" })
+  })
+
+  it("a revertible transaction that fails lands failed (fee paid, effects undone) and the rest of the bundle lands", async () => {
+    const records: LedgerRecord[] = []
+    const ledger = new Ledger({ journal: { append: (r) => records.push(r), slotClosed: () => undefined } })
+    const a = await devSigner(0)
+    const b = await devSigner(1)
+    const to = await generateKeyPairSigner()
+    const tip = ledger.tipAccounts[3]!
+    const sign = async (payer: KeyPairSigner, instructions: Instruction[]) => (await signInstructions(ledger, payer, instructions)).wireBytes
+    const first = await sign(a, [getTransferSolInstruction({ from: a, to: to.address, lamports: SOL }), getTransferSolInstruction({ from: a, to: tip, lamports: 10_000n })])
+    const failing = await sign(b, [getTransferSolInstruction({ from: b, to: to.address, lamports: 10n ** 18n })])
+    const last = await sign(a, [getTransferSolInstruction({ from: a, to: to.address, lamports: 2n * SOL })])
+    const bBefore = ledger.getBalance(b.address)
+    const r = ledger.submitBundle([first, failing, last], undefined, { revertible: [1] })
+    if (r._tag !== "Landed") throw new Error(r.detail)
+    expect(r.signatures.map((sig) => ledger.getTransaction(sig)!.err)).toEqual([null, { InstructionError: [0, { Custom: 1 }] }, null])
+    expect(ledger.getBalance(to.address)).toBe(3n * SOL)
+    expect(bBefore - ledger.getBalance(b.address)).toBe(ledger.getTransaction(r.signatures[1]!)!.fee)
+    expect(records.at(-1)).toMatchObject({ op: "bundle", revertible: [1] })
+    // The journal replays the same failed-but-landed member.
+    const again = new Ledger()
+    again.replay(records)
+    expect(again.getTransaction(r.signatures[1]!)?.err).toEqual({ InstructionError: [0, { Custom: 1 }] })
+    expect(again.getBalance(to.address)).toBe(3n * SOL)
+  })
+
+  it("a failure of a transaction not named revertible still drops the whole bundle; index 0 can never be revertible", async () => {
+    const { ledger, a, b, pay, tipTx } = await setup()
+    const failing = await pay(b, 10n ** 18n)
+    expect(ledger.submitBundle([failing, await tipTx(a)], undefined, { revertible: [1] })).toMatchObject({ _tag: "Rejected", reason: "transaction_failed", failedIndex: 0 })
+    for (const bad of [[0], [2], [-1], [1.5]]) {
+      expect(ledger.submitBundle([await tipTx(a), failing], undefined, { revertible: bad })).toMatchObject({ _tag: "Rejected", reason: "invalid_revertible" })
+    }
   })
 })

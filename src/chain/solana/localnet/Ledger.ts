@@ -223,6 +223,15 @@ export interface TipCheck {
 }
 
 export const DEFAULT_TIP_CHECK: TipCheck = { minLamports: 1_000n }
+
+export interface BundleOptions {
+  /**
+   * Indexes of transactions allowed to fail without dropping the bundle: such a transaction lands
+   * failed (its fee paid, its other effects undone) and the rest of the bundle carries on. The
+   * first transaction (index 0) can never be revertible: it must land (the atomic launch leg).
+   */
+  readonly revertible?: ReadonlyArray<number>
+}
 export const MAX_BUNDLE_TRANSACTIONS = 5
 
 export type BundleRejection =
@@ -232,6 +241,7 @@ export type BundleRejection =
   | "no_tip"
   | "transaction_rejected"
   | "transaction_failed"
+  | "invalid_revertible"
 
 export type BundleResult =
   | {
@@ -326,7 +336,7 @@ export interface LedgerOptions {
 export type LedgerRecord =
   | { readonly op: "slot"; readonly timeSec: number }
   | { readonly op: "tx"; readonly wire: string; readonly faucetNonce?: number }
-  | { readonly op: "bundle"; readonly wires: ReadonlyArray<string>; readonly minTipLamports: string }
+  | { readonly op: "bundle"; readonly wires: ReadonlyArray<string>; readonly minTipLamports: string; readonly revertible?: ReadonlyArray<number> }
 
 export interface LedgerJournal {
   /** Records one change; it must be durable (against a crash of this process) when this returns. */
@@ -868,11 +878,12 @@ export class Ledger {
 
   /**
    * A block-engine bundle: up to 5 transactions executed in order in one slot, all or none. Any
-   * rejection or failed transaction leaves no trace (no fee, no record, no update). The bundle must
+   * rejection or failed transaction leaves no trace (no fee, no record, no update), except a failure
+   * of a transaction `options.revertible` names: it lands failed and the bundle carries on. The bundle must
    * transfer at least `tipCheck.minLamports` in total to the tip accounts (System Transfer,
    * top-level). The id is sha256 of the transactions' first signatures, hex (as Jito's).
    */
-  submitBundle(transactions: ReadonlyArray<Uint8Array>, tipCheck: TipCheck = DEFAULT_TIP_CHECK): BundleResult {
+  submitBundle(transactions: ReadonlyArray<Uint8Array>, tipCheck: TipCheck = DEFAULT_TIP_CHECK, options: BundleOptions = {}): BundleResult {
     const refuse = (
       reason: BundleRejection,
       detail: string,
@@ -883,6 +894,12 @@ export class Ledger {
     if (transactions.length === 0) return refuse("empty", "a bundle needs at least one transaction")
     if (transactions.length > MAX_BUNDLE_TRANSACTIONS) {
       return refuse("too_many_transactions", `a bundle holds at most ${MAX_BUNDLE_TRANSACTIONS} transactions, got ${transactions.length}`)
+    }
+    const revertible = new Set(options.revertible ?? [])
+    for (const i of revertible) {
+      if (!Number.isSafeInteger(i) || i < 1 || i >= transactions.length) {
+        return refuse("invalid_revertible", `revertible index ${i} must name a transaction after the first (1..${transactions.length - 1})`)
+      }
     }
     const txs: ParsedTransaction[] = []
     for (let i = 0; i < transactions.length; i++) {
@@ -907,7 +924,7 @@ export class Ledger {
     for (let i = 0; i < txs.length; i++) {
       const ex = this.execute(overlay, txs[i]!, { sigVerify: !this.replaying, blockhash: "check", duplicateCheck: true, pendingSignatures: pending })
       if (ex._tag === "Rejected") return refuse("transaction_rejected", ex.detail, bundleId, i, ex.error)
-      if (ex.err !== null) return refuse("transaction_failed", `transaction ${i} failed`, bundleId, i, ex.err)
+      if (ex.err !== null && !revertible.has(i)) return refuse("transaction_failed", `transaction ${i} failed`, bundleId, i, ex.err)
       for (const [k, a] of ex.writes) overlay.set(k, a)
       pending.add(ex.tx.signature)
       executed.push(ex)
@@ -915,7 +932,8 @@ export class Ledger {
     this.record({
       op: "bundle",
       wires: transactions.map((t) => Buffer.from(t).toString("base64")),
-      minTipLamports: tipCheck.minLamports.toString()
+      minTipLamports: tipCheck.minLamports.toString(),
+      ...(revertible.size === 0 ? {} : { revertible: [...revertible].sort((a, b) => a - b) })
     })
     const signatures = executed.map((ex) => this.land(this.db, ex, bundleId).signature)
     const record: BundleRecord = { bundleId, slot: this.openSlot, signatures }
@@ -1090,7 +1108,8 @@ export class Ledger {
         } else {
           const result = this.submitBundle(
             r.wires.map(fromBase64),
-            { minLamports: BigInt(r.minTipLamports) }
+            { minLamports: BigInt(r.minTipLamports) },
+            r.revertible === undefined ? {} : { revertible: r.revertible }
           )
           if (result._tag !== "Landed") throw new LedgerReplayError(i, `bundle rejected: ${result.detail}`)
         }

@@ -106,13 +106,19 @@ export const decodeSelfLaunchRequest = (
 ): Either.Either<SelfLaunchBody, LaunchRequestRefused> => {
   const decoded = decode(body, caller, settings, SelfForbiddenPayerFields)
   if (decoded instanceof LaunchRequestRefused) return Either.left(decoded)
-  const id = member(body as Body, "linkedWalletId")
-  if (id === undefined) return Either.left(refuse("required", "linkedWalletId", "linkedWalletId is required: the linked or TEE wallet that pays"))
-  if (typeof id !== "string") return Either.left(refuse("invalid_type", "linkedWalletId", "linkedWalletId must be a string"))
-  if (id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
-    return Either.left(refuse("invalid_value", "linkedWalletId", `linkedWalletId must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`))
-  }
+  const id = decodeLinkedWalletId(member(body as Body, "linkedWalletId"), "linkedWalletId", "the linked or TEE wallet that pays")
+  if (id instanceof LaunchRequestRefused) return Either.left(id)
   return Either.right({ request: { ...decoded, async: false }, linkedWalletId: id })
+}
+
+/** A linked wallet id: a string of 1 to 128 printable characters, named by `field`. */
+const decodeLinkedWalletId = (id: unknown, field: string, what: string): Decoded<string> => {
+  if (id === undefined) return refuse("required", field, `${field} is required: ${what}`)
+  if (typeof id !== "string") return refuse("invalid_type", field, `${field} must be a string`)
+  if (id.length === 0 || id.length > LINKED_WALLET_ID_CHARS_MAX || hasControlCharacter(id) || !isWellFormed(id)) {
+    return refuse("invalid_value", field, `${field} must be 1 to ${LINKED_WALLET_ID_CHARS_MAX} printable characters`)
+  }
+  return id
 }
 
 const decode = (
@@ -135,7 +141,9 @@ const decode = (
         key,
         forbidden === ForbiddenPayerFields
           ? `${key} is not accepted: the headless route always pays from the account's embedded wallet`
-          : `${key} is not accepted: a self-signed launch pays from linkedWalletId`
+          : forbidden === AtomicForbiddenPayerFields
+            ? `${key} is not accepted: an atomic launch names its payers in payer and firstBuys`
+            : `${key} is not accepted: a self-signed launch pays from linkedWalletId`
       )
     }
   }
@@ -396,4 +404,80 @@ const decodeSocials = (v: unknown): Decoded<Socials> => {
     socials[key] = value
   }
   return socials
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomic build body (2.4)
+
+/** The atomic build names its payers in `payer` and `firstBuys`; `wallet` and `linkedWalletId` stay refused. */
+export const AtomicForbiddenPayerFields = ["wallet", "linkedWalletId"] as const
+
+export type AtomicPayer = { readonly type: "main" } | { readonly type: "linked"; readonly linkedWalletId: string }
+
+export interface AtomicFirstBuy {
+  readonly payer: AtomicPayer
+  readonly amountRaw: bigint
+}
+
+/** An atomic build body (2.4): the launch request (Solana, no dev buy), the creator and 1 to 4 first buys. */
+export interface AtomicLaunchBody {
+  readonly request: LaunchRequest
+  readonly payer: AtomicPayer
+  readonly firstBuys: ReadonlyArray<AtomicFirstBuy>
+}
+
+export const ATOMIC_FIRST_BUYS_MIN = 1
+export const ATOMIC_FIRST_BUYS_MAX = 4
+const RAW_DECIMAL = /^[1-9][0-9]*$/
+
+const decodePayer = (v: unknown, field: string): Decoded<AtomicPayer> => {
+  if (v === undefined || v === null) return refuse("required", field, `${field} is required: {type: main} or {type: linked, linkedWalletId}`)
+  if (!isRecord(v)) return refuse("invalid_type", field, `${field} must be an object`)
+  const type = member(v, "type")
+  if (type === "main") return { type: "main" }
+  if (type !== "linked") return refuse("invalid_value", `${field}.type`, `${field}.type must be main or linked`)
+  const id = decodeLinkedWalletId(member(v, "linkedWalletId"), `${field}.linkedWalletId`, "the linked wallet that pays")
+  if (id instanceof LaunchRequestRefused) return id
+  return { type: "linked", linkedWalletId: id }
+}
+
+/**
+ * Decodes a `/launch/atomic/build` body: the launch fields in the headless order (with `payer` and
+ * `firstBuys` allowed), then Solana only (`chain`), no dev buy (`buyAmount` omitted or 0), the
+ * creator `payer`, and `firstBuys` (1 to 4 `{payer, amountRaw}`, `amountRaw` a positive decimal
+ * string of raw quote units within a safe integer, as every Solana amount).
+ */
+export const decodeAtomicLaunchRequest = (
+  body: unknown,
+  caller: LaunchRequestCaller,
+  settings: LaunchRequestSettings
+): Either.Either<AtomicLaunchBody, LaunchRequestRefused> => {
+  const decoded = decode(body, caller, settings, AtomicForbiddenPayerFields)
+  if (decoded instanceof LaunchRequestRefused) return Either.left(decoded)
+  const get = (key: string) => member(body as Body, key)
+  if (decoded.chain !== "solana") return Either.left(refuse("not_allowed", "chain", "atomic launches are Solana only"))
+  if (decoded.buyAmountRaw !== 0n) return Either.left(refuse("not_allowed", "buyAmount", "an atomic launch carries no dev buy: omit buyAmount or send 0 and use firstBuys"))
+  const payer = decodePayer(get("payer"), "payer")
+  if (payer instanceof LaunchRequestRefused) return Either.left(payer)
+  const raw = get("firstBuys")
+  if (raw === undefined) return Either.left(refuse("required", "firstBuys", "firstBuys is required: 1 to 4 {payer, amountRaw}"))
+  if (!Array.isArray(raw)) return Either.left(refuse("invalid_type", "firstBuys", "firstBuys must be an array"))
+  if (raw.length < ATOMIC_FIRST_BUYS_MIN || raw.length > ATOMIC_FIRST_BUYS_MAX) {
+    return Either.left(refuse("out_of_range", "firstBuys", `firstBuys holds ${ATOMIC_FIRST_BUYS_MIN} to ${ATOMIC_FIRST_BUYS_MAX} buys`))
+  }
+  const firstBuys: AtomicFirstBuy[] = []
+  for (let i = 0; i < raw.length; i++) {
+    const field = `firstBuys[${i}]`
+    const item: unknown = raw[i]
+    if (!isRecord(item)) return Either.left(refuse("invalid_type", field, `${field} must be an object {payer, amountRaw}`))
+    const buyer = decodePayer(member(item, "payer"), `${field}.payer`)
+    if (buyer instanceof LaunchRequestRefused) return Either.left(buyer)
+    const amount = member(item, "amountRaw")
+    if (amount === undefined) return Either.left(refuse("required", `${field}.amountRaw`, `${field}.amountRaw is required`))
+    if (typeof amount !== "string" || !RAW_DECIMAL.test(amount) || BigInt(amount) > SOLANA_BUY_AMOUNT_RAW_MAX) {
+      return Either.left(refuse("invalid_value", `${field}.amountRaw`, `${field}.amountRaw must be a positive whole number of raw units as a decimal string, within a safe integer`))
+    }
+    firstBuys.push({ payer: buyer, amountRaw: BigInt(amount) })
+  }
+  return Either.right({ request: { ...decoded, async: false }, payer, firstBuys })
 }

@@ -13,14 +13,22 @@
  * - `getInflightBundleStatuses [[id…]]` (≤ 5): `Landed` (with `landed_slot`), `Failed`, or
  *   `Invalid` for an id it does not know.
  * - `getTipAccounts`: the ledger's tip accounts.
+ * - `sendBundle`'s config may name `revertible` transaction indexes (never 0): such a transaction
+ *   may fail on chain without dropping the bundle (it lands failed, fee paid; the ledger's
+ *   `BundleOptions`). This is how an atomic launch's buy leg can fail inside a landed bundle while
+ *   the launch leg must land (docs/decisions.md, "Atomic bundles").
+ * - Fault switch (tests only, `faultSwitch: true`): `localnet_setBundleFaults [{hideOutcomes}]`.
+ *   While `hideOutcomes` is on, `sendBundle` still executes the bundle (it lands or not) but answers
+ *   an internal error instead of the id, and both status methods answer as if they had never seen
+ *   it (null / `Invalid`), for good: the sender's only way to learn the outcome is to read the chain.
  * Bounds: body and batch as the RPC server; the in-flight table keeps the newest
  * `maxTrackedBundles` outcomes (oldest evicted first).
  */
 import { getBase58Encoder } from "@solana/kit"
 import type { Ledger } from "../Ledger.js"
 import { MAX_BUNDLE_TRANSACTIONS } from "../Ledger.js"
-import { invalidParams, type MethodHandler, type RunningServer, startJsonRpcHttpServer } from "./internal/httpJsonRpc.js"
-import { arrayParam, configAt, requiredAt, stringOption } from "./internal/params.js"
+import { invalidParams, JsonRpcCode, JsonRpcError, type MethodHandler, type RunningServer, startJsonRpcHttpServer } from "./internal/httpJsonRpc.js"
+import { arrayParam, boolOption, configAt, requiredAt, stringOption } from "./internal/params.js"
 
 export interface BlockEngineServerOptions {
   readonly host: string
@@ -30,6 +38,13 @@ export interface BlockEngineServerOptions {
   /** The bundle's transfers to tip accounts must add up to at least this. */
   readonly minTipLamports: bigint
   readonly maxTrackedBundles: number
+  /** Serve `localnet_setBundleFaults` (tests). */
+  readonly faultSwitch: boolean
+}
+
+export interface BundleFaults {
+  /** Execute bundles but lose the acknowledgement and every status of them. */
+  readonly hideOutcomes: boolean
 }
 
 export const defaultBlockEngineServerOptions: BlockEngineServerOptions = {
@@ -38,7 +53,8 @@ export const defaultBlockEngineServerOptions: BlockEngineServerOptions = {
   maxBodyBytes: 1024 * 1024,
   maxBatch: 20,
   minTipLamports: 1_000n,
-  maxTrackedBundles: 10_000
+  maxTrackedBundles: 10_000,
+  faultSwitch: false
 }
 
 /** Ids per getBundleStatuses / getInflightBundleStatuses request, as Jito's. */
@@ -65,8 +81,28 @@ const idsParam = (p: ReadonlyArray<unknown>): ReadonlyArray<string> => {
   })
 }
 
+const revertibleParam = (v: unknown): ReadonlyArray<number> => {
+  if (v === undefined || v === null) return []
+  const list = arrayParam(v, "revertible", MAX_BUNDLE_TRANSACTIONS)
+  return list.map((i) => {
+    if (typeof i !== "number" || !Number.isSafeInteger(i)) throw invalidParams("revertible must list transaction indexes")
+    return i
+  })
+}
+
 export const blockEngineMethods = (ledger: Ledger, o: BlockEngineServerOptions): ReadonlyMap<string, MethodHandler> => {
   const inflight = new Map<string, InflightStatus>()
+  let faults: BundleFaults = { hideOutcomes: false }
+  /** Bundles whose outcome the fault switch hid; bounded like the in-flight table. */
+  const hidden = new Set<string>()
+  const hide = (bundleId: string) => {
+    hidden.add(bundleId)
+    while (hidden.size > o.maxTrackedBundles) {
+      const oldest = hidden.values().next()
+      if (oldest.done === true) break
+      hidden.delete(oldest.value)
+    }
+  }
   const track = (bundleId: string, status: InflightStatus) => {
     inflight.delete(bundleId)
     inflight.set(bundleId, status)
@@ -85,9 +121,15 @@ export const blockEngineMethods = (ledger: Ledger, o: BlockEngineServerOptions):
       if (raw.length > MAX_BUNDLE_TRANSACTIONS) {
         throw invalidParams(`bundle contains ${raw.length} transactions; at most ${MAX_BUNDLE_TRANSACTIONS} are allowed`)
       }
-      const encoding = stringOption(configAt(p, 1), "encoding", ["base58", "base64"] as const, "base58")
+      const config = configAt(p, 1)
+      const encoding = stringOption(config, "encoding", ["base58", "base64"] as const, "base58")
+      const revertible = revertibleParam(config["revertible"])
       const wires = raw.map((tx, i) => decodeTransaction(tx, encoding, i))
-      const r = ledger.submitBundle(wires, { minLamports: o.minTipLamports })
+      const r = ledger.submitBundle(wires, { minLamports: o.minTipLamports }, { revertible })
+      if (faults.hideOutcomes && r.bundleId !== null) {
+        hide(r.bundleId)
+        throw new JsonRpcError(JsonRpcCode.InternalError, "block engine did not acknowledge the bundle (fault switch)")
+      }
       if (r._tag === "Landed") {
         track(r.bundleId, { status: "Landed", slot: r.slot })
         return r.bundleId
@@ -102,7 +144,7 @@ export const blockEngineMethods = (ledger: Ledger, o: BlockEngineServerOptions):
     getBundleStatuses: (p) => ({
       context: { slot: ledger.slot },
       value: idsParam(p).map((id) => {
-        const b = ledger.getBundle(id)
+        const b = hidden.has(id) ? undefined : ledger.getBundle(id)
         if (b === undefined) return null
         return {
           bundle_id: b.bundleId,
@@ -117,7 +159,7 @@ export const blockEngineMethods = (ledger: Ledger, o: BlockEngineServerOptions):
     getInflightBundleStatuses: (p) => ({
       context: { slot: ledger.slot },
       value: idsParam(p).map((id) => {
-        const s = inflight.get(id)
+        const s = hidden.has(id) ? undefined : inflight.get(id)
         if (s === undefined) return { bundle_id: id, status: "Invalid", landed_slot: null }
         return s.status === "Landed"
           ? { bundle_id: id, status: "Landed", landed_slot: s.slot }
@@ -126,6 +168,12 @@ export const blockEngineMethods = (ledger: Ledger, o: BlockEngineServerOptions):
     }),
 
     getTipAccounts: () => ledger.tipAccounts
+  }
+  if (o.faultSwitch) {
+    methods["localnet_setBundleFaults"] = (p) => {
+      faults = { hideOutcomes: boolOption(configAt(p, 0), "hideOutcomes", false) }
+      return faults
+    }
   }
   return new Map(Object.entries(methods))
 }
