@@ -4,7 +4,8 @@
  * localnet's RPC), read its fees (what the fee vault owes now), dry-run and claim them: the amount
  * claimed equals, to the unit, what the fee vault paid and what the embedded wallet received
  * (its lamport change plus the transaction fee). Then the token is below dust; an unknown mint is
- * MARKET_NOT_FOUND.
+ * MARKET_NOT_FOUND; a key denied the embedded wallet reads but never claims, and a test key is
+ * refused.
  */
 import { address, createSolanaRpc, signature as asSignature } from "@solana/kit"
 import { readFileSync } from "node:fs"
@@ -127,6 +128,20 @@ describe("creator fees through the engine (Solana)", () => {
     expect(seen).toMatchObject({ claimable: false, reason: "embedded_wallet_not_permitted" })
     const refused = await denied("POST", `/api/v1/agent/fees/${mint}/claim`, {})
     expect([refused.status, refused.body.error.code, refused.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "embedded_wallet_not_permitted"])
+
+    // A test key is refused before anything is read or sent (spec 4.3: test keys refused); the vault still owes it all.
+    const owedBefore = await owed(mint)
+    const testKey = await fetch(`${engine.url}/api/v1/agent/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ label: "fees-test", environment: "test" })
+    }).then((r) => r.json() as Promise<{ key: string }>)
+    const asTest = keyCall(() => engine.url, () => testKey.key)
+    for (const body of [{}, { dryRun: true }]) {
+      const r = await asTest("POST", `/api/v1/agent/fees/${mint}/claim`, body)
+      expect([r.status, r.body.error.code], JSON.stringify(body)).toEqual([403, "TEST_ENVIRONMENT_FORBIDDEN"])
+    }
+    expect(await owed(mint)).toBe(owedBefore)
   }, 180_000)
 })
 
