@@ -32,7 +32,7 @@ import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
 import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
-import { encodeFeedRecord, encodeSnapshot, FEED_KEY, type MarketChange } from "./replica/ReadModelCodec.js"
+import { encodeDrain, FEED_KEY, type MarketChange } from "./replica/ReadModelCodec.js"
 import type { TopicPublisher } from "./replica/TopicPublisher.js"
 import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
 
@@ -105,11 +105,9 @@ export const publishReadModel = (publisher: TopicPublisher, changes: ReadonlyArr
   if (changes.length === 0) return
   // The feed first: a snapshot is then never published before the feed record carrying it (a
   // replica reads the snapshots' end offsets before the feed's; see MarketReplica).
-  publisher.offer(Topics.marketFeed, [{ key: FEED_KEY, value: encodeFeedRecord(changes) }])
-  publisher.offer(
-    Topics.marketSnapshots,
-    changes.map(([key, state]) => ({ key, value: encodeSnapshot(state) }))
-  )
+  const { feed, snapshots } = encodeDrain(changes)
+  publisher.offer(Topics.marketFeed, [{ key: FEED_KEY, value: feed }])
+  publisher.offer(Topics.marketSnapshots, snapshots)
 }
 
 /** Starts the runtime in the current scope; returns the index and the runtime handle. */

@@ -77,6 +77,9 @@ export const replayRunner =
     }).pipe(Effect.provideService(ClickHouse, clickhouse), Effect.provideService(SignalHistory, makeClickHouseSignalHistory(clickhouse)))
 
 /** The signal side: the hub, tracked wallets, the social source, and (unless only followed) the detectors. */
+/** The social mentions store when no simulation feeds it (the api role, and `all` with --quiet). */
+const idleSocialStore = () => makeStore(10_000, 16)
+
 export interface SignalSide {
   readonly hub: SignalHub
   readonly tracking: TrackingShape
@@ -111,7 +114,7 @@ export const startSignalPipeline = (
           ),
           SocialMentions
         )
-      : makeStore(10_000, 16)
+      : idleSocialStore()
     const hub = new SignalHub(options.hub)
     const writer = yield* SignalWriter.make({ walletGroupsOf: (chain, address) => tracking.byAddress(chain, address)?.groups ?? [] })
     yield* warmHubFromClickHouse(hub)
@@ -153,7 +156,7 @@ export const followSignalSide = (options: { readonly groupPrefix: string; readon
     const hub = new SignalHub(options.hub)
     yield* warmHubFromClickHouse(hub)
     yield* followSignals(yield* Bus, hub, options.groupPrefix)
-    return { hub, tracking: makeTracking(seedTrackingData()), social: makeStore(10_000, 16) } satisfies SignalSide
+    return { hub, tracking: makeTracking(seedTrackingData()), social: idleSocialStore() } satisfies SignalSide
   })
 
 /** The data listener and what only it serves (replay jobs, personal signals, the lab) over a signal side. */

@@ -398,6 +398,14 @@ const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | un
     Effect.catchAllDefect((e) => Effect.as(Effect.logWarning(`${file} is unreadable; issuing fresh local credentials`, e), undefined))
   )
 
+/** Resumes the launches and settles the staking operations a previous run left in flight (the `all` and `api` roles). */
+const resumeInFlight = Effect.gen(function* () {
+  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
+  if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
+  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
+  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+})
+
 /** Written to a temporary file and renamed, so a crash never leaves half a file; mode 0600. */
 const writeLocalCredentials = (file: string, creds: LocalCredentials): Effect.Effect<void> =>
   Effect.sync(() => {
@@ -605,10 +613,7 @@ const program = Effect.gen(function* () {
   if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
     yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
   }
-  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
-  if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
-  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
-  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  yield* resumeInFlight
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
     yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
@@ -731,10 +736,7 @@ const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
 const apiProgram = Effect.gen(function* () {
   const config = yield* AppConfig
   const replica = yield* MarketReplica.MarketReplicaTag
-  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
-  if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
-  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
-  if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  yield* resumeInFlight
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
   const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, nowMs: Date.now, simulateSocial: false }, side)
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))

@@ -24,8 +24,23 @@ export const encodeSnapshot = (state: MarketState | undefined): Uint8Array =>
 export const decodeSnapshot = (bytes: Uint8Array): MarketState | undefined =>
   bytes.byteLength === 0 ? undefined : decodeMarketState(decoder.decode(bytes))
 
-export const encodeFeedRecord = (changes: ReadonlyArray<MarketChange>): Uint8Array =>
-  encoder.encode(JSON.stringify(changes.map(([key, state]) => [key, state === undefined ? null : encodeMarketState(state)])))
+/**
+ * One drain's records: its `market.feed` value and each market's `market.snapshots` value, every
+ * state encoded once for both (the drain is on the actors' hot path).
+ */
+export const encodeDrain = (
+  changes: ReadonlyArray<MarketChange>
+): { readonly feed: Uint8Array; readonly snapshots: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array }> } => {
+  const pairs: Array<readonly [string, string | null]> = new Array(changes.length)
+  const snapshots: Array<{ readonly key: string; readonly value: Uint8Array }> = new Array(changes.length)
+  for (let i = 0; i < changes.length; i++) {
+    const [key, state] = changes[i]!
+    const text = state === undefined ? null : encodeMarketState(state)
+    pairs[i] = [key, text]
+    snapshots[i] = { key, value: text === null ? new Uint8Array(0) : encoder.encode(text) }
+  }
+  return { feed: encoder.encode(JSON.stringify(pairs)), snapshots }
+}
 
 export const decodeFeedRecord = (bytes: Uint8Array): ReadonlyArray<MarketChange> => {
   const parsed: unknown = JSON.parse(decoder.decode(bytes))

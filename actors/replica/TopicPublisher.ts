@@ -10,8 +10,9 @@
  * - Order: offers are published in offer order; a round takes every pending offer and publishes
  *   them topic by topic in one call each, so each key's records keep their order.
  * - Never skipped: a failed publish is retried (10 ms doubling to 2 s, forever) with the same
- *   records before anything newer; the bus's idempotence (or a reader that skips what it has,
- *   as the replicas do by position and the signal hub by id) absorbs a retried duplicate.
+ *   records before anything newer; the bus's idempotence absorbs a retried duplicate, and where
+ *   it cannot, a duplicate is harmless: a replica applies the same market states again and the
+ *   signal hub skips a signal id it has.
  * - Bounded: at most `maxPending` records wait; past it `offer` still accepts (a drain cannot
  *   wait) but counts an overflow, and the actors' committer, waiting on `barrier`, stops the
  *   consumer through its own bound (`commitQueueMax`), so routing stops until the publisher

@@ -338,16 +338,20 @@ export const make = <S, E, O>(
     // -------------------------------------------------------------------------------------------
     // Start: load checkpoints into the shards and publish them.
 
+    /** A checkpoint row's state; an unreadable one stops the start (or the reload) naming it. */
+    const decodeRow = (key: string, text: string): S => {
+      try {
+        return definition.decodeState(text)
+      } catch (error) {
+        throw new Error(`actors: the checkpoint of ${definition.owner}/${key} is unreadable: ${String(error)}`)
+      }
+    }
+
     const loaded = yield* store.load(definition.owner, (rows) => {
       const changes: Array<readonly [string, S]> = []
       for (const row of rows) {
         if (row.state === null) continue
-        let state: S
-        try {
-          state = definition.decodeState(row.state)
-        } catch (error) {
-          throw new Error(`actors: the checkpoint of ${definition.owner}/${row.key} is unreadable: ${String(error)}`)
-        }
+        const state = decodeRow(row.key, row.state)
         shardFor(row.key).states.set(row.key, state)
         counters.keys++
         changes.push([row.key, state])
@@ -633,16 +637,9 @@ export const make = <S, E, O>(
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
         // Claimed before loading: from here the previous owner's flushes leave this partition alone.
         epochs.set(partition, yield* store.claim(definition.owner, partition))
-        const rows: Array<CheckpointRow> = []
+        const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {
-          for (const row of page) if (row.state !== null && ofPartition(row.key)) rows.push(row)
-        })
-        const decoded: Array<readonly [string, S]> = rows.map((row) => {
-          try {
-            return [row.key, definition.decodeState(row.state!)] as const
-          } catch (error) {
-            throw new Error(`actors: the checkpoint of ${definition.owner}/${row.key} is unreadable: ${String(error)}`)
-          }
+          for (const row of page) if (row.state !== null && ofPartition(row.key)) decoded.push([row.key, decodeRow(row.key, row.state)])
         })
         // Synchronous from here: no drain runs between the drop and the reload.
         let dropped = 0
