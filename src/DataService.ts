@@ -77,7 +77,7 @@ export const replayRunner =
     }).pipe(Effect.provideService(ClickHouse, clickhouse), Effect.provideService(SignalHistory, makeClickHouseSignalHistory(clickhouse)))
 
 /** The signal side: the hub, tracked wallets, the social source, and (unless only followed) the detectors. */
-/** The social mentions store when no simulation feeds it (the api role, and `all` with --quiet). */
+/** The social mentions store when no simulation feeds it (the cluster roles, and `all` on configured nodes or with --quiet). */
 const idleSocialStore = () => makeStore(10_000, 16)
 
 export interface SignalSide {

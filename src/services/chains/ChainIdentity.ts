@@ -29,6 +29,7 @@ import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
 import type { RetiredRanges } from "../../../ingest/bus/RetiredRanges.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
+import { postJsonRpc } from "../../chain/JsonRpcPost.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { failureFields } from "../../domain/ServiceFailure.js"
 
@@ -73,12 +74,7 @@ export class ChainIdentityError extends Schema.TaggedError<ChainIdentityError>()
 const chainName: Record<ChainId, string> = { solana: "Solana", hood: "Hood" }
 
 const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []): Promise<unknown> => {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    signal: AbortSignal.timeout(5_000)
-  })
+  const res = await postJsonRpc(url, method, params, 5_000)
   const body = (await res.json()) as { result?: unknown; error?: { message?: string } }
   if (body.error !== undefined || body.result === undefined || body.result === null) {
     throw new Error(`${method}: ${body.error?.message ?? `no result (HTTP ${res.status})`}`)

@@ -11,6 +11,7 @@
  */
 import { Effect } from "effect"
 import { type BusShape, Topics } from "../../../ingest/bus/Bus.js"
+import { postJsonRpc } from "../../chain/JsonRpcPost.js"
 
 export interface ChainLag {
   /** Decimal, or null before the first publish / when the node did not answer. */
@@ -38,12 +39,7 @@ export interface IngestionSources {
 
 const rpcHead = (url: string, method: string, params: ReadonlyArray<unknown>): Effect.Effect<bigint | null> =>
   Effect.tryPromise(async () => {
-    const res = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-      signal: AbortSignal.timeout(1_500)
-    })
+    const res = await postJsonRpc(url, method, params, 1_500)
     const body = (await res.json()) as { result?: unknown }
     return typeof body.result === "number" || typeof body.result === "string" ? BigInt(body.result) : null
   }).pipe(Effect.orElseSucceed(() => null))

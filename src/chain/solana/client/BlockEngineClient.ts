@@ -4,6 +4,8 @@
  * server error, is `NoAnswer`: the bundle may or may not have been processed, which only the chain
  * can tell. A `-32602` refusal is `Refused`: the engine processed nothing.
  */
+import { postJsonRpc } from "../../JsonRpcPost.js"
+
 export interface BlockEngineClientOptions {
   readonly url: string
   /** Per call (default 5 s). */
@@ -33,12 +35,7 @@ export const makeBlockEngineClient = (o: BlockEngineClientOptions): BlockEngineC
   const timeoutMs = o.timeoutMs ?? 5_000
   const call = async (method: string, params: ReadonlyArray<unknown>): Promise<{ result?: unknown; error?: { code: number; message: string } } | string> => {
     try {
-      const res = await fetch(o.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-        signal: AbortSignal.timeout(timeoutMs)
-      })
+      const res = await postJsonRpc(o.url, method, params, timeoutMs)
       if (!res.ok && res.status >= 500) return `HTTP ${res.status}`
       return (await res.json()) as { result?: unknown; error?: { code: number; message: string } }
     } catch (e) {
