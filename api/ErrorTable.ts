@@ -192,7 +192,7 @@ const MarketDataRows: Rows<MarketDataError> = {
  * on failed rows, so the job read and the refusal agree); the rate-limited upload names its wait.
  */
 const LaunchRows: Rows<LaunchError> = Object.fromEntries(
-  Object.entries(LaunchErrorCode).map(([reason, code]) => [reason, { code }])
+  Object.entries(LaunchErrorCode).map(([reason, code]) => [reason, reason === "block_engine_missing" ? { code, status: 501, retryable: true } : { code }])
 ) as Record<LaunchErrorReason, Row>
 
 /**

@@ -83,6 +83,7 @@ import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
+import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
 import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
 import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
@@ -94,6 +95,9 @@ import { HeadlessLaunch } from "./services/launch/HeadlessLaunch.js"
 import * as HeadlessLaunchModule from "./services/launch/HeadlessLaunch.js"
 import * as HoodSelfLaunchModule from "./services/launch/HoodSelfLaunch.js"
 import { SelfLaunch } from "./services/launch/SelfLaunch.js"
+import { AtomicLaunch } from "./services/launch/atomic/AtomicLaunch.js"
+import * as AtomicLaunchModule from "./services/launch/atomic/AtomicLaunch.js"
+import { makeBlockEngineClient } from "./chain/solana/client/BlockEngineClient.js"
 import * as SelfLaunchModule from "./services/launch/SelfLaunch.js"
 import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
 import * as StakingModule from "./services/staking/StakingService.js"
@@ -379,7 +383,17 @@ const launchLayer = Layer.unwrapEffect(
         )
       )
     )
-    return Layer.merge(headless, selfSigned).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
+    const atomic = AtomicLaunchModule.layer({
+      baseUrl: publicUrl,
+      solanaExplorerUrl: config.launch.solanaExplorerUrl,
+      exclusiveHolderPassRaw,
+      teeLaunchBuysEnabled: config.launch.teeLaunchBuys,
+      rpcUrl: endpoints.rpcUrl,
+      engine: endpoints.blockEngineUrl === undefined ? undefined : makeBlockEngineClient({ url: endpoints.blockEngineUrl }),
+      tipLamports: config.solana.bundleTipLamports,
+      ...(endpoints.embedded ? { slotMs: config.solana.localnetSlotMs } : {})
+    })
+    return Layer.mergeAll(headless, selfSigned, atomic).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
   })
 )
 
@@ -404,6 +418,8 @@ const resumeInFlight = Effect.gen(function* () {
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  const bundles = yield* (yield* AtomicLaunch).recoverPass(true)
+  if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
 })
 
 /** Written to a temporary file and renamed, so a crash never leaves half a file; mode 0600. */
@@ -468,6 +484,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
     const hood = yield* HoodEndpoints
     const prices = yield* PriceSource
     const selfLaunches = yield* SelfLaunch
+    const atomicLaunches = yield* AtomicLaunch
     const launchSettings = {
       expCustomCurves: config.launch.expCustomCurves,
       devBuyCeilings: config.devBuyCeilings,
@@ -496,8 +513,9 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           launches: yield* HeadlessLaunch,
           images: yield* ImageService,
           settings: launchSettings,
-          selfJob: selfLaunches.job
+          selfJob: (ref) => Effect.flatMap(selfLaunches.job(ref), (record) => (record !== undefined ? Effect.succeed(record) : atomicLaunches.job(ref)))
         }),
+        ...atomicLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings }),
         ...selfLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings }),
         ...stakingRoutes({
           enabled: config.accounts.stakingEnabled,

@@ -84,6 +84,8 @@ export type ChainLegStatus =
 
 export type BundleEvent =
   | { readonly _tag: "Expire"; readonly atMs: number }
+  /** A same-id build replaced this live build before anything was submitted: as if expired now. */
+  | { readonly _tag: "Supersede"; readonly atMs: number }
   | { readonly _tag: "SubmitBegun"; readonly atMs: number }
   /** `bytes`: a leg's bytes did not match (nothing signed, resubmittable); `shape`: wrong leg count and the like (consumed). */
   | { readonly _tag: "SubmitRefused"; readonly kind: "bytes" | "shape"; readonly detail: string; readonly atMs: number }
@@ -300,6 +302,9 @@ export const step = (s: BundleState, e: BundleEvent): StepResult => {
       if ((s.phase !== "built" && s.phase !== "submitting") || e.atMs < s.expiresAtMs) return same(s)
       if (s.phase === "submitting") return same(s) // the running submit decides
       return [{ ...s, phase: "expired", holdsReleased: true, lastAttemptAtMs: e.atMs }, [{ _tag: "ReleaseHolds" }]]
+    case "Supersede":
+      if (s.phase !== "built") return same(s)
+      return [{ ...s, phase: "expired", holdsReleased: true, lastError: "superseded by a new build of this clientLaunchId", lastErrorPhase: "build", lastAttemptAtMs: e.atMs }, [{ _tag: "ReleaseHolds" }]]
     case "SubmitBegun":
       if (s.phase !== "built" || e.atMs >= s.expiresAtMs) return same(s)
       return [{ ...s, phase: "submitting", lastAttemptAtMs: e.atMs }, NONE]

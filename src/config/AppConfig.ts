@@ -49,6 +49,8 @@ export interface AppConfigShape {
   /** The endpoints' settings (`SolanaEndpointsConfig`, declared by the chain layer) and the ingest commitment. */
   readonly solana: SolanaEndpointsConfig & {
     readonly commitment: "processed" | "confirmed" | "finalized"
+    /** `BUNDLE_TIP_LAMPORTS`: the block-engine tip an atomic launch's payer pays in the launch transaction. */
+    readonly bundleTipLamports: bigint
   }
   /** The endpoints' settings (`HoodEndpointsConfig`, declared by the chain layer) and the ingester's. */
   readonly hood: HoodEndpointsConfig & {
@@ -236,6 +238,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     yellowstoneUrl: optionalString("YELLOWSTONE_URL"),
     yellowstoneToken: optionalSecret("YELLOWSTONE_TOKEN"),
     blockEngineUrl: optionalString("BLOCK_ENGINE_URL"),
+    bundleTipLamports: rawAmount("BUNDLE_TIP_LAMPORTS", 100_000n),
     commitment: Config.literal("processed", "confirmed", "finalized")("SOLANA_COMMITMENT").pipe(Config.withDefault("confirmed")),
     localnetSlotMs: positiveInt("LOCALNET_SLOT_MS", 400),
     keeperSecretKey: optionalSecret("KEEPER_SECRET_KEY")
@@ -351,7 +354,7 @@ export const ConfigVariables = [
   "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT", "KAFKA_SESSION_TIMEOUT_MS",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
   "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
-  "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
+  "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "BUNDLE_TIP_LAMPORTS", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
   "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",

@@ -56,7 +56,11 @@ export const LaunchErrorCode = {
   tier_required: "TIER_REQUIRED",
   spend_limit_exceeded: "SPEND_LIMIT_EXCEEDED",
   signer_mismatch: "SIGNER_MISMATCH",
-  fee_leg_missing: "FEE_LEG_MISSING"
+  fee_leg_missing: "FEE_LEG_MISSING",
+  key_limit_reached: "KEY_LIMIT_REACHED",
+  unrecognized_transaction: "UNRECOGNIZED_TRANSACTION",
+  /** Atomic build without `BLOCK_ENGINE_URL` (endpoint rule 10): the table answers it 501. */
+  block_engine_missing: "VALIDATION_FAILED"
 } as const satisfies Record<string, ErrorCode>
 
 export type LaunchErrorReason = keyof typeof LaunchErrorCode
@@ -69,7 +73,9 @@ export class LaunchError extends Schema.TaggedError<LaunchError>()("LaunchError"
 
 export const launchFailure = failureOf<LaunchError, LaunchErrorReason>(LaunchError)
 
-const reasonOfCode = new Map<string, LaunchErrorReason>(Object.entries(LaunchErrorCode).map(([r, c]) => [c, r as LaunchErrorReason]))
+/** Code → reason; a code two reasons answer maps to the first (`validation_failed`, not `block_engine_missing`). */
+const reasonOfCode = new Map<string, LaunchErrorReason>()
+for (const [r, c] of Object.entries(LaunchErrorCode)) if (!reasonOfCode.has(c)) reasonOfCode.set(c, r as LaunchErrorReason)
 
 /** The reason answering a spec code (the codes the parts' maps give). */
 const reasonOf = (code: ErrorCode): LaunchErrorReason => reasonOfCode.get(code) ?? "launch_failed"

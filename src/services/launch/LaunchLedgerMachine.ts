@@ -15,8 +15,9 @@
  * - `confirmed` is terminal: a same-body `Begin` replays the stored result. `failed` is left
  *   only by a same-body `Begin` (a fresh attempt, `attempt` + 1) or, for a swept Solana
  *   self-signed build from a non-TEE linked wallet, by `ConfirmSwept`.
- * - An unsent self-signed build whose transaction is proven dead (3.3) is replaced by `Rebuilt`:
- *   attempt + 1 in the same row and slot, its clock restarted.
+ * - An unsent self-signed build whose transaction is proven dead (3.3), or an atomic build nothing
+ *   was signed for that a same-id build supersedes, is replaced by `Rebuilt`: attempt + 1 in the
+ *   same row and slot, its clock restarted.
  * - The row holds at most one daily-cap slot (`slot`): taken on acceptance (`TakeSlot`),
  *   returned on a definitive failure (`RefundSlot`) unless kept (`slot.kept`: a Hood headless
  *   launch that paid for a fee-splitter deploy keeps its admission-day slot); a timeout keeps it.
@@ -116,7 +117,7 @@ export type RefusalReason =
   | "stale_attempt"
   /** `ConfirmSwept` on a row that is not a swept Solana self-signed build from a linked wallet. */
   | "not_swept"
-  /** `Rebuilt` on a row that is not an unsent self-signed build. */
+  /** `Rebuilt` on a row that is not an unsent self-signed or atomic build. */
   | "not_self_build"
 
 export type LedgerOutput =
@@ -263,7 +264,7 @@ export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {
     case "Rebuilt": {
       const why = notCurrent(row, event.attempt)
       if (why !== undefined || row === undefined) return refused(row, why ?? "not_found")
-      if (row.path !== "self" || row.state !== "submitted") return refused(row, "not_self_build")
+      if ((row.path !== "self" && row.path !== "atomic") || row.state !== "submitted") return refused(row, "not_self_build")
       // The dead transaction is replaced: a new attempt (new mint, new 30-minute clock) in the same slot.
       const attempt = row.attempt + 1
       return [

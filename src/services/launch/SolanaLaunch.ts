@@ -42,6 +42,7 @@ import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/prog
 import { findCurveAddresses } from "../../chain/solana/client/CurveInstructions.js"
 import type { BlockhashLifetime } from "../../chain/solana/client/Transactions.js"
 import { classifySimulationError, transactionErrorText } from "../../chain/solana/launch/LaunchFailure.js"
+import { type AssembledBundle, assembleAtomicBundle } from "../../chain/solana/launch/AtomicBundle.js"
 import { type LaunchAttemptId, LAUNCH_MINT_SECRET_BYTES_MIN, launchMintSigner } from "../../chain/solana/launch/LaunchMint.js"
 import {
   type AssembledLaunch,
@@ -171,6 +172,23 @@ export type SignedLaunch =
   /** This attempt's launch, landed: the curve exists, created by the payer. */
   | { readonly _tag: "Landed"; readonly launched: SolanaLaunched }
 
+/** One first buy of an atomic bundle, priced (`PricingLadder.ts`), for its payer. */
+export interface AtomicLegSpec {
+  readonly buyer: string
+  readonly amountInRaw: bigint
+  readonly minAmountOutRaw: bigint
+  readonly platformFeeRaw: bigint
+}
+
+/** An atomic bundle's transactions on one fresh blockhash (launch spec 2.4, 4 rules 8 and 9). */
+export interface AtomicBuilt {
+  readonly mint: string
+  readonly bundle: AssembledBundle
+  readonly lastValidBlockHeight: bigint
+  /** Blocks between the node's height at build and `lastValidBlockHeight`. */
+  readonly blocksLeft: bigint
+}
+
 export interface SolanaLaunchShape {
   /** The dry run's `size` (spec 2.6): the real transaction assembled and serialized; nothing read or written. */
   readonly size: (spec: SolanaLaunchSpec & { readonly accountId: string }) => Effect.Effect<DryRunSize, SolanaLaunchError>
@@ -192,6 +210,20 @@ export interface SolanaLaunchShape {
   readonly mintView: (mint: string) => Effect.Effect<MintView>
   /** 3.2's verification of the payer's reported signature for the attempt (`input.payer` is the payer). */
   readonly verifySigned: (input: SolanaLaunchInput, signature: string) => Effect.Effect<SignedLaunch, SolanaLaunchError>
+  /** The launch's plan without a dev buy (its curve, for the atomic pricing ladder); nothing read. */
+  readonly atomicPlan: (spec: SolanaLaunchSpec) => Effect.Effect<LaunchPlan, SolanaLaunchError>
+  /**
+   * The atomic bundle of an attempt: the launch (no dev buy, the tip paid by its payer, sized, signed
+   * by the attempt's mint only) and one transaction per leg, all on one fresh blockhash. Nothing is
+   * signed for a payer or sent.
+   */
+  readonly buildAtomic: (
+    input: SolanaLaunchInput,
+    legs: ReadonlyArray<AtomicLegSpec>,
+    tip: { readonly account: string; readonly lamports: bigint }
+  ) => Effect.Effect<AtomicBuilt, SolanaLaunchError>
+  /** The embedded wallet's signature on a built wire transaction (delegation and policy checked afresh). */
+  readonly signEmbedded: (accountId: string, wireBase64: string) => Effect.Effect<string, SolanaLaunchError>
 }
 
 export class SolanaLaunch extends Context.Tag("curvestream/SolanaLaunch")<SolanaLaunch, SolanaLaunchShape>() {}
@@ -245,6 +277,9 @@ export const launchTransactionInput = (
 
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
+
+/** A stand-in signer address for planning (the plan depends on no address). */
+const SYSTEM_PLACEHOLDER = address("11111111111111111111111111111111")
 
 /** The attempt number the dry run derives its stand-in mint with (ledger attempts start at 1). */
 const DRY_RUN_ATTEMPT = 0
@@ -621,7 +656,52 @@ export const make = (options: SolanaLaunchOptions) =>
     const attemptMint: SolanaLaunchShape["attemptMint"] = (accountId, clientLaunchId, attempt) =>
       Effect.promise(() => launchMintSigner(secret, { accountId, clientLaunchId, attempt })).pipe(Effect.map((m) => m.address as string))
 
-    return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint } satisfies SolanaLaunchShape
+    const atomicPlan: SolanaLaunchShape["atomicPlan"] = (spec) =>
+      Effect.map(transactionInput({ ...spec, request: { ...spec.request, buyAmountRaw: 0n } }, createNoopSigner(SYSTEM_PLACEHOLDER), SIZING_LIFETIME), (t) => t.plan)
+
+    const buildAtomic: SolanaLaunchShape["buildAtomic"] = (input, legs, tip) =>
+      Effect.gen(function* () {
+        const spec = { ...input, request: { ...input.request, buyAmountRaw: 0n } }
+        const mint = yield* Effect.promise(() =>
+          launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })
+        )
+        const bundleTip = { account: address(tip.account), lamports: tip.lamports }
+        const sizing = yield* transactionInput(spec, mint, SIZING_LIFETIME)
+        yield* checkedSize({ ...sizing.input, bundleTip }, sizing.plan)
+        const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
+        const height = yield* blockHeight
+        const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
+        const { input: txInput, plan } = yield* transactionInput(spec, mint, lifetime)
+        const bundle = yield* Effect.promise(() =>
+          assembleAtomicBundle({
+            launch: { ...txInput, bundleTip },
+            launchPlan: plan,
+            legs: legs.map((l) => ({ buyer: createNoopSigner(address(l.buyer)), amountInRaw: l.amountInRaw, minAmountOutRaw: l.minAmountOutRaw, platformFeeRaw: l.platformFeeRaw })),
+            treasury,
+            lifetime
+          })
+        )
+        return {
+          mint: mint.address,
+          bundle,
+          lastValidBlockHeight: lifetime.lastValidBlockHeight,
+          blocksLeft: lifetime.lastValidBlockHeight > height ? lifetime.lastValidBlockHeight - height : 0n
+        } satisfies AtomicBuilt
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(buildTimeoutMs),
+          onTimeout: () => launchError("build_timeout", `building the bundle took over ${buildTimeoutMs} ms`)
+        }),
+        Effect.withSpan("SolanaLaunch.buildAtomic")
+      )
+
+    const signEmbedded: SolanaLaunchShape["signEmbedded"] = (accountId, wireBase64) =>
+      provider.signWithEmbedded(accountId, "solana", new Uint8Array(fromBase64.encode(wireBase64))).pipe(
+        Effect.map((s) => s.signedTransaction),
+        Effect.mapError((e) => (e._tag === "WalletProviderError" ? walletReason(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
+      )
+
+    return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint, atomicPlan, buildAtomic, signEmbedded } satisfies SolanaLaunchShape
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))

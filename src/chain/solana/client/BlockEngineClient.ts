@@ -1,5 +1,5 @@
 /**
- * A Jito-shaped block engine over JSON-RPC (`sendBundle`, `getInflightBundleStatuses`), as the
+ * A Jito-shaped block engine over JSON-RPC (`sendBundle`, `getInflightBundleStatuses`, `getTipAccounts`), as the
  * atomic launch uses it. Every call has a deadline; an answer that does not come, or comes as a
  * server error, is `NoAnswer`: the bundle may or may not have been processed, which only the chain
  * can tell. A `-32602` refusal is `Refused`: the engine processed nothing.
@@ -29,6 +29,8 @@ const INVALID_PARAMS = -32602
 export interface BlockEngineClient {
   readonly sendBundle: (wiresBase64: ReadonlyArray<string>, revertible: ReadonlyArray<number>) => Promise<SendAnswer>
   readonly inflightStatus: (bundleId: string) => Promise<InflightAnswer>
+  /** The engine's tip accounts (`getTipAccounts`); a string says why they could not be read. */
+  readonly tipAccounts: () => Promise<ReadonlyArray<string> | string>
 }
 
 export const makeBlockEngineClient = (o: BlockEngineClientOptions): BlockEngineClient => {
@@ -58,6 +60,14 @@ export const makeBlockEngineClient = (o: BlockEngineClientOptions): BlockEngineC
       if (v?.status === "Failed") return { _tag: "Failed" }
       if (v?.status === "Invalid") return { _tag: "Invalid" }
       return { _tag: "NoAnswer", detail: "unexpected status answer" }
+    },
+    tipAccounts: async () => {
+      const r = await call("getTipAccounts", [])
+      if (typeof r === "string") return r
+      if (r.error !== undefined) return r.error.message
+      return Array.isArray(r.result) && r.result.length > 0 && r.result.every((a) => typeof a === "string")
+        ? (r.result as ReadonlyArray<string>)
+        : "getTipAccounts answered no accounts"
     }
   }
 }

@@ -57,6 +57,17 @@ export interface BookingTarget {
 
 export type BookingFailure = SqlError | LaunchLedgerError
 
+/**
+ * The launch result with the launch leg's signature (known only once signed): `signature` and the
+ * explorer link's `/tx/<signature>` are written at booking. A result without them is kept as is.
+ */
+export const withSignature = (result: StoredResult, signature: string | null): StoredResult => {
+  if (signature === null) return result
+  const links = result.links as { readonly explorer?: unknown } | undefined
+  const explorer = typeof links?.explorer === "string" ? links.explorer.replace(/\/tx\/[^/]*$/, `/tx/${signature}`) : undefined
+  return { ...result, signature, ...(links !== undefined && explorer !== undefined ? { links: { ...links, explorer } } : {}) }
+}
+
 /** Claims `item` for the bundle; false when it was booked before. */
 const claim = (bundleId: string, item: string, nowMs: number) =>
   Effect.flatMap(
@@ -92,7 +103,7 @@ export const makeBookings = (ledger: LaunchLedgerShape, t: BookingTarget) => {
         return once(
           "launch",
           ledger
-            .confirm(ref, t.result, { mint: t.mint, pool: t.curve, signature: t.launchSignature }, confirmedWrites({ keyId: t.keyId, fee: null, devBuy: undefined }))
+            .confirm(ref, withSignature(t.result, t.launchSignature), { mint: t.mint, pool: t.curve, signature: t.launchSignature }, confirmedWrites({ keyId: t.keyId, fee: null, devBuy: undefined }))
             .pipe(Effect.asVoid)
         )
       case "BookBuy": {

@@ -166,10 +166,35 @@ export const saveState = (bundleId: string, state: BundleState, nowMs: number, s
             WHERE bundle_id = ${bundleId}`
   ).pipe(Effect.asVoid)
 
+/** Unsettled bundles one resume or recovery pass takes, oldest first (the rest wait for the next pass). */
+export const UNSETTLED_BATCH_MAX = 500
+
 /** Bundles a restart must carry on: sent, or landed with bookkeeping owed, or live builds to expire. */
-export const unsettledBundleIds = (): Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =>
+export const unsettledBundleIds = (limit = UNSETTLED_BATCH_MAX): Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql<{ bundle_id: string; state: string }>`
-      SELECT bundle_id, state FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at`
+      SELECT bundle_id, state FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at LIMIT ${limit}`
   ).pipe(Effect.map((rows) => rows.map((r) => r.bundle_id)))
+
+/** The newest bundle of a ledger attempt (a same-id build's repeat table, the job read). */
+export const findBundleOfAttempt = <B>(accountId: string, clientLaunchId: string, attempt: number, decodeBuild: (text: string) => B) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<BundleRowDb>`
+      SELECT * FROM atomic_bundles WHERE account_id = ${accountId} AND client_launch_id = ${clientLaunchId} AND attempt = ${attempt}
+      ORDER BY created_at DESC LIMIT 1`.pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toRow(rows[0], decodeBuild))))
+  )
+
+/**
+ * USD the key's txLimit window already holds (document 2, 4.1: bookings plus open reservations):
+ * the metered days of the window plus its open holds. Null when a counted hold has no USD value.
+ */
+export const windowUsedUsdMicros = (keyId: string, reset: TxLimitReset, nowMs: number): Effect.Effect<number | null, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const from = new Date(txWindowStart(reset, nowMs)).toISOString().slice(0, 10)
+    const rows = yield* sql<{ total: string | null }>`
+      SELECT sum(usd_micros)::text AS total FROM agent_key_usage_daily WHERE key_id = ${keyId} AND day >= ${from}::date`
+    const held = yield* openHoldsUsdMicros(keyId, reset, nowMs)
+    return held === null ? null : Number(rows[0]?.total ?? 0) + held
+  })

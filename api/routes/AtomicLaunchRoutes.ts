@@ -1,0 +1,181 @@
+/**
+ * Atomic launches (launch spec 4: the `/launch/atomic/*` rows; endpoint rules 7 to 10; 2.4; 2.8).
+ * HTTP only: the kill switch (before the key is parsed) on build and submit, key auth with
+ * `launch:write` and `swap:write` (test keys refused: `TEST_ENVIRONMENT_FORBIDDEN`, general rule 7)
+ * or `launch:read` for the bundle read, the body decoded with the caller's key environment, then
+ * one call to `AtomicLaunch`; failures go through the error table (`LaunchError` rows, 501 for a
+ * server without a block engine). The bundle read is not behind the kill switch (a bundle in flight
+ * stays readable, as the job read).
+ */
+import { Effect, Either, Schema } from "effect"
+import { apiError } from "../../src/domain/ApiError.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import type { AtomicCaller, AtomicLaunchShape, AtomicSubmitInput } from "../../src/services/launch/atomic/AtomicLaunch.js"
+import { fromRequest } from "../../src/services/launch/LaunchError.js"
+import { decodeAtomicLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
+import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
+import { mapFailure, toApiError } from "../ErrorTable.js"
+import { errorReply, json, type Request } from "../Http.js"
+import { stringParam } from "../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+
+export interface AtomicLaunchRoutesOptions {
+  /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
+  readonly enabled: boolean
+  readonly agentAuth: AgentAuth
+  readonly launches: AtomicLaunchShape
+  readonly settings: LaunchRequestSettings
+}
+
+/** A bundle holds at most 5 transactions (the launch and 4 buys): more signed legs than that is never a bundle. */
+const SIGNED_LEGS_MAX = 5
+/** A Solana transaction is at most 1,232 bytes: 1,644 base64 characters. */
+const SIGNED_LEG_CHARS_MAX = 1_644
+const BUNDLE_ID_CHARS_MAX = 128
+
+const AtomicPayerWire = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("main") }),
+  Schema.Struct({ type: Schema.Literal("linked"), linkedWalletId: Schema.String })
+).annotations({ identifier: "AtomicPayer" })
+
+export const AtomicBuildWire = Schema.extend(
+  LaunchRequestWire,
+  Schema.Struct({
+    payer: AtomicPayerWire.annotations({ description: "The creator: the delegated embedded Solana wallet (main) or a linked wallet" }),
+    firstBuys: Schema.Array(Schema.Struct({ payer: AtomicPayerWire, amountRaw: Schema.String })).annotations({
+      description: "1 to 4 first buys in order; payers may repeat and may differ from the creator"
+    })
+  })
+).annotations({ identifier: "AtomicLaunchBuild" })
+
+export const AtomicSubmitWire = Schema.Struct({
+  bundleId: Schema.String,
+  signedTxsBase64: Schema.Array(Schema.String).annotations({ description: "Exactly the client-signer legs, in leg order; server legs omitted; never padded" })
+}).annotations({ identifier: "AtomicLaunchSubmit" })
+
+const refuse = (field: string, message: string) => apiError("VALIDATION_FAILED", message, { field })
+
+/** The submit body: `bundleId` and the signed client legs as strings (their count is the service's check, which consumes the bundle). */
+export const decodeSubmit = (body: unknown): AtomicSubmitInput | ReturnType<typeof refuse> => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return refuse("body", "the submit body must be a JSON object")
+  const b = body as Record<string, unknown>
+  if (typeof b.bundleId !== "string" || b.bundleId.length < 1 || b.bundleId.length > BUNDLE_ID_CHARS_MAX) {
+    return refuse("bundleId", `bundleId must be 1 to ${BUNDLE_ID_CHARS_MAX} characters`)
+  }
+  const legs = b.signedTxsBase64
+  if (!Array.isArray(legs)) return refuse("signedTxsBase64", "signedTxsBase64 must be an array of base64 signed transactions")
+  if (legs.length > SIGNED_LEGS_MAX) return refuse("signedTxsBase64", `signedTxsBase64 holds at most ${SIGNED_LEGS_MAX} transactions`)
+  for (let i = 0; i < legs.length; i++) {
+    const leg: unknown = legs[i]
+    if (typeof leg !== "string" || leg.length === 0 || leg.length > SIGNED_LEG_CHARS_MAX) {
+      return refuse(`signedTxsBase64[${i}]`, `signedTxsBase64[${i}] must be a base64 signed transaction of at most ${SIGNED_LEG_CHARS_MAX} characters`)
+    }
+  }
+  return { bundleId: b.bundleId, signedTxsBase64: legs as ReadonlyArray<string> }
+}
+
+const callerOf = (p: AgentPrincipal): AtomicCaller => ({
+  accountId: p.accountId,
+  keyId: p.key.id,
+  keyPrefix: p.key.prefix,
+  keyDailyCap: p.key.dailyLaunchCap,
+  plan: p.plan,
+  embeddedWallet: p.key.embeddedWallet,
+  spendLimits: p.key.spendLimits,
+  txLimit: p.key.txLimit,
+  referred: p.account.referredBy !== null,
+  principal: agentToWalletPrincipal(p)
+})
+
+export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): ReadonlyArray<RouteDef> => {
+  const { agentAuth, launches, settings } = options
+  const guard = options.enabled ? undefined : () => disabled()
+  const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write", "swap:write"], testKeys: "forbid" })
+  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"] })
+
+  const build = route({
+    method: "POST",
+    path: "/api/v1/launch/atomic/build",
+    operationId: "launchAtomicBuild",
+    summary: "Build a launch and its first buys as one block-engine bundle (Solana, Pro or Max)",
+    description:
+      "Legs in order (0 = the launch); each buy's expectedFill is the program's fill on the curve the earlier legs left, minAmountOutRaw 1% below it. Client legs carry unsignedTxBase64 (and the sign claim the relay signs them under). The bundleId is held 10 minutes; the shared blockhash lives 60 to 90 seconds.",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: decodedBody({ schema: AtomicBuildWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body }),
+    responses: {
+      200: { description: "The bundle's legs (2.4), or the launch result of a confirmed same-body repeat" },
+      400: { description: "VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING, TIER_REQUIRED, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, KEY_LIMIT_REACHED, EXCLUSIVE_NOT_ELIGIBLE, delegation refusals" },
+      409: { description: "IDEMPOTENCY_CONFLICT" },
+      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
+      500: { description: "LAUNCH_FAILED (retry with the same clientLaunchId)" },
+      501: { description: "VALIDATION_FAILED, retryable: no block engine configured (BLOCK_ENGINE_URL)" },
+      503: { description: "LAUNCH_DISABLED" },
+      504: { description: "BUILD_TIMEOUT" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { body }, principal) => {
+      const decoded = Either.mapLeft(decodeAtomicLaunchRequest(body, { keyEnvironment: principal.key.environment }, settings), (e) => toApiError(fromRequest(e)))
+      if (Either.isLeft(decoded)) return errorReply(decoded.left)
+      return mapFailure(launches.build(callerOf(principal), decoded.right)).pipe(
+        Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result))
+      )
+    }
+  })
+
+  const submit = route({
+    method: "POST",
+    path: "/api/v1/launch/atomic/submit",
+    operationId: "launchAtomicSubmit",
+    summary: "Submit a built bundle: exactly the client legs, signed, in leg order",
+    description:
+      "The bundleId is consumed by the first call, before verification. A leg that is not the built one is UNRECOGNIZED_TRANSACTION and may be resubmitted until expiresAt; a wrong leg count consumes it. A repeat after the send answers that bundle's outcome; nothing is ever resent.",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: decodedBody({ schema: AtomicSubmitWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: decodeSubmit }),
+    responses: {
+      200: { description: "{status: landed, bundleId, mint, signatures, booking: {state, missing}}" },
+      400: { description: "VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed)" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, UNRECOGNIZED_TRANSACTION, delegation refusals" },
+      404: { description: "JOB_NOT_FOUND: unknown, expired, consumed or foreign bundleId" },
+      409: { description: "IDEMPOTENCY_CONFLICT, retryable: a submit of this bundle is in progress" },
+      500: { description: "LAUNCH_FAILED (retryable: read the bundle)" },
+      501: { description: "VALIDATION_FAILED, retryable: no block engine configured" },
+      502: { description: "{status: failed | timeout, bundleId, retryable: false}" },
+      503: { description: "LAUNCH_DISABLED" }
+    },
+    ...(guard !== undefined ? { guard } : {}),
+    authenticate: writer,
+    handler: (_req, { body }, principal) => mapFailure(launches.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(answer.status, answer.body)))
+  })
+
+  const read = route({
+    method: "GET",
+    path: "/api/v1/launch/atomic/bundles/{bundleId}",
+    operationId: "getAtomicBundle",
+    summary: "An atomic bundle's record (2.8): operatorState, buys, chain outcome, what is still owed",
+    tags: ["launch"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { bundleId: stringParam("The bundleId the build answered", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: { description: "{success, bundle}" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING (launch:read)" },
+      404: { description: "JOB_NOT_FOUND: unknown or another account's bundleId" }
+    },
+    authenticate: reader,
+    handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((record) => json(200, record)))
+  })
+
+  return [build, submit, read]
+}

@@ -1,0 +1,214 @@
+/**
+ * Atomic launches through the started engine (embedded mode, the Solana localnet and its block
+ * engine over real sockets, real HTTP), as the local account's agent key (Max): the creator and
+ * two buys paid by the embedded wallet (server legs) and one by an imported linked wallet (a client
+ * leg, signed here as an agent does, with the wallet's own key). The bundle lands, is booked, and
+ * each buy's executed amount, read from its own transaction on chain, equals its `expectedFill` to
+ * the unit. Also: a tampered leg (resubmittable), a wrong leg count (consumed), a concurrent submit
+ * (409), a repeat submit (the stored outcome, nothing resent), the job row, a test key refused.
+ */
+import { createKeyPairSignerFromPrivateKeyBytes, createSolanaRpc, type KeyPairSigner, lamports, address as solanaAddress, signature as asSignature } from "@solana/kit"
+import { readFileSync } from "node:fs"
+import { webcrypto } from "node:crypto"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
+import { clientSign } from "../support/atomicBundles.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { importWallet } from "../support/launchClient.js"
+import { keyCall } from "../support/standaloneChains.js"
+import { solidImage } from "../support/testImages.js"
+
+const SOL = 1_000_000_000n
+let engine: Engine
+let key: string
+let imageUrl: string
+let linked: { walletId: string; signer: KeyPairSigner }
+let rpc: ReturnType<typeof createSolanaRpc>
+
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
+
+beforeAll(async () => {
+  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
+  key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+  const localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }
+  rpc = createSolanaRpc(localnet.solana.rpcUrl)
+  const raw = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { "x-api-key": key, "content-type": "image/png" }, body: await solidImage("png", 64, 64) })
+  imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
+  const seed = webcrypto.getRandomValues(new Uint8Array(32))
+  const signer = await createKeyPairSignerFromPrivateKeyBytes(seed)
+  const wallet = await importWallet(call, "solana", signer.address, await exportSecretText("solana", seed))
+  await createSolanaRpc(localnet.solana.rpcUrl).requestAirdrop(solanaAddress(signer.address), lamports(20n * SOL)).send()
+  await eventually(async () => ((await rpc.getBalance(signer.address, { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
+  linked = { walletId: wallet.walletId, signer }
+}, 150_000)
+
+afterAll(async () => {
+  if (process.env.ATOMIC_E2E_LOG === "1") console.log(engine?.output().split("\n").filter((l) => /level=(error|warn|fatal)|Error|died/i.test(l)).slice(-30).join("\n"))
+  await engine?.stop("SIGTERM")
+  engine?.cleanup()
+})
+
+let seq = 0
+const body = (firstBuys: ReadonlyArray<{ payer: object; amountRaw: string }>) => ({
+  clientLaunchId: `atomic-${process.pid}-${++seq}`,
+  name: `Atomic ${seq}`,
+  symbol: `ATM${seq}`,
+  imageUrl,
+  payer: { type: "main" },
+  firstBuys
+})
+const main = { type: "main" }
+const linkedPayer = () => ({ type: "linked", linkedWalletId: linked.walletId })
+
+/** The client legs of a build, signed by the linked wallet's own key, in leg order. */
+const signClientLegs = (legs: ReadonlyArray<{ signer: string; unsignedTxBase64?: string }>) =>
+  Promise.all(legs.filter((l) => l.signer === "client").map((l) => clientSign(l.unsignedTxBase64!, linked.signer)))
+
+/** Tokens of `mint` the transaction delivered to `owner` (post minus pre balance). */
+const delivered = async (signature: string, mint: string, owner: string): Promise<bigint> => {
+  const tx = await rpc.getTransaction(asSignature(signature), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send()
+  const of = (list: ReadonlyArray<{ mint: string; owner?: string; uiTokenAmount: { amount: string } }> | null | undefined) =>
+    BigInt(list?.find((b) => b.mint === mint && b.owner === owner)?.uiTokenAmount.amount ?? "0")
+  return of(tx?.meta?.postTokenBalances as never) - of(tx?.meta?.preTokenBalances as never)
+}
+
+describe("an atomic launch through the engine", () => {
+  it("main and linked payers: builds, the client signs its leg, submits, lands, is booked; each fill equals its expectedFill to the unit", async () => {
+    const b = body([
+      { payer: main, amountRaw: (SOL / 2n).toString() },
+      { payer: linkedPayer(), amountRaw: SOL.toString() },
+      { payer: main, amountRaw: (SOL / 4n).toString() }
+    ])
+    const build = await call("POST", "/api/v1/launch/atomic/build", b)
+    expect(build.status, JSON.stringify(build.body)).toBe(200)
+    const legs = build.body.legs as Array<{ index: number; role: string; signer: string; expectedFill?: { amountOutRaw: string; minAmountOutRaw: string }; unsignedTxBase64?: string }>
+    expect(legs.map((l) => [l.index, l.role, l.signer])).toEqual([
+      [0, "launch", "server"],
+      [1, "buy", "server"],
+      [2, "buy", "client"],
+      [3, "buy", "server"]
+    ])
+    expect(legs.map((l) => l.unsignedTxBase64 !== undefined)).toEqual([false, false, true, false])
+    for (const l of legs.slice(1)) {
+      const fill = BigInt(l.expectedFill!.amountOutRaw)
+      expect(BigInt(l.expectedFill!.minAmountOutRaw)).toBe((fill * 9_900n) / 10_000n)
+    }
+    expect(build.body.expiresAt).toBeGreaterThan(Date.now() + 9 * 60_000)
+    // A live same-body repeat answers the same bundle.
+    expect((await call("POST", "/api/v1/launch/atomic/build", b)).body).toEqual(build.body)
+    const pending = await call("GET", `/api/v1/launch/atomic/bundles/${build.body.bundleId}`)
+    expect(pending.body.bundle).toMatchObject({ bundleId: build.body.bundleId, clientLaunchId: b.clientLaunchId, operatorState: null, nextAction: "submit", attemptState: "built" })
+
+    const signed = await signClientLegs(legs)
+    // A tampered leg: refused, nothing signed or sent, and the bundle may be submitted again.
+    const bytes = Buffer.from(signed[0]!, "base64")
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 1
+    const tampered = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: [bytes.toString("base64")] })
+    expect([tampered.status, tampered.body.error.code, tampered.body.error.field]).toEqual([403, "UNRECOGNIZED_TRANSACTION", "signedTxsBase64[0]"])
+
+    const submitted = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: signed })
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200)
+    expect(submitted.body).toMatchObject({ status: "landed", bundleId: build.body.bundleId, mint: build.body.mint })
+    const signatures = submitted.body.signatures as string[]
+    expect(signatures).toHaveLength(4)
+
+    // Each buy's own transaction delivered exactly its ladder fill to its payer.
+    const embedded = ((await call("GET", "/api/v1/agent/wallets")).body.wallets as Array<{ chain: string; kind?: string; custody?: string; address: string }>)
+    const buyers = [null, "main", linked.signer.address, "main"]
+    for (const leg of legs.slice(1)) {
+      const owner = buyers[leg.index] === "main" ? undefined : (buyers[leg.index] as string)
+      const tx = await rpc.getTransaction(asSignature(signatures[leg.index]!), { encoding: "json", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send()
+      const payer = owner ?? (tx!.transaction.message.accountKeys[0] as string)
+      expect(await delivered(signatures[leg.index]!, build.body.mint, payer), `leg ${leg.index}`).toBe(BigInt(leg.expectedFill!.amountOutRaw))
+    }
+    expect(embedded.length).toBeGreaterThan(0)
+
+    const booked = await eventually(
+      async () => {
+        const r = await call("GET", `/api/v1/launch/atomic/bundles/${build.body.bundleId}`)
+        return r.body.bundle.operatorState === "booked" ? r.body.bundle : undefined
+      },
+      { what: "the bundle booked", deadlineMs: 20_000, intervalMs: 100 }
+    )
+    expect(booked).toMatchObject({ missingPhases: [], nextAction: "none", attemptState: "landed", signature: signatures[0], chainOutcome: { landed: true, revertedLegs: [] } })
+    expect(booked.buys.map((x: { rowStatus: string; operatorState: string }) => [x.rowStatus, x.operatorState])).toEqual([
+      ["confirmed", "booked"],
+      ["confirmed", "booked"],
+      ["confirmed", "booked"]
+    ])
+
+    // A repeat submit answers the same outcome; nothing is resent.
+    const again = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: signed })
+    expect(again.status).toBe(200)
+    expect(again.body).toMatchObject({ status: "landed", signatures, booking: { state: "booked", missing: [] } })
+    // The job row, and a same-body build of a confirmed launch replays its result.
+    const job = await call("GET", `/api/v1/launch/headless/jobs/${b.clientLaunchId}`)
+    expect(job.body.job).toMatchObject({ clientLaunchId: b.clientLaunchId, status: "confirmed", mint: build.body.mint, signature: signatures[0], bundleId: build.body.bundleId })
+    const replay = await call("POST", "/api/v1/launch/atomic/build", b)
+    expect(replay.status).toBe(200)
+    expect(replay.body).toMatchObject({ success: true, mint: build.body.mint, signature: signatures[0] })
+    // The market was ingested from the chain.
+    const market = await eventually(
+      async () => {
+        const r = await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)
+        return r.status === 200 ? ((await r.json()) as { market: Record<string, unknown> }).market : undefined
+      },
+      { what: "the market record", deadlineMs: 20_000, intervalMs: 100 }
+    )
+    expect(market).toBeDefined()
+  }, 120_000)
+
+  it("a wrong leg count consumes the bundle; a second submit meanwhile is 409; an unknown or foreign id is JOB_NOT_FOUND", async () => {
+    const b = body([{ payer: linkedPayer(), amountRaw: (SOL / 10n).toString() }])
+    const build = await call("POST", "/api/v1/launch/atomic/build", b)
+    expect(build.status, JSON.stringify(build.body)).toBe(200)
+    const shape = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: [] })
+    expect([shape.status, shape.body.error.code, shape.body.error.field]).toEqual([400, "VALIDATION_FAILED", "signedTxsBase64"])
+    const signed = await signClientLegs(build.body.legs)
+    const consumed = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: signed })
+    expect([consumed.status, consumed.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
+    expect((await call("GET", `/api/v1/launch/atomic/bundles/${build.body.bundleId}`)).body.bundle).toMatchObject({ operatorState: "build_expired", nextAction: "build_again" })
+
+    // Build again under the same id (the attempt failed nothing: a new bundle), then two submits at once.
+    const rebuilt = await call("POST", "/api/v1/launch/atomic/build", b)
+    expect(rebuilt.status, JSON.stringify(rebuilt.body)).toBe(200)
+    expect(rebuilt.body.bundleId).not.toBe(build.body.bundleId)
+    const legs = await signClientLegs(rebuilt.body.legs)
+    const [one, two] = await Promise.all([
+      call("POST", "/api/v1/launch/atomic/submit", { bundleId: rebuilt.body.bundleId, signedTxsBase64: legs }),
+      call("POST", "/api/v1/launch/atomic/submit", { bundleId: rebuilt.body.bundleId, signedTxsBase64: legs })
+    ])
+    const statuses = [one!.status, two!.status].sort()
+    expect(statuses).toEqual([200, 409])
+    const conflict = one!.status === 409 ? one! : two!
+    expect(conflict.body.error).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true })
+
+    expect((await call("GET", "/api/v1/launch/atomic/bundles/bnd_unknown")).body.error.code).toBe("JOB_NOT_FOUND")
+    expect((await call("POST", "/api/v1/launch/atomic/submit", { bundleId: "bnd_unknown", signedTxsBase64: [] })).body.error.code).toBe("JOB_NOT_FOUND")
+  }, 120_000)
+
+  it("refuses a test key, an unpriceable ladder and a headless-shaped body, recording nothing", async () => {
+    const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }
+    const testKey = await fetch(`${engine.url}/api/v1/agent/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ label: "atomic-test", environment: "test", scopes: ["launch:write", "swap:write", "launch:read"] })
+    }).then((r) => r.json() as Promise<{ key: string }>)
+    const asTest = keyCall(() => engine.url, () => testKey.key)
+    const b = body([{ payer: main, amountRaw: SOL.toString() }])
+    const refused = await asTest("POST", "/api/v1/launch/atomic/build", b)
+    expect([refused.status, refused.body.error.code]).toEqual([403, "TEST_ENVIRONMENT_FORBIDDEN"])
+
+    // A first buy past graduation leaves the next one nothing to buy.
+    const unpriced = await call("POST", "/api/v1/launch/atomic/build", body([{ payer: main, amountRaw: (200n * SOL).toString() }, { payer: main, amountRaw: SOL.toString() }]))
+    expect([unpriced.status, unpriced.body.error.code, unpriced.body.error.field]).toEqual([400, "VALIDATION_FAILED", "firstBuys[1]"])
+    const dev = await call("POST", "/api/v1/launch/atomic/build", { ...b, buyAmount: "5" })
+    expect([dev.status, dev.body.error.field]).toEqual([400, "buyAmount"])
+    for (const id of [b.clientLaunchId]) expect((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).body.error.code).toBe("JOB_NOT_FOUND")
+  }, 60_000)
+})
