@@ -5,6 +5,8 @@
  * the engine at it with SOLANA_RPC_URL, YELLOWSTONE_URL, BLOCK_ENGINE_URL and KEEPER_SECRET_KEY
  * to run the chain and the engine as separate processes (the restart test does).
  * LOCALNET_GENESIS_SEED (default the ledger's) seeds the genesis hash: another seed, another chain.
+ * LOCALNET_BUNDLE_FAULTS=true turns on the block engine's fault switch (`localnet_setBundleFaults`,
+ * tests only: a bundle's acknowledgement and statuses lost while on).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { getBase58Decoder } from "@solana/kit"
@@ -25,10 +27,14 @@ const layer = Layer.unwrapEffect(
   Effect.map(
     Config.all({
       slotMs: Config.integer("LOCALNET_SLOT_MS").pipe(Config.withDefault(400)),
-      genesisSeed: Config.string("LOCALNET_GENESIS_SEED").pipe(Config.option)
+      genesisSeed: Config.string("LOCALNET_GENESIS_SEED").pipe(Config.option),
+      bundleFaults: Config.boolean("LOCALNET_BUNDLE_FAULTS").pipe(Config.withDefault(false))
     }),
-    ({ slotMs, genesisSeed }) =>
-      SolanaLocalnet.layer({ ledger: { slotMs, ...(genesisSeed._tag === "Some" ? { genesisSeed: genesisSeed.value } : {}) } })
+    ({ slotMs, genesisSeed, bundleFaults }) =>
+      SolanaLocalnet.layer({
+        ledger: { slotMs, ...(genesisSeed._tag === "Some" ? { genesisSeed: genesisSeed.value } : {}) },
+        ...(bundleFaults ? { blockEngine: { faultSwitch: true } } : {})
+      })
   )
 )
 
