@@ -118,6 +118,11 @@ export interface MarketCore {
   readonly migration: Migration
   readonly pool: Pool | null
   readonly migratedPosition: string | null
+  /**
+   * Where the curve completed (the trade or `CurveCompleted` that moved it to `completed`). Absent
+   * while trading, and on markets that completed before the field existed.
+   */
+  readonly completedPosition?: string
   readonly stats: TradeStats
   readonly creatorFeesClaimedRaw: bigint
   /** Hood recovery figures (spec 2.9 recovery block), from the latest `RecoverySnapshot`; absent before recovery. */
@@ -341,7 +346,7 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       const curveState: CurveState = { virtualQuoteRaw: e.quoteReserveRaw, virtualTokenRaw: e.tokenReserveRaw, realQuoteRaw: e.realQuoteRaw, complete }
       const lifecycle: Lifecycle = core.lifecycle === "trading" && (complete || e.crossesGraduation) ? "completed" : core.lifecycle
       if (lifecycle !== core.lifecycle) lifecycleTo(out, e, core.lifecycle, lifecycle)
-      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle }
+      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, ...(lifecycle !== core.lifecycle ? { completedPosition: e.position } : {}) }
     }
     case "CurveCompleted": {
       if (core === undefined) {
@@ -353,7 +358,8 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       return {
         ...advanced(core, e),
         curveState: { ...core.curveState, realQuoteRaw: e.realQuoteRaw, complete: true },
-        lifecycle: "completed"
+        lifecycle: "completed",
+        ...(core.lifecycle === "trading" ? { completedPosition: e.position } : {})
       }
     }
     case "MigrationProgress": {

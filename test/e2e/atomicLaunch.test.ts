@@ -33,7 +33,7 @@ const call = keyCall(
 )
 
 beforeAll(async () => {
-  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
+  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true", MIGRATION_SWEEP_INTERVAL_MS: "300" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
   key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
   const localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }
   rpc = createSolanaRpc(localnet.solana.rpcUrl)
@@ -42,7 +42,7 @@ beforeAll(async () => {
   const seed = webcrypto.getRandomValues(new Uint8Array(32))
   const signer = await createKeyPairSignerFromPrivateKeyBytes(seed)
   const wallet = await importWallet(call, "solana", signer.address, await exportSecretText("solana", seed))
-  await createSolanaRpc(localnet.solana.rpcUrl).requestAirdrop(solanaAddress(signer.address), lamports(20n * SOL)).send()
+  await createSolanaRpc(localnet.solana.rpcUrl).requestAirdrop(solanaAddress(signer.address), lamports(150n * SOL)).send()
   await eventually(async () => ((await rpc.getBalance(signer.address, { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
   linked = { walletId: wallet.walletId, signer }
 }, 150_000)
@@ -191,6 +191,30 @@ describe("an atomic launch through the engine", () => {
     expect((await call("GET", "/api/v1/launch/atomic/bundles/bnd_unknown")).body.error.code).toBe("JOB_NOT_FOUND")
     expect((await call("POST", "/api/v1/launch/atomic/submit", { bundleId: "bnd_unknown", signedTxsBase64: [] })).body.error.code).toBe("JOB_NOT_FOUND")
   }, 120_000)
+
+  it("first buys past graduation graduate the curve in the launch slot; its automatic migration is not armed (rule 8)", async () => {
+    const b = body([
+      { payer: main, amountRaw: (SOL / 10n).toString() },
+      { payer: linkedPayer(), amountRaw: (100n * SOL).toString() }
+    ])
+    const build = await call("POST", "/api/v1/launch/atomic/build", b)
+    expect(build.status, JSON.stringify(build.body)).toBe(200)
+    const submitted = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: await signClientLegs(build.body.legs) })
+    expect(submitted.status, JSON.stringify(submitted.body)).toBe(200)
+    const completed = await eventually(
+      async () => {
+        const r = await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)
+        const m = r.status === 200 ? ((await r.json()) as { market: { lifecycle: string; migration: { status: string } } }).market : undefined
+        return m?.lifecycle === "completed" ? m : undefined
+      },
+      { what: "the curve completed", deadlineMs: 20_000, intervalMs: 100 }
+    )
+    expect(completed.migration.status).toBe("not_started")
+    // The keeper sweeps every 300 ms here: ten sweeps later it has still not touched the curve.
+    await new Promise((r) => setTimeout(r, 3_000))
+    const after = (await (await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)).json()) as { market: { lifecycle: string; migration: { status: string } } }
+    expect(after.market).toMatchObject({ lifecycle: "completed", migration: { status: "not_started" } })
+  }, 60_000)
 
   it("refuses a test key, an unpriceable ladder and a headless-shaped body, recording nothing", async () => {
     const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }

@@ -10,7 +10,7 @@ import type { MarketCore, MarketState } from "../../../actors/market/MarketActor
 import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
 import type { ChainEvent, MigrationProgress } from "../../../ingest/ChainEvent.js"
 import { DefaultKeeperPolicy } from "./KeeperPolicy.js"
-import { type MigrationExecutor, runMigrationKeeper } from "./MigrationKeeper.js"
+import { graduatedInLaunchSlot, type MigrationExecutor, runMigrationKeeper } from "./MigrationKeeper.js"
 
 const completedMarket = (): MarketCore => {
   const m = new SimMarket(new ChainClock("solana"), { mint: "Keep1111111111111111111111111111111111111111".slice(0, 43) })
@@ -77,6 +77,37 @@ describe("migration keeper loop", () => {
       current = { ...completed, lifecycle: "migrated" }
       yield* TestClock.adjust("10 minutes")
       expect(attempts).toBe(1)
+      yield* Fiber.interrupt(fiber)
+    })
+  )
+
+  it.effect("leaves a Solana curve that completed in its launch slot (rule 8: migration not armed), and takes one completed later", () =>
+    Effect.gen(function* () {
+      const later = completedMarket()
+      // The actor records where the curve completed: here a later slot than its creation.
+      expect(later.completedPosition).toBeDefined()
+      expect(later.completedPosition!.slice(0, 22) > later.identity.createdPosition.slice(0, 22)).toBe(true)
+      expect(graduatedInLaunchSlot(later)).toBe(false)
+      const slot = later.identity.createdPosition.slice(0, 22)
+      const inLaunchSlot: MarketCore = { ...later, mint: "Same1111111111111111111111111111111111111111".slice(0, 43), completedPosition: `${slot}:000003:0000` }
+      expect(graduatedInLaunchSlot(inLaunchSlot)).toBe(true)
+      // Hood has no such rule; a market from before the field existed is armed as before.
+      expect(graduatedInLaunchSlot({ ...inLaunchSlot, chain: "hood" })).toBe(false)
+      const { completedPosition: _dropped, ...legacy } = inLaunchSlot
+      expect(graduatedInLaunchSlot(legacy)).toBe(false)
+      const migrated: string[] = []
+      const executor: MigrationExecutor = {
+        chain: "solana",
+        progressPosition: () => Effect.succeed("s:00000000000000000001:999999:0001"),
+        migrate: (core) => Effect.sync(() => migrated.push(core.mint)).pipe(Effect.as("sig"))
+      }
+      const fiber = yield* Effect.fork(
+        runMigrationKeeper({ candidates: () => [inLaunchSlot, later], executors: [executor], publish: () => Effect.void, policy: DefaultKeeperPolicy })
+      )
+      yield* TestClock.adjust("10 minutes")
+      // (The candidate list never shows the migration landing, so the later market is tried again at each sweep.)
+      expect(migrated).toContain(later.mint)
+      expect(migrated).not.toContain(inLaunchSlot.mint)
       yield* Fiber.interrupt(fiber)
     })
   )

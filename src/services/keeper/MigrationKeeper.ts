@@ -32,6 +32,14 @@ export class MigrationBlocked extends Data.TaggedError("MigrationBlocked")<{ rea
 
 const errorText = (e: string | MigrationBlocked): string => (typeof e === "string" ? e : e.message)
 
+/**
+ * A Solana curve that completed in the slot that created it (an atomic launch's first buys pushed
+ * it past graduation in the launch block): its automatic migration is not armed (launch spec 4,
+ * rule 8), so the keeper leaves it. Solana positions start `s:<slot, 20 digits>`.
+ */
+export const graduatedInLaunchSlot = (core: MarketCore): boolean =>
+  core.chain === "solana" && core.completedPosition !== undefined && core.completedPosition.slice(0, 22) === core.identity.createdPosition.slice(0, 22)
+
 export interface MigrationExecutor {
   readonly chain: ChainId
   /**
@@ -174,7 +182,7 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
       const nowMs = yield* Clock.currentTimeMillis
       const seen = new Set<string>()
       for (const core of options.candidates()) {
-        if (core.lifecycle !== "completed") continue
+        if (core.lifecycle !== "completed" || graduatedInLaunchSlot(core)) continue
         const executor = executors.get(core.chain)
         if (executor === undefined) continue
         const k = key(core)
