@@ -14,6 +14,7 @@ import { feeError } from "../src/services/fees/FeeError.js"
 import { personalError } from "../src/services/personal/PersonalStore.js"
 import { stakingError, StakingErrorReasons } from "../src/services/staking/StakingError.js"
 import { webhookError } from "../src/services/webhooks/WebhookService.js"
+import { launchFailure } from "../src/services/launch/LaunchError.js"
 import { answerFailure, mapFailure, type ServiceFailure, toApiError } from "./ErrorTable.js"
 import { errorReply } from "./Http.js"
 
@@ -72,6 +73,22 @@ describe("error table rows on the wire", () => {
     expect(wire(daily)).toMatchObject({ status: 403, body: { code: "KEY_LIMIT_REACHED", retryable: true, resetsAt: Date.UTC(2026, 9, 15), usedUsdMicros: 60 } })
     const lifetime = checkTxLimit({ usdMicros: 1, reset: "never" }, 1, 1, wed)!
     expect(wire(lifetime)).toMatchObject({ body: { code: "KEY_LIMIT_REACHED", retryable: false, resetsAt: null } })
+  })
+
+  it("atomic launches (launch spec 4, rules 9 and 10): no block engine is 501 VALIDATION_FAILED retryable; a re-priced leg 403 UNRECOGNIZED_TRANSACTION; the txLimit KEY_LIMIT_REACHED", () => {
+    expect(wire(launchFailure("block_engine_missing", "no block engine", { retryable: true }))).toMatchObject({ status: 501, body: { code: "VALIDATION_FAILED", retryable: true } })
+    // Without the failure's own flag the row still says retryable.
+    expect(wire(launchFailure("block_engine_missing", "no block engine")).body.retryable).toBe(true)
+    // Every other VALIDATION_FAILED stays a 400.
+    expect(wire(launchFailure("validation_failed", "bad", { field: "firstBuys[0]" }))).toMatchObject({ status: 400, body: { code: "VALIDATION_FAILED", field: "firstBuys[0]" } })
+    expect(wire(launchFailure("unrecognized_transaction", "altered", { field: "signedTxsBase64[0]" }))).toMatchObject({
+      status: 403,
+      body: { code: "UNRECOGNIZED_TRANSACTION", field: "signedTxsBase64[0]", retryable: false }
+    })
+    expect(wire(launchFailure("key_limit_reached", "limit", { retryable: true, details: { reason: "limit_unavailable", retryAfter: 30 } }))).toMatchObject({
+      status: 403,
+      body: { code: "KEY_LIMIT_REACHED", reason: "limit_unavailable", retryAfter: 30, retryable: true }
+    })
   })
 
   it("details are written beside the code; a failure's details.reason wins over the row's reason", () => {

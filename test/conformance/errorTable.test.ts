@@ -16,7 +16,8 @@ const DocumentedOverrides: Record<string, string> = {
   "VALIDATION_FAILED:403": "spec 2 section 7 (issuance while agent features are off); docs/decisions.md Accounts (enable refusals)",
   "VALIDATION_FAILED:404": "spec 2 section 7 (unknown prefix); docs/decisions.md Accounts, Webhooks (unknown id, device, user code, account)",
   "VALIDATION_FAILED:409": "spec 2 section 7 (revoked or expired key); docs/decisions.md Accounts, Webhooks (decided request, revoked endpoint)",
-  "SWAP_FAILED:503": "spec 2 section 7 (503 on access change)"
+  "SWAP_FAILED:503": "spec 2 section 7 (503 on access change)",
+  "VALIDATION_FAILED:501": "launch spec 4 rule 10 and section 7 (atomic build without a block engine)"
 }
 
 const reasonsOf = (cls: (typeof FailureClasses)[number]): ReadonlyArray<string> => {
