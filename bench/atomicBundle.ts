@@ -1,47 +1,57 @@
 /**
  * Atomic launch bundles (issue 12, "Measure"): the build's latency for a 4-leg ladder (target
  * p50/p99 under 10 ms: agents must sign and submit within the blockhash's life), and build →
- * landed on the Solana localnet.
+ * landed on the Solana localnet, each beside a baseline in the same run.
  *
- * Build: what `/launch/atomic/build` computes between its reads and its write, in process: the
- * pricing ladder (4 legs, `PricingLadder.ts`), the spend gate and holds (`SpendGate.ts`), the
- * attempt's mint key (`launchMintSigner`), the launch transaction with the tip and the four buy
- * legs assembled, compiled and serialized (`AtomicBundle.ts`), one blockhash for all. Not
- * included (no route exists yet on this branch): key auth, body decoding, the image fetch and the
- * database transaction.
+ * In process: what `/launch/atomic/build` computes between its reads and its write: the pricing
+ * ladder (4 legs), the spend gate and holds, the attempt's mint key, the launch transaction with
+ * the tip and the four buy legs assembled, compiled and serialized, one blockhash for all.
  *
- * Build → landed: a localnet (`SolanaLocalnet.layer`, 400 ms slots) over its sockets: fetch the
- * blockhash over RPC, build as above, sign each leg as its client would (decode the wire, sign,
- * re-encode; the creator and four buyers are funded dev keys), `sendBundle` to the block engine,
- * then poll `getInflightBundleStatuses` until `Landed` (every 5 ms) and `getSignatureStatuses`
- * until the last buy is `confirmed` (the slot closed).
+ * Through the engine (`src/main.ts`, embedded, `--quiet`, `HEADLESS_LAUNCH_ENABLED=true`, the local
+ * account's Max key; `PLAN_OVERRIDES` lifts the 600 requests/min so the phase is not refused):
+ * `POST /api/v1/launch/atomic/build` with four main-payer legs (a distinct `clientLaunchId` each:
+ * key auth, decoding, payers, the ledger, the image, the ladder and gate, the blockhash, the five
+ * transactions, the database transaction with holds and the bundle row) beside the baseline
+ * `POST /api/v1/launch/headless/dry-run` (the same auth and decoding, one launch transaction
+ * assembled and sized, nothing written), in 4 alternating rounds, one in flight. Then build →
+ * `/submit` answered `landed` (the server legs signed by the embedded wallet, `sendBundle`, the
+ * engine's Landed, each leg's status read at `confirmed`) beside the direct path on the same
+ * localnet (the bundle built and signed in the bench by funded dev keys, `sendBundle`, Landed
+ * polled every 5 ms, then the last buy polled to `confirmed`), alternating, each after a random
+ * 0–1 slot pause.
  *
- * Run: `npx tsx bench/atomicBundle.ts` (`BENCH_BUILDS`, default 2000; `BENCH_BUNDLES`, default 30).
- * Prints a markdown section; writes nothing.
+ * Run: `npm run bench:atomic` (`BENCH_BUILDS` in process, default 2000; `BENCH_ROUTE_BUILDS`,
+ * default 200; `BENCH_BUNDLES`, default 30). Prints a markdown section; writes nothing.
  */
 import {
   createNoopSigner,
   createSolanaRpc,
   generateKeyPairSigner,
   type KeyPairSigner,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
   signature as asSignature
 } from "@solana/kit"
-import { ManagedRuntime } from "effect"
+import { readFileSync } from "node:fs"
+import * as path from "node:path"
 import { devSigner } from "../src/chain/solana/client/DevSigners.js"
 import type { BlockhashLifetime } from "../src/chain/solana/client/Transactions.js"
 import { assembleAtomicBundle } from "../src/chain/solana/launch/AtomicBundle.js"
 import { launchMintSigner } from "../src/chain/solana/launch/LaunchMint.js"
 import { isLaunchPlan, planLaunch } from "../src/chain/solana/launch/LaunchTransaction.js"
 import { DEFAULT_TIP_ACCOUNTS } from "../src/chain/solana/localnet/DevKeys.js"
-import { SolanaLocalnet } from "../src/chain/solana/localnet/LocalnetService.js"
 import { WSOL_MINT_ADDRESS } from "../src/chain/solana/program/ProgramIds.js"
 import { gateBundle, holdsOf } from "../src/services/launch/atomic/SpendGate.js"
 import { priceLadder } from "../src/services/launch/atomic/PricingLadder.js"
 import { atomicTerms, clientSign } from "../test/support/atomicBundles.js"
+import { startEngine } from "../test/support/engine.js"
+import { solidImage } from "../test/support/testImages.js"
+import { expectStatus, httpClient } from "./httpClient.js"
 
 const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
 const BUNDLES = Number(process.env["BENCH_BUNDLES"] ?? 30)
+const ROUTE_BUILDS = Number(process.env["BENCH_ROUTE_BUILDS"] ?? 200)
 const terms = atomicTerms
 const secret = new Uint8Array(32).fill(7)
 
@@ -95,14 +105,8 @@ const call = async (url: string, method: string, params: ReadonlyArray<unknown>)
   return (await res.json()) as { result?: unknown; error?: { message: string } }
 }
 
-const main = async () => {
-  // The build phase first, alone in the process (no localnet slot clock beside it).
-  const parties: Parties = {
-    creator: await devSigner(0),
-    buyers: await Promise.all([1, 2, 3, 4].map((i) => devSigner(i))),
-    treasury: await generateKeyPairSigner(),
-    tip: DEFAULT_TIP_ACCOUNTS[0]!
-  }
+/** One in process build per iteration after a warm-up; sorted milliseconds. */
+const inProcessBuilds = async (parties: Parties) => {
   const fixedLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 1_000n }
   for (let i = 0; i < 100; i++) await build(parties, i, fixedLifetime) // warm-up
   const builds: number[] = []
@@ -111,47 +115,129 @@ const main = async () => {
     await build(parties, i, fixedLifetime)
     builds.push(performance.now() - t0)
   }
-  builds.sort((a, b) => a - b)
+  return builds.sort((a, b) => a - b)
+}
 
-  const runtime = ManagedRuntime.make(SolanaLocalnet.layer({}))
+/** The direct path on a localnet: blockhash, build, sign as each client, sendBundle, Landed, last buy confirmed. */
+const directBundle = async (net: { rpcUrl: string; blockEngineUrl: string }, parties: Parties, n: number) => {
+  const rpc = createSolanaRpc(net.rpcUrl)
+  const t0 = performance.now()
+  const latest = (await rpc.getLatestBlockhash({ commitment: "confirmed" }).send()).value
+  const { bundle } = await build(parties, n, { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
+  const signed = await Promise.all(bundle.legs.map((l, j) => clientSign(l.wireBase64, j === 0 ? parties.creator : parties.buyers[j - 1]!)))
+  const sent = await call(net.blockEngineUrl, "sendBundle", [signed, { encoding: "base64", revertible: [1, 2, 3, 4] }])
+  if (typeof sent.result !== "string") throw new Error(`sendBundle: ${sent.error?.message}`)
+  for (;;) {
+    const st = (await call(net.blockEngineUrl, "getInflightBundleStatuses", [[sent.result]])).result as { value: Array<{ status: string }> }
+    if (st.value[0]!.status === "Landed") break
+    if (st.value[0]!.status === "Failed") throw new Error("bundle failed")
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  const landed = performance.now() - t0
+  const lastSig = getSignatureFromTransaction(getTransactionDecoder().decode(new Uint8Array(Buffer.from(signed.at(-1)!, "base64"))))
+  for (;;) {
+    const st = (await rpc.getSignatureStatuses([asSignature(lastSig)]).send()).value[0]
+    if (st?.confirmationStatus === "confirmed" || st?.confirmationStatus === "finalized") break
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  return { landed, confirmed: performance.now() - t0 }
+}
+
+const row = (name: string, xs: ReadonlyArray<number>) => `| ${name} | ${xs.length} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(xs.at(-1)!)} |`
+const sorted = (xs: number[]) => xs.sort((a, b) => a - b)
+
+const main = async () => {
+  // The build phase first, alone in the process (no localnet slot clock beside it).
+  const parties: Parties = {
+    creator: await devSigner(0),
+    buyers: await Promise.all([1, 2, 3, 4].map((i) => devSigner(i))),
+    treasury: await generateKeyPairSigner(),
+    tip: DEFAULT_TIP_ACCOUNTS[0]!
+  }
+  const builds = await inProcessBuilds(parties)
+
+  // Through the engine (embedded, --quiet), side by side in rounds with its baselines.
+  const engine = await startEngine({
+    env: { HEADLESS_LAUNCH_ENABLED: "true", PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }) },
+    args: ["--quiet"],
+    readyTimeoutMs: 120_000
+  })
+  const client = httpClient(engine.url, 1)
   try {
-    const net = await runtime.runPromise(SolanaLocalnet)
-    const onChain: Parties = { ...parties, tip: net.ledger.tipAccounts[0]! }
-    const rpc = createSolanaRpc(net.rpcUrl)
-    const landed: number[] = []
-    const confirmed: number[] = []
-    for (let i = 0; i < BUNDLES; i++) {
+    const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+    const net = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string; blockEngineUrl: string } }).solana
+    const headers = { "x-api-key": key }
+    const png = await solidImage("png", 32, 32)
+    const uploaded = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { ...headers, "content-type": "image/png" }, body: png })
+    const imageUrl = ((await uploaded.json()) as { imageUrl: string }).imageUrl
+    let n = 0
+    const launchFields = () => ({ clientLaunchId: `bench-atomic-${process.pid}-${++n}`, name: "Bench Atomic", symbol: "BATM", imageUrl })
+    const main4 = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" }, amountRaw: a.toString() }))
+    const routeBuild = async () => {
       const t0 = performance.now()
-      const latest = (await rpc.getLatestBlockhash({ commitment: "confirmed" }).send()).value
-      const { bundle } = await build(onChain, 1_000_000 + i, { blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight })
-      const signed = await Promise.all(bundle.legs.map((l, j) => clientSign(l.wireBase64, j === 0 ? onChain.creator : onChain.buyers[j - 1]!)))
-      const sent = await call(net.blockEngineUrl, "sendBundle", [signed, { encoding: "base64", revertible: [1, 2, 3, 4] }])
-      if (typeof sent.result !== "string") throw new Error(`sendBundle: ${sent.error?.message}`)
-      for (;;) {
-        const s = (await call(net.blockEngineUrl, "getInflightBundleStatuses", [[sent.result]])).result as { value: Array<{ status: string }> }
-        if (s.value[0]!.status === "Landed") break
-        if (s.value[0]!.status === "Failed") throw new Error("bundle failed")
-        await new Promise((r) => setTimeout(r, 5))
-      }
-      landed.push(performance.now() - t0)
-      const lastSig = net.ledger.getBundle(sent.result)!.signatures.at(-1)!
-      for (;;) {
-        const st = (await rpc.getSignatureStatuses([asSignature(lastSig)]).send()).value[0]
-        if (st?.confirmationStatus === "confirmed" || st?.confirmationStatus === "finalized") break
-        await new Promise((r) => setTimeout(r, 5))
-      }
-      confirmed.push(performance.now() - t0)
-      await new Promise((r) => setTimeout(r, Math.random() * 400)) // do not phase-lock with the slot clock
+      const r = await client.call("POST", "/api/v1/launch/atomic/build", { ...launchFields(), payer: { type: "main" }, firstBuys: main4 }, headers)
+      const dt = performance.now() - t0
+      return { dt, body: expectStatus("atomic build", r, 200) as { bundleId: string } }
     }
-    landed.sort((a, b) => a - b)
-    confirmed.sort((a, b) => a - b)
-    console.log(`## Atomic bundles (issue 12)\n`)
+    const dryRun = async () => {
+      const t0 = performance.now()
+      expectStatus("dry run", await client.call("POST", "/api/v1/launch/headless/dry-run", launchFields(), headers), 200)
+      return performance.now() - t0
+    }
+    for (let i = 0; i < 20; i++) {
+      await routeBuild()
+      await dryRun()
+    }
+    const route: number[] = []
+    const dry: number[] = []
+    for (let round = 0; round < 4; round++) {
+      const per = Math.ceil(ROUTE_BUILDS / 4)
+      const a = async () => { for (let i = 0; i < per; i++) route.push((await routeBuild()).dt) }
+      const b = async () => { for (let i = 0; i < per; i++) dry.push(await dryRun()) }
+      if (round % 2 === 0) { await a(); await b() } else { await b(); await a() }
+    }
+    // Build → submit answered `landed` through the routes, beside the direct path on the same localnet.
+    const submitted: number[] = []
+    const viaRoutes: number[] = []
+    const directLanded: number[] = []
+    const directConfirmed: number[] = []
+    const onChain: Parties = { ...parties, tip: DEFAULT_TIP_ACCOUNTS[0]! }
+    for (let i = 0; i < BUNDLES; i++) {
+      const pause = () => new Promise((r) => setTimeout(r, Math.random() * 400)) // do not phase-lock with the slot clock
+      const routeCase = async () => {
+        const t0 = performance.now()
+        const b = await routeBuild()
+        const t1 = performance.now()
+        const s = expectStatus("atomic submit", await client.call("POST", "/api/v1/launch/atomic/submit", { bundleId: b.body.bundleId, signedTxsBase64: [] }, headers), 200) as { status: string }
+        if (s.status !== "landed") throw new Error(`submit answered ${s.status}`)
+        submitted.push(performance.now() - t1)
+        viaRoutes.push(performance.now() - t0)
+      }
+      const directCase = async () => {
+        const d = await directBundle(net, onChain, 2_000_000 + i)
+        directLanded.push(d.landed)
+        directConfirmed.push(d.confirmed)
+      }
+      await pause()
+      if (i % 2 === 0) await routeCase()
+      else await directCase()
+      await pause()
+      if (i % 2 === 0) await directCase()
+      else await routeCase()
+    }
+    console.log(`## Atomic bundles (\`bench/atomicBundle.ts\`)\n`)
     console.log(`| Measure | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|`)
-    console.log(`| build, 4-leg ladder (in process) | ${builds.length} | ${ms(pct(builds, 50))} | ${ms(pct(builds, 99))} | ${ms(builds.at(-1)!)} |`)
-    console.log(`| build → landed (engine reports Landed) | ${landed.length} | ${ms(pct(landed, 50))} | ${ms(pct(landed, 99))} | ${ms(landed.at(-1)!)} |`)
-    console.log(`| build → last buy confirmed (slot closed, 400 ms slots) | ${confirmed.length} | ${ms(pct(confirmed, 50))} | ${ms(pct(confirmed, 99))} | ${ms(confirmed.at(-1)!)} |`)
+    console.log(row("build, 4-leg ladder, in process (ladder, gate, mint key, five transactions)", builds))
+    console.log(row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine", sorted(route)))
+    console.log(row("baseline: `POST /launch/headless/dry-run` (same auth, decoding, one transaction assembled and sized)", sorted(dry)))
+    console.log(row("`/submit` → 200 `landed` (server legs signed, sent, each leg's status read at `confirmed`)", sorted(submitted)))
+    console.log(row("build → submit answered `landed`, through the routes", sorted(viaRoutes)))
+    console.log(row("direct: build in the bench → engine reports Landed", sorted(directLanded)))
+    console.log(row("direct: build in the bench → last buy `confirmed` (400 ms slots)", sorted(directConfirmed)))
   } finally {
-    await runtime.dispose()
+    client.close()
+    await engine.stop("SIGTERM")
+    engine.cleanup()
   }
 }
 

@@ -67,6 +67,7 @@ import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/la
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
+import { type Answer, type Call, expectStatus, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
 
 const quick = process.argv.includes("--quick")
@@ -98,47 +99,6 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const loads = (): string => os.loadavg().map((l) => l.toFixed(2)).join(" / ")
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
 
-// ---- HTTP client: keep-alive node:http, one socket per request in flight ------------------------
-
-interface Answer {
-  readonly status: number
-  readonly text: string
-}
-
-type Call = (method: string, route: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
-
-const httpClient = (base: string, maxSockets: number): { readonly call: Call; readonly close: () => void } => {
-  const u = new URL(base)
-  const agent = new http.Agent({ keepAlive: true, maxSockets })
-  const call: Call = (method, route, body, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body)
-      const req = http.request(
-        {
-          host: u.hostname,
-          port: u.port,
-          method,
-          path: route,
-          agent,
-          headers: { ...headers, ...(payload !== undefined ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}) }
-        },
-        (res) => {
-          const chunks: Buffer[] = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
-          res.on("error", reject)
-        }
-      )
-      req.on("error", reject)
-      req.end(payload)
-    })
-  return { call, close: () => agent.destroy() }
-}
-
-const expectStatus = (what: string, a: Answer, status: number): any => {
-  if (a.status !== status) throw new Error(`${what}: expected ${status}, got ${a.status}: ${a.text.slice(0, 400)}`)
-  return a.text === "" ? undefined : JSON.parse(a.text)
-}
 
 // ---- measuring -------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@
 import * as http from "node:http"
 import { createRequire } from "node:module"
 import { describe, expect, it } from "vitest"
-import { engineForFile } from "../support/engine.js"
+import { engineForFile } from "../support/engineForFile.js"
 
 interface WsClient {
   on(event: "open", f: () => void): void

@@ -20,7 +20,7 @@
 import fc from "fast-check"
 import * as http from "node:http"
 import { beforeAll, describe, expect, it } from "vitest"
-import { engineForFile } from "../support/engine.js"
+import { engineForFile } from "../support/engineForFile.js"
 
 const budgetMs = Number(process.env.CURVESTREAM_FUZZ_MS ?? 20_000)
 const seed = process.env.CURVESTREAM_FUZZ_SEED !== undefined ? Number(process.env.CURVESTREAM_FUZZ_SEED) : Date.now() % 2 ** 31

@@ -9,7 +9,6 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, beforeAll } from "vitest"
 import { eventually } from "./eventually.js"
 
 export const projectRoot = fileURLToPath(new URL("../../", import.meta.url))
@@ -134,22 +133,4 @@ export const startEngineWithData = async (
   const engine = await startEngine({ ...options, env: { ...options.env, CURVESTREAM_DATA_PORT: String(dataPort) } })
   const credentials = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as LocalCredentials
   return { engine, dataUrl: `http://127.0.0.1:${dataPort}`, credentials }
-}
-
-/**
- * One engine (with its data listener and credentials) for a whole test file: started before its
- * tests, killed and removed after them. Read the fields inside tests, not at import.
- */
-export const engineForFile = (options: Parameters<typeof startEngine>[0] = {}): { engine: Engine; dataUrl: string; credentials: LocalCredentials } => {
-  const started = {} as { engine: Engine; dataUrl: string; credentials: LocalCredentials }
-  beforeAll(async () => {
-    Object.assign(started, await startEngineWithData(options))
-  }, 120_000)
-  afterAll(async () => {
-    if (started.engine !== undefined) {
-      await started.engine.stop("SIGKILL")
-      started.engine.cleanup()
-    }
-  })
-  return started
 }
