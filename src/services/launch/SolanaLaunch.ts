@@ -662,14 +662,16 @@ export const make = (options: SolanaLaunchOptions) =>
     const buildAtomic: SolanaLaunchShape["buildAtomic"] = (input, legs, tip) =>
       Effect.gen(function* () {
         const spec = { ...input, request: { ...input.request, buyAmountRaw: 0n } }
-        const mint = yield* Effect.promise(() =>
-          launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })
+        // The attempt's mint key and the chain's two reads at once (the build's latency is what agents wait on).
+        const [mint, latest, height] = yield* Effect.all(
+          [
+            Effect.promise(() => launchMintSigner(secret, { accountId: input.accountId, clientLaunchId: input.request.clientLaunchId, attempt: input.attempt })),
+            read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal })),
+            blockHeight
+          ],
+          { concurrency: "unbounded" }
         )
         const bundleTip = { account: address(tip.account), lamports: tip.lamports }
-        const sizing = yield* transactionInput(spec, mint, SIZING_LIFETIME)
-        yield* checkedSize({ ...sizing.input, bundleTip }, sizing.plan)
-        const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
-        const height = yield* blockHeight
         const lifetime = { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight }
         const { input: txInput, plan } = yield* transactionInput(spec, mint, lifetime)
         const bundle = yield* Effect.promise(() =>
@@ -681,6 +683,11 @@ export const make = (options: SolanaLaunchOptions) =>
             lifetime
           })
         )
+        // Sized as built (a blockhash is 32 bytes whatever its value); only an oversized launch pays for the name search.
+        if (bundle.legs[0]!.bytes > SOLANA_TRANSACTION_BYTES_MAX) {
+          yield* checkedSize({ ...txInput, bundleTip }, plan)
+          return yield* launchError("transaction_too_large", `the launch transaction is ${bundle.legs[0]!.bytes} bytes, over the ${SOLANA_TRANSACTION_BYTES_MAX}-byte limit`)
+        }
         return {
           mint: mint.address,
           bundle,

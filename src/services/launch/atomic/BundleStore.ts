@@ -22,17 +22,26 @@ export interface HoldOwner {
 }
 
 export const reserveHolds = (o: HoldOwner, holds: ReadonlyArray<Hold>, nowMs: number): Sql =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.forEach(
-      holds,
-      (h) => sql`
-        INSERT INTO spend_holds (bundle_id, leg_index, key_id, account_id, wallet, asset, amount_raw, usd_micros, state, created_at)
-        VALUES (${o.bundleId}, ${h.legIndex}, ${o.keyId}, ${o.accountId}, ${h.wallet}, ${o.asset}, ${h.amountRaw.toString()},
-                ${h.usdMicros === null ? null : h.usdMicros.toString()}, 'held', ${new Date(nowMs)})
-        ON CONFLICT (bundle_id, leg_index) DO NOTHING`,
-      { discard: true }
-    )
-  )
+  holds.length === 0
+    ? Effect.void
+    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`
+          INSERT INTO spend_holds ${sql.insert(
+            holds.map((h) => ({
+              bundle_id: o.bundleId,
+              leg_index: h.legIndex,
+              key_id: o.keyId,
+              account_id: o.accountId,
+              wallet: h.wallet,
+              asset: o.asset,
+              amount_raw: h.amountRaw.toString(),
+              usd_micros: h.usdMicros === null ? null : h.usdMicros.toString(),
+              state: "held",
+              created_at: new Date(nowMs)
+            }))
+          )}
+          ON CONFLICT (bundle_id, leg_index) DO NOTHING`.pipe(Effect.asVoid)
+      )
 
 /** An unsigned build failed or expired: its holds stop counting. */
 export const releaseHolds = (bundleId: string, nowMs: number): Sql =>
