@@ -5,6 +5,7 @@
  *   Phase (operatorState)                                                      test
  *   built (null) ──SubmitBegun──────────────────▶ submitting (null)             "submit happy path"
  *   built (null) ──Expire at expiresAt──────────▶ expired (build_expired)      "expiry releases holds"
+ *   built (null) ──Supersede (same-id build)────▶ expired (build_expired)      "a same-id build supersedes"
  *   submitting ──SubmitRefused bytes────────────▶ built (null)                  "bytes refusal"
  *   submitting ──SubmitRefused shape────────────▶ expired (build_expired)      "shape refusal"
  *   submitting ──Signing────────────────────────▶ signing (null), holds kept    "submit happy path"
@@ -147,6 +148,25 @@ describe("BundleActor", () => {
     expect(out).toEqual([{ _tag: "ReleaseHolds" }])
     // A submit at or after expiry does not consume it.
     expect(step(s, { _tag: "SubmitBegun", atMs: EXPIRES })[0]).toBe(s)
+  })
+
+  it("a same-id build supersedes a live build before its expiry: build_expired, holds released; nothing else can be superseded", () => {
+    const s = fresh()
+    const [superseded, out] = step(s, { _tag: "Supersede", atMs: T0 + 1 })
+    expect([superseded.phase, operatorStateOf(superseded), nextActionOf(superseded), superseded.holdsReleased, superseded.lastErrorPhase]).toEqual([
+      "expired",
+      "build_expired",
+      "build_again",
+      true,
+      "build"
+    ])
+    expect(out).toEqual([{ _tag: "ReleaseHolds" }])
+    // Once consumed or sent, a build is never superseded (a submit may be signing it).
+    const submitting = step(s, { _tag: "SubmitBegun", atMs: T0 + 1 })[0]
+    expect(step(submitting, { _tag: "Supersede", atMs: T0 + 2 })[0]).toBe(submitting)
+    const sent = toSent().state
+    expect(step(sent, { _tag: "Supersede", atMs: T0 + 2 })[0]).toBe(sent)
+    expect(step(superseded, { _tag: "Supersede", atMs: T0 + 3 })[0]).toBe(superseded)
   })
 
   it("bytes refusal returns the build for a corrected submit; holds stay", () => {

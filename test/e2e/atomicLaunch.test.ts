@@ -152,15 +152,16 @@ describe("an atomic launch through the engine", () => {
     const replay = await call("POST", "/api/v1/launch/atomic/build", b)
     expect(replay.status).toBe(200)
     expect(replay.body).toMatchObject({ success: true, mint: build.body.mint, signature: signatures[0] })
-    // The market was ingested from the chain.
+    // The market, ingested from the chain, saw exactly the three buys (none lost, none doubled).
     const market = await eventually(
       async () => {
         const r = await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)
-        return r.status === 200 ? ((await r.json()) as { market: Record<string, unknown> }).market : undefined
+        const m = r.status === 200 ? ((await r.json()) as { market: { tradesTotal: number; buys24h: number } }).market : undefined
+        return m !== undefined && m.tradesTotal >= 3 ? m : undefined
       },
-      { what: "the market record", deadlineMs: 20_000, intervalMs: 100 }
+      { what: "the market's trades", deadlineMs: 20_000, intervalMs: 100 }
     )
-    expect(market).toBeDefined()
+    expect([market.tradesTotal, market.buys24h]).toEqual([3, 3])
   }, 120_000)
 
   it("a wrong leg count consumes the bundle; a second submit meanwhile is 409; an unknown or foreign id is JOB_NOT_FOUND", async () => {
