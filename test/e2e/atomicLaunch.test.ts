@@ -217,6 +217,39 @@ describe("an atomic launch through the engine", () => {
     expect(after.market).toMatchObject({ lifecycle: "completed", migration: { status: "not_started" } })
   }, 60_000)
 
+  it("gates each leg like a trade buy: the per-asset cap per leg and summed per payer wallet, the key's txLimit once over the bundle; nothing recorded", async () => {
+    const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }
+    const owner = { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" }
+    const issue = async (extra: object) => {
+      const r = await fetch(`${engine.url}/api/v1/agent/keys`, {
+        method: "POST",
+        headers: owner,
+        body: JSON.stringify({ label: `atomic-gate-${++seq}`, scopes: ["launch:write", "swap:write", "launch:read"], embeddedWallet: "allowed", ...extra })
+      })
+      expect(r.status).toBe(200)
+      return (await r.json()) as { key: string; keyPrefix: string }
+    }
+    const capped = await issue({})
+    const put = await fetch(`${engine.url}/api/v1/agent/keys/${capped.keyPrefix}/limits`, { method: "PUT", headers: owner, body: JSON.stringify([{ asset: "sol", maxPerTxRaw: SOL.toString() }]) })
+    expect(put.status).toBe(200)
+    const asCapped = keyCall(() => engine.url, () => capped.key)
+    // One leg over the cap (amount plus the platform fee).
+    const refusedIds: string[] = []
+    const build = (b: ReturnType<typeof body>, as: typeof asCapped) => (refusedIds.push(b.clientLaunchId), as("POST", "/api/v1/launch/atomic/build", b))
+    const one = await build(body([{ payer: main, amountRaw: SOL.toString() }]), asCapped)
+    expect([one.status, one.body.error.code, one.body.error.field]).toEqual([400, "SPEND_LIMIT_EXCEEDED", "firstBuys[0].amountRaw"])
+    // Each leg under it, but the main wallet's two legs together over it: refused naming that wallet's first leg.
+    const summed = await build(body([{ payer: linkedPayer(), amountRaw: (SOL / 2n).toString() }, { payer: main, amountRaw: (SOL / 2n).toString() }, { payer: main, amountRaw: (SOL / 2n).toString() }]), asCapped)
+    expect([summed.status, summed.body.error.code, summed.body.error.field]).toEqual([400, "SPEND_LIMIT_EXCEEDED", "firstBuys[1].amountRaw"])
+    // The txLimit once over the whole bundle, whoever pays: $1 a day cannot take two small buys.
+    const limited = await issue({ txLimit: { usdMicros: 1_000_000, reset: "daily" } })
+    const asLimited = keyCall(() => engine.url, () => limited.key)
+    const over = await build(body([{ payer: main, amountRaw: (SOL / 100n).toString() }, { payer: linkedPayer(), amountRaw: (SOL / 100n).toString() }]), asLimited)
+    expect([over.status, over.body.error.code]).toEqual([403, "KEY_LIMIT_REACHED"])
+    // Nothing was recorded for any of them.
+    for (const id of refusedIds) expect((await asCapped("GET", `/api/v1/launch/headless/jobs/${id}`)).body.error.code).toBe("JOB_NOT_FOUND")
+  }, 60_000)
+
   it("refuses a test key, an unpriceable ladder and a headless-shaped body, recording nothing", async () => {
     const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }
     const testKey = await fetch(`${engine.url}/api/v1/agent/keys`, {
