@@ -46,7 +46,7 @@ import { errorCodeOf, fromHood, fromLedger, fromProvider, fromSolana, fromWallet
 import { canonicalBody } from "./request/CanonicalBody.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
 import { exclusiveEligibility, fetchImages, launchStorage, launchHoldings } from "./internal/LaunchGates.js"
-import { attribute, confirmedWrites, curveTermsOf, failedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
+import { attribute, confirmedWrites, curveTermsOf, failedWrites, jobRecord, solanaLaunchResult } from "./internal/LaunchRecords.js"
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
@@ -469,21 +469,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const stored = row.result as Record<string, unknown> | null
         const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
         const devBuy = live ?? stored?.devBuy
-        return {
-          success: true,
-          job: {
-            clientLaunchId: row.clientLaunchId,
-            chain: row.chain,
-            status: row.state,
-            mint: row.mint,
-            pool: row.pool,
-            signature: row.signature,
-            createdAt: row.createdAtMs,
-            updatedAt: row.updatedAtMs,
-            ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
-            ...(row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
-          }
-        }
+        return jobRecord(row, {}, row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
       })
 
     const resumeInFlight: HeadlessLaunchShape["resumeInFlight"] = Effect.gen(function* () {

@@ -10,6 +10,7 @@ import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { HoodOperation } from "./HoodOperation.js"
 import { HoodSelfLaunch, type HoodSelfBuild, type HoodSelfLaunchShape } from "./HoodSelfLaunch.js"
 import { launchStorage } from "./internal/LaunchGates.js"
+import { jobRecord } from "./internal/LaunchRecords.js"
 import { readBuild } from "./internal/SelfBuilds.js"
 import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
@@ -102,22 +103,8 @@ export const make = (deps: { readonly solana: SolanaSelfLaunchShape; readonly ho
         if (row === undefined || row.path !== "self") return undefined
         const stored = yield* readBuild<unknown, unknown>({ ...ref, attempt: row.attempt }).pipe(Effect.provideService(SqlClient.SqlClient, sql), launchStorage("reading the job"))
         const operation = stored?.operation as HoodOperation | null | undefined
-        return {
-          success: true,
-          job: {
-            clientLaunchId: row.clientLaunchId,
-            chain: row.chain,
-            status: row.state,
-            // Hood has no token before confirm (3.2); a Solana build's mint is known from the build.
-            mint: row.mint ?? (row.chain === "solana" ? (stored?.mint ?? null) : null),
-            pool: row.pool ?? stored?.pool ?? null,
-            signature: row.signature,
-            createdAt: row.createdAtMs,
-            updatedAt: row.updatedAtMs,
-            ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
-            ...(operation != null ? { operation } : {})
-          }
-        }
+        // Hood has no token before confirm (3.2); a Solana build's mint is known from the build.
+        return jobRecord(row, { mint: row.chain === "solana" ? stored?.mint : null, pool: stored?.pool }, operation != null ? { operation } : {})
       })
 
     return { dryRun, build, confirm, job } satisfies SelfLaunchShape

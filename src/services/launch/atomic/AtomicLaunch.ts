@@ -50,7 +50,7 @@ import { WalletProvider, type WalletProviderShape } from "../../wallets/WalletPr
 import { WalletService, type WalletServiceShape } from "../../wallets/WalletService.js"
 import { idempotencyHash } from "../Idempotency.js"
 import { exclusiveEligibility, fetchImages, launchHoldings, launchStorage, payerRules } from "../internal/LaunchGates.js"
-import { attribute, solanaLaunchResult } from "../internal/LaunchRecords.js"
+import { attribute, jobRecord, solanaLaunchResult } from "../internal/LaunchRecords.js"
 import { type Also, type BeginInput, LaunchLedger, type LaunchLedgerError, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
 import { fromLedger, fromProvider, fromSolana, type LaunchError, launchFailure } from "../LaunchError.js"
@@ -657,21 +657,7 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
         const row = yield* ledger.get(ref).pipe(stored("reading the job"))
         if (row === undefined || row.path !== "atomic") return undefined
         const b = yield* findBundleOfAttempt(ref.accountId, ref.clientLaunchId, row.attempt, decodeBuild).pipe(withSql, stored("reading the job"))
-        return {
-          success: true,
-          job: {
-            clientLaunchId: row.clientLaunchId,
-            chain: row.chain,
-            status: row.state,
-            mint: row.mint ?? b?.mint ?? null,
-            pool: row.pool ?? b?.build.booking.curve ?? null,
-            signature: row.signature ?? b?.state.launchSignature ?? null,
-            createdAt: row.createdAtMs,
-            updatedAt: row.updatedAtMs,
-            ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
-            ...(b !== undefined ? { bundleId: b.bundleId } : {})
-          }
-        }
+        return jobRecord(row, { mint: b?.mint, pool: b?.build.booking.curve, signature: b?.state.launchSignature }, b !== undefined ? { bundleId: b.bundleId } : {})
       })
 
     // ---- recovery ----------------------------------------------------------------------------

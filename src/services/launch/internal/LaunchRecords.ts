@@ -16,7 +16,7 @@ import { findQuotePair } from "../../../domain/QuotePairs.js"
 import { addFee } from "../../accounts/AccountRepository.js"
 import { recordUsage } from "../../keys/KeyRepository.js"
 import { enqueueEvent } from "../../webhooks/Outbox.js"
-import type { Also } from "../LaunchLedger.js"
+import type { Also, LaunchRecord } from "../LaunchLedger.js"
 import type { LaunchPath, StoredResult } from "../LaunchLedgerMachine.js"
 import { isExpMode, type LaunchRequest } from "../request/LaunchRequest.js"
 import type { SolanaLaunched } from "../SolanaLaunch.js"
@@ -168,3 +168,28 @@ export const failedWrites =
   (errorCode: string): Also =>
   (record) =>
     enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
+
+/**
+ * The job record (launch spec 2.7) of a ledger row, every path's: the row's own fields, `known`
+ * filling what the row does not hold yet (a build's mint, pool or signature), then the path's
+ * own `extra` fields (a Hood dev buy, a TEE operation, an atomic bundle's id).
+ */
+export const jobRecord = (
+  row: LaunchRecord,
+  known: { readonly mint?: string | null | undefined; readonly pool?: string | null | undefined; readonly signature?: string | null | undefined },
+  extra: Readonly<Record<string, unknown>> = {}
+) => ({
+  success: true,
+  job: {
+    clientLaunchId: row.clientLaunchId,
+    chain: row.chain,
+    status: row.state,
+    mint: row.mint ?? known.mint ?? null,
+    pool: row.pool ?? known.pool ?? null,
+    signature: row.signature ?? known.signature ?? null,
+    createdAt: row.createdAtMs,
+    updatedAt: row.updatedAtMs,
+    ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
+    ...extra
+  }
+})
