@@ -183,7 +183,7 @@ export const makeHoodRewards = (deps: HoodRewardsDeps, options: HoodRewardsOptio
       )
     })
 
-  /** One sweep: every pending graduation (up to `batchMax`); how many were recorded. A token whose reads fail waits for the next sweep. */
+  /** One sweep: every pending graduation (up to `batchMax`); how many were handled. A token whose reads fail waits for the next sweep. */
   const sweep = Effect.gen(function* () {
     let recorded = 0
     for (const p of yield* pending) {
