@@ -102,7 +102,7 @@ import { StakingService } from "./services/staking/StakingService.js"
 import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
 import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
-import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
+import { fundLocalAccount, localSolanaWallet, stakeLocalAccount } from "./sim/LocalFunding.js"
 import { runStakingRewards } from "./sim/StakingRewards.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
 import { ingestionReport } from "./services/ingestion/IngestionLag.js"
@@ -627,6 +627,8 @@ const program = Effect.gen(function* () {
   const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
   if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
     yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
+    // A stake of its own, so the simulated Hood graduations give it Hood staking rewards too.
+    if (local !== undefined) yield* Effect.forkScoped(stakeLocalAccount(local.accountId))
   }
   yield* resumeInFlight
   yield* startHoodRewardDistributor

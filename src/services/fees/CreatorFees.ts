@@ -12,7 +12,9 @@
  * (another wallet of the account: `wallet_not_signable`; none: `not_recipient`), the key must allow
  * the embedded wallet (`embedded_wallet_not_permitted`), its delegation must be on
  * (`delegation_off`), the amount above the dust floor (`below_dust`), and the wallet must pay the
- * fee and a first token account's rent (`insufficient_gas`).
+ * fee and a first token account's rent (`insufficient_gas`); on Hood the claim's calls must be
+ * estimated (`gas_estimate_unavailable`) and their cost paid (`insufficient_gas`), checked for the
+ * list as for the claim.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
