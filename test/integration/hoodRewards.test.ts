@@ -11,6 +11,9 @@
  * - M: the shared wallet only (weight 0: no share, though it has an EVM wallet).
  * The allocation is split 120 : 60 between A and L, recorded once with its figures; sweeping again,
  * or two distributors at once, records nothing more; an unreadable balance records nothing.
+ * Through the staking service: A's positions list its Hood reward on its embedded wallet, B's say
+ * it earns no EVM-chain reward, and a claim of a Hood reward is 403 `STAKING_REWARD_NOT_OWNED`
+ * for its own account and another alike (claimed from the site).
  */
 import { address, generateKeyPairSigner } from "@solana/kit"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -25,8 +28,15 @@ import { findEconomics } from "../../src/domain/Economics.js"
 import { STAKED_SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
 import { hoodRewardChain, makeHoodRewards } from "../../src/services/staking/HoodRewards.js"
+import { make as makeStaking, type StakingCaller } from "../../src/services/staking/StakingService.js"
+import type { Principal } from "../../src/services/wallets/Principal.js"
+import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { mapFailure } from "../../api/ErrorTable.js"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
-import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const UNIT = 1_000_000n
 const SOURCE = "hood:logs:test"
@@ -157,5 +167,52 @@ describe("Hood staking rewards: the split of a graduation's staker allocation", 
     expect(await run(rewards.pending)).toEqual([])
     expect(await run(rewards.sweep)).toBe(0)
     expect(await run(harness.sql`SELECT seq FROM hood_rewards`)).toHaveLength(2)
+  })
+
+  it("positions list the account's Hood reward; one without an EVM wallet is told; a claim of a Hood reward is refused 403", async () => {
+    const staking = await run(
+      makeStaking(
+        { rpcUrl, platformMint: SVC_MINT, receiptMint: STAKED_SVC_MINT },
+        {
+          balances: solanaBalanceReader({ rpcUrl, stakedMint: STAKED_SVC_MINT }),
+          accountWallets: makeAccountWallets(harness.sql, harness.provider),
+          hoodChain: hoodRewardChain(publicClientOf(hood), hood.addresses.factory)
+        }
+      ).pipe(
+        Effect.provideService(WalletService, harness.service),
+        Effect.provideService(WalletProvider, harness.provider),
+        Effect.provideService(SqlClient.SqlClient, harness.sql)
+      )
+    )
+    const callerOf = (key: string): StakingCaller => {
+      const principal = principals[key] as Principal
+      return { accountId: principal.accountId, keyId: principal.keyId, embeddedWallet: "allowed", principal, keyPaused: false }
+    }
+    const a = await run(staking.positions(callerOf("key-a1")))
+    const main = (a.wallets as Array<Record<string, any>>).find((w) => w.payer === "main")!
+    const hoodReward = (main.unclaimedRewards as Array<Record<string, string>>).find((r) => r.rewardId!.startsWith("hood-"))!
+    expect(hoodReward).toEqual({
+      rewardId: expect.stringMatching(/^hood-[1-9][0-9]*$/),
+      mint: token.toLowerCase(),
+      symbol: "SPLIT",
+      name: "Split",
+      amountRaw: ((allocation * 120n) / 180n).toString(),
+      distributedAt: expect.any(String),
+      claiming: false
+    })
+    expect(main.eligibility[0]).toBe("Staked receipt counts toward Pro and earns rewards.")
+    const b = await run(staking.positions(callerOf("key-b1")))
+    const bMain = (b.wallets as Array<Record<string, any>>).find((w) => w.payer === "main")!
+    expect(bMain.unclaimedRewards).toEqual([])
+    expect(bMain.eligibility[0]).toMatch(/no EVM wallet, so it earns no EVM-chain reward/)
+
+    const refusal = (key: string, rewardId: string) => run(Effect.flip(mapFailure(staking.claimReward(callerOf(key), rewardId))))
+    for (const key of ["key-a1", "key-b1"]) {
+      const refused = await refusal(key, hoodReward.rewardId!)
+      expect([refused.httpStatus, refused.code], key).toEqual([403, "STAKING_REWARD_NOT_OWNED"])
+    }
+    expect((await refusal("key-a1", hoodReward.rewardId!)).message).toMatch(/claim this one from the site/)
+    const missing = await refusal("key-a1", "hood-999999")
+    expect([missing.httpStatus, missing.code]).toEqual([404, "STAKING_REWARD_NOT_FOUND"])
   })
 })

@@ -501,6 +501,10 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
             claiming: false
           }))
           const hoodOwner = (owned.find((w) => eligible.has(w.address)) ?? owned[0])?.address
+          const hasEvmWallet =
+            (yield* deps.accountWallets
+              .rewardEvmWallet(caller.accountId)
+              .pipe(Effect.mapError((e) => stakingError("chain_unavailable", `wallets unreadable: ${e.message}`, { retryable: true })))) !== undefined
           const rows = yield* Effect.forEach(
             owned,
             (w) =>
@@ -543,7 +547,12 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
                     ...(w.address === hoodOwner ? hood : [])
                   ],
                   eligibility: counts
-                    ? ["Staked receipt counts toward Pro and earns rewards.", "Pending-withdrawal units count toward nothing for Pro."]
+                    ? [
+                        hasEvmWallet
+                          ? "Staked receipt counts toward Pro and earns rewards."
+                          : "Staked receipt counts toward Pro and earns Solana rewards; the account has no EVM wallet, so it earns no EVM-chain reward (its share goes to the other stakers).",
+                        "Pending-withdrawal units count toward nothing for Pro."
+                      ]
                     : ["Not counted: another account also claims this wallet, or it is past the 200-wallet cap."]
                 }
               }),
