@@ -215,4 +215,22 @@ describe("Hood staking rewards: the split of a graduation's staker allocation", 
     const missing = await refusal("key-a1", "hood-999999")
     expect([missing.httpStatus, missing.code]).toEqual([404, "STAKING_REWARD_NOT_FOUND"])
   })
+
+  it("a sweep takes at most batchMax graduations, oldest first", async () => {
+    const mints = ["0x" + "01".repeat(20), "0x" + "02".repeat(20), "0x" + "03".repeat(20)]
+    for (const [i, mint] of mints.entries()) {
+      await run(harness.sql`
+        INSERT INTO hood_pools (source, pool, mint, token_is_token0, fee_pips, from_position, block)
+        VALUES (${SOURCE}, ${"0x" + String(i + 1).padStart(2, "0").repeat(20)}, ${mint}, true, 3000, 'h:2', ${10 + i})`)
+    }
+    try {
+      const rewards = makeHoodRewards(
+        { sql: harness.sql, accountWallets: makeAccountWallets(harness.sql, harness.provider), balances: solanaBalanceReader({ rpcUrl, stakedMint: STAKED_SVC_MINT }), chain: undefined },
+        { batchMax: 2 }
+      )
+      expect((await run(rewards.pending)).map((p) => p.mint)).toEqual(mints.slice(0, 2))
+    } finally {
+      await run(harness.sql`DELETE FROM hood_pools WHERE mint IN ${harness.sql.in(mints)}`)
+    }
+  })
 })

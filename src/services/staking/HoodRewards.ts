@@ -120,13 +120,10 @@ export const makeHoodRewards = (deps: HoodRewardsDeps, options: HoodRewardsOptio
   const concurrency = options.readConcurrency ?? 8
 
   /** Graduated tokens the ingester recorded and no distribution covers yet, oldest first. */
-  const pending = Effect.map(
-    sql<{ source: string; pool: string; mint: string }>`
-      SELECT p.source, p.pool, p.mint FROM hood_pools p
-      WHERE NOT EXISTS (SELECT 1 FROM hood_reward_distributions d WHERE d.source = p.source AND d.mint = p.mint)
-      ORDER BY p.block, p.pool LIMIT ${batchMax}`,
-    (rows) => rows
-  )
+  const pending = sql<{ source: string; pool: string; mint: string }>`
+    SELECT p.source, p.pool, p.mint FROM hood_pools p
+    WHERE NOT EXISTS (SELECT 1 FROM hood_reward_distributions d WHERE d.source = p.source AND d.mint = p.mint)
+    ORDER BY p.block, p.pool LIMIT ${batchMax}`
 
   /** One account's weight: staked receipt over its eligible wallets, and its EVM wallet. */
   const weightOf = (accountId: string) =>
