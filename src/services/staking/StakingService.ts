@@ -15,6 +15,8 @@
  *   signature over that message, once (one conditional UPDATE wins); `confirm` records a landing of
  *   that message without sending anything, even on an expired row.
  * - Unreadable chain data is `chain_unavailable` (503), never a zero.
+ * - Hood (EVM-chain) rewards (`HoodRewards.ts`) are listed in positions and never claimed here:
+ *   a claim of one is refused (`reward_not_owned`, 403), as spec 4.2 has them claimed from the site.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder, type KeyPairSigner } from "@solana/kit"
