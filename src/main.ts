@@ -101,11 +101,12 @@ import { makeBlockEngineClient } from "./chain/solana/client/BlockEngineClient.j
 import * as SelfLaunchModule from "./services/launch/SelfLaunch.js"
 import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
 import * as StakingModule from "./services/staking/StakingService.js"
+import { hoodRewardChain, runHoodRewardDistributor } from "./services/staking/HoodRewards.js"
 import { StakingService } from "./services/staking/StakingService.js"
 import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
 import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
-import { fundLocalAccount, localSolanaWallet } from "./sim/LocalFunding.js"
+import { fundLocalAccount, localSolanaWallet, stakeLocalAccount } from "./sim/LocalFunding.js"
 import { runStakingRewards } from "./sim/StakingRewards.js"
 import { chainIdentityGate } from "./services/chains/ChainIdentity.js"
 import { ingestionReport } from "./services/ingestion/IngestionLag.js"
@@ -274,11 +275,17 @@ const stakingLayer = Layer.unwrapEffect(
     const config = yield* AppConfig
     const endpoints = yield* SolanaEndpoints
     const accountWallets = yield* AccountWallets
+    const hood = yield* HoodEndpoints
     const stakedMint = stakedMintOf(config, endpoints.embedded) ?? STAKED_SVC_MINT
     return StakingModule.layer(
       // The service's Solana key (the keeper's) pays reward claims' fees and rent.
       { rpcUrl: endpoints.rpcUrl, platformMint: SVC_MINT, receiptMint: stakedMint, distributor: endpoints.keeper },
-      { balances: BalanceReader.solanaBalanceReader({ rpcUrl: endpoints.rpcUrl, stakedMint }), accountWallets }
+      {
+        balances: BalanceReader.solanaBalanceReader({ rpcUrl: endpoints.rpcUrl, stakedMint }),
+        accountWallets,
+        // Hood rewards: each graduated Hood token's staker allocation, split over the accounts' staked receipt.
+        hoodChain: hoodRewardChain(hoodPublicClient(hood.chain, hood.rpcUrl), hood.addresses.factory)
+      }
     )
   })
 )
@@ -420,6 +427,14 @@ const resumeInFlight = Effect.gen(function* () {
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
   const bundles = yield* (yield* AtomicLaunch).recoverPass(true)
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
+})
+
+/**
+ * The Hood staking reward distributor (a sweep every 5 s over graduated Hood tokens): in every
+ * process that serves staking (`all`, `api`); several replicas record each distribution once.
+ */
+const startHoodRewardDistributor = Effect.gen(function* () {
+  yield* Effect.forkScoped(runHoodRewardDistributor((yield* StakingService).hoodRewards))
 })
 
 /** Written to a temporary file and renamed, so a crash never leaves half a file; mode 0600. */
@@ -630,8 +645,11 @@ const program = Effect.gen(function* () {
   const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
   if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
     yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
+    // A stake of its own, so the simulated Hood graduations give it Hood staking rewards too.
+    if (local !== undefined) yield* Effect.forkScoped(stakeLocalAccount(local.accountId))
   }
   yield* resumeInFlight
+  yield* startHoodRewardDistributor
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
     yield* Effect.logInfo(`published ${agents.length} simulated agents: ${agents.map((a) => a.id).join(", ")}`)
@@ -755,6 +773,7 @@ const apiProgram = Effect.gen(function* () {
   const config = yield* AppConfig
   const replica = yield* MarketReplica.MarketReplicaTag
   yield* resumeInFlight
+  yield* startHoodRewardDistributor
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
   const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, nowMs: Date.now, simulateSocial: false }, side)
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))

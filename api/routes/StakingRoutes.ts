@@ -166,11 +166,11 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     tags: ["staking"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id)", { required: true, emptyIsValue: true }) },
+    pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id; Hood: hood-<n>, read-only here)", { required: true, emptyIsValue: true }) },
     responses: {
       200: { description: "{success, rewardId, owner, mint, amountRaw, signature}" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "STAKING_REWARD_NOT_OWNED, SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
+      403: { description: "STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site), SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
       404: { description: "STAKING_REWARD_NOT_FOUND" },
       409: { description: "STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2)" },
       429: { description: "RATE_LIMITED" },

@@ -4,6 +4,8 @@
  * embedded EVM wallet holds ETH and USDG on the Hood localnet, and the account has a linked EVM
  * wallet (rule 8: a Hood launch needs one). Topped up at every start to at least the amounts
  * below, never beyond; nothing is funded on a configured cluster or node (the link is made anyway).
+ * With the simulation running, the account also stakes once (`stakeLocalAccount`), so simulated
+ * Hood graduations give it Hood staking rewards.
  */
 import { Effect } from "effect"
 import { address } from "@solana/kit"
@@ -18,6 +20,7 @@ import { ataOf, tokenBalance } from "../chain/solana/localnet/testkit.js"
 import { WalletProvider } from "../services/wallets/WalletProvider.js"
 import { WalletService } from "../services/wallets/WalletService.js"
 import type { Principal } from "../services/wallets/Principal.js"
+import { StakingService } from "../services/staking/StakingService.js"
 
 export const LocalFunding = {
   lamports: 100n * 10n ** 9n,
@@ -84,21 +87,45 @@ export const fundLocalAccount = (accountId: string) =>
     Effect.catchAllCause((cause) => Effect.logWarning("funding the local account's wallets failed; launches may be refused for balance", cause))
   )
 
+/** The local account's owner, as its session would be. */
+const ownerOf = (accountId: string): Principal => ({
+  accountId,
+  plan: "max",
+  credential: "session",
+  keyId: null,
+  keyPrefix: null,
+  scopes: [],
+  environment: null,
+  embeddedWallet: null,
+  devicePrefix: null
+})
+
+/** What the local account stakes when the simulation runs: 100,000 platform tokens (it holds 10,000,000). */
+export const LOCAL_STAKE_RAW = 100_000n * 10n ** 6n
+
+/**
+ * Embedded mode with the simulation: the local account stakes `LOCAL_STAKE_RAW` once, from its
+ * embedded Solana wallet through the staking service (a real svc-stake stake, under one fixed
+ * `clientStakeId`, so it happens at most once whatever restarts do), so the simulated Hood tokens
+ * that graduate give it Hood staking rewards to see. Skipped when the wallet already holds staked
+ * receipt.
+ */
+export const stakeLocalAccount = (accountId: string) =>
+  Effect.gen(function* () {
+    const staking = yield* StakingService
+    const owner = yield* localSolanaWallet(accountId)
+    if (owner === undefined || (yield* staking.chain.wallet(owner)).receiptRaw > 0n) return
+    yield* staking.build(
+      { accountId, keyId: null, embeddedWallet: null, principal: ownerOf(accountId), keyPaused: false },
+      { action: "stake", payer: "main", clientStakeId: "local-account-stake", dryRun: false, amountRaw: LOCAL_STAKE_RAW }
+    )
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the local account's stake failed; it earns no Hood staking rewards", cause)))
+
 /** Rule 8: a linked EVM wallet on the local account (a fresh key, ownership proven by its signature). */
 const linkEvmWallet = (accountId: string) =>
   Effect.gen(function* () {
     const service = yield* WalletService
-    const owner: Principal = {
-      accountId,
-      plan: "max",
-      credential: "session",
-      keyId: null,
-      keyPrefix: null,
-      scopes: [],
-      environment: null,
-      embeddedWallet: null,
-      devicePrefix: null
-    }
+    const owner = ownerOf(accountId)
     const listed = yield* service.list(owner)
     if (listed.wallets.some((w) => w.chain === "evm")) return
     const key = privateKeyToAccount(generatePrivateKey())

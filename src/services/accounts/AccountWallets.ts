@@ -31,6 +31,13 @@ export interface AccountWalletsShape {
    * most 200.
    */
   readonly eligibleSolanaWallets: (accountId: string) => Effect.Effect<ReadonlyArray<string>, WalletLookupFailed>
+  /**
+   * Accounts with at least one Solana wallet (embedded, or an active linked one), by id, after
+   * `afterAccountId`, at most `limit`: the accounts a Hood staking reward is split over.
+   */
+  readonly solanaAccounts: (afterAccountId: string, limit: number) => Effect.Effect<ReadonlyArray<string>, WalletLookupFailed>
+  /** The EVM wallet the account's EVM-chain staking reward is owed to: embedded first, then active linked oldest first. */
+  readonly rewardEvmWallet: (accountId: string) => Effect.Effect<string | undefined, WalletLookupFailed>
   /** TEE wallets bound to the key (advisory effects of an access change). */
   readonly boundTeeWallets: (keyId: string) => Effect.Effect<BoundTeeWallets, WalletLookupFailed>
   /** Sign claims the key holds that are not yet consumed or expired. */
@@ -42,6 +49,7 @@ export class AccountWallets extends Context.Tag("curvestream/AccountWallets")<Ac
 export interface FixedWallets {
   readonly delegatedChains?: ReadonlyArray<Chain>
   readonly solanaWallets?: ReadonlyArray<string>
+  readonly evmWallet?: string
   readonly boundTee?: BoundTeeWallets
   readonly openSignClaims?: number
   /** The wallet side cannot be reached for this account: every lookup fails (tests of the 503 path). */
@@ -65,6 +73,9 @@ export const fixedLayer = (
     delegatedChains: (a) => answer(a, (w) => w.delegatedChains ?? []),
     hasSolanaWallet: (a) => answer(a, (w) => (w.solanaWallets ?? []).length > 0),
     eligibleSolanaWallets: (a) => answer(a, (w) => (w.solanaWallets ?? []).slice(0, 200)),
+    // One account in fixed mode: the wallets are everyone's, so no account list to split over.
+    solanaAccounts: () => Effect.succeed([]),
+    rewardEvmWallet: (a) => answer(a, (w) => w.evmWallet),
     boundTeeWallets: () => Effect.succeed(defaults.boundTee ?? { count: 0, sample: [] }),
     openSignClaims: () => Effect.succeed(defaults.openSignClaims ?? 0)
   })

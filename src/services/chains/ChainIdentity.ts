@@ -169,6 +169,9 @@ export const rebuildDerivedState = (
         if (chain === "hood") {
           yield* sql`DELETE FROM hood_ingest_blocks WHERE source LIKE ${prefix(chain)}`
           yield* sql`DELETE FROM hood_pools WHERE source LIKE ${prefix(chain)}`
+          // Staking rewards split from the replaced chain's graduations (their tokens are gone with it).
+          yield* sql`DELETE FROM hood_rewards WHERE source LIKE ${prefix(chain)}`
+          yield* sql`DELETE FROM hood_reward_distributions WHERE source LIKE ${prefix(chain)}`
         }
         const personal = yield* sql<{ seq: string }>`DELETE FROM md_personal_signals WHERE signal->>'chain' = ${chain} RETURNING seq`
         const before = yield* readRetired(chain)

@@ -12,7 +12,9 @@
  * (another wallet of the account: `wallet_not_signable`; none: `not_recipient`), the key must allow
  * the embedded wallet (`embedded_wallet_not_permitted`), its delegation must be on
  * (`delegation_off`), the amount above the dust floor (`below_dust`), and the wallet must pay the
- * fee and a first token account's rent (`insufficient_gas`).
+ * fee and a first token account's rent (`insufficient_gas`); on Hood the claim's calls must be
+ * estimated (`gas_estimate_unavailable`) and their cost paid (`insufficient_gas`), checked for the
+ * list as for the claim.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
@@ -127,6 +129,23 @@ export const make = (options: CreatorFeesOptions) =>
         return undefined
       })
 
+    /**
+     * Hood: the claim's calls prepared (gas estimated, fees filled) and why it cannot run now: the
+     * rules before gas, then a failed estimate (`gas_estimate_unavailable`: nothing is sent on a
+     * guess) or a balance below the calls' cost (`insufficient_gas`). The list and the claim agree.
+     */
+    const hoodClaimPlan = (caller: FeeCaller, fees: HoodFeeRead, mint: string) =>
+      Effect.gen(function* () {
+        const claimable = fees.assets.filter((a) => hood!.aboveDust(a, fees.gasPrice))
+        const before = yield* assessHood(caller, fees, mint)
+        if (before !== undefined) return { reason: before as NotClaimableReason, claimable, prepared: undefined }
+        const wallet = fees.recipient as `0x${string}`
+        const prepared = yield* hood!.prepare(wallet, fees.curve, claimable)
+        if (prepared === undefined) return { reason: "gas_estimate_unavailable" as const, claimable, prepared }
+        const reason = (yield* hood!.balanceOf(wallet)) < hood!.costWei(prepared) ? ("insufficient_gas" as const) : undefined
+        return { reason, claimable, prepared }
+      })
+
     const hoodAmounts = (fees: HoodFeeRead) =>
       fees.assets.filter((a) => a.amountRaw > 0n).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
 
@@ -135,7 +154,7 @@ export const make = (options: CreatorFeesOptions) =>
         const fees = hood === undefined ? undefined : yield* hood.readFees(token.mint)
         if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
         return {
-          ...entryOf(token, fees, yield* assessHood(caller, fees, token.mint), hoodAmounts(fees)),
+          ...entryOf(token, fees, (yield* hoodClaimPlan(caller, fees, token.mint)).reason, hoodAmounts(fees)),
           ...(fees.lpPosition !== undefined ? { lpPosition: fees.lpPosition } : {})
         }
       }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
@@ -257,13 +276,9 @@ export const make = (options: CreatorFeesOptions) =>
         if (hood === undefined) return yield* feeError("chain_unavailable", "Hood is not configured on this server", { retryable: false })
         const fees = yield* hood.readFees(mint)
         if (fees === undefined) return yield* feeError("chain_unavailable", `the fee splitter has no curve for ${mint}`, { retryable: true })
-        let reason = yield* assessHood(caller, fees, mint)
-        const claimable = fees.assets.filter((a) => hood.aboveDust(a, fees.gasPrice))
+        const { reason, claimable, prepared } = yield* hoodClaimPlan(caller, fees, mint)
         const dust = fees.assets.filter((a) => a.amountRaw > 0n && !hood.aboveDust(a, fees.gasPrice)).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
         const wallet = fees.recipient as `0x${string}`
-        const prepared = reason === undefined ? yield* hood.prepare(wallet, fees.curve, claimable) : undefined
-        if (reason === undefined && prepared === undefined) reason = "gas_estimate_unavailable"
-        if (reason === undefined && prepared !== undefined && (yield* hood.balanceOf(wallet)) < hood.costWei(prepared)) reason = "insufficient_gas"
         const notSent = claimable.map((a) => ({ operation: "claim", target: options.hood!.feeSplitter, txHash: null, status: "not_sent" as const, asset: a }))
         const base = { success: true, mint, chain: "hood", dryRun, recipient: fees.recipient, warnings: [] as string[], dust }
         const callsOut = (calls: ReadonlyArray<{ operation: string; target: string; txHash: string | null; status: CallStatus }>) =>

@@ -71,6 +71,17 @@ export const makeHoodCreatorFees = (o: HoodFeeOptions, provider: WalletProviderS
           ? { symbol: "USDG", mint: asset, decimals: 6, ethDenominated: false }
           : { symbol: asset.toLowerCase() === token.toLowerCase() ? tokenSymbol : "", mint: asset, decimals: 18, ethDenominated: false }
 
+  /** The position manager holding the LP NFTs: configured, or the splitter's own (a configured node names none). */
+  let knownPositionManager: string | undefined = o.positionManager
+  const positionManager = Effect.suspend(() =>
+    knownPositionManager !== undefined
+      ? Effect.succeed(knownPositionManager)
+      : Effect.tap(
+          read("positionManager", () => pc.readContract({ address: o.feeSplitter, abi: feeSplitterAbi, functionName: "positionManager" })),
+          (a) => Effect.sync(() => (knownPositionManager = a))
+        )
+  )
+
   const readFees = (tokenText: string) =>
     Effect.gen(function* () {
       const token = tokenText as Address
@@ -97,7 +108,7 @@ export const makeHoodCreatorFees = (o: HoodFeeOptions, provider: WalletProviderS
         symbol,
         name,
         assets,
-        lpPosition: graduated ? { tokenId: lpTokenId.toString(), positionManager: o.positionManager ?? "" } : undefined,
+        lpPosition: graduated ? { tokenId: lpTokenId.toString(), positionManager: yield* positionManager } : undefined,
         gasPrice
       } satisfies HoodFeeRead
     })

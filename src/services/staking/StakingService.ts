@@ -15,6 +15,8 @@
  *   signature over that message, once (one conditional UPDATE wins); `confirm` records a landing of
  *   that message without sending anything, even on an expired row.
  * - Unreadable chain data is `chain_unavailable` (503), never a zero.
+ * - Hood (EVM-chain) rewards (`HoodRewards.ts`) are listed in positions and never claimed here:
+ *   a claim of one is refused (`reward_not_owned`, 403), as spec 4.2 has them claimed from the site.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder, type KeyPairSigner } from "@solana/kit"
@@ -43,6 +45,7 @@ import {
 import { type StakingError, stakingError } from "./StakingError.js"
 import { type Observation, type OperationEvent, type Output, step } from "./StakingMachine.js"
 import { makeRewardClaims } from "./RewardClaims.js"
+import { HOOD_REWARD_ID, type HoodRewardChain, type HoodRewards, makeHoodRewards } from "./HoodRewards.js"
 import { makeClaimStore, makeStakingStore, type OperationRow, type StakePayer, stateOf, type StakingStore } from "./StakingStore.js"
 
 export interface StakingCaller {
@@ -93,6 +96,15 @@ export interface StakingServiceShape {
   /** Settles every operation and reward claim a previous run left in flight, from the chain; how many there were. */
   readonly resumeInFlight: Effect.Effect<number, StakingFailure>
   readonly chain: StakingChain
+  /** Hood (EVM-chain) rewards: their distributor's sweep and the reads positions use. */
+  readonly hoodRewards: HoodRewards
+}
+
+export interface StakingServiceDeps {
+  readonly balances: BalanceReaderShape
+  readonly accountWallets: AccountWalletsShape
+  /** The Hood chain's graduations; undefined: no Hood reward is distributed. */
+  readonly hoodChain?: HoodRewardChain | undefined
 }
 
 export class StakingService extends Context.Tag("curvestream/StakingService")<StakingService, StakingServiceShape>() {}
@@ -142,7 +154,7 @@ const refusal = (reason: Extract<Output, { _tag: "Refuse" }>["reason"], row: Ope
   }
 }
 
-export const make = (options: StakingServiceOptions, deps: { readonly balances: BalanceReaderShape; readonly accountWallets: AccountWalletsShape }) =>
+export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const provider = yield* WalletProvider
@@ -164,6 +176,7 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
       nowMs
     })
     const buildLifetimeMs = options.buildLifetimeMs ?? 30 * 60_000
+    const hoodRewards = makeHoodRewards({ sql, accountWallets: deps.accountWallets, balances: deps.balances, chain: deps.hoodChain }, { nowMs })
 
     /** The answer for an operation as it stands. */
     const operation = (row: OperationRow, replay: boolean): Record<string, unknown> => ({
@@ -478,6 +491,22 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
             .filter((w) => w.chain === "solana" && (w.walletKind === "imported" || w.walletKind === "tee"))
             .map((w) => ({ payer: "linked", address: w.address, linkedWalletId: w.id, label: w.label ?? null, tee: w.walletKind === "tee" }))
           const owned = [...embedded, ...linked].slice(0, 200)
+          // The account's EVM-chain rewards (one per graduated Hood token it earned a share of),
+          // listed on its first counting wallet: the mint (a 0x address) and the id (hood-<n>) name the chain.
+          const hood = (yield* hoodRewards.forAccount(caller.accountId)).map((r) => ({
+            rewardId: r.rewardId,
+            mint: r.mint,
+            symbol: r.symbol,
+            name: r.name,
+            amountRaw: r.amountRaw,
+            distributedAt: r.distributedAt,
+            claiming: false
+          }))
+          const hoodOwner = (owned.find((w) => eligible.has(w.address)) ?? owned[0])?.address
+          const hasEvmWallet =
+            (yield* deps.accountWallets
+              .rewardEvmWallet(caller.accountId)
+              .pipe(Effect.mapError((e) => stakingError("chain_unavailable", `wallets unreadable: ${e.message}`, { retryable: true })))) !== undefined
           const rows = yield* Effect.forEach(
             owned,
             (w) =>
@@ -508,16 +537,24 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
                   pendingWithdrawalRaw: stake.withdrawals.filter((x) => x.claimTimeSec === 0n).reduce((s, x) => s + x.amountRaw, 0n).toString(),
                   activeWithdrawals: withdrawals.filter((x) => x.claimTime === null),
                   finishedWithdrawals: withdrawals.filter((x) => x.claimTime !== null),
-                  unclaimedRewards: stake.rewards.map((r) => ({
-                    rewardId: r.rewardId.toString(),
-                    mint: r.mint,
-                    ...rewardAsset(r.mint),
-                    amountRaw: r.amountRaw.toString(),
-                    distributedAt: new Date(Number(r.distributedAtSec) * 1000).toISOString(),
-                    claiming: claiming.has(r.rewardId.toString())
-                  })),
+                  unclaimedRewards: [
+                    ...stake.rewards.map((r) => ({
+                      rewardId: r.rewardId.toString(),
+                      mint: r.mint,
+                      ...rewardAsset(r.mint),
+                      amountRaw: r.amountRaw.toString(),
+                      distributedAt: new Date(Number(r.distributedAtSec) * 1000).toISOString(),
+                      claiming: claiming.has(r.rewardId.toString())
+                    })),
+                    ...(w.address === hoodOwner ? hood : [])
+                  ],
                   eligibility: counts
-                    ? ["Staked receipt counts toward Pro and earns rewards.", "Pending-withdrawal units count toward nothing for Pro."]
+                    ? [
+                        hasEvmWallet
+                          ? "Staked receipt counts toward Pro and earns rewards."
+                          : "Staked receipt counts toward Pro and earns Solana rewards; the account has no EVM wallet, so it earns no EVM-chain reward (its share goes to the other stakers).",
+                        "Pending-withdrawal units count toward nothing for Pro."
+                      ]
                     : ["Not counted: another account also claims this wallet, or it is past the 200-wallet cap."]
                 }
               }),
@@ -549,12 +586,26 @@ export const make = (options: StakingServiceOptions, deps: { readonly balances: 
       })
     )
 
+    /** A Hood reward is read-only here (4.2: "made from the site"): refused as not usable by the key, or not found. */
+    const refuseHoodReward = (caller: StakingCaller, rewardId: string) =>
+      Effect.gen(function* () {
+        const r = yield* hoodRewards.byId(rewardId)
+        if (r === undefined) return yield* stakingError("reward_not_found", `No reward ${rewardId.slice(0, 64)}`)
+        return yield* stakingError(
+          "reward_not_owned",
+          r.accountId === caller.accountId
+            ? "Rewards on the EVM chain are not agent-claimable: claim this one from the site"
+            : "This reward belongs to a wallet this key may not use",
+          { details: { chain: "hood" } }
+        )
+      })
+
     const claimReward: StakingServiceShape["claimReward"] = (caller, rewardId) =>
       caller.keyPaused
         ? Effect.fail(stakingError("key_paused", "This key is paused; a paused key cannot claim staking rewards"))
-        : storage(rewards.claim(caller, rewardId))
+        : storage(HOOD_REWARD_ID.test(rewardId) ? refuseHoodReward(caller, rewardId) : rewards.claim(caller, rewardId))
 
-    return { positions, build, submit, confirm, claimReward, resumeInFlight, chain } satisfies StakingServiceShape
+    return { positions, build, submit, confirm, claimReward, resumeInFlight, chain, hoodRewards } satisfies StakingServiceShape
   })
 
 /** The built transaction's blockhash (its lifetime token). */
@@ -574,5 +625,5 @@ const rewardAsset = (mint: string): { symbol: string; name: string } =>
 
 export const layer = (
   options: StakingServiceOptions,
-  deps: { readonly balances: BalanceReaderShape; readonly accountWallets: AccountWalletsShape }
+  deps: StakingServiceDeps
 ): Layer.Layer<StakingService, never, SqlClient.SqlClient | WalletProvider | WalletService> => Layer.effect(StakingService, make(options, deps))

@@ -96,6 +96,32 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
       })
     )
 
+  const solanaAccounts = (afterAccountId: string, limit: number) =>
+    run(
+      "solana accounts",
+      Effect.map(
+        sql<{ account_id: string }>`
+          SELECT account_id FROM (
+            SELECT account_id FROM wp_wallets WHERE chain = 'solana' AND custody = 'embedded'
+            UNION
+            SELECT account_id FROM wallets WHERE chain = 'solana' AND revoked_at IS NULL
+          ) a WHERE account_id > ${afterAccountId} ORDER BY account_id LIMIT ${limit}`,
+        (rows) => rows.map((r) => r.account_id)
+      )
+    )
+
+  const rewardEvmWallet = (accountId: string) =>
+    run(
+      "evm wallet",
+      Effect.gen(function* () {
+        const embedded = (yield* provider.embeddedWallets(accountId)).find((w) => w.chain === "evm")
+        if (embedded !== undefined) return embedded.address
+        const [linked] = yield* sql<{ address: string }>`
+          SELECT address FROM wallets WHERE account_id = ${accountId} AND chain = 'evm' AND revoked_at IS NULL ORDER BY seq LIMIT 1`
+        return linked?.address
+      })
+    )
+
   const boundTeeWallets = (keyId: string) =>
     run(
       "bound TEE wallets",
@@ -119,7 +145,7 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
       )
     )
 
-  return { delegatedChains, hasSolanaWallet, eligibleSolanaWallets, boundTeeWallets, openSignClaims }
+  return { delegatedChains, hasSolanaWallet, eligibleSolanaWallets, solanaAccounts, rewardEvmWallet, boundTeeWallets, openSignClaims }
 }
 
 /** `AccountWallets` over the wallet provider and the wallet tables. */

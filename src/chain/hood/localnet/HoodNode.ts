@@ -13,6 +13,7 @@
 import { createRequire } from "node:module"
 import type { DevAccount } from "./DevAccounts.js"
 import { type EdrProvider, type HoodBlockRecord, type HoodJournal, type HoodMiner, makeHoodMiner } from "./HoodMiner.js"
+import { withRpcFaults } from "./RpcFaults.js"
 
 /** Hardhat's default chain id; the Hood localnet keeps it so wallets and viem's `hardhat` chain agree. */
 export const HOOD_LOCALNET_CHAIN_ID = 31337
@@ -29,6 +30,8 @@ export interface HoodNodeOptions {
   readonly blockIntervalMs?: number
   /** Genesis timestamp; default now. Tests pin it for reproducible block hashes. */
   readonly initialDate?: Date
+  /** Serve `localnet_setRpcFaults` (tests; `RpcFaults.ts`). Default false. */
+  readonly faultSwitch?: boolean
   /**
    * Managed mining (`HoodMiner.ts`): block timestamps follow `clockMs`, every block is journaled
    * before it is mined, and `replay` is applied before the server listens. `blockIntervalMs` is
@@ -105,7 +108,8 @@ export const startHoodNode = async (o: HoodNodeOptions): Promise<HoodNode> => {
   )
   const miner = managed === undefined ? undefined : makeHoodMiner(edr, managed)
   const replayRefused = miner === undefined ? 0 : (await miner.replay(managed?.replay ?? [])).refused
-  const provider: EdrProvider = miner ?? edr
+  const served: EdrProvider = miner ?? edr
+  const provider: EdrProvider = o.faultSwitch === true ? withRpcFaults(served) : served
   const host = o.host ?? "127.0.0.1"
   const server = new JsonRpcServer({ hostname: host, port: o.port ?? 0, provider })
   const address = await server.listen()

@@ -49,6 +49,8 @@ export interface HoodLocalnetOptions {
   readonly dataDir?: string
   /** With `dataDir`: fdatasync each journal record before its block is mined (default true). */
   readonly fsync?: boolean
+  /** Serve the fault switch `localnet_setRpcFaults` (tests only; default false). */
+  readonly faultSwitch?: boolean
 }
 
 export interface HoodRoles {
@@ -124,6 +126,7 @@ export const make = (options: HoodLocalnetOptions = {}): Effect.Effect<HoodLocal
             ...(options.host === undefined ? {} : { host: options.host }),
             ...(options.port === undefined ? {} : { port: options.port }),
             chainId,
+            ...(options.faultSwitch === true ? { faultSwitch: true } : {}),
             // Managed: genesis is stamped by the same clock as every later block.
             ...(stored !== undefined
               ? { initialDate: new Date(stored.genesisMs) }

@@ -3,7 +3,8 @@
  * with the Hood stack deployed, printed as one JSON line on stdout
  * (`{rpcUrl, wsUrl, chainId, addresses, keeperPrivateKey}`), running until SIGINT or SIGTERM.
  * Point the engine at it with HOOD_RPC_URL to run the chain and the engine as separate processes.
- * HOOD_LOCALNET_PORT (default 0 = free port) and HOOD_LOCALNET_BLOCK_MS (default 1000; 0 = automine only).
+ * HOOD_LOCALNET_PORT (default 0 = free port), HOOD_LOCALNET_BLOCK_MS (default 1000; 0 = automine only)
+ * and HOOD_LOCALNET_FAULT_SWITCH (default false; true serves `localnet_setRpcFaults`, for tests).
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
@@ -27,10 +28,11 @@ const layer = Layer.unwrapEffect(
   Effect.map(
     Config.all({
       port: Config.integer("HOOD_LOCALNET_PORT").pipe(Config.withDefault(0)),
-      blockIntervalMs: Config.integer("HOOD_LOCALNET_BLOCK_MS").pipe(Config.withDefault(1000))
+      blockIntervalMs: Config.integer("HOOD_LOCALNET_BLOCK_MS").pipe(Config.withDefault(1000)),
+      faultSwitch: Config.boolean("HOOD_LOCALNET_FAULT_SWITCH").pipe(Config.withDefault(false))
     }),
     // Managed mining: block timestamps follow wall time.
-    ({ port, blockIntervalMs }) => HoodLocalnet.layer({ port, blockIntervalMs, clockMs: Date.now })
+    ({ port, blockIntervalMs, faultSwitch }) => HoodLocalnet.layer({ port, blockIntervalMs, clockMs: Date.now, faultSwitch })
   )
 )
 
