@@ -16,7 +16,9 @@ import * as path from "node:path"
 import { defaultConfig, hoodBlockOf, makeStep, makeTrimHistory, type MarketState } from "../actors/market/MarketActor.js"
 import { MarketIndexStore } from "../actors/MarketIndex.js"
 import { ChainClock, SimMarket } from "../test/support/marketSim.js"
+import { Either } from "effect"
 import type { ChainEvent, ChainId } from "../ingest/ChainEvent.js"
+import { decodeChainEvent, encodeChainEvent } from "../ingest/ChainEventCodec.js"
 
 const quick = process.argv.includes("--quick")
 const MARKETS = quick ? 10_000 : 100_000
@@ -44,7 +46,9 @@ const measure = (chain: ChainId, idle = false): { readonly bytesPerMarket: numbe
       const market = new SimMarket(clock, { mint: mintOf(i) })
       const events: Array<ChainEvent> = [market.created()]
       for (let t = 0; t < TRADES_PER_MARKET; t++) events.push(...market.buy(`Trader${(i + t) % 997}`.padEnd(44, "x"), 100_000_000n))
-      for (const e of events) {
+      for (const simulated of events) {
+        // Read off the bus as the actors do: encoded, then decoded (its strings are its own, not the simulator's).
+        const e = Either.getOrThrow(decodeChainEvent(encodeChainEvent(simulated)))
         const key = `${e.chain}:${e.mint}`
         const [next] = step(states.get(key), e)
         if (next === undefined || next === states.get(key)) continue
@@ -94,7 +98,7 @@ const section = [
   "## Memory per live market (`bench/memory.ts`)",
   "",
   `- Date: ${new Date().toISOString()}; command: \`npm run bench:memory\`; Node ${process.version}, ${os.cpus().length} cores; load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()} (heap sizes do not depend on load).`,
-  `- ${MARKETS.toLocaleString("en")} markets per chain, ${TRADES_PER_MARKET} trades each, applied through the market actor's step, published into the MarketIndex and every record serialized once (the cached JSON); heap after forced GC, shard states and index together (they share the state objects), each case in a fresh process. Hood all hot: every market's events within the reorg window (${defaultConfig.retractDepthBlocks} blocks), so each keeps its full retract window; Hood idle: the same markets after the chain moved ${defaultConfig.retractDepthBlocks} blocks past their last events and the runtime's history sweep ran.`,
+  `- ${MARKETS.toLocaleString("en")} markets per chain, ${TRADES_PER_MARKET} trades each, each encoded and decoded as the actors read it off the bus (so its strings are its own, as in production), applied through the market actor's step, published into the MarketIndex and every record serialized once (the cached JSON); heap after forced GC, shard states and index together (they share the state objects), each case in a fresh process. Hood all hot: every market's events within the reorg window (${defaultConfig.retractDepthBlocks} blocks), so each keeps its full retract window; Hood idle: the same markets after the chain moved ${defaultConfig.retractDepthBlocks} blocks past their last events and the runtime's history sweep ran.`,
   "",
   "| Chain | Retract events kept per market | Bytes per market | Total for the run | Budget (DESIGN.md) |",
   "| --- | ---: | ---: | ---: | --- |",

@@ -8,7 +8,7 @@ import * as fc from "fast-check"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { decodeMarketState, encodeMarketState } from "./MarketCodec.js"
-import { historyHeldUntil, hoodBlockOf, makeStep, makeTrimHistory, type MarketActorConfig, type MarketState } from "./MarketActor.js"
+import { historyHeldUntil, hoodBlockOf, makeStep, makeTrimHistory, type MarketActorConfig, type MarketState, unkeep } from "./MarketActor.js"
 
 const DEPTH = 10
 const config: MarketActorConfig = { retractHistory: { solana: 0, hood: 8 }, retractDepthBlocks: DEPTH }
@@ -39,12 +39,12 @@ describe("MarketActor retract window by block depth (Hood)", () => {
     const [b2] = m.buy("bob", 10n ** 17n)
     expect(blockOf(b2!) - blockOf(b1!)).toBe(DEPTH - 1)
     const s2 = run([created, b1!, b2!])!
-    expect(s2.window!.events.map((e) => e.id)).toEqual([b1!.id, b2!.id])
+    expect(s2.window!.events.map((e) => unkeep(e).id)).toEqual([b1!.id, b2!.id])
     // b3 lands DEPTH blocks after b1: b1 is final, b2 is not.
     const [b3] = m.buy("carol", 10n ** 17n)
     expect(blockOf(b3!) - blockOf(b1!)).toBe(DEPTH)
     const s3 = step(s2, b3!)[0]!
-    expect(s3.window!.events.map((e) => e.id)).toEqual([b2!.id, b3!.id])
+    expect(s3.window!.events.map((e) => unkeep(e).id)).toEqual([b2!.id, b3!.id])
     // The base is the market after b1; retracting b2 rebuilds from it.
     const [undone, outputs] = step(s3, m.retracted([b2!.id]))
     expect(outputs.some((o) => o._tag === "Undone")).toBe(true)
@@ -64,7 +64,7 @@ describe("MarketActor retract window by block depth (Hood)", () => {
     expect(last).toBe(blockOf(events[events.length - 1]!))
     // One block short of the last event's depth: only the older events are folded.
     const partly = trim(state, last + DEPTH - 1)
-    expect(partly.window!.events).toEqual([events[events.length - 1]])
+    expect(partly.window!.events.map(unkeep)).toEqual([events[events.length - 1]])
     expect(partly.core).toBe(state.core)
     expect(trim(partly, last + DEPTH - 1)).toBe(partly)
     const idle = trim(state, last + DEPTH)
@@ -98,8 +98,9 @@ describe("MarketActor retract window by block depth (Hood)", () => {
         expect(trimmed.core).toBe(state.core)
         // Every event a reorg could still name (block above head − depth) is still in the window.
         const retractable = events.filter((e) => blockOf(e) + DEPTH > head)
-        const inWindow = state.window!.events.filter((e) => retractable.includes(e))
-        expect(trimmed.window!.events.filter((e) => retractable.includes(e))).toEqual(inWindow)
+        const ids = new Set(retractable.map((e) => e.id))
+        const inWindow = state.window!.events.map(unkeep).filter((e) => ids.has(e.id))
+        expect(trimmed.window!.events.map(unkeep).filter((e) => ids.has(e.id))).toEqual(inWindow)
         // Undoing one of them gives the same market whether or not the window was trimmed.
         const target = inWindow[pick % Math.max(1, inWindow.length)]
         if (target !== undefined) {
@@ -107,7 +108,7 @@ describe("MarketActor retract window by block depth (Hood)", () => {
           expect(step(trimmed, retraction)[0]!.core).toEqual(step(state, retraction)[0]!.core)
         }
         // Kept history never reaches the depth below the head it was trimmed at.
-        for (const e of trimmed.window!.events) expect(blockOf(e) + DEPTH).toBeGreaterThan(head)
+        for (const e of trimmed.window!.events) expect(blockOf(unkeep(e)) + DEPTH).toBeGreaterThan(head)
       }),
       { numRuns: 300 }
     )

@@ -25,7 +25,9 @@
  *   can never be retracted, so it is folded into the base on the market's next event, or by the
  *   runtime's sweep (`makeTrimHistory`) when the market stays idle.
  */
+import { Either } from "effect"
 import type { ChainEvent, ChainId, CurveMode } from "../../ingest/ChainEvent.js"
+import { decodeChainEvent, encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import type { CurveState } from "../../src/domain/CurveMath.js"
 import {
   addRecentTrader,
@@ -142,14 +144,36 @@ export interface Recovery {
 export interface RetractWindow {
   /** The core before `events[0]` (undefined: the market did not exist yet). */
   readonly base: MarketCore | undefined
-  /** Applied, non-retracted events, oldest first; at most the chain's history limit. */
-  readonly events: ReadonlyArray<ChainEvent>
+  /** Applied, non-retracted events, oldest first, kept compact (`keep`); at most the chain's history limit. */
+  readonly events: ReadonlyArray<KeptEvent>
   /**
    * Events undone by a `Retracted` whose position is above the base's (a rollback can take the
    * market's position back below them, so the position gate alone cannot skip a replayed copy).
    * Pruned as the base moves past them; at most RETRACTED_MAX.
    */
   readonly retracted: ReadonlyArray<RetractedEvent>
+}
+
+/**
+ * An applied event kept for rollback, compact: its bus encoding as a one-byte string (a Hood trade
+ * is ~155 bytes this way, ~0.7 KB decoded) and its Hood block (-1 for any other position), which is
+ * all the window's slide reads. Decoded only to fold it into the base or to roll it back.
+ */
+export interface KeptEvent {
+  readonly block: number
+  readonly wire: string
+}
+
+export const keep = (e: ChainEvent): KeptEvent => {
+  const bytes = encodeChainEvent(e)
+  return { block: hoodBlockOf(e.position) ?? -1, wire: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1") }
+}
+
+/** The kept event back (the codecs round-trip exactly; a failure is a defect). */
+export const unkeep = (k: KeptEvent): ChainEvent => {
+  const decoded = decodeChainEvent(Buffer.from(k.wire, "latin1"))
+  if (Either.isLeft(decoded)) throw new Error(`a kept event does not decode: ${decoded.left.message}`)
+  return decoded.right
 }
 
 export interface RetractedEvent {
@@ -197,7 +221,7 @@ const depthOf = (config: MarketActorConfig): number => config.retractDepthBlocks
 export const hoodBlockOf = (position: string): number | undefined =>
   position.charCodeAt(0) === 104 /* h */ && position.charCodeAt(1) === 58 /* : */ ? Number(position.slice(2, 22)) : undefined
 
-/** Largest accepted history limit (memory: each kept event is ~0.7 KB). */
+/** Largest accepted history limit (memory: each kept trade is ~0.2 KB, `KeptEvent`). */
 export const RETRACT_HISTORY_MAX = 1024
 /**
  * Most undone events remembered per market. Beyond it the oldest is forgotten; a replayed copy of
@@ -484,9 +508,14 @@ const retract = (state: MarketState | undefined, e: Extract<ChainEvent, { _tag: 
   const ids = new Set(e.retractedIds)
   const undone: Array<ChainEvent> = []
   const survivors: Array<ChainEvent> = []
-  for (const applied of window.events) {
+  const kept: Array<KeptEvent> = []
+  for (const k of window.events) {
+    const applied = unkeep(k)
     if (ids.has(applied.id)) undone.push(applied)
-    else survivors.push(applied)
+    else {
+      survivors.push(applied)
+      kept.push(k)
+    }
   }
   const unresolved = e.retractedIds.filter((id) => !undone.some((u) => u.id === id) && !window.retracted.some((r) => r.id === id))
   const outputs: Array<MarketOutput> = []
@@ -501,7 +530,7 @@ const retract = (state: MarketState | undefined, e: Extract<ChainEvent, { _tag: 
   if ((state?.core?.lifecycle ?? null) !== (core?.lifecycle ?? null) && core !== undefined) {
     outputs.push({ _tag: "LifecycleChanged", eventId: e.id, from: state?.core?.lifecycle ?? null, to: core.lifecycle })
   }
-  return [{ core, window: { base: window.base, events: survivors, retracted } }, outputs]
+  return [{ core, window: { base: window.base, events: kept, retracted } }, outputs]
 }
 
 /**
@@ -536,14 +565,14 @@ export const makeStep =
     if (next === core) return [state, outputs]
     if (limit === 0) return [{ core: next, window: null }, outputs]
     let base = window?.base
-    let events = (window?.events ?? NO_EVENTS).concat([e])
+    let events = (window?.events ?? NO_EVENTS).concat([keep(e)])
     // Slide: past the limit, and (Hood) every kept event this event's block has made final.
     let drop = events.length > limit ? events.length - limit : 0
     const head = hoodBlockOf(e.position)
     if (head !== undefined) while (drop < events.length - 1 && isFinal(events[drop]!, head, depthOf(config))) drop++
     if (drop > 0) {
       // Fold the dropped events into the base (deterministic, so it cannot fail now).
-      for (let i = 0; i < drop; i++) base = stepCore(base, events[i]!, DISCARDED_OUTPUTS)
+      for (let i = 0; i < drop; i++) base = stepCore(base, unkeep(events[i]!), DISCARDED_OUTPUTS)
       DISCARDED_OUTPUTS.length = 0
       events = events.slice(drop)
     }
@@ -551,19 +580,18 @@ export const makeStep =
     return [{ core: next, window: { base, events, retracted } }, outputs]
   }
 
-const NO_EVENTS: ReadonlyArray<ChainEvent> = []
+const NO_EVENTS: ReadonlyArray<KeptEvent> = []
 const NO_RETRACTED: ReadonlyArray<RetractedEvent> = []
 
 /** True when no reorg can retract `e` any more once an event of block `head` is on the bus. */
-const isFinal = (e: ChainEvent, head: number, depth: number): boolean => {
-  const block = hoodBlockOf(e.position)
-  return block !== undefined && block + depth <= head
-}
+const isFinal = (k: KeptEvent, head: number, depth: number): boolean => k.block >= 0 && k.block + depth <= head
 
 /** The block of the newest event a market keeps as retract history, or undefined when it keeps none. */
 export const historyHeldUntil = (state: MarketState): number | undefined => {
   const events = state.window?.events
-  return events === undefined || events.length === 0 ? undefined : hoodBlockOf(events[events.length - 1]!.position)
+  if (events === undefined || events.length === 0) return undefined
+  const block = events[events.length - 1]!.block
+  return block >= 0 ? block : undefined
 }
 
 /**
@@ -583,7 +611,7 @@ export const makeTrimHistory =
     let base = window.base
     if (drop === window.events.length) base = state.core
     else {
-      for (let i = 0; i < drop; i++) base = stepCore(base, window.events[i]!, DISCARDED_OUTPUTS)
+      for (let i = 0; i < drop; i++) base = stepCore(base, unkeep(window.events[i]!), DISCARDED_OUTPUTS)
       DISCARDED_OUTPUTS.length = 0
     }
     const events = drop === window.events.length ? NO_EVENTS : window.events.slice(drop)

@@ -12,10 +12,9 @@
  * on anything it did not write (the runtime refuses to start on a corrupt checkpoint rather than
  * silently starting that market from scratch).
  */
-import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { fromWireObject, toWire } from "../../ingest/ChainEventCodec.js"
 import type { RecentTraders, Slot } from "./internal/tradeWindows.js"
-import type { MarketCore, MarketState } from "./MarketActor.js"
+import { keep, type KeptEvent, type MarketCore, type MarketState, unkeep } from "./MarketActor.js"
 
 export const CODEC_VERSION = 1
 
@@ -59,7 +58,7 @@ export const encodeMarketState = (state: MarketState): string =>
           ? null
           : {
               base: compactCore(state.window.base),
-              events: state.window.events.map(toWire),
+              events: state.window.events.map((k) => toWire(unkeep(k))),
               retracted: state.window.retracted.map((r) => [r.id, r.position])
             }
     },
@@ -121,10 +120,10 @@ export const decodeMarketState = (text: string): MarketState => {
   const w = parsed["window"]
   if (w === null) return { core, window: null }
   if (!isObject(w) || !Array.isArray(w["events"]) || !Array.isArray(w["retracted"])) throw new Error("checkpoint window is malformed")
-  const events: Array<ChainEvent> = w["events"].map((raw: unknown, i) => {
+  const events: Array<KeptEvent> = w["events"].map((raw: unknown, i) => {
     const event = fromWireObject(raw)
     if (event === undefined) throw new Error(`checkpoint window event ${i} is not a ChainEvent`)
-    return event
+    return keep(event)
   })
   const retracted = w["retracted"].map((r: unknown) => {
     if (!Array.isArray(r) || typeof r[0] !== "string" || typeof r[1] !== "string") throw new Error("checkpoint retracted entry is malformed")

@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { MarketActors, type MarketActorsOptions, type MarketActorsShape, layer as marketActorsLayer } from "../../actors/MarketActors.js"
 import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
 import { encodeFast } from "../../ingest/ChainEventCodec.js"
-import type { MarketState } from "../../actors/market/MarketActor.js"
+import { type MarketState, unkeep } from "../../actors/market/MarketActor.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
 import { foldStates, publishEvents, workload } from "../support/marketWorkload.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
@@ -258,7 +258,7 @@ describe("market actors through the runtime", () => {
       expect(engine.actors.stats().historyTrims).toBeGreaterThanOrEqual(1)
       // The edge market's last event is one block short of final: the sweep leaves its window whole.
       engine.actors.sweepHistory()
-      expect(engine.actors.state("hood", edge.mint)!.window!.events.map((e) => e.id)).toEqual([events[3]!.id, events[4]!.id])
+      expect(engine.actors.state("hood", edge.mint)!.window!.events.map((e) => unkeep(e).id)).toEqual([events[3]!.id, events[4]!.id])
       // What the sweep trimmed is what a pure fold reaches for the market's core; the checkpoint keeps it.
       expect(trimmed.core).toEqual(fold(events).get(`hood:${idle.mint}`)!.core)
       yield* committedToEnd(engine)
