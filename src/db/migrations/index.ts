@@ -24,6 +24,7 @@ import staking from "./0015_staking.js"
 import writeWindows from "./0016_write_windows.js"
 import partitionOwners from "./0017_partition_owners.js"
 import atomicBundles from "./0018_atomic_bundles.js"
+import rowLeases from "./0021_row_leases.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -43,5 +44,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0015_staking": staking,
   "0016_write_windows": writeWindows,
   "0017_partition_owners": partitionOwners,
-  "0018_atomic_bundles": atomicBundles
+  "0018_atomic_bundles": atomicBundles,
+  "0021_row_leases": rowLeases
 }
