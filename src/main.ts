@@ -53,7 +53,7 @@ import { SVC_CURVE_PROGRAM_ID } from "./chain/solana/program/ProgramIds.js"
 import { makeRpcSender } from "./chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
 import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
-import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
+import { runKeeperAlone } from "./services/keeper/MigrationKeeper.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "./sim/HoodSimulation.js"
@@ -408,9 +408,6 @@ const IN_FLIGHT_SWEEP_MS = 10_000
  * died since (a row a live process drives holds a lease and is skipped; `RowLease.ts`).
  */
 const resumeInFlight = Effect.gen(function* () {
-  const config = yield* AppConfig
-  // Embedded PGlite admits one process: every lease in it was left by a run that is gone.
-  if (config.databaseUrl === undefined) yield* RowLease.clearAll.pipe(Effect.orDie)
   const launches = yield* HeadlessLaunch
   const staking = yield* StakingService
   const resumed = yield* launches.resumeInFlight.pipe(Effect.orDie)
@@ -557,8 +554,9 @@ const background = (config: AppConfigShape, quiet: boolean) =>
       )
     }
     if (executors.length > 0) {
+      // One active keeper among the processes that have its keys (a lease in PostgreSQL); the others stand by.
       yield* Effect.forkScoped(
-        runMigrationKeeper({
+        runKeeperAlone(RowLease.makeRowLeases(yield* SqlClient.SqlClient), {
           candidates: () => index.markets(),
           executors,
           publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
@@ -625,6 +623,8 @@ const clusterRoleRefusal = (role: Exclude<Role, "all">, config: AppConfigShape):
 const program = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   const config = yield* AppConfig
+  // Embedded PGlite admits one process: every lease in it (keeper, launches, staking) was left by a run that is gone.
+  if (config.databaseUrl === undefined) yield* RowLease.clearAll.pipe(Effect.orDie)
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   if (local !== undefined) yield* fundLocalAccount(local.accountId)

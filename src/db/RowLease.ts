@@ -18,6 +18,8 @@
  *   compare their own clocks.
  * - `clearAll` is for a database only one process can open (embedded PGlite): every lease in it
  *   was left by a process that is gone.
+ * - `runAlone` makes a long-running job single-active across processes (one row names the job):
+ *   the others stand by and the first to find the lease ended takes the job over.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -136,4 +138,33 @@ export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions
   }
 
   return { owner, leaseMs, take, claimIn, fenceIn, renew, release, live, whileHeld }
+}
+
+export interface RunAloneOptions {
+  /** How often a standby process looks whether the lease ended (default a third of the lease). */
+  readonly standbyMs?: number
+}
+
+/**
+ * Runs the long-running `self` in at most one process at a time, the one holding the (`kind`,
+ * `key`) lease; every other process running it stands by, trying to take the lease every
+ * `standbyMs`, and takes over once the holder's lease ended (it died, or stalled past its lease:
+ * its run is then interrupted). If `self` ends or fails, the lease is given back and this process
+ * competes again. Never ends; its failures are logged.
+ */
+export const runAlone = <E, R>(leases: RowLeases, kind: string, key: string, self: Effect.Effect<void, E, R>, options: RunAloneOptions = {}): Effect.Effect<never, never, R> => {
+  const standby = Effect.sleep(Duration.millis(options.standbyMs ?? leases.leaseMs / 3))
+  const round: Effect.Effect<void, never, R> = leases.take(kind, key).pipe(
+    Effect.catchAll((e) => Effect.as(Effect.logWarning(`${key}: the lease could not be read; standing by`, e), false)),
+    Effect.flatMap((took) =>
+      took
+        ? Effect.logInfo(`${key}: this process is the active one`).pipe(
+            Effect.zipRight(leases.whileHeld(kind, key, self)),
+            Effect.catchAllCause((cause) => Effect.logWarning(`${key}: no longer the active one; standing by`, cause)),
+            Effect.zipRight(standby)
+          )
+        : standby
+    )
+  )
+  return Effect.forever(round)
 }
