@@ -12,28 +12,24 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { marketActorDefinition } from "../../actors/MarketActors.js"
-import type { MarketCore, MarketState } from "../../actors/market/MarketActor.js"
-import type { ChainEvent } from "../../ingest/ChainEvent.js"
+import type { MarketCore } from "../../actors/market/MarketActor.js"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import { DefaultKeeperPolicy } from "../../src/services/keeper/KeeperPolicy.js"
 import { KEEPER_LEASE, type MigrationExecutor, runKeeperAlone } from "../../src/services/keeper/MigrationKeeper.js"
 import { eventually } from "../support/eventually.js"
-import { ChainClock, SimMarket } from "../support/marketSim.js"
+import { foldCore, newMarket } from "../support/marketCores.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
+/** A curve bought past its threshold: completed, waiting for its migration. */
 const completedMarket = (): MarketCore => {
-  const m = new SimMarket(new ChainClock("solana"), { mint: "KeepLease111111111111111111111111111111111" })
-  const definition = marketActorDefinition()
-  let state: MarketState | undefined
-  const events: ChainEvent[] = [m.created(), ...m.buy("whale", m.params.thresholdRaw * 2n)]
-  for (const e of events) state = definition.step(state, e)[0]
-  expect(state?.core?.lifecycle).toBe("completed")
-  return state!.core!
+  const { market } = newMarket("solana", { mint: "KeepLease111111111111111111111111111111111" })
+  const core = foldCore([market.created(), ...market.buy("whale", market.params.thresholdRaw * 2n)])
+  expect(core.lifecycle).toBe("completed")
+  return core
 }
 
 /** Sweeps every 50 ms; a sent migration is looked at again 100 ms later (the curve never migrates here). */

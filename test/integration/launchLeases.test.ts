@@ -161,6 +161,13 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
       { what: `launch ${clientLaunchId} to be confirmed`, intervalMs: 50, deadlineMs: 60_000 }
     )
 
+  /** Waits until the attempt's transaction was recorded and sent (`confirming`). */
+  const sent = (clientLaunchId: string) =>
+    eventually(async () => ((await run(a.ledger.get({ accountId: ACCOUNT, clientLaunchId })))?.state === "confirming" ? true : undefined), {
+      what: `launch ${clientLaunchId} to be sent`,
+      intervalMs: 20
+    })
+
   /** Landed transactions that touch the launch's mint: the create, and nothing else here. */
   const onChain = (mint: string) => landed.filter((t) => t.accountKeys.includes(address(mint)))
 
@@ -215,10 +222,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const id = await acceptedByGone()
     expect(await run(a.service.resumeInFlight)).toBe(1)
     // A's run is sending and waiting for a confirmation that cannot come (no slot closes).
-    await eventually(async () => ((await run(a.ledger.get({ accountId: ACCOUNT, clientLaunchId: id })))?.state === "confirming" ? true : undefined), {
-      what: "the attempt to be sent",
-      intervalMs: 20
-    })
+    await sent(id)
     const until = Date.now() + 2_000 // over three lease lengths (600 ms): only renewals keep it
     while (Date.now() < until) {
       expect(await run(b.service.resumeInFlight)).toBe(0)
@@ -251,10 +255,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     producing.on = false
     const id = await acceptedByGone()
     expect(await run(doomed.service.resumeInFlight)).toBe(1)
-    await eventually(async () => ((await run(a.ledger.get({ accountId: ACCOUNT, clientLaunchId: id })))?.state === "confirming" ? true : undefined), {
-      what: "the attempt to be sent",
-      intervalMs: 20
-    })
+    await sent(id)
     // Its connections are gone: no renewal, no release, no write. Its run may go on reading the chain.
     await run(Scope.close(doomedDb, Exit.void))
     expect(await run(b.service.resumeInFlight)).toBe(0)

@@ -32,6 +32,7 @@ import { makeStakingStore, type OperationRow } from "../../src/services/staking/
 import {
   bodyHashOf,
   make as makeStaking,
+  type StakeBuildInput,
   STAKING_LEASE_KIND,
   type StakingCaller,
   type StakingFailure,
@@ -39,6 +40,7 @@ import {
   type StakingServiceShape
 } from "../../src/services/staking/StakingService.js"
 import { makeRowLeases, type RowLeases } from "../../src/db/RowLease.js"
+import { createHash } from "node:crypto"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -292,6 +294,40 @@ describe("staking refusals of the status mapping (402, 409, reward 409 and 503)"
   }, 60_000)
 })
 
+/**
+ * An embedded operation a process recorded (built, signed, `sending`) and never sent, as `build`
+ * writes it before sending; with that process's lease when `holder` is given.
+ */
+const leftSending = async (owner: string, input: StakeBuildInput & { readonly amountRaw: bigint }, holder?: RowLeases) => {
+  const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
+  const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
+  const row: OperationRow = {
+    accountId: "acct-a",
+    clientStakeId: input.clientStakeId,
+    action: "stake",
+    payer: "main",
+    walletId: null,
+    wallet: owner,
+    keyId: caller.keyId,
+    bodyHash: bodyHashOf(input),
+    state: "sending",
+    amountRaw: input.amountRaw.toString(),
+    withdrawal: null,
+    signature: signed.signature,
+    transaction: null,
+    messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
+    claimId: null,
+    lastValidBlockHeight: built.lastValidBlockHeight,
+    builtAtMs: harness.clock.ms,
+    expiresAtMs: null,
+    error: null
+  }
+  const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+  const owned = holder === undefined ? Effect.void : Effect.provideService(holder.claimIn(STAKING_LEASE_KIND, stakingLeaseKey(row)), SqlClient.SqlClient, harness.sql)
+  expect(await Effect.runPromise(harness.sql.withTransaction(Effect.zipLeft(store.insert(row), owned)))).toBe(true)
+  return { row, built }
+}
+
 describe("an embedded operation recorded but never sent (the engine died between the two)", () => {
   it("is never sent by the restarted service: it settles failed after its blockhash expires; a replay is 409 with its signature; a new id stakes once", async () => {
     const embeddedCaller: StakingCaller = { ...caller, embeddedWallet: "allowed" }
@@ -302,34 +338,8 @@ describe("an embedded operation recorded but never sent (the engine died between
     const input = { action: "stake", payer: "main", clientStakeId: "crash-window", dryRun: false, amountRaw: 2n * UNIT } as const
 
     // What build writes before it sends: the signed transaction's signature and lifetime, state `sending`.
-    const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
-    const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
-    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
-    const { createHash } = await import("node:crypto")
-    const inserted = await Effect.runPromise(
-      store.insert({
-        accountId: "acct-a",
-        clientStakeId: input.clientStakeId,
-        action: "stake",
-        payer: "main",
-        walletId: null,
-        wallet: owner,
-        keyId: caller.keyId,
-        bodyHash: bodyHashOf(input),
-        state: "sending",
-        amountRaw: input.amountRaw.toString(),
-        withdrawal: null,
-        signature: signed.signature,
-        transaction: null,
-        messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
-        claimId: null,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        builtAtMs: harness.clock.ms,
-        expiresAtMs: null,
-        error: null
-      })
-    )
-    expect(inserted).toBe(true)
+    const { row: left, built } = await leftSending(owner, input)
+    const signed = { signature: left.signature! }
     // The engine died here. The restarted service settles what was left in flight, from the chain.
     expect(await Effect.runPromise(noDistributor.resumeInFlight)).toBeGreaterThanOrEqual(1)
     // While its blockhash may still land, the operation is pending: 409, retryable, nothing sent.
@@ -364,51 +374,15 @@ describe("operations in flight across two engine processes (row leases)", () => 
     ledger.requestAirdrop(address(owner), 2_000_000_000n)
     ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
     const store = makeStakingStore(harness.sql, () => harness.clock.ms)
-    const { createHash } = await import("node:crypto")
-    /** An operation a process recorded (signed, `sending`) and never sent, with that process's lease when `holder` is given. */
-    const leftSending = async (clientStakeId: string, holder?: RowLeases) => {
-      const input = { action: "stake", payer: "main", clientStakeId, dryRun: false, amountRaw: UNIT } as const
-      const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
-      const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
-      const row: OperationRow = {
-        accountId: "acct-a",
-        clientStakeId,
-        action: "stake",
-        payer: "main",
-        walletId: null,
-        wallet: owner,
-        keyId: caller.keyId,
-        bodyHash: bodyHashOf(input),
-        state: "sending",
-        amountRaw: input.amountRaw.toString(),
-        withdrawal: null,
-        signature: signed.signature,
-        transaction: null,
-        messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
-        claimId: null,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        builtAtMs: harness.clock.ms,
-        expiresAtMs: null,
-        error: null
-      }
-      await Effect.runPromise(
-        harness.sql.withTransaction(
-          Effect.zipRight(
-            store.insert(row),
-            holder === undefined ? Effect.void : Effect.provideService(holder.claimIn(STAKING_LEASE_KIND, stakingLeaseKey(row)), SqlClient.SqlClient, harness.sql)
-          )
-        )
-      )
-      return row
-    }
-    const rows = [await leftSending("lease-race-1"), await leftSending("lease-race-2")]
+    const stake = (clientStakeId: string) => ({ action: "stake", payer: "main", clientStakeId, dryRun: false, amountRaw: UNIT }) as const
+    const rows = [(await leftSending(owner, stake("lease-race-1"))).row, (await leftSending(owner, stake("lease-race-2"))).row]
     const [byA, byB] = await Effect.runPromise(Effect.all([staking.resumeOperations, noDistributor.resumeOperations], { concurrency: "unbounded" }))
     expect(byA + byB).toBe(2)
     // Each is watched now (its lease renewed by the process that took it): no resume takes it again.
     expect(await Effect.runPromise(Effect.all([staking.resumeOperations, noDistributor.resumeOperations]))).toEqual([0, 0])
 
     const dead = makeRowLeases(harness.sql, { leaseMs: 1_000 })
-    const orphan = await leftSending("lease-orphan", dead)
+    const orphan = (await leftSending(owner, stake("lease-orphan"), dead)).row
     expect(await Effect.runPromise(noDistributor.resumeOperations)).toBe(0)
     await eventually(async () => ((await Effect.runPromise(noDistributor.resumeOperations)) === 1 ? true : undefined), {
       what: "the dead owner's lease to end and the operation to be taken over",

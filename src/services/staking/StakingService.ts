@@ -281,6 +281,27 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
         return after ?? row
       })
 
+    /**
+     * Holding the operation's lease: sends its transaction (`wire`, base64; undefined: nothing to
+     * send), once, and waits for it to settle; the answer.
+     */
+    const sendAndSettle = (row: OperationRow, wire: string | undefined) =>
+      owning(
+        row,
+        Effect.gen(function* () {
+          if (wire !== undefined) {
+            const sent = yield* Effect.either(chain.send(wire))
+            if (sent._tag === "Left") {
+              const failed = yield* record(row, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
+              return yield* refusal("failed", failed)
+            }
+          }
+          const settled = yield* settle(row)
+          if (settled.state === "failed") return yield* refusal("failed", settled)
+          return operation(settled, false)
+        })
+      )
+
     /** The wallet paying for `input`: the embedded wallet (main) or a spend-capable linked or TEE wallet. */
     const payerOf = (caller: StakingCaller, input: StakeBuildInput) =>
       Effect.gen(function* () {
@@ -414,21 +435,7 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
             const row = { ...newRow(caller, input, payer, figures, built), signature: signed.signature }
             const [, outputs] = step(undefined, { _tag: "Built", payer: "main", signature: signed.signature })
             if (!(yield* writeOwned(row, store.insert(row)))) return yield* replayOf(caller, input)
-            return yield* owning(
-              row,
-              Effect.gen(function* () {
-                if (outputs.some((o) => o._tag === "Broadcast")) {
-                  const sent = yield* Effect.either(chain.send(signed.signedTransaction))
-                  if (sent._tag === "Left") {
-                    const failed = yield* record(row, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
-                    return yield* refusal("failed", failed)
-                  }
-                }
-                const settled = yield* settle(row)
-                if (settled.state === "failed") return yield* refusal("failed", settled)
-                return operation(settled, false)
-              })
-            )
+            return yield* sendAndSettle(row, outputs.some((o) => o._tag === "Broadcast") ? signed.signedTransaction : undefined)
           }
           const { claimId, expiresAtMs } = yield* wallets.recordBuilt({
             accountId: caller.accountId,
@@ -480,19 +487,7 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
             return yield* answerOf(now, step(stateOf(now), event)[1])
           }
           const submitted = { ...row, state: "submitted" as const, signature: parts.signature }
-          return yield* owning(
-            submitted,
-            Effect.gen(function* () {
-              const sent = yield* Effect.either(chain.send(toBase64(input.signedTransaction)))
-              if (sent._tag === "Left") {
-                const failed = yield* record(submitted, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
-                return yield* refusal("failed", failed)
-              }
-              const settled = yield* settle(submitted)
-              if (settled.state === "failed") return yield* refusal("failed", settled)
-              return operation(settled, false)
-            })
-          )
+          return yield* sendAndSettle(submitted, toBase64(input.signedTransaction))
         }).pipe(Effect.withSpan("StakingService.submit"))
       )
 
