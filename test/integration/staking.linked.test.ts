@@ -371,6 +371,7 @@ describe("an embedded operation recorded but never sent (the engine died between
 describe("operations in flight across two engine processes (row leases)", () => {
   it("racing resumes take each operation once and a watched one is skipped; a dead owner's is skipped until its lease ends, then taken over; nothing is sent", async () => {
     const owner = (await Effect.runPromise(harness.provider.ensureEmbeddedWallet("acct-a", "solana"))).address
+    await Effect.runPromise(harness.provider.setDelegation("acct-a", "solana", "active"))
     ledger.requestAirdrop(address(owner), 2_000_000_000n)
     ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
     const store = makeStakingStore(harness.sql, () => harness.clock.ms)
