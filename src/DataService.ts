@@ -32,6 +32,7 @@ import { invalidApiKeyReply } from "../api/auth/DataBearerAuth.js"
 import { tokenReadRoutes } from "../api/data/reads/TokenReadRoutes.js"
 import { walletSocialRoutes } from "../api/data/reads/WalletSocialRoutes.js"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { makeRowLeases } from "./db/RowLease.js"
 import { personalRoutes } from "../api/data/personal/PersonalRoutes.js"
 import { makePersonalStore } from "./services/personal/PersonalStore.js"
 import { runPersonalSignals } from "./services/personal/PersonalSignals.js"
@@ -130,7 +131,9 @@ export const startSignalPipeline = (
       {
         ...options.pipeline,
         ...(options.tokenShards !== undefined ? { tokenShards: options.tokenShards } : {}),
-        ...(publisher !== undefined ? { runtime: { ...options.pipeline?.runtime, reloadOnAssign: true } } : {})
+        ...(publisher !== undefined
+          ? { runtime: { ...options.pipeline?.runtime, reloadOnAssign: true }, chainAlone: { leases: makeRowLeases(yield* SqlClient.SqlClient) } }
+          : {})
       }
     )
     return { hub, tracking, social, pipeline }

@@ -19,7 +19,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Duration, Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
@@ -35,6 +35,7 @@ import { serve } from "../api/Server.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
+import * as RowLease from "./db/RowLease.js"
 import { resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
@@ -52,7 +53,7 @@ import { SVC_CURVE_PROGRAM_ID } from "./chain/solana/program/ProgramIds.js"
 import { makeRpcSender } from "./chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
 import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
-import { runMigrationKeeper } from "./services/keeper/MigrationKeeper.js"
+import { runKeeperAlone } from "./services/keeper/MigrationKeeper.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "./sim/HoodSimulation.js"
@@ -419,14 +420,30 @@ const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | un
     Effect.catchAllDefect((e) => Effect.as(Effect.logWarning(`${file} is unreadable; issuing fresh local credentials`, e), undefined))
   )
 
-/** Resumes the launches and settles the staking operations a previous run left in flight (the `all` and `api` roles). */
+/** How often each API process takes over in-flight launches and staking operations whose owner died (their lease ended). */
+const IN_FLIGHT_SWEEP_MS = 10_000
+
+/**
+ * Resumes the launches and settles the staking operations a previous run left in flight (the `all`
+ * and `api` roles), then keeps doing so every `IN_FLIGHT_SWEEP_MS` for rows whose owning process
+ * died since (a row a live process drives holds a lease and is skipped; `RowLease.ts`).
+ */
 const resumeInFlight = Effect.gen(function* () {
-  const resumed = yield* (yield* HeadlessLaunch).resumeInFlight.pipe(Effect.orDie)
+  const launches = yield* HeadlessLaunch
+  const staking = yield* StakingService
+  const resumed = yield* launches.resumeInFlight.pipe(Effect.orDie)
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
-  const stakingResumed = yield* (yield* StakingService).resumeInFlight.pipe(Effect.orDie)
+  const stakingResumed = yield* staking.resumeInFlight.pipe(Effect.orDie)
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
   const bundles = yield* (yield* AtomicLaunch).recoverPass(true)
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
+  const sweep = Effect.gen(function* () {
+    const taken = yield* launches.resumeInFlight
+    if (taken > 0) yield* Effect.logInfo(`taking over ${taken} launches whose owner's lease ended`)
+    const settling = yield* staking.resumeOperations
+    if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations whose owner's lease ended`)
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
+  yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
 })
 
 /**
@@ -570,8 +587,9 @@ const background = (config: AppConfigShape, quiet: boolean) =>
       )
     }
     if (executors.length > 0) {
+      // One active keeper among the processes that have its keys (a lease in PostgreSQL); the others stand by.
       yield* Effect.forkScoped(
-        runMigrationKeeper({
+        runKeeperAlone(RowLease.makeRowLeases(yield* SqlClient.SqlClient), {
           candidates: () => index.markets(),
           executors,
           publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
@@ -638,6 +656,8 @@ const clusterRoleRefusal = (role: Exclude<Role, "all">, config: AppConfigShape):
 const program = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   const config = yield* AppConfig
+  // Embedded PGlite admits one process: every lease in it (keeper, launches, staking) was left by a run that is gone.
+  if (config.databaseUrl === undefined) yield* RowLease.clearAll.pipe(Effect.orDie)
   const { solana: endpoints, hood } = yield* background(config, argv.includes("--quiet"))
   const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
   if (local !== undefined) yield* fundLocalAccount(local.accountId)

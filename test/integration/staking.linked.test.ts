@@ -12,6 +12,9 @@
  * The crash window of an embedded operation (recorded, signed, never sent): the restarted service
  * never sends it; meanwhile it is 409 pending (retryable); it settles failed once its blockhash
  * expires, a replay answers 409 with its signature, and a new clientStakeId stakes once.
+ * Operations in flight across two service instances (two processes on one database): racing
+ * resumes take each once, a watched one is skipped, a dead owner's is taken over once its lease
+ * ends; none is sent.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase64Encoder } from "@solana/kit"
@@ -25,8 +28,19 @@ import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "..
 import { STAKED_SVC_MINT, SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { solanaBalanceReader } from "../../src/services/accounts/BalanceReader.js"
 import { makeAccountWallets } from "../../src/services/wiring/Wiring.js"
-import { makeStakingStore } from "../../src/services/staking/StakingStore.js"
-import { bodyHashOf, make as makeStaking, type StakingCaller, type StakingFailure, type StakingServiceShape } from "../../src/services/staking/StakingService.js"
+import { makeStakingStore, type OperationRow } from "../../src/services/staking/StakingStore.js"
+import {
+  bodyHashOf,
+  make as makeStaking,
+  type StakeBuildInput,
+  STAKING_LEASE_KIND,
+  type StakingCaller,
+  type StakingFailure,
+  stakingLeaseKey,
+  type StakingServiceShape
+} from "../../src/services/staking/StakingService.js"
+import { makeRowLeases, type RowLeases } from "../../src/db/RowLease.js"
+import { createHash } from "node:crypto"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -280,6 +294,40 @@ describe("staking refusals of the status mapping (402, 409, reward 409 and 503)"
   }, 60_000)
 })
 
+/**
+ * An embedded operation a process recorded (built, signed, `sending`) and never sent, as `build`
+ * writes it before sending; with that process's lease when `holder` is given.
+ */
+const leftSending = async (owner: string, input: StakeBuildInput & { readonly amountRaw: bigint }, holder?: RowLeases) => {
+  const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
+  const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
+  const row: OperationRow = {
+    accountId: "acct-a",
+    clientStakeId: input.clientStakeId,
+    action: "stake",
+    payer: "main",
+    walletId: null,
+    wallet: owner,
+    keyId: caller.keyId,
+    bodyHash: bodyHashOf(input),
+    state: "sending",
+    amountRaw: input.amountRaw.toString(),
+    withdrawal: null,
+    signature: signed.signature,
+    transaction: null,
+    messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
+    claimId: null,
+    lastValidBlockHeight: built.lastValidBlockHeight,
+    builtAtMs: harness.clock.ms,
+    expiresAtMs: null,
+    error: null
+  }
+  const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+  const owned = holder === undefined ? Effect.void : Effect.provideService(holder.claimIn(STAKING_LEASE_KIND, stakingLeaseKey(row)), SqlClient.SqlClient, harness.sql)
+  expect(await Effect.runPromise(harness.sql.withTransaction(Effect.zipLeft(store.insert(row), owned)))).toBe(true)
+  return { row, built }
+}
+
 describe("an embedded operation recorded but never sent (the engine died between the two)", () => {
   it("is never sent by the restarted service: it settles failed after its blockhash expires; a replay is 409 with its signature; a new id stakes once", async () => {
     const embeddedCaller: StakingCaller = { ...caller, embeddedWallet: "allowed" }
@@ -290,34 +338,8 @@ describe("an embedded operation recorded but never sent (the engine died between
     const input = { action: "stake", payer: "main", clientStakeId: "crash-window", dryRun: false, amountRaw: 2n * UNIT } as const
 
     // What build writes before it sends: the signed transaction's signature and lifetime, state `sending`.
-    const built = await Effect.runPromise(staking.chain.build({ action: "stake", owner, amountRaw: input.amountRaw }))
-    const signed = await Effect.runPromise(harness.provider.signWithEmbedded("acct-a", "solana", built.wire))
-    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
-    const { createHash } = await import("node:crypto")
-    const inserted = await Effect.runPromise(
-      store.insert({
-        accountId: "acct-a",
-        clientStakeId: input.clientStakeId,
-        action: "stake",
-        payer: "main",
-        walletId: null,
-        wallet: owner,
-        keyId: caller.keyId,
-        bodyHash: bodyHashOf(input),
-        state: "sending",
-        amountRaw: input.amountRaw.toString(),
-        withdrawal: null,
-        signature: signed.signature,
-        transaction: null,
-        messageHash: createHash("sha256").update(built.messageBytes).digest("hex"),
-        claimId: null,
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        builtAtMs: harness.clock.ms,
-        expiresAtMs: null,
-        error: null
-      })
-    )
-    expect(inserted).toBe(true)
+    const { row: left, built } = await leftSending(owner, input)
+    const signed = { signature: left.signature! }
     // The engine died here. The restarted service settles what was left in flight, from the chain.
     expect(await Effect.runPromise(noDistributor.resumeInFlight)).toBeGreaterThanOrEqual(1)
     // While its blockhash may still land, the operation is pending: 409, retryable, nothing sent.
@@ -343,5 +365,38 @@ describe("an embedded operation recorded but never sent (the engine died between
     const again = await answered(staking.build(embeddedCaller, { ...input, clientStakeId: "crash-window-2" }))
     expect(again).toMatchObject({ ok: { status: "confirmed", action: "stake", replay: false } })
     expect(tokenBalance(ledger, ataOf(address(owner), STAKED_SVC_MINT_ADDRESS))).toBe(2n * UNIT)
+  }, 60_000)
+})
+
+describe("operations in flight across two engine processes (row leases)", () => {
+  it("racing resumes take each operation once and a watched one is skipped; a dead owner's is skipped until its lease ends, then taken over; nothing is sent", async () => {
+    const owner = (await Effect.runPromise(harness.provider.ensureEmbeddedWallet("acct-a", "solana"))).address
+    await Effect.runPromise(harness.provider.setDelegation("acct-a", "solana", "active"))
+    ledger.requestAirdrop(address(owner), 2_000_000_000n)
+    ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
+    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+    const stake = (clientStakeId: string) => ({ action: "stake", payer: "main", clientStakeId, dryRun: false, amountRaw: UNIT }) as const
+    const rows = [(await leftSending(owner, stake("lease-race-1"))).row, (await leftSending(owner, stake("lease-race-2"))).row]
+    const [byA, byB] = await Effect.runPromise(Effect.all([staking.resumeOperations, noDistributor.resumeOperations], { concurrency: "unbounded" }))
+    expect(byA + byB).toBe(2)
+    // Each is watched now (its lease renewed by the process that took it): no resume takes it again.
+    expect(await Effect.runPromise(Effect.all([staking.resumeOperations, noDistributor.resumeOperations]))).toEqual([0, 0])
+
+    const dead = makeRowLeases(harness.sql, { leaseMs: 1_000 })
+    const orphan = (await leftSending(owner, stake("lease-orphan"), dead)).row
+    expect(await Effect.runPromise(noDistributor.resumeOperations)).toBe(0)
+    await eventually(async () => ((await Effect.runPromise(noDistributor.resumeOperations)) === 1 ? true : undefined), {
+      what: "the dead owner's lease to end and the operation to be taken over",
+      intervalMs: 100,
+      deadlineMs: 10_000
+    })
+    for (const row of [...rows, orphan]) {
+      await eventually(async () => ((await Effect.runPromise(store.get("acct-a", row.clientStakeId)))?.state === "failed" ? true : undefined), {
+        what: `${row.clientStakeId} to settle failed once its blockhash expires`,
+        deadlineMs: 30_000,
+        intervalMs: 200
+      })
+      expect(ledger.getTransaction(row.signature!)).toBeUndefined() // never sent
+    }
   }, 60_000)
 })

@@ -24,7 +24,8 @@ import staking from "./0015_staking.js"
 import writeWindows from "./0016_write_windows.js"
 import partitionOwners from "./0017_partition_owners.js"
 import atomicBundles from "./0018_atomic_bundles.js"
-import hoodRewards from "./0020_hood_rewards.js"
+import hoodRewards from "./0019_hood_rewards.js"
+import rowLeases from "./0020_row_leases.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -45,5 +46,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0016_write_windows": writeWindows,
   "0017_partition_owners": partitionOwners,
   "0018_atomic_bundles": atomicBundles,
-  "0020_hood_rewards": hoodRewards
+  "0019_hood_rewards": hoodRewards,
+  "0020_row_leases": rowLeases
 }

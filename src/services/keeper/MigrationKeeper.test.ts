@@ -1,7 +1,8 @@
 /**
  * The keeper loop under a test clock, with an executor that fails on demand (fault injection at
  * the chain boundary): progress events announce each attempt, retries follow the backoff, the
- * fifth failure reports `delayed`, and a market that leaves `completed` is dropped.
+ * fifth failure reports `delayed`, a market that leaves `completed` is dropped, and a keeper that
+ * is not the active one sends nothing.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
@@ -108,6 +109,37 @@ describe("migration keeper loop", () => {
       // (The candidate list never shows the migration landing, so the later market is tried again at each sweep.)
       expect(migrated).toContain(later.mint)
       expect(migrated).not.toContain(inLaunchSlot.mint)
+      yield* Fiber.interrupt(fiber)
+    })
+  )
+
+  it.effect("a keeper that is no longer the active one sends and reports nothing; once active again it sends", () =>
+    Effect.gen(function* () {
+      const market = completedMarket()
+      const published: MigrationProgress[] = []
+      let attempts = 0
+      let active = false
+      const executor: MigrationExecutor = {
+        chain: "solana",
+        progressPosition: () => Effect.succeed("s:00000000000000000001:999999:0001"),
+        migrate: () => Effect.sync(() => attempts++).pipe(Effect.as("sig"))
+      }
+      const fiber = yield* Effect.fork(
+        runMigrationKeeper({
+          candidates: () => [market],
+          executors: [executor],
+          publish: (events) => Effect.sync(() => published.push(...events)),
+          policy: DefaultKeeperPolicy,
+          active: Effect.sync(() => active)
+        })
+      )
+      yield* TestClock.adjust("10 minutes")
+      expect(attempts).toBe(0)
+      expect(published).toEqual([])
+      active = true
+      yield* TestClock.adjust(DefaultKeeperPolicy.sweepIntervalMs)
+      expect(attempts).toBe(1)
+      expect(published.map((p) => p.status)).toEqual(["in_progress"])
       yield* Fiber.interrupt(fiber)
     })
   )

@@ -21,8 +21,15 @@
  * Bounded: one migration in flight at a time per keeper (a sweep handles candidates in order),
  * the schedule map holds only completed, unmigrated markets (entries are dropped when a market
  * leaves `completed`), and each send has a deadline.
+ *
+ * One active keeper across processes (`runKeeperAlone`): every actors process with the keys runs
+ * it, but only the holder of the keeper's lease in PostgreSQL (`RowLease.runAlone`) sweeps; the
+ * others stand by and the first to find the lease ended takes over. Before each send the active
+ * keeper renews its lease and sends nothing if it lost it, so two keepers never race on a curve
+ * (the chain would take one migration and count the other's failure as an attempt).
  */
 import { Clock, Data, Duration, Effect } from "effect"
+import { type RowLeases, type RunAloneOptions, runAlone } from "../../db/RowLease.js"
 import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { type ChainId, MigrationProgress } from "../../../ingest/ChainEvent.js"
 import { backoffMs, discovered, failed, isDue, type KeeperPolicyOptions, type MigrationSchedule, nextWakeMs } from "./KeeperPolicy.js"
@@ -61,7 +68,15 @@ export interface MigrationKeeperOptions {
   readonly policy: KeeperPolicyOptions
   /** Deadline of one migrate send. */
   readonly sendTimeout?: Duration.DurationInput
+  /**
+   * Asked before each send (migrate or cancel): false when this keeper is no longer the active one,
+   * and then it sends and reports nothing (default: always active).
+   */
+  readonly active?: Effect.Effect<boolean>
 }
+
+/** The keeper's lease: one row, whichever process holds it sweeps. */
+export const KEEPER_LEASE = { kind: "singleton", key: "migration-keeper" } as const
 
 const key = (core: MarketCore) => `${core.chain}:${core.mint}`
 
@@ -110,8 +125,15 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
         Effect.catchAll((e) => Effect.logWarning("keeper could not report migration progress", String(e)))
       )
 
+    const stillActive = options.active ?? Effect.succeed(true)
+
     const attempt = (core: MarketCore, executor: MigrationExecutor, schedule: MigrationSchedule & { _tag: "Pending" }) =>
       Effect.gen(function* () {
+        if (!(yield* stillActive)) {
+          // Not counted as an attempt: looked at again at the next sweep (by then this keeper has stopped or is active again).
+          schedules.set(key(core), { ...schedule, nextAttemptAtMs: (yield* Clock.currentTimeMillis) + policy.sweepIntervalMs })
+          return yield* Effect.logWarning("keeper is no longer the active one; it sends nothing")
+        }
         const n = schedule.attempts + 1
         const startedMs = yield* Clock.currentTimeMillis
         yield* progress(core, executor, n, {
@@ -159,6 +181,7 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
       given: MigrationSchedule & { _tag: "Delayed" }
     ) =>
       Effect.gen(function* () {
+        if (!(yield* stillActive)) return yield* Effect.logWarning("keeper is no longer the active one; it cancels nothing")
         const sent = yield* send(core).pipe(
           Effect.timeoutFail({ duration: sendTimeout, onTimeout: () => "cancel send timed out" }),
           Effect.either
@@ -206,3 +229,16 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
       yield* Effect.sleep(Duration.millis(Math.max(10, wakeMs - lastSweepMs)))
     }
   })
+
+/**
+ * The keeper in at most one process at a time: the holder of `KEEPER_LEASE` sweeps, and renews the
+ * lease before each send (a failed renewal sends nothing); the other processes stand by.
+ */
+export const runKeeperAlone = (leases: RowLeases, options: MigrationKeeperOptions, alone: RunAloneOptions = {}) =>
+  runAlone(
+    leases,
+    KEEPER_LEASE.kind,
+    KEEPER_LEASE.key,
+    runMigrationKeeper({ ...options, active: leases.renew(KEEPER_LEASE.kind, KEEPER_LEASE.key).pipe(Effect.orElseSucceed(() => false)) }),
+    alone
+  )

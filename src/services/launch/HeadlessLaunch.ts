@@ -19,10 +19,17 @@
  *   the signed transaction before it leaves (`sent`). A request that goes away does not stop the
  *   run (it runs in the service's scope), so no attempt is abandoned half-sent.
  * - Runs are bounded: at most `executionsMax` chain runs at once in this process; more wait.
- * - After a crash, `resumeInFlight` (at start) carries every in-flight headless row to
- *   `confirmed` or `failed` from what the chain shows: a Solana attempt with a recorded signature
- *   is recovered (landed / reverted / never lands); one that never reached `sent` sent nothing
- *   and is run again with its own mint; Hood resumes through `HoodHeadlessLaunch.recover`.
+ * - After a crash, `resumeInFlight` (at start, and then periodically in every API process) carries
+ *   every in-flight headless row no live process drives to `confirmed` or `failed` from what the
+ *   chain shows: a Solana attempt with a recorded signature is recovered (landed / reverted /
+ *   never lands); one that never reached `sent` sent nothing and is run again with its own mint;
+ *   Hood resumes through `HoodHeadlessLaunch.recover`.
+ * - One process drives a row at a time (`RowLease`, kind `launch`): `begin` makes the accepting
+ *   process its owner in the same transaction, the run renews the lease while it is alive and gives
+ *   it back when it ends, and a resume skips rows whose lease is live and takes over only rows whose
+ *   lease ended (their owner died). The ledger writes that send or settle (`sent`, `confirm`,
+ *   `fail`) check the lease in their own transaction, so a process that lost the row sends and
+ *   books nothing more.
  * - 3.1 "Also": the launch attribution (`launched_tokens`, the `AgentLaunches` registry) is
  *   written in the `sent` transaction, before the transaction leaves; confirmation writes the
  *   token's `confirmed_at`, the key's launch usage, the platform fee total and `launch.confirmed`
@@ -50,6 +57,7 @@ import { attribute, confirmedWrites, curveTermsOf, failedWrites, jobRecord, sola
 import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
+import { makeRowLeases, type RowLeaseLost, type RowLeases } from "../../db/RowLease.js"
 
 /** Who launches: the key's account, the key, and what the gates read from them. */
 export interface HeadlessCaller {
@@ -99,7 +107,7 @@ export interface HeadlessLaunchConfig {
   readonly recoveryPollMs?: number
   /** How long one process keeps reading before leaving an unknown attempt to the next start (default 10 min). */
   readonly recoveryMaxMs?: number
-  /** In-flight rows resumed at start (default 10,000; the rest at the next start). */
+  /** In-flight rows looked at per resume (default 10,000; the rest at the next one). */
   readonly resumeMax?: number
 }
 
@@ -120,7 +128,14 @@ export interface HeadlessLaunchDeps {
   /** Raw platform-token holdings (held + staked) of the account; undefined when unreadable. */
   readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
   readonly agentLaunches: AgentLaunches
+  /** Who drives an in-flight row (default: this service's own leases over its database). */
+  readonly leases?: RowLeases
 }
+
+/** The lease kind of launch ledger rows; the key is the row's (account, clientLaunchId). */
+export const LAUNCH_LEASE_KIND = "launch"
+
+export const launchLeaseKey = (ref: LaunchRef): string => JSON.stringify([ref.accountId, ref.clientLaunchId])
 
 /** What the gates resolved for an attempt, stored beside it for recovery. */
 interface Resolved {
@@ -142,6 +157,12 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     const o = { ...HeadlessLaunchDefaults, ...config }
     const runs = yield* Effect.makeSemaphore(o.executionsMax)
     const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(self, SqlClient.SqlClient, sql)
+    const leases = deps.leases ?? makeRowLeases(sql)
+    /** `also` behind the row's lease: a process that no longer owns the row writes (and so sends) nothing. */
+    const fenced =
+      (ref: LaunchRef, also: Also): Also =>
+      (record) =>
+        Effect.zipRight(leases.fenceIn(LAUNCH_LEASE_KIND, launchLeaseKey(ref)), also(record))
 
     // The attributions recorded so far, oldest first, before any read can build a feed row.
     const known = yield* sql<{ chain: Chain; mint: string; account_id: string }>`
@@ -213,7 +234,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
 
     const settleFailure = (ref: AttemptRef, error: LaunchError) => {
       const code = errorCodeOf(error)
-      return ledger.fail(ref, code, { also: failedAlso(code) }).pipe(
+      return ledger.fail(ref, code, { also: fenced(ref, failedAlso(code)) }).pipe(
         Effect.catchTag("LaunchLedgerError", () => Effect.void),
         storage("recording the failure"),
         Effect.zipRight(Effect.fail(error))
@@ -243,7 +264,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
       const result = solanaLaunchResult(links, a.request, launched)
       const fee = launched.fee === null ? null : { quoteAsset: a.request.quoteAsset, feeRaw: launched.fee.feeRaw }
       return ledger
-        .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, confirmedAlso(a.resolved.keyId, fee, result.devBuy))
+        .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, fenced(a.ref, confirmedAlso(a.resolved.keyId, fee, result.devBuy)))
         .pipe(Effect.as(result))
     }
 
@@ -278,7 +299,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     const runSolana = (a: Attempt) =>
       solana
         .launch(solanaInput(a), (sending) =>
-          ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, (record) =>
+          ledger.sent(a.ref, { mint: sending.mint, pool: sending.curve, signature: sending.signature }, fenced(a.ref, (record) =>
             Effect.gen(function* () {
               const s = yield* SqlClient.SqlClient
               yield* s`
@@ -286,7 +307,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
                 WHERE account_id = ${a.ref.accountId} AND client_launch_id = ${a.ref.clientLaunchId} AND attempt = ${a.ref.attempt}`
               yield* attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, sending.mint)(record)
             })
-          )
+          ))
         )
         .pipe(
           Effect.flatMap((launched) => confirmSolana(a, launched)),
@@ -307,11 +328,11 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         principal: a.resolved.principal,
         request: a.request,
         metadataUri: a.resolved.metadataUri,
-        onSend: (token: `0x${string}`) => attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token),
-        also: (record: LaunchRecord) =>
+        onSend: (token: `0x${string}`) => fenced(a.ref, attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token)),
+        also: fenced(a.ref, (record: LaunchRecord) =>
           record.state === "confirmed"
             ? confirmedAlso(a.resolved.keyId, hoodFee(record), (record.result as Record<string, unknown> | null)?.devBuy)(record)
-            : failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record)
+            : failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record))
       }
       return (resumed ? hood.recover(input) : hood.launch(input)).pipe(
         Effect.map((r) => r.result),
@@ -354,11 +375,22 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
           WHERE account_id = ${ref.accountId} AND client_launch_id = ${ref.clientLaunchId} AND attempt = ${ref.attempt}`
       ).pipe(Effect.map((rows) => (rows[0]?.lvbh == null ? undefined : BigInt(rows[0].lvbh))))
 
-    /** Starts a run in the service's scope (a request going away does not stop it); the deferred gets its outcome. */
+    /** A run stopped because another process took the row over (this one stalled past its lease). */
+    const leaseLost = (_: RowLeaseLost) =>
+      launchFailure("launch_failed", "another engine process carries this launch on; poll its job or retry with the same clientLaunchId", { retryable: true })
+
+    /** Runs `self` as the owner of the row's lease (already taken): renewed while it runs, given back after. */
+    const owning = <A>(ref: LaunchRef, self: Effect.Effect<A, LaunchError>) =>
+      leases.whileHeld(LAUNCH_LEASE_KIND, launchLeaseKey(ref), self).pipe(Effect.catchTag("RowLeaseLost", (e) => Effect.fail(leaseLost(e))))
+
+    /**
+     * Starts a run in the service's scope (a request going away does not stop it), holding the row's
+     * lease, which the caller took; the deferred gets its outcome.
+     */
     const start = (a: Attempt, resumed: boolean) =>
       Effect.gen(function* () {
         const done = yield* Deferred.make<StoredResult, LaunchError>()
-        yield* run(a, resumed).pipe(
+        yield* owning(a.ref, run(a, resumed)).pipe(
           Effect.tapErrorCause((cause) => Effect.logDebug(`launch ${a.ref.clientLaunchId} attempt ${a.ref.attempt} ended`, cause)),
           Effect.exit,
           Effect.flatMap((exit) => Deferred.done(done, exit)),
@@ -401,7 +433,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         const admission = yield* ledger
           .begin(beginInput(caller, request), (record) => {
             attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
-            return writeAttempt(attempt)(record)
+            // The accepting process owns the new attempt from the transaction that makes it in flight.
+            return Effect.zipRight(writeAttempt(attempt)(record), leases.claimIn(LAUNCH_LEASE_KIND, launchLeaseKey(record)))
           })
           .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("recording the launch"))
         if (admission._tag === "Replay") return { _tag: "Launched", result: admission.result, replayed: true } satisfies LaunchOutcome
@@ -472,19 +505,41 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         return jobRecord(row, {}, row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
       })
 
+    /**
+     * Takes over one in-flight row whose lease ended (or that never had one); false when a live
+     * process drives it, another resume took it first, or it settled meanwhile.
+     */
+    const takeOver = (row: LaunchRecord) =>
+      Effect.gen(function* () {
+        const key = launchLeaseKey(row)
+        if (!(yield* leases.take(LAUNCH_LEASE_KIND, key))) return false
+        const kept = Effect.gen(function* () {
+          // Read again under the lease: the previous owner may have settled it after the list was read.
+          const current = yield* ledger.get(row)
+          const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
+          if (current === undefined || current.attempt !== row.attempt || (current.state !== "submitted" && current.state !== "confirming")) return false
+          const stored = yield* withSql(readAttempt(row))
+          if (stored === undefined) {
+            // Accepted, but its inputs never committed with it: impossible (one transaction); fail it cleanly.
+            yield* owning(ref, settleFailure(ref, launchFailure("launch_failed", "the attempt's inputs are missing", { retryable: true }))).pipe(Effect.ignore)
+            return false
+          }
+          yield* start({ ref, request: stored.request, resolved: stored.resolved }, true)
+          return true
+        })
+        return yield* kept.pipe(
+          Effect.tap((started) => (started ? Effect.void : leases.release(LAUNCH_LEASE_KIND, key))),
+          Effect.tapErrorCause(() => leases.release(LAUNCH_LEASE_KIND, key).pipe(Effect.ignore))
+        )
+      }).pipe(storage("resuming an in-flight launch"))
+
     const resumeInFlight: HeadlessLaunchShape["resumeInFlight"] = Effect.gen(function* () {
       const rows = yield* ledger.inFlight("headless", o.resumeMax).pipe(storage("reading in-flight launches"))
+      const driven = yield* leases.live(LAUNCH_LEASE_KIND, rows.map(launchLeaseKey)).pipe(storage("reading launch leases"))
       let resumed = 0
       for (const row of rows) {
-        const stored = yield* withSql(readAttempt(row)).pipe(storage("reading an in-flight launch"))
-        const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
-        if (stored === undefined) {
-          // Accepted, but its inputs never committed with it: impossible (one transaction); fail it cleanly.
-          yield* settleFailure(ref, launchFailure("launch_failed", "the attempt's inputs are missing", { retryable: true })).pipe(Effect.ignore)
-          continue
-        }
-        yield* start({ ref, request: stored.request, resolved: stored.resolved }, true)
-        resumed++
+        if (driven.has(launchLeaseKey(row))) continue
+        if (yield* takeOver(row)) resumed++
       }
       return resumed
     })

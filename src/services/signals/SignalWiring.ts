@@ -6,7 +6,11 @@
  *   checkpoints under owner `signals.token`.
  * - Per-chain detectors: their own runtime, group `signals-chain`, ONE shard (one key per chain),
  *   checkpointed every `chainCheckpointIntervalMs` (default 5 s: the state holds up to 100,000
- *   symbols and tokens per chain, too big to write every 100 ms).
+ *   symbols and tokens per chain, too big to write every 100 ms). With several processes on one
+ *   bus (the actors role, `chainAlone`), the runtime runs in one of them at a time, the holder of
+ *   the `signals-chain` lease (`RowLease.runAlone`): the group's only member, it reads every
+ *   partition, so each chain's state sees the whole chain; the others stand by and one takes over
+ *   (loading the checkpoints, replaying from the group's offsets) once the holder's lease ended.
  * - kol_mention: `KolMentionDetectors` stepped by the social source's listener, each mention
  *   enriched with what the market read model knows of the token at that moment.
  * - Inputs: USD prices from `PriceSource` (refreshed into a synchronous cache, `usdPriceCache`),
@@ -38,6 +42,7 @@ import type { PriceSourceShape } from "../prices/PriceSource.js"
 import type { SocialMentionsShape } from "../social/SocialMentions.js"
 import type { TrackingShape } from "../tracking/Tracking.js"
 import type { SignalHub } from "./SignalHub.js"
+import { type RowLeases, runAlone } from "../../db/RowLease.js"
 
 export interface SignalWiringOptions {
   /** Shards of the per-token runtime (default: the runtime's default). */
@@ -52,6 +57,11 @@ export interface SignalWiringOptions {
   readonly priceRefreshMs: number
   /** Overrides of the runtimes' options (tests). */
   readonly runtime?: Partial<RuntimeOptions>
+  /**
+   * Several processes share the bus (the actors role): the per-chain detectors run in one of them
+   * at a time, the holder of `CHAIN_DETECTORS_LEASE` (unset: in this process, always).
+   */
+  readonly chainAlone?: { readonly leases: RowLeases; readonly standbyMs?: number }
   readonly config?: SignalConfig
 }
 
@@ -62,9 +72,13 @@ export const signalWiringDefaults: SignalWiringOptions = {
   priceRefreshMs: 30_000
 }
 
+/** The per-chain detectors' lease when several processes share the bus. */
+export const CHAIN_DETECTORS_LEASE = { kind: "singleton", key: "signals-chain" } as const
+
 export interface SignalPipelineStats {
   readonly token: RuntimeStats
-  readonly chain: RuntimeStats
+  /** Undefined while another process runs the per-chain detectors (`chainAlone`). */
+  readonly chain: RuntimeStats | undefined
   readonly emitted: number
   readonly writerDropped: number
   readonly writerFailed: number
@@ -182,13 +196,16 @@ export const runSignalPipeline = (
       topic: Topics.chainEvents,
       group: "signals"
     })
-    const chain = yield* makeRuntime(chainSignalsDefinition(inputs, config), hooks, deps.store, deps.bus, {
-      ...options.runtime,
-      shards: 1,
-      topic: Topics.chainEvents,
-      group: "signals-chain",
-      checkpointIntervalMs: options.chainCheckpointIntervalMs
-    })
+    const chain = yield* chainDetectors(
+      makeRuntime(chainSignalsDefinition(inputs, config), hooks, deps.store, deps.bus, {
+        ...options.runtime,
+        shards: 1,
+        topic: Topics.chainEvents,
+        group: "signals-chain",
+        checkpointIntervalMs: options.chainCheckpointIntervalMs
+      }),
+      options.chainAlone
+    )
     const kol = new KolMentionDetectors(config, inputs)
     const unsubscribe = deps.social.subscribe((mention) => {
       try {
@@ -203,6 +220,32 @@ export const runSignalPipeline = (
       stats: () => ({ token: token.stats(), chain: chain.stats(), emitted, writerDropped, writerFailed })
     }
   }).pipe(Effect.withSpan("SignalPipeline.run"))
+
+/**
+ * The per-chain detectors' runtime: started here, or (`alone`) in the scope of this process's
+ * turn as the lease holder, closed (the group left; the next holder replays from its committed offsets) when the turn ends.
+ * `stats` and `current` (the runtime) are undefined while this process stands by.
+ */
+export const chainDetectors = <Rt extends { readonly stats: () => RuntimeStats }>(
+  start: Effect.Effect<Rt, SqlError | BusError, Scope.Scope>,
+  alone: SignalWiringOptions["chainAlone"]
+): Effect.Effect<{ readonly stats: () => RuntimeStats | undefined; readonly current: () => Rt | undefined }, SqlError | BusError, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (alone === undefined) {
+      const runtime = yield* start
+      return { stats: () => runtime.stats(), current: () => runtime }
+    }
+    let running: Rt | undefined
+    const turn = Effect.scoped(
+      Effect.gen(function* () {
+        yield* Effect.addFinalizer(() => Effect.sync(() => (running = undefined)))
+        running = yield* start
+        return yield* Effect.never
+      })
+    )
+    yield* Effect.forkScoped(runAlone(alone.leases, CHAIN_DETECTORS_LEASE.kind, CHAIN_DETECTORS_LEASE.key, turn, alone.standbyMs === undefined ? {} : { standbyMs: alone.standbyMs }))
+    return { stats: () => running?.stats(), current: () => running }
+  })
 
 /**
  * Fills an empty hub with the newest stored signals (at start, so the stream's snapshot and the

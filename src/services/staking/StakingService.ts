@@ -10,7 +10,12 @@
  * - A changed body under one id is refused; a replay answers the stored operation.
  * - Embedded payer: checks → build → sign → the row (`sending`, signature, last valid block
  *   height) → send once → confirm. A crash after the row is written is settled from the chain by
- *   `resumeInFlight` at the next start; the transaction is never re-signed or resent.
+ *   `resumeInFlight` (at start, then periodically in every API process); the transaction is never
+ *   re-signed or resent.
+ * - One process watches an operation in flight (`RowLease`, kind `staking_operation`): the request
+ *   that writes `sending` or moves the row to `submitted` makes its process the owner in that
+ *   statement's transaction and keeps the lease while it sends and confirms; a resume settles only
+ *   operations whose lease ended (their owner died) and skips those a live process drives.
  * - Linked/TEE: `built` holds the exact message; `submit` broadcasts only a transaction with every
  *   signature over that message, once (one conditional UPDATE wins); `confirm` records a landing of
  *   that message without sending anything, even on an expired row.
@@ -47,6 +52,20 @@ import { type Observation, type OperationEvent, type Output, step } from "./Stak
 import { makeRewardClaims } from "./RewardClaims.js"
 import { HOOD_REWARD_ID, type HoodRewardChain, type HoodRewards, makeHoodRewards } from "./HoodRewards.js"
 import { makeClaimStore, makeStakingStore, type OperationRow, type StakePayer, stateOf, type StakingStore } from "./StakingStore.js"
+import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
+
+/** The lease kind of staking operation rows; the key is the row's (account, clientStakeId). */
+export const STAKING_LEASE_KIND = "staking_operation"
+
+export const stakingLeaseKey = (row: { readonly accountId: string; readonly clientStakeId: string }): string =>
+  JSON.stringify([row.accountId, row.clientStakeId])
+
+export interface StakingServiceDeps {
+  readonly balances: BalanceReaderShape
+  readonly accountWallets: AccountWalletsShape
+  /** Who watches an operation in flight (default: this service's own leases over its database). */
+  readonly leases?: RowLeases
+}
 
 export interface StakingCaller {
   readonly accountId: string
@@ -95,6 +114,11 @@ export interface StakingServiceShape {
   readonly claimReward: (caller: StakingCaller, rewardId: string) => Effect.Effect<Record<string, unknown>, StakingFailure>
   /** Settles every operation and reward claim a previous run left in flight, from the chain; how many there were. */
   readonly resumeInFlight: Effect.Effect<number, StakingFailure>
+  /**
+   * The operations part of `resumeInFlight`: settles (in the background) the in-flight operations
+   * no live process watches; how many it took. What each API process repeats periodically.
+   */
+  readonly resumeOperations: Effect.Effect<number, StakingFailure>
   readonly chain: StakingChain
   /** Hood (EVM-chain) rewards: their distributor's sweep and the reads positions use. */
   readonly hoodRewards: HoodRewards
@@ -157,6 +181,7 @@ const refusal = (reason: Extract<Output, { _tag: "Refuse" }>["reason"], row: Ope
 export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const leases = deps.leases ?? makeRowLeases(sql)
     const provider = yield* WalletProvider
     const wallets = yield* WalletService
     const nowMs = options.nowMs ?? Date.now
@@ -177,6 +202,22 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
     })
     const buildLifetimeMs = options.buildLifetimeMs ?? 30 * 60_000
     const hoodRewards = makeHoodRewards({ sql, accountWallets: deps.accountWallets, balances: deps.balances, chain: deps.hoodChain }, { nowMs })
+
+    /** Runs `write` (a row becoming in flight) and, if it wrote, makes this process the row's owner, in one transaction. */
+    const writeOwned = (row: OperationRow, write: Effect.Effect<boolean, SqlError>) =>
+      sql.withTransaction(
+        Effect.flatMap(write, (wrote) =>
+          wrote ? Effect.as(Effect.provideService(leases.claimIn(STAKING_LEASE_KIND, stakingLeaseKey(row)), SqlClient.SqlClient, sql), true) : Effect.succeed(false)
+        )
+      )
+
+    /** Runs `self` holding the operation's lease (renewed while it runs, given back after). */
+    const owning = <A>(row: OperationRow, self: Effect.Effect<A, StakingError | SqlError>) =>
+      leases.whileHeld(STAKING_LEASE_KIND, stakingLeaseKey(row), self).pipe(
+        Effect.catchTag("RowLeaseLost", () =>
+          stakingError("pending", "Another engine process watches this operation now; confirm or retry shortly", { retryable: true, details: { signature: row.signature } })
+        )
+      )
 
     /** The answer for an operation as it stands. */
     const operation = (row: OperationRow, replay: boolean): Record<string, unknown> => ({
@@ -252,6 +293,27 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
         }
         return after ?? row
       })
+
+    /**
+     * Holding the operation's lease: sends its transaction (`wire`, base64; undefined: nothing to
+     * send), once, and waits for it to settle; the answer.
+     */
+    const sendAndSettle = (row: OperationRow, wire: string | undefined) =>
+      owning(
+        row,
+        Effect.gen(function* () {
+          if (wire !== undefined) {
+            const sent = yield* Effect.either(chain.send(wire))
+            if (sent._tag === "Left") {
+              const failed = yield* record(row, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
+              return yield* refusal("failed", failed)
+            }
+          }
+          const settled = yield* settle(row)
+          if (settled.state === "failed") return yield* refusal("failed", settled)
+          return operation(settled, false)
+        })
+      )
 
     /** The wallet paying for `input`: the embedded wallet (main) or a spend-capable linked or TEE wallet. */
     const payerOf = (caller: StakingCaller, input: StakeBuildInput) =>
@@ -385,17 +447,8 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
             const signed = yield* provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromProvider(e) : e)))
             const row = { ...newRow(caller, input, payer, figures, built), signature: signed.signature }
             const [, outputs] = step(undefined, { _tag: "Built", payer: "main", signature: signed.signature })
-            if (!(yield* store.insert(row))) return yield* replayOf(caller, input)
-            if (outputs.some((o) => o._tag === "Broadcast")) {
-              const sent = yield* Effect.either(chain.send(signed.signedTransaction))
-              if (sent._tag === "Left") {
-                const failed = yield* record(row, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
-                return yield* refusal("failed", failed)
-              }
-            }
-            const settled = yield* settle(row)
-            if (settled.state === "failed") return yield* refusal("failed", settled)
-            return operation(settled, false)
+            if (!(yield* writeOwned(row, store.insert(row)))) return yield* replayOf(caller, input)
+            return yield* sendAndSettle(row, outputs.some((o) => o._tag === "Broadcast") ? signed.signedTransaction : undefined)
           }
           const { claimId, expiresAtMs } = yield* wallets.recordBuilt({
             accountId: caller.accountId,
@@ -442,19 +495,12 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
             return yield* answerOf(row, outputs)
           }
           // Broadcast once: only the request that moves the row to `submitted` sends.
-          if (!(yield* store.transition(row.accountId, row.clientStakeId, ["built"], "submitted", { signature: parts.signature }))) {
+          if (!(yield* writeOwned(row, store.transition(row.accountId, row.clientStakeId, ["built"], "submitted", { signature: parts.signature })))) {
             const now = yield* existing(caller, input.clientStakeId)
             return yield* answerOf(now, step(stateOf(now), event)[1])
           }
           const submitted = { ...row, state: "submitted" as const, signature: parts.signature }
-          const sent = yield* Effect.either(chain.send(toBase64(input.signedTransaction)))
-          if (sent._tag === "Left") {
-            const failed = yield* record(submitted, { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` })
-            return yield* refusal("failed", failed)
-          }
-          const settled = yield* settle(submitted)
-          if (settled.state === "failed") return yield* refusal("failed", settled)
-          return operation(settled, false)
+          return yield* sendAndSettle(submitted, toBase64(input.signedTransaction))
         }).pipe(Effect.withSpan("StakingService.submit"))
       )
 
@@ -570,19 +616,33 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
         }).pipe(Effect.withSpan("StakingService.positions"))
       )
 
-    const resumeInFlight: StakingServiceShape["resumeInFlight"] = storage(
+    /** Takes over an operation whose lease ended (or that never had one); false when a live process watches it or it settled. */
+    const takeOver = (row: OperationRow) =>
+      Effect.gen(function* () {
+        const key = stakingLeaseKey(row)
+        if (!(yield* leases.take(STAKING_LEASE_KIND, key))) return false
+        // Read again under the lease: the previous owner may have settled it after the list was read.
+        const current = yield* store.get(row.accountId, row.clientStakeId).pipe(Effect.tapErrorCause(() => leases.release(STAKING_LEASE_KIND, key).pipe(Effect.ignore)))
+        if (current === undefined || (current.state !== "sending" && current.state !== "submitted")) {
+          yield* leases.release(STAKING_LEASE_KIND, key)
+          return false
+        }
+        // Settled in the background: a pending one is watched until its blockhash expires.
+        yield* Effect.forkDaemon(
+          owning(current, settle(current).pipe(Effect.retry({ schedule: Schedule.spaced(Duration.seconds(2)), times: 60 }))).pipe(
+            Effect.catchAll((e) => Effect.logWarning("a staking operation left in flight is still unsettled", e))
+          )
+        )
+        return true
+      })
+
+    const resumeOperations: StakingServiceShape["resumeOperations"] = storage(
       Effect.gen(function* () {
         const rows = yield* store.inFlight
-        for (const row of rows) {
-          // Settled in the background: a pending one is watched until its blockhash expires.
-          yield* Effect.forkDaemon(
-            settle(row).pipe(
-              Effect.retry({ schedule: Schedule.spaced(Duration.seconds(2)), times: 60 }),
-              Effect.catchAll((e) => Effect.logWarning("a staking operation left in flight is still unsettled", e))
-            )
-          )
-        }
-        return rows.length + (yield* rewards.resume)
+        const watched = yield* leases.live(STAKING_LEASE_KIND, rows.map(stakingLeaseKey))
+        let resumed = 0
+        for (const row of rows) if (!watched.has(stakingLeaseKey(row)) && (yield* takeOver(row))) resumed++
+        return resumed
       })
     )
 
@@ -600,12 +660,14 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
         )
       })
 
+    const resumeInFlight: StakingServiceShape["resumeInFlight"] = Effect.zipWith(resumeOperations, storage(rewards.resume), (a, b) => a + b)
+
     const claimReward: StakingServiceShape["claimReward"] = (caller, rewardId) =>
       caller.keyPaused
         ? Effect.fail(stakingError("key_paused", "This key is paused; a paused key cannot claim staking rewards"))
         : storage(HOOD_REWARD_ID.test(rewardId) ? refuseHoodReward(caller, rewardId) : rewards.claim(caller, rewardId))
 
-    return { positions, build, submit, confirm, claimReward, resumeInFlight, chain, hoodRewards } satisfies StakingServiceShape
+    return { positions, build, submit, confirm, claimReward, resumeInFlight, resumeOperations, chain, hoodRewards } satisfies StakingServiceShape
   })
 
 /** The built transaction's blockhash (its lifetime token). */
