@@ -435,7 +435,7 @@ const resumeInFlight = Effect.gen(function* () {
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   const stakingResumed = yield* staking.resumeInFlight.pipe(Effect.orDie)
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
-  const bundles = yield* (yield* AtomicLaunch).recoverPass(true)
+  const bundles = yield* (yield* AtomicLaunch).recoverPass
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
   const sweep = Effect.gen(function* () {
     const taken = yield* launches.resumeInFlight

@@ -34,7 +34,7 @@ describe("atomic launches without a block engine", () => {
         const exit = await Effect.runPromiseExit(attempt)
         expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? [exit.cause.error.reason, exit.cause.error.retryable] : exit).toEqual(["block_engine_missing", true])
       }
-      expect(await Effect.runPromise(service.recoverPass(true))).toEqual({ bundles: 0, failed: 0 })
+      expect(await Effect.runPromise(service.recoverPass)).toEqual({ bundles: 0, failed: 0 })
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

@@ -36,6 +36,7 @@ import { AgentLaunchRegistry } from "../../../../actors/AgentLaunches.js"
 import { type BundleState, initialBundle } from "../../../../actors/bundle/BundleActor.js"
 import type { BlockEngineClient } from "../../../chain/solana/client/BlockEngineClient.js"
 import { readSentBundle } from "../../../chain/solana/launch/BundleChainRead.js"
+import { makeRowLeases, type RowLeases } from "../../../db/RowLease.js"
 import { findQuotePair } from "../../../domain/QuotePairs.js"
 import type { Plan } from "../../../domain/Plans.js"
 import { TierService } from "../../accounts/TierService.js"
@@ -60,7 +61,7 @@ import { SolanaLaunch, type SolanaLaunchShape } from "../SolanaLaunch.js"
 import type { BookedLeg } from "./AtomicBookings.js"
 import { bundleIo, decodeStoredBuild, encodeStoredBuild, resumeBundle, type StoredBundleBuild } from "./BundleResume.js"
 import { makeRunner } from "./BundleRunner.js"
-import { type BundleRow, findBundle, findBundleOfAttempt, insertBundle, reserveHolds, unsettledBundleIds, windowUsedUsdMicros } from "./BundleStore.js"
+import { type BundleRow, findBundle, findBundleOfAttempt, insertBundle, reserveHolds, unsettledBundles, windowUsedUsdMicros } from "./BundleStore.js"
 import { type BundleIdentity, bundleRecord, submitOutcome } from "./BundleViews.js"
 import { type Ladder, priceLadder } from "./PricingLadder.js"
 import { gateBundle, type GateLeg, type GateResult, holdsOf } from "./SpendGate.js"
@@ -100,8 +101,11 @@ export interface AtomicLaunchShape {
   readonly bundle: (accountId: string, bundleId: string) => Effect.Effect<Record<string, unknown>, LaunchError>
   /** The job record (2.7) of an atomic row, with its newest `bundleId`; undefined when the id names none. */
   readonly job: (ref: LaunchRef) => Effect.Effect<Record<string, unknown> | undefined, LaunchError>
-  /** Carries every unsettled bundle on (start-up: `startup` also settles interrupted submits). */
-  readonly recoverPass: (startup: boolean) => Effect.Effect<{ readonly bundles: number; readonly failed: number }>
+  /**
+   * Carries every unsettled bundle on under its lease: expires stale builds, settles sent or
+   * landed ones from the chain, and settles a submit whose driver is gone (its lease ended).
+   */
+  readonly recoverPass: Effect.Effect<{ readonly bundles: number; readonly failed: number }>
 }
 
 export class AtomicLaunch extends Context.Tag("curvestream/AtomicLaunch")<AtomicLaunch, AtomicLaunchShape>() {}
@@ -144,7 +148,12 @@ export interface AtomicLaunchDeps {
   readonly prices: PriceSourceShape
   readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
   readonly agentLaunches: AgentLaunches
+  /** Single ownership of a bundle across processes (default: leases in this database). */
+  readonly leases?: RowLeases
 }
+
+/** The row-lease kind of an atomic bundle (`RowLease.ts`). */
+export const BUNDLE_LEASE_KIND = "atomic_bundle"
 
 /** One leg as built: its bytes (for `/submit`'s check and for signing the owner's legs) and who signs it. */
 export interface StoredLeg {
@@ -204,6 +213,9 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
         : makeRunner({ engine: config.engine, readChain: (v) => readSentBundle(rpc, v), statusDeadlineMs: o.statusDeadlineMs, pollMs: o.pollMs })
     /** Bundles this process drives now (a submit or a recovery pass); each is driven by one fiber at a time. */
     const driving = new Set<string>()
+    /** Across processes, a bundle is driven under its row lease (an API replica's start never settles another's live submit). */
+    const leases = deps.leases ?? makeRowLeases(sql)
+    const fenceOf = (bundleId: string) => leases.fenceIn(BUNDLE_LEASE_KIND, bundleId)
     let tipAccount: string | undefined
 
     /** Storage failures (and a ledger refusal while booking, which a later pass retries) answer retryable `LAUNCH_FAILED`. */
@@ -330,16 +342,28 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
 
     const load = (bundleId: string) => findBundle(bundleId, decodeBuild).pipe(withSql, stored("reading the bundle"))
 
-    /** Runs `f` while this process holds the bundle; a second driver meanwhile is refused (submit) or skips it (recovery). */
-    const drive = <A, E>(bundleId: string, busy: Effect.Effect<A, E>, f: Effect.Effect<A, E>) =>
+    /**
+     * Runs `f` while this process holds the bundle (one fiber here, and its row lease across
+     * processes, renewed while `f` runs); a second driver meanwhile is refused (submit) or skips
+     * it (recovery). A driver that loses the lease (it stalled past it) stops with `LAUNCH_FAILED`,
+     * retryable, having stored nothing more.
+     */
+    const drive = <A>(bundleId: string, busy: Effect.Effect<A, LaunchError>, f: Effect.Effect<A, LaunchError>): Effect.Effect<A, LaunchError> =>
       Effect.suspend(() => {
         if (driving.has(bundleId)) return busy
         driving.add(bundleId)
-        return Effect.ensuring(f, Effect.sync(() => driving.delete(bundleId)))
+        const held = Effect.flatMap(leases.take(BUNDLE_LEASE_KIND, bundleId).pipe(stored("taking the bundle")), (taken) =>
+          taken
+            ? leases.whileHeld(BUNDLE_LEASE_KIND, bundleId, f).pipe(
+                Effect.catchTag("RowLeaseLost", (e) => Effect.fail(launchFailure("launch_failed", `${e.message}; read the bundle`, { retryable: true })))
+              )
+            : busy
+        )
+        return Effect.ensuring(held, Effect.sync(() => driving.delete(bundleId)))
       })
 
     const ioOf = (row: BundleRow<AtomicStoredBuild>) =>
-      bundleIo(ledger, row, () => Date.now()).pipe(withSql)
+      bundleIo(ledger, row, () => Date.now(), fenceOf(row.bundleId)).pipe(withSql)
 
     // ---- build -------------------------------------------------------------------------------
 
@@ -378,7 +402,7 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
           for (;;) {
             const current = yield* load(bundle.bundleId)
             if (current === undefined) break
-            const settleOnce = drive(current.bundleId, Effect.succeed(current.state), settle(current, false))
+            const settleOnce = drive(current.bundleId, Effect.succeed(current.state), Effect.flatMap(load(current.bundleId), (fresh) => (fresh === undefined ? Effect.succeed(current.state) : settle(fresh))))
             if (current.state.phase !== "sent" && !(current.state.phase === "landed" && current.state.buys.some((b) => b.outcome === "pending"))) {
               if (current.state.phase === "landed") yield* settleOnce
               break
@@ -565,11 +589,14 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
 
     // ---- submit ------------------------------------------------------------------------------
 
-    /** One recovery pass over a stored bundle (chain read, owed bookings). */
-    const settle = (row: BundleRow<AtomicStoredBuild>, startup: boolean) =>
+    /**
+     * One recovery pass over a stored bundle (chain read, owed bookings), by its lease holder: a
+     * bundle found `submitting` or `signing` under our lease lost its driver (that driver's lease
+     * ended), so it is settled as a restart would.
+     */
+    const settle = (row: BundleRow<AtomicStoredBuild>) =>
       Effect.gen(function* () {
-        if (!startup && (row.state.phase === "submitting" || row.state.phase === "signing")) return row.state
-        return yield* resumeBundle(runner!, ledger, row, yield* Clock.currentTimeMillis).pipe(withSql)
+        return yield* resumeBundle(runner!, ledger, row, yield* Clock.currentTimeMillis, fenceOf(row.bundleId)).pipe(withSql)
       }).pipe(stored("settling the bundle"))
 
     const answerSent = (row: BundleRow<AtomicStoredBuild>, s: BundleState): AtomicSubmitAnswer | undefined => submitOutcome(identity(row), s)
@@ -608,7 +635,7 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
         if (s.phase !== "submitting" || row.state.phase !== "built") {
           // Not this call's to run: the stored outcome (one recovery pass first for an unknown one), never a resend.
           if (s.phase === "submitting" || s.phase === "signing") return yield* inProgress()
-          if (s.phase === "sent") s = yield* settle({ ...row, state: s }, false)
+          if (s.phase === "sent") s = yield* settle({ ...row, state: s })
           const answer = answerSent(row, s)
           if (answer !== undefined) return answer
           return yield* notFound()
@@ -662,23 +689,24 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
 
     // ---- recovery ----------------------------------------------------------------------------
 
-    const recoverPass: AtomicLaunchShape["recoverPass"] = (startup) =>
-      Effect.gen(function* () {
-        if (runner === undefined) return { bundles: 0, failed: 0 }
-        const ids = yield* unsettledBundleIds().pipe(withSql, Effect.orElseSucceed(() => [] as ReadonlyArray<string>))
-        let failed = 0
-        for (const id of ids) {
-          const r = yield* Effect.either(
-            drive(id, Effect.void, Effect.flatMap(load(id), (row) => (row === undefined ? Effect.void : Effect.asVoid(settle(row, startup)))))
-          )
-          if (r._tag === "Left") failed++
-        }
-        return { bundles: ids.length, failed }
-      })
+    const recoverPass: AtomicLaunchShape["recoverPass"] = Effect.gen(function* () {
+      if (runner === undefined) return { bundles: 0, failed: 0 }
+      const nowMs = yield* Clock.currentTimeMillis
+      const rows = yield* unsettledBundles().pipe(withSql, Effect.orElseSucceed(() => []))
+      // A live build has nothing due (it expires at expiresAt): left alone, no lease taken.
+      const due = rows.filter((r) => r.phase !== "built" || r.expiresAtMs <= nowMs)
+      let failed = 0
+      for (const { bundleId } of due) {
+        // Re-read under the lease: the row may have moved since the listing.
+        const r = yield* Effect.either(drive(bundleId, Effect.void, Effect.flatMap(load(bundleId), (row) => (row === undefined ? Effect.void : Effect.asVoid(settle(row))))))
+        if (r._tag === "Left") failed++
+      }
+      return { bundles: due.length, failed }
+    })
 
     if (runner !== undefined) {
       yield* Effect.forkScoped(
-        recoverPass(false).pipe(
+        recoverPass.pipe(
           Effect.catchAllCause((c) => Effect.logWarning("atomic bundle recovery pass failed", c)),
           Effect.repeat(Schedule.spaced(Duration.millis(o.recoveryIntervalMs)))
         )

@@ -11,7 +11,7 @@
  * - `landed` → every owed item asked for again (each performed once, `atomic_bookings`), and a
  *   recovery pass while a buy's own outcome is still unread.
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { BundleState } from "../../../../actors/bundle/BundleActor.js"
@@ -81,19 +81,41 @@ export const bookingTargetAt = (b: StoredBundleBuild, s: BundleState): BookingTa
 
 type Runner = ReturnType<typeof makeRunner>
 
-/** The runner's io for one stored bundle: every state saved to its row, every output booked. */
-export const bundleIo = (ledger: LaunchLedgerShape, row: BundleRow<StoredBundleBuild>, clockMs: () => number) =>
+/**
+ * The runner's io for one stored bundle: every state saved to its row, every output booked. With
+ * `fence` (the driving process's row lease, `RowLease.fenceIn`), each state is saved in one
+ * transaction with the fence, so a process that lost the bundle to another stores nothing more
+ * (and, `Sent` being stored before the bundle leaves, sends nothing).
+ */
+export const bundleIo = (
+  ledger: LaunchLedgerShape,
+  row: BundleRow<StoredBundleBuild>,
+  clockMs: () => number,
+  fence?: Effect.Effect<void, SqlError, SqlClient.SqlClient>
+) =>
   Effect.map(
     Effect.context<SqlClient.SqlClient>(),
     (ctx): RunnerIo<BookingFailure> => ({
-      save: (s) => Effect.provide(saveState(row.bundleId, s, clockMs()), ctx),
+      save: (s) =>
+        Effect.provide(
+          fence === undefined
+            ? saveState(row.bundleId, s, clockMs())
+            : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.zipRight(fence, saveState(row.bundleId, s, clockMs())))),
+          ctx
+        ),
       perform: (s, o) => Effect.provide(makeBookings(ledger, bookingTargetAt(row.build, s)).perform(o), ctx)
     })
   )
 
-export const resumeBundle = (runner: Runner, ledger: LaunchLedgerShape, row: BundleRow<StoredBundleBuild>, nowMs: number) =>
+export const resumeBundle = (
+  runner: Runner,
+  ledger: LaunchLedgerShape,
+  row: BundleRow<StoredBundleBuild>,
+  nowMs: number,
+  fence?: Effect.Effect<void, SqlError, SqlClient.SqlClient>
+) =>
   Effect.gen(function* () {
-    const io = yield* bundleIo(ledger, row, () => nowMs)
+    const io = yield* bundleIo(ledger, row, () => nowMs, fence)
     let s = row.state
     if (s.phase === "submitting") s = yield* runner.apply(s, { _tag: "SubmitRefused", kind: "bytes", detail: "submit interrupted before signing", atMs: nowMs }, io)
     switch (s.phase) {

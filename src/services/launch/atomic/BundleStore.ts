@@ -186,6 +186,16 @@ export const unsettledBundleIds = (limit = UNSETTLED_BATCH_MAX): Effect.Effect<R
       SELECT bundle_id, state FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at LIMIT ${limit}`
   ).pipe(Effect.map((rows) => rows.map((r) => r.bundle_id)))
 
+/** Unsettled bundles with what a recovery pass decides on before touching one (a live build has nothing due). */
+export const unsettledBundles = (
+  limit = UNSETTLED_BATCH_MAX
+): Effect.Effect<ReadonlyArray<{ readonly bundleId: string; readonly phase: string; readonly expiresAtMs: number }>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<{ bundle_id: string; phase: string; expires_at: Date | string }>`
+      SELECT bundle_id, phase, expires_at FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at LIMIT ${limit}`
+  ).pipe(Effect.map((rows) => rows.map((r) => ({ bundleId: r.bundle_id, phase: r.phase, expiresAtMs: new Date(r.expires_at).getTime() }))))
+
 /** The newest bundle of a ledger attempt (a same-id build's repeat table, the job read). */
 export const findBundleOfAttempt = <B>(accountId: string, clientLaunchId: string, attempt: number, decodeBuild: (text: string) => B) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
