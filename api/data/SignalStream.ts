@@ -134,7 +134,8 @@ export const parseStreamFilter = (query: string): StreamFilter | Reply => {
 export const matchesStream = (f: StreamFilter, s: Signal): boolean =>
   s.chain === f.chain && (f.patterns === undefined || f.patterns.includes(s.pattern)) && f.qualities.includes(s.quality)
 
-const writeHttp = (res: HttpResponse, reply: Reply) => {
+/** Writes an HTTP reply to an upgrade request (inside `cork`). */
+export const writeHttp = (res: HttpResponse, reply: Reply) => {
   res.writeStatus(statusLine(reply.status))
   if (reply.contentType !== undefined) res.writeHeader("Content-Type", reply.contentType)
   for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v)
