@@ -624,6 +624,7 @@ const program = Effect.gen(function* () {
     host: config.host,
     port: config.dataPort,
     maxBodyBytes: config.maxBodyBytes,
+    streamThreads: config.dataStreamThreads,
     nowMs: Date.now,
     simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
     tokenShards: config.actorShards
