@@ -7,6 +7,9 @@
  *   tracking data, and a bench `authenticate` that maps N distinct bearer tokens to N accounts
  *   (the stream allows 8 sockets per account; one socket each here), plans cycling free/pro/max
  *   so the stream serializes each signal once per plan as it does in production.
+ * - `uws2`: the same on 2 stream threads (`streamThreads: 2`, api/data/ThreadedStream.ts): the
+ *   listener hands each connection to one of two worker threads, which write their sockets; its
+ *   child gets the last 2 cores (on a 2-core machine, the subscribers' core too).
  * - `ws` (baseline): node's `ws` package `WebSocketServer` on the same hub, broadcasting
  *   `JSON.stringify({type:"signal",signal})` to every open client: no auth, no filters, no
  *   per-plan projection, no buffer bound.
@@ -36,7 +39,7 @@
  * (default 1000; quick 100), `WSBENCH_SIGNALS` (per phase, default 300; quick 40), `WSBENCH_RATES`
  * (comma-separated signals/s, each optionally `x` a burst size: `100x10` publishes 10 signals in one
  * `hub.publish` 10 times a second, as a detector batch arrives; default `10,100,100x10`), `WSBENCH_CLIENTS` (`ws,lean` default, or one),
- * `WSBENCH_SERVERS` (`uws,ws` default, or one), `BENCH_PIN=0` (no taskset), and for shared
+ * `WSBENCH_SERVERS` (`uws,uws2,ws` default, or some), `BENCH_PIN=0` (no taskset), and for shared
  * machines `BENCH_QUIET_WAIT_SECONDS` (default 30, quick 0: longest wait for quiet before the run,
  * and up to 10 s before each phase), `BENCH_MAX_OTHER_CPU` (default 25: % of one core other work
  * may use during a phase before it is repeated), `BENCH_ATTEMPTS` (default 2, quick 1).
@@ -58,8 +61,11 @@ import { SignalHub } from "../src/services/signals/SignalHub.js"
 import { seedTrackingData } from "../src/services/tracking/Seed.js"
 import { make as makeTracking, type PlanId } from "../src/services/tracking/Tracking.js"
 
-type ServerKind = "uws" | "ws"
-const KINDS: ReadonlyArray<ServerKind> = ["uws", "ws"]
+type ServerKind = "uws" | "uws2" | "ws"
+const KINDS: ReadonlyArray<ServerKind> = ["uws", "uws2", "ws"]
+const isServerKind = (k: string | undefined): k is ServerKind => k === "uws" || k === "uws2" || k === "ws"
+/** Threads holding the stream's sockets (`DATA_STREAM_THREADS`) per curvestream server kind. */
+const STREAM_THREADS: Partial<Record<ServerKind, number>> = { uws: 1, uws2: 2 }
 type ClientKind = "ws" | "lean"
 const CLIENT_NAMES: Record<ClientKind, string> = {
   ws: "`ws` clients",
@@ -67,6 +73,7 @@ const CLIENT_NAMES: Record<ClientKind, string> = {
 }
 const SERVER_NAMES: Record<ServerKind, string> = {
   uws: "curvestream stream (uWS, `api/data/SignalStream.ts`)",
+  uws2: "curvestream stream on 2 threads (`DATA_STREAM_THREADS=2`, `api/data/ThreadedStream.ts`)",
   ws: "baseline: `ws` WebSocketServer broadcast"
 }
 const HOST = "127.0.0.1"
@@ -187,7 +194,8 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
   let port: number
   let stats: () => ServerStats
   let close: () => Promise<void>
-  if (kind === "uws") {
+  const threads = STREAM_THREADS[kind]
+  if (threads !== undefined) {
     const tracking = makeTracking(seedTrackingData())
     const principals = new Map<string, DataPrincipal>()
     for (let i = 0; i < subscribers; i++) {
@@ -201,6 +209,7 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
         port: 0,
         maxBodyBytes: 64 * 1024,
         routes: [],
+        streamThreads: threads,
         stream: { hub, tracking, authenticate: (headers) => Effect.succeed(principals.get(headers.authorization ?? "")) }
       }).pipe(Scope.extend(scope), Logger.withMinimumLogLevel(LogLevel.Error))
     )
@@ -260,7 +269,8 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
       publishMs.push(performance.now() - t0)
       // uWS writes pub/sub messages when the loop turns (before the poll and after it); an immediate runs after that.
       await new Promise((r) => setImmediate(r))
-      flushMs.push(performance.now() - t0)
+      // With stream threads the sockets are written on those threads, not by this loop: nothing here to time.
+      flushMs.push(threads !== undefined && threads > 1 ? Number.NaN : performance.now() - t0)
     }
     send({ type: "done", firstSentAt, publishMs, flushMs, lagMs })
   }
@@ -292,7 +302,7 @@ const envNumber = (name: string, fallback: number): number => {
 const SUBSCRIBERS = Math.floor(envNumber("WSBENCH_SUBSCRIBERS", quick ? 100 : 1_000))
 const SIGNALS = Math.floor(envNumber("WSBENCH_SIGNALS", quick ? 40 : 300))
 const SERVERS = (process.env.WSBENCH_SERVERS ?? KINDS.join(",")).split(",").map((k): ServerKind => {
-  if (k !== "uws" && k !== "ws") throw new Error(`WSBENCH_SERVERS: '${k}' is not uws or ws`)
+  if (!isServerKind(k)) throw new Error(`WSBENCH_SERVERS: '${k}' is not uws, uws2 or ws`)
   return k
 })
 const CLIENTS = (process.env.WSBENCH_CLIENTS ?? "ws,lean").split(",").map((c): ClientKind => {
@@ -357,10 +367,10 @@ interface Child {
   stop(): Promise<void>
 }
 
-const startChild = (kind: ServerKind, cpu: number | undefined): Promise<Child> =>
+const startChild = (kind: ServerKind, cpu: string | undefined): Promise<Child> =>
   new Promise((resolve, reject) => {
     const nodeArgs = ["--max-semi-space-size=64", "--import", "tsx", SELF, "serve", kind, String(SUBSCRIBERS)]
-    const [cmd, args] = cpu === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(cpu), process.execPath, ...nodeArgs]]
+    const [cmd, args] = cpu === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", cpu, process.execPath, ...nodeArgs]]
     const child: ChildProcess = spawn(cmd, args, { stdio: ["ignore", "inherit", "inherit", "ipc"] })
     const waiting = new Map<string, (m: FromChild) => void>()
     const timer = setTimeout(() => {
@@ -702,7 +712,7 @@ interface ServerRun {
 
 type CpuTools = Pick<typeof import("./http.js"), "machineCpu" | "busyCorePct" | "awaitQuiet">
 
-const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: number | undefined, tools: CpuTools): Promise<ServerRun> => {
+const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: string | undefined, tools: CpuTools): Promise<ServerRun> => {
   const ticks = clockTicksPerSec()
   const child = await startChild(kind, cpu)
   const recorder = new Recorder()
@@ -941,13 +951,13 @@ const render = (
   out.push(`Sockets: ${notes.join("; ")}.`)
   out.push("")
   const verdictRows = CLIENTS.flatMap((client) =>
-    RATES.map((rate) => {
-      const p = runs.find((r) => r.server === "uws" && r.client === client)?.phases.find((x) => x.label === rate.label)
+    SERVERS.filter((k) => k !== "ws").flatMap((kind) => RATES.map((rate) => {
+      const p = runs.find((r) => r.server === kind && r.client === client)?.phases.find((x) => x.label === rate.label)
       const b = runs.find((r) => r.server === "ws" && r.client === client)?.phases.find((x) => x.label === rate.label)
       const complete = p !== undefined && p.delivered === p.expected && p.outOfOrder === 0
       const met = complete && p.latency.p99 < BUDGET_P99_MS
       return [
-        `${rate.burst === 1 ? `${int(rate.rate)} signals/s` : `${int(rate.rate)} signals/s in bursts of ${rate.burst}`} to ${int(SUBSCRIBERS)} subscribers (${CLIENT_NAMES[client]})`,
+        `${rate.burst === 1 ? `${int(rate.rate)} signals/s` : `${int(rate.rate)} signals/s in bursts of ${rate.burst}`} to ${int(SUBSCRIBERS)} subscribers (${CLIENT_NAMES[client]}; ${STREAM_THREADS[kind] === 1 ? "1 thread" : `${STREAM_THREADS[kind]} threads`})`,
         `p99 < ${BUDGET_P99_MS} ms`,
         p === undefined
           ? "n/a"
@@ -962,7 +972,7 @@ const render = (
                 ? "**not shown on this run**: other work used the machine (⚠ above); rerun on a quiet machine"
                 : "**not met**"
       ]
-    })
+    }))
   )
   out.push(
     [["Budget (DESIGN.md)", "Target", "Measured", "Verdict"], ["---", "---", "---", "---"]]
@@ -990,16 +1000,23 @@ const main = async () => {
     QUIET_WAIT_SECONDS > 0 ? await awaitQuiet(25, QUIET_WAIT_SECONDS, log) : { waitedSec: 0, busyCorePct: await backgroundBusyCorePct(1) }
   const cores = os.cpus().length
   const pin = PIN && cores >= 2 && process.platform === "linux" && hasTaskset()
-  const serverCpu = pin ? cores - 1 : undefined
+  // A server with N stream threads gets the last N cores (all of them on a 2-core machine, the subscribers' core 0 too).
+  const serverCpus = (kind: ServerKind): string | undefined => {
+    if (!pin) return undefined
+    const n = Math.min(cores, STREAM_THREADS[kind] ?? 1)
+    return n === 1 ? String(cores - 1) : `${cores - n}-${cores - 1}`
+  }
   let placement = "not pinned (the OS schedules clients and server on any core)"
   if (pin) {
     execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" })
-    placement = `server child pinned to core ${serverCpu} (taskset -c ${serverCpu}); subscribers' process pinned to core 0 (taskset -a -p -c 0)`
+    placement =
+      `subscribers' process pinned to core 0 (taskset -a -p -c 0); ` +
+      SERVERS.map((k) => `${k} server child on core${serverCpus(k)!.includes("-") ? "s" : ""} ${serverCpus(k)} (taskset -c ${serverCpus(k)})`).join(", ")
   }
   const startedAt = new Date()
   const t0 = performance.now()
   const runs: ServerRun[] = []
-  for (const client of CLIENTS) for (const kind of SERVERS) runs.push(await benchServer(kind, client, serverCpu, { machineCpu, busyCorePct, awaitQuiet }))
+  for (const client of CLIENTS) for (const kind of SERVERS) runs.push(await benchServer(kind, client, serverCpus(kind), { machineCpu, busyCorePct, awaitQuiet }))
   const section = render(startedAt, (performance.now() - t0) / 1000, placement, background, loadStart, runs)
   process.stdout.write(`${section}\n`)
   if (!quick) {
@@ -1010,7 +1027,7 @@ const main = async () => {
 
 if (argv[0] === "serve") {
   const kind = argv[1]
-  if (kind !== "uws" && kind !== "ws") throw new Error(`serve: unknown server '${kind}'`)
+  if (!isServerKind(kind)) throw new Error(`serve: unknown server '${kind}'`)
   serve(kind, Number(argv[2] ?? "1000")).catch((e: unknown) => {
     log(`bench ws server failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
     process.exit(1)
