@@ -26,6 +26,7 @@ import {
   parseStreamFilter,
   type SignalStream,
   type SignalStreamOptions,
+  type SignalStreamStats,
   STREAM_PATH,
   type StreamFilter,
   topicOf
@@ -228,6 +229,62 @@ describe("topicOf", () => {
   })
 })
 
+/** How a case checks the stream's counters: at once (one thread), or once the threads' reports arrived. */
+type Check = (served: Served, want: Partial<SignalStreamStats>) => void | Promise<void>
+const checkNow: Check = (served, want) => {
+  expect(served.stream.stats()).toMatchObject(want)
+}
+
+/** A paused client is dropped with 4013 after a prefix of the stream; `opened` runs once both clients have their snapshots. */
+const slowClientDropped = async (served: Served, check: Check, opened?: (served: Served) => Promise<void>) => {
+    const slow = connect(served, "free-a")
+    const healthy = connect(served, "free-b")
+    await Promise.all([slow.opened, healthy.opened])
+    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    await opened?.(served)
+    slow.ws.pause()
+    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
+    let published = 0
+    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
+      served.hub.publish([sig({ details: { filler } })])
+      published++
+      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5)) // lets uWS write and the kernel buffers fill
+    }
+    await check(served, { droppedSlow: 1, open: 1, topics: 1 })
+    const after = sig()
+    served.hub.publish([after])
+    published++
+    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
+    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    expect(closed.reason).toContain("slow client")
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got.length).toBeLessThan(published)
+    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
+    healthy.ws.close()
+    await healthy.closed
+}
+
+/** One hub batch past half of uWS's headroom: the paused client is closed with 4013 before anything is skipped. */
+const bigBatchChecked = async (served: Served, check: Check) => {
+    const slow = connect(served, "free-a")
+    await slow.opened
+    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
+    slow.ws.pause()
+    // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
+    const filler = ["y".repeat(8 * 1024)]
+    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
+    served.hub.publish(batch)
+    await check(served, { droppedSlow: 1 })
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+}
+
 describe.each([
   ["app.publish", true],
   ["publishing through an open socket", false]
@@ -280,52 +337,11 @@ describe.each([
   })
 
   it("drops a client that stops reading (4013): it has had a prefix of the stream, never a gap, and the others go on", async () => {
-    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    const healthy = connect(served, "free-b")
-    await Promise.all([slow.opened, healthy.opened])
-    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
-    slow.ws.pause()
-    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
-    let published = 0
-    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
-      served.hub.publish([sig({ details: { filler } })])
-      published++
-      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5)) // lets uWS write and the kernel buffers fill
-    }
-    expect(served.stream.stats()).toMatchObject({ droppedSlow: 1, open: 1, topics: 1 })
-    const after = sig()
-    served.hub.publish([after])
-    published++
-    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
-    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    expect(closed.reason).toContain("slow client")
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got.length).toBeLessThan(published)
-    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
-    healthy.ws.close()
-    await healthy.closed
+    await slowClientDropped(await serve(withApp, { maxBufferedBytes: 64 * 1024 }), checkNow)
   }, 60_000)
 
   it("a batch larger than half of uWS's headroom is checked before it is all queued: the paused client is closed with 4013, never skipped", async () => {
-    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    await slow.opened
-    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
-    slow.ws.pause()
-    // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
-    const filler = ["y".repeat(8 * 1024)]
-    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
-    served.hub.publish(batch)
-    expect(served.stream.stats().droppedSlow).toBe(1)
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+    await bigBatchChecked(await serve(withApp, { maxBufferedBytes: 64 * 1024 }), checkNow)
   }, 60_000)
 })
 
@@ -377,13 +393,15 @@ const serveThreaded = async (threads: number, options: Partial<SignalStreamOptio
   return served
 }
 
-const statsReach = (served: { stream: { stats: () => ThreadedStreamStats } }, want: Partial<ThreadedStreamStats>) =>
-  eventually(() => (Object.entries(want).every(([k, v]) => JSON.stringify(served.stream.stats()[k as keyof ThreadedStreamStats]) === JSON.stringify(v)) ? true : undefined), {
+const statsReach = (served: { stream: { stats: () => SignalStreamStats } }, want: Partial<ThreadedStreamStats>): Promise<void> =>
+  eventually(() => (Object.entries(want).every(([k, v]) => JSON.stringify((served.stream.stats() as Partial<ThreadedStreamStats>)[k as keyof ThreadedStreamStats]) === JSON.stringify(v)) ? true : undefined), {
     what: `stats ${JSON.stringify(want)}`,
     deadlineMs: 10_000,
     intervalMs: 5,
     detail: () => JSON.stringify(served.stream.stats())
-  })
+  }).then(() => undefined)
+
+const checkEventually: Check = statsReach
 
 describe("served from two threads (DATA_STREAM_THREADS=2)", () => {
   it("spreads sockets over both threads; each gets its snapshot, then its signals once and in order, projected for its plan; the data routes answer on the same port", async () => {
@@ -456,48 +474,11 @@ describe("served from two threads (DATA_STREAM_THREADS=2)", () => {
 
   it("drops a client that stops reading (4013) on its thread: it has had a prefix of the stream, never a gap, and the others go on", async () => {
     const served = await serveThreaded(2, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    const healthy = connect(served, "free-b")
-    await Promise.all([slow.opened, healthy.opened])
-    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
-    await statsReach(served, { openByThread: [1, 1] })
-    slow.ws.pause()
-    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
-    let published = 0
-    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
-      served.hub.publish([sig({ details: { filler } })])
-      published++
-      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5))
-    }
-    expect(served.stream.stats()).toMatchObject({ droppedSlow: 1, open: 1, topics: 1 })
-    const after = sig()
-    served.hub.publish([after])
-    published++
-    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
-    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got.length).toBeLessThan(published)
-    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
+    await slowClientDropped(served, checkEventually, () => statsReach(served, { openByThread: [1, 1] }))
   }, 60_000)
 
   it("a batch larger than half of uWS's headroom is checked on the socket's thread: the paused client is closed with 4013, never skipped", async () => {
-    const served = await serveThreaded(2, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    await slow.opened
-    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
-    slow.ws.pause()
-    const filler = ["y".repeat(8 * 1024)]
-    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
-    served.hub.publish(batch)
-    await statsReach(served, { droppedSlow: 1 })
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+    await bigBatchChecked(await serveThreaded(2, { maxBufferedBytes: 64 * 1024 }), checkEventually)
   }, 60_000)
 
   it("shuts down cleanly: every socket closed with 1001, the threads gone", async () => {
