@@ -981,7 +981,54 @@ const render = (
       .join("\n")
   )
   out.push("")
+  out.push(...projection(runs))
   return out.join("\n")
+}
+
+/** Threads the projection is drawn for. */
+const PROJECTED_THREADS: ReadonlyArray<number> = [1, 2, 8, 16]
+
+/**
+ * The stream-threads projection, per client kind and rate where both curvestream servers ran: each of N threads writes
+ * S/N sockets at the one-thread server's CPU per delivery `w`, after the main thread's share per signal `c` (the
+ * two-thread server's `hub.publish` p50: per-plan serialization and one message per thread); p99 moves by as much as
+ * the written-out time does. A model, assuming a free core per thread; the rows measured on this machine are beside it.
+ */
+const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
+  const rows: string[][] = []
+  for (const client of CLIENTS) {
+    for (const rate of RATES) {
+      const one = runs.find((r) => r.server === "uws" && r.client === client)?.phases.find((x) => x.label === rate.label)
+      const two = runs.find((r) => r.server === "uws2" && r.client === client)?.phases.find((x) => x.label === rate.label)
+      if (one === undefined || two === undefined) continue
+      const writtenOut = (n: number) => two.publish.p50 + (SUBSCRIBERS * one.serverCpuUsPerDelivery) / n / 1000
+      rows.push([
+        rate.label,
+        CLIENT_NAMES[client],
+        fixed(one.serverCpuUsPerDelivery, 2),
+        ms(two.publish.p50),
+        `${ms(one.flush.p50)} / ${ms(one.latency.p99)}`,
+        `${ms(two.latency.p99)}${two.disturbed ? " ⚠" : ""}`,
+        ...PROJECTED_THREADS.map((n) => `${ms(writtenOut(n))} / ${ms(one.latency.p99 - writtenOut(1) + writtenOut(n))}`)
+      ])
+    }
+  }
+  if (rows.length === 0) return []
+  return [
+    `Stream threads, measured and projected. Model: a signal is written out after the main thread's share \`c\` (the 2-thread server's \`hub.publish\` p50: ` +
+      `serialization per plan and one message per thread) plus, on each of N threads in parallel, its ${int(SUBSCRIBERS)}/N sockets at \`w\` µs each (the ` +
+      `1-thread server's CPU per delivery, nearly all kernel writes); p99 is the 1-thread p99 moved by the change in that time. It assumes a free core ` +
+      `per thread and readers that are not on the server's cores, which this machine cannot give the 2-thread server (see Placement).`,
+    "",
+    [
+      ["Rate", "Clients", "w (µs/socket)", "c (ms)", "1 thread measured: written out p50 / p99", "2 threads measured: p99", ...PROJECTED_THREADS.map((n) => `${n} thread${n === 1 ? "" : "s"} model: written out / p99`)],
+      ["---:", "---", "---:", "---:", "---:", "---:", ...PROJECTED_THREADS.map(() => "---:")]
+    ]
+      .concat(rows)
+      .map((r) => `| ${r.join(" | ")} |`)
+      .join("\n"),
+    ""
+  ]
 }
 
 const writeDoc = (section: string): void => {

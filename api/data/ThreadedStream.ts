@@ -24,6 +24,8 @@
  */
 import * as uWS from "uws-pack"
 import { Cause, Effect, Exit, type Fiber, Option, Runtime } from "effect"
+import { createRequire } from "node:module"
+import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { errorReply, type Reply } from "../Http.js"
 import { internalError, type MountedRoutes, type RouteDef } from "../Router.js"
@@ -71,6 +73,9 @@ interface Thread {
   droppedSlow: number
   live: boolean
 }
+
+/** The threads run the TypeScript sources as the process does: tsx's loader, by path, so any working directory finds it. */
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href
 
 type ChildApps = { addChildAppDescriptor(d: number): void; removeChildAppDescriptor(d: number): void }
 
@@ -176,7 +181,7 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
     }
 
     const spawn = Effect.async<Thread>((resume) => {
-      const worker = new Worker(new URL("./StreamWorker.ts", import.meta.url), { workerData: data, execArgv: ["--import", "tsx"] })
+      const worker = new Worker(new URL("./StreamWorker.ts", import.meta.url), { workerData: data, execArgv: ["--import", TSX_LOADER] })
       worker.once("message", (m: FromWorker) => {
         if (m.t !== "ready") return
         const thread: Thread = { worker, descriptor: m.descriptor, admitted: new Map(), requests: new Map(), droppedSlow: 0, live: true }
@@ -192,6 +197,8 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
         resume(Effect.succeed(thread))
       })
       worker.once("error", (e) => runFork(Effect.logError("data stream thread failed", e).pipe(Effect.annotateLogs({ server: "data" }))))
+      // A thread that cannot start (its module fails to load) ends the start instead of leaving it waiting.
+      worker.once("exit", (code) => resume(Effect.dieMessage(`data stream thread exited (${code}) before it was ready`)))
     })
 
     const threads: Array<Thread> = yield* Effect.acquireRelease(Effect.all(Array.from({ length: input.threads }, () => spawn)), (all) =>
