@@ -34,6 +34,10 @@
  *   client has received a prefix of the stream, never a gap. (`closeOnBackpressureLimit` stays
  *   off: uWS then shuts the socket's reading side down instead of sending a close code.)
  * - At most `maxSocketsTotal` sockets in the process (further upgrades close with 1013).
+ *
+ * The pieces are split by thread so the stream can also run on several (`ThreadedStream.ts`):
+ * the ledger (`makeStreamLedger`: caps, topics, snapshot, per-plan messages) lives where the hub
+ * is; the socket guard (`makeSocketGuard`: slow-client sweeps, pings) where the sockets are.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "uws-pack"
 import { type Effect, Exit, type Fiber, Runtime } from "effect"
