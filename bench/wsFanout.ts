@@ -47,7 +47,7 @@
 import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -358,6 +358,28 @@ const processCpuSec = (pid: number, ticksPerSec: number): { readonly user: numbe
   } catch {
     return { user: Number.NaN, sys: Number.NaN }
   }
+}
+
+/** CPU seconds (user + system) per thread of a process, from /proc/<pid>/task; empty when unavailable. */
+const threadCpuSec = (pid: number, ticksPerSec: number): Map<string, number> => {
+  const out = new Map<string, number>()
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) / ticksPerSec)
+    }
+  } catch {
+    // a thread that ended between the listing and the read: what was read stands
+  }
+  return out
+}
+
+/** The most CPU any one thread used between two readings (s). */
+const busiestThreadSec = (before: Map<string, number>, after: Map<string, number>): number => {
+  let most = 0
+  for (const [tid, sec] of after) most = Math.max(most, sec - (before.get(tid) ?? 0))
+  return most
 }
 
 interface Child {
@@ -687,6 +709,8 @@ interface PhaseResult {
   readonly serverCpuUsPerDelivery: number
   /** Of which in the kernel (stime): the socket writes and loopback TCP. */
   readonly serverSysUsPerDelivery: number
+  /** The server's busiest thread's CPU per delivery: with stream threads, one thread's share of the writes. */
+  readonly busiestThreadUsPerDelivery: number
   readonly clientCpuPct: number
   readonly clientCpuUsPerDelivery: number
   readonly otherCpuPct: number
@@ -748,6 +772,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: string
         recorder.onComplete = resolve
       })
       const server0 = processCpuSec(child.pid, ticks)
+      const threads0 = threadCpuSec(child.pid, ticks)
       const client0 = process.cpuUsage()
       const machine0 = tools.machineCpu()
       const t0 = now()
@@ -757,6 +782,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: string
       const end = recorder.remaining === 0 ? recorder.lastReceiveAt : now()
       const elapsedSec = (end - t0) / 1000
       const server1 = processCpuSec(child.pid, ticks)
+      const busiestSec = busiestThreadSec(threads0, threadCpuSec(child.pid, ticks))
       const serverUserSec = server1.user - server0.user
       const serverSysSec = server1.sys - server0.sys
       const serverCpuSec = serverUserSec + serverSysSec
@@ -789,6 +815,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: string
         serverCpuPct,
         serverCpuUsPerDelivery: (1e6 * serverCpuSec) / Math.max(1, recorder.n),
         serverSysUsPerDelivery: (1e6 * serverSysSec) / Math.max(1, recorder.n),
+        busiestThreadUsPerDelivery: (1e6 * busiestSec) / Math.max(1, recorder.n),
         clientCpuPct,
         clientCpuUsPerDelivery: (client.user + client.system) / Math.max(1, recorder.n),
         otherCpuPct: busy - serverCpuPct - clientCpuPct,
@@ -909,6 +936,7 @@ const render = (
         `${p.outOfOrder} / ${p.stray}`,
         pct(p.serverCpuPct),
         `${fixed(p.serverCpuUsPerDelivery, 2)} (${fixed(p.serverSysUsPerDelivery, 2)})`,
+        fixed(p.busiestThreadUsPerDelivery, 2),
         `${pct(p.clientCpuPct)} (${fixed(p.clientCpuUsPerDelivery, 2)} µs)`,
         `${pct(p.otherCpuPct)}${p.disturbed ? " ⚠" : ""}${p.attempts > 1 ? ` (${p.attempts} runs)` : ""}`
       ])
@@ -916,8 +944,8 @@ const render = (
   }
   out.push(
     [
-      ["Rate", "Clients", "Server", "delivered / expected", "deliveries/s", "p50", "p99", "p99.9", "max", "first subscriber p50 / p99", "last subscriber p50 / p99 / max", "server publish p50 / p99", "server written out p50 / p99", "publisher lag p99", "out of order / stray", "server CPU", "server CPU µs/delivery (of which kernel)", "client CPU (µs/delivery)", "other CPU"],
-      ["---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
+      ["Rate", "Clients", "Server", "delivered / expected", "deliveries/s", "p50", "p99", "p99.9", "max", "first subscriber p50 / p99", "last subscriber p50 / p99 / max", "server publish p50 / p99", "server written out p50 / p99", "publisher lag p99", "out of order / stray", "server CPU", "server CPU µs/delivery (of which kernel)", "busiest server thread µs/delivery", "client CPU (µs/delivery)", "other CPU"],
+      ["---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
     ]
       .concat(rows)
       .map((r) => `| ${r.join(" | ")} |`)
@@ -1009,6 +1037,7 @@ const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
         ms(two.publish.p50),
         `${ms(one.flush.p50)} / ${ms(one.latency.p99)}`,
         `${ms(two.latency.p99)}${two.disturbed ? " ⚠" : ""}`,
+        `${fixed(one.busiestThreadUsPerDelivery, 2)} / ${fixed(two.busiestThreadUsPerDelivery, 2)}`,
         ...PROJECTED_THREADS.map((n) => `${ms(writtenOut(n))} / ${ms(one.latency.p99 - writtenOut(1) + writtenOut(n))}`)
       ])
     }
@@ -1021,8 +1050,8 @@ const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
       `per thread and readers that are not on the server's cores, which this machine cannot give the 2-thread server (see Placement).`,
     "",
     [
-      ["Rate", "Clients", "w (µs/socket)", "c (ms)", "1 thread measured: written out p50 / p99", "2 threads measured: p99", ...PROJECTED_THREADS.map((n) => `${n} thread${n === 1 ? "" : "s"} model: written out / p99`)],
-      ["---:", "---", "---:", "---:", "---:", "---:", ...PROJECTED_THREADS.map(() => "---:")]
+      ["Rate", "Clients", "w (µs/socket)", "c (ms)", "1 thread measured: written out p50 / p99", "2 threads measured: p99", "busiest thread µs/delivery, 1 / 2 threads", ...PROJECTED_THREADS.map((n) => `${n} thread${n === 1 ? "" : "s"} model: written out / p99`)],
+      ["---:", "---", "---:", "---:", "---:", "---:", "---:", ...PROJECTED_THREADS.map(() => "---:")]
     ]
       .concat(rows)
       .map((r) => `| ${r.join(" | ")} |`)
