@@ -30,8 +30,11 @@ export type ToWorker =
   | { readonly t: "admit"; readonly id: number; readonly topic: string; readonly snapshot: string }
   /** The upgrade `id` is over a cap: open it and close it at once with `code`. */
   | { readonly t: "refuse"; readonly id: number; readonly code: number; readonly reason: string }
-  /** One signal: its message per matching topic (`first`: the first topic of its plan's message). */
-  | { readonly t: "signal"; readonly items: ReadonlyArray<readonly [topic: string, message: string, first: boolean]> }
+  /**
+   * The signals of one hub batch, in order: per signal, its message per matching topic (`first`: the first topic of
+   * its plan's message). One message per batch, so a thread writes a batch to a socket in one write, as uWS does on one thread.
+   */
+  | { readonly t: "signals"; readonly batch: ReadonlyArray<ReadonlyArray<readonly [topic: string, message: string, first: boolean]>> }
   | { readonly t: "answer"; readonly id: number; readonly reply: Reply }
   | { readonly t: "drain" }
   | { readonly t: "close" }

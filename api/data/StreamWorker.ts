@@ -7,7 +7,7 @@
  *   to the main thread, which answers 400/401/429, refuses (4029/1013), or admits with the
  *   socket's topic and snapshot. The upgrade runs when that answer arrives, in the port's message
  *   handler (outside every uWS callback, as `SignalStream.ts` requires, and never inside `cork`).
- * - Signals arrive as one message per signal with its bytes per topic; `app.publish` writes them.
+ * - Signals arrive as one message per hub batch with their bytes per topic; `app.publish` writes them.
  *   The slow-client sweep and the pings are `SignalStream.ts`'s own (`makeSocketGuard`), per socket.
  * - Every other data route is read by the shared router (bounds, gates, 404/405) with a handler
  *   that forwards the request to the main thread and writes its reply.
@@ -134,12 +134,15 @@ const upgrade = (id: number, data: Omit<WorkerSocketData, "id" | "closed" | "cou
 
 port.on("message", (m: ToWorker) => {
   switch (m.t) {
-    case "signal":
-      for (const [topic, message, first] of m.items) {
-        if (first) guard.queued(message)
-        app.publish(topic, message, false, false)
+    case "signals":
+      for (const items of m.batch) {
+        for (const [topic, message, first] of items) {
+          if (first) guard.queued(message)
+          app.publish(topic, message, false, false)
+        }
+        // Per signal, as on one thread: a batch past half of uWS's headroom is swept before the rest is queued.
+        guard.published()
       }
-      guard.published()
       return
     case "admit":
       upgrade(m.id, { topic: m.topic, snapshot: m.snapshot, refusal: undefined }, true)

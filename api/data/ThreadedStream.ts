@@ -16,8 +16,9 @@
  * - Gapless: the admission (with its snapshot, taken when the topic is registered) and every later
  *   signal go down the same port in order, and the thread opens the socket and subscribes it in the
  *   admission's message handler, before it reads the next message.
- * - Each signal is serialized once per plan here and posted once per thread (the messages of its
- *   matching topics); each thread `app.publish`es them. The slow-client rule runs per socket in its
+ * - Each signal is serialized once per plan here; a hub batch is posted once per thread (per signal,
+ *   the messages of its matching topics; sent before any later admission); each thread
+ *   `app.publish`es them, so a socket gets a batch in one write as on one thread. The slow-client rule runs per socket in its
  *   thread, unchanged (`makeSocketGuard`).
  * - A route's refused-bearer count and check happen here, after the thread read the request (a
  *   throttled client's body is read before its 429, unlike the one-thread router, which refuses first).
@@ -100,6 +101,7 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
     const children = input.app as unknown as ChildApps
     let closing = false
     const drainWaiters: Array<() => void> = []
+    let flushSignals = () => {}
     let drained = 0
 
     const send = (thread: Thread, m: ToWorker) => {
@@ -142,6 +144,8 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
             // after the turn that read this upgrade, so every socket another thread reported gone before it is released first.
             setImmediate(() => {
               if (!thread.live || closing) return
+              // Signals the hub published before this snapshot go out first: the new socket gets them in its snapshot only.
+              flushSignals()
               const admission = ledger.admit(principal.accountId, principal.tier, filter)
               if (admission.kind === "refused") return send(thread, { t: "refuse", id: m.id, code: admission.code, reason: admission.reason })
               thread.admitted.set(m.id, { accountId: principal.accountId, topic: admission.topic })
@@ -216,11 +220,19 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
     )
     for (const t of threads) children.addChildAppDescriptor(t.descriptor)
 
+    // The hub calls its listeners once per signal; a batch goes to the threads as one message, at the end of the publish.
+    let batch: Array<ReadonlyArray<readonly [string, string, boolean]>> = []
+    flushSignals = () => {
+      if (batch.length === 0) return
+      const m: ToWorker = { t: "signals", batch }
+      batch = []
+      for (const t of threads) send(t, m)
+    }
     const unsubscribe = deps.hub.subscribe((signal) => {
       const out = ledger.fanOut(signal)
       if (out.length === 0) return
-      const m: ToWorker = { t: "signal", items: out.map((x) => [x.topic, x.message, x.first] as const) }
-      for (const t of threads) send(t, m)
+      if (batch.length === 0) queueMicrotask(flushSignals)
+      batch.push(out.map((x) => [x.topic, x.message, x.first] as const))
     })
     yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
 
