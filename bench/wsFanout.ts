@@ -1029,7 +1029,8 @@ const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
       const one = runs.find((r) => r.server === "uws" && r.client === client)?.phases.find((x) => x.label === rate.label)
       const two = runs.find((r) => r.server === "uws2" && r.client === client)?.phases.find((x) => x.label === rate.label)
       if (one === undefined || two === undefined) continue
-      const writtenOut = (n: number) => two.publish.p50 + (SUBSCRIBERS * one.serverCpuUsPerDelivery) / n / 1000
+      // A batch of `burst` signals goes out together: each socket's write carries all of them.
+      const writtenOut = (n: number) => two.publish.p50 + (SUBSCRIBERS * rate.burst * one.serverCpuUsPerDelivery) / n / 1000
       rows.push([
         rate.label,
         CLIENT_NAMES[client],
@@ -1045,9 +1046,10 @@ const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
   if (rows.length === 0) return []
   return [
     `Stream threads, measured and projected. Model: a signal is written out after the main thread's share \`c\` (the 2-thread server's \`hub.publish\` p50: ` +
-      `serialization per plan and one message per thread) plus, on each of N threads in parallel, its ${int(SUBSCRIBERS)}/N sockets at \`w\` µs each (the ` +
-      `1-thread server's CPU per delivery, nearly all kernel writes); p99 is the 1-thread p99 moved by the change in that time. It assumes a free core ` +
-      `per thread and readers that are not on the server's cores, which this machine cannot give the 2-thread server (see Placement).`,
+      `serialization per plan and one message per thread) plus, on each of N threads in parallel, its ${int(SUBSCRIBERS)}/N sockets at \`w\` µs per signal each (the ` +
+      `1-thread server's CPU per delivery, nearly all kernel writes; times the burst size for a batch); p99 is the 1-thread p99 moved by the change in that ` +
+      `time, so it keeps this bench's one reading process (~${int(SUBSCRIBERS)} reads on one core per signal), which subscribers on their own machines do not add. ` +
+      `It assumes a free core per thread and readers that are not on the server's cores, which this machine cannot give the 2-thread server (see Placement).`,
     "",
     [
       ["Rate", "Clients", "w (µs/socket)", "c (ms)", "1 thread measured: written out p50 / p99", "2 threads measured: p99", "busiest thread µs/delivery, 1 / 2 threads", ...PROJECTED_THREADS.map((n) => `${n} thread${n === 1 ? "" : "s"} model: written out / p99`)],
