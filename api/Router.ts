@@ -353,7 +353,7 @@ const headless = (method: string, reply: Reply): Reply => {
   return head
 }
 
-const internalError = () => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
+export const internalError = (): Reply => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
 /** What `mountRoutes` hands back: the requests under way, and the drain a graceful shutdown runs. */
 export interface MountedRoutes {

@@ -7,6 +7,9 @@
  *   tracking data, and a bench `authenticate` that maps N distinct bearer tokens to N accounts
  *   (the stream allows 8 sockets per account; one socket each here), plans cycling free/pro/max
  *   so the stream serializes each signal once per plan as it does in production.
+ * - `uws2`: the same on 2 stream threads (`streamThreads: 2`, api/data/ThreadedStream.ts): the
+ *   listener hands each connection to one of two worker threads, which write their sockets; its
+ *   child gets the last 2 cores (on a 2-core machine, the subscribers' core too).
  * - `ws` (baseline): node's `ws` package `WebSocketServer` on the same hub, broadcasting
  *   `JSON.stringify({type:"signal",signal})` to every open client: no auth, no filters, no
  *   per-plan projection, no buffer bound.
@@ -36,7 +39,7 @@
  * (default 1000; quick 100), `WSBENCH_SIGNALS` (per phase, default 300; quick 40), `WSBENCH_RATES`
  * (comma-separated signals/s, each optionally `x` a burst size: `100x10` publishes 10 signals in one
  * `hub.publish` 10 times a second, as a detector batch arrives; default `10,100,100x10`), `WSBENCH_CLIENTS` (`ws,lean` default, or one),
- * `WSBENCH_SERVERS` (`uws,ws` default, or one), `BENCH_PIN=0` (no taskset), and for shared
+ * `WSBENCH_SERVERS` (`uws,uws2,ws` default, or some), `BENCH_PIN=0` (no taskset), and for shared
  * machines `BENCH_QUIET_WAIT_SECONDS` (default 30, quick 0: longest wait for quiet before the run,
  * and up to 10 s before each phase), `BENCH_MAX_OTHER_CPU` (default 25: % of one core other work
  * may use during a phase before it is repeated), `BENCH_ATTEMPTS` (default 2, quick 1).
@@ -44,7 +47,7 @@
 import { Effect, Exit, Logger, LogLevel, Scope } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -58,8 +61,11 @@ import { SignalHub } from "../src/services/signals/SignalHub.js"
 import { seedTrackingData } from "../src/services/tracking/Seed.js"
 import { make as makeTracking, type PlanId } from "../src/services/tracking/Tracking.js"
 
-type ServerKind = "uws" | "ws"
-const KINDS: ReadonlyArray<ServerKind> = ["uws", "ws"]
+type ServerKind = "uws" | "uws2" | "ws"
+const KINDS: ReadonlyArray<ServerKind> = ["uws", "uws2", "ws"]
+const isServerKind = (k: string | undefined): k is ServerKind => k === "uws" || k === "uws2" || k === "ws"
+/** Threads holding the stream's sockets (`DATA_STREAM_THREADS`) per curvestream server kind. */
+const STREAM_THREADS: Partial<Record<ServerKind, number>> = { uws: 1, uws2: 2 }
 type ClientKind = "ws" | "lean"
 const CLIENT_NAMES: Record<ClientKind, string> = {
   ws: "`ws` clients",
@@ -67,6 +73,7 @@ const CLIENT_NAMES: Record<ClientKind, string> = {
 }
 const SERVER_NAMES: Record<ServerKind, string> = {
   uws: "curvestream stream (uWS, `api/data/SignalStream.ts`)",
+  uws2: "curvestream stream on 2 threads (`DATA_STREAM_THREADS=2`, `api/data/ThreadedStream.ts`)",
   ws: "baseline: `ws` WebSocketServer broadcast"
 }
 const HOST = "127.0.0.1"
@@ -187,7 +194,8 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
   let port: number
   let stats: () => ServerStats
   let close: () => Promise<void>
-  if (kind === "uws") {
+  const threads = STREAM_THREADS[kind]
+  if (threads !== undefined) {
     const tracking = makeTracking(seedTrackingData())
     const principals = new Map<string, DataPrincipal>()
     for (let i = 0; i < subscribers; i++) {
@@ -201,6 +209,7 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
         port: 0,
         maxBodyBytes: 64 * 1024,
         routes: [],
+        streamThreads: threads,
         stream: { hub, tracking, authenticate: (headers) => Effect.succeed(principals.get(headers.authorization ?? "")) }
       }).pipe(Scope.extend(scope), Logger.withMinimumLogLevel(LogLevel.Error))
     )
@@ -260,7 +269,8 @@ const serve = async (kind: ServerKind, subscribers: number): Promise<void> => {
       publishMs.push(performance.now() - t0)
       // uWS writes pub/sub messages when the loop turns (before the poll and after it); an immediate runs after that.
       await new Promise((r) => setImmediate(r))
-      flushMs.push(performance.now() - t0)
+      // With stream threads the sockets are written on those threads, not by this loop: nothing here to time (n/a).
+      if (threads === undefined || threads === 1) flushMs.push(performance.now() - t0)
     }
     send({ type: "done", firstSentAt, publishMs, flushMs, lagMs })
   }
@@ -292,7 +302,7 @@ const envNumber = (name: string, fallback: number): number => {
 const SUBSCRIBERS = Math.floor(envNumber("WSBENCH_SUBSCRIBERS", quick ? 100 : 1_000))
 const SIGNALS = Math.floor(envNumber("WSBENCH_SIGNALS", quick ? 40 : 300))
 const SERVERS = (process.env.WSBENCH_SERVERS ?? KINDS.join(",")).split(",").map((k): ServerKind => {
-  if (k !== "uws" && k !== "ws") throw new Error(`WSBENCH_SERVERS: '${k}' is not uws or ws`)
+  if (!isServerKind(k)) throw new Error(`WSBENCH_SERVERS: '${k}' is not uws, uws2 or ws`)
   return k
 })
 const CLIENTS = (process.env.WSBENCH_CLIENTS ?? "ws,lean").split(",").map((c): ClientKind => {
@@ -350,6 +360,28 @@ const processCpuSec = (pid: number, ticksPerSec: number): { readonly user: numbe
   }
 }
 
+/** CPU seconds (user + system) per thread of a process, from /proc/<pid>/task; empty when unavailable. */
+const threadCpuSec = (pid: number, ticksPerSec: number): Map<string, number> => {
+  const out = new Map<string, number>()
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      out.set(tid, (Number(fields[11]) + Number(fields[12])) / ticksPerSec)
+    }
+  } catch {
+    // a thread that ended between the listing and the read: what was read stands
+  }
+  return out
+}
+
+/** The most CPU any one thread used between two readings (s). */
+const busiestThreadSec = (before: Map<string, number>, after: Map<string, number>): number => {
+  let most = 0
+  for (const [tid, sec] of after) most = Math.max(most, sec - (before.get(tid) ?? 0))
+  return most
+}
+
 interface Child {
   readonly port: number
   readonly pid: number
@@ -357,10 +389,10 @@ interface Child {
   stop(): Promise<void>
 }
 
-const startChild = (kind: ServerKind, cpu: number | undefined): Promise<Child> =>
+const startChild = (kind: ServerKind, cpu: string | undefined): Promise<Child> =>
   new Promise((resolve, reject) => {
     const nodeArgs = ["--max-semi-space-size=64", "--import", "tsx", SELF, "serve", kind, String(SUBSCRIBERS)]
-    const [cmd, args] = cpu === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", String(cpu), process.execPath, ...nodeArgs]]
+    const [cmd, args] = cpu === undefined ? [process.execPath, nodeArgs] : ["taskset", ["-c", cpu, process.execPath, ...nodeArgs]]
     const child: ChildProcess = spawn(cmd, args, { stdio: ["ignore", "inherit", "inherit", "ipc"] })
     const waiting = new Map<string, (m: FromChild) => void>()
     const timer = setTimeout(() => {
@@ -677,6 +709,8 @@ interface PhaseResult {
   readonly serverCpuUsPerDelivery: number
   /** Of which in the kernel (stime): the socket writes and loopback TCP. */
   readonly serverSysUsPerDelivery: number
+  /** The server's busiest thread's CPU per delivery: with stream threads, one thread's share of the writes. */
+  readonly busiestThreadUsPerDelivery: number
   readonly clientCpuPct: number
   readonly clientCpuUsPerDelivery: number
   readonly otherCpuPct: number
@@ -702,7 +736,7 @@ interface ServerRun {
 
 type CpuTools = Pick<typeof import("./http.js"), "machineCpu" | "busyCorePct" | "awaitQuiet">
 
-const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: number | undefined, tools: CpuTools): Promise<ServerRun> => {
+const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: string | undefined, tools: CpuTools): Promise<ServerRun> => {
   const ticks = clockTicksPerSec()
   const child = await startChild(kind, cpu)
   const recorder = new Recorder()
@@ -738,6 +772,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: number
         recorder.onComplete = resolve
       })
       const server0 = processCpuSec(child.pid, ticks)
+      const threads0 = threadCpuSec(child.pid, ticks)
       const client0 = process.cpuUsage()
       const machine0 = tools.machineCpu()
       const t0 = now()
@@ -747,6 +782,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: number
       const end = recorder.remaining === 0 ? recorder.lastReceiveAt : now()
       const elapsedSec = (end - t0) / 1000
       const server1 = processCpuSec(child.pid, ticks)
+      const busiestSec = busiestThreadSec(threads0, threadCpuSec(child.pid, ticks))
       const serverUserSec = server1.user - server0.user
       const serverSysSec = server1.sys - server0.sys
       const serverCpuSec = serverUserSec + serverSysSec
@@ -779,6 +815,7 @@ const benchServer = async (kind: ServerKind, clientKind: ClientKind, cpu: number
         serverCpuPct,
         serverCpuUsPerDelivery: (1e6 * serverCpuSec) / Math.max(1, recorder.n),
         serverSysUsPerDelivery: (1e6 * serverSysSec) / Math.max(1, recorder.n),
+        busiestThreadUsPerDelivery: (1e6 * busiestSec) / Math.max(1, recorder.n),
         clientCpuPct,
         clientCpuUsPerDelivery: (client.user + client.system) / Math.max(1, recorder.n),
         otherCpuPct: busy - serverCpuPct - clientCpuPct,
@@ -899,6 +936,7 @@ const render = (
         `${p.outOfOrder} / ${p.stray}`,
         pct(p.serverCpuPct),
         `${fixed(p.serverCpuUsPerDelivery, 2)} (${fixed(p.serverSysUsPerDelivery, 2)})`,
+        fixed(p.busiestThreadUsPerDelivery, 2),
         `${pct(p.clientCpuPct)} (${fixed(p.clientCpuUsPerDelivery, 2)} µs)`,
         `${pct(p.otherCpuPct)}${p.disturbed ? " ⚠" : ""}${p.attempts > 1 ? ` (${p.attempts} runs)` : ""}`
       ])
@@ -906,8 +944,8 @@ const render = (
   }
   out.push(
     [
-      ["Rate", "Clients", "Server", "delivered / expected", "deliveries/s", "p50", "p99", "p99.9", "max", "first subscriber p50 / p99", "last subscriber p50 / p99 / max", "server publish p50 / p99", "server written out p50 / p99", "publisher lag p99", "out of order / stray", "server CPU", "server CPU µs/delivery (of which kernel)", "client CPU (µs/delivery)", "other CPU"],
-      ["---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
+      ["Rate", "Clients", "Server", "delivered / expected", "deliveries/s", "p50", "p99", "p99.9", "max", "first subscriber p50 / p99", "last subscriber p50 / p99 / max", "server publish p50 / p99", "server written out p50 / p99", "publisher lag p99", "out of order / stray", "server CPU", "server CPU µs/delivery (of which kernel)", "busiest server thread µs/delivery", "client CPU (µs/delivery)", "other CPU"],
+      ["---:", "---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:", "---:"]
     ]
       .concat(rows)
       .map((r) => `| ${r.join(" | ")} |`)
@@ -941,13 +979,13 @@ const render = (
   out.push(`Sockets: ${notes.join("; ")}.`)
   out.push("")
   const verdictRows = CLIENTS.flatMap((client) =>
-    RATES.map((rate) => {
-      const p = runs.find((r) => r.server === "uws" && r.client === client)?.phases.find((x) => x.label === rate.label)
+    SERVERS.filter((k) => k !== "ws").flatMap((kind) => RATES.map((rate) => {
+      const p = runs.find((r) => r.server === kind && r.client === client)?.phases.find((x) => x.label === rate.label)
       const b = runs.find((r) => r.server === "ws" && r.client === client)?.phases.find((x) => x.label === rate.label)
       const complete = p !== undefined && p.delivered === p.expected && p.outOfOrder === 0
       const met = complete && p.latency.p99 < BUDGET_P99_MS
       return [
-        `${rate.burst === 1 ? `${int(rate.rate)} signals/s` : `${int(rate.rate)} signals/s in bursts of ${rate.burst}`} to ${int(SUBSCRIBERS)} subscribers (${CLIENT_NAMES[client]})`,
+        `${rate.burst === 1 ? `${int(rate.rate)} signals/s` : `${int(rate.rate)} signals/s in bursts of ${rate.burst}`} to ${int(SUBSCRIBERS)} subscribers (${CLIENT_NAMES[client]}; ${STREAM_THREADS[kind] === 1 ? "1 thread" : `${STREAM_THREADS[kind]} threads`})`,
         `p99 < ${BUDGET_P99_MS} ms`,
         p === undefined
           ? "n/a"
@@ -962,7 +1000,7 @@ const render = (
                 ? "**not shown on this run**: other work used the machine (⚠ above); rerun on a quiet machine"
                 : "**not met**"
       ]
-    })
+    }))
   )
   out.push(
     [["Budget (DESIGN.md)", "Target", "Measured", "Verdict"], ["---", "---", "---", "---"]]
@@ -971,7 +1009,57 @@ const render = (
       .join("\n")
   )
   out.push("")
+  out.push(...projection(runs))
   return out.join("\n")
+}
+
+/** Threads the projection is drawn for. */
+const PROJECTED_THREADS: ReadonlyArray<number> = [1, 2, 8, 16]
+
+/**
+ * The stream-threads projection, per client kind and rate where both curvestream servers ran: each of N threads writes
+ * S/N sockets at the one-thread server's CPU per delivery `w`, after the main thread's share per signal `c` (the
+ * two-thread server's `hub.publish` p50: per-plan serialization and one message per thread); p99 moves by as much as
+ * the written-out time does. A model, assuming a free core per thread; the rows measured on this machine are beside it.
+ */
+const projection = (runs: ReadonlyArray<ServerRun>): ReadonlyArray<string> => {
+  const rows: string[][] = []
+  for (const client of CLIENTS) {
+    for (const rate of RATES) {
+      const one = runs.find((r) => r.server === "uws" && r.client === client)?.phases.find((x) => x.label === rate.label)
+      const two = runs.find((r) => r.server === "uws2" && r.client === client)?.phases.find((x) => x.label === rate.label)
+      if (one === undefined || two === undefined) continue
+      // A batch of `burst` signals goes out together: each socket's write carries all of them.
+      const writtenOut = (n: number) => two.publish.p50 + (SUBSCRIBERS * rate.burst * one.serverCpuUsPerDelivery) / n / 1000
+      rows.push([
+        rate.label,
+        CLIENT_NAMES[client],
+        fixed(one.serverCpuUsPerDelivery, 2),
+        ms(two.publish.p50),
+        `${ms(one.flush.p50)} / ${ms(one.latency.p99)}`,
+        `${ms(two.latency.p99)}${two.disturbed ? " ⚠" : ""}`,
+        `${fixed(one.busiestThreadUsPerDelivery, 2)} / ${fixed(two.busiestThreadUsPerDelivery, 2)}`,
+        ...PROJECTED_THREADS.map((n) => `${ms(writtenOut(n))} / ${ms(one.latency.p99 - writtenOut(1) + writtenOut(n))}`)
+      ])
+    }
+  }
+  if (rows.length === 0) return []
+  return [
+    `Stream threads, measured and projected. Model: a signal is written out after the main thread's share \`c\` (the 2-thread server's \`hub.publish\` p50: ` +
+      `serialization per plan and one message per thread) plus, on each of N threads in parallel, its ${int(SUBSCRIBERS)}/N sockets at \`w\` µs per signal each (the ` +
+      `1-thread server's CPU per delivery, nearly all kernel writes; times the burst size for a batch); p99 is the 1-thread p99 moved by the change in that ` +
+      `time, so it keeps this bench's one reading process (~${int(SUBSCRIBERS)} reads on one core per signal), which subscribers on their own machines do not add. ` +
+      `It assumes a free core per thread and readers that are not on the server's cores, which this machine cannot give the 2-thread server (see Placement).`,
+    "",
+    [
+      ["Rate", "Clients", "w (µs/socket)", "c (ms)", "1 thread measured: written out p50 / p99", "2 threads measured: p99", "busiest thread µs/delivery, 1 / 2 threads", ...PROJECTED_THREADS.map((n) => `${n} thread${n === 1 ? "" : "s"} model: written out / p99`)],
+      ["---:", "---", "---:", "---:", "---:", "---:", "---:", ...PROJECTED_THREADS.map(() => "---:")]
+    ]
+      .concat(rows)
+      .map((r) => `| ${r.join(" | ")} |`)
+      .join("\n"),
+    ""
+  ]
 }
 
 const writeDoc = (section: string): void => {
@@ -990,16 +1078,23 @@ const main = async () => {
     QUIET_WAIT_SECONDS > 0 ? await awaitQuiet(25, QUIET_WAIT_SECONDS, log) : { waitedSec: 0, busyCorePct: await backgroundBusyCorePct(1) }
   const cores = os.cpus().length
   const pin = PIN && cores >= 2 && process.platform === "linux" && hasTaskset()
-  const serverCpu = pin ? cores - 1 : undefined
+  // A server with N stream threads gets the last N cores (all of them on a 2-core machine, the subscribers' core 0 too).
+  const serverCpus = (kind: ServerKind): string | undefined => {
+    if (!pin) return undefined
+    const n = Math.min(cores, STREAM_THREADS[kind] ?? 1)
+    return n === 1 ? String(cores - 1) : `${cores - n}-${cores - 1}`
+  }
   let placement = "not pinned (the OS schedules clients and server on any core)"
   if (pin) {
     execFileSync("taskset", ["-a", "-p", "-c", "0", String(process.pid)], { stdio: "ignore" })
-    placement = `server child pinned to core ${serverCpu} (taskset -c ${serverCpu}); subscribers' process pinned to core 0 (taskset -a -p -c 0)`
+    placement =
+      `subscribers' process pinned to core 0 (taskset -a -p -c 0); ` +
+      SERVERS.map((k) => `${k} server child on core${serverCpus(k)!.includes("-") ? "s" : ""} ${serverCpus(k)} (taskset -c ${serverCpus(k)})`).join(", ")
   }
   const startedAt = new Date()
   const t0 = performance.now()
   const runs: ServerRun[] = []
-  for (const client of CLIENTS) for (const kind of SERVERS) runs.push(await benchServer(kind, client, serverCpu, { machineCpu, busyCorePct, awaitQuiet }))
+  for (const client of CLIENTS) for (const kind of SERVERS) runs.push(await benchServer(kind, client, serverCpus(kind), { machineCpu, busyCorePct, awaitQuiet }))
   const section = render(startedAt, (performance.now() - t0) / 1000, placement, background, loadStart, runs)
   process.stdout.write(`${section}\n`)
   if (!quick) {
@@ -1010,7 +1105,7 @@ const main = async () => {
 
 if (argv[0] === "serve") {
   const kind = argv[1]
-  if (kind !== "uws" && kind !== "ws") throw new Error(`serve: unknown server '${kind}'`)
+  if (!isServerKind(kind)) throw new Error(`serve: unknown server '${kind}'`)
   serve(kind, Number(argv[2] ?? "1000")).catch((e: unknown) => {
     log(`bench ws server failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
     process.exit(1)

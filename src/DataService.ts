@@ -51,6 +51,8 @@ export interface DataServiceOptions {
   readonly tokenShards?: number
   readonly hub?: Partial<SignalHubOptions>
   readonly stream?: Partial<SignalStreamOptions>
+  /** Threads holding the signal stream's sockets (`DATA_STREAM_THREADS`, default 1). */
+  readonly streamThreads?: number
   readonly pipeline?: Partial<SignalWiringOptions>
 }
 
@@ -205,7 +207,8 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
         "/v1/openapi.json"
       ),
       stream: { hub, tracking, authenticate: auth.authenticate },
-      ...(options.stream !== undefined ? { streamOptions: options.stream } : {})
+      ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
+      ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {})
     })
     return { server, jobs }
   })

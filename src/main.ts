@@ -680,6 +680,7 @@ const program = Effect.gen(function* () {
     host: config.host,
     port: config.dataPort,
     maxBodyBytes: config.maxBodyBytes,
+    streamThreads: config.dataStreamThreads,
     nowMs: Date.now,
     simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
     tokenShards: config.actorShards
@@ -795,7 +796,7 @@ const apiProgram = Effect.gen(function* () {
   yield* resumeInFlight
   yield* startHoodRewardDistributor
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
-  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, nowMs: Date.now, simulateSocial: false }, side)
+  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, streamThreads: config.dataStreamThreads, nowMs: Date.now, simulateSocial: false }, side)
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))
   const server = yield* api(config, { checks: [{ name: "readModel", check: caughtUp }] })
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))

@@ -7,7 +7,7 @@
  * test/integration/data.stream.test.ts).
  */
 import * as uWS from "uws-pack"
-import { Deferred, Effect, Runtime } from "effect"
+import { Deferred, Effect, Exit, Runtime, Scope } from "effect"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
@@ -19,16 +19,22 @@ import { seedTrackingData } from "../../src/services/tracking/Seed.js"
 import { make as makeTracking, type PlanId } from "../../src/services/tracking/Tracking.js"
 import type { DataPrincipal } from "../auth/DataBearerAuth.js"
 import {
+  CLOSE_GOING_AWAY,
   CLOSE_SLOW_CLIENT,
+  CLOSE_TOO_MANY_STREAMS,
   makeSignalStream,
   parseStreamFilter,
   type SignalStream,
   type SignalStreamOptions,
+  type SignalStreamStats,
   STREAM_PATH,
   type StreamFilter,
   topicOf
 } from "./SignalStream.js"
 import { eventually } from "../../test/support/eventually.js"
+import { json } from "../Http.js"
+import type { RouteDef } from "../Router.js"
+import { startThreadedStream, type ThreadedStreamStats } from "./ThreadedStream.js"
 
 interface WsClient {
   on(event: "message", f: (data: Buffer) => void): void
@@ -54,14 +60,17 @@ const TOKENS: Record<string, DataPrincipal> = {
 interface Served {
   readonly url: string
   readonly hub: SignalHub
-  readonly stream: SignalStream
-  readonly close: () => void
+  readonly stream: Pick<SignalStream, "stats" | "close">
+  readonly close: () => void | Promise<void>
 }
 
 const running: Array<Served> = []
-afterEach(() => {
-  for (const s of running.splice(0)) s.close()
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.close()
 })
+
+const listenOn = (app: uWS.TemplatedApp) =>
+  new Promise<uWS.us_listen_socket>((resolve, reject) => app.listen("127.0.0.1", 0, (s) => (s === false ? reject(new Error("cannot listen")) : resolve(s))))
 
 /** A uWS app with only the stream mounted; `withApp` hands the app to the stream (its `app.publish` path). */
 const serve = async (
@@ -83,9 +92,7 @@ const serve = async (
     options
   )
   app.ws(STREAM_PATH, stream.behavior)
-  const socket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
-    app.listen("127.0.0.1", 0, (s) => (s === false ? reject(new Error("cannot listen")) : resolve(s)))
-  )
+  const socket = await listenOn(app)
   const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
   const served: Served = {
     url: `ws://127.0.0.1:${port}${STREAM_PATH}`,
@@ -222,6 +229,62 @@ describe("topicOf", () => {
   })
 })
 
+/** How a case checks the stream's counters: at once (one thread), or once the threads' reports arrived. */
+type Check = (served: Served, want: Partial<SignalStreamStats>) => void | Promise<void>
+const checkNow: Check = (served, want) => {
+  expect(served.stream.stats()).toMatchObject(want)
+}
+
+/** A paused client is dropped with 4013 after a prefix of the stream; `opened` runs once both clients have their snapshots. */
+const slowClientDropped = async (served: Served, check: Check, opened?: (served: Served) => Promise<void>) => {
+    const slow = connect(served, "free-a")
+    const healthy = connect(served, "free-b")
+    await Promise.all([slow.opened, healthy.opened])
+    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    await opened?.(served)
+    slow.ws.pause()
+    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
+    let published = 0
+    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
+      served.hub.publish([sig({ details: { filler } })])
+      published++
+      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5)) // lets uWS write and the kernel buffers fill
+    }
+    await check(served, { droppedSlow: 1, open: 1, topics: 1 })
+    const after = sig()
+    served.hub.publish([after])
+    published++
+    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
+    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    expect(closed.reason).toContain("slow client")
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got.length).toBeLessThan(published)
+    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
+    healthy.ws.close()
+    await healthy.closed
+}
+
+/** One hub batch past half of uWS's headroom: the paused client is closed with 4013 before anything is skipped. */
+const bigBatchChecked = async (served: Served, check: Check) => {
+    const slow = connect(served, "free-a")
+    await slow.opened
+    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
+    slow.ws.pause()
+    // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
+    const filler = ["y".repeat(8 * 1024)]
+    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
+    served.hub.publish(batch)
+    await check(served, { droppedSlow: 1 })
+    slow.ws.resume()
+    const closed = await slow.closed
+    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+    const got = slow.messages.slice(1).map((m) => m.signal!.id)
+    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+}
+
 describe.each([
   ["app.publish", true],
   ["publishing through an open socket", false]
@@ -274,51 +337,156 @@ describe.each([
   })
 
   it("drops a client that stops reading (4013): it has had a prefix of the stream, never a gap, and the others go on", async () => {
-    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    const healthy = connect(served, "free-b")
-    await Promise.all([slow.opened, healthy.opened])
-    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
-    slow.ws.pause()
-    const filler = Array.from({ length: 100 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
-    let published = 0
-    while (served.stream.stats().droppedSlow === 0 && published < 20_000) {
-      served.hub.publish([sig({ details: { filler } })])
-      published++
-      if (published % 100 === 0) await new Promise((r) => setTimeout(r, 5)) // lets uWS write and the kernel buffers fill
-    }
-    expect(served.stream.stats()).toMatchObject({ droppedSlow: 1, open: 1, topics: 1 })
-    const after = sig()
-    served.hub.publish([after])
-    published++
-    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 5 })
-    expect(healthy.messages.at(-1)!.signal!.id).toBe(after.id)
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    expect(closed.reason).toContain("slow client")
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got.length).toBeLessThan(published)
-    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
-    healthy.ws.close()
-    await healthy.closed
+    await slowClientDropped(await serve(withApp, { maxBufferedBytes: 64 * 1024 }), checkNow)
   }, 60_000)
 
   it("a batch larger than half of uWS's headroom is checked before it is all queued: the paused client is closed with 4013, never skipped", async () => {
-    const served = await serve(withApp, { maxBufferedBytes: 64 * 1024 })
-    const slow = connect(served, "free-a")
-    await slow.opened
-    await eventually(() => slow.messages.length >= 1, { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })
-    slow.ws.pause()
-    // ~24 MiB in one hub batch (past uWS's ceiling of maxBufferedBytes + 16 MiB if nothing checked in between).
-    const filler = ["y".repeat(8 * 1024)]
-    const batch = Array.from({ length: 3_000 }, () => sig({ details: { filler } }))
-    served.hub.publish(batch)
-    expect(served.stream.stats().droppedSlow).toBe(1)
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got).toEqual(batch.slice(0, got.length).map((s) => s.id))
+    await bigBatchChecked(await serve(withApp, { maxBufferedBytes: 64 * 1024 }), checkNow)
   }, 60_000)
+})
+
+/** A data route read on the stream threads and answered on the main thread. */
+const whoami: RouteDef = {
+  method: "GET",
+  path: "/v1/whoami/{name}",
+  operationId: "whoami",
+  summary: "test route",
+  tags: [],
+  auth: "bearer",
+  headers: ["authorization"],
+  responses: {},
+  handler: (req) =>
+    TOKENS[req.headers.authorization ?? ""] === undefined
+      ? json(401, { error: "invalid api key" })
+      : json(200, { name: req.params[0], account: TOKENS[req.headers.authorization!]!.accountId, query: req.query })
+}
+
+/** The listener hands every connection to one of `threads` stream threads (`ThreadedStream.ts`). */
+const serveThreaded = async (threads: number, options: Partial<SignalStreamOptions> = {}) => {
+  const hub = new SignalHub({ capacity: 1_000 })
+  const app = uWS.App()
+  const scope = Effect.runSync(Scope.make())
+  const stream = await Effect.runPromise(
+    Scope.extend(
+      startThreadedStream(
+        { hub, tracking, authenticate: (headers) => Effect.succeed(TOKENS[headers.authorization ?? ""]), runtime: Runtime.defaultRuntime },
+        { app, threads, routes: [whoami], maxBodyBytes: 1024, options }
+      ),
+      scope
+    )
+  )
+  const socket = await listenOn(app)
+  const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket)
+  const served = {
+    url: `ws://127.0.0.1:${port}${STREAM_PATH}`,
+    http: `http://127.0.0.1:${port}`,
+    hub,
+    stream: stream as { stats: () => ThreadedStreamStats; close: () => void },
+    close: async () => {
+      uWS.us_listen_socket_close(socket)
+      stream.close()
+      app.close()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }
+  running.push(served)
+  return served
+}
+
+const statsReach = (served: { stream: { stats: () => SignalStreamStats } }, want: Partial<ThreadedStreamStats>): Promise<void> =>
+  eventually(() => (Object.entries(want).every(([k, v]) => JSON.stringify((served.stream.stats() as Partial<ThreadedStreamStats>)[k as keyof ThreadedStreamStats]) === JSON.stringify(v)) ? true : undefined), {
+    what: `stats ${JSON.stringify(want)}`,
+    deadlineMs: 10_000,
+    intervalMs: 5,
+    detail: () => JSON.stringify(served.stream.stats())
+  }).then(() => undefined)
+
+const checkEventually: Check = statsReach
+
+describe("served from two threads (DATA_STREAM_THREADS=2)", () => {
+  it("spreads sockets over both threads; each gets its snapshot, then its signals once and in order, projected for its plan; the data routes answer on the same port", async () => {
+    const served = await serveThreaded(2)
+    const before = [sig(), sig({ chain: "hood" })]
+    served.hub.publish(before)
+    const clients = [connect(served, "free-a"), connect(served, "free-b"), connect(served, "max-a"), connect(served, "free-a", "?chain=hood")]
+    await Promise.all(clients.map((x) => x.opened))
+    await eventually(() => clients.every((x) => x.messages.length >= 1), { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    await statsReach(served, { open: 4, topics: 3, openByThread: [2, 2] })
+    expect(clients[0]!.messages[0]!.signals!.map((s) => s.id)).toEqual([before[0]!.id])
+    expect(clients[3]!.messages[0]!.signals!.map((s) => s.id)).toEqual([before[1]!.id])
+
+    const live = [sig({ insider: true }), sig({ chain: "hood" }), sig({ confidence: 5 }), sig({ pattern: "dormancy" })]
+    for (const s of live) served.hub.publish([s])
+    const expected = async (x: (typeof clients)[number], ids: ReadonlyArray<Signal>) => {
+      await eventually(() => x.messages.length >= 1 + ids.length, { what: "live signals", deadlineMs: 5_000, intervalMs: 5 })
+      expect(x.messages.slice(1).map((m) => m.signal!.id)).toEqual(ids.map((s) => s.id))
+    }
+    await expected(clients[0]!, [live[0]!, live[3]!])
+    await expected(clients[1]!, [live[0]!, live[3]!])
+    await expected(clients[2]!, [live[0]!, live[3]!])
+    await expected(clients[3]!, [live[1]!])
+    expect(clients[2]!.messages[1]!.signal!.groups).toEqual(["grp_insiders"])
+    expect(clients[0]!.messages[1]!.signal!.groups).toEqual([])
+
+    // HTTP on the same port, on whichever thread the connection lands: the route's handler runs on the main thread.
+    const answers = await Promise.all(
+      [0, 1].map(() => fetch(`${served.http}/v1/whoami/a%20b?x=1`, { headers: { authorization: "Bearer max-a", connection: "close" } }).then(async (r) => [r.status, await r.json()]))
+    )
+    expect(answers).toEqual([0, 1].map(() => [200, { name: "a b", account: "acct_max_a", query: "x=1" }]))
+    const missing = await fetch(`${served.http}/v1/nothing`, { headers: { connection: "close" } })
+    expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([404, "ROUTE_NOT_FOUND"])
+
+    for (const x of clients) x.ws.close()
+    await Promise.all(clients.map((x) => x.closed))
+    await statsReach(served, { open: 0, topics: 0, openByThread: [0, 0] })
+  })
+
+  it("8 open sockets per account across both threads: the 9th is closed with 4029; closing one makes room", async () => {
+    const served = await serveThreaded(2)
+    const eight = Array.from({ length: 8 }, () => connect(served, "free-a"))
+    await Promise.all(eight.map((c) => c.opened))
+    await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    await statsReach(served, { open: 8, openByThread: [4, 4] })
+    const ninth = connect(served, "free-a")
+    expect(await ninth.closed).toEqual({ code: CLOSE_TOO_MANY_STREAMS, reason: "too many open streams: at most 8 per account" })
+    expect(ninth.messages).toEqual([])
+    expect(served.stream.stats()).toMatchObject({ open: 8, refusedTooMany: 1 })
+    // Nine at once, on both threads: exactly eight more fit after the first eight close.
+    for (const c of eight) c.ws.close()
+    await Promise.all(eight.map((c) => c.closed))
+    await statsReach(served, { open: 0 })
+    const nine = Array.from({ length: 9 }, () => connect(served, "free-a"))
+    const outcomes = await Promise.all(
+      nine.map((c) => Promise.race([c.closed.then((x) => x.code), eventually(() => (c.messages.length >= 1 ? "open" : undefined), { what: "snapshot", deadlineMs: 5_000, intervalMs: 5 })]))
+    )
+    expect(outcomes.filter((o) => o === "open")).toHaveLength(8)
+    expect(outcomes.filter((o) => o === CLOSE_TOO_MANY_STREAMS)).toHaveLength(1)
+    await statsReach(served, { open: 8, refusedTooMany: 2 })
+    const open = nine.filter((_, i) => outcomes[i] === "open")
+    open[0]!.ws.close()
+    await open[0]!.closed
+    const again = connect(served, "free-a")
+    await eventually(() => (again.messages.length >= 1 ? true : undefined), { what: "a socket after one closed", deadlineMs: 5_000, intervalMs: 5 })
+    for (const c of [...open.slice(1), again]) c.ws.close()
+    await Promise.all([...open.slice(1), again].map((c) => c.closed))
+    await statsReach(served, { open: 0, topics: 0 })
+  })
+
+  it("drops a client that stops reading (4013) on its thread: it has had a prefix of the stream, never a gap, and the others go on", async () => {
+    const served = await serveThreaded(2, { maxBufferedBytes: 64 * 1024 })
+    await slowClientDropped(served, checkEventually, () => statsReach(served, { openByThread: [1, 1] }))
+  }, 60_000)
+
+  it("a batch larger than half of uWS's headroom is checked on the socket's thread: the paused client is closed with 4013, never skipped", async () => {
+    await bigBatchChecked(await serveThreaded(2, { maxBufferedBytes: 64 * 1024 }), checkEventually)
+  }, 60_000)
+
+  it("shuts down cleanly: every socket closed with 1001, the threads gone", async () => {
+    const served = await serveThreaded(2)
+    const clients = [connect(served, "free-a"), connect(served, "free-b"), connect(served, "max-a")]
+    await eventually(() => clients.every((x) => x.messages.length >= 1), { what: "snapshots", deadlineMs: 5_000, intervalMs: 5 })
+    running.splice(running.indexOf(served), 1)
+    await served.close()
+    expect((await Promise.all(clients.map((x) => x.closed))).map((x) => x.code)).toEqual([CLOSE_GOING_AWAY, CLOSE_GOING_AWAY, CLOSE_GOING_AWAY])
+  })
 })

@@ -34,9 +34,13 @@
  *   client has received a prefix of the stream, never a gap. (`closeOnBackpressureLimit` stays
  *   off: uWS then shuts the socket's reading side down instead of sending a close code.)
  * - At most `maxSocketsTotal` sockets in the process (further upgrades close with 1013).
+ *
+ * The pieces are split by thread so the stream can also run on several (`ThreadedStream.ts`):
+ * the ledger (`makeStreamLedger`: caps, topics, snapshot, per-plan messages) lives where the hub
+ * is; the socket guard (`makeSocketGuard`: slow-client sweeps, pings) where the sockets are.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_socket_context_t, WebSocket, WebSocketBehavior } from "uws-pack"
-import { Effect, Exit, Runtime } from "effect"
+import { type Effect, Exit, type Fiber, Runtime } from "effect"
 import { isPattern, isQualityFilter, matchesQuality, type Pattern, PATTERNS, QUALITIES, type Quality, type Signal } from "../../src/domain/Signal.js"
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
@@ -134,7 +138,8 @@ export const parseStreamFilter = (query: string): StreamFilter | Reply => {
 export const matchesStream = (f: StreamFilter, s: Signal): boolean =>
   s.chain === f.chain && (f.patterns === undefined || f.patterns.includes(s.pattern)) && f.qualities.includes(s.quality)
 
-const writeHttp = (res: HttpResponse, reply: Reply) => {
+/** Writes an HTTP reply to an upgrade request (inside `cork`). */
+export const writeHttp = (res: HttpResponse, reply: Reply) => {
   res.writeStatus(statusLine(reply.status))
   if (reply.contentType !== undefined) res.writeHeader("Content-Type", reply.contentType)
   for (const [k, v] of reply.headers ?? []) res.writeHeader(k, v)
@@ -173,23 +178,115 @@ interface Topic {
   subscribers: number
 }
 
-export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalStreamOptions> = {}): SignalStream => {
-  const options: SignalStreamOptions = { ...signalStreamDefaults, ...input }
-  const runFork = Runtime.runFork(deps.runtime)
-  const sockets = new Set<WebSocket<SocketData>>()
+/** What the ledger answers a new socket: a close (code, reason), or its topic and opening snapshot. */
+export type Admission =
+  | { readonly kind: "refused"; readonly code: number; readonly reason: string }
+  | { readonly kind: "admitted"; readonly topic: string; readonly snapshot: string }
+
+/** One signal's deliveries: per matching topic, the message (serialized once per plan) and how many sockets listen. */
+export interface TopicMessage {
+  readonly topic: string
+  readonly message: string
+  /** The first topic this signal's message for its plan goes to (the topics of one plan share the message). */
+  readonly first: boolean
+  readonly subscribers: number
+}
+
+/**
+ * The stream's bookkeeping on the thread that owns the hub, whichever thread holds the sockets: the
+ * per-account and total caps (exact: one thread counts), the topics in use, the snapshot, and each
+ * signal's messages per matching topic.
+ */
+export interface StreamLedger {
+  /** Counts the socket against its account and the total and registers its topic, or refuses it. */
+  readonly admit: (accountId: string, plan: PlanId, filter: StreamFilter) => Admission
+  /** Undoes an admission (the socket closed, or its upgrade never completed). */
+  readonly release: (accountId: string, topic: string) => void
+  readonly fanOut: (signal: Signal) => ReadonlyArray<TopicMessage>
+  readonly stats: () => { readonly open: number; readonly topics: number; readonly refusedTooMany: number; readonly sent: number }
+}
+
+export const makeStreamLedger = (deps: Pick<SignalStreamDeps, "hub" | "tracking">, options: SignalStreamOptions): StreamLedger => {
   const perAccount = new Map<string, number>()
   const topics = new Map<string, Topic>()
+  let open = 0
   let refusedTooMany = 0
-  let droppedSlow = 0
   let sent = 0
+  const project = (plan: PlanId, s: Signal) => projectForPlan(deps.tracking, plan, s)
+  return {
+    admit: (accountId, plan, filter) => {
+      if (open >= options.maxSocketsTotal) return { kind: "refused", code: CLOSE_SERVER_BUSY, reason: "server busy: too many open streams; retry later" }
+      const n = perAccount.get(accountId) ?? 0
+      if (n >= options.maxSocketsPerAccount) {
+        refusedTooMany++
+        return { kind: "refused", code: CLOSE_TOO_MANY_STREAMS, reason: `too many open streams: at most ${options.maxSocketsPerAccount} per account` }
+      }
+      perAccount.set(accountId, n + 1)
+      open++
+      const signals = deps.hub.newest(options.snapshotSize, (s) => matchesStream(filter, s)).reverse()
+      sent++
+      // Registered with the snapshot: every signal the hub publishes from here on goes to this topic.
+      const name = topicOf(plan, filter)
+      let topic = topics.get(name)
+      if (topic === undefined) {
+        topic = { name, plan, filter, subscribers: 0 }
+        topics.set(name, topic)
+      }
+      topic.subscribers++
+      return { kind: "admitted", topic: name, snapshot: stringify({ type: "snapshot", signals: signals.map((s) => project(plan, s)) }) }
+    },
+    release: (accountId, name) => {
+      open--
+      const n = (perAccount.get(accountId) ?? 1) - 1
+      if (n <= 0) perAccount.delete(accountId)
+      else perAccount.set(accountId, n)
+      const topic = topics.get(name)
+      if (topic !== undefined && --topic.subscribers <= 0) topics.delete(name)
+    },
+    fanOut: (signal) => {
+      const out: Array<TopicMessage> = []
+      if (topics.size === 0) return out
+      let byPlan: Map<PlanId, string> | undefined
+      for (const topic of topics.values()) {
+        if (!matchesStream(topic.filter, signal)) continue
+        byPlan ??= new Map()
+        let message = byPlan.get(topic.plan)
+        const first = message === undefined
+        if (message === undefined) {
+          message = stringify({ type: "signal", signal: project(topic.plan, signal) })
+          byPlan.set(topic.plan, message)
+        }
+        out.push({ topic: topic.name, message, first, subscribers: topic.subscribers })
+        sent += topic.subscribers
+      }
+      return out
+    },
+    stats: () => ({ open, topics: topics.size, refusedTooMany, sent })
+  }
+}
+
+/** The socket side of the slow-client rule and the pings, on the thread that holds the sockets. */
+export interface SocketGuard<T extends { closed: boolean }> {
+  readonly sockets: Set<WebSocket<T>>
+  /** Closes a socket as a slow client (4013). */
+  readonly dropSlow: (ws: WebSocket<T>) => void
+  /** Counts a message queued to the sockets of a topic, bounding the bytes any socket can gain before the next sweep. */
+  readonly queued: (message: string) => void
+  /** After a published batch: sweeps now if the batch approached uWS's headroom, else once uWS has written it out. */
+  readonly published: () => void
+  readonly droppedSlow: () => number
+  /** Stops the pings and closes every socket (1001). */
+  readonly close: () => void
+}
+
+export const makeSocketGuard = <T extends { closed: boolean }>(options: SignalStreamOptions): SocketGuard<T> => {
+  const sockets = new Set<WebSocket<T>>()
+  let droppedSlow = 0
   let bytesSinceSweep = 0
   let sweepScheduled = false
 
-  const project = (plan: PlanId, s: Signal) => projectForPlan(deps.tracking, plan, s)
-
-  const dropSlow = (ws: WebSocket<SocketData>) => {
-    const data = ws.getUserData()
-    if (data.closed) return
+  const dropSlow = (ws: WebSocket<T>) => {
+    if (ws.getUserData().closed) return
     droppedSlow++
     ws.end(CLOSE_SLOW_CLIENT, `slow client: more than ${options.maxBufferedBytes} bytes waiting to be sent; reconnect and read faster`)
   }
@@ -207,49 +304,6 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
     sweep()
   }
 
-  /**
-   * Publishes to one topic. uWS's `app.publish` when the app is known; otherwise through one of the open
-   * sockets (`ws.publish` reaches every subscriber but the publishing socket itself, which then gets a
-   * direct `send`: it drains anything published to it before, so its order holds too).
-   */
-  const publish = (topic: Topic, message: string) => {
-    if (deps.app !== undefined) {
-      deps.app.publish(topic.name, message, false, false)
-      return
-    }
-    const anchor = sockets.values().next().value
-    if (anchor === undefined) return
-    anchor.publish(topic.name, message, false, false)
-    const own = anchor.getUserData()
-    // A send uWS had to drop (over its ceiling, which the sweeps keep us under) would be a gap: close instead.
-    if (own.topic === topic.name && !own.closed && anchor.send(message, false, false) === 2) dropSlow(anchor)
-  }
-
-  const unsubscribe = deps.hub.subscribe((signal) => {
-    if (topics.size === 0) return
-    let byPlan: Map<PlanId, string> | undefined
-    for (const topic of topics.values()) {
-      if (!matchesStream(topic.filter, signal)) continue
-      byPlan ??= new Map()
-      let message = byPlan.get(topic.plan)
-      if (message === undefined) {
-        message = stringify({ type: "signal", signal: project(topic.plan, signal) })
-        byPlan.set(topic.plan, message)
-        // An upper bound of the bytes queued per socket: UTF-8 of a UTF-16 unit is at most 3 bytes, a frame header at most 14.
-        bytesSinceSweep += 3 * message.length + 14
-      }
-      publish(topic, message)
-      sent += topic.subscribers
-    }
-    if (byPlan === undefined) return
-    // Keeps every socket's growth between two sweeps under half of uWS's headroom (see the module notes).
-    if (bytesSinceSweep > BACKPRESSURE_HEADROOM_BYTES / 2) sweep()
-    else if (!sweepScheduled) {
-      sweepScheduled = true
-      setImmediate(afterPublish)
-    }
-  })
-
   const timer = setInterval(() => {
     for (const ws of [...sockets]) {
       if (ws.getUserData().closed) continue
@@ -259,96 +313,179 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
   }, options.pingIntervalMs)
   timer.unref()
 
-  const behavior: WebSocketBehavior<SocketData> = {
+  return {
+    sockets,
+    dropSlow,
+    // An upper bound of the bytes queued per socket: UTF-8 of a UTF-16 unit is at most 3 bytes, a frame header at most 14.
+    queued: (message) => {
+      bytesSinceSweep += 3 * message.length + 14
+    },
+    published: () => {
+      // Keeps every socket's growth between two sweeps under half of uWS's headroom (see the module notes).
+      if (bytesSinceSweep > BACKPRESSURE_HEADROOM_BYTES / 2) sweep()
+      else if (!sweepScheduled) {
+        sweepScheduled = true
+        setImmediate(afterPublish)
+      }
+    },
+    droppedSlow: () => droppedSlow,
+    close: () => {
+      clearInterval(timer)
+      for (const ws of [...sockets]) if (!ws.getUserData().closed) ws.end(CLOSE_GOING_AWAY, "server shutting down")
+    }
+  }
+}
+
+/** The socket options of the stream's behaviour, shared by every thread that holds stream sockets. */
+export const streamSocketOptions = (options: SignalStreamOptions) =>
+  ({
     compression: 0,
     maxPayloadLength: 4 * 1024,
     idleTimeout: options.idleTimeoutSec,
     // Our own bound (`maxBufferedBytes`) closes a slow socket first; this only keeps uWS from dropping messages silently.
     maxBackpressure: options.maxBufferedBytes + BACKPRESSURE_HEADROOM_BYTES,
     closeOnBackpressureLimit: false,
-    sendPingsAutomatically: false,
+    sendPingsAutomatically: false
+  }) as const
+
+/** An upgrade request as read inside uWS's upgrade callback (its request object is gone after it). */
+export interface UpgradeRequest {
+  readonly headers: Readonly<Record<string, string>>
+  readonly query: string
+  readonly address: string
+  readonly key: string
+  readonly protocol: string
+  readonly extensions: string
+}
+
+/** Copies what the upgrade needs; answers 426 (and gives undefined) for a WebSocket version other than 13. */
+export const readUpgrade = (res: HttpResponse, req: HttpRequest): UpgradeRequest | undefined => {
+  const headers: Record<string, string> = {}
+  const authorization = req.getHeader("authorization")
+  if (authorization !== "") headers.authorization = authorization
+  const key = req.getHeader("sec-websocket-key")
+  const protocol = req.getHeader("sec-websocket-protocol")
+  const extensions = req.getHeader("sec-websocket-extensions")
+  // RFC 6455 4.2.2: a version other than 13 is answered 426 with the version we speak; uWS would upgrade it.
+  if (req.getHeader("sec-websocket-version") !== WEBSOCKET_VERSION) {
+    res.cork(() => writeHttp(res, UNSUPPORTED_VERSION))
+    return undefined
+  }
+  return { headers, query: req.getQuery() ?? "", address: textDecoder.decode(res.getRemoteAddressAsText()), key, protocol, extensions }
+}
+
+export const INVALID_API_KEY_REPLY: Reply = { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) }
+
+/** The upgrade's synchronous checks: its filter (400 when a parameter is wrong), then the refused-bearer throttle (429). */
+export const checkUpgrade = (deps: Pick<SignalStreamDeps, "authFailures">, req: Pick<UpgradeRequest, "query" | "address">): StreamFilter | Reply => {
+  const filter = parseStreamFilter(req.query)
+  if (!("chain" in filter)) return filter
+  const throttled = deps.authFailures?.refusal(req.address, Date.now())
+  return throttled !== undefined ? errorReply(throttled) : filter
+}
+
+/**
+ * Authenticates an upgrade; a refused bearer counts against the address. `done` runs when the fiber
+ * finishes, possibly in a microtask drained inside some uWS callback: callers defer any uWS call.
+ */
+export const authenticateUpgrade = (
+  deps: Pick<SignalStreamDeps, "authenticate" | "authFailures">,
+  runFork: (effect: Effect.Effect<DataPrincipal | undefined>) => Fiber.RuntimeFiber<DataPrincipal | undefined>,
+  req: Pick<UpgradeRequest, "headers" | "address">,
+  done: (principal: DataPrincipal | undefined) => void
+): void => {
+  runFork(deps.authenticate(req.headers)).addObserver((exit) => {
+    const principal = Exit.isSuccess(exit) ? exit.value : undefined
+    if (principal === undefined) deps.authFailures?.failed(req.address, Date.now())
+    done(principal)
+  })
+}
+
+export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalStreamOptions> = {}): SignalStream => {
+  const options: SignalStreamOptions = { ...signalStreamDefaults, ...input }
+  const runFork = Runtime.runFork(deps.runtime)
+  const ledger = makeStreamLedger(deps, options)
+  const guard = makeSocketGuard<SocketData>(options)
+  const sockets = guard.sockets
+
+  /**
+   * Publishes to one topic. uWS's `app.publish` when the app is known; otherwise through one of the open
+   * sockets (`ws.publish` reaches every subscriber but the publishing socket itself, which then gets a
+   * direct `send`: it drains anything published to it before, so its order holds too).
+   */
+  const publish = (topic: string, message: string) => {
+    if (deps.app !== undefined) {
+      deps.app.publish(topic, message, false, false)
+      return
+    }
+    const anchor = sockets.values().next().value
+    if (anchor === undefined) return
+    anchor.publish(topic, message, false, false)
+    const own = anchor.getUserData()
+    // A send uWS had to drop (over its ceiling, which the sweeps keep us under) would be a gap: close instead.
+    if (own.topic === topic && !own.closed && anchor.send(message, false, false) === 2) guard.dropSlow(anchor)
+  }
+
+  const unsubscribe = deps.hub.subscribe((signal) => {
+    const out = ledger.fanOut(signal)
+    if (out.length === 0) return
+    for (const { topic, message, first } of out) {
+      if (first) guard.queued(message)
+      publish(topic, message)
+    }
+    guard.published()
+  })
+
+  const behavior: WebSocketBehavior<SocketData> = {
+    ...streamSocketOptions(options),
     upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-      const headers: Record<string, string> = {}
-      const authorization = req.getHeader("authorization")
-      if (authorization !== "") headers.authorization = authorization
-      const key = req.getHeader("sec-websocket-key")
-      const protocol = req.getHeader("sec-websocket-protocol")
-      const extensions = req.getHeader("sec-websocket-extensions")
-      // RFC 6455 4.2.2: a version other than 13 is answered 426 with the version we speak; uWS would upgrade it.
-      if (req.getHeader("sec-websocket-version") !== WEBSOCKET_VERSION) {
-        res.cork(() => writeHttp(res, UNSUPPORTED_VERSION))
-        return
-      }
-      const filter = parseStreamFilter(req.getQuery() ?? "")
+      const request = readUpgrade(res, req)
+      if (request === undefined) return
+      const filter = checkUpgrade(deps, request)
       if (!("chain" in filter)) {
         res.cork(() => writeHttp(res, filter))
-        return
-      }
-      const address = textDecoder.decode(res.getRemoteAddressAsText())
-      const throttled = deps.authFailures?.refusal(address, Date.now())
-      if (throttled !== undefined) {
-        res.cork(() => writeHttp(res, errorReply(throttled)))
         return
       }
       const state = { aborted: false }
       res.onAborted(() => {
         state.aborted = true
       })
-      const fiber = runFork(deps.authenticate(headers))
-      fiber.addObserver((exit) => {
-        const principal = Exit.isSuccess(exit) ? exit.value : undefined
-        if (principal === undefined) deps.authFailures?.failed(address, Date.now())
+      authenticateUpgrade(deps, runFork, request, (principal) => {
         // The fiber may finish in a microtask drained inside uWS's parse of another connection's request. An upgrade there
         // would be taken for that connection's (uWS marks "the socket upgraded during this parse" once per app, not per
         // socket) and one of the two would be cut without a close frame; an immediate runs outside every uWS callback.
         setImmediate(() => {
           if (state.aborted) return
           if (principal === undefined) {
-            res.cork(() => writeHttp(res, { status: 401, contentType: JSON_CONTENT_TYPE, body: JSON.stringify(INVALID_API_KEY_BODY) }))
+            res.cork(() => writeHttp(res, INVALID_API_KEY_REPLY))
             return
           }
           // Not inside `res.cork`: when the upgrade keeps the socket's address, the cork's epilogue reads the finished HTTP
           // response's state from what is now the WebSocket's memory and, when a stale bit reads "Connection: close", shuts
           // the new socket down (a client sees its snapshot, then 1006). The upgrade writes its 101 itself.
           const data: SocketData = { accountId: principal.accountId, plan: principal.tier, filter, topic: undefined, counted: false, closed: false }
-          res.upgrade(data, key, protocol, extensions, context)
+          res.upgrade(data, request.key, request.protocol, request.extensions, context)
         })
       })
     },
     open: (ws) => {
       const data = ws.getUserData()
-      if (sockets.size >= options.maxSocketsTotal) {
+      const admission = ledger.admit(data.accountId, data.plan, data.filter)
+      if (admission.kind === "refused") {
         data.closed = true
-        ws.end(CLOSE_SERVER_BUSY, "server busy: too many open streams; retry later")
+        ws.end(admission.code, admission.reason)
         return
       }
-      const open = perAccount.get(data.accountId) ?? 0
-      if (open >= options.maxSocketsPerAccount) {
-        refusedTooMany++
-        data.closed = true
-        ws.end(CLOSE_TOO_MANY_STREAMS, `too many open streams: at most ${options.maxSocketsPerAccount} per account`)
-        return
-      }
-      perAccount.set(data.accountId, open + 1)
       data.counted = true
+      data.topic = admission.topic
       sockets.add(ws)
-      const snapshot = deps.hub.newest(options.snapshotSize, (s) => matchesStream(data.filter, s)).reverse()
-      const status = ws.send(stringify({ type: "snapshot", signals: snapshot.map((s) => project(data.plan, s)) }), false, false)
-      sent++
+      const status = ws.send(admission.snapshot, false, false)
       if (status === 2 || ws.getBufferedAmount() > options.maxBufferedBytes) {
-        dropSlow(ws)
+        guard.dropSlow(ws)
         return
       }
       // After the snapshot: every signal the hub publishes from here on reaches this socket through its topic.
-      const name = topicOf(data.plan, data.filter)
-      let topic = topics.get(name)
-      if (topic === undefined) {
-        topic = { name, plan: data.plan, filter: data.filter, subscribers: 0 }
-        topics.set(name, topic)
-      }
-      ws.subscribe(name)
-      topic.subscribers++
-      data.topic = name
+      ws.subscribe(admission.topic)
     },
     message: () => {
       // Clients have nothing to say; messages are ignored (the payload bound closes a flood).
@@ -357,28 +494,21 @@ export const makeSignalStream = (deps: SignalStreamDeps, input: Partial<SignalSt
       const data = ws.getUserData()
       data.closed = true
       sockets.delete(ws)
-      if (data.topic !== undefined) {
-        // uWS drops a closed socket's subscriptions itself; this is our count of who listens where.
-        const topic = topics.get(data.topic)
-        data.topic = undefined
-        if (topic !== undefined && --topic.subscribers <= 0) topics.delete(topic.name)
-      }
+      // uWS drops a closed socket's subscriptions itself; the ledger counts who listens where.
       if (data.counted) {
         data.counted = false
-        const n = (perAccount.get(data.accountId) ?? 1) - 1
-        if (n <= 0) perAccount.delete(data.accountId)
-        else perAccount.set(data.accountId, n)
+        ledger.release(data.accountId, data.topic!)
+        data.topic = undefined
       }
     }
   }
 
   return {
     behavior,
-    stats: () => ({ open: sockets.size, topics: topics.size, refusedTooMany, droppedSlow, sent }),
+    stats: () => ({ ...ledger.stats(), droppedSlow: guard.droppedSlow() }),
     close: () => {
-      clearInterval(timer)
       unsubscribe()
-      for (const ws of [...sockets]) if (!ws.getUserData().closed) ws.end(CLOSE_GOING_AWAY, "server shutting down")
+      guard.close()
     }
   }
 }

@@ -44,6 +44,8 @@ export interface AppConfigShape {
     readonly fsync: boolean
   }
   readonly maxBodyBytes: number
+  /** Threads holding the signal stream's sockets on the data port (1: the listener's own). */
+  readonly dataStreamThreads: number
   readonly logLevel: "trace" | "debug" | "info" | "warning" | "error" | "none"
   readonly logFormat: LogFormat
   /** The endpoints' settings (`SolanaEndpointsConfig`, declared by the chain layer) and the ingest commitment. */
@@ -231,6 +233,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     fsync: Config.boolean("BUS_FSYNC").pipe(Config.withDefault(true))
   }),
   maxBodyBytes: positiveInt("HTTP_MAX_BODY_BYTES", 256 * 1024),
+  dataStreamThreads: positiveInt("DATA_STREAM_THREADS", 1),
   logLevel: Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(Config.withDefault("info")),
   logFormat: Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json")),
   solana: Config.all({
@@ -353,7 +356,7 @@ export const ConfigVariables = [
   "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
   "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT", "KAFKA_SESSION_TIMEOUT_MS",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
-  "HTTP_MAX_BODY_BYTES", "LOG_LEVEL", "LOG_FORMAT",
+  "HTTP_MAX_BODY_BYTES", "DATA_STREAM_THREADS", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "BUNDLE_TIP_LAMPORTS", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",

@@ -48,7 +48,12 @@ let dataDir = ""
 let h: Harness
 let runtime: ManagedRuntime.ManagedRuntime<ClickHouse, unknown>
 let scope: Scope.CloseableScope
+/** The listener the tests below talk to: the one-thread server, or the one with two stream threads (`use`). */
 let server: RunningDataServer
+const servers = new Map<number, RunningDataServer>()
+const use = (threads: number) => () => {
+  server = servers.get(threads)!
+}
 let writer: SignalWriter.SignalWriterShape
 const hub = new SignalHub({ capacity: 1_000 })
 const keys: Record<"max" | "free" | "pro" | "test" | "slow" | "many", string> = { max: "", free: "", pro: "", test: "", slow: "", many: "" }
@@ -75,17 +80,37 @@ beforeAll(async () => {
   const jobs = await runtime.runPromise(
     makeReplayJobs({ run: replayRunner(clickhouse, fixedPriceSource({ sol: "100", eth: "3000" }, Date.now)) }).pipe(Scope.extend(scope))
   )
-  server = await runtime.runPromise(
-    serveData({
-      host: "127.0.0.1",
-      port: 0,
-      maxBodyBytes: 64 * 1024,
-      routes: dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
-      stream: { hub, tracking, authenticate: auth.authenticate },
-      streamOptions: { pingIntervalMs: 150, maxBufferedBytes: 256 * 1024 }
-    }).pipe(Scope.extend(scope), Logger.withMinimumLogLevel(LogLevel.Error))
-  )
+  for (const streamThreads of [1, 2]) {
+    servers.set(
+      streamThreads,
+      await runtime.runPromise(
+        serveData({
+          host: "127.0.0.1",
+          port: 0,
+          maxBodyBytes: 64 * 1024,
+          routes: dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
+          stream: { hub, tracking, authenticate: auth.authenticate },
+          streamOptions: { pingIntervalMs: 150, maxBufferedBytes: 256 * 1024 },
+          streamThreads
+        }).pipe(Scope.extend(scope), Logger.withMinimumLogLevel(LogLevel.Error))
+      )
+    )
+  }
+  use(1)()
 }, 120_000)
+
+/** The stream's counters: checked at once on one thread; with stream threads, once their reports arrived. */
+const statsAre = async (want: Partial<ReturnType<RunningDataServer["stream"]["stats"]>>) => {
+  if (server !== servers.get(1)) {
+    await eventually(() => (Object.entries(want).every(([k, v]) => server.stream.stats()[k as keyof typeof want] === v) ? true : undefined), {
+      what: `stats ${JSON.stringify(want)}`,
+      deadlineMs: 5_000,
+      intervalMs: 10,
+      detail: () => JSON.stringify(server.stream.stats())
+    })
+  }
+  expect(server.stream.stats()).toMatchObject(want)
+}
 
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -147,55 +172,58 @@ const get = async (query: string, key: string | null = keys.max) => {
 
 const ids = (body: { signals: ReadonlyArray<Signal> }) => body.signals.map((s) => s.id)
 
-describe("market-data listener: auth", () => {
-  it("refuses missing, malformed, unknown and TEST keys with the plain 401, on the tape and on the stream", async () => {
-    for (const key of [null, "nonsense", "svc_live_" + "1".repeat(52), keys.test]) {
-      const r = await get("", key)
-      expect([r.status, r.body], String(key)).toEqual([401, { error: "invalid api key" }])
-    }
-    const refused = await new Promise<{ status: number; body: string }>((resolve) => {
-      const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/signals/stream`, { headers: { authorization: `Bearer ${keys.test}` } })
-      ws.on("error", () => undefined)
-      ws.on("unexpected-response", (_req, res) => {
-        let body = ""
-        res.on("data", (c) => (body += c.toString()))
-        res.on("end", () => resolve({ status: res.statusCode, body }))
+describe.each([1, 2])("market-data listener on %i stream thread(s): auth", (threads) => {
+  beforeAll(use(threads))
+    it("refuses missing, malformed, unknown and TEST keys with the plain 401, on the tape and on the stream", async () => {
+      for (const key of [null, "nonsense", "svc_live_" + "1".repeat(52), keys.test]) {
+        const r = await get("", key)
+        expect([r.status, r.body], String(key)).toEqual([401, { error: "invalid api key" }])
+      }
+      const refused = await new Promise<{ status: number; body: string }>((resolve) => {
+        const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/signals/stream`, { headers: { authorization: `Bearer ${keys.test}` } })
+        ws.on("error", () => undefined)
+        ws.on("unexpected-response", (_req, res) => {
+          let body = ""
+          res.on("data", (c) => (body += c.toString()))
+          res.on("end", () => resolve({ status: res.statusCode, body }))
+        })
       })
+      expect(refused).toEqual({ status: 401, body: JSON.stringify({ error: "invalid api key" }) })
+      expect((await get("", keys.free)).status).toBe(200)
     })
-    expect(refused).toEqual({ status: 401, body: JSON.stringify({ error: "invalid api key" }) })
-    expect((await get("", keys.free)).status).toBe(200)
-  })
 })
 
-describe("market-data listener: strategy lab behind the data bearer", () => {
-  const definition = { chain: "solana", entry: { source: "pattern", pattern: "confluence" }, exit: { take_profit_pct: 50 }, sizing: { usd_per_trade: 10, max_concurrent: 1 } }
-  const post = async (path: string, key: string, body: unknown) => {
-    const res = await fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) })
-    return { status: res.status, body: JSON.parse(await res.text()) as any }
-  }
-  it("Max only (plain 403 `requires Max`), a test key is 401, and a Max key runs a real replay to done", async () => {
-    const body = { definition, from: "2024-01-01T00:00:00Z", to: "2024-01-02T00:00:00Z" }
-    expect(await post("/v1/strategy-lab/replay", keys.free, body)).toEqual({ status: 403, body: { error: "requires Max" } })
-    expect(await post("/v1/strategy-lab/replay", keys.pro, body)).toEqual({ status: 403, body: { error: "requires Max" } })
-    expect(await post("/v1/strategy-lab/replay", keys.test, body)).toEqual({ status: 401, body: { error: "invalid api key" } })
-    const bad = await post("/v1/strategy-lab/replay", keys.max, { ...body, definition: { ...definition, colour: "red" } })
-    expect([bad.status, bad.body.error.code]).toEqual([400, "VALIDATION_FAILED"])
-    const started = await post("/v1/strategy-lab/replay", keys.max, body)
-    expect(started.status).toBe(202)
-    let job: any
-    await eventually(async () => {
-      const res = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.max}` } })
-      job = JSON.parse(await res.text())
-      return job.status === "done" || job.status === "failed"
-    }, { what: "the replay", deadlineMs: 5_000, intervalMs: 10 })
-    expect(job.status).toBe("done")
-    expect(job.result.verdict).toBe("insufficient")
-    const foreign = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.free}` } })
-    expect(foreign.status).toBe(403)
-  })
+describe.each([1, 2])("market-data listener on %i stream thread(s): strategy lab behind the data bearer", (threads) => {
+  beforeAll(use(threads))
+    const definition = { chain: "solana", entry: { source: "pattern", pattern: "confluence" }, exit: { take_profit_pct: 50 }, sizing: { usd_per_trade: 10, max_concurrent: 1 } }
+    const post = async (path: string, key: string, body: unknown) => {
+      const res = await fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+      return { status: res.status, body: JSON.parse(await res.text()) as any }
+    }
+    it("Max only (plain 403 `requires Max`), a test key is 401, and a Max key runs a real replay to done", async () => {
+      const body = { definition, from: "2024-01-01T00:00:00Z", to: "2024-01-02T00:00:00Z" }
+      expect(await post("/v1/strategy-lab/replay", keys.free, body)).toEqual({ status: 403, body: { error: "requires Max" } })
+      expect(await post("/v1/strategy-lab/replay", keys.pro, body)).toEqual({ status: 403, body: { error: "requires Max" } })
+      expect(await post("/v1/strategy-lab/replay", keys.test, body)).toEqual({ status: 401, body: { error: "invalid api key" } })
+      const bad = await post("/v1/strategy-lab/replay", keys.max, { ...body, definition: { ...definition, colour: "red" } })
+      expect([bad.status, bad.body.error.code]).toEqual([400, "VALIDATION_FAILED"])
+      const started = await post("/v1/strategy-lab/replay", keys.max, body)
+      expect(started.status).toBe(202)
+      let job: any
+      await eventually(async () => {
+        const res = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.max}` } })
+        job = JSON.parse(await res.text())
+        return job.status === "done" || job.status === "failed"
+      }, { what: "the replay", deadlineMs: 5_000, intervalMs: 10 })
+      expect(job.status).toBe("done")
+      expect(job.result.verdict).toBe("insufficient")
+      const foreign = await fetch(`${server.url}/v1/strategy-lab/replay/${started.body.job_id}`, { headers: { authorization: `Bearer ${keys.free}` } })
+      expect(foreign.status).toBe(403)
+    })
 })
 
 describe("market-data listener: GET /v1/signals", () => {
+  beforeAll(use(1))
   const stored: Array<Signal> = []
   let fresh: Signal
   beforeAll(async () => {
@@ -321,114 +349,115 @@ const connect = (key: string, query = "") => {
   return { ws, messages, closed, opened, pings: () => pings, closedWith: () => closedWith }
 }
 
-describe("market-data listener: /v1/signals/stream", () => {
-  it("snapshot of the newest 100 (oldest first), then each new signal in order, with filters and pings", async () => {
-    const before = Array.from({ length: 150 }, () => sig({ pattern: "large_move", chain: "hood", confidence: 75 }))
-    hub.publish(before)
-    hub.publish([sig({ pattern: "large_move", chain: "hood", confidence: 10 })]) // low: not in the curated snapshot
-    const all = connect(keys.max, "?chain=hood")
-    const kol = connect(keys.max, "?chain=hood&event_kind=kol_mention,deployer&quality=all")
-    await Promise.all([all.opened, kol.opened])
-    await eventually(() => all.messages.length >= 1 && kol.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
-    expect(all.messages[0]!.type).toBe("snapshot")
-    expect(all.messages[0]!.signals!.map((s) => s.id)).toEqual(before.slice(50).map((s) => s.id))
-    expect(kol.messages[0]!.signals!.map((s) => s.pattern).every((p) => p === "kol_mention" || p === "deployer")).toBe(true)
+describe.each([1, 2])("market-data listener on %i stream thread(s): /v1/signals/stream", (threads) => {
+  beforeAll(use(threads))
+    it("snapshot of the newest 100 (oldest first), then each new signal in order, with filters and pings", async () => {
+      const before = Array.from({ length: 150 }, () => sig({ pattern: "large_move", chain: "hood", confidence: 75 }))
+      hub.publish(before)
+      hub.publish([sig({ pattern: "large_move", chain: "hood", confidence: 10 })]) // low: not in the curated snapshot
+      const all = connect(keys.max, "?chain=hood")
+      const kol = connect(keys.max, "?chain=hood&event_kind=kol_mention,deployer&quality=all")
+      await Promise.all([all.opened, kol.opened])
+      await eventually(() => all.messages.length >= 1 && kol.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
+      expect(all.messages[0]!.type).toBe("snapshot")
+      expect(all.messages[0]!.signals!.map((s) => s.id)).toEqual(before.slice(50).map((s) => s.id))
+      expect(kol.messages[0]!.signals!.map((s) => s.pattern).every((p) => p === "kol_mention" || p === "deployer")).toBe(true)
 
-    const live = [
-      sig({ pattern: "kol_mention", chain: "hood" }),
-      sig({ pattern: "large_move", chain: "hood" }),
-      sig({ pattern: "large_move", chain: "solana" }), // another chain: nobody here
-      sig({ pattern: "deployer", chain: "hood", confidence: 5 }), // low: only `quality=all`
-      sig({ pattern: "large_move", chain: "hood", confidence: 99 })
-    ]
-    for (const s of live) hub.publish([s])
-    await eventually(() => all.messages.length >= 4 && kol.messages.length >= 3, { what: "live signals", deadlineMs: 5_000, intervalMs: 10 })
-    expect(all.messages.slice(1).map((m) => [m.type, m.signal!.id])).toEqual([live[0], live[1], live[4]].map((s) => ["signal", s!.id]))
-    expect(kol.messages.slice(1).map((m) => m.signal!.id)).toEqual([live[0]!.id, live[3]!.id])
-    await eventually(() => all.pings() >= 2, { what: "two pings", deadlineMs: 5_000, intervalMs: 10 })
-    all.ws.close()
-    kol.ws.close()
-    await Promise.all([all.closed, kol.closed])
-  })
-
-  it("refuses a bad parameter before the upgrade", async () => {
-    const bad = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/signals/stream?event_kind=moon`, { headers: { authorization: `Bearer ${keys.max}` } })
-      ws.on("error", () => undefined)
-      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode))
+      const live = [
+        sig({ pattern: "kol_mention", chain: "hood" }),
+        sig({ pattern: "large_move", chain: "hood" }),
+        sig({ pattern: "large_move", chain: "solana" }), // another chain: nobody here
+        sig({ pattern: "deployer", chain: "hood", confidence: 5 }), // low: only `quality=all`
+        sig({ pattern: "large_move", chain: "hood", confidence: 99 })
+      ]
+      for (const s of live) hub.publish([s])
+      await eventually(() => all.messages.length >= 4 && kol.messages.length >= 3, { what: "live signals", deadlineMs: 5_000, intervalMs: 10 })
+      expect(all.messages.slice(1).map((m) => [m.type, m.signal!.id])).toEqual([live[0], live[1], live[4]].map((s) => ["signal", s!.id]))
+      expect(kol.messages.slice(1).map((m) => m.signal!.id)).toEqual([live[0]!.id, live[3]!.id])
+      await eventually(() => all.pings() >= 2, { what: "two pings", deadlineMs: 5_000, intervalMs: 10 })
+      all.ws.close()
+      kol.ws.close()
+      await Promise.all([all.closed, kol.closed])
     })
-    expect(bad).toBe(400)
-  })
 
-  it("8 open sockets per account: the 9th is closed with 4029; closing one makes room", async () => {
-    const eight = Array.from({ length: 8 }, () => connect(keys.many))
-    await Promise.all(eight.map((c) => c.opened))
-    await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 10 })
-    // The server counts a socket in its own open handler: wait for its count, not the clients' (a loaded machine orders them freely).
-    await eventually(() => (server.stream.stats().open === 8 ? true : undefined), {
-      what: "the server to count eight",
-      deadlineMs: 5_000,
-      intervalMs: 10,
-      detail: () => `stats ${JSON.stringify(server.stream.stats())}; clients' close codes ${JSON.stringify(eight.map((c) => c.closedWith() ?? null))}`
+    it("refuses a bad parameter before the upgrade", async () => {
+      const bad = await new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${server.url.replace("http", "ws")}/v1/signals/stream?event_kind=moon`, { headers: { authorization: `Bearer ${keys.max}` } })
+        ws.on("error", () => undefined)
+        ws.on("unexpected-response", (_req, res) => resolve(res.statusCode))
+      })
+      expect(bad).toBe(400)
     })
-    expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
-    const ninth = connect(keys.many)
-    const refused = await ninth.closed
-    expect(refused).toEqual({ code: CLOSE_TOO_MANY_STREAMS, reason: "too many open streams: at most 8 per account" })
-    expect(ninth.messages).toEqual([])
-    // Another account is not affected.
-    const other = connect(keys.pro)
-    await other.opened
-    await eventually(() => other.messages.length >= 1, { what: "other account's snapshot", deadlineMs: 5_000, intervalMs: 10 })
-    eight[0]!.ws.close()
-    await eight[0]!.closed
-    const again = connect(keys.many)
-    await again.opened
-    await eventually(() => again.messages.length >= 1, { what: "a socket after one closed", deadlineMs: 5_000, intervalMs: 10 })
-    for (const c of [...eight.slice(1), again, other]) c.ws.close()
-    await Promise.all([...eight.slice(1), again, other].map((c) => c.closed))
-    expect(server.stream.stats()).toMatchObject({ open: 0, topics: 0 })
-  })
 
-  it("drops a client that stops reading (4013) instead of buffering without bound", async () => {
-    const slow = connect(keys.slow, "?chain=hood&event_kind=dormancy")
-    const healthy = connect(keys.free, "?chain=hood&event_kind=dormancy")
-    await Promise.all([slow.opened, healthy.opened])
-    await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
-    slow.ws.pause()
-    const droppedBefore = server.stream.stats().droppedSlow
-    const filler = Array.from({ length: 200 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
-    let published = 0
-    while (server.stream.stats().droppedSlow === droppedBefore && published < 20_000) {
-      hub.publish([sig({ pattern: "dormancy", chain: "hood", details: { filler } })])
-      published++
-      // Bursts of 20 (~200 KB): the healthy client reads between bursts (it shares this event loop),
-      // so only the paused one falls behind; 200 at once could leave even a reader over 1 MiB.
-      if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5))
-    }
-    expect(server.stream.stats().droppedSlow).toBe(droppedBefore + 1)
-    await eventually(() => (server.stream.stats().open === 1 ? true : undefined), {
-      what: "the dropped socket to be closed",
-      deadlineMs: 5_000,
-      intervalMs: 10,
-      detail: () => `stats ${JSON.stringify(server.stream.stats())}; close codes slow ${slow.closedWith() ?? null}, healthy ${healthy.closedWith() ?? null}`
+    it("8 open sockets per account: the 9th is closed with 4029; closing one makes room", async () => {
+      const eight = Array.from({ length: 8 }, () => connect(keys.many))
+      await Promise.all(eight.map((c) => c.opened))
+      await eventually(() => eight.every((c) => c.messages.length >= 1), { what: "eight snapshots", deadlineMs: 5_000, intervalMs: 10 })
+      // The server counts a socket in its own open handler: wait for its count, not the clients' (a loaded machine orders them freely).
+      await eventually(() => (server.stream.stats().open === 8 ? true : undefined), {
+        what: "the server to count eight",
+        deadlineMs: 5_000,
+        intervalMs: 10,
+        detail: () => `stats ${JSON.stringify(server.stream.stats())}; clients' close codes ${JSON.stringify(eight.map((c) => c.closedWith() ?? null))}`
+      })
+      expect(server.stream.stats()).toMatchObject({ open: 8, topics: 1 }) // one plan, one filter: one pub/sub topic
+      const ninth = connect(keys.many)
+      const refused = await ninth.closed
+      expect(refused).toEqual({ code: CLOSE_TOO_MANY_STREAMS, reason: "too many open streams: at most 8 per account" })
+      expect(ninth.messages).toEqual([])
+      // Another account is not affected.
+      const other = connect(keys.pro)
+      await other.opened
+      await eventually(() => other.messages.length >= 1, { what: "other account's snapshot", deadlineMs: 5_000, intervalMs: 10 })
+      eight[0]!.ws.close()
+      await eight[0]!.closed
+      const again = connect(keys.many)
+      await again.opened
+      await eventually(() => again.messages.length >= 1, { what: "a socket after one closed", deadlineMs: 5_000, intervalMs: 10 })
+      for (const c of [...eight.slice(1), again, other]) c.ws.close()
+      await Promise.all([...eight.slice(1), again, other].map((c) => c.closed))
+      await statsAre({ open: 0, topics: 0 })
     })
-    expect(server.stream.stats().open).toBe(1) // the healthy socket only
-    // Signals after the drop reach the healthy client only.
-    const after = Array.from({ length: 5 }, () => sig({ pattern: "dormancy", chain: "hood" }))
-    hub.publish(after)
-    published += after.length
-    await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 10 })
-    expect(healthy.messages.slice(-5).map((m) => m.signal!.id)).toEqual(after.map((s) => s.id))
-    slow.ws.resume()
-    const closed = await slow.closed
-    expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
-    expect(closed.reason).toContain("slow client")
-    // It got a prefix of the stream, never a gap.
-    const got = slow.messages.slice(1).map((m) => m.signal!.id)
-    expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
-    expect(got.length).toBeLessThan(published)
-    healthy.ws.close()
-    await healthy.closed
-  }, 60_000)
+
+    it("drops a client that stops reading (4013) instead of buffering without bound", async () => {
+      const slow = connect(keys.slow, "?chain=hood&event_kind=dormancy")
+      const healthy = connect(keys.free, "?chain=hood&event_kind=dormancy")
+      await Promise.all([slow.opened, healthy.opened])
+      await eventually(() => slow.messages.length >= 1 && healthy.messages.length >= 1, { what: "snapshots", deadlineMs: 5_000, intervalMs: 10 })
+      slow.ws.pause()
+      const droppedBefore = server.stream.stats().droppedSlow
+      const filler = Array.from({ length: 200 }, (_, i) => `padding-${i}-${"x".repeat(40)}`)
+      let published = 0
+      while (server.stream.stats().droppedSlow === droppedBefore && published < 20_000) {
+        hub.publish([sig({ pattern: "dormancy", chain: "hood", details: { filler } })])
+        published++
+        // Bursts of 20 (~200 KB): the healthy client reads between bursts (it shares this event loop),
+        // so only the paused one falls behind; 200 at once could leave even a reader over 1 MiB.
+        if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5))
+      }
+      expect(server.stream.stats().droppedSlow).toBe(droppedBefore + 1)
+      await eventually(() => (server.stream.stats().open === 1 ? true : undefined), {
+        what: "the dropped socket to be closed",
+        deadlineMs: 5_000,
+        intervalMs: 10,
+        detail: () => `stats ${JSON.stringify(server.stream.stats())}; close codes slow ${slow.closedWith() ?? null}, healthy ${healthy.closedWith() ?? null}`
+      })
+      expect(server.stream.stats().open).toBe(1) // the healthy socket only
+      // Signals after the drop reach the healthy client only.
+      const after = Array.from({ length: 5 }, () => sig({ pattern: "dormancy", chain: "hood" }))
+      hub.publish(after)
+      published += after.length
+      await eventually(() => healthy.messages.length >= 1 + published, { what: "the healthy client's signals", deadlineMs: 20_000, intervalMs: 10 })
+      expect(healthy.messages.slice(-5).map((m) => m.signal!.id)).toEqual(after.map((s) => s.id))
+      slow.ws.resume()
+      const closed = await slow.closed
+      expect(closed.code).toBe(CLOSE_SLOW_CLIENT)
+      expect(closed.reason).toContain("slow client")
+      // It got a prefix of the stream, never a gap.
+      const got = slow.messages.slice(1).map((m) => m.signal!.id)
+      expect(got).toEqual(healthy.messages.slice(1, 1 + got.length).map((m) => m.signal!.id))
+      expect(got.length).toBeLessThan(published)
+      healthy.ws.close()
+      await healthy.closed
+    }, 60_000)
 })
