@@ -42,6 +42,12 @@ import { eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const SOL = 1_000_000_000n
+/**
+ * The instances' lease: short enough that the tests wait past it, long enough that a loaded
+ * machine's stalled event loop (the full suite beside other work) does not let it lapse while a
+ * run is alive (it did at 600 ms: the other instance then took a live row over, as designed).
+ */
+const LEASE_MS = 2_000
 const MINT_SECRET = Redacted.make(new Uint8Array(32).fill(5))
 const MAX = planById(resolvePlans({}, 0), "max")
 const ACCOUNT = "acct-leases"
@@ -188,8 +194,8 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     await run(sqlA`
       INSERT INTO agent_keys (id, prefix, account_id, key_hash, environment, scopes, rate_limit_per_min, daily_launch_cap, launch_chains, embedded_wallet)
       VALUES ('kid-leases', 'leasesaa', ${ACCOUNT}, 'hash', 'production', '["launch"]'::jsonb, 60, 1000, '["solana"]'::jsonb, 'allowed')`)
-    a = await instance(contextA, scope, 600)
-    b = await instance(contextB, scope, 600)
+    a = await instance(contextA, scope, LEASE_MS)
+    b = await instance(contextB, scope, LEASE_MS)
     const provider = Context.get(contextA, WalletProvider.WalletProvider)
     payer = (await run(provider.ensureEmbeddedWallet(ACCOUNT, "solana"))).address
     await run(provider.setDelegation(ACCOUNT, "solana", "active"))
@@ -223,7 +229,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(await run(a.service.resumeInFlight)).toBe(1)
     // A's run is sending and waiting for a confirmation that cannot come (no slot closes).
     await sent(id)
-    const until = Date.now() + 2_000 // over three lease lengths (600 ms): only renewals keep it
+    const until = Date.now() + 3 * LEASE_MS + 500 // over three lease lengths: only renewals keep it
     while (Date.now() < until) {
       expect(await run(b.service.resumeInFlight)).toBe(0)
       await new Promise((r) => setTimeout(r, 100))
@@ -251,7 +257,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     // A third process with its own pool, closed under it once its launch is sent.
     const doomedDb = await run(Scope.make())
     const doomedRuns = await run(Scope.make())
-    const doomed = await instance(await database(doomedDb, false), doomedRuns, 600)
+    const doomed = await instance(await database(doomedDb, false), doomedRuns, LEASE_MS)
     producing.on = false
     const id = await acceptedByGone()
     expect(await run(doomed.service.resumeInFlight)).toBe(1)
