@@ -1,7 +1,8 @@
 /**
  * The cluster keeper sees every market (docs/decisions.md, "Cluster roles"): two actors
- * "processes" (their own runtime and `TopicPublisher` each, sharing `chain.events` on one embedded
- * bus and one PGlite) split the partitions; only A runs the keeper, over `market.snapshots`
+ * "processes" (their own runtime and `TopicPublisher` each, sharing `chain.events` and one PGlite)
+ * split the partitions, on the embedded bus and on `KafkaBus` over librdkafka's mock cluster (a
+ * client each); only A runs the keeper, over `market.snapshots`
  * (`SnapshotCandidates` through `runKeeperAloneOver`, as `--role actors` wires it). Curves that
  * complete on B's partitions, which A's own index never holds, are migrated by A's keeper, and
  * its `MigrationProgress` events reach B's actors through `chain.events`. Beside them: a Solana
