@@ -53,7 +53,8 @@ import { SVC_CURVE_PROGRAM_ID } from "./chain/solana/program/ProgramIds.js"
 import { makeRpcSender } from "./chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
 import { DefaultKeeperPolicy } from "./services/keeper/KeeperPolicy.js"
-import { runKeeperAlone } from "./services/keeper/MigrationKeeper.js"
+import { runKeeperAloneOver } from "./services/keeper/MigrationKeeper.js"
+import * as SnapshotCandidates from "./services/keeper/SnapshotCandidates.js"
 import { solanaMigrationExecutor } from "./services/keeper/SolanaMigrationExecutor.js"
 import { DefaultSimulationOptions, runSimulation } from "./sim/MarketSimulation.js"
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "./sim/HoodSimulation.js"
@@ -567,8 +568,15 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
     return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes })
   })
 
-/** The migration keeper and (unless --quiet, and only on the localnet) the market simulation. */
-const background = (config: AppConfigShape, quiet: boolean) =>
+/** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
+const KEEPER_GROUP_PREFIX = "keeper-candidates"
+
+/**
+ * The migration keeper and (unless --quiet, and only on the localnet) the market simulation.
+ * `keeperReads`: where the active keeper finds completed curves: this process's index (`all`, which
+ * holds every market) or `market.snapshots` (`actors`, whose index holds only its partitions').
+ */
+const background = (config: AppConfigShape, quiet: boolean, keeperReads: "index" | "snapshots" = "index") =>
   Effect.gen(function* () {
     const endpoints = yield* SolanaEndpoints
     const hood = yield* HoodEndpoints
@@ -589,12 +597,17 @@ const background = (config: AppConfigShape, quiet: boolean) =>
     if (executors.length > 0) {
       // One active keeper among the processes that have its keys (a lease in PostgreSQL); the others stand by.
       yield* Effect.forkScoped(
-        runKeeperAlone(RowLease.makeRowLeases(yield* SqlClient.SqlClient), {
-          candidates: () => index.markets(),
-          executors,
-          publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
-          policy: { ...DefaultKeeperPolicy, sweepIntervalMs: config.keeper.sweepIntervalMs, maxAttempts: config.keeper.maxAttempts }
-        })
+        runKeeperAloneOver(
+          RowLease.makeRowLeases(yield* SqlClient.SqlClient),
+          keeperReads === "index"
+            ? Effect.succeed(() => index.markets())
+            : Effect.map(SnapshotCandidates.follow(bus, { groupPrefix: KEEPER_GROUP_PREFIX }), (source) => source.candidates),
+          {
+            executors,
+            publish: (events) => bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))),
+            policy: { ...DefaultKeeperPolicy, sweepIntervalMs: config.keeper.sweepIntervalMs, maxAttempts: config.keeper.maxAttempts }
+          }
+        )
       )
     }
     if (endpoints.embedded || hood.embedded) {
@@ -772,8 +785,8 @@ const ActorsLayer = Layer.mergeAll(Layer.unwrapEffect(Effect.map(ClusterPublishe
 
 const actorsProgram = Effect.gen(function* () {
   const config = yield* AppConfig
-  // The keeper and the snapshot sampler (no simulation: the chains are configured nodes).
-  yield* background(config, true)
+  // The keeper (over every partition's markets) and the snapshot sampler (no simulation: the chains are configured nodes).
+  yield* background(config, true, "snapshots")
   yield* startSignalPipeline({ simulateSocial: false, tokenShards: config.actorShards, publisher: yield* ClusterPublisher })
   yield* Effect.logInfo("curvestream actors role running").pipe(Effect.annotateLogs({ role: "actors", group: MarketActors.MARKET_ACTORS_GROUP }))
   return yield* Effect.never

@@ -60,7 +60,7 @@ export interface MarketReplica {
 }
 
 /** Per partition: caught up once `next` reaches the end offset it had at start. */
-class Progress {
+export class Progress {
   private readonly left = new Map<number, number>()
   constructor(ends: ReadonlyMap<number, number>) {
     for (const [partition, end] of ends) if (end > 0) this.left.set(partition, end)
@@ -74,7 +74,8 @@ class Progress {
   }
 }
 
-const nextOffsetOf = (batch: BusBatch): number | undefined => {
+/** The offset after a batch (its own, or after its last record). */
+export const nextOffsetOf = (batch: BusBatch): number | undefined => {
   const last = batch.records[batch.records.length - 1]
   return batch.nextOffset ?? (last === undefined ? undefined : last.offset + 1)
 }

@@ -26,9 +26,11 @@
  * it, but only the holder of the keeper's lease in PostgreSQL (`RowLease.runAlone`) sweeps; the
  * others stand by and the first to find the lease ended takes over. Before each send the active
  * keeper renews its lease and sends nothing if it lost it, so two keepers never race on a curve
- * (the chain would take one migration and count the other's failure as an attempt).
+ * (the chain would take one migration and count the other's failure as an attempt). In the cluster
+ * the active keeper reads its candidates from `market.snapshots` (`SnapshotCandidates`, through
+ * `runKeeperAloneOver`): every partition's markets, not only those its own process owns.
  */
-import { Clock, Data, Duration, Effect } from "effect"
+import { Clock, Data, Duration, Effect, type Scope } from "effect"
 import { type RowLeases, type RunAloneOptions, runAlone } from "../../db/RowLease.js"
 import type { MarketCore } from "../../../actors/market/MarketActor.js"
 import { type ChainId, MigrationProgress } from "../../../ingest/ChainEvent.js"
@@ -235,10 +237,28 @@ export const runMigrationKeeper = (options: MigrationKeeperOptions) =>
  * lease before each send (a failed renewal sends nothing); the other processes stand by.
  */
 export const runKeeperAlone = (leases: RowLeases, options: MigrationKeeperOptions, alone: RunAloneOptions = {}) =>
+  runKeeperAloneOver(leases, Effect.succeed(options.candidates), options, alone)
+
+/**
+ * `runKeeperAlone` whose candidates come from `source`, built in a scope of its own each time this
+ * process becomes the active keeper and closed when it stops being it (the cluster's
+ * `SnapshotCandidates`: every partition's completed markets). A source that fails ends this turn
+ * as active (the lease is given back); the process then stands by like any other.
+ */
+export const runKeeperAloneOver = <E, R>(
+  leases: RowLeases,
+  source: Effect.Effect<MigrationKeeperOptions["candidates"], E, R | Scope.Scope>,
+  options: Omit<MigrationKeeperOptions, "candidates" | "active">,
+  alone: RunAloneOptions = {}
+) =>
   runAlone(
     leases,
     KEEPER_LEASE.kind,
     KEEPER_LEASE.key,
-    runMigrationKeeper({ ...options, active: leases.renew(KEEPER_LEASE.kind, KEEPER_LEASE.key).pipe(Effect.orElseSucceed(() => false)) }),
+    Effect.scoped(
+      Effect.flatMap(source, (candidates) =>
+        runMigrationKeeper({ ...options, candidates, active: leases.renew(KEEPER_LEASE.kind, KEEPER_LEASE.key).pipe(Effect.orElseSucceed(() => false)) })
+      )
+    ),
     alone
   )
