@@ -4,10 +4,10 @@
  *
  *   Phase (operatorState)                                                      test
  *   built (null) ──SubmitBegun──────────────────▶ submitting (null)             "submit happy path"
- *   built (null) ──Expire at expiresAt──────────▶ expired (build_expired)      "expiry releases holds"
+ *   built (null) ──Expire at expiresAt──────────▶ expired (build_expired), attempt failed "expiry releases holds"
  *   built (null) ──Supersede (same-id build)────▶ expired (build_expired)      "a same-id build supersedes"
  *   submitting ──SubmitRefused bytes────────────▶ built (null)                  "bytes refusal"
- *   submitting ──SubmitRefused shape────────────▶ expired (build_expired)      "shape refusal"
+ *   submitting ──SubmitRefused shape────────────▶ expired (build_expired), attempt failed "shape refusal"
  *   submitting ──Signing────────────────────────▶ signing (null), holds kept    "submit happy path"
  *   signing ──Sent──────────────────────────────▶ sent (execution_unknown)      "submit happy path"
  *   signing ──SendAbandoned (restart)───────────▶ expired (build_expired), kept "interrupted before the send"
@@ -145,7 +145,8 @@ describe("BundleActor", () => {
     expect(step(s, { _tag: "Expire", atMs: EXPIRES - 1 })[0]).toBe(s)
     const [expired, out] = step(s, { _tag: "Expire", atMs: EXPIRES })
     expect([expired.phase, operatorStateOf(expired), nextActionOf(expired), submitAnswer(expired)]).toEqual(["expired", "build_expired", "build_again", null])
-    expect(out).toEqual([{ _tag: "ReleaseHolds" }])
+    // The holds return and the ledger attempt fails (the job reads failed; the daily-cap slot is refunded).
+    expect(out).toEqual([{ _tag: "ReleaseHolds" }, { _tag: "FailLaunch", detail: "the build expired before it was submitted" }])
     // A submit at or after expiry does not consume it.
     expect(step(s, { _tag: "SubmitBegun", atMs: EXPIRES })[0]).toBe(s)
   })
@@ -185,7 +186,7 @@ describe("BundleActor", () => {
       { _tag: "SubmitRefused", kind: "shape", detail: "expected 2 signed legs, got 1", atMs: T0 + 1 }
     ])
     expect([state.phase, operatorStateOf(state), state.holdsKept]).toEqual(["expired", "build_expired", false])
-    expect(outputs).toEqual([{ _tag: "ReleaseHolds" }])
+    expect(outputs).toEqual([{ _tag: "ReleaseHolds" }, { _tag: "FailLaunch", detail: "submit refused: expected 2 signed legs, got 1" }])
     expect(step(state, { _tag: "SubmitBegun", atMs: T0 + 2 })[0]).toBe(state)
   })
 

@@ -13,7 +13,9 @@
  * - Sent at most once: only `built` accepts `SubmitBegun`; after `Sent` nothing ever asks for a
  *   second send, and every later submit reads the stored outcome (`submitAnswer`).
  * - Holds (rule 7): released only while nothing was signed for the owner (build expired, a
- *   consumed submit refused before signing). From `Signing` on they are kept whatever follows; a
+ *   consumed submit refused before signing). Both also fail the ledger attempt (`FailLaunch`: the
+ *   job reads `failed`, the daily-cap slot returns, a same-id build starts over); a same-id build
+ *   that supersedes a live one does not (it continues the attempt's slot with `Rebuilt`). From `Signing` on they are kept whatever follows; a
  *   landed bundle converts them into metered usage (`finalization`).
  * - Each item is booked once: `Book*` outputs are emitted only for items still missing and not
  *   already requested in this state; `Booked` for an item not missing changes nothing.
@@ -301,7 +303,11 @@ export const step = (s: BundleState, e: BundleEvent): StepResult => {
     case "Expire":
       if ((s.phase !== "built" && s.phase !== "submitting") || e.atMs < s.expiresAtMs) return same(s)
       if (s.phase === "submitting") return same(s) // the running submit decides
-      return [{ ...s, phase: "expired", holdsReleased: true, lastAttemptAtMs: e.atMs }, [{ _tag: "ReleaseHolds" }]]
+      // Nothing was sent and nothing can be: the holds return and the attempt fails (its daily-cap slot refunded; a same-id build starts over).
+      return [
+        { ...s, phase: "expired", holdsReleased: true, lastAttemptAtMs: e.atMs },
+        [{ _tag: "ReleaseHolds" }, { _tag: "FailLaunch", detail: "the build expired before it was submitted" }]
+      ]
     case "Supersede":
       if (s.phase !== "built") return same(s)
       return [{ ...s, phase: "expired", holdsReleased: true, lastError: "superseded by a new build of this clientLaunchId", lastErrorPhase: "build", lastAttemptAtMs: e.atMs }, [{ _tag: "ReleaseHolds" }]]
@@ -313,7 +319,7 @@ export const step = (s: BundleState, e: BundleEvent): StepResult => {
       if (e.kind === "bytes") return [{ ...s, phase: "built", lastError: e.detail, lastErrorPhase: "submit", lastAttemptAtMs: e.atMs }, NONE]
       return [
         { ...s, phase: "expired", holdsReleased: true, lastError: e.detail, lastErrorPhase: "submit", lastAttemptAtMs: e.atMs },
-        [{ _tag: "ReleaseHolds" }]
+        [{ _tag: "ReleaseHolds" }, { _tag: "FailLaunch", detail: `submit refused: ${e.detail}` }]
       ]
     case "Signing":
       if (s.phase !== "submitting") return same(s)

@@ -174,6 +174,8 @@ describe("an atomic launch through the engine", () => {
     const consumed = await call("POST", "/api/v1/launch/atomic/submit", { bundleId: build.body.bundleId, signedTxsBase64: signed })
     expect([consumed.status, consumed.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
     expect((await call("GET", `/api/v1/launch/atomic/bundles/${build.body.bundleId}`)).body.bundle).toMatchObject({ operatorState: "build_expired", nextAction: "build_again" })
+    // The consumed attempt failed (its daily-cap slot refunded): the job says to build again.
+    expect((await call("GET", `/api/v1/launch/headless/jobs/${b.clientLaunchId}`)).body.job).toMatchObject({ status: "failed", errorCode: "LAUNCH_FAILED", bundleId: build.body.bundleId })
 
     // Build again under the same id (the attempt failed nothing: a new bundle), then two submits at once.
     const rebuilt = await call("POST", "/api/v1/launch/atomic/build", b)

@@ -575,7 +575,10 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
           })
 
         const admission: Effect.Effect<{ readonly _tag: "Accepted" | "Replay"; readonly result?: StoredResult }, LaunchError | SqlError | LaunchLedgerError> = rebuild
-          ? Effect.as(ledger.rebuild({ accountId: caller.accountId, clientLaunchId: request.clientLaunchId, attempt: attempt - 1 }, also), { _tag: "Accepted" as const })
+          ? Effect.as(ledger.rebuild({ accountId: caller.accountId, clientLaunchId: request.clientLaunchId, attempt: attempt - 1 }, also), { _tag: "Accepted" as const }).pipe(
+              // The superseded attempt was failed meanwhile (its expiry's bookkeeping): a fresh attempt, as any same-id build after a failure.
+              Effect.catchTag("LaunchLedgerError", () => ledger.begin(input, also))
+            )
           : ledger.begin(input, also)
         const admitted = yield* admission.pipe(
           Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }),
