@@ -51,6 +51,7 @@ import {
   isLaunchPlan,
   type LaunchPlan,
   type LaunchSize,
+  type LaunchTerms,
   type LaunchTransactionInput,
   planLaunch,
   sizeLaunch,
@@ -210,8 +211,6 @@ export interface SolanaLaunchShape {
   readonly mintView: (mint: string) => Effect.Effect<MintView>
   /** 3.2's verification of the payer's reported signature for the attempt (`input.payer` is the payer). */
   readonly verifySigned: (input: SolanaLaunchInput, signature: string) => Effect.Effect<SignedLaunch, SolanaLaunchError>
-  /** The launch's plan without a dev buy (its curve, for the atomic pricing ladder); nothing read. */
-  readonly atomicPlan: (spec: SolanaLaunchSpec) => Effect.Effect<LaunchPlan, SolanaLaunchError>
   /**
    * The atomic bundle of an attempt: the launch (no dev buy, the tip paid by its payer, sized, signed
    * by the attempt's mint only) and one transaction per leg, all on one fresh blockhash. Nothing is
@@ -236,6 +235,20 @@ export const oversizeRefusal = (size: LaunchSize): SolanaLaunchError =>
     { txBytes: size.txBytes, overBy: size.overBy, maxNameBytes: size.maxNameBytes }
   )
 
+/** The curve terms a decoded Solana request launches with (its pair's matrix); undefined off Solana. */
+export const launchTermsOf = (r: LaunchRequest): LaunchTerms | undefined => {
+  const economics = findEconomics("solana", r.quoteAsset)
+  if (r.chain !== "solana" || economics === undefined) return undefined
+  return {
+    virtualQuoteRaw: r.curve.virtualQuoteRaw,
+    thresholdRaw: r.curve.thresholdRaw,
+    supplyRaw: economics.tokenSupplyRaw,
+    stakerAllocationBps: r.stakerAllocationBps,
+    curveFeeBps: economics.curveFeeBps,
+    mode: r.mode === "test-exclusive" ? "exclusive" : r.mode
+  }
+}
+
 /**
  * The launch transaction's input for a decoded request (pure): the request's curve on its pair's
  * matrix terms, name, symbol, metadata and dev buy, the plan's fee to `treasury`, paid and signed
@@ -251,20 +264,13 @@ export const launchTransactionInput = (
 ): LaunchTransactionInput | undefined => {
   const r = spec.request
   const pair = findQuotePair("solana", r.quoteAsset)
-  const economics = findEconomics("solana", r.quoteAsset)
-  if (r.chain !== "solana" || pair === undefined || economics === undefined) return undefined
+  const terms = launchTermsOf(r)
+  if (pair === undefined || terms === undefined) return undefined
   return {
     payer,
     mint,
     quoteMint: address(pair.address),
-    terms: {
-      virtualQuoteRaw: r.curve.virtualQuoteRaw,
-      thresholdRaw: r.curve.thresholdRaw,
-      supplyRaw: economics.tokenSupplyRaw,
-      stakerAllocationBps: r.stakerAllocationBps,
-      curveFeeBps: economics.curveFeeBps,
-      mode: r.mode === "test-exclusive" ? "exclusive" : r.mode
-    },
+    terms,
     name: r.name,
     symbol: r.symbol,
     metadataUri: spec.metadataUri,
@@ -277,9 +283,6 @@ export const launchTransactionInput = (
 
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
-
-/** A stand-in signer address for planning (the plan depends on no address). */
-const SYSTEM_PLACEHOLDER = address("11111111111111111111111111111111")
 
 /** The attempt number the dry run derives its stand-in mint with (ledger attempts start at 1). */
 const DRY_RUN_ATTEMPT = 0
@@ -656,9 +659,6 @@ export const make = (options: SolanaLaunchOptions) =>
     const attemptMint: SolanaLaunchShape["attemptMint"] = (accountId, clientLaunchId, attempt) =>
       Effect.promise(() => launchMintSigner(secret, { accountId, clientLaunchId, attempt })).pipe(Effect.map((m) => m.address as string))
 
-    const atomicPlan: SolanaLaunchShape["atomicPlan"] = (spec) =>
-      Effect.map(transactionInput({ ...spec, request: { ...spec.request, buyAmountRaw: 0n } }, createNoopSigner(SYSTEM_PLACEHOLDER), SIZING_LIFETIME), (t) => t.plan)
-
     const buildAtomic: SolanaLaunchShape["buildAtomic"] = (input, legs, tip) =>
       Effect.gen(function* () {
         const spec = { ...input, request: { ...input.request, buyAmountRaw: 0n } }
@@ -708,7 +708,7 @@ export const make = (options: SolanaLaunchOptions) =>
         Effect.mapError((e) => (e._tag === "WalletProviderError" ? walletReason(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
       )
 
-    return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint, atomicPlan, buildAtomic, signEmbedded } satisfies SolanaLaunchShape
+    return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint, buildAtomic, signEmbedded } satisfies SolanaLaunchShape
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))

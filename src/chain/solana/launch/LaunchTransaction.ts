@@ -109,18 +109,21 @@ export type LaunchPlanRefusal = { readonly _tag: "DevBuyRefused"; readonly reaso
 /** The platform fee on a dev buy: `bps` of it, rounded up (the launch transaction's fee leg). */
 export const platformFeeRaw = (devBuyRaw: bigint, bps: bigint): bigint => ceilDiv(devBuyRaw * bps, BPS)
 
+/** The curve a launch creates with these terms (Solana fills a crossing buy in full). */
+export const launchCurveParams = (terms: LaunchTerms): CurveParams => ({
+  virtualQuoteRaw: terms.virtualQuoteRaw,
+  thresholdRaw: terms.thresholdRaw,
+  tokenReserveRaw: tokenReserveRaw(terms.supplyRaw, terms.stakerAllocationBps),
+  feeBps: terms.curveFeeBps,
+  crossingModel: "full-fill-surplus"
+})
+
 export const planLaunch = (
   terms: LaunchTerms,
   devBuyRaw: bigint,
   platformFee: PlatformFeeTerms
 ): LaunchPlan | LaunchPlanRefusal => {
-  const curveParams: CurveParams = {
-    virtualQuoteRaw: terms.virtualQuoteRaw,
-    thresholdRaw: terms.thresholdRaw,
-    tokenReserveRaw: tokenReserveRaw(terms.supplyRaw, terms.stakerAllocationBps),
-    feeBps: terms.curveFeeBps,
-    crossingModel: "full-fill-surplus"
-  }
+  const curveParams = launchCurveParams(terms)
   if (devBuyRaw === 0n) return { curveParams, devBuy: null, fee: null }
   const quote = quoteBuy(curveParams, initialState(curveParams), devBuyRaw)
   if (quote._tag === "Refused") return { _tag: "DevBuyRefused", reason: quote.reason }

@@ -22,7 +22,7 @@
  * owner's legs signed (`Signing` stored first: holds kept from here), then the runner sends once.
  * A repeat after a send answers the stored outcome; nothing is ever sent twice.
  *
- * One process drives a bundle at a time (`driving`); a background pass every `recoveryIntervalMs`
+ * One fiber of one process drives a bundle at a time (its row lease); a background pass every `recoveryIntervalMs`
  * expires stale builds and settles sent or landed bundles from the chain, and at start every
  * unsettled bundle resumes where it was (`BundleResume.ts`).
  */
@@ -57,7 +57,8 @@ import type { StoredResult } from "../LaunchLedgerMachine.js"
 import { fromLedger, fromProvider, fromSolana, type LaunchError, launchFailure } from "../LaunchError.js"
 import { canonicalBody } from "../request/CanonicalBody.js"
 import type { AtomicLaunchBody, AtomicPayer } from "../request/DecodeLaunchRequest.js"
-import { SolanaLaunch, type SolanaLaunchShape } from "../SolanaLaunch.js"
+import { launchTermsOf, SolanaLaunch, type SolanaLaunchShape } from "../SolanaLaunch.js"
+import { launchCurveParams } from "../../../chain/solana/launch/LaunchTransaction.js"
 import type { BookedLeg } from "./AtomicBookings.js"
 import { bundleIo, decodeStoredBuild, encodeStoredBuild, resumeBundle, type StoredBundleBuild } from "./BundleResume.js"
 import { makeRunner } from "./BundleRunner.js"
@@ -211,9 +212,10 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
       config.engine === undefined
         ? undefined
         : makeRunner({ engine: config.engine, readChain: (v) => readSentBundle(rpc, v), statusDeadlineMs: o.statusDeadlineMs, pollMs: o.pollMs })
-    /** Bundles this process drives now (a submit or a recovery pass); each is driven by one fiber at a time. */
-    const driving = new Set<string>()
-    /** Across processes, a bundle is driven under its row lease (an API replica's start never settles another's live submit). */
+    /**
+     * A bundle is driven under its row lease, by one fiber of one process: a lease this process
+     * already holds is not taken again, so the lease alone excludes a second fiber here too.
+     */
     const leases = deps.leases ?? makeRowLeases(sql)
     const fenceOf = (bundleId: string) => leases.fenceIn(BUNDLE_LEASE_KIND, bundleId)
     let tipAccount: string | undefined
@@ -249,7 +251,8 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
           )
           resolved = { kind: "main", address: w.address, walletId: null }
         } else {
-          const w = yield* payerRules(wallets, caller.principal, p.linkedWalletId, "solana").pipe(
+          // The creator's wallet is checked to launch (a TEE wallet's `allowLaunch`); a buyer's to spend, never relying on `allowLaunch`.
+          const w = yield* payerRules(wallets, caller.principal, p.linkedWalletId, "solana", purpose).pipe(
             Effect.mapError((e) => (e.field === "linkedWalletId" ? launchFailure(e.reason, e.message, { field: `${field}.linkedWalletId`, retryable: false, details: e.details ?? {} }) : e))
           )
           if (w.walletKind === "tee" && !config.teeLaunchBuysEnabled) {
@@ -257,15 +260,6 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
               field: `${field}.linkedWalletId`,
               retryable: false
             })
-          }
-          if (purpose === "spend" && w.walletKind === "tee") {
-            // A TEE buyer must not rely on allowLaunch: its spend rules apply as for a trade.
-            yield* wallets.resolvePayer(caller.principal, p.linkedWalletId, "solana", "spend").pipe(
-              Effect.catchTags({
-                PayerError: (e) => Effect.fail(launchFailure("validation_failed", e.message, { field: `${field}.linkedWalletId`, retryable: false, details: { reason: e.reason } })),
-                WalletError: (e) => Effect.fail(launchFailure("launch_failed", e.message, { retryable: true }))
-              })
-            )
           }
           resolved = { kind: w.walletKind === "tee" ? "tee" : "linked", address: w.address, walletId: w.id }
         }
@@ -343,24 +337,19 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
     const load = (bundleId: string) => findBundle(bundleId, decodeBuild).pipe(withSql, stored("reading the bundle"))
 
     /**
-     * Runs `f` while this process holds the bundle (one fiber here, and its row lease across
-     * processes, renewed while `f` runs); a second driver meanwhile is refused (submit) or skips
+     * Runs `f` while this process holds the bundle's row lease (renewed while `f` runs); a second
+     * driver meanwhile, here or in another process, is refused (submit) or skips
      * it (recovery). A driver that loses the lease (it stalled past it) stops with `LAUNCH_FAILED`,
      * retryable, having stored nothing more.
      */
     const drive = <A>(bundleId: string, busy: Effect.Effect<A, LaunchError>, f: Effect.Effect<A, LaunchError>): Effect.Effect<A, LaunchError> =>
-      Effect.suspend(() => {
-        if (driving.has(bundleId)) return busy
-        driving.add(bundleId)
-        const held = Effect.flatMap(leases.take(BUNDLE_LEASE_KIND, bundleId).pipe(stored("taking the bundle")), (taken) =>
-          taken
-            ? leases.whileHeld(BUNDLE_LEASE_KIND, bundleId, f).pipe(
-                Effect.catchTag("RowLeaseLost", (e) => Effect.fail(launchFailure("launch_failed", `${e.message}; read the bundle`, { retryable: true })))
-              )
-            : busy
-        )
-        return Effect.ensuring(held, Effect.sync(() => driving.delete(bundleId)))
-      })
+      Effect.flatMap(leases.take(BUNDLE_LEASE_KIND, bundleId).pipe(stored("taking the bundle")), (taken) =>
+        taken
+          ? leases.whileHeld(BUNDLE_LEASE_KIND, bundleId, f).pipe(
+              Effect.catchTag("RowLeaseLost", (e) => Effect.fail(launchFailure("launch_failed", `${e.message}; read the bundle`, { retryable: true })))
+            )
+          : busy
+      )
 
     const ioOf = (row: BundleRow<AtomicStoredBuild>) =>
       bundleIo(ledger, row, () => Date.now(), fenceOf(row.bundleId)).pipe(withSql)
@@ -453,8 +442,9 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
         // The ladder on the launch's own curve, and the gate over it (nothing reserved yet).
         const feeBps = BigInt(caller.plan.feeBps)
         const spec = { request, payer: creator.address, platformFeeBps: feeBps, metadataUri: images.hostedUrlOf(pictures.image), accountId: caller.accountId }
-        const plan = yield* solana.atomicPlan(spec).pipe(Effect.mapError(fromSolana))
-        const ladder: Ladder = priceLadder({ curveParams: plan.curveParams, amountsRaw: body.firstBuys.map((b) => b.amountRaw), platformFeeBps: feeBps, referred: caller.referred })
+        const terms = launchTermsOf(request)
+        if (terms === undefined) return yield* Effect.dieMessage(`AtomicLaunch: not a Solana request (${request.chain}/${request.quoteAsset})`)
+        const ladder: Ladder = priceLadder({ curveParams: launchCurveParams(terms), amountsRaw: body.firstBuys.map((b) => b.amountRaw), platformFeeBps: feeBps, referred: caller.referred })
         if (ladder._tag !== "Priced") {
           return yield* launchFailure("validation_failed", `firstBuys[${ladder.position}] cannot be priced on this curve (${ladder.reason})`, {
             field: `firstBuys[${ladder.position}]`,
@@ -598,9 +588,7 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
      * ended), so it is settled as a restart would.
      */
     const settle = (row: BundleRow<AtomicStoredBuild>) =>
-      Effect.gen(function* () {
-        return yield* resumeBundle(runner!, ledger, row, yield* Clock.currentTimeMillis, fenceOf(row.bundleId)).pipe(withSql)
-      }).pipe(stored("settling the bundle"))
+      Effect.flatMap(Clock.currentTimeMillis, (nowMs) => resumeBundle(runner!, ledger, row, nowMs, fenceOf(row.bundleId))).pipe(withSql, stored("settling the bundle"))
 
     const answerSent = (row: BundleRow<AtomicStoredBuild>, s: BundleState): AtomicSubmitAnswer | undefined => submitOutcome(identity(row), s)
 

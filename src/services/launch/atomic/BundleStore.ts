@@ -178,14 +178,6 @@ export const saveState = (bundleId: string, state: BundleState, nowMs: number, s
 /** Unsettled bundles one resume or recovery pass takes, oldest first (the rest wait for the next pass). */
 export const UNSETTLED_BATCH_MAX = 500
 
-/** Bundles a restart must carry on: sent, or landed with bookkeeping owed, or live builds to expire. */
-export const unsettledBundleIds = (limit = UNSETTLED_BATCH_MAX): Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ bundle_id: string; state: string }>`
-      SELECT bundle_id, state FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at LIMIT ${limit}`
-  ).pipe(Effect.map((rows) => rows.map((r) => r.bundle_id)))
-
 /** Unsettled bundles with what a recovery pass decides on before touching one (a live build has nothing due). */
 export const unsettledBundles = (
   limit = UNSETTLED_BATCH_MAX
@@ -195,6 +187,10 @@ export const unsettledBundles = (
     (sql) => sql<{ bundle_id: string; phase: string; expires_at: Date | string }>`
       SELECT bundle_id, phase, expires_at FROM atomic_bundles WHERE phase IN ('built', 'submitting', 'signing', 'sent', 'landed') ORDER BY created_at LIMIT ${limit}`
   ).pipe(Effect.map((rows) => rows.map((r) => ({ bundleId: r.bundle_id, phase: r.phase, expiresAtMs: new Date(r.expires_at).getTime() }))))
+
+/** Bundles a restart must carry on: sent, or landed with bookkeeping owed, or live builds to expire. */
+export const unsettledBundleIds = (limit = UNSETTLED_BATCH_MAX): Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =>
+  Effect.map(unsettledBundles(limit), (rows) => rows.map((r) => r.bundleId))
 
 /** The newest bundle of a ledger attempt (a same-id build's repeat table, the job read). */
 export const findBundleOfAttempt = <B>(accountId: string, clientLaunchId: string, attempt: number, decodeBuild: (text: string) => B) =>

@@ -69,8 +69,8 @@ export interface PayerCaller {
 }
 
 /** The payer rules alone (2.3; checked at build and again at confirm): the wallet, or `VALIDATION_FAILED` on `linkedWalletId`. */
-export const payerRules = (wallets: WalletServiceShape, principal: Principal, walletId: string, chain: WalletChain) =>
-  wallets.resolvePayer(principal, walletId, chain, "launch").pipe(
+export const payerRules = (wallets: WalletServiceShape, principal: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend" = "launch") =>
+  wallets.resolvePayer(principal, walletId, chain, purpose).pipe(
     Effect.catchTags({ PayerError: (e) => Effect.fail(fromPayer(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
     launchStorage("reading the wallet")
   )
