@@ -13,7 +13,8 @@
  *    synchronously, so index visibility is API visibility). Side by side: the actors reading only
  *    durable records (as before) and reading them before they are durable (the default now).
  *
- * Run: `npm run bench:pipeline [-- --quick]` (node with `--max-semi-space-size=64`, as `npm start`). Prints a markdown section and, unless --quick,
+ * Run: `npm run bench:pipeline [-- --quick]` (node with `--max-semi-space-size=64`, as `npm start`,
+ * and `--expose-gc` for a full collection before each timed throughput phase). Prints a markdown section and, unless --quick,
  * rewrites it between the `pipeline` markers in docs/benchmarks.md.
  */
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -41,8 +42,24 @@ const LATENCY_RATE_PER_S = 500
 /** `BENCH_FSYNC=0` measures without the bus's fdatasync, to separate the disk's share. */
 const FSYNC = process.env.BENCH_FSYNC !== "0"
 
-/** `BENCH_PROFILE=<file.cpuprofile>` writes a CPU profile of the backlog phase (storage start to caught up). */
+/** `BENCH_PROFILE=<file.cpuprofile>` writes a CPU profile of the last binary backlog phase (storage start to caught up). */
 const PROFILE = process.env.BENCH_PROFILE
+/** `BENCH_PROFILE_PRODUCER=<file.cpuprofile>` writes one of the last binary producer phase (first publish to caught up). */
+const PROFILE_PRODUCER = process.env.BENCH_PROFILE_PRODUCER
+
+/** Starts the CPU profiler when `file` is set; the returned function stops it and writes the profile. */
+const startProfile = async (file: string | undefined): Promise<() => Promise<void>> => {
+  if (file === undefined) return async () => {}
+  const session = new inspector.Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.start")
+  return async () => {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(file, JSON.stringify(profile))
+    session.disconnect()
+  }
+}
 
 /** The young generation's semi-space size as V8 runs it (the `--max-semi-space-size` flag, if given). */
 const semiSpace = (): string => {
@@ -92,6 +109,19 @@ new PerformanceObserver((list) => {
 /** GC entries are delivered asynchronously: let them arrive before reading the counters. */
 const settleGc = () => new Promise((r) => setTimeout(r, 20))
 
+/**
+ * A full collection before a timed phase, so the phase does not pay for its set-up: the 200,000
+ * trades the simulator just built (held for the whole phase, as the bus would hold them) and the
+ * previous phase's garbage. Without it the first scavenges of the phase copy up to a young
+ * generation of set-up objects, which no producer that builds its events as it goes would have.
+ */
+const gc = (globalThis as { gc?: () => void }).gc
+if (gc === undefined) throw new Error("run with --expose-gc (npm run bench:pipeline)")
+const collectSetUp = async () => {
+  gc()
+  await settleGc()
+}
+
 interface Phase {
   readonly eventsPerSecond: number
   readonly seconds: number
@@ -125,18 +155,20 @@ const totalTrades = (index: MarketIndexShape) => {
 }
 
 /** Markets exist first; then the trades are published in 5,000-event batches while the actors consume. */
-const producerPhase = async (dir: string, encode: Encode): Promise<Phase> => {
+const producerPhase = async (dir: string, encode: Encode, profile: boolean): Promise<Phase> => {
   const markets = Array.from({ length: MARKETS }, (_, i) => new SimMarket(new ChainClock("solana"), { mint: mintOf(i) }))
   const run = await open(dir)
   await publish(run.bus, markets.map((m) => m.created()), encode)
   const batches = tradesFor(markets)
-  await settleGc()
+  await collectSetUp()
   const gc0 = gcMs
   const pauses0 = gcCount
+  const stopProfile = await startProfile(profile ? PROFILE_PRODUCER : undefined)
   const started = performance.now()
   for (const batch of batches) await publish(run.bus, batch, encode)
   while (totalTrades(run.index) < TRADES) await new Promise((r) => setTimeout(r, 2))
   const elapsed = performance.now() - started
+  await stopProfile()
   await settleGc()
   const phase: Phase = { eventsPerSecond: Math.round(TRADES / (elapsed / 1000)), seconds: elapsed / 1000, gcShare: (gcMs - gc0) / elapsed, gcPauses: gcCount - pauses0, gcMsPerK: ((gcMs - gc0) * 1000) / TRADES }
   await Effect.runPromise(Scope.close(run.scope, Exit.void))
@@ -189,23 +221,14 @@ const backlogPhase = async (dir: string, encode: Encode, profile: boolean): Prom
     for (const batch of tradesFor(markets)) await publish(bus, batch, encode)
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
-  const profiler = profile ? new inspector.Session() : undefined
-  if (profiler !== undefined) {
-    profiler.connect()
-    await profiler.post("Profiler.enable")
-    await profiler.post("Profiler.start")
-  }
-  await settleGc()
+  const stopProfile = await startProfile(profile ? PROFILE : undefined)
+  await collectSetUp()
   const gc0 = gcMs
   const pauses0 = gcCount
   const run = await open(dir)
   while (totalTrades(run.index) < TRADES) await new Promise((r) => setImmediate(r))
   const elapsed = performance.now() - run.actorsStartedAt
-  if (profiler !== undefined) {
-    const { profile: cpu } = await profiler.post("Profiler.stop")
-    fs.writeFileSync(PROFILE!, JSON.stringify(cpu))
-    profiler.disconnect()
-  }
+  await stopProfile()
   await settleGc()
   // GC from just before the actors' start: the layer build is inside the timed span too.
   const phase: Phase = { eventsPerSecond: Math.round(TRADES / (elapsed / 1000)), seconds: elapsed / 1000, gcShare: (gcMs - gc0) / elapsed, gcPauses: gcCount - pauses0, gcMsPerK: ((gcMs - gc0) * 1000) / TRADES }
@@ -230,8 +253,8 @@ const main = async () => {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, encode] of WIRES) {
         const last = round === ROUNDS - 1 && name === "binary"
-        producer.set(name, [...(producer.get(name) ?? []), await producerPhase(path.join(dir, `p${n}`), encode)])
-        backlog.set(name, [...(backlog.get(name) ?? []), await backlogPhase(path.join(dir, `b${n}`), encode, last && PROFILE !== undefined)])
+        producer.set(name, [...(producer.get(name) ?? []), await producerPhase(path.join(dir, `p${n}`), encode, last)])
+        backlog.set(name, [...(backlog.get(name) ?? []), await backlogPhase(path.join(dir, `b${n}`), encode, last)])
         n++
       }
     }

@@ -24,7 +24,7 @@ const text = fc.oneof(
   fc.string({ maxLength: 100 }),
   fc.string({ unit: "grapheme", maxLength: 60 }),
   fc.string({ minLength: 40, maxLength: 300 }),
-  fc.constantFrom("", "h:00000000000000012345:000007:0000", "☃".repeat(50), "x".repeat(42), "x".repeat(43), "é".repeat(64))
+  fc.constantFrom("", "h:00000000000000012345:000007:0000", "☃".repeat(50), "x".repeat(42), "x".repeat(43), "é".repeat(64), "x".repeat(127), "x".repeat(128), "x".repeat(126) + "é", `${"x".repeat(40)}☃`)
 )
 const trade = fc
   .record({
@@ -63,6 +63,7 @@ describe("ChainEventBinary", () => {
         const binary = decodeChainEvent(bytes!)
         expect(binary).toEqual(strict)
         expect(Object.getPrototypeOf(Either.getOrThrow(binary))).toBe(Trade.prototype)
+        expect(Object.keys(Either.getOrThrow(binary))).toEqual(Object.keys(Either.getOrThrow(strict)))
         // The codec's own choice for a trade is the binary form.
         expect(encodeChainEvent(e)).toEqual(bytes)
       }),
@@ -117,6 +118,7 @@ describe("ChainEventBinary", () => {
     const base = new SimMarket(new ChainClock("hood"), { mint: "0xbinary" }).buy("bob", 10n ** 18n)[0]! as Trade
     const cases = [
       new Trade({ ...base, trader: "lone \ud800 surrogate" }),
+      new Trade({ ...base, trader: "ascii first, then a lone \udc00" }),
       new Trade({ ...base, id: "x".repeat(0x8000) }),
       new Trade({ ...base, amountInRaw: 1n << 1100n })
     ]
@@ -141,5 +143,18 @@ describe("ChainEventBinary", () => {
       expect(fromJson).toEqual(fromBinary)
       expect(fromJson).toEqual(decodeChainEventStrict(encodeChainEventStrict(e)))
     }
+  })
+
+  it("an encoding handed out stays intact while later ones are written (views of a shared slab)", () => {
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Slab" })
+    m.created()
+    const events = Array.from({ length: 600 }, (_, i) => m.buy(`trader-${i}-${"t".repeat(i % 90)}`, 1_000_000n + BigInt(i))).flat()
+    // Over 16 KiB in all, so the slab is replaced on the way; one oversized event goes between.
+    const big = { ...events[0]!, id: "é".repeat(9000) } as typeof events[number]
+    const encoded = events.map((e, i) => (i === 300 ? encodeBinary(big)! : encodeBinary(e)!))
+    expect(encoded.reduce((n, b) => n + b.length, 0)).toBeGreaterThan(64 * 1024)
+    encoded.forEach((bytes, i) => {
+      expect(decodeChainEvent(bytes)).toEqual(decodeChainEventStrict(encodeChainEventStrict(i === 300 ? big : events[i]!)))
+    })
   })
 })

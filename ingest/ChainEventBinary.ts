@@ -61,30 +61,53 @@ const f64Bytes = new Uint8Array(f64.buffer)
 // ---------------------------------------------------------------------------------------------
 // Encode
 
-/** Reused across calls (grown when an event needs more); the result is a copy of its prefix. */
-let scratch = new Uint8Array(1024)
+/**
+ * Encodings are written straight into a shared slab and handed out as views of it: no scratch copy
+ * and one `ArrayBuffer` per slab rather than per event (off-heap buffers are what made V8 collect
+ * early under a publishing load). A slab is replaced when the next event may not fit; a view keeps
+ * its slab alive, so at most SLAB_BYTES (or one oversized event) is retained per live view.
+ */
+const SLAB_BYTES = 16 * 1024
+let slab = new Uint8Array(SLAB_BYTES)
+let slabAt = 0
 
 const MASK_48 = (1n << 48n) - 1n
 
 /** Writes a string with its length prefix at `at`; returns the next position, or -1 when it cannot. */
 const writeString = (text: string, at: number): number => {
+  const length = text.length
+  if (length < 0x80) {
+    // ASCII (every id, address and signature in practice): one byte per unit, copied here; the
+    // first other unit falls through to the general path, which rewrites the field.
+    let p = at + 1
+    let i = 0
+    for (; i < length; i++) {
+      const c = text.charCodeAt(i)
+      if (c >= 0x80) break
+      slab[p++] = c
+    }
+    if (i === length) {
+      slab[at] = length
+      return p
+    }
+  }
   if (!isWellFormed.call(text)) return -1
-  if (text.length < 43) {
+  if (length < 43) {
     // At most 3 bytes per UTF-16 unit: 126 bytes fit the one-byte prefix.
-    const n = text.length === 0 ? 0 : utf8Write.call(scratch, text, at + 1)
-    scratch[at] = n
+    const n = utf8Write.call(slab, text, at + 1)
+    slab[at] = n
     return at + 1 + n
   }
-  if (text.length * 3 > MAX_STRING_BYTES && Buffer.byteLength(text, "utf8") > MAX_STRING_BYTES) return -1
-  const n = utf8Write.call(scratch, text, at + 2)
+  if (length * 3 > MAX_STRING_BYTES && Buffer.byteLength(text, "utf8") > MAX_STRING_BYTES) return -1
+  const n = utf8Write.call(slab, text, at + 2)
   if (n < 0x80) {
     // Canonical: the short prefix whenever it fits.
-    scratch.copyWithin(at + 1, at + 2, at + 2 + n)
-    scratch[at] = n
+    slab.copyWithin(at + 1, at + 2, at + 2 + n)
+    slab[at] = n
     return at + 1 + n
   }
-  scratch[at] = 0x80 | (n >>> 8)
-  scratch[at + 1] = n & 0xff
+  slab[at] = 0x80 | (n >>> 8)
+  slab[at + 1] = n & 0xff
   return at + 2 + n
 }
 
@@ -96,7 +119,7 @@ const writeBigint = (value: bigint, at: number): number => {
   if (magnitude <= 9007199254740991n) {
     let n = Number(magnitude)
     while (n > 0) {
-      scratch[p++] = n % 256
+      slab[p++] = n % 256
       n = Math.floor(n / 256)
     }
   } else {
@@ -106,7 +129,7 @@ const writeBigint = (value: bigint, at: number): number => {
       magnitude >>= 48n
       const last = magnitude === 0n
       for (let i = 0; i < 6 && (!last || chunk > 0); i++) {
-        scratch[p++] = chunk % 256
+        slab[p++] = chunk % 256
         chunk = Math.floor(chunk / 256)
       }
       if (p - at - 1 > MAX_MAGNITUDE_BYTES) return -1
@@ -114,7 +137,7 @@ const writeBigint = (value: bigint, at: number): number => {
   }
   const count = p - at - 1
   if (count > MAX_MAGNITUDE_BYTES) return -1
-  scratch[at] = (negative ? 0x80 : 0) | count
+  slab[at] = (negative ? 0x80 : 0) | count
   return p
 }
 
@@ -123,16 +146,20 @@ type TradeEvent = Extract<ChainEvent, { _tag: "Trade" }>
 const encodeTrade = (e: TradeEvent): Uint8Array | undefined => {
   if (!Number.isFinite(e.timestampMs)) return undefined
   const need = 16 + 3 * (e.id.length + e.position.length + e.mint.length + e.signature.length + e.trader.length) + 10 + 8 * 130
-  if (scratch.length < need) scratch = new Uint8Array(Math.max(need, scratch.length * 2))
-  scratch[0] = MAGIC
-  scratch[1] = VERSION
-  scratch[2] = KIND_TRADE
-  scratch[3] =
+  if (slab.length - slabAt < need) {
+    slab = new Uint8Array(Math.max(need, SLAB_BYTES))
+    slabAt = 0
+  }
+  const start = slabAt
+  slab[start] = MAGIC
+  slab[start + 1] = VERSION
+  slab[start + 2] = KIND_TRADE
+  slab[start + 3] =
     (e.chain === "hood" ? FLAG_HOOD : 0) | (e.venue === "pool" ? FLAG_POOL : 0) | (e.side === "sell" ? FLAG_SELL : 0) | (e.crossesGraduation ? FLAG_CROSSES : 0)
   // JSON has no negative zero: the Schema codec's value is 0.
   f64[0] = e.timestampMs === 0 ? 0 : e.timestampMs
-  scratch.set(f64Bytes, 4)
-  let p = 12
+  for (let i = 0; i < 8; i++) slab[start + 4 + i] = f64Bytes[i]!
+  let p = start + 12
   p = writeString(e.id, p)
   if (p >= 0) p = writeString(e.position, p)
   if (p >= 0) p = writeString(e.mint, p)
@@ -146,7 +173,9 @@ const encodeTrade = (e: TradeEvent): Uint8Array | undefined => {
   if (p >= 0) p = writeBigint(e.quoteReserveRaw, p)
   if (p >= 0) p = writeBigint(e.tokenReserveRaw, p)
   if (p >= 0) p = writeBigint(e.realQuoteRaw, p)
-  return p < 0 ? undefined : scratch.slice(0, p)
+  if (p < 0) return undefined
+  slabAt = p
+  return slab.subarray(start, p)
 }
 
 /** The binary bus value of `event`, or undefined when this encoding does not carry it (write JSON). */
@@ -274,9 +303,58 @@ const decodeTrade = (): ChainEvent | undefined => {
 }
 
 /**
+ * The decoders' `Trade` objects: the same own keys, key order and prototype as the Schema decoder's
+ * result, without its constructor. A plain constructor function whose `prototype` is
+ * `Trade.prototype`: V8 gives its objects every field in-object from the first (built with
+ * `Object.create` and then 19 assignments, each object also grew an out-of-object property store
+ * step by step).
+ */
+const TradeRecord = function (
+  this: Record<string, unknown>,
+  id: string,
+  position: string,
+  chain: "solana" | "hood",
+  mint: string,
+  timestampMs: number,
+  signature: string,
+  venue: "curve" | "pool",
+  side: "buy" | "sell",
+  trader: string,
+  amountInRaw: bigint,
+  amountOutRaw: bigint,
+  feeRaw: bigint,
+  refundRaw: bigint,
+  quoteConsumedRaw: bigint,
+  quoteReserveRaw: bigint,
+  tokenReserveRaw: bigint,
+  realQuoteRaw: bigint,
+  crossesGraduation: boolean
+) {
+  this.id = id
+  this.position = position
+  this.chain = chain
+  this.mint = mint
+  this.timestampMs = timestampMs
+  this.signature = signature
+  this.venue = venue
+  this.side = side
+  this.trader = trader
+  this.amountInRaw = amountInRaw
+  this.amountOutRaw = amountOutRaw
+  this.feeRaw = feeRaw
+  this.refundRaw = refundRaw
+  this.quoteConsumedRaw = quoteConsumedRaw
+  this.quoteReserveRaw = quoteReserveRaw
+  this.tokenReserveRaw = tokenReserveRaw
+  this.realQuoteRaw = realQuoteRaw
+  this.crossesGraduation = crossesGraduation
+  this._tag = "Trade"
+} as unknown as new (...args: Parameters<typeof tradeOf>) => ChainEvent
+;(TradeRecord as unknown as { prototype: object }).prototype = Trade.prototype
+
+/**
  * A `Trade` with the same own keys, key order and prototype as the Schema decoder's result, without
- * its constructor (the decoders' fast paths, JSON and binary; fields named statically keep the
- * object's shape monomorphic). The caller has checked every field.
+ * its constructor (the decoders' fast paths, JSON and binary). The caller has checked every field.
  */
 export const tradeOf = (
   id: string,
@@ -297,29 +375,27 @@ export const tradeOf = (
   tokenReserveRaw: bigint,
   realQuoteRaw: bigint,
   crossesGraduation: boolean
-): ChainEvent => {
-  const out = Object.create(Trade.prototype) as Record<string, unknown>
-  out.id = id
-  out.position = position
-  out.chain = chain
-  out.mint = mint
-  out.timestampMs = timestampMs
-  out.signature = signature
-  out.venue = venue
-  out.side = side
-  out.trader = trader
-  out.amountInRaw = amountInRaw
-  out.amountOutRaw = amountOutRaw
-  out.feeRaw = feeRaw
-  out.refundRaw = refundRaw
-  out.quoteConsumedRaw = quoteConsumedRaw
-  out.quoteReserveRaw = quoteReserveRaw
-  out.tokenReserveRaw = tokenReserveRaw
-  out.realQuoteRaw = realQuoteRaw
-  out.crossesGraduation = crossesGraduation
-  out._tag = "Trade"
-  return out as unknown as ChainEvent
-}
+): ChainEvent =>
+  new TradeRecord(
+    id,
+    position,
+    chain,
+    mint,
+    timestampMs,
+    signature,
+    venue,
+    side,
+    trader,
+    amountInRaw,
+    amountOutRaw,
+    feeRaw,
+    refundRaw,
+    quoteConsumedRaw,
+    quoteReserveRaw,
+    tokenReserveRaw,
+    realQuoteRaw,
+    crossesGraduation
+  )
 
 /** The event binary bytes encode, or undefined when they are malformed or of an unknown version or kind. */
 export const decodeBinary = (bytes: Uint8Array): ChainEvent | undefined => {

@@ -2,7 +2,7 @@ import * as fc from "fast-check"
 import { Partitioners, type PartitionMetadata } from "kafkajs"
 import { describe, expect, it } from "vitest"
 import { partitionForKey } from "./Bus.js"
-import { murmur2 } from "./internal/murmur2.js"
+import { murmur2, murmur2Ascii } from "./internal/murmur2.js"
 
 const kafkajsPartitioner = Partitioners.DefaultPartitioner()
 const metadata = (count: number): Array<PartitionMetadata> =>
@@ -32,6 +32,28 @@ describe("partitionForKey", () => {
       }),
       { numRuns: 2000 }
     )
+  })
+
+  it("agrees with kafkajs's DefaultPartitioner for ASCII keys (the string path) too", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary-ascii", maxLength: 80 }), fc.integer({ min: 1, max: 256 }), (key, count) => {
+        expect(partitionForKey(key, count)).toBe(kafkajsPartitionFor(key, count))
+      }),
+      { numRuns: 2000 }
+    )
+  })
+
+  it("murmur2Ascii equals murmur2 of the UTF-8 bytes for ASCII text and declines any other", () => {
+    const utf8 = new TextEncoder()
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: "binary-ascii", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 })), (text) => {
+        const ascii = [...text].every((c) => c.charCodeAt(0) < 0x80)
+        expect(murmur2Ascii(text)).toBe(ascii ? murmur2(utf8.encode(text)) : undefined)
+      }),
+      { numRuns: 2000 }
+    )
+    // A non-ASCII unit in the tail or in a four-unit block is seen.
+    for (const text of ["abcd\u00e9", "abc\u00e9", "\u00e9bcd", "abcdefgh\u0080"]) expect(murmur2Ascii(text)).toBeUndefined()
   })
 
   it("is always inside 0..partitions-1", () => {

@@ -10,7 +10,7 @@
  * `test/integration/busContract.test.ts` runs the same contract against both.
  */
 import { Context, type Effect, Schema, type Scope } from "effect"
-import { murmur2 } from "./internal/murmur2.js"
+import { murmur2, murmur2Ascii } from "./internal/murmur2.js"
 
 export interface BusMessage {
   readonly key: string
@@ -144,4 +144,4 @@ const utf8 = new TextEncoder()
  * `toPositive(murmur2(utf8(key))) % partitions`, where toPositive masks the sign bit.
  */
 export const partitionForKey = (key: string, partitions: number): number =>
-  (murmur2(utf8.encode(key)) & 0x7fffffff) % partitions
+  ((murmur2Ascii(key) ?? murmur2(utf8.encode(key))) & 0x7fffffff) % partitions
