@@ -103,8 +103,11 @@ layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluste
     Effect.gen(function* () {
       const { bus, index } = yield* Cluster
       const w = workloadMarkets(1, "Reorg")
-      // Past the first test's Hood blocks: a partition's head far ahead would make this market's
-      // retract window final, and the history sweep could trim it before the retraction arrives.
+      // Past the first test's Hood blocks (its clock starts at the same block): with its partition's
+      // head more than the reorg window ahead, this market's events would be final as they arrive,
+      // and the history sweep (every second) would trim them before the retraction, which then no
+      // longer applies. That was this test's flake under load: the blocks, not the time, must move.
+      w.hood.skipBlocks(100_000)
       w.hood.advance(3_600_000)
       const hood = w.sims[1]!
       const key = `hood:${hood.mint}`

@@ -43,6 +43,12 @@ export class ChainClock {
   advance(ms: number): void {
     this.nowMs += ms
   }
+
+  /** Moves the block number on by `blocks` (time stays; `advance` moves time, never blocks). */
+  skipBlocks(blocks: number): void {
+    this.block += BigInt(blocks)
+    this.index = 0
+  }
 }
 
 export interface SimMarketOptions {
