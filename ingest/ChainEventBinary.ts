@@ -280,7 +280,7 @@ const decodeTrade = (): ChainEvent | undefined => {
   const tokenReserveRaw = readBigint()
   const realQuoteRaw = readBigint()
   if (pos !== buf.length) return undefined
-  return tradeOf(
+  return new TradeValue(
     id,
     position,
     flags & FLAG_HOOD ? "hood" : "solana",
@@ -303,13 +303,13 @@ const decodeTrade = (): ChainEvent | undefined => {
 }
 
 /**
- * The decoders' `Trade` objects: the same own keys, key order and prototype as the Schema decoder's
- * result, without its constructor. A plain constructor function whose `prototype` is
- * `Trade.prototype`: V8 gives its objects every field in-object from the first (built with
- * `Object.create` and then 19 assignments, each object also grew an out-of-object property store
- * step by step).
+ * `new TradeValue(...)`: a `Trade` with the same own keys, key order and prototype as the Schema
+ * decoder's result, without its constructor (the decoders' fast paths, JSON and binary; the caller
+ * has checked every field). A plain constructor function whose `prototype` is `Trade.prototype`,
+ * so V8 gives its objects every field in-object from the first; built with `Object.create` and 19
+ * assignments, each object also grew an out-of-object property store step by step.
  */
-const TradeRecord = function (
+function tradeFields(
   this: Record<string, unknown>,
   id: string,
   position: string,
@@ -349,53 +349,9 @@ const TradeRecord = function (
   this.realQuoteRaw = realQuoteRaw
   this.crossesGraduation = crossesGraduation
   this._tag = "Trade"
-} as unknown as new (...args: Parameters<typeof tradeOf>) => ChainEvent
-;(TradeRecord as unknown as { prototype: object }).prototype = Trade.prototype
-
-/**
- * A `Trade` with the same own keys, key order and prototype as the Schema decoder's result, without
- * its constructor (the decoders' fast paths, JSON and binary). The caller has checked every field.
- */
-export const tradeOf = (
-  id: string,
-  position: string,
-  chain: "solana" | "hood",
-  mint: string,
-  timestampMs: number,
-  signature: string,
-  venue: "curve" | "pool",
-  side: "buy" | "sell",
-  trader: string,
-  amountInRaw: bigint,
-  amountOutRaw: bigint,
-  feeRaw: bigint,
-  refundRaw: bigint,
-  quoteConsumedRaw: bigint,
-  quoteReserveRaw: bigint,
-  tokenReserveRaw: bigint,
-  realQuoteRaw: bigint,
-  crossesGraduation: boolean
-): ChainEvent =>
-  new TradeRecord(
-    id,
-    position,
-    chain,
-    mint,
-    timestampMs,
-    signature,
-    venue,
-    side,
-    trader,
-    amountInRaw,
-    amountOutRaw,
-    feeRaw,
-    refundRaw,
-    quoteConsumedRaw,
-    quoteReserveRaw,
-    tokenReserveRaw,
-    realQuoteRaw,
-    crossesGraduation
-  )
+}
+tradeFields.prototype = Trade.prototype
+export const TradeValue = tradeFields as unknown as new (...fields: Parameters<typeof tradeFields>) => ChainEvent
 
 /** The event binary bytes encode, or undefined when they are malformed or of an unknown version or kind. */
 export const decodeBinary = (bytes: Uint8Array): ChainEvent | undefined => {

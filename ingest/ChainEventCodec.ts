@@ -15,7 +15,7 @@
  *   `encodeFast` writes, without the Schema machinery. Checkpoints store events this way.
  */
 import { Either, ParseResult } from "effect"
-import { decodeBinary, encodeBinary, isBinary, MAGIC, tradeOf, VERSION } from "./ChainEventBinary.js"
+import { decodeBinary, encodeBinary, isBinary, MAGIC, TradeValue, VERSION } from "./ChainEventBinary.js"
 import {
   type ChainEvent,
   CreatorFeeClaimed,
@@ -224,7 +224,7 @@ const tradeFromWire = (r: TradeWire): ChainEvent | undefined => {
   ) {
     return undefined
   }
-  return tradeOf(
+  return new TradeValue(
     id,
     position,
     chain,
