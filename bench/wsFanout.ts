@@ -39,7 +39,8 @@
  * (default 1000; quick 100), `WSBENCH_SIGNALS` (per phase, default 300; quick 40), `WSBENCH_RATES`
  * (comma-separated signals/s, each optionally `x` a burst size: `100x10` publishes 10 signals in one
  * `hub.publish` 10 times a second, as a detector batch arrives; default `10,100,100x10`), `WSBENCH_CLIENTS` (`ws,lean` default, or one),
- * `WSBENCH_SERVERS` (`uws,uws2,ws` default, or some), `BENCH_PIN=0` (no taskset), and for shared
+ * `WSBENCH_SERVERS` (`uws,uws2,ws` default, or some), `WSBENCH_UWS2_CPUS` (the 2-thread server's
+ * cores, see below), `BENCH_PIN=0` (no taskset), and for shared
  * machines `BENCH_QUIET_WAIT_SECONDS` (default 30, quick 0: longest wait for quiet before the run,
  * and up to 10 s before each phase), `BENCH_MAX_OTHER_CPU` (default 25: % of one core other work
  * may use during a phase before it is repeated), `BENCH_ATTEMPTS` (default 2, quick 1).
@@ -326,6 +327,13 @@ const WARMUP_SIGNALS = quick ? 20 : 100
 const WARMUP_RATE = 100
 const QUIET_WAIT_SECONDS = process.env.BENCH_QUIET_WAIT_SECONDS === undefined ? (quick ? 0 : 30) : Number(process.env.BENCH_QUIET_WAIT_SECONDS)
 const PIN = process.env.BENCH_PIN !== "0"
+/**
+ * `WSBENCH_UWS2_CPUS=<taskset list>` places the 2-thread server elsewhere than its default (the last
+ * two cores). On a 2-core machine `1` puts both stream threads on the core the 1-thread server has,
+ * away from the subscribers' core: the control that separates the threads' handoff from their
+ * sharing a core with the reading process.
+ */
+const UWS2_CPUS = process.env.WSBENCH_UWS2_CPUS
 const MAX_OTHER_CPU_PCT = envNumber("BENCH_MAX_OTHER_CPU", 25)
 const MAX_ATTEMPTS = Math.max(1, Math.floor(envNumber("BENCH_ATTEMPTS", quick ? 1 : 2)))
 const BUDGET_P99_MS = 10
@@ -872,7 +880,7 @@ const packageVersion = (name: string): string => {
 }
 
 const commandLine = (): string => {
-  const env = ["WSBENCH_SUBSCRIBERS", "WSBENCH_SIGNALS", "WSBENCH_RATES", "WSBENCH_CLIENTS", "WSBENCH_SERVERS", "BENCH_PIN", "BENCH_QUIET_WAIT_SECONDS", "BENCH_MAX_OTHER_CPU", "BENCH_ATTEMPTS"]
+  const env = ["WSBENCH_SUBSCRIBERS", "WSBENCH_SIGNALS", "WSBENCH_RATES", "WSBENCH_CLIENTS", "WSBENCH_SERVERS", "WSBENCH_UWS2_CPUS", "BENCH_PIN", "BENCH_QUIET_WAIT_SECONDS", "BENCH_MAX_OTHER_CPU", "BENCH_ATTEMPTS"]
     .filter((k) => process.env[k] !== undefined)
     .map((k) => `${k}=${process.env[k]} `)
     .join("")
@@ -1081,6 +1089,7 @@ const main = async () => {
   // A server with N stream threads gets the last N cores (all of them on a 2-core machine, the subscribers' core 0 too).
   const serverCpus = (kind: ServerKind): string | undefined => {
     if (!pin) return undefined
+    if (kind === "uws2" && UWS2_CPUS !== undefined) return UWS2_CPUS
     const n = Math.min(cores, STREAM_THREADS[kind] ?? 1)
     return n === 1 ? String(cores - 1) : `${cores - n}-${cores - 1}`
   }
