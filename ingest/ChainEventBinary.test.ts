@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import * as fc from "fast-check"
 import { ChainEvent, decodeChainEventStrict, encodeChainEventStrict, Trade } from "./ChainEvent.js"
-import { decodeBinary, encodeBinary, MAGIC, VERSION } from "./ChainEventBinary.js"
+import { decodeBinary, decodeKept, encodeBinary, encodeKept, MAGIC, VERSION } from "./ChainEventBinary.js"
 import { decodeChainEvent, encodeChainEvent, encodeFast } from "./ChainEventCodec.js"
 import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 
@@ -51,6 +51,11 @@ const trade = fc
 
 const isChainEvent = Schema.is(ChainEvent)
 
+/** Trades whose id holds their signature (as every Hood and Solana id does), anywhere in it, or not at all. */
+const tradeWithIdAroundSignature = fc
+  .tuple(trade, text, text, fc.constantFrom("hood:", "solana:", "", "☃"), fc.constantFrom(":7", ":0", "", ":r1a2b3c4d", "é"))
+  .map(([t, signature, id, head, tail]) => new Trade({ ...t, signature, id: signature.length % 3 === 0 ? id : `${head}${signature}${tail}` }))
+
 describe("ChainEventBinary", () => {
   it("property: a trade decodes to what the Schema decoder makes of its JSON", () => {
     fc.assert(
@@ -69,6 +74,33 @@ describe("ChainEventBinary", () => {
       }),
       { seed, numRuns: 2000 }
     )
+  })
+
+  it("property: the kept form decodes to the same trade, is never larger, and the bus decoder refuses it when it differs", () => {
+    fc.assert(
+      fc.property(fc.oneof(trade, tradeWithIdAroundSignature), (e) => {
+        const kept = encodeKept(e)
+        const bus = encodeBinary(e)
+        expect(kept).toBeDefined()
+        const back = decodeKept(kept!)
+        const strict = Either.getOrThrow(decodeChainEventStrict(encodeChainEventStrict(e)))
+        expect(back).toEqual(strict)
+        expect(Object.keys(back!)).toEqual(Object.keys(strict))
+        expect(Object.getPrototypeOf(back)).toBe(Trade.prototype)
+        expect(kept!.length).toBeLessThanOrEqual(bus!.length + 1)
+        // The kept decoder reads the bus form too; the bus decoder takes only the bus form.
+        expect(decodeKept(bus!)).toEqual(strict)
+        const split = e.signature.length > 0 && e.id.includes(e.signature)
+        expect(decodeBinary(kept!)).toEqual(split ? undefined : strict)
+      }),
+      { seed, numRuns: 2000 }
+    )
+    const hood = new SimMarket(new ChainClock("hood"), { mint: `0x${"ab".repeat(20)}` })
+    hood.created()
+    const e = hood.buy(`0x${"cd".repeat(20)}`, 10n ** 17n)[0]!
+    // A Hood id is `hood:<tx hash>:<log index>` and its signature the tx hash: kept, the hash is there once.
+    expect(e.id).toBe(`hood:${e.signature}:0`)
+    expect(encodeBinary(e)!.length - encodeKept(e)!.length).toBe(e.signature.length - 1)
   })
 
   it("property: mutated bytes are refused or decode to a valid ChainEvent, never throw", () => {

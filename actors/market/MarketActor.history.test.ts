@@ -8,7 +8,8 @@ import * as fc from "fast-check"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { decodeMarketState, encodeMarketState } from "./MarketCodec.js"
-import { historyHeldUntil, hoodBlockOf, makeStep, makeTrimHistory, type MarketActorConfig, type MarketState, unkeep } from "./MarketActor.js"
+import { historyHeldUntil, hoodBlockOf, keep, makeStep, makeTrimHistory, type MarketActorConfig, type MarketState, unkeep } from "./MarketActor.js"
+import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 
 const DEPTH = 10
 const config: MarketActorConfig = { retractHistory: { solana: 0, hood: 8 }, retractDepthBlocks: DEPTH }
@@ -29,6 +30,18 @@ const skip = (clock: ChainClock, blocks: number) => {
 const blockOf = (e: ChainEvent) => hoodBlockOf(e.position)!
 
 describe("MarketActor retract window by block depth (Hood)", () => {
+  it("keeps a Hood trade in the kept form (its tx hash once) and a cold event as on the bus; both come back equal", () => {
+    const m = new SimMarket(new ChainClock("hood"), { mint: `0x${"ab".repeat(20)}` })
+    const created = m.created()
+    const [trade] = m.buy(`0x${"cd".repeat(20)}`, 10n ** 17n)
+    const kept = keep(trade!)
+    expect(kept.wire.length).toBe(encodeChainEvent(trade!).length - (trade!.signature.length - 1))
+    expect(unkeep(kept)).toEqual(trade)
+    expect(kept.block).toBe(blockOf(trade!))
+    expect(keep(created).wire).toBe(Buffer.from(encodeChainEvent(created)).toString("latin1"))
+    expect(unkeep(keep(created))).toEqual(created)
+  })
+
   it("a new event folds kept events exactly retractDepthBlocks below it, keeps one block less deep", () => {
     const clock = new ChainClock("hood")
     const m = new SimMarket(clock, { mint: "0xdepth" })

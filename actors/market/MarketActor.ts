@@ -27,6 +27,7 @@
  */
 import { Either } from "effect"
 import type { ChainEvent, ChainId, CurveMode } from "../../ingest/ChainEvent.js"
+import { decodeKept, encodeKept, isBinary } from "../../ingest/ChainEventBinary.js"
 import { decodeChainEvent, encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import type { CurveState } from "../../src/domain/CurveMath.js"
 import {
@@ -155,9 +156,10 @@ export interface RetractWindow {
 }
 
 /**
- * An applied event kept for rollback, compact: its bus encoding as a one-byte string (a Hood trade
- * is ~155 bytes this way, ~0.7 KB decoded) and its Hood block (-1 for any other position), which is
- * all the window's slide reads. Decoded only to fold it into the base or to roll it back.
+ * An applied event kept for rollback, compact: its bytes as a one-byte string (a trade in the
+ * binary encoding's kept form, ~220 bytes for a Hood trade, whose id then does not repeat its tx
+ * hash; any other kind in its bus encoding) and its Hood block (-1 for any other position), which
+ * is all the window's slide reads. Decoded only to fold it into the base or to roll it back.
  */
 export interface KeptEvent {
   readonly block: number
@@ -165,13 +167,19 @@ export interface KeptEvent {
 }
 
 export const keep = (e: ChainEvent): KeptEvent => {
-  const bytes = encodeChainEvent(e)
+  const bytes = encodeKept(e) ?? encodeChainEvent(e)
   return { block: hoodBlockOf(e.position) ?? -1, wire: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1") }
 }
 
 /** The kept event back (the codecs round-trip exactly; a failure is a defect). */
 export const unkeep = (k: KeptEvent): ChainEvent => {
-  const decoded = decodeChainEvent(Buffer.from(k.wire, "latin1"))
+  const bytes = Buffer.from(k.wire, "latin1")
+  if (isBinary(bytes)) {
+    const trade = decodeKept(bytes)
+    if (trade === undefined) throw new Error("a kept trade does not decode")
+    return trade
+  }
+  const decoded = decodeChainEvent(bytes)
   if (Either.isLeft(decoded)) throw new Error(`a kept event does not decode: ${decoded.left.message}`)
   return decoded.right
 }
