@@ -377,25 +377,20 @@ function tradeFields(
 tradeFields.prototype = Trade.prototype
 export const TradeValue = tradeFields as unknown as new (...fields: Parameters<typeof tradeFields>) => ChainEvent
 
-/** The event binary bytes encode, or undefined when they are malformed or of an unknown version or kind. */
-export const decodeBinary = (bytes: Uint8Array): ChainEvent | undefined => {
+/** `kept`: the kept form's flag is accepted too. */
+const decode = (bytes: Uint8Array, kept: boolean): ChainEvent | undefined => {
   if (bytes.length < 3 || bytes[0] !== MAGIC || bytes[1] !== VERSION) return undefined
   buf = bytes
   try {
-    return bytes[2] === KIND_TRADE ? decodeTrade(false) : undefined
-  } finally {
-    buf = EMPTY
-  }
-}
-
-/** The event `encodeKept` (or `encodeBinary`) bytes encode, or undefined when malformed. */
-export const decodeKept = (bytes: Uint8Array): ChainEvent | undefined => {
-  if (bytes.length < 3 || bytes[0] !== MAGIC || bytes[1] !== VERSION) return undefined
-  buf = bytes
-  try {
-    return bytes[2] === KIND_TRADE ? decodeTrade(true) : undefined
+    return bytes[2] === KIND_TRADE ? decodeTrade(kept) : undefined
   } finally {
     buf = EMPTY
   }
 }
 const EMPTY = new Uint8Array(0)
+
+/** The event binary bytes encode, or undefined when they are malformed or of an unknown version or kind. */
+export const decodeBinary = (bytes: Uint8Array): ChainEvent | undefined => decode(bytes, false)
+
+/** The event `encodeKept` (or `encodeBinary`) bytes encode, or undefined when malformed. */
+export const decodeKept = (bytes: Uint8Array): ChainEvent | undefined => decode(bytes, true)

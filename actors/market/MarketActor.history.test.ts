@@ -22,11 +22,6 @@ const run = (events: ReadonlyArray<ChainEvent>, from?: MarketState): MarketState
   return state
 }
 
-/** Advances the clock by `blocks` blocks without an event for this market (other markets' blocks). */
-const skip = (clock: ChainClock, blocks: number) => {
-  for (let i = 0; i < blocks; i++) clock.next()
-}
-
 const blockOf = (e: ChainEvent) => hoodBlockOf(e.position)!
 
 describe("MarketActor retract window by block depth (Hood)", () => {
@@ -48,7 +43,7 @@ describe("MarketActor retract window by block depth (Hood)", () => {
     const created = m.created()
     const [b1] = m.buy("alice", 10n ** 17n)
     // b2 lands DEPTH - 1 blocks after b1: b1 is still retractable.
-    skip(clock, DEPTH - 2)
+    clock.skipBlocks(DEPTH - 2)
     const [b2] = m.buy("bob", 10n ** 17n)
     expect(blockOf(b2!) - blockOf(b1!)).toBe(DEPTH - 1)
     const s2 = run([created, b1!, b2!])!
@@ -102,7 +97,7 @@ describe("MarketActor retract window by block depth (Hood)", () => {
         const m = new SimMarket(clock, { mint: "0xprop" })
         const events: Array<ChainEvent> = [m.created()]
         for (const gap of gaps) {
-          skip(clock, gap)
+          clock.skipBlocks(gap)
           events.push(...m.buy(`t${events.length}`, 10n ** 16n))
         }
         const state = run(events)!

@@ -377,8 +377,10 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       const complete = e.realQuoteRaw >= core.params.thresholdRaw
       const curveState: CurveState = { virtualQuoteRaw: e.quoteReserveRaw, virtualTokenRaw: e.tokenReserveRaw, realQuoteRaw: e.realQuoteRaw, complete }
       const lifecycle: Lifecycle = core.lifecycle === "trading" && (complete || e.crossesGraduation) ? "completed" : core.lifecycle
-      if (lifecycle !== core.lifecycle) lifecycleTo(out, e, core.lifecycle, lifecycle)
-      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, ...(lifecycle !== core.lifecycle ? { completedPosition: e.position } : {}) }
+      if (lifecycle === core.lifecycle) return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle }
+      // The trade that completed the curve (no conditional spread on the path every other trade takes).
+      lifecycleTo(out, e, core.lifecycle, lifecycle)
+      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, completedPosition: e.position }
     }
     case "CurveCompleted": {
       if (core === undefined) {

@@ -44,7 +44,7 @@ export class ChainClock {
     this.nowMs += ms
   }
 
-  /** Moves the block number on by `blocks` (time stays; `advance` moves time, never blocks). */
+  /** Moves the block number on by `blocks`, as other markets' blocks would (time stays; `advance` moves time, never blocks). */
   skipBlocks(blocks: number): void {
     this.block += BigInt(blocks)
     this.index = 0
