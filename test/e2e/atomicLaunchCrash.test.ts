@@ -10,11 +10,10 @@
  */
 import { address, createSolanaRpc, lamports } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { localCredentials, uploadImage } from "../support/launchClient.js"
-import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 
 const SOL = 1_000_000_000n
 let chain: Standalone<StandaloneSolana>
@@ -25,14 +24,7 @@ let key: string
 let imageUrl: string
 let webhookId: string
 
-const env = () => ({
-  HEADLESS_LAUNCH_ENABLED: "true",
-  ...solanaEnv(localnet),
-  SOLANA_TREASURY_ADDRESS: TREASURY_ADDRESS,
-  CURVESTREAM_PUBLIC_URL: "http://curvestream.test"
-})
-
-const start = async (): Promise<Engine> => startEngine({ env: env(), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
+const start = async (): Promise<Engine> => startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
 const call = keyCall(
   () => engine.url,

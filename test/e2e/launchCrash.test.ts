@@ -7,10 +7,9 @@
  */
 import { address, createSolanaRpc, lamports } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 import { localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
 
 let chain: Standalone<StandaloneSolana>
@@ -20,16 +19,8 @@ let dataDir: string
 let key: string
 let imageUrl: string
 
-const env = () => ({
-  HEADLESS_LAUNCH_ENABLED: "true",
-  ...solanaEnv(localnet),
-  SOLANA_TREASURY_ADDRESS: TREASURY_ADDRESS,
-  // Each start listens on a new port; one public URL keeps the hosted image's URL the engine's own.
-  CURVESTREAM_PUBLIC_URL: "http://curvestream.test"
-})
-
 const start = async (): Promise<Engine> =>
-  startEngine({ env: env(), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
+  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
 const call = keyCall(
   () => engine.url,

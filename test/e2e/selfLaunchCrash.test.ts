@@ -11,12 +11,11 @@ import { type Address, createPublicClient, createWalletClient, type Hex, http } 
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
-import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { importWallet, localCredentials, marketsNamed, relaySign, uploadImage } from "../support/launchClient.js"
-import { hoodEnv, keyCall, type Standalone, type StandaloneHood, type StandaloneSolana, solanaEnv, startStandaloneHood, startStandaloneSolana } from "../support/standaloneChains.js"
+import { hoodEnv, keyCall, type Standalone, type StandaloneHood, type StandaloneSolana, solanaLaunchEnv, startStandaloneHood, startStandaloneSolana } from "../support/standaloneChains.js"
 
 let solanaNode: Standalone<StandaloneSolana>
 let hoodNode: Standalone<StandaloneHood>
@@ -27,13 +26,7 @@ let imageUrl: string
 
 const start = (): Promise<Engine> =>
   startEngine({
-    env: {
-      HEADLESS_LAUNCH_ENABLED: "true",
-      ...solanaEnv(solanaNode.info),
-      SOLANA_TREASURY_ADDRESS: TREASURY_ADDRESS,
-      ...hoodEnv(hoodNode.info),
-      CURVESTREAM_PUBLIC_URL: "http://curvestream.test"
-    },
+    env: { ...solanaLaunchEnv(solanaNode.info), ...hoodEnv(hoodNode.info) },
     args: ["--quiet"],
     readyTimeoutMs: 120_000,
     ...(dataDir !== undefined ? { dataDir } : {})

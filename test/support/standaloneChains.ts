@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createInterface } from "node:readline"
+import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { projectRoot } from "./engine.js"
 
 export interface StandaloneSolana {
@@ -49,6 +50,18 @@ export const solanaEnv = (s: StandaloneSolana): Record<string, string> => ({
   YELLOWSTONE_URL: s.grpcUrl,
   BLOCK_ENGINE_URL: s.blockEngineUrl,
   KEEPER_SECRET_KEY: s.keeperSecretKey
+})
+
+/**
+ * A launching engine on a standalone Solana localnet, as the crash tests restart it: launches on,
+ * the localnet's treasury, and one public URL, so the hosted image's URL stays the engine's own
+ * although each start listens on a new port.
+ */
+export const solanaLaunchEnv = (s: StandaloneSolana): Record<string, string> => ({
+  HEADLESS_LAUNCH_ENABLED: "true",
+  ...solanaEnv(s),
+  SOLANA_TREASURY_ADDRESS: TREASURY_ADDRESS,
+  CURVESTREAM_PUBLIC_URL: "http://curvestream.test"
 })
 
 /** The engine's environment to follow a standalone Hood node. */

@@ -281,6 +281,10 @@ export const launchTransactionInput = (
   }
 }
 
+/** Blocks until the blockhash expires, as of block `height` (0 once it has). */
+const blocksLeftOf = (lifetime: BlockhashLifetime, height: bigint): bigint =>
+  lifetime.lastValidBlockHeight > height ? lifetime.lastValidBlockHeight - height : 0n
+
 /** A stand-in lifetime for sizing: a blockhash is 32 bytes whatever its value. */
 const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111111111111", lastValidBlockHeight: 0n }
 
@@ -322,6 +326,16 @@ export const make = (options: SolanaLaunchOptions) =>
     const buildTimeoutMs = yield* positive("buildTimeoutMs", options.buildTimeoutMs ?? SolanaLaunchDefaults.buildTimeoutMs)
     const confirmTimeoutMs = yield* positive("confirmTimeoutMs", options.confirmTimeoutMs ?? SolanaLaunchDefaults.confirmTimeoutMs)
     const pollIntervalMs = yield* positive("pollIntervalMs", options.pollIntervalMs ?? SolanaLaunchDefaults.pollIntervalMs)
+    /** The build deadline: `build_timeout` naming what was being built. */
+    const timedBuild =
+      (what: string, after = "") =>
+      <A, E, R>(build: Effect.Effect<A, E, R>) =>
+        build.pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(buildTimeoutMs),
+            onTimeout: () => launchError("build_timeout", `building ${what} took over ${buildTimeoutMs} ms${after}`)
+          })
+        )
     const secret = Redacted.value(options.mintSecret)
     if (secret.byteLength < LAUNCH_MINT_SECRET_BYTES_MIN) {
       return yield* Effect.dieMessage(`SolanaLaunch: the mint secret needs at least ${LAUNCH_MINT_SECRET_BYTES_MIN} bytes`)
@@ -518,12 +532,7 @@ export const make = (options: SolanaLaunchOptions) =>
             Effect.mapError((e) => (e._tag === "WalletProviderError" ? walletReason(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
           )
           return { assembled, plan, lifetime, signed, quoteMint: txInput.quoteMint }
-        }).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(buildTimeoutMs),
-            onTimeout: () => launchError("build_timeout", `building the launch took over ${buildTimeoutMs} ms; nothing was sent`)
-          })
-        )
+        }).pipe(timedBuild("the launch", "; nothing was sent"))
         const sending: LaunchSending = {
           mint: mint.address,
           curve: built.assembled.curve,
@@ -606,15 +615,9 @@ export const make = (options: SolanaLaunchOptions) =>
           lastValidBlockHeight: lifetime.lastValidBlockHeight,
           txBytes: sized.txBytes,
           fee: plan.fee,
-          blocksLeft: lifetime.lastValidBlockHeight > height ? lifetime.lastValidBlockHeight - height : 0n
+          blocksLeft: blocksLeftOf(lifetime, height)
         } satisfies PayerSignedBuild
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(buildTimeoutMs),
-          onTimeout: () => launchError("build_timeout", `building the launch took over ${buildTimeoutMs} ms`)
-        }),
-        Effect.withSpan("SolanaLaunch.buildForPayer")
-      )
+      }).pipe(timedBuild("the launch"), Effect.withSpan("SolanaLaunch.buildForPayer"))
 
     const mintView: SolanaLaunchShape["mintView"] = (mint) =>
       Effect.gen(function* () {
@@ -692,15 +695,9 @@ export const make = (options: SolanaLaunchOptions) =>
           mint: mint.address,
           bundle,
           lastValidBlockHeight: lifetime.lastValidBlockHeight,
-          blocksLeft: lifetime.lastValidBlockHeight > height ? lifetime.lastValidBlockHeight - height : 0n
+          blocksLeft: blocksLeftOf(lifetime, height)
         } satisfies AtomicBuilt
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(buildTimeoutMs),
-          onTimeout: () => launchError("build_timeout", `building the bundle took over ${buildTimeoutMs} ms`)
-        }),
-        Effect.withSpan("SolanaLaunch.buildAtomic")
-      )
+      }).pipe(timedBuild("the bundle"), Effect.withSpan("SolanaLaunch.buildAtomic"))
 
     const signEmbedded: SolanaLaunchShape["signEmbedded"] = (accountId, wireBase64) =>
       provider.signWithEmbedded(accountId, "solana", new Uint8Array(fromBase64.encode(wireBase64))).pipe(
