@@ -4,7 +4,8 @@
  * `LAUNCH_DISABLED` with the staking message, and never stops `confirm` or the positions read),
  * key auth with scope, live keys only on writes, the staking write limit (6 a minute per account,
  * shared with reward claims), the body decoded (`StakingDecoders`), then one call to
- * `StakingService`; failures go through the error table.
+ * `StakingService`, whose typed view the route writes inside the envelope; failures go through the
+ * error table.
  */
 import { Effect, Schema } from "effect"
 import { apiError } from "../../src/domain/ApiError.js"
@@ -84,7 +85,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       503: { description: "FEED_UNAVAILABLE: chain data unreadable (retryable)" }
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
-    handler: (_req, _input, principal) => mapFailure(staking.positions(callerOf(principal))).pipe(Effect.map((body) => json(200, body)))
+    handler: (_req, _input, principal) => mapFailure(staking.positions(callerOf(principal))).pipe(Effect.map((body) => json(200, { success: true, ...body })))
   })
 
   const buildRoute = (action: StakeAction) =>
@@ -112,7 +113,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       handler: (_req, { body }, principal) =>
         (body.dryRun ? Effect.void : takeStakingWrite(writeWindow, principal.accountId, nowMs())).pipe(
           Effect.zipRight(mapFailure(staking.build(callerOf(principal), body))),
-          Effect.map((answer) => json(200, answer))
+          Effect.map((answer) => json(200, { success: true, ...answer }))
         )
     })
 
@@ -134,7 +135,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(staking.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer)))
+    handler: (_req, { body }, principal) => mapFailure(staking.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
   const confirm = route({
@@ -154,7 +155,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       503: { description: "FEED_UNAVAILABLE" }
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"] }),
-    handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer)))
+    handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
   const claimReward = route({
@@ -181,7 +182,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     handler: (_req, { rewardId }, principal) =>
       takeStakingWrite(writeWindow, principal.accountId, nowMs()).pipe(
         Effect.zipRight(mapFailure(staking.claimReward(callerOf(principal), rewardId))),
-        Effect.map((answer) => json(200, answer))
+        Effect.map((answer) => json(200, { success: true, ...answer }))
       )
   })
 
