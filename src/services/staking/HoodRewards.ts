@@ -53,7 +53,7 @@ export interface HoodRewardChain {
 /** The Hood chain side over a viem client: the factory's curve of the token, its phase and staker allocation. */
 export const hoodRewardChain = (pc: PublicClient, factory: Address): HoodRewardChain => {
   const read = <A>(what: string, f: () => Promise<A>) =>
-    Effect.tryPromise({ try: f, catch: (e) => stakingError("chain_unavailable", `${what} failed: ${String(e).slice(0, 300)}`, { retryable: true }) })
+    Effect.tryPromise({ try: f, catch: (e) => stakingError("chain_unavailable", `${what} failed: ${String(e).slice(0, 300)}`) })
   return {
     graduation: (mint) =>
       Effect.gen(function* () {
@@ -110,7 +110,7 @@ const rewardOf = (r: RewardRow): HoodReward => ({
   distributedAt: new Date(r.distributed_at).toISOString()
 })
 
-const unreadable = (message: string) => stakingError("chain_unavailable", message, { retryable: true })
+const unreadable = (message: string) => stakingError("chain_unavailable", message)
 
 export const makeHoodRewards = (deps: HoodRewardsDeps, options: HoodRewardsOptions = {}) => {
   const { sql } = deps

@@ -130,7 +130,7 @@ export const PAYER_RESERVE_LAMPORTS = rentLamports(0)
 
 export const makeStakingChain = (options: StakingChainOptions) => {
 
-  const watch = makeTransactionWatch(options.rpcUrl, (message) => stakingError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
+  const watch = makeTransactionWatch(options.rpcUrl, (message) => stakingError("chain_unavailable", message), options.timeoutMs)
   const { rpc, read, send, observe } = watch
 
   const accounts = (addresses: ReadonlyArray<Address>) =>
@@ -141,7 +141,7 @@ export const makeStakingChain = (options: StakingChainOptions) => {
 
   const pool = Effect.flatMap(accounts([stakePoolAddress()]), ([a]) => {
     const p = a !== undefined && a.owner === SVC_STAKE_PROGRAM_ID ? decodeStakePool(a.data) : undefined
-    return p === undefined ? Effect.fail(stakingError("chain_unavailable", "the staking pool is not readable", { retryable: true })) : Effect.succeed<StakePoolAccount>(p)
+    return p === undefined ? Effect.fail(stakingError("chain_unavailable", "the staking pool is not readable")) : Effect.succeed<StakePoolAccount>(p)
   })
 
   /** The chain's clock: the block time of the newest confirmed slot (the program's clock). */

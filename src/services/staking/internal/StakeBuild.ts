@@ -9,7 +9,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import type { PayerError, SignClaimError, WalletError } from "../../wallets/WalletError.js"
-import { type BuiltTransaction, operationFeeLamports, operationRentLamports, PAYER_RESERVE_LAMPORTS, toBase64, type WalletStake } from "../StakingChain.js"
+import { type BuiltTransaction, toBase64 } from "../StakingChain.js"
 import { type StakingError, stakingError } from "../StakingError.js"
 import type { StakeBuildInput, StakingCaller } from "../StakingInputs.js"
 import { step } from "../StakingMachine.js"
@@ -17,6 +17,7 @@ import { type OperationRow, stateOf, type StakePayer } from "../StakingStore.js"
 import type { StakeBuildView, StakeDryRunView, StakeOperationView } from "../StakingViews.js"
 import { builtView, buildNotFound, drivenElsewhere, fromProvider, operationView, refusal, replayView, unconfirmed } from "./Answers.js"
 import { awaitVerdict, observedEvent } from "./OperationAttempt.js"
+import { checkBuild, type Figures } from "./BuildChecks.js"
 import type { StakingContext } from "./StakingContext.js"
 
 export const sha256Hex = (bytes: Uint8Array | string): string => createHash("sha256").update(bytes).digest("hex")
@@ -25,7 +26,6 @@ export const sha256Hex = (bytes: Uint8Array | string): string => createHash("sha
 export const bodyHashOf = (i: StakeBuildInput): string =>
   sha256Hex(JSON.stringify([i.action, i.payer, i.linkedWalletId ?? null, i.amountRaw?.toString() ?? null, i.withdrawal ?? null]))
 
-type Figures = Omit<StakeDryRunView, "dryRun" | "wallet" | "payer" | "action" | "withdrawal">
 type Failure = StakingError | PayerError | SignClaimError | WalletError
 
 /** What an operation the runner drove answers: confirmed, failed (409), or still in flight (pending). */
@@ -52,61 +52,6 @@ export const makeStakeBuild = (ctx: StakingContext) => {
       }
       const view = yield* ctx.wallets.resolvePayer(caller.principal, input.linkedWalletId ?? "", "solana", "spend")
       return { payer: (view.walletKind === "tee" ? "tee" : "linked") as StakePayer, walletId: view.id, address: view.address }
-    })
-
-  /** Every check a build makes (balances, the wait, the pool, SOL); the figures of a dry run. */
-  const check = (input: StakeBuildInput, w: WalletStake) =>
-    Effect.gen(function* () {
-      const pool = yield* chain.pool
-      if (pool.paused) return yield* stakingError("pool_paused", "The staking pool is paused; nothing can be staked, unstaked or finished now")
-      const amountRaw = input.amountRaw ?? 0n
-      if (input.action === "stake" && w.platformRaw < amountRaw) {
-        return yield* stakingError("insufficient_platform_token", `The wallet holds ${w.platformRaw} raw platform-token units, less than ${amountRaw}`, {
-          details: { heldRaw: w.platformRaw.toString(), amountRaw: amountRaw.toString() }
-        })
-      }
-      if (input.action === "unstake") {
-        if (w.receiptRaw < amountRaw) {
-          return yield* stakingError("insufficient_staked_receipt", `The wallet holds ${w.receiptRaw} raw staked-receipt units, less than ${amountRaw}`, {
-            details: { stakedRaw: w.receiptRaw.toString(), amountRaw: amountRaw.toString() }
-          })
-        }
-        if (w.activeWithdrawals >= pool.maxActiveWithdrawals) {
-          return yield* stakingError("active_withdrawal_limit", `The wallet has ${w.activeWithdrawals} active withdrawals, the pool's maximum; finish one first`, {
-            details: { maxActiveWithdrawals: pool.maxActiveWithdrawals }
-          })
-        }
-      }
-      let withdrawalAmount: bigint | undefined
-      if (input.action === "finish") {
-        const found = w.withdrawals.find((x) => x.withdrawal === input.withdrawal)
-        if (found === undefined) return yield* stakingError("invalid_withdrawal", "No withdrawal of this wallet has that address")
-        if (found.claimTimeSec !== 0n) return yield* stakingError("withdrawal_finished", "This withdrawal was already finished")
-        const clock = yield* chain.clockSec
-        if (clock < found.endTimeSec) {
-          return yield* stakingError("wait_unfinished", `The withdrawal's wait ends at ${new Date(Number(found.endTimeSec) * 1000).toISOString()}`, {
-            details: { endTime: Number(found.endTimeSec), waitSecondsLeft: Number(found.endTimeSec - clock) }
-          })
-        }
-        withdrawalAmount = found.amountRaw
-      }
-      const feeLamports = operationFeeLamports(input.action)
-      const rentLamports = operationRentLamports(input.action, w)
-      const solRequiredLamports = feeLamports + rentLamports + PAYER_RESERVE_LAMPORTS
-      if (w.lamports < solRequiredLamports) {
-        return yield* stakingError("insufficient_sol", `The wallet holds ${w.lamports} lamports; the fee, rent and reserve need ${solRequiredLamports}`, {
-          details: { solBalanceLamports: w.lamports.toString(), solRequiredLamports: solRequiredLamports.toString() }
-        })
-      }
-      return {
-        amountRaw: (withdrawalAmount ?? amountRaw).toString(),
-        feeLamports: feeLamports.toString(),
-        rentLamports: rentLamports.toString(),
-        reserveLamports: PAYER_RESERVE_LAMPORTS.toString(),
-        solRequiredLamports: solRequiredLamports.toString(),
-        solBalanceLamports: w.lamports.toString(),
-        withdrawalTimelockSeconds: Number(pool.withdrawalTimelockSeconds)
-      } satisfies Figures
     })
 
   const newRow = (caller: StakingCaller, input: StakeBuildInput, payer: { payer: StakePayer; walletId: string | null; address: string }, figures: Figures, built: BuiltTransaction): OperationRow => ({
@@ -155,7 +100,7 @@ export const makeStakeBuild = (ctx: StakingContext) => {
     Effect.gen(function* () {
       if (!input.dryRun && (yield* store.get(caller.accountId, input.clientStakeId)) !== undefined) return yield* replayOf(caller, input)
       const payer = yield* payerOf(caller, input)
-      const figures = yield* check(input, yield* chain.wallet(payer.address))
+      const figures = yield* checkBuild(chain, input, yield* chain.wallet(payer.address))
       if (input.dryRun) {
         return {
           dryRun: true,
