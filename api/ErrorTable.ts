@@ -33,6 +33,7 @@ import { PayerError, RebindError, SignClaimError, WalletError } from "../src/ser
 import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { StakingError } from "../src/services/staking/StakingError.js"
 import { FeeError, FeeErrorCode, type FeeErrorReason } from "../src/services/fees/FeeError.js"
+import { StrategyError } from "../src/services/strategy/Strategies.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -244,6 +245,18 @@ const StakingRows: Rows<StakingError> = {
 /** Creator fees (spec document 2, 4.3): each reason's code; `details` carries `reason` or `stage`. */
 const FeeRows: Rows<FeeError> = FeeErrorCode as Record<FeeErrorReason, Row>
 
+/**
+ * The strategy lab's saved strategies (spec document 2, 4.5): an unknown or foreign id is the
+ * plain 404; the daily save quota names its wait (`Retry-After` from the failure's `retryAfterMs`).
+ */
+const StrategyRows: Rows<StrategyError> = {
+  not_found: { code: "VALIDATION_FAILED", status: 404, plain: true },
+  quota: { code: "RATE_LIMITED" },
+  invalid: { code: "VALIDATION_FAILED", field: "body" },
+  retired: { code: "VALIDATION_FAILED", status: 409, field: "status", reason: "retired" },
+  unavailable: { code: "FEED_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } }
+}
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -258,6 +271,7 @@ export type ServiceFailure =
   | LaunchError
   | StakingError
   | FeeError
+  | StrategyError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -273,7 +287,8 @@ export const FailureClasses = [
   RebindError,
   LaunchError,
   StakingError,
-  FeeError
+  FeeError,
+  StrategyError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -291,6 +306,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   LaunchError: LaunchRows,
   StakingError: StakingRows,
   FeeError: FeeRows,
+  StrategyError: StrategyRows,
   SqlError: { code: "INTERNAL" }
 }
 
@@ -308,6 +324,8 @@ export const toApiError = (e: ServiceFailure): ApiError => {
   const extra = { ...(row.reason !== undefined ? { reason: row.reason } : {}), ...f.details }
   const field = f.field ?? row.field
   const retryable = f.retryable ?? row.retryable
+  const headers =
+    f.retryAfterMs !== undefined ? { ...row.headers, "Retry-After": String(Math.max(1, Math.ceil(f.retryAfterMs / 1000))) } : row.headers
   return new ApiError({
     code: row.code,
     message: f.message,
@@ -315,7 +333,7 @@ export const toApiError = (e: ServiceFailure): ApiError => {
     ...(row.status !== undefined ? { status: row.status } : {}),
     ...(retryable !== undefined ? { retryable } : {}),
     ...(Object.keys(extra).length > 0 ? { extra } : {}),
-    ...(row.headers !== undefined ? { headers: { ...row.headers } } : {})
+    ...(headers !== undefined ? { headers: { ...headers } } : {})
   })
 }
 

@@ -27,6 +27,8 @@ export interface FailureMembers {
   readonly field?: string | undefined
   readonly retryable?: boolean | undefined
   readonly details?: { readonly [k: string]: unknown } | undefined
+  /** How long until trying again can succeed (a quota's reset), when the failure knows it. */
+  readonly retryAfterMs?: number | undefined
 }
 
 export interface FailureOptions {

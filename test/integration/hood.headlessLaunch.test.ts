@@ -13,9 +13,10 @@
  *   statuses at their bound .................. "dev-buy statuses are kept up to their bound"
  *   recovery: sent, then crash ............... "recovery finds a sent launch" / "... re-sends one that never got out"
  *   refusals before the chain ................ "refuses without a linked EVM wallet" / "... revoked delegation"
+ *   a wallet-key outage ...................... "a wallet key that cannot be opened is the outage Solana answers ..."
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { type Context, Duration, Effect, Exit, Fiber, Layer, Runtime, Scope, TestClock, TestContext } from "effect"
+import { Cause, type Context, Duration, Effect, Exit, Fiber, Layer, Option, Runtime, Scope, TestClock, TestContext } from "effect"
 import fc from "fast-check"
 import { type Address, getAddress, type Hash, parseEventLogs, serializeTransaction } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -28,13 +29,16 @@ import * as Database from "../../src/db/Database.js"
 import { quoteBuy } from "../../src/domain/CurveMath.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
+import { toApiError } from "../../api/ErrorTable.js"
 import {
+  HoodLaunchError,
   type HoodHeadlessLaunchShape,
   type HoodLaunchConfig,
   type HoodLaunchInput,
   type HoodLaunchResult,
   make as makeHoodLaunch
 } from "../../src/services/launch/HoodHeadlessLaunch.js"
+import { fromHood } from "../../src/services/launch/LaunchError.js"
 import { type AttemptRef, LaunchLedger, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
 import { canonicalBody } from "../../src/services/launch/request/CanonicalBody.js"
 import type { LaunchRequest } from "../../src/services/launch/request/LaunchRequest.js"
@@ -500,6 +504,23 @@ describe("headless Hood launch on the localnet", () => {
     const exit = await Effect.runPromiseExit(defaultService.launch(input))
     expect(JSON.stringify(exit)).toContain("delegation_revoked")
     expect((await rowOf(input.attempt))?.errorCode).toBe("DELEGATION_REVOKED")
+    expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
+  }, 60_000)
+
+  it("a wallet key that cannot be opened is the outage Solana answers (retryable LAUNCH_FAILED, signing_failed), not a policy denial", async () => {
+    const a = await newAccount()
+    // The sealed key no longer opens under the master key: the provider's `key_unavailable`.
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE wp_wallets SET secret_sealed = 'v1.corrupt' WHERE account_id = ${a.accountId} AND custody = 'embedded'`))
+    const input = await begin(a, requestOf(`keyout-${seq}`, 0n))
+    const exit = await Effect.runPromiseExit(defaultService.launch(input))
+    const error = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+    if (!(error instanceof HoodLaunchError)) throw new Error(`expected a HoodLaunchError, got ${String(error)}`)
+    expect({ reason: error.reason, retryable: error.retryable }).toEqual({ reason: "signing_failed", retryable: true })
+    const answer = toApiError(fromHood(error))
+    expect({ code: answer.code, retryable: answer.retryable, reason: answer.extra?.reason }).toEqual({ code: "LAUNCH_FAILED", retryable: true, reason: "signing_failed" })
+    const row = await rowOf(input.attempt)
+    expect(row?.state).toBe("failed")
+    expect(row?.errorCode).toBe("LAUNCH_FAILED")
     expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
   }, 60_000)
 

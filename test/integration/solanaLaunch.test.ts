@@ -7,7 +7,7 @@
  * What is pinned: a launch lands with the matrix's curve, the payer's tokens equal CurveMath's
  * quote to the raw unit (also as a property over amounts and pairs), the fee leg reaches the
  * treasury, the dry run's size is the landed transaction's size; an underfunded payer, a revoked
- * delegation and a denying policy are refused before anything is sent (balances unchanged, no
+ * delegation, a denying policy and a wallet key that cannot be opened are refused before anything is sent (balances unchanged, no
  * curve); a confirmation timeout is "outcome unknown" and the recovery path then finds the launch
  * from what was recorded before sending; a recorded attempt that was never sent is found never to
  * land once its blockhash expires.
@@ -318,6 +318,17 @@ describe("refused: nothing lands, balances unchanged", () => {
     const refused = await launch(inputFor("acct-denied", denied, r2))
     expect(failure(refused.result)).toMatchObject({ reason: "policy_denied", rule: "default_deny", retryable: false })
     await expectNothingLanded("acct-denied", r2, denied, { sol: SOL, usdc: 0n })
+  })
+
+  it("a wallet key that cannot be opened is signing_failed: retryable, definitive, nothing sent (Hood answers the same outage alike)", async () => {
+    const payer = await owner("acct-keyout", 1n)
+    await Effect.runPromise(sql`UPDATE wp_wallets SET secret_sealed = 'v1.corrupt' WHERE address = ${payer}`)
+    const r = request({})
+    const { result, recorded } = await launch(inputFor("acct-keyout", payer, r))
+    expect(failure(result)).toMatchObject({ reason: "signing_failed", retryable: true, definitive: true })
+    expect(failure(result).message).toMatch(/^key_unavailable: /)
+    expect(recorded).toEqual([])
+    await expectNothingLanded("acct-keyout", r, payer, { sol: SOL, usdc: 0n })
   })
 
   it("a payer drained between simulation and send is refused at preflight: definitive, nothing landed", async () => {

@@ -41,13 +41,13 @@ import {
   tradesLimitMax
 } from "../../../src/services/strategy/Strategies.js"
 import { REQUIRES_MAX_BODY } from "../../auth/DataBearerAuth.js"
+import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
-import { enumParam, intParam, isApiError, param, stringParam } from "../../QueryParams.js"
+import { enumParam, intParam, param, stringParam } from "../../QueryParams.js"
 import { plainError } from "../../OpenApi.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
-export const NOT_FOUND_BODY = { error: "not found" } as const
 
 export interface StrategyCaller {
   readonly accountId: string
@@ -64,24 +64,6 @@ export interface StrategyRoutesDeps {
 }
 
 const isStrategyError = (x: unknown): x is StrategyError => x instanceof StrategyError
-
-export const strategyErrorReply = (e: StrategyError): Reply | ApiError => {
-  switch (e.reason) {
-    case "NotFound":
-      return json(404, NOT_FOUND_BODY)
-    case "Quota":
-      return apiError("RATE_LIMITED", e.message, {
-        extra: { quota: e.quota, used: e.used },
-        headers: { "Retry-After": String(Math.max(1, Math.ceil(((e.resetAtMs ?? 0) - Date.now()) / 1000))) }
-      })
-    case "Invalid":
-      return validationFailed(e.field ?? "body", e.message)
-    case "Retired":
-      return apiError("VALIDATION_FAILED", e.message, { field: "status", status: 409, extra: { reason: "retired" } })
-    case "Unavailable":
-      return apiError("FEED_UNAVAILABLE", e.message, { retryable: true, headers: { "Retry-After": "2" } })
-  }
-}
 
 const researchUnavailable = (e: unknown) =>
   Effect.zipRight(
@@ -139,12 +121,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
   /** Max only: another plan is the plain 403. */
   const maxOnly = (req: Request): Effect.Effect<StrategyCaller, ApiError | Reply> =>
     Effect.flatMap(deps.authenticate(req), (caller) => (caller.plan !== "max" ? Effect.fail(json(403, REQUIRES_MAX_BODY)) : Effect.succeed(caller)))
-  /** Strategy failures as their reply or refusal. */
+  /** Strategy failures as the error table answers them (the plain 404, or the refusal). */
   const answer = (e: Effect.Effect<Reply, ApiError | StrategyError>): Effect.Effect<Reply, ApiError> =>
-    Effect.catchIf(e, isStrategyError, (x) => {
-      const out = strategyErrorReply(x)
-      return isApiError(out) ? Effect.fail(out) : Effect.succeed(out)
-    }) as Effect.Effect<Reply, ApiError>
+    Effect.catchIf(e, isStrategyError, answerFailure) as Effect.Effect<Reply, ApiError>
   const lab = { tags: ["strategy-lab"], auth: "bearer" as const, headers, authenticate: maxOnly }
 
   return [

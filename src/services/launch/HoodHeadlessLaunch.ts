@@ -55,6 +55,7 @@ import { type Plan, planById } from "../../domain/Plans.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderError } from "../wallets/WalletProvider.js"
+import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
 import type { WalletError } from "../wallets/WalletError.js"
 import { WalletService } from "../wallets/WalletService.js"
 import { type Also, type AttemptRef, LaunchLedger, LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
@@ -72,6 +73,8 @@ export const HoodLaunchReasons = [
   "delegation_revoked",
   /** The owner wallet's policy refused to sign. */
   "policy_denied",
+  /** The wallet provider could not sign (its key cannot be opened, ...): nothing was signed. */
+  "signing_failed",
   "insufficient_balance",
   /** The metadata URI is over the factory's 512 bytes. */
   "metadata_too_long",
@@ -107,6 +110,7 @@ export const ledgerErrorCode: { readonly [R in HoodLaunchReason]: string } = {
   not_delegated: "AGENT_WALLET_NOT_DELEGATED",
   delegation_revoked: "DELEGATION_REVOKED",
   policy_denied: "SPEND_POLICY_DENIED",
+  signing_failed: "LAUNCH_FAILED",
   insufficient_balance: "INSUFFICIENT_OWNER_BALANCE",
   metadata_too_long: "VALIDATION_FAILED",
   not_hood: "VALIDATION_FAILED",
@@ -121,6 +125,7 @@ const retryableReasons: ReadonlySet<HoodLaunchReason> = new Set([
   "hood_unavailable",
   "not_delegated",
   "delegation_revoked",
+  "signing_failed",
   "insufficient_balance",
   "build_timeout",
   "chain_read_failed",
@@ -271,16 +276,19 @@ const chainError = (e: unknown, what: string): HoodLaunchError => {
   return refuse("chain_read_failed", `${what}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`)
 }
 
-const fromProvider = (e: WalletProviderError): HoodLaunchError => {
-  switch (e.reason) {
-    case "not_embedded":
-    case "not_delegated":
-    case "delegation_revoked":
-    case "policy_denied":
-      return refuse(e.reason, e.message)
-    default:
-      return refuse("policy_denied", e.message)
-  }
+/** The wallet refusal's reason on this chain (`WalletRefusal` decides what the provider's failure means). */
+const walletReasons: { readonly [R in WalletRefusalReason]: HoodLaunchReason } = {
+  not_embedded: "not_embedded",
+  not_delegated: "not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "policy_denied",
+  signing_failed: "signing_failed"
+}
+
+/** The wallet provider's refusal to resolve or sign, as this chain's failure. */
+export const fromWalletProvider = (e: WalletProviderError): HoodLaunchError => {
+  const r = walletRefusal(e)
+  return refuse(walletReasons[r.reason], r.message)
 }
 
 const keyOf = (ref: LaunchRef) => `${ref.accountId}\u0000${ref.clientLaunchId}`
@@ -345,7 +353,7 @@ export const make = (config: HoodLaunchConfig) =>
           value: call.value
         })
         const signed = yield* provider.signWithEmbedded(accountId, "evm", Buffer.from(serialized.slice(2), "hex")).pipe(
-          Effect.catchTag("WalletProviderError", (e) => Effect.fail(fromProvider(e)))
+          Effect.catchTag("WalletProviderError", (e) => Effect.fail(fromWalletProvider(e)))
         )
         return { hash: signed.signature as Hash, raw: signed.signedTransaction as Hex, nonce: prepared.nonce }
       })
@@ -396,7 +404,7 @@ export const make = (config: HoodLaunchConfig) =>
           return yield* refuse("no_linked_evm_wallet", "a Hood launch needs a linked EVM wallet on the account")
         }
         const embedded = yield* provider.resolveDelegation(input.attempt.accountId, "evm").pipe(
-          Effect.catchTag("WalletProviderError", (e) => Effect.fail(fromProvider(e)))
+          Effect.catchTag("WalletProviderError", (e) => Effect.fail(fromWalletProvider(e)))
         )
         return { wallet: getAddress(embedded.address), factory: config.factory, bytecode: config.bondingCurveBytecode }
       })

@@ -17,6 +17,7 @@ import type { ImageRefused } from "../images/ImageRefused.js"
 import type { KeyError } from "../keys/KeyError.js"
 import type { PayerError, WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
+import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
 import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
 import type { LaunchLedgerError } from "./LaunchLedger.js"
 import { LaunchRequestRefusalCode, type LaunchRequestRefused } from "./request/LaunchRequest.js"
@@ -170,19 +171,18 @@ export const fromHood = (e: HoodLaunchError): LaunchError =>
     details: defined({ reason: e.reason, revert: e.revert, signature: e.txHash })
   })
 
+/** The wallet refusal's launch reason (`WalletRefusal` decides what the provider's failure means). */
+const walletReasons: { readonly [R in WalletRefusalReason]: LaunchErrorReason } = {
+  not_embedded: "agent_wallet_not_embedded",
+  not_delegated: "agent_wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "spend_policy_denied",
+  signing_failed: "launch_failed"
+}
+
 export const fromProvider = (e: WalletProviderError): LaunchError => {
-  switch (e.reason) {
-    case "not_embedded":
-      return launchFailure("agent_wallet_not_embedded", e.message, { retryable: false })
-    case "not_delegated":
-      return launchFailure("agent_wallet_not_delegated", e.message, { retryable: true })
-    case "delegation_revoked":
-      return launchFailure("delegation_revoked", e.message, { retryable: true })
-    case "policy_denied":
-      return launchFailure("spend_policy_denied", e.message, { retryable: false })
-    default:
-      return launchFailure("launch_failed", `${e.reason}: ${e.message}`, { retryable: true })
-  }
+  const r = walletRefusal(e)
+  return launchFailure(walletReasons[r.reason], r.message, { retryable: r.retryable })
 }
 
 /** A wallet read the Hood side makes (its linked-wallet list) failed: retryable, nothing sent. */

@@ -57,9 +57,9 @@ import {
   sizeLaunch,
   SOLANA_TRANSACTION_BYTES_MAX
 } from "../../chain/solana/launch/LaunchTransaction.js"
-import { type WalletProviderError, WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletProvider } from "../wallets/WalletProvider.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
-import { launchError, type SolanaLaunchError } from "./SolanaLaunchError.js"
+import { fromWalletProvider, launchError, type SolanaLaunchError } from "./SolanaLaunchError.js"
 
 type SentFields = { readonly signature?: string; readonly mint?: string }
 
@@ -291,23 +291,6 @@ const SIZING_LIFETIME: BlockhashLifetime = { blockhash: "11111111111111111111111
 /** The attempt number the dry run derives its stand-in mint with (ledger attempts start at 1). */
 const DRY_RUN_ATTEMPT = 0
 
-const walletReason = (e: WalletProviderError) => {
-  switch (e.reason) {
-    case "not_embedded":
-      return launchError("wallet_not_embedded", e.message)
-    case "not_delegated":
-      return launchError("wallet_not_delegated", e.message)
-    case "delegation_revoked":
-      return launchError("delegation_revoked", e.message)
-    case "policy_denied":
-      return launchError("policy_denied", e.message, {
-        ...(e.rule !== undefined ? { rule: e.rule } : {}),
-        ...(e.instruction !== undefined ? { instruction: e.instruction } : {})
-      })
-    default:
-      return launchError("signing_failed", `${e.reason}: ${e.message}`)
-  }
-}
 
 /** A JSON-RPC error answered by the node (codes -32768..-32000), as opposed to a transport failure. */
 const nodeAnswered = (e: unknown): boolean => {
@@ -529,7 +512,7 @@ export const make = (options: SolanaLaunchOptions) =>
           const unsigned = new Uint8Array(encoder.encode(partial))
           yield* simulate(unsigned, assembled, txInput.quoteMint, payer)
           const signed = yield* provider.signWithEmbedded(input.accountId, "solana", unsigned).pipe(
-            Effect.mapError((e) => (e._tag === "WalletProviderError" ? walletReason(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
+            Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromWalletProvider(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
           )
           return { assembled, plan, lifetime, signed, quoteMint: txInput.quoteMint }
         }).pipe(timedBuild("the launch", "; nothing was sent"))
@@ -702,7 +685,7 @@ export const make = (options: SolanaLaunchOptions) =>
     const signEmbedded: SolanaLaunchShape["signEmbedded"] = (accountId, wireBase64) =>
       provider.signWithEmbedded(accountId, "solana", new Uint8Array(fromBase64.encode(wireBase64))).pipe(
         Effect.map((s) => s.signedTransaction),
-        Effect.mapError((e) => (e._tag === "WalletProviderError" ? walletReason(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
+        Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromWalletProvider(e) : launchError("signing_failed", `wallet provider: ${e.message}`)))
       )
 
     return { size, launch, recover, buildForPayer, mintView, verifySigned, attemptMint, buildAtomic, signEmbedded } satisfies SolanaLaunchShape

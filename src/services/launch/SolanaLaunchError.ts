@@ -8,6 +8,8 @@
  */
 import { Schema } from "effect"
 import type { ErrorCode } from "../../domain/ErrorCodes.js"
+import type { WalletProviderError } from "../wallets/WalletProvider.js"
+import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
 
 export const SolanaLaunchFailureReason = Schema.Literal(
   /** The serialized launch is over 1,232 bytes; carries `txBytes`, `overBy`, `maxNameBytes`. */
@@ -103,3 +105,21 @@ export const launchError = (
   message: string,
   more: Partial<Omit<ConstructorParameters<typeof SolanaLaunchError>[0], "reason" | "message" | "retryable" | "definitive">> = {}
 ): SolanaLaunchError => new SolanaLaunchError({ reason, message, ...SolanaLaunchReasonTraits[reason], ...more })
+
+/** The wallet refusal's reason on this chain (`WalletRefusal` decides what the provider's failure means). */
+const walletReasons: { readonly [R in WalletRefusalReason]: SolanaLaunchFailureReason } = {
+  not_embedded: "wallet_not_embedded",
+  not_delegated: "wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "policy_denied",
+  signing_failed: "signing_failed"
+}
+
+/** The wallet provider's refusal to resolve or sign, as this chain's failure. */
+export const fromWalletProvider = (e: WalletProviderError): SolanaLaunchError => {
+  const r = walletRefusal(e)
+  return launchError(walletReasons[r.reason], r.message, {
+    ...(r.rule !== undefined ? { rule: r.rule } : {}),
+    ...(r.instruction !== undefined ? { instruction: r.instruction } : {})
+  })
+}

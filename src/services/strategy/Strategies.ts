@@ -33,8 +33,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Data, Effect, Either, type Scope } from "effect"
+import { Clock, Effect, Either, Schema, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
+import { failureFields } from "../../domain/ServiceFailure.js"
 import { decodeDefinition, formatUsd, problemText, type ReplayRequest } from "./Definition.js"
 import type { ReplayResult, ReplayTradeRecord } from "./Engine.js"
 import type { ReplayError } from "./Replay.js"
@@ -57,14 +58,16 @@ export const offsetMax = 100_000
 
 const DAY_MS = 86_400_000
 
-export class StrategyError extends Data.TaggedError("StrategyError")<{
-  readonly reason: "NotFound" | "Quota" | "Invalid" | "Retired" | "Unavailable"
-  readonly message: string
-  readonly field?: string
-  readonly quota?: number
-  readonly used?: number
-  readonly resetAtMs?: number
-}> {}
+/**
+ * The strategy store's failure (a `reason` union, `src/domain/ServiceFailure.ts`); `api/ErrorTable.ts`
+ * answers it. `quota` carries `details` `{quota, used}` and `retryAfterMs` (to the next UTC day);
+ * `invalid` the `field` of the first problem.
+ */
+export class StrategyError extends Schema.TaggedError<StrategyError>()("StrategyError", {
+  reason: Schema.Literal("not_found", "quota", "invalid", "retired", "unavailable"),
+  ...failureFields,
+  retryAfterMs: Schema.optional(Schema.Number)
+}) {}
 
 export interface StrategySummary {
   readonly id: string
@@ -250,13 +253,13 @@ const RUN_COLUMNS = "id, strategy_id, version, status, window_from, window_to, v
 const validName = (name: unknown): string | StrategyError =>
   typeof name === "string" && name.trim().length >= 1 && [...name].length <= nameMaxChars
     ? name.trim()
-    : new StrategyError({ reason: "Invalid", field: "name", message: `name: must be a string of 1 to ${nameMaxChars} characters` })
+    : new StrategyError({ reason: "invalid", field: "name", message: `name: must be a string of 1 to ${nameMaxChars} characters` })
 
 const validDefinition = (definition: unknown) => {
   const decoded = decodeDefinition(definition)
   if (Either.isLeft(decoded)) {
     const path = decoded.left.path === "" ? "definition" : `definition.${decoded.left.path}`
-    return Either.left(new StrategyError({ reason: "Invalid", field: path, message: problemText({ path, message: decoded.left.message }) }))
+    return Either.left(new StrategyError({ reason: "invalid", field: path, message: problemText({ path, message: decoded.left.message }) }))
   }
   return Either.right(decoded.right)
 }
@@ -286,8 +289,8 @@ export const make = (options: StrategiesOptions): Effect.Effect<StrategiesShape,
     yield* sweep
 
     const unavailable = (e: SqlError) =>
-      Effect.zipRight(Effect.logError("strategies: database failure", e), Effect.fail(new StrategyError({ reason: "Unavailable", message: "The strategy store is unavailable; retry shortly" })))
-    const notFound = () => new StrategyError({ reason: "NotFound", message: "not found" })
+      Effect.zipRight(Effect.logError("strategies: database failure", e), Effect.fail(new StrategyError({ reason: "unavailable", message: "The strategy store is unavailable; retry shortly" })))
+    const notFound = () => new StrategyError({ reason: "not_found", message: "not found" })
 
     const owned = (accountId: string, id: string, lock = false) =>
       Effect.flatMap(
@@ -307,11 +310,10 @@ export const make = (options: StrategiesOptions): Effect.Effect<StrategiesShape,
           RETURNING used`
         if (rows.length === 0) {
           return yield* new StrategyError({
-            reason: "Quota",
+            reason: "quota",
             message: `Daily strategy save quota reached (${quota} of ${quota})`,
-            quota,
-            used: quota,
-            resetAtMs: (Math.floor(nowMs / DAY_MS) + 1) * DAY_MS
+            details: { quota, used: quota },
+            retryAfterMs: (Math.floor(nowMs / DAY_MS) + 1) * DAY_MS - nowMs
           })
         }
       })
@@ -389,7 +391,7 @@ export const make = (options: StrategiesOptions): Effect.Effect<StrategiesShape,
           SELECT version, definition, created_at FROM strategy_versions WHERE strategy_id = ${id} ORDER BY version`
         const shown = version ?? Number(s.current_version)
         if (!versions.some((v) => Number(v.version) === shown)) {
-          return yield* new StrategyError({ reason: "Invalid", field: "version", message: `version: strategy has versions 1 to ${s.current_version}` })
+          return yield* new StrategyError({ reason: "invalid", field: "version", message: `version: strategy has versions 1 to ${s.current_version}` })
         }
         const runs = yield* sql<RunRow>`
           SELECT ${sql.literal(RUN_COLUMNS)} FROM strategy_runs WHERE strategy_id = ${id} AND version = ${shown} ORDER BY seq DESC LIMIT 1`
@@ -441,7 +443,7 @@ export const make = (options: StrategiesOptions): Effect.Effect<StrategiesShape,
               Effect.gen(function* () {
                 const s = yield* owned(accountId, id, true)
                 if (s.status === "retired") {
-                  return yield* new StrategyError({ reason: "Retired", field: "status", message: "The strategy is retired; save a new strategy instead" })
+                  return yield* new StrategyError({ reason: "retired", field: "status", message: "The strategy is retired; save a new strategy instead" })
                 }
                 yield* countSave(accountId, nowMs)
                 const version = Number(s.current_version) + 1
@@ -462,17 +464,17 @@ export const make = (options: StrategiesOptions): Effect.Effect<StrategiesShape,
               Effect.gen(function* () {
                 const s = yield* owned(accountId, id, true)
                 if (status === "paper" || status === "live") {
-                  return yield* new StrategyError({ reason: "Invalid", field: "status", message: `status: a strategy can never be set to ${status}` })
+                  return yield* new StrategyError({ reason: "invalid", field: "status", message: `status: a strategy can never be set to ${status}` })
                 }
                 if (status === "draft" || status === "backtested") {
                   return yield* new StrategyError({
-                    reason: "Invalid",
+                    reason: "invalid",
                     field: "status",
                     message: `status: ${status} is set by saving and backtesting, not by the owner; the owner may set retired`
                   })
                 }
-                if (status !== "retired") return yield* new StrategyError({ reason: "Invalid", field: "status", message: "status: must be retired" })
-                if (s.status === "retired") return yield* new StrategyError({ reason: "Retired", field: "status", message: "The strategy is already retired" })
+                if (status !== "retired") return yield* new StrategyError({ reason: "invalid", field: "status", message: "status: must be retired" })
+                if (s.status === "retired") return yield* new StrategyError({ reason: "retired", field: "status", message: "The strategy is already retired" })
                 const now = new Date(yield* Clock.currentTimeMillis)
                 yield* sql`UPDATE strategies SET status = 'retired', retired_at = ${now}, updated_at = ${now} WHERE id = ${id}`
               })

@@ -21,6 +21,7 @@ import { type AgentKey, findAccountKey } from "../keys/KeyRepository.js"
 import type { WalletChain } from "../wallets/ChainKeys.js"
 import type { KeyDirectory, KeyInfo } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { isNoAgentAccess, walletRefusal } from "../wallets/WalletRefusal.js"
 import * as Outbox from "../webhooks/Outbox.js"
 
 /** Pro-by-holding reads at most this many wallets (spec 2.2). */
@@ -50,8 +51,8 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
       Effect.forEach(walletChains, ([walletChain, chain]) =>
         provider.resolveDelegation(accountId, walletChain).pipe(
           Effect.as([chain]),
-          // Not embedded, not delegated or revoked: no agent access on that chain.
-          Effect.catchTag("WalletProviderError", () => Effect.succeed([] as ReadonlyArray<Chain>))
+          // Not embedded, not delegated or revoked: no agent access on that chain; any other refusal is a failed lookup.
+          Effect.catchTag("WalletProviderError", (e) => (isNoAgentAccess(walletRefusal(e)) ? Effect.succeed([] as ReadonlyArray<Chain>) : Effect.fail(e)))
         )
       ).pipe(Effect.map((lists) => lists.flat()))
     )

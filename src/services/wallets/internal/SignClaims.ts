@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import type { WalletChain } from "../ChainKeys.js"
 import { holdsScope, type Principal } from "../Principal.js"
 import type { WalletProviderError } from "../WalletProvider.js"
+import { type SigningFailureCause, walletRefusal } from "../WalletRefusal.js"
 import { payerError, type PayerErrorReason, type SignClaimError, signClaimError, type SignClaimErrorReason } from "../WalletError.js"
 import { CLAIM_LIFETIME_MS } from "../WalletLimits.js"
 import { randomId, type WalletContext, type WalletRow, type WalletRows, walletView } from "./WalletRows.js"
@@ -94,12 +95,24 @@ export const missingScopes = (p: Principal, required: ReadonlyArray<string>): Re
 const sha256Hex = (bytes: Uint8Array): Effect.Effect<string> =>
   Effect.promise(async () => Buffer.from(await crypto.subtle.digest("SHA-256", new Uint8Array(bytes))).toString("hex"))
 
-/** The provider's refusal to sign, as the relay's; a policy denial names its rule (and instruction). */
+/** What the relay answers when the provider could not sign: the spec's rows name the provider's own reason. */
+const signingFailures: { readonly [C in SigningFailureCause]: SignClaimErrorReason } = {
+  key_unavailable: "key_unavailable",
+  not_a_signer: "not_a_signer",
+  bad_transaction: "bad_transaction",
+  not_found: "provider_wallet_not_found"
+}
+
+/**
+ * The provider's refusal to sign, as the relay's (`WalletRefusal` decides what it means); a
+ * policy denial names its rule (and instruction). The relay keeps the provider's message.
+ */
 const providerRefusal = (e: WalletProviderError): SignClaimError => {
-  const reason: SignClaimErrorReason = e.reason === "not_found" ? "provider_wallet_not_found" : e.reason
+  const r = walletRefusal(e)
+  const reason: SignClaimErrorReason = r.reason === "signing_failed" ? signingFailures[r.cause] : r.reason
   const details = {
-    ...(e.rule !== undefined ? { reason: e.rule } : {}),
-    ...(e.instruction !== undefined ? { instruction: e.instruction } : {})
+    ...(r.rule !== undefined ? { reason: r.rule } : {}),
+    ...(r.instruction !== undefined ? { instruction: r.instruction } : {})
   }
   return signClaimError(reason, e.message, reason === "policy_denied" ? { details } : {})
 }
