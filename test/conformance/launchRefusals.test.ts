@@ -206,7 +206,7 @@ const LAMPORTS_CEILING = DefaultDevBuyCeilings.DEV_BUY_MAX_LAMPORTS
 const WEI_CEILING = DefaultDevBuyCeilings.DEV_BUY_MAX_WEI
 
 beforeAll(async () => {
-  const tls = selfSignedCertificate("localhost")
+  const tls = await selfSignedCertificate("localhost")
   const square = await solidImage("png", 64, 64)
   const wide = await solidImage("png", 300, 100)
   const tooLarge = padPng(square, imageBytesMax + 1)

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { clientSign } from "../support/atomicBundles.js"
 import { type Engine, startEngine } from "../support/engine.js"
-import { eventually } from "../support/eventually.js"
+import { consistently, eventually } from "../support/eventually.js"
 import { importWallet } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
 import { solidImage } from "../support/testImages.js"
@@ -213,10 +213,14 @@ describe("an atomic launch through the engine", () => {
       { what: "the curve completed", deadlineMs: 20_000, intervalMs: 100 }
     )
     expect(completed.migration.status).toBe("not_started")
-    // The keeper sweeps every 300 ms here: ten sweeps later it has still not touched the curve.
-    await new Promise((r) => setTimeout(r, 3_000))
-    const after = (await (await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)).json()) as { market: { lifecycle: string; migration: { status: string } } }
-    expect(after.market).toMatchObject({ lifecycle: "completed", migration: { status: "not_started" } })
+    // The keeper sweeps every 300 ms here: over ten sweeps it never touches the curve.
+    await consistently(
+      async () => {
+        const after = (await (await fetch(`${engine.url}/api/v1/markets/solana/${build.body.mint}`)).json()) as { market: { lifecycle: string; migration: { status: string } } }
+        expect(after.market).toMatchObject({ lifecycle: "completed", migration: { status: "not_started" } })
+      },
+      { what: "the keeper leaves the completed curve alone", forMs: 3_000, intervalMs: 300 }
+    )
   }, 60_000)
 
   it("gates each leg like a trade buy: the per-asset cap per leg and summed per payer wallet, the key's txLimit once over the bundle; nothing recorded", async () => {

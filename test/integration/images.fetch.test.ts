@@ -23,7 +23,7 @@ import * as ImageService from "../../src/services/images/ImageService.js"
 import { padPng, solidImage } from "../support/testImages.js"
 
 const HOST = "img.test.example"
-const tls = selfSignedCertificate(HOST)
+const tls = await selfSignedCertificate(HOST)
 
 const dnsAnswers: Record<string, ReadonlyArray<string>> = {
   [HOST]: ["127.0.0.1"],

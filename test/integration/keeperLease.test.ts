@@ -18,7 +18,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import { DefaultKeeperPolicy } from "../../src/services/keeper/KeeperPolicy.js"
 import { KEEPER_LEASE, type MigrationExecutor, runKeeperAlone } from "../../src/services/keeper/MigrationKeeper.js"
-import { eventually } from "../support/eventually.js"
+import { consistently, eventually } from "../support/eventually.js"
 import { foldCore, newMarket } from "../support/marketCores.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
@@ -81,10 +81,9 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const a = await keeper(sqlA)
     const b = await keeper(pools === 2 ? await pool(scope, false) : sqlA)
     await eventually(async () => (a.sent.count + b.sent.count >= 5 ? true : undefined), { what: "the active keeper to send", intervalMs: 20 })
-    // Over more than three lease lengths (600 ms) the standby never sends.
-    await new Promise((r) => setTimeout(r, 2_000))
     const [active, standby] = a.sent.count > 0 ? [a, b] : [b, a]
-    expect(standby.sent.count).toBe(0)
+    // Over more than three lease lengths (600 ms) the standby never sends.
+    await consistently(() => standby.sent.count === 0, { what: "the standby keeper sends nothing", forMs: 2_000, intervalMs: 20 })
     expect(active.sent.count).toBeGreaterThan(5)
     await run(Fiber.interrupt(active.fiber))
     const stoppedAt = active.sent.count
@@ -98,8 +97,7 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const dead = makeRowLeases(sqlA, { leaseMs: 1_500 })
     expect(await run(dead.take(KEEPER_LEASE.kind, KEEPER_LEASE.key))).toBe(true)
     const c = await keeper(pools === 2 ? await pool(scope, false) : sqlA)
-    await new Promise((r) => setTimeout(r, 700))
-    expect(c.sent.count).toBe(0)
+    await consistently(() => c.sent.count === 0, { what: "the keeper stands by while the dead holder's lease lives", forMs: 700, intervalMs: 20 })
     await eventually(async () => (c.sent.count > 0 ? true : undefined), { what: "the dead holder's lease to end", intervalMs: 20, deadlineMs: 10_000 })
     await run(Fiber.interrupt(c.fiber))
     await freeTheLease()
@@ -113,8 +111,8 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     await run(Scope.close(doomedDb, Exit.void))
     const lostAt = doomed.sent.count
     await eventually(async () => (other.sent.count > 0 ? true : undefined), { what: "the other keeper to take over", intervalMs: 20, deadlineMs: 10_000 })
-    await new Promise((r) => setTimeout(r, 500))
-    expect(doomed.sent.count).toBeLessThanOrEqual(lostAt + 1) // at most the send already past its check
+    // At most the send already past its check.
+    await consistently(() => doomed.sent.count <= lostAt + 1, { what: "the holder that lost its database sends nothing more", forMs: 500, intervalMs: 20 })
     await run(Effect.all([Fiber.interrupt(doomed.fiber), Fiber.interrupt(other.fiber)]))
     await freeTheLease()
   }, 30_000)

@@ -38,7 +38,7 @@ import { encodeStoredRequest } from "../../src/services/launch/StoredRequest.js"
 import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
-import { eventually } from "../support/eventually.js"
+import { consistently, eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const SOL = 1_000_000_000n
@@ -229,11 +229,8 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(await run(a.service.resumeInFlight)).toBe(1)
     // A's run is sending and waiting for a confirmation that cannot come (no slot closes).
     await sent(id)
-    const until = Date.now() + 3 * LEASE_MS + 500 // over three lease lengths: only renewals keep it
-    while (Date.now() < until) {
-      expect(await run(b.service.resumeInFlight)).toBe(0)
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    // Over three lease lengths: only renewals keep it.
+    await consistently(async () => expect(await run(b.service.resumeInFlight)).toBe(0), { what: "B's resumes skip the row A drives", forMs: 3 * LEASE_MS + 500, intervalMs: 100 })
     producing.on = true
     const row = await confirmed(id)
     expect(drives.get(id)).toBe(1)

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { clearAll, makeRowLeases, RowLeaseLost, type RowLeases } from "../../src/db/RowLease.js"
-import { eventually } from "../support/eventually.js"
+import { consistently, eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const KIND = "test_row"
@@ -71,11 +71,8 @@ const leaseSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const k = key()
     expect(await run(a.take(KIND, k))).toBe(true)
     const fiber = await run(Effect.forkDaemon(a.whileHeld(KIND, k, Effect.sleep("1500 millis").pipe(Effect.as("done")))))
-    // Five lease lengths later the run still owns the row: every take by b was refused.
-    for (let i = 0; i < 12; i++) {
-      expect(await run(b.take(KIND, k))).toBe(false)
-      await new Promise((r) => setTimeout(r, 100))
-    }
+    // Four lease lengths later the run still owns the row: every take by b was refused.
+    await consistently(async () => expect(await run(b.take(KIND, k))).toBe(false), { what: "b's takes of the held row are refused", forMs: 1_200, intervalMs: 100 })
     expect(await run(Fiber.join(fiber))).toBe("done")
     expect(await ownerOf(k)).toBeUndefined()
     expect(await run(b.take(KIND, k))).toBe(true)

@@ -1,6 +1,6 @@
 import { Effect, Fiber, TestClock } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { eventually, eventuallyEffect } from "./eventually.js"
+import { consistently, eventually, eventuallyEffect } from "./eventually.js"
 
 describe("eventually", () => {
   it("returns the first answer that is neither undefined nor false", async () => {
@@ -46,4 +46,52 @@ describe("eventually", () => {
       expect((yield* Fiber.join(never)).message).toMatch(/^timed out after 1000 ms \(\d+ probes\) waiting for never$/)
     })
   )
+})
+
+describe("consistently", () => {
+  it("holds over the whole span: checks at once, between, and once the span is over", async () => {
+    const atMs: number[] = []
+    const startMs = Date.now()
+    const checks = await consistently(
+      () => {
+        atMs.push(Date.now() - startMs)
+        return true
+      },
+      { what: "nothing", forMs: 60, intervalMs: 10 }
+    )
+    expect(checks).toBe(atMs.length)
+    expect(checks).toBeGreaterThanOrEqual(2)
+    expect(atMs[0]).toBeLessThan(60)
+    expect(atMs.at(-1)).toBeGreaterThanOrEqual(60)
+    // A check that passes by returning nothing (an `expect` inside it) holds too.
+    expect(await consistently(() => expect(1).toBe(1), { what: "an expect", forMs: 0 })).toBe(1)
+  })
+
+  it("fails at the first check that answers false, naming what broke and when", async () => {
+    const startMs = Date.now()
+    let checks = 0
+    await expect(consistently(() => (++checks, Date.now() - startMs < 30), { what: "the standby stays quiet", forMs: 10_000, intervalMs: 5 })).rejects.toThrow(
+      /^the standby stays quiet: stopped holding after \d+ ms \(check \d+; it had to hold 10000 ms\)$/
+    )
+    expect(Date.now() - startMs).toBeLessThan(5_000)
+    expect(checks).toBeGreaterThanOrEqual(2)
+  })
+
+  it("a change just before the span ends is still seen (the last check runs once it is over)", async () => {
+    const startMs = Date.now()
+    await expect(consistently(() => Date.now() - startMs < 45, { what: "quiet", forMs: 50, intervalMs: 1_000 })).rejects.toThrow(/^quiet: stopped holding/)
+  })
+
+  it("a check that throws fails the wait with its error", async () => {
+    let checks = 0
+    await expect(
+      consistently(
+        () => {
+          if (++checks === 3) expect("sent").toBe("nothing")
+        },
+        { what: "nothing sent", forMs: 10_000, intervalMs: 1 }
+      )
+    ).rejects.toThrow(/expected 'sent' to be 'nothing'/)
+    expect(checks).toBe(3)
+  })
 })

@@ -4,6 +4,10 @@
  * else for "done" (that value is returned); a probe that throws fails the wait at once. At the
  * deadline the wait fails naming what it awaited, how long and how many probes it made.
  * `eventuallyEffect` is the same loop for an Effect probe, on the Effect clock.
+ *
+ * `consistently` is its negative: "nothing happens for N ms". A check runs at once, every
+ * `intervalMs` after, and once more when the span is over; the first check that answers `false` or
+ * throws (an `expect` inside it) fails the wait, naming what should have held and when it broke.
  */
 import { Clock, Duration, Effect } from "effect"
 
@@ -55,3 +59,24 @@ export const eventuallyEffect = <A, E, R>(condition: Effect.Effect<A, E, R>, opt
       yield* Effect.sleep(interval)
     }
   })
+
+export interface ConsistentlyOptions {
+  /** What must keep holding, named in the failure. */
+  readonly what: string
+  /** How long it must hold. */
+  readonly forMs: number
+  /** Pause between checks. Default 10 ms. */
+  readonly intervalMs?: number
+}
+
+/** Checks `check` over `forMs` (its first run at once, its last at or after the end); resolves with the number of checks. */
+export const consistently = async (check: () => boolean | void | Promise<boolean | void>, options: ConsistentlyOptions): Promise<number> => {
+  const intervalMs = options.intervalMs ?? DEFAULT_INTERVAL_MS
+  const startMs = Date.now()
+  for (let checks = 1; ; checks++) {
+    const elapsedBeforeMs = Date.now() - startMs
+    if ((await check()) === false) throw new Error(`${options.what}: stopped holding after ${Date.now() - startMs} ms (check ${checks}; it had to hold ${options.forMs} ms)`)
+    if (elapsedBeforeMs >= options.forMs) return checks
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(intervalMs, options.forMs - (Date.now() - startMs)))))
+  }
+}
