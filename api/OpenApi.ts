@@ -113,7 +113,8 @@ export const openApiDocument = (
         ? { requestBody: { required: true, content: requestContent(route.body, toJson) } }
         : {}),
       responses,
-      security: route.auth === "public" ? [] : [{ [route.auth]: [] }]
+      // A public route that reads x-api-key takes a key optionally (the agent quote: the caller's plan).
+      security: route.auth === "public" ? (route.headers?.includes("x-api-key") === true ? [{}, { agentKey: [] }] : []) : [{ [route.auth]: [] }]
     }
     paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation }
   }

@@ -36,13 +36,14 @@ import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import * as RowLease from "./db/RowLease.js"
-import { resolvePlans } from "./domain/Plans.js"
+import { planById, resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
+import { tradeQuoteRoutes } from "../api/routes/TradeQuoteRoutes.js"
 import { MarketSnapshotWriter } from "../clickhouse/writer/MarketSnapshotWriter.js"
 import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
 import { Topics } from "../ingest/bus/Bus.js"
@@ -83,6 +84,9 @@ import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
 import type { IngestionReport } from "./services/ingestion/IngestionLag.js"
 import { readOrCreateKeyFile } from "./platform/KeyFile.js"
 import { TREASURY_ADDRESS } from "./chain/solana/localnet/DevKeys.js"
+import { STREAMER_SHARE_BPS } from "./chain/hood/localnet/Deploy.js"
+import { DEFAULT_CREATOR_SHARE_BPS } from "./chain/solana/program/accounts/Config.js"
+import { viemPoolSource } from "./services/trade/HoodPoolQuote.js"
 import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
 import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
@@ -539,6 +543,14 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         ...planRoutes(plans, config.promoMaxDays),
         ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches }),
         ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
+        ...tradeQuoteRoutes({
+          index,
+          nowMs,
+          agentAuth: accounts.agentAuth,
+          freePlan: planById(plans, "free"),
+          hoodPools: viemPoolSource(hoodPublicClient(hood.chain, hood.rpcUrl)),
+          creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) }
+        }),
         ...agentRoutes({ sql, clickhouse, index, agentLaunches, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
         ...launchRoutes({
           enabled: config.launch.enabled,

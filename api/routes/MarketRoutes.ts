@@ -26,7 +26,7 @@ import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as no
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
 /** Solana amounts are u64 on chain; Hood amounts uint256. */
-const MAX_AMOUNT: Record<ChainId, bigint> = { solana: 2n ** 64n - 1n, hood: 2n ** 256n - 1n }
+export const MAX_AMOUNT: Record<ChainId, bigint> = { solana: 2n ** 64n - 1n, hood: 2n ** 256n - 1n }
 
 const MARKET_CACHE = "public, max-age=5"
 const VERIFY_CACHE = "public, max-age=60"
@@ -45,14 +45,14 @@ export interface MarketRoutesOptions {
 }
 
 /** `{chain}/{mint}`: the mint's format depends on the chain, so the handler checks it (`parseAddress`). */
-const marketPath = {
+export const marketPath = {
   chain: chainParam("solana or hood", { required: true }),
   mint: stringParam("Token mint (Solana, base58) or token address (Hood, 0x…)", { required: true })
 }
 
 const AMOUNT_FORMAT = /^\d{1,80}$/
 
-const quoteQuery = {
+export const quoteQuery = {
   side: enumParam("buy or sell", ["buy", "sell"], { required: true, message: () => "side must be buy or sell" }),
   amountIn: param({
     description: "Raw units: quote for a buy, tokens for a sell; at least 1, at most 2^64-1 on Solana (u64) and 2^256-1 on Hood (uint256)",

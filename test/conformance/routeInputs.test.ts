@@ -33,7 +33,8 @@ import { walletRoutes, type WalletRoutesDeps } from "../../api/routes/WalletRout
 import { webhookRoutes, type WebhookRoutesDeps } from "../../api/routes/WebhookRoutes.js"
 import { ApiError } from "../../src/domain/ApiError.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
-import { resolvePlans } from "../../src/domain/Plans.js"
+import { planById, resolvePlans } from "../../src/domain/Plans.js"
+import { tradeQuoteRoutes, type TradeQuoteRoutesOptions } from "../../api/routes/TradeQuoteRoutes.js"
 
 const info = { title: "t", description: "d" }
 const index = new MarketIndexStore()
@@ -49,6 +50,9 @@ const tables: Record<string, ReadonlyArray<RouteDef>> = {
       ...launchConfigRoutes(DefaultDevBuyCeilings),
       ...planRoutes(resolvePlans({}, 30), 30),
       ...marketRoutes({ index, nowMs, curveProgram: "SVCcurve11111111111111111111111111111111111" }),
+      ...tradeQuoteRoutes({
+        index, nowMs, agentAuth: unused, freePlan: planById(resolvePlans({}, 30), "free"), hoodPools: null, creatorShares: { solana: 3_000n, hood: 3_000n }
+      } satisfies TradeQuoteRoutesOptions),
       ...markRoutes({
         index, nowMs, publicClient: unused, prices: unused,
         addresses: { uniswapV3Factory: `0x${"11".repeat(20)}`, weth9: `0x${"22".repeat(20)}` }
