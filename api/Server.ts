@@ -6,7 +6,9 @@
  */
 import * as uWS from "uws-pack"
 import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
+import type { ProxyTrust } from "../src/net/ProxyTrust.js"
 import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
+import { behindProxies } from "./ClientAddress.js"
 import { type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
 
 export class ServerListenError extends Schema.TaggedError<ServerListenError>()("ServerListenError", {
@@ -29,6 +31,8 @@ export interface HttpServerOptions {
   readonly drainMs?: number
   /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
   readonly authFailureLimits?: Partial<FailedAuthLimits>
+  /** `TRUSTED_PROXIES`: connections from these carry the client in `X-Forwarded-For` (`ClientAddress.ts`). */
+  readonly trustedProxies?: ProxyTrust
 }
 
 export interface RunningServer {
@@ -117,7 +121,7 @@ export const listen = (o: {
 
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
-    const app = uWS.App()
+    const app = behindProxies(uWS.App(), options.trustedProxies)
     const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

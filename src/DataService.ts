@@ -6,6 +6,7 @@
  * (`main.ts` calls it): it wires services, actors, ClickHouse and the bus together, so it sits
  * above `api/`, which keeps only the data server and its routes.
  */
+import type { ProxyTrust } from "./net/ProxyTrust.js"
 import { Context, Effect, Layer } from "effect"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { pgCheckpointStore } from "../actors/runtime/Checkpointer.js"
@@ -53,6 +54,8 @@ export interface DataServiceOptions {
   readonly stream?: Partial<SignalStreamOptions>
   /** Threads holding the signal stream's sockets (`DATA_STREAM_THREADS`, default 1). */
   readonly streamThreads?: number
+  /** `TRUSTED_PROXIES` (`api/ClientAddress.ts`). */
+  readonly trustedProxies?: ProxyTrust
   readonly pipeline?: Partial<SignalWiringOptions>
 }
 
@@ -208,7 +211,8 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
       ),
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
-      ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {})
+      ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {}),
+      ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {})
     })
     return { server, jobs }
   })

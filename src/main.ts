@@ -577,7 +577,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         description: "Launch and market-data engine for bonding-curve tokens on Solana and Hood"
       }
     )
-    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes })
+    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies })
   })
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
@@ -706,6 +706,7 @@ const program = Effect.gen(function* () {
     port: config.dataPort,
     maxBodyBytes: config.maxBodyBytes,
     streamThreads: config.dataStreamThreads,
+    trustedProxies: config.trustedProxies,
     nowMs: Date.now,
     simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
     tokenShards: config.actorShards
@@ -821,7 +822,7 @@ const apiProgram = Effect.gen(function* () {
   yield* resumeInFlight
   yield* startHoodRewardDistributor
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
-  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, streamThreads: config.dataStreamThreads, nowMs: Date.now, simulateSocial: false }, side)
+  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, streamThreads: config.dataStreamThreads, trustedProxies: config.trustedProxies, nowMs: Date.now, simulateSocial: false }, side)
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))
   const server = yield* api(config, { checks: [{ name: "readModel", check: caughtUp }] })
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))

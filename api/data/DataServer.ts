@@ -10,7 +10,9 @@
  */
 import * as uWS from "uws-pack"
 import { Effect, type Scope } from "effect"
+import type { ProxyTrust } from "../../src/net/ProxyTrust.js"
 import { type FailedAuthLimits, FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
+import { behindProxies } from "../ClientAddress.js"
 import type { RouteDef } from "../Router.js"
 import { listen, mountOn, type RunningServer, type ServerListenError } from "../Server.js"
 import { makeSignalStream, type SignalStream, type SignalStreamDeps, type SignalStreamOptions, STREAM_PATH } from "./SignalStream.js"
@@ -30,6 +32,8 @@ export interface DataServerOptions {
   readonly drainMs?: number
   /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
   readonly authFailureLimits?: Partial<FailedAuthLimits>
+  /** `TRUSTED_PROXIES` (`ClientAddress.ts`); the stream threads resolve the client the same way. */
+  readonly trustedProxies?: ProxyTrust
 }
 
 export interface RunningDataServer extends RunningServer {
@@ -39,14 +43,22 @@ export interface RunningDataServer extends RunningServer {
 export const serveData = (options: DataServerOptions): Effect.Effect<RunningDataServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
-    const app = uWS.App()
+    // With stream threads this app only listens; each thread wraps its own app with the same trust.
+    const app = behindProxies(uWS.App(), options.trustedProxies)
     // One throttle for the routes and the stream's upgrades: a refused bearer counts the same on both.
     const authFailures = new FailedAuthThrottle(options.authFailureLimits)
     const listenOptions = { name: "data", host: options.host, port: options.port, app, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) }
     if ((options.streamThreads ?? 1) > 1) {
       const threaded = yield* startThreadedStream(
         { ...options.stream, runtime, authFailures },
-        { app, threads: options.streamThreads!, routes: options.routes, maxBodyBytes: options.maxBodyBytes, ...(options.streamOptions !== undefined ? { options: options.streamOptions } : {}) }
+        {
+          app,
+          threads: options.streamThreads!,
+          routes: options.routes,
+          maxBodyBytes: options.maxBodyBytes,
+          ...(options.streamOptions !== undefined ? { options: options.streamOptions } : {}),
+          ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {})
+        }
       )
       const server = yield* listen({ ...listenOptions, mounted: threaded.mounted, beforeClose: threaded.close })
       return { ...server, stream: threaded }

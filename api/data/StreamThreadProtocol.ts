@@ -4,6 +4,7 @@
  * in order, which is what makes a socket's snapshot and its live signals gapless (module notes of
  * `ThreadedStream.ts`).
  */
+import type { ProxyTrust } from "../../src/net/ProxyTrust.js"
 import type { Method, Reply, Request } from "../Http.js"
 import type { RouteDef } from "../Router.js"
 import type { SignalStreamOptions } from "./SignalStream.js"
@@ -21,6 +22,8 @@ export interface StreamWorkerData {
   readonly options: SignalStreamOptions
   readonly maxBodyBytes: number
   readonly routes: ReadonlyArray<ForwardedRoute>
+  /** `TRUSTED_PROXIES`, parsed (structured-cloned: plain arrays of bytes). */
+  readonly trustedProxies?: ProxyTrust
 }
 
 export type ToWorker =

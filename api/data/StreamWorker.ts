@@ -17,6 +17,7 @@ import { Cause, Effect, Runtime, Schema } from "effect"
 import { parentPort, workerData } from "node:worker_threads"
 import type { Reply } from "../Http.js"
 import { mountRoutes, type RouteDef } from "../Router.js"
+import { behindProxies } from "../ClientAddress.js"
 import { makeSocketGuard, readUpgrade, writeHttp, STREAM_PATH, streamSocketOptions, type UpgradeRequest } from "./SignalStream.js"
 import type { FromWorker, StreamWorkerData, ToWorker } from "./StreamThreadProtocol.js"
 
@@ -37,9 +38,9 @@ interface PendingUpgrade {
 }
 
 const port = parentPort!
-const { options, maxBodyBytes, routes } = workerData as StreamWorkerData
+const { options, maxBodyBytes, routes, trustedProxies } = workerData as StreamWorkerData
 const post = (m: FromWorker) => port.postMessage(m)
-const app = uWS.App()
+const app = behindProxies(uWS.App(), trustedProxies)
 const guard = makeSocketGuard<WorkerSocketData>(options)
 const upgrades = new Map<number, PendingUpgrade>()
 const answers = new Map<number, (reply: Reply) => void>()

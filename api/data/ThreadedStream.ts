@@ -41,6 +41,7 @@ import {
   type SignalStreamStats
 } from "./SignalStream.js"
 import type { ForwardedRoute, FromWorker, StreamWorkerData, ToWorker } from "./StreamThreadProtocol.js"
+import type { ProxyTrust } from "../../src/net/ProxyTrust.js"
 
 export interface ThreadedStreamStats extends SignalStreamStats {
   /** Open stream sockets per thread. */
@@ -62,6 +63,8 @@ export interface ThreadedStreamInput {
   readonly routes: ReadonlyArray<RouteDef>
   readonly maxBodyBytes: number
   readonly options?: Partial<SignalStreamOptions>
+  /** Each thread resolves its connections' clients with this (`ClientAddress.ts`). */
+  readonly trustedProxies?: ProxyTrust
 }
 
 interface Thread {
@@ -97,7 +100,12 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
     const options: SignalStreamOptions = { ...signalStreamDefaults, ...input.options }
     const runFork = Runtime.runFork(deps.runtime)
     const ledger = makeStreamLedger(deps, options)
-    const data: StreamWorkerData = { options, maxBodyBytes: input.maxBodyBytes, routes: input.routes.map(forwardedRoute) }
+    const data: StreamWorkerData = {
+      options,
+      maxBodyBytes: input.maxBodyBytes,
+      routes: input.routes.map(forwardedRoute),
+      ...(input.trustedProxies !== undefined ? { trustedProxies: input.trustedProxies } : {})
+    }
     const children = input.app as unknown as ChildApps
     let closing = false
     const drainWaiters: Array<() => void> = []

@@ -12,6 +12,7 @@ import { DefaultDevBuyCeilings, type DevBuyCeilings } from "../domain/Economics.
 import { parsePlanOverrides, type PlanOverrides } from "../domain/Plans.js"
 import { DefaultTierThresholds, type TierThresholds } from "../services/accounts/Tier.js"
 import { DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI } from "../services/wallets/BackstopPolicy.js"
+import { parseProxyTrust, type ProxyTrust } from "../net/ProxyTrust.js"
 
 export type LogFormat = "json" | "pretty" | "logfmt"
 
@@ -44,6 +45,8 @@ export interface AppConfigShape {
     readonly fsync: boolean
   }
   readonly maxBodyBytes: number
+  /** `TRUSTED_PROXIES`: addresses and CIDR blocks whose connections carry the client in `X-Forwarded-For`; empty: none. */
+  readonly trustedProxies: ProxyTrust
   /** Threads holding the signal stream's sockets on the data port (1: the listener's own). */
   readonly dataStreamThreads: number
   readonly logLevel: "trace" | "debug" | "info" | "warning" | "error" | "none"
@@ -233,6 +236,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     fsync: Config.boolean("BUS_FSYNC").pipe(Config.withDefault(true))
   }),
   maxBodyBytes: positiveInt("HTTP_MAX_BODY_BYTES", 256 * 1024),
+  trustedProxies: Config.string("TRUSTED_PROXIES").pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((text) => {
+      const parsed = parseProxyTrust(text)
+      return "error" in parsed
+        ? Either.left(ConfigError.InvalidData(["TRUSTED_PROXIES"], `TRUSTED_PROXIES: ${parsed.error}; expected comma-separated addresses and CIDR blocks`))
+        : Either.right(parsed.trust)
+    })
+  ),
   dataStreamThreads: positiveInt("DATA_STREAM_THREADS", 1),
   logLevel: Config.literal("trace", "debug", "info", "warning", "error", "none")("LOG_LEVEL").pipe(Config.withDefault("info")),
   logFormat: Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(Config.withDefault("json")),
@@ -356,7 +368,7 @@ export const ConfigVariables = [
   "DATABASE_URL", "CLICKHOUSE_URL", "CLICKHOUSE_DATABASE", "CLICKHOUSE_USER", "CLICKHOUSE_PASSWORD",
   "KAFKA_BROKERS", "KAFKA_CLIENT_ID", "KAFKA_IDEMPOTENT", "KAFKA_SESSION_TIMEOUT_MS",
   "BUS_PARTITIONS", "BUS_SEGMENT_BYTES", "BUS_RETENTION_BYTES", "BUS_MAX_PENDING_BYTES", "BUS_FLUSH_INTERVAL_MS", "BUS_FSYNC",
-  "HTTP_MAX_BODY_BYTES", "DATA_STREAM_THREADS", "LOG_LEVEL", "LOG_FORMAT",
+  "TRUSTED_PROXIES", "HTTP_MAX_BODY_BYTES", "DATA_STREAM_THREADS", "LOG_LEVEL", "LOG_FORMAT",
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "BUNDLE_TIP_LAMPORTS", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
