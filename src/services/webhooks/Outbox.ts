@@ -70,7 +70,11 @@ const checkedJson = (event: WebhookEventName, data: unknown): Effect.Effect<stri
 
 /** Who receives a derived event: one account, or the account that launched a market through this service (nobody for the others). */
 export type KeyedRecipients =
-  | { readonly accountId: string }
+  | {
+      readonly accountId: string
+      /** Not when this wallet is one of the account's own (embedded, imported, TEE or linked, not revoked). */
+      readonly exceptOwnWallet?: { readonly chain: "solana" | "hood"; readonly address: string }
+    }
   | { readonly launchedBy: { readonly chain: string; readonly mint: string } }
 
 /**
@@ -89,6 +93,10 @@ export const enqueueKeyed = (
     const sql = yield* SqlClient.SqlClient
     const now = new Date(yield* Clock.currentTimeMillis)
     const eventId = keyedEventId(key)
+    const own = "accountId" in to ? to.exceptOwnWallet : undefined
+    // Wallet rows name the EVM chain `evm` and keep EVM addresses in any case (`address_key` lowercase).
+    const ownChain = own?.chain === "hood" ? "evm" : "solana"
+    const ownKey = own === undefined ? "" : own.chain === "hood" ? own.address.toLowerCase() : own.address
     const rows =
       "accountId" in to
         ? yield* sql<{ endpoint_id: string }>`
@@ -96,6 +104,11 @@ export const enqueueKeyed = (
             SELECT ${eventId}, e.id, e.account_id, ${event}, ${json}::jsonb, ${now}, 'pending', 0, ${now}
             FROM webhook_endpoints e
             WHERE e.account_id = ${to.accountId} AND e.status = 'active' AND e.events ? ${event}
+              AND (${own === undefined} OR NOT (
+                EXISTS (SELECT 1 FROM wp_wallets w WHERE w.account_id = e.account_id AND w.chain = ${ownChain}
+                          AND (w.address = ${ownKey} OR (${ownChain} = 'evm' AND lower(w.address) = ${ownKey})))
+                OR EXISTS (SELECT 1 FROM wallets w WHERE w.account_id = e.account_id AND w.chain = ${ownChain}
+                             AND w.address_key = ${ownKey} AND w.revoked_at IS NULL)))
             ON CONFLICT (endpoint_id, id) DO NOTHING
             RETURNING endpoint_id`
         : yield* sql<{ endpoint_id: string }>`
