@@ -9,7 +9,7 @@
  * the layer's scope stops everything without a final flush; the next start replays the bus from
  * the committed offsets, the same path as after a crash.
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
@@ -29,6 +29,7 @@ import {
   positionOf
 } from "./market/MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
+import { MarketEventOutbox } from "../src/services/webhooks/MarketEvents.js"
 import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
@@ -74,6 +75,7 @@ const describeOutput = (o: MarketOutput): { readonly level: "warning" | "info"; 
     case "RetractionUnresolved":
       return { level: "warning", message: `retraction ${o.eventId} names events not in the retract window (${o.ids.join(", ")}); they cannot be undone` }
     case "Undone":
+    case "Announced":
     case "LifecycleChanged":
     case "MigrationChanged":
     case "Ignored":
@@ -128,17 +130,21 @@ export const make = (
       retractHistory: { ...defaultConfig.retractHistory, ...retractHistory },
       retractDepthBlocks: retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
     }
+    // The market transitions' webhook events, made durable before the checkpoints that pass them.
+    const notices = new MarketEventOutbox(yield* SqlClient.SqlClient)
+    const announce = { outputs: notices.offer, beforeCheckpoint: notices.take }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
       publisher === undefined
-        ? { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming) }
+        ? { publish: (changes) => index.publish(changes), setWarming: (warming) => index.setWarming(warming), ...announce }
         : {
             publish: (changes) => {
               index.publish(changes)
               publishReadModel(publisher, changes)
             },
             setWarming: (warming) => index.setWarming(warming),
-            durable: publisher.barrier
+            durable: publisher.barrier,
+            ...announce
           },
       store,
       bus,

@@ -178,7 +178,7 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
     const auth = (yield* accountApi({ nowMs: options.nowMs })).dataAuth
     const authenticate = (req: Request) =>
       Effect.flatMap(auth.authenticate(req.headers), (p) =>
-        p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
+        p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier, scopes: p.key.scopes })
       )
     const sql = yield* SqlClient.SqlClient
     const personal = yield* runPersonalSignals(hub, makePersonalStore(sql))

@@ -77,6 +77,7 @@ import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
+import * as TrackedWallets from "./services/personal/TrackedWallets.js"
 import { followSignalSide, serveDataService, startDataService, startSignalPipeline } from "./DataService.js"
 import { ClusterPublisher, type TopicPublisher } from "../actors/replica/TopicPublisher.js"
 import * as MarketReplica from "../actors/replica/MarketReplica.js"
@@ -197,10 +198,13 @@ const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
     Effect.gen(function* () {
       const config = yield* AppConfig
       const cluster = publisher !== undefined ? { publisher, reloadOnAssign: true } : {}
+      const actors = MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, ...cluster })
       return Layer.mergeAll(
-        MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, ...cluster }),
+        actors,
         TradeWriter.layer(),
-        MarketSnapshotWriter.layer()
+        MarketSnapshotWriter.layer(),
+        // The watchlist's webhook events, from the same stream (its own consumer group).
+        TrackedWallets.layer().pipe(Layer.provide(Layer.merge(actors, localnetPrices)))
       )
     })
   )

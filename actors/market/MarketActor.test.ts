@@ -415,3 +415,74 @@ describe("MarketActor property", () => {
     )
   })
 })
+
+describe("MarketActor announcements (keys document section 6 webhook events)", () => {
+  const announced = (outputs: ReadonlyArray<MarketOutput>) => outputs.flatMap((o) => (o._tag === "Announced" ? [o.notice] : []))
+
+  it("curve.graduated: announced once, by the crossing trade, with chain, mint and curve; the CurveCompleted after it and later trades announce nothing", () => {
+    const m = solanaMarket("MintGrad")
+    const { state, outputs } = run([m.created(), ...m.buy("alice", SOL), ...m.buy("whale", 100n * SOL)])
+    expect(announced(outputs)).toEqual([{ event: "curve.graduated", chain: "solana", mint: "MintGrad", curve: "curve-MintGrad" }])
+    const [, out] = step(state, m.progress("in_progress", 1))
+    expect(announced(out)).toEqual([])
+  })
+
+  it("curve.graduated: a CurveCompleted alone announces it; a market migrated without a completion announces it with the migration", () => {
+    const m = hoodMarket("0xgrad")
+    const created = m.created()
+    const completed = new CurveCompleted({
+      id: "hood:done:0",
+      position: m.clock.next(),
+      chain: "hood",
+      mint: m.mint,
+      timestampMs: m.clock.nowMs,
+      signature: "done",
+      curve: created.curve,
+      realQuoteRaw: 5n * ETH
+    })
+    expect(announced(run([created, completed]).outputs)).toEqual([{ event: "curve.graduated", chain: "hood", mint: "0xgrad", curve: "curve-0xgrad" }])
+    const n = hoodMarket("0xjump")
+    const jumped = run([n.created(), n.migrated()])
+    expect(announced(jumped.outputs).map((x) => x.event)).toEqual(["curve.graduated", "migration.completed"])
+  })
+
+  it("trades that change no lifecycle output nothing (the shared empty outputs)", () => {
+    const m = solanaMarket("MintQuiet")
+    const [s] = step(undefined, m.created())
+    const [, out1] = step(s, m.buy("a", SOL)[0]!)
+    const [, out2] = step(s, m.buy("b", SOL)[0]!)
+    expect(out1).toHaveLength(0)
+    expect(out1).toBe(out2)
+  })
+
+  it("migration.completed: chain, mint, pool and migratedAt (the block time of CurveMigrated); the pool is null on Hood", () => {
+    const m = solanaMarket("MintMig")
+    const h = hoodMarket("0xmig")
+    const sol = run([m.created(), ...m.buy("whale", 100n * SOL), m.progress("in_progress", 1)])
+    const migrated = m.migrated()
+    expect(announced(step(sol.state, migrated)[1])).toEqual([{ event: "migration.completed", chain: "solana", mint: "MintMig", pool: "pool-MintMig", migratedAtMs: migrated.timestampMs }])
+    const hd = run([h.created(), ...h.buy("whale", 10n * ETH)])
+    const hm = h.migrated()
+    expect(announced(step(hd.state, hm)[1])).toEqual([{ event: "migration.completed", chain: "hood", mint: "0xmig", pool: null, migratedAtMs: hm.timestampMs }])
+  })
+
+  it("migration.delayed (Hood only today): chain, mint, curve, attempts and lastError once per delay; nothing on Solana", () => {
+    const h = hoodMarket("0xdelay")
+    const { state } = run([h.created(), ...h.buy("whale", 10n * ETH), h.progress("in_progress", 4)])
+    const [delayed, out] = step(state, h.progress("delayed", 5))
+    expect(announced(out)).toEqual([{ event: "migration.delayed", chain: "hood", mint: "0xdelay", curve: "curve-0xdelay", attempts: 5, lastError: "seeding failed" }])
+    // Already delayed: a repeated report announces nothing.
+    expect(announced(step(delayed, h.progress("delayed", 5))[1])).toEqual([])
+    const s = solanaMarket("MintDelay")
+    const sol = run([s.created(), ...s.buy("whale", 100n * SOL), s.progress("in_progress", 1), s.progress("delayed", 5)])
+    expect(sol.state!.core!.migration.status).toBe("delayed")
+    expect(announced(sol.outputs).map((x) => x.event)).toEqual(["curve.graduated"])
+  })
+
+  it("a replayed transition (position at or below the market's) announces nothing", () => {
+    const m = solanaMarket("MintReplay")
+    const events = [m.created(), ...m.buy("whale", 100n * SOL)]
+    const { state } = run(events)
+    expect(announced(run(events, state).outputs)).toEqual([])
+  })
+})

@@ -203,6 +203,26 @@ export type MarketOutput =
   | { readonly _tag: "Ignored"; readonly eventId: string; readonly reason: "unknown_mint" }
   | { readonly _tag: "Undone"; readonly eventId: string; readonly undoneIds: ReadonlyArray<string> }
   | { readonly _tag: "RetractionUnresolved"; readonly eventId: string; readonly ids: ReadonlyArray<string> }
+  | { readonly _tag: "Announced"; readonly eventId: string; readonly notice: MarketNotice }
+
+/**
+ * A market transition the market's accounts are told about (webhook events of the keys document,
+ * section 6). Each happens at most once per market (`migration.delayed` once per exhausted
+ * budget), so `(event, chain, mint[, attempts])` names it whatever position the step saw it at;
+ * the outbox dedupes on that (`src/services/webhooks/MarketEvents.ts`). Only transitions build
+ * one: the trades that change nothing of the lifecycle allocate nothing for it.
+ */
+export type MarketNotice =
+  | { readonly event: "curve.graduated"; readonly chain: ChainId; readonly mint: string; readonly curve: string }
+  | { readonly event: "migration.completed"; readonly chain: ChainId; readonly mint: string; readonly pool: string | null; readonly migratedAtMs: number }
+  | {
+      readonly event: "migration.delayed"
+      readonly chain: ChainId
+      readonly mint: string
+      readonly curve: string
+      readonly attempts: number
+      readonly lastError: string | null
+    }
 
 export type StepResult = readonly [MarketState | undefined, ReadonlyArray<MarketOutput>]
 
@@ -303,6 +323,10 @@ const lifecycleTo = (out: Array<MarketOutput>, e: ChainEvent, from: Lifecycle | 
   if (from !== to) out.push({ _tag: "LifecycleChanged", eventId: e.id, from, to })
 }
 
+const graduated = (out: Array<MarketOutput>, core: MarketCore, e: ChainEvent): void => {
+  out.push({ _tag: "Announced", eventId: e.id, notice: { event: "curve.graduated", chain: core.chain, mint: core.mint, curve: core.identity.curveAddress } })
+}
+
 const migrationTo = (out: Array<MarketOutput>, e: ChainEvent, from: Migration, to: Migration): void => {
   if (from.status !== to.status) out.push({ _tag: "MigrationChanged", eventId: e.id, status: to.status })
 }
@@ -380,6 +404,7 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       if (lifecycle === core.lifecycle) return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle }
       // The trade that completed the curve (no conditional spread on the path every other trade takes).
       lifecycleTo(out, e, core.lifecycle, lifecycle)
+      graduated(out, core, e)
       return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, completedPosition: e.position }
     }
     case "CurveCompleted": {
@@ -389,6 +414,7 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       }
       if (core.lifecycle !== "trading" && core.lifecycle !== "completed") return anomaly(out, core, e, `completed_while_${core.lifecycle}`)
       lifecycleTo(out, e, core.lifecycle, "completed")
+      if (core.lifecycle === "trading") graduated(out, core, e)
       return {
         ...advanced(core, e),
         curveState: { ...core.curveState, realQuoteRaw: e.realQuoteRaw, complete: true },
@@ -423,6 +449,14 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       }
       const lifecycle: Lifecycle = e.status === "cancelled" ? "recovery" : "completed"
       migrationTo(out, e, core.migration, migration)
+      // Keys document section 6: `migration.delayed` is Hood only today (docs/decisions.md).
+      if (migration.status === "delayed" && core.migration.status !== "delayed" && core.chain === "hood") {
+        out.push({
+          _tag: "Announced",
+          eventId: e.id,
+          notice: { event: "migration.delayed", chain: core.chain, mint: core.mint, curve: core.identity.curveAddress, attempts: migration.attempts, lastError: migration.lastError }
+        })
+      }
       lifecycleTo(out, e, core.lifecycle, lifecycle)
       return { ...advanced(core, e), migration, lifecycle }
     }
@@ -432,10 +466,14 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
         return core
       }
       if (core.lifecycle === "migrated" || core.lifecycle === "recovery") return anomaly(out, core, e, `migrated_while_${core.lifecycle}`)
-      if (core.lifecycle === "trading") out.push({ _tag: "Anomaly", eventId: e.id, reason: "migrated_without_completion" })
+      if (core.lifecycle === "trading") {
+        out.push({ _tag: "Anomaly", eventId: e.id, reason: "migrated_without_completion" })
+        graduated(out, core, e)
+      }
       const migration: Migration = { ...NOT_STARTED, status: "completed", attempts: core.migration.attempts, migratedAtMs: e.timestampMs }
       migrationTo(out, e, core.migration, migration)
       lifecycleTo(out, e, core.lifecycle, "migrated")
+      out.push({ _tag: "Announced", eventId: e.id, notice: { event: "migration.completed", chain: core.chain, mint: core.mint, pool: e.pool, migratedAtMs: e.timestampMs } })
       return {
         ...advanced(core, e),
         curveState: core.curveState.complete ? core.curveState : { ...core.curveState, complete: true },

@@ -82,6 +82,14 @@ export interface RuntimeHooks<S, O> {
    * checkpoint flush, so a committed offset never passes what other processes were told.
    */
   readonly durable?: Effect.Effect<void>
+  /**
+   * Called synchronously when a checkpoint flush takes its states (so after `outputs` of every
+   * drain whose states it may take); the flush saves only after the returned effect succeeds, and
+   * retries it with the save. Outputs that must never be lost (the market's webhook notices) are
+   * made durable here: no checkpoint, hence no committed offset, ever covers an output not yet
+   * written, so a crash replays it. The write must be idempotent.
+   */
+  readonly beforeCheckpoint?: () => Effect.Effect<void, unknown>
 }
 
 export interface RuntimeOptions {
@@ -325,9 +333,11 @@ export const make = <S, E, O>(
         lingerMs: options.checkpointLingerMs,
         ...(options.reloadOnAssign ? { fence: { partitionOf: (key: string) => bus.partitionFor(options.topic, key), epochs } } : {}),
         beforeSave: () => {
-          if (routedDurable.size === 0) return Effect.void
+          const outputs = hooks.beforeCheckpoint?.()
+          if (routedDurable.size === 0) return outputs ?? Effect.void
           const waits = [...routedDurable.values()]
-          return Effect.forEach(waits, (d) => d, { discard: true })
+          const routed = Effect.forEach(waits, (d) => d, { discard: true })
+          return outputs === undefined ? routed : Effect.zipRight(routed, outputs)
         }
       },
       store,

@@ -77,9 +77,9 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
     const hub = new SignalHub({ capacity: 1_000 })
     const accounts: Record<string, { id: string; key: string }> = {}
 
-    const issue = async (label: string, plan: "free" | "pro" | "max", environment: "production" | "test" = "production") => {
+    const issue = async (label: string, plan: "free" | "pro" | "max", environment: "production" | "test" = "production", scopes?: ReadonlyArray<string>) => {
       const { accountId, session } = await h.newAccount({ plan })
-      const r = await call(h.url, "POST", "/api/v1/agent/keys", { session, body: { environment } })
+      const r = await call(h.url, "POST", "/api/v1/agent/keys", { session, body: { environment, ...(scopes !== undefined ? { scopes } : {}) } })
       expect(r.status, JSON.stringify(r.body)).toBe(200)
       accounts[label] = { id: accountId, key: r.body.key as string }
     }
@@ -108,6 +108,9 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
         await issue(label, plan)
       }
       await issue("test", "max", "test")
+      await issue("readOnly", "free", "production", ["account:read"])
+      await issue("launchOnly", "free", "production", ["launch:write"])
+      await issue("neither", "free", "production", ["launch:read"])
       const sql = await h.run(SqlClient.SqlClient)
       const auth = (await h.auth()).dataAuth
       scope = await Effect.runPromise(Scope.make())
@@ -120,7 +123,7 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
         personal: runner,
         authenticate: (r) =>
           Effect.flatMap(auth.authenticate(r.headers), (p) =>
-            p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier })
+            p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier, scopes: p.key.scopes })
           )
       })
       const server = await h.run(serve({ name: "personal-test", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes }).pipe(Scope.extend(scope)))
@@ -345,6 +348,25 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
         expect(await rows("md_watchlist", "free")).toBe(200)
         expect(await req("DELETE", `/v1/me/watchlist/${first.body.id}`, "free")).toMatchObject({ status: 200 })
         expect((await req("GET", "/v1/me/watchlist", "free")).body).toMatchObject({ quota: 200, used: 199 })
+      })
+
+      it("account:read to read, launch:write to change (spec 4.5); a key with neither is refused SCOPE_MISSING and nothing is recorded", async () => {
+        const scopeMissing = (scope: string) => ({ status: 403, body: { success: false, error: expect.objectContaining({ code: "SCOPE_MISSING", scope }) } })
+        // account:read reads, cannot change.
+        expect(await req("GET", "/v1/me/watchlist", "readOnly")).toMatchObject({ status: 200, body: { watchlist: [], used: 0 } })
+        expect(await req("POST", "/v1/me/watchlist", "readOnly", { address: addr("Sc", 1) })).toMatchObject(scopeMissing("launch:write"))
+        expect(await rows("md_watchlist", "readOnly")).toBe(0)
+        // launch:write changes (and reads what it changes).
+        const added = await req("POST", "/v1/me/watchlist", "launchOnly", { address: addr("Sc", 2), label: "x" })
+        expect(added.status).toBe(201)
+        expect(await req("GET", "/v1/me/watchlist", "launchOnly")).toMatchObject({ status: 200, body: { used: 1 } })
+        // Neither: refused reading, adding and removing; the other account's entry is untouched.
+        expect(await req("GET", "/v1/me/watchlist", "neither")).toMatchObject(scopeMissing("account:read"))
+        expect(await req("POST", "/v1/me/watchlist", "neither", { address: addr("Sc", 3) })).toMatchObject(scopeMissing("launch:write"))
+        expect(await req("DELETE", `/v1/me/watchlist/${added.body.id}`, "readOnly")).toMatchObject(scopeMissing("launch:write"))
+        expect(await rows("md_watchlist", "neither")).toBe(0)
+        expect(await rows("md_watchlist", "launchOnly")).toBe(1)
+        expect(await req("DELETE", `/v1/me/watchlist/${added.body.id}`, "launchOnly")).toMatchObject({ status: 200, body: { id: added.body.id, deleted: true } })
       })
     })
 

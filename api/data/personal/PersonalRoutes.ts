@@ -14,7 +14,10 @@
  *   a database failure is 503 `FEED_UNAVAILABLE` (retryable).
  * Store failures (`PersonalError`) map through the one table (`api/ErrorTable.ts`).
  *
- * Order of checks: credential, plan (both through the route's `authenticate`), parameters (declared;
+ * The watchlist also checks the key's scopes (spec 4.5: `account:read` to read, `launch:write` to
+ * change): 403 `SCOPE_MISSING`, the code of spec 5, in its envelope.
+ *
+ * Order of checks: credential, plan and scope (through the route's `authenticate`), parameters (declared;
  * the router decodes them), then the write; every refusal records nothing.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -22,7 +25,7 @@ import { Effect, Schema } from "effect"
 import type { PlanId as DataPlan } from "../../../src/domain/Plans.js"
 import type { Signal } from "../../../src/domain/Signal.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
-import { type ApiError, validationFailed } from "../../../src/domain/ApiError.js"
+import { type ApiError, apiError, validationFailed } from "../../../src/domain/ApiError.js"
 import type { PersonalSignalsRunner } from "../../../src/services/personal/PersonalSignals.js"
 import {
   CAPS,
@@ -40,7 +43,7 @@ import type { Pattern } from "../../../src/domain/Signal.js"
 import { projectForPlan } from "../../../src/services/signals/SignalTape.js"
 import type { TrackingShape } from "../../../src/services/tracking/Tracking.js"
 import { answerFailure } from "../../ErrorTable.js"
-import { json, type Reply, type Request } from "../../Http.js"
+import { errorReply, json, type Reply, type Request } from "../../Http.js"
 import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
 import { plainError } from "../../OpenApi.js"
@@ -49,7 +52,27 @@ import { plainError } from "../../OpenApi.js"
 export interface PersonalCaller {
   readonly accountId: string
   readonly plan: DataPlan
+  /** The bearer key's scopes (the watchlist checks them). */
+  readonly scopes: ReadonlyArray<string>
 }
+
+/**
+ * Spec 4.5: the watchlist needs `account:read` to read and `launch:write` to change. Reading is
+ * also open to `launch:write` (a key that may change the list may see it; keys issued before
+ * `account:read` existed keep their stored scopes): docs/decisions.md.
+ */
+export const WATCHLIST_READ_SCOPES: ReadonlyArray<string> = ["account:read", "launch:write"]
+export const WATCHLIST_WRITE_SCOPES: ReadonlyArray<string> = ["launch:write"]
+
+/** The 403 `SCOPE_MISSING` envelope when the key holds none of `scopes` (the main service's code, spec 5). */
+export const scopeRefusal = (caller: PersonalCaller, scopes: ReadonlyArray<string>): Reply | undefined =>
+  scopes.some((s) => caller.scopes.includes(s))
+    ? undefined
+    : errorReply(
+        apiError("SCOPE_MISSING", scopes.length === 1 ? `This key lacks the ${scopes[0]} scope` : `This key needs one of ${scopes.join(", ")}`, {
+          extra: { scope: scopes[0] }
+        })
+      )
 
 export interface PersonalRoutesDeps {
   readonly sql: SqlClient.SqlClient
@@ -210,8 +233,14 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
   type Caller = PersonalCaller & { readonly paid: PaidPlan }
   // `paid` is the plan whose caps apply; a Free caller reaches only ungated routes, whose caps do not vary by plan.
   const withCaps = (caller: PersonalCaller): Caller => ({ ...caller, paid: caller.plan === "max" ? "max" : "pro" })
-  /** Any plan (the watchlist). */
-  const anyPlan = (req: Request): Effect.Effect<Caller, Reply> => Effect.map(deps.authenticate(req), withCaps)
+  /** Any plan with one of `scopes` (the watchlist). */
+  const anyPlan =
+    (scopes: ReadonlyArray<string>) =>
+    (req: Request): Effect.Effect<Caller, Reply> =>
+      Effect.flatMap(deps.authenticate(req), (caller) => {
+        const refused = scopeRefusal(caller, scopes)
+        return refused === undefined ? Effect.succeed(withCaps(caller)) : Effect.fail(refused)
+      })
   /** Pro or Max; Free is the plain 403. */
   const paidPlan = (req: Request): Effect.Effect<Caller, Reply> =>
     Effect.flatMap(deps.authenticate(req), (caller) => (caller.plan === "free" ? Effect.fail(requiresProOrMaxReply()) : Effect.succeed(withCaps(caller))))
@@ -468,8 +497,12 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      responses: { ...common, 200: { description: "`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`" } },
-      authenticate: anyPlan,
+      responses: {
+        ...common,
+        200: { description: "`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`" },
+        403: { description: "SCOPE_MISSING (account:read or launch:write)" }
+      },
+      authenticate: anyPlan(WATCHLIST_READ_SCOPES),
       handler: (_req, _input, c) =>
         answer(Effect.map(store.watchlist(c.accountId), (watchlist) => json(200, { watchlist, quota: CAPS.watchlist, used: watchlist.length })))
     }),
@@ -488,9 +521,10 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         200: { description: "already watched: the existing entry" },
         201: { description: "`{id, chain, address, label, created_at}`" },
         400: { description: "VALIDATION_FAILED naming the field" },
+        403: { description: "SCOPE_MISSING (launch:write)" },
         429: plainError("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`")
       },
-      authenticate: anyPlan,
+      authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
       handler: (_req, { body: { address, chain, label } }, c) =>
         answer(Effect.map(store.addWatch(c.accountId, chain, address, label), ({ created, entry }) => json(created ? 201 : 200, entry)))
     }),
@@ -503,8 +537,13 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The watchlist entry's id"),
-      responses: { ...common, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"watchlist entry not found\"}`") },
-      authenticate: anyPlan,
+      responses: {
+        ...common,
+        200: { description: "`{id, deleted: true}`" },
+        403: { description: "SCOPE_MISSING (launch:write)" },
+        404: plainError("`{\"error\": \"watchlist entry not found\"}`")
+      },
+      authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
       handler: (_req, { id }, c) => answer(Effect.map(store.removeWatch(c.accountId, id), () => json(200, { id, deleted: true })))
     })
   ]
