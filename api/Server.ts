@@ -7,7 +7,10 @@
 import * as uWS from "uws-pack"
 import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
 import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
-import { type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
+import { type CorsPolicy, type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
+import { errorReply } from "./Http.js"
+import { apiError } from "../src/domain/ApiError.js"
+import { mountStaticSite, type StaticSite } from "./StaticSite.js"
 
 export class ServerListenError extends Schema.TaggedError<ServerListenError>()("ServerListenError", {
   host: Schema.String,
@@ -29,6 +32,10 @@ export interface HttpServerOptions {
   readonly drainMs?: number
   /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
   readonly authFailureLimits?: Partial<FailedAuthLimits>
+  /** The web page, served beside the routes (`StaticSite.ts`); absent: none. */
+  readonly site?: StaticSite
+  /** Cross-origin calls admitted (`CorsPolicy`); absent: none. */
+  readonly cors?: CorsPolicy
 }
 
 export interface RunningServer {
@@ -52,13 +59,15 @@ export const mountOn = (
   name: string,
   routes: ReadonlyArray<RouteDef>,
   maxBodyBytes: number,
-  authFailures: FailedAuthThrottle
+  authFailures: FailedAuthThrottle,
+  cors?: CorsPolicy
 ): Effect.Effect<MountedRoutes> =>
   Effect.map(Effect.runtime<never>(), (runtime) =>
     mountRoutes(app, routes, {
       maxBodyBytes,
       runtime,
       authFailures,
+      ...(cors !== undefined ? { cors } : {}),
       onDefect: (cause, req) =>
         Runtime.runFork(runtime)(
           Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: name }))
@@ -118,6 +127,7 @@ export const listen = (o: {
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const app = uWS.App()
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits))
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits), options.cors)
+    if (options.site !== undefined) mountStaticSite(app, options.site, (urlPath) => errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${urlPath}`)))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

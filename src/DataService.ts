@@ -39,6 +39,7 @@ import { runPersonalSignals } from "./services/personal/PersonalSignals.js"
 import { makeStrategyRoutes } from "../api/data/strategy/StrategyRoutes.js"
 import { DATA_AUTH_HEADERS } from "../api/auth/DataBearerAuth.js"
 import type { Request } from "../api/Http.js"
+import type { CorsPolicy } from "../api/Router.js"
 import type { SignalStreamOptions } from "../api/data/SignalStream.js"
 
 export interface DataServiceOptions {
@@ -54,6 +55,8 @@ export interface DataServiceOptions {
   /** Threads holding the signal stream's sockets (`DATA_STREAM_THREADS`, default 1). */
   readonly streamThreads?: number
   readonly pipeline?: Partial<SignalWiringOptions>
+  /** Cross-origin calls from the web page the main listener serves (`CorsPolicy`). */
+  readonly cors?: CorsPolicy
 }
 
 export interface DataService {
@@ -208,7 +211,8 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
       ),
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
-      ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {})
+      ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {}),
+      ...(options.cors !== undefined ? { cors: options.cors } : {})
     })
     return { server, jobs }
   })

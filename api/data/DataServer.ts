@@ -11,7 +11,7 @@
 import * as uWS from "uws-pack"
 import { Effect, type Scope } from "effect"
 import { type FailedAuthLimits, FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
-import type { RouteDef } from "../Router.js"
+import type { CorsPolicy, RouteDef } from "../Router.js"
 import { listen, mountOn, type RunningServer, type ServerListenError } from "../Server.js"
 import { makeSignalStream, type SignalStream, type SignalStreamDeps, type SignalStreamOptions, STREAM_PATH } from "./SignalStream.js"
 import { startThreadedStream } from "./ThreadedStream.js"
@@ -30,6 +30,8 @@ export interface DataServerOptions {
   readonly drainMs?: number
   /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
   readonly authFailureLimits?: Partial<FailedAuthLimits>
+  /** Cross-origin calls from the engine's web page (absent: none). */
+  readonly cors?: CorsPolicy
 }
 
 export interface RunningDataServer extends RunningServer {
@@ -46,7 +48,14 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
     if ((options.streamThreads ?? 1) > 1) {
       const threaded = yield* startThreadedStream(
         { ...options.stream, runtime, authFailures },
-        { app, threads: options.streamThreads!, routes: options.routes, maxBodyBytes: options.maxBodyBytes, ...(options.streamOptions !== undefined ? { options: options.streamOptions } : {}) }
+        {
+          app,
+          threads: options.streamThreads!,
+          routes: options.routes,
+          maxBodyBytes: options.maxBodyBytes,
+          ...(options.streamOptions !== undefined ? { options: options.streamOptions } : {}),
+          ...(options.cors !== undefined ? { cors: options.cors } : {})
+        }
       )
       const server = yield* listen({ ...listenOptions, mounted: threaded.mounted, beforeClose: threaded.close })
       return { ...server, stream: threaded }
@@ -54,7 +63,7 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
     const stream = makeSignalStream({ ...options.stream, runtime, app, authFailures }, options.streamOptions)
     // The WebSocket route first: its static path wins over the router's catch-all either way.
     app.ws(STREAM_PATH, stream.behavior)
-    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures)
+    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures, options.cors)
     const server = yield* listen({ ...listenOptions, mounted, beforeClose: stream.close })
     return { ...server, stream }
   })

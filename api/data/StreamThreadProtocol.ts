@@ -5,7 +5,7 @@
  * `ThreadedStream.ts`).
  */
 import type { Method, Reply, Request } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import type { CorsPolicy, RouteDef } from "../Router.js"
 import type { SignalStreamOptions } from "./SignalStream.js"
 
 /** What a stream thread needs of a data route to read its requests (the handler stays on the main thread). */
@@ -21,6 +21,7 @@ export interface StreamWorkerData {
   readonly options: SignalStreamOptions
   readonly maxBodyBytes: number
   readonly routes: ReadonlyArray<ForwardedRoute>
+  readonly cors?: CorsPolicy
 }
 
 export type ToWorker =

@@ -37,7 +37,7 @@ interface PendingUpgrade {
 }
 
 const port = parentPort!
-const { options, maxBodyBytes, routes } = workerData as StreamWorkerData
+const { options, maxBodyBytes, routes, cors } = workerData as StreamWorkerData
 const post = (m: FromWorker) => port.postMessage(m)
 const app = uWS.App()
 const guard = makeSocketGuard<WorkerSocketData>(options)
@@ -115,6 +115,7 @@ const forwarded = routes.map(
 )
 const mounted = mountRoutes(app, forwarded, {
   maxBodyBytes,
+  ...(cors !== undefined ? { cors } : {}),
   runtime: Runtime.defaultRuntime,
   // The refused-bearer throttle is the main thread's (one count per address across threads).
   onDefect: (cause, req) => console.error(`data stream thread: ${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause))

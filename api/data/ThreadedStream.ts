@@ -29,7 +29,7 @@ import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { errorReply, type Reply } from "../Http.js"
-import { internalError, type MountedRoutes, type RouteDef } from "../Router.js"
+import { type CorsPolicy, internalError, type MountedRoutes, type RouteDef } from "../Router.js"
 import {
   authenticateUpgrade,
   checkUpgrade,
@@ -62,6 +62,7 @@ export interface ThreadedStreamInput {
   readonly routes: ReadonlyArray<RouteDef>
   readonly maxBodyBytes: number
   readonly options?: Partial<SignalStreamOptions>
+  readonly cors?: CorsPolicy
 }
 
 interface Thread {
@@ -97,7 +98,12 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
     const options: SignalStreamOptions = { ...signalStreamDefaults, ...input.options }
     const runFork = Runtime.runFork(deps.runtime)
     const ledger = makeStreamLedger(deps, options)
-    const data: StreamWorkerData = { options, maxBodyBytes: input.maxBodyBytes, routes: input.routes.map(forwardedRoute) }
+    const data: StreamWorkerData = {
+      options,
+      maxBodyBytes: input.maxBodyBytes,
+      routes: input.routes.map(forwardedRoute),
+      ...(input.cors !== undefined ? { cors: input.cors } : {})
+    }
     const children = input.app as unknown as ChildApps
     let closing = false
     const drainWaiters: Array<() => void> = []
