@@ -8,7 +8,8 @@ export default defineConfig({
       "actors/**/*.test.ts",
       "api/**/*.test.ts",
       "clickhouse/**/*.test.ts",
-      "test/**/*.test.ts"
+      "test/**/*.test.ts",
+      "web/src/**/*.test.ts"
     ],
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 60_000,

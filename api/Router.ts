@@ -30,7 +30,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
 import type { FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
-import { errorReply, type Method, type Reply, type Request, statusLine } from "./Http.js"
+import { errorReply, type Header, type Method, type Reply, type Request, statusLine } from "./Http.js"
 import {
   acceptsMediaType,
   bodyText,
@@ -163,7 +163,40 @@ export interface RouterOptions {
    * its budget 429 before the route runs. Absent: no throttle.
    */
   readonly authFailures?: FailedAuthThrottle
+  /** Cross-origin reads from the engine's own web page (`CorsPolicy`); absent: no CORS headers, preflights 404/405. */
+  readonly cors?: CorsPolicy
 }
+
+/**
+ * Which browser origins may call a listener: the web page the main listener serves, on the
+ * market-data listener's other port. Plain data so it crosses to the stream's worker threads.
+ * An origin is admitted when it is one of `origins`, or when it is `http(s)://<host>:<pagePort>`
+ * with `<host>` the request's own `Host` name (the page opened by whatever name reaches this
+ * machine). Any other origin gets no CORS header, so the browser keeps the answer from its script.
+ */
+export interface CorsPolicy {
+  readonly pagePort: number
+  readonly origins: ReadonlyArray<string>
+}
+
+/** Seconds a browser may reuse a preflight's answer. */
+export const CORS_MAX_AGE_S = 600
+
+const hostName = (host: string): string => (host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!)
+
+/** The `Access-Control-Allow-Origin` value for a request, or undefined when its origin is not admitted. */
+export const corsOrigin = (policy: CorsPolicy, origin: string, host: string): string | undefined => {
+  if (origin === "" || origin === "null") return undefined
+  if (policy.origins.includes(origin)) return origin
+  const name = hostName(host)
+  if (name === "") return undefined
+  return origin === `http://${name}:${policy.pagePort}` || origin === `https://${name}:${policy.pagePort}` ? origin : undefined
+}
+
+const corsHeaders = (origin: string): ReadonlyArray<Header> => [
+  ["Access-Control-Allow-Origin", origin],
+  ["Vary", "Origin"]
+]
 
 const uwsPattern = (path: string): string => path.replace(/\{[^}]+\}/g, (m) => `:${m.slice(1, -1)}`)
 const paramCount = (path: string): number => (path.match(/\{[^}]+\}/g) ?? []).length
@@ -370,6 +403,8 @@ export interface MountedRoutes {
 interface RequestState {
   aborted: boolean
   open: boolean
+  /** CORS headers every answer to this request carries (an admitted origin). */
+  cors?: ReadonlyArray<Header> | undefined
 }
 
 export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): MountedRoutes => {
@@ -387,7 +422,9 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     state.open = false
     if (--inFlight === 0) for (const wake of idleWaiters.splice(0)) wake()
   }
-  const answer = (res: HttpResponse, reply: Reply) => res.cork(() => write(res, reply, draining))
+  const answer = (res: HttpResponse, reply: Reply, state?: RequestState) =>
+    res.cork(() => write(res, state?.cors === undefined ? reply : { ...reply, headers: [...(reply.headers ?? []), ...state.cors] }, draining))
+  const cors = options.cors
   const throttle = options.authFailures
   /** A credentialed route's reply: a 401 counts against the client's address. */
   const counted = (route: RouteDef, req: Request, reply: Reply): Reply => {
@@ -411,7 +448,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       out = internalError()
     }
     if (!Effect.isEffect(out)) {
-      if (!state.aborted) answer(res, counted(route, req, out as Reply))
+      if (!state.aborted) answer(res, counted(route, req, out as Reply), state)
       settle(state)
       return
     }
@@ -435,7 +472,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
           reply = internalError()
         }
       }
-      answer(res, counted(route, req, reply))
+      answer(res, counted(route, req, reply), state)
     })
   }
 
@@ -445,8 +482,10 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
     const headerNames = route.headers ?? []
     const accepts = route.body?.accepts ?? JSON_MEDIA_TYPES
     const refuseContentType = route.body?.refuseContentType ?? ((mediaType: string) => unsupportedContentType(accepts, mediaType))
-    const refuse = (res: HttpResponse, err: ApiError) => answer(res, errorReply(err))
+    const refuse = (res: HttpResponse, err: ApiError, state: RequestState) => answer(res, errorReply(err), state)
     return (res: HttpResponse, uReq: HttpRequest): void => {
+      const allowedOrigin = cors === undefined ? undefined : corsOrigin(cors, uReq.getHeader("origin"), uReq.getHeader("host"))
+      const state: RequestState = { aborted: false, open: false, cors: allowedOrigin === undefined ? undefined : corsHeaders(allowedOrigin) }
       const path = uReq.getUrl()
       const query = uReq.getQuery() ?? ""
       const raws: string[] = new Array(n)
@@ -458,7 +497,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       }
       const gated = uriTooLong(path, query) ?? gatePath(raws, names) ?? gateQuery(query)
       if (gated !== undefined) {
-        refuse(res, gated)
+        refuse(res, gated, state)
         return
       }
       const params: string[] = new Array(n)
@@ -466,10 +505,9 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       const base = { method: route.method, path, query, params, headers, remoteAddress: remoteAddress(res) }
       const throttled = throttle !== undefined && route.auth !== "public" ? throttle.refusal(base.remoteAddress, Date.now()) : undefined
       if (throttled !== undefined) {
-        refuse(res, throttled)
+        refuse(res, throttled, state)
         return
       }
-      const state: RequestState = { aborted: false, open: false }
       if (route.body === undefined) {
         run(res, route, { ...base, body: undefined }, state)
         return
@@ -479,7 +517,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
       const declared = Number(uReq.getHeader("content-length") || "0")
       const contentType = uReq.getHeader("content-type")
       if (declared > limit) {
-        refuse(res, apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
+        refuse(res, apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }), state)
         return
       }
       track(state)
@@ -499,6 +537,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
             res.writeStatus(statusLine(413))
             const r = errorReply(apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
             res.writeHeader("Content-Type", r.contentType ?? "application/json")
+            for (const [k, v] of state.cors ?? []) res.writeHeader(k, v)
             res.end(r.body, true)
           })
           settle(state)
@@ -508,7 +547,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         if (!isLast) return
         const read = readBody(Buffer.concat(chunks), contentType, accepts, refuseContentType)
         if (isApiError(read)) {
-          refuse(res, read)
+          refuse(res, read, state)
           settle(state)
           return
         }
@@ -520,6 +559,27 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
   const methodNotAllowed = (allowed: string) => (res: HttpResponse, uReq: HttpRequest) => {
     const method = uReq.getCaseSensitiveMethod()
     answer(res, headless(method, errorReply(apiError("METHOD_NOT_ALLOWED", `${method} is not supported on this path`, { headers: { Allow: allowed } }))))
+  }
+
+  if (cors !== undefined) {
+    // Preflights of the admitted origins (any path: the real request gets the route's own answer).
+    app.options("/*", (res, uReq) => {
+      const origin = corsOrigin(cors, uReq.getHeader("origin"), uReq.getHeader("host"))
+      const method = uReq.getHeader("access-control-request-method")
+      if (origin === undefined || method === "") {
+        answer(res, errorReply(apiError("ROUTE_NOT_FOUND", `No route for OPTIONS ${uReq.getUrl()}`)))
+        return
+      }
+      answer(res, {
+        status: 204,
+        headers: [
+          ...corsHeaders(origin),
+          ["Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE"],
+          ["Access-Control-Allow-Headers", "authorization, content-type, idempotency-key"],
+          ["Access-Control-Max-Age", String(CORS_MAX_AGE_S)]
+        ]
+      })
+    })
   }
 
   for (const [path, list] of byPath) {

@@ -9,7 +9,10 @@ import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
 import type { ProxyTrust } from "../src/net/ProxyTrust.js"
 import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { behindProxies } from "./ClientAddress.js"
-import { type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
+import { type CorsPolicy, type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
+import { errorReply } from "./Http.js"
+import { apiError } from "../src/domain/ApiError.js"
+import { mountStaticSite, type StaticSite } from "./StaticSite.js"
 
 export class ServerListenError extends Schema.TaggedError<ServerListenError>()("ServerListenError", {
   host: Schema.String,
@@ -33,6 +36,10 @@ export interface HttpServerOptions {
   readonly authFailureLimits?: Partial<FailedAuthLimits>
   /** `TRUSTED_PROXIES`: connections from these carry the client in `X-Forwarded-For` (`ClientAddress.ts`). */
   readonly trustedProxies?: ProxyTrust
+  /** The web page, served beside the routes (`StaticSite.ts`); absent: none. */
+  readonly site?: StaticSite
+  /** Cross-origin calls admitted (`CorsPolicy`); absent: none. */
+  readonly cors?: CorsPolicy
 }
 
 export interface RunningServer {
@@ -56,13 +63,15 @@ export const mountOn = (
   name: string,
   routes: ReadonlyArray<RouteDef>,
   maxBodyBytes: number,
-  authFailures: FailedAuthThrottle
+  authFailures: FailedAuthThrottle,
+  cors?: CorsPolicy
 ): Effect.Effect<MountedRoutes> =>
   Effect.map(Effect.runtime<never>(), (runtime) =>
     mountRoutes(app, routes, {
       maxBodyBytes,
       runtime,
       authFailures,
+      ...(cors !== undefined ? { cors } : {}),
       onDefect: (cause, req) =>
         Runtime.runFork(runtime)(
           Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: name }))
@@ -122,6 +131,7 @@ export const listen = (o: {
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const app = behindProxies(uWS.App(), options.trustedProxies)
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits))
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits), options.cors)
+    if (options.site !== undefined) mountStaticSite(app, options.site, (urlPath) => errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${urlPath}`)))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

@@ -40,6 +40,7 @@ import { runPersonalSignals } from "./services/personal/PersonalSignals.js"
 import { makeStrategyRoutes } from "../api/data/strategy/StrategyRoutes.js"
 import { DATA_AUTH_HEADERS } from "../api/auth/DataBearerAuth.js"
 import type { Request } from "../api/Http.js"
+import type { CorsPolicy } from "../api/Router.js"
 import type { SignalStreamOptions } from "../api/data/SignalStream.js"
 
 export interface DataServiceOptions {
@@ -57,6 +58,8 @@ export interface DataServiceOptions {
   /** `TRUSTED_PROXIES` (`api/ClientAddress.ts`). */
   readonly trustedProxies?: ProxyTrust
   readonly pipeline?: Partial<SignalWiringOptions>
+  /** Cross-origin calls from the web page the main listener serves (`CorsPolicy`). */
+  readonly cors?: CorsPolicy
 }
 
 export interface DataService {
@@ -212,7 +215,8 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
       ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {}),
-      ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {})
+      ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {}),
+      ...(options.cors !== undefined ? { cors: options.cors } : {})
     })
     return { server, jobs }
   })

@@ -32,6 +32,8 @@ import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
 import { withOpenApi } from "../api/routes/OpenApiRoute.js"
 import { planRoutes } from "../api/routes/PlanRoutes.js"
 import { serve } from "../api/Server.js"
+import { loadWebPage } from "../api/StaticSite.js"
+import type { CorsPolicy } from "../api/Router.js"
 import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
@@ -39,6 +41,7 @@ import * as RowLease from "./db/RowLease.js"
 import { planById, resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
@@ -581,8 +584,18 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         description: "Launch and market-data engine for bonding-curve tokens on Solana and Hood"
       }
     )
-    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies })
+    const site = yield* loadWebPage(WEB_DIST, config.dataPort)
+    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, ...(site !== undefined ? { site } : {}) })
   })
+
+/**
+ * The market-data listener admits calls from the web page on the main listener: its origin by
+ * the public URL, or by whatever host name the page was opened with on the main port.
+ */
+const webPageCors = (config: AppConfigShape): CorsPolicy => ({ pagePort: config.port, origins: [new URL(publicUrlOf(config)).origin] })
+
+/** The web page's build (`npm start` builds it first: `scripts/build-web.mjs`). */
+const WEB_DIST = fileURLToPath(new URL("../web/dist", import.meta.url))
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
 const KEEPER_GROUP_PREFIX = "keeper-candidates"
@@ -713,7 +726,8 @@ const program = Effect.gen(function* () {
     trustedProxies: config.trustedProxies,
     nowMs: Date.now,
     simulateSocial: endpoints.embedded && !argv.includes("--quiet"),
-    tokenShards: config.actorShards
+    tokenShards: config.actorShards,
+    cors: webPageCors(config)
   })
   const server = yield* api(config, { ingestion: yield* ingestionOf(config) })
   // Shutdown begins here (finalizers run in reverse): both listeners stop accepting and answer
@@ -722,6 +736,7 @@ const program = Effect.gen(function* () {
   yield* Effect.logInfo("curvestream ready").pipe(
     Effect.annotateLogs({
       api: server.url,
+      web: `${server.url}/`,
       data: data.server.url,
       dataDir: config.dataDir,
       openapi: `${server.url}/api/v1/openapi.json`,
@@ -740,6 +755,7 @@ const program = Effect.gen(function* () {
         : {})
     })
   )
+  yield* Effect.logInfo(`web page: ${server.url}/ (markets, tokens, signals, strategy lab)`)
   if (local !== undefined) yield* Effect.logInfo(firstLaunchBanner(server.url, config.launch.enabled))
   return yield* Effect.never
 }).pipe(Effect.scoped)
@@ -826,11 +842,14 @@ const apiProgram = Effect.gen(function* () {
   yield* resumeInFlight
   yield* startHoodRewardDistributor
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
-  const data = yield* serveDataService({ host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, streamThreads: config.dataStreamThreads, trustedProxies: config.trustedProxies, nowMs: Date.now, simulateSocial: false }, side)
+  const data = yield* serveDataService(
+    { host: config.host, port: config.dataPort, maxBodyBytes: config.maxBodyBytes, streamThreads: config.dataStreamThreads, trustedProxies: config.trustedProxies, nowMs: Date.now, simulateSocial: false, cors: webPageCors(config) },
+    side
+  )
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))
   const server = yield* api(config, { checks: [{ name: "readModel", check: caughtUp }] })
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
-  yield* Effect.logInfo("curvestream api role running").pipe(Effect.annotateLogs({ role: "api", api: server.url, data: data.server.url }))
+  yield* Effect.logInfo("curvestream api role running").pipe(Effect.annotateLogs({ role: "api", api: server.url, web: `${server.url}/`, data: data.server.url }))
   return yield* Effect.never
 }).pipe(Effect.scoped)
 

@@ -13,7 +13,7 @@ import { Effect, type Scope } from "effect"
 import type { ProxyTrust } from "../../src/net/ProxyTrust.js"
 import { type FailedAuthLimits, FailedAuthThrottle } from "../auth/FailedAuthThrottle.js"
 import { behindProxies } from "../ClientAddress.js"
-import type { RouteDef } from "../Router.js"
+import type { CorsPolicy, RouteDef } from "../Router.js"
 import { listen, mountOn, type RunningServer, type ServerListenError } from "../Server.js"
 import { makeSignalStream, type SignalStream, type SignalStreamDeps, type SignalStreamOptions, STREAM_PATH } from "./SignalStream.js"
 import { startThreadedStream } from "./ThreadedStream.js"
@@ -34,6 +34,8 @@ export interface DataServerOptions {
   readonly authFailureLimits?: Partial<FailedAuthLimits>
   /** `TRUSTED_PROXIES` (`ClientAddress.ts`); the stream threads resolve the client the same way. */
   readonly trustedProxies?: ProxyTrust
+  /** Cross-origin calls from the engine's web page (absent: none). */
+  readonly cors?: CorsPolicy
 }
 
 export interface RunningDataServer extends RunningServer {
@@ -57,7 +59,8 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
           routes: options.routes,
           maxBodyBytes: options.maxBodyBytes,
           ...(options.streamOptions !== undefined ? { options: options.streamOptions } : {}),
-          ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {})
+          ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {}),
+          ...(options.cors !== undefined ? { cors: options.cors } : {})
         }
       )
       const server = yield* listen({ ...listenOptions, mounted: threaded.mounted, beforeClose: threaded.close })
@@ -66,7 +69,7 @@ export const serveData = (options: DataServerOptions): Effect.Effect<RunningData
     const stream = makeSignalStream({ ...options.stream, runtime, app, authFailures }, options.streamOptions)
     // The WebSocket route first: its static path wins over the router's catch-all either way.
     app.ws(STREAM_PATH, stream.behavior)
-    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures)
+    const mounted = yield* mountOn(app, "data", options.routes, options.maxBodyBytes, authFailures, options.cors)
     const server = yield* listen({ ...listenOptions, mounted, beforeClose: stream.close })
     return { ...server, stream }
   })

@@ -358,13 +358,36 @@ export interface UpgradeRequest {
   readonly extensions: string
 }
 
+/** The subprotocol a browser offers beside `bearer.<key>`, and the one the server then answers. */
+export const BROWSER_PROTOCOL = "curvestream.v1"
+const BEARER_PROTOCOL_PREFIX = "bearer."
+
+/**
+ * A browser's WebSocket cannot send `Authorization`: it offers the key as a subprotocol instead,
+ * `new WebSocket(url, ["curvestream.v1", "bearer.<key>"])`. Without an `Authorization` header, that
+ * key is the bearer and the answer names `curvestream.v1` only (the key is never echoed back).
+ * Anything else is left as it came.
+ */
+export const bearerFromProtocols = (protocolHeader: string): { readonly authorization: string; readonly protocol: string } | undefined => {
+  const offered = protocolHeader.split(",").map((p) => p.trim())
+  const bearer = offered.find((p) => p.startsWith(BEARER_PROTOCOL_PREFIX))
+  if (bearer === undefined || !offered.includes(BROWSER_PROTOCOL)) return undefined
+  const key = bearer.slice(BEARER_PROTOCOL_PREFIX.length)
+  return key === "" ? undefined : { authorization: `Bearer ${key}`, protocol: BROWSER_PROTOCOL }
+}
+
 /** Copies what the upgrade needs; answers 426 (and gives undefined) for a WebSocket version other than 13. */
 export const readUpgrade = (res: HttpResponse, req: HttpRequest): UpgradeRequest | undefined => {
   const headers: Record<string, string> = {}
   const authorization = req.getHeader("authorization")
   if (authorization !== "") headers.authorization = authorization
   const key = req.getHeader("sec-websocket-key")
-  const protocol = req.getHeader("sec-websocket-protocol")
+  let protocol = req.getHeader("sec-websocket-protocol")
+  const fromProtocol = authorization === "" ? bearerFromProtocols(protocol) : undefined
+  if (fromProtocol !== undefined) {
+    headers.authorization = fromProtocol.authorization
+    protocol = fromProtocol.protocol
+  }
   const extensions = req.getHeader("sec-websocket-extensions")
   // RFC 6455 4.2.2: a version other than 13 is answered 426 with the version we speak; uWS would upgrade it.
   if (req.getHeader("sec-websocket-version") !== WEBSOCKET_VERSION) {

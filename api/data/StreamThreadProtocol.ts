@@ -6,7 +6,7 @@
  */
 import type { ProxyTrust } from "../../src/net/ProxyTrust.js"
 import type { Method, Reply, Request } from "../Http.js"
-import type { RouteDef } from "../Router.js"
+import type { CorsPolicy, RouteDef } from "../Router.js"
 import type { SignalStreamOptions } from "./SignalStream.js"
 
 /** What a stream thread needs of a data route to read its requests (the handler stays on the main thread). */
@@ -24,6 +24,7 @@ export interface StreamWorkerData {
   readonly routes: ReadonlyArray<ForwardedRoute>
   /** `TRUSTED_PROXIES`, parsed (structured-cloned: plain arrays of bytes). */
   readonly trustedProxies?: ProxyTrust
+  readonly cors?: CorsPolicy
 }
 
 export type ToWorker =

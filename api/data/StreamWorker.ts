@@ -38,7 +38,7 @@ interface PendingUpgrade {
 }
 
 const port = parentPort!
-const { options, maxBodyBytes, routes, trustedProxies } = workerData as StreamWorkerData
+const { options, maxBodyBytes, routes, trustedProxies, cors } = workerData as StreamWorkerData
 const post = (m: FromWorker) => port.postMessage(m)
 const app = behindProxies(uWS.App(), trustedProxies)
 const guard = makeSocketGuard<WorkerSocketData>(options)
@@ -116,6 +116,7 @@ const forwarded = routes.map(
 )
 const mounted = mountRoutes(app, forwarded, {
   maxBodyBytes,
+  ...(cors !== undefined ? { cors } : {}),
   runtime: Runtime.defaultRuntime,
   // The refused-bearer throttle is the main thread's (one count per address across threads).
   onDefect: (cause, req) => console.error(`data stream thread: ${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause))

@@ -29,7 +29,7 @@ import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import { Worker } from "node:worker_threads"
 import { errorReply, type Reply } from "../Http.js"
-import { internalError, type MountedRoutes, type RouteDef } from "../Router.js"
+import { type CorsPolicy, internalError, type MountedRoutes, type RouteDef } from "../Router.js"
 import {
   authenticateUpgrade,
   checkUpgrade,
@@ -65,6 +65,7 @@ export interface ThreadedStreamInput {
   readonly options?: Partial<SignalStreamOptions>
   /** Each thread resolves its connections' clients with this (`ClientAddress.ts`). */
   readonly trustedProxies?: ProxyTrust
+  readonly cors?: CorsPolicy
 }
 
 interface Thread {
@@ -104,7 +105,8 @@ export const startThreadedStream = (deps: Omit<SignalStreamDeps, "app">, input: 
       options,
       maxBodyBytes: input.maxBodyBytes,
       routes: input.routes.map(forwardedRoute),
-      ...(input.trustedProxies !== undefined ? { trustedProxies: input.trustedProxies } : {})
+      ...(input.trustedProxies !== undefined ? { trustedProxies: input.trustedProxies } : {}),
+      ...(input.cors !== undefined ? { cors: input.cors } : {})
     }
     const children = input.app as unknown as ChildApps
     let closing = false

@@ -92,6 +92,32 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     })
   )
 
+  /** The trade tape: the token's newest trades, newest first (the web page's token page reads it when the market moves). */
+  const trades = tokenRoute(
+    deps,
+    { suffix: "/trades", operationId: "dataTokenTrades", summary: "The token's newest trades, newest first (the trade tape)", query: { limit: intQ("Rows", 1, 200, 50) } },
+    (t, { limit }) =>
+      Effect.gen(function* () {
+        const rows = yield* deps.data.recentTrades(t.core.chain, t.core.mint, limit)
+        return json(200, {
+          chain: t.core.chain,
+          address: t.core.mint,
+          quote_asset: t.quoteAsset,
+          trades: rows.map((r) => ({
+            id: r.id,
+            signature: r.signature,
+            at: iso(r.timestampMs),
+            side: r.side,
+            venue: r.venue,
+            trader: r.trader,
+            amount: t.tokens(r.volumeTokenRaw),
+            quote: t.quote(r.volumeQuoteRaw),
+            quote_usd: t.usd(r.volumeQuoteRaw)
+          }))
+        })
+      })
+  )
+
   const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches" }, (t) =>
     Effect.sync(() => {
       const id = t.core.identity
@@ -180,5 +206,5 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
     )
   })
 
-  return [topTraders, holders, venues, profile, launchOverview]
+  return [topTraders, holders, venues, trades, profile, launchOverview]
 }

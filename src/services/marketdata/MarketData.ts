@@ -15,6 +15,7 @@ import { ClickHouse, type ClickHouseShape } from "../../../clickhouse/ClickHouse
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import * as Candles from "../../../clickhouse/queries/Candles.js"
 import * as TokenReads from "../../../clickhouse/queries/TokenReads.js"
+import * as Trades from "../../../clickhouse/queries/Trades.js"
 import * as WalletReads from "../../../clickhouse/queries/WalletReads.js"
 import type { ChainId } from "../../../ingest/ChainEvent.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
@@ -86,6 +87,8 @@ export interface MarketDataShape extends BoundAll<typeof tokenQueries>, BoundAll
   /** A quote asset by id (any case) with its USD price; `not_found` when no such asset. */
   readonly asset: (id: string) => Effect.Effect<{ readonly pair: QuotePair; readonly price: UsdPrice | null }, MarketDataError>
   readonly candles: (chain: ChainId, mint: string, interval: Candles.CandleInterval, fromMs: number, toMs: number) => Effect.Effect<Candles.CandleSeries, MarketDataError>
+  /** The token's newest `limit` live trades (at most `Trades.tradesLimitMax`), newest first: the web page's tape. */
+  readonly recentTrades: (chain: ChainId, mint: string, limit: number) => Effect.Effect<ReadonlyArray<Trades.TradeRecord>, MarketDataError>
 }
 
 const history = <A>(what: string, effect: Effect.Effect<A, ClickHouseError>): Effect.Effect<A, MarketDataError> =>
@@ -138,6 +141,7 @@ export const make = (deps: MarketDataDeps): MarketDataShape => {
     },
     candles: (chain, mint, interval, fromMs, toMs) =>
       history("token read", Effect.provideService(Candles.candles(chain, mint, interval, fromMs, toMs), ClickHouse, clickhouse)),
+    recentTrades: (chain, mint, limit) => history("token read", Effect.provideService(Trades.recentTrades(chain, mint, limit), ClickHouse, clickhouse)),
     ...bindAll(clickhouse, "token read", tokenQueries),
     ...bindAll(clickhouse, "wallet read", walletQueries)
   }
