@@ -17,6 +17,7 @@
  *                                        "a node that keeps failing ends delayed, never cancelled"
  *   default policy bound: "a completed curve is live within 10 minutes under the default policy"
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, type PublicClient, zeroAddress } from "viem"
@@ -37,6 +38,26 @@ import { hoodMigrationExecutor, nextKeeperPosition } from "../../src/services/ke
 import { backoffMs, DefaultKeeperPolicy, type KeeperPolicyOptions, worstCaseLastAttemptMs } from "../../src/services/keeper/KeeperPolicy.js"
 import { type MigrationExecutor, runMigrationKeeper } from "../../src/services/keeper/MigrationKeeper.js"
 import { eventually } from "../support/eventually.js"
+import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
+
+/**
+ * An account that launched `token` here, with an endpoint subscribed to the market events; its
+ * outbox rows are read back (the delivery itself is covered by webhooks.marketEvents.test.ts).
+ */
+const launchedHere = async (accountId: string, token: Address) => {
+  const service = await Effect.runPromise(Effect.provideService(WebhookService.make({ masterKey: new Uint8Array(32).fill(5), allowLoopbackForTests: true }), SqlClient.SqlClient, sql))
+  const endpoint = await Effect.runPromise(
+    service.create({ accountId, testAccount: true }, { url: "http://127.0.0.1:9/hook", events: ["curve.graduated", "migration.completed", "migration.delayed"] })
+  )
+  await Effect.runPromise(sql`
+    INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at, confirmed_at)
+    VALUES ('hood', ${token.toLowerCase()}, ${accountId}, NULL, ${`L-${token}`}, 'headless', 'production', now(), now())`)
+  return (events: number) =>
+    eventually(async () => {
+      const rows = await Effect.runPromise(sql<{ event: string; data: unknown }>`SELECT event, data FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id} ORDER BY event`)
+      return rows.length >= events ? rows.map((r) => ({ event: r.event, data: typeof r.data === "string" ? JSON.parse(r.data) : r.data })) : undefined
+    }, { what: `${events} market events in the outbox`, deadlineMs: 20_000, intervalMs: 20 })
+}
 
 const ethTier = findEconomics("hood", "eth")!.tiers[0]!
 const FAST: KeeperPolicyOptions = { sweepIntervalMs: 250, maxAttempts: 3, backoffBaseMs: 300, backoffMaxMs: 600 }
@@ -48,6 +69,7 @@ let traders: ReadonlyArray<HoodClients>
 let scope: Scope.CloseableScope
 let index: MarketIndexShape
 let publishEvents: (events: ReadonlyArray<ChainEvent>) => Effect.Effect<void, unknown>
+let sql: SqlClient.SqlClient
 const published: MigrationProgress[] = []
 
 const startKeeper = (executor: MigrationExecutor, policy: KeeperPolicyOptions) =>
@@ -91,6 +113,7 @@ beforeAll(async () => {
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   index = context.unsafeMap.get(MarketIndex.key) as MarketIndexShape
   const bus = context.unsafeMap.get(Bus.key) as Bus["Type"]
+  sql = context.unsafeMap.get(SqlClient.SqlClient.key) as SqlClient.SqlClient
   publishEvents = (events) => Effect.asVoid(bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) }))))
 }, 120_000)
 
@@ -218,6 +241,49 @@ describe("Hood migration keeper", () => {
       const record = JSON.parse(index.get("hood", m.mint)!.json)
       expect(record.migration).toMatchObject({ status: "delayed", attempts: FAST.maxAttempts })
       expect(record.trade.reason).toBe("migration_delayed")
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    }
+  }, 60_000)
+
+  it("curve.graduated (graduation observed on the curve) and migration.completed (graduated venue seeded and trading) reach the launching account once, from the chain and the keeper", async () => {
+    let outbox: ((events: number) => Promise<ReadonlyArray<{ event: string; data: Record<string, unknown> }>>) | undefined
+    const m = await completedEthCurve("keeper-events", async (token) => {
+      outbox = await launchedHere("acct_keeper_events", token)
+    })
+    const fiber = startKeeper(hoodMigrationExecutor({ clients: keeper }), FAST)
+    try {
+      const core = await eventually(() => {
+        const c = index.market("hood", m.mint)
+        return c?.lifecycle === "migrated" ? c : undefined
+      }, { what: "market migrated", deadlineMs: 20_000, intervalMs: 20 })
+      const rows = await outbox!(2)
+      expect(rows).toEqual([
+        { event: "curve.graduated", data: { chain: "hood", mint: m.mint, curve: core.identity.curveAddress } },
+        { event: "migration.completed", data: { chain: "hood", mint: m.mint, pool: null, migratedAt: new Date(core.migration.migratedAtMs!).toISOString() } }
+      ])
+      expect(core.identity.curveAddress.toLowerCase()).toBe(m.curve.toLowerCase())
+    } finally {
+      await Effect.runPromise(Fiber.interrupt(fiber))
+    }
+  }, 60_000)
+
+  it("migration.delayed (automated migration retries exhausted, Hood): once, with attempts and lastError, when the keeper gives up", async () => {
+    let outbox: ((events: number) => Promise<ReadonlyArray<{ event: string; data: Record<string, unknown> }>>) | undefined
+    const m = await completedEthCurve("keeper-delayed", async (token) => {
+      outbox = await launchedHere("acct_keeper_delayed", token)
+    })
+    const deadNet = { ...net, rpcUrl: "http://127.0.0.1:9", chain: { ...net.chain, rpcUrls: { default: { http: ["http://127.0.0.1:9"] } } } }
+    const fiber = startKeeper(hoodMigrationExecutor({ clients: clientsFor(deadNet, net.roles.keeper) }), FAST)
+    try {
+      const core = await eventually(() => {
+        const c = index.market("hood", m.mint)
+        return c?.migration.status === "delayed" ? c : undefined
+      }, { what: "market delayed", deadlineMs: 20_000, intervalMs: 20 })
+      const rows = await outbox!(2)
+      expect(rows.map((r) => r.event)).toEqual(["curve.graduated", "migration.delayed"])
+      expect(rows[1]!.data).toEqual({ chain: "hood", mint: m.mint, curve: core.identity.curveAddress, attempts: FAST.maxAttempts, lastError: core.migration.lastError })
+      expect(typeof core.migration.lastError).toBe("string")
     } finally {
       await Effect.runPromise(Fiber.interrupt(fiber))
     }
