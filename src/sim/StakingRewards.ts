@@ -9,7 +9,7 @@
 import type { Address } from "@solana/kit"
 import { Duration, Effect } from "effect"
 import type { Ledger } from "../chain/solana/localnet/Ledger.js"
-import { ataOf, tokenBalance } from "../chain/solana/localnet/testkit.js"
+import { ataOf, tokenBalance } from "../chain/solana/localnet/LedgerTokens.js"
 import { STAKED_SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
 import { unclaimedRewardsOf } from "../chain/solana/program/staking/Rewards.js"
 

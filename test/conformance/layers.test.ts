@@ -7,7 +7,7 @@
  * layer of its own rank beside it (actors and ClickHouse sit side by side: neither reads the
  * other). Every source file belongs to exactly one layer below, so a new folder has to be placed
  * before it can land. Test files (`*.test.ts`), `test/` and `bench/` may reach anywhere and are not
- * scanned; a source module must not import them.
+ * scanned; a source module must not import them, nor a test kit (`testkit.ts`) beside it.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
@@ -101,6 +101,14 @@ describe("import layers", () => {
   it("accepts its own layer and every lower one", () => {
     expect(violations("api/routes/MarketRoutes.ts", ["../../actors/MarketIndex.js", "../../clickhouse/ClickHouse.js", "../Router.js", "../../src/domain/Chain.js"])).toEqual([])
     expect(violations("src/main.ts", ["../api/Server.js", "./services/wiring/Stack.js", "./config/AppConfig.js"])).toEqual([])
+  })
+
+  it("no source module imports a test kit (a module named testkit.ts is test support)", () => {
+    const importsTestKit = (specifiers: ReadonlyArray<string>) => specifiers.some((s) => /(^|\/)testkit\.js$/.test(s))
+    expect(importsTestKit(["../chain/solana/localnet/testkit.js"])).toBe(true)
+    expect(importsTestKit(["../chain/solana/localnet/LedgerTokens.js", "./mytestkit.js"])).toBe(false)
+    const found = files.filter((f) => !f.endsWith("/testkit.ts") && importsTestKit(importsOf(readFileSync(path.join(projectRoot, f), "utf8"))))
+    expect(found).toEqual([])
   })
 
   it("reads static, type-only, re-export and dynamic imports, not commented ones", () => {

@@ -16,10 +16,10 @@ import { resolvePlans } from "../../src/domain/Plans.js"
 import type { PlanId } from "../../src/domain/Plans.js"
 import { KeyService } from "../../src/services/keys/KeyService.js"
 import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
-import { AccountWallets, type FixedWallets, fixedLayer } from "../../src/services/accounts/AccountWallets.js"
+import { AccountWallets, type FixedWallets, layerTest as fixedWallets } from "../../src/services/accounts/AccountWallets.js"
 import { createAccount, issueSession } from "../../src/services/accounts/Accounts.js"
 import * as AccountsLayer from "../../src/services/accounts/AccountsLayer.js"
-import { BalanceReader, fixedLayer as fixedBalances } from "../../src/services/accounts/BalanceReader.js"
+import { BalanceReader, layerTest as fixedBalances } from "../../src/services/accounts/BalanceReader.js"
 import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { Devices } from "../../src/services/accounts/Devices.js"
@@ -60,7 +60,7 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
   const db = Database.layer({ url: options.databaseUrl, dataDir: undefined })
   const migrated = Layer.effectDiscard(Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })).pipe(Layer.provideMerge(db))
   const ports = Layer.mergeAll(
-    fixedLayer(options.wallets ?? { delegatedChains: ["solana"], solanaWallets: ["Owner111111111111111111111111111111111111111"] }, options.perAccountWallets),
+    fixedWallets(options.wallets ?? { delegatedChains: ["solana"], solanaWallets: ["Owner111111111111111111111111111111111111111"] }, options.perAccountWallets),
     recordingLayer(eventsRef),
     options.balances ?? fixedBalances(options.held ?? {}, options.staked ?? {})
   )

@@ -56,11 +56,8 @@ export interface FixedWallets {
   readonly unavailable?: boolean
 }
 
-/**
- * The same answer for every account: for tests, and for the embedded single-account mode until
- * the wallet provider is wired. `perAccount` overrides by account id.
- */
-export const fixedLayer = (
+/** The same answer for every account, for tests. `perAccount` overrides by account id. */
+export const layerTest = (
   defaults: FixedWallets,
   perAccount: (accountId: string) => FixedWallets | undefined = () => undefined
 ): Layer.Layer<AccountWallets> => {

@@ -95,8 +95,8 @@ export const solanaBalanceReader = (options: SolanaBalanceOptions): BalanceReade
 export const solanaLayer = (options: SolanaBalanceOptions & CacheOptions): Layer.Layer<BalanceReader> =>
   Layer.succeed(BalanceReader, cached(solanaBalanceReader(options), options))
 
-/** Fixed balances by owner: tests and the embedded mode without a chain. */
-export const fixedLayer = (held: Readonly<Record<string, bigint>>, staked: Readonly<Record<string, bigint>> = {}): Layer.Layer<BalanceReader> =>
+/** Fixed balances by owner, for tests. */
+export const layerTest = (held: Readonly<Record<string, bigint>>, staked: Readonly<Record<string, bigint>> = {}): Layer.Layer<BalanceReader> =>
   Layer.succeed(BalanceReader, {
     platformTokenBalance: (_c, owner) => Effect.succeed(held[owner] ?? 0n),
     stakedBalance: (_c, owner) => Effect.succeed(staked[owner] ?? 0n)

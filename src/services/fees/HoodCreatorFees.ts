@@ -5,10 +5,11 @@
  * is one `claim(curve, asset)` call per asset, signed by the embedded EVM wallet through the wallet
  * provider, sent once each and awaited; nothing is ever resent.
  */
-import { Clock, Duration, Effect } from "effect"
+import { Effect, Either } from "effect"
 import { type Address, type Chain, encodeFunctionData, type Hash, type Hex, parseEventLogs, serializeTransaction, zeroAddress } from "viem"
 import { curveFactoryAbi, curveTokenAbi, feeSplitterAbi } from "../../chain/hood/abi.generated.js"
 import { hoodPublicClient } from "../../chain/hood/client/HoodClient.js"
+import { awaitUntil } from "../../platform/AwaitUntil.js"
 import type { WalletProviderShape } from "../wallets/WalletProvider.js"
 import { feeError } from "./FeeError.js"
 import type { CallStatus } from "./FeeClaimOutcome.js"
@@ -179,16 +180,16 @@ export const makeHoodCreatorFees = (o: HoodFeeOptions, provider: WalletProviderS
       return calls
     })
 
+  /** The receipt, polled until it is there (a failed read is a "not yet"); none within `receiptWaitMs` is `undefined`. */
   const waitReceipt = (hash: Hash) =>
-    Effect.gen(function* () {
-      const deadline = (yield* Clock.currentTimeMillis) + (o.receiptWaitMs ?? 30_000)
-      for (;;) {
-        const r = yield* Effect.either(Effect.tryPromise(() => pc.getTransactionReceipt({ hash })))
-        if (r._tag === "Right") return r.right
-        if ((yield* Clock.currentTimeMillis) >= deadline) return undefined
-        yield* Effect.sleep(Duration.millis(o.pollMs ?? 100))
-      }
-    })
+    awaitUntil(Effect.either(Effect.tryPromise(() => pc.getTransactionReceipt({ hash }))), Either.isRight, {
+      what: `the receipt of ${hash}`,
+      timeoutMs: o.receiptWaitMs ?? 30_000,
+      intervalMs: o.pollMs ?? 100
+    }).pipe(
+      Effect.map((r) => r.right),
+      Effect.catchTag("AwaitTimedOut", () => Effect.succeed(undefined))
+    )
 
   const balanceOf = (wallet: Address) => read("balance", () => pc.getBalance({ address: wallet }))
 

@@ -42,6 +42,7 @@ import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLa
 import type { Chain } from "../../domain/Chain.js"
 import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
+import { awaitUntil } from "../../platform/AwaitUntil.js"
 import { ImageService, type ImageServiceShape, type ResolvedImage } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
 import type { Principal } from "../wallets/Principal.js"
@@ -54,7 +55,7 @@ import { canonicalBody } from "./request/CanonicalBody.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
 import { exclusiveEligibility, fetchImages, launchStorage, launchHoldings } from "./internal/LaunchGates.js"
 import { attribute, confirmedWrites, curveTermsOf, failedWrites, jobRecord, solanaLaunchResult } from "./internal/LaunchRecords.js"
-import { type Recovery, SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import { SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
 import { makeRowLeases, type RowLeaseLost, type RowLeases } from "../../db/RowLease.js"
@@ -278,10 +279,12 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     const recoverSolana = (a: Attempt, signature: string, lastValidBlockHeight: bigint) =>
       Effect.gen(function* () {
         const look = solana.recover({ ...solanaInput(a), signature, lastValidBlockHeight }).pipe(Effect.either)
-        const decided: Effect.Effect<Either.Either<Recovery, unknown>> = Effect.flatMap(look, (r) =>
-          Either.isLeft(r) || r.right._tag === "Pending" ? Effect.zipRight(Effect.sleep(Duration.millis(o.recoveryPollMs)), Effect.suspend(() => decided)) : Effect.succeed(r)
-        )
-        const seen = yield* Effect.timeoutOption(decided, Duration.millis(o.recoveryMaxMs))
+        const seen = yield* awaitUntil(look, (r) => Either.isRight(r) && r.right._tag !== "Pending", {
+          what: "the recorded attempt's outcome",
+          timeoutMs: o.recoveryMaxMs,
+          intervalMs: o.recoveryPollMs,
+          interruptPoll: true
+        }).pipe(Effect.option)
         if (Option.isNone(seen) || Either.isLeft(seen.value) || seen.value.right._tag === "Pending") {
           return yield* launchFailure("launch_failed", "the launch's outcome is not known yet; retry with the same clientLaunchId", { retryable: true })
         }

@@ -51,6 +51,7 @@ import {
   quoteTokenOf
 } from "../../chain/hood/launch/HeadlessCalls.js"
 import { initialState } from "../../domain/CurveMath.js"
+import { awaitUntil } from "../../platform/AwaitUntil.js"
 import { type Plan, planById } from "../../domain/Plans.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import type { Principal } from "../wallets/Principal.js"
@@ -371,17 +372,11 @@ export const make = (config: HoodLaunchConfig) =>
         Effect.catchAll(() => Effect.succeed(Option.none<TransactionReceipt>()))
       )
 
-    /** Polls for a receipt until `deadlineMs` (by the Clock); none by then is `Option.none`. */
+    /** Polls for a receipt for `waitMs` (by the Clock); none by then is `Option.none`. */
     const awaitReceipt = (hash: Hash, waitMs: number) =>
-      Effect.gen(function* () {
-        const deadline = (yield* Clock.currentTimeMillis) + waitMs
-        while (true) {
-          const receipt = yield* receiptOf(hash)
-          if (Option.isSome(receipt)) return receipt
-          if ((yield* Clock.currentTimeMillis) >= deadline) return Option.none<TransactionReceipt>()
-          yield* Effect.sleep(Duration.millis(o.pollMs))
-        }
-      })
+      awaitUntil(receiptOf(hash), Option.isSome, { what: `the receipt of ${hash}`, timeoutMs: waitMs, intervalMs: o.pollMs }).pipe(
+        Effect.catchTag("AwaitTimedOut", () => Effect.succeed(Option.none<TransactionReceipt>()))
+      )
 
     const failDefinitively = (input: HoodLaunchInput, error: HoodLaunchError) =>
       Effect.zipRight(

@@ -33,9 +33,10 @@ import {
   signature as asSignature,
   type TransactionSigner
 } from "@solana/kit"
-import { Context, Duration, Effect, Either, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Either, Layer, Option, Redacted } from "effect"
 import { findEconomics } from "../../domain/Economics.js"
 import { findQuotePair } from "../../domain/QuotePairs.js"
+import { awaitUntil } from "../../platform/AwaitUntil.js"
 import { decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
 import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
@@ -455,43 +456,44 @@ export const make = (options: SolanaLaunchOptions) =>
         return (again === null ? { _tag: "NeverLands" } : { _tag: "Pending" }) satisfies Observed
       })
 
-    const confirm = (sending: LaunchSending, payer: string, plan: LaunchPlan) =>
-      Effect.gen(function* () {
-        for (;;) {
-          const seen = yield* Effect.either(observe(sending.signature, sending.lastValidBlockHeight, false))
-          if (Either.isRight(seen)) {
-            const o = seen.right
-            if (o._tag === "Reverted") {
-              return yield* launchError("reverted", `the launch transaction failed on chain: ${o.chainError}`, {
-                signature: sending.signature,
-                mint: sending.mint,
-                chainError: o.chainError
-              })
-            }
-            if (o._tag === "NeverLands") {
-              return yield* launchError("expired", "the launch transaction's blockhash expired before it landed; it never will", {
-                signature: sending.signature,
-                mint: sending.mint
-              })
-            }
-            if (o._tag === "Landed") {
-              const landed = yield* Effect.either(readLanded(sending.signature, sending.mint, sending.curve, payer, plan))
-              if (Either.isRight(landed) && landed.right !== undefined) return landed.right
-            }
+    const confirm = (sending: LaunchSending, payer: string, plan: LaunchPlan) => {
+      /** One look: the landed launch, or none yet (a failed read is retried like a pending status, within the deadline). */
+      const look = Effect.gen(function* () {
+        const seen = yield* Effect.either(observe(sending.signature, sending.lastValidBlockHeight, false))
+        if (Either.isRight(seen)) {
+          const o = seen.right
+          if (o._tag === "Reverted") {
+            return yield* launchError("reverted", `the launch transaction failed on chain: ${o.chainError}`, {
+              signature: sending.signature,
+              mint: sending.mint,
+              chainError: o.chainError
+            })
           }
-          // A failed read is retried like a pending status, within the deadline.
-          yield* Effect.sleep(Duration.millis(pollIntervalMs))
+          if (o._tag === "NeverLands") {
+            return yield* launchError("expired", "the launch transaction's blockhash expired before it landed; it never will", {
+              signature: sending.signature,
+              mint: sending.mint
+            })
+          }
+          if (o._tag === "Landed") {
+            const landed = yield* Effect.either(readLanded(sending.signature, sending.mint, sending.curve, payer, plan))
+            if (Either.isRight(landed) && landed.right !== undefined) return Option.some(landed.right)
+          }
         }
-      }).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(confirmTimeoutMs),
-          onTimeout: () =>
+        return Option.none()
+      })
+      return awaitUntil(look, Option.isSome, { what: "the launch's confirmation", timeoutMs: confirmTimeoutMs, intervalMs: pollIntervalMs, interruptPoll: true }).pipe(
+        Effect.map((landed) => landed.value),
+        Effect.catchTag("AwaitTimedOut", () =>
+          Effect.fail(
             launchError("confirmation_timeout", `no confirmation within ${confirmTimeoutMs} ms; the launch may still land`, {
               signature: sending.signature,
               mint: sending.mint
             })
-        })
+          )
+        )
       )
+    }
 
     const launch: SolanaLaunchShape["launch"] = <E>(input: SolanaLaunchInput, beforeSend: (sending: LaunchSending) => Effect.Effect<void, E>) =>
       Effect.gen(function* () {

@@ -158,7 +158,8 @@ export const localnetPricesConfig: Config.Config<FixedPrices> = Config.string("L
   })
 )
 
-export const layerFixed = (prices: FixedPrices, nowMs: () => number = Date.now): Layer.Layer<PriceSource> =>
+/** Fixed prices for tests (time from `nowMs`). */
+export const layerTest = (prices: FixedPrices, nowMs: () => number = Date.now): Layer.Layer<PriceSource> =>
   Layer.succeed(PriceSource, fixedPriceSource(prices, nowMs))
 
 /** The localnet's price source: defaults overridden by `LOCALNET_USD_PRICES`. */

@@ -6,7 +6,8 @@
  * Confirmation is at `confirmed`.
  */
 import { type Base64EncodedWireTransaction, createSolanaRpc, isSolanaError, signature as asSignature } from "@solana/kit"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
+import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
 
 export interface Observed {
@@ -61,16 +62,21 @@ export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: s
       return (again === null ? { outcome: "never_lands" } : { outcome: "pending" }) satisfies Observed
     })
 
-  /** Polls `observe` until the signature settles or `deadlineMs` passes (then: pending). */
-  const settle = (signature: string, lastValidBlockHeight: bigint, deadlineMs: number, pollIntervalMs: number, nowMs: () => number) =>
-    Effect.gen(function* () {
-      for (;;) {
-        const seen = yield* Effect.either(observe(signature, lastValidBlockHeight))
-        if (seen._tag === "Right" && seen.right.outcome !== "pending") return seen.right
-        if (nowMs() >= deadlineMs) return { outcome: "pending" } satisfies Observed
-        yield* Effect.sleep(Duration.millis(pollIntervalMs))
-      }
-    })
+  /**
+   * Polls `observe` (a failed read is a "not yet") until the signature settles or `deadlineMs`
+   * (on `nowMs`) passes: then pending.
+   */
+  const settle = (signature: string, lastValidBlockHeight: bigint, deadlineMs: number, pollIntervalMs: number, nowMs: () => number): Effect.Effect<Observed> =>
+    Effect.suspend(() =>
+      awaitUntil(Effect.either(observe(signature, lastValidBlockHeight)), (seen) => Either.isRight(seen) && seen.right.outcome !== "pending", {
+        what: `the outcome of ${signature}`,
+        timeoutMs: Math.max(0, deadlineMs - nowMs()),
+        intervalMs: pollIntervalMs
+      })
+    ).pipe(
+      Effect.map((seen) => (Either.isRight(seen) ? seen.right : ({ outcome: "pending" } satisfies Observed))),
+      Effect.catchTag("AwaitTimedOut", () => Effect.succeed({ outcome: "pending" } satisfies Observed))
+    )
 
   return { rpc, read, send, observe, settle }
 }

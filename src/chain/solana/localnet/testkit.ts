@@ -1,7 +1,8 @@
 /**
  * Helpers for driving a Ledger with real kit-built transactions: sign and submit instructions,
- * launch a curve, read token balances and decoded accounts. Used by the localnet tests and by the
- * later simulation; every transaction goes through the same wire path a client would use.
+ * launch a curve, read token balances and decoded accounts. Test support only (no source module
+ * imports it: `test/conformance/layers.test.ts`); production reads tokens through `LedgerTokens.ts`.
+ * Every transaction goes through the same wire path a client would use.
  */
 import { type Address, generateKeyPairSigner, type Instruction, type KeyPairSigner, type TransactionSigner } from "@solana/kit"
 import { findCurveAddresses, getCreateCurveInstruction, type CurveAddressSet } from "../client/CurveInstructions.js"
@@ -9,9 +10,7 @@ import { buildAndSignTransaction, type SignedTransaction } from "../client/Trans
 import { type CurveAccount, decodeCurve } from "../program/accounts/Curve.js"
 import { decodeFeeVault, type FeeVaultAccount } from "../program/accounts/FeeVault.js"
 import { decodePool, type PoolAccount } from "../program/accounts/Pool.js"
-import { decodeSplTokenAccount } from "../program/accounts/SplTokenAccount.js"
 import type { CreateCurveArgs } from "../program/Instructions.js"
-import { findAssociatedTokenAddressSync } from "../program/Pda.js"
 import type { Ledger, SubmitResult } from "./Ledger.js"
 
 export interface SendOptions {
@@ -53,12 +52,8 @@ export const expectOk = (ledger: Ledger, r: SubmitResult): SubmitResult & { _tag
   throw new Error(`transaction did not succeed: ${JSON.stringify(shown, (_, v) => (typeof v === "bigint" ? v.toString() : v))}\n${logs.join("\n")}`)
 }
 
-export const tokenBalance = (ledger: Ledger, tokenAccount: Address): bigint => {
-  const a = ledger.getAccount(tokenAccount)
-  return a === undefined ? 0n : (decodeSplTokenAccount(a.data)?.amount ?? 0n)
-}
-
-export const ataOf = (owner: Address, mint: Address): Address => findAssociatedTokenAddressSync(owner, mint).address
+// The token reads live in production (`LedgerTokens.ts`, the local faucet uses them); the tests import them from here too.
+export { ataOf, tokenBalance } from "./LedgerTokens.js"
 
 export const readCurve = (ledger: Ledger, address: Address): CurveAccount => {
   const c = decodeCurve(ledger.getAccount(address)?.data ?? new Uint8Array(0))

@@ -39,6 +39,7 @@ import { readSentBundle } from "../../../chain/solana/launch/BundleChainRead.js"
 import { makeRowLeases, type RowLeases } from "../../../db/RowLease.js"
 import { findQuotePair } from "../../../domain/QuotePairs.js"
 import type { Plan } from "../../../domain/Plans.js"
+import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { TierService } from "../../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../../images/ImageService.js"
 import type { KeyError } from "../../keys/KeyError.js"
@@ -116,6 +117,8 @@ export const AtomicLaunchDefaults = {
   holdMs: 10 * 60_000,
   /** Rule 9: a same-id build after a send can take up to about 95 s to answer. */
   sameIdWaitMs: 95_000,
+  /** How often that wait reads the bundle and settles it from the chain. */
+  sameIdPollMs: 1_000,
   statusDeadlineMs: 30_000,
   pollMs: 100,
   recoveryIntervalMs: 2_000,
@@ -134,6 +137,7 @@ export interface AtomicLaunchConfig {
   readonly tipLamports: bigint
   readonly holdMs?: number
   readonly sameIdWaitMs?: number
+  readonly sameIdPollMs?: number
   readonly statusDeadlineMs?: number
   readonly pollMs?: number
   readonly recoveryIntervalMs?: number
@@ -387,19 +391,23 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
         if (s.phase === "submitting" || s.phase === "signing") return yield* inProgress()
         if (s.phase === "sent" || s.phase === "landed") {
           // Wait for the chain to decide (recovery passes), then answer as the ledger then stands.
-          const deadline = nowMs + o.sameIdWaitMs
-          for (;;) {
+          const lookOnce = Effect.gen(function* () {
             const current = yield* load(bundle.bundleId)
-            if (current === undefined) break
+            if (current === undefined) return "gone" as const
             const settleOnce = drive(current.bundleId, Effect.succeed(current.state), Effect.flatMap(load(current.bundleId), (fresh) => (fresh === undefined ? Effect.succeed(current.state) : settle(fresh))))
             if (current.state.phase !== "sent" && !(current.state.phase === "landed" && current.state.buys.some((b) => b.outcome === "pending"))) {
               if (current.state.phase === "landed") yield* settleOnce
-              break
+              return "decided" as const
             }
-            if ((yield* Clock.currentTimeMillis) >= deadline) break
             yield* settleOnce
-            yield* Effect.sleep(Duration.millis(1_000))
-          }
+            return "pending" as const
+          })
+          const waitedMs = (yield* Clock.currentTimeMillis) - nowMs
+          yield* awaitUntil(lookOnce, (look) => look !== "pending", {
+            what: "the chain's decision on the sent bundle",
+            timeoutMs: Math.max(0, o.sameIdWaitMs - waitedMs),
+            intervalMs: o.sameIdPollMs
+          }).pipe(Effect.catchTag("AwaitTimedOut", () => Effect.void))
         }
         return "ledger" as const
       })

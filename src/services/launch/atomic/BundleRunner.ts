@@ -15,7 +15,7 @@
  * Bounds: at most `MAX_BOOKING_ROUNDS` output rounds per call (each item is asked for once, so the
  * real number is at most the 7 items of a 4-leg bundle).
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { getBase58Decoder } from "@solana/kit"
 import {
   type BookItem,
@@ -29,6 +29,7 @@ import {
 import type { BlockEngineClient } from "../../../chain/solana/client/BlockEngineClient.js"
 import type { BundleRead, SentBundleView } from "../../../chain/solana/launch/BundleChainRead.js"
 import { buyLegErrorCode } from "../../../chain/solana/launch/BuyLegTransaction.js"
+import { awaitUntil } from "../../../platform/AwaitUntil.js"
 
 export const MAX_BOOKING_ROUNDS = 16
 
@@ -154,26 +155,30 @@ export const makeRunner = (o: RunnerOptions) => {
       if (answer._tag === "NoAnswer") return yield* apply(state, { _tag: "EngineUnknown", detail: `block engine gave no answer: ${answer.detail}`, atMs: yield* now }, io)
       const deadline = (yield* now) + statusDeadlineMs
       let lastDetail = "no verdict before the deadline"
-      while ((yield* now) < deadline) {
-        const st = yield* Effect.promise(() => o.engine.inflightStatus(answer.bundleId))
-        if (st._tag === "Failed") return yield* apply(state, { _tag: "EngineFailed", detail: "block engine reports the bundle failed", atMs: yield* now }, io)
-        if (st._tag === "Landed") {
-          // Each buy's own outcome, once the slot is confirmed (until the same deadline).
-          while ((yield* now) < deadline) {
-            const read = yield* Effect.promise(() => o.readChain(view(state, buyers, mint, lastValidBlockHeight)))
-            if (read.launch === "landed" && read.buys.every((b) => b.status === "landed" || b.status === "failed")) {
-              const legErrors = read.buys.map((b) => (b.status === "failed" ? buyLegErrorCode(b.err) : null))
-              return yield* apply(state, { _tag: "EngineLanded", slot: st.slot, legErrors, atMs: yield* now }, io)
-            }
-            yield* Effect.sleep(Duration.millis(pollMs))
-          }
-          lastDetail = "landed per the engine; the legs' own statuses were not readable before the deadline"
-          break
-        }
-        if (st._tag === "NoAnswer") lastDetail = st.detail
-        yield* Effect.sleep(Duration.millis(pollMs))
+      const status = Effect.promise(() => o.engine.inflightStatus(answer.bundleId)).pipe(
+        Effect.tap((st) => {
+          if (st._tag === "NoAnswer") lastDetail = st.detail
+        })
+      )
+      const verdict = yield* awaitUntil(status, (st) => st._tag === "Failed" || st._tag === "Landed", {
+        what: "the block engine's verdict",
+        timeoutMs: statusDeadlineMs,
+        intervalMs: pollMs
+      }).pipe(Effect.option)
+      if (Option.isNone(verdict)) return yield* apply(state, { _tag: "EngineUnknown", detail: lastDetail, atMs: yield* now }, io)
+      const st = verdict.value
+      if (st._tag !== "Landed") return yield* apply(state, { _tag: "EngineFailed", detail: "block engine reports the bundle failed", atMs: yield* now }, io)
+      // Each buy's own outcome, once the slot is confirmed (until the same deadline).
+      const legs = yield* awaitUntil(
+        Effect.promise(() => o.readChain(view(state, buyers, mint, lastValidBlockHeight))),
+        (read) => read.launch === "landed" && read.buys.every((b) => b.status === "landed" || b.status === "failed"),
+        { what: "the legs' own statuses", timeoutMs: Math.max(0, deadline - (yield* now)), intervalMs: pollMs }
+      ).pipe(Effect.option)
+      if (Option.isNone(legs)) {
+        return yield* apply(state, { _tag: "EngineUnknown", detail: "landed per the engine; the legs' own statuses were not readable before the deadline", atMs: yield* now }, io)
       }
-      return yield* apply(state, { _tag: "EngineUnknown", detail: lastDetail, atMs: yield* now }, io)
+      const legErrors = legs.value.buys.map((b) => (b.status === "failed" ? buyLegErrorCode(b.err) : null))
+      return yield* apply(state, { _tag: "EngineLanded", slot: st.slot, legErrors, atMs: yield* now }, io)
     })
 
   /** After a restart: ask again for everything owed and perform it. */

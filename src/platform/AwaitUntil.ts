@@ -1,0 +1,68 @@
+/**
+ * The production code's one poll loop: run `poll` until its answer satisfies `until` or the
+ * deadline passes, on Effect's `Schedule` (the pause between polls) and `Clock` (the deadline), so
+ * a test moves it with `TestClock` instead of waiting. Every wait is bounded: `timeoutMs` is
+ * required and finite, and at most one poll starts after the deadline has passed.
+ *
+ * - The first poll runs at once; each next one `intervalMs` after the previous one ended.
+ * - A poll that fails fails the wait at once (a caller that wants failures retried polls
+ *   `Effect.either(...)` and says in `until` which answers end the wait).
+ * - The deadline is read on the Clock after each poll that did not end the wait; past it the wait
+ *   fails with `AwaitTimedOut` (what was awaited, the bound, how many polls ran). A poll in flight
+ *   is never cut, unless `interruptPoll` is set: then the deadline also interrupts the poll or
+ *   pause in flight (for polls that only read and may hang; a poll that writes must not be cut).
+ */
+import { Clock, Duration, Effect, Schedule, Schema } from "effect"
+
+export class AwaitTimedOut extends Schema.TaggedError<AwaitTimedOut>()("AwaitTimedOut", {
+  /** What was awaited. */
+  what: Schema.String,
+  timeoutMs: Schema.Number,
+  /** Polls that ended before the wait gave up. */
+  polls: Schema.Number
+}) {
+  override get message(): string {
+    return `${this.what}: not within ${this.timeoutMs} ms (${this.polls} polls)`
+  }
+}
+
+export interface AwaitUntilOptions {
+  /** What is awaited, named in the timeout. */
+  readonly what: string
+  /** The bound, from the start of the wait, on the Clock. Finite, ≥ 0. */
+  readonly timeoutMs: number
+  /** The pause between the end of a poll and the start of the next. Finite, ≥ 0. */
+  readonly intervalMs: number
+  /** The deadline also interrupts the poll or pause in flight (default: a poll always ends). */
+  readonly interruptPoll?: boolean
+}
+
+const checkedMs = (name: string, ms: number): number => {
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`awaitUntil: ${name} must be a finite number ≥ 0, got ${ms}`)
+  return ms
+}
+
+export function awaitUntil<A, B extends A, E, R>(
+  poll: Effect.Effect<A, E, R>,
+  until: (a: A) => a is B,
+  options: AwaitUntilOptions
+): Effect.Effect<B, E | AwaitTimedOut, R>
+export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R>
+export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R> {
+  const timeoutMs = checkedMs("timeoutMs", options.timeoutMs)
+  const interval = Duration.millis(checkedMs("intervalMs", options.intervalMs))
+  return Effect.suspend(() => {
+    let polls = 0
+    const timedOut = () => new AwaitTimedOut({ what: options.what, timeoutMs, polls })
+    const wait = Effect.gen(function* () {
+      const deadlineMs = (yield* Clock.currentTimeMillis) + timeoutMs
+      const schedule = (Schedule.spaced(interval) as Schedule.Schedule<number, A>).pipe(
+        Schedule.passthrough,
+        Schedule.checkEffect((a: A) => (until(a) ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (nowMs) => nowMs < deadlineMs)))
+      )
+      const last = yield* Effect.repeat(Effect.tap(poll, () => void polls++), schedule)
+      return until(last) ? last : yield* Effect.fail(timedOut())
+    })
+    return options.interruptPoll === true ? Effect.timeoutFail(wait, { duration: Duration.millis(timeoutMs), onTimeout: timedOut }) : wait
+  })
+}
