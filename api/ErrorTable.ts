@@ -32,7 +32,7 @@ import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { StakingError } from "../src/services/staking/StakingError.js"
-import { FeeError, FeeErrorCode, type FeeErrorReason } from "../src/services/fees/FeeError.js"
+import { FeeError } from "../src/services/fees/FeeError.js"
 import { StrategyError } from "../src/services/strategy/Strategies.js"
 import { json, type Reply } from "./Http.js"
 
@@ -243,7 +243,14 @@ const StakingRows: Rows<StakingError> = {
 }
 
 /** Creator fees (spec document 2, 4.3): each reason's code; `details` carries `reason` or `stage`. */
-const FeeRows: Rows<FeeError> = FeeErrorCode as Record<FeeErrorReason, Row>
+const FeeRows: Rows<FeeError> = {
+  not_claimable: { code: "FEE_NOT_CLAIMABLE" },
+  claim_failed: { code: "FEE_CLAIM_FAILED" },
+  token_not_found: { code: "MARKET_NOT_FOUND", field: "mint" },
+  invalid_cursor: { code: "VALIDATION_FAILED", field: "cursor" },
+  chain_unavailable: { code: "FEED_UNAVAILABLE" },
+  storage: { code: "INTERNAL" }
+}
 
 /**
  * The strategy lab's saved strategies (spec document 2, 4.5): an unknown or foreign id is the

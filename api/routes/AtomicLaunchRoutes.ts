@@ -155,7 +155,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(answer.status, answer.body)))
+    handler: (_req, { body }, principal) => mapFailure(launches.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(answer.landed ? 200 : 502, answer.body)))
   })
 
   const read = route({

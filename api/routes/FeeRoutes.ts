@@ -63,7 +63,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
       403: { description: "SCOPE_MISSING (account:read or launch:write)" }
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
-    handler: (_req, { limit, cursor }, principal) => mapFailure(fees.list(callerOf(principal), { limit, cursor })).pipe(Effect.map((body) => json(200, body)))
+    handler: (_req, { limit, cursor }, principal) => mapFailure(fees.list(callerOf(principal), { limit, cursor })).pipe(Effect.map((body) => json(200, { success: true, ...body })))
   })
 
   const claim = route({
@@ -89,7 +89,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     handler: (_req, { mint, body }, principal) => {
       // A dry run claims nothing: it does not count toward the six a minute.
       const take = body.dryRun ? Effect.void : takeAccountWrite(options.claimWindow, principal.accountId, nowMs(), "fee claims")
-      return Effect.zipRight(take, mapFailure(fees.claim(callerOf(principal), mint, body.dryRun))).pipe(Effect.map((answer) => json(200, answer)))
+      return Effect.zipRight(take, mapFailure(fees.claim(callerOf(principal), mint, body.dryRun))).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
     }
   })
 

@@ -19,7 +19,6 @@ import { BalanceReader } from "./BalanceReader.js"
 import { cndl, type Holdings, maxStatus, needsHoldings, resolveTier, type TierThresholds } from "./Tier.js"
 
 export interface TierSnapshot {
-  readonly success: true
   readonly tier: PlanId
   readonly liveTier: PlanId
   readonly stakedCndl: string | null
@@ -120,7 +119,6 @@ export const layer = (options: TierServiceOptions): Layer.Layer<TierService, nev
           const maxPlan = plan("max")
           const proPlan = plan("pro")
           return {
-            success: true as const,
             tier,
             liveTier: tier,
             stakedCndl: h === undefined ? null : cndl(h.stakedRaw),

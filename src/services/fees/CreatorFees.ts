@@ -35,6 +35,7 @@ import {
 import { WSOL_MINT } from "../../domain/QuotePairs.js"
 import { type HoodFeeOptions, type HoodFeeRead, makeHoodCreatorFees } from "./HoodCreatorFees.js"
 import { makeFeeClaimLocks } from "./FeeClaimLocks.js"
+import type { FeeAmount, FeeClaim, FeeEntry, FeeList, UnreadableFeeEntry } from "./FeeViews.js"
 
 export const FEE_PAGE_DEFAULT = 20
 export const FEE_PAGE_MAX = 50
@@ -58,11 +59,14 @@ export interface CreatorFeesOptions {
 }
 
 export interface CreatorFeesShape {
-  readonly list: (caller: FeeCaller, page: { readonly limit: number; readonly cursor: string | undefined }) => Effect.Effect<Record<string, unknown>, FeeError>
-  readonly claim: (caller: FeeCaller, mint: string, dryRun: boolean) => Effect.Effect<Record<string, unknown>, FeeError>
+  readonly list: (caller: FeeCaller, page: { readonly limit: number; readonly cursor: string | undefined }) => Effect.Effect<FeeList, FeeError>
+  readonly claim: (caller: FeeCaller, mint: string, dryRun: boolean) => Effect.Effect<FeeClaim, FeeError>
 }
 
 export class CreatorFees extends Context.Tag("curvestream/CreatorFees")<CreatorFees, CreatorFeesShape>() {}
+
+/** The members every claim answer opens with. */
+type ClaimBase = Pick<FeeClaim, "mint" | "chain" | "dryRun" | "recipient" | "warnings" | "dust">
 
 const storage = storageFailure("fees", () => feeError("storage", "Internal error; nothing was recorded"))
 
@@ -117,7 +121,7 @@ export const make = (options: CreatorFeesOptions) =>
         return undefined
       }) as Effect.Effect<NotClaimableReason | undefined, FeeError | import("@effect/sql/SqlError").SqlError>
 
-    const amounts = (f: SolanaFeeRead) =>
+    const amounts = (f: SolanaFeeRead): ReadonlyArray<FeeAmount> =>
       f.owedRaw === 0n ? [] : [{ symbol: f.quoteSymbol, mint: f.quoteMint, decimals: f.quoteDecimals, amountRaw: f.owedRaw.toString() }]
 
     /** Hood: why the streamer's fees cannot be claimed now, before gas (undefined: they may be). */
@@ -146,26 +150,28 @@ export const make = (options: CreatorFeesOptions) =>
         return { reason, claimable, prepared }
       })
 
-    const hoodAmounts = (fees: HoodFeeRead) =>
+    const unreadable = (token: { chain: string; mint: string }): UnreadableFeeEntry => ({ mint: token.mint, chain: token.chain, unreadable: true })
+
+    const hoodAmounts = (fees: HoodFeeRead): ReadonlyArray<FeeAmount> =>
       fees.assets.filter((a) => a.amountRaw > 0n).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
 
     const hoodEntry = (caller: FeeCaller, token: { chain: string; mint: string }) =>
       Effect.gen(function* () {
         const fees = hood === undefined ? undefined : yield* hood.readFees(token.mint)
-        if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
+        if (fees === undefined) return unreadable(token)
         return {
           ...entryOf(token, fees, (yield* hoodClaimPlan(caller, fees, token.mint)).reason, hoodAmounts(fees)),
           ...(fees.lpPosition !== undefined ? { lpPosition: fees.lpPosition } : {})
-        }
-      }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
+        } satisfies FeeEntry as FeeEntry | UnreadableFeeEntry
+      }).pipe(Effect.catchTag("FeeError", () => Effect.succeed(unreadable(token))))
 
     /** A fee entry (2.5). */
     const entryOf = (
       token: { chain: string; mint: string },
       fees: { symbol: string; name: string; recipient: string },
       reason: NotClaimableReason | undefined,
-      claimableAmounts: ReadonlyArray<Record<string, unknown>>
-    ) => ({
+      claimableAmounts: ReadonlyArray<FeeAmount>
+    ): FeeEntry => ({
       mint: token.mint,
       chain: token.chain,
       symbol: fees.symbol,
@@ -180,9 +186,9 @@ export const make = (options: CreatorFeesOptions) =>
       Effect.gen(function* () {
         if (token.chain !== "solana") return yield* hoodEntry(caller, token)
         const fees = yield* solana.readFees(token.mint)
-        if (fees === undefined) return { mint: token.mint, chain: token.chain, unreadable: true }
-        return entryOf(token, fees, yield* assess(caller, fees, token.mint), amounts(fees))
-      }).pipe(Effect.catchTag("FeeError", () => Effect.succeed({ mint: token.mint, chain: token.chain, unreadable: true })))
+        if (fees === undefined) return unreadable(token)
+        return entryOf(token, fees, yield* assess(caller, fees, token.mint), amounts(fees)) as FeeEntry | UnreadableFeeEntry
+      }).pipe(Effect.catchTag("FeeError", () => Effect.succeed(unreadable(token))))
 
     const list: CreatorFeesShape["list"] = (caller, page) =>
       storage(
@@ -195,7 +201,7 @@ export const make = (options: CreatorFeesOptions) =>
           const shown = rows.slice(0, limit)
           const tokens = yield* Effect.forEach(shown, (t) => entry(caller, t), { concurrency: 8 })
           const isDone = rows.length <= limit
-          return { success: true, tokens, continueCursor: isDone ? null : (shown.at(-1)?.mint ?? null), isDone }
+          return { tokens, continueCursor: isDone ? null : (shown.at(-1)?.mint ?? null), isDone } satisfies FeeList
         }).pipe(Effect.withSpan("CreatorFees.list"))
       )
 
@@ -226,7 +232,7 @@ export const make = (options: CreatorFeesOptions) =>
           const fees = yield* solana.readFees(mint)
           if (fees === undefined) return yield* feeError("chain_unavailable", `the fee vault of ${mint} is not readable`, { retryable: true })
           const reason = yield* assess(caller, fees, mint)
-          const base = { success: true, mint, chain: "solana", dryRun, recipient: fees.recipient, warnings: [] as string[] }
+          const base: ClaimBase = { mint, chain: "solana", dryRun, recipient: fees.recipient, warnings: [] }
           if (dryRun) {
             return {
               ...base,
@@ -234,7 +240,7 @@ export const make = (options: CreatorFeesOptions) =>
               ...(reason !== undefined ? { reason } : {}),
               claimed: amounts(fees).map((a) => ({ ...a, txHash: null })),
               remaining: []
-            }
+            } satisfies FeeClaim
           }
           if (reason !== undefined) {
             return yield* feeError("not_claimable", `The fees of ${mint} cannot be claimed now: ${reason}`, { details: { reason } })
@@ -243,7 +249,7 @@ export const make = (options: CreatorFeesOptions) =>
         }).pipe(Effect.withSpan("CreatorFees.claim"))
       )
 
-    const send = (caller: FeeCaller, mint: string, fees: SolanaFeeRead, base: Record<string, unknown>) =>
+    const send = (caller: FeeCaller, mint: string, fees: SolanaFeeRead, base: ClaimBase) =>
       Effect.gen(function* () {
         const built = yield* solana.buildClaim(mint, fees)
         const signed = yield* provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(
@@ -268,7 +274,7 @@ export const make = (options: CreatorFeesOptions) =>
           claimed: amounts({ ...fees, owedRaw: paidRaw }).map((a) => ({ ...a, txHash: signed.signature })),
           remaining: after._tag === "Right" && after.right !== undefined ? amounts(after.right) : [],
           outcome: outcomeOf([{ status }])
-        }
+        } satisfies FeeClaim
       })
 
     const claimHood = (caller: FeeCaller, mint: string, dryRun: boolean) =>
@@ -280,7 +286,7 @@ export const make = (options: CreatorFeesOptions) =>
         const dust = fees.assets.filter((a) => a.amountRaw > 0n && !hood.aboveDust(a, fees.gasPrice)).map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString() }))
         const wallet = fees.recipient as `0x${string}`
         const notSent = claimable.map((a) => ({ operation: "claim", target: options.hood!.feeSplitter, txHash: null, status: "not_sent" as const, asset: a }))
-        const base = { success: true, mint, chain: "hood", dryRun, recipient: fees.recipient, warnings: [] as string[], dust }
+        const base: ClaimBase = { mint, chain: "hood", dryRun, recipient: fees.recipient, warnings: [], dust }
         const callsOut = (calls: ReadonlyArray<{ operation: string; target: string; txHash: string | null; status: CallStatus }>) =>
           calls.map(({ operation, target, txHash, status }) => ({ operation, target, txHash, status }))
         if (dryRun) {
@@ -291,12 +297,12 @@ export const make = (options: CreatorFeesOptions) =>
             claimed: claimable.map((a) => ({ symbol: a.symbol, mint: a.mint, decimals: a.decimals, amountRaw: a.amountRaw.toString(), txHash: null })),
             remaining: [],
             calls: callsOut(notSent),
-            outcome: "not_started"
+            outcome: "not_started" as const
           }
         }
         if (reason !== undefined) return yield* feeError("not_claimable", `The fees of ${mint} cannot be claimed now: ${reason}`, { details: { reason } })
         if (yield* hood.unsettled(wallet)) {
-          return { ...base, warnings: ["an earlier transaction of the wallet is unsettled; nothing was sent"], claimed: [], remaining: hoodAmounts(fees), calls: callsOut(notSent), outcome: "not_started" }
+          return { ...base, warnings: ["an earlier transaction of the wallet is unsettled; nothing was sent"], claimed: [], remaining: hoodAmounts(fees), calls: callsOut(notSent), outcome: "not_started" as const }
         }
         const calls = yield* exclusively(mint, hood.send(caller.accountId, prepared!))
         const after = yield* Effect.either(hood.readFees(mint))

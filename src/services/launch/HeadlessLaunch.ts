@@ -54,7 +54,17 @@ import { errorCodeOf, fromHood, fromLedger, fromProvider, fromSolana, fromWallet
 import { canonicalBody } from "./request/CanonicalBody.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "./request/LaunchRequest.js"
 import { exclusiveEligibility, fetchImages, launchStorage, launchHoldings } from "./internal/LaunchGates.js"
-import { attribute, confirmedWrites, curveTermsOf, failedWrites, jobRecord, solanaLaunchResult } from "./internal/LaunchRecords.js"
+import {
+  attribute,
+  confirmedWrites,
+  curveTermsOf,
+  failedWrites,
+  hoodFeePaid,
+  jobRecord,
+  solanaLaunchResult,
+  storedDevBuy,
+  type StoredDevBuy
+} from "./internal/LaunchRecords.js"
 import { SolanaLaunch, type SolanaLaunched, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import { SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 import { decodeStoredRequest, encodeStoredRequest } from "./StoredRequest.js"
@@ -334,7 +344,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         onSend: (token: `0x${string}`) => fenced(a.ref, attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token)),
         also: fenced(a.ref, (record: LaunchRecord) =>
           record.state === "confirmed"
-            ? confirmedAlso(a.resolved.keyId, hoodFee(record), (record.result as Record<string, unknown> | null)?.devBuy)(record)
+            ? confirmedAlso(a.resolved.keyId, hoodFeePaid(storedDevBuy(record.result)), record.result?.devBuy)(record)
             : failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record))
       }
       return (resumed ? hood.recover(input) : hood.launch(input)).pipe(
@@ -346,12 +356,6 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         }),
         storage("recording the Hood launch")
       )
-    }
-
-    const hoodFee = (record: LaunchRecord) => {
-      const fee = ((record.result as Record<string, unknown> | null)?.devBuy as { fee?: { feeRaw?: string } } | undefined)?.fee
-      const outcome = ((record.result as Record<string, unknown> | null)?.devBuy as { feeOutcome?: string } | undefined)?.feeOutcome
-      return fee?.feeRaw !== undefined && outcome === "landed" ? { quoteAsset: "eth", feeRaw: BigInt(fee.feeRaw) } : null
     }
 
     const run = (a: Attempt, resumed: boolean): Effect.Effect<StoredResult, LaunchError> =>
@@ -502,9 +506,8 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
         if (row === undefined || row.path !== "headless") {
           return yield* launchFailure("job_not_found", "No launch job with this clientLaunchId on this account", { retryable: false })
         }
-        const stored = row.result as Record<string, unknown> | null
         const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
-        const devBuy = live ?? stored?.devBuy
+        const devBuy = live ?? storedDevBuy(row.result)
         return jobRecord(row, {}, row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
       })
 
@@ -559,14 +562,11 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
   })
 
 /** 2.7's `devBuy` on a Hood job: outcome, pending signature, fee outcome (of the live report or the stored result). */
-const devBuyFields = (d: unknown): Record<string, unknown> => {
-  const v = d as Record<string, unknown>
-  return {
-    outcome: v.outcome ?? null,
-    pendingSignature: v.pendingSignature ?? null,
-    feeOutcome: v.feeOutcome ?? null
-  }
-}
+const devBuyFields = (v: Pick<StoredDevBuy, "outcome" | "pendingSignature" | "feeOutcome">) => ({
+  outcome: v.outcome ?? null,
+  pendingSignature: v.pendingSignature ?? null,
+  feeOutcome: v.feeOutcome ?? null
+})
 
 
 /** Scoped: background runs live as long as the layer. */

@@ -64,7 +64,7 @@ import type { BookedLeg } from "./AtomicBookings.js"
 import { bundleIo, decodeStoredBuild, encodeStoredBuild, resumeBundle, type StoredBundleBuild } from "./BundleResume.js"
 import { makeRunner } from "./BundleRunner.js"
 import { type BundleRow, findBundle, findBundleOfAttempt, insertBundle, reserveHolds, unsettledBundles, windowUsedUsdMicros } from "./BundleStore.js"
-import { type BundleIdentity, bundleRecord, submitOutcome } from "./BundleViews.js"
+import { type BundleIdentity, bundleRecord, type SubmitOutcome, submitOutcome } from "./BundleViews.js"
 import { type Ladder, priceLadder } from "./PricingLadder.js"
 import { gateBundle, type GateLeg, type GateResult, holdsOf } from "./SpendGate.js"
 import { checkSubmittedLegs } from "./SubmitCheck.js"
@@ -94,7 +94,7 @@ export type AtomicBuildAnswer =
   /** Same id and body already confirmed: the stored launch result. */
   | { readonly _tag: "Replay"; readonly result: StoredResult }
 
-export type AtomicSubmitAnswer = { readonly status: 200 | 502; readonly body: Record<string, unknown> }
+export type AtomicSubmitAnswer = SubmitOutcome
 
 export interface AtomicLaunchShape {
   readonly build: (caller: AtomicCaller, body: AtomicLaunchBody) => Effect.Effect<AtomicBuildAnswer, LaunchError>

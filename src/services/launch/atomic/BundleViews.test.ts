@@ -1,7 +1,8 @@
 /**
  * The bundle record (2.8) and submit answers (2.4) read off the BundleActor's state: null and
- * nothing to answer before a send; the same 502 `timeout` while unknown; 200 `landed` with
- * `booking {state, missing}` while owed and once booked; 502 `failed` after a failed or dead send;
+ * nothing to answer before a send; the same not-landed `timeout` while unknown (the route's 502);
+ * `landed` with `booking {state, missing}` while owed and once booked (200); not-landed `failed`
+ * after a failed or dead send;
  * reverted legs under `chainOutcome`.
  */
 import { describe, expect, it } from "vitest"
@@ -31,14 +32,14 @@ describe("bundle views", () => {
 
   it("sent and unknown: the same 502 timeout on every repeat", () => {
     const s = fold([...sent, { _tag: "EngineUnknown", detail: "lost", atMs: at }])
-    expect(submitOutcome(id, s)).toEqual({ status: 502, body: { status: "timeout", bundleId: "b1", retryable: false } })
+    expect(submitOutcome(id, s)).toEqual({ landed: false, body: { status: "timeout", bundleId: "b1", retryable: false } })
     expect(bundleRecord(id, s)).toMatchObject({ operatorState: "execution_unknown", unknownPhases: ["send"], lastError: "lost", lastErrorPhase: "engine" })
   })
 
   it("landed with a reverted leg: 200 landed, booking owed then booked; revertedLegs reported", () => {
     const landed = fold([...sent, { _tag: "EngineLanded", slot: 42n, legErrors: [null, "SLIPPAGE_EXCEEDED"], atMs: at }])
     expect(submitOutcome(id, landed)).toEqual({
-      status: 200,
+      landed: true,
       body: { status: "landed", bundleId: "b1", mint: "M1", signatures: ["L", "B1", "B2"], booking: { state: "landed_pending_booking", missing: ["token", "finalization", "launch", "buy:t1"] } }
     })
     const booked = fold((["token", "launch", "finalization", "buy:t1"] as const).map((item) => ({ _tag: "Booked", item, atMs: at })), landed)

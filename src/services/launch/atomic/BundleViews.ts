@@ -56,18 +56,19 @@ export const bundleRecord = (id: BundleIdentity, s: BundleState) => ({
   recoveryAttempts: s.recoveryAttempts
 })
 
+/** A sent bundle's submit answer: it landed, or it did not (timed out or failed); the route picks the status. */
 export type SubmitOutcome =
-  | { readonly status: 200; readonly body: Record<string, unknown> }
-  | { readonly status: 502; readonly body: Record<string, unknown> }
+  | { readonly landed: true; readonly body: Record<string, unknown> }
+  | { readonly landed: false; readonly body: Record<string, unknown> }
 
 /** Spec 2.4's submit answer for a bundle that was sent; undefined while it was not. */
 export const submitOutcome = (id: BundleIdentity, s: BundleState): SubmitOutcome | undefined => {
   const answer = submitAnswer(s)
   if (answer === null) return undefined
-  if (answer !== "landed") return { status: 502, body: { status: answer, bundleId: id.bundleId, retryable: false } }
+  if (answer !== "landed") return { landed: false, body: { status: answer, bundleId: id.bundleId, retryable: false } }
   const missing = missingItems(s)
   return {
-    status: 200,
+    landed: true,
     body: {
       status: "landed",
       bundleId: id.bundleId,

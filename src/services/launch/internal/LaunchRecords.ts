@@ -7,7 +7,7 @@
  * launch reads the same whichever path made it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import type { AgentLaunches } from "../../../../actors/AgentLaunches.js"
 import { type Chain, normalizeAddress } from "../../../domain/Chain.js"
 import { curveTerms } from "../../../domain/CurveMath.js"
@@ -100,6 +100,29 @@ export const hoodLaunchResult = (
   nextBuy: { market: created.curve, quoteAsset: request.quoteAsset, marketStateUrl: `/api/v1/markets/hood/${created.token}` },
   ...(devBuy !== null ? { devBuy } : {})
 })
+
+/**
+ * The dev-buy report a stored Hood launch result carries (`hoodLaunchResult`'s `devBuy`), as far as
+ * the engine reads it back: its outcomes and the platform fee. Decoded, so a stored row of another
+ * shape reads as no dev buy instead of a wrong one.
+ */
+const StoredDevBuy = Schema.Struct({
+  outcome: Schema.optional(Schema.NullOr(Schema.String)),
+  pendingSignature: Schema.optional(Schema.NullOr(Schema.String)),
+  feeOutcome: Schema.optional(Schema.NullOr(Schema.String)),
+  fee: Schema.optional(Schema.NullOr(Schema.Struct({ feeRaw: Schema.optional(Schema.String) })))
+})
+export type StoredDevBuy = typeof StoredDevBuy.Type
+
+const decodeDevBuy = Schema.decodeUnknownOption(StoredDevBuy)
+
+/** The dev buy of a stored launch result; undefined when it has none. */
+export const storedDevBuy = (result: StoredResult | null): StoredDevBuy | undefined =>
+  result?.devBuy === undefined || result.devBuy === null ? undefined : Option.getOrUndefined(decodeDevBuy(result.devBuy))
+
+/** The platform fee a confirmed Hood launch's dev buy paid (its fee leg landed), or null. */
+export const hoodFeePaid = (devBuy: StoredDevBuy | undefined): { readonly quoteAsset: "eth"; readonly feeRaw: bigint } | null =>
+  devBuy?.fee?.feeRaw !== undefined && devBuy.feeOutcome === "landed" ? { quoteAsset: "eth", feeRaw: BigInt(devBuy.fee.feeRaw) } : null
 
 export interface Attribution {
   readonly accountId: string
