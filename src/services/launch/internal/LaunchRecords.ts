@@ -127,7 +127,9 @@ export const attribute =
         INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
         VALUES (${a.chain}, ${mint}, ${a.accountId}, ${a.keyId}, ${record.clientLaunchId}, ${a.path}, ${a.visibility}, ${at})
         ON CONFLICT (chain, mint) DO NOTHING`
-      yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
+      // Only a production launch is presented as this service's agent launch (`isAgent`, `viaAgentKey`); one promoted
+      // to production later (3.2) is added by `LaunchVisibility`'s follow.
+      if (a.visibility === "production") yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
     })
 
 export interface ConfirmedWrites {
