@@ -570,7 +570,10 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
               nowMs
             )
             yield* reserveHolds({ bundleId, keyId: caller.keyId, accountId: caller.accountId, asset: request.quoteAsset }, holdsOf(gateLegs, usdOf), nowMs)
-            yield* attribute({ accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden" }, deps.agentLaunches)(record)
+            yield* attribute(
+              { accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility },
+              deps.agentLaunches
+            )(record)
           })
 
         const admission: Effect.Effect<{ readonly _tag: "Accepted" | "Replay"; readonly result?: StoredResult }, LaunchError | SqlError | LaunchLedgerError> = rebuild
