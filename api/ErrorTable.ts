@@ -74,6 +74,8 @@ const KeyRows: Rows<KeyError> = {
   access_unavailable: { code: "SWAP_FAILED", status: 503, retryable: true },
   spend_limit_exceeded: { code: "SPEND_LIMIT_EXCEEDED" },
   tx_limit_reached: { code: "KEY_LIMIT_REACHED" },
+  /** The spec names no code for a paused key: the per-account switch's answer (agent features off), per key. */
+  paused: { code: "VALIDATION_FAILED", status: 403, reason: "key_paused", retryable: false },
   storage: { code: "INTERNAL" }
 }
 

@@ -17,9 +17,10 @@
  * flushed), the localnet, the bus (pending appends flushed, offsets written), ClickHouse and
  * PostgreSQL.
  */
+import * as LaunchVisibility from "./services/launch/LaunchVisibility.js"
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
@@ -522,6 +523,8 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
     const bus = yield* Bus
     const index = yield* MarketIndex
     const agentLaunches = yield* AgentLaunchRegistry
+    // Followed for the listener's lifetime (its scope): the recorded visibility the public reads apply.
+    const launchVisibility = Context.get(yield* Layer.build(LaunchVisibility.layer()), LaunchVisibility.LaunchVisibilityRegistry)
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const nowMs = () => Date.now()
     const accounts = yield* accountStackApi({ nowMs })
@@ -548,7 +551,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches }),
+        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches, launchVisibility }),
         ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
         ...tradeQuoteRoutes({
           index,
@@ -558,7 +561,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           hoodPools: viemPoolSource(hoodPublicClient(hood.chain, hood.rpcUrl)),
           creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) }
         }),
-        ...agentRoutes({ sql, clickhouse, index, agentLaunches, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
+        ...agentRoutes({ sql, clickhouse, index, agentLaunches, launchVisibility, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
         ...launchRoutes({
           enabled: config.launch.enabled,
           agentAuth: accounts.agentAuth,

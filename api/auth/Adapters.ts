@@ -77,7 +77,8 @@ export const makeWalletAuthenticate = (deps: WalletAuthDeps): Authenticate => {
       const kinds = need.credentials.includes("device") || !need.credentials.includes("session") ? "sessionOrDevice" : "session"
       return Effect.flatMap(deps.ownerAuth.owner(headers, kinds), ownerToWalletPrincipal)
     }
-    return Effect.map(deps.agentAuth.authenticate(headers, need.scope !== undefined ? { scopes: [need.scope] } : {}), agentToWalletPrincipal)
+    const req = { ...(need.scope !== undefined ? { scopes: [need.scope] } : {}), ...(need.whilePaused !== undefined ? { whilePaused: need.whilePaused } : {}) }
+    return Effect.map(deps.agentAuth.authenticate(headers, req), agentToWalletPrincipal)
   }
 }
 

@@ -8,6 +8,11 @@
  *   missing scope                                            → 403 SCOPE_MISSING
  *   plan below the route's tier                              → 403 TIER_REQUIRED
  *   test key on a rail with no test mode                     → 403 TEST_ENVIRONMENT_FORBIDDEN
+ *   paused key, on a route that does not allow it            → 403 VALIDATION_FAILED, reason key_paused
+ *
+ * A paused key (the owner's `PATCH /agent/keys/{prefix}` `{paused: true}`) is refused unless the
+ * route says `whilePaused: "allow"`: a new route stops a paused key until it is decided otherwise.
+ * What a paused key may still do is in docs/decisions.md ("Pausing a key").
  *
  * Hot path: the key row comes from `KeyStore`'s bounded LRU (2 s TTL), verification is one
  * SHA-256 and a constant-time compare, the tier is cached per account; a warm request runs no
@@ -16,12 +21,13 @@
  * in tracked keys.
  */
 import { Effect } from "effect"
-import { storageRefusal } from "../ErrorTable.js"
+import { storageRefusal, toApiError } from "../ErrorTable.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import type { PlanId } from "../../src/domain/Plans.js"
 import { tierAtLeast } from "../../src/services/accounts/Tier.js"
 import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
+import { keyError } from "../../src/services/keys/KeyError.js"
 import { effectiveCaps } from "../../src/services/keys/KeyRules.js"
 import { keyStatus } from "../../src/services/keys/KeyRepository.js"
 import type { KeyEntry, KeyStoreShape } from "../../src/services/keys/KeyStore.js"
@@ -39,7 +45,12 @@ export interface AgentAuthRequirements {
   readonly testKeys?: "allow" | "forbid"
   /** Counts against the plan's uploads per minute too (image upload). */
   readonly upload?: boolean
+  /** `allow` for the routes a paused key may still use (reads, narrowing itself, confirmations, creator-fee claims). Default `refuse`. */
+  readonly whilePaused?: "allow" | "refuse"
 }
+
+/** The requirement a route a paused key may still use adds. */
+export const WHILE_PAUSED: Pick<AgentAuthRequirements, "whilePaused"> = { whilePaused: "allow" }
 
 export interface AgentAuth {
   /** Authenticates `x-api-key` from the request's headers (lower-case names). */
@@ -122,6 +133,9 @@ export const makeAgentAuth = (options: AgentAuthOptions): AgentAuth => {
         }
         if (req.testKeys === "forbid" && key.environment === "test") {
           return Effect.fail(apiError("TEST_ENVIRONMENT_FORBIDDEN", "Test keys cannot use this rail; it has no test mode"))
+        }
+        if (key.paused && req.whilePaused !== "allow") {
+          return Effect.fail(toApiError(keyError("paused", "This key is paused by its owner; resume it to use this route")))
         }
         return Effect.succeed<AgentPrincipal>({ _tag: "agent", accountId: account.id, key, account, tier, plan, caps })
       })

@@ -14,6 +14,7 @@
  * Bounded: every cache has a maximum of keys; the cohorts read at most `PUBLISHED_SCAN_MAX`
  * published profiles, `COHORT_READ_CONCURRENCY` at a time.
  */
+import type { LaunchVisibilityRead } from "../../src/services/launch/LaunchVisibility.js"
 import type { AgentLaunchesRead } from "../../actors/AgentLaunches.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
@@ -61,6 +62,8 @@ export interface AgentRoutesOptions {
   readonly index: MarketIndexShape
   /** Which markets were launched through an agent key (`launchesViaApi`); none when absent. */
   readonly agentLaunches?: AgentLaunchesRead
+  /** Launches recorded with a visibility other than `production`: not counted in the public agent record. */
+  readonly launchVisibility?: LaunchVisibilityRead
   readonly prices: PriceSourceShape
   readonly tiers: TierServiceShape
   readonly wallets: AccountWalletsShape
@@ -326,7 +329,9 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     let n = 0
     for (const core of index.markets()) {
       const creator = core.identity.creator
-      if (core.chain === "hood" ? hood.has(creator.toLowerCase()) : solana.has(creator)) n++
+      if (core.chain === "hood" ? hood.has(creator.toLowerCase()) : solana.has(creator)) {
+        if (options.launchVisibility?.restricted(core.chain, core.mint) === undefined) n++
+      }
     }
     return n
   }

@@ -14,7 +14,7 @@ import type { AtomicCaller, AtomicLaunchShape, AtomicSubmitInput } from "../../s
 import { fromRequest } from "../../src/services/launch/LaunchError.js"
 import { decodeAtomicLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
-import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
 import { errorReply, json, type Request } from "../Http.js"
@@ -94,7 +94,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
   const { agentAuth, launches, settings } = options
   const guard = options.enabled ? undefined : () => disabled()
   const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write", "swap:write"], testKeys: "forbid" })
-  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"] })
+  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"], ...WHILE_PAUSED })
 
   const build = route({
     method: "POST",

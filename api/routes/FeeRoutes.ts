@@ -9,7 +9,7 @@ import { Effect, Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { type CreatorFeesShape, FEE_PAGE_DEFAULT, FEE_PAGE_MAX, type FeeCaller } from "../../src/services/fees/CreatorFees.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
 import { json } from "../Http.js"
@@ -62,7 +62,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING (account:read or launch:write)" }
     },
-    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
+    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"], ...WHILE_PAUSED }),
     handler: (_req, { limit, cursor }, principal) => mapFailure(fees.list(callerOf(principal), { limit, cursor })).pipe(Effect.map((body) => json(200, { success: true, ...body })))
   })
 
@@ -85,7 +85,8 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
       429: { description: "RATE_LIMITED" },
       500: { description: "FEE_CLAIM_FAILED with stage and signature; read fees before retrying" }
     },
-    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid" }),
+    // Spec document 2, 4.3 rule 5: a paused key can still claim creator fees.
+    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid", ...WHILE_PAUSED }),
     handler: (_req, { mint, body }, principal) => {
       // A dry run claims nothing: it does not count toward the six a minute.
       const take = body.dryRun ? Effect.void : takeAccountWrite(options.claimWindow, principal.accountId, nowMs(), "fee claims")

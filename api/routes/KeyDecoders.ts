@@ -106,11 +106,15 @@ export const decodeIssueBody = (body: unknown, nowMs: number): Decoded<IssueRequ
   }
 }
 
-const PATCH_FIELDS = ["label", "avatar", "txLimit", "clearTxLimit"] as const
+const PATCH_FIELDS = ["label", "avatar", "txLimit", "clearTxLimit", "paused"] as const
 
-/** Exactly one of `{label}`, `{avatar}`, `{txLimit}`, `{clearTxLimit: true}`; nothing else. */
+/**
+ * Exactly one of `{label}`, `{avatar}`, `{txLimit}`, `{clearTxLimit: true}`, `{paused: boolean}`;
+ * nothing else. `paused` is ours (the spec shows the flag and no route that sets it; see
+ * docs/decisions.md, "Pausing a key").
+ */
 export const decodePatchBody = (body: unknown): Decoded<PatchRequest> => {
-  if (!isObject(body)) return validationFailed("body", "Body must be a JSON object with exactly one of label, avatar, txLimit, clearTxLimit")
+  if (!isObject(body)) return validationFailed("body", `Body must be a JSON object with exactly one of ${PATCH_FIELDS.join(", ")}`)
   const keys = Object.keys(body)
   const other = keys.find((k) => !(PATCH_FIELDS as ReadonlyArray<string>).includes(k))
   if (other !== undefined) return validationFailed(other, `'${other}' cannot be changed; PATCH takes exactly one of ${PATCH_FIELDS.join(", ")}`)
@@ -135,6 +139,8 @@ export const decodePatchBody = (body: unknown): Decoded<PatchRequest> => {
     }
     case "clearTxLimit":
       return value === true ? { _tag: "txLimit", txLimit: null } : validationFailed("clearTxLimit", "clearTxLimit must be true")
+    case "paused":
+      return typeof value === "boolean" ? { _tag: "paused", paused: value } : validationFailed("paused", "paused must be true (pause) or false (resume)")
   }
 }
 

@@ -12,7 +12,7 @@ import type { TierServiceShape } from "../../src/services/accounts/TierService.j
 import type { KeyServiceShape } from "../../src/services/keys/KeyService.js"
 import type { AgentPrincipal, OwnerPrincipal, SessionPrincipal } from "../../src/services/keys/Principals.js"
 import { AccessLevels, PublicScopes } from "../../src/services/keys/Scopes.js"
-import { type AgentAuth, API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
+import { type AgentAuth, API_KEY_HEADER, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, bearerToken, type OwnerAuth } from "../auth/OwnerAuth.js"
 import { mapFailure } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
@@ -57,8 +57,9 @@ const PatchBody = Schema.Union(
   Schema.Struct({ label: Schema.String }),
   Schema.Struct({ avatar: Schema.NullOr(Schema.String) }),
   Schema.Struct({ txLimit: TxLimitSchema }),
-  Schema.Struct({ clearTxLimit: Schema.Literal(true) })
-).annotations({ identifier: "KeyPatchBody", description: "Exactly one field" })
+  Schema.Struct({ clearTxLimit: Schema.Literal(true) }),
+  Schema.Struct({ paused: Schema.Boolean })
+).annotations({ identifier: "KeyPatchBody", description: "Exactly one field; `paused: true` pauses the key, `false` resumes it" })
 const AccessBody = Schema.Struct({
   access: Schema.Literal(...AccessLevels),
   dryRun: Schema.optional(Schema.Boolean),
@@ -92,7 +93,8 @@ const historyQuery = {
 export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
   const { keys, ownerAuth, agentAuth, tiers } = deps
   const owner = (req: Request) => ownerAuth.owner(req.headers, "sessionOrDevice")
-  const agent = (req: Request) => agentAuth.authenticate(req.headers)
+  /** Every agent-key route here is one a paused key may use: it reads, or makes the key safer (narrows, tightens). */
+  const agent = (req: Request) => agentAuth.authenticate(req.headers, WHILE_PAUSED)
   /** A bearer credential means an owner; otherwise the agent key. */
   const ownerOrAgent = (req: Request): Effect.Effect<OwnerPrincipal | AgentPrincipal, ApiError> =>
     bearerToken(req.headers) !== undefined ? owner(req) : agent(req)
@@ -141,13 +143,13 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       method: "PATCH",
       path: "/api/v1/agent/keys/{prefix}",
       operationId: "patchAgentKey",
-      summary: "Change exactly one of label, avatar, txLimit, clearTxLimit",
+      summary: "Change exactly one of label, avatar, txLimit, clearTxLimit, paused (pause or resume the key)",
       tags,
       headers: HEADERS,
       auth: "session",
       pathParams: prefixPath,
       body: decodedBody({ schema: PatchBody, maxBytes: 4 * 1024, decode: decodePatchBody }),
-      responses: { 200: ok("The updated row"), ...errors(400, 401, 404) },
+      responses: { 200: ok("The updated row"), ...errors(400, 401, 404, 409) },
       authenticate: owner,
       handler: (_req, { body, prefix }, o) => reply(keys.patch(o, prefix, body))
     }),
@@ -269,7 +271,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "agentKey",
       responses: { 200: ok("Tier snapshot"), ...errors(401, 429) },
       authenticate: (req): Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =>
-        bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers),
+        bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers, WHILE_PAUSED),
       handler: (_req, _input, p) =>
         Effect.flatMap(p._tag === "agent" ? Effect.succeed(p.account) : keysAccount(p.accountId), (account) => reply(tiers.snapshot(account, deps.nowMs())))
     })

@@ -18,7 +18,7 @@ import type { LaunchRef } from "../../src/services/launch/LaunchLedger.js"
 import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
-import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
 import { errorReply, json, type Reply, type Request } from "../Http.js"
@@ -83,7 +83,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
   const { agentAuth, launches, images, settings } = options
   const guard = options.enabled ? undefined : () => disabled()
   const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"] })
-  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"] })
+  const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"], ...WHILE_PAUSED })
   const launchBody = decodedBody({ schema: LaunchRequestWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body })
 
   /** The launch body with the caller's key environment (test keys: general rule 7). */

@@ -7,6 +7,7 @@
  * The quote prices through `CurveMath` on the market's latest reserves, the same functions the
  * chain program executes, so a quote equals the fill of a trade landing on that state.
  */
+import type { LaunchVisibilityRead } from "../../src/services/launch/LaunchVisibility.js"
 import type { AgentLaunchesRead } from "../../actors/AgentLaunches.js"
 import { Schema } from "effect"
 import type { ChainId } from "../../ingest/ChainEvent.js"
@@ -38,6 +39,8 @@ export interface MarketRoutesOptions {
   readonly curveProgram: string
   /** Which markets were launched through an agent key (verify's `viaAgentKey`); none when absent. */
   readonly agentLaunches?: AgentLaunchesRead
+  /** Launches recorded with a visibility other than `production` (verify and the market record read them). */
+  readonly launchVisibility?: LaunchVisibilityRead
   /** The finalstretch read is `stale` when the chain clock is older than this. */
   readonly staleAfterMs?: number
   /** Quotes per minute per client (spec: 120; benchmarks raise it to measure the route, not the refusal). */
@@ -183,6 +186,16 @@ const FEED_GRAMMAR = [
   "since_seq: rows changed since that cursor (reset: true with the whole list when it is too old)."
 ].join(" ")
 
+/**
+ * The market record of a launch recorded as `test`, `local` or `hidden`: the chain is public, so
+ * the market is served, but not as this service's launch (`candleLaunched: false`, no
+ * `launchpad`), as verify answers it. Rare (only such launches), so the cached JSON is rewritten.
+ */
+const notLaunchedHere = (json: string): string => {
+  const record = JSON.parse(json) as Record<string, unknown>
+  return JSON.stringify({ ...record, candleLaunched: false, launchpad: null })
+}
+
 export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteDef> => {
   const { index, nowMs } = options
   const quoteLimit = options.quoteLimitPerMin ?? QUOTE_LIMIT_PER_MIN
@@ -214,7 +227,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
         status: 200,
         contentType: JSON_CONTENT_TYPE,
         headers: [["Cache-Control", MARKET_CACHE]],
-        body: `{"success":true,"market":${record.json}}`
+        body: `{"success":true,"market":${options.launchVisibility?.restricted(chain, mint) === undefined ? record.json : notLaunchedHere(record.json)}}`
       }
     }
   })
@@ -305,13 +318,14 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     auth: "public",
     pathParams: marketPath,
     responses: {
-      200: { description: "Verification; unknown mints answer {candleLaunched: false}", headers: ["Cache-Control"] },
+      200: { description: "Verification; unknown mints and launches recorded as test, local or hidden answer {candleLaunched: false}", headers: ["Cache-Control"] },
       400: { description: "Invalid chain (VALIDATION_FAILED)" }
     },
     handler: (_req, { chain, mint: raw }) => {
       const core = ADDRESS_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
       const headers: ReadonlyArray<Header> = [["Cache-Control", VERIFY_CACHE]]
-      if (core === undefined) return json(200, { success: true, candleLaunched: false }, headers)
+      // Spec 2.9: "Unknown mint or non-production visibility: 200 with {candleLaunched: false}".
+      if (core === undefined || options.launchVisibility?.restricted(chain, core.mint) !== undefined) return json(200, { success: true, candleLaunched: false }, headers)
       const id = core.identity
       return json(
         200,

@@ -12,7 +12,7 @@ import { apiError } from "../../src/domain/ApiError.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import type { StakeAction } from "../../src/services/staking/StakingChain.js"
 import type { StakingCaller, StakingServiceShape } from "../../src/services/staking/StakingService.js"
-import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
 import { errorReply, json, type Reply } from "../Http.js"
@@ -84,7 +84,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       403: { description: "SCOPE_MISSING (account:read or launch:write)" },
       503: { description: "FEED_UNAVAILABLE: chain data unreadable (retryable)" }
     },
-    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"] }),
+    authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"], ...WHILE_PAUSED }),
     handler: (_req, _input, principal) => mapFailure(staking.positions(callerOf(principal))).pipe(Effect.map((body) => json(200, { success: true, ...body })))
   })
 
@@ -154,7 +154,8 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       409: { description: "VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending" },
       503: { description: "FEED_UNAVAILABLE" }
     },
-    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"] }),
+    // Confirmation records what already landed and sends nothing: neither the kill switch nor a pause stops it.
+    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], ...WHILE_PAUSED }),
     handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 

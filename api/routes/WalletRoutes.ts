@@ -90,6 +90,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
     (req: Request): Effect.Effect<Principal, ApiError> =>
       Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
   const keyOrSession = caller({ credentials: KEY_OR_SESSION })
+  /** The reads: a paused key may still use them. */
+  const reader = caller({ credentials: KEY_OR_SESSION, whilePaused: "allow" })
   const owner = caller({ credentials: OWNER })
   const importer = caller({ credentials: KEY_OR_SESSION, scope: "launch:write" })
 
@@ -103,7 +105,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
-      authenticate: keyOrSession,
+      authenticate: reader,
       handler: (_req, _input, p) => reply(wallets.list(p))
     }),
     route({
@@ -116,7 +118,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       query: challengeQuery,
       responses: { 200: { description: "`{success, chain, address, message}`", schema: Obj("LinkChallenge", "challenge") }, 400: Refusal },
-      authenticate: keyOrSession,
+      authenticate: reader,
       handler: (_req, { address: raw, chain }, p) => {
         const address = challengeAddress(chain, raw)
         return isApiError(address) ? Effect.fail(address) : Effect.succeed(json(200, { success: true, chain, address, message: wallets.linkChallenge(p, chain, address) }))

@@ -78,6 +78,8 @@ type KeyName =
   | "evmNotDelegated"
   | "evmRevoked"
   | "freeReader"
+  | "noSolanaWallet"
+  | "paused"
 
 interface Row {
   readonly name: string
@@ -106,6 +108,9 @@ let hostedImage = ""
 let localSolana = ""
 let localEvm = ""
 const keys = {} as Record<KeyName, string>
+let pausedPrefix = ""
+/** The mint of the accepted `base-launch` (the ledger's refusals). */
+let baseMint = ""
 /** Every id a refusal was given for, per account: the final check finds none of them recorded. */
 const refusedIds = new Map<string, Set<string>>()
 let seq = 0
@@ -124,6 +129,8 @@ const accountOf = (key: KeyName): Account => {
     case "rate":
     case "freeReader":
       return world.free
+    case "noSolanaWallet":
+      return world.noSolanaWallet
     default:
       return world.local
   }
@@ -233,7 +240,9 @@ beforeAll(async () => {
     PLAN_OVERRIDES: JSON.stringify({ max: { limits: { launchesPerDay: DAILY_CAP } } }),
     DEV_BUY_MAX_USDC_RAW: USDC_CEILING_RAW.toString(),
     // Above the local account's 10,000,000 svc: it is not eligible for `exclusive`.
-    EXCLUSIVE_HOLDER_PASS_SVC: "1000000000"
+    EXCLUSIVE_HOLDER_PASS_SVC: "1000000000",
+    // The reward-claim route answers 503 before authentication while staking is off.
+    AGENT_STAKING_ENABLED: "true"
   })
   const local = world.local
   keys.local = local.agentKey
@@ -242,7 +251,7 @@ beforeAll(async () => {
   keys.denied = (await world.issueKey(local, { embeddedWallet: "denied" })).key
   keys.readOnly = (await world.issueKey(local, { ...allowed, scopes: ["launch:read"] })).key
   keys.writeOnly = (await world.issueKey(local, { ...allowed, scopes: ["launch:write"] })).key
-  keys.expiring = (await world.issueKey(local, { ...allowed, expiresAt: Date.now() + 1_500 })).key
+  keys.expiring = (await world.issueKey(local, { ...allowed, expiresAt: Date.now() + 5_000 })).key
   const revoked = await world.issueKey(local, allowed)
   keys.revoked = revoked.key
   expect((await world.call("DELETE", `/api/v1/agent/keys/${revoked.keyPrefix}`, { bearer: local.sessionToken })).status).toBe(200)
@@ -252,6 +261,13 @@ beforeAll(async () => {
   keys.revokedDelegation = (await world.issueKey(world.revoked, allowed)).key
   keys.evmNotDelegated = (await world.issueKey(world.evmNotDelegated, allowed)).key
   keys.evmRevoked = (await world.issueKey(world.evmRevoked, allowed)).key
+  keys.noSolanaWallet = (await world.issueKey(world.noSolanaWallet, { ...allowed, scopes: ["launch:write", "launch:read", "swap:write"] })).key
+  // Paused by its owner (docs/decisions.md, "Pausing a key"); swap:write so the staking claim reaches the pause check.
+  const paused = await world.issueKey(local, { ...allowed, scopes: ["launch:write", "launch:read", "account:read", "swap:write"] })
+  keys.paused = paused.key
+  pausedPrefix = paused.keyPrefix
+  const pause = await world.call("PATCH", `/api/v1/agent/keys/${paused.keyPrefix}`, { bearer: local.sessionToken, body: { paused: true } })
+  expect([pause.status, pause.body.key?.paused], JSON.stringify(pause.body)).toEqual([200, true])
   // Webhook endpoint for the launch events (the outbox records a delivery per subscribed event).
   const hook = await world.call("POST", "/api/v1/agent/webhooks", {
     bearer: local.sessionToken,
@@ -268,7 +284,7 @@ beforeAll(async () => {
   const hoodDry = await post("dry-run", keys.local, hood("probe-hood"))
   expect(hoodDry.status, JSON.stringify(hoodDry.body)).toBe(200)
   localEvm = hoodDry.body.launchWallet
-}, 240_000)
+}, 480_000)
 
 afterAll(async () => {
   if (world !== undefined) {
@@ -594,6 +610,10 @@ describe("gates after the body (spec 1 rules 2 and 6, 2.1 images and exclusive, 
     { name: "embedded Solana wallet's delegation revoked", key: "revokedDelegation", body: (id) => base(id), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "embedded EVM wallet never delegated", key: "evmNotDelegated", body: (id) => hood(id), status: 403, code: "AGENT_WALLET_NOT_DELEGATED", retryable: true },
     { name: "embedded EVM wallet's delegation revoked", key: "evmRevoked", body: (id) => hood(id), status: 403, code: "DELEGATION_REVOKED", retryable: true },
+    // Spec 7: the headless route names no payer; no embedded wallet for the chain is AGENT_WALLET_NOT_EMBEDDED (403).
+    { name: "no embedded Solana wallet at all", key: "noSolanaWallet", body: (id) => base(id), status: 403, code: "AGENT_WALLET_NOT_EMBEDDED", retryable: false },
+    // docs/decisions.md, "Pausing a key": a paused key launches nothing, dry runs included (like the kill switch, per key).
+    { name: "a paused key", key: "paused", body: (id) => base(id), status: 403, code: "VALIDATION_FAILED", reason: "key_paused", retryable: false },
     { name: "delegation revoked, image to re-host", key: "revokedDelegation", routes: ["launch"], body: (id) => base(id, { imageUrl: remote("/square.png?fresh") }), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "async, delegation revoked", key: "revokedDelegation", routes: ["launch"], body: (id) => base(id, { async: true }), status: 403, code: "DELEGATION_REVOKED", retryable: true },
     { name: "async, key's embedded wallet denied", key: "denied", routes: ["launch"], body: (id) => base(id, { async: true }), status: 403, code: "EMBEDDED_WALLET_NOT_PERMITTED", retryable: false },
@@ -639,6 +659,7 @@ describe("the ledger's refusals and a failure after acceptance (spec 3.1, 7, 8)"
     const launched = await post("launch", keys.local, baseBody)
     expect(launched.status, JSON.stringify(launched.body)).toBe(200)
     const mint: string = launched.body.mint
+    baseMint = mint
     expect(await world.solanaAccountExists(mint)).toBe(true)
     const before = await chainState()
     for (const route of ["launch", "dry-run"] as const) {
@@ -704,6 +725,35 @@ describe("the ledger's refusals and a failure after acceptance (spec 3.1, 7, 8)"
     // A confirmed id still replays at the cap (no slot needed).
     const replay = await post("launch", keys.local, baseBody)
     expect(replay.status).toBe(200)
+  })
+})
+
+describe("AGENT_WALLET_MISSING (spec 7: main payer has no embedded wallet for the chain)", () => {
+  it("an atomic build whose creator is `{type: main}` on an account with no embedded Solana wallet: 400 AGENT_WALLET_MISSING naming the payer; nothing recorded", async () => {
+    const id = "atomic-no-solana-wallet"
+    const body = { ...base(id), payer: { type: "main" }, firstBuys: [{ payer: { type: "main" }, amountRaw: "10000000" }] }
+    const r = await world.call("POST", "/api/v1/launch/atomic/build", { key: keys.noSolanaWallet, body })
+    expectEnvelope(r, { status: 400, code: "AGENT_WALLET_MISSING", field: "payer", retryable: false })
+    await expectNothingRecorded("noSolanaWallet", id)
+  })
+})
+
+describe("a paused key (docs/decisions.md, \"Pausing a key\")", () => {
+  it("still reads its jobs and fees and claims creator fees (spec document 2, 4.3 rule 5); cannot claim staking rewards; resumed, it passes again", async () => {
+    const jobRead = await world.call("GET", job("never-used-by-the-paused-key"), { key: keys.paused })
+    expectEnvelope(jobRead, { status: 404, code: "JOB_NOT_FOUND", retryable: false })
+    expect((await world.call("GET", "/api/v1/agent/fees", { key: keys.paused })).status).toBe(200)
+    const claim = await world.call("POST", `/api/v1/agent/fees/${baseMint}/claim`, { key: keys.paused, body: { dryRun: true } })
+    expect([claim.status, claim.body.mint, claim.body.dryRun], JSON.stringify(claim.body)).toEqual([200, baseMint, true])
+    const reward = await world.call("POST", "/api/v1/agent/staking/rewards/rw_unknown/claim", { key: keys.paused })
+    expectEnvelope(reward, { status: 403, code: "VALIDATION_FAILED", reason: "key_paused", retryable: false })
+    const resume = await world.call("PATCH", `/api/v1/agent/keys/${pausedPrefix}`, { bearer: world.local.sessionToken, body: { paused: false } })
+    expect([resume.status, resume.body.key.paused]).toEqual([200, false])
+    expect((await world.call("POST", "/api/v1/agent/staking/rewards/rw_unknown/claim", { key: keys.paused })).status).toBe(404)
+    // Resumed, its launch dry run passes the pause and reaches the next gate (this file's daily cap is full by now).
+    const dry = await post("dry-run", keys.paused, base("resumed-dry-run"))
+    expect(dry.body.error?.reason, JSON.stringify(dry.body)).not.toBe("key_paused")
+    expect([200, 429]).toContain(dry.status)
   })
 })
 

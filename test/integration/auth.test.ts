@@ -34,6 +34,7 @@ const testRoutes = (api: AccountApi): ReadonlyArray<RouteDef> => {
     route("/test/self-signed", (req) => Effect.map(api.agentAuth.authenticate(req.headers, { scopes: ["launch:write"], minTier: "pro" }), ok)),
     route("/test/atomic", (req) => Effect.map(api.agentAuth.authenticate(req.headers, { testKeys: "forbid" }), ok)),
     route("/test/upload", (req) => Effect.map(api.agentAuth.authenticate(req.headers, { upload: true }), ok)),
+    route("/test/read-while-paused", (req) => Effect.map(api.agentAuth.authenticate(req.headers, { scopes: ["launch:read"], whilePaused: "allow" }), ok)),
     route("/v1/test", (req) => api.dataAuth.withBearer((p) => Effect.succeed(json(200, { accountId: p.accountId, tier: p.tier })))(req.headers))
   ]
 }
@@ -114,6 +115,29 @@ describe("authentication and limits", () => {
     const atomic = await hit("/test/atomic", test.key)
     expect([atomic.status, atomic.body.error.code]).toEqual([403, "TEST_ENVIRONMENT_FORBIDDEN"])
     expect((await hit("/test/atomic", write.key)).status).toBe(200)
+  })
+
+  it("a paused key is refused (403 VALIDATION_FAILED, reason key_paused) on every route that does not allow it, from its next request; resumed, it passes again", async () => {
+    const { session } = await h.newAccount()
+    const k = await issue(session)
+    const other = await issue(session)
+    expect((await hit("/test/launch", k.key)).status).toBe(200)
+    const pause = (paused: boolean) => call(h.url, "PATCH", `/api/v1/agent/keys/${k.keyPrefix}`, { session, body: { paused } })
+    expect((await pause(true)).status).toBe(200)
+    const refused = await hit("/test/launch", k.key)
+    expect([refused.status, refused.body.error.code, refused.body.error.reason, refused.body.error.retryable]).toEqual([403, "VALIDATION_FAILED", "key_paused", false])
+    expect((await hit("/test/atomic", k.key)).body.error.reason).toBe("key_paused")
+    // A route that allows it (a read) still answers; the missing scope is still SCOPE_MISSING first.
+    expect((await hit("/test/read-while-paused", k.key)).status).toBe(200)
+    const read = await issue(session, { scopes: ["account:read"] })
+    await call(h.url, "PATCH", `/api/v1/agent/keys/${read.keyPrefix}`, { session, body: { paused: true } })
+    expect((await hit("/test/launch", read.key)).body.error.code).toBe("SCOPE_MISSING")
+    // Another key of the account is not paused.
+    expect((await hit("/test/launch", other.key)).status).toBe(200)
+    // The market-data bearer never moves funds: a paused production key still reads there.
+    expect((await hit("/v1/test", undefined, { bearer: k.key })).status).toBe(200)
+    expect((await pause(false)).status).toBe(200)
+    expect((await hit("/test/launch", k.key)).status).toBe(200)
   })
 
   it("Pro by holding the platform token, read live through the balance reader", async () => {

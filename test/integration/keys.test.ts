@@ -283,6 +283,52 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
       expect((await call(h.url, "PATCH", "/api/v1/agent/keys/ZZZZZZZZ", { session, body: { label: "z" } })).status).toBe(404)
     })
 
+    it("pause and resume through PATCH {paused} (spec 2.1 `paused` in key views): the row shows it, a paused key still narrows its own access (4.1: `keys/self/access` is not stopped by pauses), reads its limits and tier, tightens its limits", async () => {
+      const { session } = await h.newAccount()
+      const k = await issue(session)
+      const patch = (body: unknown, prefix = k.keyPrefix) => call(h.url, "PATCH", `/api/v1/agent/keys/${prefix}`, { session, body })
+      for (const [body, field] of [
+        [{ paused: "yes" }, "paused"],
+        [{ paused: null }, "paused"],
+        [{ paused: true, label: "x" }, "label"]
+      ] as const) {
+        const r = await patch(body)
+        expect([r.status, r.body.error.code, r.body.error.field], JSON.stringify(body)).toEqual([400, "VALIDATION_FAILED", field])
+      }
+      const listed = async () => ((await get("/api/v1/agent/keys", { session })).body.keys as Array<{ keyPrefix: string; paused: boolean }>).find((x) => x.keyPrefix === k.keyPrefix)!
+      expect((await listed()).paused).toBe(false)
+      const paused = await patch({ paused: true })
+      expect([paused.status, paused.body.key.paused]).toEqual([200, true])
+      expect((await listed()).paused).toBe(true)
+      // An agent key cannot pause or resume (a key management route: session or device only).
+      const byKey = await call(h.url, "PATCH", `/api/v1/agent/keys/${k.keyPrefix}`, { apiKey: k.key, body: { paused: false } })
+      expect([byKey.status, byKey.body.error.code]).toEqual([401, "UNAUTHORIZED"])
+
+      // What a paused key may still do here: read, narrow itself, tighten its own caps.
+      expect((await get("/api/v1/agent/keys/self/limits", { apiKey: k.key })).status).toBe(200)
+      expect((await get("/api/v1/agent/tier", { apiKey: k.key })).status).toBe(200)
+      const tightened = await call(h.url, "PUT", "/api/v1/agent/keys/self/limits", { apiKey: k.key, body: [{ asset: "sol", maxPerTxRaw: "1000" }] })
+      expect(tightened.status, JSON.stringify(tightened.body)).toBe(200)
+      const preview = await call(h.url, "PUT", "/api/v1/agent/keys/self/access", { apiKey: k.key, body: { access: "read", dryRun: true } })
+      expect(preview.status, JSON.stringify(preview.body)).toBe(200)
+      const narrowed = await call(h.url, "PUT", "/api/v1/agent/keys/self/access", {
+        apiKey: k.key,
+        body: { access: "read", expectScopes: preview.body.from.scopes }
+      })
+      expect([narrowed.status, narrowed.body.direction, narrowed.body.to.scopes]).toEqual([200, "narrow", ["account:read"]])
+
+      const resumed = await patch({ paused: false })
+      expect([resumed.status, resumed.body.key.paused]).toEqual([200, false])
+      expect((await listed()).paused).toBe(false)
+
+      // A revoked key is neither paused nor resumed (409, like an access change); its label can still change.
+      await call(h.url, "DELETE", `/api/v1/agent/keys/${k.keyPrefix}`, { session })
+      const onRevoked = await patch({ paused: true })
+      expect([onRevoked.status, onRevoked.body.error.code]).toEqual([409, "VALIDATION_FAILED"])
+      expect((await patch({ label: "gone" })).status).toBe(200)
+      expect((await h.query<{ paused: boolean }>("SELECT paused FROM agent_keys WHERE prefix = $1", k.keyPrefix))[0]!.paused).toBe(false)
+    })
+
     it("serves a zero-filled ascending usage series with days clamped 1 to 90", async () => {
       const { session } = await h.newAccount()
       const k = await issue(session)

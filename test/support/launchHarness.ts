@@ -6,8 +6,8 @@
  *   one process; the operator CLI's own commands and the engine's wallet provider on the same
  *   master key), each with one embedded wallet that cannot sign and the other chain's delegation
  *   active (so keys can be issued): `notDelegated` / `revoked` (Solana agent access never approved /
- *   revoked), `evmNotDelegated` / `evmRevoked` (the same on the EVM wallet); and `free`, a Free
- *   account with both wallets delegated.
+ *   revoked), `evmNotDelegated` / `evmRevoked` (the same on the EVM wallet); `free`, a Free
+ *   account with both wallets delegated; and `noSolanaWallet`, with no embedded Solana wallet.
  * - Keys issued through the real key routes (`POST /api/v1/agent/keys`) with a session token.
  * - Chain probes over the localnets' RPC (`localnet.json`): a Solana wallet's lamports, whether an
  *   account exists, an EVM wallet's nonce and balance; and the mint a launch attempt would create
@@ -53,6 +53,8 @@ export interface LaunchWorld {
   readonly evmRevoked: Account
   /** On the Free plan, both wallets delegated (and unfunded). */
   readonly free: Account
+  /** On Max, no embedded Solana wallet at all (its EVM one delegated, so keys can be issued). */
+  readonly noSolanaWallet: Account
   readonly call: (method: string, route: string, o?: { key?: string; bearer?: string; body?: unknown; rawBody?: Uint8Array; contentType?: string }) => Promise<HttpAnswer>
   /** Issues a key through the key routes; returns the plaintext key and its prefix. */
   readonly issueKey: (owner: Account, body: Record<string, unknown>) => Promise<{ readonly key: string; readonly keyPrefix: string }>
@@ -77,11 +79,13 @@ const seedAccounts = (dataDir: string) =>
   Effect.gen(function* () {
     yield* Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })
     const provider = yield* WalletProvider
-    type State = "active" | "none" | "revoked"
+    /** `absent`: no embedded wallet on that chain at all. */
+    type State = "active" | "none" | "revoked" | "absent"
     const make = (name: string, plan: "free" | "max", solana: State, evm: State) =>
       Effect.gen(function* () {
         const created = (yield* runCommand(["create-account", "--plan", plan, "--name", name], Date.now())) as { accountId: string; sessionToken: string }
         for (const [chain, state] of [["solana", solana], ["evm", evm]] as const) {
+          if (state === "absent") continue
           yield* provider.ensureEmbeddedWallet(created.accountId, chain)
           if (state !== "none") yield* provider.setDelegation(created.accountId, chain, state)
         }
@@ -92,14 +96,15 @@ const seedAccounts = (dataDir: string) =>
       revoked: yield* make("revoked", "max", "revoked", "active"),
       evmNotDelegated: yield* make("evm-not-delegated", "max", "active", "none"),
       evmRevoked: yield* make("evm-revoked", "max", "active", "revoked"),
-      free: yield* make("free", "free", "active", "active")
+      free: yield* make("free", "free", "active", "active"),
+      noSolanaWallet: yield* make("no-solana-wallet", "max", "absent", "active")
     }
   }).pipe(Effect.provide(seedLayer(dataDir)))
 
 export const startLaunchWorld = async (env: Record<string, string>): Promise<LaunchWorld> => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "curvestream-launch-"))
   const seeded = await Effect.runPromise(seedAccounts(dataDir))
-  const engine = await startEngine({ dataDir, env: { HEADLESS_LAUNCH_ENABLED: "true", ...env }, args: ["--quiet"], readyTimeoutMs: 180_000 })
+  const engine = await startEngine({ dataDir, env: { HEADLESS_LAUNCH_ENABLED: "true", ...env }, args: ["--quiet"], readyTimeoutMs: 300_000 })
   const local = JSON.parse(readFileSync(path.join(dataDir, "local-credentials.json"), "utf8")) as Account & { agentKey: string }
   const localnet = JSON.parse(readFileSync(path.join(dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string }; hood: { rpcUrl: string } }
   const mintSecret = Uint8Array.from(Buffer.from(readFileSync(path.join(dataDir, "launch-mint-secret"), "utf8").trim(), "base64"))

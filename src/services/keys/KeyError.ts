@@ -37,6 +37,8 @@ export const KeyErrorReason = Schema.Literal(
   "spend_limit_exceeded",
   /** The key's txLimit would be exceeded (`retryable` when the window resets). */
   "tx_limit_reached",
+  /** The key is paused by its owner and this route is one a paused key may not use (docs/decisions.md). */
+  "paused",
   /** Storage failed outside issuance and access changes. */
   "storage"
 )

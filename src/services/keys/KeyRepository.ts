@@ -171,6 +171,7 @@ export type KeyPatch =
   | { readonly _tag: "scopes"; readonly scopes: ReadonlyArray<string> }
   | { readonly _tag: "spendLimits"; readonly spendLimits: ReadonlyArray<SpendLimit> | null }
   | { readonly _tag: "embeddedWallet"; readonly embeddedWallet: "allowed" | "denied" }
+  | { readonly _tag: "paused"; readonly paused: boolean }
 
 export const updateKey = (id: string, patch: KeyPatch): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
@@ -188,6 +189,8 @@ export const updateKey = (id: string, patch: KeyPatch): Effect.Effect<void, SqlE
         return sql`UPDATE agent_keys SET spend_limits = ${patch.spendLimits === null ? null : json(patch.spendLimits)}::jsonb WHERE id = ${id}`
       case "embeddedWallet":
         return sql`UPDATE agent_keys SET embedded_wallet = ${patch.embeddedWallet} WHERE id = ${id}`
+      case "paused":
+        return sql`UPDATE agent_keys SET paused = ${patch.paused} WHERE id = ${id}`
     }
   }).pipe(Effect.asVoid)
 

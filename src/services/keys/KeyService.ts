@@ -1,6 +1,6 @@
 /**
  * Agent-key management (spec document 2, sections 2.1, 3.1, 3.2, 4.1): issue, list, revoke,
- * PATCH, usage series, access preview and commit (owner or the key itself, narrowing only),
+ * PATCH (label, avatar, txLimit, pause and resume), usage series, access preview and commit (owner or the key itself, narrowing only),
  * access-change history, per-asset limits, embedded-wallet permission.
  *
  * Invariants:
@@ -308,6 +308,8 @@ export const layer = (
       const patch = (owner: OwnerPrincipal, prefix: string, req: PatchRequest) =>
         Effect.gen(function* () {
           const key = yield* ownKey(owner.accountId, prefix)
+          // Pausing or resuming a revoked key would change nothing it can do: refused like an access change.
+          if (req._tag === "paused" && keyStatus(key, now()) === "revoked") return yield* Effect.fail(revokedKey())
           yield* withSql(Repo.updateKey(key.id, req))
           store.invalidate(prefix)
           const account = yield* accountOf(owner.accountId)

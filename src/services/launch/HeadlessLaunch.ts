@@ -177,7 +177,7 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
 
     // The attributions recorded so far, oldest first, before any read can build a feed row.
     const known = yield* sql<{ chain: Chain; mint: string; account_id: string }>`
-      SELECT chain, mint, account_id FROM launched_tokens ORDER BY attributed_at`.pipe(Effect.orDie)
+      SELECT chain, mint, account_id FROM launched_tokens WHERE visibility = 'production' ORDER BY attributed_at`.pipe(Effect.orDie)
     for (const a of known) deps.agentLaunches.add(a.chain, a.mint, a.account_id)
 
     const beginInput = (caller: HeadlessCaller, request: LaunchRequest): BeginInput => ({

@@ -45,6 +45,8 @@ export const LaunchErrorCode = {
   embedded_wallet_not_permitted: "EMBEDDED_WALLET_NOT_PERMITTED",
   exclusive_not_eligible: "EXCLUSIVE_NOT_ELIGIBLE",
   agent_wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+  /** An atomic leg's `{type: main}` payer and no embedded wallet on the chain (400; the headless route answers `agent_wallet_not_embedded`). */
+  agent_wallet_missing: "AGENT_WALLET_MISSING",
   agent_wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
   delegation_revoked: "DELEGATION_REVOKED",
   spend_policy_denied: "SPEND_POLICY_DENIED",

@@ -266,7 +266,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
             })
             // 3.2: the token row is `hidden` until confirm promotes it to the requested visibility.
             yield* attribute(
-              { accountId: caller.accountId, keyId: caller.keyId, path: "self", chain: "solana", mint: built.mint, visibility: "hidden" },
+              { accountId: caller.accountId, keyId: caller.keyId, path: "self", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility },
               deps.agentLaunches
             )(record)
           })

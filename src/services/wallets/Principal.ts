@@ -39,6 +39,8 @@ export interface AuthNeed {
   readonly credentials: ReadonlyArray<CredentialKind>
   /** Scope an agent key must hold (owners pass). */
   readonly scope?: string
+  /** `allow` when a paused agent key may use the route (reads); a paused key is refused otherwise. */
+  readonly whilePaused?: "allow"
 }
 
 /** Header name → value, lower-case names, only the headers the route declared. */

@@ -249,8 +249,17 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
           if (caller.embeddedWallet === "denied") {
             return yield* launchFailure("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot use an embedded-wallet leg", { field, retryable: false })
           }
+          // A named main payer with no embedded wallet is the request's fault (AGENT_WALLET_MISSING, 400, naming the payer);
+          // the headless route, which names no payer, answers AGENT_WALLET_NOT_EMBEDDED (403).
           const w = yield* provider.resolveDelegation(caller.accountId, "solana").pipe(
-            Effect.catchTags({ WalletProviderError: (e) => Effect.fail(fromProvider(e)) }),
+            Effect.catchTags({
+              WalletProviderError: (e) =>
+                Effect.fail(
+                  e.reason === "not_embedded"
+                    ? launchFailure("agent_wallet_missing", "The main payer has no embedded Solana wallet on this account", { field, retryable: false })
+                    : fromProvider(e)
+                )
+            }),
             stored("reading the embedded wallet")
           )
           resolved = { kind: "main", address: w.address, walletId: null }
@@ -569,7 +578,10 @@ export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
               nowMs
             )
             yield* reserveHolds({ bundleId, keyId: caller.keyId, accountId: caller.accountId, asset: request.quoteAsset }, holdsOf(gateLegs, usdOf), nowMs)
-            yield* attribute({ accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden" }, deps.agentLaunches)(record)
+            yield* attribute(
+              { accountId: caller.accountId, keyId: caller.keyId, path: "atomic", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility },
+              deps.agentLaunches
+            )(record)
           })
 
         const admission: Effect.Effect<{ readonly _tag: "Accepted" | "Replay"; readonly result?: StoredResult }, LaunchError | SqlError | LaunchLedgerError> = rebuild

@@ -132,6 +132,8 @@ export interface Attribution {
   readonly mint: string
   /** The visibility the token row starts with (a self-signed Solana build: `hidden` until confirmed, 3.2). */
   readonly visibility: string
+  /** The visibility requested, when the row starts `hidden` until confirmed (3.2); absent: `visibility`. */
+  readonly requestedVisibility?: string
 }
 
 /**
@@ -150,7 +152,10 @@ export const attribute =
         INSERT INTO launched_tokens (chain, mint, account_id, key_id, client_launch_id, path, visibility, attributed_at)
         VALUES (${a.chain}, ${mint}, ${a.accountId}, ${a.keyId}, ${record.clientLaunchId}, ${a.path}, ${a.visibility}, ${at})
         ON CONFLICT (chain, mint) DO NOTHING`
-      yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
+      // Only a production launch is presented as this service's agent launch (`isAgent`, `viaAgentKey`); one promoted
+      // to production later (3.2) is added by `LaunchVisibility`'s follow.
+      // A launch requested as production but `hidden` until confirmed (3.2) is attributed now, as before, so its first feed row reads `isAgent`.
+      if ((a.requestedVisibility ?? a.visibility) === "production") yield* Effect.sync(() => registry.add(a.chain, mint, a.accountId))
     })
 
 export interface ConfirmedWrites {

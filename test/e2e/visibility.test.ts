@@ -1,0 +1,101 @@
+/**
+ * Launch visibility in the public reads (launch spec 2.1 `visibility`, 2.9), through the started
+ * engine: the local account launches one Solana token of each visibility (`production`, `test`,
+ * `local`, `hidden`) on the headless route, and the public reads apply the recorded visibility:
+ *
+ * - verify: "Unknown mint or non-production visibility: 200 with {candleLaunched: false}";
+ * - the market record: served (the chain is public) but `candleLaunched: false`, no `launchpad`;
+ * - the feed: the market stays listed as a plain market, `isAgent` false (docs/decisions.md,
+ *   "Launch visibility in the public reads");
+ * - the agent record: `launches` and `launchesViaApi` count the production launch only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { keyCall } from "../support/standaloneChains.js"
+
+let engine: Engine
+let key: string
+let accountId: string
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
+const get = async (route: string) => {
+  const res = await fetch(`${engine.url}${route}`)
+  return { status: res.status, body: (await res.json()) as any }
+}
+
+beforeAll(async () => {
+  engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 300_000 })
+  const local = localCredentials(engine.dataDir)
+  key = local.agentKey
+  accountId = local.accountId
+}, 360_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGTERM")
+  engine?.cleanup()
+})
+
+const VISIBILITIES = ["production", "test", "local", "hidden"] as const
+
+describe("the recorded visibility in the public reads (a real launch of each)", () => {
+  it("verify, the market record, the feed and the agent record present only the production launch as this service's", async () => {
+    const before = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+    const imageUrl = await uploadImage(engine, key)
+    const mints = {} as Record<(typeof VISIBILITIES)[number], string>
+    for (const visibility of VISIBILITIES) {
+      const id = `visibility-${visibility}-${process.pid}`
+      const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: id, name: `Vis ${visibility}`, symbol: "VIS", imageUrl, visibility, async: true })
+      expect(launched.status, JSON.stringify(launched.body)).toBe(202)
+      const job = await settledJob(call, () => engine, id)
+      expect(job.status, JSON.stringify(job)).toBe("confirmed")
+      mints[visibility] = job.mint as string
+    }
+    for (const visibility of VISIBILITIES) {
+      const mint = mints[visibility]
+      const market = await eventually(
+        async () => {
+          const r = await get(`/api/v1/markets/solana/${mint}`)
+          return r.status === 200 ? r.body.market : undefined
+        },
+        { what: `the ${visibility} market to be ingested`, deadlineMs: 60_000, intervalMs: 100 }
+      )
+      const verify = await eventually(
+        async () => {
+          const r = await get(`/api/v1/verify/solana/${mint}`)
+          return r.status === 200 && (visibility === "production") === (r.body.candleLaunched === true) ? r.body : undefined
+        },
+        { what: `verify of the ${visibility} launch`, deadlineMs: 10_000, intervalMs: 100 }
+      )
+      const record = (await get(`/api/v1/markets/solana/${mint}`)).body.market
+      if (visibility === "production") {
+        expect(verify).toMatchObject({ success: true, candleLaunched: true, chain: "solana", mint, viaAgentKey: true })
+        expect(record).toMatchObject({ candleLaunched: true, mint })
+        expect(record.launchpad).not.toBeNull()
+      } else {
+        expect(verify, visibility).toEqual({ success: true, candleLaunched: false })
+        // The market itself is public (it trades on chain): served, not as this service's launch.
+        expect(record, visibility).toMatchObject({ candleLaunched: false, launchpad: null, mint, lifecycle: market.lifecycle })
+      }
+    }
+
+    const feed = await eventually(
+      async () => {
+        const r = await get("/api/v1/markets/feed?bucket=new&chain=solana&limit=100")
+        const rows = (r.body.tokens ?? []) as Array<{ address: string; isAgent: boolean }>
+        return VISIBILITIES.every((v) => rows.some((t) => t.address === mints[v])) ? rows : undefined
+      },
+      { what: "the four markets in the new feed", deadlineMs: 30_000, intervalMs: 100 }
+    )
+    for (const visibility of VISIBILITIES) {
+      expect(feed.find((t) => t.address === mints[visibility])!.isAgent, visibility).toBe(visibility === "production")
+    }
+
+    const agent = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+    expect(agent.launches - before.launches).toBe(1)
+    expect(agent.launchesViaApi - before.launchesViaApi).toBe(1)
+  })
+})
