@@ -7,19 +7,18 @@
  * server without a block engine). The bundle read is not behind the kill switch (a bundle in flight
  * stays readable, as the job read).
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import type { AtomicCaller, AtomicLaunchShape } from "../../src/services/launch/atomic/AtomicLaunch.js"
-import { fromRequest } from "../../src/services/launch/LaunchError.js"
 import { decodeAtomicLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure, toApiError } from "../ErrorTable.js"
-import { errorReply, json, type Request } from "../Http.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
-import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface AtomicLaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
@@ -101,7 +100,12 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     tags: ["launch"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    body: decodedBody({ schema: AtomicBuildWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body }),
+    // Hand-written (`decodeAtomicLaunchRequest`): the headless rules' order, reasons and codes (key environment first, the pair's economics, server settings), then the atomic ones, which no Schema's first error can say.
+    body: decodedBody({
+      schema: AtomicBuildWire,
+      maxBytes: LAUNCH_BODY_BYTES_MAX,
+      decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeAtomicLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
+    }),
     responses: {
       200: { description: "The bundle's legs (2.4), or the launch result of a confirmed same-body repeat" },
       400: { description: "VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE" },
@@ -116,13 +120,8 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = Either.mapLeft(decodeAtomicLaunchRequest(body, { keyEnvironment: principal.key.environment }, settings), (e) => toApiError(fromRequest(e)))
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.build(callerOf(principal), decoded.right)).pipe(
-        Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result))
-      )
-    }
+    handler: (_req, { body }, principal) =>
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result)))
   })
 
   const submit = route({

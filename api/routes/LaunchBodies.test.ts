@@ -31,7 +31,8 @@ const principal = {
 /** Calls each `[path, body]` on the mounted routes; what the service received, by method. */
 const serve = async (
   routes: (seen: Array<[string, unknown]>) => ReadonlyArray<RouteDef>,
-  requests: ReadonlyArray<readonly [string, unknown]>
+  requests: ReadonlyArray<readonly [string, unknown]>,
+  headers: Record<string, string> = {}
 ): Promise<{ answers: ReadonlyArray<{ status: number; body: any }>; seen: ReadonlyArray<[string, unknown]> }> => {
   const seen: Array<[string, unknown]> = []
   const answers = await Effect.runPromise(
@@ -40,7 +41,7 @@ const serve = async (
         const url = yield* mountRoutes(routes(seen))
         return yield* Effect.forEach(requests, ([path, body]) =>
           Effect.promise(async () => {
-            const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+            const res = await fetch(`${url}${path}`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) })
             return { status: res.status, body: await res.json() }
           })
         )
@@ -50,7 +51,12 @@ const serve = async (
   return { answers, seen }
 }
 
-const agentAuth: AgentAuth = { authenticate: () => Effect.succeed(principal), verify: () => Effect.die("not used by the launch routes") }
+const testPrincipal = { ...principal, key: { ...principal.key, environment: "test" } } as unknown as AgentPrincipal
+/** `x-api-key: test` authenticates a test key (general rule 7), anything else a production key. */
+const agentAuth: AgentAuth = {
+  authenticate: (headers) => Effect.succeed(headers["x-api-key"] === "test" ? testPrincipal : principal),
+  verify: () => Effect.die("not used by the launch routes")
+}
 /** Records the call and answers a fixed body: these tests are about what reaches the service. */
 const recorded =
   (seen: Array<[string, unknown]>, name: string, answer: unknown) =>
@@ -172,5 +178,42 @@ describe("/launch/atomic/submit decodes its body by its Schema", () => {
       ["submit", { bundleId: "bnd_1", signedTxsBase64: [LEG, LEG] }],
       ["submit", { bundleId: "bnd_2", signedTxsBase64: [] }]
     ])
+  })
+})
+
+describe("the launch build routes decode their body once, with the caller's key", () => {
+  const launch = { clientLaunchId: "l1", name: "Name", symbol: "SYM", imageUrl: "https://images.example.com/a.png" }
+  const self = { ...launch, linkedWalletId: "w_1" }
+  const atomic = { ...launch, payer: { type: "main" }, firstBuys: [{ payer: { type: "main" }, amountRaw: "1000" }] }
+
+  it("a test key's production launch is refused naming visibility before the service (general rule 7)", async () => {
+    const selfAnswers = await serve(selfRoutes, [["/api/v1/launch/self/build", self], ["/api/v1/launch/self/dry-run", self]], { "x-api-key": "test" })
+    const atomicAnswers = await serve(atomicRoutes, [["/api/v1/launch/atomic/build", atomic]], { "x-api-key": "test" })
+    expect([...selfAnswers.answers, ...atomicAnswers.answers].map(refusal)).toEqual([
+      [400, "VALIDATION_FAILED", "visibility"],
+      [400, "VALIDATION_FAILED", "visibility"],
+      [400, "VALIDATION_FAILED", "visibility"]
+    ])
+    expect([...selfAnswers.seen, ...atomicAnswers.seen]).toEqual([])
+  })
+
+  it("names the first refusal of the atomic build as the decoder does: firstBuys[i].amountRaw", async () => {
+    const { answers, seen } = await serve(atomicRoutes, [
+      ["/api/v1/launch/atomic/build", { ...atomic, firstBuys: [{ payer: { type: "main" }, amountRaw: "1000" }, { payer: { type: "main" }, amountRaw: "01" }] }],
+      ["/api/v1/launch/atomic/build", { ...atomic, firstBuys: [{ payer: { type: "main" }, amountRaw: String(Number.MAX_SAFE_INTEGER + 1) }] }]
+    ])
+    expect(answers.map(refusal)).toEqual([
+      [400, "VALIDATION_FAILED", "firstBuys[1].amountRaw"],
+      [400, "VALIDATION_FAILED", "firstBuys[0].amountRaw"]
+    ])
+    expect(seen).toEqual([])
+  })
+
+  it("a body that decodes reaches the service as the decoded request (amounts in bigint raw units)", async () => {
+    const selfAnswers = await serve(selfRoutes, [["/api/v1/launch/self/build", self]])
+    const atomicAnswers = await serve(atomicRoutes, [["/api/v1/launch/atomic/build", atomic]])
+    expect([...selfAnswers.answers, ...atomicAnswers.answers].map((a) => a.status)).toEqual([200, 200])
+    expect(selfAnswers.seen).toMatchObject([["build", { linkedWalletId: "w_1", request: { clientLaunchId: "l1", chain: "solana", buyAmountRaw: 0n, async: false } }]])
+    expect(atomicAnswers.seen).toMatchObject([["build", { payer: { type: "main" }, firstBuys: [{ payer: { type: "main" }, amountRaw: 1000n }], request: { clientLaunchId: "l1" } }]])
   })
 })

@@ -5,20 +5,19 @@
  * `SelfLaunch`; failures go through the error table (`LaunchError` rows). The plan gate
  * (`TIER_REQUIRED`) is the service's, so the dry run answers it exactly as the build does.
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { EvmTxHash, SolanaSignature } from "../../src/domain/ChainValues.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import { fromRequest } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import type { SelfLaunchShape } from "../../src/services/launch/SelfLaunch.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure, toApiError } from "../ErrorTable.js"
-import { errorReply, json, type Request } from "../Http.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json, type Request } from "../Http.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
-import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface SelfLaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
@@ -94,10 +93,12 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
   const { agentAuth, launches, settings } = options
   const guard = options.enabled ? undefined : () => disabled()
   const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"] })
-  const selfBody = decodedBody({ schema: SelfLaunchRequestWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body })
-
-  const request = (body: unknown, p: AgentPrincipal) =>
-    Either.mapLeft(decodeSelfLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => toApiError(fromRequest(e)))
+  // Hand-written (`decodeSelfLaunchRequest`): the headless rules' order, reasons and codes (key environment first, the pair's economics, server settings), which no Schema's first error can say.
+  const selfBody = decodedBody({
+    schema: SelfLaunchRequestWire,
+    maxBytes: LAUNCH_BODY_BYTES_MAX,
+    decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeSelfLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
+  })
 
   const refusals = {
     400: { description: "Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE)" },
@@ -128,13 +129,8 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.build(callerOf(principal), decoded.right)).pipe(
-        Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result))
-      )
-    }
+    handler: (_req, { body }, principal) =>
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result)))
   })
 
   const dryRun = route({
@@ -149,11 +145,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     responses: { 200: { description: "Dry-run result (2.6) with launchWalletId" }, ...refusals, 429: { description: "RATE_LIMITED" } },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.dryRun(callerOf(principal), decoded.right)).pipe(Effect.map((result) => json(200, result)))
-    }
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
   })
 
   const confirm = route({
