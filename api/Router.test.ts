@@ -428,6 +428,50 @@ describe("order of checks", () => {
     expect(calls).toEqual(["guard", "authenticate", "handler"])
   })
 
+  it("hands a body decoder the caller authentication answered, and decodes the body once, before the handler", () => {
+    const seen: Array<unknown> = []
+    const keyed = route({
+      method: "POST", path: "/k", operationId: "k", summary: "", tags: [], auth: "bearer", responses: {},
+      authenticate: (req) => Effect.succeed({ environment: req.headers.authorization ?? "production" }),
+      body: decodedBody({
+        schema: Schema.Struct({ visibility: Schema.String }),
+        decode: (body: unknown, caller: { environment: string }) => {
+          seen.push(["decode", caller.environment])
+          const visibility = (body as { visibility?: unknown }).visibility
+          return caller.environment === "test" && visibility !== "test" ? apiError("VALIDATION_FAILED", "a test key launches only with visibility test", { field: "visibility" }) : { visibility: String(visibility) }
+        }
+      }),
+      handler: (_req, { body }, caller) => {
+        expectTypeOf(body).toEqualTypeOf<{ visibility: string }>()
+        seen.push(["handler", body.visibility, caller.environment])
+        return json(200, body)
+      }
+    })
+    const refused = replyOf(keyed.handler(request({ method: "POST", headers: { authorization: "test" }, body: { visibility: "production" } })))
+    expect([refused.status, bodyOf(refused).error.field]).toEqual([400, "visibility"])
+    expect(seen).toEqual([["decode", "test"]])
+    seen.length = 0
+    expect(bodyOf(replyOf(keyed.handler(request({ method: "POST", body: { visibility: "production" } }))))).toEqual({ visibility: "production" })
+    expect(seen).toEqual([["decode", "production"], ["handler", "production", "production"]])
+  })
+
+  it("names the first refusal of a Schema body by its path, arrays and nested members as the spec writes them", () => {
+    const Buys = Schema.Struct({
+      clientLaunchId: Schema.String,
+      firstBuys: Schema.Array(Schema.Struct({ payer: Schema.Struct({ type: Schema.Literal("main", "linked") }), amountRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/)) }))
+    })
+    const buys = route({ method: "POST", path: "/b", operationId: "b", summary: "", tags: [], auth: "public", responses: {}, body: { schema: Buys }, handler: (_req, { body }) => json(200, body) })
+    const fieldOf = (body: unknown) => bodyOf(replyOf(buys.handler(request({ method: "POST", body })))).error?.field
+    const ok = { payer: { type: "main" }, amountRaw: "1" }
+    expect(fieldOf({ clientLaunchId: "a", firstBuys: [ok, { payer: { type: "main" }, amountRaw: "01" }] })).toBe("firstBuys[1].amountRaw")
+    expect(fieldOf({ clientLaunchId: "a", firstBuys: [{ payer: { type: "x" }, amountRaw: "01" }] })).toBe("firstBuys[0].payer.type")
+    // Two problems: the first in declaration order is named.
+    expect(fieldOf({ firstBuys: [{ payer: {}, amountRaw: 1 }] })).toBe("clientLaunchId")
+    expect(fieldOf({ clientLaunchId: "a" })).toBe("firstBuys")
+    expect(fieldOf("x")).toBe("body")
+    expect(bodyOf(replyOf(buys.handler(request({ method: "POST", body: { clientLaunchId: "a", firstBuys: [ok] } }))))).toEqual({ clientLaunchId: "a", firstBuys: [ok] })
+  })
+
   it("calls a route with nothing declared at once, synchronously", () => {
     const reply = json(200, { ok: true })
     const plain = route({ method: "GET", path: "/p", operationId: "p", summary: "", tags: [], auth: "public", responses: {}, handler: () => reply })

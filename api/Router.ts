@@ -7,8 +7,10 @@
  * the route's own handler runs, refusing with the declaration's `ApiError` (`VALIDATION_FAILED`
  * naming the field, or a route-specific code), and hands the handler one object of typed values
  * (`Input`). The declarations are kept on the `RouteDef` (`inputs`) for `OpenApi.ts`. Order per
- * request: `guard` (synchronous: rate limits), `authenticate` (an Effect), then decoding, then
- * the handler. A route with nothing declared decodes nothing and allocates nothing; one with path
+ * request: `guard` (synchronous: rate limits), `authenticate` (an Effect), then decoding (a
+ * hand-written body decoder is handed the caller `authenticate` answered), then the handler. A
+ * body is decoded once, here: by its Schema (`field` the first problem's path), or by the route's
+ * decoder where a Schema cannot say the rules; handlers never decode it again. A route with nothing declared decodes nothing and allocates nothing; one with path
  * and query parameters and no `authenticate` stays synchronous (the hot read path).
  *
  * Invariants:
@@ -110,22 +112,24 @@ export interface SchemaBodyDecl<A> extends BodyMediaTypes {
 
 /**
  * A declared request body a hand-written decoder turns into a service's input (with the spec's
- * field names and messages); `schema` is the wire shape, documented only. Built with `decodedBody`.
+ * field names and messages), where a Schema cannot say the rules; `schema` is the wire shape,
+ * documented only. Built with `decodedBody`. `decode` runs once, after `authenticate`, and is
+ * handed the caller it answered (a launch body's rules read the key's environment).
  */
-export interface DecoderBodyDecl<A> extends BodyMediaTypes {
+export interface DecoderBodyDecl<A, C = any> extends BodyMediaTypes {
   readonly schema: Schema.Schema.Any
   readonly documented?: undefined
   readonly maxBytes?: number
-  readonly decode: (body: unknown) => A | ApiError
+  readonly decode: (body: unknown, caller: C) => A | ApiError
 }
 
-export type BodyDecl<A> = SchemaBodyDecl<A> | DecoderBodyDecl<A>
+export type BodyDecl<A, C = any> = SchemaBodyDecl<A> | DecoderBodyDecl<A, C>
 
 /**
  * A body decoded by `decode`, documented as `schema`. A function rather than a literal so the
  * handler's body type comes from `decode` alone.
  */
-export const decodedBody = <A>(body: DecoderBodyDecl<A>): DecoderBodyDecl<A> => body
+export const decodedBody = <A, C = unknown>(body: DecoderBodyDecl<A, C>): DecoderBodyDecl<A, C> => body
 
 export interface RouteInputs {
   readonly path: Params
@@ -144,7 +148,7 @@ export interface RouteSpec<P extends Params, Q extends Params, B, C> extends Omi
   readonly query?: Q
   /** Refuse a query parameter `query` does not declare (`VALIDATION_FAILED` naming it), before decoding the declared ones. */
   readonly closedQuery?: boolean
-  readonly body?: BodyDecl<B>
+  readonly body?: BodyDecl<B, C>
   /** Runs first, synchronously: a reply refuses the request (rate limits). */
   readonly guard?: (req: Request) => Reply | undefined
   /** Runs before decoding; its value reaches the handler; a `Reply` failure is the answer. */
@@ -252,7 +256,8 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   for (const n of queryNames) if (declaredPath[n] !== undefined || n === "body") throw new Error(`${spec.method} ${spec.path}: '${n}' declared twice`)
   const pathParamList: ReadonlyArray<Param<unknown>> = template.map((n) => declaredPath[n]!)
   const queryParamList: ReadonlyArray<Param<unknown>> = queryNames.map((n) => declaredQuery[n]!)
-  const decodeBody = body === undefined ? undefined : (body.decode ?? schemaBodyDecoder((body as SchemaBodyDecl<B>).schema))
+  const decodeBody: ((body: unknown, caller: C) => B | ApiError) | undefined =
+    body === undefined ? undefined : (body.decode ?? schemaBodyDecoder((body as SchemaBodyDecl<B>).schema))
 
   const inputs: RouteInputs = { path: declaredPath, query: declaredQuery, ...(body !== undefined ? { body } : {}) }
   const def = {
@@ -272,7 +277,7 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
 
   const nothingDeclared = template.length === 0 && queryNames.length === 0 && decodeBody === undefined && closedQuery !== true
   /** The decoded input, or the refusal. Allocates the one input object (and a query's raw array). */
-  const decode = (req: Request): Input<P, Q, B> | ApiError => {
+  const decode = (req: Request, caller: C): Input<P, Q, B> | ApiError => {
     const out: Record<string, unknown> = {}
     const refusedPath = decodeInto(out, req.params, template, pathParamList)
     if (refusedPath !== undefined) return refusedPath
@@ -287,7 +292,7 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
       if (refusedQuery !== undefined) return refusedQuery
     }
     if (decodeBody !== undefined) {
-      const b = decodeBody(req.body)
+      const b = decodeBody(req.body, caller)
       if (isApiError(b)) return b
       out.body = b
     }
@@ -297,7 +302,7 @@ export const route = <P extends Params = {}, Q extends Params = {}, B = never, C
   const decoded = nothingDeclared
     ? (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => handler(req, NOTHING_DECLARED, caller)
     : (req: Request, caller: C): Reply | Effect.Effect<Reply, ApiError> => {
-        const input = decode(req)
+        const input = decode(req, caller)
         return isApiError(input) ? errorReply(input) : handler(req, input, caller)
       }
   const afterGuard: Handler =

@@ -7,20 +7,18 @@
  * server without a block engine). The bundle read is not behind the kill switch (a bundle in flight
  * stays readable, as the job read).
  */
-import { Effect, Either, Schema } from "effect"
-import { apiError } from "../../src/domain/ApiError.js"
+import { Effect, Schema } from "effect"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import type { AtomicCaller, AtomicLaunchShape, AtomicSubmitInput } from "../../src/services/launch/atomic/AtomicLaunch.js"
-import { fromRequest } from "../../src/services/launch/LaunchError.js"
+import type { AtomicCaller, AtomicLaunchShape } from "../../src/services/launch/atomic/AtomicLaunch.js"
 import { decodeAtomicLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure, toApiError } from "../ErrorTable.js"
-import { errorReply, json, type Request } from "../Http.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
-import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface AtomicLaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
@@ -51,31 +49,27 @@ export const AtomicBuildWire = Schema.extend(
   })
 ).annotations({ identifier: "AtomicLaunchBuild" })
 
+/** A signed leg: canonical base64 of at most one Solana transaction's bytes. */
+const signedLegMessage = () => `must be a base64 signed transaction of at most ${SIGNED_LEG_CHARS_MAX} characters`
+const SignedLegBase64 = Schema.String.pipe(
+  Schema.minLength(1, { message: signedLegMessage }),
+  Schema.maxLength(SIGNED_LEG_CHARS_MAX, { message: signedLegMessage }),
+  Schema.pattern(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { message: signedLegMessage })
+)
+const bundleIdMessage = () => `must be 1 to ${BUNDLE_ID_CHARS_MAX} characters`
+
+/**
+ * The submit body, decoded by the router: `bundleId` and the signed client legs, each canonical
+ * base64 (their count against the build is the service's check, which consumes the bundle; a leg
+ * that is not base64 is refused here, before it is).
+ */
 export const AtomicSubmitWire = Schema.Struct({
-  bundleId: Schema.String,
-  signedTxsBase64: Schema.Array(Schema.String).annotations({ description: "Exactly the client-signer legs, in leg order; server legs omitted; never padded" })
+  bundleId: Schema.String.pipe(Schema.minLength(1, { message: bundleIdMessage }), Schema.maxLength(BUNDLE_ID_CHARS_MAX, { message: bundleIdMessage })),
+  signedTxsBase64: Schema.Array(SignedLegBase64).pipe(
+    Schema.maxItems(SIGNED_LEGS_MAX, { message: () => `holds at most ${SIGNED_LEGS_MAX} transactions` }),
+    Schema.annotations({ description: "Exactly the client-signer legs, in leg order; server legs omitted; never padded" })
+  )
 }).annotations({ identifier: "AtomicLaunchSubmit" })
-
-const refuse = (field: string, message: string) => apiError("VALIDATION_FAILED", message, { field })
-
-/** The submit body: `bundleId` and the signed client legs as strings (their count is the service's check, which consumes the bundle). */
-export const decodeSubmit = (body: unknown): AtomicSubmitInput | ReturnType<typeof refuse> => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return refuse("body", "the submit body must be a JSON object")
-  const b = body as Record<string, unknown>
-  if (typeof b.bundleId !== "string" || b.bundleId.length < 1 || b.bundleId.length > BUNDLE_ID_CHARS_MAX) {
-    return refuse("bundleId", `bundleId must be 1 to ${BUNDLE_ID_CHARS_MAX} characters`)
-  }
-  const legs = b.signedTxsBase64
-  if (!Array.isArray(legs)) return refuse("signedTxsBase64", "signedTxsBase64 must be an array of base64 signed transactions")
-  if (legs.length > SIGNED_LEGS_MAX) return refuse("signedTxsBase64", `signedTxsBase64 holds at most ${SIGNED_LEGS_MAX} transactions`)
-  for (let i = 0; i < legs.length; i++) {
-    const leg: unknown = legs[i]
-    if (typeof leg !== "string" || leg.length === 0 || leg.length > SIGNED_LEG_CHARS_MAX) {
-      return refuse(`signedTxsBase64[${i}]`, `signedTxsBase64[${i}] must be a base64 signed transaction of at most ${SIGNED_LEG_CHARS_MAX} characters`)
-    }
-  }
-  return { bundleId: b.bundleId, signedTxsBase64: legs as ReadonlyArray<string> }
-}
 
 const callerOf = (p: AgentPrincipal): AtomicCaller => ({
   accountId: p.accountId,
@@ -106,7 +100,12 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     tags: ["launch"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    body: decodedBody({ schema: AtomicBuildWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body }),
+    // Hand-written (`decodeAtomicLaunchRequest`): the headless rules' order, reasons and codes (key environment first, the pair's economics, server settings), then the atomic ones, which no Schema's first error can say.
+    body: decodedBody({
+      schema: AtomicBuildWire,
+      maxBytes: LAUNCH_BODY_BYTES_MAX,
+      decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeAtomicLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
+    }),
     responses: {
       200: { description: "The bundle's legs (2.4), or the launch result of a confirmed same-body repeat" },
       400: { description: "VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE" },
@@ -121,13 +120,8 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = Either.mapLeft(decodeAtomicLaunchRequest(body, { keyEnvironment: principal.key.environment }, settings), (e) => toApiError(fromRequest(e)))
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.build(callerOf(principal), decoded.right)).pipe(
-        Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result))
-      )
-    }
+    handler: (_req, { body }, principal) =>
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result)))
   })
 
   const submit = route({
@@ -140,7 +134,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     tags: ["launch"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    body: decodedBody({ schema: AtomicSubmitWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: decodeSubmit }),
+    body: { schema: AtomicSubmitWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
       200: { description: "{status: landed, bundleId, mint, signatures, booking: {state, missing}}" },
       400: { description: "VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed)" },

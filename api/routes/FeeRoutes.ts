@@ -6,7 +6,6 @@
  * address is Hood).
  */
 import { Effect, Schema } from "effect"
-import { validationFailed } from "../../src/domain/ApiError.js"
 import { type CreatorFeesShape, FEE_PAGE_DEFAULT, FEE_PAGE_MAX, type FeeCaller } from "../../src/services/fees/CreatorFees.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
@@ -17,8 +16,7 @@ import { intParam, stringParam } from "../QueryParams.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { type AccountWriteWindow, accountWriteWindow } from "../../src/db/WindowTakes.js"
 import { takeAccountWrite } from "../AccountWriteLimit.js"
-import { decodedBody, route, type RouteDef } from "../Router.js"
-import { isObject } from "./KeyDecoders.js"
+import { route, type RouteDef } from "../Router.js"
 
 export const FEE_CLAIMS_PER_MIN = 6
 
@@ -34,12 +32,12 @@ export interface FeeRoutesOptions {
 
 const callerOf = (p: AgentPrincipal): FeeCaller => ({ accountId: p.accountId, embeddedWallet: p.key.embeddedWallet, principal: agentToWalletPrincipal(p) })
 
-const decodeClaimBody = (body: unknown) => {
-  if (body === undefined) return { dryRun: false }
-  if (!isObject(body)) return validationFailed("body", "body must be {dryRun: true} or {}")
-  if (body.dryRun !== undefined && typeof body.dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
-  return { dryRun: body.dryRun === true }
-}
+/** The claim body: `{dryRun: true}`, `{}` or none (a claim); members other than `dryRun` are ignored. */
+export const FeeClaimBody = Schema.transform(
+  Schema.UndefinedOr(Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) })).annotations({ message: () => "body must be {dryRun: true} or {}" }),
+  Schema.Struct({ dryRun: Schema.Boolean }),
+  { strict: true, decode: (body) => ({ dryRun: body?.dryRun === true }), encode: (body) => body }
+).annotations({ identifier: "FeeClaim" })
 
 export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, fees, nowMs } = options
@@ -75,7 +73,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     pathParams: { mint: stringParam("The token's mint (a 0x address is Hood)", { required: true, emptyIsValue: true }) },
-    body: decodedBody({ schema: Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) }), maxBytes: 1024, decode: decodeClaimBody }),
+    body: { schema: FeeClaimBody, documented: Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) }), maxBytes: 1024 },
     responses: {
       200: { description: "{success, mint, chain, dryRun, recipient, claimed[], remaining[], warnings[]} (a dry run: txHash null, claimable, reason)" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },

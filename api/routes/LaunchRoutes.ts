@@ -9,7 +9,7 @@
  * (in-flight launches stay pollable); hosted images are served publicly with immutable caching.
  */
 import { Effect, Either, Schema } from "effect"
-import { apiError } from "../../src/domain/ApiError.js"
+import { type ApiError, apiError } from "../../src/domain/ApiError.js"
 import { uploadBodyBytesMax, uploadBytes } from "../../src/services/images/UploadBody.js"
 import type { ImageServiceShape } from "../../src/services/images/ImageService.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
@@ -17,7 +17,7 @@ import type { HeadlessCaller, HeadlessLaunchShape } from "../../src/services/lau
 import type { LaunchRef } from "../../src/services/launch/LaunchLedger.js"
 import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
-import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
+import type { LaunchRequestRefused, LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
@@ -46,7 +46,7 @@ const Socials = Schema.Struct({
   discord: Schema.optional(Schema.String)
 })
 
-/** The wire shape of spec 2.1 (documentation; `decodeLaunchRequest` decodes with the spec's messages). */
+/** The wire shape of spec 2.1 (documentation; the route's `decodeLaunchRequest` decodes it, once, with the spec's messages). */
 export const LaunchRequestWire = Schema.Struct({
   clientLaunchId: Schema.String.annotations({ description: "1 to 128 chars, unique per account; the idempotency key" }),
   chain: Schema.optional(Schema.Literal("solana", "hood")),
@@ -66,6 +66,10 @@ export const LaunchRequestWire = Schema.Struct({
   async: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "LaunchRequest" })
 
+/** A launch body's decoding as the router takes it: the value, or the refusal through the error table. */
+export const refusedOr = <A>(decoded: Either.Either<A, LaunchRequestRefused>): A | ApiError =>
+  Either.isRight(decoded) ? decoded.right : toApiError(fromRequest(decoded.left))
+
 /** The kill switch's answer (general rule 5), before the key is parsed. */
 export const disabled = (): Reply =>
   errorReply(apiError("LAUNCH_DISABLED", "Launches are disabled on this server (HEADLESS_LAUNCH_ENABLED is not true)"))
@@ -84,11 +88,12 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
   const guard = options.enabled ? undefined : () => disabled()
   const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"] })
   const reader = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:read"], ...WHILE_PAUSED })
-  const launchBody = decodedBody({ schema: LaunchRequestWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body })
-
-  /** The launch body with the caller's key environment (test keys: general rule 7). */
-  const request = (body: unknown, p: AgentPrincipal) =>
-    Either.mapLeft(decodeLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => toApiError(fromRequest(e)))
+  // Hand-written (`decodeLaunchRequest`): the spec's refusal order, reasons and codes read the key's environment first (test keys: general rule 7) and the pair's economics and server settings, which no Schema's first error can say.
+  const launchBody = decodedBody({
+    schema: LaunchRequestWire,
+    maxBytes: LAUNCH_BODY_BYTES_MAX,
+    decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
+  })
 
   const headless = route({
     method: "POST",
@@ -116,10 +121,8 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.launch(callerOf(principal), decoded.right)).pipe(
+    handler: (_req, { body }, principal) =>
+      mapFailure(launches.launch(callerOf(principal), body)).pipe(
         Effect.map((outcome) =>
           outcome._tag === "Launched"
             ? json(200, outcome.result)
@@ -132,7 +135,6 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
               })
         )
       )
-    }
   })
 
   const dryRun = route({
@@ -155,11 +157,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.dryRun(callerOf(principal), decoded.right)).pipe(Effect.map((result) => json(200, result)))
-    }
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
   })
 
   const job = route({

@@ -5,20 +5,19 @@
  * `SelfLaunch`; failures go through the error table (`LaunchError` rows). The plan gate
  * (`TIER_REQUIRED`) is the service's, so the dry run answers it exactly as the build does.
  */
-import { Effect, Either, Schema } from "effect"
-import { apiError } from "../../src/domain/ApiError.js"
+import { Effect, Schema } from "effect"
+import { EvmTxHash, SolanaSignature } from "../../src/domain/ChainValues.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import { fromRequest } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
-import type { SelfConfirmBody, SelfLaunchShape } from "../../src/services/launch/SelfLaunch.js"
+import type { SelfLaunchShape } from "../../src/services/launch/SelfLaunch.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure, toApiError } from "../ErrorTable.js"
-import { errorReply, json, type Request } from "../Http.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json, type Request } from "../Http.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
-import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire } from "./LaunchRoutes.js"
+import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface SelfLaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true` (the kill switch covers every launch call, rule 5). */
@@ -28,22 +27,57 @@ export interface SelfLaunchRoutesOptions {
   readonly settings: LaunchRequestSettings
 }
 
-/** Longest hash, signature, id or signed transaction a confirm body carries (a signed EVM leg is a few KB of hex). */
-const CONFIRM_STRING_CHARS_MAX = 8 * 1024
+/** Longest signed transaction a confirm body carries (a signed EVM leg is a few KB of hex). */
+const SIGNED_TRANSACTION_CHARS_MAX = 8 * 1024
+const CLIENT_LAUNCH_ID_CHARS_MAX = 128
+/** An operation id is `op_` and 32 hex digits; the bound leaves room and stops a long string early. */
+const OPERATION_ID_CHARS_MAX = 128
 
 export const SelfLaunchRequestWire = Schema.extend(
   LaunchRequestWire,
   Schema.Struct({ linkedWalletId: Schema.String.annotations({ description: "This account's spend-capable linked or TEE wallet on the launch chain" }) })
 ).annotations({ identifier: "SelfLaunchRequest" })
 
+/** 1 to `max` characters, refused with one message whichever bound fails. */
+const chars = (max: number) => {
+  const message = () => `must be 1 to ${max} characters`
+  return Schema.String.pipe(Schema.minLength(1, { message }), Schema.maxLength(max, { message }))
+}
+
+const signedTransactionMessage = () => `must be a 0x-hex signed transaction of at most ${SIGNED_TRANSACTION_CHARS_MAX} characters`
+
+/** Spec 2.3: a null member reads as absent. */
+const absentWhenNull = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { nullable: true, exact: true })
+
+/**
+ * The confirm body (2.3), decoded by the router: `clientLaunchId` and the chain strings the
+ * chain's confirm needs, each by its branded Schema (the body carries no chain, so `signature` is
+ * either chain's; the chain's confirm refuses the other's). Unknown members are ignored.
+ */
 export const SelfConfirmWire = Schema.Struct({
-  clientLaunchId: Schema.String,
-  signature: Schema.optional(Schema.String.annotations({ description: "The broadcast signature (Solana) or createCurve hash (Hood)" })),
-  feeTxHash: Schema.optional(Schema.String.annotations({ description: "Hood: the fee leg's hash, required when the build carried feeTransfer" })),
-  devBuySignature: Schema.optional(Schema.String.annotations({ description: "Hood: the agent's own dev buy" })),
-  operationId: Schema.optional(Schema.String.annotations({ description: "Hood TEE: the sequenced operation" })),
-  signedTransaction: Schema.optional(Schema.String.annotations({ description: "Hood TEE: nextLeg signed through the relay (0x hex)" }))
-}).annotations({ identifier: "SelfLaunchConfirm" })
+  clientLaunchId: chars(CLIENT_LAUNCH_ID_CHARS_MAX),
+  signature: absentWhenNull(
+    Schema.Union(SolanaSignature, EvmTxHash).annotations({
+      description: "The broadcast signature (Solana) or createCurve hash (Hood)",
+      // `override`: one message for the union, not its first member's.
+      message: () => ({ message: "must be a Solana signature (base58, 64 bytes) or a Hood createCurve hash (0x and 32 bytes)", override: true })
+    })
+  ),
+  feeTxHash: absentWhenNull(EvmTxHash.annotations({ description: "Hood: the fee leg's hash, required when the build carried feeTransfer" })),
+  devBuySignature: absentWhenNull(EvmTxHash.annotations({ description: "Hood: the agent's own dev buy" })),
+  operationId: absentWhenNull(chars(OPERATION_ID_CHARS_MAX).annotations({ description: "Hood TEE: the sequenced operation" })),
+  signedTransaction: absentWhenNull(
+    Schema.String.pipe(
+      Schema.maxLength(SIGNED_TRANSACTION_CHARS_MAX, { message: signedTransactionMessage }),
+      Schema.pattern(/^0x(?:[0-9a-fA-F]{2})+$/, { message: signedTransactionMessage, description: "Hood TEE: nextLeg signed through the relay (0x hex)" })
+    )
+  )
+}).annotations({ identifier: "SelfLaunchConfirm" }).pipe(
+  Schema.filter((b) =>
+    b.signature !== undefined || b.operationId !== undefined ? true : { path: ["signature"], message: "is required (or operationId for a sequenced Hood TEE build)" }
+  ),
+  Schema.annotations({ identifier: "SelfLaunchConfirm" })
+)
 
 const callerOf = (p: AgentPrincipal): SelfCaller => ({
   accountId: p.accountId,
@@ -55,33 +89,16 @@ const callerOf = (p: AgentPrincipal): SelfCaller => ({
   principal: agentToWalletPrincipal(p)
 })
 
-const refuse = (field: string, message: string) => apiError("VALIDATION_FAILED", message, { field })
-
-/** The confirm body (2.3): `clientLaunchId` and the strings the chain's confirm needs; a null reads as absent. */
-export const decodeConfirm = (body: unknown): SelfConfirmBody | ReturnType<typeof refuse> => {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return refuse("body", "the confirm body must be a JSON object")
-  const b = body as Record<string, unknown>
-  const id = b.clientLaunchId
-  if (typeof id !== "string" || id.length < 1 || id.length > 128) return refuse("clientLaunchId", "clientLaunchId must be 1 to 128 characters")
-  const out: Record<string, string> = { clientLaunchId: id }
-  for (const key of ["signature", "feeTxHash", "devBuySignature", "operationId", "signedTransaction"] as const) {
-    const v = b[key]
-    if (v === undefined || v === null) continue
-    if (typeof v !== "string" || v.length === 0 || v.length > CONFIRM_STRING_CHARS_MAX) return refuse(key, `${key} must be a non-empty string of at most ${CONFIRM_STRING_CHARS_MAX} characters`)
-    out[key] = v
-  }
-  if (out.signature === undefined && out.operationId === undefined) return refuse("signature", "signature is required (or operationId for a sequenced Hood TEE build)")
-  return out as unknown as SelfConfirmBody
-}
-
 export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, launches, settings } = options
   const guard = options.enabled ? undefined : () => disabled()
   const writer = (req: Request) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"] })
-  const selfBody = decodedBody({ schema: SelfLaunchRequestWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: (body: unknown) => body })
-
-  const request = (body: unknown, p: AgentPrincipal) =>
-    Either.mapLeft(decodeSelfLaunchRequest(body, { keyEnvironment: p.key.environment }, settings), (e) => toApiError(fromRequest(e)))
+  // Hand-written (`decodeSelfLaunchRequest`): the headless rules' order, reasons and codes (key environment first, the pair's economics, server settings), which no Schema's first error can say.
+  const selfBody = decodedBody({
+    schema: SelfLaunchRequestWire,
+    maxBytes: LAUNCH_BODY_BYTES_MAX,
+    decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeSelfLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
+  })
 
   const refusals = {
     400: { description: "Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE)" },
@@ -112,13 +129,8 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.build(callerOf(principal), decoded.right)).pipe(
-        Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result))
-      )
-    }
+    handler: (_req, { body }, principal) =>
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result)))
   })
 
   const dryRun = route({
@@ -133,11 +145,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     responses: { 200: { description: "Dry-run result (2.6) with launchWalletId" }, ...refusals, 429: { description: "RATE_LIMITED" } },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => {
-      const decoded = request(body, principal)
-      if (Either.isLeft(decoded)) return errorReply(decoded.left)
-      return mapFailure(launches.dryRun(callerOf(principal), decoded.right)).pipe(Effect.map((result) => json(200, result)))
-    }
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
   })
 
   const confirm = route({
@@ -148,7 +156,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     tags: ["launch"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    body: decodedBody({ schema: SelfConfirmWire, maxBytes: LAUNCH_BODY_BYTES_MAX, decode: decodeConfirm }),
+    body: { schema: SelfConfirmWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
       200: { description: "The launch result (2.5), or the sequenced operation's next state" },
       400: { description: "VALIDATION_FAILED (field signature: not on chain yet, retryable; or not this launch)" },

@@ -6,7 +6,7 @@
  * handler), except the signer key, which WebCrypto converts (`signerSpki`, run by the handler).
  * Business rules (plans, limits, bindings, claims) stay in the service.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { type ApiError, validationFailed } from "../../src/domain/ApiError.js"
 import { canonicalAddress, parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
 import { MAX_SEALED_BYTES, P256_PUBLIC_KEY_BYTES } from "../../src/services/wallets/Hpke.js"
@@ -21,6 +21,7 @@ import {
   type WalletPatch
 } from "../../src/services/wallets/WalletService.js"
 import { decodeQuery, isApiError, param, stringParam } from "../QueryParams.js"
+import { schemaBodyDecoder } from "../Router.js"
 import type { Decoded } from "./ServiceCall.js"
 
 export const LABEL_MAX_CHARS = 64
@@ -143,17 +144,21 @@ export const decodeLinkBody = (raw: unknown): Decoded<LinkInput> => {
   return { chain, address, signature, ...optional("label", label) }
 }
 
-/** `{allowLaunch?, label?}`, at least one. */
-export const decodeUpdateBody = (raw: unknown): Decoded<WalletPatch> => {
-  const body = objectBody(raw)
-  if (isApiError(body)) return body
-  if (!present(body, "allowLaunch") && !present(body, "label")) return validationFailed("body", "Send allowLaunch or label")
-  const allowLaunch = booleanField(body, "allowLaunch")
-  if (isApiError(allowLaunch)) return allowLaunch
-  const label = labelField(body)
-  if (isApiError(label)) return label
-  return { ...optional("allowLaunch", allowLaunch), ...optional("label", label) }
-}
+const labelMessage = () => `must be 1 to ${LABEL_MAX_CHARS} characters after trimming`
+/** A label, trimmed, then 1 to 64 characters. */
+const Label = Schema.compose(Schema.Trim, Schema.String.pipe(Schema.minLength(1, { message: labelMessage }), Schema.maxLength(LABEL_MAX_CHARS, { message: labelMessage })))
+
+/** `{allowLaunch?, label?}`, at least one (a null reads as absent; other members are ignored). The route decodes it by this Schema. */
+export const UpdateBody = Schema.Struct({
+  allowLaunch: Schema.optionalWith(Schema.Boolean, { nullable: true, exact: true }),
+  label: Schema.optionalWith(Label, { nullable: true, exact: true })
+}).pipe(
+  Schema.filter((b) => (b.allowLaunch !== undefined || b.label !== undefined ? true : { path: [], message: "Send allowLaunch or label" })),
+  Schema.annotations({ identifier: "UpdateWalletBody", description: "`{allowLaunch?, label?}`" })
+)
+
+/** `UpdateBody`'s decoder with the router's refusal. */
+export const decodeUpdateBody: (raw: unknown) => Decoded<WalletPatch> = schemaBodyDecoder(UpdateBody)
 
 /** `{chain, address}`. */
 export const decodeImportInitBody = (raw: unknown): Decoded<{ chain: WalletChain; address: string }> => {

@@ -29,7 +29,7 @@ import {
   importSubmitInput,
   rebindsQuery,
   decodeSignBody,
-  decodeUpdateBody
+  UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
 
@@ -166,7 +166,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "session",
       headers: AUTH_HEADERS,
       pathParams: idPath,
-      body: decodedBody({ schema: Obj("UpdateWalletBody", "`{allowLaunch?, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeUpdateBody }),
+      body: { schema: UpdateBody, maxBytes: WALLET_BODY_MAX_BYTES },
       responses: { 200: { description: "The wallet", schema: WalletEnvelope }, 400: Refusal, 404: Refusal },
       authenticate: owner,
       handler: (_req, { body, id }, p) => reply(asWallet(wallets.update(p, id, body)))

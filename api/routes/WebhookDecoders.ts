@@ -5,6 +5,9 @@
  * malformed URL is named before the events; whether its target is acceptable for this account
  * (loopback for test accounts, the resolved addresses) is the service's judgement. Members other
  * than `url` and `events` are ignored.
+ *
+ * Hand-written, not a Schema: each refusal carries the URL check's own `reason` (`invalid_url`,
+ * `credentials_in_url`, `unknown_event`, ...) beside `field`, which a Schema's first error cannot.
  */
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { parseTargetUrl, TargetRefused } from "../../src/net/PublicTarget.js"

@@ -247,6 +247,26 @@ describe("a self-signed Hood launch from an imported wallet", () => {
     expect(confirmed.right.mint).toBe(build.mint)
   })
 
+  it("a malformed signature, feeTxHash or devBuySignature (not 0x and 32 bytes) is VALIDATION_FAILED naming it, not retryable; nothing recorded", async () => {
+    const a = await agent()
+    const b = body(a, { buyAmount: "10000000000000000" })
+    const build = await built(a, b)
+    const createHash = await signAndSend(a, build.transaction)
+    const feeHash = await signAndSend(a, build.feeTransfer!)
+    const solanaShaped = "z".repeat(88)
+    for (const [input, field] of [
+      [{ signature: solanaShaped }, "signature"],
+      [{ signature: `${createHash}00` }, "signature"],
+      [{ signature: createHash, feeTxHash: solanaShaped }, "feeTxHash"],
+      [{ signature: createHash, feeTxHash: feeHash, devBuySignature: "0x1234" }, "devBuySignature"]
+    ] as const) {
+      const r = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, ...input }))
+      expect(Either.isLeft(r) && [r.left.reason, r.left.field, r.left.retryable]).toEqual(["validation_failed", field, false])
+    }
+    expect((await Effect.runPromise(ledger.get({ accountId: a.caller.accountId, clientLaunchId: b.request.clientLaunchId }).pipe(Effect.orDie)))?.state).toBe("submitted")
+    expect(await tokenRows(build.mint)).toEqual([])
+  })
+
   it("a build with no dev buy has no fee leg and confirms without feeTxHash; a repeat build before broadcasting gets a NEW curve address", async () => {
     const a = await agent()
     const b = body(a)

@@ -494,6 +494,17 @@ describe("confirm verifies what the chain shows", () => {
     expect(await Effect.runPromise(ledger.slotsUsed(a.caller.accountId))).toBe(0)
   })
 
+  it("a malformed signature (88 base58 characters that are not 64 bytes, or an EVM hash) is VALIDATION_FAILED on signature, not retryable; the build stays confirmable", async () => {
+    const a = await agent()
+    const b = body(a)
+    await built(a, b)
+    for (const signature of ["z".repeat(88), `0x${"ab".repeat(32)}`]) {
+      const r = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature }))
+      expect(Either.isLeft(r) && [r.left.reason, r.left.field, r.left.retryable]).toEqual(["validation_failed", "signature", false])
+    }
+    expect((await ledgerRow(a, b.request.clientLaunchId))?.state).toBe("submitted")
+  })
+
   it("an unknown id, or another account's, is JOB_NOT_FOUND", async () => {
     const a = await agent()
     const other = await agent()

@@ -40,6 +40,7 @@ import { curveFactoryAbi, feeSplitterAbi } from "../../chain/hood/abi.generated.
 import { hoodPublicClient, predictCurveAddress } from "../../chain/hood/client/HoodClient.js"
 import { createCurveCall, curveCreatedIn, devBuyPlan, ethTransferCall, type HoodCall, launchSalt, platformFeeRaw, quoteTokenOf } from "../../chain/hood/launch/HeadlessCalls.js"
 import { initialState, tokenReserveRaw } from "../../domain/CurveMath.js"
+import { isEvmTxHash } from "../../domain/ChainValues.js"
 import { findEconomics, MATRIX_VERSION } from "../../domain/Economics.js"
 import { USDG_ADDRESS } from "../../domain/QuotePairs.js"
 import { TierService } from "../accounts/TierService.js"
@@ -687,6 +688,13 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
         const op = stored.build.operation
         if (op !== undefined) return yield* advance(caller, row, stored, op, input)
         if (input.signature === undefined) return yield* launchFailure("validation_failed", "signature is required: the broadcast createCurve hash", { field: "signature", retryable: false })
+        // The confirm body carries no chain: a hash that is not 0x and 32 bytes is refused, not read as "not mined yet" or an unpaid fee.
+        for (const field of ["signature", "feeTxHash", "devBuySignature"] as const) {
+          const hash = input[field]
+          if (hash !== undefined && !isEvmTxHash(hash)) {
+            return yield* launchFailure("validation_failed", `${field} must be a Hood transaction hash (0x and 32 bytes)`, { field, retryable: false })
+          }
+        }
         return yield* record(row, stored, { signature: input.signature, feeTxHash: input.feeTxHash, devBuySignature: input.devBuySignature })
       })
 

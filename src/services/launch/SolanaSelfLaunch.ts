@@ -29,6 +29,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Context, Effect, Layer } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import { platformFeeRaw } from "../../chain/solana/launch/LaunchTransaction.js"
+import { isSolanaSignature } from "../../domain/ChainValues.js"
 import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
 import { TierService } from "../accounts/TierService.js"
@@ -433,6 +434,10 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
         if (row === undefined || row.path !== "self" || row.chain !== "solana") return yield* notFound()
         if (row.state === "confirmed") return row.result ?? {}
         if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
+        // The confirm body carries no chain: an EVM hash, or base58 that is not 64 bytes, is refused here, never sent to the chain as a read.
+        if (!isSolanaSignature(input.signature)) {
+          return yield* launchFailure("validation_failed", "signature must be the launch transaction's base58 Solana signature (64 bytes)", { field: "signature", retryable: false })
+        }
         const attemptRef = { ...ref, attempt: row.attempt }
         const stored = yield* readStored(attemptRef).pipe(storage("reading the build"))
         if (stored === undefined) return yield* notFound()

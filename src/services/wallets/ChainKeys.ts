@@ -11,11 +11,10 @@ import {
   createKeyPairFromPrivateKeyBytes,
   getAddressFromPublicKey,
   getBase58Decoder,
-  getBase58Encoder,
-  isAddress as isSolanaAddress
+  getBase58Encoder
 } from "@solana/kit"
-import { getAddress, isAddress as isEvmAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { decodeOption, EvmAddress, SolanaAddress } from "../../domain/ChainValues.js"
 
 export const WalletChains = ["solana", "evm"] as const
 export type WalletChain = (typeof WalletChains)[number]
@@ -24,17 +23,13 @@ export type WalletChain = (typeof WalletChains)[number]
 export const parseWalletChain = (raw: unknown): WalletChain | undefined =>
   raw === "solana" ? "solana" : raw === "evm" || raw === "hood" ? "evm" : undefined
 
+const solanaAddressOf = decodeOption(SolanaAddress)
+/** EIP-55; all-lower and all-upper carry no checksum, a mixed-case address must carry a valid one. */
+const evmAddressOf = decodeOption(EvmAddress)
+
 /** The canonical stored form, or undefined when `raw` is not an address of the chain. */
-export const canonicalAddress = (chain: WalletChain, raw: unknown): string | undefined => {
-  if (typeof raw !== "string") return undefined
-  if (chain === "solana") return isSolanaAddress(raw) ? raw : undefined
-  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) return undefined
-  // A mixed-case address must carry a valid checksum; all-lower or all-upper carries none.
-  const body = raw.slice(2)
-  const mixed = body !== body.toLowerCase() && body !== body.toUpperCase()
-  if (mixed && !isEvmAddress(raw, { strict: true })) return undefined
-  return getAddress(raw.toLowerCase())
-}
+export const canonicalAddress = (chain: WalletChain, raw: unknown): string | undefined =>
+  chain === "solana" ? solanaAddressOf(raw) : evmAddressOf(raw)
 
 /** The comparison key of an address (normalize before comparing). */
 export const addressKey = (chain: WalletChain, address: string): string => (chain === "evm" ? address.toLowerCase() : address)

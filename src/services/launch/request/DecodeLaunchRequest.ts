@@ -14,6 +14,7 @@
  */
 import { Either } from "effect"
 import { type Chain, isChain } from "../../../domain/Chain.js"
+import { decodeOption, RawAmount } from "../../../domain/ChainValues.js"
 import { EXP_PRESET_CURVES, parseWholeUnits, validateCustomCurve } from "../../../domain/CustomCurve.js"
 import {
   DEFAULT_STAKER_ALLOCATION_BPS,
@@ -428,7 +429,8 @@ export interface AtomicLaunchBody {
 
 export const ATOMIC_FIRST_BUYS_MIN = 1
 export const ATOMIC_FIRST_BUYS_MAX = 4
-const RAW_DECIMAL = /^[1-9][0-9]*$/
+/** A first buy's `amountRaw`: a positive raw amount within a safe integer, as every Solana amount (spec 2.1). */
+const firstBuyAmountRaw = decodeOption(RawAmount({ min: 1n, max: SOLANA_BUY_AMOUNT_RAW_MAX }))
 
 const decodePayer = (v: unknown, field: string): Decoded<AtomicPayer> => {
   if (v === undefined || v === null) return refuse("required", field, `${field} is required: {type: main} or {type: linked, linkedWalletId}`)
@@ -474,10 +476,11 @@ export const decodeAtomicLaunchRequest = (
     if (buyer instanceof LaunchRequestRefused) return Either.left(buyer)
     const amount = member(item, "amountRaw")
     if (amount === undefined) return Either.left(refuse("required", `${field}.amountRaw`, `${field}.amountRaw is required`))
-    if (typeof amount !== "string" || !RAW_DECIMAL.test(amount) || BigInt(amount) > SOLANA_BUY_AMOUNT_RAW_MAX) {
+    const amountRaw = firstBuyAmountRaw(amount)
+    if (amountRaw === undefined) {
       return Either.left(refuse("invalid_value", `${field}.amountRaw`, `${field}.amountRaw must be a positive whole number of raw units as a decimal string, within a safe integer`))
     }
-    firstBuys.push({ payer: buyer, amountRaw: BigInt(amount) })
+    firstBuys.push({ payer: buyer, amountRaw })
   }
   return Either.right({ request: { ...decoded, async: false }, payer, firstBuys })
 }
