@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, getAddress, zeroAddress } from "viem"
-import { swapRouterAbi } from "../../src/chain/hood/abi.generated.js"
+import { swapRouterAbi, uniswapV3FactoryAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
 import { approve, buy as hoodBuy, createCurve, type HoodClients, hoodPublicClient, hoodWallet, saltOf, swapExactIn, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE, hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
@@ -30,7 +30,7 @@ import { keyCall } from "../support/standaloneChains.js"
 let engine: Engine
 let key: string
 let rpc: ReturnType<typeof createSolanaRpc>
-let hood: { rpcUrl: string; chainId: number; addresses: Record<"swapRouter" | "weth9", Address> }
+let hood: { rpcUrl: string; chainId: number; addresses: Record<"swapRouter" | "weth9" | "uniswapV3Factory", Address> }
 let trader: HoodClients
 
 const call = keyCall(() => engine.url, () => key)
@@ -181,7 +181,16 @@ describe("the agent quote through the engine", () => {
       }).catch((e: unknown) => {
         throw new Error(`${side} ${amount} refused: ${String(e).slice(0, 600)}; quote ${JSON.stringify(q.body)}`)
       })
-      await swapExactIn(trader, swap)
+      // A fixed gas limit (an estimate taken on another pending state cannot cut the swap short); a
+      // revert names the blocks and the pool's price at the quote and just before the swap.
+      await swapExactIn(trader, swap, { gas: 3_000_000n }).catch(async (e: unknown) => {
+        const hash = (e as { hash?: `0x${string}` }).hash
+        const receipt = hash === undefined ? undefined : await pc.getTransactionReceipt({ hash })
+        const pool = await pc.readContract({ address: hood.addresses.uniswapV3Factory, abi: uniswapV3FactoryAbi, functionName: "getPool", args: [weth, created.token, GRADUATED_POOL_FEE] })
+        const at = (blockNumber: bigint) => pc.readContract({ address: pool, abi: uniswapV3PoolAbi, functionName: "slot0", blockNumber }).then((x) => x[0].toString())
+        const mined = receipt?.blockNumber ?? 0n
+        throw new Error(`${side} ${amount} reverted in block ${mined} (gas ${receipt?.gasUsed}); quoted at block ${q.body.asOf.block} √P ${await at(BigInt(q.body.asOf.block))}, before the swap √P ${await at(mined - 1n)}; ${String(e).slice(0, 300)}`)
+      })
       expect((await tokenBalance(pc, outToken, me)) - before).toBe(BigInt(q.body.amountOut))
     }
   }, 240_000)
