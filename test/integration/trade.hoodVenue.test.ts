@@ -104,7 +104,11 @@ describe("Hood venue quotes equal execution", () => {
       graduated.push({ token: c.token, pool })
     }
     await approve(trader, weth, net.addresses.swapRouter, 2n ** 255n)
-    const source = viemPoolSource(pc)
+    // Counts the bitmap words each quote reads: a swap that reads two or more crossed a word boundary.
+    const chain = viemPoolSource(pc)
+    let wordsThisQuote = 0
+    const source = { ...chain, word: (pool: Address, w: number, block: bigint) => ((wordsThisQuote++), chain.word(pool, w, block)) }
+    let crossedWords = 0
     const me = trader.wallet.account.address
     const swaps = fc.array(
       fc.record({ which: fc.integer({ min: 0, max: 1 }), side: fc.constantFrom("buy" as const, "sell" as const), bps: fc.integer({ min: 1, max: 40_000 }) }),
@@ -120,10 +124,12 @@ describe("Hood venue quotes equal execution", () => {
           const mine = s.side === "buy" ? 10n ** 24n : await tokenBalance(pc, g.token, me)
           const amount = [(held * BigInt(s.bps)) / 10_000n, mine].reduce((a, b) => (a < b ? a : b))
           if (amount === 0n) continue
+          wordsThisQuote = 0
           const quoted = await quoteHoodPool(source, { pool: g.pool, token: g.token, side: s.side, amountIn: amount, creatorShareBps: SHARE })
           if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error(`unquotable swap: ${quoted._tag}`)
           const q = quoted.quote
           if (q.priceImpactBps > 1000) walked++
+          if (wordsThisQuote > 1) crossedWords++
           const outToken = s.side === "buy" ? g.token : weth
           const before = await tokenBalance(pc, outToken, me)
           await swapExactIn(trader, {
@@ -142,6 +148,8 @@ describe("Hood venue quotes equal execution", () => {
       }),
       { seed, numRuns: 12 }
     )
-    console.log(`trade.hoodVenue: ${walked} swaps moved the price more than 10 %`)
+    console.log(`trade.hoodVenue: ${walked} swaps moved the price more than 10 %, ${crossedWords} crossed a bitmap word`)
+    // Sizes up to 4x the pool's reserves move √P past 15,360 ticks (one word at spacing 60) in some runs.
+    expect(crossedWords).toBeGreaterThan(0)
   }, 300_000)
 })
