@@ -453,8 +453,8 @@ const resumeInFlight = Effect.gen(function* () {
   const sweep = Effect.gen(function* () {
     const taken = yield* launches.resumeInFlight
     if (taken > 0) yield* Effect.logInfo(`taking over ${taken} launches whose owner's lease ended`)
-    const settling = yield* staking.resumeOperations
-    if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations whose owner's lease ended`)
+    const settling = yield* staking.resumeInFlight
+    if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations and reward claims whose owner's lease ended`)
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
 })

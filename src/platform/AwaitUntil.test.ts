@@ -1,6 +1,6 @@
 import { Clock, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { AwaitTimedOut, awaitUntil } from "./AwaitUntil.js"
+import { AwaitTimedOut, awaitUntil, awaitVerdict } from "./AwaitUntil.js"
 
 /** A poll that counts itself and answers its own count, noting the Clock time of each start. */
 const counter = Effect.gen(function* () {
@@ -108,5 +108,35 @@ describe("awaitUntil", () => {
     expect(() => awaitUntil(poll, (b) => b, { what: "x", timeoutMs: Infinity, intervalMs: 10 })).toThrow(/timeoutMs must be a finite number/)
     expect(() => awaitUntil(poll, (b) => b, { what: "x", timeoutMs: -1, intervalMs: 10 })).toThrow(/timeoutMs/)
     expect(() => awaitUntil(poll, (b) => b, { what: "x", timeoutMs: 10, intervalMs: Number.NaN })).toThrow(/intervalMs/)
+  })
+
+  describe("awaitVerdict", () => {
+    it.effect("a verdict that never comes ends the wait at the deadline (None), read every interval", () =>
+      Effect.gen(function* () {
+        const reads = yield* Ref.make(0)
+        const fiber = yield* Effect.fork(awaitVerdict(Ref.updateAndGet(reads, (n) => n + 1), () => false, { what: "x", intervalMs: 100, timeoutMs: 1_000 }))
+        yield* TestClock.adjust("999 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust("1 millis")
+        expect(Option.isNone(yield* Fiber.join(fiber))).toBe(true)
+        expect(yield* Ref.get(reads)).toBe(11)
+      })
+    )
+
+    it.effect("a verdict before the deadline ends the wait with it; failed reads in between are retried", () =>
+      Effect.gen(function* () {
+        const reads = yield* Ref.make(0)
+        const read = Effect.flatMap(Ref.updateAndGet(reads, (n) => n + 1), (n) => (n < 3 ? Effect.fail("node did not answer") : Effect.succeed(n)))
+        const fiber = yield* Effect.fork(awaitVerdict(read, (n) => n >= 5, { what: "x", intervalMs: 100, timeoutMs: 1_000 }))
+        yield* TestClock.adjust("400 millis")
+        expect(yield* Fiber.join(fiber)).toEqual(Option.some(5))
+      })
+    )
+
+    it.effect("a first read that is already the verdict does not wait", () =>
+      Effect.gen(function* () {
+        expect(yield* awaitVerdict(Effect.succeed("landed"), (s) => s === "landed", { what: "x", intervalMs: 100, timeoutMs: 1_000 })).toEqual(Option.some("landed"))
+      })
+    )
   })
 })

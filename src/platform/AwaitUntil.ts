@@ -12,7 +12,7 @@
  *   is never cut, unless `interruptPoll` is set: then the deadline also interrupts the poll or
  *   pause in flight (for polls that only read and may hang; a poll that writes must not be cut).
  */
-import { Clock, Duration, Effect, Schedule, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Option, Schedule, Schema } from "effect"
 
 export class AwaitTimedOut extends Schema.TaggedError<AwaitTimedOut>()("AwaitTimedOut", {
   /** What was awaited. */
@@ -66,3 +66,18 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
     return options.interruptPoll === true ? Effect.timeoutFail(wait, { duration: Duration.millis(timeoutMs), onTimeout: timedOut }) : wait
   })
 }
+
+/**
+ * Waiting for a verdict from outside that may not come (a transaction's fate): a read that fails
+ * is "not yet" (a node that did not answer this time), never the end of the wait; past the
+ * deadline the answer is `None`, and the caller leaves the attempt for a later pass.
+ */
+export const awaitVerdict = <A, E, R>(
+  read: Effect.Effect<A, E, R>,
+  done: (a: A) => boolean,
+  options: Omit<AwaitUntilOptions, "interruptPoll">
+): Effect.Effect<Option.Option<A>, never, R> =>
+  awaitUntil(Effect.either(read), (r) => Either.isRight(r) && done(r.right), options).pipe(
+    Effect.map((r) => (Either.isRight(r) ? Option.some(r.right) : Option.none())),
+    Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
+  )

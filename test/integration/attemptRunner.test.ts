@@ -22,7 +22,7 @@ import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import { type AttemptMachine, type AttemptStore, makeAttemptRunner } from "../../src/services/attempt/AttemptRunner.js"
-import { awaitUntil } from "../../src/services/attempt/AwaitUntil.js"
+import { awaitVerdict } from "../../src/platform/AwaitUntil.js"
 import { eventually } from "../support/eventually.js"
 
 type State = { readonly _tag: "sending" } | { readonly _tag: "sent" } | { readonly _tag: "done" }
@@ -79,7 +79,7 @@ const chain = () => {
             return { _tag: "Sent" } as Event
           }
           case "Await": {
-            const seen = yield* awaitUntil(Effect.succeed(options.landed ?? true), (landed) => landed, { intervalMs: 20, deadlineMs: 200 })
+            const seen = yield* awaitVerdict(Effect.succeed(options.landed ?? true), (landed) => landed, { what: "a verdict", intervalMs: 20, timeoutMs: 200 })
             return Option.isSome(seen) ? ({ _tag: "Observed", landed: true } as Event) : undefined
           }
           case "Settle":

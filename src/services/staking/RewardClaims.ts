@@ -15,7 +15,7 @@ import { Effect, Option } from "effect"
 import type { RewardAccount } from "../../chain/solana/program/staking/Accounts.js"
 import type { RowLeases } from "../../db/RowLease.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
-import { awaitUntil } from "../attempt/AwaitUntil.js"
+import { awaitVerdict } from "../../platform/AwaitUntil.js"
 import type { WalletProviderShape } from "../wallets/WalletProvider.js"
 import type { WalletServiceShape } from "../wallets/WalletService.js"
 import type { StakingChain } from "./StakingChain.js"
@@ -102,7 +102,7 @@ export const makeRewardClaims = (ctx: RewardClaimsContext) => {
           return row.state !== "claiming"
             ? Effect.succeed(undefined)
             : Effect.map(
-                awaitUntil(observe(row), (seen) => seen.outcome !== "pending", { intervalMs: ctx.pollIntervalMs, deadlineMs: ctx.confirmTimeoutMs }),
+                awaitVerdict(observe(row), (seen) => seen.outcome !== "pending", { what: "a verdict", intervalMs: ctx.pollIntervalMs, timeoutMs: ctx.confirmTimeoutMs }),
                 Option.match({ onNone: () => undefined, onSome: (seen) => ({ event: { _tag: "Observed", outcome: seen.outcome } }) as ClaimInput })
               )
         default:

@@ -82,7 +82,7 @@ export interface StakingServiceShape {
   readonly resumeInFlight: Effect.Effect<number, StakingFailure>
   /**
    * The operations part of `resumeInFlight`: settles (in the background) the in-flight operations
-   * no live process drives; how many it took. What each API process repeats periodically.
+   * no live process drives; how many it took.
    */
   readonly resumeOperations: Effect.Effect<number, StakingFailure>
   readonly chain: StakingChain

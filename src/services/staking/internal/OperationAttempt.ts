@@ -12,7 +12,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import type { RowLeases } from "../../../db/RowLease.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../../attempt/AttemptRunner.js"
-import { awaitUntil } from "../../attempt/AwaitUntil.js"
+import { awaitVerdict as awaitChainVerdict } from "../../../platform/AwaitUntil.js"
 import type { WalletServiceShape } from "../../wallets/WalletService.js"
 import type { Observed, StakingChain } from "../StakingChain.js"
 import { type OperationEvent, type OperationState, type Output, step } from "../StakingMachine.js"
@@ -89,9 +89,10 @@ export interface OperationPortsContext {
 
 /** The chain's verdict on a sent operation within the deadline; `None`: still pending. */
 export const awaitVerdict = (ctx: OperationPortsContext, row: OperationRow): Effect.Effect<Option.Option<Observed>> =>
-  awaitUntil(ctx.chain.observe(row.signature ?? "", row.lastValidBlockHeight ?? 0n), (seen) => seen.outcome !== "pending", {
+  awaitChainVerdict(ctx.chain.observe(row.signature ?? "", row.lastValidBlockHeight ?? 0n), (seen) => seen.outcome !== "pending", {
+    what: "the staking transaction's verdict",
     intervalMs: ctx.pollIntervalMs,
-    deadlineMs: ctx.confirmTimeoutMs
+    timeoutMs: ctx.confirmTimeoutMs
   })
 
 export const observedEvent = (seen: Observed): OperationInput => ({
