@@ -86,7 +86,7 @@ const atomicRoutes = (seen: Array<[string, unknown]>) =>
     settings,
     launches: {
       build: recorded(seen, "build", { _tag: "Built", body: { built: true } }),
-      submit: recorded(seen, "submit", { status: 200, body: { submitted: true } }),
+      submit: recorded(seen, "submit", { landed: true, body: { submitted: true } }),
       bundle: () => Effect.die("not used"),
       job: () => Effect.die("not used"),
       recoverPass: Effect.die("not used")
