@@ -29,13 +29,12 @@ import {
   positionOf
 } from "./market/MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
-import { MarketEventOutbox } from "../src/services/webhooks/MarketEvents.js"
 import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
 import { encodeDrain, FEED_KEY, type MarketChange } from "./replica/ReadModelCodec.js"
 import type { TopicPublisher } from "./replica/TopicPublisher.js"
-import { type ActorDefinition, make as makeRuntime, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
+import { type ActorDefinition, make as makeRuntime, type RuntimeHooks, type RuntimeOptions, type RuntimeStats } from "./runtime/ShardedRuntime.js"
 
 export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   /** Events kept per market for reorg rollback (default solana 0, hood 8). */
@@ -45,6 +44,13 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   readonly feeds?: Partial<FeedOptions>
   /** Rows per checkpoint INSERT statement (default 500). */
   readonly checkpointRowsPerStatement?: number
+  /**
+   * Where the markets' `Announced` transitions go (the webhook outbox, provided by the composition
+   * root: `src/services/webhooks/MarketEvents.ts`): `outputs` keeps them as the shards apply
+   * them, `beforeCheckpoint` makes them durable before the checkpoint flush that passes them.
+   * Absent: announcements are dropped.
+   */
+  readonly announcements?: (sql: SqlClient.SqlClient) => Pick<RuntimeHooks<MarketState, MarketOutput>, "outputs" | "beforeCheckpoint">
   /**
    * The actors role: every drain's changed markets also go to `market.snapshots` (one record per
    * market) and `market.feed` (one record per drain), and offsets commit only once they are
@@ -121,7 +127,7 @@ export const make = (
   Bus | SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, publisher, ...runtimeOptions } = options
+    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, publisher, announcements, ...runtimeOptions } = options
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
     const agentLaunches = new AgentLaunches()
@@ -131,8 +137,7 @@ export const make = (
       retractDepthBlocks: retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
     }
     // The market transitions' webhook events, made durable before the checkpoints that pass them.
-    const notices = new MarketEventOutbox(yield* SqlClient.SqlClient)
-    const announce = { outputs: notices.offer, beforeCheckpoint: notices.take }
+    const announce = announcements === undefined ? {} : announcements(yield* SqlClient.SqlClient)
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
       publisher === undefined

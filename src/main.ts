@@ -43,6 +43,7 @@ import { planById, resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { marketEventHooks } from "./services/webhooks/MarketEvents.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
@@ -202,7 +203,7 @@ const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
     Effect.gen(function* () {
       const config = yield* AppConfig
       const cluster = publisher !== undefined ? { publisher, reloadOnAssign: true } : {}
-      const actors = MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, ...cluster })
+      const actors = MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, announcements: marketEventHooks, ...cluster })
       return Layer.mergeAll(
         actors,
         TradeWriter.layer(),

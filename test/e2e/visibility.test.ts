@@ -10,6 +10,7 @@
  * - the agent record: `launches` and `launchesViaApi` count the production launch only.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { AGENT_RECORD_TTL_MS } from "../../api/routes/AgentRoutes.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
@@ -94,8 +95,16 @@ describe("the recorded visibility in the public reads (a real launch of each)", 
       expect(feed.find((t) => t.address === mints[visibility])!.isAgent, visibility).toBe(visibility === "production")
     }
 
-    const agent = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+    // The agent record is cached 30 s per user (AGENT_RECORD_TTL_MS) and `before` filled that
+    // cache: wait until the record is read afresh, then count.
+    const agent = await eventually(
+      async () => {
+        const a = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+        return a.launches !== before.launches ? a : undefined
+      },
+      { what: "the agent record read after its cache expired", deadlineMs: AGENT_RECORD_TTL_MS + 15_000, intervalMs: 500 }
+    )
     expect(agent.launches - before.launches).toBe(1)
     expect(agent.launchesViaApi - before.launchesViaApi).toBe(1)
-  })
+  }, 240_000)
 })

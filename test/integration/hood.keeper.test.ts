@@ -22,6 +22,7 @@ import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, type PublicClient, zeroAddress } from "viem"
 import * as MarketActors from "../../actors/MarketActors.js"
+import { marketEventHooks } from "../../src/services/webhooks/MarketEvents.js"
 import { MarketIndex, type MarketIndexShape } from "../../actors/MarketIndex.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../ingest/bus/EmbeddedBus.js"
@@ -107,7 +108,7 @@ beforeAll(async () => {
   traders = net.roles.traders.map((t) => clientsFor(net, t))
   scope = await Effect.runPromise(Scope.make())
   const layer = Layer.merge(
-    MarketActors.layer({ shards: 2, checkpointIntervalMs: 20 }),
+    MarketActors.layer({ shards: 2, checkpointIntervalMs: 20, announcements: marketEventHooks }),
     HoodIngester.layer({ rpcUrl: net.rpcUrl, factory: net.addresses.factory, feeSplitter: net.addresses.feeSplitter, pollIntervalMs: 20 })
   ).pipe(Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layer({ url: undefined, dataDir: undefined }))))
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))

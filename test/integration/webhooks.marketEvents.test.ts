@@ -11,6 +11,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
 import * as MarketActors from "../../actors/MarketActors.js"
+import { marketEventHooks } from "../../src/services/webhooks/MarketEvents.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import * as DeliveryWorker from "../../src/services/webhooks/DeliveryWorker.js"
@@ -39,7 +40,7 @@ const openActors = (reloadOnAssign: boolean) =>
   Effect.gen(function* () {
     const { bus, database } = yield* Shared
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const { actors } = yield* MarketActors.make({ reloadOnAssign, shards: 2 }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
+    const { actors } = yield* MarketActors.make({ reloadOnAssign, shards: 2, announcements: marketEventHooks }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
     return { actors, close: Scope.close(scope, Exit.void) }
   })
 

@@ -82,3 +82,9 @@ export class MarketEventOutbox {
     return { pending: this.pending.length, recorded: this.recorded }
   }
 }
+
+/** The actors' `announcements` option (`MarketActorsOptions`): the market events through this outbox. */
+export const marketEventHooks = (sql: SqlClient.SqlClient) => {
+  const outbox = new MarketEventOutbox(sql)
+  return { outputs: outbox.offer, beforeCheckpoint: outbox.take }
+}
