@@ -204,6 +204,14 @@ export interface PoolSwapInput {
 }
 
 /** An exact-input swap on a graduated Uniswap v3 pool through the SwapRouter, to the caller. */
+/**
+ * Gas of a router swap when the caller names none. viem's estimate was seen too low for a swap into
+ * a freshly seeded pool in the e2e tests (the swap reverted on chain while a simulation of the same
+ * call passed): likely the estimate ran in a block that writes no oracle observation while the swap
+ * landed in one that does (the localnet stamps several blocks a second). A fixed bound removes the race.
+ */
+export const SWAP_GAS_LIMIT = 3_000_000n
+
 export const swapExactIn = async (c: HoodClients, i: PoolSwapInput, o: SendOptions = {}) => {
   const hash = await c.wallet.writeContract({
     address: i.router,
@@ -222,7 +230,7 @@ export const swapExactIn = async (c: HoodClients, i: PoolSwapInput, o: SendOptio
       }
     ],
     value: i.payWithEth ? i.amountInRaw : 0n,
-    ...(o.gas === undefined ? {} : { gas: o.gas })
+    gas: o.gas ?? SWAP_GAS_LIMIT
   })
   return mined(c, hash, "exactInputSingle")
 }
