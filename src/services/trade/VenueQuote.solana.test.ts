@@ -49,6 +49,8 @@ describe("Solana venue quotes equal execution", () => {
           const amount = op.side === "buy" ? op.amount : (held * BigInt(op.percent)) / 100n
           if (amount === 0n) return
           const q = quoteVenue(venue, op.side, amount)
+          // A dust trade whose output rounds to nothing is refused by the quote (nothing to fill); the property is about fills.
+          if (q._tag === "Refused" && q.reason === "zero_amount") return
           if (q._tag !== "Filled") throw new Error(`unexpected refusal ${JSON.stringify(q)}`)
           const owed = readFeeVault(ledger, c.addresses.feeVault).creatorOwedRaw
           const input = { trader, mint, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: amount, minAmountOutRaw: minOutOf(q, 0n) }
