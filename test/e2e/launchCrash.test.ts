@@ -62,34 +62,60 @@ const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean
   { name: "mid-confirmation of an async launch", async: true, when: "confirming" }
 ]
 
+type LaunchBody = { readonly clientLaunchId: string; readonly name: string; readonly symbol: string; readonly imageUrl: string; readonly buyAmount: string; readonly async: boolean }
+
+/** Sends the launch; what the client saw: the status and body, or `reset` when the engine died first. */
+const send = (body: LaunchBody): Promise<{ readonly status: number; readonly body: string } | "reset"> =>
+  fetch(`${engine.url}/api/v1/launch/headless`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify(body)
+  }).then(
+    async (r) => ({ status: r.status, body: await r.text() }),
+    () => "reset" as const
+  )
+
+/** Kills the engine at the point, restarts it, and answers how many in-flight launches the restart resumed (0 when none). */
+const killAndRestart = async (point: (typeof killPoints)[number], id: string, body: LaunchBody): Promise<number> => {
+  const sent = send(body)
+  // The body rides along so an unexpected answer says what it was.
+  if (point.async) expect(await sent).toMatchObject({ status: 202 })
+  if (point.when === "confirming") {
+    await eventually(async () => ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).body?.job?.status === "confirming" ? true : undefined), {
+      what: `launch ${id} to be sent and confirming`,
+      intervalMs: 5,
+      deadlineMs: 30_000
+    })
+  }
+  await engine.stop("SIGKILL")
+  if (!point.async) expect(await sent).toBe("reset")
+  engine = await start()
+  return Number(/resuming (\d+) launches/.exec(engine.output())?.[1] ?? 0)
+}
+
+/**
+ * A kill sent once the job reads `confirming` can still land after the confirmation committed (a
+ * loaded machine delays the signal past the next status poll): that run proves nothing about
+ * resuming, so the scenario runs again with a new id, at most this many times.
+ */
+const KILL_TRIES = 3
+
 describe("kill -9 during a launch", () => {
   it.each(killPoints)("$name: the restarted engine confirms the launch once", async (point) => {
-    const id = `crash-${process.pid}-${point.when.replace(" ", "-")}-${point.async}`
-    const body = { clientLaunchId: id, name: `Crash ${point.when === "at once" ? 0 : 1}${point.async ? "a" : "s"}`, symbol: "CRSH", imageUrl, buyAmount: "10000000", async: point.async }
-    const sent = fetch(`${engine.url}/api/v1/launch/headless`, {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: JSON.stringify(body)
-    }).then(
-      (r) => r.status,
-      () => "reset" as const
-    )
-    if (point.async) expect(await sent).toBe(202)
-    if (point.when === "confirming") {
-      await eventually(async () => ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).body?.job?.status === "confirming" ? true : undefined), {
-        what: `launch ${id} to be sent and confirming`,
-        intervalMs: 5,
-        deadlineMs: 30_000
-      })
+    let id = ""
+    let body: LaunchBody | undefined
+    let resumed = 0
+    for (let t = 1; t <= KILL_TRIES && resumed === 0; t++) {
+      id = `crash-${process.pid}-${point.when.replace(" ", "-")}-${point.async}-${t}`
+      body = { clientLaunchId: id, name: `Crash ${point.when === "at once" ? 0 : 1}${point.async ? "a" : "s"}${t}`, symbol: "CRSH", imageUrl, buyAmount: "10000000", async: point.async }
+      resumed = await killAndRestart(point, id, body)
+      console.info(`${point.name} (try ${t}): the restart resumed ${resumed} in-flight launches`)
+      // Killed right after the 202 the attempt cannot have settled: no second try for that point.
+      if (point.when === "at once") break
     }
-    await engine.stop("SIGKILL")
-    if (!point.async) expect(await sent).toBe("reset")
-
-    engine = await start()
-    const resumed = /resuming (\d+) launches/.exec(engine.output())?.[1]
-    console.info(`${point.name}: the restart resumed ${resumed ?? 0} in-flight launches`)
     // Killed after the 202 or while confirming, the attempt had not settled: the restart must resume it.
-    expect(resumed).toBe("1")
+    expect(resumed).toBe(1)
+    if (body === undefined) throw new Error("no try ran")
     // A blocking request killed before the ledger committed left nothing: the client retries with the same id.
     if ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).status === 404) {
       expect([200, 202, 409]).toContain((await call("POST", "/api/v1/launch/headless", { ...body, async: true })).status)
@@ -104,5 +130,6 @@ describe("kill -9 during a launch", () => {
     expect((await rpc.getAccountInfo(address(job.mint as string), { encoding: "base64" }).send()).value).not.toBeNull()
     const named = await marketsNamed(engine, "solana", body.name)
     expect(named.map((r) => r.address)).toEqual([job.mint])
-  })
+    // Each try restarts the engine (up to two minutes each on a loaded machine).
+  }, 420_000)
 })

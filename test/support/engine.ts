@@ -46,17 +46,21 @@ const LISTEN_ATTEMPTS = 3
  * most LISTEN_ATTEMPTS times. Any other failure is the test's.
  */
 export const startEngine = async (options: StartOptions = {}): Promise<Engine> => {
+  // What the attempts that lost their port printed before they stopped (a start-up pass such as
+  // resuming in-flight launches may have run in one of them): kept in the engine's output.
+  let earlier = ""
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startEngineOnce(options)
+      return await startEngineOnce(options, earlier)
     } catch (e) {
       const lostPort = e instanceof Error && e.message.includes("before ready") && e.message.includes("cannot listen on")
       if (!lostPort || attempt >= LISTEN_ATTEMPTS) throw e
+      earlier += (e as Error).message.slice((e as Error).message.indexOf("\n") + 1)
     }
   }
 }
 
-const startEngineOnce = async (options: StartOptions): Promise<Engine> => {
+const startEngineOnce = async (options: StartOptions, earlier: string): Promise<Engine> => {
   const port = await freePort()
   const dataPort = await freePort()
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
@@ -86,7 +90,7 @@ const startEngineOnce = async (options: StartOptions): Promise<Engine> => {
     url,
     dataDir,
     child,
-    output: () => out,
+    output: () => earlier + out,
     stop: async (signal = "SIGTERM", timeoutMs = 20_000) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
@@ -102,6 +106,9 @@ const startEngineOnce = async (options: StartOptions): Promise<Engine> => {
     await eventually(
       async () => {
         if (hasExited()) return true
+        // Another process may have taken the port between `freePort` and the bind (another test's
+        // engine answers /readyz too): only this child's own "listening on <url>" makes the answer its.
+        if (!out.includes(`listening on ${url}`)) return false
         try {
           return (await fetch(`${url}/readyz`)).status === 200
         } catch {
