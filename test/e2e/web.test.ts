@@ -173,6 +173,9 @@ describe.skipIf(missing !== undefined)("the web page in a real browser", () => {
     await buy(2_000_000_000n)
     await expect.poll(() => tapeRows.count(), { timeout: 60_000 }).toBe(2)
     await expect.poll(() => page.locator('[data-testid="state"] [data-field="trades"]').textContent()).toBe("2")
+    // The newest candle closes at the record's price as soon as the record has the trade (not when the history store catches up).
+    const price = ((await (await fetch(`${engine.url}/api/v1/markets/solana/${mint.address}`)).json()) as { market: { price: string } }).market.price
+    await expect.poll(async () => Number(await page.getByTestId("candles").getAttribute("data-close")), { timeout: 30_000 }).toBe(Number(price))
     await shot(page, "token")
     expect(browser.errors).toEqual([])
   }, 180_000)

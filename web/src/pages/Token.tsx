@@ -2,12 +2,14 @@
  * One token: candles at the intervals the OHLCV route serves and its trade tape (market-data
  * service, with the data key), the market record's curve and migration state, a quote for a typed
  * amount, verify and the metadata. Live: the market record (one row) is read every second; when
- * its trade count moves, the tape and the newest candles are read again, and for a few seconds
- * after (the history store writes in batches, so a trade reaches the record first).
+ * its trade count moves, the newest bar moves to its price at once (`liveBar`), and the tape and
+ * the newest candles are read again, and for a few seconds after (the history store writes in
+ * batches, so a trade reaches the record first).
  */
 import { CandlestickSeries, HistogramSeries, type IChartApi, type ISeriesApi, type UTCTimestamp } from "lightweight-charts"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, data, dataKey, HttpError } from "../api.js"
+import { type Bar, liveBar } from "../bars.js"
 import { makeChart, tinyPrice } from "../chart.js"
 import { age, bps, compact, fromRaw, shortAddress, toRaw } from "../format.js"
 
@@ -80,11 +82,13 @@ const toVolume = (c: Candle) => ({
   color: c.close >= c.open ? "rgba(63,185,80,0.5)" : "rgba(248,81,73,0.5)"
 })
 
-const useCandles = (chain: Chain, mint: string, interval: IntervalId, refresh: number, enabled: boolean) => {
+const useCandles = (chain: Chain, mint: string, interval: IntervalId, refresh: number, enabled: boolean, market: Market | undefined) => {
   const el = useRef<HTMLDivElement>(null)
   const chart = useRef<{ chart: IChartApi; candles: ISeriesApi<"Candlestick">; volume: ISeriesApi<"Histogram"> } | undefined>(undefined)
   const [count, setCount] = useState<number | undefined>(undefined)
   const [error, setError] = useState<string | undefined>(undefined)
+  /** The newest bar drawn (from the history route or moved live); its close is on the element as `data-close`. */
+  const [last, setLast] = useState<Bar | undefined>(undefined)
   useEffect(() => {
     if (el.current === null || !enabled) return
     const c = makeChart(el.current)
@@ -106,8 +110,10 @@ const useCandles = (chain: Chain, mint: string, interval: IntervalId, refresh: n
       .then((r) => {
         const c = chart.current
         if (c === undefined) return
-        c.candles.setData(r.candles.map(toBar))
+        const bars = r.candles.map(toBar)
+        c.candles.setData(bars)
         c.volume.setData(r.candles.map(toVolume))
+        setLast(bars[bars.length - 1])
         if (refresh === 0) c.chart.timeScale().fitContent()
         setCount(r.candles.length)
         setError(undefined)
@@ -117,7 +123,16 @@ const useCandles = (chain: Chain, mint: string, interval: IntervalId, refresh: n
       })
     return () => abort.abort()
   }, [chain, mint, interval, refresh, enabled])
-  return { el, count, error }
+  useEffect(() => {
+    const c = chart.current
+    if (c === undefined || market?.price == null || market.lastTradeAt === null) return
+    const step = INTERVALS.find((i) => i.id === interval)!.seconds
+    const bar = liveBar(last, Number(market.price), Date.parse(market.lastTradeAt), step)
+    if (bar === undefined || (bar.time === last?.time && bar.close === last.close && bar.high === last.high && bar.low === last.low)) return
+    c.candles.update(bar)
+    setLast(bar)
+  }, [market?.tradesTotal, market?.price, last, interval])
+  return { el, count, error, close: last?.close }
 }
 
 const useMarket = (chain: Chain, mint: string) => {
@@ -267,7 +282,7 @@ export const Token = ({ chain, mint }: { chain: Chain; mint: string }) => {
   const [interval, setIntervalId] = useState<IntervalId>("1m")
   const { market, error, refresh } = useMarket(chain, mint)
   const hasKey = dataKey() !== ""
-  const candles = useCandles(chain, mint, interval, refresh, hasKey)
+  const candles = useCandles(chain, mint, interval, refresh, hasKey, market)
   const trades = useTape(chain, mint, refresh, hasKey)
   const now = Date.now()
   useEffect(() => {
@@ -298,7 +313,7 @@ export const Token = ({ chain, mint }: { chain: Chain; mint: string }) => {
                 {candles.count === undefined ? "" : `${candles.count} candles`}
               </span>
             </div>
-            {hasKey ? <div class="chart" ref={candles.el} data-testid="candles" /> : <p class="muted">Add the data key (top right) to see candles and trades.</p>}
+            {hasKey ? <div class="chart" ref={candles.el} data-testid="candles" data-close={candles.close} /> : <p class="muted">Add the data key (top right) to see candles and trades.</p>}
             {candles.error !== undefined && <p role="alert" class="error">{candles.error}</p>}
           </div>
           <div class="panel tape" aria-labelledby="tape-title">
