@@ -4,6 +4,7 @@
  * connection after its reply) and then closes the remaining connections, so a graceful shutdown
  * neither cuts an answer short nor leaves the process held open by idle clients.
  */
+import { shared, type SharedWindowCounts } from "../src/db/SharedWindowCounts.js"
 import * as uWS from "uws-pack"
 import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
 import type { ProxyTrust } from "../src/net/ProxyTrust.js"
@@ -34,6 +35,8 @@ export interface HttpServerOptions {
   readonly drainMs?: number
   /** Failed-authentication throttle limits (default `DefaultFailedAuthLimits`). */
   readonly authFailureLimits?: Partial<FailedAuthLimits>
+  /** The counts other API processes admitted (a database shared by replicas): the failed-authentication throttle holds across them. */
+  readonly sharedLimits?: SharedWindowCounts | undefined
   /** `TRUSTED_PROXIES`: connections from these carry the client in `X-Forwarded-For` (`ClientAddress.ts`). */
   readonly trustedProxies?: ProxyTrust
   /** The web page, served beside the routes (`StaticSite.ts`); absent: none. */
@@ -131,7 +134,7 @@ export const listen = (o: {
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const app = behindProxies(uWS.App(), options.trustedProxies)
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits), options.cors)
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits, shared(options.sharedLimits, `failed-auth-${options.name}`)), options.cors)
     if (options.site !== undefined) mountStaticSite(app, options.site, (urlPath) => errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${urlPath}`)))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

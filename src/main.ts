@@ -39,6 +39,7 @@ import { AppConfig, type AppConfigShape } from "./config/AppConfig.js"
 import { unsupportedNode } from "./config/Runtime.js"
 import * as Database from "./db/Database.js"
 import * as RowLease from "./db/RowLease.js"
+import { startSharedLimits } from "./db/SharedWindowCounts.js"
 import { planById, resolvePlans } from "./domain/Plans.js"
 import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
@@ -528,7 +529,9 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
     const launchVisibility = Context.get(yield* Layer.build(LaunchVisibility.layer()), LaunchVisibility.LaunchVisibilityRegistry)
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const nowMs = () => Date.now()
-    const accounts = yield* accountStackApi({ nowMs })
+    // Replicas on one PostgreSQL server share their rate-limit counts; the embedded database has one process.
+    const sharedLimits = config.databaseUrl === undefined ? undefined : yield* startSharedLimits(RowLease.processOwner())
+    const accounts = yield* accountStackApi({ nowMs, sharedLimits })
     const hood = yield* HoodEndpoints
     const prices = yield* PriceSource
     const selfLaunches = yield* SelfLaunch
@@ -552,17 +555,18 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches, launchVisibility }),
-        ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs }),
+        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches, launchVisibility, sharedLimits }),
+        ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs, sharedLimits }),
         ...tradeQuoteRoutes({
           index,
           nowMs,
           agentAuth: accounts.agentAuth,
           freePlan: planById(plans, "free"),
           hoodPools: viemPoolSource(hoodPublicClient(hood.chain, hood.rpcUrl)),
-          creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) }
+          creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) },
+          sharedLimits
         }),
-        ...agentRoutes({ sql, clickhouse, index, agentLaunches, launchVisibility, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs }),
+        ...agentRoutes({ sql, clickhouse, index, agentLaunches, launchVisibility, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs, sharedLimits }),
         ...launchRoutes({
           enabled: config.launch.enabled,
           agentAuth: accounts.agentAuth,
@@ -589,7 +593,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
       }
     )
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
-    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, ...(site !== undefined ? { site } : {}) })
+    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, sharedLimits, ...(site !== undefined ? { site } : {}) })
   })
 
 /**

@@ -11,6 +11,7 @@
  *   and `KEY_EXPIRED` come out exactly as on every other `x-api-key` route).
  * The route then checks the resolved credential kind again (`WalletRoutes.admit`).
  */
+import type { SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
@@ -109,7 +110,7 @@ export const makeWebhookAuthenticate =
  * `Stack` layer), and the authenticators other route modules reuse (`agentAuth` for `x-api-key`
  * routes, `ownerAuth` for owner routes, `dataAuth` for the market-data service).
  */
-export const accountStackApi = (options: { readonly nowMs: () => number }) =>
+export const accountStackApi = (options: { readonly nowMs: () => number; readonly sharedLimits?: SharedWindowCounts | undefined }) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const tiers = yield* TierService

@@ -23,6 +23,7 @@
 import { Effect } from "effect"
 import { storageRefusal, toApiError } from "../ErrorTable.js"
 import { RateLimiter } from "../RateLimiter.js"
+import type { SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import type { PlanId } from "../../src/domain/Plans.js"
 import { tierAtLeast } from "../../src/services/accounts/Tier.js"
@@ -67,6 +68,8 @@ export interface AgentAuthOptions {
   readonly nowMs: () => number
   /** Keys tracked per limiter (bounded state). Default 100,000. */
   readonly maxTrackedKeys?: number
+  /** The counts other API processes admitted (a database shared by replicas): each key's limits hold across them. */
+  readonly shared?: SharedWindowCounts | undefined
 }
 
 export const API_KEY_HEADER = "x-api-key"
@@ -84,7 +87,7 @@ export const makeAgentAuth = (options: AgentAuthOptions): AgentAuth => {
     if (l === undefined) {
       // Distinct limits come from plan values and issued caps: a handful. Bounded regardless.
       if (limiters.size >= MAX_LIMITERS) limiters.delete(limiters.keys().next().value!)
-      l = new RateLimiter({ limit, maxKeys: options.maxTrackedKeys ?? 100_000 })
+      l = new RateLimiter({ limit, maxKeys: options.maxTrackedKeys ?? 100_000, shared: options.shared === undefined ? undefined : { counts: options.shared, scope: `key-${id}` } })
       limiters.set(id, l)
     }
     return l

@@ -11,6 +11,7 @@
  */
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import { RateLimiter } from "../RateLimiter.js"
+import type { SharedScope } from "../../src/db/SharedWindowCounts.js"
 
 export interface FailedAuthLimits {
   readonly failuresPerWindow: number
@@ -25,9 +26,10 @@ export class FailedAuthThrottle {
   readonly limits: FailedAuthLimits
   readonly #failures: RateLimiter
 
-  constructor(limits: Partial<FailedAuthLimits> = {}) {
+  /** `shared`: failures other API processes counted for the same clients (replicas behind one database). */
+  constructor(limits: Partial<FailedAuthLimits> = {}, shared?: SharedScope) {
     this.limits = { ...DefaultFailedAuthLimits, ...limits }
-    this.#failures = new RateLimiter({ limit: this.limits.failuresPerWindow, windowMs: this.limits.windowMs, maxKeys: this.limits.maxClients })
+    this.#failures = new RateLimiter({ limit: this.limits.failuresPerWindow, windowMs: this.limits.windowMs, maxKeys: this.limits.maxClients, shared })
   }
 
   /** Addresses tracked now (at most `maxClients`). */

@@ -8,6 +8,7 @@
  * the router runs before the handler; handlers call the accounts services and map failures
  * through the one table (`ErrorTable.ts`).
  */
+import type { SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { applyAgentTier, setAgentFeatures } from "../../src/services/accounts/Accounts.js"
@@ -217,7 +218,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
  * context: the routes, and the authenticators other route modules reuse (`agentAuth` for
  * `x-api-key` routes, `ownerAuth` for owner routes, `dataAuth` for the market-data service).
  */
-export const accountApi = (options: { readonly nowMs: () => number }) =>
+export const accountApi = (options: { readonly nowMs: () => number; readonly sharedLimits?: SharedWindowCounts | undefined }) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyService
@@ -225,7 +226,7 @@ export const accountApi = (options: { readonly nowMs: () => number }) =>
     const tiers = yield* TierService
     const devices = yield* Devices
     const wallets = yield* AccountWallets
-    const agentAuth = makeAgentAuth({ store, tiers, nowMs: options.nowMs })
+    const agentAuth = makeAgentAuth({ store, tiers, nowMs: options.nowMs, shared: options.sharedLimits })
     const ownerAuth = makeOwnerAuth({ sql, nowMs: options.nowMs })
     const dataAuth = makeDataBearerAuth({ agentAuth, tiers, nowMs: options.nowMs })
     const routes: ReadonlyArray<RouteDef> = [

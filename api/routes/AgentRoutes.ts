@@ -41,6 +41,7 @@ import { quotePairOf, usdPrices } from "../../src/services/prices/Money.js"
 import { errorReply, json, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
 import { enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { ReadCache } from "../ReadCache.js"
 import { route, type RouteDef } from "../Router.js"
 import { plainError } from "../OpenApi.js"
@@ -69,6 +70,8 @@ export interface AgentRoutesOptions {
   readonly wallets: AccountWalletsShape
   readonly nowMs: () => number
   readonly limits?: { readonly copyScore?: number; readonly cohorts?: number; readonly agentRecord?: number }
+  /** The counts other API processes admitted (a database shared by replicas): the per-client limits hold across them. */
+  readonly sharedLimits?: SharedWindowCounts | undefined
 }
 
 interface Scored {
@@ -169,9 +172,9 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
   const copyLimit = options.limits?.copyScore ?? COPY_SCORE_LIMIT_PER_MIN
   const cohortLimit = options.limits?.cohorts ?? COHORT_LIMIT_PER_MIN
   const recordLimit = options.limits?.agentRecord ?? AGENT_RECORD_LIMIT_PER_MIN
-  const copyLimiter = new RateLimiter({ limit: copyLimit })
-  const cohortLimiter = new RateLimiter({ limit: cohortLimit })
-  const recordLimiter = new RateLimiter({ limit: recordLimit })
+  const copyLimiter = new RateLimiter({ limit: copyLimit, shared: shared(options.sharedLimits, "copy-score") })
+  const cohortLimiter = new RateLimiter({ limit: cohortLimit, shared: shared(options.sharedLimits, "cohorts") })
+  const recordLimiter = new RateLimiter({ limit: recordLimit, shared: shared(options.sharedLimits, "agent-record") })
   const scores = new ReadCache<Scored, ApiError>(COPY_SCORE_TTL_MS, CACHE_MAX_ENTRIES)
   const cohortCache = new ReadCache<ReadonlyMap<Cohort, ReadonlyArray<AgentProfile>>, ApiError>(COHORT_TTL_MS, Cohorts.length)
   const records = new ReadCache<Reply, ApiError>(AGENT_RECORD_TTL_MS, CACHE_MAX_ENTRIES)

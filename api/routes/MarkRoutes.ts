@@ -27,6 +27,7 @@ import { type PriceAsset, type PriceSourceShape, type PriceUnavailable } from ".
 import { errorReply, JSON_CONTENT_TYPE, type Reply } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { ReadCache } from "../ReadCache.js"
 import { route, type RouteDef } from "../Router.js"
 
@@ -44,6 +45,8 @@ export interface MarkRoutesOptions {
   /** Wall clock for the cache, the rate limit and `asOf` (injectable for tests). */
   readonly nowMs: () => number
   readonly limitPerMin?: number
+  /** The counts other API processes admitted (a database shared by replicas): the per-client limits hold across them. */
+  readonly sharedLimits?: SharedWindowCounts | undefined
   readonly cacheTtlMs?: number
   readonly cacheMaxEntries?: number
   /** Fee tiers (pips) whose pools are looked up; default the standard four. */
@@ -102,7 +105,7 @@ const MarkResponse = Schema.Struct({
 export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> => {
   const { index, nowMs, prices, publicClient } = options
   const limit = options.limitPerMin ?? MARK_LIMIT_PER_MIN
-  const limiter = new RateLimiter({ limit })
+  const limiter = new RateLimiter({ limit, shared: shared(options.sharedLimits, "mark") })
   const ttlMs = options.cacheTtlMs ?? MARK_CACHE_TTL_MS
   const cache = new ReadCache<Outcome, ApiError>(ttlMs, options.cacheMaxEntries ?? MARK_CACHE_MAX_ENTRIES)
   const factory = getAddress(options.addresses.uniswapV3Factory)

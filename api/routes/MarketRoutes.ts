@@ -20,6 +20,7 @@ import { Chains, graduationVenueOf } from "../../src/domain/Chain.js"
 import { minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js"
 import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { route, type RouteDef } from "../Router.js"
 import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
@@ -45,6 +46,8 @@ export interface MarketRoutesOptions {
   readonly staleAfterMs?: number
   /** Quotes per minute per client (spec: 120; benchmarks raise it to measure the route, not the refusal). */
   readonly quoteLimitPerMin?: number
+  /** The counts other API processes admitted (a database shared by replicas): the per-client limits hold across them. */
+  readonly sharedLimits?: SharedWindowCounts | undefined
 }
 
 /** `{chain}/{mint}`: the mint's format depends on the chain, so the handler checks it (`parseAddress`). */
@@ -199,7 +202,7 @@ const notLaunchedHere = (json: string): string => {
 export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteDef> => {
   const { index, nowMs } = options
   const quoteLimit = options.quoteLimitPerMin ?? QUOTE_LIMIT_PER_MIN
-  const quoteLimiter = new RateLimiter({ limit: quoteLimit })
+  const quoteLimiter = new RateLimiter({ limit: quoteLimit, shared: shared(options.sharedLimits, "market-quote") })
   const staleAfterMs = options.staleAfterMs ?? 60_000
 
   const market = route({

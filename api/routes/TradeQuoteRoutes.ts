@@ -32,6 +32,7 @@ import { AGENT_QUOTE_ENDPOINT } from "../../actors/market/MarketRecord.js"
 import { API_KEY_HEADER, AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
+import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { route, type RouteDef } from "../Router.js"
 import { parseAddress } from "../QueryParams.js"
 import { MAX_AMOUNT, marketPath, QUOTE_LIMIT_PER_MIN, quoteQuery } from "./MarketRoutes.js"
@@ -50,6 +51,8 @@ export interface TradeQuoteRoutesOptions {
   readonly creatorShares: CreatorShares
   /** Keyless quotes per minute per client (spec: the market quote's 120). */
   readonly quoteLimitPerMin?: number
+  /** The counts other API processes admitted (a database shared by replicas): the per-client limits hold across them. */
+  readonly sharedLimits?: SharedWindowCounts | undefined
 }
 
 const { chain: chainParam, mint: mintParam } = marketPath
@@ -176,7 +179,7 @@ const body = (i: QuoteInput, core: MarketCore, q: Extract<VenueQuote, { _tag: "F
 export const tradeQuoteRoutes = (options: TradeQuoteRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, creatorShares, hoodPools, index, nowMs } = options
   const limit = options.quoteLimitPerMin ?? QUOTE_LIMIT_PER_MIN
-  const limiter = new RateLimiter({ limit })
+  const limiter = new RateLimiter({ limit, shared: shared(options.sharedLimits, "trade-quote") })
   const free: Caller = { plan: options.freePlan.id, planFeeBps: BigInt(options.freePlan.feeBps), referred: false }
 
   /** The quote for a caller: a Reply when the venue is in memory, an Effect for the Hood pool. */

@@ -77,9 +77,12 @@ export const clearAll: Effect.Effect<void, SqlError, SqlClient.SqlClient> = Effe
 const lost = (kind: string, key: string) =>
   new RowLeaseLost({ kind, key, message: `the ${kind} row ${key} is driven by another process now (this one's lease ended)` })
 
+/** A new process-instance id: host, pid and a random part (unique per instance, readable in a row). */
+export const processOwner = (): string => `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+
 export const makeRowLeases = (sql: SqlClient.SqlClient, options: RowLeaseOptions = {}): RowLeases => {
   const leaseMs = options.leaseMs ?? ROW_LEASE_MS
-  const owner = options.owner ?? `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`
+  const owner = options.owner ?? processOwner()
   const ends = (s: SqlClient.SqlClient) => s`clock_timestamp() + ${leaseMs} * interval '1 millisecond'`
   const renewedBy = (s: SqlClient.SqlClient, kind: string, key: string) =>
     Effect.map(

@@ -8,6 +8,7 @@
  * curve account's) on both replicas; an API replica is killed with SIGKILL and a fresh one
  * catches up (503 from `/readyz` until then) and answers the same. A signals WebSocket on each
  * replica receives every signal the actors' detectors emit (a whale buy's large_move among them).
+ * A key's rate limit holds across the two API replicas (their counts shared through PostgreSQL).
  */
 import { generateKeyPairSigner, type KeyPairSigner } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -77,11 +78,11 @@ const startApi = async () => {
   return api
 }
 
-/** A Max account made with the operator CLI on the shared database, and a production agent key issued through a replica. */
-const agentKey = async (api: Engine): Promise<string> => {
+/** An account (Max unless named) made with the operator CLI on the shared database, and a production agent key issued through a replica. */
+const agentKey = async (api: Engine, plan: "free" | "max" = "max"): Promise<string> => {
   const cli = async (...args: Array<string>) =>
     JSON.parse((await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { cwd: projectRoot, env: { ...process.env, ...env() } })).stdout) as Record<string, string>
-  const { accountId, sessionToken } = await cli("create-account", "--plan", "max")
+  const { accountId, sessionToken } = await cli("create-account", "--plan", plan)
   await cli("delegate", "--account", accountId!, "--chain", "solana")
   const res = await fetch(`${api.url}/api/v1/agent/keys`, { method: "POST", headers: { authorization: `Bearer ${sessionToken!}`, "content-type": "application/json" }, body: JSON.stringify({ label: "cluster" }) })
   const body = (await res.json()) as { key?: string }
@@ -252,6 +253,27 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
       }
     }
   }, 240_000)
+
+  it("a key's rate limit holds across the two API replicas (to within the shared counts' sync)", async () => {
+    // Free: 30 requests a minute per key. Sixty requests alternate between the replicas, 100 ms
+    // apart: counted per process (before), each replica would admit 30 of them.
+    const key = await agentKey(apis[0]!, "free")
+    const statuses: Array<number> = []
+    for (let i = 0; i < 60; i++) {
+      const api = apis[i % 2]!
+      statuses.push((await fetch(`${api.url}/api/v1/launch/headless/jobs/none`, { headers: { "x-api-key": key } })).status)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    const admitted = statuses.filter((s) => s !== 429).length
+    console.info(`a free key across two replicas: ${admitted} of 60 admitted (limit 30)`)
+    // Every admitted request got the route's own answer (the key authenticated; no job of that id).
+    expect([...new Set(statuses.filter((s) => s !== 429))]).toHaveLength(1)
+    expect(statuses).not.toContain(401)
+    // The tolerance: what the other replica admits between two of its 250 ms syncs (plus a round
+    // trip, slower on a loaded machine): a few requests, never the 60 of per-process counting.
+    expect(admitted).toBeGreaterThanOrEqual(30)
+    expect(admitted).toBeLessThanOrEqual(35)
+  }, 60_000)
 })
 
 describe("a cluster role without what it needs", () => {
