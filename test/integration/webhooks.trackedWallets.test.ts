@@ -182,4 +182,30 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("watchlist w
       expect((yield* rowsOf(own.id)).map((r) => r.id)).toEqual([launchedId])
     })
   )
+
+  it.scoped("the watchlist is reloaded only when an add or a remove changed it (its change count), not on every pass", () =>
+    Effect.gen(function* () {
+      const store = makePersonalStore(yield* sqlOf)
+      const runner = yield* openRunner
+      const before = runner.runner.stats()
+      yield* runner.runner.refresh
+      yield* runner.runner.refresh
+      expect(runner.runner.stats().reloads).toBe(before.reloads)
+      const added = yield* store.addWatch("acct_watch_version", "solana", "VersionWa11et111111111111111111111111111111", null)
+      yield* runner.runner.refresh
+      expect(runner.runner.stats()).toMatchObject({ reloads: before.reloads + 1, entries: before.entries + 1 })
+      // Adding the same wallet again changes nothing, so nothing reloads.
+      yield* store.addWatch("acct_watch_version", "solana", "VersionWa11et111111111111111111111111111111", null)
+      yield* runner.runner.refresh
+      expect(runner.runner.stats().reloads).toBe(before.reloads + 1)
+      yield* store.removeWatch("acct_watch_version", added.entry.id)
+      yield* runner.runner.refresh
+      expect(runner.runner.stats()).toMatchObject({ reloads: before.reloads + 2, entries: before.entries })
+      // Removing it again is refused and changes nothing.
+      expect(Exit.isFailure(yield* Effect.exit(store.removeWatch("acct_watch_version", added.entry.id)))).toBe(true)
+      yield* runner.runner.refresh
+      expect(runner.runner.stats().reloads).toBe(before.reloads + 2)
+      yield* runner.close
+    })
+  )
 })

@@ -27,6 +27,7 @@ import atomicBundles from "./0018_atomic_bundles.js"
 import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
 import rateWindowCounts from "./0029_rate_window_counts.js"
+import watchlistVersion from "./0030_watchlist_version.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -49,5 +50,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_atomic_bundles": atomicBundles,
   "0019_hood_rewards": hoodRewards,
   "0020_row_leases": rowLeases,
-  "0029_rate_window_counts": rateWindowCounts
+  "0029_rate_window_counts": rateWindowCounts,
+  "0030_watchlist_version": watchlistVersion
 }

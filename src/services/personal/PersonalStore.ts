@@ -246,6 +246,8 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
   const oneGroup = (accountId: string, id: string): Effect.Effect<GroupView, SqlError | PersonalError> =>
     Effect.flatMap(groupsOf(accountId, id), (gs) => (gs[0] === undefined ? Effect.fail(notFound("group")) : Effect.succeed(gs[0])))
 
+  /** Every watchlist add and remove counts a change in its own transaction (the tracked-wallets follower reloads on a new count). */
+  const bumpWatchlistVersion = Effect.asVoid(sql`UPDATE md_watchlist_version SET version = version + 1 WHERE id = 1`)
   const deleted = (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.fail(notFound(what)) : Effect.void)
 
   const raw: RawStore = {
@@ -347,11 +349,16 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
           yield* sql`
             INSERT INTO md_watchlist (id, account_id, chain, address, label, created_at)
             VALUES (${row.id}, ${accountId}, ${chain}, ${address}, ${label}, ${row.created_at})`
+          yield* bumpWatchlistVersion
           return { entry: watchView(row), created: true }
         })
       ),
     removeWatch: (accountId, id) =>
-      Effect.flatMap(sql`DELETE FROM md_watchlist WHERE account_id = ${accountId} AND id = ${id} RETURNING id`, deleted("watchlist_entry")),
+      sql.withTransaction(
+        Effect.flatMap(sql`DELETE FROM md_watchlist WHERE account_id = ${accountId} AND id = ${id} RETURNING id`, (rows) =>
+          Effect.zipRight(rows.length > 0 ? bumpWatchlistVersion : Effect.void, deleted("watchlist_entry")(rows))
+        )
+      ),
     watchers: (chain, address) =>
       Effect.map(
         sql<{ account_id: string; label: string | null }>`SELECT account_id, label FROM md_watchlist WHERE chain = ${chain} AND address = ${address} ORDER BY account_id`,

@@ -14,7 +14,8 @@
  * - Never the account's own trade: an account watching one of its own wallets (embedded,
  *   imported, TEE or linked) is not told of that wallet's trades (`exceptOwnWallet`).
  * - Bounded: the watch index holds at most `maxEntries` watchlist rows (each account at most 200,
- *   spec 8), reloaded every `refreshMs` (and on `refresh`); the per-event work is one map lookup
+ *   spec 8), checked every `refreshMs` (and on `refresh`) and reloaded only when the watchlist's
+ *   change count (`md_watchlist_version`) moved; the per-event work is one map lookup
  *   and one notice per watching account; a batch's notices are written in one transaction.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -180,6 +181,10 @@ export interface TrackedWalletsRunner {
   readonly stats: () => TrackedWalletsStats
 }
 
+/** The watchlist's change count (`md_watchlist_version`, bumped by every add and remove). */
+const watchlistVersion = (sql: SqlClient.SqlClient) =>
+  Effect.map(sql<{ version: string }>`SELECT version::text AS version FROM md_watchlist_version WHERE id = 1`, (rows) => rows[0]?.version ?? "")
+
 const loadIndex = (sql: SqlClient.SqlClient, maxEntries: number) =>
   Effect.map(
     sql<{ chain: ChainId; address: string; account_id: string; label: string | null }>`
@@ -202,6 +207,8 @@ export const runTrackedWallets = (
     }
     const sql = yield* SqlClient.SqlClient
     const stats = { received: 0, notices: 0, recorded: 0, entries: 0, reloads: 0 }
+    // The version read before the load it describes: a change committed in between reloads again next pass.
+    let loadedVersion = yield* watchlistVersion(sql)
     let index = yield* loadIndex(sql, o.maxEntries)
     // The quote assets' prices as of the last reload (a notification's amount, not a quote).
     let prices: ReadonlyMap<string, UsdPrice> = new Map()
@@ -224,13 +231,20 @@ export const runTrackedWallets = (
         return price === undefined ? undefined : (usdOf(quoteRaw, market.quoteDecimals, price) ?? undefined)
       }
     }
-    const refresh = Effect.map(loadIndex(sql, o.maxEntries), (next) => {
-      index = next
-      stats.entries = next.entries
-      stats.reloads++
-      if (next.entries >= o.maxEntries) return Effect.logWarning(`tracked wallets: the watchlist holds ${o.maxEntries} rows or more; newer rows are not watched`)
-      return Effect.void
-    }).pipe(Effect.flatten, Effect.zipRight(o.prices === undefined ? Effect.void : readPrices(o.prices)))
+    // Reloads only when the watchlist changed since the last load (its version moved).
+    const reload = Effect.flatMap(watchlistVersion(sql), (version) =>
+      version === loadedVersion
+        ? Effect.void
+        : Effect.map(loadIndex(sql, o.maxEntries), (next) => {
+            loadedVersion = version
+            index = next
+            stats.entries = next.entries
+            stats.reloads++
+            if (next.entries >= o.maxEntries) return Effect.logWarning(`tracked wallets: the watchlist holds ${o.maxEntries} rows or more; newer rows are not watched`)
+            return Effect.void
+          }).pipe(Effect.flatten)
+    )
+    const refresh = reload.pipe(Effect.zipRight(o.prices === undefined ? Effect.void : readPrices(o.prices)))
     stats.entries = index.entries
     yield* Effect.forkScoped(
       Effect.forever(
@@ -255,7 +269,8 @@ export const runTrackedWallets = (
           Effect.tap((n) => Effect.sync(() => (stats.recorded += n))),
           Effect.provideService(SqlClient.SqlClient, sql),
           // The bus redelivers a batch whose handler failed (never skips it).
-          Effect.tapError((e) => Effect.logWarning("tracked wallets: the outbox write failed; the batch is redelivered", e.message))
+          Effect.tapError((e) => Effect.logWarning("tracked wallets: the outbox write failed; the batch is redelivered", e.message)),
+          Effect.asVoid
         )
       })
 
