@@ -555,7 +555,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         ),
         ...launchConfigRoutes(config.devBuyCeilings),
         ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, agentLaunches, launchVisibility, sharedLimits }),
+        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, hoodFactory: hood.addresses.factory, agentLaunches, launchVisibility, sharedLimits }),
         ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs, sharedLimits }),
         ...tradeQuoteRoutes({
           index,

@@ -38,6 +38,12 @@ export interface MarketRoutesOptions {
   /** Wall clock for staleness and rate limits (injectable for tests). */
   readonly nowMs: () => number
   readonly curveProgram: string
+  /**
+   * The Hood curve factory (verify `provenance.factory`): the Hood ingester takes a curve only from
+   * this factory's `CurveCreated` (an `isCurve` check for an unseen one), so every Hood market
+   * served was created by it. Absent: null.
+   */
+  readonly hoodFactory?: string
   /** Which markets were launched through an agent key (verify's `viaAgentKey`); none when absent. */
   readonly agentLaunches?: AgentLaunchesRead
   /** Launches recorded with a visibility other than `production` (verify and the market record read them). */
@@ -346,7 +352,7 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
           viaAgentKey: options.agentLaunches?.has(chain, core.mint) ?? false,
           ...(chain === "solana"
             ? { attribution: { program: options.curveProgram, signer: id.creator } }
-            : { provenance: { curve: id.curveAddress, factory: null, configHash: id.configHash, dexVersion: id.dexVersion } })
+            : { provenance: { curve: id.curveAddress, factory: options.hoodFactory ?? null, configHash: id.configHash, dexVersion: id.dexVersion } })
         },
         headers
       )

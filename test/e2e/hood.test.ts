@@ -272,6 +272,7 @@ describe("Hood end to end", () => {
     expect(verify.body).toMatchObject({ success: true, candleLaunched: true, chain: "hood", graduated: true, pool: null })
     expect(same(verify.body.provenance.curve, curve)).toBe(true)
     expect(same(verify.body.provenance.configHash, created.event.configHash as Hex)).toBe(true)
+    expect(same(verify.body.provenance.factory, hood.addresses.factory)).toBe(true)
   }, 240_000)
 
   it("answers a Hood mark for an unknown token with MARKET_NOT_FOUND and a malformed one with VALIDATION_FAILED", async () => {
