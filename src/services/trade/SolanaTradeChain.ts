@@ -20,6 +20,7 @@ import {
   getTransactionEncoder,
   type Instruction,
   isSolanaError,
+  SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature,
   type Base64EncodedWireTransaction
@@ -39,6 +40,7 @@ import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/pro
 import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
 import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTokenAccount.js"
 import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
+import { SvcCurveError } from "../../chain/solana/program/Errors.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
 import { tradeError } from "./TradeError.js"
 import type { TradeObservation } from "./TradeMachine.js"
@@ -98,7 +100,13 @@ export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArr
   return out
 }
 
-const jsonText = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? Number(x) : x)) ?? ""
+/** The custom program error code inside a node's refusal (kit nests the simulation's instruction error as its cause), if any. */
+export const customCodeOf = (e: unknown, depth = 0): number | undefined => {
+  if (depth > 4 || typeof e !== "object" || e === null) return undefined
+  if (isSolanaError(e, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return Number(e.context.code)
+  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
+  return customCodeOf((e as { readonly cause?: unknown }).cause, depth + 1) ?? customCodeOf(context?.cause, depth + 1)
+}
 
 /** The trade row's code of a chain error (a landed revert's `err`, or a preflight refusal's text). Pure. */
 export const failureCodeOf = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
@@ -187,8 +195,7 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       Effect.as(undefined),
       Effect.catchAll((e) => {
         if (!isSolanaError(e)) return Effect.as(Effect.logWarning("trade send: answer lost; the chain decides", e), undefined)
-        const text = `${String(e)} ${jsonText(e.context)}`
-        const code = failureCodeOf(text)
+        const code = customCodeOf(e) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
         return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(e)}` })
       })
     )

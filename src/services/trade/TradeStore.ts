@@ -206,7 +206,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
     (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
   )
 
-  /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX). */
+  /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX + 1). */
   const list = (accountId: string, f: TradeFilter): Effect.Effect<ReadonlyArray<TradeRow>, SqlError> => {
     const conditions = [sql`account_id = ${accountId}`]
     if (f.chain !== undefined) conditions.push(sql`chain = ${f.chain}`)
@@ -218,7 +218,8 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       const at = new Date(f.after.createdAtMs)
       conditions.push(sql`(created_at < ${at} OR (created_at = ${at} AND client_trade_id < ${f.after.clientTradeId}))`)
     }
-    const limit = Math.max(1, Math.min(TRADES_PAGE_MAX, f.limit))
+    // One more than a page: the caller learns whether a next page exists.
+    const limit = Math.max(1, Math.min(TRADES_PAGE_MAX + 1, f.limit))
     return Effect.map(
       sql<Db>`SELECT * FROM agent_trades WHERE ${sql.and(conditions)} ORDER BY created_at DESC, client_trade_id DESC LIMIT ${limit}`,
       (rows) => rows.map(rowOf)
