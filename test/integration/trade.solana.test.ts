@@ -34,6 +34,12 @@ import type { TradeView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { toApiError } from "../../api/ErrorTable.js"
+import type { AgentAuth, AgentAuthRequirements } from "../../api/auth/AgentKeyAuth.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { apiError } from "../../src/domain/ApiError.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { eventually } from "../support/eventually.js"
+import { mountRoutes } from "../support/httpRoutes.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const SOL = 1_000_000_000n
@@ -278,5 +284,105 @@ describe("Solana one-shot trades", () => {
     expect(sells._tag === "Right" && sells.right.trades.every((t) => t.side === "sell" && t.mint === mint)).toBe(true)
     const bad = await run(trades.trades(caller, { cursor: "nope" }))
     expect(bad._tag === "Left" && toApiError(bad.left)).toMatchObject({ code: "VALIDATION_FAILED", field: "cursor" })
+  }, 60_000)
+})
+
+/**
+ * The rail's refusal table through the route module over real HTTP (the router, the decoder, the
+ * error table) and the real service: each row's status, code and field, and nothing recorded (no
+ * trade row, the wallet's lamports unchanged). The key check is a stand-in that answers as the key
+ * middleware does for the requirements the route declares (`swap:write`, test keys forbidden);
+ * `requirements` records what each route asked for.
+ */
+describe("trade routes: refusals and the one-shot over HTTP", () => {
+  const requirements: Array<AgentAuthRequirements | undefined> = []
+  const principalOf = (headers: Readonly<Record<string, string>>) =>
+    ({
+      _tag: "agent",
+      accountId: ACCOUNT,
+      key: { id: "kid-http", environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed" },
+      account: { referredBy: null },
+      plan: { id: "max", feeBps: 25 }
+    }) as unknown as AgentPrincipal
+  const agentAuth: AgentAuth = {
+    authenticate: (headers, req) =>
+      Effect.suspend(() => {
+        requirements.push(req)
+        const p = principalOf(headers)
+        return req?.testKeys === "forbid" && p.key.environment === "test"
+          ? Effect.fail(apiError("TEST_ENVIRONMENT_FORBIDDEN", "test keys cannot trade"))
+          : Effect.succeed(p)
+      }),
+    verify: () => Effect.die("not used by the trade routes")
+  }
+  let url: string
+  let routeScope: Scope.CloseableScope
+  const routes = () => tradeRoutes({ agentAuth, trades })
+  const call = async (method: string, path: string, body?: unknown, key = "key") => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { "x-api-key": key, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    return { status: res.status, body: (await res.json()) as any }
+  }
+  const body = (clientTradeId: string, more: Record<string, unknown> = {}) => ({ clientTradeId, chain: "solana", mint, side: "buy", amountIn: String(SOL / 10n), ...more })
+
+  beforeAll(async () => {
+    routeScope = await Effect.runPromise(Scope.make())
+    url = await Effect.runPromise(mountRoutes(routes()).pipe(Scope.extend(routeScope)))
+  })
+  afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
+
+  it("each refusal answers its status, code and field, and records nothing", async () => {
+    const q = quoteNow("buy", SOL / 10n)
+    if (q._tag !== "Filled") throw new Error("no fill")
+    const rows: ReadonlyArray<{ id: string; method?: string; path?: string; body: unknown; key?: string; status: number; code: string; field?: string }> = [
+      { id: "r-body", body: [1], status: 400, code: "VALIDATION_FAILED", field: "body" },
+      { id: "r-id", body: body(""), status: 400, code: "VALIDATION_FAILED", field: "clientTradeId" },
+      { id: "r-amount", body: body("r-amount", { amountIn: "0" }), status: 400, code: "VALIDATION_FAILED", field: "amountIn" },
+      { id: "r-side", body: body("r-side", { side: "hold" }), status: 400, code: "VALIDATION_FAILED", field: "side" },
+      { id: "r-both", body: body("r-both", { slippageBps: 5, minAmountOut: "1" }), status: 400, code: "VALIDATION_FAILED", field: "minAmountOut" },
+      { id: "r-payer", body: body("r-payer", { payer: "linked" }), status: 400, code: "VALIDATION_FAILED", field: "payer" },
+      { id: "r-hood", body: body("r-hood", { chain: "hood", mint: `0x${"ab".repeat(20)}` }), status: 400, code: "VALIDATION_FAILED", field: "chain" },
+      { id: "r-ext", body: body("r-ext", { mint: "So11111111111111111111111111111111111111112" }), status: 404, code: "MARKET_NOT_FOUND", field: "mint" },
+      { id: "r-denied", body: body("r-denied"), key: "denied-key", status: 403, code: "EMBEDDED_WALLET_NOT_PERMITTED" },
+      { id: "r-test", body: body("r-test"), key: "test-key", status: 403, code: "TEST_ENVIRONMENT_FORBIDDEN" },
+      { id: "r-slip", body: body("r-slip", { minAmountOut: String(q.amountOut + 1n) }), status: 400, code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
+      { id: "r-build", path: "/api/v1/trade/agent/build", body: body("r-build"), status: 400, code: "VALIDATION_FAILED", field: "dryRun" },
+      { id: "r-unknown", method: "GET", path: "/api/v1/trade/agent/trades/r-unknown", body: undefined, status: 404, code: "JOB_NOT_FOUND", field: "clientTradeId" },
+      { id: "r-cursor", method: "GET", path: "/api/v1/agent/trades?cursor=zz", body: undefined, status: 400, code: "VALIDATION_FAILED", field: "cursor" }
+    ]
+    for (const row of rows) {
+      const sol = lamports(wallet)
+      const r = await call(row.method ?? "POST", row.path ?? "/api/v1/trade/agent/submit", row.body, row.key)
+      expect({ id: row.id, status: r.status, code: r.body.error?.code, field: r.body.error?.field }).toEqual({ id: row.id, status: row.status, code: row.code, field: row.field })
+      expect(r.body.success).toBe(false)
+      expect(await rowCount(row.id)).toBe(0)
+      expect(lamports(wallet)).toBe(sol)
+    }
+    // The write routes ask for swap:write and forbid test keys; the reads take either scope and a paused key.
+    expect(requirements.filter((x) => x?.testKeys === "forbid").every((x) => x?.scopes?.includes("swap:write"))).toBe(true)
+  }, 60_000)
+
+  it("the one-shot answers executed; async answers 202 and its jobUrl reads the settled trade; the dry run records nothing", async () => {
+    const dry = await call("POST", "/api/v1/trade/agent/build", body("h-dry", { dryRun: true }))
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, payer: "main" } })
+    expect(await rowCount("h-dry")).toBe(0)
+    const one = await call("POST", "/api/v1/trade/agent/submit", body("h-one"))
+    expect(one).toMatchObject({ status: 200, body: { success: true, status: "executed", replay: false } })
+    expect(one.body.amountOut).toBe(one.body.expectedOut)
+    const accepted = await call("POST", "/api/v1/trade/agent/submit", body("h-async", { async: true, side: "sell", amountIn: one.body.amountOut }))
+    expect(accepted).toMatchObject({ status: 202, body: { success: true, accepted: true, clientTradeId: "h-async", jobUrl: "/api/v1/trade/agent/trades/h-async" } })
+    const settled = await eventually(
+      async () => {
+        const read = await call("GET", accepted.body.jobUrl)
+        return read.body.status === "sending" ? undefined : read
+      },
+      { what: "the async trade settled", intervalMs: 50 }
+    )
+    expect(settled).toMatchObject({ status: 200, body: { status: "executed", side: "sell" } })
+    const listed = await call("GET", `/api/v1/agent/trades?side=sell&limit=1`)
+    expect(listed).toMatchObject({ status: 200, body: { success: true, trades: [{ clientTradeId: "h-async" }] } })
   }, 60_000)
 })
