@@ -29,7 +29,9 @@ import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.
 import { ataOf, expectOk, launchCurve, readCurve, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { curveParamsOf, curveStateOf } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
+import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
 import type { TradeView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
@@ -54,6 +56,7 @@ let ticker: NodeJS.Timeout
 let wallet: Address
 let mint: Address
 let curveAddress: Address
+let rpcUrl: string
 /** Runs before the trade is signed (after pricing): the test's way to move the market in between. */
 let beforeSign: (() => Promise<void>) | undefined
 
@@ -94,6 +97,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const net = Context.get(await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true }), scope)), SolanaLocalnet)
   ledger = net.ledger
+  rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   await sqlRun(
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -385,4 +389,67 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
     const listed = await call("GET", `/api/v1/agent/trades?side=sell&limit=1`)
     expect(listed).toMatchObject({ status: 200, body: { success: true, trades: [{ clientTradeId: "h-async" }] } })
   }, 60_000)
+})
+
+/**
+ * A process that died with a trade in flight (its row `sending`, its lease gone): before the send
+ * (signed and recorded, never sent) and after it (sent, its verdict never read). Another service
+ * instance on the same database settles each from the chain in a recovery pass: the unsent one
+ * fails `NEVER_LANDED` once its blockhash expires and is never sent (nothing moves); the sent one
+ * is executed once, with its fee and one `trade.executed`; neither is sent again.
+ */
+describe("trades left in flight by a dead process", () => {
+  it("are settled from the chain by a recovery pass, never resent", async () => {
+    const other = await Effect.runPromise(
+      makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
+        Effect.provideService(WalletProvider, harness.provider),
+        Effect.provideService(SqlClient.SqlClient, harness.sql)
+      )
+    )
+    const store = makeTradeStore(harness.sql, () => Date.now())
+    const ata = ataOf(wallet, mint)
+    /** What a process records before it sends: the signed trade, `sending`. */
+    const recordSigned = async (clientTradeId: string, amountInRaw: bigint) => {
+      const q = quoteNow("buy", amountInRaw)
+      if (q._tag !== "Filled") throw new Error("no fill")
+      const built = await Effect.runPromise(
+        trades.solana.build({ owner: wallet, venue: "svc-curve", side: "buy", mint, quoteMint: WSOL_MINT_ADDRESS, amountInRaw, minAmountOutRaw: q.amountOut, fee: { feeRaw: 1_000n, treasury: TREASURY_ADDRESS } })
+      )
+      const signed = await Effect.runPromise(harness.provider.signWithEmbedded(ACCOUNT, "solana", built.wire))
+      const row: TradeRow = {
+        accountId: ACCOUNT, clientTradeId, chain: "solana", mint, side: "buy", venue: "svc-curve", quoteMint: WSOL_MINT_ADDRESS, quoteAsset: "sol", payer: "main",
+        wallet, keyId: "kid-t", bodyHash: tradeBodyHash(request(clientTradeId, "buy", amountInRaw)), state: "sending", amountInRaw, expectedOutRaw: q.amountOut,
+        minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 25, feeRaw: 1_000n, signature: signed.signature, lastValidBlockHeight: built.lastValidBlockHeight,
+        errorCode: null, error: null, createdAtMs: Date.now()
+      }
+      expect(await sqlRun(store.save(undefined, row, []))).toBe(true)
+      return { row, signed, q }
+    }
+    const heldBefore = tokenBalance(ledger, ata)
+    const unsent = await recordSigned(`crash-before-${seed}`, SOL / 20n)
+    const sentBefore = await recordSigned(`crash-after-${seed}`, SOL / 10n)
+    // The dead process sent the second one, then died before reading its verdict.
+    await Effect.runPromise(trades.solana.send(sentBefore.signed.signedTransaction))
+    const eventsBefore = (await events()).length
+    const feesBefore = await feeTotal()
+
+    expect(await Effect.runPromise(other.resumeInFlight)).toBe(2)
+    const settled = await eventually(
+      async () => {
+        const a = await sqlRun(store.get(ACCOUNT, unsent.row.clientTradeId))
+        const b = await sqlRun(store.get(ACCOUNT, sentBefore.row.clientTradeId))
+        return a?.state !== "sending" && b?.state !== "sending" ? { a, b } : undefined
+      },
+      { what: "both in-flight trades settled", deadlineMs: 60_000, intervalMs: 50 }
+    )
+    expect(settled.b).toMatchObject({ state: "executed", amountOutRaw: sentBefore.q.amountOut })
+    expect(settled.a).toMatchObject({ state: "failed", errorCode: "NEVER_LANDED" })
+    expect(tokenBalance(ledger, ata) - heldBefore).toBe(sentBefore.q.amountOut)
+    expect((await events()).length).toBe(eventsBefore + 1)
+    expect(await feeTotal()).toBe(feesBefore + 1_000n)
+    // Settled rows are not in flight: another pass takes nothing.
+    expect(await Effect.runPromise(other.resumeInFlight)).toBe(0)
+    const replay = await run(trades.submit(caller, request(unsent.row.clientTradeId, "buy", SOL / 20n), false))
+    expect(replay._tag === "Left" && replay.left.reason).toBe("never_landed")
+  }, 120_000)
 })
