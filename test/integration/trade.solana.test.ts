@@ -5,7 +5,8 @@
  * - exact: a seeded random sequence of one-shot buys and sells on a curve executes each trade's
  *   quoted `amountOut` to the raw unit (the quote priced on the curve read just before), and the
  *   wallet's token balance moves by exactly that; each executed trade adds its platform fee to the
- *   account's fee totals and enqueues one `trade.executed` with the spec's payload;
+ *   account's fee totals and enqueues one `trade.executed` with the spec's payload; after the curve
+ *   completes the market is not tradable, and once migrated trades execute on the pool, exact too;
  * - money moves once: a repeated id answers the stored outcome (`replay`) and sends nothing; a
  *   changed body is refused; 50 concurrent submits of one new id record and send one trade;
  * - slippage: a minimum above the current quote is refused before anything is signed; a market that
@@ -20,13 +21,13 @@ import { type Address, address } from "@solana/kit"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { getBuyInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
-import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { getBuyInstruction, getMigrateInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
+import { devSigner, keeperSigner } from "../../src/chain/solana/client/DevSigners.js"
 import { getCreateAssociatedTokenInstruction } from "../../src/chain/solana/client/SplInstructions.js"
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
-import { ataOf, expectOk, launchCurve, readCurve, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
+import { ataOf, expectOk, launchCurve, readCurve, readPool, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { curveParamsOf, curveStateOf } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
@@ -178,6 +179,38 @@ describe("Solana one-shot trades", () => {
     expect(Object.keys(last).sort()).toEqual(["amountRaw", "chain", "clientTradeId", "expectedOutRaw", "fee", "mint", "quoteAsset", "side", "signature"].sort())
     expect(last).toMatchObject({ chain: "solana", mint, quoteAsset: "sol" })
   }, 180_000)
+
+  it("after migration the trade executes on the pool, exact to the raw unit", async () => {
+    const creator = await devSigner(0)
+    const small = await launchCurve(ledger, creator, WSOL_MINT_ADDRESS, { virtualQuoteRaw: 4n * SOL, thresholdRaw: 5n * SOL })
+    const poolMint = small.mint.address
+    const filler = await devSigner(7)
+    ledger.requestAirdrop(filler.address, 20n * SOL)
+    expectOk(
+      ledger,
+      await send(ledger, filler, [
+        getCreateAssociatedTokenInstruction({ payer: filler, ata: ataOf(filler.address, poolMint), owner: filler.address, mint: poolMint, idempotent: true }),
+        await getBuyInstruction({ trader: filler, mint: poolMint, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: 6n * SOL, minAmountOutRaw: 0n })
+      ])
+    )
+    // Complete, not migrated yet: the market is not tradable and nothing is recorded.
+    const graduating = await run(trades.submit(caller, request("pool-early", "buy", SOL / 10n, { mint: poolMint }), false))
+    expect(graduating._tag === "Left" && toApiError(graduating.left)).toMatchObject({ code: "MARKET_NOT_TRADABLE", httpStatus: 409 })
+    expect(await rowCount("pool-early")).toBe(0)
+    const keeper = await keeperSigner()
+    expectOk(ledger, await send(ledger, keeper, [await getMigrateInstruction({ keeper, mint: poolMint, quoteMint: WSOL_MINT_ADDRESS })]))
+    const ata = ataOf(wallet, poolMint)
+    for (const [i, side] of (["buy", "sell"] as const).entries()) {
+      const p = readPool(ledger, small.addresses.pool)
+      const held = tokenBalance(ledger, ata)
+      const amount = side === "buy" ? SOL / 3n : held / 2n
+      const q = quoteVenue({ _tag: "SolanaPool", reserves: p, fees: { feeBps: BigInt(p.feeBps), creatorFeeBps: BigInt(p.creatorFeeBps) } }, side, amount)
+      if (q._tag !== "Filled") throw new Error(`no fill ${JSON.stringify(q)}`)
+      const view = await executed(request(`pool-${seed}-${i}`, side, amount, { mint: poolMint }))
+      expect(view).toMatchObject({ venue: "dex", status: "executed", amountOut: q.amountOut.toString(), expectedOut: q.amountOut.toString() })
+      expect(tokenBalance(ledger, ata) - held).toBe(side === "buy" ? q.amountOut : -amount)
+    }
+  }, 60_000)
 
   it("a repeated id answers the stored outcome and sends nothing; a changed body is refused", async () => {
     const first = await executed(request("replay-1", "buy", SOL / 10n))
