@@ -32,6 +32,7 @@ import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
 import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { StakingError } from "../src/services/staking/StakingError.js"
+import { TradeError } from "../src/services/trade/TradeError.js"
 import { FeeError } from "../src/services/fees/FeeError.js"
 import { StrategyError } from "../src/services/strategy/Strategies.js"
 import { json, type Reply } from "./Http.js"
@@ -244,6 +245,36 @@ const StakingRows: Rows<StakingError> = {
   storage: { code: "INTERNAL" }
 }
 
+/**
+ * The trade rail (issue 28): the spec names the codes (launch spec section 7, document 2 section
+ * 7) but rarely a status for a trade; the choices are in docs/decisions.md "Trade rail". A trade
+ * the chain refused on its minimum out is SLIPPAGE_EXCEEDED (the trade row code, at its status).
+ */
+const TradeRows: Rows<TradeError> = {
+  zero_amount: { code: "VALIDATION_FAILED", field: "amountIn" },
+  exceeds_curve_supply: { code: "VALIDATION_FAILED", field: "amountIn" },
+  exceeds_pool_liquidity: { code: "VALIDATION_FAILED", field: "amountIn" },
+  external_token: { code: "MARKET_NOT_FOUND", field: "mint" },
+  market_not_tradable: { code: "MARKET_NOT_TRADABLE" },
+  chain_unsupported: { code: "VALIDATION_FAILED", field: "chain" },
+  slippage_exceeded: { code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
+  embedded_wallet_not_permitted: { code: "EMBEDDED_WALLET_NOT_PERMITTED" },
+  agent_wallet_missing: { code: "AGENT_WALLET_MISSING", field: "payer" },
+  agent_wallet_not_delegated: { code: "AGENT_WALLET_NOT_DELEGATED", retryable: true },
+  delegation_revoked: { code: "DELEGATION_REVOKED", retryable: true },
+  spend_policy_denied: { code: "SPEND_POLICY_DENIED" },
+  insufficient_balance: { code: "INSUFFICIENT_OWNER_BALANCE" },
+  idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientTradeId" },
+  pending: { code: "IDEMPOTENCY_CONFLICT", field: "clientTradeId", retryable: true, headers: { "Retry-After": "2" } },
+  trade_not_found: { code: "JOB_NOT_FOUND", field: "clientTradeId" },
+  trade_slippage: { code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
+  trade_reverted: { code: "TRADE_REVERTED" },
+  never_landed: { code: "SWAP_FAILED", retryable: false },
+  invalid_cursor: { code: "VALIDATION_FAILED", field: "cursor" },
+  chain_unavailable: { code: "QUOTE_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } },
+  storage: { code: "INTERNAL" }
+}
+
 /** Creator fees (spec document 2, 4.3): each reason's code; `details` carries `reason` or `stage`. */
 const FeeRows: Rows<FeeError> = {
   not_claimable: { code: "FEE_NOT_CLAIMABLE" },
@@ -279,6 +310,7 @@ export type ServiceFailure =
   | RebindError
   | LaunchError
   | StakingError
+  | TradeError
   | FeeError
   | StrategyError
   | SqlError
@@ -296,6 +328,7 @@ export const FailureClasses = [
   RebindError,
   LaunchError,
   StakingError,
+  TradeError,
   FeeError,
   StrategyError
 ] as const
@@ -314,6 +347,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   RebindError: RebindRows,
   LaunchError: LaunchRows,
   StakingError: StakingRows,
+  TradeError: TradeRows,
   FeeError: FeeRows,
   StrategyError: StrategyRows,
   SqlError: { code: "INTERNAL" }

@@ -50,6 +50,8 @@ import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
 import { tradeQuoteRoutes } from "../api/routes/TradeQuoteRoutes.js"
+import { tradeRoutes } from "../api/routes/TradeRoutes.js"
+import * as TradeModule from "./services/trade/TradeService.js"
 import { MarketSnapshotWriter } from "../clickhouse/writer/MarketSnapshotWriter.js"
 import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
 import { Topics } from "../ingest/bus/Bus.js"
@@ -306,6 +308,20 @@ const stakingLayer = Layer.unwrapEffect(
   })
 )
 
+/**
+ * The trade rail's write side (Solana: the embedded wallet's one-shot trades on svc-curve's curves
+ * and pools); the platform fee goes to the treasury launches pay.
+ */
+const tradeLayer = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const endpoints = yield* SolanaEndpoints
+    const treasury = config.launch.solanaTreasury ?? (endpoints.embedded ? TREASURY_ADDRESS : undefined)
+    if (treasury === undefined) yield* Effect.logWarning("SOLANA_TREASURY_ADDRESS is not set: agent trades pay the localnet treasury's address")
+    return TradeModule.layer({ solanaRpcUrl: endpoints.rpcUrl, treasury: treasury ?? TREASURY_ADDRESS })
+  })
+)
+
 /** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
 const feesLayer = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -450,6 +466,9 @@ const resumeInFlight = Effect.gen(function* () {
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   const stakingResumed = yield* staking.resumeInFlight.pipe(Effect.orDie)
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  const trades = yield* TradeModule.TradeService
+  const tradesResumed = yield* trades.resumeInFlight.pipe(Effect.orDie)
+  if (tradesResumed > 0) yield* Effect.logInfo(`settling ${tradesResumed} agent trades a previous run left in flight`)
   const bundles = yield* (yield* AtomicLaunch).recoverPass
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
   const sweep = Effect.gen(function* () {
@@ -457,6 +476,8 @@ const resumeInFlight = Effect.gen(function* () {
     if (taken > 0) yield* Effect.logInfo(`taking over ${taken} launches whose owner's lease ended`)
     const settling = yield* staking.resumeInFlight
     if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations and reward claims whose owner's lease ended`)
+    const tradesTaken = yield* trades.resumeInFlight
+    if (tradesTaken > 0) yield* Effect.logInfo(`settling ${tradesTaken} agent trades whose owner's lease ended`)
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
 })
@@ -584,6 +605,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           writeWindow: stakingWriteWindow(sql),
           nowMs
         }),
+        ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeModule.TradeService }),
         ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
         ...accounts.routes
       ],
@@ -787,7 +809,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
+const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),
@@ -837,7 +859,7 @@ const actorsProgram = Effect.gen(function* () {
 const REPLICA_GROUP_PREFIX = "api-replica"
 
 /** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
-const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
+const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), localnetPrices, endpointsLayer)),
   Layer.provideMerge(storageLayer),

@@ -35,6 +35,7 @@ import { ApiError } from "../../src/domain/ApiError.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import { tradeQuoteRoutes, type TradeQuoteRoutesOptions } from "../../api/routes/TradeQuoteRoutes.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
 
 const info = { title: "t", description: "d" }
 const index = new MarketIndexStore()
@@ -53,6 +54,7 @@ const tables: Record<string, ReadonlyArray<RouteDef>> = {
       ...tradeQuoteRoutes({
         index, nowMs, agentAuth: unused, freePlan: planById(resolvePlans({}, 30), "free"), hoodPools: null, creatorShares: { solana: 3_000n, hood: 3_000n }
       } satisfies TradeQuoteRoutesOptions),
+      ...tradeRoutes({ agentAuth: unused, trades: unused }),
       ...markRoutes({
         index, nowMs, publicClient: unused, prices: unused,
         addresses: { uniswapV3Factory: `0x${"11".repeat(20)}`, weth9: `0x${"22".repeat(20)}` }

@@ -26,6 +26,7 @@ import partitionOwners from "./0017_partition_owners.js"
 import atomicBundles from "./0018_atomic_bundles.js"
 import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
+import agentTrades from "./0021_agent_trades.js"
 import rateWindowCounts from "./0029_rate_window_counts.js"
 import watchlistVersion from "./0030_watchlist_version.js"
 
@@ -50,6 +51,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_atomic_bundles": atomicBundles,
   "0019_hood_rewards": hoodRewards,
   "0020_row_leases": rowLeases,
+  "0021_agent_trades": agentTrades,
   "0029_rate_window_counts": rateWindowCounts,
   "0030_watchlist_version": watchlistVersion
 }

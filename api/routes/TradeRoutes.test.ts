@@ -1,0 +1,50 @@
+/**
+ * The trade body decoder (`decodeTradeBody`): what it accepts (defaults: payer main, no dry run,
+ * not async) and the field each refusal names; and the list cursor's round trip.
+ */
+import { describe, expect, it } from "vitest"
+import { decodeTradeCursor, encodeTradeCursor } from "../../src/services/trade/TradeService.js"
+import { decodeTradeBody } from "./TradeRoutes.js"
+
+const MINT = "So11111111111111111111111111111111111111112"
+const base = { clientTradeId: "t-1", chain: "solana", mint: MINT, side: "buy", amountIn: "1000" }
+const fieldOf = (body: unknown) => {
+  const d = decodeTradeBody(body)
+  return "_tag" in d && d._tag === "ApiError" ? d.field : "accepted"
+}
+
+describe("decodeTradeBody", () => {
+  it("accepts a minimal body with its defaults, and either slippageBps or minAmountOut", () => {
+    expect(decodeTradeBody(base)).toEqual({ clientTradeId: "t-1", chain: "solana", mint: MINT, side: "buy", amountInRaw: 1000n, payer: "main", dryRun: false, async: false })
+    expect(decodeTradeBody({ ...base, slippageBps: 0 })).toMatchObject({ slippageBps: 0 })
+    expect(decodeTradeBody({ ...base, minAmountOut: "0", async: true, dryRun: true })).toMatchObject({ minAmountOutRaw: 0n, async: true, dryRun: true })
+  })
+
+  it("names the field of each refusal", () => {
+    expect(fieldOf("x")).toBe("body")
+    expect(fieldOf({ ...base, clientTradeId: "x".repeat(129) })).toBe("clientTradeId")
+    expect(fieldOf({ ...base, chain: "eth" })).toBe("chain")
+    expect(fieldOf({ ...base, mint: "0xabc" })).toBe("mint")
+    expect(fieldOf({ ...base, side: "short" })).toBe("side")
+    expect(fieldOf({ ...base, amountIn: "0" })).toBe("amountIn")
+    expect(fieldOf({ ...base, amountIn: (2n ** 64n).toString() })).toBe("amountIn")
+    expect(fieldOf({ ...base, slippageBps: 5_001 })).toBe("slippageBps")
+    expect(fieldOf({ ...base, slippageBps: 1.5 })).toBe("slippageBps")
+    expect(fieldOf({ ...base, minAmountOut: "-1" })).toBe("minAmountOut")
+    expect(fieldOf({ ...base, slippageBps: 1, minAmountOut: "1" })).toBe("minAmountOut")
+    expect(fieldOf({ ...base, payer: "tee" })).toBe("payer")
+    expect(fieldOf({ ...base, payer: "other" })).toBe("payer")
+    expect(fieldOf({ ...base, dryRun: "yes" })).toBe("dryRun")
+    expect(fieldOf({ ...base, async: 1 })).toBe("async")
+  })
+})
+
+describe("trade list cursor", () => {
+  it("round-trips its position and refuses anything it did not issue", () => {
+    const at = { createdAtMs: 1_764_000_000_123, clientTradeId: "a/b é" }
+    expect(decodeTradeCursor(encodeTradeCursor(at))).toEqual(at)
+    expect(decodeTradeCursor("zz")).toBeUndefined()
+    expect(decodeTradeCursor(Buffer.from(JSON.stringify([1.5, "x"])).toString("base64url"))).toBeUndefined()
+    expect(decodeTradeCursor(Buffer.from(JSON.stringify({ a: 1 })).toString("base64url"))).toBeUndefined()
+  })
+})

@@ -1,0 +1,287 @@
+/**
+ * The trade rail's write side and account reads (issue 28): `POST /api/v1/trade/agent/submit`
+ * (the one-shot trade: `payer: main`, the embedded wallet signs server-side and sends; `async:
+ * true` answers 202 with the trade's URL), `POST /api/v1/trade/agent/build` (with `dryRun: true`:
+ * every check and the priced trade, nothing recorded), `GET /api/v1/trade/agent/trades/{id}` and
+ * `GET /api/v1/agent/trades` (newest first, cursor pages, filters). HTTP only: key auth with
+ * `swap:write` (test keys refused: the rail has no test mode), the body decoded
+ * (`decodeTradeBody`), then one call to `TradeService`; failures go through the error table.
+ */
+import { Effect, Schema } from "effect"
+import { validationFailed } from "../../src/domain/ApiError.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import type { TradeError } from "../../src/services/trade/TradeError.js"
+import type { TradeAcceptedView, TradeCaller, TradeDryRunView, TradeRequest, TradeServiceShape, TradeView } from "../../src/services/trade/TradeService.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
+import { mapFailure } from "../ErrorTable.js"
+import { json } from "../Http.js"
+import { ADDRESS_FORMAT, chainParam, enumParam, intParam, stringParam, timeParam } from "../QueryParams.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
+import { type Decoded, isObject } from "./KeyDecoders.js"
+import { MAX_AMOUNT } from "./MarketRoutes.js"
+
+export const CLIENT_TRADE_ID_CHARS_MAX = 128
+export const TRADE_BODY_BYTES_MAX = 4 * 1024
+const AMOUNT_PATTERN = /^[1-9][0-9]{0,79}$/
+const MIN_OUT_PATTERN = /^[0-9]{1,80}$/
+
+export interface TradeBody extends TradeRequest {
+  readonly dryRun: boolean
+  readonly async: boolean
+}
+
+/** The trade body into a `TradeRequest`, or `VALIDATION_FAILED` naming the field. Members not named here are ignored. */
+export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
+  if (!isObject(body)) return validationFailed("body", "body must be a JSON object")
+  const id = body.clientTradeId
+  if (typeof id !== "string" || id.length < 1 || id.length > CLIENT_TRADE_ID_CHARS_MAX) {
+    return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
+  }
+  const chain = body.chain
+  if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
+  if (typeof body.mint !== "string" || !ADDRESS_FORMAT[chain].test(body.mint)) return validationFailed("mint", `mint must be a ${chain} token address`)
+  const side = body.side
+  if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
+  if (typeof body.amountIn !== "string" || !AMOUNT_PATTERN.test(body.amountIn) || BigInt(body.amountIn) > MAX_AMOUNT[chain]) {
+    return validationFailed("amountIn", "amountIn must be a whole number of raw units, at least 1, within the chain's amount range")
+  }
+  const slippageBps = body.slippageBps
+  if (slippageBps !== undefined && (typeof slippageBps !== "number" || !Number.isInteger(slippageBps) || slippageBps < 0 || slippageBps > 5_000)) {
+    return validationFailed("slippageBps", "slippageBps must be an integer from 0 to 5000")
+  }
+  const minAmountOut = body.minAmountOut
+  if (minAmountOut !== undefined && (typeof minAmountOut !== "string" || !MIN_OUT_PATTERN.test(minAmountOut) || BigInt(minAmountOut) > MAX_AMOUNT[chain])) {
+    return validationFailed("minAmountOut", "minAmountOut must be a whole number of raw units")
+  }
+  if (slippageBps !== undefined && minAmountOut !== undefined) return validationFailed("minAmountOut", "send slippageBps or minAmountOut, not both")
+  const payer = body.payer ?? "main"
+  if (payer === "linked" || payer === "tee") {
+    return validationFailed("payer", "This server's trade rail signs with the embedded wallet only (payer main); linked and TEE payers are not served yet")
+  }
+  if (payer !== "main") return validationFailed("payer", "payer must be main, linked or tee")
+  if (body.dryRun !== undefined && typeof body.dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
+  if (body.async !== undefined && typeof body.async !== "boolean") return validationFailed("async", "async must be a boolean")
+  return {
+    clientTradeId: id,
+    chain,
+    mint: body.mint,
+    side,
+    amountInRaw: BigInt(body.amountIn),
+    ...(typeof slippageBps === "number" ? { slippageBps } : {}),
+    ...(typeof minAmountOut === "string" ? { minAmountOutRaw: BigInt(minAmountOut) } : {}),
+    payer: "main",
+    dryRun: body.dryRun === true,
+    async: body.async === true
+  }
+}
+
+export const tradeCallerOf = (p: AgentPrincipal): TradeCaller => ({
+  accountId: p.accountId,
+  keyId: p.key.id,
+  embeddedWallet: p.key.embeddedWallet,
+  planFeeBps: BigInt(p.plan.feeBps),
+  referred: p.account.referredBy !== null
+})
+
+const Amount = Schema.String.annotations({ description: "Raw units (decimal string)" })
+
+const TradeBodyWire = Schema.Struct({
+  clientTradeId: Schema.String.annotations({ description: "1 to 128 chars; idempotent per account: a repeat answers the stored outcome" }),
+  chain: Schema.Literal("solana", "hood"),
+  mint: Schema.String,
+  side: Schema.Literal("buy", "sell"),
+  amountIn: Amount.annotations({ description: "Exact input: quote (buy) or tokens (sell), raw units" }),
+  slippageBps: Schema.optional(Schema.Int.annotations({ description: "0..5000, default 100: minAmountOut = amountOut less this, rounded down" })),
+  minAmountOut: Schema.optional(Amount.annotations({ description: "The chain-enforced minimum out (instead of slippageBps)" })),
+  payer: Schema.optional(Schema.Literal("main", "linked", "tee")).annotations({ description: "main (default): the embedded wallet signs server-side" }),
+  dryRun: Schema.optional(Schema.Boolean),
+  async: Schema.optional(Schema.Boolean).annotations({ description: "submit only: answer 202 once the trade is recorded; poll jobUrl" })
+}).annotations({ identifier: "AgentTradeRequest" })
+
+const Fee = Schema.Struct({ bps: Schema.Int, feeRaw: Amount, asset: Schema.Literal("quote") })
+
+export const TradeResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  clientTradeId: Schema.String,
+  chain: Schema.Literal("solana", "hood"),
+  mint: Schema.String,
+  side: Schema.Literal("buy", "sell"),
+  venue: Schema.String,
+  payer: Schema.Literal("main", "linked", "tee"),
+  wallet: Schema.String,
+  quoteMint: Schema.String,
+  quoteAsset: Schema.String,
+  amountIn: Amount,
+  expectedOut: Amount.annotations({ description: "The quote's fill the trade was priced at" }),
+  minAmountOut: Amount,
+  amountOut: Schema.NullOr(Amount).annotations({ description: "What the chain executed (null until executed)" }),
+  fee: Fee,
+  signature: Schema.String,
+  status: Schema.Literal("sending", "executed", "failed"),
+  errorCode: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  replay: Schema.Boolean
+}).annotations({ identifier: "AgentTrade" })
+
+const AcceptedResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  accepted: Schema.Literal(true),
+  clientTradeId: Schema.String,
+  status: Schema.Literal("sending", "executed", "failed"),
+  jobUrl: Schema.String
+}).annotations({ identifier: "AgentTradeAccepted" })
+
+const DryRunResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  dryRun: Schema.Literal(true),
+  clientTradeId: Schema.String,
+  chain: Schema.Literal("solana", "hood"),
+  mint: Schema.String,
+  side: Schema.Literal("buy", "sell"),
+  venue: Schema.String,
+  payer: Schema.Literal("main"),
+  wallet: Schema.String,
+  quoteMint: Schema.String,
+  quoteAsset: Schema.String,
+  amountIn: Amount,
+  expectedOut: Amount,
+  minAmountOut: Amount,
+  fee: Fee
+}).annotations({ identifier: "AgentTradeDryRun" })
+
+const ListResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  trades: Schema.Array(TradeResponse.pipe(Schema.omit("success"))),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AgentTradeList" })
+
+const refusals = {
+  400: { description: "VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
+  401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+  402: { description: "INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)" },
+  403: { description: "SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED" },
+  404: { description: "MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token)" },
+  409: { description: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE" },
+  429: { description: "RATE_LIMITED" },
+  500: { description: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)" },
+  503: { description: "QUOTE_UNAVAILABLE: the chain could not be read (retryable)" }
+} as const
+
+export const tradeRoutes = (options: { readonly agentAuth: AgentAuth; readonly trades: TradeServiceShape }): ReadonlyArray<RouteDef> => {
+  const { agentAuth, trades } = options
+  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
+  const body = decodedBody({ schema: TradeBodyWire, maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeTradeBody(b) })
+
+  const submit = route({
+    method: "POST",
+    path: "/api/v1/trade/agent/submit",
+    operationId: "submitAgentTrade",
+    summary: "One-shot trade: priced on the venue now, signed by the embedded wallet, sent once, answered confirmed",
+    description: [
+      "payer main: the account's embedded wallet signs server-side; one call from quote to confirmed. The transaction carries minAmountOut (yours, or the fill less slippageBps) as the program's minimum out.",
+      "Idempotent on clientTradeId: a repeat answers the stored outcome (replay: true) and never resends; a changed body is IDEMPOTENCY_CONFLICT.",
+      "async: true answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId})."
+    ].join(" "),
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body,
+    responses: {
+      200: { description: "The executed trade (also a replay of it)", schema: TradeResponse },
+      202: { description: "Accepted (async): poll jobUrl", schema: AcceptedResponse },
+      ...refusals
+    },
+    authenticate: writer,
+    handler: (_req, { body: b }, principal) => {
+      const { dryRun, async: background, ...request } = b
+      const caller = tradeCallerOf(principal)
+      const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, TradeError> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
+      return mapFailure(call).pipe(
+        Effect.map((answer) => json("accepted" in answer ? 202 : 200, { success: true, ...answer }))
+      )
+    }
+  })
+
+  const build = route({
+    method: "POST",
+    path: "/api/v1/trade/agent/build",
+    operationId: "buildAgentTrade",
+    summary: "Every check of a trade and its figures with dryRun: true (nothing recorded, nothing signed)",
+    description: "This server builds for payer main only; a build without dryRun: true is VALIDATION_FAILED (dryRun): use /submit, which builds, signs and sends in one call.",
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body,
+    responses: { 200: { description: "The dry run's figures", schema: DryRunResponse }, ...refusals },
+    authenticate: writer,
+    handler: (_req, { body: b }, principal) => {
+      if (!b.dryRun) return Effect.fail(validationFailed("dryRun", "payer main builds and sends in one call at /api/v1/trade/agent/submit; /build answers dryRun: true"))
+      const { dryRun: _d, async: _a, ...request } = b
+      return mapFailure(trades.dryRun(tradeCallerOf(principal), request)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+    }
+  })
+
+  const reader = (req: { headers: Readonly<Record<string, string>> }) =>
+    agentAuth.authenticate(req.headers, { anyScope: ["swap:write", "account:read"], ...WHILE_PAUSED })
+
+  const one = route({
+    method: "GET",
+    path: "/api/v1/trade/agent/trades/{clientTradeId}",
+    operationId: "getAgentTrade",
+    summary: "A trade as it stands (status sending, executed or failed)",
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    pathParams: { clientTradeId: stringParam("The trade's clientTradeId", { required: true, maxLength: CLIENT_TRADE_ID_CHARS_MAX }) },
+    responses: {
+      200: { description: "The trade", schema: TradeResponse },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING" },
+      404: { description: "JOB_NOT_FOUND" }
+    },
+    authenticate: reader,
+    handler: (_req, { clientTradeId }, principal) =>
+      mapFailure(trades.trade(tradeCallerOf(principal), clientTradeId)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+  })
+
+  const list = route({
+    method: "GET",
+    path: "/api/v1/agent/trades",
+    operationId: "listAgentTrades",
+    summary: "The account's agent trades, newest first, by cursor",
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    query: {
+      chain: chainParam("solana or hood"),
+      mint: stringParam("Token mint or address", { maxLength: 64 }),
+      side: enumParam("buy or sell", ["buy", "sell"]),
+      since: timeParam("Created at or after"),
+      until: timeParam("Created before"),
+      cursor: stringParam("nextCursor of the previous page", { maxLength: 512 }),
+      limit: intParam("Page size", { min: 1, max: 100, default: 50 })
+    },
+    responses: {
+      200: { description: "A page of trades", schema: ListResponse },
+      400: { description: "VALIDATION_FAILED (a filter, cursor)" },
+      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
+      403: { description: "SCOPE_MISSING" }
+    },
+    authenticate: reader,
+    handler: (_req, q, principal) =>
+      mapFailure(
+        trades.trades(tradeCallerOf(principal), {
+          ...(q.chain !== undefined ? { chain: q.chain } : {}),
+          ...(q.mint !== undefined ? { mint: q.mint } : {}),
+          ...(q.side !== undefined ? { side: q.side } : {}),
+          ...(q.since !== undefined ? { sinceMs: q.since } : {}),
+          ...(q.until !== undefined ? { untilMs: q.until } : {}),
+          ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+          limit: q.limit
+        })
+      ).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+  })
+
+  return [submit, build, one, list]
+}

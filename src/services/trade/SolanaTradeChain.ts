@@ -1,0 +1,237 @@
+/**
+ * The Solana side of the trade rail (svc-curve, `docs/solana-program.md`): the venue a mint trades
+ * on now read from the chain (its curve while trading, its pool once migrated), the trade's
+ * transaction (v0, the payer's slot empty: the embedded wallet signs it), sending signed bytes
+ * once, the chain's verdict on a signature and what a landed trade executed (the program's own
+ * `Trade` / `PoolSwap` event). No SQL, no HTTP: `TradeService` decides. Every read failure is
+ * `chain_unavailable` (retryable), never a zero.
+ *
+ * The transaction: the trader's token account (created idempotently), on SPL pairs its quote
+ * account too (a sell is paid into it), the svc-curve `buy` / `sell` (or `pool_swap`) carrying the
+ * chain-enforced `minAmountOutRaw` in its bytes, then the platform fee to the treasury (a System
+ * transfer on SOL, an SPL transfer on SPL pairs): on a buy beside the swap, on a sell from the
+ * proceeds the swap just paid in.
+ */
+import {
+  type Address,
+  address,
+  createNoopSigner,
+  getBase64Encoder,
+  getTransactionEncoder,
+  type Instruction,
+  isSolanaError,
+  SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
+  partiallySignTransactionMessageWithSigners,
+  signature as asSignature,
+  type Base64EncodedWireTransaction
+} from "@solana/kit"
+import { Effect } from "effect"
+import { findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
+import {
+  findAssociatedTokenAddress,
+  getCreateAssociatedTokenInstruction,
+  getTokenTransferInstruction,
+  getTransferSolInstruction
+} from "../../chain/solana/client/SplInstructions.js"
+import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
+import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
+import { buyLegErrorCode } from "../../chain/solana/launch/BuyLegTransaction.js"
+import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
+import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
+import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTokenAccount.js"
+import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
+import { SvcCurveError } from "../../chain/solana/program/Errors.js"
+import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
+import { tradeError } from "./TradeError.js"
+import type { TradeObservation } from "./TradeMachine.js"
+import type { Side, VenueState } from "./VenueQuote.js"
+
+/** Compute units a trade asks for: two idempotent ATA creates, the swap and the fee transfer. */
+export const TRADE_COMPUTE_UNIT_LIMIT = 120_000
+
+export type SolanaVenue =
+  | { readonly _tag: "Open"; readonly state: VenueState; readonly quoteMint: string }
+  /** The curve is complete and its pool not seeded yet. */
+  | { readonly _tag: "Graduating"; readonly quoteMint: string }
+
+export interface TradeBuildInput {
+  readonly owner: string
+  readonly venue: "svc-curve" | "dex"
+  readonly side: Side
+  readonly mint: string
+  readonly quoteMint: string
+  readonly amountInRaw: bigint
+  readonly minAmountOutRaw: bigint
+  readonly fee: { readonly feeRaw: bigint; readonly treasury: string } | null
+}
+
+export interface BuiltTrade {
+  /** Wire bytes, the owner's signature slot empty. */
+  readonly wire: Uint8Array
+  readonly lastValidBlockHeight: bigint
+}
+
+const fromBase64 = getBase64Encoder()
+const txEncoder = getTransactionEncoder()
+
+/** The trade's instructions for `owner` (a no-op signer: the embedded wallet signs the bytes). */
+export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArray<Instruction>> => {
+  const owner = address(i.owner)
+  const payer = createNoopSigner(owner)
+  const mint = address(i.mint)
+  const quoteMint = address(i.quoteMint)
+  const [tokenAccount, quoteAccount] = await Promise.all([findAssociatedTokenAddress(owner, mint), quoteAccountOf(owner, quoteMint)])
+  const out: Instruction[] = [getCreateAssociatedTokenInstruction({ payer, ata: tokenAccount, owner, mint, idempotent: true })]
+  if (quoteMint !== WSOL_MINT_ADDRESS) out.push(getCreateAssociatedTokenInstruction({ payer, ata: quoteAccount, owner, mint: quoteMint, idempotent: true }))
+  const trade = { trader: payer, mint, quoteMint, amountInRaw: i.amountInRaw, minAmountOutRaw: i.minAmountOutRaw, traderTokenAccount: tokenAccount, traderQuoteAccount: quoteAccount }
+  out.push(
+    i.venue === "dex" ? await getPoolSwapInstruction({ ...trade, side: i.side }) : i.side === "buy" ? await getBuyInstruction(trade) : await getSellInstruction(trade)
+  )
+  if (i.fee !== null && i.fee.feeRaw > 0n) {
+    const treasury = address(i.fee.treasury)
+    if (quoteMint === WSOL_MINT_ADDRESS) {
+      out.push(getTransferSolInstruction({ from: payer, to: treasury, lamports: i.fee.feeRaw }))
+    } else {
+      const treasuryAccount = await findAssociatedTokenAddress(treasury, quoteMint)
+      out.push(getCreateAssociatedTokenInstruction({ payer, ata: treasuryAccount, owner: treasury, mint: quoteMint, idempotent: true }))
+      out.push(getTokenTransferInstruction({ source: quoteAccount, destination: treasuryAccount, authority: payer, amount: i.fee.feeRaw }))
+    }
+  }
+  return out
+}
+
+/** The custom program error code inside a node's refusal (kit nests the simulation's instruction error as its cause), if any. */
+export const customCodeOf = (e: unknown, depth = 0): number | undefined => {
+  if (depth > 4 || typeof e !== "object" || e === null) return undefined
+  if (isSolanaError(e, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return Number(e.context.code)
+  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
+  return customCodeOf((e as { readonly cause?: unknown }).cause, depth + 1) ?? customCodeOf(context?.cause, depth + 1)
+}
+
+/** The trade row's code of a chain error (a landed revert's `err`, or a preflight refusal's text). Pure. */
+export const failureCodeOf = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
+  if (typeof err === "string") {
+    try {
+      return buyLegErrorCode(JSON.parse(err))
+    } catch {
+      return /"Custom"\s*:\s*6000\b/.test(err) ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
+    }
+  }
+  return buyLegErrorCode(err)
+}
+
+export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonly timeoutMs?: number }) => {
+  const watch = makeTransactionWatch(options.rpcUrl, (message) => tradeError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
+  const { rpc, read } = watch
+
+  const account = (a: Address) =>
+    Effect.map(
+      read("getAccountInfo", (signal) => rpc.getAccountInfo(a, { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal })),
+      (r) => (r.value === null ? undefined : { owner: r.value.owner as string, data: new Uint8Array(fromBase64.encode(r.value.data[0])), lamports: r.value.lamports })
+    )
+
+  /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). */
+  const venue = (mintText: string) =>
+    Effect.gen(function* () {
+      const addresses = yield* Effect.promise(() => findCurveAddresses(address(mintText)))
+      const a = yield* account(addresses.curve)
+      const curve = a !== undefined && a.owner === SVC_CURVE_PROGRAM_ID ? decodeCurve(a.data) : undefined
+      if (curve === undefined) return undefined
+      if (curve.lifecycle === "trading") {
+        return {
+          _tag: "Open",
+          quoteMint: curve.quoteMint,
+          state: { _tag: "Curve", params: curveParamsOf(curve), state: curveStateOf(curve), creatorShareBps: BigInt(curve.creatorShareBps) }
+        } satisfies SolanaVenue
+      }
+      const p = curve.lifecycle === "migrated" ? yield* account(addresses.pool) : undefined
+      const pool = p !== undefined && p.owner === SVC_CURVE_PROGRAM_ID ? decodePool(p.data) : undefined
+      if (pool === undefined) return { _tag: "Graduating", quoteMint: curve.quoteMint } satisfies SolanaVenue
+      return {
+        _tag: "Open",
+        quoteMint: curve.quoteMint,
+        state: {
+          _tag: "SolanaPool",
+          reserves: { quoteReserveRaw: pool.quoteReserveRaw, tokenReserveRaw: pool.tokenReserveRaw },
+          fees: { feeBps: BigInt(pool.feeBps), creatorFeeBps: BigInt(pool.creatorFeeBps) }
+        }
+      } satisfies SolanaVenue
+    })
+
+  /** What `owner` holds: lamports and its associated token account of `mint` (0 when none). */
+  const holdings = (ownerText: string, mintText: string) =>
+    Effect.gen(function* () {
+      const owner = address(ownerText)
+      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(owner, address(mintText)))
+      const [sys, token] = yield* Effect.all([account(owner), account(ata)])
+      const t = token === undefined ? undefined : decodeSplTokenAccount(token.data)
+      return { lamports: sys?.lamports ?? 0n, tokenRaw: t !== undefined && t.mint === mintText ? t.amount : 0n }
+    })
+
+  const build = (i: TradeBuildInput) =>
+    Effect.gen(function* () {
+      const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
+      const instructions = yield* Effect.promise(() => tradeInstructions(i))
+      const message = buildTransactionMessage({
+        feePayer: createNoopSigner(address(i.owner)),
+        lifetime: { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight },
+        instructions,
+        computeUnitLimit: TRADE_COMPUTE_UNIT_LIMIT
+      })
+      const partial = yield* Effect.promise(() => partiallySignTransactionMessageWithSigners(message))
+      return { wire: new Uint8Array(txEncoder.encode(partial)), lastValidBlockHeight: latest.value.lastValidBlockHeight } satisfies BuiltTrade
+    })
+
+  /**
+   * Sends signed bytes once (preflight on: a trade the chain would refuse is refused by the node
+   * and costs nothing). A refusal is the trade's failure; a lost answer is none (the chain decides).
+   */
+  const send = (signedBase64: string): Effect.Effect<TradeObservation | undefined> =>
+    Effect.tryPromise({
+      try: (signal) =>
+        rpc.sendTransaction(signedBase64 as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send({ abortSignal: signal }),
+      catch: (e) => e
+    }).pipe(
+      Effect.as(undefined),
+      Effect.catchAll((e) => {
+        if (!isSolanaError(e)) return Effect.as(Effect.logWarning("trade send: answer lost; the chain decides", e), undefined)
+        const code = customCodeOf(e) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
+        return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(e)}` })
+      })
+    )
+
+  /** The amount the landed trade paid out, from svc-curve's event in its logs; undefined when unreadable. */
+  const executedOut = (signature: string) =>
+    Effect.map(
+      read("getTransaction", (signal) =>
+        rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
+      ),
+      (tx): bigint | undefined => {
+        const logs = tx?.meta?.logMessages ?? []
+        for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
+        return undefined
+      }
+    )
+
+  /** The chain's verdict on a sent trade: landed with its executed amount, reverted with its code, never lands, or pending. */
+  const observe = (signature: string, lastValidBlockHeight: bigint): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
+    Effect.gen(function* () {
+      const seen: Observed = yield* watch.observe(signature, lastValidBlockHeight)
+      switch (seen.outcome) {
+        case "landed": {
+          const out = yield* executedOut(signature)
+          return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
+        }
+        case "reverted":
+          return { outcome: "reverted", code: failureCodeOf(seen.error ?? ""), error: seen.error ?? "the transaction failed on chain" } as const
+        case "never_lands":
+          return { outcome: "never_lands" } as const
+        case "pending":
+          return { outcome: "pending" } as const
+      }
+    })
+
+  return { venue, holdings, build, send, observe }
+}
+
+export type SolanaTradeChain = ReturnType<typeof makeSolanaTradeChain>

@@ -1,0 +1,109 @@
+/**
+ * An agent trade as an attempt of the one runner (`src/services/attempt/AttemptRunner.ts`): the
+ * pure `TradeMachine` over the stored row, the row store (`agent_trades`, leases of kind
+ * `agent_trade`) and the ports (send the signed bytes, wait for the chain's verdict). The runner
+ * saves each state before any port acts on it; the settlement writes (fee totals, the
+ * `trade.executed` event) are the store's, in the transaction that saves `executed`.
+ *
+ * The machine's `Broadcast` becomes `Send` (the signed bytes travel with the event that asked for
+ * them: they are never stored, so a crash after `sending` is saved never resends) and `Await`; a
+ * stored `sending` row owes only `Await`: it is settled from the chain.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Option } from "effect"
+import type { RowLeases } from "../../db/RowLease.js"
+import { awaitVerdict } from "../../platform/AwaitUntil.js"
+import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
+import type { SolanaTradeChain } from "./SolanaTradeChain.js"
+import { inFlight as machineInFlight, step, type TradeEvent, type TradeObservation, type TradeOutput } from "./TradeMachine.js"
+import { rowAfter, stateOf, type TradeRow, type TradeStore } from "./TradeStore.js"
+
+/** The lease kind of trade rows; the key is the row's (account, clientTradeId). */
+export const TRADE_LEASE_KIND = "agent_trade"
+
+export interface TradeKey {
+  readonly accountId: string
+  readonly clientTradeId: string
+}
+
+export const tradeLeaseKey = (k: TradeKey): string => JSON.stringify([k.accountId, k.clientTradeId])
+
+/** An event of the machine, with the new row `Signed` records and the signed bytes a `Broadcast` sends. */
+export interface TradeInput {
+  readonly event: TradeEvent
+  readonly insert?: TradeRow
+  /** The signed transaction (base64) to send if the step asks to broadcast. */
+  readonly wire?: string
+}
+
+export type TradeAttemptOutput = TradeOutput | { readonly _tag: "Send"; readonly wire: string } | { readonly _tag: "Await" }
+
+const inFlight = (row: TradeRow): boolean => machineInFlight(stateOf(row))
+
+/** `TradeMachine.step` over stored rows. Pure; the same row when nothing changes. */
+export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutput> = {
+  step: (row, input) => {
+    const state = row === undefined ? undefined : stateOf(row)
+    const [next, outputs] = step(state, input.event)
+    const mapped = outputs.flatMap((o): ReadonlyArray<TradeAttemptOutput> =>
+      o._tag === "Broadcast" ? (input.wire === undefined ? [{ _tag: "Await" }] : [{ _tag: "Send", wire: input.wire }, { _tag: "Await" }]) : [o]
+    )
+    if (next === state || next === undefined) return [row, mapped]
+    const base = row ?? input.insert
+    if (base === undefined) return [row, mapped]
+    return [rowAfter(base, next), mapped]
+  },
+  inFlight,
+  owed: (row) => (inFlight(row) ? [{ _tag: "Await" }] : [])
+}
+
+export const tradeStore = (store: TradeStore): AttemptStore<TradeKey, TradeRow, TradeAttemptOutput> => ({
+  kind: TRADE_LEASE_KIND,
+  leaseKey: tradeLeaseKey,
+  load: (key) => store.get(key.accountId, key.clientTradeId),
+  save: (_key, prev, next, outputs) => store.save(prev, next, outputs.filter((o): o is TradeOutput => o._tag !== "Send" && o._tag !== "Await")),
+  inFlight: store.inFlight
+})
+
+export interface TradePortsContext {
+  readonly solana: SolanaTradeChain
+  readonly confirmTimeoutMs: number
+  readonly pollIntervalMs: number
+}
+
+/** The chain's verdict on a sent trade within the deadline; `None`: still pending. */
+export const awaitTrade = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<Option.Option<TradeObservation>> =>
+  awaitVerdict(ctx.solana.observe(row.signature, row.lastValidBlockHeight), (seen) => seen.outcome !== "pending", {
+    what: "the trade's verdict",
+    intervalMs: ctx.pollIntervalMs,
+    timeoutMs: ctx.confirmTimeoutMs
+  })
+
+export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: { _tag: "Observed", ...seen } })
+
+export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, TradeRow, TradeInput, TradeAttemptOutput, never> => ({
+  perform: (_key, row, output) => {
+    switch (output._tag) {
+      case "Send":
+        return Effect.map(ctx.solana.send(output.wire), (refused) => (refused === undefined ? undefined : observedEvent(refused)))
+      case "Await":
+        // A send the node refused settled the row already: nothing left to wait for.
+        return inFlight(row) ? Effect.map(awaitTrade(ctx, row), Option.match({ onNone: () => undefined, onSome: observedEvent })) : Effect.succeed(undefined)
+      case "RecordExecuted":
+        return Effect.as(
+          Effect.logInfo("agent trade executed").pipe(
+            Effect.annotateLogs({ accountId: row.accountId, clientTradeId: row.clientTradeId, side: row.side, mint: row.mint, signature: output.signature })
+          ),
+          undefined
+        )
+      default:
+        // Answers (`Refuse`, `Replay`) are the caller's; `Broadcast` became `Send` and `Await`.
+        return Effect.succeed(undefined)
+    }
+  }
+})
+
+export type TradeRunner = AttemptRunner<TradeKey, TradeRow, TradeInput, TradeAttemptOutput, never>
+
+export const makeTradeRunner = (ctx: TradePortsContext & { readonly sql: SqlClient.SqlClient; readonly leases: RowLeases; readonly store: TradeStore }): TradeRunner =>
+  makeAttemptRunner({ machine: tradeMachine, store: tradeStore(ctx.store), ports: tradePorts(ctx), leases: ctx.leases, sql: ctx.sql })

@@ -1,0 +1,46 @@
+/** Who calls the trade rail and what a trade asks for (decoded by the routes). */
+import { createHash } from "node:crypto"
+import type { Side } from "./VenueQuote.js"
+
+export interface TradeCaller {
+  readonly accountId: string
+  readonly keyId: string | null
+  readonly embeddedWallet: "allowed" | "denied" | null
+  /** The plan's agent trade fee (document 2, 2.2). */
+  readonly planFeeBps: bigint
+  /** A referred account pays 10 % less platform fee on trades. */
+  readonly referred: boolean
+}
+
+export interface TradeRequest {
+  readonly clientTradeId: string
+  readonly chain: "solana" | "hood"
+  readonly mint: string
+  readonly side: Side
+  /** Exact input: quote (buy) or tokens (sell), raw units. */
+  readonly amountInRaw: bigint
+  /** Applied to the quote's fill when `minAmountOutRaw` is absent (default 100). */
+  readonly slippageBps?: number
+  /** The caller's own chain-enforced minimum (wins over `slippageBps`). */
+  readonly minAmountOutRaw?: bigint
+  readonly payer: "main"
+}
+
+/** Default slippage when neither `slippageBps` nor `minAmountOut` is sent (the quote route's default). */
+export const DEFAULT_SLIPPAGE_BPS = 100
+
+/** The idempotency hash of a trade body (everything but `dryRun` and `async`). Pure. */
+export const tradeBodyHash = (r: TradeRequest): string =>
+  createHash("sha256")
+    .update(JSON.stringify([r.chain, r.mint, r.side, r.amountInRaw.toString(), r.slippageBps ?? null, r.minAmountOutRaw?.toString() ?? null, r.payer]))
+    .digest("hex")
+
+/** What a priced trade would spend, for the spend gate: quote in (buy: amount + platform fee) or tokens in (sell). */
+export interface TradeSpend {
+  readonly chain: "solana" | "hood"
+  readonly side: Side
+  readonly mint: string
+  readonly quoteMint: string
+  readonly amountInRaw: bigint
+  readonly feeRaw: bigint
+}

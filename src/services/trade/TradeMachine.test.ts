@@ -1,0 +1,94 @@
+/**
+ * The agent trade's states through `step`:
+ *
+ *   (none) ─Signed──▶ sending ─Observed(landed, amountOut)──▶ executed
+ *                       │ Observed(reverted | never_lands) ──▶ failed
+ *   sending ─Signed──▶ sending (pending)   executed ─Signed──▶ executed (replay)   failed ─Signed──▶ failed
+ *
+ * Transitions and the tests that cover them:
+ * - (none) → sending: "a signed trade is recorded as sending and broadcast once"
+ * - sending → executed: "a landing settles the trade once, with the executed amount"
+ * - sending → failed: "a revert or an expired blockhash fails the trade with its code"
+ * - sending → sending: "a pending observation and a repeated id change nothing and send nothing"
+ * - executed → executed, failed → failed: "a settled trade answers a repeat and ignores observations"
+ * - exhaustive: "every state and event pair is total and sends at most once"
+ */
+import { describe, expect, it } from "vitest"
+import { step, type TradeEvent, type TradeState } from "./TradeMachine.js"
+
+const sending: TradeState = { _tag: "sending", signature: "s1" }
+const executed: TradeState = { _tag: "executed", signature: "s1", amountOutRaw: 42n }
+const failed: TradeState = { _tag: "failed", signature: "s1", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" }
+
+const events: ReadonlyArray<TradeEvent> = [
+  { _tag: "Signed", signature: "s2" },
+  { _tag: "Observed", outcome: "landed", amountOutRaw: 7n },
+  { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "e" },
+  { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "e" },
+  { _tag: "Observed", outcome: "never_lands" },
+  { _tag: "Observed", outcome: "pending" }
+]
+
+describe("trade machine", () => {
+  it("a signed trade is recorded as sending and broadcast once", () => {
+    expect(step(undefined, { _tag: "Signed", signature: "s1" })).toEqual([sending, [{ _tag: "Broadcast" }]])
+  })
+
+  it("a landing settles the trade once, with the executed amount", () => {
+    expect(step(sending, { _tag: "Observed", outcome: "landed", amountOutRaw: 42n })).toEqual([
+      executed,
+      [{ _tag: "RecordExecuted", signature: "s1", amountOutRaw: 42n }]
+    ])
+    const [again, out] = step(executed, { _tag: "Observed", outcome: "landed", amountOutRaw: 42n })
+    expect(again).toBe(executed)
+    expect(out).toEqual([])
+  })
+
+  it("a revert or an expired blockhash fails the trade with its code", () => {
+    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" })).toEqual([failed, []])
+    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "x" })[0]).toEqual({
+      _tag: "failed",
+      signature: "s1",
+      code: "TRADE_REVERTED",
+      error: "x"
+    })
+    expect(step(sending, { _tag: "Observed", outcome: "never_lands" })[0]).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "s1" })
+  })
+
+  it("a pending observation and a repeated id change nothing and send nothing", () => {
+    const [s, out] = step(sending, { _tag: "Observed", outcome: "pending" })
+    expect(s).toBe(sending)
+    expect(out).toEqual([])
+    const [s2, out2] = step(sending, { _tag: "Signed", signature: "other" })
+    expect(s2).toBe(sending)
+    expect(out2).toEqual([{ _tag: "Refuse", reason: "pending" }])
+  })
+
+  it("a settled trade answers a repeat and ignores observations", () => {
+    const [e, eo] = step(executed, { _tag: "Signed", signature: "other" })
+    expect(e).toBe(executed)
+    expect(eo).toEqual([{ _tag: "Replay" }])
+    const [f, fo] = step(failed, { _tag: "Signed", signature: "other" })
+    expect(f).toBe(failed)
+    expect(fo).toEqual([{ _tag: "Refuse", reason: "failed" }])
+    for (const ev of events.filter((x) => x._tag === "Observed")) {
+      expect(step(failed, ev)).toEqual([failed, []])
+      expect(step(executed, ev)[0]).toBe(executed)
+    }
+    // Observing a trade that has no row yet records nothing.
+    expect(step(undefined, { _tag: "Observed", outcome: "landed", amountOutRaw: 1n })).toEqual([undefined, []])
+  })
+
+  it("every state and event pair is total and sends at most once", () => {
+    for (const state of [undefined, sending, executed, failed]) {
+      for (const ev of events) {
+        const [next, out] = step(state, ev)
+        const broadcasts = out.filter((o) => o._tag === "Broadcast").length
+        // Only the first record of an id broadcasts; only entering `executed` records the settlement.
+        expect(broadcasts).toBe(state === undefined && ev._tag === "Signed" ? 1 : 0)
+        expect(out.filter((o) => o._tag === "RecordExecuted").length).toBe(state?._tag === "sending" && next?._tag === "executed" ? 1 : 0)
+        if (state !== undefined && state._tag !== "sending") expect(next).toBe(state)
+      }
+    }
+  })
+})

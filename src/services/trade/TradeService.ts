@@ -1,0 +1,143 @@
+/**
+ * The trade rail's write side (issue 28): the one-shot agent trade (`payer: main`: the embedded
+ * wallet signs server-side and sends, one call from quote to confirmed), its dry run, the trade
+ * read by `clientTradeId` and the account's trade list. Trades are attempts of the one runner
+ * (`src/services/attempt/AttemptRunner.ts`) over the pure `TradeMachine`: each state is saved
+ * before it is acted on, one process drives a trade in flight (`RowLease`, kind `agent_trade`),
+ * and recovery passes settle from the chain what a dead process left in flight, never resending.
+ *
+ * The service is a table of methods over `internal/TradeSubmit.ts` (checks, pricing, the send).
+ *
+ * Invariants:
+ * - Idempotent on (account, `clientTradeId`): a changed body is refused; a replay answers the
+ *   stored outcome and never signs or sends again; of racing first requests one records the trade.
+ * - Exact: the transaction carries the quote's `minAmountOut` (the caller's, or the fill less
+ *   `slippageBps`) as the program's minimum out; when the market has not moved the executed
+ *   `amountOut` is the quote's to the raw unit; a market that moved past it is refused on chain
+ *   (preflight), nothing moves, and the trade fails `SLIPPAGE_EXCEEDED`.
+ * - Settled once: `executed` is saved with the fee totals and the `trade.executed` event in one
+ *   transaction (`TradeStore.save`).
+ * - Failures are reasons (`TradeError`); statuses and codes are `api/ErrorTable.ts`'s.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Effect, Layer } from "effect"
+import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
+import { WalletProvider } from "../wallets/WalletProvider.js"
+import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
+import { makeTradeRunner } from "./TradeAttempt.js"
+import { type TradeError, tradeError } from "./TradeError.js"
+import type { TradeCaller, TradeRequest } from "./TradeInputs.js"
+import { makeTradeStore, TRADES_PAGE_MAX, type TradeFilter } from "./TradeStore.js"
+import { type TradeAcceptedView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
+import type { TradeContext, TradeSpendGate } from "./internal/TradeContext.js"
+import { makeTradeSubmit } from "./internal/TradeSubmit.js"
+
+export { TRADE_LEASE_KIND, tradeLeaseKey } from "./TradeAttempt.js"
+export type { TradeSpendGate } from "./internal/TradeContext.js"
+export type * from "./TradeInputs.js"
+export type * from "./TradeViews.js"
+
+export interface TradeServiceOptions {
+  readonly solanaRpcUrl: string
+  /** Receives the platform fee (the svc-curve config's treasury). */
+  readonly treasury: string
+  /** How long a one-shot trade waits for its verdict (default 30 s); past it the trade stays pending. */
+  readonly confirmTimeoutMs?: number
+  readonly pollIntervalMs?: number
+  readonly nowMs?: () => number
+}
+
+export interface TradeServiceDeps {
+  /** Who drives a trade in flight (default: leases over this service's database). */
+  readonly leases?: RowLeases
+  /** The shared spend gate; absent: the checks the caller's key already passed are all there is. */
+  readonly spendGate?: TradeSpendGate
+}
+
+export interface TradeListQuery extends Omit<TradeFilter, "after" | "limit"> {
+  readonly cursor?: string
+  readonly limit?: number
+}
+
+export interface TradeServiceShape {
+  /** The one-shot trade; `background`: answer once recorded (202) and settle in the background. */
+  readonly submit: (caller: TradeCaller, request: TradeRequest, background: boolean) => Effect.Effect<TradeView | TradeAcceptedView, TradeError>
+  /** Every check of a trade and its figures; nothing recorded, nothing signed. */
+  readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, TradeError>
+  /** A trade as it stands (not awaited). */
+  readonly trade: (caller: TradeCaller, clientTradeId: string) => Effect.Effect<TradeView, TradeError>
+  readonly trades: (caller: TradeCaller, query: TradeListQuery) => Effect.Effect<TradeListView, TradeError>
+  /** Settles (in the background) the trades in flight no live process drives; how many it took. */
+  readonly resumeInFlight: Effect.Effect<number, TradeError>
+  readonly solana: SolanaTradeChain
+}
+
+export class TradeService extends Context.Tag("curvestream/TradeService")<TradeService, TradeServiceShape>() {}
+
+const storage = storageFailure("trade", () => tradeError("storage", "Internal error; nothing was recorded"))
+
+/** `base64url(JSON [createdAtMs, clientTradeId])`: the position after which the next page starts. */
+export const encodeTradeCursor = (at: { readonly createdAtMs: number; readonly clientTradeId: string }): string =>
+  Buffer.from(JSON.stringify([at.createdAtMs, at.clientTradeId])).toString("base64url")
+
+export const decodeTradeCursor = (cursor: string): { readonly createdAtMs: number; readonly clientTradeId: string } | undefined => {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    return Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && typeof v[1] === "string" ? { createdAtMs: v[0] as number, clientTradeId: v[1] } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const clock = yield* Effect.clock
+    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
+    const store = makeTradeStore(sql, nowMs)
+    const solana = makeSolanaTradeChain({ rpcUrl: options.solanaRpcUrl })
+    const leases = deps.leases ?? makeRowLeases(sql)
+    const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
+    const ctx: TradeContext = {
+      store,
+      solana,
+      provider: yield* WalletProvider,
+      trades: makeTradeRunner({ solana, sql, leases, store, ...figures }),
+      treasury: options.treasury,
+      spendGate: deps.spendGate,
+      ...figures,
+      nowMs
+    }
+    const submits = makeTradeSubmit(ctx)
+
+    const service: TradeServiceShape = {
+      submit: Effect.fn("TradeService.submit")(function* (caller: TradeCaller, request: TradeRequest, background: boolean) {
+        return yield* storage(submits.submit(caller, request, background))
+      }),
+      dryRun: Effect.fn("TradeService.dryRun")(function* (caller: TradeCaller, request: TradeRequest) {
+        return yield* storage(submits.dryRun(caller, request))
+      }),
+      trade: Effect.fn("TradeService.trade")(function* (caller: TradeCaller, clientTradeId: string) {
+        const row = yield* storage(store.get(caller.accountId, clientTradeId))
+        if (row === undefined) return yield* tradeError("trade_not_found", `No trade ${clientTradeId.slice(0, 128)}`, { field: "clientTradeId" })
+        return tradeView(row, false)
+      }),
+      trades: Effect.fn("TradeService.trades")(function* (caller: TradeCaller, query: TradeListQuery) {
+        const after = query.cursor === undefined ? undefined : decodeTradeCursor(query.cursor)
+        if (query.cursor !== undefined && after === undefined) return yield* tradeError("invalid_cursor", "cursor is not one this service issued", { field: "cursor" })
+        const limit = Math.max(1, Math.min(TRADES_PAGE_MAX, query.limit ?? 50))
+        const { cursor: _c, limit: _l, ...filter } = query
+        const rows = yield* storage(store.list(caller.accountId, { ...filter, ...(after !== undefined ? { after } : {}), limit: limit + 1 }))
+        const page = rows.slice(0, limit)
+        const last = page[page.length - 1]
+        return { trades: page.map((r) => tradeView(r, false)), nextCursor: rows.length > limit && last !== undefined ? encodeTradeCursor(last) : null }
+      }),
+      resumeInFlight: storage(ctx.trades.recover).pipe(Effect.withSpan("TradeService.resumeInFlight")),
+      solana
+    }
+    return service
+  })
+
+export const layer = (options: TradeServiceOptions, deps: TradeServiceDeps = {}): Layer.Layer<TradeService, never, SqlClient.SqlClient | WalletProvider> =>
+  Layer.effect(TradeService, make(options, deps))

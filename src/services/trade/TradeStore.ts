@@ -1,0 +1,232 @@
+/**
+ * The rows of agent trades (`0021_agent_trades`). Every state change is one conditional UPDATE on
+ * the state it leaves (`WHERE state = …`), so of racing writers exactly one moves a row and the
+ * machine's "broadcast once" holds across processes. Insert is `ON CONFLICT DO NOTHING`: the first
+ * writer of an id owns it. The settlement (`RecordExecuted`: the platform fee into the account's
+ * fee totals, the `trade.executed` event through the webhook outbox) is written by `save` in the
+ * transaction that moves the row to `executed`, so it exists exactly when the trade is executed.
+ * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { addFee } from "../accounts/AccountRepository.js"
+import { enqueueEvent } from "../webhooks/Outbox.js"
+import type { TradeFailureCode, TradeOutput, TradeState } from "./TradeMachine.js"
+
+export const TRADES_PAGE_MAX = 100
+
+export type TradeChain = "solana" | "hood"
+export type TradeRowState = TradeState["_tag"]
+
+export interface TradeRow {
+  readonly accountId: string
+  readonly clientTradeId: string
+  readonly chain: TradeChain
+  readonly mint: string
+  readonly side: "buy" | "sell"
+  readonly venue: string
+  readonly quoteMint: string
+  /** The quote asset's name (`SOL`, `USDC`, `svc`, `ETH`): the fee totals' and the event's `quoteAsset`. */
+  readonly quoteAsset: string
+  readonly payer: "main" | "linked" | "tee"
+  readonly wallet: string
+  readonly keyId: string | null
+  readonly bodyHash: string
+  readonly state: TradeRowState
+  readonly amountInRaw: bigint
+  readonly expectedOutRaw: bigint
+  readonly minAmountOutRaw: bigint
+  readonly amountOutRaw: bigint | null
+  readonly feeBps: number
+  readonly feeRaw: bigint
+  readonly signature: string
+  readonly lastValidBlockHeight: bigint
+  readonly errorCode: TradeFailureCode | null
+  readonly error: string | null
+  readonly createdAtMs: number
+}
+
+interface Db {
+  account_id: string
+  client_trade_id: string
+  chain: TradeChain
+  mint: string
+  side: "buy" | "sell"
+  venue: string
+  quote_mint: string
+  quote_asset: string
+  payer: TradeRow["payer"]
+  wallet: string
+  key_id: string | null
+  body_hash: string
+  state: TradeRowState
+  amount_in_raw: string
+  expected_out_raw: string
+  min_amount_out_raw: string
+  amount_out_raw: string | null
+  fee_bps: number
+  fee_raw: string
+  signature: string
+  last_valid_block_height: string
+  error_code: TradeFailureCode | null
+  error: string | null
+  created_at: Date | string
+}
+
+const rowOf = (r: Db): TradeRow => ({
+  accountId: r.account_id,
+  clientTradeId: r.client_trade_id,
+  chain: r.chain,
+  mint: r.mint,
+  side: r.side,
+  venue: r.venue,
+  quoteMint: r.quote_mint,
+  quoteAsset: r.quote_asset,
+  payer: r.payer,
+  wallet: r.wallet,
+  keyId: r.key_id,
+  bodyHash: r.body_hash,
+  state: r.state,
+  amountInRaw: BigInt(r.amount_in_raw),
+  expectedOutRaw: BigInt(r.expected_out_raw),
+  minAmountOutRaw: BigInt(r.min_amount_out_raw),
+  amountOutRaw: r.amount_out_raw === null ? null : BigInt(r.amount_out_raw),
+  feeBps: Number(r.fee_bps),
+  feeRaw: BigInt(r.fee_raw),
+  signature: r.signature,
+  lastValidBlockHeight: BigInt(r.last_valid_block_height),
+  errorCode: r.error_code,
+  error: r.error,
+  createdAtMs: new Date(r.created_at).getTime()
+})
+
+/** The machine's view of a row. Pure. */
+export const stateOf = (r: TradeRow): TradeState => {
+  switch (r.state) {
+    case "sending":
+      return { _tag: "sending", signature: r.signature }
+    case "executed":
+      return { _tag: "executed", signature: r.signature, amountOutRaw: r.amountOutRaw ?? 0n }
+    case "failed":
+      return { _tag: "failed", signature: r.signature, code: r.errorCode ?? "TRADE_REVERTED", error: r.error ?? "" }
+  }
+}
+
+/** The row after the machine moved it to `next`. Pure. */
+export const rowAfter = (row: TradeRow, next: TradeState): TradeRow => ({
+  ...row,
+  state: next._tag,
+  signature: next.signature,
+  ...(next._tag === "executed" ? { amountOutRaw: next.amountOutRaw } : {}),
+  ...(next._tag === "failed" ? { errorCode: next.code, error: next.error } : {})
+})
+
+/** The spec's `trade.executed` payload (document 2, section 6) of an executed row. Pure. */
+export const tradeExecutedData = (r: TradeRow) => ({
+  clientTradeId: r.clientTradeId,
+  chain: r.chain,
+  side: r.side,
+  mint: r.mint,
+  quoteAsset: r.quoteAsset,
+  amountRaw: r.amountInRaw.toString(),
+  expectedOutRaw: r.expectedOutRaw.toString(),
+  signature: r.signature,
+  fee: { bps: r.feeBps, feeRaw: r.feeRaw.toString() }
+})
+
+export interface TradeFilter {
+  readonly chain?: TradeChain
+  readonly mint?: string
+  readonly side?: "buy" | "sell"
+  /** Created at or after (epoch ms). */
+  readonly sinceMs?: number
+  /** Created before (epoch ms). */
+  readonly untilMs?: number
+  /** Strictly after this position in the listing (newest first). */
+  readonly after?: { readonly createdAtMs: number; readonly clientTradeId: string }
+  readonly limit: number
+}
+
+export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) => {
+  const now = () => new Date(nowMs())
+
+  const get = (accountId: string, clientTradeId: string): Effect.Effect<TradeRow | undefined, SqlError> =>
+    Effect.map(
+      sql<Db>`SELECT * FROM agent_trades WHERE account_id = ${accountId} AND client_trade_id = ${clientTradeId}`,
+      (rows) => (rows[0] === undefined ? undefined : rowOf(rows[0]))
+    )
+
+  /** Records a new trade; false when the id already has a row (its first writer owns it). */
+  const insert = (r: TradeRow) =>
+    Effect.map(
+      sql`
+        INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
+          state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
+          error_code, error, created_at, updated_at)
+        VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
+          ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
+          ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
+          ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()})
+        ON CONFLICT (account_id, client_trade_id) DO NOTHING
+        RETURNING client_trade_id`,
+      (rows) => rows.length === 1
+    )
+
+  /** Moves the row from `from` to `next`'s state; false when another writer moved it first. */
+  const transition = (prev: TradeRow, next: TradeRow) =>
+    Effect.map(
+      sql`
+        UPDATE agent_trades SET state = ${next.state}, updated_at = ${now()},
+          amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
+          error_code = ${next.errorCode}, error = ${next.error}
+        WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
+        RETURNING client_trade_id`,
+      (rows) => rows.length === 1
+    )
+
+  /**
+   * In the caller's transaction: the row's move and, when the machine settles it executed, the fee
+   * totals and the `trade.executed` event beside it.
+   */
+  const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+    Effect.gen(function* () {
+      const moved = prev === undefined ? yield* insert(next) : yield* transition(prev, next)
+      if (!moved) return false
+      if (outputs.some((o) => o._tag === "RecordExecuted")) {
+        if (next.feeRaw > 0n) yield* addFee(next.accountId, next.chain, next.quoteAsset, next.feeRaw)
+        yield* enqueueEvent(next.accountId, "trade.executed", tradeExecutedData(next))
+      }
+      return true
+    })
+
+  /** Trades whose transaction left (or may have left) and whose fate is not recorded yet. */
+  const inFlight = Effect.map(
+    sql<Pick<Db, "account_id" | "client_trade_id">>`SELECT account_id, client_trade_id FROM agent_trades WHERE state = 'sending' ORDER BY created_at LIMIT 1000`,
+    (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
+  )
+
+  /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX + 1). */
+  const list = (accountId: string, f: TradeFilter): Effect.Effect<ReadonlyArray<TradeRow>, SqlError> => {
+    const conditions = [sql`account_id = ${accountId}`]
+    if (f.chain !== undefined) conditions.push(sql`chain = ${f.chain}`)
+    if (f.mint !== undefined) conditions.push(sql`mint = ${f.mint}`)
+    if (f.side !== undefined) conditions.push(sql`side = ${f.side}`)
+    if (f.sinceMs !== undefined) conditions.push(sql`created_at >= ${new Date(f.sinceMs)}`)
+    if (f.untilMs !== undefined) conditions.push(sql`created_at < ${new Date(f.untilMs)}`)
+    if (f.after !== undefined) {
+      const at = new Date(f.after.createdAtMs)
+      conditions.push(sql`(created_at < ${at} OR (created_at = ${at} AND client_trade_id < ${f.after.clientTradeId}))`)
+    }
+    // One more than a page: the caller learns whether a next page exists.
+    const limit = Math.max(1, Math.min(TRADES_PAGE_MAX + 1, f.limit))
+    return Effect.map(
+      sql<Db>`SELECT * FROM agent_trades WHERE ${sql.and(conditions)} ORDER BY created_at DESC, client_trade_id DESC LIMIT ${limit}`,
+      (rows) => rows.map(rowOf)
+    )
+  }
+
+  return { get, save, inFlight, list }
+}
+
+export type TradeStore = ReturnType<typeof makeTradeStore>

@@ -1,0 +1,239 @@
+/**
+ * A trade from request to settled (issue 28): the checks (chain, payer, the market launched here
+ * and tradable now, the quote on the chain's current state, the caller's minimum, the wallet's
+ * balance, the spend gate), then either the dry run's figures, or the embedded wallet's signed
+ * transaction recorded `sending` and sent once through the attempt runner and its verdict. A
+ * repeated id answers the stored outcome (a changed body is refused) and never resends.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Fiber, Option } from "effect"
+import { QuotePairs } from "../../../domain/QuotePairs.js"
+import { awaitUntil } from "../../../platform/AwaitUntil.js"
+import type { WalletProviderError } from "../../wallets/WalletProvider.js"
+import { type TradeError, tradeError } from "../TradeError.js"
+import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
+import type { TradeRow } from "../TradeStore.js"
+import { type TradeAcceptedView, type TradeDryRunView, type TradeView, tradeView } from "../TradeViews.js"
+import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../VenueQuote.js"
+import type { TradeContext } from "./TradeContext.js"
+
+export const tradeJobUrl = (clientTradeId: string): string => `/api/v1/trade/agent/trades/${encodeURIComponent(clientTradeId)}`
+
+/** A Solana transaction's fee (one signature) and an associated token account's rent: what a buy needs beyond its quote. */
+const SIGNATURE_LAMPORTS = 5_000n
+const TOKEN_ACCOUNT_RENT_LAMPORTS = 2_039_280n
+
+const quoteAssetOf = (quoteMint: string): string => QuotePairs.find((p) => p.chain === "solana" && p.address === quoteMint)?.id ?? quoteMint
+
+const fromProvider = (e: WalletProviderError): TradeError => {
+  switch (e.reason) {
+    case "not_embedded":
+      return tradeError("agent_wallet_missing", e.message)
+    case "not_delegated":
+      return tradeError("agent_wallet_not_delegated", e.message)
+    case "delegation_revoked":
+      return tradeError("delegation_revoked", e.message)
+    case "policy_denied":
+      return tradeError("spend_policy_denied", e.message, { details: e.rule === undefined ? {} : { reason: e.rule } })
+    default:
+      return tradeError("chain_unavailable", `the signer is unavailable: ${e.reason}: ${e.message}`, { retryable: true })
+  }
+}
+
+const refusedQuote = (reason: VenueRefusal): TradeError => {
+  switch (reason) {
+    case "zero_amount":
+      return tradeError("zero_amount", "amountIn buys nothing after the venue fee", { field: "amountIn" })
+    case "exceeds_curve_supply":
+      return tradeError("exceeds_curve_supply", "amountIn exceeds the tokens the curve has sold", { field: "amountIn" })
+    case "exceeds_pool_liquidity":
+      return tradeError("exceeds_pool_liquidity", "amountIn is more than the pool can fill", { field: "amountIn" })
+    case "curve_complete":
+      return tradeError("market_not_tradable", "The curve is complete; trading continues on its pool once migrated", { details: { reason: "solana_graduating" } })
+  }
+}
+
+/** The refusal a failed trade answers, now and on every replay. */
+export const failedAnswer = (row: TradeRow): TradeError => {
+  const details = { clientTradeId: row.clientTradeId, signature: row.signature, errorCode: row.errorCode, minAmountOut: row.minAmountOutRaw.toString() }
+  switch (row.errorCode) {
+    case "SLIPPAGE_EXCEEDED":
+      return tradeError("trade_slippage", `The market moved past minAmountOut ${row.minAmountOutRaw}; the chain refused the trade and nothing moved. Quote again and use a new clientTradeId`, { details })
+    case "NEVER_LANDED":
+      return tradeError("never_landed", "The trade's transaction never landed (its blockhash expired); nothing moved. Use a new clientTradeId", { details })
+    default:
+      return tradeError("trade_reverted", `The trade failed on chain: ${row.error ?? "reverted"}. Use a new clientTradeId`, { details })
+  }
+}
+
+export const makeTradeSubmit = (ctx: TradeContext) => {
+  const { store, solana } = ctx
+
+  const pending = (row: TradeRow) =>
+    tradeError("pending", `Trade ${row.clientTradeId} is in flight (signature ${row.signature}); retry the same clientTradeId to read its outcome`, {
+      retryable: true,
+      details: { reason: "prior_attempt_in_flight", signature: row.signature, jobUrl: tradeJobUrl(row.clientTradeId) }
+    })
+
+  /** The answer of a row: executed, failed (its refusal) or still in flight (pending). */
+  const answerOf = (row: TradeRow, replay: boolean): Effect.Effect<TradeView, TradeError> =>
+    row.state === "executed" ? Effect.succeed(tradeView(row, replay)) : row.state === "failed" ? Effect.fail(failedAnswer(row)) : Effect.fail(pending(row))
+
+  /** A stored id: its outcome; a `sending` row is awaited (its driver settles it), never resent. */
+  const replayOf = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeView, TradeError | SqlError> =>
+    Effect.gen(function* () {
+      const row = yield* store.get(caller.accountId, request.clientTradeId)
+      if (row === undefined) return yield* tradeError("trade_not_found", `No trade ${request.clientTradeId}`, { field: "clientTradeId" })
+      if (row.bodyHash !== tradeBodyHash(request)) {
+        return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: row.state } })
+      }
+      if (row.state !== "sending") return yield* answerOf(row, true)
+      const settled = yield* awaitUntil(store.get(caller.accountId, request.clientTradeId), (r) => r === undefined || r.state !== "sending", {
+        what: "the trade's outcome",
+        intervalMs: ctx.pollIntervalMs,
+        timeoutMs: ctx.confirmTimeoutMs
+      }).pipe(Effect.catchTag("AwaitTimedOut", () => Effect.succeed(row)))
+      return yield* answerOf(settled ?? row, true)
+    })
+
+  /** Every check and the priced trade; nothing recorded, nothing signed. */
+  const priced = (caller: TradeCaller, request: TradeRequest) =>
+    Effect.gen(function* () {
+      if (request.chain !== "solana") {
+        return yield* tradeError("chain_unsupported", "This server's trade rail submits on Solana; the Hood write side is not enabled here yet (quotes work)", { field: "chain" })
+      }
+      if (caller.embeddedWallet === "denied") {
+        return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
+      }
+      const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "solana")
+      if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded Solana wallet", { field: "payer" })
+      const venue = yield* solana.venue(request.mint)
+      if (venue === undefined) {
+        return yield* tradeError(
+          "external_token",
+          `${request.mint} was not launched on this service: the trade rail trades this service's curves and their graduated pools only`,
+          { field: "mint", details: { routing: { reason: "external_token" }, discovery: { indexed: false } } }
+        )
+      }
+      if (venue._tag === "Graduating") {
+        return yield* tradeError("market_not_tradable", "The curve is complete and its pool is not seeded yet; trading continues on the pool once migrated", {
+          details: { reason: "solana_graduating", tradingContinues: { venue: "svc-curve-pool", afterMigration: true } }
+        })
+      }
+      const q = quoteVenue(venue.state, request.side, request.amountInRaw)
+      if (q._tag === "Need") return yield* tradeError("chain_unavailable", "The venue needs a chain read", { retryable: true })
+      if (q._tag === "Refused") return yield* refusedQuote(q.reason)
+      const minOut = request.minAmountOutRaw ?? minOutOf(q, BigInt(request.slippageBps ?? DEFAULT_SLIPPAGE_BPS))
+      if (minOut > q.amountOut) {
+        return yield* tradeError("slippage_exceeded", `The market pays ${q.amountOut} now, below minAmountOut ${minOut}: nothing was sent`, {
+          field: "minAmountOut",
+          details: { amountOut: q.amountOut.toString(), minAmountOut: minOut.toString() }
+        })
+      }
+      const fee = platformFeeOf(q, request.side, caller)
+      const held = yield* solana.holdings(embedded.address, request.mint)
+      if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
+        return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
+          details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+        })
+      }
+      const needLamports =
+        (request.side === "buy" && venue.quoteMint === QuotePairs[0]!.address ? request.amountInRaw + fee.feeRaw : 0n) + SIGNATURE_LAMPORTS + TOKEN_ACCOUNT_RENT_LAMPORTS
+      if (held.lamports < needLamports) {
+        return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.lamports} lamports; the trade needs ${needLamports} (amount, platform fee, transaction fee and rent)`, {
+          details: { balanceRaw: held.lamports.toString(), requiredRaw: needLamports.toString() }
+        })
+      }
+      const spend = { chain: request.chain, side: request.side, mint: request.mint, quoteMint: venue.quoteMint, amountInRaw: request.amountInRaw, feeRaw: fee.feeRaw }
+      // THE SPEND GATE: the one place a trade's spend is admitted (per-asset caps, txLimit, the USD window), before anything is signed.
+      if (ctx.spendGate !== undefined) yield* ctx.spendGate.admit(caller, spend)
+      return { wallet: embedded.address, venue: venue.state, quoteMint: venue.quoteMint, fill: q, minOut, fee }
+    })
+
+  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SqlError> =>
+    Effect.map(priced(caller, request), (p) => ({
+      dryRun: true,
+      clientTradeId: request.clientTradeId,
+      chain: request.chain,
+      mint: request.mint,
+      side: request.side,
+      venue: p.fill.venue,
+      payer: "main",
+      wallet: p.wallet,
+      quoteMint: p.quoteMint,
+      quoteAsset: quoteAssetOf(p.quoteMint),
+      amountIn: request.amountInRaw.toString(),
+      expectedOut: p.fill.amountOut.toString(),
+      minAmountOut: p.minOut.toString(),
+      fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" }
+    }))
+
+  /** Checks, signs and records the trade `sending`, then sends it once and awaits its verdict (the runner). */
+  const execute = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof priced>>) =>
+    Effect.gen(function* () {
+      const built = yield* solana.build({
+        owner: p.wallet,
+        venue: p.fill.venue === "dex" ? "dex" : "svc-curve",
+        side: request.side,
+        mint: request.mint,
+        quoteMint: p.quoteMint,
+        amountInRaw: request.amountInRaw,
+        minAmountOutRaw: p.minOut,
+        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null
+      })
+      const signed = yield* ctx.provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromProvider(e) : e)))
+      const row: TradeRow = {
+        accountId: caller.accountId,
+        clientTradeId: request.clientTradeId,
+        chain: request.chain,
+        mint: request.mint,
+        side: request.side,
+        venue: p.fill.venue,
+        quoteMint: p.quoteMint,
+        quoteAsset: quoteAssetOf(p.quoteMint),
+        payer: "main",
+        wallet: p.wallet,
+        keyId: caller.keyId,
+        bodyHash: tradeBodyHash(request),
+        state: "sending",
+        amountInRaw: request.amountInRaw,
+        expectedOutRaw: p.fill.amountOut,
+        minAmountOutRaw: p.minOut,
+        amountOutRaw: null,
+        feeBps: p.fee.planFeeBps,
+        feeRaw: p.fee.feeRaw,
+        signature: signed.signature,
+        lastValidBlockHeight: built.lastValidBlockHeight,
+        errorCode: null,
+        error: null,
+        createdAtMs: ctx.nowMs()
+      }
+      const key = { accountId: caller.accountId, clientTradeId: request.clientTradeId }
+      const applied = yield* ctx.trades
+        .apply(key, undefined, { event: { _tag: "Signed", signature: signed.signature }, insert: row, wire: signed.signedTransaction })
+        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+      // Another request recorded this id first: its outcome is the answer; this one sends nothing.
+      if (applied._tag !== "Saved") return yield* replayOf(caller, request)
+      return yield* answerOf(applied.state, false)
+    })
+
+  /** `POST /submit`: the one-shot trade; with `background` the 202 once the trade is recorded. */
+  const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SqlError> =>
+    Effect.gen(function* () {
+      if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* replayOf(caller, request)
+      const p = yield* priced(caller, request)
+      if (!background) return yield* execute(caller, request, p)
+      const fiber = yield* Effect.forkDaemon(execute(caller, request, p))
+      // Answer once the trade is recorded (or the attempt ended before it was: then its refusal).
+      const recorded = yield* awaitUntil(
+        Effect.zip(store.get(caller.accountId, request.clientTradeId), Fiber.poll(fiber)),
+        ([row, done]) => row !== undefined || Option.isSome(done),
+        { what: "the trade's record", intervalMs: 10, timeoutMs: ctx.confirmTimeoutMs }
+      ).pipe(Effect.catchTag("AwaitTimedOut", () => Effect.succeed([undefined, Option.none()] as const)))
+      const [row] = recorded
+      if (row === undefined) return yield* Fiber.join(fiber)
+      return { accepted: true, clientTradeId: row.clientTradeId, status: row.state, jobUrl: tradeJobUrl(row.clientTradeId) } satisfies TradeAcceptedView
+    })
+
+  return { submit, dryRun, replayOf, answerOf }
+}

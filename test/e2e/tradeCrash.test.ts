@@ -1,0 +1,116 @@
+/**
+ * An agent trade survives `kill -9` (issue 28, item 3): the chain runs in its own process (the
+ * standalone Solana localnet), the engine is killed with SIGKILL right after an async trade's 202
+ * (recorded `sending`: its send may or may not have left) and while a blocking trade waits for its
+ * verdict, and a new engine on the same data directory settles each from the chain, never sending
+ * it again: executed once (the wallet holds exactly the executed amounts) or, when the kill came
+ * before the send, failed `NEVER_LANDED` with nothing moved; a repeat answers the stored outcome.
+ */
+import { address, createSolanaRpc, lamports } from "@solana/kit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplInstructions.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+
+let chain: Standalone<StandaloneSolana>
+let localnet: StandaloneSolana
+let engine: Engine
+let dataDir: string
+let key: string
+let mint: string
+let wallet: string
+
+const start = async (): Promise<Engine> =>
+  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
+
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
+
+beforeAll(async () => {
+  chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
+  localnet = chain.info
+  engine = await start()
+  dataDir = engine.dataDir
+  key = localCredentials(dataDir).agentKey
+  const imageUrl = await uploadImage(engine, key)
+  wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
+  const rpc = createSolanaRpc(localnet.rpcUrl)
+  await rpc.requestAirdrop(address(wallet), lamports(50_000_000_000n)).send()
+  await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
+  const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "trade-crash-token", name: "Crash Trade", symbol: "CRT", imageUrl, async: true })
+  expect(launched.status).toBe(202)
+  const job = await settledJob(call, () => engine, "trade-crash-token")
+  expect(job.status).toBe("confirmed")
+  mint = job.mint as string
+}, 240_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGKILL")
+  engine?.cleanup()
+  chain?.stop()
+})
+
+const tokensHeld = async (): Promise<bigint> => {
+  const rpc = createSolanaRpc(localnet.rpcUrl)
+  const ata = await findAssociatedTokenAddress(address(wallet), address(mint))
+  const a = await rpc.getTokenAccountBalance(ata, { commitment: "confirmed" }).send().catch(() => undefined)
+  return a === undefined ? 0n : BigInt(a.value.amount)
+}
+
+const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean }> = [
+  { name: "right after the 202", async: true },
+  { name: "while a blocking trade waits for its verdict", async: false }
+]
+
+describe("kill -9 during a trade", () => {
+  it.each(killPoints)("$name: the restarted engine settles the trade once from the chain", async (point) => {
+    const id = `crash-${process.pid}-${point.async ? "async" : "blocking"}`
+    const body = { clientTradeId: id, chain: "solana", mint, side: "buy", amountIn: "50000000", slippageBps: 100, async: point.async }
+    const held = await tokensHeld()
+    const sent = fetch(`${engine.url}/api/v1/trade/agent/submit`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: JSON.stringify(body)
+    }).then(
+      (r) => r.status,
+      () => "reset" as const
+    )
+    if (point.async) expect(await sent).toBe(202)
+    else {
+      const seen = await eventually(async () => {
+        const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+        return r.status === 200 ? (r.body.status as string) : undefined
+      }, { what: `trade ${id} recorded`, intervalMs: 5, deadlineMs: 30_000 })
+      console.info(`${point.name}: killed with the trade ${seen}`)
+    }
+    await engine.stop("SIGKILL")
+
+    engine = await start()
+    const settled = await eventually(
+      async () => {
+        const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+        return r.status === 200 && r.body.status !== "sending" ? (r.body as Record<string, any>) : undefined
+      },
+      { what: `trade ${id} to settle after the restart`, deadlineMs: 90_000, intervalMs: 100, detail: () => engine.output().slice(-3000) }
+    )
+    console.info(`${point.name}: settled ${settled.status} ${settled.errorCode ?? ""}`)
+    const moved = (await tokensHeld()) - held
+    if (settled.status === "executed") {
+      expect(settled.amountOut).toBe(settled.expectedOut)
+      expect(moved).toBe(BigInt(settled.amountOut))
+      const replay = await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })
+      expect(replay).toMatchObject({ status: 200, body: { replay: true, signature: settled.signature } })
+    } else {
+      expect(settled).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
+      expect(moved).toBe(0n)
+      expect((await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })).body.error.code).toBe("SWAP_FAILED")
+    }
+    expect((await tokensHeld()) - held).toBe(moved)
+    const listed = await call("GET", `/api/v1/agent/trades?mint=${mint}&limit=100`)
+    expect(listed.body.trades.filter((t: { clientTradeId: string }) => t.clientTradeId === id)).toHaveLength(1)
+  }, 240_000)
+})
