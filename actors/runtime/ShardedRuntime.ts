@@ -70,9 +70,15 @@ export interface ActorDefinition<S, E, O> {
   }
 }
 
-export interface RuntimeHooks<S, O> {
+export interface RuntimeHooks<S, O, E = unknown> {
   /** Called synchronously by a shard after each drained batch with the keys it changed (undefined: removed). */
   readonly publish: (changes: ReadonlyArray<readonly [key: string, state: S | undefined]>) => void
+  /**
+   * Called synchronously for every event that changed its key's state, with the new state, inside
+   * the drain that applies it (so before `publish`; the limit orders' books check trades here). Must
+   * not throw; a throw is logged as a defect and the drain goes on.
+   */
+  readonly applied?: (key: string, event: E, state: S | undefined) => void
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -284,7 +290,7 @@ export interface ShardedRuntime<S> {
  */
 export const make = <S, E, O>(
   definition: ActorDefinition<S, E, O>,
-  hooks: RuntimeHooks<S, O>,
+  hooks: RuntimeHooks<S, O, E>,
   store: CheckpointStore,
   bus: BusShape,
   input: Partial<RuntimeOptions> = {}
@@ -415,6 +421,19 @@ export const make = <S, E, O>(
         } else shard.states.set(key, next)
         changes.set(key, next)
         counters.applied++
+        if (hooks.applied !== undefined) {
+          try {
+            hooks.applied(key, event, next)
+          } catch (defect) {
+            counters.defects++
+            lines.push({
+              level: "error",
+              message: "actors: the applied hook failed; the event stays applied",
+              annotations: { key, eventId: definition.eventId(event), shard: shard.index },
+              cause: defect
+            })
+          }
+        }
       })
       counters.drains++
       if (changes.size > 0) {
