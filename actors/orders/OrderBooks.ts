@@ -10,6 +10,8 @@
  * Invariants:
  * - Bounded: at most `maxOrders` orders across the books (a `place` over it is refused, counted
  *   in `refused`); pending outputs are at most the orders that left the books since the last take.
+ * - Only outputs of trades wait for `take` (their trade's checkpoint flush makes them durable); a
+ *   wall-clock `sweep` answers what it expired to its caller.
  * - An order is in at most one book (`marketOf`); a cancelled or triggered id placed again (a late
  *   sync) is ignored for `forgetAfter` takes.
  * - A book is evaluated only from the runtime's drain or from `place`'s catch-up, both on the one
@@ -109,12 +111,22 @@ export class OrderBooks {
     this.stepTrade(marketKey, book, { _tag: "Traded", price: current.price, position: event.position, atMs: event.timestampMs })
   }
 
-  /** Drops every order expired at `atMs` (their `Expired` outputs wait for `take`). */
-  sweep(atMs: number): void {
+  /**
+   * Drops every order expired at `atMs` and answers them (the caller writes them: a sweep runs by
+   * the wall clock, not with a trade, so no checkpoint flush may come to take them).
+   */
+  sweep(atMs: number): ReadonlyArray<BookOrder> {
+    const expired: Array<BookOrder> = []
     for (const [marketKey, book] of this.books) {
       const [next, out] = step(book, { _tag: "Swept", atMs })
-      if (next !== book) this.leave(marketKey, next, out)
+      if (next === book) continue
+      this.setBook(marketKey, next)
+      for (const o of out) {
+        expired.push(o.order)
+        this.forget(o.order.id)
+      }
     }
+    return expired
   }
 
   /** Takes every pending output and raised watermark (the checkpoint flush's hook). */
@@ -142,11 +154,15 @@ export class OrderBooks {
     this.setBook(marketKey, next)
     for (const output of out) {
       this.pending.push({ marketKey, output })
-      this.marketOf.delete(output.order.id)
-      this.watermarks.delete(output.order.id)
-      this.gone.add(output.order.id)
-      this.orders--
+      this.forget(output.order.id)
     }
+  }
+
+  private forget(id: string): void {
+    this.marketOf.delete(id)
+    this.watermarks.delete(id)
+    this.gone.add(id)
+    this.orders--
   }
 
   private setBook(marketKey: string, book: OrderBook): void {

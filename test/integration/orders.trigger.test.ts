@@ -13,7 +13,7 @@ import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { cancelOrder, createOrder, markTriggered, type NewOrder, readOrder } from "../../src/services/orders/OrderStore.js"
-import { type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
+import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
 import { eventuallyEffect } from "../support/eventually.js"
@@ -30,15 +30,21 @@ class Shared extends Context.Tag("test/OrdersShared")<Shared, { readonly bus: Bu
 const sharedLayer = Layer.scoped(Shared, memoryBusAndPglite(PARTITIONS, "curvestream-orders-"))
 const sqlOf = Effect.map(Shared, ({ database }) => Context.get(database, SqlClient.SqlClient))
 
-const openActors = Effect.gen(function* () {
-  const { bus, database } = yield* Shared
-  const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-  let hooks: OrderHooks | undefined
-  const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
-    Effect.tap(orderTriggerHooks({ syncIntervalMs: 10 })(sql, state), (h) => Effect.sync(() => (hooks = h)))
-  const { actors } = yield* MarketActors.make({ shards: 2, orders }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
-  return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
-})
+/** What the execution port was handed (the trade rail's submit in production), by order id. */
+const executed: Array<string> = []
+const execution: OrderExecution = { execute: (row) => Effect.sync(() => void executed.push(row.id)) }
+
+/** One actors "process" in a scope of its own (closing it without a flush is the process dying). */
+const openActors = (checkpointIntervalMs = 100) =>
+  Effect.gen(function* () {
+    const { bus, database } = yield* Shared
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    let hooks: OrderHooks | undefined
+    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state), (h) => Effect.sync(() => (hooks = h)))
+    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
+    return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
+  })
 
 const committedToEnd = Effect.gen(function* () {
   const { bus } = yield* Shared
@@ -90,7 +96,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       const clock = new ChainClock("solana")
       const m = new SimMarket(clock, { mint: "So1OrdersMint" })
       yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
-      const first = yield* openActors
+      const first = yield* openActors()
       yield* committedToEnd
       const now = currentPrice(first.actors.state("solana", m.mint))!
       const at = now.position
@@ -173,7 +179,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       // The whole bus replayed with no checkpoint: the crossing trades are applied again, nothing triggers again.
       yield* sql`DELETE FROM checkpoints WHERE owner = ${MarketActors.MARKET_OWNER}`
       for (let p = 0; p < PARTITIONS; p++) yield* bus.commit(MarketActors.MARKET_ACTORS_GROUP, Topics.chainEvents, p, 0)
-      const second = yield* openActors
+      const second = yield* openActors()
       expect(second.hooks.books.size()).toBe(1)
       yield* committedToEnd
       yield* second.hooks.sync
@@ -181,7 +187,60 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       const limitAfter = (yield* readOrder(ACCOUNT, "ord_limit").pipe(Effect.provide(database)))!
       expect(limitAfter.triggeredAtMs).toBe(limit.triggeredAtMs)
       expect(limitAfter.triggerPrice).toBe(limit.triggerPrice)
+      // Each trigger reached the execution port once, after its row committed.
+      expect([...executed].sort()).toEqual(["ord_limit", "ord_trail"])
       yield* second.close
+    })
+  )
+
+  it.scoped("a process that dies after the crossing trade but before the flush loses no trigger: the replay triggers it once; an expired order fires nothing", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
+      const endpoint = yield* webhooks.create({ accountId: ACCOUNT, testAccount: true }, { url: "http://127.0.0.1:9/crash", events: ["order.triggered"] })
+      const clock = new ChainClock("solana")
+      const m = new SimMarket(clock, { mint: "So1OrdersCrash" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      // A checkpoint interval far beyond the test: nothing this process applies is flushed.
+      const doomed = yield* openActors(3_600_000)
+      yield* eventuallyEffect(Effect.sync(() => doomed.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
+      const now = currentPrice(doomed.actors.state("solana", m.mint))!
+      const target = formatPriceE18(scaled(now.price, 102n, 100n))
+      const base = { mint: m.mint, afterPosition: now.position, level: target }
+      yield* createOrder(order({ id: "ord_crash", clientOrderId: "c-crash", ...base }), Date.now()).pipe(Effect.provide(database))
+      yield* createOrder(order({ id: "ord_expiring", clientOrderId: "c-expiring", ...base, side: "buy", level: formatPriceE18(now.price.num * E18 / now.price.den), expiresAtMs: Date.now() + 1_500 }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      const held = (id: string) => {
+        const book = doomed.hooks.books.book(`solana:${m.mint}`)
+        return book !== undefined && [...book.below, ...book.above, ...book.trailing].some((o) => o.id === id)
+      }
+      yield* eventuallyEffect(Effect.sync(() => held("ord_crash")), { what: "the book to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+      const pump = m.buy("whale", 2n * SOL)
+      yield* publishEvents(bus, pump)
+      yield* eventuallyEffect(Effect.sync(() => !held("ord_crash")), { what: "the trigger in memory", deadlineMs: 10_000, intervalMs: 10 })
+      yield* doomed.close // dies: the trigger was never flushed
+      expect((yield* readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)))!.status).toBe("open")
+      expect(yield* triggeredRows(endpoint.id)).toEqual([])
+
+      const next = yield* openActors()
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)), (r) => r?.status === "triggered"), {
+        what: "the replayed trade to trigger the order",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      expect((yield* readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)))!.triggerPosition).toBe(pump[0]!.position)
+      expect((yield* triggeredRows(endpoint.id)).map((r) => r.data.clientOrderId)).toEqual(["c-crash"])
+      // The buy-at-or-below order never crossed (the price only rose); past its time the sweep expires it, firing nothing.
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_expiring").pipe(Effect.provide(database)), (r) => r?.status === "expired"), {
+        what: "the sweep to expire the order",
+        deadlineMs: 10_000,
+        intervalMs: 20
+      })
+      expect(yield* triggeredRows(endpoint.id)).toHaveLength(1)
+      expect(executed.filter((id) => id === "ord_crash")).toEqual(["ord_crash"])
+      yield* next.close
     })
   )
 })

@@ -9,6 +9,8 @@
  *   `syncIntervalMs` from `rev` (creates and cancels, in commit order, at most `syncBatch` a
  *   tick). An order the API accepted after a trade this process already applied is caught up on
  *   the market's price now (`OrderBooks.place`).
+ * - Expiry by the wall clock: every tick sweeps the books and writes `expired` (conditional, no
+ *   event); an order a trade reaches after its time expires with that trade's flush.
  * - Exactly once: the triggers of a drain are written by the checkpoint flush that passes the
  *   drain (`beforeCheckpoint`), each by `markTriggered`'s conditional update with its outbox row;
  *   a replay after a crash, or a partition's previous owner, triggers in memory again and moves no
@@ -85,7 +87,9 @@ export const orderTriggerHooks =
           }
           if (rows.length < syncBatch) break
         }
-        books.sweep(yield* Clock.currentTimeMillis)
+        const nowMs = yield* Clock.currentTimeMillis
+        const expired = books.sweep(nowMs)
+        if (expired.length > 0) yield* withSql(Effect.forEach(expired, (o) => markExpired(o.id, nowMs), { discard: true }))
       })
       yield* Effect.forkScoped(
         sync.pipe(
