@@ -13,12 +13,12 @@ import { Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { parsePriceE18 } from "../../actors/orders/OrderBook.js"
 import type { OrderRequest } from "../../src/services/orders/OrderService.js"
+import { parseAddress } from "../QueryParams.js"
 import { isObject } from "./KeyDecoders.js"
 import type { Decoded } from "./ServiceCall.js"
 
 export const CLIENT_ORDER_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/
 const AMOUNT_PATTERN = /^[1-9][0-9]{0,39}$/
-const MINT_CHARS_MAX = 64
 export const SLIPPAGE_BPS_MAX = 5_000
 export const SLIPPAGE_BPS_DEFAULT = 100
 
@@ -37,7 +37,9 @@ export const decodeOrderBody = (body: unknown): Decoded<OrderRequest> => {
     return validationFailed("clientOrderId", "clientOrderId must be 1 to 64 of A-Z a-z 0-9 . _ : -")
   }
   if (chain !== "solana" && chain !== "hood") return validationFailed("chain", "chain must be solana or hood")
-  if (typeof mint !== "string" || mint.length === 0 || mint.length > MINT_CHARS_MAX) return validationFailed("mint", "mint must be the token's mint or address")
+  // The chain's address form, normalized as the market reads are (a Hood address in any case finds its market).
+  const token = parseAddress(chain, typeof mint === "string" ? mint : undefined, "mint")
+  if (typeof token !== "string") return token
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (type !== "limit" && type !== "stop" && type !== "trailing_stop") return validationFailed("type", "type must be limit, stop or trailing_stop")
   if (typeof amount !== "string" || !AMOUNT_PATTERN.test(amount)) return validationFailed("amount", "amount must match ^[1-9][0-9]*$ (raw units: quote to spend on a buy, tokens to sell on a sell)")
@@ -76,7 +78,7 @@ export const decodeOrderBody = (body: unknown): Decoded<OrderRequest> => {
   return {
     clientOrderId,
     chain,
-    mint,
+    mint: token,
     side,
     type,
     amountRaw: BigInt(amount),

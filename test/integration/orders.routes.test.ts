@@ -18,7 +18,7 @@ describe("limit-order routes", () => {
   let h: Harness
   let service: OrderService.OrderServiceShape | undefined
   const index = new MarketIndexStore()
-  const m = new SimMarket(new ChainClock("solana"), { mint: "So1OrderRoutesMint" })
+  const m = new SimMarket(new ChainClock("solana"), { mint: "So1ordersRoutesMint111111111111111111111111" })
   // The routes are built with the harness's authenticators; the service needs its database, read once it started.
   const late: OrderService.OrderServiceShape = {
     create: (c, r) => service!.create(c, r),
@@ -89,14 +89,16 @@ describe("limit-order routes", () => {
       [{ payer: "linked" }, "payer"],
       [{ expiresAt: "tomorrow" }, "expiresAt"],
       [{ expiresAt: new Date(Date.now() - 1000).toISOString() }, "expiresAt"],
-      [{ clientOrderId: "has space" }, "clientOrderId"]
+      [{ clientOrderId: "has space" }, "clientOrderId"],
+      [{ mint: "not-an-address" }, "mint"],
+      [{ chain: "hood" }, "mint"]
     ]
     for (const [extra, field] of refusals) {
       const r = await call(h.url, "POST", "/api/v1/agent/orders", { apiKey: k.key, body: limitSell("c-bad", extra) })
       expect(r.status, `${JSON.stringify(extra)} ${JSON.stringify(r.body)}`).toBe(400)
       expect(r.body.error).toMatchObject({ code: "VALIDATION_FAILED", field })
     }
-    const unknown = await call(h.url, "POST", "/api/v1/agent/orders", { apiKey: k.key, body: limitSell("c-unknown", { mint: "So1NoSuchMint" }) })
+    const unknown = await call(h.url, "POST", "/api/v1/agent/orders", { apiKey: k.key, body: limitSell("c-unknown", { mint: "So1noSuchMint11111111111111111111111111111" }) })
     expect(unknown.status).toBe(404)
     expect(unknown.body.error.code).toBe("MARKET_NOT_FOUND")
   })
