@@ -234,7 +234,7 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
     let after = ""
     for (;;) {
       const rows = yield* sql<Raw>`
-        SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${through.toString()} AND id > ${after} ORDER BY id LIMIT ${pageSize}`
+        SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${through.toString()}::bigint AND id > ${after} ORDER BY id LIMIT ${pageSize}`
       if (rows.length === 0) return through
       onPage(rows.map(toRow))
       after = rows[rows.length - 1]!.id
@@ -244,7 +244,7 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
 /** Rows created or cancelled after `rev`, in `rev` order (the books' follow). */
 export const changedSince = (rev: bigint, limit: number): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE rev > ${rev.toString()} ORDER BY rev LIMIT ${limit}`, (rows) => rows.map(toRow))
+    Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE rev > ${rev.toString()}::bigint ORDER BY rev LIMIT ${limit}`, (rows) => rows.map(toRow))
   )
 
 export interface TriggerWrite {
