@@ -67,7 +67,7 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   readonly orders?: (
     sql: SqlClient.SqlClient,
     marketState: (key: string) => MarketState | undefined
-  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint">, SqlError, Scope.Scope>
+  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned">, SqlError, Scope.Scope>
 }
 
 export interface MarketActorsShape {
@@ -156,6 +156,7 @@ export const make = (
     const announce = {
       ...announced,
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
+      ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
       ...(beforeCheckpoints.length === 0 ? {} : { beforeCheckpoint: () => Effect.all(beforeCheckpoints.map((f) => f()), { discard: true }) })
     }
     const runtime = yield* makeRuntime(

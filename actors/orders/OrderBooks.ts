@@ -20,7 +20,7 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, comparePrices, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -109,6 +109,31 @@ export class OrderBooks {
     const current = currentPrice(state)
     if (current === undefined) return
     this.stepTrade(marketKey, book, { _tag: "Traded", price: current.price, position: event.position, atMs: event.timestampMs })
+  }
+
+  /**
+   * Takes a trailing stop's stored watermark when it is above the one held (a partition handed over
+   * from another process, whose trades this one never saw). Answers whether it changed.
+   */
+  raiseWatermark(id: string, watermark: Price): boolean {
+    const marketKey = this.marketOf.get(id)
+    if (marketKey === undefined) return false
+    const book = this.books.get(marketKey)!
+    const i = book.trailing.findIndex((o) => o.id === id)
+    if (i < 0) return false
+    const held = book.trailing[i]!
+    if (held.watermark !== null && comparePrices(watermark, held.watermark) <= 0) return false
+    const trailing = book.trailing.slice()
+    trailing[i] = { ...held, watermark }
+    this.books.set(marketKey, { ...book, trailing })
+    return true
+  }
+
+  /** Ids of the trailing stops held for the markets `holds` names. */
+  trailingIn(holds: (marketKey: string) => boolean): ReadonlyArray<string> {
+    const ids: Array<string> = []
+    for (const [marketKey, book] of this.books) if (holds(marketKey)) for (const o of book.trailing) ids.push(o.id)
+    return ids
   }
 
   /**

@@ -79,6 +79,12 @@ export interface RuntimeHooks<S, O, E = unknown> {
    * not throw; a throw is logged as a defect and the drain goes on.
    */
   readonly applied?: (key: string, event: E, state: S | undefined) => void
+  /**
+   * With `reloadOnAssign`: run when the bus hands this member a partition, after it is claimed and
+   * before any of its records is applied here, with the test of which keys it holds (the limit
+   * orders' books take over the previous owner's durable trailing watermarks here).
+   */
+  readonly assigned?: (holds: (key: string) => boolean) => Effect.Effect<void, SqlError>
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -666,6 +672,7 @@ export const make = <S, E, O>(
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
         // Claimed before loading: from here the previous owner's flushes leave this partition alone.
         epochs.set(partition, yield* store.claim(definition.owner, partition))
+        if (hooks.assigned !== undefined) yield* hooks.assigned(ofPartition)
         const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {
           for (const row of page) if (row.state !== null && ofPartition(row.key)) decoded.push([row.key, decodeRow(row.key, row.state)])

@@ -10,7 +10,7 @@ import { expect, layer } from "@effect/vitest"
 import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 import * as MarketActors from "../../actors/MarketActors.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
-import { formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
+import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { cancelOrder, createOrder, markTriggered, type NewOrder, readOrder } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
@@ -35,14 +35,14 @@ const executed: Array<string> = []
 const execution: OrderExecution = { execute: (row) => Effect.sync(() => void executed.push(row.id)) }
 
 /** One actors "process" in a scope of its own (closing it without a flush is the process dying). */
-const openActors = (checkpointIntervalMs = 100) =>
+const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false) =>
   Effect.gen(function* () {
     const { bus, database } = yield* Shared
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let hooks: OrderHooks | undefined
     const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
       Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state), (h) => Effect.sync(() => (hooks = h)))
-    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
+    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
     return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
   })
 
@@ -241,6 +241,62 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       expect(yield* triggeredRows(endpoint.id)).toHaveLength(1)
       expect(executed.filter((id) => id === "ord_crash")).toEqual(["ord_crash"])
       yield* next.close
+    })
+  )
+  it.scoped("a partition handed to another actors process: its trailing stops take the previous owner's watermark, so the stop is where the trades put it", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const clock = new ChainClock("solana")
+      const markets = [0, 1, 2, 3].map((i) => new SimMarket(clock, { mint: `So1OrdersMove${i}` }))
+      yield* publishEvents(bus, markets.flatMap((m) => [m.created(), ...m.buy("early", SOL)]))
+      const a = yield* openActors(100, true)
+      yield* committedToEnd
+      const b = yield* openActors(100, true)
+      yield* eventuallyEffect(Effect.sync(() => b.actors.stats().reloads >= 1), { what: "B to take a partition", deadlineMs: 10_000, intervalMs: 10 })
+      // A market B owns now: B applies its next trade.
+      const probes = markets.map((m) => m.buy("probe", SOL / 10n))
+      yield* publishEvents(bus, probes.flat())
+      yield* committedToEnd
+      const i = markets.findIndex((m, k) => b.actors.state("solana", m.mint)?.core?.lastPosition === probes[k]![0]!.position)
+      expect(i).toBeGreaterThanOrEqual(0)
+      const m = markets[i]!
+      const now = currentPrice(b.actors.state("solana", m.mint))!
+      yield* createOrder(order({ id: "ord_moved", clientOrderId: "c-moved", mint: m.mint, afterPosition: now.position, trigger: "trailing_stop", trailBps: 1000, watermark: now.price }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      const holds = (p: { hooks: OrderHooks }) => p.hooks.books.book(`solana:${m.mint}`)?.trailing.some((o) => o.id === "ord_moved") === true
+      yield* eventuallyEffect(Effect.sync(() => holds(a) && holds(b)), { what: "both processes to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+
+      // B sees the pump and makes its watermark durable; A never sees it.
+      const pump = m.buy("whale", 5n * SOL)
+      const high = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      yield* publishEvents(bus, pump)
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)), (r) => r?.watermark !== null && formatPrice(r!.watermark!) === formatPrice(high)), {
+        what: "the raised watermark stored",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      const aReloads = a.actors.stats().reloads
+      yield* b.close
+      yield* eventuallyEffect(Effect.sync(() => a.actors.stats().reloads > aReloads), { what: "A to take B's partition", deadlineMs: 10_000, intervalMs: 10 })
+
+      // Back near where it was placed: below 90% of the high, above 90% of the price it was placed at.
+      const dump = m.sell("whale", (pump[0] as { amountOutRaw: bigint }).amountOutRaw)
+      const low = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      expect(comparePrices(low, trailStop(high, 1000))).toBeLessThanOrEqual(0)
+      expect(comparePrices(low, trailStop(now.price, 1000))).toBeGreaterThan(0)
+      yield* publishEvents(bus, [dump])
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)), (r) => r?.status === "triggered"), {
+        what: "the new owner to trigger the trailing stop",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      const moved = (yield* readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)))!
+      expect(moved.triggerPosition).toBe(dump.position)
+      expect(moved.triggerWatermark).toBe(formatPrice(high))
+      yield* a.close
     })
   )
 })

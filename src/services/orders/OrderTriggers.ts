@@ -27,7 +27,7 @@ import type { MarketOutput, MarketState } from "../../../actors/market/MarketAct
 import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
 import type { RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
-import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, saveWatermark } from "./OrderStore.js"
+import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, saveWatermark, watermarksOf } from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -45,7 +45,7 @@ export interface OrderTriggerOptions {
   readonly execution?: OrderExecution
 }
 
-export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint"> & {
+export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned"> & {
   readonly books: OrderBooks
   /** Reads what changed since the last read into the books now (the loop also does every interval). */
   readonly sync: Effect.Effect<void, SqlError>
@@ -120,5 +120,15 @@ export const orderTriggerHooks =
           })
         )
       }
-      return { books, applied: books.applied, beforeCheckpoint, sync }
+      // A partition handed over: its trailing stops take the previous owner's durable watermarks
+      // (this process held them but never saw the partition's trades).
+      const assigned = (holds: (key: string) => boolean): Effect.Effect<void, SqlError> =>
+        Effect.gen(function* () {
+          const ids = books.trailingIn(holds)
+          for (let i = 0; i < ids.length; i += 1000) {
+            const rows = yield* withSql(watermarksOf(ids.slice(i, i + 1000)))
+            for (const [id, watermark] of rows) books.raiseWatermark(id, watermark)
+          }
+        })
+      return { books, applied: books.applied, beforeCheckpoint, assigned, sync }
     })
