@@ -57,6 +57,17 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    * published (`RuntimeHooks.durable`).
    */
   readonly publisher?: TopicPublisher
+  /**
+   * The limit orders' books (issue 29; the composition root passes
+   * `src/services/orders/OrderTriggers.ts`'s `orderTriggerHooks`): built in the layer's scope before
+   * the runtime consumes, given the runtime's market states; `applied` checks each applied trade
+   * against its market's book in the drain that moves the price, `beforeCheckpoint` makes the
+   * triggers durable before the checkpoint that passes them. Absent: no order is checked.
+   */
+  readonly orders?: (
+    sql: SqlClient.SqlClient,
+    marketState: (key: string) => MarketState | undefined
+  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned">, SqlError, Scope.Scope>
 }
 
 export interface MarketActorsShape {
@@ -127,7 +138,7 @@ export const make = (
   Bus | SqlClient.SqlClient | Scope.Scope
 > =>
   Effect.gen(function* () {
-    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, publisher, announcements, ...runtimeOptions } = options
+    const { retractHistory, retractDepthBlocks, feeds, checkpointRowsPerStatement, publisher, announcements, orders, ...runtimeOptions } = options
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
     const agentLaunches = new AgentLaunches()
@@ -137,7 +148,17 @@ export const make = (
       retractDepthBlocks: retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
     }
     // The market transitions' webhook events, made durable before the checkpoints that pass them.
-    const announce = announcements === undefined ? {} : announcements(yield* SqlClient.SqlClient)
+    const announced = announcements === undefined ? {} : announcements(yield* SqlClient.SqlClient)
+    // The order books read the runtime's states once it exists (it does before any event is applied).
+    let runtimeState: ((key: string) => MarketState | undefined) | undefined
+    const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key))
+    const beforeCheckpoints = [announced.beforeCheckpoint, ordered?.beforeCheckpoint].filter((f) => f !== undefined)
+    const announce = {
+      ...announced,
+      ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
+      ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
+      ...(beforeCheckpoints.length === 0 ? {} : { beforeCheckpoint: () => Effect.all(beforeCheckpoints.map((f) => f()), { discard: true }) })
+    }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),
       publisher === undefined
@@ -155,6 +176,7 @@ export const make = (
       bus,
       { topic: Topics.chainEvents, group: MARKET_ACTORS_GROUP, ...runtimeOptions }
     )
+    runtimeState = runtime.state
     const actors: MarketActorsShape = {
       stats: runtime.stats,
       state: (chain, mint) => runtime.state(actorKey(chain, mint)),

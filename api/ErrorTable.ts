@@ -35,6 +35,7 @@ import { StakingError } from "../src/services/staking/StakingError.js"
 import { TradeError } from "../src/services/trade/TradeError.js"
 import { FeeError } from "../src/services/fees/FeeError.js"
 import { StrategyError } from "../src/services/strategy/Strategies.js"
+import { OrderError } from "../src/services/orders/OrderError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -297,6 +298,20 @@ const StrategyRows: Rows<StrategyError> = {
   unavailable: { code: "FEED_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } }
 }
 
+/** Limit orders (issue 29): the codes chosen where the spec names none are in docs/decisions.md "Limit orders". */
+const OrderRows: Rows<OrderError> = {
+  plan_required: { code: "TIER_REQUIRED" },
+  market_not_found: { code: "MARKET_NOT_FOUND", field: "mint" },
+  market_not_tradable: { code: "MARKET_NOT_TRADABLE" },
+  open_order_limit: { code: "VALIDATION_FAILED", status: 409, reason: "open_orders_limit" },
+  invalid_expiry: { code: "VALIDATION_FAILED", field: "expiresAt" },
+  idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientOrderId" },
+  order_not_found: { code: "VALIDATION_FAILED", status: 404, field: "orderId" },
+  order_not_open: { code: "VALIDATION_FAILED", status: 409, field: "orderId", reason: "not_open" },
+  invalid_cursor: { code: "VALIDATION_FAILED", field: "cursor" },
+  storage: { code: "INTERNAL" }
+}
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -313,6 +328,7 @@ export type ServiceFailure =
   | TradeError
   | FeeError
   | StrategyError
+  | OrderError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -330,7 +346,8 @@ export const FailureClasses = [
   StakingError,
   TradeError,
   FeeError,
-  StrategyError
+  StrategyError,
+  OrderError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -350,6 +367,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   TradeError: TradeRows,
   FeeError: FeeRows,
   StrategyError: StrategyRows,
+  OrderError: OrderRows,
   SqlError: { code: "INTERNAL" }
 }
 

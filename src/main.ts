@@ -45,6 +45,7 @@ import { STAKED_SVC_MINT, SVC_MINT } from "./domain/QuotePairs.js"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { marketEventHooks } from "./services/webhooks/MarketEvents.js"
+import { orderTriggerHooks } from "./services/orders/OrderTriggers.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
@@ -101,6 +102,8 @@ import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
 import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
 import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
 import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
+import { orderRoutes } from "../api/routes/OrderRoutes.js"
+import * as OrderService from "./services/orders/OrderService.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
 import * as LaunchLedgerModule from "./services/launch/LaunchLedger.js"
@@ -206,7 +209,14 @@ const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
     Effect.gen(function* () {
       const config = yield* AppConfig
       const cluster = publisher !== undefined ? { publisher, reloadOnAssign: true } : {}
-      const actors = MarketActors.layer({ shards: config.actorShards, retractDepthBlocks: config.hood.reorgWindowBlocks, announcements: marketEventHooks, ...cluster })
+      // Limit orders: no execution port until the trade rail's submit is wired; triggered orders stay `triggered`.
+      const actors = MarketActors.layer({
+        shards: config.actorShards,
+        retractDepthBlocks: config.hood.reorgWindowBlocks,
+        announcements: marketEventHooks,
+        orders: orderTriggerHooks(),
+        ...cluster
+      })
       return Layer.mergeAll(
         actors,
         TradeWriter.layer(),
@@ -607,6 +617,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         }),
         ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeModule.TradeService }),
         ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
+        ...orderRoutes({ agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) }),
         ...accounts.routes
       ],
       {

@@ -70,9 +70,21 @@ export interface ActorDefinition<S, E, O> {
   }
 }
 
-export interface RuntimeHooks<S, O> {
+export interface RuntimeHooks<S, O, E = unknown> {
   /** Called synchronously by a shard after each drained batch with the keys it changed (undefined: removed). */
   readonly publish: (changes: ReadonlyArray<readonly [key: string, state: S | undefined]>) => void
+  /**
+   * Called synchronously for every event that changed its key's state, with the new state, inside
+   * the drain that applies it (so before `publish`; the limit orders' books check trades here). Must
+   * not throw; a throw is logged as a defect and the drain goes on.
+   */
+  readonly applied?: (key: string, event: E, state: S | undefined) => void
+  /**
+   * With `reloadOnAssign`: run when the bus hands this member a partition, after it is claimed and
+   * before any of its records is applied here, with the test of which keys it holds (the limit
+   * orders' books take over the previous owner's durable trailing watermarks here).
+   */
+  readonly assigned?: (holds: (key: string) => boolean) => Effect.Effect<void, SqlError>
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -284,7 +296,7 @@ export interface ShardedRuntime<S> {
  */
 export const make = <S, E, O>(
   definition: ActorDefinition<S, E, O>,
-  hooks: RuntimeHooks<S, O>,
+  hooks: RuntimeHooks<S, O, E>,
   store: CheckpointStore,
   bus: BusShape,
   input: Partial<RuntimeOptions> = {}
@@ -415,6 +427,19 @@ export const make = <S, E, O>(
         } else shard.states.set(key, next)
         changes.set(key, next)
         counters.applied++
+        if (hooks.applied !== undefined) {
+          try {
+            hooks.applied(key, event, next)
+          } catch (defect) {
+            counters.defects++
+            lines.push({
+              level: "error",
+              message: "actors: the applied hook failed; the event stays applied",
+              annotations: { key, eventId: definition.eventId(event), shard: shard.index },
+              cause: defect
+            })
+          }
+        }
       })
       counters.drains++
       if (changes.size > 0) {
@@ -647,6 +672,7 @@ export const make = <S, E, O>(
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
         // Claimed before loading: from here the previous owner's flushes leave this partition alone.
         epochs.set(partition, yield* store.claim(definition.owner, partition))
+        if (hooks.assigned !== undefined) yield* hooks.assigned(ofPartition)
         const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {
           for (const row of page) if (row.state !== null && ofPartition(row.key)) decoded.push([row.key, decodeRow(row.key, row.state)])

@@ -36,6 +36,7 @@ import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import { tradeQuoteRoutes, type TradeQuoteRoutesOptions } from "../../api/routes/TradeQuoteRoutes.js"
 import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { orderRoutes, type OrderRoutesOptions } from "../../api/routes/OrderRoutes.js"
 
 const info = { title: "t", description: "d" }
 const index = new MarketIndexStore()
@@ -64,7 +65,8 @@ const tables: Record<string, ReadonlyArray<RouteDef>> = {
       ...keyRoutes({ keys: unused, tiers: unused, agentAuth: unused, ownerAuth: unused, nowMs } satisfies KeyRoutesDeps),
       ...accountRoutes({ devices: unused, ownerAuth: unused, wallets: unused, sql: unused, nowMs } satisfies AccountRoutesDeps),
       ...walletRoutes({ wallets: unused, authenticate: unused } satisfies WalletRoutesDeps),
-      ...webhookRoutes({ service: unused, authenticate: unused } satisfies WebhookRoutesDeps)
+      ...webhookRoutes({ service: unused, authenticate: unused } satisfies WebhookRoutesDeps),
+      ...orderRoutes({ agentAuth: unused, orders: unused } satisfies OrderRoutesOptions)
     ],
     info
   ),

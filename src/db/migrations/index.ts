@@ -27,6 +27,7 @@ import atomicBundles from "./0018_atomic_bundles.js"
 import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
 import agentTrades from "./0021_agent_trades.js"
+import limitOrders from "./0025_limit_orders.js"
 import rateWindowCounts from "./0029_rate_window_counts.js"
 import watchlistVersion from "./0030_watchlist_version.js"
 
@@ -52,6 +53,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_hood_rewards": hoodRewards,
   "0020_row_leases": rowLeases,
   "0021_agent_trades": agentTrades,
+  "0025_limit_orders": limitOrders,
   "0029_rate_window_counts": rateWindowCounts,
   "0030_watchlist_version": watchlistVersion
 }

@@ -12,6 +12,8 @@ export interface AccessFacts {
   readonly boundTeeWallets: BoundTeeWallets
   readonly walletScope: "all" | "selected"
   readonly openSignClaims: number
+  /** Open limit orders placed through this key (absent: none). */
+  readonly openLimitOrders?: number
   readonly txLimit: TxLimit | null
   readonly spendLimits: ReadonlyArray<SpendLimit> | null
 }
@@ -75,6 +77,12 @@ export const planAccessChange = (scopes: ReadonlyArray<string>, target: AccessLe
   if ((removed.includes("swap:write") || removed.includes("transfer:bound")) && facts.openSignClaims > 0) {
     effects.openSignClaims = facts.openSignClaims
     warnings.push({ code: "OPEN_SIGNS_REFUSED", message: "Built but unsigned transactions of this key will be refused at signing" })
+  }
+  // Spec 3.2: open limit orders stay open; any key of the account with swap:write can cancel them.
+  const openOrders = facts.openLimitOrders ?? 0
+  if (removed.includes("swap:write") && openOrders > 0) {
+    effects.openLimitOrders = openOrders
+    warnings.push({ code: "OPEN_ORDERS_STRANDED", message: `${openOrders} open limit orders placed through this key stay open; cancel them with any key of the account that has swap:write` })
   }
   const unlisted = removed.filter((s) => !listed.has(s))
   if (unlisted.length > 0) {

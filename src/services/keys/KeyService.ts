@@ -49,6 +49,7 @@ import { KeyStore } from "./KeyStore.js"
 import type { AgentPrincipal, OwnerPrincipal } from "./Principals.js"
 import { type AccessLevel, isPartnerScope, levelOf, normalizeScopes, sameScopeSet } from "./Scopes.js"
 import { mintToken, newId } from "./Tokens.js"
+import { openOrdersOfKey } from "../orders/OrderStore.js"
 
 export const MAX_ACTIVE_KEYS = 12
 export const LABEL_MAX_CHARS = 64
@@ -342,7 +343,8 @@ export const layer = (
           if (early !== undefined) return yield* Effect.fail(early)
           const facts = yield* Effect.all({
             boundTeeWallets: wallets.boundTeeWallets(key.id),
-            openSignClaims: wallets.openSignClaims(key.id)
+            openSignClaims: wallets.openSignClaims(key.id),
+            openLimitOrders: withSql(openOrdersOfKey(key.id))
           }).pipe(Effect.mapError(() => keyError("access_unavailable", "The access change could not be verified; nothing changed", { retryable: true })))
           const planFor = (k: AgentKey): AccessPlan =>
             planAccessChange(k.scopes, req.access, { ...facts, walletScope: k.walletScope, txLimit: k.txLimit, spendLimits: k.spendLimits })

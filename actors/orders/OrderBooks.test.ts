@@ -1,0 +1,107 @@
+/**
+ * OrderBooks: the books held per market key, fed by the market runtime's `applied` hook. Covers the
+ * catch-up of an order learnt after trades it should have seen, the bound, the raised trailing
+ * watermarks handed to the flush, expiry sweeps and ids that already left.
+ */
+import { describe, expect, it } from "vitest"
+import type { ChainEvent } from "../../ingest/ChainEvent.js"
+import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
+import { defaultConfig, makeStep, type MarketState } from "../market/MarketActor.js"
+import { type BookOrder, formatPrice, parsePriceE18 } from "./OrderBook.js"
+import { currentPrice, OrderBooks } from "./OrderBooks.js"
+
+const SOL = 1_000_000_000n
+const step = makeStep(defaultConfig)
+
+/** A market and a runtime stand-in that applies events through the real step and the books' hook. */
+const world = (books: OrderBooks) => {
+  const m = new SimMarket(new ChainClock("solana"), { mint: "So1BooksMint" })
+  const key = `solana:${m.mint}`
+  let state: MarketState | undefined
+  const apply = (events: ReadonlyArray<ChainEvent>) => {
+    for (const e of events) {
+      const [next] = step(state, e)
+      if (next === state) continue
+      state = next
+      books.applied(key, e, state)
+    }
+  }
+  apply([m.created()])
+  return { m, key, apply, state: () => state }
+}
+
+const sellAbove = (id: string, level: string, afterPosition: string): BookOrder => ({
+  id,
+  side: "sell",
+  trigger: "limit",
+  levelE18: parsePriceE18(level)!,
+  trailBps: null,
+  watermark: null,
+  expiresAtMs: null,
+  afterPosition
+})
+
+describe("OrderBooks", () => {
+  it("a trade applied by the runtime triggers the book's crossing order, once, at the price the trade left", () => {
+    const books = new OrderBooks(10)
+    const w = world(books)
+    const p0 = currentPrice(w.state())!
+    books.place(w.key, sellAbove("a", formatPrice({ num: p0.price.num * 11n, den: p0.price.den * 10n }), p0.position), w.state())
+    w.apply(w.m.buy("whale", 10n * SOL))
+    const { outputs } = books.take()
+    expect(outputs.map((o) => [o.marketKey, o.output._tag, o.output.order.id])).toEqual([[w.key, "Triggered", "a"]])
+    const t = outputs[0]!.output
+    expect(t._tag === "Triggered" && formatPrice(t.price)).toBe(formatPrice(currentPrice(w.state())!.price))
+    w.apply(w.m.buy("whale", SOL))
+    expect(books.take().outputs).toEqual([])
+    expect(books.size()).toBe(0)
+  })
+
+  it("an order learnt after trades past its position is caught up on the price now", () => {
+    const books = new OrderBooks(10)
+    const w = world(books)
+    const placedAt = currentPrice(w.state())!
+    w.apply(w.m.buy("whale", 10n * SOL)) // applied before this process knew of the order
+    books.place(w.key, sellAbove("late", formatPrice({ num: placedAt.price.num * 11n, den: placedAt.price.den * 10n }), placedAt.position), w.state())
+    expect(books.take().outputs.map((o) => o.output.order.id)).toEqual(["late"])
+    // Placed at the position now: nothing to catch up.
+    books.place(w.key, sellAbove("now", "0.000000000000000001", currentPrice(w.state())!.position), w.state())
+    expect(books.take().outputs).toEqual([])
+    expect(books.size()).toBe(1)
+  })
+
+  it("holds at most maxOrders, refusing and counting the rest; ids that left are not placed again", () => {
+    const books = new OrderBooks(2)
+    const w = world(books)
+    const at = currentPrice(w.state())!.position
+    expect(books.place(w.key, sellAbove("a", "9", at), w.state())).toBe(true)
+    expect(books.place(w.key, sellAbove("b", "9", at), w.state())).toBe(true)
+    expect(books.place(w.key, sellAbove("c", "9", at), w.state())).toBe(false)
+    expect(books.refused).toBe(1)
+    books.cancel("a")
+    expect(books.size()).toBe(1)
+    expect(books.place(w.key, sellAbove("a", "9", at), w.state())).toBe(true)
+    expect(books.size()).toBe(1)
+    expect(() => new OrderBooks(0)).toThrow(RangeError)
+  })
+
+  it("hands raised trailing watermarks to the flush, and sweeps expired orders", () => {
+    const books = new OrderBooks(10)
+    const w = world(books)
+    const p0 = currentPrice(w.state())!
+    books.place(
+      w.key,
+      { id: "t", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 5000, watermark: p0.price, expiresAtMs: null, afterPosition: p0.position },
+      w.state()
+    )
+    books.place(w.key, { ...sellAbove("x", "9", p0.position), expiresAtMs: 1_000 }, w.state())
+    w.apply(w.m.buy("whale", SOL))
+    const taken = books.take()
+    expect(taken.outputs).toEqual([])
+    expect(formatPrice(taken.watermarks.get("t")!)).toBe(formatPrice(currentPrice(w.state())!.price))
+    expect(books.sweep(999)).toEqual([])
+    expect(books.sweep(1_000).map((o) => o.id)).toEqual(["x"])
+    expect(books.take().outputs).toEqual([])
+    expect(books.size()).toBe(1)
+  })
+})

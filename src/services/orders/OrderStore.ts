@@ -1,0 +1,325 @@
+/**
+ * The `limit_orders` rows (migration 0025): create (idempotent on account and clientOrderId),
+ * cancel, reads, what the actors' books load and follow, and the trigger writes.
+ *
+ * Invariants:
+ * - Creates and cancels take one advisory lock and bump `rev` from a sequence inside it, so rows
+ *   become visible in `rev` order and `changedSince` never skips one.
+ * - A status leaves `open` only by a conditional update (`WHERE status = 'open'`): of any number
+ *   of processes or replays trying to trigger, expire or cancel an order, exactly one moves it.
+ * - `order.triggered` is written to the outbox in the transaction that flips the status, keyed by
+ *   the order id, so it is recorded once per order and endpoint.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { BookOrder, OrderSide, Price, TriggerKind } from "../../../actors/orders/OrderBook.js"
+import { formatPrice, formatPriceE18, parsePriceE18 } from "../../../actors/orders/OrderBook.js"
+import { enqueueKeyed } from "../webhooks/Outbox.js"
+
+export type OrderStatus = "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed"
+export const ORDER_STATUSES: ReadonlyArray<OrderStatus> = ["open", "triggered", "executed", "cancelled", "expired", "failed"]
+
+export interface OrderRow {
+  readonly id: string
+  readonly accountId: string
+  readonly clientOrderId: string
+  readonly keyId: string
+  readonly requestHash: string
+  readonly chain: "solana" | "hood"
+  readonly mint: string
+  readonly side: OrderSide
+  readonly trigger: TriggerKind
+  readonly amountRaw: bigint
+  /** `limit`: the target; `stop`: the stop price; exact decimal. Null for a trailing stop. */
+  readonly level: string | null
+  readonly trailBps: number | null
+  /** A trailing stop's highest price seen, `num/den`. */
+  readonly watermark: Price | null
+  readonly slippageBps: number
+  readonly payer: string
+  readonly expiresAtMs: number | null
+  readonly afterPosition: string
+  readonly status: OrderStatus
+  readonly createdAtMs: number
+  readonly updatedAtMs: number
+  readonly triggeredAtMs: number | null
+  readonly triggerPrice: string | null
+  readonly triggerPosition: string | null
+  readonly triggerWatermark: string | null
+  readonly triggerStopPrice: string | null
+  readonly failureReason: string | null
+  readonly rev: bigint
+}
+
+export type NewOrder = Omit<
+  OrderRow,
+  "status" | "createdAtMs" | "updatedAtMs" | "triggeredAtMs" | "triggerPrice" | "triggerPosition" | "triggerWatermark" | "triggerStopPrice" | "failureReason" | "rev"
+>
+
+interface Raw {
+  readonly id: string
+  readonly account_id: string
+  readonly client_order_id: string
+  readonly key_id: string
+  readonly request_hash: string
+  readonly chain: string
+  readonly mint: string
+  readonly side: string
+  readonly trigger: string
+  readonly amount_raw: string
+  readonly level: string | null
+  readonly trail_bps: number | null
+  readonly watermark: string | null
+  readonly slippage_bps: number
+  readonly payer: string
+  readonly expires_at: Date | string | null
+  readonly after_position: string
+  readonly status: string
+  readonly created_at: Date | string
+  readonly updated_at: Date | string
+  readonly triggered_at: Date | string | null
+  readonly trigger_price: string | null
+  readonly trigger_position: string | null
+  readonly trigger_watermark: string | null
+  readonly trigger_stop_price: string | null
+  readonly failure_reason: string | null
+  readonly rev: string | number | bigint
+}
+
+const ms = (d: Date | string): number => (d instanceof Date ? d.getTime() : new Date(d).getTime())
+const msOrNull = (d: Date | string | null): number | null => (d === null ? null : ms(d))
+
+export const encodePrice = (p: Price): string => `${p.num}/${p.den}`
+export const decodePrice = (text: string): Price => {
+  const [num, den] = text.split("/")
+  return { num: BigInt(num!), den: BigInt(den!) }
+}
+
+const toRow = (r: Raw): OrderRow => ({
+  id: r.id,
+  accountId: r.account_id,
+  clientOrderId: r.client_order_id,
+  keyId: r.key_id,
+  requestHash: r.request_hash,
+  chain: r.chain as OrderRow["chain"],
+  mint: r.mint,
+  side: r.side as OrderSide,
+  trigger: r.trigger as TriggerKind,
+  amountRaw: BigInt(r.amount_raw),
+  level: r.level,
+  trailBps: r.trail_bps,
+  watermark: r.watermark === null ? null : decodePrice(r.watermark),
+  slippageBps: r.slippage_bps,
+  payer: r.payer,
+  expiresAtMs: msOrNull(r.expires_at),
+  afterPosition: r.after_position,
+  status: r.status as OrderStatus,
+  createdAtMs: ms(r.created_at),
+  updatedAtMs: ms(r.updated_at),
+  triggeredAtMs: msOrNull(r.triggered_at),
+  triggerPrice: r.trigger_price,
+  triggerPosition: r.trigger_position,
+  triggerWatermark: r.trigger_watermark,
+  triggerStopPrice: r.trigger_stop_price,
+  failureReason: r.failure_reason,
+  rev: BigInt(r.rev)
+})
+
+/** What the book keeps of an open order row. */
+export const bookOrderOf = (r: OrderRow): BookOrder => ({
+  id: r.id,
+  side: r.side,
+  trigger: r.trigger,
+  levelE18: r.level === null ? 0n : parsePriceE18(r.level)!,
+  trailBps: r.trailBps,
+  watermark: r.watermark,
+  expiresAtMs: r.expiresAtMs,
+  afterPosition: r.afterPosition
+})
+
+/** The book's market key of a row (the market actor's key). */
+export const marketKeyOf = (r: Pick<OrderRow, "chain" | "mint">): string => `${r.chain}:${r.mint}`
+
+const lock = (sql: SqlClient.SqlClient) => sql`SELECT pg_advisory_xact_lock(hashtextextended('limit_orders', 0))`
+
+export type CreateResult =
+  | { readonly _tag: "Created"; readonly row: OrderRow }
+  | { readonly _tag: "Existing"; readonly row: OrderRow }
+  | { readonly _tag: "Full"; readonly open: number }
+
+/**
+ * Inserts the order unless the account already has its clientOrderId (then answers that row) or
+ * already has `maxOpen` open orders.
+ */
+export const createOrder = (o: NewOrder, nowMs: number, maxOpen = Number.MAX_SAFE_INTEGER): Effect.Effect<CreateResult, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* lock(sql)
+        const existing = yield* sql<Raw>`SELECT * FROM limit_orders WHERE account_id = ${o.accountId} AND client_order_id = ${o.clientOrderId}`
+        if (existing.length > 0) return { _tag: "Existing", row: toRow(existing[0]!) } as const
+        const open = yield* sql<{ n: string | number }>`SELECT count(*) AS n FROM limit_orders WHERE account_id = ${o.accountId} AND status = 'open'`
+        if (Number(open[0]!.n) >= maxOpen) return { _tag: "Full", open: Number(open[0]!.n) } as const
+        const now = new Date(nowMs)
+        const rows = yield* sql<Raw>`
+          INSERT INTO limit_orders (id, account_id, client_order_id, key_id, request_hash, chain, mint, side, trigger, amount_raw,
+            level, trail_bps, watermark, slippage_bps, payer, expires_at, after_position, status, created_at, updated_at, rev)
+          VALUES (${o.id}, ${o.accountId}, ${o.clientOrderId}, ${o.keyId}, ${o.requestHash}, ${o.chain}, ${o.mint}, ${o.side},
+            ${o.trigger}, ${o.amountRaw.toString()}, ${o.level}, ${o.trailBps}, ${o.watermark === null ? null : encodePrice(o.watermark)},
+            ${o.slippageBps}, ${o.payer}, ${o.expiresAtMs === null ? null : new Date(o.expiresAtMs)}, ${o.afterPosition}, 'open',
+            ${now}, ${now}, nextval('limit_orders_rev'))
+          RETURNING *`
+        return { _tag: "Created", row: toRow(rows[0]!) } as const
+      })
+    )
+  )
+
+export type CancelResult = { readonly _tag: "Cancelled"; readonly row: OrderRow } | { readonly _tag: "NotOpen"; readonly row: OrderRow } | { readonly _tag: "NotFound" }
+
+/** Cancels an open order of the account (any status but `open` answers `NotOpen` with the row). */
+export const cancelOrder = (accountId: string, id: string, nowMs: number): Effect.Effect<CancelResult, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* lock(sql)
+        const rows = yield* sql<Raw>`
+          UPDATE limit_orders SET status = 'cancelled', updated_at = ${new Date(nowMs)}, rev = nextval('limit_orders_rev')
+          WHERE account_id = ${accountId} AND id = ${id} AND status = 'open'
+          RETURNING *`
+        if (rows.length > 0) return { _tag: "Cancelled", row: toRow(rows[0]!) } as const
+        const found = yield* sql<Raw>`SELECT * FROM limit_orders WHERE account_id = ${accountId} AND id = ${id}`
+        return found.length === 0 ? ({ _tag: "NotFound" } as const) : ({ _tag: "NotOpen", row: toRow(found[0]!) } as const)
+      })
+    )
+  )
+
+export const readOrder = (accountId: string, id: string): Effect.Effect<OrderRow | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE account_id = ${accountId} AND id = ${id}`, (rows) => (rows.length === 0 ? undefined : toRow(rows[0]!)))
+  )
+
+/** One page, newest first; `after` is the last row of the previous page (created_at, id). */
+export const listOrders = (
+  accountId: string,
+  status: OrderStatus | null,
+  after: { readonly createdAtMs: number; readonly id: string } | null,
+  limit: number
+): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<Raw>`
+        SELECT * FROM limit_orders
+        WHERE account_id = ${accountId}
+          AND (${status}::text IS NULL OR status = ${status})
+          AND (${after === null} OR (created_at, id) < (${after === null ? new Date(0) : new Date(after.createdAtMs)}, ${after?.id ?? ""}))
+        ORDER BY created_at DESC, id DESC
+        LIMIT ${limit}`,
+      (rows) => rows.map(toRow)
+    )
+  )
+
+/** Open orders placed through a key (the access change's effects). */
+export const openOrdersOfKey = (keyId: string): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: string | number }>`SELECT count(*) AS n FROM limit_orders WHERE key_id = ${keyId} AND status = 'open'`, (rows) => Number(rows[0]!.n))
+  )
+
+/** Every open order, in pages of `pageSize` (the books' start), and the newest `rev` before them. */
+export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow>) => void): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const top = yield* sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`
+    const through = BigInt(top[0]?.rev ?? 0)
+    let after = ""
+    for (;;) {
+      const rows = yield* sql<Raw>`
+        SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${through.toString()}::bigint AND id > ${after} ORDER BY id LIMIT ${pageSize}`
+      if (rows.length === 0) return through
+      onPage(rows.map(toRow))
+      after = rows[rows.length - 1]!.id
+    }
+  })
+
+/** Rows created or cancelled after `rev`, in `rev` order (the books' follow). */
+export const changedSince = (rev: bigint, limit: number): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE rev > ${rev.toString()}::bigint ORDER BY rev LIMIT ${limit}`, (rows) => rows.map(toRow))
+  )
+
+export interface TriggerWrite {
+  readonly id: string
+  readonly price: Price
+  readonly position: string
+  readonly atMs: number
+  readonly watermark: Price | null
+  readonly stopPrice: Price | null
+}
+
+/** The `order.triggered` payload (keys document section 6). */
+export const triggeredData = (r: OrderRow): Record<string, unknown> => ({
+  clientOrderId: r.clientOrderId,
+  chain: r.chain,
+  mint: r.mint,
+  side: r.side,
+  amountRaw: r.amountRaw.toString(),
+  targetPrice: r.level,
+  price: r.triggerPrice,
+  expiresAt: r.expiresAtMs === null ? null : new Date(r.expiresAtMs).toISOString(),
+  trigger: r.trigger,
+  ...(r.trigger === "trailing_stop" ? { trailBps: r.trailBps, trailWatermark: r.triggerWatermark, stopPrice: r.triggerStopPrice } : {})
+})
+
+/**
+ * Flips an open order to `triggered` and records `order.triggered`, in one transaction; the row
+ * when this call moved it, undefined when it was not open (triggered already, cancelled, expired).
+ */
+export const markTriggered = (t: TriggerWrite, nowMs: number): Effect.Effect<OrderRow | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const rows = yield* sql<Raw>`
+          UPDATE limit_orders SET status = 'triggered', updated_at = ${new Date(nowMs)}, triggered_at = ${new Date(t.atMs)},
+            trigger_price = ${formatPrice(t.price)}, trigger_position = ${t.position},
+            trigger_watermark = ${t.watermark === null ? null : formatPrice(t.watermark)},
+            trigger_stop_price = ${t.stopPrice === null ? null : formatPrice(t.stopPrice)},
+            watermark = ${t.watermark === null ? null : encodePrice(t.watermark)}
+          WHERE id = ${t.id} AND status = 'open'
+          RETURNING *`
+        if (rows.length === 0) return undefined
+        const row = toRow(rows[0]!)
+        yield* enqueueKeyed(`order.triggered:${row.id}`, "order.triggered", triggeredData(row), { accountId: row.accountId })
+        return row
+      })
+    )
+  )
+
+/** Flips an open order to `expired` (fires nothing); true when this call moved it. */
+export const markExpired = (id: string, nowMs: number): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string }>`UPDATE limit_orders SET status = 'expired', updated_at = ${new Date(nowMs)} WHERE id = ${id} AND status = 'open' RETURNING id`,
+      (rows) => rows.length > 0
+    )
+  )
+
+/** The stored watermarks of these open trailing stops (at most 1,000 ids a call). */
+export const watermarksOf = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<readonly [string, Price]>, SqlError, SqlClient.SqlClient> =>
+  ids.length === 0
+    ? Effect.succeed([])
+    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.map(
+          sql<{ id: string; watermark: string }>`
+            SELECT id, watermark FROM limit_orders WHERE id IN ${sql.in(ids.slice(0, 1000))} AND status = 'open' AND watermark IS NOT NULL`,
+          (rows) => rows.map((r) => [r.id, decodePrice(r.watermark)] as const)
+        )
+      )
+
+/** Records a trailing stop's raised watermark while it is open. */
+export const saveWatermark = (id: string, watermark: Price): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.asVoid(sql`UPDATE limit_orders SET watermark = ${encodePrice(watermark)} WHERE id = ${id} AND status = 'open'`)
+  )
+
+/** The levels as the API writes them. */
+export const levelText = (levelE18: bigint): string => formatPriceE18(levelE18)

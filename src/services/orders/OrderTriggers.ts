@@ -1,0 +1,134 @@
+/**
+ * The limit orders' trigger runtime (issue 29): the actors process's `OrderBooks` kept in step with
+ * `limit_orders`, and the writes of what the books decide. `MarketActors` takes it as its `orders`
+ * option (the composition root passes `orderTriggerHooks(...)`), so the books are checked by the
+ * market runtime in the drain that applies each trade.
+ *
+ * Invariants:
+ * - Loaded before the market runtime starts consuming (`loadOpen`), then followed every
+ *   `syncIntervalMs` from `rev` (creates and cancels, in commit order, at most `syncBatch` a
+ *   tick). An order the API accepted after a trade this process already applied is caught up on
+ *   the market's price now (`OrderBooks.place`).
+ * - Expiry by the wall clock: every tick sweeps the books and writes `expired` (conditional, no
+ *   event); an order a trade reaches after its time expires with that trade's flush.
+ * - Exactly once: the triggers of a drain are written by the checkpoint flush that passes the
+ *   drain (`beforeCheckpoint`), each by `markTriggered`'s conditional update with its outbox row;
+ *   a replay after a crash, or a partition's previous owner, triggers in memory again and moves no
+ *   row. Expiries and raised trailing watermarks are written the same way.
+ * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
+ *   is committed; without one (the trade rail's submit is not wired yet) the order stays
+ *   `triggered`. A process that dies between the commit and the hand-off leaves the order
+ *   `triggered`: the execution's own recovery (the rail's) reads such rows.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Duration, Effect, type Scope } from "effect"
+import type { MarketOutput, MarketState } from "../../../actors/market/MarketActor.js"
+import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
+import type { RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
+import type { ChainEvent } from "../../../ingest/ChainEvent.js"
+import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, saveWatermark, watermarksOf } from "./OrderStore.js"
+
+/** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
+export interface OrderExecution {
+  /** Called once per order this process triggered, after its `triggered` row committed. */
+  readonly execute: (order: OrderRow) => Effect.Effect<void>
+}
+
+export interface OrderTriggerOptions {
+  /** Most open orders held in memory (default 1,000,000). */
+  readonly maxOrders?: number
+  /** How often new and cancelled orders are read (default 100 ms). */
+  readonly syncIntervalMs?: number
+  /** Rows per follow read (default 1,000). */
+  readonly syncBatch?: number
+  readonly execution?: OrderExecution
+}
+
+export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned"> & {
+  readonly books: OrderBooks
+  /** Reads what changed since the last read into the books now (the loop also does every interval). */
+  readonly sync: Effect.Effect<void, SqlError>
+}
+
+/**
+ * Loads the open orders and starts following them in the current scope; answers the hooks the
+ * market runtime calls. `marketState` reads the runtime's state of a market key.
+ */
+export const orderTriggerHooks =
+  (options: OrderTriggerOptions = {}) =>
+  (sql: SqlClient.SqlClient, marketState: (key: string) => MarketState | undefined): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
+    Effect.gen(function* () {
+      const books = new OrderBooks(options.maxOrders ?? 1_000_000)
+      const syncBatch = options.syncBatch ?? 1000
+      const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
+      const placeRow = (r: OrderRow) => {
+        const key = marketKeyOf(r)
+        if (!books.place(key, bookOrderOf(r), marketState(key))) {
+          // Over the bound: the order stays open in the table and is not watched here.
+          return Effect.logError(`orders: ${options.maxOrders ?? 1_000_000} open orders held; order ${r.id} is not watched`)
+        }
+        return Effect.void
+      }
+      let rev = yield* withSql(
+        loadOpen(syncBatch, (rows) => {
+          for (const r of rows) books.place(marketKeyOf(r), bookOrderOf(r), undefined)
+        })
+      )
+      yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
+
+      const sync: Effect.Effect<void, SqlError> = Effect.gen(function* () {
+        for (;;) {
+          const rows = yield* withSql(changedSince(rev, syncBatch))
+          for (const r of rows) {
+            rev = r.rev
+            if (r.status === "open") yield* placeRow(r)
+            else books.cancel(r.id)
+          }
+          if (rows.length < syncBatch) break
+        }
+        const nowMs = yield* Clock.currentTimeMillis
+        const expired = books.sweep(nowMs)
+        if (expired.length > 0) yield* withSql(Effect.forEach(expired, (o) => markExpired(o.id, nowMs), { discard: true }))
+      })
+      yield* Effect.forkScoped(
+        sync.pipe(
+          Effect.catchAll((e) => Effect.logWarning("orders: reading new orders failed; retrying", e)),
+          Effect.zipRight(Effect.sleep(Duration.millis(options.syncIntervalMs ?? 100))),
+          Effect.forever
+        )
+      )
+
+      const beforeCheckpoint = (): Effect.Effect<void, SqlError> => {
+        const taken = books.take()
+        if (taken.outputs.length === 0 && taken.watermarks.size === 0) return Effect.void
+        return withSql(
+          Effect.gen(function* () {
+            const nowMs = yield* Clock.currentTimeMillis
+            for (const [id, watermark] of taken.watermarks) yield* saveWatermark(id, watermark)
+            for (const { output } of taken.outputs) {
+              if (output._tag === "Expired") {
+                yield* markExpired(output.order.id, nowMs)
+                continue
+              }
+              const row = yield* markTriggered(
+                { id: output.order.id, price: output.price, position: output.position, atMs: output.atMs, watermark: output.watermark, stopPrice: output.stopPrice },
+                nowMs
+              )
+              if (row !== undefined && options.execution !== undefined) yield* Effect.forkDaemon(options.execution.execute(row))
+            }
+          })
+        )
+      }
+      // A partition handed over: its trailing stops take the previous owner's durable watermarks
+      // (this process held them but never saw the partition's trades).
+      const assigned = (holds: (key: string) => boolean): Effect.Effect<void, SqlError> =>
+        Effect.gen(function* () {
+          const ids = books.trailingIn(holds)
+          for (let i = 0; i < ids.length; i += 1000) {
+            const rows = yield* withSql(watermarksOf(ids.slice(i, i + 1000)))
+            for (const [id, watermark] of rows) books.raiseWatermark(id, watermark)
+          }
+        })
+      return { books, applied: books.applied, beforeCheckpoint, assigned, sync }
+    })

@@ -1,0 +1,302 @@
+/**
+ * Limit orders triggered by the market actors (issue 29) through the real runtime, the embedded
+ * bus, PGlite and the webhook outbox: orders stored in `limit_orders` are loaded into the actors'
+ * books, a crossing trade flips each order to `triggered` once and records one `order.triggered`
+ * with the spec's payload; a cancelled order and an order the trades never cross stay out; a
+ * replay of the whole bus with the checkpoints gone triggers nothing again.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import * as MarketActors from "../../actors/MarketActors.js"
+import { currentPrice } from "../../actors/orders/OrderBooks.js"
+import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
+import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
+import { cancelOrder, createOrder, markTriggered, type NewOrder, readOrder } from "../../src/services/orders/OrderStore.js"
+import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
+import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
+import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
+import { eventuallyEffect } from "../support/eventually.js"
+import { ChainClock, SimMarket } from "../support/marketSim.js"
+import { memoryBusAndPglite, publishEvents } from "../support/marketWorkload.js"
+
+const PARTITIONS = 2
+const SOL = 1_000_000_000n
+const E18 = 10n ** 18n
+const masterKey = new Uint8Array(32).fill(9)
+const ACCOUNT = "acct_orders"
+
+class Shared extends Context.Tag("test/OrdersShared")<Shared, { readonly bus: BusShape; readonly database: Context.Context<SqlClient.SqlClient> }>() {}
+const sharedLayer = Layer.scoped(Shared, memoryBusAndPglite(PARTITIONS, "curvestream-orders-"))
+const sqlOf = Effect.map(Shared, ({ database }) => Context.get(database, SqlClient.SqlClient))
+
+/** What the execution port was handed (the trade rail's submit in production), by order id. */
+const executed: Array<string> = []
+const execution: OrderExecution = { execute: (row) => Effect.sync(() => void executed.push(row.id)) }
+
+/** One actors "process" in a scope of its own (closing it without a flush is the process dying). */
+const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false) =>
+  Effect.gen(function* () {
+    const { bus, database } = yield* Shared
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    let hooks: OrderHooks | undefined
+    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state), (h) => Effect.sync(() => (hooks = h)))
+    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
+    return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
+  })
+
+const committedToEnd = Effect.gen(function* () {
+  const { bus } = yield* Shared
+  const ends = yield* bus.endOffsets(Topics.chainEvents)
+  yield* eventuallyEffect(
+    Effect.map(bus.committed(MarketActors.MARKET_ACTORS_GROUP, Topics.chainEvents), (c) => [...ends].every(([p, end]) => (c.get(p) ?? 0) >= end)),
+    { what: "the commits to reach the end of chain.events", deadlineMs: 30_000, intervalMs: 10 }
+  )
+})
+
+const scaled = (p: Price, num: bigint, den: bigint): bigint => (p.num * E18 * num) / (p.den * den)
+
+const order = (o: Partial<NewOrder> & Pick<NewOrder, "id" | "clientOrderId" | "mint" | "afterPosition">): NewOrder => ({
+  accountId: ACCOUNT,
+  keyId: "key_orders",
+  requestHash: "h",
+  chain: "solana",
+  side: "sell",
+  trigger: "limit",
+  amountRaw: 1_000_000n,
+  level: null,
+  trailBps: null,
+  watermark: null,
+  slippageBps: 100,
+  payer: "main",
+  expiresAtMs: null,
+  ...o
+})
+
+interface OutboxRow {
+  readonly id: string
+  readonly data: Record<string, unknown>
+}
+const triggeredRows = (endpointId: string) =>
+  Effect.flatMap(sqlOf, (sql) =>
+    sql<OutboxRow>`SELECT id, data FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event = 'order.triggered' ORDER BY id`.pipe(
+      Effect.map((rows) => rows.map((r) => ({ id: r.id, data: typeof r.data === "string" ? (JSON.parse(r.data) as Record<string, unknown>) : r.data })))
+    )
+  )
+
+layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit orders triggered by the market actors", (it) => {
+  it.scoped("a crossing trade triggers each order once with one order.triggered; cancelled and uncrossed orders stay out; a replay triggers nothing again", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const sql = yield* sqlOf
+      const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
+      const endpoint = yield* webhooks.create({ accountId: ACCOUNT, testAccount: true }, { url: "http://127.0.0.1:9/hooks", events: ["order.triggered"] })
+
+      const clock = new ChainClock("solana")
+      const m = new SimMarket(clock, { mint: "So1OrdersMint" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      const first = yield* openActors()
+      yield* committedToEnd
+      const now = currentPrice(first.actors.state("solana", m.mint))!
+      const at = now.position
+
+      const limitTarget = scaled(now.price, 105n, 100n) // sells 5% above the price now
+      const stopLevel = scaled(now.price, 50n, 100n) // far below: never reached here
+      const rows = [
+        order({ id: "ord_limit", clientOrderId: "c-limit", mint: m.mint, afterPosition: at, level: formatPriceE18(limitTarget) }),
+        order({ id: "ord_stop", clientOrderId: "c-stop", mint: m.mint, afterPosition: at, trigger: "stop", level: formatPriceE18(stopLevel) }),
+        order({ id: "ord_cancelled", clientOrderId: "c-cancelled", mint: m.mint, afterPosition: at, level: formatPriceE18(limitTarget) }),
+        order({ id: "ord_trail", clientOrderId: "c-trail", mint: m.mint, afterPosition: at, trigger: "trailing_stop", trailBps: 1000, watermark: now.price })
+      ]
+      for (const r of rows) expect((yield* createOrder(r, Date.now()).pipe(Effect.provide(database)))._tag).toBe("Created")
+      // The same clientOrderId again answers the stored order (idempotent create).
+      const again = yield* createOrder({ ...rows[0]!, id: "ord_other" }, Date.now()).pipe(Effect.provide(database))
+      expect(again._tag === "Existing" && again.row.id).toBe("ord_limit")
+      expect((yield* cancelOrder(ACCOUNT, "ord_cancelled", Date.now()).pipe(Effect.provide(database)))._tag).toBe("Cancelled")
+      yield* eventuallyEffect(Effect.sync(() => first.hooks.books.size() === 3), { what: "the books to hold the three open orders", deadlineMs: 10_000, intervalMs: 10 })
+
+      // The crossing buy, then a sell more than 10% below the high it made.
+      const pump = m.buy("whale", 5n * SOL)
+      const high = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      const dump = m.sell("whale", (pump[0] as { amountOutRaw: bigint }).amountOutRaw)
+      const low = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      yield* publishEvents(bus, [...pump, dump])
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(triggeredRows(endpoint.id), (r) => r.length >= 2), { what: "two order.triggered rows", deadlineMs: 10_000, intervalMs: 10 })
+
+      const limit = (yield* readOrder(ACCOUNT, "ord_limit").pipe(Effect.provide(database)))!
+      expect(limit.status).toBe("triggered")
+      expect(limit.triggerPosition).toBe(pump[0]!.position)
+      const trail = (yield* readOrder(ACCOUNT, "ord_trail").pipe(Effect.provide(database)))!
+      expect(trail.status).toBe("triggered")
+      expect(trail.triggerPosition).toBe(dump.position)
+      expect((yield* readOrder(ACCOUNT, "ord_stop").pipe(Effect.provide(database)))!.status).toBe("open")
+      expect((yield* readOrder(ACCOUNT, "ord_cancelled").pipe(Effect.provide(database)))!.status).toBe("cancelled")
+
+      const expected = [
+        {
+          id: keyedEventId("order.triggered:ord_limit"),
+          data: {
+            clientOrderId: "c-limit",
+            chain: "solana",
+            mint: m.mint,
+            side: "sell",
+            amountRaw: "1000000",
+            targetPrice: formatPriceE18(limitTarget),
+            price: formatPrice(high),
+            expiresAt: null,
+            trigger: "limit"
+          }
+        },
+        {
+          id: keyedEventId("order.triggered:ord_trail"),
+          data: {
+            clientOrderId: "c-trail",
+            chain: "solana",
+            mint: m.mint,
+            side: "sell",
+            amountRaw: "1000000",
+            targetPrice: null,
+            price: formatPrice(low),
+            expiresAt: null,
+            trigger: "trailing_stop",
+            trailBps: 1000,
+            trailWatermark: formatPrice(high),
+            stopPrice: formatPrice(trailStop(high, 1000))
+          }
+        }
+      ].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(yield* triggeredRows(endpoint.id)).toEqual(expected)
+      yield* first.close
+
+      // Another writer (a replay, a partition's previous owner) triggering the same order moves nothing and records nothing.
+      const twice = yield* markTriggered({ id: "ord_limit", price: low, position: dump.position, atMs: dump.timestampMs, watermark: null, stopPrice: null }, Date.now()).pipe(
+        Effect.provide(database)
+      )
+      expect(twice).toBeUndefined()
+
+      // The whole bus replayed with no checkpoint: the crossing trades are applied again, nothing triggers again.
+      yield* sql`DELETE FROM checkpoints WHERE owner = ${MarketActors.MARKET_OWNER}`
+      for (let p = 0; p < PARTITIONS; p++) yield* bus.commit(MarketActors.MARKET_ACTORS_GROUP, Topics.chainEvents, p, 0)
+      const second = yield* openActors()
+      expect(second.hooks.books.size()).toBe(1)
+      yield* committedToEnd
+      yield* second.hooks.sync
+      expect(yield* triggeredRows(endpoint.id)).toEqual(expected)
+      const limitAfter = (yield* readOrder(ACCOUNT, "ord_limit").pipe(Effect.provide(database)))!
+      expect(limitAfter.triggeredAtMs).toBe(limit.triggeredAtMs)
+      expect(limitAfter.triggerPrice).toBe(limit.triggerPrice)
+      // Each trigger reached the execution port once, after its row committed.
+      expect([...executed].sort()).toEqual(["ord_limit", "ord_trail"])
+      yield* second.close
+    })
+  )
+
+  it.scoped("a process that dies after the crossing trade but before the flush loses no trigger: the replay triggers it once; an expired order fires nothing", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
+      const endpoint = yield* webhooks.create({ accountId: ACCOUNT, testAccount: true }, { url: "http://127.0.0.1:9/crash", events: ["order.triggered"] })
+      const clock = new ChainClock("solana")
+      const m = new SimMarket(clock, { mint: "So1OrdersCrash" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      // A checkpoint interval far beyond the test: nothing this process applies is flushed.
+      const doomed = yield* openActors(3_600_000)
+      yield* eventuallyEffect(Effect.sync(() => doomed.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
+      const now = currentPrice(doomed.actors.state("solana", m.mint))!
+      const target = formatPriceE18(scaled(now.price, 102n, 100n))
+      const base = { mint: m.mint, afterPosition: now.position, level: target }
+      yield* createOrder(order({ id: "ord_crash", clientOrderId: "c-crash", ...base }), Date.now()).pipe(Effect.provide(database))
+      yield* createOrder(order({ id: "ord_expiring", clientOrderId: "c-expiring", ...base, side: "buy", level: formatPriceE18(now.price.num * E18 / now.price.den), expiresAtMs: Date.now() + 1_500 }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      const held = (id: string) => {
+        const book = doomed.hooks.books.book(`solana:${m.mint}`)
+        return book !== undefined && [...book.below, ...book.above, ...book.trailing].some((o) => o.id === id)
+      }
+      yield* eventuallyEffect(Effect.sync(() => held("ord_crash")), { what: "the book to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+      const pump = m.buy("whale", 2n * SOL)
+      yield* publishEvents(bus, pump)
+      yield* eventuallyEffect(Effect.sync(() => !held("ord_crash")), { what: "the trigger in memory", deadlineMs: 10_000, intervalMs: 10 })
+      yield* doomed.close // dies: the trigger was never flushed
+      expect((yield* readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)))!.status).toBe("open")
+      expect(yield* triggeredRows(endpoint.id)).toEqual([])
+
+      const next = yield* openActors()
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)), (r) => r?.status === "triggered"), {
+        what: "the replayed trade to trigger the order",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      expect((yield* readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)))!.triggerPosition).toBe(pump[0]!.position)
+      expect((yield* triggeredRows(endpoint.id)).map((r) => r.data.clientOrderId)).toEqual(["c-crash"])
+      // The buy-at-or-below order never crossed (the price only rose); past its time the sweep expires it, firing nothing.
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_expiring").pipe(Effect.provide(database)), (r) => r?.status === "expired"), {
+        what: "the sweep to expire the order",
+        deadlineMs: 10_000,
+        intervalMs: 20
+      })
+      expect(yield* triggeredRows(endpoint.id)).toHaveLength(1)
+      expect(executed.filter((id) => id === "ord_crash")).toEqual(["ord_crash"])
+      yield* next.close
+    })
+  )
+  it.scoped("a partition handed to another actors process: its trailing stops take the previous owner's watermark, so the stop is where the trades put it", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const clock = new ChainClock("solana")
+      const markets = [0, 1, 2, 3].map((i) => new SimMarket(clock, { mint: `So1OrdersMove${i}` }))
+      yield* publishEvents(bus, markets.flatMap((m) => [m.created(), ...m.buy("early", SOL)]))
+      const a = yield* openActors(100, true)
+      yield* committedToEnd
+      const b = yield* openActors(100, true)
+      yield* eventuallyEffect(Effect.sync(() => b.actors.stats().reloads >= 1), { what: "B to take a partition", deadlineMs: 10_000, intervalMs: 10 })
+      // A market B owns now: B applies its next trade.
+      const probes = markets.map((m) => m.buy("probe", SOL / 10n))
+      yield* publishEvents(bus, probes.flat())
+      yield* committedToEnd
+      const i = markets.findIndex((m, k) => b.actors.state("solana", m.mint)?.core?.lastPosition === probes[k]![0]!.position)
+      expect(i).toBeGreaterThanOrEqual(0)
+      const m = markets[i]!
+      const now = currentPrice(b.actors.state("solana", m.mint))!
+      yield* createOrder(order({ id: "ord_moved", clientOrderId: "c-moved", mint: m.mint, afterPosition: now.position, trigger: "trailing_stop", trailBps: 1000, watermark: now.price }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      const holds = (p: { hooks: OrderHooks }) => p.hooks.books.book(`solana:${m.mint}`)?.trailing.some((o) => o.id === "ord_moved") === true
+      yield* eventuallyEffect(Effect.sync(() => holds(a) && holds(b)), { what: "both processes to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+
+      // B sees the pump and makes its watermark durable; A never sees it.
+      const pump = m.buy("whale", 5n * SOL)
+      const high = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      yield* publishEvents(bus, pump)
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)), (r) => r?.watermark !== null && formatPrice(r!.watermark!) === formatPrice(high)), {
+        what: "the raised watermark stored",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      const aReloads = a.actors.stats().reloads
+      yield* b.close
+      yield* eventuallyEffect(Effect.sync(() => a.actors.stats().reloads > aReloads), { what: "A to take B's partition", deadlineMs: 10_000, intervalMs: 10 })
+
+      // Back near where it was placed: below 90% of the high, above 90% of the price it was placed at.
+      const dump = m.sell("whale", (pump[0] as { amountOutRaw: bigint }).amountOutRaw)
+      const low = priceOfReserves(m.curve.virtualQuoteRaw, m.curve.virtualTokenRaw, 6, 9)!
+      expect(comparePrices(low, trailStop(high, 1000))).toBeLessThanOrEqual(0)
+      expect(comparePrices(low, trailStop(now.price, 1000))).toBeGreaterThan(0)
+      yield* publishEvents(bus, [dump])
+      yield* committedToEnd
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)), (r) => r?.status === "triggered"), {
+        what: "the new owner to trigger the trailing stop",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      const moved = (yield* readOrder(ACCOUNT, "ord_moved").pipe(Effect.provide(database)))!
+      expect(moved.triggerPosition).toBe(dump.position)
+      expect(moved.triggerWatermark).toBe(formatPrice(high))
+      yield* a.close
+    })
+  )
+})
