@@ -34,6 +34,7 @@ import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/ser
 import { StakingError } from "../src/services/staking/StakingError.js"
 import { FeeError } from "../src/services/fees/FeeError.js"
 import { StrategyError } from "../src/services/strategy/Strategies.js"
+import { TransferError } from "../src/services/transfers/TransferError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -266,6 +267,18 @@ const StrategyRows: Rows<StrategyError> = {
   unavailable: { code: "FEED_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } }
 }
 
+// Withdrawal addresses, trusted wallets and the transfer rail (document 2: 2.1, section 5 rule 7).
+const TransferRows: Rows<TransferError> = {
+  loosen_requires_session: { code: "LOOSEN_REQUIRES_SESSION" },
+  address_invalid: { code: "VALIDATION_FAILED", field: "address" },
+  /** The spec names no code for this bound; the wallet count's code reads as "limit reached" with `details.limit`. */
+  address_limit: { code: "VALIDATION_FAILED", status: 409, reason: "withdrawal_address_limit" },
+  address_not_found: { code: "VALIDATION_FAILED", status: 404, field: "id" },
+  wallet_not_found: { code: "VALIDATION_FAILED", status: 404, field: "walletIds", reason: "wallet_not_found" },
+  batch_invalid: { code: "VALIDATION_FAILED", field: "walletIds" },
+  storage: { code: "INTERNAL" }
+}
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -281,6 +294,7 @@ export type ServiceFailure =
   | StakingError
   | FeeError
   | StrategyError
+  | TransferError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -297,7 +311,8 @@ export const FailureClasses = [
   LaunchError,
   StakingError,
   FeeError,
-  StrategyError
+  StrategyError,
+  TransferError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -316,6 +331,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   StakingError: StakingRows,
   FeeError: FeeRows,
   StrategyError: StrategyRows,
+  TransferError: TransferRows,
   SqlError: { code: "INTERNAL" }
 }
 
