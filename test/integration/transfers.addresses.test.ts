@@ -237,3 +237,22 @@ describe("trusted linked wallets", () => {
     expect(await outbox(a.accountId)).toHaveLength(0)
   })
 })
+
+describe("access-change warnings over the real wallets", () => {
+  it("VAULT_TRANSFER_READY appears once a TEE wallet bound to the key has a vault pinned", async () => {
+    const a = await setup()
+    const k = await h.issue(a.session, { scopes: LevelScopes.readwrite })
+    const preview = () => call(h.url, "PUT", `/api/v1/agent/keys/${k.keyPrefix}/access`, { session: a.session, body: { access: "readwritetransfer", dryRun: true } })
+    const tee = await call(h.url, "POST", "/api/v1/agent/tee-wallets", { session: a.session, body: { chain: "solana", keyPrefix: k.keyPrefix } })
+    expect(tee.status, JSON.stringify(tee.body)).toBe(200)
+    const before = await preview()
+    expect(before.body.warnings.map((w: { code: string }) => w.code)).toEqual(["MOVES_FUNDS", "LINKED_TRANSFER_NEEDS_LIMITS"])
+    expect(before.body.effects.boundTeeWallets).toEqual({ count: 1, sample: [tee.body.wallet.address] })
+
+    const vaulted = await call(h.url, "POST", "/api/v1/agent/tee-wallets", { session: a.session, body: { chain: "solana", keyPrefix: k.keyPrefix, vaultDestination: solanaAddress() } })
+    expect(vaulted.status, JSON.stringify(vaulted.body)).toBe(200)
+    const after = await preview()
+    expect(after.body.warnings.map((w: { code: string }) => w.code)).toEqual(["MOVES_FUNDS", "LINKED_TRANSFER_NEEDS_LIMITS", "VAULT_TRANSFER_READY"])
+    expect(after.body.effects.linkedTransferReady).toEqual({ txLimit: false, assets: { sol: false, usdc: false, svc: false } })
+  })
+})
