@@ -276,6 +276,18 @@ const TransferRows: Rows<TransferError> = {
   address_not_found: { code: "VALIDATION_FAILED", status: 404, field: "id" },
   wallet_not_found: { code: "VALIDATION_FAILED", status: 404, field: "walletIds", reason: "wallet_not_found" },
   batch_invalid: { code: "VALIDATION_FAILED", field: "walletIds" },
+  destination_not_allowed: { code: "VALIDATION_FAILED", field: "to", reason: "destination_not_allowed" },
+  same_wallet: { code: "VALIDATION_FAILED", field: "to", reason: "same_wallet" },
+  embedded_wallet_not_permitted: { code: "EMBEDDED_WALLET_NOT_PERMITTED" },
+  wallet_not_embedded: { code: "AGENT_WALLET_NOT_EMBEDDED" },
+  wallet_not_delegated: { code: "AGENT_WALLET_NOT_DELEGATED" },
+  delegation_revoked: { code: "DELEGATION_REVOKED" },
+  signing_refused: { code: "SPEND_POLICY_DENIED" },
+  asset_unsupported: { code: "VALIDATION_FAILED", field: "asset", reason: "asset_unsupported" },
+  insufficient_balance: { code: "INSUFFICIENT_OWNER_BALANCE" },
+  idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", retryable: false },
+  transfer_failed: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", reason: "failed", retryable: false },
+  chain_unavailable: { code: "FEED_UNAVAILABLE", retryable: true },
   storage: { code: "INTERNAL" }
 }
 

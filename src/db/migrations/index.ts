@@ -26,6 +26,7 @@ import partitionOwners from "./0017_partition_owners.js"
 import atomicBundles from "./0018_atomic_bundles.js"
 import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
+import transfers from "./0027_transfers.js"
 import withdrawalAddresses from "./0028_withdrawal_addresses.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
@@ -49,5 +50,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_atomic_bundles": atomicBundles,
   "0019_hood_rewards": hoodRewards,
   "0020_row_leases": rowLeases,
+  "0027_transfers": transfers,
   "0028_withdrawal_addresses": withdrawalAddresses
 }
