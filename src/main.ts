@@ -97,6 +97,7 @@ import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
 import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
 import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
+import { transferRailRoutes } from "../api/routes/TransferRoutes.js"
 import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
 import { ImageService } from "./services/images/ImageService.js"
 import * as ImageServiceModule from "./services/images/ImageService.js"
@@ -115,6 +116,8 @@ import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
 import * as StakingModule from "./services/staking/StakingService.js"
 import { hoodRewardChain, runHoodRewardDistributor } from "./services/staking/HoodRewards.js"
 import { StakingService } from "./services/staking/StakingService.js"
+import * as TransferModule from "./services/transfers/TransferService.js"
+import { TransferService } from "./services/transfers/TransferService.js"
 import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
 import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
@@ -305,6 +308,9 @@ const stakingLayer = Layer.unwrapEffect(
   })
 )
 
+/** The agent transfer rail (Solana, embedded payer), on the one attempt runner. */
+const transfersLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => TransferModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
+
 /** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
 const feesLayer = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -438,7 +444,7 @@ const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | un
 const IN_FLIGHT_SWEEP_MS = 10_000
 
 /**
- * Resumes the launches and settles the staking operations a previous run left in flight (the `all`
+ * Resumes the launches and settles the staking operations and transfers a previous run left in flight (the `all`
  * and `api` roles), then keeps doing so every `IN_FLIGHT_SWEEP_MS` for rows whose owning process
  * died since (a row a live process drives holds a lease and is skipped; `RowLease.ts`).
  */
@@ -449,6 +455,9 @@ const resumeInFlight = Effect.gen(function* () {
   if (resumed > 0) yield* Effect.logInfo(`resuming ${resumed} launches a previous run left in flight`)
   const stakingResumed = yield* staking.resumeInFlight.pipe(Effect.orDie)
   if (stakingResumed > 0) yield* Effect.logInfo(`settling ${stakingResumed} staking operations a previous run left in flight`)
+  const transfers = yield* TransferService
+  const transfersResumed = yield* transfers.recover.pipe(Effect.orDie)
+  if (transfersResumed > 0) yield* Effect.logInfo(`settling ${transfersResumed} transfers a previous run left in flight`)
   const bundles = yield* (yield* AtomicLaunch).recoverPass
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
   const sweep = Effect.gen(function* () {
@@ -456,6 +465,8 @@ const resumeInFlight = Effect.gen(function* () {
     if (taken > 0) yield* Effect.logInfo(`taking over ${taken} launches whose owner's lease ended`)
     const settling = yield* staking.resumeInFlight
     if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations and reward claims whose owner's lease ended`)
+    const transfersTaken = yield* transfers.recover
+    if (transfersTaken > 0) yield* Effect.logInfo(`settling ${transfersTaken} transfers whose owner's lease ended`)
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
 })
@@ -581,6 +592,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           nowMs
         }),
         ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
+        ...transferRailRoutes({ agentAuth: accounts.agentAuth, transfers: yield* TransferService }),
         ...accounts.routes
       ],
       {
@@ -783,7 +795,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
+const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer, transfersLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),
@@ -833,7 +845,7 @@ const actorsProgram = Effect.gen(function* () {
 const REPLICA_GROUP_PREFIX = "api-replica"
 
 /** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
-const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer).pipe(
+const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, feesLayer, transfersLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), localnetPrices, endpointsLayer)),
   Layer.provideMerge(storageLayer),

@@ -9,12 +9,15 @@
  * listing takes any; revoking takes an owner or an agent key with `transfer:write` (a key may
  * narrow its own reach); trust takes a session or a device token.
  */
+import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import type { TransferServiceShape } from "../../src/services/transfers/TransferService.js"
 import { TRUST_BATCH_MAX, type TrustedWalletsShape } from "../../src/services/transfers/TrustedWallets.js"
 import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../../src/services/transfers/WithdrawalAddresses.js"
 import { parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
 import { AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import type { Request } from "../Http.js"
 import { param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
@@ -161,3 +164,64 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
     })
   ]
 }
+
+// --- the transfer rail ---------------------------------------------------------------------------
+
+/** `clientTransferId` and asset names are short; raw amounts fit u256. */
+const CLIENT_ID_MAX_CHARS = 128
+const AMOUNT_MAX_DIGITS = 78
+
+export const TransferBuildBody = Schema.Struct({
+  clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
+  chain: Schema.Literal("solana").annotations({ description: "solana (Hood transfers are not served yet)" }),
+  asset: Schema.String.pipe(
+    Schema.filter((a) => a === "sol" || a === "usdc" || a === "svc" || isSolanaAddress(a), { message: () => "asset must be sol, usdc, svc or an SPL mint address" })
+  ),
+  amountRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/), Schema.maxLength(AMOUNT_MAX_DIGITS)),
+  to: Schema.String.pipe(Schema.filter((a) => isSolanaAddress(a), { message: () => "to must be a base58 Solana address" })),
+  dryRun: Schema.optionalWith(Schema.Boolean, { exact: true })
+}).annotations({
+  identifier: "TransferBuildBody",
+  description: "`{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet"
+})
+
+export interface TransferRailDeps {
+  readonly agentAuth: AgentAuth
+  readonly transfers: TransferServiceShape
+}
+
+/**
+ * `POST /api/v1/agent/transfer/build` (spec document 2: 2.1, "Transaction-limit rules"): a live
+ * key with `transfer:write` (the Withdraw level); the embedded wallet signs and the transfer is
+ * sent and confirmed in the call, as the staking rail's embedded payer is.
+ */
+export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteDef> => [
+  route({
+    method: "POST",
+    path: "/api/v1/agent/transfer/build",
+    operationId: "buildTransfer",
+    summary: "Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address",
+    description:
+      "Answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). `dryRun` checks everything and answers `status: ready` with `createsAccount`.",
+    tags: ["transfers"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
+    responses: {
+      200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: Obj("TransferResult", "transfer") },
+      400: Refusal,
+      402: Refusal,
+      403: Refusal,
+      409: Refusal,
+      503: Refusal
+    },
+    authenticate: (req) => deps.agentAuth.authenticate(req.headers, { scopes: ["transfer:write"], testKeys: "forbid" }),
+    handler: (_req, { body }, p) =>
+      reply(
+        deps.transfers.build(
+          { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet, txLimit: p.key.txLimit },
+          { clientTransferId: body.clientTransferId, chain: body.chain, asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
+        )
+      )
+  })
+]

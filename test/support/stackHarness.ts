@@ -11,6 +11,7 @@ import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
 import { accountStackApi } from "../../api/auth/Adapters.js"
+import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
 import type { RouteDef } from "../../api/Router.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
@@ -39,7 +40,11 @@ export interface StackHarness {
   readonly close: () => Promise<void>
 }
 
-export const startStackHarness = async (options: { readonly extraRoutes?: (context: Context.Context<Stack.StackServices | SqlClient.SqlClient>) => ReadonlyArray<RouteDef> } = {}): Promise<StackHarness> => {
+export interface ExtraRoutes {
+  (context: Context.Context<Stack.StackServices | SqlClient.SqlClient>, agentAuth: AgentAuth): Promise<ReadonlyArray<RouteDef>>
+}
+
+export const startStackHarness = async (options: { readonly extraRoutes?: ExtraRoutes } = {}): Promise<StackHarness> => {
   const scope = await Effect.runPromise(Scope.make())
   const stack = Stack.layer({
     nowMs: Date.now,
@@ -65,7 +70,7 @@ export const startStackHarness = async (options: { readonly extraRoutes?: (conte
   const sql = Context.get(context, SqlClient.SqlClient)
   const provider = Context.get(context, WalletProvider)
   const api = await Effect.runPromise(Effect.provide(accountStackApi({ nowMs: Date.now }), context))
-  const routes = [...api.routes, ...(options.extraRoutes?.(context) ?? [])]
+  const routes = [...api.routes, ...((await options.extraRoutes?.(context, api.agentAuth)) ?? [])]
   const server = await Effect.runPromise(serve({ name: "stack-test", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes }).pipe(Scope.extend(scope)))
   const url = server.url
 

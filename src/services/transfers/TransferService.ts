@@ -18,19 +18,19 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
-import type { AccountEventsShape } from "../accounts/AccountEvents.js"
+import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
 import { KeyError } from "../keys/KeyError.js"
 import { checkTxLimit, type TxLimit } from "../keys/KeyRules.js"
 import { limitUnavailable } from "../launch/atomic/SpendGate.js"
 import { windowUsedUsdMicros } from "../launch/atomic/BundleStore.js"
 import { usdMicrosOf } from "../prices/Money.js"
-import { isPriceAsset, type PriceSourceShape } from "../prices/PriceSource.js"
+import { isPriceAsset, PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { addressKey } from "../wallets/ChainKeys.js"
-import type { WalletProviderShape } from "../wallets/WalletProvider.js"
+import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
 import { walletRefusal } from "../wallets/WalletRefusal.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, SYSTEM_ACCOUNT_MIN, TOKEN_ACCOUNT_RENT } from "./SolanaTransfers.js"
 import { makeTransferRunner, type TransferKey, stateOf } from "./TransferAttempt.js"
@@ -284,3 +284,19 @@ export const makeTransferService = (options: TransferServiceOptions) =>
   })
 
 export type TransferServiceShape = Effect.Effect.Success<ReturnType<typeof makeTransferService>>
+
+export class TransferService extends Context.Tag("curvestream/TransferService")<TransferService, TransferServiceShape>() {}
+
+/** The service over the wallet provider, the account events port (the webhook outbox) and USD prices in context. */
+export const layer = (
+  options: Omit<TransferServiceOptions, "provider" | "events" | "prices">
+): Layer.Layer<TransferService, never, SqlClient.SqlClient | WalletProvider | AccountEvents | PriceSource> =>
+  Layer.effect(
+    TransferService,
+    Effect.gen(function* () {
+      const provider = yield* WalletProvider
+      const events = yield* AccountEvents
+      const prices = yield* PriceSource
+      return yield* makeTransferService({ ...options, provider, events, prices })
+    })
+  )
