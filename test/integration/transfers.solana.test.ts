@@ -4,7 +4,8 @@
  * the one attempt runner and the Solana localnet over its RPC. Balances are read from the ledger
  * and compared to the unit: a transfer moves the exact raw amount once; the same id replays and
  * never resends; 50 concurrent requests under one id make one transfer; a refusal records nothing
- * (no row, no event, no balance change).
+ * (no row, no event, no balance change); a transfer a dead process left `sending` is settled from
+ * the chain by another process's recovery pass and never sent by it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase58Decoder } from "@solana/kit"
@@ -18,8 +19,10 @@ import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
-import { SOLANA_FEE_LAMPORTS, TOKEN_ACCOUNT_RENT } from "../../src/services/transfers/SolanaTransfers.js"
-import { type TransferCaller, type TransferInput, makeTransferService, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, TOKEN_ACCOUNT_RENT } from "../../src/services/transfers/SolanaTransfers.js"
+import { type TransferCaller, type TransferInput, makeTransferService, requestHashOf, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import { makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
+import { eventually } from "../support/eventually.js"
 import * as WithdrawalAddresses from "../../src/services/transfers/WithdrawalAddresses.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
@@ -33,6 +36,7 @@ let addresses: WithdrawalAddresses.WithdrawalAddressesShape
 let events: Ref.Ref<ReadonlyArray<RecordedEvent>>
 let main: string
 let tee: { id: string; address: string }
+let rpcUrl: string
 
 const SOL = 1_000_000_000n
 const caller: TransferCaller = { accountId: "acct-a", keyId: "kid-a1", keyPrefix: "a1aaaaaa", embeddedWallet: "allowed", txLimit: null }
@@ -65,6 +69,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const net = Context.get(await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true }), scope)), SolanaLocalnet)
   ledger = net.ledger
+  rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
   const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
@@ -182,4 +187,65 @@ describe("transfer rail, main payer on Solana", () => {
     const within = await run(transfers.build({ ...caller, txLimit: { usdMicros: 50_000_000, reset: "daily" } }, body("r9")))
     expect(within._tag === "Right" && within.right.status).toBe("confirmed")
   })
+})
+
+describe("a process that died mid-transfer (recovery by another process's pass)", () => {
+  /** A transfer recorded `sending` and signed as the dead process left it; `sent`: whether its bytes left before it died. */
+  const crashed = async (clientTransferId: string, amountRaw: bigint, sent: boolean) => {
+    const chain = makeSolanaTransfers(rpcUrl)
+    const built = await Effect.runPromise(chain.build({ owner: main, to: tee.address, mint: null, amountRaw, decimals: null, createsAccount: false }))
+    const signed = await Effect.runPromise(h.provider.signWithEmbedded("acct-a", "solana", built.wire))
+    const input = body(clientTransferId, { amountRaw })
+    const row: TransferRow = {
+      accountId: "acct-a",
+      clientTransferId,
+      keyId: caller.keyId,
+      keyPrefix: caller.keyPrefix,
+      requestHash: requestHashOf(input),
+      chain: "solana",
+      asset: "sol",
+      mint: null,
+      amountRaw,
+      from: main,
+      to: tee.address,
+      destinationClass: "own",
+      destinationKind: "tee",
+      toWalletId: tee.id,
+      state: "sending",
+      signature: signed.signature,
+      lastValidBlockHeight: built.lastValidBlockHeight,
+      error: null,
+      createdAtMs: Date.now()
+    }
+    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void }, Date.now)
+    expect(await Effect.runPromise(store.save(undefined, row).pipe(Effect.provideService(SqlClient.SqlClient, h.sql)))).toBe(true)
+    if (sent) await Effect.runPromise(chain.port.send(signed.signedTransaction))
+    return { input, signature: signed.signature }
+  }
+  const stateOfRow = async (id: string) => (await rows(id))[0]?.state
+
+  it("sent before the crash: the pass settles it confirmed from the chain, once, and sends nothing itself", async () => {
+    const before = lamports(tee.address)
+    const { input, signature } = await crashed("t-crash-sent", 777n, true)
+    expect(await Effect.runPromise(transfers.recover)).toBe(1)
+    await eventually(async () => (await stateOfRow("t-crash-sent")) === "confirmed", { what: "the recovered transfer settles confirmed", deadlineMs: 30_000 })
+    expect(lamports(tee.address) - before).toBe(777n)
+    expect((await executed()).filter((e) => e.data.signature === signature)).toHaveLength(1)
+    const replay = await run(transfers.build(caller, input))
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ status: "confirmed", signature, replay: true })
+  }, 60_000)
+
+  it("never sent before the crash: the pass never sends it; it settles failed once its blockhash expires and the id is spent", async () => {
+    const before = { tee: lamports(tee.address), main: lamports(main) }
+    const { input, signature } = await crashed("t-crash-unsent", 888n, false)
+    // A request under the id meanwhile answers it as it stands, and sends nothing.
+    const meanwhile = await run(transfers.build(caller, input))
+    expect(meanwhile._tag === "Right" && meanwhile.right).toMatchObject({ status: "sending", signature, replay: true })
+    expect(await Effect.runPromise(transfers.recover)).toBe(1)
+    await eventually(async () => (await stateOfRow("t-crash-unsent")) === "failed", { what: "the unsent transfer settles failed", deadlineMs: 45_000 })
+    expect(lamports(tee.address)).toBe(before.tee)
+    expect(lamports(main)).toBe(before.main)
+    expect((await executed()).filter((e) => e.data.signature === signature)).toHaveLength(0)
+    expect(await refusalOf(input)).toMatchObject({ status: 409, code: "IDEMPOTENCY_CONFLICT", reason: "failed" })
+  }, 60_000)
 })
