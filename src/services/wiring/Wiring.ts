@@ -133,7 +133,9 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
         const sample = yield* sql<{ address: string }>`
           SELECT address FROM wallets WHERE kind = 'tee' AND bound_key_id = ${keyId} AND revoked_at IS NULL
           ORDER BY seq LIMIT ${BOUND_SAMPLE_MAX}`
-        return { count: count?.n ?? 0, sample: sample.map((r) => r.address), withVault: count?.vault ?? 0 }
+        // `withVault` only when some has a vault pinned (absent reads as none).
+        const withVault = count?.vault ?? 0
+        return { count: count?.n ?? 0, sample: sample.map((r) => r.address), ...(withVault > 0 ? { withVault } : {}) }
       })
     )
 
