@@ -36,6 +36,7 @@ import { TradeError } from "../src/services/trade/TradeError.js"
 import { FeeError } from "../src/services/fees/FeeError.js"
 import { StrategyError } from "../src/services/strategy/Strategies.js"
 import { OrderError } from "../src/services/orders/OrderError.js"
+import { TransferError } from "../src/services/transfers/TransferError.js"
 import { json, type Reply } from "./Http.js"
 
 export interface Row {
@@ -312,6 +313,30 @@ const OrderRows: Rows<OrderError> = {
   storage: { code: "INTERNAL" }
 }
 
+// Withdrawal addresses, trusted wallets and the transfer rail (document 2: 2.1, section 5 rule 7).
+const TransferRows: Rows<TransferError> = {
+  loosen_requires_session: { code: "LOOSEN_REQUIRES_SESSION" },
+  address_invalid: { code: "VALIDATION_FAILED", field: "address" },
+  /** The spec names no code for this bound; the wallet count's code reads as "limit reached" with `details.limit`. */
+  address_limit: { code: "VALIDATION_FAILED", status: 409, reason: "withdrawal_address_limit" },
+  address_not_found: { code: "VALIDATION_FAILED", status: 404, field: "id" },
+  wallet_not_found: { code: "VALIDATION_FAILED", status: 404, field: "walletIds", reason: "wallet_not_found" },
+  batch_invalid: { code: "VALIDATION_FAILED", field: "walletIds" },
+  destination_not_allowed: { code: "VALIDATION_FAILED", field: "to", reason: "destination_not_allowed" },
+  same_wallet: { code: "VALIDATION_FAILED", field: "to", reason: "same_wallet" },
+  embedded_wallet_not_permitted: { code: "EMBEDDED_WALLET_NOT_PERMITTED" },
+  wallet_not_embedded: { code: "AGENT_WALLET_NOT_EMBEDDED" },
+  wallet_not_delegated: { code: "AGENT_WALLET_NOT_DELEGATED" },
+  delegation_revoked: { code: "DELEGATION_REVOKED" },
+  signing_refused: { code: "SPEND_POLICY_DENIED" },
+  asset_unsupported: { code: "VALIDATION_FAILED", field: "asset", reason: "asset_unsupported" },
+  insufficient_balance: { code: "INSUFFICIENT_OWNER_BALANCE" },
+  idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", retryable: false },
+  transfer_failed: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", reason: "failed", retryable: false },
+  chain_unavailable: { code: "FEED_UNAVAILABLE", retryable: true },
+  storage: { code: "INTERNAL" }
+}
+
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
@@ -329,6 +354,7 @@ export type ServiceFailure =
   | FeeError
   | StrategyError
   | OrderError
+  | TransferError
   | SqlError
 
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
@@ -347,7 +373,8 @@ export const FailureClasses = [
   TradeError,
   FeeError,
   StrategyError,
-  OrderError
+  OrderError,
+  TransferError
 ] as const
 
 type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
@@ -368,6 +395,7 @@ export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFail
   FeeError: FeeRows,
   StrategyError: StrategyRows,
   OrderError: OrderRows,
+  TransferError: TransferRows,
   SqlError: { code: "INTERNAL" }
 }
 

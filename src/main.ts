@@ -101,6 +101,7 @@ import { launchRoutes } from "../api/routes/LaunchRoutes.js"
 import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
 import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
 import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
+import { transferRailRoutes } from "../api/routes/TransferRoutes.js"
 import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
 import { orderRoutes } from "../api/routes/OrderRoutes.js"
 import * as OrderService from "./services/orders/OrderService.js"
@@ -121,6 +122,8 @@ import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
 import * as StakingModule from "./services/staking/StakingService.js"
 import { hoodRewardChain, runHoodRewardDistributor } from "./services/staking/HoodRewards.js"
 import { StakingService } from "./services/staking/StakingService.js"
+import * as TransferModule from "./services/transfers/TransferService.js"
+import { TransferService } from "./services/transfers/TransferService.js"
 import * as CreatorFeesModule from "./services/fees/CreatorFees.js"
 import { CreatorFees } from "./services/fees/CreatorFees.js"
 import { hostedImagesPrefix } from "./services/images/HostedImageUrl.js"
@@ -331,6 +334,8 @@ const tradeLayer = Layer.unwrapEffect(
     return TradeModule.layer({ solanaRpcUrl: endpoints.rpcUrl, treasury: treasury ?? TREASURY_ADDRESS })
   })
 )
+/** The agent transfer rail (Solana, embedded payer), on the one attempt runner. */
+const transfersLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => TransferModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
 
 /** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
 const feesLayer = Layer.unwrapEffect(
@@ -465,7 +470,7 @@ const readLocalCredentials = (file: string): Effect.Effect<LocalCredentials | un
 const IN_FLIGHT_SWEEP_MS = 10_000
 
 /**
- * Resumes the launches and settles the staking operations a previous run left in flight (the `all`
+ * Resumes the launches and settles the staking operations and transfers a previous run left in flight (the `all`
  * and `api` roles), then keeps doing so every `IN_FLIGHT_SWEEP_MS` for rows whose owning process
  * died since (a row a live process drives holds a lease and is skipped; `RowLease.ts`).
  */
@@ -479,6 +484,9 @@ const resumeInFlight = Effect.gen(function* () {
   const trades = yield* TradeModule.TradeService
   const tradesResumed = yield* trades.resumeInFlight.pipe(Effect.orDie)
   if (tradesResumed > 0) yield* Effect.logInfo(`settling ${tradesResumed} agent trades a previous run left in flight`)
+  const transfers = yield* TransferService
+  const transfersResumed = yield* transfers.recover.pipe(Effect.orDie)
+  if (transfersResumed > 0) yield* Effect.logInfo(`settling ${transfersResumed} transfers a previous run left in flight`)
   const bundles = yield* (yield* AtomicLaunch).recoverPass
   if (bundles.bundles > 0) yield* Effect.logInfo(`resumed ${bundles.bundles} atomic bundles a previous run left unsettled (${bundles.failed} left for the next pass)`)
   const sweep = Effect.gen(function* () {
@@ -488,6 +496,8 @@ const resumeInFlight = Effect.gen(function* () {
     if (settling > 0) yield* Effect.logInfo(`settling ${settling} staking operations and reward claims whose owner's lease ended`)
     const tradesTaken = yield* trades.resumeInFlight
     if (tradesTaken > 0) yield* Effect.logInfo(`settling ${tradesTaken} agent trades whose owner's lease ended`)
+    const transfersTaken = yield* transfers.recover
+    if (transfersTaken > 0) yield* Effect.logInfo(`settling ${transfersTaken} transfers whose owner's lease ended`)
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
 })
@@ -618,6 +628,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
         ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeModule.TradeService }),
         ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
         ...orderRoutes({ agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) }),
+        ...transferRailRoutes({ agentAuth: accounts.agentAuth, transfers: yield* TransferService }),
         ...accounts.routes
       ],
       {
@@ -820,7 +831,7 @@ const loggerLayer = Layer.unwrapEffect(
   )
 ).pipe(Layer.provide(AppConfig.layer))
 
-const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer).pipe(
+const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer, transfersLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
   Layer.provideMerge(storageLayer),
@@ -870,7 +881,7 @@ const actorsProgram = Effect.gen(function* () {
 const REPLICA_GROUP_PREFIX = "api-replica"
 
 /** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
-const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer).pipe(
+const ApiLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer, transfersLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), localnetPrices, endpointsLayer)),
   Layer.provideMerge(storageLayer),

@@ -21,11 +21,14 @@ import type { AgentPrincipal, OwnerPrincipal } from "../../src/services/keys/Pri
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { isTestAccount } from "../../src/services/wiring/Wiring.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
+import { TrustedWallets } from "../../src/services/transfers/TrustedWallets.js"
+import { WithdrawalAddresses } from "../../src/services/transfers/WithdrawalAddresses.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { WebhookService } from "../../src/services/webhooks/WebhookService.js"
 import { storageRefusal } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
 import { accountApi } from "../routes/AccountRoutes.js"
+import { transferRoutes } from "../routes/TransferRoutes.js"
 import { type Authenticate, walletRoutes } from "../routes/WalletRoutes.js"
 import { type AuthenticatedOwner, webhookRoutes } from "../routes/WebhookRoutes.js"
 import type { RouteDef } from "../Router.js"
@@ -116,13 +119,14 @@ export const accountStackApi = (options: { readonly nowMs: () => number; readonl
     const tiers = yield* TierService
     const wallets = yield* WalletService
     const webhooks = yield* WebhookService
+    const addresses = yield* WithdrawalAddresses
+    const trust = yield* TrustedWallets
     const accounts = yield* accountApi(options)
+    const authenticate: Authenticate = makeWalletAuthenticate({ agentAuth: accounts.agentAuth, ownerAuth: accounts.ownerAuth, tiers, nowMs: options.nowMs })
     const routes: ReadonlyArray<RouteDef> = [
       ...accounts.routes,
-      ...walletRoutes({
-        wallets,
-        authenticate: makeWalletAuthenticate({ agentAuth: accounts.agentAuth, ownerAuth: accounts.ownerAuth, tiers, nowMs: options.nowMs })
-      }),
+      ...walletRoutes({ wallets, authenticate }),
+      ...transferRoutes({ addresses, trust, authenticate }),
       ...webhookRoutes({
         service: webhooks,
         authHeaders: OWNER_AUTH_HEADERS,

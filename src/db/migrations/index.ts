@@ -28,6 +28,8 @@ import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
 import agentTrades from "./0021_agent_trades.js"
 import limitOrders from "./0025_limit_orders.js"
+import transfers from "./0027_transfers.js"
+import withdrawalAddresses from "./0028_withdrawal_addresses.js"
 import rateWindowCounts from "./0029_rate_window_counts.js"
 import watchlistVersion from "./0030_watchlist_version.js"
 
@@ -54,6 +56,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0020_row_leases": rowLeases,
   "0021_agent_trades": agentTrades,
   "0025_limit_orders": limitOrders,
+  "0027_transfers": transfers,
+  "0028_withdrawal_addresses": withdrawalAddresses,
   "0029_rate_window_counts": rateWindowCounts,
   "0030_watchlist_version": watchlistVersion
 }

@@ -10,7 +10,14 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Ref } from "effect"
 
 /** Event names this subsystem emits. */
-export type AccountEventName = "key.access_widened" | "key.access_narrowed"
+export type AccountEventName =
+  | "key.access_widened"
+  | "key.access_narrowed"
+  | "withdrawal_address.added"
+  | "withdrawal_address.revoked"
+  | "linked_wallet.trusted"
+  | "linked_wallet.untrusted"
+  | "transfer.executed"
 
 export interface AccountEventsShape {
   readonly enqueue: (accountId: string, event: AccountEventName, data: Record<string, unknown>) => Effect.Effect<void, SqlError, SqlClient.SqlClient>

@@ -18,6 +18,8 @@ export interface BoundTeeWallets {
   readonly count: number
   /** Up to 5 wallet addresses, for display. */
   readonly sample: ReadonlyArray<string>
+  /** How many of them have a vault pinned (a transfer destination with `transfer:bound`); absent: none. */
+  readonly withVault?: number
 }
 
 export interface AccountWalletsShape {

@@ -3,6 +3,12 @@
  * the three levels would do, computed from the key's stored scopes and advisory facts from the
  * wallet side. Pure, so a preview and the commit that follows compute the same thing and a
  * property test can drive it.
+ *
+ * The fund-moving warnings: `MOVES_FUNDS` when the change adds `transfer:write`;
+ * `linkedTransferReady` (whether the key carries a txLimit and sol, usdc and svc caps) and, when
+ * any is missing, `LINKED_TRANSFER_NEEDS_LIMITS` when it adds `transfer:bound` (transfers out of
+ * the bound TEE wallets); `VAULT_TRANSFER_READY` when it adds `transfer:bound` and a bound TEE
+ * wallet has a vault pinned (that transfer needs nothing else).
  */
 import type { BoundTeeWallets } from "../accounts/AccountWallets.js"
 import type { SpendLimit, TxLimit } from "./KeyRules.js"
@@ -61,15 +67,19 @@ export const planAccessChange = (scopes: ReadonlyArray<string>, target: AccessLe
 
   if (added.includes("transfer:write")) {
     warnings.push({ code: "MOVES_FUNDS", message: "This level can move funds out of the account's wallets" })
+  }
+  // Linked transfers leave the key's bound TEE wallets (to a wallet the owner linked or trusted),
+  // so they come with `transfer:bound`; the key's txLimit and its sol, usdc and svc caps bound them.
+  if (added.includes("transfer:bound")) {
     const capped = (a: string) => facts.spendLimits?.some((l) => l.asset === a) ?? false
     const ready = { txLimit: facts.txLimit !== null, assets: { sol: capped("sol"), usdc: capped("usdc"), svc: capped("svc") } }
     effects.linkedTransferReady = ready
     if (!ready.txLimit || !ready.assets.sol || !ready.assets.usdc || !ready.assets.svc) {
       warnings.push({ code: "LINKED_TRANSFER_NEEDS_LIMITS", message: "Set a txLimit and sol, usdc and svc caps before linked transfers" })
     }
-  }
-  if (added.includes("transfer:bound") && bound.count > 0) {
-    warnings.push({ code: "VAULT_TRANSFER_READY", message: "Bound TEE wallets can transfer to their pinned vault" })
+    if ((bound.withVault ?? 0) > 0) {
+      warnings.push({ code: "VAULT_TRANSFER_READY", message: `${bound.withVault} bound TEE wallet(s) can transfer to their pinned vault at once` })
+    }
   }
   if (removed.includes("swap:write") && bound.count > 0) {
     warnings.push({ code: "BOUND_WALLETS_STOP_TRADING", message: "Bound TEE wallets stop trading through this key" })

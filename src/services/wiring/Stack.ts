@@ -4,7 +4,8 @@
  * table); the accounts layer with its ports implemented by the other two subsystems
  * (`AccountWallets` over the wallet side, `AccountEvents` = the webhook outbox) and the given
  * chain balances; the webhook service; and, unless turned off, the webhook delivery worker as a
- * fiber for the layer's lifetime. The composition root and the integration tests build the same
+ * fiber for the layer's lifetime; withdrawal addresses and trusted wallets (their events through
+ * the same outbox). The composition root and the integration tests build the same
  * stack, so what the tests prove is what runs.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -20,6 +21,8 @@ import type { TierThresholds } from "../accounts/Tier.js"
 import type { TierService } from "../accounts/TierService.js"
 import type { KeyService } from "../keys/KeyService.js"
 import type { KeyStore } from "../keys/KeyStore.js"
+import * as TrustedWallets from "../transfers/TrustedWallets.js"
+import * as WithdrawalAddresses from "../transfers/WithdrawalAddresses.js"
 import * as MasterKey from "../wallets/MasterKey.js"
 import * as WalletProvider from "../wallets/WalletProvider.js"
 import * as WalletService from "../wallets/WalletService.js"
@@ -70,6 +73,8 @@ export type StackServices =
   | WalletProvider.WalletProvider
   | MasterKey.WalletMasterKey
   | WebhookService.WebhookService
+  | WithdrawalAddresses.WithdrawalAddresses
+  | TrustedWallets.TrustedWallets
 
 export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterKey.MasterKeyError | SecretBoxError, SqlClient.SqlClient> => {
   const walletSide = WalletProvider.layerLocal({
@@ -97,8 +102,11 @@ export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterK
       })
     )
   )
+  const transfers = Layer.merge(WithdrawalAddresses.layer({ nowMs: options.nowMs }), TrustedWallets.layer({ nowMs: options.nowMs })).pipe(
+    Layer.provide(accountEventsLayer)
+  )
   const hooks = { masterKey: options.webhooks.masterKey, allowLoopbackForTests: options.webhooks.allowLoopbackForTests }
   const resolve = options.webhooks.resolve !== undefined ? { resolve: options.webhooks.resolve } : {}
   const worker = options.webhooks.worker === false ? Layer.empty : DeliveryWorker.layer({ ...(options.webhooks.worker ?? {}), ...resolve, ...hooks })
-  return Layer.mergeAll(accounts, wallets, WebhookService.layer({ ...hooks, ...resolve }), worker).pipe(Layer.provideMerge(walletSide))
+  return Layer.mergeAll(accounts, wallets, transfers, WebhookService.layer({ ...hooks, ...resolve }), worker).pipe(Layer.provideMerge(walletSide))
 }

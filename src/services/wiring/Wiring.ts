@@ -127,12 +127,15 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
     run(
       "bound TEE wallets",
       Effect.gen(function* () {
-        const [count] = yield* sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM wallets WHERE kind = 'tee' AND bound_key_id = ${keyId} AND revoked_at IS NULL`
+        const [count] = yield* sql<{ n: number; vault: number }>`
+          SELECT count(*)::int AS n, (count(*) FILTER (WHERE vault_destination IS NOT NULL))::int AS vault
+          FROM wallets WHERE kind = 'tee' AND bound_key_id = ${keyId} AND revoked_at IS NULL`
         const sample = yield* sql<{ address: string }>`
           SELECT address FROM wallets WHERE kind = 'tee' AND bound_key_id = ${keyId} AND revoked_at IS NULL
           ORDER BY seq LIMIT ${BOUND_SAMPLE_MAX}`
-        return { count: count?.n ?? 0, sample: sample.map((r) => r.address) }
+        // `withVault` only when some has a vault pinned (absent reads as none).
+        const withVault = count?.vault ?? 0
+        return { count: count?.n ?? 0, sample: sample.map((r) => r.address), ...(withVault > 0 ? { withVault } : {}) }
       })
     )
 

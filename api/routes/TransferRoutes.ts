@@ -1,0 +1,227 @@
+/**
+ * Withdrawal-address and wallet-trust routes (spec document 2: 2.1 "Only Withdraw moves funds",
+ * section 4 rule 3, section 5 rule 7, section 6). Each route authenticates through the injected
+ * `authenticate` (the wallet routes' port) and checks the credential kind and scope itself; the
+ * rules a credential kind cannot pass (an agent key adding an address) are the services' to
+ * decide, so the refusal is the table's (`LOOSEN_REQUIRES_SESSION`).
+ *
+ * Credential kinds: adding an address takes any credential and the service admits a session only;
+ * listing takes any; revoking takes an owner or an agent key with `transfer:write` (a key may
+ * narrow its own reach); trust takes a session or a device token.
+ */
+import { isAddress as isSolanaAddress } from "@solana/kit"
+import { Effect, Schema } from "effect"
+import { apiError, type ApiError } from "../../src/domain/ApiError.js"
+import type { TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import { TRUST_BATCH_MAX, type TrustedWalletsShape } from "../../src/services/transfers/TrustedWallets.js"
+import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../../src/services/transfers/WithdrawalAddresses.js"
+import { parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
+import { AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
+import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import type { Request } from "../Http.js"
+import { param, stringParam } from "../QueryParams.js"
+import { route, type RouteDef } from "../Router.js"
+import { reply } from "./ServiceCall.js"
+import type { Authenticate } from "./WalletRoutes.js"
+import { validationFailed } from "../../src/domain/ApiError.js"
+
+export interface TransferRoutesDeps {
+  readonly addresses: WithdrawalAddressesShape
+  readonly trust: TrustedWalletsShape
+  readonly authenticate: Authenticate
+}
+
+export const TRANSFER_BODY_MAX_BYTES = 16 * 1024
+/** Ids are generated (`wad_…`, wallet ids); anything longer is not one. */
+const ID_MAX_CHARS = 128
+/** The longest address text of either chain (base58 of 32 bytes is at most 44; EVM 42). */
+const ADDRESS_MAX_CHARS = 64
+
+const ANY: ReadonlyArray<CredentialKind> = ["agentKey", "session", "device"]
+const OWNER: ReadonlyArray<CredentialKind> = ["session", "device"]
+const credentialName: Record<CredentialKind, string> = { session: "a session", device: "a device token", agentKey: "an agent key" }
+
+const admit = (p: Principal, need: AuthNeed): Effect.Effect<Principal, ApiError> => {
+  if (!need.credentials.includes(p.credential)) {
+    return Effect.fail(apiError("UNAUTHORIZED", `This route takes ${need.credentials.map((c) => credentialName[c]).join(" or ")}, not ${credentialName[p.credential]}`))
+  }
+  if (need.scope !== undefined && !holdsScope(p, need.scope)) {
+    return Effect.fail(apiError("SCOPE_MISSING", `The key lacks the ${need.scope} scope`, { extra: { scope: need.scope } }))
+  }
+  return Effect.succeed(p)
+}
+
+const Chain = Schema.Literal("solana", "evm", "hood").annotations({ description: "solana, or evm (hood is accepted as its name)" })
+const Label = Schema.Trim.pipe(Schema.minLength(1), Schema.maxLength(WITHDRAWAL_LABEL_MAX_CHARS))
+
+export const AddWithdrawalAddressBody = Schema.Struct({
+  chain: Chain,
+  address: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ADDRESS_MAX_CHARS)),
+  label: Schema.optionalWith(Label, { exact: true })
+}).annotations({ identifier: "AddWithdrawalAddressBody", description: "`{chain, address, label?}`; EVM addresses must carry their EIP-55 checksum" })
+
+export const TrustBody = Schema.Struct({
+  walletIds: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ID_MAX_CHARS))).pipe(Schema.minItems(1), Schema.maxItems(TRUST_BATCH_MAX)),
+  trusted: Schema.Boolean
+}).annotations({ identifier: "WalletTrustBody", description: `\`{walletIds (1 to ${TRUST_BATCH_MAX} distinct linked wallet ids), trusted}\`` })
+
+const Obj = (identifier: string, description: string) => Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
+const Refusal = { description: "Refusal in the error envelope (`code`, `field` or `reason`)" }
+
+const chainOf = (c: "solana" | "evm" | "hood"): WalletChain => (c === "solana" ? "solana" : "evm")
+
+const chainQuery = {
+  chain: param<WalletChain | undefined>({
+    description: "Only this chain's addresses: solana or evm (hood)",
+    schema: { type: "string", enum: ["solana", "evm", "hood"] },
+    decode: (raw) => (raw === undefined ? undefined : (parseWalletChain(raw) ?? validationFailed("chain", "chain must be solana or evm")))
+  })
+}
+
+export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef> => {
+  const { addresses, trust, authenticate } = deps
+  const caller =
+    (need: AuthNeed) =>
+    (req: Request): Effect.Effect<Principal, ApiError> =>
+      Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
+  const anyone = caller({ credentials: ANY })
+  const reader = caller({ credentials: ANY, whilePaused: "allow" })
+  const revoker = caller({ credentials: ANY, scope: "transfer:write" })
+  const owner = caller({ credentials: OWNER })
+
+  return [
+    route({
+      method: "GET",
+      path: "/api/v1/agent/withdrawal-addresses",
+      operationId: "listWithdrawalAddresses",
+      summary: "The account's approved withdrawal addresses, oldest first",
+      tags: ["transfers"],
+      auth: "agentKey",
+      headers: AUTH_HEADERS,
+      query: chainQuery,
+      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: Obj("WithdrawalAddressList", "list") }, 401: Refusal },
+      authenticate: reader,
+      handler: (_req, { chain }, p) => reply(Effect.map(addresses.list(p, chain), (list) => ({ addresses: list })))
+    }),
+    route({
+      method: "POST",
+      path: "/api/v1/agent/withdrawal-addresses",
+      operationId: "addWithdrawalAddress",
+      summary: "Approve a withdrawal address (a signed-in session only; an agent key is refused LOOSEN_REQUIRES_SESSION)",
+      description: "Adding an address already active returns it (`created: false`) and writes no event.",
+      tags: ["transfers"],
+      auth: "session",
+      headers: AUTH_HEADERS,
+      body: { schema: AddWithdrawalAddressBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
+      responses: {
+        200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: Obj("WithdrawalAddressEnvelope", "added") },
+        400: Refusal,
+        403: Refusal,
+        409: Refusal
+      },
+      authenticate: anyone,
+      handler: (_req, { body }, p) =>
+        reply(addresses.add(p, { chain: chainOf(body.chain), address: body.address, ...(body.label !== undefined ? { label: body.label } : {}) }))
+    }),
+    route({
+      method: "DELETE",
+      path: "/api/v1/agent/withdrawal-addresses/{id}",
+      operationId: "revokeWithdrawalAddress",
+      summary: "Revoke a withdrawal address; idempotent",
+      tags: ["transfers"],
+      auth: "agentKey",
+      headers: AUTH_HEADERS,
+      pathParams: { id: stringParam("Withdrawal address id", { required: true, emptyIsValue: true }) },
+      responses: { 200: { description: "`{success, id, revokedAt}`", schema: Obj("RevokeWithdrawalAddress", "revoke") }, 403: Refusal, 404: Refusal },
+      authenticate: revoker,
+      handler: (_req, { id }, p) => reply(addresses.revoke(p, id))
+    }),
+    route({
+      method: "GET",
+      path: "/api/v1/agent/wallets/trusted",
+      operationId: "listTrustedWallets",
+      summary: "The account's linked wallets the owner marked trusted",
+      tags: ["transfers"],
+      auth: "agentKey",
+      headers: AUTH_HEADERS,
+      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: Obj("TrustedWalletList", "list") }, 401: Refusal },
+      authenticate: reader,
+      handler: (_req, _input, p) => reply(Effect.map(trust.listTrusted(p), (wallets) => ({ wallets })))
+    }),
+    route({
+      method: "POST",
+      path: "/api/v1/agent/wallets/trust",
+      operationId: "setWalletTrust",
+      summary: "Owner: mark or clear trust on linked wallets in one batch (one event per request)",
+      description: "All or nothing: an id that is not an active linked wallet of the account refuses the batch.",
+      tags: ["transfers"],
+      auth: "session",
+      headers: AUTH_HEADERS,
+      body: { schema: TrustBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
+      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: Obj("WalletTrustResult", "trust") }, 400: Refusal, 401: Refusal, 404: Refusal },
+      authenticate: owner,
+      handler: (_req, { body }, p) => reply(trust.setTrust(p, body.walletIds, body.trusted))
+    })
+  ]
+}
+
+// --- the transfer rail ---------------------------------------------------------------------------
+
+/** `clientTransferId` and asset names are short; raw amounts fit u256. */
+const CLIENT_ID_MAX_CHARS = 128
+const AMOUNT_MAX_DIGITS = 78
+
+export const TransferBuildBody = Schema.Struct({
+  clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
+  chain: Schema.Literal("solana").annotations({ description: "solana (Hood transfers are not served yet)" }),
+  asset: Schema.String.pipe(
+    Schema.filter((a) => a === "sol" || a === "usdc" || a === "svc" || isSolanaAddress(a), { message: () => "asset must be sol, usdc, svc or an SPL mint address" })
+  ),
+  amountRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/), Schema.maxLength(AMOUNT_MAX_DIGITS)),
+  to: Schema.String.pipe(Schema.filter((a) => isSolanaAddress(a), { message: () => "to must be a base58 Solana address" })),
+  dryRun: Schema.optionalWith(Schema.Boolean, { exact: true })
+}).annotations({
+  identifier: "TransferBuildBody",
+  description: "`{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet"
+})
+
+export interface TransferRailDeps {
+  readonly agentAuth: AgentAuth
+  readonly transfers: TransferServiceShape
+}
+
+/**
+ * `POST /api/v1/agent/transfer/build` (spec document 2: 2.1, "Transaction-limit rules"): a live
+ * key with `transfer:write` (the Withdraw level); the embedded wallet signs and the transfer is
+ * sent and confirmed in the call, as the staking rail's embedded payer is.
+ */
+export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteDef> => [
+  route({
+    method: "POST",
+    path: "/api/v1/agent/transfer/build",
+    operationId: "buildTransfer",
+    summary: "Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address",
+    description:
+      "Answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). `dryRun` checks everything and answers `status: ready` with `createsAccount`.",
+    tags: ["transfers"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
+    responses: {
+      200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: Obj("TransferResult", "transfer") },
+      400: Refusal,
+      402: Refusal,
+      403: Refusal,
+      409: Refusal,
+      503: Refusal
+    },
+    authenticate: (req) => deps.agentAuth.authenticate(req.headers, { scopes: ["transfer:write"], testKeys: "forbid" }),
+    handler: (_req, { body }, p) =>
+      reply(
+        deps.transfers.build(
+          { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet, txLimit: p.key.txLimit },
+          { clientTransferId: body.clientTransferId, chain: body.chain, asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
+        )
+      )
+  })
+]

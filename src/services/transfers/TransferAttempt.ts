@@ -1,0 +1,115 @@
+/**
+ * A transfer as an attempt of the one runner (`src/services/attempt/AttemptRunner.ts`): the pure
+ * `TransferMachine` over the stored row, the row store (`transfers`, leases of kind `transfer`)
+ * and the ports (send the signed bytes, wait for the chain's verdict). The machine's `Broadcast`
+ * becomes `Send` (the signed bytes travel with the event that asked for them and are never
+ * stored, so a crash after `sending` is saved never resends) and `Await`; a stored `sending` row
+ * owes only `Await`. `Executed` is the store's: `transfer.executed` commits with `confirmed`.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Option } from "effect"
+import type { RowLeases } from "../../db/RowLease.js"
+import { awaitVerdict } from "../../platform/AwaitUntil.js"
+import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
+import { step, type TransferEvent, type TransferOutput, type TransferState } from "./TransferMachine.js"
+import type { TransferRow, TransferStore } from "./TransferStore.js"
+
+export const TRANSFER_LEASE_KIND = "transfer"
+
+export interface TransferKey {
+  readonly accountId: string
+  readonly clientTransferId: string
+}
+
+export const transferLeaseKey = (k: TransferKey): string => JSON.stringify([k.accountId, k.clientTransferId])
+
+export interface TransferInput {
+  readonly event: TransferEvent
+  /** The row `Built` inserts. */
+  readonly insert?: TransferRow
+  /** The signed transaction to send if the step asks to broadcast. */
+  readonly wire?: string
+}
+
+export type AttemptOutput = TransferOutput | { readonly _tag: "Send"; readonly wire: string } | { readonly _tag: "Await" }
+
+export const stateOf = (r: TransferRow): TransferState =>
+  r.state === "failed"
+    ? { _tag: "failed", requestHash: r.requestHash, signature: r.signature, error: r.error ?? "" }
+    : { _tag: r.state, requestHash: r.requestHash, signature: r.signature }
+
+const inFlight = (r: TransferRow): boolean => r.state === "sending"
+
+export const transferMachine: AttemptMachine<TransferRow, TransferInput, AttemptOutput> = {
+  step: (row, input) => {
+    const state = row === undefined ? undefined : stateOf(row)
+    const [next, outputs] = step(state, input.event)
+    const mapped = outputs.flatMap((o): ReadonlyArray<AttemptOutput> =>
+      o._tag === "Broadcast" ? (input.wire === undefined ? [{ _tag: "Await" }] : [{ _tag: "Send", wire: input.wire }, { _tag: "Await" }]) : [o]
+    )
+    if (next === state || next === undefined) return [row, mapped]
+    const base = row ?? input.insert
+    if (base === undefined) return [row, mapped]
+    return [{ ...base, state: next._tag, error: next._tag === "failed" ? next.error : null }, mapped]
+  },
+  inFlight,
+  owed: (r) => (inFlight(r) ? [{ _tag: "Await" }] : [])
+}
+
+export const transferStore = (store: TransferStore): AttemptStore<TransferKey, TransferRow, AttemptOutput> => ({
+  kind: TRANSFER_LEASE_KIND,
+  leaseKey: transferLeaseKey,
+  load: (k) => store.get(k.accountId, k.clientTransferId),
+  save: (_k, prev, next) => store.save(prev, next),
+  inFlight: Effect.map(store.inFlight, (rows) => rows.map((r) => ({ accountId: r.accountId, clientTransferId: r.clientTransferId })))
+})
+
+/** What a chain side offers the rail: send signed bytes once, and one look at a sent transfer. */
+export interface TransferChainPort {
+  readonly send: (wire: string) => Effect.Effect<void, { readonly message: string }>
+  readonly observe: (row: TransferRow) => Effect.Effect<{ readonly outcome: "landed" | "reverted" | "never_lands" | "pending"; readonly error?: string }, unknown>
+}
+
+export interface TransferPortsContext {
+  readonly chainOf: (chain: TransferRow["chain"]) => TransferChainPort
+  readonly confirmTimeoutMs: number
+  readonly pollIntervalMs: number
+}
+
+export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferKey, TransferRow, TransferInput, AttemptOutput, never> => ({
+  perform: (_key, row, output) => {
+    switch (output._tag) {
+      case "Send":
+        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire)), (sent) =>
+          sent._tag === "Left" ? { event: { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` } } : undefined
+        )
+      case "Await":
+        if (!inFlight(row)) return Effect.succeed(undefined)
+        return Effect.map(
+          awaitVerdict(ctx.chainOf(row.chain).observe(row), (seen) => seen.outcome !== "pending", {
+            what: "the transfer's verdict",
+            intervalMs: ctx.pollIntervalMs,
+            timeoutMs: ctx.confirmTimeoutMs
+          }),
+          Option.match({
+            onNone: () => undefined,
+            onSome: (seen): TransferInput => ({ event: { _tag: "Observed", outcome: seen.outcome, ...(seen.error !== undefined ? { error: seen.error } : {}) } })
+          })
+        )
+      case "Executed":
+        return Effect.as(
+          Effect.logInfo("transfer executed").pipe(Effect.annotateLogs({ accountId: row.accountId, clientTransferId: row.clientTransferId, signature: output.signature })),
+          undefined
+        )
+      default:
+        // Answers (`Refuse`, `Replay`, `Pending`) are the caller's.
+        return Effect.succeed(undefined)
+    }
+  }
+})
+
+export type TransferRunner = AttemptRunner<TransferKey, TransferRow, TransferInput, AttemptOutput, never>
+
+export const makeTransferRunner = (
+  ctx: TransferPortsContext & { readonly sql: SqlClient.SqlClient; readonly leases: RowLeases; readonly store: TransferStore }
+): TransferRunner => makeAttemptRunner({ machine: transferMachine, store: transferStore(ctx.store), ports: transferPorts(ctx), leases: ctx.leases, sql: ctx.sql })

@@ -1,0 +1,81 @@
+/**
+ * A transfer's lifecycle on the agent transfer rail, main (embedded, server-signed) payer, pure:
+ * `step(state, event) -> [state, outputs]`, the same state object when nothing changes. The one
+ * attempt runner (`src/services/attempt/AttemptRunner.ts`) saves each new state before it acts
+ * on the outputs, so a crash after `sending` is saved is settled from the chain, never resent.
+ *
+ *   (none) ─Built(signed)──▶ sending ─Observed(landed)──────────────▶ confirmed  [Executed once]
+ *                              │ Observed(reverted | never_lands) ──▶ failed
+ *                              │ Observed(pending) ─────────────────▶ sending (unchanged)
+ *   any row ─Built(same request)──▶ unchanged: Replay (confirmed) · Pending (sending) · Refuse failed
+ *   any row ─Built(other request)─▶ unchanged: Refuse idempotency_conflict
+ *
+ * Invariants: `Broadcast` is emitted once per transfer, on the only transition into `sending`;
+ * `Executed` (the `transfer.executed` event, written in the same transaction as the state) once,
+ * on entering `confirmed`; a settled transfer never moves again.
+ */
+
+export type TransferState =
+  | { readonly _tag: "sending"; readonly requestHash: string; readonly signature: string }
+  | { readonly _tag: "confirmed"; readonly requestHash: string; readonly signature: string }
+  | { readonly _tag: "failed"; readonly requestHash: string; readonly signature: string; readonly error: string }
+
+export type Observation = "landed" | "reverted" | "never_lands" | "pending"
+
+export type TransferEvent =
+  /** A request under a `clientTransferId`: its body's hash and the signed transaction's signature (recorded before it is sent). */
+  | { readonly _tag: "Built"; readonly requestHash: string; readonly signature: string }
+  /** What the chain says of the transaction sent. */
+  | { readonly _tag: "Observed"; readonly outcome: Observation; readonly error?: string }
+
+export type TransferRefusal = "idempotency_conflict" | "failed"
+
+export type TransferOutput =
+  | { readonly _tag: "Broadcast" }
+  | { readonly _tag: "Executed"; readonly signature: string }
+  | { readonly _tag: "Refuse"; readonly reason: TransferRefusal }
+  /** The same request again, settled: answer the transfer as it stands. */
+  | { readonly _tag: "Replay" }
+  /** The same request again while it is in flight: answer pending; nothing is sent again. */
+  | { readonly _tag: "Pending" }
+
+type Step = readonly [TransferState | undefined, ReadonlyArray<TransferOutput>]
+
+export const isInFlight = (state: TransferState): boolean => state._tag === "sending"
+
+/** Pure. `undefined` is "(none)": no row yet. */
+export const step = (state: TransferState | undefined, event: TransferEvent): Step => {
+  switch (event._tag) {
+    case "Built": {
+      if (state === undefined) {
+        return [{ _tag: "sending", requestHash: event.requestHash, signature: event.signature }, [{ _tag: "Broadcast" }]]
+      }
+      if (state.requestHash !== event.requestHash) return [state, [{ _tag: "Refuse", reason: "idempotency_conflict" }]]
+      switch (state._tag) {
+        case "sending":
+          return [state, [{ _tag: "Pending" }]]
+        case "confirmed":
+          return [state, [{ _tag: "Replay" }]]
+        case "failed":
+          return [state, [{ _tag: "Refuse", reason: "failed" }]]
+      }
+    }
+    // falls through (unreachable: every state returns)
+    case "Observed": {
+      if (state === undefined || state._tag !== "sending") return [state, []]
+      switch (event.outcome) {
+        case "landed":
+          return [{ _tag: "confirmed", requestHash: state.requestHash, signature: state.signature }, [{ _tag: "Executed", signature: state.signature }]]
+        case "reverted":
+          return [{ _tag: "failed", requestHash: state.requestHash, signature: state.signature, error: event.error ?? "the transaction failed on chain" }, []]
+        case "never_lands":
+          return [
+            { _tag: "failed", requestHash: state.requestHash, signature: state.signature, error: "the transaction expired before it landed; it never will" },
+            []
+          ]
+        case "pending":
+          return [state, []]
+      }
+    }
+  }
+}

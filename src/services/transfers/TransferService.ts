@@ -1,0 +1,302 @@
+/**
+ * The agent transfer rail (spec document 2: 2.1 "Only Withdraw moves funds", "Transaction-limit
+ * rules", section 6 `transfer.executed`), main (embedded, server-signed) payer on Solana: SOL,
+ * USDC, the platform token and launched SPL tokens.
+ *
+ * Order of a build, first refusal wins and a refusal records nothing:
+ * 1. a known `clientTransferId` is answered from its row (same body: the transfer as it stands,
+ *    never sent again; another body: `idempotency_conflict`), before any chain read;
+ * 2. the key's embedded-wallet permission, then the embedded wallet and its delegation;
+ * 3. the destination (`TransferRules`): one of the account's own wallets or an active approved
+ *    withdrawal address;
+ * 4. the key's `txLimit` against the transfer's USD value plus what its window holds (fails closed
+ *    when the window or the price cannot be read);
+ * 5. balances: the amount, the network fee and a created token account's rent;
+ * then (not a dry run) build, sign with the embedded wallet, record `sending` and send once through
+ * the attempt runner, which settles it from the chain and writes `transfer.executed` with
+ * `confirmed`. Racing requests under one id: one row is inserted; the others answer as it stands.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { createHash } from "node:crypto"
+import { Context, Effect, Layer, Option } from "effect"
+import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
+import { storageFailure } from "../../domain/ServiceFailure.js"
+import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
+import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
+import { KeyError } from "../keys/KeyError.js"
+import { checkTxLimit, type TxLimit } from "../keys/KeyRules.js"
+import { limitUnavailable } from "../launch/atomic/SpendGate.js"
+import { windowUsedUsdMicros } from "../launch/atomic/BundleStore.js"
+import { usdMicrosOf } from "../prices/Money.js"
+import { isPriceAsset, PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
+import { addressKey } from "../wallets/ChainKeys.js"
+import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { walletRefusal } from "../wallets/WalletRefusal.js"
+import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, SYSTEM_ACCOUNT_MIN, TOKEN_ACCOUNT_RENT } from "./SolanaTransfers.js"
+import { makeTransferRunner, type TransferKey, stateOf } from "./TransferAttempt.js"
+import { type TransferError, transferError } from "./TransferError.js"
+import { step } from "./TransferMachine.js"
+import { classifyDestination, type OwnWallet } from "./TransferRules.js"
+import { makeTransferStore, type TransferRow } from "./TransferStore.js"
+
+export interface TransferCaller {
+  readonly accountId: string
+  readonly keyId: string
+  readonly keyPrefix: string
+  readonly embeddedWallet: "allowed" | "denied"
+  readonly txLimit: TxLimit | null
+}
+
+export interface TransferInput {
+  readonly clientTransferId: string
+  readonly chain: "solana"
+  /** `sol`, `usdc`, `svc` or an SPL mint address. */
+  readonly asset: string
+  readonly amountRaw: bigint
+  readonly to: string
+  readonly dryRun: boolean
+}
+
+export interface TransferView {
+  readonly status: "ready" | "sending" | "confirmed"
+  readonly clientTransferId: string
+  readonly chain: "solana"
+  readonly asset: string
+  readonly amountRaw: string
+  readonly from: string
+  readonly to: string
+  readonly destinationClass: "own" | "approved"
+  readonly destinationKind: string
+  readonly walletId?: string
+  readonly signature?: string
+  readonly replay: boolean
+  readonly createsAccount?: boolean
+}
+
+export interface TransferServiceOptions {
+  readonly solanaRpcUrl: string
+  readonly provider: WalletProviderShape
+  readonly events: AccountEventsShape
+  /** USD prices for the txLimit check; absent: a key with a txLimit is refused `limit_unavailable`. */
+  readonly prices?: PriceSourceShape
+  readonly leases?: RowLeases
+  readonly confirmTimeoutMs?: number
+  readonly pollIntervalMs?: number
+  readonly nowMs?: () => number
+}
+
+/** The digest of what a request asks (its id excluded; `dryRun` excluded: a dry run records nothing). */
+export const requestHashOf = (i: TransferInput): string =>
+  createHash("sha256").update(JSON.stringify([i.chain, i.asset, i.amountRaw.toString(), i.to])).digest("hex")
+
+const NAMED_MINTS: Readonly<Record<string, string | null>> = { sol: null, usdc: USDC_MINT, svc: SVC_MINT }
+/** Decimals of the named assets the USD value needs (launched tokens have no price here). */
+const PRICE_DECIMALS: Readonly<Record<string, number>> = { sol: 9, usdc: 6, svc: 6 }
+
+const storage = storageFailure("transfers", () => transferError("storage", "Internal error; nothing was recorded"))
+
+export const makeTransferService = (options: TransferServiceOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const nowMs = options.nowMs ?? Date.now
+    const provider = options.provider
+    const solana = makeSolanaTransfers(options.solanaRpcUrl)
+    const store = makeTransferStore(sql, options.events, nowMs)
+    const runner = makeTransferRunner({
+      sql,
+      leases: options.leases ?? makeRowLeases(sql),
+      store,
+      chainOf: () => solana.port,
+      confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
+      pollIntervalMs: options.pollIntervalMs ?? 500
+    })
+    const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
+    const chainDown = (e: { readonly message: string }) => transferError("chain_unavailable", `The chain could not be read: ${e.message}; nothing was recorded`)
+
+    const viewOf = (r: TransferRow, replay: boolean): TransferView => ({
+      status: r.state === "confirmed" ? "confirmed" : "sending",
+      clientTransferId: r.clientTransferId,
+      chain: "solana",
+      asset: r.asset,
+      amountRaw: r.amountRaw.toString(),
+      from: r.from,
+      to: r.to,
+      destinationClass: r.destinationClass,
+      destinationKind: r.destinationKind,
+      ...(r.toWalletId !== null ? { walletId: r.toWalletId } : {}),
+      signature: r.signature,
+      replay
+    })
+
+    /** A row under the id, answered by the machine for this request: the view, or its refusal. */
+    const answer = (row: TransferRow, requestHash: string, replay: boolean): Effect.Effect<TransferView, TransferError> => {
+      const [, outputs] = step(stateOf(row), { _tag: "Built", requestHash, signature: row.signature })
+      const refusal = outputs.find((o) => o._tag === "Refuse")
+      if (refusal?._tag === "Refuse") {
+        return refusal.reason === "idempotency_conflict"
+          ? Effect.fail(transferError("idempotency_conflict", `clientTransferId ${row.clientTransferId} was used for another transfer`))
+          : Effect.fail(
+              transferError("transfer_failed", `The transfer under ${row.clientTransferId} failed: ${row.error ?? "unknown"}; use a new clientTransferId`, {
+                details: { signature: row.signature, error: row.error }
+              })
+            )
+      }
+      return Effect.succeed(viewOf(row, replay))
+    }
+
+    const ownWallets = (accountId: string, embedded: string) =>
+      Effect.map(
+        sql<{ id: string; address_key: string; kind: "linked" | "imported" | "tee" }>`
+          SELECT id, address_key, kind FROM wallets WHERE account_id = ${accountId} AND chain = 'solana' AND revoked_at IS NULL ORDER BY seq LIMIT 1000`,
+        (rows): ReadonlyArray<OwnWallet> => [
+          { addressKey: addressKey("solana", embedded), kind: "embedded", walletId: null },
+          ...rows.map((r) => ({ addressKey: r.address_key, kind: r.kind, walletId: r.id }))
+        ]
+      )
+
+    const approvedId = (accountId: string, to: string) =>
+      Effect.map(
+        sql<{ id: string }>`
+          SELECT id FROM withdrawal_addresses WHERE account_id = ${accountId} AND chain = 'solana' AND address_key = ${addressKey("solana", to)} AND revoked_at IS NULL`,
+        (rows) => rows[0]?.id ?? null
+      )
+
+    const checkLimit = (caller: TransferCaller, asset: string, amountRaw: bigint) =>
+      Effect.gen(function* () {
+        if (caller.txLimit === null) return
+        const at = nowMs()
+        const used = yield* withSql(windowUsedUsdMicros(caller.keyId, caller.txLimit.reset, at)).pipe(Effect.orElseSucceed(() => null))
+        if (used === null) return yield* Effect.fail(limitUnavailable("the key's usage could not be read"))
+        const price = options.prices !== undefined && isPriceAsset(asset) ? yield* Effect.option(options.prices.usd(asset)) : Option.none()
+        const usd = usdMicrosOf(amountRaw, PRICE_DECIMALS[asset] ?? 0, Option.getOrNull(price))
+        if (usd === null) return yield* Effect.fail(limitUnavailable(`no USD price for ${asset}`))
+        const refused = checkTxLimit(caller.txLimit, used, Number(usd), at)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+      })
+
+    const build = (caller: TransferCaller, input: TransferInput): Effect.Effect<TransferView, TransferError | KeyError> =>
+      Effect.gen(function* () {
+        const requestHash = requestHashOf(input)
+        const existing = yield* store.get(caller.accountId, input.clientTransferId)
+        if (existing !== undefined) return yield* answer(existing, requestHash, true)
+
+        if (caller.embeddedWallet !== "allowed") {
+          return yield* transferError("embedded_wallet_not_permitted", "This key may not use the embedded wallet (embeddedWallet is denied)")
+        }
+        const embedded = yield* provider.resolveDelegation(caller.accountId, "solana").pipe(
+          Effect.catchTag("WalletProviderError", (e) => {
+            const r = walletRefusal(e)
+            const reason = r.reason === "not_embedded" ? "wallet_not_embedded" : r.reason === "not_delegated" ? "wallet_not_delegated" : r.reason === "delegation_revoked" ? "delegation_revoked" : "signing_refused"
+            return Effect.fail(transferError(reason, r.message, { retryable: r.retryable }))
+          })
+        )
+        const from = embedded.address
+
+        const mint = input.asset in NAMED_MINTS ? NAMED_MINTS[input.asset]! : input.asset
+        const destination = classifyDestination({
+          sourceKey: addressKey("solana", from),
+          destinationKey: addressKey("solana", input.to),
+          ownWallets: yield* ownWallets(caller.accountId, from),
+          approvedId: yield* approvedId(caller.accountId, input.to)
+        })
+        if (destination._tag === "Refused") {
+          return yield* destination.reason === "same_wallet"
+            ? transferError("same_wallet", "The destination is the source wallet itself")
+            : transferError("destination_not_allowed", "A transfer goes only to one of the account's own wallets or to an approved withdrawal address")
+        }
+
+        yield* checkLimit(caller, input.asset, input.amountRaw)
+
+        const source = yield* Effect.mapError(solana.source(from, input.to, mint), chainDown)
+        if (source.decimals === undefined) return yield* transferError("asset_unsupported", `${input.asset} is not an SPL token mint on Solana`)
+        const needLamports = mint === null ? input.amountRaw + SOLANA_FEE_LAMPORTS : SOLANA_FEE_LAMPORTS + (source.createsAccount ? TOKEN_ACCOUNT_RENT : 0n)
+        const leftLamports = source.lamports - needLamports
+        const short =
+          (source.tokenRaw !== null && source.tokenRaw < input.amountRaw) || leftLamports < 0n || (mint === null && leftLamports > 0n && leftLamports < SYSTEM_ACCOUNT_MIN)
+        if (short) {
+          return yield* transferError("insufficient_balance", "The embedded wallet cannot cover the amount, the network fee and any account the transfer creates", {
+            details: {
+              balanceLamports: source.lamports.toString(),
+              neededLamports: needLamports.toString(),
+              ...(source.tokenRaw !== null ? { balanceRaw: source.tokenRaw.toString() } : {})
+            }
+          })
+        }
+        const plan = {
+          clientTransferId: input.clientTransferId,
+          chain: "solana" as const,
+          asset: input.asset,
+          amountRaw: input.amountRaw.toString(),
+          from,
+          to: input.to,
+          destinationClass: destination.destinationClass,
+          destinationKind: destination.destinationKind,
+          ...(destination.walletId !== null ? { walletId: destination.walletId } : {})
+        }
+        if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: source.createsAccount } satisfies TransferView
+
+        const built = yield* Effect.mapError(
+          solana.build({ owner: from, to: input.to, mint, amountRaw: input.amountRaw, decimals: source.decimals, createsAccount: source.createsAccount }),
+          chainDown
+        )
+        const signed = yield* provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(
+          Effect.catchTag("WalletProviderError", (e) => Effect.fail(transferError("signing_refused", walletRefusal(e).message)))
+        )
+        const row: TransferRow = {
+          accountId: caller.accountId,
+          clientTransferId: input.clientTransferId,
+          keyId: caller.keyId,
+          keyPrefix: caller.keyPrefix,
+          requestHash,
+          chain: "solana",
+          asset: input.asset,
+          mint,
+          amountRaw: input.amountRaw,
+          from,
+          to: input.to,
+          destinationClass: destination.destinationClass,
+          destinationKind: destination.destinationKind,
+          toWalletId: destination.walletId,
+          state: "sending",
+          signature: signed.signature,
+          lastValidBlockHeight: built.lastValidBlockHeight,
+          error: null,
+          createdAtMs: nowMs()
+        }
+        const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
+        // Recorded `sending` (this process its driver) before the one send; then the chain's verdict.
+        const applied = yield* runner
+          .apply(key, undefined, { event: { _tag: "Built", requestHash, signature: signed.signature }, insert: row, wire: signed.signedTransaction })
+          .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+        if (applied._tag !== "Saved") {
+          // Another request under this id recorded first: answer as its row stands; nothing of ours was sent.
+          const now = yield* store.get(caller.accountId, input.clientTransferId)
+          if (now === undefined) return yield* Effect.dieMessage("transfer row vanished after a racing insert")
+          return yield* answer(now, requestHash, true)
+        }
+        return yield* answer(applied.state, requestHash, false)
+      }).pipe(storage, Effect.withSpan("TransferService.build"))
+
+    /** One recovery pass: settles from the chain every transfer a dead process left `sending` (never resends). */
+    const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))
+
+    return { build, recover, requestHashOf }
+  })
+
+export type TransferServiceShape = Effect.Effect.Success<ReturnType<typeof makeTransferService>>
+
+export class TransferService extends Context.Tag("curvestream/TransferService")<TransferService, TransferServiceShape>() {}
+
+/** The service over the wallet provider, the account events port (the webhook outbox) and USD prices in context. */
+export const layer = (
+  options: Omit<TransferServiceOptions, "provider" | "events" | "prices">
+): Layer.Layer<TransferService, never, SqlClient.SqlClient | WalletProvider | AccountEvents | PriceSource> =>
+  Layer.effect(
+    TransferService,
+    Effect.gen(function* () {
+      const provider = yield* WalletProvider
+      const events = yield* AccountEvents
+      const prices = yield* PriceSource
+      return yield* makeTransferService({ ...options, provider, events, prices })
+    })
+  )

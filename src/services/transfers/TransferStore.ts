@@ -1,0 +1,140 @@
+/**
+ * The transfer rail's rows (`transfers`, migration 0027) as the attempt runner's store: insert
+ * (conditional on no row), a transition conditional on the state it leaves, the in-flight list
+ * (bounded), and the `transfer.executed` event written in the same transaction as the state that
+ * confirms the transfer (spec document 2, section 6 payload).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import type { AccountEventsShape } from "../accounts/AccountEvents.js"
+import type { DestinationKind } from "./TransferRules.js"
+
+/** In-flight rows one recovery pass takes at most. */
+export const IN_FLIGHT_MAX = 500
+
+export interface TransferRow {
+  readonly accountId: string
+  readonly clientTransferId: string
+  readonly keyId: string
+  readonly keyPrefix: string
+  readonly requestHash: string
+  readonly chain: "solana" | "hood"
+  readonly asset: string
+  readonly mint: string | null
+  readonly amountRaw: bigint
+  readonly from: string
+  readonly to: string
+  readonly destinationClass: "own" | "approved"
+  readonly destinationKind: DestinationKind
+  readonly toWalletId: string | null
+  readonly state: "sending" | "confirmed" | "failed"
+  readonly signature: string
+  readonly lastValidBlockHeight: bigint | null
+  readonly error: string | null
+  readonly createdAtMs: number
+}
+
+interface DbRow {
+  account_id: string
+  client_transfer_id: string
+  key_id: string
+  key_prefix: string
+  request_hash: string
+  chain: "solana" | "hood"
+  asset: string
+  mint: string | null
+  amount_raw: string
+  from_address: string
+  to_address: string
+  destination_class: "own" | "approved"
+  destination_kind: DestinationKind
+  to_wallet_id: string | null
+  state: TransferRow["state"]
+  signature: string
+  last_valid_block_height: string | null
+  error: string | null
+  created_at: Date
+}
+
+const rowOf = (r: DbRow): TransferRow => ({
+  accountId: r.account_id,
+  clientTransferId: r.client_transfer_id,
+  keyId: r.key_id,
+  keyPrefix: r.key_prefix,
+  requestHash: r.request_hash,
+  chain: r.chain,
+  asset: r.asset,
+  mint: r.mint,
+  amountRaw: BigInt(r.amount_raw),
+  from: r.from_address,
+  to: r.to_address,
+  destinationClass: r.destination_class,
+  destinationKind: r.destination_kind,
+  toWalletId: r.to_wallet_id,
+  state: r.state,
+  signature: r.signature,
+  lastValidBlockHeight: r.last_valid_block_height === null ? null : BigInt(r.last_valid_block_height),
+  error: r.error,
+  createdAtMs: new Date(r.created_at).getTime()
+})
+
+/** The spec's `transfer.executed` payload. */
+export const executedEvent = (r: TransferRow) => ({
+  chain: r.chain,
+  asset: r.asset,
+  amountRaw: r.amountRaw.toString(),
+  from: r.from,
+  to: r.to,
+  destinationClass: r.destinationClass,
+  signature: r.signature,
+  ...(r.toWalletId !== null ? { walletId: r.toWalletId } : {}),
+  destinationKind: r.destinationKind
+})
+
+export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEventsShape, nowMs: () => number) => {
+  const get = (accountId: string, clientTransferId: string): Effect.Effect<TransferRow | undefined, SqlError> =>
+    Effect.map(
+      sql<DbRow>`SELECT * FROM transfers WHERE account_id = ${accountId} AND client_transfer_id = ${clientTransferId}`,
+      (rows) => (rows[0] === undefined ? undefined : rowOf(rows[0]))
+    )
+
+  const insert = (r: TransferRow): Effect.Effect<boolean, SqlError> =>
+    Effect.map(
+      sql`
+        INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, mint, amount_raw, from_address,
+          to_address, destination_class, destination_kind, to_wallet_id, state, signature, last_valid_block_height, error, created_at, updated_at)
+        VALUES (${r.accountId}, ${r.clientTransferId}, ${r.keyId}, ${r.keyPrefix}, ${r.requestHash}, ${r.chain}, ${r.asset}, ${r.mint},
+          ${r.amountRaw.toString()}, ${r.from}, ${r.to}, ${r.destinationClass}, ${r.destinationKind}, ${r.toWalletId}, ${r.state}, ${r.signature},
+          ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()}, ${r.error}, ${new Date(nowMs())}, ${new Date(nowMs())})
+        ON CONFLICT (account_id, client_transfer_id) DO NOTHING
+        RETURNING 1 AS ok`,
+      (rows) => rows.length === 1
+    )
+
+  const transition = (prev: TransferRow, next: TransferRow): Effect.Effect<boolean, SqlError> =>
+    Effect.map(
+      sql`
+        UPDATE transfers SET state = ${next.state}, error = ${next.error}, updated_at = ${new Date(nowMs())}
+        WHERE account_id = ${prev.accountId} AND client_transfer_id = ${prev.clientTransferId} AND state = ${prev.state}
+        RETURNING 1 AS ok`,
+      (rows) => rows.length === 1
+    )
+
+  /** Saves `next` over `prev` (inserts when no `prev`), and on entering `confirmed` writes `transfer.executed` in the caller's transaction. */
+  const save = (prev: TransferRow | undefined, next: TransferRow): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+    Effect.gen(function* () {
+      const saved = prev === undefined ? yield* insert(next) : yield* transition(prev, next)
+      if (saved && next.state === "confirmed" && prev?.state !== "confirmed") yield* events.enqueue(next.accountId, "transfer.executed", executedEvent(next))
+      return saved
+    })
+
+  const inFlight: Effect.Effect<ReadonlyArray<TransferRow>, SqlError> = Effect.map(
+    sql<DbRow>`SELECT * FROM transfers WHERE state = 'sending' ORDER BY updated_at LIMIT ${IN_FLIGHT_MAX}`,
+    (rows) => rows.map(rowOf)
+  )
+
+  return { get, save, inFlight }
+}
+
+export type TransferStore = ReturnType<typeof makeTransferStore>
