@@ -11,8 +11,10 @@
  * here; `test/conformance/responseSchemas.test.ts` keeps the list of those routes and fails when
  * one is added. Answers that are not JSON (images, HTML, metrics) are checked only for status.
  *
- * `checkAnswer` is called by the shared call helpers (`keyCall`, the launch, accounts and wallet
- * harnesses, `launchClient`); `checkedFetch` is a `fetch` that checks.
+ * `contractSetup.ts` (a vitest setup file) installs `checkingFetch` as the global `fetch` in the
+ * end-to-end, conformance and property suites, so every call helper (`keyCall`, the launch and
+ * accounts harnesses, `launchClient`, each file's own `call`) is checked without knowing it. An
+ * origin that serves no OpenAPI document (a chain's RPC, a webhook receiver) is passed through.
  */
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -49,12 +51,15 @@ export const contractDocument = (doc: Json): ContractDocument => {
   return { doc, id }
 }
 
+/** The `fetch` the check itself uses (the platform's, whatever the global is now). */
+const plainFetch: typeof fetch = globalThis.fetch
+
 const documentOf = (origin: string): Promise<ContractDocument | undefined> => {
   let found = documents.get(origin)
   if (found === undefined) {
     found = (async () => {
       for (const p of DOCUMENT_PATHS) {
-        const res = await fetch(`${origin}${p}`)
+        const res = await plainFetch(`${origin}${p}`)
         if (res.status === 200) return contractDocument((await res.json()) as Json)
         await res.body?.cancel()
       }
@@ -139,12 +144,31 @@ export const checkAnswer = async (url: string, method: string, status: number, c
   if (problems.length > 0) throw new ContractViolation(problems, text)
 }
 
-/** `fetch`, with the answer checked against the contract; its body is read once and handed back as a fresh `Response`. */
-export const checkedFetch = async (input: string, init: RequestInit = {}): Promise<Response> => {
-  const res = await fetch(input, init)
-  const bytes = new Uint8Array(await res.arrayBuffer())
+const isJsonType = (contentType: string | null) => contentType !== null && /^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)
+
+/**
+ * `fetch`, with an answer from a listener that serves an OpenAPI document checked against it
+ * (throws `ContractViolation`); the body is read once and handed back as a fresh `Response`.
+ */
+export const checkingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const res = await plainFetch(input, init)
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url
+  if (!/^https?:\/\//.test(url)) return res
+  const method = init?.method ?? (input instanceof Request ? input.method : "GET")
+  const u = new URL(url)
+  // A listener that went away (a crash test) or never served a document: not checked.
+  const contract = await documentOf(u.origin).catch(() => undefined)
+  if (contract === undefined) return res
   const contentType = res.headers.get("content-type")
-  await checkAnswer(input, init.method ?? "GET", res.status, contentType, contentType !== null && /json/i.test(contentType) ? new TextDecoder().decode(bytes) : "")
-  const nullBody = res.status === 204 || res.status === 304 || (res.status >= 100 && res.status < 200)
-  return new Response(nullBody ? null : bytes, { status: res.status, statusText: res.statusText, headers: res.headers })
+  if (!isJsonType(contentType)) {
+    const problems = contractProblems(contract, method, u.pathname, res.status, contentType, "")
+    if (problems.length > 0) throw new ContractViolation(problems, "")
+    return res
+  }
+  const text = await res.text()
+  const problems = contractProblems(contract, method, u.pathname, res.status, contentType, text)
+  if (problems.length > 0) throw new ContractViolation(problems, text)
+  const copy = new Response(res.status === 204 || res.status === 304 ? null : text, { status: res.status, statusText: res.statusText, headers: res.headers })
+  Object.defineProperty(copy, "url", { value: res.url })
+  return copy
 }
