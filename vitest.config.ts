@@ -9,7 +9,8 @@ export default defineConfig({
       "api/**/*.test.ts",
       "clickhouse/**/*.test.ts",
       "test/**/*.test.ts",
-      "web/src/**/*.test.ts"
+      "web/src/**/*.test.ts",
+      "clients/**/*.test.ts"
     ],
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 60_000,

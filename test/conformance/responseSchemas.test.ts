@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { openApiDocument } from "../../api/OpenApi.js"
-import { dataServiceRoutes, documentInfo, mainRoutes } from "../support/routeTables.js"
+import { dataServiceRoutes, documentInfo, mainRoutes } from "../../clients/typescript/documents.js"
 
 type Json = Record<string, any>
 

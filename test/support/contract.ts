@@ -97,7 +97,9 @@ export const contractProblems = (
 ): ReadonlyArray<string> => {
   const where = `${method.toUpperCase()} ${path} → ${status}`
   const template = operationPath(contract.doc, method, path)
-  // Paths and methods no route serves: the router's own 404/405 envelope.
+  // A path no documented operation serves answers the router's own 404/405 envelope, or is one of
+  // the routes left out of the document on purpose (`internal`: the probes, `/metrics`).
+  if (template === undefined && status !== 404 && status !== 405) return []
   const responses: Json | undefined =
     template === undefined
       ? { "404": { content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } }, "405": { content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } } }
@@ -132,6 +134,8 @@ export class ContractViolation extends Error {
   constructor(readonly problems: ReadonlyArray<string>, body: string) {
     super(`The answer is not what the OpenAPI document says:\n  ${problems.join("\n  ")}\nbody: ${body.slice(0, 2_000)}`)
     this.name = "ContractViolation"
+    // Also on stderr: a helper that retries on any failure (a readiness probe) must not hide it.
+    console.error(this.message)
   }
 }
 

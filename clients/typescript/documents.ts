@@ -2,7 +2,8 @@
  * Both services' route tables as the composition roots mount them (`src/main.ts`: every main
  * route, the launch, self-signed, atomic, staking and fee rails included; `src/DataService.ts`:
  * the tape with the lab, the reads, personal routes and strategies), built with dependencies
- * no construction reads, for the documents' conformance tests.
+ * no construction reads: the OpenAPI documents the typed client is generated from
+ * (`generate.ts`), and the tables the documents' conformance tests read.
  */
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
 import { dataRoutes, type DataRoutesDeps } from "../../api/data/DataRoutes.js"
@@ -31,8 +32,9 @@ import { walletRoutes, type WalletRoutesDeps } from "../../api/routes/WalletRout
 import { webhookRoutes, type WebhookRoutesDeps } from "../../api/routes/WebhookRoutes.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
+import { openApiDocument } from "../../api/OpenApi.js"
 
-export const documentInfo = { title: "t", description: "d" }
+export const documentInfo = { title: "curvestream", description: "Launch and market-data engine for bonding-curve tokens on Solana and Hood" }
 const index = new MarketIndexStore()
 const nowMs = () => 0
 // Construction reads no dependency but the addresses; nothing here calls a route.
@@ -81,3 +83,8 @@ export const dataServiceRoutes: ReadonlyArray<RouteDef> = withOpenApi(
   documentInfo,
   "/v1/openapi.json"
 )
+
+/** The main listener's OpenAPI document. */
+export const mainDocument = (): Record<string, unknown> => openApiDocument(mainRoutes, documentInfo)
+/** The market-data listener's OpenAPI document. */
+export const dataDocument = (): Record<string, unknown> => openApiDocument(dataServiceRoutes, { title: "curvestream market data", description: "The signal tape, token and wallet intelligence, personal signals and the strategy lab" })
