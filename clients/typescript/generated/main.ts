@@ -1389,6 +1389,7 @@ export interface components {
             warming: boolean;
             reset: boolean;
             removed: string[];
+            organicScoreGuidance?: string;
             asOf?: string | null;
             stale?: boolean;
             feed?: string;
