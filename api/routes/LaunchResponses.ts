@@ -45,7 +45,7 @@ export const LaunchResult = Schema.Struct({
   quoteAsset: QuoteAsset,
   mode: Schema.Literal(...LaunchModes),
   stakerAllocationBps: Schema.Int,
-  matrixVersion: Schema.String,
+  matrixVersion: Schema.Int,
   links: Schema.Struct({ candle: Schema.String, explorer: Schema.optional(Schema.String) }),
   nextBuy: Schema.Struct({ market: Schema.String, quoteAsset: QuoteAsset, marketStateUrl: Schema.String }),
   devBuy: Schema.optional(LaunchDevBuy),
@@ -82,7 +82,7 @@ export const LaunchDryRun = Schema.Struct({
     banner: Schema.optional(Schema.Literal("ok")),
     exclusiveEligible: Schema.optional(Schema.Literal(true))
   }),
-  matrixVersion: Schema.String,
+  matrixVersion: Schema.Int,
   size: Schema.optional(Schema.Struct({ txBytes: Schema.Int, limit: Schema.Int, maxNameBytes: Schema.Int, fits: Schema.Literal(true) })),
   curveTerms: Schema.optional(CurveTerms)
 }).annotations({ identifier: "LaunchDryRun" })
@@ -238,7 +238,7 @@ export const SolanaSelfBuilt = Schema.Struct({
   expiresAt: EpochMs,
   fee: PlatformFee,
   signClaim: SignClaim,
-  matrixVersion: Schema.String
+  matrixVersion: Schema.Int
 }).annotations({ identifier: "SolanaSelfBuilt" })
 
 /** A Hood self-signed build: the `createCurve` leg, the fee leg, and a TEE wallet's operation. */
@@ -253,7 +253,7 @@ export const HoodSelfBuilt = Schema.Struct({
   fee: PlatformFee,
   feeTransfer: Schema.NullOr(Schema.Struct({ ...HoodUnsignedLeg, quoteAsset: Schema.Literal("eth"), amountRaw: RawAmount })),
   operation: Schema.optional(HoodOperation),
-  matrixVersion: Schema.String
+  matrixVersion: Schema.Int
 }).annotations({ identifier: "HoodSelfBuilt" })
 
 /** A sequenced Hood TEE confirm whose operation has a leg still to sign. */

@@ -68,7 +68,7 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
     },
     async ({ chain, mint, side, amountIn, slippageBps }) =>
       result(
-        await engine.GET("/api/v1/agent/quote" as never, {
+        await engine.GET("/api/v1/trade/agent/quote", {
           params: { query: { chain, mint, side, amountIn, ...(slippageBps !== undefined ? { slippageBps } : {}) } }
         } as never) as Answer
       )

@@ -1644,7 +1644,7 @@ export interface components {
             /** @enum {string} */
             mode: "open" | "exclusive" | "test-exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
             stakerAllocationBps: components["schemas"]["Int"];
-            matrixVersion: string;
+            matrixVersion: components["schemas"]["Int"];
             links: {
                 candle: string;
                 explorer?: string;
@@ -1763,7 +1763,7 @@ export interface components {
                 /** @enum {boolean} */
                 exclusiveEligible?: true;
             };
-            matrixVersion: string;
+            matrixVersion: components["schemas"]["Int"];
             size?: {
                 txBytes: components["schemas"]["Int"];
                 limit: components["schemas"]["Int"];
@@ -2027,7 +2027,7 @@ export interface components {
                 claimId: string;
                 walletId: string;
             };
-            matrixVersion: string;
+            matrixVersion: components["schemas"]["Int"];
         };
         HoodSelfBuilt: {
             /** @enum {boolean} */
@@ -2069,7 +2069,7 @@ export interface components {
                 amountRaw: components["schemas"]["RawAmount"];
             } | null;
             operation?: components["schemas"]["HoodOperation"];
-            matrixVersion: string;
+            matrixVersion: components["schemas"]["Int"];
         };
         SelfLaunchRequest: {
             /** @description 1 to 128 chars, unique per account; the idempotency key */
