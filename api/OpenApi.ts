@@ -65,7 +65,8 @@ export const ErrorEnvelope = errorEnvelopeOf(Object.keys(ErrorCodes) as [string,
 /**
  * A documented refusal: the envelope with `error.code` one of `codes` (the description names
  * them). The router's own refusals at the same status (`implicitRefusals`) are added to the
- * document's enum, so a route lists only what it decides.
+ * document's enum, so a route lists only what it decides; at a status the route does not
+ * declare they are the operation's `x-router-refusals` (status → codes, the envelope's shape).
  */
 export const refusal = (codes: readonly [ErrorCode, ...ErrorCode[]], note?: string): ResponseDoc => ({
   description: note === undefined ? codes.join(", ") : `${codes.join(", ")}: ${note}`,
@@ -135,11 +136,10 @@ export const openApiDocument = (
     const parameters = parameterDocs(route)
     const responses: Record<string, unknown> = {}
     const implicit = implicitRefusals(route)
-    const declared: Record<string, ResponseDoc> = { ...route.responses }
-    for (const [status, codes] of Object.entries(implicit)) {
-      if (declared[status] === undefined) declared[status] = { description: codes.join(", "), codes }
-    }
-    for (const [status, doc] of Object.entries(declared).sort(([a], [b]) => Number(a) - Number(b))) {
+    // The router's refusals at a status the route does not declare: beside the responses (an
+    // extension), so `responses` stays exactly what the route declares.
+    const routerRefusals = Object.fromEntries(Object.entries(implicit).filter(([status]) => route.responses[Number(status)] === undefined))
+    for (const [status, doc] of Object.entries(route.responses)) {
       const isError = Number(status) >= 400
       const codes = doc.codes === undefined ? undefined : [...new Set([...doc.codes, ...(implicit[Number(status)] ?? [])])]
       const schema =
@@ -168,6 +168,7 @@ export const openApiDocument = (
         ? { requestBody: { required: true, content: requestContent(route.body, toJson) } }
         : {}),
       responses,
+      "x-router-refusals": routerRefusals,
       // A public route that reads x-api-key takes a key optionally (the agent quote: the caller's plan).
       security: route.auth === "public" ? (route.headers?.includes("x-api-key") === true ? [{}, { agentKey: [] }] : []) : [{ [route.auth]: [] }]
     }

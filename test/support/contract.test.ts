@@ -21,7 +21,7 @@ const routes: ReadonlyArray<RouteDef> = [
     summary: "",
     tags: [],
     auth: "agentKey",
-    responses: { 200: answer("a thing", Thing), 404: refusal(["MARKET_NOT_FOUND"]) },
+    responses: { 200: answer("a thing", Thing), 400: refusal(["INVALID_NAME_BYTES"]), 404: refusal(["MARKET_NOT_FOUND"]) },
     handler: () => ({ status: 200, body: "" })
   }
 ]
@@ -38,6 +38,8 @@ describe("contract check", () => {
     expect(check(401, envelope("UNAUTHORIZED"))).toEqual([])
     expect(check(400, { success: false, error: { code: "VALIDATION_FAILED", message: "m", field: "id" } })).toEqual([])
     expect(check(404, envelope("ROUTE_NOT_FOUND"), "/elsewhere")).toEqual([])
+    expect(check(400, envelope("INVALID_NAME_BYTES"))).toEqual([])
+    expect(contract.doc.paths["/things/{id}"].get.responses["400"].content["application/json"].schema.properties.error.properties.code.enum).toEqual(["INVALID_NAME_BYTES", "VALIDATION_FAILED"])
   })
   it("refuses an undocumented member, at the top and nested", () => {
     expect(check(200, { ...good, extra: 1 }).join()).toMatch(/additional properties/)
@@ -52,6 +54,7 @@ describe("contract check", () => {
   it("refuses an undocumented status and a code the route does not list", () => {
     expect(check(418, good).join()).toMatch(/status not documented/)
     expect(check(404, envelope("JOB_NOT_FOUND")).join()).toMatch(/\/error\/code must be equal to one of the allowed values/)
+    expect(check(429, envelope("DAILY_CAP_REACHED")).join()).toMatch(/not one of the router's refusals at this status \(RATE_LIMITED\)/)
     expect(check(404, { ...envelope("MARKET_NOT_FOUND"), extra: true }).join()).toMatch(/additional properties/)
   })
 })

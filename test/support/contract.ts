@@ -104,7 +104,8 @@ export const contractProblems = (
     template === undefined
       ? { "404": { content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } }, "405": { content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } } }
       : contract.doc.paths[template][method.toLowerCase()].responses
-  const documented = responses?.[String(status)]
+  const routerRefusals = template === undefined ? undefined : (contract.doc.paths[template][method.toLowerCase()]["x-router-refusals"] as Json | undefined)
+  const documented = responses?.[String(status)] ?? (routerRefusals?.[String(status)] !== undefined ? { content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorEnvelope" } } } } : undefined)
   if (documented === undefined) return [`${where}: status not documented${template === undefined ? " (no documented operation)" : ` for ${template}`}`]
   const isJson = contentType !== null && contentType !== undefined && /^application\/(?:[\w.+-]+\+)?json\b/i.test(contentType)
   const schemaPointer = documented.content?.["application/json"]?.schema
@@ -116,7 +117,7 @@ export const contractProblems = (
     return [`${where}: answered ${contentType} that is not JSON: ${text.slice(0, 120)}`]
   }
   const ref =
-    template === undefined
+    template === undefined || responses?.[String(status)] === undefined
       ? `${contract.id}#/components/schemas/ErrorEnvelope`
       : `${contract.id}#/paths/${escapePointer(template)}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`
   let validate = validators.get(ref)
@@ -124,7 +125,12 @@ export const contractProblems = (
     validate = ajv.compile({ $ref: ref })
     validators.set(ref, validate)
   }
-  if (validate(body)) return []
+  if (validate(body)) {
+    // A router refusal at a status the route does not declare: one of the codes the router answers there.
+    const codes = responses?.[String(status)] === undefined ? (routerRefusals?.[String(status)] as ReadonlyArray<string> | undefined) : undefined
+    const code = (body as { error?: { code?: unknown } }).error?.code
+    return codes === undefined || codes.includes(String(code)) ? [] : [`${where}: /error/code ${String(code)} is not one of the router's refusals at this status (${codes.join(", ")})`]
+  }
   return (validate.errors ?? []).map(
     (e) => `${where}: ${e.instancePath === "" ? "body" : e.instancePath} ${e.message}${e.params !== undefined && Object.keys(e.params).length > 0 ? ` ${JSON.stringify(e.params)}` : ""}`
   )

@@ -1136,69 +1136,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -1279,48 +1216,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with quota and used */
             429: {
                 headers: {
@@ -1328,27 +1223,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -1384,27 +1258,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description invalid api key */
             401: {
                 headers: {
@@ -1430,69 +1283,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -1528,27 +1318,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description invalid api key */
             401: {
                 headers: {
@@ -1576,69 +1345,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     replayChart: {
@@ -1659,27 +1365,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
             };
             /** @description invalid api key */
             401: {
@@ -1715,69 +1400,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -1829,69 +1451,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -1958,69 +1517,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -2093,69 +1589,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -2220,69 +1653,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -2345,69 +1715,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -2466,69 +1773,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -2593,69 +1837,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -2716,69 +1897,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -2837,69 +1955,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -2964,69 +2019,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -3077,69 +2069,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -3194,69 +2123,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -3307,69 +2173,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -3424,69 +2227,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -3535,69 +2275,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -3654,69 +2331,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -3765,69 +2379,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -3884,69 +2435,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4012,69 +2500,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -4125,69 +2550,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4244,69 +2606,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4366,69 +2665,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -4472,69 +2708,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4592,69 +2765,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4715,69 +2825,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -4829,69 +2876,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4953,69 +2937,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -5071,69 +2992,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -5185,69 +3043,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5316,69 +3111,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -5422,69 +3154,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5544,69 +3213,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -5634,27 +3240,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -5671,69 +3256,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5807,48 +3329,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "follow limit reached", "quota", "used"}` */
             429: {
                 headers: {
@@ -5856,27 +3336,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5909,27 +3368,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -5955,69 +3393,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6047,27 +3422,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -6084,69 +3438,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6216,48 +3507,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "rule limit reached", "quota", "used"}` */
             429: {
                 headers: {
@@ -6265,27 +3514,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6318,27 +3546,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -6364,69 +3571,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6488,69 +3632,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -6578,27 +3659,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -6615,69 +3675,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6742,48 +3739,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "group limit reached", "quota", "used"}` */
             429: {
                 headers: {
@@ -6791,27 +3746,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -6886,90 +3820,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -7048,48 +3898,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "group wallet limit reached", "quota": 25, "used"}` */
             429: {
                 headers: {
@@ -7097,27 +3905,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -7201,90 +3988,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE (retryable) */
             503: {
                 headers: {
@@ -7312,27 +4015,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -7349,69 +4031,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -7486,48 +4105,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "watchlist limit reached", "quota": 200, "used"}` */
             429: {
                 headers: {
@@ -7535,27 +4112,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -7588,27 +4144,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -7634,69 +4169,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -7760,69 +4232,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     createStrategy: {
@@ -7879,48 +4288,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with quota and used */
             429: {
                 headers: {
@@ -7928,27 +4295,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8027,48 +4373,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with quota and used */
             429: {
                 headers: {
@@ -8076,27 +4380,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8123,27 +4406,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -8169,69 +4431,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8309,90 +4508,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     strategyTrades: {
@@ -8421,27 +4536,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -8467,69 +4561,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8556,27 +4587,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -8602,69 +4612,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8692,27 +4639,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -8738,69 +4664,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8830,27 +4693,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
@@ -8876,69 +4718,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8993,69 +4772,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE */
@@ -9119,69 +4835,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE */
             503: {
                 headers: {
@@ -9239,69 +4892,6 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description FEED_UNAVAILABLE */
             503: {
                 headers: {
@@ -9336,69 +4926,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
             };
         };
     };

@@ -2643,69 +2643,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     readyz: {
@@ -2724,69 +2661,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Readiness"];
-                };
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description Not ready; checks name what is down */
@@ -2841,48 +2715,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     getPresets: {
@@ -2914,69 +2746,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     getPlans: {
@@ -3007,69 +2776,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
             };
         };
     };
@@ -3115,48 +2821,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE with Retry-After while the engine starts */
@@ -3211,48 +2875,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE while the engine warms up */
@@ -3324,27 +2946,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with Retry-After */
             429: {
                 headers: {
@@ -3353,27 +2954,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE while the engine warms up */
@@ -3418,48 +2998,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     getHoodMark: {
@@ -3502,27 +3040,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with Retry-After */
             429: {
                 headers: {
@@ -3531,27 +3048,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE (retryable): the chain or the USD price source failed, or markets are loading */
@@ -3631,27 +3127,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit) */
             429: {
                 headers: {
@@ -3660,27 +3135,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE (retryable): the index warming, or the Hood pool unreadable */
@@ -3717,27 +3171,6 @@ export interface operations {
                     "application/json": components["schemas"]["AgentRecordResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Unknown user: a plain {error} body */
             404: {
                 headers: {
@@ -3745,27 +3178,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description RATE_LIMITED with Retry-After */
@@ -3776,27 +3188,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable): the account could not be read */
@@ -3833,27 +3224,6 @@ export interface operations {
                     "application/json": components["schemas"]["CopyScoreResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description MARKET_NOT_FOUND: unknown or unpublished agent (reason agent_not_found) */
             404: {
                 headers: {
@@ -3861,27 +3231,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description RATE_LIMITED with Retry-After */
@@ -3892,27 +3241,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
@@ -3961,27 +3289,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED with Retry-After */
             429: {
                 headers: {
@@ -3990,27 +3297,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
@@ -4099,48 +3385,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4239,48 +3483,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
             429: {
                 headers: {
@@ -4288,27 +3490,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED */
@@ -4343,27 +3524,6 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchJob"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
@@ -4389,69 +3549,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -4515,27 +3612,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED (uploads per minute of the plan) */
             429: {
                 headers: {
@@ -4543,27 +3619,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -4589,27 +3644,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description ROUTE_NOT_FOUND: no hosted image by that name */
             404: {
                 headers: {
@@ -4617,48 +3651,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -4719,48 +3711,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4877,69 +3827,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description LAUNCH_FAILED (retryable: read the bundle) */
             500: {
                 headers: {
@@ -4999,27 +3886,6 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicBundle"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
@@ -5045,69 +3911,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -5177,48 +3980,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -5308,48 +4069,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -5357,27 +4076,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -5458,69 +4156,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description LAUNCH_FAILED (retryable: confirm again with the same signature) */
             500: {
                 headers: {
@@ -5559,27 +4194,6 @@ export interface operations {
                     "application/json": components["schemas"]["StakingPositions"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
@@ -5596,69 +4210,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE: chain data unreadable (retryable) */
@@ -5739,48 +4290,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -5788,27 +4297,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
@@ -5889,48 +4377,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -5938,27 +4384,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
@@ -6039,48 +4464,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -6088,27 +4471,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
@@ -6153,27 +4515,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description JOB_NOT_FOUND: no build with this clientStakeId */
             404: {
                 headers: {
@@ -6190,90 +4531,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE */
@@ -6318,27 +4575,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description JOB_NOT_FOUND */
             404: {
                 headers: {
@@ -6355,90 +4591,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description FEED_UNAVAILABLE */
@@ -6471,27 +4623,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RewardClaimed"];
-                };
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6530,27 +4661,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -6558,27 +4668,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once) */
@@ -6642,69 +4731,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     claimCreatorFees: {
@@ -6734,27 +4760,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatorFeeClaim"];
-                };
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6793,48 +4798,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -6871,27 +4834,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -6899,69 +4841,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -7013,90 +4892,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             503: {
                 headers: {
@@ -7127,27 +4922,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -7164,69 +4938,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -7290,90 +5001,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     agentKeyUsage: {
@@ -7423,69 +5050,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -7546,48 +5110,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             429: {
                 headers: {
@@ -7595,27 +5117,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description Refused (error envelope) */
@@ -7688,90 +5189,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             503: {
                 headers: {
@@ -7832,69 +5249,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     ownKeyLimits: {
@@ -7913,27 +5267,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -7943,27 +5276,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             429: {
                 headers: {
@@ -7971,27 +5283,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8043,48 +5334,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             429: {
                 headers: {
@@ -8092,27 +5341,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8185,90 +5413,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     setKeyEmbeddedWallet: {
@@ -8321,90 +5465,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     tierSnapshot: {
@@ -8423,27 +5483,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -8453,27 +5492,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             429: {
                 headers: {
@@ -8481,27 +5499,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -8562,90 +5559,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     enableAgentFeatures: {
@@ -8695,90 +5608,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             503: {
                 headers: {
@@ -8819,69 +5648,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     describeDeviceRequest: {
@@ -8903,27 +5669,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -8940,69 +5685,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9063,90 +5745,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     exchangeDeviceCode: {
@@ -9178,48 +5776,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             429: {
                 headers: {
@@ -9227,27 +5783,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9268,27 +5803,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -9296,69 +5810,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9385,27 +5836,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refused (error envelope) */
             401: {
                 headers: {
@@ -9422,69 +5852,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9507,27 +5874,6 @@ export interface operations {
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             401: {
                 headers: {
@@ -9535,69 +5881,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9633,27 +5916,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             403: {
                 headers: {
@@ -9670,90 +5932,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -9790,90 +5968,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     revokeWallet: {
@@ -9897,48 +5991,6 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeWallet"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             404: {
                 headers: {
@@ -9946,69 +5998,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10047,27 +6036,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             404: {
                 headers: {
@@ -10075,90 +6043,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10194,27 +6078,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             403: {
                 headers: {
@@ -10231,90 +6094,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10350,27 +6129,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             403: {
                 headers: {
@@ -10387,90 +6145,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10500,48 +6174,6 @@ export interface operations {
                     "application/json": components["schemas"]["SignResult"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             403: {
                 headers: {
@@ -10558,90 +6190,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10677,27 +6225,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             403: {
                 headers: {
@@ -10705,90 +6232,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -10824,27 +6267,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             409: {
                 headers: {
@@ -10852,90 +6274,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
@@ -10981,90 +6319,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description UNAUTHORIZED */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     listWebhooks: {
@@ -11085,27 +6339,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Missing or invalid session */
             401: {
                 headers: {
@@ -11122,69 +6355,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -11238,90 +6408,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description BODY_TOO_LARGE */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "BODY_TOO_LARGE";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     rotateWebhookSecret: {
@@ -11343,27 +6429,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
-                };
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description Missing or invalid session */
@@ -11400,69 +6465,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -11488,27 +6490,6 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookRevoked"];
                 };
             };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
             /** @description Missing or invalid session */
             401: {
                 headers: {
@@ -11536,69 +6517,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
         };
     };
     listWebhookDeliveries: {
@@ -11620,27 +6538,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
-                };
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
             /** @description Missing or invalid session */
@@ -11677,69 +6574,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "RATE_LIMITED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
                 };
             };
         };
@@ -11767,69 +6601,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description VALIDATION_FAILED */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "VALIDATION_FAILED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description URI_TOO_LONG */
-            414: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "URI_TOO_LONG";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            /** @description INTERNAL */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "INTERNAL";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
             };
         };
     };
