@@ -178,7 +178,8 @@ export const openApiDocument = (
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: OPENAPI_VERSION, description: info.description },
-    ...(info.serverUrl !== undefined ? { servers: [{ url: info.serverUrl }] } : {}),
+    // Without a configured address the server is the listener that served the document ("/", relative to it).
+    servers: [{ url: info.serverUrl ?? "/", description: info.serverUrl === undefined ? "The listener that served this document" : "This engine" }],
     paths,
     components: { schemas: definitions, securitySchemes }
   }
