@@ -9,9 +9,12 @@ export default defineConfig({
       "api/**/*.test.ts",
       "clickhouse/**/*.test.ts",
       "test/**/*.test.ts",
-      "web/src/**/*.test.ts"
+      "web/src/**/*.test.ts",
+      "clients/**/*.test.ts"
     ],
     globalSetup: ["test/support/globalSetup.ts"],
+    // The contract check: e2e, conformance and property answers are validated against the OpenAPI documents.
+    setupFiles: ["test/support/contractSetup.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

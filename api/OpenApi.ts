@@ -6,7 +6,7 @@
  * schemas become JSON Schema through `JSONSchema.fromAST`, sharing one `components.schemas` table.
  */
 import { JSONSchema, Schema } from "effect"
-import { ErrorCodes } from "../src/domain/ErrorCodes.js"
+import { type ErrorCode, ErrorCodes } from "../src/domain/ErrorCodes.js"
 import { isJsonMediaType, JSON_MEDIA_TYPES } from "./InputGate.js"
 import type { ResponseDoc, RouteBody, RouteDef } from "./Router.js"
 
@@ -38,16 +38,59 @@ export const parameterDocs = (route: RouteDef): ReadonlyArray<ParameterDoc> => {
 
 export const OPENAPI_VERSION = "1.0.0"
 
-/** The error envelope of spec section 7. */
-export const ErrorEnvelope = Schema.Struct({
-  success: Schema.Literal(false),
-  error: Schema.Struct({
-    code: Schema.Literal(...(Object.keys(ErrorCodes) as [string, ...string[]])),
-    message: Schema.String,
-    field: Schema.optional(Schema.String),
-    retryable: Schema.optional(Schema.Boolean)
+/**
+ * The error envelope of spec section 7 with `error.code` one of `codes`: closed at the top, its
+ * `error` open (a code's details: `scope`, `retryAfter`, `reason`, `limitBytes`, ...).
+ */
+export const errorEnvelopeOf = (codes: readonly [string, ...string[]]) =>
+  Schema.Struct({
+    success: Schema.Literal(false),
+    error: Schema.Struct(
+      {
+        code: Schema.Literal(...codes),
+        message: Schema.String,
+        field: Schema.optional(Schema.String),
+        retryable: Schema.optional(Schema.Boolean)
+      },
+      Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    )
   })
-}).annotations({ identifier: "ErrorEnvelope", description: "Every refusal. Branch on error.code, never on message." })
+
+/** The error envelope of spec section 7, any code. */
+export const ErrorEnvelope = errorEnvelopeOf(Object.keys(ErrorCodes) as [string, ...string[]]).annotations({
+  identifier: "ErrorEnvelope",
+  description: "Every refusal. Branch on error.code, never on message."
+})
+
+/**
+ * A documented refusal: the envelope with `error.code` one of `codes` (the description names
+ * them). The router's own refusals at the same status (`implicitRefusals`) are added to the
+ * document's enum, so a route lists only what it decides; at a status the route does not
+ * declare they are the operation's `x-router-refusals` (status → codes, the envelope's shape).
+ */
+export const refusal = (codes: readonly [ErrorCode, ...ErrorCode[]], note?: string): ResponseDoc => ({
+  description: note === undefined ? codes.join(", ") : `${codes.join(", ")}: ${note}`,
+  codes
+})
+
+/** A documented success: its description and the Effect schema of its body (a closed object in the document). */
+export const answer = (description: string, schema: Schema.Schema.Any, headers?: ReadonlyArray<string>): ResponseDoc => ({
+  description,
+  schema,
+  ...(headers !== undefined ? { headers } : {})
+})
+
+/**
+ * The refusals the router itself answers on a route, whatever the route declares (`Router.ts`,
+ * `InputGate.ts`, the credential checks): by status.
+ */
+export const implicitRefusals = (route: RouteDef): Readonly<Record<number, ReadonlyArray<ErrorCode>>> => ({
+  400: ["VALIDATION_FAILED"],
+  414: ["URI_TOO_LONG"],
+  500: ["INTERNAL"],
+  ...(route.body !== undefined ? { 413: ["BODY_TOO_LARGE"] } : {}),
+  ...(route.auth !== "public" ? { 401: ["UNAUTHORIZED"], 429: ["RATE_LIMITED"] } : {})
+})
 
 /**
  * The market-data service's plain refusal (spec document 2, section 7): `{error: message}` and
@@ -78,23 +121,35 @@ export const openApiDocument = (
   info: { readonly title: string; readonly description: string; readonly serverUrl?: string }
 ): Record<string, unknown> => {
   const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const toJson = (schema: Schema.Schema.Any): JSONSchema.JsonSchema7 =>
-    JSONSchema.fromAST(schema.ast, {
-      definitions,
-      definitionPath: "#/components/schemas/",
-      target: "openApi3.1",
-      additionalPropertiesStrategy: "allow"
-    })
-  const errorRef = toJson(ErrorEnvelope)
+  // Request bodies stay open as documented (the decoders ignore members they do not read);
+  // responses are the engine's own shapes, closed (`additionalProperties: false`). A named
+  // schema is documented once, by its first use.
+  const convert = (schema: Schema.Schema.Any, additionalPropertiesStrategy: "allow" | "strict"): JSONSchema.JsonSchema7 =>
+    JSONSchema.fromAST(schema.ast, { definitions, definitionPath: "#/components/schemas/", target: "openApi3.1", additionalPropertiesStrategy })
+  const toJson = (schema: Schema.Schema.Any) => convert(schema, "allow")
+  const toResponseJson = (schema: Schema.Schema.Any) => convert(schema, "strict")
+  const errorRef = toResponseJson(ErrorEnvelope)
 
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     if (route.internal === true) continue
     const parameters = parameterDocs(route)
     const responses: Record<string, unknown> = {}
+    const implicit = implicitRefusals(route)
+    // The router's refusals at a status the route does not declare: beside the responses (an
+    // extension), so `responses` stays exactly what the route declares.
+    const routerRefusals = Object.fromEntries(Object.entries(implicit).filter(([status]) => route.responses[Number(status)] === undefined))
     for (const [status, doc] of Object.entries(route.responses)) {
       const isError = Number(status) >= 400
-      const schema = doc.schema !== undefined ? toJson(doc.schema) : isError ? errorRef : undefined
+      const codes = doc.codes === undefined ? undefined : [...new Set([...doc.codes, ...(implicit[Number(status)] ?? [])])]
+      const schema =
+        doc.schema !== undefined
+          ? toResponseJson(doc.schema)
+          : codes !== undefined && codes.length > 0
+            ? toResponseJson(errorEnvelopeOf(codes as [string, ...string[]]))
+            : isError
+              ? errorRef
+              : undefined
       responses[status] = {
         description: doc.description,
         ...(doc.headers !== undefined && doc.headers.length > 0
@@ -113,6 +168,7 @@ export const openApiDocument = (
         ? { requestBody: { required: true, content: requestContent(route.body, toJson) } }
         : {}),
       responses,
+      "x-router-refusals": routerRefusals,
       // A public route that reads x-api-key takes a key optionally (the agent quote: the caller's plan).
       security: route.auth === "public" ? (route.headers?.includes("x-api-key") === true ? [{}, { agentKey: [] }] : []) : [{ [route.auth]: [] }]
     }
@@ -122,7 +178,8 @@ export const openApiDocument = (
   return {
     openapi: "3.1.0",
     info: { title: info.title, version: OPENAPI_VERSION, description: info.description },
-    ...(info.serverUrl !== undefined ? { servers: [{ url: info.serverUrl }] } : {}),
+    // Without a configured address the server is the listener that served the document ("/", relative to it).
+    servers: [{ url: info.serverUrl ?? "/", description: info.serverUrl === undefined ? "The listener that served this document" : "This engine" }],
     paths,
     components: { schemas: definitions, securitySchemes }
   }

@@ -31,6 +31,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { Cause, Effect, Either, Exit, Fiber, ParseResult, Runtime, Schema } from "effect"
 import { type ApiError, apiError, validationFailed } from "../src/domain/ApiError.js"
+import type { ErrorCode } from "../src/domain/ErrorCodes.js"
 import type { FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { errorReply, type Header, type Method, type Reply, type Request, statusLine } from "./Http.js"
 import {
@@ -46,9 +47,17 @@ import {
 } from "./InputGate.js"
 import { type Decoded, decodeInto, isApiError, type Param, type Params, scanQuery, undeclaredParam } from "./QueryParams.js"
 
+/**
+ * One documented response (`OpenApi.ts` builds the document from these): a success's body
+ * `schema` (an Effect schema, closed in the document), or a refusal's `codes` (the envelope with
+ * `error.code` one of them); a refusal with neither is the envelope with any code. Built with
+ * `answer(...)` and `refusal([...])` from `OpenApi.ts`.
+ */
 export interface ResponseDoc {
   readonly description: string
   readonly schema?: Schema.Schema.Any
+  /** A refusal's possible codes. */
+  readonly codes?: ReadonlyArray<ErrorCode>
   readonly headers?: ReadonlyArray<string>
 }
 

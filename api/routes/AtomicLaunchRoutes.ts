@@ -15,9 +15,11 @@ import type { LaunchRequestSettings } from "../../src/services/launch/request/La
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
+import { answer } from "../OpenApi.js"
 import { json, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
+import { AtomicBuilt, AtomicBundle, AtomicLanded, AtomicNotLanded, LaunchResult } from "./LaunchResponses.js"
 import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface AtomicLaunchRoutesOptions {
@@ -107,7 +109,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
       decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeAtomicLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
     }),
     responses: {
-      200: { description: "The bundle's legs (2.4), or the launch result of a confirmed same-body repeat" },
+      200: answer("The bundle's legs (2.4), or the launch result of a confirmed same-body repeat", Schema.Union(AtomicBuilt, LaunchResult)),
       400: { description: "VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING, TIER_REQUIRED, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, KEY_LIMIT_REACHED, EXCLUSIVE_NOT_ELIGIBLE, delegation refusals" },
@@ -136,7 +138,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     headers: AGENT_AUTH_HEADERS,
     body: { schema: AtomicSubmitWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
-      200: { description: "{status: landed, bundleId, mint, signatures, booking: {state, missing}}" },
+      200: answer("{status: landed, bundleId, mint, signatures, booking: {state, missing}}", AtomicLanded),
       400: { description: "VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed)" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, UNRECOGNIZED_TRANSACTION, delegation refusals" },
@@ -144,7 +146,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
       409: { description: "IDEMPOTENCY_CONFLICT, retryable: a submit of this bundle is in progress" },
       500: { description: "LAUNCH_FAILED (retryable: read the bundle)" },
       501: { description: "VALIDATION_FAILED, retryable: no block engine configured" },
-      502: { description: "{status: failed | timeout, bundleId, retryable: false}" },
+      502: answer("{status: failed | timeout, bundleId, retryable: false}", AtomicNotLanded),
       503: { description: "LAUNCH_DISABLED" }
     },
     ...(guard !== undefined ? { guard } : {}),
@@ -162,7 +164,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     headers: AGENT_AUTH_HEADERS,
     pathParams: { bundleId: stringParam("The bundleId the build answered", { required: true, emptyIsValue: true }) },
     responses: {
-      200: { description: "{success, bundle}" },
+      200: answer("{success, bundle}", AtomicBundle),
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING (launch:read)" },
       404: { description: "JOB_NOT_FOUND: unknown or another account's bundleId" }

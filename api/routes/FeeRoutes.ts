@@ -11,12 +11,14 @@ import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
+import { answer } from "../OpenApi.js"
 import { json } from "../Http.js"
 import { intParam, stringParam } from "../QueryParams.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { type AccountWriteWindow, accountWriteWindow } from "../../src/db/WindowTakes.js"
 import { takeAccountWrite } from "../AccountWriteLimit.js"
 import { route, type RouteDef } from "../Router.js"
+import { CreatorFeeClaim, CreatorFeeList } from "./FeeResponses.js"
 
 export const FEE_CLAIMS_PER_MIN = 6
 
@@ -55,7 +57,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
       cursor: stringParam("continueCursor of the previous page")
     },
     responses: {
-      200: { description: "{success, tokens[], continueCursor, isDone}; an entry that could not be read has unreadable: true" },
+      200: answer("{success, tokens[], continueCursor, isDone}; an entry that could not be read has unreadable: true", CreatorFeeList),
       400: { description: "VALIDATION_FAILED" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING (account:read or launch:write)" }
@@ -75,7 +77,7 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     pathParams: { mint: stringParam("The token's mint (a 0x address is Hood)", { required: true, emptyIsValue: true }) },
     body: { schema: FeeClaimBody, documented: Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) }), maxBytes: 1024 },
     responses: {
-      200: { description: "{success, mint, chain, dryRun, recipient, claimed[], remaining[], warnings[]} (a dry run: txHash null, claimable, reason)" },
+      200: answer("{success, mint, chain, dryRun, recipient, claimed[], remaining[], warnings[]} (a dry run: txHash null, claimable, reason)", CreatorFeeClaim),
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN" },
       404: { description: "MARKET_NOT_FOUND: no token of this account has this mint" },

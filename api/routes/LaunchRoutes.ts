@@ -21,9 +21,11 @@ import type { LaunchRequestRefused, LaunchRequestSettings } from "../../src/serv
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
+import { answer } from "../OpenApi.js"
 import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
+import { LaunchAccepted, LaunchDryRun, LaunchJob, LaunchResult, UploadedImage } from "./LaunchResponses.js"
 
 export interface LaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true`. */
@@ -107,8 +109,8 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     headers: AGENT_AUTH_HEADERS,
     body: launchBody,
     responses: {
-      200: { description: "Launch result (2.5); also the stored result of a confirmed same-body repeat" },
-      202: { description: "Accepted (async): {success, accepted, clientLaunchId, status, jobUrl}" },
+      200: answer("Launch result (2.5); also the stored result of a confirmed same-body repeat", LaunchResult),
+      202: answer("Accepted (async): {success, accepted, clientLaunchId, status, jobUrl}", LaunchAccepted),
       400: { description: "Validation (VALIDATION_FAILED, INVALID_NAME_BYTES, ..., TRANSACTION_TOO_LARGE)" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       402: { description: "INSUFFICIENT_OWNER_BALANCE" },
@@ -147,7 +149,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     headers: AGENT_AUTH_HEADERS,
     body: launchBody,
     responses: {
-      200: { description: "Dry-run result (2.6)" },
+      200: answer("Dry-run result (2.6)", LaunchDryRun),
       400: { description: "The launch's validation refusals" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals" },
@@ -170,7 +172,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     headers: AGENT_AUTH_HEADERS,
     pathParams: { clientLaunchId: stringParam("The launch's clientLaunchId", { required: true, emptyIsValue: true }) },
     responses: {
-      200: { description: "Job record" },
+      200: answer("Job record", LaunchJob),
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING (launch:read)" },
       404: { description: "JOB_NOT_FOUND: unknown or another account's id" }
@@ -209,7 +211,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       decode: (body: unknown) => (body instanceof Uint8Array ? body : new Uint8Array())
     }),
     responses: {
-      200: { description: "{success, imageUrl}" },
+      200: answer("{success, imageUrl}", UploadedImage),
       400: { description: "UPLOAD_INVALID" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING" },

@@ -180,6 +180,7 @@ const FeedResponse = Schema.Struct({
   warming: Schema.Boolean,
   reset: Schema.Boolean,
   removed: Schema.Array(Schema.String),
+  organicScoreGuidance: Schema.optional(Schema.String),
   asOf: Schema.optional(Schema.NullOr(Schema.String)),
   stale: Schema.optional(Schema.Boolean),
   feed: Schema.optional(Schema.String),

@@ -15,8 +15,10 @@ import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
+import { answer } from "../OpenApi.js"
 import { json, type Request } from "../Http.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
+import { HoodOperationPending, HoodSelfBuilt, LaunchDryRun, LaunchResult, SolanaSelfBuilt } from "./LaunchResponses.js"
 import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
 export interface SelfLaunchRoutesOptions {
@@ -119,7 +121,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     headers: AGENT_AUTH_HEADERS,
     body: selfBody,
     responses: {
-      200: { description: "The unsigned artifacts, or the launch result of a confirmed same-body repeat" },
+      200: answer("The unsigned artifacts, or the launch result of a confirmed same-body repeat", Schema.Union(SolanaSelfBuilt, HoodSelfBuilt, LaunchResult)),
       ...refusals,
       402: { description: "INSUFFICIENT_OWNER_BALANCE (Hood: the gas of the legs)" },
       409: { description: "IDEMPOTENCY_CONFLICT (reason prior_attempt_on_chain or prior_attempt_in_flight on repeats)" },
@@ -142,7 +144,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     body: selfBody,
-    responses: { 200: { description: "Dry-run result (2.6) with launchWalletId" }, ...refusals, 429: { description: "RATE_LIMITED" } },
+    responses: { 200: answer("Dry-run result (2.6) with launchWalletId", LaunchDryRun), ...refusals, 429: { description: "RATE_LIMITED" } },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
@@ -158,7 +160,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     headers: AGENT_AUTH_HEADERS,
     body: { schema: SelfConfirmWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
-      200: { description: "The launch result (2.5), or the sequenced operation's next state" },
+      200: answer("The launch result (2.5), or the sequenced operation's next state", Schema.Union(LaunchResult, HoodOperationPending)),
       400: { description: "VALIDATION_FAILED (field signature: not on chain yet, retryable; or not this launch)" },
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       402: { description: "FEE_LEG_MISSING" },

@@ -15,6 +15,7 @@ import type { StakingCaller, StakingServiceShape } from "../../src/services/stak
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
+import { answer } from "../OpenApi.js"
 import { errorReply, json, type Reply } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -22,6 +23,7 @@ import { type AccountWriteWindow, accountWriteWindow } from "../../src/db/Window
 import { takeAccountWrite } from "../AccountWriteLimit.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { decodeStakeBuildBody, decodeStakeConfirmBody, decodeStakeSubmitBody } from "./StakingDecoders.js"
+import { RewardClaimed, StakeDryRun, StakeOperation, StakingPositions } from "./StakingResponses.js"
 
 /** Stake, unstake, finish and reward claims, per account and minute (spec section 8). */
 export const STAKING_WRITES_PER_MIN = 6
@@ -79,7 +81,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     responses: {
-      200: { description: "Pool figures and wallets[]" },
+      200: answer("Pool figures and wallets[]", StakingPositions),
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "SCOPE_MISSING (account:read or launch:write)" },
       503: { description: "FEED_UNAVAILABLE: chain data unreadable (retryable)" }
@@ -99,7 +101,10 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
       headers: AGENT_AUTH_HEADERS,
       body: decodedBody({ schema: BuildWire(action), maxBytes: STAKING_BODY_BYTES_MAX, decode: (body: unknown) => decodeStakeBuildBody(action, body) }),
       responses: {
-        200: { description: "Dry run figures, a confirmed operation (main) or a built transaction (linked, TEE); a replay answers the stored operation" },
+        200: answer(
+          "Dry run figures, a confirmed operation (main) or a built transaction (linked, TEE); a replay answers the stored operation",
+          Schema.Union(StakeDryRun, StakeOperation)
+        ),
         400: { description: "VALIDATION_FAILED" },
         401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
         402: { description: "INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve" },
@@ -127,7 +132,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     headers: AGENT_AUTH_HEADERS,
     body: decodedBody({ schema: SubmitWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeSubmitBody }),
     responses: {
-      200: { description: "The confirmed operation" },
+      200: answer("The confirmed operation", StakeOperation),
       400: { description: "VALIDATION_FAILED" },
       404: { description: "JOB_NOT_FOUND: no build with this clientStakeId" },
       409: { description: "IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED 409 (not the built message)" },
@@ -148,7 +153,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     headers: AGENT_AUTH_HEADERS,
     body: decodedBody({ schema: ConfirmWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeConfirmBody }),
     responses: {
-      200: { description: "The confirmed operation" },
+      200: answer("The confirmed operation", StakeOperation),
       400: { description: "VALIDATION_FAILED" },
       404: { description: "JOB_NOT_FOUND" },
       409: { description: "VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending" },
@@ -170,7 +175,7 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     headers: AGENT_AUTH_HEADERS,
     pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id; Hood: hood-<n>, read-only here)", { required: true, emptyIsValue: true }) },
     responses: {
-      200: { description: "{success, rewardId, owner, mint, amountRaw, signature}" },
+      200: answer("{success, rewardId, owner, mint, amountRaw, signature}", RewardClaimed),
       401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
       403: { description: "STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site), SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
       404: { description: "STAKING_REWARD_NOT_FOUND" },

@@ -1,0 +1,86 @@
+/**
+ * The agent tool server with the SDK's own client over both real transports: stdio (the server
+ * spawned as `npm run mcp` runs it) and streamable HTTP. The engine side is the real route
+ * declarations and router over HTTP (`mountRoutes`: the launch configuration and market routes
+ * over a market index that has not loaded yet), so a success is the route's documented answer and
+ * a refusal (the market read's retryable 503 `FEED_UNAVAILABLE` while the index warms) comes back
+ * as a tool error carrying the spec's `code`.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Effect, Exit, Scope } from "effect"
+import type * as http from "node:http"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MarketIndexStore } from "../../actors/MarketIndex.js"
+import { launchConfigRoutes } from "../../api/routes/LaunchConfigRoutes.js"
+import { marketRoutes } from "../../api/routes/MarketRoutes.js"
+import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
+import { projectRoot } from "../../test/support/engine.js"
+import { mountRoutes } from "../../test/support/httpRoutes.js"
+import { MCP_HTTP_PATH, serveHttp } from "./server.js"
+
+let scope: Scope.CloseableScope
+let engineUrl: string
+let httpServer: http.Server
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  const routes = [
+    ...launchConfigRoutes(DefaultDevBuyCeilings),
+    ...marketRoutes({ index: new MarketIndexStore(), nowMs: () => Date.now(), curveProgram: "SVCcurve11111111111111111111111111111111111" })
+  ]
+  engineUrl = await Effect.runPromise(Scope.extend(mountRoutes(routes, "mcp-test-engine"), scope))
+  httpServer = await serveHttp({ baseUrl: engineUrl, apiKey: "svc_test_unused", port: 0 })
+})
+
+afterAll(async () => {
+  await new Promise((r) => httpServer?.close(r))
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+const exercise = async (client: Client) => {
+  const tools = (await client.listTools()).tools.map((t) => t.name)
+  expect(tools).toEqual(
+    expect.arrayContaining(["quote_pairs", "market", "quote", "feed", "launch_dry_run", "launch", "launch_job", "staking_positions", "claim_staking_reward", "creator_fees", "claim_creator_fees"])
+  )
+  const pairs = await client.callTool({ name: "quote_pairs", arguments: {} })
+  expect(pairs.isError).toBeFalsy()
+  expect(JSON.stringify(pairs.structuredContent)).toContain("solana")
+
+  const warming = await client.callTool({ name: "market", arguments: { chain: "solana", mint: "So11111111111111111111111111111111111111112" } })
+  expect(warming.isError).toBe(true)
+  expect(warming.structuredContent).toMatchObject({ status: 503, code: "FEED_UNAVAILABLE", retryable: true })
+  expect((warming.content as Array<{ text: string }>)[0]!.text).toMatch(/^FEED_UNAVAILABLE: /)
+}
+
+describe("the MCP tool server", () => {
+  it("serves the tools over stdio", async () => {
+    const client = new Client({ name: "test", version: "1.0.0" })
+    await client.connect(
+      new StdioClientTransport({
+        command: path.join(projectRoot, "node_modules/.bin/tsx"),
+        args: [path.join(projectRoot, "clients/mcp/server.ts")],
+        env: { ...(process.env as Record<string, string>), CURVESTREAM_URL: engineUrl, CURVESTREAM_API_KEY: "svc_test_unused" },
+        stderr: "pipe"
+      })
+    )
+    try {
+      await exercise(client)
+    } finally {
+      await client.close()
+    }
+  }, 120_000)
+
+  it("serves the tools over streamable HTTP", async () => {
+    const { port } = httpServer.address() as { port: number }
+    const client = new Client({ name: "test", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}${MCP_HTTP_PATH}`)))
+    try {
+      await exercise(client)
+    } finally {
+      await client.close()
+    }
+  })
+})

@@ -1,0 +1,167 @@
+/**
+ * The agent tool server (issue 32): the engine's capabilities as Model Context Protocol tools,
+ * each one call of the typed client (`clients/typescript`) with the agent's key, so a tool's
+ * input is the route's declared input and its output the route's documented answer. A refusal
+ * comes back as a tool error whose structured content is the envelope's `error` (its `code`).
+ *
+ *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY)
+ *   npm run mcp -- --http 8765        streamable HTTP at http://127.0.0.1:8765/mcp
+ */
+import * as http from "node:http"
+import { fileURLToPath } from "node:url"
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { z } from "zod"
+import { engineClient } from "../typescript/index.js"
+
+export const MCP_HTTP_PATH = "/mcp"
+
+export interface ToolServerOptions {
+  /** The engine's main listener. */
+  readonly baseUrl: string
+  /** The agent key the tools call with. */
+  readonly apiKey: string
+  readonly fetch?: typeof globalThis.fetch
+}
+
+type Answer = { readonly data?: unknown; readonly error?: unknown; readonly response: Response }
+
+/** A typed call's answer as a tool result: the body, or a tool error carrying the envelope's `error` (`code`, `message`, ...). */
+const result = ({ data, error, response }: Answer) => {
+  if (error === undefined) {
+    const body = (data ?? {}) as Record<string, unknown>
+    return { content: [{ type: "text" as const, text: JSON.stringify(body) }], structuredContent: body }
+  }
+  const envelope = error as { error?: Record<string, unknown> | string }
+  const detail = typeof envelope.error === "object" && envelope.error !== null ? envelope.error : { code: `HTTP_${response.status}`, message: String(envelope.error ?? response.statusText) }
+  return {
+    isError: true,
+    content: [{ type: "text" as const, text: `${String(detail.code)}: ${String(detail.message)}` }],
+    structuredContent: { status: response.status, ...detail }
+  }
+}
+
+const chain = z.enum(["solana", "hood"])
+const rawAmount = z.string().regex(/^(0|[1-9][0-9]*)$/)
+
+/** The tool server over the engine at `baseUrl`, calling with `apiKey`. */
+export const toolServer = (o: ToolServerOptions): McpServer => {
+  const engine = engineClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
+  const server = new McpServer({ name: "curvestream", version: "1.0.0" })
+
+  server.registerTool(
+    "quote_pairs",
+    { description: "The launch quote pairs (chain, quote asset, decimals, dev-buy bounds)", inputSchema: {} },
+    async () => result(await engine.GET("/api/v1/launch/quote-pairs"))
+  )
+  server.registerTool(
+    "market",
+    { description: "A market's record (curve state, lifecycle, venue)", inputSchema: { chain, mint: z.string() } },
+    async ({ chain, mint }) => result(await engine.GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain, mint } } }))
+  )
+  server.registerTool(
+    "quote",
+    {
+      description: "An exact-input trade quote on the venue the market trades on now, with the plan's fees (raw units)",
+      inputSchema: { chain, mint: z.string(), side: z.enum(["buy", "sell"]), amountIn: rawAmount, slippageBps: z.number().int().min(0).max(5_000).optional() }
+    },
+    async ({ chain, mint, side, amountIn, slippageBps }) =>
+      result(
+        await engine.GET("/api/v1/trade/agent/quote", {
+          params: { query: { chain, mint, side, amountIn, ...(slippageBps !== undefined ? { slippageBps } : {}) } }
+        } as never) as Answer
+      )
+  )
+  server.registerTool(
+    "feed",
+    { description: "The market feed (new, graduating, graduated)", inputSchema: { bucket: z.string().optional(), chain: chain.optional(), limit: z.number().int().min(1).max(100).optional() } },
+    async (q) => result(await engine.GET("/api/v1/markets/feed", { params: { query: q as never } }))
+  )
+  const launchBody = {
+    clientLaunchId: z.string().min(1).max(128),
+    name: z.string(),
+    symbol: z.string(),
+    imageUrl: z.string(),
+    chain: chain.optional(),
+    quoteAsset: z.string().optional(),
+    mode: z.enum(["open", "exclusive", "exp-a", "exp-b", "exp-c", "exp-custom"]).optional(),
+    buyAmount: z.string().optional(),
+    description: z.string().optional(),
+    visibility: z.enum(["production", "test", "local", "hidden"]).optional()
+  }
+  server.registerTool(
+    "launch_dry_run",
+    { description: "Every check of a headless launch; nothing recorded or sent (launch spec 2.6)", inputSchema: launchBody },
+    async (body) => result(await engine.POST("/api/v1/launch/headless/dry-run", { body: body as never }))
+  )
+  server.registerTool(
+    "launch",
+    { description: "A headless launch from the agent's embedded wallet; idempotent on clientLaunchId (launch spec 2.5); async answers 202 with the job URL", inputSchema: { ...launchBody, async: z.boolean().optional() } },
+    async (body) => result(await engine.POST("/api/v1/launch/headless", { body: body as never }))
+  )
+  server.registerTool(
+    "launch_job",
+    { description: "A launch's job record (launch spec 2.7): status submitted, confirming, confirmed or failed", inputSchema: { clientLaunchId: z.string() } },
+    async ({ clientLaunchId }) => result(await engine.GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } }))
+  )
+  server.registerTool(
+    "staking_positions",
+    { description: "The account's staking pool figures and wallets (stake, withdrawals, unclaimed rewards)", inputSchema: {} },
+    async () => result(await engine.GET("/api/v1/agent/staking"))
+  )
+  server.registerTool(
+    "claim_staking_reward",
+    { description: "Claim a staking reward to its recorded owner, at most once", inputSchema: { rewardId: z.string() } },
+    async ({ rewardId }) => result(await engine.POST("/api/v1/agent/staking/rewards/{rewardId}/claim", { params: { path: { rewardId } } }))
+  )
+  server.registerTool(
+    "creator_fees",
+    { description: "Creator fees of the account's launched tokens (what the chain would pay now)", inputSchema: { limit: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() } },
+    async (q) => result(await engine.GET("/api/v1/agent/fees", { params: { query: q as never } }))
+  )
+  server.registerTool(
+    "claim_creator_fees",
+    { description: "Claim a launched token's creator fees to the recipient fixed at launch; dryRun: what a claim would do", inputSchema: { mint: z.string(), dryRun: z.boolean().optional() } },
+    async ({ mint, dryRun }) =>
+      result(await engine.POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body: (dryRun !== undefined ? { dryRun } : {}) as never }))
+  )
+  return server
+}
+
+/** Serves the tools over streamable HTTP at `MCP_HTTP_PATH` (stateless: a server and transport per request). */
+export const serveHttp = (o: ToolServerOptions & { readonly port: number; readonly host?: string }): Promise<http.Server> =>
+  new Promise((resolve) => {
+    const listener = http.createServer(async (req, res) => {
+      if (new URL(req.url ?? "/", "http://x").pathname !== MCP_HTTP_PATH) {
+        res.writeHead(404).end()
+        return
+      }
+      // The agent's key: the request's own x-api-key when it sends one, else the server's.
+      const key = typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : o.apiKey
+      const server = toolServer({ ...o, apiKey: key })
+      // Stateless: no session id (the SDK's option must be present and undefined).
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined } as unknown as ConstructorParameters<typeof StreamableHTTPServerTransport>[0])
+      res.on("close", () => {
+        void transport.close()
+        void server.close()
+      })
+      await server.connect(transport)
+      await transport.handleRequest(req, res)
+    })
+    listener.listen(o.port, o.host ?? "127.0.0.1", () => resolve(listener))
+  })
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const baseUrl = process.env.CURVESTREAM_URL ?? "http://127.0.0.1:8080"
+  const apiKey = process.env.CURVESTREAM_API_KEY ?? ""
+  const httpAt = process.argv.indexOf("--http")
+  if (httpAt >= 0) {
+    const port = Number(process.argv[httpAt + 1] ?? "8765")
+    const listener = await serveHttp({ baseUrl, apiKey, port })
+    const address = listener.address() as { port: number }
+    console.error(`curvestream MCP server on http://127.0.0.1:${address.port}${MCP_HTTP_PATH} (engine ${baseUrl})`)
+  } else {
+    await toolServer({ baseUrl, apiKey }).connect(new StdioServerTransport())
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Every answer of both documents has a schema (issue 32): each JSON success of every route of
+ * both services' tables (`routeTables.ts`, as the composition roots mount them) is documented by
+ * a schema whose objects are closed, and each refusal by the error envelope. `UNDESCRIBED` is
+ * the exact list of successes still described in words only: a new route without a schema fails
+ * here, and so does a schema added without taking its route off the list.
+ */
+import { describe, expect, it } from "vitest"
+import { openApiDocument } from "../../api/OpenApi.js"
+import { dataServiceRoutes, documentInfo, mainRoutes } from "../../clients/typescript/documents.js"
+
+type Json = Record<string, any>
+
+/** Successes whose body is not JSON (bytes, SVG, HTML). */
+const NOT_JSON = new Set(["GET /api/v1/uploads/images/{file} 200", "GET /v1/strategy-lab/replay/{job_id}/chart.svg 200", "GET /v1/market/token/{address}/chart.svg 200"])
+
+/** Successes still described in words only, by document. */
+const UNDESCRIBED: Readonly<Record<string, ReadonlyArray<string>>> = {
+  main: [
+    "GET /healthz 200",
+    "GET /api/v1/verify/{chain}/{mint} 200",
+    "POST /api/v1/agent/keys 200",
+    "GET /api/v1/agent/keys 200",
+    "DELETE /api/v1/agent/keys/{prefix} 200",
+    "PATCH /api/v1/agent/keys/{prefix} 200",
+    "GET /api/v1/agent/keys/{prefix}/usage 200",
+    "PUT /api/v1/agent/keys/self/access 200",
+    "PUT /api/v1/agent/keys/{prefix}/access 200",
+    "GET /api/v1/agent/keys/{prefix}/access-changes 200",
+    "GET /api/v1/agent/keys/self/limits 200",
+    "PUT /api/v1/agent/keys/self/limits 200",
+    "PUT /api/v1/agent/keys/{prefix}/limits 200",
+    "PUT /api/v1/agent/keys/{prefix}/embedded-wallet 200",
+    "GET /api/v1/agent/tier 200",
+    "POST /api/v1/admin/agent-tier 200",
+    "POST /api/v1/agent/enable 200",
+    "POST /api/v1/auth/device/code 200",
+    "GET /api/v1/auth/device 200",
+    "POST /api/v1/auth/device/decision 200",
+    "POST /api/v1/auth/device/token 200",
+    "GET /api/v1/agent/devices 200",
+    "DELETE /api/v1/agent/devices/{prefix} 200",
+    "GET /api/v1/openapi.json 200"
+  ],
+  data: [
+    "GET /v1/market/token/{address} 200",
+    "GET /v1/market/token/{address}/history 200",
+    "GET /v1/market/token/{address}/top-traders 200",
+    "GET /v1/market/token/{address}/holders 200",
+    "GET /v1/market/token/{address}/venues 200",
+    "GET /v1/market/token/{address}/trades 200",
+    "GET /v1/market/token/{address}/profile 200",
+    "GET /v1/market/token/{address}/launch-overview 200",
+    "GET /v1/market/token/{address}/wallet-pnl 200",
+    "GET /v1/market/token-search 200",
+    "GET /v1/market/gainers 200",
+    "GET /v1/market/metas 200",
+    "GET /v1/market/activity 200",
+    "GET /v1/market/prices 200",
+    "GET /v1/market/cohort-overlap 200",
+    "GET /v1/launches/final-stretch 200",
+    "GET /v1/social/mentions 200",
+    "GET /v1/social/mention-marks 200",
+    "GET /v1/social/mentions/trending 200",
+    "GET /v1/wallets 200",
+    "GET /v1/wallets/{id} 200",
+    "GET /v1/groups 200",
+    "GET /v1/groups/{id} 200",
+    "GET /v1/market/labelled-trades 200",
+    "GET /v1/market/wallet/{address}/stats 200",
+    "GET /v1/market/wallet/{address}/activity 200",
+    "GET /v1/market/wallet/{address}/token-breakdown 200",
+    "GET /v1/market/wallet/{address}/portfolio 200",
+    "GET /v1/market/wallet/{address}/book-legs 200",
+    "GET /v1/assets 200",
+    "GET /v1/assets/{id} 200",
+    "GET /v1/me/follows 200",
+    "POST /v1/me/follows 200",
+    "POST /v1/me/follows 201",
+    "DELETE /v1/me/follows/{id} 200",
+    "GET /v1/me/rules 200",
+    "POST /v1/me/rules 201",
+    "DELETE /v1/me/rules/{id} 200",
+    "GET /v1/me/signals 200",
+    "GET /v1/me/groups 200",
+    "POST /v1/me/groups 201",
+    "DELETE /v1/me/groups 200",
+    "POST /v1/me/groups/{id}/wallets 201",
+    "DELETE /v1/me/groups/{id}/wallets 200",
+    "GET /v1/me/watchlist 200",
+    "POST /v1/me/watchlist 200",
+    "POST /v1/me/watchlist 201",
+    "DELETE /v1/me/watchlist/{id} 200",
+    "POST /v1/strategies 201",
+    "GET /v1/strategies 200",
+    "POST /v1/strategies/{id}/versions 201",
+    "PATCH /v1/strategies/{id} 200",
+    "GET /v1/strategies/{id} 200",
+    "GET /v1/strategies/{id}/trades 200",
+    "GET /v1/strategies/{id}/comparison 200",
+    "GET /v1/strategy-runs 200",
+    "GET /v1/trades 200",
+    "GET /v1/strategy-lab/edges 200",
+    "GET /v1/strategy-lab/runners 200",
+    "GET /v1/strategy-lab/first-signals 200",
+    "GET /v1/openapi.json 200"
+  ]
+}
+
+const documents = { main: openApiDocument(mainRoutes, documentInfo) as Json, data: openApiDocument(dataServiceRoutes, documentInfo) as Json }
+
+const resolve = (doc: Json, schema: Json): Json => (typeof schema.$ref === "string" ? doc.components.schemas[schema.$ref.split("/").pop()!] : schema)
+
+/** Object schemas under `schema` that are open (no `additionalProperties: false` and no typed index). */
+const openObjects = (doc: Json, schema: Json, at: string, seen = new Set<Json>()): Array<string> => {
+  const s = resolve(doc, schema)
+  if (s === undefined || seen.has(s)) return []
+  seen.add(s)
+  const here = s.type === "object" && s.properties !== undefined && s.additionalProperties === undefined ? [at] : []
+  const nested = [
+    ...Object.entries((s.properties ?? {}) as Json).flatMap(([k, v]) => openObjects(doc, v as Json, `${at}.${k}`, seen)),
+    ...(s.items !== undefined ? openObjects(doc, s.items as Json, `${at}[]`, seen) : []),
+    ...[...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])].flatMap((v: Json) => openObjects(doc, v, at, seen))
+  ]
+  return [...here, ...nested]
+}
+
+describe("every answer has a schema", () => {
+  for (const [name, doc] of Object.entries(documents)) {
+    it(`${name}: each JSON success has a closed schema but the listed ones, each refusal the envelope`, () => {
+      const undescribed: Array<string> = []
+      for (const [path, ops] of Object.entries(doc.paths as Json)) {
+        for (const [method, op] of Object.entries(ops as Json)) {
+          for (const [status, r] of Object.entries((op as Json).responses as Json)) {
+            const where = `${method.toUpperCase()} ${path} ${status}`
+            const schema = (r as Json).content?.["application/json"]?.schema as Json | undefined
+            const code = Number(status)
+            if (code >= 400) {
+              expect(schema, `${where}: a refusal's schema`).toBeDefined()
+              continue
+            }
+            if (code === 204 || code === 304 || NOT_JSON.has(where)) continue
+            if (schema === undefined) {
+              undescribed.push(where)
+              continue
+            }
+            expect(openObjects(doc, schema, "body"), `${where}: objects without additionalProperties`).toEqual([])
+          }
+        }
+      }
+      expect(undescribed).toEqual(UNDESCRIBED[name])
+    })
+  }
+
+  it("the router's own refusals are beside a route's declared responses, merged into a declared status's codes", () => {
+    const op = documents.main.paths["/api/v1/launch/headless/jobs/{clientLaunchId}"].get
+    expect(op.responses["401"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorEnvelope")
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "401", "403", "404"])
+    expect(op["x-router-refusals"]).toEqual({ 400: ["VALIDATION_FAILED"], 414: ["URI_TOO_LONG"], 429: ["RATE_LIMITED"], 500: ["INTERNAL"] })
+  })
+})

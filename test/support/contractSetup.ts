@@ -1,0 +1,16 @@
+/**
+ * A vitest setup file (`vitest.config.ts`): in the end-to-end, conformance and property suites,
+ * the global `fetch` checks every answer from a listener that serves an OpenAPI document against
+ * it (`contract.ts`), so an undocumented member or a wrong type fails the test that received it.
+ * Unit and integration tests keep the platform's `fetch` (their listeners mount partial tables).
+ */
+import { beforeAll } from "vitest"
+import { checkingFetch } from "./contract.js"
+
+/** Suites whose answers are checked. */
+export const CHECKED_SUITES = /[\\/]test[\\/](?:e2e|conformance|property)[\\/]/
+
+beforeAll((suite) => {
+  const file = "filepath" in suite && typeof suite.filepath === "string" ? suite.filepath : suite.file.filepath
+  if (CHECKED_SUITES.test(file)) globalThis.fetch = checkingFetch as typeof fetch
+})
