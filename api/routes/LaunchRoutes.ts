@@ -155,6 +155,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals" },
       409: { description: "IDEMPOTENCY_CONFLICT" },
       429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
+      500: { description: "LAUNCH_FAILED (a Hood launch without a linked EVM wallet, rule 8)" },
       503: { description: "LAUNCH_DISABLED" }
     },
     ...(guard !== undefined ? { guard } : {}),

@@ -1,6 +1,6 @@
 /**
  * Both services' route tables as the composition roots mount them (`src/main.ts`: every main
- * route, the launch, self-signed, atomic, staking and fee rails included; `src/DataService.ts`:
+ * route, the launch, self-signed, atomic, staking, trade, order, transfer and fee rails included; `src/DataService.ts`:
  * the tape with the lab, the reads, personal routes and strategies), built with dependencies
  * no construction reads: the OpenAPI documents the typed client is generated from
  * (`generate.ts`), and the tables the documents' conformance tests read.
@@ -28,6 +28,9 @@ import { selfLaunchRoutes, type SelfLaunchRoutesOptions } from "../../api/routes
 import { stakingRoutes, type StakingRoutesOptions } from "../../api/routes/StakingRoutes.js"
 import { strategyLabRoutes, type StrategyLabRoutesDeps } from "../../api/routes/StrategyLabRoutes.js"
 import { tradeQuoteRoutes, type TradeQuoteRoutesOptions } from "../../api/routes/TradeQuoteRoutes.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { orderRoutes, type OrderRoutesOptions } from "../../api/routes/OrderRoutes.js"
+import { transferRailRoutes, transferRoutes, type TransferRoutesDeps } from "../../api/routes/TransferRoutes.js"
 import { walletRoutes, type WalletRoutesDeps } from "../../api/routes/WalletRoutes.js"
 import { webhookRoutes, type WebhookRoutesDeps } from "../../api/routes/WebhookRoutes.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
@@ -61,11 +64,15 @@ export const mainRoutes: ReadonlyArray<RouteDef> = withOpenApi(
     ...atomicLaunchRoutes({ enabled: true, agentAuth: unused, launches: unused, settings } satisfies AtomicLaunchRoutesOptions),
     ...selfLaunchRoutes({ enabled: true, agentAuth: unused, launches: unused, settings } satisfies SelfLaunchRoutesOptions),
     ...stakingRoutes({ enabled: true, agentAuth: unused, staking: unused, writeWindow: unused, nowMs } satisfies StakingRoutesOptions),
+    ...tradeRoutes({ agentAuth: unused, trades: unused }),
     ...feeRoutes({ agentAuth: unused, fees: unused, claimWindow: unused, nowMs } satisfies FeeRoutesOptions),
+    ...orderRoutes({ agentAuth: unused, orders: unused } satisfies OrderRoutesOptions),
+    ...transferRailRoutes({ agentAuth: unused, transfers: unused }),
     // `accountStackApi` (api/auth/Adapters.ts): accounts and keys, wallets, webhooks.
     ...keyRoutes({ keys: unused, tiers: unused, agentAuth: unused, ownerAuth: unused, nowMs } satisfies KeyRoutesDeps),
     ...accountRoutes({ devices: unused, ownerAuth: unused, wallets: unused, sql: unused, nowMs } satisfies AccountRoutesDeps),
     ...walletRoutes({ wallets: unused, authenticate: unused } satisfies WalletRoutesDeps),
+    ...transferRoutes({ addresses: unused, trust: unused, authenticate: unused } satisfies TransferRoutesDeps),
     ...webhookRoutes({ service: unused, authenticate: unused } satisfies WebhookRoutesDeps)
   ],
   documentInfo

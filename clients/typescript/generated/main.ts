@@ -580,6 +580,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trade/agent/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * One-shot trade: priced on the venue now, signed by the embedded wallet, sent once, answered confirmed
+         * @description payer main: the account's embedded wallet signs server-side; one call from quote to confirmed. The transaction carries minAmountOut (yours, or the fill less slippageBps) as the program's minimum out. Idempotent on clientTradeId: a repeat answers the stored outcome (replay: true) and never resends; a changed body is IDEMPOTENCY_CONFLICT. async: true answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId}).
+         */
+        post: operations["submitAgentTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trade/agent/build": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Every check of a trade and its figures with dryRun: true (nothing recorded, nothing signed)
+         * @description This server builds for payer main only; a build without dryRun: true is VALIDATION_FAILED (dryRun): use /submit, which builds, signs and sends in one call.
+         */
+        post: operations["buildAgentTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trade/agent/trades/{clientTradeId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A trade as it stands (status sending, executed or failed) */
+        get: operations["getAgentTrade"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's agent trades, newest first, by cursor */
+        get: operations["listAgentTrades"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent/fees": {
         parameters: {
             query?: never;
@@ -608,6 +682,78 @@ export interface paths {
         put?: never;
         /** Claim a launched token's creator fees to the recipient fixed at launch, from the embedded wallet */
         post: operations["claimCreatorFees"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's limit orders, newest first */
+        get: operations["listLimitOrders"];
+        put?: never;
+        /** Place a limit, stop or trailing-stop order; it triggers on the first trade after placing that crosses its price (Max) */
+        post: operations["createLimitOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One limit order of the account */
+        get: operations["readLimitOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an open order (any swap:write key of the account); a cancelled order never triggers */
+        post: operations["cancelLimitOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/transfer/build": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address
+         * @description Answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). `dryRun` checks everything and answers `status: ready` with `createsAccount`.
+         */
+        post: operations["buildTransfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1090,6 +1236,81 @@ export interface paths {
         get: operations["listTeeRebinds"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/withdrawal-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's approved withdrawal addresses, oldest first */
+        get: operations["listWithdrawalAddresses"];
+        put?: never;
+        /**
+         * Approve a withdrawal address (a signed-in session only; an agent key is refused LOOSEN_REQUIRES_SESSION)
+         * @description Adding an address already active returns it (`created: false`) and writes no event.
+         */
+        post: operations["addWithdrawalAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/withdrawal-addresses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a withdrawal address; idempotent */
+        delete: operations["revokeWithdrawalAddress"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/wallets/trusted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's linked wallets the owner marked trusted */
+        get: operations["listTrustedWallets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/wallets/trust": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Owner: mark or clear trust on linked wallets in one batch (one event per request)
+         * @description All or nothing: an id that is not an active linked wallet of the account refuses the batch.
+         */
+        post: operations["setWalletTrust"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2286,6 +2507,154 @@ export interface components {
             amountRaw: components["schemas"]["RawAmount"];
             signature: string;
         };
+        AgentTrade: {
+            /** @enum {boolean} */
+            success: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            /** @enum {string} */
+            payer: "main" | "linked" | "tee";
+            wallet: string;
+            quoteMint: string;
+            quoteAsset: string;
+            /** @description Raw units (decimal string) */
+            amountIn: string;
+            /** @description The quote's fill the trade was priced at */
+            expectedOut: string;
+            /** @description Raw units (decimal string) */
+            minAmountOut: string;
+            /** @description What the chain executed (null until executed) */
+            amountOut: string | null;
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+                /** @enum {string} */
+                asset: "quote";
+            };
+            signature: string;
+            /** @enum {string} */
+            status: "sending" | "executed" | "failed";
+            errorCode: string | null;
+            error: string | null;
+            createdAt: string;
+            replay: boolean;
+        };
+        AgentTradeAccepted: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            accepted: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            status: "sending" | "executed" | "failed";
+            jobUrl: string;
+        };
+        AgentTradeRequest: {
+            /** @description 1 to 128 chars; idempotent per account: a repeat answers the stored outcome */
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            /** @description Exact input: quote (buy) or tokens (sell), raw units */
+            amountIn: string;
+            /**
+             * int
+             * @description 0..5000, default 100: minAmountOut = amountOut less this, rounded down
+             */
+            slippageBps?: number;
+            /** @description The chain-enforced minimum out (instead of slippageBps) */
+            minAmountOut?: string;
+            /**
+             * @description main (default): the embedded wallet signs server-side
+             * @enum {string}
+             */
+            payer?: "main" | "linked" | "tee";
+            dryRun?: boolean;
+            /** @description submit only: answer 202 once the trade is recorded; poll jobUrl */
+            async?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        AgentTradeDryRun: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            dryRun: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            /** @enum {string} */
+            payer: "main";
+            wallet: string;
+            quoteMint: string;
+            quoteAsset: string;
+            /** @description Raw units (decimal string) */
+            amountIn: string;
+            /** @description Raw units (decimal string) */
+            expectedOut: string;
+            /** @description Raw units (decimal string) */
+            minAmountOut: string;
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+                /** @enum {string} */
+                asset: "quote";
+            };
+        };
+        AgentTradeList: {
+            /** @enum {boolean} */
+            success: true;
+            trades: {
+                clientTradeId: string;
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                mint: string;
+                /** @enum {string} */
+                side: "buy" | "sell";
+                venue: string;
+                /** @enum {string} */
+                payer: "main" | "linked" | "tee";
+                wallet: string;
+                quoteMint: string;
+                quoteAsset: string;
+                /** @description Raw units (decimal string) */
+                amountIn: string;
+                /** @description The quote's fill the trade was priced at */
+                expectedOut: string;
+                /** @description Raw units (decimal string) */
+                minAmountOut: string;
+                /** @description What the chain executed (null until executed) */
+                amountOut: string | null;
+                fee: {
+                    bps: components["schemas"]["Int"];
+                    /** @description Raw units (decimal string) */
+                    feeRaw: string;
+                    /** @enum {string} */
+                    asset: "quote";
+                };
+                signature: string;
+                /** @enum {string} */
+                status: "sending" | "executed" | "failed";
+                errorCode: string | null;
+                error: string | null;
+                createdAt: string;
+                replay: boolean;
+            }[];
+            nextCursor: string | null;
+        };
         CreatorFeeList: {
             /** @enum {boolean} */
             success: true;
@@ -2357,6 +2726,112 @@ export interface components {
             }[];
             /** @enum {string} */
             outcome?: "complete" | "partial" | "indeterminate" | "not_started";
+        };
+        LimitOrderResponse: {
+            /** @enum {boolean} */
+            success: true;
+            replayed?: boolean;
+            order: components["schemas"]["LimitOrder"];
+        };
+        LimitOrder: {
+            orderId: string;
+            clientOrderId: string;
+            /** @enum {string} */
+            status: "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed";
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            /** @enum {string} */
+            type: "limit" | "stop" | "trailing_stop";
+            amountRaw: string;
+            targetPrice: string | null;
+            /** @description stop: the stop price; trailing_stop: the stop price when it triggered */
+            stopPrice: string | null;
+            trailBps: components["schemas"]["Int"] | null;
+            trailWatermark: string | null;
+            slippageBps: components["schemas"]["Int"];
+            payer: string;
+            expiresAt: string | null;
+            createdAt: string;
+            triggeredAt: string | null;
+            /** @description The price the crossing trade left */
+            triggerPrice: string | null;
+            failureReason: string | null;
+        };
+        LimitOrderCreate: {
+            /** @description Idempotency key of the account: a repeat answers the stored order; another request with it is IDEMPOTENCY_CONFLICT */
+            clientOrderId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            /** @enum {string} */
+            type: "limit" | "stop" | "trailing_stop";
+            /** @description Raw units: quote to spend (buy) or tokens to sell (sell) */
+            amount: string;
+            /**
+             * @description limit: buy at or below, sell at or above
+             * @example 0.000000031
+             */
+            targetPrice?: string;
+            /**
+             * @description stop: sells at or below
+             * @example 0.000000031
+             */
+            stopPrice?: string;
+            /**
+             * int
+             * @description trailing_stop: sells at or below the highest price since placing less trailBps
+             */
+            trailBps?: number;
+            /**
+             * int
+             * @description 0 to 5000, default 100: the execution's slippage bound
+             */
+            slippageBps?: number;
+            /** @enum {string} */
+            payer?: "main";
+            /** @description ISO 8601; at most 30 days ahead; an expired order fires nothing */
+            expiresAt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        LimitOrderList: {
+            /** @enum {boolean} */
+            success: true;
+            orders: components["schemas"]["LimitOrder"][];
+            continueCursor: string | null;
+            isDone: boolean;
+        };
+        /** @description transfer */
+        TransferResult: {
+            [key: string]: unknown;
+        };
+        /** @description `{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet */
+        TransferBuildBody: {
+            /**
+             * maxLength(128)
+             * @description a string at most 128 character(s) long
+             */
+            clientTransferId: string;
+            /**
+             * @description solana (Hood transfers are not served yet)
+             * @enum {string}
+             */
+            chain: "solana";
+            asset: string;
+            /**
+             * maxLength(78)
+             * @description a string at most 78 character(s) long
+             */
+            amountRaw: string;
+            to: string;
+            dryRun?: boolean;
+        } & {
+            [key: string]: unknown;
         };
         KeyIssueBody: {
             /** @enum {string} */
@@ -2546,6 +3021,54 @@ export interface components {
         };
         /** @description history */
         Rebinds: {
+            [key: string]: unknown;
+        };
+        /** @description list */
+        WithdrawalAddressList: {
+            [key: string]: unknown;
+        };
+        /** @description added */
+        WithdrawalAddressEnvelope: {
+            [key: string]: unknown;
+        };
+        /** @description `{chain, address, label?}`; EVM addresses must carry their EIP-55 checksum */
+        AddWithdrawalAddressBody: {
+            /**
+             * @description solana, or evm (hood is accepted as its name)
+             * @enum {string}
+             */
+            chain: "solana" | "evm" | "hood";
+            /**
+             * maxLength(64)
+             * @description a string at most 64 character(s) long
+             */
+            address: string;
+            /** @description a string that will be trimmed */
+            label?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description revoke */
+        RevokeWithdrawalAddress: {
+            [key: string]: unknown;
+        };
+        /** @description list */
+        TrustedWalletList: {
+            [key: string]: unknown;
+        };
+        /** @description trust */
+        WalletTrustResult: {
+            [key: string]: unknown;
+        };
+        /** @description `{walletIds (1 to 200 distinct linked wallet ids), trusted}` */
+        WalletTrustBody: {
+            /**
+             * maxItems(200)
+             * @description an array of at most 200 item(s)
+             */
+            walletIds: string[];
+            trusted: boolean;
+        } & {
             [key: string]: unknown;
         };
         WebhookEndpointWithSecret: {
@@ -3485,6 +4008,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description LAUNCH_FAILED (a Hood launch without a linked EVM wallet, rule 8) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4681,6 +5213,337 @@ export interface operations {
             };
         };
     };
+    submitAgentTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentTradeRequest"];
+            };
+        };
+        responses: {
+            /** @description The executed trade (also a replay of it) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTrade"];
+                };
+            };
+            /** @description Accepted (async): poll jobUrl */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTradeAccepted"];
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    buildAgentTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentTradeRequest"];
+            };
+        };
+        responses: {
+            /** @description The dry run's figures */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTradeDryRun"];
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAgentTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The trade's clientTradeId */
+                clientTradeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trade */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTrade"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAgentTrades: {
+        parameters: {
+            query?: {
+                /** @description solana or hood */
+                chain?: "solana" | "hood";
+                /** @description Token mint or address */
+                mint?: string;
+                /** @description buy or sell */
+                side?: "buy" | "sell";
+                /** @description Created at or after */
+                since?: string;
+                /** @description Created before */
+                until?: string;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trades */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTradeList"];
+                };
+            };
+            /** @description VALIDATION_FAILED (a filter, cursor) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listCreatorFees: {
         parameters: {
             query?: {
@@ -4809,6 +5672,307 @@ export interface operations {
             };
             /** @description FEE_CLAIM_FAILED with stage and signature; read fees before retrying */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listLimitOrders: {
+        parameters: {
+            query?: {
+                /** @description Only orders with this status */
+                status?: "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed";
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description continueCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitOrderList"];
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (account:read or swap:write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createLimitOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LimitOrderCreate"];
+            };
+        };
+        responses: {
+            /** @description The order (replayed: true when the clientOrderId was already placed with this request) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitOrderResponse"];
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (swap:write), TIER_REQUIRED (Max only) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT (clientOrderId names another request), MARKET_NOT_TRADABLE, VALIDATION_FAILED 409 (reason open_orders_limit: 100 open orders) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    readLimitOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id (orderId) */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitOrderResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description VALIDATION_FAILED 404: no such order on this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelLimitOrder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id (orderId) */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitOrderResponse"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (swap:write) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description VALIDATION_FAILED 404: no such order on this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description VALIDATION_FAILED 409 (reason not_open, details.status): the order already triggered, expired or was cancelled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    buildTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferBuildBody"];
+            };
+        };
+        responses: {
+            /** @description `{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferResult"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6312,6 +7476,210 @@ export interface operations {
             };
             /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWithdrawalAddresses: {
+        parameters: {
+            query?: {
+                /** @description Only this chain's addresses: solana or evm (hood) */
+                chain?: "solana" | "evm" | "hood";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{success, addresses[] {id, chain, address, label?, createdAt}}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalAddressList"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    addWithdrawalAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddWithdrawalAddressBody"];
+            };
+        };
+        responses: {
+            /** @description `{success, address {id, chain, address, label?, createdAt}, created}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalAddressEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeWithdrawalAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Withdrawal address id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{success, id, revokedAt}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeWithdrawalAddress"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listTrustedWallets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{success, wallets[] {id, chain, address, label?, trusted}}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedWalletList"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setWalletTrust: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WalletTrustBody"];
+            };
+        };
+        responses: {
+            /** @description `{success, batchId, wallets[], changed}` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletTrustResult"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

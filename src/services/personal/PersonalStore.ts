@@ -247,7 +247,7 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
     Effect.flatMap(groupsOf(accountId, id), (gs) => (gs[0] === undefined ? Effect.fail(notFound("group")) : Effect.succeed(gs[0])))
 
   /** Every watchlist add and remove counts a change in its own transaction (the tracked-wallets follower reloads on a new count). */
-  const bumpWatchlistVersion = Effect.asVoid(sql`UPDATE md_watchlist_version SET version = version + 1 WHERE id = 1`)
+  const bumpWatchlistVersion = Effect.suspend(() => Effect.asVoid(sql`UPDATE md_watchlist_version SET version = version + 1 WHERE id = 1`))
   const deleted = (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.fail(notFound(what)) : Effect.void)
 
   const raw: RawStore = {
