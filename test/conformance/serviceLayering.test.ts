@@ -28,7 +28,8 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   "src/services/launch/hoodSelf/HoodSelfOperation.ts": ["envelope"],
   "src/services/launch/SelfLaunch.ts": ["envelope"],
   "src/services/launch/SolanaSelfLaunch.ts": ["envelope"],
-  "src/services/launch/atomic/AtomicLaunch.ts": ["envelope"],
+  "src/services/launch/atomic/AtomicReads.ts": ["envelope"],
+  "src/services/launch/atomic/AtomicRules.ts": ["envelope"],
   "src/services/launch/internal/LaunchRecords.ts": ["envelope"]
 }
 
