@@ -19,7 +19,8 @@
  *   at most `watchersMax` at once).
  * - The dev buy never blocks the launch: once `createCurve` is mined the launch is confirmed,
  *   whatever the buy does. A recovered launch never sends a dev buy (it may already be out).
- */import type { SqlError } from "@effect/sql/SqlError"
+ */
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
 import type { Address, Chain, Hash, Hex } from "viem"
 import { hoodPublicClient } from "../../chain/hood/client/HoodClient.js"

@@ -18,7 +18,8 @@
  * - A repeat build from a linked wallet gets a NEW curve address (a new attempt, new salt), unless
  *   the chain shows the earlier attempt's curve exists: then 409 `prior_attempt_on_chain`, so a
  *   landed launch is confirmed, never built twice (docs/decisions.md).
- */import * as SqlClient from "@effect/sql/SqlClient"
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import type { Address, Chain, Hex } from "viem"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"

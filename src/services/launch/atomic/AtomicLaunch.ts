@@ -25,7 +25,8 @@
  * One fiber of one process drives a bundle at a time (its row lease); a background pass every `recoveryIntervalMs`
  * expires stale builds and settles sent or landed bundles from the chain, and at start every
  * unsettled bundle resumes where it was (`BundleResume.ts`).
- */import * as SqlClient from "@effect/sql/SqlClient"
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import type { AgentLaunches } from "../../../../actors/AgentLaunches.js"
 import { AgentLaunchRegistry } from "../../../../actors/AgentLaunches.js"
