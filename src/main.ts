@@ -116,6 +116,7 @@ import * as HoodSelfLaunchModule from "./services/launch/HoodSelfLaunch.js"
 import { SelfLaunch } from "./services/launch/SelfLaunch.js"
 import { AtomicLaunch } from "./services/launch/atomic/AtomicLaunch.js"
 import * as AtomicLaunchModule from "./services/launch/atomic/AtomicLaunch.js"
+import { selfOrAtomicJob } from "./services/launch/LaunchJobs.js"
 import { makeBlockEngineClient } from "./chain/solana/client/BlockEngineClient.js"
 import * as SelfLaunchModule from "./services/launch/SelfLaunch.js"
 import * as SolanaSelfLaunchModule from "./services/launch/SolanaSelfLaunch.js"
@@ -614,7 +615,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           launches: yield* HeadlessLaunch,
           images: yield* ImageService,
           settings: launchSettings,
-          selfJob: (ref) => Effect.flatMap(selfLaunches.job(ref), (record) => (record !== undefined ? Effect.succeed(record) : atomicLaunches.job(ref)))
+          selfJob: selfOrAtomicJob(selfLaunches, atomicLaunches)
         }),
         ...atomicLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings }),
         ...selfLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings }),

@@ -23,11 +23,13 @@ const SERVICES = "src/services"
 const ALLOWED: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   // The launch results are stored on the ledger row and replayed as stored (idempotency); their
   // envelope moves to the routes with the launch records the runner branch rebuilds.
-  "src/services/launch/HeadlessLaunch.ts": ["envelope"],
-  "src/services/launch/HoodSelfLaunch.ts": ["envelope"],
+  "src/services/launch/headless/HeadlessRules.ts": ["envelope"],
+  "src/services/launch/hoodSelf/HoodSelfBuilds.ts": ["envelope"],
+  "src/services/launch/hoodSelf/HoodSelfOperation.ts": ["envelope"],
   "src/services/launch/SelfLaunch.ts": ["envelope"],
-  "src/services/launch/SolanaSelfLaunch.ts": ["envelope"],
-  "src/services/launch/atomic/AtomicLaunch.ts": ["envelope"],
+  "src/services/launch/solanaSelf/SolanaSelfRules.ts": ["envelope"],
+  "src/services/launch/atomic/AtomicReads.ts": ["envelope"],
+  "src/services/launch/atomic/AtomicRules.ts": ["envelope"],
   "src/services/launch/internal/LaunchRecords.ts": ["envelope"]
 }
 

@@ -24,33 +24,27 @@
  *   among its signers, the attempt's mint touched and its curve created by the payer. It may be
  *   called after `expiresAt`, and confirms a swept build from its landed signature even at the cap.
  */
-import { getBase64Encoder } from "@solana/kit"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
-import { platformFeeRaw } from "../../chain/solana/launch/LaunchTransaction.js"
-import { isSolanaSignature } from "../../domain/ChainValues.js"
-import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { Plan } from "../../domain/Plans.js"
 import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import type { SpendLimit } from "../keys/KeyRules.js"
 import type { Principal } from "../wallets/Principal.js"
-import { WalletService, type WalletServiceShape, type WalletView } from "../wallets/WalletService.js"
-import { idempotencyHash } from "./Idempotency.js"
-import { exclusiveEligibility, fetchImages, launchStorage, payerRules, selfPayer, selfSignedTier, launchHoldings } from "./internal/LaunchGates.js"
-import { attribute, confirmedWrites, solanaLaunchResult } from "./internal/LaunchRecords.js"
-import { admitted, failOnChainFailure, Overlap, overlapping, readBuild, recordConfirmed, selfJobNotFound, storeBuild, sweepOwnBuilds } from "./internal/SelfBuilds.js"
-import { type Also, type AttemptRef, type BeginInput, LaunchLedger, type LaunchLedgerShape, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
-import { isRevivable, type StoredResult } from "./LaunchLedgerMachine.js"
-import { fromLedger, fromSolana, fromWallet, type LaunchError, launchFailure } from "./LaunchError.js"
-import { canonicalSelfBody } from "./request/CanonicalBody.js"
+import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
+import { launchHoldings } from "./internal/LaunchGates.js"
+import { LaunchLedger, type LaunchLedgerShape } from "./LaunchLedger.js"
+import type { StoredResult } from "./LaunchLedgerMachine.js"
+import type { LaunchError } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
-import type { LaunchRequest } from "./request/LaunchRequest.js"
-import { BLOCKHASH_LIFETIME_MS_MAX, repeatBuild } from "./SelfBuildRules.js"
-import { SolanaLaunch, type SolanaLaunchInput, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import { SolanaLaunch, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import { makeSolanaSelfAttempts } from "./solanaSelf/SolanaSelfAttempt.js"
+import { makeSolanaSelfBuilds } from "./solanaSelf/SolanaSelfBuilds.js"
+import { makeSolanaSelfConfirm } from "./solanaSelf/SolanaSelfConfirm.js"
+import type { SolanaSelfContext } from "./solanaSelf/SolanaSelfContext.js"
+import { makeSolanaSelfGates } from "./solanaSelf/SolanaSelfGates.js"
 
-/** Who builds: the key's account, the key, and what the gates read from them. */
 export interface SelfCaller {
   readonly accountId: string
   readonly keyId: string
@@ -120,377 +114,35 @@ export interface SolanaSelfLaunchDeps {
   readonly agentLaunches: AgentLaunches
 }
 
-/** What a build row holds (`self_launch_builds`). */
-interface StoredBuild {
-  readonly attempt: number
-  readonly walletId: string
-  readonly walletKind: "imported" | "tee"
-  readonly payer: string
-  readonly keyId: string
-  readonly request: LaunchRequest
-  readonly metadataUri: string
-  readonly platformFeeBps: bigint
-  readonly build: SelfBuild
-  readonly lastValidBlockHeight: bigint
-  readonly builtAtMs: number
-}
-
-const storage = launchStorage
-
+/**
+ * The service is a table of methods over parts in `solanaSelf/`: `SolanaSelfGates`,
+ * `SolanaSelfAttempt` (an attempt built, claimed and stored), `SolanaSelfBuilds` (build with the
+ * repeat table, dry run) and `SolanaSelfConfirm`, with the dry run's view in `SolanaSelfRules`.
+ */
 export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const { ledger, images, solana, wallets } = deps
-    const slotMs = config.slotMs ?? 400
-    const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
-    const fromBase64 = getBase64Encoder()
-
-    const beginInput = (caller: SelfCaller, body: SelfLaunchBody, payerKind: "linked" | "tee"): BeginInput => ({
-      accountId: caller.accountId,
-      clientLaunchId: body.request.clientLaunchId,
-      keyId: caller.keyId,
-      path: "self",
-      chain: "solana",
-      payer: payerKind,
-      canonicalBody: canonicalSelfBody(body.request, body.linkedWalletId),
-      dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
-    })
-
-    // ---- gates -------------------------------------------------------------------------------
-
-    const tier = (caller: SelfCaller) => selfSignedTier(caller.plan)
-
-    /** The payer rules, the TEE rules and the key's cap (endpoint rules 4 and 6), in that order. */
-    const checkedPayer = (caller: SelfCaller, body: SelfLaunchBody) =>
-      selfPayer(wallets, caller, body.linkedWalletId, "solana", body.request, platformFeeRaw(body.request.buyAmountRaw, BigInt(caller.plan.feeBps)), config.teeLaunchBuysEnabled)
-
-    const eligible = (caller: SelfCaller, request: LaunchRequest) => exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, request)
-
-    const resolveImages = (request: LaunchRequest) => fetchImages(images, request)
-
-    const spec = (caller: SelfCaller, request: LaunchRequest, payer: string, metadataUri: string) => ({
-      request,
-      payer,
-      platformFeeBps: BigInt(caller.plan.feeBps),
-      metadataUri,
-      accountId: caller.accountId
-    })
-
-    // ---- stored builds -----------------------------------------------------------------------
-
-    type Resolved = { readonly metadataUri: string; readonly platformFeeBps: string }
-
-    const readStored = (ref: AttemptRef) =>
-      readBuild<Resolved, SelfBuild["fee"]>(ref).pipe(
-        Effect.provideService(SqlClient.SqlClient, sql),
-        Effect.map((r): StoredBuild | undefined =>
-          r === undefined
-            ? undefined
-            : {
-                attempt: r.attempt,
-                walletId: r.walletId,
-                walletKind: r.walletKind,
-                payer: r.payer,
-                keyId: r.keyId,
-                request: r.request,
-                metadataUri: r.resolved.metadataUri,
-                platformFeeBps: BigInt(r.resolved.platformFeeBps),
-                lastValidBlockHeight: r.lastValidBlockHeight ?? 0n,
-                builtAtMs: r.builtAtMs,
-                build: {
-                  clientLaunchId: r.clientLaunchId,
-                  transaction: r.transaction,
-                  mint: r.mint,
-                  pool: r.pool,
-                  expiresAtMs: r.expiresAtMs,
-                  fee: r.fee,
-                  signClaim: { claimId: r.claimId, walletId: r.walletId }
-                }
-              }
-        )
-      )
-
-    /**
-     * A new attempt's build: the transaction for `payer` on a fresh blockhash, then (in the
-     * ledger's transaction, through `admit`) the build row, the `hidden` token row and the claim.
-     */
-    const buildAttempt = (
-      caller: SelfCaller,
-      body: SelfLaunchBody,
-      payer: WalletView,
-      attempt: number,
-      metadataUri: string,
-      admit: (also: Also<unknown>) => Effect.Effect<LaunchRecord | "replay", unknown>
-    ) =>
-      Effect.gen(function* () {
-        const request = body.request
-        const input: SolanaLaunchInput = { ...spec(caller, request, payer.address, metadataUri), attempt }
-        const built = yield* solana.buildForPayer(input).pipe(Effect.mapError(fromSolana))
-        const builtAtMs = yield* Clock.currentTimeMillis
-        const expiresAtMs = builtAtMs + Number(built.blocksLeft) * slotMs
-        const fee = built.fee === null ? null : { bps: Number(built.fee.bps), feeRaw: built.fee.feeRaw.toString(), treasury: built.fee.treasury }
-        let claimId = ""
-        const also: Also<unknown> = (record) =>
-          Effect.gen(function* () {
-            // Another build of this id moved the row first: roll this one back.
-            if (record.attempt !== attempt) return yield* Effect.fail(new Overlap())
-            const claim = yield* wallets.recordBuilt({
-              accountId: caller.accountId,
-              walletId: payer.id,
-              keyId: caller.keyId,
-              chain: "solana",
-              transaction: new Uint8Array(fromBase64.encode(built.transactionBase64)),
-              purpose: "launch",
-              txExpiresAtMs: Math.max(expiresAtMs, builtAtMs + BLOCKHASH_LIFETIME_MS_MAX)
-            })
-            claimId = claim.claimId
-            yield* storeBuild<Resolved, SelfBuild["fee"]>({
-              accountId: caller.accountId,
-              clientLaunchId: request.clientLaunchId,
-              attempt,
-              chain: "solana",
-              walletId: payer.id,
-              walletKind: payer.walletKind === "tee" ? "tee" : "imported",
-              payer: payer.address,
-              keyId: caller.keyId,
-              request,
-              resolved: { metadataUri, platformFeeBps: String(caller.plan.feeBps) },
-              mint: built.mint,
-              pool: built.curve,
-              transaction: built.transactionBase64,
-              lastValidBlockHeight: built.lastValidBlockHeight,
-              expiresAtMs,
-              fee,
-              claimId: claim.claimId,
-              builtAtMs,
-              operation: null
-            })
-            // 3.2: the token row is `hidden` until confirm promotes it to the requested visibility.
-            yield* attribute(
-              { accountId: caller.accountId, keyId: caller.keyId, path: "self", chain: "solana", mint: built.mint, visibility: "hidden", requestedVisibility: request.visibility },
-              deps.agentLaunches
-            )(record)
-          })
-        const admitted = yield* admit(also)
-        if (admitted === "replay") return undefined
-        return {
-          clientLaunchId: request.clientLaunchId,
-          transaction: built.transactionBase64,
-          mint: built.mint,
-          pool: built.curve,
-          expiresAtMs,
-          fee,
-          signClaim: { claimId, walletId: payer.id }
-        } satisfies SelfBuild
+    const ctx: SolanaSelfContext = {
+      config,
+      deps,
+      sql: yield* SqlClient.SqlClient,
+      slotMs: config.slotMs ?? 400,
+      links: { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
+    }
+    const gates = makeSolanaSelfGates(ctx)
+    const attempts = makeSolanaSelfAttempts(ctx, gates)
+    const builds = makeSolanaSelfBuilds(ctx, gates, attempts)
+    const confirms = makeSolanaSelfConfirm(ctx, gates, attempts)
+    return {
+      dryRun: Effect.fn("SolanaSelfLaunch.dryRun")(function* (caller: SelfCaller, body: SelfLaunchBody) {
+        return yield* builds.dryRun(caller, body)
+      }),
+      build: Effect.fn("SolanaSelfLaunch.build")(function* (caller: SelfCaller, body: SelfLaunchBody) {
+        return yield* builds.build(caller, body)
+      }),
+      confirm: Effect.fn("SolanaSelfLaunch.confirm")(function* (caller: SelfCaller, input: SelfConfirmInput) {
+        return yield* confirms.confirm(caller, input)
       })
-
-    // ---- the repeat table (3.3) --------------------------------------------------------------
-
-    const repeat = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView, row: LaunchRecord) =>
-      Effect.gen(function* () {
-        const ref = { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }
-        const stored = yield* readStored(ref).pipe(storage("reading the build"))
-        const nowMs = yield* Clock.currentTimeMillis
-        // Without a stored build (not produced by this service: the build row commits with the attempt) the mint is still the attempt's.
-        const mint = stored?.build.mint ?? (yield* solana.attemptMint(row.accountId, row.clientLaunchId, row.attempt))
-        const view = yield* solana.mintView(mint)
-        const claim = stored === undefined ? undefined : yield* wallets.claimStatus(stored.build.signClaim.claimId).pipe(Effect.mapError(fromWallet))
-        const answer = repeatBuild(
-          {
-            stored: stored !== undefined,
-            swept: row.state === "failed",
-            lastValidBlockHeight: stored?.lastValidBlockHeight ?? null,
-            builtAtMs: stored?.builtAtMs ?? row.attemptStartedAtMs,
-            mint,
-            payer: stored?.walletKind === "tee" ? "tee" : "linked",
-            signed: claim !== undefined && claim.state !== "open"
-          },
-          view,
-          nowMs,
-          slotMs
-        )
-        switch (answer._tag) {
-          case "OnChain":
-            return yield* launchFailure("idempotency_conflict", "an earlier build of this clientLaunchId landed: confirm it with its signature; do not build again", {
-              retryable: false,
-              details: { reason: "prior_attempt_on_chain", mint: answer.mint }
-            })
-          case "InFlight":
-            return yield* launchFailure(
-              "idempotency_conflict",
-              "an earlier build of this clientLaunchId can still land: broadcast and confirm what was signed, or build again after retryAfter",
-              { retryable: true, details: { reason: "prior_attempt_in_flight", retryAfter: answer.retryAfterMs } }
-            )
-          case "ChainReadFailed":
-            return yield* launchFailure("launch_failed", "the chain could not be read to decide this repeat build; retry", {
-              retryable: true,
-              details: { reason: "chain_read_failed" }
-            })
-          case "SameTransaction":
-            return { _tag: "Built", build: stored!.build } satisfies SelfBuildOutcome
-          case "Rebuild": {
-            // Proven dead: a new transaction, mint and expiresAt. The stored metadata is reused (nothing re-uploaded).
-            const metadataUri = stored?.metadataUri ?? (yield* freshMetadata(caller, body))
-            const next = row.attempt + 1
-            const built = yield* buildAttempt(caller, body, payer, next, metadataUri, (also) =>
-              row.state === "failed"
-                ? Effect.map(ledger.begin(beginInput(caller, body, payer.walletKind === "tee" ? "tee" : "linked"), also), (a) =>
-                    a._tag === "Replay" ? ("replay" as const) : a.record
-                  )
-                : ledger.rebuild(ref, also)
-            ).pipe(admitted)
-            if (built === undefined) return yield* overlapping()
-            return { _tag: "Built", build: built } satisfies SelfBuildOutcome
-          }
-        }
-      })
-
-    /** The image fetched, sized against and re-hosted: the metadata URI a new attempt writes. */
-    const freshMetadata = (caller: SelfCaller, body: SelfLaunchBody, payer?: string) =>
-      Effect.gen(function* () {
-        const pictures = yield* resolveImages(body.request)
-        if (payer !== undefined) {
-          yield* solana.size(spec(caller, body.request, payer, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))
-        }
-        const hosted = yield* images.rehost(pictures.image).pipe(storage("re-hosting the image"))
-        if (pictures.banner !== null) yield* images.rehost(pictures.banner).pipe(storage("re-hosting the banner"))
-        return hosted.url
-      })
-
-    // ---- the operations -----------------------------------------------------------------------
-
-    const solanaOnly = (request: LaunchRequest) =>
-      request.chain === "solana" ? Effect.void : Effect.dieMessage("SolanaSelfLaunch: a Hood request reached the Solana self-signed service")
-
-    const sweep = (accountId: string) => sweepOwnBuilds(ledger, accountId)
-
-    const build: SolanaSelfLaunchShape["build"] = (caller, body) =>
-      Effect.gen(function* () {
-        yield* solanaOnly(body.request)
-        yield* tier(caller)
-        yield* sweep(caller.accountId)
-        const payer = yield* checkedPayer(caller, body)
-        const payerKind = payer.walletKind === "tee" ? "tee" : "linked"
-        const input = beginInput(caller, body, payerKind)
-        const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
-        const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
-        if (sameRequest && (row.state === "submitted" || isRevivable(row))) return yield* repeat(caller, body, payer, row)
-        // A new attempt (or a replay, or a refusal the ledger decides): nothing written before `begin`.
-        const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
-        if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies SelfBuildOutcome
-        yield* eligible(caller, body.request)
-        const metadataUri = yield* freshMetadata(caller, body, payer.address)
-        const attempt = row === undefined ? 1 : row.attempt + 1
-        const built = yield* buildAttempt(caller, body, payer, attempt, metadataUri, (also) =>
-          Effect.map(ledger.begin(input, also), (a) => (a._tag === "Replay" ? ("replay" as const) : a.record))
-        ).pipe(admitted)
-        if (built === undefined) {
-          // Confirmed between the preview and `begin`: answer the stored result.
-          const now = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
-          return { _tag: "Replay", result: now?.result ?? {} } satisfies SelfBuildOutcome
-        }
-        return { _tag: "Built", build: built } satisfies SelfBuildOutcome
-      })
-
-    const dryRun: SolanaSelfLaunchShape["dryRun"] = (caller, body) =>
-      Effect.gen(function* () {
-        yield* solanaOnly(body.request)
-        yield* tier(caller)
-        const payer = yield* checkedPayer(caller, body)
-        const request = body.request
-        const exclusive = yield* eligible(caller, request)
-        const pictures = yield* resolveImages(request)
-        const size = (yield* solana.size(spec(caller, request, payer.address, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))).size
-        return {
-          success: true,
-          dryRun: true,
-          launchWallet: payer.address,
-          launchWalletId: payer.id,
-          resolved: {
-            chain: request.chain,
-            quoteAsset: request.quoteAsset,
-            mode: request.mode,
-            stakerAllocationBps: Number(request.stakerAllocationBps),
-            dexVersion: request.dexVersion,
-            visibility: request.visibility,
-            buyAmount: request.buyAmountRaw.toString(),
-            ...(request.mode === "exp-custom"
-              ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
-              : {})
-          },
-          checks: { image: "ok", ...(pictures.banner !== null ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
-          matrixVersion: MATRIX_VERSION,
-          size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
-        }
-      })
-
-    const notFound = selfJobNotFound
-
-    const confirm: SolanaSelfLaunchShape["confirm"] = (caller, input) =>
-      Effect.gen(function* () {
-        yield* tier(caller)
-        const ref: LaunchRef = { accountId: caller.accountId, clientLaunchId: input.clientLaunchId }
-        const row = yield* ledger.get(ref).pipe(storage("reading the launch ledger"))
-        if (row === undefined || row.path !== "self" || row.chain !== "solana") return yield* notFound()
-        if (row.state === "confirmed") return row.result ?? {}
-        if (row.state === "failed" && !isRevivable(row)) return yield* notFound()
-        // The confirm body carries no chain: an EVM hash, or base58 that is not 64 bytes, is refused here, never sent to the chain as a read.
-        if (!isSolanaSignature(input.signature)) {
-          return yield* launchFailure("validation_failed", "signature must be the launch transaction's base58 Solana signature (64 bytes)", { field: "signature", retryable: false })
-        }
-        const attemptRef = { ...ref, attempt: row.attempt }
-        const stored = yield* readStored(attemptRef).pipe(storage("reading the build"))
-        if (stored === undefined) return yield* notFound()
-        // The payer rules again (spec 2.3): the wallet is still this account's, active and able to pay.
-        yield* payerRules(wallets, caller.principal, stored.walletId, "solana")
-        const launchInput: SolanaLaunchInput = {
-          request: stored.request,
-          payer: stored.payer,
-          platformFeeBps: stored.platformFeeBps,
-          metadataUri: stored.metadataUri,
-          accountId: caller.accountId,
-          attempt: row.attempt
-        }
-        const seen = yield* solana.verifySigned(launchInput, input.signature).pipe(Effect.mapError(fromSolana))
-        switch (seen._tag) {
-          case "SignerMismatch":
-            return yield* launchFailure("signer_mismatch", "the transaction's signers do not include the wallet this launch was built for", { retryable: false })
-          case "NotThisLaunch":
-            return yield* launchFailure("validation_failed", "this transaction does not create this launch's mint", { field: "signature", retryable: false })
-          case "Failed": {
-            const failure = launchFailure("launch_failed", `the launch transaction failed on chain: ${seen.chainError}; build again with the same clientLaunchId`, {
-              retryable: true,
-              details: { reason: "reverted", signature: input.signature }
-            })
-            yield* failOnChainFailure(ledger, row)
-            return yield* failure
-          }
-          case "NotFound": {
-            const view = yield* solana.mintView(stored.build.mint)
-            if (view._tag === "Unreadable") {
-              return yield* launchFailure("launch_failed", "the chain could not be read; confirm again", { retryable: true, details: { reason: "chain_read_failed" } })
-            }
-            const dead = view.caughtUp && !view.mintAccountExists && view.blockHeight > stored.lastValidBlockHeight
-            if (dead) return yield* notFound()
-            return yield* launchFailure("validation_failed", "the signature is not on chain yet; confirm again once it lands", { field: "signature", retryable: true })
-          }
-          case "Landed": {
-            const result = solanaLaunchResult(links, stored.request, seen.launched)
-            const onChain = { mint: seen.launched.mint, pool: seen.launched.curve, signature: seen.launched.signature }
-            const writes = confirmedWrites({
-              keyId: stored.keyId,
-              fee: seen.launched.fee === null ? null : { quoteAsset: stored.request.quoteAsset, feeRaw: seen.launched.fee.feeRaw },
-              devBuy: result.devBuy,
-              visibility: stored.request.visibility
-            })
-            const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
-            yield* wallets.settleClaim(stored.build.signClaim.claimId, "confirmed").pipe(Effect.ignore)
-            return confirmed
-          }
-        }
-      })
-
-    return { dryRun, build, confirm } satisfies SolanaSelfLaunchShape
+    } satisfies SolanaSelfLaunchShape
   })
 
 export const layer = (

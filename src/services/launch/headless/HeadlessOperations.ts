@@ -1,0 +1,98 @@
+/**
+ * The headless route's operations (spec 2.5 to 2.7): `launch` (gates, the wallet's delegation and
+ * the size before anything is stored, then the ledger's `begin` with the attempt's inputs and its
+ * lease, then a run; blocking requests wait up to `syncWaitMs`), `dryRun` (every check, no write)
+ * and `job`.
+ */
+import { Deferred, Duration, Effect } from "effect"
+import type { HeadlessCaller, LaunchOutcome } from "../HeadlessLaunch.js"
+import { launchStorage } from "../internal/LaunchGates.js"
+import { jobRecord, storedDevBuy } from "../internal/LaunchRecords.js"
+import type { LaunchRef } from "../LaunchLedger.js"
+import { fromHood, fromLedger, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { type LaunchRequest, needsExclusiveEligibility } from "../request/LaunchRequest.js"
+import { LAUNCH_LEASE_KIND, launchLeaseKey, writeAttempt } from "./HeadlessAttemptStore.js"
+import type { Attempt, HeadlessContext, Resolved } from "./HeadlessContext.js"
+import type { HeadlessGates } from "./HeadlessGates.js"
+import { devBuyFields, headlessDryRunView } from "./HeadlessRules.js"
+import type { HeadlessRuns } from "./HeadlessRuns.js"
+
+const storage = launchStorage
+
+export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGates, runs: HeadlessRuns) => {
+  const { o, deps, leases } = ctx
+  const { ledger, images, hood } = deps
+  const { beginInput, eligible, resolveImages, rehost, embeddedWallet, sized, admitted } = gates
+  const { start } = runs
+
+  const launch = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<LaunchOutcome, LaunchError> =>
+    Effect.gen(function* () {
+      const checked = yield* admitted(caller, request)
+      if (checked._tag === "Replay") return { _tag: "Launched", result: checked.result, replayed: true } satisfies LaunchOutcome
+      // The embedded wallet's delegation (live, on either chain) and the size before anything is
+      // stored: a refusal here records nothing, not even the re-hosted image.
+      const wallet = yield* embeddedWallet(caller.accountId, request.chain)
+      const payer = request.chain === "solana" ? wallet.address : null
+      if (payer !== null) yield* sized(caller, request, payer, images.hostedUrlOf(checked.pictures.image))
+      const hosted = yield* rehost(checked.pictures.image)
+      if (checked.pictures.banner !== null) yield* rehost(checked.pictures.banner)
+      const resolved: Resolved = {
+        keyId: caller.keyId,
+        payer,
+        metadataUri: hosted.url,
+        platformFeeBps: String(caller.plan.feeBps),
+        principal: caller.principal
+      }
+      let attempt: Attempt | undefined
+      const admission = yield* ledger
+        .begin(beginInput(caller, request), (record) => {
+          attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
+          // The accepting process owns the new attempt from the transaction that makes it in flight.
+          return Effect.zipRight(writeAttempt(attempt)(record), leases.claimIn(LAUNCH_LEASE_KIND, launchLeaseKey(record)))
+        })
+        .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("recording the launch"))
+      if (admission._tag === "Replay") return { _tag: "Launched", result: admission.result, replayed: true } satisfies LaunchOutcome
+      const done = yield* start(attempt!, false)
+      if (request.async) return { _tag: "Accepted", clientLaunchId: request.clientLaunchId, status: "submitted" } satisfies LaunchOutcome
+      const result = yield* Deferred.await(done).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(o.syncWaitMs),
+          onTimeout: () =>
+            launchFailure("launch_failed", "the launch is still confirming; retry with the same clientLaunchId or poll its job", { retryable: true })
+        })
+      )
+      return { _tag: "Launched", result, replayed: false } satisfies LaunchOutcome
+    })
+
+  const dryRun = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<Record<string, unknown>, LaunchError> =>
+    Effect.gen(function* () {
+      const checked = yield* admitted(caller, request)
+      const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
+      // The metadata URI the launch would write: the image's hosted URL (content-addressed), so the size is the launch's.
+      const imageUrl = images.hostedUrlOf(pictures.image)
+      // The delegation first, as the launch checks it; then Hood's in-run gates (rule 8, the configuration).
+      const wallet = yield* embeddedWallet(caller.accountId, request.chain)
+      if (request.chain === "hood") {
+        yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
+          Effect.catchTags({ HoodLaunchError: (e) => Effect.fail(fromHood(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
+          storage("reading the wallets")
+        )
+      }
+      const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
+      const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
+      return headlessDryRunView(request, wallet.address, pictures.banner !== null, exclusive, size)
+    })
+
+  const job = (ref: LaunchRef): Effect.Effect<Record<string, unknown>, LaunchError> =>
+    Effect.gen(function* () {
+      const row = yield* ledger.get(ref).pipe(storage("reading the job"))
+      if (row === undefined || row.path !== "headless") {
+        return yield* launchFailure("job_not_found", "No launch job with this clientLaunchId on this account", { retryable: false })
+      }
+      const live = row.chain === "hood" ? yield* hood.devBuyStatus(ref) : undefined
+      const devBuy = live ?? storedDevBuy(row.result)
+      return jobRecord(row, {}, row.chain === "hood" && devBuy !== undefined ? { devBuy: devBuyFields(devBuy) } : {})
+    })
+
+  return { launch, dryRun, job }
+}

@@ -1,0 +1,44 @@
+/**
+ * The writes around a settled headless attempt (spec 3.1 "Also"): the attribution in the `sent`
+ * transaction (before the transaction leaves), the confirmed and failed writes, and a definitive
+ * failure recorded on the ledger behind the row's lease.
+ */
+import { Effect } from "effect"
+import { attribute, confirmedWrites, failedWrites } from "../internal/LaunchRecords.js"
+import { launchStorage } from "../internal/LaunchGates.js"
+import type { Also, AttemptRef } from "../LaunchLedger.js"
+import { errorCodeOf, type LaunchError } from "../LaunchError.js"
+import type { LaunchRequest } from "../request/LaunchRequest.js"
+import type { HeadlessContext } from "./HeadlessContext.js"
+
+const storage = launchStorage
+
+export type HeadlessWrites = ReturnType<typeof makeHeadlessWrites>
+
+export const makeHeadlessWrites = (ctx: HeadlessContext) => {
+  const { config, deps, fenced } = ctx
+  const { ledger } = deps
+
+  const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
+
+  /** Written in the `sent` transaction: the attribution, before the transaction leaves. */
+  const attributed = (caller: { accountId: string; keyId: string }, request: LaunchRequest, mint: string): Also =>
+    attribute({ ...caller, path: "headless", chain: request.chain, mint, visibility: request.visibility }, deps.agentLaunches)
+
+  /** Written in the `confirm` transaction. */
+  const confirmedAlso = (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>
+    confirmedWrites({ keyId, fee, devBuy })
+
+  const failedAlso = failedWrites
+
+  const settleFailure = (ref: AttemptRef, error: LaunchError) => {
+    const code = errorCodeOf(error)
+    return ledger.fail(ref, code, { also: fenced(ref, failedAlso(code)) }).pipe(
+      Effect.catchTag("LaunchLedgerError", () => Effect.void),
+      storage("recording the failure"),
+      Effect.zipRight(Effect.fail(error))
+    )
+  }
+
+  return { links, attributed, confirmedAlso, failedAlso, settleFailure }
+}

@@ -1,0 +1,136 @@
+/**
+ * A Hood self-signed build and dry run (launch spec 3.1, 3.2, 3.3): every gate before the ledger
+ * (plan, payer, TEE and cap, configuration, eligibility, the image and its URI's bound), then a
+ * new attempt, a linked wallet's rebuild on a new curve address, a TEE operation answered again
+ * while unsigned, or a refusal when the earlier attempt landed or can still land.
+ */
+import { Clock, Effect } from "effect"
+import { getAddress } from "viem"
+import { MATRIX_VERSION } from "../../../domain/Economics.js"
+import type { WalletView } from "../../wallets/WalletService.js"
+import type { HoodSelfBuildOutcome } from "../HoodSelfLaunch.js"
+import { idempotencyHash } from "../Idempotency.js"
+import { exclusiveEligibility, fetchImages, launchStorage, selfPayer, selfSignedTier } from "../internal/LaunchGates.js"
+import { admitted, overlapping, sweepOwnBuilds } from "../internal/SelfBuilds.js"
+import type { BeginInput } from "../LaunchLedger.js"
+import { isRevivable } from "../LaunchLedgerMachine.js"
+import { fromLedger, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { canonicalSelfBody } from "../request/CanonicalBody.js"
+import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
+import type { SelfCaller } from "../SolanaSelfLaunch.js"
+import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
+import type { HoodSelfContext } from "./HoodSelfContext.js"
+import { FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
+
+const storage = launchStorage
+
+export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
+  const { config, deps, chain } = ctx
+  const { ledger, images, wallets } = deps
+  const { buildAttempt, storedOf } = attempts
+  const feeRawOf = platformFeeOf
+
+  const beginInput = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView): BeginInput => ({
+    accountId: caller.accountId,
+    clientLaunchId: body.request.clientLaunchId,
+    keyId: caller.keyId,
+    path: "self",
+    chain: "hood",
+    payer: payer.walletKind === "tee" ? "tee" : "linked",
+    canonicalBody: canonicalSelfBody(body.request, body.linkedWalletId),
+    dailyCap: { keyDailyCap: caller.keyDailyCap, plan: caller.plan }
+  })
+
+  /** Every gate before the ledger: plan, payer, TEE and cap, configuration, eligibility, the image (and its URI's bound). */
+  const gates = (caller: SelfCaller, body: SelfLaunchBody) =>
+    Effect.gen(function* () {
+      if (body.request.chain !== "hood" || body.request.dexVersion === null) return yield* Effect.dieMessage("HoodSelfLaunch: not a Hood request")
+      yield* selfSignedTier(caller.plan)
+      const payer = yield* selfPayer(wallets, caller, body.linkedWalletId, "evm", body.request, feeRawOf(caller, body), config.teeLaunchBuysEnabled)
+      const c = yield* chain.configured
+      const exclusive = yield* exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, body.request)
+      const pictures = yield* fetchImages(images, body.request)
+      const metadataUri = images.hostedUrlOf(pictures.image)
+      if (Buffer.byteLength(metadataUri, "utf8") > FACTORY_URI_MAX_BYTES) {
+        return yield* launchFailure("validation_failed", `the metadata URI is over the factory's ${FACTORY_URI_MAX_BYTES} bytes`, { field: "imageUrl", retryable: false })
+      }
+      return { payer, c, exclusive, pictures }
+    })
+
+  const sweep = (accountId: string) => sweepOwnBuilds(ledger, accountId)
+
+  const build = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<HoodSelfBuildOutcome, LaunchError> =>
+    Effect.gen(function* () {
+      // The plan gate first: a refused request sweeps nothing.
+      yield* selfSignedTier(caller.plan)
+      yield* sweep(caller.accountId)
+      const g = yield* gates(caller, body)
+      const input = beginInput(caller, body, g.payer)
+      const row = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+      const sameRequest = row !== undefined && row.path === "self" && row.bodyHash === idempotencyHash(input.canonicalBody)
+      const earlier = sameRequest && (row.state === "submitted" || isRevivable(row)) ? yield* storedOf({ ...input, attempt: row.attempt }) : undefined
+      if (earlier !== undefined && (yield* chain.curveExists(g.c.factory, earlier.build.pool))) {
+        return yield* launchFailure("idempotency_conflict", "the earlier build of this clientLaunchId created its curve: confirm it; never build again", {
+          retryable: false,
+          details: { reason: "prior_attempt_on_chain", mint: earlier.build.mint }
+        })
+      }
+      if (earlier?.build.operation !== undefined) {
+        // 3.3: a TEE wallet refuses a rebuild while a signed attempt can still land; unsigned, the same operation is the answer.
+        const op = earlier.build.operation
+        const signed = op.legs[0]?.status !== "pending" || (yield* wallets.claimStatus(earlier.row.claimId).pipe(Effect.mapError(fromWallet)))?.state !== "open"
+        if (!signed) return { _tag: "Built", build: earlier.build } satisfies HoodSelfBuildOutcome
+        const mined = yield* chain.rpc("nonce", (cl) => cl.getTransactionCount({ address: getAddress(earlier.row.payer), blockTag: "latest" }))
+        if (mined <= earlier.row.resolved.nonce) {
+          const now = yield* Clock.currentTimeMillis
+          return yield* launchFailure("idempotency_conflict", "an earlier signed build of this clientLaunchId can still land: finish its operation (confirm with operationId)", {
+            retryable: true,
+            details: { reason: "prior_attempt_in_flight", retryAfter: now + TEE_RETRY_AFTER_MS, operationId: op.operationId }
+          })
+        }
+      }
+      if (sameRequest && row.state === "submitted") {
+        // 3.3: a linked wallet's repeat build gets a NEW curve address (a new attempt in the same slot); so does a TEE build proven dead.
+        const ref = { ...input, attempt: row.attempt }
+        const rebuilt = yield* buildAttempt(caller, body, g.payer, g, row.attempt + 1, (also) => ledger.rebuild(ref, also)).pipe(admitted)
+        if (rebuilt === undefined) return yield* overlapping()
+        return { _tag: "Built", build: rebuilt } satisfies HoodSelfBuildOutcome
+      }
+      const seen = yield* ledger.preview(input).pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("reading the launch ledger"))
+      if (seen._tag === "Replay") return { _tag: "Replay", result: seen.result } satisfies HoodSelfBuildOutcome
+      const attempt = row === undefined ? 1 : row.attempt + 1
+      const built = yield* buildAttempt(caller, body, g.payer, g, attempt, (also) =>
+        Effect.map(ledger.begin(input, also), (a) => (a._tag === "Replay" ? ("replay" as const) : a.record))
+      ).pipe(admitted)
+      if (built === undefined) {
+        const now = yield* ledger.get(input).pipe(storage("reading the launch ledger"))
+        return { _tag: "Replay", result: now?.result ?? {} } satisfies HoodSelfBuildOutcome
+      }
+      return { _tag: "Built", build: built } satisfies HoodSelfBuildOutcome
+    })
+
+  const dryRun = (caller: SelfCaller, body: SelfLaunchBody): Effect.Effect<Record<string, unknown>, LaunchError> =>
+    Effect.gen(function* () {
+      const g = yield* gates(caller, body)
+      const request = body.request
+      return {
+        success: true,
+        dryRun: true,
+        launchWallet: getAddress(g.payer.address),
+        launchWalletId: g.payer.id,
+        resolved: {
+          chain: request.chain,
+          quoteAsset: request.quoteAsset,
+          mode: request.mode,
+          stakerAllocationBps: Number(request.stakerAllocationBps),
+          dexVersion: request.dexVersion,
+          visibility: request.visibility,
+          buyAmount: request.buyAmountRaw.toString()
+        },
+        checks: { image: "ok", ...(g.pictures.banner !== null ? { banner: "ok" } : {}), ...(g.exclusive === true ? { exclusiveEligible: true } : {}) },
+        matrixVersion: MATRIX_VERSION
+      }
+    })
+
+  return { build, dryRun }
+}

@@ -1,0 +1,94 @@
+/**
+ * The Hood chain as a self-signed launch reads it (launch spec 3.2, 3.4): the configured factory,
+ * the predicted curve, the treasury, unsigned EIP-1559 legs, receipts and transactions. Every read
+ * failure is a retryable `LAUNCH_FAILED` (`chain_read_failed`); an unreadable receipt or
+ * transaction is `undefined` (not mined, or not yet readable), never a verdict.
+ */
+import { Effect } from "effect"
+import { type Address, BaseError, type Chain, getAddress, type Hash, type Hex, type PublicClient, serializeTransaction, type TransactionReceipt } from "viem"
+import { curveFactoryAbi, feeSplitterAbi } from "../../../chain/hood/abi.generated.js"
+import { hoodPublicClient, predictCurveAddress } from "../../../chain/hood/client/HoodClient.js"
+import type { HoodCall } from "../../../chain/hood/launch/HeadlessCalls.js"
+import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
+import { launchFailure } from "../LaunchError.js"
+import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
+import type { HoodSelfLaunchConfig } from "../HoodSelfLaunch.js"
+import { createInput, type SeenTransaction } from "./HoodSelfRules.js"
+
+const chainRead = (what: string) => (e: unknown) =>
+  launchFailure("launch_failed", `${what} failed: ${e instanceof BaseError ? e.shortMessage : String(e)}`, { retryable: true, details: { reason: "chain_read_failed" } })
+
+export type HoodSelfChain = ReturnType<typeof makeHoodSelfChain>
+
+export const makeHoodSelfChain = (config: HoodSelfLaunchConfig) => {
+  const pc: PublicClient | undefined = config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined
+
+  const rpc = <A>(what: string, f: (c: PublicClient) => Promise<A>) => Effect.tryPromise({ try: () => f(pc!), catch: chainRead(what) })
+
+  const configured = Effect.suspend(() =>
+    pc === undefined || config.factory === undefined || config.bondingCurveBytecode === undefined || config.chain === undefined
+      ? Effect.fail(
+          launchFailure("hood_launch_unavailable", "Hood launches are not configured on this server (RPC, factory or curve bytecode missing)", { retryable: true })
+        )
+      : Effect.succeed({ factory: config.factory, bytecode: config.bondingCurveBytecode, chain: config.chain })
+  )
+
+  /** The curve a build predicts for `creator` (its CREATE2 address covers every constructor argument). */
+  const predicted = (factory: Address, bytecode: Hex, creator: Address, body: SelfLaunchBody, metadataUri: string, salt: Hex) =>
+    Effect.map(
+      rpc("factory read", (c) =>
+        Promise.all([
+          c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "feeSplitter" }),
+          c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "curveFeeBps" })
+        ])
+      ),
+      ([feeSplitter, feeBps]) => ({
+        curve: predictCurveAddress({ factory, creator, feeSplitter, feeBps, bondingCurveBytecode: bytecode, input: createInput(body, metadataUri, salt, config.usdg ?? (USDG_ADDRESS as Address)) }),
+        feeSplitter,
+        feeBps
+      })
+    )
+
+  const treasuryOf = (feeSplitter: Address) => rpc("treasury read", (c) => c.readContract({ address: feeSplitter, abi: feeSplitterAbi, functionName: "treasury" }))
+
+  /** Nonce, gas and fees for `call` from `from`: the serialized unsigned EIP-1559 transaction. */
+  const unsigned = (chain: Chain, from: Address, call: HoodCall, nonce: number, what: string, gas?: bigint) =>
+    rpc(what, (c) =>
+      c.prepareTransactionRequest({ account: from, chain, to: call.to, data: call.data, value: call.value, type: "eip1559", nonce, ...(gas === undefined ? {} : { gas }) })
+    ).pipe(
+      Effect.catchAll((e) =>
+        e.details?.reason === "chain_read_failed" && String(e.message).toLowerCase().includes("insufficient funds")
+          ? Effect.fail(launchFailure("insufficient_owner_balance", `${from} cannot cover the gas of ${what}`, { retryable: true }))
+          : Effect.fail(e)
+      ),
+      Effect.map((p) =>
+        serializeTransaction({
+          type: "eip1559",
+          chainId: chain.id,
+          nonce: p.nonce,
+          gas: p.gas,
+          maxFeePerGas: p.maxFeePerGas,
+          maxPriorityFeePerGas: p.maxPriorityFeePerGas,
+          to: call.to,
+          data: call.data,
+          value: call.value
+        })
+      )
+    )
+
+  const curveExists = (factory: Address, curve: string) =>
+    rpc("factory read", (c) => c.readContract({ address: factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(curve)] }))
+
+  const receiptOf = (hash: string) =>
+    rpc("receipt", (c) => c.getTransactionReceipt({ hash: hash as Hash })).pipe(
+      Effect.map((r): TransactionReceipt | undefined => r),
+      Effect.catchAll(() => Effect.succeed(undefined))
+    )
+  const transactionOf = (hash: string) =>
+    rpc("transaction", (c) => c.getTransaction({ hash: hash as Hash })).pipe(
+      Effect.map((t): SeenTransaction => ({ from: getAddress(t.from), to: t.to === null ? null : getAddress(t.to), value: t.value, input: t.input, nonce: t.nonce })),
+      Effect.catchAll(() => Effect.succeed(undefined))
+    )
+
+  return { rpc, configured, predicted, treasuryOf, unsigned, curveExists, receiptOf, transactionOf }
+}

@@ -1,0 +1,64 @@
+import { Either } from "effect"
+import { type Address, getAddress, type Hex, zeroAddress } from "viem"
+import { describe, expect, it } from "vitest"
+import { DefaultDevBuyCeilings } from "../../../domain/Economics.js"
+import { decodeSelfLaunchRequest } from "../request/DecodeLaunchRequest.js"
+import { createInput, devBuyMatches, devBuyOnVirginCurve, devBuyOutcome, feeLegVerifies, type SeenTransaction } from "./HoodSelfRules.js"
+
+const settings = { expCustomCurves: true, devBuyCeilings: DefaultDevBuyCeilings, hostedImageUrlPrefix: "http://127.0.0.1:8080/api/v1/uploads/images/" }
+const bodyOf = (over: Record<string, unknown>) => {
+  const decoded = decodeSelfLaunchRequest(
+    { clientLaunchId: "l-1", name: "Curve Cat", symbol: "CCAT", imageUrl: "https://images.example.com/cat.png", chain: "hood", dexVersion: "v4", linkedWalletId: "w-1", ...over },
+    { keyEnvironment: "production" },
+    settings
+  )
+  if (Either.isLeft(decoded)) throw new Error(`refused: ${decoded.left.message}`)
+  return decoded.right
+}
+
+const payer = getAddress("0x1111111111111111111111111111111111111111")
+const treasury = getAddress("0x2222222222222222222222222222222222222222")
+const curve = getAddress("0x3333333333333333333333333333333333333333")
+const usdg = getAddress("0x4444444444444444444444444444444444444444")
+const salt = `0x${"ab".repeat(32)}` as Hex
+const tx = (over: Partial<SeenTransaction>): SeenTransaction => ({ from: payer, to: treasury, value: 1000n, input: "0x", nonce: 3, ...over })
+const fee = { treasury: treasury.toLowerCase(), feeRaw: "1000" }
+const success = { status: "success" } as const
+const reverted = { status: "reverted" } as const
+
+describe("HoodSelfRules", () => {
+  it("createInput carries the request, the hosted URI and the salt; ETH quotes the zero address, USDG the configured token", () => {
+    const eth = createInput(bodyOf({}), "http://host/img", salt, usdg)
+    expect(eth).toMatchObject({ name: "Curve Cat", symbol: "CCAT", uri: "http://host/img", quoteToken: zeroAddress, dexVersion: "v4", salt })
+    expect(createInput(bodyOf({ quoteAsset: "usdg" }), "u", salt, usdg).quoteToken).toBe(usdg)
+  })
+
+  it("a fee leg verifies only mined successfully, from the payer, to the treasury (any case), for exactly the fee", () => {
+    expect(feeLegVerifies(fee, payer, success, tx({}))).toBe(true)
+    expect(feeLegVerifies(fee, payer, undefined, tx({}))).toBe(false)
+    expect(feeLegVerifies(fee, payer, reverted, tx({}))).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, undefined)).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, tx({ from: treasury }))).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, tx({ to: curve }))).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, tx({ to: null }))).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, tx({ value: 999n }))).toBe(false)
+    expect(feeLegVerifies(fee, payer, success, tx({ value: 1001n }))).toBe(false)
+  })
+
+  it("a reported dev buy binds only to the curve with exactly buyAmount, and answers by its receipt", () => {
+    expect(devBuyMatches(tx({ to: curve, value: 5n }), curve, 5n)).toBe(true)
+    expect(devBuyMatches(tx({ to: curve, value: 6n }), curve, 5n)).toBe(false)
+    expect(devBuyMatches(tx({ to: treasury, value: 5n }), curve, 5n)).toBe(false)
+    expect(devBuyMatches(undefined, curve, 5n)).toBe(false)
+    expect(devBuyOutcome("0xh", success)).toEqual({ signature: "0xh", outcome: "landed" })
+    expect(devBuyOutcome("0xh", reverted)).toEqual({ pendingSignature: "0xh", outcome: "reverted" })
+    expect(devBuyOutcome("0xh", undefined)).toEqual({ pendingSignature: "0xh", outcome: "pending" })
+  })
+
+  it("the TEE dev buy on the virgin curve is a payable buy of exactly buyAmount to the curve", () => {
+    const plan = devBuyOnVirginCurve(bodyOf({ buyAmount: "1000000000000000" }), curve as Address, 100)
+    expect(plan).toBeDefined()
+    expect(plan!.call.to).toBe(curve)
+    expect(plan!.call.value).toBe(1_000_000_000_000_000n)
+  })
+})

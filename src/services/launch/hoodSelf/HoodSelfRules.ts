@@ -1,0 +1,77 @@
+/**
+ * The pure decisions of a Hood self-signed launch (launch spec 3.2, 3.4, endpoint rules 4 and 5):
+ * the factory's `createCurve` input, the TEE dev buy on a curve not yet created, and what a mined
+ * fee leg and a reported dev buy must show to count. No I/O: `HoodSelfConfirm` reads the chain and
+ * asks these.
+ */
+import { type Address, getAddress, type Hex } from "viem"
+import { devBuyPlan, quoteTokenOf } from "../../../chain/hood/launch/HeadlessCalls.js"
+import { initialState, tokenReserveRaw } from "../../../domain/CurveMath.js"
+import { findEconomics } from "../../../domain/Economics.js"
+import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
+
+/** The factory's metadata URI bound (bytes). */
+export const FACTORY_URI_MAX_BYTES = 512
+
+/** How long a confirm carrying a signed leg waits for its receipt before answering the operation as it stands. */
+export const OPERATION_WAIT_MS = 30_000
+
+/** The gas limit of a TEE operation's dev-buy leg, built before its curve exists (a curve buy uses well under it). */
+export const DEV_BUY_GAS_LIMIT = 500_000n
+
+/** `retryAfter` of a TEE repeat build refused while its signed attempt can still land (an EVM transaction has no expiry to wait for). */
+export const TEE_RETRY_AFTER_MS = 60_000
+
+/** The factory's `createCurve` input for a request, its hosted metadata URI and the attempt's salt. */
+export const createInput = (body: SelfLaunchBody, metadataUri: string, salt: Hex, usdg: Address) => ({
+  name: body.request.name,
+  symbol: body.request.symbol,
+  uri: metadataUri,
+  quoteToken: quoteTokenOf(body.request.quoteAsset as "eth" | "usdg", usdg),
+  virtualQuoteRaw: body.request.curve.virtualQuoteRaw,
+  thresholdRaw: body.request.curve.thresholdRaw,
+  stakerAllocationBps: Number(body.request.stakerAllocationBps),
+  dexVersion: body.request.dexVersion!,
+  salt
+})
+
+/** The ETH dev buy on a curve not yet created: CurveMath's fill on the virgin curve, less 100 bps (the headless dev buy's slippage). */
+export const devBuyOnVirginCurve = (body: SelfLaunchBody, curve: Address, curveFeeBps: number) => {
+  const economics = findEconomics("hood", body.request.quoteAsset)!
+  const params = {
+    virtualQuoteRaw: body.request.curve.virtualQuoteRaw,
+    thresholdRaw: body.request.curve.thresholdRaw,
+    tokenReserveRaw: tokenReserveRaw(economics.tokenSupplyRaw, body.request.stakerAllocationBps),
+    feeBps: BigInt(curveFeeBps),
+    crossingModel: "capped-refund" as const
+  }
+  return devBuyPlan(curve, params, initialState(params), body.request.buyAmountRaw, 100n)
+}
+
+/** A transaction as the chain shows it (addresses checksummed). */
+export interface SeenTransaction {
+  readonly from: Address
+  readonly to: Address | null
+  readonly value: bigint
+  readonly input: Hex
+  readonly nonce: number
+}
+
+/** The fee leg verifies: mined successfully, from the payer, to the treasury, exactly the fee. */
+export const feeLegVerifies = (
+  fee: { readonly treasury: string; readonly feeRaw: string },
+  payer: Address,
+  receipt: { readonly status: "success" | "reverted" } | undefined,
+  tx: SeenTransaction | undefined
+): boolean =>
+  receipt !== undefined && receipt.status === "success" && tx !== undefined && tx.from === payer && tx.to === getAddress(fee.treasury) && tx.value === BigInt(fee.feeRaw)
+
+/** Endpoint rule 5: a reported dev buy is bound only when it went to the curve with exactly `buyAmount`. */
+export const devBuyMatches = (tx: SeenTransaction | undefined, curve: Address, buyAmountRaw: bigint): boolean =>
+  tx !== undefined && tx.to === curve && tx.value === buyAmountRaw
+
+/** A bound dev buy's answer by its receipt: landed (its signature), else pending or reverted (its `pendingSignature`). */
+export const devBuyOutcome = (hash: string, receipt: { readonly status: "success" | "reverted" } | undefined) => {
+  const outcome = receipt === undefined ? "pending" : receipt.status === "success" ? "landed" : "reverted"
+  return { ...(outcome === "landed" ? { signature: hash } : { pendingSignature: hash }), outcome }
+}

@@ -1,0 +1,60 @@
+/**
+ * What the parts of `SolanaLaunch` share: its options and validated figures, the wallet provider,
+ * the node's RPC client (one call is `read`, a failure `chain_unavailable`), the mint secret, the
+ * treasury, the wire codecs, and the build deadline (`timedBuild`). Built once by
+ * `SolanaLaunch.make`.
+ */
+import {
+  type Address,
+  address,
+  createSolanaRpc,
+  getBase64Decoder,
+  getBase64Encoder,
+  getTransactionEncoder
+} from "@solana/kit"
+import { Duration, Effect } from "effect"
+import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
+import type { SolanaLaunchOptions } from "../SolanaLaunch.js"
+import { launchError } from "../SolanaLaunchError.js"
+
+export interface SolanaFigures {
+  readonly buildTimeoutMs: number
+  readonly confirmTimeoutMs: number
+  readonly pollIntervalMs: number
+}
+
+export type SolanaContext = ReturnType<typeof makeSolanaContext>
+
+export const makeSolanaContext = (options: SolanaLaunchOptions, provider: WalletProviderShape, figures: SolanaFigures, secret: Uint8Array) => {
+  const { buildTimeoutMs, confirmTimeoutMs, pollIntervalMs } = figures
+  const rpc = createSolanaRpc(options.rpcUrl)
+  /** The build deadline: `build_timeout` naming what was being built. */
+  const timedBuild =
+    (what: string, after = "") =>
+    <A, E, R>(build: Effect.Effect<A, E, R>) =>
+      build.pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(buildTimeoutMs),
+          onTimeout: () => launchError("build_timeout", `building ${what} took over ${buildTimeoutMs} ms${after}`)
+        })
+      )
+  /** One RPC call; a failure is `chain_unavailable` (interruption aborts the request). */
+  const read = <A>(what: string, call: (signal: AbortSignal) => Promise<A>) =>
+    Effect.tryPromise({ try: call, catch: (e) => launchError("chain_unavailable", `${what} failed: ${String(e)}`) })
+  const treasury: Address = address(options.treasury)
+  return {
+    options,
+    provider,
+    rpc,
+    secret,
+    treasury,
+    base64: getBase64Decoder(),
+    fromBase64: getBase64Encoder(),
+    encoder: getTransactionEncoder(),
+    buildTimeoutMs,
+    confirmTimeoutMs,
+    pollIntervalMs,
+    timedBuild,
+    read
+  }
+}

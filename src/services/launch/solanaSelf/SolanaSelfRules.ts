@@ -1,0 +1,35 @@
+/**
+ * The pure answers of a Solana self-signed launch: the dry run's body (launch spec 2.6 with the
+ * payer wallet). No I/O.
+ */
+import { MATRIX_VERSION } from "../../../domain/Economics.js"
+import type { LaunchRequest } from "../request/LaunchRequest.js"
+
+/** Spec 2.6 for a self-signed payer: what a build would do, every check passed, nothing written. */
+export const selfDryRunView = (
+  request: LaunchRequest,
+  payer: { readonly address: string; readonly id: string },
+  banner: boolean,
+  exclusive: true | undefined,
+  size: { readonly txBytes: number; readonly limit: number; readonly maxNameBytes: number }
+) => ({
+    success: true,
+    dryRun: true,
+    launchWallet: payer.address,
+    launchWalletId: payer.id,
+    resolved: {
+      chain: request.chain,
+      quoteAsset: request.quoteAsset,
+      mode: request.mode,
+      stakerAllocationBps: Number(request.stakerAllocationBps),
+      dexVersion: request.dexVersion,
+      visibility: request.visibility,
+      buyAmount: request.buyAmountRaw.toString(),
+      ...(request.mode === "exp-custom"
+        ? { curve: { virtualQuoteRaw: request.curve.virtualQuoteRaw.toString(), thresholdRaw: request.curve.thresholdRaw.toString() } }
+        : {})
+    },
+    checks: { image: "ok", ...(banner ? { banner: "ok" } : {}), ...(exclusive === true ? { exclusiveEligible: true } : {}) },
+    matrixVersion: MATRIX_VERSION,
+    size: { txBytes: size.txBytes, limit: size.limit, maxNameBytes: size.maxNameBytes, fits: true }
+  })
