@@ -26,6 +26,7 @@ import type { FailureMembers } from "../src/domain/ServiceFailure.js"
 import { AccountError } from "../src/services/accounts/AccountError.js"
 import { DEVICE_POLL_INTERVAL_SEC } from "../src/services/accounts/Devices.js"
 import { KeyError } from "../src/services/keys/KeyError.js"
+import { SpendError } from "../src/services/spend/SpendError.js"
 import { MarketDataError } from "../src/services/marketdata/MarketData.js"
 import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
@@ -79,6 +80,19 @@ const KeyRows: Rows<KeyError> = {
   tx_limit_reached: { code: "KEY_LIMIT_REACHED" },
   /** The spec names no code for a paused key: the per-account switch's answer (agent features off), per key. */
   paused: { code: "VALIDATION_FAILED", status: 403, reason: "key_paused", retryable: false },
+  storage: { code: "INTERNAL" }
+}
+
+/**
+ * The spend gate (document 2, 2.1 and 4.1; first document's rows): a per-asset cap is
+ * `SPEND_LIMIT_EXCEEDED` (400), the txLimit window `KEY_LIMIT_REACHED` (403, `resetsAt`), and a USD
+ * cap that cannot be checked fails closed as `KEY_LIMIT_REACHED` with `reason` `limit_unavailable`.
+ */
+const SpendRows: Rows<SpendError> = {
+  spend_limit_exceeded: { code: "SPEND_LIMIT_EXCEEDED" },
+  tx_limit_reached: { code: "KEY_LIMIT_REACHED" },
+  limit_unavailable: { code: "KEY_LIMIT_REACHED", reason: "limit_unavailable", retryable: true },
+  key_not_found: { code: "UNAUTHORIZED" },
   storage: { code: "INTERNAL" }
 }
 
@@ -340,6 +354,7 @@ const TransferRows: Rows<TransferError> = {
 /** Every service failure a route may see. */
 export type ServiceFailure =
   | KeyError
+  | SpendError
   | AccountError
   | WebhookError
   | PersonalError
@@ -360,6 +375,7 @@ export type ServiceFailure =
 /** The error classes whose reasons the table covers (the conformance test reads their Schemas). */
 export const FailureClasses = [
   KeyError,
+  SpendError,
   AccountError,
   WebhookError,
   PersonalError,
@@ -381,6 +397,7 @@ type ReasonedTag = Exclude<ServiceFailure, SqlError>["_tag"]
 
 export const ErrorTable: { readonly [T in ReasonedTag]: Rows<Extract<ServiceFailure, { readonly _tag: T }>> } & { readonly SqlError: Row } = {
   KeyError: KeyRows,
+  SpendError: SpendRows,
   AccountError: AccountRows,
   WebhookError: WebhookRows,
   PersonalError: PersonalRows,

@@ -27,6 +27,7 @@ import atomicBundles from "./0018_atomic_bundles.js"
 import hoodRewards from "./0019_hood_rewards.js"
 import rowLeases from "./0020_row_leases.js"
 import agentTrades from "./0021_agent_trades.js"
+import spendReservations from "./0023_spend_reservations.js"
 import limitOrders from "./0025_limit_orders.js"
 import transfers from "./0027_transfers.js"
 import withdrawalAddresses from "./0028_withdrawal_addresses.js"
@@ -55,6 +56,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_hood_rewards": hoodRewards,
   "0020_row_leases": rowLeases,
   "0021_agent_trades": agentTrades,
+  "0023_spend_reservations": spendReservations,
   "0025_limit_orders": limitOrders,
   "0027_transfers": transfers,
   "0028_withdrawal_addresses": withdrawalAddresses,

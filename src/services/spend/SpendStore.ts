@@ -1,0 +1,275 @@
+/**
+ * The spend gate's storage and its four operations (`0023_spend_reservations`; rules in
+ * `SpendGate.ts`). Every spending rail calls these, with its own idempotent reservation id:
+ *
+ * - `reserve` at build: under the key's row lock (`agent_keys ... FOR UPDATE`, the lock the atomic
+ *   launch's build takes too), reads the key's limits and what its txLimit window holds (metered
+ *   bookings, open holds of this table and the atomic bundles' `spend_holds`), asks `decide`, and
+ *   writes the hold, all in one transaction: concurrent builds of one key queue on the lock and each
+ *   sees the holds of those before it, so N builds against one cap admit exactly what fits.
+ *   `reserveIn` is the same inside a transaction the rail already holds (its ledger's), so a
+ *   refusal rolls the rail's own writes back with it. A second reserve of one id answers the first.
+ * - `book` at settlement: the hold (or, for a sell, a new row) becomes `booked` and its USD value
+ *   is metered into the key's daily usage in the same transaction; booking twice meters once. A
+ *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
+ * - `release`: an unused or failed build's hold stops weighing on the window.
+ * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`).
+ * - `check`: the dry run's decision, with nothing locked or written.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect } from "effect"
+import { findAccountKey, lockAccountKey, recordUsage } from "../keys/KeyRepository.js"
+import { isoDay, type TxLimitReset, txWindowStart } from "../keys/KeyRules.js"
+import { decide, HOLD_MS, type SpendAttempt, type SpendDecision, type SpendKey } from "./SpendGate.js"
+import { SpendError, spendError } from "./SpendError.js"
+
+/** What a rail asks the gate at build. */
+export interface ReserveInput {
+  /** The rail's idempotent id for this one transaction (e.g. `trade:<account>:<clientTradeId>`). */
+  readonly reservationId: string
+  readonly accountId: string
+  /** The calling key's prefix: its limits are read (locked) from storage, never from the request. */
+  readonly keyPrefix: string
+  readonly chain: string
+  readonly attempt: SpendAttempt
+  /** How long the hold lives before the sweep may release it (default `HOLD_MS`, 30 minutes). */
+  readonly holdMs?: number
+}
+
+export interface Reservation {
+  readonly reservationId: string
+  readonly keyId: string
+  /** False for a sell (no hold; it counts when it books). */
+  readonly held: boolean
+  readonly usdMicros: bigint | null
+  readonly expiresAtMs: number
+  /** A linked dev buy over the txLimit: admitted and metered (advisory), with the refusal it would have been. */
+  readonly advisory: SpendError | null
+  /** This id had been reserved before: the stored reservation, decided then. */
+  readonly replayed: boolean
+}
+
+/** What a rail books at settlement (a sell books with no reservation before it). */
+export interface BookInput {
+  readonly reservationId: string
+  readonly accountId: string
+  readonly keyId: string
+  readonly rail: SpendAttempt["rail"]
+  readonly purpose: SpendAttempt["purpose"]
+  readonly chain: string
+  readonly side: SpendAttempt["side"]
+  readonly asset: string
+  readonly amountRaw: bigint
+  /** The settled spend's USD value; null keeps the hold's (none: nothing is metered in USD). */
+  readonly usdMicros: bigint | null
+  /** Trades this booking adds to the key's daily count (a trade: 1; a launch's dev buy: 0). */
+  readonly trades: number
+}
+
+export interface Booking {
+  /** False when this id was booked before (nothing metered again). */
+  readonly fresh: boolean
+  readonly usdMicros: bigint | null
+}
+
+interface ReservationRowDb {
+  readonly id: string
+  readonly key_id: string
+  readonly side: string
+  readonly usd_micros: string | null
+  readonly state: "held" | "booked" | "released"
+  readonly expires_at: Date | string
+}
+
+const ms = (d: Date | string): number => (d instanceof Date ? d.getTime() : Date.parse(d))
+
+const storage = (what: string) => (e: SqlError) =>
+  Effect.zipRight(Effect.logError(`spend gate: storage failed ${what}`, e), Effect.fail(spendError("storage", `Storage failed ${what}; nothing was reserved or booked`, { retryable: true })))
+
+/**
+ * USD micros the key's txLimit window holds at `nowMs`: metered bookings of the window's days, open
+ * holds created in the window (a reset clears their effect; `never` keeps them) of this table and
+ * the atomic bundles' `spend_holds`. A hold taken with no price weighs nothing here (only an
+ * advisory rail or a key without a txLimit takes one); an unvalued atomic hold makes it unknown (null),
+ * as the atomic gate reads it.
+ */
+export const windowUsedUsdMicros = (keyId: string, reset: TxLimitReset, nowMs: number): Effect.Effect<bigint | null, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const fromMs = txWindowStart(reset, nowMs)
+    return sql<{ booked: string | null; held: string | null; atomic: string | null; unvalued: string }>`
+      SELECT
+        (SELECT sum(usd_micros)::text FROM agent_key_usage_daily WHERE key_id = ${keyId} AND day >= ${isoDay(Math.max(fromMs, 0))}::date) AS booked,
+        (SELECT sum(usd_micros)::text FROM spend_reservations WHERE key_id = ${keyId} AND state = 'held' AND created_at >= ${new Date(fromMs)}) AS held,
+        (SELECT sum(usd_micros)::text FROM spend_holds WHERE key_id = ${keyId} AND state = 'held' AND created_at >= ${new Date(fromMs)}) AS atomic,
+        (SELECT count(*)::text FROM spend_holds WHERE key_id = ${keyId} AND state = 'held' AND created_at >= ${new Date(fromMs)} AND usd_micros IS NULL) AS unvalued`.pipe(
+      Effect.map((rows) => {
+        const r = rows[0]
+        if (r === undefined || Number(r.unvalued) > 0) return null
+        return BigInt(r.booked ?? "0") + BigInt(r.held ?? "0") + BigInt(r.atomic ?? "0")
+      })
+    )
+  })
+
+const keyOf = (k: { readonly prefix: string; readonly spendLimits: SpendKey["spendLimits"]; readonly txLimit: SpendKey["txLimit"] }): SpendKey => ({
+  keyPrefix: k.prefix,
+  spendLimits: k.spendLimits,
+  txLimit: k.txLimit
+})
+
+const decideFor = (key: SpendKey & { readonly id: string }, attempt: SpendAttempt, nowMs: number) =>
+  Effect.gen(function* () {
+    const used =
+      key.txLimit === null || attempt.side === "sell"
+        ? 0n
+        : yield* windowUsedUsdMicros(key.id, key.txLimit.reset, nowMs).pipe(
+            Effect.catchAll((e) => Effect.as(Effect.logWarning("spend gate: window usage unreadable", e), null))
+          )
+    return decide(key, attempt, used, nowMs)
+  })
+
+const refused = (d: SpendDecision): d is Extract<SpendDecision, { _tag: "Refused" }> => d._tag === "Refused"
+
+const findReservation = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<ReservationRowDb>`
+    SELECT id, key_id, side, usd_micros::text AS usd_micros, state, expires_at FROM spend_reservations WHERE id = ${id}`).pipe(
+    Effect.map((rows) => rows[0])
+  )
+
+/** `reserve` inside the caller's transaction (the key stays locked until it ends). */
+export const reserveIn = (input: ReserveInput): Effect.Effect<Reservation, SpendError | SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const key = yield* lockAccountKey(input.accountId, input.keyPrefix)
+    if (key === undefined) return yield* spendError("key_not_found", "The calling key is not on this account; nothing was reserved", { retryable: false })
+    const seen = yield* findReservation(input.reservationId)
+    if (seen !== undefined) {
+      return {
+        reservationId: seen.id,
+        keyId: seen.key_id,
+        held: seen.side === "buy",
+        usdMicros: seen.usd_micros === null ? null : BigInt(seen.usd_micros),
+        expiresAtMs: ms(seen.expires_at),
+        advisory: null,
+        replayed: true
+      } satisfies Reservation
+    }
+    const nowMs = yield* Clock.currentTimeMillis
+    const decision = yield* decideFor({ ...keyOf(key), id: key.id }, input.attempt, nowMs)
+    if (refused(decision)) return yield* Effect.fail(decision.error)
+    const expiresAtMs = nowMs + (input.holdMs ?? HOLD_MS)
+    if (decision.hold) {
+      const a = input.attempt
+      yield* sql`
+        INSERT INTO spend_reservations (id, account_id, key_id, rail, purpose, chain, asset, side, amount_raw, usd_micros, state, created_at, expires_at)
+        VALUES (${input.reservationId}, ${input.accountId}, ${key.id}, ${a.rail}, ${a.purpose}, ${input.chain}, ${a.asset}, ${a.side},
+          ${a.amountRaw.toString()}::numeric, ${a.usdMicros === null ? null : a.usdMicros.toString()}, 'held', ${new Date(nowMs)}, ${new Date(expiresAtMs)})`
+    }
+    return {
+      reservationId: input.reservationId,
+      keyId: key.id,
+      held: decision.hold,
+      usdMicros: input.attempt.usdMicros,
+      expiresAtMs,
+      advisory: decision.advisory,
+      replayed: false
+    } satisfies Reservation
+  })
+
+/** `reserve` in its own transaction; storage failures are the gate's `storage` refusal (retryable). */
+export const reserve = (input: ReserveInput): Effect.Effect<Reservation, SpendError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(reserveIn(input))).pipe(
+    Effect.catchTag("SqlError", storage("reserving the spend")),
+    Effect.withSpan("SpendGate.reserve")
+  )
+
+/** The dry run's decision: the same rules against the key and window as they are now; nothing locked or written. */
+export const check = (input: Omit<ReserveInput, "reservationId" | "holdMs">): Effect.Effect<SpendDecision, SpendError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const key = yield* findAccountKey(input.accountId, input.keyPrefix)
+    if (key === undefined) return yield* spendError("key_not_found", "The calling key is not on this account", { retryable: false })
+    return yield* decideFor({ ...keyOf(key), id: key.id }, input.attempt, yield* Clock.currentTimeMillis)
+  }).pipe(Effect.catchTag("SqlError", storage("checking the spend")), Effect.withSpan("SpendGate.check"))
+
+/** `book` inside the caller's transaction (its settlement's). */
+export const bookIn = (input: BookInput): Effect.Effect<Booking, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const nowMs = yield* Clock.currentTimeMillis
+    const settled = yield* sql<{ usd_micros: string | null }>`
+      UPDATE spend_reservations SET state = 'booked', settled_at = ${new Date(nowMs)},
+        usd_micros = coalesce(${input.usdMicros === null ? null : input.usdMicros.toString()}::bigint, usd_micros)
+      WHERE id = ${input.reservationId} AND state IN ('held', 'released')
+      RETURNING usd_micros::text AS usd_micros`
+    let usd: bigint | null
+    if (settled[0] !== undefined) {
+      usd = settled[0].usd_micros === null ? null : BigInt(settled[0].usd_micros)
+    } else {
+      const inserted = yield* sql<{ id: string }>`
+        INSERT INTO spend_reservations (id, account_id, key_id, rail, purpose, chain, asset, side, amount_raw, usd_micros, state, created_at, expires_at, settled_at)
+        VALUES (${input.reservationId}, ${input.accountId}, ${input.keyId}, ${input.rail}, ${input.purpose}, ${input.chain}, ${input.asset}, ${input.side},
+          ${input.amountRaw.toString()}::numeric, ${input.usdMicros === null ? null : input.usdMicros.toString()}, 'booked', ${new Date(nowMs)}, ${new Date(nowMs)}, ${new Date(nowMs)})
+        ON CONFLICT (id) DO NOTHING RETURNING id`
+      if (inserted.length === 0) return { fresh: false, usdMicros: null } satisfies Booking
+      usd = input.usdMicros
+    }
+    yield* recordUsage({ keyId: input.keyId, atMs: nowMs, usdMicros: Number(usd ?? 0n), trades: input.trades, launches: 0 })
+    return { fresh: true, usdMicros: usd } satisfies Booking
+  })
+
+/** `book` in its own transaction. */
+export const book = (input: BookInput): Effect.Effect<Booking, SpendError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(bookIn(input))).pipe(
+    Effect.catchTag("SqlError", storage("booking the spend")),
+    Effect.withSpan("SpendGate.book")
+  )
+
+/** The hold stops weighing on the window (a failed, expired or unused build); true when it was open. */
+export const releaseIn = (reservationId: string): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const nowMs = yield* Clock.currentTimeMillis
+    const rows = yield* sql<{ id: string }>`
+      UPDATE spend_reservations SET state = 'released', settled_at = ${new Date(nowMs)} WHERE id = ${reservationId} AND state = 'held' RETURNING id`
+    return rows.length > 0
+  })
+
+export const release = (reservationId: string): Effect.Effect<boolean, SpendError, SqlClient.SqlClient> =>
+  releaseIn(reservationId).pipe(Effect.catchTag("SqlError", storage("releasing the hold")), Effect.withSpan("SpendGate.release"))
+
+/** Holds released by one sweep at most (the rest at the next). */
+export const SWEEP_MAX = 1_000
+
+/** Releases at most `max` open holds past their expiry, oldest expiry first; returns how many. */
+export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const rows = yield* sql<{ id: string }>`
+      UPDATE spend_reservations SET state = 'released', settled_at = ${now}
+      WHERE state = 'held' AND id IN (
+        SELECT id FROM spend_reservations WHERE state = 'held' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
+      RETURNING id`
+    return rows.length
+  }).pipe(Effect.withSpan("SpendGate.sweep"))
+
+/** A reservation's state (reads for tests and the rails' recovery). */
+export const reservationState = (id: string): Effect.Effect<ReservationRowDb["state"] | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.map(findReservation(id), (r) => r?.state)
+
+export { SpendError }
+
+/** Between two sweeps of expired holds (one bounded pass each; `sweep`). */
+export const SWEEP_INTERVAL_MS = 10_000
+
+/** Sweeps expired holds every `intervalMs`, forever (a failed pass is logged and the next runs). */
+export const runHoldSweeper = (intervalMs: number = SWEEP_INTERVAL_MS): Effect.Effect<never, never, SqlClient.SqlClient> =>
+  Effect.forever(
+    Effect.delay(
+      sweep().pipe(
+        Effect.tap((n) => (n > 0 ? Effect.logInfo(`released ${n} expired spend holds`) : Effect.void)),
+        Effect.catchAllCause((cause) => Effect.logWarning("the spend-hold sweep failed; it runs again", cause))
+      ),
+      `${intervalMs} millis`
+    )
+  )

@@ -1,0 +1,197 @@
+/**
+ * The spend gate's store (`src/services/spend/SpendStore.ts`) on embedded PGlite and on a real
+ * PostgreSQL server (two pools: two engine processes): 200 concurrent builds against one txLimit
+ * admit exactly what fits and the rest are `tx_limit_reached`; the same against a window already
+ * partly booked; a reserve replayed under its id answers the first; a booking meters the hold's
+ * value once into the key's usage and a sell books without a hold and is never refused; a release
+ * frees the window; the sweep releases only expired holds, at most its bound per pass; a window
+ * reset clears an open hold's weight, a lifetime window keeps it.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Database from "../../src/db/Database.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import type { TxLimit } from "../../src/services/keys/KeyRules.js"
+import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
+import { book, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+
+const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
+  let scope: Scope.CloseableScope
+  let sqlA: SqlClient.SqlClient
+  let sqlB: SqlClient.SqlClient
+  let keys = 0
+  const on = <A, E>(sql: SqlClient.SqlClient, self: Effect.Effect<A, E, SqlClient.SqlClient>) => run(Effect.provideService(self, SqlClient.SqlClient, sql))
+
+  /** A fresh account and key with the given limits; returns its ids. */
+  const newKey = async (txLimit: TxLimit | null, spendLimits: ReadonlyArray<{ asset: string; maxPerTxRaw: string }> | null = null) => {
+    const n = ++keys
+    const accountId = `acct-gate-${n}`
+    const prefix = `gate${String(n).padStart(4, "0")}`
+    const keyId = `kid-gate-${n}`
+    await on(sqlA, sqlA`INSERT INTO accounts (id, plan, referral_code) VALUES (${accountId}, 'max', ${`GATE${n}`})`)
+    await on(
+      sqlA,
+      insertKey(
+        {
+          id: keyId,
+          prefix,
+          accountId,
+          hash: `hash-${n}`,
+          environment: "production",
+          scopes: ["swap:write"],
+          label: null,
+          rateLimitPerMin: 60,
+          dailyLaunchCap: 10,
+          launchChains: ["solana"],
+          embeddedWallet: "allowed",
+          expiresAtMs: null,
+          txLimit,
+          mintedByDeviceId: null,
+          provisionedBy: null
+        },
+        Date.now()
+      )
+    )
+    if (spendLimits !== null) await on(sqlA, sqlA`UPDATE agent_keys SET spend_limits = ${JSON.stringify(spendLimits)}::jsonb WHERE id = ${keyId}`)
+    return { accountId, prefix, keyId }
+  }
+
+  const buy = (usdMicros: bigint | null, o: Partial<SpendAttempt> = {}): SpendAttempt => ({
+    rail: "main",
+    purpose: "trade",
+    side: "buy",
+    asset: "sol",
+    amountRaw: 1_000n,
+    usdMicros,
+    ...o
+  })
+
+  const input = (k: { accountId: string; prefix: string }, id: string, attempt: SpendAttempt, holdMs?: number): ReserveInput => ({
+    reservationId: id,
+    accountId: k.accountId,
+    keyPrefix: k.prefix,
+    chain: "solana",
+    attempt,
+    ...(holdMs !== undefined ? { holdMs } : {})
+  })
+
+  beforeAll(async () => {
+    scope = await run(Scope.make())
+    const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options())))
+    sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
+    sqlB = pools === 2 ? Context.get(await run(Layer.buildWithScope(Database.layer(options()), scope)), SqlClient.SqlClient) : sqlA
+  }, 60_000)
+
+  afterAll(async () => {
+    await run(Scope.close(scope, Exit.void))
+  })
+
+  /** 200 builds of `eachUsd` at once, alternating pools; returns how many were admitted and the refusals' reasons. */
+  const race = async (k: { accountId: string; prefix: string }, tag: string, eachUsd: bigint) => {
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => on(i % 2 === 0 ? sqlA : sqlB, Effect.either(reserve(input(k, `${tag}-${i}`, buy(eachUsd))))))
+    )
+    const admitted = outcomes.filter(Either.isRight).length
+    const reasons = new Set(outcomes.filter(Either.isLeft).map((o) => o.left.reason))
+    return { admitted, reasons }
+  }
+
+  it("200 concurrent builds against one txLimit admit exactly what fits; the window then holds exactly their sum", async () => {
+    const k = await newKey({ usdMicros: 1_000_000, reset: "daily" })
+    const { admitted, reasons } = await race(k, "race", 7_000n)
+    expect(admitted).toBe(142) // floor(1,000,000 / 7,000)
+    expect([...reasons]).toEqual(["tx_limit_reached"])
+    expect(await on(sqlA, windowUsedUsdMicros(`kid-gate-${keys}`, "daily", Date.now()))).toBe(142n * 7_000n)
+  }, 120_000)
+
+  it("against a window already partly booked, 200 concurrent builds admit only what is left", async () => {
+    const k = await newKey({ usdMicros: 1_000_000, reset: "monthly" })
+    await on(sqlA, book({ reservationId: "booked-before", accountId: k.accountId, keyId: k.keyId, rail: "main", purpose: "trade", chain: "solana", side: "buy", asset: "sol", amountRaw: 1n, usdMicros: 300_000n, trades: 1 }))
+    const { admitted } = await race(k, "rest", 10_000n)
+    expect(admitted).toBe(70)
+  }, 120_000)
+
+  it("a reserve replayed under its id answers the first, holds once and is not decided again", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" })
+    const first = await on(sqlA, reserve(input(k, "once", buy(6_000n))))
+    const again = await on(sqlB, reserve(input(k, "once", buy(6_000n))))
+    expect(first.replayed).toBe(false)
+    expect(again).toMatchObject({ reservationId: "once", held: true, usdMicros: 6_000n, replayed: true })
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+  })
+
+  it("a booking meters once; a sell is admitted past every cap, takes no hold and counts when it books", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" }, [{ asset: "sol", maxPerTxRaw: "100" }])
+    const held = await on(sqlA, reserve(input(k, "b1", buy(4_000n, { amountRaw: 100n }))))
+    expect(held.held).toBe(true)
+    // Over the per-asset cap by one unit: refused, nothing held.
+    const capped = await on(sqlA, Effect.either(reserve(input(k, "b2", buy(1n, { amountRaw: 101n })))))
+    expect(Either.isLeft(capped) ? capped.left.reason : undefined).toBe("spend_limit_exceeded")
+    expect(await on(sqlA, reservationState("b2"))).toBeUndefined()
+    const bookIt = { reservationId: "b1", accountId: k.accountId, keyId: k.keyId, rail: "main" as const, purpose: "trade" as const, chain: "solana", side: "buy" as const, asset: "sol", amountRaw: 100n, usdMicros: 4_500n, trades: 1 }
+    expect(await on(sqlA, book(bookIt))).toEqual({ fresh: true, usdMicros: 4_500n })
+    expect(await on(sqlB, book(bookIt))).toEqual({ fresh: false, usdMicros: null })
+    expect(await on(sqlA, reservationState("b1"))).toBe("booked")
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(4_500n)
+    // A sell far over the cap and the window: admitted, no hold; booked, it counts (the window is now over its limit).
+    const sell = await on(sqlA, reserve(input(k, "s1", buy(50_000n, { side: "sell", amountRaw: 10n ** 12n }))))
+    expect(sell.held).toBe(false)
+    expect(await on(sqlA, reservationState("s1"))).toBeUndefined()
+    await on(sqlA, book({ ...bookIt, reservationId: "s1", side: "sell", amountRaw: 10n ** 12n, usdMicros: 50_000n }))
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(54_500n)
+    const usage = await on(sqlA, sqlA<{ usd: string; trades: number }>`SELECT usd_micros::text AS usd, trade_count AS trades FROM agent_key_usage_daily WHERE key_id = ${k.keyId}`)
+    expect(usage).toEqual([{ usd: "54500", trades: 2 }])
+    // The next buy is refused: the sell's booking fills the window.
+    const next = await on(sqlA, Effect.either(reserve(input(k, "b3", buy(1n, { amountRaw: 1n })))))
+    expect(Either.isLeft(next) ? next.left.reason : undefined).toBe("tx_limit_reached")
+  })
+
+  it("a release frees the window; the sweep releases only expired holds, at most its bound per pass", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "never" })
+    await on(sqlA, reserve(input(k, "r1", buy(10_000n))))
+    expect(Either.isLeft(await on(sqlA, Effect.either(reserve(input(k, "r2", buy(1n))))))).toBe(true)
+    expect(await on(sqlA, release("r1"))).toBe(true)
+    expect(await on(sqlA, release("r1"))).toBe(false)
+    // Three holds that have expired already and one that has not.
+    for (const id of ["x1", "x2", "x3"]) await on(sqlA, reserve(input(k, id, buy(1_000n), 0)))
+    await on(sqlA, reserve(input(k, "live", buy(1_000n))))
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "never", Date.now()))).toBe(4_000n)
+    const mine = () => on(sqlA, sqlA<{ id: string; state: string }>`SELECT id, state FROM spend_reservations WHERE key_id = ${k.keyId} AND id <> 'r1' ORDER BY id`)
+    let swept = 0
+    for (let pass = 0; pass < 10 && (await mine()).some((r) => r.id !== "live" && r.state === "held"); pass++) {
+      const n = await on(sqlB, sweep(2))
+      expect(n).toBeLessThanOrEqual(2)
+      swept += n
+    }
+    expect(swept).toBeGreaterThanOrEqual(3)
+    expect(await mine()).toEqual([
+      { id: "live", state: "held" },
+      { id: "x1", state: "released" },
+      { id: "x2", state: "released" },
+      { id: "x3", state: "released" }
+    ])
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "never", Date.now()))).toBe(1_000n)
+    // A window reset clears an open hold's weight; a lifetime window keeps it.
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now() + 86_400_000))).toBe(0n)
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "never", Date.now() + 86_400_000))).toBe(1_000n)
+  })
+}
+
+describe("spend gate on embedded PGlite", () => {
+  gateSuite(() => ({ url: undefined, dataDir: undefined }), 1)
+})
+
+const serverUrl = postgresUrl()
+
+describe.skipIf(serverUrl === undefined)(`spend gate on a real PostgreSQL server, two pools${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
+  let dbUrl = ""
+  beforeAll(async () => {
+    dbUrl = await freshPostgresDatabase(serverUrl!)
+  })
+  gateSuite(() => ({ url: dbUrl, dataDir: undefined }), 2)
+})
