@@ -86,6 +86,7 @@ import { hoodPublicClient, hoodWallet } from "./chain/hood/client/HoodClient.js"
 import { hoodMigrationExecutor } from "./services/keeper/HoodMigrationExecutor.js"
 import type { MigrationExecutor } from "./services/keeper/MigrationKeeper.js"
 import { PriceSource, layerLocalnet as localnetPrices } from "./services/prices/PriceSource.js"
+import { runHoldSweeper } from "./services/spend/SpendStore.js"
 import * as TrackedWallets from "./services/personal/TrackedWallets.js"
 import { followSignalSide, serveDataService, startDataService, startSignalPipeline } from "./DataService.js"
 import { ClusterPublisher, type TopicPublisher } from "../actors/replica/TopicPublisher.js"
@@ -501,6 +502,8 @@ const resumeInFlight = Effect.gen(function* () {
     if (transfersTaken > 0) yield* Effect.logInfo(`settling ${transfersTaken} transfers whose owner's lease ended`)
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("the in-flight sweep failed; it runs again", cause)))
   yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
+  // The spend gate's holds whose builds were never used or whose outcome never came: released once expired.
+  yield* Effect.forkScoped(runHoldSweeper())
 })
 
 /**

@@ -79,6 +79,7 @@ export const disabled = (): Reply =>
 const callerOf = (p: AgentPrincipal): HeadlessCaller => ({
   accountId: p.accountId,
   keyId: p.key.id,
+  keyPrefix: p.key.prefix,
   embeddedWallet: p.key.embeddedWallet,
   keyDailyCap: p.key.dailyLaunchCap,
   plan: p.plan,

@@ -259,3 +259,58 @@ describe("Hood headless launches", () => {
     expect(record.agent.launches).toBeGreaterThanOrEqual(5)
   })
 })
+
+describe("the spend gate on headless dev buys (last: it changes the key's limits, and puts them back)", () => {
+  const owner = async (method: string, route: string, body?: unknown): Promise<Answer> => {
+    const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }
+    const res = await fetch(`${engine.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${sessionToken}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    const text = await res.text()
+    return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+  }
+  const localKey = async () => ((await owner("GET", "/api/v1/agent/keys")).body.keys as Array<Record<string, any>>).find((k) => k.label === "local")!
+
+  it("a dev buy books its USD value into the key's usage; one past the txLimit or the per-asset cap is refused and nothing is recorded", async () => {
+    const before = await localKey()
+    const prefix = before.keyPrefix as string
+    // 0.1 SOL plus the Max plan's 0.25% fee at the localnet's $150: 100,250,000 lamports = $15.0375.
+    const body = solanaBody({ buyAmount: "100000000" })
+    const landed = await launch(body)
+    expect(landed.status).toBe(200)
+    expect(landed.body.devBuy.fee).toMatchObject({ feeRaw: "250000" })
+    const spent = 15_037_500
+    const after = await localKey()
+    expect(after.usage.todayUsdMicros - before.usage.todayUsdMicros).toBe(spent)
+
+    try {
+      // A daily txLimit one micro-dollar short of the same buy again: refused at the dry run and the launch, nothing recorded.
+      expect((await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent - 1, reset: "daily" } })).status).toBe(200)
+      const again = solanaBody({ buyAmount: "100000000" })
+      for (const refused of [await dryRun(again), await launch(again)]) {
+        expect(refused.status).toBe(403)
+        expect(refused.body.error).toMatchObject({ code: "KEY_LIMIT_REACHED", retryable: true })
+        expect(refused.body.error.resetsAt).toBeTypeOf("number")
+      }
+      expect((await job(again.clientLaunchId)).body.error.code).toBe("JOB_NOT_FOUND")
+      // Exactly at the limit it fits; a launch without a dev buy spends nothing and is never gated.
+      expect((await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent, reset: "daily" } })).status).toBe(200)
+      expect((await dryRun(again)).status).toBe(200)
+
+      // The per-asset cap: buy plus fee at the cap passes, one lamport under it is refused.
+      expect((await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [{ asset: "sol", maxPerTxRaw: "100250000" }])).status).toBe(200)
+      expect((await dryRun(again)).status).toBe(200)
+      expect((await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [{ asset: "sol", maxPerTxRaw: "100249999" }])).status).toBe(200)
+      const capped = await launch(again)
+      expect(capped.status).toBe(400)
+      expect(capped.body.error).toMatchObject({ code: "SPEND_LIMIT_EXCEEDED", spendLimit: { asset: "sol", capDecimal: "0.100249999", attemptedDecimal: "0.10025" } })
+      expect((await job(again.clientLaunchId)).body.error.code).toBe("JOB_NOT_FOUND")
+      expect((await localKey()).usage.todayUsdMicros).toBe(after.usage.todayUsdMicros)
+    } finally {
+      await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { clearTxLimit: true })
+      await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [])
+    }
+  })
+})

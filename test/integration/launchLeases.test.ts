@@ -34,6 +34,7 @@ import { canonicalBody } from "../../src/services/launch/request/CanonicalBody.j
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { LaunchRequest } from "../../src/services/launch/request/LaunchRequest.js"
 import * as SolanaLaunch from "../../src/services/launch/SolanaLaunch.js"
+import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import { encodeStoredRequest } from "../../src/services/launch/StoredRequest.js"
 import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -108,6 +109,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
             provider,
             holdings: () => Effect.succeed(undefined),
             agentLaunches: new AgentLaunches(),
+            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now),
             leases
           }
         )

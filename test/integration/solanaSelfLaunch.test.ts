@@ -68,6 +68,7 @@ import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import * as SolanaLaunch from "../../src/services/launch/SolanaLaunch.js"
+import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import * as SolanaSelfLaunch from "../../src/services/launch/SolanaSelfLaunch.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import * as MasterKey from "../../src/services/wallets/MasterKey.js"
@@ -135,7 +136,7 @@ beforeAll(async () => {
   service = await withSql(
     SolanaSelfLaunch.make(
       { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 },
-      { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry }
+      { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now) }
     )
   )
   producer = setInterval(() => {
@@ -413,7 +414,8 @@ describe("3.3: a repeat build is decided by reading the chain", () => {
             ),
             wallets,
             holdings: () => Effect.succeed(0n),
-            agentLaunches: registry
+            agentLaunches: registry,
+            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now)
           }
         ),
         SqlClient.SqlClient,
@@ -595,6 +597,25 @@ describe("the gates refuse before anything is recorded", () => {
     // Exactly at the cap passes.
     const dry = await run(service.dryRun(a.caller, body(a, { buyAmount: "99502487" })))
     expect(Either.isRight(dry)).toBe(true)
+  })
+
+  it("a linked dev buy goes through the spend gate: held at build, booked and metered at confirm; past the txLimit it is advisory (document 2, 4.1)", async () => {
+    const a = await agent()
+    // A daily txLimit of $1: the 0.1 SOL dev buy plus its 0.5% fee ($15.075 at the localnet's $150) is past it, yet a linked wallet's dev buy is only metered.
+    await query((s) => s`UPDATE agent_keys SET tx_limit_usd_micros = 1000000, tx_limit_reset = 'daily' WHERE id = ${a.caller.keyId} RETURNING id`)
+    const b = body(a, { buyAmount: "100000000" })
+    const build = await built(a, b)
+    const holds = () => query((s) => s<{ state: string; rail: string; purpose: string; usd: string }>`
+      SELECT state, rail, purpose, usd_micros::text AS usd FROM spend_reservations WHERE key_id = ${a.caller.keyId}`)
+    expect(await holds()).toEqual([{ state: "held", rail: "linked", purpose: "dev_buy", usd: "15075000" }])
+    const signature = await signAndSend(a, build)
+    const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature }))
+    expect(Either.isRight(confirmed)).toBe(true)
+    expect(await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature }))).toEqual(confirmed)
+    expect(await holds()).toEqual([{ state: "booked", rail: "linked", purpose: "dev_buy", usd: "15075000" }])
+    const usage = await query((s) => s<{ usd: string; trades: number; launches: number }>`
+      SELECT sum(usd_micros)::text AS usd, sum(trade_count)::int AS trades, sum(launch_count)::int AS launches FROM agent_key_usage_daily WHERE key_id = ${a.caller.keyId}`)
+    expect(usage).toEqual([{ usd: "15075000", trades: 1, launches: 1 }])
   })
 
   it("the dry run answers the wallet, its id and the size, and records nothing", async () => {

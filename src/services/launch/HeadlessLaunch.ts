@@ -45,6 +45,7 @@ import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { LAUNCH_LEASE_KIND, launchLeaseKey } from "./headless/HeadlessAttemptStore.js"
 import type { HeadlessContext } from "./headless/HeadlessContext.js"
@@ -53,6 +54,7 @@ import { makeHeadlessOperations } from "./headless/HeadlessOperations.js"
 import { makeHeadlessResume } from "./headless/HeadlessResume.js"
 import { makeHeadlessRuns } from "./headless/HeadlessRuns.js"
 import { makeHeadlessSolanaRun } from "./headless/HeadlessSolanaRun.js"
+import { makeHeadlessSpend } from "./headless/HeadlessSpend.js"
 import { makeHeadlessWrites } from "./headless/HeadlessWrites.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "./LaunchLedger.js"
@@ -67,6 +69,8 @@ export { LAUNCH_LEASE_KIND, launchLeaseKey } from "./headless/HeadlessAttemptSto
 export interface HeadlessCaller {
   readonly accountId: string
   readonly keyId: string
+  /** The key's prefix: the spend gate reads (and locks) the key's limits by it. */
+  readonly keyPrefix: string
   /** General rule 2: `denied` keys cannot use the headless route. */
   readonly embeddedWallet: "allowed" | "denied"
   /** The key's issued daily launch cap (the effective cap is the higher of it and the plan's). */
@@ -132,6 +136,8 @@ export interface HeadlessLaunchDeps {
   /** Raw platform-token holdings (held + staked) of the account; undefined when unreadable. */
   readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
   readonly agentLaunches: AgentLaunches
+  /** USD prices of the quote assets: the spend gate values a dev buy against the key's txLimit. */
+  readonly prices: PriceSourceShape
   /** Who drives an in-flight row (default: this service's own leases over its database). */
   readonly leases?: RowLeases
 }
@@ -140,7 +146,7 @@ export interface HeadlessLaunchDeps {
 
 /**
  * The service is a table of methods over parts in `headless/`: `HeadlessGates`, `HeadlessWrites`
- * (the "Also" writes), `HeadlessSolanaRun` and `HeadlessRuns` (a run under its lease, in the
+ * (the "Also" writes), `HeadlessSpend` (the dev buy through the spend gate), `HeadlessSolanaRun` and `HeadlessRuns` (a run under its lease, in the
  * service's scope), `HeadlessOperations` (launch, dry run, job) and `HeadlessResume`; the
  * attempt's stored inputs are `HeadlessAttemptStore`'s, the pure answers `HeadlessRules`'.
  */
@@ -166,9 +172,10 @@ export const make = (config: HeadlessLaunchConfig, deps: HeadlessLaunchDeps) =>
     for (const a of known) deps.agentLaunches.add(a.chain, a.mint, a.account_id)
 
     const gates = makeHeadlessGates(ctx)
-    const writes = makeHeadlessWrites(ctx)
-    const runs = makeHeadlessRuns(ctx, writes, makeHeadlessSolanaRun(ctx, gates, writes))
-    const operations = makeHeadlessOperations(ctx, gates, runs)
+    const spend = makeHeadlessSpend(ctx)
+    const writes = makeHeadlessWrites(ctx, spend)
+    const runs = makeHeadlessRuns(ctx, writes, spend, makeHeadlessSolanaRun(ctx, gates, writes, spend))
+    const operations = makeHeadlessOperations(ctx, gates, runs, spend)
     const { resumeInFlight } = makeHeadlessResume(ctx, writes, runs)
 
     return {
@@ -191,7 +198,7 @@ export const layer = (
 ): Layer.Layer<
   HeadlessLaunch,
   never,
-  SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | HoodHeadlessLaunch | WalletProvider | TierService | AgentLaunchRegistry
+  SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | HoodHeadlessLaunch | WalletProvider | TierService | AgentLaunchRegistry | PriceSource
 > =>
   Layer.scoped(
     HeadlessLaunch,
@@ -203,7 +210,8 @@ export const layer = (
         hood: yield* HoodHeadlessLaunch,
         provider: yield* WalletProvider,
         holdings: yield* launchHoldings,
-        agentLaunches: yield* AgentLaunchRegistry
+        agentLaunches: yield* AgentLaunchRegistry,
+        prices: yield* PriceSource
       })
     })
   )

@@ -15,6 +15,7 @@ import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
 import type { ImageRefused } from "../images/ImageRefused.js"
 import type { KeyError } from "../keys/KeyError.js"
+import type { SpendError } from "../spend/SpendError.js"
 import type { PayerError, WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
@@ -196,6 +197,25 @@ export const fromPayer = (e: PayerError): LaunchError =>
 
 /** The key's per-asset cap refused the dev buy plus its fee (launch endpoint rule 6): `SPEND_LIMIT_EXCEEDED` with `spendLimit`. */
 export const fromKeyCap = (e: KeyError): LaunchError => launchFailure("spend_limit_exceeded", e.message, { retryable: false, details: e.details ?? {} })
+
+/**
+ * The spend gate refused or failed a launch's dev buy (`src/services/spend`): the per-asset cap is
+ * `SPEND_LIMIT_EXCEEDED` with `spendLimit`, the txLimit window `KEY_LIMIT_REACHED` with `resetsAt`,
+ * an uncheckable USD cap `KEY_LIMIT_REACHED` with `reason` `limit_unavailable` (retryable), a key
+ * gone or storage failing a retryable `LAUNCH_FAILED` (nothing was recorded).
+ */
+export const fromSpend = (e: SpendError): LaunchError => {
+  switch (e.reason) {
+    case "spend_limit_exceeded":
+      return launchFailure("spend_limit_exceeded", e.message, { retryable: false, details: e.details ?? {} })
+    case "tx_limit_reached":
+    case "limit_unavailable":
+      return launchFailure("key_limit_reached", e.message, { retryable: e.retryable ?? false, details: e.details ?? {} })
+    case "key_not_found":
+    case "storage":
+      return launchFailure("launch_failed", e.message, { retryable: true })
+  }
+}
 
 /** The code a failed ledger row records for this failure. */
 export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]

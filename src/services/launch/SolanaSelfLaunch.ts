@@ -33,6 +33,7 @@ import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import type { SpendLimit } from "../keys/KeyRules.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
+import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
 import { LaunchLedger, type LaunchLedgerShape } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
@@ -112,6 +113,8 @@ export interface SolanaSelfLaunchDeps {
   /** Raw platform-token holdings (held + staked) of the account; undefined when unreadable. */
   readonly holdings: (accountId: string) => Effect.Effect<bigint | undefined>
   readonly agentLaunches: AgentLaunches
+  /** USD prices of the quote assets: the spend gate values a dev buy against the key's txLimit. */
+  readonly prices: PriceSourceShape
 }
 
 /**
@@ -147,7 +150,7 @@ export const make = (config: SolanaSelfLaunchConfig, deps: SolanaSelfLaunchDeps)
 
 export const layer = (
   config: SolanaSelfLaunchConfig
-): Layer.Layer<SolanaSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | WalletService | TierService | AgentLaunchRegistry> =>
+): Layer.Layer<SolanaSelfLaunch, never, SqlClient.SqlClient | LaunchLedger | ImageService | SolanaLaunch | WalletService | TierService | AgentLaunchRegistry | PriceSource> =>
   Layer.effect(
     SolanaSelfLaunch,
     Effect.gen(function* () {
@@ -157,7 +160,8 @@ export const layer = (
         solana: yield* SolanaLaunch,
         wallets: yield* WalletService,
         holdings: yield* launchHoldings,
-        agentLaunches: yield* AgentLaunchRegistry
+        agentLaunches: yield* AgentLaunchRegistry,
+        prices: yield* PriceSource
       })
     })
   )

@@ -16,7 +16,7 @@ import type { AtomicPayer } from "../request/DecodeLaunchRequest.js"
 import type { AtomicCaller } from "./AtomicLaunch.js"
 import type { AtomicBundles } from "./AtomicBundles.js"
 import { payerText, type ResolvedPayer } from "./AtomicRules.js"
-import { windowUsedUsdMicros } from "./BundleStore.js"
+import { windowUsedUsdMicros as spendWindowUsed } from "../../spend/SpendStore.js"
 import { gateBundle, type GateLeg } from "./SpendGate.js"
 
 export type AtomicPayers = ReturnType<typeof makeAtomicPayers>
@@ -82,7 +82,12 @@ export const makeAtomicPayers = (b: AtomicBundles) => {
   const usedInWindow = (caller: AtomicCaller, nowMs: number) =>
     caller.txLimit === null
       ? Effect.succeed(0)
-      : windowUsedUsdMicros(caller.keyId, caller.txLimit.reset, nowMs).pipe(withSql, Effect.orElseSucceed(() => null))
+      : // The spend gate's window: bookings, this rail's holds and every other rail's (src/services/spend).
+        spendWindowUsed(caller.keyId, caller.txLimit.reset, nowMs).pipe(
+          Effect.map((used) => (used === null ? null : Number(used))),
+          withSql,
+          Effect.orElseSucceed(() => null)
+        )
 
   const gate = (caller: AtomicCaller, asset: string, legs: ReadonlyArray<GateLeg>, usdOf: (raw: bigint) => bigint | null, used: number | null, nowMs: number) =>
     gateBundle({

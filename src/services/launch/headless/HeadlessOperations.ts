@@ -9,17 +9,18 @@ import type { HeadlessCaller, LaunchOutcome } from "../HeadlessLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import { jobRecord, storedDevBuy } from "../internal/LaunchRecords.js"
 import type { LaunchRef } from "../LaunchLedger.js"
-import { fromHood, fromLedger, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
+import { fromHood, fromLedger, fromSpend, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "../request/LaunchRequest.js"
 import { LAUNCH_LEASE_KIND, launchLeaseKey, writeAttempt } from "./HeadlessAttemptStore.js"
 import type { Attempt, HeadlessContext, Resolved } from "./HeadlessContext.js"
 import type { HeadlessGates } from "./HeadlessGates.js"
 import { devBuyFields, headlessDryRunView } from "./HeadlessRules.js"
 import type { HeadlessRuns } from "./HeadlessRuns.js"
+import type { HeadlessSpend } from "./HeadlessSpend.js"
 
 const storage = launchStorage
 
-export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGates, runs: HeadlessRuns) => {
+export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGates, runs: HeadlessRuns, spendGate: HeadlessSpend) => {
   const { o, deps, leases } = ctx
   const { ledger, images, hood } = deps
   const { beginInput, eligible, resolveImages, rehost, embeddedWallet, sized, admitted } = gates
@@ -29,6 +30,9 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
     Effect.gen(function* () {
       const checked = yield* admitted(caller, request)
       if (checked._tag === "Replay") return { _tag: "Launched", result: checked.result, replayed: true } satisfies LaunchOutcome
+      // The spend gate on the dev buy before anything is stored; decided again, and held, in the accepting transaction.
+      const spend = yield* spendGate.devBuySpend(caller, request)
+      yield* spendGate.spendAllowed(caller, request, spend)
       // The embedded wallet's delegation (live, on either chain) and the size before anything is
       // stored: a refusal here records nothing, not even the re-hosted image.
       const wallet = yield* embeddedWallet(caller.accountId, request.chain)
@@ -47,10 +51,15 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       const admission = yield* ledger
         .begin(beginInput(caller, request), (record) => {
           attempt = { ref: { accountId: record.accountId, clientLaunchId: record.clientLaunchId, attempt: record.attempt }, request, resolved }
+          // The dev buy's hold under the key's lock: a refusal rolls the acceptance back (nothing recorded).
+          const held = spendGate.holdIn(caller, request, attempt.ref, spend)
           // The accepting process owns the new attempt from the transaction that makes it in flight.
-          return Effect.zipRight(writeAttempt(attempt)(record), leases.claimIn(LAUNCH_LEASE_KIND, launchLeaseKey(record)))
+          return Effect.zipRight(held, Effect.zipRight(writeAttempt(attempt)(record), leases.claimIn(LAUNCH_LEASE_KIND, launchLeaseKey(record))))
         })
-        .pipe(Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)) }), storage("recording the launch"))
+        .pipe(
+          Effect.catchTags({ LaunchLedgerError: (e) => Effect.fail(fromLedger(e)), SpendError: (e) => Effect.fail(fromSpend(e)) }),
+          storage("recording the launch")
+        )
       if (admission._tag === "Replay") return { _tag: "Launched", result: admission.result, replayed: true } satisfies LaunchOutcome
       const done = yield* start(attempt!, false)
       if (request.async) return { _tag: "Accepted", clientLaunchId: request.clientLaunchId, status: "submitted" } satisfies LaunchOutcome
@@ -67,6 +76,7 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
   const dryRun = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<Record<string, unknown>, LaunchError> =>
     Effect.gen(function* () {
       const checked = yield* admitted(caller, request)
+      yield* spendGate.spendAllowed(caller, request, yield* spendGate.devBuySpend(caller, request))
       const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
       // The metadata URI the launch would write: the image's hosted URL (content-addressed), so the size is the launch's.
       const imageUrl = images.hostedUrlOf(pictures.image)

@@ -14,6 +14,7 @@ import { fromHood, fromLedger, fromWallet, type LaunchError, launchFailure } fro
 import { LAUNCH_LEASE_KIND, launchLeaseKey } from "./HeadlessAttemptStore.js"
 import type { Attempt, HeadlessContext } from "./HeadlessContext.js"
 import type { HeadlessSolanaRun } from "./HeadlessSolanaRun.js"
+import type { HeadlessSpend } from "./HeadlessSpend.js"
 import type { HeadlessWrites } from "./HeadlessWrites.js"
 
 const storage = launchStorage
@@ -23,6 +24,7 @@ export type HeadlessRuns = ReturnType<typeof makeHeadlessRuns>
 export const makeHeadlessRuns = (
   ctx: HeadlessContext,
   writes: HeadlessWrites,
+  spend: HeadlessSpend,
   solanaRun: HeadlessSolanaRun
 ) => {
   const { deps, scope, leases, runs, fenced } = ctx
@@ -40,8 +42,8 @@ export const makeHeadlessRuns = (
       onSend: (token: `0x${string}`) => fenced(a.ref, attributed({ accountId: a.ref.accountId, keyId: a.resolved.keyId }, a.request, token)),
       also: fenced(a.ref, (record: LaunchRecord) =>
         record.state === "confirmed"
-          ? confirmedAlso(a.resolved.keyId, hoodFeePaid(storedDevBuy(record.result)), record.result?.devBuy)(record)
-          : failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record))
+          ? Effect.zipRight(spend.hoodDevBuySettled(a, record), confirmedAlso(a.resolved.keyId, hoodFeePaid(storedDevBuy(record.result)), record.result?.devBuy)(record))
+          : Effect.zipRight(spend.releaseDevBuy(a.ref)(record), failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record)))
     }
     return (resumed ? hood.recover(input) : hood.launch(input)).pipe(
       Effect.map((r) => r.result),

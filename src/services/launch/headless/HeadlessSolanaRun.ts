@@ -14,11 +14,12 @@ import { SolanaLaunchReasonTraits } from "../SolanaLaunchError.js"
 import { readLastValid } from "./HeadlessAttemptStore.js"
 import type { Attempt, HeadlessContext } from "./HeadlessContext.js"
 import type { HeadlessGates } from "./HeadlessGates.js"
+import type { HeadlessSpend } from "./HeadlessSpend.js"
 import type { HeadlessWrites } from "./HeadlessWrites.js"
 
 export type HeadlessSolanaRun = ReturnType<typeof makeHeadlessSolanaRun>
 
-export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates, writes: HeadlessWrites) => {
+export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates, writes: HeadlessWrites, spend: HeadlessSpend) => {
   const { o, deps, withSql, fenced } = ctx
   const { ledger, solana } = deps
   const { solanaSpec } = gates
@@ -28,7 +29,12 @@ export const makeHeadlessSolanaRun = (ctx: HeadlessContext, gates: HeadlessGates
     const result = solanaLaunchResult(links, a.request, launched)
     const fee = launched.fee === null ? null : { quoteAsset: a.request.quoteAsset, feeRaw: launched.fee.feeRaw }
     return ledger
-      .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, fenced(a.ref, confirmedAlso(a.resolved.keyId, fee, result.devBuy)))
+      .confirm(a.ref, result, { mint: launched.mint, pool: launched.curve, signature: launched.signature }, fenced(a.ref, (record) =>
+        Effect.zipRight(
+          // The dev buy rode in the launch transaction: it landed with it (none planned: nothing was spent).
+          launched.devBuy !== null ? spend.bookDevBuy(a)(record) : spend.releaseDevBuy(a.ref)(record),
+          confirmedAlso(a.resolved.keyId, fee, result.devBuy)(record)
+        )))
       .pipe(Effect.as(result))
   }
 

@@ -1,7 +1,7 @@
 /**
  * The writes around a settled headless attempt (spec 3.1 "Also"): the attribution in the `sent`
  * transaction (before the transaction leaves), the confirmed and failed writes, and a definitive
- * failure recorded on the ledger behind the row's lease.
+ * failure recorded on the ledger behind the row's lease (releasing the dev buy's spend hold).
  */
 import { Effect } from "effect"
 import { attribute, confirmedWrites, failedWrites } from "../internal/LaunchRecords.js"
@@ -10,12 +10,13 @@ import type { Also, AttemptRef } from "../LaunchLedger.js"
 import { errorCodeOf, type LaunchError } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { HeadlessContext } from "./HeadlessContext.js"
+import type { HeadlessSpend } from "./HeadlessSpend.js"
 
 const storage = launchStorage
 
 export type HeadlessWrites = ReturnType<typeof makeHeadlessWrites>
 
-export const makeHeadlessWrites = (ctx: HeadlessContext) => {
+export const makeHeadlessWrites = (ctx: HeadlessContext, spend: HeadlessSpend) => {
   const { config, deps, fenced } = ctx
   const { ledger } = deps
 
@@ -33,7 +34,8 @@ export const makeHeadlessWrites = (ctx: HeadlessContext) => {
 
   const settleFailure = (ref: AttemptRef, error: LaunchError) => {
     const code = errorCodeOf(error)
-    return ledger.fail(ref, code, { also: fenced(ref, failedAlso(code)) }).pipe(
+    // The attempt failed: its dev buy's hold is released with the failure.
+    return ledger.fail(ref, code, { also: fenced(ref, (record) => Effect.zipRight(spend.releaseDevBuy(ref)(record), failedAlso(code)(record))) }).pipe(
       Effect.catchTag("LaunchLedgerError", () => Effect.void),
       storage("recording the failure"),
       Effect.zipRight(Effect.fail(error))

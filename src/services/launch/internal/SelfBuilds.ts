@@ -12,7 +12,8 @@ import type { Also, LaunchLedgerError, LaunchLedgerShape, LaunchRecord } from ".
 import type { OnChain, StoredResult } from "../LaunchLedgerMachine.js"
 import { launchStorage } from "./LaunchGates.js"
 import { failedWrites } from "./LaunchRecords.js"
-import { fromLedger, fromPayer, type LaunchError, launchFailure } from "../LaunchError.js"
+import { fromLedger, fromPayer, fromSpend, type LaunchError, launchFailure } from "../LaunchError.js"
+import type { SpendError } from "../../spend/SpendError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import { decodeStoredRequest, encodeStoredRequest } from "../StoredRequest.js"
 
@@ -167,6 +168,7 @@ export const admissionFailure = (e: unknown): LaunchError => {
   }
   if (tag === "PayerError") return fromPayer(e as Parameters<typeof fromPayer>[0])
   if (tag === "LaunchError") return e as LaunchError
+  if (tag === "SpendError") return fromSpend(e as SpendError)
   return launchFailure("launch_failed", "recording the build failed; retry with the same clientLaunchId", { retryable: true })
 }
 

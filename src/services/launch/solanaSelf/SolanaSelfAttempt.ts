@@ -1,12 +1,15 @@
 /**
  * One attempt of a Solana self-signed build (launch spec 3.2, 3.3): the transaction for the payer
  * on a fresh blockhash, then, inside the ledger transaction that admits the attempt, the sign
- * claim, the build row and the `hidden` token row; and the stored build read back.
+ * claim, the build row and the `hidden` token row (and the dev buy's spend hold); and the stored
+ * build read back.
  */
 import { getBase64Encoder } from "@solana/kit"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect } from "effect"
 import type { WalletView } from "../../wallets/WalletService.js"
+import { reserveIn } from "../../spend/SpendStore.js"
+import { devBuyAttempt, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { attribute } from "../internal/LaunchRecords.js"
 import { Overlap, readBuild, storeBuild } from "../internal/SelfBuilds.js"
 import type { Also, AttemptRef, LaunchRecord } from "../LaunchLedger.js"
@@ -75,11 +78,23 @@ export const makeSolanaSelfAttempts = (ctx: SolanaSelfContext, gates: SolanaSelf
       const builtAtMs = yield* Clock.currentTimeMillis
       const expiresAtMs = builtAtMs + Number(built.blocksLeft) * slotMs
       const fee = built.fee === null ? null : { bps: Number(built.fee.bps), feeRaw: built.fee.feeRaw.toString(), treasury: built.fee.treasury }
+      // The dev buy through the spend gate (document 2, 4.1): a TEE wallet's is held against the key's USD window before
+      // anything is signed (refused past it); a linked wallet's is metered, its txLimit advisory.
+      const spend = yield* devBuyAttempt(deps.prices, payer.walletKind === "tee" ? "tee" : "linked", request, caller.plan.feeBps)
       let claimId = ""
       const also: Also<unknown> = (record) =>
         Effect.gen(function* () {
           // Another build of this id moved the row first: roll this one back.
           if (record.attempt !== attempt) return yield* Effect.fail(new Overlap())
+          if (spend !== undefined) {
+            yield* reserveIn({
+              reservationId: devBuyReservationId("self", { accountId: caller.accountId, clientLaunchId: request.clientLaunchId, attempt }),
+              accountId: caller.accountId,
+              keyPrefix: caller.keyPrefix,
+              chain: "solana",
+              attempt: spend
+            })
+          }
           const claim = yield* wallets.recordBuilt({
             accountId: caller.accountId,
             walletId: payer.id,

@@ -1,16 +1,19 @@
 /**
  * A Solana self-signed confirm (launch spec 2.3, 3.2): the signature checked (base58, 64 bytes),
  * the payer rules again, then what the chain shows of it (`SolanaLaunch.verifySigned`): landed is
- * recorded once (the token row promoted to the requested visibility); failed fails the attempt;
+ * recorded once (the token row promoted to the requested visibility, the dev buy's spend hold
+ * booked); failed fails the attempt;
  * not found is dead only when the node is caught up, no mint account exists and the blockhash
  * expired.
  */
 import { Effect } from "effect"
 import { isSolanaSignature } from "../../../domain/ChainValues.js"
+import { bookIn } from "../../spend/SpendStore.js"
+import { devBuyBooking, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { launchStorage, payerRules } from "../internal/LaunchGates.js"
 import { confirmedWrites, solanaLaunchResult } from "../internal/LaunchRecords.js"
 import { failOnChainFailure, recordConfirmed, selfJobNotFound } from "../internal/SelfBuilds.js"
-import type { LaunchRef } from "../LaunchLedger.js"
+import type { Also, LaunchRef } from "../LaunchLedger.js"
 import { isRevivable, type StoredResult } from "../LaunchLedgerMachine.js"
 import { fromSolana, type LaunchError, launchFailure } from "../LaunchError.js"
 import type { SolanaLaunchInput } from "../SolanaLaunch.js"
@@ -85,7 +88,22 @@ export const makeSolanaSelfConfirm = (ctx: SolanaSelfContext, gates: SolanaSelfG
             devBuy: result.devBuy,
             visibility: stored.request.visibility
           })
-          const confirmed = yield* recordConfirmed(ledger, row, result, onChain, writes)
+          // The dev buy landed with the launch: its hold books (a build without one books nothing).
+          const booked: Also = () =>
+            seen.launched.devBuy === null
+              ? Effect.void
+              : Effect.asVoid(
+                  bookIn(
+                    devBuyBooking(
+                      devBuyReservationId("self", { accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: stored.attempt }),
+                      { accountId: row.accountId, keyId: stored.keyId },
+                      stored.walletKind === "tee" ? "tee" : "linked",
+                      { chain: "solana", quoteAsset: stored.request.quoteAsset, buyAmountRaw: stored.request.buyAmountRaw },
+                      Number(stored.platformFeeBps)
+                    )
+                  )
+                )
+          const confirmed = yield* recordConfirmed(ledger, row, result, onChain, (record) => Effect.zipRight(booked(record), writes(record)))
           yield* wallets.settleClaim(stored.build.signClaim.claimId, "confirmed").pipe(Effect.ignore)
           return confirmed
         }
