@@ -1,7 +1,8 @@
 /**
  * The atomic bundles' storage (migration 0018) on embedded PGlite: holds reserved once per leg,
- * counted on the key's txLimit window they were created in (the window's first millisecond
- * counts, the one before does not; `never` always), released and converted only from `held`,
+ * counted (by the spend gate's `windowUsedUsdMicros`) on the key's txLimit window they were
+ * created in (the window's first millisecond counts, the one before does not; `never` always),
+ * released and converted only from `held`,
  * unvalued holds making the window unreadable; bundle rows round-trip the BundleActor's state.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -15,12 +16,12 @@ import {
   findBundle,
   holdsOfBundle,
   insertBundle,
-  openHoldsUsdMicros,
   releaseHolds,
   reserveHolds,
   saveState,
   unsettledBundleIds
 } from "../../src/services/launch/atomic/BundleStore.js"
+import { windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 
 const NOW = Date.UTC(2026, 10, 25, 12)
 const DAY = utcDayStart(NOW)
@@ -43,32 +44,32 @@ describe("atomic bundle storage", () => {
   it("holds count on the window they were created in, from its first millisecond; never keeps them", async () => {
     await run(reserveHolds(owner("b-before", "k1"), [hold(1, 5n)], DAY - 1))
     await run(reserveHolds(owner("b-at", "k1"), [hold(1, 7n), hold(2, 11n)], DAY))
-    expect(await run(openHoldsUsdMicros("k1", "daily", NOW))).toBe(18)
-    expect(await run(openHoldsUsdMicros("k1", "monthly", NOW))).toBe(23)
-    expect(await run(openHoldsUsdMicros("k1", "never", NOW))).toBe(23)
-    expect(await run(openHoldsUsdMicros("k-other", "never", NOW))).toBe(0)
+    expect(await run(windowUsedUsdMicros("k1", "daily", NOW))).toBe(18n)
+    expect(await run(windowUsedUsdMicros("k1", "monthly", NOW))).toBe(23n)
+    expect(await run(windowUsedUsdMicros("k1", "never", NOW))).toBe(23n)
+    expect(await run(windowUsedUsdMicros("k-other", "never", NOW))).toBe(0n)
   })
 
   it("reserving twice is a no-op; release and conversion move only held rows", async () => {
     await run(reserveHolds(owner("b2", "k2"), [hold(1, 100n), hold(2, 200n), hold(3, 300n)], NOW))
     await run(reserveHolds(owner("b2", "k2"), [hold(1, 999n)], NOW))
-    expect(await run(openHoldsUsdMicros("k2", "daily", NOW))).toBe(600)
+    expect(await run(windowUsedUsdMicros("k2", "daily", NOW))).toBe(600n)
     expect(await run(convertHolds("b2", [1, 3], NOW))).toBe(400n)
     expect(await run(convertHolds("b2", [1, 3], NOW))).toBe(0n)
-    expect(await run(openHoldsUsdMicros("k2", "daily", NOW))).toBe(200) // leg 2 kept (rule 7)
+    expect(await run(windowUsedUsdMicros("k2", "daily", NOW))).toBe(200n) // leg 2 kept (rule 7)
     await run(releaseHolds("b2", NOW))
     expect((await run(holdsOfBundle("b2"))).map((h) => [h.legIndex, h.state])).toEqual([
       [1, "converted"],
       [2, "released"],
       [3, "converted"]
     ])
-    expect(await run(openHoldsUsdMicros("k2", "daily", NOW))).toBe(0)
+    expect(await run(windowUsedUsdMicros("k2", "daily", NOW))).toBe(0n)
   })
 
   it("a counted hold without a USD value makes the window unreadable (null), so a check fails closed", async () => {
     await run(reserveHolds(owner("b3", "k3"), [hold(1, null)], NOW))
-    expect(await run(openHoldsUsdMicros("k3", "daily", NOW))).toBeNull()
-    expect(await run(openHoldsUsdMicros("k3", "daily", NOW + 86_400_000))).toBe(0)
+    expect(await run(windowUsedUsdMicros("k3", "daily", NOW))).toBeNull()
+    expect(await run(windowUsedUsdMicros("k3", "daily", NOW + 86_400_000))).toBe(0n)
   })
 
   it("bundle rows keep the actor's state; booked bundles leave the resume list", async () => {

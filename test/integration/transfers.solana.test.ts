@@ -187,6 +187,23 @@ describe("transfer rail, main payer on Solana", () => {
     const within = await run(transfers.build({ ...caller, txLimit: { usdMicros: 50_000_000, reset: "daily" } }, body("r9")))
     expect(within._tag === "Right" && within.right.status).toBe("confirmed")
   })
+
+  it("the txLimit window is the spend gate's: another rail's open hold counts, and its release frees the room", async () => {
+    const limited: TransferCaller = { ...caller, keyId: "kid-a2", txLimit: { usdMicros: 50_000_000, reset: "daily" } }
+    const hold = (state: "held" | "released") =>
+      Effect.runPromise(
+        h.sql`
+          INSERT INTO spend_reservations (id, account_id, key_id, rail, purpose, chain, asset, side, amount_raw, usd_micros, state, created_at, expires_at)
+          VALUES ('trade:hold-a2', 'acct-a', 'kid-a2', 'main', 'trade', 'solana', 'sol', 'buy', 450000000, 45000000, ${state}, now(), now() + interval '30 minutes')
+          ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state`
+      )
+    // $45 held by a trade's build plus this $10 transfer is over the $50 window.
+    await hold("held")
+    expect(await refusalOf(body("w1"), limited)).toMatchObject({ status: 403, code: "KEY_LIMIT_REACHED" })
+    await hold("released")
+    const after = await run(transfers.build(limited, body("w2")))
+    expect(after._tag === "Right" && after.right.status).toBe("confirmed")
+  })
 })
 
 describe("a process that died mid-transfer (recovery by another process's pass)", () => {

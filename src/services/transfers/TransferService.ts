@@ -26,7 +26,7 @@ import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvent
 import { KeyError } from "../keys/KeyError.js"
 import { checkTxLimit, type TxLimit } from "../keys/KeyRules.js"
 import { limitUnavailable } from "../launch/atomic/SpendGate.js"
-import { windowUsedUsdMicros } from "../launch/atomic/BundleStore.js"
+import { windowUsedUsdMicros } from "../spend/SpendStore.js"
 import { usdMicrosOf } from "../prices/Money.js"
 import { isPriceAsset, PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { addressKey } from "../wallets/ChainKeys.js"
@@ -165,7 +165,11 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       Effect.gen(function* () {
         if (caller.txLimit === null) return
         const at = nowMs()
-        const used = yield* withSql(windowUsedUsdMicros(caller.keyId, caller.txLimit.reset, at)).pipe(Effect.orElseSucceed(() => null))
+        // The spend gate's window: bookings, the gate's open holds and atomic bundles' holds.
+        const used = yield* withSql(windowUsedUsdMicros(caller.keyId, caller.txLimit.reset, at)).pipe(
+          Effect.map((u) => (u === null ? null : Number(u))),
+          Effect.orElseSucceed(() => null)
+        )
         if (used === null) return yield* Effect.fail(limitUnavailable("the key's usage could not be read"))
         const price = options.prices !== undefined && isPriceAsset(asset) ? yield* Effect.option(options.prices.usd(asset)) : Option.none()
         const usd = usdMicrosOf(amountRaw, PRICE_DECIMALS[asset] ?? 0, Option.getOrNull(price))

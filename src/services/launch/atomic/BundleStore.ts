@@ -9,7 +9,6 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { type BundleState, operatorStateOf } from "../../../../actors/bundle/BundleActor.js"
 import { decodeBundleState, encodeBundleState } from "../../../../actors/bundle/BundleCodec.js"
-import { type TxLimitReset, txWindowStart } from "../../keys/KeyRules.js"
 import type { Hold } from "./SpendGate.js"
 
 type Sql = Effect.Effect<void, SqlError, SqlClient.SqlClient>
@@ -67,19 +66,6 @@ export const convertHolds = (
           WHERE bundle_id = ${bundleId} AND state = 'held' AND leg_index IN ${sql.in(landedLegIndexes)}
           RETURNING usd_micros::text AS usd_micros`.pipe(Effect.map((rows) => rows.reduce((s, r) => s + BigInt(r.usd_micros ?? "0"), 0n)))
   )
-
-/**
- * USD the key's open holds put on its window now: holds created in the window (a reset clears
- * their effect; `never` keeps them). Null when a counted hold has no USD value (no price when it
- * was taken): the caller cannot tell the usage and fails closed.
- */
-export const openHoldsUsdMicros = (keyId: string, reset: TxLimitReset, nowMs: number): Effect.Effect<number | null, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql<{ total: string | null; unvalued: string }>`
-      SELECT sum(usd_micros)::text AS total, count(*) FILTER (WHERE usd_micros IS NULL)::text AS unvalued
-      FROM spend_holds WHERE key_id = ${keyId} AND state = 'held' AND created_at >= ${new Date(txWindowStart(reset, nowMs))}`
-  ).pipe(Effect.map((rows) => (Number(rows[0]?.unvalued ?? 0) > 0 ? null : Number(rows[0]?.total ?? 0))))
 
 export interface HoldRow {
   readonly legIndex: number
@@ -199,17 +185,3 @@ export const findBundleOfAttempt = <B>(accountId: string, clientLaunchId: string
       SELECT * FROM atomic_bundles WHERE account_id = ${accountId} AND client_launch_id = ${clientLaunchId} AND attempt = ${attempt}
       ORDER BY created_at DESC LIMIT 1`.pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : toRow(rows[0], decodeBuild))))
   )
-
-/**
- * USD the key's txLimit window already holds (document 2, 4.1: bookings plus open reservations):
- * the metered days of the window plus its open holds. Null when a counted hold has no USD value.
- */
-export const windowUsedUsdMicros = (keyId: string, reset: TxLimitReset, nowMs: number): Effect.Effect<number | null, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const from = new Date(txWindowStart(reset, nowMs)).toISOString().slice(0, 10)
-    const rows = yield* sql<{ total: string | null }>`
-      SELECT sum(usd_micros)::text AS total FROM agent_key_usage_daily WHERE key_id = ${keyId} AND day >= ${from}::date`
-    const held = yield* openHoldsUsdMicros(keyId, reset, nowMs)
-    return held === null ? null : Number(rows[0]?.total ?? 0) + held
-  })
