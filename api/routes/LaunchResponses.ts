@@ -46,6 +46,9 @@ export const LaunchResult = Schema.Struct({
   mode: Schema.Literal(...LaunchModes),
   stakerAllocationBps: Schema.Int,
   matrixVersion: Schema.Int,
+  createdDuringStream: Schema.optional(Schema.Literal(false)).annotations({
+    description: "General rule 9: streaming is retired, always false (absent on results stored before the field existed)"
+  }),
   links: Schema.Struct({ candle: Schema.String, explorer: Schema.optional(Schema.String) }),
   nextBuy: Schema.Struct({ market: Schema.String, quoteAsset: QuoteAsset, marketStateUrl: Schema.String }),
   devBuy: Schema.optional(LaunchDevBuy),
@@ -72,6 +75,7 @@ export const LaunchDryRun = Schema.Struct({
     quoteAsset: QuoteAsset,
     mode: Schema.Literal(...LaunchModes),
     stakerAllocationBps: Schema.Int,
+    creatorFeeBps: Schema.optional(Schema.Literal(100, 200)),
     dexVersion: Schema.NullOr(Schema.Literal(...DexVersions)),
     visibility: Schema.Literal(...Visibilities),
     buyAmount: RawAmount,

@@ -56,6 +56,9 @@ export const LaunchRequestWire = Schema.Struct({
   mode: Schema.optional(Schema.Literal("open", "exclusive", "exp-a", "exp-b", "exp-c", "exp-custom")),
   curve: Schema.optional(Schema.Struct({ virtualQuote: Schema.String, threshold: Schema.String })),
   stakerAllocationBps: Schema.optional(Schema.Int),
+  creatorFeeBps: Schema.optional(Schema.Literal(0, 100, 200)).annotations({
+    description: "exp-* modes only (refused on others): the extra creator fee the pool charges after graduation, making its feeBps 150 or 250; default 0"
+  }),
   dexVersion: Schema.optional(Schema.Literal("v3", "v4")),
   buyAmount: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   name: Schema.String,

@@ -78,6 +78,7 @@ const launchInput = (q: QuoteAsset, twin: SvmTwin, name: string): LaunchTransact
       supplyRaw: economics.tokenSupplyRaw,
       stakerAllocationBps: 50n,
       curveFeeBps: economics.curveFeeBps,
+      creatorFeeBps: 0n,
       mode: "open"
     },
     name,

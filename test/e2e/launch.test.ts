@@ -107,7 +107,7 @@ describe("Solana headless launches", () => {
     const first = await launch(body)
     expect(first.status).toBe(200)
     const r = first.body
-    expect(r).toMatchObject({ success: true, chain: "solana", quoteAsset: "sol", mode: "open", stakerAllocationBps: 50, matrixVersion: 1 })
+    expect(r).toMatchObject({ success: true, chain: "solana", quoteAsset: "sol", mode: "open", stakerAllocationBps: 50, matrixVersion: 1, createdDuringStream: false })
     expect(r.nextBuy).toEqual({ market: r.pool, quoteAsset: "sol", marketStateUrl: `/api/v1/markets/solana/${r.mint}` })
     expect(r.devBuy.signature).toBe(r.signature)
     expect(r.devBuy.fee).toMatchObject({ bps: 25, feeRaw: "250000" })
@@ -218,7 +218,7 @@ describe("Hood headless launches", () => {
 
     const res = await launch(body)
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ success: true, chain: "hood", quoteAsset: "eth", matrixVersion: 1 })
+    expect(res.body).toMatchObject({ success: true, chain: "hood", quoteAsset: "eth", matrixVersion: 1, createdDuringStream: false })
     expect(res.body.devBuy).toMatchObject({ outcome: "landed", feeOutcome: "landed" })
     expect(res.body.links.explorer).toBeUndefined()
     const mint = (res.body.mint as string).toLowerCase()

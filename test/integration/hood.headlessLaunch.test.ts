@@ -151,6 +151,7 @@ const requestOf = (clientLaunchId: string, buyAmountRaw: bigint, curve = { virtu
   mode: "open",
   curve,
   stakerAllocationBps: 50n,
+  creatorFeeBps: 0n,
   dexVersion: "v3",
   buyAmountRaw,
   name: `Hood ${clientLaunchId}`.slice(0, 32),

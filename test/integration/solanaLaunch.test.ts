@@ -30,12 +30,15 @@ import {
 import { Context, Effect, Either, Exit, Layer, Redacted, Schedule, Scope } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { findCurveAddresses } from "../../src/chain/solana/client/CurveInstructions.js"
+import { findCurveAddresses, getBuyInstruction, getMigrateInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
+import { devSigner, keeperSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { getCreateAssociatedTokenInstruction } from "../../src/chain/solana/client/SplInstructions.js"
 import { getTransferSolInstruction } from "../../src/chain/solana/client/SplInstructions.js"
 import { buildTransactionMessage } from "../../src/chain/solana/client/Transactions.js"
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
-import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
+import { ataOf, expectOk, readPool, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
+import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { launchMintSigner } from "../../src/chain/solana/launch/LaunchMint.js"
 import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
@@ -204,6 +207,28 @@ describe("a Solana headless launch", () => {
       ((await createSolanaRpc(net.rpcUrl).getTransaction(launched.signature as never, { encoding: "base64", maxSupportedTransactionVersion: 0 }).send())!.transaction as unknown as [string, string])[0]
     )
     expect(dry.size.txBytes).toBe(wire.byteLength)
+  })
+
+  it("an exp-* launch's creatorFeeBps reaches the program: the curve carries it and the pool it graduates into charges 50 + it (spec 2.9 feeBps 250)", async () => {
+    const payer = await owner("acct-exp-fee", 10n)
+    const r = request({ mode: "exp-a", creatorFeeBps: 200 })
+    expect(r.creatorFeeBps).toBe(200n)
+    const { result } = await launch(inputFor("acct-exp-fee", payer, r))
+    if (Either.isLeft(result)) throw result.left
+    const mint = address(result.right.mint)
+    expect(await readCurveAt(mint)).toMatchObject({ mode: "exp-a", creatorFeeBps: 200, stakerAllocationBps: 500 })
+
+    // Past the threshold (exp-a: G = 5 SOL), then the keeper's migration: the pool's fee is the base 50 plus the creator's 200.
+    const trader = await devSigner(3)
+    const trade = { trader, mint, quoteMint: WSOL_MINT_ADDRESS, minAmountOutRaw: 0n }
+    expectOk(net.ledger, await send(net.ledger, trader, [
+      getCreateAssociatedTokenInstruction({ payer: trader, ata: ataOf(trader.address, mint), owner: trader.address, mint }),
+      await getBuyInstruction({ ...trade, amountInRaw: 6n * SOL })
+    ]))
+    const keeper = await keeperSigner()
+    expectOk(net.ledger, await send(net.ledger, keeper, [await getMigrateInstruction({ keeper, mint, quoteMint: WSOL_MINT_ADDRESS })]))
+    const { pool } = await findCurveAddresses(mint)
+    expect(readPool(net.ledger, pool)).toMatchObject({ feeBps: 250, creatorFeeBps: 200 })
   })
 
   it("draws a USDC dev buy and its fee from the payer's token account", async () => {

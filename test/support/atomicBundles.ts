@@ -15,7 +15,7 @@ import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { type Ladder, priceLadder } from "../../src/services/launch/atomic/PricingLadder.js"
 
 const SOL = 1_000_000_000n
-export const atomicTerms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, mode: "open" as const }
+export const atomicTerms = { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL, supplyRaw: 1_000_000_000_000_000n, stakerAllocationBps: 50n, curveFeeBps: 100n, creatorFeeBps: 0n, mode: "open" as const }
 
 export const clientSign = async (wireBase64: string, signer: KeyPairSigner): Promise<string> => {
   const tx = getTransactionDecoder().decode(new Uint8Array(Buffer.from(wireBase64, "base64")))

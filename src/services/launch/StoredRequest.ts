@@ -23,6 +23,8 @@ export const StoredRequest = Schema.Struct({
   mode: Schema.Literal(...LaunchModes),
   curve: Schema.Struct({ virtualQuoteRaw: Schema.BigInt, thresholdRaw: Schema.BigInt }),
   stakerAllocationBps: Schema.BigInt,
+  /** Rows written before the field existed launched with 0. */
+  creatorFeeBps: Schema.optionalWith(Schema.BigInt, { default: () => 0n }),
   dexVersion: Schema.NullOr(Schema.Literal(...DexVersions)),
   buyAmountRaw: Schema.BigInt,
   name: Schema.String,

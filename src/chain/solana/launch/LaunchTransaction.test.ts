@@ -38,6 +38,7 @@ const inputFor = (quoteAsset: Exclude<QuoteAssetId, "eth" | "usdg">, more: Parti
       supplyRaw: economics.tokenSupplyRaw,
       stakerAllocationBps: 50n,
       curveFeeBps: economics.curveFeeBps,
+      creatorFeeBps: 0n,
       mode: "open"
     },
     name: "Launch",

@@ -56,6 +56,8 @@ export interface LaunchTerms {
   readonly supplyRaw: bigint
   readonly stakerAllocationBps: bigint
   readonly curveFeeBps: bigint
+  /** The extra creator fee the pool charges after graduation (0, or 100/200 on exp-* modes). */
+  readonly creatorFeeBps: bigint
   readonly mode: CurveMode
 }
 
@@ -183,7 +185,7 @@ const launchInstructions = async (i: LaunchTransactionInput, plan: LaunchPlan) =
       supplyRaw: i.terms.supplyRaw,
       stakerAllocationBps: Number(i.terms.stakerAllocationBps),
       mode: i.terms.mode,
-      creatorFeeBps: 0,
+      creatorFeeBps: Number(i.terms.creatorFeeBps),
       name: i.name,
       symbol: i.symbol,
       uri: i.metadataUri

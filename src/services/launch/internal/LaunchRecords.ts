@@ -59,6 +59,8 @@ export const solanaLaunchResult = (links: ResultLinks, request: LaunchRequest, l
   mode: request.mode,
   stakerAllocationBps: Number(request.stakerAllocationBps),
   matrixVersion: MATRIX_VERSION,
+  // General rule 9: streaming is retired; every launch answers false.
+  createdDuringStream: false,
   links: {
     candle: `${links.baseUrl.replace(/\/+$/, "")}/token/solana/${launched.mint}`,
     explorer: `${links.solanaExplorerUrl.replace(/\/+$/, "")}/tx/${launched.signature}`
@@ -93,6 +95,8 @@ export const hoodLaunchResult = (
   mode: request.mode,
   stakerAllocationBps: Number(request.stakerAllocationBps),
   matrixVersion: MATRIX_VERSION,
+  // General rule 9: streaming is retired; every launch answers false.
+  createdDuringStream: false,
   links: {
     candle: `${links.baseUrl.replace(/\/+$/, "")}/token/hood/${created.token}`,
     ...(links.explorerUrl !== undefined ? { explorer: `${links.explorerUrl.replace(/\/+$/, "")}/tx/${created.txHash}` } : {})

@@ -66,6 +66,15 @@ describe("canonicalBody", () => {
     const req = decoded({ clientLaunchId: "c", name: "N", symbol: "S", imageUrl: "https://i.example.com/a.png", mode: "exp-a" })!
     expect(canonicalBody(req)).toMatchObject({ curve: null, mode: "exp-a" })
   })
+
+  it("carries creatorFeeBps only when chosen: 0 and omitted hash alike (bodies stored before the field keep their hash); 100 differs", () => {
+    const body = { clientLaunchId: "c", name: "N", symbol: "S", imageUrl: "https://i.example.com/a.png", mode: "exp-a" }
+    const hash = (b: Record<string, unknown>) => idempotencyHash(canonicalBody(decoded(b)!))
+    expect(canonicalBody(decoded(body)!)).not.toHaveProperty("creatorFeeBps")
+    expect(hash({ ...body, creatorFeeBps: 0 })).toBe(hash(body))
+    expect(canonicalBody(decoded({ ...body, creatorFeeBps: 100 })!)).toMatchObject({ creatorFeeBps: "100" })
+    expect(hash({ ...body, creatorFeeBps: 100 })).not.toBe(hash(body))
+  })
 })
 
 // ---------------------------------------------------------------------------------------------

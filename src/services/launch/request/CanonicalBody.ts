@@ -8,7 +8,8 @@
  * `curve.*Raw`) as decimal strings of raw units, so `5` and `5.0` SOL are one curve; defaults
  * resolved (an omitted `stakerAllocationBps` equals the default written out); absent optional
  * members as null. `curve` is the request's own curve on `exp-custom` and
- * null otherwise (the other modes name their curve by `mode` and `quoteAsset`). No numbers: bps
+ * null otherwise (the other modes name their curve by `mode` and `quoteAsset`). `creatorFeeBps` is
+ * present only when nonzero. No numbers: bps
  * travel as decimal strings too. `Idempotency.ts` writes it as sorted-key text and hashes it.
  */
 import type { CanonicalJson } from "../Idempotency.js"
@@ -26,6 +27,8 @@ export const canonicalBody = (req: LaunchRequest): CanonicalJson => {
       req.mode === "exp-custom"
         ? { thresholdRaw: req.curve.thresholdRaw.toString(), virtualQuoteRaw: req.curve.virtualQuoteRaw.toString() }
         : null,
+    // Only when chosen: a body without it (every launch before the field existed) hashes as before.
+    ...(req.creatorFeeBps !== 0n ? { creatorFeeBps: req.creatorFeeBps.toString() } : {}),
     description: req.description,
     dexVersion: req.dexVersion,
     imageUrl: req.image.url,

@@ -135,6 +135,10 @@ const refusals: ReadonlyArray<Row> = [
   // dexVersion
   ["dexVersion missing on hood", without(hood, "dexVersion"), "required", "dexVersion", "VALIDATION_FAILED"],
   ["dexVersion unknown on hood", { ...hood, dexVersion: "v2" }, "invalid_value", "dexVersion", "VALIDATION_FAILED"],
+  ["creatorFeeBps with open", { ...base, creatorFeeBps: 100 }, "not_allowed", "creatorFeeBps", "VALIDATION_FAILED"],
+  ["creatorFeeBps 0 with open (like curve, any value)", { ...base, creatorFeeBps: 0 }, "not_allowed", "creatorFeeBps", "VALIDATION_FAILED"],
+  ["creatorFeeBps 150 on exp-a", { ...base, mode: "exp-a", creatorFeeBps: 150 }, "invalid_value", "creatorFeeBps", "VALIDATION_FAILED"],
+  ["creatorFeeBps as a string", { ...base, mode: "exp-b", creatorFeeBps: "100" }, "invalid_type", "creatorFeeBps", "VALIDATION_FAILED"],
   ["dexVersion on solana", { ...base, dexVersion: "v4" }, "not_allowed", "dexVersion", "VALIDATION_FAILED"],
   // buyAmount format
   ["buyAmount negative", { ...base, buyAmount: -1 }, "buy_amount_format", "buyAmount", "VALIDATION_FAILED"],
@@ -274,6 +278,7 @@ describe("decodeLaunchRequest accepts", () => {
       mode: "open",
       curve: { virtualQuoteRaw: 30n * SOL, thresholdRaw: 85n * SOL },
       stakerAllocationBps: 50n,
+      creatorFeeBps: 0n,
       dexVersion: null,
       buyAmountRaw: 0n,
       name: "Curve Cat",
@@ -305,6 +310,13 @@ describe("decodeLaunchRequest accepts", () => {
     }
     expect(accept({ ...base, mode: "exp-a", stakerAllocationBps: 50 }).stakerAllocationBps).toBe(50n)
     expect(accept({ ...base, mode: "exp-a" }, production, { ...settings, expCustomCurves: false }).mode).toBe("exp-a")
+  })
+
+  it("creatorFeeBps on exp-* modes: 0 (default), 100 or 200 (spec 2.9 feeBps 150 or 250 after graduation)", () => {
+    expect(accept({ ...base, mode: "exp-a" }).creatorFeeBps).toBe(0n)
+    expect(accept({ ...base, mode: "exp-a", creatorFeeBps: 100 }).creatorFeeBps).toBe(100n)
+    expect(accept({ ...custom, creatorFeeBps: 200 }).creatorFeeBps).toBe(200n)
+    expect(accept({ ...base, quoteAsset: "svc", mode: "exp-c", creatorFeeBps: 0 }).creatorFeeBps).toBe(0n)
   })
 
   it("stakerAllocationBps at both bounds", () => {
@@ -365,7 +377,7 @@ describe("decodeLaunchRequest accepts", () => {
 
   it("null reads as absent for every optional member and for the payer fields", () => {
     const nulls = Object.fromEntries(
-      ["chain", "quoteAsset", "mode", "curve", "stakerAllocationBps", "dexVersion", "buyAmount", "bannerUrl", "description", "socials", "visibility", "async", "payer", "wallet", "linkedWalletId", "firstBuys"].map(
+      ["chain", "quoteAsset", "mode", "curve", "stakerAllocationBps", "creatorFeeBps", "dexVersion", "buyAmount", "bannerUrl", "description", "socials", "visibility", "async", "payer", "wallet", "linkedWalletId", "firstBuys"].map(
         (k) => [k, null]
       )
     )
@@ -403,7 +415,7 @@ describe("decodeLaunchRequest accepts", () => {
 
 /** Members the decoder reads, for bodies that reach deep rules with arbitrary values. */
 const members = [
-  "clientLaunchId", "chain", "quoteAsset", "mode", "curve", "stakerAllocationBps", "dexVersion", "buyAmount", "name", "symbol",
+  "clientLaunchId", "chain", "quoteAsset", "mode", "curve", "stakerAllocationBps", "creatorFeeBps", "dexVersion", "buyAmount", "name", "symbol",
   "imageUrl", "bannerUrl", "description", "socials", "visibility", "async", "payer", "wallet", "linkedWalletId", "firstBuys"
 ] as const
 

@@ -30,6 +30,7 @@ import { codePointLengthUpTo, hasControlCharacter, isJsonSafe, isWellFormed, utf
 import {
   type DexVersion,
   DexVersions,
+  ExpCreatorFeesBps,
   type ImageSource,
   isExpMode,
   type LaunchCurve,
@@ -173,6 +174,8 @@ const decode = (
 
   const stakerAllocationBps = decodeStakerAllocation(get("stakerAllocationBps"), mode)
   if (stakerAllocationBps instanceof LaunchRequestRefused) return stakerAllocationBps
+  const creatorFeeBps = decodeCreatorFee(get("creatorFeeBps"), mode)
+  if (creatorFeeBps instanceof LaunchRequestRefused) return creatorFeeBps
 
   const dexVersion = decodeDexVersion(get("dexVersion"), chain)
   if (dexVersion instanceof LaunchRequestRefused) return dexVersion
@@ -227,6 +230,7 @@ const decode = (
     mode,
     curve,
     stakerAllocationBps,
+    creatorFeeBps,
     dexVersion,
     buyAmountRaw,
     name,
@@ -292,6 +296,19 @@ const decodeStakerAllocation = (v: unknown, mode: LaunchMode): Decoded<bigint> =
   if (bps < STAKER_ALLOCATION_BPS_MIN || bps > STAKER_ALLOCATION_BPS_MAX) {
     return refuse("out_of_range", "stakerAllocationBps", `stakerAllocationBps must be ${STAKER_ALLOCATION_BPS_MIN} to ${STAKER_ALLOCATION_BPS_MAX}`)
   }
+  return bps
+}
+
+/**
+ * The extra creator fee of an `exp-*` curve after graduation (spec 2.9 `feeBps`: the pool's 50 plus
+ * 100 or 200): 0, 100 or 200 on `exp-*` modes, default 0; refused on any other mode, like `curve`.
+ */
+const decodeCreatorFee = (v: unknown, mode: LaunchMode): Decoded<bigint> => {
+  if (!isExpMode(mode)) return v === undefined ? 0n : refuse("not_allowed", "creatorFeeBps", "creatorFeeBps is accepted only with the exp-* modes")
+  if (v === undefined) return 0n
+  if (typeof v !== "number" || !Number.isSafeInteger(v)) return refuse("invalid_type", "creatorFeeBps", "creatorFeeBps must be an integer")
+  const bps = BigInt(v)
+  if (!ExpCreatorFeesBps.includes(bps)) return refuse("invalid_value", "creatorFeeBps", `creatorFeeBps must be one of ${ExpCreatorFeesBps.join(", ")}`)
   return bps
 }
 

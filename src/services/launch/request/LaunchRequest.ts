@@ -26,6 +26,9 @@ export const LaunchModes = ["open", "exclusive", "test-exclusive", "exp-a", "exp
 export type LaunchMode = (typeof LaunchModes)[number]
 export type ExpMode = Extract<LaunchMode, `exp-${string}`>
 
+/** The extra creator fees an `exp-*` launch may choose (spec 2.9 `feeBps`: 150 or 250 after graduation). */
+export const ExpCreatorFeesBps: ReadonlyArray<bigint> = [0n, 100n, 200n]
+
 export const isExpMode = (mode: LaunchMode): mode is ExpMode => mode.startsWith("exp-")
 
 /** `exclusive` and `test-exclusive` launch only for holder-pass eligible accounts (checked with I/O). */
@@ -61,6 +64,8 @@ export interface LaunchRequest {
   readonly mode: LaunchMode
   readonly curve: LaunchCurve
   readonly stakerAllocationBps: bigint
+  /** The extra creator fee after graduation, in bps: 0, or 100 or 200 on `exp-*` modes. */
+  readonly creatorFeeBps: bigint
   readonly dexVersion: DexVersion | null
   readonly buyAmountRaw: bigint
   readonly name: string

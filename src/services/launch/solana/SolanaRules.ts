@@ -30,6 +30,7 @@ export const launchTermsOf = (r: LaunchRequest): LaunchTerms | undefined => {
     supplyRaw: economics.tokenSupplyRaw,
     stakerAllocationBps: r.stakerAllocationBps,
     curveFeeBps: economics.curveFeeBps,
+    creatorFeeBps: r.creatorFeeBps,
     mode: r.mode === "test-exclusive" ? "exclusive" : r.mode
   }
 }

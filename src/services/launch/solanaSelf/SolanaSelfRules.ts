@@ -22,6 +22,7 @@ export const selfDryRunView = (
       quoteAsset: request.quoteAsset,
       mode: request.mode,
       stakerAllocationBps: Number(request.stakerAllocationBps),
+      ...(request.creatorFeeBps !== 0n ? { creatorFeeBps: Number(request.creatorFeeBps) } : {}),
       dexVersion: request.dexVersion,
       visibility: request.visibility,
       buyAmount: request.buyAmountRaw.toString(),
