@@ -30,6 +30,7 @@ import {
 } from "./market/MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./market/MarketCodec.js"
 import { AgentLaunches, AgentLaunchRegistry } from "./AgentLaunches.js"
+import { TokenMetadataDirectory, TokenMetadataRegistry } from "./TokenMetadata.js"
 import { MarketIndex, MarketIndexStore } from "./MarketIndex.js"
 import { pgCheckpointStore } from "./runtime/Checkpointer.js"
 import { encodeDrain, FEED_KEY, type MarketChange } from "./replica/ReadModelCodec.js"
@@ -133,7 +134,7 @@ export const publishReadModel = (publisher: TopicPublisher, changes: ReadonlyArr
 export const make = (
   options: MarketActorsOptions = {}
 ): Effect.Effect<
-  { readonly index: MarketIndexStore; readonly actors: MarketActorsShape; readonly agentLaunches: AgentLaunches },
+  { readonly index: MarketIndexStore; readonly actors: MarketActorsShape; readonly agentLaunches: AgentLaunches; readonly metadata: TokenMetadataDirectory },
   SqlError | BusError,
   Bus | SqlClient.SqlClient | Scope.Scope
 > =>
@@ -142,7 +143,8 @@ export const make = (
     const bus = yield* Bus
     const store = yield* pgCheckpointStore(checkpointRowsPerStatement ?? 500)
     const agentLaunches = new AgentLaunches()
-    const index = new MarketIndexStore({ ...(feeds === undefined ? {} : { feeds }), agentLaunches })
+    const metadata = new TokenMetadataDirectory()
+    const index = new MarketIndexStore({ ...(feeds === undefined ? {} : { feeds }), agentLaunches, metadata })
     const config: MarketActorConfig = {
       retractHistory: { ...defaultConfig.retractHistory, ...retractHistory },
       retractDepthBlocks: retractDepthBlocks ?? defaultConfig.retractDepthBlocks!
@@ -182,15 +184,19 @@ export const make = (
       state: (chain, mint) => runtime.state(actorKey(chain, mint)),
       sweepHistory: runtime.sweepHistory
     }
-    return { index, actors, agentLaunches }
+    return { index, actors, agentLaunches, metadata }
   }).pipe(Effect.withSpan("MarketActors.make"))
 
-/** Provides `MarketIndex`, `MarketActors` and the `AgentLaunchRegistry` the index reads; the layer's scope owns the runtime. */
+/** Provides `MarketIndex`, `MarketActors` and the `AgentLaunchRegistry` and `TokenMetadataRegistry` the index reads; the layer's scope owns the runtime. */
 export const layer = (
   options: MarketActorsOptions = {}
-): Layer.Layer<MarketIndex | MarketActors | AgentLaunchRegistry, SqlError | BusError, Bus | SqlClient.SqlClient> =>
+): Layer.Layer<MarketIndex | MarketActors | AgentLaunchRegistry | TokenMetadataRegistry, SqlError | BusError, Bus | SqlClient.SqlClient> =>
   Layer.scopedContext(
-    Effect.map(make(options), ({ index, actors, agentLaunches }) =>
-      Context.make(MarketIndex, index).pipe(Context.add(MarketActors, actors), Context.add(AgentLaunchRegistry, agentLaunches))
+    Effect.map(make(options), ({ index, actors, agentLaunches, metadata }) =>
+      Context.make(MarketIndex, index).pipe(
+        Context.add(MarketActors, actors),
+        Context.add(AgentLaunchRegistry, agentLaunches),
+        Context.add(TokenMetadataRegistry, metadata)
+      )
     )
   )

@@ -3,6 +3,7 @@ import type { ChainEvent } from "../ingest/ChainEvent.js"
 import { makeStep, type MarketState, step } from "./market/MarketActor.js"
 import { FIVE_MINUTES_MS } from "./market/internal/tradeWindows.js"
 import { MarketIndexStore } from "./MarketIndex.js"
+import { TokenMetadataDirectory } from "./TokenMetadata.js"
 import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 
 
@@ -44,6 +45,28 @@ describe("MarketIndex", () => {
     const third = index.get("solana", "So1Idx")!
     expect(third).not.toBe(second)
     expect(third.version).toBe(2)
+  })
+
+  it("a record and feed row built before the market's metadata document arrived are rebuilt with it (a new version), then cached again", () => {
+    const metadata = new TokenMetadataDirectory()
+    const index = new MarketIndexStore({ metadata })
+    const publish = publisher(index)
+    const id = "d".repeat(64)
+    const m = new SimMarket(new ChainClock("solana"), { mint: "So1Doc" })
+    const created = m.created()
+    publish([{ ...created, uri: `https://api.example/api/v1/uploads/metadata/${id}.json` } as ChainEvent])
+    const before = index.get("solana", "So1Doc")!
+    expect(JSON.parse(before.json).metadata).toMatchObject({ image: null, socials: null })
+    expect(index.feed("new", "solana", undefined).tokens[0]).toMatchObject({ address: "So1Doc", image: null })
+    expect(index.get("solana", "So1Doc")).toBe(before)
+
+    metadata.add(id, { image: "https://img/doc.png", banner: null, description: "d", socials: { website: "https://w.example" } })
+    const after = index.get("solana", "So1Doc")!
+    expect(after.version).toBe(before.version + 1)
+    expect(JSON.parse(after.json).metadata).toMatchObject({ image: "https://img/doc.png", socials: { website: "https://w.example" } })
+    expect(index.get("solana", "So1Doc")).toBe(after)
+    expect(index.feed("new", "solana", undefined).tokens[0]).toMatchObject({ address: "So1Doc", image: "https://img/doc.png" })
+    expect(index.metadataOf(index.market("solana", "So1Doc")!)).toMatchObject({ description: "d" })
   })
 
   it("find names the chains that know a mint; get is per chain", () => {

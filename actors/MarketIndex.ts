@@ -23,6 +23,7 @@ import { fiveMinuteSlotOf } from "./market/internal/tradeWindows.js"
 import { actorKey, type MarketCore, type MarketState } from "./market/MarketActor.js"
 import { marketRecord } from "./market/MarketRecord.js"
 import { type SearchKey, SearchKeys } from "./SearchKeys.js"
+import { isPending, type TokenMetadataRead, type TokenMetadataView, viewOf } from "./TokenMetadata.js"
 
 export interface CachedRecord {
   /** Bumped on every new snapshot of this market (an ETag source). */
@@ -39,6 +40,8 @@ interface Entry {
   version: number
   cached: CachedRecord | undefined
   cachedSlot: number
+  /** The cached record was built while the market's metadata document was not known here. */
+  cachedMetaPending: boolean
 }
 
 export interface FeedIndexRead extends FeedRead {
@@ -62,7 +65,13 @@ export interface MarketIndexShape {
   readonly clockMs: (chain: ChainId) => number
   /** Every live market's lower-cased ticker and name on `chain`, for token search (kept by `publish`). */
   readonly searchKeys: (chain: ChainId) => ReadonlyArray<SearchKey>
+  /** What the market's metadata URI says (its hosted document's fields; see `TokenMetadata.ts`). */
+  readonly metadataOf: (core: MarketCore) => TokenMetadataView
+  /** The lookup `marketRecord` / `feedRow` take. */
+  readonly metadata: () => TokenMetadataRead
 }
+
+const noDocuments: TokenMetadataRead = { get: () => undefined }
 
 export class MarketIndex extends Context.Tag("curvestream/MarketIndex")<MarketIndex, MarketIndexShape>() {}
 
@@ -70,6 +79,8 @@ export interface MarketIndexOptions {
   readonly feeds?: Partial<FeedOptions>
   /** Which markets were launched through an agent key (feed rows' `isAgent`). */
   readonly agentLaunches?: AgentLaunchesRead
+  /** The launches' metadata documents (records' `metadata`, feed rows' `image`). */
+  readonly metadata?: TokenMetadataRead
 }
 
 /** The writable side, owned by the runtime. */
@@ -79,8 +90,11 @@ export class MarketIndexStore implements MarketIndexShape {
   private readonly search = new SearchKeys()
   private warmingFlag = true
 
+  private readonly metadataRead: TokenMetadataRead
+
   constructor(options: MarketIndexOptions = {}) {
-    this.feeds = new FeedBuckets(options.feeds ?? {}, options.agentLaunches)
+    this.feeds = new FeedBuckets(options.feeds ?? {}, options.agentLaunches, options.metadata)
+    this.metadataRead = options.metadata ?? noDocuments
   }
 
   /** Applies snapshots (a tombstone or a missing core removes the market). Called by the shards after each batch. */
@@ -101,7 +115,7 @@ export class MarketIndexStore implements MarketIndexShape {
         }
         continue
       }
-      if (existing === undefined) this.entries.set(key, { core, version: 1, cached: undefined, cachedSlot: -1 })
+      if (existing === undefined) this.entries.set(key, { core, version: 1, cached: undefined, cachedSlot: -1, cachedMetaPending: false })
       else if (existing.core !== core) {
         existing.core = core
         existing.version++
@@ -121,12 +135,18 @@ export class MarketIndexStore implements MarketIndexShape {
     if (entry === undefined) return undefined
     const asOfMs = this.feeds.clock(chain)
     const slot = fiveMinuteSlotOf(asOfMs)
-    if (entry.cached !== undefined && entry.cachedSlot === slot) return entry.cached
-    const json = JSON.stringify(marketRecord(entry.core, asOfMs))
+    const uri = entry.core.identity.uri
+    if (entry.cached !== undefined && entry.cachedSlot === slot && !(entry.cachedMetaPending && !isPending(uri, this.metadataRead))) return entry.cached
+    const json = JSON.stringify(marketRecord(entry.core, asOfMs, this.metadataRead))
+    if (entry.cached !== undefined && entry.cachedMetaPending && entry.cachedSlot === slot) entry.version++ // the document arrived: a new representation
     entry.cached = { version: entry.version, json }
     entry.cachedSlot = slot
+    entry.cachedMetaPending = isPending(uri, this.metadataRead)
     return entry.cached
   }
+
+  readonly metadataOf = (core: MarketCore): TokenMetadataView => viewOf(core.identity.uri, this.metadataRead)
+  readonly metadata = (): TokenMetadataRead => this.metadataRead
 
   readonly market = (chain: ChainId, mint: string): MarketCore | undefined => this.entries.get(actorKey(chain, mint))?.core
 

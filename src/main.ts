@@ -49,6 +49,8 @@ import { orderTriggerHooks } from "./services/orders/OrderTriggers.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
+import { TokenMetadataRegistry } from "../actors/TokenMetadata.js"
+import { followMetadata } from "./services/images/HostedMetadata.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
 import { tradeQuoteRoutes } from "../api/routes/TradeQuoteRoutes.js"
 import { tradeRoutes } from "../api/routes/TradeRoutes.js"
@@ -572,6 +574,8 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
     const agentLaunches = yield* AgentLaunchRegistry
     // Followed for the listener's lifetime (its scope): the recorded visibility the public reads apply.
     const launchVisibility = Context.get(yield* Layer.build(LaunchVisibility.layer()), LaunchVisibility.LaunchVisibilityRegistry)
+    // Followed for the listener's lifetime: the launches' metadata documents the reads serve (other processes host them too).
+    yield* followMetadata(yield* TokenMetadataRegistry)
     const plans = resolvePlans(config.planOverrides, config.promoMaxDays)
     const nowMs = () => Date.now()
     // Replicas on one PostgreSQL server share their rate-limit counts; the embedded database has one process.

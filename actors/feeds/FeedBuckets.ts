@@ -18,6 +18,7 @@
 import type { ChainId } from "../../ingest/ChainEvent.js"
 import { distinctTradersInHour, fiveMinuteSlotOf, HOUR_WINDOW_SLOTS, windowTotals } from "../market/internal/tradeWindows.js"
 import type { AgentLaunchesRead } from "../AgentLaunches.js"
+import { isPending, type TokenMetadataRead } from "../TokenMetadata.js"
 import type { MarketCore } from "../market/MarketActor.js"
 import { type FeedRow, feedRow, progressBpsOf, statsOf } from "../market/MarketRecord.js"
 
@@ -98,6 +99,8 @@ class Member {
   rowCore: MarketCore | undefined = undefined
   rowSlot = -1
   row: FeedRow | undefined = undefined
+  /** The row was built while the market's metadata document was not known here (its image is missing). */
+  metaPending = false
   json = ""
   constructor(public rank: Ranked) {}
 }
@@ -195,7 +198,9 @@ export class FeedBuckets {
   constructor(
     options: Partial<FeedOptions> = {},
     /** Which markets were launched through an agent key (`isAgent` on rows). */
-    private readonly agentLaunches?: AgentLaunchesRead
+    private readonly agentLaunches?: AgentLaunchesRead,
+    /** The launches' metadata documents (`image` on rows). */
+    private readonly metadata?: TokenMetadataRead
   ) {
     this.options = { ...defaultFeedOptions, ...options }
     const o = this.options
@@ -360,9 +365,13 @@ export class FeedBuckets {
   /** The member's row as of the chain clock, built at most once per (snapshot, statistics slot). */
   private rowOf(member: Member, chain: ChainId): Member {
     const slot = this.clockSlot[chain]
-    if (member.row === undefined || member.rowCore !== member.rank.core || member.rowSlot !== slot) {
+    if (
+      member.row === undefined || member.rowCore !== member.rank.core || member.rowSlot !== slot ||
+      (member.metaPending && !isPending(member.rank.core.identity.uri, this.metadata))
+    ) {
       const core = member.rank.core
-      member.row = feedRow(core, this.clockMs[chain], this.agentLaunches?.has(chain, core.mint) ?? false)
+      member.row = feedRow(core, this.clockMs[chain], this.agentLaunches?.has(chain, core.mint) ?? false, this.metadata)
+      member.metaPending = isPending(core.identity.uri, this.metadata)
       member.json = JSON.stringify(member.row)
       member.rowCore = member.rank.core
       member.rowSlot = slot

@@ -31,6 +31,7 @@ import {
   windowTotals,
   type WindowTotals
 } from "./internal/tradeWindows.js"
+import { type TokenMetadataRead, viewOf } from "../TokenMetadata.js"
 import { type Lifecycle, type MarketCore, tradeFlags } from "./MarketActor.js"
 
 /** The launchpad id of curves launched here (spec 2.9 `launchpad`). */
@@ -210,10 +211,11 @@ export const recoveryBlock = (core: MarketCore) => {
 }
 
 /** The spec 2.9 market record (the `market` of `{success, market}`), plus statistics. */
-export const marketRecord = (core: MarketCore, asOfMs: number) => {
+export const marketRecord = (core: MarketCore, asOfMs: number, metadata?: TokenMetadataRead) => {
   const { buysOpen, sellsOpen } = tradeFlags(core.lifecycle)
   const stats = statsOf(core, asOfMs)
   const id = core.identity
+  const meta = viewOf(id.uri, metadata)
   return {
     chain: core.chain,
     mint: core.mint,
@@ -234,7 +236,7 @@ export const marketRecord = (core: MarketCore, asOfMs: number) => {
     trade: tradeOf(core),
     decimals: id.decimals,
     quoteDecimals: id.quoteDecimals,
-    metadata: { name: id.name, symbol: id.symbol, image: id.uri === "" ? null : id.uri, socials: null },
+    metadata: { name: id.name, symbol: id.symbol, image: meta.image, socials: meta.socials },
     migration: migrationBlock(core),
     ...(core.lifecycle === "recovery"
       ? {
@@ -256,14 +258,14 @@ export type MarketRecord = ReturnType<typeof marketRecord>
  * Spec 2.9 feed row. `isAgent`: launched through an agent key (`AgentLaunches`). The statistics'
  * as-of time is the feed read's `asOf`, not a row field (so rows change only with data).
  */
-export const feedRow = (core: MarketCore, asOfMs: number, isAgent = false) => {
+export const feedRow = (core: MarketCore, asOfMs: number, isAgent = false, metadata?: TokenMetadataRead) => {
   const id = core.identity
   return {
     chain: core.chain,
     address: core.mint,
     name: id.name,
     symbol: id.symbol,
-    image: id.uri === "" ? null : id.uri,
+    image: viewOf(id.uri, metadata).image,
     lifecycle: core.lifecycle,
     progressBps: progressBpsOf(core),
     createdAt: iso(id.createdAtMs),

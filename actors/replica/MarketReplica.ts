@@ -30,6 +30,7 @@ import { randomUUID } from "node:crypto"
 import { Context, Effect, Either, Exit, Layer, Scope as ScopeModule, type Scope } from "effect"
 import { Bus, type BusBatch, type BusError, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { AgentLaunches, type AgentLaunchesRead, AgentLaunchRegistry } from "../AgentLaunches.js"
+import { TokenMetadataDirectory, type TokenMetadataRead, TokenMetadataRegistry } from "../TokenMetadata.js"
 import type { FeedOptions } from "../feeds/FeedBuckets.js"
 import type { MarketState } from "../market/MarketActor.js"
 import { MarketIndex, MarketIndexStore } from "../MarketIndex.js"
@@ -40,6 +41,7 @@ export interface MarketReplicaOptions {
   readonly groupPrefix: string
   readonly feeds?: Partial<FeedOptions>
   readonly agentLaunches?: AgentLaunchesRead
+  readonly metadata?: TokenMetadataRead
   /** Records per bus batch (default 5,000). */
   readonly maxBatch?: number
 }
@@ -85,7 +87,8 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
   Effect.gen(function* () {
     const index = new MarketIndexStore({
       ...(options.feeds === undefined ? {} : { feeds: options.feeds }),
-      ...(options.agentLaunches === undefined ? {} : { agentLaunches: options.agentLaunches })
+      ...(options.agentLaunches === undefined ? {} : { agentLaunches: options.agentLaunches }),
+      ...(options.metadata === undefined ? {} : { metadata: options.metadata })
     })
     index.setWarming(true)
     const maxBatch = options.maxBatch ?? 5_000
@@ -183,14 +186,19 @@ export const make = (bus: BusShape, options: MarketReplicaOptions): Effect.Effec
 /** The API role's replica, for `/readyz`. */
 export class MarketReplicaTag extends Context.Tag("curvestream/MarketReplica")<MarketReplicaTag, MarketReplica>() {}
 
-/** Provides `MarketIndex` (the replica's), the `AgentLaunchRegistry` its feed rows read, and the replica itself. */
+/** Provides `MarketIndex` (the replica's), the `AgentLaunchRegistry` and `TokenMetadataRegistry` its reads use, and the replica itself. */
 export const layer = (
-  options: Omit<MarketReplicaOptions, "agentLaunches">
-): Layer.Layer<MarketIndex | AgentLaunchRegistry | MarketReplicaTag, BusError, Bus> =>
+  options: Omit<MarketReplicaOptions, "agentLaunches" | "metadata">
+): Layer.Layer<MarketIndex | AgentLaunchRegistry | TokenMetadataRegistry | MarketReplicaTag, BusError, Bus> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const agentLaunches = new AgentLaunches()
-      const replica = yield* make(yield* Bus, { ...options, agentLaunches })
-      return Context.make(MarketIndex, replica.index).pipe(Context.add(AgentLaunchRegistry, agentLaunches), Context.add(MarketReplicaTag, replica))
+      const metadata = new TokenMetadataDirectory()
+      const replica = yield* make(yield* Bus, { ...options, agentLaunches, metadata })
+      return Context.make(MarketIndex, replica.index).pipe(
+        Context.add(AgentLaunchRegistry, agentLaunches),
+        Context.add(TokenMetadataRegistry, metadata),
+        Context.add(MarketReplicaTag, replica)
+      )
     })
   )

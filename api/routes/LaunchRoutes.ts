@@ -21,7 +21,7 @@ import type { LaunchRequestRefused, LaunchRequestSettings } from "../../src/serv
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure, toApiError } from "../ErrorTable.js"
-import { answer } from "../OpenApi.js"
+import { answer, refusal } from "../OpenApi.js"
 import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
@@ -47,6 +47,24 @@ const Socials = Schema.Struct({
   website: Schema.optional(Schema.String),
   discord: Schema.optional(Schema.String)
 })
+
+/** The hosted metadata document (`TokenMetadataDocument.ts`). */
+const TokenMetadataDocumentWire = Schema.Struct({
+  name: Schema.String,
+  symbol: Schema.String,
+  description: Schema.optional(Schema.String),
+  image: Schema.String,
+  external_url: Schema.optional(Schema.String),
+  extensions: Schema.optional(
+    Schema.Struct({
+      twitter: Schema.optional(Schema.String),
+      telegram: Schema.optional(Schema.String),
+      website: Schema.optional(Schema.String),
+      discord: Schema.optional(Schema.String),
+      banner: Schema.optional(Schema.String)
+    })
+  )
+}).annotations({ identifier: "TokenMetadataDocument" })
 
 /** The wire shape of spec 2.1 (documentation; the route's `decodeLaunchRequest` decodes it, once, with the spec's messages). */
 export const LaunchRequestWire = Schema.Struct({
@@ -264,5 +282,33 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       )
   })
 
-  return [headless, dryRun, job, upload, served]
+  const metadataDocument = route({
+    method: "GET",
+    path: "/api/v1/uploads/metadata/{file}",
+    operationId: "getTokenMetadata",
+    summary: "A launch's token metadata document (the on-chain metadata URI), by its content address (public, immutable)",
+    tags: ["launch"],
+    auth: "public",
+    pathParams: { file: stringParam("<sha256>.json", { required: true, emptyIsValue: true }) },
+    responses: {
+      200: answer("The metadata document wallets and explorers read: name, symbol, description, image, external_url, extensions (the links and banner)", TokenMetadataDocumentWire, [
+        "Content-Type",
+        "Cache-Control"
+      ]),
+      404: refusal(["ROUTE_NOT_FOUND"], "no metadata document by that name")
+    },
+    handler: (_req, { file }) =>
+      images.serveMetadata(file).pipe(
+        Effect.catchTag("SqlError", (e) =>
+          Effect.zipRight(Effect.logError("hosted metadata read failed", e), Effect.fail(apiError("INTERNAL", "The metadata document could not be read")))
+        ),
+        Effect.flatMap((found) =>
+          found._tag === "None"
+            ? Effect.fail(apiError("ROUTE_NOT_FOUND", `No metadata document named ${file}`))
+            : Effect.succeed<Reply>({ status: 200, body: found.value.body, headers: Object.entries(found.value.headers) })
+        )
+      )
+  })
+
+  return [headless, dryRun, job, upload, served, metadataDocument]
 }

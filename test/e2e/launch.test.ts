@@ -4,7 +4,9 @@
  * reaching the `new` feed through the ordinary ingest path, quote and verify; the idempotency
  * rules (replay, different body, in flight), async jobs, 50 concurrent requests with one id.
  */
-import { createSolanaRpc, signature } from "@solana/kit"
+import { address, createSolanaRpc, signature } from "@solana/kit"
+import { findCurveAddresses } from "../../src/chain/solana/client/CurveInstructions.js"
+import { decodeMetadata } from "../../src/chain/solana/program/accounts/Metadata.js"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -95,7 +97,8 @@ describe("hosted images", () => {
 
 describe("Solana headless launches", () => {
   it("dry-runs, launches with a dev buy, and the market reaches the new feed, quotes and verifies", async () => {
-    const body = solanaBody({ buyAmount: "100000000" })
+    const socials = { twitter: "https://x.com/curvecat", website: "https://curvecat.example.com" }
+    const body = solanaBody({ buyAmount: "100000000", description: "A cat on a curve", socials })
     const dry = await dryRun(body)
     expect(dry.status).toBe(200)
     expect(dry.body).toMatchObject({ success: true, dryRun: true, resolved: { chain: "solana", quoteAsset: "sol", mode: "open", buyAmount: "100000000" } })
@@ -116,6 +119,25 @@ describe("Solana headless launches", () => {
 
     const row = await eventually(async () => (await newFeed("solana")).find((t) => t.address === r.mint), { what: "the launch in the new feed", deadlineMs: 20_000, intervalMs: 50 })
     expect(row).toMatchObject({ name: body.name, symbol: body.symbol, image: imageUrl, isAgent: true, lifecycle: "trading" })
+    // The launch's metadata document: the on-chain URI names it, it is served, and the reads carry its fields (issue 31).
+    const market = await call("GET", `/api/v1/markets/solana/${r.mint}`)
+    expect(market.body.market.metadata).toEqual({ name: body.name, symbol: body.symbol, image: imageUrl, socials })
+    const { solana: net } = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }
+    const metadataAccount = await createSolanaRpc(net.rpcUrl).getAccountInfo((await findCurveAddresses(address(r.mint))).metadata, { encoding: "base64" }).send()
+    const uri = decodeMetadata(Buffer.from(metadataAccount.value!.data[0], "base64"))!.uri
+    expect(uri).toMatch(new RegExp(`^${engine.url}/api/v1/uploads/metadata/[0-9a-f]{64}\\.json$`))
+    const document = await fetch(uri)
+    expect(document.status).toBe(200)
+    expect(document.headers.get("cache-control")).toContain("immutable")
+    expect(await document.json()).toEqual({
+      name: body.name,
+      symbol: body.symbol,
+      description: "A cat on a curve",
+      image: imageUrl,
+      external_url: socials.website,
+      extensions: socials
+    })
+    expect((await fetch(`${engine.url}/api/v1/uploads/metadata/${"0".repeat(64)}.json`)).status).toBe(404)
     const quote = await fetch(`${engine.url}/api/v1/markets/solana/${r.mint}/quote?side=buy&amountIn=1000000000`)
     expect(quote.status).toBe(200)
     const verify = (await (await fetch(`${engine.url}/api/v1/verify/solana/${r.mint}`)).json()) as Record<string, unknown>

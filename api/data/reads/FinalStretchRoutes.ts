@@ -31,7 +31,7 @@ export const finalStretchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
         const usd = yield* deps.data.usdOfMarkets([...closest, ...graduated.map((g) => g.core)])
         const row = (core: MarketCore) => {
           const t = tokenMoney(core, usd)
-          const r = marketRecord(core, deps.index.clockMs(chain))
+          const r = marketRecord(core, deps.index.clockMs(chain), deps.index.metadata())
           const remainingRaw = remainingToGraduationRaw(core)
           return {
             address: core.mint,

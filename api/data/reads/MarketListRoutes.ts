@@ -51,7 +51,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
           window,
           gainers: ranked.map(({ move, core, changePct }) => {
             const t = tokenMoney(core, usd)
-            const r = marketRecord(core, asOf(chain))
+            const r = marketRecord(core, asOf(chain), deps.index.metadata())
             return {
               address: core.mint,
               name: core.identity.name,

@@ -34,7 +34,7 @@ export const priceRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
           const core = cores[i]
           if (core === undefined) return missing.push(a)
           const t = tokenMoney(core, usd)
-          const r = marketRecord(core, deps.index.clockMs(chain))
+          const r = marketRecord(core, deps.index.clockMs(chain), deps.index.metadata())
           rows.push({ address: a, symbol: core.identity.symbol, quote_asset: t.quoteAsset, price: r.price, price_usd: priceUsdOf(t), market_cap: r.marketCap, lifecycle: core.lifecycle, last_trade_at: r.lastTradeAt })
         })
         return json(200, { chain, prices: rows, missing })

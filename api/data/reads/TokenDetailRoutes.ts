@@ -121,16 +121,17 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
   const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches" }, (t) =>
     Effect.sync(() => {
       const id = t.core.identity
+      const meta = deps.index.metadataOf(t.core)
       const { launches, others } = creatorLaunches(deps.index.markets(), t.core)
       return json(200, {
         chain: t.core.chain,
         address: t.core.mint,
         name: id.name,
         symbol: id.symbol,
-        image: id.uri === "" ? null : id.uri,
+        image: meta.image,
         uri: id.uri,
-        socials: null,
-        description: null,
+        socials: meta.socials,
+        description: meta.description,
         decimals: id.decimals,
         supply: t.tokens(t.core.params.supplyRaw),
         quote_asset: t.quoteAsset,

@@ -7,14 +7,15 @@ import { Effect } from "effect"
 import { marketCapRaw, marketRecord, priceReserves, statsOf } from "../../../actors/market/MarketRecord.js"
 import { liquidityQuoteRaw } from "../../../src/services/marketdata/Liquidity.js"
 import { SAFETY_TOP_HOLDERS, type TokenSafety, tokenSafety } from "../../../src/services/marketdata/TokenSafety.js"
+import type { TokenMetadataRead } from "../../../actors/TokenMetadata.js"
 import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
 import { priceUsdOf, type Token, tokenRoute } from "./internal/token.js"
 
 /** The headline figures of a token (the market record's, in snake_case, with USD). */
-const marketFields = (t: Token, asOfMs: number) => {
-  const r = marketRecord(t.core, asOfMs)
+const marketFields = (t: Token, asOfMs: number, metadata: TokenMetadataRead) => {
+  const r = marketRecord(t.core, asOfMs, metadata)
   const core = t.core
   const mcapRaw = marketCapRaw(core)
   const liquidityRaw = liquidityQuoteRaw(core)
@@ -74,7 +75,7 @@ export const tokenMarketRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       const { positions, total } = yield* deps.data.topPositions(chain, mint, spot, "held", SAFETY_TOP_HOLDERS, true)
       const [creator] = yield* deps.data.walletPositions(chain, mint, spot, [t.core.identity.creator])
       return json(200, {
-        token: marketFields(t, deps.index.clockMs(chain)),
+        token: marketFields(t, deps.index.clockMs(chain), deps.index.metadata()),
         safety: safetyFields(t, tokenSafety(t.core, positions, total, creator))
       })
     })

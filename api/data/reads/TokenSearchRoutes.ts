@@ -42,7 +42,7 @@ export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
           q: text,
           matched: found.matched,
           results: found.hits.map(({ core, match }) => {
-            const r = marketRecord(core, deps.index.clockMs(chain))
+            const r = marketRecord(core, deps.index.clockMs(chain), deps.index.metadata())
             return {
               address: core.mint,
               name: core.identity.name,

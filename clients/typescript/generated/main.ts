@@ -347,6 +347,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/uploads/metadata/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A launch's token metadata document (the on-chain metadata URI), by its content address (public, immutable) */
+        get: operations["getTokenMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/launch/atomic/build": {
         parameters: {
             query?: never;
@@ -1866,6 +1883,11 @@ export interface components {
             mode: "open" | "exclusive" | "test-exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
             stakerAllocationBps: components["schemas"]["Int"];
             matrixVersion: components["schemas"]["Int"];
+            /**
+             * @description General rule 9: streaming is retired, always false (absent on results stored before the field existed)
+             * @enum {boolean}
+             */
+            createdDuringStream?: false;
             links: {
                 candle: string;
                 explorer?: string;
@@ -1930,6 +1952,11 @@ export interface components {
                 [key: string]: unknown;
             };
             stakerAllocationBps?: components["schemas"]["Int"];
+            /**
+             * @description exp-* modes only (refused on others): the extra creator fee the pool charges after graduation, making its feeBps 150 or 250; default 0
+             * @enum {number}
+             */
+            creatorFeeBps?: 0 | 100 | 200;
             /** @enum {string} */
             dexVersion?: "v3" | "v4";
             buyAmount?: string | number;
@@ -1967,6 +1994,8 @@ export interface components {
                 /** @enum {string} */
                 mode: "open" | "exclusive" | "test-exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
                 stakerAllocationBps: components["schemas"]["Int"];
+                /** @enum {number} */
+                creatorFeeBps?: 100 | 200;
                 dexVersion: ("v3" | "v4") | null;
                 /** @enum {string} */
                 visibility: "production" | "test" | "local" | "hidden";
@@ -2053,6 +2082,20 @@ export interface components {
             success: true;
             imageUrl: string;
         };
+        TokenMetadataDocument: {
+            name: string;
+            symbol: string;
+            description?: string;
+            image: string;
+            external_url?: string;
+            extensions?: {
+                twitter?: string;
+                telegram?: string;
+                website?: string;
+                discord?: string;
+                banner?: string;
+            };
+        };
         AtomicBuilt: {
             /** @enum {boolean} */
             success: true;
@@ -2096,6 +2139,11 @@ export interface components {
                 [key: string]: unknown;
             };
             stakerAllocationBps?: components["schemas"]["Int"];
+            /**
+             * @description exp-* modes only (refused on others): the extra creator fee the pool charges after graduation, making its feeBps 150 or 250; default 0
+             * @enum {number}
+             */
+            creatorFeeBps?: 0 | 100 | 200;
             /** @enum {string} */
             dexVersion?: "v3" | "v4";
             buyAmount?: string | number;
@@ -2307,6 +2355,11 @@ export interface components {
                 [key: string]: unknown;
             };
             stakerAllocationBps?: components["schemas"]["Int"];
+            /**
+             * @description exp-* modes only (refused on others): the extra creator fee the pool charges after graduation, making its feeBps 150 or 250; default 0
+             * @enum {number}
+             */
+            creatorFeeBps?: 0 | 100 | 200;
             /** @enum {string} */
             dexVersion?: "v3" | "v4";
             buyAmount?: string | number;
@@ -4183,6 +4236,52 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTokenMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description <sha256>.json */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document wallets and explorers read: name, symbol, description, image, external_url, extensions (the links and banner) */
+            200: {
+                headers: {
+                    "Content-Type"?: string;
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenMetadataDocument"];
+                };
+            };
+            /** @description ROUTE_NOT_FOUND: no metadata document by that name */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "ROUTE_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -19,6 +19,9 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { type TokenMetadataDirectory, TokenMetadataRegistry } from "../../../actors/TokenMetadata.js"
+import { readMetadata, storeMetadata } from "./HostedMetadata.js"
+import { metadataIdOf, metadataUrl, parseMetadataFile, type TokenMetadataFields, tokenMetadataDocument, viewOfDocument } from "./TokenMetadataDocument.js"
 import { type Resolver, systemResolver } from "../../net/PublicTarget.js"
 import { hostedUrl, parseHostedFile, parseHostedUrl } from "./HostedImageUrl.js"
 import { imageIdOf, lookupImage, readImage, storeImage, storeUpload, type StoredImageInfo, takeUpload } from "./HostedImageStore.js"
@@ -70,6 +73,15 @@ export interface ServedImage {
   readonly headers: Readonly<Record<string, string>>
 }
 
+/** A launch's pictures as the image step resolved them. */
+export interface LaunchPictures {
+  readonly image: ResolvedImage
+  readonly banner: ResolvedImage | null
+}
+
+/** What a launch's metadata document says besides its pictures (a `LaunchRequest` is one). */
+export type MetadataTexts = Pick<TokenMetadataFields, "name" | "symbol" | "description" | "socials">
+
 export interface ImageServiceShape {
   readonly upload: (input: UploadInput) => Effect.Effect<HostedImage, ImageRefused | SqlError>
   readonly resolve: (input: ResolveInput) => Effect.Effect<ResolvedImage, ImageRefused | SqlError>
@@ -78,6 +90,15 @@ export interface ImageServiceShape {
   readonly hostedUrlOf: (resolved: ResolvedImage) => string
   /** `file` is the last path segment (`<id>.<ext>`); none for anything not hosted here. */
   readonly serve: (file: string) => Effect.Effect<Option.Option<ServedImage>, SqlError>
+  /**
+   * The launch's metadata URI (its hosted document, `TokenMetadataDocument.ts`), computed without
+   * storing anything: what a dry run sizes the launch with, and what `hostLaunch` stores.
+   */
+  readonly metadataUrlOf: (texts: MetadataTexts, pictures: LaunchPictures) => string
+  /** Re-hosts the pictures and stores the metadata document (all content-addressed, idempotent). */
+  readonly hostLaunch: (texts: MetadataTexts, pictures: LaunchPictures) => Effect.Effect<{ readonly image: HostedImage; readonly metadataUrl: string }, SqlError>
+  /** `file` is `<id>.json`; none for anything not hosted here. */
+  readonly serveMetadata: (file: string) => Effect.Effect<Option.Option<ServedImage>, SqlError>
 }
 
 export class ImageService extends Context.Tag("curvestream/ImageService")<ImageService, ImageServiceShape>() {}
@@ -98,6 +119,8 @@ export interface ImageServiceOptions {
   readonly storedBytesMaxPerAccount?: number
   /** Images decoded at once in this process (default 2). */
   readonly decodesMax?: number
+  /** This process's metadata directory: a document this process hosts is readable at once. */
+  readonly metadata?: TokenMetadataDirectory
 }
 
 const positive = (name: string, v: number): number => {
@@ -202,8 +225,54 @@ export const make = (options: ImageServiceOptions): Effect.Effect<ImageServiceSh
       })
     }, Effect.provide(context))
 
-    return { upload, resolve, rehost, hostedUrlOf, serve }
+    const documentOf = (texts: MetadataTexts, pictures: LaunchPictures): Uint8Array =>
+      tokenMetadataDocument({
+        name: texts.name,
+        symbol: texts.symbol,
+        description: texts.description,
+        socials: texts.socials,
+        image: hostedUrlOf(pictures.image),
+        banner: pictures.banner === null ? null : hostedUrlOf(pictures.banner)
+      })
+
+    const metadataUrlOf = (texts: MetadataTexts, pictures: LaunchPictures): string => metadataUrl(base, metadataIdOf(documentOf(texts, pictures)))
+
+    const hostLaunch = Effect.fn("ImageService.hostLaunch")(function* (texts: MetadataTexts, pictures: LaunchPictures) {
+      const image = yield* rehost(pictures.image)
+      if (pictures.banner !== null) yield* rehost(pictures.banner)
+      const document = documentOf(texts, pictures)
+      const id = yield* storeMetadata(document, yield* Clock.currentTimeMillis)
+      const view = viewOfDocument(document)
+      if (view !== undefined) options.metadata?.add(id, view)
+      return { image, metadataUrl: metadataUrl(base, id) }
+    }, Effect.provide(context))
+
+    const serveMetadata = Effect.fn("ImageService.serveMetadata")(function* (file: string) {
+      const id = parseMetadataFile(file)
+      if (id === undefined) return Option.none()
+      const stored = yield* readMetadata(id)
+      if (Option.isNone(stored)) return Option.none()
+      return Option.some<ServedImage>({
+        body: stored.value,
+        headers: {
+          "content-type": "application/json",
+          "cache-control": hostedImageCacheControl,
+          etag: `"${id}"`,
+          "x-content-type-options": "nosniff",
+          // Wallets and explorers read token metadata from their own origins.
+          "access-control-allow-origin": "*"
+        }
+      })
+    }, Effect.provide(context))
+
+    return { upload, resolve, rehost, hostedUrlOf, serve, metadataUrlOf, hostLaunch, serveMetadata }
   })
 
+/** The process's `TokenMetadataRegistry`, when one is in context, is told of every document this service hosts. */
 export const layer = (options: ImageServiceOptions): Layer.Layer<ImageService, never, SqlClient.SqlClient> =>
-  Layer.effect(ImageService, make(options))
+  Layer.effect(
+    ImageService,
+    Effect.flatMap(Effect.serviceOption(TokenMetadataRegistry), (registry) =>
+      make(Option.isSome(registry) && options.metadata === undefined ? { ...options, metadata: registry.value } : options)
+    )
+  )

@@ -68,7 +68,7 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
 
       // The ladder on the launch's own curve, and the gate over it (nothing reserved yet).
       const feeBps = BigInt(caller.plan.feeBps)
-      const spec = { request, payer: creator.address, platformFeeBps: feeBps, metadataUri: images.hostedUrlOf(pictures.image), accountId: caller.accountId }
+      const spec = { request, payer: creator.address, platformFeeBps: feeBps, metadataUri: images.metadataUrlOf(request, pictures), accountId: caller.accountId }
       const terms = launchTermsOf(request)
       if (terms === undefined) return yield* Effect.dieMessage(`AtomicLaunch: not a Solana request (${request.chain}/${request.quoteAsset})`)
       const ladder: Ladder = priceLadder({ curveParams: launchCurveParams(terms), amountsRaw: body.firstBuys.map((b) => b.amountRaw), platformFeeBps: feeBps, referred: caller.referred })
@@ -92,12 +92,11 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
       if (verdict._tag === "Refused") return yield* keyRefusal(verdict.refusal)
 
       const tipTo = yield* tip
-      const hosted = yield* images.rehost(pictures.image).pipe(stored("re-hosting the image"))
-      if (pictures.banner !== null) yield* images.rehost(pictures.banner).pipe(stored("re-hosting the banner"))
+      const hosted = yield* images.hostLaunch(request, pictures).pipe(stored("re-hosting the images and the metadata document"))
       const attempt = row === undefined ? 1 : row.attempt + 1
       const built = yield* solana
         .buildAtomic(
-          { ...spec, metadataUri: hosted.url, attempt },
+          { ...spec, metadataUri: hosted.metadataUrl, attempt },
           ladder.legs.map((l, i) => ({ buyer: buyers[i]!.address, amountInRaw: l.amountInRaw, minAmountOutRaw: l.minAmountOutRaw, platformFeeRaw: l.platformFeeRaw })),
           { account: tipTo, lamports: config.tipLamports }
         )

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { Chain } from "../../../domain/Chain.js"
-import type { ResolvedImage } from "../../images/ImageService.js"
+import type { LaunchPictures } from "../../images/ImageService.js"
 import type { HeadlessCaller } from "../HeadlessLaunch.js"
 import { exclusiveEligibility, fetchImages, launchStorage } from "../internal/LaunchGates.js"
 import type { BeginInput } from "../LaunchLedger.js"
@@ -49,7 +49,8 @@ export const makeHeadlessGates = (ctx: HeadlessContext) => {
 
   const resolveImages = (request: LaunchRequest) => fetchImages(images, request)
 
-  const rehost = (resolved: ResolvedImage) => images.rehost(resolved).pipe(storage("re-hosting the image"))
+  const hostLaunch = (request: LaunchRequest, pictures: LaunchPictures) =>
+    images.hostLaunch(request, pictures).pipe(storage("re-hosting the images and the metadata document"))
 
   const embeddedWallet = (accountId: string, chain: Chain) =>
     provider.resolveDelegation(accountId, chain === "solana" ? "solana" : "evm").pipe(
@@ -81,5 +82,5 @@ export const makeHeadlessGates = (ctx: HeadlessContext) => {
       return { _tag: "Checked" as const, pictures }
     })
 
-  return { beginInput, eligible, resolveImages, rehost, embeddedWallet, solanaSpec, sized, admitted }
+  return { beginInput, eligible, resolveImages, hostLaunch, embeddedWallet, solanaSpec, sized, admitted }
 }

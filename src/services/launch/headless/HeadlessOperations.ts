@@ -23,7 +23,7 @@ const storage = launchStorage
 export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGates, runs: HeadlessRuns, spendGate: HeadlessSpend) => {
   const { o, deps, leases } = ctx
   const { ledger, images, hood } = deps
-  const { beginInput, eligible, resolveImages, rehost, embeddedWallet, sized, admitted } = gates
+  const { beginInput, eligible, resolveImages, hostLaunch, embeddedWallet, sized, admitted } = gates
   const { start } = runs
 
   const launch = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<LaunchOutcome, LaunchError> =>
@@ -37,13 +37,12 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       // stored: a refusal here records nothing, not even the re-hosted image.
       const wallet = yield* embeddedWallet(caller.accountId, request.chain)
       const payer = request.chain === "solana" ? wallet.address : null
-      if (payer !== null) yield* sized(caller, request, payer, images.hostedUrlOf(checked.pictures.image))
-      const hosted = yield* rehost(checked.pictures.image)
-      if (checked.pictures.banner !== null) yield* rehost(checked.pictures.banner)
+      if (payer !== null) yield* sized(caller, request, payer, images.metadataUrlOf(request, checked.pictures))
+      const hosted = yield* hostLaunch(request, checked.pictures)
       const resolved: Resolved = {
         keyId: caller.keyId,
         payer,
-        metadataUri: hosted.url,
+        metadataUri: hosted.metadataUrl,
         platformFeeBps: String(caller.plan.feeBps),
         principal: caller.principal
       }
@@ -78,18 +77,18 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       const checked = yield* admitted(caller, request)
       yield* spendGate.spendAllowed(caller, request, yield* spendGate.devBuySpend(caller, request))
       const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
-      // The metadata URI the launch would write: the image's hosted URL (content-addressed), so the size is the launch's.
-      const imageUrl = images.hostedUrlOf(pictures.image)
+      // The metadata URI the launch would write: its hosted document's (content-addressed), so the size is the launch's.
+      const metadataUri = images.metadataUrlOf(request, pictures)
       // The delegation first, as the launch checks it; then Hood's in-run gates (rule 8, the configuration).
       const wallet = yield* embeddedWallet(caller.accountId, request.chain)
       if (request.chain === "hood") {
-        yield* hood.preflight({ principal: caller.principal, request, metadataUri: imageUrl }).pipe(
+        yield* hood.preflight({ principal: caller.principal, request, metadataUri }).pipe(
           Effect.catchTags({ HoodLaunchError: (e) => Effect.fail(fromHood(e)), WalletError: (e) => Effect.fail(fromWallet(e)) }),
           storage("reading the wallets")
         )
       }
       const exclusive = needsExclusiveEligibility(request.mode) ? yield* eligible(caller, request) : undefined
-      const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, imageUrl)).size : undefined
+      const size = request.chain === "solana" ? (yield* sized(caller, request, wallet.address, metadataUri)).size : undefined
       return headlessDryRunView(request, wallet.address, pictures.banner !== null, exclusive, size)
     })
 

@@ -8,7 +8,7 @@ import { Clock, Effect } from "effect"
 import { type Address, type Chain, getAddress, type Hex } from "viem"
 import { createCurveCall, ethTransferCall, type HoodCall, launchSalt, platformFeeRaw } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
-import type { ImageServiceShape } from "../../images/ImageService.js"
+import type { LaunchPictures } from "../../images/ImageService.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import { tokenOfCurve } from "../HoodHeadlessLaunch.js"
 import { type HoodOperation, newOperation } from "../HoodOperation.js"
@@ -40,18 +40,17 @@ export const makeHoodSelfAttempts = (ctx: HoodSelfContext) => {
     caller: SelfCaller,
     body: SelfLaunchBody,
     payer: WalletView,
-    g: { readonly c: { factory: Address; bytecode: Hex; chain: Chain }; readonly pictures: { readonly image: Parameters<ImageServiceShape["rehost"]>[0]; readonly banner: Parameters<ImageServiceShape["rehost"]>[0] | null } },
+    g: { readonly c: { factory: Address; bytecode: Hex; chain: Chain }; readonly pictures: LaunchPictures },
     attempt: number,
     admit: (also: Also<unknown>) => Effect.Effect<LaunchRecord | "replay", unknown>
   ) =>
     Effect.gen(function* () {
-      const hosted = yield* images.rehost(g.pictures.image).pipe(storage("re-hosting the image"))
-      if (g.pictures.banner !== null) yield* images.rehost(g.pictures.banner).pipe(storage("re-hosting the banner"))
+      const hosted = yield* images.hostLaunch(body.request, g.pictures).pipe(storage("re-hosting the images and the metadata document"))
       const from = getAddress(payer.address)
       const salt = launchSalt("self", caller.accountId, body.request.clientLaunchId, attempt)
-      const { curve, feeSplitter, feeBps } = yield* chain.predicted(g.c.factory, g.c.bytecode, from, body, hosted.url, salt)
+      const { curve, feeSplitter, feeBps } = yield* chain.predicted(g.c.factory, g.c.bytecode, from, body, hosted.metadataUrl, salt)
       const nonce = yield* chain.rpc("nonce", (c) => c.getTransactionCount({ address: from, blockTag: "pending" }))
-      const create = createCurveCall(g.c.factory, createInput(body, hosted.url, salt, ctx.config.usdg ?? (USDG_ADDRESS as Address)))
+      const create = createCurveCall(g.c.factory, createInput(body, hosted.metadataUrl, salt, ctx.config.usdg ?? (USDG_ADDRESS as Address)))
       const createTx = yield* chain.unsigned(g.c.chain, from, create, nonce, "createCurve")
       const feeRaw = feeRawOf(caller, body)
       const treasury = feeRaw > 0n ? yield* chain.treasuryOf(feeSplitter) : null
@@ -118,7 +117,7 @@ export const makeHoodSelfAttempts = (ctx: HoodSelfContext) => {
             payer: from,
             keyId: caller.keyId,
             request: body.request,
-            resolved: { metadataUri: hosted.url, factory: g.c.factory, salt, nonce },
+            resolved: { metadataUri: hosted.metadataUrl, factory: g.c.factory, salt, nonce },
             mint: token,
             pool: curve,
             transaction: JSON.stringify(built.transaction),

@@ -50,7 +50,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       const c = yield* chain.configured
       const exclusive = yield* exclusiveEligibility(deps.holdings, config.exclusiveHolderPassRaw, caller.accountId, body.request)
       const pictures = yield* fetchImages(images, body.request)
-      const metadataUri = images.hostedUrlOf(pictures.image)
+      const metadataUri = images.metadataUrlOf(body.request, pictures)
       if (Buffer.byteLength(metadataUri, "utf8") > FACTORY_URI_MAX_BYTES) {
         return yield* launchFailure("validation_failed", `the metadata URI is over the factory's ${FACTORY_URI_MAX_BYTES} bytes`, { field: "imageUrl", retryable: false })
       }

@@ -125,7 +125,7 @@ export const makeSolanaSelfBuilds = (ctx: SolanaSelfContext, gates: SolanaSelfGa
       const request = body.request
       const exclusive = yield* eligible(caller, request)
       const pictures = yield* resolveImages(request)
-      const size = (yield* solana.size(spec(caller, request, payer.address, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))).size
+      const size = (yield* solana.size(spec(caller, request, payer.address, images.metadataUrlOf(request, pictures))).pipe(Effect.mapError(fromSolana))).size
       return selfDryRunView(request, payer, pictures.banner !== null, exclusive, size)
     })
 

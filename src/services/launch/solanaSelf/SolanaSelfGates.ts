@@ -51,16 +51,15 @@ export const makeSolanaSelfGates = (ctx: SolanaSelfContext) => {
     accountId: caller.accountId
   })
 
-  /** The image fetched, sized against and re-hosted: the metadata URI a new attempt writes. */
+  /** The images fetched, the launch sized against its metadata URI, the images and document hosted: the URI a new attempt writes. */
   const freshMetadata = (caller: SelfCaller, body: SelfLaunchBody, payer?: string) =>
     Effect.gen(function* () {
       const pictures = yield* resolveImages(body.request)
       if (payer !== undefined) {
-        yield* solana.size(spec(caller, body.request, payer, images.hostedUrlOf(pictures.image))).pipe(Effect.mapError(fromSolana))
+        yield* solana.size(spec(caller, body.request, payer, images.metadataUrlOf(body.request, pictures))).pipe(Effect.mapError(fromSolana))
       }
-      const hosted = yield* images.rehost(pictures.image).pipe(storage("re-hosting the image"))
-      if (pictures.banner !== null) yield* images.rehost(pictures.banner).pipe(storage("re-hosting the banner"))
-      return hosted.url
+      const hosted = yield* images.hostLaunch(body.request, pictures).pipe(storage("re-hosting the images and the metadata document"))
+      return hosted.metadataUrl
     })
 
   const solanaOnly = (request: LaunchRequest) =>
