@@ -41,6 +41,7 @@ import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import * as OrderHandoff from "../../src/services/orders/OrderHandoff.js"
 import { makeOrderExecutor, type OrderCallers, orderCallers, type OrderExecutorShape } from "../../src/services/orders/OrderExecutor.js"
+import { viewOf } from "../../src/services/orders/OrderService.js"
 import { cancelOrder, createOrder, type NewOrder, orderById, type OrderRow, orderTradeId } from "../../src/services/orders/OrderStore.js"
 import { type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { make as makeTrades, type TradeServiceShape } from "../../src/services/trade/TradeService.js"
@@ -290,9 +291,19 @@ describe("limit orders executed through the trade rail", () => {
       expect(o.settledAtMs).not.toBeNull()
     }
     expect(walletTokens() - tokensBefore).toBe(buy.amountOutRaw! - stop.amountRaw)
+    // What the order routes answer of it.
+    expect(viewOf(stop, Date.now())).toMatchObject({
+      status: "executed",
+      clientTradeId: `order:${stop.id}`,
+      tradeSignature: stop.tradeSignature,
+      amountOut: stop.amountOutRaw!.toString(),
+      settledAt: new Date(stop.settledAtMs!).toISOString(),
+      failureReason: null
+    })
 
     // Refused once, with the rail's reason; no trade recorded.
     expect(refusedRow.failureReason).toBe("insufficient_balance")
+    expect(viewOf(refusedRow, Date.now())).toMatchObject({ status: "failed", failureReason: "insufficient_balance", tradeSignature: null, amountOut: null })
     expect(await tradeRows(orderTradeId("ord_refused"))).toHaveLength(0)
     // More passes and direct submits change nothing on a settled order.
     await Effect.runPromise(executor.recover)
