@@ -273,6 +273,18 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
     }
   })
 
+/**
+ * The newest `rev` handed out (the sequence's last value; 0 before the first): the follow's gate.
+ * Every committed create or cancel has a `rev` at or below it, so while it is not above the last
+ * `rev` read nothing new can be read. A value taken by a transaction that rolled back keeps the
+ * gate open (the follow reads, finds nothing) until the next create or cancel is read.
+ */
+export const revHandedOut: Effect.Effect<bigint, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ last_value: string | number; is_called: boolean }>`SELECT last_value, is_called FROM limit_orders_rev`, (rows) =>
+    rows[0]?.is_called === true ? BigInt(rows[0].last_value) : 0n
+  )
+)
+
 /** Rows created or cancelled after `rev`, in `rev` order (the books' follow). */
 export const changedSince = (rev: bigint, limit: number): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
