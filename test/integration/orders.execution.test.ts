@@ -9,8 +9,10 @@
  * - a refused execution (the wallet cannot pay) ends `failed` with the rail's reason, once: more
  *   passes and submits change nothing and record no trade;
  * - a `triggered` row a dead process left (before the hand-off, or after its trade executed but
- *   before the order settled) is executed once by two executors' concurrent recovery passes, run
- *   twice: one trade, the balance moved once.
+ *   before the order settled, its lease ended) is executed once by two executors' concurrent
+ *   recovery passes, run twice: one trade, the balance moved once, the dead process's trade kept;
+ * - an order whose account left Max, or whose key was revoked, fails once (`tier_required`,
+ *   `key_revoked`) without calling the rail.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { type Address, address } from "@solana/kit"
@@ -69,12 +71,12 @@ let busDir: string
 
 const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
 const read = async (id: string): Promise<OrderRow> => (await sqlRun(orderById(id)))!
-const tradeRows = (clientTradeId: string) =>
+const tradeRows = (clientTradeId: string, accountId = ACCOUNT) =>
   sqlRun(
     Effect.flatMap(
       SqlClient.SqlClient,
       (sql) => sql<{ state: string; signature: string; amount_out_raw: string | null; amount_in_raw: string }>`
-        SELECT state, signature, amount_out_raw, amount_in_raw FROM agent_trades WHERE account_id = ${ACCOUNT} AND client_trade_id = ${clientTradeId}`
+        SELECT state, signature, amount_out_raw, amount_in_raw FROM agent_trades WHERE account_id = ${accountId} AND client_trade_id = ${clientTradeId}`
     )
   )
 const executedEvents = (clientTradeId: string) =>
@@ -332,14 +334,20 @@ describe("limit orders executed through the trade rail", () => {
         )
       )
     }
-    // One process died after its order's trade executed and before the order settled.
-    await leftTriggered("ord_dead_traded", SOL / 25n)
+    // One process died after its order's trade executed and before the order settled, holding the
+    // order's lease (ended now: its owner stopped renewing). Its trade, as it made it:
     const caller = { accountId: ACCOUNT, keyId: KEY, embeddedWallet: "allowed" as const, planFeeBps: 25n, referred: false }
     const first = await Effect.runPromise(
-      Effect.either(
-        trades.submit(caller, { clientTradeId: orderTradeId("ord_dead_traded"), chain: "solana", mint, side: "buy", amountInRaw: SOL / 25n, slippageBps: 300, payer: "main" }, false)
+      trades.submit(caller, { clientTradeId: orderTradeId("ord_dead_traded"), chain: "solana", mint, side: "buy", amountInRaw: SOL / 25n, slippageBps: 300, payer: "main" }, false)
+    )
+    if (!("signature" in first)) throw new Error("the dead process's trade did not settle")
+    await sqlRun(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (s) => s`INSERT INTO row_leases (kind, key, owner, expires_at) VALUES ('limit_order', 'ord_dead_traded', 'dead-host/1/x', now() - interval '1 second')`
       )
     )
+    await leftTriggered("ord_dead_traded", SOL / 25n)
     const tokensBefore = walletTokens()
     // Another died before its hand-off: committed `triggered`, never submitted.
     await leftTriggered("ord_dead", SOL / 20n)
@@ -360,12 +368,53 @@ describe("limit orders executed through the trade rail", () => {
     expect(await tradeRows(orderTradeId("ord_dead"))).toHaveLength(1)
     const t = await tradeRows(orderTradeId("ord_dead_traded"))
     expect(t).toHaveLength(1)
-    // Settled from the one trade, whichever process sent it: nothing sent twice.
-    if (first._tag === "Right" && "signature" in first.right) expect(traded.tradeSignature).toBe(first.right.signature)
+    // Settled from the trade the dead process made: nothing sent again.
+    expect(traded.tradeSignature).toBe(first.signature)
+    expect(traded.amountOutRaw!.toString()).toBe(first.amountOut)
     expect(t[0]!.signature).toBe(traded.tradeSignature)
     // Only ord_dead's trade moved tokens after the dead process's trade.
     expect(walletTokens() - tokensBefore).toBe(dead.amountOutRaw!)
     expect(await executedEvents(orderTradeId("ord_dead"))).toHaveLength(1)
     expect(await executedEvents(orderTradeId("ord_dead_traded"))).toHaveLength(1)
   }, 180_000)
+
+  it("an order whose account left Max, or whose key was revoked, fails once before the rail is called", async () => {
+    const key = (id: string, accountId: string, prefix: string) =>
+      insertKey(
+        { id, prefix, accountId, hash: "x", environment: "production", scopes: ["swap:write"], label: null, rateLimitPerMin: 600, dailyLaunchCap: 10, launchChains: ["solana"], embeddedWallet: "allowed", expiresAtMs: null, txLimit: null, mintedByDeviceId: null, provisionedBy: null },
+        Date.now()
+      )
+    await sqlRun(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO accounts (id, plan, referral_code) VALUES ('acct-orders-free', 'free', 'ORDERFREE')`
+        yield* key("key-orders-free", "acct-orders-free", "ordfree")
+        yield* key("key-orders-revoked", ACCOUNT, "ordrevk")
+        yield* sql`UPDATE agent_keys SET revoked_at = now() WHERE id = 'key-orders-revoked'`
+      })
+    )
+    const cases = [
+      { id: "ord_free", accountId: "acct-orders-free", keyId: "key-orders-free", reason: "tier_required" },
+      { id: "ord_revoked", accountId: ACCOUNT, keyId: "key-orders-revoked", reason: "key_revoked" }
+    ]
+    for (const c of cases) {
+      await sqlRun(createOrder(order({ id: c.id, accountId: c.accountId, keyId: c.keyId, afterPosition: "z", level: "1" }), Date.now()))
+      await sqlRun(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (s) => s`UPDATE limit_orders SET status = 'triggered', triggered_at = now(), client_trade_id = ${orderTradeId(c.id)} WHERE id = ${c.id}`
+        )
+      )
+    }
+    for (const c of cases) {
+      const failed = await eventually(async () => {
+        const r = await read(c.id)
+        return r.status === "failed" ? r : undefined
+      }, { what: `${c.id} to fail`, deadlineMs: 30_000, intervalMs: 50 })
+      expect(failed.failureReason).toBe(c.reason)
+      expect(await tradeRows(orderTradeId(c.id), c.accountId)).toHaveLength(0)
+      await Effect.runPromise(executor.recover)
+      expect(await read(c.id)).toEqual(failed)
+    }
+  }, 120_000)
 })
