@@ -18,9 +18,10 @@
  *   a replay after a crash, or a partition's previous owner, triggers in memory again and moves no
  *   row. Expiries and raised trailing watermarks are written the same way.
  * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
- *   is committed; without one (the trade rail's submit is not wired yet) the order stays
- *   `triggered`. A process that dies between the commit and the hand-off leaves the order
- *   `triggered`: the execution's own recovery (the rail's) reads such rows.
+ *   is committed (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
+ *   has none). Without a port, or when a process dies between the commit and the hand-off, the
+ *   order stays `triggered` and the executor's recovery pass (`OrderExecutor.recover`, in the
+ *   processes that run the trade rail) takes it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
