@@ -20,7 +20,7 @@
 import * as LaunchVisibility from "./services/launch/LaunchVisibility.js"
 import { NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { Context, Duration, Effect, Layer, Logger, LogLevel, Redacted, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted, Schedule } from "effect"
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { accountStackApi } from "../api/auth/Adapters.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
@@ -46,6 +46,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { marketEventHooks } from "./services/webhooks/MarketEvents.js"
 import { orderTriggerHooks } from "./services/orders/OrderTriggers.js"
+import * as OrderHandoff from "./services/orders/OrderHandoff.js"
+import { makeOrderExecutor, orderCallers } from "./services/orders/OrderExecutor.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
@@ -216,12 +218,14 @@ const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
     Effect.gen(function* () {
       const config = yield* AppConfig
       const cluster = publisher !== undefined ? { publisher, reloadOnAssign: true } : {}
-      // Limit orders: no execution port until the trade rail's submit is wired; triggered orders stay `triggered`.
+      // Limit orders: a trigger is handed to this process's order executor (`--role all`); the actors
+      // role has no hand-off and its triggers are executed by the API processes' pass (docs/decisions.md).
+      const handoff = yield* Effect.serviceOption(OrderHandoff.OrderHandoff)
       const actors = MarketActors.layer({
         shards: config.actorShards,
         retractDepthBlocks: config.hood.reorgWindowBlocks,
         announcements: marketEventHooks,
-        orders: orderTriggerHooks(),
+        orders: orderTriggerHooks(Option.isSome(handoff) ? { execution: OrderHandoff.handoffExecution(handoff.value) } : {}),
         ...cluster
       })
       return Layer.mergeAll(
@@ -509,6 +513,17 @@ const resumeInFlight = Effect.gen(function* () {
 })
 
 /**
+ * The limit orders' executor (the `all` and `api` roles, where the trade rail runs): takes the
+ * triggers this process's actors hand off, and every second the `triggered` orders no live process
+ * drives (an actors process's, or a dead process's); `OrderExecutor.ts`.
+ */
+const startOrderExecution = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const executor = makeOrderExecutor({ sql, trades: yield* TradeModule.TradeService, callers: orderCallers(sql, yield* TierService) })
+  yield* executor.run(yield* Effect.serviceOption(OrderHandoff.OrderHandoff))
+})
+
+/**
  * The Hood staking reward distributor (a sweep every 5 s over graduated Hood tokens): in every
  * process that serves staking (`all`, `api`); several replicas record each distribution once.
  */
@@ -771,6 +786,7 @@ const program = Effect.gen(function* () {
     if (local !== undefined) yield* Effect.forkScoped(stakeLocalAccount(local.accountId))
   }
   yield* resumeInFlight
+  yield* startOrderExecution
   yield* startHoodRewardDistributor
   if (endpoints.embedded && !argv.includes("--quiet")) {
     const agents = yield* seedAgents(Date.now()).pipe(Effect.orDie)
@@ -842,6 +858,8 @@ const loggerLayer = Layer.unwrapEffect(
 const MainLayer = Layer.mergeAll(launchLayer, stakingLayer, tradeLayer, feesLayer, transfersLayer).pipe(
   Layer.provideMerge(accountsLayer),
   Layer.provideMerge(pipelineLayer),
+  // One process runs the actors and the trade rail: triggers are handed straight to the executor.
+  Layer.provideMerge(OrderHandoff.layer()),
   Layer.provideMerge(storageLayer),
   Layer.provideMerge(AppConfig.layer)
 )
@@ -900,6 +918,7 @@ const apiProgram = Effect.gen(function* () {
   const config = yield* AppConfig
   const replica = yield* MarketReplica.MarketReplicaTag
   yield* resumeInFlight
+  yield* startOrderExecution
   yield* startHoodRewardDistributor
   const side = yield* followSignalSide({ groupPrefix: REPLICA_GROUP_PREFIX })
   const data = yield* serveDataService(

@@ -128,7 +128,12 @@ export const OrderWire = Schema.Struct({
   createdAt: Schema.String,
   triggeredAt: Schema.NullOr(Schema.String),
   triggerPrice: Schema.NullOr(Decimal).annotations({ description: "The price the crossing trade left" }),
-  failureReason: Schema.NullOr(Schema.String)
+  failureReason: Schema.NullOr(Schema.String).annotations({ description: "failed: the trade rail's reason (insufficient_balance, spend_policy_denied, ...) or key_revoked, key_expired, key_paused, tier_required" }),
+  failureMessage: Schema.NullOr(Schema.String),
+  clientTradeId: Schema.NullOr(Schema.String).annotations({ description: "The trade the order executes as (order:<orderId>), set when it triggers; read it on the trade routes" }),
+  tradeSignature: Schema.NullOr(Schema.String).annotations({ description: "executed: the trade's signature (failed on chain: the failed transaction's)" }),
+  amountOut: Schema.NullOr(Schema.String).annotations({ description: "executed: what the trade executed, raw units" }),
+  settledAt: Schema.NullOr(Schema.String).annotations({ description: "When it ended executed or failed" })
 }).annotations({ identifier: "LimitOrder" })
 
 export const OrderResponse = Schema.Struct({ success: Schema.Literal(true), replayed: Schema.optional(Schema.Boolean), order: OrderWire }).annotations({

@@ -299,4 +299,45 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       yield* a.close
     })
   )
+  it.scoped("the follow reads limit_orders only when a create or cancel was handed a rev: no read while nothing changed, every change still read", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const sql = yield* sqlOf
+      const clock = new ChainClock("solana")
+      const m = new SimMarket(clock, { mint: "So1OrdersGate" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      // A long interval: this test drives the follow itself.
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const hooks = yield* orderTriggerHooks({ syncIntervalMs: 3_600_000 })(sql, () => undefined).pipe(Scope.extend(scope))
+      const inBook = () => {
+        const b = hooks.books.book(`solana:${m.mint}`)
+        return b === undefined ? 0 : b.below.length + b.above.length + b.trailing.length
+      }
+      yield* hooks.sync
+      const idle = hooks.followReads()
+      for (let i = 0; i < 5; i++) yield* hooks.sync
+      expect(hooks.followReads()).toBe(idle)
+
+      const at = "0"
+      const row = order({ id: "ord_gate", clientOrderId: "c-gate", mint: m.mint, afterPosition: at, level: "1000" })
+      yield* createOrder(row, Date.now()).pipe(Effect.provide(database))
+      yield* hooks.sync
+      expect(hooks.followReads()).toBe(idle + 1)
+      expect(inBook()).toBe(1)
+      yield* hooks.sync
+      expect(hooks.followReads()).toBe(idle + 1)
+
+      // A rev taken by a transaction that rolled back: the gate stays open (reads, finds nothing) until the next change is read.
+      yield* sql`SELECT nextval('limit_orders_rev')`
+      yield* hooks.sync
+      expect(hooks.followReads()).toBe(idle + 2)
+      yield* cancelOrder(ACCOUNT, "ord_gate", Date.now()).pipe(Effect.provide(database))
+      yield* hooks.sync
+      expect(inBook()).toBe(0)
+      const after = hooks.followReads()
+      yield* hooks.sync
+      expect(hooks.followReads()).toBe(after)
+      yield* Scope.close(scope, Exit.void)
+    })
+  )
 })

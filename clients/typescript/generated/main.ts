@@ -2811,7 +2811,17 @@ export interface components {
             triggeredAt: string | null;
             /** @description The price the crossing trade left */
             triggerPrice: string | null;
+            /** @description failed: the trade rail's reason (insufficient_balance, spend_policy_denied, ...) or key_revoked, key_expired, key_paused, tier_required */
             failureReason: string | null;
+            failureMessage: string | null;
+            /** @description The trade the order executes as (order:<orderId>), set when it triggers; read it on the trade routes */
+            clientTradeId: string | null;
+            /** @description executed: the trade's signature (failed on chain: the failed transaction's) */
+            tradeSignature: string | null;
+            /** @description executed: what the trade executed, raw units */
+            amountOut: string | null;
+            /** @description When it ended executed or failed */
+            settledAt: string | null;
         };
         LimitOrderCreate: {
             /** @description Idempotency key of the account: a repeat answers the stored order; another request with it is IDEMPOTENCY_CONFLICT */

@@ -134,6 +134,12 @@ export const findKeyByPrefix = (prefix: string): Effect.Effect<AgentKey | undefi
     Effect.map((rows) => (rows[0] === undefined ? undefined : toKey(rows[0])))
   )
 
+/** A key by id (a limit order executes as the key that placed it). */
+export const findKeyById = (id: string): Effect.Effect<AgentKey | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<KeyRowDb>`${selectKeys(sql)} WHERE k.id = ${id}`).pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : toKey(rows[0])))
+  )
+
 /** The account's key by prefix, locked for the rest of the transaction; another account's key is undefined. */
 export const lockAccountKey = (accountId: string, prefix: string): Effect.Effect<AgentKey | undefined, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(

@@ -71,6 +71,11 @@ export interface OrderView {
   readonly triggeredAt: string | null
   readonly triggerPrice: string | null
   readonly failureReason: string | null
+  readonly failureMessage: string | null
+  readonly clientTradeId: string | null
+  readonly tradeSignature: string | null
+  readonly amountOut: string | null
+  readonly settledAt: string | null
 }
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString())
@@ -95,7 +100,12 @@ export const viewOf = (r: OrderRow, nowMs: number): OrderView => ({
   createdAt: new Date(r.createdAtMs).toISOString(),
   triggeredAt: iso(r.triggeredAtMs),
   triggerPrice: r.triggerPrice,
-  failureReason: r.failureReason
+  failureReason: r.failureReason,
+  failureMessage: r.failureMessage,
+  clientTradeId: r.clientTradeId,
+  tradeSignature: r.tradeSignature,
+  amountOut: r.amountOutRaw === null ? null : r.amountOutRaw.toString(),
+  settledAt: iso(r.settledAtMs)
 })
 
 /** The request's identity: a repeat with the same clientOrderId must carry the same request. */

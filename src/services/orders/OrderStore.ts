@@ -49,12 +49,34 @@ export interface OrderRow {
   readonly triggerWatermark: string | null
   readonly triggerStopPrice: string | null
   readonly failureReason: string | null
+  /** The trade the order executes as (`order:<id>`), set when it triggers. */
+  readonly clientTradeId: string | null
+  /** The executed trade's signature and amount out (executed orders). */
+  readonly tradeSignature: string | null
+  readonly amountOutRaw: bigint | null
+  /** When it ended `executed` or `failed`. */
+  readonly settledAtMs: number | null
+  readonly failureMessage: string | null
   readonly rev: bigint
 }
 
 export type NewOrder = Omit<
   OrderRow,
-  "status" | "createdAtMs" | "updatedAtMs" | "triggeredAtMs" | "triggerPrice" | "triggerPosition" | "triggerWatermark" | "triggerStopPrice" | "failureReason" | "rev"
+  | "status"
+  | "createdAtMs"
+  | "updatedAtMs"
+  | "triggeredAtMs"
+  | "triggerPrice"
+  | "triggerPosition"
+  | "triggerWatermark"
+  | "triggerStopPrice"
+  | "failureReason"
+  | "clientTradeId"
+  | "tradeSignature"
+  | "amountOutRaw"
+  | "settledAtMs"
+  | "failureMessage"
+  | "rev"
 >
 
 interface Raw {
@@ -84,6 +106,11 @@ interface Raw {
   readonly trigger_watermark: string | null
   readonly trigger_stop_price: string | null
   readonly failure_reason: string | null
+  readonly client_trade_id: string | null
+  readonly trade_signature: string | null
+  readonly amount_out_raw: string | null
+  readonly settled_at: Date | string | null
+  readonly failure_message: string | null
   readonly rev: string | number | bigint
 }
 
@@ -123,6 +150,11 @@ const toRow = (r: Raw): OrderRow => ({
   triggerWatermark: r.trigger_watermark,
   triggerStopPrice: r.trigger_stop_price,
   failureReason: r.failure_reason,
+  clientTradeId: r.client_trade_id,
+  tradeSignature: r.trade_signature,
+  amountOutRaw: r.amount_out_raw === null ? null : BigInt(r.amount_out_raw),
+  settledAtMs: msOrNull(r.settled_at),
+  failureMessage: r.failure_message,
   rev: BigInt(r.rev)
 })
 
@@ -241,6 +273,18 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
     }
   })
 
+/**
+ * The newest `rev` handed out (the sequence's last value; 0 before the first): the follow's gate.
+ * Every committed create or cancel has a `rev` at or below it, so while it is not above the last
+ * `rev` read nothing new can be read. A value taken by a transaction that rolled back keeps the
+ * gate open (the follow reads, finds nothing) until the next create or cancel is read.
+ */
+export const revHandedOut: Effect.Effect<bigint, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ last_value: string | number; is_called: boolean }>`SELECT last_value, is_called FROM limit_orders_rev`, (rows) =>
+    rows[0]?.is_called === true ? BigInt(rows[0].last_value) : 0n
+  )
+)
+
 /** Rows created or cancelled after `rev`, in `rev` order (the books' follow). */
 export const changedSince = (rev: bigint, limit: number): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -283,7 +327,8 @@ export const markTriggered = (t: TriggerWrite, nowMs: number): Effect.Effect<Ord
             trigger_price = ${formatPrice(t.price)}, trigger_position = ${t.position},
             trigger_watermark = ${t.watermark === null ? null : formatPrice(t.watermark)},
             trigger_stop_price = ${t.stopPrice === null ? null : formatPrice(t.stopPrice)},
-            watermark = ${t.watermark === null ? null : encodePrice(t.watermark)}
+            watermark = ${t.watermark === null ? null : encodePrice(t.watermark)},
+            client_trade_id = ${orderTradeId(t.id)}
           WHERE id = ${t.id} AND status = 'open'
           RETURNING *`
         if (rows.length === 0) return undefined
@@ -291,6 +336,54 @@ export const markTriggered = (t: TriggerWrite, nowMs: number): Effect.Effect<Ord
         yield* enqueueKeyed(`order.triggered:${row.id}`, "order.triggered", triggeredData(row), { accountId: row.accountId })
         return row
       })
+    )
+  )
+
+/** The `clientTradeId` an order executes as: one per order, so the trade rail executes it once. */
+export const orderTradeId = (orderId: string): string => `order:${orderId}`
+
+/** An order by id (the execution's read; any account). */
+export const orderById = (id: string): Effect.Effect<OrderRow | undefined, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE id = ${id}`, (rows) => (rows.length === 0 ? undefined : toRow(rows[0]!))))
+
+/** The ids of `triggered` orders, oldest trigger first (the execution's recovery pass), at most `limit`. */
+export const triggeredIds = (limit: number): Effect.Effect<ReadonlyArray<string>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ id: string }>`SELECT id FROM limit_orders WHERE status = 'triggered' ORDER BY triggered_at, id LIMIT ${limit}`, (rows) => rows.map((r) => r.id))
+  )
+
+export interface ExecutedWrite {
+  readonly signature: string
+  readonly amountOutRaw: bigint
+}
+
+/**
+ * Flips a triggered order to `executed` with its trade (conditional: only from `triggered`, so it
+ * happens once); true when this call moved it. The caller fences it (`RowLease.fenceIn`) in the
+ * same transaction.
+ */
+export const markExecuted = (id: string, trade: ExecutedWrite, nowMs: number): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string }>`
+        UPDATE limit_orders SET status = 'executed', updated_at = ${new Date(nowMs)}, settled_at = ${new Date(nowMs)},
+          trade_signature = ${trade.signature}, amount_out_raw = ${trade.amountOutRaw.toString()}
+        WHERE id = ${id} AND status = 'triggered'
+        RETURNING id`,
+      (rows) => rows.length > 0
+    )
+  )
+
+/** Flips a triggered order to `failed` with the refusal's reason (conditional, once, fenced by the caller); true when this call moved it. */
+export const markFailed = (id: string, failure: { readonly reason: string; readonly message: string; readonly signature: string | null }, nowMs: number): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string }>`
+        UPDATE limit_orders SET status = 'failed', updated_at = ${new Date(nowMs)}, settled_at = ${new Date(nowMs)},
+          failure_reason = ${failure.reason}, failure_message = ${failure.message.slice(0, 500)}, trade_signature = ${failure.signature}
+        WHERE id = ${id} AND status = 'triggered'
+        RETURNING id`,
+      (rows) => rows.length > 0
     )
   )
 

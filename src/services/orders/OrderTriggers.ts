@@ -7,8 +7,10 @@
  * Invariants:
  * - Loaded before the market runtime starts consuming (`loadOpen`), then followed every
  *   `syncIntervalMs` from `rev` (creates and cancels, in commit order, at most `syncBatch` a
- *   tick). An order the API accepted after a trade this process already applied is caught up on
- *   the market's price now (`OrderBooks.place`).
+ *   tick). A tick reads the rows only when the `rev` sequence has handed out a value above the
+ *   last one read (`revHandedOut`: one sequence read, no table access, while nothing changed).
+ *   An order the API accepted after a trade this process already applied is caught up on the
+ *   market's price now (`OrderBooks.place`).
  * - Expiry by the wall clock: every tick sweeps the books and writes `expired` (conditional, no
  *   event); an order a trade reaches after its time expires with that trade's flush.
  * - Exactly once: the triggers of a drain are written by the checkpoint flush that passes the
@@ -16,9 +18,10 @@
  *   a replay after a crash, or a partition's previous owner, triggers in memory again and moves no
  *   row. Expiries and raised trailing watermarks are written the same way.
  * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
- *   is committed; without one (the trade rail's submit is not wired yet) the order stays
- *   `triggered`. A process that dies between the commit and the hand-off leaves the order
- *   `triggered`: the execution's own recovery (the rail's) reads such rows.
+ *   is committed (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
+ *   has none). Without a port, or when a process dies between the commit and the hand-off, the
+ *   order stays `triggered` and the executor's recovery pass (`OrderExecutor.recover`, in the
+ *   processes that run the trade rail) takes it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -27,7 +30,7 @@ import type { MarketOutput, MarketState } from "../../../actors/market/MarketAct
 import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
 import type { RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
-import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, saveWatermark, watermarksOf } from "./OrderStore.js"
+import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, revHandedOut, saveWatermark, watermarksOf } from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -49,6 +52,8 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
   readonly books: OrderBooks
   /** Reads what changed since the last read into the books now (the loop also does every interval). */
   readonly sync: Effect.Effect<void, SqlError>
+  /** How many times the follow read `limit_orders` (the gate skips the read while nothing changed). */
+  readonly followReads: () => number
 }
 
 /**
@@ -77,8 +82,11 @@ export const orderTriggerHooks =
       )
       yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
 
+      let followReads = 0
       const sync: Effect.Effect<void, SqlError> = Effect.gen(function* () {
-        for (;;) {
+        const handedOut = yield* withSql(revHandedOut)
+        while (handedOut > rev) {
+          followReads++
           const rows = yield* withSql(changedSince(rev, syncBatch))
           for (const r of rows) {
             rev = r.rev
@@ -130,5 +138,5 @@ export const orderTriggerHooks =
             for (const [id, watermark] of rows) books.raiseWatermark(id, watermark)
           }
         })
-      return { books, applied: books.applied, beforeCheckpoint, assigned, sync }
+      return { books, applied: books.applied, beforeCheckpoint, assigned, sync, followReads: () => followReads }
     })
