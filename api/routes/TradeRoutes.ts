@@ -10,6 +10,7 @@
 import { Effect, Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import type { SpendError } from "../../src/services/spend/SpendError.js"
 import type { TradeError } from "../../src/services/trade/TradeError.js"
 import type { TradeAcceptedView, TradeCaller, TradeDryRunView, TradeRequest, TradeServiceShape, TradeView } from "../../src/services/trade/TradeService.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
@@ -78,6 +79,7 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
 export const tradeCallerOf = (p: AgentPrincipal): TradeCaller => ({
   accountId: p.accountId,
   keyId: p.key.id,
+  keyPrefix: p.key.prefix,
   embeddedWallet: p.key.embeddedWallet,
   planFeeBps: BigInt(p.plan.feeBps),
   referred: p.account.referredBy !== null
@@ -160,7 +162,10 @@ const refusals = {
   400: { description: "VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
   401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
   402: { description: "INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)" },
-  403: { description: "SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED" },
+  403: {
+    description:
+      "SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits"
+  },
   404: { description: "MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token)" },
   409: { description: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE" },
   429: { description: "RATE_LIMITED" },
@@ -196,7 +201,7 @@ export const tradeRoutes = (options: { readonly agentAuth: AgentAuth; readonly t
     handler: (_req, { body: b }, principal) => {
       const { dryRun, async: background, ...request } = b
       const caller = tradeCallerOf(principal)
-      const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, TradeError> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
+      const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, TradeError | SpendError> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
       return mapFailure(call).pipe(
         Effect.map((answer) => json("accepted" in answer ? 202 : 200, { success: true, ...answer }))
       )

@@ -11,7 +11,9 @@
  * whose owner died is skipped while its lease is live and taken over by the other instance's next
  * resume (the periodic sweep) once it ends, with no restart, and confirmed once; on the server, an
  * owner that lost its database mid-confirmation leaves its lease to end and the other instance
- * recovers the sent transaction from the chain without sending another.
+ * recovers the sent transaction from the chain without sending another; a dev buy's hold taken
+ * in the accepting transaction is released when the launch then fails (the spend gate's window is
+ * back where it was).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address } from "@solana/kit"
@@ -35,6 +37,8 @@ import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLau
 import type { LaunchRequest } from "../../src/services/launch/request/LaunchRequest.js"
 import * as SolanaLaunch from "../../src/services/launch/SolanaLaunch.js"
 import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
+import { devBuyAttempt, devBuyReservationId } from "../../src/services/launch/internal/LaunchSpend.js"
+import { reservationState, reserveIn, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { encodeStoredRequest } from "../../src/services/launch/StoredRequest.js"
 import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -69,6 +73,8 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
   let a: Instance
   let b: Instance
   let payer = ""
+  let providerContext: Context.Context<SqlClient.SqlClient | WalletProvider.WalletProvider>
+  const prices = fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now)
   /** Chain runs started per clientLaunchId, by either instance. */
   const drives = new Map<string, number>()
   /** Landed transactions per account key (the launch's mint among them). */
@@ -191,6 +197,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const contextA = await database(scope, true)
     const contextB = pools === 2 ? await database(scope, false) : contextA
     sqlA = Context.get(contextA, SqlClient.SqlClient)
+    providerContext = contextA
     // The launching key: its usage is counted when a launch confirms.
     await run(sqlA`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'LEASES')`)
     await run(sqlA`
@@ -250,6 +257,64 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(drives.get(id)).toBe(1)
     expect(onChain(row.mint!).map((t) => t.err)).toEqual([null])
     expect(await run(dead.renew(HeadlessLaunch.LAUNCH_LEASE_KIND, HeadlessLaunch.launchLeaseKey({ accountId: ACCOUNT, clientLaunchId: id })))).toBe(false)
+  }, 60_000)
+
+  it("a dev buy's hold, taken in the accepting transaction, is released when the launch fails after it (the wallet cannot pay)", async () => {
+    // An account whose embedded wallet holds less than the launch costs: the chain side refuses it, definitively, before sending.
+    const poor = `acct-poor-${pools}`
+    const prefix = `poor${pools}aaa`
+    const keyId = `kid-poor-${pools}`
+    await run(sqlA`INSERT INTO accounts (id, plan, referral_code) VALUES (${poor}, 'max', ${`POOR${pools}`})`)
+    await run(sqlA`
+      INSERT INTO agent_keys (id, prefix, account_id, key_hash, environment, scopes, rate_limit_per_min, daily_launch_cap, launch_chains, embedded_wallet)
+      VALUES (${keyId}, ${prefix}, ${poor}, 'hash-poor', 'production', '["launch"]'::jsonb, 60, 1000, '["solana"]'::jsonb, 'allowed')`)
+    const wallet = (await run(Effect.provide(Effect.flatMap(WalletProvider.WalletProvider, (p) => p.ensureEmbeddedWallet(poor, "solana")), providerContext))).address
+    await run(Effect.provide(Effect.flatMap(WalletProvider.WalletProvider, (p) => p.setDelegation(poor, "solana", "active")), providerContext))
+    expect(net.ledger.requestAirdrop(address(wallet), 1_000_000n)).toMatchObject({ _tag: "Landed", err: null })
+    const r = request()
+    const spend = await run(devBuyAttempt(prices, "main", r, MAX.feeBps))
+    if (spend === undefined) throw new Error("the request has a dev buy")
+    let holdId = ""
+    // Accepted as `launch` accepts it: the ledger row, the attempt's inputs and the dev buy's hold, in one transaction.
+    await run(
+      a.ledger.begin(
+        {
+          accountId: poor,
+          clientLaunchId: r.clientLaunchId,
+          keyId,
+          path: "headless",
+          chain: "solana",
+          payer: "embedded",
+          canonicalBody: canonicalBody(r),
+          dailyCap: { keyDailyCap: 1_000, plan: MAX }
+        },
+        (record) =>
+          Effect.gen(function* () {
+            const ref = { accountId: poor, clientLaunchId: r.clientLaunchId, attempt: record.attempt }
+            holdId = devBuyReservationId("headless", ref)
+            yield* reserveIn({ reservationId: holdId, accountId: poor, keyPrefix: prefix, chain: "solana", attempt: spend })
+            const s = yield* SqlClient.SqlClient
+            const resolved = { keyId, payer: wallet, metadataUri: "https://curvestream.test/m.json", platformFeeBps: String(MAX.feeBps), principal: {} as Principal }
+            yield* s`
+              INSERT INTO headless_launch_attempts (account_id, client_launch_id, attempt, request, resolved, created_at)
+              VALUES (${poor}, ${r.clientLaunchId}, ${record.attempt}, ${JSON.stringify(encodeStoredRequest(r))}::jsonb, ${JSON.stringify(resolved)}::jsonb, now())`
+          })
+      )
+    )
+    expect(await run(reservationState(holdId).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))).toBe("held")
+    const window = () => run(windowUsedUsdMicros(keyId, "daily", Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))
+    expect(await window()).toBe(spend.usdMicros)
+    expect(await run(a.service.resumeInFlight)).toBe(1)
+    const failed = await eventually(
+      async () => {
+        const row = await run(a.ledger.get({ accountId: poor, clientLaunchId: r.clientLaunchId }))
+        return row?.state === "failed" ? row : undefined
+      },
+      { what: "the poor launch to fail", intervalMs: 50, deadlineMs: 60_000 }
+    )
+    expect(failed.errorCode).toBe("INSUFFICIENT_OWNER_BALANCE")
+    expect(await run(reservationState(holdId).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))).toBe("released")
+    expect(await window()).toBe(0n)
   }, 60_000)
 
   it.skipIf(pools === 1)("an owner that lost its database mid-confirmation: the other instance recovers the sent transaction once its lease ends, sending nothing", async () => {

@@ -2,7 +2,7 @@
  * The spend gate's store (`src/services/spend/SpendStore.ts`) on embedded PGlite and on a real
  * PostgreSQL server (two pools: two engine processes): 200 concurrent builds against one txLimit
  * admit exactly what fits and the rest are `tx_limit_reached`; the same against a window already
- * partly booked; a reserve replayed under its id answers the first; a booking meters the hold's
+ * partly booked; a reserve replayed under its id answers the first, a released one is decided anew; a booking meters the hold's
  * value once into the key's usage and a sell books without a hold and is never refused; a release
  * frees the window; the sweep releases only expired holds, at most its bound per pass; a window
  * reset clears an open hold's weight, a lifetime window keeps it.
@@ -123,6 +123,23 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(first.replayed).toBe(false)
     expect(again).toMatchObject({ reservationId: "once", held: true, usdMicros: 6_000n, replayed: true })
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+  })
+
+  it("a released id reserved again is decided anew: held again when it fits, refused when it no longer does", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" })
+    await on(sqlA, reserve(input(k, "again", buy(6_000n))))
+    expect(await on(sqlA, release("again"))).toBe(true)
+    const retried = await on(sqlB, reserve(input(k, "again", buy(6_000n))))
+    expect(retried).toMatchObject({ held: true, replayed: false })
+    expect(await on(sqlA, reservationState("again"))).toBe("held")
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+    // Released again while another build took the room: the retry is refused and holds nothing.
+    expect(await on(sqlA, release("again"))).toBe(true)
+    await on(sqlA, reserve(input(k, "other", buy(5_000n))))
+    const refused = await on(sqlA, Effect.either(reserve(input(k, "again", buy(6_000n)))))
+    expect(Either.isLeft(refused) ? refused.left.reason : undefined).toBe("tx_limit_reached")
+    expect(await on(sqlA, reservationState("again"))).toBe("released")
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(5_000n)
   })
 
   it("a booking meters once; a sell is admitted past every cap, takes no hold and counts when it books", async () => {

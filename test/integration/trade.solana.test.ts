@@ -13,7 +13,13 @@
  *   moves past the minimum between pricing and send is refused on chain (SLIPPAGE_EXCEEDED), moves no
  *   money, and replays that refusal;
  * - refusals record nothing: a mint not launched here, a key that denies the embedded wallet;
- * - the list pages newest first by cursor and filters by side and mint.
+ * - the list pages newest first by cursor and filters by side and mint;
+ * - the one spend gate (`src/services/spend`), with keys stored with limits: a buy over the key's
+ *   txLimit is KEY_LIMIT_REACHED (403, resetsAt) and records nothing (no trade, no hold, no
+ *   lamport), its dry run is refused the same and a dry run holds nothing; a replay neither
+ *   reserves nor books again; a sell is never refused by the cap and counts when it books; a trade
+ *   the chain refused (slippage) releases its hold; 200 concurrent submits of distinct ids against
+ *   one cap execute exactly the trades that fit, end to end.
  * Replay a run with FC_SEED=<seed>.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -30,12 +36,16 @@ import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.
 import { ataOf, expectOk, launchCurve, readCurve, readPool, send, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { curveParamsOf, curveStateOf } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
+import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
-import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
+import { makeTradeStore, type TradeRow, tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import type { TradeView } from "../../src/services/trade/TradeViews.js"
-import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
+import { platformFeeOf, quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import { toApiError } from "../../api/ErrorTable.js"
 import type { AgentAuth, AgentAuthRequirements } from "../../api/auth/AgentKeyAuth.js"
 import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
@@ -62,7 +72,10 @@ let rpcUrl: string
 let beforeSign: (() => Promise<void>) | undefined
 
 const ACCOUNT = "acct-trade"
-const caller: TradeCaller = { accountId: ACCOUNT, keyId: "kid-t", embeddedWallet: "allowed", planFeeBps: 25n, referred: false }
+const KEY_PREFIX = "trade0001"
+const caller: TradeCaller = { accountId: ACCOUNT, keyId: "kid-t", keyPrefix: KEY_PREFIX, embeddedWallet: "allowed", planFeeBps: 25n, referred: false }
+/** The localnet's SOL price the spend gate values trades at. */
+const SOL_USD = 150n
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
 const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
@@ -77,6 +90,33 @@ const request = (clientTradeId: string, side: "buy" | "sell", amountInRaw: bigin
   payer: "main",
   ...more
 })
+
+const prices = fixedPriceSource({ sol: SOL_USD.toString() }, () => Date.now())
+
+/** A key of the trading account with the given limits (the spend gate reads them, locked, from storage). */
+const newKey = (id: string, prefix: string, txLimit: TxLimit | null) =>
+  sqlRun(
+    insertKey(
+      {
+        id,
+        prefix,
+        accountId: ACCOUNT,
+        hash: `hash-${id}`,
+        environment: "production",
+        scopes: ["swap:write"],
+        label: null,
+        rateLimitPerMin: 60,
+        dailyLaunchCap: 10,
+        launchChains: ["solana"],
+        embeddedWallet: "allowed",
+        expiresAtMs: null,
+        txLimit,
+        mintedByDeviceId: null,
+        provisionedBy: null
+      },
+      Date.now()
+    )
+  )
 
 const lamports = (a: Address): bigint => ledger.getAccount(a)?.lamports ?? 0n
 const rowCount = (clientTradeId: string) =>
@@ -109,6 +149,7 @@ beforeAll(async () => {
       )
     )
   )
+  await newKey("kid-t", KEY_PREFIX, null)
   const embedded = await Effect.runPromise(harness.provider.ensureEmbeddedWallet(ACCOUNT, "solana"))
   await Effect.runPromise(harness.provider.setDelegation(ACCOUNT, "solana", "active"))
   wallet = address(embedded.address)
@@ -117,10 +158,15 @@ beforeAll(async () => {
   const c = await launchCurve(ledger, creator, WSOL_MINT_ADDRESS, { virtualQuoteRaw: 30n * SOL, thresholdRaw: 400n * SOL })
   mint = c.mint.address
   curveAddress = c.addresses.curve
-  const gate = { admit: () => Effect.promise(async () => beforeSign?.()) }
+  // The real provider; the test's hook runs after pricing, before the embedded wallet signs.
+  const provider: typeof harness.provider = {
+    ...harness.provider,
+    signWithEmbedded: (...args) => Effect.zipRight(Effect.promise(async () => beforeSign?.()), harness.provider.signWithEmbedded(...args))
+  }
   trades = await Effect.runPromise(
-    makeTrades({ solanaRpcUrl: net.rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }, { spendGate: gate }).pipe(
-      Effect.provideService(WalletProvider, harness.provider),
+    makeTrades({ solanaRpcUrl: net.rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
+      Effect.provideService(WalletProvider, provider),
+      Effect.provideService(PriceSource, prices),
       Effect.provideService(SqlClient.SqlClient, harness.sql)
     )
   )
@@ -132,8 +178,8 @@ afterAll(async () => {
   await harness?.close()
 })
 
-const executed = async (r: TradeRequest): Promise<TradeView> => {
-  const out = await run(trades.submit(caller, r, false))
+const executed = async (r: TradeRequest, who: TradeCaller = caller): Promise<TradeView> => {
+  const out = await run(trades.submit(who, r, false))
   if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
   if (!("status" in out.right) || "accepted" in out.right) throw new Error("not a settled trade")
   return out.right
@@ -337,7 +383,7 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
     ({
       _tag: "agent",
       accountId: ACCOUNT,
-      key: { id: "kid-http", environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed" },
+      key: { id: "kid-t", prefix: KEY_PREFIX, environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed" },
       account: { referredBy: null },
       plan: { id: "max", feeBps: 25 }
     }) as unknown as AgentPrincipal
@@ -436,6 +482,7 @@ describe("trades left in flight by a dead process", () => {
     const other = await Effect.runPromise(
       makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
         Effect.provideService(WalletProvider, harness.provider),
+        Effect.provideService(PriceSource, prices),
         Effect.provideService(SqlClient.SqlClient, harness.sql)
       )
     )
@@ -453,7 +500,7 @@ describe("trades left in flight by a dead process", () => {
         accountId: ACCOUNT, clientTradeId, chain: "solana", mint, side: "buy", venue: "svc-curve", quoteMint: WSOL_MINT_ADDRESS, quoteAsset: "sol", payer: "main",
         wallet, keyId: "kid-t", bodyHash: tradeBodyHash(request(clientTradeId, "buy", amountInRaw)), state: "sending", amountInRaw, expectedOutRaw: q.amountOut,
         minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 25, feeRaw: 1_000n, signature: signed.signature, lastValidBlockHeight: built.lastValidBlockHeight,
-        errorCode: null, error: null, createdAtMs: Date.now()
+        errorCode: null, error: null, createdAtMs: Date.now(), spendUsdMicros: null
       }
       expect(await sqlRun(store.save(undefined, row, []))).toBe(true)
       return { row, signed, q }
@@ -485,4 +532,132 @@ describe("trades left in flight by a dead process", () => {
     const replay = await run(trades.submit(caller, request(unsent.row.clientTradeId, "buy", SOL / 20n), false))
     expect(replay._tag === "Left" && replay.left.reason).toBe("never_landed")
   }, 120_000)
+})
+
+/**
+ * The one spend gate on the trade rail, end to end (the service over PGlite and the localnet; the
+ * keys stored with limits, read under the key's lock; SOL at $150 from a fixed price source).
+ */
+describe("the spend gate on the trade rail", () => {
+  /** Micro-dollars of `raw` lamports at the test's price (the gate's `usdMicrosOf`, rounded down). */
+  const usdOf = (raw: bigint) => (raw * SOL_USD * 1_000_000n) / SOL
+  const limited = async (n: number, usd: bigint): Promise<TradeCaller & { keyId: string }> => {
+    const who = { ...caller, keyId: `kid-cap-${n}`, keyPrefix: `tcap${String(n).padStart(5, "0")}` }
+    await newKey(who.keyId, who.keyPrefix, { usdMicros: Number(usd * 1_000_000n), reset: "daily" })
+    return who
+  }
+  const windowOf = (keyId: string) =>
+    sqlRun(windowUsedUsdMicros(keyId, "daily", Date.now())).then((w) => {
+      if (w === null) throw new Error(`the window of ${keyId} is unreadable`)
+      return w
+    })
+  const reservation = (clientTradeId: string) => sqlRun(reservationState(tradeReservationId({ accountId: ACCOUNT, clientTradeId })))
+  const usage = (keyId: string) =>
+    sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT coalesce(sum(trade_count), 0)::int AS n FROM agent_key_usage_daily WHERE key_id = ${keyId}`)).then(
+      (r) => r[0]?.n ?? 0
+    )
+
+  it("a buy over the key's txLimit is KEY_LIMIT_REACHED (403, resetsAt) and records nothing; a replay neither reserves nor books again; a sell is never refused and counts when it books", async () => {
+    const who = await limited(1, 200n)
+    const first = await executed(request("cap-1", "buy", SOL), who)
+    const spent = usdOf(SOL + BigInt(first.fee.feeRaw))
+    expect(await windowOf(who.keyId)).toBe(spent)
+    expect(await reservation("cap-1")).toBe("booked")
+    expect(await usage(who.keyId)).toBe(1)
+
+    // A replay answers the stored trade: nothing reserved, nothing booked again.
+    expect(await executed(request("cap-1", "buy", SOL), who)).toMatchObject({ replay: true, signature: first.signature })
+    expect(await windowOf(who.keyId)).toBe(spent)
+    expect(await usage(who.keyId)).toBe(1)
+
+    // The dry run decides as the build would, and holds nothing.
+    const dryOver = await run(trades.dryRun(who, request("cap-dry", "buy", SOL)))
+    expect(dryOver._tag === "Left" && toApiError(dryOver.left)).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+    const dryOk = await run(trades.dryRun(who, request("cap-dry-ok", "buy", SOL / 10n)))
+    expect(dryOk._tag).toBe("Right")
+    expect(await reservation("cap-dry-ok")).toBeUndefined()
+    expect(await windowOf(who.keyId)).toBe(spent)
+
+    const sol = lamports(wallet)
+    const over = await run(trades.submit(who, request("cap-2", "buy", SOL), false))
+    expect(over._tag).toBe("Left")
+    if (over._tag !== "Left") return
+    expect(toApiError(over.left)).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+    expect(over.left.details).toMatchObject({ resetsAt: expect.any(Number) })
+    expect(await rowCount("cap-2")).toBe(0)
+    expect(await reservation("cap-2")).toBeUndefined()
+    expect(lamports(wallet)).toBe(sol)
+    expect(await windowOf(who.keyId)).toBe(spent)
+
+    // The window is past what another $150 would fit; a sell is not refused, and books its proceeds.
+    const sell = await executed(request("cap-sell", "sell", BigInt(first.amountOut ?? "0")), who)
+    expect(sell.status).toBe("executed")
+    expect(await reservation("cap-sell")).toBe("booked")
+    expect(await windowOf(who.keyId)).toBe(spent + usdOf(BigInt(sell.expectedOut)))
+    expect(await usage(who.keyId)).toBe(2)
+    // It counted: a small buy that fit before the sell no longer does.
+    const after = await run(trades.submit(who, request("cap-3", "buy", SOL / 10n), false))
+    expect(after._tag === "Left" && toApiError(after.left)).toMatchObject({ code: "KEY_LIMIT_REACHED" })
+  }, 60_000)
+
+  it("a trade the chain refused (slippage) releases its hold: the window is back where it was", async () => {
+    const who = await limited(2, 1_000n)
+    await executed(request("cap-slip-0", "buy", SOL / 10n), who)
+    const before = await windowOf(who.keyId)
+    const other = await devSigner(8)
+    ledger.requestAirdrop(other.address, 50n * SOL)
+    let duringHold: bigint | null = null
+    beforeSign = async () => {
+      beforeSign = undefined
+      duringHold = await windowOf(who.keyId)
+      const otherAta = ataOf(other.address, mint)
+      expectOk(
+        ledger,
+        await send(ledger, other, [
+          getCreateAssociatedTokenInstruction({ payer: other, ata: otherAta, owner: other.address, mint, idempotent: true }),
+          await getBuyInstruction({ trader: other, mint, quoteMint: WSOL_MINT_ADDRESS, amountInRaw: 5n * SOL, minAmountOutRaw: 0n })
+        ])
+      )
+    }
+    const moved = await run(trades.submit(who, request("cap-slip", "buy", SOL, { slippageBps: 10 }), false))
+    expect(moved._tag === "Left" && moved.left.reason).toBe("trade_slippage")
+    const read = await run(trades.trade(who, "cap-slip"))
+    if (read._tag !== "Right") throw new Error("the failed trade is recorded")
+    // The hold weighed on the window while the trade was signed and sent; its failure released it.
+    expect(duringHold).toBe(before + usdOf(SOL + BigInt(read.right.fee.feeRaw)))
+    expect(await reservation("cap-slip")).toBe("released")
+    expect(await windowOf(who.keyId)).toBe(before)
+  }, 60_000)
+
+  it("200 concurrent submits against one cap execute exactly the buys that fit (end to end)", async () => {
+    const amount = SOL / 100n
+    const q = quoteNow("buy", amount)
+    if (q._tag !== "Filled") throw new Error("no fill")
+    const fits = 5n
+    const perTrade = usdOf(amount + platformFeeOf(q, "buy", caller).feeRaw)
+    // Room for five buys and part of a sixth (rounded up to whole dollars, so less than six).
+    const cap = (fits * perTrade + perTrade / 2n + 999_999n) / 1_000_000n
+    expect(cap * 1_000_000n < (fits + 1n) * perTrade).toBe(true)
+    const who = await limited(3, cap)
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => run(trades.submit(who, request(`c200-${seed}-${i}`, "buy", amount, { minAmountOutRaw: 1n }), false)))
+    )
+    // Admitted: executed, or still settling under load (its pending answer); every other answer is the cap's refusal.
+    const admitted = answers.filter((a) => a._tag === "Right" || a.left.reason === "pending")
+    const refused = answers.flatMap((a) => (a._tag === "Left" && a.left.reason !== "pending" ? [toApiError(a.left).code] : []))
+    expect(admitted.length).toBe(Number(fits))
+    expect(refused.length).toBe(200 - Number(fits))
+    expect(refused.every((c) => c === "KEY_LIMIT_REACHED")).toBe(true)
+    const rows = () =>
+      sqlRun(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; fee_raw: string }>`SELECT state, fee_raw::text AS fee_raw FROM agent_trades WHERE client_trade_id LIKE ${`c200-${seed}-%`}`)
+      )
+    const settled = await eventually(async () => {
+      const r = await rows()
+      return r.every((x) => x.state !== "sending") ? r : undefined
+    }, { what: "the admitted trades settled", deadlineMs: 60_000, intervalMs: 50 })
+    expect(settled.length).toBe(Number(fits))
+    expect(settled.every((t) => t.state === "executed" && usdOf(amount + BigInt(t.fee_raw)) === perTrade)).toBe(true)
+    expect(await windowOf(who.keyId)).toBe(fits * perTrade)
+  }, 180_000)
 })

@@ -5380,7 +5380,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5485,7 +5485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -33,6 +33,7 @@ import transfers from "./0027_transfers.js"
 import withdrawalAddresses from "./0028_withdrawal_addresses.js"
 import rateWindowCounts from "./0029_rate_window_counts.js"
 import watchlistVersion from "./0030_watchlist_version.js"
+import tradeSpend from "./0031_trade_spend.js"
 import limitOrderExecutions from "./0033_limit_order_executions.js"
 import hostedMetadata from "./0038_hosted_metadata.js"
 
@@ -64,6 +65,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0028_withdrawal_addresses": withdrawalAddresses,
   "0029_rate_window_counts": rateWindowCounts,
   "0030_watchlist_version": watchlistVersion,
+  "0031_trade_spend": tradeSpend,
   "0033_limit_order_executions": limitOrderExecutions,
   "0038_hosted_metadata": hostedMetadata
 }

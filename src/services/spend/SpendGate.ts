@@ -16,6 +16,8 @@
  *    usage, service-controlled signing (`main`, `tee`) fails closed (`limit_unavailable`,
  *    retryable), an imported linked wallet is let through (4.1: its checks are advisory).
  * Every admitted buy takes a hold of its USD value until it books or is released.
+ * Rules 2 and 3 are exported alone (`capRefusal`, `windowRefusal`) for the atomic launch's bundle
+ * (`launch/atomic/SpendGate.ts`), which asks them per leg, per payer wallet and once over the bundle.
  */
 import { checkSpendCap, checkTxLimit, type SpendAsset, SpendAssets, type SpendLimit, type TxLimit } from "../keys/KeyRules.js"
 import { type SpendError, spendError } from "./SpendError.js"
@@ -68,29 +70,52 @@ export const limitUnavailable = (what: string): SpendError =>
     details: { reason: "limit_unavailable", retryAfter: LIMIT_UNAVAILABLE_RETRY_AFTER_S }
   })
 
+/** Rule 2: the key's per-asset cap against `amountRaw` (one transaction; a bundle asks per leg and per payer wallet). */
+export const capRefusal = (key: SpendKey, asset: string, amountRaw: bigint): SpendError | undefined => {
+  if (!isSpendAsset(asset)) return undefined
+  const capped = checkSpendCap(key.spendLimits, key.keyPrefix, asset, amountRaw)
+  return capped === undefined ? undefined : spendError("spend_limit_exceeded", capped.message, { retryable: false, details: capped.details ?? {} })
+}
+
+/** What rule 3 weighs: the spend's USD value against what the key's window holds. */
+export interface WindowCheck {
+  /** The asset spent (named when it has no price). */
+  readonly asset: string
+  /** The spend's USD value; null when no price is available. */
+  readonly usdMicros: bigint | null
+  /** Bookings plus open holds in the window; null when storage could not say. */
+  readonly usedUsdMicros: bigint | null
+  /** Service-controlled signing (`main`, `tee`): unknown figures fail closed; an imported linked wallet passes. */
+  readonly serviceSigned: boolean
+  readonly nowMs: number
+}
+
+/**
+ * Rule 3: the key's `txLimit` against the spend added to its window: `tx_limit_reached` with
+ * `resetsAt` when over, `limit_unavailable` when a figure is unknown and the signing is the
+ * service's; undefined when it fits (or has no txLimit, or is an advisory rail's unknown).
+ */
+export const windowRefusal = (key: SpendKey, w: WindowCheck): SpendError | undefined => {
+  if (key.txLimit === null) return undefined
+  if (w.usdMicros === null || w.usedUsdMicros === null) {
+    return w.serviceSigned ? limitUnavailable(w.usdMicros === null ? `no USD price for ${w.asset}` : "usage unreadable") : undefined
+  }
+  const over = checkTxLimit(key.txLimit, Number(w.usedUsdMicros), Number(w.usdMicros), w.nowMs)
+  return over === undefined ? undefined : spendError("tx_limit_reached", over.message, { retryable: over.retryable ?? false, details: over.details ?? {} })
+}
+
 /**
  * The decision. `usedUsdMicros` is what the key's window already holds (bookings plus open
  * holds), null when storage could not say; it is read only when the key has a `txLimit`.
  */
 export const decide = (key: SpendKey, attempt: SpendAttempt, usedUsdMicros: bigint | null, nowMs: number): SpendDecision => {
   if (attempt.side === "sell") return { _tag: "Admitted", hold: false, advisory: null }
-  if (isSpendAsset(attempt.asset)) {
-    const capped = checkSpendCap(key.spendLimits, key.keyPrefix, attempt.asset, attempt.amountRaw)
-    if (capped !== undefined) {
-      return { _tag: "Refused", error: spendError("spend_limit_exceeded", capped.message, { retryable: false, details: capped.details ?? {} }) }
-    }
-  }
-  if (key.txLimit === null) return { _tag: "Admitted", hold: true, advisory: null }
-  const serviceSigned = attempt.rail !== "linked"
-  if (attempt.usdMicros === null || usedUsdMicros === null) {
-    if (!serviceSigned) return { _tag: "Admitted", hold: true, advisory: null }
-    return { _tag: "Refused", error: limitUnavailable(attempt.usdMicros === null ? `no USD price for ${attempt.asset}` : "usage unreadable") }
-  }
-  const over = checkTxLimit(key.txLimit, Number(usedUsdMicros), Number(attempt.usdMicros), nowMs)
+  const capped = capRefusal(key, attempt.asset, attempt.amountRaw)
+  if (capped !== undefined) return { _tag: "Refused", error: capped }
+  const over = windowRefusal(key, { asset: attempt.asset, usdMicros: attempt.usdMicros, usedUsdMicros, serviceSigned: attempt.rail !== "linked", nowMs })
   if (over === undefined) return { _tag: "Admitted", hold: true, advisory: null }
-  const error = spendError("tx_limit_reached", over.message, { retryable: over.retryable ?? false, details: over.details ?? {} })
-  if (attempt.rail === "linked" && attempt.purpose === "dev_buy") return { _tag: "Admitted", hold: true, advisory: error }
-  return { _tag: "Refused", error }
+  if (over.reason === "tx_limit_reached" && attempt.rail === "linked" && attempt.purpose === "dev_buy") return { _tag: "Admitted", hold: true, advisory: over }
+  return { _tag: "Refused", error: over }
 }
 
 /** The default life of a hold before the sweep may release it (4.1: 30 minutes). */

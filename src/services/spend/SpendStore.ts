@@ -8,7 +8,9 @@
  *   writes the hold, all in one transaction: concurrent builds of one key queue on the lock and each
  *   sees the holds of those before it, so N builds against one cap admit exactly what fits.
  *   `reserveIn` is the same inside a transaction the rail already holds (its ledger's), so a
- *   refusal rolls the rail's own writes back with it. A second reserve of one id answers the first.
+ *   refusal rolls the rail's own writes back with it. A second reserve of one id answers the first,
+ *   unless the first was released (its build failed before the spend was recorded): then the id is
+ *   decided anew and held again (a retry of one `clientTradeId` is checked like the first try).
  * - `book` at settlement: the hold (or, for a sell, a new row) becomes `booked` and its USD value
  *   is metered into the key's daily usage in the same transaction; booking twice meters once. A
  *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
@@ -143,7 +145,8 @@ export const reserveIn = (input: ReserveInput): Effect.Effect<Reservation, Spend
     const key = yield* lockAccountKey(input.accountId, input.keyPrefix)
     if (key === undefined) return yield* spendError("key_not_found", "The calling key is not on this account; nothing was reserved", { retryable: false })
     const seen = yield* findReservation(input.reservationId)
-    if (seen !== undefined) {
+    // A released id (its build failed before anything was recorded) is decided anew; any other answers the first.
+    if (seen !== undefined && seen.state !== "released") {
       return {
         reservationId: seen.id,
         keyId: seen.key_id,
@@ -163,7 +166,11 @@ export const reserveIn = (input: ReserveInput): Effect.Effect<Reservation, Spend
       yield* sql`
         INSERT INTO spend_reservations (id, account_id, key_id, rail, purpose, chain, asset, side, amount_raw, usd_micros, state, created_at, expires_at)
         VALUES (${input.reservationId}, ${input.accountId}, ${key.id}, ${a.rail}, ${a.purpose}, ${input.chain}, ${a.asset}, ${a.side},
-          ${a.amountRaw.toString()}::numeric, ${a.usdMicros === null ? null : a.usdMicros.toString()}, 'held', ${new Date(nowMs)}, ${new Date(expiresAtMs)})`
+          ${a.amountRaw.toString()}::numeric, ${a.usdMicros === null ? null : a.usdMicros.toString()}, 'held', ${new Date(nowMs)}, ${new Date(expiresAtMs)})
+        ON CONFLICT (id) DO UPDATE SET key_id = excluded.key_id, rail = excluded.rail, purpose = excluded.purpose, chain = excluded.chain,
+          asset = excluded.asset, side = excluded.side, amount_raw = excluded.amount_raw, usd_micros = excluded.usd_micros, state = 'held',
+          created_at = excluded.created_at, expires_at = excluded.expires_at, settled_at = NULL
+        WHERE spend_reservations.state = 'released'`
     }
     return {
       reservationId: input.reservationId,

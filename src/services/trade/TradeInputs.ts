@@ -5,6 +5,8 @@ import type { Side } from "./VenueQuote.js"
 export interface TradeCaller {
   readonly accountId: string
   readonly keyId: string | null
+  /** The calling key's prefix: the spend gate reads (and locks) its limits by it; null: no key, no key limits. */
+  readonly keyPrefix: string | null
   readonly embeddedWallet: "allowed" | "denied" | null
   /** The plan's agent trade fee (document 2, 2.2). */
   readonly planFeeBps: bigint
@@ -34,13 +36,3 @@ export const tradeBodyHash = (r: TradeRequest): string =>
   createHash("sha256")
     .update(JSON.stringify([r.chain, r.mint, r.side, r.amountInRaw.toString(), r.slippageBps ?? null, r.minAmountOutRaw?.toString() ?? null, r.payer]))
     .digest("hex")
-
-/** What a priced trade would spend, for the spend gate: quote in (buy: amount + platform fee) or tokens in (sell). */
-export interface TradeSpend {
-  readonly chain: "solana" | "hood"
-  readonly side: Side
-  readonly mint: string
-  readonly quoteMint: string
-  readonly amountInRaw: bigint
-  readonly feeRaw: bigint
-}

@@ -17,12 +17,19 @@
  *   (preflight), nothing moves, and the trade fails `SLIPPAGE_EXCEEDED`.
  * - Settled once: `executed` is saved with the fee totals and the `trade.executed` event in one
  *   transaction (`TradeStore.save`).
- * - Failures are reasons (`TradeError`); statuses and codes are `api/ErrorTable.ts`'s.
+ * - One spend gate (`src/services/spend`): a buy is checked at pricing (the dry run: nothing held),
+ *   held at submit before it is signed (`KEY_LIMIT_REACHED` / `SPEND_LIMIT_EXCEEDED` records
+ *   nothing), booked in the transaction that saves it `executed` and released in the one that saves
+ *   it `failed`, or when the attempt ends before the trade was recorded; a sell is never refused
+ *   and counts when it books. A replay of an id neither reserves nor books again.
+ * - Failures are reasons (`TradeError`, the gate's `SpendError`); statuses and codes are `api/ErrorTable.ts`'s.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
+import { PriceSource } from "../prices/PriceSource.js"
+import type { SpendError } from "../spend/SpendError.js"
 import { WalletProvider } from "../wallets/WalletProvider.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
 import { makeTradeRunner } from "./TradeAttempt.js"
@@ -30,11 +37,10 @@ import { type TradeError, tradeError } from "./TradeError.js"
 import type { TradeCaller, TradeRequest } from "./TradeInputs.js"
 import { makeTradeStore, TRADES_PAGE_MAX, type TradeFilter } from "./TradeStore.js"
 import { type TradeAcceptedView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
-import type { TradeContext, TradeSpendGate } from "./internal/TradeContext.js"
+import type { TradeContext } from "./internal/TradeContext.js"
 import { makeTradeSubmit } from "./internal/TradeSubmit.js"
 
 export { TRADE_LEASE_KIND, tradeLeaseKey } from "./TradeAttempt.js"
-export type { TradeSpendGate } from "./internal/TradeContext.js"
 export type * from "./TradeInputs.js"
 export type * from "./TradeViews.js"
 
@@ -51,8 +57,6 @@ export interface TradeServiceOptions {
 export interface TradeServiceDeps {
   /** Who drives a trade in flight (default: leases over this service's database). */
   readonly leases?: RowLeases
-  /** The shared spend gate; absent: the checks the caller's key already passed are all there is. */
-  readonly spendGate?: TradeSpendGate
 }
 
 export interface TradeListQuery extends Omit<TradeFilter, "after" | "limit"> {
@@ -62,9 +66,9 @@ export interface TradeListQuery extends Omit<TradeFilter, "after" | "limit"> {
 
 export interface TradeServiceShape {
   /** The one-shot trade; `background`: answer once recorded (202) and settle in the background. */
-  readonly submit: (caller: TradeCaller, request: TradeRequest, background: boolean) => Effect.Effect<TradeView | TradeAcceptedView, TradeError>
-  /** Every check of a trade and its figures; nothing recorded, nothing signed. */
-  readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, TradeError>
+  readonly submit: (caller: TradeCaller, request: TradeRequest, background: boolean) => Effect.Effect<TradeView | TradeAcceptedView, TradeError | SpendError>
+  /** Every check of a trade and its figures (the spend gate's decision too); nothing held, recorded or signed. */
+  readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, TradeError | SpendError>
   /** A trade as it stands (not awaited). */
   readonly trade: (caller: TradeCaller, clientTradeId: string) => Effect.Effect<TradeView, TradeError>
   readonly trades: (caller: TradeCaller, query: TradeListQuery) => Effect.Effect<TradeListView, TradeError>
@@ -100,12 +104,13 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const leases = deps.leases ?? makeRowLeases(sql)
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
     const ctx: TradeContext = {
+      sql,
       store,
       solana,
       provider: yield* WalletProvider,
       trades: makeTradeRunner({ solana, sql, leases, store, ...figures }),
       treasury: options.treasury,
-      spendGate: deps.spendGate,
+      prices: yield* PriceSource,
       ...figures,
       nowMs
     }
@@ -139,5 +144,5 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     return service
   })
 
-export const layer = (options: TradeServiceOptions, deps: TradeServiceDeps = {}): Layer.Layer<TradeService, never, SqlClient.SqlClient | WalletProvider> =>
+export const layer = (options: TradeServiceOptions, deps: TradeServiceDeps = {}): Layer.Layer<TradeService, never, SqlClient.SqlClient | WalletProvider | PriceSource> =>
   Layer.effect(TradeService, make(options, deps))

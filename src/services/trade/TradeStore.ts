@@ -4,13 +4,15 @@
  * machine's "broadcast once" holds across processes. Insert is `ON CONFLICT DO NOTHING`: the first
  * writer of an id owns it. The settlement (`RecordExecuted`: the platform fee into the account's
  * fee totals, the `trade.executed` event through the webhook outbox) is written by `save` in the
- * transaction that moves the row to `executed`, so it exists exactly when the trade is executed.
+ * transaction that moves the row to `executed`, so it exists exactly when the trade is executed;
+ * the spend gate's booking is written there too, and a move to `failed` releases the trade's hold.
  * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { addFee } from "../accounts/AccountRepository.js"
+import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
 import { enqueueEvent } from "../webhooks/Outbox.js"
 import type { TradeFailureCode, TradeOutput, TradeState } from "./TradeMachine.js"
 
@@ -45,6 +47,11 @@ export interface TradeRow {
   readonly errorCode: TradeFailureCode | null
   readonly error: string | null
   readonly createdAtMs: number
+  /**
+   * What the spend gate counts for this trade, in USD micro-dollars at pricing: a buy's amount
+   * plus platform fee (its hold's value), a sell's expected quote out; null without a price or key.
+   */
+  readonly spendUsdMicros: bigint | null
 }
 
 interface Db {
@@ -72,6 +79,7 @@ interface Db {
   error_code: TradeFailureCode | null
   error: string | null
   created_at: Date | string
+  spend_usd_micros: string | null
 }
 
 const rowOf = (r: Db): TradeRow => ({
@@ -98,7 +106,8 @@ const rowOf = (r: Db): TradeRow => ({
   lastValidBlockHeight: BigInt(r.last_valid_block_height),
   errorCode: r.error_code,
   error: r.error,
-  createdAtMs: new Date(r.created_at).getTime()
+  createdAtMs: new Date(r.created_at).getTime(),
+  spendUsdMicros: r.spend_usd_micros === null ? null : BigInt(r.spend_usd_micros)
 })
 
 /** The machine's view of a row. Pure. */
@@ -135,6 +144,37 @@ export const tradeExecutedData = (r: TradeRow) => ({
   fee: { bps: r.feeBps, feeRaw: r.feeRaw.toString() }
 })
 
+/** The spend gate's reservation id of one trade (`spend_reservations.id`). */
+export const tradeReservationId = (r: { readonly accountId: string; readonly clientTradeId: string }): string =>
+  `trade:${JSON.stringify([r.accountId, r.clientTradeId])}`
+
+/**
+ * The spend gate's booking of an executed trade: a buy books its hold (amount plus platform fee,
+ * the hold's USD value), a sell books the quote it received (its priced value scaled to the
+ * executed `amountOut`); one trade on the key's daily count. None for a trade without a key.
+ * Pure.
+ */
+export const tradeBooking = (r: TradeRow): BookInput | undefined => {
+  if (r.keyId === null) return undefined
+  const buy = r.side === "buy"
+  const out = r.amountOutRaw ?? r.expectedOutRaw
+  const usdMicros =
+    r.spendUsdMicros === null ? null : buy || r.expectedOutRaw === 0n ? r.spendUsdMicros : (r.spendUsdMicros * out) / r.expectedOutRaw
+  return {
+    reservationId: tradeReservationId(r),
+    accountId: r.accountId,
+    keyId: r.keyId,
+    rail: r.payer,
+    purpose: "trade",
+    chain: r.chain,
+    side: r.side,
+    asset: buy ? r.quoteAsset : r.mint,
+    amountRaw: buy ? r.amountInRaw + r.feeRaw : r.amountInRaw,
+    usdMicros,
+    trades: 1
+  }
+}
+
 export interface TradeFilter {
   readonly chain?: TradeChain
   readonly mint?: string
@@ -163,11 +203,12 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       sql`
         INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
           state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
-          error_code, error, created_at, updated_at)
+          error_code, error, created_at, updated_at, spend_usd_micros)
         VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
           ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
           ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
-          ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()})
+          ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()},
+          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()})
         ON CONFLICT (account_id, client_trade_id) DO NOTHING
         RETURNING client_trade_id`,
       (rows) => rows.length === 1
@@ -187,7 +228,8 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
 
   /**
    * In the caller's transaction: the row's move and, when the machine settles it executed, the fee
-   * totals and the `trade.executed` event beside it.
+   * totals, the `trade.executed` event and the spend gate's booking beside it; when it settles
+   * failed, the release of its hold (a failed trade stops weighing on the key's window).
    */
   const save = (prev: TradeRow | undefined, next: TradeRow, outputs: ReadonlyArray<TradeOutput>): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
     Effect.gen(function* () {
@@ -196,7 +238,10 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       if (outputs.some((o) => o._tag === "RecordExecuted")) {
         if (next.feeRaw > 0n) yield* addFee(next.accountId, next.chain, next.quoteAsset, next.feeRaw)
         yield* enqueueEvent(next.accountId, "trade.executed", tradeExecutedData(next))
+        const booking = tradeBooking(next)
+        if (booking !== undefined) yield* bookIn(booking)
       }
+      if (next.state === "failed" && prev?.state !== "failed") yield* releaseIn(tradeReservationId(next))
       return true
     })
 

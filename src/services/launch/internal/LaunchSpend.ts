@@ -4,25 +4,18 @@
  * reservation id of one ledger attempt, and the booking of a landed dev buy. The headless and
  * self-signed launches call these; the gate decides.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { platformFeeRaw as hoodFeeRaw } from "../../../chain/hood/launch/HeadlessCalls.js"
 import { platformFeeRaw as solanaFeeRaw } from "../../../chain/solana/launch/LaunchTransaction.js"
 import type { Chain } from "../../../domain/Chain.js"
-import { findQuotePair } from "../../../domain/QuotePairs.js"
-import { usdMicrosOf } from "../../prices/Money.js"
-import { isPriceAsset, type PriceSourceShape, type UsdPrice } from "../../prices/PriceSource.js"
+import type { PriceSourceShape } from "../../prices/PriceSource.js"
 import type { SpendAttempt, SpendRail } from "../../spend/SpendGate.js"
 import type { BookInput } from "../../spend/SpendStore.js"
+import { usdOfQuote } from "../../spend/SpendValue.js"
 
 /** The platform fee the chain's launch takes on a dev buy of `buyRaw` (Solana rounds up, Hood down). */
 export const devBuyFeeRaw = (chain: Chain, buyRaw: bigint, feeBps: number): bigint =>
   chain === "solana" ? solanaFeeRaw(buyRaw, BigInt(feeBps)) : hoodFeeRaw(buyRaw, feeBps)
-
-/** USD micro-dollars of `raw` units of the chain's quote asset; null without a price. */
-export const usdOfQuote = (prices: PriceSourceShape, chain: Chain, asset: string, raw: bigint): Effect.Effect<bigint | null> =>
-  Effect.map(isPriceAsset(asset) ? Effect.option(prices.usd(asset)) : Effect.succeed(Option.none<UsdPrice>()), (price) =>
-    usdMicrosOf(raw, findQuotePair(chain, asset)?.decimals ?? 9, Option.getOrNull(price))
-  )
 
 export interface DevBuy {
   readonly chain: Chain

@@ -1,18 +1,29 @@
 /**
  * A trade from request to settled (issue 28): the checks (chain, payer, the market launched here
  * and tradable now, the quote on the chain's current state, the caller's minimum, the wallet's
- * balance, the spend gate), then either the dry run's figures, or the embedded wallet's signed
- * transaction recorded `sending` and sent once through the attempt runner and its verdict. A
- * repeated id answers the stored outcome (a changed body is refused) and never resends.
+ * balance), then either the dry run's figures (the spend gate's decision, nothing held), or the
+ * spend gate's hold, the embedded wallet's signed transaction recorded `sending` and sent once
+ * through the attempt runner and its verdict. A repeated id answers the stored outcome (a changed
+ * body is refused), never resends and never reserves again.
+ *
+ * The spend gate (`src/services/spend`): a buy with a key is held under the key's lock before it
+ * is signed (`reserve`, id `tradeReservationId`); the store books it with the executed trade and
+ * releases it with the failed one; an attempt that ends before its trade was recorded (a refusal
+ * after the hold, the signer failing) releases it here. A sell is never refused; it books.
  */
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Fiber, Option } from "effect"
 import { QuotePairs } from "../../../domain/QuotePairs.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
+import type { SpendError } from "../../spend/SpendError.js"
+import type { SpendAttempt } from "../../spend/SpendGate.js"
+import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../../spend/SpendStore.js"
+import { usdOfQuote } from "../../spend/SpendValue.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
 import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
-import type { TradeRow } from "../TradeStore.js"
+import { type TradeRow, tradeReservationId } from "../TradeStore.js"
 import { type TradeAcceptedView, type TradeDryRunView, type TradeView, tradeView } from "../TradeViews.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../VenueQuote.js"
 import type { TradeContext } from "./TradeContext.js"
@@ -68,6 +79,7 @@ export const failedAnswer = (row: TradeRow): TradeError => {
 
 export const makeTradeSubmit = (ctx: TradeContext) => {
   const { store, solana } = ctx
+  const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E> => Effect.provideService(self, SqlClient.SqlClient, ctx.sql)
 
   const pending = (row: TradeRow) =>
     tradeError("pending", `Trade ${row.clientTradeId} is in flight (signature ${row.signature}); retry the same clientTradeId to read its outcome`, {
@@ -144,14 +156,64 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
           details: { balanceRaw: held.lamports.toString(), requiredRaw: needLamports.toString() }
         })
       }
-      const spend = { chain: request.chain, side: request.side, mint: request.mint, quoteMint: venue.quoteMint, amountInRaw: request.amountInRaw, feeRaw: fee.feeRaw }
-      // THE SPEND GATE: the one place a trade's spend is admitted (per-asset caps, txLimit, the USD window), before anything is signed.
-      if (ctx.spendGate !== undefined) yield* ctx.spendGate.admit(caller, spend)
-      return { wallet: embedded.address, venue: venue.state, quoteMint: venue.quoteMint, fill: q, minOut, fee }
+      const quoteAsset = quoteAssetOf(venue.quoteMint)
+      // What the spend gate counts: a buy spends its amount plus the platform fee; a sell counts the quote it receives.
+      const spend: SpendAttempt =
+        request.side === "buy"
+          ? {
+              rail: "main",
+              purpose: "trade",
+              side: "buy",
+              asset: quoteAsset,
+              amountRaw: request.amountInRaw + fee.feeRaw,
+              usdMicros: yield* usdOfQuote(ctx.prices, request.chain, quoteAsset, request.amountInRaw + fee.feeRaw)
+            }
+          : {
+              rail: "main",
+              purpose: "trade",
+              side: "sell",
+              asset: request.mint,
+              amountRaw: request.amountInRaw,
+              usdMicros: yield* usdOfQuote(ctx.prices, request.chain, quoteAsset, q.amountOut)
+            }
+      return { wallet: embedded.address, venue: venue.state, quoteMint: venue.quoteMint, fill: q, minOut, fee, spend }
     })
 
-  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SqlError> =>
-    Effect.map(priced(caller, request), (p) => ({
+  type Priced = Effect.Effect.Success<ReturnType<typeof priced>>
+
+  /** The gate's input for this caller's trade; undefined for a sell (never refused) or a caller without a key. */
+  const gated = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
+    caller.keyPrefix === null || p.spend.side === "sell"
+      ? undefined
+      : { accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: request.chain, attempt: p.spend }
+
+  /** THE SPEND GATE, dry: the decision on the key and window as they are now; nothing held. */
+  const spendChecked = (caller: TradeCaller, request: TradeRequest, p: Priced): Effect.Effect<void, SpendError> => {
+    const input = gated(caller, request, p)
+    return input === undefined ? Effect.void : withSql(checkSpend(input)).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
+  }
+
+  /** THE SPEND GATE: a buy's hold under the key's lock before anything is signed; its reservation id, or undefined when none was taken. */
+  const spendHeld = (caller: TradeCaller, request: TradeRequest, p: Priced): Effect.Effect<string | undefined, SpendError> => {
+    const input = gated(caller, request, p)
+    if (input === undefined) return Effect.succeed(undefined)
+    const reservationId = tradeReservationId({ accountId: caller.accountId, clientTradeId: request.clientTradeId })
+    return Effect.as(withSql(reserveSpend({ ...input, reservationId })), reservationId)
+  }
+
+  /**
+   * An attempt that ended (failed or interrupted) after its hold: the hold is released unless the
+   * trade was recorded (by this attempt or a racing one of the same id), whose settlement books or
+   * releases it.
+   */
+  const releaseUnrecorded = (caller: TradeCaller, request: TradeRequest, reservationId: string) =>
+    Effect.gen(function* () {
+      if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return
+      yield* withSql(releaseSpend(reservationId))
+    }).pipe(Effect.catchAll((e) => Effect.logWarning("trade: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
+
+  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
+    Effect.tap(priced(caller, request), (p) => spendChecked(caller, request, p)).pipe(Effect.map((p) => ({
       dryRun: true,
       clientTradeId: request.clientTradeId,
       chain: request.chain,
@@ -166,10 +228,19 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       expectedOut: p.fill.amountOut.toString(),
       minAmountOut: p.minOut.toString(),
       fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" }
-    }))
+    }) satisfies TradeDryRunView))
 
-  /** Checks, signs and records the trade `sending`, then sends it once and awaits its verdict (the runner). */
-  const execute = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof priced>>) =>
+  /** Holds the spend, then signs and sends; the hold is released when the attempt ends before its trade was recorded. */
+  const execute = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
+    Effect.gen(function* () {
+      const reservationId = yield* spendHeld(caller, request, p)
+      return yield* signAndSend(caller, request, p).pipe(
+        Effect.onExit((exit) => (reservationId === undefined || exit._tag === "Success" ? Effect.void : releaseUnrecorded(caller, request, reservationId)))
+      )
+    })
+
+  /** Signs and records the trade `sending`, then sends it once and awaits its verdict (the runner). */
+  const signAndSend = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
     Effect.gen(function* () {
       const built = yield* solana.build({
         owner: p.wallet,
@@ -206,7 +277,8 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
         lastValidBlockHeight: built.lastValidBlockHeight,
         errorCode: null,
         error: null,
-        createdAtMs: ctx.nowMs()
+        createdAtMs: ctx.nowMs(),
+        spendUsdMicros: caller.keyId === null ? null : p.spend.usdMicros
       }
       const key = { accountId: caller.accountId, clientTradeId: request.clientTradeId }
       const applied = yield* ctx.trades
@@ -218,7 +290,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
     })
 
   /** `POST /submit`: the one-shot trade; with `background` the 202 once the trade is recorded. */
-  const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SqlError> =>
+  const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SpendError | SqlError> =>
     Effect.gen(function* () {
       if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* replayOf(caller, request)
       const p = yield* priced(caller, request)
