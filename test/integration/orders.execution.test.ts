@@ -40,6 +40,7 @@ import * as BalanceReader from "../../src/services/accounts/BalanceReader.js"
 import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import * as TierService from "../../src/services/accounts/TierService.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import * as OrderHandoff from "../../src/services/orders/OrderHandoff.js"
 import { makeOrderExecutor, type OrderCallers, orderCallers, type OrderExecutorShape } from "../../src/services/orders/OrderExecutor.js"
@@ -168,7 +169,8 @@ beforeAll(async () => {
   trades = await Effect.runPromise(
     makeTrades({ solanaRpcUrl: net.rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
       Effect.provideService(WalletProvider, harness.provider),
-      Effect.provideService(SqlClient.SqlClient, harness.sql)
+      Effect.provideService(SqlClient.SqlClient, harness.sql),
+      Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" }, () => Date.now()))
     )
   )
   const tiers = Context.get(
@@ -228,7 +230,7 @@ describe("limit orders executed through the trade rail", () => {
     // The market moves up, and the account buys tokens to sell later (a trade of its own on the rail).
     await traderTrade("buy", 20n * SOL)
     const setup = await Effect.runPromise(
-      Effect.either(trades.submit({ accountId: ACCOUNT, keyId: KEY, embeddedWallet: "allowed", planFeeBps: 0n, referred: false }, {
+      Effect.either(trades.submit({ accountId: ACCOUNT, keyId: KEY, keyPrefix: "ordexec", embeddedWallet: "allowed", planFeeBps: 0n, referred: false }, {
         clientTradeId: "setup-buy",
         chain: "solana",
         mint,
@@ -336,7 +338,7 @@ describe("limit orders executed through the trade rail", () => {
     }
     // One process died after its order's trade executed and before the order settled, holding the
     // order's lease (ended now: its owner stopped renewing). Its trade, as it made it:
-    const caller = { accountId: ACCOUNT, keyId: KEY, embeddedWallet: "allowed" as const, planFeeBps: 25n, referred: false }
+    const caller = { accountId: ACCOUNT, keyId: KEY, keyPrefix: "ordexec", embeddedWallet: "allowed" as const, planFeeBps: 25n, referred: false }
     const first = await Effect.runPromise(
       trades.submit(caller, { clientTradeId: orderTradeId("ord_dead_traded"), chain: "solana", mint, side: "buy", amountInRaw: SOL / 25n, slippageBps: 300, payer: "main" }, false)
     )

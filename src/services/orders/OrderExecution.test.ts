@@ -12,7 +12,8 @@
  * - the rail's answers: "the rail's unsettled answers leave the order triggered; every other reason fails it"
  */
 import { describe, expect, it } from "vitest"
-import { eventOfRefusal, eventOfTrade, type ExecutionEvent, owed, refused, step } from "./OrderExecution.js"
+import { SpendErrorReason } from "../spend/SpendError.js"
+import { eventOfRefusal, eventOfSpendRefusal, eventOfTrade, type ExecutionEvent, owed, refused, step } from "./OrderExecution.js"
 import { ORDER_STATUSES, type OrderRow } from "./OrderStore.js"
 import { TradeErrorReasons } from "../trade/TradeError.js"
 
@@ -99,5 +100,13 @@ describe("order execution machine", () => {
     expect(eventOfRefusal({ reason: "spend_policy_denied", message: "cap", details: {} }, 5)).toMatchObject({ _tag: "Refused", signature: null })
     expect(eventOfTrade({ status: "executed", signature: "s", amountOut: "7" }, 3)).toEqual({ _tag: "Executed", signature: "s", amountOutRaw: 7n, atMs: 3 })
     expect(eventOfTrade({ status: "sending", signature: "s", amountOut: null }, 3)).toBeUndefined()
+  })
+
+  it("the spend gate's cap and window refusals fail the order; a valuation or storage outage leaves it triggered", () => {
+    for (const reason of SpendErrorReason.literals) {
+      const e = eventOfSpendRefusal({ reason, message: `m ${reason}` }, 4)
+      if (reason === "storage" || reason === "limit_unavailable") expect(e, reason).toBeUndefined()
+      else expect(e, reason).toEqual({ _tag: "Refused", reason, message: `m ${reason}`, signature: null, atMs: 4 })
+    }
   })
 })

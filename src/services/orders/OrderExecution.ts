@@ -7,6 +7,7 @@
  * unavailable or the trade is still in flight: the order stays `triggered` and is submitted again,
  * which the rail answers from the stored trade without sending anything twice).
  */
+import type { SpendErrorReason } from "../spend/SpendError.js"
 import type { TradeErrorReason } from "../trade/TradeError.js"
 import type { OrderRow } from "./OrderStore.js"
 
@@ -68,6 +69,14 @@ export const eventOfRefusal = (
   const signature = typeof details?.signature === "string" ? details.signature : null
   return { _tag: "Refused", reason: e.reason, message: e.message, signature, atMs }
 }
+
+/**
+ * The spend gate's refusal of the order's trade: the cap or the window fail the order, once (like
+ * any refusal of the rail); a valuation or storage outage settles nothing (the order stays
+ * `triggered` and is submitted again).
+ */
+export const eventOfSpendRefusal = (e: { readonly reason: SpendErrorReason; readonly message: string }, atMs: number): ExecutionEvent | undefined =>
+  e.reason === "storage" || e.reason === "limit_unavailable" ? undefined : refused(e.reason, e.message, atMs)
 
 /** A refusal decided before the rail is called (the key or the plan no longer allow the trade). */
 export const refused = (reason: string, message: string, atMs: number): ExecutionEvent => ({ _tag: "Refused", reason, message, signature: null, atMs })

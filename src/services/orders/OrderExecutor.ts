@@ -31,7 +31,8 @@ import type { TierServiceShape } from "../accounts/TierService.js"
 import { makeAttemptRunner, type AttemptRunner } from "../attempt/AttemptRunner.js"
 import { findKeyById, keyStatus } from "../keys/KeyRepository.js"
 import type { TradeCaller, TradeRequest, TradeServiceShape } from "../trade/TradeService.js"
-import { eventOfRefusal, eventOfTrade, type ExecutionEvent, type ExecutionOutput, inFlight, owed, refused, step } from "./OrderExecution.js"
+import { eventOfRefusal,
+  eventOfSpendRefusal, eventOfTrade, type ExecutionEvent, type ExecutionOutput, inFlight, owed, refused, step } from "./OrderExecution.js"
 import type { OrderHandoffShape } from "./OrderHandoff.js"
 import { markExecuted, markFailed, orderById, type OrderRow, orderTradeId, triggeredIds } from "./OrderStore.js"
 
@@ -67,6 +68,7 @@ export const orderCallers = (sql: SqlClient.SqlClient, tiers: Pick<TierServiceSh
       const caller: TradeCaller = {
         accountId: order.accountId,
         keyId: key.id,
+        keyPrefix: key.prefix,
         embeddedWallet: key.embeddedWallet,
         planFeeBps: BigInt(tiers.plan(tier).feeBps),
         referred: account.referredBy !== null
@@ -125,7 +127,10 @@ export const makeOrderExecutor = (deps: OrderExecutorDeps, options: OrderExecuto
       if (who._tag === "Refused") return refused(who.reason, who.message, atMs)
       return yield* trades.submit(who.caller, tradeRequestOf(order), false).pipe(
         Effect.map((answer) => ("accepted" in answer ? undefined : eventOfTrade(answer, atMs))),
-        Effect.catchTag("TradeError", (e) => Effect.succeed(eventOfRefusal(e, atMs)))
+        Effect.catchTags({
+          TradeError: (e) => Effect.succeed(eventOfRefusal(e, atMs)),
+          SpendError: (e) => Effect.succeed(eventOfSpendRefusal(e, atMs))
+        })
       )
     })
 
