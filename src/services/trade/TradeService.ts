@@ -24,6 +24,7 @@ import { Context, Effect, Layer } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { WalletProvider } from "../wallets/WalletProvider.js"
+import { type HoodTradeChain, type HoodTradeChainOptions, makeHoodTradeChain } from "./HoodTradeChain.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
 import { makeTradeRunner } from "./TradeAttempt.js"
 import { type TradeError, tradeError } from "./TradeError.js"
@@ -42,6 +43,8 @@ export interface TradeServiceOptions {
   readonly solanaRpcUrl: string
   /** Receives the platform fee (the svc-curve config's treasury). */
   readonly treasury: string
+  /** The Hood chain (its node, factory, SwapRouter and WETH9); absent: Hood trades are refused (`chain_unsupported`). */
+  readonly hood?: HoodTradeChainOptions
   /** How long a one-shot trade waits for its verdict (default 30 s); past it the trade stays pending. */
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
@@ -71,6 +74,7 @@ export interface TradeServiceShape {
   /** Settles (in the background) the trades in flight no live process drives; how many it took. */
   readonly resumeInFlight: Effect.Effect<number, TradeError>
   readonly solana: SolanaTradeChain
+  readonly hood: HoodTradeChain | undefined
 }
 
 export class TradeService extends Context.Tag("curvestream/TradeService")<TradeService, TradeServiceShape>() {}
@@ -97,13 +101,15 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     const store = makeTradeStore(sql, nowMs)
     const solana = makeSolanaTradeChain({ rpcUrl: options.solanaRpcUrl })
+    const hood = options.hood === undefined ? undefined : makeHoodTradeChain(options.hood)
     const leases = deps.leases ?? makeRowLeases(sql)
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
     const ctx: TradeContext = {
       store,
       solana,
+      hood,
       provider: yield* WalletProvider,
-      trades: makeTradeRunner({ solana, sql, leases, store, ...figures }),
+      trades: makeTradeRunner({ solana, hood, sql, leases, store, ...figures }),
       treasury: options.treasury,
       spendGate: deps.spendGate,
       ...figures,
@@ -134,7 +140,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
         return { trades: page.map((r) => tradeView(r, false)), nextCursor: rows.length > limit && last !== undefined ? encodeTradeCursor(last) : null }
       }),
       resumeInFlight: storage(ctx.trades.recover).pipe(Effect.withSpan("TradeService.resumeInFlight")),
-      solana
+      solana,
+      hood
     }
     return service
   })

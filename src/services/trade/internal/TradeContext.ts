@@ -2,6 +2,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Effect } from "effect"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
+import type { HoodTradeChain } from "../HoodTradeChain.js"
 import type { SolanaTradeChain } from "../SolanaTradeChain.js"
 import type { TradeRunner } from "../TradeAttempt.js"
 import type { TradeError } from "../TradeError.js"
@@ -19,6 +20,8 @@ export interface TradeSpendGate {
 export interface TradeContext {
   readonly store: TradeStore
   readonly solana: SolanaTradeChain
+  /** The Hood port; undefined: this server refuses Hood trades (`chain_unsupported`). */
+  readonly hood: HoodTradeChain | undefined
   readonly provider: WalletProviderShape
   readonly trades: TradeRunner
   /** Receives the platform fee (the svc-curve config's treasury). */

@@ -15,6 +15,7 @@ import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHas
 import type { TradeRow } from "../TradeStore.js"
 import { type TradeAcceptedView, type TradeDryRunView, type TradeView, tradeView } from "../TradeViews.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../VenueQuote.js"
+import { makeHoodTradeSubmit } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
 
 export const tradeJobUrl = (clientTradeId: string): string => `/api/v1/trade/agent/trades/${encodeURIComponent(clientTradeId)}`
@@ -96,6 +97,9 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return yield* answerOf(settled ?? row, true)
     })
 
+  /** The Hood half (its own checks and chain port; the same store, machine and runner); undefined: Hood is refused in `priced`. */
+  const hood = ctx.hood === undefined ? undefined : makeHoodTradeSubmit(ctx, { hood: ctx.hood, fromProvider, refusedQuote, replayOf, answerOf })
+
   /** Every check and the priced trade; nothing recorded, nothing signed. */
   const priced = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
@@ -151,7 +155,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
     })
 
   const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SqlError> =>
-    Effect.map(priced(caller, request), (p) => ({
+    request.chain === "hood" && hood !== undefined ? hood.dryRun(caller, request) : Effect.map(priced(caller, request), (p) => ({
       dryRun: true,
       clientTradeId: request.clientTradeId,
       chain: request.chain,
@@ -217,13 +221,19 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return yield* answerOf(applied.state, false)
     })
 
+  /** Every check, priced, then the trade to run: the chain's own path. */
+  const prepared = (caller: TradeCaller, request: TradeRequest): Effect.Effect<Effect.Effect<TradeView, TradeError | SqlError>, TradeError | SqlError> =>
+    request.chain === "hood" && hood !== undefined
+      ? Effect.map(hood.priced(caller, request), (p) => hood.execute(caller, request, p))
+      : Effect.map(priced(caller, request), (p) => execute(caller, request, p))
+
   /** `POST /submit`: the one-shot trade; with `background` the 202 once the trade is recorded. */
   const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SqlError> =>
     Effect.gen(function* () {
       if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* replayOf(caller, request)
-      const p = yield* priced(caller, request)
-      if (!background) return yield* execute(caller, request, p)
-      const fiber = yield* Effect.forkDaemon(execute(caller, request, p))
+      const run = yield* prepared(caller, request)
+      if (!background) return yield* run
+      const fiber = yield* Effect.forkDaemon(run)
       // Answer once the trade is recorded (or the attempt ended before it was: then its refusal).
       const recorded = yield* awaitUntil(
         Effect.zip(store.get(caller.accountId, request.clientTradeId), Fiber.poll(fiber)),
