@@ -335,44 +335,55 @@ describe("Hood one-shot trades", () => {
  * pass settles both from the chain: the sent one executed once (one `trade.executed`), the unsent
  * one `NEVER_LANDED` (the wallet's mined nonce passed its own, no receipt); neither is sent again.
  */
+/** Another service instance on the same database and chain (a restarted process). */
+const instance = (more: { readonly hoodUnsentGraceMs?: number } = {}) =>
+  Effect.runPromise(
+    makeTrades({
+      solanaRpcUrl: "http://127.0.0.1:1",
+      treasury: "11111111111111111111111111111111",
+      hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
+      pollIntervalMs: 20,
+      confirmTimeoutMs: 15_000,
+      ...more
+    }).pipe(Effect.provideService(WalletProvider, harness.provider), Effect.provideService(SqlClient.SqlClient, harness.sql))
+  )
+
+/** What a process records before it sends a curve buy: the signed trade, `sending`, on the wallet's next nonce. */
+const recorder = (c: { readonly token: Address; readonly curve: Address }) => {
+  const store = makeTradeStore(harness.sql, () => Date.now())
+  const hood = trades.hood!
+  return async (clientTradeId: string, amountInRaw: bigint) => {
+    const { snapshot, q: quoted } = await curveQuote(c.curve, "buy", amountInRaw)
+    const q = filled(quoted)
+    const built = await Effect.runPromise(
+      hood.build({ wallet, venue: "svc-curve", side: "buy", mint: c.token, curve: snapshot.curve, poolFee: 0, amountInRaw, minAmountOutRaw: q.amountOut, deadlineS: 2n ** 40n })
+    )
+    const signed = await Effect.runPromise(harness.provider.signWithEmbedded(ACCOUNT, "evm", built.bytes))
+    const row: TradeRow = {
+      accountId: ACCOUNT, clientTradeId, chain: "hood", mint: c.token, side: "buy", venue: "svc-curve", quoteMint: zeroAddress, quoteAsset: "eth", payer: "main",
+      wallet, keyId: "kid-h", bodyHash: tradeBodyHash(request(clientTradeId, c.token, "buy", amountInRaw)), state: "sending", amountInRaw, expectedOutRaw: q.amountOut,
+      minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 0, feeRaw: 0n, signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce),
+      errorCode: null, error: null, createdAtMs: Date.now()
+    }
+    expect(await sqlRun(store.save(undefined, row, []))).toBe(true)
+    return { row, signed, q, nonce: built.nonce }
+  }
+}
+
 describe("Hood trades left in flight by a dead process", () => {
   it("are settled from the chain by a recovery pass, never resent", async () => {
     const c = await launch(5n * ETH, 50n * ETH)
     const store = makeTradeStore(harness.sql, () => Date.now())
-    const hood = trades.hood!
-    const recordSigned = async (clientTradeId: string, amountInRaw: bigint) => {
-      const { snapshot, q: quoted } = await curveQuote(c.curve, "buy", amountInRaw)
-      const q = filled(quoted)
-      const built = await Effect.runPromise(
-        hood.build({ wallet, venue: "svc-curve", side: "buy", mint: c.token, curve: snapshot.curve, poolFee: 0, amountInRaw, minAmountOutRaw: q.amountOut, deadlineS: 2n ** 40n })
-      )
-      const signed = await Effect.runPromise(harness.provider.signWithEmbedded(ACCOUNT, "evm", built.bytes))
-      const row: TradeRow = {
-        accountId: ACCOUNT, clientTradeId, chain: "hood", mint: c.token, side: "buy", venue: "svc-curve", quoteMint: zeroAddress, quoteAsset: "eth", payer: "main",
-        wallet, keyId: "kid-h", bodyHash: tradeBodyHash(request(clientTradeId, c.token, "buy", amountInRaw)), state: "sending", amountInRaw, expectedOutRaw: q.amountOut,
-        minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 0, feeRaw: 0n, signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce),
-        errorCode: null, error: null, createdAtMs: Date.now()
-      }
-      expect(await sqlRun(store.save(undefined, row, []))).toBe(true)
-      return { row, signed, q, nonce: built.nonce }
-    }
+    const recordSigned = recorder(c)
     const heldBefore = await tokenBalance(pc(), c.token, wallet)
     const unsent = await recordSigned(`crash-before-${seed}`, ETH / 20n)
     const sentBefore = await recordSigned(`crash-after-${seed}`, ETH / 10n)
     expect(sentBefore.nonce).toBe(unsent.nonce)
     // The dead process sent the second one, then died before reading its verdict.
-    expect(await Effect.runPromise(hood.send(sentBefore.signed.signedTransaction as `0x${string}`))).toBeUndefined()
+    expect(await Effect.runPromise(trades.hood!.send(sentBefore.signed.signedTransaction as `0x${string}`))).toBeUndefined()
     const eventsBefore = (await events()).length
 
-    const otherInstance = await Effect.runPromise(
-      makeTrades({
-        solanaRpcUrl: "http://127.0.0.1:1",
-        treasury: "11111111111111111111111111111111",
-        hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
-        pollIntervalMs: 20,
-        confirmTimeoutMs: 15_000
-      }).pipe(Effect.provideService(WalletProvider, harness.provider), Effect.provideService(SqlClient.SqlClient, harness.sql))
-    )
+    const otherInstance = await instance()
     const nonceBefore = await nonceOf(wallet)
     expect(await Effect.runPromise(otherInstance.resumeInFlight)).toBe(2)
     const settled = await eventually(
@@ -392,5 +403,35 @@ describe("Hood trades left in flight by a dead process", () => {
     expect(await Effect.runPromise(otherInstance.resumeInFlight)).toBe(0)
     const replay = await run(trades.submit(caller, request(unsent.row.clientTradeId, c.token, "buy", ETH / 20n), false))
     expect(replay._tag === "Left" && replay.left.reason).toBe("never_landed")
+  }, 120_000)
+
+  it("a trade recorded but never sent, with nothing after it, is settled NEVER_LANDED once its nonce is released by a zero-value transfer", async () => {
+    const c = await launch(5n * ETH, 50n * ETH)
+    const store = makeTradeStore(harness.sql, () => Date.now())
+    const unsent = await recorder(c)(`crash-alone-${seed}`, ETH / 20n)
+    const held = await tokenBalance(pc(), c.token, wallet)
+    const wei = await eth(wallet)
+    const nonceBefore = await nonceOf(wallet)
+    expect(BigInt(nonceBefore)).toBe(BigInt(unsent.nonce))
+    const restarted = await instance({ hoodUnsentGraceMs: 0 })
+    expect(await Effect.runPromise(restarted.resumeInFlight)).toBe(1)
+    const settled = await eventually(
+      async () => {
+        const r = await sqlRun(store.get(ACCOUNT, unsent.row.clientTradeId))
+        return r?.state !== "sending" ? r : undefined
+      },
+      { what: "the never-sent Hood trade settled", deadlineMs: 60_000, intervalMs: 50 }
+    )
+    expect(settled).toMatchObject({ state: "failed", errorCode: "NEVER_LANDED" })
+    // One transaction took the nonce: the release, a transfer to the wallet itself; the trade never went out.
+    expect(await nonceOf(wallet)).toBe(nonceBefore + 1)
+    expect(await tokenBalance(pc(), c.token, wallet)).toBe(held)
+    const block = await pc().getBlock({ includeTransactions: true })
+    const release = block.transactions.find((t) => getAddress(t.from) === wallet)!
+    expect(release).toMatchObject({ to: wallet.toLowerCase(), value: 0n })
+    expect(release.hash).not.toBe(unsent.row.signature)
+    const r = await pc().getTransactionReceipt({ hash: release.hash })
+    expect(wei - (await eth(wallet))).toBe(r.gasUsed * r.effectiveGasPrice)
+    expect(await pc().getTransactionReceipt({ hash: unsent.row.signature as Hash }).catch(() => undefined)).toBeUndefined()
   }, 120_000)
 })

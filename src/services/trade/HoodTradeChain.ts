@@ -35,7 +35,7 @@
  * to another transaction), else it is pending. The mined nonce is read BEFORE the receipt, so a
  * transaction mined between the two reads is never taken for one that never lands.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import {
   type Address,
   BaseError,
@@ -51,6 +51,7 @@ import {
   recoverTransactionAddress,
   serializeTransaction,
   type TransactionReceipt,
+  TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   zeroAddress
 } from "viem"
@@ -83,6 +84,9 @@ export const HOOD_TRADE_GAS = {
   poolSell: 1_500_000n,
   approve: 100_000n
 } as const
+
+/** The zero-value self-transfer that releases a never-sent trade's nonce (`releaseUnsent`). */
+export const HOOD_RELEASE_GAS = 21_000n
 
 /** A pool trade's deadline after its build (the router refuses it later; the curve has none). */
 export const HOOD_POOL_DEADLINE_S = 600n
@@ -251,13 +255,22 @@ export const makeWalletLocks = () => {
         )
       )
     })
-  return { withWallet, size: () => locks.size }
+  /** `effect` under the wallet's lock when nobody holds it now, else `None` without waiting (never deadlocks a holder that asks). */
+  const withWalletIfFree = <A, E, R>(wallet: string, effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
+    Effect.suspend(() => {
+      const key = wallet.toLowerCase()
+      if (locks.has(key)) return Effect.succeedNone
+      return Effect.map(withWallet(wallet, effect), Option.some)
+    })
+  return { withWallet, withWalletIfFree, size: () => locks.size }
 }
 
 export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   const pc: PublicClient = hoodPublicClient(options.chain, options.rpcUrl)
   const router = getAddress(options.swapRouter)
   const weth9 = getAddress(options.weth9)
+
+  const locks = makeWalletLocks()
 
   const read = <A>(what: string, f: (c: PublicClient) => Promise<A>): Effect.Effect<A, TradeError> =>
     Effect.tryPromise({
@@ -420,13 +433,70 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
     })
 
+  /**
+   * Frees the nonce of a trade that was recorded but never reached the node (a crash between the
+   * save and the send, or a send whose answer was lost and never arrived), so its verdict becomes
+   * final: when the wallet's lock is free, the node knows no transaction of that hash, the wallet's
+   * mined and pending nonces both still equal the trade's, and `graceMs` passed since it was
+   * recorded, a zero-value transfer to the wallet itself is sent on that nonce (the usual EVM
+   * cancel). The trade is never sent again: if its own bytes still land somewhere first, the
+   * transfer is the one refused and the receipt settles the trade executed; otherwise the wallet's
+   * mined nonce passes the trade's and it settles `NEVER_LANDED`. Costs 21,000 gas, moves no money.
+   * True when the transfer was sent.
+   */
+  const releaseUnsent = (
+    row: { readonly signature: string; readonly wallet: string; readonly nonce: bigint; readonly createdAtMs: number },
+    sign: (unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>,
+    graceMs: number
+  ): Effect.Effect<boolean> =>
+    Effect.gen(function* () {
+      if ((yield* Effect.clockWith((c) => c.currentTimeMillis)) - row.createdAtMs < graceMs) return false
+      const wallet = getAddress(row.wallet)
+      const released = yield* locks.withWalletIfFree(
+        wallet,
+        Effect.gen(function* () {
+          const known = yield* read("transaction", (c) =>
+            c.getTransaction({ hash: row.signature as Hash }).then(
+              () => true,
+              (e: unknown) => {
+                if (e instanceof TransactionNotFoundError) return false
+                throw e
+              }
+            )
+          )
+          if (known) return false
+          const [mined, pending] = yield* Effect.all([
+            read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" })),
+            read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "pending" }))
+          ])
+          if (BigInt(mined) !== row.nonce || BigInt(pending) !== row.nonce) return false
+          const f = yield* fees
+          const bytes = serializeTransaction({
+            type: "eip1559",
+            chainId: options.chain.id,
+            nonce: Number(row.nonce),
+            gas: HOOD_RELEASE_GAS,
+            maxFeePerGas: f.maxFeePerGas,
+            maxPriorityFeePerGas: f.maxPriorityFeePerGas,
+            to: wallet,
+            value: 0n
+          })
+          const signed = yield* sign(Buffer.from(bytes.slice(2), "hex"))
+          yield* read("release", (c) => c.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex }))
+          yield* Effect.logWarning("Hood trade never reached the node: its nonce released by a zero-value transfer").pipe(
+            Effect.annotateLogs({ wallet, nonce: row.nonce.toString(), trade: row.signature })
+          )
+          return true
+        })
+      )
+      return Option.getOrElse(released, () => false)
+    }).pipe(Effect.catchAll(() => Effect.succeed(false)))
+
   /** A receipt by hash within the bound (the approval a sell waits for). */
   const receipt = (hash: Hash, timeoutMs: number) =>
     read("approval receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: timeoutMs }))
 
-  const locks = makeWalletLocks()
-
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, receipt, withWallet: locks.withWallet, router, weth9, publicClient: pc }
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, withWallet: locks.withWallet, router, weth9, publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

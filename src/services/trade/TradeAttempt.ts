@@ -71,6 +71,14 @@ export interface TradePortsContext {
   readonly solana: SolanaTradeChain
   /** The Hood port; undefined when this server does not trade on Hood. */
   readonly hood?: HoodTradeChain | undefined
+  /**
+   * Signs as an account's embedded EVM wallet, to release the nonce of a Hood trade that never
+   * reached the node (`HoodTradeChain.releaseUnsent`), once `graceMs` passed since it was recorded.
+   */
+  readonly hoodRelease?: {
+    readonly sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>
+    readonly graceMs: number
+  }
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
 }
@@ -84,7 +92,15 @@ const portOf = (ctx: TradePortsContext, row: TradeRow) => {
     return { send: () => Effect.succeed(undefined), observe: Effect.fail(off) }
   }
   // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height: what decides it never lands.
-  return { send: (wire: string) => hood.send(wire as `0x${string}`), observe: hood.observe({ ...row, nonce: row.lastValidBlockHeight }) }
+  const sent = { ...row, nonce: row.lastValidBlockHeight }
+  const release = ctx.hoodRelease
+  const observe =
+    release === undefined
+      ? hood.observe(sent)
+      : Effect.tap(hood.observe(sent), (seen) =>
+          seen.outcome === "pending" ? hood.releaseUnsent(sent, (bytes) => release.sign(row.accountId, bytes), release.graceMs) : Effect.void
+        )
+  return { send: (wire: string) => hood.send(wire as `0x${string}`), observe }
 }
 
 /** The chain's verdict on a sent trade within the deadline; `None`: still pending. */

@@ -45,6 +45,8 @@ export interface TradeServiceOptions {
   readonly treasury: string
   /** The Hood chain (its node, factory, SwapRouter and WETH9); absent: Hood trades are refused (`chain_unsupported`). */
   readonly hood?: HoodTradeChainOptions
+  /** How long a Hood trade the node never saw is left before its nonce is released (default 60 s; see `HoodTradeChain.releaseUnsent`). */
+  readonly hoodUnsentGraceMs?: number
   /** How long a one-shot trade waits for its verdict (default 30 s); past it the trade stays pending. */
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
@@ -104,12 +106,14 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const hood = options.hood === undefined ? undefined : makeHoodTradeChain(options.hood)
     const leases = deps.leases ?? makeRowLeases(sql)
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
+    const provider = yield* WalletProvider
+    const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
     const ctx: TradeContext = {
       store,
       solana,
       hood,
-      provider: yield* WalletProvider,
-      trades: makeTradeRunner({ solana, hood, sql, leases, store, ...figures }),
+      provider,
+      trades: makeTradeRunner({ solana, hood, hoodRelease, sql, leases, store, ...figures }),
       treasury: options.treasury,
       spendGate: deps.spendGate,
       ...figures,
