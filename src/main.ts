@@ -336,7 +336,7 @@ const tradeLayer = Layer.unwrapEffect(
     const treasury = config.launch.solanaTreasury ?? (endpoints.embedded ? TREASURY_ADDRESS : undefined)
     if (treasury === undefined) yield* Effect.logWarning("SOLANA_TREASURY_ADDRESS is not set: agent trades pay the localnet treasury's address")
     const router = hood.addresses.swapRouter
-    if (router === undefined) yield* Effect.logWarning("Hood trades refused: this Hood node's SwapRouter address is not known (the embedded localnet's only)")
+    if (router === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_SWAP_ROUTER_ADDRESS is not set for this Hood node")
     return TradeModule.layer({
       solanaRpcUrl: endpoints.rpcUrl,
       treasury: treasury ?? TREASURY_ADDRESS,
