@@ -61,7 +61,7 @@ export const failedAnswer = (row: TradeRow): TradeError => {
     case "SLIPPAGE_EXCEEDED":
       return tradeError("trade_slippage", `The market moved past minAmountOut ${row.minAmountOutRaw}; the chain refused the trade and nothing moved. Quote again and use a new clientTradeId`, { details })
     case "NEVER_LANDED":
-      return tradeError("never_landed", "The trade's transaction never landed (its blockhash expired); nothing moved. Use a new clientTradeId", { details })
+      return tradeError("never_landed", `The trade's transaction never landed (${row.chain === "hood" ? "its nonce went to another transaction" : "its blockhash expired"}); nothing moved. Use a new clientTradeId`, { details })
     default:
       return tradeError("trade_reverted", `The trade failed on chain: ${row.error ?? "reverted"}. Use a new clientTradeId`, { details })
   }
@@ -104,7 +104,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
   const priced = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
       if (request.chain !== "solana") {
-        return yield* tradeError("chain_unsupported", "This server's trade rail submits on Solana; the Hood write side is not enabled here yet (quotes work)", { field: "chain" })
+        return yield* tradeError("chain_unsupported", "This server's trade rail does not submit on Hood: no SwapRouter is configured (HOOD_SWAP_ROUTER_ADDRESS); quotes work", { field: "chain" })
       }
       if (caller.embeddedWallet === "denied") {
         return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
