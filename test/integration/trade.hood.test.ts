@@ -11,7 +11,8 @@
  *   answers the stored outcome (`replay`) and sends nothing; a changed body is refused;
  * - slippage: a market that moves past the minimum between pricing and send is refused by the
  *   chain's preflight (the curve's `SlippageExceeded`, the router's "Too little received"):
- *   `trade_slippage`, no ETH and no token moved (not even gas), and the replay answers the same;
+ *   `trade_slippage`, no ETH and no token moved (not even gas), and the replay answers the same; one
+ *   front-run after its preflight reverts once mined: `trade_slippage`, its gas spent, nothing traded;
  * - crash: a trade signed and recorded but never sent, and one sent whose verdict was never read,
  *   are settled by another instance's recovery pass from the chain (receipt by hash, the wallet's
  *   mined nonce), never resent.
@@ -20,11 +21,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import fc from "fast-check"
-import { type Address, getAddress, type Hash, parseEventLogs, zeroAddress } from "viem"
+import { type Address, getAddress, type Hash, keccak256, parseEventLogs, serializeTransaction, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
 import { approve, buy, createCurve, type HoodClients, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
-import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
+import { clientsFor, hoodTestClient, mine, publicClientOf, setAutomine, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { HOOD_TRADE_GAS } from "../../src/services/trade/HoodTradeChain.js"
 import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
 import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
@@ -311,6 +312,62 @@ describe("Hood one-shot trades", () => {
     )
     await refusedAndStill(`slip-pool-${seed}`, request(`slip-pool-${seed}`, c.token, "sell", held / 2n, { slippageBps: 10 }))
   }, 120_000)
+
+  it("a trade front-run after its preflight reverts once mined: trade_slippage, its gas spent and nothing traded", async () => {
+    const c = await launch(5n * ETH, 50n * ETH)
+    const tc = hoodTestClient(net)
+    const id = `slip-mined-${seed}`
+    const tokens = await tokenBalance(pc(), c.token, wallet)
+    const wei = await eth(wallet)
+    await setAutomine(tc, false)
+    try {
+      const submitted = run(trades.submit(caller, request(id, c.token, "buy", ETH / 2n, { slippageBps: 10 }), false))
+      // Past its preflight and in the node's pool, not mined yet.
+      const hash = await eventually(
+        async () => {
+          const row = await sqlRun(makeTradeStore(harness.sql, () => Date.now()).get(ACCOUNT, id))
+          if (row === undefined) return undefined
+          const tx = await pc().getTransaction({ hash: row.signature as Hash }).catch(() => undefined)
+          return tx === undefined ? undefined : (row.signature as Hash)
+        },
+        { what: "the trade in the node's pool", intervalMs: 10 }
+      )
+      // A block builder orders another trader's buy first (the localnet's pool is FIFO: the test
+      // takes the trade's own signed bytes out of the pool and puts them back behind the buy).
+      const pending = await pc().getTransaction({ hash })
+      const raw = serializeTransaction(
+        {
+          type: "eip1559",
+          chainId: net.chain.id,
+          nonce: pending.nonce,
+          gas: pending.gas,
+          maxFeePerGas: pending.maxFeePerGas!,
+          maxPriorityFeePerGas: pending.maxPriorityFeePerGas!,
+          to: pending.to!,
+          value: pending.value,
+          data: pending.input
+        },
+        { r: pending.r, s: pending.s, yParity: pending.yParity ?? 0 }
+      )
+      expect(keccak256(raw)).toBe(hash)
+      await tc.request({ method: "hardhat_dropTransaction", params: [hash] } as never)
+      await other.wallet.writeContract({ address: c.curve, abi: bondingCurveAbi, functionName: "buy", args: [2n * ETH, 0n], value: 2n * ETH, gas: 400_000n })
+      await pc().sendRawTransaction({ serializedTransaction: raw })
+      await mine(tc)
+      const out = await submitted
+      expect(out._tag === "Left" && out.left.reason).toBe("trade_slippage")
+      const receipt = await pc().getTransactionReceipt({ hash })
+      expect(receipt.status).toBe("reverted")
+      // Nothing traded: the tokens did not move, the ETH only by the reverted transaction's gas.
+      expect(await tokenBalance(pc(), c.token, wallet)).toBe(tokens)
+      expect(wei - (await eth(wallet))).toBe(receipt.gasUsed * receipt.effectiveGasPrice)
+      const read = await run(trades.trade(caller, id))
+      expect(read._tag === "Right" && read.right).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
+      expect(await events().then((e) => e.some((x) => (x.data as { clientTradeId?: string }).clientTradeId === id))).toBe(false)
+    } finally {
+      await setAutomine(tc, true)
+    }
+  }, 60_000)
 
   it("refusals record nothing: a token not launched here, a key that denies the embedded wallet, a sell beyond the balance; the dry run records nothing", async () => {
     const c = await launch(5n * ETH, 50n * ETH)

@@ -399,12 +399,17 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       )
     })
 
-  /** Why a mined transaction reverted: its call replayed on the state before its block. */
+  /**
+   * Why a mined transaction reverted: its call replayed on the state after its block. A reverted
+   * transaction changed nothing there but its sender's gas, so the state after the block is what it
+   * saw, plus whatever came after it in the block (a front-run is before it: that is the usual
+   * reason a trade that passed its preflight fails its minimum once mined).
+   */
   const revertCodeOf = (receipt: TransactionReceipt, hash: Hash) =>
     Effect.gen(function* () {
       const tx = yield* read("transaction", (c) => c.getTransaction({ hash }))
       const replay = yield* Effect.tryPromise({
-        try: () => pc.call({ account: tx.from, to: tx.to!, data: tx.input, value: tx.value, gas: tx.gas, blockNumber: receipt.blockNumber - 1n }),
+        try: () => pc.call({ account: tx.from, to: tx.to!, data: tx.input, value: tx.value, gas: tx.gas, blockNumber: receipt.blockNumber }),
         catch: (e) => e
       }).pipe(Effect.either)
       return replay._tag === "Left" ? hoodFailureCodeOf(replay.left) : ("TRADE_REVERTED" as const)
