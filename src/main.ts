@@ -330,16 +330,24 @@ const stakingLayer = Layer.unwrapEffect(
 )
 
 /**
- * The trade rail's write side (Solana: the embedded wallet's one-shot trades on svc-curve's curves
- * and pools); the platform fee goes to the treasury launches pay.
+ * The trade rail's write side (the embedded wallet's one-shot trades: Solana on svc-curve's curves
+ * and pools, the platform fee to the treasury launches pay; Hood on the curves and their Uniswap v3
+ * pools, through the localnet's SwapRouter).
  */
 const tradeLayer = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const endpoints = yield* SolanaEndpoints
+    const hood = yield* HoodEndpoints
     const treasury = config.launch.solanaTreasury ?? (endpoints.embedded ? TREASURY_ADDRESS : undefined)
     if (treasury === undefined) yield* Effect.logWarning("SOLANA_TREASURY_ADDRESS is not set: agent trades pay the localnet treasury's address")
-    return TradeModule.layer({ solanaRpcUrl: endpoints.rpcUrl, treasury: treasury ?? TREASURY_ADDRESS })
+    const router = hood.addresses.swapRouter
+    if (router === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_SWAP_ROUTER_ADDRESS is not set for this Hood node")
+    return TradeModule.layer({
+      solanaRpcUrl: endpoints.rpcUrl,
+      treasury: treasury ?? TREASURY_ADDRESS,
+      ...(router === undefined ? {} : { hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, swapRouter: router, weth9: hood.addresses.weth9 } })
+    })
   })
 )
 /** The agent transfer rail (Solana, embedded payer), on the one attempt runner. */

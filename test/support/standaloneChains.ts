@@ -18,7 +18,7 @@ export interface StandaloneSolana {
 export interface StandaloneHood {
   readonly rpcUrl: string
   readonly chainId: number
-  readonly addresses: { readonly factory: string; readonly feeSplitter: string; readonly uniswapV3Factory: string; readonly weth9: string }
+  readonly addresses: { readonly factory: string; readonly feeSplitter: string; readonly uniswapV3Factory: string; readonly weth9: string; readonly swapRouter?: string }
   readonly keeperPrivateKey: string
 }
 
@@ -72,6 +72,7 @@ export const hoodEnv = (h: StandaloneHood): Record<string, string> => ({
   HOOD_FEE_SPLITTER_ADDRESS: h.addresses.feeSplitter,
   HOOD_UNISWAP_V3_FACTORY_ADDRESS: h.addresses.uniswapV3Factory,
   HOOD_WETH9_ADDRESS: h.addresses.weth9,
+  ...(h.addresses.swapRouter !== undefined ? { HOOD_SWAP_ROUTER_ADDRESS: h.addresses.swapRouter } : {}),
   HOOD_KEEPER_PRIVATE_KEY: h.keeperPrivateKey
 })
 

@@ -24,6 +24,8 @@ export interface HoodEndpointsConfig {
   readonly feeSplitter: string | undefined
   readonly uniswapV3Factory: string | undefined
   readonly weth9: string | undefined
+  /** Cluster mode, optional: the SwapRouter the trade rail swaps through (unset: Hood trades refused). */
+  readonly swapRouter?: string | undefined
   /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
   readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
   /** Embedded: mine an empty block this often (0: only a block per transaction). */
@@ -35,7 +37,7 @@ export interface HoodEndpointAddresses {
   readonly feeSplitter: Address
   readonly uniswapV3Factory: Address
   readonly weth9: Address
-  /** Embedded only: the rest of the localnet's deployment (USDG, position manager, router). */
+  /** Embedded: the rest of the localnet's deployment (USDG, position manager, router); cluster mode: the router when HOOD_SWAP_ROUTER_ADDRESS is set. */
   readonly usdg?: Address
   readonly positionManager?: Address
   readonly swapRouter?: Address
@@ -114,7 +116,8 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
             factory: getAddress(h.factory!),
             feeSplitter: getAddress(h.feeSplitter!),
             uniswapV3Factory: getAddress(h.uniswapV3Factory!),
-            weth9: getAddress(h.weth9!)
+            weth9: getAddress(h.weth9!),
+            ...(h.swapRouter === undefined ? {} : { swapRouter: getAddress(h.swapRouter) })
           },
           keeper,
           traderKeys: [],

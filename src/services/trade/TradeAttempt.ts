@@ -14,7 +14,9 @@ import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
 import { awaitVerdict } from "../../platform/AwaitUntil.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
+import type { HoodTradeChain } from "./HoodTradeChain.js"
 import type { SolanaTradeChain } from "./SolanaTradeChain.js"
+import { tradeError } from "./TradeError.js"
 import { inFlight as machineInFlight, step, type TradeEvent, type TradeObservation, type TradeOutput } from "./TradeMachine.js"
 import { rowAfter, stateOf, type TradeRow, type TradeStore } from "./TradeStore.js"
 
@@ -67,13 +69,43 @@ export const tradeStore = (store: TradeStore): AttemptStore<TradeKey, TradeRow, 
 
 export interface TradePortsContext {
   readonly solana: SolanaTradeChain
+  /** The Hood port; undefined when this server does not trade on Hood. */
+  readonly hood?: HoodTradeChain | undefined
+  /**
+   * Signs as an account's embedded EVM wallet, to release the nonce of a Hood trade that never
+   * reached the node (`HoodTradeChain.releaseUnsent`), once `graceMs` passed since it was recorded.
+   */
+  readonly hoodRelease?: {
+    readonly sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>
+    readonly graceMs: number
+  }
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
 }
 
+/** The row's chain port: send signed bytes once, and the chain's verdict on what was sent. */
+const portOf = (ctx: TradePortsContext, row: TradeRow) => {
+  if (row.chain === "solana") return { send: ctx.solana.send, observe: ctx.solana.observe(row.signature, row.lastValidBlockHeight) }
+  const hood = ctx.hood
+  if (hood === undefined) {
+    const off = tradeError("chain_unavailable", "this server does not run the Hood trade rail", { retryable: true })
+    return { send: () => Effect.succeed(undefined), observe: Effect.fail(off) }
+  }
+  // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height: what decides it never lands.
+  const sent = { ...row, nonce: row.lastValidBlockHeight }
+  const release = ctx.hoodRelease
+  const observe =
+    release === undefined
+      ? hood.observe(sent)
+      : Effect.tap(hood.observe(sent), (seen) =>
+          seen.outcome === "pending" ? hood.releaseUnsent(sent, (bytes) => release.sign(row.accountId, bytes), release.graceMs) : Effect.void
+        )
+  return { send: (wire: string) => hood.send(wire as `0x${string}`), observe }
+}
+
 /** The chain's verdict on a sent trade within the deadline; `None`: still pending. */
 export const awaitTrade = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<Option.Option<TradeObservation>> =>
-  awaitVerdict(ctx.solana.observe(row.signature, row.lastValidBlockHeight), (seen) => seen.outcome !== "pending", {
+  awaitVerdict(portOf(ctx, row).observe, (seen) => seen.outcome !== "pending", {
     what: "the trade's verdict",
     intervalMs: ctx.pollIntervalMs,
     timeoutMs: ctx.confirmTimeoutMs
@@ -85,7 +117,7 @@ export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, Trade
   perform: (_key, row, output) => {
     switch (output._tag) {
       case "Send":
-        return Effect.map(ctx.solana.send(output.wire), (refused) => (refused === undefined ? undefined : observedEvent(refused)))
+        return Effect.map(portOf(ctx, row).send(output.wire), (refused) => (refused === undefined ? undefined : observedEvent(refused)))
       case "Await":
         // A send the node refused settled the row already: nothing left to wait for.
         return inFlight(row) ? Effect.map(awaitTrade(ctx, row), Option.match({ onNone: () => undefined, onSome: observedEvent })) : Effect.succeed(undefined)

@@ -49,7 +49,7 @@ export type TradeOutput =
 
 type Step = readonly [TradeState | undefined, ReadonlyArray<TradeOutput>]
 
-export const NEVER_LANDED_ERROR = "the transaction's blockhash expired before it landed; it never will"
+export const NEVER_LANDED_ERROR = "the transaction can no longer land (Solana: its blockhash expired; Hood: its nonce went to another transaction); it never will"
 
 /** Pure. `undefined` is "(none)": no row yet. */
 export const step = (state: TradeState | undefined, event: TradeEvent): Step => {

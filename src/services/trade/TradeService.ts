@@ -31,6 +31,7 @@ import { storageFailure } from "../../domain/ServiceFailure.js"
 import { PriceSource } from "../prices/PriceSource.js"
 import type { SpendError } from "../spend/SpendError.js"
 import { WalletProvider } from "../wallets/WalletProvider.js"
+import { type HoodTradeChain, type HoodTradeChainOptions, makeHoodTradeChain } from "./HoodTradeChain.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
 import { makeTradeRunner } from "./TradeAttempt.js"
 import { type TradeError, tradeError } from "./TradeError.js"
@@ -48,6 +49,10 @@ export interface TradeServiceOptions {
   readonly solanaRpcUrl: string
   /** Receives the platform fee (the svc-curve config's treasury). */
   readonly treasury: string
+  /** The Hood chain (its node, factory, SwapRouter and WETH9); absent: Hood trades are refused (`chain_unsupported`). */
+  readonly hood?: HoodTradeChainOptions
+  /** How long a Hood trade the node never saw is left before its nonce is released (default 60 s; see `HoodTradeChain.releaseUnsent`). */
+  readonly hoodUnsentGraceMs?: number
   /** How long a one-shot trade waits for its verdict (default 30 s); past it the trade stays pending. */
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
@@ -75,6 +80,7 @@ export interface TradeServiceShape {
   /** Settles (in the background) the trades in flight no live process drives; how many it took. */
   readonly resumeInFlight: Effect.Effect<number, TradeError>
   readonly solana: SolanaTradeChain
+  readonly hood: HoodTradeChain | undefined
 }
 
 export class TradeService extends Context.Tag("curvestream/TradeService")<TradeService, TradeServiceShape>() {}
@@ -101,14 +107,18 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     const store = makeTradeStore(sql, nowMs)
     const solana = makeSolanaTradeChain({ rpcUrl: options.solanaRpcUrl })
+    const hood = options.hood === undefined ? undefined : makeHoodTradeChain(options.hood)
     const leases = deps.leases ?? makeRowLeases(sql)
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
+    const provider = yield* WalletProvider
+    const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
     const ctx: TradeContext = {
       sql,
       store,
       solana,
-      provider: yield* WalletProvider,
-      trades: makeTradeRunner({ solana, sql, leases, store, ...figures }),
+      hood,
+      provider,
+      trades: makeTradeRunner({ solana, hood, hoodRelease, sql, leases, store, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
       ...figures,
@@ -139,7 +149,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
         return { trades: page.map((r) => tradeView(r, false)), nextCursor: rows.length > limit && last !== undefined ? encodeTradeCursor(last) : null }
       }),
       resumeInFlight: storage(ctx.trades.recover).pipe(Effect.withSpan("TradeService.resumeInFlight")),
-      solana
+      solana,
+      hood
     }
     return service
   })

@@ -2,6 +2,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { PriceSourceShape } from "../../prices/PriceSource.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
+import type { HoodTradeChain } from "../HoodTradeChain.js"
 import type { SolanaTradeChain } from "../SolanaTradeChain.js"
 import type { TradeRunner } from "../TradeAttempt.js"
 import type { TradeStore } from "../TradeStore.js"
@@ -10,6 +11,8 @@ export interface TradeContext {
   readonly sql: SqlClient.SqlClient
   readonly store: TradeStore
   readonly solana: SolanaTradeChain
+  /** The Hood port; undefined: this server refuses Hood trades (`chain_unsupported`). */
+  readonly hood: HoodTradeChain | undefined
   readonly provider: WalletProviderShape
   readonly trades: TradeRunner
   /** Receives the platform fee (the svc-curve config's treasury). */

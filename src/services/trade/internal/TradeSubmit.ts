@@ -26,6 +26,7 @@ import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHas
 import { type TradeRow, tradeReservationId } from "../TradeStore.js"
 import { type TradeAcceptedView, type TradeDryRunView, type TradeView, tradeView } from "../TradeViews.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../VenueQuote.js"
+import { makeHoodTradeSubmit } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
 
 export const tradeJobUrl = (clientTradeId: string): string => `/api/v1/trade/agent/trades/${encodeURIComponent(clientTradeId)}`
@@ -71,7 +72,7 @@ export const failedAnswer = (row: TradeRow): TradeError => {
     case "SLIPPAGE_EXCEEDED":
       return tradeError("trade_slippage", `The market moved past minAmountOut ${row.minAmountOutRaw}; the chain refused the trade and nothing moved. Quote again and use a new clientTradeId`, { details })
     case "NEVER_LANDED":
-      return tradeError("never_landed", "The trade's transaction never landed (its blockhash expired); nothing moved. Use a new clientTradeId", { details })
+      return tradeError("never_landed", `The trade's transaction never landed (${row.chain === "hood" ? "its nonce went to another transaction" : "its blockhash expired"}); nothing moved. Use a new clientTradeId`, { details })
     default:
       return tradeError("trade_reverted", `The trade failed on chain: ${row.error ?? "reverted"}. Use a new clientTradeId`, { details })
   }
@@ -108,11 +109,17 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return yield* answerOf(settled ?? row, true)
     })
 
+  /** The Hood half (its own checks and chain port; the same store, machine and runner); undefined: Hood is refused in `priced`. */
+  const hood =
+    ctx.hood === undefined
+      ? undefined
+      : makeHoodTradeSubmit(ctx, { hood: ctx.hood, fromProvider, refusedQuote, replayOf, answerOf, spendChecked: (c, r, s) => spendChecked(c, r, s) })
+
   /** Every check and the priced trade; nothing recorded, nothing signed. */
   const priced = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
       if (request.chain !== "solana") {
-        return yield* tradeError("chain_unsupported", "This server's trade rail submits on Solana; the Hood write side is not enabled here yet (quotes work)", { field: "chain" })
+        return yield* tradeError("chain_unsupported", "This server's trade rail does not submit on Hood: no SwapRouter is configured (HOOD_SWAP_ROUTER_ADDRESS); quotes work", { field: "chain" })
       }
       if (caller.embeddedWallet === "denied") {
         return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
@@ -182,20 +189,20 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
   type Priced = Effect.Effect.Success<ReturnType<typeof priced>>
 
   /** The gate's input for this caller's trade; undefined for a sell (never refused) or a caller without a key. */
-  const gated = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
-    caller.keyPrefix === null || p.spend.side === "sell"
+  const gated = (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt) =>
+    caller.keyPrefix === null || spend.side === "sell"
       ? undefined
-      : { accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: request.chain, attempt: p.spend }
+      : { accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: request.chain, attempt: spend }
 
   /** THE SPEND GATE, dry: the decision on the key and window as they are now; nothing held. */
-  const spendChecked = (caller: TradeCaller, request: TradeRequest, p: Priced): Effect.Effect<void, SpendError> => {
-    const input = gated(caller, request, p)
+  const spendChecked = (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt): Effect.Effect<void, SpendError> => {
+    const input = gated(caller, request, spend)
     return input === undefined ? Effect.void : withSql(checkSpend(input)).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
   }
 
   /** THE SPEND GATE: a buy's hold under the key's lock before anything is signed; its reservation id, or undefined when none was taken. */
-  const spendHeld = (caller: TradeCaller, request: TradeRequest, p: Priced): Effect.Effect<string | undefined, SpendError> => {
-    const input = gated(caller, request, p)
+  const spendHeld = (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt): Effect.Effect<string | undefined, SpendError> => {
+    const input = gated(caller, request, spend)
     if (input === undefined) return Effect.succeed(undefined)
     const reservationId = tradeReservationId({ accountId: caller.accountId, clientTradeId: request.clientTradeId })
     return Effect.as(withSql(reserveSpend({ ...input, reservationId })), reservationId)
@@ -213,7 +220,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
     }).pipe(Effect.catchAll((e) => Effect.logWarning("trade: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
 
   const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
-    Effect.tap(priced(caller, request), (p) => spendChecked(caller, request, p)).pipe(Effect.map((p) => ({
+    request.chain === "hood" && hood !== undefined ? hood.dryRun(caller, request) : Effect.tap(priced(caller, request), (p) => spendChecked(caller, request, p.spend)).pipe(Effect.map((p) => ({
       dryRun: true,
       clientTradeId: request.clientTradeId,
       chain: request.chain,
@@ -230,14 +237,16 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" }
     }) satisfies TradeDryRunView))
 
-  /** Holds the spend, then signs and sends; the hold is released when the attempt ends before its trade was recorded. */
-  const execute = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
+  /** Holds the spend around `run` (either chain's sign and send); the hold is released when `run` ends before its trade was recorded. */
+  const heldAround = <A, E>(caller: TradeCaller, request: TradeRequest, spend: SpendAttempt, run: Effect.Effect<A, E>): Effect.Effect<A, E | SpendError> =>
     Effect.gen(function* () {
-      const reservationId = yield* spendHeld(caller, request, p)
-      return yield* signAndSend(caller, request, p).pipe(
+      const reservationId = yield* spendHeld(caller, request, spend)
+      return yield* run.pipe(
         Effect.onExit((exit) => (reservationId === undefined || exit._tag === "Success" ? Effect.void : releaseUnrecorded(caller, request, reservationId)))
       )
     })
+
+  const execute = (caller: TradeCaller, request: TradeRequest, p: Priced) => heldAround(caller, request, p.spend, signAndSend(caller, request, p))
 
   /** Signs and records the trade `sending`, then sends it once and awaits its verdict (the runner). */
   const signAndSend = (caller: TradeCaller, request: TradeRequest, p: Priced) =>
@@ -289,13 +298,19 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return yield* answerOf(applied.state, false)
     })
 
+  /** Every check, priced, then the trade to run: the chain's own path. */
+  const prepared = (caller: TradeCaller, request: TradeRequest): Effect.Effect<Effect.Effect<TradeView, TradeError | SpendError | SqlError>, TradeError | SqlError> =>
+    request.chain === "hood" && hood !== undefined
+      ? Effect.map(hood.priced(caller, request), (p) => heldAround(caller, request, p.spend, hood.execute(caller, request, p)))
+      : Effect.map(priced(caller, request), (p) => execute(caller, request, p))
+
   /** `POST /submit`: the one-shot trade; with `background` the 202 once the trade is recorded. */
   const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SpendError | SqlError> =>
     Effect.gen(function* () {
       if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* replayOf(caller, request)
-      const p = yield* priced(caller, request)
-      if (!background) return yield* execute(caller, request, p)
-      const fiber = yield* Effect.forkDaemon(execute(caller, request, p))
+      const run = yield* prepared(caller, request)
+      if (!background) return yield* run
+      const fiber = yield* Effect.forkDaemon(run)
       // Answer once the trade is recorded (or the attempt ended before it was: then its refusal).
       const recorded = yield* awaitUntil(
         Effect.zip(store.get(caller.accountId, request.clientTradeId), Fiber.poll(fiber)),

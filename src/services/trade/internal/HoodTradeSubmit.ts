@@ -1,0 +1,229 @@
+/**
+ * The one-shot agent trade on Hood (`payer: main`: the account's embedded EVM wallet signs
+ * server-side), the Hood half of `TradeSubmit`: the same checks, the same row, the same machine
+ * and attempt runner; only the chain port differs (`HoodTradeChain`).
+ *
+ * Under the wallet's lock (`HoodTradeChain.withWallet`), in order: a row for the id already? its
+ * outcome (nothing built); a sell's allowance raised first when short (an `approve` of the max to
+ * the curve or the router, waited for: it moves no money); the trade built on the wallet's next
+ * nonce, its balance checked against value plus the gas limit at the fee cap, signed, recorded
+ * `sending` (the runner saves it, the row keeps the nonce in `lastValidBlockHeight`), sent once
+ * (preflight first) and its verdict awaited. So one wallet's trades in this process never share a
+ * nonce, and a trade refused before broadcast leaves no nonce gap.
+ *
+ * No platform fee is collected on Hood yet (`feeBps` and `feeRaw` recorded 0): one transaction
+ * cannot carry both the curve's or router's trade and a transfer to the treasury (see
+ * docs/decisions.md "Hood trades: gas, nonces, the crossing buy's refund, no platform fee yet").
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect } from "effect"
+import { type Address, getAddress, type Hash } from "viem"
+import type { WalletProviderError } from "../../wallets/WalletProvider.js"
+import { approveCall, type HoodTradeChain } from "../HoodTradeChain.js"
+import { type TradeError, tradeError } from "../TradeError.js"
+import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
+import type { TradeRow } from "../TradeStore.js"
+import type { TradeDryRunView, TradeView } from "../TradeViews.js"
+import { minOutOf, type VenueRefusal } from "../VenueQuote.js"
+import type { SpendError } from "../../spend/SpendError.js"
+import type { SpendAttempt } from "../../spend/SpendGate.js"
+import { usdOfQuote } from "../../spend/SpendValue.js"
+import type { TradeContext } from "./TradeContext.js"
+
+/** The quote asset of the ETH-quoted Hood markets the rail trades. */
+const HOOD_QUOTE_ASSET = "eth"
+const HOOD_QUOTE_MINT = "0x0000000000000000000000000000000000000000"
+
+export interface HoodSubmitDeps {
+  readonly hood: HoodTradeChain
+  readonly fromProvider: (e: WalletProviderError) => TradeError
+  readonly refusedQuote: (reason: VenueRefusal) => TradeError
+  readonly replayOf: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeView, TradeError | SqlError>
+  readonly answerOf: (row: TradeRow, replay: boolean) => Effect.Effect<TradeView, TradeError>
+  /** THE SPEND GATE's dry decision (the submit holds the spend around `execute`, as on Solana). */
+  readonly spendChecked: (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt) => Effect.Effect<void, SpendError>
+}
+
+const closedRefusal = (reason: "hood_graduating" | "market_recovery" | "quote_unsupported" | "too_deep"): TradeError => {
+  switch (reason) {
+    case "hood_graduating":
+      return tradeError("market_not_tradable", "The curve is complete and its Uniswap v3 pool is not seeded yet; trading continues on the pool once migrated", {
+        details: { reason: "hood_graduating", tradingContinues: { venue: "hood-dex", afterMigration: true } }
+      })
+    case "market_recovery":
+      return tradeError("market_not_tradable", "The market is in recovery: holders claim their share of the reserve; it does not trade", { details: { reason: "market_recovery" } })
+    case "quote_unsupported":
+      return tradeError("market_not_tradable", "This Hood market is quoted in USDG; the trade rail trades ETH-quoted Hood markets only", { details: { reason: "quote_unsupported" } })
+    case "too_deep":
+      return tradeError("exceeds_pool_liquidity", "amountIn walks the pool past the ticks one quote reads; trade a smaller amount", { field: "amountIn" })
+  }
+}
+
+export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => {
+  const { store } = ctx
+  const { hood } = deps
+
+  /** Every check and the priced trade; nothing recorded, nothing signed. */
+  const priced = (caller: TradeCaller, request: TradeRequest) =>
+    Effect.gen(function* () {
+      if (caller.embeddedWallet === "denied") {
+        return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
+      }
+      const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
+      if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
+      const wallet = getAddress(embedded.address)
+      const mint = getAddress(request.mint.toLowerCase())
+      const market = yield* hood.quote(mint, request.side, request.amountInRaw)
+      if (market === undefined) {
+        return yield* tradeError(
+          "external_token",
+          `${request.mint} was not launched on this service: the trade rail trades this service's curves and their graduated pools only`,
+          { field: "mint", details: { routing: { reason: "external_token" }, discovery: { indexed: false } } }
+        )
+      }
+      if (market._tag === "Closed") return yield* closedRefusal(market.reason)
+      const q = market.quote
+      if (q._tag === "Refused") return yield* q.reason === "curve_complete" ? closedRefusal("hood_graduating") : deps.refusedQuote(q.reason)
+      const minOut = request.minAmountOutRaw ?? minOutOf(q, BigInt(request.slippageBps ?? DEFAULT_SLIPPAGE_BPS))
+      if (minOut > q.amountOut) {
+        return yield* tradeError("slippage_exceeded", `The market pays ${q.amountOut} now, below minAmountOut ${minOut}: nothing was sent`, {
+          field: "minAmountOut",
+          details: { amountOut: q.amountOut.toString(), minAmountOut: minOut.toString() }
+        })
+      }
+      const held = yield* hood.holdings(wallet, mint)
+      if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
+        return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
+          details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+        })
+      }
+      if (request.side === "buy" && held.weiRaw < request.amountInRaw) {
+        return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei, less than amountIn`, {
+          details: { balanceRaw: held.weiRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+        })
+      }
+      // What the spend gate counts, as on Solana: a buy its whole amountIn (a crossing buy's refund
+      // is not known before it lands), a sell the ETH it receives. No platform fee on Hood yet.
+      const spend: SpendAttempt =
+        request.side === "buy"
+          ? {
+              rail: "main",
+              purpose: "trade",
+              side: "buy",
+              asset: HOOD_QUOTE_ASSET,
+              amountRaw: request.amountInRaw,
+              usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw)
+            }
+          : {
+              rail: "main",
+              purpose: "trade",
+              side: "sell",
+              asset: mint,
+              amountRaw: request.amountInRaw,
+              usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
+            }
+      return { wallet, mint, market, fill: q, minOut, spend }
+    })
+
+  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
+    Effect.tap(priced(caller, request), (p) => deps.spendChecked(caller, request, p.spend)).pipe(Effect.map((p) => ({
+      dryRun: true,
+      clientTradeId: request.clientTradeId,
+      chain: request.chain,
+      mint: p.mint,
+      side: request.side,
+      venue: p.fill.venue,
+      payer: "main",
+      wallet: p.wallet,
+      quoteMint: HOOD_QUOTE_MINT,
+      quoteAsset: HOOD_QUOTE_ASSET,
+      amountIn: request.amountInRaw.toString(),
+      expectedOut: p.fill.amountOut.toString(),
+      minAmountOut: p.minOut.toString(),
+      fee: { bps: 0, feeRaw: "0", asset: "quote" }
+    }) satisfies TradeDryRunView))
+
+  /** Signs `unsigned` with the account's embedded EVM wallet. */
+  const sign = (accountId: string, bytes: Uint8Array) =>
+    ctx.provider.signWithEmbedded(accountId, "evm", bytes).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? deps.fromProvider(e) : e)))
+
+  /** A sell's allowance to the venue's spender, raised to the max when short (waited for; it moves no money). */
+  const ensureAllowance = (accountId: string, wallet: Address, mint: Address, spender: Address, amountRaw: bigint) =>
+    Effect.gen(function* () {
+      if ((yield* hood.allowance(wallet, mint, spender)) >= amountRaw) return
+      const u = yield* hood.unsigned(wallet, approveCall(mint, spender))
+      const signed = yield* sign(accountId, u.bytes)
+      const refused = yield* hood.send(signed.signedTransaction as `0x${string}`)
+      if (refused !== undefined) return yield* tradeError("trade_reverted", `The token approval for the sell was refused: ${refused.outcome === "reverted" ? refused.error : refused.outcome}; nothing moved`)
+      const receipt = yield* hood.receipt(signed.signature as Hash, ctx.confirmTimeoutMs)
+      if (receipt.status !== "success") return yield* tradeError("trade_reverted", `The token approval for the sell reverted (${signed.signature}); nothing traded`)
+    })
+
+  /** Under the wallet's lock: approve when needed, build, sign, record `sending`, send once and await (the runner). */
+  const execute = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof priced>>) =>
+    hood.withWallet(
+      p.wallet,
+      Effect.gen(function* () {
+        // A request that waited for the lock behind the one that recorded this id: its outcome, nothing built.
+        if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* deps.replayOf(caller, request)
+        const { market } = p
+        if (request.side === "sell") yield* ensureAllowance(caller.accountId, p.wallet, p.mint, hood.spenderOf(market.venue, market.curve), request.amountInRaw)
+        const nowS = BigInt(Math.floor((yield* Clock.currentTimeMillis) / 1000))
+        const built = yield* hood.build({
+          wallet: p.wallet,
+          venue: market.venue,
+          side: request.side,
+          mint: p.mint,
+          curve: market.curve,
+          poolFee: market.poolFee,
+          amountInRaw: request.amountInRaw,
+          minAmountOutRaw: p.minOut,
+          deadlineS: nowS + 600n
+        })
+        const held = yield* hood.holdings(p.wallet, p.mint)
+        const needWei = built.value + built.gas * built.maxFeePerGas
+        if (held.weiRaw < needWei) {
+          return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei; the trade needs ${needWei} (value and gas at the fee cap)`, {
+            details: { balanceRaw: held.weiRaw.toString(), requiredRaw: needWei.toString() }
+          })
+        }
+        const signed = yield* sign(caller.accountId, built.bytes)
+        const row: TradeRow = {
+          accountId: caller.accountId,
+          clientTradeId: request.clientTradeId,
+          chain: "hood",
+          mint: p.mint,
+          side: request.side,
+          venue: p.fill.venue,
+          quoteMint: HOOD_QUOTE_MINT,
+          quoteAsset: HOOD_QUOTE_ASSET,
+          payer: "main",
+          wallet: p.wallet,
+          keyId: caller.keyId,
+          bodyHash: tradeBodyHash(request),
+          state: "sending",
+          amountInRaw: request.amountInRaw,
+          expectedOutRaw: p.fill.amountOut,
+          minAmountOutRaw: p.minOut,
+          amountOutRaw: null,
+          feeBps: 0,
+          feeRaw: 0n,
+          signature: signed.signature,
+          // Hood: the transaction's nonce (what decides that it never lands).
+          lastValidBlockHeight: BigInt(built.nonce),
+          errorCode: null,
+          error: null,
+          createdAtMs: ctx.nowMs(),
+          spendUsdMicros: caller.keyId === null ? null : p.spend.usdMicros
+        }
+        const key = { accountId: caller.accountId, clientTradeId: request.clientTradeId }
+        const applied = yield* ctx.trades
+          .apply(key, undefined, { event: { _tag: "Signed", signature: signed.signature }, insert: row, wire: signed.signedTransaction })
+          .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+        if (applied._tag !== "Saved") return yield* deps.replayOf(caller, request)
+        return yield* deps.answerOf(applied.state, false)
+      })
+    )
+
+  return { priced, dryRun, execute }
+}
