@@ -35,6 +35,9 @@ import type { TradeView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue, type VenueQuote } from "../../src/services/trade/VenueQuote.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import { toApiError } from "../../api/ErrorTable.js"
 import { eventually } from "../support/eventually.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
@@ -54,7 +57,15 @@ let launches = 0
 let beforeSign: (() => Promise<void>) | undefined
 
 const ACCOUNT = "acct-hood-trade"
-const caller: TradeCaller = { accountId: ACCOUNT, keyId: "kid-h", keyPrefix: null, embeddedWallet: "allowed", planFeeBps: 25n, referred: false }
+const caller: TradeCaller = { accountId: ACCOUNT, keyId: "kid-h", keyPrefix: "hkid00001", embeddedWallet: "allowed", planFeeBps: 25n, referred: false }
+/** A stored key (no limits): the gate books every executed trade on it. */
+const storeKey = (id: string, prefix: string, txLimit: { usdMicros: number; reset: "daily" } | null) =>
+  sqlRun(
+    insertKey(
+      { id, prefix, accountId: ACCOUNT, hash: `hash-${id}`, environment: "production", scopes: ["swap:write"], label: null, rateLimitPerMin: 60, dailyLaunchCap: 10, launchChains: ["hood"], embeddedWallet: "allowed", expiresAtMs: null, txLimit, mintedByDeviceId: null, provisionedBy: null },
+      Date.now()
+    )
+  )
 const prices = fixedPriceSource({ eth: "3000" }, () => Date.now())
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
 const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
@@ -136,6 +147,7 @@ beforeAll(async () => {
   await Effect.runPromise(harness.provider.setDelegation(ACCOUNT, "evm", "active"))
   wallet = getAddress(embedded.address)
   await setEthBalance(hoodTestClient(net), wallet, 10n ** 6n * ETH)
+  await storeKey("kid-h", "hkid00001", null)
   // The real provider; the test's hook runs after pricing, before the embedded wallet signs.
   const provider: typeof harness.provider = {
     ...harness.provider,
@@ -267,6 +279,35 @@ describe("Hood one-shot trades", () => {
     expect(await nonceOf(wallet)).toBe(nonceBefore + 1)
     const changed = await run(trades.submit(caller, request(`race-${seed}`, c.token, "buy", ETH / 5n), false))
     expect(changed._tag === "Left" && toApiError(changed.left)).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", httpStatus: 409 })
+  }, 120_000)
+
+  it("the one spend gate on Hood: a buy over the key's USD window is KEY_LIMIT_REACHED and moves nothing; one that fits holds, then books at ETH's price; a sell is never refused", async () => {
+    const c = await launch(5n * ETH, 50n * ETH)
+    // $3,000 an ETH: a $1,000 daily window fits a 0.25 ETH buy ($750), not a second one.
+    await storeKey("kid-h-cap", "hcap00001", { usdMicros: 1_000_000_000, reset: "daily" })
+    const who: TradeCaller = { ...caller, keyId: "kid-h-cap", keyPrefix: "hcap00001" }
+    const windowOf = () => sqlRun(windowUsedUsdMicros("kid-h-cap", "daily", Date.now()))
+    const first = await run(trades.submit(who, request(`gate-1-${seed}`, c.token, "buy", ETH / 4n), false))
+    expect(first._tag).toBe("Right")
+    expect(await sqlRun(reservationState(tradeReservationId({ accountId: ACCOUNT, clientTradeId: `gate-1-${seed}` })))).toBe("booked")
+    expect(await windowOf()).toBe(750_000_000n)
+
+    const ethBefore = await eth(wallet)
+    const nonceBefore = await nonceOf(wallet)
+    const dry = await run(trades.dryRun(who, request(`gate-dry-${seed}`, c.token, "buy", ETH / 4n)))
+    expect(dry._tag === "Left" && toApiError(dry.left)).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+    const over = await run(trades.submit(who, request(`gate-2-${seed}`, c.token, "buy", ETH / 4n), false))
+    expect(over._tag === "Left" && toApiError(over.left)).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+    expect(await rowCount(`gate-2-${seed}`)).toBe(0)
+    expect(await eth(wallet)).toBe(ethBefore)
+    expect(await nonceOf(wallet)).toBe(nonceBefore)
+    expect(await windowOf()).toBe(750_000_000n)
+
+    // A sell past the window is not refused, and counts the ETH it received.
+    const held = await tokenBalance(pc(), c.token, wallet)
+    const sold = await run(trades.submit(who, request(`gate-sell-${seed}`, c.token, "sell", held / 2n), false))
+    expect(sold._tag).toBe("Right")
+    expect(await windowOf()).toBeGreaterThan(750_000_000n)
   }, 120_000)
 
   it("slippage: a market that moved past the minimum is refused by the chain (curve and pool): trade_slippage, nothing moved, and the replay answers the same", async () => {
