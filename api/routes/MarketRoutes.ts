@@ -21,6 +21,7 @@ import { minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js
 import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
+import { answer, refusal } from "../OpenApi.js"
 import { route, type RouteDef } from "../Router.js"
 import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
@@ -187,6 +188,44 @@ const FeedResponse = Schema.Struct({
   exact: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "FeedResponse" })
 
+/** `GET /api/v1/verify/...` (spec 2.9): a launch of this service with its attribution (Solana) or provenance (Hood), or `{candleLaunched: false}`. */
+const Verification = Schema.Union(
+  Schema.Struct({ success: Schema.Literal(true), candleLaunched: Schema.Literal(false) }),
+  Schema.Struct({
+    success: Schema.Literal(true),
+    candleLaunched: Schema.Literal(true),
+    chain: Schema.Literal("solana"),
+    mint: Schema.String,
+    tier: Schema.NullOr(Schema.Literal("open", "exclusive")),
+    quoteMint: Schema.String,
+    graduated: Schema.Boolean,
+    pool: Schema.NullOr(Schema.String),
+    createdAt: Schema.String.annotations({ description: "ISO 8601" }),
+    creator: Schema.String,
+    viaAgentKey: Schema.Boolean,
+    attribution: Schema.Struct({ program: Schema.String, signer: Schema.String })
+  }),
+  Schema.Struct({
+    success: Schema.Literal(true),
+    candleLaunched: Schema.Literal(true),
+    chain: Schema.Literal("hood"),
+    mint: Schema.String,
+    tier: Schema.NullOr(Schema.Literal("open", "exclusive")),
+    quoteMint: Schema.String,
+    graduated: Schema.Boolean,
+    pool: Schema.Null,
+    createdAt: Schema.String.annotations({ description: "ISO 8601" }),
+    creator: Schema.String,
+    viaAgentKey: Schema.Boolean,
+    provenance: Schema.Struct({
+      curve: Schema.String,
+      factory: Schema.NullOr(Schema.String),
+      configHash: Schema.NullOr(Schema.String),
+      dexVersion: Schema.NullOr(Schema.Literal("v3", "v4"))
+    })
+  })
+).annotations({ identifier: "Verification" })
+
 const FEED_GRAMMAR = [
   "where := cond (',' cond)*, cond := field op value, op one of >= <= != = > <; all conditions must hold.",
   "sort := ['-'] field ('-' = descending). fields := field (',' field)* (chain and address always included).",
@@ -328,8 +367,8 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     auth: "public",
     pathParams: marketPath,
     responses: {
-      200: { description: "Verification; unknown mints and launches recorded as test, local or hidden answer {candleLaunched: false}", headers: ["Cache-Control"] },
-      400: { description: "Invalid chain (VALIDATION_FAILED)" }
+      200: answer("Verification; unknown mints and launches recorded as test, local or hidden answer {candleLaunched: false}", Verification, ["Cache-Control"]),
+      400: refusal(["VALIDATION_FAILED"], "invalid chain")
     },
     handler: (_req, { chain, mint: raw }) => {
       const core = ADDRESS_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined

@@ -17,29 +17,6 @@ const NOT_JSON = new Set(["GET /api/v1/uploads/images/{file} 200", "GET /v1/stra
 /** Successes still described in words only, by document. */
 const UNDESCRIBED: Readonly<Record<string, ReadonlyArray<string>>> = {
   main: [
-    "GET /healthz 200",
-    "GET /api/v1/verify/{chain}/{mint} 200",
-    "POST /api/v1/agent/keys 200",
-    "GET /api/v1/agent/keys 200",
-    "DELETE /api/v1/agent/keys/{prefix} 200",
-    "PATCH /api/v1/agent/keys/{prefix} 200",
-    "GET /api/v1/agent/keys/{prefix}/usage 200",
-    "PUT /api/v1/agent/keys/self/access 200",
-    "PUT /api/v1/agent/keys/{prefix}/access 200",
-    "GET /api/v1/agent/keys/{prefix}/access-changes 200",
-    "GET /api/v1/agent/keys/self/limits 200",
-    "PUT /api/v1/agent/keys/self/limits 200",
-    "PUT /api/v1/agent/keys/{prefix}/limits 200",
-    "PUT /api/v1/agent/keys/{prefix}/embedded-wallet 200",
-    "GET /api/v1/agent/tier 200",
-    "POST /api/v1/admin/agent-tier 200",
-    "POST /api/v1/agent/enable 200",
-    "POST /api/v1/auth/device/code 200",
-    "GET /api/v1/auth/device 200",
-    "POST /api/v1/auth/device/decision 200",
-    "POST /api/v1/auth/device/token 200",
-    "GET /api/v1/agent/devices 200",
-    "DELETE /api/v1/agent/devices/{prefix} 200",
     "GET /api/v1/openapi.json 200"
   ],
   data: [

@@ -1427,6 +1427,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+        };
         Readiness: {
             ready: boolean;
             checks: {
@@ -1643,6 +1647,54 @@ export interface components {
                 crossesGraduation?: boolean;
                 refund?: string;
                 quoteConsumed?: string;
+            };
+        };
+        Verification: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: false;
+        } | {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: true;
+            /** @enum {string} */
+            chain: "solana";
+            mint: string;
+            tier: ("open" | "exclusive") | null;
+            quoteMint: string;
+            graduated: boolean;
+            pool: string | null;
+            /** @description ISO 8601 */
+            createdAt: string;
+            creator: string;
+            viaAgentKey: boolean;
+            attribution: {
+                program: string;
+                signer: string;
+            };
+        } | {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: true;
+            /** @enum {string} */
+            chain: "hood";
+            mint: string;
+            tier: ("open" | "exclusive") | null;
+            quoteMint: string;
+            graduated: boolean;
+            pool: null;
+            /** @description ISO 8601 */
+            createdAt: string;
+            creator: string;
+            viaAgentKey: boolean;
+            provenance: {
+                curve: string;
+                factory: string | null;
+                configHash: string | null;
+                dexVersion: ("v3" | "v4") | null;
             };
         };
         HoodMarkResponse: {
@@ -2833,6 +2885,49 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        IssuedAgentKey: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description The plaintext key (svc_live_... or svc_test_...), shown only here */
+            key: string;
+            keyPrefix: string;
+            scopes: string[];
+            access: ("read" | "readwrite" | "readwritetransfer") | null;
+            /** @enum {string} */
+            environment: "production" | "test";
+            rateLimitPerMin: components["schemas"]["Int"];
+            dailyLaunchCap: components["schemas"]["Int"];
+            launchChains: ("solana" | "hood")[];
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+            issuedCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            effectiveCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            raisedBy: ("free" | "pro" | "max") | null;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+            label?: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            expiresAt?: number;
+            txLimit?: components["schemas"]["TxLimit"];
+            apiBaseUrl?: string;
+        };
+        TxLimit: {
+            usdMicros: components["schemas"]["Int"];
+            /** @enum {string} */
+            reset: "never" | "daily" | "weekly" | "monthly";
+        };
         KeyIssueBody: {
             /** @enum {string} */
             environment?: "production" | "test";
@@ -2864,6 +2959,82 @@ export interface components {
             ref?: string;
         } & {
             [key: string]: unknown;
+        };
+        AgentKeyList: {
+            /** @enum {boolean} */
+            success: true;
+            keys: components["schemas"]["AgentKeyRow"][];
+            usageSince: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+        };
+        AgentKeyRow: {
+            keyPrefix: string;
+            label?: string;
+            scopes: string[];
+            access: ("read" | "readwrite" | "readwritetransfer") | null;
+            /** @enum {string} */
+            environment: "production" | "test";
+            /** @enum {string} */
+            status: "active" | "revoked" | "expired";
+            rateLimitPerMin: components["schemas"]["Int"];
+            dailyLaunchCap: components["schemas"]["Int"];
+            issuedCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            effectiveCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            raisedBy: ("free" | "pro" | "max") | null;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            createdAt: number;
+            lastUsedAt: number | null;
+            revokedAt: number | null;
+            expiresAt: number | null;
+            launchChains: ("solana" | "hood")[];
+            mintedByDevicePrefix: string | null;
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+            txLimit: components["schemas"]["TxLimit"] | null;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
+            avatar?: string;
+            paused: boolean;
+            usage?: components["schemas"]["KeyUsage"];
+        };
+        SpendLimit: {
+            /** @enum {string} */
+            asset: "sol" | "usdc" | "svc" | "eth" | "usdg";
+            maxPerTxRaw: components["schemas"]["RawAmount"];
+        };
+        KeyUsage: {
+            todayUsdMicros: components["schemas"]["Int"];
+            weekUsdMicros: components["schemas"]["Int"];
+            monthUsdMicros: components["schemas"]["Int"];
+            lifetimeUsdMicros: components["schemas"]["Int"];
+            days30UsdMicros: components["schemas"]["Int"];
+            tradeCount30: components["schemas"]["Int"];
+            launchCount30: components["schemas"]["Int"];
+            lifetimeLaunches: components["schemas"]["Int"];
+        };
+        AgentKeyRevoked: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            revokedAt: number | null;
+        };
+        AgentKeyPatched: {
+            /** @enum {boolean} */
+            success: true;
+            key: components["schemas"]["AgentKeyRow"];
         };
         /** @description Exactly one field; `paused: true` pauses the key, `false` resumes it */
         KeyPatchBody: ({
@@ -2898,6 +3069,111 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        AgentKeyUsage: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            days: components["schemas"]["Int"];
+            usageSince: string;
+            series: {
+                day: string;
+                usdMicros: components["schemas"]["Int"];
+                tradeCount: components["schemas"]["Int"];
+                launchCount: components["schemas"]["Int"];
+            }[];
+        };
+        AccessChangePreview: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            label: string | null;
+            /** @enum {string} */
+            direction: "unchanged" | "narrow" | "widen";
+            from: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            to: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            added: string[];
+            removed: string[];
+            effects: {
+                boundTeeWallets?: {
+                    count: components["schemas"]["Int"];
+                    sample: string[];
+                };
+                /** @enum {string} */
+                walletScope?: "all" | "selected";
+                linkedTransferReady?: {
+                    txLimit: boolean;
+                    assets: {
+                        sol: boolean;
+                        usdc: boolean;
+                        svc: boolean;
+                    };
+                };
+                openSignClaims?: components["schemas"]["Int"];
+                openLimitOrders?: components["schemas"]["Int"];
+            };
+            warnings: {
+                /** @enum {string} */
+                code: "MOVES_FUNDS" | "VAULT_TRANSFER_READY" | "LINKED_TRANSFER_NEEDS_LIMITS" | "BOUND_WALLETS_STOP_TRADING" | "OPEN_ORDERS_STRANDED" | "OPEN_SIGNS_REFUSED" | "WORKERS_STOP" | "DROPS_UNLISTED_SCOPES";
+                message: string;
+            }[];
+            /** @enum {boolean} */
+            dryRun: true;
+        };
+        AccessChangeCommitted: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            label: string | null;
+            /** @enum {string} */
+            direction: "unchanged" | "narrow" | "widen";
+            from: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            to: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            added: string[];
+            removed: string[];
+            effects: {
+                boundTeeWallets?: {
+                    count: components["schemas"]["Int"];
+                    sample: string[];
+                };
+                /** @enum {string} */
+                walletScope?: "all" | "selected";
+                linkedTransferReady?: {
+                    txLimit: boolean;
+                    assets: {
+                        sol: boolean;
+                        usdc: boolean;
+                        svc: boolean;
+                    };
+                };
+                openSignClaims?: components["schemas"]["Int"];
+                openLimitOrders?: components["schemas"]["Int"];
+            };
+            warnings: {
+                /** @enum {string} */
+                code: "MOVES_FUNDS" | "VAULT_TRANSFER_READY" | "LINKED_TRANSFER_NEEDS_LIMITS" | "BOUND_WALLETS_STOP_TRADING" | "OPEN_ORDERS_STRANDED" | "OPEN_SIGNS_REFUSED" | "WORKERS_STOP" | "DROPS_UNLISTED_SCOPES";
+                message: string;
+            }[];
+            /** @enum {boolean} */
+            dryRun: false;
+            changeId: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            at: number;
+        };
         KeyAccessBody: {
             /** @enum {string} */
             access: "read" | "readwrite" | "readwritetransfer";
@@ -2905,6 +3181,46 @@ export interface components {
             expectScopes?: string[];
         } & {
             [key: string]: unknown;
+        };
+        AccessChanges: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            changes: {
+                changeId: string;
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                at: number;
+                /** @enum {string} */
+                direction: "unchanged" | "narrow" | "widen";
+                from: {
+                    access: ("read" | "readwrite" | "readwritetransfer") | null;
+                    scopes: string[];
+                };
+                to: {
+                    access: ("read" | "readwrite" | "readwritetransfer") | null;
+                    scopes: string[];
+                };
+                /** @enum {string} */
+                actor: "session" | "device" | "agent";
+                actorDevicePrefix?: string | null;
+                actorKeyPrefix?: string | null;
+            }[];
+        };
+        OwnKeyLimits: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
+        };
+        StoredKeyLimits: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
         };
         KeyLimitsBody: ({
             /** @enum {string} */
@@ -2914,11 +3230,105 @@ export interface components {
         } & {
             [key: string]: unknown;
         })[];
+        StoredEmbeddedWallet: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+        };
         EmbeddedWalletBody: {
             /** @enum {string} */
             embeddedWallet: "allowed" | "denied";
         } & {
             [key: string]: unknown;
+        };
+        TierSnapshot: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            tier: "free" | "pro" | "max";
+            /** @enum {string} */
+            liveTier: "free" | "pro" | "max";
+            stakedCndl: components["schemas"]["RawAmount"] | null;
+            heldCndl: components["schemas"]["RawAmount"] | null;
+            thresholds: {
+                minStakedCndl: number;
+                minHeldCndl: number;
+                graceMs: number;
+            };
+            grace: {
+                /** @enum {boolean} */
+                active: false;
+                startedAt: null;
+                endsAt: null;
+            };
+            maxTierExpiresAt: number | null;
+            maxExpired: boolean;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            maxExpiredAt?: number;
+            maxExpiredSource?: string;
+            maxExpiredNotice?: string;
+            renewalUrl?: string;
+            feeBps: components["schemas"]["Int"];
+            feeTotals: {
+                chain: string;
+                quoteAsset: string;
+                feeRawSum: components["schemas"]["RawAmount"];
+                count: components["schemas"]["Int"];
+            }[];
+            planTable: components["schemas"]["Plan"][];
+            maxPricing: {
+                usdMonthly: string;
+                display: string;
+                promoMaxDays: components["schemas"]["Int"];
+            };
+            proPricing: {
+                usdMonthly: string;
+                display: string;
+                payableWithPlatformToken: boolean;
+            } | null;
+            tierCaps: {
+                /**
+                 * positive
+                 * @description a positive number
+                 */
+                requestsPerMin: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                launchesPerDay: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                uploadsPerMin: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                linkedWallets: components["schemas"]["Int"];
+            };
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+        };
+        AgentTierState: {
+            /** @enum {boolean} */
+            success: true;
+            accountId: string;
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            maxGrantExpiresAt: number | null;
+            maxGrantSource: ("subscription" | "trial" | "team" | "promo") | null;
+            maxTierExpiresAt: number | null;
+            maxExpired: boolean;
         };
         AgentTierBody: {
             accountId: string;
@@ -2931,10 +3341,36 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AgentEnabled: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            enabled: true;
+        };
         AgentEnableBody: {
             enabled: boolean;
         } & {
             [key: string]: unknown;
+        };
+        DeviceCode: {
+            /** @enum {boolean} */
+            success: true;
+            deviceCode: string;
+            userCode: string;
+            verificationUri: string;
+            verificationUriComplete: string;
+            /**
+             * int
+             * @description Seconds
+             */
+            expiresIn: number;
+            /**
+             * int
+             * @description Seconds between polls
+             */
+            interval: number;
+            scopes: string[];
+            movesFunds: boolean;
         };
         DeviceCodeBody: {
             clientName?: string;
@@ -2944,16 +3380,87 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DeviceRequest: {
+            /** @enum {boolean} */
+            success: true;
+            request: {
+                userCode: string;
+                clientName: string | null;
+                scopes: string[];
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                movesFunds: boolean;
+                /** @enum {string} */
+                environment: "production" | "test";
+                /** @enum {string} */
+                status: "pending" | "approved" | "denied" | "exchanged";
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                expiresAt: number;
+            };
+        };
         DeviceDecisionBody: {
             userCode: string;
             approve?: boolean | null;
         } & {
             [key: string]: unknown;
         };
+        DeviceTokenProvisioned: {
+            /** @enum {boolean} */
+            success: true;
+            deviceToken: string;
+            devicePrefix: string;
+            accountId: string;
+            scopes: string[];
+            /** @enum {boolean} */
+            provisioned: true;
+            key: components["schemas"]["IssuedAgentKey"];
+        };
+        DeviceTokenUnprovisioned: {
+            /** @enum {boolean} */
+            success: true;
+            deviceToken: string;
+            devicePrefix: string;
+            accountId: string;
+            scopes: string[];
+            /** @enum {boolean} */
+            provisioned: false;
+            /** @description The spec code the failed provisioning maps to */
+            code: string;
+            message: string;
+        };
         DeviceTokenBody: {
             deviceCode: string;
         } & {
             [key: string]: unknown;
+        };
+        DeviceList: {
+            /** @enum {boolean} */
+            success: true;
+            devices: {
+                devicePrefix: string;
+                clientName: string | null;
+                scopes: string[];
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                createdAt: number;
+                lastUsedAt: number | null;
+                revokedAt: number | null;
+            }[];
+        };
+        DeviceRevoked: {
+            /** @enum {boolean} */
+            success: true;
+            devicePrefix: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            revokedAt: number;
+            revokedKeys: string[];
         };
         /** @description `{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}` */
         WalletList: {
@@ -3164,7 +3671,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
             };
         };
     };
@@ -3510,15 +4019,29 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
             };
-            /** @description Invalid chain (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: invalid chain */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5996,15 +6519,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyList"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6022,47 +6559,97 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The issued key */
+            /** @description The issued key (the plaintext key only here) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["IssuedAgentKey"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: a body field, or the active key limit */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, AGENT_WALLET_NOT_DELEGATED: agent features off, or no chain delegated */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "AGENT_WALLET_NOT_DELEGATED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description KEY_ISSUANCE_FAILED: the wallet provider or storage was unreachable; nothing was issued */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "KEY_ISSUANCE_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6084,24 +6671,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyRevoked"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6127,42 +6740,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyPatched"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: pausing or resuming a revoked key */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6187,33 +6850,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyUsage"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6231,65 +6932,139 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Access-change response */
+            /** @description Access-change response (a preview with dryRun, else the committed change) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChangePreview"] | components["schemas"]["AccessChangeCommitted"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: a key widening its own access */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, KEY_ACCESS_PARTNER_KEY, KEY_ACCESS_STALE: revoked or expired key, partner key, scopes changed since the preview */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "KEY_ACCESS_PARTNER_KEY" | "KEY_ACCESS_STALE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description SWAP_FAILED: the change could not be verified or recorded; nothing changed */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6310,56 +7085,118 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Access-change response */
+            /** @description Access-change response (a preview with dryRun, else the committed change) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChangePreview"] | components["schemas"]["AccessChangeCommitted"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, KEY_ACCESS_PARTNER_KEY, KEY_ACCESS_STALE: revoked or expired key, partner key, scopes changed since the preview */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "KEY_ACCESS_PARTNER_KEY" | "KEY_ACCESS_STALE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description SWAP_FAILED: the change could not be verified or recorded; nothing changed */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6384,33 +7221,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChanges"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6429,24 +7304,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OwnKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6469,42 +7370,113 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: raising or clearing a cap */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: the key was revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6530,51 +7502,113 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: an agent key raising or clearing a cap */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: the key is revoked */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6600,33 +7634,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredEmbeddedWallet"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6645,24 +7717,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["TierSnapshot"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6685,42 +7783,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentTierState"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description ADMIN_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "ADMIN_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6743,42 +7891,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentEnabled"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: disabling is refused, or no linked Solana wallet */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description KEY_ISSUANCE_FAILED: the wallet provider was unreachable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "KEY_ISSUANCE_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6801,15 +7999,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceCode"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6831,24 +8043,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRequest"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no pending request with this user code */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6871,42 +8109,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRequest"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no pending request with this user code */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: already decided */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6929,24 +8217,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceTokenProvisioned"] | components["schemas"]["DeviceTokenUnprovisioned"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: reason: invalid_grant, access_denied, expired_token, authorization_pending (RFC 8628) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED: reason slow_down: polled faster than the interval */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6965,15 +8279,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceList"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6998,24 +8326,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRevoked"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such device on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
