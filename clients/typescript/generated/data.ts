@@ -1049,6 +1049,521 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DataTokenMarket: {
+            token: {
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                address: string;
+                name: string;
+                symbol: string;
+                image: string | null;
+                decimals: components["schemas"]["Int"];
+                quote_asset: string | null;
+                quote_mint: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                venue: string | null;
+                progress_bps: components["schemas"]["Int"];
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                market_cap_usd: components["schemas"]["DecimalString"] | null;
+                liquidity: components["schemas"]["DecimalString"];
+                liquidity_usd: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+                trades_1h: components["schemas"]["Int"];
+                volume_24h: components["schemas"]["DecimalString"];
+                volume_24h_usd: components["schemas"]["DecimalString"] | null;
+                trades_24h: components["schemas"]["Int"];
+                buys_24h: components["schemas"]["Int"];
+                sells_24h: components["schemas"]["Int"];
+                volume_total: components["schemas"]["DecimalString"];
+                trades_total: components["schemas"]["Int"];
+                created_at: string | null;
+                last_trade_at: string | null;
+                creator: string;
+                stats_as_of: string | null;
+            };
+            safety: {
+                /** @enum {boolean} */
+                launched_here: true;
+                /** @enum {boolean} */
+                program_curve: true;
+                /** @enum {string} */
+                mode: "open" | "exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
+                buys_open: boolean;
+                sells_open: boolean;
+                holders: components["schemas"]["Int"];
+                top10_held_bps: components["schemas"]["Int"];
+                creator_held_bps: components["schemas"]["Int"];
+                creator_bought: components["schemas"]["DecimalString"];
+                creator_sold: components["schemas"]["DecimalString"];
+                flags: ("creator_holds_over_20pct" | "top10_hold_over_50pct" | "creator_sold" | "market_in_recovery" | "graduating_not_tradable")[];
+            };
+        };
+        /**
+         * int
+         * @description an integer
+         */
+        Int: number;
+        /** @description A decimal number as a string */
+        DecimalString: string;
+        DataTokenHistory: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            /** @enum {string} */
+            interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1D";
+            price_unit: string;
+            from: string | null;
+            to: string | null;
+            candles: {
+                t: string | null;
+                open: number;
+                high: number;
+                low: number;
+                close: number;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume_tokens: components["schemas"]["DecimalString"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+            }[];
+            summary: {
+                open: number;
+                high: number;
+                low: number;
+                close: number;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume_tokens: components["schemas"]["DecimalString"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                change: number;
+                change_pct: number | null;
+            } | null;
+        };
+        DataTokenTopTraders: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            /** @enum {string} */
+            sort: "pnl" | "volume";
+            traders: components["schemas"]["Int"];
+            rows: components["schemas"]["DataPositionRow"][];
+        };
+        DataPositionRow: {
+            wallet: string;
+            bought: components["schemas"]["DecimalString"];
+            sold: components["schemas"]["DecimalString"];
+            net: components["schemas"]["DecimalString"];
+            held: components["schemas"]["DecimalString"];
+            held_bps: components["schemas"]["Int"];
+            spent: components["schemas"]["DecimalString"];
+            received: components["schemas"]["DecimalString"];
+            value: components["schemas"]["DecimalString"];
+            pnl: components["schemas"]["DecimalString"];
+            spent_usd: components["schemas"]["DecimalString"] | null;
+            received_usd: components["schemas"]["DecimalString"] | null;
+            value_usd: components["schemas"]["DecimalString"] | null;
+            pnl_usd: components["schemas"]["DecimalString"] | null;
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            first_trade_at: string | null;
+            last_trade_at: string | null;
+        };
+        DataTokenHolders: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            supply: components["schemas"]["DecimalString"];
+            holders: components["schemas"]["Int"];
+            rows: {
+                wallet: string;
+                amount: components["schemas"]["DecimalString"];
+                held_bps: components["schemas"]["Int"];
+                value: components["schemas"]["DecimalString"];
+                value_usd: components["schemas"]["DecimalString"] | null;
+                is_creator: boolean;
+            }[];
+        };
+        DataTokenVenues: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            current: string | null;
+            venues: {
+                venue: string;
+                active: boolean;
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                trades_24h: components["schemas"]["Int"];
+                volume_24h: components["schemas"]["DecimalString"];
+                volume_24h_usd: components["schemas"]["DecimalString"] | null;
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+            }[];
+        };
+        DataTokenTrades: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            quote_asset: string | null;
+            trades: {
+                id: string;
+                signature: string;
+                at: string | null;
+                /** @enum {string} */
+                side: "buy" | "sell";
+                venue: string;
+                trader: string;
+                amount: components["schemas"]["DecimalString"];
+                quote: components["schemas"]["DecimalString"];
+                quote_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
+        DataTokenProfile: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            name: string;
+            symbol: string;
+            image: string | null;
+            uri: string;
+            socials: null;
+            description: null;
+            decimals: components["schemas"]["Int"];
+            supply: components["schemas"]["DecimalString"];
+            quote_asset: string | null;
+            /** @enum {string} */
+            mode: "open" | "exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
+            fee_bps: components["schemas"]["Int"];
+            creator_fee_bps: components["schemas"]["Int"];
+            staker_allocation_bps: components["schemas"]["Int"];
+            curve_address: string;
+            created_at: string | null;
+            created_signature: string;
+            creator: {
+                address: string;
+                launches: components["schemas"]["Int"];
+                other_launches: {
+                    /** @enum {string} */
+                    chain: "solana" | "hood";
+                    address: string;
+                    symbol: string;
+                    /** @enum {string} */
+                    lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                }[];
+            };
+        };
+        DataTokenLaunchOverview: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            name: string;
+            symbol: string;
+            created_at: string | null;
+            creator: string;
+            /** @enum {string} */
+            lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            progress_bps: components["schemas"]["Int"];
+            first_trade_at: string | null;
+            last_trade_at: string | null;
+            trades: components["schemas"]["Int"];
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            traders: components["schemas"]["Int"];
+            holders: components["schemas"]["Int"];
+            early_buyers: components["schemas"]["Int"];
+            early_window_seconds: components["schemas"]["Int"];
+            volume: components["schemas"]["DecimalString"];
+            volume_usd: components["schemas"]["DecimalString"] | null;
+            raised: components["schemas"]["DecimalString"];
+            raised_usd: components["schemas"]["DecimalString"] | null;
+            threshold: components["schemas"]["DecimalString"];
+            dev_buy: {
+                bought: components["schemas"]["DecimalString"];
+                sold: components["schemas"]["DecimalString"];
+                spent: components["schemas"]["DecimalString"];
+                spent_usd: components["schemas"]["DecimalString"] | null;
+            };
+            top10_held_bps: components["schemas"]["Int"];
+            graduated_at: string | null;
+            seconds_to_graduation: components["schemas"]["Int"] | null;
+            migrated_at: string | null;
+            cached_at: string | null;
+        };
+        DataTokenWalletPnl: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            price: components["schemas"]["DecimalString"] | null;
+            price_usd: components["schemas"]["DecimalString"] | null;
+            wallets: ({
+                wallet: string;
+                /** @enum {boolean} */
+                traded: false;
+            } | {
+                /** @enum {boolean} */
+                traded: true;
+                wallet: string;
+                bought: components["schemas"]["DecimalString"];
+                sold: components["schemas"]["DecimalString"];
+                net: components["schemas"]["DecimalString"];
+                held: components["schemas"]["DecimalString"];
+                held_bps: components["schemas"]["Int"];
+                spent: components["schemas"]["DecimalString"];
+                received: components["schemas"]["DecimalString"];
+                value: components["schemas"]["DecimalString"];
+                pnl: components["schemas"]["DecimalString"];
+                spent_usd: components["schemas"]["DecimalString"] | null;
+                received_usd: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                pnl_usd: components["schemas"]["DecimalString"] | null;
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+                realized_pnl: components["schemas"]["DecimalString"];
+                realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"];
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            })[];
+        };
+        DataTokenSearch: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            q: string;
+            matched: components["schemas"]["Int"];
+            results: {
+                address: string;
+                name: string;
+                symbol: string;
+                image: string | null;
+                match: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_24h: components["schemas"]["DecimalString"];
+                created_at: string | null;
+            }[];
+        };
+        DataPrices: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            prices: {
+                address: string;
+                symbol: string;
+                quote_asset: string | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                last_trade_at: string | null;
+            }[];
+            missing: string[];
+        };
+        DataCohortOverlap: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            basis: "holders" | "traders";
+            cohorts: {
+                address: string;
+                wallets: components["schemas"]["Int"];
+            }[];
+            pairs: {
+                a: string;
+                b: string;
+                shared: components["schemas"]["Int"];
+                overlap_bps: components["schemas"]["Int"];
+            }[];
+            in_all: components["schemas"]["Int"];
+            in_two_or_more: components["schemas"]["Int"];
+            truncated: boolean;
+            wallets: {
+                wallet: string;
+                mints: string[];
+            }[];
+        };
+        DataFinalStretch: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string | null;
+            curve: {
+                address: string;
+                name: string;
+                symbol: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                progress_bps: components["schemas"]["Int"];
+                raised: components["schemas"]["DecimalString"];
+                threshold: components["schemas"]["DecimalString"];
+                remaining: components["schemas"]["DecimalString"];
+                remaining_usd: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+            }[];
+            graduated: {
+                address: string;
+                name: string;
+                symbol: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                progress_bps: components["schemas"]["Int"];
+                raised: components["schemas"]["DecimalString"];
+                threshold: components["schemas"]["DecimalString"];
+                remaining: components["schemas"]["DecimalString"];
+                remaining_usd: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+                graduated_at: string | null;
+            }[];
+        };
+        DataWalletStats: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            since: string | null;
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            trades: components["schemas"]["Int"];
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            tokens_traded: components["schemas"]["Int"];
+            volume_usd: components["schemas"]["DecimalString"] | null;
+            volume: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            realized_pnl: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            tokens_closed: components["schemas"]["Int"];
+            wins: components["schemas"]["Int"];
+            losses: components["schemas"]["Int"];
+            win_rate_bps: components["schemas"]["Int"] | null;
+            unknown_tokens: components["schemas"]["Int"];
+            history_truncated: boolean;
+        };
+        DataWalletActivity: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            trades: components["schemas"]["DataWalletTrade"][];
+            next_before: string | null;
+        };
+        DataWalletTrade: {
+            signature: string;
+            at: string | null;
+            token: string;
+            symbol: string | null;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            quote_asset: string | null;
+            amount: components["schemas"]["DecimalString"] | null;
+            quote: components["schemas"]["DecimalString"] | null;
+            quote_usd: components["schemas"]["DecimalString"] | null;
+            volume: components["schemas"]["DecimalString"] | null;
+            volume_usd: components["schemas"]["DecimalString"] | null;
+        };
+        DataWalletTokenBreakdown: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            tokens_traded: components["schemas"]["Int"];
+            history_truncated: boolean;
+            tokens: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                quote_asset: string | null;
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                bought: components["schemas"]["DecimalString"] | null;
+                sold: components["schemas"]["DecimalString"] | null;
+                spent: components["schemas"]["DecimalString"] | null;
+                received: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                realized_pnl: components["schemas"]["DecimalString"] | null;
+                realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                held: components["schemas"]["DecimalString"] | null;
+                cost_held: components["schemas"]["DecimalString"] | null;
+                value: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+            }[];
+        };
+        DataWalletPortfolio: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            positions_count: components["schemas"]["Int"];
+            value_usd: components["schemas"]["DecimalString"] | null;
+            value: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            cost_usd: components["schemas"]["DecimalString"] | null;
+            history_truncated: boolean;
+            positions: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                lifecycle: ("trading" | "completed" | "migrated" | "recovery") | null;
+                quote_asset: string | null;
+                amount: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                value: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                cost: components["schemas"]["DecimalString"] | null;
+                cost_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
     };
     responses: never;
     parameters: never;
@@ -1424,7 +1939,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenMarket"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1485,12 +2002,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OHLCV candles (1m, 5m, 15m, 1h, 4h, 1D) with a summary; 30 days by default */
+            /** @description OHLCV candles with a summary */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenHistory"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1619,12 +2138,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Wallets ranked by P&L (or volume) on the token, from its trades */
+            /** @description Wallets ranked by P&L or volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenTopTraders"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1681,12 +2202,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Holders by net position from trades (Solana and Hood) */
+            /** @description Holders by net position */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenHolders"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1741,12 +2264,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Where the token trades now and totals per venue */
+            /** @description Venues and totals */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenVenues"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1803,12 +2328,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The token's newest trades, newest first (the trade tape) */
+            /** @description The trade tape */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenTrades"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1863,12 +2390,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Identity, launch terms and the creator's other launches */
+            /** @description Identity, launch terms and the creator's launches */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenProfile"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1923,12 +2452,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description How the launch went (cached 60 s) */
+            /** @description How the launch went */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenLaunchOverview"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -1985,12 +2516,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description P&L of up to 50 wallets on the token */
+            /** @description Realized and unrealized P&L per wallet */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenWalletPnl"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2046,12 +2579,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Find tokens by name, ticker or address */
+            /** @description Tokens matching by address, ticker or name */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenSearch"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2252,12 +2787,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prices of up to 60 tokens */
+            /** @description Prices of the known tokens and the unknown addresses */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataPrices"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2306,12 +2843,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Wallets shared by the holders (or traders) of 2 to 5 tokens */
+            /** @description Cohort sizes, pairwise overlaps and the shared wallets */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataCohortOverlap"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2329,6 +2868,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND: a token in mints is unknown */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -2356,12 +2916,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana curve tokens closest to graduating, plus those graduated in the last 10 minutes */
+            /** @description Curves closest to graduating and the last 10 minutes' graduations */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataFinalStretch"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2853,12 +3415,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's volume, trades, win rate and realized P&L (average cost) over the period */
+            /** @description Volume, trades, win rate and realized P&L */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletStats"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2912,12 +3476,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's trades over the period, newest first */
+            /** @description Trades, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletActivity"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2967,12 +3533,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's figures per token traded in the period (average-cost P&L, holdings valued at spot) */
+            /** @description Figures per token */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletTokenBreakdown"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3020,12 +3588,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's net positions (from its trades) valued at the tokens' spot reserves */
+            /** @description Net positions valued at spot */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletPortfolio"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
