@@ -1355,6 +1355,60 @@ export interface components {
                 created_at: string | null;
             }[];
         };
+        DataGainers: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            window: "5m" | "1h" | "6h" | "24h";
+            gainers: {
+                address: string;
+                name: string;
+                symbol: string;
+                change_pct: number;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                trades: components["schemas"]["Int"];
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            }[];
+        };
+        DataMetas: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            hours: components["schemas"]["Int"];
+            metas: {
+                meta: string;
+                tokens: components["schemas"]["Int"];
+                volume_usd: components["schemas"]["DecimalString"];
+                top: {
+                    address: string;
+                    symbol: string;
+                    name: string;
+                }[];
+            }[];
+        };
+        DataMarketActivity: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            hours: components["schemas"]["Int"];
+            /** @enum {string} */
+            wallets: "all" | "tracked";
+            tokens: {
+                address: string;
+                name: string | null;
+                symbol: string | null;
+                wallets: components["schemas"]["Int"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                last_trade_at: string | null;
+            }[];
+        };
         DataPrices: {
             /** @enum {string} */
             chain: "solana" | "hood";
@@ -1430,6 +1484,176 @@ export interface components {
                 market_cap: components["schemas"]["DecimalString"] | null;
                 volume_1h: components["schemas"]["DecimalString"];
                 graduated_at: string | null;
+            }[];
+        };
+        DataSocialMentions: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mentions: {
+                id: string;
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                token: string;
+                symbol: string | null;
+                author: string;
+                kol: {
+                    id: string;
+                    handle: string;
+                    name: string;
+                    followers: components["schemas"]["Int"];
+                } | null;
+                text: string;
+                url: string | null;
+                at: string | null;
+            }[];
+        };
+        DataSocialMentionMarks: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            token: string;
+            symbol: string;
+            quote_asset: string | null;
+            marks: {
+                id: string;
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                token: string;
+                symbol: string | null;
+                author: string;
+                kol: {
+                    id: string;
+                    handle: string;
+                    name: string;
+                    followers: components["schemas"]["Int"];
+                } | null;
+                text: string;
+                url: string | null;
+                at: string | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                price_at: string | null;
+            }[];
+        };
+        DataSocialTrending: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            window: "1h" | "6h" | "24h" | "7d";
+            since: string | null;
+            mentions_scanned: components["schemas"]["Int"];
+            tokens: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                mentions: components["schemas"]["Int"];
+                kol_mentions: components["schemas"]["Int"];
+                authors: components["schemas"]["Int"];
+                last_mention_at: string | null;
+                trades: components["schemas"]["Int"];
+                traders: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
+        DataWallets: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            total: components["schemas"]["Int"];
+            wallets: components["schemas"]["DataTrackedWallet"][];
+        };
+        DataTrackedWallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string;
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "deployer" | "fund";
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            groups: string[];
+            kol: {
+                id: string;
+                handle: string | null;
+            } | null;
+        };
+        DataWalletDetail: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string;
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "deployer" | "fund";
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            groups: string[];
+            kol: {
+                id: string;
+                handle: string;
+                name: string;
+                followers: components["schemas"]["Int"];
+            } | null;
+            group_details: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                visibility: "public" | "pro" | "max";
+            }[];
+        };
+        DataGroups: {
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            groups: {
+                id: string;
+                name: string;
+                description: string;
+                /** @enum {string} */
+                visibility: "public" | "pro" | "max";
+                wallet_ids: string[];
+                wallets: components["schemas"]["Int"];
+            }[];
+        };
+        DataGroupDetail: {
+            id: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            wallet_ids: string[];
+            wallets: components["schemas"]["Int"];
+            members: components["schemas"]["DataTrackedWallet"][];
+        };
+        DataLabelledTrades: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "all";
+            wallets: components["schemas"]["Int"];
+            trades: {
+                signature: string;
+                at: string | null;
+                token: string;
+                symbol: string | null;
+                /** @enum {string} */
+                side: "buy" | "sell";
+                venue: string;
+                quote_asset: string | null;
+                amount: components["schemas"]["DecimalString"] | null;
+                quote: components["schemas"]["DecimalString"] | null;
+                quote_usd: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                wallet: {
+                    address: string;
+                    id: string;
+                    label: string;
+                    /** @enum {string} */
+                    kind: "smartmoney" | "kol" | "deployer" | "fund";
+                    kol: string | null;
+                };
             }[];
         };
         DataWalletStats: {
@@ -1563,6 +1787,77 @@ export interface components {
                 unrealized_pnl: components["schemas"]["DecimalString"] | null;
                 unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
             }[];
+        };
+        DataBookLegs: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            days: components["schemas"]["Int"];
+            window_minutes: components["schemas"]["Int"];
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            pairs: components["schemas"]["Int"];
+            truncated: boolean;
+            counterparties: {
+                wallet: string;
+                label: {
+                    id: string;
+                    label: string;
+                    /** @enum {string} */
+                    kind: "smartmoney" | "kol" | "deployer" | "fund";
+                    groups: string[];
+                } | null;
+                legs: components["schemas"]["Int"];
+                tokens: components["schemas"]["Int"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume: {
+                    quote_asset: string;
+                    amount: components["schemas"]["DecimalString"];
+                    usd: components["schemas"]["DecimalString"] | null;
+                }[];
+            }[];
+            legs: {
+                token: string;
+                symbol: string | null;
+                gap_ms: components["schemas"]["Int"];
+                leg: components["schemas"]["DataWalletTrade"];
+                counter: {
+                    signature: string;
+                    at: string | null;
+                    token: string;
+                    symbol: string | null;
+                    /** @enum {string} */
+                    side: "buy" | "sell";
+                    venue: string;
+                    quote_asset: string | null;
+                    amount: components["schemas"]["DecimalString"] | null;
+                    quote: components["schemas"]["DecimalString"] | null;
+                    quote_usd: components["schemas"]["DecimalString"] | null;
+                    volume: components["schemas"]["DecimalString"] | null;
+                    volume_usd: components["schemas"]["DecimalString"] | null;
+                    wallet: string;
+                };
+            }[];
+        };
+        DataAssets: {
+            assets: components["schemas"]["DataAsset"][];
+        };
+        DataAsset: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            symbol: string;
+            address: string;
+            decimals: components["schemas"]["Int"];
+            native: boolean;
+            price_usd: components["schemas"]["DecimalString"] | null;
+            price_as_of: string | null;
+            price_source: string | null;
         };
     };
     responses: never;
@@ -2633,12 +2928,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana tokens with the largest price rise over the window */
+            /** @description Tokens with the largest price rise */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGainers"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2685,12 +2982,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Narratives: the words shared by the names of tokens launched in the window, ranked by their volume */
+            /** @description Narratives ranked by volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataMetas"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2737,12 +3036,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tokens most traded by tracked wallets (those the plan sees) over the window */
+            /** @description Tokens most traded by tracked wallets */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataMarketActivity"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -2974,12 +3275,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Recent social posts naming tokens, newest first */
+            /** @description Recent posts naming tokens, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialMentions"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3028,12 +3331,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A token's mentions plotted against its price: each mention with the price in force when it was posted */
+            /** @description The token's mentions with the price in force at each */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialMentionMarks"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3059,7 +3364,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -3089,12 +3406,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tokens ranked by mentions, then by traded volume, over the window */
+            /** @description Tokens ranked by mentions, then volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialTrending"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3145,12 +3464,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tracked wallets the plan can see (Free: public; Pro: public and pro; Max: all) */
+            /** @description Tracked wallets the plan can see */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWallets"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3193,12 +3514,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One tracked wallet with its visible groups and KOL label */
+            /** @description One tracked wallet */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletDetail"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3252,7 +3575,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGroups"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3295,12 +3620,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One wallet group with its members the plan can see */
+            /** @description One wallet group with its visible members */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGroupDetail"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3362,12 +3689,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana trades by tracked smart-money or KOL wallets the plan can see, newest first */
+            /** @description Trades by labelled wallets, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataLabelledTrades"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3647,12 +3976,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Max: the wallet's trades matched with opposite-side trades by other wallets on the same token close in time */
+            /** @description Leg pairs and counterparties */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataBookLegs"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3701,12 +4032,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The quote assets tokens trade against, with their USD prices */
+            /** @description The quote assets with their USD prices */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataAssets"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -3749,12 +4082,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One quote asset (sol, usdc, svc, eth, usdg) with its USD price */
+            /** @description One quote asset with its USD price */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataAsset"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {

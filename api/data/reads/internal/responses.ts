@@ -432,3 +432,189 @@ export const FinalStretch = Schema.Struct({
   curve: Schema.Array(Schema.Struct(StretchRow)),
   graduated: Schema.Array(Schema.Struct({ ...StretchRow, graduated_at: Iso }))
 }).annotations({ identifier: "DataFinalStretch" })
+
+export const Gainers = Schema.Struct({
+  chain: Schema.Literal("solana"),
+  window: Schema.Literal("5m", "1h", "6h", "24h"),
+  gainers: Schema.Array(
+    Schema.Struct({
+      address: Schema.String,
+      name: Schema.String,
+      symbol: Schema.String,
+      change_pct: Schema.Number,
+      price: NullDec,
+      price_usd: NullDec,
+      market_cap: NullDec,
+      volume: Dec,
+      volume_usd: NullDec,
+      trades: Schema.Int,
+      lifecycle: Lifecycle
+    })
+  )
+}).annotations({ identifier: "DataGainers" })
+
+export const MarketActivity = Schema.Struct({
+  chain: Chain,
+  hours: Schema.Int,
+  wallets: Schema.Literal("all", "tracked"),
+  tokens: Schema.Array(
+    Schema.Struct({
+      address: Schema.String,
+      name: Schema.NullOr(Schema.String),
+      symbol: Schema.NullOr(Schema.String),
+      wallets: Schema.Int,
+      trades: Schema.Int,
+      buys: Schema.Int,
+      sells: Schema.Int,
+      volume: NullDec,
+      volume_usd: NullDec,
+      last_trade_at: Iso
+    })
+  )
+}).annotations({ identifier: "DataMarketActivity" })
+
+export const Metas = Schema.Struct({
+  chain: Chain,
+  hours: Schema.Int,
+  metas: Schema.Array(
+    Schema.Struct({
+      meta: Schema.String,
+      tokens: Schema.Int,
+      volume_usd: Dec,
+      top: Schema.Array(Schema.Struct({ address: Schema.String, symbol: Schema.String, name: Schema.String }))
+    })
+  )
+}).annotations({ identifier: "DataMetas" })
+
+// ---------------------------------------------------------------------------------------------
+// The wallet directory
+
+const Visibility = Schema.Literal("public", "pro", "max")
+const PlanId = Schema.Literal("free", "pro", "max")
+const TrackedWalletFields = {
+  id: Schema.String,
+  chain: Chain,
+  address: Schema.String,
+  label: Schema.String,
+  kind: Schema.Literal("smartmoney", "kol", "deployer", "fund"),
+  visibility: Visibility,
+  groups: Schema.Array(Schema.String)
+}
+const TrackedWalletRow = Schema.Struct({
+  ...TrackedWalletFields,
+  kol: Schema.NullOr(Schema.Struct({ id: Schema.String, handle: Schema.NullOr(Schema.String) }))
+}).annotations({ identifier: "DataTrackedWallet" })
+const GroupFields = {
+  id: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  visibility: Visibility,
+  wallet_ids: Schema.Array(Schema.String),
+  wallets: Schema.Int
+}
+
+export const Wallets = Schema.Struct({ chain: Chain, plan: PlanId, total: Schema.Int, wallets: Schema.Array(TrackedWalletRow) }).annotations({ identifier: "DataWallets" })
+export const WalletDetail = Schema.Struct({
+  ...TrackedWalletFields,
+  kol: Schema.NullOr(Schema.Struct({ id: Schema.String, handle: Schema.String, name: Schema.String, followers: Schema.Int })),
+  group_details: Schema.Array(Schema.Struct({ id: Schema.String, name: Schema.String, visibility: Visibility }))
+}).annotations({ identifier: "DataWalletDetail" })
+export const Groups = Schema.Struct({ plan: PlanId, groups: Schema.Array(Schema.Struct(GroupFields)) }).annotations({ identifier: "DataGroups" })
+export const GroupDetail = Schema.Struct({ ...GroupFields, members: Schema.Array(TrackedWalletRow) }).annotations({ identifier: "DataGroupDetail" })
+
+export const LabelledTrades = Schema.Struct({
+  chain: Schema.Literal("solana"),
+  kind: Schema.Literal("smartmoney", "kol", "all"),
+  wallets: Schema.Int,
+  trades: Schema.Array(
+    Schema.Struct({
+      ...WalletTradeRow.fields,
+      wallet: Schema.Struct({
+        address: Schema.String,
+        id: Schema.String,
+        label: Schema.String,
+        kind: Schema.Literal("smartmoney", "kol", "deployer", "fund"),
+        kol: Schema.NullOr(Schema.String)
+      })
+    })
+  )
+}).annotations({ identifier: "DataLabelledTrades" })
+
+export const BookLegs = Schema.Struct({
+  chain: Schema.Literal("solana"),
+  address: Schema.String,
+  days: Schema.Int,
+  window_minutes: Schema.Int,
+  label: WalletLabel,
+  pairs: Schema.Int,
+  truncated: Schema.Boolean,
+  counterparties: Schema.Array(
+    Schema.Struct({ wallet: Schema.String, label: WalletLabel, legs: Schema.Int, tokens: Schema.Int, volume_usd: NullDec, volume: ByQuote })
+  ),
+  legs: Schema.Array(
+    Schema.Struct({
+      token: Schema.String,
+      symbol: Schema.NullOr(Schema.String),
+      gap_ms: Schema.Int,
+      leg: WalletTradeRow,
+      counter: Schema.Struct({ ...WalletTradeRow.fields, wallet: Schema.String })
+    })
+  )
+}).annotations({ identifier: "DataBookLegs" })
+
+export const AssetRow = Schema.Struct({
+  id: Schema.String,
+  chain: Chain,
+  symbol: Schema.String,
+  address: Schema.String,
+  decimals: Schema.Int,
+  native: Schema.Boolean,
+  price_usd: NullDec,
+  price_as_of: Iso,
+  price_source: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "DataAsset" })
+export const Assets = Schema.Struct({ assets: Schema.Array(AssetRow) }).annotations({ identifier: "DataAssets" })
+
+// ---------------------------------------------------------------------------------------------
+// Social
+
+const MentionRowFields = {
+  id: Schema.String,
+  chain: Chain,
+  token: Schema.String,
+  symbol: Schema.NullOr(Schema.String),
+  author: Schema.String,
+  kol: Schema.NullOr(Schema.Struct({ id: Schema.String, handle: Schema.String, name: Schema.String, followers: Schema.Int })),
+  text: Schema.String,
+  url: Schema.NullOr(Schema.String),
+  at: Iso
+}
+export const SocialMentions = Schema.Struct({ chain: Chain, mentions: Schema.Array(Schema.Struct(MentionRowFields)) }).annotations({ identifier: "DataSocialMentions" })
+export const SocialMentionMarks = Schema.Struct({
+  chain: Chain,
+  token: Schema.String,
+  symbol: Schema.String,
+  quote_asset: Schema.NullOr(Schema.String),
+  marks: Schema.Array(Schema.Struct({ ...MentionRowFields, price: NullDec, price_usd: NullDec, price_at: Iso }))
+}).annotations({ identifier: "DataSocialMentionMarks" })
+export const SocialTrending = Schema.Struct({
+  chain: Chain,
+  window: Schema.Literal("1h", "6h", "24h", "7d"),
+  since: Iso,
+  mentions_scanned: Schema.Int,
+  tokens: Schema.Array(
+    Schema.Struct({
+      token: Schema.String,
+      symbol: Schema.NullOr(Schema.String),
+      name: Schema.NullOr(Schema.String),
+      mentions: Schema.Int,
+      kol_mentions: Schema.Int,
+      authors: Schema.Int,
+      last_mention_at: Iso,
+      trades: Schema.Int,
+      traders: Schema.Int,
+      volume: NullDec,
+      volume_usd: NullDec
+    })
+  )
+}).annotations({ identifier: "DataSocialTrending" })
