@@ -1043,6 +1043,57 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        SignalTapePage: {
+            signals: components["schemas"]["Signal"][];
+            next_after: string | null;
+        };
+        Signal: {
+            id: string;
+            /** @enum {string} */
+            pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            asset: string;
+            symbol: string | null;
+            /** @enum {string} */
+            direction: "in" | "out";
+            wallets: string[];
+            wallet_ids: string[];
+            groups: string[];
+            size_usd: components["schemas"]["DecimalString"] | null;
+            mcap_usd: components["schemas"]["DecimalString"] | null;
+            age_minutes: components["schemas"]["Int"] | null;
+            venue: ("svc-curve" | "dex" | "hood-dex") | null;
+            confidence: number;
+            /** @enum {string} */
+            quality: "high" | "medium" | "low";
+            at: string;
+            at_ms: components["schemas"]["Int"];
+            position: string;
+            details: {
+                [key: string]: string | number | boolean | string[];
+            };
+        };
+        /** @description A decimal number as a string */
+        DecimalString: string;
+        /**
+         * int
+         * @description an integer
+         */
+        Int: number;
+        SignalTapeByToken: {
+            tokens: {
+                chain: string;
+                asset: string;
+                symbol: string | null;
+                signal_count: components["schemas"]["Int"];
+                patterns: string[];
+                first_at: string;
+                last_at: string;
+                max_confidence: number;
+                latest: components["schemas"]["Signal"];
+            }[];
+        };
         /** @description A market-data refusal in the service's plain shape: {error: message, ...details}. */
         PlainError: {
             error: string;
@@ -1101,13 +1152,6 @@ export interface components {
                 flags: ("creator_holds_over_20pct" | "top10_hold_over_50pct" | "creator_sold" | "market_in_recovery" | "graduating_not_tradable")[];
             };
         };
-        /**
-         * int
-         * @description an integer
-         */
-        Int: number;
-        /** @description A decimal number as a string */
-        DecimalString: string;
         DataTokenHistory: {
             /** @enum {string} */
             chain: "solana" | "hood";
@@ -1859,6 +1903,110 @@ export interface components {
             price_as_of: string | null;
             price_source: string | null;
         };
+        PersonalFollows: {
+            follows: components["schemas"]["PersonalFollow"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalFollow: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            created_at: string;
+        };
+        PersonalDeleted: {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        PersonalRules: {
+            rules: components["schemas"]["PersonalRule"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalRule: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+            wallet_id: string | null;
+            params: {
+                min_usd?: string;
+                wallets?: components["schemas"]["Int"];
+                window_minutes?: components["schemas"]["Int"];
+                days?: components["schemas"]["Int"];
+            };
+            created_at: string;
+        };
+        PersonalSignals: {
+            signals: {
+                id: string;
+                /** @enum {string} */
+                pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                asset: string;
+                symbol: string | null;
+                /** @enum {string} */
+                direction: "in" | "out";
+                wallets: string[];
+                wallet_ids: string[];
+                groups: string[];
+                size_usd: components["schemas"]["DecimalString"] | null;
+                mcap_usd: components["schemas"]["DecimalString"] | null;
+                age_minutes: components["schemas"]["Int"] | null;
+                venue: ("svc-curve" | "dex" | "hood-dex") | null;
+                confidence: number;
+                /** @enum {string} */
+                quality: "high" | "medium" | "low";
+                at: string;
+                at_ms: components["schemas"]["Int"];
+                position: string;
+                details: {
+                    [key: string]: string | number | boolean | string[];
+                };
+                cursor: string;
+                matched: {
+                    /** @enum {string} */
+                    kind: "follow" | "rule" | "group";
+                    id: string;
+                }[];
+            }[];
+            next_after: string | null;
+        };
+        PersonalGroups: {
+            groups: components["schemas"]["PersonalGroup"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+            wallets_per_group: components["schemas"]["Int"];
+        };
+        PersonalGroup: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            visibility: "private";
+            wallets: {
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                address: string;
+                added_at: string;
+            }[];
+            created_at: string;
+        };
+        PersonalWatchlist: {
+            watchlist: components["schemas"]["PersonalWatch"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalWatch: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string | null;
+            created_at: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1922,10 +2070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        signals: unknown[];
-                        next_after: string | null;
-                    };
+                    "application/json": components["schemas"]["SignalTapePage"] | components["schemas"]["SignalTapeByToken"];
                 };
             };
             /** @description VALIDATION_FAILED naming the parameter */
@@ -4143,7 +4288,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollows"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4198,14 +4345,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollow"];
+                };
             };
             /** @description `{id, chain, address, created_at}` */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollow"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -4271,7 +4422,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4325,7 +4478,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalRules"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4383,7 +4538,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalRule"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field (`params.<name>` for a param) */
             400: {
@@ -4449,7 +4606,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4508,7 +4667,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalSignals"];
+                };
             };
             /** @description VALIDATION_FAILED naming the parameter */
             400: {
@@ -4562,7 +4723,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroups"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4615,7 +4778,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -4689,7 +4854,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description VALIDATION_FAILED: id */
             400: {
@@ -4760,12 +4927,23 @@ export interface operations {
             };
         };
         responses: {
+            /** @description the wallet was already in the group: the group */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
+            };
             /** @description the group with the wallet */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -4855,7 +5033,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -4918,7 +5098,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatchlist"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4974,14 +5156,18 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatch"];
+                };
             };
             /** @description `{id, chain, address, label, created_at}` */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatch"];
+                };
             };
             /** @description VALIDATION_FAILED naming the field */
             400: {
@@ -5047,7 +5233,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {

@@ -618,3 +618,90 @@ export const SocialTrending = Schema.Struct({
     })
   )
 }).annotations({ identifier: "DataSocialTrending" })
+
+// ---------------------------------------------------------------------------------------------
+// Signals and the personal routes (`/v1/me/...`)
+
+/** A detected signal (`src/domain/Signal.ts`), as the tape, the stream and `/v1/me/signals` write it. */
+export const SignalView = Schema.Struct({
+  id: Schema.String,
+  pattern: Schema.Literal("confluence", "deployer", "large_move", "dormancy", "intra_book", "new_ticker", "distribution", "kol_mention"),
+  chain: Chain,
+  asset: Schema.String,
+  symbol: Schema.NullOr(Schema.String),
+  direction: Schema.Literal("in", "out"),
+  wallets: Schema.Array(Schema.String),
+  wallet_ids: Schema.Array(Schema.String),
+  groups: Schema.Array(Schema.String),
+  size_usd: NullDec,
+  mcap_usd: NullDec,
+  age_minutes: Schema.NullOr(Schema.Int),
+  venue: Schema.NullOr(Schema.Literal("svc-curve", "dex", "hood-dex")),
+  confidence: Schema.Number,
+  quality: Schema.Literal("high", "medium", "low"),
+  at: Schema.String,
+  at_ms: Schema.Int,
+  position: Schema.String,
+  details: Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)) })
+}).annotations({ identifier: "Signal" })
+
+const Deleted = Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) }).annotations({ identifier: "PersonalDeleted" })
+export { Deleted as PersonalDeleted }
+export const Follow = Schema.Struct({ id: Schema.String, chain: Chain, address: Schema.String, created_at: Schema.String }).annotations({ identifier: "PersonalFollow" })
+export const Follows = Schema.Struct({ follows: Schema.Array(Follow), quota: Schema.Int, used: Schema.Int }).annotations({ identifier: "PersonalFollows" })
+export const Rule = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  pattern: SignalView.fields.pattern,
+  wallet_id: Schema.NullOr(Schema.String),
+  params: Schema.Struct({
+    min_usd: Schema.optionalWith(Schema.String, { exact: true }),
+    wallets: Schema.optionalWith(Schema.Int, { exact: true }),
+    window_minutes: Schema.optionalWith(Schema.Int, { exact: true }),
+    days: Schema.optionalWith(Schema.Int, { exact: true })
+  }),
+  created_at: Schema.String
+}).annotations({ identifier: "PersonalRule" })
+export const Rules = Schema.Struct({ rules: Schema.Array(Rule), quota: Schema.Int, used: Schema.Int }).annotations({ identifier: "PersonalRules" })
+export const OwnGroup = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  visibility: Schema.Literal("private"),
+  wallets: Schema.Array(Schema.Struct({ chain: Chain, address: Schema.String, added_at: Schema.String })),
+  created_at: Schema.String
+}).annotations({ identifier: "PersonalGroup" })
+export const OwnGroups = Schema.Struct({ groups: Schema.Array(OwnGroup), quota: Schema.Int, used: Schema.Int, wallets_per_group: Schema.Int }).annotations({
+  identifier: "PersonalGroups"
+})
+export const Watch = Schema.Struct({ id: Schema.String, chain: Chain, address: Schema.String, label: Schema.NullOr(Schema.String), created_at: Schema.String }).annotations({
+  identifier: "PersonalWatch"
+})
+export const Watchlist = Schema.Struct({ watchlist: Schema.Array(Watch), quota: Schema.Int, used: Schema.Int }).annotations({ identifier: "PersonalWatchlist" })
+export const PersonalSignals = Schema.Struct({
+  signals: Schema.Array(
+    Schema.Struct({
+      ...SignalView.fields,
+      cursor: Schema.String,
+      matched: Schema.Array(Schema.Struct({ kind: Schema.Literal("follow", "rule", "group"), id: Schema.String }))
+    })
+  ),
+  next_after: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "PersonalSignals" })
+
+/** `GET /v1/signals`: a page of the tape, or with `group_by=token` one entry per token. */
+export const TapePage = Schema.Struct({ signals: Schema.Array(SignalView), next_after: Schema.NullOr(Schema.String) }).annotations({ identifier: "SignalTapePage" })
+export const TapeByToken = Schema.Struct({
+  tokens: Schema.Array(
+    Schema.Struct({
+      chain: Schema.String,
+      asset: Schema.String,
+      symbol: Schema.NullOr(Schema.String),
+      signal_count: Schema.Int,
+      patterns: Schema.Array(Schema.String),
+      first_at: Schema.String,
+      last_at: Schema.String,
+      max_confidence: Schema.Number,
+      latest: SignalView
+    })
+  )
+}).annotations({ identifier: "SignalTapeByToken" })
