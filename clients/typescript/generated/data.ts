@@ -2007,6 +2007,245 @@ export interface components {
             label: string | null;
             created_at: string;
         };
+        StrategyDetail: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            status: "draft" | "backtested" | "retired";
+            current_version: components["schemas"]["Int"];
+            verdict: ("pass" | "fail" | "insufficient") | null;
+            created_at: string;
+            updated_at: string;
+            retired_at: string | null;
+            versions: {
+                version: components["schemas"]["Int"];
+                /** unknown */
+                definition: unknown;
+                created_at: string;
+            }[];
+            run: {
+                id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                /** @enum {string} */
+                kind: "backtest";
+                /** @enum {string} */
+                status: "running" | "done" | "failed";
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"] | null;
+                pnl_usd: string | null;
+                max_drawdown_pct: number | null;
+                error: string | null;
+                created_at: string;
+                finished_at: string | null;
+                result: {
+                    [key: string]: unknown;
+                } | null;
+            } | null;
+        };
+        StrategyList: {
+            strategies: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                status: "draft" | "backtested" | "retired";
+                current_version: components["schemas"]["Int"];
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                created_at: string;
+                updated_at: string;
+                retired_at: string | null;
+            }[];
+        };
+        StrategyRunTrades: {
+            run_id: string | null;
+            trades: {
+                asset: string;
+                chain: string;
+                signal_id: string;
+                entry_at: string;
+                entry_price_usd: string;
+                entry_usd: string;
+                tokens_raw: string;
+                exit_at: string;
+                exit_price_usd: string;
+                exit_usd: string;
+                pnl_usd: string;
+                pnl_pct: number;
+                /** @enum {string} */
+                close_reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                legs: {
+                    /** @enum {string} */
+                    reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                    at: string;
+                    price_usd: string;
+                    tokens_raw: string;
+                    usd: string;
+                }[];
+                run_id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                n: components["schemas"]["Int"];
+            }[];
+        };
+        StrategyComparison: {
+            strategy_id: string;
+            runs: {
+                run_id: string;
+                version: components["schemas"]["Int"];
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"];
+                pnl_usd: string;
+                pnl_vs_first_usd: string;
+                max_drawdown_pct: number;
+                win_rate: number | null;
+                profit_factor: number | null;
+                sharpe: number | null;
+                sortino: number | null;
+                fees_paid_usd: string;
+                final_usd: string;
+                required_start_usd: string;
+            }[];
+            best_pnl_run_id: string | null;
+            best_passing_run_id: string | null;
+        };
+        StrategyRunList: {
+            runs: {
+                id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                /** @enum {string} */
+                kind: "backtest";
+                /** @enum {string} */
+                status: "running" | "done" | "failed";
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"] | null;
+                pnl_usd: string | null;
+                max_drawdown_pct: number | null;
+                error: string | null;
+                created_at: string;
+                finished_at: string | null;
+            }[];
+        };
+        StrategyLabEdges: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            snapshot: "hourly" | "live";
+            as_of: string;
+            from: string;
+            cost_pct: number;
+            min_n: components["schemas"]["Int"];
+            patterns: {
+                pattern: string;
+                signals: components["schemas"]["Int"];
+                priceable: components["schemas"]["Int"];
+                horizons: {
+                    [key: string]: {
+                        n: components["schemas"]["Int"];
+                        mean_net_return_pct: number | null;
+                        median_net_return_pct: number | null;
+                        win_rate: number | null;
+                    };
+                };
+                peak?: {
+                    n: components["schemas"]["Int"];
+                    mean_net_return_pct: number | null;
+                    median_net_return_pct: number | null;
+                    win_rate: number | null;
+                };
+            }[];
+            omitted: {
+                pattern: string;
+                priceable: components["schemas"]["Int"];
+            }[];
+        };
+        StrategyLabRunners: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string;
+            from: string;
+            min_wallets: components["schemas"]["Int"];
+            min_multiple: number;
+            tokens: {
+                asset: string;
+                first_signal_id: string;
+                first_signal_at: string;
+                signals: components["schemas"]["Int"];
+                patterns: string[];
+                wallets: components["schemas"]["Int"];
+                trades_after: components["schemas"]["Int"];
+                entry_price_sol: string | null;
+                peak_price_sol: string | null;
+                peak_at: string;
+                last_price_sol: string | null;
+                peak_multiple: number | null;
+                last_multiple: number | null;
+            }[];
+        };
+        StrategyLabFirstSignals: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string;
+            from: string;
+            truncated: boolean;
+            tokens: {
+                asset: string;
+                signal: {
+                    id: string;
+                    pattern: string;
+                    direction: string;
+                    at: string;
+                    wallets: string[];
+                    size_usd: string | null;
+                    mcap_usd: string | null;
+                    confidence: number;
+                };
+                followed: {
+                    signals_after: components["schemas"]["Int"];
+                    patterns_after: string[];
+                    trades_after: components["schemas"]["Int"];
+                    buy_volume_sol: string;
+                    sell_volume_sol: string;
+                    entry_price_sol: string | null;
+                    last_price_sol: string | null;
+                    peak_price_sol: string | null;
+                    last_multiple: number | null;
+                    peak_multiple: number | null;
+                };
+            }[];
+        };
+        OpenApiDocument: {
+            /** @enum {string} */
+            openapi: "3.1.0";
+            info: {
+                title: string;
+                version: string;
+                description: string;
+            };
+            servers: {
+                url: string;
+                description: string;
+            }[];
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            components: {
+                schemas: {
+                    [key: string]: unknown;
+                };
+                securitySchemes: {
+                    [key: string]: unknown;
+                };
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -5296,7 +5535,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyList"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -5352,7 +5593,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description VALIDATION_FAILED: the first problem as `<path>: <message>` */
             400: {
@@ -5419,7 +5662,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -5497,7 +5742,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -5554,7 +5801,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description VALIDATION_FAILED (field status): paper, live or an automatic status */
             400: {
@@ -5627,7 +5876,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunTrades"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -5678,7 +5929,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyComparison"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -5730,7 +5983,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunList"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -5784,7 +6039,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunTrades"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -5838,7 +6095,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabEdges"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -5899,7 +6158,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabRunners"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -5956,7 +6217,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabFirstSignals"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -6011,7 +6274,9 @@ export interface operations {
                     ETag?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
             /** @description Not modified */
             304: {

@@ -3648,6 +3648,32 @@ export interface components {
             nextAttemptAt: string | null;
             deliveredAt: string | null;
         };
+        OpenApiDocument: {
+            /** @enum {string} */
+            openapi: "3.1.0";
+            info: {
+                title: string;
+                version: string;
+                description: string;
+            };
+            servers: {
+                url: string;
+                description: string;
+            }[];
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            components: {
+                schemas: {
+                    [key: string]: unknown;
+                };
+                securitySchemes: {
+                    [key: string]: unknown;
+                };
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -9315,7 +9341,9 @@ export interface operations {
                     ETag?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
             /** @description Not modified */
             304: {
