@@ -104,6 +104,16 @@ export const PlainError = Schema.Struct({ error: Schema.String }, Schema.Record(
 /** A documented plain refusal (`{error: ...}`): its description and the `PlainError` schema. */
 export const plainError = (description: string): ResponseDoc => ({ description, schema: PlainError })
 
+/**
+ * A status the market-data service answers either plainly (its own refusal, e.g. a cap) or with
+ * the envelope (the router's, e.g. the failed-credential throttle's `RATE_LIMITED`): `PlainError`
+ * or the envelope with one of `codes`.
+ */
+export const plainErrorOrEnvelope = (description: string, codes: readonly [ErrorCode, ...ErrorCode[]]): ResponseDoc => ({
+  description: `${description}; or the envelope (${codes.join(", ")})`,
+  schema: Schema.Union(PlainError, errorEnvelopeOf(codes))
+})
+
 const securitySchemes = {
   agentKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Agent API key (svc_live_... or svc_test_...)" },
   session: { type: "http", scheme: "bearer", description: "Session token or device token (owner routes)" },

@@ -276,7 +276,8 @@ const problemWith = (r: HostileRequest, status: number, contentType: string | un
   // The uWS build answers a request head over 4 KiB itself, before any route (README, "Behind a proxy").
   if (status === 431 && headBytes(r) > 4096) return undefined
   // The document's word on this answer: a documented status and a body its schema accepts.
-  const off = contractProblems(r.op.contract, r.method, new URL(r.target, r.op.base).pathname, status, contentType, body)
+  // The path as sent (a URL parser would resolve `..` segments the router takes as values).
+  const off = contractProblems(r.op.contract, r.method, r.target.split("?")[0]!, status, contentType, body)
   if (off.length > 0) return `not what the document says: ${off.join("; ")}: ${body.slice(0, 300)}`
   if (status < 400) return undefined
   let parsed: Json

@@ -46,7 +46,7 @@ import { answerFailure } from "../../ErrorTable.js"
 import { errorReply, json, type Reply, type Request } from "../../Http.js"
 import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
-import { answer as answerDoc, plainError } from "../../OpenApi.js"
+import { answer as answerDoc, plainError, plainErrorOrEnvelope } from "../../OpenApi.js"
 import { Follow, Follows, OwnGroup, OwnGroups, PersonalDeleted, PersonalSignals, Rule, Rules, Watch, Watchlist } from "../reads/internal/responses.js"
 
 
@@ -280,7 +280,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         200: answerDoc("already followed: the existing follow", Follow),
         201: answerDoc("`{id, chain, address, created_at}`", Follow),
         400: { description: "VALIDATION_FAILED naming the field" },
-        429: plainError("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: { address, chain } }, c) =>
@@ -332,7 +332,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         201: answerDoc("`{id, name, pattern, wallet_id, params, created_at}`", Rule),
         400: { description: "VALIDATION_FAILED naming the field (`params.<name>` for a param)" },
-        429: plainError("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: rule }, c) => {
@@ -416,7 +416,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         201: answerDoc("the group", OwnGroup),
         400: { description: "VALIDATION_FAILED naming the field" },
-        429: plainError("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: name }, c) => answer(Effect.map(store.createGroup(c.accountId, c.paid, name), (group) => json(201, group satisfies typeof OwnGroup.Type)))
@@ -455,7 +455,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         201: answerDoc("the group with the wallet", OwnGroup),
         400: { description: "VALIDATION_FAILED naming the field" },
         404: plainError("`{\"error\": \"group not found\"}`"),
-        429: plainError("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: w, id }, c) =>
@@ -524,7 +524,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         201: answerDoc("`{id, chain, address, label, created_at}`", Watch),
         400: { description: "VALIDATION_FAILED naming the field" },
         403: { description: "SCOPE_MISSING (launch:write)" },
-        429: plainError("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
       handler: (_req, { body: { address, chain, label } }, c) =>

@@ -4624,13 +4624,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "follow limit reached", "quota", "used"}` */
+            /** @description `{"error": "follow limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -4808,13 +4820,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "rule limit reached", "quota", "used"}` */
+            /** @description `{"error": "rule limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5048,13 +5072,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "group limit reached", "quota", "used"}` */
+            /** @description `{"error": "group limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5220,13 +5256,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "group wallet limit reached", "quota": 25, "used"}` */
+            /** @description `{"error": "group wallet limit reached", "quota": 25, "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
@@ -5435,13 +5483,25 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description `{"error": "watchlist limit reached", "quota": 200, "used"}` */
+            /** @description `{"error": "watchlist limit reached", "quota": 200, "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE (retryable) */
