@@ -33,7 +33,7 @@ import { json, type Reply, type Request } from "../Http.js"
 import { chainParam, enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
-import { plainError } from "../OpenApi.js"
+import { plainError, refusal } from "../OpenApi.js"
 import { TapeByToken, TapePage } from "./reads/internal/responses.js"
 
 
@@ -137,9 +137,9 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
     query: tapeQuery,
     responses: {
       200: { description: "`{signals, next_after}`, or with group_by=token `{tokens}`", schema: TapeDoc },
-      400: { description: "VALIDATION_FAILED naming the parameter" },
+      400: refusal(["VALIDATION_FAILED"], "naming the parameter"),
       401: plainError("`{\"error\": \"invalid api key\"}`"),
-      503: { description: "FEED_UNAVAILABLE (retryable)" }
+      503: refusal(["FEED_UNAVAILABLE"], "retryable")
     },
     authenticate: (req): Effect.Effect<DataPrincipal, Reply> =>
       Effect.flatMap(deps.auth.authenticate(req.headers), (p) => (p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed(p))),

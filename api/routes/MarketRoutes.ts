@@ -261,9 +261,9 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     pathParams: marketPath,
     responses: {
       200: { description: "The market", schema: MarketResponse, headers: ["Cache-Control"] },
-      400: { description: "Invalid chain or mint (VALIDATION_FAILED)" },
-      404: { description: "MARKET_NOT_FOUND with error.routing.reason and error.discovery" },
-      503: { description: "FEED_UNAVAILABLE while the engine warms up" }
+      400: refusal(["VALIDATION_FAILED"], "invalid chain or mint"),
+      404: refusal(["MARKET_NOT_FOUND"], "with error.routing.reason and error.discovery"),
+      503: refusal(["FEED_UNAVAILABLE"], "while the engine warms up")
     },
     handler: (_req, { chain, mint: raw }) => {
       const mint = parseAddress(chain, raw, "mint")
@@ -292,11 +292,11 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     query: quoteQuery,
     responses: {
       200: { description: "The quote", schema: QuoteResponse, headers: ["Cache-Control"] },
-      400: { description: "VALIDATION_FAILED naming the field" },
-      404: { description: "MARKET_NOT_FOUND (not a curve launched here; use the agent quote route)" },
-      409: { description: "MARKET_NOT_TRADABLE naming where trading continues" },
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "QUOTE_UNAVAILABLE while the engine warms up" }
+      400: refusal(["VALIDATION_FAILED"], "naming the field"),
+      404: refusal(["MARKET_NOT_FOUND"], "not a curve launched here; use the agent quote route"),
+      409: refusal(["MARKET_NOT_TRADABLE"], "naming where trading continues"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: refusal(["QUOTE_UNAVAILABLE"], "while the engine warms up")
     },
     // The rate limit counts every request, refused parameters included, so it runs first.
     guard: (req) => {
@@ -410,8 +410,8 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     query: feedQuery,
     responses: {
       200: { description: "Bucket rows", schema: FeedResponse },
-      400: { description: "Unknown bucket or chain, or a malformed query (VALIDATION_FAILED naming the field)" },
-      503: { description: "FEED_UNAVAILABLE with Retry-After while the engine starts", headers: ["Retry-After"] }
+      400: refusal(["VALIDATION_FAILED"], "unknown bucket or chain, or a malformed query, naming the field"),
+      503: { ...refusal(["FEED_UNAVAILABLE"], "with Retry-After while the engine starts"), headers: ["Retry-After"] }
     },
     handler: (_req, input) => {
       const { bucket, chain } = input
