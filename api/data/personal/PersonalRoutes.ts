@@ -46,7 +46,7 @@ import { answerFailure } from "../../ErrorTable.js"
 import { errorReply, json, type Reply, type Request } from "../../Http.js"
 import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
-import { answer as answerDoc, plainError, plainErrorOrEnvelope } from "../../OpenApi.js"
+import { answer as answerDoc, plainError, plainErrorOrEnvelope, refusal } from "../../OpenApi.js"
 import { Follow, Follows, OwnGroup, OwnGroups, PersonalDeleted, PersonalSignals, Rule, Rules, Watch, Watchlist } from "../reads/internal/responses.js"
 
 
@@ -220,7 +220,7 @@ const WatchBody = Schema.Struct({ chain: Schema.optional(Schema.Literal("solana"
 
 const common = {
   401: plainError("`{\"error\": \"invalid api key\"}`"),
-  503: { description: "FEED_UNAVAILABLE (retryable)" }
+  503: refusal(["FEED_UNAVAILABLE"], "retryable")
 } as const
 const paid = { ...common, 403: plainError("`{\"error\": \"requires Pro or Max\"}` (Free)") } as const
 
@@ -279,7 +279,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         200: answerDoc("already followed: the existing follow", Follow),
         201: answerDoc("`{id, chain, address, created_at}`", Follow),
-        400: { description: "VALIDATION_FAILED naming the field" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         429: plainErrorOrEnvelope("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
@@ -331,7 +331,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...paid,
         201: answerDoc("`{id, name, pattern, wallet_id, params, created_at}`", Rule),
-        400: { description: "VALIDATION_FAILED naming the field (`params.<name>` for a param)" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field (`params.<name>` for a param)"),
         429: plainErrorOrEnvelope("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
@@ -371,7 +371,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...paid,
         200: answerDoc("`{signals: [signal + {cursor, matched: [{kind, id}]}], next_after}`", PersonalSignals),
-        400: { description: "VALIDATION_FAILED naming the parameter" }
+        400: refusal(["VALIDATION_FAILED"], "naming the parameter")
       },
       authenticate: paidPlan,
       handler: (_req, { after, limit }, c) =>
@@ -415,7 +415,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...paid,
         201: answerDoc("the group", OwnGroup),
-        400: { description: "VALIDATION_FAILED naming the field" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         429: plainErrorOrEnvelope("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
@@ -431,7 +431,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       query: { id: stringParam("The group's id (when no body is sent)") },
       body: decodedBody({ schema: GroupIdBody, maxBytes: 1_024, decode: groupIdBody }),
-      responses: { ...paid, 200: answerDoc("`{id, deleted: true}`", PersonalDeleted), 400: { description: "VALIDATION_FAILED: id" }, 404: plainError("`{\"error\": \"group not found\"}`") },
+      responses: { ...paid, 200: answerDoc("`{id, deleted: true}`", PersonalDeleted), 400: refusal(["VALIDATION_FAILED"], "id"), 404: plainError("`{\"error\": \"group not found\"}`") },
       authenticate: paidPlan,
       handler: (_req, { body, id: queryId }, c) => {
         const id = body ?? parseId("id", queryId)
@@ -453,7 +453,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...paid,
         200: answerDoc("the wallet was already in the group: the group", OwnGroup),
         201: answerDoc("the group with the wallet", OwnGroup),
-        400: { description: "VALIDATION_FAILED naming the field" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         404: plainError("`{\"error\": \"group not found\"}`"),
         429: plainErrorOrEnvelope("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`", ["RATE_LIMITED"])
       },
@@ -481,7 +481,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...paid,
         200: answerDoc("the group without the wallet", OwnGroup),
-        400: { description: "VALIDATION_FAILED naming the field" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         404: plainError("`{\"error\": \"group not found\"}` or `{\"error\": \"wallet not in group\"}`")
       },
       authenticate: paidPlan,
@@ -502,7 +502,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...common,
         200: answerDoc("`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`", Watchlist),
-        403: { description: "SCOPE_MISSING (account:read or launch:write)" }
+        403: refusal(["SCOPE_MISSING"], "account:read or launch:write")
       },
       authenticate: anyPlan(WATCHLIST_READ_SCOPES),
       handler: (_req, _input, c) =>
@@ -522,8 +522,8 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         ...common,
         200: answerDoc("already watched: the existing entry", Watch),
         201: answerDoc("`{id, chain, address, label, created_at}`", Watch),
-        400: { description: "VALIDATION_FAILED naming the field" },
-        403: { description: "SCOPE_MISSING (launch:write)" },
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
+        403: refusal(["SCOPE_MISSING"], "launch:write"),
         429: plainErrorOrEnvelope("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
@@ -542,7 +542,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       responses: {
         ...common,
         200: answerDoc("`{id, deleted: true}`", PersonalDeleted),
-        403: { description: "SCOPE_MISSING (launch:write)" },
+        403: refusal(["SCOPE_MISSING"], "launch:write"),
         404: plainError("`{\"error\": \"watchlist entry not found\"}`")
       },
       authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),

@@ -45,7 +45,7 @@ import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
 import { enumParam, intParam, param, stringParam } from "../../QueryParams.js"
-import { answer as answerDoc, plainError } from "../../OpenApi.js"
+import { answer as answerDoc, plainError, refusal } from "../../OpenApi.js"
 import { ComparisonDoc, EdgesDoc, FirstSignalsDoc, RunList, RunnersDoc, RunTrades, StrategyDetailDoc, StrategyList } from "./StrategyResponses.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
@@ -138,8 +138,8 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: CreateBodyDoc, maxBytes: strategyBodyMaxBytes, decode: bodyWith(["name", "definition"]) }),
       responses: {
         201: answerDoc("The strategy (status draft) with its running backtest", StrategyDetailDoc),
-        400: { description: "VALIDATION_FAILED: the first problem as `<path>: <message>`" },
-        429: { description: "RATE_LIMITED with quota and used" },
+        400: refusal(["VALIDATION_FAILED"], "the first problem as `<path>: <message>`"),
+        429: refusal(["RATE_LIMITED"], "with quota and used"),
         ...common
       },
       handler: (_req, { body }, caller) =>
@@ -155,9 +155,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       pathParams: idPath,
       responses: {
         201: answerDoc("The strategy at its new version", StrategyDetailDoc),
-        400: { description: "VALIDATION_FAILED" },
-        409: { description: "VALIDATION_FAILED (reason retired): the strategy is retired" },
-        429: { description: "RATE_LIMITED with quota and used" },
+        400: refusal(["VALIDATION_FAILED"]),
+        409: refusal(["VALIDATION_FAILED"], "(reason retired): the strategy is retired"),
+        429: refusal(["RATE_LIMITED"], "with quota and used"),
         ...owned404,
         ...common
       },
@@ -174,8 +174,8 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       pathParams: idPath,
       responses: {
         200: answerDoc("The strategy, retired", StrategyDetailDoc),
-        400: { description: "VALIDATION_FAILED (field status): paper, live or an automatic status" },
-        409: { description: "VALIDATION_FAILED (reason retired): already retired" },
+        400: refusal(["VALIDATION_FAILED"], "(field status): paper, live or an automatic status"),
+        409: refusal(["VALIDATION_FAILED"], "(reason retired): already retired"),
         ...owned404,
         ...common
       },
@@ -191,7 +191,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         ...pageQuery(listLimitMax, listLimitDefault),
         status: enumParam("draft, backtested or retired", ["draft", "backtested", "retired"], { message: () => "status must be draft, backtested or retired" })
       },
-      responses: { 200: answerDoc("`{strategies}`", StrategyList), 400: { description: "VALIDATION_FAILED" }, ...common },
+      responses: { 200: answerDoc("`{strategies}`", StrategyList), 400: refusal(["VALIDATION_FAILED"]), ...common },
       handler: (_req, { limit, offset, status }, caller) =>
         answer(Effect.map(deps.strategies.list(caller.accountId, { limit, offset }, status), (strategies) => json(200, { strategies } satisfies typeof StrategyList.Type)))
     }),
@@ -290,7 +290,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
           message: () => "snapshot must be hourly or live"
         })
       },
-      responses: { 200: answerDoc("The edges report", EdgesDoc), 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("The edges report", EdgesDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { days, include_peak: includePeak, min_n: minN, snapshot }) =>
         Effect.map(deps.research.edges({ days, minN, includePeak, live: snapshot === "live" }).pipe(Effect.catchAll(researchUnavailable)), (report) =>
           json(200, report)
@@ -307,7 +307,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         min_wallets: intParam("Distinct wallets in the token's signals, 1 to 50, default 2", { min: 1, max: 50, default: 2 }),
         min_multiple: intParam("Peak over entry at least this (1 to 1000, default 2)", { min: 1, max: 1000, default: 2 })
       },
-      responses: { 200: answerDoc("`{tokens}` (at most 500)", RunnersDoc), 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("`{tokens}` (at most 500)", RunnersDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { hours, min_multiple: minMultiple, min_wallets: minWallets }) =>
         Effect.map(deps.research.runners({ hours, minWallets, minMultiple }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     }),
@@ -318,7 +318,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       operationId: "researchFirstSignals",
       summary: "Tokens whose first signal fired in the last `minutes` (up to 180), and what followed (Solana; up to 500 tokens)",
       query: { minutes: intParam("1 to 180, default 60", { min: 1, max: 180, default: 60 }) },
-      responses: { 200: answerDoc("`{tokens, truncated}`", FirstSignalsDoc), 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("`{tokens, truncated}`", FirstSignalsDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { minutes }) => Effect.map(deps.research.firstSignals({ minutes }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     })
   ]
