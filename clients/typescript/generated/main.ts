@@ -5401,16 +5401,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (account:read or launch:write) */
+            /** @description SCOPE_MISSING: account:read or launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE: chain data unreadable (retryable) */
@@ -5419,7 +5443,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
