@@ -89,7 +89,8 @@ export const implicitRefusals = (route: RouteDef): Readonly<Record<number, Reado
   414: ["URI_TOO_LONG"],
   500: ["INTERNAL"],
   ...(route.body !== undefined ? { 413: ["BODY_TOO_LARGE"] } : {}),
-  ...(route.auth !== "public" ? { 401: ["UNAUTHORIZED"], 429: ["RATE_LIMITED"] } : {})
+  // An agent key past its expiry is refused with KEY_EXPIRED (401) before any route runs.
+  ...(route.auth !== "public" ? { 401: route.auth === "agentKey" ? ["UNAUTHORIZED", "KEY_EXPIRED"] : ["UNAUTHORIZED"], 429: ["RATE_LIMITED"] } : {})
 })
 
 /**

@@ -65,6 +65,21 @@ describe("every answer has a schema", () => {
     })
   }
 
+  it("every agent-key operation documents KEY_EXPIRED at 401 (the key check answers it before any route)", () => {
+    const missing: Array<string> = []
+    for (const [path, ops] of Object.entries(documents.main.paths as Json)) {
+      for (const [method, op] of Object.entries(ops as Json)) {
+        const o = op as Json
+        if (!(o.security as Array<Json>).some((s) => "agentKey" in s) || o.security.length !== 1) continue
+        const declared = o.responses["401"]?.content?.["application/json"]?.schema as Json | undefined
+        const codes: ReadonlyArray<string> | undefined =
+          declared === undefined ? o["x-router-refusals"]["401"] : declared.$ref !== undefined ? undefined : declared.properties.error.properties.code.enum
+        if (codes !== undefined && !codes.includes("KEY_EXPIRED")) missing.push(`${method.toUpperCase()} ${path}`)
+      }
+    }
+    expect(missing).toEqual([])
+  })
+
   it("the router's own refusals are beside a route's declared responses, merged into a declared status's codes", () => {
     const op = documents.main.paths["/api/v1/launch/headless/jobs/{clientLaunchId}"].get
     expect(op.responses["401"].content["application/json"].schema.$ref).toBe("#/components/schemas/ErrorEnvelope")
