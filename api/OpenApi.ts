@@ -89,7 +89,8 @@ export const implicitRefusals = (route: RouteDef): Readonly<Record<number, Reado
   414: ["URI_TOO_LONG"],
   500: ["INTERNAL"],
   ...(route.body !== undefined ? { 413: ["BODY_TOO_LARGE"] } : {}),
-  ...(route.auth !== "public" ? { 401: ["UNAUTHORIZED"], 429: ["RATE_LIMITED"] } : {})
+  // An agent key past its expiry is refused with KEY_EXPIRED (401) before any route runs.
+  ...(route.auth !== "public" ? { 401: route.auth === "agentKey" ? ["UNAUTHORIZED", "KEY_EXPIRED"] : ["UNAUTHORIZED"], 429: ["RATE_LIMITED"] } : {})
 })
 
 /**
@@ -103,6 +104,16 @@ export const PlainError = Schema.Struct({ error: Schema.String }, Schema.Record(
 
 /** A documented plain refusal (`{error: ...}`): its description and the `PlainError` schema. */
 export const plainError = (description: string): ResponseDoc => ({ description, schema: PlainError })
+
+/**
+ * A status the market-data service answers either plainly (its own refusal, e.g. a cap) or with
+ * the envelope (the router's, e.g. the failed-credential throttle's `RATE_LIMITED`): `PlainError`
+ * or the envelope with one of `codes`.
+ */
+export const plainErrorOrEnvelope = (description: string, codes: readonly [ErrorCode, ...ErrorCode[]]): ResponseDoc => ({
+  description: `${description}; or the envelope (${codes.join(", ")})`,
+  schema: Schema.Union(PlainError, errorEnvelopeOf(codes))
+})
 
 const securitySchemes = {
   agentKey: { type: "apiKey", in: "header", name: "x-api-key", description: "Agent API key (svc_live_... or svc_test_...)" },

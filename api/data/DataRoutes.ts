@@ -33,7 +33,8 @@ import { json, type Reply, type Request } from "../Http.js"
 import { chainParam, enumParam, intParam, param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { strategyLabRoutes } from "../routes/StrategyLabRoutes.js"
-import { plainError } from "../OpenApi.js"
+import { plainError, refusal } from "../OpenApi.js"
+import { TapeByToken, TapePage } from "./reads/internal/responses.js"
 
 
 export interface DataRoutesDeps {
@@ -114,7 +115,7 @@ const tapeQuery = {
   after: stringParam("A signal id: only signals after it in `order` (the previous page's `next_after`)", { maxLength: 128, message: () => "after must be a signal id" })
 }
 
-const TapeDoc = Schema.Struct({ signals: Schema.Array(Schema.Unknown), next_after: Schema.NullOr(Schema.String) })
+const TapeDoc = Schema.Union(TapePage, TapeByToken)
 
 export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
   const unavailable = (e: unknown) =>
@@ -136,9 +137,9 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
     query: tapeQuery,
     responses: {
       200: { description: "`{signals, next_after}`, or with group_by=token `{tokens}`", schema: TapeDoc },
-      400: { description: "VALIDATION_FAILED naming the parameter" },
+      400: refusal(["VALIDATION_FAILED"], "naming the parameter"),
       401: plainError("`{\"error\": \"invalid api key\"}`"),
-      503: { description: "FEED_UNAVAILABLE (retryable)" }
+      503: refusal(["FEED_UNAVAILABLE"], "retryable")
     },
     authenticate: (req): Effect.Effect<DataPrincipal, Reply> =>
       Effect.flatMap(deps.auth.authenticate(req.headers), (p) => (p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed(p))),
@@ -172,10 +173,10 @@ export const dataRoutes = (deps: DataRoutesDeps): ReadonlyArray<RouteDef> => {
         const project = (s: Parameters<typeof projectForPlan>[2]) => projectForPlan(deps.tracking, principal.tier, s)
         if (q.group_by === "token") {
           const tokens = yield* readTapeByToken(deps.clickhouse, query).pipe(Effect.catchAll(unavailable))
-          return json(200, { tokens: tokens.map((t) => ({ ...t, latest: project(t.latest) })) })
+          return json(200, { tokens: tokens.map((t) => ({ ...t, latest: project(t.latest) })) } satisfies typeof TapeByToken.Type)
         }
         const page = yield* readTape(deps.clickhouse, deps.hub, query).pipe(Effect.catchAll(unavailable))
-        return json(200, { signals: page.signals.map(project), next_after: page.next_after })
+        return json(200, { signals: page.signals.map(project), next_after: page.next_after } satisfies typeof TapePage.Type)
       })
   })
 

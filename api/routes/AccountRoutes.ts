@@ -27,7 +27,8 @@ import { AUTHORIZATION_HEADER, type OwnerAuth } from "../auth/OwnerAuth.js"
 import { rowOf } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
 import { param, stringParam } from "../QueryParams.js"
-import { decodedBody, type ResponseDoc, route, type RouteDef } from "../Router.js"
+import { answer, refusal } from "../OpenApi.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
 import {
   decodeAgentTierBody,
   decodeDeviceCodeBody,
@@ -38,6 +39,15 @@ import {
   DeviceTokenBody,
   EnableBody
 } from "./AccountDecoders.js"
+import {
+  AgentEnabled,
+  AgentTierGranted,
+  DeviceCode,
+  DeviceExchangeAnswer,
+  DeviceList,
+  DeviceRequestAnswer,
+  DeviceRevoked
+} from "./KeyResponses.js"
 import { reply } from "./ServiceCall.js"
 
 export interface AccountRoutesDeps {
@@ -49,8 +59,6 @@ export interface AccountRoutesDeps {
 }
 
 const HEADERS = [AUTHORIZATION_HEADER, API_KEY_HEADER]
-const ok = (description: string): ResponseDoc => ({ description })
-const errors = (...statuses: number[]): Record<number, ResponseDoc> => Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
 
 /** The exchange answer; a failed provisioning names the code the table gives its failure. */
 const exchangeView = (x: DeviceExchange) => ({
@@ -91,7 +99,13 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "session",
       headers: HEADERS,
       body: decodedBody({ schema: AgentTierBody, maxBytes: 2048, decode: (body) => decodeAgentTierBody(body, deps.nowMs()) }),
-      responses: { 200: ok("The account's tier state"), ...errors(400, 401, 403, 404) },
+      responses: {
+        200: answer("The account's tier state", AgentTierGranted),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED"]),
+        403: refusal(["ADMIN_REQUIRED"]),
+        404: refusal(["VALIDATION_FAILED"], "no such account")
+      },
       authenticate: (req) => ownerAuth.session(req.headers, { admin: true }),
       handler: (_req, { body: grant }) => {
         const nowMs = deps.nowMs()
@@ -119,7 +133,13 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "session",
       headers: HEADERS,
       body: decodedBody({ schema: EnableBody, maxBytes: 1024, decode: decodeEnableBody }),
-      responses: { 200: ok("Enabled"), ...errors(400, 401, 403, 503) },
+      responses: {
+        200: answer("Enabled", AgentEnabled),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED"]),
+        403: refusal(["VALIDATION_FAILED"], "disabling is refused, or no linked Solana wallet"),
+        503: refusal(["KEY_ISSUANCE_FAILED"], "the wallet provider was unreachable")
+      },
       authenticate: session,
       handler: (_req, { body: { enabled } }, s) =>
         reply(Effect.as(setAgentFeatures(s.accountId, enabled, deps.wallets).pipe(Effect.provideService(SqlClient.SqlClient, sql)), { enabled: true }))
@@ -132,7 +152,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "public",
       body: decodedBody({ schema: DeviceCodeBody, maxBytes: 2048, decode: decodeDeviceCodeBody }),
-      responses: { 200: ok("deviceCode, userCode, verificationUri, expiresIn, interval, scopes"), ...errors(400) },
+      responses: { 200: answer("deviceCode, userCode, verificationUri, expiresIn, interval, scopes", DeviceCode), 400: refusal(["VALIDATION_FAILED"]) },
       handler: (_req, { body }) => reply(devices.requestCode(body))
     }),
     route({
@@ -150,7 +170,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
           decode: (raw) => raw ?? ""
         })
       },
-      responses: { 200: ok("The request"), ...errors(401, 404) },
+      responses: { 200: answer("The request", DeviceRequestAnswer), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no pending request with this user code") },
       authenticate: session,
       handler: (_req, { user_code }, s) => reply(devices.describe(s, user_code))
     }),
@@ -163,7 +183,13 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       auth: "session",
       headers: HEADERS,
       body: decodedBody({ schema: DeviceDecisionBody, maxBytes: 1024, decode: decodeDeviceDecisionBody }),
-      responses: { 200: ok("The decided request"), ...errors(400, 401, 404, 409) },
+      responses: {
+        200: answer("The decided request", DeviceRequestAnswer),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED"]),
+        404: refusal(["VALIDATION_FAILED"], "no pending request with this user code"),
+        409: refusal(["VALIDATION_FAILED"], "already decided")
+      },
       authenticate: session,
       handler: (_req, { body }, s) => reply(devices.decide(s, body))
     }),
@@ -175,7 +201,11 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "public",
       body: decodedBody({ schema: DeviceTokenBody, maxBytes: 1024, decode: decodeDeviceTokenBody }),
-      responses: { 200: ok("deviceToken (shown once) and provisioning"), ...errors(400, 429) },
+      responses: {
+        200: answer("deviceToken (shown once) and provisioning", DeviceExchangeAnswer),
+        400: refusal(["VALIDATION_FAILED"], "reason: invalid_grant, access_denied, expired_token, authorization_pending (RFC 8628)"),
+        429: refusal(["RATE_LIMITED"], "reason slow_down: polled faster than the interval")
+      },
       handler: (_req, { body: code }) => reply(Effect.map(devices.exchange(code), exchangeView))
     }),
     route({
@@ -186,7 +216,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
       tags: ["devices"],
       auth: "session",
       headers: HEADERS,
-      responses: { 200: ok("Devices"), ...errors(401) },
+      responses: { 200: answer("Devices", DeviceList), 401: refusal(["UNAUTHORIZED"]) },
       authenticate: session,
       handler: (_req, _input, s) => reply(devices.list(s))
     }),
@@ -206,7 +236,7 @@ export const accountRoutes = (deps: AccountRoutesDeps): ReadonlyArray<RouteDef> 
           decode: (raw) => raw === "true"
         })
       },
-      responses: { 200: ok("Revoked"), ...errors(401, 404) },
+      responses: { 200: answer("Revoked", DeviceRevoked), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no such device on this account") },
       authenticate: session,
       handler: (_req, { prefix, revokeKeys }, s) => reply(devices.revoke(s, prefix, revokeKeys))
     })

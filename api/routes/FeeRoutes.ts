@@ -11,7 +11,7 @@ import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
-import { answer } from "../OpenApi.js"
+import { answer, refusal } from "../OpenApi.js"
 import { json } from "../Http.js"
 import { intParam, stringParam } from "../QueryParams.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -58,9 +58,9 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     },
     responses: {
       200: answer("{success, tokens[], continueCursor, isDone}; an entry that could not be read has unreadable: true", CreatorFeeList),
-      400: { description: "VALIDATION_FAILED" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (account:read or launch:write)" }
+      400: refusal(["VALIDATION_FAILED"], "limit or cursor"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "account:read or launch:write")
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"], ...WHILE_PAUSED }),
     handler: (_req, { limit, cursor }, principal) => mapFailure(fees.list(callerOf(principal), { limit, cursor })).pipe(Effect.map((body) => json(200, { success: true, ...body })))
@@ -78,12 +78,13 @@ export const feeRoutes = (options: FeeRoutesOptions): ReadonlyArray<RouteDef> =>
     body: { schema: FeeClaimBody, documented: Schema.Struct({ dryRun: Schema.optional(Schema.Boolean) }), maxBytes: 1024 },
     responses: {
       200: answer("{success, mint, chain, dryRun, recipient, claimed[], remaining[], warnings[]} (a dry run: txHash null, claimable, reason)", CreatorFeeClaim),
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN" },
-      404: { description: "MARKET_NOT_FOUND: no token of this account has this mint" },
-      409: { description: "FEE_NOT_CLAIMABLE with reason" },
-      429: { description: "RATE_LIMITED" },
-      500: { description: "FEE_CLAIM_FAILED with stage and signature; read fees before retrying" }
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING", "TEST_ENVIRONMENT_FORBIDDEN"]),
+      404: refusal(["MARKET_NOT_FOUND"], "no token of this account has this mint"),
+      409: refusal(["FEE_NOT_CLAIMABLE"], "with reason"),
+      429: refusal(["RATE_LIMITED"]),
+      500: refusal(["FEE_CLAIM_FAILED"], "with stage and signature; read fees before retrying"),
+      503: refusal(["FEED_UNAVAILABLE"], "the token's fee vault or splitter could not be read")
     },
     // Spec document 2, 4.3 rule 5: a paused key can still claim creator fees.
     authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["launch:write"], testKeys: "forbid", ...WHILE_PAUSED }),

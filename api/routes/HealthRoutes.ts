@@ -32,6 +32,8 @@ const ReadyResponse = Schema.Struct({
   )
 }).annotations({ identifier: "Readiness" })
 
+const Liveness = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Liveness" })
+
 const describe = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
 
@@ -71,7 +73,7 @@ export const healthRoutes = (
       summary: "Liveness",
       tags: ["operations"],
       auth: "public",
-      responses: { 200: { description: "The process serves" } },
+      responses: { 200: { description: "The process serves", schema: Liveness } },
       handler: () => healthy
     }),
     route({

@@ -17,7 +17,8 @@ import { AUTHORIZATION_HEADER, bearerToken, type OwnerAuth } from "../auth/Owner
 import { mapFailure } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
 import { param, stringParam } from "../QueryParams.js"
-import { decodedBody, type ResponseDoc, route, type RouteDef } from "../Router.js"
+import { answer, refusal } from "../OpenApi.js"
+import { decodedBody, route, type RouteDef } from "../Router.js"
 import {
   decodeAccessBody,
   decodeEmbeddedWalletBody,
@@ -27,6 +28,19 @@ import {
   decodePatchBody,
   decodeUsageDays
 } from "./KeyDecoders.js"
+import {
+  AccessChangeAnswer,
+  AccessChanges,
+  IssuedKey,
+  KeyList,
+  KeyPatched,
+  KeyRevoked,
+  KeyUsageSeries,
+  OwnKeyLimits,
+  StoredEmbeddedWallet,
+  StoredKeyLimits,
+  TierSnapshotAnswer
+} from "./KeyResponses.js"
 import { reply } from "./ServiceCall.js"
 
 export interface KeyRoutesDeps {
@@ -70,10 +84,6 @@ const LimitsBody = Schema.Array(
 ).annotations({ identifier: "KeyLimitsBody" })
 const EmbeddedWalletBody = Schema.Struct({ embeddedWallet: Schema.Literal("allowed", "denied") }).annotations({ identifier: "EmbeddedWalletBody" })
 
-const ok = (description: string): ResponseDoc => ({ description })
-const errors = (...statuses: number[]): Record<number, ResponseDoc> =>
-  Object.fromEntries(statuses.map((s) => [s, { description: "Refused (error envelope)" }]))
-
 /** `?days=`: absent or empty reaches the decoder as `null` (the default). */
 const daysQuery = {
   days: param({
@@ -110,7 +120,13 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       headers: HEADERS,
       auth: "session",
       body: decodedBody({ schema: IssueBody, maxBytes: 8 * 1024, decode: (body) => decodeIssueBody(body, deps.nowMs()) }),
-      responses: { 200: ok("The issued key"), ...errors(400, 401, 403, 503) },
+      responses: {
+        200: answer("The issued key (the plaintext key only here)", IssuedKey),
+        400: refusal(["VALIDATION_FAILED"], "a body field, or the active key limit"),
+        401: refusal(["UNAUTHORIZED"]),
+        403: refusal(["VALIDATION_FAILED", "AGENT_WALLET_NOT_DELEGATED"], "agent features off, or no chain delegated"),
+        503: refusal(["KEY_ISSUANCE_FAILED"], "the wallet provider or storage was unreachable; nothing was issued")
+      },
       authenticate: owner,
       handler: (_req, { body }, o) => reply(keys.issue(o, body))
     }),
@@ -122,7 +138,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       tags,
       headers: HEADERS,
       auth: "session",
-      responses: { 200: ok("Key rows and usageSince"), ...errors(401) },
+      responses: { 200: answer("Key rows and usageSince", KeyList), 401: refusal(["UNAUTHORIZED"]) },
       authenticate: owner,
       handler: (_req, _input, o) => reply(keys.list(o))
     }),
@@ -135,7 +151,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       headers: HEADERS,
       auth: "session",
       pathParams: prefixPath,
-      responses: { 200: ok("Revoked"), ...errors(401, 404) },
+      responses: { 200: answer("Revoked", KeyRevoked), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no such prefix on this account") },
       authenticate: owner,
       handler: (_req, { prefix }, o) => reply(keys.revoke(o, prefix))
     }),
@@ -149,7 +165,13 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       body: decodedBody({ schema: PatchBody, maxBytes: 4 * 1024, decode: decodePatchBody }),
-      responses: { 200: ok("The updated row"), ...errors(400, 401, 404, 409) },
+      responses: {
+        200: answer("The updated row", KeyPatched),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED"]),
+        404: refusal(["VALIDATION_FAILED"], "no such prefix on this account"),
+        409: refusal(["VALIDATION_FAILED"], "pausing or resuming a revoked key")
+      },
       authenticate: owner,
       handler: (_req, { body, prefix }, o) => reply(keys.patch(o, prefix, body))
     }),
@@ -163,7 +185,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       query: daysQuery,
-      responses: { 200: ok("Series"), ...errors(400, 401, 404) },
+      responses: { 200: answer("Series", KeyUsageSeries), 400: refusal(["VALIDATION_FAILED"]), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no such prefix on this account") },
       authenticate: owner,
       handler: (_req, { days, prefix }, o) => reply(keys.usage(o, prefix, days))
     }),
@@ -176,7 +198,15 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       headers: HEADERS,
       auth: "agentKey",
       body: decodedBody({ schema: AccessBody, maxBytes: 4 * 1024, decode: decodeAccessBody }),
-      responses: { 200: ok("Access-change response"), ...errors(400, 401, 403, 409, 429, 503) },
+      responses: {
+        200: answer("Access-change response (a preview with dryRun, else the committed change)", AccessChangeAnswer),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+        403: refusal(["LOOSEN_REQUIRES_SESSION"], "a key widening its own access"),
+        409: refusal(["VALIDATION_FAILED", "KEY_ACCESS_PARTNER_KEY", "KEY_ACCESS_STALE"], "revoked or expired key, partner key, scopes changed since the preview"),
+        429: refusal(["RATE_LIMITED"]),
+        503: refusal(["SWAP_FAILED"], "the change could not be verified or recorded; nothing changed")
+      },
       authenticate: agent,
       handler: (_req, { body }, a) => reply(keys.changeAccess(a, "self", body))
     }),
@@ -190,7 +220,14 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       body: decodedBody({ schema: AccessBody, maxBytes: 4 * 1024, decode: decodeAccessBody }),
-      responses: { 200: ok("Access-change response"), ...errors(400, 401, 404, 409, 503) },
+      responses: {
+        200: answer("Access-change response (a preview with dryRun, else the committed change)", AccessChangeAnswer),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED"]),
+        404: refusal(["VALIDATION_FAILED"], "no such prefix on this account"),
+        409: refusal(["VALIDATION_FAILED", "KEY_ACCESS_PARTNER_KEY", "KEY_ACCESS_STALE"], "revoked or expired key, partner key, scopes changed since the preview"),
+        503: refusal(["SWAP_FAILED"], "the change could not be verified or recorded; nothing changed")
+      },
       authenticate: owner,
       handler: (_req, { body, prefix }, o) => reply(keys.changeAccess(o, prefix, body))
     }),
@@ -204,7 +241,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       query: historyQuery,
-      responses: { 200: ok("Change rows"), ...errors(400, 401, 404) },
+      responses: { 200: answer("Change rows", AccessChanges), 400: refusal(["VALIDATION_FAILED"]), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no such prefix on this account") },
       authenticate: owner,
       handler: (_req, { limit, prefix }, o) => reply(keys.accessChanges(o, prefix, limit))
     }),
@@ -216,7 +253,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       tags,
       headers: HEADERS,
       auth: "agentKey",
-      responses: { 200: ok("keyLimits"), ...errors(401, 429) },
+      responses: { 200: answer("keyLimits", OwnKeyLimits), 401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]), 429: refusal(["RATE_LIMITED"]) },
       authenticate: agent,
       handler: (_req, _input, a) => reply(keys.selfLimits(a))
     }),
@@ -229,7 +266,14 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       headers: HEADERS,
       auth: "agentKey",
       body: decodedBody({ schema: LimitsBody, maxBytes: 4 * 1024, decode: decodeLimitsBody }),
-      responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 429) },
+      responses: {
+        200: answer("Stored limits", StoredKeyLimits),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+        403: refusal(["LOOSEN_REQUIRES_SESSION"], "raising or clearing a cap"),
+        409: refusal(["VALIDATION_FAILED"], "the key was revoked"),
+        429: refusal(["RATE_LIMITED"])
+      },
       authenticate: agent,
       handler: (_req, { body }, a) => reply(keys.setLimits(a, "self", body))
     }),
@@ -243,7 +287,14 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       body: decodedBody({ schema: LimitsBody, maxBytes: 4 * 1024, decode: decodeLimitsBody }),
-      responses: { 200: ok("Stored limits"), ...errors(400, 401, 403, 404, 409) },
+      responses: {
+        200: answer("Stored limits", StoredKeyLimits),
+        400: refusal(["VALIDATION_FAILED"]),
+        401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+        403: refusal(["LOOSEN_REQUIRES_SESSION"], "an agent key raising or clearing a cap"),
+        404: refusal(["VALIDATION_FAILED"], "no such prefix on this account"),
+        409: refusal(["VALIDATION_FAILED"], "the key is revoked")
+      },
       authenticate: ownerOrAgent,
       handler: (_req, { body, prefix }, p) => reply(keys.setLimits(p, prefix, body))
     }),
@@ -257,7 +308,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       auth: "session",
       pathParams: prefixPath,
       body: decodedBody({ schema: EmbeddedWalletBody, maxBytes: 1024, decode: decodeEmbeddedWalletBody }),
-      responses: { 200: ok("Stored value"), ...errors(400, 401, 404) },
+      responses: { 200: answer("Stored value", StoredEmbeddedWallet), 400: refusal(["VALIDATION_FAILED"]), 401: refusal(["UNAUTHORIZED"]), 404: refusal(["VALIDATION_FAILED"], "no such prefix on this account") },
       authenticate: owner,
       handler: (_req, { body, prefix }, o) => reply(keys.setEmbeddedWallet(o, prefix, body))
     }),
@@ -269,7 +320,7 @@ export const keyRoutes = (deps: KeyRoutesDeps): ReadonlyArray<RouteDef> => {
       tags: ["plans"],
       headers: HEADERS,
       auth: "agentKey",
-      responses: { 200: ok("Tier snapshot"), ...errors(401, 429) },
+      responses: { 200: answer("Tier snapshot", TierSnapshotAnswer), 401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]), 429: refusal(["RATE_LIMITED"]) },
       authenticate: (req): Effect.Effect<SessionPrincipal | AgentPrincipal, ApiError> =>
         bearerToken(req.headers) !== undefined ? ownerAuth.session(req.headers) : agentAuth.authenticate(req.headers, WHILE_PAUSED),
       handler: (_req, _input, p) =>

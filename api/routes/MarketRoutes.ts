@@ -21,6 +21,7 @@ import { minAmountOut, quoteBuy, quoteSell } from "../../src/domain/CurveMath.js
 import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "../Http.js"
 import { RateLimiter } from "../RateLimiter.js"
 import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
+import { answer, refusal } from "../OpenApi.js"
 import { route, type RouteDef } from "../Router.js"
 import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
@@ -187,6 +188,44 @@ const FeedResponse = Schema.Struct({
   exact: Schema.optional(Schema.Boolean)
 }).annotations({ identifier: "FeedResponse" })
 
+/** `GET /api/v1/verify/...` (spec 2.9): a launch of this service with its attribution (Solana) or provenance (Hood), or `{candleLaunched: false}`. */
+const Verification = Schema.Union(
+  Schema.Struct({ success: Schema.Literal(true), candleLaunched: Schema.Literal(false) }),
+  Schema.Struct({
+    success: Schema.Literal(true),
+    candleLaunched: Schema.Literal(true),
+    chain: Schema.Literal("solana"),
+    mint: Schema.String,
+    tier: Schema.NullOr(Schema.Literal("open", "exclusive")),
+    quoteMint: Schema.String,
+    graduated: Schema.Boolean,
+    pool: Schema.NullOr(Schema.String),
+    createdAt: Schema.String.annotations({ description: "ISO 8601" }),
+    creator: Schema.String,
+    viaAgentKey: Schema.Boolean,
+    attribution: Schema.Struct({ program: Schema.String, signer: Schema.String })
+  }),
+  Schema.Struct({
+    success: Schema.Literal(true),
+    candleLaunched: Schema.Literal(true),
+    chain: Schema.Literal("hood"),
+    mint: Schema.String,
+    tier: Schema.NullOr(Schema.Literal("open", "exclusive")),
+    quoteMint: Schema.String,
+    graduated: Schema.Boolean,
+    pool: Schema.Null,
+    createdAt: Schema.String.annotations({ description: "ISO 8601" }),
+    creator: Schema.String,
+    viaAgentKey: Schema.Boolean,
+    provenance: Schema.Struct({
+      curve: Schema.String,
+      factory: Schema.NullOr(Schema.String),
+      configHash: Schema.NullOr(Schema.String),
+      dexVersion: Schema.NullOr(Schema.Literal("v3", "v4"))
+    })
+  })
+).annotations({ identifier: "Verification" })
+
 const FEED_GRAMMAR = [
   "where := cond (',' cond)*, cond := field op value, op one of >= <= != = > <; all conditions must hold.",
   "sort := ['-'] field ('-' = descending). fields := field (',' field)* (chain and address always included).",
@@ -222,9 +261,9 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     pathParams: marketPath,
     responses: {
       200: { description: "The market", schema: MarketResponse, headers: ["Cache-Control"] },
-      400: { description: "Invalid chain or mint (VALIDATION_FAILED)" },
-      404: { description: "MARKET_NOT_FOUND with error.routing.reason and error.discovery" },
-      503: { description: "FEED_UNAVAILABLE while the engine warms up" }
+      400: refusal(["VALIDATION_FAILED"], "invalid chain or mint"),
+      404: refusal(["MARKET_NOT_FOUND"], "with error.routing.reason and error.discovery"),
+      503: refusal(["FEED_UNAVAILABLE"], "while the engine warms up")
     },
     handler: (_req, { chain, mint: raw }) => {
       const mint = parseAddress(chain, raw, "mint")
@@ -253,11 +292,11 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     query: quoteQuery,
     responses: {
       200: { description: "The quote", schema: QuoteResponse, headers: ["Cache-Control"] },
-      400: { description: "VALIDATION_FAILED naming the field" },
-      404: { description: "MARKET_NOT_FOUND (not a curve launched here; use the agent quote route)" },
-      409: { description: "MARKET_NOT_TRADABLE naming where trading continues" },
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "QUOTE_UNAVAILABLE while the engine warms up" }
+      400: refusal(["VALIDATION_FAILED"], "naming the field"),
+      404: refusal(["MARKET_NOT_FOUND"], "not a curve launched here; use the agent quote route"),
+      409: refusal(["MARKET_NOT_TRADABLE"], "naming where trading continues"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: refusal(["QUOTE_UNAVAILABLE"], "while the engine warms up")
     },
     // The rate limit counts every request, refused parameters included, so it runs first.
     guard: (req) => {
@@ -328,8 +367,8 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     auth: "public",
     pathParams: marketPath,
     responses: {
-      200: { description: "Verification; unknown mints and launches recorded as test, local or hidden answer {candleLaunched: false}", headers: ["Cache-Control"] },
-      400: { description: "Invalid chain (VALIDATION_FAILED)" }
+      200: answer("Verification; unknown mints and launches recorded as test, local or hidden answer {candleLaunched: false}", Verification, ["Cache-Control"]),
+      400: refusal(["VALIDATION_FAILED"], "invalid chain")
     },
     handler: (_req, { chain, mint: raw }) => {
       const core = ADDRESS_FORMAT[chain].test(raw) ? index.market(chain, normalizeMint(chain, raw)) : undefined
@@ -371,8 +410,8 @@ export const marketRoutes = (options: MarketRoutesOptions): ReadonlyArray<RouteD
     query: feedQuery,
     responses: {
       200: { description: "Bucket rows", schema: FeedResponse },
-      400: { description: "Unknown bucket or chain, or a malformed query (VALIDATION_FAILED naming the field)" },
-      503: { description: "FEED_UNAVAILABLE with Retry-After while the engine starts", headers: ["Retry-After"] }
+      400: refusal(["VALIDATION_FAILED"], "unknown bucket or chain, or a malformed query, naming the field"),
+      503: { ...refusal(["FEED_UNAVAILABLE"], "with Retry-After while the engine starts"), headers: ["Retry-After"] }
     },
     handler: (_req, input) => {
       const { bucket, chain } = input

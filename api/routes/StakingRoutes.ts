@@ -15,7 +15,7 @@ import type { StakingCaller, StakingServiceShape } from "../../src/services/stak
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { mapFailure } from "../ErrorTable.js"
-import { answer } from "../OpenApi.js"
+import { answer, refusal } from "../OpenApi.js"
 import { errorReply, json, type Reply } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -82,9 +82,9 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     headers: AGENT_AUTH_HEADERS,
     responses: {
       200: answer("Pool figures and wallets[]", StakingPositions),
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (account:read or launch:write)" },
-      503: { description: "FEED_UNAVAILABLE: chain data unreadable (retryable)" }
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "account:read or launch:write"),
+      503: refusal(["FEED_UNAVAILABLE"], "chain data unreadable (retryable)")
     },
     authenticate: (req) => agentAuth.authenticate(req.headers, { anyScope: ["account:read", "launch:write"], ...WHILE_PAUSED }),
     handler: (_req, _input, principal) => mapFailure(staking.positions(callerOf(principal))).pipe(Effect.map((body) => json(200, { success: true, ...body })))

@@ -16,6 +16,7 @@ import { decodeReplayRequest, problemText, ReplayRequest } from "../../src/servi
 import type { ReplayJobsShape, ReplayRefusal } from "../../src/services/strategy/ReplayJobs.js"
 import { json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
+import { refusal } from "../OpenApi.js"
 import { route, type RouteDef } from "../Router.js"
 
 export const REPLAY_PATH = "/v1/strategy-lab/replay"
@@ -78,7 +79,7 @@ export const refusalToApiError = (e: ReplayRefusal): ApiError => {
 
 const common = {
   401: { description: "invalid api key" },
-  403: { description: "TIER_REQUIRED: the strategy lab needs Max" }
+  403: refusal(["TIER_REQUIRED"], "the strategy lab needs Max")
 } as const
 
 export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<RouteDef> => {
@@ -110,9 +111,9 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       body: replayBody,
       responses: {
         202: { description: "Started", schema: JobIdDoc },
-        400: { description: "VALIDATION_FAILED: the first problem as `<path>: <message>`" },
-        409: { description: "REPLAY_RUNNING with the running job_id" },
-        429: { description: "RATE_LIMITED with quota and used" },
+        400: refusal(["VALIDATION_FAILED"], "the first problem as `<path>: <message>`"),
+        409: refusal(["REPLAY_RUNNING"], "with the running job_id"),
+        429: refusal(["RATE_LIMITED"], "with quota and used"),
         ...common
       },
       authenticate: maxOnly,
@@ -127,7 +128,7 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       auth: "bearer",
       headers,
       pathParams: jobPath,
-      responses: { 200: { description: "The job", schema: JobDoc }, 404: { description: "JOB_NOT_FOUND" }, ...common },
+      responses: { 200: { description: "The job", schema: JobDoc }, 404: refusal(["JOB_NOT_FOUND"]), ...common },
       authenticate: maxOnly,
       handler: (_req, { job_id }, accountId) => refusals(Effect.map(deps.jobs.get(accountId, job_id), (job) => json(200, job)))
     }),
@@ -140,7 +141,7 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       auth: "bearer",
       headers,
       pathParams: jobPath,
-      responses: { 200: { description: "The job after cancelling", schema: JobDoc }, 404: { description: "JOB_NOT_FOUND" }, ...common },
+      responses: { 200: { description: "The job after cancelling", schema: JobDoc }, 404: refusal(["JOB_NOT_FOUND"]), ...common },
       authenticate: maxOnly,
       handler: (_req, { job_id }, accountId) => refusals(Effect.map(deps.jobs.cancel(accountId, job_id), (job) => json(200, job)))
     }),
@@ -155,8 +156,8 @@ export const strategyLabRoutes = (deps: StrategyLabRoutesDeps): ReadonlyArray<Ro
       pathParams: jobPath,
       responses: {
         200: { description: "image/svg+xml" },
-        404: { description: "JOB_NOT_FOUND" },
-        409: { description: "VALIDATION_FAILED: the job is not done" },
+        404: refusal(["JOB_NOT_FOUND"]),
+        409: refusal(["VALIDATION_FAILED"], "the job is not done"),
         ...common
       },
       authenticate: maxOnly,

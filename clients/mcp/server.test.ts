@@ -4,12 +4,19 @@
  * declarations and router over HTTP (`mountRoutes`: the launch configuration and market routes
  * over a market index that has not loaded yet), so a success is the route's documented answer and
  * a refusal (the market read's retryable 503 `FEED_UNAVAILABLE` while the index warms) comes back
- * as a tool error carrying the spec's `code`.
+ * as a tool error carrying the spec's `code`. The market-data side is the strategy lab's real
+ * routes over a replay job runner whose replay answers a fixed result (the replay engine has its
+ * own tests): a replay is started and polled to done, and an unknown job is `JOB_NOT_FOUND`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Exit, Scope } from "effect"
+import { apiError } from "../../src/domain/ApiError.js"
+import { make as replayJobs } from "../../src/services/strategy/ReplayJobs.js"
+import type { ReplayResult } from "../../src/services/strategy/Engine.js"
+import { strategyLabRoutes } from "../../api/routes/StrategyLabRoutes.js"
+import { eventually } from "../../test/support/eventually.js"
 import type * as http from "node:http"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -23,7 +30,10 @@ import { MCP_HTTP_PATH, serveHttp } from "./server.js"
 
 let scope: Scope.CloseableScope
 let engineUrl: string
+let dataUrl: string
 let httpServer: http.Server
+const KEY = "svc_test_max_agent"
+const result = { from: "2024-01-01T00:00:00.000Z", to: "2024-01-02T00:00:00.000Z", trade_count: 0, verdict: "pass" } as unknown as ReplayResult
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
@@ -32,7 +42,14 @@ beforeAll(async () => {
     ...marketRoutes({ index: new MarketIndexStore(), nowMs: () => Date.now(), curveProgram: "SVCcurve11111111111111111111111111111111111" })
   ]
   engineUrl = await Effect.runPromise(Scope.extend(mountRoutes(routes, "mcp-test-engine"), scope))
-  httpServer = await serveHttp({ baseUrl: engineUrl, apiKey: "svc_test_unused", port: 0 })
+  const jobs = await Effect.runPromise(Scope.extend(replayJobs({ run: () => Effect.succeed(result) }), scope))
+  const lab = strategyLabRoutes({
+    jobs,
+    authenticate: (req) =>
+      req.headers.authorization === `Bearer ${KEY}` ? Effect.succeed({ accountId: "acct_mcp", plan: "max" as const }) : Effect.fail(apiError("UNAUTHORIZED", "invalid api key"))
+  })
+  dataUrl = await Effect.runPromise(Scope.extend(mountRoutes(lab, "mcp-test-data"), scope))
+  httpServer = await serveHttp({ baseUrl: engineUrl, apiKey: KEY, dataUrl, port: 0 })
 })
 
 afterAll(async () => {
@@ -43,7 +60,10 @@ afterAll(async () => {
 const exercise = async (client: Client) => {
   const tools = (await client.listTools()).tools.map((t) => t.name)
   expect(tools).toEqual(
-    expect.arrayContaining(["quote_pairs", "market", "quote", "feed", "launch_dry_run", "launch", "launch_job", "staking_positions", "claim_staking_reward", "creator_fees", "claim_creator_fees"])
+    expect.arrayContaining([
+      "quote_pairs", "market", "quote", "feed", "verify", "launch_dry_run", "launch", "launch_job", "staking_positions", "claim_staking_reward",
+      "creator_fees", "claim_creator_fees", "signals", "replay_start", "replay_poll"
+    ])
   )
   const pairs = await client.callTool({ name: "quote_pairs", arguments: {} })
   expect(pairs.isError).toBeFalsy()
@@ -53,6 +73,30 @@ const exercise = async (client: Client) => {
   expect(warming.isError).toBe(true)
   expect(warming.structuredContent).toMatchObject({ status: 503, code: "FEED_UNAVAILABLE", retryable: true })
   expect((warming.content as Array<{ text: string }>)[0]!.text).toMatch(/^FEED_UNAVAILABLE: /)
+
+  const verified = await client.callTool({ name: "verify", arguments: { chain: "solana", mint: "So11111111111111111111111111111111111111112" } })
+  expect(verified.isError).toBeFalsy()
+  expect(verified.structuredContent).toEqual({ success: true, candleLaunched: false })
+
+  const definition = { chain: "solana", entry: { source: "pattern", pattern: "confluence" }, exit: { take_profit_pct: 50 }, sizing: { usd_per_trade: 10, max_concurrent: 1 } }
+  const started = await client.callTool({ name: "replay_start", arguments: { definition, from: "2024-01-01T00:00:00Z", to: "2024-01-02T00:00:00Z" } })
+  expect(started.isError, JSON.stringify(started.content)).toBeFalsy()
+  const jobId = (started.structuredContent as { job_id: string }).job_id
+  expect(jobId).toEqual(expect.any(String))
+  const done = await eventually(
+    async () => {
+      const polled = await client.callTool({ name: "replay_poll", arguments: { job_id: jobId } })
+      expect(polled.isError).toBeFalsy()
+      const job = polled.structuredContent as { status: string; result: unknown }
+      return job.status === "done" ? job : undefined
+    },
+    { what: "the replay to finish", deadlineMs: 10_000, intervalMs: 50 }
+  )
+  expect(done.result).toMatchObject({ verdict: "pass", trade_count: 0 })
+
+  const unknown = await client.callTool({ name: "replay_poll", arguments: { job_id: "job_unknown" } })
+  expect(unknown.isError).toBe(true)
+  expect(unknown.structuredContent).toMatchObject({ status: 404, code: "JOB_NOT_FOUND" })
 }
 
 describe("the MCP tool server", () => {
@@ -62,7 +106,7 @@ describe("the MCP tool server", () => {
       new StdioClientTransport({
         command: path.join(projectRoot, "node_modules/.bin/tsx"),
         args: [path.join(projectRoot, "clients/mcp/server.ts")],
-        env: { ...(process.env as Record<string, string>), CURVESTREAM_URL: engineUrl, CURVESTREAM_API_KEY: "svc_test_unused" },
+        env: { ...(process.env as Record<string, string>), CURVESTREAM_URL: engineUrl, CURVESTREAM_API_KEY: KEY, CURVESTREAM_DATA_URL: dataUrl },
         stderr: "pipe"
       })
     )

@@ -4,8 +4,13 @@
  * input is the route's declared input and its output the route's documented answer. A refusal
  * comes back as a tool error whose structured content is the envelope's `error` (its `code`).
  *
- *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY)
+ *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY, CURVESTREAM_DATA_URL)
  *   npm run mcp -- --http 8765        streamable HTTP at http://127.0.0.1:8765/mcp
+ *
+ * With the market-data listener's address (`dataUrl`, `CURVESTREAM_DATA_URL`) the server also
+ * offers its tools: the recent signals (the tape) and the strategy replay (start, poll). That
+ * service answers some refusals in its plain `{error}` shape (spec document 2, section 7); their
+ * tool errors carry the code the status means (`PLAIN_CODES`).
  */
 import * as http from "node:http"
 import { fileURLToPath } from "node:url"
@@ -13,7 +18,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { z } from "zod"
-import { engineClient } from "../typescript/index.js"
+import { dataClient, engineClient } from "../typescript/index.js"
 
 export const MCP_HTTP_PATH = "/mcp"
 
@@ -22,8 +27,13 @@ export interface ToolServerOptions {
   readonly baseUrl: string
   /** The agent key the tools call with. */
   readonly apiKey: string
+  /** The market-data listener; its tools are offered only with it. */
+  readonly dataUrl?: string | undefined
   readonly fetch?: typeof globalThis.fetch
 }
+
+/** The spec code a market-data plain refusal means, by status (`{"error": "invalid api key"}` is 401, `requires Max` 403, a cap 429). */
+export const PLAIN_CODES: Readonly<Record<number, string>> = { 401: "UNAUTHORIZED", 403: "TIER_REQUIRED", 404: "VALIDATION_FAILED", 429: "RATE_LIMITED" }
 
 type Answer = { readonly data?: unknown; readonly error?: unknown; readonly response: Response }
 
@@ -34,7 +44,10 @@ const result = ({ data, error, response }: Answer) => {
     return { content: [{ type: "text" as const, text: JSON.stringify(body) }], structuredContent: body }
   }
   const envelope = error as { error?: Record<string, unknown> | string }
-  const detail = typeof envelope.error === "object" && envelope.error !== null ? envelope.error : { code: `HTTP_${response.status}`, message: String(envelope.error ?? response.statusText) }
+  const detail =
+    typeof envelope.error === "object" && envelope.error !== null
+      ? envelope.error
+      : { code: PLAIN_CODES[response.status] ?? `HTTP_${response.status}`, message: String(envelope.error ?? response.statusText) }
   return {
     isError: true,
     content: [{ type: "text" as const, text: `${String(detail.code)}: ${String(detail.message)}` }],
@@ -126,6 +139,45 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
     async ({ mint, dryRun }) =>
       result(await engine.POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body: (dryRun !== undefined ? { dryRun } : {}) as never }))
   )
+  server.registerTool(
+    "verify",
+    {
+      description: "Whether this service launched a mint, with its attribution (Solana) or provenance (Hood); unknown mints answer candleLaunched: false",
+      inputSchema: { chain, mint: z.string() }
+    },
+    async ({ chain, mint }) => result(await engine.GET("/api/v1/verify/{chain}/{mint}", { params: { path: { chain, mint } } }))
+  )
+  if (o.dataUrl !== undefined) {
+    const data = dataClient({ baseUrl: o.dataUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
+    server.registerTool(
+      "signals",
+      {
+        description: "Recent detected signals (the tape), newest first; pass next_after back as after for the next page",
+        inputSchema: {
+          chain: chain.optional(),
+          pattern: z.string().optional(),
+          asset: z.string().optional(),
+          quality: z.enum(["curated", "all", "high", "medium", "low"]).optional(),
+          limit: z.number().int().min(1).max(500).optional(),
+          after: z.string().optional()
+        }
+      },
+      async (q) => result(await data.GET("/v1/signals", { params: { query: q as never } }))
+    )
+    server.registerTool(
+      "replay_start",
+      {
+        description: "Start a strategy replay (Max): {definition, from, to, asset_ids?}; poll with replay_poll until done or failed",
+        inputSchema: { definition: z.record(z.string(), z.unknown()), from: z.string(), to: z.string(), asset_ids: z.array(z.string()).max(50).optional() }
+      },
+      async (body) => result(await data.POST("/v1/strategy-lab/replay", { body: body as never }))
+    )
+    server.registerTool(
+      "replay_poll",
+      { description: "A replay job: status (queued, running, done, failed), then its result or error", inputSchema: { job_id: z.string() } },
+      async ({ job_id }) => result(await data.GET("/v1/strategy-lab/replay/{job_id}", { params: { path: { job_id } } }))
+    )
+  }
   return server
 }
 
@@ -155,13 +207,14 @@ export const serveHttp = (o: ToolServerOptions & { readonly port: number; readon
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const baseUrl = process.env.CURVESTREAM_URL ?? "http://127.0.0.1:8080"
   const apiKey = process.env.CURVESTREAM_API_KEY ?? ""
+  const dataUrl = process.env.CURVESTREAM_DATA_URL
   const httpAt = process.argv.indexOf("--http")
   if (httpAt >= 0) {
     const port = Number(process.argv[httpAt + 1] ?? "8765")
-    const listener = await serveHttp({ baseUrl, apiKey, port })
+    const listener = await serveHttp({ baseUrl, apiKey, dataUrl, port })
     const address = listener.address() as { port: number }
     console.error(`curvestream MCP server on http://127.0.0.1:${address.port}${MCP_HTTP_PATH} (engine ${baseUrl})`)
   } else {
-    await toolServer({ baseUrl, apiKey }).connect(new StdioServerTransport())
+    await toolServer({ baseUrl, apiKey, dataUrl }).connect(new StdioServerTransport())
   }
 }

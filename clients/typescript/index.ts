@@ -112,7 +112,8 @@ export const signalStream = (o: SignalStreamOptions): SignalStream => {
     const { data: page } = await data.GET("/v1/signals", {
       params: { query: { since: String(lastAtMs), order: "asc", limit: GAP_LIMIT, ...(o.query?.chain !== undefined ? { chain: o.query.chain } : {}), ...(o.query?.quality !== undefined ? { quality: o.query.quality as "all" } : {}) } }
     })
-    for (const s of (page?.signals ?? []) as ReadonlyArray<Signal>) deliver(s)
+    // Without group_by the tape answers a page of signals.
+    for (const s of (page !== undefined && "signals" in page ? page.signals : []) as ReadonlyArray<Signal>) deliver(s)
   }
 
   const open = () => {

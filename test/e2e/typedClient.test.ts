@@ -39,7 +39,7 @@ describe("the typed client against a started engine", () => {
     const data = dataClient({ baseUrl: started.dataUrl, apiKey: started.credentials.agentKey })
     const tape = await data.GET("/v1/signals", { params: { query: { limit: 5 } } })
     expect(tape.response.status).toBe(200)
-    expect(Array.isArray(tape.data?.signals)).toBe(true)
+    expect(tape.data !== undefined && "signals" in tape.data && Array.isArray(tape.data.signals)).toBe(true)
 
     const states: Array<boolean> = []
     const stream = signalStream({ baseUrl: started.dataUrl, apiKey: started.credentials.agentKey, onSignal: () => undefined, onState: (s) => states.push(s.connected) })

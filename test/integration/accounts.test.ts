@@ -22,6 +22,7 @@ describe("device authorization", () => {
   const noWallet = new Set<string>()
   beforeAll(async () => {
     h = await startHarness({
+      contract: true,
       perAccountWallets: (id) => (noDelegation.has(id) ? { delegatedChains: [] } : noWallet.has(id) ? { solanaWallets: [] } : undefined)
     })
   }, 60_000)

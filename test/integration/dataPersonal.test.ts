@@ -22,6 +22,7 @@ import { SignalHub } from "../../src/services/signals/SignalHub.js"
 import { seedTrackingData } from "../../src/services/tracking/Seed.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
 import { noPostgresReason, postgresUrl, freshPostgresDatabase } from "../support/servers.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
 
 const B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 /** A distinct base58 address of 44 characters for each (tag, i). */
@@ -67,6 +68,9 @@ const sig = (o: { pattern?: Pattern; asset?: string; wallets?: ReadonlyArray<str
     details: o.details ?? { n: seq }
   })
 }
+
+// Every answer is checked against the document of the mounted routes (issue 32).
+checkAnswersInThisFile()
 
 const suite = (name: string, databaseUrl: () => Promise<string | undefined>, skip = false) =>
   describe.skipIf(skip)(name, () => {
@@ -126,7 +130,7 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
             p === undefined ? Effect.fail(invalidApiKeyReply()) : Effect.succeed({ accountId: p.accountId, plan: p.tier, scopes: p.key.scopes })
           )
       })
-      const server = await h.run(serve({ name: "personal-test", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes }).pipe(Scope.extend(scope)))
+      const server = await h.run(serve({ name: "personal-test", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes: withContract(routes) }).pipe(Scope.extend(scope)))
       url = server.url
     }, 120_000)
 

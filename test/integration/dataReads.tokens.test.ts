@@ -17,6 +17,7 @@ import { ClickHouse, type ClickHouseShape } from "../../clickhouse/ClickHouse.js
 import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { marketFeed, planBearer } from "../support/marketFeed.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0)
 let nowMs = T0 + 60 * 60_000
@@ -59,6 +60,9 @@ const trade = (events: Array<ChainEvent>) => {
 
 const authenticate = planBearer
 
+// Every answer is checked against the document of the mounted routes (issue 32).
+checkAnswersInThisFile()
+
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-dreads-"))
   scope = await Effect.runPromise(Scope.make())
@@ -72,7 +76,7 @@ beforeAll(async () => {
     authenticate,
     trackedWallets: (plan) => (plan === "free" ? [{ address: W1 }] : [{ address: W1 }, { address: W2 }])
   })
-  const server = await Effect.runPromise(serve({ name: "data-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes }).pipe(Scope.extend(scope)))
+  const server = await Effect.runPromise(serve({ name: "data-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Scope.extend(scope)))
   url = server.url
 
   // The scenario (times relative to T0; "now" is T0 + 60 min).

@@ -21,6 +21,7 @@ import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeStore } from "../../src/services/social/SocialMentions.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
 import { marketFeed, planBearer } from "../support/marketFeed.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
 
 const MIN = 60_000
 const DAY = 86_400_000
@@ -71,6 +72,9 @@ const mention = (id: string, asset: string, author: string, atMs: number): Socia
 
 const authenticate = planBearer
 
+// Every answer is checked against the document of the mounted routes (issue 32).
+checkAnswersInThisFile()
+
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-wreads-"))
   scope = await Effect.runPromise(Scope.make())
@@ -85,7 +89,7 @@ beforeAll(async () => {
     nowMs: () => nowMs,
     authenticate
   })
-  const server = await Effect.runPromise(serve({ name: "wallet-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes }).pipe(Scope.extend(scope)))
+  const server = await Effect.runPromise(serve({ name: "wallet-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Scope.extend(scope)))
   url = server.url
 
   at(T0 - 3 * DAY)

@@ -30,6 +30,7 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
 
     beforeAll(async () => {
       h = await startHarness({
+        contract: true,
         databaseUrl: await databaseUrl(),
         perAccountWallets: (id) =>
           id.startsWith("acc_") && undelegated.has(id) ? { delegatedChains: [] } : walletsDown.has(id) ? { unavailable: true } : undefined

@@ -19,6 +19,7 @@ import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import * as Database from "../../src/db/Database.js"
 import { quoteBuy } from "../../src/domain/CurveMath.js"
 import { eventually } from "../support/eventually.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
 
 let scope: Scope.CloseableScope
 let url: string
@@ -32,6 +33,9 @@ const a = new SimMarket(solanaClock, { mint: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
 const b = new SimMarket(solanaClock, { mint: "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", name: "Beta", symbol: "BET" })
 const h = new SimMarket(hoodClock, { mint: "0x" + "ab".repeat(20), name: "Hood", symbol: "HOD" })
 
+// Every answer is checked against the document of the mounted routes (issue 32).
+checkAnswersInThisFile()
+
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const layer = MarketActors.layer({ shards: 2, checkpointIntervalMs: 20 }).pipe(
@@ -43,7 +47,7 @@ beforeAll(async () => {
   publish = (events) =>
     Effect.runPromise(Effect.asVoid(bus.publish(Topics.chainEvents, events.map((e) => ({ key: busKey(e), value: encodeChainEvent(e) })))))
   const server = await Effect.runPromise(
-    serve({ name: "reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: marketRoutes({ index, nowMs: () => nowMs, curveProgram: "SVCcurve11111111111111111111111111111111111" }) }).pipe(
+    serve({ name: "reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(marketRoutes({ index, nowMs: () => nowMs, curveProgram: "SVCcurve11111111111111111111111111111111111" })) }).pipe(
       Scope.extend(scope)
     )
   )

@@ -31,6 +31,7 @@ import { mountRoutes, requestRoute } from "../support/httpRoutes.js"
 import { make as makeStrategies } from "../../src/services/strategy/Strategies.js"
 import { SignalHistory } from "../../src/services/strategy/SignalHistory.js"
 import { eventually } from "../support/eventually.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
 
 const quiet = <A, E>(e: Effect.Effect<A, E>) => e.pipe(Logger.withMinimumLogLevel(LogLevel.None))
 let dataDir = ""
@@ -65,6 +66,9 @@ const definition = {
 }
 const settings = { fees: defaultFees, pricing: pricingFor({ solana: 100_000_000n, hood: 3_000_000_000n }) }
 const realBacktest = (request: ReplayRequest) => Effect.provide(runReplay(request, settings), ctx)
+
+// Every answer is checked against the document of the mounted routes (issue 32).
+checkAnswersInThisFile()
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-strategies-"))
@@ -122,7 +126,7 @@ const setup = async (
       return who === undefined ? Effect.fail({ status: 401, body: JSON.stringify({ error: "invalid api key" }) } satisfies Reply) : Effect.succeed(who)
     }
   })
-  const url = await Effect.runPromise(mountRoutes(routes, "strategies-test").pipe(Scope.extend(s)))
+  const url = await Effect.runPromise(mountRoutes(withContract(routes), "strategies-test").pipe(Scope.extend(s)))
   const byOp = (op: string) => routes.find((r) => r.operationId === op)!
   const call = async (op: string, token: string, opts: { params?: ReadonlyArray<string>; query?: string; body?: unknown } = {}) => {
     const reply = await requestRoute(url, byOp(op), { ...opts, headers: { authorization: `Bearer ${token}` } })

@@ -8,7 +8,10 @@
  *
  * It asserts that no request is answered 5xx (apart from the configuration states the spec
  * answers 5xx whatever the input: `ALLOWED_5XX`), that every refusal carries the error envelope
- * (or the market-data service's plain `{error}`), and that `/readyz` stays 200 throughout.
+ * (or the market-data service's plain `{error}`), that every answer is what the answering
+ * service's OpenAPI document says (its status documented for the operation, or one of the
+ * router's own refusals, and its JSON body valid against that response's schema: the same check
+ * as the end-to-end suites, `test/support/contract.ts`), and that `/readyz` stays 200 throughout.
  *
  * Requests with bad credentials come from a second loopback address (127.0.0.2) so the
  * failed-authentication throttle they trip does not starve the well-credentialed ones.
@@ -20,6 +23,7 @@
 import fc from "fast-check"
 import * as http from "node:http"
 import { beforeAll, describe, expect, it } from "vitest"
+import { type ContractDocument, contractDocument, contractProblems } from "../support/contract.js"
 import { engineForFile } from "../support/engineForFile.js"
 
 const budgetMs = Number(process.env.CURVESTREAM_FUZZ_MS ?? 20_000)
@@ -48,6 +52,8 @@ interface Operation {
   readonly security: string | undefined
   /** Statuses the document answers with the plain `{error}` body (`PlainError`) rather than the envelope. */
   readonly plainStatuses: ReadonlySet<number>
+  /** The answering service's document, registered with the contract check. */
+  readonly contract: ContractDocument
 }
 
 const started = engineForFile({ args: ["--quiet"] })
@@ -61,8 +67,9 @@ const propertyNames = (schema: Json | undefined, components: Json, depth = 0): A
   return [...new Set([...own, ...nested])]
 }
 
-const operationsOf = (doc: Json, base: string, service: Operation["service"]): Array<Operation> =>
-  Object.entries(doc.paths as Json).flatMap(([p, ops]) =>
+const operationsOf = (doc: Json, base: string, service: Operation["service"]): Array<Operation> => {
+  const contract = contractDocument(doc)
+  return Object.entries(doc.paths as Json).flatMap(([p, ops]) =>
     Object.entries(ops as Json).map(([method, op]: [string, Json]) => {
       const content = op.requestBody?.content as Json | undefined
       return {
@@ -78,10 +85,12 @@ const operationsOf = (doc: Json, base: string, service: Operation["service"]): A
           Object.entries((op.responses ?? {}) as Json)
             .filter(([, r]) => (r as Json).content?.["application/json"]?.schema?.$ref === "#/components/schemas/PlainError")
             .map(([status]) => Number(status))
-        )
+        ),
+        contract
       }
     })
   )
+}
 
 beforeAll(async () => {
   const apiDoc = (await (await fetch(`${started.engine.url}/api/v1/openapi.json`)).json()) as Json
@@ -221,7 +230,7 @@ const requestFor = (op: Operation): fc.Arbitrary<HostileRequest> => {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 const badAgent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 
-const send = (r: HostileRequest): Promise<{ status: number; body: string }> =>
+const send = (r: HostileRequest): Promise<{ status: number; contentType: string | undefined; body: string }> =>
   new Promise((resolve, reject) => {
     const url = new URL(r.op.base)
     const headers: Record<string, string> = {}
@@ -244,7 +253,7 @@ const send = (r: HostileRequest): Promise<{ status: number; body: string }> =>
       (res) => {
         const chunks: Buffer[] = []
         res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"], body: Buffer.concat(chunks).toString("utf8") }))
         res.on("error", reject)
       }
     )
@@ -262,10 +271,15 @@ const describeRequest = (r: HostileRequest) =>
 const headBytes = (r: HostileRequest): number => Buffer.byteLength(r.target) + Buffer.byteLength(r.credential.header?.[1] ?? "") + 200
 
 /** Why an answer breaks the contract, or undefined. */
-const problemWith = (r: HostileRequest, status: number, body: string): string | undefined => {
-  if (status < 400 || r.method === "HEAD") return undefined
+const problemWith = (r: HostileRequest, status: number, contentType: string | undefined, body: string): string | undefined => {
+  if (r.method === "HEAD") return undefined
   // The uWS build answers a request head over 4 KiB itself, before any route (README, "Behind a proxy").
   if (status === 431 && headBytes(r) > 4096) return undefined
+  // The document's word on this answer: a documented status and a body its schema accepts.
+  // The path as sent (a URL parser would resolve `..` segments the router takes as values).
+  const off = contractProblems(r.op.contract, r.method, r.target.split("?")[0]!, status, contentType, body)
+  if (off.length > 0) return `not what the document says: ${off.join("; ")}: ${body.slice(0, 300)}`
+  if (status < 400) return undefined
   let parsed: Json
   try {
     parsed = JSON.parse(body)
@@ -299,7 +313,7 @@ describe("hostile input against the started engine", () => {
         fc.asyncProperty(
           fc.integer({ min: 0, max: operations.length - 1 }).chain((i) => requestFor(operations[i]!)),
           async (r) => {
-            let answer: { status: number; body: string }
+            let answer: { status: number; contentType: string | undefined; body: string }
             try {
               answer = await send(r)
             } catch (e) {
@@ -310,10 +324,10 @@ describe("hostile input against the started engine", () => {
               }
               throw new Error(`no answer (${String(e)})\n  request: ${describeRequest(r)}`)
             }
-            const { body, status } = answer
+            const { body, contentType, status } = answer
             sent++
             statuses.set(status, (statuses.get(status) ?? 0) + 1)
-            const problem = problemWith(r, status, body)
+            const problem = problemWith(r, status, contentType, body)
             if (problem !== undefined) throw new Error(`${problem}\n  request: ${describeRequest(r)}`)
           }
         ),

@@ -7,7 +7,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Exit, Layer, ManagedRuntime, Ref, Scope } from "effect"
 import { type AccountApi, accountApi } from "../../api/routes/AccountRoutes.js"
+import { openApiDocument } from "../../api/OpenApi.js"
 import type { RouteDef } from "../../api/Router.js"
+import { documentInfo } from "../../clients/typescript/documents.js"
+import { type ContractDocument, contractDocument, ContractViolation, contractProblems } from "./contract.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
 import accountsMigration from "../../src/db/migrations/0003_accounts.js"
@@ -37,7 +40,15 @@ export interface HarnessOptions {
   readonly balances?: Layer.Layer<BalanceReader>
   /** Extra routes mounted beside the account routes (built from the authenticators). */
   readonly extraRoutes?: (api: AccountApi) => ReadonlyArray<RouteDef>
+  /**
+   * Check every answer `call` receives against the OpenAPI document of the mounted routes
+   * (`test/support/contract.ts`): an undocumented status or member fails the test.
+   */
+  readonly contract?: boolean
 }
+
+/** The documents of the listeners started with `contract: true`, by URL. */
+const contracts = new Map<string, ContractDocument>()
 
 type Services = SqlClient.SqlClient | KeyService | KeyStore | TierService | Devices | AccountWallets | AccountEvents | BalanceReader
 
@@ -78,15 +89,17 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
   const auth = () => run(accountApi({ nowMs }))
   const api = await auth()
   const scope = await Effect.runPromise(Scope.make())
+  const routes = [...api.routes, ...(options.extraRoutes?.(api) ?? [])]
   const server = await run(
     serve({
       name: "accounts-test",
       host: "127.0.0.1",
       port: 0,
       maxBodyBytes: 64 * 1024,
-      routes: [...api.routes, ...(options.extraRoutes?.(api) ?? [])]
+      routes
     }).pipe(Scope.extend(scope))
   )
+  if (options.contract === true) contracts.set(server.url, contractDocument(openApiDocument(routes, documentInfo)))
   const query = <R extends object>(text: string, ...params: ReadonlyArray<unknown>) =>
     run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<R>(text, params as unknown[])))
   return {
@@ -106,6 +119,7 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
         })
       ),
     close: async () => {
+      contracts.delete(server.url)
       await Effect.runPromise(Scope.close(scope, Exit.void))
       // Bounded: closing the embedded database must not hold a test file past its hooks.
       let timer: NodeJS.Timeout | undefined
@@ -129,6 +143,11 @@ export const call = async (
   if (options.body !== undefined) headers["content-type"] = "application/json"
   const res = await fetch(url + path, { method, headers, ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}) })
   const text = await res.text()
+  const contract = contracts.get(url)
+  if (contract !== undefined) {
+    const problems = contractProblems(contract, method, new URL(url + path).pathname, res.status, res.headers.get("content-type"), text)
+    if (problems.length > 0) throw new ContractViolation(problems, text)
+  }
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: res.status, headers: res.headers, body: (text === "" ? undefined : JSON.parse(text)) as any }
 }

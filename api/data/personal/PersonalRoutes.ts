@@ -46,7 +46,8 @@ import { answerFailure } from "../../ErrorTable.js"
 import { errorReply, json, type Reply, type Request } from "../../Http.js"
 import { intParam, isApiError as isErr, param, stringParam } from "../../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
-import { plainError } from "../../OpenApi.js"
+import { answer as answerDoc, plainError, plainErrorOrEnvelope, refusal } from "../../OpenApi.js"
+import { Follow, Follows, OwnGroup, OwnGroups, PersonalDeleted, PersonalSignals, Rule, Rules, Watch, Watchlist } from "../reads/internal/responses.js"
 
 
 export interface PersonalCaller {
@@ -219,7 +220,7 @@ const WatchBody = Schema.Struct({ chain: Schema.optional(Schema.Literal("solana"
 
 const common = {
   401: plainError("`{\"error\": \"invalid api key\"}`"),
-  503: { description: "FEED_UNAVAILABLE (retryable)" }
+  503: refusal(["FEED_UNAVAILABLE"], "retryable")
 } as const
 const paid = { ...common, 403: plainError("`{\"error\": \"requires Pro or Max\"}` (Free)") } as const
 
@@ -259,10 +260,10 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      responses: { ...paid, 200: { description: "`{follows: [{id, chain, address, created_at}], quota, used}`" } },
+      responses: { ...paid, 200: answerDoc("`{follows: [{id, chain, address, created_at}], quota, used}`", Follows) },
       authenticate: paidPlan,
       handler: (_req, _input, c) =>
-        answer(Effect.map(store.follows(c.accountId), (follows) => json(200, { follows, quota: CAPS.follows[c.paid], used: follows.length })))
+        answer(Effect.map(store.follows(c.accountId), (follows) => json(200, { follows, quota: CAPS.follows[c.paid], used: follows.length } satisfies typeof Follows.Type)))
     }),
     route({
       method: "POST",
@@ -276,17 +277,17 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: followBody }),
       responses: {
         ...paid,
-        200: { description: "already followed: the existing follow" },
-        201: { description: "`{id, chain, address, created_at}`" },
-        400: { description: "VALIDATION_FAILED naming the field" },
-        429: plainError("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`")
+        200: answerDoc("already followed: the existing follow", Follow),
+        201: answerDoc("`{id, chain, address, created_at}`", Follow),
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
+        429: plainErrorOrEnvelope("`{\"error\": \"follow limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: { address, chain } }, c) =>
         answer(
           Effect.map(store.addFollow(c.accountId, c.paid, chain, address), ({ created, follow }) => {
             if (created) changed()
-            return json(created ? 201 : 200, follow)
+            return json(created ? 201 : 200, follow satisfies typeof Follow.Type)
           })
         )
     }),
@@ -299,9 +300,9 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The follow's id"),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"follow not found\"}`") },
+      responses: { ...paid, 200: answerDoc("`{id, deleted: true}`", PersonalDeleted), 404: plainError("`{\"error\": \"follow not found\"}`") },
       authenticate: paidPlan,
-      handler: (_req, { id }, c) => answer(Effect.map(store.removeFollow(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeFollow(c.accountId, id), () => (changed(), json(200, { id, deleted: true as const } satisfies typeof PersonalDeleted.Type))))
     }),
     // ---------------------------------------------------------------- rules
     route({
@@ -312,9 +313,9 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      responses: { ...paid, 200: { description: "`{rules: [{id, name, pattern, wallet_id, params, created_at}], quota, used}`" } },
+      responses: { ...paid, 200: answerDoc("`{rules: [{id, name, pattern, wallet_id, params, created_at}], quota, used}`", Rules) },
       authenticate: paidPlan,
-      handler: (_req, _input, c) => answer(Effect.map(store.rules(c.accountId), (rules) => json(200, { rules, quota: CAPS.rules, used: rules.length })))
+      handler: (_req, _input, c) => answer(Effect.map(store.rules(c.accountId), (rules) => json(200, { rules, quota: CAPS.rules, used: rules.length } satisfies typeof Rules.Type)))
     }),
     route({
       method: "POST",
@@ -329,9 +330,9 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: RuleBody, maxBytes: 4_096, decode: ruleBody }),
       responses: {
         ...paid,
-        201: { description: "`{id, name, pattern, wallet_id, params, created_at}`" },
-        400: { description: "VALIDATION_FAILED naming the field (`params.<name>` for a param)" },
-        429: plainError("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`")
+        201: answerDoc("`{id, name, pattern, wallet_id, params, created_at}`", Rule),
+        400: refusal(["VALIDATION_FAILED"], "naming the field (`params.<name>` for a param)"),
+        429: plainErrorOrEnvelope("`{\"error\": \"rule limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: rule }, c) => {
@@ -339,7 +340,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
         if (rule.walletId !== null && deps.tracking !== undefined && deps.tracking.wallet(c.plan, rule.walletId) === undefined) {
           return Effect.fail(validationFailed("wallet_id", `Unknown wallet_id '${rule.walletId}' (see /v1/wallets)`))
         }
-        return answer(Effect.map(store.addRule(c.accountId, rule), (created) => (changed(), json(201, created))))
+        return answer(Effect.map(store.addRule(c.accountId, rule), (created) => (changed(), json(201, created satisfies typeof Rule.Type))))
       }
     }),
     route({
@@ -351,9 +352,9 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       auth: "bearer",
       headers: AUTH_HEADERS,
       pathParams: idPath("The rule's id"),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 404: plainError("`{\"error\": \"rule not found\"}`") },
+      responses: { ...paid, 200: answerDoc("`{id, deleted: true}`", PersonalDeleted), 404: plainError("`{\"error\": \"rule not found\"}`") },
       authenticate: paidPlan,
-      handler: (_req, { id }, c) => answer(Effect.map(store.removeRule(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeRule(c.accountId, id), () => (changed(), json(200, { id, deleted: true as const } satisfies typeof PersonalDeleted.Type))))
     }),
     // ---------------------------------------------------------------- personal signals
     route({
@@ -369,8 +370,8 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       closedQuery: true,
       responses: {
         ...paid,
-        200: { description: "`{signals: [signal + {cursor, matched: [{kind, id}]}], next_after}`" },
-        400: { description: "VALIDATION_FAILED naming the parameter" }
+        200: answerDoc("`{signals: [signal + {cursor, matched: [{kind, id}]}], next_after}`", PersonalSignals),
+        400: refusal(["VALIDATION_FAILED"], "naming the parameter")
       },
       authenticate: paidPlan,
       handler: (_req, { after, limit }, c) =>
@@ -379,7 +380,7 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
             json(200, {
               signals: page.rows.map((r) => ({ ...project(c.plan, r.signal), cursor: r.cursor, matched: r.matched })),
               next_after: page.next_after
-            })
+            } satisfies typeof PersonalSignals.Type)
           )
         )
     }),
@@ -392,12 +393,12 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       tags: ["market-data"],
       auth: "bearer",
       headers: AUTH_HEADERS,
-      responses: { ...paid, 200: { description: "`{groups: [{id, name, visibility: private, wallets, created_at}], quota, used, wallets_per_group}`" } },
+      responses: { ...paid, 200: answerDoc("`{groups: [{id, name, visibility: private, wallets, created_at}], quota, used, wallets_per_group}`", OwnGroups) },
       authenticate: paidPlan,
       handler: (_req, _input, c) =>
         answer(
           Effect.map(store.groups(c.accountId), (groups) =>
-            json(200, { groups, quota: CAPS.groups[c.paid], used: groups.length, wallets_per_group: CAPS.groupWallets })
+            json(200, { groups, quota: CAPS.groups[c.paid], used: groups.length, wallets_per_group: CAPS.groupWallets } satisfies typeof OwnGroups.Type)
           )
         )
     }),
@@ -413,12 +414,12 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: GroupBody, maxBytes: 4_096, decode: groupBody }),
       responses: {
         ...paid,
-        201: { description: "the group" },
-        400: { description: "VALIDATION_FAILED naming the field" },
-        429: plainError("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`")
+        201: answerDoc("the group", OwnGroup),
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
+        429: plainErrorOrEnvelope("`{\"error\": \"group limit reached\", \"quota\", \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
-      handler: (_req, { body: name }, c) => answer(Effect.map(store.createGroup(c.accountId, c.paid, name), (group) => json(201, group)))
+      handler: (_req, { body: name }, c) => answer(Effect.map(store.createGroup(c.accountId, c.paid, name), (group) => json(201, group satisfies typeof OwnGroup.Type)))
     }),
     route({
       method: "DELETE",
@@ -430,11 +431,11 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       query: { id: stringParam("The group's id (when no body is sent)") },
       body: decodedBody({ schema: GroupIdBody, maxBytes: 1_024, decode: groupIdBody }),
-      responses: { ...paid, 200: { description: "`{id, deleted: true}`" }, 400: { description: "VALIDATION_FAILED: id" }, 404: plainError("`{\"error\": \"group not found\"}`") },
+      responses: { ...paid, 200: answerDoc("`{id, deleted: true}`", PersonalDeleted), 400: refusal(["VALIDATION_FAILED"], "id"), 404: plainError("`{\"error\": \"group not found\"}`") },
       authenticate: paidPlan,
       handler: (_req, { body, id: queryId }, c) => {
         const id = body ?? parseId("id", queryId)
-        return isErr(id) ? Effect.fail(id) : answer(Effect.map(store.deleteGroup(c.accountId, id), () => (changed(), json(200, { id, deleted: true }))))
+        return isErr(id) ? Effect.fail(id) : answer(Effect.map(store.deleteGroup(c.accountId, id), () => (changed(), json(200, { id, deleted: true as const } satisfies typeof PersonalDeleted.Type))))
       }
     }),
     route({
@@ -450,17 +451,18 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: groupWalletBody }),
       responses: {
         ...paid,
-        201: { description: "the group with the wallet" },
-        400: { description: "VALIDATION_FAILED naming the field" },
+        200: answerDoc("the wallet was already in the group: the group", OwnGroup),
+        201: answerDoc("the group with the wallet", OwnGroup),
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         404: plainError("`{\"error\": \"group not found\"}`"),
-        429: plainError("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`")
+        429: plainErrorOrEnvelope("`{\"error\": \"group wallet limit reached\", \"quota\": 25, \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: paidPlan,
       handler: (_req, { body: w, id }, c) =>
         answer(
           Effect.map(store.addGroupWallet(c.accountId, id, w.chain, w.address), ({ created, group }) => {
             if (created) changed()
-            return json(created ? 201 : 200, group)
+            return json(created ? 201 : 200, group satisfies typeof OwnGroup.Type)
           })
         )
     }),
@@ -478,14 +480,14 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: ChainAddressBody, maxBytes: 4_096, decode: optionalChainAddressBody }),
       responses: {
         ...paid,
-        200: { description: "the group without the wallet" },
-        400: { description: "VALIDATION_FAILED naming the field" },
+        200: answerDoc("the group without the wallet", OwnGroup),
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
         404: plainError("`{\"error\": \"group not found\"}` or `{\"error\": \"wallet not in group\"}`")
       },
       authenticate: paidPlan,
       handler: (_req, { address, body, chain, id }, c) => {
         const w = body ?? chainAddressOf({ chain, address })
-        return isErr(w) ? Effect.fail(w) : answer(Effect.map(store.removeGroupWallet(c.accountId, id, w.chain, w.address), (group) => (changed(), json(200, group))))
+        return isErr(w) ? Effect.fail(w) : answer(Effect.map(store.removeGroupWallet(c.accountId, id, w.chain, w.address), (group) => (changed(), json(200, group satisfies typeof OwnGroup.Type))))
       }
     }),
     // ---------------------------------------------------------------- watchlist
@@ -499,12 +501,12 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       responses: {
         ...common,
-        200: { description: "`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`" },
-        403: { description: "SCOPE_MISSING (account:read or launch:write)" }
+        200: answerDoc("`{watchlist: [{id, chain, address, label, created_at}], quota: 200, used}`", Watchlist),
+        403: refusal(["SCOPE_MISSING"], "account:read or launch:write")
       },
       authenticate: anyPlan(WATCHLIST_READ_SCOPES),
       handler: (_req, _input, c) =>
-        answer(Effect.map(store.watchlist(c.accountId), (watchlist) => json(200, { watchlist, quota: CAPS.watchlist, used: watchlist.length })))
+        answer(Effect.map(store.watchlist(c.accountId), (watchlist) => json(200, { watchlist, quota: CAPS.watchlist, used: watchlist.length } satisfies typeof Watchlist.Type)))
     }),
     route({
       method: "POST",
@@ -518,15 +520,15 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: WatchBody, maxBytes: 4_096, decode: watchBody }),
       responses: {
         ...common,
-        200: { description: "already watched: the existing entry" },
-        201: { description: "`{id, chain, address, label, created_at}`" },
-        400: { description: "VALIDATION_FAILED naming the field" },
-        403: { description: "SCOPE_MISSING (launch:write)" },
-        429: plainError("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`")
+        200: answerDoc("already watched: the existing entry", Watch),
+        201: answerDoc("`{id, chain, address, label, created_at}`", Watch),
+        400: refusal(["VALIDATION_FAILED"], "naming the field"),
+        403: refusal(["SCOPE_MISSING"], "launch:write"),
+        429: plainErrorOrEnvelope("`{\"error\": \"watchlist limit reached\", \"quota\": 200, \"used\"}`", ["RATE_LIMITED"])
       },
       authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
       handler: (_req, { body: { address, chain, label } }, c) =>
-        answer(Effect.map(store.addWatch(c.accountId, chain, address, label), ({ created, entry }) => json(created ? 201 : 200, entry)))
+        answer(Effect.map(store.addWatch(c.accountId, chain, address, label), ({ created, entry }) => json(created ? 201 : 200, entry satisfies typeof Watch.Type)))
     }),
     route({
       method: "DELETE",
@@ -539,12 +541,12 @@ export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef
       pathParams: idPath("The watchlist entry's id"),
       responses: {
         ...common,
-        200: { description: "`{id, deleted: true}`" },
-        403: { description: "SCOPE_MISSING (launch:write)" },
+        200: answerDoc("`{id, deleted: true}`", PersonalDeleted),
+        403: refusal(["SCOPE_MISSING"], "launch:write"),
         404: plainError("`{\"error\": \"watchlist entry not found\"}`")
       },
       authenticate: anyPlan(WATCHLIST_WRITE_SCOPES),
-      handler: (_req, { id }, c) => answer(Effect.map(store.removeWatch(c.accountId, id), () => json(200, { id, deleted: true })))
+      handler: (_req, { id }, c) => answer(Effect.map(store.removeWatch(c.accountId, id), () => json(200, { id, deleted: true as const } satisfies typeof PersonalDeleted.Type)))
     })
   ]
 }

@@ -10,7 +10,8 @@ import { json } from "../../Http.js"
 import { stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { iso, type ReadDeps, readRoute } from "./internal/shared.js"
-import { plainError } from "../../OpenApi.js"
+import { answer, plainError } from "../../OpenApi.js"
+import { AssetRow, Assets } from "./internal/responses.js"
 
 const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
   id: pair.id,
@@ -25,8 +26,8 @@ const assetRow = (pair: QuotePair, price: UsdPrice | null) => ({
 })
 
 export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
-  readRoute(deps, { path: "/v1/assets", operationId: "dataAssets", summary: "The quote assets tokens trade against, with their USD prices" }, () =>
-    Effect.map(deps.data.usdOfPairs(QuotePairs), (usd) => json(200, { assets: QuotePairs.map((p) => assetRow(p, usd.get(p.id) ?? null)) }))
+  readRoute(deps, { path: "/v1/assets", operationId: "dataAssets", summary: "The quote assets tokens trade against, with their USD prices", responses: { 200: answer("The quote assets with their USD prices", Assets) } }, () =>
+    Effect.map(deps.data.usdOfPairs(QuotePairs), (usd) => json(200, { assets: QuotePairs.map((p) => assetRow(p, usd.get(p.id) ?? null)) } satisfies typeof Assets.Type))
   ),
   readRoute(
     deps,
@@ -35,8 +36,8 @@ export const assetRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       operationId: "dataAsset",
       summary: "One quote asset (sol, usdc, svc, eth, usdg) with its USD price",
       pathParams: { id: stringParam("The asset's id", { required: true, emptyIsValue: true }) },
-      responses: { 404: plainError("{\"error\": \"asset not found\"}") }
+      responses: { 200: answer("One quote asset with its USD price", AssetRow), 404: plainError("{\"error\": \"asset not found\"}") }
     },
-    ({ id }) => Effect.map(deps.data.asset(id), ({ pair, price }) => json(200, assetRow(pair, price)))
+    ({ id }) => Effect.map(deps.data.asset(id), ({ pair, price }) => json(200, assetRow(pair, price) satisfies typeof AssetRow.Type))
   )
 ]

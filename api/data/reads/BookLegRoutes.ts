@@ -21,7 +21,8 @@ import {
   walletRoute,
   type WalletReadDeps
 } from "./internal/wallet.js"
-import { plainError } from "../../OpenApi.js"
+import { answer, plainError } from "../../OpenApi.js"
+import { BookLegs } from "./internal/responses.js"
 
 export const BOOK_LEGS_DAYS_DEFAULT = 30
 export const BOOK_LEGS_DAYS_MAX = 90
@@ -41,7 +42,7 @@ export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => 
         window_minutes: intW("A counter-leg is within this many minutes either side", 1, BOOK_LEGS_WINDOW_MINUTES_MAX, BOOK_LEGS_WINDOW_MINUTES_DEFAULT),
         limit: listLimitQ("Leg pairs listed")
       },
-      responses: { 403: plainError("{\"error\": \"requires Max\"}") }
+      responses: { 200: answer("Leg pairs and counterparties", BookLegs), 403: plainError("{\"error\": \"requires Max\"}") }
     },
     (address, { days, window_minutes: window, limit }, caller) =>
       Effect.gen(function* () {
@@ -53,7 +54,7 @@ export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => 
         const usd = yield* deps.data.usdOfMints("solana", new Set(kept.map((p) => p.mine.mint)))
         const infoOf = (mint: string) => tokenInfo(deps, "solana", mint, usd)
         return json(200, {
-          chain: "solana",
+          chain: "solana" as const,
           address,
           days,
           window_minutes: window,
@@ -72,7 +73,7 @@ export const bookLegRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => 
             const info = infoOf(p.mine.mint)
             return { token: p.mine.mint, symbol: info.core?.identity.symbol ?? null, gap_ms: p.other.atMs - p.mine.atMs, leg: tradeRow(p.mine, "solana", info), counter: { ...tradeRow(p.other, "solana", info), wallet: p.other.trader } }
           })
-        })
+        } satisfies typeof BookLegs.Type)
       })
   )
 ]

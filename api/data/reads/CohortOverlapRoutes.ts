@@ -9,6 +9,8 @@ import { enumParam, isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, intQ, type ReadDeps, readRoute } from "./internal/shared.js"
 import { addressList, addressListQ } from "./internal/token.js"
+import { answer, refusal } from "../../OpenApi.js"
+import { CohortOverlap } from "./internal/responses.js"
 
 export const COHORT_MIN = 2
 export const COHORT_MAX = 5
@@ -25,7 +27,8 @@ export const cohortOverlapRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => 
         mints: addressListQ("Comma-separated token addresses, 2 to 5", COHORT_MIN, COHORT_MAX),
         basis: enumParam("holders (default: net position > 0) or traders (any trade)", ["holders", "traders"], { default: "holders" }),
         limit: intQ("Shared wallets listed", 0, 500, 100)
-      }
+      },
+      responses: { 200: answer("Cohort sizes, pairwise overlaps and the shared wallets", CohortOverlap), 404: refusal(["MARKET_NOT_FOUND"], "a token in mints is unknown") }
     },
     ({ chain, basis, limit, ...input }) =>
       Effect.gen(function* () {
@@ -42,7 +45,7 @@ export const cohortOverlapRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => 
           in_two_or_more: c.shared.length,
           truncated: c.truncated,
           wallets: c.shared.slice(0, limit).map((w) => ({ wallet: w.wallet, mints: w.mints }))
-        })
+        } satisfies typeof CohortOverlap.Type)
       })
   )
 ]

@@ -11,7 +11,8 @@ import { enumParam, stringParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type DataCaller, notFound, readRoute } from "./internal/shared.js"
 import { intW, kolHandle, type WalletReadDeps } from "./internal/wallet.js"
-import { plainError } from "../../OpenApi.js"
+import { answer, plainError } from "../../OpenApi.js"
+import { GroupDetail, Groups, WalletDetail, Wallets } from "./internal/responses.js"
 
 export const DIRECTORY_LIMIT_MAX = 500
 export const DIRECTORY_LIMIT_DEFAULT = 100
@@ -55,7 +56,8 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
         group: stringParam("Only members of this group (one the plan can see)"),
         limit: intW("Rows", 1, DIRECTORY_LIMIT_MAX, DIRECTORY_LIMIT_DEFAULT),
         offset: intW("Rows skipped", 0, DIRECTORY_OFFSET_MAX, 0)
-      }
+      },
+      responses: { 200: answer("Tracked wallets the plan can see", Wallets) }
     },
     ({ chain, kind, group: groupId, limit, offset }, caller) =>
       Effect.gen(function* () {
@@ -63,7 +65,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
         const all = deps.tracking
           .wallets(caller.plan, chain)
           .filter((w) => (kind === undefined || w.kind === kind) && (groupId === undefined || w.groups.includes(groupId)))
-        return json(200, { chain, plan: caller.plan, total: all.length, wallets: all.slice(offset, offset + limit).map((w) => walletRow(w, kolHandle(deps, w.kolId))) })
+        return json(200, { chain, plan: caller.plan, total: all.length, wallets: all.slice(offset, offset + limit).map((w) => walletRow(w, kolHandle(deps, w.kolId))) } satisfies typeof Wallets.Type)
       })
   )
 
@@ -74,7 +76,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
       operationId: "dataWallet",
       summary: "One tracked wallet with its visible groups and KOL label",
       pathParams: idPath("wallet"),
-      responses: { 404: plainError("{\"error\": \"wallet not found\"} (unknown or not visible to the plan)") }
+      responses: { 200: answer("One tracked wallet", WalletDetail), 404: plainError("{\"error\": \"wallet not found\"} (unknown or not visible to the plan)") }
     },
     ({ id }, caller) =>
       Effect.sync(() => {
@@ -88,12 +90,12 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
             const group = deps.tracking.group(caller.plan, g)
             return group === undefined ? [] : [{ id: group.id, name: group.name, visibility: group.visibility }]
           })
-        })
+        } satisfies typeof WalletDetail.Type)
       })
   )
 
-  const groups = readRoute(deps, { path: "/v1/groups", operationId: "dataGroups", summary: "Wallet groups the plan can see" }, (_input, caller) =>
-    Effect.sync(() => json(200, { plan: caller.plan, groups: deps.tracking.groups(caller.plan).map((g) => groupRow(g, visibleMembers(caller.plan, g))) }))
+  const groups = readRoute(deps, { path: "/v1/groups", operationId: "dataGroups", summary: "Wallet groups the plan can see", responses: { 200: answer("Wallet groups the plan can see", Groups) } }, (_input, caller) =>
+    Effect.sync(() => json(200, { plan: caller.plan, groups: deps.tracking.groups(caller.plan).map((g) => groupRow(g, visibleMembers(caller.plan, g))) } satisfies typeof Groups.Type))
   )
 
   const group = readRoute(
@@ -103,7 +105,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
       operationId: "dataGroup",
       summary: "One wallet group with its members the plan can see",
       pathParams: idPath("group"),
-      responses: { 404: plainError("{\"error\": \"group not found\"} (unknown or not visible to the plan)") }
+      responses: { 200: answer("One wallet group with its visible members", GroupDetail), 404: plainError("{\"error\": \"group not found\"} (unknown or not visible to the plan)") }
     },
     ({ id }, caller) =>
       Effect.sync(() => {
@@ -116,7 +118,7 @@ export const directoryRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> =
             const w = deps.tracking.wallet(caller.plan, id)!
             return walletRow(w, kolHandle(deps, w.kolId))
           })
-        })
+        } satisfies typeof GroupDetail.Type)
       })
   )
 

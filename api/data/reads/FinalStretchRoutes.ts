@@ -10,6 +10,8 @@ import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
 import { intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
 import { priceUsdOf, tokenMoney } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { FinalStretch } from "./internal/responses.js"
 
 export const FINAL_STRETCH_GRADUATED_MS = 10 * 60_000
 
@@ -20,7 +22,8 @@ export const finalStretchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/launches/final-stretch",
       operationId: "dataFinalStretch",
       summary: "Solana curve tokens closest to graduating, plus those graduated in the last 10 minutes",
-      query: { chain: solanaQ, limit: intQ("Curve tokens", 1, 100, 20) }
+      query: { chain: solanaQ, limit: intQ("Curve tokens", 1, 100, 20) },
+      responses: { 200: answer("Curves closest to graduating and the last 10 minutes' graduations", FinalStretch) }
     },
     ({ chain, limit }) =>
       Effect.gen(function* () {
@@ -54,7 +57,7 @@ export const finalStretchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
           as_of: iso(now),
           curve: closest.map(row),
           graduated: graduated.map(({ graduation, core }) => ({ ...row(core), graduated_at: iso(graduation.graduatedAtMs) }))
-        })
+        } satisfies typeof FinalStretch.Type)
       })
   )
 ]

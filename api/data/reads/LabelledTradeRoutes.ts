@@ -17,6 +17,8 @@ import {
   tradeRow,
   type WalletReadDeps
 } from "./internal/wallet.js"
+import { answer } from "../../OpenApi.js"
+import { LabelledTrades } from "./internal/responses.js"
 
 export const labelledTradeRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => [
   readRoute(
@@ -32,7 +34,8 @@ export const labelledTradeRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDe
         since: timeParam("From this time: ISO 8601 or epoch ms"),
         before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
         limit: listLimitQ("Rows")
-      }
+      },
+      responses: { 200: answer("Trades by labelled wallets, newest first", LabelledTrades) }
     },
     ({ chain, kind, since, before, limit, ...input }, caller) =>
       Effect.gen(function* () {
@@ -44,13 +47,13 @@ export const labelledTradeRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDe
         const usd = yield* deps.data.usdOfMints(chain, new Set(trades.map((t) => t.mint)))
         return json(200, {
           chain,
-          kind: kind ?? "all",
+          kind: kind ?? ("all" as const),
           wallets: wallets.length,
           trades: trades.map((t) => {
             const w = byAddress.get(t.trader)!
             return { ...tradeRow(t, chain, tokenInfo(deps, chain, t.mint, usd)), wallet: { address: w.address, id: w.id, label: w.label, kind: w.kind, kol: kolHandle(deps, w.kolId) } }
           })
-        })
+        } satisfies typeof LabelledTrades.Type)
       })
   )
 ]

@@ -16,6 +16,8 @@ import { enumParam } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, type DataPlan, DAY_MS, intQ, iso, type ReadDeps, readRoute, solanaQ } from "./internal/shared.js"
 import { priceUsdOf, quotePriceOf, tokenMoney } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { Gainers, MarketActivity, Metas } from "./internal/responses.js"
 
 export interface MarketListDeps extends ReadDeps {
   /** Tracked wallets visible to a plan on a chain (`/v1/market/activity`); all wallets when absent. */
@@ -35,9 +37,10 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       summary: "Solana tokens with the largest price rise over the window",
       query: {
         chain: solanaQ,
-        window: enumParam("5m, 1h (default), 6h or 24h", Object.keys(GAINER_WINDOWS), { default: "1h" }),
+        window: enumParam("5m, 1h (default), 6h or 24h", ["5m", "1h", "6h", "24h"] as const, { default: "1h" }),
         limit: intQ("Rows", 1, 100, 20)
-      }
+      },
+      responses: { 200: answer("Tokens with the largest price rise", Gainers) }
     },
     ({ chain, window, limit }) =>
       Effect.gen(function* () {
@@ -66,7 +69,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
               lifecycle: core.lifecycle
             }
           })
-        })
+        } satisfies typeof Gainers.Type)
       })
   )
 
@@ -76,7 +79,8 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       path: "/v1/market/activity",
       operationId: "dataActivity",
       summary: "Tokens most traded by tracked wallets (those the plan sees) over the window",
-      query: { chain: chainQ, hours: intQ("Window in hours", 1, 168, 24), limit: intQ("Rows", 1, 100, 20) }
+      query: { chain: chainQ, hours: intQ("Window in hours", 1, 168, 24), limit: intQ("Rows", 1, 100, 20) },
+      responses: { 200: answer("Tokens most traded by tracked wallets", MarketActivity) }
     },
     ({ chain, hours, limit }, caller) =>
       Effect.gen(function* () {
@@ -87,7 +91,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
         return json(200, {
           chain,
           hours,
-          wallets: wallets === undefined ? "all" : "tracked",
+          wallets: wallets === undefined ? ("all" as const) : ("tracked" as const),
           tokens: rows.map((r, i) => {
             const core = cores[i]
             const t = core === undefined ? undefined : tokenMoney(core, usd)
@@ -104,7 +108,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
               last_trade_at: iso(r.lastTradeMs)
             }
           })
-        })
+        } satisfies typeof MarketActivity.Type)
       })
   )
 
@@ -114,7 +118,8 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
       path: "/v1/market/metas",
       operationId: "dataMetas",
       summary: "Narratives: the words shared by the names of tokens launched in the window, ranked by their volume",
-      query: { chain: chainQ, hours: intQ("Launch window in hours", 1, 168, 24), limit: intQ("Narratives", 1, 50, 20) }
+      query: { chain: chainQ, hours: intQ("Launch window in hours", 1, 168, 24), limit: intQ("Narratives", 1, 50, 20) },
+      responses: { 200: answer("Narratives ranked by volume", Metas) }
     },
     ({ chain, hours, limit }) =>
       Effect.gen(function* () {
@@ -133,7 +138,7 @@ export const marketListRoutes = (deps: MarketListDeps): ReadonlyArray<RouteDef> 
             volume_usd: formatUnits(m.volumeUsdMicros, USD_DECIMALS),
             top: m.top.map((c) => ({ address: c.mint, symbol: c.identity.symbol, name: c.identity.name }))
           }))
-        })
+        } satisfies typeof Metas.Type)
       })
   )
 

@@ -23,6 +23,8 @@ import {
   usdFmt,
   type WalletReadDeps
 } from "./internal/wallet.js"
+import { answer, refusal } from "../../OpenApi.js"
+import { SocialMentionMarks, SocialMentions, SocialTrending } from "./internal/responses.js"
 
 export const MENTION_MARKS_DAYS_DEFAULT = 7
 export const MENTION_MARKS_DAYS_MAX = 30
@@ -65,7 +67,8 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
         since: timeParam("From this time: ISO 8601 or epoch ms"),
         kol: kolQ,
         limit: listLimitQ("Rows")
-      }
+      },
+      responses: { 200: answer("Recent posts naming tokens, newest first", SocialMentions) }
     },
     ({ chain, since, kol, limit, ...input }) =>
       Effect.gen(function* () {
@@ -79,7 +82,7 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
                 .filter((m) => isKol(m.author))
                 .slice(0, limit)
             : deps.social.recent({ ...base, limit })
-        return json(200, { chain, mentions: found.map(mentionRow) })
+        return json(200, { chain, mentions: found.map(mentionRow) } satisfies typeof SocialMentions.Type)
       })
   )
 
@@ -97,7 +100,7 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
         days: intW("Look back this many days", 1, MENTION_MARKS_DAYS_MAX, MENTION_MARKS_DAYS_DEFAULT),
         limit: listLimitQ("Marks (newest)")
       },
-      responses: { 404: { description: "MARKET_NOT_FOUND" } }
+      responses: { 200: answer("The token's mentions with the price in force at each", SocialMentionMarks), 404: refusal(["MARKET_NOT_FOUND"]) }
     },
     ({ chain, days, limit, ...input }) =>
       Effect.gen(function* () {
@@ -124,7 +127,7 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
               price_at: iso(p.tradeAtMs)
             }
           })
-        })
+        } satisfies typeof SocialMentionMarks.Type)
       })
   )
 
@@ -137,9 +140,10 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
       description: "Ranked by mentions in the window, then by gross quote volume in USD, then by address. At most the newest 10,000 mentions of the window are counted.",
       query: {
         chain: chainQ,
-        window: enumParam("1h, 6h, 24h (default) or 7d", Object.keys(TRENDING_WINDOWS), { default: "24h" }),
+        window: enumParam("1h, 6h, 24h (default) or 7d", ["1h", "6h", "24h", "7d"] as const, { default: "24h" }),
         limit: intW("Tokens", 1, 100, 20)
-      }
+      },
+      responses: { 200: answer("Tokens ranked by mentions, then volume", SocialTrending) }
     },
     ({ chain, window, limit }) =>
       Effect.gen(function* () {
@@ -175,7 +179,7 @@ export const socialRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
             volume: v === undefined ? "0" : quoteFmt(info, v.volumeQuoteRaw),
             volume_usd: v === undefined ? "0" : usdFmt(info, v.volumeQuoteRaw)
           }))
-        })
+        } satisfies typeof SocialTrending.Type)
       })
   )
 

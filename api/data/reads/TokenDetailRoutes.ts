@@ -17,6 +17,8 @@ import { ReadCache } from "../../ReadCache.js"
 import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
 import { positionRow, type Token, tokenRoute } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { TokenHolders, TokenLaunchOverview, TokenProfile, TokenTopTraders, TokenTrades, TokenVenues } from "./internal/responses.js"
 
 export const OVERVIEW_TTL_MS = 60_000
 export const OVERVIEW_CACHE_MAX = 10_000
@@ -35,18 +37,19 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
       operationId: "dataTokenTopTraders",
       summary: "Wallets ranked by P&L (or volume) on the token, from its trades",
       description: "P&L = quote received from sells + held tokens at the spot price - quote spent on buys (fees included).",
-      query: { sort: enumParam<PositionOrder>("pnl (default) or volume", ["pnl", "volume"], { default: "pnl" }), limit: intQ("Rows", 1, 100, 20) }
+      query: { sort: enumParam<Extract<PositionOrder, "pnl" | "volume">>("pnl (default) or volume", ["pnl", "volume"], { default: "pnl" }), limit: intQ("Rows", 1, 100, 20) },
+      responses: { 200: answer("Wallets ranked by P&L or volume", TokenTopTraders) }
     },
     (t, { sort, limit }) =>
       Effect.gen(function* () {
         const { positions, total } = yield* deps.data.topPositions(t.core.chain, t.core.mint, spotOf(t), sort, limit, false)
-        return json(200, { chain: t.core.chain, address: t.core.mint, sort, traders: total, rows: positions.map((p) => positionRow(t, p)) })
+        return json(200, { chain: t.core.chain, address: t.core.mint, sort, traders: total, rows: positions.map((p) => positionRow(t, p)) } satisfies typeof TokenTopTraders.Type)
       })
   )
 
   const holders = tokenRoute(
     deps,
-    { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: { limit: intQ("Rows", 1, 200, 50) } },
+    { suffix: "/holders", operationId: "dataTokenHolders", summary: "Holders by net position from trades (Solana and Hood)", query: { limit: intQ("Rows", 1, 200, 50) }, responses: { 200: answer("Holders by net position", TokenHolders) } },
     (t, { limit }) =>
       Effect.gen(function* () {
         const { positions, total } = yield* deps.data.topPositions(t.core.chain, t.core.mint, spotOf(t), "held", limit, true)
@@ -63,11 +66,11 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
             value_usd: t.usd(p.valueQuoteRaw),
             is_creator: p.trader === t.core.identity.creator
           }))
-        })
+        } satisfies typeof TokenHolders.Type)
       })
   )
 
-  const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue" }, (t) =>
+  const venues = tokenRoute(deps, { suffix: "/venues", operationId: "dataTokenVenues", summary: "Where the token trades now and totals per venue", responses: { 200: answer("Venues and totals", TokenVenues) } }, (t) =>
     Effect.gen(function* () {
       const { current, venues } = tokenVenues(t.core.chain, t.core.lifecycle, yield* deps.data.venueTotals(t.core.chain, t.core.mint, deps.nowMs() - DAY_MS))
       return json(200, {
@@ -88,14 +91,14 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
           first_trade_at: iso(v.firstTradeMs),
           last_trade_at: iso(v.lastTradeMs)
         }))
-      })
+      } satisfies typeof TokenVenues.Type)
     })
   )
 
   /** The trade tape: the token's newest trades, newest first (the web page's token page reads it when the market moves). */
   const trades = tokenRoute(
     deps,
-    { suffix: "/trades", operationId: "dataTokenTrades", summary: "The token's newest trades, newest first (the trade tape)", query: { limit: intQ("Rows", 1, 200, 50) } },
+    { suffix: "/trades", operationId: "dataTokenTrades", summary: "The token's newest trades, newest first (the trade tape)", query: { limit: intQ("Rows", 1, 200, 50) }, responses: { 200: answer("The trade tape", TokenTrades) } },
     (t, { limit }) =>
       Effect.gen(function* () {
         const rows = yield* deps.data.recentTrades(t.core.chain, t.core.mint, limit)
@@ -114,11 +117,11 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
             quote: t.quote(r.volumeQuoteRaw),
             quote_usd: t.usd(r.volumeQuoteRaw)
           }))
-        })
+        } satisfies typeof TokenTrades.Type)
       })
   )
 
-  const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches" }, (t) =>
+  const profile = tokenRoute(deps, { suffix: "/profile", operationId: "dataTokenProfile", summary: "Identity, launch terms and the creator's other launches", responses: { 200: answer("Identity, launch terms and the creator's launches", TokenProfile) } }, (t) =>
     Effect.sync(() => {
       const id = t.core.identity
       const meta = deps.index.metadataOf(t.core)
@@ -147,7 +150,7 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
           launches,
           other_launches: others.map((m) => ({ chain: m.chain, address: m.mint, symbol: m.identity.symbol, lifecycle: m.lifecycle }))
         }
-      })
+      } satisfies typeof TokenProfile.Type)
     })
   )
 
@@ -187,10 +190,10 @@ export const tokenDetailRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
         seconds_to_graduation: agg.graduatedAtMs === null ? null : Math.max(0, Math.floor((agg.graduatedAtMs - id.createdAtMs) / 1000)),
         migrated_at: iso(t.core.migration.migratedAtMs),
         cached_at: iso(nowMs)
-      })
+      } satisfies typeof TokenLaunchOverview.Type)
     })
 
-  const launchOverview = tokenRoute(deps, { suffix: "/launch-overview", operationId: "dataTokenLaunchOverview", summary: "How the launch went (cached 60 s)" }, (t) => {
+  const launchOverview = tokenRoute(deps, { suffix: "/launch-overview", operationId: "dataTokenLaunchOverview", summary: "How the launch went (cached 60 s)", responses: { 200: answer("How the launch went", TokenLaunchOverview) } }, (t) => {
     const now = deps.nowMs()
     const read = Effect.map(overviewBody(t, now), (body) => ({ atMs: now, body }))
     return Effect.map(

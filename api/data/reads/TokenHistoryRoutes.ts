@@ -13,6 +13,8 @@ import type { RouteDef } from "../../Router.js"
 import { DAY_MS, intQ, iso, type ReadDeps } from "./internal/shared.js"
 import { type Token, tokenRoute } from "./internal/token.js"
 import { CHART_CANDLES_MAX, CHART_HEIGHT, CHART_WIDTH, ohlcvSvg } from "./OhlcvChart.js"
+import { answer } from "../../OpenApi.js"
+import { TokenHistory } from "./internal/responses.js"
 
 export const HISTORY_DEFAULT_DAYS = 30
 /** Candles the chart shows by default (the newest of its interval). */
@@ -28,7 +30,7 @@ const intervalQ = (description: string, dflt: CandleInterval): Param<CandleInter
     decode: (raw, name) => (raw === undefined ? dflt : (INTERVALS[raw.toLowerCase()] ?? validationFailed(name, "interval must be one of 1m, 5m, 15m, 1h, 4h, 1D")))
   })
 
-const intervalName = (i: CandleInterval): string => (i === "1d" ? "1D" : i)
+const intervalName = (i: CandleInterval): Exclude<CandleInterval, "1d"> | "1D" => (i === "1d" ? "1D" : i)
 
 const candleRow = (t: Token, c: Candle) => ({
   t: iso(c.startMs),
@@ -77,7 +79,8 @@ export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
         interval: intervalQ("1m, 5m, 15m, 1h (default), 4h or 1D", "1h"),
         from: timeParam("ISO 8601 or epoch ms; default to - 30 days"),
         to: timeParam("ISO 8601 or epoch ms; default now")
-      }
+      },
+      responses: { 200: answer("OHLCV candles with a summary", TokenHistory) }
     },
     (t, range) =>
       Effect.gen(function* () {
@@ -108,7 +111,7 @@ export const tokenHistoryRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => {
                   buys: s.buys,
                   sells: s.sells
                 }
-        })
+        } satisfies typeof TokenHistory.Type)
       })
   )
 

@@ -12,6 +12,8 @@ import { json } from "../../Http.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
 import { priceUsdOf, type Token, tokenRoute } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { TokenMarket } from "./internal/responses.js"
 
 /** The headline figures of a token (the market record's, in snake_case, with USD). */
 const marketFields = (t: Token, asOfMs: number, metadata: TokenMetadataRead) => {
@@ -54,8 +56,8 @@ const marketFields = (t: Token, asOfMs: number, metadata: TokenMetadataRead) => 
 }
 
 const safetyFields = (t: Token, s: TokenSafety) => ({
-  launched_here: true,
-  program_curve: true,
+  launched_here: true as const,
+  program_curve: true as const,
   mode: s.mode,
   buys_open: s.buysOpen,
   sells_open: s.sellsOpen,
@@ -68,7 +70,7 @@ const safetyFields = (t: Token, s: TokenSafety) => ({
 })
 
 export const tokenMarketRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
-  tokenRoute(deps, { suffix: "", operationId: "dataTokenMarket", summary: "Token market data and safety" }, (t) =>
+  tokenRoute(deps, { suffix: "", operationId: "dataTokenMarket", summary: "Token market data and safety", responses: { 200: answer("Token market data and safety", TokenMarket) } }, (t) =>
     Effect.gen(function* () {
       const { chain, mint } = t.core
       const spot = priceReserves(t.core)
@@ -77,7 +79,7 @@ export const tokenMarketRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       return json(200, {
         token: marketFields(t, deps.index.clockMs(chain), deps.index.metadata()),
         safety: safetyFields(t, tokenSafety(t.core, positions, total, creator))
-      })
+      } satisfies typeof TokenMarket.Type)
     })
   )
 ]

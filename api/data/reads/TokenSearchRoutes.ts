@@ -11,6 +11,8 @@ import { param } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import { chainQ, intQ, type ReadDeps, readRoute } from "./internal/shared.js"
 import { priceUsdOf, tokenMoney } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { TokenSearch } from "./internal/responses.js"
 
 /** `q`: the query, trimmed, 1 to `SEARCH_QUERY_MAX` characters. */
 const searchQ = param({
@@ -30,7 +32,8 @@ export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
       path: "/v1/market/token-search",
       operationId: "dataTokenSearch",
       summary: "Find tokens by name, ticker or address",
-      query: { chain: chainQ, q: searchQ, limit: intQ("Rows", 1, 50, 20) }
+      query: { chain: chainQ, q: searchQ, limit: intQ("Rows", 1, 50, 20) },
+      responses: { 200: answer("Tokens matching by address, ticker or name", TokenSearch) }
     },
     ({ chain, q: text, limit }) =>
       Effect.gen(function* () {
@@ -57,7 +60,7 @@ export const tokenSearchRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> => [
               created_at: r.createdAt
             }
           })
-        })
+        } satisfies typeof TokenSearch.Type)
       })
   )
 ]

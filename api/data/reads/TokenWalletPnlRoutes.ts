@@ -11,6 +11,8 @@ import { isApiError } from "../../QueryParams.js"
 import type { RouteDef } from "../../Router.js"
 import type { ReadDeps } from "./internal/shared.js"
 import { addressList, addressListQ, positionRow, priceUsdOf, tokenRoute } from "./internal/token.js"
+import { answer } from "../../OpenApi.js"
+import { TokenWalletPnl } from "./internal/responses.js"
 
 export const WALLET_PNL_MAX = 50
 
@@ -22,7 +24,8 @@ export const tokenWalletPnlRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> =>
       operationId: "dataTokenWalletPnl",
       summary: "P&L of up to 50 wallets on the token",
       description: "realized = received - cost of the tokens sold at the average buy cost; unrealized = held value at spot - cost of what is held; pnl = realized + unrealized.",
-      query: { wallets: addressListQ("Comma-separated wallet addresses, 1 to 50", 1, WALLET_PNL_MAX) }
+      query: { wallets: addressListQ("Comma-separated wallet addresses, 1 to 50", 1, WALLET_PNL_MAX) },
+      responses: { 200: answer("Realized and unrealized P&L per wallet", TokenWalletPnl) }
     },
     (t, input) =>
       Effect.gen(function* () {
@@ -37,10 +40,10 @@ export const tokenWalletPnlRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> =>
           price_usd: priceUsdOf(t),
           wallets: wallets.map((w) => {
             const p = byWallet.get(w)
-            if (p === undefined) return { wallet: w, traded: false }
+            if (p === undefined) return { wallet: w, traded: false as const }
             const { realizedRaw, unrealizedRaw } = positionPnl(p)
             return {
-              traded: true,
+              traded: true as const,
               ...positionRow(t, p),
               realized_pnl: t.quote(realizedRaw),
               realized_pnl_usd: t.usd(realizedRaw),
@@ -48,7 +51,7 @@ export const tokenWalletPnlRoutes = (deps: ReadDeps): ReadonlyArray<RouteDef> =>
               unrealized_pnl_usd: t.usd(unrealizedRaw)
             }
           })
-        })
+        } satisfies typeof TokenWalletPnl.Type)
       })
   )
 ]

@@ -30,6 +30,8 @@ import {
   walletRoute,
   type WalletReadDeps
 } from "./internal/wallet.js"
+import { answer } from "../../OpenApi.js"
+import { WalletActivity, WalletPortfolio, WalletStats, WalletTokenBreakdown } from "./internal/responses.js"
 
 export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> => {
   const stats = walletRoute(
@@ -40,7 +42,8 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
       summary: "A wallet's volume, trades, win rate and realized P&L (average cost) over the period",
       description:
         "Volume is gross quote notional (buys' payments, sells' proceeds before the fee). A token counts as closed when it had a sell in the period, and as a win when its realized P&L there is positive; `win_rate_bps` = wins / closed (null when none).",
-      query: { period: periodQ }
+      query: { period: periodQ },
+      responses: { 200: answer("Volume, trades, win rate and realized P&L", WalletStats) }
     },
     (address, { period }, caller) =>
       Effect.gen(function* () {
@@ -69,7 +72,7 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
           win_rate_bps: winRateBps(s.wins, s.tokensClosed),
           unknown_tokens: s.unknownTokens,
           history_truncated: history.truncated
-        })
+        } satisfies typeof WalletStats.Type)
       })
   )
 
@@ -84,7 +87,8 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
         token: tokenQ("Only this token"),
         before: timeParam("Before this time (exclusive; the previous page's oldest `at`)"),
         limit: listLimitQ("Rows")
-      }
+      },
+      responses: { 200: answer("Trades, newest first", WalletActivity) }
     },
     (address, { period, before, limit, ...input }, caller) =>
       Effect.gen(function* () {
@@ -99,7 +103,7 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
           label: labelOf(deps, address, caller.plan),
           trades: trades.map((t) => tradeRow(t, "solana", tokenInfo(deps, "solana", t.mint, usd))),
           next_before: trades.length === limit ? iso(trades[trades.length - 1]!.atMs) : null
-        })
+        } satisfies typeof WalletActivity.Type)
       })
   )
 
@@ -109,7 +113,8 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
       suffix: "/token-breakdown",
       operationId: "dataWalletTokenBreakdown",
       summary: "A wallet's figures per token traded in the period (average-cost P&L, holdings valued at spot)",
-      query: { period: periodQ, limit: listLimitQ("Tokens") }
+      query: { period: periodQ, limit: listLimitQ("Tokens") },
+      responses: { 200: answer("Figures per token", WalletTokenBreakdown) }
     },
     (address, { period, limit }) =>
       Effect.gen(function* () {
@@ -154,7 +159,7 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
               last_trade_at: iso(l.lastMs)
             }
           })
-        })
+        } satisfies typeof WalletTokenBreakdown.Type)
       })
   )
 
@@ -166,7 +171,8 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
       summary: "A wallet's net positions (from its trades) valued at the tokens' spot reserves",
       description:
         "Positions are what the wallet's trades on our venues net to (bought - sold > 0); tokens received outside a trade are not seen. Value = amount * quote reserve / token reserve, floored; cost is the average cost of the tokens still held.",
-      query: { limit: listLimitQ("Positions") }
+      query: { limit: listLimitQ("Positions") },
+      responses: { 200: answer("Net positions valued at spot", WalletPortfolio) }
     },
     (address, { limit }) =>
       Effect.gen(function* () {
@@ -205,7 +211,7 @@ export const walletReadRoutes = (deps: WalletReadDeps): ReadonlyArray<RouteDef> 
               unrealized_pnl_usd: usdFmt(info, v - l.costRaw)
             }
           })
-        })
+        } satisfies typeof WalletPortfolio.Type)
       })
   )
 

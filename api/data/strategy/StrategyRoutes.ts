@@ -45,7 +45,8 @@ import { answerFailure } from "../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../Http.js"
 import { decodedBody, route, type RouteDef } from "../../Router.js"
 import { enumParam, intParam, param, stringParam } from "../../QueryParams.js"
-import { plainError } from "../../OpenApi.js"
+import { answer as answerDoc, plainError, refusal } from "../../OpenApi.js"
+import { ComparisonDoc, EdgesDoc, FirstSignalsDoc, RunList, RunnersDoc, RunTrades, StrategyDetailDoc, StrategyList } from "./StrategyResponses.js"
 
 export const strategyBodyMaxBytes = 64 * 1024
 
@@ -136,9 +137,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       description: "Body `{name, definition}` (definition as for a replay). 20 saves (new strategies and versions) per account per UTC day.",
       body: decodedBody({ schema: CreateBodyDoc, maxBytes: strategyBodyMaxBytes, decode: bodyWith(["name", "definition"]) }),
       responses: {
-        201: { description: "The strategy (status draft) with its running backtest" },
-        400: { description: "VALIDATION_FAILED: the first problem as `<path>: <message>`" },
-        429: { description: "RATE_LIMITED with quota and used" },
+        201: answerDoc("The strategy (status draft) with its running backtest", StrategyDetailDoc),
+        400: refusal(["VALIDATION_FAILED"], "the first problem as `<path>: <message>`"),
+        429: refusal(["RATE_LIMITED"], "with quota and used"),
         ...common
       },
       handler: (_req, { body }, caller) =>
@@ -153,10 +154,10 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: VersionBodyDoc, maxBytes: strategyBodyMaxBytes, decode: bodyWith(["definition"]) }),
       pathParams: idPath,
       responses: {
-        201: { description: "The strategy at its new version" },
-        400: { description: "VALIDATION_FAILED" },
-        409: { description: "VALIDATION_FAILED (reason retired): the strategy is retired" },
-        429: { description: "RATE_LIMITED with quota and used" },
+        201: answerDoc("The strategy at its new version", StrategyDetailDoc),
+        400: refusal(["VALIDATION_FAILED"]),
+        409: refusal(["VALIDATION_FAILED"], "(reason retired): the strategy is retired"),
+        429: refusal(["RATE_LIMITED"], "with quota and used"),
         ...owned404,
         ...common
       },
@@ -172,9 +173,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       body: decodedBody({ schema: StatusBodyDoc, maxBytes: 1024, decode: bodyWith(["status"]) }),
       pathParams: idPath,
       responses: {
-        200: { description: "The strategy, retired" },
-        400: { description: "VALIDATION_FAILED (field status): paper, live or an automatic status" },
-        409: { description: "VALIDATION_FAILED (reason retired): already retired" },
+        200: answerDoc("The strategy, retired", StrategyDetailDoc),
+        400: refusal(["VALIDATION_FAILED"], "(field status): paper, live or an automatic status"),
+        409: refusal(["VALIDATION_FAILED"], "(reason retired): already retired"),
         ...owned404,
         ...common
       },
@@ -190,9 +191,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         ...pageQuery(listLimitMax, listLimitDefault),
         status: enumParam("draft, backtested or retired", ["draft", "backtested", "retired"], { message: () => "status must be draft, backtested or retired" })
       },
-      responses: { 200: { description: "`{strategies}`" }, 400: { description: "VALIDATION_FAILED" }, ...common },
+      responses: { 200: answerDoc("`{strategies}`", StrategyList), 400: refusal(["VALIDATION_FAILED"]), ...common },
       handler: (_req, { limit, offset, status }, caller) =>
-        answer(Effect.map(deps.strategies.list(caller.accountId, { limit, offset }, status), (strategies) => json(200, { strategies })))
+        answer(Effect.map(deps.strategies.list(caller.accountId, { limit, offset }, status), (strategies) => json(200, { strategies } satisfies typeof StrategyList.Type)))
     }),
     route({
       ...lab,
@@ -202,7 +203,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       summary: "A strategy: status, versions and the newest backtest of the current (or `version`) version",
       pathParams: idPath,
       query: { version: versionParam("Show this version's backtest") },
-      responses: { 200: { description: "The strategy" }, ...owned404, ...common },
+      responses: { 200: answerDoc("The strategy", StrategyDetailDoc), ...owned404, ...common },
       handler: (_req, { id, version }, caller) => answer(Effect.map(deps.strategies.get(caller.accountId, id, version), (s) => json(200, s)))
     }),
     route({
@@ -213,7 +214,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       summary: "The trades of a strategy's newest finished backtest (or of `version`'s)",
       pathParams: idPath,
       query: { ...pageQuery(tradesLimitMax, tradesLimitDefault), version: versionParam("This version's newest finished backtest") },
-      responses: { 200: { description: "`{run_id, trades}`" }, ...owned404, ...common },
+      responses: { 200: answerDoc("`{run_id, trades}`", RunTrades), ...owned404, ...common },
       handler: (_req, { id, limit, offset, version }, caller) =>
         answer(
           Effect.map(deps.strategies.trades(caller.accountId, { limit, offset }, version === undefined ? { strategyId: id } : { strategyId: id, version }), (t) =>
@@ -241,7 +242,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
           }
         })
       },
-      responses: { 200: { description: "`{strategy_id, runs, best_pnl_run_id, best_passing_run_id}`" }, ...owned404, ...common },
+      responses: { 200: answerDoc("`{strategy_id, runs, best_pnl_run_id, best_passing_run_id}`", ComparisonDoc), ...owned404, ...common },
       handler: (_req, { id, runs }, caller) => answer(Effect.map(deps.strategies.comparison(caller.accountId, id, runs), (c) => json(200, c)))
     }),
     route({
@@ -251,9 +252,9 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       operationId: "listStrategyRuns",
       summary: "The account's backtest runs, newest first",
       query: { ...pageQuery(listLimitMax, listLimitDefault), strategy_id: idQuery("Only this strategy's runs") },
-      responses: { 200: { description: "`{runs}`" }, ...owned404, ...common },
+      responses: { 200: answerDoc("`{runs}`", RunList), ...owned404, ...common },
       handler: (_req, { limit, offset, strategy_id }, caller) =>
-        answer(Effect.map(deps.strategies.runs(caller.accountId, { limit, offset }, strategy_id), (runs) => json(200, { runs })))
+        answer(Effect.map(deps.strategies.runs(caller.accountId, { limit, offset }, strategy_id), (runs) => json(200, { runs } satisfies typeof RunList.Type)))
     }),
     route({
       ...lab,
@@ -262,7 +263,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       operationId: "listStrategyTrades",
       summary: "Backtest trades: of one run (`run_id`), of a strategy's newest finished run (`strategy_id`), or of every run",
       query: { ...pageQuery(tradesLimitMax, tradesLimitDefault), run_id: idQuery("One run of this account"), strategy_id: idQuery("A strategy of this account") },
-      responses: { 200: { description: "`{run_id, trades}`" }, ...owned404, ...common },
+      responses: { 200: answerDoc("`{run_id, trades}`", RunTrades), ...owned404, ...common },
       handler: (_req, { limit, offset, run_id: runId, strategy_id: strategyId }, caller) =>
         answer(
           Effect.map(
@@ -289,7 +290,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
           message: () => "snapshot must be hourly or live"
         })
       },
-      responses: { 200: { description: "The edges report" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("The edges report", EdgesDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { days, include_peak: includePeak, min_n: minN, snapshot }) =>
         Effect.map(deps.research.edges({ days, minN, includePeak, live: snapshot === "live" }).pipe(Effect.catchAll(researchUnavailable)), (report) =>
           json(200, report)
@@ -306,7 +307,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
         min_wallets: intParam("Distinct wallets in the token's signals, 1 to 50, default 2", { min: 1, max: 50, default: 2 }),
         min_multiple: intParam("Peak over entry at least this (1 to 1000, default 2)", { min: 1, max: 1000, default: 2 })
       },
-      responses: { 200: { description: "`{tokens}` (at most 500)" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("`{tokens}` (at most 500)", RunnersDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { hours, min_multiple: minMultiple, min_wallets: minWallets }) =>
         Effect.map(deps.research.runners({ hours, minWallets, minMultiple }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     }),
@@ -317,7 +318,7 @@ export const strategyRoutes = (deps: StrategyRoutesDeps): ReadonlyArray<RouteDef
       operationId: "researchFirstSignals",
       summary: "Tokens whose first signal fired in the last `minutes` (up to 180), and what followed (Solana; up to 500 tokens)",
       query: { minutes: intParam("1 to 180, default 60", { min: 1, max: 180, default: 60 }) },
-      responses: { 200: { description: "`{tokens, truncated}`" }, 400: { description: "VALIDATION_FAILED" }, 503: { description: "FEED_UNAVAILABLE" }, ...common },
+      responses: { 200: answerDoc("`{tokens, truncated}`", FirstSignalsDoc), 400: refusal(["VALIDATION_FAILED"]), 503: refusal(["FEED_UNAVAILABLE"]), ...common },
       handler: (_req, { minutes }) => Effect.map(deps.research.firstSignals({ minutes }).pipe(Effect.catchAll(researchUnavailable)), (r) => json(200, r))
     })
   ]

@@ -1043,11 +1043,1208 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        SignalTapePage: {
+            signals: components["schemas"]["Signal"][];
+            next_after: string | null;
+        };
+        Signal: {
+            id: string;
+            /** @enum {string} */
+            pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            asset: string;
+            symbol: string | null;
+            /** @enum {string} */
+            direction: "in" | "out";
+            wallets: string[];
+            wallet_ids: string[];
+            groups: string[];
+            size_usd: components["schemas"]["DecimalString"] | null;
+            mcap_usd: components["schemas"]["DecimalString"] | null;
+            age_minutes: components["schemas"]["Int"] | null;
+            venue: ("svc-curve" | "dex" | "hood-dex") | null;
+            confidence: number;
+            /** @enum {string} */
+            quality: "high" | "medium" | "low";
+            at: string;
+            at_ms: components["schemas"]["Int"];
+            position: string;
+            details: {
+                [key: string]: string | number | boolean | string[];
+            };
+        };
+        /** @description A decimal number as a string */
+        DecimalString: string;
+        /**
+         * int
+         * @description an integer
+         */
+        Int: number;
+        SignalTapeByToken: {
+            tokens: {
+                chain: string;
+                asset: string;
+                symbol: string | null;
+                signal_count: components["schemas"]["Int"];
+                patterns: string[];
+                first_at: string;
+                last_at: string;
+                max_confidence: number;
+                latest: components["schemas"]["Signal"];
+            }[];
+        };
         /** @description A market-data refusal in the service's plain shape: {error: message, ...details}. */
         PlainError: {
             error: string;
         } & {
             [key: string]: unknown;
+        };
+        DataTokenMarket: {
+            token: {
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                address: string;
+                name: string;
+                symbol: string;
+                image: string | null;
+                decimals: components["schemas"]["Int"];
+                quote_asset: string | null;
+                quote_mint: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                venue: string | null;
+                progress_bps: components["schemas"]["Int"];
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                market_cap_usd: components["schemas"]["DecimalString"] | null;
+                liquidity: components["schemas"]["DecimalString"];
+                liquidity_usd: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+                trades_1h: components["schemas"]["Int"];
+                volume_24h: components["schemas"]["DecimalString"];
+                volume_24h_usd: components["schemas"]["DecimalString"] | null;
+                trades_24h: components["schemas"]["Int"];
+                buys_24h: components["schemas"]["Int"];
+                sells_24h: components["schemas"]["Int"];
+                volume_total: components["schemas"]["DecimalString"];
+                trades_total: components["schemas"]["Int"];
+                created_at: string | null;
+                last_trade_at: string | null;
+                creator: string;
+                stats_as_of: string | null;
+            };
+            safety: {
+                /** @enum {boolean} */
+                launched_here: true;
+                /** @enum {boolean} */
+                program_curve: true;
+                /** @enum {string} */
+                mode: "open" | "exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
+                buys_open: boolean;
+                sells_open: boolean;
+                holders: components["schemas"]["Int"];
+                top10_held_bps: components["schemas"]["Int"];
+                creator_held_bps: components["schemas"]["Int"];
+                creator_bought: components["schemas"]["DecimalString"];
+                creator_sold: components["schemas"]["DecimalString"];
+                flags: ("creator_holds_over_20pct" | "top10_hold_over_50pct" | "creator_sold" | "market_in_recovery" | "graduating_not_tradable")[];
+            };
+        };
+        DataTokenHistory: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            /** @enum {string} */
+            interval: "1m" | "5m" | "15m" | "1h" | "4h" | "1D";
+            price_unit: string;
+            from: string | null;
+            to: string | null;
+            candles: {
+                t: string | null;
+                open: number;
+                high: number;
+                low: number;
+                close: number;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume_tokens: components["schemas"]["DecimalString"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+            }[];
+            summary: {
+                open: number;
+                high: number;
+                low: number;
+                close: number;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume_tokens: components["schemas"]["DecimalString"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                change: number;
+                change_pct: number | null;
+            } | null;
+        };
+        DataTokenTopTraders: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            /** @enum {string} */
+            sort: "pnl" | "volume";
+            traders: components["schemas"]["Int"];
+            rows: components["schemas"]["DataPositionRow"][];
+        };
+        DataPositionRow: {
+            wallet: string;
+            bought: components["schemas"]["DecimalString"];
+            sold: components["schemas"]["DecimalString"];
+            net: components["schemas"]["DecimalString"];
+            held: components["schemas"]["DecimalString"];
+            held_bps: components["schemas"]["Int"];
+            spent: components["schemas"]["DecimalString"];
+            received: components["schemas"]["DecimalString"];
+            value: components["schemas"]["DecimalString"];
+            pnl: components["schemas"]["DecimalString"];
+            spent_usd: components["schemas"]["DecimalString"] | null;
+            received_usd: components["schemas"]["DecimalString"] | null;
+            value_usd: components["schemas"]["DecimalString"] | null;
+            pnl_usd: components["schemas"]["DecimalString"] | null;
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            first_trade_at: string | null;
+            last_trade_at: string | null;
+        };
+        DataTokenHolders: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            supply: components["schemas"]["DecimalString"];
+            holders: components["schemas"]["Int"];
+            rows: {
+                wallet: string;
+                amount: components["schemas"]["DecimalString"];
+                held_bps: components["schemas"]["Int"];
+                value: components["schemas"]["DecimalString"];
+                value_usd: components["schemas"]["DecimalString"] | null;
+                is_creator: boolean;
+            }[];
+        };
+        DataTokenVenues: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            current: string | null;
+            venues: {
+                venue: string;
+                active: boolean;
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                trades_24h: components["schemas"]["Int"];
+                volume_24h: components["schemas"]["DecimalString"];
+                volume_24h_usd: components["schemas"]["DecimalString"] | null;
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+            }[];
+        };
+        DataTokenTrades: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            quote_asset: string | null;
+            trades: {
+                id: string;
+                signature: string;
+                at: string | null;
+                /** @enum {string} */
+                side: "buy" | "sell";
+                venue: string;
+                trader: string;
+                amount: components["schemas"]["DecimalString"];
+                quote: components["schemas"]["DecimalString"];
+                quote_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
+        DataTokenProfile: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            name: string;
+            symbol: string;
+            image: string | null;
+            uri: string;
+            socials: null;
+            description: null;
+            decimals: components["schemas"]["Int"];
+            supply: components["schemas"]["DecimalString"];
+            quote_asset: string | null;
+            /** @enum {string} */
+            mode: "open" | "exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
+            fee_bps: components["schemas"]["Int"];
+            creator_fee_bps: components["schemas"]["Int"];
+            staker_allocation_bps: components["schemas"]["Int"];
+            curve_address: string;
+            created_at: string | null;
+            created_signature: string;
+            creator: {
+                address: string;
+                launches: components["schemas"]["Int"];
+                other_launches: {
+                    /** @enum {string} */
+                    chain: "solana" | "hood";
+                    address: string;
+                    symbol: string;
+                    /** @enum {string} */
+                    lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                }[];
+            };
+        };
+        DataTokenLaunchOverview: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            name: string;
+            symbol: string;
+            created_at: string | null;
+            creator: string;
+            /** @enum {string} */
+            lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            progress_bps: components["schemas"]["Int"];
+            first_trade_at: string | null;
+            last_trade_at: string | null;
+            trades: components["schemas"]["Int"];
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            traders: components["schemas"]["Int"];
+            holders: components["schemas"]["Int"];
+            early_buyers: components["schemas"]["Int"];
+            early_window_seconds: components["schemas"]["Int"];
+            volume: components["schemas"]["DecimalString"];
+            volume_usd: components["schemas"]["DecimalString"] | null;
+            raised: components["schemas"]["DecimalString"];
+            raised_usd: components["schemas"]["DecimalString"] | null;
+            threshold: components["schemas"]["DecimalString"];
+            dev_buy: {
+                bought: components["schemas"]["DecimalString"];
+                sold: components["schemas"]["DecimalString"];
+                spent: components["schemas"]["DecimalString"];
+                spent_usd: components["schemas"]["DecimalString"] | null;
+            };
+            top10_held_bps: components["schemas"]["Int"];
+            graduated_at: string | null;
+            seconds_to_graduation: components["schemas"]["Int"] | null;
+            migrated_at: string | null;
+            cached_at: string | null;
+        };
+        DataTokenWalletPnl: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            price: components["schemas"]["DecimalString"] | null;
+            price_usd: components["schemas"]["DecimalString"] | null;
+            wallets: ({
+                wallet: string;
+                /** @enum {boolean} */
+                traded: false;
+            } | {
+                /** @enum {boolean} */
+                traded: true;
+                wallet: string;
+                bought: components["schemas"]["DecimalString"];
+                sold: components["schemas"]["DecimalString"];
+                net: components["schemas"]["DecimalString"];
+                held: components["schemas"]["DecimalString"];
+                held_bps: components["schemas"]["Int"];
+                spent: components["schemas"]["DecimalString"];
+                received: components["schemas"]["DecimalString"];
+                value: components["schemas"]["DecimalString"];
+                pnl: components["schemas"]["DecimalString"];
+                spent_usd: components["schemas"]["DecimalString"] | null;
+                received_usd: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                pnl_usd: components["schemas"]["DecimalString"] | null;
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+                realized_pnl: components["schemas"]["DecimalString"];
+                realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"];
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            })[];
+        };
+        DataTokenSearch: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            q: string;
+            matched: components["schemas"]["Int"];
+            results: {
+                address: string;
+                name: string;
+                symbol: string;
+                image: string | null;
+                match: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_24h: components["schemas"]["DecimalString"];
+                created_at: string | null;
+            }[];
+        };
+        DataGainers: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            window: "5m" | "1h" | "6h" | "24h";
+            gainers: {
+                address: string;
+                name: string;
+                symbol: string;
+                change_pct: number;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                trades: components["schemas"]["Int"];
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            }[];
+        };
+        DataMetas: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            hours: components["schemas"]["Int"];
+            metas: {
+                meta: string;
+                tokens: components["schemas"]["Int"];
+                volume_usd: components["schemas"]["DecimalString"];
+                top: {
+                    address: string;
+                    symbol: string;
+                    name: string;
+                }[];
+            }[];
+        };
+        DataMarketActivity: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            hours: components["schemas"]["Int"];
+            /** @enum {string} */
+            wallets: "all" | "tracked";
+            tokens: {
+                address: string;
+                name: string | null;
+                symbol: string | null;
+                wallets: components["schemas"]["Int"];
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                last_trade_at: string | null;
+            }[];
+        };
+        DataPrices: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            prices: {
+                address: string;
+                symbol: string;
+                quote_asset: string | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                last_trade_at: string | null;
+            }[];
+            missing: string[];
+        };
+        DataCohortOverlap: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            basis: "holders" | "traders";
+            cohorts: {
+                address: string;
+                wallets: components["schemas"]["Int"];
+            }[];
+            pairs: {
+                a: string;
+                b: string;
+                shared: components["schemas"]["Int"];
+                overlap_bps: components["schemas"]["Int"];
+            }[];
+            in_all: components["schemas"]["Int"];
+            in_two_or_more: components["schemas"]["Int"];
+            truncated: boolean;
+            wallets: {
+                wallet: string;
+                mints: string[];
+            }[];
+        };
+        DataFinalStretch: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string | null;
+            curve: {
+                address: string;
+                name: string;
+                symbol: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                progress_bps: components["schemas"]["Int"];
+                raised: components["schemas"]["DecimalString"];
+                threshold: components["schemas"]["DecimalString"];
+                remaining: components["schemas"]["DecimalString"];
+                remaining_usd: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+            }[];
+            graduated: {
+                address: string;
+                name: string;
+                symbol: string;
+                /** @enum {string} */
+                lifecycle: "trading" | "completed" | "migrated" | "recovery";
+                progress_bps: components["schemas"]["Int"];
+                raised: components["schemas"]["DecimalString"];
+                threshold: components["schemas"]["DecimalString"];
+                remaining: components["schemas"]["DecimalString"];
+                remaining_usd: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                market_cap: components["schemas"]["DecimalString"] | null;
+                volume_1h: components["schemas"]["DecimalString"];
+                graduated_at: string | null;
+            }[];
+        };
+        DataSocialMentions: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mentions: {
+                id: string;
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                token: string;
+                symbol: string | null;
+                author: string;
+                kol: {
+                    id: string;
+                    handle: string;
+                    name: string;
+                    followers: components["schemas"]["Int"];
+                } | null;
+                text: string;
+                url: string | null;
+                at: string | null;
+            }[];
+        };
+        DataSocialMentionMarks: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            token: string;
+            symbol: string;
+            quote_asset: string | null;
+            marks: {
+                id: string;
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                token: string;
+                symbol: string | null;
+                author: string;
+                kol: {
+                    id: string;
+                    handle: string;
+                    name: string;
+                    followers: components["schemas"]["Int"];
+                } | null;
+                text: string;
+                url: string | null;
+                at: string | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                price_at: string | null;
+            }[];
+        };
+        DataSocialTrending: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            window: "1h" | "6h" | "24h" | "7d";
+            since: string | null;
+            mentions_scanned: components["schemas"]["Int"];
+            tokens: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                mentions: components["schemas"]["Int"];
+                kol_mentions: components["schemas"]["Int"];
+                authors: components["schemas"]["Int"];
+                last_mention_at: string | null;
+                trades: components["schemas"]["Int"];
+                traders: components["schemas"]["Int"];
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
+        DataWallets: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            total: components["schemas"]["Int"];
+            wallets: components["schemas"]["DataTrackedWallet"][];
+        };
+        DataTrackedWallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string;
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "deployer" | "fund";
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            groups: string[];
+            kol: {
+                id: string;
+                handle: string | null;
+            } | null;
+        };
+        DataWalletDetail: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string;
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "deployer" | "fund";
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            groups: string[];
+            kol: {
+                id: string;
+                handle: string;
+                name: string;
+                followers: components["schemas"]["Int"];
+            } | null;
+            group_details: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                visibility: "public" | "pro" | "max";
+            }[];
+        };
+        DataGroups: {
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            groups: {
+                id: string;
+                name: string;
+                description: string;
+                /** @enum {string} */
+                visibility: "public" | "pro" | "max";
+                wallet_ids: string[];
+                wallets: components["schemas"]["Int"];
+            }[];
+        };
+        DataGroupDetail: {
+            id: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            visibility: "public" | "pro" | "max";
+            wallet_ids: string[];
+            wallets: components["schemas"]["Int"];
+            members: components["schemas"]["DataTrackedWallet"][];
+        };
+        DataLabelledTrades: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            kind: "smartmoney" | "kol" | "all";
+            wallets: components["schemas"]["Int"];
+            trades: {
+                signature: string;
+                at: string | null;
+                token: string;
+                symbol: string | null;
+                /** @enum {string} */
+                side: "buy" | "sell";
+                venue: string;
+                quote_asset: string | null;
+                amount: components["schemas"]["DecimalString"] | null;
+                quote: components["schemas"]["DecimalString"] | null;
+                quote_usd: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                wallet: {
+                    address: string;
+                    id: string;
+                    label: string;
+                    /** @enum {string} */
+                    kind: "smartmoney" | "kol" | "deployer" | "fund";
+                    kol: string | null;
+                };
+            }[];
+        };
+        DataWalletStats: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            since: string | null;
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            trades: components["schemas"]["Int"];
+            buys: components["schemas"]["Int"];
+            sells: components["schemas"]["Int"];
+            tokens_traded: components["schemas"]["Int"];
+            volume_usd: components["schemas"]["DecimalString"] | null;
+            volume: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            realized_pnl: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            tokens_closed: components["schemas"]["Int"];
+            wins: components["schemas"]["Int"];
+            losses: components["schemas"]["Int"];
+            win_rate_bps: components["schemas"]["Int"] | null;
+            unknown_tokens: components["schemas"]["Int"];
+            history_truncated: boolean;
+        };
+        DataWalletActivity: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            trades: components["schemas"]["DataWalletTrade"][];
+            next_before: string | null;
+        };
+        DataWalletTrade: {
+            signature: string;
+            at: string | null;
+            token: string;
+            symbol: string | null;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            quote_asset: string | null;
+            amount: components["schemas"]["DecimalString"] | null;
+            quote: components["schemas"]["DecimalString"] | null;
+            quote_usd: components["schemas"]["DecimalString"] | null;
+            volume: components["schemas"]["DecimalString"] | null;
+            volume_usd: components["schemas"]["DecimalString"] | null;
+        };
+        DataWalletTokenBreakdown: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            /** @description 1d, 7d, 30d, 90d or all */
+            period: string;
+            tokens_traded: components["schemas"]["Int"];
+            history_truncated: boolean;
+            tokens: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                quote_asset: string | null;
+                trades: components["schemas"]["Int"];
+                buys: components["schemas"]["Int"];
+                sells: components["schemas"]["Int"];
+                bought: components["schemas"]["DecimalString"] | null;
+                sold: components["schemas"]["DecimalString"] | null;
+                spent: components["schemas"]["DecimalString"] | null;
+                received: components["schemas"]["DecimalString"] | null;
+                volume: components["schemas"]["DecimalString"] | null;
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                realized_pnl: components["schemas"]["DecimalString"] | null;
+                realized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                held: components["schemas"]["DecimalString"] | null;
+                cost_held: components["schemas"]["DecimalString"] | null;
+                value: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+                first_trade_at: string | null;
+                last_trade_at: string | null;
+            }[];
+        };
+        DataWalletPortfolio: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            positions_count: components["schemas"]["Int"];
+            value_usd: components["schemas"]["DecimalString"] | null;
+            value: {
+                quote_asset: string;
+                amount: components["schemas"]["DecimalString"];
+                usd: components["schemas"]["DecimalString"] | null;
+            }[];
+            cost_usd: components["schemas"]["DecimalString"] | null;
+            history_truncated: boolean;
+            positions: {
+                token: string;
+                symbol: string | null;
+                name: string | null;
+                lifecycle: ("trading" | "completed" | "migrated" | "recovery") | null;
+                quote_asset: string | null;
+                amount: components["schemas"]["DecimalString"] | null;
+                price: components["schemas"]["DecimalString"] | null;
+                price_usd: components["schemas"]["DecimalString"] | null;
+                value: components["schemas"]["DecimalString"] | null;
+                value_usd: components["schemas"]["DecimalString"] | null;
+                cost: components["schemas"]["DecimalString"] | null;
+                cost_usd: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl: components["schemas"]["DecimalString"] | null;
+                unrealized_pnl_usd: components["schemas"]["DecimalString"] | null;
+            }[];
+        };
+        DataBookLegs: {
+            /** @enum {string} */
+            chain: "solana";
+            address: string;
+            days: components["schemas"]["Int"];
+            window_minutes: components["schemas"]["Int"];
+            label: {
+                id: string;
+                label: string;
+                /** @enum {string} */
+                kind: "smartmoney" | "kol" | "deployer" | "fund";
+                groups: string[];
+            } | null;
+            pairs: components["schemas"]["Int"];
+            truncated: boolean;
+            counterparties: {
+                wallet: string;
+                label: {
+                    id: string;
+                    label: string;
+                    /** @enum {string} */
+                    kind: "smartmoney" | "kol" | "deployer" | "fund";
+                    groups: string[];
+                } | null;
+                legs: components["schemas"]["Int"];
+                tokens: components["schemas"]["Int"];
+                volume_usd: components["schemas"]["DecimalString"] | null;
+                volume: {
+                    quote_asset: string;
+                    amount: components["schemas"]["DecimalString"];
+                    usd: components["schemas"]["DecimalString"] | null;
+                }[];
+            }[];
+            legs: {
+                token: string;
+                symbol: string | null;
+                gap_ms: components["schemas"]["Int"];
+                leg: components["schemas"]["DataWalletTrade"];
+                counter: {
+                    signature: string;
+                    at: string | null;
+                    token: string;
+                    symbol: string | null;
+                    /** @enum {string} */
+                    side: "buy" | "sell";
+                    venue: string;
+                    quote_asset: string | null;
+                    amount: components["schemas"]["DecimalString"] | null;
+                    quote: components["schemas"]["DecimalString"] | null;
+                    quote_usd: components["schemas"]["DecimalString"] | null;
+                    volume: components["schemas"]["DecimalString"] | null;
+                    volume_usd: components["schemas"]["DecimalString"] | null;
+                    wallet: string;
+                };
+            }[];
+        };
+        DataAssets: {
+            assets: components["schemas"]["DataAsset"][];
+        };
+        DataAsset: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            symbol: string;
+            address: string;
+            decimals: components["schemas"]["Int"];
+            native: boolean;
+            price_usd: components["schemas"]["DecimalString"] | null;
+            price_as_of: string | null;
+            price_source: string | null;
+        };
+        PersonalFollows: {
+            follows: components["schemas"]["PersonalFollow"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalFollow: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            created_at: string;
+        };
+        PersonalDeleted: {
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        PersonalRules: {
+            rules: components["schemas"]["PersonalRule"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalRule: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+            wallet_id: string | null;
+            params: {
+                min_usd?: string;
+                wallets?: components["schemas"]["Int"];
+                window_minutes?: components["schemas"]["Int"];
+                days?: components["schemas"]["Int"];
+            };
+            created_at: string;
+        };
+        PersonalSignals: {
+            signals: {
+                id: string;
+                /** @enum {string} */
+                pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                asset: string;
+                symbol: string | null;
+                /** @enum {string} */
+                direction: "in" | "out";
+                wallets: string[];
+                wallet_ids: string[];
+                groups: string[];
+                size_usd: components["schemas"]["DecimalString"] | null;
+                mcap_usd: components["schemas"]["DecimalString"] | null;
+                age_minutes: components["schemas"]["Int"] | null;
+                venue: ("svc-curve" | "dex" | "hood-dex") | null;
+                confidence: number;
+                /** @enum {string} */
+                quality: "high" | "medium" | "low";
+                at: string;
+                at_ms: components["schemas"]["Int"];
+                position: string;
+                details: {
+                    [key: string]: string | number | boolean | string[];
+                };
+                cursor: string;
+                matched: {
+                    /** @enum {string} */
+                    kind: "follow" | "rule" | "group";
+                    id: string;
+                }[];
+            }[];
+            next_after: string | null;
+        };
+        PersonalGroups: {
+            groups: components["schemas"]["PersonalGroup"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+            wallets_per_group: components["schemas"]["Int"];
+        };
+        PersonalGroup: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            visibility: "private";
+            wallets: {
+                /** @enum {string} */
+                chain: "solana" | "hood";
+                address: string;
+                added_at: string;
+            }[];
+            created_at: string;
+        };
+        PersonalWatchlist: {
+            watchlist: components["schemas"]["PersonalWatch"][];
+            quota: components["schemas"]["Int"];
+            used: components["schemas"]["Int"];
+        };
+        PersonalWatch: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
+            label: string | null;
+            created_at: string;
+        };
+        StrategyDetail: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            status: "draft" | "backtested" | "retired";
+            current_version: components["schemas"]["Int"];
+            verdict: ("pass" | "fail" | "insufficient") | null;
+            created_at: string;
+            updated_at: string;
+            retired_at: string | null;
+            versions: {
+                version: components["schemas"]["Int"];
+                /** unknown */
+                definition: unknown;
+                created_at: string;
+            }[];
+            run: {
+                id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                /** @enum {string} */
+                kind: "backtest";
+                /** @enum {string} */
+                status: "running" | "done" | "failed";
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"] | null;
+                pnl_usd: string | null;
+                max_drawdown_pct: number | null;
+                error: string | null;
+                created_at: string;
+                finished_at: string | null;
+                result: {
+                    [key: string]: unknown;
+                } | null;
+            } | null;
+        };
+        StrategyList: {
+            strategies: {
+                id: string;
+                name: string;
+                /** @enum {string} */
+                status: "draft" | "backtested" | "retired";
+                current_version: components["schemas"]["Int"];
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                created_at: string;
+                updated_at: string;
+                retired_at: string | null;
+            }[];
+        };
+        StrategyRunTrades: {
+            run_id: string | null;
+            trades: {
+                asset: string;
+                chain: string;
+                signal_id: string;
+                entry_at: string;
+                entry_price_usd: string;
+                entry_usd: string;
+                tokens_raw: string;
+                exit_at: string;
+                exit_price_usd: string;
+                exit_usd: string;
+                pnl_usd: string;
+                pnl_pct: number;
+                /** @enum {string} */
+                close_reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                legs: {
+                    /** @enum {string} */
+                    reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                    at: string;
+                    price_usd: string;
+                    tokens_raw: string;
+                    usd: string;
+                }[];
+                run_id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                n: components["schemas"]["Int"];
+            }[];
+        };
+        StrategyComparison: {
+            strategy_id: string;
+            runs: {
+                run_id: string;
+                version: components["schemas"]["Int"];
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"];
+                pnl_usd: string;
+                pnl_vs_first_usd: string;
+                max_drawdown_pct: number;
+                win_rate: number | null;
+                profit_factor: number | null;
+                sharpe: number | null;
+                sortino: number | null;
+                fees_paid_usd: string;
+                final_usd: string;
+                required_start_usd: string;
+            }[];
+            best_pnl_run_id: string | null;
+            best_passing_run_id: string | null;
+        };
+        StrategyRunList: {
+            runs: {
+                id: string;
+                strategy_id: string;
+                version: components["schemas"]["Int"];
+                /** @enum {string} */
+                kind: "backtest";
+                /** @enum {string} */
+                status: "running" | "done" | "failed";
+                from: string;
+                to: string;
+                verdict: ("pass" | "fail" | "insufficient") | null;
+                trade_count: components["schemas"]["Int"] | null;
+                pnl_usd: string | null;
+                max_drawdown_pct: number | null;
+                error: string | null;
+                created_at: string;
+                finished_at: string | null;
+            }[];
+        };
+        StrategyLabEdges: {
+            /** @enum {string} */
+            chain: "solana";
+            /** @enum {string} */
+            snapshot: "hourly" | "live";
+            as_of: string;
+            from: string;
+            cost_pct: number;
+            min_n: components["schemas"]["Int"];
+            patterns: {
+                pattern: string;
+                signals: components["schemas"]["Int"];
+                priceable: components["schemas"]["Int"];
+                horizons: {
+                    [key: string]: {
+                        n: components["schemas"]["Int"];
+                        mean_net_return_pct: number | null;
+                        median_net_return_pct: number | null;
+                        win_rate: number | null;
+                    };
+                };
+                peak?: {
+                    n: components["schemas"]["Int"];
+                    mean_net_return_pct: number | null;
+                    median_net_return_pct: number | null;
+                    win_rate: number | null;
+                };
+            }[];
+            omitted: {
+                pattern: string;
+                priceable: components["schemas"]["Int"];
+            }[];
+        };
+        StrategyLabRunners: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string;
+            from: string;
+            min_wallets: components["schemas"]["Int"];
+            min_multiple: number;
+            tokens: {
+                asset: string;
+                first_signal_id: string;
+                first_signal_at: string;
+                signals: components["schemas"]["Int"];
+                patterns: string[];
+                wallets: components["schemas"]["Int"];
+                trades_after: components["schemas"]["Int"];
+                entry_price_sol: string | null;
+                peak_price_sol: string | null;
+                peak_at: string;
+                last_price_sol: string | null;
+                peak_multiple: number | null;
+                last_multiple: number | null;
+            }[];
+        };
+        StrategyLabFirstSignals: {
+            /** @enum {string} */
+            chain: "solana";
+            as_of: string;
+            from: string;
+            truncated: boolean;
+            tokens: {
+                asset: string;
+                signal: {
+                    id: string;
+                    pattern: string;
+                    direction: string;
+                    at: string;
+                    wallets: string[];
+                    size_usd: string | null;
+                    mcap_usd: string | null;
+                    confidence: number;
+                };
+                followed: {
+                    signals_after: components["schemas"]["Int"];
+                    patterns_after: string[];
+                    trades_after: components["schemas"]["Int"];
+                    buy_volume_sol: string;
+                    sell_volume_sol: string;
+                    entry_price_sol: string | null;
+                    last_price_sol: string | null;
+                    peak_price_sol: string | null;
+                    last_multiple: number | null;
+                    peak_multiple: number | null;
+                };
+            }[];
+        };
+        OpenApiDocument: {
+            /** @enum {string} */
+            openapi: "3.1.0";
+            info: {
+                title: string;
+                version: string;
+                description: string;
+            };
+            servers: {
+                url: string;
+                description: string;
+            }[];
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            components: {
+                schemas: {
+                    [key: string]: unknown;
+                };
+                securitySchemes: {
+                    [key: string]: unknown;
+                };
+            };
         };
     };
     responses: never;
@@ -1112,19 +2309,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        signals: unknown[];
-                        next_after: string | null;
-                    };
+                    "application/json": components["schemas"]["SignalTapePage"] | components["schemas"]["SignalTapeByToken"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the parameter */
+            /** @description VALIDATION_FAILED: naming the parameter */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -1136,13 +2342,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1186,7 +2404,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description invalid api key */
@@ -1204,25 +2434,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description REPLAY_RUNNING with the running job_id */
+            /** @description REPLAY_RUNNING: with the running job_id */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REPLAY_RUNNING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with quota and used */
+            /** @description RATE_LIMITED: with quota and used */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1273,7 +2539,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -1282,7 +2560,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1333,7 +2623,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -1342,7 +2644,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1381,7 +2695,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -1390,7 +2716,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description VALIDATION_FAILED: the job is not done */
@@ -1399,7 +2737,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1424,15 +2774,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenMarket"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1450,16 +2814,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1485,20 +2873,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OHLCV candles (1m, 5m, 15m, 1h, 4h, 1D) with a summary; 30 days by default */
+            /** @description OHLCV candles with a summary */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenHistory"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1516,16 +2918,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1562,13 +2988,25 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1586,16 +3024,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1619,20 +3081,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Wallets ranked by P&L (or volume) on the token, from its trades */
+            /** @description Wallets ranked by P&L or volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenTopTraders"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1650,16 +3126,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1681,20 +3181,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Holders by net position from trades (Solana and Hood) */
+            /** @description Holders by net position */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenHolders"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1712,16 +3226,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1741,20 +3279,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Where the token trades now and totals per venue */
+            /** @description Venues and totals */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenVenues"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1772,16 +3324,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1803,20 +3379,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The token's newest trades, newest first (the trade tape) */
+            /** @description The trade tape */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenTrades"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1834,16 +3424,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1863,20 +3477,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Identity, launch terms and the creator's other launches */
+            /** @description Identity, launch terms and the creator's launches */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenProfile"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1894,16 +3522,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1923,20 +3575,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description How the launch went (cached 60 s) */
+            /** @description How the launch went */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenLaunchOverview"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -1954,16 +3620,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1985,20 +3675,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description P&L of up to 50 wallets on the token */
+            /** @description Realized and unrealized P&L per wallet */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenWalletPnl"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2016,16 +3720,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2046,20 +3774,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Find tokens by name, ticker or address */
+            /** @description Tokens matching by address, ticker or name */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataTokenSearch"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2071,13 +3813,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2098,20 +3852,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana tokens with the largest price rise over the window */
+            /** @description Tokens with the largest price rise */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGainers"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2123,13 +3891,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2150,20 +3930,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Narratives: the words shared by the names of tokens launched in the window, ranked by their volume */
+            /** @description Narratives ranked by volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataMetas"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2175,13 +3969,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2202,20 +4008,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tokens most traded by tracked wallets (those the plan sees) over the window */
+            /** @description Tokens most traded by tracked wallets */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataMarketActivity"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2227,13 +4047,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2252,20 +4084,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prices of up to 60 tokens */
+            /** @description Prices of the known tokens and the unknown addresses */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataPrices"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2277,13 +4123,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2306,20 +4164,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Wallets shared by the holders (or traders) of 2 to 5 tokens */
+            /** @description Cohort sizes, pairwise overlaps and the shared wallets */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataCohortOverlap"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2331,13 +4203,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description MARKET_NOT_FOUND: a token in mints is unknown */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2356,20 +4261,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana curve tokens closest to graduating, plus those graduated in the last 10 minutes */
+            /** @description Curves closest to graduating and the last 10 minutes' graduations */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataFinalStretch"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2381,13 +4300,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2412,20 +4343,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Recent social posts naming tokens, newest first */
+            /** @description Recent posts naming tokens, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialMentions"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2437,13 +4382,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2466,20 +4423,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A token's mentions plotted against its price: each mention with the price in force when it was posted */
+            /** @description The token's mentions with the price in force at each */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialMentionMarks"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2497,16 +4468,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2527,20 +4522,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tokens ranked by mentions, then by traded volume, over the window */
+            /** @description Tokens ranked by mentions, then volume */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataSocialTrending"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2552,13 +4561,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2583,20 +4604,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Tracked wallets the plan can see (Free: public; Pro: public and pro; Max: all) */
+            /** @description Tracked wallets the plan can see */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWallets"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2608,13 +4643,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2631,20 +4678,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One tracked wallet with its visible groups and KOL label */
+            /** @description One tracked wallet */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletDetail"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2665,13 +4726,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2690,15 +4763,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGroups"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2710,13 +4797,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2733,20 +4832,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One wallet group with its members the plan can see */
+            /** @description One wallet group with its visible members */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataGroupDetail"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2767,13 +4880,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2800,20 +4925,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Solana trades by tracked smart-money or KOL wallets the plan can see, newest first */
+            /** @description Trades by labelled wallets, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataLabelledTrades"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2825,13 +4964,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2853,20 +5004,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's volume, trades, win rate and realized P&L (average cost) over the period */
+            /** @description Volume, trades, win rate and realized P&L */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletStats"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2878,13 +5043,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2912,20 +5089,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's trades over the period, newest first */
+            /** @description Trades, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletActivity"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2937,13 +5128,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2967,20 +5170,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's figures per token traded in the period (average-cost P&L, holdings valued at spot) */
+            /** @description Figures per token */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletTokenBreakdown"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -2992,13 +5209,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3020,20 +5249,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A wallet's net positions (from its trades) valued at the tokens' spot reserves */
+            /** @description Net positions valued at spot */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataWalletPortfolio"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -3045,13 +5288,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3077,20 +5332,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Max: the wallet's trades matched with opposite-side trades by other wallets on the same token close in time */
+            /** @description Leg pairs and counterparties */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataBookLegs"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -3111,13 +5380,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3131,20 +5412,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The quote assets tokens trade against, with their USD prices */
+            /** @description The quote assets with their USD prices */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataAssets"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -3156,13 +5451,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3179,20 +5486,34 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One quote asset (sol, usdc, svc, eth, usdg) with its USD price */
+            /** @description One quote asset with its USD price */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DataAsset"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {"error": "invalid api key"} */
@@ -3213,13 +5534,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3238,7 +5571,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollows"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -3258,13 +5593,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3293,22 +5640,38 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollow"];
+                };
             };
             /** @description `{id, chain, address, created_at}` */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalFollow"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3329,22 +5692,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "follow limit reached", "quota", "used"}` */
+            /** @description `{"error": "follow limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3366,7 +5753,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -3395,13 +5784,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3420,7 +5821,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalRules"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -3440,13 +5843,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3478,15 +5893,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalRule"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field (`params.<name>` for a param) */
+            /** @description VALIDATION_FAILED: naming the field (`params.<name>` for a param) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3507,22 +5936,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "rule limit reached", "quota", "used"}` */
+            /** @description `{"error": "rule limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3544,7 +5997,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -3573,13 +6028,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3603,15 +6070,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalSignals"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the parameter */
+            /** @description VALIDATION_FAILED: naming the parameter */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3632,13 +6113,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3657,7 +6150,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroups"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -3677,13 +6172,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3710,15 +6217,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3739,22 +6260,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "group limit reached", "quota", "used"}` */
+            /** @description `{"error": "group limit reached", "quota", "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3784,7 +6329,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description VALIDATION_FAILED: id */
             400: {
@@ -3792,7 +6339,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3822,13 +6381,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3855,20 +6426,43 @@ export interface operations {
             };
         };
         responses: {
+            /** @description the wallet was already in the group: the group */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
+            };
             /** @description the group with the wallet */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3898,22 +6492,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description `{"error": "group wallet limit reached", "quota": 25, "used"}` */
+            /** @description `{"error": "group wallet limit reached", "quota": 25, "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3950,15 +6568,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalGroup"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -3988,13 +6620,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4013,7 +6657,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatchlist"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4024,22 +6670,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description SCOPE_MISSING (account:read or launch:write) */
+            /** @description SCOPE_MISSING: account:read or launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4069,22 +6739,38 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatch"];
+                };
             };
             /** @description `{id, chain, address, label, created_at}` */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalWatch"];
+                };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4096,31 +6782,67 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description SCOPE_MISSING (launch:write) */
+            /** @description SCOPE_MISSING: launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description `{"error": "watchlist limit reached", "quota": 200, "used"}` */
+            /** @description `{"error": "watchlist limit reached", "quota": 200, "used"}`; or the envelope (RATE_LIMITED) */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PlainError"];
+                    "application/json": components["schemas"]["PlainError"] | {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4142,7 +6864,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PersonalDeleted"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4153,13 +6877,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description SCOPE_MISSING (launch:write) */
+            /** @description SCOPE_MISSING: launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "watchlist entry not found"}` */
@@ -4171,13 +6907,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable) */
+            /** @description FEED_UNAVAILABLE: retryable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4203,7 +6951,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyList"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -4211,7 +6961,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4259,7 +7021,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description VALIDATION_FAILED: the first problem as `<path>: <message>` */
             400: {
@@ -4267,7 +7031,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4288,13 +7064,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description RATE_LIMITED with quota and used */
+            /** @description RATE_LIMITED: with quota and used */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4326,7 +7114,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -4334,7 +7124,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4364,22 +7166,46 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description VALIDATION_FAILED (reason retired): the strategy is retired */
+            /** @description VALIDATION_FAILED: (reason retired): the strategy is retired */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with quota and used */
+            /** @description RATE_LIMITED: with quota and used */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4404,7 +7230,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4461,15 +7289,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyDetail"];
+                };
             };
-            /** @description VALIDATION_FAILED (field status): paper, live or an automatic status */
+            /** @description VALIDATION_FAILED: (field status): paper, live or an automatic status */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4499,13 +7341,25 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description VALIDATION_FAILED (reason retired): already retired */
+            /** @description VALIDATION_FAILED: (reason retired): already retired */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4534,7 +7388,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunTrades"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4585,7 +7441,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyComparison"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4637,7 +7495,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunList"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4691,7 +7551,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyRunTrades"];
+                };
             };
             /** @description `{"error": "invalid api key"}` */
             401: {
@@ -4745,7 +7607,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabEdges"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -4753,7 +7617,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4780,7 +7656,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4806,7 +7694,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabRunners"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -4814,7 +7704,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4841,7 +7743,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4863,7 +7777,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StrategyLabFirstSignals"];
+                };
             };
             /** @description VALIDATION_FAILED */
             400: {
@@ -4871,7 +7787,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `{"error": "invalid api key"}` */
@@ -4898,7 +7826,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4918,7 +7858,9 @@ export interface operations {
                     ETag?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
             /** @description Not modified */
             304: {

@@ -1444,6 +1444,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+        };
         Readiness: {
             ready: boolean;
             checks: {
@@ -1660,6 +1664,54 @@ export interface components {
                 crossesGraduation?: boolean;
                 refund?: string;
                 quoteConsumed?: string;
+            };
+        };
+        Verification: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: false;
+        } | {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: true;
+            /** @enum {string} */
+            chain: "solana";
+            mint: string;
+            tier: ("open" | "exclusive") | null;
+            quoteMint: string;
+            graduated: boolean;
+            pool: string | null;
+            /** @description ISO 8601 */
+            createdAt: string;
+            creator: string;
+            viaAgentKey: boolean;
+            attribution: {
+                program: string;
+                signer: string;
+            };
+        } | {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            candleLaunched: true;
+            /** @enum {string} */
+            chain: "hood";
+            mint: string;
+            tier: ("open" | "exclusive") | null;
+            quoteMint: string;
+            graduated: boolean;
+            pool: null;
+            /** @description ISO 8601 */
+            createdAt: string;
+            creator: string;
+            viaAgentKey: boolean;
+            provenance: {
+                curve: string;
+                factory: string | null;
+                configHash: string | null;
+                dexVersion: ("v3" | "v4") | null;
             };
         };
         HoodMarkResponse: {
@@ -2896,6 +2948,49 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        IssuedAgentKey: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description The plaintext key (svc_live_... or svc_test_...), shown only here */
+            key: string;
+            keyPrefix: string;
+            scopes: string[];
+            access: ("read" | "readwrite" | "readwritetransfer") | null;
+            /** @enum {string} */
+            environment: "production" | "test";
+            rateLimitPerMin: components["schemas"]["Int"];
+            dailyLaunchCap: components["schemas"]["Int"];
+            launchChains: ("solana" | "hood")[];
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+            issuedCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            effectiveCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            raisedBy: ("free" | "pro" | "max") | null;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+            label?: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            expiresAt?: number;
+            txLimit?: components["schemas"]["TxLimit"];
+            apiBaseUrl?: string;
+        };
+        TxLimit: {
+            usdMicros: components["schemas"]["Int"];
+            /** @enum {string} */
+            reset: "never" | "daily" | "weekly" | "monthly";
+        };
         KeyIssueBody: {
             /** @enum {string} */
             environment?: "production" | "test";
@@ -2927,6 +3022,82 @@ export interface components {
             ref?: string;
         } & {
             [key: string]: unknown;
+        };
+        AgentKeyList: {
+            /** @enum {boolean} */
+            success: true;
+            keys: components["schemas"]["AgentKeyRow"][];
+            usageSince: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+        };
+        AgentKeyRow: {
+            keyPrefix: string;
+            label?: string;
+            scopes: string[];
+            access: ("read" | "readwrite" | "readwritetransfer") | null;
+            /** @enum {string} */
+            environment: "production" | "test";
+            /** @enum {string} */
+            status: "active" | "revoked" | "expired";
+            rateLimitPerMin: components["schemas"]["Int"];
+            dailyLaunchCap: components["schemas"]["Int"];
+            issuedCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            effectiveCaps: {
+                rateLimitPerMin: components["schemas"]["Int"];
+                dailyLaunchCap: components["schemas"]["Int"];
+            };
+            raisedBy: ("free" | "pro" | "max") | null;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            createdAt: number;
+            lastUsedAt: number | null;
+            revokedAt: number | null;
+            expiresAt: number | null;
+            launchChains: ("solana" | "hood")[];
+            mintedByDevicePrefix: string | null;
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+            txLimit: components["schemas"]["TxLimit"] | null;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
+            avatar?: string;
+            paused: boolean;
+            usage?: components["schemas"]["KeyUsage"];
+        };
+        SpendLimit: {
+            /** @enum {string} */
+            asset: "sol" | "usdc" | "svc" | "eth" | "usdg";
+            maxPerTxRaw: components["schemas"]["RawAmount"];
+        };
+        KeyUsage: {
+            todayUsdMicros: components["schemas"]["Int"];
+            weekUsdMicros: components["schemas"]["Int"];
+            monthUsdMicros: components["schemas"]["Int"];
+            lifetimeUsdMicros: components["schemas"]["Int"];
+            days30UsdMicros: components["schemas"]["Int"];
+            tradeCount30: components["schemas"]["Int"];
+            launchCount30: components["schemas"]["Int"];
+            lifetimeLaunches: components["schemas"]["Int"];
+        };
+        AgentKeyRevoked: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            revokedAt: number | null;
+        };
+        AgentKeyPatched: {
+            /** @enum {boolean} */
+            success: true;
+            key: components["schemas"]["AgentKeyRow"];
         };
         /** @description Exactly one field; `paused: true` pauses the key, `false` resumes it */
         KeyPatchBody: ({
@@ -2961,6 +3132,111 @@ export interface components {
         } & {
             [key: string]: unknown;
         });
+        AgentKeyUsage: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            days: components["schemas"]["Int"];
+            usageSince: string;
+            series: {
+                day: string;
+                usdMicros: components["schemas"]["Int"];
+                tradeCount: components["schemas"]["Int"];
+                launchCount: components["schemas"]["Int"];
+            }[];
+        };
+        AccessChangePreview: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            label: string | null;
+            /** @enum {string} */
+            direction: "unchanged" | "narrow" | "widen";
+            from: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            to: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            added: string[];
+            removed: string[];
+            effects: {
+                boundTeeWallets?: {
+                    count: components["schemas"]["Int"];
+                    sample: string[];
+                };
+                /** @enum {string} */
+                walletScope?: "all" | "selected";
+                linkedTransferReady?: {
+                    txLimit: boolean;
+                    assets: {
+                        sol: boolean;
+                        usdc: boolean;
+                        svc: boolean;
+                    };
+                };
+                openSignClaims?: components["schemas"]["Int"];
+                openLimitOrders?: components["schemas"]["Int"];
+            };
+            warnings: {
+                /** @enum {string} */
+                code: "MOVES_FUNDS" | "VAULT_TRANSFER_READY" | "LINKED_TRANSFER_NEEDS_LIMITS" | "BOUND_WALLETS_STOP_TRADING" | "OPEN_ORDERS_STRANDED" | "OPEN_SIGNS_REFUSED" | "WORKERS_STOP" | "DROPS_UNLISTED_SCOPES";
+                message: string;
+            }[];
+            /** @enum {boolean} */
+            dryRun: true;
+        };
+        AccessChangeCommitted: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            label: string | null;
+            /** @enum {string} */
+            direction: "unchanged" | "narrow" | "widen";
+            from: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            to: {
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                scopes: string[];
+            };
+            added: string[];
+            removed: string[];
+            effects: {
+                boundTeeWallets?: {
+                    count: components["schemas"]["Int"];
+                    sample: string[];
+                };
+                /** @enum {string} */
+                walletScope?: "all" | "selected";
+                linkedTransferReady?: {
+                    txLimit: boolean;
+                    assets: {
+                        sol: boolean;
+                        usdc: boolean;
+                        svc: boolean;
+                    };
+                };
+                openSignClaims?: components["schemas"]["Int"];
+                openLimitOrders?: components["schemas"]["Int"];
+            };
+            warnings: {
+                /** @enum {string} */
+                code: "MOVES_FUNDS" | "VAULT_TRANSFER_READY" | "LINKED_TRANSFER_NEEDS_LIMITS" | "BOUND_WALLETS_STOP_TRADING" | "OPEN_ORDERS_STRANDED" | "OPEN_SIGNS_REFUSED" | "WORKERS_STOP" | "DROPS_UNLISTED_SCOPES";
+                message: string;
+            }[];
+            /** @enum {boolean} */
+            dryRun: false;
+            changeId: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            at: number;
+        };
         KeyAccessBody: {
             /** @enum {string} */
             access: "read" | "readwrite" | "readwritetransfer";
@@ -2968,6 +3244,46 @@ export interface components {
             expectScopes?: string[];
         } & {
             [key: string]: unknown;
+        };
+        AccessChanges: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            changes: {
+                changeId: string;
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                at: number;
+                /** @enum {string} */
+                direction: "unchanged" | "narrow" | "widen";
+                from: {
+                    access: ("read" | "readwrite" | "readwritetransfer") | null;
+                    scopes: string[];
+                };
+                to: {
+                    access: ("read" | "readwrite" | "readwritetransfer") | null;
+                    scopes: string[];
+                };
+                /** @enum {string} */
+                actor: "session" | "device" | "agent";
+                actorDevicePrefix?: string | null;
+                actorKeyPrefix?: string | null;
+            }[];
+        };
+        OwnKeyLimits: {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
+        };
+        StoredKeyLimits: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            /** @description Per-asset caps; null: unlimited */
+            keyLimits: components["schemas"]["SpendLimit"][] | null;
         };
         KeyLimitsBody: ({
             /** @enum {string} */
@@ -2977,11 +3293,105 @@ export interface components {
         } & {
             [key: string]: unknown;
         })[];
+        StoredEmbeddedWallet: {
+            /** @enum {boolean} */
+            success: true;
+            keyPrefix: string;
+            /** @enum {string} */
+            embeddedWallet: "allowed" | "denied";
+        };
         EmbeddedWalletBody: {
             /** @enum {string} */
             embeddedWallet: "allowed" | "denied";
         } & {
             [key: string]: unknown;
+        };
+        TierSnapshot: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            tier: "free" | "pro" | "max";
+            /** @enum {string} */
+            liveTier: "free" | "pro" | "max";
+            stakedCndl: components["schemas"]["RawAmount"] | null;
+            heldCndl: components["schemas"]["RawAmount"] | null;
+            thresholds: {
+                minStakedCndl: number;
+                minHeldCndl: number;
+                graceMs: number;
+            };
+            grace: {
+                /** @enum {boolean} */
+                active: false;
+                startedAt: null;
+                endsAt: null;
+            };
+            maxTierExpiresAt: number | null;
+            maxExpired: boolean;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            maxExpiredAt?: number;
+            maxExpiredSource?: string;
+            maxExpiredNotice?: string;
+            renewalUrl?: string;
+            feeBps: components["schemas"]["Int"];
+            feeTotals: {
+                chain: string;
+                quoteAsset: string;
+                feeRawSum: components["schemas"]["RawAmount"];
+                count: components["schemas"]["Int"];
+            }[];
+            planTable: components["schemas"]["Plan"][];
+            maxPricing: {
+                usdMonthly: string;
+                display: string;
+                promoMaxDays: components["schemas"]["Int"];
+            };
+            proPricing: {
+                usdMonthly: string;
+                display: string;
+                payableWithPlatformToken: boolean;
+            } | null;
+            tierCaps: {
+                /**
+                 * positive
+                 * @description a positive number
+                 */
+                requestsPerMin: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                launchesPerDay: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                uploadsPerMin: components["schemas"]["Int"];
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                linkedWallets: components["schemas"]["Int"];
+            };
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            checkedAt: number;
+        };
+        AgentTierState: {
+            /** @enum {boolean} */
+            success: true;
+            accountId: string;
+            /** @enum {string} */
+            plan: "free" | "pro" | "max";
+            maxGrantExpiresAt: number | null;
+            maxGrantSource: ("subscription" | "trial" | "team" | "promo") | null;
+            maxTierExpiresAt: number | null;
+            maxExpired: boolean;
         };
         AgentTierBody: {
             accountId: string;
@@ -2994,10 +3404,36 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        AgentEnabled: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            enabled: true;
+        };
         AgentEnableBody: {
             enabled: boolean;
         } & {
             [key: string]: unknown;
+        };
+        DeviceCode: {
+            /** @enum {boolean} */
+            success: true;
+            deviceCode: string;
+            userCode: string;
+            verificationUri: string;
+            verificationUriComplete: string;
+            /**
+             * int
+             * @description Seconds
+             */
+            expiresIn: number;
+            /**
+             * int
+             * @description Seconds between polls
+             */
+            interval: number;
+            scopes: string[];
+            movesFunds: boolean;
         };
         DeviceCodeBody: {
             clientName?: string;
@@ -3007,16 +3443,87 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        DeviceRequest: {
+            /** @enum {boolean} */
+            success: true;
+            request: {
+                userCode: string;
+                clientName: string | null;
+                scopes: string[];
+                access: ("read" | "readwrite" | "readwritetransfer") | null;
+                movesFunds: boolean;
+                /** @enum {string} */
+                environment: "production" | "test";
+                /** @enum {string} */
+                status: "pending" | "approved" | "denied" | "exchanged";
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                expiresAt: number;
+            };
+        };
         DeviceDecisionBody: {
             userCode: string;
             approve?: boolean | null;
         } & {
             [key: string]: unknown;
         };
+        DeviceTokenProvisioned: {
+            /** @enum {boolean} */
+            success: true;
+            deviceToken: string;
+            devicePrefix: string;
+            accountId: string;
+            scopes: string[];
+            /** @enum {boolean} */
+            provisioned: true;
+            key: components["schemas"]["IssuedAgentKey"];
+        };
+        DeviceTokenUnprovisioned: {
+            /** @enum {boolean} */
+            success: true;
+            deviceToken: string;
+            devicePrefix: string;
+            accountId: string;
+            scopes: string[];
+            /** @enum {boolean} */
+            provisioned: false;
+            /** @description The spec code the failed provisioning maps to */
+            code: string;
+            message: string;
+        };
         DeviceTokenBody: {
             deviceCode: string;
         } & {
             [key: string]: unknown;
+        };
+        DeviceList: {
+            /** @enum {boolean} */
+            success: true;
+            devices: {
+                devicePrefix: string;
+                clientName: string | null;
+                scopes: string[];
+                /**
+                 * int
+                 * @description Epoch milliseconds
+                 */
+                createdAt: number;
+                lastUsedAt: number | null;
+                revokedAt: number | null;
+            }[];
+        };
+        DeviceRevoked: {
+            /** @enum {boolean} */
+            success: true;
+            devicePrefix: string;
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            revokedAt: number;
+            revokedKeys: string[];
         };
         /** @description `{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}` */
         WalletList: {
@@ -3204,6 +3711,32 @@ export interface components {
             nextAttemptAt: string | null;
             deliveredAt: string | null;
         };
+        OpenApiDocument: {
+            /** @enum {string} */
+            openapi: "3.1.0";
+            info: {
+                title: string;
+                version: string;
+                description: string;
+            };
+            servers: {
+                url: string;
+                description: string;
+            }[];
+            paths: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
+            components: {
+                schemas: {
+                    [key: string]: unknown;
+                };
+                securitySchemes: {
+                    [key: string]: unknown;
+                };
+            };
+        };
     };
     responses: never;
     parameters: never;
@@ -3227,7 +3760,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Liveness"];
+                };
             };
         };
     };
@@ -3400,23 +3935,47 @@ export interface operations {
                     "application/json": components["schemas"]["FeedResponse"];
                 };
             };
-            /** @description Unknown bucket or chain, or a malformed query (VALIDATION_FAILED naming the field) */
+            /** @description VALIDATION_FAILED: unknown bucket or chain, or a malformed query, naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE with Retry-After while the engine starts */
+            /** @description FEED_UNAVAILABLE: with Retry-After while the engine starts */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3445,31 +4004,67 @@ export interface operations {
                     "application/json": components["schemas"]["MarketResponse"];
                 };
             };
-            /** @description Invalid chain or mint (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: invalid chain or mint */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND with error.routing.reason and error.discovery */
+            /** @description MARKET_NOT_FOUND: with error.routing.reason and error.discovery */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE while the engine warms up */
+            /** @description FEED_UNAVAILABLE: while the engine warms up */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3505,50 +4100,110 @@ export interface operations {
                     "application/json": components["schemas"]["QuoteResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field */
+            /** @description VALIDATION_FAILED: naming the field */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND (not a curve launched here; use the agent quote route) */
+            /** @description MARKET_NOT_FOUND: not a curve launched here; use the agent quote route */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE naming where trading continues */
+            /** @description MARKET_NOT_TRADABLE: naming where trading continues */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description QUOTE_UNAVAILABLE while the engine warms up */
+            /** @description QUOTE_UNAVAILABLE: while the engine warms up */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3573,15 +4228,29 @@ export interface operations {
                     "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Verification"];
+                };
             };
-            /** @description Invalid chain (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: invalid chain */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4841,16 +5510,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (account:read or launch:write) */
+            /** @description SCOPE_MISSING: account:read or launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description FEED_UNAVAILABLE: chain data unreadable (retryable) */
@@ -4859,7 +5552,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5676,13 +6381,25 @@ export interface operations {
                     "application/json": components["schemas"]["CreatorFeeList"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED: limit or cursor */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5691,16 +6408,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (account:read or launch:write) */
+            /** @description SCOPE_MISSING: account:read or launch:write */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5740,7 +6481,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN */
@@ -5749,7 +6502,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_FOUND: no token of this account has this mint */
@@ -5758,16 +6523,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEE_NOT_CLAIMABLE with reason */
+            /** @description FEE_NOT_CLAIMABLE: with reason */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEE_NOT_CLAIMABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5776,16 +6565,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEE_CLAIM_FAILED with stage and signature; read fees before retrying */
+            /** @description FEE_CLAIM_FAILED: with stage and signature; read fees before retrying */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEE_CLAIM_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE: the token's fee vault or splitter could not be read */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6105,15 +6939,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyList"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6131,47 +6979,97 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The issued key */
+            /** @description The issued key (the plaintext key only here) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["IssuedAgentKey"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: a body field, or the active key limit */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, AGENT_WALLET_NOT_DELEGATED: agent features off, or no chain delegated */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "AGENT_WALLET_NOT_DELEGATED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description KEY_ISSUANCE_FAILED: the wallet provider or storage was unreachable; nothing was issued */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "KEY_ISSUANCE_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6193,24 +7091,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyRevoked"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6236,42 +7160,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyPatched"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: pausing or resuming a revoked key */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6296,33 +7270,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentKeyUsage"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6340,65 +7352,139 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Access-change response */
+            /** @description Access-change response (a preview with dryRun, else the committed change) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChangePreview"] | components["schemas"]["AccessChangeCommitted"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: a key widening its own access */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, KEY_ACCESS_PARTNER_KEY, KEY_ACCESS_STALE: revoked or expired key, partner key, scopes changed since the preview */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "KEY_ACCESS_PARTNER_KEY" | "KEY_ACCESS_STALE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description SWAP_FAILED: the change could not be verified or recorded; nothing changed */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6419,56 +7505,118 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Access-change response */
+            /** @description Access-change response (a preview with dryRun, else the committed change) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChangePreview"] | components["schemas"]["AccessChangeCommitted"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED, KEY_ACCESS_PARTNER_KEY, KEY_ACCESS_STALE: revoked or expired key, partner key, scopes changed since the preview */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "KEY_ACCESS_PARTNER_KEY" | "KEY_ACCESS_STALE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description SWAP_FAILED: the change could not be verified or recorded; nothing changed */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6493,33 +7641,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AccessChanges"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6538,24 +7724,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OwnKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6578,42 +7790,113 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: raising or clearing a cap */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: the key was revoked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6639,51 +7922,113 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredKeyLimits"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description LOOSEN_REQUIRES_SESSION: an agent key raising or clearing a cap */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: the key is revoked */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6709,33 +8054,71 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["StoredEmbeddedWallet"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such prefix on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6754,24 +8137,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["TierSnapshot"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6794,42 +8203,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentTierState"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description ADMIN_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "ADMIN_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6852,42 +8311,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentEnabled"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: disabling is refused, or no linked Solana wallet */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description KEY_ISSUANCE_FAILED: the wallet provider was unreachable */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "KEY_ISSUANCE_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6910,15 +8419,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceCode"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6940,24 +8463,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRequest"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no pending request with this user code */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6980,42 +8529,92 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRequest"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no pending request with this user code */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: already decided */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -7038,24 +8637,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceTokenProvisioned"] | components["schemas"]["DeviceTokenUnprovisioned"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: reason: invalid_grant, access_denied, expired_token, authorization_pending (RFC 8628) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description RATE_LIMITED: reason slow_down: polled faster than the interval */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -7074,15 +8699,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceList"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -7107,24 +8746,50 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["DeviceRevoked"];
+                };
             };
-            /** @description Refused (error envelope) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refused (error envelope) */
+            /** @description VALIDATION_FAILED: no such device on this account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -8070,7 +9735,9 @@ export interface operations {
                     ETag?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenApiDocument"];
+                };
             };
             /** @description Not modified */
             304: {

@@ -15,7 +15,7 @@ import { answerFailure } from "../../../ErrorTable.js"
 import { json, type Reply, type Request } from "../../../Http.js"
 import { chainParam, type Decoded, enumParam, intParam, type Param, type Params } from "../../../QueryParams.js"
 import { type Input, type ResponseDoc, route, type RouteDef } from "../../../Router.js"
-import { plainError } from "../../../OpenApi.js"
+import { plainError, refusal } from "../../../OpenApi.js"
 
 /** The caller's plan (the plan table's ids). */
 export type DataPlan = PlanId
@@ -65,9 +65,9 @@ export const intQ = (description: string, min: number, max: number, dflt: number
   intParam(description, { min, max, default: dflt, boundsInError: bounds })
 
 export const standardResponses: Readonly<Record<number, ResponseDoc>> = {
-  400: { description: "VALIDATION_FAILED naming the field" },
+  400: refusal(["VALIDATION_FAILED"], "naming the field"),
   401: plainError("{\"error\": \"invalid api key\"}"),
-  503: { description: "FEED_UNAVAILABLE (retryable)" }
+  503: refusal(["FEED_UNAVAILABLE"], "retryable")
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import type { UsdPrice } from "../../../../src/services/prices/PriceSource.js"
 import type { Reply } from "../../../Http.js"
 import { ADDRESS_FORMAT, isApiError, normalizeAddress, type Param, param, type Params, type Parsed, parseAddress, stringParam } from "../../../QueryParams.js"
 import type { RouteDef } from "../../../Router.js"
+import { refusal } from "../../../OpenApi.js"
 import { type AddressInput, type AddressReadSpec, addressRoute, chainQ, type DataCaller, iso, type ReadDeps, type ReadFailure } from "./shared.js"
 
 /**
@@ -119,7 +120,7 @@ export const tokenRoute = <Q extends Params = {}>(
   spec: AddressReadSpec<Q>,
   f: (t: Token, input: AddressInput<Q>, caller: DataCaller) => Effect.Effect<Reply, ReadFailure>
 ): RouteDef =>
-  addressRoute(deps, "/v1/market/token", tokenParams, { ...spec, responses: { 404: { description: "MARKET_NOT_FOUND" }, ...spec.responses } }, (input, caller) =>
+  addressRoute(deps, "/v1/market/token", tokenParams, { ...spec, responses: { 404: refusal(["MARKET_NOT_FOUND"]), ...spec.responses } }, (input, caller) =>
     Effect.gen(function* () {
       const mint = parseAddress(input.chain, input.address, "address")
       if (isApiError(mint)) return yield* mint
