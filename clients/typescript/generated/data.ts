@@ -1279,8 +1279,15 @@ export interface components {
             symbol: string;
             image: string | null;
             uri: string;
-            socials: null;
-            description: null;
+            /** @description The links of the launch's metadata document; null when it gave none or the token was not launched with one */
+            socials: {
+                twitter?: string;
+                telegram?: string;
+                website?: string;
+                discord?: string;
+            } | null;
+            /** @description The launch's description, from its metadata document */
+            description: string | null;
             decimals: components["schemas"]["Int"];
             supply: components["schemas"]["DecimalString"];
             quote_asset: string | null;

@@ -176,8 +176,15 @@ export const TokenProfile = Schema.Struct({
   symbol: Schema.String,
   image: Schema.NullOr(Schema.String),
   uri: Schema.String,
-  socials: Schema.Null,
-  description: Schema.Null,
+  socials: Schema.NullOr(
+    Schema.Struct({
+      twitter: Schema.optional(Schema.String),
+      telegram: Schema.optional(Schema.String),
+      website: Schema.optional(Schema.String),
+      discord: Schema.optional(Schema.String)
+    })
+  ).annotations({ description: "The links of the launch's metadata document; null when it gave none or the token was not launched with one" }),
+  description: Schema.NullOr(Schema.String).annotations({ description: "The launch's description, from its metadata document" }),
   decimals: Schema.Int,
   supply: Dec,
   quote_asset: Schema.NullOr(Schema.String),
