@@ -56,6 +56,7 @@ import { followMetadata } from "./services/images/HostedMetadata.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
 import { tradeQuoteRoutes } from "../api/routes/TradeQuoteRoutes.js"
 import { tradeRoutes } from "../api/routes/TradeRoutes.js"
+import { makeAgentTransactions } from "./services/trade/AgentTransactions.js"
 import * as TradeModule from "./services/trade/TradeService.js"
 import { MarketSnapshotWriter } from "../clickhouse/writer/MarketSnapshotWriter.js"
 import { TradeWriter } from "../clickhouse/writer/TradeWriter.js"
@@ -656,7 +657,7 @@ const api = (config: AppConfigShape, readiness: { readonly ingestion?: Effect.Ef
           writeWindow: stakingWriteWindow(sql),
           nowMs
         }),
-        ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeModule.TradeService }),
+        ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeModule.TradeService, transactions: makeAgentTransactions(sql) }),
         ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
         ...orderRoutes({ agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) }),
         ...transferRailRoutes({ agentAuth: accounts.agentAuth, transfers: yield* TransferService }),

@@ -10,12 +10,14 @@
 import { Effect, Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { type AgentTransactions, TRANSACTION_KINDS } from "../../src/services/trade/AgentTransactions.js"
 import type { SpendError } from "../../src/services/spend/SpendError.js"
 import type { TradeError } from "../../src/services/trade/TradeError.js"
 import type { TradeAcceptedView, TradeCaller, TradeDryRunView, TradeRequest, TradeServiceShape, TradeView } from "../../src/services/trade/TradeService.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { mapFailure } from "../ErrorTable.js"
 import { json } from "../Http.js"
+import { answer, refusal } from "../OpenApi.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, stringParam, timeParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { type Decoded, isObject } from "./KeyDecoders.js"
@@ -158,6 +160,27 @@ const ListResponse = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AgentTradeList" })
 
+const TransactionItem = Schema.Struct({
+  kind: Schema.Literal(...TRANSACTION_KINDS),
+  chain: Schema.Literal("solana", "hood"),
+  id: Schema.String.annotations({ description: "The client's id of the record: clientLaunchId, clientTradeId, clientStakeId, rewardId or clientTransferId" }),
+  at: Schema.String.annotations({ description: "When the service recorded it (ISO 8601)" }),
+  status: Schema.String.annotations({ description: "The record's state as its rail keeps it (launch confirmed; trade sending, executed, failed; ...)" }),
+  signature: Schema.NullOr(Schema.String),
+  mint: Schema.NullOr(Schema.String),
+  side: Schema.NullOr(Schema.Literal("buy", "sell")).annotations({ description: "A trade's side; null for every other kind" }),
+  asset: Schema.NullOr(Schema.String).annotations({ description: "What amountRaw counts: a quote asset's name, svc, or a token's mint" }),
+  amountRaw: Schema.NullOr(Amount).annotations({ description: "What the account spent or received, raw units; null when the record has no amount" }),
+  fee: Schema.NullOr(Schema.Struct({ bps: Schema.Int, feeRaw: Amount })).annotations({ description: "The platform fee the record carries (trade; a launch's dev buy)" }),
+  ref: Schema.NullOr(Schema.String).annotations({ description: "The record's own read route, when it has one" })
+}).annotations({ identifier: "AgentTransaction" })
+
+const TransactionList = Schema.Struct({
+  success: Schema.Literal(true),
+  transactions: Schema.Array(TransactionItem),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "AgentTransactionList" })
+
 const refusals = {
   400: { description: "VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
   401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
@@ -173,8 +196,12 @@ const refusals = {
   503: { description: "QUOTE_UNAVAILABLE: the chain could not be read (retryable)" }
 } as const
 
-export const tradeRoutes = (options: { readonly agentAuth: AgentAuth; readonly trades: TradeServiceShape }): ReadonlyArray<RouteDef> => {
-  const { agentAuth, trades } = options
+export const tradeRoutes = (options: {
+  readonly agentAuth: AgentAuth
+  readonly trades: TradeServiceShape
+  readonly transactions: AgentTransactions
+}): ReadonlyArray<RouteDef> => {
+  const { agentAuth, trades, transactions } = options
   const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
   const body = decodedBody({ schema: TradeBodyWire, maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeTradeBody(b) })
 
@@ -288,5 +315,43 @@ export const tradeRoutes = (options: { readonly agentAuth: AgentAuth; readonly t
       ).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
-  return [submit, build, one, list]
+  const movements = route({
+    method: "GET",
+    path: "/api/v1/agent/transactions",
+    operationId: "listAgentTransactions",
+    summary: "Every movement the service recorded for the account (launches with their dev buy, trades, staking, reward claims, transfers), newest first, by cursor",
+    description:
+      "One list over the rails' own records, ordered by (at, kind, id) descending. Creator-fee claims are not listed: the service keeps no record of them. See docs/decisions.md \"Account transactions\".",
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    query: {
+      chain: chainParam("solana or hood"),
+      kind: enumParam("One kind of movement", TRANSACTION_KINDS),
+      since: timeParam("Recorded at or after"),
+      until: timeParam("Recorded before"),
+      cursor: stringParam("nextCursor of the previous page", { maxLength: 512 }),
+      limit: intParam("Page size", { min: 1, max: 100, default: 50 })
+    },
+    responses: {
+      200: answer("A page of movements", TransactionList),
+      400: refusal(["VALIDATION_FAILED"], "a filter or the cursor"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "swap:write or account:read")
+    },
+    authenticate: reader,
+    handler: (_req, q, principal) =>
+      mapFailure(
+        transactions.list(principal.accountId, {
+          ...(q.chain !== undefined ? { chain: q.chain } : {}),
+          ...(q.kind !== undefined ? { kind: q.kind } : {}),
+          ...(q.since !== undefined ? { sinceMs: q.since } : {}),
+          ...(q.until !== undefined ? { untilMs: q.until } : {}),
+          ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+          limit: q.limit
+        })
+      ).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+  })
+
+  return [submit, build, one, list, movements]
 }

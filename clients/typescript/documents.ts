@@ -64,7 +64,7 @@ export const mainRoutes: ReadonlyArray<RouteDef> = withOpenApi(
     ...atomicLaunchRoutes({ enabled: true, agentAuth: unused, launches: unused, settings } satisfies AtomicLaunchRoutesOptions),
     ...selfLaunchRoutes({ enabled: true, agentAuth: unused, launches: unused, settings } satisfies SelfLaunchRoutesOptions),
     ...stakingRoutes({ enabled: true, agentAuth: unused, staking: unused, writeWindow: unused, nowMs } satisfies StakingRoutesOptions),
-    ...tradeRoutes({ agentAuth: unused, trades: unused }),
+    ...tradeRoutes({ agentAuth: unused, trades: unused, transactions: unused }),
     ...feeRoutes({ agentAuth: unused, fees: unused, claimWindow: unused, nowMs } satisfies FeeRoutesOptions),
     ...orderRoutes({ agentAuth: unused, orders: unused } satisfies OrderRoutesOptions),
     ...transferRailRoutes({ agentAuth: unused, transfers: unused }),

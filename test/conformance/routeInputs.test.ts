@@ -55,7 +55,7 @@ const tables: Record<string, ReadonlyArray<RouteDef>> = {
       ...tradeQuoteRoutes({
         index, nowMs, agentAuth: unused, freePlan: planById(resolvePlans({}, 30), "free"), hoodPools: null, creatorShares: { solana: 3_000n, hood: 3_000n }
       } satisfies TradeQuoteRoutesOptions),
-      ...tradeRoutes({ agentAuth: unused, trades: unused }),
+      ...tradeRoutes({ agentAuth: unused, trades: unused, transactions: unused }),
       ...markRoutes({
         index, nowMs, publicClient: unused, prices: unused,
         addresses: { uniswapV3Factory: `0x${"11".repeat(20)}`, weth9: `0x${"22".repeat(20)}` }

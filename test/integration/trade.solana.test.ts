@@ -37,6 +37,7 @@ import { ataOf, expectOk, launchCurve, readCurve, readPool, send, tokenBalance }
 import { curveParamsOf, curveStateOf } from "../../src/chain/solana/program/accounts/Curve.js"
 import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
 import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { makeTradeStore, type TradeRow, tradeReservationId } from "../../src/services/trade/TradeStore.js"
@@ -400,7 +401,7 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
   }
   let url: string
   let routeScope: Scope.CloseableScope
-  const routes = () => tradeRoutes({ agentAuth, trades })
+  const routes = () => tradeRoutes({ agentAuth, trades, transactions: makeAgentTransactions(harness.sql) })
   const call = async (method: string, path: string, body?: unknown, key = "key") => {
     const res = await fetch(`${url}${path}`, {
       method,

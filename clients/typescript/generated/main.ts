@@ -671,6 +671,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every movement the service recorded for the account (launches with their dev buy, trades, staking, reward claims, transfers), newest first, by cursor
+         * @description One list over the rails' own records, ordered by (at, kind, id) descending. Creator-fee claims are not listed: the service keeps no record of them. See docs/decisions.md "Account transactions".
+         */
+        get: operations["listAgentTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent/fees": {
         parameters: {
             query?: never;
@@ -2759,6 +2779,40 @@ export interface components {
                 replay: boolean;
             }[];
             nextCursor: string | null;
+        };
+        AgentTransactionList: {
+            /** @enum {boolean} */
+            success: true;
+            transactions: components["schemas"]["AgentTransaction"][];
+            nextCursor: string | null;
+        };
+        AgentTransaction: {
+            /** @enum {string} */
+            kind: "launch" | "trade" | "stake" | "unstake" | "unstake_finish" | "reward_claim" | "transfer";
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            /** @description The client's id of the record: clientLaunchId, clientTradeId, clientStakeId, rewardId or clientTransferId */
+            id: string;
+            /** @description When the service recorded it (ISO 8601) */
+            at: string;
+            /** @description The record's state as its rail keeps it (launch confirmed; trade sending, executed, failed; ...) */
+            status: string;
+            signature: string | null;
+            mint: string | null;
+            /** @description A trade's side; null for every other kind */
+            side: ("buy" | "sell") | null;
+            /** @description What amountRaw counts: a quote asset's name, svc, or a token's mint */
+            asset: string | null;
+            /** @description What the account spent or received, raw units; null when the record has no amount */
+            amountRaw: string | null;
+            /** @description The platform fee the record carries (trade; a launch's dev buy) */
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+            } | null;
+            /** @description The record's own read route, when it has one */
+            ref: string | null;
         };
         CreatorFeeList: {
             /** @enum {boolean} */
@@ -6354,6 +6408,102 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAgentTransactions: {
+        parameters: {
+            query?: {
+                /** @description solana or hood */
+                chain?: "solana" | "hood";
+                /** @description One kind of movement */
+                kind?: "launch" | "trade" | "stake" | "unstake" | "unstake_finish" | "reward_claim" | "transfer";
+                /** @description Recorded at or after */
+                since?: string;
+                /** @description Recorded before */
+                until?: string;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+                /** @description Page size */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of movements */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTransactionList"];
+                };
+            };
+            /** @description VALIDATION_FAILED: a filter or the cursor */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING: swap:write or account:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
