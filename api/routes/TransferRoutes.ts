@@ -219,7 +219,7 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     handler: (_req, { body }, p) =>
       reply(
         deps.transfers.build(
-          { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet, txLimit: p.key.txLimit },
+          { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet },
           { clientTransferId: body.clientTransferId, chain: body.chain, asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
         )
       )

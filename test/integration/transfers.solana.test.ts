@@ -7,6 +7,8 @@
  * (no row, no event, no balance change); a transfer a dead process left `sending` is settled from
  * the chain by another process's recovery pass and never sent by it.
  */
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase58Decoder } from "@solana/kit"
 import { Context, Effect, Exit, Layer, Ref, Scope } from "effect"
@@ -21,7 +23,7 @@ import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/ser
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, TOKEN_ACCOUNT_RENT } from "../../src/services/transfers/SolanaTransfers.js"
 import { type TransferCaller, type TransferInput, makeTransferService, requestHashOf, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
-import { makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
+import { makeTransferStore, transferReservationId, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import { eventually } from "../support/eventually.js"
 import * as WithdrawalAddresses from "../../src/services/transfers/WithdrawalAddresses.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -39,7 +41,16 @@ let tee: { id: string; address: string }
 let rpcUrl: string
 
 const SOL = 1_000_000_000n
-const caller: TransferCaller = { accountId: "acct-a", keyId: "kid-a1", keyPrefix: "a1aaaaaa", embeddedWallet: "allowed", txLimit: null }
+const caller: TransferCaller = { accountId: "acct-a", keyId: "kid-a1", keyPrefix: "a1aaaaaa", embeddedWallet: "allowed" }
+/** Keys of acct-a with a daily USD txLimit, stored (the spend gate reads a key's limits from storage, never from the request). */
+const limitedCaller = (keyId: string, keyPrefix: string): TransferCaller => ({ ...caller, keyId, keyPrefix })
+const storeKey = (id: string, prefix: string, txLimitUsd: number | null) =>
+  Effect.runPromise(
+    insertKey(
+      { id, prefix, accountId: "acct-a", hash: `hash-${id}`, environment: "production", scopes: ["transfer:write"], label: null, rateLimitPerMin: 60, dailyLaunchCap: 10, launchChains: ["solana"], embeddedWallet: "allowed", expiresAtMs: null, txLimit: txLimitUsd === null ? null : { usdMicros: txLimitUsd * 1_000_000, reset: "daily" }, mintedByDeviceId: null, provisionedBy: null },
+      Date.now()
+    ).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
+  )
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
 const lamports = (a: string) => ledger.getAccount(address(a))?.lamports ?? 0n
 const rows = (id?: string) =>
@@ -90,6 +101,11 @@ beforeAll(async () => {
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
   )
+  await Effect.runPromise(h.sql`INSERT INTO accounts (id, plan, referral_code) VALUES ('acct-a', 'max', 'TRANSFERS') ON CONFLICT (id) DO NOTHING`)
+  await storeKey("kid-a1", "a1aaaaaa", null)
+  await storeKey("kid-a5", "a5aaaaaa", 5)
+  await storeKey("kid-a9", "a9aaaaaa", 50)
+  await storeKey("kid-a2", "a2aaaaaa", 50)
   addresses = await Effect.runPromise(WithdrawalAddresses.make({}).pipe(Effect.provideService(SqlClient.SqlClient, h.sql), Effect.provideService(AccountEvents, eventsPort)))
 }, 120_000)
 
@@ -166,9 +182,9 @@ describe("transfer rail, main payer on Solana", () => {
     expect(await refusalOf(body("r3"), { ...caller, embeddedWallet: "denied" })).toMatchObject({ status: 403, code: "EMBEDDED_WALLET_NOT_PERMITTED" })
     expect(await refusalOf(body("r4", { amountRaw: 1_000n * SOL }))).toMatchObject({ status: 402, code: "INSUFFICIENT_OWNER_BALANCE" })
     // 0.1 SOL at $100 is $10: over a $5 daily txLimit.
-    expect(await refusalOf(body("r5"), { ...caller, txLimit: { usdMicros: 5_000_000, reset: "daily" } })).toMatchObject({ status: 403, code: "KEY_LIMIT_REACHED" })
+    expect(await refusalOf(body("r5"), limitedCaller("kid-a5", "a5aaaaaa"))).toMatchObject({ status: 403, code: "KEY_LIMIT_REACHED" })
     // A launched token has no USD price here: a key with a txLimit fails closed.
-    expect(await refusalOf(body("r6", { asset: solanaAddress() }), { ...caller, txLimit: { usdMicros: 5_000_000, reset: "daily" } })).toMatchObject({
+    expect(await refusalOf(body("r6", { asset: solanaAddress() }), limitedCaller("kid-a5", "a5aaaaaa"))).toMatchObject({
       status: 403,
       code: "KEY_LIMIT_REACHED",
       reason: "limit_unavailable"
@@ -184,12 +200,12 @@ describe("transfer rail, main payer on Solana", () => {
     expect((await executed()).length).toBe(before.events)
     expect(lamports(main)).toBe(before.main)
     // Under the txLimit it goes through.
-    const within = await run(transfers.build({ ...caller, txLimit: { usdMicros: 50_000_000, reset: "daily" } }, body("r9")))
+    const within = await run(transfers.build(limitedCaller("kid-a9", "a9aaaaaa"), body("r9")))
     expect(within._tag === "Right" && within.right.status).toBe("confirmed")
   })
 
   it("the txLimit window is the spend gate's: another rail's open hold counts, and its release frees the room", async () => {
-    const limited: TransferCaller = { ...caller, keyId: "kid-a2", txLimit: { usdMicros: 50_000_000, reset: "daily" } }
+    const limited = limitedCaller("kid-a2", "a2aaaaaa")
     const hold = (state: "held" | "released") =>
       Effect.runPromise(
         h.sql`
@@ -203,6 +219,19 @@ describe("transfer rail, main payer on Solana", () => {
     await hold("released")
     const after = await run(transfers.build(limited, body("w2")))
     expect(after._tag === "Right" && after.right.status).toBe("confirmed")
+    // The confirmed transfer is booked on the key's window ($10), its hold settled once.
+    const window = () => Effect.runPromise(windowUsedUsdMicros("kid-a2", "daily", Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, h.sql)))
+    const reservation = (id: string) => Effect.runPromise(reservationState(transferReservationId({ accountId: "acct-a", clientTransferId: id })).pipe(Effect.provideService(SqlClient.SqlClient, h.sql)))
+    expect(await window()).toBe(10_000_000n)
+    expect(await reservation("w2")).toBe("booked")
+    // A dry run decides and holds nothing; $45 more would pass the $50 window: refused, nothing recorded or held.
+    const dry = await run(transfers.build(limited, body("w3", { dryRun: true })))
+    expect(dry._tag === "Right" && dry.right.status).toBe("ready")
+    expect(await reservation("w3")).toBeUndefined()
+    expect(await refusalOf(body("w4", { amountRaw: (SOL * 45n) / 100n }), limited)).toMatchObject({ status: 403, code: "KEY_LIMIT_REACHED" })
+    expect(await reservation("w4")).toBeUndefined()
+    expect(await rows("w4")).toEqual([])
+    expect(await window()).toBe(10_000_000n)
   })
 })
 

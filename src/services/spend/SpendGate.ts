@@ -29,8 +29,8 @@ export const LIMIT_UNAVAILABLE_RETRY_AFTER_S = 30
 export type SpendRail = "main" | "linked" | "tee"
 export const SpendRails: ReadonlyArray<SpendRail> = ["main", "linked", "tee"]
 export type SpendSide = "buy" | "sell"
-/** What spends: a trade on the trade rail, or a launch's dev buy (headless, self-signed, TEE). */
-export type SpendPurpose = "trade" | "dev_buy"
+/** What spends: a trade on the trade rail, a launch's dev buy (headless, self-signed, TEE), or a transfer out of a wallet. */
+export type SpendPurpose = "trade" | "dev_buy" | "transfer"
 
 /** The key's limits as stored (read under the key's row lock). */
 export interface SpendKey {

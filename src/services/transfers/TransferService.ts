@@ -9,8 +9,12 @@
  * 2. the key's embedded-wallet permission, then the embedded wallet and its delegation;
  * 3. the destination (`TransferRules`): one of the account's own wallets or an active approved
  *    withdrawal address;
- * 4. the key's `txLimit` against the transfer's USD value plus what its window holds (fails closed
- *    when the window or the price cannot be read);
+ * 4. THE SPEND GATE (`src/services/spend/`), as every spending rail: the key's per-asset cap and
+ *    its `txLimit` window against the transfer's USD value, the key's limits read from storage
+ *    (fails closed when a USD cap cannot be valued); a dry run only asks, a build holds the value
+ *    under the key's lock before anything is signed (reservation `transfer:[account, id]`), the
+ *    `confirmed` save books it, the `failed` save releases it, and an attempt that ends before
+ *    its row exists releases it at once (the sweep covers a killed process);
  * 5. balances: the amount, the network fee and a created token account's rent;
  * then (not a dry run) build, sign with the embedded wallet, record `sending` and send once through
  * the attempt runner, which settles it from the chain and writes `transfer.executed` with
@@ -18,17 +22,16 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
-import { KeyError } from "../keys/KeyError.js"
-import { checkTxLimit, type TxLimit } from "../keys/KeyRules.js"
-import { limitUnavailable } from "../launch/atomic/SpendGate.js"
-import { windowUsedUsdMicros } from "../spend/SpendStore.js"
-import { usdMicrosOf } from "../prices/Money.js"
-import { isPriceAsset, PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
+import type { SpendError } from "../spend/SpendError.js"
+import type { SpendAttempt } from "../spend/SpendGate.js"
+import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../spend/SpendStore.js"
+import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
+import { usdOfQuote } from "../spend/SpendValue.js"
 import { addressKey } from "../wallets/ChainKeys.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
 import { walletRefusal } from "../wallets/WalletRefusal.js"
@@ -37,14 +40,13 @@ import { makeTransferRunner, type TransferKey, stateOf } from "./TransferAttempt
 import { type TransferError, transferError } from "./TransferError.js"
 import { step } from "./TransferMachine.js"
 import { classifyDestination, type OwnWallet } from "./TransferRules.js"
-import { makeTransferStore, type TransferRow } from "./TransferStore.js"
+import { makeTransferStore, transferReservationId, type TransferRow } from "./TransferStore.js"
 
 export interface TransferCaller {
   readonly accountId: string
   readonly keyId: string
   readonly keyPrefix: string
   readonly embeddedWallet: "allowed" | "denied"
-  readonly txLimit: TxLimit | null
 }
 
 export interface TransferInput {
@@ -77,7 +79,7 @@ export interface TransferServiceOptions {
   readonly solanaRpcUrl: string
   readonly provider: WalletProviderShape
   readonly events: AccountEventsShape
-  /** USD prices for the txLimit check; absent: a key with a txLimit is refused `limit_unavailable`. */
+  /** USD prices for the spend gate; absent: a key with a USD cap is refused `limit_unavailable`. */
   readonly prices?: PriceSourceShape
   readonly leases?: RowLeases
   readonly confirmTimeoutMs?: number
@@ -90,8 +92,6 @@ export const requestHashOf = (i: TransferInput): string =>
   createHash("sha256").update(JSON.stringify([i.chain, i.asset, i.amountRaw.toString(), i.to])).digest("hex")
 
 const NAMED_MINTS: Readonly<Record<string, string | null>> = { sol: null, usdc: USDC_MINT, svc: SVC_MINT }
-/** Decimals of the named assets the USD value needs (launched tokens have no price here). */
-const PRICE_DECIMALS: Readonly<Record<string, number>> = { sol: 9, usdc: 6, svc: 6 }
 
 const storage = storageFailure("transfers", () => transferError("storage", "Internal error; nothing was recorded"))
 
@@ -161,24 +161,26 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         (rows) => rows[0]?.id ?? null
       )
 
-    const checkLimit = (caller: TransferCaller, asset: string, amountRaw: bigint) =>
-      Effect.gen(function* () {
-        if (caller.txLimit === null) return
-        const at = nowMs()
-        // The spend gate's window: bookings, the gate's open holds and atomic bundles' holds.
-        const used = yield* withSql(windowUsedUsdMicros(caller.keyId, caller.txLimit.reset, at)).pipe(
-          Effect.map((u) => (u === null ? null : Number(u))),
-          Effect.orElseSucceed(() => null)
-        )
-        if (used === null) return yield* Effect.fail(limitUnavailable("the key's usage could not be read"))
-        const price = options.prices !== undefined && isPriceAsset(asset) ? yield* Effect.option(options.prices.usd(asset)) : Option.none()
-        const usd = usdMicrosOf(amountRaw, PRICE_DECIMALS[asset] ?? 0, Option.getOrNull(price))
-        if (usd === null) return yield* Effect.fail(limitUnavailable(`no USD price for ${asset}`))
-        const refused = checkTxLimit(caller.txLimit, used, Number(usd), at)
-        if (refused !== undefined) return yield* Effect.fail(refused)
-      })
+    /** What the spend gate weighs: the amount out of the embedded wallet, valued in USD (launched tokens have no price here). */
+    const gateInput = (caller: TransferCaller, input: TransferInput) =>
+      Effect.map(
+        options.prices === undefined ? Effect.succeed(null) : usdOfQuote(options.prices, input.chain, input.asset, input.amountRaw),
+        (usdMicros) => ({
+          accountId: caller.accountId,
+          keyPrefix: caller.keyPrefix,
+          chain: input.chain,
+          attempt: { rail: "main", purpose: "transfer", side: "buy", asset: input.asset, amountRaw: input.amountRaw, usdMicros } satisfies SpendAttempt
+        })
+      )
 
-    const build = (caller: TransferCaller, input: TransferInput): Effect.Effect<TransferView, TransferError | KeyError> =>
+    /** The hold's release when the attempt ends before its row exists (recorded rows are settled by their save). */
+    const releaseUnrecorded = (caller: TransferCaller, input: TransferInput, reservationId: string) =>
+      Effect.gen(function* () {
+        if ((yield* store.get(caller.accountId, input.clientTransferId)) !== undefined) return
+        yield* withSql(releaseSpend(reservationId))
+      }).pipe(Effect.catchAll((e) => Effect.logWarning("transfer: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
+
+    const build = (caller: TransferCaller, input: TransferInput): Effect.Effect<TransferView, TransferError | SpendError> =>
       Effect.gen(function* () {
         const requestHash = requestHashOf(input)
         const existing = yield* store.get(caller.accountId, input.clientTransferId)
@@ -209,7 +211,9 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             : transferError("destination_not_allowed", "A transfer goes only to one of the account's own wallets or to an approved withdrawal address")
         }
 
-        yield* checkLimit(caller, input.asset, input.amountRaw)
+        const gate = yield* gateInput(caller, input)
+        const decided = yield* withSql(checkSpend(gate))
+        if (decided._tag === "Refused") return yield* Effect.fail(decided.error)
 
         const source = yield* Effect.mapError(solana.source(from, input.to, mint), chainDown)
         if (source.decimals === undefined) return yield* transferError("asset_unsupported", `${input.asset} is not an SPL token mint on Solana`)
@@ -239,6 +243,24 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         }
         if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: source.createsAccount } satisfies TransferView
 
+        const reservationId = transferReservationId({ accountId: caller.accountId, clientTransferId: input.clientTransferId })
+        yield* withSql(reserveSpend({ ...gate, reservationId }))
+        return yield* send(caller, input, requestHash, from, mint, source, destination).pipe(
+          Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : releaseUnrecorded(caller, input, reservationId)))
+        )
+      }).pipe(storage, Effect.withSpan("TransferService.build"))
+
+    /** Builds, signs, records `sending` and sends once (the runner), its spend held by the caller. */
+    const send = (
+      caller: TransferCaller,
+      input: TransferInput,
+      requestHash: string,
+      from: string,
+      mint: string | null,
+      source: { readonly decimals: number | null; readonly createsAccount: boolean },
+      destination: { readonly destinationClass: TransferRow["destinationClass"]; readonly destinationKind: TransferRow["destinationKind"]; readonly walletId: string | null }
+    ) =>
+      Effect.gen(function* () {
         const built = yield* Effect.mapError(
           solana.build({ owner: from, to: input.to, mint, amountRaw: input.amountRaw, decimals: source.decimals, createsAccount: source.createsAccount }),
           chainDown
@@ -279,7 +301,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
           return yield* answer(now, requestHash, true)
         }
         return yield* answer(applied.state, requestHash, false)
-      }).pipe(storage, Effect.withSpan("TransferService.build"))
+      })
 
     /** One recovery pass: settles from the chain every transfer a dead process left `sending` (never resends). */
     const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))

@@ -4,6 +4,7 @@
  * (bounded), and the `transfer.executed` event written in the same transaction as the state that
  * confirms the transfer (spec document 2, section 6 payload).
  */
+import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -79,6 +80,25 @@ const rowOf = (r: DbRow): TransferRow => ({
   createdAtMs: new Date(r.created_at).getTime()
 })
 
+/** The spend gate's reservation id of one transfer (`spend_reservations.id`). */
+export const transferReservationId = (r: { readonly accountId: string; readonly clientTransferId: string }): string =>
+  `transfer:${JSON.stringify([r.accountId, r.clientTransferId])}`
+
+/** The spend gate's booking of a confirmed transfer: its hold's USD value (no trade on the key's count). */
+export const transferBooking = (r: TransferRow): BookInput => ({
+  reservationId: transferReservationId(r),
+  accountId: r.accountId,
+  keyId: r.keyId,
+  rail: "main",
+  purpose: "transfer",
+  chain: r.chain,
+  side: "buy",
+  asset: r.asset,
+  amountRaw: r.amountRaw,
+  usdMicros: null,
+  trades: 0
+})
+
 /** The spec's `transfer.executed` payload. */
 export const executedEvent = (r: TransferRow) => ({
   chain: r.chain,
@@ -121,11 +141,19 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
       (rows) => rows.length === 1
     )
 
-  /** Saves `next` over `prev` (inserts when no `prev`), and on entering `confirmed` writes `transfer.executed` in the caller's transaction. */
+  /**
+   * Saves `next` over `prev` (inserts when no `prev`); in the caller's transaction, on entering
+   * `confirmed` writes `transfer.executed` and books the spend gate's hold, on entering `failed`
+   * releases it.
+   */
   const save = (prev: TransferRow | undefined, next: TransferRow): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
     Effect.gen(function* () {
       const saved = prev === undefined ? yield* insert(next) : yield* transition(prev, next)
-      if (saved && next.state === "confirmed" && prev?.state !== "confirmed") yield* events.enqueue(next.accountId, "transfer.executed", executedEvent(next))
+      if (saved && next.state === "confirmed" && prev?.state !== "confirmed") {
+        yield* events.enqueue(next.accountId, "transfer.executed", executedEvent(next))
+        yield* bookIn(transferBooking(next))
+      }
+      if (saved && next.state === "failed" && prev?.state !== "failed") yield* releaseIn(transferReservationId(next))
       return saved
     })
 
