@@ -12,7 +12,8 @@ import { ORDER_STATUSES } from "../../src/services/orders/OrderStore.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { mapFailure } from "../ErrorTable.js"
 import { json } from "../Http.js"
-import { enumParam, intParam, stringParam } from "../QueryParams.js"
+import { chainParam, enumParam, intParam, isApiError, parseAddress, stringParam } from "../QueryParams.js"
+import { apiError } from "../../src/domain/ApiError.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { decodeOrderBody, OrderCreateWire, OrderListResponse, OrderResponse } from "./OrderDecoders.js"
 
@@ -64,6 +65,8 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
     headers: AGENT_AUTH_HEADERS,
     query: {
       status: enumParam("Only orders with this status", ORDER_STATUSES),
+      chain: chainParam("Only orders on this chain (required with mint)"),
+      mint: stringParam("Only orders on this market (its mint or token address)", { maxLength: 64 }),
       limit: intParam(`Page size, 1 to ${ORDER_PAGE_MAX}`, { min: 1, max: ORDER_PAGE_MAX, default: ORDER_PAGE_DEFAULT }),
       cursor: stringParam("continueCursor of the previous page", { maxLength: 200 })
     },
@@ -74,8 +77,14 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
       403: { description: "SCOPE_MISSING (account:read or swap:write)" }
     },
     authenticate: reader,
-    handler: (_req, { status, limit, cursor }, principal) =>
-      mapFailure(orders.list(callerOf(principal), { status: status ?? null, cursor: cursor ?? null, limit })).pipe(Effect.map((page) => json(200, { success: true, ...page })))
+    handler: (_req, { status, chain, mint, limit, cursor }, principal) => {
+      if (mint !== undefined && chain === undefined) return Effect.fail(apiError("VALIDATION_FAILED", "chain is required with mint", { field: "chain" }))
+      const market = mint === undefined || chain === undefined ? null : parseAddress(chain, mint, "mint")
+      if (isApiError(market)) return Effect.fail(market)
+      return mapFailure(orders.list(callerOf(principal), { status: status ?? null, chain: chain ?? null, mint: market, cursor: cursor ?? null, limit })).pipe(
+        Effect.map((page) => json(200, { success: true, ...page }))
+      )
+    }
   })
 
   const read = route({

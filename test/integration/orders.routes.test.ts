@@ -129,6 +129,14 @@ describe("limit-order routes", () => {
     expect(page2.body).toMatchObject({ isDone: true, continueCursor: null })
     expect(new Set([...page1.body.orders, ...page2.body.orders].map((o: { orderId: string }) => o.orderId)).size).toBe(4)
     expect((await call(h.url, "GET", "/api/v1/agent/orders?cursor=bm9wZQ", { apiKey: reader.key })).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "cursor" })
+    // One market's orders (the book's open orders of a market, as the account reads them): chain and mint.
+    const market = await call(h.url, "GET", `/api/v1/agent/orders?status=open&chain=solana&mint=${m.mint}`, { apiKey: reader.key })
+    expect(market.body.orders).toHaveLength(4)
+    const otherMint = await call(h.url, "GET", "/api/v1/agent/orders?chain=solana&mint=So1otherMint11111111111111111111111111111111", { apiKey: reader.key })
+    expect(otherMint.body.orders).toEqual([])
+    expect((await call(h.url, "GET", "/api/v1/agent/orders?chain=hood", { apiKey: reader.key })).body.orders).toEqual([])
+    expect((await call(h.url, "GET", `/api/v1/agent/orders?mint=${m.mint}`, { apiKey: reader.key })).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "chain" })
+    expect((await call(h.url, "GET", "/api/v1/agent/orders?chain=solana&mint=nope", { apiKey: reader.key })).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "mint" })
 
     const read = await call(h.url, "GET", `/api/v1/agent/orders/${ids[0]}`, { apiKey: reader.key })
     expect(read.body.order).toMatchObject({ orderId: ids[0], clientOrderId: "p1", status: "open" })

@@ -6779,6 +6779,10 @@ export interface operations {
             query?: {
                 /** @description Only orders with this status */
                 status?: "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed";
+                /** @description Only orders on this chain (required with mint) */
+                chain?: "solana" | "hood";
+                /** @description Only orders on this market (its mint or token address) */
+                mint?: string;
                 /** @description Page size, 1 to 100 */
                 limit?: number;
                 /** @description continueCursor of the previous page */

@@ -128,12 +128,18 @@ export interface OrderPage {
   readonly isDone: boolean
 }
 
+export interface OrderListQuery {
+  readonly status: OrderStatus | null
+  /** Only this chain's orders; with `mint`, one market's (`mint` normalized for its chain). */
+  readonly chain?: "solana" | "hood" | null
+  readonly mint?: string | null
+  readonly cursor: string | null
+  readonly limit: number
+}
+
 export interface OrderServiceShape {
   readonly create: (caller: OrderCaller, req: OrderRequest) => Effect.Effect<{ readonly order: OrderView; readonly replayed: boolean }, OrderError>
-  readonly list: (
-    caller: Pick<OrderCaller, "accountId">,
-    q: { readonly status: OrderStatus | null; readonly cursor: string | null; readonly limit: number }
-  ) => Effect.Effect<OrderPage, OrderError>
+  readonly list: (caller: Pick<OrderCaller, "accountId">, q: OrderListQuery) => Effect.Effect<OrderPage, OrderError>
   readonly read: (caller: Pick<OrderCaller, "accountId">, orderId: string) => Effect.Effect<OrderView, OrderError>
   readonly cancel: (caller: Pick<OrderCaller, "accountId">, orderId: string) => Effect.Effect<OrderView, OrderError>
   /** Open orders placed through a key (the access change's `effects`). */
@@ -201,13 +207,13 @@ export const make = (index: Pick<MarketIndexShape, "market">): Effect.Effect<Ord
 
     const list = Effect.fn("OrderService.list")(function* (
       caller: Pick<OrderCaller, "accountId">,
-      q: { readonly status: OrderStatus | null; readonly cursor: string | null; readonly limit: number }
+      q: OrderListQuery
     ) {
       const after = q.cursor === null ? null : decodeCursor(q.cursor)
       if (after === undefined) return yield* Effect.fail(orderError("invalid_cursor", "cursor is not a continueCursor of this list", { field: "cursor" }))
       const nowMs = yield* Clock.currentTimeMillis
       const limit = Math.min(Math.max(q.limit, 1), ORDER_PAGE_MAX)
-      const rows = yield* run(listOrders(caller.accountId, q.status, after, limit + 1))
+      const rows = yield* run(listOrders(caller.accountId, { status: q.status, chain: q.chain ?? null, mint: q.mint ?? null }, after, limit + 1))
       const page = rows.slice(0, limit)
       const isDone = rows.length <= limit
       return { orders: page.map((r) => viewOf(r, nowMs)), continueCursor: isDone ? null : encodeCursor(page[page.length - 1]!), isDone }

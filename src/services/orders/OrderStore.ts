@@ -231,10 +231,10 @@ export const readOrder = (accountId: string, id: string): Effect.Effect<OrderRow
     Effect.map(sql<Raw>`SELECT * FROM limit_orders WHERE account_id = ${accountId} AND id = ${id}`, (rows) => (rows.length === 0 ? undefined : toRow(rows[0]!)))
   )
 
-/** One page, newest first; `after` is the last row of the previous page (created_at, id). */
+/** One page, newest first, of the orders `filter` selects; `after` is the last row of the previous page (created_at, id). */
 export const listOrders = (
   accountId: string,
-  status: OrderStatus | null,
+  filter: { readonly status: OrderStatus | null; readonly chain: string | null; readonly mint: string | null },
   after: { readonly createdAtMs: number; readonly id: string } | null,
   limit: number
 ): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
@@ -243,7 +243,9 @@ export const listOrders = (
       sql<Raw>`
         SELECT * FROM limit_orders
         WHERE account_id = ${accountId}
-          AND (${status}::text IS NULL OR status = ${status})
+          AND (${filter.status}::text IS NULL OR status = ${filter.status})
+          AND (${filter.chain}::text IS NULL OR chain = ${filter.chain})
+          AND (${filter.mint}::text IS NULL OR mint = ${filter.mint})
           AND (${after === null} OR (created_at, id) < (${after === null ? new Date(0) : new Date(after.createdAtMs)}, ${after?.id ?? ""}))
         ORDER BY created_at DESC, id DESC
         LIMIT ${limit}`,
