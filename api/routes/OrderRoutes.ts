@@ -11,6 +11,7 @@ import { ORDER_PAGE_DEFAULT, ORDER_PAGE_MAX, type OrderCaller, type OrderService
 import { ORDER_STATUSES } from "../../src/services/orders/OrderStore.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { mapFailure } from "../ErrorTable.js"
+import { answer, refusal } from "../OpenApi.js"
 import { json } from "../Http.js"
 import { chainParam, enumParam, intParam, isApiError, parseAddress, stringParam } from "../QueryParams.js"
 import { apiError } from "../../src/domain/ApiError.js"
@@ -43,12 +44,11 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
     headers: AGENT_AUTH_HEADERS,
     body: decodedBody({ schema: OrderCreateWire, maxBytes: ORDER_BODY_BYTES_MAX, decode: decodeOrderBody }),
     responses: {
-      200: { description: "The order (replayed: true when the clientOrderId was already placed with this request)", schema: OrderResponse },
-      400: { description: "VALIDATION_FAILED naming the field" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (swap:write), TIER_REQUIRED (Max only)" },
-      404: { description: "MARKET_NOT_FOUND" },
-      409: { description: "IDEMPOTENCY_CONFLICT (clientOrderId names another request), MARKET_NOT_TRADABLE, VALIDATION_FAILED 409 (reason open_orders_limit: 100 open orders)" }
+      200: answer("The order (replayed: true when the clientOrderId was already placed with this request)", OrderResponse),
+      400: refusal(["VALIDATION_FAILED"], "naming the field"),
+      403: refusal(["SCOPE_MISSING", "TIER_REQUIRED", "VALIDATION_FAILED"], "swap:write; Max only; a paused key (reason key_paused)"),
+      404: refusal(["MARKET_NOT_FOUND"]),
+      409: refusal(["IDEMPOTENCY_CONFLICT", "MARKET_NOT_TRADABLE", "VALIDATION_FAILED"], "clientOrderId names another request; the market does not trade; reason open_orders_limit (100 open orders)")
     },
     authenticate: writer,
     handler: (_req, { body }, principal) =>
@@ -71,10 +71,9 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
       cursor: stringParam("continueCursor of the previous page", { maxLength: 200 })
     },
     responses: {
-      200: { description: "A page of orders", schema: OrderListResponse },
-      400: { description: "VALIDATION_FAILED" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (account:read or swap:write)" }
+      200: answer("A page of orders", OrderListResponse),
+      400: refusal(["VALIDATION_FAILED"], "a filter or the cursor"),
+      403: refusal(["SCOPE_MISSING", "VALIDATION_FAILED"], "account:read or swap:write; a paused key (reason key_paused)")
     },
     authenticate: reader,
     handler: (_req, { status, chain, mint, limit, cursor }, principal) => {
@@ -97,10 +96,9 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
     headers: AGENT_AUTH_HEADERS,
     pathParams: { orderId: orderIdParam },
     responses: {
-      200: { description: "The order", schema: OrderResponse },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING" },
-      404: { description: "VALIDATION_FAILED 404: no such order on this account" }
+      200: answer("The order", OrderResponse),
+      403: refusal(["SCOPE_MISSING", "VALIDATION_FAILED"], "account:read or swap:write; a paused key (reason key_paused)"),
+      404: refusal(["VALIDATION_FAILED"], "no such order on this account")
     },
     authenticate: reader,
     handler: (_req, { orderId }, principal) => mapFailure(orders.read(callerOf(principal), orderId)).pipe(Effect.map((order) => json(200, { success: true, order })))
@@ -116,11 +114,10 @@ export const orderRoutes = (options: OrderRoutesOptions): ReadonlyArray<RouteDef
     headers: AGENT_AUTH_HEADERS,
     pathParams: { orderId: orderIdParam },
     responses: {
-      200: { description: "The cancelled order", schema: OrderResponse },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (swap:write)" },
-      404: { description: "VALIDATION_FAILED 404: no such order on this account" },
-      409: { description: "VALIDATION_FAILED 409 (reason not_open, details.status): the order already triggered, expired or was cancelled" }
+      200: answer("The cancelled order", OrderResponse),
+      403: refusal(["SCOPE_MISSING", "VALIDATION_FAILED"], "swap:write; a paused key (reason key_paused)"),
+      404: refusal(["VALIDATION_FAILED"], "no such order on this account"),
+      409: refusal(["VALIDATION_FAILED"], "reason not_open, details.status: the order already triggered, expired or was cancelled")
     },
     authenticate: writer,
     handler: (_req, { orderId }, principal) => mapFailure(orders.cancel(callerOf(principal), orderId)).pipe(Effect.map((order) => json(200, { success: true, order })))

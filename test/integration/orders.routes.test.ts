@@ -33,7 +33,7 @@ describe("limit-order routes", () => {
     let state: MarketState | undefined
     for (const e of [m.created(), ...m.buy("early", SOL)]) state = step(state, e)[0]
     index.publish([[`solana:${m.mint}`, state]])
-    h = await startHarness({ extraRoutes: (api) => orderRoutes({ agentAuth: api.agentAuth, orders: late }) })
+    h = await startHarness({ contract: true, extraRoutes: (api) => orderRoutes({ agentAuth: api.agentAuth, orders: late }) })
     service = await h.run(OrderService.make(index))
   }, 60_000)
   afterAll(() => h?.close())
