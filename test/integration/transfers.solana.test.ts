@@ -7,6 +7,7 @@
  * (no row, no event, no balance change); a transfer a dead process left `sending` is settled from
  * the chain by another process's recovery pass and never sent by it.
  */
+import { requestMemo } from "../../src/chain/solana/client/RequestMemo.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -239,7 +240,7 @@ describe("a process that died mid-transfer (recovery by another process's pass)"
   /** A transfer recorded `sending` and signed as the dead process left it; `sent`: whether its bytes left before it died. */
   const crashed = async (clientTransferId: string, amountRaw: bigint, sent: boolean) => {
     const chain = makeSolanaTransfers(rpcUrl)
-    const built = await Effect.runPromise(chain.build({ owner: main, to: tee.address, mint: null, amountRaw, decimals: null, createsAccount: false }))
+    const built = await Effect.runPromise(chain.build({ owner: main, to: tee.address, mint: null, amountRaw, decimals: null, createsAccount: false, memo: requestMemo("transfer", "acct-a", clientTransferId) }))
     const signed = await Effect.runPromise(h.provider.signWithEmbedded("acct-a", "solana", built.wire))
     const input = body(clientTransferId, { amountRaw })
     const row: TransferRow = {

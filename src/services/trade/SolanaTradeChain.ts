@@ -10,7 +10,8 @@
  * account too (a sell is paid into it), the svc-curve `buy` / `sell` (or `pool_swap`) carrying the
  * chain-enforced `minAmountOutRaw` in its bytes, then the platform fee to the treasury (a System
  * transfer on SOL, an SPL transfer on SPL pairs): on a buy beside the swap, on a sell from the
- * proceeds the swap just paid in.
+ * proceeds the swap just paid in; last, the request's memo (two trades with the same content in one
+ * blockhash are two transactions, `RequestMemo.ts`).
  */
 import {
   type Address,
@@ -21,6 +22,7 @@ import {
   type Instruction,
   isSolanaError,
   SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
+  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature,
   type Base64EncodedWireTransaction
@@ -33,6 +35,7 @@ import {
   getTokenTransferInstruction,
   getTransferSolInstruction
 } from "../../chain/solana/client/SplInstructions.js"
+import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
 import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegErrorCode } from "../../chain/solana/launch/BuyLegTransaction.js"
@@ -63,6 +66,8 @@ export interface TradeBuildInput {
   readonly amountInRaw: bigint
   readonly minAmountOutRaw: bigint
   readonly fee: { readonly feeRaw: bigint; readonly treasury: string } | null
+  /** The request's memo (`RequestMemo.ts`): one trade, one transaction, whatever else is in flight. */
+  readonly memo: string
 }
 
 export interface BuiltTrade {
@@ -97,6 +102,7 @@ export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArr
       out.push(getTokenTransferInstruction({ source: quoteAccount, destination: treasuryAccount, authority: payer, amount: i.fee.feeRaw }))
     }
   }
+  out.push(memoInstruction(i.memo))
   return out
 }
 
@@ -106,6 +112,14 @@ export const customCodeOf = (e: unknown, depth = 0): number | undefined => {
   if (isSolanaError(e, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return Number(e.context.code)
   const context = (e as { readonly context?: { readonly cause?: unknown } }).context
   return customCodeOf((e as { readonly cause?: unknown }).cause, depth + 1) ?? customCodeOf(context?.cause, depth + 1)
+}
+
+/** Whether a node's refusal is (or wraps) an unknown blockhash. */
+export const hasBlockhashNotFound = (e: unknown, depth = 0): boolean => {
+  if (depth > 4 || typeof e !== "object" || e === null) return false
+  if (isSolanaError(e, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return true
+  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
+  return hasBlockhashNotFound((e as { readonly cause?: unknown }).cause, depth + 1) || hasBlockhashNotFound(context?.cause, depth + 1)
 }
 
 /** The trade row's code of a chain error (a landed revert's `err`, or a preflight refusal's text). Pure. */
@@ -195,6 +209,8 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       Effect.as(undefined),
       Effect.catchAll((e) => {
         if (!isSolanaError(e)) return Effect.as(Effect.logWarning("trade send: answer lost; the chain decides", e), undefined)
+        // The node no longer knows the blockhash (it expired between the build and the send): this transaction can never land.
+        if (hasBlockhashNotFound(e)) return Effect.succeed<TradeObservation>({ outcome: "never_lands" })
         const code = customCodeOf(e) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
         return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(e)}` })
       })

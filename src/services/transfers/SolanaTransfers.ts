@@ -9,6 +9,7 @@ import { address, type Address, createNoopSigner, getBase64Encoder, getTransacti
 import { Effect } from "effect"
 import { getCreateAssociatedTokenInstruction, getTokenTransferCheckedInstruction, getTransferSolInstruction } from "../../chain/solana/client/SplInstructions.js"
 import { makeTransactionWatch } from "../../chain/solana/client/TransactionWatch.js"
+import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
 import { findAssociatedTokenAddressSync } from "../../chain/solana/program/Pda.js"
 import { TOKEN_PROGRAM_ID } from "../../chain/solana/program/ProgramIds.js"
@@ -79,7 +80,16 @@ export const makeSolanaTransfers = (rpcUrl: string) => {
     })
 
   /** The unsigned v0 transfer, fee paid by the owner. */
-  const build = (i: { readonly owner: string; readonly to: string; readonly mint: string | null; readonly amountRaw: bigint; readonly decimals: number | null; readonly createsAccount: boolean }) =>
+  /** `memo`: the request's (`RequestMemo.ts`), so two transfers with the same content in one blockhash are two transactions. */
+  const build = (i: {
+    readonly owner: string
+    readonly to: string
+    readonly mint: string | null
+    readonly amountRaw: bigint
+    readonly decimals: number | null
+    readonly createsAccount: boolean
+    readonly memo: string
+  }) =>
     Effect.gen(function* () {
       const owner = address(i.owner)
       const signer = createNoopSigner(owner)
@@ -103,7 +113,7 @@ export const makeSolanaTransfers = (rpcUrl: string) => {
               ]
             })()
       const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
-      const message = buildTransactionMessage({ feePayer: signer, lifetime: latest.value, instructions })
+      const message = buildTransactionMessage({ feePayer: signer, lifetime: latest.value, instructions: [...instructions, memoInstruction(i.memo)] })
       const partial = yield* Effect.promise(() => partiallySignTransactionMessageWithSigners(message))
       return { wire: new Uint8Array(txEncoder.encode(partial)), lastValidBlockHeight: latest.value.lastValidBlockHeight } satisfies SolanaBuilt
     })

@@ -23,6 +23,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
+import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
@@ -262,7 +263,15 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     ) =>
       Effect.gen(function* () {
         const built = yield* Effect.mapError(
-          solana.build({ owner: from, to: input.to, mint, amountRaw: input.amountRaw, decimals: source.decimals, createsAccount: source.createsAccount }),
+          solana.build({
+            owner: from,
+            to: input.to,
+            mint,
+            amountRaw: input.amountRaw,
+            decimals: source.decimals,
+            createsAccount: source.createsAccount,
+            memo: requestMemo("transfer", caller.accountId, input.clientTransferId)
+          }),
           chainDown
         )
         const signed = yield* provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(

@@ -90,6 +90,7 @@ import {
 } from "./internal/wire.js"
 import { AssociatedTokenProgram } from "./programs/AssociatedTokenProgram.js"
 import { ComputeBudgetProgram, prioritizationFee, readComputeBudget } from "./programs/ComputeBudgetProgram.js"
+import { MemoProgram } from "./programs/MemoProgram.js"
 import { SvcCurveProgram } from "./programs/SvcCurveProgram.js"
 import { SvcStakeProgram } from "./programs/SvcStakeProgram.js"
 import { SystemProgram } from "./programs/SystemProgram.js"
@@ -477,7 +478,8 @@ const PROGRAMS: ReadonlyArray<{ program: Program; loader: Address }> = [
   { program: TokenProgram, loader: BPF_LOADER_2_ID },
   { program: AssociatedTokenProgram, loader: BPF_LOADER_2_ID },
   { program: SvcCurveProgram, loader: BPF_LOADER_UPGRADEABLE_ID },
-  { program: SvcStakeProgram, loader: BPF_LOADER_UPGRADEABLE_ID }
+  { program: SvcStakeProgram, loader: BPF_LOADER_UPGRADEABLE_ID },
+  { program: MemoProgram, loader: BPF_LOADER_2_ID }
 ]
 
 const FAUCET_UNIT_LIMIT_BASE = 200_000

@@ -15,6 +15,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Fiber, Option } from "effect"
 import { QuotePairs } from "../../../domain/QuotePairs.js"
+import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
@@ -259,7 +260,8 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
         quoteMint: p.quoteMint,
         amountInRaw: request.amountInRaw,
         minAmountOutRaw: p.minOut,
-        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null
+        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null,
+        memo: requestMemo("trade", caller.accountId, request.clientTradeId)
       })
       const signed = yield* ctx.provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromProvider(e) : e)))
       const row: TradeRow = {
