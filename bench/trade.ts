@@ -571,6 +571,10 @@ const main = async () => {
     ...tradeTable(trades),
     "",
     overhead(trades),
+    "",
+    "#### Reading the numbers",
+    "",
+    `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and both see it at their next ${ENGINE_POLL_MS} ms status poll, so most of either figure is the slot and the polling cadence, not the work. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's lookup; the venue read (the curve account) and then the wallet's holdings (the wallet and its token account), each a localnet RPC round trip, one after the other where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read and the build; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's polling and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
     ""
   ]
   const text = section.join("\n") + "\n"
