@@ -191,11 +191,10 @@ const open = async (): Promise<Session> => {
       HEADLESS_LAUNCH_ENABLED: "true",
       LOCALNET_SLOT_MS: String(SLOT_MS),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
-      TRUSTED_PROXIES: "127.0.0.1,::1",
-      LOG_LEVEL: "warning"
+      TRUSTED_PROXIES: "127.0.0.1,::1"
     },
     args: ["--quiet"],
-    readyTimeoutMs: 240_000
+    readyTimeoutMs: 480_000
   })
   const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
   const rpcUrl = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }).solana.rpcUrl
