@@ -17,8 +17,8 @@
  *     over the in-memory index, no key);
  *   - `GET /api/v1/trade/agent/quote` without a key (the same index, the venue quote, the Free
  *     plan's fee) and with the agent key (plus `AgentAuth.authenticate`: the Max plan's fee).
- * In process: the pure `quoteVenue` on the launched curve's state (read once from the chain), buy
- * and sell, each call timed alone with `process.hrtime.bigint()` (µs).
+ * In process: the pure `quoteVenue` on the launched curve's state (read once from the chain), two buys
+ * (0.1 and 1 SOL), each call timed alone with `process.hrtime.bigint()` (µs).
  *
  * Build: `POST /api/v1/trade/agent/build` with `dryRun: true` (key auth with `swap:write`, the
  * venue and the wallet's holdings read from the localnet, the spend gate's decision, the priced
@@ -339,7 +339,7 @@ const inProcessQuotes = (venue: VenueState): InProcessRow[] => {
   const rows: InProcessRow[] = []
   const cases: ReadonlyArray<{ readonly label: string; readonly side: "buy" | "sell"; readonly amount: bigint }> = [
     { label: "`quoteVenue` curve buy (0.1 SOL)", side: "buy", amount: 100_000_000n },
-    { label: "`quoteVenue` curve sell (1,000,000 tokens)", side: "sell", amount: 1_000_000_000_000n }
+    { label: "`quoteVenue` curve buy (1 SOL)", side: "buy", amount: 1_000_000_000n }
   ]
   for (const c of cases) {
     const probe = quoteVenue(venue, c.side, c.amount)
