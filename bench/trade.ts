@@ -540,7 +540,7 @@ const main = async () => {
   const section = [
     "## Agent trades (`bench/trade.ts`)",
     "",
-    `- Date: ${new Date().toISOString()} (took ${((now() - startedAt) / 1000).toFixed(0)} s); command: \`npm run bench:trade${quick ? " -- --quick" : ""}\``,
+    `- Date: ${new Date().toISOString()} (took ${((now() - startedAt) / 1000).toFixed(0)} s); command: \`${["BENCH_QUOTES", "BENCH_BUILDS", "BENCH_TRADES", "BENCH_SLOT_MS"].filter((k) => !quick && process.env[k] !== undefined).map((k) => `${k}=${process.env[k]} `).join("")}npm run bench:trade${quick ? " -- --quick" : ""}\``,
     `- Machine: ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()} ${os.arch()}; Node ${process.version}`,
     `- Load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()}.`,
     `- The engine is \`src/main.ts\` in embedded mode (\`--quiet\`: no market simulation; \`HEADLESS_LAUNCH_ENABLED=true\`; a fresh data dir; PGlite, the embedded bus, the Solana localnet in the same process, \`LOCALNET_SLOT_MS=${SLOT_MS}\`), started by \`test/support/engine.ts\`; one token launched through \`POST /api/v1/launch/headless\` (no dev buy) is traded throughout. Requests come from this process over loopback (keep-alive \`node:http\`), as the local account's agent key (Max, \`swap:write\`; its embedded wallet funded by the localnet). \`PLAN_OVERRIDES\` lifts Max's 600 requests/min; \`TRUSTED_PROXIES\` names the loopback and the keyless requests carry a fresh \`X-Forwarded-For\` client every ${PER_CLIENT} requests (below 120 a minute per client); both limiters, and the client's resolution behind the proxy, run on every request of every case.`,
