@@ -64,6 +64,7 @@ import { TREASURY_ADDRESS } from "../src/chain/solana/localnet/DevKeys.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../src/chain/solana/program/accounts/Curve.js"
 import { DefaultPlans } from "../src/domain/Plans.js"
 import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/trade/SolanaTradeChain.js"
+import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { uploadImage } from "../test/support/launchClient.js"
@@ -396,7 +397,9 @@ const baselineTrader = async (s: Session) => {
       quoteMint: decoded.quoteMint,
       amountInRaw: amountIn,
       minAmountOutRaw: minOutOf(fill, BigInt(SLIPPAGE_BPS)),
-      fee: fee > 0n ? { feeRaw: fee, treasury: TREASURY_ADDRESS } : null
+      fee: fee > 0n ? { feeRaw: fee, treasury: TREASURY_ADDRESS } : null,
+      // The same instructions as the engine's trade, its request memo included.
+      memo: requestMemo("trade", "bench-baseline", `baseline-${n}-${Date.now()}`)
     })
     const message = buildTransactionMessage({ feePayer: createNoopSigner(payer.address), lifetime: latest.value, instructions, computeUnitLimit: TRADE_COMPUTE_UNIT_LIMIT })
     const tx = await signTransaction([payer.keyPair], await partiallySignTransactionMessageWithSigners(message))
