@@ -62,13 +62,14 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    * The limit orders' books (issue 29; the composition root passes
    * `src/services/orders/OrderTriggers.ts`'s `orderTriggerHooks`): built in the layer's scope before
    * the runtime consumes, given the runtime's market states; `applied` checks each applied trade
-   * against its market's book in the drain that moves the price, `beforeCheckpoint` makes the
-   * triggers durable before the checkpoint that passes them. Absent: no order is checked.
+   * against its market's book in the drain that moves the price, `checkpointWrite` writes the
+   * triggers and raised watermarks in the transaction of the checkpoint that passes them, and
+   * `assigned` reloads a partition's books when it is handed over. Absent: no order is checked.
    */
   readonly orders?: (
     sql: SqlClient.SqlClient,
     marketState: (key: string) => MarketState | undefined
-  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned">, SqlError, Scope.Scope>
+  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned">, SqlError, Scope.Scope>
 }
 
 export interface MarketActorsShape {
@@ -154,12 +155,11 @@ export const make = (
     // The order books read the runtime's states once it exists (it does before any event is applied).
     let runtimeState: ((key: string) => MarketState | undefined) | undefined
     const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key))
-    const beforeCheckpoints = [announced.beforeCheckpoint, ordered?.beforeCheckpoint].filter((f) => f !== undefined)
     const announce = {
       ...announced,
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
       ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
-      ...(beforeCheckpoints.length === 0 ? {} : { beforeCheckpoint: () => Effect.all(beforeCheckpoints.map((f) => f()), { discard: true }) })
+      ...(ordered?.checkpointWrite === undefined ? {} : { checkpointWrite: ordered.checkpointWrite })
     }
     const runtime = yield* makeRuntime(
       marketActorDefinition(config),

@@ -1,7 +1,8 @@
 /**
  * OrderBooks: the books held per market key, fed by the market runtime's `applied` hook. Covers the
  * catch-up of an order learnt after trades it should have seen, the bound, the raised trailing
- * watermarks handed to the flush, expiry sweeps and ids that already left.
+ * watermarks handed to the flush (only the flushed markets'), expiry sweeps, ids that already
+ * left, and a partition handed back (`reload`).
  */
 import { describe, expect, it } from "vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
@@ -14,8 +15,8 @@ const SOL = 1_000_000_000n
 const step = makeStep(defaultConfig)
 
 /** A market and a runtime stand-in that applies events through the real step and the books' hook. */
-const world = (books: OrderBooks) => {
-  const m = new SimMarket(new ChainClock("solana"), { mint: "So1BooksMint" })
+const world = (books: OrderBooks, mint = "So1BooksMint") => {
+  const m = new SimMarket(new ChainClock("solana"), { mint })
   const key = `solana:${m.mint}`
   let state: MarketState | undefined
   const apply = (events: ReadonlyArray<ChainEvent>) => {
@@ -102,6 +103,46 @@ describe("OrderBooks", () => {
     expect(books.sweep(999)).toEqual([])
     expect(books.sweep(1_000).map((o) => o.id)).toEqual(["x"])
     expect(books.take().outputs).toEqual([])
+    expect(books.size()).toBe(1)
+  })
+
+  it("a flush takes only the outputs and watermarks of the markets whose states it writes; the others wait for theirs", () => {
+    const books = new OrderBooks(10)
+    const a = world(books, "So1BooksA")
+    const b = world(books, "So1BooksB")
+    const pa = currentPrice(a.state())!
+    const pb = currentPrice(b.state())!
+    books.place(a.key, sellAbove("a", formatPrice({ num: pa.price.num * 11n, den: pa.price.den * 10n }), pa.position), a.state())
+    books.place(b.key, { id: "tb", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 5000, watermark: pb.price, expiresAtMs: null, afterPosition: pb.position }, b.state())
+    a.apply(a.m.buy("whale", 10n * SOL))
+    b.apply(b.m.buy("whale", SOL))
+    const first = books.take((key) => key === a.key)
+    expect(first.outputs.map((o) => o.output.order.id)).toEqual(["a"])
+    expect([...first.watermarks.keys()]).toEqual([])
+    const second = books.take((key) => key === b.key)
+    expect(second.outputs).toEqual([])
+    expect([...second.watermarks.keys()]).toEqual(["tb"])
+    expect(books.take().watermarks.size).toBe(0)
+  })
+
+  it("reload: a market handed back is rebuilt from the stored orders; what was decided for it and not written is dropped, other markets keep theirs", () => {
+    const books = new OrderBooks(10)
+    const a = world(books, "So1BooksA")
+    const b = world(books, "So1BooksB")
+    const pa = currentPrice(a.state())!
+    const pb = currentPrice(b.state())!
+    const stored: BookOrder = { id: "ta", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 5000, watermark: pa.price, expiresAtMs: null, afterPosition: pa.position }
+    books.place(a.key, stored, a.state())
+    books.place(b.key, sellAbove("b", formatPrice({ num: pb.price.num * 11n, den: pb.price.den * 10n }), pb.position), b.state())
+    a.apply(a.m.buy("whale", 10n * SOL)) // raises ta's watermark in memory
+    b.apply(b.m.buy("whale", 10n * SOL)) // triggers b in memory
+    books.reload((key) => key === a.key, [[a.key, stored], [b.key, sellAbove("other", "9", pb.position)]])
+    // a's book stands where the store does: the watermark it was placed with, nothing pending.
+    expect(books.book(a.key)!.trailing.map((o) => [o.id, formatPrice(o.watermark!)])).toEqual([["ta", formatPrice(pa.price)]])
+    const taken = books.take()
+    expect(taken.watermarks.size).toBe(0)
+    // b was not handed over: its trigger is still there, and a stored order of b is not placed.
+    expect(taken.outputs.map((o) => o.output.order.id)).toEqual(["b"])
     expect(books.size()).toBe(1)
   })
 })

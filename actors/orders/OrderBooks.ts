@@ -2,10 +2,11 @@
  * OrderBooks: the open limit orders of the markets this actors process holds, one `OrderBook` per
  * market key (`chain:mint`, the market actor's key, so the same shard and bus partition). The
  * market runtime calls `applied` for every event it applies, synchronously in the drain that moves
- * the price, so a trade is checked against the book in the same step; the triggers wait in
- * `pending` until the checkpoint flush takes them (`take`) and makes them durable before the
- * checkpoint that passes their trade (so a crash replays the trade and triggers again; the store's
- * conditional update keeps that to once).
+ * the price, so a trade is checked against the book in the same step; the triggers and raised
+ * trailing watermarks wait in `pending` until the checkpoint flush that takes their market's state
+ * takes them (`take`) and writes them in its transaction (so a crash replays the trade from a
+ * checkpoint that has not seen it and triggers again; the store's conditional update keeps that to
+ * once, and a watermark is never durable ahead of the state it came from).
  *
  * Invariants:
  * - Bounded: at most `maxOrders` orders across the books (a `place` over it is refused, counted
@@ -20,7 +21,7 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, comparePrices, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -63,6 +64,11 @@ export class OrderBooks {
 
   book(marketKey: string): OrderBook | undefined {
     return this.books.get(marketKey)
+  }
+
+  /** The market key of an order held in a book. */
+  marketKeyOf(id: string): string | undefined {
+    return this.marketOf.get(id)
   }
 
   /**
@@ -112,31 +118,6 @@ export class OrderBooks {
   }
 
   /**
-   * Takes a trailing stop's stored watermark when it is above the one held (a partition handed over
-   * from another process, whose trades this one never saw). Answers whether it changed.
-   */
-  raiseWatermark(id: string, watermark: Price): boolean {
-    const marketKey = this.marketOf.get(id)
-    if (marketKey === undefined) return false
-    const book = this.books.get(marketKey)!
-    const i = book.trailing.findIndex((o) => o.id === id)
-    if (i < 0) return false
-    const held = book.trailing[i]!
-    if (held.watermark !== null && comparePrices(watermark, held.watermark) <= 0) return false
-    const trailing = book.trailing.slice()
-    trailing[i] = { ...held, watermark }
-    this.books.set(marketKey, { ...book, trailing })
-    return true
-  }
-
-  /** Ids of the trailing stops held for the markets `holds` names. */
-  trailingIn(holds: (marketKey: string) => boolean): ReadonlyArray<string> {
-    const ids: Array<string> = []
-    for (const [marketKey, book] of this.books) if (holds(marketKey)) for (const o of book.trailing) ids.push(o.id)
-    return ids
-  }
-
-  /**
    * Drops every order expired at `atMs` and answers them (the caller writes them: a sweep runs by
    * the wall clock, not with a trade, so no checkpoint flush may come to take them).
    */
@@ -154,14 +135,53 @@ export class OrderBooks {
     return expired
   }
 
-  /** Takes every pending output and raised watermark (the checkpoint flush's hook). */
-  take(): Taken {
-    const taken: Taken = { outputs: this.pending, watermarks: this.watermarks }
-    this.pending = []
-    this.watermarks = new Map()
+  /**
+   * Takes the pending outputs and raised watermarks of the markets `of` names (the checkpoint
+   * flush's hook, with the keys whose states it took: what the other markets decided waits for the
+   * flush of their states).
+   */
+  take(of: (marketKey: string) => boolean = () => true): Taken {
+    const outputs: Array<PendingOutput> = []
+    const rest: Array<PendingOutput> = []
+    for (const p of this.pending) (of(p.marketKey) ? outputs : rest).push(p)
+    const watermarks = new Map<string, Price>()
+    for (const [id, watermark] of this.watermarks) {
+      const marketKey = this.marketOf.get(id)
+      if (marketKey !== undefined && !of(marketKey)) continue
+      watermarks.set(id, watermark)
+      this.watermarks.delete(id)
+    }
+    this.pending = rest
     this.goneBefore = this.gone
     this.gone = new Set()
-    return taken
+    return { outputs, watermarks }
+  }
+
+  /**
+   * A partition handed to this process (`RuntimeHooks.assigned`): the books of the markets `holds`
+   * names are replaced by their stored open orders (`stored`, with the watermarks their last
+   * checkpoint wrote), and what this process decided for them and never wrote is dropped. The
+   * partition is replayed from its checkpoints, so the books must stand where those do: a
+   * watermark or a trigger held from before (this process owned the partition once) would meet
+   * the replay of the trades that made it.
+   */
+  reload(holds: (marketKey: string) => boolean, stored: ReadonlyArray<readonly [marketKey: string, order: BookOrder]>): void {
+    for (const [marketKey, book] of [...this.books]) {
+      if (!holds(marketKey)) continue
+      for (const o of [...book.below, ...book.above, ...book.trailing]) {
+        this.marketOf.delete(o.id)
+        this.watermarks.delete(o.id)
+        this.orders--
+      }
+      this.books.delete(marketKey)
+    }
+    this.pending = this.pending.filter((p) => !holds(p.marketKey))
+    for (const [marketKey, order] of stored) {
+      if (!holds(marketKey)) continue
+      this.gone.delete(order.id)
+      this.goneBefore.delete(order.id)
+      this.place(marketKey, order, undefined) // over the bound: refused and counted, as at start
+    }
   }
 
   private stepTrade(marketKey: string, book: OrderBook, e: Extract<Parameters<typeof step>[1], { _tag: "Traded" }>): void {

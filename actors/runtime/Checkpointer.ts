@@ -38,9 +38,10 @@ export interface CheckpointStore {
   /**
    * Writes the rows in one transaction. With a `fence`, only the rows of partitions whose epoch in
    * `partition_owners` (read in the same transaction, `FOR SHARE`) is still the one this process
-   * claimed; returns how many rows the fence left out.
+   * claimed; returns how many rows the fence left out. `along` runs in the same transaction,
+   * after the fence, with the test of which keys were written.
    */
-  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>, fence?: CheckpointFence) => Effect.Effect<number, SqlError>
+  readonly save: (owner: string, rows: ReadonlyArray<CheckpointRow>, fence?: CheckpointFence, along?: CheckpointWrite["write"]) => Effect.Effect<number, SqlError>
   /**
    * Takes ownership of a bus partition's checkpoints: bumps its epoch (waiting for flushes under
    * way to finish, which hold the row `FOR SHARE`) and returns the new one. A flush of the
@@ -54,6 +55,18 @@ export interface CheckpointFence {
   readonly partitionOf: (key: string) => number
   /** partition → the epoch this process claimed; rows of other partitions are not written. */
   readonly epochs: ReadonlyMap<number, number>
+}
+
+/**
+ * What a runtime hook writes with a flush (`RuntimeHooks.checkpointWrite`): state derived from
+ * the flushed states that must never be ahead of them (a crash replays from the checkpoints, so a
+ * derived value written before its states would meet the replay of the events that made it).
+ */
+export interface CheckpointWrite {
+  /** Runs in the flush's transaction, after the ownership fence, with the test of which taken keys it writes; retried with the flush. */
+  readonly write: (kept: (key: string) => boolean) => Effect.Effect<void, SqlError>
+  /** Runs once that transaction committed. */
+  readonly committed: Effect.Effect<void>
 }
 
 export const LOAD_PAGE_ROWS = 5000
@@ -75,11 +88,12 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
           if (rows.length < LOAD_PAGE_ROWS) return total
         }
       }).pipe(Effect.withSpan("Checkpoints.load", { attributes: { owner } })),
-    save: (owner, rows, fence) =>
+    save: (owner, rows, fence, along) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
             let kept = rows
+            let owned: (key: string) => boolean = () => true
             if (fence !== undefined) {
               const partitions = [...new Set(rows.map((r) => fence.partitionOf(r.key)))]
               const current = partitions.length === 0
@@ -87,9 +101,11 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
                 : yield* sql<{ partition: number; epoch: string }>`
                     SELECT partition, epoch::text AS epoch FROM partition_owners
                     WHERE owner = ${owner} AND partition IN ${sql.in(partitions)} FOR SHARE`
-              const owned = new Set(current.filter((c) => fence.epochs.get(c.partition) === Number(c.epoch)).map((c) => c.partition))
-              kept = rows.filter((r) => owned.has(fence.partitionOf(r.key)))
+              const ownedPartitions = new Set(current.filter((c) => fence.epochs.get(c.partition) === Number(c.epoch)).map((c) => c.partition))
+              owned = (key) => ownedPartitions.has(fence.partitionOf(key))
+              kept = rows.filter((r) => owned(r.key))
             }
+            if (along !== undefined) yield* along(owned)
             const upserts = kept.filter((r) => r.state !== null)
             const deletes = kept.filter((r) => r.state === null).map((r) => r.key)
             for (let i = 0; i < upserts.length; i += rowsPerStatement) {
@@ -128,6 +144,11 @@ export interface CheckpointerOptions {
    * The runtime waits there for the bus records those states came from to be durable.
    */
   readonly beforeSave?: () => Effect.Effect<void, unknown>
+  /**
+   * Called synchronously when a flush takes its states, with their keys: what it answers is
+   * written in the flush's transaction (`CheckpointStore.save`'s `along`) and told when it committed.
+   */
+  readonly alongSave?: (keys: ReadonlyArray<string>) => CheckpointWrite | undefined
   /** The ownership fence of every flush (`CheckpointStore.save`); absent: rows are written as they are. */
   readonly fence?: CheckpointFence
 }
@@ -268,7 +289,8 @@ export class Checkpointer<S> {
       discard: true
     })
     const ready = this.options.beforeSave?.() ?? Effect.void
-    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken, this.options.fence))).pipe(
+    const along = this.options.alongSave?.(takenKeys)
+    return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken, this.options.fence, along?.write))).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => this.flushFailures++).pipe(
           Effect.zipRight(Effect.logWarning(`actors: checkpoint flush of ${taken.length} states failed; retrying`, error))
@@ -287,7 +309,8 @@ export class Checkpointer<S> {
           this.barriers.release(this.watermark())
           this.passive.release(this.watermark())
         })
-      )
+      ),
+      Effect.tap(() => along?.committed ?? Effect.void)
     )
   })
 

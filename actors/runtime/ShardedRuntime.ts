@@ -34,7 +34,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Schedule, type Scope } from "effect"
 import * as os from "node:os"
 import type { BusBatch, BusError, BusShape } from "../../ingest/bus/Bus.js"
-import { Checkpointer, type CheckpointerStats, type CheckpointRow, type CheckpointStore } from "./Checkpointer.js"
+import { Checkpointer, type CheckpointerStats, type CheckpointRow, type CheckpointStore, type CheckpointWrite } from "./Checkpointer.js"
 import { Waiters, Wakeup } from "./internal/Wakeup.js"
 import { Mailbox } from "./Mailbox.js"
 
@@ -102,6 +102,14 @@ export interface RuntimeHooks<S, O, E = unknown> {
    * written, so a crash replays it. The write must be idempotent.
    */
   readonly beforeCheckpoint?: () => Effect.Effect<void, unknown>
+  /**
+   * Called synchronously when a checkpoint flush takes its states, with their keys; what it
+   * answers is written in the flush's own transaction, for the keys the ownership fence keeps
+   * (`CheckpointWrite`). State derived from the keys' states (the limit orders' trailing
+   * watermarks and triggers) goes here, so it is never durable ahead of the states it came from
+   * nor written for a partition this process no longer owns.
+   */
+  readonly checkpointWrite?: (keys: ReadonlyArray<string>) => CheckpointWrite | undefined
 }
 
 export interface RuntimeOptions {
@@ -344,6 +352,7 @@ export const make = <S, E, O>(
         intervalMs: options.checkpointIntervalMs,
         lingerMs: options.checkpointLingerMs,
         ...(options.reloadOnAssign ? { fence: { partitionOf: (key: string) => bus.partitionFor(options.topic, key), epochs } } : {}),
+        ...(hooks.checkpointWrite === undefined ? {} : { alongSave: hooks.checkpointWrite }),
         beforeSave: () => {
           const outputs = hooks.beforeCheckpoint?.()
           if (routedDurable.size === 0) return outputs ?? Effect.void

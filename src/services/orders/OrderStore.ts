@@ -398,18 +398,6 @@ export const markExpired = (id: string, nowMs: number): Effect.Effect<boolean, S
     )
   )
 
-/** The stored watermarks of these open trailing stops (at most 1,000 ids a call). */
-export const watermarksOf = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<readonly [string, Price]>, SqlError, SqlClient.SqlClient> =>
-  ids.length === 0
-    ? Effect.succeed([])
-    : Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        Effect.map(
-          sql<{ id: string; watermark: string }>`
-            SELECT id, watermark FROM limit_orders WHERE id IN ${sql.in(ids.slice(0, 1000))} AND status = 'open' AND watermark IS NOT NULL`,
-          (rows) => rows.map((r) => [r.id, decodePrice(r.watermark)] as const)
-        )
-      )
-
 /** Records a trailing stop's raised watermark while it is open. */
 export const saveWatermark = (id: string, watermark: Price): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -13,10 +13,15 @@
  *   market's price now (`OrderBooks.place`).
  * - Expiry by the wall clock: every tick sweeps the books and writes `expired` (conditional, no
  *   event); an order a trade reaches after its time expires with that trade's flush.
- * - Exactly once: the triggers of a drain are written by the checkpoint flush that passes the
- *   drain (`beforeCheckpoint`), each by `markTriggered`'s conditional update with its outbox row;
- *   a replay after a crash, or a partition's previous owner, triggers in memory again and moves no
- *   row. Expiries and raised trailing watermarks are written the same way.
+ * - Exactly once: the triggers of a market are written in the transaction of the checkpoint flush
+ *   that writes the market's state (`checkpointWrite`), each by `markTriggered`'s conditional
+ *   update with its outbox row, and only while the ownership fence keeps the market's partition;
+ *   a replay after a crash triggers in memory again and moves no row. Expiries and raised
+ *   trailing watermarks are written the same way, so a stored watermark never stands ahead of
+ *   the stored state (a replay from the checkpoint meets the watermark the checkpoint saw).
+ * - A partition handed over (`assigned`): its markets' books are reloaded from the stored open
+ *   orders, dropping what this process held for them (it may have owned them before and decided
+ *   things the replay will decide again).
  * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
  *   is committed (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
  *   has none). Without a port, or when a process dies between the commit and the hand-off, the
@@ -27,10 +32,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, type Scope } from "effect"
 import type { MarketOutput, MarketState } from "../../../actors/market/MarketActor.js"
+import type { BookOrder } from "../../../actors/orders/OrderBook.js"
 import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
+import type { CheckpointWrite } from "../../../actors/runtime/Checkpointer.js"
 import type { RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
-import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, revHandedOut, saveWatermark, watermarksOf } from "./OrderStore.js"
+import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, revHandedOut, saveWatermark } from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -48,7 +55,7 @@ export interface OrderTriggerOptions {
   readonly execution?: OrderExecution
 }
 
-export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "beforeCheckpoint" | "assigned"> & {
+export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned"> & {
   readonly books: OrderBooks
   /** Reads what changed since the last read into the books now (the loop also does every interval). */
   readonly sync: Effect.Effect<void, SqlError>
@@ -107,36 +114,56 @@ export const orderTriggerHooks =
         )
       )
 
-      const beforeCheckpoint = (): Effect.Effect<void, SqlError> => {
-        const taken = books.take()
-        if (taken.outputs.length === 0 && taken.watermarks.size === 0) return Effect.void
-        return withSql(
-          Effect.gen(function* () {
-            const nowMs = yield* Clock.currentTimeMillis
-            for (const [id, watermark] of taken.watermarks) yield* saveWatermark(id, watermark)
-            for (const { output } of taken.outputs) {
-              if (output._tag === "Expired") {
-                yield* markExpired(output.order.id, nowMs)
-                continue
+      // With each checkpoint flush, in its transaction: the triggers and raised watermarks of the
+      // markets whose states it writes and this process still owns; the executions once it committed.
+      const checkpointWrite = (keys: ReadonlyArray<string>): CheckpointWrite | undefined => {
+        const flushed = new Set(keys)
+        const taken = books.take((marketKey) => flushed.has(marketKey))
+        if (taken.outputs.length === 0 && taken.watermarks.size === 0) return undefined
+        const marketOfWatermark = new Map([...taken.watermarks.keys()].map((id) => [id, books.marketKeyOf(id)]))
+        let triggered: Array<OrderRow> = []
+        const write = (kept: (key: string) => boolean): Effect.Effect<void, SqlError> =>
+          withSql(
+            Effect.gen(function* () {
+              triggered = []
+              const nowMs = yield* Clock.currentTimeMillis
+              for (const [id, watermark] of taken.watermarks) {
+                const marketKey = marketOfWatermark.get(id)
+                if (marketKey === undefined || kept(marketKey)) yield* saveWatermark(id, watermark)
               }
-              const row = yield* markTriggered(
-                { id: output.order.id, price: output.price, position: output.position, atMs: output.atMs, watermark: output.watermark, stopPrice: output.stopPrice },
-                nowMs
-              )
-              if (row !== undefined && options.execution !== undefined) yield* Effect.forkDaemon(options.execution.execute(row))
-            }
-          })
+              for (const { marketKey, output } of taken.outputs) {
+                if (!kept(marketKey)) continue
+                if (output._tag === "Expired") {
+                  yield* markExpired(output.order.id, nowMs)
+                  continue
+                }
+                const row = yield* markTriggered(
+                  { id: output.order.id, price: output.price, position: output.position, atMs: output.atMs, watermark: output.watermark, stopPrice: output.stopPrice },
+                  nowMs
+                )
+                if (row !== undefined) triggered.push(row)
+              }
+            })
+          )
+        const committed = Effect.suspend(() =>
+          options.execution === undefined ? Effect.void : Effect.forEach(triggered, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
         )
+        return { write, committed }
       }
-      // A partition handed over: its trailing stops take the previous owner's durable watermarks
-      // (this process held them but never saw the partition's trades).
+      // A partition handed over: its markets' books are reloaded from the stored open orders (the
+      // watermarks their last checkpoint wrote), since the partition is replayed from there.
       const assigned = (holds: (key: string) => boolean): Effect.Effect<void, SqlError> =>
         Effect.gen(function* () {
-          const ids = books.trailingIn(holds)
-          for (let i = 0; i < ids.length; i += 1000) {
-            const rows = yield* withSql(watermarksOf(ids.slice(i, i + 1000)))
-            for (const [id, watermark] of rows) books.raiseWatermark(id, watermark)
-          }
+          const stored: Array<readonly [string, BookOrder]> = []
+          yield* withSql(
+            loadOpen(syncBatch, (rows) => {
+              for (const r of rows) {
+                const key = marketKeyOf(r)
+                if (holds(key)) stored.push([key, bookOrderOf(r)])
+              }
+            })
+          )
+          books.reload(holds, stored)
         })
-      return { books, applied: books.applied, beforeCheckpoint, assigned, sync, followReads: () => followReads }
+      return { books, applied: books.applied, checkpointWrite, assigned, sync, followReads: () => followReads }
     })
