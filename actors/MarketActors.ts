@@ -68,7 +68,8 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    */
   readonly orders?: (
     sql: SqlClient.SqlClient,
-    marketState: (key: string) => MarketState | undefined
+    marketState: (key: string) => MarketState | undefined,
+    hurryCheckpoint: () => void
   ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned">, SqlError, Scope.Scope>
 }
 
@@ -154,7 +155,8 @@ export const make = (
     const announced = announcements === undefined ? {} : announcements(yield* SqlClient.SqlClient)
     // The order books read the runtime's states once it exists (it does before any event is applied).
     let runtimeState: ((key: string) => MarketState | undefined) | undefined
-    const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key))
+    let hurryCheckpoint: (() => void) | undefined
+    const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key), () => hurryCheckpoint?.())
     const announce = {
       ...announced,
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
@@ -179,6 +181,7 @@ export const make = (
       { topic: Topics.chainEvents, group: MARKET_ACTORS_GROUP, ...runtimeOptions }
     )
     runtimeState = runtime.state
+    hurryCheckpoint = runtime.hurryCheckpoint
     const actors: MarketActorsShape = {
       stats: runtime.stats,
       state: (chain, mint) => runtime.state(actorKey(chain, mint)),

@@ -66,6 +66,11 @@ export class OrderBooks {
     return this.books.get(marketKey)
   }
 
+  /** Outputs waiting for a checkpoint flush. */
+  pendingCount(): number {
+    return this.pending.length
+  }
+
   /** The market key of an order held in a book. */
   marketKeyOf(id: string): string | undefined {
     return this.marketOf.get(id)
@@ -105,16 +110,22 @@ export class OrderBooks {
     this.orders--
   }
 
-  /** The market runtime's hook: a trade on a market with a book is checked at the price it left. */
-  readonly applied = (marketKey: string, event: ChainEvent, state: MarketState | undefined): void => {
-    if (event._tag !== "Trade") return
+  /**
+   * The market runtime's hook: a trade on a market with a book is checked at the price it left.
+   * Answers true when it triggered or expired an order (the runtime then hurries the checkpoint
+   * flush that writes it).
+   */
+  readonly applied = (marketKey: string, event: ChainEvent, state: MarketState | undefined): boolean => {
+    if (event._tag !== "Trade") return false
     const book = this.books.get(marketKey)
-    if (book === undefined) return
+    if (book === undefined) return false
     const core = state?.core
-    if (core === undefined || core.lastPosition !== event.position) return
+    if (core === undefined || core.lastPosition !== event.position) return false
     const current = currentPrice(state)
-    if (current === undefined) return
+    if (current === undefined) return false
+    const before = this.pending.length
     this.stepTrade(marketKey, book, { _tag: "Traded", price: current.price, position: event.position, atMs: event.timestampMs })
+    return this.pending.length > before
   }
 
   /**
@@ -137,8 +148,8 @@ export class OrderBooks {
 
   /**
    * Takes the pending outputs and raised watermarks of the markets `of` names (the checkpoint
-   * flush's hook, with the keys whose states it took: what the other markets decided waits for the
-   * flush of their states).
+   * flush's hook, with the markets whose latest states that flush makes durable: what the other
+   * markets decided waits for the flush of their states).
    */
   take(of: (marketKey: string) => boolean = () => true): Taken {
     const outputs: Array<PendingOutput> = []

@@ -95,7 +95,8 @@ export const pgCheckpointStore = (rowsPerStatement: number): Effect.Effect<Check
             let kept = rows
             let owned: (key: string) => boolean = () => true
             if (fence !== undefined) {
-              const partitions = [...new Set(rows.map((r) => fence.partitionOf(r.key)))]
+              // The rows' partitions and, for `along`, every partition this process claimed.
+              const partitions = [...new Set([...rows.map((r) => fence.partitionOf(r.key)), ...fence.epochs.keys()])]
               const current = partitions.length === 0
                 ? []
                 : yield* sql<{ partition: number; epoch: string }>`
@@ -145,10 +146,12 @@ export interface CheckpointerOptions {
    */
   readonly beforeSave?: () => Effect.Effect<void, unknown>
   /**
-   * Called synchronously when a flush takes its states, with their keys: what it answers is
-   * written in the flush's transaction (`CheckpointStore.save`'s `along`) and told when it committed.
+   * Called synchronously when a flush takes its states, with the test of which keys' latest
+   * states this flush makes durable (taken now, or durable already: not dirty), valid only during
+   * the call: what it answers is written in the flush's transaction (`CheckpointStore.save`'s
+   * `along`) and told when it committed.
    */
-  readonly alongSave?: (keys: ReadonlyArray<string>) => CheckpointWrite | undefined
+  readonly alongSave?: (covered: (key: string) => boolean) => CheckpointWrite | undefined
   /** The ownership fence of every flush (`CheckpointStore.save`); absent: rows are written as they are. */
   readonly fence?: CheckpointFence
 }
@@ -189,6 +192,7 @@ export class Checkpointer<S> {
   private lastFlushMs = 0
   private inFlight = 0
   private fencedRows = 0
+  private hurried = false
 
   constructor(
     private readonly options: CheckpointerOptions,
@@ -204,6 +208,18 @@ export class Checkpointer<S> {
     if (previous !== undefined) this.dirty.delete(key)
     this.dirty.set(key, { state, mark, sinceMs: previous?.sinceMs ?? this.nowMs() })
     if (this.dirty.size === 1 || this.dirty.size >= this.options.maxKeys) this.wake.notify()
+  }
+
+  /**
+   * Asks for a flush now (after `lingerMs`) without waiting for it, even when no state is dirty
+   * (then it writes no state, only what `alongSave` hands it): the runtime calls it when an
+   * applied event decided something written with its checkpoint (a limit order's trigger), so
+   * that does not wait for `intervalMs`, and a hook calls it when it decided something with no
+   * state changing (an order caught up on a market that has not moved since).
+   */
+  hurry(): void {
+    this.hurried = true
+    this.wake.notify()
   }
 
   /** Every mark at or below this is durable. */
@@ -259,8 +275,8 @@ export class Checkpointer<S> {
 
   private due(): boolean {
     return (
-      this.dirty.size > 0 &&
-      (this.barriers.size > 0 || this.dirty.size >= this.options.maxKeys || this.oldestDirtyAgeMs() >= this.options.intervalMs)
+      this.hurried ||
+      (this.dirty.size > 0 && (this.barriers.size > 0 || this.dirty.size >= this.options.maxKeys || this.oldestDirtyAgeMs() >= this.options.intervalMs))
     )
   }
 
@@ -282,6 +298,7 @@ export class Checkpointer<S> {
       }
     }
     for (const key of takenKeys) this.dirty.delete(key)
+    this.hurried = false
     this.inFlightMin = min
     this.inFlight = takenKeys.length
     const started = this.nowMs()
@@ -289,7 +306,7 @@ export class Checkpointer<S> {
       discard: true
     })
     const ready = this.options.beforeSave?.() ?? Effect.void
-    const along = this.options.alongSave?.(takenKeys)
+    const along = this.options.alongSave?.((key) => !this.dirty.has(key))
     return Effect.zipRight(logUnencodable, Effect.zipRight(ready, this.store.save(this.options.owner, taken, this.options.fence, along?.write))).pipe(
       Effect.tapError((error) =>
         Effect.sync(() => this.flushFailures++).pipe(

@@ -76,9 +76,11 @@ export interface RuntimeHooks<S, O, E = unknown> {
   /**
    * Called synchronously for every event that changed its key's state, with the new state, inside
    * the drain that applies it (so before `publish`; the limit orders' books check trades here). Must
-   * not throw; a throw is logged as a defect and the drain goes on.
+   * not throw; a throw is logged as a defect and the drain goes on. Answering true asks for the
+   * next checkpoint flush now (`Checkpointer.hurry`): the hook decided something that is written
+   * with the key's checkpoint (`checkpointWrite`) and should not wait for the interval.
    */
-  readonly applied?: (key: string, event: E, state: S | undefined) => void
+  readonly applied?: (key: string, event: E, state: S | undefined) => boolean | void
   /**
    * With `reloadOnAssign`: run when the bus hands this member a partition, after it is claimed and
    * before any of its records is applied here, with the test of which keys it holds (the limit
@@ -103,13 +105,14 @@ export interface RuntimeHooks<S, O, E = unknown> {
    */
   readonly beforeCheckpoint?: () => Effect.Effect<void, unknown>
   /**
-   * Called synchronously when a checkpoint flush takes its states, with their keys; what it
-   * answers is written in the flush's own transaction, for the keys the ownership fence keeps
+   * Called synchronously when a checkpoint flush takes its states, with the test of which keys'
+   * latest states that flush makes durable (valid during the call only); what it answers is
+   * written in the flush's own transaction, for the keys the ownership fence keeps
    * (`CheckpointWrite`). State derived from the keys' states (the limit orders' trailing
    * watermarks and triggers) goes here, so it is never durable ahead of the states it came from
    * nor written for a partition this process no longer owns.
    */
-  readonly checkpointWrite?: (keys: ReadonlyArray<string>) => CheckpointWrite | undefined
+  readonly checkpointWrite?: (covered: (key: string) => boolean) => CheckpointWrite | undefined
 }
 
 export interface RuntimeOptions {
@@ -295,6 +298,8 @@ export interface ShardedRuntime<S> {
   readonly state: (key: string) => S | undefined
   /** Runs the history sweep now (it also runs every `historySweepMs`); returns how many states it trimmed. */
   readonly sweepHistory: () => number
+  /** Asks for a checkpoint flush now, even with no state dirty (`Checkpointer.hurry`): a hook has something to write with it. */
+  readonly hurryCheckpoint: () => void
 }
 
 /**
@@ -438,7 +443,7 @@ export const make = <S, E, O>(
         counters.applied++
         if (hooks.applied !== undefined) {
           try {
-            hooks.applied(key, event, next)
+            if (hooks.applied(key, event, next) === true) checkpointer.hurry()
           } catch (defect) {
             counters.defects++
             lines.push({
@@ -729,6 +734,7 @@ export const make = <S, E, O>(
         warming
       }),
       state: (key) => shardFor(key).states.get(key),
-      sweepHistory
+      sweepHistory,
+      hurryCheckpoint: () => checkpointer.hurry()
     }
   })

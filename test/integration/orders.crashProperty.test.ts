@@ -142,8 +142,8 @@ const openActors = (world: World, checkpointIntervalMs: number) =>
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const execution: OrderExecution = { execute: (row) => Effect.sync(() => void world.handed.push(row.id)) }
     let hooks: OrderHooks | undefined
-    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
-      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state), (h) => Effect.sync(() => (hooks = h)))
+    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, reloadOnAssign: true }).pipe(
       Effect.provideService(Bus, world.bus),
       Effect.provide(world.database),

@@ -205,8 +205,8 @@ beforeAll(async () => {
       })
       yield* Layer.buildWithScope(ingester, scope)
       let h: OrderHooks | undefined
-      const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
-        Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution: OrderHandoff.handoffExecution(handoff) })(sql, state), (x) => Effect.sync(() => (h = x)))
+      const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
+        Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution: OrderHandoff.handoffExecution(handoff) })(sql, state, hurry), (x) => Effect.sync(() => (h = x)))
       const made = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs: 50 }).pipe(Scope.extend(scope))
       return { actors: made.actors, hooks: h! }
     }).pipe(Effect.provide(infra))

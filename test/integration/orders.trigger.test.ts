@@ -40,8 +40,8 @@ const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false) =>
     const { bus, database } = yield* Shared
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let hooks: OrderHooks | undefined
-    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1]) =>
-      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state), (h) => Effect.sync(() => (hooks = h)))
+    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
     return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
   })
@@ -297,6 +297,32 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       expect(moved.triggerPosition).toBe(dump.position)
       expect(moved.triggerWatermark).toBe(formatPrice(high))
       yield* a.close
+    })
+  )
+  it.scoped("an order learnt after the trade that crossed it triggers on the price now and is written though its market never trades again", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const clock = new ChainClock("solana")
+      const m = new SimMarket(clock, { mint: "So1OrdersCatchUp" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      const p = yield* openActors()
+      yield* committedToEnd
+      const placedAt = currentPrice(p.actors.state("solana", m.mint))!
+      const pump = m.buy("whale", 5n * SOL)
+      yield* publishEvents(bus, pump)
+      yield* committedToEnd
+      // Placed before the pump (its position), learnt after it: a limit sell 5% above the price it was placed at.
+      yield* createOrder(order({ id: "ord_catchup", clientOrderId: "c-catchup", mint: m.mint, afterPosition: placedAt.position, level: formatPriceE18(scaled(placedAt.price, 105n, 100n)) }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      yield* p.hooks.sync
+      yield* eventuallyEffect(Effect.map(readOrder(ACCOUNT, "ord_catchup").pipe(Effect.provide(database)), (r) => r?.status === "triggered"), {
+        what: "the catch-up trigger written by a flush though the market did not move again",
+        deadlineMs: 10_000,
+        intervalMs: 10
+      })
+      expect((yield* readOrder(ACCOUNT, "ord_catchup").pipe(Effect.provide(database)))!.triggerPosition).toBe(pump[0]!.position)
+      yield* p.close
     })
   )
   it.scoped("the follow reads limit_orders only when a create or cancel was handed a rev: no read while nothing changed, every change still read", () =>

@@ -69,7 +69,7 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
  */
 export const orderTriggerHooks =
   (options: OrderTriggerOptions = {}) =>
-  (sql: SqlClient.SqlClient, marketState: (key: string) => MarketState | undefined): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
+  (sql: SqlClient.SqlClient, marketState: (key: string) => MarketState | undefined, hurryCheckpoint: () => void = () => {}): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
     Effect.gen(function* () {
       const books = new OrderBooks(options.maxOrders ?? 1_000_000)
       const syncBatch = options.syncBatch ?? 1000
@@ -95,11 +95,14 @@ export const orderTriggerHooks =
         while (handedOut > rev) {
           followReads++
           const rows = yield* withSql(changedSince(rev, syncBatch))
+          const pending = books.pendingCount()
           for (const r of rows) {
             rev = r.rev
             if (r.status === "open") yield* placeRow(r)
             else books.cancel(r.id)
           }
+          // An order caught up on the price now (it was crossed before this process learnt of it): written by the next flush, now.
+          if (books.pendingCount() > pending) hurryCheckpoint()
           if (rows.length < syncBatch) break
         }
         const nowMs = yield* Clock.currentTimeMillis
@@ -115,10 +118,10 @@ export const orderTriggerHooks =
       )
 
       // With each checkpoint flush, in its transaction: the triggers and raised watermarks of the
-      // markets whose states it writes and this process still owns; the executions once it committed.
-      const checkpointWrite = (keys: ReadonlyArray<string>): CheckpointWrite | undefined => {
-        const flushed = new Set(keys)
-        const taken = books.take((marketKey) => flushed.has(marketKey))
+      // markets whose states it writes (or were durable already: a catch-up on a market that
+      // has not moved since) and this process still owns; the executions once it committed.
+      const checkpointWrite = (covered: (key: string) => boolean): CheckpointWrite | undefined => {
+        const taken = books.take(covered)
         if (taken.outputs.length === 0 && taken.watermarks.size === 0) return undefined
         const marketOfWatermark = new Map([...taken.watermarks.keys()].map((id) => [id, books.marketKeyOf(id)]))
         let triggered: Array<OrderRow> = []
