@@ -148,6 +148,27 @@ describe("OrderBook.step", () => {
     expect(out).toEqual([])
   })
 
+  it("N1: a trade inside the trailing stops' band (no new high, above every stop) returns the same book; one at a stop or above a watermark does not", () => {
+    const [book] = run([
+      { _tag: "Placed", order: order({ id: "t1", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 1000, watermark: price("2") }) },
+      { _tag: "Placed", order: order({ id: "t2", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 2000, watermark: price("3"), expiresAtMs: 50_000 }) }
+    ])
+    // Band: the lowest watermark 2, the highest stop max(1.8, 2.4) = 2.4: a price in (2.4, 2] is empty, so pick a book where it is not.
+    const [wide] = run([{ _tag: "Placed", order: order({ id: "t3", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 5000, watermark: price("2") }) }])
+    for (const p of ["1.5", "2"]) {
+      const [next, out] = step(wide, traded(p, 1))
+      expect(next).toBe(wide)
+      expect(out).toEqual([])
+    }
+    expect(step(wide, traded("2.1", 1))[0].trailing[0]!.watermark).toEqual(price("2.1"))
+    expect(step(wide, traded("1", 1))[1].map((o) => o._tag)).toEqual(["Triggered"])
+    // Two orders whose band is empty: every trade changes something.
+    expect(triggeredIds(step(book, traded("2.4", 1))[1])).toEqual(["t2"])
+    expect(step(book, traded("2.5", 1))[0].trailing.map((o) => formatPrice(o.watermark!))).toEqual(["2.5", "3"])
+    // The earliest expiry bounds the band too.
+    expect(step(book, traded("2.5", 50))[1].map((o) => o._tag)).toEqual(["Expired"])
+  })
+
   it("N2: trades at or before the position an order was placed at do not count (a replay after a restart)", () => {
     const placed: BookEvent = { _tag: "Placed", order: order({ id: "a", levelE18: parsePriceE18("1")!, afterPosition: pos(5) }) }
     const [book, out] = run([placed, traded("0.5", 4), traded("0.5", 5)])

@@ -99,7 +99,11 @@ const none: ReadonlyArray<BookOutput> = []
 
 /** The price reserves give: quote per whole token = quoteRaw·10^decimals / (tokenRaw·10^quoteDecimals); null without tokens. */
 export const priceOfReserves = (quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number): Price | null =>
-  tokenRaw <= 0n || quoteRaw < 0n ? null : { num: quoteRaw * 10n ** BigInt(decimals), den: tokenRaw * 10n ** BigInt(quoteDecimals) }
+  tokenRaw <= 0n || quoteRaw < 0n ? null : { num: quoteRaw * pow10(decimals), den: tokenRaw * pow10(quoteDecimals) }
+
+/** 10^n for the decimals a token has (0..36 kept; computed beyond), so a trade's price costs no exponentiation. */
+const POW10: ReadonlyArray<bigint> = Array.from({ length: 37 }, (_, n) => 10n ** BigInt(n))
+const pow10 = (n: number): bigint => POW10[n] ?? 10n ** BigInt(n)
 
 /** -1, 0, 1 as `price` is below, at or above the level (scaled by 10^18). */
 export const compareToLevel = (price: Price, levelE18: bigint): -1 | 0 | 1 => {
@@ -203,12 +207,56 @@ const crossEnd = (
   return next
 }
 
+/**
+ * What a trade must cross to change a trailing list: its lowest watermark (a price above it raises
+ * one), its highest stop (a price at or below it triggers one) and its earliest expiry. Computed
+ * once per list (the lists are immutable) and kept beside it, so a trade inside the band they
+ * leave, which changes nothing, costs two price comparisons instead of a pass over the orders.
+ */
+interface TrailingBand {
+  readonly lowestWatermark: Price | null
+  readonly highestStop: Price | null
+  readonly earliestExpiryMs: number
+}
+const bands = new WeakMap<ReadonlyArray<BookOrder>, TrailingBand>()
+const bandOf = (trailing: ReadonlyArray<BookOrder>): TrailingBand => {
+  const known = bands.get(trailing)
+  if (known !== undefined) return known
+  let lowestWatermark: Price | null = null
+  let highestStop: Price | null = null
+  let earliestExpiryMs = Number.POSITIVE_INFINITY
+  let unbounded = false
+  for (const o of trailing) {
+    if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
+    if (o.watermark === null) {
+      unbounded = true // raised by any trade
+      continue
+    }
+    if (lowestWatermark === null || comparePrices(o.watermark, lowestWatermark) < 0) lowestWatermark = o.watermark
+    const stop = trailStop(o.watermark, o.trailBps!)
+    if (highestStop === null || comparePrices(stop, highestStop) > 0) highestStop = stop
+  }
+  const band = { lowestWatermark: unbounded ? null : lowestWatermark, highestStop, earliestExpiryMs }
+  bands.set(trailing, band)
+  return band
+}
+/** True when the trade raises no watermark, triggers no trailing stop and expires none. */
+const insideBand = (trailing: ReadonlyArray<BookOrder>, e: Extract<BookEvent, { _tag: "Traded" }>): boolean => {
+  const band = bandOf(trailing)
+  return (
+    band.lowestWatermark !== null &&
+    e.atMs < band.earliestExpiryMs &&
+    comparePrices(e.price, band.lowestWatermark) <= 0 &&
+    (band.highestStop === null || comparePrices(e.price, band.highestStop) > 0)
+  )
+}
+
 const trade = (book: OrderBook, e: Extract<BookEvent, { _tag: "Traded" }>): BookResult => {
   const out: Array<BookOutput> = []
   const below = crossEnd(book.below, (o) => compareToLevel(e.price, o.levelE18) <= 0, e, out)
   const above = crossEnd(book.above, (o) => compareToLevel(e.price, o.levelE18) >= 0, e, out)
   let trailing = book.trailing
-  if (trailing.length > 0) {
+  if (trailing.length > 0 && !insideBand(trailing, e)) {
     let changed = false
     const next: Array<BookOrder> = []
     for (const o of trailing) {
@@ -216,18 +264,20 @@ const trade = (book: OrderBook, e: Extract<BookEvent, { _tag: "Traded" }>): Book
         next.push(o)
         continue
       }
-      changed = true
       if (expiredAt(o, e.atMs)) {
         out.push({ _tag: "Expired", order: o })
+        changed = true
         continue
       }
       if (o.watermark === null || comparePrices(e.price, o.watermark) > 0) {
-        next.push(o.watermark !== null && comparePrices(e.price, o.watermark) === 0 ? o : { ...o, watermark: e.price })
+        next.push({ ...o, watermark: e.price })
+        changed = true
         continue
       }
       const stop = trailStop(o.watermark, o.trailBps!)
       if (comparePrices(e.price, stop) <= 0) {
         out.push({ _tag: "Triggered", order: o, price: e.price, position: e.position, atMs: e.atMs, watermark: o.watermark, stopPrice: stop })
+        changed = true
       } else next.push(o)
     }
     if (changed) trailing = next
