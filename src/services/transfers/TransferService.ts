@@ -43,7 +43,7 @@ import { walletRefusal } from "../wallets/WalletRefusal.js"
 import { makeHoodTransfers, type HoodTransfersOptions } from "./HoodTransfers.js"
 import { makeHoodTransferBuild } from "./internal/HoodTransferBuild.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, SYSTEM_ACCOUNT_MIN, TOKEN_ACCOUNT_RENT } from "./SolanaTransfers.js"
-import { makeTransferRunner, type TransferKey, stateOf } from "./TransferAttempt.js"
+import { makeTransferRunner, type TransferChainPort, type TransferKey, stateOf } from "./TransferAttempt.js"
 import { type TransferError, transferError } from "./TransferError.js"
 import { step } from "./TransferMachine.js"
 import { classifyDestination, type OwnWallet } from "./TransferRules.js"
@@ -119,12 +119,17 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     const solana = makeSolanaTransfers(options.solanaRpcUrl)
     const hood = options.hood === undefined ? undefined : makeHoodTransfers(options.hood)
     const hoodPort = hood?.port((accountId, bytes) => provider.signWithEmbedded(accountId, "evm", bytes))
+    /** A Hood row on a server without a Hood node (configured before a restart): never sent, left `sending` until a server with the node settles it. */
+    const hoodOff: TransferChainPort = {
+      send: () => Effect.fail({ message: "this server does not run Hood transfers" }),
+      observe: () => Effect.fail({ message: "this server does not run Hood transfers" })
+    }
     const store = makeTransferStore(sql, options.events, nowMs)
     const runner = makeTransferRunner({
       sql,
       leases: options.leases ?? makeRowLeases(sql),
       store,
-      chainOf: (chain) => (chain === "hood" && hoodPort !== undefined ? hoodPort : solana.port),
+      chainOf: (chain) => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff)),
       confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
       pollIntervalMs: options.pollIntervalMs ?? 500
     })
