@@ -348,6 +348,7 @@ const TransferRows: Rows<TransferError> = {
   idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", retryable: false },
   transfer_failed: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", reason: "failed", retryable: false },
   chain_unavailable: { code: "FEED_UNAVAILABLE", retryable: true },
+  chain_unsupported: { code: "VALIDATION_FAILED", field: "chain", reason: "chain_unsupported" },
   storage: { code: "INTERNAL" }
 }
 

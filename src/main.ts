@@ -352,7 +352,7 @@ const tradeLayer = Layer.unwrapEffect(
   })
 )
 /** The agent transfer rail (Solana, embedded payer), on the one attempt runner. */
-const transfersLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => TransferModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
+const transfersLayer = TransferModule.endpointsLayer
 
 /** Creator fees of the account's launched tokens (Solana: svc-curve's fee vaults). */
 const feesLayer = Layer.unwrapEffect(

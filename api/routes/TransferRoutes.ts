@@ -11,8 +11,11 @@
  */
 import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Effect, Schema } from "effect"
+import { isAddress as isEvmAddress } from "viem"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
-import type { TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import type { TransferServiceShape, TransferView } from "../../src/services/transfers/TransferService.js"
+import { answer, refusal } from "../OpenApi.js"
+import { RawAmount, Success } from "../ResponseSchemas.js"
 import { TRUST_BATCH_MAX, type TrustedWalletsShape } from "../../src/services/transfers/TrustedWallets.js"
 import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../../src/services/transfers/WithdrawalAddresses.js"
 import { parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
@@ -171,19 +174,59 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
 const CLIENT_ID_MAX_CHARS = 128
 const AMOUNT_MAX_DIGITS = 78
 
+const SOLANA_ASSETS = new Set(["sol", "usdc", "svc"])
+const HOOD_ASSETS = new Set(["eth", "usdg"])
+
+/** Hood: a valid address in any case; a mixed-case address must carry a correct EIP-55 checksum (viem's strict check). */
+const isHoodAddress = (a: string): boolean => isEvmAddress(a, { strict: true })
+
 export const TransferBuildBody = Schema.Struct({
   clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
-  chain: Schema.Literal("solana").annotations({ description: "solana (Hood transfers are not served yet)" }),
-  asset: Schema.String.pipe(
-    Schema.filter((a) => a === "sol" || a === "usdc" || a === "svc" || isSolanaAddress(a), { message: () => "asset must be sol, usdc, svc or an SPL mint address" })
-  ),
+  chain: Schema.Literal("solana", "hood", "evm").annotations({ description: "solana or hood (evm is accepted as its name)" }),
+  asset: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ADDRESS_MAX_CHARS)),
   amountRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/), Schema.maxLength(AMOUNT_MAX_DIGITS)),
-  to: Schema.String.pipe(Schema.filter((a) => isSolanaAddress(a), { message: () => "to must be a base58 Solana address" })),
+  to: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ADDRESS_MAX_CHARS)),
   dryRun: Schema.optionalWith(Schema.Boolean, { exact: true })
-}).annotations({
-  identifier: "TransferBuildBody",
-  description: "`{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet"
-})
+}).pipe(
+  Schema.filter((b) => {
+    const solana = b.chain === "solana"
+    const assetOk = solana ? SOLANA_ASSETS.has(b.asset) || isSolanaAddress(b.asset) : HOOD_ASSETS.has(b.asset) || isHoodAddress(b.asset)
+    if (!assetOk) {
+      return { path: ["asset"], message: solana ? "asset must be sol, usdc, svc or an SPL mint address" : "asset must be eth, usdg or a token address (EIP-55 when mixed case)" }
+    }
+    const toOk = solana ? isSolanaAddress(b.to) : isHoodAddress(b.to)
+    if (!toOk) return { path: ["to"], message: solana ? "to must be a base58 Solana address" : "to must be an EVM address (EIP-55 when mixed case)" }
+    return true
+  }),
+  Schema.annotations({
+    identifier: "TransferBuildBody",
+    description:
+      "`{clientTransferId, chain, asset (solana: sol | usdc | svc | mint; hood: eth | usdg | token address), amountRaw, to, dryRun?}`; payer is the embedded wallet"
+  })
+)
+
+/** The answer of a build: the transfer as it stands (`ready` for a dry run). */
+export const TransferResult = Schema.Struct({
+  success: Success,
+  status: Schema.Literal("ready", "sending", "confirmed"),
+  clientTransferId: Schema.String,
+  chain: Schema.Literal("solana", "hood"),
+  asset: Schema.String,
+  amountRaw: RawAmount,
+  from: Schema.String,
+  to: Schema.String,
+  destinationClass: Schema.Literal("own", "approved"),
+  destinationKind: Schema.String,
+  walletId: Schema.optionalWith(Schema.String, { exact: true }),
+  signature: Schema.optionalWith(Schema.String, { exact: true }),
+  replay: Schema.Boolean,
+  createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true })
+}).annotations({ identifier: "TransferResult" })
+
+// The schema describes exactly the view (both directions).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const same = <_ extends true>() => undefined
+same<Same<Omit<typeof TransferResult.Type, "success">, TransferView>>()
 
 export interface TransferRailDeps {
   readonly agentAuth: AgentAuth
@@ -208,19 +251,23 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     headers: AGENT_AUTH_HEADERS,
     body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
     responses: {
-      200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: Obj("TransferResult", "transfer") },
-      400: Refusal,
-      402: Refusal,
-      403: Refusal,
-      409: Refusal,
-      503: Refusal
+      200: answer("The transfer as it stands: `confirmed` with its signature, `sending`, or `ready` for a dry run", TransferResult),
+      400: refusal(["VALIDATION_FAILED", "SPEND_LIMIT_EXCEEDED"], "a destination that is neither an own wallet nor an approved address, the source itself, an unsupported asset or chain; over the key's per-asset cap"),
+      401: refusal(["UNAUTHORIZED"]),
+      402: refusal(["INSUFFICIENT_OWNER_BALANCE"]),
+      403: refusal(
+        ["SCOPE_MISSING", "TEST_ENVIRONMENT_FORBIDDEN", "VALIDATION_FAILED", "EMBEDDED_WALLET_NOT_PERMITTED", "AGENT_WALLET_NOT_EMBEDDED", "AGENT_WALLET_NOT_DELEGATED", "DELEGATION_REVOKED", "SPEND_POLICY_DENIED", "KEY_LIMIT_REACHED"],
+        "transfer:write; a test key; a paused key (reason key_paused); the embedded wallet's permission, delegation and policy; the key's spend limits"
+      ),
+      409: refusal(["IDEMPOTENCY_CONFLICT"]),
+      503: refusal(["FEED_UNAVAILABLE"])
     },
     authenticate: (req) => deps.agentAuth.authenticate(req.headers, { scopes: ["transfer:write"], testKeys: "forbid" }),
     handler: (_req, { body }, p) =>
       reply(
         deps.transfers.build(
           { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet },
-          { clientTransferId: body.clientTransferId, chain: body.chain, asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
+          { clientTransferId: body.clientTransferId, chain: body.chain === "solana" ? "solana" : "hood", asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
         )
       )
   })

@@ -191,6 +191,13 @@ describe("transfer rail, main payer on Solana", () => {
       reason: "limit_unavailable"
     })
     expect(await refusalOf(body("r7", { asset: solanaAddress() }))).toMatchObject({ status: 400, field: "asset", reason: "asset_unsupported" })
+    // This service runs no Hood node: a Hood transfer is refused on its chain.
+    expect(await refusalOf(body("r7h", { chain: "hood", asset: "eth", to: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" }))).toMatchObject({
+      status: 400,
+      code: "VALIDATION_FAILED",
+      field: "chain",
+      reason: "chain_unsupported"
+    })
     await Effect.runPromise(h.provider.setDelegation("acct-a", "solana", "revoked"))
     try {
       expect(await refusalOf(body("r8"))).toMatchObject({ status: 403, code: "DELEGATION_REVOKED" })

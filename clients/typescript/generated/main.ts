@@ -2975,11 +2975,26 @@ export interface components {
             continueCursor: string | null;
             isDone: boolean;
         };
-        /** @description transfer */
         TransferResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            status: "ready" | "sending" | "confirmed";
+            clientTransferId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            asset: string;
+            amountRaw: components["schemas"]["RawAmount"];
+            from: string;
+            to: string;
+            /** @enum {string} */
+            destinationClass: "own" | "approved";
+            destinationKind: string;
+            walletId?: string;
+            signature?: string;
+            replay: boolean;
+            createsAccount?: boolean;
         };
-        /** @description `{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet */
         TransferBuildBody: {
             /**
              * maxLength(128)
@@ -2987,16 +3002,24 @@ export interface components {
              */
             clientTransferId: string;
             /**
-             * @description solana (Hood transfers are not served yet)
+             * @description solana or hood (evm is accepted as its name)
              * @enum {string}
              */
-            chain: "solana";
+            chain: "solana" | "hood" | "evm";
+            /**
+             * maxLength(64)
+             * @description a string at most 64 character(s) long
+             */
             asset: string;
             /**
              * maxLength(78)
              * @description a string at most 78 character(s) long
              */
             amountRaw: string;
+            /**
+             * maxLength(64)
+             * @description a string at most 64 character(s) long
+             */
             to: string;
             dryRun?: boolean;
         } & {
@@ -7119,7 +7142,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description `{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}` */
+            /** @description The transfer as it stands: `confirmed` with its signature, `sending`, or `ready` for a dry run */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7128,49 +7151,130 @@ export interface operations {
                     "application/json": components["schemas"]["TransferResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED: a destination that is neither an own wallet nor an approved address, the source itself, an unsupported asset or chain; over the key's per-asset cap */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED: transfer:write; a test key; a paused key (reason key_paused); the embedded wallet's permission, delegation and policy; the key's spend limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description FEED_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -25,9 +25,11 @@
  * integration test checks each limit against the gas the localnet's worst cases use.
  *
  * Nonces: the wallet's next nonce is read from the node (`pending`: its unmined transactions
- * count) under the wallet's lock (`withWallet`), held from the read through signing, recording,
- * sending and the verdict, so two trades of one wallet in this process never take one nonce and a
- * trade refused before broadcast leaves no gap. Across processes the chain keeps money safe: two
+ * count) under the wallet's lock (`withWallet`: the process's one registry in `HoodSender.ts`,
+ * which the transfer rail takes too), held from the read through signing, recording, sending and
+ * the verdict, so two transactions of one wallet in this process never take one nonce and a trade
+ * refused before broadcast leaves no gap. Fees, nonces, the send and the verdict by nonce are
+ * `HoodSender`'s. Across processes the chain keeps money safe: two
  * transactions with one nonce cannot both land, and the loser is settled by its own verdict below.
  *
  * Verdicts by hash and nonce: a receipt says landed (status 1) or reverted (status 0); without
@@ -35,7 +37,7 @@
  * to another transaction), else it is pending. The mined nonce is read BEFORE the receipt, so a
  * transaction mined between the two reads is never taken for one that never lands.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import {
   type Address,
   BaseError,
@@ -46,17 +48,13 @@ import {
   type Hash,
   type Hex,
   parseEventLogs,
-  parseTransaction,
   type PublicClient,
-  recoverTransactionAddress,
-  serializeTransaction,
   type TransactionReceipt,
-  TransactionNotFoundError,
-  TransactionReceiptNotFoundError,
   zeroAddress
 } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
-import { hoodErrorsAbi, hoodPublicClient, readCurve } from "../../chain/hood/client/HoodClient.js"
+import { readCurve } from "../../chain/hood/client/HoodClient.js"
+import { makeHoodSender, revertAbi, revertDataOf } from "../../chain/hood/client/HoodSender.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
 import { quoteHoodPool, viemPoolSource } from "./HoodPoolQuote.js"
 import { tradeError, type TradeError } from "./TradeError.js"
@@ -85,8 +83,8 @@ export const HOOD_TRADE_GAS = {
   approve: 100_000n
 } as const
 
-/** The zero-value self-transfer that releases a never-sent trade's nonce (`releaseUnsent`). */
-export const HOOD_RELEASE_GAS = 21_000n
+/** The sending parts every Hood rail shares (`HoodSender.ts`), re-exported for this rail's readers. */
+export { HOOD_RELEASE_GAS, isRevert, makeWalletLocks, revertDataOf } from "../../chain/hood/client/HoodSender.js"
 
 /** A pool trade's deadline after its build (the router refuses it later; the curve has none). */
 export const HOOD_POOL_DEADLINE_S = 600n
@@ -182,38 +180,6 @@ export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: 
   return amount0 < 0n ? -amount0 : amount1 < 0n ? -amount1 : undefined
 }
 
-/** The contracts' custom errors and Solidity's `Error(string)` (the router's `require` messages). */
-const revertAbi = [...hoodErrorsAbi, { type: "error", name: "Error", inputs: [{ name: "message", type: "string" }] }] as const
-
-/** The revert data a node answered a call with (viem nests the JSON-RPC error's `data` in its causes), if any. Pure. */
-export const revertDataOf = (e: unknown): Hex | undefined => {
-  for (let x: unknown = e, depth = 0; typeof x === "object" && x !== null && depth < 8; x = (x as { cause?: unknown }).cause, depth++) {
-    const data = (x as { data?: unknown }).data
-    if (typeof data === "string" && /^0x[0-9a-fA-F]*$/.test(data) && data.length >= 10) return data as Hex
-    const inner = typeof data === "object" && data !== null ? (data as { data?: unknown }).data : undefined
-    if (typeof inner === "string" && /^0x[0-9a-fA-F]*$/.test(inner) && inner.length >= 10) return inner as Hex
-  }
-  return undefined
-}
-
-/** Whether a call's failure is the EVM's revert (not a node that could not be asked). Pure. */
-export const isRevert = (e: unknown): boolean =>
-  revertDataOf(e) !== undefined || /revert|VM Exception/i.test(e instanceof BaseError ? `${e.message} ${e.details}` : String(e))
-
-/** A revert's name for the record: the decoded error, else the node's message. Pure. */
-const revertReasonOf = (e: unknown): string => {
-  const data = revertDataOf(e)
-  if (data !== undefined) {
-    try {
-      const d = decodeErrorResult({ abi: revertAbi, data }) as { readonly errorName: string; readonly args?: ReadonlyArray<unknown> }
-      return d.errorName === "Error" ? String(d.args?.[0]) : d.errorName
-    } catch {
-      return `revert data ${data.slice(0, 10)}`
-    }
-  }
-  return e instanceof BaseError ? e.shortMessage : String(e)
-}
-
 /** The failure code of a reverted call: the curve's `SlippageExceeded`, the router's "Too little received"; any other revert. Pure. */
 export const hoodFailureCodeOf = (e: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
   const data = revertDataOf(e)
@@ -231,52 +197,12 @@ export const hoodFailureCodeOf = (e: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVE
   return /SlippageExceeded|Too little received/.test(text) ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
 }
 
-/**
- * One holder at a time per wallet (its nonce is read, signed, recorded and sent under it), the
- * entry dropped when its last user leaves: the map holds only wallets with a trade in progress.
- */
-export const makeWalletLocks = () => {
-  const locks = new Map<string, { readonly sem: Effect.Semaphore; users: number }>()
-  const withWallet = <A, E, R>(wallet: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => {
-      const key = wallet.toLowerCase()
-      let entry = locks.get(key)
-      if (entry === undefined) {
-        entry = { sem: Effect.unsafeMakeSemaphore(1), users: 0 }
-        locks.set(key, entry)
-      }
-      const e = entry
-      e.users++
-      return e.sem.withPermits(1)(effect).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            if (--e.users === 0) locks.delete(key)
-          })
-        )
-      )
-    })
-  /** `effect` under the wallet's lock when nobody holds it now, else `None` without waiting (never deadlocks a holder that asks). */
-  const withWalletIfFree = <A, E, R>(wallet: string, effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
-    Effect.suspend(() => {
-      const key = wallet.toLowerCase()
-      if (locks.has(key)) return Effect.succeedNone
-      return Effect.map(withWallet(wallet, effect), Option.some)
-    })
-  return { withWallet, withWalletIfFree, size: () => locks.size }
-}
-
 export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
-  const pc: PublicClient = hoodPublicClient(options.chain, options.rpcUrl)
+  const sender = makeHoodSender({ chain: options.chain, rpcUrl: options.rpcUrl }, (message): TradeError => tradeError("chain_unavailable", message, { retryable: true }))
+  const { read, unsigned, releaseUnsent } = sender
+  const pc: PublicClient = sender.publicClient
   const router = getAddress(options.swapRouter)
   const weth9 = getAddress(options.weth9)
-
-  const locks = makeWalletLocks()
-
-  const read = <A>(what: string, f: (c: PublicClient) => Promise<A>): Effect.Effect<A, TradeError> =>
-    Effect.tryPromise({
-      try: () => f(pc),
-      catch: (e) => tradeError("chain_unavailable", `Hood ${what}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`, { retryable: true })
-    })
 
   /** The curve the factory created for `mint`, or undefined (not launched here). */
   const curveOf = (mint: Address) =>
@@ -340,64 +266,23 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   const allowance = (wallet: Address, mint: Address, spender: Address) =>
     read("allowance", (c) => c.readContract({ address: mint, abi: curveTokenAbi, functionName: "allowance", args: [wallet, spender] }))
 
-  /** The current fee caps (a fee read, not a gas estimate). */
-  const fees = read("fees", (c) => c.estimateFeesPerGas({ chain: options.chain, type: "eip1559" }))
-
-  /** The wallet's next nonce, counting its transactions the node holds unmined. */
-  const nextNonce = (wallet: Address) => read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "pending" }))
-
-  /** An unsigned EIP-1559 transaction of `call` from `wallet`: explicit gas and the wallet's next nonce. */
-  const unsigned = (wallet: Address, call: HoodCall & { readonly gas: bigint }) =>
-    Effect.gen(function* () {
-      const [nonce, f] = yield* Effect.all([nextNonce(wallet), fees])
-      const bytes = serializeTransaction({
-        type: "eip1559",
-        chainId: options.chain.id,
-        nonce,
-        gas: call.gas,
-        maxFeePerGas: f.maxFeePerGas,
-        maxPriorityFeePerGas: f.maxPriorityFeePerGas,
-        to: call.to,
-        data: call.data,
-        value: call.value
-      })
-      return { bytes: Buffer.from(bytes.slice(2), "hex") as Uint8Array, nonce, gas: call.gas, maxFeePerGas: f.maxFeePerGas, value: call.value }
-    })
-
   /** The trade's unsigned transaction. */
   const build = (i: HoodTradeBuildInput) => unsigned(i.wallet, hoodTradeCall(router, weth9, i))
 
   /**
-   * Preflights signed bytes (an `eth_call` of the same call from the same sender at the pending
-   * state), then sends them once. A refusal (preflight or the node's) is the trade's failure and
-   * nothing was broadcast; a lost answer is none (the chain decides).
+   * Sends signed bytes once, preflight first (`HoodSender.send`). A refusal (preflight or the
+   * node's) is the trade's failure and nothing was broadcast; a lost answer is none (the chain decides).
    */
   const send = (raw: Hex): Effect.Effect<TradeObservation | undefined> =>
-    Effect.gen(function* () {
-      const tx = parseTransaction(raw)
-      const from = yield* Effect.promise(() => recoverTransactionAddress({ serializedTransaction: raw as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"] }))
-      const preflight = yield* Effect.tryPromise({
-        try: () => pc.call({ account: from, to: tx.to!, data: tx.data!, value: tx.value ?? 0n, gas: tx.gas!, blockTag: "pending" }),
-        catch: (e) => e
-      }).pipe(Effect.either)
-      if (preflight._tag === "Left") {
-        const e = preflight.left
-        // Only a revert is a refusal; a node that could not be asked decides nothing (send anyway: the chain decides).
-        if (isRevert(e)) {
-          return { outcome: "reverted", code: hoodFailureCodeOf(e), error: `the preflight reverted: ${revertReasonOf(e)}` } satisfies TradeObservation
-        }
-      }
-      return yield* Effect.tryPromise({ try: () => pc.sendRawTransaction({ serializedTransaction: raw }), catch: (e) => e }).pipe(
-        Effect.as(undefined),
-        Effect.catchAll((e) => {
-          // An RPC error answer is the node's refusal (nonce used, fee too low): the transaction is not in.
-          if (e instanceof BaseError && e.walk((x) => (x as { name?: string }).name === "RpcRequestError" || (x as { code?: unknown }).code !== undefined) !== null) {
-            return Effect.succeed<TradeObservation>({ outcome: "reverted", code: hoodFailureCodeOf(e), error: `the node refused the transaction: ${revertReasonOf(e)}` })
-          }
-          return Effect.as(Effect.logWarning("Hood trade send: answer lost; the chain decides", e), undefined)
-        })
-      )
-    })
+    Effect.map(sender.send(raw), (refused) =>
+      refused === undefined
+        ? undefined
+        : ({
+            outcome: "reverted",
+            code: hoodFailureCodeOf(refused.cause),
+            error: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : `the node refused the transaction: ${refused.reason}`
+          } satisfies TradeObservation)
+    )
 
   /**
    * Why a mined transaction reverted: its call replayed on the state after its block. A reverted
@@ -420,16 +305,9 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
     Effect.gen(function* () {
       const hash = row.signature as Hash
       const wallet = getAddress(row.wallet)
-      // The mined nonce first: a transaction mined after this read still shows its receipt below.
-      const mined = yield* read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" }))
-      const receipt = yield* read("receipt", (c) =>
-        c.getTransactionReceipt({ hash }).catch((e: unknown) => {
-          // Only "no receipt" is an answer; any other failure is the node's, not the chain's.
-          if (e instanceof TransactionReceiptNotFoundError) return undefined
-          throw e
-        })
-      )
-      if (receipt === undefined) return BigInt(mined) > row.nonce ? ({ outcome: "never_lands" } as const) : ({ outcome: "pending" } as const)
+      const seen = yield* sender.verdict(hash, wallet, row.nonce)
+      if (seen._tag === "NoReceipt") return seen.neverLands ? ({ outcome: "never_lands" } as const) : ({ outcome: "pending" } as const)
+      const receipt = seen.receipt
       if (receipt.status !== "success") {
         const code = yield* revertCodeOf(receipt, hash)
         return { outcome: "reverted", code, error: `the transaction reverted on chain (block ${receipt.blockNumber})` } as const
@@ -438,70 +316,10 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
     })
 
-  /**
-   * Frees the nonce of a trade that was recorded but never reached the node (a crash between the
-   * save and the send, or a send whose answer was lost and never arrived), so its verdict becomes
-   * final: when the wallet's lock is free, the node knows no transaction of that hash, the wallet's
-   * mined and pending nonces both still equal the trade's, and `graceMs` passed since it was
-   * recorded, a zero-value transfer to the wallet itself is sent on that nonce (the usual EVM
-   * cancel). The trade is never sent again: if its own bytes still land somewhere first, the
-   * transfer is the one refused and the receipt settles the trade executed; otherwise the wallet's
-   * mined nonce passes the trade's and it settles `NEVER_LANDED`. Costs 21,000 gas, moves no money.
-   * True when the transfer was sent.
-   */
-  const releaseUnsent = (
-    row: { readonly signature: string; readonly wallet: string; readonly nonce: bigint; readonly createdAtMs: number },
-    sign: (unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>,
-    graceMs: number
-  ): Effect.Effect<boolean> =>
-    Effect.gen(function* () {
-      if ((yield* Effect.clockWith((c) => c.currentTimeMillis)) - row.createdAtMs < graceMs) return false
-      const wallet = getAddress(row.wallet)
-      const released = yield* locks.withWalletIfFree(
-        wallet,
-        Effect.gen(function* () {
-          const known = yield* read("transaction", (c) =>
-            c.getTransaction({ hash: row.signature as Hash }).then(
-              () => true,
-              (e: unknown) => {
-                if (e instanceof TransactionNotFoundError) return false
-                throw e
-              }
-            )
-          )
-          if (known) return false
-          const [mined, pending] = yield* Effect.all([
-            read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" })),
-            read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "pending" }))
-          ])
-          if (BigInt(mined) !== row.nonce || BigInt(pending) !== row.nonce) return false
-          const f = yield* fees
-          const bytes = serializeTransaction({
-            type: "eip1559",
-            chainId: options.chain.id,
-            nonce: Number(row.nonce),
-            gas: HOOD_RELEASE_GAS,
-            maxFeePerGas: f.maxFeePerGas,
-            maxPriorityFeePerGas: f.maxPriorityFeePerGas,
-            to: wallet,
-            value: 0n
-          })
-          const signed = yield* sign(Buffer.from(bytes.slice(2), "hex"))
-          yield* read("release", (c) => c.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex }))
-          yield* Effect.logWarning("Hood trade never reached the node: its nonce released by a zero-value transfer").pipe(
-            Effect.annotateLogs({ wallet, nonce: row.nonce.toString(), trade: row.signature })
-          )
-          return true
-        })
-      )
-      return Option.getOrElse(released, () => false)
-    }).pipe(Effect.catchAll(() => Effect.succeed(false)))
-
   /** A receipt by hash within the bound (the approval a sell waits for). */
-  const receipt = (hash: Hash, timeoutMs: number) =>
-    read("approval receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: timeoutMs }))
+  const receipt = sender.receipt
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, withWallet: locks.withWallet, router, weth9, publicClient: pc }
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, withWallet: sender.withWallet, router, weth9, publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

@@ -32,7 +32,7 @@ export const TransferErrorReason = Schema.Literal(
   "delegation_revoked",
   /** Transfer rail: the embedded wallet's signer refused (policy) or failed. */
   "signing_refused",
-  /** Transfer rail: the asset is not a classic SPL mint on the chain (or the chain is not served yet). */
+  /** Transfer rail: the asset is not a classic SPL mint on Solana, or neither ETH, USDG nor a launched token on Hood. */
   "asset_unsupported",
   /** Transfer rail: the source cannot cover the amount, the network fee and any account it creates (`details`). */
   "insufficient_balance",
@@ -42,6 +42,8 @@ export const TransferErrorReason = Schema.Literal(
   "transfer_failed",
   /** Transfer rail: the chain could not be read; nothing was recorded. */
   "chain_unavailable",
+  /** Transfer rail: this server does not serve the chain (no Hood node configured). */
+  "chain_unsupported",
   /** Storage failed; nothing the rules decided. */
   "storage"
 )

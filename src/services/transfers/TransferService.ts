@@ -1,7 +1,8 @@
 /**
  * The agent transfer rail (spec document 2: 2.1 "Only Withdraw moves funds", "Transaction-limit
- * rules", section 6 `transfer.executed`), main (embedded, server-signed) payer on Solana: SOL,
- * USDC, the platform token and launched SPL tokens.
+ * rules", section 6 `transfer.executed`), main (embedded, server-signed) payer: on Solana SOL,
+ * USDC, the platform token and launched SPL tokens; on Hood ETH, USDG and launched tokens
+ * (`internal/HoodTransferBuild.ts`: the same order, under the wallet's nonce lock).
  *
  * Order of a build, first refusal wins and a refusal records nothing:
  * 1. a known `clientTransferId` is answered from its row (same body: the transfer as it stands,
@@ -23,7 +24,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
+import { getAddress, isAddress } from "viem"
+import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
 import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
+import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
@@ -33,11 +37,13 @@ import type { SpendAttempt } from "../spend/SpendGate.js"
 import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../spend/SpendStore.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { usdOfQuote } from "../spend/SpendValue.js"
-import { addressKey } from "../wallets/ChainKeys.js"
+import { addressKey, type WalletChain } from "../wallets/ChainKeys.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
 import { walletRefusal } from "../wallets/WalletRefusal.js"
+import { makeHoodTransfers, type HoodTransfersOptions } from "./HoodTransfers.js"
+import { makeHoodTransferBuild } from "./internal/HoodTransferBuild.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, SYSTEM_ACCOUNT_MIN, TOKEN_ACCOUNT_RENT } from "./SolanaTransfers.js"
-import { makeTransferRunner, type TransferKey, stateOf } from "./TransferAttempt.js"
+import { makeTransferRunner, type TransferChainPort, type TransferKey, stateOf } from "./TransferAttempt.js"
 import { type TransferError, transferError } from "./TransferError.js"
 import { step } from "./TransferMachine.js"
 import { classifyDestination, type OwnWallet } from "./TransferRules.js"
@@ -52,8 +58,8 @@ export interface TransferCaller {
 
 export interface TransferInput {
   readonly clientTransferId: string
-  readonly chain: "solana"
-  /** `sol`, `usdc`, `svc` or an SPL mint address. */
+  readonly chain: "solana" | "hood"
+  /** Solana: `sol`, `usdc`, `svc` or an SPL mint address. Hood: `eth`, `usdg` or a launched token's address (EIP-55). */
   readonly asset: string
   readonly amountRaw: bigint
   readonly to: string
@@ -63,7 +69,7 @@ export interface TransferInput {
 export interface TransferView {
   readonly status: "ready" | "sending" | "confirmed"
   readonly clientTransferId: string
-  readonly chain: "solana"
+  readonly chain: "solana" | "hood"
   readonly asset: string
   readonly amountRaw: string
   readonly from: string
@@ -78,6 +84,8 @@ export interface TransferView {
 
 export interface TransferServiceOptions {
   readonly solanaRpcUrl: string
+  /** The Hood node and contracts; absent: Hood transfers are refused (`chain_unsupported`). */
+  readonly hood?: HoodTransfersOptions
   readonly provider: WalletProviderShape
   readonly events: AccountEventsShape
   /** USD prices for the spend gate; absent: a key with a USD cap is refused `limit_unavailable`. */
@@ -92,6 +100,13 @@ export interface TransferServiceOptions {
 export const requestHashOf = (i: TransferInput): string =>
   createHash("sha256").update(JSON.stringify([i.chain, i.asset, i.amountRaw.toString(), i.to])).digest("hex")
 
+/** Hood addresses in their EIP-55 form (the hash, the row and the event carry it), whatever case the request used; anything else as sent. */
+export const normalized = (i: TransferInput): TransferInput => {
+  if (i.chain !== "hood") return i
+  const evm = (a: string) => (isAddress(a, { strict: false }) ? getAddress(a.toLowerCase()) : a)
+  return { ...i, to: evm(i.to), asset: i.asset === "eth" || i.asset === "usdg" ? i.asset : evm(i.asset) }
+}
+
 const NAMED_MINTS: Readonly<Record<string, string | null>> = { sol: null, usdc: USDC_MINT, svc: SVC_MINT }
 
 const storage = storageFailure("transfers", () => transferError("storage", "Internal error; nothing was recorded"))
@@ -102,12 +117,19 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     const nowMs = options.nowMs ?? Date.now
     const provider = options.provider
     const solana = makeSolanaTransfers(options.solanaRpcUrl)
+    const hood = options.hood === undefined ? undefined : makeHoodTransfers(options.hood)
+    const hoodPort = hood?.port((accountId, bytes) => provider.signWithEmbedded(accountId, "evm", bytes))
+    /** A Hood row on a server without a Hood node (configured before a restart): never sent, left `sending` until a server with the node settles it. */
+    const hoodOff: TransferChainPort = {
+      send: () => Effect.fail({ message: "this server does not run Hood transfers" }),
+      observe: () => Effect.fail({ message: "this server does not run Hood transfers" })
+    }
     const store = makeTransferStore(sql, options.events, nowMs)
     const runner = makeTransferRunner({
       sql,
       leases: options.leases ?? makeRowLeases(sql),
       store,
-      chainOf: () => solana.port,
+      chainOf: (chain) => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff)),
       confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
       pollIntervalMs: options.pollIntervalMs ?? 500
     })
@@ -117,7 +139,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     const viewOf = (r: TransferRow, replay: boolean): TransferView => ({
       status: r.state === "confirmed" ? "confirmed" : "sending",
       clientTransferId: r.clientTransferId,
-      chain: "solana",
+      chain: r.chain,
       asset: r.asset,
       amountRaw: r.amountRaw.toString(),
       from: r.from,
@@ -145,21 +167,31 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       return Effect.succeed(viewOf(row, replay))
     }
 
-    const ownWallets = (accountId: string, embedded: string) =>
+    const ownWallets = (accountId: string, embedded: string, chain: WalletChain = "solana") =>
       Effect.map(
         sql<{ id: string; address_key: string; kind: "linked" | "imported" | "tee" }>`
-          SELECT id, address_key, kind FROM wallets WHERE account_id = ${accountId} AND chain = 'solana' AND revoked_at IS NULL ORDER BY seq LIMIT 1000`,
+          SELECT id, address_key, kind FROM wallets WHERE account_id = ${accountId} AND chain = ${chain} AND revoked_at IS NULL ORDER BY seq LIMIT 1000`,
         (rows): ReadonlyArray<OwnWallet> => [
-          { addressKey: addressKey("solana", embedded), kind: "embedded", walletId: null },
+          { addressKey: addressKey(chain, embedded), kind: "embedded", walletId: null },
           ...rows.map((r) => ({ addressKey: r.address_key, kind: r.kind, walletId: r.id }))
         ]
       )
 
-    const approvedId = (accountId: string, to: string) =>
+    const approvedId = (accountId: string, to: string, chain: WalletChain = "solana") =>
       Effect.map(
         sql<{ id: string }>`
-          SELECT id FROM withdrawal_addresses WHERE account_id = ${accountId} AND chain = 'solana' AND address_key = ${addressKey("solana", to)} AND revoked_at IS NULL`,
+          SELECT id FROM withdrawal_addresses WHERE account_id = ${accountId} AND chain = ${chain} AND address_key = ${addressKey(chain, to)} AND revoked_at IS NULL`,
         (rows) => rows[0]?.id ?? null
+      )
+
+    /** The account's embedded wallet on `chain`, its agent access approved and live. */
+    const embeddedOf = (accountId: string, chain: WalletChain) =>
+      provider.resolveDelegation(accountId, chain).pipe(
+        Effect.catchTag("WalletProviderError", (e) => {
+          const r = walletRefusal(e)
+          const reason = r.reason === "not_embedded" ? "wallet_not_embedded" : r.reason === "not_delegated" ? "wallet_not_delegated" : r.reason === "delegation_revoked" ? "delegation_revoked" : "signing_refused"
+          return Effect.fail(transferError(reason, r.message, { retryable: r.retryable }))
+        })
       )
 
     /** What the spend gate weighs: the amount out of the embedded wallet, valued in USD (launched tokens have no price here). */
@@ -181,8 +213,28 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         yield* withSql(releaseSpend(reservationId))
       }).pipe(Effect.catchAll((e) => Effect.logWarning("transfer: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
 
-    const build = (caller: TransferCaller, input: TransferInput): Effect.Effect<TransferView, TransferError | SpendError> =>
+    const hoodBuild =
+      hood === undefined
+        ? undefined
+        : makeHoodTransferBuild({
+            hood,
+            store,
+            runner,
+            provider,
+            nowMs,
+            embeddedOf,
+            ownWallets,
+            approvedId,
+            gateInput,
+            releaseUnrecorded,
+            answer,
+            withSql,
+            chainDown
+          })
+
+    const build = (caller: TransferCaller, request: TransferInput): Effect.Effect<TransferView, TransferError | SpendError> =>
       Effect.gen(function* () {
+        const input = normalized(request)
         const requestHash = requestHashOf(input)
         const existing = yield* store.get(caller.accountId, input.clientTransferId)
         if (existing !== undefined) return yield* answer(existing, requestHash, true)
@@ -190,13 +242,11 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         if (caller.embeddedWallet !== "allowed") {
           return yield* transferError("embedded_wallet_not_permitted", "This key may not use the embedded wallet (embeddedWallet is denied)")
         }
-        const embedded = yield* provider.resolveDelegation(caller.accountId, "solana").pipe(
-          Effect.catchTag("WalletProviderError", (e) => {
-            const r = walletRefusal(e)
-            const reason = r.reason === "not_embedded" ? "wallet_not_embedded" : r.reason === "not_delegated" ? "wallet_not_delegated" : r.reason === "delegation_revoked" ? "delegation_revoked" : "signing_refused"
-            return Effect.fail(transferError(reason, r.message, { retryable: r.retryable }))
-          })
-        )
+        if (input.chain === "hood") {
+          if (hoodBuild === undefined) return yield* transferError("chain_unsupported", "This server does not run Hood transfers (no Hood node is configured)")
+          return yield* hoodBuild(caller, input, requestHash)
+        }
+        const embedded = yield* embeddedOf(caller.accountId, "solana")
         const from = embedded.address
 
         const mint = input.asset in NAMED_MINTS ? NAMED_MINTS[input.asset]! : input.asset
@@ -334,4 +384,12 @@ export const layer = (
       const prices = yield* PriceSource
       return yield* makeTransferService({ ...options, provider, events, prices })
     })
+  )
+
+/** The service on this server's chains: the Solana node, and the Hood node with its factory and USDG. */
+export const endpointsLayer: Layer.Layer<TransferService, never, SqlClient.SqlClient | WalletProvider | AccountEvents | PriceSource | SolanaEndpoints | HoodEndpoints> =
+  Layer.unwrapEffect(
+    Effect.map(Effect.all([SolanaEndpoints, HoodEndpoints]), ([solana, hood]) =>
+      layer({ solanaRpcUrl: solana.rpcUrl, hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, usdg: hood.addresses.usdg } })
+    )
   )

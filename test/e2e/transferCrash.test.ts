@@ -1,0 +1,152 @@
+/**
+ * A transfer survives `kill -9` on both chains (issue 30): the Solana localnet and the Hood node
+ * run in their own processes, one engine follows both, a Withdraw key (issued over HTTP by the
+ * owner's session) sends a Solana and a Hood transfer from the embedded wallets to an approved
+ * withdrawal address, one chain at a time, and the engine is killed with SIGKILL as soon as the
+ * transfer is recorded (its send may or may not have left; slots of 400 ms and blocks of 250 ms
+ * leave it unconfirmed then). A new engine on the same data directory settles each
+ * from the chain, never sending it again: confirmed once (the destination holds exactly the amount)
+ * or, when the kill came before the send, failed with nothing moved (Solana: its blockhash
+ * expired; Hood: its nonce released by a zero-value transfer 60 s after it was recorded). A repeat
+ * of the same request answers the stored outcome and sends nothing.
+ */
+import { address, createSolanaRpc, getBase58Decoder, lamports } from "@solana/kit"
+import { type Address, createPublicClient, createWalletClient, http } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { LevelScopes } from "../../src/services/keys/Scopes.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { localCredentials, uploadImage } from "../support/launchClient.js"
+import {
+  hoodEnv,
+  keyCall,
+  solanaLaunchEnv,
+  type Standalone,
+  type StandaloneHood,
+  type StandaloneSolana,
+  startStandaloneHood,
+  startStandaloneSolana
+} from "../support/standaloneChains.js"
+
+let solanaNode: Standalone<StandaloneSolana>
+let hoodNode: Standalone<StandaloneHood>
+let engine: Engine
+let dataDir: string
+let withdrawKey: string
+let session: string
+const solanaOut = getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))
+const hoodOut = privateKeyToAccount(generatePrivateKey()).address
+
+const start = (): Promise<Engine> =>
+  startEngine({
+    env: { ...solanaLaunchEnv(solanaNode.info), ...hoodEnv(hoodNode.info) },
+    args: ["--quiet"],
+    readyTimeoutMs: 300_000,
+    ...(dataDir !== undefined ? { dataDir } : {})
+  })
+const call = keyCall(
+  () => engine.url,
+  () => withdrawKey
+)
+const owner = async (method: string, route: string, body: unknown) => {
+  const res = await fetch(`${engine.url}${route}`, { method, headers: { authorization: `Bearer ${session}`, "content-type": "application/json" }, body: JSON.stringify(body) })
+  return { status: res.status, body: (await res.json()) as any }
+}
+const solanaRpc = () => createSolanaRpc(solanaNode.info.rpcUrl)
+const hoodClient = () => createPublicClient({ transport: http(hoodNode.info.rpcUrl) })
+const held = async (chain: "solana" | "hood"): Promise<bigint> =>
+  chain === "solana" ? (await solanaRpc().getBalance(address(solanaOut), { commitment: "confirmed" }).send()).value : hoodClient().getBalance({ address: hoodOut })
+
+beforeAll(async () => {
+  ;[solanaNode, hoodNode] = await Promise.all([startStandaloneSolana({ LOCALNET_SLOT_MS: "400" }), startStandaloneHood({ HOOD_LOCALNET_BLOCK_MS: "250" })])
+  engine = await start()
+  dataDir = engine.dataDir
+  const creds = localCredentials(dataDir)
+  session = creds.sessionToken
+  // The embedded wallets: what a launch's dry run names as its paying wallet on each chain.
+  const launchKey = creds.agentKey
+  const probe = keyCall(
+    () => engine.url,
+    () => launchKey
+  )
+  const imageUrl = await uploadImage(engine, launchKey)
+  const solanaWallet = (await probe("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
+  const hoodWallet = (await probe("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe-h", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl })).body
+    .launchWallet as Address
+  await solanaRpc().requestAirdrop(address(solanaWallet), lamports(5_000_000_000n)).send()
+  const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hoodNode.info.rpcUrl) })
+  await hoodClient().waitForTransactionReceipt({ hash: await dev.sendTransaction({ to: hoodWallet, value: 10n ** 19n, chain: null }) })
+  await eventually(async () => (await solanaRpc().getBalance(address(solanaWallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
+  // The owner issues a Withdraw key and approves one withdrawal address per chain.
+  const issued = await owner("POST", "/api/v1/agent/keys", { scopes: LevelScopes.readwritetransfer, embeddedWallet: "allowed", label: "withdraw" })
+  expect(issued.status).toBe(200)
+  withdrawKey = issued.body.key as string
+  expect((await owner("POST", "/api/v1/agent/withdrawal-addresses", { chain: "solana", address: solanaOut })).status).toBe(200)
+  expect((await owner("POST", "/api/v1/agent/withdrawal-addresses", { chain: "evm", address: hoodOut })).status).toBe(200)
+}, 600_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGKILL")
+  engine?.cleanup()
+  solanaNode?.stop()
+  hoodNode?.stop()
+})
+
+const transferRow = async (id: string) => {
+  const r = await call("GET", "/api/v1/agent/transactions?kind=transfer&limit=100")
+  return r.status === 200 ? (r.body.transactions as Array<{ id: string; status: string; signature: string; chain: string }>).filter((t) => t.id === id) : []
+}
+
+const cases = [
+  { chain: "solana" as const, body: { clientTransferId: `xfer-crash-sol-${process.pid}`, chain: "solana", asset: "sol", amountRaw: "123456789", to: solanaOut } },
+  { chain: "hood" as const, body: { clientTransferId: `xfer-crash-hood-${process.pid}`, chain: "hood", asset: "eth", amountRaw: "987654321987654321", to: hoodOut } }
+]
+
+describe("kill -9 during a transfer, on both chains", () => {
+  it.each(cases)("$chain: killed once recorded, the restarted engine settles the transfer once from the chain; the destination holds exactly what the record says", async (c) => {
+    expect(await held(c.chain)).toBe(0n)
+    const sent = fetch(`${engine.url}/api/v1/agent/transfer/build`, {
+      method: "POST",
+      headers: { "x-api-key": withdrawKey, "content-type": "application/json" },
+      body: JSON.stringify(c.body)
+    }).then(
+      (r) => r.status,
+      () => "reset" as const
+    )
+    // Recorded (`sending` is saved before its one send): the kill comes now.
+    const seen = await eventually(
+      async () => {
+        const r = await transferRow(c.body.clientTransferId)
+        return r.length === 1 ? r[0]!.status : undefined
+      },
+      { what: `the ${c.chain} transfer recorded`, intervalMs: 2, deadlineMs: 60_000, detail: () => engine.output().slice(-3000) }
+    )
+    await engine.stop("SIGKILL")
+    console.info(`${c.chain}: killed with the transfer ${seen}`)
+    await sent
+
+    engine = await start()
+    const settled = await eventually(
+      async () => {
+        const r = await transferRow(c.body.clientTransferId)
+        return r.length === 1 && r[0]!.status !== "sending" ? r[0]! : undefined
+      },
+      { what: `the ${c.chain} transfer to settle after the restart`, deadlineMs: 180_000, intervalMs: 200, detail: () => engine.output().slice(-3000) }
+    )
+    console.info(`${c.chain}: settled ${settled.status}`)
+    const replay = await call("POST", "/api/v1/agent/transfer/build", c.body)
+    if (settled.status === "confirmed") {
+      expect(await held(c.chain)).toBe(BigInt(c.body.amountRaw))
+      expect(replay).toMatchObject({ status: 200, body: { status: "confirmed", replay: true, signature: settled.signature } })
+    } else {
+      expect(settled.status).toBe("failed")
+      expect(await held(c.chain)).toBe(0n)
+      expect(replay).toMatchObject({ status: 409, body: { error: { code: "IDEMPOTENCY_CONFLICT", reason: "failed" } } })
+    }
+    // Never sent again: one record, and the balance stays what it settled at.
+    expect(await transferRow(c.body.clientTransferId)).toHaveLength(1)
+    expect(await held(c.chain)).toBe(settled.status === "confirmed" ? BigInt(c.body.amountRaw) : 0n)
+  }, 600_000)
+})
