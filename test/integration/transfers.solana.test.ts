@@ -79,9 +79,11 @@ const solanaAddress = () => getBase58Decoder().decode(crypto.getRandomValues(new
 beforeAll(async () => {
   h = await startWalletHarness()
   scope = await Effect.runPromise(Scope.make())
-  const net = Context.get(await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true }), scope)), SolanaLocalnet)
+  const net = Context.get(await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true, ledger: { blockhashValiditySlots: 750 } }), scope)), SolanaLocalnet)
   ledger = net.ledger
   rpcUrl = net.rpcUrl
+  // 20 ms slots: a blockhash lives 750 of them (15 s), as in trade.solana, so 50 concurrent builds on
+  // a loaded machine still send before theirs expires (150 slots, 3 s, failed them all there).
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
   const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
@@ -296,6 +298,8 @@ describe("a process that died mid-transfer (recovery by another process's pass)"
     const meanwhile = await run(transfers.build(caller, input))
     expect(meanwhile._tag === "Right" && meanwhile.right).toMatchObject({ status: "sending", signature, replay: true })
     expect(await Effect.runPromise(transfers.recover)).toBe(1)
+    // Past the blockhash's 750 slots at once, not by the 20 ms ticker (a loaded machine slows it).
+    for (let i = 0; i < 760; i++) ledger.advanceSlot()
     await eventually(async () => (await stateOfRow("t-crash-unsent")) === "failed", { what: "the unsent transfer settles failed", deadlineMs: 45_000 })
     expect(lamports(tee.address)).toBe(before.tee)
     expect(lamports(main)).toBe(before.main)
