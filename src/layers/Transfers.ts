@@ -1,0 +1,21 @@
+/** The agent transfer rail (Solana, embedded payer), on the one attempt runner, with its recovery (`Recovery.ts`). */
+import { Effect, Layer } from "effect"
+import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
+import * as TransferModule from "../services/transfers/TransferService.js"
+import { recoveryPass } from "./Recovery.js"
+
+const serviceLayer = Layer.unwrapEffect(Effect.map(SolanaEndpoints, (endpoints) => TransferModule.layer({ solanaRpcUrl: endpoints.rpcUrl })))
+
+const recovery = Layer.scopedDiscard(
+  Effect.flatMap(TransferModule.TransferService, (transfers) =>
+    recoveryPass({
+      what: "transfers",
+      pass: transfers.recover,
+      started: (n) => `settling ${n} transfers a previous run left in flight`,
+      swept: (n) => `settling ${n} transfers whose owner's lease ended`
+    })
+  )
+)
+
+/** The transfer service from the endpoints, with its recovery. */
+export const layerConfig = recovery.pipe(Layer.provideMerge(serviceLayer))
