@@ -1,5 +1,5 @@
 /**
- * The route table both bench servers serve: the routes `src/main.ts` mounts (launch
+ * The route table both bench servers serve: the routes `src/MainApi.ts` mounts (launch
  * configuration, plans, probes, OpenAPI, and the market reads over an index of 1,000 synthetic
  * markets), built the same way but with no storage, so `/readyz` has no checks. One table, two servers: any difference measured is the server's.
  */

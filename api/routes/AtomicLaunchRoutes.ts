@@ -123,7 +123,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) =>
-      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? answer.body : answer.result)))
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? { success: true, ...answer.view } : answer.result)))
   })
 
   const submit = route({
@@ -170,7 +170,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
       404: { description: "JOB_NOT_FOUND: unknown or another account's bundleId" }
     },
     authenticate: reader,
-    handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((record) => json(200, record)))
+    handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((bundle) => json(200, { success: true, bundle })))
   })
 
   return [build, submit, read]

@@ -13,7 +13,7 @@ import { type ApiError, apiError } from "../../src/domain/ApiError.js"
 import { uploadBodyBytesMax, uploadBytes } from "../../src/services/images/UploadBody.js"
 import type { ImageServiceShape } from "../../src/services/images/ImageService.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import type { HeadlessCaller, HeadlessLaunchShape } from "../../src/services/launch/HeadlessLaunch.js"
+import type { HeadlessCaller, HeadlessLaunchShape, LaunchJobView } from "../../src/services/launch/HeadlessLaunch.js"
 import type { LaunchRef } from "../../src/services/launch/LaunchLedger.js"
 import { fromImage, fromRequest, type LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLaunchRequest.js"
@@ -35,7 +35,7 @@ export interface LaunchRoutesOptions {
   readonly images: ImageServiceShape
   readonly settings: LaunchRequestSettings
   /** A self-signed launch's job (2.7, with a Hood TEE build's `operation`); undefined when the id names none. */
-  readonly selfJob: (ref: LaunchRef) => Effect.Effect<Record<string, unknown> | undefined, LaunchError>
+  readonly selfJob: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
 }
 
 /** Launch bodies are small; images travel by URL. */
@@ -210,7 +210,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
           (e) => Effect.flatMap(options.selfJob(ref), (record) => (record === undefined ? Effect.fail(e) : Effect.succeed(record)))
         )
       )
-      return mapFailure(either).pipe(Effect.map((record) => json(200, record)))
+      return mapFailure(either).pipe(Effect.map((job) => json(200, { success: true, job })))
     }
   })
 

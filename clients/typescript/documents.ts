@@ -1,5 +1,5 @@
 /**
- * Both services' route tables as the composition roots mount them (`src/main.ts`: every main
+ * Both services' route tables as the composition roots mount them (`src/MainApi.ts`: every main
  * route, the launch, self-signed, atomic, staking, trade, order, transfer and fee rails included; `src/DataService.ts`:
  * the tape with the lab, the reads, personal routes and strategies), built with dependencies
  * no construction reads: the OpenAPI documents the typed client is generated from

@@ -31,7 +31,7 @@ const LAYERS: ReadonlyArray<LayerDef> = [
   { name: "services", rank: 4, holds: ["src/services"] },
   { name: "api", rank: 5, holds: ["api"] },
   // The composition root and what only it starts: configuration, the simulations, the data service's wiring.
-  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/DataService.ts", "src/config", "src/sim"] }
+  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/DataService.ts", "src/MainApi.ts", "src/layers", "src/config", "src/sim"] }
 ]
 
 /** The folders scanned for source modules. */

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document cannot drift from what the router enforces: every route of both services'
- * tables is built with `route()` (the main service's as `src/main.ts` composes it, accounts, keys,
+ * tables is built with `route()` (the main service's as `src/MainApi.ts` composes it, accounts, keys,
  * wallets and webhooks included; the market-data service's as `src/DataService.ts` composes it:
  * the tape and the strategy lab, the reads, personal routes and strategies), and the document's
  * parameters are exactly the declared `Param`s (names, location, required, schema) and its request body is the

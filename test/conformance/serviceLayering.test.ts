@@ -26,10 +26,7 @@ const ALLOWED: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   "src/services/launch/headless/HeadlessRules.ts": ["envelope"],
   "src/services/launch/hoodSelf/HoodSelfBuilds.ts": ["envelope"],
   "src/services/launch/hoodSelf/HoodSelfOperation.ts": ["envelope"],
-  "src/services/launch/SelfLaunch.ts": ["envelope"],
   "src/services/launch/solanaSelf/SolanaSelfRules.ts": ["envelope"],
-  "src/services/launch/atomic/AtomicReads.ts": ["envelope"],
-  "src/services/launch/atomic/AtomicRules.ts": ["envelope"],
   "src/services/launch/internal/LaunchRecords.ts": ["envelope"]
 }
 

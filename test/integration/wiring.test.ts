@@ -1,6 +1,6 @@
 /**
  * The three subsystems wired together as the engine runs them (`Stack.layer` +
- * `accountStackApi`, the same code `src/main.ts` uses), over real HTTP (uWS) and PGlite:
+ * `accountStackApi`, the same code `src/MainApi.ts` uses), over real HTTP (uWS) and PGlite:
  *
  * - wallet routes authenticate through the real key and owner auth (a key issued by the key
  *   route works on a wallet route; scopes, credential kinds and revocation hold; an owner's plan

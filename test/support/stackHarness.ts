@@ -1,6 +1,6 @@
 /**
  * The accounts, keys, wallets, transfers and webhooks stack as the engine wires it (`Stack.layer`
- * + `accountStackApi`, the code `src/main.ts` runs), served over uWS on PGlite, with the helpers
+ * + `accountStackApi`, the code `src/MainApi.ts` runs), served over uWS on PGlite, with the helpers
  * the transfer suites share: accounts with sessions, delegation, keys issued through the key
  * route, device tokens through the device flow, linked EVM wallets proven by a real signature,
  * and a webhook endpoint so outbox rows are written. DNS for the public-target check is a fixed

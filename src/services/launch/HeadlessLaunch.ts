@@ -63,6 +63,8 @@ import type { LaunchError } from "./LaunchError.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
 import { SolanaLaunch, type SolanaLaunchShape } from "./SolanaLaunch.js"
+import type { LaunchJobView } from "./internal/LaunchRecords.js"
+export type { LaunchJobView }
 
 export { LAUNCH_LEASE_KIND, launchLeaseKey } from "./headless/HeadlessAttemptStore.js"
 
@@ -91,7 +93,7 @@ export interface HeadlessLaunchShape {
   readonly dryRun: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<Record<string, unknown>, LaunchError>
   readonly launch: (caller: HeadlessCaller, request: LaunchRequest) => Effect.Effect<LaunchOutcome, LaunchError>
   /** The job record (2.7); a foreign or unknown id is `job_not_found`. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView, LaunchError>
   /** Carries the in-flight headless rows a previous process left to a settled state (in the background); returns how many. */
   readonly resumeInFlight: Effect.Effect<number, LaunchError>
 }

@@ -4,12 +4,14 @@
  * on this account. `api/routes/LaunchRoutes.ts` asks it when the headless read finds no job.
  */
 import { Effect } from "effect"
-import type { AtomicLaunchShape } from "./atomic/AtomicLaunch.js"
+import type { LaunchJobView } from "./internal/LaunchRecords.js"
 import type { LaunchRef } from "./LaunchLedger.js"
 import type { LaunchError } from "./LaunchError.js"
-import type { SelfLaunchShape } from "./SelfLaunch.js"
 
 export const selfOrAtomicJob =
-  (self: Pick<SelfLaunchShape, "job">, atomic: Pick<AtomicLaunchShape, "job">) =>
-  (ref: LaunchRef): Effect.Effect<Record<string, unknown> | undefined, LaunchError> =>
+  <A = LaunchJobView>(
+    self: { readonly job: (ref: LaunchRef) => Effect.Effect<A | undefined, LaunchError> },
+    atomic: { readonly job: (ref: LaunchRef) => Effect.Effect<A | undefined, LaunchError> }
+  ) =>
+  (ref: LaunchRef): Effect.Effect<A | undefined, LaunchError> =>
     Effect.flatMap(self.job(ref), (record) => (record !== undefined ? Effect.succeed(record) : atomic.job(ref)))

@@ -10,7 +10,7 @@ import { MATRIX_VERSION } from "../../domain/Economics.js"
 import type { HoodOperation } from "./HoodOperation.js"
 import { HoodSelfLaunch, type HoodSelfBuild, type HoodSelfLaunchShape } from "./HoodSelfLaunch.js"
 import { launchStorage } from "./internal/LaunchGates.js"
-import { jobRecord } from "./internal/LaunchRecords.js"
+import { jobRecord, type LaunchJobView } from "./internal/LaunchRecords.js"
 import { readBuild } from "./internal/SelfBuilds.js"
 import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
@@ -29,7 +29,7 @@ export interface SelfConfirmBody {
 
 export type SelfBuildAnswer =
   /** The unsigned artifacts (or a Hood TEE operation). */
-  | { readonly _tag: "Built"; readonly body: Record<string, unknown> }
+  | { readonly _tag: "Built"; readonly view: SelfBuildView }
   /** Same id and body already confirmed: the launch result. */
   | { readonly _tag: "Replay"; readonly result: StoredResult }
 
@@ -39,14 +39,16 @@ export interface SelfLaunchShape {
   /** 200 confirmed result, or a Hood TEE operation's next state. */
   readonly confirm: (caller: SelfCaller, body: SelfConfirmBody) => Effect.Effect<StoredResult, LaunchError>
   /** The job record (2.7) of a self-signed row; undefined when the id names no self-signed launch of this account. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<Record<string, unknown> | undefined, LaunchError>
+  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
 }
 
 export class SelfLaunch extends Context.Tag("curvestream/SelfLaunch")<SelfLaunch, SelfLaunchShape>() {}
 
-/** The wire body of a Solana build. */
-export const solanaBuildBody = (b: SelfBuild): Record<string, unknown> => ({
-  success: true,
+/** A self-signed build's answer (launch spec 2.3), which the route sends inside its envelope. */
+export type SelfBuildView = ReturnType<typeof solanaBuildBody> | ReturnType<typeof hoodBuildBody>
+
+/** The answer of a Solana build. */
+export const solanaBuildBody = (b: SelfBuild) => ({
   clientLaunchId: b.clientLaunchId,
   chain: "solana",
   transaction: b.transaction,
@@ -58,9 +60,8 @@ export const solanaBuildBody = (b: SelfBuild): Record<string, unknown> => ({
   matrixVersion: MATRIX_VERSION
 })
 
-/** The wire body of a Hood build: the `createCurve` leg, the fee leg, and a TEE wallet's operation. */
-export const hoodBuildBody = (b: HoodSelfBuild): Record<string, unknown> => ({
-  success: true,
+/** The answer of a Hood build: the `createCurve` leg, the fee leg, and a TEE wallet's operation. */
+export const hoodBuildBody = (b: HoodSelfBuild) => ({
   clientLaunchId: b.clientLaunchId,
   chain: "hood",
   transaction: b.transaction,
@@ -81,8 +82,8 @@ export const make = (deps: { readonly solana: SolanaSelfLaunchShape; readonly ho
 
     const build: SelfLaunchShape["build"] = (caller, body) =>
       body.request.chain === "solana"
-        ? Effect.map(solana.build(caller, body), (o) => (o._tag === "Built" ? { _tag: "Built", body: solanaBuildBody(o.build) } : o))
-        : Effect.map(hood.build(caller, body), (o) => (o._tag === "Built" ? { _tag: "Built", body: hoodBuildBody(o.build) } : o))
+        ? Effect.map(solana.build(caller, body), (o) => (o._tag === "Built" ? { _tag: "Built", view: solanaBuildBody(o.build) } : o))
+        : Effect.map(hood.build(caller, body), (o) => (o._tag === "Built" ? { _tag: "Built", view: hoodBuildBody(o.build) } : o))
 
     const dryRun: SelfLaunchShape["dryRun"] = (caller, body) => (body.request.chain === "solana" ? solana.dryRun(caller, body) : hood.dryRun(caller, body))
 

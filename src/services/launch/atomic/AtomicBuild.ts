@@ -135,7 +135,7 @@ export const makeAtomicBuild = (b: AtomicBundles, payers: AtomicPayers) => {
       if (admitted._tag === "Replay") return { _tag: "Replay", result: admitted.result ?? {} } satisfies AtomicBuildAnswer
       const row2 = yield* load(bundleId)
       if (row2 === undefined) return yield* Effect.dieMessage(`AtomicLaunch: bundle ${bundleId} not found after its build committed`)
-      return { _tag: "Built", body: buildBody(row2) } satisfies AtomicBuildAnswer
+      return { _tag: "Built", view: buildBody(row2) } satisfies AtomicBuildAnswer
     })
 
   return { build }

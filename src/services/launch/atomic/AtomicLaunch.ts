@@ -52,7 +52,9 @@ import { makeAtomicPayers } from "./AtomicPayers.js"
 import { makeAtomicReads } from "./AtomicReads.js"
 import { makeAtomicSubmit } from "./AtomicSubmit.js"
 import type { StoredBundleBuild } from "./BundleResume.js"
-import type { SubmitOutcome } from "./BundleViews.js"
+import type { BundleView, SubmitOutcome } from "./BundleViews.js"
+import type { AtomicBuildView } from "./AtomicRules.js"
+import type { LaunchJobView } from "../internal/LaunchRecords.js"
 
 
 /** Who builds: the key's account, the key, and what the gates read from them. */
@@ -76,7 +78,7 @@ export interface AtomicSubmitInput {
 }
 
 export type AtomicBuildAnswer =
-  | { readonly _tag: "Built"; readonly body: Record<string, unknown> }
+  | { readonly _tag: "Built"; readonly view: AtomicBuildView }
   /** Same id and body already confirmed: the stored launch result. */
   | { readonly _tag: "Replay"; readonly result: StoredResult }
 
@@ -86,9 +88,9 @@ export interface AtomicLaunchShape {
   readonly build: (caller: AtomicCaller, body: AtomicLaunchBody) => Effect.Effect<AtomicBuildAnswer, LaunchError>
   readonly submit: (caller: AtomicCaller, input: AtomicSubmitInput) => Effect.Effect<AtomicSubmitAnswer, LaunchError>
   /** Spec 2.8; unknown or foreign id: `JOB_NOT_FOUND`. */
-  readonly bundle: (accountId: string, bundleId: string) => Effect.Effect<Record<string, unknown>, LaunchError>
+  readonly bundle: (accountId: string, bundleId: string) => Effect.Effect<BundleView, LaunchError>
   /** The job record (2.7) of an atomic row, with its newest `bundleId`; undefined when the id names none. */
-  readonly job: (ref: LaunchRef) => Effect.Effect<Record<string, unknown> | undefined, LaunchError>
+  readonly job: (ref: LaunchRef) => Effect.Effect<LaunchJobView | undefined, LaunchError>
   /**
    * Carries every unsettled bundle on under its lease: expires stale builds, settles sent or
    * landed ones from the chain, and settles a submit whose driver is gone (its lease ended).

@@ -4,13 +4,13 @@
  * expire, sent or landed ones settle from the chain, a submit whose driver is gone is settled.
  */
 import { Clock, Effect } from "effect"
-import { jobRecord } from "../internal/LaunchRecords.js"
+import { jobRecord, type LaunchJobView } from "../internal/LaunchRecords.js"
 import type { LaunchRef } from "../LaunchLedger.js"
 import type { LaunchError } from "../LaunchError.js"
 import type { AtomicBundles } from "./AtomicBundles.js"
 import { decodeBuild, identity } from "./AtomicRules.js"
 import { findBundleOfAttempt, unsettledBundles } from "./BundleStore.js"
-import { bundleRecord } from "./BundleViews.js"
+import { bundleRecord, type BundleView } from "./BundleViews.js"
 
 export const makeAtomicReads = (b: AtomicBundles) => {
   const { withSql, runner, stored, notFound, load, drive, settle } = b
@@ -18,14 +18,14 @@ export const makeAtomicReads = (b: AtomicBundles) => {
 
   // ---- reads -------------------------------------------------------------------------------
 
-  const bundle = (accountId: string, bundleId: string): Effect.Effect<Record<string, unknown>, LaunchError> =>
+  const bundle = (accountId: string, bundleId: string): Effect.Effect<BundleView, LaunchError> =>
     Effect.gen(function* () {
       const row = yield* load(bundleId)
       if (row === undefined || row.accountId !== accountId) return yield* notFound()
-      return { success: true, bundle: bundleRecord(identity(row), row.state) }
+      return bundleRecord(identity(row), row.state)
     })
 
-  const job = (ref: LaunchRef): Effect.Effect<Record<string, unknown> | undefined, LaunchError> =>
+  const job = (ref: LaunchRef): Effect.Effect<LaunchJobView | undefined, LaunchError> =>
     Effect.gen(function* () {
       const row = yield* ledger.get(ref).pipe(stored("reading the job"))
       if (row === undefined || row.path !== "atomic") return undefined

@@ -38,7 +38,7 @@ export const makeAtomicRepeat = (b: AtomicBundles) => {
       if (s.phase === "built") {
         const view = yield* solana.mintView(bundle.mint)
         const live = nowMs < bundle.expiresAtMs && view._tag === "Read" && view.blockHeight < bundle.build.lastValidBlockHeight
-        if (live) return { _tag: "Built", body: buildBody(bundle) } satisfies AtomicBuildAnswer
+        if (live) return { _tag: "Built", view: buildBody(bundle) } satisfies AtomicBuildAnswer
         // Nothing was signed for it and its transactions cannot land (or cannot be told to): replaced.
         yield* drive(bundle.bundleId, inProgress(), Effect.flatMap(ioOf(bundle), (io) => runner!.apply(s, { _tag: "Supersede", atMs: nowMs }, io)).pipe(stored("superseding the bundle")))
         return "rebuild" as const

@@ -51,9 +51,11 @@ export const identity = (row: BundleRow<AtomicStoredBuild>): BundleIdentity => (
   keyPrefix: row.keyPrefix
 })
 
+/** The build's answer (spec 2.4), which the route sends inside its envelope. */
+export type AtomicBuildView = ReturnType<typeof buildBody>
+
 /** The build's answer (spec 2.4): the bundle, its expiry and each leg (a client leg's bytes and sign claim; a buy's expected fill). */
 export const buildBody = (row: BundleRow<AtomicStoredBuild>) => ({
-  success: true,
   bundleId: row.bundleId,
   clientLaunchId: row.clientLaunchId,
   mint: row.mint,

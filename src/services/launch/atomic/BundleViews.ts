@@ -21,6 +21,9 @@ export interface BundleIdentity {
   readonly keyPrefix: string
 }
 
+/** The bundle record (spec 2.8): what the bundle route answers as `bundle`, inside its envelope. */
+export type BundleView = ReturnType<typeof bundleRecord>
+
 /** Spec 2.8, `bundle`. */
 export const bundleRecord = (id: BundleIdentity, s: BundleState) => ({
   bundleId: id.bundleId,

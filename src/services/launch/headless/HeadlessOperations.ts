@@ -7,7 +7,7 @@
 import { Deferred, Duration, Effect } from "effect"
 import type { HeadlessCaller, LaunchOutcome } from "../HeadlessLaunch.js"
 import { launchStorage } from "../internal/LaunchGates.js"
-import { jobRecord, storedDevBuy } from "../internal/LaunchRecords.js"
+import { jobRecord, type LaunchJobView, storedDevBuy } from "../internal/LaunchRecords.js"
 import type { LaunchRef } from "../LaunchLedger.js"
 import { fromHood, fromLedger, fromSpend, fromWallet, type LaunchError, launchFailure } from "../LaunchError.js"
 import { type LaunchRequest, needsExclusiveEligibility } from "../request/LaunchRequest.js"
@@ -92,7 +92,7 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
       return headlessDryRunView(request, wallet.address, pictures.banner !== null, exclusive, size)
     })
 
-  const job = (ref: LaunchRef): Effect.Effect<Record<string, unknown>, LaunchError> =>
+  const job = (ref: LaunchRef): Effect.Effect<LaunchJobView, LaunchError> =>
     Effect.gen(function* () {
       const row = yield* ledger.get(ref).pipe(storage("reading the job"))
       if (row === undefined || row.path !== "headless") {

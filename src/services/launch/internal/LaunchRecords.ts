@@ -18,6 +18,7 @@ import { recordUsage } from "../../keys/KeyRepository.js"
 import { enqueueEvent } from "../../webhooks/Outbox.js"
 import type { Also, LaunchRecord } from "../LaunchLedger.js"
 import type { LaunchPath, StoredResult } from "../LaunchLedgerMachine.js"
+import type { HoodOperation } from "../HoodOperation.js"
 import { isExpMode, type LaunchRequest } from "../request/LaunchRequest.js"
 import type { SolanaLaunched } from "../SolanaLaunch.js"
 
@@ -201,6 +202,30 @@ export const failedWrites =
   (record) =>
     enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
 
+/** A path's own fields of a job record: a Hood headless dev buy, a Hood TEE operation, an atomic bundle's id. */
+export interface LaunchJobExtra {
+  readonly devBuy?: {
+    readonly outcome: StoredDevBuy["outcome"] | null
+    readonly pendingSignature: StoredDevBuy["pendingSignature"] | null
+    readonly feeOutcome: StoredDevBuy["feeOutcome"] | null
+  }
+  readonly operation?: HoodOperation
+  readonly bundleId?: string
+}
+
+/** The job record (launch spec 2.7): what the job route answers as `job`, inside its envelope. */
+export interface LaunchJobView extends LaunchJobExtra {
+  readonly clientLaunchId: string
+  readonly chain: LaunchRecord["chain"]
+  readonly status: LaunchRecord["state"]
+  readonly mint: string | null
+  readonly pool: string | null
+  readonly signature: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly errorCode?: string
+}
+
 /**
  * The job record (launch spec 2.7) of a ledger row, every path's: the row's own fields, `known`
  * filling what the row does not hold yet (a build's mint, pool or signature), then the path's
@@ -209,19 +234,16 @@ export const failedWrites =
 export const jobRecord = (
   row: LaunchRecord,
   known: { readonly mint?: string | null | undefined; readonly pool?: string | null | undefined; readonly signature?: string | null | undefined },
-  extra: Readonly<Record<string, unknown>> = {}
-) => ({
-  success: true,
-  job: {
-    clientLaunchId: row.clientLaunchId,
-    chain: row.chain,
-    status: row.state,
-    mint: row.mint ?? known.mint ?? null,
-    pool: row.pool ?? known.pool ?? null,
-    signature: row.signature ?? known.signature ?? null,
-    createdAt: row.createdAtMs,
-    updatedAt: row.updatedAtMs,
-    ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
-    ...extra
-  }
+  extra: LaunchJobExtra = {}
+): LaunchJobView => ({
+  clientLaunchId: row.clientLaunchId,
+  chain: row.chain,
+  status: row.state,
+  mint: row.mint ?? known.mint ?? null,
+  pool: row.pool ?? known.pool ?? null,
+  signature: row.signature ?? known.signature ?? null,
+  createdAt: row.createdAtMs,
+  updatedAt: row.updatedAtMs,
+  ...(row.errorCode !== null ? { errorCode: row.errorCode } : {}),
+  ...extra
 })
