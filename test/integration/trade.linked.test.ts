@@ -48,7 +48,14 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
+import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { mainDocument } from "../../clients/typescript/documents.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
+import { contractDocument, contractProblems } from "../support/contract.js"
 import { sealForImport } from "../support/hpkeSealer.js"
+import { mountRoutes } from "../support/httpRoutes.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const SOL = 1_000_000_000n
@@ -323,5 +330,64 @@ describe("TEE payer and spend caps strict per rail", () => {
     } finally {
       priced = true
     }
+  }, 60_000)
+})
+
+/**
+ * The linked rail through the route module over real HTTP (router, decoders, error table) and the
+ * real service; every answer validated against the main OpenAPI document (`test/support/contract.ts`).
+ */
+describe("linked payer routes over HTTP, answers as the OpenAPI document says", () => {
+  const agentAuth: AgentAuth = {
+    authenticate: () =>
+      Effect.succeed({
+        _tag: "agent",
+        accountId: ACCOUNT,
+        tier: "max",
+        key: { id: principal.keyId, prefix: KEY_PREFIX, environment: "production", embeddedWallet: "denied", scopes: principal.scopes },
+        account: { referredBy: null },
+        plan: { id: "max", feeBps: 25 }
+      } as unknown as AgentPrincipal),
+    verify: () => Effect.die("not used by the trade routes")
+  }
+  const contract = contractDocument(mainDocument())
+  let url: string
+  let routeScope: Scope.CloseableScope
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, { method: "POST", headers: { "x-api-key": "key", "content-type": "application/json" }, body: JSON.stringify(body) })
+    const text = await res.text()
+    expect(contractProblems(contract, "POST", path, res.status, res.headers.get("content-type"), text)).toEqual([])
+    return { status: res.status, body: JSON.parse(text) as any }
+  }
+
+  beforeAll(async () => {
+    routeScope = await Effect.runPromise(Scope.make())
+    url = await Effect.runPromise(mountRoutes(tradeRoutes({ agentAuth, trades, transactions: makeAgentTransactions(harness.sql) })).pipe(Scope.extend(routeScope)))
+  })
+  afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
+
+  it("build (dry run, then built), a wrong submit, the relay-signed submit, a confirm of another signature", async () => {
+    const body = { clientTradeId: "http-1", chain: "solana", mint, side: "buy", amountIn: String(SOL / 20n), payer: "linked", linkedWalletId: imported.id }
+    const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, payer: "linked", wallet: imported.address } })
+    expect(await rowsOf("http-1")).toEqual([])
+    // Not one-shot: /submit without the signed bytes names the payer.
+    expect(await call("/api/v1/trade/agent/submit", body)).toMatchObject({ status: 400, body: { error: { code: "VALIDATION_FAILED", field: "payer" } } })
+    const b = await call("/api/v1/trade/agent/build", body)
+    expect(b).toMatchObject({ status: 200, body: { success: true, status: "built", payer: "linked", walletId: imported.id } })
+    const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "http-1", signedTransaction: b.body.transaction })
+    expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
+    const signedTx = await relaySigned(b.body as TradeBuiltView, imported.id, imported.authorize)
+    const submitted = await call("/api/v1/trade/agent/submit", { clientTradeId: "http-1", signedTransaction: Buffer.from(signedTx).toString("base64") })
+    expect(submitted).toMatchObject({ status: 200, body: { success: true, status: "executed", payer: "linked", replay: false } })
+    const other = await call("/api/v1/trade/agent/confirm", { clientTradeId: "http-1", signature: "5".repeat(87) })
+    expect(other).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED" } } })
+    const same = await call("/api/v1/trade/agent/confirm", { clientTradeId: "http-1", signature: submitted.body.signature })
+    expect(same).toMatchObject({ status: 200, body: { status: "executed", replay: true } })
+    expect(await call("/api/v1/trade/agent/confirm", { clientTradeId: "http-none", signature: submitted.body.signature })).toMatchObject({
+      status: 404,
+      body: { error: { code: "JOB_NOT_FOUND" } }
+    })
+    expect(await executedEvents("http-1")).toBe(1)
   }, 60_000)
 })
