@@ -56,8 +56,6 @@ import { makeAgentTransactions } from "../../src/services/trade/AgentTransaction
 import { contractDocument, contractProblems } from "../support/contract.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { mountRoutes } from "../support/httpRoutes.js"
-import { foldCore, newMarket } from "../support/marketCores.js"
-import { indexedSolanaVenue } from "../../src/services/trade/internal/PricingReads.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const SOL = 1_000_000_000n
@@ -71,7 +69,6 @@ let scope: Scope.CloseableScope
 let ticker: NodeJS.Timeout
 let mint: Address
 let curveAddress: Address
-let rpcUrl: string
 /** Whether the spend gate can value SOL (off: no USD price). */
 let priced = true
 let imported: { id: string; address: Address; keyPair: webcrypto.CryptoKeyPair; authorize: (bytes: Uint8Array) => Promise<Uint8Array> }
@@ -169,7 +166,6 @@ beforeAll(async () => {
     SolanaLocalnet
   )
   ledger = net.ledger
-  rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   await sqlRun(
     Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -396,33 +392,3 @@ describe("linked payer routes over HTTP, answers as the OpenAPI document says", 
   }, 60_000)
 })
 
-describe("the build's venue read", () => {
-  it("prices on the engine's index when it holds the market (no chain read of the venue), on the chain while the index warms", async () => {
-    // The index's market after a buy the chain never saw: its price is not the chain's.
-    const { market } = newMarket("solana", { mint })
-    const core = foldCore([market.created(), ...market.buy("sim-1", 3n * SOL)])
-    let warming = false
-    const index = { warming: () => warming, market: (chain: string, m: string) => (chain === "solana" && m === mint ? core : undefined) }
-    const indexed = await Effect.runPromise(
-      makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS }, { index }).pipe(
-        Effect.provideService(WalletService, harness.service),
-        Effect.provideService(WalletProvider, harness.provider),
-        Effect.provideService(PriceSource, prices),
-        Effect.provideService(SqlClient.SqlClient, harness.sql)
-      )
-    )
-    const amount = SOL / 7n
-    const fromIndex = indexedSolanaVenue(index, mint)
-    if (fromIndex?._tag !== "Open") throw new Error("the index does not price the market")
-    const indexQuote = quoteVenue(fromIndex.state, "buy", amount)
-    if (indexQuote._tag !== "Filled") throw new Error("the index quote is refused")
-    const chainQuote = quoteNow(amount)
-    expect(indexQuote.amountOut).not.toBe(chainQuote.amountOut)
-    const dry = (id: string) => run(indexed.dryRun(caller, request(id, imported.id, amount)))
-    const a = await dry("venue-index")
-    expect(a._tag === "Right" && a.right.expectedOut).toBe(indexQuote.amountOut.toString())
-    warming = true
-    const b = await dry("venue-chain")
-    expect(b._tag === "Right" && b.right.expectedOut).toBe(chainQuote.amountOut.toString())
-  }, 60_000)
-})

@@ -26,7 +26,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Option } from "effect"
-import { MarketIndex, type MarketIndexShape } from "../../../actors/MarketIndex.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { PriceSource } from "../prices/PriceSource.js"
@@ -42,7 +41,7 @@ import type { TradeCaller, TradeRequest } from "./TradeInputs.js"
 import { makeTradeStore, TRADES_PAGE_MAX, type TradeFilter } from "./TradeStore.js"
 import { type TradeAcceptedView, type TradeBuiltView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
 import type { TradeContext } from "./internal/TradeContext.js"
-import { indexedSolanaVenue, makeEmbeddedAddresses } from "./internal/PricingReads.js"
+import { makeEmbeddedAddresses } from "./internal/PricingReads.js"
 import { makeSignedTrades, type SignedConfirm, type SignedSubmit } from "./internal/SignedTrades.js"
 import { makeTradeSubmit } from "./internal/TradeSubmit.js"
 
@@ -71,11 +70,6 @@ export interface TradeServiceOptions {
 export interface TradeServiceDeps {
   /** Who drives a trade in flight (default: leases over this service's database). */
   readonly leases?: RowLeases
-  /**
-   * The engine's market index, where a build reads the venue without a chain round trip (default:
-   * the `MarketIndex` in the context, when the process has one; without it every build reads the chain).
-   */
-  readonly index?: Pick<MarketIndexShape, "market" | "warming">
 }
 
 export interface TradeListQuery extends Omit<TradeFilter, "after" | "limit"> {
@@ -131,7 +125,6 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const leases = deps.leases ?? makeRowLeases(sql)
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
     const provider = yield* WalletProvider
-    const index = deps.index ?? Option.getOrUndefined(yield* Effect.serviceOption(MarketIndex))
     const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
     const ctx: TradeContext = {
       sql,
@@ -141,7 +134,6 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       provider,
       wallets: Option.getOrUndefined(yield* Effect.serviceOption(WalletService)),
       embedded: makeEmbeddedAddresses(provider, nowMs),
-      venues: index === undefined ? undefined : (mint) => indexedSolanaVenue(index, mint),
       trades: makeTradeRunner({ solana, hood, hoodRelease, sql, leases, store, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,

@@ -13,26 +13,13 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { MarketIndexShape } from "../../../../actors/MarketIndex.js"
-import { DEFAULT_CREATOR_SHARE_BPS } from "../../../chain/solana/program/accounts/Config.js"
 import { TtlLru } from "../../keys/TtlLru.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
-import { marketVenueOf } from "../MarketVenue.js"
-import type { SolanaVenue } from "../SolanaTradeChain.js"
 
 /** How many accounts' embedded addresses are kept (LRU beyond it). */
 export const EMBEDDED_ADDRESS_CACHE_MAX = 10_000
 /** Kept this long after the read (the address never changes: the bound on a stale entry is only the LRU's hygiene). */
 export const EMBEDDED_ADDRESS_TTL_MS = 60 * 60_000
-
-/** The open Solana venue of `mint` in the index; undefined when the index cannot price it (the caller reads the chain). Pure over the index's snapshot. */
-export const indexedSolanaVenue = (index: Pick<MarketIndexShape, "market" | "warming">, mint: string): SolanaVenue | undefined => {
-  if (index.warming()) return undefined
-  const core = index.market("solana", mint)
-  if (core === undefined) return undefined
-  const venue = marketVenueOf(core, { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: 0n })
-  return venue._tag === "Local" ? { _tag: "Open", state: venue.state, quoteMint: core.identity.quoteMint } : undefined
-}
 
 /** The account's embedded Solana wallet address (undefined: none), read once per account and kept. */
 export const makeEmbeddedAddresses = (

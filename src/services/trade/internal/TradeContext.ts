@@ -4,7 +4,7 @@ import type { PriceSourceShape } from "../../prices/PriceSource.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
 import type { WalletServiceShape } from "../../wallets/WalletService.js"
 import type { HoodTradeChain } from "../HoodTradeChain.js"
-import type { SolanaTradeChain, SolanaVenue } from "../SolanaTradeChain.js"
+import type { SolanaTradeChain } from "../SolanaTradeChain.js"
 import type { TradeRunner } from "../TradeAttempt.js"
 import type { TradeStore } from "../TradeStore.js"
 import type { EmbeddedAddresses } from "./PricingReads.js"
@@ -20,8 +20,6 @@ export interface TradeContext {
   readonly wallets: WalletServiceShape | undefined
   /** The accounts' embedded Solana addresses, read once (`PricingReads.ts`). */
   readonly embedded: EmbeddedAddresses
-  /** The open venue of a Solana mint in the engine's index; undefined (or absent: no index here) → read from the chain. */
-  readonly venues: ((mint: string) => SolanaVenue | undefined) | undefined
   readonly trades: TradeRunner
   /** Receives the platform fee (the svc-curve config's treasury). */
   readonly treasury: string

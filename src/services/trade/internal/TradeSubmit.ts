@@ -27,7 +27,6 @@ import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
 import { type TradeRow, tradeReservationId } from "../TradeStore.js"
 import { type TradeAcceptedView, type TradeDryRunView, type TradeView, tradeView } from "../TradeViews.js"
-import type { SolanaVenue } from "../SolanaTradeChain.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../VenueQuote.js"
 import { makeHoodTradeSubmit } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
@@ -141,13 +140,13 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       ? undefined
       : makeHoodTradeSubmit(ctx, { hood: ctx.hood, fromProvider, refusedQuote, replayOf, answerOf, spendChecked: (c, r, s) => spendChecked(c, r, s) })
 
-  /** Where `mint` trades now: the engine's index when it can price it (no chain read), else the chain's (with the wallet's holdings, one round trip). */
-  const venueRead = (mint: string, wallet: string) => {
-    const indexed = ctx.venues?.(mint)
-    return indexed !== undefined
-      ? Effect.succeed({ venue: indexed as SolanaVenue | undefined, holdings: solana.holdings(wallet, mint) })
-      : Effect.map(solana.venueAndHoldings(mint, wallet), (r) => ({ venue: r.venue, holdings: Effect.succeed(r.holdings) }))
-  }
+  /**
+   * Where `mint` trades now and what the wallet holds, read at one slot in one round trip (the
+   * curve, its pool, the wallet and its token account): the quote prices the chain's own state,
+   * so the executed amount is the quote's whenever the market has not moved.
+   */
+  const venueRead = (mint: string, wallet: string) =>
+    Effect.map(solana.venueAndHoldings(mint, wallet), (r) => ({ venue: r.venue, holdings: Effect.succeed(r.holdings) }))
 
   /**
    * Who pays: the embedded wallet (`main`), or the account's spend-capable wallet named by
