@@ -107,9 +107,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: row.state } })
       }
       if (row.state === "built") return builtView(row, true)
-      // Sent since: answered as the trade stands, with the build's transaction and claim.
-      const answer = yield* submits.answerOf(row, true).pipe(Effect.either)
-      if (answer._tag === "Left") return yield* Effect.fail(answer.left)
+      // Sent since: executed answers the build as it stands now; in flight or failed, their refusal.
+      yield* submits.answerOf(row, true)
       return builtView(row, true)
     })
 
