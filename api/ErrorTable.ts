@@ -283,6 +283,7 @@ const TradeRows: Rows<TradeError> = {
   idempotency_conflict: { code: "IDEMPOTENCY_CONFLICT", field: "clientTradeId" },
   pending: { code: "IDEMPOTENCY_CONFLICT", field: "clientTradeId", retryable: true, headers: { "Retry-After": "2" } },
   trade_not_found: { code: "JOB_NOT_FOUND", field: "clientTradeId" },
+  wrong_transaction: { code: "VALIDATION_FAILED", status: 409, field: "signedTransaction" },
   trade_slippage: { code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
   trade_reverted: { code: "TRADE_REVERTED" },
   never_landed: { code: "SWAP_FAILED", retryable: false },

@@ -560,7 +560,7 @@ const main = async () => {
     "",
     "### Build (dry run)",
     "",
-    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the venue and the embedded wallet's holdings read from the localnet RPC, the spend gate's decision, the priced trade with its fee and minimum out; nothing recorded or signed.`,
+    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account), then the wallet's funds and the spend gate's decision (a SQL read) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
     "",
     ...httpTable(builds),
     "",
@@ -576,7 +576,7 @@ const main = async () => {
     "",
     "#### Reading the numbers",
     "",
-    `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and both see it at their next ${ENGINE_POLL_MS} ms status poll, so most of either figure is the slot and the polling cadence, not the work. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's lookup; the venue read (the curve account) and then the wallet's holdings (the wallet and its token account), each a localnet RPC round trip, one after the other where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read and the build; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's polling and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
+    `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and both see it at their next ${ENGINE_POLL_MS} ms status poll, so most of either figure is the slot and the polling cadence, not the work. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's address (cached after its first read); the venue and the wallet's holdings in one localnet RPC round trip (the curve, its pool, the wallet and its token account), where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read beside the build's address derivations; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's polling and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
     ""
   ]
   const text = section.join("\n") + "\n"

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { decodeTradeCursor, encodeTradeCursor } from "../../src/services/trade/TradeService.js"
-import { decodeTradeBody } from "./TradeRoutes.js"
+import { decodeConfirmBody, decodeSubmitBody, decodeTradeBody } from "./TradeRoutes.js"
 
 const MINT = "So11111111111111111111111111111111111111112"
 const base = { clientTradeId: "t-1", chain: "solana", mint: MINT, side: "buy", amountIn: "1000" }
@@ -32,10 +32,32 @@ describe("decodeTradeBody", () => {
     expect(fieldOf({ ...base, slippageBps: 1.5 })).toBe("slippageBps")
     expect(fieldOf({ ...base, minAmountOut: "-1" })).toBe("minAmountOut")
     expect(fieldOf({ ...base, slippageBps: 1, minAmountOut: "1" })).toBe("minAmountOut")
-    expect(fieldOf({ ...base, payer: "tee" })).toBe("payer")
+    // Linked and TEE payers name their wallet, and trade on Solana.
+    expect(fieldOf({ ...base, payer: "tee" })).toBe("linkedWalletId")
+    expect(fieldOf({ ...base, payer: "linked", linkedWalletId: "" })).toBe("linkedWalletId")
+    expect(fieldOf({ ...base, linkedWalletId: "w-1" })).toBe("linkedWalletId")
+    expect(fieldOf({ ...base, chain: "hood", mint: "0x00000000000000000000000000000000000000aa", payer: "tee", linkedWalletId: "w-1" })).toBe("payer")
     expect(fieldOf({ ...base, payer: "other" })).toBe("payer")
     expect(fieldOf({ ...base, dryRun: "yes" })).toBe("dryRun")
     expect(fieldOf({ ...base, async: 1 })).toBe("async")
+  })
+})
+
+describe("linked and TEE payers' bodies", () => {
+  it("a build names its wallet; submit takes a trade (payer main) or a build's signed transaction; confirm a signature", () => {
+    expect(decodeTradeBody({ ...base, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ payer: "linked", linkedWalletId: "w-1" })
+    const tx = Buffer.from([1, 2, 3]).toString("base64")
+    expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: tx })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([1, 2, 3]) })
+    expect(decodeSubmitBody(base)).toMatchObject({ _tag: "Trade", payer: "main" })
+    const refused = (d: unknown) => (d as { field?: string }).field
+    // A linked trade is not one-shot: build, sign, then submit the signed bytes.
+    expect(refused(decodeSubmitBody({ ...base, payer: "linked", linkedWalletId: "w-1" }))).toBe("payer")
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "not base64!" }))).toBe("signedTransaction")
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "A".repeat(1_648) }))).toBe("signedTransaction")
+    const signature = "5".repeat(87)
+    expect(decodeConfirmBody({ clientTradeId: "t-1", signature })).toEqual({ clientTradeId: "t-1", signature })
+    expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: "0x00" }))).toBe("signature")
+    expect(refused(decodeConfirmBody({ signature }))).toBe("clientTradeId")
   })
 })
 

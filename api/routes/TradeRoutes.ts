@@ -11,9 +11,19 @@ import { Effect, Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { type AgentTransactions, TRANSACTION_KINDS } from "../../src/services/trade/AgentTransactions.js"
-import type { SpendError } from "../../src/services/spend/SpendError.js"
-import type { TradeError } from "../../src/services/trade/TradeError.js"
-import type { TradeAcceptedView, TradeCaller, TradeDryRunView, TradeRequest, TradeServiceShape, TradeView } from "../../src/services/trade/TradeService.js"
+import type {
+  SignedConfirm,
+  SignedSubmit,
+  SignedTradeFailure,
+  TradeAcceptedView,
+  TradeBuiltView,
+  TradeCaller,
+  TradeDryRunView,
+  TradeRequest,
+  TradeServiceShape,
+  TradeView
+} from "../../src/services/trade/TradeService.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { mapFailure } from "../ErrorTable.js"
 import { json } from "../Http.js"
@@ -24,6 +34,49 @@ import { type Decoded, isObject } from "./KeyDecoders.js"
 import { MAX_AMOUNT } from "./MarketRoutes.js"
 
 export const CLIENT_TRADE_ID_CHARS_MAX = 128
+export const WALLET_ID_CHARS_MAX = 128
+/** A signed Solana transaction is at most 1,232 bytes: 1,644 base64 chars. */
+export const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
+const BASE64_PATTERN = /^[A-Za-z0-9+/]+={0,2}$/
+const SIGNATURE_PATTERN = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/
+
+/** `POST /submit` with `signedTransaction` (a linked or TEE build, signed) or `POST /confirm`'s body, decoded. */
+export const decodeSignedSubmitBody = (body: Record<string, unknown>): Decoded<SignedSubmit> => {
+  const id = body.clientTradeId
+  if (typeof id !== "string" || id.length < 1 || id.length > CLIENT_TRADE_ID_CHARS_MAX) {
+    return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
+  }
+  const tx = body.signedTransaction
+  if (typeof tx !== "string" || tx.length === 0 || tx.length > SIGNED_TRANSACTION_BASE64_CHARS_MAX || !BASE64_PATTERN.test(tx)) {
+    return validationFailed("signedTransaction", `signedTransaction must be the built transaction signed, base64 (at most ${SIGNED_TRANSACTION_BASE64_CHARS_MAX} chars)`)
+  }
+  return { clientTradeId: id, signedTransaction: new Uint8Array(Buffer.from(tx, "base64")) }
+}
+
+export const decodeConfirmBody = (body: unknown): Decoded<SignedConfirm> => {
+  if (!isObject(body)) return validationFailed("body", "body must be a JSON object")
+  const id = body.clientTradeId
+  if (typeof id !== "string" || id.length < 1 || id.length > CLIENT_TRADE_ID_CHARS_MAX) {
+    return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
+  }
+  if (typeof body.signature !== "string" || !SIGNATURE_PATTERN.test(body.signature)) return validationFailed("signature", "signature must be a base58 transaction signature")
+  return { clientTradeId: id, signature: body.signature }
+}
+
+/** `POST /submit`'s body: a trade to sign and send (payer main), or a linked or TEE build's signed transaction. */
+export const decodeSubmitBody = (body: unknown): Decoded<({ readonly _tag: "Trade" } & TradeBody) | ({ readonly _tag: "Signed" } & SignedSubmit)> => {
+  if (isObject(body) && body.signedTransaction !== undefined) {
+    const signed = decodeSignedSubmitBody(body)
+    return "clientTradeId" in signed ? { _tag: "Signed", ...signed } : signed
+  }
+  // A linked or TEE trade is not one-shot: named before its other fields.
+  if (isObject(body) && (body.payer === "linked" || body.payer === "tee") && body.dryRun !== true) {
+    return validationFailed("payer", `payer ${body.payer}: build at /api/v1/trade/agent/build, sign, then submit {clientTradeId, signedTransaction} here`)
+  }
+  const trade = decodeTradeBody(body)
+  if (!("clientTradeId" in trade)) return trade
+  return { _tag: "Trade", ...trade }
+}
 export const TRADE_BODY_BYTES_MAX = 4 * 1024
 const AMOUNT_PATTERN = /^[1-9][0-9]{0,79}$/
 const MIN_OUT_PATTERN = /^[0-9]{1,80}$/
@@ -58,10 +111,15 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   }
   if (slippageBps !== undefined && minAmountOut !== undefined) return validationFailed("minAmountOut", "send slippageBps or minAmountOut, not both")
   const payer = body.payer ?? "main"
-  if (payer === "linked" || payer === "tee") {
-    return validationFailed("payer", "This server's trade rail signs with the embedded wallet only (payer main); linked and TEE payers are not served yet")
+  if (payer !== "main" && payer !== "linked" && payer !== "tee") return validationFailed("payer", "payer must be main, linked or tee")
+  const linkedWalletId = body.linkedWalletId
+  if (payer === "main" && linkedWalletId !== undefined) return validationFailed("linkedWalletId", "payer main trades from the embedded wallet: send linkedWalletId with payer linked or tee")
+  if (payer !== "main") {
+    if (chain !== "solana") return validationFailed("payer", "Hood trades take payer main on this server; linked and TEE payers trade on Solana")
+    if (typeof linkedWalletId !== "string" || linkedWalletId.length < 1 || linkedWalletId.length > WALLET_ID_CHARS_MAX) {
+      return validationFailed("linkedWalletId", `payer ${payer} needs linkedWalletId: the paying wallet's id (1 to ${WALLET_ID_CHARS_MAX} chars)`)
+    }
   }
-  if (payer !== "main") return validationFailed("payer", "payer must be main, linked or tee")
   if (body.dryRun !== undefined && typeof body.dryRun !== "boolean") return validationFailed("dryRun", "dryRun must be a boolean")
   if (body.async !== undefined && typeof body.async !== "boolean") return validationFailed("async", "async must be a boolean")
   return {
@@ -72,7 +130,8 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
     amountInRaw: BigInt(body.amountIn),
     ...(typeof slippageBps === "number" ? { slippageBps } : {}),
     ...(typeof minAmountOut === "string" ? { minAmountOutRaw: BigInt(minAmountOut) } : {}),
-    payer: "main",
+    payer,
+    ...(payer !== "main" && typeof linkedWalletId === "string" ? { linkedWalletId } : {}),
     dryRun: body.dryRun === true,
     async: body.async === true
   }
@@ -84,7 +143,8 @@ export const tradeCallerOf = (p: AgentPrincipal): TradeCaller => ({
   keyPrefix: p.key.prefix,
   embeddedWallet: p.key.embeddedWallet,
   planFeeBps: BigInt(p.plan.feeBps),
-  referred: p.account.referredBy !== null
+  referred: p.account.referredBy !== null,
+  principal: agentToWalletPrincipal(p)
 })
 
 const Amount = Schema.String.annotations({ description: "Raw units (decimal string)" })
@@ -97,7 +157,10 @@ const TradeBodyWire = Schema.Struct({
   amountIn: Amount.annotations({ description: "Exact input: quote (buy) or tokens (sell), raw units" }),
   slippageBps: Schema.optional(Schema.Int.annotations({ description: "0..5000, default 100: minAmountOut = amountOut less this, rounded down" })),
   minAmountOut: Schema.optional(Amount.annotations({ description: "The chain-enforced minimum out (instead of slippageBps)" })),
-  payer: Schema.optional(Schema.Literal("main", "linked", "tee")).annotations({ description: "main (default): the embedded wallet signs server-side" }),
+  payer: Schema.optional(Schema.Literal("main", "linked", "tee")).annotations({
+    description: "main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana: /build answers the unsigned transaction and its sign claim"
+  }),
+  linkedWalletId: Schema.optional(Schema.String.annotations({ description: "The paying wallet's id (payer linked or tee)" })),
   dryRun: Schema.optional(Schema.Boolean),
   async: Schema.optional(Schema.Boolean).annotations({ description: "submit only: answer 202 once the trade is recorded; poll jobUrl" })
 }).annotations({ identifier: "AgentTradeRequest" })
@@ -121,7 +184,7 @@ export const TradeResponse = Schema.Struct({
   amountOut: Schema.NullOr(Amount).annotations({ description: "What the chain executed (null until executed)" }),
   fee: Fee,
   signature: Schema.String,
-  status: Schema.Literal("sending", "executed", "failed"),
+  status: Schema.Literal("built", "sending", "executed", "failed"),
   errorCode: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
@@ -132,7 +195,7 @@ const AcceptedResponse = Schema.Struct({
   success: Schema.Literal(true),
   accepted: Schema.Literal(true),
   clientTradeId: Schema.String,
-  status: Schema.Literal("sending", "executed", "failed"),
+  status: Schema.Literal("built", "sending", "executed", "failed"),
   jobUrl: Schema.String
 }).annotations({ identifier: "AgentTradeAccepted" })
 
@@ -144,7 +207,7 @@ const DryRunResponse = Schema.Struct({
   mint: Schema.String,
   side: Schema.Literal("buy", "sell"),
   venue: Schema.String,
-  payer: Schema.Literal("main"),
+  payer: Schema.Literal("main", "linked", "tee"),
   wallet: Schema.String,
   quoteMint: Schema.String,
   quoteAsset: Schema.String,
@@ -153,6 +216,26 @@ const DryRunResponse = Schema.Struct({
   minAmountOut: Amount,
   fee: Fee
 }).annotations({ identifier: "AgentTradeDryRun" })
+
+const BuiltResponse = Schema.Struct({
+  ...TradeResponse.fields,
+  walletId: Schema.String,
+  transaction: Schema.String.annotations({ description: "The unsigned transaction, base64 wire bytes (the payer's signature slot empty)" }),
+  signClaim: Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }).annotations({
+    description: "The single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under"
+  }),
+  lastValidBlockHeight: Schema.String.annotations({ description: "Past this block height the transaction can never land" })
+}).annotations({ identifier: "AgentTradeBuilt" })
+
+const SignedSubmitWire = Schema.Struct({
+  clientTradeId: Schema.String,
+  signedTransaction: Schema.String.annotations({ description: "The built transaction with the paying wallet's signature, base64" })
+}).annotations({ identifier: "AgentTradeSignedSubmit" })
+
+const ConfirmWire = Schema.Struct({
+  clientTradeId: Schema.String,
+  signature: Schema.String.annotations({ description: "The signature (base58) of the built transaction you broadcast yourself" })
+}).annotations({ identifier: "AgentTradeConfirm" })
 
 const ListResponse = Schema.Struct({
   success: Schema.Literal(true),
@@ -182,15 +265,18 @@ const TransactionList = Schema.Struct({
 }).annotations({ identifier: "AgentTransactionList" })
 
 const refusals = {
-  400: { description: "VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
+  400: { description: "VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
   401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
   402: { description: "INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)" },
   403: {
     description:
       "SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits"
   },
-  404: { description: "MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token)" },
-  409: { description: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE" },
+  404: { description: "MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built" },
+  409: {
+    description:
+      "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent"
+  },
   429: { description: "RATE_LIMITED" },
   500: { description: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)" },
   503: { description: "QUOTE_UNAVAILABLE: the chain could not be read (retryable)" }
@@ -209,26 +295,32 @@ export const tradeRoutes = (options: {
     method: "POST",
     path: "/api/v1/trade/agent/submit",
     operationId: "submitAgentTrade",
-    summary: "One-shot trade: priced on the venue now, signed by the embedded wallet, sent once, answered confirmed",
+    summary: "One-shot trade (payer main), or a linked or TEE build's signed transaction: sent once, answered confirmed",
     description: [
       "payer main: the account's embedded wallet signs server-side; one call from quote to confirmed. The transaction carries minAmountOut (yours, or the fill less slippageBps) as the program's minimum out.",
+      "Linked or TEE build: {clientTradeId, signedTransaction}, exactly the built transaction with the paying wallet's valid signature (anything else is refused and nothing is sent); sent once, whatever the number of concurrent submits.",
       "Idempotent on clientTradeId: a repeat answers the stored outcome (replay: true) and never resends; a changed body is IDEMPOTENCY_CONFLICT.",
-      "async: true answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId})."
+      "async: true (payer main) answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId})."
     ].join(" "),
     tags: ["trade"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
-    body,
+    body: decodedBody({ schema: Schema.Union(TradeBodyWire, SignedSubmitWire), maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeSubmitBody(b) }),
     responses: {
-      200: { description: "The executed trade (also a replay of it)", schema: TradeResponse },
-      202: { description: "Accepted (async): poll jobUrl", schema: AcceptedResponse },
+      200: answer("The executed trade (also a replay of it)", TradeResponse),
+      202: answer("Accepted (async): poll jobUrl", AcceptedResponse),
       ...refusals
     },
     authenticate: writer,
     handler: (_req, { body: b }, principal) => {
-      const { dryRun, async: background, ...request } = b
       const caller = tradeCallerOf(principal)
-      const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, TradeError | SpendError> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
+      if (b._tag === "Signed") {
+        return mapFailure(trades.submitSigned(caller, { clientTradeId: b.clientTradeId, signedTransaction: b.signedTransaction })).pipe(
+          Effect.map((answer) => json(200, { success: true, ...answer }))
+        )
+      }
+      const { _tag, dryRun, async: background, ...request } = b
+      const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, SignedTradeFailure> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
       return mapFailure(call).pipe(
         Effect.map((answer) => json("accepted" in answer ? 202 : 200, { success: true, ...answer }))
       )
@@ -239,19 +331,45 @@ export const tradeRoutes = (options: {
     method: "POST",
     path: "/api/v1/trade/agent/build",
     operationId: "buildAgentTrade",
-    summary: "Every check of a trade and its figures with dryRun: true (nothing recorded, nothing signed)",
-    description: "This server builds for payer main only; a build without dryRun: true is VALIDATION_FAILED (dryRun): use /submit, which builds, signs and sends in one call.",
+    summary: "A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)",
+    description: [
+      "payer linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana, with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
+      "Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}.",
+      "A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only."
+    ].join(" "),
     tags: ["trade"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     body,
-    responses: { 200: { description: "The dry run's figures", schema: DryRunResponse }, ...refusals },
+    responses: { 200: answer("The dry run's figures, or the built trade", Schema.Union(DryRunResponse, BuiltResponse)), ...refusals },
     authenticate: writer,
     handler: (_req, { body: b }, principal) => {
-      if (!b.dryRun) return Effect.fail(validationFailed("dryRun", "payer main builds and sends in one call at /api/v1/trade/agent/submit; /build answers dryRun: true"))
-      const { dryRun: _d, async: _a, ...request } = b
-      return mapFailure(trades.dryRun(tradeCallerOf(principal), request)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      const { dryRun, async: _a, ...request } = b
+      const caller = tradeCallerOf(principal)
+      if (dryRun) return mapFailure(trades.dryRun(caller, request)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      if (request.payer === "main") {
+        return Effect.fail(validationFailed("dryRun", "payer main builds and sends in one call at /api/v1/trade/agent/submit; /build answers dryRun: true for it"))
+      }
+      const call: Effect.Effect<TradeBuiltView, SignedTradeFailure> = trades.build(caller, request)
+      return mapFailure(call).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
     }
+  })
+
+  const confirm = route({
+    method: "POST",
+    path: "/api/v1/trade/agent/confirm",
+    operationId: "confirmAgentTrade",
+    summary: "A linked or TEE build you broadcast yourself: its signature verified over the built transaction, the chain's verdict awaited, recorded once",
+    description:
+      "Nothing is sent. The signature must be the paying wallet's signature of the built message; the trade then settles from the chain as a submitted one (executed once with trade.executed, or failed). A repeat answers the trade as it stands.",
+    tags: ["trade"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: decodedBody({ schema: ConfirmWire, maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeConfirmBody(b) }),
+    responses: { 200: answer("The executed trade (also a replay of it)", TradeResponse), ...refusals },
+    authenticate: writer,
+    handler: (_req, { body: b }, principal) =>
+      mapFailure(trades.confirm(tradeCallerOf(principal), b)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
   const reader = (req: { headers: Readonly<Record<string, string>> }) =>
@@ -353,5 +471,5 @@ export const tradeRoutes = (options: {
       ).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
-  return [submit, build, one, list, movements]
+  return [submit, build, confirm, one, list, movements]
 }

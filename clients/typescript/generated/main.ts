@@ -607,8 +607,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * One-shot trade: priced on the venue now, signed by the embedded wallet, sent once, answered confirmed
-         * @description payer main: the account's embedded wallet signs server-side; one call from quote to confirmed. The transaction carries minAmountOut (yours, or the fill less slippageBps) as the program's minimum out. Idempotent on clientTradeId: a repeat answers the stored outcome (replay: true) and never resends; a changed body is IDEMPOTENCY_CONFLICT. async: true answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId}).
+         * One-shot trade (payer main), or a linked or TEE build's signed transaction: sent once, answered confirmed
+         * @description payer main: the account's embedded wallet signs server-side; one call from quote to confirmed. The transaction carries minAmountOut (yours, or the fill less slippageBps) as the program's minimum out. Linked or TEE build: {clientTradeId, signedTransaction}, exactly the built transaction with the paying wallet's valid signature (anything else is refused and nothing is sent); sent once, whatever the number of concurrent submits. Idempotent on clientTradeId: a repeat answers the stored outcome (replay: true) and never resends; a changed body is IDEMPOTENCY_CONFLICT. async: true (payer main) answers 202 once the trade is recorded, with jobUrl (GET /api/v1/trade/agent/trades/{clientTradeId}).
          */
         post: operations["submitAgentTrade"];
         delete?: never;
@@ -627,10 +627,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Every check of a trade and its figures with dryRun: true (nothing recorded, nothing signed)
-         * @description This server builds for payer main only; a build without dryRun: true is VALIDATION_FAILED (dryRun): use /submit, which builds, signs and sends in one call.
+         * A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)
+         * @description payer linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana, with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
          */
         post: operations["buildAgentTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trade/agent/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A linked or TEE build you broadcast yourself: its signature verified over the built transaction, the chain's verdict awaited, recorded once
+         * @description Nothing is sent. The signature must be the paying wallet's signature of the built message; the trade then settles from the chain as a submitted one (executed once with trade.executed, or failed). A repeat answers the trade as it stands.
+         */
+        post: operations["confirmAgentTrade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2664,7 +2684,7 @@ export interface components {
             };
             signature: string;
             /** @enum {string} */
-            status: "sending" | "executed" | "failed";
+            status: "built" | "sending" | "executed" | "failed";
             errorCode: string | null;
             error: string | null;
             createdAt: string;
@@ -2677,7 +2697,7 @@ export interface components {
             accepted: true;
             clientTradeId: string;
             /** @enum {string} */
-            status: "sending" | "executed" | "failed";
+            status: "built" | "sending" | "executed" | "failed";
             jobUrl: string;
         };
         AgentTradeRequest: {
@@ -2698,13 +2718,22 @@ export interface components {
             /** @description The chain-enforced minimum out (instead of slippageBps) */
             minAmountOut?: string;
             /**
-             * @description main (default): the embedded wallet signs server-side
+             * @description main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana: /build answers the unsigned transaction and its sign claim
              * @enum {string}
              */
             payer?: "main" | "linked" | "tee";
+            /** @description The paying wallet's id (payer linked or tee) */
+            linkedWalletId?: string;
             dryRun?: boolean;
             /** @description submit only: answer 202 once the trade is recorded; poll jobUrl */
             async?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        AgentTradeSignedSubmit: {
+            clientTradeId: string;
+            /** @description The built transaction with the paying wallet's signature, base64 */
+            signedTransaction: string;
         } & {
             [key: string]: unknown;
         };
@@ -2721,7 +2750,7 @@ export interface components {
             side: "buy" | "sell";
             venue: string;
             /** @enum {string} */
-            payer: "main";
+            payer: "main" | "linked" | "tee";
             wallet: string;
             quoteMint: string;
             quoteAsset: string;
@@ -2738,6 +2767,61 @@ export interface components {
                 /** @enum {string} */
                 asset: "quote";
             };
+        };
+        AgentTradeBuilt: {
+            /** @enum {boolean} */
+            success: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            /** @enum {string} */
+            payer: "main" | "linked" | "tee";
+            wallet: string;
+            quoteMint: string;
+            quoteAsset: string;
+            /** @description Raw units (decimal string) */
+            amountIn: string;
+            /** @description The quote's fill the trade was priced at */
+            expectedOut: string;
+            /** @description Raw units (decimal string) */
+            minAmountOut: string;
+            /** @description What the chain executed (null until executed) */
+            amountOut: string | null;
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+                /** @enum {string} */
+                asset: "quote";
+            };
+            signature: string;
+            /** @enum {string} */
+            status: "built" | "sending" | "executed" | "failed";
+            errorCode: string | null;
+            error: string | null;
+            createdAt: string;
+            replay: boolean;
+            walletId: string;
+            /** @description The unsigned transaction, base64 wire bytes (the payer's signature slot empty) */
+            transaction: string;
+            /** @description The single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under */
+            signClaim: {
+                claimId: string;
+                expiresAt: string;
+            };
+            /** @description Past this block height the transaction can never land */
+            lastValidBlockHeight: string;
+        };
+        AgentTradeConfirm: {
+            clientTradeId: string;
+            /** @description The signature (base58) of the built transaction you broadcast yourself */
+            signature: string;
+        } & {
+            [key: string]: unknown;
         };
         AgentTradeList: {
             /** @enum {boolean} */
@@ -2772,7 +2856,7 @@ export interface components {
                 };
                 signature: string;
                 /** @enum {string} */
-                status: "sending" | "executed" | "failed";
+                status: "built" | "sending" | "executed" | "failed";
                 errorCode: string | null;
                 error: string | null;
                 createdAt: string;
@@ -6113,7 +6197,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AgentTradeRequest"];
+                "application/json": components["schemas"]["AgentTradeRequest"] | components["schemas"]["AgentTradeSignedSubmit"];
             };
         };
         responses: {
@@ -6135,7 +6219,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeAccepted"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6171,7 +6255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6180,7 +6264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6231,16 +6315,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The dry run's figures */
+            /** @description The dry run's figures, or the built trade */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AgentTradeDryRun"];
+                    "application/json": components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeBuilt"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6276,7 +6360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6285,7 +6369,112 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    confirmAgentTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentTradeConfirm"];
+            };
+        };
+        responses: {
+            /** @description The executed trade (also a replay of it) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTrade"];
+                };
+            };
+            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;

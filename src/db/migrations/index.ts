@@ -36,6 +36,7 @@ import watchlistVersion from "./0030_watchlist_version.js"
 import tradeSpend from "./0031_trade_spend.js"
 import limitOrderExecutions from "./0033_limit_order_executions.js"
 import hostedMetadata from "./0038_hosted_metadata.js"
+import tradeSignedPayers from "./0039_trade_signed_payers.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -67,5 +68,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0030_watchlist_version": watchlistVersion,
   "0031_trade_spend": tradeSpend,
   "0033_limit_order_executions": limitOrderExecutions,
-  "0038_hosted_metadata": hostedMetadata
+  "0038_hosted_metadata": hostedMetadata,
+  "0039_trade_signed_payers": tradeSignedPayers
 }

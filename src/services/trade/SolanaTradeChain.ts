@@ -134,58 +134,91 @@ export const failureCodeOf = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERT
   return buyLegErrorCode(err)
 }
 
+interface RawAccount {
+  readonly owner: string
+  readonly data: Uint8Array
+  readonly lamports: bigint
+}
+
+/** The venue of a curve account and its pool account as read (undefined: no svc-curve curve, not launched here). Pure. */
+export const venueOf = (curveAccount: RawAccount | undefined, poolAccount: RawAccount | undefined): SolanaVenue | undefined => {
+  const curve = curveAccount !== undefined && curveAccount.owner === SVC_CURVE_PROGRAM_ID ? decodeCurve(curveAccount.data) : undefined
+  if (curve === undefined) return undefined
+  if (curve.lifecycle === "trading") {
+    return {
+      _tag: "Open",
+      quoteMint: curve.quoteMint,
+      state: { _tag: "Curve", params: curveParamsOf(curve), state: curveStateOf(curve), creatorShareBps: BigInt(curve.creatorShareBps) }
+    }
+  }
+  const pool = curve.lifecycle === "migrated" && poolAccount !== undefined && poolAccount.owner === SVC_CURVE_PROGRAM_ID ? decodePool(poolAccount.data) : undefined
+  if (pool === undefined) return { _tag: "Graduating", quoteMint: curve.quoteMint }
+  return {
+    _tag: "Open",
+    quoteMint: curve.quoteMint,
+    state: {
+      _tag: "SolanaPool",
+      reserves: { quoteReserveRaw: pool.quoteReserveRaw, tokenReserveRaw: pool.tokenReserveRaw },
+      fees: { feeBps: BigInt(pool.feeBps), creatorFeeBps: BigInt(pool.creatorFeeBps) }
+    }
+  }
+}
+
+export interface Holdings {
+  readonly lamports: bigint
+  readonly tokenRaw: bigint
+}
+
+/** An owner's lamports and its token account's balance of `mint` (0 when none, or not of that mint). Pure. */
+const holdingsOf = (mint: string, sys: RawAccount | undefined, token: RawAccount | undefined): Holdings => {
+  const t = token === undefined ? undefined : decodeSplTokenAccount(token.data)
+  return { lamports: sys?.lamports ?? 0n, tokenRaw: t !== undefined && t.mint === mint ? t.amount : 0n }
+}
+
 export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonly timeoutMs?: number }) => {
   const watch = makeTransactionWatch(options.rpcUrl, (message) => tradeError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
   const { rpc, read } = watch
 
-  const account = (a: Address) =>
+  /** Several accounts read at one slot in one round trip (`getMultipleAccounts`); undefined where none exists. */
+  const accounts = (addresses: ReadonlyArray<Address>) =>
     Effect.map(
-      read("getAccountInfo", (signal) => rpc.getAccountInfo(a, { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal })),
-      (r) => (r.value === null ? undefined : { owner: r.value.owner as string, data: new Uint8Array(fromBase64.encode(r.value.data[0])), lamports: r.value.lamports })
+      read("getMultipleAccounts", (signal) => rpc.getMultipleAccounts([...addresses], { encoding: "base64", commitment: "confirmed" }).send({ abortSignal: signal })),
+      (r) => r.value.map((a) => (a === null ? undefined : { owner: a.owner as string, data: new Uint8Array(fromBase64.encode(a.data[0])), lamports: a.lamports }))
     )
 
-  /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). */
+  /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). One round trip: the curve and its pool together. */
   const venue = (mintText: string) =>
     Effect.gen(function* () {
       const addresses = yield* Effect.promise(() => findCurveAddresses(address(mintText)))
-      const a = yield* account(addresses.curve)
-      const curve = a !== undefined && a.owner === SVC_CURVE_PROGRAM_ID ? decodeCurve(a.data) : undefined
-      if (curve === undefined) return undefined
-      if (curve.lifecycle === "trading") {
-        return {
-          _tag: "Open",
-          quoteMint: curve.quoteMint,
-          state: { _tag: "Curve", params: curveParamsOf(curve), state: curveStateOf(curve), creatorShareBps: BigInt(curve.creatorShareBps) }
-        } satisfies SolanaVenue
-      }
-      const p = curve.lifecycle === "migrated" ? yield* account(addresses.pool) : undefined
-      const pool = p !== undefined && p.owner === SVC_CURVE_PROGRAM_ID ? decodePool(p.data) : undefined
-      if (pool === undefined) return { _tag: "Graduating", quoteMint: curve.quoteMint } satisfies SolanaVenue
-      return {
-        _tag: "Open",
-        quoteMint: curve.quoteMint,
-        state: {
-          _tag: "SolanaPool",
-          reserves: { quoteReserveRaw: pool.quoteReserveRaw, tokenReserveRaw: pool.tokenReserveRaw },
-          fees: { feeBps: BigInt(pool.feeBps), creatorFeeBps: BigInt(pool.creatorFeeBps) }
-        }
-      } satisfies SolanaVenue
+      const [curve, pool] = yield* accounts([addresses.curve, addresses.pool])
+      return venueOf(curve, pool)
     })
 
-  /** What `owner` holds: lamports and its associated token account of `mint` (0 when none). */
+  /** What `owner` holds: lamports and its associated token account of `mint` (0 when none). One round trip. */
   const holdings = (ownerText: string, mintText: string) =>
     Effect.gen(function* () {
+      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(address(ownerText), address(mintText)))
+      const [sys, token] = yield* accounts([address(ownerText), ata])
+      return holdingsOf(mintText, sys, token)
+    })
+
+  /** The venue and the owner's holdings read at one slot in one round trip (the build's chain read when the engine's index does not hold the market). */
+  const venueAndHoldings = (mintText: string, ownerText: string) =>
+    Effect.gen(function* () {
+      const mint = address(mintText)
       const owner = address(ownerText)
-      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(owner, address(mintText)))
-      const [sys, token] = yield* Effect.all([account(owner), account(ata)])
-      const t = token === undefined ? undefined : decodeSplTokenAccount(token.data)
-      return { lamports: sys?.lamports ?? 0n, tokenRaw: t !== undefined && t.mint === mintText ? t.amount : 0n }
+      const [addresses, ata] = yield* Effect.promise(() => Promise.all([findCurveAddresses(mint), findAssociatedTokenAddress(owner, mint)]))
+      const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, ata])
+      return { venue: venueOf(curve, pool), holdings: holdingsOf(mintText, sys, token) }
     })
 
   const build = (i: TradeBuildInput) =>
     Effect.gen(function* () {
-      const latest = yield* read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal }))
-      const instructions = yield* Effect.promise(() => tradeInstructions(i))
+      // The blockhash read and the instructions (address derivations) run together.
+      const [latest, instructions] = yield* Effect.all(
+        [read("getLatestBlockhash", (signal) => rpc.getLatestBlockhash({ commitment: "confirmed" }).send({ abortSignal: signal })), Effect.promise(() => tradeInstructions(i))],
+        { concurrency: 2 }
+      )
       const message = buildTransactionMessage({
         feePayer: createNoopSigner(address(i.owner)),
         lifetime: { blockhash: latest.value.blockhash, lastValidBlockHeight: latest.value.lastValidBlockHeight },
@@ -247,7 +280,7 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       }
     })
 
-  return { venue, holdings, build, send, observe }
+  return { venue, holdings, venueAndHoldings, build, send, observe }
 }
 
 export type SolanaTradeChain = ReturnType<typeof makeSolanaTradeChain>

@@ -30,6 +30,8 @@ export const TradeErrorReasons = [
   "idempotency_conflict",
   "pending",
   "trade_not_found",
+  /** A submitted or confirmed transaction that is not the built one signed by its payer (linked, tee): nothing was sent. */
+  "wrong_transaction",
   /** The chain refused the trade on its minimum out (svc-curve SlippageExceeded): nothing moved. */
   "trade_slippage",
   "trade_reverted",

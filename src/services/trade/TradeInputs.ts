@@ -1,5 +1,6 @@
 /** Who calls the trade rail and what a trade asks for (decoded by the routes). */
 import { createHash } from "node:crypto"
+import type { Principal } from "../wallets/Principal.js"
 import type { Side } from "./VenueQuote.js"
 
 export interface TradeCaller {
@@ -12,6 +13,8 @@ export interface TradeCaller {
   readonly planFeeBps: bigint
   /** A referred account pays 10 % less platform fee on trades. */
   readonly referred: boolean
+  /** The caller as the wallet rules see it (linked and TEE payers: which wallets it may pay with, and sign). */
+  readonly principal?: Principal
 }
 
 export interface TradeRequest {
@@ -25,14 +28,28 @@ export interface TradeRequest {
   readonly slippageBps?: number
   /** The caller's own chain-enforced minimum (wins over `slippageBps`). */
   readonly minAmountOutRaw?: bigint
-  readonly payer: "main"
+  /** main: the embedded wallet signs server-side; linked (an imported wallet) or tee: the build answers the unsigned transaction and its sign claim. */
+  readonly payer: "main" | "linked" | "tee"
+  /** The paying wallet of a linked or TEE payer (the account's wallet id). */
+  readonly linkedWalletId?: string
 }
 
 /** Default slippage when neither `slippageBps` nor `minAmountOut` is sent (the quote route's default). */
 export const DEFAULT_SLIPPAGE_BPS = 100
 
-/** The idempotency hash of a trade body (everything but `dryRun` and `async`). Pure. */
+/** The idempotency hash of a trade body (everything but `dryRun` and `async`; the wallet only when named, so a main body hashes as before). Pure. */
 export const tradeBodyHash = (r: TradeRequest): string =>
   createHash("sha256")
-    .update(JSON.stringify([r.chain, r.mint, r.side, r.amountInRaw.toString(), r.slippageBps ?? null, r.minAmountOutRaw?.toString() ?? null, r.payer]))
+    .update(
+      JSON.stringify([
+        r.chain,
+        r.mint,
+        r.side,
+        r.amountInRaw.toString(),
+        r.slippageBps ?? null,
+        r.minAmountOutRaw?.toString() ?? null,
+        r.payer,
+        ...(r.linkedWalletId !== undefined ? [r.linkedWalletId] : [])
+      ])
+    )
     .digest("hex")

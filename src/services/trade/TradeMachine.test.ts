@@ -11,17 +11,22 @@
  * - sending → failed: "a revert or an expired blockhash fails the trade with its code"
  * - sending → sending: "a pending observation and a repeated id change nothing and send nothing"
  * - executed → executed, failed → failed: "a settled trade answers a repeat and ignores observations"
+ * - (none) → built → sending: "a linked or TEE build is recorded built and leaves it once, on its proven signature"
+ * - built → built: "a built trade answers its build again and refuses a main-payer repeat"
  * - exhaustive: "every state and event pair is total and sends at most once"
  */
 import { describe, expect, it } from "vitest"
 import { step, type TradeEvent, type TradeState } from "./TradeMachine.js"
 
+const built: TradeState = { _tag: "built" }
 const sending: TradeState = { _tag: "sending", signature: "s1" }
 const executed: TradeState = { _tag: "executed", signature: "s1", amountOutRaw: 42n }
 const failed: TradeState = { _tag: "failed", signature: "s1", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" }
 
 const events: ReadonlyArray<TradeEvent> = [
   { _tag: "Signed", signature: "s2" },
+  { _tag: "Built" },
+  { _tag: "Sent", signature: "s3" },
   { _tag: "Observed", outcome: "landed", amountOutRaw: 7n },
   { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "e" },
   { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "e" },
@@ -79,15 +84,36 @@ describe("trade machine", () => {
     expect(step(undefined, { _tag: "Observed", outcome: "landed", amountOutRaw: 1n })).toEqual([undefined, []])
   })
 
+  it("a linked or TEE build is recorded built and leaves it once, on its proven signature", () => {
+    expect(step(undefined, { _tag: "Built" })).toEqual([built, []])
+    expect(step(built, { _tag: "Sent", signature: "s1" })).toEqual([sending, [{ _tag: "Broadcast" }]])
+    // A second submit (or confirm) of the id finds it sending: answered as it stands, nothing sent.
+    expect(step(sending, { _tag: "Sent", signature: "s1" })).toEqual([sending, [{ _tag: "Refuse", reason: "pending" }]])
+    expect(step(executed, { _tag: "Sent", signature: "s1" })).toEqual([executed, [{ _tag: "Replay" }]])
+    expect(step(failed, { _tag: "Sent", signature: "s1" })).toEqual([failed, [{ _tag: "Refuse", reason: "failed" }]])
+    // Nothing to send for an id never built.
+    expect(step(undefined, { _tag: "Sent", signature: "s1" })).toEqual([undefined, []])
+    // Observations wait for the signature: a built trade has nothing on chain.
+    for (const ev of events.filter((x) => x._tag === "Observed")) expect(step(built, ev)).toEqual([built, []])
+  })
+
+  it("a built trade answers its build again and refuses a main-payer repeat", () => {
+    expect(step(built, { _tag: "Built" })).toEqual([built, [{ _tag: "Replay" }]])
+    expect(step(built, { _tag: "Signed", signature: "s1" })).toEqual([built, [{ _tag: "Refuse", reason: "built" }]])
+    expect(step(sending, { _tag: "Built" })).toEqual([sending, [{ _tag: "Refuse", reason: "pending" }]])
+    expect(step(executed, { _tag: "Built" })).toEqual([executed, [{ _tag: "Replay" }]])
+  })
+
   it("every state and event pair is total and sends at most once", () => {
-    for (const state of [undefined, sending, executed, failed]) {
+    for (const state of [undefined, built, sending, executed, failed]) {
       for (const ev of events) {
         const [next, out] = step(state, ev)
         const broadcasts = out.filter((o) => o._tag === "Broadcast").length
-        // Only the first record of an id broadcasts; only entering `executed` records the settlement.
-        expect(broadcasts).toBe(state === undefined && ev._tag === "Signed" ? 1 : 0)
+        // Only the first record of a main id, or a built trade's first proven signature, broadcasts; only entering `executed` records the settlement.
+        expect(broadcasts).toBe((state === undefined && ev._tag === "Signed") || (state?._tag === "built" && ev._tag === "Sent") ? 1 : 0)
         expect(out.filter((o) => o._tag === "RecordExecuted").length).toBe(state?._tag === "sending" && next?._tag === "executed" ? 1 : 0)
-        if (state !== undefined && state._tag !== "sending") expect(next).toBe(state)
+        if (state !== undefined && state._tag !== "sending" && state._tag !== "built") expect(next).toBe(state)
+        if (state?._tag === "built" && ev._tag !== "Sent") expect(next).toBe(state)
       }
     }
   })

@@ -4,6 +4,8 @@
  * saves each new state before it performs the outputs, so a crash between the two is settled from
  * the chain and never resent.
  *
+ *   (none) ─Built(linked | tee)──▶ built ─Sent(signature)──▶ sending     (Broadcast: the submit's bytes, or
+ *                                                                     none when the caller broadcast it)
  *   (none) ─Signed(main)──▶ sending ─Observed(landed, amountOut)──▶ executed   (RecordExecuted)
  *                             │ Observed(reverted: slippage | other) ──▶ failed
  *                             │ Observed(never_lands) ───────────────▶ failed
@@ -11,8 +13,11 @@
  *   sending   ─Signed──▶ (unchanged, Refuse pending)
  *   executed  ─Signed──▶ (unchanged, Replay)
  *   failed    ─Signed──▶ (unchanged, Refuse failed: a new clientTradeId is needed)
+ *   built     ─Built──▶ (unchanged, Replay: the build answered again); ─Signed──▶ (unchanged, Refuse built)
+ *   sending, executed, failed ─Sent──▶ as Signed (the row answers as it stands; nothing is sent again)
  *
- * Invariants: a trade is broadcast at most once (only (none) → sending emits `Broadcast`);
+ * Invariants: a trade is broadcast at most once (only (none) → sending and built → sending emit
+ * `Broadcast`, and a row leaves `built` once);
  * `RecordExecuted` (the settlement writes: the trade's fee in the account's totals and the
  * `trade.executed` event, committed with the state) is emitted exactly once, on entering
  * `executed`; observations of a settled trade change nothing.
@@ -22,6 +27,8 @@
 export type TradeFailureCode = "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" | "NEVER_LANDED"
 
 export type TradeState =
+  /** A linked or TEE payer's transaction, built and claimed, not signed yet (no signature). */
+  | { readonly _tag: "built" }
   | { readonly _tag: "sending"; readonly signature: string }
   | { readonly _tag: "executed"; readonly signature: string; readonly amountOutRaw: bigint }
   | { readonly _tag: "failed"; readonly signature: string; readonly code: TradeFailureCode; readonly error: string }
@@ -35,10 +42,15 @@ export type TradeObservation =
 export type TradeEvent =
   /** The embedded payer's signed transaction (recorded before it is sent), or a repeat of the id. */
   | { readonly _tag: "Signed"; readonly signature: string }
+  /** A linked or TEE payer's unsigned transaction recorded with its sign claim, or a repeat of its build. */
+  | { readonly _tag: "Built" }
+  /** The built transaction's signature, proven over the built message: sent by the submit, or already broadcast by the caller (confirm). */
+  | { readonly _tag: "Sent"; readonly signature: string }
   /** What the chain says of the transaction sent. */
   | ({ readonly _tag: "Observed" } & TradeObservation)
 
-export type TradeRefusal = "pending" | "failed"
+/** `built`: a main-payer repeat of an id whose build waits for its signed transaction. */
+export type TradeRefusal = "pending" | "failed" | "built"
 
 export type TradeOutput =
   | { readonly _tag: "Broadcast" }
@@ -56,15 +68,13 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
   switch (event._tag) {
     case "Signed":
       if (state === undefined) return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Broadcast" }]]
-      switch (state._tag) {
-        case "sending":
-          return [state, [{ _tag: "Refuse", reason: "pending" }]]
-        case "executed":
-          return [state, [{ _tag: "Replay" }]]
-        case "failed":
-          return [state, [{ _tag: "Refuse", reason: "failed" }]]
-      }
-    // falls through (unreachable: every state returns)
+      return [state, answerOf(state, "built")]
+    case "Built":
+      if (state === undefined) return [{ _tag: "built" }, []]
+      return [state, answerOf(state, "replay")]
+    case "Sent":
+      if (state?._tag === "built") return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Broadcast" }]]
+      return [state, state === undefined ? [] : answerOf(state, "built")]
     case "Observed":
       if (state?._tag !== "sending") return [state, []]
       switch (event.outcome) {
@@ -80,6 +90,20 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
         case "pending":
           return [state, []]
       }
+  }
+}
+
+/** What a repeat answers for a stored state: in flight, failed, executed (replayed), or built (`onBuilt`: refused, or replayed as the build). */
+const answerOf = (state: TradeState, onBuilt: "built" | "replay"): ReadonlyArray<TradeOutput> => {
+  switch (state._tag) {
+    case "built":
+      return onBuilt === "replay" ? [{ _tag: "Replay" }] : [{ _tag: "Refuse", reason: "built" }]
+    case "sending":
+      return [{ _tag: "Refuse", reason: "pending" }]
+    case "executed":
+      return [{ _tag: "Replay" }]
+    case "failed":
+      return [{ _tag: "Refuse", reason: "failed" }]
   }
 }
 

@@ -25,25 +25,33 @@
  * - Failures are reasons (`TradeError`, the gate's `SpendError`); statuses and codes are `api/ErrorTable.ts`'s.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { PriceSource } from "../prices/PriceSource.js"
 import type { SpendError } from "../spend/SpendError.js"
+import type { PayerError, SignClaimError, WalletError } from "../wallets/WalletError.js"
 import { WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletService } from "../wallets/WalletService.js"
 import { type HoodTradeChain, type HoodTradeChainOptions, makeHoodTradeChain } from "./HoodTradeChain.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
 import { makeTradeRunner } from "./TradeAttempt.js"
 import { type TradeError, tradeError } from "./TradeError.js"
 import type { TradeCaller, TradeRequest } from "./TradeInputs.js"
 import { makeTradeStore, TRADES_PAGE_MAX, type TradeFilter } from "./TradeStore.js"
-import { type TradeAcceptedView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
+import { type TradeAcceptedView, type TradeBuiltView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
 import type { TradeContext } from "./internal/TradeContext.js"
+import { makeEmbeddedAddresses } from "./internal/PricingReads.js"
+import { makeSignedTrades, type SignedConfirm, type SignedSubmit } from "./internal/SignedTrades.js"
 import { makeTradeSubmit } from "./internal/TradeSubmit.js"
 
 export { TRADE_LEASE_KIND, tradeLeaseKey } from "./TradeAttempt.js"
 export type * from "./TradeInputs.js"
 export type * from "./TradeViews.js"
+export type { SignedConfirm, SignedSubmit } from "./internal/SignedTrades.js"
+
+/** What a linked or TEE payer's calls can fail with: the rail's, the spend gate's and the wallet rules'. */
+export type SignedTradeFailure = TradeError | SpendError | PayerError | SignClaimError | WalletError
 
 export interface TradeServiceOptions {
   readonly solanaRpcUrl: string
@@ -73,7 +81,13 @@ export interface TradeServiceShape {
   /** The one-shot trade; `background`: answer once recorded (202) and settle in the background. */
   readonly submit: (caller: TradeCaller, request: TradeRequest, background: boolean) => Effect.Effect<TradeView | TradeAcceptedView, TradeError | SpendError>
   /** Every check of a trade and its figures (the spend gate's decision too); nothing held, recorded or signed. */
-  readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, TradeError | SpendError>
+  readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, SignedTradeFailure>
+  /** A linked or TEE payer's build: the unsigned transaction and its single-use sign claim, the spend held, recorded `built`. */
+  readonly build: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeBuiltView, SignedTradeFailure>
+  /** A linked or TEE payer's signed transaction: exactly the built one, sent once, answered settled. */
+  readonly submitSigned: (caller: TradeCaller, input: SignedSubmit) => Effect.Effect<TradeView, SignedTradeFailure>
+  /** A linked or TEE build the caller broadcast itself: its signature verified over the built message, awaited, recorded once. */
+  readonly confirm: (caller: TradeCaller, input: SignedConfirm) => Effect.Effect<TradeView, SignedTradeFailure>
   /** A trade as it stands (not awaited). */
   readonly trade: (caller: TradeCaller, clientTradeId: string) => Effect.Effect<TradeView, TradeError>
   readonly trades: (caller: TradeCaller, query: TradeListQuery) => Effect.Effect<TradeListView, TradeError>
@@ -118,6 +132,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       solana,
       hood,
       provider,
+      wallets: Option.getOrUndefined(yield* Effect.serviceOption(WalletService)),
+      embedded: makeEmbeddedAddresses(provider, nowMs),
       trades: makeTradeRunner({ solana, hood, hoodRelease, sql, leases, store, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
@@ -125,13 +141,33 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       nowMs
     }
     const submits = makeTradeSubmit(ctx)
+    const signed = makeSignedTrades(ctx, submits)
 
     const service: TradeServiceShape = {
       submit: Effect.fn("TradeService.submit")(function* (caller: TradeCaller, request: TradeRequest, background: boolean) {
-        return yield* storage(submits.submit(caller, request, background))
+        if (request.payer !== "main") {
+          return yield* tradeError("chain_unsupported", `payer ${request.payer}: build the trade, sign it, then submit its signed transaction`, { field: "payer" })
+        }
+        // The one-shot signs with the embedded wallet: the wallet rules (linked and TEE payers) never answer it.
+        return yield* storage(submits.submit(caller, request, background)).pipe(
+          Effect.catchTags({
+            PayerError: (e) => tradeError("agent_wallet_missing", e.message, { field: "payer" }),
+            SignClaimError: (e) => tradeError("agent_wallet_missing", e.message, { field: "payer" }),
+            WalletError: (e) => tradeError("storage", e.message)
+          })
+        )
       }),
       dryRun: Effect.fn("TradeService.dryRun")(function* (caller: TradeCaller, request: TradeRequest) {
         return yield* storage(submits.dryRun(caller, request))
+      }),
+      build: Effect.fn("TradeService.build")(function* (caller: TradeCaller, request: TradeRequest) {
+        return yield* storage(signed.build(caller, request))
+      }),
+      submitSigned: Effect.fn("TradeService.submitSigned")(function* (caller: TradeCaller, input: SignedSubmit) {
+        return yield* storage(signed.submit(caller, input))
+      }),
+      confirm: Effect.fn("TradeService.confirm")(function* (caller: TradeCaller, input: SignedConfirm) {
+        return yield* storage(signed.confirm(caller, input))
       }),
       trade: Effect.fn("TradeService.trade")(function* (caller: TradeCaller, clientTradeId: string) {
         const row = yield* storage(store.get(caller.accountId, clientTradeId))

@@ -52,6 +52,14 @@ export interface TradeRow {
    * plus platform fee (its hold's value), a sell's expected quote out; null without a price or key.
    */
   readonly spendUsdMicros: bigint | null
+  /** The paying wallet's row (`payer` linked or tee); null for the embedded wallet. */
+  readonly walletId?: string | null
+  /** The built transaction's single-use sign claim (linked, tee). */
+  readonly claimId?: string | null
+  /** The unsigned built transaction, base64 wire bytes (linked, tee). */
+  readonly transaction?: string | null
+  /** sha-256 hex of the built message: what a submitted or confirmed transaction must match (linked, tee). */
+  readonly messageHash?: string | null
 }
 
 interface Db {
@@ -80,6 +88,10 @@ interface Db {
   error: string | null
   created_at: Date | string
   spend_usd_micros: string | null
+  wallet_id: string | null
+  claim_id: string | null
+  transaction: string | null
+  message_hash: string | null
 }
 
 const rowOf = (r: Db): TradeRow => ({
@@ -107,12 +119,18 @@ const rowOf = (r: Db): TradeRow => ({
   errorCode: r.error_code,
   error: r.error,
   createdAtMs: new Date(r.created_at).getTime(),
-  spendUsdMicros: r.spend_usd_micros === null ? null : BigInt(r.spend_usd_micros)
+  spendUsdMicros: r.spend_usd_micros === null ? null : BigInt(r.spend_usd_micros),
+  walletId: r.wallet_id ?? null,
+  claimId: r.claim_id ?? null,
+  transaction: r.transaction ?? null,
+  messageHash: r.message_hash ?? null
 })
 
 /** The machine's view of a row. Pure. */
 export const stateOf = (r: TradeRow): TradeState => {
   switch (r.state) {
+    case "built":
+      return { _tag: "built" }
     case "sending":
       return { _tag: "sending", signature: r.signature }
     case "executed":
@@ -126,7 +144,7 @@ export const stateOf = (r: TradeRow): TradeState => {
 export const rowAfter = (row: TradeRow, next: TradeState): TradeRow => ({
   ...row,
   state: next._tag,
-  signature: next.signature,
+  signature: next._tag === "built" ? "" : next.signature,
   ...(next._tag === "executed" ? { amountOutRaw: next.amountOutRaw } : {}),
   ...(next._tag === "failed" ? { errorCode: next.code, error: next.error } : {})
 })
@@ -203,12 +221,12 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       sql`
         INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
           state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
-          error_code, error, created_at, updated_at, spend_usd_micros)
+          error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash)
         VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
           ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
           ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
           ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()},
-          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()})
+          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null})
         ON CONFLICT (account_id, client_trade_id) DO NOTHING
         RETURNING client_trade_id`,
       (rows) => rows.length === 1
@@ -218,7 +236,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
   const transition = (prev: TradeRow, next: TradeRow) =>
     Effect.map(
       sql`
-        UPDATE agent_trades SET state = ${next.state}, updated_at = ${now()},
+        UPDATE agent_trades SET state = ${next.state}, updated_at = ${now()}, signature = ${next.signature},
           amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
           error_code = ${next.errorCode}, error = ${next.error}
         WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}

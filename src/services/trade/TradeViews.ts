@@ -2,6 +2,7 @@
  * What the trade rail answers (issue 28), as typed views: the routes write them inside the
  * envelope (`{success: true, ...view}`). Money is raw units as decimal strings; times ISO strings.
  */
+import { CLAIM_LIFETIME_MS } from "../wallets/WalletLimits.js"
 import type { TradeRow, TradeRowState } from "./TradeStore.js"
 
 export type TradeView = {
@@ -39,7 +40,7 @@ export type TradeDryRunView = {
   readonly mint: string
   readonly side: "buy" | "sell"
   readonly venue: string
-  readonly payer: "main"
+  readonly payer: "main" | "linked" | "tee"
   readonly wallet: string
   readonly quoteMint: string
   readonly quoteAsset: string
@@ -84,4 +85,26 @@ export const tradeView = (r: TradeRow, replay: boolean): TradeView => ({
   error: r.error,
   createdAt: new Date(r.createdAtMs).toISOString(),
   replay
+})
+
+/**
+ * A linked or TEE payer's build (status `built`): the unsigned transaction and its single-use sign
+ * claim. Sign it (the wallet's sign relay with `claimId`, or the wallet's own key) and send it to
+ * `/submit` as `signedTransaction`, or broadcast it yourself and report its signature to `/confirm`.
+ */
+export type TradeBuiltView = TradeView & {
+  readonly walletId: string
+  /** The unsigned transaction, base64 wire bytes (the payer's signature slot empty). */
+  readonly transaction: string
+  readonly signClaim: { readonly claimId: string; readonly expiresAt: string }
+  /** Past this block height the transaction can never land (its blockhash expired). */
+  readonly lastValidBlockHeight: string
+}
+
+export const builtView = (r: TradeRow, replay: boolean): TradeBuiltView => ({
+  ...tradeView(r, replay),
+  walletId: r.walletId ?? "",
+  transaction: r.transaction ?? "",
+  signClaim: { claimId: r.claimId ?? "", expiresAt: new Date(r.createdAtMs + CLAIM_LIFETIME_MS).toISOString() },
+  lastValidBlockHeight: r.lastValidBlockHeight.toString()
 })

@@ -2,10 +2,12 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { PriceSourceShape } from "../../prices/PriceSource.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
+import type { WalletServiceShape } from "../../wallets/WalletService.js"
 import type { HoodTradeChain } from "../HoodTradeChain.js"
 import type { SolanaTradeChain } from "../SolanaTradeChain.js"
 import type { TradeRunner } from "../TradeAttempt.js"
 import type { TradeStore } from "../TradeStore.js"
+import type { EmbeddedAddresses } from "./PricingReads.js"
 
 export interface TradeContext {
   readonly sql: SqlClient.SqlClient
@@ -14,6 +16,10 @@ export interface TradeContext {
   /** The Hood port; undefined: this server refuses Hood trades (`chain_unsupported`). */
   readonly hood: HoodTradeChain | undefined
   readonly provider: WalletProviderShape
+  /** The wallet rules and sign claims (linked and TEE payers); undefined: this process has no wallet service, those payers are refused. */
+  readonly wallets: WalletServiceShape | undefined
+  /** The accounts' embedded Solana addresses, read once (`PricingReads.ts`). */
+  readonly embedded: EmbeddedAddresses
   readonly trades: TradeRunner
   /** Receives the platform fee (the svc-curve config's treasury). */
   readonly treasury: string

@@ -18,9 +18,10 @@ import { QuotePairs } from "../../../domain/QuotePairs.js"
 import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import type { SpendError } from "../../spend/SpendError.js"
-import type { SpendAttempt } from "../../spend/SpendGate.js"
+import type { SpendAttempt, SpendRail } from "../../spend/SpendGate.js"
 import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../../spend/SpendStore.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
+import type { PayerError, SignClaimError, WalletError } from "../../wallets/WalletError.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
 import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
@@ -30,13 +31,16 @@ import { minOutOf, platformFeeOf, quoteVenue, type VenueRefusal } from "../Venue
 import { makeHoodTradeSubmit } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
 
+/** Every failure of the write side: the rail's own, the spend gate's, the wallet rules' (linked and TEE payers) and storage's. */
+export type TradeFailure = TradeError | SpendError | PayerError | SignClaimError | WalletError | SqlError
+
 export const tradeJobUrl = (clientTradeId: string): string => `/api/v1/trade/agent/trades/${encodeURIComponent(clientTradeId)}`
 
 /** A Solana transaction's fee (one signature) and an associated token account's rent: what a buy needs beyond its quote. */
 const SIGNATURE_LAMPORTS = 5_000n
 const TOKEN_ACCOUNT_RENT_LAMPORTS = 2_039_280n
 
-const quoteAssetOf = (quoteMint: string): string => QuotePairs.find((p) => p.chain === "solana" && p.address === quoteMint)?.id ?? quoteMint
+export const quoteAssetOf = (quoteMint: string): string => QuotePairs.find((p) => p.chain === "solana" && p.address === quoteMint)?.id ?? quoteMint
 
 const fromProvider = (e: WalletProviderError): TradeError => {
   switch (e.reason) {
@@ -79,6 +83,8 @@ export const failedAnswer = (row: TradeRow): TradeError => {
   }
 }
 
+export type TradeSubmits = ReturnType<typeof makeTradeSubmit>
+
 export const makeTradeSubmit = (ctx: TradeContext) => {
   const { store, solana } = ctx
   const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E> => Effect.provideService(self, SqlClient.SqlClient, ctx.sql)
@@ -91,7 +97,31 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
 
   /** The answer of a row: executed, failed (its refusal) or still in flight (pending). */
   const answerOf = (row: TradeRow, replay: boolean): Effect.Effect<TradeView, TradeError> =>
-    row.state === "executed" ? Effect.succeed(tradeView(row, replay)) : row.state === "failed" ? Effect.fail(failedAnswer(row)) : Effect.fail(pending(row))
+    row.state === "executed"
+      ? Effect.succeed(tradeView(row, replay))
+      : row.state === "failed"
+        ? Effect.fail(failedAnswer(row))
+        : row.state === "built"
+          ? Effect.fail(
+              tradeError("pending", `Trade ${row.clientTradeId} is built for payer ${row.payer} and waits for its signed transaction (/submit) or its signature (/confirm)`, {
+                retryable: true,
+                details: { reason: "not_sent", jobUrl: tradeJobUrl(row.clientTradeId) }
+              })
+            )
+          : Effect.fail(pending(row))
+
+  /** A row in flight awaited until its driver settles it (or the confirmation deadline passes: then as it stood). */
+  const awaitSettled = (row: TradeRow): Effect.Effect<TradeRow, SqlError> =>
+    row.state !== "sending"
+      ? Effect.succeed(row)
+      : awaitUntil(store.get(row.accountId, row.clientTradeId), (r) => r === undefined || r.state !== "sending", {
+          what: "the trade's outcome",
+          intervalMs: ctx.pollIntervalMs,
+          timeoutMs: ctx.confirmTimeoutMs
+        }).pipe(
+          Effect.map((r) => r ?? row),
+          Effect.catchTag("AwaitTimedOut", () => Effect.succeed(row))
+        )
 
   /** A stored id: its outcome; a `sending` row is awaited (its driver settles it), never resent. */
   const replayOf = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeView, TradeError | SqlError> =>
@@ -101,13 +131,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       if (row.bodyHash !== tradeBodyHash(request)) {
         return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: row.state } })
       }
-      if (row.state !== "sending") return yield* answerOf(row, true)
-      const settled = yield* awaitUntil(store.get(caller.accountId, request.clientTradeId), (r) => r === undefined || r.state !== "sending", {
-        what: "the trade's outcome",
-        intervalMs: ctx.pollIntervalMs,
-        timeoutMs: ctx.confirmTimeoutMs
-      }).pipe(Effect.catchTag("AwaitTimedOut", () => Effect.succeed(row)))
-      return yield* answerOf(settled ?? row, true)
+      return yield* answerOf(yield* awaitSettled(row), true)
     })
 
   /** The Hood half (its own checks and chain port; the same store, machine and runner); undefined: Hood is refused in `priced`. */
@@ -116,18 +140,47 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       ? undefined
       : makeHoodTradeSubmit(ctx, { hood: ctx.hood, fromProvider, refusedQuote, replayOf, answerOf, spendChecked: (c, r, s) => spendChecked(c, r, s) })
 
-  /** Every check and the priced trade; nothing recorded, nothing signed. */
-  const priced = (caller: TradeCaller, request: TradeRequest) =>
+  /**
+   * Where `mint` trades now and what the wallet holds, read at one slot in one round trip (the
+   * curve, its pool, the wallet and its token account): the quote prices the chain's own state,
+   * so the executed amount is the quote's whenever the market has not moved.
+   */
+  const venueRead = (mint: string, wallet: string) =>
+    Effect.map(solana.venueAndHoldings(mint, wallet), (r) => ({ venue: r.venue, holdings: Effect.succeed(r.holdings) }))
+
+  /**
+   * Who pays: the embedded wallet (`main`), or the account's spend-capable wallet named by
+   * `linkedWalletId` under the wallet rules (`linked`: an imported wallet; `tee`: bound to this
+   * key). The wallet's kind decides the spend gate's rail, whatever the body's `payer` said.
+   */
+  const payerOf = (caller: TradeCaller, request: TradeRequest) =>
+    Effect.gen(function* () {
+      if (request.payer === "main") {
+        if (caller.embeddedWallet === "denied") {
+          return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
+        }
+        const wallet = yield* ctx.embedded.solanaAddress(caller.accountId)
+        if (wallet === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded Solana wallet", { field: "payer" })
+        return { rail: "main" as SpendRail, wallet, walletId: null as string | null }
+      }
+      if (ctx.wallets === undefined || caller.principal === undefined) {
+        return yield* tradeError("chain_unsupported", "This server's trade rail has no wallet service: linked and TEE payers are not served", { field: "payer" })
+      }
+      const view = yield* ctx.wallets.resolvePayer(caller.principal, request.linkedWalletId ?? "", "solana", "spend")
+      return { rail: (view.walletKind === "tee" ? "tee" : "linked") as SpendRail, wallet: view.address, walletId: view.id as string | null }
+    })
+
+  /**
+   * Every check but the wallet's funds, and the priced trade; nothing recorded, nothing signed.
+   * `holdings` is the wallet's read still to run (already read when the venue came from the chain).
+   */
+  const quoted = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
       if (request.chain !== "solana") {
         return yield* tradeError("chain_unsupported", "This server's trade rail does not submit on Hood: no SwapRouter is configured (HOOD_SWAP_ROUTER_ADDRESS); quotes work", { field: "chain" })
       }
-      if (caller.embeddedWallet === "denied") {
-        return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
-      }
-      const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "solana")
-      if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded Solana wallet", { field: "payer" })
-      const venue = yield* solana.venue(request.mint)
+      const { rail, wallet, walletId } = yield* payerOf(caller, request)
+      const { venue, holdings } = yield* venueRead(request.mint, wallet)
       if (venue === undefined) {
         return yield* tradeError(
           "external_token",
@@ -151,25 +204,12 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
         })
       }
       const fee = platformFeeOf(q, request.side, caller)
-      const held = yield* solana.holdings(embedded.address, request.mint)
-      if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
-        return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
-          details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
-        })
-      }
-      const needLamports =
-        (request.side === "buy" && venue.quoteMint === QuotePairs[0]!.address ? request.amountInRaw + fee.feeRaw : 0n) + SIGNATURE_LAMPORTS + TOKEN_ACCOUNT_RENT_LAMPORTS
-      if (held.lamports < needLamports) {
-        return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.lamports} lamports; the trade needs ${needLamports} (amount, platform fee, transaction fee and rent)`, {
-          details: { balanceRaw: held.lamports.toString(), requiredRaw: needLamports.toString() }
-        })
-      }
       const quoteAsset = quoteAssetOf(venue.quoteMint)
       // What the spend gate counts: a buy spends its amount plus the platform fee; a sell counts the quote it receives.
       const spend: SpendAttempt =
         request.side === "buy"
           ? {
-              rail: "main",
+              rail,
               purpose: "trade",
               side: "buy",
               asset: quoteAsset,
@@ -177,15 +217,37 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
               usdMicros: yield* usdOfQuote(ctx.prices, request.chain, quoteAsset, request.amountInRaw + fee.feeRaw)
             }
           : {
-              rail: "main",
+              rail,
               purpose: "trade",
               side: "sell",
               asset: request.mint,
               amountRaw: request.amountInRaw,
               usdMicros: yield* usdOfQuote(ctx.prices, request.chain, quoteAsset, q.amountOut)
             }
-      return { wallet: embedded.address, venue: venue.state, quoteMint: venue.quoteMint, fill: q, minOut, fee, spend }
+      return { rail, wallet, walletId, venue: venue.state, quoteMint: venue.quoteMint, fill: q, minOut, fee, spend, holdings }
     })
+
+  /** The wallet can pay: the tokens it sells, or the amount, platform fee, transaction fee and rent of a buy. */
+  const funded = (request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof quoted>>): Effect.Effect<void, TradeError> =>
+    Effect.flatMap(p.holdings, (held) => {
+      const who = p.rail === "main" ? "The embedded wallet" : "The paying wallet"
+      if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
+        return tradeError("insufficient_balance", `${who} holds ${held.tokenRaw} of this token, less than amountIn`, {
+          details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+        })
+      }
+      const needLamports =
+        (request.side === "buy" && p.quoteMint === QuotePairs[0]!.address ? request.amountInRaw + p.fee.feeRaw : 0n) + SIGNATURE_LAMPORTS + TOKEN_ACCOUNT_RENT_LAMPORTS
+      if (held.lamports < needLamports) {
+        return tradeError("insufficient_balance", `${who} has ${held.lamports} lamports; the trade needs ${needLamports} (amount, platform fee, transaction fee and rent)`, {
+          details: { balanceRaw: held.lamports.toString(), requiredRaw: needLamports.toString() }
+        })
+      }
+      return Effect.void
+    })
+
+  /** Every check and the priced trade; nothing recorded, nothing signed. */
+  const priced = (caller: TradeCaller, request: TradeRequest) => Effect.tap(quoted(caller, request), (p) => funded(request, p))
 
   type Priced = Effect.Effect.Success<ReturnType<typeof priced>>
 
@@ -220,23 +282,35 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       yield* withSql(releaseSpend(reservationId))
     }).pipe(Effect.catchAll((e) => Effect.logWarning("trade: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
 
-  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
-    request.chain === "hood" && hood !== undefined ? hood.dryRun(caller, request) : Effect.tap(priced(caller, request), (p) => spendChecked(caller, request, p.spend)).pipe(Effect.map((p) => ({
-      dryRun: true,
-      clientTradeId: request.clientTradeId,
-      chain: request.chain,
-      mint: request.mint,
-      side: request.side,
-      venue: p.fill.venue,
-      payer: "main",
-      wallet: p.wallet,
-      quoteMint: p.quoteMint,
-      quoteAsset: quoteAssetOf(p.quoteMint),
-      amountIn: request.amountInRaw.toString(),
-      expectedOut: p.fill.amountOut.toString(),
-      minAmountOut: p.minOut.toString(),
-      fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" }
-    }) satisfies TradeDryRunView))
+  /**
+   * The dry run: the wallet's funds and the spend gate's decision checked together (a chain read
+   * and a SQL read at once); refused in that order when both refuse.
+   */
+  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeFailure> =>
+    request.chain === "hood" && hood !== undefined
+      ? hood.dryRun(caller, request)
+      : Effect.gen(function* () {
+          const p = yield* quoted(caller, request)
+          const [funds, gate] = yield* Effect.all([Effect.either(funded(request, p)), Effect.either(spendChecked(caller, request, p.spend))], { concurrency: 2 })
+          if (funds._tag === "Left") return yield* Effect.fail(funds.left)
+          if (gate._tag === "Left") return yield* Effect.fail(gate.left)
+          return {
+            dryRun: true,
+            clientTradeId: request.clientTradeId,
+            chain: request.chain,
+            mint: request.mint,
+            side: request.side,
+            venue: p.fill.venue,
+            payer: request.payer === "main" ? "main" : p.rail,
+            wallet: p.wallet,
+            quoteMint: p.quoteMint,
+            quoteAsset: quoteAssetOf(p.quoteMint),
+            amountIn: request.amountInRaw.toString(),
+            expectedOut: p.fill.amountOut.toString(),
+            minAmountOut: p.minOut.toString(),
+            fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" }
+          } satisfies TradeDryRunView
+        })
 
   /** Holds the spend around `run` (either chain's sign and send); the hold is released when `run` ends before its trade was recorded. */
   const heldAround = <A, E>(caller: TradeCaller, request: TradeRequest, spend: SpendAttempt, run: Effect.Effect<A, E>): Effect.Effect<A, E | SpendError> =>
@@ -301,13 +375,13 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
     })
 
   /** Every check, priced, then the trade to run: the chain's own path. */
-  const prepared = (caller: TradeCaller, request: TradeRequest): Effect.Effect<Effect.Effect<TradeView, TradeError | SpendError | SqlError>, TradeError | SqlError> =>
+  const prepared = (caller: TradeCaller, request: TradeRequest): Effect.Effect<Effect.Effect<TradeView, TradeFailure>, TradeFailure> =>
     request.chain === "hood" && hood !== undefined
       ? Effect.map(hood.priced(caller, request), (p) => heldAround(caller, request, p.spend, hood.execute(caller, request, p)))
       : Effect.map(priced(caller, request), (p) => execute(caller, request, p))
 
   /** `POST /submit`: the one-shot trade; with `background` the 202 once the trade is recorded. */
-  const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeError | SpendError | SqlError> =>
+  const submit = (caller: TradeCaller, request: TradeRequest, background: boolean): Effect.Effect<TradeView | TradeAcceptedView, TradeFailure> =>
     Effect.gen(function* () {
       if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* replayOf(caller, request)
       const run = yield* prepared(caller, request)
@@ -324,5 +398,5 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return { accepted: true, clientTradeId: row.clientTradeId, status: row.state, jobUrl: tradeJobUrl(row.clientTradeId) } satisfies TradeAcceptedView
     })
 
-  return { submit, dryRun, replayOf, answerOf }
+  return { submit, dryRun, replayOf, answerOf, awaitSettled, priced, heldAround }
 }

@@ -1,0 +1,43 @@
+/**
+ * What a trade's pricing reads without a chain round trip (issue 28 item 1, build p99 < 5 ms):
+ * - the venue from the engine's in-memory `MarketIndex` (the state the agent quote route prices
+ *   on, so a build prices what the quote answered): a market trading on its curve or on its
+ *   graduated pool; anything else (not indexed yet, warming, completed, in recovery, Hood) is
+ *   undefined and the build reads the chain, which decides those refusals as before;
+ * - the account's embedded Solana wallet address, which never changes once created (no embedded
+ *   wallet is deleted or replaced), kept in a bounded LRU; a missing wallet is never cached, so
+ *   one created later is seen on the next build. Delegation and policy are not cached: the signer
+ *   resolves them afresh on every sign.
+ * Nothing here decides money: the chain enforces the minimum out, and the executed amount is the
+ * program's own event.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { TtlLru } from "../../keys/TtlLru.js"
+import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
+
+/** How many accounts' embedded addresses are kept (LRU beyond it). */
+export const EMBEDDED_ADDRESS_CACHE_MAX = 10_000
+/** Kept this long after the read (the address never changes: the bound on a stale entry is only the LRU's hygiene). */
+export const EMBEDDED_ADDRESS_TTL_MS = 60 * 60_000
+
+/** The account's embedded Solana wallet address (undefined: none), read once per account and kept. */
+export const makeEmbeddedAddresses = (
+  provider: Pick<WalletProviderShape, "embeddedWallets">,
+  nowMs: () => number,
+  options: { readonly maxEntries?: number; readonly ttlMs?: number } = {}
+) => {
+  const cache = new TtlLru<string, string>({ maxEntries: options.maxEntries ?? EMBEDDED_ADDRESS_CACHE_MAX, ttlMs: options.ttlMs ?? EMBEDDED_ADDRESS_TTL_MS })
+  const solanaAddress = (accountId: string): Effect.Effect<string | undefined, SqlError> => {
+    const hit = cache.get(accountId, nowMs())
+    if (hit !== undefined) return Effect.succeed(hit)
+    return Effect.map(provider.embeddedWallets(accountId), (wallets) => {
+      const found = wallets.find((w) => w.chain === "solana")?.address
+      if (found !== undefined) cache.set(accountId, found, nowMs())
+      return found
+    })
+  }
+  return { solanaAddress, size: () => cache.size }
+}
+
+export type EmbeddedAddresses = ReturnType<typeof makeEmbeddedAddresses>

@@ -1,0 +1,264 @@
+/**
+ * Linked and TEE payers on the Solana trade rail (issue 28): the build, the submit of the signed
+ * transaction and the confirm of one the caller broadcast itself.
+ *
+ * - `build`: every check of the one-shot trade (the payer under the wallet rules, the market, the
+ *   quote, the wallet's funds), the spend gate's hold on the key (`linked`: the imported wallet's
+ *   rail, `tee`: the bound wallet's; strict per rail, `SpendGate.decide`), then the unsigned
+ *   transaction and its single-use sign claim (`WalletService.recordBuilt`: the relay signs only
+ *   these bytes, once), recorded `built`. A repeat of the id answers the stored build (a changed
+ *   body is refused). The hold stays until the trade books or fails, or the sweep releases it.
+ * - `submit`: the signed bytes must be exactly the built message with the payer's valid signature
+ *   (anything else is refused and changes nothing); then the runner's conditional save
+ *   `built → sending` picks the one request that sends, once; the others answer the trade as it
+ *   stands (awaited like any repeat). The chain decides from there, as for `payer: main`.
+ * - `confirm`: a signature the payer's key made over the built message (verified, ed25519) moves
+ *   the trade to `sending` without sending anything, and the runner awaits its verdict.
+ * Settling records the trade once (`TradeStore.save`: fee totals, `trade.executed`, the booking)
+ * and then settles the sign claim (best effort: the claim's state is informational).
+ */
+import { type Address, getBase58Decoder, getBase58Encoder, getBase64Encoder, getPublicKeyFromAddress, getTransactionDecoder, type SignatureBytes, verifySignature } from "@solana/kit"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
+import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
+import { tradeBodyHash } from "../TradeInputs.js"
+import { tradeError } from "../TradeError.js"
+import type { TradeRow } from "../TradeStore.js"
+import { builtView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
+import type { TradeContext } from "./TradeContext.js"
+import { quoteAssetOf, type TradeFailure, type TradeSubmits } from "./TradeSubmit.js"
+
+export interface SignedSubmit {
+  readonly clientTradeId: string
+  /** The built transaction with the payer's signature, wire bytes. */
+  readonly signedTransaction: Uint8Array
+}
+
+export interface SignedConfirm {
+  readonly clientTradeId: string
+  /** The transaction's signature (base58) the caller broadcast. */
+  readonly signature: string
+}
+
+const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+const base58 = getBase58Encoder()
+const base58Text = getBase58Decoder()
+const fromBase64 = getBase64Encoder()
+
+/** The signed bytes' message and the payer's signature in them; undefined when they do not decode or carry no payer signature. Pure. */
+export const signedPayerParts = (wire: Uint8Array, payer: string): { readonly messageBytes: Uint8Array; readonly signature: SignatureBytes } | undefined => {
+  try {
+    const tx = getTransactionDecoder().decode(wire)
+    const signature = tx.signatures[payer as Address]
+    if (signature === undefined || signature === null || signature.every((b) => b === 0)) return undefined
+    return { messageBytes: new Uint8Array(tx.messageBytes), signature }
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `signature` is the payer's ed25519 signature over `message`. */
+const validSignature = (payer: string, signature: SignatureBytes, message: Uint8Array) =>
+  Effect.promise(async () => {
+    try {
+      return await verifySignature(await getPublicKeyFromAddress(payer as Address), signature, message)
+    } catch {
+      return false
+    }
+  })
+
+const base58Of = (signature: SignatureBytes): string => base58Text.decode(signature)
+
+export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
+  const { store, solana } = ctx
+
+  const key = (caller: TradeCaller, clientTradeId: string) => ({ accountId: caller.accountId, clientTradeId })
+
+  /** The stored trade of a linked or TEE build, or its refusal (unknown id, a `payer: main` trade). */
+  const builtRow = (caller: TradeCaller, clientTradeId: string, field: "signedTransaction" | "signature") =>
+    Effect.gen(function* () {
+      const row = yield* store.get(caller.accountId, clientTradeId)
+      if (row === undefined) return yield* tradeError("trade_not_found", `No trade ${clientTradeId.slice(0, 128)}: build it first (payer linked or tee)`, { field: "clientTradeId" })
+      if (row.payer === "main" || row.messageHash === null || row.messageHash === undefined) {
+        return yield* tradeError("wrong_transaction", "This trade was signed by the embedded wallet (payer main): there is nothing to submit or confirm", { field })
+      }
+      return row
+    })
+
+  /** Best effort: the sign claim follows the trade's outcome. */
+  const settleClaim = (row: TradeRow) =>
+    ctx.wallets === undefined || row.claimId === null || row.claimId === undefined || (row.state !== "executed" && row.state !== "failed")
+      ? Effect.void
+      : ctx.wallets.settleClaim(row.claimId, row.state === "executed" ? "confirmed" : "failed").pipe(Effect.ignore)
+
+  /** `POST /build` for a linked or TEE payer: the unsigned transaction and its claim, recorded `built`. */
+  const build = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeBuiltView, TradeFailure> =>
+    Effect.gen(function* () {
+      const stored = yield* store.get(caller.accountId, request.clientTradeId)
+      if (stored !== undefined) return yield* replayBuild(request, stored)
+      const p = yield* submits.priced(caller, request)
+      return yield* submits.heldAround(caller, request, p.spend, record(caller, request, p))
+    })
+
+  const replayBuild = (request: TradeRequest, row: TradeRow): Effect.Effect<TradeBuiltView, TradeFailure> =>
+    Effect.gen(function* () {
+      if (row.bodyHash !== tradeBodyHash(request)) {
+        return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: row.state } })
+      }
+      if (row.state === "built") return builtView(row, true)
+      // Sent since: executed answers the build as it stands now; in flight or failed, their refusal.
+      yield* submits.answerOf(row, true)
+      return builtView(row, true)
+    })
+
+  const record = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<TradeSubmits["priced"]>>) =>
+    Effect.gen(function* () {
+      const wallets = ctx.wallets
+      if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked and TEE payers need the wallet service", { field: "payer" })
+      const built = yield* solana.build({
+        owner: p.wallet,
+        venue: p.fill.venue === "dex" ? "dex" : "svc-curve",
+        side: request.side,
+        mint: request.mint,
+        quoteMint: p.quoteMint,
+        amountInRaw: request.amountInRaw,
+        minAmountOutRaw: p.minOut,
+        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null,
+        memo: requestMemo("trade", caller.accountId, request.clientTradeId)
+      })
+      const message = new Uint8Array(getTransactionDecoder().decode(built.wire).messageBytes)
+      const claim = yield* wallets.recordBuilt({
+        accountId: caller.accountId,
+        walletId: p.walletId,
+        keyId: caller.keyId,
+        chain: "solana",
+        transaction: built.wire,
+        purpose: "trade",
+        requiredScopes: ["swap:write"]
+      })
+      const row: TradeRow = {
+        accountId: caller.accountId,
+        clientTradeId: request.clientTradeId,
+        chain: request.chain,
+        mint: request.mint,
+        side: request.side,
+        venue: p.fill.venue,
+        quoteMint: p.quoteMint,
+        quoteAsset: quoteAssetOf(p.quoteMint),
+        payer: p.rail,
+        wallet: p.wallet,
+        keyId: caller.keyId,
+        bodyHash: tradeBodyHash(request),
+        state: "built",
+        amountInRaw: request.amountInRaw,
+        expectedOutRaw: p.fill.amountOut,
+        minAmountOutRaw: p.minOut,
+        amountOutRaw: null,
+        feeBps: p.fee.planFeeBps,
+        feeRaw: p.fee.feeRaw,
+        signature: "",
+        lastValidBlockHeight: built.lastValidBlockHeight,
+        errorCode: null,
+        error: null,
+        createdAtMs: ctx.nowMs(),
+        spendUsdMicros: caller.keyId === null ? null : p.spend.usdMicros,
+        walletId: p.walletId,
+        claimId: claim.claimId,
+        transaction: Buffer.from(built.wire).toString("base64"),
+        messageHash: sha256Hex(message)
+      }
+      const applied = yield* ctx.trades
+        .apply(key(caller, request.clientTradeId), undefined, { event: { _tag: "Built" }, insert: row })
+        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+      if (applied._tag !== "Saved") {
+        // Another request recorded this id first: its build is the answer (this claim is never used).
+        yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
+        const first = yield* store.get(caller.accountId, request.clientTradeId)
+        if (first === undefined) return yield* tradeError("storage", "Internal error; nothing was recorded")
+        return yield* replayBuild(request, first)
+      }
+      return builtView(applied.state ?? row, false)
+    })
+
+  /** Moves a built trade to `sending` on its proven signature (sending `wire` once when given), then answers as it stands. */
+  const sent = (caller: TradeCaller, row: TradeRow, signature: string, wire: string | undefined): Effect.Effect<TradeView, TradeFailure> =>
+    Effect.gen(function* () {
+      const applied = yield* ctx.trades
+        .apply(key(caller, row.clientTradeId), row, { event: { _tag: "Sent", signature }, ...(wire !== undefined ? { wire } : {}) })
+        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+      const now = applied._tag === "Saved" && applied.state !== undefined ? applied.state : ((yield* store.get(caller.accountId, row.clientTradeId)) ?? row)
+      if (applied._tag === "Saved") {
+        yield* settleClaim(now)
+        return yield* submits.answerOf(now, false)
+      }
+      return yield* standingOf(now)
+    })
+
+  /** A repeat's answer: the trade as it stands, awaited while in flight (the driver settles it), never sent again. */
+  const standingOf = (row: TradeRow): Effect.Effect<TradeView, TradeFailure> =>
+    Effect.gen(function* () {
+      if (row.state === "built") return yield* tradeError("pending", `Trade ${row.clientTradeId} is built and not sent yet`, { retryable: true, details: { reason: "not_sent" } })
+      const settled = yield* submits.awaitSettled(row)
+      yield* settleClaim(settled)
+      return yield* submits.answerOf(settled, true)
+    })
+
+  /** `POST /submit` with `signedTransaction`: exactly the built transaction, signed by its payer, sent once. */
+  const submit = (caller: TradeCaller, input: SignedSubmit): Effect.Effect<TradeView, TradeFailure> =>
+    Effect.gen(function* () {
+      const row = yield* builtRow(caller, input.clientTradeId, "signedTransaction")
+      if (row.state !== "built") return yield* standingOf(row)
+      const parts = signedPayerParts(input.signedTransaction, row.wallet)
+      if (parts === undefined) {
+        return yield* tradeError("wrong_transaction", "signedTransaction does not decode as a transaction signed by the paying wallet", { field: "signedTransaction" })
+      }
+      if (sha256Hex(parts.messageBytes) !== row.messageHash || !(yield* validSignature(row.wallet, parts.signature, parts.messageBytes))) {
+        return yield* tradeError("wrong_transaction", "signedTransaction is not the built transaction with the paying wallet's valid signature; nothing was sent", {
+          field: "signedTransaction"
+        })
+      }
+      return yield* sent(caller, row, base58Of(parts.signature), Buffer.from(input.signedTransaction).toString("base64"))
+    })
+
+  /** `POST /confirm`: the caller broadcast the built transaction itself; its signature is verified over the built message, nothing is sent. */
+  const confirm = (caller: TradeCaller, input: SignedConfirm): Effect.Effect<TradeView, TradeFailure> =>
+    Effect.gen(function* () {
+      const row = yield* builtRow(caller, input.clientTradeId, "signature")
+      if (row.state !== "built") {
+        if (row.signature !== input.signature) {
+          return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
+        }
+        return yield* standingOf(row)
+      }
+      const bytes = signatureBytesOf(input.signature)
+      const message = row.transaction === null || row.transaction === undefined ? undefined : signedMessageOf(row.transaction)
+      if (bytes === undefined || message === undefined || !(yield* validSignature(row.wallet, bytes, message))) {
+        return yield* tradeError("wrong_transaction", "signature is not the paying wallet's signature of the built transaction", { field: "signature" })
+      }
+      return yield* sent(caller, row, input.signature, undefined)
+    })
+
+  return { build, submit, confirm }
+}
+
+/** A base58 signature's 64 bytes; undefined when it is not one. Pure. */
+const signatureBytesOf = (text: string): SignatureBytes | undefined => {
+  try {
+    const bytes = new Uint8Array(base58.encode(text))
+    return bytes.length === 64 ? (bytes as unknown as SignatureBytes) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The message bytes of a stored (base64) transaction. Pure. */
+const signedMessageOf = (base64: string): Uint8Array | undefined => {
+  try {
+    return new Uint8Array(getTransactionDecoder().decode(new Uint8Array(fromBase64.encode(base64))).messageBytes)
+  } catch {
+    return undefined
+  }
+}
+
+export type SignedTrades = ReturnType<typeof makeSignedTrades>

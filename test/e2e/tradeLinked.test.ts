@@ -1,0 +1,90 @@
+/**
+ * A TEE payer's trade through the engine (issue 28): the engine as `src/main.ts` wires it (the
+ * wallet service and its sign relay beside the trade rail) over a standalone Solana localnet. The
+ * owner creates a TEE wallet bound to the agent key; the key builds a buy with `payer: tee`
+ * (answered `built` with the unsigned transaction and its sign claim, nothing on chain), signs it
+ * at the relay, and submits the signed bytes: executed to the quote's raw unit, once; a repeat
+ * answers the stored outcome; a confirm of an id never built is JOB_NOT_FOUND.
+ */
+import { address, createSolanaRpc, lamports } from "@solana/kit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplInstructions.js"
+import { type Engine, startEngine } from "../support/engine.js"
+import { eventually } from "../support/eventually.js"
+import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+
+let chain: Standalone<StandaloneSolana>
+let engine: Engine
+let key: string
+let mint: string
+
+const call = keyCall(
+  () => engine.url,
+  () => key
+)
+
+beforeAll(async () => {
+  chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
+  engine = await startEngine({ env: solanaLaunchEnv(chain.info), args: ["--quiet"], readyTimeoutMs: 240_000 })
+  key = localCredentials(engine.dataDir).agentKey
+  const imageUrl = await uploadImage(engine, key)
+  const wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
+  const rpc = createSolanaRpc(chain.info.rpcUrl)
+  await rpc.requestAirdrop(address(wallet), lamports(20_000_000_000n)).send()
+  await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
+  const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "tee-trade-token", name: "Tee Trade", symbol: "TTR", imageUrl, async: true })
+  expect(launched.status).toBe(202)
+  const job = await settledJob(call, () => engine, "tee-trade-token")
+  expect(job.status).toBe("confirmed")
+  mint = job.mint as string
+}, 300_000)
+
+afterAll(async () => {
+  await engine?.stop("SIGKILL")
+  engine?.cleanup()
+  chain?.stop()
+})
+
+describe("a TEE payer's trade through the engine", () => {
+  it("build (built, nothing on chain) → relay sign → submit: executed once to the quote; a repeat is the stored outcome", async () => {
+    const { sessionToken } = localCredentials(engine.dataDir)
+    const owner = (method: string, route: string, body?: unknown) =>
+      fetch(`${engine.url}${route}`, {
+        method,
+        headers: { authorization: `Bearer ${sessionToken}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    const keys = (await owner("GET", "/api/v1/agent/keys")).body.keys as Array<{ keyPrefix: string; status: string }>
+    const keyPrefix = keys.find((k) => k.status === "active")!.keyPrefix
+    const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain: "solana", keyPrefix, label: "trade tee" })
+    expect(created.status).toBe(200)
+    const tee = created.body.wallet ?? created.body
+    const rpc = createSolanaRpc(chain.info.rpcUrl)
+    await rpc.requestAirdrop(address(tee.address), lamports(2_000_000_000n)).send()
+    await eventually(async () => (await rpc.getBalance(address(tee.address), { commitment: "confirmed" }).send()).value > 0n, { what: "the TEE wallet's airdrop", intervalMs: 50 })
+
+    const body = { clientTradeId: "tee-e2e-1", chain: "solana", mint, side: "buy", amountIn: "100000000", slippageBps: 100, payer: "tee", linkedWalletId: tee.id }
+    const built = await call("POST", "/api/v1/trade/agent/build", body)
+    expect(built.status).toBe(200)
+    expect(built.body).toMatchObject({ status: "built", payer: "tee", wallet: tee.address, walletId: tee.id, signClaim: { claimId: expect.any(String) } })
+    const ata = await findAssociatedTokenAddress(address(tee.address), address(mint))
+    const held = async () => {
+      const a = await rpc.getTokenAccountBalance(ata, { commitment: "confirmed" }).send().catch(() => undefined)
+      return a === undefined ? 0n : BigInt(a.value.amount)
+    }
+    expect(await held()).toBe(0n)
+    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: built.body.signClaim.claimId, transaction: built.body.transaction })
+    expect(signed.status).toBe(200)
+    const submitted = await call("POST", "/api/v1/trade/agent/submit", { clientTradeId: "tee-e2e-1", signedTransaction: signed.body.signedTransaction })
+    expect(submitted.status).toBe(200)
+    expect(submitted.body).toMatchObject({ status: "executed", payer: "tee", replay: false })
+    expect(submitted.body.amountOut).toBe(submitted.body.expectedOut)
+    expect(await held()).toBe(BigInt(submitted.body.amountOut))
+    const again = await call("POST", "/api/v1/trade/agent/submit", { clientTradeId: "tee-e2e-1", signedTransaction: signed.body.signedTransaction })
+    expect(again.body).toMatchObject({ status: "executed", signature: submitted.body.signature, replay: true })
+    expect(await held()).toBe(BigInt(submitted.body.amountOut))
+    const unknown = await call("POST", "/api/v1/trade/agent/confirm", { clientTradeId: "never-built", signature: submitted.body.signature })
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
+  }, 180_000)
+})
