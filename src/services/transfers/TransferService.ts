@@ -34,7 +34,7 @@ import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
 import type { SpendError } from "../spend/SpendError.js"
 import type { SpendAttempt } from "../spend/SpendGate.js"
-import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../spend/SpendStore.js"
+import { check as checkSpend, holdAround, type ReserveInput } from "../spend/SpendStore.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { usdOfQuote } from "../spend/SpendValue.js"
 import { addressKey, type WalletChain } from "../wallets/ChainKeys.js"
@@ -206,12 +206,18 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         })
       )
 
-    /** The hold's release when the attempt ends before its row exists (recorded rows are settled by their save). */
-    const releaseUnrecorded = (caller: TransferCaller, input: TransferInput, reservationId: string) =>
-      Effect.gen(function* () {
-        if ((yield* store.get(caller.accountId, input.clientTransferId)) !== undefined) return
-        yield* withSql(releaseSpend(reservationId))
-      }).pipe(Effect.catchAll((e) => Effect.logWarning("transfer: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
+    /** The spend gate's hold around an attempt's sign and send, released when it ends before its row exists (recorded rows are settled by their save). */
+    const heldAround = <A, E>(caller: TransferCaller, input: TransferInput, gate: Omit<ReserveInput, "reservationId">, run: Effect.Effect<A, E>) =>
+      withSql(
+        holdAround(
+          {
+            input: { ...gate, reservationId: transferReservationId({ accountId: caller.accountId, clientTransferId: input.clientTransferId }) },
+            recorded: Effect.map(store.get(caller.accountId, input.clientTransferId), (row) => row !== undefined),
+            what: "transfer"
+          },
+          run
+        )
+      )
 
     const hoodBuild =
       hood === undefined
@@ -226,7 +232,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             ownWallets,
             approvedId,
             gateInput,
-            releaseUnrecorded,
+            heldAround,
             answer,
             withSql,
             chainDown
@@ -294,11 +300,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         }
         if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: source.createsAccount } satisfies TransferView
 
-        const reservationId = transferReservationId({ accountId: caller.accountId, clientTransferId: input.clientTransferId })
-        yield* withSql(reserveSpend({ ...gate, reservationId }))
-        return yield* send(caller, input, requestHash, from, mint, source, destination).pipe(
-          Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : releaseUnrecorded(caller, input, reservationId)))
-        )
+        return yield* heldAround(caller, input, gate, send(caller, input, requestHash, from, mint, source, destination))
       }).pipe(storage, Effect.withSpan("TransferService.build"))
 
     /** Builds, signs, records `sending` and sends once (the runner), its spend held by the caller. */

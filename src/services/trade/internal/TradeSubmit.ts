@@ -19,7 +19,7 @@ import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt, SpendRail } from "../../spend/SpendGate.js"
-import { check as checkSpend, release as releaseSpend, reserve as reserveSpend } from "../../spend/SpendStore.js"
+import { check as checkSpend, holdAround } from "../../spend/SpendStore.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
 import type { PayerError, SignClaimError, WalletError } from "../../wallets/WalletError.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
@@ -263,25 +263,6 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
     return input === undefined ? Effect.void : withSql(checkSpend(input)).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
   }
 
-  /** THE SPEND GATE: a buy's hold under the key's lock before anything is signed; its reservation id, or undefined when none was taken. */
-  const spendHeld = (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt): Effect.Effect<string | undefined, SpendError> => {
-    const input = gated(caller, request, spend)
-    if (input === undefined) return Effect.succeed(undefined)
-    const reservationId = tradeReservationId({ accountId: caller.accountId, clientTradeId: request.clientTradeId })
-    return Effect.as(withSql(reserveSpend({ ...input, reservationId })), reservationId)
-  }
-
-  /**
-   * An attempt that ended (failed or interrupted) after its hold: the hold is released unless the
-   * trade was recorded (by this attempt or a racing one of the same id), whose settlement books or
-   * releases it.
-   */
-  const releaseUnrecorded = (caller: TradeCaller, request: TradeRequest, reservationId: string) =>
-    Effect.gen(function* () {
-      if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return
-      yield* withSql(releaseSpend(reservationId))
-    }).pipe(Effect.catchAll((e) => Effect.logWarning("trade: the spend hold of an unrecorded attempt was not released; the sweep releases it", e)))
-
   /**
    * The dry run: the wallet's funds and the spend gate's decision checked together (a chain read
    * and a SQL read at once); refused in that order when both refuse.
@@ -312,14 +293,24 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
           } satisfies TradeDryRunView
         })
 
-  /** Holds the spend around `run` (either chain's sign and send); the hold is released when `run` ends before its trade was recorded. */
-  const heldAround = <A, E>(caller: TradeCaller, request: TradeRequest, spend: SpendAttempt, run: Effect.Effect<A, E>): Effect.Effect<A, E | SpendError> =>
-    Effect.gen(function* () {
-      const reservationId = yield* spendHeld(caller, request, spend)
-      return yield* run.pipe(
-        Effect.onExit((exit) => (reservationId === undefined || exit._tag === "Success" ? Effect.void : releaseUnrecorded(caller, request, reservationId)))
+  /**
+   * THE SPEND GATE around `run` (either chain's sign and send): a buy's hold under the key's lock
+   * before anything is signed, released when `run` ends before its trade was recorded.
+   */
+  const heldAround = <A, E>(caller: TradeCaller, request: TradeRequest, spend: SpendAttempt, run: Effect.Effect<A, E>): Effect.Effect<A, E | SpendError> => {
+    const input = gated(caller, request, spend)
+    if (input === undefined) return run
+    return withSql(
+      holdAround(
+        {
+          input: { ...input, reservationId: tradeReservationId({ accountId: caller.accountId, clientTradeId: request.clientTradeId }) },
+          recorded: Effect.map(store.get(caller.accountId, request.clientTradeId), (row) => row !== undefined),
+          what: "trade"
+        },
+        run
       )
-    })
+    )
+  }
 
   const execute = (caller: TradeCaller, request: TradeRequest, p: Priced) => heldAround(caller, request, p.spend, signAndSend(caller, request, p))
 

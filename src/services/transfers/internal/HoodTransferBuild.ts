@@ -20,7 +20,7 @@ import { Effect } from "effect"
 import { getAddress } from "viem"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { check as checkSpend, reserve as reserveSpend } from "../../spend/SpendStore.js"
+import { check as checkSpend, type ReserveInput } from "../../spend/SpendStore.js"
 import { addressKey, type WalletChain } from "../../wallets/ChainKeys.js"
 import type { EmbeddedWallet, WalletProviderShape } from "../../wallets/WalletProvider.js"
 import { walletRefusal } from "../../wallets/WalletRefusal.js"
@@ -28,7 +28,7 @@ import { hoodTransferCall, type HoodTransfers, type HoodUnavailable } from "../H
 import type { TransferKey, TransferRunner } from "../TransferAttempt.js"
 import { type TransferError, transferError } from "../TransferError.js"
 import { classifyDestination, type OwnWallet } from "../TransferRules.js"
-import { type TransferStore, transferReservationId, type TransferRow } from "../TransferStore.js"
+import { type TransferStore, type TransferRow } from "../TransferStore.js"
 import type { TransferCaller, TransferInput, TransferView } from "../TransferService.js"
 
 export interface HoodTransferBuildDeps {
@@ -44,7 +44,8 @@ export interface HoodTransferBuildDeps {
     caller: TransferCaller,
     input: TransferInput
   ) => Effect.Effect<{ readonly accountId: string; readonly keyPrefix: string; readonly chain: TransferInput["chain"]; readonly attempt: SpendAttempt }>
-  readonly releaseUnrecorded: (caller: TransferCaller, input: TransferInput, reservationId: string) => Effect.Effect<void>
+  /** The spend gate's hold around the sign and send (`SpendStore.holdAround`, with this rail's reservation id and row). */
+  readonly heldAround: <A, E>(caller: TransferCaller, input: TransferInput, gate: Omit<ReserveInput, "reservationId">, run: Effect.Effect<A, E>) => Effect.Effect<A, E | SpendError>
   readonly answer: (row: TransferRow, requestHash: string, replay: boolean) => Effect.Effect<TransferView, TransferError>
   readonly withSql: <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.Effect<A, E>
   readonly chainDown: (e: { readonly message: string }) => TransferError
@@ -109,9 +110,7 @@ export const makeHoodTransferBuild =
           }
           if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: false } satisfies TransferView
 
-          const reservationId = transferReservationId({ accountId: caller.accountId, clientTransferId: input.clientTransferId })
-          yield* deps.withSql(reserveSpend({ ...gate, reservationId }))
-          return yield* Effect.gen(function* () {
+          return yield* deps.heldAround(caller, input, gate, Effect.gen(function* () {
             const signed = yield* deps.provider
               .signWithEmbedded(caller.accountId, "evm", built.bytes)
               .pipe(Effect.catchTag("WalletProviderError", (e) => Effect.fail(transferError("signing_refused", walletRefusal(e).message))))
@@ -148,7 +147,7 @@ export const makeHoodTransferBuild =
               return yield* deps.answer(now, requestHash, true)
             }
             return yield* deps.answer(applied.state, requestHash, false)
-          }).pipe(Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : deps.releaseUnrecorded(caller, input, reservationId))))
+          }))
         })
       )
     })
