@@ -78,7 +78,7 @@ export const refusalToApiError = (e: ReplayRefusal): ApiError => {
 }
 
 const common = {
-  401: { description: "invalid api key" },
+  401: refusal(["UNAUTHORIZED"], "invalid api key"),
   403: refusal(["TIER_REQUIRED"], "the strategy lab needs Max")
 } as const
 

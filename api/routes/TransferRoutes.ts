@@ -18,7 +18,9 @@ import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../..
 import { parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
 import { AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { ErrorTable } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
+import { callerRefusals, keyCheckRefusals, mergeCodes, tableRefusals } from "../RouteRefusals.js"
 import { param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { reply } from "./ServiceCall.js"
@@ -66,7 +68,10 @@ export const TrustBody = Schema.Struct({
 }).annotations({ identifier: "WalletTrustBody", description: `\`{walletIds (1 to ${TRUST_BATCH_MAX} distinct linked wallet ids), trusted}\`` })
 
 const Obj = (identifier: string, description: string) => Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
-const Refusal = { description: "Refusal in the error envelope (`code`, `field` or `reason`)" }
+/** Every transfer-side service fails with `TransferError`. */
+const T = ErrorTable.TransferError
+/** A route's refusals: its caller check's and the transfer rows (`own`: what the route decodes itself). */
+const refusals = (need: AuthNeed, own: Readonly<Record<number, ReadonlyArray<"VALIDATION_FAILED">>> = {}) => tableRefusals([T], mergeCodes(callerRefusals(need), own))
 
 const chainOf = (c: "solana" | "evm" | "hood"): WalletChain => (c === "solana" ? "solana" : "evm")
 
@@ -84,10 +89,16 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
     (need: AuthNeed) =>
     (req: Request): Effect.Effect<Principal, ApiError> =>
       Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
-  const anyone = caller({ credentials: ANY })
-  const reader = caller({ credentials: ANY, whilePaused: "allow" })
-  const revoker = caller({ credentials: ANY, scope: "transfer:write" })
-  const owner = caller({ credentials: OWNER })
+  const needs = {
+    anyone: { credentials: ANY },
+    reader: { credentials: ANY, whilePaused: "allow" },
+    revoker: { credentials: ANY, scope: "transfer:write" },
+    owner: { credentials: OWNER }
+  } as const satisfies Record<string, AuthNeed>
+  const anyone = caller(needs.anyone)
+  const reader = caller(needs.reader)
+  const revoker = caller(needs.revoker)
+  const owner = caller(needs.owner)
 
   return [
     route({
@@ -99,7 +110,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       query: chainQuery,
-      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: Obj("WithdrawalAddressList", "list") }, 401: Refusal },
+      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: Obj("WithdrawalAddressList", "list") }, ...refusals(needs.reader, { 400: ["VALIDATION_FAILED"] }) },
       authenticate: reader,
       handler: (_req, { chain }, p) => reply(Effect.map(addresses.list(p, chain), (list) => ({ addresses: list })))
     }),
@@ -115,9 +126,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       body: { schema: AddWithdrawalAddressBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
       responses: {
         200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: Obj("WithdrawalAddressEnvelope", "added") },
-        400: Refusal,
-        403: Refusal,
-        409: Refusal
+        ...refusals(needs.anyone)
       },
       authenticate: anyone,
       handler: (_req, { body }, p) =>
@@ -132,7 +141,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: { id: stringParam("Withdrawal address id", { required: true, emptyIsValue: true }) },
-      responses: { 200: { description: "`{success, id, revokedAt}`", schema: Obj("RevokeWithdrawalAddress", "revoke") }, 403: Refusal, 404: Refusal },
+      responses: { 200: { description: "`{success, id, revokedAt}`", schema: Obj("RevokeWithdrawalAddress", "revoke") }, ...refusals(needs.revoker) },
       authenticate: revoker,
       handler: (_req, { id }, p) => reply(addresses.revoke(p, id))
     }),
@@ -144,7 +153,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       tags: ["transfers"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: Obj("TrustedWalletList", "list") }, 401: Refusal },
+      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: Obj("TrustedWalletList", "list") }, ...refusals(needs.reader) },
       authenticate: reader,
       handler: (_req, _input, p) => reply(Effect.map(trust.listTrusted(p), (wallets) => ({ wallets })))
     }),
@@ -158,7 +167,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "session",
       headers: AUTH_HEADERS,
       body: { schema: TrustBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
-      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: Obj("WalletTrustResult", "trust") }, 400: Refusal, 401: Refusal, 404: Refusal },
+      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: Obj("WalletTrustResult", "trust") }, ...refusals(needs.owner) },
       authenticate: owner,
       handler: (_req, { body }, p) => reply(trust.setTrust(p, body.walletIds, body.trusted))
     })
@@ -195,6 +204,8 @@ export interface TransferRailDeps {
  * key with `transfer:write` (the Withdraw level); the embedded wallet signs and the transfer is
  * sent and confirmed in the call, as the staking rail's embedded payer is.
  */
+const TRANSFER_WRITES = { scopes: ["transfer:write"], testKeys: "forbid" } as const
+
 export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteDef> => [
   route({
     method: "POST",
@@ -209,13 +220,9 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
     responses: {
       200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: Obj("TransferResult", "transfer") },
-      400: Refusal,
-      402: Refusal,
-      403: Refusal,
-      409: Refusal,
-      503: Refusal
+      ...tableRefusals([T, ErrorTable.SpendError], keyCheckRefusals(TRANSFER_WRITES))
     },
-    authenticate: (req) => deps.agentAuth.authenticate(req.headers, { scopes: ["transfer:write"], testKeys: "forbid" }),
+    authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),
     handler: (_req, { body }, p) =>
       reply(
         deps.transfers.build(

@@ -2426,34 +2426,22 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description REPLAY_RUNNING: with the running job_id */
@@ -2531,34 +2519,22 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -2615,34 +2591,22 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -2687,34 +2651,22 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */

@@ -3881,13 +3881,25 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unknown chain (VALIDATION_FAILED, field chain) */
+            /** @description VALIDATION_FAILED: unknown chain (field chain) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4331,13 +4343,25 @@ export interface operations {
                     "application/json": components["schemas"]["HoodMarkResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED (mint) */
+            /** @description VALIDATION_FAILED: mint */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_FOUND: not a Hood market launched here, or no usable price (curve still trading, recovery, no pool with liquidity); error.reason says which */
@@ -4346,27 +4370,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description QUOTE_UNAVAILABLE (retryable): the chain or the USD price source failed, or markets are loading */
+            /** @description QUOTE_UNAVAILABLE: retryable: the chain or the USD price source failed, or markets are loading */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4400,22 +4460,67 @@ export interface operations {
                     "application/json": components["schemas"]["AgentQuoteResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field (chain, mint, side, amountIn, slippageBps) */
+            /** @description VALIDATION_FAILED: naming the field (chain, mint, side, amountIn, slippageBps) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description UNAUTHORIZED (a key was sent and is not valid), KEY_EXPIRED */
+            /** @description UNAUTHORIZED, KEY_EXPIRED: a key was sent and is not valid, or expired */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: a key was sent and is paused (reason key_paused) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_FOUND: routing.reason external_token (not launched here) or chain_mismatch (discovery.chain) */
@@ -4424,7 +4529,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_TRADABLE: reason solana_graduating, hood_graduating, migration_delayed or market_recovery, and tradingContinues */
@@ -4433,27 +4550,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit) */
+            /** @description RATE_LIMITED: with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit) */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description QUOTE_UNAVAILABLE (retryable): the index warming, or the Hood pool unreadable */
+            /** @description QUOTE_UNAVAILABLE: retryable: the index warming, or the Hood pool unreadable */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4489,24 +4642,48 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): the account could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: the account could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4539,27 +4716,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: trade history could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4589,33 +4802,69 @@ export interface operations {
                     "application/json": components["schemas"]["CohortResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED (cohort, limit) */
+            /** @description VALIDATION_FAILED: cohort, limit */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: trade history could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4651,13 +4900,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchAccepted"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED, INVALID_NAME_BYTES, ..., TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules (2.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -4666,25 +4927,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description INSUFFICIENT_OWNER_BALANCE */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key's scope, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -4693,7 +4990,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4702,16 +5011,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retry with the same clientLaunchId) */
+            /** @description LAUNCH_FAILED: retry with the same clientLaunchId */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -4720,7 +5053,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -4729,7 +5074,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4756,13 +5113,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchDryRun"];
                 };
             };
-            /** @description The launch's validation refusals */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules (2.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -4771,16 +5140,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key's scope, wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -4789,7 +5203,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4798,25 +5224,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (a Hood launch without a linked EVM wallet, rule 8) */
+            /** @description LAUNCH_FAILED: a Hood launch without a linked EVM wallet, rule 8 */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4848,16 +5331,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (launch:read) */
+            /** @description SCOPE_MISSING: launch:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown or another account's id */
@@ -4866,7 +5373,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4900,7 +5419,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UPLOAD_INVALID" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -4909,16 +5440,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING, VALIDATION_FAILED: launch:write; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BODY_TOO_LARGE */
@@ -4927,16 +5482,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED (uploads per minute of the plan) */
+            /** @description RATE_LIMITED: uploads per minute of the plan */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4968,7 +5547,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "ROUTE_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5041,13 +5632,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicBuilt"] | components["schemas"]["LaunchResult"];
                 };
             };
-            /** @description VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: firstBuys[i] unpriceable or identical, payer rules, the launch body's rules */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5056,16 +5659,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, KEY_LIMIT_REACHED, EXCLUSIVE_NOT_ELIGIBLE, delegation refusals */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -5074,7 +5722,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -5083,34 +5743,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retry with the same clientLaunchId) */
+            /** @description LAUNCH_FAILED: retry with the same clientLaunchId */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED, retryable: no block engine configured (BLOCK_ENGINE_URL) */
+            /** @description VALIDATION_FAILED: retryable: no block engine configured (BLOCK_ENGINE_URL) */
             501: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -5119,7 +5827,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5146,13 +5866,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicLanded"];
                 };
             };
-            /** @description VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: signedTxsBase64: wrong leg count; the bundle was consumed */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5161,16 +5893,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, UNRECOGNIZED_TRANSACTION, delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: UNRECOGNIZED_TRANSACTION, delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown, expired, consumed or foreign bundleId */
@@ -5179,34 +5935,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT, retryable: a submit of this bundle is in progress */
+            /** @description IDEMPOTENCY_CONFLICT: retryable: a submit of this bundle is in progress */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retryable: read the bundle) */
+            /** @description LAUNCH_FAILED: retryable: read the bundle */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED, retryable: no block engine configured */
+            /** @description VALIDATION_FAILED: retryable: no block engine configured */
             501: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {status: failed | timeout, bundleId, retryable: false} */
@@ -5218,13 +6022,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicNotLanded"];
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5256,16 +6072,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (launch:read) */
+            /** @description SCOPE_MISSING: launch:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown or another account's bundleId */
@@ -5274,7 +6114,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5301,13 +6153,25 @@ export interface operations {
                     "application/json": components["schemas"]["SolanaSelfBuilt"] | components["schemas"]["HoodSelfBuilt"] | components["schemas"]["LaunchResult"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules, incl. the payer rules on linkedWalletId */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5316,34 +6180,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description INSUFFICIENT_OWNER_BALANCE (Hood: the gas of the legs) */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: Hood: the gas of the legs */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, EXCLUSIVE_NOT_ELIGIBLE */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (reason prior_attempt_on_chain or prior_attempt_in_flight on repeats) */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -5352,16 +6264,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (reason chain_read_failed, build_in_progress: retry with the same id) */
+            /** @description LAUNCH_FAILED: reason chain_read_failed, build_in_progress: retry with the same id */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -5370,7 +6306,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -5379,7 +6327,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5406,13 +6366,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchDryRun"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules, incl. the payer rules on linkedWalletId */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5421,25 +6393,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, EXCLUSIVE_NOT_ELIGIBLE */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: Hood: the gas of the legs */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED, DAILY_CAP_REACHED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_FAILED: reason chain_read_failed, build_in_progress: retry with the same id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -5448,7 +6519,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5475,13 +6579,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchResult"] | components["schemas"]["HoodOperationPending"];
                 };
             };
-            /** @description VALIDATION_FAILED (field signature: not on chain yet, retryable; or not this launch) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: field signature: not on chain yet, retryable; or not this launch */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5490,25 +6606,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEE_LEG_MISSING */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: FEE_LEG_MISSING: no verifying fee transfer */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, SIGNER_MISMATCH */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown id, or a build that can never land */
@@ -5517,25 +6669,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retryable: confirm again with the same signature) */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED, DAILY_CAP_REACHED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_FAILED: retryable: confirm again with the same signature */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5645,13 +6896,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5660,7 +6923,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5669,25 +6944,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5696,16 +7028,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5732,13 +7088,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5747,7 +7115,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5756,25 +7136,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5783,16 +7220,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5819,13 +7280,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5834,7 +7307,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5843,25 +7328,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5870,16 +7412,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5906,40 +7472,172 @@ export interface operations {
                     "application/json": components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND: no build with this clientStakeId */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED: JOB_NOT_FOUND: no build with this clientStakeId */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED 409 (not the built message) */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED (not the built message) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE */
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5966,40 +7664,151 @@ export interface operations {
                     "application/json": components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, VALIDATION_FAILED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "VALIDATION_FAILED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: VALIDATION_FAILED: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE */
+            /** @description FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6025,40 +7834,130 @@ export interface operations {
                     "application/json": components["schemas"]["RewardClaimed"];
                 };
             };
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site), SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key) */
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site); the key's refusals; a paused key (VALIDATION_FAILED, reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_NOT_FOUND */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2) */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -6067,16 +7966,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6112,13 +8035,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeAccepted"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED: VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SLIPPAGE_EXCEEDED" | "AGENT_WALLET_MISSING" | "TRADE_REVERTED" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6127,7 +8062,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
@@ -6136,52 +8083,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED: the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            /** @description MARKET_NOT_FOUND, JOB_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND" | "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
@@ -6190,7 +8188,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6217,13 +8227,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeDryRun"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED: VALIDATION_FAILED naming the field; SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SLIPPAGE_EXCEEDED" | "AGENT_WALLET_MISSING" | "TRADE_REVERTED" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6232,7 +8254,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
@@ -6241,52 +8275,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED: the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
+            /** @description MARKET_NOT_FOUND, JOB_NOT_FOUND: the mint was not launched on this service (routing.reason external_token) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND" | "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, retryable), MARKET_NOT_TRADABLE */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
@@ -6295,7 +8380,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6327,25 +8424,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING: swap:write or account:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND */
+            /** @description JOB_NOT_FOUND: no trade with this clientTradeId on the account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6383,13 +8516,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeList"];
                 };
             };
-            /** @description VALIDATION_FAILED (a filter, cursor) */
+            /** @description VALIDATION_FAILED: a filter or the cursor */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6398,16 +8543,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING: swap:write or account:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -7128,49 +9297,151 @@ export interface operations {
                     "application/json": components["schemas"]["TransferResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description FEED_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9062,13 +11333,25 @@ export interface operations {
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9095,31 +11378,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9147,13 +11508,46 @@ export interface operations {
                     "application/json": components["schemas"]["LinkChallenge"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9179,13 +11573,109 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeWallet"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9215,22 +11705,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9257,31 +11834,109 @@ export interface operations {
                     "application/json": components["schemas"]["ImportInit"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9308,31 +11963,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9362,22 +12095,109 @@ export interface operations {
                     "application/json": components["schemas"]["SignResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, UNRECOGNIZED_TRANSACTION, SPEND_POLICY_DENIED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "UNRECOGNIZED_TRANSACTION" | "SPEND_POLICY_DENIED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9404,22 +12224,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9446,31 +12353,130 @@ export interface operations {
                     "application/json": components["schemas"]["RebindResponse"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description REBIND_TOO_MANY, REBIND_TARGET_INVALID, REBIND_WALLET_INVALID, WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_TOO_MANY" | "REBIND_TARGET_INVALID" | "REBIND_WALLET_INVALID" | "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description REBIND_STALE, REBIND_BUILD_OPEN, REBIND_FORWARD_OPEN, REBIND_SCOPE_FULL, WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_STALE" | "REBIND_BUILD_OPEN" | "REBIND_FORWARD_OPEN" | "REBIND_SCOPE_FULL" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description REBIND_RECONCILE_INCOMPLETE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_RECONCILE_INCOMPLETE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9498,13 +12504,46 @@ export interface operations {
                     "application/json": components["schemas"]["Rebinds"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9530,13 +12569,151 @@ export interface operations {
                     "application/json": components["schemas"]["WithdrawalAddressList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9563,31 +12740,151 @@ export interface operations {
                     "application/json": components["schemas"]["WithdrawalAddressEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9613,22 +12910,151 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeWithdrawalAddress"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9651,13 +13077,151 @@ export interface operations {
                     "application/json": components["schemas"]["TrustedWalletList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9684,31 +13248,151 @@ export interface operations {
                     "application/json": components["schemas"]["WalletTrustResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9731,22 +13415,46 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9773,31 +13481,67 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED */
+            /** @description VALIDATION_FAILED, WEBHOOK_LIMIT_REACHED: url (reason invalid_url), events; more than 3 active endpoints */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WEBHOOK_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9823,40 +13567,88 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Endpoint revoked */
+            /** @description VALIDATION_FAILED: endpoint revoked (reason webhook_revoked) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9882,31 +13674,67 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookRevoked"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9932,40 +13760,88 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Endpoint revoked */
+            /** @description VALIDATION_FAILED: endpoint revoked (reason webhook_revoked) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
