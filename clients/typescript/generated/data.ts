@@ -2510,10 +2510,17 @@ export interface operations {
                         job_id: string;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
+                        /** @description ISO 8601 */
+                        created_at: string;
+                        /** @description ISO 8601; null while queued */
+                        started_at: string | null;
+                        /** @description ISO 8601; null until done or failed */
+                        finished_at: string | null;
                         /** unknown */
                         result: unknown;
                         error: {
-                            code: string;
+                            /** @enum {string} */
+                            code: "timed_out" | "cancelled" | "replay_failed";
                             message: string;
                         } | null;
                     };
@@ -2582,10 +2589,17 @@ export interface operations {
                         job_id: string;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
+                        /** @description ISO 8601 */
+                        created_at: string;
+                        /** @description ISO 8601; null while queued */
+                        started_at: string | null;
+                        /** @description ISO 8601; null until done or failed */
+                        finished_at: string | null;
                         /** unknown */
                         result: unknown;
                         error: {
-                            code: string;
+                            /** @enum {string} */
+                            code: "timed_out" | "cancelled" | "replay_failed";
                             message: string;
                         } | null;
                     };
