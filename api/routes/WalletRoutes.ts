@@ -34,6 +34,7 @@ import {
   UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
+import { WalletEnvelope, WalletList } from "./WalletResponses.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -76,8 +77,6 @@ const asWallet = <E>(call: Effect.Effect<WalletView, E>) => Effect.map(call, (wa
 const Obj = (identifier: string, description: string) =>
   Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
 
-const WalletList = Obj("WalletList", "`{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}`")
-const WalletEnvelope = Obj("WalletEnvelope", "`{success, wallet}`")
 /** A route's refusals: its caller check's and the rows of the failures its service call fails with (`WalletError` and more). */
 const refusals = (need: AuthNeed, tables: ReadonlyArray<RowTable>, own: CodesByStatus = {}) => tableRefusals(tables, mergeCodes(callerRefusals(need), own))
 const W = ErrorTable.WalletError
