@@ -220,7 +220,7 @@ export const tradeRoutes = (options: {
     headers: AGENT_AUTH_HEADERS,
     body,
     responses: {
-      200: { description: "The executed trade (also a replay of it)", schema: TradeResponse },
+      200: { description: "The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent)", schema: Schema.Union(TradeResponse, DryRunResponse) },
       202: { description: "Accepted (async): poll jobUrl", schema: AcceptedResponse },
       ...refusals
     },

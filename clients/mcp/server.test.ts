@@ -30,6 +30,9 @@ import { marketRoutes } from "../../api/routes/MarketRoutes.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { projectRoot } from "../../test/support/engine.js"
 import { mountRoutes } from "../../test/support/httpRoutes.js"
+import { withOpenApi } from "../../api/routes/OpenApiRoute.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { documentInfo } from "../typescript/documents.js"
 import { MCP_HTTP_PATH, serveHttp } from "./server.js"
 
 // Draft-07, as the tools list their schemas (and as the SDK's client validates).
@@ -43,10 +46,16 @@ const result = { from: "2024-01-01T00:00:00.000Z", to: "2024-01-02T00:00:00.000Z
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())
-  const routes = [
-    ...launchConfigRoutes(DefaultDevBuyCeilings),
-    ...marketRoutes({ index: new MarketIndexStore(), nowMs: () => Date.now(), curveProgram: "SVCcurve11111111111111111111111111111111111" })
-  ]
+  // The trade rail behind a key check that refuses every key: the trade tool's refusal path.
+  const refusingAuth = { authenticate: () => Effect.fail(apiError("UNAUTHORIZED", "Missing, malformed, unknown or revoked API key")), verify: () => Effect.fail(apiError("UNAUTHORIZED", "no")) }
+  const routes = withOpenApi(
+    [
+      ...launchConfigRoutes(DefaultDevBuyCeilings),
+      ...marketRoutes({ index: new MarketIndexStore(), nowMs: () => Date.now(), curveProgram: "SVCcurve11111111111111111111111111111111111" }),
+      ...tradeRoutes({ agentAuth: refusingAuth, trades: undefined as never, transactions: undefined as never })
+    ],
+    documentInfo
+  )
   engineUrl = await Effect.runPromise(Scope.extend(mountRoutes(routes, "mcp-test-engine"), scope))
   const jobs = await Effect.runPromise(Scope.extend(replayJobs({ run: () => Effect.succeed(result) }), scope))
   const lab = strategyLabRoutes({
@@ -54,7 +63,7 @@ beforeAll(async () => {
     authenticate: (req) =>
       req.headers.authorization === `Bearer ${KEY}` ? Effect.succeed({ accountId: "acct_mcp", plan: "max" as const }) : Effect.fail(apiError("UNAUTHORIZED", "invalid api key"))
   })
-  dataUrl = await Effect.runPromise(Scope.extend(mountRoutes(lab, "mcp-test-data"), scope))
+  dataUrl = await Effect.runPromise(Scope.extend(mountRoutes(withOpenApi(lab, documentInfo, "/v1/openapi.json"), "mcp-test-data"), scope))
   httpServer = await serveHttp({ baseUrl: engineUrl, apiKey: KEY, dataUrl, port: 0 })
 })
 
@@ -79,9 +88,23 @@ const exercise = async (client: Client) => {
   expect(tools).toEqual(
     expect.arrayContaining([
       "quote_pairs", "market", "quote", "feed", "verify", "launch_dry_run", "launch", "launch_job", "staking_positions", "claim_staking_reward",
-      "creator_fees", "claim_creator_fees", "signals", "replay_start", "replay_poll"
+      "creator_fees", "claim_creator_fees", "signals", "replay_start", "replay_poll", "trade", "trade_status"
     ])
   )
+  // The OpenAPI documents the listeners serve, as resources.
+  const resources = (await client.listResources()).resources.map((r) => r.uri)
+  expect(resources).toEqual(expect.arrayContaining(["curvestream://openapi/main.json", "curvestream://openapi/data.json"]))
+  const mainDoc = JSON.parse(((await client.readResource({ uri: "curvestream://openapi/main.json" })).contents[0] as { text: string }).text)
+  expect(mainDoc.openapi).toBe("3.1.0")
+  expect(Object.keys(mainDoc.paths)).toEqual(expect.arrayContaining(["/api/v1/launch/quote-pairs", "/api/v1/trade/agent/submit"]))
+  const dataDoc = JSON.parse(((await client.readResource({ uri: "curvestream://openapi/data.json" })).contents[0] as { text: string }).text)
+  expect(Object.keys(dataDoc.paths)).toContain("/v1/strategy-lab/replay")
+
+  // The one-shot trade: the engine's refusal comes back as a tool error with its code.
+  const trade = await client.callTool({ name: "trade", arguments: { clientTradeId: "t-1", chain: "solana", mint: "So11111111111111111111111111111111111111112", side: "buy", amountIn: "1000" } })
+  expect(trade.isError).toBe(true)
+  expect(trade.structuredContent).toMatchObject({ status: 401, code: "UNAUTHORIZED" })
+  conforms(listed, "trade", trade)
   const pairs = await client.callTool({ name: "quote_pairs", arguments: {} })
   expect(pairs.isError).toBeFalsy()
   expect(JSON.stringify(pairs.structuredContent)).toContain("solana")

@@ -7,6 +7,9 @@
  *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY, CURVESTREAM_DATA_URL)
  *   npm run mcp -- --http 8765        streamable HTTP at http://127.0.0.1:8765/mcp
  *
+ * The OpenAPI documents the listeners serve are resources (`curvestream://openapi/main.json`,
+ * `curvestream://openapi/data.json`).
+ *
  * With the market-data listener's address (`dataUrl`, `CURVESTREAM_DATA_URL`) the server also
  * offers its tools: the recent signals (the tape) and the strategy replay (start, poll). That
  * service answers some refusals in its plain `{error}` shape (spec document 2, section 7); their
@@ -92,6 +95,36 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
         } as never) as Answer
       )
   )
+  const tradeBody = {
+    clientTradeId: z.string().min(1).max(128),
+    chain,
+    mint: z.string(),
+    side: z.enum(["buy", "sell"]),
+    amountIn: rawAmount,
+    slippageBps: z.number().int().min(0).max(5_000).optional(),
+    minAmountOut: rawAmount.optional(),
+    dryRun: z.boolean().optional(),
+    async: z.boolean().optional()
+  }
+  server.registerTool(
+    "trade",
+    {
+      description:
+        "One-shot trade from the agent's embedded wallet (payer main): priced on the venue now, signed server-side, sent once, answered confirmed; idempotent on clientTradeId (a repeat answers the stored outcome); dryRun: the figures only; async: answered once recorded, poll trade_status",
+      inputSchema: tradeBody,
+      outputSchema: engineOutput("POST", "/api/v1/trade/agent/submit")
+    },
+    async (body) => result(await engine.POST("/api/v1/trade/agent/submit", { body: body as never }))
+  )
+  server.registerTool(
+    "trade_status",
+    {
+      description: "A trade as it stands (status sending, executed or failed)",
+      inputSchema: { clientTradeId: z.string().min(1).max(128) },
+      outputSchema: engineOutput("GET", "/api/v1/trade/agent/trades/{clientTradeId}")
+    },
+    async ({ clientTradeId }) => result(await engine.GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId } } }))
+  )
   server.registerTool(
     "feed",
     { description: "The market feed (new, graduating, graduated)", outputSchema: engineOutput("GET", "/api/v1/markets/feed"), inputSchema: { bucket: z.string().optional(), chain: chain.optional(), limit: z.number().int().min(1).max(100).optional() } },
@@ -153,6 +186,16 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
     },
     async ({ chain, mint }) => result(await engine.GET("/api/v1/verify/{chain}/{mint}", { params: { path: { chain, mint } } }))
   )
+  // The OpenAPI documents as the listeners serve them (read when asked, so always the running build's).
+  const httpFetch = o.fetch ?? globalThis.fetch
+  const documentResource = (name: string, url: string, description: string) =>
+    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri) => {
+      const res = await httpFetch(url)
+      if (!res.ok) throw new Error(`${url} answered ${res.status}`)
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: await res.text() }] }
+    })
+  documentResource("main", `${o.baseUrl}/api/v1/openapi.json`, "The engine's OpenAPI document (launch, trade, staking, fees, keys, wallets)")
+  if (o.dataUrl !== undefined) documentResource("data", `${o.dataUrl}/v1/openapi.json`, "The market-data service's OpenAPI document (signals, reads, strategy lab)")
   if (o.dataUrl !== undefined) {
     const data = dataClient({ baseUrl: o.dataUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
     server.registerTool(

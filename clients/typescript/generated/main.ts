@@ -2670,6 +2670,37 @@ export interface components {
             createdAt: string;
             replay: boolean;
         };
+        AgentTradeDryRun: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            dryRun: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            /** @enum {string} */
+            payer: "main";
+            wallet: string;
+            quoteMint: string;
+            quoteAsset: string;
+            /** @description Raw units (decimal string) */
+            amountIn: string;
+            /** @description Raw units (decimal string) */
+            expectedOut: string;
+            /** @description Raw units (decimal string) */
+            minAmountOut: string;
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+                /** @enum {string} */
+                asset: "quote";
+            };
+        };
         AgentTradeAccepted: {
             /** @enum {boolean} */
             success: true;
@@ -2707,37 +2738,6 @@ export interface components {
             async?: boolean;
         } & {
             [key: string]: unknown;
-        };
-        AgentTradeDryRun: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {boolean} */
-            dryRun: true;
-            clientTradeId: string;
-            /** @enum {string} */
-            chain: "solana" | "hood";
-            mint: string;
-            /** @enum {string} */
-            side: "buy" | "sell";
-            venue: string;
-            /** @enum {string} */
-            payer: "main";
-            wallet: string;
-            quoteMint: string;
-            quoteAsset: string;
-            /** @description Raw units (decimal string) */
-            amountIn: string;
-            /** @description Raw units (decimal string) */
-            expectedOut: string;
-            /** @description Raw units (decimal string) */
-            minAmountOut: string;
-            fee: {
-                bps: components["schemas"]["Int"];
-                /** @description Raw units (decimal string) */
-                feeRaw: string;
-                /** @enum {string} */
-                asset: "quote";
-            };
         };
         AgentTradeList: {
             /** @enum {boolean} */
@@ -3579,17 +3579,42 @@ export interface components {
             revokedAt: number;
             revokedKeys: string[];
         };
-        /** @description `{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}` */
         WalletList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallets: components["schemas"]["Wallet"][];
+            embeddedWallets: components["schemas"]["EmbeddedWallet"][];
+        };
+        Wallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @enum {string} */
+            walletKind: "linked" | "imported" | "tee";
+            label?: string;
+            allowLaunch: boolean;
+            /** @description TEE wallets: the key the wallet is bound to */
+            boundKeyPrefix?: string;
+            /** @description TEE wallets: where the vault pays out */
+            vaultDestination?: string;
+            createdAt: string;
+        };
+        EmbeddedWallet: {
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @enum {string} */
+            delegation: "active" | "revoked" | "none";
         };
         /** @description challenge */
         LinkChallenge: {
             [key: string]: unknown;
         };
-        /** @description `{success, wallet}` */
         WalletEnvelope: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallet: components["schemas"]["Wallet"];
         };
         /** @description `{chain, address, signature, label?}` */
         LinkWalletBody: {
@@ -8017,13 +8042,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The executed trade (also a replay of it) */
+            /** @description The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AgentTrade"];
+                    "application/json": components["schemas"]["AgentTrade"] | components["schemas"]["AgentTradeDryRun"];
                 };
             };
             /** @description Accepted (async): poll jobUrl */
