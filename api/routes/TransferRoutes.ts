@@ -24,6 +24,7 @@ import { callerRefusals, keyCheckRefusals, mergeCodes, tableRefusals } from "../
 import { param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { reply } from "./ServiceCall.js"
+import { TrustedWalletList, WalletTrustResult, WithdrawalAddressAdded, WithdrawalAddressList, WithdrawalAddressRevoked } from "./TransferResponses.js"
 import type { Authenticate } from "./WalletRoutes.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
 
@@ -110,7 +111,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       query: chainQuery,
-      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: Obj("WithdrawalAddressList", "list") }, ...refusals(needs.reader, { 400: ["VALIDATION_FAILED"] }) },
+      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: WithdrawalAddressList }, ...refusals(needs.reader, { 400: ["VALIDATION_FAILED"] }) },
       authenticate: reader,
       handler: (_req, { chain }, p) => reply(Effect.map(addresses.list(p, chain), (list) => ({ addresses: list })))
     }),
@@ -125,7 +126,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       body: { schema: AddWithdrawalAddressBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
       responses: {
-        200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: Obj("WithdrawalAddressEnvelope", "added") },
+        200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: WithdrawalAddressAdded },
         ...refusals(needs.anyone)
       },
       authenticate: anyone,
@@ -141,7 +142,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: { id: stringParam("Withdrawal address id", { required: true, emptyIsValue: true }) },
-      responses: { 200: { description: "`{success, id, revokedAt}`", schema: Obj("RevokeWithdrawalAddress", "revoke") }, ...refusals(needs.revoker) },
+      responses: { 200: { description: "`{success, id, revokedAt}`", schema: WithdrawalAddressRevoked }, ...refusals(needs.revoker) },
       authenticate: revoker,
       handler: (_req, { id }, p) => reply(addresses.revoke(p, id))
     }),
@@ -153,7 +154,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       tags: ["transfers"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: Obj("TrustedWalletList", "list") }, ...refusals(needs.reader) },
+      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: TrustedWalletList }, ...refusals(needs.reader) },
       authenticate: reader,
       handler: (_req, _input, p) => reply(Effect.map(trust.listTrusted(p), (wallets) => ({ wallets })))
     }),
@@ -167,7 +168,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "session",
       headers: AUTH_HEADERS,
       body: { schema: TrustBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
-      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: Obj("WalletTrustResult", "trust") }, ...refusals(needs.owner) },
+      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: WalletTrustResult }, ...refusals(needs.owner) },
       authenticate: owner,
       handler: (_req, { body }, p) => reply(trust.setTrust(p, body.walletIds, body.trusted))
     })

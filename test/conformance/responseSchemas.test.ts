@@ -33,12 +33,7 @@ const OPEN_RECORDS: Readonly<Record<string, ReadonlyArray<string>>> = {
     "POST /api/v1/agent/wallets/import/init 200",
     "POST /api/v1/agent/wallets/{id}/sign 200",
     "POST /api/v1/agent/tee-wallets/rebind 200",
-    "GET /api/v1/agent/tee-wallets/rebinds 200",
-    "GET /api/v1/agent/withdrawal-addresses 200",
-    "POST /api/v1/agent/withdrawal-addresses 200",
-    "DELETE /api/v1/agent/withdrawal-addresses/{id} 200",
-    "GET /api/v1/agent/wallets/trusted 200",
-    "POST /api/v1/agent/wallets/trust 200"
+    "GET /api/v1/agent/tee-wallets/rebinds 200"
   ],
   data: []
 }

@@ -3672,13 +3672,24 @@ export interface components {
         Rebinds: {
             [key: string]: unknown;
         };
-        /** @description list */
         WithdrawalAddressList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            addresses: components["schemas"]["WithdrawalAddress"][];
         };
-        /** @description added */
+        WithdrawalAddress: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            label?: string;
+            createdAt: string;
+        };
         WithdrawalAddressEnvelope: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            address: components["schemas"]["WithdrawalAddress"];
+            created: boolean;
         };
         /** @description `{chain, address, label?}`; EVM addresses must carry their EIP-55 checksum */
         AddWithdrawalAddressBody: {
@@ -3697,17 +3708,31 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description revoke */
         RevokeWithdrawalAddress: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            id: string;
+            revokedAt: string;
         };
-        /** @description list */
         TrustedWalletList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallets: components["schemas"]["TrustedWallet"][];
         };
-        /** @description trust */
+        TrustedWallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            label?: string;
+            trusted: boolean;
+        };
         WalletTrustResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            batchId: string;
+            wallets: components["schemas"]["TrustedWallet"][];
+            changed: components["schemas"]["Int"];
         };
         /** @description `{walletIds (1 to 200 distinct linked wallet ids), trusted}` */
         WalletTrustBody: {
