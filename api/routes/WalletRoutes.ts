@@ -34,7 +34,7 @@ import {
   UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
-import { WalletEnvelope, WalletList } from "./WalletResponses.js"
+import { ImportInitAnswer, LinkChallenge, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -127,7 +127,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       query: challengeQuery,
-      responses: { 200: { description: "`{success, chain, address, message}`", schema: Obj("LinkChallenge", "challenge") }, ...refusals(needs.reader, [], { 400: ["VALIDATION_FAILED"] }) },
+      responses: { 200: { description: "`{success, chain, address, message}`", schema: LinkChallenge }, ...refusals(needs.reader, [], { 400: ["VALIDATION_FAILED"] }) },
       authenticate: reader,
       handler: (_req, { address: raw, chain }, p) => {
         const address = challengeAddress(chain, raw)
@@ -161,7 +161,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: idPath,
-      responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, ...refusals(needs.keyOrSession, [W]) },
+      responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: WalletRevoked }, ...refusals(needs.keyOrSession, [W]) },
       authenticate: keyOrSession,
       handler: (_req, { id }, p) => reply(wallets.revoke(p, id))
     }),
@@ -191,7 +191,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       body: decodedBody({ schema: Obj("ImportInitBody", "`{chain, address}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeImportInitBody }),
       responses: {
-        200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: Obj("ImportInit", "init") },
+        200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: ImportInitAnswer },
         ...refusals(needs.importer, [W])
       },
       authenticate: importer,
@@ -229,7 +229,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       pathParams: idPath,
       body: decodedBody({ schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2, decode: decodeSignBody }),
-      responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: Obj("SignResult", "signature") }, ...refusals(needs.signer, [ErrorTable.SignClaimError, W]) },
+      responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: WalletSigned }, ...refusals(needs.signer, [ErrorTable.SignClaimError, W]) },
       authenticate: caller(needs.signer),
       handler: (_req, { body, id }, p) => reply(wallets.signClaimed(p, id, body))
     }),

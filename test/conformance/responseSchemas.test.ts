@@ -28,10 +28,6 @@ const UNDESCRIBED: Readonly<Record<string, ReadonlyArray<string>>> = {
 const OPEN_RECORDS: Readonly<Record<string, ReadonlyArray<string>>> = {
   main: [
     "POST /api/v1/agent/transfer/build 200",
-    "GET /api/v1/agent/wallets/link-challenge 200",
-    "DELETE /api/v1/agent/wallets/{id} 200",
-    "POST /api/v1/agent/wallets/import/init 200",
-    "POST /api/v1/agent/wallets/{id}/sign 200",
     "POST /api/v1/agent/tee-wallets/rebind 200",
     "GET /api/v1/agent/tee-wallets/rebinds 200"
   ],

@@ -3607,9 +3607,13 @@ export interface components {
             /** @enum {string} */
             delegation: "active" | "revoked" | "none";
         };
-        /** @description challenge */
         LinkChallenge: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            message: string;
         };
         WalletEnvelope: {
             /** @enum {boolean} */
@@ -3620,9 +3624,12 @@ export interface components {
         LinkWalletBody: {
             [key: string]: unknown;
         };
-        /** @description revoke */
         RevokeWallet: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            id: string;
+            revokedAt: string;
+            policyNeutralized?: boolean;
         };
         UpdateWalletBody: {
             allowLaunch?: boolean | null;
@@ -3636,9 +3643,44 @@ export interface components {
         };
         /** @description a string that will be trimmed */
         Trim: string;
-        /** @description init */
         ImportInit: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            importId: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @description The recipient's P-256 public key, base64 of the uncompressed point */
+            encryptionPublicKey: string;
+            hpke: {
+                /** @enum {string} */
+                mode: "base";
+                /** @enum {string} */
+                kem: "DHKEM(P-256, HKDF-SHA256)";
+                /** @enum {number} */
+                kemId: 16;
+                /** @enum {string} */
+                kdf: "HKDF-SHA256";
+                /** @enum {number} */
+                kdfId: 1;
+                /** @enum {string} */
+                aead: "ChaCha20-Poly1305";
+                /** @enum {number} */
+                aeadId: 3;
+                /** @enum {string} */
+                info: "";
+                /** @enum {string} */
+                aad: "";
+                /** @enum {string} */
+                publicKeyEncoding: "base64 of the 65-byte uncompressed P-256 point";
+                /** @enum {string} */
+                plaintext: "UTF-8 text of the key: hex for evm, base58 for solana";
+            };
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            expiresAt: number;
         };
         /** @description `{chain, address}` */
         ImportInitBody: {
@@ -3648,9 +3690,15 @@ export interface components {
         ImportSubmitBody: {
             [key: string]: unknown;
         };
-        /** @description signature */
         SignResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            walletId: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            claimId: string;
+            signature: string;
+            signedTransaction: string;
         };
         /** @description `{claimId, transaction, authorizationSignature?}` */
         SignBody: {
