@@ -4,9 +4,10 @@
  * and its view the same shape.
  */
 import { Schema } from "effect"
+import type { TransferView } from "../../src/services/transfers/TransferService.js"
 import type { TrustedWalletView, TrustResult } from "../../src/services/transfers/TrustedWallets.js"
 import type { WithdrawalAddressesShape, WithdrawalAddressView } from "../../src/services/transfers/WithdrawalAddresses.js"
-import { Success } from "../ResponseSchemas.js"
+import { RawAmount, Success } from "../ResponseSchemas.js"
 
 const WalletChain = Schema.Literal("solana", "evm")
 
@@ -30,6 +31,23 @@ const Added = Schema.Struct({ address: WithdrawalAddress, created: Schema.Boolea
 const Revoked = Schema.Struct({ id: Schema.String, revokedAt: Schema.String })
 const Trust = Schema.Struct({ batchId: Schema.String, wallets: Schema.Array(TrustedWallet), changed: Schema.Int })
 
+const Transfer = Schema.Struct({
+  status: Schema.Literal("ready", "sending", "confirmed").annotations({ description: "ready: a dry run's; sending: not confirmed yet; confirmed: on chain" }),
+  clientTransferId: Schema.String,
+  chain: Schema.Literal("solana"),
+  asset: Schema.String,
+  amountRaw: RawAmount,
+  from: Schema.String,
+  to: Schema.String,
+  destinationClass: Schema.Literal("own", "approved"),
+  destinationKind: Schema.String,
+  walletId: Schema.optionalWith(Schema.String, { exact: true }),
+  signature: Schema.optionalWith(Schema.String, { exact: true }),
+  replay: Schema.Boolean,
+  createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({ description: "dry run: whether the transfer creates the destination's token account" })
+})
+
+export const TransferResult = Schema.Struct({ success: Success, ...Transfer.fields }).annotations({ identifier: "TransferResult" })
 export const WithdrawalAddressList = Schema.Struct({ success: Success, addresses: Schema.Array(WithdrawalAddress) }).annotations({ identifier: "WithdrawalAddressList" })
 export const WithdrawalAddressAdded = Schema.Struct({ success: Success, ...Added.fields }).annotations({ identifier: "WithdrawalAddressEnvelope" })
 export const WithdrawalAddressRevoked = Schema.Struct({ success: Success, ...Revoked.fields }).annotations({ identifier: "RevokeWithdrawalAddress" })
@@ -46,3 +64,4 @@ same<Same<Mutable<typeof TrustedWallet.Type>, Mutable<TrustedWalletView>>>()
 same<Same<Mutable<typeof Added.Type>, Mutable<Answer<WithdrawalAddressesShape["add"]>>>>()
 same<Same<Mutable<typeof Revoked.Type>, Mutable<Answer<WithdrawalAddressesShape["revoke"]>>>>()
 same<Same<Mutable<typeof Trust.Type>, Mutable<TrustResult>>>()
+same<Same<Mutable<typeof Transfer.Type>, Mutable<TransferView>>>()

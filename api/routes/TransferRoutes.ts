@@ -24,7 +24,7 @@ import { callerRefusals, keyCheckRefusals, mergeCodes, tableRefusals } from "../
 import { param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { reply } from "./ServiceCall.js"
-import { TrustedWalletList, WalletTrustResult, WithdrawalAddressAdded, WithdrawalAddressList, WithdrawalAddressRevoked } from "./TransferResponses.js"
+import { TransferResult, TrustedWalletList, WalletTrustResult, WithdrawalAddressAdded, WithdrawalAddressList, WithdrawalAddressRevoked } from "./TransferResponses.js"
 import type { Authenticate } from "./WalletRoutes.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
 
@@ -68,7 +68,6 @@ export const TrustBody = Schema.Struct({
   trusted: Schema.Boolean
 }).annotations({ identifier: "WalletTrustBody", description: `\`{walletIds (1 to ${TRUST_BATCH_MAX} distinct linked wallet ids), trusted}\`` })
 
-const Obj = (identifier: string, description: string) => Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
 /** Every transfer-side service fails with `TransferError`. */
 const T = ErrorTable.TransferError
 /** A route's refusals: its caller check's and the transfer rows (`own`: what the route decodes itself). */
@@ -220,7 +219,7 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     headers: AGENT_AUTH_HEADERS,
     body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
     responses: {
-      200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: Obj("TransferResult", "transfer") },
+      200: { description: "`{success, status, clientTransferId, chain, asset, amountRaw, from, to, destinationClass, destinationKind, walletId?, signature?, replay}`", schema: TransferResult },
       ...tableRefusals([T, ErrorTable.SpendError], keyCheckRefusals(TRANSFER_WRITES))
     },
     authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),

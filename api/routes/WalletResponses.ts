@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HPKE_PARAMETERS } from "../../src/services/wallets/Hpke.js"
 import type { EmbeddedWallet } from "../../src/services/wallets/WalletProvider.js"
-import type { ImportInit, RevokeResult, SignResult, WalletView } from "../../src/services/wallets/WalletService.js"
+import type { ImportInit, RebindRecord, RevokeResult, SignResult, WalletView } from "../../src/services/wallets/WalletService.js"
 import { Success } from "../ResponseSchemas.js"
 
 const WalletChain = Schema.Literal("solana", "evm")
@@ -55,6 +55,19 @@ const Init = Schema.Struct({
   expiresAt: Schema.Int.annotations({ description: "Epoch milliseconds" })
 })
 
+const Rebind = Schema.Struct({
+  auditId: Schema.String,
+  walletId: Schema.String,
+  address: Schema.NullOr(Schema.String),
+  chain: Schema.NullOr(Schema.String),
+  fromKeyPrefix: Schema.String,
+  toKeyPrefix: Schema.String,
+  actor: Schema.String,
+  actorDevicePrefix: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }).annotations({ description: "Only when a device token rebound" }),
+  at: Schema.String
+}).annotations({ identifier: "RebindRecord" })
+
+export const Rebinds = Schema.Struct({ success: Success, rebinds: Schema.Array(Rebind) }).annotations({ identifier: "Rebinds" })
 export const WalletList = Schema.Struct({ success: Success, ...List.fields }).annotations({ identifier: "WalletList" })
 export const WalletRevoked = Schema.Struct({ success: Success, ...Revoke.fields }).annotations({ identifier: "RevokeWallet" })
 export const WalletSigned = Schema.Struct({ success: Success, ...Signed.fields }).annotations({ identifier: "SignResult" })
@@ -73,3 +86,4 @@ same<Same<Mutable<typeof EmbeddedWalletView.Type>, Mutable<Omit<EmbeddedWallet, 
 same<Same<Mutable<typeof Revoke.Type>, Mutable<RevokeResult>>>()
 same<Same<Mutable<typeof Signed.Type>, Mutable<SignResult>>>()
 same<Same<Mutable<typeof Init.Type>, Mutable<Omit<ImportInit, "expiresAtMs"> & { readonly expiresAt: number }>>>()
+same<Same<Mutable<typeof Rebind.Type>, Mutable<RebindRecord>>>()

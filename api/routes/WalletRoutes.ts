@@ -34,7 +34,7 @@ import {
   UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
-import { ImportInitAnswer, LinkChallenge, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
+import { ImportInitAnswer, LinkChallenge, Rebinds, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -278,7 +278,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "session",
       headers: AUTH_HEADERS,
       query: rebindsQuery,
-      responses: { 200: { description: "`{success, rebinds[]}`", schema: Obj("Rebinds", "history") }, ...refusals(needs.owner, [], { 400: ["VALIDATION_FAILED"] }) },
+      responses: { 200: { description: "`{success, rebinds[]}`", schema: Rebinds }, ...refusals(needs.owner, [], { 400: ["VALIDATION_FAILED"] }) },
       authenticate: owner,
       handler: (_req, { limit, walletId }, p) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds })))
     })

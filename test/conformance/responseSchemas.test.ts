@@ -27,9 +27,7 @@ const UNDESCRIBED: Readonly<Record<string, ReadonlyArray<string>>> = {
  */
 const OPEN_RECORDS: Readonly<Record<string, ReadonlyArray<string>>> = {
   main: [
-    "POST /api/v1/agent/transfer/build 200",
-    "POST /api/v1/agent/tee-wallets/rebind 200",
-    "GET /api/v1/agent/tee-wallets/rebinds 200"
+    "POST /api/v1/agent/tee-wallets/rebind 200"
   ],
   data: []
 }

@@ -2975,9 +2975,29 @@ export interface components {
             continueCursor: string | null;
             isDone: boolean;
         };
-        /** @description transfer */
         TransferResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            /**
+             * @description ready: a dry run's; sending: not confirmed yet; confirmed: on chain
+             * @enum {string}
+             */
+            status: "ready" | "sending" | "confirmed";
+            clientTransferId: string;
+            /** @enum {string} */
+            chain: "solana";
+            asset: string;
+            amountRaw: components["schemas"]["RawAmount"];
+            from: string;
+            to: string;
+            /** @enum {string} */
+            destinationClass: "own" | "approved";
+            destinationKind: string;
+            walletId?: string;
+            signature?: string;
+            replay: boolean;
+            /** @description dry run: whether the transfer creates the destination's token account */
+            createsAccount?: boolean;
         };
         /** @description `{clientTransferId, chain, asset (sol | usdc | svc | mint), amountRaw, to, dryRun?}`; payer is the embedded wallet */
         TransferBuildBody: {
@@ -3716,9 +3736,22 @@ export interface components {
         RebindBody: {
             [key: string]: unknown;
         };
-        /** @description history */
         Rebinds: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            rebinds: components["schemas"]["RebindRecord"][];
+        };
+        RebindRecord: {
+            auditId: string;
+            walletId: string;
+            address: string | null;
+            chain: string | null;
+            fromKeyPrefix: string;
+            toKeyPrefix: string;
+            actor: string;
+            /** @description Only when a device token rebound */
+            actorDevicePrefix?: string | null;
+            at: string;
         };
         WithdrawalAddressList: {
             /** @enum {boolean} */
