@@ -465,3 +465,18 @@ export const storageRefusal = (e: SqlError): Effect.Effect<never, ApiError> =>
 /** Maps an effect's failures through the table. */
 export const mapFailure = <A, R>(self: Effect.Effect<A, ServiceFailure, R>): Effect.Effect<A, ApiError, R> =>
   Effect.catchAll(self, (e) => (e._tag === "SqlError" ? storageRefusal(e) : Effect.fail(toApiError(e))))
+
+/** The status a row answers: its own where the spec names one, else its code's usual status. */
+export const statusOf = (row: Row): number => row.status ?? ErrorCodes[row.code].status
+
+/**
+ * The envelope codes `tables` answer at `status` (plain rows left out: they are not the envelope),
+ * in table order, each once: a route documents its refusals from the rows of the failures its
+ * service can fail with, so the document follows the table. Throws at construction when no row
+ * answers `status` (a route documenting a status its failures never reach).
+ */
+export const codesAt = (status: number, ...tables: ReadonlyArray<Readonly<Record<string, Row>>>): readonly [ErrorCode, ...ErrorCode[]] => {
+  const codes = [...new Set(tables.flatMap((t) => Object.values(t).filter((r) => r.plain !== true && statusOf(r) === status).map((r) => r.code)))]
+  if (codes.length === 0) throw new Error(`No row of these tables answers ${status}`)
+  return codes as unknown as readonly [ErrorCode, ...ErrorCode[]]
+}

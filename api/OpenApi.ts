@@ -68,10 +68,10 @@ export const ErrorEnvelope = errorEnvelopeOf(Object.keys(ErrorCodes) as [string,
  * document's enum, so a route lists only what it decides; at a status the route does not
  * declare they are the operation's `x-router-refusals` (status → codes, the envelope's shape).
  */
-export const refusal = (codes: readonly [ErrorCode, ...ErrorCode[]], note?: string): ResponseDoc => ({
-  description: note === undefined ? codes.join(", ") : `${codes.join(", ")}: ${note}`,
-  codes
-})
+export const refusal = (listed: readonly [ErrorCode, ...ErrorCode[]], note?: string): ResponseDoc => {
+  const codes = [...new Set(listed)]
+  return { description: note === undefined ? codes.join(", ") : `${codes.join(", ")}: ${note}`, codes }
+}
 
 /** A documented success: its description and the Effect schema of its body (a closed object in the document). */
 export const answer = (description: string, schema: Schema.Schema.Any, headers?: ReadonlyArray<string>): ResponseDoc => ({

@@ -44,7 +44,7 @@ import { RateLimiter } from "../RateLimiter.js"
 import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { ReadCache } from "../ReadCache.js"
 import { route, type RouteDef } from "../Router.js"
-import { plainError } from "../OpenApi.js"
+import { plainError, refusal } from "../OpenApi.js"
 
 export const COPY_SCORE_LIMIT_PER_MIN = 60
 export const COHORT_LIMIT_PER_MIN = 60
@@ -229,9 +229,9 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     },
     responses: {
       200: { description: "The copy score", schema: CopyScoreResponse, headers: ["Cache-Control"] },
-      404: { description: "MARKET_NOT_FOUND: unknown or unpublished agent (reason agent_not_found)" },
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "FEED_UNAVAILABLE (retryable): trade history could not be read", headers: ["Retry-After"] }
+      404: refusal(["MARKET_NOT_FOUND"], "unknown or unpublished agent (reason agent_not_found)"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: { ...refusal(["FEED_UNAVAILABLE"], "retryable: trade history could not be read"), headers: ["Retry-After"] }
     },
     guard: (req) => limited(copyLimiter, copyLimit, "copy-score reads", req.remoteAddress, nowMs()),
     handler: (_req, { profileId: id }) => {
@@ -294,9 +294,9 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     query: { limit: intParam(`Members (1 to ${COHORT_LIMIT_MAX}, default ${COHORT_LIMIT_DEFAULT})`, { min: 1, max: COHORT_LIMIT_MAX, default: COHORT_LIMIT_DEFAULT }) },
     responses: {
       200: { description: "The cohort", schema: CohortResponse, headers: ["Cache-Control"] },
-      400: { description: "VALIDATION_FAILED (cohort, limit)" },
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "FEED_UNAVAILABLE (retryable): trade history could not be read", headers: ["Retry-After"] }
+      400: refusal(["VALIDATION_FAILED"], "cohort, limit"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: { ...refusal(["FEED_UNAVAILABLE"], "retryable: trade history could not be read"), headers: ["Retry-After"] }
     },
     guard: (req) => limited(cohortLimiter, cohortLimit, "cohort reads", req.remoteAddress, nowMs()),
     handler: (_req, { cohort, limit }) => {
@@ -376,8 +376,8 @@ export const agentRoutes = (options: AgentRoutesOptions): ReadonlyArray<RouteDef
     responses: {
       200: { description: "The agent record", schema: AgentRecordResponse, headers: ["Cache-Control"] },
       404: plainError("Unknown user: a plain {error} body"),
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "FEED_UNAVAILABLE (retryable): the account could not be read", headers: ["Retry-After"] }
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: { ...refusal(["FEED_UNAVAILABLE"], "retryable: the account could not be read"), headers: ["Retry-After"] }
     },
     guard: (req) => limited(recordLimiter, recordLimit, "agent-record reads", req.remoteAddress, nowMs()),
     handler: (_req, { idOrWallet: ref }) => {

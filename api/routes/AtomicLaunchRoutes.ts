@@ -14,8 +14,8 @@ import { decodeAtomicLaunchRequest } from "../../src/services/launch/request/Dec
 import type { LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure } from "../ErrorTable.js"
-import { answer } from "../OpenApi.js"
+import { codesAt, ErrorTable, mapFailure } from "../ErrorTable.js"
+import { answer, refusal } from "../OpenApi.js"
 import { json, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
@@ -110,15 +110,16 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     }),
     responses: {
       200: answer("The bundle's legs (2.4), or the launch result of a confirmed same-body repeat", Schema.Union(AtomicBuilt, LaunchResult)),
-      400: { description: "VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING, TIER_REQUIRED, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, KEY_LIMIT_REACHED, EXCLUSIVE_NOT_ELIGIBLE, delegation refusals" },
-      409: { description: "IDEMPOTENCY_CONFLICT" },
-      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
-      500: { description: "LAUNCH_FAILED (retry with the same clientLaunchId)" },
-      501: { description: "VALIDATION_FAILED, retryable: no block engine configured (BLOCK_ENGINE_URL)" },
-      503: { description: "LAUNCH_DISABLED" },
-      504: { description: "BUILD_TIMEOUT" }
+      400: refusal(codesAt(400, ErrorTable.LaunchError), "firstBuys[i] unpriceable or identical, payer rules, the launch body's rules"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      402: refusal(codesAt(402, ErrorTable.LaunchError)),
+      403: refusal(["SCOPE_MISSING", "TEST_ENVIRONMENT_FORBIDDEN", ...codesAt(403, ErrorTable.LaunchError), "VALIDATION_FAILED"], "the key, tier, wallet and delegation refusals; a paused key (reason key_paused)"),
+      409: refusal(codesAt(409, ErrorTable.LaunchError)),
+      429: refusal(["RATE_LIMITED", ...codesAt(429, ErrorTable.LaunchError)]),
+      500: refusal(codesAt(500, ErrorTable.LaunchError), "retry with the same clientLaunchId"),
+      501: refusal(codesAt(501, ErrorTable.LaunchError), "retryable: no block engine configured (BLOCK_ENGINE_URL)"),
+      503: refusal(["LAUNCH_DISABLED", ...codesAt(503, ErrorTable.LaunchError)]),
+      504: refusal(codesAt(504, ErrorTable.LaunchError))
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
@@ -139,15 +140,15 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     body: { schema: AtomicSubmitWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
       200: answer("{status: landed, bundleId, mint, signatures, booking: {state, missing}}", AtomicLanded),
-      400: { description: "VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed)" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, UNRECOGNIZED_TRANSACTION, delegation refusals" },
-      404: { description: "JOB_NOT_FOUND: unknown, expired, consumed or foreign bundleId" },
-      409: { description: "IDEMPOTENCY_CONFLICT, retryable: a submit of this bundle is in progress" },
-      500: { description: "LAUNCH_FAILED (retryable: read the bundle)" },
-      501: { description: "VALIDATION_FAILED, retryable: no block engine configured" },
+      400: refusal(codesAt(400, ErrorTable.LaunchError), "signedTxsBase64: wrong leg count; the bundle was consumed"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING", "TEST_ENVIRONMENT_FORBIDDEN", ...codesAt(403, ErrorTable.LaunchError), "VALIDATION_FAILED"], "UNRECOGNIZED_TRANSACTION, delegation refusals; a paused key (reason key_paused)"),
+      404: refusal(codesAt(404, ErrorTable.LaunchError), "unknown, expired, consumed or foreign bundleId"),
+      409: refusal(codesAt(409, ErrorTable.LaunchError), "retryable: a submit of this bundle is in progress"),
+      500: refusal(codesAt(500, ErrorTable.LaunchError), "retryable: read the bundle"),
+      501: refusal(codesAt(501, ErrorTable.LaunchError), "retryable: no block engine configured"),
       502: answer("{status: failed | timeout, bundleId, retryable: false}", AtomicNotLanded),
-      503: { description: "LAUNCH_DISABLED" }
+      503: refusal(["LAUNCH_DISABLED", ...codesAt(503, ErrorTable.LaunchError)])
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
@@ -165,9 +166,9 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     pathParams: { bundleId: stringParam("The bundleId the build answered", { required: true, emptyIsValue: true }) },
     responses: {
       200: answer("{success, bundle}", AtomicBundle),
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (launch:read)" },
-      404: { description: "JOB_NOT_FOUND: unknown or another account's bundleId" }
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "launch:read"),
+      404: refusal(["JOB_NOT_FOUND"], "unknown or another account's bundleId")
     },
     authenticate: reader,
     handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((bundle) => json(200, { success: true, bundle })))

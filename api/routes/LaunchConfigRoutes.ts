@@ -12,6 +12,7 @@ import { DefaultQuoteAsset } from "../../src/domain/QuotePairs.js"
 import { CachedJson, conditionalJson } from "../Http.js"
 import { chainParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
+import { refusal } from "../OpenApi.js"
 
 export const CONFIG_CACHE_CONTROL = "public, max-age=60"
 
@@ -105,7 +106,7 @@ export const launchConfigRoutes = (ceilings: DevBuyCeilings): ReadonlyArray<Rout
       responses: {
         200: { description: "The matrix", schema: QuotePairsResponse, headers: ["ETag", "Cache-Control"] },
         304: { description: "Not modified (If-None-Match matched)", headers: ["ETag", "Cache-Control"] },
-        400: { description: "Unknown chain (VALIDATION_FAILED, field chain)" }
+        400: refusal(["VALIDATION_FAILED"], "unknown chain (field chain)")
       },
       handler: (req, { chain }) => conditionalJson(chain === undefined ? all : byChain[chain], req.headers["if-none-match"], CONFIG_CACHE_CONTROL)
     }),

@@ -20,7 +20,7 @@ import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLau
 import type { LaunchRequestRefused, LaunchRequestSettings } from "../../src/services/launch/request/LaunchRequest.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure, toApiError } from "../ErrorTable.js"
+import { codesAt, ErrorTable, mapFailure, toApiError } from "../ErrorTable.js"
 import { answer, refusal } from "../OpenApi.js"
 import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
@@ -133,15 +133,15 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     responses: {
       200: answer("Launch result (2.5); also the stored result of a confirmed same-body repeat", LaunchResult),
       202: answer("Accepted (async): {success, accepted, clientLaunchId, status, jobUrl}", LaunchAccepted),
-      400: { description: "Validation (VALIDATION_FAILED, INVALID_NAME_BYTES, ..., TRANSACTION_TOO_LARGE)" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      402: { description: "INSUFFICIENT_OWNER_BALANCE" },
-      403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet and delegation refusals" },
-      409: { description: "IDEMPOTENCY_CONFLICT" },
-      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
-      500: { description: "LAUNCH_FAILED (retry with the same clientLaunchId)" },
-      503: { description: "LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE" },
-      504: { description: "BUILD_TIMEOUT" }
+      400: refusal(codesAt(400, ErrorTable.LaunchError), "the launch body's rules (2.2)"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      402: refusal(codesAt(402, ErrorTable.LaunchError)),
+      403: refusal(["SCOPE_MISSING", ...codesAt(403, ErrorTable.LaunchError), "VALIDATION_FAILED"], "the key's scope, wallet and delegation refusals; a paused key (reason key_paused)"),
+      409: refusal(codesAt(409, ErrorTable.LaunchError)),
+      429: refusal(["RATE_LIMITED", ...codesAt(429, ErrorTable.LaunchError)]),
+      500: refusal(codesAt(500, ErrorTable.LaunchError), "retry with the same clientLaunchId"),
+      503: refusal(["LAUNCH_DISABLED", ...codesAt(503, ErrorTable.LaunchError)]),
+      504: refusal(codesAt(504, ErrorTable.LaunchError))
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
@@ -172,13 +172,15 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     body: launchBody,
     responses: {
       200: answer("Dry-run result (2.6)", LaunchDryRun),
-      400: { description: "The launch's validation refusals" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals" },
-      409: { description: "IDEMPOTENCY_CONFLICT" },
-      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
-      500: { description: "LAUNCH_FAILED (a Hood launch without a linked EVM wallet, rule 8)" },
-      503: { description: "LAUNCH_DISABLED" }
+      400: refusal(codesAt(400, ErrorTable.LaunchError), "the launch body's rules (2.2)"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      402: refusal(codesAt(402, ErrorTable.LaunchError)),
+      403: refusal(["SCOPE_MISSING", ...codesAt(403, ErrorTable.LaunchError), "VALIDATION_FAILED"], "the key's scope, wallet refusals; a paused key (reason key_paused)"),
+      409: refusal(codesAt(409, ErrorTable.LaunchError)),
+      429: refusal(["RATE_LIMITED", ...codesAt(429, ErrorTable.LaunchError)]),
+      500: refusal(codesAt(500, ErrorTable.LaunchError), "a Hood launch without a linked EVM wallet, rule 8"),
+      503: refusal(["LAUNCH_DISABLED", ...codesAt(503, ErrorTable.LaunchError)]),
+      504: refusal(codesAt(504, ErrorTable.LaunchError))
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
@@ -196,9 +198,9 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     pathParams: { clientLaunchId: stringParam("The launch's clientLaunchId", { required: true, emptyIsValue: true }) },
     responses: {
       200: answer("Job record", LaunchJob),
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING (launch:read)" },
-      404: { description: "JOB_NOT_FOUND: unknown or another account's id" }
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "launch:read"),
+      404: refusal(["JOB_NOT_FOUND"], "unknown or another account's id")
     },
     authenticate: reader,
     handler: (_req, { clientLaunchId }, principal) => {
@@ -235,11 +237,11 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     }),
     responses: {
       200: answer("{success, imageUrl}", UploadedImage),
-      400: { description: "UPLOAD_INVALID" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING" },
-      413: { description: "BODY_TOO_LARGE" },
-      429: { description: "RATE_LIMITED (uploads per minute of the plan)" }
+      400: refusal(["UPLOAD_INVALID"]),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING", "VALIDATION_FAILED"], "launch:write; a paused key (reason key_paused)"),
+      413: refusal(["BODY_TOO_LARGE"]),
+      429: refusal(["RATE_LIMITED"], "uploads per minute of the plan")
     },
     authenticate: writer,
     handler: (req, { body }, principal) =>
@@ -263,7 +265,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     pathParams: { file: stringParam("<sha256>.<ext>", { required: true, emptyIsValue: true }) },
     responses: {
       200: { description: "The image bytes with their content type", headers: ["Content-Type", "Cache-Control"] },
-      404: { description: "ROUTE_NOT_FOUND: no hosted image by that name" }
+      404: refusal(["ROUTE_NOT_FOUND"], "no hosted image by that name")
     },
     handler: (_req, { file }) =>
       images.serve(file).pipe(

@@ -30,6 +30,7 @@ import { RateLimiter } from "../RateLimiter.js"
 import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { ReadCache } from "../ReadCache.js"
 import { route, type RouteDef } from "../Router.js"
+import { refusal } from "../OpenApi.js"
 
 export const MARK_LIMIT_PER_MIN = 600
 export const MARK_CACHE_TTL_MS = 10_000
@@ -189,10 +190,10 @@ export const markRoutes = (options: MarkRoutesOptions): ReadonlyArray<RouteDef> 
     },
     responses: {
       200: { description: "The mark (a price for carrying positions, not a trade quote)", schema: MarkResponse, headers: ["Cache-Control"] },
-      400: { description: "VALIDATION_FAILED (mint)" },
-      404: { description: "MARKET_NOT_FOUND: not a Hood market launched here, or no usable price (curve still trading, recovery, no pool with liquidity); error.reason says which" },
-      429: { description: "RATE_LIMITED with Retry-After", headers: ["Retry-After"] },
-      503: { description: "QUOTE_UNAVAILABLE (retryable): the chain or the USD price source failed, or markets are loading", headers: ["Retry-After"] }
+      400: refusal(["VALIDATION_FAILED"], "mint"),
+      404: refusal(["MARKET_NOT_FOUND"], "not a Hood market launched here, or no usable price (curve still trading, recovery, no pool with liquidity); error.reason says which"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After"), headers: ["Retry-After"] },
+      503: { ...refusal(["QUOTE_UNAVAILABLE"], "retryable: the chain or the USD price source failed, or markets are loading"), headers: ["Retry-After"] }
     },
     // The rate limit counts every request, refused parameters included, so it runs first.
     guard: (req) => {

@@ -14,8 +14,8 @@ import type { SelfLaunchShape } from "../../src/services/launch/SelfLaunch.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure } from "../ErrorTable.js"
-import { answer } from "../OpenApi.js"
+import { codesAt, ErrorTable, mapFailure } from "../ErrorTable.js"
+import { answer, refusal } from "../OpenApi.js"
 import { json, type Request } from "../Http.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { HoodOperationPending, HoodSelfBuilt, LaunchDryRun, LaunchResult, SolanaSelfBuilt } from "./LaunchResponses.js"
@@ -102,11 +102,18 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     decode: (body: unknown, p: AgentPrincipal) => refusedOr(decodeSelfLaunchRequest(body, { keyEnvironment: p.key.environment }, settings))
   })
 
+  // Every self-signed call fails with the launch rows (`ErrorTable.LaunchError`) and the key check's.
+  const L = ErrorTable.LaunchError
   const refusals = {
-    400: { description: "Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE)" },
-    401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-    403: { description: "SCOPE_MISSING, TIER_REQUIRED, EXCLUSIVE_NOT_ELIGIBLE" },
-    503: { description: "LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE" }
+    400: refusal(codesAt(400, L), "the launch body's rules, incl. the payer rules on linkedWalletId"),
+    401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+    402: refusal(codesAt(402, L), "Hood: the gas of the legs"),
+    403: refusal(["SCOPE_MISSING", ...codesAt(403, L), "VALIDATION_FAILED"], "the key, tier and wallet refusals; a paused key (reason key_paused)"),
+    409: refusal(codesAt(409, L), "reason prior_attempt_on_chain or prior_attempt_in_flight on repeats"),
+    429: refusal(["RATE_LIMITED", ...codesAt(429, L)]),
+    500: refusal(codesAt(500, L), "reason chain_read_failed, build_in_progress: retry with the same id"),
+    503: refusal(["LAUNCH_DISABLED", ...codesAt(503, L)]),
+    504: refusal(codesAt(504, L))
   } as const
 
   const build = route({
@@ -122,12 +129,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     body: selfBody,
     responses: {
       200: answer("The unsigned artifacts, or the launch result of a confirmed same-body repeat", Schema.Union(SolanaSelfBuilt, HoodSelfBuilt, LaunchResult)),
-      ...refusals,
-      402: { description: "INSUFFICIENT_OWNER_BALANCE (Hood: the gas of the legs)" },
-      409: { description: "IDEMPOTENCY_CONFLICT (reason prior_attempt_on_chain or prior_attempt_in_flight on repeats)" },
-      429: { description: "RATE_LIMITED, DAILY_CAP_REACHED" },
-      500: { description: "LAUNCH_FAILED (reason chain_read_failed, build_in_progress: retry with the same id)" },
-      504: { description: "BUILD_TIMEOUT" }
+      ...refusals
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
@@ -144,7 +146,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     body: selfBody,
-    responses: { 200: answer("Dry-run result (2.6) with launchWalletId", LaunchDryRun), ...refusals, 429: { description: "RATE_LIMITED" } },
+    responses: { 200: answer("Dry-run result (2.6) with launchWalletId", LaunchDryRun), ...refusals },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
@@ -161,13 +163,11 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     body: { schema: SelfConfirmWire, maxBytes: LAUNCH_BODY_BYTES_MAX },
     responses: {
       200: answer("The launch result (2.5), or the sequenced operation's next state", Schema.Union(LaunchResult, HoodOperationPending)),
-      400: { description: "VALIDATION_FAILED (field signature: not on chain yet, retryable; or not this launch)" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      402: { description: "FEE_LEG_MISSING" },
-      403: { description: "SCOPE_MISSING, TIER_REQUIRED, SIGNER_MISMATCH" },
-      404: { description: "JOB_NOT_FOUND: unknown id, or a build that can never land" },
-      500: { description: "LAUNCH_FAILED (retryable: confirm again with the same signature)" },
-      503: { description: "LAUNCH_DISABLED" }
+      ...refusals,
+      400: refusal(codesAt(400, L), "field signature: not on chain yet, retryable; or not this launch"),
+      402: refusal(codesAt(402, L), "FEE_LEG_MISSING: no verifying fee transfer"),
+      404: refusal(codesAt(404, L), "unknown id, or a build that can never land"),
+      500: refusal(codesAt(500, L), "retryable: confirm again with the same signature")
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,

@@ -14,7 +14,8 @@ import type { StakeAction } from "../../src/services/staking/StakingChain.js"
 import type { StakingCaller, StakingServiceShape } from "../../src/services/staking/StakingService.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
-import { mapFailure } from "../ErrorTable.js"
+import { ErrorTable, mapFailure } from "../ErrorTable.js"
+import { keyCheckRefusals, mergeCodes, tableRefusals } from "../RouteRefusals.js"
 import { answer, refusal } from "../OpenApi.js"
 import { errorReply, json, type Reply } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
@@ -70,7 +71,12 @@ const ConfirmWire = Schema.Struct({ clientStakeId: Schema.String, signature: Sch
 export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<RouteDef> => {
   const { agentAuth, staking, writeWindow, nowMs } = options
   const guard = options.enabled ? undefined : () => stakingDisabled()
-  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
+  const writes = { scopes: ["swap:write"], testKeys: "forbid" } as const
+  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, writes)
+  // `StakingFailure`: the staking rows, the payer rules, the wallet lookups and the sign relay's claim.
+  const failures = [ErrorTable.StakingError, ErrorTable.PayerError, ErrorTable.WalletError, ErrorTable.SignClaimError]
+  const writeRefusals = (notes: Readonly<Record<number, string>>) =>
+    tableRefusals(failures, mergeCodes(keyCheckRefusals(writes), { 429: ["RATE_LIMITED"], 503: ["LAUNCH_DISABLED"] }), notes)
 
   const positions = route({
     method: "GET",
@@ -105,13 +111,12 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
           "Dry run figures, a confirmed operation (main) or a built transaction (linked, TEE); a replay answers the stored operation",
           Schema.Union(StakeDryRun, StakeOperation)
         ),
-        400: { description: "VALIDATION_FAILED" },
-        401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-        402: { description: "INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve" },
-        403: { description: "SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals" },
-        409: { description: "IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool)" },
-        429: { description: "RATE_LIMITED" },
-        503: { description: "LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable)" }
+        ...writeRefusals({
+          402: "platform token, staked receipt, or SOL for fees, rent and reserve",
+          403: "the key, wallet and delegation refusals; a paused key (reason key_paused)",
+          409: "IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool)",
+          503: "LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable)"
+        })
       },
       ...(guard !== undefined ? { guard } : {}),
       authenticate: writer,
@@ -133,16 +138,17 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     body: decodedBody({ schema: SubmitWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeSubmitBody }),
     responses: {
       200: answer("The confirmed operation", StakeOperation),
-      400: { description: "VALIDATION_FAILED" },
-      404: { description: "JOB_NOT_FOUND: no build with this clientStakeId" },
-      409: { description: "IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED 409 (not the built message)" },
-      503: { description: "LAUNCH_DISABLED, FEED_UNAVAILABLE" }
+      ...writeRefusals({
+        404: "JOB_NOT_FOUND: no build with this clientStakeId",
+        409: "IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED (not the built message)"
+      })
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) => mapFailure(staking.submit(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
+  const confirms = { scopes: ["swap:write"], ...WHILE_PAUSED } as const
   const confirm = route({
     method: "POST",
     path: "/api/v1/agent/staking/confirm",
@@ -154,13 +160,10 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     body: decodedBody({ schema: ConfirmWire, maxBytes: STAKING_BODY_BYTES_MAX, decode: decodeStakeConfirmBody }),
     responses: {
       200: answer("The confirmed operation", StakeOperation),
-      400: { description: "VALIDATION_FAILED" },
-      404: { description: "JOB_NOT_FOUND" },
-      409: { description: "VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending" },
-      503: { description: "FEED_UNAVAILABLE" }
+      ...tableRefusals(failures, keyCheckRefusals(confirms), { 409: "VALIDATION_FAILED: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending" })
     },
     // Confirmation records what already landed and sends nothing: neither the kill switch nor a pause stops it.
-    authenticate: (req) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], ...WHILE_PAUSED }),
+    authenticate: (req) => agentAuth.authenticate(req.headers, confirms),
     handler: (_req, { body }, principal) => mapFailure(staking.confirm(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
   })
 
@@ -176,12 +179,11 @@ export const stakingRoutes = (options: StakingRoutesOptions): ReadonlyArray<Rout
     pathParams: { rewardId: stringParam("The reward's id (Solana: the distributor's decimal id; Hood: hood-<n>, read-only here)", { required: true, emptyIsValue: true }) },
     responses: {
       200: answer("{success, rewardId, owner, mint, amountRaw, signature}", RewardClaimed),
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site), SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key)" },
-      404: { description: "STAKING_REWARD_NOT_FOUND" },
-      409: { description: "STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2)" },
-      429: { description: "RATE_LIMITED" },
-      503: { description: "LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once)" }
+      ...writeRefusals({
+        403: "STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site); the key's refusals; a paused key (VALIDATION_FAILED, reason key_paused)",
+        409: "STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2)",
+        503: "LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once)"
+      })
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,

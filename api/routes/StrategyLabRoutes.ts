@@ -52,8 +52,11 @@ const JobIdDoc = Schema.Struct({ job_id: Schema.String })
 const JobDoc = Schema.Struct({
   job_id: Schema.String,
   status: Schema.Literal("queued", "running", "done", "failed"),
+  created_at: Schema.String.annotations({ description: "ISO 8601" }),
+  started_at: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601; null while queued" }),
+  finished_at: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601; null until done or failed" }),
   result: Schema.NullOr(Schema.Unknown),
-  error: Schema.NullOr(Schema.Struct({ code: Schema.String, message: Schema.String }))
+  error: Schema.NullOr(Schema.Struct({ code: Schema.Literal("timed_out", "cancelled", "replay_failed"), message: Schema.String }))
 })
 
 export const refusalToApiError = (e: ReplayRefusal): ApiError => {
@@ -78,7 +81,7 @@ export const refusalToApiError = (e: ReplayRefusal): ApiError => {
 }
 
 const common = {
-  401: { description: "invalid api key" },
+  401: refusal(["UNAUTHORIZED"], "invalid api key"),
   403: refusal(["TIER_REQUIRED"], "the strategy lab needs Max")
 } as const
 

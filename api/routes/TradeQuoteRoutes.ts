@@ -36,6 +36,7 @@ import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts
 import { route, type RouteDef } from "../Router.js"
 import { parseAddress } from "../QueryParams.js"
 import { MAX_AMOUNT, marketPath, QUOTE_LIMIT_PER_MIN, quoteQuery } from "./MarketRoutes.js"
+import { refusal } from "../OpenApi.js"
 
 /** How long a quote is offered (`expiresAt`): well inside a Solana blockhash's life (60-90 s). */
 export const AGENT_QUOTE_TTL_MS = 30_000
@@ -235,12 +236,13 @@ export const tradeQuoteRoutes = (options: TradeQuoteRoutesOptions): ReadonlyArra
     query: { chain: chainParam, mint: mintParam, ...quoteQuery },
     responses: {
       200: { description: "The quote", schema: AgentQuoteResponse },
-      400: { description: "VALIDATION_FAILED naming the field (chain, mint, side, amountIn, slippageBps)" },
-      401: { description: "UNAUTHORIZED (a key was sent and is not valid), KEY_EXPIRED" },
-      404: { description: "MARKET_NOT_FOUND: routing.reason external_token (not launched here) or chain_mismatch (discovery.chain)" },
-      409: { description: "MARKET_NOT_TRADABLE: reason solana_graduating, hood_graduating, migration_delayed or market_recovery, and tradingContinues" },
-      429: { description: "RATE_LIMITED with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit)", headers: ["Retry-After"] },
-      503: { description: "QUOTE_UNAVAILABLE (retryable): the index warming, or the Hood pool unreadable", headers: ["Retry-After"] }
+      400: refusal(["VALIDATION_FAILED"], "naming the field (chain, mint, side, amountIn, slippageBps)"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"], "a key was sent and is not valid, or expired"),
+      403: refusal(["VALIDATION_FAILED"], "a key was sent and is paused (reason key_paused)"),
+      404: refusal(["MARKET_NOT_FOUND"], "routing.reason external_token (not launched here) or chain_mismatch (discovery.chain)"),
+      409: refusal(["MARKET_NOT_TRADABLE"], "reason solana_graduating, hood_graduating, migration_delayed or market_recovery, and tradingContinues"),
+      429: { ...refusal(["RATE_LIMITED"], "with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit)"), headers: ["Retry-After"] },
+      503: { ...refusal(["QUOTE_UNAVAILABLE"], "retryable: the index warming, or the Hood pool unreadable"), headers: ["Retry-After"] }
     },
     guard: (req: Request) => {
       // A keyed request counts against its key's limit (authenticate); a keyless one against its address.

@@ -1,10 +1,13 @@
 /**
  * The trade body decoder (`decodeTradeBody`): what it accepts (defaults: payer main, no dry run,
- * not async) and the field each refusal names; and the list cursor's round trip.
+ * not async) and the field each refusal names; the list cursor's round trip; and the submit
+ * route's documented answers.
  */
 import { describe, expect, it } from "vitest"
 import { decodeTradeCursor, encodeTradeCursor } from "../../src/services/trade/TradeService.js"
-import { decodeConfirmBody, decodeSubmitBody, decodeTradeBody } from "./TradeRoutes.js"
+import { contractDocument, contractProblems } from "../../test/support/contract.js"
+import { openApiDocument } from "../OpenApi.js"
+import { decodeConfirmBody, decodeSubmitBody, decodeTradeBody, tradeRoutes } from "./TradeRoutes.js"
 
 const MINT = "So11111111111111111111111111111111111111112"
 const base = { clientTradeId: "t-1", chain: "solana", mint: MINT, side: "buy", amountIn: "1000" }
@@ -68,5 +71,23 @@ describe("trade list cursor", () => {
     expect(decodeTradeCursor("zz")).toBeUndefined()
     expect(decodeTradeCursor(Buffer.from(JSON.stringify([1.5, "x"])).toString("base64url"))).toBeUndefined()
     expect(decodeTradeCursor(Buffer.from(JSON.stringify({ a: 1 })).toString("base64url"))).toBeUndefined()
+  })
+})
+
+describe("the submit route's document", () => {
+  // `dryRun: true` on submit answers the dry run's figures at 200, as the build route does.
+  const contract = contractDocument(
+    openApiDocument(tradeRoutes({ agentAuth: undefined as never, trades: undefined as never, transactions: undefined as never }), { title: "t", description: "d" })
+  )
+  const dryRun = {
+    success: true, dryRun: true, clientTradeId: "t-1", chain: "solana", mint: MINT, side: "buy", venue: "curve", payer: "main", wallet: MINT,
+    quoteMint: MINT, quoteAsset: "SOL", amountIn: "1000", expectedOut: "990", minAmountOut: "980", fee: { bps: 100, feeRaw: "10", asset: "quote" }
+  }
+  const check = (path: string, body: unknown) => contractProblems(contract, "POST", path, 200, "application/json", JSON.stringify(body))
+
+  it("documents a dry run's answer at 200 on submit as on build, and still refuses an undocumented member", () => {
+    expect(check("/api/v1/trade/agent/build", dryRun)).toEqual([])
+    expect(check("/api/v1/trade/agent/submit", dryRun)).toEqual([])
+    expect(check("/api/v1/trade/agent/submit", { ...dryRun, extra: 1 })).not.toEqual([])
   })
 })

@@ -25,7 +25,8 @@ import type {
 } from "../../src/services/trade/TradeService.js"
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
-import { mapFailure } from "../ErrorTable.js"
+import { ErrorTable, mapFailure } from "../ErrorTable.js"
+import { keyCheckRefusals, tableRefusals } from "../RouteRefusals.js"
 import { json } from "../Http.js"
 import { answer, refusal } from "../OpenApi.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, stringParam, timeParam } from "../QueryParams.js"
@@ -264,23 +265,26 @@ const TransactionList = Schema.Struct({
   nextCursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "AgentTransactionList" })
 
-const refusals = {
-  400: { description: "VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING" },
-  401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-  402: { description: "INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)" },
-  403: {
-    description:
-      "SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits"
-  },
-  404: { description: "MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built" },
-  409: {
-    description:
-      "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent"
-  },
-  429: { description: "RATE_LIMITED" },
-  500: { description: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)" },
-  503: { description: "QUOTE_UNAVAILABLE: the chain could not be read (retryable)" }
-} as const
+/** What a trade write checks the key for. */
+const TRADE_WRITES = { scopes: ["swap:write"], testKeys: "forbid" } as const
+
+/**
+ * A trade write's refusals: the trade, spend-gate and (linked and TEE payers) wallet, payer and
+ * sign-claim rows (`SignedTradeFailure`), and the key check's.
+ */
+const refusals = tableRefusals(
+  [ErrorTable.TradeError, ErrorTable.SpendError, ErrorTable.PayerError, ErrorTable.SignClaimError, ErrorTable.WalletError],
+  keyCheckRefusals(TRADE_WRITES),
+  {
+    400: "VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap)",
+    402: "the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)",
+    403: "the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits",
+    404: "the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built",
+    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
+    500: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)",
+    503: "the chain could not be read (retryable)"
+  }
+)
 
 export const tradeRoutes = (options: {
   readonly agentAuth: AgentAuth
@@ -288,7 +292,7 @@ export const tradeRoutes = (options: {
   readonly transactions: AgentTransactions
 }): ReadonlyArray<RouteDef> => {
   const { agentAuth, trades, transactions } = options
-  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, { scopes: ["swap:write"], testKeys: "forbid" })
+  const writer = (req: { headers: Readonly<Record<string, string>> }) => agentAuth.authenticate(req.headers, TRADE_WRITES)
   const body = decodedBody({ schema: TradeBodyWire, maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeTradeBody(b) })
 
   const submit = route({
@@ -307,7 +311,7 @@ export const tradeRoutes = (options: {
     headers: AGENT_AUTH_HEADERS,
     body: decodedBody({ schema: Schema.Union(TradeBodyWire, SignedSubmitWire), maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeSubmitBody(b) }),
     responses: {
-      200: answer("The executed trade (also a replay of it)", TradeResponse),
+      200: answer("The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent)", Schema.Union(TradeResponse, DryRunResponse)),
       202: answer("Accepted (async): poll jobUrl", AcceptedResponse),
       ...refusals
     },
@@ -386,9 +390,9 @@ export const tradeRoutes = (options: {
     pathParams: { clientTradeId: stringParam("The trade's clientTradeId", { required: true, maxLength: CLIENT_TRADE_ID_CHARS_MAX }) },
     responses: {
       200: { description: "The trade", schema: TradeResponse },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING" },
-      404: { description: "JOB_NOT_FOUND" }
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "swap:write or account:read"),
+      404: refusal(["JOB_NOT_FOUND"], "no trade with this clientTradeId on the account")
     },
     authenticate: reader,
     handler: (_req, { clientTradeId }, principal) =>
@@ -414,9 +418,9 @@ export const tradeRoutes = (options: {
     },
     responses: {
       200: { description: "A page of trades", schema: ListResponse },
-      400: { description: "VALIDATION_FAILED (a filter, cursor)" },
-      401: { description: "UNAUTHORIZED, KEY_EXPIRED" },
-      403: { description: "SCOPE_MISSING" }
+      400: refusal(["VALIDATION_FAILED"], "a filter or the cursor"),
+      401: refusal(["UNAUTHORIZED", "KEY_EXPIRED"]),
+      403: refusal(["SCOPE_MISSING"], "swap:write or account:read")
     },
     authenticate: reader,
     handler: (_req, q, principal) =>

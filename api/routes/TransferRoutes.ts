@@ -13,18 +13,20 @@ import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Effect, Schema } from "effect"
 import { isAddress as isEvmAddress } from "viem"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
-import type { TransferServiceShape, TransferView } from "../../src/services/transfers/TransferService.js"
-import { answer, refusal } from "../OpenApi.js"
-import { RawAmount, Success } from "../ResponseSchemas.js"
+import type { TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import { answer } from "../OpenApi.js"
 import { TRUST_BATCH_MAX, type TrustedWalletsShape } from "../../src/services/transfers/TrustedWallets.js"
 import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../../src/services/transfers/WithdrawalAddresses.js"
 import { parseWalletChain, type WalletChain } from "../../src/services/wallets/ChainKeys.js"
 import { AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth } from "../auth/AgentKeyAuth.js"
+import { ErrorTable } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
+import { callerRefusals, keyCheckRefusals, mergeCodes, tableRefusals } from "../RouteRefusals.js"
 import { param, stringParam } from "../QueryParams.js"
 import { route, type RouteDef } from "../Router.js"
 import { reply } from "./ServiceCall.js"
+import { TransferResult, TrustedWalletList, WalletTrustResult, WithdrawalAddressAdded, WithdrawalAddressList, WithdrawalAddressRevoked } from "./TransferResponses.js"
 import type { Authenticate } from "./WalletRoutes.js"
 import { validationFailed } from "../../src/domain/ApiError.js"
 
@@ -68,8 +70,10 @@ export const TrustBody = Schema.Struct({
   trusted: Schema.Boolean
 }).annotations({ identifier: "WalletTrustBody", description: `\`{walletIds (1 to ${TRUST_BATCH_MAX} distinct linked wallet ids), trusted}\`` })
 
-const Obj = (identifier: string, description: string) => Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
-const Refusal = { description: "Refusal in the error envelope (`code`, `field` or `reason`)" }
+/** Every transfer-side service fails with `TransferError`. */
+const T = ErrorTable.TransferError
+/** A route's refusals: its caller check's and the transfer rows (`own`: what the route decodes itself). */
+const refusals = (need: AuthNeed, own: Readonly<Record<number, ReadonlyArray<"VALIDATION_FAILED">>> = {}) => tableRefusals([T], mergeCodes(callerRefusals(need), own))
 
 const chainOf = (c: "solana" | "evm" | "hood"): WalletChain => (c === "solana" ? "solana" : "evm")
 
@@ -87,10 +91,16 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
     (need: AuthNeed) =>
     (req: Request): Effect.Effect<Principal, ApiError> =>
       Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
-  const anyone = caller({ credentials: ANY })
-  const reader = caller({ credentials: ANY, whilePaused: "allow" })
-  const revoker = caller({ credentials: ANY, scope: "transfer:write" })
-  const owner = caller({ credentials: OWNER })
+  const needs = {
+    anyone: { credentials: ANY },
+    reader: { credentials: ANY, whilePaused: "allow" },
+    revoker: { credentials: ANY, scope: "transfer:write" },
+    owner: { credentials: OWNER }
+  } as const satisfies Record<string, AuthNeed>
+  const anyone = caller(needs.anyone)
+  const reader = caller(needs.reader)
+  const revoker = caller(needs.revoker)
+  const owner = caller(needs.owner)
 
   return [
     route({
@@ -102,7 +112,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       query: chainQuery,
-      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: Obj("WithdrawalAddressList", "list") }, 401: Refusal },
+      responses: { 200: { description: "`{success, addresses[] {id, chain, address, label?, createdAt}}`", schema: WithdrawalAddressList }, ...refusals(needs.reader, { 400: ["VALIDATION_FAILED"] }) },
       authenticate: reader,
       handler: (_req, { chain }, p) => reply(Effect.map(addresses.list(p, chain), (list) => ({ addresses: list })))
     }),
@@ -117,10 +127,8 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       headers: AUTH_HEADERS,
       body: { schema: AddWithdrawalAddressBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
       responses: {
-        200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: Obj("WithdrawalAddressEnvelope", "added") },
-        400: Refusal,
-        403: Refusal,
-        409: Refusal
+        200: { description: "`{success, address {id, chain, address, label?, createdAt}, created}`", schema: WithdrawalAddressAdded },
+        ...refusals(needs.anyone)
       },
       authenticate: anyone,
       handler: (_req, { body }, p) =>
@@ -135,7 +143,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: { id: stringParam("Withdrawal address id", { required: true, emptyIsValue: true }) },
-      responses: { 200: { description: "`{success, id, revokedAt}`", schema: Obj("RevokeWithdrawalAddress", "revoke") }, 403: Refusal, 404: Refusal },
+      responses: { 200: { description: "`{success, id, revokedAt}`", schema: WithdrawalAddressRevoked }, ...refusals(needs.revoker) },
       authenticate: revoker,
       handler: (_req, { id }, p) => reply(addresses.revoke(p, id))
     }),
@@ -147,7 +155,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       tags: ["transfers"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: Obj("TrustedWalletList", "list") }, 401: Refusal },
+      responses: { 200: { description: "`{success, wallets[] {id, chain, address, label?, trusted}}`", schema: TrustedWalletList }, ...refusals(needs.reader) },
       authenticate: reader,
       handler: (_req, _input, p) => reply(Effect.map(trust.listTrusted(p), (wallets) => ({ wallets })))
     }),
@@ -161,7 +169,7 @@ export const transferRoutes = (deps: TransferRoutesDeps): ReadonlyArray<RouteDef
       auth: "session",
       headers: AUTH_HEADERS,
       body: { schema: TrustBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
-      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: Obj("WalletTrustResult", "trust") }, 400: Refusal, 401: Refusal, 404: Refusal },
+      responses: { 200: { description: "`{success, batchId, wallets[], changed}`", schema: WalletTrustResult }, ...refusals(needs.owner) },
       authenticate: owner,
       handler: (_req, { body }, p) => reply(trust.setTrust(p, body.walletIds, body.trusted))
     })
@@ -205,29 +213,6 @@ export const TransferBuildBody = Schema.Struct({
   })
 )
 
-/** The answer of a build: the transfer as it stands (`ready` for a dry run). */
-export const TransferResult = Schema.Struct({
-  success: Success,
-  status: Schema.Literal("ready", "sending", "confirmed"),
-  clientTransferId: Schema.String,
-  chain: Schema.Literal("solana", "hood"),
-  asset: Schema.String,
-  amountRaw: RawAmount,
-  from: Schema.String,
-  to: Schema.String,
-  destinationClass: Schema.Literal("own", "approved"),
-  destinationKind: Schema.String,
-  walletId: Schema.optionalWith(Schema.String, { exact: true }),
-  signature: Schema.optionalWith(Schema.String, { exact: true }),
-  replay: Schema.Boolean,
-  createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true })
-}).annotations({ identifier: "TransferResult" })
-
-// The schema describes exactly the view (both directions).
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
-const same = <_ extends true>() => undefined
-same<Same<Omit<typeof TransferResult.Type, "success">, TransferView>>()
-
 export interface TransferRailDeps {
   readonly agentAuth: AgentAuth
   readonly transfers: TransferServiceShape
@@ -238,6 +223,8 @@ export interface TransferRailDeps {
  * key with `transfer:write` (the Withdraw level); the embedded wallet signs and the transfer is
  * sent and confirmed in the call, as the staking rail's embedded payer is.
  */
+const TRANSFER_WRITES = { scopes: ["transfer:write"], testKeys: "forbid" } as const
+
 export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteDef> => [
   route({
     method: "POST",
@@ -252,17 +239,9 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
     responses: {
       200: answer("The transfer as it stands: `confirmed` with its signature, `sending`, or `ready` for a dry run", TransferResult),
-      400: refusal(["VALIDATION_FAILED", "SPEND_LIMIT_EXCEEDED"], "a destination that is neither an own wallet nor an approved address, the source itself, an unsupported asset or chain; over the key's per-asset cap"),
-      401: refusal(["UNAUTHORIZED"]),
-      402: refusal(["INSUFFICIENT_OWNER_BALANCE"]),
-      403: refusal(
-        ["SCOPE_MISSING", "TEST_ENVIRONMENT_FORBIDDEN", "VALIDATION_FAILED", "EMBEDDED_WALLET_NOT_PERMITTED", "AGENT_WALLET_NOT_EMBEDDED", "AGENT_WALLET_NOT_DELEGATED", "DELEGATION_REVOKED", "SPEND_POLICY_DENIED", "KEY_LIMIT_REACHED"],
-        "transfer:write; a test key; a paused key (reason key_paused); the embedded wallet's permission, delegation and policy; the key's spend limits"
-      ),
-      409: refusal(["IDEMPOTENCY_CONFLICT"]),
-      503: refusal(["FEED_UNAVAILABLE"])
+      ...tableRefusals([T, ErrorTable.SpendError], keyCheckRefusals(TRANSFER_WRITES))
     },
-    authenticate: (req) => deps.agentAuth.authenticate(req.headers, { scopes: ["transfer:write"], testKeys: "forbid" }),
+    authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),
     handler: (_req, { body }, p) =>
       reply(
         deps.transfers.build(

@@ -15,7 +15,9 @@ import { Effect, Schema } from "effect"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
 import { type AuthHeaders, AUTH_HEADERS, type AuthNeed, type CredentialKind, holdsScope, type Principal } from "../../src/services/wallets/Principal.js"
 import { type WalletServiceShape, type WalletView } from "../../src/services/wallets/WalletService.js"
+import { ErrorTable } from "../ErrorTable.js"
 import { json, type Request } from "../Http.js"
+import { callerRefusals, type CodesByStatus, mergeCodes, type RowTable, tableRefusals } from "../RouteRefusals.js"
 import { isApiError, stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import {
@@ -32,6 +34,7 @@ import {
   UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
+import { ImportInitAnswer, LinkChallenge, Rebinds, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -74,9 +77,9 @@ const asWallet = <E>(call: Effect.Effect<WalletView, E>) => Effect.map(call, (wa
 const Obj = (identifier: string, description: string) =>
   Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
 
-const WalletList = Obj("WalletList", "`{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}`")
-const WalletEnvelope = Obj("WalletEnvelope", "`{success, wallet}`")
-const Refusal = { description: "Refusal in the error envelope (`code`, `field` or `reason`)" }
+/** A route's refusals: its caller check's and the rows of the failures its service call fails with (`WalletError` and more). */
+const refusals = (need: AuthNeed, tables: ReadonlyArray<RowTable>, own: CodesByStatus = {}) => tableRefusals(tables, mergeCodes(callerRefusals(need), own))
+const W = ErrorTable.WalletError
 
 /** Any segment reaches the service, which answers 404 for an id it does not know. */
 const idPath = { id: stringParam("Wallet id", { required: true, emptyIsValue: true }) }
@@ -89,11 +92,18 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
     (need: AuthNeed) =>
     (req: Request): Effect.Effect<Principal, ApiError> =>
       Effect.flatMap(authenticate(req.headers, need), (p) => admit(p, need))
-  const keyOrSession = caller({ credentials: KEY_OR_SESSION })
-  /** The reads: a paused key may still use them. */
-  const reader = caller({ credentials: KEY_OR_SESSION, whilePaused: "allow" })
-  const owner = caller({ credentials: OWNER })
-  const importer = caller({ credentials: KEY_OR_SESSION, scope: "launch:write" })
+  const needs = {
+    keyOrSession: { credentials: KEY_OR_SESSION },
+    /** The reads: a paused key may still use them. */
+    reader: { credentials: KEY_OR_SESSION, whilePaused: "allow" },
+    owner: { credentials: OWNER },
+    importer: { credentials: KEY_OR_SESSION, scope: "launch:write" },
+    signer: { credentials: ["agentKey"], scope: "swap:write" }
+  } as const satisfies Record<string, AuthNeed>
+  const keyOrSession = caller(needs.keyOrSession)
+  const reader = caller(needs.reader)
+  const owner = caller(needs.owner)
+  const importer = caller(needs.importer)
 
   return [
     route({
@@ -104,7 +114,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      responses: { 200: { description: "Wallets", schema: WalletList }, 401: Refusal },
+      responses: { 200: { description: "Wallets", schema: WalletList }, ...refusals(needs.reader, []) },
       authenticate: reader,
       handler: (_req, _input, p) => reply(wallets.list(p))
     }),
@@ -117,7 +127,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       query: challengeQuery,
-      responses: { 200: { description: "`{success, chain, address, message}`", schema: Obj("LinkChallenge", "challenge") }, 400: Refusal },
+      responses: { 200: { description: "`{success, chain, address, message}`", schema: LinkChallenge }, ...refusals(needs.reader, [], { 400: ["VALIDATION_FAILED"] }) },
       authenticate: reader,
       handler: (_req, { address: raw, chain }, p) => {
         const address = challengeAddress(chain, raw)
@@ -137,9 +147,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: decodedBody({ schema: Obj("LinkWalletBody", "`{chain, address, signature, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeLinkBody }),
       responses: {
         200: { description: "The linked wallet", schema: WalletEnvelope },
-        400: Refusal,
-        403: Refusal,
-        409: Refusal
+        ...refusals(needs.keyOrSession, [W])
       },
       authenticate: keyOrSession,
       handler: (_req, { body }, p) => reply(asWallet(wallets.link(p, body)))
@@ -153,7 +161,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: idPath,
-      responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: Obj("RevokeWallet", "revoke") }, 404: Refusal },
+      responses: { 200: { description: "`{success, id, revokedAt, policyNeutralized?}`", schema: WalletRevoked }, ...refusals(needs.keyOrSession, [W]) },
       authenticate: keyOrSession,
       handler: (_req, { id }, p) => reply(wallets.revoke(p, id))
     }),
@@ -167,7 +175,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       pathParams: idPath,
       body: { schema: UpdateBody, maxBytes: WALLET_BODY_MAX_BYTES },
-      responses: { 200: { description: "The wallet", schema: WalletEnvelope }, 400: Refusal, 404: Refusal },
+      responses: { 200: { description: "The wallet", schema: WalletEnvelope }, ...refusals(needs.owner, [W]) },
       authenticate: owner,
       handler: (_req, { body, id }, p) => reply(asWallet(wallets.update(p, id, body)))
     }),
@@ -183,10 +191,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       body: decodedBody({ schema: Obj("ImportInitBody", "`{chain, address}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeImportInitBody }),
       responses: {
-        200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: Obj("ImportInit", "init") },
-        400: Refusal,
-        403: Refusal,
-        409: Refusal
+        200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: ImportInitAnswer },
+        ...refusals(needs.importer, [W])
       },
       authenticate: importer,
       handler: (_req, { body: { address, chain } }, p) =>
@@ -206,7 +212,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
         maxBytes: WALLET_BODY_MAX_BYTES,
         decode: decodeImportSubmitShape
       }),
-      responses: { 200: { description: "The imported wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal, 409: Refusal },
+      responses: { 200: { description: "The imported wallet", schema: WalletEnvelope }, ...refusals(needs.importer, [W]) },
       authenticate: importer,
       // WebCrypto checks the signer key's curve (asynchronous, so here rather than in the router).
       handler: (_req, { body }, p) => Effect.flatMap(importSubmitInput(body), (input) => reply(asWallet(wallets.importSubmit(p, input))))
@@ -223,8 +229,8 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       pathParams: idPath,
       body: decodedBody({ schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2, decode: decodeSignBody }),
-      responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: Obj("SignResult", "signature") }, 403: Refusal, 404: Refusal },
-      authenticate: caller({ credentials: ["agentKey"], scope: "swap:write" }),
+      responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: WalletSigned }, ...refusals(needs.signer, [ErrorTable.SignClaimError, W]) },
+      authenticate: caller(needs.signer),
       handler: (_req, { body, id }, p) => reply(wallets.signClaimed(p, id, body))
     }),
     route({
@@ -241,7 +247,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
         maxBytes: WALLET_BODY_MAX_BYTES,
         decode: decodeCreateTeeBody
       }),
-      responses: { 200: { description: "The TEE wallet", schema: WalletEnvelope }, 400: Refusal, 403: Refusal },
+      responses: { 200: { description: "The TEE wallet", schema: WalletEnvelope }, ...refusals(needs.owner, [W]) },
       authenticate: owner,
       handler: (_req, { body }, p) => reply(asWallet(wallets.createTee(p, body)))
     }),
@@ -258,9 +264,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       body: decodedBody({ schema: Obj("RebindBody", "preview or commit"), maxBytes: REBIND_BODY_MAX_BYTES, decode: decodeRebindBody }),
       responses: {
         200: { description: "`{success, dryRun, toKey, rebound[], unchanged[]}`", schema: Obj("RebindResponse", "rebind") },
-        400: Refusal,
-        409: Refusal,
-        503: Refusal
+        ...refusals(needs.owner, [ErrorTable.RebindError, W])
       },
       authenticate: owner,
       handler: (_req, { body }, p) => reply(wallets.rebind(p, body))
@@ -274,7 +278,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "session",
       headers: AUTH_HEADERS,
       query: rebindsQuery,
-      responses: { 200: { description: "`{success, rebinds[]}`", schema: Obj("Rebinds", "history") }, 400: Refusal },
+      responses: { 200: { description: "`{success, rebinds[]}`", schema: Rebinds }, ...refusals(needs.owner, [], { 400: ["VALIDATION_FAILED"] }) },
       authenticate: owner,
       handler: (_req, { limit, walletId }, p) => reply(Effect.map(wallets.rebinds(p, walletId, limit), (rebinds) => ({ rebinds })))
     })

@@ -25,6 +25,7 @@ import { type ApiError, apiError } from "../../src/domain/ApiError.js"
 import { WEBHOOK_EVENTS } from "../../src/services/webhooks/Events.js"
 import { maxActiveEndpoints, type WebhookError, type WebhookOwner, type WebhookServiceShape } from "../../src/services/webhooks/WebhookService.js"
 import { toApiError } from "../ErrorTable.js"
+import { refusal } from "../OpenApi.js"
 import { json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
@@ -105,8 +106,8 @@ const CreateBody = Schema.Struct({
 const idPath = { id: stringParam("Webhook endpoint id (wh_...)", { required: true, emptyIsValue: true }) }
 
 const commonErrors = {
-  401: { description: "Missing or invalid session" },
-  403: { description: "Not an owner session, or agent features are off (VALIDATION_FAILED)" }
+  401: refusal(["UNAUTHORIZED"], "missing or invalid session, or not a session"),
+  403: refusal(["VALIDATION_FAILED"], "agent features are off for the account")
 } as const
 
 export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> => {
@@ -138,7 +139,7 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       body: decodedBody({ schema: CreateBody, maxBytes: webhookBodyMaxBytes, decode: decodeWebhookCreateBody }),
       responses: {
         201: { description: "The endpoint with its secret", schema: WebhookEndpointWithSecret },
-        400: { description: "VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED" },
+        400: refusal(["VALIDATION_FAILED", "WEBHOOK_LIMIT_REACHED"], "url (reason invalid_url), events; more than 3 active endpoints"),
         ...commonErrors
       },
       authenticate,
@@ -168,8 +169,8 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       pathParams: idPath,
       responses: {
         200: { description: "The endpoint with its new secret", schema: WebhookEndpointWithSecret },
-        404: { description: "Unknown endpoint" },
-        409: { description: "Endpoint revoked" },
+        404: refusal(["VALIDATION_FAILED"], "unknown endpoint (reason webhook_not_found)"),
+        409: refusal(["VALIDATION_FAILED"], "endpoint revoked (reason webhook_revoked)"),
         ...commonErrors
       },
       authenticate,
@@ -186,7 +187,7 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       pathParams: idPath,
       responses: {
         200: { description: "The revoked endpoint", schema: WebhookRevoked },
-        404: { description: "Unknown endpoint" },
+        404: refusal(["VALIDATION_FAILED"], "unknown endpoint (reason webhook_not_found)"),
         ...commonErrors
       },
       authenticate,
@@ -203,8 +204,8 @@ export const webhookRoutes = (deps: WebhookRoutesDeps): ReadonlyArray<RouteDef> 
       pathParams: idPath,
       responses: {
         200: { description: "Deliveries", schema: DeliveryList },
-        404: { description: "Unknown endpoint" },
-        409: { description: "Endpoint revoked" },
+        404: refusal(["VALIDATION_FAILED"], "unknown endpoint (reason webhook_not_found)"),
+        409: refusal(["VALIDATION_FAILED"], "endpoint revoked (reason webhook_revoked)"),
         ...commonErrors
       },
       authenticate,

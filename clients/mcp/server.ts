@@ -7,6 +7,9 @@
  *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY, CURVESTREAM_DATA_URL)
  *   npm run mcp -- --http 8765        streamable HTTP at http://127.0.0.1:8765/mcp
  *
+ * The OpenAPI documents the listeners serve are resources (`curvestream://openapi/main.json`,
+ * `curvestream://openapi/data.json`).
+ *
  * With the market-data listener's address (`dataUrl`, `CURVESTREAM_DATA_URL`) the server also
  * offers its tools: the recent signals (the tape) and the strategy replay (start, poll). That
  * service answers some refusals in its plain `{error}` shape (spec document 2, section 7); their
@@ -18,7 +21,11 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { z } from "zod"
+import { dataDocument, mainDocument } from "../typescript/documents.js"
 import { dataClient, engineClient } from "../typescript/index.js"
+import { PLAIN_CODES, plainCode, toolOutputSchema } from "./toolOutputs.js"
+
+export { PLAIN_CODES }
 
 export const MCP_HTTP_PATH = "/mcp"
 
@@ -32,9 +39,6 @@ export interface ToolServerOptions {
   readonly fetch?: typeof globalThis.fetch
 }
 
-/** The spec code a market-data plain refusal means, by status (`{"error": "invalid api key"}` is 401, `requires Max` 403, a cap 429). */
-export const PLAIN_CODES: Readonly<Record<number, string>> = { 401: "UNAUTHORIZED", 403: "TIER_REQUIRED", 404: "VALIDATION_FAILED", 429: "RATE_LIMITED" }
-
 type Answer = { readonly data?: unknown; readonly error?: unknown; readonly response: Response }
 
 /** A typed call's answer as a tool result: the body, or a tool error carrying the envelope's `error` (`code`, `message`, ...). */
@@ -47,7 +51,7 @@ const result = ({ data, error, response }: Answer) => {
   const detail =
     typeof envelope.error === "object" && envelope.error !== null
       ? envelope.error
-      : { code: PLAIN_CODES[response.status] ?? `HTTP_${response.status}`, message: String(envelope.error ?? response.statusText) }
+      : { code: plainCode(response.status), message: String(envelope.error ?? response.statusText) }
   return {
     isError: true,
     content: [{ type: "text" as const, text: `${String(detail.code)}: ${String(detail.message)}` }],
@@ -58,6 +62,11 @@ const result = ({ data, error, response }: Answer) => {
 const chain = z.enum(["solana", "hood"])
 const rawAmount = z.string().regex(/^(0|[1-9][0-9]*)$/)
 
+/** Both documents, built once: each tool's output schema is its route's (`toolOutputs.ts`). */
+let documents: { readonly main: Record<string, unknown>; readonly data: Record<string, unknown> } | undefined
+const engineOutput = (method: string, path: string) => toolOutputSchema((documents ??= { main: mainDocument(), data: dataDocument() }).main, method, path)
+const dataOutput = (method: string, path: string) => toolOutputSchema((documents ??= { main: mainDocument(), data: dataDocument() }).data, method, path)
+
 /** The tool server over the engine at `baseUrl`, calling with `apiKey`. */
 export const toolServer = (o: ToolServerOptions): McpServer => {
   const engine = engineClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
@@ -65,19 +74,19 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
 
   server.registerTool(
     "quote_pairs",
-    { description: "The launch quote pairs (chain, quote asset, decimals, dev-buy bounds)", inputSchema: {} },
+    { description: "The launch quote pairs (chain, quote asset, decimals, dev-buy bounds)", outputSchema: engineOutput("GET", "/api/v1/launch/quote-pairs"), inputSchema: {} },
     async () => result(await engine.GET("/api/v1/launch/quote-pairs"))
   )
   server.registerTool(
     "market",
-    { description: "A market's record (curve state, lifecycle, venue)", inputSchema: { chain, mint: z.string() } },
+    { description: "A market's record (curve state, lifecycle, venue)", outputSchema: engineOutput("GET", "/api/v1/markets/{chain}/{mint}"), inputSchema: { chain, mint: z.string() } },
     async ({ chain, mint }) => result(await engine.GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain, mint } } }))
   )
   server.registerTool(
     "quote",
     {
       description: "An exact-input trade quote on the venue the market trades on now, with the plan's fees (raw units)",
-      inputSchema: { chain, mint: z.string(), side: z.enum(["buy", "sell"]), amountIn: rawAmount, slippageBps: z.number().int().min(0).max(5_000).optional() }
+      outputSchema: engineOutput("GET", "/api/v1/trade/agent/quote"), inputSchema: { chain, mint: z.string(), side: z.enum(["buy", "sell"]), amountIn: rawAmount, slippageBps: z.number().int().min(0).max(5_000).optional() }
     },
     async ({ chain, mint, side, amountIn, slippageBps }) =>
       result(
@@ -86,9 +95,39 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
         } as never) as Answer
       )
   )
+  const tradeBody = {
+    clientTradeId: z.string().min(1).max(128),
+    chain,
+    mint: z.string(),
+    side: z.enum(["buy", "sell"]),
+    amountIn: rawAmount,
+    slippageBps: z.number().int().min(0).max(5_000).optional(),
+    minAmountOut: rawAmount.optional(),
+    dryRun: z.boolean().optional(),
+    async: z.boolean().optional()
+  }
+  server.registerTool(
+    "trade",
+    {
+      description:
+        "One-shot trade from the agent's embedded wallet (payer main): priced on the venue now, signed server-side, sent once, answered confirmed; idempotent on clientTradeId (a repeat answers the stored outcome); dryRun: the figures only; async: answered once recorded, poll trade_status",
+      inputSchema: tradeBody,
+      outputSchema: engineOutput("POST", "/api/v1/trade/agent/submit")
+    },
+    async (body) => result(await engine.POST("/api/v1/trade/agent/submit", { body: body as never }))
+  )
+  server.registerTool(
+    "trade_status",
+    {
+      description: "A trade as it stands (status sending, executed or failed)",
+      inputSchema: { clientTradeId: z.string().min(1).max(128) },
+      outputSchema: engineOutput("GET", "/api/v1/trade/agent/trades/{clientTradeId}")
+    },
+    async ({ clientTradeId }) => result(await engine.GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId } } }))
+  )
   server.registerTool(
     "feed",
-    { description: "The market feed (new, graduating, graduated)", inputSchema: { bucket: z.string().optional(), chain: chain.optional(), limit: z.number().int().min(1).max(100).optional() } },
+    { description: "The market feed (new, graduating, graduated)", outputSchema: engineOutput("GET", "/api/v1/markets/feed"), inputSchema: { bucket: z.string().optional(), chain: chain.optional(), limit: z.number().int().min(1).max(100).optional() } },
     async (q) => result(await engine.GET("/api/v1/markets/feed", { params: { query: q as never } }))
   )
   const launchBody = {
@@ -105,37 +144,37 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
   }
   server.registerTool(
     "launch_dry_run",
-    { description: "Every check of a headless launch; nothing recorded or sent (launch spec 2.6)", inputSchema: launchBody },
+    { description: "Every check of a headless launch; nothing recorded or sent (launch spec 2.6)", outputSchema: engineOutput("POST", "/api/v1/launch/headless/dry-run"), inputSchema: launchBody },
     async (body) => result(await engine.POST("/api/v1/launch/headless/dry-run", { body: body as never }))
   )
   server.registerTool(
     "launch",
-    { description: "A headless launch from the agent's embedded wallet; idempotent on clientLaunchId (launch spec 2.5); async answers 202 with the job URL", inputSchema: { ...launchBody, async: z.boolean().optional() } },
+    { description: "A headless launch from the agent's embedded wallet; idempotent on clientLaunchId (launch spec 2.5); async answers 202 with the job URL", outputSchema: engineOutput("POST", "/api/v1/launch/headless"), inputSchema: { ...launchBody, async: z.boolean().optional() } },
     async (body) => result(await engine.POST("/api/v1/launch/headless", { body: body as never }))
   )
   server.registerTool(
     "launch_job",
-    { description: "A launch's job record (launch spec 2.7): status submitted, confirming, confirmed or failed", inputSchema: { clientLaunchId: z.string() } },
+    { description: "A launch's job record (launch spec 2.7): status submitted, confirming, confirmed or failed", outputSchema: engineOutput("GET", "/api/v1/launch/headless/jobs/{clientLaunchId}"), inputSchema: { clientLaunchId: z.string() } },
     async ({ clientLaunchId }) => result(await engine.GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } }))
   )
   server.registerTool(
     "staking_positions",
-    { description: "The account's staking pool figures and wallets (stake, withdrawals, unclaimed rewards)", inputSchema: {} },
+    { description: "The account's staking pool figures and wallets (stake, withdrawals, unclaimed rewards)", outputSchema: engineOutput("GET", "/api/v1/agent/staking"), inputSchema: {} },
     async () => result(await engine.GET("/api/v1/agent/staking"))
   )
   server.registerTool(
     "claim_staking_reward",
-    { description: "Claim a staking reward to its recorded owner, at most once", inputSchema: { rewardId: z.string() } },
+    { description: "Claim a staking reward to its recorded owner, at most once", outputSchema: engineOutput("POST", "/api/v1/agent/staking/rewards/{rewardId}/claim"), inputSchema: { rewardId: z.string() } },
     async ({ rewardId }) => result(await engine.POST("/api/v1/agent/staking/rewards/{rewardId}/claim", { params: { path: { rewardId } } }))
   )
   server.registerTool(
     "creator_fees",
-    { description: "Creator fees of the account's launched tokens (what the chain would pay now)", inputSchema: { limit: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() } },
+    { description: "Creator fees of the account's launched tokens (what the chain would pay now)", outputSchema: engineOutput("GET", "/api/v1/agent/fees"), inputSchema: { limit: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() } },
     async (q) => result(await engine.GET("/api/v1/agent/fees", { params: { query: q as never } }))
   )
   server.registerTool(
     "claim_creator_fees",
-    { description: "Claim a launched token's creator fees to the recipient fixed at launch; dryRun: what a claim would do", inputSchema: { mint: z.string(), dryRun: z.boolean().optional() } },
+    { description: "Claim a launched token's creator fees to the recipient fixed at launch; dryRun: what a claim would do", outputSchema: engineOutput("POST", "/api/v1/agent/fees/{mint}/claim"), inputSchema: { mint: z.string(), dryRun: z.boolean().optional() } },
     async ({ mint, dryRun }) =>
       result(await engine.POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body: (dryRun !== undefined ? { dryRun } : {}) as never }))
   )
@@ -143,17 +182,27 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
     "verify",
     {
       description: "Whether this service launched a mint, with its attribution (Solana) or provenance (Hood); unknown mints answer candleLaunched: false",
-      inputSchema: { chain, mint: z.string() }
+      outputSchema: engineOutput("GET", "/api/v1/verify/{chain}/{mint}"), inputSchema: { chain, mint: z.string() }
     },
     async ({ chain, mint }) => result(await engine.GET("/api/v1/verify/{chain}/{mint}", { params: { path: { chain, mint } } }))
   )
+  // The OpenAPI documents as the listeners serve them (read when asked, so always the running build's).
+  const httpFetch = o.fetch ?? globalThis.fetch
+  const documentResource = (name: string, url: string, description: string) =>
+    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri) => {
+      const res = await httpFetch(url)
+      if (!res.ok) throw new Error(`${url} answered ${res.status}`)
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: await res.text() }] }
+    })
+  documentResource("main", `${o.baseUrl}/api/v1/openapi.json`, "The engine's OpenAPI document (launch, trade, staking, fees, keys, wallets)")
+  if (o.dataUrl !== undefined) documentResource("data", `${o.dataUrl}/v1/openapi.json`, "The market-data service's OpenAPI document (signals, reads, strategy lab)")
   if (o.dataUrl !== undefined) {
     const data = dataClient({ baseUrl: o.dataUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
     server.registerTool(
       "signals",
       {
         description: "Recent detected signals (the tape), newest first; pass next_after back as after for the next page",
-        inputSchema: {
+        outputSchema: dataOutput("GET", "/v1/signals"), inputSchema: {
           chain: chain.optional(),
           pattern: z.string().optional(),
           asset: z.string().optional(),
@@ -168,13 +217,13 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
       "replay_start",
       {
         description: "Start a strategy replay (Max): {definition, from, to, asset_ids?}; poll with replay_poll until done or failed",
-        inputSchema: { definition: z.record(z.string(), z.unknown()), from: z.string(), to: z.string(), asset_ids: z.array(z.string()).max(50).optional() }
+        outputSchema: dataOutput("POST", "/v1/strategy-lab/replay"), inputSchema: { definition: z.record(z.string(), z.unknown()), from: z.string(), to: z.string(), asset_ids: z.array(z.string()).max(50).optional() }
       },
       async (body) => result(await data.POST("/v1/strategy-lab/replay", { body: body as never }))
     )
     server.registerTool(
       "replay_poll",
-      { description: "A replay job: status (queued, running, done, failed), then its result or error", inputSchema: { job_id: z.string() } },
+      { description: "A replay job: status (queued, running, done, failed), then its result or error", outputSchema: dataOutput("GET", "/v1/strategy-lab/replay/{job_id}"), inputSchema: { job_id: z.string() } },
       async ({ job_id }) => result(await data.GET("/v1/strategy-lab/replay/{job_id}", { params: { path: { job_id } } }))
     )
   }

@@ -26,7 +26,6 @@ import { withOpenApi } from "../../api/routes/OpenApiRoute.js"
 import { planRoutes } from "../../api/routes/PlanRoutes.js"
 import { selfLaunchRoutes, type SelfLaunchRoutesOptions } from "../../api/routes/SelfLaunchRoutes.js"
 import { stakingRoutes, type StakingRoutesOptions } from "../../api/routes/StakingRoutes.js"
-import { strategyLabRoutes, type StrategyLabRoutesDeps } from "../../api/routes/StrategyLabRoutes.js"
 import { tradeQuoteRoutes, type TradeQuoteRoutesOptions } from "../../api/routes/TradeQuoteRoutes.js"
 import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
 import { orderRoutes, type OrderRoutesOptions } from "../../api/routes/OrderRoutes.js"
@@ -81,7 +80,6 @@ export const mainRoutes: ReadonlyArray<RouteDef> = withOpenApi(
 export const dataServiceRoutes: ReadonlyArray<RouteDef> = withOpenApi(
   [
     ...dataRoutes({ auth: unused, clickhouse: unused, hub: unused, tracking: unused, jobs: present } satisfies DataRoutesDeps),
-    ...strategyLabRoutes({ jobs: unused, authenticate: unused } satisfies StrategyLabRoutesDeps),
     ...tokenReadRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused } satisfies TokenReadDeps),
     ...walletSocialRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused, tracking: unused, social: unused } satisfies WalletSocialDeps),
     ...personalRoutes({ sql: unused, authenticate: unused } satisfies PersonalRoutesDeps),

@@ -747,6 +747,9 @@ describe("a paused key (docs/decisions.md, \"Pausing a key\")", () => {
     expect([claim.status, claim.body.mint, claim.body.dryRun], JSON.stringify(claim.body)).toEqual([200, baseMint, true])
     const reward = await world.call("POST", "/api/v1/agent/staking/rewards/rw_unknown/claim", { key: keys.paused })
     expectEnvelope(reward, { status: 403, code: "VALIDATION_FAILED", reason: "key_paused", retryable: false })
+    // The agent quote takes a key optionally; a paused one is refused as on every route it is not allowed (documented at 403).
+    const quote = await world.call("GET", `/api/v1/trade/agent/quote?chain=solana&mint=${baseMint}&side=buy&amountIn=1000000`, { key: keys.paused })
+    expectEnvelope(quote, { status: 403, code: "VALIDATION_FAILED", reason: "key_paused", retryable: false })
     const resume = await world.call("PATCH", `/api/v1/agent/keys/${pausedPrefix}`, { bearer: world.local.sessionToken, body: { paused: false } })
     expect([resume.status, resume.body.key.paused]).toEqual([200, false])
     expect((await world.call("POST", "/api/v1/agent/staking/rewards/rw_unknown/claim", { key: keys.paused })).status).toBe(404)

@@ -240,7 +240,9 @@ describe("the agent quote route", () => {
     const op = doc.paths[AGENT_QUOTE_ENDPOINT].get
     expect(op.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["amountIn", "chain", "mint", "side", "slippageBps"])
     expect(op.security).toEqual([{}, { agentKey: [] }])
-    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "404", "409", "429", "503"])
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "429", "503"])
+    // A key is optional; one that is sent and paused is refused (reason key_paused).
+    expect(op.responses["403"].content["application/json"].schema.properties.error.properties.code.enum).toEqual(["VALIDATION_FAILED"])
     expect(op.responses["200"].content["application/json"].schema.$ref).toBe("#/components/schemas/AgentQuoteResponse")
     expect(Object.keys(doc.components.schemas.AgentQuoteResponse.properties)).toEqual(expect.arrayContaining(["amountOut", "minAmountOut", "priceImpactBps", "fees", "venue", "expiresAt"]))
   })

@@ -17,7 +17,8 @@ import { type StackHarness, startStackHarness } from "../support/stackHarness.js
 let h: StackHarness
 
 beforeAll(async () => {
-  h = await startStackHarness()
+  // Every answer is checked against the mounted routes' OpenAPI document.
+  h = await startStackHarness({ contract: true })
 }, 120_000)
 afterAll(async () => {
   if (h !== undefined) await h.close()

@@ -33,6 +33,8 @@ beforeAll(async () => {
   ledger = net.ledger
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   h = await startStackHarness({
+    // Every answer is checked against the mounted routes' OpenAPI document.
+    contract: true,
     extraRoutes: async (context, agentAuth) => {
       const transfers = await Effect.runPromise(
         makeTransferService({

@@ -37,6 +37,10 @@ import type { Principal } from "../../src/services/wallets/Principal.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { checkAnswersInThisFile } from "../support/contractRoutes.js"
+
+// Every answer is checked against the wallet routes' own OpenAPI document (test/support/contract.ts).
+checkAnswersInThisFile()
 
 let h: WalletHarness
 

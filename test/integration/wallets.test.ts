@@ -33,6 +33,10 @@ import { startWalletHarness, type WalletHarness } from "../support/walletHarness
 import { sealForImport } from "../support/hpkeSealer.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { checkAnswersInThisFile } from "../support/contractRoutes.js"
+
+// Every answer is checked against the wallet routes' own OpenAPI document (test/support/contract.ts).
+checkAnswersInThisFile()
 
 /** The harness of the backend suite running now (suites run one after the other). */
 let h: WalletHarness

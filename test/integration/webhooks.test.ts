@@ -23,6 +23,10 @@ import { enqueue, enqueueEvent } from "../../src/services/webhooks/Outbox.js"
 import { makeSecretBox } from "../../src/services/webhooks/SecretBox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
+
+// Every answer is checked against the webhook routes' own OpenAPI document (test/support/contract.ts).
+checkAnswersInThisFile()
 
 const masterKey = new Uint8Array(32).fill(9)
 
@@ -72,7 +76,7 @@ const webhookSuite = (options: () => Database.DatabaseOptions) => {
     context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
     const service = Context.get(context, WebhookService.WebhookService)
     const server = await Effect.runPromise(
-      serve({ name: "webhooks", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes: webhookRoutes({ service, authenticate }) }).pipe(
+      serve({ name: "webhooks", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes: withContract(webhookRoutes({ service, authenticate })) }).pipe(
         Scope.extend(scope)
       )
     )

@@ -50,6 +50,12 @@ export interface HarnessOptions {
 /** The documents of the listeners started with `contract: true`, by URL. */
 const contracts = new Map<string, ContractDocument>()
 
+/** Checks every answer `call` receives from `url` against the document of `routes` (the listener's mounted table); the returned function stops it. */
+export const checkAnswersOf = (url: string, routes: ReadonlyArray<RouteDef>): (() => void) => {
+  contracts.set(url, contractDocument(openApiDocument(routes, documentInfo)))
+  return () => void contracts.delete(url)
+}
+
 type Services = SqlClient.SqlClient | KeyService | KeyStore | TierService | Devices | AccountWallets | AccountEvents | BalanceReader
 
 export interface Harness {

@@ -21,7 +21,7 @@ import { layerTest as fixedBalances } from "../../src/services/accounts/BalanceR
 import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { WalletProvider, type WalletProviderShape } from "../../src/services/wallets/WalletProvider.js"
 import * as Stack from "../../src/services/wiring/Stack.js"
-import { call } from "./accountsHarness.js"
+import { call, checkAnswersOf } from "./accountsHarness.js"
 
 export const PUBLIC_HOST = "hooks.example.com"
 
@@ -44,7 +44,13 @@ export interface ExtraRoutes {
   (context: Context.Context<Stack.StackServices | SqlClient.SqlClient>, agentAuth: AgentAuth): Promise<ReadonlyArray<RouteDef>>
 }
 
-export const startStackHarness = async (options: { readonly extraRoutes?: ExtraRoutes } = {}): Promise<StackHarness> => {
+export const startStackHarness = async (
+  options: {
+    readonly extraRoutes?: ExtraRoutes
+    /** Check every answer `call` receives against the mounted routes' OpenAPI document (`test/support/contract.ts`). */
+    readonly contract?: boolean
+  } = {}
+): Promise<StackHarness> => {
   const scope = await Effect.runPromise(Scope.make())
   const stack = Stack.layer({
     nowMs: Date.now,
@@ -73,6 +79,7 @@ export const startStackHarness = async (options: { readonly extraRoutes?: ExtraR
   const routes = [...api.routes, ...((await options.extraRoutes?.(context, api.agentAuth)) ?? [])]
   const server = await Effect.runPromise(serve({ name: "stack-test", host: "127.0.0.1", port: 0, maxBodyBytes: 64 * 1024, routes }).pipe(Scope.extend(scope)))
   const url = server.url
+  const stopChecking = options.contract === true ? checkAnswersOf(url, routes) : () => undefined
 
   const run = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, sql))
   const query = <R extends object>(text: string, ...params: ReadonlyArray<unknown>) => run(sql.unsafe<R>(text, params as unknown[]))
@@ -133,6 +140,9 @@ export const startStackHarness = async (options: { readonly extraRoutes?: ExtraR
     deviceToken,
     linkEvm,
     subscribe,
-    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    close: () => {
+      stopChecking()
+      return Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   }
 }

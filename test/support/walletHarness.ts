@@ -18,6 +18,7 @@ import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { AuthHeaders, KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProviderModule from "../../src/services/wallets/WalletProvider.js"
 import * as WalletServiceModule from "../../src/services/wallets/WalletService.js"
+import { withContract } from "./contractRoutes.js"
 
 export const DAY_MS = 86_400_000
 
@@ -139,7 +140,7 @@ export const startWalletHarness = async (options: { databaseUrl?: string | undef
   const prov = Context.get(context, WalletProviderModule.WalletProvider)
   const sql = Context.get(context, SqlClient.SqlClient)
   const server = await Effect.runPromise(
-    serve({ name: "wallets", host: "127.0.0.1", port: 0, maxBodyBytes: 16 * 1024, routes: walletRoutes({ wallets: svc, authenticate }) }).pipe(
+    serve({ name: "wallets", host: "127.0.0.1", port: 0, maxBodyBytes: 16 * 1024, routes: withContract(walletRoutes({ wallets: svc, authenticate })) }).pipe(
       Scope.extend(scope)
     )
   )

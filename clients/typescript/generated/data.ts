@@ -2426,34 +2426,22 @@ export interface operations {
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description REPLAY_RUNNING: with the running job_id */
@@ -2522,43 +2510,38 @@ export interface operations {
                         job_id: string;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
+                        /** @description ISO 8601 */
+                        created_at: string;
+                        /** @description ISO 8601; null while queued */
+                        started_at: string | null;
+                        /** @description ISO 8601; null until done or failed */
+                        finished_at: string | null;
                         /** unknown */
                         result: unknown;
                         error: {
-                            code: string;
+                            /** @enum {string} */
+                            code: "timed_out" | "cancelled" | "replay_failed";
                             message: string;
                         } | null;
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -2606,43 +2589,38 @@ export interface operations {
                         job_id: string;
                         /** @enum {string} */
                         status: "queued" | "running" | "done" | "failed";
+                        /** @description ISO 8601 */
+                        created_at: string;
+                        /** @description ISO 8601; null while queued */
+                        started_at: string | null;
+                        /** @description ISO 8601; null until done or failed */
+                        finished_at: string | null;
                         /** unknown */
                         result: unknown;
                         error: {
-                            code: string;
+                            /** @enum {string} */
+                            code: "timed_out" | "cancelled" | "replay_failed";
                             message: string;
                         } | null;
                     };
                 };
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */
@@ -2687,34 +2665,22 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description invalid api key */
+            /** @description `{"error": "invalid api key"}` */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description TIER_REQUIRED: the strategy lab needs Max */
+            /** @description `{"error": "requires Max"}` */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: false;
-                        error: {
-                            /** @enum {string} */
-                            code: "TIER_REQUIRED";
-                            message: string;
-                            field?: string;
-                            retryable?: boolean;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
             /** @description JOB_NOT_FOUND */

@@ -2690,6 +2690,37 @@ export interface components {
             createdAt: string;
             replay: boolean;
         };
+        AgentTradeDryRun: {
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {boolean} */
+            dryRun: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "buy" | "sell";
+            venue: string;
+            /** @enum {string} */
+            payer: "main" | "linked" | "tee";
+            wallet: string;
+            quoteMint: string;
+            quoteAsset: string;
+            /** @description Raw units (decimal string) */
+            amountIn: string;
+            /** @description Raw units (decimal string) */
+            expectedOut: string;
+            /** @description Raw units (decimal string) */
+            minAmountOut: string;
+            fee: {
+                bps: components["schemas"]["Int"];
+                /** @description Raw units (decimal string) */
+                feeRaw: string;
+                /** @enum {string} */
+                asset: "quote";
+            };
+        };
         AgentTradeAccepted: {
             /** @enum {boolean} */
             success: true;
@@ -2736,37 +2767,6 @@ export interface components {
             signedTransaction: string;
         } & {
             [key: string]: unknown;
-        };
-        AgentTradeDryRun: {
-            /** @enum {boolean} */
-            success: true;
-            /** @enum {boolean} */
-            dryRun: true;
-            clientTradeId: string;
-            /** @enum {string} */
-            chain: "solana" | "hood";
-            mint: string;
-            /** @enum {string} */
-            side: "buy" | "sell";
-            venue: string;
-            /** @enum {string} */
-            payer: "main" | "linked" | "tee";
-            wallet: string;
-            quoteMint: string;
-            quoteAsset: string;
-            /** @description Raw units (decimal string) */
-            amountIn: string;
-            /** @description Raw units (decimal string) */
-            expectedOut: string;
-            /** @description Raw units (decimal string) */
-            minAmountOut: string;
-            fee: {
-                bps: components["schemas"]["Int"];
-                /** @description Raw units (decimal string) */
-                feeRaw: string;
-                /** @enum {string} */
-                asset: "quote";
-            };
         };
         AgentTradeBuilt: {
             /** @enum {boolean} */
@@ -3062,7 +3062,10 @@ export interface components {
         TransferResult: {
             /** @enum {boolean} */
             success: true;
-            /** @enum {string} */
+            /**
+             * @description ready: a dry run's; sending: not confirmed yet; confirmed: on chain
+             * @enum {string}
+             */
             status: "ready" | "sending" | "confirmed";
             clientTransferId: string;
             /** @enum {string} */
@@ -3077,6 +3080,7 @@ export interface components {
             walletId?: string;
             signature?: string;
             replay: boolean;
+            /** @description dry run: whether the transfer creates the destination's token account */
             createsAccount?: boolean;
         };
         TransferBuildBody: {
@@ -3686,25 +3690,57 @@ export interface components {
             revokedAt: number;
             revokedKeys: string[];
         };
-        /** @description `{success, wallets[] {id, chain, address, walletKind, label?, allowLaunch, boundKeyPrefix?, createdAt}, embeddedWallets[]}` */
         WalletList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallets: components["schemas"]["Wallet"][];
+            embeddedWallets: components["schemas"]["EmbeddedWallet"][];
         };
-        /** @description challenge */
+        Wallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @enum {string} */
+            walletKind: "linked" | "imported" | "tee";
+            label?: string;
+            allowLaunch: boolean;
+            /** @description TEE wallets: the key the wallet is bound to */
+            boundKeyPrefix?: string;
+            /** @description TEE wallets: where the vault pays out */
+            vaultDestination?: string;
+            createdAt: string;
+        };
+        EmbeddedWallet: {
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @enum {string} */
+            delegation: "active" | "revoked" | "none";
+        };
         LinkChallenge: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            message: string;
         };
-        /** @description `{success, wallet}` */
         WalletEnvelope: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallet: components["schemas"]["Wallet"];
         };
         /** @description `{chain, address, signature, label?}` */
         LinkWalletBody: {
             [key: string]: unknown;
         };
-        /** @description revoke */
         RevokeWallet: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            id: string;
+            revokedAt: string;
+            policyNeutralized?: boolean;
         };
         UpdateWalletBody: {
             allowLaunch?: boolean | null;
@@ -3718,9 +3754,44 @@ export interface components {
         };
         /** @description a string that will be trimmed */
         Trim: string;
-        /** @description init */
         ImportInit: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            importId: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            /** @description The recipient's P-256 public key, base64 of the uncompressed point */
+            encryptionPublicKey: string;
+            hpke: {
+                /** @enum {string} */
+                mode: "base";
+                /** @enum {string} */
+                kem: "DHKEM(P-256, HKDF-SHA256)";
+                /** @enum {number} */
+                kemId: 16;
+                /** @enum {string} */
+                kdf: "HKDF-SHA256";
+                /** @enum {number} */
+                kdfId: 1;
+                /** @enum {string} */
+                aead: "ChaCha20-Poly1305";
+                /** @enum {number} */
+                aeadId: 3;
+                /** @enum {string} */
+                info: "";
+                /** @enum {string} */
+                aad: "";
+                /** @enum {string} */
+                publicKeyEncoding: "base64 of the 65-byte uncompressed P-256 point";
+                /** @enum {string} */
+                plaintext: "UTF-8 text of the key: hex for evm, base58 for solana";
+            };
+            /**
+             * int
+             * @description Epoch milliseconds
+             */
+            expiresAt: number;
         };
         /** @description `{chain, address}` */
         ImportInitBody: {
@@ -3730,9 +3801,15 @@ export interface components {
         ImportSubmitBody: {
             [key: string]: unknown;
         };
-        /** @description signature */
         SignResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            walletId: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            claimId: string;
+            signature: string;
+            signedTransaction: string;
         };
         /** @description `{claimId, transaction, authorizationSignature?}` */
         SignBody: {
@@ -3750,17 +3827,41 @@ export interface components {
         RebindBody: {
             [key: string]: unknown;
         };
-        /** @description history */
         Rebinds: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            rebinds: components["schemas"]["RebindRecord"][];
         };
-        /** @description list */
+        RebindRecord: {
+            auditId: string;
+            walletId: string;
+            address: string | null;
+            chain: string | null;
+            fromKeyPrefix: string;
+            toKeyPrefix: string;
+            actor: string;
+            /** @description Only when a device token rebound */
+            actorDevicePrefix?: string | null;
+            at: string;
+        };
         WithdrawalAddressList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            addresses: components["schemas"]["WithdrawalAddress"][];
         };
-        /** @description added */
+        WithdrawalAddress: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            label?: string;
+            createdAt: string;
+        };
         WithdrawalAddressEnvelope: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            address: components["schemas"]["WithdrawalAddress"];
+            created: boolean;
         };
         /** @description `{chain, address, label?}`; EVM addresses must carry their EIP-55 checksum */
         AddWithdrawalAddressBody: {
@@ -3779,17 +3880,31 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description revoke */
         RevokeWithdrawalAddress: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            id: string;
+            revokedAt: string;
         };
-        /** @description list */
         TrustedWalletList: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            wallets: components["schemas"]["TrustedWallet"][];
         };
-        /** @description trust */
+        TrustedWallet: {
+            id: string;
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+            label?: string;
+            trusted: boolean;
+        };
         WalletTrustResult: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            batchId: string;
+            wallets: components["schemas"]["TrustedWallet"][];
+            changed: components["schemas"]["Int"];
         };
         /** @description `{walletIds (1 to 200 distinct linked wallet ids), trusted}` */
         WalletTrustBody: {
@@ -3988,13 +4103,25 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unknown chain (VALIDATION_FAILED, field chain) */
+            /** @description VALIDATION_FAILED: unknown chain (field chain) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4438,13 +4565,25 @@ export interface operations {
                     "application/json": components["schemas"]["HoodMarkResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED (mint) */
+            /** @description VALIDATION_FAILED: mint */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_FOUND: not a Hood market launched here, or no usable price (curve still trading, recovery, no pool with liquidity); error.reason says which */
@@ -4453,27 +4592,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description QUOTE_UNAVAILABLE (retryable): the chain or the USD price source failed, or markets are loading */
+            /** @description QUOTE_UNAVAILABLE: retryable: the chain or the USD price source failed, or markets are loading */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4507,22 +4682,67 @@ export interface operations {
                     "application/json": components["schemas"]["AgentQuoteResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field (chain, mint, side, amountIn, slippageBps) */
+            /** @description VALIDATION_FAILED: naming the field (chain, mint, side, amountIn, slippageBps) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description UNAUTHORIZED (a key was sent and is not valid), KEY_EXPIRED */
+            /** @description UNAUTHORIZED, KEY_EXPIRED: a key was sent and is not valid, or expired */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: a key was sent and is paused (reason key_paused) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_FOUND: routing.reason external_token (not launched here) or chain_mismatch (discovery.chain) */
@@ -4531,7 +4751,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description MARKET_NOT_TRADABLE: reason solana_graduating, hood_graduating, migration_delayed or market_recovery, and tradingContinues */
@@ -4540,27 +4772,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit) */
+            /** @description RATE_LIMITED: with Retry-After (keyless: 120 a minute per client; with a key: the key's per-minute limit) */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description QUOTE_UNAVAILABLE (retryable): the index warming, or the Hood pool unreadable */
+            /** @description QUOTE_UNAVAILABLE: retryable: the index warming, or the Hood pool unreadable */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4596,24 +4864,48 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): the account could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: the account could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4646,27 +4938,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: trade history could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4696,33 +5024,69 @@ export interface operations {
                     "application/json": components["schemas"]["CohortResponse"];
                 };
             };
-            /** @description VALIDATION_FAILED (cohort, limit) */
+            /** @description VALIDATION_FAILED: cohort, limit */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED with Retry-After */
+            /** @description RATE_LIMITED: with Retry-After */
             429: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE (retryable): trade history could not be read */
+            /** @description FEED_UNAVAILABLE: retryable: trade history could not be read */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4758,13 +5122,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchAccepted"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED, INVALID_NAME_BYTES, ..., TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules (2.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -4773,25 +5149,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description INSUFFICIENT_OWNER_BALANCE */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key's scope, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -4800,7 +5212,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4809,16 +5233,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retry with the same clientLaunchId) */
+            /** @description LAUNCH_FAILED: retry with the same clientLaunchId */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -4827,7 +5275,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -4836,7 +5296,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4863,13 +5335,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchDryRun"];
                 };
             };
-            /** @description The launch's validation refusals */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules (2.2) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -4878,16 +5362,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, wallet refusals */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key's scope, wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -4896,7 +5425,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -4905,25 +5446,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (a Hood launch without a linked EVM wallet, rule 8) */
+            /** @description LAUNCH_FAILED: a Hood launch without a linked EVM wallet, rule 8 */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4955,16 +5553,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (launch:read) */
+            /** @description SCOPE_MISSING: launch:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown or another account's id */
@@ -4973,7 +5595,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5007,7 +5641,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UPLOAD_INVALID" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5016,16 +5662,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING, VALIDATION_FAILED: launch:write; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BODY_TOO_LARGE */
@@ -5034,16 +5704,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED (uploads per minute of the plan) */
+            /** @description RATE_LIMITED: uploads per minute of the plan */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5075,7 +5769,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "ROUTE_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5148,13 +5854,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicBuilt"] | components["schemas"]["LaunchResult"];
                 };
             };
-            /** @description VALIDATION_FAILED (firstBuys[i] unpriceable or identical, payer rules), SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: firstBuys[i] unpriceable or identical, payer rules, the launch body's rules */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5163,16 +5881,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, KEY_LIMIT_REACHED, EXCLUSIVE_NOT_ELIGIBLE, delegation refusals */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description IDEMPOTENCY_CONFLICT */
@@ -5181,7 +5944,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -5190,34 +5965,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retry with the same clientLaunchId) */
+            /** @description LAUNCH_FAILED: retry with the same clientLaunchId */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED, retryable: no block engine configured (BLOCK_ENGINE_URL) */
+            /** @description VALIDATION_FAILED: retryable: no block engine configured (BLOCK_ENGINE_URL) */
             501: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -5226,7 +6049,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5253,13 +6088,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicLanded"];
                 };
             };
-            /** @description VALIDATION_FAILED (signedTxsBase64: wrong leg count; the bundle was consumed) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: signedTxsBase64: wrong leg count; the bundle was consumed */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5268,16 +6115,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, UNRECOGNIZED_TRANSACTION, delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: UNRECOGNIZED_TRANSACTION, delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown, expired, consumed or foreign bundleId */
@@ -5286,34 +6157,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT, retryable: a submit of this bundle is in progress */
+            /** @description IDEMPOTENCY_CONFLICT: retryable: a submit of this bundle is in progress */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retryable: read the bundle) */
+            /** @description LAUNCH_FAILED: retryable: read the bundle */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED, retryable: no block engine configured */
+            /** @description VALIDATION_FAILED: retryable: no block engine configured */
             501: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description {status: failed | timeout, bundleId, retryable: false} */
@@ -5325,13 +6244,25 @@ export interface operations {
                     "application/json": components["schemas"]["AtomicNotLanded"];
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5363,16 +6294,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (launch:read) */
+            /** @description SCOPE_MISSING: launch:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown or another account's bundleId */
@@ -5381,7 +6336,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5408,13 +6375,25 @@ export interface operations {
                     "application/json": components["schemas"]["SolanaSelfBuilt"] | components["schemas"]["HoodSelfBuilt"] | components["schemas"]["LaunchResult"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules, incl. the payer rules on linkedWalletId */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5423,34 +6402,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description INSUFFICIENT_OWNER_BALANCE (Hood: the gas of the legs) */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: Hood: the gas of the legs */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, EXCLUSIVE_NOT_ELIGIBLE */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (reason prior_attempt_on_chain or prior_attempt_in_flight on repeats) */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED, DAILY_CAP_REACHED */
@@ -5459,16 +6486,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (reason chain_read_failed, build_in_progress: retry with the same id) */
+            /** @description LAUNCH_FAILED: reason chain_read_failed, build_in_progress: retry with the same id */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -5477,7 +6528,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description BUILD_TIMEOUT */
@@ -5486,7 +6549,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5513,13 +6588,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchDryRun"];
                 };
             };
-            /** @description Validation (VALIDATION_FAILED incl. the payer rules on linkedWalletId, INVALID_NAME_BYTES, ..., SPEND_LIMIT_EXCEEDED, TRANSACTION_TOO_LARGE) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: the launch body's rules, incl. the payer rules on linkedWalletId */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5528,25 +6615,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, EXCLUSIVE_NOT_ELIGIBLE */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: Hood: the gas of the legs */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED, DAILY_CAP_REACHED */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_FAILED: reason chain_read_failed, build_in_progress: retry with the same id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
@@ -5555,7 +6741,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5582,13 +6801,25 @@ export interface operations {
                     "application/json": components["schemas"]["LaunchResult"] | components["schemas"]["HoodOperationPending"];
                 };
             };
-            /** @description VALIDATION_FAILED (field signature: not on chain yet, retryable; or not this launch) */
+            /** @description VALIDATION_FAILED, INVALID_NAME_BYTES, INVALID_SYMBOL, QUOTE_PAIR_UNKNOWN, CURVE_OUT_OF_RANGE, DEV_BUY_TOO_HIGH, DEV_BUY_UNSUPPORTED_FOR_PAIR, IMAGE_TOO_LARGE, IMAGE_UNREACHABLE, IMAGE_REDIRECT_NOT_ALLOWED, IMAGE_WRONG_SHAPE, BANNER_UNREACHABLE, BANNER_WRONG_SHAPE, UPLOAD_INVALID, TRANSACTION_TOO_LARGE, AGENT_WALLET_MISSING, SPEND_LIMIT_EXCEEDED: field signature: not on chain yet, retryable; or not this launch */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_NAME_BYTES" | "INVALID_SYMBOL" | "QUOTE_PAIR_UNKNOWN" | "CURVE_OUT_OF_RANGE" | "DEV_BUY_TOO_HIGH" | "DEV_BUY_UNSUPPORTED_FOR_PAIR" | "IMAGE_TOO_LARGE" | "IMAGE_UNREACHABLE" | "IMAGE_REDIRECT_NOT_ALLOWED" | "IMAGE_WRONG_SHAPE" | "BANNER_UNREACHABLE" | "BANNER_WRONG_SHAPE" | "UPLOAD_INVALID" | "TRANSACTION_TOO_LARGE" | "AGENT_WALLET_MISSING" | "SPEND_LIMIT_EXCEEDED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5597,25 +6828,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEE_LEG_MISSING */
+            /** @description INSUFFICIENT_OWNER_BALANCE, FEE_LEG_MISSING: FEE_LEG_MISSING: no verifying fee transfer */
             402: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE" | "FEE_LEG_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TIER_REQUIRED, SIGNER_MISMATCH */
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, EXCLUSIVE_NOT_ELIGIBLE, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, TIER_REQUIRED, SIGNER_MISMATCH, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, VALIDATION_FAILED: the key, tier and wallet refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "EXCLUSIVE_NOT_ELIGIBLE" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "TIER_REQUIRED" | "SIGNER_MISMATCH" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description JOB_NOT_FOUND: unknown id, or a build that can never land */
@@ -5624,25 +6891,124 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_FAILED (retryable: confirm again with the same signature) */
+            /** @description IDEMPOTENCY_CONFLICT: reason prior_attempt_on_chain or prior_attempt_in_flight on repeats */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description RATE_LIMITED, DAILY_CAP_REACHED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED" | "DAILY_CAP_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_FAILED: retryable: confirm again with the same signature */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED */
+            /** @description LAUNCH_DISABLED, HOOD_LAUNCH_UNAVAILABLE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "HOOD_LAUNCH_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description BUILD_TIMEOUT */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "BUILD_TIMEOUT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5752,13 +7118,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5767,7 +7145,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5776,25 +7166,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5803,16 +7250,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5839,13 +7310,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5854,7 +7337,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5863,25 +7358,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5890,16 +7442,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5926,13 +7502,25 @@ export interface operations {
                     "application/json": components["schemas"]["StakeDryRun"] | components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -5941,7 +7529,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: platform token, staked receipt, or SOL for fees, rent and reserve */
@@ -5950,25 +7550,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, wallet and delegation refusals */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: the key, wallet and delegation refusals; a paused key (reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED 409 (withdrawal limit, unfinished wait, paused pool) */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body, expired, pending, failed), VALIDATION_FAILED (withdrawal limit, unfinished wait, paused pool) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -5977,16 +7634,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), FEED_UNAVAILABLE (chain unreadable) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6013,40 +7694,172 @@ export interface operations {
                     "application/json": components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND: no build with this clientStakeId */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED: JOB_NOT_FOUND: no build with this clientStakeId */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED 409 (not the built message) */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (expired, pending, failed), VALIDATION_FAILED (not the built message) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE */
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6073,40 +7886,151 @@ export interface operations {
                     "application/json": components["schemas"]["StakeOperation"];
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, VALIDATION_FAILED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "VALIDATION_FAILED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description VALIDATION_FAILED 409: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: VALIDATION_FAILED: wrong message or not landed; IDEMPOTENCY_CONFLICT: pending */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description FEED_UNAVAILABLE */
+            /** @description FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6132,40 +8056,130 @@ export interface operations {
                     "application/json": components["schemas"]["RewardClaimed"];
                 };
             };
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site), SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED 403 (paused key) */
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, STAKING_REWARD_NOT_OWNED, TIER_REQUIRED, UNRECOGNIZED_TRANSACTION: STAKING_REWARD_NOT_OWNED (also every Hood reward: EVM-chain rewards are claimed from the site); the key's refusals; a paused key (VALIDATION_FAILED, reason key_paused) */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "STAKING_REWARD_NOT_OWNED" | "TIER_REQUIRED" | "UNRECOGNIZED_TRANSACTION";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_NOT_FOUND */
+            /** @description JOB_NOT_FOUND, STAKING_REWARD_NOT_FOUND, VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND" | "STAKING_REWARD_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2) */
+            /** @description IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING, WALLET_ALREADY_LINKED: STAKING_REWARD_ALREADY_CLAIMED, REWARD_CLAIM_PENDING (Retry-After: 2) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "STAKING_REWARD_ALREADY_CLAIMED" | "REWARD_CLAIM_PENDING" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description RATE_LIMITED */
@@ -6174,16 +8188,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once) */
+            /** @description LAUNCH_DISABLED, FEED_UNAVAILABLE, STAKING_REWARD_CLAIM_FAILED: LAUNCH_DISABLED (staking off), STAKING_REWARD_CLAIM_FAILED (retryable; still pays at most once) */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LAUNCH_DISABLED" | "FEED_UNAVAILABLE" | "STAKING_REWARD_CLAIM_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6201,13 +8239,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The executed trade (also a replay of it) */
+            /** @description The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AgentTrade"];
+                    "application/json": components["schemas"]["AgentTrade"] | components["schemas"]["AgentTradeDryRun"];
                 };
             };
             /** @description Accepted (async): poll jobUrl */
@@ -6219,13 +8257,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeAccepted"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SLIPPAGE_EXCEEDED" | "AGENT_WALLET_MISSING" | "TRADE_REVERTED" | "SPEND_LIMIT_EXCEEDED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6234,7 +8284,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
@@ -6243,52 +8305,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, AGENT_WALLET_NOT_EMBEDDED, TIER_REQUIRED: the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "AGENT_WALLET_NOT_EMBEDDED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
+            /** @description MARKET_NOT_FOUND, JOB_NOT_FOUND, VALIDATION_FAILED: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND" | "JOB_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE" | "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
@@ -6297,7 +8410,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6324,13 +8449,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeBuilt"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SLIPPAGE_EXCEEDED" | "AGENT_WALLET_MISSING" | "TRADE_REVERTED" | "SPEND_LIMIT_EXCEEDED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6339,7 +8476,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
@@ -6348,52 +8497,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, AGENT_WALLET_NOT_EMBEDDED, TIER_REQUIRED: the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "AGENT_WALLET_NOT_EMBEDDED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
+            /** @description MARKET_NOT_FOUND, JOB_NOT_FOUND, VALIDATION_FAILED: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND" | "JOB_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE" | "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
@@ -6402,7 +8602,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6429,13 +8641,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTrade"];
                 };
             };
-            /** @description VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SLIPPAGE_EXCEEDED" | "AGENT_WALLET_MISSING" | "TRADE_REVERTED" | "SPEND_LIMIT_EXCEEDED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6444,7 +8668,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description INSUFFICIENT_OWNER_BALANCE: the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold) */
@@ -6453,52 +8689,103 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING (swap:write), TEST_ENVIRONMENT_FORBIDDEN, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable), SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap). A sell is never refused by the key's limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, AGENT_WALLET_NOT_EMBEDDED, TIER_REQUIRED: the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "AGENT_WALLET_NOT_EMBEDDED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description MARKET_NOT_FOUND: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
+            /** @description MARKET_NOT_FOUND, JOB_NOT_FOUND, VALIDATION_FAILED: the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_FOUND" | "JOB_NOT_FOUND" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "MARKET_NOT_TRADABLE" | "IDEMPOTENCY_CONFLICT" | "VALIDATION_FAILED" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
             500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SWAP_FAILED" | "INTERNAL";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description QUOTE_UNAVAILABLE: the chain could not be read (retryable) */
@@ -6507,7 +8794,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTE_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6539,25 +8838,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING: swap:write or account:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description JOB_NOT_FOUND */
+            /** @description JOB_NOT_FOUND: no trade with this clientTradeId on the account */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6595,13 +8930,25 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeList"];
                 };
             };
-            /** @description VALIDATION_FAILED (a filter, cursor) */
+            /** @description VALIDATION_FAILED: a filter or the cursor */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description UNAUTHORIZED, KEY_EXPIRED */
@@ -6610,16 +8957,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description SCOPE_MISSING */
+            /** @description SCOPE_MISSING: swap:write or account:read */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -7340,7 +9711,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransferResult"];
                 };
             };
-            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED: a destination that is neither an own wallet nor an approved address, the source itself, an unsupported asset or chain; over the key's per-asset cap */
+            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7361,7 +9732,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description UNAUTHORIZED */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -7403,7 +9774,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED: transfer:write; a test key; a paused key (reason key_paused); the embedded wallet's permission, delegation and policy; the key's spend limits */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7414,7 +9785,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -7424,7 +9795,28 @@ export interface operations {
                     };
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7435,7 +9827,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "IDEMPOTENCY_CONFLICT";
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -9355,13 +11747,25 @@ export interface operations {
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9388,31 +11792,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9440,13 +11922,46 @@ export interface operations {
                     "application/json": components["schemas"]["LinkChallenge"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9472,13 +11987,109 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeWallet"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9508,22 +12119,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9550,31 +12248,109 @@ export interface operations {
                     "application/json": components["schemas"]["ImportInit"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9601,31 +12377,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9655,22 +12509,109 @@ export interface operations {
                     "application/json": components["schemas"]["SignResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED, WALLET_LIMIT_REACHED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, UNRECOGNIZED_TRANSACTION, SPEND_POLICY_DENIED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "UNRECOGNIZED_TRANSACTION" | "SPEND_POLICY_DENIED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9697,22 +12638,109 @@ export interface operations {
                     "application/json": components["schemas"]["WalletEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9739,31 +12767,130 @@ export interface operations {
                     "application/json": components["schemas"]["RebindResponse"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description REBIND_TOO_MANY, REBIND_TARGET_INVALID, REBIND_WALLET_INVALID, WALLET_LIMIT_REACHED, VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_TOO_MANY" | "REBIND_TARGET_INVALID" | "REBIND_WALLET_INVALID" | "WALLET_LIMIT_REACHED" | "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description REBIND_STALE, REBIND_BUILD_OPEN, REBIND_FORWARD_OPEN, REBIND_SCOPE_FULL, WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_STALE" | "REBIND_BUILD_OPEN" | "REBIND_FORWARD_OPEN" | "REBIND_SCOPE_FULL" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description REBIND_RECONCILE_INCOMPLETE */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "REBIND_RECONCILE_INCOMPLETE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9791,13 +12918,46 @@ export interface operations {
                     "application/json": components["schemas"]["Rebinds"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9823,13 +12983,151 @@ export interface operations {
                     "application/json": components["schemas"]["WithdrawalAddressList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9856,31 +13154,151 @@ export interface operations {
                     "application/json": components["schemas"]["WithdrawalAddressEnvelope"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9906,22 +13324,151 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeWithdrawalAddress"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9944,13 +13491,151 @@ export interface operations {
                     "application/json": components["schemas"]["TrustedWalletList"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -9977,31 +13662,151 @@ export interface operations {
                     "application/json": components["schemas"]["WalletTrustResult"];
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description VALIDATION_FAILED */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description UNAUTHORIZED */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Refusal in the error envelope (`code`, `field` or `reason`) */
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -10024,22 +13829,46 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -10066,31 +13895,67 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description VALIDATION_FAILED (url, events) or WEBHOOK_LIMIT_REACHED */
+            /** @description VALIDATION_FAILED, WEBHOOK_LIMIT_REACHED: url (reason invalid_url), events; more than 3 active endpoints */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "WEBHOOK_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -10116,40 +13981,88 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Endpoint revoked */
+            /** @description VALIDATION_FAILED: endpoint revoked (reason webhook_revoked) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -10175,31 +14088,67 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookRevoked"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -10225,40 +14174,88 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Missing or invalid session */
+            /** @description UNAUTHORIZED: missing or invalid session, or not a session */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Not an owner session, or agent features are off (VALIDATION_FAILED) */
+            /** @description VALIDATION_FAILED: agent features are off for the account */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Unknown endpoint */
+            /** @description VALIDATION_FAILED: unknown endpoint (reason webhook_not_found) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
-            /** @description Endpoint revoked */
+            /** @description VALIDATION_FAILED: endpoint revoked (reason webhook_revoked) */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
