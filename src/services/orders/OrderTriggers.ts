@@ -90,7 +90,11 @@ export const orderTriggerHooks =
       yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
 
       let followReads = 0
-      const sync: Effect.Effect<void, SqlError> = Effect.gen(function* () {
+      // The follow and a partition's reload never interleave: the reload replaces books with a
+      // paged read of the table, and the follow must then replay every change after the `rev` it
+      // had read (a create or cancel committed during the pages), never one it applied before.
+      const exclusive = yield* Effect.makeSemaphore(1)
+      const follow: Effect.Effect<void, SqlError> = Effect.gen(function* () {
         const handedOut = yield* withSql(revHandedOut)
         while (handedOut > rev) {
           followReads++
@@ -109,6 +113,7 @@ export const orderTriggerHooks =
         const expired = books.sweep(nowMs)
         if (expired.length > 0) yield* withSql(Effect.forEach(expired, (o) => markExpired(o.id, nowMs), { discard: true }))
       })
+      const sync = exclusive.withPermits(1)(follow)
       yield* Effect.forkScoped(
         sync.pipe(
           Effect.catchAll((e) => Effect.logWarning("orders: reading new orders failed; retrying", e)),
@@ -156,7 +161,7 @@ export const orderTriggerHooks =
       // A partition handed over: its markets' books are reloaded from the stored open orders (the
       // watermarks their last checkpoint wrote), since the partition is replayed from there.
       const assigned = (holds: (key: string) => boolean): Effect.Effect<void, SqlError> =>
-        Effect.gen(function* () {
+        exclusive.withPermits(1)(Effect.gen(function* () {
           const stored: Array<readonly [string, BookOrder]> = []
           yield* withSql(
             loadOpen(syncBatch, (rows) => {
@@ -167,6 +172,6 @@ export const orderTriggerHooks =
             })
           )
           books.reload(holds, stored)
-        })
+        }))
       return { books, applied: books.applied, checkpointWrite, assigned, sync, followReads: () => followReads }
     })

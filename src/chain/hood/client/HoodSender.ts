@@ -179,8 +179,9 @@ export const makeHoodSender = <E>(options: HoodSenderOptions, unavailable: (mess
       return yield* Effect.tryPromise({ try: () => pc.sendRawTransaction({ serializedTransaction: raw }), catch: (e) => e }).pipe(
         Effect.as(undefined),
         Effect.catchAll((e) => {
-          // An RPC error answer is the node's refusal (nonce used, fee too low): the transaction is not in.
-          if (e instanceof BaseError && e.walk((x) => (x as { name?: string }).name === "RpcRequestError" || (x as { code?: unknown }).code !== undefined) !== null) {
+          // An RPC error answer is the node's refusal (nonce used, fee too low): the transaction is not in. Only a
+          // JSON-RPC error counts (its code is a number): a socket's code (ECONNRESET) is an answer lost, not a refusal.
+          if (e instanceof BaseError && e.walk((x) => (x as { name?: string }).name === "RpcRequestError" || typeof (x as { code?: unknown }).code === "number") !== null) {
             return Effect.succeed<HoodSendRefused>({ stage: "node", cause: e, reason: revertReasonOf(e) })
           }
           return Effect.as(Effect.logWarning("Hood send: answer lost; the chain decides", e), undefined)
