@@ -3,7 +3,7 @@
  * credentials file (`<dataDir>/local-credentials.json`, mode 0600), reused across starts while its
  * credentials still verify.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import * as path from "node:path"
 import type { AppConfigShape } from "../config/AppConfig.js"
 import { readJsonIfPresent, writeJsonAtomic } from "../platform/Files.js"
@@ -32,7 +32,7 @@ export const provisionLocal = (config: AppConfigShape) =>
     const provider = yield* WalletProvider.WalletProvider
     const file = path.join(config.dataDir, LOCAL_CREDENTIALS_FILE)
     const previous = yield* readLocalCredentials(file)
-    const creds = yield* provisionLocalAccount(previous, Date.now(), (accountId) =>
+    const creds = yield* provisionLocalAccount(previous, yield* Clock.currentTimeMillis, (accountId) =>
       Effect.forEach(["solana", "evm"] as const, (chain) =>
         Effect.flatMap(provider.ensureEmbeddedWallet(accountId, chain), (w) =>
           w.delegation === "none" ? provider.setDelegation(accountId, chain, "active") : Effect.void

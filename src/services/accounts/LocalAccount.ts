@@ -50,7 +50,7 @@ const stillValid = (previous: LocalCredentials, accountId: string, nowMs: number
  */
 export const provisionLocalAccount = <E = never, R = never>(
   previous: LocalCredentials | undefined,
-  nowMs: number = Date.now(),
+  nowMs: number,
   prepare?: (accountId: string) => Effect.Effect<void, E, R>
 ): Effect.Effect<LocalCredentials, SqlError | KeyError | E, SqlClient.SqlClient | KeyService | KeyStore | R> =>
   Effect.gen(function* () {

@@ -77,7 +77,8 @@ export const make = (options: CreatorFeesOptions) =>
     const wallets = yield* WalletService
     const solana = makeSolanaCreatorFees(options.solanaRpcUrl)
     const hood = options.hood === undefined ? undefined : makeHoodCreatorFees(options.hood, provider)
-    const nowMs = options.nowMs ?? Date.now
+    const clock = yield* Effect.clock
+    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     /** This process's running claims (the bound); which tokens are claimed anywhere is `locks`. */
     const inFlight = new Set<string>()
     const locks = makeFeeClaimLocks(sql, options.claimLeaseMs)

@@ -149,7 +149,9 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
       ceilingLamports: options.ceilingLamports ?? DEFAULT_CEILING_LAMPORTS,
       ceilingWei: options.ceilingWei ?? DEFAULT_CEILING_WEI
     }
-    const now = () => new Date((options.nowMs ?? Date.now)())
+    const clock = yield* Effect.clock
+    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
+    const now = () => new Date(nowMs())
 
     const insertWallet = (input: {
       accountId: string

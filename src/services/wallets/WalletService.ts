@@ -77,6 +77,7 @@ const storage = storageFailure("wallets", () => walletError("storage", "Internal
 
 export const make = (options: WalletServiceOptions) =>
   Effect.gen(function* () {
+    const clock = yield* Effect.clock
     const ctx = {
       sql: yield* SqlClient.SqlClient,
       provider: yield* WalletProvider,
@@ -84,7 +85,7 @@ export const make = (options: WalletServiceOptions) =>
       keys: options.keys,
       reconciler: options.reconciler ?? pendingReconciler,
       plans: options.plans,
-      nowMs: options.nowMs ?? Date.now
+      nowMs: options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     }
     const rows = makeWalletRows(ctx)
     const claims = makeSignClaims(ctx, rows)

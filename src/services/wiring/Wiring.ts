@@ -156,7 +156,9 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
 export const accountWalletsLayer = (options: { readonly nowMs?: () => number } = {}): Layer.Layer<AccountWallets, never, SqlClient.SqlClient | WalletProvider> =>
   Layer.effect(
     AccountWallets,
-    Effect.map(Effect.all([SqlClient.SqlClient, WalletProvider]), ([sql, provider]) => makeAccountWallets(sql, provider, options.nowMs))
+    Effect.map(Effect.all([SqlClient.SqlClient, WalletProvider, Effect.clock]), ([sql, provider, clock]) =>
+      makeAccountWallets(sql, provider, options.nowMs ?? (() => clock.unsafeCurrentTimeMillis()))
+    )
   )
 
 /** Key access events go to the webhook outbox, inside the caller's transaction. */
