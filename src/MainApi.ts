@@ -15,22 +15,10 @@ import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { TokenMetadataRegistry } from "../actors/TokenMetadata.js"
 import { accountStackApi } from "../api/auth/Adapters.js"
-import { agentRoutes } from "../api/routes/AgentRoutes.js"
-import { atomicLaunchRoutes } from "../api/routes/AtomicLaunchRoutes.js"
-import { feeClaimWindow, feeRoutes } from "../api/routes/FeeRoutes.js"
-import { healthRoutes, type ReadinessCheck } from "../api/routes/HealthRoutes.js"
-import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
-import { launchRoutes } from "../api/routes/LaunchRoutes.js"
-import { marketRoutes } from "../api/routes/MarketRoutes.js"
-import { markRoutes } from "../api/routes/MarkRoutes.js"
-import { withOpenApi } from "../api/routes/OpenApiRoute.js"
-import { orderRoutes } from "../api/routes/OrderRoutes.js"
-import { planRoutes } from "../api/routes/PlanRoutes.js"
-import { selfLaunchRoutes } from "../api/routes/SelfLaunchRoutes.js"
-import { stakingRoutes, stakingWriteWindow } from "../api/routes/StakingRoutes.js"
-import { tradeQuoteRoutes } from "../api/routes/TradeQuoteRoutes.js"
-import { tradeRoutes } from "../api/routes/TradeRoutes.js"
-import { transferRailRoutes } from "../api/routes/TransferRoutes.js"
+import { mainRouteTable } from "../api/MainRoutes.js"
+import { feeClaimWindow } from "../api/routes/FeeRoutes.js"
+import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
+import { stakingWriteWindow } from "../api/routes/StakingRoutes.js"
 import type { CorsPolicy } from "../api/Router.js"
 import { serve } from "../api/Server.js"
 import { loadWebPage } from "../api/StaticSite.js"
@@ -128,60 +116,54 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
       devBuyCeilings: config.devBuyCeilings,
       hostedImageUrlPrefix: `${publicUrlOf(config)}${hostedImagesPrefix}`
     }
-    const routes = withOpenApi(
-      [
-        ...healthRoutes(
-          [
-            { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
-            { name: "clickhouse", check: clickhouse.ping },
-            { name: "bus", check: bus.ping },
-            ...(readiness.checks ?? [])
-          ],
-          undefined,
-          readiness.ingestion
-        ),
-        ...launchConfigRoutes(config.devBuyCeilings),
-        ...planRoutes(plans, config.promoMaxDays),
-        ...marketRoutes({ index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, hoodFactory: hood.addresses.factory, agentLaunches, launchVisibility, sharedLimits }),
-        ...markRoutes({ publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs, sharedLimits }),
-        ...tradeQuoteRoutes({
-          index,
-          nowMs,
-          agentAuth: accounts.agentAuth,
-          freePlan: planById(plans, "free"),
-          hoodPools: viemPoolSource(hoodPublicClient(hood.chain, hood.rpcUrl)),
-          creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) },
-          sharedLimits
-        }),
-        ...agentRoutes({ sql, clickhouse, index, agentLaunches, launchVisibility, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs, sharedLimits }),
-        ...launchRoutes({
-          enabled: config.launch.enabled,
-          agentAuth: accounts.agentAuth,
-          launches: yield* HeadlessLaunch,
-          images: yield* ImageService,
-          settings: launchSettings,
-          selfJob: selfOrAtomicJob(selfLaunches, atomicLaunches)
-        }),
-        ...atomicLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings }),
-        ...selfLaunchRoutes({ enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings }),
-        ...stakingRoutes({
-          enabled: config.accounts.stakingEnabled,
-          agentAuth: accounts.agentAuth,
-          staking: yield* StakingService,
-          writeWindow: stakingWriteWindow(sql),
-          nowMs
-        }),
-        ...tradeRoutes({ agentAuth: accounts.agentAuth, trades: yield* TradeService, transactions: makeAgentTransactions(sql) }),
-        ...feeRoutes({ agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs }),
-        ...orderRoutes({ agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) }),
-        ...transferRailRoutes({ agentAuth: accounts.agentAuth, transfers: yield* TransferService }),
-        ...accounts.routes
+    const routes = mainRouteTable({
+      health: [
+        [
+          { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
+          { name: "clickhouse", check: clickhouse.ping },
+          { name: "bus", check: bus.ping },
+          ...(readiness.checks ?? [])
+        ],
+        undefined,
+        readiness.ingestion
       ],
-      {
-        title: "curvestream",
-        description: "Launch and market-data engine for bonding-curve tokens on Solana and Hood"
-      }
-    )
+      launchConfig: config.devBuyCeilings,
+      plans: [plans, config.promoMaxDays],
+      market: { index, nowMs, curveProgram: SVC_CURVE_PROGRAM_ID, hoodFactory: hood.addresses.factory, agentLaunches, launchVisibility, sharedLimits },
+      mark: { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), addresses: hood.addresses, prices, index, nowMs, sharedLimits },
+      tradeQuote: {
+        index,
+        nowMs,
+        agentAuth: accounts.agentAuth,
+        freePlan: planById(plans, "free"),
+        hoodPools: viemPoolSource(hoodPublicClient(hood.chain, hood.rpcUrl)),
+        creatorShares: { solana: BigInt(DEFAULT_CREATOR_SHARE_BPS), hood: BigInt(STREAMER_SHARE_BPS) },
+        sharedLimits
+      },
+      agent: { sql, clickhouse, index, agentLaunches, launchVisibility, prices, tiers: yield* TierService, wallets: yield* AccountWallets, nowMs, sharedLimits },
+      launch: {
+        enabled: config.launch.enabled,
+        agentAuth: accounts.agentAuth,
+        launches: yield* HeadlessLaunch,
+        images: yield* ImageService,
+        settings: launchSettings,
+        selfJob: selfOrAtomicJob(selfLaunches, atomicLaunches)
+      },
+      atomic: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: atomicLaunches, settings: launchSettings },
+      self: { enabled: config.launch.enabled, agentAuth: accounts.agentAuth, launches: selfLaunches, settings: launchSettings },
+      staking: {
+        enabled: config.accounts.stakingEnabled,
+        agentAuth: accounts.agentAuth,
+        staking: yield* StakingService,
+        writeWindow: stakingWriteWindow(sql),
+        nowMs
+      },
+      trade: { agentAuth: accounts.agentAuth, trades: yield* TradeService, transactions: makeAgentTransactions(sql) },
+      fee: { agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs },
+      order: { agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
+      transferRail: { agentAuth: accounts.agentAuth, transfers: yield* TransferService },
+      accountStack: accounts.routeDeps
+    })
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
     return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, sharedLimits, ...(site !== undefined ? { site } : {}) })
   }).pipe(Effect.withSpan("MainApi.serve"))

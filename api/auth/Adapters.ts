@@ -27,10 +27,10 @@ import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { WebhookService } from "../../src/services/webhooks/WebhookService.js"
 import { storageRefusal } from "../ErrorTable.js"
 import type { Request } from "../Http.js"
-import { accountApi } from "../routes/AccountRoutes.js"
-import { transferRoutes } from "../routes/TransferRoutes.js"
-import { type Authenticate, walletRoutes } from "../routes/WalletRoutes.js"
-import { type AuthenticatedOwner, webhookRoutes } from "../routes/WebhookRoutes.js"
+import { accountApi, type AccountApiRouteDeps, accountApiRoutes } from "../routes/AccountRoutes.js"
+import { transferRoutes, type TransferRoutesDeps } from "../routes/TransferRoutes.js"
+import { type Authenticate, walletRoutes, type WalletRoutesDeps } from "../routes/WalletRoutes.js"
+import { type AuthenticatedOwner, webhookRoutes, type WebhookRoutesDeps } from "../routes/WebhookRoutes.js"
 import type { RouteDef } from "../Router.js"
 import type { AgentAuth } from "./AgentKeyAuth.js"
 import { bearerToken, OWNER_AUTH_HEADERS, type OwnerAuth } from "./OwnerAuth.js"
@@ -123,15 +123,30 @@ export const accountStackApi = (options: { readonly nowMs: () => number; readonl
     const trust = yield* TrustedWallets
     const accounts = yield* accountApi(options)
     const authenticate: Authenticate = makeWalletAuthenticate({ agentAuth: accounts.agentAuth, ownerAuth: accounts.ownerAuth, tiers, nowMs: options.nowMs })
-    const routes: ReadonlyArray<RouteDef> = [
-      ...accounts.routes,
-      ...walletRoutes({ wallets, authenticate }),
-      ...transferRoutes({ addresses, trust, authenticate }),
-      ...webhookRoutes({
+    const routeDeps: AccountStackRouteDeps = {
+      ...accounts.routeDeps,
+      wallets: { wallets, authenticate },
+      transfers: { addresses, trust, authenticate },
+      webhooks: {
         service: webhooks,
         authHeaders: OWNER_AUTH_HEADERS,
         authenticate: makeWebhookAuthenticate({ ownerAuth: accounts.ownerAuth, sql, nowMs: options.nowMs })
-      })
-    ]
-    return { ...accounts, routes }
+      }
+    }
+    return { ...accounts, routeDeps, routes: accountStackRoutes(routeDeps) }
   })
+
+/** What the account stack's routes are built over. */
+export interface AccountStackRouteDeps extends AccountApiRouteDeps {
+  readonly wallets: WalletRoutesDeps
+  readonly transfers: TransferRoutesDeps
+  readonly webhooks: WebhookRoutesDeps
+}
+
+/** Accounts and keys, wallets, withdrawal addresses and trust, webhooks, in the order they match. */
+export const accountStackRoutes = (d: AccountStackRouteDeps): ReadonlyArray<RouteDef> => [
+  ...accountApiRoutes(d),
+  ...walletRoutes(d.wallets),
+  ...transferRoutes(d.transfers),
+  ...webhookRoutes(d.webhooks)
+]

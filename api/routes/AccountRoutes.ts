@@ -20,7 +20,7 @@ import { KeyStore } from "../../src/services/keys/KeyStore.js"
 import { makeAgentAuth } from "../auth/AgentKeyAuth.js"
 import { makeDataBearerAuth } from "../auth/DataBearerAuth.js"
 import { makeOwnerAuth } from "../auth/OwnerAuth.js"
-import { keyRoutes } from "./KeyRoutes.js"
+import { keyRoutes, type KeyRoutesDeps } from "./KeyRoutes.js"
 import { maxStatus } from "../../src/services/accounts/Tier.js"
 import { API_KEY_HEADER } from "../auth/AgentKeyAuth.js"
 import { AUTHORIZATION_HEADER, type OwnerAuth } from "../auth/OwnerAuth.js"
@@ -259,11 +259,20 @@ export const accountApi = (options: { readonly nowMs: () => number; readonly sha
     const agentAuth = makeAgentAuth({ store, tiers, nowMs: options.nowMs, shared: options.sharedLimits })
     const ownerAuth = makeOwnerAuth({ sql, nowMs: options.nowMs })
     const dataAuth = makeDataBearerAuth({ agentAuth, tiers, nowMs: options.nowMs })
-    const routes: ReadonlyArray<RouteDef> = [
-      ...keyRoutes({ keys, tiers, agentAuth, ownerAuth, nowMs: options.nowMs }),
-      ...accountRoutes({ devices, ownerAuth, wallets, sql, nowMs: options.nowMs })
-    ]
-    return { routes, agentAuth, ownerAuth, dataAuth }
+    const routeDeps: AccountApiRouteDeps = {
+      keys: { keys, tiers, agentAuth, ownerAuth, nowMs: options.nowMs },
+      accounts: { devices, ownerAuth, wallets, sql, nowMs: options.nowMs }
+    }
+    return { routeDeps, routes: accountApiRoutes(routeDeps), agentAuth, ownerAuth, dataAuth }
   })
+
+/** What the account and key routes are built over. */
+export interface AccountApiRouteDeps {
+  readonly keys: KeyRoutesDeps
+  readonly accounts: AccountRoutesDeps
+}
+
+/** The account and key routes, in the order they match. */
+export const accountApiRoutes = (d: AccountApiRouteDeps): ReadonlyArray<RouteDef> => [...keyRoutes(d.keys), ...accountRoutes(d.accounts)]
 
 export type AccountApi = Effect.Effect.Success<ReturnType<typeof accountApi>>

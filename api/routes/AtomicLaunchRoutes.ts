@@ -124,7 +124,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) =>
-      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? { success: true, ...answer.view } : answer.result)))
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...(answer._tag === "Built" ? answer.view : answer.result) })))
   })
 
   const submit = route({

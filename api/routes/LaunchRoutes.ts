@@ -149,7 +149,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
       mapFailure(launches.launch(callerOf(principal), body)).pipe(
         Effect.map((outcome) =>
           outcome._tag === "Launched"
-            ? json(200, outcome.result)
+            ? json(200, { success: true, ...outcome.result })
             : json(202, {
                 success: true,
                 accepted: true,
@@ -184,7 +184,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
   })
 
   const job = route({

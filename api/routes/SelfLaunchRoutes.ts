@@ -134,7 +134,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) =>
-      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, answer._tag === "Built" ? { success: true, ...answer.view } : answer.result)))
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...(answer._tag === "Built" ? answer.view : answer.result) })))
   })
 
   const dryRun = route({
@@ -149,7 +149,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     responses: { 200: answer("Dry-run result (2.6) with launchWalletId", LaunchDryRun), ...refusals },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
   })
 
   const confirm = route({
@@ -171,7 +171,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.confirm(callerOf(principal), body)).pipe(Effect.map((result) => json(200, result)))
+    handler: (_req, { body }, principal) => mapFailure(launches.confirm(callerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
   })
 
   return [build, dryRun, confirm]

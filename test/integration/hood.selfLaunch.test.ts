@@ -208,7 +208,7 @@ describe("a self-signed Hood launch from an imported wallet", () => {
 
     const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, signature: createHash, feeTxHash: feeHash, devBuySignature: buyHash }))
     if (Either.isLeft(confirmed)) throw new Error(`confirm refused: ${confirmed.left.reason} ${confirmed.left.message}`)
-    expect(confirmed.right).toMatchObject({ success: true, chain: "hood", mint: build.mint, pool: build.pool, signature: createHash, devBuy: { signature: buyHash, outcome: "landed" } })
+    expect(confirmed.right).toMatchObject({ chain: "hood", mint: build.mint, pool: build.pool, signature: createHash, devBuy: { signature: buyHash, outcome: "landed" } })
     expect(await tokenRows(build.mint)).toEqual([{ visibility: "production", path: "self" }])
     expect(registry.has("hood", normalizeAddress("hood", build.mint))).toBe(true)
     const onChain = await pc.readContract({ address: localnet.addresses.factory, abi: curveFactoryAbi, functionName: "isCurve", args: [getAddress(build.pool)] })
@@ -375,10 +375,10 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     ])
     // operationId alone: nothing sent yet, the operation as it stands.
     const asIs = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId }))
-    expect(Either.isRight(asIs) && asIs.right).toMatchObject({ success: true, operation: { nextLeg: 0, state: "awaiting_signature" } })
+    expect(Either.isRight(asIs) && asIs.right).toMatchObject({ operation: { nextLeg: 0, state: "awaiting_signature" } })
     const confirmed = await run(service.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: signed }))
     if (Either.isLeft(confirmed)) throw new Error(`confirm refused: ${confirmed.left.reason} ${confirmed.left.message}`)
-    expect(confirmed.right).toMatchObject({ success: true, chain: "hood", mint: build.mint, pool: build.pool })
+    expect(confirmed.right).toMatchObject({ chain: "hood", mint: build.mint, pool: build.pool })
     expect(await tokenRows(build.mint)).toEqual([{ visibility: "production", path: "self" }])
   })
 
@@ -408,6 +408,6 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     const last = await Effect.runPromise(Effect.either(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[2]!) })))
     if (Either.isLeft(last)) throw new Error(`buy leg refused: ${last.left.reason} ${last.left.message}`)
     if ((last.right as any).operation !== undefined) throw new Error(JSON.stringify((last.right as any).operation.legs.map((l: any) => [l.kind, l.status, l.txHash])))
-    expect(last.right).toMatchObject({ success: true, chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
+    expect(last.right).toMatchObject({ chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
   })
 })

@@ -15,7 +15,6 @@ export interface DryRunSize {
 
 /** Spec 2.6: what a launch would do, every check passed, nothing written. */
 export const headlessDryRunView = (request: LaunchRequest, launchWallet: string, banner: boolean, exclusive: true | undefined, size: DryRunSize | undefined) => ({
-    success: true,
     dryRun: true,
     launchWallet,
     resolved: {

@@ -114,7 +114,6 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
       const g = yield* gates(caller, body)
       const request = body.request
       return {
-        success: true,
         dryRun: true,
         launchWallet: getAddress(g.payer.address),
         launchWalletId: g.payer.id,

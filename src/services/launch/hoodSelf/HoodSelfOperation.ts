@@ -135,7 +135,7 @@ export const makeHoodSelfOperation = (ctx: HoodSelfContext, record: RecordLaunch
         yield* failOnChainFailure(ledger, row)
         return yield* launchFailure("launch_failed", "createCurve reverted on chain; build again with the same clientLaunchId", { retryable: true, details: { reason: "reverted" } })
       }
-      if (op.nextLeg !== null) return { success: true, clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
+      if (op.nextLeg !== null) return { clientLaunchId: row.clientLaunchId, operation: op } satisfies StoredResult
       const hashOf = (kind: string) => op.legs.find((l) => l.kind === kind)?.txHash ?? undefined
       const result = yield* record(row, stored, { signature: hashOf("createCurve")!, feeTxHash: hashOf("feeTransfer"), devBuySignature: hashOf("devBuy") })
       yield* save(stepOperation(op, { _tag: "Recorded" })).pipe(Effect.ignore)

@@ -51,7 +51,6 @@ export const curveTermsOf = (request: LaunchRequest): { readonly curveTerms?: Re
 
 /** The launch result (2.5) of a landed Solana launch. */
 export const solanaLaunchResult = (links: ResultLinks, request: LaunchRequest, launched: SolanaLaunched): StoredResult => ({
-  success: true,
   chain: "solana",
   mint: launched.mint,
   pool: launched.curve,
@@ -87,7 +86,6 @@ export const hoodLaunchResult = (
   created: { readonly curve: string; readonly token: string; readonly txHash: string },
   devBuy: Readonly<Record<string, unknown>> | null
 ): StoredResult => ({
-  success: true,
   chain: "hood",
   mint: created.token,
   pool: created.curve,

@@ -15,7 +15,7 @@ const size = { txBytes: 900, limit: 1232, maxNameBytes: 32 }
 describe("SolanaSelfRules", () => {
   it("the self-signed dry run names the payer wallet and its id, the checks that ran, and the size, in the spec's member order", () => {
     const view = selfDryRunView(requestOf({}), { address: "P", id: "w_1" }, false, undefined, size)
-    expect(Object.keys(view)).toEqual(["success", "dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion", "size"])
+    expect(Object.keys(view)).toEqual(["dryRun", "launchWallet", "launchWalletId", "resolved", "checks", "matrixVersion", "size"])
     expect(view).toMatchObject({ launchWallet: "P", launchWalletId: "w_1", checks: { image: "ok" }, matrixVersion: MATRIX_VERSION, size: { ...size, fits: true } })
     expect(selfDryRunView(requestOf({}), { address: "P", id: "w_1" }, true, true, size).checks).toEqual({ image: "ok", banner: "ok", exclusiveEligible: true })
   })

@@ -13,7 +13,6 @@ export const selfDryRunView = (
   exclusive: true | undefined,
   size: { readonly txBytes: number; readonly limit: number; readonly maxNameBytes: number }
 ) => ({
-    success: true,
     dryRun: true,
     launchWallet: payer.address,
     launchWalletId: payer.id,
