@@ -26,15 +26,11 @@ import { makeClickHouseSignalHistory, SignalHistory } from "./services/strategy/
 import { seedTrackingData, SEED_PLAIN_AUTHORS } from "./services/tracking/Seed.js"
 import { make as makeTracking, type TrackingShape } from "./services/tracking/Tracking.js"
 import { accountApi } from "../api/routes/AccountRoutes.js"
-import { withOpenApi } from "../api/routes/OpenApiRoute.js"
+import { dataServiceRouteTable } from "../api/data/DataServiceRoutes.js"
 import { type RunningDataServer, serveData } from "../api/data/DataServer.js"
-import { dataRoutes } from "../api/data/DataRoutes.js"
 import { invalidApiKeyReply } from "../api/auth/DataBearerAuth.js"
-import { tokenReadRoutes } from "../api/data/reads/TokenReadRoutes.js"
-import { walletSocialRoutes } from "../api/data/reads/WalletSocialRoutes.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { makeRowLeases } from "./db/RowLease.js"
-import { personalRoutes } from "../api/data/personal/PersonalRoutes.js"
 import { makePersonalStore } from "./services/personal/PersonalStore.js"
 import { runPersonalSignals } from "./services/personal/PersonalSignals.js"
 import { makeStrategyRoutes } from "../api/data/strategy/StrategyRoutes.js"
@@ -196,22 +192,13 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
       host: options.host,
       port: options.port,
       maxBodyBytes: options.maxBodyBytes,
-      routes: withOpenApi(
-        [
-          ...dataRoutes({ auth, clickhouse, hub, tracking, jobs }),
-          ...tokenReadRoutes({ clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) }),
-          ...walletSocialRoutes({ clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate }),
-          ...personalRoutes({ sql, tracking, personal, authenticate }),
-          ...lab.routes
-        ],
-        {
-          title: "curvestream market data",
-          description:
-            "The signal tape, token and wallet intelligence, personal signals and the strategy lab. Bearer: a production agent key. " +
-            "The signal stream is a WebSocket at /v1/signals/stream (same bearer; event_kind, chain and quality filters)."
-        },
-        "/v1/openapi.json"
-      ),
+      routes: dataServiceRouteTable({
+        tape: { auth, clickhouse, hub, tracking, jobs },
+        tokenReads: { clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) },
+        walletSocial: { clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate },
+        personal: { sql, tracking, personal, authenticate },
+        strategies: lab.routes
+      }),
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
       ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {}),

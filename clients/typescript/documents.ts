@@ -6,13 +6,9 @@
  * (`generate.ts`), and the tables the documents' conformance tests read.
  */
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
-import { dataRoutes, type DataRoutesDeps } from "../../api/data/DataRoutes.js"
-import { personalRoutes, type PersonalRoutesDeps } from "../../api/data/personal/PersonalRoutes.js"
-import { type TokenReadDeps, tokenReadRoutes } from "../../api/data/reads/TokenReadRoutes.js"
-import { type WalletSocialDeps, walletSocialRoutes } from "../../api/data/reads/WalletSocialRoutes.js"
+import { dataDocumentInfo, dataServiceRouteTable } from "../../api/data/DataServiceRoutes.js"
 import { strategyRoutes, type StrategyRoutesDeps } from "../../api/data/strategy/StrategyRoutes.js"
 import type { RouteDef } from "../../api/Router.js"
-import { withOpenApi } from "../../api/routes/OpenApiRoute.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import { mainDocumentInfo, mainRouteTable } from "../../api/MainRoutes.js"
@@ -57,19 +53,15 @@ export const mainRoutes: ReadonlyArray<RouteDef> = mainRouteTable({
   }
 })
 
-export const dataServiceRoutes: ReadonlyArray<RouteDef> = withOpenApi(
-  [
-    ...dataRoutes({ auth: unused, clickhouse: unused, hub: unused, tracking: unused, jobs: present } satisfies DataRoutesDeps),
-    ...tokenReadRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused } satisfies TokenReadDeps),
-    ...walletSocialRoutes({ clickhouse: unused, index, prices: unused, nowMs, authenticate: unused, tracking: unused, social: unused } satisfies WalletSocialDeps),
-    ...personalRoutes({ sql: unused, authenticate: unused } satisfies PersonalRoutesDeps),
-    ...strategyRoutes({ strategies: unused, research: unused, authenticate: unused } satisfies StrategyRoutesDeps)
-  ],
-  documentInfo,
-  "/v1/openapi.json"
-)
+export const dataServiceRoutes: ReadonlyArray<RouteDef> = dataServiceRouteTable({
+  tape: { auth: unused, clickhouse: unused, hub: unused, tracking: unused, jobs: present },
+  tokenReads: { clickhouse: unused, index, prices: unused, nowMs, authenticate: unused },
+  walletSocial: { clickhouse: unused, index, prices: unused, nowMs, authenticate: unused, tracking: unused, social: unused },
+  personal: { sql: unused, authenticate: unused },
+  strategies: strategyRoutes({ strategies: unused, research: unused, authenticate: unused } satisfies StrategyRoutesDeps)
+})
 
 /** The main listener's OpenAPI document. */
 export const mainDocument = (): Record<string, unknown> => openApiDocument(mainRoutes, documentInfo)
 /** The market-data listener's OpenAPI document. */
-export const dataDocument = (): Record<string, unknown> => openApiDocument(dataServiceRoutes, { title: "curvestream market data", description: "The signal tape, token and wallet intelligence, personal signals and the strategy lab" })
+export const dataDocument = (): Record<string, unknown> => openApiDocument(dataServiceRoutes, dataDocumentInfo)
