@@ -166,7 +166,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         walletId: p.walletId,
         claimId: claim.claimId,
         transaction: Buffer.from(built.wire).toString("base64"),
-        messageHash: sha256Hex(message)
+        messageHash: sha256Hex(message),
+        builtSlot: built.slot
       }
       const applied = yield* ctx.trades
         .apply(key(caller, request.clientTradeId), undefined, { event: { _tag: "Built" }, insert: row })
@@ -226,7 +227,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const row = yield* builtRow(caller, input.clientTradeId, "signature")
       if (row.state !== "built") {
-        if (row.signature !== input.signature) {
+        // A build that failed unsent (its blockhash expired, `Lapsed`) has no signature: it answers as it stands.
+        if (row.signature !== "" && row.signature !== input.signature) {
           return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
         }
         return yield* standingOf(row)
