@@ -7,7 +7,8 @@
  *   rail, `tee`: the bound wallet's; strict per rail, `SpendGate.decide`), then the unsigned
  *   transaction and its single-use sign claim (`WalletService.recordBuilt`: the relay signs only
  *   these bytes, once), recorded `built`. A repeat of the id answers the stored build (a changed
- *   body is refused). The hold stays until the trade books or fails, or the sweep releases it.
+ *   body is refused). The hold stays until the trade books or fails (a build no request
+ *   sends is settled from the chain by the runner's watch pass: `TradeAttempt.ts`, `Trace`).
  * - `submit`: the signed bytes must be exactly the built message with the payer's valid signature
  *   (anything else is refused and changes nothing); then the runner's conditional save
  *   `built → sending` picks the one request that sends, once; the others answer the trade as it
