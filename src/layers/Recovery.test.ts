@@ -1,6 +1,6 @@
 import { Effect, Ref, TestClock, TestContext } from "effect"
 import { describe, expect, it } from "vitest"
-import { IN_FLIGHT_SWEEP_MS, recoveryPass } from "./Recovery.js"
+import { IN_FLIGHT_SWEEP_MS, periodicPass, recoveryPass } from "./Recovery.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect.pipe(Effect.provide(TestContext.TestContext)))
 
@@ -46,5 +46,23 @@ describe("recovery passes", () => {
       })
     )
     expect(calls).toBe(1)
+  })
+
+  it("a periodic pass has no start pass: it runs first after IN_FLIGHT_SWEEP_MS, then every period, a failure not stopping the next", async () => {
+    const calls = await run(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const n = yield* Ref.make(0)
+          const pass = Effect.flatMap(Ref.updateAndGet(n, (x) => x + 1), (i) => (i === 1 ? Effect.fail("chain down") : Effect.succeed(i)))
+          yield* periodicPass({ what: "things", pass, swept: (k) => `swept ${k}` })
+          const atStart = yield* Ref.get(n)
+          yield* TestClock.adjust(IN_FLIGHT_SWEEP_MS)
+          yield* TestClock.adjust(IN_FLIGHT_SWEEP_MS)
+          yield* TestClock.adjust(IN_FLIGHT_SWEEP_MS)
+          return [atStart, yield* Ref.get(n)]
+        })
+      )
+    )
+    expect(calls).toEqual([0, 3])
   })
 })

@@ -32,3 +32,22 @@ export const recoveryPass = <R>(recovery: RecoveryPass<R>): Effect.Effect<void, 
     )
     yield* Effect.forkScoped(Effect.repeat(Effect.delay(sweep, Duration.millis(IN_FLIGHT_SWEEP_MS)), Schedule.forever))
   })
+
+/**
+ * Forks a periodic pass into the layer's scope with no start pass (one whose work reads the chain,
+ * which must not hold the listener back): every `IN_FLIGHT_SWEEP_MS`, a failure logged and run again.
+ */
+export const periodicPass = <R>(recovery: Pick<RecoveryPass<R>, "what" | "pass" | "swept">): Effect.Effect<void, never, R | Scope.Scope> =>
+  Effect.asVoid(
+    Effect.forkScoped(
+      Effect.repeat(
+        Effect.delay(
+          Effect.flatMap(recovery.pass, (n) => logCount(n, recovery.swept)).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning(`the periodic pass over ${recovery.what} failed; it runs again`, cause))
+          ),
+          Duration.millis(IN_FLIGHT_SWEEP_MS)
+        ),
+        Schedule.forever
+      )
+    )
+  )

@@ -17,7 +17,7 @@ import * as OrderHandoff from "../services/orders/OrderHandoff.js"
 import { makeOrderExecutor, orderCallers } from "../services/orders/OrderExecutor.js"
 import * as TradeModule from "../services/trade/TradeService.js"
 import { solanaTreasuryOf } from "./Common.js"
-import { recoveryPass } from "./Recovery.js"
+import { periodicPass, recoveryPass } from "./Recovery.js"
 
 const serviceLayer = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -45,6 +45,8 @@ const background = Layer.scopedDiscard(
       started: (n) => `settling ${n} agent trades a previous run left in flight`,
       swept: (n) => `settling ${n} agent trades whose owner's lease ended`
     })
+    // Built trades no request sent: found landed (the caller broadcast it itself) or expired unlanded, from the chain.
+    yield* periodicPass({ what: "built agent trades", pass: trades.watchBuilt, swept: (n) => `settled ${n} built agent trades from the chain` })
     const sql = yield* SqlClient.SqlClient
     const executor = makeOrderExecutor({ sql, trades, callers: orderCallers(sql, yield* TierService) })
     yield* executor.run(yield* Effect.serviceOption(OrderHandoff.OrderHandoff))

@@ -5,8 +5,13 @@
  * (answered `built` with the unsigned transaction and its sign claim, nothing on chain), signs it
  * at the relay, and submits the signed bytes: executed to the quote's raw unit, once; a repeat
  * answers the stored outcome; a confirm of an id never built is JOB_NOT_FOUND.
+ * Then a crash: two more builds; the caller sends one (relay-signed) straight to the chain and
+ * never tells the engine, the other is never sent; the engine is killed with SIGKILL and started
+ * again on its data. The restarted engine settles both from the chain: the sent one executed to
+ * the quote (the wallet holds exactly that), the other failed `NEVER_LANDED` once its blockhash
+ * expired; the account's transactions list only the executed one.
  */
-import { address, createSolanaRpc, lamports } from "@solana/kit"
+import { address, type Base64EncodedWireTransaction, createSolanaRpc, lamports } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplInstructions.js"
 import { type Engine, startEngine } from "../support/engine.js"
@@ -18,6 +23,8 @@ let chain: Standalone<StandaloneSolana>
 let engine: Engine
 let key: string
 let mint: string
+let dataDir: string
+let tee: { id: string; address: string }
 
 const call = keyCall(
   () => engine.url,
@@ -32,6 +39,7 @@ beforeAll(async () => {
   const wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
   const rpc = createSolanaRpc(chain.info.rpcUrl)
   await rpc.requestAirdrop(address(wallet), lamports(20_000_000_000n)).send()
+  dataDir = engine.dataDir
   await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
   const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "tee-trade-token", name: "Tee Trade", symbol: "TTR", imageUrl, async: true })
   expect(launched.status).toBe(202)
@@ -59,7 +67,7 @@ describe("a TEE payer's trade through the engine", () => {
     const keyPrefix = keys.find((k) => k.status === "active")!.keyPrefix
     const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain: "solana", keyPrefix, label: "trade tee" })
     expect(created.status).toBe(200)
-    const tee = created.body.wallet ?? created.body
+    tee = created.body.wallet ?? created.body
     const rpc = createSolanaRpc(chain.info.rpcUrl)
     await rpc.requestAirdrop(address(tee.address), lamports(2_000_000_000n)).send()
     await eventually(async () => (await rpc.getBalance(address(tee.address), { commitment: "confirmed" }).send()).value > 0n, { what: "the TEE wallet's airdrop", intervalMs: 50 })
@@ -87,4 +95,43 @@ describe("a TEE payer's trade through the engine", () => {
     const unknown = await call("POST", "/api/v1/trade/agent/confirm", { clientTradeId: "never-built", signature: submitted.body.signature })
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
   }, 180_000)
+
+  it("kill -9 with a build the caller sent itself and one never sent: the restarted engine settles both from the chain", async () => {
+    const rpc = createSolanaRpc(chain.info.rpcUrl)
+    const body = (clientTradeId: string) => ({ clientTradeId, chain: "solana", mint, side: "buy", amountIn: "50000000", slippageBps: 100, payer: "tee", linkedWalletId: tee.id })
+    const self = await call("POST", "/api/v1/trade/agent/build", body("tee-e2e-self"))
+    expect(self.body).toMatchObject({ status: "built" })
+    const ata = await findAssociatedTokenAddress(address(tee.address), address(mint))
+    const held = async () => {
+      const a = await rpc.getTokenAccountBalance(ata, { commitment: "confirmed" }).send().catch(() => undefined)
+      return a === undefined ? 0n : BigInt(a.value.amount)
+    }
+    const before = await held()
+    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: self.body.signClaim.claimId, transaction: self.body.transaction })
+    expect(signed.status).toBe(200)
+    // Sent straight to the chain; the engine is never told.
+    const signature = await rpc.sendTransaction(signed.body.signedTransaction as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send()
+    const unsent = await call("POST", "/api/v1/trade/agent/build", body("tee-e2e-unsent"))
+    expect(unsent.body).toMatchObject({ status: "built" })
+    await engine.stop("SIGKILL")
+
+    engine = await startEngine({ env: solanaLaunchEnv(chain.info), args: ["--quiet"], readyTimeoutMs: 240_000, dataDir })
+    const settled = async (id: string) =>
+      eventually(
+        async () => {
+          const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+          return r.status === 200 && r.body.status !== "built" && r.body.status !== "sending" ? (r.body as Record<string, any>) : undefined
+        },
+        { what: `trade ${id} settled from the chain after the restart`, deadlineMs: 150_000, intervalMs: 250, detail: () => engine.output().slice(-3000) }
+      )
+    const executed = await settled("tee-e2e-self")
+    expect(executed).toMatchObject({ status: "executed", signature, payer: "tee" })
+    expect(executed.amountOut).toBe(executed.expectedOut)
+    expect((await held()) - before).toBe(BigInt(executed.amountOut))
+    expect(await settled("tee-e2e-unsent")).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
+    const listed = await call("GET", "/api/v1/agent/transactions?kind=trade&limit=100")
+    const ids = (listed.body.transactions as Array<{ id: string; status: string }>).map((t) => `${t.id}:${t.status}`)
+    expect(ids).toContain("tee-e2e-self:executed")
+    expect(ids.some((t) => t.startsWith("tee-e2e-unsent:"))).toBe(false)
+  }, 420_000)
 })

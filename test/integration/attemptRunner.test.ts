@@ -193,4 +193,61 @@ describe("the attempt runner", () => {
     await eventually(async () => ((await stateOf(k)) === "done" ? true : undefined), { what: "the resumed wait to settle", intervalMs: 20, deadlineMs: 10_000 })
     expect(c.sends.get(k)).toBe(1)
   })
+
+  it("a watch pass performs what an idle state asks and applies the event found: racing passes of two processes move the row once; a failing port is logged and the pass goes on", async () => {
+    // The machine with an idle state: `parked` (not in flight) asks `Look`; the port finds it sent (→ `sent`, driven to `done`) or nothing.
+    type PState = State | { readonly _tag: "parked" }
+    type PEvent = Event | { readonly _tag: "Park" }
+    type POutput = Output | { readonly _tag: "Look" }
+    const parkedMachine: AttemptMachine<PState, PEvent, POutput> = {
+      step: (s, e) => {
+        if (e._tag === "Park" && s === undefined) return [{ _tag: "parked" }, []]
+        if (e._tag === "Sent" && s?._tag === "parked") return [{ _tag: "sent" }, [{ _tag: "Await" }]]
+        if (e._tag === "Observed" && e.landed && s?._tag === "sent") return [{ _tag: "done" }, [{ _tag: "Settle" }]]
+        return [s, []]
+      },
+      inFlight: (s) => s._tag === "sending" || s._tag === "sent",
+      owed: (s) => (s._tag === "sent" ? [{ _tag: "Await" }] : []),
+      idle: (s) => (s._tag === "parked" ? [{ _tag: "Look" }] : [])
+    }
+    const base = store()
+    const parkedStore: AttemptStore<string, PState, POutput> = {
+      ...(base as unknown as AttemptStore<string, PState, POutput>),
+      idle: Effect.map(sql<{ key: string }>`SELECT key FROM test_attempts WHERE state = 'parked' ORDER BY key LIMIT 100`, (rows) => rows.map((r) => r.key))
+    }
+    const found = key()
+    const notYet = key()
+    const broken = key()
+    const looks = new Map<string, number>()
+    const ports = {
+      perform: (k: string, _s: PState, o: POutput) =>
+        Effect.gen(function* () {
+          switch (o._tag) {
+            case "Look":
+              looks.set(k, (looks.get(k) ?? 0) + 1)
+              if (k === broken) return yield* Effect.die("the chain read failed")
+              return k === found ? ({ _tag: "Sent" } as PEvent) : undefined
+            case "Await":
+              return { _tag: "Observed", landed: true } as PEvent
+            default:
+              return undefined
+          }
+        })
+    }
+    const runnerOf = () => makeAttemptRunner({ machine: parkedMachine, store: parkedStore, ports, leases: makeRowLeases(sql), sql })
+    for (const k of [found, notYet, broken]) expect(await run(runnerOf().apply(k, undefined, { _tag: "Park" }))).toMatchObject({ _tag: "Saved", state: { _tag: "parked" } })
+    const [a, b] = await Promise.all([run(runnerOf().watch), run(runnerOf().watch)])
+    expect(a + b).toBe(1)
+    expect(await stateOf(found)).toBe("done")
+    expect(await eventsOf(found)).toBe(1)
+    // Nothing found and a failed look leave their rows parked, looked at by both passes.
+    expect(await stateOf(notYet)).toBe("parked")
+    expect(await stateOf(broken)).toBe("parked")
+    expect(looks.get(notYet)).toBe(2)
+    expect(looks.get(broken)).toBe(2)
+    expect(await run(runnerOf().watch)).toBe(0)
+    expect(await eventsOf(found)).toBe(1)
+    // A runner whose machine has no idle states watches nothing.
+    expect(await run(makeAttemptRunner({ machine, store: store(), ports: chain().ports(), leases: makeRowLeases(sql), sql }).watch)).toBe(0)
+  })
 })

@@ -24,6 +24,7 @@ import {
   type SolanaRpcApi,
   type Base64EncodedWireTransaction
 } from "@solana/kit"
+import { getAddMemoInstruction } from "@solana-program/memo"
 import { Context, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { initialState, quoteBuy } from "../../src/domain/CurveMath.js"
@@ -322,6 +323,42 @@ describe("Solana JSON-RPC through kit", () => {
     expect((await rpc.getSignatureStatuses([asSignature(tx.signature)], { searchTransactionHistory: true }).send()).value[0]).toMatchObject({
       confirmationStatus: "finalized"
     })
+  })
+
+  it("getSignaturesForAddress: the address's landed transactions newest first, paged by before/until, with their memos, up to the commitment", async () => {
+    const payer = await funded(1n)
+    const to = (await generateKeyPairSigner()).address
+    const sent: string[] = []
+    for (let i = 0; i < 3; i++) {
+      const tx = await sign(payer, [getTransferSolInstruction({ from: payer, to, lamports: 1_000_000n + BigInt(i) }), getAddMemoInstruction({ memo: `pay ${i}` })])
+      sent.push(await rpc.sendTransaction(tx.base64 as Base64EncodedWireTransaction, { encoding: "base64" }).send())
+      net.ledger.advanceSlots(1)
+    }
+    // A fourth, still processed: not listed at confirmed.
+    const open = await sign(payer, [getTransferSolInstruction({ from: payer, to, lamports: 7n })])
+    await rpc.sendTransaction(open.base64 as Base64EncodedWireTransaction, { encoding: "base64" }).send()
+    const listed = await rpc.getSignaturesForAddress(to, { commitment: "confirmed" }).send()
+    expect(listed.map((s) => s.signature)).toEqual([...sent].reverse())
+    expect(listed[0]).toMatchObject({ err: null, memo: "[5] pay 2", confirmationStatus: "confirmed", slot: net.ledger.getTransaction(sent[2]!)!.slot })
+    expect(listed[0]!.blockTime).toBe(BigInt(net.ledger.getBlock(listed[0]!.slot)!.blockTimeSec!))
+    // The payer's list holds its airdrop too (no memo), oldest last.
+    const payerList = await rpc.getSignaturesForAddress(payer.address, { commitment: "confirmed" }).send()
+    expect(payerList).toHaveLength(4)
+    expect(payerList[3]!.memo).toBeNull()
+    // Pages: at most `limit`, strictly older than `before`, stopping at `until`.
+    const first = await rpc.getSignaturesForAddress(to, { commitment: "confirmed", limit: 2 }).send()
+    expect(first.map((s) => s.signature)).toEqual([sent[2], sent[1]])
+    const next = await rpc.getSignaturesForAddress(to, { commitment: "confirmed", limit: 2, before: first[1]!.signature }).send()
+    expect(next.map((s) => s.signature)).toEqual([sent[0]])
+    const until = await rpc.getSignaturesForAddress(to, { commitment: "confirmed", until: asSignature(sent[0]!) }).send()
+    expect(until.map((s) => s.signature)).toEqual([sent[2], sent[1]])
+    net.ledger.advanceSlots(1)
+    expect((await rpc.getSignaturesForAddress(to, { commitment: "confirmed" }).send()).map((s) => s.signature)).toEqual([open.signature, ...[...sent].reverse()])
+    // Finalized lags; an unknown `before` answers nothing; the bounds are a validator's.
+    expect((await rpc.getSignaturesForAddress(to, { commitment: "finalized" }).send()).length).toBeLessThan(4)
+    expect(await rpc.getSignaturesForAddress(to, { before: asSignature(base58.decode(new Uint8Array(64).fill(3))) }).send()).toEqual([])
+    expect((await call(net.rpcUrl, "getSignaturesForAddress", [to, { limit: 1001 }])).error?.code).toBe(-32602)
+    expect((await call(net.rpcUrl, "getSignaturesForAddress", [to, { commitment: "processed" }])).error?.code).toBe(-32602)
   })
 })
 

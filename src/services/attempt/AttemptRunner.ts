@@ -22,8 +22,11 @@
  * - A request that brings proof of a settled fate (a landed signature) may settle an in-flight
  *   attempt without its lease (a conditional save into a state that is not in flight); it may not
  *   move it to another in-flight state (that would drive it beside its owner).
+ * - An idle attempt (not in flight, its fate still open outside: a build its caller may have
+ *   broadcast itself) is looked at by the watch pass (`machine.idle`, `store.idle`); what it finds
+ *   is an event applied as a request's would be.
  * Bounds: at most `maxRounds` output rounds per call; a recovery pass takes at most what
- * `store.inFlight` lists (the store bounds it).
+ * `store.inFlight` lists, a watch pass what `store.idle` lists (the store bounds both).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -41,6 +44,12 @@ export interface AttemptMachine<S, Ev, Out> {
   readonly inFlight: (state: S) => boolean
   /** What a stored state still owes after a restart (what a recovery pass performs). */
   readonly owed: (state: S) => ReadonlyArray<Out>
+  /**
+   * What a stored state that is NOT in flight still asks of the outside world when a watch pass
+   * looks at it (an unsigned build its caller may have signed and broadcast without telling us);
+   * absent or empty: nothing. Performed without a lease: its event is applied like a request's.
+   */
+  readonly idle?: (state: S) => ReadonlyArray<Out>
 }
 
 /** Where attempts live. Knows the table, not the chain. */
@@ -57,6 +66,8 @@ export interface AttemptStore<K, S, Out> {
   readonly save: (key: K, prev: S | undefined, next: S, outputs: ReadonlyArray<Out>) => Effect.Effect<boolean, SqlError, SqlClient.SqlClient>
   /** The attempts in flight (bounded by the store). */
   readonly inFlight: Effect.Effect<ReadonlyArray<K>, SqlError>
+  /** The attempts not in flight whose `machine.idle` may ask something (bounded by the store); absent: none. */
+  readonly idle?: Effect.Effect<ReadonlyArray<K>, SqlError>
 }
 
 /** How the outside world is touched: per rail and per chain; knows nothing of the ledger. */
@@ -97,6 +108,13 @@ export interface AttemptRunner<K, S, Ev, Out, E> {
   readonly takeOver: (key: K) => Effect.Effect<boolean, SqlError>
   /** One recovery pass: takes over every in-flight attempt no live process drives; how many it took. */
   readonly recover: Effect.Effect<number, SqlError>
+  /**
+   * One watch pass over the idle attempts (`store.idle`): performs what each still asks
+   * (`machine.idle`) and applies the event its result makes, as `apply` does (a conditional save: of
+   * racing passes and requests one moves the row; entering flight makes this process its driver).
+   * A failure on one attempt is logged and the pass goes on. How many attempts it moved.
+   */
+  readonly watch: Effect.Effect<number, SqlError>
 }
 
 export const makeAttemptRunner = <K, S, Ev, Out, E>(options: AttemptRunnerOptions<K, S, Ev, Out, E>): AttemptRunner<K, S, Ev, Out, E> => {
@@ -212,5 +230,32 @@ export const makeAttemptRunner = <K, S, Ev, Out, E>(options: AttemptRunnerOption
     return taken
   })
 
-  return { apply, takeOver, recover }
+  /** The watch of one idle attempt: what it asks, performed, and its event applied; whether the row moved. */
+  const watchOne = (key: K) =>
+    Effect.gen(function* () {
+      const state = yield* store.load(key)
+      if (state === undefined || machine.inFlight(state)) return false
+      for (const output of machine.idle?.(state) ?? []) {
+        const event = yield* ports.perform(key, state, output)
+        if (event === undefined) continue
+        const applied = yield* apply(key, state, event)
+        if (applied._tag !== "Unchanged") return applied._tag === "Saved"
+      }
+      return false
+    })
+
+  const watch: AttemptRunner<K, S, Ev, Out, E>["watch"] = Effect.gen(function* () {
+    if (store.idle === undefined || machine.idle === undefined) return 0
+    const keys = yield* store.idle
+    let moved = 0
+    for (const key of keys) {
+      const done = yield* watchOne(key).pipe(
+        Effect.catchAllCause((cause) => Effect.as(Effect.logWarning(`the watch of an idle ${store.kind} failed; the next pass looks again`, cause), false))
+      )
+      if (done) moved++
+    }
+    return moved
+  })
+
+  return { apply, takeOver, recover, watch }
 }

@@ -15,7 +15,8 @@
  *   is metered into the key's daily usage in the same transaction; booking twice meters once. A
  *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
  * - `release`: an unused or failed build's hold stops weighing on the window.
- * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`).
+ * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`), except a
+ *   trade's whose trade may still land (`built` or `sending`): its settlement decides.
  * - `check`: the dry run's decision, with nothing locked or written.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -268,7 +269,14 @@ export const holdAround = <A, E, R>(
 /** Holds released by one sweep at most (the rest at the next). */
 export const SWEEP_MAX = 1_000
 
-/** Releases at most `max` open holds past their expiry, oldest expiry first; returns how many. */
+/**
+ * Releases at most `max` open holds past their expiry, oldest expiry first; returns how many. A
+ * trade's hold (`trade:<JSON [account, clientTradeId]>`, `TradeStore.tradeReservationId`) whose
+ * trade is still `built` or `sending` is never released here, whatever its age: that trade's
+ * transaction may still land (or may have landed unseen), and its own settlement books or releases
+ * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"). A
+ * trade hold with no trade row (the attempt died between the hold and the record) expires as any.
+ */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -276,7 +284,14 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
     const rows = yield* sql<{ id: string }>`
       UPDATE spend_reservations SET state = 'released', settled_at = ${now}
       WHERE state = 'held' AND id IN (
-        SELECT id FROM spend_reservations WHERE state = 'held' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
+        SELECT r.id FROM spend_reservations r
+        WHERE r.state = 'held' AND r.expires_at <= ${now}
+          AND NOT EXISTS (
+            SELECT 1 FROM agent_trades t
+            WHERE t.state IN ('built', 'sending')
+              AND t.account_id = (CASE WHEN r.id LIKE 'trade:[%' THEN substr(r.id, 7)::jsonb ->> 0 END)
+              AND t.client_trade_id = (CASE WHEN r.id LIKE 'trade:[%' THEN substr(r.id, 7)::jsonb ->> 1 END))
+        ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
       RETURNING id`
     return rows.length
   }).pipe(Effect.withSpan("SpendGate.sweep"))

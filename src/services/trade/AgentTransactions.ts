@@ -8,8 +8,10 @@
  *   stored result's signature, the dev buy's amount from the confirmed attempt's stored request
  *   (headless or self-signed; an atomic launch records none: null) and the dev buy's platform fee
  *   (`result.devBuy.fee`) when the result has one.
- * - `trade`: an agent trade (`agent_trades`), every state: a buy spends `amountIn` of the quote
- *   asset, a sell `amountIn` of the token (asset = the mint); the platform fee.
+ * - `trade`: an agent trade (`agent_trades`) that was sent or found on chain (`sending`,
+ *   `executed`, `failed` with a signature; a linked/TEE `built` build never sent and one that
+ *   lapsed unsent, `failed` without a signature, moved nothing): a buy spends `amountIn` of the
+ *   quote asset, a sell `amountIn` of the token (asset = the mint); the platform fee.
  * - `stake`, `unstake`, `unstake_finish`: a staking operation (`staking_operations`) that was
  *   sent (a `built` build never signed and an `expired` one moved nothing): the platform token
  *   (`svc`) amount, null for a finish (the row records the withdrawal, not its amount).
@@ -152,7 +154,7 @@ export const makeAgentTransactions = (sql: SqlClient.SqlClient) => {
         UNION ALL
         SELECT 'trade', chain, client_trade_id, date_trunc('milliseconds', created_at), state, signature, mint, side,
           CASE WHEN side = 'buy' THEN quote_asset ELSE mint END, amount_in_raw, fee_bps, fee_raw
-        FROM agent_trades WHERE account_id = ${accountId}
+        FROM agent_trades WHERE account_id = ${accountId} AND state <> 'built' AND signature <> ''
         UNION ALL
         SELECT CASE WHEN action = 'finish' THEN 'unstake_finish' ELSE action END, 'solana', client_stake_id, date_trunc('milliseconds', created_at),
           state, signature, NULL, NULL, 'svc', amount_raw, NULL, NULL

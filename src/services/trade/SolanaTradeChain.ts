@@ -18,6 +18,7 @@ import {
   address,
   createNoopSigner,
   getBase64Encoder,
+  getTransactionDecoder,
   getTransactionEncoder,
   type Instruction,
   isSolanaError,
@@ -25,9 +26,11 @@ import {
   SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature,
-  type Base64EncodedWireTransaction
+  type Base64EncodedWireTransaction,
+  type Signature
 } from "@solana/kit"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
 import {
   findAssociatedTokenAddress,
@@ -74,10 +77,47 @@ export interface BuiltTrade {
   /** Wire bytes, the owner's signature slot empty. */
   readonly wire: Uint8Array
   readonly lastValidBlockHeight: bigint
+  /** The slot of the blockhash it carries (`getLatestBlockhash`'s context): it can land only in a later slot. */
+  readonly slot: bigint
 }
+
+/** A built transaction the engine never sent, as the trace looks for it on chain. */
+export interface BuiltOnChain {
+  /** The fee payer (the paying wallet): every landed transaction of the build names it. */
+  readonly payer: string
+  /** sha-256 hex of the built message. */
+  readonly messageHash: string
+  /** The build's request memo (`RequestMemo.ts`), which the built message carries. */
+  readonly memo: string
+  readonly lastValidBlockHeight: bigint
+  /** The build's blockhash slot; null: unknown (the search reads the payer's whole retained history). */
+  readonly builtSlot: bigint | null
+}
+
+/**
+ * What the chain says of a built transaction: a landed transaction carries the built message
+ * (`Found`, its signature), it can never land (`Lapsed`: its blockhash expired at `finalized` and
+ * none of the payer's landed transactions since the build carries it), or not decided yet (`Open`:
+ * the blockhash is still valid, or the search did not reach the build within its bound).
+ */
+export type Traced = { readonly _tag: "Found"; readonly signature: string } | { readonly _tag: "Lapsed" } | { readonly _tag: "Open" }
+
+/** Signatures per `getSignaturesForAddress` page (a node's most), and pages one trace reads at most. */
+export const TRACE_PAGE = 1000
+export const TRACE_PAGES_MAX = 5
 
 const fromBase64 = getBase64Encoder()
 const txEncoder = getTransactionEncoder()
+const txDecoder = getTransactionDecoder()
+
+/** sha-256 hex of a landed transaction's message (its base64 wire bytes); undefined when they do not decode. Pure. */
+export const messageHashOf = (wireBase64: string): string | undefined => {
+  try {
+    return createHash("sha256").update(new Uint8Array(txDecoder.decode(new Uint8Array(fromBase64.encode(wireBase64))).messageBytes)).digest("hex")
+  } catch {
+    return undefined
+  }
+}
 
 /** The trade's instructions for `owner` (a no-op signer: the embedded wallet signs the bytes). */
 export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArray<Instruction>> => {
@@ -226,7 +266,7 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
         computeUnitLimit: TRADE_COMPUTE_UNIT_LIMIT
       })
       const partial = yield* Effect.promise(() => partiallySignTransactionMessageWithSigners(message))
-      return { wire: new Uint8Array(txEncoder.encode(partial)), lastValidBlockHeight: latest.value.lastValidBlockHeight } satisfies BuiltTrade
+      return { wire: new Uint8Array(txEncoder.encode(partial)), lastValidBlockHeight: latest.value.lastValidBlockHeight, slot: latest.context.slot } satisfies BuiltTrade
     })
 
   /**
@@ -280,7 +320,54 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       }
     })
 
-  return { venue, holdings, venueAndHoldings, build, send, observe }
+  /** A landed transaction's message hash (base64 wire bytes at `confirmed`); undefined when the node does not hold it. */
+  const landedMessageHash = (signature: Signature) =>
+    Effect.map(
+      read("getTransaction", (signal) =>
+        rpc.getTransaction(signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
+      ),
+      (tx) => (tx === null ? undefined : messageHashOf(tx.transaction[0]))
+    )
+
+  /**
+   * Looks for a built transaction the engine never sent (the caller may have signed and broadcast
+   * it itself). Only once its blockhash expired at `finalized` (every block where it could have
+   * landed is final): then the payer's signatures (`getSignaturesForAddress` at `confirmed`,
+   * newest first, at most `TRACE_PAGES_MAX` pages) are read back to the build's slot; a signature
+   * whose memo names the build's request (or whose memo the node does not report) has its
+   * transaction read and its message hashed. The built message found: `Found`. The search reached
+   * the build's slot, or the payer's oldest retained signature, without it: `Lapsed`. Anything
+   * else (still valid, a transaction the node lists but does not return, the page bound): `Open`.
+   */
+  const trace = (b: BuiltOnChain): Effect.Effect<Traced, ReturnType<typeof tradeError>> =>
+    Effect.gen(function* () {
+      const height = yield* read("getBlockHeight", (signal) => rpc.getBlockHeight({ commitment: "finalized" }).send({ abortSignal: signal }))
+      if (height <= b.lastValidBlockHeight) return { _tag: "Open" } as const
+      let before: Signature | undefined
+      for (let page = 0; page < TRACE_PAGES_MAX; page++) {
+        const from = before
+        const entries = yield* read("getSignaturesForAddress", (signal) =>
+          rpc
+            .getSignaturesForAddress(address(b.payer), { commitment: "confirmed", limit: TRACE_PAGE, ...(from === undefined ? {} : { before: from }) })
+            .send({ abortSignal: signal })
+        )
+        for (const entry of entries) {
+          // Older than the build's blockhash: nothing from here on can carry it.
+          if (b.builtSlot !== null && entry.slot < b.builtSlot) return { _tag: "Lapsed" } as const
+          // A memo the node reports that does not name the request is another transaction (the built message carries the memo).
+          if (typeof entry.memo === "string" && !entry.memo.includes(b.memo)) continue
+          if (entry.memo === null) continue
+          const hash = yield* landedMessageHash(entry.signature)
+          if (hash === undefined) return { _tag: "Open" } as const
+          if (hash === b.messageHash) return { _tag: "Found", signature: entry.signature } as const
+        }
+        if (entries.length < TRACE_PAGE) return { _tag: "Lapsed" } as const
+        before = entries[entries.length - 1]!.signature
+      }
+      return { _tag: "Open" } as const
+    })
+
+  return { venue, holdings, venueAndHoldings, build, send, observe, trace }
 }
 
 export type SolanaTradeChain = ReturnType<typeof makeSolanaTradeChain>

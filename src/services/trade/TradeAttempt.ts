@@ -7,7 +7,10 @@
  *
  * The machine's `Broadcast` becomes `Send` (the signed bytes travel with the event that asked for
  * them: they are never stored, so a crash after `sending` is saved never resends) and `Await`; a
- * stored `sending` row owes only `Await`: it is settled from the chain.
+ * stored `sending` row owes only `Await`: it is settled from the chain. `Watch` (a built trade
+ * found landed) is `Await`. A stored `built` row is idle: the runner's watch pass performs its
+ * `Trace` (`SolanaTradeChain.trace`: found landed → `Found`, can never land → `Lapsed`, else
+ * nothing), so a build its caller sent itself and never submitted or confirmed still settles.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
@@ -15,9 +18,10 @@ import type { RowLeases } from "../../db/RowLease.js"
 import { awaitVerdict } from "../../platform/AwaitUntil.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
 import type { HoodTradeChain } from "./HoodTradeChain.js"
-import type { SolanaTradeChain } from "./SolanaTradeChain.js"
+import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
+import type { SolanaTradeChain, Traced } from "./SolanaTradeChain.js"
 import { tradeError } from "./TradeError.js"
-import { inFlight as machineInFlight, step, type TradeEvent, type TradeObservation, type TradeOutput } from "./TradeMachine.js"
+import { inFlight as machineInFlight, step, traced, type TradeEvent, type TradeObservation, type TradeOutput } from "./TradeMachine.js"
 import { rowAfter, stateOf, type TradeRow, type TradeStore } from "./TradeStore.js"
 
 /** The lease kind of trade rows; the key is the row's (account, clientTradeId). */
@@ -48,7 +52,13 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
     const state = row === undefined ? undefined : stateOf(row)
     const [next, outputs] = step(state, input.event)
     const mapped = outputs.flatMap((o): ReadonlyArray<TradeAttemptOutput> =>
-      o._tag === "Broadcast" ? (input.wire === undefined ? [{ _tag: "Await" }] : [{ _tag: "Send", wire: input.wire }, { _tag: "Await" }]) : [o]
+      o._tag === "Broadcast"
+        ? input.wire === undefined
+          ? [{ _tag: "Await" }]
+          : [{ _tag: "Send", wire: input.wire }, { _tag: "Await" }]
+        : o._tag === "Watch"
+          ? [{ _tag: "Await" }]
+          : [o]
     )
     if (next === state || next === undefined) return [row, mapped]
     const base = row ?? input.insert
@@ -56,7 +66,8 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
     return [rowAfter(base, next), mapped]
   },
   inFlight,
-  owed: (row) => (inFlight(row) ? [{ _tag: "Await" }] : [])
+  owed: (row) => (inFlight(row) ? [{ _tag: "Await" }] : []),
+  idle: (row) => traced(stateOf(row))
 }
 
 export const tradeStore = (store: TradeStore): AttemptStore<TradeKey, TradeRow, TradeAttemptOutput> => ({
@@ -64,7 +75,8 @@ export const tradeStore = (store: TradeStore): AttemptStore<TradeKey, TradeRow, 
   leaseKey: tradeLeaseKey,
   load: (key) => store.get(key.accountId, key.clientTradeId),
   save: (_key, prev, next, outputs) => store.save(prev, next, outputs.filter((o): o is TradeOutput => o._tag !== "Send" && o._tag !== "Await")),
-  inFlight: store.inFlight
+  inFlight: store.inFlight,
+  idle: store.built
 })
 
 export interface TradePortsContext {
@@ -113,6 +125,27 @@ export const awaitTrade = (ctx: TradePortsContext, row: TradeRow): Effect.Effect
 
 export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: { _tag: "Observed", ...seen } })
 
+/** The event a built trade's trace makes: found landed, can never land, or none (not decided yet). */
+export const tracedEvent = (seen: Traced): TradeInput | undefined =>
+  seen._tag === "Found" ? { event: { _tag: "Found", signature: seen.signature } } : seen._tag === "Lapsed" ? { event: { _tag: "Lapsed" } } : undefined
+
+/** Looks on chain for a built (Solana) trade's transaction; a read that fails decides nothing (the next pass looks again). */
+const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeInput | undefined> => {
+  if (row.chain !== "solana" || row.messageHash === null || row.messageHash === undefined) return Effect.succeed(undefined)
+  return ctx.solana
+    .trace({
+      payer: row.wallet,
+      messageHash: row.messageHash,
+      memo: requestMemo("trade", row.accountId, row.clientTradeId),
+      lastValidBlockHeight: row.lastValidBlockHeight,
+      builtSlot: row.builtSlot ?? null
+    })
+    .pipe(
+      Effect.map(tracedEvent),
+      Effect.catchAll((e) => Effect.as(Effect.logWarning("a built trade's trace failed; the next pass looks again", e), undefined))
+    )
+}
+
 export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, TradeRow, TradeInput, TradeAttemptOutput, never> => ({
   perform: (_key, row, output) => {
     switch (output._tag) {
@@ -121,6 +154,8 @@ export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, Trade
       case "Await":
         // A send the node refused settled the row already: nothing left to wait for.
         return inFlight(row) ? Effect.map(awaitTrade(ctx, row), Option.match({ onNone: () => undefined, onSome: observedEvent })) : Effect.succeed(undefined)
+      case "Trace":
+        return traceBuilt(ctx, row)
       case "RecordExecuted":
         return Effect.as(
           Effect.logInfo("agent trade executed").pipe(

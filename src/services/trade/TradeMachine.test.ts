@@ -13,10 +13,11 @@
  * - executed → executed, failed → failed: "a settled trade answers a repeat and ignores observations"
  * - (none) → built → sending: "a linked or TEE build is recorded built and leaves it once, on its proven signature"
  * - built → built: "a built trade answers its build again and refuses a main-payer repeat"
+ * - built → sending (Found), built → failed (Lapsed): "a built trade the caller sent itself is watched; one that can never land fails unsent"
  * - exhaustive: "every state and event pair is total and sends at most once"
  */
 import { describe, expect, it } from "vitest"
-import { step, type TradeEvent, type TradeState } from "./TradeMachine.js"
+import { step, traced, type TradeEvent, type TradeState } from "./TradeMachine.js"
 
 const built: TradeState = { _tag: "built" }
 const sending: TradeState = { _tag: "sending", signature: "s1" }
@@ -31,7 +32,9 @@ const events: ReadonlyArray<TradeEvent> = [
   { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "e" },
   { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "e" },
   { _tag: "Observed", outcome: "never_lands" },
-  { _tag: "Observed", outcome: "pending" }
+  { _tag: "Observed", outcome: "pending" },
+  { _tag: "Found", signature: "s4" },
+  { _tag: "Lapsed" }
 ]
 
 describe("trade machine", () => {
@@ -104,6 +107,22 @@ describe("trade machine", () => {
     expect(step(executed, { _tag: "Built" })).toEqual([executed, [{ _tag: "Replay" }]])
   })
 
+  it("a built trade the caller sent itself is watched; one that can never land fails unsent", () => {
+    expect(traced(built)).toEqual([{ _tag: "Trace" }])
+    for (const s of [sending, executed, failed]) expect(traced(s)).toEqual([])
+    expect(step(built, { _tag: "Found", signature: "s9" })).toEqual([{ _tag: "sending", signature: "s9" }, [{ _tag: "Watch" }]])
+    const [lapsed, out] = step(built, { _tag: "Lapsed" })
+    expect(lapsed).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "" })
+    expect(out).toEqual([])
+    // Only a built trade is traced: a sent or settled one ignores both.
+    for (const s of [sending, executed, failed]) {
+      expect(step(s, { _tag: "Found", signature: "s9" })).toEqual([s, []])
+      expect(step(s, { _tag: "Lapsed" })).toEqual([s, []])
+    }
+    expect(step(undefined, { _tag: "Lapsed" })).toEqual([undefined, []])
+    expect(step(undefined, { _tag: "Found", signature: "s9" })).toEqual([undefined, []])
+  })
+
   it("every state and event pair is total and sends at most once", () => {
     for (const state of [undefined, built, sending, executed, failed]) {
       for (const ev of events) {
@@ -113,7 +132,10 @@ describe("trade machine", () => {
         expect(broadcasts).toBe((state === undefined && ev._tag === "Signed") || (state?._tag === "built" && ev._tag === "Sent") ? 1 : 0)
         expect(out.filter((o) => o._tag === "RecordExecuted").length).toBe(state?._tag === "sending" && next?._tag === "executed" ? 1 : 0)
         if (state !== undefined && state._tag !== "sending" && state._tag !== "built") expect(next).toBe(state)
-        if (state?._tag === "built" && ev._tag !== "Sent") expect(next).toBe(state)
+        if (state?._tag === "built" && ev._tag !== "Sent" && ev._tag !== "Found" && ev._tag !== "Lapsed") expect(next).toBe(state)
+        // Leaving `built` without a send: watched when found landed, failed only when it can never land.
+        if (state?._tag === "built" && ev._tag === "Found") expect(out).toEqual([{ _tag: "Watch" }])
+        if (state?._tag === "built" && ev._tag === "Lapsed") expect(next).toMatchObject({ _tag: "failed", code: "NEVER_LANDED" })
       }
     }
   })

@@ -15,9 +15,14 @@
  *   failed    ─Signed──▶ (unchanged, Refuse failed: a new clientTradeId is needed)
  *   built     ─Built──▶ (unchanged, Replay: the build answered again); ─Signed──▶ (unchanged, Refuse built)
  *   sending, executed, failed ─Sent──▶ as Signed (the row answers as it stands; nothing is sent again)
+ *   built ─Found(signature)──▶ sending   (Watch: the caller broadcast it itself and never said so;
+ *                                         the chain holds a landed transaction carrying the built message)
+ *   built ─Lapsed──▶ failed NEVER_LANDED (its blockhash expired and no landed transaction carries it)
+ *   A stored `built` row owes `Trace` when a watch pass looks at it (`traced`): look for it on chain.
  *
- * Invariants: a trade is broadcast at most once (only (none) → sending and built → sending emit
- * `Broadcast`, and a row leaves `built` once);
+ * Invariants: a trade is broadcast at most once (only (none) → sending and built ─Sent→ sending
+ * emit `Broadcast`, and a row leaves `built` once); a built trade fails unsent only on `Lapsed`,
+ * which its port reports only once the transaction can provably never land;
  * `RecordExecuted` (the settlement writes: the trade's fee in the account's totals and the
  * `trade.executed` event, committed with the state) is emitted exactly once, on entering
  * `executed`; observations of a settled trade change nothing.
@@ -48,18 +53,28 @@ export type TradeEvent =
   | { readonly _tag: "Sent"; readonly signature: string }
   /** What the chain says of the transaction sent. */
   | ({ readonly _tag: "Observed" } & TradeObservation)
+  /** A built trade's transaction found landed on chain (the caller signed and broadcast it itself): its signature. */
+  | { readonly _tag: "Found"; readonly signature: string }
+  /** A built trade that can never land: its blockhash expired and no landed transaction carries the built message. */
+  | { readonly _tag: "Lapsed" }
 
 /** `built`: a main-payer repeat of an id whose build waits for its signed transaction. */
 export type TradeRefusal = "pending" | "failed" | "built"
 
 export type TradeOutput =
   | { readonly _tag: "Broadcast" }
+  /** Await the verdict of a transaction already on chain (nothing to send). */
+  | { readonly _tag: "Watch" }
+  /** Look on chain for a built trade's transaction: landed (`Found`), can never land (`Lapsed`), or not decided yet (nothing). */
+  | { readonly _tag: "Trace" }
   | { readonly _tag: "RecordExecuted"; readonly signature: string; readonly amountOutRaw: bigint }
   | { readonly _tag: "Refuse"; readonly reason: TradeRefusal }
   /** A replay of an executed trade: answer it as it stands. */
   | { readonly _tag: "Replay" }
 
 type Step = readonly [TradeState | undefined, ReadonlyArray<TradeOutput>]
+
+export const UNSENT_ERROR = "the built transaction's blockhash expired and no landed transaction carries it; it never will land"
 
 export const NEVER_LANDED_ERROR = "the transaction can no longer land (Solana: its blockhash expired; Hood: its nonce went to another transaction); it never will"
 
@@ -75,6 +90,12 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
     case "Sent":
       if (state?._tag === "built") return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Broadcast" }]]
       return [state, state === undefined ? [] : answerOf(state, "built")]
+    case "Found":
+      if (state?._tag === "built") return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Watch" }]]
+      return [state, []]
+    case "Lapsed":
+      if (state?._tag === "built") return [{ _tag: "failed", signature: "", code: "NEVER_LANDED", error: UNSENT_ERROR }, []]
+      return [state, []]
     case "Observed":
       if (state?._tag !== "sending") return [state, []]
       switch (event.outcome) {
@@ -106,6 +127,9 @@ const answerOf = (state: TradeState, onBuilt: "built" | "replay"): ReadonlyArray
       return [{ _tag: "Refuse", reason: "failed" }]
   }
 }
+
+/** What a stored state owes a watch pass: a built trade is looked for on chain; nothing else. Pure. */
+export const traced = (state: TradeState): ReadonlyArray<TradeOutput> => (state._tag === "built" ? [{ _tag: "Trace" }] : [])
 
 /** Whether a process must drive the trade (its transaction may still land). */
 export const inFlight = (state: TradeState): boolean => state._tag === "sending"

@@ -93,6 +93,12 @@ export interface TradeServiceShape {
   readonly trades: (caller: TradeCaller, query: TradeListQuery) => Effect.Effect<TradeListView, TradeError>
   /** Settles (in the background) the trades in flight no live process drives; how many it took. */
   readonly resumeInFlight: Effect.Effect<number, TradeError>
+  /**
+   * One watch pass over built trades no request sent (`TradeStore.built`, bounded): one found landed
+   * on chain (its caller broadcast it itself) settles like a confirmed one; one whose blockhash
+   * expired unlanded fails `NEVER_LANDED` and releases its hold. How many it moved.
+   */
+  readonly watchBuilt: Effect.Effect<number, TradeError>
   readonly solana: SolanaTradeChain
   readonly hood: HoodTradeChain | undefined
 }
@@ -185,6 +191,7 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
         return { trades: page.map((r) => tradeView(r, false)), nextCursor: rows.length > limit && last !== undefined ? encodeTradeCursor(last) : null }
       }),
       resumeInFlight: storage(ctx.trades.recover).pipe(Effect.withSpan("TradeService.resumeInFlight")),
+      watchBuilt: storage(ctx.trades.watch).pipe(Effect.withSpan("TradeService.watchBuilt")),
       solana,
       hood
     }

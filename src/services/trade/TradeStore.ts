@@ -6,7 +6,9 @@
  * fee totals, the `trade.executed` event through the webhook outbox) is written by `save` in the
  * transaction that moves the row to `executed`, so it exists exactly when the trade is executed;
  * the spend gate's booking is written there too, and a move to `failed` releases the trade's hold.
- * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000.
+ * A built trade that fails unsent (`Lapsed`) releases its hold the same way.
+ * Reads are bounded: a page is at most `TRADES_PAGE_MAX` rows, in-flight lists 1,000, built lists
+ * `BUILT_WATCH_MAX`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -17,6 +19,8 @@ import { enqueueEvent } from "../webhooks/Outbox.js"
 import type { TradeFailureCode, TradeOutput, TradeState } from "./TradeMachine.js"
 
 export const TRADES_PAGE_MAX = 100
+/** Built trades one watch pass looks at, at most. */
+export const BUILT_WATCH_MAX = 100
 
 export type TradeChain = "solana" | "hood"
 export type TradeRowState = TradeState["_tag"]
@@ -60,6 +64,8 @@ export interface TradeRow {
   readonly transaction?: string | null
   /** sha-256 hex of the built message: what a submitted or confirmed transaction must match (linked, tee). */
   readonly messageHash?: string | null
+  /** The slot of the blockhash the build used: its transaction lands only later (linked, tee; null before migration 0040). */
+  readonly builtSlot?: bigint | null
 }
 
 interface Db {
@@ -92,6 +98,7 @@ interface Db {
   claim_id: string | null
   transaction: string | null
   message_hash: string | null
+  built_slot: string | null
 }
 
 const rowOf = (r: Db): TradeRow => ({
@@ -123,7 +130,8 @@ const rowOf = (r: Db): TradeRow => ({
   walletId: r.wallet_id ?? null,
   claimId: r.claim_id ?? null,
   transaction: r.transaction ?? null,
-  messageHash: r.message_hash ?? null
+  messageHash: r.message_hash ?? null,
+  builtSlot: r.built_slot === null || r.built_slot === undefined ? null : BigInt(r.built_slot)
 })
 
 /** The machine's view of a row. Pure. */
@@ -221,12 +229,13 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       sql`
         INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
           state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
-          error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash)
+          error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash, built_slot)
         VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
           ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
           ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
           ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()},
-          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null})
+          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null},
+          ${r.builtSlot === null || r.builtSlot === undefined ? null : r.builtSlot.toString()})
         ON CONFLICT (account_id, client_trade_id) DO NOTHING
         RETURNING client_trade_id`,
       (rows) => rows.length === 1
@@ -269,6 +278,16 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
     (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
   )
 
+  /**
+   * Built trades (linked, tee) no request has sent yet, oldest blockhash first, at most
+   * `BUILT_WATCH_MAX`: what the watch pass looks for on chain (`TradeMachine.traced`).
+   */
+  const built = Effect.map(
+    sql<Pick<Db, "account_id" | "client_trade_id">>`
+      SELECT account_id, client_trade_id FROM agent_trades WHERE state = 'built' ORDER BY last_valid_block_height, created_at LIMIT ${BUILT_WATCH_MAX}`,
+    (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
+  )
+
   /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX + 1). */
   const list = (accountId: string, f: TradeFilter): Effect.Effect<ReadonlyArray<TradeRow>, SqlError> => {
     const conditions = [sql`account_id = ${accountId}`]
@@ -289,7 +308,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
     )
   }
 
-  return { get, save, inFlight, list }
+  return { get, save, inFlight, built, list }
 }
 
 export type TradeStore = ReturnType<typeof makeTradeStore>

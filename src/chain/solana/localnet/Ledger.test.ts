@@ -237,10 +237,16 @@ describe("Ledger: slots, commitment and history", () => {
     const r = expectOk(ledger, await send(ledger, payer, [getTransferSolInstruction({ from: payer, to: fresh.address, lamports: SOL })]))
     ledger.advanceSlots(5)
     expect(ledger.getTransaction(r.signature)?.slot).toBe(1n)
+    expect(ledger.signaturesForAddress(fresh.address, { limit: 10, commitment: "confirmed" }).map((t) => t.signature)).toEqual([r.signature])
     ledger.advanceSlot()
     expect(ledger.getTransaction(r.signature)).toBeUndefined()
     expect(ledger.getBlock(1n)).toBeUndefined()
     expect(ledger.oldestHistorySlot).toBe(2n)
+    // The address index is pruned with the history: only what is retained is listed.
+    expect(ledger.signaturesForAddress(fresh.address, { limit: 10, commitment: "confirmed" })).toEqual([])
+    const later = expectOk(ledger, await send(ledger, payer, [getTransferSolInstruction({ from: payer, to: fresh.address, lamports: SOL })]))
+    ledger.advanceSlot()
+    expect(ledger.signaturesForAddress(fresh.address, { limit: 10, commitment: "confirmed" }).map((t) => t.signature)).toEqual([later.signature])
     expect(() => new Ledger({ blockhashValiditySlots: 10, historySlots: 10 })).toThrow(RangeError)
   })
 

@@ -505,6 +505,8 @@ export class Ledger {
   private readonly recentBlockhashes = new Map<string, bigint>()
   private readonly slots = new Map<bigint, SlotState>()
   private readonly records = new Map<string, TransactionRecord>()
+  /** Each address's landed signatures in landing order (oldest first), pruned with the history. */
+  private readonly byAddress = new Map<string, string[]>()
   private readonly bundles = new Map<string, BundleRecord>()
   private writeVersion = 0n
   private faucetNonce = 0
@@ -760,7 +762,16 @@ export class Ledger {
     const oldest = this.openSlot - BigInt(this.options.historySlots)
     for (const [slot, state] of this.slots) {
       if (slot >= oldest) break
-      for (const sig of state.signatures) this.records.delete(sig)
+      for (const sig of state.signatures) {
+        const r = this.records.get(sig)
+        // Pruned oldest first, so each of its addresses' lists starts with it.
+        for (const key of r === undefined ? [] : new Set(r.accountKeys)) {
+          const list = this.byAddress.get(key)
+          if (list?.[0] === sig) list.shift()
+          if (list !== undefined && list.length === 0) this.byAddress.delete(key)
+        }
+        this.records.delete(sig)
+      }
       for (const id of state.bundleIds) this.bundles.delete(id)
       this.slots.delete(slot)
     }
@@ -950,6 +961,34 @@ export class Ledger {
 
   getTransaction(signature: string): TransactionRecord | undefined {
     return this.records.get(signature)
+  }
+
+  /**
+   * The retained transactions naming `address` among their account keys (`getSignaturesForAddress`),
+   * newest first (landing order, descending), in slots up to `commitment`'s: strictly older than
+   * `before` (none when `before` is not retained, as a validator answers), stopping at `until`
+   * (excluded), at most `limit`.
+   */
+  signaturesForAddress(
+    address: Address,
+    options: { readonly limit: number; readonly before?: string; readonly until?: string; readonly commitment?: Commitment }
+  ): TransactionRecord[] {
+    const list = this.byAddress.get(address) ?? []
+    const top = this.slotAt(options.commitment ?? "finalized")
+    let i = list.length - 1
+    if (options.before !== undefined) {
+      if (!this.records.has(options.before)) return []
+      while (i >= 0 && list[i] !== options.before) i--
+      i--
+    }
+    const out: TransactionRecord[] = []
+    for (; i >= 0 && out.length < options.limit; i--) {
+      const sig = list[i]!
+      if (sig === options.until) break
+      const r = this.records.get(sig)
+      if (r !== undefined && r.slot <= top) out.push(r)
+    }
+    return out
   }
 
   getSignatureStatus(signature: string): SignatureStatus | undefined {
@@ -1343,6 +1382,11 @@ export class Ledger {
     }
     state.signatures.push(record.signature)
     this.records.set(record.signature, record)
+    for (const key of new Set(record.accountKeys)) {
+      const list = this.byAddress.get(key)
+      if (list === undefined) this.byAddress.set(key, [record.signature])
+      else list.push(record.signature)
+    }
     const updates: LedgerUpdate[] = ex.writes.map(([pubkey, a]) => ({
       kind: "account",
       slot: record.slot,

@@ -7,7 +7,8 @@
  *   rail, `tee`: the bound wallet's; strict per rail, `SpendGate.decide`), then the unsigned
  *   transaction and its single-use sign claim (`WalletService.recordBuilt`: the relay signs only
  *   these bytes, once), recorded `built`. A repeat of the id answers the stored build (a changed
- *   body is refused). The hold stays until the trade books or fails, or the sweep releases it.
+ *   body is refused). The hold stays until the trade books or fails (a build no request
+ *   sends is settled from the chain by the runner's watch pass: `TradeAttempt.ts`, `Trace`).
  * - `submit`: the signed bytes must be exactly the built message with the payer's valid signature
  *   (anything else is refused and changes nothing); then the runner's conditional save
  *   `built → sending` picks the one request that sends, once; the others answer the trade as it
@@ -166,7 +167,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         walletId: p.walletId,
         claimId: claim.claimId,
         transaction: Buffer.from(built.wire).toString("base64"),
-        messageHash: sha256Hex(message)
+        messageHash: sha256Hex(message),
+        builtSlot: built.slot
       }
       const applied = yield* ctx.trades
         .apply(key(caller, request.clientTradeId), undefined, { event: { _tag: "Built" }, insert: row })
@@ -226,7 +228,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const row = yield* builtRow(caller, input.clientTradeId, "signature")
       if (row.state !== "built") {
-        if (row.signature !== input.signature) {
+        // A build that failed unsent (its blockhash expired, `Lapsed`) has no signature: it answers as it stands.
+        if (row.signature !== "" && row.signature !== input.signature) {
           return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
         }
         return yield* standingOf(row)

@@ -17,15 +17,18 @@
  *   (`statusCacheSlots`, 300 slots); with it, the ledger's whole retained history.
  * - Bounds: request body `maxBodyBytes` (1 MiB), batch `maxBatch` (100), 100 accounts per
  *   `getMultipleAccounts`, 256 signatures per `getSignatureStatuses`, 4 filters and 10,000
- *   accounts per `getProgramAccounts` (more matches: -32010, as a node's scan limit answers).
+ *   accounts per `getProgramAccounts` (more matches: -32010, as a node's scan limit answers),
+ *   1,000 signatures per `getSignaturesForAddress` (newest first, `before`/`until`, its retained
+ *   history only; each with agave's `memo` text).
  * Errors use Solana's codes: -32002 preflight, -32003 signature verification, -32015 transaction
  * version, -32016 min context slot, -32602 invalid params, -32601 method not found.
  */
 import { type Address, getBase58Encoder, getTransactionDecoder, getBase58Decoder } from "@solana/kit"
+import { MEMO_PROGRAM_ADDRESS } from "@solana-program/memo"
 import { decodeSplMint } from "../../program/accounts/SplMint.js"
 import { decodeSplTokenAccount } from "../../program/accounts/SplTokenAccount.js"
 import { TOKEN_PROGRAM_ID } from "../../program/ProgramIds.js"
-import type { Commitment, Ledger, ProgramAccountsFilter, SignatureStatus } from "../Ledger.js"
+import type { Commitment, Ledger, ProgramAccountsFilter, SignatureStatus, TransactionRecord } from "../Ledger.js"
 import type { TransactionError } from "../TransactionError.js"
 import { invalidParams, JsonRpcError, type MethodHandler, type RunningServer, startJsonRpcHttpServer } from "./internal/httpJsonRpc.js"
 import {
@@ -76,6 +79,8 @@ export const defaultSolanaRpcServerOptions: SolanaRpcServerOptions = {
 
 export const MAX_MULTIPLE_ACCOUNTS = 100
 export const MAX_SIGNATURE_STATUSES = 256
+/** A validator's most signatures per `getSignaturesForAddress` (and its default). */
+export const MAX_SIGNATURES_FOR_ADDRESS = 1000
 /** A validator's bounds on an encoded wire transaction (1232 bytes raw). */
 export const MAX_BASE58_TRANSACTION_CHARS = 1683
 export const MAX_BASE64_TRANSACTION_CHARS = 1644
@@ -146,6 +151,17 @@ const statusJsonOf = (s: SignatureStatus) => ({
   status: statusJson(s.err),
   confirmationStatus: s.confirmationStatus
 })
+
+/**
+ * A transaction's memos as `getSignaturesForAddress` reports them (agave's `extract_and_fmt_memos`):
+ * each memo instruction's data as `[<byte length>] <text>`, joined by `; `; null without one.
+ */
+export const memoOf = (r: TransactionRecord): string | null => {
+  const memos = r.instructions
+    .filter((ix) => r.accountKeys[ix.programIdIndex] === MEMO_PROGRAM_ADDRESS)
+    .map((ix) => `[${ix.data.length}] ${new TextDecoder("utf-8", { fatal: false }).decode(ix.data)}`)
+  return memos.length === 0 ? null : memos.join("; ")
+}
 
 /** The method table, exported for direct tests; `startSolanaRpcServer` serves it over HTTP. */
 /** `filters` of getProgramAccounts: at most 4, each `{dataSize}` or `{memcmp: {offset, bytes, encoding?}}` (base58 default). */
@@ -293,6 +309,29 @@ export const solanaRpcMethods = (ledger: Ledger, o: SolanaRpcServerOptions): Rea
           s === null || (!searchHistory && s.slot < recentFrom) ? null : statusJsonOf(s)
         )
       }
+    },
+
+    getSignaturesForAddress: (p) => {
+      const address = addressParam(requiredAt(p, 0, "address"))
+      const config = configAt(p, 1)
+      const commitment = commitmentOption(config)
+      if (commitment === "processed") throw invalidParams("Method does not support commitment below `confirmed`")
+      checkMinContextSlot(config, ledger.slotAt(commitment))
+      const limitOption = config["limit"]
+      const limit = limitOption === undefined || limitOption === null ? MAX_SIGNATURES_FOR_ADDRESS : usizeParam(limitOption, "limit", MAX_SIGNATURES_FOR_ADDRESS)
+      if (limit === 0) throw invalidParams(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`)
+      const before = config["before"] === undefined || config["before"] === null ? undefined : signatureParam(config["before"])
+      const until = config["until"] === undefined || config["until"] === null ? undefined : signatureParam(config["until"])
+      return ledger
+        .signaturesForAddress(address, { limit, commitment, ...(before === undefined ? {} : { before }), ...(until === undefined ? {} : { until }) })
+        .map((r) => ({
+          signature: r.signature,
+          slot: r.slot,
+          err: r.err,
+          memo: memoOf(r),
+          blockTime: ledger.getBlock(r.slot)?.blockTimeSec ?? null,
+          confirmationStatus: ledger.commitmentOfSlot(r.slot) ?? "finalized"
+        }))
     },
 
     getTransaction: (p) => {
