@@ -264,7 +264,7 @@ describe("Hood one-shot trades", () => {
     const signatures = new Set(answers.flatMap((a) => (a._tag === "Right" && "signature" in a.right ? [a.right.signature] : [])))
     const refusals = answers.flatMap((a) => (a._tag === "Left" ? [a.left.reason] : []))
     expect(signatures.size).toBe(1)
-    expect(refusals.every((r) => r === "pending")).toBe(true)
+    expect(refusals.filter((r) => r !== "pending")).toEqual([]) // names any other refusal
     expect(await rowCount(`race-${seed}`)).toBe(1)
     expect(answers.filter((a) => a._tag === "Right" && "replay" in a.right && a.right.replay === false).length).toBe(1)
     expect(await tokenBalance(pc(), c.token, wallet)).toBe(q.amountOut)

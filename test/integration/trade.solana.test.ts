@@ -291,7 +291,7 @@ describe("Solana one-shot trades", () => {
     const refusals = answers.flatMap((a) => (a._tag === "Left" ? [a.left.reason] : []))
     // Every answer is the one trade's outcome, or (for a request that gave up waiting) its pending refusal.
     expect(signatures.size).toBe(1)
-    expect(refusals.every((r) => r === "pending")).toBe(true)
+    expect(refusals.filter((r) => r !== "pending")).toEqual([]) // names any other refusal
     expect(await rowCount("race-1")).toBe(1)
     expect(tokenBalance(ledger, ata) - held).toBe(q.amountOut)
     expect(answers.filter((a) => a._tag === "Right" && "replay" in a.right && a.right.replay === false).length).toBe(1)
