@@ -37,6 +37,7 @@ import tradeSpend from "./0031_trade_spend.js"
 import limitOrderExecutions from "./0033_limit_order_executions.js"
 import hostedMetadata from "./0038_hosted_metadata.js"
 import tradeSignedPayers from "./0039_trade_signed_payers.js"
+import transferTeePayer from "./0041_transfer_tee_payer.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -69,5 +70,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0031_trade_spend": tradeSpend,
   "0033_limit_order_executions": limitOrderExecutions,
   "0038_hosted_metadata": hostedMetadata,
-  "0039_trade_signed_payers": tradeSignedPayers
+  "0039_trade_signed_payers": tradeSignedPayers,
+  "0041_transfer_tee_payer": transferTeePayer
 }

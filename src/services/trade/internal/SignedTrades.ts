@@ -59,7 +59,7 @@ export const signedPayerParts = (wire: Uint8Array, payer: string): { readonly me
 }
 
 /** Whether `signature` is the payer's ed25519 signature over `message`. */
-const validSignature = (payer: string, signature: SignatureBytes, message: Uint8Array) =>
+export const validSignature = (payer: string, signature: SignatureBytes, message: Uint8Array) =>
   Effect.promise(async () => {
     try {
       return await verifySignature(await getPublicKeyFromAddress(payer as Address), signature, message)
