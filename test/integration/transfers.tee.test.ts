@@ -12,6 +12,8 @@
  * - once `transfer:bound` is gone: the relay and the submit refuse `SCOPE_MISSING`, nothing moves;
  * - a forged or changed signed transaction is refused and nothing changes;
  * - 50 concurrent same-id submits move the funds once;
+ * - a relay-signed build the caller broadcast itself (never submitted) is settled from the chain
+ *   once by the recovery pass; an unbroadcast one stays `built`;
  * - the hold of an unsigned transfer counts on the key's txLimit until the sweep releases it, after
  *   the hold is 30 minutes old and the sign claim's own lifetime has passed.
  */
@@ -28,12 +30,13 @@ import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/ser
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
-import { SOLANA_FEE_LAMPORTS } from "../../src/services/transfers/SolanaTransfers.js"
+import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS } from "../../src/services/transfers/SolanaTransfers.js"
 import { makeTransferService, type TransferCaller, type TransferInput, type TransferServiceShape, type TransferView } from "../../src/services/transfers/TransferService.js"
 import { transferReservationId } from "../../src/services/transfers/TransferStore.js"
 import * as TrustedWallets from "../../src/services/transfers/TrustedWallets.js"
 import * as WithdrawalAddresses from "../../src/services/transfers/WithdrawalAddresses.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
+import { eventually } from "../support/eventually.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const SOL = 1_000_000_000n
@@ -53,6 +56,7 @@ let bySession: { id: string; address: string }
 let byAgent: { id: string; address: string }
 let trust: TrustedWallets.TrustedWalletsShape
 let addresses: WithdrawalAddresses.WithdrawalAddressesShape
+let rpcUrl: string
 
 /** key-a1 at the Withdraw level (its stored row has the same scopes); `scopes` narrows it as an access change would. */
 const principalOf = (scopes: ReadonlyArray<string> = WITHDRAW): Principal => ({ ...(principals["key-a1"] as Principal), scopes })
@@ -150,6 +154,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const net = Context.get(await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ manualSlots: true, ledger: { blockhashValiditySlots: 750 } }), scope)), SolanaLocalnet)
   ledger = net.ledger
+  rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
   const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
@@ -321,6 +326,31 @@ describe("transfer rail, TEE payer on Solana", () => {
     expect(before.tee - lamports(tee.address)).toBe(12_345n + SOLANA_FEE_LAMPORTS)
     expect(await rows("c-race")).toEqual([{ client_transfer_id: "c-race", state: "confirmed", signature }])
     expect((await executed()).filter((e) => e.data.signature === signature)).toHaveLength(1)
+  }, 90_000)
+
+  it("a relay-signed build the caller broadcast itself is settled once by the recovery pass; one it never broadcast stays built", async () => {
+    const kept = await built(body("b-kept", { amountRaw: 1_111n }))
+    await relaySigned(kept)
+    const b = await built(body("b-self", { amountRaw: 7_777n }))
+    const signed = await Effect.runPromise(
+      h.service.signClaimed(principalOf(), tee.id, { claimId: b.signClaim!.claimId, transaction: new Uint8Array(Buffer.from(b.transaction!, "base64")) })
+    )
+    const before = lamports(vault)
+    await Effect.runPromise(makeSolanaTransfers(rpcUrl).port.send(signed.signedTransaction))
+    await eventually(async () => lamports(vault) - before === 7_777n, { what: "the broadcast transfer lands", deadlineMs: 30_000 })
+    expect(await rows("b-self")).toEqual([{ client_transfer_id: "b-self", state: "built", signature: "" }])
+    await Effect.runPromise(transfers.recover)
+    await eventually(async () => (await rows("b-self"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
+    expect(await rows("b-self")).toEqual([{ client_transfer_id: "b-self", state: "confirmed", signature: signed.signature }])
+    expect(await reservation("b-self")).toBe("booked")
+    expect((await executed()).filter((e) => e.data.signature === signed.signature)).toHaveLength(1)
+    // Again: nothing more; a submit of the same bytes answers it as it stands.
+    await Effect.runPromise(transfers.recover)
+    expect((await executed()).filter((e) => e.data.signature === signed.signature)).toHaveLength(1)
+    const replay = await run(submit("b-self", new Uint8Array(Buffer.from(signed.signedTransaction, "base64"))))
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ status: "confirmed", signature: signed.signature, replay: true })
+    expect(lamports(vault) - before).toBe(7_777n)
+    expect(await rows("b-kept")).toEqual([{ client_transfer_id: "b-kept", state: "built", signature: "" }])
   }, 90_000)
 
   it("KEY_LIMIT_REACHED: an unsigned TEE transfer to a linked wallet counts until the sweep releases its hold, after the hold is 30 minutes old and its sign claim's lifetime has passed", async () => {

@@ -7,7 +7,9 @@
  * - `wallet_id`: the paying TEE wallet's row (null for `payer: main`);
  * - `claim_id`, `claim_expires_at`: the single-use sign claim of the built transaction;
  * - `transaction`: the unsigned transaction (base64 wire bytes), answered again on a replay;
- * - `message_hash`: sha-256 hex of the built message, what a signed transaction must match.
+ * - `message_hash`: sha-256 hex of the built message, what a signed transaction must match;
+ *   `transfers_built` lists builds for the recovery pass that settles relay-signed ones the caller
+ *   broadcast itself.
  * - `wallets.linked_by`: the credential that linked the row (`session`, `device`, `agentKey`);
  *   null for rows linked before it was recorded. A wallet the owner linked while signed in
  *   (`session`) is a destination of the bound TEE wallet.
@@ -26,5 +28,6 @@ export default Effect.gen(function* () {
   yield* sql`ALTER TABLE transfers ADD COLUMN claim_expires_at timestamptz`
   yield* sql`ALTER TABLE transfers ADD COLUMN transaction text`
   yield* sql`ALTER TABLE transfers ADD COLUMN message_hash text`
+  yield* sql`CREATE INDEX transfers_built ON transfers (created_at) WHERE state = 'built'`
   yield* sql`ALTER TABLE wallets ADD COLUMN linked_by text CHECK (linked_by IN ('session', 'device', 'agentKey'))`
 })

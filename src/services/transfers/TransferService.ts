@@ -437,8 +437,13 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         Effect.withSpan("TransferService.submit")
       )
 
-    /** One recovery pass: settles from the chain every transfer a dead process left `sending` (never resends). */
-    const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))
+    /**
+     * One recovery pass: settles from the chain every transfer a dead process left `sending` (never
+     * resends), and every relay-signed TEE build the caller broadcast itself (`TeeTransfers.reconcile`).
+     */
+    const recover = storage(
+      Effect.zipWith(runner.recover, tee === undefined ? Effect.succeed(0) : tee.reconcile, (resumed, reconciled) => resumed + reconciled)
+    ).pipe(Effect.withSpan("TransferService.recover"))
 
     return { build, submit, recover, requestHashOf }
   })

@@ -22,6 +22,9 @@
  * changes); the bytes must be exactly the built message with the TEE wallet's valid signature
  * (else `wrong_transaction`, nothing changes); the runner's conditional save `built → sending`
  * picks the one request that sends, once; the others answer the transfer as it stands.
+ *
+ * Reconcile (each recovery pass): a relay-signed build the caller broadcast itself instead of
+ * submitting is settled from the chain once, so a transfer that moved funds is always recorded.
  */
 import { getBase58Decoder, getTransactionDecoder, type SignatureBytes } from "@solana/kit"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -250,5 +253,37 @@ export const makeTeeTransfers = (ctx: TeeTransfersContext) => {
       return yield* ctx.answer(now, row.requestHash, applied._tag !== "Saved", "Recorded")
     })
 
-  return { build, submit }
+  /**
+   * One pass over TEE builds the relay signed but nobody submitted (at most `RECONCILE_MAX`): a
+   * signature the relay made is the wallet's own, so when the chain has it (the caller broadcast
+   * the relay's bytes itself) the transfer moves to `sending` on it without sending anything, and
+   * the runner settles it once (`confirmed` with its event and booking, or `failed`). A build
+   * whose signature the chain does not know stays `built`: its submit can still send it.
+   */
+  const reconcile: Effect.Effect<number, SqlError> = Effect.gen(function* () {
+    const signed = yield* sql<{ account_id: string; client_transfer_id: string; signature: string }>`
+      SELECT t.account_id, t.client_transfer_id, c.signature FROM transfers t JOIN sign_claims c ON c.id = t.claim_id
+      WHERE t.state = 'built' AND t.payer = 'tee' AND c.state = 'signed' AND c.signature IS NOT NULL
+      ORDER BY t.created_at LIMIT ${RECONCILE_MAX}`
+    let moved = 0
+    for (const s of signed) {
+      const row = yield* store.get(s.account_id, s.client_transfer_id)
+      if (row === undefined || row.state !== "built") continue
+      const seen = yield* Effect.either(solana.port.observe({ ...row, signature: s.signature }))
+      if (seen._tag === "Left" || (seen.right.outcome !== "landed" && seen.right.outcome !== "reverted")) continue
+      const applied = yield* runner
+        .apply({ accountId: row.accountId, clientTransferId: row.clientTransferId }, row, { event: { _tag: "Sent", signature: s.signature } })
+        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+      if (applied._tag === "Saved") {
+        moved++
+        yield* settleClaim(applied.state)
+      }
+    }
+    return moved
+  })
+
+  return { build, submit, reconcile }
 }
+
+/** Relay-signed, unsubmitted TEE builds one reconcile pass looks at, oldest first. */
+export const RECONCILE_MAX = 100
