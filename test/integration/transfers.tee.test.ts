@@ -193,6 +193,13 @@ afterAll(async () => {
 describe("transfer rail, TEE payer on Solana", () => {
   it("to the pinned vault: built with its sign claim, nothing sent; the relay signs; the submit moves the exact lamports once, one transfer.executed", async () => {
     const before = { tee: lamports(tee.address), vault: lamports(vault) }
+    const claimsBefore = await claims()
+    // A dry run checks everything and records, claims and holds nothing.
+    const dry = await run(transfers.build(caller, body("tee-vault", { dryRun: true })))
+    expect(dry._tag === "Right" && dry.right).toMatchObject({ status: "ready", payer: "tee", destinationKind: "vault", createsAccount: false })
+    expect(await rows("tee-vault")).toEqual([])
+    expect(await claims()).toBe(claimsBefore)
+    expect(await reservation("tee-vault")).toBeUndefined()
     const b = await built(body("tee-vault"))
     expect(b).toMatchObject({ status: "built", payer: "tee", linkedWalletId: tee.id, from: tee.address, to: vault, destinationClass: "approved", destinationKind: "vault", replay: false })
     expect(b).not.toHaveProperty("signature")
@@ -257,6 +264,23 @@ describe("transfer rail, TEE payer on Solana", () => {
       expect(await reservation(id)).toBeUndefined()
     }
     expect(await refusalOf(transfers.build(caller, body("n-self", { to: tee.address })))).toMatchObject({ status: 400, reason: "same_wallet" })
+    // The payer must be a TEE wallet bound to this key, on Solana.
+    expect(await refusalOf(transfers.build(caller, body("n-linked-payer", { linkedWalletId: bySession.id })))).toMatchObject({
+      status: 400,
+      code: "VALIDATION_FAILED",
+      field: "linkedWalletId",
+      reason: "wallet_not_signable"
+    })
+    expect(await refusalOf(transfers.build(callerOf(WITHDRAW, "kid-a2", "a2aaaaaa"), body("n-other-key")))).toMatchObject({
+      status: 400,
+      field: "linkedWalletId",
+      reason: "key_not_bound"
+    })
+    expect(await refusalOf(transfers.build(caller, body("n-hood", { chain: "hood", asset: "eth", to: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" })))).toMatchObject({
+      status: 400,
+      field: "chain",
+      reason: "chain_unsupported"
+    })
     expect((await rows()).length).toBe(before.rows)
     expect(await claims()).toBe(before.claims)
     expect((await executed()).length).toBe(before.events)
