@@ -350,6 +350,10 @@ const TransferRows: Rows<TransferError> = {
   transfer_failed: { code: "IDEMPOTENCY_CONFLICT", field: "clientTransferId", reason: "failed", retryable: false },
   chain_unavailable: { code: "FEED_UNAVAILABLE", retryable: true },
   chain_unsupported: { code: "VALIDATION_FAILED", field: "chain", reason: "chain_unsupported" },
+  scope_missing: { code: "SCOPE_MISSING" },
+  payer_not_tee: { code: "VALIDATION_FAILED", field: "linkedWalletId", reason: "not_tee" },
+  transfer_not_found: { code: "JOB_NOT_FOUND", field: "clientTransferId" },
+  wrong_transaction: { code: "VALIDATION_FAILED", status: 409, field: "signedTransaction" },
   storage: { code: "INTERNAL" }
 }
 

@@ -32,7 +32,9 @@ const Revoked = Schema.Struct({ id: Schema.String, revokedAt: Schema.String })
 const Trust = Schema.Struct({ batchId: Schema.String, wallets: Schema.Array(TrustedWallet), changed: Schema.Int })
 
 const Transfer = Schema.Struct({
-  status: Schema.Literal("ready", "sending", "confirmed").annotations({ description: "ready: a dry run's; sending: not confirmed yet; confirmed: on chain" }),
+  status: Schema.Literal("ready", "built", "sending", "confirmed").annotations({
+    description: "ready: a dry run's; built: a TEE build waiting for its signed transaction (POST /transfer/submit); sending: not confirmed yet; confirmed: on chain"
+  }),
   clientTransferId: Schema.String,
   chain: Schema.Literal("solana", "hood"),
   asset: Schema.String,
@@ -44,7 +46,14 @@ const Transfer = Schema.Struct({
   walletId: Schema.optionalWith(Schema.String, { exact: true }),
   signature: Schema.optionalWith(Schema.String, { exact: true }),
   replay: Schema.Boolean,
-  createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({ description: "dry run: whether the transfer creates the destination's token account" })
+  createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({ description: "dry run: whether the transfer creates the destination's token account" }),
+  payer: Schema.Literal("main", "tee").annotations({ description: "main: the embedded wallet, signed server-side; tee: the TEE wallet bound to the key, signed through the sign relay" }),
+  linkedWalletId: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "payer tee: the paying TEE wallet's id" }),
+  transaction: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built: the unsigned transaction, base64 wire bytes (the TEE wallet's signature slot empty)" }),
+  signClaim: Schema.optionalWith(Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }), { exact: true }).annotations({
+    description: "built: the single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under"
+  }),
+  lastValidBlockHeight: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built: past this block height the transaction can never land" })
 })
 
 export const TransferResult = Schema.Struct({ success: Success, ...Transfer.fields }).annotations({ identifier: "TransferResult" })

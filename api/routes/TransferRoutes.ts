@@ -13,7 +13,9 @@ import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Effect, Schema } from "effect"
 import { isAddress as isEvmAddress } from "viem"
 import { apiError, type ApiError } from "../../src/domain/ApiError.js"
-import type { TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import type { TransferCaller, TransferServiceShape } from "../../src/services/transfers/TransferService.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { answer } from "../OpenApi.js"
 import { TRUST_BATCH_MAX, type TrustedWalletsShape } from "../../src/services/transfers/TrustedWallets.js"
 import { WITHDRAWAL_LABEL_MAX_CHARS, type WithdrawalAddressesShape } from "../../src/services/transfers/WithdrawalAddresses.js"
@@ -194,9 +196,17 @@ export const TransferBuildBody = Schema.Struct({
   asset: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ADDRESS_MAX_CHARS)),
   amountRaw: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]*$/), Schema.maxLength(AMOUNT_MAX_DIGITS)),
   to: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ADDRESS_MAX_CHARS)),
-  dryRun: Schema.optionalWith(Schema.Boolean, { exact: true })
+  dryRun: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  payer: Schema.optionalWith(Schema.Literal("main", "tee"), { exact: true }).annotations({
+    description: "main (default): the embedded wallet, signed server-side; tee: the TEE wallet bound to this key (linkedWalletId), signed through the sign relay"
+  }),
+  linkedWalletId: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(ID_MAX_CHARS)), { exact: true }).annotations({
+    description: "payer tee: the paying TEE wallet's id"
+  })
 }).pipe(
   Schema.filter((b) => {
+    if ((b.payer ?? "main") === "main" && b.linkedWalletId !== undefined) return { path: ["linkedWalletId"], message: "payer main sends from the embedded wallet: send linkedWalletId with payer tee" }
+    if (b.payer === "tee" && b.linkedWalletId === undefined) return { path: ["linkedWalletId"], message: "payer tee needs linkedWalletId: the TEE wallet bound to this key" }
     const solana = b.chain === "solana"
     const assetOk = solana ? SOLANA_ASSETS.has(b.asset) || isSolanaAddress(b.asset) : HOOD_ASSETS.has(b.asset) || isHoodAddress(b.asset)
     if (!assetOk) {
@@ -209,9 +219,19 @@ export const TransferBuildBody = Schema.Struct({
   Schema.annotations({
     identifier: "TransferBuildBody",
     description:
-      "`{clientTransferId, chain, asset (solana: sol | usdc | svc | mint; hood: eth | usdg | token address), amountRaw, to, dryRun?}`; payer is the embedded wallet"
+      "`{clientTransferId, chain, asset (solana: sol | usdc | svc | mint; hood: eth | usdg | token address), amountRaw, to, dryRun?, payer?, linkedWalletId?}`; payer main (default) is the embedded wallet, payer tee the TEE wallet bound to the key (Solana)"
   })
 )
+
+/** A signed v0 transfer in base64 (1,232 bytes at most on the wire). */
+const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
+
+export const TransferSubmitBody = Schema.Struct({
+  clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
+  signedTransaction: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(SIGNED_TRANSACTION_BASE64_CHARS_MAX), Schema.pattern(/^[A-Za-z0-9+/]+={0,2}$/)).annotations({
+    description: "The built transaction with the TEE wallet's signature, base64"
+  })
+}).annotations({ identifier: "TransferSubmitBody", description: "`{clientTransferId, signedTransaction}`: a TEE build's transaction, signed" })
 
 export interface TransferRailDeps {
   readonly agentAuth: AgentAuth
@@ -219,35 +239,72 @@ export interface TransferRailDeps {
 }
 
 /**
- * `POST /api/v1/agent/transfer/build` (spec document 2: 2.1, "Transaction-limit rules"): a live
- * key with `transfer:write` (the Withdraw level); the embedded wallet signs and the transfer is
- * sent and confirmed in the call, as the staking rail's embedded payer is.
+ * `POST /api/v1/agent/transfer/build` (spec document 2: 2.1, 3.2, "Transaction-limit rules"): a
+ * live key with `transfer:write` (the Withdraw level). Payer main: the embedded wallet signs and
+ * the transfer is sent and confirmed in the call, as the staking rail's embedded payer is. Payer
+ * tee (the key also holds `transfer:bound`): the unsigned transaction and its sign claim, recorded
+ * `built`; `POST /api/v1/agent/transfer/submit` takes it signed and sends it once.
  */
 const TRANSFER_WRITES = { scopes: ["transfer:write"], testKeys: "forbid" } as const
+
+const railRefusals = tableRefusals([T, ErrorTable.SpendError, ErrorTable.PayerError, ErrorTable.SignClaimError, ErrorTable.WalletError], keyCheckRefusals(TRANSFER_WRITES))
+
+const callerOf = (p: AgentPrincipal): TransferCaller => ({
+  accountId: p.accountId,
+  keyId: p.key.id,
+  keyPrefix: p.key.prefix,
+  embeddedWallet: p.key.embeddedWallet,
+  principal: agentToWalletPrincipal(p)
+})
 
 export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteDef> => [
   route({
     method: "POST",
     path: "/api/v1/agent/transfer/build",
     operationId: "buildTransfer",
-    summary: "Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address",
+    summary:
+      "Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address, or (payer tee) out of the bound TEE wallet to its pinned vault or a wallet the owner linked while signed in or marked trusted",
     description:
-      "Answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). `dryRun` checks everything and answers `status: ready` with `createsAccount`.",
+      "Payer main answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). Payer tee answers `status: built` with the unsigned `transaction` and its `signClaim`: sign it through the wallet's sign relay, then POST /api/v1/agent/transfer/submit. `dryRun` checks everything and answers `status: ready` with `createsAccount`.",
     tags: ["transfers"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     body: { schema: TransferBuildBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
     responses: {
-      200: answer("The transfer as it stands: `confirmed` with its signature, `sending`, or `ready` for a dry run", TransferResult),
-      ...tableRefusals([T, ErrorTable.SpendError], keyCheckRefusals(TRANSFER_WRITES))
+      200: answer("The transfer as it stands: `confirmed` with its signature, `sending`, `built` (payer tee, unsigned), or `ready` for a dry run", TransferResult),
+      ...railRefusals
     },
     authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),
     handler: (_req, { body }, p) =>
       reply(
-        deps.transfers.build(
-          { accountId: p.accountId, keyId: p.key.id, keyPrefix: p.key.prefix, embeddedWallet: p.key.embeddedWallet },
-          { clientTransferId: body.clientTransferId, chain: body.chain === "solana" ? "solana" : "hood", asset: body.asset, amountRaw: BigInt(body.amountRaw), to: body.to, dryRun: body.dryRun ?? false }
-        )
+        deps.transfers.build(callerOf(p), {
+          clientTransferId: body.clientTransferId,
+          chain: body.chain === "solana" ? "solana" : "hood",
+          asset: body.asset,
+          amountRaw: BigInt(body.amountRaw),
+          to: body.to,
+          dryRun: body.dryRun ?? false,
+          ...(body.payer === "tee" && body.linkedWalletId !== undefined ? { payer: "tee" as const, linkedWalletId: body.linkedWalletId } : {})
+        })
       )
+  }),
+  route({
+    method: "POST",
+    path: "/api/v1/agent/transfer/submit",
+    operationId: "submitTransfer",
+    summary: "Withdraw level, payer tee: a built transfer's signed transaction, verified and sent once",
+    description:
+      "Exactly the built transaction with the TEE wallet's valid signature (anything else is refused and nothing changes); sent once, whatever the number of concurrent submits; answers `confirmed` with `signature` once the chain confirmed it. Refused SCOPE_MISSING once the key no longer holds transfer:bound.",
+    tags: ["transfers"],
+    auth: "agentKey",
+    headers: AGENT_AUTH_HEADERS,
+    body: { schema: TransferSubmitBody, maxBytes: TRANSFER_BODY_MAX_BYTES },
+    responses: {
+      200: answer("The transfer as it stands: `confirmed` with its signature, or `sending`", TransferResult),
+      ...railRefusals
+    },
+    authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),
+    handler: (_req, { body }, p) =>
+      reply(deps.transfers.submit(callerOf(p), { clientTransferId: body.clientTransferId, signedTransaction: new Uint8Array(Buffer.from(body.signedTransaction, "base64")) }))
   })
 ]

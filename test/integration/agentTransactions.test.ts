@@ -17,7 +17,7 @@ import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
 import { makeClaimStore, makeStakingStore, type OperationRow } from "../../src/services/staking/StakingStore.js"
 import { type AgentTransactions, makeAgentTransactions, type TransactionQuery } from "../../src/services/trade/AgentTransactions.js"
 import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
-import { makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
+import { MAIN_PAYER, makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import { mountRoutes } from "../support/httpRoutes.js"
 
 const A = `acct-txns-a-${process.pid}`
@@ -80,6 +80,7 @@ const op = (accountId: string, id: string, action: OperationRow["action"], state
 })
 
 const transfer = (accountId: string, id: string, o: Partial<TransferRow> = {}): TransferRow => ({
+  ...MAIN_PAYER,
   accountId,
   clientTransferId: id,
   keyId: "kid",

@@ -25,7 +25,7 @@ import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { HOOD_TRANSFER_GAS, hoodTransferCall, makeHoodTransfers } from "../../src/services/transfers/HoodTransfers.js"
 import { makeTransferService, requestHashOf, type TransferCaller, type TransferInput, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
-import { makeTransferStore, transferReservationId, type TransferRow } from "../../src/services/transfers/TransferStore.js"
+import { MAIN_PAYER, makeTransferStore, transferReservationId, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import * as WithdrawalAddresses from "../../src/services/transfers/WithdrawalAddresses.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { eventually } from "../support/eventually.js"
@@ -252,6 +252,7 @@ describe("a process that died mid-transfer on Hood (recovery by another process'
     const signed = await Effect.runPromise(h.provider.signWithEmbedded(ACCOUNT, "evm", built.bytes))
     const input = body(clientTransferId, { amountRaw })
     const row: TransferRow = {
+      ...MAIN_PAYER,
       accountId: ACCOUNT,
       clientTransferId,
       keyId: caller.keyId,

@@ -3,7 +3,9 @@
  * PGlite, real key auth, the webhook outbox) and the Solana localnet: only a Withdraw key
  * (`transfer:write`) reaches the rail; the embedded wallet's permission is the key's; a transfer
  * to an own wallet moves the exact amount and writes `transfer.executed` to the real outbox in the
- * same transaction; refusals answer their codes over HTTP and record nothing.
+ * same transaction; refusals answer their codes over HTTP and record nothing. The TEE payer: built
+ * over HTTP, signed through the sign relay's route, refused SCOPE_MISSING at submit once an access
+ * change took the key's transfer scopes, sent once after they are back.
  */
 import { address, getBase58Decoder } from "@solana/kit"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -17,6 +19,7 @@ import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { SOLANA_FEE_LAMPORTS } from "../../src/services/transfers/SolanaTransfers.js"
 import { makeTransferService } from "../../src/services/transfers/TransferService.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { WalletService } from "../../src/services/wallets/WalletService.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { call } from "../support/accountsHarness.js"
 import { type StackHarness, startStackHarness } from "../support/stackHarness.js"
@@ -41,6 +44,7 @@ beforeAll(async () => {
           solanaRpcUrl: net.rpcUrl,
           provider: Context.get(context, WalletProvider),
           events: Context.get(context, AccountEvents),
+          wallets: Context.get(context, WalletService),
           prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }, Date.now),
           pollIntervalMs: 20,
           confirmTimeoutMs: 15_000
@@ -101,5 +105,41 @@ describe("POST /api/v1/agent/transfer/build", () => {
         data: { chain: "solana", asset: "sol", amountRaw: "250000000", from: main, to, destinationClass: "own", signature: ok.body.signature, walletId: tee.body.wallet.id, destinationKind: "tee" }
       }
     ])
+  }, 60_000)
+
+  it("payer tee: built over HTTP, signed by the relay, SCOPE_MISSING at submit once the key is narrowed to Write, confirmed once after it is widened again", async () => {
+    const a = await h.newAccount()
+    await h.delegate(a.accountId, "solana")
+    const withdraw = await h.issue(a.session, { scopes: LevelScopes.readwritetransfer })
+    const vault = getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))
+    const tee = await call(h.url, "POST", "/api/v1/agent/tee-wallets", { session: a.session, body: { chain: "solana", keyPrefix: withdraw.keyPrefix, vaultDestination: vault } })
+    expect(tee.status, JSON.stringify(tee.body)).toBe(200)
+    const teeId = tee.body.wallet.id as string
+    ledger.requestAirdrop(address(tee.body.wallet.address), SOL)
+    const body = { clientTransferId: "http-tee", chain: "solana", asset: "sol", amountRaw: "3000000", to: vault, payer: "tee", linkedWalletId: teeId }
+    const noWallet = await call(h.url, "POST", "/api/v1/agent/transfer/build", { apiKey: withdraw.key, body: { ...body, linkedWalletId: undefined } })
+    expect([noWallet.status, noWallet.body.error.field]).toEqual([400, "linkedWalletId"])
+    const b = await call(h.url, "POST", "/api/v1/agent/transfer/build", { apiKey: withdraw.key, body })
+    expect(b.status, JSON.stringify(b.body)).toBe(200)
+    expect(b.body).toMatchObject({ success: true, status: "built", payer: "tee", linkedWalletId: teeId, to: vault, destinationClass: "approved", destinationKind: "vault" })
+    const signed = await call(h.url, "POST", `/api/v1/agent/wallets/${teeId}/sign`, { apiKey: withdraw.key, body: { claimId: b.body.signClaim.claimId, transaction: b.body.transaction } })
+    expect(signed.status, JSON.stringify(signed.body)).toBe(200)
+    const submitBody = { clientTransferId: "http-tee", signedTransaction: signed.body.signedTransaction }
+
+    const access = (level: string, expectScopes: ReadonlyArray<string>) =>
+      call(h.url, "PUT", `/api/v1/agent/keys/${withdraw.keyPrefix}/access`, { session: a.session, body: { access: level, expectScopes } })
+    const narrowed = await access("readwrite", LevelScopes.readwritetransfer)
+    expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200)
+    const refused = await call(h.url, "POST", "/api/v1/agent/transfer/submit", { apiKey: withdraw.key, body: submitBody })
+    expect([refused.status, refused.body.error.code]).toEqual([403, "SCOPE_MISSING"])
+    expect(lamports(vault)).toBe(0n)
+    expect(await h.query<{ state: string }>("SELECT state FROM transfers WHERE account_id = $1", a.accountId)).toEqual([{ state: "built" }])
+
+    const widened = await access("readwritetransfer", LevelScopes.readwrite)
+    expect(widened.status, JSON.stringify(widened.body)).toBe(200)
+    const ok = await call(h.url, "POST", "/api/v1/agent/transfer/submit", { apiKey: withdraw.key, body: submitBody })
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+    expect(ok.body).toMatchObject({ success: true, status: "confirmed", payer: "tee", signature: signed.body.signature, replay: false })
+    expect(lamports(vault)).toBe(3_000_000n)
   }, 60_000)
 })

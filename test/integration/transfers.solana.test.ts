@@ -24,7 +24,7 @@ import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/ser
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, TOKEN_ACCOUNT_RENT } from "../../src/services/transfers/SolanaTransfers.js"
 import { type TransferCaller, type TransferInput, makeTransferService, requestHashOf, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
-import { makeTransferStore, transferReservationId, type TransferRow } from "../../src/services/transfers/TransferStore.js"
+import { MAIN_PAYER, makeTransferStore, transferReservationId, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import { eventually } from "../support/eventually.js"
 import * as WithdrawalAddresses from "../../src/services/transfers/WithdrawalAddresses.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -253,6 +253,7 @@ describe("a process that died mid-transfer (recovery by another process's pass)"
     const signed = await Effect.runPromise(h.provider.signWithEmbedded("acct-a", "solana", built.wire))
     const input = body(clientTransferId, { amountRaw })
     const row: TransferRow = {
+      ...MAIN_PAYER,
       accountId: "acct-a",
       clientTransferId,
       keyId: caller.keyId,

@@ -807,10 +807,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address
-         * @description Answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). `dryRun` checks everything and answers `status: ready` with `createsAccount`.
+         * Withdraw level: move funds from the embedded wallet to one of the account's own wallets or an approved withdrawal address, or (payer tee) out of the bound TEE wallet to its pinned vault or a wallet the owner linked while signed in or marked trusted
+         * @description Payer main answers `status: confirmed` with `signature` once the chain confirmed it (`sending` when it has not yet; a replay under the same `clientTransferId` answers the same transfer and sends nothing). Payer tee answers `status: built` with the unsigned `transaction` and its `signClaim`: sign it through the wallet's sign relay, then POST /api/v1/agent/transfer/submit. `dryRun` checks everything and answers `status: ready` with `createsAccount`.
          */
         post: operations["buildTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/transfer/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw level, payer tee: a built transfer's signed transaction, verified and sent once
+         * @description Exactly the built transaction with the TEE wallet's valid signature (anything else is refused and nothing changes); sent once, whatever the number of concurrent submits; answers `confirmed` with `signature` once the chain confirmed it. Refused SCOPE_MISSING once the key no longer holds transfer:bound.
+         */
+        post: operations["submitTransfer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3063,10 +3083,10 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             /**
-             * @description ready: a dry run's; sending: not confirmed yet; confirmed: on chain
+             * @description ready: a dry run's; built: a TEE build waiting for its signed transaction (POST /transfer/submit); sending: not confirmed yet; confirmed: on chain
              * @enum {string}
              */
-            status: "ready" | "sending" | "confirmed";
+            status: "ready" | "built" | "sending" | "confirmed";
             clientTransferId: string;
             /** @enum {string} */
             chain: "solana" | "hood";
@@ -3082,6 +3102,22 @@ export interface components {
             replay: boolean;
             /** @description dry run: whether the transfer creates the destination's token account */
             createsAccount?: boolean;
+            /**
+             * @description main: the embedded wallet, signed server-side; tee: the TEE wallet bound to the key, signed through the sign relay
+             * @enum {string}
+             */
+            payer: "main" | "tee";
+            /** @description payer tee: the paying TEE wallet's id */
+            linkedWalletId?: string;
+            /** @description built: the unsigned transaction, base64 wire bytes (the TEE wallet's signature slot empty) */
+            transaction?: string;
+            /** @description built: the single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under */
+            signClaim?: {
+                claimId: string;
+                expiresAt: string;
+            };
+            /** @description built: past this block height the transaction can never land */
+            lastValidBlockHeight?: string;
         };
         TransferBuildBody: {
             /**
@@ -3110,6 +3146,31 @@ export interface components {
              */
             to: string;
             dryRun?: boolean;
+            /**
+             * @description main (default): the embedded wallet, signed server-side; tee: the TEE wallet bound to this key (linkedWalletId), signed through the sign relay
+             * @enum {string}
+             */
+            payer?: "main" | "tee";
+            /**
+             * maxLength(128)
+             * @description payer tee: the paying TEE wallet's id
+             */
+            linkedWalletId?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `{clientTransferId, signedTransaction}`: a TEE build's transaction, signed */
+        TransferSubmitBody: {
+            /**
+             * maxLength(128)
+             * @description a string at most 128 character(s) long
+             */
+            clientTransferId: string;
+            /**
+             * maxLength(1644)
+             * @description The built transaction with the TEE wallet's signature, base64
+             */
+            signedTransaction: string;
         } & {
             [key: string]: unknown;
         };
@@ -9702,7 +9763,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The transfer as it stands: `confirmed` with its signature, `sending`, or `ready` for a dry run */
+            /** @description The transfer as it stands: `confirmed` with its signature, `sending`, `built` (payer tee, unsigned), or `ready` for a dry run */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9711,7 +9772,7 @@ export interface operations {
                     "application/json": components["schemas"]["TransferResult"];
                 };
             };
-            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED */
+            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9722,7 +9783,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED" | "SPEND_LIMIT_EXCEEDED";
+                            code: "VALIDATION_FAILED" | "SPEND_LIMIT_EXCEEDED" | "WALLET_LIMIT_REACHED";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -9774,7 +9835,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED */
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, TIER_REQUIRED */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9785,7 +9846,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED";
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "TIER_REQUIRED";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -9795,7 +9856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9806,7 +9867,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -9816,7 +9877,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT */
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT, WALLET_ALREADY_LINKED */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9827,7 +9888,178 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT";
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT" | "WALLET_ALREADY_LINKED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description FEED_UNAVAILABLE */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "FEED_UNAVAILABLE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    submitTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferSubmitBody"];
+            };
+        };
+        responses: {
+            /** @description The transfer as it stands: `confirmed` with its signature, or `sending` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferResult"];
+                };
+            };
+            /** @description VALIDATION_FAILED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "SPEND_LIMIT_EXCEEDED" | "WALLET_LIMIT_REACHED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description UNAUTHORIZED, KEY_EXPIRED */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED" | "KEY_EXPIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description INSUFFICIENT_OWNER_BALANCE */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "INSUFFICIENT_OWNER_BALANCE";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description SCOPE_MISSING, TEST_ENVIRONMENT_FORBIDDEN, VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, KEY_LIMIT_REACHED, UNRECOGNIZED_TRANSACTION, TIER_REQUIRED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "SCOPE_MISSING" | "TEST_ENVIRONMENT_FORBIDDEN" | "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "KEY_LIMIT_REACHED" | "UNRECOGNIZED_TRANSACTION" | "TIER_REQUIRED";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
+                            message: string;
+                            field?: string;
+                            retryable?: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED, IDEMPOTENCY_CONFLICT, WALLET_ALREADY_LINKED */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "IDEMPOTENCY_CONFLICT" | "WALLET_ALREADY_LINKED";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13046,7 +13278,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, SCOPE_MISSING */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13057,7 +13289,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "SCOPE_MISSING";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13067,7 +13299,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13078,7 +13310,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13217,7 +13449,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description VALIDATION_FAILED, LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, SCOPE_MISSING */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13228,7 +13460,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            code: "VALIDATION_FAILED" | "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "SCOPE_MISSING";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13238,7 +13470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13249,7 +13481,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13408,7 +13640,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13419,7 +13651,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13554,7 +13786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, SCOPE_MISSING */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13565,7 +13797,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "SCOPE_MISSING";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13575,7 +13807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13586,7 +13818,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13725,7 +13957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED */
+            /** @description LOOSEN_REQUIRES_SESSION, EMBEDDED_WALLET_NOT_PERMITTED, AGENT_WALLET_NOT_EMBEDDED, AGENT_WALLET_NOT_DELEGATED, DELEGATION_REVOKED, SPEND_POLICY_DENIED, SCOPE_MISSING */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13736,7 +13968,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED";
+                            code: "LOOSEN_REQUIRES_SESSION" | "EMBEDDED_WALLET_NOT_PERMITTED" | "AGENT_WALLET_NOT_EMBEDDED" | "AGENT_WALLET_NOT_DELEGATED" | "DELEGATION_REVOKED" | "SPEND_POLICY_DENIED" | "SCOPE_MISSING";
                             message: string;
                             field?: string;
                             retryable?: boolean;
@@ -13746,7 +13978,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED */
+            /** @description VALIDATION_FAILED, JOB_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13757,7 +13989,7 @@ export interface operations {
                         success: false;
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "JOB_NOT_FOUND";
                             message: string;
                             field?: string;
                             retryable?: boolean;

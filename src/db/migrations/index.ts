@@ -38,6 +38,7 @@ import limitOrderExecutions from "./0033_limit_order_executions.js"
 import hostedMetadata from "./0038_hosted_metadata.js"
 import tradeSignedPayers from "./0039_trade_signed_payers.js"
 import tradeBuiltSlot from "./0040_trade_built_slot.js"
+import transferTeePayer from "./0041_transfer_tee_payer.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -71,5 +72,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0033_limit_order_executions": limitOrderExecutions,
   "0038_hosted_metadata": hostedMetadata,
   "0039_trade_signed_payers": tradeSignedPayers,
-  "0040_trade_built_slot": tradeBuiltSlot
+  "0040_trade_built_slot": tradeBuiltSlot,
+  "0041_transfer_tee_payer": transferTeePayer
 }

@@ -242,6 +242,18 @@ export const releaseIn = (reservationId: string): Effect.Effect<boolean, SqlErro
     return rows.length > 0
   })
 
+/**
+ * An open hold is kept at least until `untilMs` (its expiry becomes the later of the two): a TEE
+ * transfer's hold lives until its sign claim's lifetime ends too (4.1). True when it was open.
+ */
+export const holdUntilIn = (reservationId: string, untilMs: number): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ id: string }>`
+      UPDATE spend_reservations SET expires_at = greatest(expires_at, ${new Date(untilMs)}) WHERE id = ${reservationId} AND state = 'held' RETURNING id`
+    return rows.length > 0
+  })
+
 export const release = (reservationId: string): Effect.Effect<boolean, SpendError, SqlClient.SqlClient> =>
   releaseIn(reservationId).pipe(Effect.catchTag("SqlError", storage("releasing the hold")), Effect.withSpan("SpendGate.release"))
 

@@ -16,7 +16,7 @@
  *   sent (a `built` build never signed and an `expired` one moved nothing): the platform token
  *   (`svc`) amount, null for a finish (the row records the withdrawal, not its amount).
  * - `reward_claim`: a staking reward claim (`staking_reward_claims`): the reward's mint and amount.
- * - `transfer`: a transfer (`transfers`), every state: its asset and amount.
+ * - `transfer`: a transfer (`transfers`), every state but a TEE build not signed yet (`built`: nothing moved): its asset and amount.
  *
  * Creator-fee claims are not listed: the service keeps no record of them (only the per-token
  * claim lease, `fee_claim_locks`); the chain is their record.
@@ -164,7 +164,7 @@ export const makeAgentTransactions = (sql: SqlClient.SqlClient) => {
         FROM staking_reward_claims WHERE account_id = ${accountId}
         UNION ALL
         SELECT 'transfer', chain, client_transfer_id, date_trunc('milliseconds', created_at), state, signature, mint, NULL, asset, amount_raw::text, NULL, NULL
-        FROM transfers WHERE account_id = ${accountId}
+        FROM transfers WHERE account_id = ${accountId} AND state <> 'built'
       ) movements
       WHERE ${sql.and(conditions)}
       ORDER BY at DESC, kind DESC, id DESC

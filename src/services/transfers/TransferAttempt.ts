@@ -25,7 +25,7 @@ export const transferLeaseKey = (k: TransferKey): string => JSON.stringify([k.ac
 
 export interface TransferInput {
   readonly event: TransferEvent
-  /** The row `Built` inserts. */
+  /** The row `Built` or `Recorded` inserts. */
   readonly insert?: TransferRow
   /** The signed transaction to send if the step asks to broadcast. */
   readonly wire?: string
@@ -34,9 +34,11 @@ export interface TransferInput {
 export type AttemptOutput = TransferOutput | { readonly _tag: "Send"; readonly wire: string } | { readonly _tag: "Await" }
 
 export const stateOf = (r: TransferRow): TransferState =>
-  r.state === "failed"
-    ? { _tag: "failed", requestHash: r.requestHash, signature: r.signature, error: r.error ?? "" }
-    : { _tag: r.state, requestHash: r.requestHash, signature: r.signature }
+  r.state === "built"
+    ? { _tag: "built", requestHash: r.requestHash }
+    : r.state === "failed"
+      ? { _tag: "failed", requestHash: r.requestHash, signature: r.signature, error: r.error ?? "" }
+      : { _tag: r.state, requestHash: r.requestHash, signature: r.signature }
 
 const inFlight = (r: TransferRow): boolean => r.state === "sending"
 
@@ -50,7 +52,7 @@ export const transferMachine: AttemptMachine<TransferRow, TransferInput, Attempt
     if (next === state || next === undefined) return [row, mapped]
     const base = row ?? input.insert
     if (base === undefined) return [row, mapped]
-    return [{ ...base, state: next._tag, error: next._tag === "failed" ? next.error : null }, mapped]
+    return [{ ...base, state: next._tag, signature: next._tag === "built" ? base.signature : next.signature, error: next._tag === "failed" ? next.error : null }, mapped]
   },
   inFlight,
   owed: (r) => (inFlight(r) ? [{ _tag: "Await" }] : [])

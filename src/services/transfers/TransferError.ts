@@ -44,6 +44,14 @@ export const TransferErrorReason = Schema.Literal(
   "chain_unavailable",
   /** Transfer rail: this server does not serve the chain (no Hood node configured). */
   "chain_unsupported",
+  /** Transfer rail, TEE payer: the key no longer holds a scope the transfer needs (`details.scope`: `transfer:bound`). */
+  "scope_missing",
+  /** Transfer rail, TEE payer: `linkedWalletId` is a wallet of the account but not a TEE wallet. */
+  "payer_not_tee",
+  /** Transfer rail: `/transfer/submit` of an id this key never built with a TEE payer. */
+  "transfer_not_found",
+  /** Transfer rail: the signed transaction is not exactly the built one with the TEE wallet's valid signature (nothing was sent), or the transfer was signed server-side. */
+  "wrong_transaction",
   /** Storage failed; nothing the rules decided. */
   "storage"
 )

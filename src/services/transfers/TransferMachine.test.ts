@@ -8,6 +8,11 @@
  *   row ─Built(same)──▶ (same): Pending / Replay / Refuse failed          "a replay never broadcasts again"
  *   row ─Built(other)─▶ (same): Refuse idempotency_conflict               "a changed body under the same id"
  *   settled ─Observed─▶ (same)                                            "a settled transfer never moves"
+ *
+ * The TEE payer:
+ *   (none) ─Recorded──▶ built ─Sent──▶ sending                            "recorded: built, nothing broadcast; sent: sending, one Broadcast"
+ *   built ─Recorded(same)──▶ (same): Replay; ─Built(same)──▶ Refuse built  "a repeat of a TEE build"
+ *   sending, settled ─Sent──▶ (same), no output                            "a second Sent never broadcasts again"
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -65,10 +70,35 @@ describe("TransferMachine", () => {
     expect(step(undefined, observed("landed"))).toEqual([undefined, []])
   })
 
+  it("recorded: built, nothing broadcast; sent: sending, one Broadcast", () => {
+    const [b, out] = step(undefined, { _tag: "Recorded", requestHash: "h1" })
+    expect(b).toEqual({ _tag: "built", requestHash: "h1" })
+    expect(out).toEqual([])
+    expect(step(b, { _tag: "Sent", signature: "sig1" })).toEqual([{ _tag: "sending", requestHash: "h1", signature: "sig1" }, [{ _tag: "Broadcast" }]])
+  })
+
+  it("a repeat of a TEE build: Replay for the build, Refuse built for a main-payer request, conflict for another body", () => {
+    const [b] = step(undefined, { _tag: "Recorded", requestHash: "h1" })
+    expect(step(b, { _tag: "Recorded", requestHash: "h1" })).toEqual([b, [{ _tag: "Replay" }]])
+    expect(step(b, built())).toEqual([b, [{ _tag: "Refuse", reason: "built" }]])
+    expect(step(b, { _tag: "Recorded", requestHash: "h2" })).toEqual([b, [{ _tag: "Refuse", reason: "idempotency_conflict" }]])
+  })
+
+  it("a second Sent never broadcasts again", () => {
+    const [b] = step(undefined, { _tag: "Recorded", requestHash: "h1" })
+    const [sending] = step(b, { _tag: "Sent", signature: "sig1" })
+    expect(step(sending, { _tag: "Sent", signature: "sig2" })).toEqual([sending, []])
+    const [confirmed] = step(sending, observed("landed"))
+    expect(step(confirmed, { _tag: "Sent", signature: "sig1" })).toEqual([confirmed, []])
+    expect(step(undefined, { _tag: "Sent", signature: "sig1" })).toEqual([undefined, []])
+  })
+
   it("any sequence of events: at most one Broadcast and at most one Executed, Executed only after Broadcast", () => {
     const event: fc.Arbitrary<TransferEvent> = fc.oneof(
       fc.record({ _tag: fc.constant("Built" as const), requestHash: fc.constantFrom("h1", "h2"), signature: fc.constantFrom("s1", "s2") }),
-      fc.record({ _tag: fc.constant("Observed" as const), outcome: fc.constantFrom("landed", "reverted", "never_lands", "pending") })
+      fc.record({ _tag: fc.constant("Observed" as const), outcome: fc.constantFrom("landed", "reverted", "never_lands", "pending") }),
+      fc.record({ _tag: fc.constant("Recorded" as const), requestHash: fc.constantFrom("h1", "h2") }),
+      fc.record({ _tag: fc.constant("Sent" as const), signature: fc.constantFrom("s1", "s2") })
     )
     const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31)
     console.log(`TransferMachine property: FC_SEED=${seed}`)
@@ -83,9 +113,10 @@ describe("TransferMachine", () => {
           for (const o of out) if (o._tag === "Executed") {
             executed++
             expect(broadcasts).toBe(1)
-            expect(o.signature).toBe(state?.signature)
+            expect(state?._tag).toBe("sending")
+            expect(o.signature).toBe(state?._tag === "sending" ? state.signature : undefined)
           }
-          if (state !== undefined && state._tag !== "sending") expect(next).toBe(state)
+          if (state !== undefined && (state._tag === "confirmed" || state._tag === "failed")) expect(next).toBe(state)
           state = next
         }
         expect(broadcasts).toBeLessThanOrEqual(1)

@@ -23,7 +23,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { createHash } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { getAddress, isAddress } from "viem"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
 import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
@@ -32,13 +32,15 @@ import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
-import type { SpendError } from "../spend/SpendError.js"
 import type { SpendAttempt } from "../spend/SpendGate.js"
 import { check as checkSpend, holdAround, type ReserveInput } from "../spend/SpendStore.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { usdOfQuote } from "../spend/SpendValue.js"
 import { addressKey, type WalletChain } from "../wallets/ChainKeys.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
+import { makeTeeTransfers, type SignedTransferSubmit, type TeeTransferFailure } from "./internal/TeeTransfers.js"
+import type { Principal } from "../wallets/Principal.js"
 import { walletRefusal } from "../wallets/WalletRefusal.js"
 import { makeHoodTransfers, type HoodTransfersOptions } from "./HoodTransfers.js"
 import { makeHoodTransferBuild } from "./internal/HoodTransferBuild.js"
@@ -47,13 +49,15 @@ import { makeTransferRunner, type TransferChainPort, type TransferKey, stateOf }
 import { type TransferError, transferError } from "./TransferError.js"
 import { step } from "./TransferMachine.js"
 import { classifyDestination, type OwnWallet } from "./TransferRules.js"
-import { makeTransferStore, transferReservationId, type TransferRow } from "./TransferStore.js"
+import { MAIN_PAYER, makeTransferStore, transferReservationId, type TransferRow } from "./TransferStore.js"
 
 export interface TransferCaller {
   readonly accountId: string
   readonly keyId: string
   readonly keyPrefix: string
   readonly embeddedWallet: "allowed" | "denied"
+  /** The key as the wallet rules see it (its scopes, read at this request); a TEE payer needs it. */
+  readonly principal?: Principal
 }
 
 export interface TransferInput {
@@ -64,10 +68,14 @@ export interface TransferInput {
   readonly amountRaw: bigint
   readonly to: string
   readonly dryRun: boolean
+  /** `main` (default): the embedded wallet, signed server-side; `tee`: the TEE wallet `linkedWalletId` bound to the key, signed through the sign relay. */
+  readonly payer?: "main" | "tee"
+  readonly linkedWalletId?: string
 }
 
 export interface TransferView {
-  readonly status: "ready" | "sending" | "confirmed"
+  /** `built`: a TEE build waiting for its signed transaction (`/transfer/submit`). */
+  readonly status: "ready" | "built" | "sending" | "confirmed"
   readonly clientTransferId: string
   readonly chain: "solana" | "hood"
   readonly asset: string
@@ -80,6 +88,13 @@ export interface TransferView {
   readonly signature?: string
   readonly replay: boolean
   readonly createsAccount?: boolean
+  readonly payer: "main" | "tee"
+  /** The paying TEE wallet's id (payer tee). */
+  readonly linkedWalletId?: string
+  /** A TEE build: the unsigned transaction (base64 wire bytes), its single-use sign claim and when its blockhash expires. */
+  readonly transaction?: string
+  readonly signClaim?: { readonly claimId: string; readonly expiresAt: string }
+  readonly lastValidBlockHeight?: string
 }
 
 export interface TransferServiceOptions {
@@ -94,11 +109,15 @@ export interface TransferServiceOptions {
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
   readonly nowMs?: () => number
+  /** The wallet rules and sign claims (the TEE payer); absent: TEE transfers are refused (`chain_unsupported`). */
+  readonly wallets?: WalletServiceShape
 }
 
 /** The digest of what a request asks (its id excluded; `dryRun` excluded: a dry run records nothing). */
 export const requestHashOf = (i: TransferInput): string =>
-  createHash("sha256").update(JSON.stringify([i.chain, i.asset, i.amountRaw.toString(), i.to])).digest("hex")
+  createHash("sha256")
+    .update(JSON.stringify([i.chain, i.asset, i.amountRaw.toString(), i.to, ...(i.payer === "tee" ? ["tee", i.linkedWalletId ?? ""] : [])]))
+    .digest("hex")
 
 /** Hood addresses in their EIP-55 form (the hash, the row and the event carry it), whatever case the request used; anything else as sent. */
 export const normalized = (i: TransferInput): TransferInput => {
@@ -137,7 +156,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     const chainDown = (e: { readonly message: string }) => transferError("chain_unavailable", `The chain could not be read: ${e.message}; nothing was recorded`)
 
     const viewOf = (r: TransferRow, replay: boolean): TransferView => ({
-      status: r.state === "confirmed" ? "confirmed" : "sending",
+      status: r.state === "confirmed" ? "confirmed" : r.state === "built" ? "built" : "sending",
       clientTransferId: r.clientTransferId,
       chain: r.chain,
       asset: r.asset,
@@ -147,22 +166,33 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       destinationClass: r.destinationClass,
       destinationKind: r.destinationKind,
       ...(r.toWalletId !== null ? { walletId: r.toWalletId } : {}),
-      signature: r.signature,
-      replay
+      ...(r.state !== "built" ? { signature: r.signature } : {}),
+      replay,
+      payer: r.payer,
+      ...(r.walletId !== null ? { linkedWalletId: r.walletId } : {}),
+      ...(r.state === "built" && r.transaction !== null && r.claimId !== null
+        ? {
+            transaction: r.transaction,
+            signClaim: { claimId: r.claimId, expiresAt: new Date(r.claimExpiresAtMs ?? r.createdAtMs).toISOString() },
+            lastValidBlockHeight: (r.lastValidBlockHeight ?? 0n).toString()
+          }
+        : {})
     })
 
-    /** A row under the id, answered by the machine for this request: the view, or its refusal. */
-    const answer = (row: TransferRow, requestHash: string, replay: boolean): Effect.Effect<TransferView, TransferError> => {
-      const [, outputs] = step(stateOf(row), { _tag: "Built", requestHash, signature: row.signature })
+    /** A row under the id, answered by the machine for this request (`Recorded`: a TEE build's repeat): the view, or its refusal. */
+    const answer = (row: TransferRow, requestHash: string, replay: boolean, as: "Built" | "Recorded" = "Built"): Effect.Effect<TransferView, TransferError> => {
+      const [, outputs] = step(stateOf(row), as === "Built" ? { _tag: "Built", requestHash, signature: row.signature } : { _tag: "Recorded", requestHash })
       const refusal = outputs.find((o) => o._tag === "Refuse")
       if (refusal?._tag === "Refuse") {
         return refusal.reason === "idempotency_conflict"
           ? Effect.fail(transferError("idempotency_conflict", `clientTransferId ${row.clientTransferId} was used for another transfer`))
-          : Effect.fail(
-              transferError("transfer_failed", `The transfer under ${row.clientTransferId} failed: ${row.error ?? "unknown"}; use a new clientTransferId`, {
-                details: { signature: row.signature, error: row.error }
-              })
-            )
+          : refusal.reason === "built"
+            ? Effect.fail(transferError("idempotency_conflict", `clientTransferId ${row.clientTransferId} is a TEE build waiting for its signed transaction (POST /transfer/submit)`))
+            : Effect.fail(
+                transferError("transfer_failed", `The transfer under ${row.clientTransferId} failed: ${row.error ?? "unknown"}; use a new clientTransferId`, {
+                  details: { signature: row.signature, error: row.error }
+                })
+              )
       }
       return Effect.succeed(viewOf(row, replay))
     }
@@ -194,15 +224,15 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         })
       )
 
-    /** What the spend gate weighs: the amount out of the embedded wallet, valued in USD (launched tokens have no price here). */
-    const gateInput = (caller: TransferCaller, input: TransferInput) =>
+    /** What the spend gate weighs: the amount out of the paying wallet (`rail`: the embedded wallet's or the TEE wallet's), valued in USD (launched tokens have no price here). */
+    const gateInput = (caller: TransferCaller, input: TransferInput, rail: "main" | "tee" = "main") =>
       Effect.map(
         options.prices === undefined ? Effect.succeed(null) : usdOfQuote(options.prices, input.chain, input.asset, input.amountRaw),
         (usdMicros) => ({
           accountId: caller.accountId,
           keyPrefix: caller.keyPrefix,
           chain: input.chain,
-          attempt: { rail: "main", purpose: "transfer", side: "buy", asset: input.asset, amountRaw: input.amountRaw, usdMicros } satisfies SpendAttempt
+          attempt: { rail, purpose: "transfer", side: "buy", asset: input.asset, amountRaw: input.amountRaw, usdMicros } satisfies SpendAttempt
         })
       )
 
@@ -238,12 +268,60 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             chainDown
           })
 
-    const build = (caller: TransferCaller, request: TransferInput): Effect.Effect<TransferView, TransferError | SpendError> =>
+    /** The Solana source's balances and the mint, refused unless they cover the amount, the network fee and any account the transfer creates. */
+    const solanaFunds = (from: string, input: TransferInput, mint: string | null, who: string) =>
+      Effect.gen(function* () {
+        const source = yield* Effect.mapError(solana.source(from, input.to, mint), chainDown)
+        if (source.decimals === undefined) return yield* transferError("asset_unsupported", `${input.asset} is not an SPL token mint on Solana`)
+        const needLamports = mint === null ? input.amountRaw + SOLANA_FEE_LAMPORTS : SOLANA_FEE_LAMPORTS + (source.createsAccount ? TOKEN_ACCOUNT_RENT : 0n)
+        const leftLamports = source.lamports - needLamports
+        const short =
+          (source.tokenRaw !== null && source.tokenRaw < input.amountRaw) || leftLamports < 0n || (mint === null && leftLamports > 0n && leftLamports < SYSTEM_ACCOUNT_MIN)
+        if (short) {
+          return yield* transferError("insufficient_balance", `${who} cannot cover the amount, the network fee and any account the transfer creates`, {
+            details: {
+              balanceLamports: source.lamports.toString(),
+              neededLamports: needLamports.toString(),
+              ...(source.tokenRaw !== null ? { balanceRaw: source.tokenRaw.toString() } : {})
+            }
+          })
+        }
+        return { ...source, decimals: source.decimals }
+      })
+
+    const tee =
+      options.wallets === undefined
+        ? undefined
+        : makeTeeTransfers({
+            sql,
+            store,
+            runner,
+            solana,
+            wallets: options.wallets,
+            nowMs,
+            mintOf: (asset) => (asset in NAMED_MINTS ? NAMED_MINTS[asset]! : asset),
+            solanaFunds,
+            gateInput,
+            heldAround,
+            answer,
+            viewOf,
+            withSql,
+            chainDown
+          })
+
+    const build = (caller: TransferCaller, request: TransferInput): Effect.Effect<TransferView, TeeTransferFailure> =>
       Effect.gen(function* () {
         const input = normalized(request)
         const requestHash = requestHashOf(input)
         const existing = yield* store.get(caller.accountId, input.clientTransferId)
-        if (existing !== undefined) return yield* answer(existing, requestHash, true)
+        if (existing !== undefined) return yield* answer(existing, requestHash, true, input.payer === "tee" ? "Recorded" : "Built")
+
+        if (input.payer === "tee") {
+          if (input.chain !== "solana" || tee === undefined) {
+            return yield* transferError("chain_unsupported", "Transfers out of a TEE wallet run on Solana on this server (payer tee)")
+          }
+          return yield* tee.build(caller, input, requestHash)
+        }
 
         if (caller.embeddedWallet !== "allowed") {
           return yield* transferError("embedded_wallet_not_permitted", "This key may not use the embedded wallet (embeddedWallet is denied)")
@@ -272,21 +350,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         const decided = yield* withSql(checkSpend(gate))
         if (decided._tag === "Refused") return yield* Effect.fail(decided.error)
 
-        const source = yield* Effect.mapError(solana.source(from, input.to, mint), chainDown)
-        if (source.decimals === undefined) return yield* transferError("asset_unsupported", `${input.asset} is not an SPL token mint on Solana`)
-        const needLamports = mint === null ? input.amountRaw + SOLANA_FEE_LAMPORTS : SOLANA_FEE_LAMPORTS + (source.createsAccount ? TOKEN_ACCOUNT_RENT : 0n)
-        const leftLamports = source.lamports - needLamports
-        const short =
-          (source.tokenRaw !== null && source.tokenRaw < input.amountRaw) || leftLamports < 0n || (mint === null && leftLamports > 0n && leftLamports < SYSTEM_ACCOUNT_MIN)
-        if (short) {
-          return yield* transferError("insufficient_balance", "The embedded wallet cannot cover the amount, the network fee and any account the transfer creates", {
-            details: {
-              balanceLamports: source.lamports.toString(),
-              neededLamports: needLamports.toString(),
-              ...(source.tokenRaw !== null ? { balanceRaw: source.tokenRaw.toString() } : {})
-            }
-          })
-        }
+        const source = yield* solanaFunds(from, input, mint, "The embedded wallet")
         const plan = {
           clientTransferId: input.clientTransferId,
           chain: "solana" as const,
@@ -296,7 +360,8 @@ export const makeTransferService = (options: TransferServiceOptions) =>
           to: input.to,
           destinationClass: destination.destinationClass,
           destinationKind: destination.destinationKind,
-          ...(destination.walletId !== null ? { walletId: destination.walletId } : {})
+          ...(destination.walletId !== null ? { walletId: destination.walletId } : {}),
+          payer: "main" as const
         }
         if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: source.createsAccount } satisfies TransferView
 
@@ -330,6 +395,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
           Effect.catchTag("WalletProviderError", (e) => Effect.fail(transferError("signing_refused", walletRefusal(e).message)))
         )
         const row: TransferRow = {
+          ...MAIN_PAYER,
           accountId: caller.accountId,
           clientTransferId: input.clientTransferId,
           keyId: caller.keyId,
@@ -364,10 +430,22 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         return yield* answer(applied.state, requestHash, false)
       })
 
-    /** One recovery pass: settles from the chain every transfer a dead process left `sending` (never resends). */
-    const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))
+    /** `POST /transfer/submit`: a TEE build's signed transaction, verified and sent once. */
+    const submit = (caller: TransferCaller, input: SignedTransferSubmit): Effect.Effect<TransferView, TeeTransferFailure> =>
+      (tee === undefined ? Effect.fail(transferError("transfer_not_found", `No transfer ${input.clientTransferId.slice(0, 128)} built with a TEE payer on this server`)) : tee.submit(caller, input)).pipe(
+        storage,
+        Effect.withSpan("TransferService.submit")
+      )
 
-    return { build, recover, requestHashOf }
+    /**
+     * One recovery pass: settles from the chain every transfer a dead process left `sending` (never
+     * resends), and every relay-signed TEE build the caller broadcast itself (`TeeTransfers.reconcile`).
+     */
+    const recover = storage(
+      Effect.zipWith(runner.recover, tee === undefined ? Effect.succeed(0) : tee.reconcile, (resumed, reconciled) => resumed + reconciled)
+    ).pipe(Effect.withSpan("TransferService.recover"))
+
+    return { build, submit, recover, requestHashOf }
   })
 
 export type TransferServiceShape = Effect.Effect.Success<ReturnType<typeof makeTransferService>>
@@ -376,7 +454,7 @@ export class TransferService extends Context.Tag("curvestream/TransferService")<
 
 /** The service over the wallet provider, the account events port (the webhook outbox) and USD prices in context. */
 export const layer = (
-  options: Omit<TransferServiceOptions, "provider" | "events" | "prices">
+  options: Omit<TransferServiceOptions, "provider" | "events" | "prices" | "wallets">
 ): Layer.Layer<TransferService, never, SqlClient.SqlClient | WalletProvider | AccountEvents | PriceSource> =>
   Layer.effect(
     TransferService,
@@ -384,7 +462,9 @@ export const layer = (
       const provider = yield* WalletProvider
       const events = yield* AccountEvents
       const prices = yield* PriceSource
-      return yield* makeTransferService({ ...options, provider, events, prices })
+      // The wallet service when this process has one (the TEE payer's sign claims).
+      const wallets = Option.getOrUndefined(yield* Effect.serviceOption(WalletService))
+      return yield* makeTransferService({ ...options, provider, events, prices, ...(wallets !== undefined ? { wallets } : {}) })
     })
   )
 

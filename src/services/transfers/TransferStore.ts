@@ -1,10 +1,15 @@
 /**
- * The transfer rail's rows (`transfers`, migration 0027) as the attempt runner's store: insert
+ * The transfer rail's rows (`transfers`, migrations 0027 and 0041) as the attempt runner's store: insert
  * (conditional on no row), a transition conditional on the state it leaves, the in-flight list
  * (bounded), and the `transfer.executed` event written in the same transaction as the state that
  * confirms the transfer (spec document 2, section 6 payload).
+ *
+ * A TEE build (`built`, the unsigned transaction with its sign claim) keeps its spend hold until
+ * its hold is 30 minutes old AND its sign claim's own 30-minute lifetime has passed (4.1
+ * "Transaction-limit rules"): the insert of the `built` row moves the hold's expiry to the later
+ * of the two in the same transaction, and the spend gate's sweep releases it then.
  */
-import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
+import { type BookInput, bookIn, holdUntilIn, releaseIn } from "../spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
@@ -29,11 +34,22 @@ export interface TransferRow {
   readonly destinationClass: "own" | "approved"
   readonly destinationKind: DestinationKind
   readonly toWalletId: string | null
-  readonly state: "sending" | "confirmed" | "failed"
+  readonly state: "built" | "sending" | "confirmed" | "failed"
+  /** '' while `built` (not signed yet). */
   readonly signature: string
   readonly lastValidBlockHeight: bigint | null
   readonly error: string | null
   readonly createdAtMs: number
+  /** `main`: the embedded wallet, signed server-side; `tee`: the bound TEE wallet, signed through the sign relay. */
+  readonly payer: "main" | "tee"
+  /** The paying TEE wallet's row (null for `main`). */
+  readonly walletId: string | null
+  /** A TEE build's sign claim and when its lifetime ends. */
+  readonly claimId: string | null
+  readonly claimExpiresAtMs: number | null
+  /** A TEE build's unsigned transaction (base64 wire bytes) and the sha-256 hex of its message. */
+  readonly transaction: string | null
+  readonly messageHash: string | null
 }
 
 interface DbRow {
@@ -56,6 +72,12 @@ interface DbRow {
   last_valid_block_height: string | null
   error: string | null
   created_at: Date
+  payer: "main" | "tee"
+  wallet_id: string | null
+  claim_id: string | null
+  claim_expires_at: Date | null
+  transaction: string | null
+  message_hash: string | null
 }
 
 const rowOf = (r: DbRow): TransferRow => ({
@@ -77,8 +99,17 @@ const rowOf = (r: DbRow): TransferRow => ({
   signature: r.signature,
   lastValidBlockHeight: r.last_valid_block_height === null ? null : BigInt(r.last_valid_block_height),
   error: r.error,
-  createdAtMs: new Date(r.created_at).getTime()
+  createdAtMs: new Date(r.created_at).getTime(),
+  payer: r.payer,
+  walletId: r.wallet_id,
+  claimId: r.claim_id,
+  claimExpiresAtMs: r.claim_expires_at === null ? null : new Date(r.claim_expires_at).getTime(),
+  transaction: r.transaction,
+  messageHash: r.message_hash
 })
+
+/** The TEE columns of a `payer: main` row (signed server-side: no claim, no stored transaction). */
+export const MAIN_PAYER = { payer: "main", walletId: null, claimId: null, claimExpiresAtMs: null, transaction: null, messageHash: null } as const
 
 /** The spend gate's reservation id of one transfer (`spend_reservations.id`). */
 export const transferReservationId = (r: { readonly accountId: string; readonly clientTransferId: string }): string =>
@@ -89,7 +120,7 @@ export const transferBooking = (r: TransferRow): BookInput => ({
   reservationId: transferReservationId(r),
   accountId: r.accountId,
   keyId: r.keyId,
-  rail: "main",
+  rail: r.payer,
   purpose: "transfer",
   chain: r.chain,
   side: "buy",
@@ -123,10 +154,12 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
     Effect.map(
       sql`
         INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, mint, amount_raw, from_address,
-          to_address, destination_class, destination_kind, to_wallet_id, state, signature, last_valid_block_height, error, created_at, updated_at)
+          to_address, destination_class, destination_kind, to_wallet_id, state, signature, last_valid_block_height, error, created_at, updated_at,
+          payer, wallet_id, claim_id, claim_expires_at, transaction, message_hash)
         VALUES (${r.accountId}, ${r.clientTransferId}, ${r.keyId}, ${r.keyPrefix}, ${r.requestHash}, ${r.chain}, ${r.asset}, ${r.mint},
           ${r.amountRaw.toString()}, ${r.from}, ${r.to}, ${r.destinationClass}, ${r.destinationKind}, ${r.toWalletId}, ${r.state}, ${r.signature},
-          ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()}, ${r.error}, ${new Date(nowMs())}, ${new Date(nowMs())})
+          ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()}, ${r.error}, ${new Date(nowMs())}, ${new Date(nowMs())},
+          ${r.payer}, ${r.walletId}, ${r.claimId}, ${r.claimExpiresAtMs === null ? null : new Date(r.claimExpiresAtMs)}, ${r.transaction}, ${r.messageHash})
         ON CONFLICT (account_id, client_transfer_id) DO NOTHING
         RETURNING 1 AS ok`,
       (rows) => rows.length === 1
@@ -135,7 +168,7 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
   const transition = (prev: TransferRow, next: TransferRow): Effect.Effect<boolean, SqlError> =>
     Effect.map(
       sql`
-        UPDATE transfers SET state = ${next.state}, error = ${next.error}, updated_at = ${new Date(nowMs())}
+        UPDATE transfers SET state = ${next.state}, signature = ${next.signature}, error = ${next.error}, updated_at = ${new Date(nowMs())}
         WHERE account_id = ${prev.accountId} AND client_transfer_id = ${prev.clientTransferId} AND state = ${prev.state}
         RETURNING 1 AS ok`,
       (rows) => rows.length === 1
@@ -144,11 +177,12 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
   /**
    * Saves `next` over `prev` (inserts when no `prev`); in the caller's transaction, on entering
    * `confirmed` writes `transfer.executed` and books the spend gate's hold, on entering `failed`
-   * releases it.
+   * releases it; a TEE build's insert keeps its hold at least until its sign claim's lifetime ends.
    */
   const save = (prev: TransferRow | undefined, next: TransferRow): Effect.Effect<boolean, SqlError, SqlClient.SqlClient> =>
     Effect.gen(function* () {
       const saved = prev === undefined ? yield* insert(next) : yield* transition(prev, next)
+      if (saved && prev === undefined && next.state === "built" && next.claimExpiresAtMs !== null) yield* holdUntilIn(transferReservationId(next), next.claimExpiresAtMs)
       if (saved && next.state === "confirmed" && prev?.state !== "confirmed") {
         yield* events.enqueue(next.accountId, "transfer.executed", executedEvent(next))
         yield* bookIn(transferBooking(next))

@@ -18,10 +18,11 @@
  * Settling records the trade once (`TradeStore.save`: fee totals, `trade.executed`, the booking)
  * and then settles the sign claim (best effort: the claim's state is informational).
  */
-import { type Address, getBase58Decoder, getBase58Encoder, getBase64Encoder, getPublicKeyFromAddress, getTransactionDecoder, type SignatureBytes, verifySignature } from "@solana/kit"
+import { getBase58Decoder, getBase58Encoder, getBase64Encoder, getTransactionDecoder, type SignatureBytes } from "@solana/kit"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
+import { signedPayerParts, validSignature } from "../../../chain/solana/client/SignedPayer.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import { tradeBodyHash } from "../TradeInputs.js"
 import { tradeError } from "../TradeError.js"
@@ -46,28 +47,6 @@ const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(byt
 const base58 = getBase58Encoder()
 const base58Text = getBase58Decoder()
 const fromBase64 = getBase64Encoder()
-
-/** The signed bytes' message and the payer's signature in them; undefined when they do not decode or carry no payer signature. Pure. */
-export const signedPayerParts = (wire: Uint8Array, payer: string): { readonly messageBytes: Uint8Array; readonly signature: SignatureBytes } | undefined => {
-  try {
-    const tx = getTransactionDecoder().decode(wire)
-    const signature = tx.signatures[payer as Address]
-    if (signature === undefined || signature === null || signature.every((b) => b === 0)) return undefined
-    return { messageBytes: new Uint8Array(tx.messageBytes), signature }
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether `signature` is the payer's ed25519 signature over `message`. */
-const validSignature = (payer: string, signature: SignatureBytes, message: Uint8Array) =>
-  Effect.promise(async () => {
-    try {
-      return await verifySignature(await getPublicKeyFromAddress(payer as Address), signature, message)
-    } catch {
-      return false
-    }
-  })
 
 const base58Of = (signature: SignatureBytes): string => base58Text.decode(signature)
 

@@ -28,7 +28,7 @@ import { hoodTransferCall, type HoodTransfers, type HoodUnavailable } from "../H
 import type { TransferKey, TransferRunner } from "../TransferAttempt.js"
 import { type TransferError, transferError } from "../TransferError.js"
 import { classifyDestination, type OwnWallet } from "../TransferRules.js"
-import { type TransferStore, type TransferRow } from "../TransferStore.js"
+import { MAIN_PAYER, type TransferStore, type TransferRow } from "../TransferStore.js"
 import type { TransferCaller, TransferInput, TransferView } from "../TransferService.js"
 
 export interface HoodTransferBuildDeps {
@@ -106,7 +106,8 @@ export const makeHoodTransferBuild =
             to,
             destinationClass: destination.destinationClass,
             destinationKind: destination.destinationKind,
-            ...(destination.walletId !== null ? { walletId: destination.walletId } : {})
+            ...(destination.walletId !== null ? { walletId: destination.walletId } : {}),
+            payer: "main" as const
           }
           if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: false } satisfies TransferView
 
@@ -115,6 +116,7 @@ export const makeHoodTransferBuild =
               .signWithEmbedded(caller.accountId, "evm", built.bytes)
               .pipe(Effect.catchTag("WalletProviderError", (e) => Effect.fail(transferError("signing_refused", walletRefusal(e).message))))
             const row: TransferRow = {
+              ...MAIN_PAYER,
               accountId: caller.accountId,
               clientTransferId: input.clientTransferId,
               keyId: caller.keyId,

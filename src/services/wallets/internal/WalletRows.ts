@@ -153,7 +153,7 @@ export const makeWalletRows = (ctx: WalletContext) => {
   const precheck = (p: Principal, chain: WalletChain, address: string) =>
     sql.withTransaction(Effect.zipRight(lockAccount(p.accountId), admit(p, chain, address)))
 
-  /** Inserts a row after `admit`, in one transaction under the account lock. */
+  /** Inserts a row after `admit`, in one transaction under the account lock; `linked_by` records the credential (a session-linked wallet is a TEE transfer destination). */
   const insertRow = (p: Principal, row: NewWallet) =>
     sql.withTransaction(
       Effect.gen(function* () {
@@ -162,9 +162,9 @@ export const makeWalletRows = (ctx: WalletContext) => {
         const id = randomId("wal")
         const inserted = yield* sql<WalletRow>`
           INSERT INTO wallets (id, account_id, chain, address, address_key, kind, label, allow_launch, bound_key_id, bound_key_prefix,
-            provider_wallet_id, policy_id, vault_destination, created_at)
+            provider_wallet_id, policy_id, vault_destination, linked_by, created_at)
           VALUES (${id}, ${p.accountId}, ${row.chain}, ${row.address}, ${addressKey(row.chain, row.address)}, ${row.kind}, ${row.label},
-            ${row.allowLaunch}, ${row.boundKeyId}, ${row.boundKeyPrefix}, ${row.providerWalletId}, ${row.policyId}, ${row.vaultDestination}, ${now()})
+            ${row.allowLaunch}, ${row.boundKeyId}, ${row.boundKeyPrefix}, ${row.providerWalletId}, ${row.policyId}, ${row.vaultDestination}, ${p.credential}, ${now()})
           ON CONFLICT (chain, address_key) WHERE revoked_at IS NULL DO NOTHING
           RETURNING ${sql.literal(WALLET_COLUMNS)}`
         const first = inserted[0]
