@@ -197,6 +197,28 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now() + 86_400_000))).toBe(0n)
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "never", Date.now() + 86_400_000))).toBe(1_000n)
   })
+
+  it("the sweep keeps an expired hold while its transfer was sent and is unsettled; settled, the hold is swept", async () => {
+    const k = await newKey({ usdMicros: 1_000_000, reset: "never" })
+    const transfer = (clientTransferId: string, state: string) =>
+      on(
+        sqlA,
+        sqlA`INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, amount_raw, from_address,
+          to_address, destination_class, destination_kind, state, signature, created_at, updated_at)
+          VALUES (${k.accountId}, ${clientTransferId}, ${k.keyId}, ${k.prefix}, 'h', 'solana', 'sol', 1000, 'F', 'T', 'own', 'wallet', ${state}, 'S', now(), now())`
+      )
+    const idOf = (clientTransferId: string) => `transfer:${JSON.stringify([k.accountId, clientTransferId])}`
+    await transfer("in-flight", "sending")
+    await transfer("settled", "failed")
+    for (const id of ["in-flight", "settled", "no-row"]) await on(sqlA, reserve(input(k, idOf(id), buy(1_000n), 0)))
+    for (let pass = 0; pass < 5; pass++) await on(sqlB, sweep())
+    const states = async () => Object.fromEntries(await Promise.all(["in-flight", "settled", "no-row"].map(async (id) => [id, await on(sqlA, reservationState(idOf(id)))])))
+    expect(await states()).toEqual({ "in-flight": "held", settled: "released", "no-row": "released" })
+    // Settled now (its own save books or releases the hold; here the sweep may): swept.
+    await on(sqlA, sqlA`UPDATE transfers SET state = 'confirmed' WHERE account_id = ${k.accountId} AND client_transfer_id = 'in-flight'`)
+    await on(sqlB, sweep())
+    expect((await states())["in-flight"]).toBe("released")
+  })
 }
 
 describe("spend gate on embedded PGlite", () => {

@@ -16,7 +16,9 @@
  *   booking is never refused: a released hold whose spend landed anyway is booked all the same.
  * - `release`: an unused or failed build's hold stops weighing on the window.
  * - `sweep`: releases at most `max` holds past their `expires_at` (time from `Clock`), except a
- *   trade's whose trade may still land (`built` or `sending`): its settlement decides.
+ *   trade's whose trade may still land (`built` or `sending`) and a transfer's whose transfer was
+ *   sent and is unsettled (`sending`): its settlement decides. (A TEE transfer still `built` is
+ *   released once its hold and its sign claim have both lived their 30 minutes: `holdUntilIn`.)
  * - `check`: the dry run's decision, with nothing locked or written.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -303,6 +305,11 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
             WHERE t.state IN ('built', 'sending')
               AND t.account_id = (CASE WHEN r.id LIKE 'trade:[%' THEN substr(r.id, 7)::jsonb ->> 0 END)
               AND t.client_trade_id = (CASE WHEN r.id LIKE 'trade:[%' THEN substr(r.id, 7)::jsonb ->> 1 END))
+          AND NOT EXISTS (
+            SELECT 1 FROM transfers x
+            WHERE x.state = 'sending'
+              AND x.account_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 0 END)
+              AND x.client_transfer_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 1 END))
         ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})
       RETURNING id`
     return rows.length
