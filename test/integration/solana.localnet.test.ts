@@ -31,6 +31,7 @@ import { initialState, quoteBuy } from "../../src/domain/CurveMath.js"
 import { findCurveAddresses, getBuyInstruction, getCreateCurveInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
 import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
 import { getCreateAssociatedTokenInstruction, getTransferSolInstruction } from "../../src/chain/solana/client/SplInstructions.js"
+import { hasAlreadyProcessed, makeTransactionWatch } from "../../src/chain/solana/client/TransactionWatch.js"
 import { buildAndSignTransaction, type SignedTransaction } from "../../src/chain/solana/client/Transactions.js"
 import { minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
@@ -323,6 +324,29 @@ describe("Solana JSON-RPC through kit", () => {
     expect((await rpc.getSignatureStatuses([asSignature(tx.signature)], { searchTransactionHistory: true }).send()).value[0]).toMatchObject({
       confirmationStatus: "finalized"
     })
+  })
+
+  it("bytes sent again are AlreadyProcessed: the node refuses them, the engine's send does not (their status decides); a real refusal stays one", async () => {
+    const payer = await funded(1n)
+    const to = (await generateKeyPairSigner()).address
+    const tx = await sign(payer, [getTransferSolInstruction({ from: payer, to, lamports: 1_000_000n })])
+    await rpc.sendTransaction(tx.base64 as Base64EncodedWireTransaction, { encoding: "base64" }).send()
+    const again = await rpc.sendTransaction(tx.base64 as Base64EncodedWireTransaction, { encoding: "base64" }).send().then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(hasAlreadyProcessed(again)).toBe(true)
+    const watch = makeTransactionWatch(net.rpcUrl, (m) => new Error(m))
+    expect((await Effect.runPromise(Effect.either(watch.send(tx.base64))))._tag).toBe("Right")
+    net.ledger.advanceSlots(2)
+    const height = await rpc.getBlockHeight({ commitment: "confirmed" }).send()
+    expect(await Effect.runPromise(watch.observe(tx.signature, height + 100n))).toEqual({ outcome: "landed" })
+    expect((await rpc.getBalance(to, { commitment: "confirmed" }).send()).value).toBe(1_000_000n)
+    // A transaction the chain would refuse is still a refusal.
+    const poor = await generateKeyPairSigner()
+    const refused = await Effect.runPromise(Effect.either(watch.send((await sign(poor, [getTransferSolInstruction({ from: poor, to, lamports: 1n })])).base64)))
+    expect(refused._tag).toBe("Left")
+    expect(hasAlreadyProcessed(refused)).toBe(false)
   })
 
   it("getSignaturesForAddress: the address's landed transactions newest first, paged by before/until, with their memos, up to the commitment", async () => {

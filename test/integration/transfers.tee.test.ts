@@ -375,6 +375,30 @@ describe("transfer rail, TEE payer on Solana", () => {
     expect(replay._tag === "Right" && replay.right).toMatchObject({ status: "confirmed", signature: signed.signature, replay: true })
     expect(lamports(vault) - before).toBe(7_777n)
     expect(await rows("b-kept")).toEqual([{ client_transfer_id: "b-kept", state: "built", signature: "" }])
+    // Its blockhash expires unlanded: the relay's bytes can never land and its one claim is spent,
+    // so the pass settles it failed (hold released, no event) and it leaves the pass's list.
+    expect(await reservation("b-kept")).toBe("held")
+    const eventsBefore = (await executed()).length
+    ledger.advanceSlots(800)
+    await Effect.runPromise(transfers.recover)
+    await eventually(async () => (await rows("b-kept"))[0]?.state === "failed", { what: "the lapsed build settles failed", deadlineMs: 30_000 })
+    expect(await reservation("b-kept")).toBe("released")
+    expect((await executed()).length).toBe(eventsBefore)
+  }, 90_000)
+
+  it("a relay-signed build the caller broadcast itself and then submits is confirmed once (the node's AlreadyProcessed is not a refusal)", async () => {
+    const b = await built(body("b-both", { amountRaw: 3_333n }))
+    const signed = await Effect.runPromise(
+      h.service.signClaimed(principalOf(), tee.id, { claimId: b.signClaim!.claimId, transaction: new Uint8Array(Buffer.from(b.transaction!, "base64")) })
+    )
+    const before = lamports(vault)
+    await Effect.runPromise(makeSolanaTransfers(rpcUrl).port.send(signed.signedTransaction))
+    await eventually(async () => lamports(vault) - before === 3_333n, { what: "the broadcast transfer lands", deadlineMs: 30_000 })
+    const r = await run(submit("b-both", new Uint8Array(Buffer.from(signed.signedTransaction, "base64"))))
+    expect(r._tag === "Right" && r.right).toMatchObject({ status: "confirmed", signature: signed.signature })
+    expect(await reservation("b-both")).toBe("booked")
+    expect((await executed()).filter((e) => e.data.signature === signed.signature)).toHaveLength(1)
+    expect(lamports(vault) - before).toBe(3_333n)
   }, 90_000)
 
   it("KEY_LIMIT_REACHED: an unsigned TEE transfer to a linked wallet counts until the sweep releases its hold, after the hold is 30 minutes old and its sign claim's lifetime has passed", async () => {

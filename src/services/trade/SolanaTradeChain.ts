@@ -40,7 +40,7 @@ import {
 } from "../../chain/solana/client/SplInstructions.js"
 import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
-import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
+import { hasAlreadyProcessed, makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegErrorCode } from "../../chain/solana/launch/BuyLegTransaction.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
 import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
@@ -282,6 +282,8 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       Effect.as(undefined),
       Effect.catchAll((e) => {
         if (!isSolanaError(e)) return Effect.as(Effect.logWarning("trade send: answer lost; the chain decides", e), undefined)
+        // These bytes reached the chain already (the caller broadcast its signed build itself): their status decides.
+        if (hasAlreadyProcessed(e)) return Effect.succeed(undefined)
         // The node no longer knows the blockhash (it expired between the build and the send): this transaction can never land.
         if (hasBlockhashNotFound(e)) return Effect.succeed<TradeObservation>({ outcome: "never_lands" })
         const code = customCodeOf(e) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"

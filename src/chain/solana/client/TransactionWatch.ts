@@ -1,11 +1,18 @@
 /**
  * What a service that sends its own Solana transactions needs from the RPC, in one place: bounded
  * reads (each failure the caller's own "chain unavailable" error), sending signed bytes once (a
- * node's refusal is `Refused`; a lost answer is not, the chain decides), and one look at a
+ * node's refusal is `Refused`; a lost answer is not, the chain decides, and neither is "already
+ * processed", which says these bytes reached the chain), and one look at a
  * signature: landed, reverted, can never land (its blockhash expired unlanded), or pending.
  * Confirmation is at `confirmed`.
  */
-import { type Base64EncodedWireTransaction, createSolanaRpc, isSolanaError, signature as asSignature } from "@solana/kit"
+import {
+  type Base64EncodedWireTransaction,
+  createSolanaRpc,
+  isSolanaError,
+  SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
+  signature as asSignature
+} from "@solana/kit"
 import { Duration, Effect, Either } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
@@ -18,6 +25,18 @@ export interface Observed {
 export interface Refused {
   readonly _tag: "Refused"
   readonly message: string
+}
+
+/**
+ * Whether a node's refusal is (or wraps) "this transaction has already been processed": these very
+ * bytes (one signature) reached the chain before, by this sender or another (a caller that
+ * broadcast its signed build itself). Not a refusal of the transaction: its status decides.
+ */
+export const hasAlreadyProcessed = (e: unknown, depth = 0): boolean => {
+  if (depth > 4 || typeof e !== "object" || e === null) return false
+  if (isSolanaError(e, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return true
+  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
+  return hasAlreadyProcessed((e as { readonly cause?: unknown }).cause, depth + 1) || hasAlreadyProcessed(context?.cause, depth + 1)
 }
 
 export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
@@ -38,7 +57,11 @@ export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: s
     }).pipe(
       Effect.asVoid,
       Effect.catchAll((e) =>
-        isSolanaError(e) ? Effect.fail<Refused>({ _tag: "Refused", message: String(e) }) : Effect.logWarning("send: answer lost; the chain decides", e)
+        hasAlreadyProcessed(e)
+          ? Effect.logInfo("send: the node has these bytes already; their status decides")
+          : isSolanaError(e)
+            ? Effect.fail<Refused>({ _tag: "Refused", message: String(e) })
+            : Effect.logWarning("send: answer lost; the chain decides", e)
       )
     )
 

@@ -3,7 +3,7 @@
  * now and whether it can be claimed (an unreadable token is listed as such).
  */
 import { Effect } from "effect"
-import { type FeeError, type NotClaimableReason } from "../FeeError.js"
+import type { NotClaimableReason } from "../FeeError.js"
 import type { FeeAmount, FeeEntry, FeeList, UnreadableFeeEntry } from "../FeeViews.js"
 import type { CreatorFeesShape, FeeCaller } from "../CreatorFees.js"
 import { type FeeCtx, FEE_PAGE_MAX, storage } from "./FeeContext.js"

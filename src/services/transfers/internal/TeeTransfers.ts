@@ -258,7 +258,10 @@ export const makeTeeTransfers = (ctx: TeeTransfersContext) => {
    * signature the relay made is the wallet's own, so when the chain has it (the caller broadcast
    * the relay's bytes itself) the transfer moves to `sending` on it without sending anything, and
    * the runner settles it once (`confirmed` with its event and booking, or `failed`). A build
-   * whose signature the chain does not know stays `built`: its submit can still send it.
+   * whose signature the chain does not know stays `built` while its blockhash may still land (its
+   * submit can still send it); once it cannot (`never_lands`: the relay's bytes expired unlanded
+   * and the transfer's one claim is spent), it settles `failed` the same way, its hold released,
+   * so abandoned builds leave the pass's list rather than fill it.
    */
   const reconcile: Effect.Effect<number, SqlError> = Effect.gen(function* () {
     const signed = yield* sql<{ account_id: string; client_transfer_id: string; signature: string }>`
@@ -270,7 +273,8 @@ export const makeTeeTransfers = (ctx: TeeTransfersContext) => {
       const row = yield* store.get(s.account_id, s.client_transfer_id)
       if (row === undefined || row.state !== "built") continue
       const seen = yield* Effect.either(solana.port.observe({ ...row, signature: s.signature }))
-      if (seen._tag === "Left" || (seen.right.outcome !== "landed" && seen.right.outcome !== "reverted")) continue
+      // Pending (its blockhash may still land) or unreadable: looked at again next pass.
+      if (seen._tag === "Left" || seen.right.outcome === "pending") continue
       const applied = yield* runner
         .apply({ accountId: row.accountId, clientTransferId: row.clientTransferId }, row, { event: { _tag: "Sent", signature: s.signature } })
         .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
