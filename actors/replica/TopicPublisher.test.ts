@@ -1,7 +1,8 @@
 /**
  * The ordered publisher on the embedded bus: offers are published in offer order (each key's
  * order holds across topics and rounds), `barrier` resolves once everything offered before it is
- * on the bus, and past `maxPending` an offer is still taken (a drain cannot wait) and counted.
+ * on the bus, and past `maxPending` an offer is still taken (a drain cannot wait) and counted; on a
+ * compacted topic a round publishes only each key's last record.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -30,6 +31,31 @@ describe("TopicPublisher", () => {
       expect((yield* bus.read("b", bus.partitionFor("b", "k"), 0, 10)).map((r) => text(r.value))).toEqual(["x"])
       // Nothing offered since: the barrier resolves at once.
       yield* publisher.barrier
+    })
+  )
+
+  it.scoped("publishes only each key's last record of a round on a compacted topic, every record elsewhere", () =>
+    Effect.gen(function* () {
+      const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 1 })
+      const publisher = yield* TopicPublisher.make(bus, { compactedTopics: ["snap"] })
+      yield* Effect.sync(() => {
+        publisher.offer("feed", [{ key: "f", value: bytes("d1") }])
+        publisher.offer("snap", [{ key: "m1", value: bytes("m1-a") }, { key: "m2", value: bytes("m2-a") }])
+        publisher.offer("feed", [{ key: "f", value: bytes("d2") }])
+        publisher.offer("snap", [{ key: "m1", value: bytes("m1-b") }, { key: "m3", value: new Uint8Array(0) }])
+      })
+      yield* publisher.barrier
+      expect(publisher.stats()).toMatchObject({ offered: 6, published: 6, pending: 0, superseded: 1 })
+      expect((yield* bus.read("feed", 0, 0, 10)).map((r) => text(r.value))).toEqual(["d1", "d2"])
+      expect((yield* bus.read("snap", 0, 0, 10)).map((r) => [r.key, text(r.value)])).toEqual([
+        ["m2", "m2-a"],
+        ["m1", "m1-b"],
+        ["m3", ""]
+      ])
+      // A later round publishes a key again: compaction is within a round only.
+      yield* Effect.sync(() => publisher.offer("snap", [{ key: "m1", value: bytes("m1-c") }]))
+      yield* publisher.barrier
+      expect((yield* bus.read("snap", 0, 3, 10)).map((r) => [r.key, text(r.value)])).toEqual([["m1", "m1-c"]])
     })
   )
 

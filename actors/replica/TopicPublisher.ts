@@ -13,21 +13,28 @@
  *   records before anything newer; the bus's idempotence absorbs a retried duplicate, and where
  *   it cannot, a duplicate is harmless: a replica applies the same market states again and the
  *   signal hub skips a signal id it has.
+ * - Compacted topics (`compactedTopics`, default `market.snapshots`): a reader wants only each
+ *   key's latest record (what Kafka's compaction keeps), so a round publishes only the last record
+ *   of each key offered in it; the earlier ones count as published (`superseded`). Under load a
+ *   round spans many drains and a busy market's state is sent once, not once per drain. Other
+ *   topics (the feed, the signals) publish every record.
  * - Bounded: at most `maxPending` records wait; past it `offer` still accepts (a drain cannot
  *   wait) but counts an overflow, and the actors' committer, waiting on `barrier`, stops the
  *   consumer through its own bound (`commitQueueMax`), so routing stops until the publisher
  *   catches up. `pendingHighWater` says how far it got.
  */
 import { Context, Effect, Layer, Schedule, type Scope } from "effect"
-import { Bus, type BusError, type BusMessage, type BusShape } from "../../ingest/bus/Bus.js"
+import { Bus, type BusError, type BusMessage, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { Waiters, Wakeup } from "../runtime/internal/Wakeup.js"
 
 export interface TopicPublisherOptions {
   /** Records waiting to be published before `offer` counts an overflow (default 100,000). */
   readonly maxPending: number
+  /** Topics where a round publishes only each key's last record (default `market.snapshots`). */
+  readonly compactedTopics: ReadonlyArray<string>
 }
 
-export const topicPublisherDefaults: TopicPublisherOptions = { maxPending: 100_000 }
+export const topicPublisherDefaults: TopicPublisherOptions = { maxPending: 100_000, compactedTopics: [Topics.marketSnapshots] }
 
 export interface TopicPublisherStats {
   readonly offered: number
@@ -36,6 +43,8 @@ export interface TopicPublisherStats {
   readonly pendingHighWater: number
   readonly overflows: number
   readonly failures: number
+  /** Records of a compacted topic left out because a later record of the same key was in the same round. */
+  readonly superseded: number
 }
 
 export interface TopicPublisher {
@@ -60,6 +69,8 @@ export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}):
     let pendingHighWater = 0
     let overflows = 0
     let failures = 0
+    let superseded = 0
+    const compacted = new Set(options.compactedTopics)
     const wake = new Wakeup()
     const done = new Waiters()
 
@@ -73,17 +84,28 @@ export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}):
       wake.notify()
     }
 
-    const publishAll = (round: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): Effect.Effect<void, BusError> =>
-      Effect.gen(function* () {
-        // Per topic in first-offer order; within a topic, offer order (so each key's order holds).
-        const byTopic = new Map<string, Array<BusMessage>>()
-        for (const [topic, messages] of round) {
-          let list = byTopic.get(topic)
-          if (list === undefined) byTopic.set(topic, (list = []))
-          for (const m of messages) list.push(m)
-        }
-        for (const [topic, messages] of byTopic) yield* bus.publish(topic, messages)
-      })
+    /** A round's records per topic in first-offer order; within a topic, offer order (so each key's order holds). */
+    const group = (round: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]> => {
+      const byTopic = new Map<string, Array<BusMessage>>()
+      for (const [topic, messages] of round) {
+        let list = byTopic.get(topic)
+        if (list === undefined) byTopic.set(topic, (list = []))
+        for (const m of messages) list.push(m)
+      }
+      return [...byTopic].map(([topic, messages]) => [topic, compacted.has(topic) ? latestPerKey(messages) : messages] as const)
+    }
+
+    /** Each key's last record, in the order of those last records (each key's order holds trivially). */
+    const latestPerKey = (messages: ReadonlyArray<BusMessage>): ReadonlyArray<BusMessage> => {
+      const last = new Map<string, number>()
+      for (let i = 0; i < messages.length; i++) last.set(messages[i]!.key, i)
+      if (last.size === messages.length) return messages
+      superseded += messages.length - last.size
+      return messages.filter((m, i) => last.get(m.key) === i)
+    }
+
+    const publishAll = (byTopic: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): Effect.Effect<void, BusError> =>
+      Effect.forEach(byTopic, ([topic, messages]) => bus.publish(topic, messages), { discard: true })
 
     yield* Effect.forkScoped(
       Effect.forever(
@@ -93,7 +115,8 @@ export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}):
           const count = pendingRecords
           pending = []
           pendingRecords = 0
-          yield* publishAll(round).pipe(
+          const byTopic = group(round)
+          yield* publishAll(byTopic).pipe(
             Effect.tapError((error) =>
               Effect.zipRight(Effect.sync(() => failures++), Effect.logWarning(`actors: publishing ${count} read-model records failed; retrying`, error))
             ),
@@ -109,7 +132,7 @@ export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}):
     return {
       offer,
       barrier: Effect.suspend(() => done.await(offered, () => published)),
-      stats: () => ({ offered, published, pending: pendingRecords, pendingHighWater, overflows, failures })
+      stats: () => ({ offered, published, pending: pendingRecords, pendingHighWater, overflows, failures, superseded })
     } satisfies TopicPublisher
   })
 
