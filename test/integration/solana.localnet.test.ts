@@ -347,6 +347,8 @@ describe("Solana JSON-RPC through kit", () => {
     const refused = await Effect.runPromise(Effect.either(watch.send((await sign(poor, [getTransferSolInstruction({ from: poor, to, lamports: 1n })])).base64)))
     expect(refused._tag).toBe("Left")
     expect(hasAlreadyProcessed(refused)).toBe(false)
+    // The lowest slot the node still has history for (what decides whether "never landed" can be told).
+    expect(await rpc.minimumLedgerSlot().send()).toBe(net.ledger.oldestHistorySlot)
   })
 
   it("getSignaturesForAddress: the address's landed transactions newest first, paged by before/until, with their memos, up to the commitment", async () => {

@@ -338,8 +338,10 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
    * newest first, at most `TRACE_PAGES_MAX` pages) are read back to the build's slot; a signature
    * whose memo names the build's request (or whose memo the node does not report) has its
    * transaction read and its message hashed. The built message found: `Found`. The search reached
-   * the build's slot, or the payer's oldest retained signature, without it: `Lapsed`. Anything
-   * else (still valid, a transaction the node lists but does not return, the page bound): `Open`.
+   * the build's slot, or the payer's oldest retained signature with the node's history reaching
+   * back to the build's slot (`minimumLedgerSlot`), without it: `Lapsed`. Anything else (still
+   * valid, history pruned past the build, a transaction the node lists but does not return, the
+   * page bound): `Open`.
    */
   const trace = (b: BuiltOnChain): Effect.Effect<Traced, ReturnType<typeof tradeError>> =>
     Effect.gen(function* () {
@@ -363,7 +365,14 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
           if (hash === undefined) return { _tag: "Open" } as const
           if (hash === b.messageHash) return { _tag: "Found", signature: entry.signature } as const
         }
-        if (entries.length < TRACE_PAGE) return { _tag: "Lapsed" } as const
+        if (entries.length < TRACE_PAGE) {
+          // The payer's oldest signature the node still has. Lapsed only when its history reaches
+          // back to the build: a node that pruned past it cannot say the transaction never landed.
+          if (b.builtSlot === null) return { _tag: "Lapsed" } as const
+          const builtSlot = b.builtSlot
+          const oldest = yield* read("minimumLedgerSlot", (signal) => rpc.minimumLedgerSlot().send({ abortSignal: signal }))
+          return oldest <= builtSlot ? ({ _tag: "Lapsed" } as const) : ({ _tag: "Open" } as const)
+        }
         before = entries[entries.length - 1]!.signature
       }
       return { _tag: "Open" } as const

@@ -279,14 +279,23 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
   )
 
   /**
-   * Built trades (linked, tee) no request has sent yet, oldest blockhash first, at most
-   * `BUILT_WATCH_MAX`: what the watch pass looks for on chain (`TradeMachine.traced`).
+   * Built trades (linked, tee) no request has sent yet, at most `BUILT_WATCH_MAX`: what the watch
+   * pass looks for on chain (`TradeMachine.traced`). The least recently looked at first, and each
+   * listed row is marked looked at (its `updated_at`), so rows the chain cannot decide yet (a
+   * payer with more history since the build than one pass reads) take their turn behind the
+   * others instead of filling every pass.
    */
-  const built = Effect.map(
-    sql<Pick<Db, "account_id" | "client_trade_id">>`
-      SELECT account_id, client_trade_id FROM agent_trades WHERE state = 'built' ORDER BY last_valid_block_height, created_at LIMIT ${BUILT_WATCH_MAX}`,
-    (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
-  )
+  const built = Effect.suspend(() => {
+    const at = now()
+    return Effect.map(
+      sql<Pick<Db, "account_id" | "client_trade_id">>`
+        UPDATE agent_trades SET updated_at = ${at}
+        WHERE state = 'built' AND (account_id, client_trade_id) IN (
+          SELECT account_id, client_trade_id FROM agent_trades WHERE state = 'built' ORDER BY updated_at, created_at LIMIT ${BUILT_WATCH_MAX})
+        RETURNING account_id, client_trade_id`,
+      (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
+    )
+  })
 
   /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX + 1). */
   const list = (accountId: string, f: TradeFilter): Effect.Effect<ReadonlyArray<TradeRow>, SqlError> => {

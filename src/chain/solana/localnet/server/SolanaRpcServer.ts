@@ -215,6 +215,9 @@ export const solanaRpcMethods = (ledger: Ledger, o: SolanaRpcServerOptions): Rea
 
     getBlockHeight: (p) => ledger.blockHeightAt(commitmentOption(configAt(p, 0))),
 
+    // The lowest slot whose block and transactions the node still has (its history is pruned).
+    minimumLedgerSlot: () => ledger.oldestHistorySlot,
+
     getBlockTime: (p) => {
       const slot = u64Param(requiredAt(p, 0, "slot"), "slot")
       const block = ledger.getBlock(slot)
