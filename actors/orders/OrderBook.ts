@@ -24,8 +24,13 @@
  * - An order whose `expiresAtMs` is at or before the trade's block time never triggers; it leaves
  *   with `Expired` (which fires nothing) when a trade reaches it or a sweep passes its time.
  * - Cost of a trade: O(triggered) for limit and stop orders (two arrays sorted by level, the
- *   next to cross at the end) plus O(trailing stops) (each has its own watermark). Placing and
- *   cancelling copy one array (O(n)).
+ *   next to cross at the end). Trailing stops are held in groups that share one watermark
+ *   (`TrailGroup`, sorted by watermark; inside a group by trail, so the highest stop is first): a
+ *   new high relabels the groups below it as one (O(1) when one group, as after any new high), and
+ *   a trade looks only at the lowest watermark, the highest stop and the groups it triggers in,
+ *   O(groups raised + triggered). A trade that reaches an order's expiry, or one at or before
+ *   some order's position (a replay), takes the plain path: each trailing stop on its own, then
+ *   regrouped (O(n log n)). Placing and cancelling copy one array (O(n)).
  */
 
 /** Fractional digits of a stored order price (the market record's price precision). */
@@ -63,10 +68,59 @@ export interface OrderBook {
   readonly below: ReadonlyArray<BookOrder>
   /** Limit sells (trigger when price ≥ level), descending by level: the lowest is last. */
   readonly above: ReadonlyArray<BookOrder>
+  /** The trailing stops, grouped by watermark. */
+  readonly trail: TrailingStops
+  /** The trailing stops in the order they were placed, each with its watermark now (built on each read). */
   readonly trailing: ReadonlyArray<BookOrder>
+  /** The placement number the next order gets (trailing stops leave in placement order). */
+  readonly nextSeq: number
 }
 
-export const emptyBook: OrderBook = { below: [], above: [], trailing: [] }
+/**
+ * Trailing stops that share one watermark (the same `num` and `den`, or none yet) and whether a
+ * trade set it since the book was last `settled` (raised watermarks are written with the market's
+ * checkpoint). The orders' own `watermark` fields are the ones they were placed with; the group's
+ * is theirs now.
+ */
+export interface TrailGroup {
+  readonly watermark: Price | null
+  readonly raised: boolean
+  /** Ascending by `trailBps` (the highest stop first), then by placement. */
+  readonly orders: ReadonlyArray<BookOrder>
+  /** The placement number of each order (parallel to `orders`). */
+  readonly seqs: ReadonlyArray<number>
+  /** The stop of the first order (the group's highest); null without a watermark. */
+  readonly stop: Price | null
+  /** The latest `afterPosition` of the group's orders. */
+  readonly maxAfter: string
+  readonly earliestExpiryMs: number
+}
+
+export interface TrailingStops {
+  /** Ascending by watermark, those without one first. */
+  readonly groups: ReadonlyArray<TrailGroup>
+  readonly size: number
+  /** Over every group: the highest stop (null: none), the latest `afterPosition` ("" when empty), the earliest expiry. */
+  readonly highestStop: Price | null
+  readonly maxAfter: string
+  readonly earliestExpiryMs: number
+}
+
+const noTrailing: TrailingStops = { groups: [], size: 0, highestStop: null, maxAfter: "", earliestExpiryMs: Number.POSITIVE_INFINITY }
+
+class Book implements OrderBook {
+  constructor(
+    readonly below: ReadonlyArray<BookOrder>,
+    readonly above: ReadonlyArray<BookOrder>,
+    readonly trail: TrailingStops,
+    readonly nextSeq: number
+  ) {}
+  get trailing(): ReadonlyArray<BookOrder> {
+    return entriesOf(this.trail).map(orderNow)
+  }
+}
+
+export const emptyBook: OrderBook = new Book([], [], noTrailing, 0)
 
 export type BookEvent =
   | { readonly _tag: "Placed"; readonly order: BookOrder }
@@ -147,6 +201,8 @@ const formatScaled = (scaled: bigint): string => {
 // ---------------------------------------------------------------------------------------------
 // The step
 
+type Traded = Extract<BookEvent, { _tag: "Traded" }>
+
 /** Ascending by level, then by id (a total order: equal levels trigger in id order). */
 const ascending = (a: BookOrder, b: BookOrder): number =>
   a.levelE18 < b.levelE18 ? -1 : a.levelE18 > b.levelE18 ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
@@ -173,25 +229,16 @@ const without = (list: ReadonlyArray<BookOrder>, id: string): ReadonlyArray<Book
   return next
 }
 
-const has = (book: OrderBook, id: string): boolean =>
-  book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trailing.some((o) => o.id === id)
-
 const expiredAt = (o: BookOrder, atMs: number): boolean => o.expiresAtMs !== null && o.expiresAtMs <= atMs
-
-/** Where an order goes: `below` (price ≤ level), `above` (price ≥ level) or `trailing`. */
-const placeOf = (o: BookOrder): keyof OrderBook =>
-  o.trigger === "trailing_stop" ? "trailing" : o.trigger === "stop" || o.side === "buy" ? "below" : "above"
 
 /**
  * Scans a sorted list from its end while the last order crosses: each crossing order that counts
- * this trade leaves (triggered or expired); one that does not (placed after it) stays.
+ * this trade leaves (triggered or expired); one that does not (placed after it) stays. `numE18`
+ * is the trade's price numerator scaled by 10^18, so a level costs one multiplication.
  */
-const crossEnd = (
-  list: ReadonlyArray<BookOrder>,
-  crosses: (o: BookOrder) => boolean,
-  e: Extract<BookEvent, { _tag: "Traded" }>,
-  out: Array<BookOutput>
-): ReadonlyArray<BookOrder> => {
+const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint, e: Traded, out: Array<BookOutput>): ReadonlyArray<BookOrder> => {
+  const den = e.price.den
+  const crosses = (o: BookOrder): boolean => (below ? numE18 <= o.levelE18 * den : numE18 >= o.levelE18 * den)
   let i = list.length - 1
   if (i < 0 || !crosses(list[i]!)) return list
   const kept: Array<BookOrder> = []
@@ -207,83 +254,211 @@ const crossEnd = (
   return next
 }
 
-/**
- * What a trade must cross to change a trailing list: its lowest watermark (a price above it raises
- * one), its highest stop (a price at or below it triggers one) and its earliest expiry. Computed
- * once per list (the lists are immutable) and kept beside it, so a trade inside the band they
- * leave, which changes nothing, costs two price comparisons instead of a pass over the orders.
- */
-interface TrailingBand {
-  readonly lowestWatermark: Price | null
-  readonly highestStop: Price | null
-  readonly earliestExpiryMs: number
-}
-const bands = new WeakMap<ReadonlyArray<BookOrder>, TrailingBand>()
-const bandOf = (trailing: ReadonlyArray<BookOrder>): TrailingBand => {
-  const known = bands.get(trailing)
-  if (known !== undefined) return known
-  let lowestWatermark: Price | null = null
-  let highestStop: Price | null = null
-  let earliestExpiryMs = Number.POSITIVE_INFINITY
-  let unbounded = false
-  for (const o of trailing) {
-    if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
-    if (o.watermark === null) {
-      unbounded = true // raised by any trade
-      continue
-    }
-    if (lowestWatermark === null || comparePrices(o.watermark, lowestWatermark) < 0) lowestWatermark = o.watermark
-    const stop = trailStop(o.watermark, o.trailBps!)
-    if (highestStop === null || comparePrices(stop, highestStop) > 0) highestStop = stop
-  }
-  const band = { lowestWatermark: unbounded ? null : lowestWatermark, highestStop, earliestExpiryMs }
-  bands.set(trailing, band)
-  return band
-}
-/** True when the trade raises no watermark, triggers no trailing stop and expires none. */
-const insideBand = (trailing: ReadonlyArray<BookOrder>, e: Extract<BookEvent, { _tag: "Traded" }>): boolean => {
-  const band = bandOf(trailing)
-  return (
-    band.lowestWatermark !== null &&
-    e.atMs < band.earliestExpiryMs &&
-    comparePrices(e.price, band.lowestWatermark) <= 0 &&
-    (band.highestStop === null || comparePrices(e.price, band.highestStop) > 0)
-  )
+// ---------------------------------------------------------------------------------------------
+// Trailing stops, grouped by watermark
+
+/** One trailing stop with its placement number, its watermark now and whether a trade set it since the last settle. */
+interface Entry {
+  readonly order: BookOrder
+  readonly seq: number
+  readonly watermark: Price | null
+  readonly raised: boolean
 }
 
-const trade = (book: OrderBook, e: Extract<BookEvent, { _tag: "Traded" }>): BookResult => {
-  const out: Array<BookOutput> = []
-  const below = crossEnd(book.below, (o) => compareToLevel(e.price, o.levelE18) <= 0, e, out)
-  const above = crossEnd(book.above, (o) => compareToLevel(e.price, o.levelE18) >= 0, e, out)
-  let trailing = book.trailing
-  if (trailing.length > 0 && !insideBand(trailing, e)) {
-    let changed = false
-    const next: Array<BookOrder> = []
-    for (const o of trailing) {
-      if (o.afterPosition >= e.position) {
-        next.push(o)
-        continue
-      }
-      if (expiredAt(o, e.atMs)) {
-        out.push({ _tag: "Expired", order: o })
-        changed = true
-        continue
-      }
-      if (o.watermark === null || comparePrices(e.price, o.watermark) > 0) {
-        next.push({ ...o, watermark: e.price })
-        changed = true
-        continue
-      }
-      const stop = trailStop(o.watermark, o.trailBps!)
-      if (comparePrices(e.price, stop) <= 0) {
-        out.push({ _tag: "Triggered", order: o, price: e.price, position: e.position, atMs: e.atMs, watermark: o.watermark, stopPrice: stop })
-        changed = true
-      } else next.push(o)
-    }
-    if (changed) trailing = next
+/** The order as the book holds it now (its watermark the group's). */
+const withWatermark = (o: BookOrder, watermark: Price | null): BookOrder =>
+  o.watermark === watermark ? o : { ...o, watermark }
+const orderNow = (e: Entry): BookOrder => withWatermark(e.order, e.watermark)
+
+const sameWatermark = (a: Price | null, b: Price | null): boolean =>
+  a === b || (a !== null && b !== null && a.num === b.num && a.den === b.den)
+
+/** Ascending by watermark value, none first. */
+const byWatermark = (a: Price | null, b: Price | null): number => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : comparePrices(a, b))
+
+/** Ascending by trail (the highest stop first), then by placement. */
+const byTrail = (a: Entry, b: Entry): number => a.order.trailBps! - b.order.trailBps! || a.seq - b.seq
+
+/** Every trailing stop, in placement order. */
+const entriesOf = (t: TrailingStops): Array<Entry> => {
+  const entries: Array<Entry> = []
+  for (const g of t.groups) for (let i = 0; i < g.orders.length; i++) entries.push({ order: g.orders[i]!, seq: g.seqs[i]!, watermark: g.watermark, raised: g.raised })
+  return entries.sort((a, b) => a.seq - b.seq)
+}
+
+/** A group of orders already sorted by `byTrail`, all with `watermark`. */
+const groupOf = (watermark: Price | null, raised: boolean, orders: ReadonlyArray<BookOrder>, seqs: ReadonlyArray<number>): TrailGroup => {
+  let maxAfter = ""
+  let earliestExpiryMs = Number.POSITIVE_INFINITY
+  for (const o of orders) {
+    if (o.afterPosition > maxAfter) maxAfter = o.afterPosition
+    if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
   }
-  if (below === book.below && above === book.above && trailing === book.trailing) return [book, none]
-  return [{ below, above, trailing }, out.length === 0 ? none : out]
+  return { watermark, raised, orders, seqs, stop: watermark === null ? null : trailStop(watermark, orders[0]!.trailBps!), maxAfter, earliestExpiryMs }
+}
+
+/** The same group under a new watermark (a new high): its orders, positions and expiries are unchanged. */
+const relabel = (g: TrailGroup, watermark: Price): TrailGroup => ({ ...g, watermark, raised: true, stop: trailStop(watermark, g.orders[0]!.trailBps!) })
+
+/** Groups (each non-empty) sorted by `byWatermark` as the book's trailing stops. */
+const trailingOf = (groups: ReadonlyArray<TrailGroup>): TrailingStops => {
+  if (groups.length === 0) return noTrailing
+  let size = 0
+  let highestStop: Price | null = null
+  let maxAfter = ""
+  let earliestExpiryMs = Number.POSITIVE_INFINITY
+  for (const g of groups) {
+    size += g.orders.length
+    if (g.stop !== null && (highestStop === null || comparePrices(g.stop, highestStop) > 0)) highestStop = g.stop
+    if (g.maxAfter > maxAfter) maxAfter = g.maxAfter
+    if (g.earliestExpiryMs < earliestExpiryMs) earliestExpiryMs = g.earliestExpiryMs
+  }
+  return { groups, size, highestStop, maxAfter, earliestExpiryMs }
+}
+
+/** Groups entries by watermark (`num` and `den`) and raised flag. */
+const regroup = (entries: ReadonlyArray<Entry>): TrailingStops => {
+  const buckets: Array<Array<Entry>> = []
+  const index = new Map<string, Array<Entry>>()
+  for (const e of entries) {
+    const key = `${e.raised ? "r" : "s"}${e.watermark === null ? "" : `${e.watermark.num}/${e.watermark.den}`}`
+    let bucket = index.get(key)
+    if (bucket === undefined) {
+      bucket = []
+      index.set(key, bucket)
+      buckets.push(bucket)
+    }
+    bucket.push(e)
+  }
+  const groups = buckets.map((b) => {
+    b.sort(byTrail)
+    return groupOf(b[0]!.watermark, b[0]!.raised, b.map((e) => e.order), b.map((e) => e.seq))
+  })
+  return trailingOf(groups.sort((a, b) => byWatermark(a.watermark, b.watermark)))
+}
+
+const placeTrailing = (t: TrailingStops, order: BookOrder, seq: number): TrailingStops => {
+  const groups = t.groups.slice()
+  const at = groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
+  if (at >= 0) {
+    // The new order has the highest placement number: after every order with a trail at most its own.
+    const g = groups[at]!
+    let i = g.orders.length
+    while (i > 0 && g.orders[i - 1]!.trailBps! > order.trailBps!) i--
+    const orders = g.orders.slice()
+    const seqs = g.seqs.slice()
+    orders.splice(i, 0, order)
+    seqs.splice(i, 0, seq)
+    groups[at] = groupOf(g.watermark, false, orders, seqs)
+  } else {
+    let i = groups.length
+    while (i > 0 && byWatermark(groups[i - 1]!.watermark, order.watermark) > 0) i--
+    groups.splice(i, 0, groupOf(order.watermark, false, [order], [seq]))
+  }
+  return trailingOf(groups)
+}
+
+const cancelTrailing = (t: TrailingStops, id: string): TrailingStops => {
+  for (let at = 0; at < t.groups.length; at++) {
+    const g = t.groups[at]!
+    const i = g.orders.findIndex((o) => o.id === id)
+    if (i < 0) continue
+    const groups = t.groups.slice()
+    if (g.orders.length === 1) groups.splice(at, 1)
+    else {
+      const orders = g.orders.slice()
+      const seqs = g.seqs.slice()
+      orders.splice(i, 1)
+      seqs.splice(i, 1)
+      groups[at] = groupOf(g.watermark, g.raised, orders, seqs)
+    }
+    return trailingOf(groups)
+  }
+  return t
+}
+
+/**
+ * The plain path: each trailing stop on its own, in placement order (a trade that reaches an
+ * expiry, or one some order does not count), then regrouped.
+ */
+const tradeEach = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
+  let changed = false
+  const next: Array<Entry> = []
+  for (const entry of entriesOf(t)) {
+    const o = entry.order
+    const w = entry.watermark
+    if (o.afterPosition >= e.position) next.push(entry)
+    else if (expiredAt(o, e.atMs)) {
+      out.push({ _tag: "Expired", order: orderNow(entry) })
+      changed = true
+    } else if (w === null || comparePrices(e.price, w) > 0) {
+      next.push({ order: o, seq: entry.seq, watermark: e.price, raised: true })
+      changed = true
+    } else {
+      const stop = trailStop(w, o.trailBps!)
+      if (comparePrices(e.price, stop) <= 0) {
+        out.push({ _tag: "Triggered", order: orderNow(entry), price: e.price, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
+        changed = true
+      } else next.push(entry)
+    }
+  }
+  return changed ? regroup(next) : t
+}
+
+/**
+ * A trade every trailing stop counts and none has expired at: the groups whose watermark it
+ * passes become one group under the trade's price (none of them triggers), and in the others the
+ * orders whose stop it reaches (a prefix of each, by trail) trigger, in placement order.
+ */
+const tradeGroups = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
+  const p = e.price
+  const groups = t.groups
+  let raised = 0
+  while (raised < groups.length && (groups[raised]!.watermark === null || comparePrices(p, groups[raised]!.watermark!) > 0)) raised++
+  const reaches = t.highestStop !== null && comparePrices(p, t.highestStop) <= 0
+  if (raised === 0 && !reaches) return t
+  const next: Array<TrailGroup> = []
+  if (raised === 1) next.push(relabel(groups[0]!, p))
+  else if (raised > 1) {
+    const merged: Array<Entry> = []
+    for (let k = 0; k < raised; k++) {
+      const g = groups[k]!
+      for (let i = 0; i < g.orders.length; i++) merged.push({ order: g.orders[i]!, seq: g.seqs[i]!, watermark: p, raised: true })
+    }
+    merged.sort(byTrail)
+    next.push(groupOf(p, true, merged.map((m) => m.order), merged.map((m) => m.seq)))
+  }
+  const triggered: Array<{ readonly seq: number; readonly output: BookOutput }> = []
+  for (let k = raised; k < groups.length; k++) {
+    const g = groups[k]!
+    if (!reaches || comparePrices(p, g.stop!) > 0) {
+      next.push(g)
+      continue
+    }
+    const w = g.watermark!
+    let n = 0
+    for (; n < g.orders.length; n++) {
+      const o = g.orders[n]!
+      const stop = trailStop(w, o.trailBps!)
+      if (comparePrices(p, stop) > 0) break
+      triggered.push({ seq: g.seqs[n]!, output: { _tag: "Triggered", order: withWatermark(o, w), price: p, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop } })
+    }
+    if (n < g.orders.length) next.push(groupOf(w, g.raised, g.orders.slice(n), g.seqs.slice(n)))
+  }
+  triggered.sort((a, b) => a.seq - b.seq)
+  for (const t of triggered) out.push(t.output)
+  return trailingOf(next)
+}
+
+const trade = (book: OrderBook, e: Traded): BookResult => {
+  const out: Array<BookOutput> = []
+  const numE18 = e.price.num * PRICE_SCALE
+  const below = crossEnd(book.below, true, numE18, e, out)
+  const above = crossEnd(book.above, false, numE18, e, out)
+  const t = book.trail
+  const trail = t.size === 0 ? t : e.position <= t.maxAfter || e.atMs >= t.earliestExpiryMs ? tradeEach(t, e, out) : tradeGroups(t, e, out)
+  if (below === book.below && above === book.above && trail === book.trail) return [book, none]
+  return [new Book(below, above, trail, book.nextSeq), out.length === 0 ? none : out]
 }
 
 const sweep = (book: OrderBook, atMs: number): BookResult => {
@@ -298,8 +473,16 @@ const sweep = (book: OrderBook, atMs: number): BookResult => {
   }
   const below = keep(book.below)
   const above = keep(book.above)
-  const trailing = keep(book.trailing)
-  return out.length === 0 ? [book, none] : [{ below, above, trailing }, out]
+  let trail = book.trail
+  if (atMs >= trail.earliestExpiryMs) {
+    const kept: Array<Entry> = []
+    for (const entry of entriesOf(trail)) {
+      if (expiredAt(entry.order, atMs)) out.push({ _tag: "Expired", order: orderNow(entry) })
+      else kept.push(entry)
+    }
+    trail = regroup(kept)
+  }
+  return out.length === 0 ? [book, none] : [new Book(below, above, trail, book.nextSeq), out]
 }
 
 /** Throws (a defect) on an order the service should never have accepted. */
@@ -313,21 +496,25 @@ const checkOrder = (o: BookOrder): void => {
   }
 }
 
+const has = (book: OrderBook, id: string): boolean =>
+  book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trail.groups.some((g) => g.orders.some((o) => o.id === id))
+
 export const step = (book: OrderBook, e: BookEvent): BookResult => {
   switch (e._tag) {
     case "Placed": {
-      if (has(book, e.order.id)) return [book, none]
-      checkOrder(e.order)
-      const place = placeOf(e.order)
-      const list =
-        place === "trailing" ? [...book.trailing, e.order] : insertSorted(book[place], e.order, place === "below" ? ascending : descending)
-      return [{ ...book, [place]: list }, none]
+      const o = e.order
+      if (has(book, o.id)) return [book, none]
+      checkOrder(o)
+      const seq = book.nextSeq
+      if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o, seq), seq + 1), none]
+      if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail, seq + 1), none]
+      return [new Book(book.below, insertSorted(book.above, o, descending), book.trail, seq + 1), none]
     }
     case "Cancelled": {
       const below = without(book.below, e.id)
       const above = without(book.above, e.id)
-      const trailing = without(book.trailing, e.id)
-      return below === book.below && above === book.above && trailing === book.trailing ? [book, none] : [{ below, above, trailing }, none]
+      const trail = cancelTrailing(book.trail, e.id)
+      return below === book.below && above === book.above && trail === book.trail ? [book, none] : [new Book(below, above, trail, book.nextSeq), none]
     }
     case "Traded":
       return trade(book, e)
@@ -336,4 +523,23 @@ export const step = (book: OrderBook, e: BookEvent): BookResult => {
   }
 }
 
-export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trailing.length
+export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trail.size
+
+// ---------------------------------------------------------------------------------------------
+// Raised watermarks (written with the market's checkpoint)
+
+/** The trailing stops whose watermark a trade set since the book was last settled, with it. */
+export const raisedWatermarks = (book: OrderBook): ReadonlyArray<readonly [id: string, watermark: Price]> => {
+  const raised: Array<readonly [string, Price]> = []
+  for (const g of book.trail.groups) if (g.raised) for (const o of g.orders) raised.push([o.id, g.watermark!])
+  return raised
+}
+
+/** True when some trailing stop's watermark was set by a trade since the book was last settled. */
+export const hasRaised = (book: OrderBook): boolean => book.trail.groups.some((g) => g.raised)
+
+/** The same book with its raised watermarks taken (written): the same book when none was raised. */
+export const settled = (book: OrderBook): OrderBook =>
+  hasRaised(book)
+    ? new Book(book.below, book.above, trailingOf(book.trail.groups.map((g) => (g.raised ? { ...g, raised: false } : g))), book.nextSeq)
+    : book

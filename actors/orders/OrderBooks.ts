@@ -2,9 +2,9 @@
  * OrderBooks: the open limit orders of the markets this actors process holds, one `OrderBook` per
  * market key (`chain:mint`, the market actor's key, so the same shard and bus partition). The
  * market runtime calls `applied` for every event it applies, synchronously in the drain that moves
- * the price, so a trade is checked against the book in the same step; the triggers and raised
- * trailing watermarks wait in `pending` until the checkpoint flush that takes their market's state
- * takes them (`take`) and writes them in its transaction (so a crash replays the trade from a
+ * the price, so a trade is checked against the book in the same step; the triggers wait in
+ * `pending`, and the raised trailing watermarks in their books (marked raised, their markets in
+ * `raisedIn`), until the checkpoint flush that takes their market's state takes them (`take`) and writes them in its transaction (so a crash replays the trade from a
  * checkpoint that has not seen it and triggers again; the store's conditional update keeps that to
  * once, and a watermark is never durable ahead of the state it came from).
  *
@@ -21,7 +21,7 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, emptyBook, hasRaised, type OrderBook, type Price, priceOfReserves, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -47,7 +47,8 @@ export class OrderBooks {
   private readonly books = new Map<string, OrderBook>()
   private readonly marketOf = new Map<string, string>()
   private pending: Array<PendingOutput> = []
-  private watermarks = new Map<string, Price>()
+  /** Markets whose books hold watermarks raised since their last take. */
+  private raisedIn = new Set<string>()
   /** Ids that left a book recently (cancel, trigger, expiry): a late `place` of one is ignored. */
   private gone = new Set<string>()
   private goneBefore = new Set<string>()
@@ -106,7 +107,6 @@ export class OrderBooks {
     const [book] = step(this.books.get(marketKey)!, { _tag: "Cancelled", id })
     this.setBook(marketKey, book)
     this.marketOf.delete(id)
-    this.watermarks.delete(id)
     this.orders--
   }
 
@@ -156,11 +156,13 @@ export class OrderBooks {
     const rest: Array<PendingOutput> = []
     for (const p of this.pending) (of(p.marketKey) ? outputs : rest).push(p)
     const watermarks = new Map<string, Price>()
-    for (const [id, watermark] of this.watermarks) {
-      const marketKey = this.marketOf.get(id)
-      if (marketKey !== undefined && !of(marketKey)) continue
-      watermarks.set(id, watermark)
-      this.watermarks.delete(id)
+    for (const marketKey of [...this.raisedIn]) {
+      if (!of(marketKey)) continue
+      this.raisedIn.delete(marketKey)
+      const book = this.books.get(marketKey)
+      if (book === undefined) continue
+      for (const [id, watermark] of raisedWatermarks(book)) watermarks.set(id, watermark)
+      this.books.set(marketKey, settled(book))
     }
     this.pending = rest
     this.goneBefore = this.gone
@@ -181,10 +183,10 @@ export class OrderBooks {
       if (!holds(marketKey)) continue
       for (const o of [...book.below, ...book.above, ...book.trailing]) {
         this.marketOf.delete(o.id)
-        this.watermarks.delete(o.id)
         this.orders--
       }
       this.books.delete(marketKey)
+      this.raisedIn.delete(marketKey)
     }
     this.pending = this.pending.filter((p) => !holds(p.marketKey))
     for (const [marketKey, order] of stored) {
@@ -198,11 +200,7 @@ export class OrderBooks {
   private stepTrade(marketKey: string, book: OrderBook, e: Extract<Parameters<typeof step>[1], { _tag: "Traded" }>): void {
     const [next, out] = step(book, e)
     if (next === book) return
-    if (next.trailing !== book.trailing) {
-      // A raised watermark is the trade's price object, never one an order held before.
-      const prior = new Set(book.trailing.map((o) => o.watermark))
-      for (const o of next.trailing) if (o.watermark !== null && !prior.has(o.watermark)) this.watermarks.set(o.id, o.watermark)
-    }
+    if (next.trail !== book.trail && hasRaised(next)) this.raisedIn.add(marketKey)
     this.leave(marketKey, next, out)
   }
 
@@ -216,7 +214,6 @@ export class OrderBooks {
 
   private forget(id: string): void {
     this.marketOf.delete(id)
-    this.watermarks.delete(id)
     this.gone.add(id)
     this.orders--
   }
