@@ -72,8 +72,6 @@ export interface OrderBook {
   readonly trail: TrailingStops
   /** The trailing stops in the order they were placed, each with its watermark now (built on each read). */
   readonly trailing: ReadonlyArray<BookOrder>
-  /** The placement number the next order gets (trailing stops leave in placement order). */
-  readonly nextSeq: number
 }
 
 /**
@@ -85,42 +83,35 @@ export interface OrderBook {
 export interface TrailGroup {
   readonly watermark: Price | null
   readonly raised: boolean
-  /** Ascending by `trailBps` (the highest stop first), then by placement. */
+  /** Ascending by `trailBps`: the highest stop first. */
   readonly orders: ReadonlyArray<BookOrder>
-  /** The placement number of each order (parallel to `orders`). */
-  readonly seqs: ReadonlyArray<number>
-  /** The stop of the first order (the group's highest); null without a watermark. */
-  readonly stop: Price | null
-  /** The latest `afterPosition` of the group's orders. */
-  readonly maxAfter: string
-  readonly earliestExpiryMs: number
 }
 
 export interface TrailingStops {
   /** Ascending by watermark, those without one first. */
   readonly groups: ReadonlyArray<TrailGroup>
-  readonly size: number
+  /** The same orders in the order they were placed (the order they leave in when one trade takes several). */
+  readonly placed: ReadonlyArray<BookOrder>
   /** Over every group: the highest stop (null: none), the latest `afterPosition` ("" when empty), the earliest expiry. */
   readonly highestStop: Price | null
   readonly maxAfter: string
   readonly earliestExpiryMs: number
 }
 
-const noTrailing: TrailingStops = { groups: [], size: 0, highestStop: null, maxAfter: "", earliestExpiryMs: Number.POSITIVE_INFINITY }
+const noTrailing: TrailingStops = { groups: [], placed: [], highestStop: null, maxAfter: "", earliestExpiryMs: Number.POSITIVE_INFINITY }
 
 class Book implements OrderBook {
   constructor(
     readonly below: ReadonlyArray<BookOrder>,
     readonly above: ReadonlyArray<BookOrder>,
-    readonly trail: TrailingStops,
-    readonly nextSeq: number
+    readonly trail: TrailingStops
   ) {}
   get trailing(): ReadonlyArray<BookOrder> {
     return entriesOf(this.trail).map(orderNow)
   }
 }
 
-export const emptyBook: OrderBook = new Book([], [], noTrailing, 0)
+export const emptyBook: OrderBook = new Book([], [], noTrailing)
 
 export type BookEvent =
   | { readonly _tag: "Placed"; readonly order: BookOrder }
@@ -257,10 +248,9 @@ const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint
 // ---------------------------------------------------------------------------------------------
 // Trailing stops, grouped by watermark
 
-/** One trailing stop with its placement number, its watermark now and whether a trade set it since the last settle. */
+/** One trailing stop with its watermark now and whether a trade set it since the last settle. */
 interface Entry {
   readonly order: BookOrder
-  readonly seq: number
   readonly watermark: Price | null
   readonly raised: boolean
 }
@@ -276,105 +266,98 @@ const sameWatermark = (a: Price | null, b: Price | null): boolean =>
 /** Ascending by watermark value, none first. */
 const byWatermark = (a: Price | null, b: Price | null): number => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : comparePrices(a, b))
 
-/** Ascending by trail (the highest stop first), then by placement. */
-const byTrail = (a: Entry, b: Entry): number => a.order.trailBps! - b.order.trailBps! || a.seq - b.seq
+/** Ascending by trail: the highest stop first. */
+const byTrail = (a: BookOrder, b: BookOrder): number => a.trailBps! - b.trailBps!
 
 /** Every trailing stop, in placement order. */
 const entriesOf = (t: TrailingStops): Array<Entry> => {
-  const entries: Array<Entry> = []
-  for (const g of t.groups) for (let i = 0; i < g.orders.length; i++) entries.push({ order: g.orders[i]!, seq: g.seqs[i]!, watermark: g.watermark, raised: g.raised })
-  return entries.sort((a, b) => a.seq - b.seq)
+  const groupOfOrder = new Map<BookOrder, TrailGroup>()
+  for (const g of t.groups) for (const o of g.orders) groupOfOrder.set(o, g)
+  return t.placed.map((order) => {
+    const g = groupOfOrder.get(order)!
+    return { order, watermark: g.watermark, raised: g.raised }
+  })
 }
 
-/** A group of orders already sorted by `byTrail`, all with `watermark`. */
-const groupOf = (watermark: Price | null, raised: boolean, orders: ReadonlyArray<BookOrder>, seqs: ReadonlyArray<number>): TrailGroup => {
-  let maxAfter = ""
-  let earliestExpiryMs = Number.POSITIVE_INFINITY
-  for (const o of orders) {
-    if (o.afterPosition > maxAfter) maxAfter = o.afterPosition
-    if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
-  }
-  return { watermark, raised, orders, seqs, stop: watermark === null ? null : trailStop(watermark, orders[0]!.trailBps!), maxAfter, earliestExpiryMs }
-}
+/** A group's highest stop (its first order's); null without a watermark. Not kept: a group per order placed at its own price would carry one more price. */
+const stopOf = (g: TrailGroup): Price | null => (g.watermark === null ? null : trailStop(g.watermark, g.orders[0]!.trailBps!))
 
-/** The same group under a new watermark (a new high): its orders, positions and expiries are unchanged. */
-const relabel = (g: TrailGroup, watermark: Price): TrailGroup => ({ ...g, watermark, raised: true, stop: trailStop(watermark, g.orders[0]!.trailBps!) })
-
-/** Groups (each non-empty) sorted by `byWatermark` as the book's trailing stops. */
-const trailingOf = (groups: ReadonlyArray<TrailGroup>): TrailingStops => {
+/**
+ * Groups (each non-empty, sorted by `byWatermark`) and the same orders in placement order as the
+ * book's trailing stops; `bounds` when the set of orders is the one `bounds` was computed for.
+ */
+const trailingOf = (groups: ReadonlyArray<TrailGroup>, placed: ReadonlyArray<BookOrder>, bounds?: TrailingStops): TrailingStops => {
   if (groups.length === 0) return noTrailing
-  let size = 0
   let highestStop: Price | null = null
+  for (const g of groups) {
+    const stop = stopOf(g)
+    if (stop !== null && (highestStop === null || comparePrices(stop, highestStop) > 0)) highestStop = stop
+  }
   let maxAfter = ""
   let earliestExpiryMs = Number.POSITIVE_INFINITY
-  for (const g of groups) {
-    size += g.orders.length
-    if (g.stop !== null && (highestStop === null || comparePrices(g.stop, highestStop) > 0)) highestStop = g.stop
-    if (g.maxAfter > maxAfter) maxAfter = g.maxAfter
-    if (g.earliestExpiryMs < earliestExpiryMs) earliestExpiryMs = g.earliestExpiryMs
-  }
-  return { groups, size, highestStop, maxAfter, earliestExpiryMs }
+  if (bounds !== undefined) {
+    maxAfter = bounds.maxAfter
+    earliestExpiryMs = bounds.earliestExpiryMs
+  } else
+    for (const o of placed) {
+      if (o.afterPosition > maxAfter) maxAfter = o.afterPosition
+      if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
+    }
+  return { groups, placed, highestStop, maxAfter, earliestExpiryMs }
 }
 
-/** Groups entries by watermark (`num` and `den`) and raised flag. */
+/** Groups entries (in placement order) by watermark (`num` and `den`) and raised flag. */
 const regroup = (entries: ReadonlyArray<Entry>): TrailingStops => {
-  const buckets: Array<Array<Entry>> = []
-  const index = new Map<string, Array<Entry>>()
+  const groups: Array<{ watermark: Price | null; raised: boolean; orders: Array<BookOrder> }> = []
+  const index = new Map<string, Array<BookOrder>>()
   for (const e of entries) {
     const key = `${e.raised ? "r" : "s"}${e.watermark === null ? "" : `${e.watermark.num}/${e.watermark.den}`}`
-    let bucket = index.get(key)
-    if (bucket === undefined) {
-      bucket = []
-      index.set(key, bucket)
-      buckets.push(bucket)
+    let orders = index.get(key)
+    if (orders === undefined) {
+      orders = []
+      index.set(key, orders)
+      groups.push({ watermark: e.watermark, raised: e.raised, orders })
     }
-    bucket.push(e)
+    orders.push(e.order)
   }
-  const groups = buckets.map((b) => {
-    b.sort(byTrail)
-    return groupOf(b[0]!.watermark, b[0]!.raised, b.map((e) => e.order), b.map((e) => e.seq))
-  })
-  return trailingOf(groups.sort((a, b) => byWatermark(a.watermark, b.watermark)))
+  for (const g of groups) g.orders.sort(byTrail)
+  return trailingOf(groups.sort((a, b) => byWatermark(a.watermark, b.watermark)), entries.map((e) => e.order))
 }
 
-const placeTrailing = (t: TrailingStops, order: BookOrder, seq: number): TrailingStops => {
+const placeTrailing = (t: TrailingStops, order: BookOrder): TrailingStops => {
   const groups = t.groups.slice()
   const at = groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
   if (at >= 0) {
-    // The new order has the highest placement number: after every order with a trail at most its own.
     const g = groups[at]!
     let i = g.orders.length
     while (i > 0 && g.orders[i - 1]!.trailBps! > order.trailBps!) i--
     const orders = g.orders.slice()
-    const seqs = g.seqs.slice()
     orders.splice(i, 0, order)
-    seqs.splice(i, 0, seq)
-    groups[at] = groupOf(g.watermark, false, orders, seqs)
+    groups[at] = { watermark: g.watermark, raised: false, orders }
   } else {
     let i = groups.length
     while (i > 0 && byWatermark(groups[i - 1]!.watermark, order.watermark) > 0) i--
-    groups.splice(i, 0, groupOf(order.watermark, false, [order], [seq]))
+    groups.splice(i, 0, { watermark: order.watermark, raised: false, orders: [order] })
   }
-  return trailingOf(groups)
+  return trailingOf(groups, [...t.placed, order])
+}
+
+/** The trailing stops without `gone` (orders that left): groups emptied are dropped. */
+const withoutOrders = (t: TrailingStops, gone: ReadonlySet<BookOrder>): TrailingStops => {
+  const groups: Array<TrailGroup> = []
+  for (const g of t.groups) {
+    if (!g.orders.some((o) => gone.has(o))) groups.push(g)
+    else {
+      const orders = g.orders.filter((o) => !gone.has(o))
+      if (orders.length > 0) groups.push({ watermark: g.watermark, raised: g.raised, orders })
+    }
+  }
+  return trailingOf(groups, t.placed.filter((o) => !gone.has(o)))
 }
 
 const cancelTrailing = (t: TrailingStops, id: string): TrailingStops => {
-  for (let at = 0; at < t.groups.length; at++) {
-    const g = t.groups[at]!
-    const i = g.orders.findIndex((o) => o.id === id)
-    if (i < 0) continue
-    const groups = t.groups.slice()
-    if (g.orders.length === 1) groups.splice(at, 1)
-    else {
-      const orders = g.orders.slice()
-      const seqs = g.seqs.slice()
-      orders.splice(i, 1)
-      seqs.splice(i, 1)
-      groups[at] = groupOf(g.watermark, g.raised, orders, seqs)
-    }
-    return trailingOf(groups)
-  }
-  return t
+  const o = t.placed.find((o) => o.id === id)
+  return o === undefined ? t : withoutOrders(t, new Set([o]))
 }
 
 /**
@@ -392,7 +375,7 @@ const tradeEach = (t: TrailingStops, e: Traded, out: Array<BookOutput>): Trailin
       out.push({ _tag: "Expired", order: orderNow(entry) })
       changed = true
     } else if (w === null || comparePrices(e.price, w) > 0) {
-      next.push({ order: o, seq: entry.seq, watermark: e.price, raised: true })
+      next.push({ order: o, watermark: e.price, raised: true })
       changed = true
     } else {
       const stop = trailStop(w, o.trailBps!)
@@ -418,20 +401,16 @@ const tradeGroups = (t: TrailingStops, e: Traded, out: Array<BookOutput>): Trail
   const reaches = t.highestStop !== null && comparePrices(p, t.highestStop) <= 0
   if (raised === 0 && !reaches) return t
   const next: Array<TrailGroup> = []
-  if (raised === 1) next.push(relabel(groups[0]!, p))
+  if (raised === 1) next.push({ watermark: p, raised: true, orders: groups[0]!.orders })
   else if (raised > 1) {
-    const merged: Array<Entry> = []
-    for (let k = 0; k < raised; k++) {
-      const g = groups[k]!
-      for (let i = 0; i < g.orders.length; i++) merged.push({ order: g.orders[i]!, seq: g.seqs[i]!, watermark: p, raised: true })
-    }
-    merged.sort(byTrail)
-    next.push(groupOf(p, true, merged.map((m) => m.order), merged.map((m) => m.seq)))
+    const merged: Array<BookOrder> = []
+    for (let k = 0; k < raised; k++) for (const o of groups[k]!.orders) merged.push(o)
+    next.push({ watermark: p, raised: true, orders: merged.sort(byTrail) })
   }
-  const triggered: Array<{ readonly seq: number; readonly output: BookOutput }> = []
+  const triggered = new Map<BookOrder, BookOutput>()
   for (let k = raised; k < groups.length; k++) {
     const g = groups[k]!
-    if (!reaches || comparePrices(p, g.stop!) > 0) {
+    if (!reaches || comparePrices(p, stopOf(g)!) > 0) {
       next.push(g)
       continue
     }
@@ -441,13 +420,16 @@ const tradeGroups = (t: TrailingStops, e: Traded, out: Array<BookOutput>): Trail
       const o = g.orders[n]!
       const stop = trailStop(w, o.trailBps!)
       if (comparePrices(p, stop) > 0) break
-      triggered.push({ seq: g.seqs[n]!, output: { _tag: "Triggered", order: withWatermark(o, w), price: p, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop } })
+      triggered.set(o, { _tag: "Triggered", order: withWatermark(o, w), price: p, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
     }
-    if (n < g.orders.length) next.push(groupOf(w, g.raised, g.orders.slice(n), g.seqs.slice(n)))
+    if (n < g.orders.length) next.push({ watermark: w, raised: g.raised, orders: g.orders.slice(n) })
   }
-  triggered.sort((a, b) => a.seq - b.seq)
-  for (const t of triggered) out.push(t.output)
-  return trailingOf(next)
+  if (triggered.size === 0) return trailingOf(next, t.placed, t)
+  for (const o of t.placed) {
+    const output = triggered.get(o)
+    if (output !== undefined) out.push(output)
+  }
+  return trailingOf(next, t.placed.filter((o) => !triggered.has(o)))
 }
 
 const trade = (book: OrderBook, e: Traded): BookResult => {
@@ -456,9 +438,9 @@ const trade = (book: OrderBook, e: Traded): BookResult => {
   const below = crossEnd(book.below, true, numE18, e, out)
   const above = crossEnd(book.above, false, numE18, e, out)
   const t = book.trail
-  const trail = t.size === 0 ? t : e.position <= t.maxAfter || e.atMs >= t.earliestExpiryMs ? tradeEach(t, e, out) : tradeGroups(t, e, out)
+  const trail = t.placed.length === 0 ? t : e.position <= t.maxAfter || e.atMs >= t.earliestExpiryMs ? tradeEach(t, e, out) : tradeGroups(t, e, out)
   if (below === book.below && above === book.above && trail === book.trail) return [book, none]
-  return [new Book(below, above, trail, book.nextSeq), out.length === 0 ? none : out]
+  return [new Book(below, above, trail), out.length === 0 ? none : out]
 }
 
 const sweep = (book: OrderBook, atMs: number): BookResult => {
@@ -482,7 +464,7 @@ const sweep = (book: OrderBook, atMs: number): BookResult => {
     }
     trail = regroup(kept)
   }
-  return out.length === 0 ? [book, none] : [new Book(below, above, trail, book.nextSeq), out]
+  return out.length === 0 ? [book, none] : [new Book(below, above, trail), out]
 }
 
 /** Throws (a defect) on an order the service should never have accepted. */
@@ -505,16 +487,15 @@ export const step = (book: OrderBook, e: BookEvent): BookResult => {
       const o = e.order
       if (has(book, o.id)) return [book, none]
       checkOrder(o)
-      const seq = book.nextSeq
-      if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o, seq), seq + 1), none]
-      if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail, seq + 1), none]
-      return [new Book(book.below, insertSorted(book.above, o, descending), book.trail, seq + 1), none]
+      if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o)), none]
+      if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail), none]
+      return [new Book(book.below, insertSorted(book.above, o, descending), book.trail), none]
     }
     case "Cancelled": {
       const below = without(book.below, e.id)
       const above = without(book.above, e.id)
       const trail = cancelTrailing(book.trail, e.id)
-      return below === book.below && above === book.above && trail === book.trail ? [book, none] : [new Book(below, above, trail, book.nextSeq), none]
+      return below === book.below && above === book.above && trail === book.trail ? [book, none] : [new Book(below, above, trail), none]
     }
     case "Traded":
       return trade(book, e)
@@ -523,7 +504,7 @@ export const step = (book: OrderBook, e: BookEvent): BookResult => {
   }
 }
 
-export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trail.size
+export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trail.placed.length
 
 // ---------------------------------------------------------------------------------------------
 // Raised watermarks (written with the market's checkpoint)
@@ -541,5 +522,5 @@ export const hasRaised = (book: OrderBook): boolean => book.trail.groups.some((g
 /** The same book with its raised watermarks taken (written): the same book when none was raised. */
 export const settled = (book: OrderBook): OrderBook =>
   hasRaised(book)
-    ? new Book(book.below, book.above, trailingOf(book.trail.groups.map((g) => (g.raised ? { ...g, raised: false } : g))), book.nextSeq)
+    ? new Book(book.below, book.above, trailingOf(book.trail.groups.map((g) => (g.raised ? { ...g, raised: false } : g)), book.trail.placed, book.trail))
     : book

@@ -46,6 +46,8 @@ export const currentPrice = (state: MarketState | undefined): { readonly price: 
 export class OrderBooks {
   private readonly books = new Map<string, OrderBook>()
   private readonly marketOf = new Map<string, string>()
+  /** One string per market key held (`marketOf` points at it, not at each order's own copy). */
+  private readonly keys = new Map<string, string>()
   private pending: Array<PendingOutput> = []
   /** Markets whose books hold watermarks raised since their last take. */
   private raisedIn = new Set<string>()
@@ -91,7 +93,9 @@ export class OrderBooks {
     }
     const [book] = step(this.books.get(marketKey) ?? emptyBook, { _tag: "Placed", order })
     this.books.set(marketKey, book)
-    this.marketOf.set(order.id, marketKey)
+    let key = this.keys.get(marketKey)
+    if (key === undefined) this.keys.set(marketKey, (key = marketKey))
+    this.marketOf.set(order.id, key)
     this.orders++
     const current = currentPrice(now)
     if (current !== undefined && current.position > order.afterPosition) {
@@ -186,6 +190,7 @@ export class OrderBooks {
         this.orders--
       }
       this.books.delete(marketKey)
+      this.keys.delete(marketKey)
       this.raisedIn.delete(marketKey)
     }
     this.pending = this.pending.filter((p) => !holds(p.marketKey))
@@ -219,7 +224,9 @@ export class OrderBooks {
   }
 
   private setBook(marketKey: string, book: OrderBook): void {
-    if (sizeOf(book) === 0) this.books.delete(marketKey)
-    else this.books.set(marketKey, book)
+    if (sizeOf(book) === 0) {
+      this.books.delete(marketKey)
+      this.keys.delete(marketKey)
+    } else this.books.set(marketKey, book)
   }
 }
