@@ -478,14 +478,15 @@ const checkOrder = (o: BookOrder): void => {
   }
 }
 
-const has = (book: OrderBook, id: string): boolean =>
+/** True when the book holds an open order `id`. */
+export const holds = (book: OrderBook, id: string): boolean =>
   book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trail.groups.some((g) => g.orders.some((o) => o.id === id))
 
 export const step = (book: OrderBook, e: BookEvent): BookResult => {
   switch (e._tag) {
     case "Placed": {
       const o = e.order
-      if (has(book, o.id)) return [book, none]
+      if (holds(book, o.id)) return [book, none]
       checkOrder(o)
       if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o)), none]
       if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail), none]

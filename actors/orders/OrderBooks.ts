@@ -13,7 +13,7 @@
  *   in `refused`); pending outputs are at most the orders that left the books since the last take.
  * - Only outputs of trades wait for `take` (their trade's checkpoint flush makes them durable); a
  *   wall-clock `sweep` answers what it expired to its caller.
- * - An order is in at most one book (`marketOf`); a cancelled or triggered id placed again (a late
+ * - An order is in at most one book (its market's: orders never move between markets); a cancelled or triggered id placed again (a late
  *   sync) is ignored for `forgetAfter` takes.
  * - A book is evaluated only from the runtime's drain or from `place`'s catch-up, both on the one
  *   JavaScript thread, so they never interleave inside a step.
@@ -21,7 +21,7 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, emptyBook, hasRaised, type OrderBook, type Price, priceOfReserves, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, type Price, priceOfReserves, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -32,6 +32,8 @@ export interface Taken {
   readonly outputs: ReadonlyArray<PendingOutput>
   /** Trailing stops whose watermark rose since the last take: id → the newest watermark. */
   readonly watermarks: ReadonlyMap<string, Price>
+  /** The market of each of those trailing stops. */
+  readonly watermarkMarkets: ReadonlyMap<string, string>
 }
 
 /** The price a market's state shows now, with where it stands; undefined without a price. */
@@ -45,9 +47,6 @@ export const currentPrice = (state: MarketState | undefined): { readonly price: 
 
 export class OrderBooks {
   private readonly books = new Map<string, OrderBook>()
-  private readonly marketOf = new Map<string, string>()
-  /** One string per market key held (`marketOf` points at it, not at each order's own copy). */
-  private readonly keys = new Map<string, string>()
   private pending: Array<PendingOutput> = []
   /** Markets whose books hold watermarks raised since their last take. */
   private raisedIn = new Set<string>()
@@ -74,11 +73,6 @@ export class OrderBooks {
     return this.pending.length
   }
 
-  /** The market key of an order held in a book. */
-  marketKeyOf(id: string): string | undefined {
-    return this.marketOf.get(id)
-  }
-
   /**
    * Adds an open order to its market's book. When the market has moved past the position the
    * order was placed at (trades applied before this process learned of the order), the book is
@@ -86,16 +80,15 @@ export class OrderBooks {
    * already seen it, so only the new order can trigger on it. Returns false when refused (full).
    */
   place(marketKey: string, order: BookOrder, now: MarketState | undefined): boolean {
-    if (this.marketOf.has(order.id) || this.gone.has(order.id) || this.goneBefore.has(order.id)) return true
+    if (this.gone.has(order.id) || this.goneBefore.has(order.id)) return true
+    const held = this.books.get(marketKey) ?? emptyBook
+    if (holds(held, order.id)) return true
     if (this.orders >= this.maxOrders) {
       this.refused++
       return false
     }
-    const [book] = step(this.books.get(marketKey) ?? emptyBook, { _tag: "Placed", order })
+    const [book] = step(held, { _tag: "Placed", order })
     this.books.set(marketKey, book)
-    let key = this.keys.get(marketKey)
-    if (key === undefined) this.keys.set(marketKey, (key = marketKey))
-    this.marketOf.set(order.id, key)
     this.orders++
     const current = currentPrice(now)
     if (current !== undefined && current.position > order.afterPosition) {
@@ -104,13 +97,14 @@ export class OrderBooks {
     return true
   }
 
-  cancel(id: string): void {
-    const marketKey = this.marketOf.get(id)
+  /** Drops an order from its market's book (`marketKey`, the market it was placed on). */
+  cancel(id: string, marketKey: string): void {
     this.gone.add(id)
-    if (marketKey === undefined) return
-    const [book] = step(this.books.get(marketKey)!, { _tag: "Cancelled", id })
+    const held = this.books.get(marketKey)
+    if (held === undefined) return
+    const [book] = step(held, { _tag: "Cancelled", id })
+    if (book === held) return
     this.setBook(marketKey, book)
-    this.marketOf.delete(id)
     this.orders--
   }
 
@@ -160,18 +154,22 @@ export class OrderBooks {
     const rest: Array<PendingOutput> = []
     for (const p of this.pending) (of(p.marketKey) ? outputs : rest).push(p)
     const watermarks = new Map<string, Price>()
+    const watermarkMarkets = new Map<string, string>()
     for (const marketKey of [...this.raisedIn]) {
       if (!of(marketKey)) continue
       this.raisedIn.delete(marketKey)
       const book = this.books.get(marketKey)
       if (book === undefined) continue
-      for (const [id, watermark] of raisedWatermarks(book)) watermarks.set(id, watermark)
+      for (const [id, watermark] of raisedWatermarks(book)) {
+        watermarks.set(id, watermark)
+        watermarkMarkets.set(id, marketKey)
+      }
       this.books.set(marketKey, settled(book))
     }
     this.pending = rest
     this.goneBefore = this.gone
     this.gone = new Set()
-    return { outputs, watermarks }
+    return { outputs, watermarks, watermarkMarkets }
   }
 
   /**
@@ -185,12 +183,8 @@ export class OrderBooks {
   reload(holds: (marketKey: string) => boolean, stored: ReadonlyArray<readonly [marketKey: string, order: BookOrder]>): void {
     for (const [marketKey, book] of [...this.books]) {
       if (!holds(marketKey)) continue
-      for (const o of [...book.below, ...book.above, ...book.trailing]) {
-        this.marketOf.delete(o.id)
-        this.orders--
-      }
+      this.orders -= sizeOf(book)
       this.books.delete(marketKey)
-      this.keys.delete(marketKey)
       this.raisedIn.delete(marketKey)
     }
     this.pending = this.pending.filter((p) => !holds(p.marketKey))
@@ -218,15 +212,12 @@ export class OrderBooks {
   }
 
   private forget(id: string): void {
-    this.marketOf.delete(id)
     this.gone.add(id)
     this.orders--
   }
 
   private setBook(marketKey: string, book: OrderBook): void {
-    if (sizeOf(book) === 0) {
-      this.books.delete(marketKey)
-      this.keys.delete(marketKey)
-    } else this.books.set(marketKey, book)
+    if (sizeOf(book) === 0) this.books.delete(marketKey)
+    else this.books.set(marketKey, book)
   }
 }
