@@ -264,7 +264,9 @@ until the checkpoint flush takes them. What is left above the step with no book 
 exact price (\`currentPrice\`, two bigint products) and a few more products and objects per
 trade; a float filter in front of the exact comparisons would cut it, and is not used (prices are
 compared exactly, never as floats). Memory: the groups cost a group and an array per trailing stop
-placed at its own price; dropping the id → market map (a cancel names its market) pays for them.
+placed at its own price; dropping the id → market map (a cancel names its market) and building
+the books' arrays at their exact length (\`toSpliced\`; a splice into a copy left spare capacity)
+pay for them and more.
 
 A trade that triggers an order hurries the checkpoint flush (\`Checkpointer.hurry\`, after the 1 ms
 linger) instead of waiting for the 100 ms interval: the trigger, its outbox row and the market's

@@ -207,17 +207,13 @@ const insertSorted = (list: ReadonlyArray<BookOrder>, order: BookOrder, cmp: (a:
     if (cmp(list[mid]!, order) < 0) lo = mid + 1
     else hi = mid
   }
-  const next = list.slice()
-  next.splice(lo, 0, order)
-  return next
+  return list.toSpliced(lo, 0, order) // exactly as long (a splice into a copy leaves spare capacity)
 }
 
 const without = (list: ReadonlyArray<BookOrder>, id: string): ReadonlyArray<BookOrder> => {
   const i = list.findIndex((o) => o.id === id)
   if (i < 0) return list
-  const next = list.slice()
-  next.splice(i, 1)
-  return next
+  return list.toSpliced(i, 1)
 }
 
 const expiredAt = (o: BookOrder, atMs: number): boolean => o.expiresAtMs !== null && o.expiresAtMs <= atMs
@@ -325,21 +321,19 @@ const regroup = (entries: ReadonlyArray<Entry>): TrailingStops => {
 }
 
 const placeTrailing = (t: TrailingStops, order: BookOrder): TrailingStops => {
-  const groups = t.groups.slice()
-  const at = groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
+  const at = t.groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
+  let groups: ReadonlyArray<TrailGroup>
   if (at >= 0) {
-    const g = groups[at]!
+    const g = t.groups[at]!
     let i = g.orders.length
     while (i > 0 && g.orders[i - 1]!.trailBps! > order.trailBps!) i--
-    const orders = g.orders.slice()
-    orders.splice(i, 0, order)
-    groups[at] = { watermark: g.watermark, raised: false, orders }
+    groups = t.groups.with(at, { watermark: g.watermark, raised: false, orders: g.orders.toSpliced(i, 0, order) })
   } else {
-    let i = groups.length
-    while (i > 0 && byWatermark(groups[i - 1]!.watermark, order.watermark) > 0) i--
-    groups.splice(i, 0, { watermark: order.watermark, raised: false, orders: [order] })
+    let i = t.groups.length
+    while (i > 0 && byWatermark(t.groups[i - 1]!.watermark, order.watermark) > 0) i--
+    groups = t.groups.toSpliced(i, 0, { watermark: order.watermark, raised: false, orders: [order] })
   }
-  return trailingOf(groups, [...t.placed, order])
+  return trailingOf(groups, t.placed.concat([order]))
 }
 
 /** The trailing stops without `gone` (orders that left): groups emptied are dropped. */
