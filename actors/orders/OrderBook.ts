@@ -224,12 +224,10 @@ const expiredAt = (o: BookOrder, atMs: number): boolean => o.expiresAtMs !== nul
  * is the trade's price numerator scaled by 10^18, so a level costs one multiplication.
  */
 const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint, e: Traded, out: Array<BookOutput>): ReadonlyArray<BookOrder> => {
-  const den = e.price.den
-  const crosses = (o: BookOrder): boolean => (below ? numE18 <= o.levelE18 * den : numE18 >= o.levelE18 * den)
   let i = list.length - 1
-  if (i < 0 || !crosses(list[i]!)) return list
+  if (i < 0 || !crosses(list[i]!, below, numE18, e.price.den)) return list
   const kept: Array<BookOrder> = []
-  for (; i >= 0 && crosses(list[i]!); i--) {
+  for (; i >= 0 && crosses(list[i]!, below, numE18, e.price.den); i--) {
     const o = list[i]!
     if (o.afterPosition >= e.position) kept.push(o)
     else if (expiredAt(o, e.atMs)) out.push({ _tag: "Expired", order: o })
@@ -239,6 +237,12 @@ const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint
   const next = list.slice(0, i + 1)
   for (let k = kept.length - 1; k >= 0; k--) next.push(kept[k]!)
   return next
+}
+
+/** Whether a trade at `numE18 / 10^18 / den` crosses a level: at or below it (`below`), or at or above it. */
+const crosses = (o: BookOrder, below: boolean, numE18: bigint, den: bigint): boolean => {
+  const level = o.levelE18 * den
+  return below ? numE18 <= level : numE18 >= level
 }
 
 // ---------------------------------------------------------------------------------------------
