@@ -165,9 +165,12 @@ export const comparePrices = (a: Price, b: Price): -1 | 0 | 1 => {
 
 /** A trailing stop's stop price: `watermark × (10,000 − trailBps) / 10,000`, exact. */
 export const trailStop = (watermark: Price, trailBps: number): Price => ({
-  num: watermark.num * BigInt(BPS - trailBps),
-  den: watermark.den * BigInt(BPS)
+  num: watermark.num * (KEPT[trailBps] ??= BigInt(BPS - trailBps)),
+  den: watermark.den * BPS_BIG
 })
+/** `10,000 − trailBps` as a bigint, made once per trail (a trade computes the stops of the groups it passes). */
+const KEPT: Array<bigint | undefined> = []
+const BPS_BIG = BigInt(BPS)
 
 /** A decimal string (at most 18 fractional digits, no sign or exponent) as an integer scaled by 10^18; undefined otherwise. */
 export const parsePriceE18 = (text: string): bigint | undefined => {
