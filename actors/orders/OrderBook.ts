@@ -26,9 +26,10 @@
  * - Cost of a trade: O(triggered) for limit and stop orders (two arrays sorted by level, the
  *   next to cross at the end). Trailing stops are held in groups that share one watermark
  *   (`TrailGroup`, sorted by watermark; inside a group by trail, so the highest stop is first): a
- *   new high relabels the groups below it as one (O(1) when one group, as after any new high), and
- *   a trade looks only at the lowest watermark, the highest stop and the groups it triggers in,
- *   O(groups raised + triggered). A trade that reaches an order's expiry, or one at or before
+ *   new high relabels the groups below it as one (no order touched when one group, as after any
+ *   new high), and a trade that changes nothing compares its price with the lowest watermark and
+ *   the highest stop only. One that raises or triggers costs O(groups) (the highest stop again),
+ *   and one that triggers O(n) more (the placement order). A trade that reaches an order's expiry, or one at or before
  *   some order's position (a replay), takes the plain path: each trailing stop on its own, then
  *   regrouped (O(n log n)). Placing and cancelling copy one array (O(n)).
  */
