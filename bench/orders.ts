@@ -254,13 +254,19 @@ ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, load averag
 | 1,000,000 open orders over 100,000 markets in memory | < 200 bytes per order | ${fmt(memory.bytesPerOrder, 0)} bytes per order (${fmt(memory.totalMiB, 0)} MiB; heap after full collections) | ${memory.bytesPerOrder < 200 ? "**met**" : "**not met**"} |
 | Crossing trade published → order execution handed to the trade rail, embedded (bus + PGlite), one market | p99 < 5 ms | p50 ${fmt(latency.handOff.p50)} ms, p99 ${fmt(latency.handOff.p99)} ms, max ${fmt(latency.handOff.max)} ms over ${latency.samples} triggers (the trigger committed with the checkpoint first); the trade applied (visible) p50 ${fmt(latency.visible.p50)} ms, p99 ${fmt(latency.visible.p99)} ms | ${latency.handOff.p99 < 5 ? "**met**" : "**not met**"} |
 
-The limit and stop lists are sorted, so a trade looks at their ends only. Trailing stops each keep
-their own watermark: a trade inside the band they leave (no new high for any of them, above
-every stop, before any expiry) is two comparisons (\`OrderBook.ts\`, \`TrailingBand\`), but each
-new high passes over every trailing stop of the market to raise it, and this workload makes a new
-high with about every other trade (the fees the curve keeps lift each buy a little above the
-last). Grouping trailing stops by watermark, so a new high relabels one group instead of raising
-each order, is the design that would meet the budget; it is not built.
+The limit and stop lists are sorted, so a trade looks at their ends only, one multiplication
+each. Trailing stops are grouped by watermark (\`OrderBook.ts\`, \`TrailGroup\`; inside a group by
+trail, so the highest stop is first): a trade compares its price with the lowest watermark and
+the highest stop, and a new high (this workload makes one about every other trade: the fees the
+curve keeps lift each buy a little above the last) relabels the groups below it as one, O(1)
+with one group, instead of raising each order. The raised watermarks stay marked in their group
+until the checkpoint flush takes them. What is left above the step with no book is the trade's
+exact price (\`currentPrice\`, two bigint products) and a few more products and objects per
+trade; a float filter in front of the exact comparisons would cut it, and is not used (prices are
+compared exactly, never as floats). Memory: the groups cost a group and an array per trailing stop
+placed at its own price; dropping the id → market map (a cancel names its market) and building
+the books' arrays at their exact length (\`toSpliced\`; a splice into a copy left spare capacity)
+pay for them and more.
 
 A trade that triggers an order hurries the checkpoint flush (\`Checkpointer.hurry\`, after the 1 ms
 linger) instead of waiting for the 100 ms interval: the trigger, its outbox row and the market's

@@ -24,8 +24,14 @@
  * - An order whose `expiresAtMs` is at or before the trade's block time never triggers; it leaves
  *   with `Expired` (which fires nothing) when a trade reaches it or a sweep passes its time.
  * - Cost of a trade: O(triggered) for limit and stop orders (two arrays sorted by level, the
- *   next to cross at the end) plus O(trailing stops) (each has its own watermark). Placing and
- *   cancelling copy one array (O(n)).
+ *   next to cross at the end). Trailing stops are held in groups that share one watermark
+ *   (`TrailGroup`, sorted by watermark; inside a group by trail, so the highest stop is first): a
+ *   new high relabels the groups below it as one (no order touched when one group, as after any
+ *   new high), and a trade that changes nothing compares its price with the lowest watermark and
+ *   the highest stop only. One that raises or triggers costs O(groups) (the highest stop again),
+ *   and one that triggers O(n) more (the placement order). A trade that reaches an order's expiry, or one at or before
+ *   some order's position (a replay), takes the plain path: each trailing stop on its own, then
+ *   regrouped (O(n log n)). Placing and cancelling copy one array (O(n)).
  */
 
 /** Fractional digits of a stored order price (the market record's price precision). */
@@ -63,10 +69,50 @@ export interface OrderBook {
   readonly below: ReadonlyArray<BookOrder>
   /** Limit sells (trigger when price ≥ level), descending by level: the lowest is last. */
   readonly above: ReadonlyArray<BookOrder>
+  /** The trailing stops, grouped by watermark. */
+  readonly trail: TrailingStops
+  /** The trailing stops in the order they were placed, each with its watermark now (built on each read). */
   readonly trailing: ReadonlyArray<BookOrder>
 }
 
-export const emptyBook: OrderBook = { below: [], above: [], trailing: [] }
+/**
+ * Trailing stops that share one watermark (the same `num` and `den`, or none yet) and whether a
+ * trade set it since the book was last `settled` (raised watermarks are written with the market's
+ * checkpoint). The orders' own `watermark` fields are the ones they were placed with; the group's
+ * is theirs now.
+ */
+export interface TrailGroup {
+  readonly watermark: Price | null
+  readonly raised: boolean
+  /** Ascending by `trailBps`: the highest stop first. */
+  readonly orders: ReadonlyArray<BookOrder>
+}
+
+export interface TrailingStops {
+  /** Ascending by watermark, those without one first. */
+  readonly groups: ReadonlyArray<TrailGroup>
+  /** The same orders in the order they were placed (the order they leave in when one trade takes several). */
+  readonly placed: ReadonlyArray<BookOrder>
+  /** Over every group: the highest stop (null: none), the latest `afterPosition` ("" when empty), the earliest expiry. */
+  readonly highestStop: Price | null
+  readonly maxAfter: string
+  readonly earliestExpiryMs: number
+}
+
+const noTrailing: TrailingStops = { groups: [], placed: [], highestStop: null, maxAfter: "", earliestExpiryMs: Number.POSITIVE_INFINITY }
+
+class Book implements OrderBook {
+  constructor(
+    readonly below: ReadonlyArray<BookOrder>,
+    readonly above: ReadonlyArray<BookOrder>,
+    readonly trail: TrailingStops
+  ) {}
+  get trailing(): ReadonlyArray<BookOrder> {
+    return entriesOf(this.trail).map(orderNow)
+  }
+}
+
+export const emptyBook: OrderBook = new Book([], [], noTrailing)
 
 export type BookEvent =
   | { readonly _tag: "Placed"; readonly order: BookOrder }
@@ -120,9 +166,12 @@ export const comparePrices = (a: Price, b: Price): -1 | 0 | 1 => {
 
 /** A trailing stop's stop price: `watermark × (10,000 − trailBps) / 10,000`, exact. */
 export const trailStop = (watermark: Price, trailBps: number): Price => ({
-  num: watermark.num * BigInt(BPS - trailBps),
-  den: watermark.den * BigInt(BPS)
+  num: watermark.num * (KEPT[trailBps] ??= BigInt(BPS - trailBps)),
+  den: watermark.den * BPS_BIG
 })
+/** `10,000 − trailBps` as a bigint, made once per trail (a trade computes the stops of the groups it passes). */
+const KEPT: Array<bigint | undefined> = []
+const BPS_BIG = BigInt(BPS)
 
 /** A decimal string (at most 18 fractional digits, no sign or exponent) as an integer scaled by 10^18; undefined otherwise. */
 export const parsePriceE18 = (text: string): bigint | undefined => {
@@ -147,6 +196,8 @@ const formatScaled = (scaled: bigint): string => {
 // ---------------------------------------------------------------------------------------------
 // The step
 
+type Traded = Extract<BookEvent, { _tag: "Traded" }>
+
 /** Ascending by level, then by id (a total order: equal levels trigger in id order). */
 const ascending = (a: BookOrder, b: BookOrder): number =>
   a.levelE18 < b.levelE18 ? -1 : a.levelE18 > b.levelE18 ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
@@ -160,42 +211,27 @@ const insertSorted = (list: ReadonlyArray<BookOrder>, order: BookOrder, cmp: (a:
     if (cmp(list[mid]!, order) < 0) lo = mid + 1
     else hi = mid
   }
-  const next = list.slice()
-  next.splice(lo, 0, order)
-  return next
+  return list.toSpliced(lo, 0, order) // exactly as long (a splice into a copy leaves spare capacity)
 }
 
 const without = (list: ReadonlyArray<BookOrder>, id: string): ReadonlyArray<BookOrder> => {
   const i = list.findIndex((o) => o.id === id)
   if (i < 0) return list
-  const next = list.slice()
-  next.splice(i, 1)
-  return next
+  return list.toSpliced(i, 1)
 }
-
-const has = (book: OrderBook, id: string): boolean =>
-  book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trailing.some((o) => o.id === id)
 
 const expiredAt = (o: BookOrder, atMs: number): boolean => o.expiresAtMs !== null && o.expiresAtMs <= atMs
 
-/** Where an order goes: `below` (price ≤ level), `above` (price ≥ level) or `trailing`. */
-const placeOf = (o: BookOrder): keyof OrderBook =>
-  o.trigger === "trailing_stop" ? "trailing" : o.trigger === "stop" || o.side === "buy" ? "below" : "above"
-
 /**
  * Scans a sorted list from its end while the last order crosses: each crossing order that counts
- * this trade leaves (triggered or expired); one that does not (placed after it) stays.
+ * this trade leaves (triggered or expired); one that does not (placed after it) stays. `numE18`
+ * is the trade's price numerator scaled by 10^18, so a level costs one multiplication.
  */
-const crossEnd = (
-  list: ReadonlyArray<BookOrder>,
-  crosses: (o: BookOrder) => boolean,
-  e: Extract<BookEvent, { _tag: "Traded" }>,
-  out: Array<BookOutput>
-): ReadonlyArray<BookOrder> => {
+const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint, e: Traded, out: Array<BookOutput>): ReadonlyArray<BookOrder> => {
   let i = list.length - 1
-  if (i < 0 || !crosses(list[i]!)) return list
+  if (i < 0 || !crosses(list[i]!, below, numE18, e.price.den)) return list
   const kept: Array<BookOrder> = []
-  for (; i >= 0 && crosses(list[i]!); i--) {
+  for (; i >= 0 && crosses(list[i]!, below, numE18, e.price.den); i--) {
     const o = list[i]!
     if (o.afterPosition >= e.position) kept.push(o)
     else if (expiredAt(o, e.atMs)) out.push({ _tag: "Expired", order: o })
@@ -207,83 +243,206 @@ const crossEnd = (
   return next
 }
 
-/**
- * What a trade must cross to change a trailing list: its lowest watermark (a price above it raises
- * one), its highest stop (a price at or below it triggers one) and its earliest expiry. Computed
- * once per list (the lists are immutable) and kept beside it, so a trade inside the band they
- * leave, which changes nothing, costs two price comparisons instead of a pass over the orders.
- */
-interface TrailingBand {
-  readonly lowestWatermark: Price | null
-  readonly highestStop: Price | null
-  readonly earliestExpiryMs: number
-}
-const bands = new WeakMap<ReadonlyArray<BookOrder>, TrailingBand>()
-const bandOf = (trailing: ReadonlyArray<BookOrder>): TrailingBand => {
-  const known = bands.get(trailing)
-  if (known !== undefined) return known
-  let lowestWatermark: Price | null = null
-  let highestStop: Price | null = null
-  let earliestExpiryMs = Number.POSITIVE_INFINITY
-  let unbounded = false
-  for (const o of trailing) {
-    if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
-    if (o.watermark === null) {
-      unbounded = true // raised by any trade
-      continue
-    }
-    if (lowestWatermark === null || comparePrices(o.watermark, lowestWatermark) < 0) lowestWatermark = o.watermark
-    const stop = trailStop(o.watermark, o.trailBps!)
-    if (highestStop === null || comparePrices(stop, highestStop) > 0) highestStop = stop
-  }
-  const band = { lowestWatermark: unbounded ? null : lowestWatermark, highestStop, earliestExpiryMs }
-  bands.set(trailing, band)
-  return band
-}
-/** True when the trade raises no watermark, triggers no trailing stop and expires none. */
-const insideBand = (trailing: ReadonlyArray<BookOrder>, e: Extract<BookEvent, { _tag: "Traded" }>): boolean => {
-  const band = bandOf(trailing)
-  return (
-    band.lowestWatermark !== null &&
-    e.atMs < band.earliestExpiryMs &&
-    comparePrices(e.price, band.lowestWatermark) <= 0 &&
-    (band.highestStop === null || comparePrices(e.price, band.highestStop) > 0)
-  )
+/** Whether a trade at `numE18 / 10^18 / den` crosses a level: at or below it (`below`), or at or above it. */
+const crosses = (o: BookOrder, below: boolean, numE18: bigint, den: bigint): boolean => {
+  const level = o.levelE18 * den
+  return below ? numE18 <= level : numE18 >= level
 }
 
-const trade = (book: OrderBook, e: Extract<BookEvent, { _tag: "Traded" }>): BookResult => {
-  const out: Array<BookOutput> = []
-  const below = crossEnd(book.below, (o) => compareToLevel(e.price, o.levelE18) <= 0, e, out)
-  const above = crossEnd(book.above, (o) => compareToLevel(e.price, o.levelE18) >= 0, e, out)
-  let trailing = book.trailing
-  if (trailing.length > 0 && !insideBand(trailing, e)) {
-    let changed = false
-    const next: Array<BookOrder> = []
-    for (const o of trailing) {
-      if (o.afterPosition >= e.position) {
-        next.push(o)
-        continue
-      }
-      if (expiredAt(o, e.atMs)) {
-        out.push({ _tag: "Expired", order: o })
-        changed = true
-        continue
-      }
-      if (o.watermark === null || comparePrices(e.price, o.watermark) > 0) {
-        next.push({ ...o, watermark: e.price })
-        changed = true
-        continue
-      }
-      const stop = trailStop(o.watermark, o.trailBps!)
-      if (comparePrices(e.price, stop) <= 0) {
-        out.push({ _tag: "Triggered", order: o, price: e.price, position: e.position, atMs: e.atMs, watermark: o.watermark, stopPrice: stop })
-        changed = true
-      } else next.push(o)
-    }
-    if (changed) trailing = next
+// ---------------------------------------------------------------------------------------------
+// Trailing stops, grouped by watermark
+
+/** One trailing stop with its watermark now and whether a trade set it since the last settle. */
+interface Entry {
+  readonly order: BookOrder
+  readonly watermark: Price | null
+  readonly raised: boolean
+}
+
+/** The order as the book holds it now (its watermark the group's). */
+const withWatermark = (o: BookOrder, watermark: Price | null): BookOrder =>
+  o.watermark === watermark ? o : { ...o, watermark }
+const orderNow = (e: Entry): BookOrder => withWatermark(e.order, e.watermark)
+
+const sameWatermark = (a: Price | null, b: Price | null): boolean =>
+  a === b || (a !== null && b !== null && a.num === b.num && a.den === b.den)
+
+/** Ascending by watermark value, none first. */
+const byWatermark = (a: Price | null, b: Price | null): number => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : comparePrices(a, b))
+
+/** Ascending by trail: the highest stop first. */
+const byTrail = (a: BookOrder, b: BookOrder): number => a.trailBps! - b.trailBps!
+
+/** Every trailing stop, in placement order. */
+const entriesOf = (t: TrailingStops): Array<Entry> => {
+  const groupOfOrder = new Map<BookOrder, TrailGroup>()
+  for (const g of t.groups) for (const o of g.orders) groupOfOrder.set(o, g)
+  return t.placed.map((order) => {
+    const g = groupOfOrder.get(order)!
+    return { order, watermark: g.watermark, raised: g.raised }
+  })
+}
+
+/** A group's highest stop (its first order's); null without a watermark. Not kept: a group per order placed at its own price would carry one more price. */
+const stopOf = (g: TrailGroup): Price | null => (g.watermark === null ? null : trailStop(g.watermark, g.orders[0]!.trailBps!))
+
+/**
+ * Groups (each non-empty, sorted by `byWatermark`) and the same orders in placement order as the
+ * book's trailing stops; `bounds` when the set of orders is the one `bounds` was computed for.
+ */
+const trailingOf = (groups: ReadonlyArray<TrailGroup>, placed: ReadonlyArray<BookOrder>, bounds?: TrailingStops): TrailingStops => {
+  if (groups.length === 0) return noTrailing
+  let highestStop: Price | null = null
+  for (const g of groups) {
+    const stop = stopOf(g)
+    if (stop !== null && (highestStop === null || comparePrices(stop, highestStop) > 0)) highestStop = stop
   }
-  if (below === book.below && above === book.above && trailing === book.trailing) return [book, none]
-  return [{ below, above, trailing }, out.length === 0 ? none : out]
+  let maxAfter = ""
+  let earliestExpiryMs = Number.POSITIVE_INFINITY
+  if (bounds !== undefined) {
+    maxAfter = bounds.maxAfter
+    earliestExpiryMs = bounds.earliestExpiryMs
+  } else
+    for (const o of placed) {
+      if (o.afterPosition > maxAfter) maxAfter = o.afterPosition
+      if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
+    }
+  return { groups, placed, highestStop, maxAfter, earliestExpiryMs }
+}
+
+/** Groups entries (in placement order) by watermark (`num` and `den`) and raised flag. */
+const regroup = (entries: ReadonlyArray<Entry>): TrailingStops => {
+  const groups: Array<{ watermark: Price | null; raised: boolean; orders: Array<BookOrder> }> = []
+  const index = new Map<string, Array<BookOrder>>()
+  for (const e of entries) {
+    const key = `${e.raised ? "r" : "s"}${e.watermark === null ? "" : `${e.watermark.num}/${e.watermark.den}`}`
+    let orders = index.get(key)
+    if (orders === undefined) {
+      orders = []
+      index.set(key, orders)
+      groups.push({ watermark: e.watermark, raised: e.raised, orders })
+    }
+    orders.push(e.order)
+  }
+  for (const g of groups) g.orders.sort(byTrail)
+  return trailingOf(groups.sort((a, b) => byWatermark(a.watermark, b.watermark)), entries.map((e) => e.order))
+}
+
+const placeTrailing = (t: TrailingStops, order: BookOrder): TrailingStops => {
+  const at = t.groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
+  let groups: ReadonlyArray<TrailGroup>
+  if (at >= 0) {
+    const g = t.groups[at]!
+    let i = g.orders.length
+    while (i > 0 && g.orders[i - 1]!.trailBps! > order.trailBps!) i--
+    groups = t.groups.with(at, { watermark: g.watermark, raised: false, orders: g.orders.toSpliced(i, 0, order) })
+  } else {
+    let i = t.groups.length
+    while (i > 0 && byWatermark(t.groups[i - 1]!.watermark, order.watermark) > 0) i--
+    groups = t.groups.toSpliced(i, 0, { watermark: order.watermark, raised: false, orders: [order] })
+  }
+  return trailingOf(groups, t.placed.concat([order]))
+}
+
+/** The trailing stops without `gone` (orders that left): groups emptied are dropped. */
+const withoutOrders = (t: TrailingStops, gone: ReadonlySet<BookOrder>): TrailingStops => {
+  const groups: Array<TrailGroup> = []
+  for (const g of t.groups) {
+    if (!g.orders.some((o) => gone.has(o))) groups.push(g)
+    else {
+      const orders = g.orders.filter((o) => !gone.has(o))
+      if (orders.length > 0) groups.push({ watermark: g.watermark, raised: g.raised, orders })
+    }
+  }
+  return trailingOf(groups, t.placed.filter((o) => !gone.has(o)))
+}
+
+const cancelTrailing = (t: TrailingStops, id: string): TrailingStops => {
+  const o = t.placed.find((o) => o.id === id)
+  return o === undefined ? t : withoutOrders(t, new Set([o]))
+}
+
+/**
+ * The plain path: each trailing stop on its own, in placement order (a trade that reaches an
+ * expiry, or one some order does not count), then regrouped.
+ */
+const tradeEach = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
+  let changed = false
+  const next: Array<Entry> = []
+  for (const entry of entriesOf(t)) {
+    const o = entry.order
+    const w = entry.watermark
+    if (o.afterPosition >= e.position) next.push(entry)
+    else if (expiredAt(o, e.atMs)) {
+      out.push({ _tag: "Expired", order: orderNow(entry) })
+      changed = true
+    } else if (w === null || comparePrices(e.price, w) > 0) {
+      next.push({ order: o, watermark: e.price, raised: true })
+      changed = true
+    } else {
+      const stop = trailStop(w, o.trailBps!)
+      if (comparePrices(e.price, stop) <= 0) {
+        out.push({ _tag: "Triggered", order: orderNow(entry), price: e.price, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
+        changed = true
+      } else next.push(entry)
+    }
+  }
+  return changed ? regroup(next) : t
+}
+
+/**
+ * A trade every trailing stop counts and none has expired at: the groups whose watermark it
+ * passes become one group under the trade's price (none of them triggers), and in the others the
+ * orders whose stop it reaches (a prefix of each, by trail) trigger, in placement order.
+ */
+const tradeGroups = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
+  const p = e.price
+  const groups = t.groups
+  let raised = 0
+  while (raised < groups.length && (groups[raised]!.watermark === null || comparePrices(p, groups[raised]!.watermark!) > 0)) raised++
+  const reaches = t.highestStop !== null && comparePrices(p, t.highestStop) <= 0
+  if (raised === 0 && !reaches) return t
+  const next: Array<TrailGroup> = []
+  if (raised === 1) next.push({ watermark: p, raised: true, orders: groups[0]!.orders })
+  else if (raised > 1) {
+    const merged: Array<BookOrder> = []
+    for (let k = 0; k < raised; k++) for (const o of groups[k]!.orders) merged.push(o)
+    next.push({ watermark: p, raised: true, orders: merged.sort(byTrail) })
+  }
+  const triggered = new Map<BookOrder, BookOutput>()
+  for (let k = raised; k < groups.length; k++) {
+    const g = groups[k]!
+    if (!reaches || comparePrices(p, stopOf(g)!) > 0) {
+      next.push(g)
+      continue
+    }
+    const w = g.watermark!
+    let n = 0
+    for (; n < g.orders.length; n++) {
+      const o = g.orders[n]!
+      const stop = trailStop(w, o.trailBps!)
+      if (comparePrices(p, stop) > 0) break
+      triggered.set(o, { _tag: "Triggered", order: withWatermark(o, w), price: p, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
+    }
+    if (n < g.orders.length) next.push({ watermark: w, raised: g.raised, orders: g.orders.slice(n) })
+  }
+  if (triggered.size === 0) return trailingOf(next, t.placed, t)
+  for (const o of t.placed) {
+    const output = triggered.get(o)
+    if (output !== undefined) out.push(output)
+  }
+  return trailingOf(next, t.placed.filter((o) => !triggered.has(o)))
+}
+
+const trade = (book: OrderBook, e: Traded): BookResult => {
+  const out: Array<BookOutput> = []
+  const numE18 = e.price.num * PRICE_SCALE
+  const below = crossEnd(book.below, true, numE18, e, out)
+  const above = crossEnd(book.above, false, numE18, e, out)
+  const t = book.trail
+  const trail = t.placed.length === 0 ? t : e.position <= t.maxAfter || e.atMs >= t.earliestExpiryMs ? tradeEach(t, e, out) : tradeGroups(t, e, out)
+  if (below === book.below && above === book.above && trail === book.trail) return [book, none]
+  return [new Book(below, above, trail), out.length === 0 ? none : out]
 }
 
 const sweep = (book: OrderBook, atMs: number): BookResult => {
@@ -298,8 +457,16 @@ const sweep = (book: OrderBook, atMs: number): BookResult => {
   }
   const below = keep(book.below)
   const above = keep(book.above)
-  const trailing = keep(book.trailing)
-  return out.length === 0 ? [book, none] : [{ below, above, trailing }, out]
+  let trail = book.trail
+  if (atMs >= trail.earliestExpiryMs) {
+    const kept: Array<Entry> = []
+    for (const entry of entriesOf(trail)) {
+      if (expiredAt(entry.order, atMs)) out.push({ _tag: "Expired", order: orderNow(entry) })
+      else kept.push(entry)
+    }
+    trail = regroup(kept)
+  }
+  return out.length === 0 ? [book, none] : [new Book(below, above, trail), out]
 }
 
 /** Throws (a defect) on an order the service should never have accepted. */
@@ -313,21 +480,25 @@ const checkOrder = (o: BookOrder): void => {
   }
 }
 
+/** True when the book holds an open order `id`. */
+export const holds = (book: OrderBook, id: string): boolean =>
+  book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trail.groups.some((g) => g.orders.some((o) => o.id === id))
+
 export const step = (book: OrderBook, e: BookEvent): BookResult => {
   switch (e._tag) {
     case "Placed": {
-      if (has(book, e.order.id)) return [book, none]
-      checkOrder(e.order)
-      const place = placeOf(e.order)
-      const list =
-        place === "trailing" ? [...book.trailing, e.order] : insertSorted(book[place], e.order, place === "below" ? ascending : descending)
-      return [{ ...book, [place]: list }, none]
+      const o = e.order
+      if (holds(book, o.id)) return [book, none]
+      checkOrder(o)
+      if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o)), none]
+      if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail), none]
+      return [new Book(book.below, insertSorted(book.above, o, descending), book.trail), none]
     }
     case "Cancelled": {
       const below = without(book.below, e.id)
       const above = without(book.above, e.id)
-      const trailing = without(book.trailing, e.id)
-      return below === book.below && above === book.above && trailing === book.trailing ? [book, none] : [{ below, above, trailing }, none]
+      const trail = cancelTrailing(book.trail, e.id)
+      return below === book.below && above === book.above && trail === book.trail ? [book, none] : [new Book(below, above, trail), none]
     }
     case "Traded":
       return trade(book, e)
@@ -336,4 +507,23 @@ export const step = (book: OrderBook, e: BookEvent): BookResult => {
   }
 }
 
-export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trailing.length
+export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trail.placed.length
+
+// ---------------------------------------------------------------------------------------------
+// Raised watermarks (written with the market's checkpoint)
+
+/** The trailing stops whose watermark a trade set since the book was last settled, with it. */
+export const raisedWatermarks = (book: OrderBook): ReadonlyArray<readonly [id: string, watermark: Price]> => {
+  const raised: Array<readonly [string, Price]> = []
+  for (const g of book.trail.groups) if (g.raised) for (const o of g.orders) raised.push([o.id, g.watermark!])
+  return raised
+}
+
+/** True when some trailing stop's watermark was set by a trade since the book was last settled. */
+export const hasRaised = (book: OrderBook): boolean => book.trail.groups.some((g) => g.raised)
+
+/** The same book with its raised watermarks taken (written): the same book when none was raised. */
+export const settled = (book: OrderBook): OrderBook =>
+  hasRaised(book)
+    ? new Book(book.below, book.above, trailingOf(book.trail.groups.map((g) => (g.raised ? { ...g, raised: false } : g)), book.trail.placed, book.trail))
+    : book

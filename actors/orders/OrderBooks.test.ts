@@ -79,7 +79,7 @@ describe("OrderBooks", () => {
     expect(books.place(w.key, sellAbove("b", "9", at), w.state())).toBe(true)
     expect(books.place(w.key, sellAbove("c", "9", at), w.state())).toBe(false)
     expect(books.refused).toBe(1)
-    books.cancel("a")
+    books.cancel("a", w.key)
     expect(books.size()).toBe(1)
     expect(books.place(w.key, sellAbove("a", "9", at), w.state())).toBe(true)
     expect(books.size()).toBe(1)

@@ -2,9 +2,9 @@
  * OrderBooks: the open limit orders of the markets this actors process holds, one `OrderBook` per
  * market key (`chain:mint`, the market actor's key, so the same shard and bus partition). The
  * market runtime calls `applied` for every event it applies, synchronously in the drain that moves
- * the price, so a trade is checked against the book in the same step; the triggers and raised
- * trailing watermarks wait in `pending` until the checkpoint flush that takes their market's state
- * takes them (`take`) and writes them in its transaction (so a crash replays the trade from a
+ * the price, so a trade is checked against the book in the same step; the triggers wait in
+ * `pending`, and the raised trailing watermarks in their books (marked raised, their markets in
+ * `raisedIn`), until the checkpoint flush that takes their market's state takes them (`take`) and writes them in its transaction (so a crash replays the trade from a
  * checkpoint that has not seen it and triggers again; the store's conditional update keeps that to
  * once, and a watermark is never durable ahead of the state it came from).
  *
@@ -13,7 +13,7 @@
  *   in `refused`); pending outputs are at most the orders that left the books since the last take.
  * - Only outputs of trades wait for `take` (their trade's checkpoint flush makes them durable); a
  *   wall-clock `sweep` answers what it expired to its caller.
- * - An order is in at most one book (`marketOf`); a cancelled or triggered id placed again (a late
+ * - An order is in at most one book (its market's: orders never move between markets); a cancelled or triggered id placed again (a late
  *   sync) is ignored for `forgetAfter` takes.
  * - A book is evaluated only from the runtime's drain or from `place`'s catch-up, both on the one
  *   JavaScript thread, so they never interleave inside a step.
@@ -21,7 +21,7 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, emptyBook, type OrderBook, type Price, priceOfReserves, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, type Price, priceOfReserves, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -32,6 +32,8 @@ export interface Taken {
   readonly outputs: ReadonlyArray<PendingOutput>
   /** Trailing stops whose watermark rose since the last take: id → the newest watermark. */
   readonly watermarks: ReadonlyMap<string, Price>
+  /** The market of each of those trailing stops. */
+  readonly watermarkMarkets: ReadonlyMap<string, string>
 }
 
 /** The price a market's state shows now, with where it stands; undefined without a price. */
@@ -45,9 +47,9 @@ export const currentPrice = (state: MarketState | undefined): { readonly price: 
 
 export class OrderBooks {
   private readonly books = new Map<string, OrderBook>()
-  private readonly marketOf = new Map<string, string>()
   private pending: Array<PendingOutput> = []
-  private watermarks = new Map<string, Price>()
+  /** Markets whose books hold watermarks raised since their last take. */
+  private raisedIn = new Set<string>()
   /** Ids that left a book recently (cancel, trigger, expiry): a late `place` of one is ignored. */
   private gone = new Set<string>()
   private goneBefore = new Set<string>()
@@ -71,11 +73,6 @@ export class OrderBooks {
     return this.pending.length
   }
 
-  /** The market key of an order held in a book. */
-  marketKeyOf(id: string): string | undefined {
-    return this.marketOf.get(id)
-  }
-
   /**
    * Adds an open order to its market's book. When the market has moved past the position the
    * order was placed at (trades applied before this process learned of the order), the book is
@@ -83,14 +80,15 @@ export class OrderBooks {
    * already seen it, so only the new order can trigger on it. Returns false when refused (full).
    */
   place(marketKey: string, order: BookOrder, now: MarketState | undefined): boolean {
-    if (this.marketOf.has(order.id) || this.gone.has(order.id) || this.goneBefore.has(order.id)) return true
+    if (this.gone.has(order.id) || this.goneBefore.has(order.id)) return true
+    const held = this.books.get(marketKey) ?? emptyBook
+    if (holds(held, order.id)) return true
     if (this.orders >= this.maxOrders) {
       this.refused++
       return false
     }
-    const [book] = step(this.books.get(marketKey) ?? emptyBook, { _tag: "Placed", order })
+    const [book] = step(held, { _tag: "Placed", order })
     this.books.set(marketKey, book)
-    this.marketOf.set(order.id, marketKey)
     this.orders++
     const current = currentPrice(now)
     if (current !== undefined && current.position > order.afterPosition) {
@@ -99,14 +97,14 @@ export class OrderBooks {
     return true
   }
 
-  cancel(id: string): void {
-    const marketKey = this.marketOf.get(id)
+  /** Drops an order from its market's book (`marketKey`, the market it was placed on). */
+  cancel(id: string, marketKey: string): void {
     this.gone.add(id)
-    if (marketKey === undefined) return
-    const [book] = step(this.books.get(marketKey)!, { _tag: "Cancelled", id })
+    const held = this.books.get(marketKey)
+    if (held === undefined) return
+    const [book] = step(held, { _tag: "Cancelled", id })
+    if (book === held) return
     this.setBook(marketKey, book)
-    this.marketOf.delete(id)
-    this.watermarks.delete(id)
     this.orders--
   }
 
@@ -156,16 +154,22 @@ export class OrderBooks {
     const rest: Array<PendingOutput> = []
     for (const p of this.pending) (of(p.marketKey) ? outputs : rest).push(p)
     const watermarks = new Map<string, Price>()
-    for (const [id, watermark] of this.watermarks) {
-      const marketKey = this.marketOf.get(id)
-      if (marketKey !== undefined && !of(marketKey)) continue
-      watermarks.set(id, watermark)
-      this.watermarks.delete(id)
+    const watermarkMarkets = new Map<string, string>()
+    for (const marketKey of [...this.raisedIn]) {
+      if (!of(marketKey)) continue
+      this.raisedIn.delete(marketKey)
+      const book = this.books.get(marketKey)
+      if (book === undefined) continue
+      for (const [id, watermark] of raisedWatermarks(book)) {
+        watermarks.set(id, watermark)
+        watermarkMarkets.set(id, marketKey)
+      }
+      this.books.set(marketKey, settled(book))
     }
     this.pending = rest
     this.goneBefore = this.gone
     this.gone = new Set()
-    return { outputs, watermarks }
+    return { outputs, watermarks, watermarkMarkets }
   }
 
   /**
@@ -179,12 +183,9 @@ export class OrderBooks {
   reload(holds: (marketKey: string) => boolean, stored: ReadonlyArray<readonly [marketKey: string, order: BookOrder]>): void {
     for (const [marketKey, book] of [...this.books]) {
       if (!holds(marketKey)) continue
-      for (const o of [...book.below, ...book.above, ...book.trailing]) {
-        this.marketOf.delete(o.id)
-        this.watermarks.delete(o.id)
-        this.orders--
-      }
+      this.orders -= sizeOf(book)
       this.books.delete(marketKey)
+      this.raisedIn.delete(marketKey)
     }
     this.pending = this.pending.filter((p) => !holds(p.marketKey))
     for (const [marketKey, order] of stored) {
@@ -198,11 +199,7 @@ export class OrderBooks {
   private stepTrade(marketKey: string, book: OrderBook, e: Extract<Parameters<typeof step>[1], { _tag: "Traded" }>): void {
     const [next, out] = step(book, e)
     if (next === book) return
-    if (next.trailing !== book.trailing) {
-      // A raised watermark is the trade's price object, never one an order held before.
-      const prior = new Set(book.trailing.map((o) => o.watermark))
-      for (const o of next.trailing) if (o.watermark !== null && !prior.has(o.watermark)) this.watermarks.set(o.id, o.watermark)
-    }
+    if (next.trail !== book.trail && hasRaised(next)) this.raisedIn.add(marketKey)
     this.leave(marketKey, next, out)
   }
 
@@ -215,8 +212,6 @@ export class OrderBooks {
   }
 
   private forget(id: string): void {
-    this.marketOf.delete(id)
-    this.watermarks.delete(id)
     this.gone.add(id)
     this.orders--
   }

@@ -103,7 +103,7 @@ export const orderTriggerHooks =
           for (const r of rows) {
             rev = r.rev
             if (r.status === "open") yield* placeRow(r)
-            else books.cancel(r.id)
+            else books.cancel(r.id, marketKeyOf(r))
           }
           // An order caught up on the price now (it was crossed before this process learnt of it): written by the next flush, now.
           if (books.pendingCount() > pending) hurryCheckpoint()
@@ -128,7 +128,6 @@ export const orderTriggerHooks =
       const checkpointWrite = (covered: (key: string) => boolean): CheckpointWrite | undefined => {
         const taken = books.take(covered)
         if (taken.outputs.length === 0 && taken.watermarks.size === 0) return undefined
-        const marketOfWatermark = new Map([...taken.watermarks.keys()].map((id) => [id, books.marketKeyOf(id)]))
         let triggered: Array<OrderRow> = []
         const write = (kept: (key: string) => boolean): Effect.Effect<void, SqlError> =>
           withSql(
@@ -136,7 +135,7 @@ export const orderTriggerHooks =
               triggered = []
               const nowMs = yield* Clock.currentTimeMillis
               for (const [id, watermark] of taken.watermarks) {
-                const marketKey = marketOfWatermark.get(id)
+                const marketKey = taken.watermarkMarkets.get(id)
                 if (marketKey === undefined || kept(marketKey)) yield* saveWatermark(id, watermark)
               }
               for (const { marketKey, output } of taken.outputs) {
