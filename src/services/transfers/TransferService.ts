@@ -441,11 +441,16 @@ export const makeTransferService = (options: TransferServiceOptions) =>
      * One recovery pass: settles from the chain every transfer a dead process left `sending` (never
      * resends), and every relay-signed TEE build the caller broadcast itself (`TeeTransfers.reconcile`).
      */
-    const recover = storage(
-      Effect.zipWith(runner.recover, tee === undefined ? Effect.succeed(0) : tee.reconcile, (resumed, reconciled) => resumed + reconciled)
-    ).pipe(Effect.withSpan("TransferService.recover"))
+    /** Settles the transfers left in flight (sent, verdict unread): the start pass and the sweep. */
+    const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))
 
-    return { build, submit, recover, requestHashOf }
+    /**
+     * One pass over relay-signed TEE builds nobody submitted (`TeeTransfers.reconcile`): it reads
+     * the chain per row, so it runs periodically, never in the start pass that holds the listener.
+     */
+    const watchTee = storage(tee === undefined ? Effect.succeed(0) : tee.reconcile).pipe(Effect.withSpan("TransferService.watchTee"))
+
+    return { build, submit, recover, watchTee, requestHashOf }
   })
 
 export type TransferServiceShape = Effect.Effect.Success<ReturnType<typeof makeTransferService>>
