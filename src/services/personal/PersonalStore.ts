@@ -250,7 +250,53 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
   const bumpWatchlistVersion = Effect.suspend(() => Effect.asVoid(sql`UPDATE md_watchlist_version SET version = version + 1 WHERE id = 1`))
   const deleted = (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.fail(notFound(what)) : Effect.void)
 
-  const raw: RawStore = {
+  const ctx: StoreCtx = { sql, nowMs, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted }
+  const raw: RawStore = { ...listMethods(ctx), ...matchMethods(ctx) }
+
+  /** Storage decided once, on every account-facing method. */
+  const wrap =
+    <A extends ReadonlyArray<unknown>, X, E>(f: (...args: A) => Effect.Effect<X, E | SqlError>) =>
+    (...args: A) =>
+      storage(f(...args))
+  return {
+    follows: wrap(raw.follows),
+    addFollow: wrap(raw.addFollow),
+    removeFollow: wrap(raw.removeFollow),
+    rules: wrap(raw.rules),
+    addRule: wrap(raw.addRule),
+    removeRule: wrap(raw.removeRule),
+    groups: wrap(raw.groups),
+    createGroup: wrap(raw.createGroup),
+    deleteGroup: wrap(raw.deleteGroup),
+    addGroupWallet: wrap(raw.addGroupWallet),
+    removeGroupWallet: wrap(raw.removeGroupWallet),
+    watchlist: wrap(raw.watchlist),
+    addWatch: wrap(raw.addWatch),
+    removeWatch: wrap(raw.removeWatch),
+    signals: wrap(raw.signals),
+    watchers: raw.watchers,
+    writeMatches: raw.writeMatches,
+    loadIndex: raw.loadIndex
+  }
+}
+
+/** What the store's method groups work over. */
+interface StoreCtx {
+  readonly sql: SqlClient.SqlClient
+  readonly nowMs: () => number
+  readonly newId: (prefix: string) => string
+  readonly lock: (what: string, accountId: string) => Effect.Effect<unknown, SqlError>
+  readonly count: (table: "md_follows" | "md_rules" | "md_groups" | "md_watchlist", accountId: string) => Effect.Effect<number, SqlError>
+  readonly groupsOf: (accountId: string, id?: string) => Eff<Array<GroupView>>
+  readonly oneGroup: (accountId: string, id: string) => Effect.Effect<GroupView, SqlError | PersonalError>
+  readonly bumpWatchlistVersion: Effect.Effect<void, SqlError>
+  readonly deleted: (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => Effect.Effect<void, PersonalError>
+}
+
+/** An account's lists (follows, rules, groups and their wallets, the watchlist), each bounded by the plan. */
+const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "removeFollow" | "rules" | "addRule" | "removeRule" | "groups" | "createGroup" | "deleteGroup" | "addGroupWallet" | "removeGroupWallet" | "watchlist" | "addWatch" | "removeWatch"> => {
+  const { sql, nowMs, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted } = ctx
+  return {
     follows: (accountId) =>
       Effect.map(
         sql<FollowRowDb>`SELECT id, chain, address, created_at FROM md_follows WHERE account_id = ${accountId} ORDER BY created_at, id`,
@@ -358,7 +404,14 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
         Effect.flatMap(sql`DELETE FROM md_watchlist WHERE account_id = ${accountId} AND id = ${id} RETURNING id`, (rows) =>
           Effect.zipRight(rows.length > 0 ? bumpWatchlistVersion : Effect.void, deleted("watchlist_entry")(rows))
         )
-      ),
+      )
+  }
+}
+
+/** What the matcher reads and writes: who watches a wallet, the stored personal signals, the interest index. */
+const matchMethods = (ctx: StoreCtx): Pick<RawStore, "watchers" | "signals" | "writeMatches" | "loadIndex"> => {
+  const { sql, nowMs } = ctx
+  return {
     watchers: (chain, address) =>
       Effect.map(
         sql<{ account_id: string; label: string | null }>`SELECT account_id, label FROM md_watchlist WHERE chain = ${chain} AND address = ${address} ORDER BY account_id`,
@@ -427,31 +480,5 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
         for (const [a, x] of accounts) out.set(a, { follows: x.follows, rules: x.rules, groups: [...x.groups].map(([id, ws]) => ({ id, wallets: ws })) })
         return new PersonalIndex(out)
       })
-  }
-
-  /** Storage decided once, on every account-facing method. */
-  const wrap =
-    <A extends ReadonlyArray<unknown>, X, E>(f: (...args: A) => Effect.Effect<X, E | SqlError>) =>
-    (...args: A) =>
-      storage(f(...args))
-  return {
-    follows: wrap(raw.follows),
-    addFollow: wrap(raw.addFollow),
-    removeFollow: wrap(raw.removeFollow),
-    rules: wrap(raw.rules),
-    addRule: wrap(raw.addRule),
-    removeRule: wrap(raw.removeRule),
-    groups: wrap(raw.groups),
-    createGroup: wrap(raw.createGroup),
-    deleteGroup: wrap(raw.deleteGroup),
-    addGroupWallet: wrap(raw.addGroupWallet),
-    removeGroupWallet: wrap(raw.removeGroupWallet),
-    watchlist: wrap(raw.watchlist),
-    addWatch: wrap(raw.addWatch),
-    removeWatch: wrap(raw.removeWatch),
-    signals: wrap(raw.signals),
-    watchers: raw.watchers,
-    writeMatches: raw.writeMatches,
-    loadIndex: raw.loadIndex
   }
 }
