@@ -34,6 +34,7 @@ import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeSto
 import type { TradeView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue, type VenueQuote } from "../../src/services/trade/VenueQuote.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
+import { DEFAULT_CEILING_WEI } from "../../src/services/wallets/BackstopPolicy.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
@@ -230,8 +231,10 @@ describe("Hood one-shot trades", () => {
     )[0]!
     for (const s of [{ side: "buy" as const, bps: 5_000 }, { side: "sell" as const, bps: 5_000 }, ...swaps]) {
       const held = await tokenBalance(pc(), c.token, wallet)
-      // Buys up to 2x the pool's WETH; sells a share of what the wallet holds.
-      const amount = s.side === "buy" ? ((await tokenBalance(pc(), net.addresses.weth9, pool)) * BigInt(s.bps)) / 10_000n : (held * BigInt(Math.min(s.bps, 10_000))) / 10_000n
+      // Buys up to 2x the pool's WETH, within the wallet's backstop ceiling (a buy over it is the
+      // policy's refusal, not this property's subject); sells a share of what the wallet holds.
+      const deep = ((await tokenBalance(pc(), net.addresses.weth9, pool)) * BigInt(s.bps)) / 10_000n
+      const amount = s.side === "buy" ? (deep > DEFAULT_CEILING_WEI ? DEFAULT_CEILING_WEI : deep) : (held * BigInt(Math.min(s.bps, 10_000))) / 10_000n
       if (amount === 0n) continue
       const quoted = await quoteHoodPool(viemPoolSource(pc()), { pool, token: c.token, side: s.side, amountIn: amount, creatorShareBps: 3000n })
       if (quoted._tag !== "Quoted") throw new Error(`seed ${seed}: too deep`)
