@@ -19,7 +19,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer } from "effect"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { type KeyError, keyError } from "../keys/KeyError.js"
-import { KeyService } from "../keys/KeyService.js"
+import { KeyService, type KeyServiceShape } from "../keys/KeyService.js"
 import type { SessionPrincipal } from "../keys/Principals.js"
 import { levelOf } from "../keys/Scopes.js"
 import { hashToken, mintToken, newId, randomString } from "../keys/Tokens.js"
@@ -91,187 +91,205 @@ export interface DevicesOptions {
   readonly verificationUri: string
 }
 
+/** What the device flow and the device list work over. */
+interface DevicesCtx {
+  readonly sql: SqlClient.SqlClient
+  readonly keys: KeyServiceShape
+  readonly now: () => number
+  readonly withSql: <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.Effect<A, E>
+  readonly options: DevicesOptions
+}
+
+/** The device authorization flow (spec document 2, 2.2): request a code, describe and decide it, the device's poll. */
+const authorizationFlow = (ctx: DevicesCtx) => {
+  const { sql, keys, now, withSql, options } = ctx
+  const describeRow = (r: AuthorizationRow) => ({
+    userCode: formatUserCode(r.user_code),
+    clientName: r.client_name,
+    scopes: r.requested_scopes,
+    access: levelOf(r.requested_scopes),
+    movesFunds: r.requested_scopes.includes("transfer:write"),
+    environment: r.environment,
+    status: r.status,
+    expiresAt: r.expires_at.getTime()
+  })
+
+  const requestCode = (req: DeviceCodeRequest) =>
+    Effect.gen(function* () {
+      const nowMs = now()
+      const deviceCode = randomString(43)
+      let userCode = randomString(8, USER_CODE_ALPHABET)
+      for (let i = 0; i < 5; i++) {
+        const clash = yield* withSql(
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM device_authorizations
+            WHERE user_code = ${userCode} AND status = 'pending' AND expires_at > ${new Date(nowMs)}`
+        )
+        if ((clash[0]?.n ?? 0) === 0) break
+        userCode = randomString(8, USER_CODE_ALPHABET)
+      }
+      yield* withSql(sql`
+        INSERT INTO device_authorizations (id, device_code_hash, user_code, client_name, requested_scopes, environment, status, created_at, expires_at)
+        VALUES (${newId("dva")}, ${hashToken(deviceCode)}, ${userCode}, ${req.clientName}, ${JSON.stringify(req.scopes)}::jsonb,
+          ${req.environment}, 'pending', ${new Date(nowMs)}, ${new Date(nowMs + DEVICE_CODE_TTL_MS)})`)
+      const display = formatUserCode(userCode)
+      return {
+        deviceCode,
+        userCode: display,
+        verificationUri: options.verificationUri,
+        verificationUriComplete: `${options.verificationUri}?user_code=${display}`,
+        expiresIn: DEVICE_CODE_TTL_MS / 1000,
+        interval: DEVICE_POLL_INTERVAL_SEC,
+        scopes: req.scopes,
+        movesFunds: req.scopes.includes("transfer:write")
+      }
+    }).pipe(storage)
+
+  const byUserCode = (raw: string, nowMs: number) =>
+    Effect.flatMap(
+      withSql(sql<AuthorizationRow>`SELECT * FROM device_authorizations
+        WHERE user_code = ${normalizeUserCode(raw)} AND expires_at > ${new Date(nowMs)} ORDER BY created_at DESC LIMIT 1`),
+      (rows) => (rows[0] === undefined ? Effect.fail(accountError("user_code_not_found", "Unknown or expired user code", { field: "userCode" })) : Effect.succeed(rows[0]))
+    )
+
+  const describe = (_session: SessionPrincipal, userCode: string) =>
+    Effect.map(byUserCode(userCode, now()), (r) => ({ request: describeRow(r) })).pipe(storage)
+
+  const decide = (session: SessionPrincipal, { userCode, approve }: DeviceDecision) =>
+    Effect.gen(function* () {
+      const nowMs = now()
+      const row = yield* byUserCode(userCode, nowMs)
+      if (row.status !== "pending") return yield* Effect.fail(accountError("already_decided", `This request is already ${row.status}`, { field: "userCode" }))
+      const updated = yield* withSql(sql<AuthorizationRow>`
+        UPDATE device_authorizations SET status = ${approve ? "approved" : "denied"}, account_id = ${session.accountId},
+          approved_session_id = ${session.sessionId}, decided_at = ${new Date(nowMs)}
+        WHERE id = ${row.id} AND status = 'pending' RETURNING *`)
+      if (updated[0] === undefined) return yield* Effect.fail(accountError("already_decided", "This request was decided meanwhile", { field: "userCode" }))
+      return { request: describeRow(updated[0]) }
+    }).pipe(storage)
+
+  const pollRefusal = (reason: "invalid_grant" | "access_denied" | "expired_token", message: string) =>
+    accountError(reason, message, { field: "deviceCode" })
+
+  const exchange = (deviceCode: string) =>
+    Effect.gen(function* () {
+      const nowMs = now()
+      const hash = hashToken(deviceCode)
+      const minted = mintToken("device")
+      const deviceId = newId("dev")
+      const outcome = yield* withSql(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<AuthorizationRow>`SELECT * FROM device_authorizations WHERE device_code_hash = ${hash} FOR UPDATE`
+            const row = rows[0]
+            if (row === undefined) return yield* Effect.fail(pollRefusal("invalid_grant", "Unknown device code"))
+            if (row.status === "exchanged") return yield* Effect.fail(pollRefusal("invalid_grant", "This device code was already exchanged"))
+            if (row.status === "denied") return yield* Effect.fail(pollRefusal("access_denied", "The request was denied"))
+            if (row.expires_at.getTime() <= nowMs) return yield* Effect.fail(pollRefusal("expired_token", "The device code expired; request a new one"))
+            if (row.status === "pending") {
+              const last = row.last_polled_at?.getTime()
+              yield* sql`UPDATE device_authorizations SET last_polled_at = ${new Date(nowMs)} WHERE id = ${row.id}`
+              if (last !== undefined && nowMs - last < DEVICE_POLL_INTERVAL_SEC * 1000) {
+                return { _tag: "slow" as const }
+              }
+              return { _tag: "pending" as const }
+            }
+            yield* sql`
+              INSERT INTO devices (id, prefix, account_id, token_hash, client_name, approved_scopes, created_at)
+              VALUES (${deviceId}, ${minted.prefix}, ${row.account_id!}, ${minted.hash}, ${row.client_name},
+                ${JSON.stringify(row.requested_scopes)}::jsonb, ${new Date(nowMs)})`
+            yield* sql`UPDATE device_authorizations SET status = 'exchanged', device_id = ${deviceId} WHERE id = ${row.id}`
+            return { _tag: "approved" as const, row }
+          })
+        )
+      )
+      // A pending poll is recorded (the transaction commits) before it is refused.
+      if (outcome._tag === "slow") return yield* Effect.fail(accountError("slow_down", `Poll at most every ${DEVICE_POLL_INTERVAL_SEC} seconds`))
+      if (outcome._tag === "pending") return yield* Effect.fail(accountError("authorization_pending", "Waiting for approval", { field: "deviceCode" }))
+      const row = outcome.row
+      const account = yield* withSql(findAccount(row.account_id!))
+      let provisioning: Provisioning
+      if (account === undefined || !account.agentEnabled) {
+        provisioning = { provisioned: false, failure: keyError("agent_features_off", "Agent features are off for this account") }
+      } else {
+        const issued = yield* Effect.either(
+          keys.issueFor(
+            account,
+            {
+              environment: row.environment,
+              scopes: row.requested_scopes,
+              label: row.client_name === null ? null : row.client_name.slice(0, 64),
+              expiresAtMs: null,
+              txLimit: null,
+              embeddedWallet: "denied",
+              ref: null
+            },
+            { mintedByDeviceId: deviceId }
+          )
+        )
+        provisioning =
+          issued._tag === "Right"
+            ? { provisioned: true, key: issued.right.response }
+            : {
+                provisioned: false,
+                failure:
+                  issued.left.reason === "issuance_storage"
+                    ? keyError("issuance_storage", "The key could not be issued; the device token works", { retryable: true })
+                    : issued.left
+              }
+      }
+      return { deviceToken: minted.token, devicePrefix: minted.prefix, accountId: row.account_id!, scopes: row.requested_scopes, provisioning }
+    }).pipe(storage)
+  return { requestCode, describe, decide, exchange }
+}
+
+/** The account's devices: list, and revoke (with the keys they minted when asked). */
+const deviceList = (ctx: DevicesCtx) => {
+  const { sql, keys, now, withSql } = ctx
+  const list = (session: SessionPrincipal) =>
+    Effect.map(
+      withSql(sql<{ prefix: string; client_name: string | null; approved_scopes: string[]; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>`
+        SELECT prefix, client_name, approved_scopes, created_at, last_used_at, revoked_at FROM devices
+        WHERE account_id = ${session.accountId} ORDER BY created_at, id`),
+      (rows) => ({
+        devices: rows.map((r) => ({
+          devicePrefix: r.prefix,
+          clientName: r.client_name,
+          scopes: r.approved_scopes,
+          createdAt: r.created_at.getTime(),
+          lastUsedAt: r.last_used_at?.getTime() ?? null,
+          revokedAt: r.revoked_at?.getTime() ?? null
+        }))
+      })
+    ).pipe(storage)
+
+  const revoke = (session: SessionPrincipal, prefix: string, revokeKeys: boolean) =>
+    Effect.gen(function* () {
+      const nowMs = now()
+      return yield* withSql(
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<{ id: string; revoked_at: Date | null }>`
+              SELECT id, revoked_at FROM devices WHERE prefix = ${prefix} AND account_id = ${session.accountId} FOR UPDATE`
+            const device = rows[0]
+            if (device === undefined) return yield* Effect.fail(accountError("device_not_found", `No device '${prefix}' on this account`, { field: "prefix" }))
+            if (device.revoked_at === null) yield* sql`UPDATE devices SET revoked_at = ${new Date(nowMs)} WHERE id = ${device.id}`
+            const revokedKeys = revokeKeys ? yield* keys.revokeDeviceKeys(device.id, nowMs) : []
+            return { devicePrefix: prefix, revokedAt: device.revoked_at?.getTime() ?? nowMs, revokedKeys }
+          })
+        )
+      )
+    }).pipe(storage)
+  return { list, revoke }
+}
+
 export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlClient.SqlClient | KeyService> =>
   Layer.effect(
     Devices,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const keys = yield* KeyService
-      const now = options.nowMs
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E> => Effect.provideService(e, SqlClient.SqlClient, sql)
-
-      const describeRow = (r: AuthorizationRow) => ({
-        userCode: formatUserCode(r.user_code),
-        clientName: r.client_name,
-        scopes: r.requested_scopes,
-        access: levelOf(r.requested_scopes),
-        movesFunds: r.requested_scopes.includes("transfer:write"),
-        environment: r.environment,
-        status: r.status,
-        expiresAt: r.expires_at.getTime()
-      })
-
-      const requestCode = (req: DeviceCodeRequest) =>
-        Effect.gen(function* () {
-          const nowMs = now()
-          const deviceCode = randomString(43)
-          let userCode = randomString(8, USER_CODE_ALPHABET)
-          for (let i = 0; i < 5; i++) {
-            const clash = yield* withSql(
-              sql<{ n: number }>`SELECT count(*)::int AS n FROM device_authorizations
-                WHERE user_code = ${userCode} AND status = 'pending' AND expires_at > ${new Date(nowMs)}`
-            )
-            if ((clash[0]?.n ?? 0) === 0) break
-            userCode = randomString(8, USER_CODE_ALPHABET)
-          }
-          yield* withSql(sql`
-            INSERT INTO device_authorizations (id, device_code_hash, user_code, client_name, requested_scopes, environment, status, created_at, expires_at)
-            VALUES (${newId("dva")}, ${hashToken(deviceCode)}, ${userCode}, ${req.clientName}, ${JSON.stringify(req.scopes)}::jsonb,
-              ${req.environment}, 'pending', ${new Date(nowMs)}, ${new Date(nowMs + DEVICE_CODE_TTL_MS)})`)
-          const display = formatUserCode(userCode)
-          return {
-            deviceCode,
-            userCode: display,
-            verificationUri: options.verificationUri,
-            verificationUriComplete: `${options.verificationUri}?user_code=${display}`,
-            expiresIn: DEVICE_CODE_TTL_MS / 1000,
-            interval: DEVICE_POLL_INTERVAL_SEC,
-            scopes: req.scopes,
-            movesFunds: req.scopes.includes("transfer:write")
-          }
-        }).pipe(storage)
-
-      const byUserCode = (raw: string, nowMs: number) =>
-        Effect.flatMap(
-          withSql(sql<AuthorizationRow>`SELECT * FROM device_authorizations
-            WHERE user_code = ${normalizeUserCode(raw)} AND expires_at > ${new Date(nowMs)} ORDER BY created_at DESC LIMIT 1`),
-          (rows) => (rows[0] === undefined ? Effect.fail(accountError("user_code_not_found", "Unknown or expired user code", { field: "userCode" })) : Effect.succeed(rows[0]))
-        )
-
-      const describe = (_session: SessionPrincipal, userCode: string) =>
-        Effect.map(byUserCode(userCode, now()), (r) => ({ request: describeRow(r) })).pipe(storage)
-
-      const decide = (session: SessionPrincipal, { userCode, approve }: DeviceDecision) =>
-        Effect.gen(function* () {
-          const nowMs = now()
-          const row = yield* byUserCode(userCode, nowMs)
-          if (row.status !== "pending") return yield* Effect.fail(accountError("already_decided", `This request is already ${row.status}`, { field: "userCode" }))
-          const updated = yield* withSql(sql<AuthorizationRow>`
-            UPDATE device_authorizations SET status = ${approve ? "approved" : "denied"}, account_id = ${session.accountId},
-              approved_session_id = ${session.sessionId}, decided_at = ${new Date(nowMs)}
-            WHERE id = ${row.id} AND status = 'pending' RETURNING *`)
-          if (updated[0] === undefined) return yield* Effect.fail(accountError("already_decided", "This request was decided meanwhile", { field: "userCode" }))
-          return { request: describeRow(updated[0]) }
-        }).pipe(storage)
-
-      const pollRefusal = (reason: "invalid_grant" | "access_denied" | "expired_token", message: string) =>
-        accountError(reason, message, { field: "deviceCode" })
-
-      const exchange = (deviceCode: string) =>
-        Effect.gen(function* () {
-          const nowMs = now()
-          const hash = hashToken(deviceCode)
-          const minted = mintToken("device")
-          const deviceId = newId("dev")
-          const outcome = yield* withSql(
-            sql.withTransaction(
-              Effect.gen(function* () {
-                const rows = yield* sql<AuthorizationRow>`SELECT * FROM device_authorizations WHERE device_code_hash = ${hash} FOR UPDATE`
-                const row = rows[0]
-                if (row === undefined) return yield* Effect.fail(pollRefusal("invalid_grant", "Unknown device code"))
-                if (row.status === "exchanged") return yield* Effect.fail(pollRefusal("invalid_grant", "This device code was already exchanged"))
-                if (row.status === "denied") return yield* Effect.fail(pollRefusal("access_denied", "The request was denied"))
-                if (row.expires_at.getTime() <= nowMs) return yield* Effect.fail(pollRefusal("expired_token", "The device code expired; request a new one"))
-                if (row.status === "pending") {
-                  const last = row.last_polled_at?.getTime()
-                  yield* sql`UPDATE device_authorizations SET last_polled_at = ${new Date(nowMs)} WHERE id = ${row.id}`
-                  if (last !== undefined && nowMs - last < DEVICE_POLL_INTERVAL_SEC * 1000) {
-                    return { _tag: "slow" as const }
-                  }
-                  return { _tag: "pending" as const }
-                }
-                yield* sql`
-                  INSERT INTO devices (id, prefix, account_id, token_hash, client_name, approved_scopes, created_at)
-                  VALUES (${deviceId}, ${minted.prefix}, ${row.account_id!}, ${minted.hash}, ${row.client_name},
-                    ${JSON.stringify(row.requested_scopes)}::jsonb, ${new Date(nowMs)})`
-                yield* sql`UPDATE device_authorizations SET status = 'exchanged', device_id = ${deviceId} WHERE id = ${row.id}`
-                return { _tag: "approved" as const, row }
-              })
-            )
-          )
-          // A pending poll is recorded (the transaction commits) before it is refused.
-          if (outcome._tag === "slow") return yield* Effect.fail(accountError("slow_down", `Poll at most every ${DEVICE_POLL_INTERVAL_SEC} seconds`))
-          if (outcome._tag === "pending") return yield* Effect.fail(accountError("authorization_pending", "Waiting for approval", { field: "deviceCode" }))
-          const row = outcome.row
-          const account = yield* withSql(findAccount(row.account_id!))
-          let provisioning: Provisioning
-          if (account === undefined || !account.agentEnabled) {
-            provisioning = { provisioned: false, failure: keyError("agent_features_off", "Agent features are off for this account") }
-          } else {
-            const issued = yield* Effect.either(
-              keys.issueFor(
-                account,
-                {
-                  environment: row.environment,
-                  scopes: row.requested_scopes,
-                  label: row.client_name === null ? null : row.client_name.slice(0, 64),
-                  expiresAtMs: null,
-                  txLimit: null,
-                  embeddedWallet: "denied",
-                  ref: null
-                },
-                { mintedByDeviceId: deviceId }
-              )
-            )
-            provisioning =
-              issued._tag === "Right"
-                ? { provisioned: true, key: issued.right.response }
-                : {
-                    provisioned: false,
-                    failure:
-                      issued.left.reason === "issuance_storage"
-                        ? keyError("issuance_storage", "The key could not be issued; the device token works", { retryable: true })
-                        : issued.left
-                  }
-          }
-          return { deviceToken: minted.token, devicePrefix: minted.prefix, accountId: row.account_id!, scopes: row.requested_scopes, provisioning }
-        }).pipe(storage)
-
-      const list = (session: SessionPrincipal) =>
-        Effect.map(
-          withSql(sql<{ prefix: string; client_name: string | null; approved_scopes: string[]; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }>`
-            SELECT prefix, client_name, approved_scopes, created_at, last_used_at, revoked_at FROM devices
-            WHERE account_id = ${session.accountId} ORDER BY created_at, id`),
-          (rows) => ({
-            devices: rows.map((r) => ({
-              devicePrefix: r.prefix,
-              clientName: r.client_name,
-              scopes: r.approved_scopes,
-              createdAt: r.created_at.getTime(),
-              lastUsedAt: r.last_used_at?.getTime() ?? null,
-              revokedAt: r.revoked_at?.getTime() ?? null
-            }))
-          })
-        ).pipe(storage)
-
-      const revoke = (session: SessionPrincipal, prefix: string, revokeKeys: boolean) =>
-        Effect.gen(function* () {
-          const nowMs = now()
-          return yield* withSql(
-            sql.withTransaction(
-              Effect.gen(function* () {
-                const rows = yield* sql<{ id: string; revoked_at: Date | null }>`
-                  SELECT id, revoked_at FROM devices WHERE prefix = ${prefix} AND account_id = ${session.accountId} FOR UPDATE`
-                const device = rows[0]
-                if (device === undefined) return yield* Effect.fail(accountError("device_not_found", `No device '${prefix}' on this account`, { field: "prefix" }))
-                if (device.revoked_at === null) yield* sql`UPDATE devices SET revoked_at = ${new Date(nowMs)} WHERE id = ${device.id}`
-                const revokedKeys = revokeKeys ? yield* keys.revokeDeviceKeys(device.id, nowMs) : []
-                return { devicePrefix: prefix, revokedAt: device.revoked_at?.getTime() ?? nowMs, revokedKeys }
-              })
-            )
-          )
-        }).pipe(storage)
-
-      return { requestCode, describe, decide, exchange, list, revoke }
+      const ctx: DevicesCtx = { sql, keys, now: options.nowMs, withSql, options }
+      return { ...authorizationFlow(ctx), ...deviceList(ctx) } satisfies DevicesShape
     })
   )
