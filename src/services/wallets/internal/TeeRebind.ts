@@ -92,9 +92,12 @@ const tooMany = (count: number) =>
     details: { max: REBIND_WALLETS_MAX, count }
   })
 
-export const makeTeeRebind = (
+/**
+ * What a rebind checks before it moves anything: the selected wallets' open sign claims (settled
+ * from the chain when asked), the target key's launch allowance and scope room, and the target.
+ */
+const makeRebindChecks = (
   ctx: WalletContext,
-  rows: WalletRows,
   settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, SqlError>
 ) => {
   const { sql } = ctx
@@ -173,6 +176,16 @@ export const makeTeeRebind = (
       }
       return key
     })
+  return { checkClaims, allowLaunchAfter, checkScopeRoom, resolveTarget }
+}
+
+export const makeTeeRebind = (
+  ctx: WalletContext,
+  rows: WalletRows,
+  settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, SqlError>
+) => {
+  const { sql } = ctx
+  const { checkClaims, allowLaunchAfter, checkScopeRoom, resolveTarget } = makeRebindChecks(ctx, settleClaim)
 
   const preview = (p: Principal, input: Extract<RebindInput, { _tag: "Preview" }>) =>
     Effect.gen(function* () {
