@@ -21,6 +21,7 @@ import {
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_TRANSACTION_SIGNATURE_VERIFICATION_FAILURE,
   SOLANA_ERROR__JSON_RPC__SERVER_ERROR_UNSUPPORTED_TRANSACTION_VERSION,
+  SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
   type SolanaRpcApi,
   type Base64EncodedWireTransaction
 } from "@solana/kit"
@@ -31,7 +32,8 @@ import { initialState, quoteBuy } from "../../src/domain/CurveMath.js"
 import { findCurveAddresses, getBuyInstruction, getCreateCurveInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
 import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
 import { getCreateAssociatedTokenInstruction, getTransferSolInstruction } from "../../src/chain/solana/client/SplInstructions.js"
-import { hasAlreadyProcessed, makeTransactionWatch } from "../../src/chain/solana/client/TransactionWatch.js"
+import { causedBy } from "../../src/chain/solana/client/NodeRefusals.js"
+import { makeTransactionWatch } from "../../src/chain/solana/client/TransactionWatch.js"
 import { buildAndSignTransaction, type SignedTransaction } from "../../src/chain/solana/client/Transactions.js"
 import { minimumBalanceForRentExemption } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet, type SolanaLocalnetShape } from "../../src/chain/solana/localnet/LocalnetService.js"
@@ -335,7 +337,7 @@ describe("Solana JSON-RPC through kit", () => {
       () => undefined,
       (e: unknown) => e
     )
-    expect(hasAlreadyProcessed(again)).toBe(true)
+    expect(causedBy(again, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)).toBe(true)
     const watch = makeTransactionWatch(net.rpcUrl, (m) => new Error(m))
     expect((await Effect.runPromise(Effect.either(watch.send(tx.base64))))._tag).toBe("Right")
     net.ledger.advanceSlots(2)
@@ -346,7 +348,7 @@ describe("Solana JSON-RPC through kit", () => {
     const poor = await generateKeyPairSigner()
     const refused = await Effect.runPromise(Effect.either(watch.send((await sign(poor, [getTransferSolInstruction({ from: poor, to, lamports: 1n })])).base64)))
     expect(refused._tag).toBe("Left")
-    expect(hasAlreadyProcessed(refused)).toBe(false)
+    expect(causedBy(refused, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)).toBe(false)
     // The lowest slot the node still has history for (what decides whether "never landed" can be told).
     expect(await rpc.minimumLedgerSlot().send()).toBe(net.ledger.oldestHistorySlot)
   })

@@ -5,7 +5,9 @@ import {
   SolanaError
 } from "@solana/kit"
 import { describe, expect, it } from "vitest"
-import { hasBlockhashNotFound } from "./SolanaTradeChain.js"
+import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
+
+const hasBlockhashNotFound = (e: unknown) => causedBy(e, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
 
 const preflight = (cause: unknown) =>
   new SolanaError(SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SEND_TRANSACTION_PREFLIGHT_FAILURE, {
@@ -29,5 +31,11 @@ describe("the node's refusal of a trade at send", () => {
     expect(hasBlockhashNotFound(preflight(new SolanaError(SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, { code: 6000, index: 2 })))).toBe(false)
     expect(hasBlockhashNotFound(new Error("Blockhash not found"))).toBe(false)
     expect(hasBlockhashNotFound(undefined)).toBe(false)
+  })
+
+  it("the program's custom error code is read through the preflight failure that wraps it", () => {
+    expect(customCodeOf(preflight(new SolanaError(SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM, { code: 6000, index: 2 })))).toBe(6000)
+    expect(customCodeOf(preflight(new SolanaError(SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)))).toBeUndefined()
+    expect(customCodeOf("Custom(6000)")).toBeUndefined()
   })
 })

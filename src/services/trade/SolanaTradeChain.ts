@@ -21,12 +21,9 @@ import {
   getTransactionDecoder,
   getTransactionEncoder,
   type Instruction,
-  isSolanaError,
-  SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM,
   SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND,
   partiallySignTransactionMessageWithSigners,
   signature as asSignature,
-  type Base64EncodedWireTransaction,
   type Signature
 } from "@solana/kit"
 import { Effect } from "effect"
@@ -40,7 +37,8 @@ import {
 } from "../../chain/solana/client/SplInstructions.js"
 import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
-import { hasAlreadyProcessed, makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
+import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
+import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegErrorCode } from "../../chain/solana/launch/BuyLegTransaction.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
 import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
@@ -144,22 +142,6 @@ export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArr
   }
   out.push(memoInstruction(i.memo))
   return out
-}
-
-/** The custom program error code inside a node's refusal (kit nests the simulation's instruction error as its cause), if any. */
-export const customCodeOf = (e: unknown, depth = 0): number | undefined => {
-  if (depth > 4 || typeof e !== "object" || e === null) return undefined
-  if (isSolanaError(e, SOLANA_ERROR__INSTRUCTION_ERROR__CUSTOM)) return Number(e.context.code)
-  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
-  return customCodeOf((e as { readonly cause?: unknown }).cause, depth + 1) ?? customCodeOf(context?.cause, depth + 1)
-}
-
-/** Whether a node's refusal is (or wraps) an unknown blockhash. */
-export const hasBlockhashNotFound = (e: unknown, depth = 0): boolean => {
-  if (depth > 4 || typeof e !== "object" || e === null) return false
-  if (isSolanaError(e, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return true
-  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
-  return hasBlockhashNotFound((e as { readonly cause?: unknown }).cause, depth + 1) || hasBlockhashNotFound(context?.cause, depth + 1)
 }
 
 /** The trade row's code of a chain error (a landed revert's `err`, or a preflight refusal's text). Pure. */
@@ -274,20 +256,13 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
    * and costs nothing). A refusal is the trade's failure; a lost answer is none (the chain decides).
    */
   const send = (signedBase64: string): Effect.Effect<TradeObservation | undefined> =>
-    Effect.tryPromise({
-      try: (signal) =>
-        rpc.sendTransaction(signedBase64 as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" }).send({ abortSignal: signal }),
-      catch: (e) => e
-    }).pipe(
+    watch.send(signedBase64).pipe(
       Effect.as(undefined),
-      Effect.catchAll((e) => {
-        if (!isSolanaError(e)) return Effect.as(Effect.logWarning("trade send: answer lost; the chain decides", e), undefined)
-        // These bytes reached the chain already (the caller broadcast its signed build itself): their status decides.
-        if (hasAlreadyProcessed(e)) return Effect.succeed(undefined)
+      Effect.catchAll(({ cause }) => {
         // The node no longer knows the blockhash (it expired between the build and the send): this transaction can never land.
-        if (hasBlockhashNotFound(e)) return Effect.succeed<TradeObservation>({ outcome: "never_lands" })
-        const code = customCodeOf(e) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
-        return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(e)}` })
+        if (causedBy(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return Effect.succeed<TradeObservation>({ outcome: "never_lands" })
+        const code = customCodeOf(cause) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
+        return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(cause)}` })
       })
     )
 

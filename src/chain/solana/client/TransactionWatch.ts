@@ -16,6 +16,7 @@ import {
 import { Duration, Effect, Either } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
+import { causedBy } from "./NodeRefusals.js"
 
 export interface Observed {
   readonly outcome: "landed" | "reverted" | "never_lands" | "pending"
@@ -25,18 +26,8 @@ export interface Observed {
 export interface Refused {
   readonly _tag: "Refused"
   readonly message: string
-}
-
-/**
- * Whether a node's refusal is (or wraps) "this transaction has already been processed": these very
- * bytes (one signature) reached the chain before, by this sender or another (a caller that
- * broadcast its signed build itself). Not a refusal of the transaction: its status decides.
- */
-export const hasAlreadyProcessed = (e: unknown, depth = 0): boolean => {
-  if (depth > 4 || typeof e !== "object" || e === null) return false
-  if (isSolanaError(e, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)) return true
-  const context = (e as { readonly context?: { readonly cause?: unknown } }).context
-  return hasAlreadyProcessed((e as { readonly cause?: unknown }).cause, depth + 1) || hasAlreadyProcessed(context?.cause, depth + 1)
+  /** The node's error, for a caller that reads which refusal it was (`causedBy`, `customCodeOf`). */
+  readonly cause: unknown
 }
 
 export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
@@ -57,10 +48,12 @@ export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: s
     }).pipe(
       Effect.asVoid,
       Effect.catchAll((e) =>
-        hasAlreadyProcessed(e)
+        // "Already processed": these very bytes (one signature) reached the chain before, by this
+        // sender or another (a caller that broadcast its signed build itself). Their status decides.
+        causedBy(e, SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED)
           ? Effect.logInfo("send: the node has these bytes already; their status decides")
           : isSolanaError(e)
-            ? Effect.fail<Refused>({ _tag: "Refused", message: String(e) })
+            ? Effect.fail<Refused>({ _tag: "Refused", message: String(e), cause: e })
             : Effect.logWarning("send: answer lost; the chain decides", e)
       )
     )
