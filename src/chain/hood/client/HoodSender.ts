@@ -128,14 +128,29 @@ export interface HoodSenderOptions {
   readonly rpcUrl: string
   /** Defaults to this process's registry (`hoodWalletLocks`). */
   readonly locks?: WalletLocks
+  /** At most this many calls to the node in flight from this sender (default `HOOD_READS_IN_FLIGHT`); the rest wait their turn. */
+  readonly readsInFlight?: number
 }
+
+/**
+ * The sender's bound on calls in flight to its node. A burst (50 concurrent submits of one id, each
+ * pricing its trade with several reads) waits here in order instead of all at once in the node's
+ * queue, where each call's HTTP timeout would count the others' time and fail it
+ * `chain_unavailable` although the node answers every call. A receipt's wait is not counted.
+ */
+export const HOOD_READS_IN_FLIGHT = 8
 
 export const makeHoodSender = <E>(options: HoodSenderOptions, unavailable: (message: string) => E) => {
   const pc: PublicClient = hoodPublicClient(options.chain, options.rpcUrl)
   const locks = options.locks ?? hoodWalletLocks
 
-  const read = <A>(what: string, f: (c: PublicClient) => Promise<A>): Effect.Effect<A, E> =>
+  const inFlight = Effect.unsafeMakeSemaphore(options.readsInFlight ?? HOOD_READS_IN_FLIGHT)
+
+  const call = <A>(what: string, f: (c: PublicClient) => Promise<A>): Effect.Effect<A, E> =>
     Effect.tryPromise({ try: () => f(pc), catch: (e) => unavailable(`Hood ${what}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`) })
+
+  /** One call to the node, within the sender's bound on calls in flight. */
+  const read = <A>(what: string, f: (c: PublicClient) => Promise<A>): Effect.Effect<A, E> => inFlight.withPermits(1)(call(what, f))
 
   /** The current fee caps (a fee read, not a gas estimate). */
   const fees = read("fees", (c) => c.estimateFeesPerGas({ chain: options.chain, type: "eip1559" }))
@@ -263,7 +278,7 @@ export const makeHoodSender = <E>(options: HoodSenderOptions, unavailable: (mess
     }).pipe(Effect.catchAll(() => Effect.succeed(false)))
 
   /** A receipt by hash within the bound. */
-  const receipt = (hash: Hash, timeoutMs: number) => read("receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: timeoutMs }))
+  const receipt = (hash: Hash, timeoutMs: number) => call("receipt", (c) => c.waitForTransactionReceipt({ hash, pollingInterval: 20, timeout: timeoutMs }))
 
   return { publicClient: pc, read, fees, nextNonce, unsigned, send, verdict, releaseUnsent, receipt, withWallet: locks.withWallet, withWalletIfFree: locks.withWalletIfFree }
 }

@@ -21,7 +21,7 @@ import { type Address, getAddress, type Hash } from "viem"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
 import { approveCall, type HoodTradeChain } from "../HoodTradeChain.js"
 import { type TradeError, tradeError } from "../TradeError.js"
-import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS, tradeBodyHash } from "../TradeInputs.js"
+import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS } from "../TradeInputs.js"
 import type { TradeRow } from "../TradeStore.js"
 import type { TradeDryRunView, TradeView } from "../TradeViews.js"
 import { minOutOf, type VenueRefusal } from "../VenueQuote.js"
@@ -29,6 +29,7 @@ import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
 import type { TradeContext } from "./TradeContext.js"
+import { insertTrade, newTradeRow } from "./TradeRows.js"
 
 /** The quote asset of the ETH-quoted Hood markets the rail trades. */
 const HOOD_QUOTE_ASSET = "eth"
@@ -188,38 +189,26 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
           })
         }
         const signed = yield* sign(caller.accountId, built.bytes)
-        const row: TradeRow = {
-          accountId: caller.accountId,
-          clientTradeId: request.clientTradeId,
-          chain: "hood",
-          mint: p.mint,
-          side: request.side,
-          venue: p.fill.venue,
-          quoteMint: HOOD_QUOTE_MINT,
-          quoteAsset: HOOD_QUOTE_ASSET,
-          payer: "main",
-          wallet: p.wallet,
-          keyId: caller.keyId,
-          bodyHash: tradeBodyHash(request),
-          state: "sending",
-          amountInRaw: request.amountInRaw,
-          expectedOutRaw: p.fill.amountOut,
-          minAmountOutRaw: p.minOut,
-          amountOutRaw: null,
-          feeBps: 0,
-          feeRaw: 0n,
-          signature: signed.signature,
+        const row = newTradeRow(
+          caller,
+          request,
+          {
+            mint: p.mint,
+            venue: p.fill.venue,
+            quoteMint: HOOD_QUOTE_MINT,
+            quoteAsset: HOOD_QUOTE_ASSET,
+            payer: "main",
+            wallet: p.wallet,
+            expectedOutRaw: p.fill.amountOut,
+            minAmountOutRaw: p.minOut,
+            feeBps: 0,
+            feeRaw: 0n,
+            spend: p.spend
+          },
           // Hood: the transaction's nonce (what decides that it never lands).
-          lastValidBlockHeight: BigInt(built.nonce),
-          errorCode: null,
-          error: null,
-          createdAtMs: ctx.nowMs(),
-          spendUsdMicros: caller.keyId === null ? null : p.spend.usdMicros
-        }
-        const key = { accountId: caller.accountId, clientTradeId: request.clientTradeId }
-        const applied = yield* ctx.trades
-          .apply(key, undefined, { event: { _tag: "Signed", signature: signed.signature }, insert: row, wire: signed.signedTransaction })
-          .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+          { state: "sending", signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce), createdAtMs: ctx.nowMs() }
+        )
+        const applied = yield* insertTrade(ctx, row, { _tag: "Signed", signature: signed.signature }, signed.signedTransaction)
         if (applied._tag !== "Saved") return yield* deps.replayOf(caller, request)
         return yield* deps.answerOf(applied.state, false)
       })

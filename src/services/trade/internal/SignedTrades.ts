@@ -29,7 +29,9 @@ import { tradeError } from "../TradeError.js"
 import type { TradeRow } from "../TradeStore.js"
 import { builtView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
 import type { TradeContext } from "./TradeContext.js"
-import { quoteAssetOf, type TradeFailure, type TradeSubmits } from "./TradeSubmit.js"
+import { pricedRow } from "./SolanaTradePricing.js"
+import { insertTrade, newTradeRow } from "./TradeRows.js"
+import type { TradeFailure, TradeSubmits } from "./TradeSubmit.js"
 
 export interface SignedSubmit {
   readonly clientTradeId: string
@@ -118,40 +120,19 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         requiredScopes: ["swap:write"]
       })
       const row: TradeRow = {
-        accountId: caller.accountId,
-        clientTradeId: request.clientTradeId,
-        chain: request.chain,
-        mint: request.mint,
-        side: request.side,
-        venue: p.fill.venue,
-        quoteMint: p.quoteMint,
-        quoteAsset: quoteAssetOf(p.quoteMint),
-        payer: p.rail,
-        wallet: p.wallet,
-        keyId: caller.keyId,
-        bodyHash: tradeBodyHash(request),
-        state: "built",
-        amountInRaw: request.amountInRaw,
-        expectedOutRaw: p.fill.amountOut,
-        minAmountOutRaw: p.minOut,
-        amountOutRaw: null,
-        feeBps: p.fee.planFeeBps,
-        feeRaw: p.fee.feeRaw,
-        signature: "",
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        errorCode: null,
-        error: null,
-        createdAtMs: ctx.nowMs(),
-        spendUsdMicros: caller.keyId === null ? null : p.spend.usdMicros,
+        ...newTradeRow(caller, request, pricedRow(p, request.mint), {
+          state: "built",
+          signature: "",
+          lastValidBlockHeight: built.lastValidBlockHeight,
+          createdAtMs: ctx.nowMs()
+        }),
         walletId: p.walletId,
         claimId: claim.claimId,
         transaction: Buffer.from(built.wire).toString("base64"),
         messageHash: sha256Hex(message),
         builtSlot: built.slot
       }
-      const applied = yield* ctx.trades
-        .apply(key(caller, request.clientTradeId), undefined, { event: { _tag: "Built" }, insert: row })
-        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+      const applied = yield* insertTrade(ctx, row, { _tag: "Built" })
       if (applied._tag !== "Saved") {
         // Another request recorded this id first: its build is the answer (this claim is never used).
         yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
