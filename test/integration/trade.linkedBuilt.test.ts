@@ -25,6 +25,7 @@ import {
   getAddressFromPublicKey,
   getBase58Decoder,
   getBase64EncodedWireTransaction,
+  type Base64EncodedWireTransaction,
   getTransactionDecoder,
   partiallySignTransaction
 } from "@solana/kit"
@@ -66,7 +67,7 @@ let rpcUrl: string
 let scope: Scope.CloseableScope
 let mint: Address
 let curveAddress: Address
-let imported: { id: string; address: Address; keyPair: webcrypto.CryptoKeyPair }
+let imported: { id: string; address: Address; keyPair: webcrypto.CryptoKeyPair; authorize: (bytes: Uint8Array) => Promise<Uint8Array> }
 /** Two engine processes over one database (each its own runner and leases). */
 let a: TradeServiceShape
 let b: TradeServiceShape
@@ -137,6 +138,19 @@ const signAndSendOurselves = async (view: TradeBuiltView, skipPreflight = false)
   return signature
 }
 
+/** The sign relay's signature of the build (the imported wallet's signer authorizes the bytes), broadcast by the caller itself, never submitted. */
+const relaySignAndSendOurselves = async (view: TradeBuiltView): Promise<string> => {
+  const tx = fromBase64(view.transaction)
+  const signed = await Effect.runPromise(
+    harness.service.signClaimed(principal, imported.id, { claimId: view.signClaim.claimId, transaction: tx, authorizationSignature: await imported.authorize(tx) })
+  )
+  return createSolanaRpc(rpcUrl)
+    .sendTransaction(signed.signedTransaction as Base64EncodedWireTransaction, { encoding: "base64", preflightCommitment: "confirmed" })
+    .send()
+}
+
+const claimState = async (view: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(view.signClaim.claimId)))?.state
+
 const makeService = () =>
   Effect.runPromise(
     makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
@@ -194,7 +208,12 @@ beforeAll(async () => {
   const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
   const spki = new Uint8Array(await webcrypto.subtle.exportKey("spki", signer.publicKey))
   const view = await Effect.runPromise(harness.service.importSubmit(importer, { ciphertext: sealed.ciphertext, encapsulatedKey: sealed.enc, signerSpki: spki }))
-  imported = { id: view.id, address: walletAddress, keyPair }
+  imported = {
+    id: view.id,
+    address: walletAddress,
+    keyPair,
+    authorize: async (bytes) => new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes))
+  }
   ledger.requestAirdrop(walletAddress, 100n * SOL)
   const c = await launchCurve(ledger, await devSigner(0), WSOL_MINT_ADDRESS, { virtualQuoteRaw: 30n * SOL, thresholdRaw: 400n * SOL })
   mint = c.mint.address
@@ -249,6 +268,28 @@ describe("a built trade whose caller never submits or confirms", () => {
     expect(await Effect.runPromise(b.watchBuilt)).toBe(0)
     expect(await executedEvents("self-1")).toBe(1)
     expect((await feeTotal()) - fees).toBe(BigInt(view.fee.feeRaw))
+  }, 120_000)
+
+  it("signed by the sign relay and broadcast by the caller, never submitted: the watch settles the trade executed and the claim confirmed; a relay-signed build never broadcast fails and its claim with it", async () => {
+    const sent = await built(request("relay-1", SOL / 7n))
+    const unsent = await built(request("relay-2", SOL / 9n))
+    const signature = await relaySignAndSendOurselves(sent)
+    await Effect.runPromise(harness.service.signClaimed(principal, imported.id, { claimId: unsent.signClaim.claimId, transaction: fromBase64(unsent.transaction), authorizationSignature: await imported.authorize(fromBase64(unsent.transaction)) }))
+    expect(await claimState(sent)).toBe("signed")
+    expect(await claimState(unsent)).toBe("signed")
+    ledger.advanceSlots(2)
+    ledger.advanceSlots(EXPIRE_SLOTS)
+    expect(await Effect.runPromise(a.watchBuilt)).toBe(2)
+    expect(await rowOf("relay-1")).toMatchObject([{ state: "executed", signature }])
+    expect(await rowOf("relay-2")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
+    expect(await claimState(sent)).toBe("confirmed")
+    expect(await claimState(unsent)).toBe("failed")
+    // A claim the relay never used (the caller signed with its own key) is not settled by the trade: it only expires.
+    const own = await built(request("own-1", SOL / 11n))
+    ledger.advanceSlots(EXPIRE_SLOTS)
+    expect(await Effect.runPromise(b.watchBuilt)).toBe(1)
+    expect(await rowOf("own-1")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
+    expect(await claimState(own)).toBe("open")
   }, 120_000)
 
   it("never sent: left alone while its blockhash is valid, then failed NEVER_LANDED with its hold released and no event; a late submit sends nothing", async () => {

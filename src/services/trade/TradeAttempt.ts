@@ -91,6 +91,8 @@ export interface TradePortsContext {
     readonly sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>
     readonly graceMs: number
   }
+  /** Records what became of a build's sign claim (the wallet service's `settleClaim`); absent: claims only expire. */
+  readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
 }
@@ -163,6 +165,15 @@ export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, Trade
           ),
           undefined
         )
+      case "SettleClaim": {
+        // Best effort: a claim left unsettled only expires (it can no longer sign a transaction that lands).
+        const claimId = row.claimId
+        if (claimId === null || claimId === undefined || ctx.settleClaim === undefined) return Effect.succeed(undefined)
+        return Effect.as(
+          ctx.settleClaim(claimId, output.outcome).pipe(Effect.catchAll((e) => Effect.logWarning("a trade's sign claim was not settled; it expires", e))),
+          undefined
+        )
+      }
       default:
         // Answers (`Refuse`, `Replay`) are the caller's; `Broadcast` became `Send` and `Await`.
         return Effect.succeed(undefined)

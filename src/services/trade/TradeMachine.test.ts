@@ -45,7 +45,7 @@ describe("trade machine", () => {
   it("a landing settles the trade once, with the executed amount", () => {
     expect(step(sending, { _tag: "Observed", outcome: "landed", amountOutRaw: 42n })).toEqual([
       executed,
-      [{ _tag: "RecordExecuted", signature: "s1", amountOutRaw: 42n }]
+      [{ _tag: "RecordExecuted", signature: "s1", amountOutRaw: 42n }, { _tag: "SettleClaim", outcome: "confirmed" }]
     ])
     const [again, out] = step(executed, { _tag: "Observed", outcome: "landed", amountOutRaw: 42n })
     expect(again).toBe(executed)
@@ -53,7 +53,7 @@ describe("trade machine", () => {
   })
 
   it("a revert or an expired blockhash fails the trade with its code", () => {
-    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" })).toEqual([failed, []])
+    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" })).toEqual([failed, [{ _tag: "SettleClaim", outcome: "failed" }]])
     expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "x" })[0]).toEqual({
       _tag: "failed",
       signature: "s1",
@@ -61,6 +61,21 @@ describe("trade machine", () => {
       error: "x"
     })
     expect(step(sending, { _tag: "Observed", outcome: "never_lands" })[0]).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "s1" })
+  })
+
+  it("every entry into executed or failed settles the build's sign claim once, with the outcome; nothing else does", () => {
+    const settles = (out: ReadonlyArray<{ _tag: string }>) => out.filter((o) => o._tag === "SettleClaim")
+    expect(settles(step(sending, { _tag: "Observed", outcome: "landed", amountOutRaw: 1n })[1])).toEqual([{ _tag: "SettleClaim", outcome: "confirmed" }])
+    expect(settles(step(sending, { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "x" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
+    expect(settles(step(sending, { _tag: "Observed", outcome: "never_lands" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
+    expect(settles(step(built, { _tag: "Lapsed" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
+    for (const s of [undefined, built, sending, executed, failed]) {
+      for (const ev of events) {
+        const [next, out] = step(s, ev)
+        const entered = next !== undefined && (next._tag === "executed" || next._tag === "failed") && next !== s
+        expect(settles(out).length, `${s?._tag ?? "none"} + ${ev._tag}`).toBe(entered ? 1 : 0)
+      }
+    }
   })
 
   it("a pending observation and a repeated id change nothing and send nothing", () => {
@@ -113,7 +128,7 @@ describe("trade machine", () => {
     expect(step(built, { _tag: "Found", signature: "s9" })).toEqual([{ _tag: "sending", signature: "s9" }, [{ _tag: "Watch" }]])
     const [lapsed, out] = step(built, { _tag: "Lapsed" })
     expect(lapsed).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "" })
-    expect(out).toEqual([])
+    expect(out).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     // Only a built trade is traced: a sent or settled one ignores both.
     for (const s of [sending, executed, failed]) {
       expect(step(s, { _tag: "Found", signature: "s9" })).toEqual([s, []])

@@ -18,6 +18,9 @@
  *   built ─Found(signature)──▶ sending   (Watch: the caller broadcast it itself and never said so;
  *                                         the chain holds a landed transaction carrying the built message)
  *   built ─Lapsed──▶ failed NEVER_LANDED (its blockhash expired and no landed transaction carries it)
+ *   Every entry into executed or failed also emits `SettleClaim` (confirmed, failed): a linked or
+ *   TEE build's sign claim follows the trade's outcome, whoever settled it (a request, a recovery
+ *   or watch pass); a row without a claim ignores it.
  *   A stored `built` row owes `Trace` when a watch pass looks at it (`traced`): look for it on chain.
  *
  * Invariants: a trade is broadcast at most once (only (none) → sending and built ─Sent→ sending
@@ -68,6 +71,8 @@ export type TradeOutput =
   /** Look on chain for a built trade's transaction: landed (`Found`), can never land (`Lapsed`), or not decided yet (nothing). */
   | { readonly _tag: "Trace" }
   | { readonly _tag: "RecordExecuted"; readonly signature: string; readonly amountOutRaw: bigint }
+  /** The trade settled: the build's sign claim (linked, TEE), if it has one, follows its outcome. */
+  | { readonly _tag: "SettleClaim"; readonly outcome: "confirmed" | "failed" }
   | { readonly _tag: "Refuse"; readonly reason: TradeRefusal }
   /** A replay of an executed trade: answer it as it stands. */
   | { readonly _tag: "Replay" }
@@ -77,6 +82,9 @@ type Step = readonly [TradeState | undefined, ReadonlyArray<TradeOutput>]
 export const UNSENT_ERROR = "the built transaction's blockhash expired and no landed transaction carries it; it never will land"
 
 export const NEVER_LANDED_ERROR = "the transaction can no longer land (Solana: its blockhash expired; Hood: its nonce went to another transaction); it never will"
+
+const CLAIM_CONFIRMED: TradeOutput = { _tag: "SettleClaim", outcome: "confirmed" }
+const CLAIM_FAILED: TradeOutput = { _tag: "SettleClaim", outcome: "failed" }
 
 /** Pure. `undefined` is "(none)": no row yet. */
 export const step = (state: TradeState | undefined, event: TradeEvent): Step => {
@@ -94,7 +102,7 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
       if (state?._tag === "built") return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Watch" }]]
       return [state, []]
     case "Lapsed":
-      if (state?._tag === "built") return [{ _tag: "failed", signature: "", code: "NEVER_LANDED", error: UNSENT_ERROR }, []]
+      if (state?._tag === "built") return [{ _tag: "failed", signature: "", code: "NEVER_LANDED", error: UNSENT_ERROR }, [CLAIM_FAILED]]
       return [state, []]
     case "Observed":
       if (state?._tag !== "sending") return [state, []]
@@ -102,12 +110,12 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
         case "landed":
           return [
             { _tag: "executed", signature: state.signature, amountOutRaw: event.amountOutRaw },
-            [{ _tag: "RecordExecuted", signature: state.signature, amountOutRaw: event.amountOutRaw }]
+            [{ _tag: "RecordExecuted", signature: state.signature, amountOutRaw: event.amountOutRaw }, CLAIM_CONFIRMED]
           ]
         case "reverted":
-          return [{ _tag: "failed", signature: state.signature, code: event.code, error: event.error }, []]
+          return [{ _tag: "failed", signature: state.signature, code: event.code, error: event.error }, [CLAIM_FAILED]]
         case "never_lands":
-          return [{ _tag: "failed", signature: state.signature, code: "NEVER_LANDED", error: NEVER_LANDED_ERROR }, []]
+          return [{ _tag: "failed", signature: state.signature, code: "NEVER_LANDED", error: NEVER_LANDED_ERROR }, [CLAIM_FAILED]]
         case "pending":
           return [state, []]
       }

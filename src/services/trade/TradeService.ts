@@ -132,15 +132,22 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
     const provider = yield* WalletProvider
     const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
+    const wallets = Option.getOrUndefined(yield* Effect.serviceOption(WalletService))
+    // A claim the relay signed follows the trade's outcome; one it never used (the caller signed with its own key) only expires.
+    const settleClaim =
+      wallets === undefined
+        ? undefined
+        : (claimId: string, outcome: "confirmed" | "failed") =>
+            Effect.flatMap(wallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? wallets.settleClaim(claimId, outcome) : Effect.void))
     const ctx: TradeContext = {
       sql,
       store,
       solana,
       hood,
       provider,
-      wallets: Option.getOrUndefined(yield* Effect.serviceOption(WalletService)),
+      wallets,
       embedded: makeEmbeddedAddresses(provider, nowMs),
-      trades: makeTradeRunner({ solana, hood, hoodRelease, sql, leases, store, ...figures }),
+      trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, sql, leases, store, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
       ...figures,

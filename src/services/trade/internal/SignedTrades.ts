@@ -68,12 +68,6 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       return row
     })
 
-  /** Best effort: the sign claim follows the trade's outcome. */
-  const settleClaim = (row: TradeRow) =>
-    ctx.wallets === undefined || row.claimId === null || row.claimId === undefined || (row.state !== "executed" && row.state !== "failed")
-      ? Effect.void
-      : ctx.wallets.settleClaim(row.claimId, row.state === "executed" ? "confirmed" : "failed").pipe(Effect.ignore)
-
   /** `POST /build` for a linked or TEE payer: the unsigned transaction and its claim, recorded `built`. */
   const build = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeBuiltView, TradeFailure> =>
     Effect.gen(function* () {
@@ -150,10 +144,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         .apply(key(caller, row.clientTradeId), row, { event: { _tag: "Sent", signature }, ...(wire !== undefined ? { wire } : {}) })
         .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
       const now = applied._tag === "Saved" && applied.state !== undefined ? applied.state : ((yield* store.get(caller.accountId, row.clientTradeId)) ?? row)
-      if (applied._tag === "Saved") {
-        yield* settleClaim(now)
-        return yield* submits.answerOf(now, false)
-      }
+      // The sign claim follows the outcome through the runner (`SettleClaim`), whoever settles the trade.
+      if (applied._tag === "Saved") return yield* submits.answerOf(now, false)
       return yield* standingOf(now)
     })
 
@@ -161,9 +153,7 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
   const standingOf = (row: TradeRow): Effect.Effect<TradeView, TradeFailure> =>
     Effect.gen(function* () {
       if (row.state === "built") return yield* tradeError("pending", `Trade ${row.clientTradeId} is built and not sent yet`, { retryable: true, details: { reason: "not_sent" } })
-      const settled = yield* submits.awaitSettled(row)
-      yield* settleClaim(settled)
-      return yield* submits.answerOf(settled, true)
+      return yield* submits.answerOf(yield* submits.awaitSettled(row), true)
     })
 
   /** `POST /submit` with `signedTransaction`: exactly the built transaction, signed by its payer, sent once. */
