@@ -15,41 +15,15 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import {
-  createKeyPairFromPrivateKeyBytes,
-  getAddressEncoder,
-  getBase58Decoder,
-  getBase58Encoder,
-  getBase64Decoder,
-  getTransactionDecoder,
-  getTransactionEncoder,
-  signBytes,
-  type SignatureBytes,
-  verifySignature
-} from "@solana/kit"
-import { Context, Effect, Layer, Schema } from "effect"
-import { type Hex, keccak256, parseTransaction, verifyMessage } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
-import { type BackstopRules, type BackstopRulesJson, DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI, evaluate, rulesFromJson, rulesToJson } from "./BackstopPolicy.js"
+import { Context, Effect, Layer } from "effect"
+import { type BackstopRules, DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI, evaluate } from "./BackstopPolicy.js"
 import { addressOfSecret, generateSecret, type WalletChain } from "./ChainKeys.js"
+import { makeProviderPolicies, randomId } from "./internal/ProviderPolicies.js"
+import { linkChallenge, signEvm, signSolana, verifyOwnership, verifyQuorumAuthorization } from "./internal/LocalSigning.js"
 import { type MasterKey, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
+import { WalletProviderError } from "./WalletProviderError.js"
 
-export class WalletProviderError extends Schema.TaggedError<WalletProviderError>()("WalletProviderError", {
-  reason: Schema.Literal(
-    "not_embedded",
-    "not_delegated",
-    "delegation_revoked",
-    "policy_denied",
-    "not_a_signer",
-    "not_found",
-    "bad_transaction",
-    "key_unavailable"
-  ),
-  message: Schema.String,
-  /** Policy denials: which rule (`ceiling`, `denied_instruction`, `undecodable`, `default_deny`). */
-  rule: Schema.optional(Schema.String),
-  instruction: Schema.optional(Schema.String)
-}) {}
+export { WalletProviderError } from "./WalletProviderError.js"
 
 export type Custody = "embedded" | "imported" | "tee"
 export type DelegationState = "active" | "revoked" | "none"
@@ -126,8 +100,6 @@ export interface LocalWalletProviderOptions {
   readonly nowMs?: () => number
 }
 
-const randomId = (prefix: string): string => `${prefix}_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url")}`
-
 interface WpRow {
   readonly id: string
   readonly account_id: string
@@ -141,6 +113,13 @@ interface WpRow {
 
 const sealAad = (providerWalletId: string) => `wp_wallets:${providerWalletId}`
 
+const toEmbedded = (r: WpRow & { delegation: DelegationState | null }): EmbeddedWallet => ({
+  providerWalletId: r.id,
+  chain: r.chain,
+  address: r.address,
+  delegation: r.delegation ?? "none"
+})
+
 export const makeLocal = (options: LocalWalletProviderOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -152,6 +131,8 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
     const clock = yield* Effect.clock
     const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     const now = () => new Date(nowMs())
+    const policies = makeProviderPolicies(sql, rules, now)
+    const { createBackstopPolicy, policyOf } = policies
 
     const insertWallet = (input: {
       accountId: string
@@ -179,26 +160,11 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
         } satisfies ProviderWallet
       })
 
-    const createBackstopPolicy = Effect.gen(function* () {
-      const id = randomId("wpp")
-      const t = now()
-      yield* sql`INSERT INTO wp_policies (id, rules, state, created_at, updated_at)
-        VALUES (${id}, ${JSON.stringify(rulesToJson(rules))}::jsonb, 'active', ${t}, ${t})`
-      return id
-    })
-
     const embeddedRows = (accountId: string) =>
       sql<WpRow & { delegation: DelegationState | null }>`
         SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id, d.state AS delegation
         FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
         WHERE w.account_id = ${accountId} AND w.custody = 'embedded' ORDER BY w.chain`
-
-    const toEmbedded = (r: WpRow & { delegation: DelegationState | null }): EmbeddedWallet => ({
-      providerWalletId: r.id,
-      chain: r.chain,
-      address: r.address,
-      delegation: r.delegation ?? "none"
-    })
 
     const ensureEmbeddedWallet = (accountId: string, chain: WalletChain) =>
       Effect.gen(function* () {
@@ -242,14 +208,6 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
         return row
       })
 
-    const policyOf = (policyId: string | null) =>
-      Effect.gen(function* () {
-        if (policyId === null) return { state: "default_deny" as PolicyState, rules }
-        const [row] = yield* sql<{ state: PolicyState; rules: string }>`SELECT state, rules::text AS rules FROM wp_policies WHERE id = ${policyId}`
-        if (row === undefined) return { state: "default_deny" as PolicyState, rules }
-        return { state: row.state, rules: rulesFromJson(JSON.parse(row.rules) as BackstopRulesJson) }
-      })
-
     const unsealSecret = (row: WpRow) =>
       masterKey
         .open(row.secret_sealed, sealAad(row.id))
@@ -258,42 +216,6 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
             Effect.fail(new WalletProviderError({ reason: "key_unavailable", message: `wallet key cannot be opened: ${e.message}` }))
           )
         )
-
-    const signSolana = (row: WpRow, secret: Uint8Array, wire: Uint8Array) =>
-      Effect.gen(function* () {
-        const tx = yield* Effect.try({
-          try: () => getTransactionDecoder().decode(wire),
-          catch: () => new WalletProviderError({ reason: "bad_transaction", message: "not a Solana wire transaction" })
-        })
-        if (!Object.hasOwn(tx.signatures, row.address)) {
-          return yield* new WalletProviderError({ reason: "not_a_signer", message: `${row.address} is not a signer of this transaction` })
-        }
-        const signature = yield* Effect.promise(async () => {
-          const pair = await createKeyPairFromPrivateKeyBytes(new Uint8Array(secret))
-          return signBytes(pair.privateKey, tx.messageBytes)
-        })
-        const signed = { ...tx, signatures: { ...tx.signatures, [row.address]: signature } }
-        const bytes = new Uint8Array(getTransactionEncoder().encode(signed))
-        return {
-          signature: getBase58Decoder().decode(signature),
-          signedTransaction: getBase64Decoder().decode(bytes)
-        } satisfies SignedTransaction
-      })
-
-    const signEvm = (secret: Uint8Array, serialized: Uint8Array) =>
-      Effect.gen(function* () {
-        const hex = `0x${Buffer.from(serialized).toString("hex")}` as Hex
-        const parsed = yield* Effect.try({
-          try: () => parseTransaction(hex),
-          catch: () => new WalletProviderError({ reason: "bad_transaction", message: "not an EVM serialized transaction" })
-        })
-        const account = privateKeyToAccount(`0x${Buffer.from(secret).toString("hex")}`)
-        const signed = yield* Effect.tryPromise({
-          try: () => account.signTransaction(parsed as Parameters<typeof account.signTransaction>[0]),
-          catch: (e) => new WalletProviderError({ reason: "bad_transaction", message: `cannot sign: ${String(e)}` })
-        })
-        return { signature: keccak256(signed), signedTransaction: signed } satisfies SignedTransaction
-      })
 
     const sign = (providerWalletId: string, transaction: Uint8Array) =>
       Effect.gen(function* () {
@@ -316,52 +238,10 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
           })
         }
         const secret = yield* unsealSecret(row)
-        return yield* (row.chain === "solana" ? signSolana(row, secret, transaction) : signEvm(secret, transaction)).pipe(
+        return yield* (row.chain === "solana" ? signSolana(row.address, secret, transaction) : signEvm(secret, transaction)).pipe(
           Effect.ensuring(Effect.sync(() => secret.fill(0)))
         )
       }).pipe(Effect.withSpan("WalletProvider.sign"))
-
-    const linkChallenge = (accountId: string, chain: WalletChain, address: string) =>
-      `curvestream: link wallet\naccount: ${accountId}\nchain: ${chain}\naddress: ${address}`
-
-    const verifyOwnership = (accountId: string, chain: WalletChain, address: string, signature: string) =>
-      Effect.promise(async () => {
-        const message = linkChallenge(accountId, chain, address)
-        try {
-          if (chain === "evm") {
-            return await verifyMessage({ address: address as Hex, message, signature: signature as Hex })
-          }
-          const sig = new Uint8Array(getBase58Encoder().encode(signature))
-          if (sig.byteLength !== 64) return false
-          const pub = new Uint8Array(getAddressEncoder().encode(address as Parameters<ReturnType<typeof getAddressEncoder>["encode"]>[0]))
-          const key = await crypto.subtle.importKey("raw", pub, { name: "Ed25519" }, false, ["verify"])
-          return await verifySignature(key, sig as SignatureBytes, new TextEncoder().encode(message))
-        } catch {
-          return false
-        }
-      })
-
-    const verifyQuorumAuthorization = (providerWalletId: string, payload: Uint8Array, signature: Uint8Array) =>
-      Effect.gen(function* () {
-        const [row] = yield* sql<{ threshold: number; public_keys: string }>`
-          SELECT q.threshold, q.public_keys::text AS public_keys
-          FROM wp_wallets w JOIN wp_signer_quorums q ON q.id = w.quorum_id WHERE w.id = ${providerWalletId}`
-        if (row === undefined) return false
-        const keys = JSON.parse(row.public_keys) as ReadonlyArray<string>
-        let valid = 0
-        for (const spki of keys) {
-          const ok = yield* Effect.promise(async () => {
-            try {
-              const key = await crypto.subtle.importKey("spki", Buffer.from(spki, "base64"), { name: "ECDSA", namedCurve: "P-256" }, false, ["verify"])
-              return await crypto.subtle.verify({ name: "ECDSA", hash: "SHA-256" }, key, new Uint8Array(signature), new Uint8Array(payload))
-            } catch {
-              return false
-            }
-          })
-          if (ok) valid++
-        }
-        return valid >= row.threshold
-      })
 
     const service: WalletProviderShape = {
       ensureEmbeddedWallet,
@@ -381,25 +261,17 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
         Effect.flatMap(resolveDelegation(accountId, chain), (w) => sign(w.providerWalletId, transaction)),
       linkChallenge,
       verifyOwnership,
-      registerSignerQuorum: (signerSpki) =>
-        Effect.gen(function* () {
-          const id = randomId("wpq")
-          yield* sql`INSERT INTO wp_signer_quorums (id, threshold, public_keys, created_at)
-            VALUES (${id}, 1, ${JSON.stringify([Buffer.from(signerSpki).toString("base64")])}::jsonb, ${now()})`
-          return id
-        }),
+      registerSignerQuorum: policies.registerSignerQuorum,
       createBackstopPolicy,
-      setPolicyState: (policyId, state) =>
-        Effect.asVoid(sql`UPDATE wp_policies SET state = ${state}, updated_at = ${now()} WHERE id = ${policyId}`),
-      policyState: (policyId) =>
-        Effect.map(sql<{ state: PolicyState }>`SELECT state FROM wp_policies WHERE id = ${policyId}`, (rows) => rows[0]?.state),
+      setPolicyState: policies.setPolicyState,
+      policyState: policies.policyState,
       importWallet: (input) =>
         insertWallet({ accountId: input.accountId, chain: input.chain, custody: "imported", secret: input.secret, quorumId: input.quorumId, policyId: input.policyId }),
       createTeeWallet: (input) =>
         Effect.suspend(() =>
           insertWallet({ accountId: input.accountId, chain: input.chain, custody: "tee", secret: generateSecret(input.chain), quorumId: null, policyId: input.policyId })
         ),
-      verifyQuorumAuthorization,
+      verifyQuorumAuthorization: (providerWalletId, payload, signature) => verifyQuorumAuthorization(sql, providerWalletId, payload, signature),
       sign
     }
     return service
