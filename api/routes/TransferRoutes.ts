@@ -227,14 +227,14 @@ export const TransferBuildBody = Schema.Struct({
 const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
 
 /** Solana: base64 wire bytes; Hood: the 0x-hex serialized transaction (as the sign relay answers each). */
-const signedBytesOf = (text: string): Uint8Array => new Uint8Array(text.startsWith("0x") ? Buffer.from(text.slice(2), "hex") : Buffer.from(text, "base64"))
+export const signedBytesOf = (text: string): Uint8Array => new Uint8Array(text.startsWith("0x") ? Buffer.from(text.slice(2), "hex") : Buffer.from(text, "base64"))
 
 export const TransferSubmitBody = Schema.Struct({
   clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
   signedTransaction: Schema.String.pipe(
     Schema.minLength(1),
     Schema.maxLength(SIGNED_TRANSACTION_BASE64_CHARS_MAX),
-    Schema.pattern(/^(?:[A-Za-z0-9+/]+={0,2}|0x(?:[0-9a-fA-F]{2})+)$/)
+    Schema.pattern(/^(?:0x(?:[0-9a-fA-F]{2})+|(?!0x)[A-Za-z0-9+/]+={0,2})$/)
   ).annotations({
     description: "The built transaction with the TEE wallet's signature: Solana base64 wire bytes, Hood the 0x-hex serialized signed transaction"
   })
