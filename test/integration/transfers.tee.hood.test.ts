@@ -12,7 +12,8 @@
  * - a destination not allowed for a TEE source moves nothing (no row, no claim, no hold);
  * - once `transfer:bound` is gone: the build, the relay and the submit refuse `SCOPE_MISSING`;
  * - a forged or changed signed transaction is refused and nothing changes;
- * - 50 concurrent same-id submits move the funds once;
+ * - 50 concurrent same-id submits move the funds once; 20 concurrent same-id builds record one
+ *   build, one open claim and one hold;
  * - a relay-signed build the caller broadcast itself is settled once by the recovery pass; one
  *   whose nonce the wallet used otherwise settles failed, nothing moved, its hold released;
  * - a crash between the record of `sending` and the send: the recovery pass broadcasts the same
@@ -338,6 +339,21 @@ describe("transfer rail, TEE payer on Hood", () => {
     expect(await rows("hc-race")).toEqual([{ client_transfer_id: "hc-race", state: "confirmed", signature }])
     expect((await executed()).filter((e) => e.data.signature === signature)).toHaveLength(1)
   }, 90_000)
+
+  it("20 concurrent same-id builds record one build: every answer is that build, one claim stays open, one hold", async () => {
+    const open = () => h.query<{ n: number }>((sql) => sql`SELECT count(*)::int AS n FROM sign_claims WHERE purpose = 'transfer' AND chain = 'evm' AND state = 'open'`).then((r) => r[0]?.n ?? 0)
+    const openBefore = await open()
+    const answers = await Promise.all(Array.from({ length: 20 }, () => run(transfers.build(caller, body("hr-build", { amountRaw: 2_222n })))))
+    const ok = answers.flatMap((a) => (a._tag === "Right" ? [a.right] : []))
+    expect(ok).toHaveLength(20)
+    expect(await rows("hr-build")).toEqual([{ client_transfer_id: "hr-build", state: "built", signature: "" }])
+    const stored = await run(transfers.build(caller, body("hr-build", { amountRaw: 2_222n })))
+    const view = stored._tag === "Right" ? stored.right : undefined
+    for (const a of ok) expect({ transaction: a.transaction, signClaim: a.signClaim }).toEqual({ transaction: view?.transaction, signClaim: view?.signClaim })
+    // The racing requests' own claims were made and retired: one more open claim, the build's.
+    expect((await open()) - openBefore).toBe(1)
+    expect(await reservation("hr-build")).toBe("held")
+  }, 60_000)
 
   it("a relay-signed build the caller broadcast itself is settled once by the recovery pass; one whose nonce the wallet used otherwise settles failed, nothing moved", async () => {
     // Two builds on the same next nonce: the one broadcast lands, the other can never.
