@@ -47,7 +47,7 @@ export interface TransferRow {
   /** A TEE build's sign claim and when its lifetime ends. */
   readonly claimId: string | null
   readonly claimExpiresAtMs: number | null
-  /** A TEE build's unsigned transaction (base64 wire bytes) and the sha-256 hex of its message. */
+  /** A TEE build's unsigned transaction (Solana base64 wire bytes, Hood 0x-hex) and the sha-256 hex of what its signature covers. */
   readonly transaction: string | null
   readonly messageHash: string | null
   /** A TEE row's signed bytes, kept from `sending` on (Hood: broadcast again after a crash; same nonce and hash). */
