@@ -49,11 +49,11 @@ const Transfer = Schema.Struct({
   createsAccount: Schema.optionalWith(Schema.Boolean, { exact: true }).annotations({ description: "dry run: whether the transfer creates the destination's token account" }),
   payer: Schema.Literal("main", "tee").annotations({ description: "main: the embedded wallet, signed server-side; tee: the TEE wallet bound to the key, signed through the sign relay" }),
   linkedWalletId: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "payer tee: the paying TEE wallet's id" }),
-  transaction: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built: the unsigned transaction, base64 wire bytes (the TEE wallet's signature slot empty)" }),
+  transaction: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built: the unsigned transaction; Solana base64 wire bytes (the TEE wallet's signature slot empty), Hood the 0x-hex serialized EIP-1559 transaction" }),
   signClaim: Schema.optionalWith(Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }), { exact: true }).annotations({
     description: "built: the single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under"
   }),
-  lastValidBlockHeight: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built: past this block height the transaction can never land" })
+  lastValidBlockHeight: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "built (Solana): past this block height the transaction can never land" })
 })
 
 export const TransferResult = Schema.Struct({ success: Success, ...Transfer.fields }).annotations({ identifier: "TransferResult" })

@@ -2,11 +2,12 @@
  * The transfer build body's per-chain rules: Solana assets and base58 destinations, Hood assets
  * (eth, usdg, a token address) and EVM destinations, a mixed-case address only with its EIP-55
  * checksum; each refusal names its field (`asset` or `to`), as the router reports the first
- * problem's path.
+ * problem's path. The submit body's signed transaction in each chain's form (Solana base64, Hood
+ * 0x-hex, as the sign relay answers them).
  */
 import { Either, ParseResult, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { TransferBuildBody } from "./TransferRoutes.js"
+import { signedBytesOf, TransferBuildBody, TransferSubmitBody } from "./TransferRoutes.js"
 
 const CHECKSUMMED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 const SOLANA = "So11111111111111111111111111111111111111112"
@@ -34,5 +35,19 @@ describe("TransferBuildBody", () => {
     // One letter's case flipped: not the checksum.
     expect(fieldOf({ chain: "hood", asset: "eth", to: CHECKSUMMED.replace("aA", "AA") })).toBe("to")
     expect(fieldOf({ chain: "hood", asset: CHECKSUMMED.replace("aA", "AA"), to: CHECKSUMMED })).toBe("asset")
+  })
+})
+
+describe("TransferSubmitBody", () => {
+  const submit = (signedTransaction: string) => Schema.decodeUnknownEither(TransferSubmitBody)({ clientTransferId: "t", signedTransaction })
+  it("takes Solana's base64 and Hood's 0x-hex, and reads each as its bytes", () => {
+    expect(Either.isRight(submit("AQIDBA=="))).toBe(true)
+    expect(Either.isRight(submit("0x02f86a0101"))).toBe(true)
+    expect([...signedBytesOf("AQIDBA==")]).toEqual([1, 2, 3, 4])
+    expect([...signedBytesOf("0x02f86a0101")]).toEqual([0x02, 0xf8, 0x6a, 0x01, 0x01])
+  })
+
+  it("refuses hex of an odd length or with a non-hex digit, and text that is neither", () => {
+    for (const bad of ["0x02f", "0x0g", "0x", "not base64!"]) expect(Either.isLeft(submit(bad))).toBe(true)
   })
 })

@@ -219,17 +219,24 @@ export const TransferBuildBody = Schema.Struct({
   Schema.annotations({
     identifier: "TransferBuildBody",
     description:
-      "`{clientTransferId, chain, asset (solana: sol | usdc | svc | mint; hood: eth | usdg | token address), amountRaw, to, dryRun?, payer?, linkedWalletId?}`; payer main (default) is the embedded wallet, payer tee the TEE wallet bound to the key (Solana)"
+      "`{clientTransferId, chain, asset (solana: sol | usdc | svc | mint; hood: eth | usdg | token address), amountRaw, to, dryRun?, payer?, linkedWalletId?}`; payer main (default) is the embedded wallet, payer tee the TEE wallet bound to the key (Solana and Hood)"
   })
 )
 
-/** A signed v0 transfer in base64 (1,232 bytes at most on the wire). */
+/** A signed v0 transfer in base64 (1,232 bytes at most on the wire); a signed Hood transfer in 0x-hex is far shorter. */
 const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
+
+/** Solana: base64 wire bytes; Hood: the 0x-hex serialized transaction (as the sign relay answers each). */
+export const signedBytesOf = (text: string): Uint8Array => new Uint8Array(text.startsWith("0x") ? Buffer.from(text.slice(2), "hex") : Buffer.from(text, "base64"))
 
 export const TransferSubmitBody = Schema.Struct({
   clientTransferId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(CLIENT_ID_MAX_CHARS)),
-  signedTransaction: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(SIGNED_TRANSACTION_BASE64_CHARS_MAX), Schema.pattern(/^[A-Za-z0-9+/]+={0,2}$/)).annotations({
-    description: "The built transaction with the TEE wallet's signature, base64"
+  signedTransaction: Schema.String.pipe(
+    Schema.minLength(1),
+    Schema.maxLength(SIGNED_TRANSACTION_BASE64_CHARS_MAX),
+    Schema.pattern(/^(?:0x(?:[0-9a-fA-F]{2})+|(?!0x)[A-Za-z0-9+/]+={0,2})$/)
+  ).annotations({
+    description: "The built transaction with the TEE wallet's signature: Solana base64 wire bytes, Hood the 0x-hex serialized signed transaction"
   })
 }).annotations({ identifier: "TransferSubmitBody", description: "`{clientTransferId, signedTransaction}`: a TEE build's transaction, signed" })
 
@@ -305,6 +312,6 @@ export const transferRailRoutes = (deps: TransferRailDeps): ReadonlyArray<RouteD
     },
     authenticate: (req) => deps.agentAuth.authenticate(req.headers, TRANSFER_WRITES),
     handler: (_req, { body }, p) =>
-      reply(deps.transfers.submit(callerOf(p), { clientTransferId: body.clientTransferId, signedTransaction: new Uint8Array(Buffer.from(body.signedTransaction, "base64")) }))
+      reply(deps.transfers.submit(callerOf(p), { clientTransferId: body.clientTransferId, signedTransaction: signedBytesOf(body.signedTransaction) }))
   })
 ]

@@ -9,12 +9,21 @@
  * or, when the kill came before the send, failed with nothing moved (Solana: its blockhash
  * expired; Hood: its nonce released by a zero-value transfer 60 s after it was recorded). A repeat
  * of the same request answers the stored outcome and sends nothing.
+ *
+ * The same with the TEE payer (a TEE wallet per chain bound to the Withdraw key, its pinned vault
+ * the destination): the engine is killed once after the build (the build, its claim and its hold
+ * survive: the relay signs it after the restart) and once as soon as the submit recorded the
+ * transfer `sending`. The restarted engine settles it from the chain: confirmed once (the vault
+ * holds exactly the amount, the TEE wallet paid exactly the amount and the fee) or failed with
+ * nothing moved (Solana: its blockhash expired unsent; Hood: never, the same signed bytes are
+ * broadcast again after the restart). A repeat of the submit answers the stored outcome.
  */
 import { address, createSolanaRpc, getBase58Decoder, lamports } from "@solana/kit"
-import { type Address, createPublicClient, createWalletClient, http } from "viem"
+import { type Address, createPublicClient, createWalletClient, type Hash, http } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { SOLANA_FEE_LAMPORTS } from "../../src/services/transfers/SolanaTransfers.js"
 import { LevelScopes } from "../../src/services/keys/Scopes.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
@@ -149,4 +158,103 @@ describe("kill -9 during a transfer, on both chains", () => {
     expect(await transferRow(c.body.clientTransferId)).toHaveLength(1)
     expect(await held(c.chain)).toBe(settled.status === "confirmed" ? BigInt(c.body.amountRaw) : 0n)
   }, 600_000)
+})
+
+describe("kill -9 during a TEE transfer (build, relay sign, submit), on both chains", () => {
+  const tees: Partial<Record<"solana" | "hood", { id: string; address: string; vault: string }>> = {}
+  const balanceOf = async (chain: "solana" | "hood", a: string): Promise<bigint> =>
+    chain === "solana" ? (await solanaRpc().getBalance(address(a), { commitment: "confirmed" }).send()).value : hoodClient().getBalance({ address: a as Address })
+  const restart = async () => {
+    await engine.stop("SIGKILL")
+    engine = await start()
+  }
+
+  beforeAll(async () => {
+    const keys = (await (await fetch(`${engine.url}/api/v1/agent/keys`, { headers: { authorization: `Bearer ${session}` } })).json()) as { keys: Array<{ keyPrefix: string; label?: string; status: string }> }
+    const keyPrefix = keys.keys.find((k) => k.label === "withdraw" && k.status === "active")!.keyPrefix
+    const solanaVault = getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))
+    const hoodVault = privateKeyToAccount(generatePrivateKey()).address
+    for (const [chain, walletChain, vault] of [
+      ["solana", "solana", solanaVault],
+      ["hood", "evm", hoodVault]
+    ] as const) {
+      const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain: walletChain, keyPrefix, label: `tee ${chain}`, vaultDestination: vault })
+      expect(created.status).toBe(200)
+      const w = created.body.wallet ?? created.body
+      tees[chain] = { id: w.id as string, address: w.address as string, vault }
+    }
+    await solanaRpc().requestAirdrop(address(tees.solana!.address), lamports(2_000_000_000n)).send()
+    const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hoodNode.info.rpcUrl) })
+    await hoodClient().waitForTransactionReceipt({ hash: await dev.sendTransaction({ to: tees.hood!.address as Address, value: 10n ** 18n, chain: null }) })
+    await eventually(async () => (await balanceOf("solana", tees.solana!.address)) > 0n, { what: "the TEE wallet's airdrop", intervalMs: 50 })
+  }, 300_000)
+
+  const teeCases = [
+    { chain: "solana" as const, id: `tee-crash-sol-${process.pid}`, asset: "sol", amountRaw: "23456789" },
+    { chain: "hood" as const, id: `tee-crash-hood-${process.pid}`, asset: "eth", amountRaw: "87654321987654321" }
+  ]
+
+  it.each(teeCases)("$chain: killed after the build and during the submit, the transfer moves once; the vault and the TEE wallet hold exactly what the record says", async (c) => {
+    const tee = tees[c.chain]!
+    const before = { tee: await balanceOf(c.chain, tee.address), vault: await balanceOf(c.chain, tee.vault) }
+    expect(before.vault).toBe(0n)
+    const body = { clientTransferId: c.id, chain: c.chain, asset: c.asset, amountRaw: c.amountRaw, to: tee.vault, payer: "tee", linkedWalletId: tee.id }
+    const built = await call("POST", "/api/v1/agent/transfer/build", body)
+    expect(built).toMatchObject({ status: 200, body: { status: "built", payer: "tee", destinationKind: "vault" } })
+    // Killed with the build recorded: the build, its claim and its hold survive the restart.
+    await restart()
+    const again = await call("POST", "/api/v1/agent/transfer/build", body)
+    expect(again).toMatchObject({ status: 200, body: { status: "built", transaction: built.body.transaction, replay: true } })
+    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: built.body.signClaim.claimId, transaction: built.body.transaction })
+    expect(signed.status).toBe(200)
+    const submitBody = { clientTransferId: c.id, signedTransaction: signed.body.signedTransaction }
+    const sent = fetch(`${engine.url}/api/v1/agent/transfer/submit`, {
+      method: "POST",
+      headers: { "x-api-key": withdrawKey, "content-type": "application/json" },
+      body: JSON.stringify(submitBody)
+    }).then(
+      (r) => r.status,
+      () => "reset" as const
+    )
+    // Recorded `sending` by the submit (saved before its one send): the kill comes now.
+    const seen = await eventually(
+      async () => {
+        const r = await transferRow(c.id)
+        return r.length === 1 ? r[0]!.status : undefined
+      },
+      { what: `the ${c.chain} TEE transfer recorded sending`, intervalMs: 2, deadlineMs: 60_000, detail: () => engine.output().slice(-3000) }
+    )
+    await engine.stop("SIGKILL")
+    console.info(`${c.chain} tee: killed with the transfer ${seen}`)
+    await sent
+    engine = await start()
+    const settled = await eventually(
+      async () => {
+        const r = await transferRow(c.id)
+        return r.length === 1 && r[0]!.status !== "sending" ? r[0]! : undefined
+      },
+      { what: `the ${c.chain} TEE transfer to settle after the restart`, deadlineMs: 240_000, intervalMs: 200, detail: () => engine.output().slice(-3000) }
+    )
+    console.info(`${c.chain} tee: settled ${settled.status}`)
+    const replay = await call("POST", "/api/v1/agent/transfer/submit", submitBody)
+    const paid = before.tee - (await balanceOf(c.chain, tee.address))
+    if (settled.status === "confirmed") {
+      expect(await balanceOf(c.chain, tee.vault)).toBe(BigInt(c.amountRaw))
+      const fee =
+        c.chain === "solana"
+          ? SOLANA_FEE_LAMPORTS
+          : await hoodClient()
+              .getTransactionReceipt({ hash: settled.signature as Hash })
+              .then((r) => r.gasUsed * r.effectiveGasPrice)
+      expect(paid).toBe(BigInt(c.amountRaw) + fee)
+      expect(replay).toMatchObject({ status: 200, body: { status: "confirmed", replay: true, signature: settled.signature } })
+    } else {
+      expect(settled.status).toBe("failed")
+      expect(await balanceOf(c.chain, tee.vault)).toBe(0n)
+      expect(paid).toBe(0n)
+      expect(replay).toMatchObject({ status: 409, body: { error: { code: "IDEMPOTENCY_CONFLICT", reason: "failed" } } })
+    }
+    expect(await transferRow(c.id)).toHaveLength(1)
+    expect(await balanceOf(c.chain, tee.vault)).toBe(settled.status === "confirmed" ? BigInt(c.amountRaw) : 0n)
+  }, 900_000)
 })

@@ -3109,14 +3109,14 @@ export interface components {
             payer: "main" | "tee";
             /** @description payer tee: the paying TEE wallet's id */
             linkedWalletId?: string;
-            /** @description built: the unsigned transaction, base64 wire bytes (the TEE wallet's signature slot empty) */
+            /** @description built: the unsigned transaction; Solana base64 wire bytes (the TEE wallet's signature slot empty), Hood the 0x-hex serialized EIP-1559 transaction */
             transaction?: string;
             /** @description built: the single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under */
             signClaim?: {
                 claimId: string;
                 expiresAt: string;
             };
-            /** @description built: past this block height the transaction can never land */
+            /** @description built (Solana): past this block height the transaction can never land */
             lastValidBlockHeight?: string;
         };
         TransferBuildBody: {
@@ -3168,7 +3168,7 @@ export interface components {
             clientTransferId: string;
             /**
              * maxLength(1644)
-             * @description The built transaction with the TEE wallet's signature, base64
+             * @description The built transaction with the TEE wallet's signature: Solana base64 wire bytes, Hood the 0x-hex serialized signed transaction
              */
             signedTransaction: string;
         } & {

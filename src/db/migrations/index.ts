@@ -39,6 +39,7 @@ import hostedMetadata from "./0038_hosted_metadata.js"
 import tradeSignedPayers from "./0039_trade_signed_payers.js"
 import tradeBuiltSlot from "./0040_trade_built_slot.js"
 import transferTeePayer from "./0041_transfer_tee_payer.js"
+import transferSignedBytes from "./0043_transfer_signed_bytes.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -73,5 +74,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0038_hosted_metadata": hostedMetadata,
   "0039_trade_signed_payers": tradeSignedPayers,
   "0040_trade_built_slot": tradeBuiltSlot,
-  "0041_transfer_tee_payer": transferTeePayer
+  "0041_transfer_tee_payer": transferTeePayer,
+  "0043_transfer_signed_bytes": transferSignedBytes
 }

@@ -4,7 +4,8 @@
  * value transfer for ETH, ERC-20 `transfer(to, amount)` by viem's encoding of the generated ABI),
  * the source's balances, and the one shared sender (`HoodSender`: the wallet's lock, nonce, fee
  * caps, preflight and send once, the verdict by receipt and nonce, the release of a nonce recorded
- * but never sent). Knows nothing of the ledger or the rules.
+ * but never sent; for a TEE wallet's row, whose key the server does not hold, the same signed
+ * bytes broadcast again instead). Knows nothing of the ledger or the rules.
  *
  * Gas: fixed limits, never an estimate (as the trade rail): 21,000 for ETH to an address without
  * code (the protocol's exact cost), `HOOD_TRANSFER_GAS.ethToContract` to one with code (a
@@ -13,7 +14,7 @@
  * under). A limit too low mines a revert that moved nothing and spent its gas.
  */
 import { Effect } from "effect"
-import { type Address, type Chain, encodeFunctionData, getAddress, type Hash, type Hex, isAddress, zeroAddress } from "viem"
+import { type Address, type Chain, encodeFunctionData, getAddress, type Hash, type Hex, isAddress, keccak256, zeroAddress } from "viem"
 import { curveFactoryAbi, curveTokenAbi } from "../../chain/hood/abi.generated.js"
 import { makeHoodSender } from "../../chain/hood/client/HoodSender.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
@@ -77,12 +78,40 @@ export const makeHoodTransfers = (options: HoodTransfersOptions) => {
       ([weiRaw, tokenRaw, code]) => ({ weiRaw, tokenRaw, toHasCode: code !== undefined && code !== "0x" })
     )
 
+  /** Whether the node has the transaction (mined or in its pool); unreadable counts as not. */
+  const known = (hash: Hash): Effect.Effect<boolean> =>
+    read("transaction", (c) =>
+      c.getTransaction({ hash }).then(
+        () => true,
+        () => false
+      )
+    ).pipe(Effect.orElseSucceed(() => false))
+
+  /**
+   * A recorded signed transaction the node does not know (a crash between the record and the
+   * send), broadcast again once `unsentGraceMs` passed since it was recorded: the same bytes, so
+   * the same nonce and hash; the node's refusal (its nonce used meanwhile) changes nothing, the
+   * verdict by nonce settles it.
+   */
+  const rebroadcast = (hash: Hash, signed: Hex, createdAtMs: number) =>
+    Effect.gen(function* () {
+      if ((yield* Effect.clockWith((c) => c.currentTimeMillis)) - createdAtMs < (options.unsentGraceMs ?? 60_000)) return
+      if (yield* known(hash)) return
+      yield* read("rebroadcast", (c) => c.sendRawTransaction({ serializedTransaction: signed })).pipe(Effect.ignore)
+      yield* Effect.logWarning("Hood TEE transfer not on the node: its signed bytes broadcast again").pipe(Effect.annotateLogs({ transaction: hash }))
+    })
+
   const port = (sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>): TransferChainPort => ({
+    // Bytes the node already holds (a TEE wallet's relay-signed transfer its caller broadcast too) are sent: never refused as a duplicate.
     send: (wire) =>
-      Effect.flatMap(sender.send(wire as Hex), (refused) =>
-        refused === undefined
+      Effect.flatMap(known(keccak256(wire as Hex)), (held) =>
+        held
           ? Effect.void
-          : Effect.fail({ message: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason })
+          : Effect.flatMap(sender.send(wire as Hex), (refused) =>
+              refused === undefined
+                ? Effect.void
+                : Effect.fail({ message: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason })
+            )
       ),
     // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height.
     observe: (row: TransferRow) =>
@@ -95,6 +124,11 @@ export const makeHoodTransfers = (options: HoodTransfersOptions) => {
             : ({ outcome: "reverted", error: `the transaction reverted on chain (block ${seen.receipt.blockNumber})` } as const)
         }
         if (seen.neverLands) return { outcome: "never_lands" } as const
+        // A TEE row: the server cannot sign for the wallet; the same signed bytes are broadcast again after the grace.
+        if (row.payer === "tee") {
+          if (row.signedTransaction !== null) yield* rebroadcast(row.signature as Hash, row.signedTransaction as Hex, row.createdAtMs)
+          return { outcome: "pending" } as const
+        }
         // Recorded but maybe never sent (a crash between the save and the send): its nonce is released after the grace.
         yield* sender.releaseUnsent(
           { signature: row.signature, wallet: row.from, nonce, createdAtMs: row.createdAtMs },

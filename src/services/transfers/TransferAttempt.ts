@@ -2,8 +2,9 @@
  * A transfer as an attempt of the one runner (`src/services/attempt/AttemptRunner.ts`): the pure
  * `TransferMachine` over the stored row, the row store (`transfers`, leases of kind `transfer`)
  * and the ports (send the signed bytes, wait for the chain's verdict). The machine's `Broadcast`
- * becomes `Send` (the signed bytes travel with the event that asked for them and are never
- * stored, so a crash after `sending` is saved never resends) and `Await`; a stored `sending` row
+ * becomes `Send` (the signed bytes travel with the event that asked for them; the runner never
+ * sends them again, so a crash after `sending` is saved never resends: only a TEE row keeps them,
+ * for the Hood port's rebroadcast of the same bytes) and `Await`; a stored `sending` row
  * owes only `Await`. `Executed` is the store's: `transfer.executed` commits with `confirmed`.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -52,7 +53,9 @@ export const transferMachine: AttemptMachine<TransferRow, TransferInput, Attempt
     if (next === state || next === undefined) return [row, mapped]
     const base = row ?? input.insert
     if (base === undefined) return [row, mapped]
-    return [{ ...base, state: next._tag, signature: next._tag === "built" ? base.signature : next.signature, error: next._tag === "failed" ? next.error : null }, mapped]
+    // A TEE row entering `sending` keeps the signed bytes it is sent with (the relay's signature the server cannot make again).
+    const keeps = next._tag === "sending" && base.payer === "tee" && input.wire !== undefined ? { signedTransaction: input.wire } : {}
+    return [{ ...base, state: next._tag, signature: next._tag === "built" ? base.signature : next.signature, error: next._tag === "failed" ? next.error : null, ...keeps }, mapped]
   },
   inFlight,
   owed: (r) => (inFlight(r) ? [{ _tag: "Await" }] : [])

@@ -91,7 +91,7 @@ export interface TransferView {
   readonly payer: "main" | "tee"
   /** The paying TEE wallet's id (payer tee). */
   readonly linkedWalletId?: string
-  /** A TEE build: the unsigned transaction (base64 wire bytes), its single-use sign claim and when its blockhash expires. */
+  /** A TEE build: the unsigned transaction (Solana base64 wire bytes; Hood the 0x-hex serialized transaction), its single-use sign claim and (Solana) when its blockhash expires. */
   readonly transaction?: string
   readonly signClaim?: { readonly claimId: string; readonly expiresAt: string }
   readonly lastValidBlockHeight?: string
@@ -109,7 +109,7 @@ export interface TransferServiceOptions {
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
   readonly nowMs?: () => number
-  /** The wallet rules and sign claims (the TEE payer); absent: TEE transfers are refused (`chain_unsupported`). */
+  /** The wallet rules and sign claims (the TEE payer, on Solana and, with `hood`, on Hood); absent: TEE transfers are refused (`chain_unsupported`). */
   readonly wallets?: WalletServiceShape
 }
 
@@ -144,11 +144,12 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       observe: () => Effect.fail({ message: "this server does not run Hood transfers" })
     }
     const store = makeTransferStore(sql, options.events, nowMs)
+    const portOf = (chain: TransferRow["chain"]): TransferChainPort => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff))
     const runner = makeTransferRunner({
       sql,
       leases: options.leases ?? makeRowLeases(sql),
       store,
-      chainOf: (chain) => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff)),
+      chainOf: portOf,
       confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
       pollIntervalMs: options.pollIntervalMs ?? 500
     })
@@ -174,7 +175,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         ? {
             transaction: r.transaction,
             signClaim: { claimId: r.claimId, expiresAt: new Date(r.claimExpiresAtMs ?? r.createdAtMs).toISOString() },
-            lastValidBlockHeight: (r.lastValidBlockHeight ?? 0n).toString()
+            ...(r.chain === "solana" ? { lastValidBlockHeight: (r.lastValidBlockHeight ?? 0n).toString() } : {})
           }
         : {})
     })
@@ -297,6 +298,8 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             store,
             runner,
             solana,
+            hood,
+            portOf,
             wallets: options.wallets,
             nowMs,
             mintOf: (asset) => (asset in NAMED_MINTS ? NAMED_MINTS[asset]! : asset),
@@ -317,9 +320,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         if (existing !== undefined) return yield* answer(existing, requestHash, true, input.payer === "tee" ? "Recorded" : "Built")
 
         if (input.payer === "tee") {
-          if (input.chain !== "solana" || tee === undefined) {
-            return yield* transferError("chain_unsupported", "Transfers out of a TEE wallet run on Solana on this server (payer tee)")
-          }
+          if (tee === undefined) return yield* transferError("chain_unsupported", "This server does not run transfers out of a TEE wallet (payer tee)")
           return yield* tee.build(caller, input, requestHash)
         }
 
@@ -437,10 +438,6 @@ export const makeTransferService = (options: TransferServiceOptions) =>
         Effect.withSpan("TransferService.submit")
       )
 
-    /**
-     * One recovery pass: settles from the chain every transfer a dead process left `sending` (never
-     * resends), and every relay-signed TEE build the caller broadcast itself (`TeeTransfers.reconcile`).
-     */
     /** Settles the transfers left in flight (sent, verdict unread): the start pass and the sweep. */
     const recover = storage(runner.recover).pipe(Effect.withSpan("TransferService.recover"))
 

@@ -1,5 +1,5 @@
 /**
- * The transfer rail's rows (`transfers`, migrations 0027 and 0041) as the attempt runner's store: insert
+ * The transfer rail's rows (`transfers`, migrations 0027, 0041 and 0043) as the attempt runner's store: insert
  * (conditional on no row), a transition conditional on the state it leaves, the in-flight list
  * (bounded), and the `transfer.executed` event written in the same transaction as the state that
  * confirms the transfer (spec document 2, section 6 payload).
@@ -47,9 +47,11 @@ export interface TransferRow {
   /** A TEE build's sign claim and when its lifetime ends. */
   readonly claimId: string | null
   readonly claimExpiresAtMs: number | null
-  /** A TEE build's unsigned transaction (base64 wire bytes) and the sha-256 hex of its message. */
+  /** A TEE build's unsigned transaction (Solana base64 wire bytes, Hood 0x-hex) and the sha-256 hex of what its signature covers. */
   readonly transaction: string | null
   readonly messageHash: string | null
+  /** A TEE row's signed bytes, kept from `sending` on (Hood: broadcast again after a crash; same nonce and hash). */
+  readonly signedTransaction: string | null
 }
 
 interface DbRow {
@@ -78,6 +80,7 @@ interface DbRow {
   claim_expires_at: Date | null
   transaction: string | null
   message_hash: string | null
+  signed_transaction: string | null
 }
 
 const rowOf = (r: DbRow): TransferRow => ({
@@ -105,11 +108,12 @@ const rowOf = (r: DbRow): TransferRow => ({
   claimId: r.claim_id,
   claimExpiresAtMs: r.claim_expires_at === null ? null : new Date(r.claim_expires_at).getTime(),
   transaction: r.transaction,
-  messageHash: r.message_hash
+  messageHash: r.message_hash,
+  signedTransaction: r.signed_transaction
 })
 
 /** The TEE columns of a `payer: main` row (signed server-side: no claim, no stored transaction). */
-export const MAIN_PAYER = { payer: "main", walletId: null, claimId: null, claimExpiresAtMs: null, transaction: null, messageHash: null } as const
+export const MAIN_PAYER = { payer: "main", walletId: null, claimId: null, claimExpiresAtMs: null, transaction: null, messageHash: null, signedTransaction: null } as const
 
 /** The spend gate's reservation id of one transfer (`spend_reservations.id`). */
 export const transferReservationId = (r: { readonly accountId: string; readonly clientTransferId: string }): string =>
@@ -168,7 +172,7 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
   const transition = (prev: TransferRow, next: TransferRow): Effect.Effect<boolean, SqlError> =>
     Effect.map(
       sql`
-        UPDATE transfers SET state = ${next.state}, signature = ${next.signature}, error = ${next.error}, updated_at = ${new Date(nowMs())}
+        UPDATE transfers SET state = ${next.state}, signature = ${next.signature}, error = ${next.error}, signed_transaction = ${next.signedTransaction}, updated_at = ${new Date(nowMs())}
         WHERE account_id = ${prev.accountId} AND client_transfer_id = ${prev.clientTransferId} AND state = ${prev.state}
         RETURNING 1 AS ok`,
       (rows) => rows.length === 1

@@ -1,0 +1,114 @@
+/**
+ * The TEE payer on the Hood transfer rail (spec document 2: 2.1 "out of the bound TEE wallet to
+ * its pinned vault or a wallet the owner linked while signed in or marked trusted", 3.2, 4.1
+ * "Transaction-limit rules"): the Solana TEE payer's rules and records (`TeeCommon`), with a
+ * Hood transaction, as a Hood TEE launch's legs are (`hoodSelf/HoodSelfOperation.ts`): an unsigned
+ * EIP-1559 transaction on the TEE wallet's next nonce at the node's fee caps with a fixed gas limit
+ * (`hoodTransferCall`), serialized as 0x-hex; the sign relay signs those exact bytes under the
+ * build's claim; `POST /transfer/submit` takes the serialized signed transaction.
+ *
+ * Build, first refusal wins and a refusal records, claims and holds nothing: a known id answered
+ * from its row (the service, before this); the key's scopes and the paying TEE wallet on `evm`
+ * bound to this key; the destination (pinned vault, or a wallet linked while signed in or marked
+ * trusted); the asset (ETH, USDG or a token the factory launched); the spend gate on the `tee` rail
+ * (txLimit, the key's cap); the TEE wallet's balances (the amount, and ETH for the value plus the
+ * gas limit at the fee cap). Then, under the spend hold, the claim and the `built` row (the nonce
+ * in `lastValidBlockHeight`). The hold lasts until the transfer settles, or until the sweep
+ * releases it once it is 30 minutes old and the claim's own 30-minute lifetime (on Hood the
+ * operation's expiry: an EVM transaction has none of its own) has passed.
+ *
+ * Submit: the bytes must parse as a signed transaction whose unsigned form is exactly the built
+ * one and whose signer is the TEE wallet (else `wrong_transaction`, nothing changes); its hash is
+ * the transfer's signature. The row keeps the signed bytes when it moves to `sending`, so a
+ * recovery pass after a crash broadcasts the same bytes again (same nonce, same hash: never a
+ * second transfer) instead of releasing the nonce with a signature the server cannot make.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { createHash } from "node:crypto"
+import { getAddress, type Hex, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
+import { check as checkSpend } from "../../spend/SpendStore.js"
+import { hoodTransferCall, type HoodTransfers, type HoodUnavailable } from "../HoodTransfers.js"
+import { transferError } from "../TransferError.js"
+import type { TransferCaller, TransferInput, TransferView } from "../TransferService.js"
+import type { TransferRow } from "../TransferStore.js"
+import type { TeeCommon, TeeCommonContext, TeeTransferFailure } from "./TeeCommon.js"
+
+const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`
+
+/** The unsigned serialization of a signed EVM transaction and its signer, or undefined when the bytes are not one. Pure but for the signer's recovery. */
+export const signedEvmParts = (signed: Hex): Effect.Effect<{ readonly unsigned: Hex; readonly signer: string; readonly hash: Hex } | undefined> =>
+  Effect.gen(function* () {
+    const parsed = yield* Effect.option(Effect.try(() => parseTransaction(signed)))
+    if (parsed._tag === "None") return undefined
+    const { r, s, v: _v, yParity: _y, ...fields } = parsed.value as typeof parsed.value & { r?: Hex; s?: Hex; v?: bigint; yParity?: number }
+    if (r === undefined || s === undefined) return undefined
+    const unsigned = yield* Effect.option(Effect.try(() => serializeTransaction(fields as Parameters<typeof serializeTransaction>[0])))
+    const signer = yield* Effect.option(Effect.tryPromise(() => recoverTransactionAddress({ serializedTransaction: signed as never })))
+    if (unsigned._tag === "None" || signer._tag === "None") return undefined
+    return { unsigned: unsigned.value, signer: getAddress(signer.value), hash: keccak256(signed) }
+  })
+
+export const makeHoodTeeTransfers = (ctx: TeeCommonContext, common: TeeCommon, hood: HoodTransfers) => {
+  const down = (e: HoodUnavailable) => ctx.chainDown(e)
+
+  /** `POST /transfer/build` with `payer: tee` on Hood. */
+  const build = (caller: TransferCaller, input: TransferInput, requestHash: string): Effect.Effect<TransferView, TeeTransferFailure | SqlError> =>
+    Effect.gen(function* () {
+      const payer = yield* common.payerOf(caller, input, "evm")
+      const from = getAddress(payer.address)
+      // `normalized` by the service: EIP-55 when it is an address at all (anything else matches no wallet and is refused).
+      const destination = yield* common.destinationOf(caller, input, payer, from, "evm")
+      const token = yield* Effect.mapError(hood.tokenOf(input.asset), down)
+      if (token === undefined) return yield* transferError("asset_unsupported", `${input.asset} is neither ETH, USDG nor a token launched on this service's Hood factory`)
+
+      const gate = yield* ctx.gateInput(caller, input, "tee")
+      const decided = yield* ctx.withSql(checkSpend(gate))
+      if (decided._tag === "Refused") return yield* Effect.fail(decided.error)
+
+      const to = getAddress(input.to)
+      const source = yield* Effect.mapError(hood.source(from, to, token), down)
+      const built = yield* Effect.mapError(hood.unsigned(from, hoodTransferCall({ to, token, amountRaw: input.amountRaw, toHasCode: source.toHasCode })), down)
+      const neededWei = built.value + built.gas * built.maxFeePerGas
+      if (source.weiRaw < neededWei || (source.tokenRaw !== null && source.tokenRaw < input.amountRaw)) {
+        return yield* transferError("insufficient_balance", "The TEE wallet cannot cover the amount and the network fee (gas limit at the fee cap)", {
+          details: {
+            balanceWei: source.weiRaw.toString(),
+            neededWei: neededWei.toString(),
+            ...(source.tokenRaw !== null ? { balanceRaw: source.tokenRaw.toString(), neededRaw: input.amountRaw.toString() } : {})
+          }
+        })
+      }
+      if (input.dryRun) return { status: "ready", ...common.planOf(input, from, destination, payer), replay: false, createsAccount: false } satisfies TransferView
+
+      return yield* ctx.heldAround(
+        caller,
+        input,
+        gate,
+        common.record(caller, input, requestHash, payer, destination, {
+          from,
+          mint: token,
+          bytes: built.bytes,
+          transaction: hexOf(built.bytes),
+          messageHash: sha256Hex(built.bytes),
+          lastValidBlockHeight: BigInt(built.nonce)
+        })
+      )
+    })
+
+  /** Hood: the signed transaction's unsigned form must be exactly the built one, and its signer the TEE wallet. */
+  const verify = (row: TransferRow, signed: Uint8Array) =>
+    Effect.gen(function* () {
+      const parts = yield* signedEvmParts(hexOf(signed))
+      if (parts === undefined) {
+        return yield* transferError("wrong_transaction", "signedTransaction does not decode as a signed Hood transaction; nothing was sent")
+      }
+      if (sha256Hex(Buffer.from(parts.unsigned.slice(2), "hex")) !== row.messageHash || parts.signer !== getAddress(row.from)) {
+        return yield* transferError("wrong_transaction", "signedTransaction is not the built transaction with the TEE wallet's valid signature; nothing was sent")
+      }
+      return { signature: parts.hash as string, wire: hexOf(signed) as string }
+    })
+
+  return { build, verify }
+}
