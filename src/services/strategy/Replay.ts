@@ -178,6 +178,38 @@ export interface ReadStats {
 }
 
 /**
+ * The benchmark's final mark: each benchmark token's last trade in the window (the last round's
+ * span first, then the rest for the few that did not trade in it), given to `sim`.
+ */
+const readFinalMarks = (
+  sim: ReplaySimulation,
+  options: { readonly fromMs: number; readonly endT: number; readonly roundMs: number }
+): Effect.Effect<{ readonly statements: number; readonly rows: number }, ClickHouseError, ClickHouse> =>
+  Effect.gen(function* () {
+    const { endT, roundMs } = options
+    let statements = 0
+    let rows = 0
+    let missing = sim.benchmarkTokens()
+    for (const fromOf of [(t: number) => Math.max(t, endT + 1 - roundMs), (t: number) => t]) {
+      if (missing.length === 0) break
+      const lasts = yield* lastReplayTrades({ fromMs: options.fromMs, ranges: missing.map((b) => ({ ...b, fromT: fromOf(b.t), toT: endT })) })
+      statements++
+      const still: typeof missing = []
+      missing.forEach((b, i) => {
+        const tr = lasts[i]
+        if (tr === undefined) still.push(b)
+        else {
+          sim.setLastTrade(tr)
+          sim.countTradesRead(1)
+          rows++
+        }
+      })
+      missing = still
+    }
+    return { statements, rows }
+  })
+
+/**
  * Feeds `sim` the trades that can change its result, round by round (see the module comment).
  *
  * A round has a horizon `T` (kept until reached) and `done`, the chain-order point fed so far:
@@ -362,25 +394,9 @@ const readTrades = (
     }
     sim.countTradesRead(rows)
 
-    // The benchmark's final mark: each benchmark token's last trade in the window (the last
-    // round's span first, then the rest for the few that did not trade in it).
-    let missing = sim.benchmarkTokens()
-    for (const fromOf of [(t: number) => Math.max(t, endT + 1 - roundMs), (t: number) => t]) {
-      if (missing.length === 0) break
-      const lasts = yield* lastReplayTrades({ fromMs: options.fromMs, ranges: missing.map((b) => ({ ...b, fromT: fromOf(b.t), toT: endT })) })
-      statements++
-      const still: typeof missing = []
-      missing.forEach((b, i) => {
-        const tr = lasts[i]
-        if (tr === undefined) still.push(b)
-        else {
-          sim.setLastTrade(tr)
-          sim.countTradesRead(1)
-          rows++
-        }
-      })
-      missing = still
-    }
+    const marks = yield* readFinalMarks(sim, { fromMs: options.fromMs, endT, roundMs })
+    statements += marks.statements
+    rows += marks.rows
     return { rounds, statements, rows }
   })
 
