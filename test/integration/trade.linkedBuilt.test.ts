@@ -26,6 +26,9 @@ import {
   getBase58Decoder,
   getBase64EncodedWireTransaction,
   type Base64EncodedWireTransaction,
+  createSignerFromKeyPair,
+  generateKeyPairSigner,
+  signTransactionMessageWithSigners,
   getTransactionDecoder,
   partiallySignTransaction
 } from "@solana/kit"
@@ -34,6 +37,8 @@ import { webcrypto } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toApiError } from "../../api/ErrorTable.js"
 import { devSigner } from "../../src/chain/solana/client/DevSigners.js"
+import { getTransferSolInstruction } from "../../src/chain/solana/client/SplInstructions.js"
+import { buildTransactionMessage } from "../../src/chain/solana/client/Transactions.js"
 import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
@@ -52,6 +57,7 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
@@ -138,6 +144,23 @@ const signAndSendOurselves = async (view: TradeBuiltView, skipPreflight = false)
   return signature
 }
 
+/** Moves all of the imported wallet's lamports to a fresh address (signed with its own key): it cannot pay a fee until funded again. */
+const drainWallet = async (): Promise<void> => {
+  const rpc = createSolanaRpc(rpcUrl)
+  const { value: lifetime } = await rpc.getLatestBlockhash({ commitment: "confirmed" }).send()
+  const sink = await generateKeyPairSigner()
+  const signer = await createSignerFromKeyPair(imported.keyPair)
+  const message = buildTransactionMessage({
+    feePayer: signer,
+    lifetime,
+    instructions: [getTransferSolInstruction({ from: signer, to: sink.address, lamports: ledger.getBalance(imported.address) - 5_000n })]
+  })
+  const tx = await signTransactionMessageWithSigners(message)
+  await rpc.sendTransaction(getBase64EncodedWireTransaction(tx), { encoding: "base64", preflightCommitment: "confirmed" }).send()
+  ledger.advanceSlots(1)
+  expect(ledger.getBalance(imported.address)).toBe(0n)
+}
+
 /** The sign relay's signature of the build (the imported wallet's signer authorizes the bytes), broadcast by the caller itself, never submitted. */
 const relaySignAndSendOurselves = async (view: TradeBuiltView): Promise<string> => {
   const tx = fromBase64(view.transaction)
@@ -151,9 +174,9 @@ const relaySignAndSendOurselves = async (view: TradeBuiltView): Promise<string> 
 
 const claimState = async (view: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(view.signClaim.claimId)))?.state
 
-const makeService = () =>
+const makeService = (confirmTimeoutMs = 15_000) =>
   Effect.runPromise(
-    makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
+    makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs }).pipe(
       Effect.provideService(WalletService, harness.service),
       Effect.provideService(WalletProvider, harness.provider),
       Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" }, () => Date.now())),
@@ -290,6 +313,39 @@ describe("a built trade whose caller never submits or confirms", () => {
     expect(await Effect.runPromise(b.watchBuilt)).toBe(1)
     expect(await rowOf("own-1")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
     expect(await claimState(own)).toBe("open")
+  }, 120_000)
+
+  it("a signed build the node refuses at preflight (the wallet is short now) decides nothing while its blockhash is valid: the caller broadcasts the same bytes once funded, and the trade settles executed once, its hold booked", async () => {
+    const fast = await makeService(300)
+    const amount = SOL / 13n
+    const q = quoteNow(amount)
+    const view = await built(request("short-1", amount))
+    const signed = await partiallySignTransaction([imported.keyPair], getTransactionDecoder().decode(fromBase64(view.transaction)))
+    const wire = getBase64EncodedWireTransaction(signed)
+    await drainWallet()
+    try {
+      const refused = await run(fast.submitSigned(caller, { clientTradeId: "short-1", signedTransaction: new Uint8Array(Buffer.from(wire, "base64")) }))
+      // Not failed: the caller holds bytes that can still land. In flight, the hold kept.
+      expect(refused._tag === "Left" && refused.left).toMatchObject({ _tag: "TradeError", reason: "pending" })
+      expect(refused._tag === "Left" && toApiError(refused.left).code).toBe("IDEMPOTENCY_CONFLICT")
+      expect(await rowOf("short-1")).toMatchObject([{ state: "sending" }])
+      expect(await holdOf("short-1")).toBe("held")
+      // Funded again, the caller broadcasts the very same bytes: they land, and the trade with them.
+      ledger.requestAirdrop(imported.address, 10n * SOL)
+      ledger.advanceSlots(1)
+      const signature = await createSolanaRpc(rpcUrl).sendTransaction(wire, { encoding: "base64", preflightCommitment: "confirmed" }).send()
+      ledger.advanceSlots(2)
+      // Another process's recovery pass drives it from the chain.
+      await Effect.runPromise(b.resumeInFlight)
+      await eventually(async () => (await rowOf("short-1"))[0]?.state === "executed", { what: "short-1 settled from the chain", deadlineMs: 20_000 })
+      expect(await rowOf("short-1")).toEqual([{ state: "executed", signature, error_code: null, amount_out_raw: q.amountOut.toString() }])
+      expect(await executedEvents("short-1")).toBe(1)
+      expect(await holdOf("short-1")).toBe("booked")
+    } finally {
+      // The later tests' wallet: funded as before, whatever happened here.
+      ledger.requestAirdrop(imported.address, 100n * SOL)
+      ledger.advanceSlots(1)
+    }
   }, 120_000)
 
   it("never sent: left alone while its blockhash is valid, then failed NEVER_LANDED with its hold released and no event; a late submit sends nothing", async () => {

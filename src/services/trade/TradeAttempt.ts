@@ -148,11 +148,27 @@ const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeI
     )
 }
 
+/**
+ * Whether the signed bytes left this server: a linked or TEE payer's transaction was signed by its
+ * caller or handed to it by the sign relay. The node refusing them now (a preflight failure: the
+ * market moved, the wallet is short) does not stop the caller from broadcasting the same bytes
+ * later, while their blockhash is valid; so such a refusal decides nothing, and the trade settles
+ * from the chain: landed, reverted, or `never_lands` once the blockhash expired. The embedded
+ * payer's bytes never leave the server: a refusal fails them at once.
+ */
+const callerHoldsBytes = (row: TradeRow): boolean => row.payer !== "main"
+
 export const tradePorts = (ctx: TradePortsContext): AttemptPorts<TradeKey, TradeRow, TradeInput, TradeAttemptOutput, never> => ({
   perform: (_key, row, output) => {
     switch (output._tag) {
       case "Send":
-        return Effect.map(portOf(ctx, row).send(output.wire), (refused) => (refused === undefined ? undefined : observedEvent(refused)))
+        return Effect.flatMap(portOf(ctx, row).send(output.wire), (refused) =>
+          refused === undefined
+            ? Effect.succeed(undefined)
+            : callerHoldsBytes(row) && refused.outcome !== "never_lands"
+              ? Effect.as(Effect.logInfo("a signed trade the node refused may still land (its caller holds the bytes): the chain decides", refused), undefined)
+              : Effect.succeed(observedEvent(refused))
+        )
       case "Await":
         // A send the node refused settled the row already: nothing left to wait for.
         return inFlight(row) ? Effect.map(awaitTrade(ctx, row), Option.match({ onNone: () => undefined, onSome: observedEvent })) : Effect.succeed(undefined)
