@@ -57,6 +57,16 @@ export interface AppConfigShape {
     /** `BUNDLE_TIP_LAMPORTS`: the block-engine tip an atomic launch's payer pays in the launch transaction. */
     readonly bundleTipLamports: bigint
   }
+  /**
+   * USD prices (`src/layers/Prices.ts`): `oracle` reads SOL/USD from the Pyth account over Yellowstone
+   * (the other assets from the fixed prices), `fixed` answers `LOCALNET_USD_PRICES` for every asset.
+   */
+  readonly prices: {
+    readonly source: "oracle" | "fixed"
+    readonly pythSolUsdAccount: string
+    readonly maxAgeMs: number
+    readonly maxConfidenceBps: number
+  }
   /** The endpoints' settings (`HoodEndpointsConfig`, declared by the chain layer) and the ingester's. */
   readonly hood: HoodEndpointsConfig & {
     readonly fromBlock: bigint
@@ -274,6 +284,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     pollIntervalMs: positiveInt("HOOD_POLL_INTERVAL_MS", 250),
     localnetBlockMs: nonNegativeInt("HOOD_LOCALNET_BLOCK_MS", 1000)
   }),
+  prices: Config.all({
+    source: Config.literal("oracle", "fixed")("PRICE_SOURCE").pipe(Config.withDefault("oracle")),
+    pythSolUsdAccount: Config.string("PYTH_SOL_USD_ACCOUNT").pipe(
+      Config.withDefault("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"),
+      Config.validate({ message: "PYTH_SOL_USD_ACCOUNT must be a base58 account address", validation: (s) => /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s) })
+    ),
+    maxAgeMs: positiveInt("PRICE_MAX_AGE_MS", 60_000),
+    maxConfidenceBps: positiveInt("PRICE_MAX_CONFIDENCE_BPS", 200)
+  }),
   resetChainState: Config.string("RESET_CHAIN_STATE").pipe(
     Config.withDefault(""),
     Config.map((s) => s.split(",").map((c) => c.trim()).filter((c) => c !== "")),
@@ -375,7 +394,8 @@ export const ConfigVariables = [
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
   "HOOD_SWAP_ROUTER_ADDRESS",
   "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",
-  "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
+  "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "PRICE_SOURCE", "PYTH_SOL_USD_ACCOUNT", "PRICE_MAX_AGE_MS",
+  "PRICE_MAX_CONFIDENCE_BPS", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",

@@ -4,6 +4,7 @@
  * localnets' address file, and (unless --quiet, and only on the localnet) the market simulation.
  */
 import { SqlClient } from "@effect/sql"
+import { address } from "@solana/kit"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { MarketIndex } from "../../actors/MarketIndex.js"
@@ -13,6 +14,7 @@ import { busKey } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
+import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
 import { makeRpcSender } from "../chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
 import type { AppConfigShape } from "../config/AppConfig.js"
@@ -26,6 +28,10 @@ import { solanaMigrationExecutor } from "../services/keeper/SolanaMigrationExecu
 import { runMarketSnapshotSampler } from "../services/snapshots/MarketSnapshotSampler.js"
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "../sim/HoodSimulation.js"
 import { DefaultSimulationOptions, runSimulation } from "../sim/MarketSimulation.js"
+import { runPythPublisher } from "../sim/PythPublisher.js"
+
+/** How often the localnet's Pyth publisher posts SOL/USD (well inside the default 60 s `PRICE_MAX_AGE_MS`). */
+const PYTH_PUBLISH_INTERVAL_MS = 2_000
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
 const KEEPER_GROUP_PREFIX = "keeper-candidates"
@@ -79,6 +85,18 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
       })
     }
     if (endpoints.embedded && !quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
+    // The localnet's Pyth publisher keeps SOL/USD fresh; with the simulation it also moves it.
+    if (endpoints.embedded && config.prices.source === "oracle") {
+      yield* Effect.forkScoped(
+        runPythPublisher(sender, {
+          seed: config.simulationSeed,
+          priceAccount: address(config.prices.pythSolUsdAccount),
+          intervalMs: PYTH_PUBLISH_INTERVAL_MS,
+          move: !quiet,
+          start: GENESIS_SOL_USD
+        })
+      )
+    }
     if (hood.embedded && !quiet) {
       yield* Effect.forkScoped(runHoodSimulation(hoodSimulationClients(hood), { ...DefaultHoodSimulationOptions, seed: config.simulationSeed }))
     }
