@@ -59,7 +59,8 @@ export interface AppConfigShape {
   }
   /**
    * USD prices (`src/layers/Prices.ts`): `oracle` reads SOL/USD from the Pyth account over Yellowstone
-   * (the other assets from the fixed prices), `fixed` answers `LOCALNET_USD_PRICES` for every asset.
+   * and ETH/USD from Hood's AggregatorV3 feed (the other assets from the fixed prices), `fixed`
+   * answers `LOCALNET_USD_PRICES` for every asset.
    */
   readonly prices: {
     readonly source: "oracle" | "fixed"
@@ -276,6 +277,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     uniswapV3Factory: optionalAddress("HOOD_UNISWAP_V3_FACTORY_ADDRESS"),
     weth9: optionalAddress("HOOD_WETH9_ADDRESS"),
     swapRouter: optionalAddress("HOOD_SWAP_ROUTER_ADDRESS"),
+    ethUsdFeed: optionalAddress("HOOD_ETH_USD_FEED_ADDRESS"),
     keeperPrivateKey: optionalSecret("HOOD_KEEPER_PRIVATE_KEY"),
     fromBlock: nonNegativeInt("HOOD_FROM_BLOCK", 0).pipe(Config.map((n) => BigInt(n))),
     confirmations: nonNegativeInt("HOOD_CONFIRMATIONS", 0),
@@ -392,7 +394,7 @@ export const ConfigVariables = [
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "BUNDLE_TIP_LAMPORTS", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
-  "HOOD_SWAP_ROUTER_ADDRESS",
+  "HOOD_SWAP_ROUTER_ADDRESS", "HOOD_ETH_USD_FEED_ADDRESS",
   "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",
   "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "PRICE_SOURCE", "PYTH_SOL_USD_ACCOUNT", "PRICE_MAX_AGE_MS",
   "PRICE_MAX_CONFIDENCE_BPS", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",

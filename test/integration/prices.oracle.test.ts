@@ -1,14 +1,20 @@
 /**
  * USD prices from a real source (issue 31): SOL/USD is Pyth's `PriceUpdateV2` account on the
  * localnet, moved by its publisher with signed transactions, followed by the engine over the same
- * Yellowstone server it ingests markets from (`ingest/solana/PythPriceFeed.ts`) and valued through
- * the configured price source (`src/layers/Prices.ts`, `PRICE_SOURCE`).
+ * Yellowstone server it ingests markets from (`ingest/solana/PythPriceFeed.ts`); ETH/USD is the
+ * Hood localnet's AggregatorV3-style `EthUsdFeed`, polled (`ingest/hood/EthUsdFeed.ts`); both are
+ * valued through the configured price source (`src/layers/Prices.ts`, `PRICE_SOURCE`).
  * - the oracle's price reaches a USD figure to the exact raw unit (bigint) and follows each move;
  * - a stale or invalid price (price ≤ 0, confidence too wide) is `PriceUnavailable`, so a USD cap
  *   has no value and fails closed (spend gate), and the Hood mark answers QUOTE_UNAVAILABLE (its own test);
  * - `PRICE_SOURCE=fixed` keeps answering the configured prices whatever the oracle says.
  */
-import { ConfigProvider, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
+import { Context, ConfigProvider, Effect, Exit, Layer, Scope, TestClock, TestContext } from "effect"
+import { privateKeyToAccount } from "viem/accounts"
+import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
+import { hoodPublicClient, hoodWallet } from "../../src/chain/hood/client/HoodClient.js"
+import { HoodEndpoints } from "../../src/chain/hood/HoodEndpoints.js"
+import { HoodLocalnet, type HoodLocalnetShape } from "../../src/chain/hood/localnet/LocalnetService.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pythPublisherSigner } from "../../src/chain/solana/client/DevSigners.js"
 import { getLocalnetPostPriceInstruction } from "../../src/chain/solana/client/PythInstructions.js"
@@ -25,6 +31,7 @@ import { eventually } from "../support/eventually.js"
 
 let scope: Scope.CloseableScope
 let localnet: SolanaLocalnetShape
+let hood: HoodLocalnetShape
 
 const pricesWith = async (env: Record<string, string>): Promise<PriceSourceShape> => {
   const endpoints = Layer.succeed(SolanaEndpoints, {
@@ -36,8 +43,17 @@ const pricesWith = async (env: Record<string, string>): Promise<PriceSourceShape
     keeper: undefined,
     localLedger: undefined
   })
+  const hoodEndpoints = Layer.succeed(HoodEndpoints, {
+    embedded: true,
+    rpcUrl: hood.rpcUrl,
+    chain: hood.chain,
+    addresses: hood.addresses,
+    keeper: undefined,
+    traderKeys: [],
+    bondingCurveBytecode: undefined
+  })
   const layer = Prices.layer.pipe(
-    Layer.provide(Layer.merge(AppConfig.layer, endpoints)),
+    Layer.provide(Layer.mergeAll(AppConfig.layer, endpoints, hoodEndpoints)),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
   )
   const ctx = await Effect.runPromise(Layer.buildWithScope(layer, scope))
@@ -75,7 +91,8 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const ctx = await Effect.runPromise(Layer.buildWithScope(SolanaLocalnet.layer({ ledger: { slotMs: 20 } }), scope))
   localnet = ctx.unsafeMap.get(SolanaLocalnet.key) as SolanaLocalnetShape
-}, 60_000)
+  hood = Context.get(await Effect.runPromise(Layer.buildWithScope(HoodLocalnet.layer({ clockMs: Date.now }), scope)), HoodLocalnet)
+}, 300_000)
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
@@ -128,6 +145,57 @@ describe("USD prices from the on-chain oracle (PRICE_SOURCE=oracle)", () => {
   })
 })
 
+/** Posts an ETH/USD answer (8 decimals) from the feed's publisher, the deployer, and waits for its receipt. */
+const postEth = async (answer: bigint) => {
+  const account = privateKeyToAccount(hood.roles.deployer.privateKey)
+  const hash = await hoodWallet(hood.chain, account, hood.rpcUrl).writeContract({ address: hood.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer] })
+  const receipt = await hoodPublicClient(hood.chain, hood.rpcUrl).waitForTransactionReceipt({ hash })
+  expect(receipt.status).toBe("success")
+}
+
+const ethPrice = (prices: PriceSourceShape) => Effect.runPromise(Effect.either(prices.usd("eth")))
+
+describe("ETH/USD from the Hood localnet's AggregatorV3 feed (PRICE_SOURCE=oracle)", () => {
+  let prices: PriceSourceShape
+
+  beforeAll(async () => {
+    prices = await pricesWith({ PRICE_SOURCE: "oracle" })
+  }, 60_000)
+
+  it("ETH/USD flows from the feed deployed at genesis to a USD figure, exact to the raw unit, and follows its updates", async () => {
+    const genesis = await eventually(async () => {
+      const p = await ethPrice(prices)
+      return p._tag === "Right" && p.right
+    }, { what: "ETH from the feed", deadlineMs: 30_000 })
+    expect([genesis.usdRaw, genesis.scale, genesis.source]).toEqual([300_000_000_000n, 8, `aggregator:${hood.addresses.ethUsdFeed}`])
+    expect(await Effect.runPromise(usdOfQuote(prices, "hood", "eth", 1_500_000_000_000_000_000n))).toBe(4_500_000_000n)
+    await postEth(312_345_678_901n)
+    await eventually(async () => {
+      const p = await ethPrice(prices)
+      return p._tag === "Right" && p.right.usdRaw === 312_345_678_901n
+    }, { what: "ETH at 3123.45678901", deadlineMs: 30_000 })
+    // 1.5 ETH × 3123.45678901 = 4685.185183515 USD → 4,685,185,183 micro-dollars (truncated).
+    expect(await Effect.runPromise(usdOfQuote(prices, "hood", "eth", 1_500_000_000_000_000_000n))).toBe(4_685_185_183n)
+  }, 60_000)
+
+  it("a non-positive answer is invalid and an answer older than PRICE_MAX_AGE_MS is stale: PriceUnavailable, the USD cap fails closed", async () => {
+    await postEth(-1n)
+    await eventually(async () => {
+      const p = await ethPrice(prices)
+      return p._tag === "Left" && p.left.reason === "invalid"
+    }, { what: "ETH refused as invalid", deadlineMs: 30_000 })
+    expect(await Effect.runPromise(usdOfQuote(prices, "hood", "eth", 1_000_000_000_000_000_000n))).toBeNull()
+    await postEth(300_000_000_000n)
+    const fresh = await eventually(async () => {
+      const p = await ethPrice(prices)
+      return p._tag === "Right" && p.right
+    }, { what: "ETH valid again", deadlineMs: 30_000 })
+    const at = (ms: number) => Effect.runPromise(Effect.either(Effect.zipRight(TestClock.setTime(ms), prices.usd("eth"))).pipe(Effect.provide(TestContext.TestContext)))
+    const stale = await at(fresh.asOfMs + 60_001)
+    expect(stale._tag === "Left" && stale.left.reason).toBe("stale")
+  }, 60_000)
+})
+
 describe("PRICE_SOURCE=fixed", () => {
   it("answers the configured prices whatever the oracle says", async () => {
     const fixed = await pricesWith({ PRICE_SOURCE: "fixed", LOCALNET_USD_PRICES: "sol=151.5" })
@@ -135,5 +203,7 @@ describe("PRICE_SOURCE=fixed", () => {
     const sol = await Effect.runPromise(fixed.usd("sol"))
     expect([sol.usdRaw, sol.scale, sol.source]).toEqual([1515n, 1, "localnet-fixed"])
     expect(await Effect.runPromise(usdOfQuote(fixed, "solana", "sol", 2_000_000_000n))).toBe(303_000_000n)
+    const eth = await Effect.runPromise(fixed.usd("eth"))
+    expect([eth.usdRaw, eth.scale, eth.source]).toEqual([3000n, 0, "localnet-fixed"])
   }, 60_000)
 })
