@@ -139,6 +139,16 @@ describe("USD prices from the on-chain oracle (PRICE_SOURCE=oracle)", () => {
     expect(stale._tag === "Left" && stale.left.reason).toBe("stale")
   }, 60_000)
 
+  it("after the Yellowstone stream drops, the feed resubscribes and catches up on the move it missed", async () => {
+    const before = await priced(prices, 16_000_000_000n)
+    expect(localnet.geyser.dropStreams()).toBeGreaterThan(0)
+    await post(15_500_000_001n, 1_000_000n)
+    const after = await priced(prices, 15_500_000_001n)
+    expect(after.asOfMs).toBeGreaterThanOrEqual(before.asOfMs)
+    await post(16_000_000_000n, 100_000_000n)
+    await priced(prices, 16_000_000_000n)
+  }, 60_000)
+
   it("the assets without an oracle (stablecoins, the platform token) keep their fixed prices", async () => {
     const usdc = await Effect.runPromise(prices.usd("usdc"))
     expect([usdc.usdRaw, usdc.scale, usdc.source]).toEqual([1n, 0, "localnet-fixed"])
