@@ -16,7 +16,7 @@ import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
 import { GENESIS_ETH_USD_ANSWER } from "../chain/hood/localnet/Deploy.js"
-import { DEPLOYER_INDEX, DEV_PRIVATE_KEYS } from "../chain/hood/localnet/DevAccounts.js"
+import { ETH_USD_REPORTER_KEY } from "../chain/hood/localnet/DevAccounts.js"
 import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
 import { makeRpcSender } from "../chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
@@ -103,7 +103,7 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
     }
     const ethUsdFeed = hood.addresses.ethUsdFeed
     if (hood.embedded && config.prices.source === "oracle" && ethUsdFeed !== undefined) {
-      const account = privateKeyToAccount(DEV_PRIVATE_KEYS[DEPLOYER_INDEX]!)
+      const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
       yield* Effect.forkScoped(
         runEthUsdPublisher(
           { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, account, hood.rpcUrl), chain: hood.chain, account },

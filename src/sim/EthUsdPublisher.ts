@@ -1,11 +1,10 @@
 /**
  * The embedded Hood localnet's ETH/USD reporter: calls `EthUsdFeed.updateAnswer` from the
- * deployer (the feed's publisher) every `intervalMs`, as an aggregator's reporters keep a feed
+ * reporter account (the feed's publisher, which nothing else sends from) every `intervalMs`, as an aggregator's reporters keep a feed
  * fresh. With `move` (the simulation runs) the answer takes the same seeded, bounded random walk as
  * Solana's SOL/USD (`PythPublisher.walkPrice`); without it the same answer is posted again.
- * Bounded: one transaction in flight, waited for by receipt; a failed post (e.g. a nonce raced by
- * the local funding, which also sends from the deployer) is logged at debug level and retried at
- * the next interval.
+ * Bounded: one transaction in flight, waited for by receipt; a failed post is logged at debug
+ * level and retried at the next interval.
  */
 import { type Account, type Address, type Chain, type PublicClient } from "viem"
 import { Duration, Effect, Random } from "effect"

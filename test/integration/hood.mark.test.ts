@@ -20,7 +20,7 @@ import { openApiDocument } from "../../api/OpenApi.js"
 import { serve } from "../../api/Server.js"
 import { type ChainEvent, CurveCompleted, CurveCreated, CurveMigrated, hoodPosition, MigrationProgress, Trade } from "../../ingest/ChainEvent.js"
 import { bondingCurveAbi, curveFactoryAbi, nonfungiblePositionManagerAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
-import { approve, buy, cancelMigration, createCurve, type HoodClients, migrate, readCurve, saltOf } from "../../src/chain/hood/client/HoodClient.js"
+import { approve, buy, cancelMigration, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
 import { clientsFor, publicClientOf, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { findEconomics } from "../../src/domain/Economics.js"
@@ -28,6 +28,8 @@ import { pickDeepest, type PoolRead } from "../../src/services/prices/HoodMark.j
 import { fixedPriceSource, parseFixedPrices, parseUsdDecimal, providerPriceSource } from "../../src/services/prices/PriceSource.js"
 import { ethUsdFeed } from "../../ingest/hood/EthUsdFeed.js"
 import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
+import { ETH_USD_REPORTER_KEY } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { privateKeyToAccount } from "viem/accounts"
 import { oraclePriceSource } from "../../src/services/prices/OraclePrice.js"
 import { eventually } from "../support/eventually.js"
 
@@ -397,8 +399,8 @@ describe("Hood mark", () => {
 describe("Hood mark valued by the on-chain ETH/USD oracle (PRICE_SOURCE=oracle)", () => {
   let oracleUrl = ""
   const postEth = async (answer: bigint) => {
-    const deployer = clientsFor(net, net.roles.deployer)
-    const hash = await deployer.wallet.writeContract({ address: net.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer], chain: net.chain, account: deployer.wallet.account! })
+    const reporter = privateKeyToAccount(ETH_USD_REPORTER_KEY)
+    const hash = await hoodWallet(net.chain, reporter, net.rpcUrl).writeContract({ address: net.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer], chain: net.chain, account: reporter })
     expect((await pc.waitForTransactionReceipt({ hash })).status).toBe("success")
   }
 

@@ -14,6 +14,7 @@ import { privateKeyToAccount } from "viem/accounts"
 import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
 import { hoodPublicClient, hoodWallet } from "../../src/chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../../src/chain/hood/HoodEndpoints.js"
+import { ETH_USD_REPORTER_KEY } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { HoodLocalnet, type HoodLocalnetShape } from "../../src/chain/hood/localnet/LocalnetService.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pythPublisherSigner } from "../../src/chain/solana/client/DevSigners.js"
@@ -155,9 +156,9 @@ describe("USD prices from the on-chain oracle (PRICE_SOURCE=oracle)", () => {
   })
 })
 
-/** Posts an ETH/USD answer (8 decimals) from the feed's publisher, the deployer, and waits for its receipt. */
+/** Posts an ETH/USD answer (8 decimals) from the feed's reporter and waits for its receipt. */
 const postEth = async (answer: bigint) => {
-  const account = privateKeyToAccount(hood.roles.deployer.privateKey)
+  const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
   const hash = await hoodWallet(hood.chain, account, hood.rpcUrl).writeContract({ address: hood.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer] })
   const receipt = await hoodPublicClient(hood.chain, hood.rpcUrl).waitForTransactionReceipt({ hash })
   expect(receipt.status).toBe("success")

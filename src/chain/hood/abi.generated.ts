@@ -3188,6 +3188,11 @@ export const ethUsdFeedAbi = [
         "internalType": "int256",
         "name": "initialAnswer",
         "type": "int256"
+      },
+      {
+        "internalType": "address",
+        "name": "publisher_",
+        "type": "address"
       }
     ],
     "stateMutability": "nonpayable",

@@ -3,8 +3,9 @@ pragma solidity 0.8.28;
 
 /// @notice ETH/USD on the Hood localnet, read the way Chainlink's AggregatorV3Interface is read
 /// (`latestRoundData`, `decimals`) and moved the way an off-chain reporter moves one (`AnswerUpdated`).
-/// The publisher (account #0, which deploys it) posts answers; each post opens a new round stamped
-/// with the block time. Any answer is stored: judging it (sign, age) is the reader's job.
+/// The publisher (the localnet's reporter account, which nothing else sends from) posts answers;
+/// each post opens a new round stamped with the block time. Any answer is stored: judging it (sign,
+/// age) is the reader's job.
 contract EthUsdFeed {
     error NotPublisher();
 
@@ -19,8 +20,8 @@ contract EthUsdFeed {
     int256 private answer;
     uint256 private updated;
 
-    constructor(int256 initialAnswer) {
-        publisher = msg.sender;
+    constructor(int256 initialAnswer, address publisher_) {
+        publisher = publisher_;
         _post(initialAnswer);
     }
 
