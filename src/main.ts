@@ -223,7 +223,7 @@ const REPLICA_GROUP_PREFIX = "api-replica"
 
 /** `--role api`: both listeners over the replica read model, and the account, launch, staking and fee services. */
 const ApiLayer = servicesLayer.pipe(
-  Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), PipelineLayer.localnetPrices, PipelineLayer.endpointsLayer)),
+  Layer.provideMerge(Layer.mergeAll(MarketReplica.layer({ groupPrefix: REPLICA_GROUP_PREFIX }), PipelineLayer.localnetPrices.pipe(Layer.provideMerge(PipelineLayer.endpointsLayer)))),
   Layer.provideMerge(StorageLayer.layerConfig),
   Layer.provideMerge(configLayer)
 )

@@ -57,6 +57,17 @@ export interface AppConfigShape {
     /** `BUNDLE_TIP_LAMPORTS`: the block-engine tip an atomic launch's payer pays in the launch transaction. */
     readonly bundleTipLamports: bigint
   }
+  /**
+   * USD prices (`src/layers/Prices.ts`): `oracle` reads SOL/USD from the Pyth account over Yellowstone
+   * and ETH/USD from Hood's AggregatorV3 feed (the other assets from the fixed prices), `fixed`
+   * answers `LOCALNET_USD_PRICES` for every asset.
+   */
+  readonly prices: {
+    readonly source: "oracle" | "fixed"
+    readonly pythSolUsdAccount: string
+    readonly maxAgeMs: number
+    readonly maxConfidenceBps: number
+  }
   /** The endpoints' settings (`HoodEndpointsConfig`, declared by the chain layer) and the ingester's. */
   readonly hood: HoodEndpointsConfig & {
     readonly fromBlock: bigint
@@ -266,6 +277,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     uniswapV3Factory: optionalAddress("HOOD_UNISWAP_V3_FACTORY_ADDRESS"),
     weth9: optionalAddress("HOOD_WETH9_ADDRESS"),
     swapRouter: optionalAddress("HOOD_SWAP_ROUTER_ADDRESS"),
+    ethUsdFeed: optionalAddress("HOOD_ETH_USD_FEED_ADDRESS"),
     keeperPrivateKey: optionalSecret("HOOD_KEEPER_PRIVATE_KEY"),
     fromBlock: nonNegativeInt("HOOD_FROM_BLOCK", 0).pipe(Config.map((n) => BigInt(n))),
     confirmations: nonNegativeInt("HOOD_CONFIRMATIONS", 0),
@@ -273,6 +285,15 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     backfillBlocks: positiveInt("HOOD_BACKFILL_BLOCKS", 2000),
     pollIntervalMs: positiveInt("HOOD_POLL_INTERVAL_MS", 250),
     localnetBlockMs: nonNegativeInt("HOOD_LOCALNET_BLOCK_MS", 1000)
+  }),
+  prices: Config.all({
+    source: Config.literal("oracle", "fixed")("PRICE_SOURCE").pipe(Config.withDefault("oracle")),
+    pythSolUsdAccount: Config.string("PYTH_SOL_USD_ACCOUNT").pipe(
+      Config.withDefault("7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE"),
+      Config.validate({ message: "PYTH_SOL_USD_ACCOUNT must be a base58 account address", validation: (s) => /^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(s) })
+    ),
+    maxAgeMs: positiveInt("PRICE_MAX_AGE_MS", 60_000),
+    maxConfidenceBps: positiveInt("PRICE_MAX_CONFIDENCE_BPS", 200)
   }),
   resetChainState: Config.string("RESET_CHAIN_STATE").pipe(
     Config.withDefault(""),
@@ -373,9 +394,10 @@ export const ConfigVariables = [
   "SOLANA_RPC_URL", "YELLOWSTONE_URL", "YELLOWSTONE_TOKEN", "BLOCK_ENGINE_URL", "BUNDLE_TIP_LAMPORTS", "SOLANA_COMMITMENT", "LOCALNET_SLOT_MS",
   "KEEPER_SECRET_KEY",
   "HOOD_RPC_URL", "HOOD_CHAIN_ID", "HOOD_FACTORY_ADDRESS", "HOOD_FEE_SPLITTER_ADDRESS", "HOOD_UNISWAP_V3_FACTORY_ADDRESS", "HOOD_WETH9_ADDRESS",
-  "HOOD_SWAP_ROUTER_ADDRESS",
+  "HOOD_SWAP_ROUTER_ADDRESS", "HOOD_ETH_USD_FEED_ADDRESS",
   "HOOD_KEEPER_PRIVATE_KEY", "HOOD_FROM_BLOCK", "HOOD_CONFIRMATIONS", "HOOD_REORG_WINDOW_BLOCKS", "HOOD_BACKFILL_BLOCKS", "HOOD_POLL_INTERVAL_MS",
-  "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
+  "HOOD_LOCALNET_BLOCK_MS", "RESET_CHAIN_STATE", "LOCALNET_USD_PRICES", "PRICE_SOURCE", "PYTH_SOL_USD_ACCOUNT", "PRICE_MAX_AGE_MS",
+  "PRICE_MAX_CONFIDENCE_BPS", "MIGRATION_SWEEP_INTERVAL_MS", "MIGRATION_MAX_ATTEMPTS", "ACTOR_SHARDS", "SIM_SEED", "MARKET_SNAPSHOT_INTERVAL_MS",
   "DEV_BUY_MAX_LAMPORTS", "DEV_BUY_MAX_USDC_RAW", "DEV_BUY_MAX_CNDL_RAW", "DEV_BUY_MAX_WEI",
   "PLAN_OVERRIDES", "PROMO_MAX_DAYS",
   "CURVESTREAM_PUBLIC_URL", "AGENT_TIER_PRO_MIN_STAKED_CNDL", "AGENT_TIER_PRO_MIN_HELD_CNDL", "AGENT_TIER_GRACE_MS",

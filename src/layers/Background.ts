@@ -4,6 +4,8 @@
  * localnets' address file, and (unless --quiet, and only on the localnet) the market simulation.
  */
 import { SqlClient } from "@effect/sql"
+import { address } from "@solana/kit"
+import { privateKeyToAccount } from "viem/accounts"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { MarketIndex } from "../../actors/MarketIndex.js"
@@ -13,6 +15,9 @@ import { busKey } from "../../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
+import { GENESIS_ETH_USD_ANSWER } from "../chain/hood/localnet/Deploy.js"
+import { ETH_USD_REPORTER_KEY } from "../chain/hood/localnet/DevAccounts.js"
+import { GENESIS_SOL_USD } from "../chain/solana/localnet/Ledger.js"
 import { makeRpcSender } from "../chain/solana/RpcSender.js"
 import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
 import type { AppConfigShape } from "../config/AppConfig.js"
@@ -26,6 +31,11 @@ import { solanaMigrationExecutor } from "../services/keeper/SolanaMigrationExecu
 import { runMarketSnapshotSampler } from "../services/snapshots/MarketSnapshotSampler.js"
 import { DefaultHoodSimulationOptions, hoodSimulationClients, runHoodSimulation } from "../sim/HoodSimulation.js"
 import { DefaultSimulationOptions, runSimulation } from "../sim/MarketSimulation.js"
+import { runEthUsdPublisher } from "../sim/EthUsdPublisher.js"
+import { runPythPublisher } from "../sim/PythPublisher.js"
+
+/** How often the localnets' publishers post SOL/USD and ETH/USD (well inside the default 60 s `PRICE_MAX_AGE_MS`). */
+const PYTH_PUBLISH_INTERVAL_MS = 2_000
 
 /** The cluster keeper's consumer groups start with this (one group per turn as the active keeper). */
 const KEEPER_GROUP_PREFIX = "keeper-candidates"
@@ -79,6 +89,28 @@ export const startBackground = (config: AppConfigShape, quiet: boolean, keeperRe
       })
     }
     if (endpoints.embedded && !quiet) yield* Effect.forkScoped(runSimulation(sender, { ...DefaultSimulationOptions, seed: config.simulationSeed }))
+    // The localnets' oracle publishers keep SOL/USD and ETH/USD fresh; with the simulation they also move them.
+    if (endpoints.embedded && config.prices.source === "oracle") {
+      yield* Effect.forkScoped(
+        runPythPublisher(sender, {
+          seed: config.simulationSeed,
+          priceAccount: address(config.prices.pythSolUsdAccount),
+          intervalMs: PYTH_PUBLISH_INTERVAL_MS,
+          move: !quiet,
+          start: GENESIS_SOL_USD
+        })
+      )
+    }
+    const ethUsdFeed = hood.addresses.ethUsdFeed
+    if (hood.embedded && config.prices.source === "oracle" && ethUsdFeed !== undefined) {
+      const account = privateKeyToAccount(ETH_USD_REPORTER_KEY)
+      yield* Effect.forkScoped(
+        runEthUsdPublisher(
+          { publicClient: hoodPublicClient(hood.chain, hood.rpcUrl), wallet: hoodWallet(hood.chain, account, hood.rpcUrl), chain: hood.chain, account },
+          { seed: config.simulationSeed, feed: ethUsdFeed, intervalMs: PYTH_PUBLISH_INTERVAL_MS, move: !quiet, startAnswer: GENESIS_ETH_USD_ANSWER }
+        )
+      )
+    }
     if (hood.embedded && !quiet) {
       yield* Effect.forkScoped(runHoodSimulation(hoodSimulationClients(hood), { ...DefaultHoodSimulationOptions, seed: config.simulationSeed }))
     }

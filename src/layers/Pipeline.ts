@@ -19,10 +19,11 @@ import { chainIdentityGate } from "../services/chains/ChainIdentity.js"
 import * as OrderHandoff from "../services/orders/OrderHandoff.js"
 import { orderTriggerHooks } from "../services/orders/OrderTriggers.js"
 import * as TrackedWallets from "../services/personal/TrackedWallets.js"
-import { layerLocalnet as localnetPrices } from "../services/prices/PriceSource.js"
 import { marketEventHooks } from "../services/webhooks/MarketEvents.js"
+import { layer as localnetPrices } from "./Prices.js"
 import { retiredRanges } from "./Storage.js"
 
+/** The USD price source (`Prices.ts`: the oracle or the fixed prices, by `PRICE_SOURCE`). */
 export { localnetPrices }
 
 /** The Solana and Hood endpoints: the embedded localnets (under the data directory) or configured nodes. */

@@ -5,7 +5,8 @@
  * Covers: every field of the mark checked against an independent computation from slot0 and the
  * fee (both token orderings), the 10 s per-mint cache (RPC calls counted), single flight, the
  * 600-a-minute limit at its bound, MARKET_NOT_FOUND (unknown, trading, recovery, no pool) and
- * QUOTE_UNAVAILABLE (price source failure, chain failure), neither of the latter cached.
+ * QUOTE_UNAVAILABLE (price source failure, chain failure), neither of the latter cached; and the mark
+ * valued by the localnet's on-chain ETH/USD feed, an invalid answer being QUOTE_UNAVAILABLE.
  */
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -19,12 +20,18 @@ import { openApiDocument } from "../../api/OpenApi.js"
 import { serve } from "../../api/Server.js"
 import { type ChainEvent, CurveCompleted, CurveCreated, CurveMigrated, hoodPosition, MigrationProgress, Trade } from "../../ingest/ChainEvent.js"
 import { bondingCurveAbi, curveFactoryAbi, nonfungiblePositionManagerAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
-import { approve, buy, cancelMigration, createCurve, type HoodClients, migrate, readCurve, saltOf } from "../../src/chain/hood/client/HoodClient.js"
+import { approve, buy, cancelMigration, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
 import { clientsFor, publicClientOf, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { pickDeepest, type PoolRead } from "../../src/services/prices/HoodMark.js"
 import { fixedPriceSource, parseFixedPrices, parseUsdDecimal, providerPriceSource } from "../../src/services/prices/PriceSource.js"
+import { ethUsdFeed } from "../../ingest/hood/EthUsdFeed.js"
+import { ethUsdFeedAbi } from "../../src/chain/hood/abi.generated.js"
+import { ETH_USD_REPORTER_KEY } from "../../src/chain/hood/localnet/DevAccounts.js"
+import { privateKeyToAccount } from "viem/accounts"
+import { oraclePriceSource } from "../../src/services/prices/OraclePrice.js"
+import { eventually } from "../support/eventually.js"
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0) // a minute boundary
 let nowMs = T0
@@ -387,6 +394,54 @@ describe("Hood mark", () => {
     nowMs = T0 + 7 * 60_000
     expect((await get(url, path)).status).toBe(200)
   }, 30_000)
+})
+
+describe("Hood mark valued by the on-chain ETH/USD oracle (PRICE_SOURCE=oracle)", () => {
+  let oracleUrl = ""
+  const postEth = async (answer: bigint) => {
+    const reporter = privateKeyToAccount(ETH_USD_REPORTER_KEY)
+    const hash = await hoodWallet(net.chain, reporter, net.rpcUrl).writeContract({ address: net.addresses.ethUsdFeed!, abi: ethUsdFeedAbi, functionName: "updateAnswer", args: [answer], chain: net.chain, account: reporter })
+    expect((await pc.waitForTransactionReceipt({ hash })).status).toBe("success")
+  }
+
+  beforeAll(async () => {
+    const feed = ethUsdFeed({ client: pc, address: net.addresses.ethUsdFeed!, pollIntervalMs: 50 })
+    await Effect.runPromise(Effect.forkIn(feed.run, scope))
+    // The localnet's block times follow its own clock: a wide age bound here; staleness has its own test (prices.oracle).
+    const prices = oraclePriceSource({ eth: feed.feed }, fixedPriceSource({}, () => nowMs), { maxAgeMs: 600_000, maxConfidenceBps: 200 })
+    const server = await Effect.runPromise(
+      serve({ name: "mark-oracle", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: markRoutes({ index, nowMs: () => nowMs, addresses: net.addresses, publicClient: pc, prices }) }).pipe(
+        Scope.extend(scope)
+      )
+    )
+    oracleUrl = server.url
+  }, 60_000)
+
+  it("the mark's quoteUsd is the feed's answer; an invalid answer is QUOTE_UNAVAILABLE (503, retryable, price_invalid), not cached", async () => {
+    const path = `/api/v1/markets/hood/${low.token}/mark`
+    await postEth(312_345_678_901n)
+    nowMs = T0 + 20 * 60_000
+    const priced = await eventually(async () => {
+      nowMs += 11_000 // each probe past the 10 s cache
+      const r = await get(oracleUrl, path)
+      return r.status === 200 && r.body.mark.quoteUsd === "3123.45678901" && r
+    }, { what: "the mark at the oracle's 3123.45678901", deadlineMs: 30_000 })
+    expect(priced.body.mark.quoteUsd).toBe("3123.45678901")
+    await postEth(0n)
+    const refused = await eventually(async () => {
+      nowMs += 11_000
+      const r = await get(oracleUrl, path)
+      return r.status === 503 && r
+    }, { what: "QUOTE_UNAVAILABLE for a zero answer", deadlineMs: 30_000 })
+    expect(refused.headers.get("retry-after")).toBe("2")
+    expect(refused.body.error).toMatchObject({ code: "QUOTE_UNAVAILABLE", retryable: true, reason: "price_invalid" })
+    await postEth(300_000_000_000n)
+    const back = await eventually(async () => {
+      const r = await get(oracleUrl, path)
+      return r.status === 200 && r
+    }, { what: "the mark once the answer is valid again (the failure was not cached)", deadlineMs: 30_000 })
+    expect(back.body.mark.quoteUsd).toBe("3000")
+  }, 90_000)
 })
 
 describe("Hood mark documentation", () => {

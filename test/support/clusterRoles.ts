@@ -21,7 +21,7 @@ export const startRole = async (role: "ingest" | "actors", env: Record<string, s
   const dataDir = mkdtempSync(path.join(os.tmpdir(), `curvestream-${role}-`))
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role", role], {
     cwd: projectRoot,
-    env: { ...process.env, CURVESTREAM_DATA_DIR: dataDir, LOG_FORMAT: "logfmt", ...env },
+    env: { ...process.env, CURVESTREAM_DATA_DIR: dataDir, LOG_FORMAT: "logfmt", PRICE_SOURCE: "fixed", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""

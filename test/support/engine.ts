@@ -75,6 +75,8 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
       CURVESTREAM_DATA_PORT: String(dataPort),
       CURVESTREAM_DATA_DIR: dataDir,
       LOG_FORMAT: "logfmt",
+      // The suites assert USD figures at the fixed prices; the oracle has its own test (test/integration/prices.oracle.test.ts).
+      PRICE_SOURCE: "fixed",
       ...options.env
     },
     stdio: ["ignore", "pipe", "pipe"]

@@ -26,6 +26,8 @@ export interface HoodEndpointsConfig {
   readonly weth9: string | undefined
   /** Cluster mode, optional: the SwapRouter the trade rail swaps through (unset: Hood trades refused). */
   readonly swapRouter?: string | undefined
+  /** Cluster mode, optional: the ETH/USD AggregatorV3 feed `PRICE_SOURCE=oracle` reads (unset: ETH from the fixed prices). */
+  readonly ethUsdFeed?: string | undefined
   /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
   readonly keeperPrivateKey: Redacted.Redacted<string> | undefined
   /** Embedded: mine an empty block this often (0: only a block per transaction). */
@@ -41,6 +43,8 @@ export interface HoodEndpointAddresses {
   readonly usdg?: Address
   readonly positionManager?: Address
   readonly swapRouter?: Address
+  /** The ETH/USD AggregatorV3 feed (embedded: the localnet's `EthUsdFeed`). */
+  readonly ethUsdFeed?: Address
 }
 
 export interface HoodEndpointsShape {
@@ -117,7 +121,8 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
             feeSplitter: getAddress(h.feeSplitter!),
             uniswapV3Factory: getAddress(h.uniswapV3Factory!),
             weth9: getAddress(h.weth9!),
-            ...(h.swapRouter === undefined ? {} : { swapRouter: getAddress(h.swapRouter) })
+            ...(h.swapRouter === undefined ? {} : { swapRouter: getAddress(h.swapRouter) }),
+            ...(h.ethUsdFeed === undefined ? {} : { ethUsdFeed: getAddress(h.ethUsdFeed) })
           },
           keeper,
           traderKeys: [],

@@ -6,6 +6,7 @@
  *   3 NonfungiblePositionManager(factory, WETH9, descriptor 0x0) · 4 SwapRouter(factory, WETH9) ·
  *   5 FeeSplitter(treasury #2, 3000 bps, position manager) ·
  *   6 CurveFactory(splitter, position manager, staker vault #3, keeper #1, fee 3000, spacing 60) ·
+ *   7 EthUsdFeed(3000 USD, 8 decimals, the reporter key of DevAccounts publishes; funded with 100 ETH) ·
  *   then splitter.setFactory, factory.setQuoteAllowed(USDG), and USDG to every dev account.
  *
  * Uniswap v3 is the real thing: the bytecode of the npm artifacts, whose pool init code hash is
@@ -30,7 +31,8 @@ import {
 import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import { curveFactoryAbi, feeSplitterAbi, usdgAbi } from "../abi.generated.js"
 import { type HoodArtifacts, loadUniswapArtifact } from "../compile.js"
-import { type DevAccount, DEV_ACCOUNT_USDG_RAW, KEEPER_INDEX, STAKER_VAULT_INDEX, TREASURY_INDEX } from "./DevAccounts.js"
+import { privateKeyToAccount } from "viem/accounts"
+import { type DevAccount, DEV_ACCOUNT_USDG_RAW, ETH_USD_REPORTER_KEY, KEEPER_INDEX, STAKER_VAULT_INDEX, TREASURY_INDEX } from "./DevAccounts.js"
 
 /** Uniswap v3 fee tier of graduated pools: 0.30 %, tick spacing 60 (enabled by the v3 factory at deploy). */
 export const GRADUATED_POOL_FEE = 3000
@@ -46,7 +48,15 @@ export interface HoodAddresses {
   readonly swapRouter: Address
   readonly feeSplitter: Address
   readonly factory: Address
+  /** ETH/USD (AggregatorV3-style); absent on a chain stored before the feed was deployed. */
+  readonly ethUsdFeed?: Address
 }
+
+/** ETH/USD at deploy: 3000.00000000 (the fixed source's default, so both sources start equal). */
+export const GENESIS_ETH_USD_ANSWER = 300_000_000_000n
+export const ETH_USD_FEED_DECIMALS = 8
+/** The reporter's gas for a long run of posts. */
+export const ETH_USD_REPORTER_WEI = 100n * 10n ** 18n
 
 export const hoodChain = (chainId: number, rpcUrl: string, wsUrl?: string): Chain =>
   defineChain({
@@ -66,7 +76,8 @@ export const expectedAddresses = (deployer: Address): HoodAddresses => {
     positionManager: at(3),
     swapRouter: at(4),
     feeSplitter: at(5),
-    factory: at(6)
+    factory: at(6),
+    ethUsdFeed: at(7)
   }
 }
 
@@ -130,6 +141,9 @@ export const deployHoodStack = async (params: {
     GRADUATED_POOL_FEE,
     GRADUATED_POOL_TICK_SPACING
   ])
+  const reporter = privateKeyToAccount(ETH_USD_REPORTER_KEY).address
+  const ethUsdFeed = await deploy("EthUsdFeed", a.EthUsdFeed.abi, a.EthUsdFeed.bytecode, [GENESIS_ETH_USD_ANSWER, reporter])
+  await confirm(await wallet.sendTransaction({ to: reporter, value: ETH_USD_REPORTER_WEI }), "fund the ETH/USD reporter")
   await confirm(await wallet.writeContract({ address: feeSplitter, abi: feeSplitterAbi, functionName: "setFactory", args: [factory] }), "setFactory")
   await confirm(
     await wallet.writeContract({ address: factory, abi: curveFactoryAbi, functionName: "setQuoteAllowed", args: [usdg, true] }),
@@ -141,5 +155,5 @@ export const deployHoodStack = async (params: {
       `mint USDG to #${account.index}`
     )
   }
-  return { usdg, weth9, uniswapV3Factory, positionManager, swapRouter, feeSplitter, factory }
+  return { usdg, weth9, uniswapV3Factory, positionManager, swapRouter, feeSplitter, factory, ethUsdFeed }
 }

@@ -7,7 +7,8 @@
  *
  * Roles: #0 deployer and owner of every contract (and of USDG), #1 the keeper (the only address
  * allowed to migrate or cancel), #2 the platform treasury (fee splitter), #3 the staker vault
- * (receives a graduated curve's staker allocation), #4..#19 traders.
+ * (receives a graduated curve's staker allocation), #4..#19 traders. Outside them, the ETH/USD
+ * feed's reporter (`ETH_USD_REPORTER_KEY`).
  */
 import { type Hex, type LocalAccount } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
@@ -43,6 +44,12 @@ export const KEEPER_INDEX = 1
 export const TREASURY_INDEX = 2
 export const STAKER_VAULT_INDEX = 3
 export const FIRST_TRADER_INDEX = 4
+
+/**
+ * The ETH/USD feed's reporter: its own key (sha256 of "curvestream/hood-localnet/eth-usd-reporter"),
+ * outside the 20 dev accounts, so its posts never race another sender's nonce. Funded at deploy.
+ */
+export const ETH_USD_REPORTER_KEY: Hex = "0xa2e9f7bd892f8c89d75cb3ffe277af5c9057c3efdacfc11d0190b0339c9bb614"
 
 /** Genesis balance of every dev account: 1,000,000 ETH. */
 export const DEV_ACCOUNT_BALANCE_WEI = 1_000_000n * 10n ** 18n

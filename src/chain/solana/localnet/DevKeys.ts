@@ -49,3 +49,7 @@ export const DEV_ADDRESSES: ReadonlyArray<Address> = Array.from({ length: DEV_KE
 export const DEFAULT_TIP_ACCOUNTS: ReadonlyArray<Address> = Array.from({ length: TIP_ACCOUNT_COUNT }, (_, i) =>
   addressFromSeed(localnetSeed(`tip/${i}`))
 )
+
+/** The localnet's Pyth publisher: the only signer its Pyth receiver accepts a price post from. */
+export const PYTH_PUBLISHER_SEED = localnetSeed("pyth-publisher")
+export const PYTH_PUBLISHER_ADDRESS: Address = addressFromSeed(PYTH_PUBLISHER_SEED)

@@ -46,6 +46,13 @@ import {
 } from "../client/SplInstructions.js"
 import { bytesEqual } from "../program/internal/bytes.js"
 import { CONFIG_ACCOUNT_SIZE, DEFAULT_CREATOR_SHARE_BPS, DEFAULT_CURVE_FEE_BPS, DEFAULT_POOL_BASE_FEE_BPS, encodeConfig } from "../program/accounts/Config.js"
+import {
+  encodePriceUpdate,
+  PRICE_UPDATE_V2_SIZE,
+  PYTH_RECEIVER_PROGRAM_ID,
+  PYTH_SOL_USD_ACCOUNT,
+  PYTH_SOL_USD_FEED_ID
+} from "../program/accounts/PythPriceUpdate.js"
 import { decodeSplMint, encodeSplMint, SPL_MINT_SIZE } from "../program/accounts/SplMint.js"
 import { decodeSplTokenAccount, encodeSplTokenAccount, SPL_TOKEN_ACCOUNT_SIZE } from "../program/accounts/SplTokenAccount.js"
 import { decodeStakePool, encodeStakePool, STAKE_POOL_ACCOUNT_SIZE } from "../program/staking/Accounts.js"
@@ -75,6 +82,7 @@ import {
   FAUCET_ADDRESS,
   FAUCET_SEED,
   KEEPER_ADDRESS,
+  PYTH_PUBLISHER_ADDRESS,
   signWithSeed,
   TREASURY_ADDRESS
 } from "./DevKeys.js"
@@ -91,6 +99,7 @@ import {
 import { AssociatedTokenProgram } from "./programs/AssociatedTokenProgram.js"
 import { ComputeBudgetProgram, prioritizationFee, readComputeBudget } from "./programs/ComputeBudgetProgram.js"
 import { MemoProgram } from "./programs/MemoProgram.js"
+import { PythReceiverProgram } from "./programs/PythReceiverProgram.js"
 import { SvcCurveProgram } from "./programs/SvcCurveProgram.js"
 import { SvcStakeProgram } from "./programs/SvcStakeProgram.js"
 import { SystemProgram } from "./programs/SystemProgram.js"
@@ -322,6 +331,8 @@ export interface LedgerOptions {
   readonly stakePool?: Partial<PoolParams>
   /** Block time of slot 0 (default: the clock at construction); a replayed ledger passes its first run's. */
   readonly genesisTimeSec?: number
+  /** Pyth SOL/USD at genesis (`price · 10^exponent` ± `conf`; default `GENESIS_SOL_USD`), published at slot 0's time. */
+  readonly solUsd?: { readonly price: bigint; readonly conf: bigint; readonly exponent: number }
   /**
    * Where the ledger records what changes it (landed transactions and bundles, slot closes), each
    * record before the change is visible to anyone; `replay` applies such records to a new ledger.
@@ -386,6 +397,10 @@ export const DEFAULT_STAKE_POOL_PARAMS: PoolParams = { withdrawalTimelockSeconds
 /** What the faucet holds at genesis: 500M SOL. */
 export const FAUCET_GENESIS_LAMPORTS = 500_000_000n * LAMPORTS_PER_SOL
 export const KEEPER_GENESIS_LAMPORTS = 10_000n * LAMPORTS_PER_SOL
+/** The Pyth publisher's fees for a long run of posts. */
+export const PYTH_PUBLISHER_GENESIS_LAMPORTS = 1_000n * LAMPORTS_PER_SOL
+/** SOL/USD at genesis: $150.00000000 ± $0.05 (the fixed source's default, so both sources start equal). */
+export const GENESIS_SOL_USD = { price: 15_000_000_000n, conf: 5_000_000n, exponent: -8 } as const
 
 // --- Internals -------------------------------------------------------------------------------
 
@@ -479,7 +494,8 @@ const PROGRAMS: ReadonlyArray<{ program: Program; loader: Address }> = [
   { program: AssociatedTokenProgram, loader: BPF_LOADER_2_ID },
   { program: SvcCurveProgram, loader: BPF_LOADER_UPGRADEABLE_ID },
   { program: SvcStakeProgram, loader: BPF_LOADER_UPGRADEABLE_ID },
-  { program: MemoProgram, loader: BPF_LOADER_2_ID }
+  { program: MemoProgram, loader: BPF_LOADER_2_ID },
+  { program: PythReceiverProgram, loader: BPF_LOADER_UPGRADEABLE_ID }
 ]
 
 const FAUCET_UNIT_LIMIT_BASE = 200_000
@@ -497,6 +513,8 @@ export class Ledger {
   private readonly programIds = new Set<string>()
   private readonly clockMs: () => number
   private readonly stakePoolParams: Partial<PoolParams>
+  private readonly genesisTimeSec: number
+  private readonly genesisSolUsd: { readonly price: bigint; readonly conf: bigint; readonly exponent: number }
   private readonly onListenerError: (error: unknown) => void
 
   private openSlot = 1n
@@ -551,6 +569,8 @@ export class Ledger {
     this.onListenerError = options.onListenerError ?? ((e) => process.emitWarning(`ledger subscriber threw: ${String(e)}`))
     this.journal = options.journal
     this.stakePoolParams = options.stakePool ?? {}
+    this.genesisTimeSec = options.genesisTimeSec ?? Math.floor(this.clockMs() / 1000)
+    this.genesisSolUsd = options.solUsd ?? GENESIS_SOL_USD
 
     for (const { program } of PROGRAMS) {
       this.programs.set(program.programId, program)
@@ -566,7 +586,7 @@ export class Ledger {
       parent: 0n,
       blockhash: genesisHash,
       previousBlockhash: genesisHash,
-      blockTimeSec: options.genesisTimeSec ?? Math.floor(this.clockMs() / 1000),
+      blockTimeSec: this.genesisTimeSec,
       signatures: [],
       bundleIds: []
     })
@@ -644,6 +664,26 @@ export class Ledger {
     wallet(FAUCET_ADDRESS, FAUCET_GENESIS_LAMPORTS)
     wallet(this.keeper, KEEPER_GENESIS_LAMPORTS)
     wallet(TREASURY_ADDRESS, rent(0))
+    wallet(PYTH_PUBLISHER_ADDRESS, PYTH_PUBLISHER_GENESIS_LAMPORTS)
+    // Pyth's SOL/USD price account at its mainnet address, owned by the receiver (moved by `localnet_post_price`).
+    const solUsd = this.genesisSolUsd
+    const genesisSec = BigInt(this.genesisTimeSec)
+    put(PYTH_SOL_USD_ACCOUNT, {
+      lamports: rent(PRICE_UPDATE_V2_SIZE),
+      owner: PYTH_RECEIVER_PROGRAM_ID,
+      data: encodePriceUpdate({
+        writeAuthority: PYTH_PUBLISHER_ADDRESS,
+        verificationLevel: { kind: "full" },
+        feedId: PYTH_SOL_USD_FEED_ID,
+        ...solUsd,
+        publishTimeSec: genesisSec,
+        prevPublishTimeSec: genesisSec,
+        emaPrice: solUsd.price,
+        emaConf: solUsd.conf,
+        postedSlot: 0n
+      }),
+      executable: false
+    })
     for (const dev of DEV_ADDRESSES) wallet(dev, this.options.devAccountLamports)
     for (const tip of this.tipAccounts) wallet(tip, rent(0))
     for (const g of extra) put(g.address, { ...g.account, data: g.account.data.slice() })
