@@ -10,12 +10,15 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
+import type { TemplatedApp } from "uws-pack"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { TokenMetadataRegistry } from "../actors/TokenMetadata.js"
 import { accountStackApi } from "../api/auth/Adapters.js"
+import type { FailedAuthThrottle } from "../api/auth/FailedAuthThrottle.js"
 import { mainRouteTable } from "../api/MainRoutes.js"
+import { mountMcp } from "../api/McpEndpoint.js"
 import { feeClaimWindow } from "../api/routes/FeeRoutes.js"
 import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
 import { stakingWriteWindow } from "../api/routes/StakingRoutes.js"
@@ -165,5 +168,17 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
       accountStack: accounts.routeDeps
     })
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
-    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, sharedLimits, ...(site !== undefined ? { site } : {}) })
+    // The agent tool server over streamable HTTP (`McpEndpoint.ts`): its tools call these routes in process.
+    const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle) => mountMcp(app, { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes }, authFailures)
+    return yield* serve({
+      name: "api",
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.maxBodyBytes,
+      routes,
+      trustedProxies: config.trustedProxies,
+      sharedLimits,
+      mount: mcp,
+      ...(site !== undefined ? { site } : {})
+    })
   }).pipe(Effect.withSpan("MainApi.serve"))

@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import type { Client } from "openapi-fetch"
 import { dataDocument, mainDocument } from "../typescript/documents.js"
 import { dataClient, engineClient } from "../typescript/index.js"
@@ -39,6 +40,13 @@ export interface ToolServerOptions {
   /** The market-data listener; its tools are offered only with it. */
   readonly dataUrl?: string | undefined
   readonly fetch?: typeof globalThis.fetch
+  /**
+   * The fetch of one call, from the caller the transport authenticated (the main listener's
+   * endpoint calls its routes in process for the MCP client's address); absent: `fetch`.
+   */
+  readonly fetchOf?: (authInfo: AuthInfo | undefined) => typeof globalThis.fetch
+  /** The OpenAPI documents the tools' schemas are read from (default: both, as `documents.ts` builds them). */
+  readonly documents?: { readonly main: Record<string, unknown>; readonly data?: Record<string, unknown> }
 }
 
 type Answer = { readonly data?: unknown; readonly error?: unknown; readonly response: Response }
@@ -115,14 +123,23 @@ const callerOf =
   (method, path, init) =>
     (method === "GET" ? client.GET(path as never, init as never) : client.POST(path as never, init as never)) as Promise<Answer>
 
-const registerTools = (server: McpServer, doc: Record<string, unknown>, tools: ReadonlyArray<ToolDef>, call: Caller) => {
-  for (const t of tools) {
+const registerTools = (
+  server: McpServer,
+  doc: Record<string, unknown>,
+  tools: ReadonlyArray<ToolDef>,
+  call: Caller,
+  fetchOf: ToolServerOptions["fetchOf"]
+) => {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown> | undefined>
+  // A tool is offered when the document serves its route (every one in the full documents: `toolInputs.test.ts`).
+  for (const t of tools.filter((t) => paths[t.path]?.[t.method.toLowerCase()] !== undefined)) {
     server.registerTool(
       t.name,
       { description: t.description, inputSchema: toolInputSchema(doc, t), outputSchema: toolOutputSchema(doc, t.method, t.path) },
-      async (args: Record<string, unknown>) => {
+      async (args: Record<string, unknown>, extra) => {
         const { path, query, body } = splitArguments(doc, t, args)
-        return result(await call(t.method, t.path, { params: { path, query }, ...(body !== undefined ? { body } : {}) }))
+        const init = { params: { path, query }, ...(body !== undefined ? { body } : {}), ...(fetchOf !== undefined ? { fetch: fetchOf(extra.authInfo) } : {}) }
+        return result(await call(t.method, t.path, init))
       }
     )
   }
@@ -132,13 +149,12 @@ const registerTools = (server: McpServer, doc: Record<string, unknown>, tools: R
 export const toolServer = (o: ToolServerOptions): McpServer => {
   const engine = engineClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
   const server = new McpServer({ name: "curvestream", version: "1.0.0" })
-  const docs = documentsOnce()
-  registerTools(server, docs.main, ENGINE_TOOLS, callerOf(engine))
+  const main = o.documents?.main ?? documentsOnce().main
+  registerTools(server, main, ENGINE_TOOLS, callerOf(engine), o.fetchOf)
   // The OpenAPI documents as the listeners serve them (read when asked, so always the running build's).
-  const httpFetch = o.fetch ?? globalThis.fetch
   const documentResource = (name: string, url: string, description: string) =>
-    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri) => {
-      const res = await httpFetch(url)
+    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri, extra) => {
+      const res = await (o.fetchOf?.(extra.authInfo) ?? o.fetch ?? globalThis.fetch)(url)
       if (!res.ok) throw new Error(`${url} answered ${res.status}`)
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: await res.text() }] }
     })
@@ -146,7 +162,7 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
   if (o.dataUrl !== undefined) documentResource("data", `${o.dataUrl}/v1/openapi.json`, "The market-data service's OpenAPI document (signals, reads, strategy lab)")
   if (o.dataUrl !== undefined) {
     const data = dataClient({ baseUrl: o.dataUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
-    registerTools(server, docs.data, DATA_TOOLS, callerOf(data))
+    registerTools(server, o.documents?.data ?? documentsOnce().data, DATA_TOOLS, callerOf(data), o.fetchOf)
   }
   return server
 }
