@@ -123,6 +123,10 @@ describe("the MCP endpoint on the main listener", () => {
       // The served document, as a resource.
       const doc = JSON.parse(((await client.readResource({ uri: "curvestream://openapi/main.json" })).contents[0] as { text: string }).text)
       expect(Object.keys(doc.paths)).toContain("/api/v1/trade/agent/submit")
+      // DELETE ends the session, its server with it.
+      const open = endpoint.sessions()
+      await (client.transport as StreamableHTTPClientTransport).terminateSession()
+      expect(endpoint.sessions()).toBe(open - 1)
     } finally {
       await client.close()
     }

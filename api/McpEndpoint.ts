@@ -151,9 +151,8 @@ export const mountMcp = (
             makeRoom(keyId)
             sessions.set(id, session)
           },
-          onsessionclosed: (id) => {
-            sessions.delete(id)
-          }
+          // A DELETE: the session's server goes with it.
+          onsessionclosed: close
         }),
         lastUsedMs: nowMs()
       }
