@@ -164,6 +164,15 @@ describe("the MCP endpoint on the main listener", () => {
     const big = await post({ "x-api-key": KEY_A }, JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list", params: { pad: "x".repeat(BODY_MAX) } }))
     expect(big.status).toBe(413)
     expect(((await big.json()) as { error: { code: string } }).error.code).toBe("BODY_TOO_LARGE")
+    // Streamed without a length: cut off at the bound.
+    const streamed = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        c.enqueue(new TextEncoder().encode(`{"pad":"${"x".repeat(BODY_MAX)}"}`))
+        c.close()
+      }
+    })
+    const chunked = await fetch(url, { method: "POST", headers: { "x-api-key": KEY_A, "content-type": "application/json" }, body: streamed, duplex: "half" } as RequestInit)
+    expect(chunked.status).toBe(413)
     const get = await fetch(url, { headers: { "x-api-key": KEY_A, accept: "text/event-stream" } })
     expect(get.status).toBe(405)
     expect(get.headers.get("allow")).toBe("POST, DELETE")

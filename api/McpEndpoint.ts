@@ -203,7 +203,8 @@ export const mountMcp = (
       }
     }
 
-    const write = async (res: HttpResponse, state: { aborted: boolean }, out: Reply | Response) => {
+    /** Writes an answer in one cork; `close` ends the connection after it (a body cut off at the bound). */
+    const write = async (res: HttpResponse, state: { aborted: boolean }, out: Reply | Response, close = false) => {
       let status: number
       let headers: Array<readonly [string, string]>
       let body: string | Uint8Array | undefined
@@ -220,7 +221,7 @@ export const mountMcp = (
       res.cork(() => {
         res.writeStatus(statusLine(status))
         for (const [k, v] of headers) res.writeHeader(k, v)
-        res.end(body ?? "")
+        res.end(body ?? "", close)
       })
     }
 
@@ -258,7 +259,7 @@ export const mountMcp = (
         size += chunk.byteLength
         if (size > limit) {
           refused = true
-          void write(res, state, tooLarge())
+          void write(res, state, tooLarge(), true)
           return
         }
         chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
