@@ -1,5 +1,5 @@
 /**
- * A route table called in process, as a `fetch`: the MCP endpoint's tools (`api/McpEndpoint.ts`)
+ * A route table called in process, as a `fetch`: the MCP endpoint's tools (`src/McpEndpoint.ts`)
  * call the main listener's own routes through the typed client with this instead of a loopback
  * connection, so a tool call passes exactly what an HTTP call to the route passes (the input gate,
  * the route's key check with its scopes and limits, its decoding, its handler, the error table's

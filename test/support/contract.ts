@@ -25,7 +25,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
 /** The document paths a listener may serve (main, market data). */
 const DOCUMENT_PATHS = ["/api/v1/openapi.json", "/v1/openapi.json"] as const
-/** Endpoints of a listener that are not OpenAPI operations: the MCP endpoint (`api/McpEndpoint.ts` `MCP_PATH`; its test checks the two agree). */
+/** Endpoints of a listener that are not OpenAPI operations: the MCP endpoint (`src/McpEndpoint.ts` `MCP_PATH`; its test checks the two agree). */
 export const NOT_OPENAPI_PATHS: ReadonlyArray<string> = ["/api/v1/mcp"]
 
 export interface ContractDocument {

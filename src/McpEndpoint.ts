@@ -1,5 +1,6 @@
 /**
- * The agent tool server (`clients/mcp/server.ts`) on the main listener, over MCP's streamable HTTP
+ * The agent tool server (`clients/mcp/server.ts`) on the main listener (wired by `MainApi.ts`; it
+ * sits in the composition root's layer because the tool server is a client of the routes), over MCP's streamable HTTP
  * at `MCP_PATH` (issue 32). The SDK's web-standard transport is bridged to uWS here: a request's
  * headers are copied in the callback, its body read under the listener's bound, and the transport's
  * answer (JSON: `enableJsonResponse`, so every answer is finite) written back in one cork.
@@ -25,12 +26,12 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { Cause, Effect, Exit, Runtime, type Scope } from "effect"
 import type { HttpRequest, HttpResponse, TemplatedApp } from "uws-pack"
 import { toolServer } from "../clients/mcp/server.js"
-import { apiError } from "../src/domain/ApiError.js"
-import type { AgentAuth } from "./auth/AgentKeyAuth.js"
-import type { FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
-import { errorReply, type Reply, statusLine } from "./Http.js"
-import { inProcessRoutes } from "./InProcessRoutes.js"
-import type { RouteDef } from "./Router.js"
+import { apiError } from "./domain/ApiError.js"
+import type { AgentAuth } from "../api/auth/AgentKeyAuth.js"
+import type { FailedAuthThrottle } from "../api/auth/FailedAuthThrottle.js"
+import { errorReply, type Reply, statusLine } from "../api/Http.js"
+import { inProcessRoutes } from "../api/InProcessRoutes.js"
+import type { RouteDef } from "../api/Router.js"
 
 export const MCP_PATH = "/api/v1/mcp"
 export const MCP_SESSIONS_MAX = 512
