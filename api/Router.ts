@@ -359,7 +359,7 @@ const write = (res: HttpResponse, reply: Reply, close: boolean): void => {
  */
 export const maxUrlLength = 3072
 
-const uriTooLong = (path: string, query: string): ApiError | undefined =>
+export const uriTooLong = (path: string, query: string): ApiError | undefined =>
   path.length + query.length > maxUrlLength
     ? apiError("URI_TOO_LONG", `Request target over ${maxUrlLength} characters`, { extra: { limit: maxUrlLength } })
     : undefined
@@ -368,7 +368,7 @@ const uriTooLong = (path: string, query: string): ApiError | undefined =>
  * A complete body as the handler receives it: nothing when empty; parsed JSON (UTF-8 checked,
  * then the gate) for a JSON media type; the bytes for another type the route accepts.
  */
-const readBody = (
+export const readBody = (
   bytes: Buffer,
   contentType: string,
   accepts: ReadonlyArray<string>,

@@ -43,6 +43,8 @@ export interface HttpServerOptions {
   readonly site?: StaticSite
   /** Cross-origin calls admitted (`CorsPolicy`); absent: none. */
   readonly cors?: CorsPolicy
+  /** More endpoints beside the routes (the MCP endpoint, `McpEndpoint.ts`), under the listener's failed-authentication throttle, for the scope's lifetime. */
+  readonly mount?: (app: uWS.TemplatedApp, authFailures: FailedAuthThrottle) => Effect.Effect<unknown, never, Scope.Scope>
 }
 
 export interface RunningServer {
@@ -134,7 +136,9 @@ export const listen = (o: {
 export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, ServerListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const app = behindProxies(uWS.App(), options.trustedProxies)
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, new FailedAuthThrottle(options.authFailureLimits, shared(options.sharedLimits, `failed-auth-${options.name}`)), options.cors)
+    const authFailures = new FailedAuthThrottle(options.authFailureLimits, shared(options.sharedLimits, `failed-auth-${options.name}`))
+    if (options.mount !== undefined) yield* options.mount(app, authFailures)
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, authFailures, options.cors)
     if (options.site !== undefined) mountStaticSite(app, options.site, (urlPath) => errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${urlPath}`)))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

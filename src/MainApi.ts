@@ -10,11 +10,13 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { fileURLToPath } from "node:url"
+import type { TemplatedApp } from "uws-pack"
 import { AgentLaunchRegistry } from "../actors/AgentLaunches.js"
 import * as MarketActors from "../actors/MarketActors.js"
 import { MarketIndex } from "../actors/MarketIndex.js"
 import { TokenMetadataRegistry } from "../actors/TokenMetadata.js"
 import { accountStackApi } from "../api/auth/Adapters.js"
+import type { FailedAuthThrottle } from "../api/auth/FailedAuthThrottle.js"
 import { mainRouteTable } from "../api/MainRoutes.js"
 import { feeClaimWindow } from "../api/routes/FeeRoutes.js"
 import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
@@ -32,6 +34,7 @@ import { STREAMER_SHARE_BPS } from "./chain/hood/localnet/Deploy.js"
 import { DEFAULT_CREATOR_SHARE_BPS } from "./chain/solana/program/accounts/Config.js"
 import { SVC_CURVE_PROGRAM_ID } from "./chain/solana/program/ProgramIds.js"
 import { SolanaEndpoints } from "./chain/solana/SolanaEndpoints.js"
+import { mountMcp } from "./McpEndpoint.js"
 import type { AppConfigShape } from "./config/AppConfig.js"
 import * as Database from "./db/Database.js"
 import * as RowLease from "./db/RowLease.js"
@@ -165,5 +168,17 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
       accountStack: accounts.routeDeps
     })
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
-    return yield* serve({ name: "api", host: config.host, port: config.port, maxBodyBytes: config.maxBodyBytes, routes, trustedProxies: config.trustedProxies, sharedLimits, ...(site !== undefined ? { site } : {}) })
+    // The agent tool server over streamable HTTP (`McpEndpoint.ts`): its tools call these routes in process.
+    const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle) => mountMcp(app, { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes }, authFailures)
+    return yield* serve({
+      name: "api",
+      host: config.host,
+      port: config.port,
+      maxBodyBytes: config.maxBodyBytes,
+      routes,
+      trustedProxies: config.trustedProxies,
+      sharedLimits,
+      mount: mcp,
+      ...(site !== undefined ? { site } : {})
+    })
   }).pipe(Effect.withSpan("MainApi.serve"))

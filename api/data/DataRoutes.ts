@@ -75,7 +75,8 @@ const listParam = <T extends string>(description: string, allowed: ReadonlyArray
       return out
     }
   })
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&")
+/** Escapes what is special outside a character class (not `-`: `\-` there is invalid in the Unicode mode JSON Schema validators compile patterns in). */
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 const usdParam = (description: string) =>
   param({

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { HPKE_PARAMETERS } from "../../src/services/wallets/Hpke.js"
 import type { EmbeddedWallet } from "../../src/services/wallets/WalletProvider.js"
-import type { ImportInit, RebindRecord, RevokeResult, SignResult, WalletView } from "../../src/services/wallets/WalletService.js"
+import type { ImportInit, RebindRecord, RebindResult, RevokeResult, SignResult, WalletView } from "../../src/services/wallets/WalletService.js"
 import { Success } from "../ResponseSchemas.js"
 
 const WalletChain = Schema.Literal("solana", "evm")
@@ -67,6 +67,37 @@ const Rebind = Schema.Struct({
   at: Schema.String
 }).annotations({ identifier: "RebindRecord" })
 
+/** The rebind's target key as the answer shows it (`toKeyView`). */
+const RebindTarget = Schema.Struct({
+  keyPrefix: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  paused: Schema.Boolean,
+  walletScope: Schema.Literal("all", "selected"),
+  tradeReady: Schema.Struct({ sol: Schema.Boolean, usdc: Schema.Boolean }).annotations({ description: "False for an asset the key caps at zero" }),
+  hoodTradeReady: Schema.Struct({ eth: Schema.Boolean, usdg: Schema.Boolean }),
+  missingCaps: Schema.Array(Schema.String).annotations({ description: "The assets the key caps at zero, sorted" }),
+  launchScope: Schema.Struct({ launchWrite: Schema.Boolean, allowLaunchWallets: Schema.Int })
+})
+const RebindWallet = {
+  id: Schema.String,
+  address: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  allowLaunch: Schema.Boolean,
+  chain: WalletChain
+}
+const Rebound = Schema.Struct({
+  ...RebindWallet,
+  fromKeyPrefix: Schema.NullOr(Schema.String),
+  auditId: Schema.optionalWith(Schema.String, { exact: true }).annotations({ description: "Only on a commit: the audit row" })
+})
+const RebindAnswer = Schema.Struct({
+  dryRun: Schema.Boolean,
+  toKey: RebindTarget,
+  rebound: Schema.Array(Rebound),
+  unchanged: Schema.Array(Schema.Struct(RebindWallet))
+})
+
+export const RebindResponse = Schema.Struct({ success: Success, ...RebindAnswer.fields }).annotations({ identifier: "RebindResponse" })
 export const Rebinds = Schema.Struct({ success: Success, rebinds: Schema.Array(Rebind) }).annotations({ identifier: "Rebinds" })
 export const WalletList = Schema.Struct({ success: Success, ...List.fields }).annotations({ identifier: "WalletList" })
 export const WalletRevoked = Schema.Struct({ success: Success, ...Revoke.fields }).annotations({ identifier: "RevokeWallet" })
@@ -87,3 +118,4 @@ same<Same<Mutable<typeof Revoke.Type>, Mutable<RevokeResult>>>()
 same<Same<Mutable<typeof Signed.Type>, Mutable<SignResult>>>()
 same<Same<Mutable<typeof Init.Type>, Mutable<Omit<ImportInit, "expiresAtMs"> & { readonly expiresAt: number }>>>()
 same<Same<Mutable<typeof Rebind.Type>, Mutable<RebindRecord>>>()
+same<Same<Mutable<typeof RebindAnswer.Type>, Mutable<RebindResult>>>()

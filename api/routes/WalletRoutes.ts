@@ -34,7 +34,7 @@ import {
   UpdateBody
 } from "./WalletDecoders.js"
 import { reply } from "./ServiceCall.js"
-import { ImportInitAnswer, LinkChallenge, Rebinds, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
+import { ImportInitAnswer, LinkChallenge, RebindResponse, Rebinds, WalletEnvelope, WalletList, WalletRevoked, WalletSigned } from "./WalletResponses.js"
 
 /**
  * Resolves the caller. Fails `UNAUTHORIZED` / `KEY_EXPIRED` (and, when the middleware enforces
@@ -263,7 +263,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       headers: AUTH_HEADERS,
       body: decodedBody({ schema: Obj("RebindBody", "preview or commit"), maxBytes: REBIND_BODY_MAX_BYTES, decode: decodeRebindBody }),
       responses: {
-        200: { description: "`{success, dryRun, toKey, rebound[], unchanged[]}`", schema: Obj("RebindResponse", "rebind") },
+        200: { description: "`{success, dryRun, toKey, rebound[], unchanged[]}`", schema: RebindResponse },
         ...refusals(needs.owner, [ErrorTable.RebindError, W])
       },
       authenticate: owner,

@@ -1,7 +1,8 @@
 /**
  * The agent tool server (issue 32): the engine's capabilities as Model Context Protocol tools,
- * each one call of the typed client (`clients/typescript`) with the agent's key, so a tool's
- * input is the route's declared input and its output the route's documented answer. A refusal
+ * each one call of the typed client (`clients/typescript`) with the agent's key; a tool's input
+ * schema is its route's parameters and body (`toolInputs.ts`) and its output schema the route's
+ * documented answer (`toolOutputs.ts`), both read from the OpenAPI document the route table makes. A refusal
  * comes back as a tool error whose structured content is the envelope's `error` (its `code`).
  *
  *   npm run mcp                       stdio (CURVESTREAM_URL, CURVESTREAM_API_KEY, CURVESTREAM_DATA_URL)
@@ -20,9 +21,11 @@ import { fileURLToPath } from "node:url"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { z } from "zod"
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
+import type { Client } from "openapi-fetch"
 import { dataDocument, mainDocument } from "../typescript/documents.js"
 import { dataClient, engineClient } from "../typescript/index.js"
+import { splitArguments, toolInputSchema, type ToolRoute } from "./toolInputs.js"
 import { PLAIN_CODES, plainCode, toolOutputSchema } from "./toolOutputs.js"
 
 export { PLAIN_CODES }
@@ -37,6 +40,13 @@ export interface ToolServerOptions {
   /** The market-data listener; its tools are offered only with it. */
   readonly dataUrl?: string | undefined
   readonly fetch?: typeof globalThis.fetch
+  /**
+   * The fetch of one call, from the caller the transport authenticated (the main listener's
+   * endpoint calls its routes in process for the MCP client's address); absent: `fetch`.
+   */
+  readonly fetchOf?: (authInfo: AuthInfo | undefined) => typeof globalThis.fetch
+  /** The OpenAPI documents the tools' schemas are read from (default: both, as `documents.ts` builds them). */
+  readonly documents?: { readonly main: Record<string, unknown>; readonly data?: Record<string, unknown> }
 }
 
 type Answer = { readonly data?: unknown; readonly error?: unknown; readonly response: Response }
@@ -59,138 +69,92 @@ const result = ({ data, error, response }: Answer) => {
   }
 }
 
-const chain = z.enum(["solana", "hood"])
-const rawAmount = z.string().regex(/^(0|[1-9][0-9]*)$/)
+/** A tool: the route it calls on which listener, and what it says of itself. Its input and output schemas are the route's (`toolInputs.ts`, `toolOutputs.ts`). */
+interface ToolDef extends ToolRoute {
+  readonly name: string
+  readonly description: string
+}
 
-/** Both documents, built once: each tool's output schema is its route's (`toolOutputs.ts`). */
+/** The engine's tools (the main listener). */
+export const ENGINE_TOOLS: ReadonlyArray<ToolDef> = [
+  { name: "quote_pairs", method: "GET", path: "/api/v1/launch/quote-pairs", description: "The launch quote pairs (chain, quote asset, decimals, dev-buy bounds)" },
+  { name: "market", method: "GET", path: "/api/v1/markets/{chain}/{mint}", description: "A market's record (curve state, lifecycle, venue)" },
+  { name: "quote", method: "GET", path: "/api/v1/trade/agent/quote", description: "An exact-input trade quote on the venue the market trades on now, with the plan's fees (raw units)" },
+  {
+    name: "trade",
+    method: "POST",
+    path: "/api/v1/trade/agent/submit",
+    bodyVariant: "AgentTradeRequest",
+    description:
+      "One-shot trade from the agent's embedded wallet (payer main): priced on the venue now, signed server-side, sent once, answered confirmed; idempotent on clientTradeId (a repeat answers the stored outcome); dryRun: the figures only; async: answered once recorded, poll trade_status"
+  },
+  { name: "trade_status", method: "GET", path: "/api/v1/trade/agent/trades/{clientTradeId}", description: "A trade as it stands (status sending, executed or failed)" },
+  { name: "feed", method: "GET", path: "/api/v1/markets/feed", description: "The market feed (new, graduated, onfire, finalstretch)" },
+  { name: "launch_dry_run", method: "POST", path: "/api/v1/launch/headless/dry-run", description: "Every check of a headless launch; nothing recorded or sent (launch spec 2.6)" },
+  { name: "launch", method: "POST", path: "/api/v1/launch/headless", description: "A headless launch from the agent's embedded wallet; idempotent on clientLaunchId (launch spec 2.5); async answers 202 with the job URL" },
+  { name: "launch_job", method: "GET", path: "/api/v1/launch/headless/jobs/{clientLaunchId}", description: "A launch's job record (launch spec 2.7): status submitted, confirming, confirmed or failed" },
+  { name: "staking_positions", method: "GET", path: "/api/v1/agent/staking", description: "The account's staking pool figures and wallets (stake, withdrawals, unclaimed rewards)" },
+  { name: "claim_staking_reward", method: "POST", path: "/api/v1/agent/staking/rewards/{rewardId}/claim", description: "Claim a staking reward to its recorded owner, at most once" },
+  { name: "creator_fees", method: "GET", path: "/api/v1/agent/fees", description: "Creator fees of the account's launched tokens (what the chain would pay now)" },
+  { name: "claim_creator_fees", method: "POST", path: "/api/v1/agent/fees/{mint}/claim", description: "Claim a launched token's creator fees to the recipient fixed at launch; dryRun: what a claim would do" },
+  {
+    name: "verify",
+    method: "GET",
+    path: "/api/v1/verify/{chain}/{mint}",
+    description: "Whether this service launched a mint, with its attribution (Solana) or provenance (Hood); unknown mints answer candleLaunched: false"
+  }
+]
+
+/** The market-data service's tools (offered with its address). */
+export const DATA_TOOLS: ReadonlyArray<ToolDef> = [
+  { name: "signals", method: "GET", path: "/v1/signals", description: "Recent detected signals (the tape), newest first; pass next_after back as after for the next page" },
+  { name: "replay_start", method: "POST", path: "/v1/strategy-lab/replay", description: "Start a strategy replay (Max): {definition, from, to, asset_ids?}; poll with replay_poll until done or failed" },
+  { name: "replay_poll", method: "GET", path: "/v1/strategy-lab/replay/{job_id}", description: "A replay job: status (queued, running, done, failed), then its result or error" }
+]
+
+/** Both documents, built once: each tool's schemas are its route's. */
 let documents: { readonly main: Record<string, unknown>; readonly data: Record<string, unknown> } | undefined
-const engineOutput = (method: string, path: string) => toolOutputSchema((documents ??= { main: mainDocument(), data: dataDocument() }).main, method, path)
-const dataOutput = (method: string, path: string) => toolOutputSchema((documents ??= { main: mainDocument(), data: dataDocument() }).data, method, path)
+const documentsOnce = () => (documents ??= { main: mainDocument(), data: dataDocument() })
+
+/** A typed client as the tools call it: one method by name, over the route's path. */
+type Caller = (method: "GET" | "POST", path: string, init: Record<string, unknown>) => Promise<Answer>
+const callerOf =
+  (client: Client<any>): Caller =>
+  (method, path, init) =>
+    (method === "GET" ? client.GET(path as never, init as never) : client.POST(path as never, init as never)) as Promise<Answer>
+
+const registerTools = (
+  server: McpServer,
+  doc: Record<string, unknown>,
+  tools: ReadonlyArray<ToolDef>,
+  call: Caller,
+  fetchOf: ToolServerOptions["fetchOf"]
+) => {
+  const paths = (doc.paths ?? {}) as Record<string, Record<string, unknown> | undefined>
+  // A tool is offered when the document serves its route (every one in the full documents: `toolInputs.test.ts`).
+  for (const t of tools.filter((t) => paths[t.path]?.[t.method.toLowerCase()] !== undefined)) {
+    server.registerTool(
+      t.name,
+      { description: t.description, inputSchema: toolInputSchema(doc, t), outputSchema: toolOutputSchema(doc, t.method, t.path) },
+      async (args: Record<string, unknown>, extra) => {
+        const { path, query, body } = splitArguments(doc, t, args)
+        const init = { params: { path, query }, ...(body !== undefined ? { body } : {}), ...(fetchOf !== undefined ? { fetch: fetchOf(extra.authInfo) } : {}) }
+        return result(await call(t.method, t.path, init))
+      }
+    )
+  }
+}
 
 /** The tool server over the engine at `baseUrl`, calling with `apiKey`. */
 export const toolServer = (o: ToolServerOptions): McpServer => {
   const engine = engineClient({ baseUrl: o.baseUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
   const server = new McpServer({ name: "curvestream", version: "1.0.0" })
-
-  server.registerTool(
-    "quote_pairs",
-    { description: "The launch quote pairs (chain, quote asset, decimals, dev-buy bounds)", outputSchema: engineOutput("GET", "/api/v1/launch/quote-pairs"), inputSchema: {} },
-    async () => result(await engine.GET("/api/v1/launch/quote-pairs"))
-  )
-  server.registerTool(
-    "market",
-    { description: "A market's record (curve state, lifecycle, venue)", outputSchema: engineOutput("GET", "/api/v1/markets/{chain}/{mint}"), inputSchema: { chain, mint: z.string() } },
-    async ({ chain, mint }) => result(await engine.GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain, mint } } }))
-  )
-  server.registerTool(
-    "quote",
-    {
-      description: "An exact-input trade quote on the venue the market trades on now, with the plan's fees (raw units)",
-      outputSchema: engineOutput("GET", "/api/v1/trade/agent/quote"), inputSchema: { chain, mint: z.string(), side: z.enum(["buy", "sell"]), amountIn: rawAmount, slippageBps: z.number().int().min(0).max(5_000).optional() }
-    },
-    async ({ chain, mint, side, amountIn, slippageBps }) =>
-      result(
-        await engine.GET("/api/v1/trade/agent/quote", {
-          params: { query: { chain, mint, side, amountIn, ...(slippageBps !== undefined ? { slippageBps } : {}) } }
-        } as never) as Answer
-      )
-  )
-  const tradeBody = {
-    clientTradeId: z.string().min(1).max(128),
-    chain,
-    mint: z.string(),
-    side: z.enum(["buy", "sell"]),
-    amountIn: rawAmount,
-    slippageBps: z.number().int().min(0).max(5_000).optional(),
-    minAmountOut: rawAmount.optional(),
-    dryRun: z.boolean().optional(),
-    async: z.boolean().optional()
-  }
-  server.registerTool(
-    "trade",
-    {
-      description:
-        "One-shot trade from the agent's embedded wallet (payer main): priced on the venue now, signed server-side, sent once, answered confirmed; idempotent on clientTradeId (a repeat answers the stored outcome); dryRun: the figures only; async: answered once recorded, poll trade_status",
-      inputSchema: tradeBody,
-      outputSchema: engineOutput("POST", "/api/v1/trade/agent/submit")
-    },
-    async (body) => result(await engine.POST("/api/v1/trade/agent/submit", { body: body as never }))
-  )
-  server.registerTool(
-    "trade_status",
-    {
-      description: "A trade as it stands (status sending, executed or failed)",
-      inputSchema: { clientTradeId: z.string().min(1).max(128) },
-      outputSchema: engineOutput("GET", "/api/v1/trade/agent/trades/{clientTradeId}")
-    },
-    async ({ clientTradeId }) => result(await engine.GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId } } }))
-  )
-  server.registerTool(
-    "feed",
-    { description: "The market feed (new, graduating, graduated)", outputSchema: engineOutput("GET", "/api/v1/markets/feed"), inputSchema: { bucket: z.string().optional(), chain: chain.optional(), limit: z.number().int().min(1).max(100).optional() } },
-    async (q) => result(await engine.GET("/api/v1/markets/feed", { params: { query: q as never } }))
-  )
-  const launchBody = {
-    clientLaunchId: z.string().min(1).max(128),
-    name: z.string(),
-    symbol: z.string(),
-    imageUrl: z.string(),
-    chain: chain.optional(),
-    quoteAsset: z.string().optional(),
-    mode: z.enum(["open", "exclusive", "exp-a", "exp-b", "exp-c", "exp-custom"]).optional(),
-    buyAmount: z.string().optional(),
-    description: z.string().optional(),
-    visibility: z.enum(["production", "test", "local", "hidden"]).optional()
-  }
-  server.registerTool(
-    "launch_dry_run",
-    { description: "Every check of a headless launch; nothing recorded or sent (launch spec 2.6)", outputSchema: engineOutput("POST", "/api/v1/launch/headless/dry-run"), inputSchema: launchBody },
-    async (body) => result(await engine.POST("/api/v1/launch/headless/dry-run", { body: body as never }))
-  )
-  server.registerTool(
-    "launch",
-    { description: "A headless launch from the agent's embedded wallet; idempotent on clientLaunchId (launch spec 2.5); async answers 202 with the job URL", outputSchema: engineOutput("POST", "/api/v1/launch/headless"), inputSchema: { ...launchBody, async: z.boolean().optional() } },
-    async (body) => result(await engine.POST("/api/v1/launch/headless", { body: body as never }))
-  )
-  server.registerTool(
-    "launch_job",
-    { description: "A launch's job record (launch spec 2.7): status submitted, confirming, confirmed or failed", outputSchema: engineOutput("GET", "/api/v1/launch/headless/jobs/{clientLaunchId}"), inputSchema: { clientLaunchId: z.string() } },
-    async ({ clientLaunchId }) => result(await engine.GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } }))
-  )
-  server.registerTool(
-    "staking_positions",
-    { description: "The account's staking pool figures and wallets (stake, withdrawals, unclaimed rewards)", outputSchema: engineOutput("GET", "/api/v1/agent/staking"), inputSchema: {} },
-    async () => result(await engine.GET("/api/v1/agent/staking"))
-  )
-  server.registerTool(
-    "claim_staking_reward",
-    { description: "Claim a staking reward to its recorded owner, at most once", outputSchema: engineOutput("POST", "/api/v1/agent/staking/rewards/{rewardId}/claim"), inputSchema: { rewardId: z.string() } },
-    async ({ rewardId }) => result(await engine.POST("/api/v1/agent/staking/rewards/{rewardId}/claim", { params: { path: { rewardId } } }))
-  )
-  server.registerTool(
-    "creator_fees",
-    { description: "Creator fees of the account's launched tokens (what the chain would pay now)", outputSchema: engineOutput("GET", "/api/v1/agent/fees"), inputSchema: { limit: z.number().int().min(1).max(100).optional(), cursor: z.string().optional() } },
-    async (q) => result(await engine.GET("/api/v1/agent/fees", { params: { query: q as never } }))
-  )
-  server.registerTool(
-    "claim_creator_fees",
-    { description: "Claim a launched token's creator fees to the recipient fixed at launch; dryRun: what a claim would do", outputSchema: engineOutput("POST", "/api/v1/agent/fees/{mint}/claim"), inputSchema: { mint: z.string(), dryRun: z.boolean().optional() } },
-    async ({ mint, dryRun }) =>
-      result(await engine.POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body: (dryRun !== undefined ? { dryRun } : {}) as never }))
-  )
-  server.registerTool(
-    "verify",
-    {
-      description: "Whether this service launched a mint, with its attribution (Solana) or provenance (Hood); unknown mints answer candleLaunched: false",
-      outputSchema: engineOutput("GET", "/api/v1/verify/{chain}/{mint}"), inputSchema: { chain, mint: z.string() }
-    },
-    async ({ chain, mint }) => result(await engine.GET("/api/v1/verify/{chain}/{mint}", { params: { path: { chain, mint } } }))
-  )
+  const main = o.documents?.main ?? documentsOnce().main
+  registerTools(server, main, ENGINE_TOOLS, callerOf(engine), o.fetchOf)
   // The OpenAPI documents as the listeners serve them (read when asked, so always the running build's).
-  const httpFetch = o.fetch ?? globalThis.fetch
   const documentResource = (name: string, url: string, description: string) =>
-    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri) => {
-      const res = await httpFetch(url)
+    server.registerResource(name, `curvestream://openapi/${name}.json`, { description, mimeType: "application/json" }, async (uri, extra) => {
+      const res = await (o.fetchOf?.(extra.authInfo) ?? o.fetch ?? globalThis.fetch)(url)
       if (!res.ok) throw new Error(`${url} answered ${res.status}`)
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: await res.text() }] }
     })
@@ -198,34 +162,7 @@ export const toolServer = (o: ToolServerOptions): McpServer => {
   if (o.dataUrl !== undefined) documentResource("data", `${o.dataUrl}/v1/openapi.json`, "The market-data service's OpenAPI document (signals, reads, strategy lab)")
   if (o.dataUrl !== undefined) {
     const data = dataClient({ baseUrl: o.dataUrl, apiKey: o.apiKey, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
-    server.registerTool(
-      "signals",
-      {
-        description: "Recent detected signals (the tape), newest first; pass next_after back as after for the next page",
-        outputSchema: dataOutput("GET", "/v1/signals"), inputSchema: {
-          chain: chain.optional(),
-          pattern: z.string().optional(),
-          asset: z.string().optional(),
-          quality: z.enum(["curated", "all", "high", "medium", "low"]).optional(),
-          limit: z.number().int().min(1).max(500).optional(),
-          after: z.string().optional()
-        }
-      },
-      async (q) => result(await data.GET("/v1/signals", { params: { query: q as never } }))
-    )
-    server.registerTool(
-      "replay_start",
-      {
-        description: "Start a strategy replay (Max): {definition, from, to, asset_ids?}; poll with replay_poll until done or failed",
-        outputSchema: dataOutput("POST", "/v1/strategy-lab/replay"), inputSchema: { definition: z.record(z.string(), z.unknown()), from: z.string(), to: z.string(), asset_ids: z.array(z.string()).max(50).optional() }
-      },
-      async (body) => result(await data.POST("/v1/strategy-lab/replay", { body: body as never }))
-    )
-    server.registerTool(
-      "replay_poll",
-      { description: "A replay job: status (queued, running, done, failed), then its result or error", outputSchema: dataOutput("GET", "/v1/strategy-lab/replay/{job_id}"), inputSchema: { job_id: z.string() } },
-      async ({ job_id }) => result(await data.GET("/v1/strategy-lab/replay/{job_id}", { params: { path: { job_id } } }))
-    )
+    registerTools(server, o.documents?.data ?? documentsOnce().data, DATA_TOOLS, callerOf(data), o.fetchOf)
   }
   return server
 }

@@ -18,7 +18,8 @@ import { z } from "zod"
 type Json = Record<string, any>
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
-const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateFormats: true }))
+/** The JSON Schema 2020-12 validator the tool schemas check with (inputs and outputs). */
+export const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateFormats: true }))
 
 /** The spec code a market-data plain refusal means, by status (`{"error": "invalid api key"}` is 401, `requires Max` 403, a cap 429). */
 export const PLAIN_CODES: Readonly<Record<number, string>> = { 401: "UNAUTHORIZED", 403: "TIER_REQUIRED", 404: "VALIDATION_FAILED", 429: "RATE_LIMITED" }
@@ -26,11 +27,11 @@ export const PLAIN_CODES: Readonly<Record<number, string>> = { 401: "UNAUTHORIZE
 /** The code a tool error carries for a plain refusal at `status`. */
 export const plainCode = (status: number): string => PLAIN_CODES[status] ?? `HTTP_${status}`
 
-const COMPONENTS = "#/components/schemas/"
+export const COMPONENTS = "#/components/schemas/"
 const DEFINITIONS = "#/definitions/"
 
 /** `v` with component references pointing at `definitions` and Effect's repeated relative `$id` annotations dropped. */
-const rewrite = (v: unknown): unknown =>
+export const rewrite = (v: unknown): unknown =>
   Array.isArray(v)
     ? v.map(rewrite)
     : v !== null && typeof v === "object"
@@ -42,7 +43,7 @@ const rewrite = (v: unknown): unknown =>
       : v
 
 /** The component names `schema` reaches, transitively. */
-const reachable = (doc: Json, schema: unknown, found = new Set<string>()): Set<string> => {
+export const reachable = (doc: Json, schema: unknown, found = new Set<string>()): Set<string> => {
   const visit = (v: unknown): void => {
     if (Array.isArray(v)) return v.forEach(visit)
     if (v === null || typeof v !== "object") return

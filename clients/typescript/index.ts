@@ -41,15 +41,15 @@ export const engineClient = (o: EngineClientOptions): Client<MainPaths> => {
 
 export interface DataClientOptions {
   readonly baseUrl: string
-  /** A production agent key, sent as `Authorization: Bearer`. */
-  readonly apiKey: string
+  /** A production agent key, sent as `Authorization: Bearer`; absent: no credential (every route refuses it 401). */
+  readonly apiKey?: string
   readonly fetch?: typeof globalThis.fetch
 }
 
 /** The market-data listener (the signal tape, token and wallet reads, the strategy lab). */
 export const dataClient = (o: DataClientOptions): Client<DataPaths> => {
   const client = createClient<DataPaths>({ baseUrl: o.baseUrl, ...(o.fetch !== undefined ? { fetch: o.fetch } : {}) })
-  client.use(header("authorization", `Bearer ${o.apiKey}`))
+  if (o.apiKey !== undefined) client.use(header("authorization", `Bearer ${o.apiKey}`))
   return client
 }
 

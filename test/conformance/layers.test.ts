@@ -31,11 +31,12 @@ const LAYERS: ReadonlyArray<LayerDef> = [
   { name: "services", rank: 4, holds: ["src/services"] },
   { name: "api", rank: 5, holds: ["api"] },
   // The composition root and what only it starts: configuration, the simulations, the data service's wiring.
-  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/DataService.ts", "src/MainApi.ts", "src/layers", "src/config", "src/sim"] }
+  // The MCP endpoint and the clients it serves (`clients/`: the typed client and the tool server, clients of the routes) sit here too.
+  { name: "main", rank: 6, holds: ["src/main.ts", "src/cli.ts", "src/DataService.ts", "src/MainApi.ts", "src/McpEndpoint.ts", "src/layers", "src/config", "src/sim", "clients"] }
 ]
 
 /** The folders scanned for source modules. */
-const SOURCE_ROOTS = ["src", "ingest", "actors", "api", "clickhouse"]
+const SOURCE_ROOTS = ["src", "ingest", "actors", "api", "clickhouse", "clients"]
 
 const layerOf = (file: string): LayerDef | undefined =>
   LAYERS.find((l) => l.holds.some((h) => file === h || file.startsWith(h + "/")))

@@ -26,6 +26,8 @@ import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
+import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 
 let engine: Engine
 let key: string
@@ -35,6 +37,18 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+/** The fee routes and the launch through the typed client, with the key `of()` answers (the local one by default). */
+const agent = (of: () => string = () => key) => {
+  const client = () => engineClient({ baseUrl: engine.url, apiKey: of() })
+  return {
+    launch: async (body: MainComponents["schemas"]["LaunchRequest"]) => answered(await client().POST("/api/v1/launch/headless", { body })),
+    fees: async (limit?: number) => answered(await client().GET("/api/v1/agent/fees", { params: { query: limit !== undefined ? { limit } : {} } })),
+    claim: async (mint: string, body: { dryRun?: boolean }) => answered(await client().POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body })),
+    /** A key issued by the owner's session (`POST /api/v1/agent/keys`). */
+    issueKey: async (session: string, body: MainComponents["schemas"]["KeyIssueBody"]) =>
+      answered(await engineClient({ baseUrl: engine.url, session }).POST("/api/v1/agent/keys", { body })).body as { key: string; embeddedWallet: string }
+  }
+}
 
 beforeAll(async () => {
   engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
@@ -75,7 +89,7 @@ describe("creator fees through the engine (Solana)", () => {
   it("launch, trade, read, claim: the claimed amount equals the chain's balance changes to the unit", async () => {
     const imageUrl = await uploadImage(engine, key)
     const id = `fees-${process.pid}`
-    const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: id, name: "Fee Token", symbol: "FEE", imageUrl, async: true })
+    const launched = await agent().launch({ clientLaunchId: id, name: "Fee Token", symbol: "FEE", imageUrl, async: true })
     expect(launched.status).toBe(202)
     const job = await settledJob(call, () => engine, id)
     expect(job.status).toBe("confirmed")
@@ -85,19 +99,19 @@ describe("creator fees through the engine (Solana)", () => {
     const chainOwed = await owed(mint)
     expect(chainOwed).toBeGreaterThan(50_000n)
 
-    const list = await call("GET", "/api/v1/agent/fees?limit=50")
+    const list = await agent().fees(50)
     expect(list.status).toBe(200)
     const entry = list.body.tokens.find((t: { mint: string }) => t.mint === mint)
     expect(entry).toMatchObject({ chain: "solana", symbol: "FEE", name: "Fee Token", claimable: true })
     expect(entry.claimableAmounts).toEqual([{ symbol: "SOL", mint: WSOL_MINT_ADDRESS, decimals: 9, amountRaw: chainOwed.toString() }])
     const recipient = entry.recipient as string
 
-    const dry = await call("POST", `/api/v1/agent/fees/${mint}/claim`, { dryRun: true })
+    const dry = await agent().claim(mint, { dryRun: true })
     expect(dry.body).toMatchObject({ success: true, dryRun: true, claimable: true, chain: "solana", recipient, claimed: [{ amountRaw: chainOwed.toString(), txHash: null }] })
     expect(await owed(mint)).toBe(chainOwed)
 
     const before = (await rpc.getBalance(address(recipient), { commitment: "confirmed" }).send()).value
-    const claimed = await call("POST", `/api/v1/agent/fees/${mint}/claim`, {})
+    const claimed = await agent().claim(mint, {})
     expect(claimed.status).toBe(200)
     const paid = claimed.body.claimed[0]
     expect(paid).toMatchObject({ symbol: "SOL", mint: WSOL_MINT_ADDRESS, decimals: 9 })
@@ -109,36 +123,28 @@ describe("creator fees through the engine (Solana)", () => {
     expect(await owed(mint)).toBe(0n)
 
     // Nothing left: below dust, refused before signing; an unknown mint is not this account's token.
-    const again = await call("POST", `/api/v1/agent/fees/${mint}/claim`, {})
+    const again = await agent().claim(mint, {})
     expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
-    const unknown = await call("POST", `/api/v1/agent/fees/${"1".repeat(32)}/claim`, {})
+    const unknown = await agent().claim("1".repeat(32), {})
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "MARKET_NOT_FOUND"])
 
     // A key whose embedded-wallet permission is denied (the default for a new key) reads, never claims.
     await buy(mint, 1_000_000_000n)
     const { sessionToken } = localCredentials(engine.dataDir)
-    const issued = await fetch(`${engine.url}/api/v1/agent/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ label: "fees-denied" })
-    }).then((r) => r.json() as Promise<{ key: string; embeddedWallet: string }>)
+    const issued = await agent().issueKey(sessionToken, { label: "fees-denied" })
     expect(issued.embeddedWallet).toBe("denied")
-    const denied = keyCall(() => engine.url, () => issued.key)
-    const seen = (await denied("GET", "/api/v1/agent/fees")).body.tokens.find((t: { mint: string }) => t.mint === mint)
+    const denied = agent(() => issued.key)
+    const seen = (await denied.fees()).body.tokens.find((t: { mint: string }) => t.mint === mint)
     expect(seen).toMatchObject({ claimable: false, reason: "embedded_wallet_not_permitted" })
-    const refused = await denied("POST", `/api/v1/agent/fees/${mint}/claim`, {})
+    const refused = await denied.claim(mint, {})
     expect([refused.status, refused.body.error.code, refused.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "embedded_wallet_not_permitted"])
 
     // A test key is refused before anything is read or sent (spec 4.3: test keys refused); the vault still owes it all.
     const owedBefore = await owed(mint)
-    const testKey = await fetch(`${engine.url}/api/v1/agent/keys`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ label: "fees-test", environment: "test" })
-    }).then((r) => r.json() as Promise<{ key: string }>)
-    const asTest = keyCall(() => engine.url, () => testKey.key)
+    const testKey = await agent().issueKey(sessionToken, { label: "fees-test", environment: "test" })
+    const asTest = agent(() => testKey.key)
     for (const body of [{}, { dryRun: true }]) {
-      const r = await asTest("POST", `/api/v1/agent/fees/${mint}/claim`, body)
+      const r = await asTest.claim(mint, body)
       expect([r.status, r.body.error.code], JSON.stringify(body)).toEqual([403, "TEST_ENVIRONMENT_FORBIDDEN"])
     }
     expect(await owed(mint)).toBe(owedBefore)
@@ -152,14 +158,14 @@ describe("creator fees through the engine (Hood)", () => {
     const pc = hoodPublicClient(chain, nets.hood.rpcUrl)
     const trader = { publicClient: pc, wallet: hoodWallet(chain, devAccount(FIRST_TRADER_INDEX + 3).account, nets.hood.rpcUrl) }
     const imageUrl = await uploadImage(engine, key)
-    const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: `hood-fees-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Hood Fee", symbol: "HFEE", imageUrl })
+    const launched = await agent().launch({ clientLaunchId: `hood-fees-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Hood Fee", symbol: "HFEE", imageUrl })
     expect(launched.status).toBe(200)
     const token = launched.body.mint as `0x${string}`
     const curve = launched.body.pool as `0x${string}`
     for (let i = 0; i < 2; i++) await hoodBuy(trader, curve, { amountInRaw: 3n * 10n ** 18n, quoteToken: zeroAddress })
 
     const entry = await eventually(
-      async () => ((await call("GET", "/api/v1/agent/fees?limit=50")).body.tokens as Array<Record<string, any>>).find((t) => t.mint.toLowerCase() === token.toLowerCase()),
+      async () => ((await agent().fees(50)).body.tokens as Array<Record<string, any>>).find((t) => t.mint.toLowerCase() === token.toLowerCase()),
       { what: "the Hood token in the fee list", deadlineMs: 10_000, intervalMs: 200 }
     )
     expect(entry).toMatchObject({ chain: "hood", symbol: "HFEE", name: "Hood Fee", claimable: true })
@@ -167,12 +173,12 @@ describe("creator fees through the engine (Hood)", () => {
     expect(owedWei).toBeGreaterThan(0n)
     const recipient = entry.recipient as `0x${string}`
 
-    const dry = await call("POST", `/api/v1/agent/fees/${token}/claim`, { dryRun: true })
+    const dry = await agent().claim(token, { dryRun: true })
     if (dry.status !== 200) throw new Error(JSON.stringify(dry.body))
     expect(dry.body).toMatchObject({ dryRun: true, claimable: true, chain: "hood", outcome: "not_started", calls: [{ operation: "claim", status: "not_sent", txHash: null }] })
 
     const before = await pc.getBalance({ address: recipient })
-    const claimed = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    const claimed = await agent().claim(token, {})
     expect(claimed.status).toBe(200)
     expect(claimed.body).toMatchObject({ success: true, chain: "hood", outcome: "complete", calls: [{ operation: "claim", status: "confirmed" }], dust: [] })
     const paid = claimed.body.claimed[0]
@@ -183,10 +189,10 @@ describe("creator fees through the engine (Hood)", () => {
     expect(BigInt(paid.amountRaw)).toBe(after - before + gasWei)
     expect(BigInt(paid.amountRaw)).toBe(owedWei)
 
-    const again = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    const again = await agent().claim(token, {})
     expect([again.status, again.body.error.code, again.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "below_dust"])
     // Six claims this minute on the account (dry runs do not count): the seventh is 429.
-    const limited = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    const limited = await agent().claim(token, {})
     expect([limited.status, limited.body.error.code]).toEqual([429, "RATE_LIMITED"])
   }, 180_000)
 })

@@ -9,7 +9,9 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, freePort, startEngine } from "../support/engine.js"
+import { dataClient, type DataOperations, engineClient } from "../../clients/typescript/index.js"
 import { eventually } from "../support/eventually.js"
+import { answered } from "../support/typedReads.js"
 
 interface WsClient {
   on(event: "message", f: (data: Buffer) => void): void
@@ -38,15 +40,15 @@ afterAll(async () => {
   }
 })
 
-const tape = async (query: string, auth = true) => {
-  const res = await fetch(`${dataUrl}/v1/signals${query}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} })
-  return { status: res.status, body: JSON.parse(await res.text()) as any }
-}
+/** The market-data service through the typed client, with the local key (or none). */
+const data = (auth = true) => dataClient({ baseUrl: dataUrl, ...(auth ? { apiKey: key } : {}) })
+type TapeQuery = NonNullable<DataOperations["listSignals"]["parameters"]["query"]>
+const tape = async (query: TapeQuery, auth = true) => answered(await data(auth).GET("/v1/signals", { params: { query } }))
 
 describe("market-data service end to end", () => {
   it("answers the tape with the local Max key and refuses a missing key", async () => {
-    expect(await tape("", false)).toEqual({ status: 401, body: { error: "invalid api key" } })
-    const r = await tape("?quality=all")
+    expect(await tape({}, false)).toEqual({ status: 401, body: { error: "invalid api key" } })
+    const r = await tape({ quality: "all" })
     expect(r.status).toBe(200)
     expect(Array.isArray(r.body.signals)).toBe(true)
   })
@@ -69,7 +71,7 @@ describe("market-data service end to end", () => {
     expect(messages[0]?.type).toBe("snapshot")
     expect(first, engine.output().slice(-4000)).toBeDefined()
     // The writer flushes within a second; the tape reads ClickHouse (and the hub).
-    const found = await eventually(async () => (await tape(`?quality=all&limit=200`)).body.signals.some((s: { id: string }) => s.id === first.id), {
+    const found = await eventually(async () => (await tape({ quality: "all", limit: 200 })).body.signals.some((s: { id: string }) => s.id === first.id), {
       what: "the signal on the tape",
       deadlineMs: 10_000,
       intervalMs: 250
@@ -79,40 +81,39 @@ describe("market-data service end to end", () => {
   }, 180_000)
 
   it("serves the token reads with the real bearer: search finds a simulated launch, its market data and history follow", async () => {
-    const get = (p: string, auth = true) => fetch(`${dataUrl}${p}`, { headers: auth ? { authorization: `Bearer ${key}` } : {} })
-    expect((await get("/v1/market/token-search?q=wif", false)).status).toBe(401)
+    expect((await data(false).GET("/v1/market/token-search", { params: { query: { q: "wif" } } })).response.status).toBe(401)
     const address = await eventually(
       async () => {
-        const r = await get("/v1/market/metas")
-        expect(r.status).toBe(200)
-        const search = (await (await get("/v1/market/prices?addresses=So11111111111111111111111111111111111111112")).json()) as Record<string, unknown>
+        const r = await data().GET("/v1/market/metas", { params: { query: {} } })
+        expect(r.response.status).toBe(200)
+        const search = answered(await data().GET("/v1/market/prices", { params: { query: { addresses: "So11111111111111111111111111111111111111112" } } })).body as Record<string, unknown>
         expect(search).toBeDefined()
-        const body = (await (await get("/v1/launches/final-stretch")).json()) as Record<string, unknown>
+        const body = answered(await data().GET("/v1/launches/final-stretch", { params: { query: {} } })).body as Record<string, unknown>
         expect(body).toBeDefined()
-        const feed = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=1&fields=name`)).json()) as { tokens: Array<{ address: string }> }
+        const feed = answered(
+          await engineClient({ baseUrl: engine.url }).GET("/api/v1/markets/feed", { params: { query: { bucket: "new", chain: "solana", limit: 1, fields: "name" } } })
+        ).body as { tokens: Array<{ address: string }> }
         return feed.tokens[0]?.address
       },
       { what: "a simulated launch in the new feed", deadlineMs: 60_000, intervalMs: 500, detail: () => engine.output().slice(-2000) }
     )
     expect(address, engine.output().slice(-2000)).toBeDefined()
-    const market = await get(`/v1/market/token/${address}`)
-    expect(market.status).toBe(200)
-    const history = await get(`/v1/market/token/${address}/history?interval=1m`)
-    expect(history.status).toBe(200)
+    const market = await data().GET("/v1/market/token/{address}", { params: { path: { address: address! } } })
+    expect(market.response.status).toBe(200)
+    const history = await data().GET("/v1/market/token/{address}/history", { params: { path: { address: address! }, query: { interval: "1m" } } })
+    expect(history.response.status).toBe(200)
   }, 180_000)
 
   it("publishes the simulation's agents: agent record, copy score and cohorts answer on the main service", async () => {
-    const get = async (p: string) => {
-      const res = await fetch(`${engine.url}${p}`)
-      return { status: res.status, body: JSON.parse(await res.text()) as any }
-    }
+    const main = engineClient({ baseUrl: engine.url })
+    const agentOf = async (idOrWallet: string) => answered(await main.GET("/api/v1/users/{idOrWallet}/agent", { params: { path: { idOrWallet } } }))
     // The simulation launches with its traders' keys (a launch every ~15 s by one of ten), so
     // one of the seeded agents soon has launches; records are cached 30 s.
     const handles = ["sim-early-eagle", "sim-sniper-sam", "sim-dip-buyer", "sim-whale-one", "sim-deep-pockets"]
     let probes = 0
     const record = await eventually(
       async () => {
-        const r = await get(`/api/v1/users/${handles[probes++ % handles.length]}/agent`)
+        const r = await agentOf(handles[probes++ % handles.length]!)
         return r.body.agent?.launches > 0 ? r : undefined
       },
       { what: "a seeded agent with launches", deadlineMs: 60_000, intervalMs: 250, detail: () => engine.output().slice(-2000) }
@@ -123,15 +124,15 @@ describe("market-data service end to end", () => {
     expect(record.body.agent.launches, engine.output().slice(-2000)).toBeGreaterThan(0)
     const profileId = record.body.agent.profileId as string
     expect(profileId).toMatch(/^ap_[0-9a-f]{20}$/)
-    const score = await get(`/api/v1/markets/agents/${profileId}/copy-score`)
+    const score = answered(await main.GET("/api/v1/markets/agents/{profileId}/copy-score", { params: { path: { profileId } } }))
     expect(score.status).toBe(200)
     expect(score.body.score).toMatchObject({ profileId, wallet: record.body.agent.address, chain: "solana" })
     for (const cohort of ["steady", "high_conviction", "early_finder"]) {
-      const r = await get(`/api/v1/markets/cohorts/${cohort}?limit=50`)
+      const r = answered(await main.GET("/api/v1/markets/cohorts/{cohort}", { params: { path: { cohort: cohort as "steady" }, query: { limit: 50 } } }))
       expect(r.status).toBe(200)
       expect(r.body).toMatchObject({ success: true, cohort, truncated: false })
     }
-    expect((await get("/api/v1/users/nobody-here/agent")).status).toBe(404)
+    expect((await agentOf("nobody-here")).status).toBe(404)
   }, 150_000)
 
   it("describes the market-data routes in its own OpenAPI document", async () => {

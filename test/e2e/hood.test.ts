@@ -18,6 +18,7 @@ import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/De
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { publicReads } from "../support/typedReads.js"
 
 interface HoodLocalnetFile {
   readonly rpcUrl: string
@@ -36,10 +37,7 @@ let trader: HoodClients
 const eth = findEconomics("hood", "eth")!
 const open = eth.tiers.find((t) => t.tier === "open")!
 
-const get = async (p: string) => {
-  const res = await fetch(engine.url + p)
-  return { status: res.status, body: (await res.json()) as any }
-}
+const reads = publicReads(() => engine.url)
 
 const same = (a: unknown, b: string) => typeof a === "string" && a.toLowerCase() === b.toLowerCase()
 
@@ -95,10 +93,10 @@ describe("Hood end to end", () => {
 
     // Visible in the Hood `new` bucket, and as a market record with the Hood fields of spec 2.9.
     await eventually(async () => {
-      const feed = await get("/api/v1/markets/feed?bucket=new&chain=hood")
+      const feed = await reads.feed("new", "hood")
       return feed.body.tokens?.some((t: { address: string }) => t.address === token) ? true : undefined
     }, { what: "the new bucket to list the curve", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
-    const fresh = await get(`/api/v1/markets/hood/${token}`)
+    const fresh = await reads.market("hood", token)
     expect(fresh.status).toBe(200)
     expect(fresh.body.market).toMatchObject({
       chain: "hood",
@@ -121,11 +119,11 @@ describe("Hood end to end", () => {
     expect(same(fresh.body.market.quoteMint, zeroAddress)).toBe(true)
     expect(same(fresh.body.market.creator, creator.wallet.account.address)).toBe(true)
     // The checksummed spelling reads the same market.
-    expect((await get(`/api/v1/markets/hood/${getAddress(token)}`)).body.market.mint).toBe(token)
+    expect((await reads.market("hood", getAddress(token))).body.market.mint).toBe(token)
 
     // The quote equals what the chain executes, to the wei.
     const amountIn = 123_456_789_012_345_678n
-    const quote = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=${amountIn}&slippageBps=50`)
+    const quote = await reads.curveQuote("hood", token, amountIn, 50)
     expect(quote.status).toBe(200)
     expect(quote.body).toMatchObject({ success: true, chain: "hood", mint: token, side: "buy", amountIn: amountIn.toString(), crossingModel: "capped-refund" })
     expect(quote.body.quote.crossesGraduation).toBe(false)
@@ -136,13 +134,13 @@ describe("Hood end to end", () => {
     expect(BigInt(quote.body.quote.minAmountOut)).toBe((first.trade.amountOut * 9_950n) / 10_000n)
     expect(await tokenBalance(pc, created.token, trader.wallet.account.address)).toBe(first.trade.amountOut)
     await eventually(async () => {
-      const m = await get(`/api/v1/markets/hood/${token}`)
+      const m = await reads.market("hood", token)
       return m.body.market?.tradesTotal === 1 ? m : undefined
     }, { what: "the market to show the trade", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
 
     // Past the threshold: the quote caps the fill and names the refund; the chain returns exactly it.
     const crossIn = 10n * 10n ** 18n
-    const crossing = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=${crossIn}`)
+    const crossing = await reads.curveQuote("hood", token, crossIn)
     expect(crossing.status).toBe(200)
     expect(crossing.body.quote.crossesGraduation).toBe(true)
     const quotedRefund = BigInt(crossing.body.quote.refund)
@@ -164,7 +162,7 @@ describe("Hood end to end", () => {
 
     // Completed until the keeper seeds the pool (the sweep runs every second, so poll tightly).
     const completed = await eventually(async () => {
-        const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+        const m = (await reads.market("hood", token)).body.market
         if (m?.lifecycle === "migrated") throw new Error("the market went to migrated before completed was observed")
         return m?.lifecycle === "completed" ? m : undefined
       }, { what: "the market to show completed", deadlineMs: 30_000, intervalMs: 10, detail: engineTail })
@@ -173,7 +171,7 @@ describe("Hood end to end", () => {
 
     // The keeper migrates within its sweep: migrated, with migratedAt; still no poolAddress on Hood.
     const migrated = await eventually(async () => {
-        const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+        const m = (await reads.market("hood", token)).body.market
         return m?.lifecycle === "migrated" ? m : undefined
       }, { what: "the curve to migrate", deadlineMs: 90_000, intervalMs: 100, detail: engineTail })
     expect(migrated).toMatchObject({
@@ -199,7 +197,7 @@ describe("Hood end to end", () => {
     expect((await readCurve(pc, curve)).phase).toBe("migrated")
 
     const mark = await eventually(async () => {
-      const r = await get(`/api/v1/markets/hood/${token}/mark`)
+      const r = await reads.hoodMark(token)
       return r.status === 200 ? r.body : undefined
     }, { what: "the mark to answer", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(mark.success).toBe(true)
@@ -234,7 +232,7 @@ describe("Hood end to end", () => {
 
     // Trading continues in the pool: a swap through the router reaches the market as a pool trade,
     // and the record's price follows the pool's.
-    const beforeSwap = (await get(`/api/v1/markets/hood/${token}`)).body.market
+    const beforeSwap = (await reads.market("hood", token)).body.market
     const swapIn = 10n ** 17n
     const swapReceipt = await swapExactIn(trader, {
       router: hood.addresses.swapRouter,
@@ -246,7 +244,7 @@ describe("Hood end to end", () => {
     })
     expect(swapReceipt.status).toBe("success")
     const afterSwap = await eventually(async () => {
-      const m = (await get(`/api/v1/markets/hood/${token}`)).body.market
+      const m = (await reads.market("hood", token)).body.market
       return m?.tradesTotal === beforeSwap.tradesTotal + 1 ? m : undefined
     }, { what: "the pool trade to reach the market", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(afterSwap.lifecycle).toBe("migrated")
@@ -262,13 +260,13 @@ describe("Hood end to end", () => {
     expect(Math.abs(Number(afterSwap.price) / poolPrice - 1)).toBeLessThan(1e-6)
 
     // After migration the curve quote refuses and names where trading continues.
-    const refused = await get(`/api/v1/markets/hood/${token}/quote?side=buy&amountIn=1000`)
+    const refused = await reads.curveQuote("hood", token, 1000n)
     expect(refused.status).toBe(409)
     expect(refused.body.error).toMatchObject({ code: "MARKET_NOT_TRADABLE", tradingContinues: { venue: "dex-evm-v3", pool: null } })
 
-    const graduated = await get("/api/v1/markets/feed?bucket=graduated&chain=hood")
+    const graduated = await reads.feed("graduated", "hood")
     expect(graduated.body.tokens.map((t: { address: string }) => t.address)).toContain(token)
-    const verify = await get(`/api/v1/verify/hood/${token}`)
+    const verify = await reads.verify("hood", token)
     expect(verify.body).toMatchObject({ success: true, candleLaunched: true, chain: "hood", graduated: true, pool: null })
     expect(same(verify.body.provenance.curve, curve)).toBe(true)
     expect(same(verify.body.provenance.configHash, created.event.configHash as Hex)).toBe(true)
@@ -276,10 +274,10 @@ describe("Hood end to end", () => {
   }, 240_000)
 
   it("answers a Hood mark for an unknown token with MARKET_NOT_FOUND and a malformed one with VALIDATION_FAILED", async () => {
-    const unknown = await get(`/api/v1/markets/hood/0x${"ab".repeat(20)}/mark`)
+    const unknown = await reads.hoodMark(`0x${"ab".repeat(20)}`)
     expect(unknown.status).toBe(404)
     expect(unknown.body.error.code).toBe("MARKET_NOT_FOUND")
-    const bad = await get("/api/v1/markets/hood/not-an-address/mark")
+    const bad = await reads.hoodMark("not-an-address")
     expect(bad.status).toBe(400)
     expect(bad.body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "mint" })
   })

@@ -1,8 +1,10 @@
 /**
  * The agent tool server against the started binary (issue 32): the SDK's own client, over
- * streamable HTTP and over stdio (the server spawned as `npm run mcp` runs it), launches a token
- * end to end with the local agent key: the dry run, the headless launch, and the job read until
- * the launch is confirmed; a launch's unknown job is a tool error carrying `JOB_NOT_FOUND`.
+ * streamable HTTP on the engine's main listener (`/api/v1/mcp`, the agent key at the door), over
+ * the standalone server's streamable HTTP, and over stdio (the server spawned as `npm run mcp` runs
+ * it), launches a token end to end with the local agent key: the dry run, the headless launch, and
+ * the job read until the launch is confirmed; a launch's unknown job is a tool error carrying
+ * `JOB_NOT_FOUND`; the main listener refuses an unknown key at its door with `UNAUTHORIZED`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -11,6 +13,7 @@ import { readFileSync } from "node:fs"
 import type * as http from "node:http"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { MCP_PATH } from "../../src/McpEndpoint.js"
 import { MCP_HTTP_PATH, serveHttp } from "../../clients/mcp/server.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
@@ -74,6 +77,19 @@ const launchEndToEnd = async (client: Client, clientLaunchId: string) => {
 }
 
 describe("an agent launches through the MCP tool server", () => {
+  it("over streamable HTTP on the main listener: dry run, headless launch, job read, verify; an unknown key refused at the door", async () => {
+    const endpoint = new URL(`${engine.url}${MCP_PATH}`)
+    const stranger = new Client({ name: "e2e", version: "1.0.0" })
+    await expect(stranger.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { "x-api-key": "svc_live_unknown0_key" } } }))).rejects.toThrow(/UNAUTHORIZED/)
+    const client = new Client({ name: "e2e", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
+    try {
+      await launchEndToEnd(client, `mcp-main-${process.pid}`)
+    } finally {
+      await client.close()
+    }
+  }, 120_000)
+
   it("over streamable HTTP: dry run, headless launch, job read, verify", async () => {
     const { port } = mcpHttp.address() as { port: number }
     const client = new Client({ name: "e2e", version: "1.0.0" })

@@ -17,6 +17,7 @@ import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { publicReads } from "../support/typedReads.js"
 
 let engine: Engine
 /** The engine's last output, for a wait that timed out. */
@@ -27,10 +28,8 @@ let trader: KeyPairSigner
 const sol = findEconomics("solana", "sol")!
 const open = sol.tiers.find((t) => t.tier === "open")!
 
-const get = async (p: string) => {
-  const res = await fetch(engine.url + p)
-  return { status: res.status, body: (await res.json()) as any }
-}
+const reads = publicReads(() => engine.url)
+type Bucket = "new" | "graduated" | "onfire" | "finalstretch"
 
 const buy = async (mint: KeyPairSigner["address"], amountInRaw: bigint) => {
   const ata = await findAssociatedTokenAddress(trader.address, mint)
@@ -84,10 +83,10 @@ describe("Solana end to end", () => {
 
     // Visible in the `new` bucket within the deadline.
     await eventually(async () => {
-      const feed = await get("/api/v1/markets/feed?bucket=new&chain=solana")
+      const feed = await reads.feed("new", "solana")
       return feed.body.tokens?.some((t: { address: string }) => t.address === address) ? true : undefined
     }, { what: "the new bucket to list the curve", deadlineMs: 20_000, intervalMs: 50, detail: engineTail })
-    const fresh = await get(`/api/v1/markets/solana/${address}`)
+    const fresh = await reads.market("solana", address)
     expect(fresh.status).toBe(200)
     expect(fresh.body.market).toMatchObject({
       chain: "solana", mint: address, lifecycle: "trading", buysOpen: true, sellsOpen: true, poolAddress: null,
@@ -98,7 +97,7 @@ describe("Solana end to end", () => {
 
     // The quote equals the executed fill, to the unit.
     const amountIn = 1_234_567_891n
-    const quote = await get(`/api/v1/markets/solana/${address}/quote?side=buy&amountIn=${amountIn}&slippageBps=50`)
+    const quote = await reads.curveQuote("solana", address, amountIn, 50)
     expect(quote.status).toBe(200)
     expect(quote.body).toMatchObject({ success: true, chain: "solana", side: "buy", amountIn: amountIn.toString(), crossingModel: "full-fill-surplus" })
     expect(quote.body.quote.crossesGraduation).toBe(false)
@@ -112,24 +111,24 @@ describe("Solana end to end", () => {
 
     // The market record follows the trade.
     await eventually(async () => {
-      const m = await get(`/api/v1/markets/solana/${address}`)
+      const m = await reads.market("solana", address)
       return m.body.market.tradesTotal === 1 ? m : undefined
     }, { what: "the market to show the trade", deadlineMs: 20_000, intervalMs: 50, detail: engineTail })
 
     // Past the threshold: the quote says it crosses, the buy completes the curve, the keeper migrates it.
-    const crossing = await get(`/api/v1/markets/solana/${address}/quote?side=buy&amountIn=${100n * 10n ** 9n}`)
+    const crossing = await reads.curveQuote("solana", address, 100n * 10n ** 9n)
     expect(crossing.body.quote.crossesGraduation).toBe(true)
     expect(crossing.body.quote.refund).toBeUndefined()
     await buy(address, 100n * 10n ** 9n)
     const migrated = await eventually(async () => {
-        const m = await get(`/api/v1/markets/solana/${address}`)
+        const m = await reads.market("solana", address)
         return m.body.market.lifecycle === "migrated" ? m.body.market : undefined
       }, { what: "the curve to migrate", deadlineMs: 30_000, intervalMs: 50, detail: engineTail })
     expect(migrated).toMatchObject({ buysOpen: true, sellsOpen: true, venue: "dex", feeBps: 50, migration: { status: "completed" } })
     expect(typeof migrated.poolAddress).toBe("string")
     expect(Date.parse(migrated.migration.migratedAt)).toBeGreaterThan(0)
 
-    const refused = await get(`/api/v1/markets/solana/${address}/quote?side=buy&amountIn=1000`)
+    const refused = await reads.curveQuote("solana", address, 1000n)
     expect(refused.status).toBe(409)
     expect(refused.body.error).toMatchObject({
       code: "MARKET_NOT_TRADABLE",
@@ -137,23 +136,23 @@ describe("Solana end to end", () => {
       tradingContinues: { venue: "dex-solana-v2", pool: migrated.poolAddress }
     })
 
-    const verify = await get(`/api/v1/verify/solana/${address}`)
+    const verify = await reads.verify("solana", address)
     expect(verify.body).toMatchObject({ success: true, candleLaunched: true, graduated: true, pool: migrated.poolAddress, creator: creator.address })
     expect(verify.body.attribution.program).toBe("SVCcurve11111111111111111111111111111111111")
 
-    const graduated = await get("/api/v1/markets/feed?bucket=graduated")
+    const graduated = await reads.feed("graduated")
     expect(graduated.body.tokens.map((t: { address: string }) => t.address)).toContain(address)
   }, 90_000)
 
   it("answers unknown mints, bad chains and bad buckets with the spec's errors", async () => {
-    const unknown = await get("/api/v1/markets/solana/So11111111111111111111111111111111111111112")
+    const unknown = await reads.market("solana", "So11111111111111111111111111111111111111112")
     expect(unknown.status).toBe(404)
     expect(unknown.body.error).toMatchObject({ code: "MARKET_NOT_FOUND", routing: { reason: "token_unknown" }, discovery: { indexed: false } })
-    expect((await get("/api/v1/markets/ethereum/abc")).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "chain" })
-    expect((await get("/api/v1/markets/feed?bucket=hot")).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "bucket" })
-    expect((await get("/api/v1/markets/feed")).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "bucket" })
-    expect((await get("/api/v1/verify/solana/So11111111111111111111111111111111111111112")).body).toEqual({ success: true, candleLaunched: false })
-    const fs = await get("/api/v1/markets/feed?bucket=finalstretch")
+    expect((await reads.market("ethereum" as "solana", "abc")).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "chain" })
+    expect((await reads.feed("hot" as Bucket)).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "bucket" })
+    expect((await reads.feed(undefined)).body.error).toMatchObject({ code: "VALIDATION_FAILED", field: "bucket" })
+    expect((await reads.verify("solana", "So11111111111111111111111111111111111111112")).body).toEqual({ success: true, candleLaunched: false })
+    const fs = await reads.feed("finalstretch")
     expect(fs.body).toMatchObject({ success: true, reset: true, feed: "live", exact: true })
     expect(typeof fs.body.stale).toBe("boolean")
   })

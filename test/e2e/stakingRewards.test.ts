@@ -17,6 +17,8 @@ import { eventually } from "../support/eventually.js"
 import { localCredentials } from "../support/launchClient.js"
 import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 import { stakingChain } from "../support/stakingChain.js"
+import { engineClient } from "../../clients/typescript/index.js"
+import { answered } from "../support/typedReads.js"
 
 let chain: Standalone<StandaloneSolana>
 let engine: Engine
@@ -68,15 +70,11 @@ afterAll(async () => {
 describe("staking reward claims through the engine", () => {
   it("a TEE wallet's stake: build (a staking write), sign at the relay, submit; the build is staked once", async () => {
     const { sessionToken } = localCredentials(engine.dataDir)
-    const owner = (method: string, route: string, body?: unknown) =>
-      fetch(`${engine.url}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${sessionToken}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
-    const keys = (await owner("GET", "/api/v1/agent/keys")).body.keys as Array<{ keyPrefix: string; status: string }>
+    // The owner's routes through the typed client, with the local session.
+    const owner = engineClient({ baseUrl: engine.url, session: sessionToken })
+    const keys = answered(await owner.GET("/api/v1/agent/keys")).body.keys as Array<{ keyPrefix: string; status: string }>
     const keyPrefix = keys.find((k) => k.status === "active")!.keyPrefix
-    const tee = await owner("POST", "/api/v1/agent/tee-wallets", { chain: "solana", keyPrefix, label: "stake tee" })
+    const tee = answered(await owner.POST("/api/v1/agent/tee-wallets", { body: { chain: "solana", keyPrefix, label: "stake tee" } }))
     expect(tee.status).toBe(200)
     const teeWallet = tee.body.wallet ?? tee.body
     await onChain.fund(teeWallet.address, 2_000_000_000n, SVC_MINT_ADDRESS, 50n * 1_000_000n)

@@ -24,6 +24,7 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { publicReads } from "../support/typedReads.js"
 import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
 
@@ -36,17 +37,14 @@ let trader: HoodClients
 const call = keyCall(() => engine.url, () => key)
 const tail = () => engine.output().slice(-4000)
 
-const get = async (p: string, headers: Record<string, string> = {}) => {
-  const res = await fetch(engine.url + p, { headers })
-  return { status: res.status, body: (await res.json()) as any }
-}
-const quote = (chain: string, mint: string, side: string, amountIn: bigint, headers: Record<string, string> = {}) =>
-  get(`/api/v1/trade/agent/quote?chain=${chain}&mint=${mint}&side=${side}&amountIn=${amountIn}&slippageBps=50`, headers)
+const reads = publicReads(() => engine.url)
+const quote = (chain: "solana" | "hood", mint: string, side: "buy" | "sell", amountIn: bigint, apiKey?: string) =>
+  reads.agentQuote(chain, mint, side, amountIn, { slippageBps: 50, ...(apiKey !== undefined ? { apiKey } : {}) })
 
 /** Waits until the engine has applied `n` trades of the market (so the next quote is on the chain's state). */
-const tradesSeen = (chain: string, mint: string, n: number) =>
+const tradesSeen = (chain: "solana" | "hood", mint: string, n: number) =>
   eventually(async () => {
-    const m = (await get(`/api/v1/markets/${chain}/${mint}`)).body.market
+    const m = (await reads.market(chain, mint)).body.market
     return m !== undefined && m.tradesTotal >= n ? m : undefined
   }, { what: `${chain} ${mint} to show ${n} trades`, deadlineMs: 30_000, intervalMs: 20, detail: tail })
 
@@ -90,7 +88,7 @@ describe("the agent quote through the engine", () => {
     expect(job.status).toBe("confirmed")
     const mint = job.mint as string
     const record = (await eventually(async () => {
-      const r = await get(`/api/v1/markets/solana/${mint}`)
+      const r = await reads.market("solana", mint)
       return r.status === 200 ? r.body.market : undefined
     }, { what: "the market", deadlineMs: 30_000, intervalMs: 20, detail: tail })) as { trade: { endpoint: string; routable: boolean }; tradesTotal: number }
     expect(record.trade).toEqual({ endpoint: "/api/v1/trade/agent/quote", routable: true })
@@ -98,14 +96,15 @@ describe("the agent quote through the engine", () => {
     const me = await devSigner(8)
     const ata = findAssociatedTokenAddressSync(me.address, address(mint)).address
     const amountIn = 700_000_000n
-    const free = await get(`${record.trade.endpoint}?chain=solana&mint=${mint}&side=buy&amountIn=${amountIn}&slippageBps=50`)
+    // The record's endpoint is the agent quote route (asserted above): called through the typed client.
+    const free = await quote("solana", mint, "buy", amountIn)
     expect(free.status).toBe(200)
     expect(free.body.fees.platform).toMatchObject({ plan: "free", planFeeBps: 100, feeRaw: "7000000" })
-    const max = await quote("solana", mint, "buy", amountIn, { "x-api-key": key })
+    const max = await quote("solana", mint, "buy", amountIn, key)
     expect(max.status).toBe(200)
     expect(max.body.fees.platform).toMatchObject({ plan: "max", planFeeBps: 25, referralDiscountPct: 0, feeRaw: "1750000" })
     expect(max.body.amountOut).toBe(free.body.amountOut)
-    const bad = await quote("solana", mint, "buy", amountIn, { "x-api-key": "svc_live_notakey" })
+    const bad = await quote("solana", mint, "buy", amountIn, "svc_live_notakey")
     expect(bad.status).toBe(401)
     expect(bad.body.error.code).toBe("UNAUTHORIZED")
 
@@ -134,7 +133,7 @@ describe("the agent quote through the engine", () => {
       name: "Quote Hood", symbol: "QHD", quoteToken: zeroAddress, virtualQuoteRaw: eth.virtualQuoteRaw, thresholdRaw: eth.thresholdRaw, dexVersion: "v3", salt: saltOf(`quote-${process.pid}`)
     })
     const mint = created.token.toLowerCase()
-    await eventually(async () => ((await get(`/api/v1/markets/hood/${mint}`)).status === 200 ? true : undefined), { what: "the Hood market", deadlineMs: 30_000, intervalMs: 20, detail: tail })
+    await eventually(async () => ((await reads.market("hood", mint)).status === 200 ? true : undefined), { what: "the Hood market", deadlineMs: 30_000, intervalMs: 20, detail: tail })
 
     const crossIn = eth.thresholdRaw * 2n
     const crossing = await quote("hood", mint, "buy", crossIn)
@@ -148,14 +147,14 @@ describe("the agent quote through the engine", () => {
 
     // The engine's keeper seeds the pool; the quote moves to it.
     const migrated = await eventually(async () => {
-      const m = (await get(`/api/v1/markets/hood/${mint}`)).body.market
+      const m = (await reads.market("hood", mint)).body.market
       return m?.lifecycle === "migrated" ? m : undefined
     }, { what: "the curve to migrate", deadlineMs: 90_000, intervalMs: 100, detail: tail })
     expect(migrated.trade).toEqual({ endpoint: "/api/v1/trade/agent/quote", routable: true })
     const weth = getAddress(hood.addresses.weth9)
     await approve(trader, created.token, hood.addresses.swapRouter, 2n ** 255n)
     for (const [side, amount] of [["buy", 10n ** 18n], ["sell", bought.trade.amountOut / 4n], ["buy", eth.thresholdRaw]] as const) {
-      const q = await quote("hood", mint, side, amount, side === "sell" ? { "x-api-key": key } : {})
+      const q = await quote("hood", mint, side, amount, side === "sell" ? key : undefined)
       expect(q.status, JSON.stringify(q.body)).toBe(200)
       expect(q.body).toMatchObject({ venue: "hood-dex", graduationVenue: "dex-evm-v3", fees: { venue: { bps: 30, asset: side === "buy" ? "quote" : "token" } } })
       expect(q.body.fees.platform.plan).toBe(side === "sell" ? "max" : "free")

@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AGENT_RECORD_TTL_MS } from "../../api/routes/AgentRoutes.js"
+import { engineClient } from "../../clients/typescript/index.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
@@ -23,10 +24,12 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
-const get = async (route: string) => {
-  const res = await fetch(`${engine.url}${route}`)
-  return { status: res.status, body: (await res.json()) as any }
-}
+/** The public reads, through the typed client (no key). */
+const reads = () => engineClient({ baseUrl: engine.url })
+/** A typed answer as the assertions read it: its status, and its body (the success or the envelope). */
+const answered = (r: { readonly response: Response; readonly data?: unknown; readonly error?: unknown }) => ({ status: r.response.status, body: (r.data ?? r.error) as any })
+const agentRecord = async () => answered(await reads().GET("/api/v1/users/{idOrWallet}/agent", { params: { path: { idOrWallet: accountId } } }))
+const marketRecord = async (mint: string) => answered(await reads().GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain: "solana", mint } } }))
 
 beforeAll(async () => {
   engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 300_000 })
@@ -44,12 +47,16 @@ const VISIBILITIES = ["production", "test", "local", "hidden"] as const
 
 describe("the recorded visibility in the public reads (a real launch of each)", () => {
   it("verify, the market record, the feed and the agent record present only the production launch as this service's", async () => {
-    const before = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+    const before = (await agentRecord()).body.agent as { launches: number; launchesViaApi: number }
     const imageUrl = await uploadImage(engine, key)
     const mints = {} as Record<(typeof VISIBILITIES)[number], string>
     for (const visibility of VISIBILITIES) {
       const id = `visibility-${visibility}-${process.pid}`
-      const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: id, name: `Vis ${visibility}`, symbol: "VIS", imageUrl, visibility, async: true })
+      const launched = answered(
+        await engineClient({ baseUrl: engine.url, apiKey: key }).POST("/api/v1/launch/headless", {
+          body: { clientLaunchId: id, name: `Vis ${visibility}`, symbol: "VIS", imageUrl, visibility, async: true }
+        })
+      )
       expect(launched.status, JSON.stringify(launched.body)).toBe(202)
       const job = await settledJob(call, () => engine, id)
       expect(job.status, JSON.stringify(job)).toBe("confirmed")
@@ -59,19 +66,19 @@ describe("the recorded visibility in the public reads (a real launch of each)", 
       const mint = mints[visibility]
       const market = await eventually(
         async () => {
-          const r = await get(`/api/v1/markets/solana/${mint}`)
+          const r = await marketRecord(mint)
           return r.status === 200 ? r.body.market : undefined
         },
         { what: `the ${visibility} market to be ingested`, deadlineMs: 60_000, intervalMs: 100 }
       )
       const verify = await eventually(
         async () => {
-          const r = await get(`/api/v1/verify/solana/${mint}`)
+          const r = answered(await reads().GET("/api/v1/verify/{chain}/{mint}", { params: { path: { chain: "solana", mint } } }))
           return r.status === 200 && (visibility === "production") === (r.body.candleLaunched === true) ? r.body : undefined
         },
         { what: `verify of the ${visibility} launch`, deadlineMs: 10_000, intervalMs: 100 }
       )
-      const record = (await get(`/api/v1/markets/solana/${mint}`)).body.market
+      const record = (await marketRecord(mint)).body.market
       if (visibility === "production") {
         expect(verify).toMatchObject({ success: true, candleLaunched: true, chain: "solana", mint, viaAgentKey: true })
         expect(record).toMatchObject({ candleLaunched: true, mint })
@@ -85,7 +92,7 @@ describe("the recorded visibility in the public reads (a real launch of each)", 
 
     const feed = await eventually(
       async () => {
-        const r = await get("/api/v1/markets/feed?bucket=new&chain=solana&limit=100")
+        const r = answered(await reads().GET("/api/v1/markets/feed", { params: { query: { bucket: "new", chain: "solana", limit: 100 } } }))
         const rows = (r.body.tokens ?? []) as Array<{ address: string; isAgent: boolean }>
         return VISIBILITIES.every((v) => rows.some((t) => t.address === mints[v])) ? rows : undefined
       },
@@ -99,7 +106,7 @@ describe("the recorded visibility in the public reads (a real launch of each)", 
     // cache: wait until the record is read afresh, then count.
     const agent = await eventually(
       async () => {
-        const a = (await get(`/api/v1/users/${accountId}/agent`)).body.agent as { launches: number; launchesViaApi: number }
+        const a = (await agentRecord()).body.agent as { launches: number; launchesViaApi: number }
         return a.launches !== before.launches ? a : undefined
       },
       { what: "the agent record read after its cache expired", deadlineMs: AGENT_RECORD_TTL_MS + 15_000, intervalMs: 500 }

@@ -25,6 +25,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020
 
 /** The document paths a listener may serve (main, market data). */
 const DOCUMENT_PATHS = ["/api/v1/openapi.json", "/v1/openapi.json"] as const
+/** Endpoints of a listener that are not OpenAPI operations: the MCP endpoint (`src/McpEndpoint.ts` `MCP_PATH`; its test checks the two agree). */
+export const NOT_OPENAPI_PATHS: ReadonlyArray<string> = ["/api/v1/mcp"]
 
 export interface ContractDocument {
   readonly doc: Json
@@ -96,6 +98,8 @@ export const contractProblems = (
   text: string
 ): ReadonlyArray<string> => {
   const where = `${method.toUpperCase()} ${path} → ${status}`
+  // The MCP endpoint speaks JSON-RPC as the MCP specification has it, not the document.
+  if (NOT_OPENAPI_PATHS.includes(path)) return []
   const template = operationPath(contract.doc, method, path)
   // A path no documented operation serves answers the router's own 404/405 envelope, or is one of
   // the routes left out of the document on purpose (`internal`: the probes, `/metrics`).

@@ -3880,9 +3880,51 @@ export interface components {
         CreateTeeBody: {
             [key: string]: unknown;
         };
-        /** @description rebind */
         RebindResponse: {
-            [key: string]: unknown;
+            /** @enum {boolean} */
+            success: true;
+            dryRun: boolean;
+            toKey: {
+                keyPrefix: string;
+                label: string | null;
+                paused: boolean;
+                /** @enum {string} */
+                walletScope: "all" | "selected";
+                /** @description False for an asset the key caps at zero */
+                tradeReady: {
+                    sol: boolean;
+                    usdc: boolean;
+                };
+                hoodTradeReady: {
+                    eth: boolean;
+                    usdg: boolean;
+                };
+                /** @description The assets the key caps at zero, sorted */
+                missingCaps: string[];
+                launchScope: {
+                    launchWrite: boolean;
+                    allowLaunchWallets: components["schemas"]["Int"];
+                };
+            };
+            rebound: {
+                id: string;
+                address: string;
+                label: string | null;
+                allowLaunch: boolean;
+                /** @enum {string} */
+                chain: "solana" | "evm";
+                fromKeyPrefix: string | null;
+                /** @description Only on a commit: the audit row */
+                auditId?: string;
+            }[];
+            unchanged: {
+                id: string;
+                address: string;
+                label: string | null;
+                allowLaunch: boolean;
+                /** @enum {string} */
+                chain: "solana" | "evm";
+            }[];
         };
         /** @description preview or commit */
         RebindBody: {

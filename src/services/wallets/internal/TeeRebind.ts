@@ -51,9 +51,9 @@ export type RebindInput =
 /** What a rebind moved or would move (`dryRun`: a preview, nothing written). */
 export interface RebindResult {
   readonly dryRun: boolean
-  readonly toKey: Record<string, unknown>
-  readonly rebound: ReadonlyArray<Record<string, unknown>>
-  readonly unchanged: ReadonlyArray<Record<string, unknown>>
+  readonly toKey: ReturnType<typeof toKeyView>
+  readonly rebound: ReadonlyArray<ReturnType<typeof reboundView>>
+  readonly unchanged: ReadonlyArray<ReturnType<typeof unchangedView>>
 }
 
 /** One audit row of the history, newest first; `actorDevicePrefix` only for a device. */
@@ -237,7 +237,7 @@ export const makeTeeRebind = (
           yield* checkClaims(moving.map((r) => r.id), true)
           yield* checkScopeRoom(key, moving)
           const at = rows.now()
-          const rebound: Array<Record<string, unknown>> = []
+          const rebound: Array<ReturnType<typeof reboundView>> = []
           for (const r of moving) {
             const auditId = randomId("rbd")
             yield* sql`UPDATE wallets SET bound_key_id = ${key.keyId}, bound_key_prefix = ${key.keyPrefix} WHERE id = ${r.id}`
