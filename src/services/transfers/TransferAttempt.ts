@@ -71,7 +71,12 @@ export const transferStore = (store: TransferStore): AttemptStore<TransferKey, T
 
 /** What a chain side offers the rail: send signed bytes once, and one look at a sent transfer. */
 export interface TransferChainPort {
-  readonly send: (wire: string) => Effect.Effect<void, { readonly message: string }>
+  /**
+   * A failure is a refusal that settles the row `failed`; a chain on which the row's bytes may land
+   * anyway (a Hood TEE row's, which its caller holds too) succeeds and lets the verdict decide. No
+   * row: bytes only the server holds.
+   */
+  readonly send: (wire: string, row?: Pick<TransferRow, "payer">) => Effect.Effect<void, { readonly message: string }>
   readonly observe: (row: TransferRow) => Effect.Effect<{ readonly outcome: "landed" | "reverted" | "never_lands" | "pending"; readonly error?: string }, unknown>
 }
 
@@ -85,7 +90,7 @@ export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferK
   perform: (_key, row, output) => {
     switch (output._tag) {
       case "Send":
-        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire)), (sent) =>
+        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire, row)), (sent) =>
           sent._tag === "Left" ? { event: { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` } } : undefined
         )
       case "Await":
