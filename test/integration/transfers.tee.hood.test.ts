@@ -25,7 +25,8 @@
  * - a refused send of the caller-held bytes decides nothing ("nonce too low" for bytes the
  *   caller broadcast, a preflight revert on a balance short now): only the receipt or the nonce
  *   passed settles the transfer;
- * - a malleated (high-s) twin of the relay's signature is refused and nothing changes.
+ * - a malleated (high-s) twin of the relay's signature is refused and nothing changes;
+ * - the sign claim follows the transfer whoever settles it (a recovery pass too).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Ref, TestClock, TestContext } from "effect"
@@ -482,6 +483,8 @@ describe("transfer rail, TEE payer on Hood", () => {
     await eventually(async () => (await rows("hk-crash"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
     expect((await eth(vault)) - before).toBe(9_999n)
     expect(await reservation("hk-crash")).toBe("booked")
+    // A transfer's sign claim follows the transfer, whoever settles it (here the recovery pass).
+    expect(await claimStateOf(b)).toBe("confirmed")
     await Effect.runPromise(transfers.recover)
     expect((await eth(vault)) - before).toBe(9_999n)
   }, 60_000)
@@ -528,6 +531,7 @@ describe("transfer rail, TEE payer on Hood", () => {
     await Effect.runPromise(transfers.watchTee)
     await eventually(async () => (await rows("hw-signed"))[0]?.state === "failed", { what: "the build whose nonce was used settles failed", deadlineMs: 30_000 })
     expect(await reservation("hw-signed")).toBe("released")
+    expect(await claimStateOf(b)).toBe("failed")
     expect((await executed()).filter((e) => e.data.signature === keccak256(signed))).toHaveLength(0)
   }, 60_000)
 
@@ -571,6 +575,7 @@ describe("transfer rail, TEE payer on Hood", () => {
     await Effect.runPromise(transfers.recover)
     await eventually(async () => (await rows("hr-short"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
     expect(await reservation("hr-short")).toBe("booked")
+    expect(await claimStateOf(b)).toBe("confirmed")
     expect((await tokenBalance(pc(), usdg, vault)) - vaultHad).toBe(3_000_000n)
     expect((await executed()).filter((e) => e.data.signature === keccak256(signed))).toHaveLength(1)
   }, 60_000)

@@ -84,6 +84,8 @@ export interface TransferPortsContext {
   readonly chainOf: (chain: TransferRow["chain"]) => TransferChainPort
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
+  /** Records what became of a TEE build's sign claim (only one the relay signed); absent: claims only expire. */
+  readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
 }
 
 export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferKey, TransferRow, TransferInput, AttemptOutput, never> => ({
@@ -111,6 +113,15 @@ export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferK
           Effect.logInfo("transfer executed").pipe(Effect.annotateLogs({ accountId: row.accountId, clientTransferId: row.clientTransferId, signature: output.signature })),
           undefined
         )
+      case "SettleClaim": {
+        // Best effort: a claim left unsettled only expires (its bytes' fate is the transfer's, settled already).
+        const claimId = row.claimId
+        if (claimId === null || ctx.settleClaim === undefined) return Effect.succeed(undefined)
+        return Effect.as(
+          ctx.settleClaim(claimId, output.outcome).pipe(Effect.catchAll((e) => Effect.logWarning("a transfer's sign claim was not settled; it expires", e))),
+          undefined
+        )
+      }
       default:
         // Answers (`Refuse`, `Replay`, `Pending`) are the caller's.
         return Effect.succeed(undefined)
