@@ -13,9 +13,11 @@
  * trusted); the asset (ETH, USDG or a token the factory launched); the spend gate on the `tee` rail
  * (txLimit, the key's cap); the TEE wallet's balances (the amount, and ETH for the value plus the
  * gas limit at the fee cap). Then, under the spend hold, the claim and the `built` row (the nonce
- * in `lastValidBlockHeight`). The hold lasts until the transfer settles, or until the sweep
- * releases it once it is 30 minutes old and the claim's own 30-minute lifetime (on Hood the
- * operation's expiry: an EVM transaction has none of its own) has passed.
+ * in `lastValidBlockHeight`). The hold lasts until the transfer settles; an unsigned build's
+ * (claim unconsumed) is released by the sweep once it is 30 minutes old and the claim's own
+ * 30-minute lifetime (on Hood the operation's expiry) has passed. A relay-signed one keeps it: an
+ * EVM transaction has no expiry and the caller holds the bytes, so only the chain's verdict (its
+ * receipt, or the wallet's nonce used by another transaction) settles it (`SpendStore.sweep`).
  *
  * Submit: the bytes must parse as a signed transaction whose unsigned form is exactly the built
  * one and whose signer is the TEE wallet, in canonical form (low `s`, and exactly the bytes the
