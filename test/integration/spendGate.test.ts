@@ -219,6 +219,35 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     await on(sqlB, sweep())
     expect((await states())["in-flight"]).toBe("released")
   })
+
+  it("the sweep keeps the hold of a built TEE transfer whose sign claim the relay signed while its bytes can land (Hood: no expiry); an unsigned one, or Solana bytes past their expiry, are swept", async () => {
+    const k = await newKey({ usdMicros: 1_000_000, reset: "never" })
+    const past = new Date(Date.now() - 60_000)
+    const builtWith = async (clientTransferId: string, chain: "solana" | "hood", claimState: "open" | "signed", txExpiresAt: Date | null) => {
+      const claimId = `claim-${k.keyId}-${clientTransferId}`
+      await on(
+        sqlA,
+        sqlA`INSERT INTO sign_claims (id, account_id, wallet_id, key_id, chain, purpose, message_hash, required_scopes, state, created_at, expires_at, tx_expires_at)
+          VALUES (${claimId}, ${k.accountId}, 'w', ${k.keyId}, ${chain === "solana" ? "solana" : "evm"}, 'transfer', 'm', '[]'::jsonb, ${claimState}, ${past}, ${past}, ${txExpiresAt})`
+      )
+      await on(
+        sqlA,
+        sqlA`INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, amount_raw, from_address,
+          to_address, destination_class, destination_kind, state, signature, created_at, updated_at, payer, claim_id, claim_expires_at)
+          VALUES (${k.accountId}, ${clientTransferId}, ${k.keyId}, ${k.prefix}, 'h', ${chain}, 'eth', 1000, 'F', 'T', 'own', 'vault', 'built', '', now(), now(), 'tee', ${claimId}, ${past})`
+      )
+    }
+    const idOf = (clientTransferId: string) => `transfer:${JSON.stringify([k.accountId, clientTransferId])}`
+    await builtWith("hood-signed", "hood", "signed", null)
+    await builtWith("hood-unsigned", "hood", "open", null)
+    await builtWith("solana-signed-expired", "solana", "signed", past)
+    await builtWith("solana-signed-live", "solana", "signed", new Date(Date.now() + 3_600_000))
+    const ids = ["hood-signed", "hood-unsigned", "solana-signed-expired", "solana-signed-live"]
+    for (const id of ids) await on(sqlA, reserve(input(k, idOf(id), buy(1_000n), 0)))
+    for (let pass = 0; pass < 5; pass++) await on(sqlB, sweep())
+    const states = async () => Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await on(sqlA, reservationState(idOf(id)))])))
+    expect(await states()).toEqual({ "hood-signed": "held", "hood-unsigned": "released", "solana-signed-expired": "released", "solana-signed-live": "held" })
+  })
 }
 
 describe("spend gate on embedded PGlite", () => {

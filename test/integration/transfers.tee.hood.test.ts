@@ -19,11 +19,32 @@
  * - a crash between the record of `sending` and the send: the recovery pass broadcasts the same
  *   signed bytes again (the server cannot sign for the TEE wallet) and it confirms once;
  * - the hold of an unsigned TEE transfer counts on the key's txLimit until the sweep releases it,
- *   after the hold is 30 minutes old and the sign claim's (the operation's) lifetime has passed.
+ *   after the hold is 30 minutes old and the sign claim's (the operation's) lifetime has passed;
+ *   a relay-signed one keeps it whatever its age (its bytes have no expiry) until its nonce is
+ *   used by another transaction (failed, the hold released);
+ * - a refused send of the caller-held bytes decides nothing ("nonce too low" for bytes the
+ *   caller broadcast, a preflight revert on a balance short now): only the receipt or the nonce
+ *   passed settles the transfer;
+ * - a malleated (high-s) twin of the relay's signature is refused and nothing changes;
+ * - the sign claim follows the transfer whoever settles it (a recovery pass too).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Ref, TestClock, TestContext } from "effect"
-import { type Address, getAddress, type Hash, type Hex, keccak256, parseTransaction, serializeTransaction } from "viem"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import {
+  type Address,
+  encodeAbiParameters,
+  getAddress,
+  type Hash,
+  type Hex,
+  hexToBigInt,
+  keccak256,
+  numberToHex,
+  parseTransaction,
+  recoverTransactionAddress,
+  serializeTransaction
+} from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mapFailure } from "../../api/ErrorTable.js"
@@ -60,6 +81,10 @@ let trust: TrustedWallets.TrustedWalletsShape
 let addresses: WithdrawalAddresses.WithdrawalAddressesShape
 let trader: HoodClients
 let usdg: Address
+/** The same service over a JSON-RPC proxy of the node that can fail the transaction lookup, with a short confirm timeout. */
+let proxied: TransferServiceShape
+let proxy: Server
+let failTransactionLookup = false
 
 const principalOf = (scopes: ReadonlyArray<string> = WITHDRAW): Principal => ({ ...(principals["key-a1"] as Principal), scopes })
 const callerOf = (scopes: ReadonlyArray<string> = WITHDRAW, keyId = "kid-a1", keyPrefix = "a1aaaaaa"): TransferCaller => ({
@@ -115,6 +140,22 @@ const relaySigned = async (b: TransferView, as: Principal = principalOf(), walle
   return signed.signedTransaction as Hex
 }
 const submit = (clientTransferId: string, signed: Hex, as: TransferCaller = caller) => transfers.submit(as, { clientTransferId, signedTransaction: hexBytes(signed) })
+const claimStateOf = (b: TransferView) =>
+  h.query<{ state: string }>((sql) => sql`SELECT state FROM sign_claims WHERE id = ${b.signClaim?.claimId ?? ""}`).then((r) => r[0]?.state)
+const sweepAt = (ms: number) =>
+  sqlRun(
+    Effect.gen(function* () {
+      yield* TestClock.setTime(ms)
+      return yield* sweep()
+    }).pipe(Effect.provide(TestContext.TestContext))
+  )
+/** Sets an address's USDG balance on the localnet (`balanceOf`, the token's fourth storage slot). */
+const setUsdg = (owner: Address, raw: bigint) =>
+  hoodTestClient(net).setStorageAt({
+    address: usdg,
+    index: keccak256(encodeAbiParameters([{ type: "address" }, { type: "uint256" }], [owner, 3n])),
+    value: numberToHex(raw, { size: 32 })
+  })
 const gasOf = async (hash: string) => {
   const r = await pc().getTransactionReceipt({ hash: hash as Hash })
   return { weiRaw: r.gasUsed * r.effectiveGasPrice, status: r.status }
@@ -184,11 +225,47 @@ beforeAll(async () => {
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
   )
+  proxy = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const text = Buffer.concat(chunks).toString()
+      const message = JSON.parse(text) as { id?: unknown; method?: string }
+      if (failTransactionLookup && message.method === "eth_getTransactionByHash") {
+        res.writeHead(200, { "content-type": "application/json" })
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: "header not found" } }))
+        return
+      }
+      void fetch(net.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: text })
+        .then(async (upstream) => {
+          res.writeHead(upstream.status, { "content-type": "application/json" })
+          res.end(await upstream.text())
+        })
+        .catch(() => {
+          res.writeHead(502)
+          res.end()
+        })
+    })
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+  proxied = await Effect.runPromise(
+    makeTransferService({
+      solanaRpcUrl: "http://127.0.0.1:1",
+      hood: { chain: net.chain, rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, factory: net.addresses.factory, usdg, unsentGraceMs: 300 },
+      provider: h.provider,
+      events: eventsPort,
+      wallets: h.service,
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      pollIntervalMs: 20,
+      confirmTimeoutMs: 3_000
+    }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
+  )
   trust = await Effect.runPromise(TrustedWallets.make().pipe(Effect.provideService(SqlClient.SqlClient, h.sql), Effect.provideService(AccountEvents, eventsPort)))
   addresses = await Effect.runPromise(WithdrawalAddresses.make({}).pipe(Effect.provideService(SqlClient.SqlClient, h.sql), Effect.provideService(AccountEvents, eventsPort)))
 }, 180_000)
 
 afterAll(async () => {
+  await new Promise<void>((resolve) => (proxy === undefined ? resolve() : proxy.close(() => resolve())))
   await net?.close()
   await h?.close()
 })
@@ -406,6 +483,8 @@ describe("transfer rail, TEE payer on Hood", () => {
     await eventually(async () => (await rows("hk-crash"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
     expect((await eth(vault)) - before).toBe(9_999n)
     expect(await reservation("hk-crash")).toBe("booked")
+    // A transfer's sign claim follows the transfer, whoever settles it (here the recovery pass).
+    expect(await claimStateOf(b)).toBe("confirmed")
     await Effect.runPromise(transfers.recover)
     expect((await eth(vault)) - before).toBe(9_999n)
   }, 60_000)
@@ -426,13 +505,6 @@ describe("transfer rail, TEE payer on Hood", () => {
     expect(await window()).toBe(30_000_000n)
     expect(await refusalOf(transfers.build(limited, body("hh-2", { linkedWalletId: t2.id })))).toMatchObject({ status: 403, code: "KEY_LIMIT_REACHED" })
     expect(await rows("hh-2")).toEqual([])
-    const sweepAt = (ms: number) =>
-      sqlRun(
-        Effect.gen(function* () {
-          yield* TestClock.setTime(ms)
-          return yield* sweep()
-        }).pipe(Effect.provide(TestContext.TestContext))
-      )
     await sweepAt(holdAtMs + 30 * 60_000 + 60_000)
     expect(await reservation("hh-1")).toBe("held")
     expect(await window()).toBe(30_000_000n)
@@ -440,5 +512,96 @@ describe("transfer rail, TEE payer on Hood", () => {
     expect(await reservation("hh-1")).toBe("released")
     expect(await window()).toBe(0n)
     expect((await built(body("hh-3", { linkedWalletId: t2.id }), limited)).status).toBe("built")
+  }, 60_000)
+
+  it("the hold is released only for an unsigned transfer whose sign claims are unconsumed: a relay-signed build never submitted keeps it past the sweep; once its nonce is used by another transaction it settles failed, the hold released", async () => {
+    const b = await built(body("hw-signed", { amountRaw: 2_468n }))
+    const signed = await relaySigned(b)
+    expect(await claimStateOf(b)).toBe("signed")
+    // Hold and claim far past their lifetimes: the caller still holds bytes that can land (an EVM transaction has no expiry).
+    await sweepAt(Date.now() + 2 * 60 * 60_000)
+    expect(await reservation("hw-signed")).toBe("held")
+    await Effect.runPromise(transfers.watchTee)
+    expect(await rows("hw-signed")).toEqual([{ client_transfer_id: "hw-signed", state: "built", signature: "" }])
+    // Another transaction on the same nonce lands: these bytes never can.
+    const other = await built(body("hw-other", { amountRaw: 1_357n }))
+    expect(parseTransaction(other.transaction as Hex).nonce).toBe(parseTransaction(b.transaction as Hex).nonce)
+    const r = await run(submit("hw-other", await relaySigned(other)))
+    expect(r._tag === "Right" && r.right.status).toBe("confirmed")
+    await Effect.runPromise(transfers.watchTee)
+    await eventually(async () => (await rows("hw-signed"))[0]?.state === "failed", { what: "the build whose nonce was used settles failed", deadlineMs: 30_000 })
+    expect(await reservation("hw-signed")).toBe("released")
+    expect(await claimStateOf(b)).toBe("failed")
+    expect((await executed()).filter((e) => e.data.signature === keccak256(signed))).toHaveLength(0)
+  }, 60_000)
+
+  it("a refused send of the caller-held bytes decides nothing: the caller broadcast them (mined), the submit's lookup is unreadable and the node answers nonce too low; the receipt confirms it, never failed", async () => {
+    const b = await built(body("hr-known", { amountRaw: 4_444n }))
+    const signed = await relaySigned(b)
+    const before = await eth(vault)
+    await pc().waitForTransactionReceipt({ hash: await pc().sendRawTransaction({ serializedTransaction: signed }) })
+    failTransactionLookup = true
+    try {
+      const r = await run(proxied.submit(caller, { clientTransferId: "hr-known", signedTransaction: hexBytes(signed) }))
+      if (r._tag === "Left") throw new Error(JSON.stringify(r.left))
+      expect(r.right).toMatchObject({ status: "confirmed", signature: keccak256(signed) })
+    } finally {
+      failTransactionLookup = false
+    }
+    expect(await rows("hr-known")).toEqual([{ client_transfer_id: "hr-known", state: "confirmed", signature: keccak256(signed) }])
+    expect(await reservation("hr-known")).toBe("booked")
+    expect(await claimStateOf(b)).toBe("confirmed")
+    expect((await eth(vault)) - before).toBe(4_444n)
+    expect((await executed()).filter((e) => e.data.signature === keccak256(signed))).toHaveLength(1)
+  }, 60_000)
+
+  it("a refused send of the caller-held bytes decides nothing: the preflight reverts (the TEE wallet's USDG short now), the transfer stays sending with its hold; topped up, the caller broadcasts the same bytes and it confirms once", async () => {
+    const b = await built(body("hr-short", { asset: "usdg", amountRaw: 3_000_000n }))
+    const signed = await relaySigned(b)
+    const had = await tokenBalance(pc(), usdg, tee.address)
+    const vaultHad = await tokenBalance(pc(), usdg, vault)
+    await setUsdg(tee.address, 0n)
+    expect(await tokenBalance(pc(), usdg, tee.address)).toBe(0n)
+    const r = await run(proxied.submit(caller, { clientTransferId: "hr-short", signedTransaction: hexBytes(signed) }))
+    if (r._tag === "Left") throw new Error(JSON.stringify(r.left))
+    expect(r.right).toMatchObject({ status: "sending", signature: keccak256(signed) })
+    expect(await rows("hr-short")).toEqual([{ client_transfer_id: "hr-short", state: "sending", signature: keccak256(signed) }])
+    expect(await reservation("hr-short")).toBe("held")
+    expect(await claimStateOf(b)).toBe("signed")
+    // Nothing was mined on its nonce (no revert spent it).
+    expect(await pc().getTransactionCount({ address: tee.address, blockTag: "latest" })).toBe(parseTransaction(signed).nonce)
+    await setUsdg(tee.address, had)
+    await pc().waitForTransactionReceipt({ hash: await pc().sendRawTransaction({ serializedTransaction: signed }) })
+    await Effect.runPromise(transfers.recover)
+    await eventually(async () => (await rows("hr-short"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
+    expect(await reservation("hr-short")).toBe("booked")
+    expect(await claimStateOf(b)).toBe("confirmed")
+    expect((await tokenBalance(pc(), usdg, vault)) - vaultHad).toBe(3_000_000n)
+    expect((await executed()).filter((e) => e.data.signature === keccak256(signed))).toHaveLength(1)
+  }, 60_000)
+
+  it("a malleated (high-s) twin of the relay's signature is refused (VALIDATION_FAILED 409 signedTransaction) and nothing changes", async () => {
+    const b = await built(body("hm-high-s", { amountRaw: 8_642n }))
+    const signed = await relaySigned(b)
+    const parsed = parseTransaction(signed)
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+    const twin = serializeTransaction(parsed as Parameters<typeof serializeTransaction>[0], {
+      r: parsed.r!,
+      s: numberToHex(n - hexToBigInt(parsed.s!), { size: 32 }),
+      yParity: parsed.yParity === 0 ? 1 : 0
+    })
+    // The same signer under another hash.
+    expect(getAddress(await recoverTransactionAddress({ serializedTransaction: twin as never }))).toBe(tee.address)
+    expect(keccak256(twin)).not.toBe(keccak256(signed))
+    const before = { vault: await eth(vault), events: (await executed()).length }
+    expect(await refusalOf(submit("hm-high-s", twin))).toEqual({ status: 409, code: "VALIDATION_FAILED", reason: undefined, field: "signedTransaction" })
+    expect(await rows("hm-high-s")).toEqual([{ client_transfer_id: "hm-high-s", state: "built", signature: "" }])
+    expect(await reservation("hm-high-s")).toBe("held")
+    expect(await claimStateOf(b)).toBe("signed")
+    expect(await eth(vault)).toBe(before.vault)
+    expect((await executed()).length).toBe(before.events)
+    // The canonical bytes still go through.
+    const r = await run(submit("hm-high-s", signed))
+    expect(r._tag === "Right" && r.right).toMatchObject({ status: "confirmed", signature: keccak256(signed) })
   }, 60_000)
 })

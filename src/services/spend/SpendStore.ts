@@ -290,6 +290,12 @@ export const SWEEP_MAX = 1_000
  * transaction may still land (or may have landed unseen), and its own settlement books or releases
  * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"). A
  * trade hold with no trade row (the attempt died between the hold and the record) expires as any.
+ * A transfer's hold is kept the same way while the transfer is `sending`, or `built` with its sign
+ * claim consumed (`signed`: the relay signed the bytes, which the caller holds) and those bytes
+ * still able to land (the claim's `tx_expires_at` unset, as on Hood where an EVM transaction has no
+ * expiry, or not passed, as a Solana blockhash's): the spec releases only the hold of an unsigned
+ * transfer whose claims are unconsumed (4.1); the transfer's reconcile settles the rest
+ * (`never_lands`: failed, the hold released) (docs/decisions.md "A relay-signed TEE transfer keeps its hold").
  */
 export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
@@ -307,7 +313,10 @@ export const sweep = (max: number = SWEEP_MAX): Effect.Effect<number, SqlError, 
               AND t.client_trade_id = (CASE WHEN r.id LIKE 'trade:[%' THEN substr(r.id, 7)::jsonb ->> 1 END))
           AND NOT EXISTS (
             SELECT 1 FROM transfers x
-            WHERE x.state = 'sending'
+            WHERE (x.state = 'sending'
+                OR (x.state = 'built' AND EXISTS (
+                  SELECT 1 FROM sign_claims c
+                  WHERE c.id = x.claim_id AND c.state = 'signed' AND (c.tx_expires_at IS NULL OR c.tx_expires_at > ${now}))))
               AND x.account_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 0 END)
               AND x.client_transfer_id = (CASE WHEN r.id LIKE 'transfer:[%' THEN substr(r.id, 10)::jsonb ->> 1 END))
         ORDER BY r.expires_at LIMIT ${Math.max(1, Math.min(max, SWEEP_MAX))})

@@ -14,7 +14,7 @@
  * under). A limit too low mines a revert that moved nothing and spent its gas.
  */
 import { Effect } from "effect"
-import { type Address, type Chain, encodeFunctionData, getAddress, type Hash, type Hex, isAddress, keccak256, zeroAddress } from "viem"
+import { type Address, type Chain, encodeFunctionData, getAddress, type Hash, type Hex, isAddress, keccak256, TransactionNotFoundError, zeroAddress } from "viem"
 import { curveFactoryAbi, curveTokenAbi } from "../../chain/hood/abi.generated.js"
 import { makeHoodSender } from "../../chain/hood/client/HoodSender.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
@@ -78,41 +78,56 @@ export const makeHoodTransfers = (options: HoodTransfersOptions) => {
       ([weiRaw, tokenRaw, code]) => ({ weiRaw, tokenRaw, toHasCode: code !== undefined && code !== "0x" })
     )
 
-  /** Whether the node has the transaction (mined or in its pool); unreadable counts as not. */
-  const known = (hash: Hash): Effect.Effect<boolean> =>
+  /** Whether the node has the transaction (mined or in its pool); undefined when that could not be read (it decides nothing). */
+  const known = (hash: Hash): Effect.Effect<boolean | undefined> =>
     read("transaction", (c) =>
       c.getTransaction({ hash }).then(
         () => true,
-        () => false
+        (e: unknown) => {
+          if (e instanceof TransactionNotFoundError) return false
+          throw e
+        }
       )
-    ).pipe(Effect.orElseSucceed(() => false))
+    ).pipe(Effect.orElseSucceed(() => undefined))
 
   /**
    * A recorded signed transaction the node does not know (a crash between the record and the
    * send), broadcast again once `unsentGraceMs` passed since it was recorded: the same bytes, so
-   * the same nonce and hash; the node's refusal (its nonce used meanwhile) changes nothing, the
-   * verdict by nonce settles it.
+   * the same nonce and hash, preflighted first (bytes whose call reverts now, a balance short
+   * since, are not mined as a revert: they wait, the caller may still top the wallet up); the
+   * node's refusal (its nonce used meanwhile) changes nothing, the verdict by nonce settles it.
    */
   const rebroadcast = (hash: Hash, signed: Hex, createdAtMs: number) =>
     Effect.gen(function* () {
       if ((yield* Effect.clockWith((c) => c.currentTimeMillis)) - createdAtMs < (options.unsentGraceMs ?? 60_000)) return
-      if (yield* known(hash)) return
-      yield* read("rebroadcast", (c) => c.sendRawTransaction({ serializedTransaction: signed })).pipe(Effect.ignore)
-      yield* Effect.logWarning("Hood TEE transfer not on the node: its signed bytes broadcast again").pipe(Effect.annotateLogs({ transaction: hash }))
+      if ((yield* known(hash)) !== false) return
+      const refused = yield* sender.send(signed)
+      yield* Effect.logWarning("Hood TEE transfer not on the node: its signed bytes broadcast again").pipe(
+        Effect.annotateLogs({ transaction: hash, ...(refused !== undefined ? { refusal: refused.reason } : {}) })
+      )
     })
 
   const port = (sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>): TransferChainPort => ({
     // Bytes the node already holds (a TEE wallet's relay-signed transfer its caller broadcast too) are sent: never refused as a duplicate.
-    send: (wire) =>
-      Effect.flatMap(known(keccak256(wire as Hex)), (held) =>
-        held
-          ? Effect.void
-          : Effect.flatMap(sender.send(wire as Hex), (refused) =>
-              refused === undefined
-                ? Effect.void
-                : Effect.fail({ message: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason })
-            )
-      ),
+    // A TEE row's bytes are the caller's too (relay-signed, no expiry on an EVM transaction): a refusal of this send
+    // ("already known", "nonce too low", a preflight revert on a balance short now) decides nothing, they may still
+    // land; only the verdict by receipt or by the wallet's mined nonce passing theirs settles the row. The embedded
+    // wallet's (`main`) bytes are the server's alone: refused, they fail the row (its nonce released by the verdict).
+    send: (wire, row) =>
+      Effect.gen(function* () {
+        const hash = keccak256(wire as Hex)
+        if ((yield* known(hash)) === true) return
+        const refused = yield* sender.send(wire as Hex)
+        if (refused === undefined) return
+        const message = refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason
+        if (row?.payer === "tee") {
+          yield* Effect.logWarning("Hood TEE transfer: the node refused the send; the caller holds the same bytes, the chain decides").pipe(
+            Effect.annotateLogs({ transaction: hash, refusal: message })
+          )
+          return
+        }
+        return yield* Effect.fail({ message })
+      }),
     // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height.
     observe: (row: TransferRow) =>
       Effect.gen(function* () {
@@ -125,7 +140,7 @@ export const makeHoodTransfers = (options: HoodTransfersOptions) => {
         }
         if (seen.neverLands) return { outcome: "never_lands" } as const
         // A TEE row: the server cannot sign for the wallet; the same signed bytes are broadcast again after the grace.
-        if (row.payer === "tee") {
+        if (row?.payer === "tee") {
           if (row.signedTransaction !== null) yield* rebroadcast(row.signature as Hash, row.signedTransaction as Hex, row.createdAtMs)
           return { outcome: "pending" } as const
         }

@@ -71,7 +71,12 @@ export const transferStore = (store: TransferStore): AttemptStore<TransferKey, T
 
 /** What a chain side offers the rail: send signed bytes once, and one look at a sent transfer. */
 export interface TransferChainPort {
-  readonly send: (wire: string) => Effect.Effect<void, { readonly message: string }>
+  /**
+   * A failure is a refusal that settles the row `failed`; a chain on which the row's bytes may land
+   * anyway (a Hood TEE row's, which its caller holds too) succeeds and lets the verdict decide. No
+   * row: bytes only the server holds.
+   */
+  readonly send: (wire: string, row?: Pick<TransferRow, "payer">) => Effect.Effect<void, { readonly message: string }>
   readonly observe: (row: TransferRow) => Effect.Effect<{ readonly outcome: "landed" | "reverted" | "never_lands" | "pending"; readonly error?: string }, unknown>
 }
 
@@ -79,13 +84,15 @@ export interface TransferPortsContext {
   readonly chainOf: (chain: TransferRow["chain"]) => TransferChainPort
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
+  /** Records what became of a TEE build's sign claim (only one the relay signed); absent: claims only expire. */
+  readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
 }
 
 export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferKey, TransferRow, TransferInput, AttemptOutput, never> => ({
   perform: (_key, row, output) => {
     switch (output._tag) {
       case "Send":
-        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire)), (sent) =>
+        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire, row)), (sent) =>
           sent._tag === "Left" ? { event: { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` } } : undefined
         )
       case "Await":
@@ -106,6 +113,15 @@ export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferK
           Effect.logInfo("transfer executed").pipe(Effect.annotateLogs({ accountId: row.accountId, clientTransferId: row.clientTransferId, signature: output.signature })),
           undefined
         )
+      case "SettleClaim": {
+        // Best effort: a claim left unsettled only expires (its bytes' fate is the transfer's, settled already).
+        const claimId = row.claimId
+        if (claimId === null || ctx.settleClaim === undefined) return Effect.succeed(undefined)
+        return Effect.as(
+          ctx.settleClaim(claimId, output.outcome).pipe(Effect.catchAll((e) => Effect.logWarning("a transfer's sign claim was not settled; it expires", e))),
+          undefined
+        )
+      }
       default:
         // Answers (`Refuse`, `Replay`, `Pending`) are the caller's.
         return Effect.succeed(undefined)

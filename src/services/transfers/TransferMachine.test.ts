@@ -28,17 +28,17 @@ describe("TransferMachine", () => {
 
   it("landed: confirmed, one Executed", () => {
     const [sending] = step(undefined, built())
-    expect(step(sending, observed("landed"))).toEqual([{ _tag: "confirmed", requestHash: "h1", signature: "sig1" }, [{ _tag: "Executed", signature: "sig1" }]])
+    expect(step(sending, observed("landed"))).toEqual([{ _tag: "confirmed", requestHash: "h1", signature: "sig1" }, [{ _tag: "Executed", signature: "sig1" }, { _tag: "SettleClaim", outcome: "confirmed" }]])
   })
 
   it("reverted / never lands: failed, nothing executed", () => {
     const [sending] = step(undefined, built())
     const [r, rOut] = step(sending, { _tag: "Observed", outcome: "reverted", error: "custom program error: 0x1" })
     expect(r).toEqual({ _tag: "failed", requestHash: "h1", signature: "sig1", error: "custom program error: 0x1" })
-    expect(rOut).toEqual([])
+    expect(rOut).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     const [n, nOut] = step(sending, observed("never_lands"))
     expect(n?._tag).toBe("failed")
-    expect(nOut).toEqual([])
+    expect(nOut).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
   })
 
   it("pending changes nothing (the same state object)", () => {
@@ -93,7 +93,7 @@ describe("TransferMachine", () => {
     expect(step(undefined, { _tag: "Sent", signature: "sig1" })).toEqual([undefined, []])
   })
 
-  it("any sequence of events: at most one Broadcast and at most one Executed, Executed only after Broadcast", () => {
+  it("any sequence of events: at most one Broadcast and at most one Executed, Executed only after Broadcast; SettleClaim once, on entering a settled state", () => {
     const event: fc.Arbitrary<TransferEvent> = fc.oneof(
       fc.record({ _tag: fc.constant("Built" as const), requestHash: fc.constantFrom("h1", "h2"), signature: fc.constantFrom("s1", "s2") }),
       fc.record({ _tag: fc.constant("Observed" as const), outcome: fc.constantFrom("landed", "reverted", "never_lands", "pending") }),
@@ -107,8 +107,14 @@ describe("TransferMachine", () => {
         let state: TransferState | undefined
         let broadcasts = 0
         let executed = 0
+        let settled = 0
         for (const e of events) {
           const [next, out] = step(state, e)
+          // A transfer's sign claim follows it: SettleClaim exactly on an entry into confirmed or failed, with that outcome.
+          const claims = out.filter((o) => o._tag === "SettleClaim")
+          const entered = next !== undefined && next !== state && (next._tag === "confirmed" || next._tag === "failed")
+          expect(claims).toEqual(entered ? [{ _tag: "SettleClaim", outcome: next._tag }] : [])
+          settled += claims.length
           broadcasts += out.filter((o) => o._tag === "Broadcast").length
           for (const o of out) if (o._tag === "Executed") {
             executed++
@@ -121,6 +127,7 @@ describe("TransferMachine", () => {
         }
         expect(broadcasts).toBeLessThanOrEqual(1)
         expect(executed).toBeLessThanOrEqual(1)
+        expect(settled).toBeLessThanOrEqual(1)
       }),
       { seed, verbose: true }
     )

@@ -13,6 +13,9 @@
  *   built ─Built(same request)──▶ unchanged: Refuse built (a main-payer repeat of a TEE build)
  *   any row ─Recorded──▶ as Built, except built answers Replay (the build answered again)
  *   sending, confirmed, failed ─Sent──▶ unchanged, no output (the row answers as it stands)
+ *   Every entry into confirmed or failed also emits `SettleClaim` (confirmed, failed): a TEE
+ *   build's sign claim follows the transfer's outcome, whoever settled it (the submit, a recovery
+ *   or reconcile pass); a row without a claim ignores it.
  *
  * Invariants: `Broadcast` is emitted once per transfer, on the only transitions into `sending`
  * ((none) → sending, built → sending; a row leaves `built` once);
@@ -45,6 +48,8 @@ export type TransferRefusal = "idempotency_conflict" | "failed" | "built"
 export type TransferOutput =
   | { readonly _tag: "Broadcast" }
   | { readonly _tag: "Executed"; readonly signature: string }
+  /** The transfer settled: its sign claim (a TEE build's), if it has one, follows its outcome. */
+  | { readonly _tag: "SettleClaim"; readonly outcome: "confirmed" | "failed" }
   | { readonly _tag: "Refuse"; readonly reason: TransferRefusal }
   /** The same request again, settled: answer the transfer as it stands. */
   | { readonly _tag: "Replay" }
@@ -52,6 +57,9 @@ export type TransferOutput =
   | { readonly _tag: "Pending" }
 
 type Step = readonly [TransferState | undefined, ReadonlyArray<TransferOutput>]
+
+const CLAIM_CONFIRMED: TransferOutput = { _tag: "SettleClaim", outcome: "confirmed" }
+const CLAIM_FAILED: TransferOutput = { _tag: "SettleClaim", outcome: "failed" }
 
 export const isInFlight = (state: TransferState): boolean => state._tag === "sending"
 
@@ -73,13 +81,13 @@ export const step = (state: TransferState | undefined, event: TransferEvent): St
       if (state === undefined || state._tag !== "sending") return [state, []]
       switch (event.outcome) {
         case "landed":
-          return [{ _tag: "confirmed", requestHash: state.requestHash, signature: state.signature }, [{ _tag: "Executed", signature: state.signature }]]
+          return [{ _tag: "confirmed", requestHash: state.requestHash, signature: state.signature }, [{ _tag: "Executed", signature: state.signature }, CLAIM_CONFIRMED]]
         case "reverted":
-          return [{ _tag: "failed", requestHash: state.requestHash, signature: state.signature, error: event.error ?? "the transaction failed on chain" }, []]
+          return [{ _tag: "failed", requestHash: state.requestHash, signature: state.signature, error: event.error ?? "the transaction failed on chain" }, [CLAIM_FAILED]]
         case "never_lands":
           return [
             { _tag: "failed", requestHash: state.requestHash, signature: state.signature, error: "the transaction expired before it landed; it never will" },
-            []
+            [CLAIM_FAILED]
           ]
         case "pending":
           return [state, []]

@@ -145,13 +145,19 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     }
     const store = makeTransferStore(sql, options.events, nowMs)
     const portOf = (chain: TransferRow["chain"]): TransferChainPort => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff))
+    const claimWallets = options.wallets
     const runner = makeTransferRunner({
       sql,
       leases: options.leases ?? makeRowLeases(sql),
       store,
       chainOf: portOf,
       confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
-      pollIntervalMs: options.pollIntervalMs ?? 500
+      pollIntervalMs: options.pollIntervalMs ?? 500,
+      // A claim the relay signed follows the transfer's outcome, whoever settles it (docs/decisions.md "A transfer's sign claim follows the transfer").
+      settleClaim:
+        claimWallets === undefined
+          ? undefined
+          : (claimId, outcome) => Effect.flatMap(claimWallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? claimWallets.settleClaim(claimId, outcome) : Effect.void))
     })
     const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
     const chainDown = (e: { readonly message: string }) => transferError("chain_unavailable", `The chain could not be read: ${e.message}; nothing was recorded`)

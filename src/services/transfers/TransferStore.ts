@@ -7,7 +7,9 @@
  * A TEE build (`built`, the unsigned transaction with its sign claim) keeps its spend hold until
  * its hold is 30 minutes old AND its sign claim's own 30-minute lifetime has passed (4.1
  * "Transaction-limit rules"): the insert of the `built` row moves the hold's expiry to the later
- * of the two in the same transaction, and the spend gate's sweep releases it then.
+ * of the two in the same transaction, and the spend gate's sweep releases it then, unless the
+ * relay signed its claim and those bytes can still land (`SpendStore.sweep`: the transfer's
+ * settlement books or releases it).
  */
 import { type BookInput, bookIn, holdUntilIn, releaseIn } from "../spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"

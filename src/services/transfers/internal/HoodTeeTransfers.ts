@@ -13,12 +13,16 @@
  * trusted); the asset (ETH, USDG or a token the factory launched); the spend gate on the `tee` rail
  * (txLimit, the key's cap); the TEE wallet's balances (the amount, and ETH for the value plus the
  * gas limit at the fee cap). Then, under the spend hold, the claim and the `built` row (the nonce
- * in `lastValidBlockHeight`). The hold lasts until the transfer settles, or until the sweep
- * releases it once it is 30 minutes old and the claim's own 30-minute lifetime (on Hood the
- * operation's expiry: an EVM transaction has none of its own) has passed.
+ * in `lastValidBlockHeight`). The hold lasts until the transfer settles; an unsigned build's
+ * (claim unconsumed) is released by the sweep once it is 30 minutes old and the claim's own
+ * 30-minute lifetime (on Hood the operation's expiry) has passed. A relay-signed one keeps it: an
+ * EVM transaction has no expiry and the caller holds the bytes, so only the chain's verdict (its
+ * receipt, or the wallet's nonce used by another transaction) settles it (`SpendStore.sweep`).
  *
  * Submit: the bytes must parse as a signed transaction whose unsigned form is exactly the built
- * one and whose signer is the TEE wallet (else `wrong_transaction`, nothing changes); its hash is
+ * one and whose signer is the TEE wallet, in canonical form (low `s`, and exactly the bytes the
+ * parse serializes to again: a malleated twin would be recorded under a hash that never lands
+ * while the canonical bytes can) (else `wrong_transaction`, nothing changes); its hash is
  * the transfer's signature. The row keeps the signed bytes when it moves to `sending`, so a
  * recovery pass after a crash broadcasts the same bytes again (same nonce, same hash: never a
  * second transfer) instead of releasing the nonce with a signature the server cannot make.
@@ -26,7 +30,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { getAddress, type Hex, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
+import { getAddress, type Hex, hexToBigInt, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
 import { check as checkSpend } from "../../spend/SpendStore.js"
 import { hoodTransferCall, type HoodTransfers, type HoodUnavailable } from "../HoodTransfers.js"
 import { transferError } from "../TransferError.js"
@@ -37,13 +41,24 @@ import type { TeeCommon, TeeCommonContext, TeeTransferFailure } from "./TeeCommo
 const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`
 
-/** The unsigned serialization of a signed EVM transaction and its signer, or undefined when the bytes are not one. Pure but for the signer's recovery. */
+/** The secp256k1 group order: a signature's `s` above half of it is the malleated twin of a canonical one. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+
+/**
+ * The unsigned serialization of a signed EVM transaction and its signer, or undefined when the
+ * bytes are not one in its one canonical form: `s` in the lower half of the order (a high-s twin
+ * recovers the same signer under another hash), and the bytes exactly what viem serializes again
+ * from their parse (no other encoding of the same transaction). Pure but for the signer's recovery.
+ */
 export const signedEvmParts = (signed: Hex): Effect.Effect<{ readonly unsigned: Hex; readonly signer: string; readonly hash: Hex } | undefined> =>
   Effect.gen(function* () {
     const parsed = yield* Effect.option(Effect.try(() => parseTransaction(signed)))
     if (parsed._tag === "None") return undefined
     const { r, s, v: _v, yParity: _y, ...fields } = parsed.value as typeof parsed.value & { r?: Hex; s?: Hex; v?: bigint; yParity?: number }
     if (r === undefined || s === undefined) return undefined
+    if (hexToBigInt(s) > SECP256K1_N / 2n) return undefined
+    const again = yield* Effect.option(Effect.try(() => serializeTransaction(parsed.value as Parameters<typeof serializeTransaction>[0])))
+    if (again._tag === "None" || again.value.toLowerCase() !== signed.toLowerCase()) return undefined
     const unsigned = yield* Effect.option(Effect.try(() => serializeTransaction(fields as Parameters<typeof serializeTransaction>[0])))
     const signer = yield* Effect.option(Effect.tryPromise(() => recoverTransactionAddress({ serializedTransaction: signed as never })))
     if (unsigned._tag === "None" || signer._tag === "None") return undefined

@@ -195,12 +195,6 @@ export const makeTeeCommon = (ctx: TeeCommonContext) => {
       return ctx.viewOf(applied.state ?? row, false)
     })
 
-  /** Best effort: the sign claim follows the transfer's outcome (its state is informational). */
-  const settleClaim = (row: TransferRow) =>
-    row.claimId === null || (row.state !== "confirmed" && row.state !== "failed")
-      ? Effect.void
-      : wallets.settleClaim(row.claimId, row.state === "confirmed" ? "confirmed" : "failed").pipe(Effect.ignore)
-
   /**
    * `POST /transfer/submit` over a chain's check of the signed bytes (`verify`: the signature and
    * the bytes to send, or `wrong_transaction`): sent once, whatever the number of requests.
@@ -226,12 +220,11 @@ export const makeTeeCommon = (ctx: TeeCommonContext) => {
         .apply(key, row, { event: { _tag: "Sent", signature }, wire })
         .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
       const now = applied._tag === "Saved" && applied.state !== undefined ? applied.state : ((yield* store.get(caller.accountId, row.clientTransferId)) ?? row)
-      if (applied._tag === "Saved") yield* settleClaim(now)
       // The request that moved it answers fresh; a racing one answers the transfer as it stands (never sent again).
       return yield* ctx.answer(now, row.requestHash, applied._tag !== "Saved", "Recorded")
     })
 
-  return { payerOf, destinationOf, planOf, record, settleClaim, submitWith }
+  return { payerOf, destinationOf, planOf, record, submitWith }
 }
 
 export type TeeCommon = ReturnType<typeof makeTeeCommon>

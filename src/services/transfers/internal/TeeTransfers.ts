@@ -160,10 +160,8 @@ export const makeTeeTransfers = (ctx: TeeTransfersContext) => {
       const applied = yield* runner
         .apply({ accountId: row.accountId, clientTransferId: row.clientTransferId }, row, { event: { _tag: "Sent", signature: s.signature } })
         .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
-      if (applied._tag === "Saved") {
-        moved++
-        yield* common.settleClaim(applied.state)
-      }
+      // Its sign claim follows the outcome by the machine's `SettleClaim`, as every settlement's.
+      if (applied._tag === "Saved") moved++
     }
     return moved
   })
