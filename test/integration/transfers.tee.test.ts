@@ -57,6 +57,7 @@ let byAgent: { id: string; address: string }
 let trust: TrustedWallets.TrustedWalletsShape
 let addresses: WithdrawalAddresses.WithdrawalAddressesShape
 let rpcUrl: string
+let eventsPort: Context.Tag.Service<typeof AccountEvents>
 
 /** key-a1 at the Withdraw level (its stored row has the same scopes); `scopes` narrows it as an access change would. */
 const principalOf = (scopes: ReadonlyArray<string> = WITHDRAW): Principal => ({ ...(principals["key-a1"] as Principal), scopes })
@@ -157,7 +158,7 @@ beforeAll(async () => {
   rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
-  const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
+  eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
   await Effect.runPromise(h.sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'TEETRANSFERS') ON CONFLICT (id) DO NOTHING`)
   await storeKey("kid-a1", "a1aaaaaa", null)
   await storeKey("kid-a2", "a2aaaaaa", 50)
@@ -351,6 +352,47 @@ describe("transfer rail, TEE payer on Solana", () => {
     expect(await rows("c-race")).toEqual([{ client_transfer_id: "c-race", state: "confirmed", signature }])
     expect((await executed()).filter((e) => e.data.signature === signature)).toHaveLength(1)
   }, 90_000)
+
+  it("a relay-signed transfer the node refuses at preflight (the wallet is short now) decides nothing while its blockhash is valid: broadcast by the caller once funded, it confirms once, its hold booked", async () => {
+    const short = await built(body("pf-1", { amountRaw: 3_333n }))
+    const signedShort = await relaySigned(short)
+    // Another transfer takes all the wallet holds (its fee included): pf-1 cannot pay its fee now.
+    const drain = await built(body("pf-drain", { amountRaw: lamports(tee.address) - 5_000n }))
+    const d = await run(submit("pf-drain", await relaySigned(drain)))
+    expect(d._tag === "Right" && d.right.status).toBe("confirmed")
+    expect(lamports(tee.address)).toBe(0n)
+    try {
+      const fast = await Effect.runPromise(
+        makeTransferService({
+          solanaRpcUrl: rpcUrl,
+          provider: h.provider,
+          events: eventsPort,
+          wallets: h.service,
+          prices: fixedPriceSource({ sol: "100", usdc: "1", svc: "0.01", eth: "3000", usdg: "1" }, Date.now),
+          pollIntervalMs: 20,
+          confirmTimeoutMs: 300
+        }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
+      )
+      const refused = await run(fast.submit(caller, { clientTransferId: "pf-1", signedTransaction: signedShort }))
+      // Not failed: the relay handed these bytes out, and they can still land. In flight, the hold kept.
+      expect(refused._tag === "Right" && refused.right.status).toBe("sending")
+      expect(await rows("pf-1")).toMatchObject([{ state: "sending" }])
+      expect(await reservation("pf-1")).toBe("held")
+      // Funded again, the caller broadcasts the very same bytes: they land once, and the transfer with them.
+      ledger.requestAirdrop(address(tee.address), 20n * SOL)
+      const before = lamports(vault)
+      await Effect.runPromise(makeSolanaTransfers(rpcUrl).port.send(Buffer.from(signedShort).toString("base64")))
+      await eventually(async () => lamports(vault) - before === 3_333n, { what: "the broadcast bytes land", deadlineMs: 30_000 })
+      await Effect.runPromise(transfers.recover)
+      await eventually(async () => (await rows("pf-1"))[0]?.state === "confirmed", { what: "pf-1 settled from the chain", deadlineMs: 30_000 })
+      expect(await reservation("pf-1")).toBe("booked")
+      const [settled] = await rows("pf-1")
+      expect((await executed()).filter((e) => e.data.signature === settled?.signature)).toHaveLength(1)
+      expect(lamports(vault) - before).toBe(3_333n)
+    } finally {
+      if (lamports(tee.address) < SOL) ledger.requestAirdrop(address(tee.address), 20n * SOL)
+    }
+  }, 120_000)
 
   it("a relay-signed build the caller broadcast itself is settled once by the recovery pass; one it never broadcast stays built", async () => {
     const kept = await built(body("b-kept", { amountRaw: 1_111n }))

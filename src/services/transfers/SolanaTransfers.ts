@@ -5,9 +5,18 @@
  * it does not exist, paid by the source), sends signed bytes once and looks at a signature
  * (`TransactionWatch`). Knows nothing of the ledger or the rules.
  */
-import { address, type Address, createNoopSigner, getBase64Encoder, getTransactionEncoder, partiallySignTransactionMessageWithSigners } from "@solana/kit"
+import {
+  address,
+  type Address,
+  createNoopSigner,
+  getBase64Encoder,
+  getTransactionEncoder,
+  partiallySignTransactionMessageWithSigners,
+  SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND
+} from "@solana/kit"
 import { Effect } from "effect"
 import { getCreateAssociatedTokenInstruction, getTokenTransferCheckedInstruction, getTransferSolInstruction } from "../../chain/solana/client/SplInstructions.js"
+import { causedBy } from "../../chain/solana/client/NodeRefusals.js"
 import { makeTransactionWatch } from "../../chain/solana/client/TransactionWatch.js"
 import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
@@ -119,7 +128,17 @@ export const makeSolanaTransfers = (rpcUrl: string) => {
     })
 
   const port: TransferChainPort = {
-    send: (wire) => Effect.mapError(watch.send(wire), (r) => ({ message: r.message })),
+    send: (wire, row) =>
+      watch.send(wire).pipe(
+        Effect.catchAll((r) =>
+          // A TEE row's bytes were handed to its caller by the sign relay: refused now (a preflight
+          // failure), they can still land while their blockhash is valid, so the chain decides
+          // (`never_lands` once it expired). An unknown blockhash is final. Bytes only the server holds: a refusal fails them.
+          row?.payer === "tee" && !causedBy(r.cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
+            ? Effect.logInfo("a TEE transfer the node refused may still land (its caller holds the bytes): the chain decides", r.message)
+            : Effect.fail({ message: r.message })
+        )
+      ),
     observe: (row: TransferRow) => watch.observe(row.signature, row.lastValidBlockHeight ?? 0n)
   }
 
