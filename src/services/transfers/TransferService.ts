@@ -26,30 +26,24 @@ import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { getAddress, isAddress } from "viem"
 import { HoodEndpoints } from "../../chain/hood/HoodEndpoints.js"
-import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
 import { SolanaEndpoints } from "../../chain/solana/SolanaEndpoints.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
-import { SVC_MINT, USDC_MINT } from "../../domain/QuotePairs.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
-import type { SpendAttempt } from "../spend/SpendGate.js"
-import { check as checkSpend, holdAround, type ReserveInput } from "../spend/SpendStore.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
-import { usdOfQuote } from "../spend/SpendValue.js"
-import { addressKey, type WalletChain } from "../wallets/ChainKeys.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
 import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { makeTeeTransfers, type SignedTransferSubmit, type TeeTransferFailure } from "./internal/TeeTransfers.js"
 import type { Principal } from "../wallets/Principal.js"
-import { walletRefusal } from "../wallets/WalletRefusal.js"
 import { makeHoodTransfers, type HoodTransfersOptions } from "./HoodTransfers.js"
 import { makeHoodTransferBuild } from "./internal/HoodTransferBuild.js"
-import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, SYSTEM_ACCOUNT_MIN, TOKEN_ACCOUNT_RENT } from "./SolanaTransfers.js"
-import { makeTransferRunner, type TransferChainPort, type TransferKey, stateOf } from "./TransferAttempt.js"
-import { type TransferError, transferError } from "./TransferError.js"
-import { step } from "./TransferMachine.js"
-import { classifyDestination, type OwnWallet } from "./TransferRules.js"
-import { MAIN_PAYER, makeTransferStore, transferReservationId, type TransferRow } from "./TransferStore.js"
+import { makeSolanaTransferBuild, solanaMintOf } from "./internal/SolanaTransferBuild.js"
+import { answer, viewOf } from "./internal/TransferAnswers.js"
+import { makeTransferParts } from "./internal/TransferParts.js"
+import { makeSolanaTransfers } from "./SolanaTransfers.js"
+import { makeTransferRunner, type TransferChainPort } from "./TransferAttempt.js"
+import { transferError } from "./TransferError.js"
+import { makeTransferStore, type TransferRow } from "./TransferStore.js"
 
 export interface TransferCaller {
   readonly accountId: string
@@ -126,8 +120,6 @@ export const normalized = (i: TransferInput): TransferInput => {
   return { ...i, to: evm(i.to), asset: i.asset === "eth" || i.asset === "usdg" ? i.asset : evm(i.asset) }
 }
 
-const NAMED_MINTS: Readonly<Record<string, string | null>> = { sol: null, usdc: USDC_MINT, svc: SVC_MINT }
-
 const storage = storageFailure("transfers", () => transferError("storage", "Internal error; nothing was recorded"))
 
 export const makeTransferService = (options: TransferServiceOptions) =>
@@ -159,102 +151,9 @@ export const makeTransferService = (options: TransferServiceOptions) =>
           ? undefined
           : (claimId, outcome) => Effect.flatMap(claimWallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? claimWallets.settleClaim(claimId, outcome) : Effect.void))
     })
-    const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
-    const chainDown = (e: { readonly message: string }) => transferError("chain_unavailable", `The chain could not be read: ${e.message}; nothing was recorded`)
-
-    const viewOf = (r: TransferRow, replay: boolean): TransferView => ({
-      status: r.state === "confirmed" ? "confirmed" : r.state === "built" ? "built" : "sending",
-      clientTransferId: r.clientTransferId,
-      chain: r.chain,
-      asset: r.asset,
-      amountRaw: r.amountRaw.toString(),
-      from: r.from,
-      to: r.to,
-      destinationClass: r.destinationClass,
-      destinationKind: r.destinationKind,
-      ...(r.toWalletId !== null ? { walletId: r.toWalletId } : {}),
-      ...(r.state !== "built" ? { signature: r.signature } : {}),
-      replay,
-      payer: r.payer,
-      ...(r.walletId !== null ? { linkedWalletId: r.walletId } : {}),
-      ...(r.state === "built" && r.transaction !== null && r.claimId !== null
-        ? {
-            transaction: r.transaction,
-            signClaim: { claimId: r.claimId, expiresAt: new Date(r.claimExpiresAtMs ?? r.createdAtMs).toISOString() },
-            ...(r.chain === "solana" ? { lastValidBlockHeight: (r.lastValidBlockHeight ?? 0n).toString() } : {})
-          }
-        : {})
-    })
-
-    /** A row under the id, answered by the machine for this request (`Recorded`: a TEE build's repeat): the view, or its refusal. */
-    const answer = (row: TransferRow, requestHash: string, replay: boolean, as: "Built" | "Recorded" = "Built"): Effect.Effect<TransferView, TransferError> => {
-      const [, outputs] = step(stateOf(row), as === "Built" ? { _tag: "Built", requestHash, signature: row.signature } : { _tag: "Recorded", requestHash })
-      const refusal = outputs.find((o) => o._tag === "Refuse")
-      if (refusal?._tag === "Refuse") {
-        return refusal.reason === "idempotency_conflict"
-          ? Effect.fail(transferError("idempotency_conflict", `clientTransferId ${row.clientTransferId} was used for another transfer`))
-          : refusal.reason === "built"
-            ? Effect.fail(transferError("idempotency_conflict", `clientTransferId ${row.clientTransferId} is a TEE build waiting for its signed transaction (POST /transfer/submit)`))
-            : Effect.fail(
-                transferError("transfer_failed", `The transfer under ${row.clientTransferId} failed: ${row.error ?? "unknown"}; use a new clientTransferId`, {
-                  details: { signature: row.signature, error: row.error }
-                })
-              )
-      }
-      return Effect.succeed(viewOf(row, replay))
-    }
-
-    const ownWallets = (accountId: string, embedded: string, chain: WalletChain = "solana") =>
-      Effect.map(
-        sql<{ id: string; address_key: string; kind: "linked" | "imported" | "tee" }>`
-          SELECT id, address_key, kind FROM wallets WHERE account_id = ${accountId} AND chain = ${chain} AND revoked_at IS NULL ORDER BY seq LIMIT 1000`,
-        (rows): ReadonlyArray<OwnWallet> => [
-          { addressKey: addressKey(chain, embedded), kind: "embedded", walletId: null },
-          ...rows.map((r) => ({ addressKey: r.address_key, kind: r.kind, walletId: r.id }))
-        ]
-      )
-
-    const approvedId = (accountId: string, to: string, chain: WalletChain = "solana") =>
-      Effect.map(
-        sql<{ id: string }>`
-          SELECT id FROM withdrawal_addresses WHERE account_id = ${accountId} AND chain = ${chain} AND address_key = ${addressKey(chain, to)} AND revoked_at IS NULL`,
-        (rows) => rows[0]?.id ?? null
-      )
-
-    /** The account's embedded wallet on `chain`, its agent access approved and live. */
-    const embeddedOf = (accountId: string, chain: WalletChain) =>
-      provider.resolveDelegation(accountId, chain).pipe(
-        Effect.catchTag("WalletProviderError", (e) => {
-          const r = walletRefusal(e)
-          const reason = r.reason === "not_embedded" ? "wallet_not_embedded" : r.reason === "not_delegated" ? "wallet_not_delegated" : r.reason === "delegation_revoked" ? "delegation_revoked" : "signing_refused"
-          return Effect.fail(transferError(reason, r.message, { retryable: r.retryable }))
-        })
-      )
-
-    /** What the spend gate weighs: the amount out of the paying wallet (`rail`: the embedded wallet's or the TEE wallet's), valued in USD (launched tokens have no price here). */
-    const gateInput = (caller: TransferCaller, input: TransferInput, rail: "main" | "tee" = "main") =>
-      Effect.map(
-        options.prices === undefined ? Effect.succeed(null) : usdOfQuote(options.prices, input.chain, input.asset, input.amountRaw),
-        (usdMicros) => ({
-          accountId: caller.accountId,
-          keyPrefix: caller.keyPrefix,
-          chain: input.chain,
-          attempt: { rail, purpose: "transfer", side: "buy", asset: input.asset, amountRaw: input.amountRaw, usdMicros } satisfies SpendAttempt
-        })
-      )
-
-    /** The spend gate's hold around an attempt's sign and send, released when it ends before its row exists (recorded rows are settled by their save). */
-    const heldAround = <A, E>(caller: TransferCaller, input: TransferInput, gate: Omit<ReserveInput, "reservationId">, run: Effect.Effect<A, E>) =>
-      withSql(
-        holdAround(
-          {
-            input: { ...gate, reservationId: transferReservationId({ accountId: caller.accountId, clientTransferId: input.clientTransferId }) },
-            recorded: Effect.map(store.get(caller.accountId, input.clientTransferId), (row) => row !== undefined),
-            what: "transfer"
-          },
-          run
-        )
-      )
+    const parts = makeTransferParts({ sql, provider, prices: options.prices, store, solana })
+    const { withSql, chainDown, embeddedOf, ownWallets, approvedId, gateInput, heldAround, solanaFunds } = parts
+    const solanaBuild = makeSolanaTransferBuild({ solana, store, runner, provider, nowMs, parts })
 
     const hoodBuild =
       hood === undefined
@@ -275,27 +174,6 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             chainDown
           })
 
-    /** The Solana source's balances and the mint, refused unless they cover the amount, the network fee and any account the transfer creates. */
-    const solanaFunds = (from: string, input: TransferInput, mint: string | null, who: string) =>
-      Effect.gen(function* () {
-        const source = yield* Effect.mapError(solana.source(from, input.to, mint), chainDown)
-        if (source.decimals === undefined) return yield* transferError("asset_unsupported", `${input.asset} is not an SPL token mint on Solana`)
-        const needLamports = mint === null ? input.amountRaw + SOLANA_FEE_LAMPORTS : SOLANA_FEE_LAMPORTS + (source.createsAccount ? TOKEN_ACCOUNT_RENT : 0n)
-        const leftLamports = source.lamports - needLamports
-        const short =
-          (source.tokenRaw !== null && source.tokenRaw < input.amountRaw) || leftLamports < 0n || (mint === null && leftLamports > 0n && leftLamports < SYSTEM_ACCOUNT_MIN)
-        if (short) {
-          return yield* transferError("insufficient_balance", `${who} cannot cover the amount, the network fee and any account the transfer creates`, {
-            details: {
-              balanceLamports: source.lamports.toString(),
-              neededLamports: needLamports.toString(),
-              ...(source.tokenRaw !== null ? { balanceRaw: source.tokenRaw.toString() } : {})
-            }
-          })
-        }
-        return { ...source, decimals: source.decimals }
-      })
-
     const tee =
       options.wallets === undefined
         ? undefined
@@ -308,7 +186,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             portOf,
             wallets: options.wallets,
             nowMs,
-            mintOf: (asset) => (asset in NAMED_MINTS ? NAMED_MINTS[asset]! : asset),
+            mintOf: solanaMintOf,
             solanaFunds,
             gateInput,
             heldAround,
@@ -337,105 +215,8 @@ export const makeTransferService = (options: TransferServiceOptions) =>
           if (hoodBuild === undefined) return yield* transferError("chain_unsupported", "This server does not run Hood transfers (no Hood node is configured)")
           return yield* hoodBuild(caller, input, requestHash)
         }
-        const embedded = yield* embeddedOf(caller.accountId, "solana")
-        const from = embedded.address
-
-        const mint = input.asset in NAMED_MINTS ? NAMED_MINTS[input.asset]! : input.asset
-        const destination = classifyDestination({
-          sourceKey: addressKey("solana", from),
-          destinationKey: addressKey("solana", input.to),
-          ownWallets: yield* ownWallets(caller.accountId, from),
-          approvedId: yield* approvedId(caller.accountId, input.to)
-        })
-        if (destination._tag === "Refused") {
-          return yield* destination.reason === "same_wallet"
-            ? transferError("same_wallet", "The destination is the source wallet itself")
-            : transferError("destination_not_allowed", "A transfer goes only to one of the account's own wallets or to an approved withdrawal address")
-        }
-
-        const gate = yield* gateInput(caller, input)
-        const decided = yield* withSql(checkSpend(gate))
-        if (decided._tag === "Refused") return yield* Effect.fail(decided.error)
-
-        const source = yield* solanaFunds(from, input, mint, "The embedded wallet")
-        const plan = {
-          clientTransferId: input.clientTransferId,
-          chain: "solana" as const,
-          asset: input.asset,
-          amountRaw: input.amountRaw.toString(),
-          from,
-          to: input.to,
-          destinationClass: destination.destinationClass,
-          destinationKind: destination.destinationKind,
-          ...(destination.walletId !== null ? { walletId: destination.walletId } : {}),
-          payer: "main" as const
-        }
-        if (input.dryRun) return { status: "ready", ...plan, replay: false, createsAccount: source.createsAccount } satisfies TransferView
-
-        return yield* heldAround(caller, input, gate, send(caller, input, requestHash, from, mint, source, destination))
+        return yield* solanaBuild(caller, input, requestHash)
       }).pipe(storage, Effect.withSpan("TransferService.build"))
-
-    /** Builds, signs, records `sending` and sends once (the runner), its spend held by the caller. */
-    const send = (
-      caller: TransferCaller,
-      input: TransferInput,
-      requestHash: string,
-      from: string,
-      mint: string | null,
-      source: { readonly decimals: number | null; readonly createsAccount: boolean },
-      destination: { readonly destinationClass: TransferRow["destinationClass"]; readonly destinationKind: TransferRow["destinationKind"]; readonly walletId: string | null }
-    ) =>
-      Effect.gen(function* () {
-        const built = yield* Effect.mapError(
-          solana.build({
-            owner: from,
-            to: input.to,
-            mint,
-            amountRaw: input.amountRaw,
-            decimals: source.decimals,
-            createsAccount: source.createsAccount,
-            memo: requestMemo("transfer", caller.accountId, input.clientTransferId)
-          }),
-          chainDown
-        )
-        const signed = yield* provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(
-          Effect.catchTag("WalletProviderError", (e) => Effect.fail(transferError("signing_refused", walletRefusal(e).message)))
-        )
-        const row: TransferRow = {
-          ...MAIN_PAYER,
-          accountId: caller.accountId,
-          clientTransferId: input.clientTransferId,
-          keyId: caller.keyId,
-          keyPrefix: caller.keyPrefix,
-          requestHash,
-          chain: "solana",
-          asset: input.asset,
-          mint,
-          amountRaw: input.amountRaw,
-          from,
-          to: input.to,
-          destinationClass: destination.destinationClass,
-          destinationKind: destination.destinationKind,
-          toWalletId: destination.walletId,
-          state: "sending",
-          signature: signed.signature,
-          lastValidBlockHeight: built.lastValidBlockHeight,
-          error: null,
-          createdAtMs: nowMs()
-        }
-        const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
-        // Recorded `sending` (this process its driver) before the one send; then the chain's verdict.
-        const applied = yield* runner
-          .apply(key, undefined, { event: { _tag: "Built", requestHash, signature: signed.signature }, insert: row, wire: signed.signedTransaction })
-          .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
-        if (applied._tag !== "Saved") {
-          // Another request under this id recorded first: answer as its row stands; nothing of ours was sent.
-          const now = yield* store.get(caller.accountId, input.clientTransferId)
-          if (now === undefined) return yield* Effect.dieMessage("transfer row vanished after a racing insert")
-          return yield* answer(now, requestHash, true)
-        }
-        return yield* answer(applied.state, requestHash, false)
-      })
 
     /** `POST /transfer/submit`: a TEE build's signed transaction, verified and sent once. */
     const submit = (caller: TransferCaller, input: SignedTransferSubmit): Effect.Effect<TransferView, TeeTransferFailure> =>
