@@ -188,38 +188,50 @@ const capReached = (cap: number, used: number, nowMs: number): LaunchLedgerError
 const withRow = (base: LaunchRecord, row: ReturnType<typeof step>[0]): LaunchRecord =>
   row === undefined || row === base ? base : { ...base, ...row }
 
+const refusedIn = (outputs: ReadonlyArray<LedgerOutput>): LaunchLedgerError | undefined => {
+  const refused = outputs.find((o) => o._tag === "Refused")
+  return refused === undefined ? undefined : refusal(refused)
+}
+
+/**
+ * Applies the slot outputs of one step; a cap refusal fails (and so rolls back) the
+ * transaction. Only `Begin` takes a capped slot; the settling events pass cap 0.
+ */
+const applySlots = (accountId: string, outputs: ReadonlyArray<LedgerOutput>, cap: number, nowMs: number) =>
+  Effect.forEach(
+    outputs,
+    (o) => {
+      switch (o._tag) {
+        case "TakeSlot":
+          if (o.force) return forceSlot(accountId, o.day)
+          return Effect.flatMap(takeSlot(accountId, o.day, cap), (used) =>
+            used !== undefined
+              ? Effect.void
+              : Effect.flatMap(slotsUsed(accountId, o.day), (now) => Effect.fail(capReached(cap, now, nowMs)))
+          )
+        case "RefundSlot":
+          return refundSlot(accountId, o.day)
+        default:
+          return Effect.void
+      }
+    },
+    { discard: true }
+  )
+
+const hashOf = (input: BeginInput) => idempotencyHash(input.canonicalBody)
+
+const beginEvent = (input: BeginInput, bodyHash: string, nowMs: number): LedgerEvent => ({
+  _tag: "Begin",
+  path: input.path,
+  chain: input.chain,
+  payer: input.payer,
+  bodyHash,
+  day: isoDay(nowMs),
+  nowMs
+})
+
 export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-
-  const refusedIn = (outputs: ReadonlyArray<LedgerOutput>): LaunchLedgerError | undefined => {
-    const refused = outputs.find((o) => o._tag === "Refused")
-    return refused === undefined ? undefined : refusal(refused)
-  }
-
-  /**
-   * Applies the slot outputs of one step; a cap refusal fails (and so rolls back) the
-   * transaction. Only `Begin` takes a capped slot; the settling events pass cap 0.
-   */
-  const applySlots = (accountId: string, outputs: ReadonlyArray<LedgerOutput>, cap: number, nowMs: number) =>
-    Effect.forEach(
-      outputs,
-      (o) => {
-        switch (o._tag) {
-          case "TakeSlot":
-            if (o.force) return forceSlot(accountId, o.day)
-            return Effect.flatMap(takeSlot(accountId, o.day, cap), (used) =>
-              used !== undefined
-                ? Effect.void
-                : Effect.flatMap(slotsUsed(accountId, o.day), (now) => Effect.fail(capReached(cap, now, nowMs)))
-            )
-          case "RefundSlot":
-            return refundSlot(accountId, o.day)
-          default:
-            return Effect.void
-        }
-      },
-      { discard: true }
-    )
 
   /**
    * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
@@ -241,18 +253,6 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
         return record
       })
     )
-
-  const hashOf = (input: BeginInput) => idempotencyHash(input.canonicalBody)
-
-  const beginEvent = (input: BeginInput, bodyHash: string, nowMs: number): LedgerEvent => ({
-    _tag: "Begin",
-    path: input.path,
-    chain: input.chain,
-    payer: input.payer,
-    bodyHash,
-    day: isoDay(nowMs),
-    nowMs
-  })
 
   const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: BeginInput, also?: Also<E>) {
     const bodyHash = hashOf(input)
