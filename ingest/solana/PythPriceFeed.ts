@@ -14,20 +14,11 @@
  * Bounds: one account, one stream, the held price is one value.
  */
 import { type Address, address, createSolanaRpc, getBase58Decoder } from "@solana/kit"
-import * as Yellowstone from "@triton-one/yellowstone-grpc"
-import { CommitmentLevel, type SubscribeRequest, type SubscribeUpdate } from "@triton-one/yellowstone-grpc"
+import type { SubscribeRequest, SubscribeUpdate } from "@triton-one/yellowstone-grpc"
 import { Duration, Effect, Schedule } from "effect"
 import { decodePriceUpdate, PYTH_RECEIVER_PROGRAM_ID, type PriceUpdate } from "../../src/chain/solana/program/accounts/PythPriceUpdate.js"
 import type { OracleFeed, OracleObservation } from "../../src/domain/OracleObservation.js"
-import type { IngestCommitment } from "./YellowstoneIngester.js"
-
-type ClientClass = typeof Yellowstone.default.default
-
-/** The package's types are CJS-shaped; at run time its ESM default export is the class itself. */
-const YellowstoneClient: ClientClass = (() => {
-  const d: unknown = Yellowstone.default
-  return (typeof d === "function" ? d : (d as { default: unknown }).default) as ClientClass
-})()
+import { COMMITMENT_LEVEL, emptyRequest, type IngestCommitment, YellowstoneClient } from "./YellowstoneIngester.js"
 
 const base58 = getBase58Decoder()
 
@@ -44,21 +35,9 @@ export interface PythPriceFeedOptions {
   readonly backoffMaxMs?: number
 }
 
-const COMMITMENT_LEVEL: Readonly<Record<IngestCommitment, CommitmentLevel>> = {
-  processed: CommitmentLevel.PROCESSED,
-  confirmed: CommitmentLevel.CONFIRMED,
-  finalized: CommitmentLevel.FINALIZED
-}
-
 export const pythSubscribeRequest = (account: Address, commitment: IngestCommitment): SubscribeRequest => ({
+  ...emptyRequest(),
   accounts: { pythPrice: { account: [account], owner: [PYTH_RECEIVER_PROGRAM_ID], filters: [] } },
-  slots: {},
-  transactions: {},
-  transactionsStatus: {},
-  blocks: {},
-  blocksMeta: {},
-  entry: {},
-  accountsDataSlice: [],
   commitment: COMMITMENT_LEVEL[commitment]
 })
 

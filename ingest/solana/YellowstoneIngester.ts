@@ -52,7 +52,7 @@ type ClientClass = typeof Yellowstone.default.default
 type Client = InstanceType<ClientClass>
 
 /** The package's types are CJS-shaped; at run time its ESM default export is the class itself. */
-const YellowstoneClient: ClientClass = (() => {
+export const YellowstoneClient: ClientClass = (() => {
   const d: unknown = Yellowstone.default
   return (typeof d === "function" ? d : (d as { default: unknown }).default) as ClientClass
 })()
@@ -215,13 +215,14 @@ export class IngesterState {
   }
 }
 
-const COMMITMENT_LEVEL: Readonly<Record<IngestCommitment, CommitmentLevel>> = {
+export const COMMITMENT_LEVEL: Readonly<Record<IngestCommitment, CommitmentLevel>> = {
   processed: CommitmentLevel.PROCESSED,
   confirmed: CommitmentLevel.CONFIRMED,
   finalized: CommitmentLevel.FINALIZED
 }
 
-const emptyRequest = (): SubscribeRequest => ({
+/** A subscribe request asking for nothing: the base every request of ours (and the ping) spreads. */
+export const emptyRequest = (): SubscribeRequest => ({
   accounts: {},
   slots: {},
   transactions: {},
