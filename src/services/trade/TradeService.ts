@@ -32,7 +32,7 @@ import { PriceSource } from "../prices/PriceSource.js"
 import type { SpendError } from "../spend/SpendError.js"
 import type { PayerError, SignClaimError, WalletError } from "../wallets/WalletError.js"
 import { WalletProvider } from "../wallets/WalletProvider.js"
-import { WalletService } from "../wallets/WalletService.js"
+import { settleSignedClaim, WalletService } from "../wallets/WalletService.js"
 import { type HoodTradeChain, type HoodTradeChainOptions, makeHoodTradeChain } from "./HoodTradeChain.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
 import { makeTradeRunner } from "./TradeAttempt.js"
@@ -133,12 +133,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const provider = yield* WalletProvider
     const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
     const wallets = Option.getOrUndefined(yield* Effect.serviceOption(WalletService))
-    // A claim the relay signed follows the trade's outcome; one it never used (the caller signed with its own key) only expires.
-    const settleClaim =
-      wallets === undefined
-        ? undefined
-        : (claimId: string, outcome: "confirmed" | "failed") =>
-            Effect.flatMap(wallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? wallets.settleClaim(claimId, outcome) : Effect.void))
+    // A claim the relay signed follows the trade's outcome; one it never used only expires.
+    const settleClaim = settleSignedClaim(wallets)
     const ctx: TradeContext = {
       sql,
       store,

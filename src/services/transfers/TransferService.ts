@@ -32,7 +32,7 @@ import { storageFailure } from "../../domain/ServiceFailure.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
-import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
+import { settleSignedClaim, WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { makeTeeTransfers, type SignedTransferSubmit, type TeeTransferFailure } from "./internal/TeeTransfers.js"
 import type { Principal } from "../wallets/Principal.js"
 import { makeHoodTransfers, type HoodTransfersOptions } from "./HoodTransfers.js"
@@ -137,7 +137,6 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     }
     const store = makeTransferStore(sql, options.events, nowMs)
     const portOf = (chain: TransferRow["chain"]): TransferChainPort => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff))
-    const claimWallets = options.wallets
     const runner = makeTransferRunner({
       sql,
       leases: options.leases ?? makeRowLeases(sql),
@@ -146,10 +145,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       confirmTimeoutMs: options.confirmTimeoutMs ?? 60_000,
       pollIntervalMs: options.pollIntervalMs ?? 500,
       // A claim the relay signed follows the transfer's outcome, whoever settles it (docs/decisions.md "A transfer's sign claim follows the transfer").
-      settleClaim:
-        claimWallets === undefined
-          ? undefined
-          : (claimId, outcome) => Effect.flatMap(claimWallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? claimWallets.settleClaim(claimId, outcome) : Effect.void))
+      settleClaim: settleSignedClaim(options.wallets)
     })
     const parts = makeTransferParts({ sql, provider, prices: options.prices, store, solana })
     const { withSql, chainDown, embeddedOf, ownWallets, approvedId, gateInput, heldAround, solanaFunds } = parts

@@ -70,6 +70,17 @@ export interface WalletServiceShape {
   readonly rebinds: (p: Principal, walletId: string | undefined, limit: number) => Effect.Effect<ReadonlyArray<RebindRecord>, WalletError>
 }
 
+/**
+ * What a rail's settled attempt does to its build's sign claim: a claim the relay signed follows
+ * the outcome (confirmed, failed); one it never used (the caller signed with its own key) says
+ * nothing about the attempt and only expires. Undefined without a wallet service.
+ */
+export const settleSignedClaim = (wallets: WalletServiceShape | undefined) =>
+  wallets === undefined
+    ? undefined
+    : (claimId: string, outcome: "confirmed" | "failed") =>
+        Effect.flatMap(wallets.claimStatus(claimId), (claim) => (claim?.state === "signed" ? wallets.settleClaim(claimId, outcome) : Effect.void))
+
 export class WalletService extends Context.Tag("curvestream/WalletService")<WalletService, WalletServiceShape>() {}
 
 /** Storage failures, decided once at the service's edge (logged; the caller sees `storage`). */
