@@ -141,3 +141,31 @@ describe("what the build still does on its own (README, \"Behind a proxy\")", ()
     expect(await exchange("GET /ping HTTP/1.1\r\n\r\n", 1_000, () => false)).toEqual({ got: "", closed: false })
   })
 })
+
+/** A port free now (the kernel's pick for port 0, released). */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.on("error", reject)
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo
+      srv.close(() => resolve(port))
+    })
+  })
+
+describe("binding its port", () => {
+  it("refuses a port another listener holds (uWS shares ports by default): ServerListenError, not a silent share", async () => {
+    const port = await freePort()
+    const held = await Effect.runPromise(Scope.make())
+    try {
+      await Effect.runPromise(serve({ name: "first", host: "127.0.0.1", port, maxBodyBytes: 1024, routes }).pipe(Scope.extend(held)))
+      const second = await Effect.runPromiseExit(Effect.scoped(serve({ name: "second", host: "127.0.0.1", port, maxBodyBytes: 1024, routes: [] })))
+      expect(Exit.isFailure(second)).toBe(true)
+      expect(String(Exit.isFailure(second) ? second.cause : "")).toContain(`cannot listen on 127.0.0.1:${port}`)
+      // The first listener answers every connection (the second, had it bound, would answer some 404).
+      for (let i = 0; i < 16; i++) expect((await fetch(`http://127.0.0.1:${port}/ping`)).status).toBe(200)
+    } finally {
+      await Effect.runPromise(Scope.close(held, Exit.void))
+    }
+  })
+})

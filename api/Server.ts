@@ -89,6 +89,11 @@ export const mountOn = (
  * closed, requests in flight answered within the bound), then `beforeClose` (the data server
  * closes its stream sockets with 1001), then the remaining connections.
  */
+/** `listen(host, port, options, cb)`: the binding takes it, its declarations name only the other overloads. */
+type ListenWithOptions = (host: string, port: number, options: number, cb: (socket: uWS.us_listen_socket | false) => void) => uWS.TemplatedApp
+/** The binding's `LIBUS_LISTEN_EXCLUSIVE_PORT` (exported at run time, undeclared in its types). */
+const EXCLUSIVE_PORT = (uWS as unknown as { readonly LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT
+
 export const listen = (o: {
   readonly name: string
   readonly host: string
@@ -101,7 +106,10 @@ export const listen = (o: {
   Effect.gen(function* () {
     const drainMs = o.drainMs ?? drainBoundMs
     const socket = yield* Effect.async<uWS.us_listen_socket, ServerListenError>((resume) => {
-      o.app.listen(o.host, o.port, (s) => {
+      // Exclusive: uWS binds with SO_REUSEPORT by default, so a second listener on a taken port
+      // (another process, or this engine's other listener given the same port) would bind too and
+      // take a share of the connections; exclusive, it fails here instead.
+      ;(o.app.listen as unknown as ListenWithOptions)(o.host, o.port, EXCLUSIVE_PORT, (s) => {
         if (s === false) resume(Effect.fail(new ServerListenError({ host: o.host, port: o.port, message: `cannot listen on ${o.host}:${o.port}` })))
         else resume(Effect.succeed(s))
       })

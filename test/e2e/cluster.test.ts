@@ -24,7 +24,7 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { createRequire } from "node:module"
 import type { Signal } from "../../src/domain/Signal.js"
-import { type Engine, freePort, projectRoot, startEngine } from "../support/engine.js"
+import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { type KafkaBroker, noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
 import { findPostgresBinDir, type PostgresServer, startPostgresServer } from "../support/postgresServer.js"
@@ -72,9 +72,8 @@ const WebSocket = createRequire(import.meta.url)("ws") as new (url: string, opti
 
 const dataUrls = new Map<Engine, string>()
 const startApi = async () => {
-  const dataPort = await freePort()
-  const api = await startEngine({ args: ["--role", "api"], env: { ...env(), CURVESTREAM_DATA_PORT: String(dataPort) }, readyTimeoutMs: 60_000 })
-  dataUrls.set(api, `ws://127.0.0.1:${dataPort}`)
+  const api = await startEngine({ args: ["--role", "api"], env: env(), readyTimeoutMs: 60_000 })
+  dataUrls.set(api, api.dataUrl.replace("http://", "ws://"))
   return api
 }
 

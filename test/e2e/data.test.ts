@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Engine, freePort, startEngine } from "../support/engine.js"
+import { type Engine, startEngine } from "../support/engine.js"
 import { dataClient, type DataOperations, engineClient } from "../../clients/typescript/index.js"
 import { eventually } from "../support/eventually.js"
 import { answered } from "../support/typedReads.js"
@@ -27,9 +27,8 @@ let dataUrl = ""
 let key = ""
 
 beforeAll(async () => {
-  const dataPort = await freePort()
-  engine = await startEngine({ env: { CURVESTREAM_DATA_PORT: String(dataPort) } })
-  dataUrl = `http://127.0.0.1:${dataPort}`
+  engine = await startEngine()
+  dataUrl = engine.dataUrl
   key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
 }, 120_000)
 

@@ -35,14 +35,14 @@ const executed: Array<string> = []
 const execution: OrderExecution = { execute: (row) => Effect.sync(() => void executed.push(row.id)) }
 
 /** One actors "process" in a scope of its own (closing it without a flush is the process dying). */
-const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false) =>
+const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false, checkpointLingerMs = 1) =>
   Effect.gen(function* () {
     const { bus, database } = yield* Shared
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let hooks: OrderHooks | undefined
     const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
       Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
-    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
+    const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, checkpointLingerMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
     return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
   })
 
@@ -201,8 +201,9 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       const clock = new ChainClock("solana")
       const m = new SimMarket(clock, { mint: "So1OrdersCrash" })
       yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
-      // A checkpoint interval far beyond the test: nothing this process applies is flushed.
-      const doomed = yield* openActors(3_600_000)
+      // A checkpoint interval and a linger far beyond the test: nothing this process applies is
+      // flushed, not even the trigger's hurried flush (it waits the linger), so it dies unwritten.
+      const doomed = yield* openActors(3_600_000, false, 3_600_000)
       yield* eventuallyEffect(Effect.sync(() => doomed.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
       const now = currentPrice(doomed.actors.state("solana", m.mint))!
       const target = formatPriceE18(scaled(now.price, 102n, 100n))

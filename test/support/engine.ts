@@ -13,19 +13,30 @@ import { eventually } from "./eventually.js"
 
 export const projectRoot = fileURLToPath(new URL("../../", import.meta.url))
 
-export const freePort = (): Promise<number> =>
+export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
+
+/** `n` distinct free ports: every socket is held until all are found, so no two picks are the same port. */
+export const freePorts = (n: number): Promise<ReadonlyArray<number>> =>
   new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.unref()
-    srv.on("error", reject)
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
+    const servers = Array.from({ length: n }, () => net.createServer())
+    const ports: Array<number> = []
+    for (const srv of servers) {
+      srv.unref()
+      srv.on("error", reject)
+      srv.listen(0, "127.0.0.1", () => {
+        ports.push((srv.address() as net.AddressInfo).port)
+        if (ports.length === n) {
+          let closed = 0
+          for (const s of servers) s.close(() => ++closed === n && resolve(ports))
+        }
+      })
+    }
   })
 
 export interface Engine {
   readonly url: string
+  /** The market-data listener (`CURVESTREAM_DATA_PORT`: a free port picked with the main one unless the caller set it). */
+  readonly dataUrl: string
   readonly dataDir: string
   readonly child: ChildProcess
   output(): string
@@ -61,8 +72,8 @@ export const startEngine = async (options: StartOptions = {}): Promise<Engine> =
 }
 
 const startEngineOnce = async (options: StartOptions, earlier: string): Promise<Engine> => {
-  const port = await freePort()
-  const dataPort = await freePort()
+  const [port, freeDataPort] = (await freePorts(2)) as [number, number]
+  const dataPort = options.env?.CURVESTREAM_DATA_PORT ?? String(freeDataPort)
   const dataDir = options.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "curvestream-e2e-"))
   // `node --import tsx` (not the tsx binary, which forks a second process): a signal, SIGKILL
   // included, reaches the engine itself.
@@ -72,7 +83,7 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
       ...process.env,
       CURVESTREAM_HOST: "127.0.0.1",
       CURVESTREAM_PORT: String(port),
-      CURVESTREAM_DATA_PORT: String(dataPort),
+      CURVESTREAM_DATA_PORT: dataPort,
       CURVESTREAM_DATA_DIR: dataDir,
       LOG_FORMAT: "logfmt",
       // The suites assert USD figures at the fixed prices; the oracle has its own test (test/integration/prices.oracle.test.ts).
@@ -90,6 +101,7 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
   const url = `http://127.0.0.1:${port}`
   const engine: Engine = {
     url,
+    dataUrl: `http://127.0.0.1:${dataPort}`,
     dataDir,
     child,
     output: () => earlier + out,
@@ -134,12 +146,11 @@ export interface LocalCredentials {
   readonly agentKey: string
 }
 
-/** `startEngine` with the market-data listener on a known free port, and the local account's credentials. */
+/** `startEngine`, with the market-data listener's URL and the local account's credentials. */
 export const startEngineWithData = async (
   options: Parameters<typeof startEngine>[0] = {}
 ): Promise<{ engine: Engine; dataUrl: string; credentials: LocalCredentials }> => {
-  const dataPort = await freePort()
-  const engine = await startEngine({ ...options, env: { ...options.env, CURVESTREAM_DATA_PORT: String(dataPort) } })
+  const engine = await startEngine(options)
   const credentials = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as LocalCredentials
-  return { engine, dataUrl: `http://127.0.0.1:${dataPort}`, credentials }
+  return { engine, dataUrl: engine.dataUrl, credentials }
 }
