@@ -178,6 +178,8 @@ export interface RouterOptions {
   readonly authFailures?: FailedAuthThrottle
   /** Cross-origin reads from the engine's own web page (`CorsPolicy`); absent: no CORS headers, preflights 404/405. */
   readonly cors?: CorsPolicy
+  /** The listener's requests in flight, shared with other endpoints on it (the MCP endpoint); absent: the routes' own. */
+  readonly requests?: RequestsInFlight
 }
 
 /**
@@ -402,6 +404,55 @@ const headless = (method: string, reply: Reply): Reply => {
 
 export const internalError = (): Reply => errorReply(apiError("INTERNAL", "Internal error; nothing was recorded"))
 
+/**
+ * A listener's requests read or being answered and not yet answered (nor abandoned by their
+ * client), counted over every endpoint on it, and its drain: from the drain on, every reply
+ * closes its connection (keep-alive clients reconnect elsewhere); the drain completes once none
+ * is in flight. Unbounded: the server bounds it.
+ */
+export class RequestsInFlight {
+  private count = 0
+  private waiters: Array<() => void> = []
+  /** Set by the drain: replies close their connections. */
+  draining = false
+  size(): number {
+    return this.count
+  }
+  enter(): void {
+    this.count++
+  }
+  leave(): void {
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake()
+  }
+  readonly drain: Effect.Effect<void> = Effect.async<void>((resume) => {
+    this.draining = true
+    if (this.count === 0) resume(Effect.void)
+    else this.waiters.push(() => resume(Effect.void))
+  })
+}
+
+/**
+ * Reads a request's body up to `limit` bytes: `onBody` with all of it, or `onTooLarge` once it
+ * passes the bound (the rest is ignored). uWS lends each chunk for the callback only: it is copied.
+ */
+export const collectBody = (res: HttpResponse, limit: number, aborted: () => boolean, onBody: (body: Buffer) => void, onTooLarge: () => void): void => {
+  let chunks: Array<Buffer> | undefined
+  let size = 0
+  let refused = false
+  res.onData((chunk, isLast) => {
+    if (refused || aborted()) return
+    size += chunk.byteLength
+    if (size > limit) {
+      refused = true
+      onTooLarge()
+      return
+    }
+    const copy = Buffer.from(chunk.slice(0))
+    if (isLast) onBody(chunks === undefined ? copy : Buffer.concat([...chunks, copy]))
+    else (chunks ??= []).push(copy)
+  })
+}
+
 /** What `mountRoutes` hands back: the requests under way, and the drain a graceful shutdown runs. */
 export interface MountedRoutes {
   /** Requests read or being answered asynchronously and not yet answered (nor abandoned by their client). */
@@ -423,21 +474,19 @@ interface RequestState {
 
 export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, options: RouterOptions): MountedRoutes => {
   const runFork = Runtime.runFork(options.runtime)
-  let inFlight = 0
-  let draining = false
-  const idleWaiters: Array<() => void> = []
+  const requests = options.requests ?? new RequestsInFlight()
   const track = (state: RequestState) => {
     if (state.open) return
     state.open = true
-    inFlight++
+    requests.enter()
   }
   const settle = (state: RequestState) => {
     if (!state.open) return
     state.open = false
-    if (--inFlight === 0) for (const wake of idleWaiters.splice(0)) wake()
+    requests.leave()
   }
   const answer = (res: HttpResponse, reply: Reply, state?: RequestState) =>
-    res.cork(() => write(res, state?.cors === undefined ? reply : { ...reply, headers: [...(reply.headers ?? []), ...state.cors] }, draining))
+    res.cork(() => write(res, state?.cors === undefined ? reply : { ...reply, headers: [...(reply.headers ?? []), ...state.cors] }, requests.draining))
   const cors = options.cors
   const throttle = options.authFailures
   /** A credentialed route's reply: a 401 counts against the client's address. */
@@ -539,14 +588,20 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
         state.aborted = true
         settle(state)
       })
-      const chunks: Buffer[] = []
-      let size = 0
-      let refused = false
-      res.onData((chunk, isLast) => {
-        if (refused || state.aborted) return
-        size += chunk.byteLength
-        if (size > limit) {
-          refused = true
+      collectBody(
+        res,
+        limit,
+        () => state.aborted,
+        (body) => {
+          const read = readBody(body, contentType, accepts, refuseContentType)
+          if (isApiError(read)) {
+            refuse(res, read, state)
+            settle(state)
+            return
+          }
+          run(res, route, contentType === "" ? { ...base, body: read.body } : { ...base, body: read.body, contentType }, state)
+        },
+        () => {
           res.cork(() => {
             res.writeStatus(statusLine(413))
             const r = errorReply(apiError("BODY_TOO_LARGE", `Request body over ${limit} bytes`, { extra: { limitBytes: limit } }))
@@ -555,18 +610,8 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
             res.end(r.body, true)
           })
           settle(state)
-          return
         }
-        chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
-        if (!isLast) return
-        const read = readBody(Buffer.concat(chunks), contentType, accepts, refuseContentType)
-        if (isApiError(read)) {
-          refuse(res, read, state)
-          settle(state)
-          return
-        }
-        run(res, route, contentType === "" ? { ...base, body: read.body } : { ...base, body: read.body, contentType }, state)
-      })
+      )
     }
   }
 
@@ -628,11 +673,7 @@ export const mountRoutes = (app: TemplatedApp, routes: ReadonlyArray<RouteDef>, 
   })
 
   return {
-    inFlight: () => inFlight,
-    drain: Effect.async<void>((resume) => {
-      draining = true
-      if (inFlight === 0) resume(Effect.void)
-      else idleWaiters.push(() => resume(Effect.void))
-    })
+    inFlight: () => requests.size(),
+    drain: requests.drain
   }
 }

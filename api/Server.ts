@@ -10,7 +10,7 @@ import { Cause, Effect, Option, Runtime, Schema, type Scope } from "effect"
 import type { ProxyTrust } from "../src/net/ProxyTrust.js"
 import { type FailedAuthLimits, FailedAuthThrottle } from "./auth/FailedAuthThrottle.js"
 import { behindProxies } from "./ClientAddress.js"
-import { type CorsPolicy, type MountedRoutes, mountRoutes, type RouteDef } from "./Router.js"
+import { type CorsPolicy, type MountedRoutes, mountRoutes, RequestsInFlight, type RouteDef } from "./Router.js"
 import { errorReply } from "./Http.js"
 import { apiError } from "../src/domain/ApiError.js"
 import { mountStaticSite, type StaticSite } from "./StaticSite.js"
@@ -44,7 +44,7 @@ export interface HttpServerOptions {
   /** Cross-origin calls admitted (`CorsPolicy`); absent: none. */
   readonly cors?: CorsPolicy
   /** More endpoints beside the routes (the MCP endpoint, `McpEndpoint.ts`), under the listener's failed-authentication throttle, for the scope's lifetime. */
-  readonly mount?: (app: uWS.TemplatedApp, authFailures: FailedAuthThrottle) => Effect.Effect<unknown, never, Scope.Scope>
+  readonly mount?: (app: uWS.TemplatedApp, authFailures: FailedAuthThrottle, requests: RequestsInFlight) => Effect.Effect<unknown, never, Scope.Scope>
 }
 
 export interface RunningServer {
@@ -69,7 +69,8 @@ export const mountOn = (
   routes: ReadonlyArray<RouteDef>,
   maxBodyBytes: number,
   authFailures: FailedAuthThrottle,
-  cors?: CorsPolicy
+  cors?: CorsPolicy,
+  requests?: RequestsInFlight
 ): Effect.Effect<MountedRoutes> =>
   Effect.map(Effect.runtime<never>(), (runtime) =>
     mountRoutes(app, routes, {
@@ -77,6 +78,7 @@ export const mountOn = (
       runtime,
       authFailures,
       ...(cors !== undefined ? { cors } : {}),
+      ...(requests !== undefined ? { requests } : {}),
       onDefect: (cause, req) =>
         Runtime.runFork(runtime)(
           Effect.logError(`${req.method} ${req.path} failed unexpectedly`, Cause.pretty(cause)).pipe(Effect.annotateLogs({ server: name }))
@@ -145,8 +147,10 @@ export const serve = (options: HttpServerOptions): Effect.Effect<RunningServer, 
   Effect.gen(function* () {
     const app = behindProxies(uWS.App(), options.trustedProxies)
     const authFailures = new FailedAuthThrottle(options.authFailureLimits, shared(options.sharedLimits, `failed-auth-${options.name}`))
-    if (options.mount !== undefined) yield* options.mount(app, authFailures)
-    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, authFailures, options.cors)
+    // One count of requests in flight over the routes and the extra endpoints: the drain waits for both.
+    const requests = new RequestsInFlight()
+    if (options.mount !== undefined) yield* options.mount(app, authFailures, requests)
+    const mounted = yield* mountOn(app, options.name, options.routes, options.maxBodyBytes, authFailures, options.cors, requests)
     if (options.site !== undefined) mountStaticSite(app, options.site, (urlPath) => errorReply(apiError("ROUTE_NOT_FOUND", `No route for ${urlPath}`)))
     return yield* listen({ name: options.name, host: options.host, port: options.port, app, mounted, ...(options.drainMs !== undefined ? { drainMs: options.drainMs } : {}) })
   })

@@ -21,7 +21,7 @@ import { mainRouteTable } from "../api/MainRoutes.js"
 import { feeClaimWindow } from "../api/routes/FeeRoutes.js"
 import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
 import { stakingWriteWindow } from "../api/routes/StakingRoutes.js"
-import type { CorsPolicy } from "../api/Router.js"
+import type { CorsPolicy, RequestsInFlight } from "../api/Router.js"
 import { serve } from "../api/Server.js"
 import { loadWebPage } from "../api/StaticSite.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
@@ -169,7 +169,8 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
     })
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
     // The agent tool server over streamable HTTP (`McpEndpoint.ts`): its tools call these routes in process.
-    const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle) => mountMcp(app, { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes }, authFailures)
+    const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle, requests: RequestsInFlight) =>
+      mountMcp(app, { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes }, authFailures, requests)
     return yield* serve({
       name: "api",
       host: config.host,

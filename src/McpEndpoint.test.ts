@@ -6,11 +6,12 @@
  * carrying the code), a session belongs to its key, and the bounds hold: sessions per key and in
  * all (the least recently used closed, its client answered 404), idle sessions closed by the
  * sweep, a body over the listener's bound refused 413, no GET stream (405), and a request that
- * opens no session leaves none.
+ * opens no session leaves none. A request under way counts in the listener's drain.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, Exit, Scope } from "effect"
+import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MarketIndexStore } from "../actors/MarketIndex.js"
 import { documentInfo } from "../clients/typescript/documents.js"
@@ -24,6 +25,7 @@ import { launchConfigRoutes } from "../api/routes/LaunchConfigRoutes.js"
 import { marketRoutes } from "../api/routes/MarketRoutes.js"
 import { withOpenApi } from "../api/routes/OpenApiRoute.js"
 import { tradeRoutes } from "../api/routes/TradeRoutes.js"
+import type { RequestsInFlight } from "../api/Router.js"
 import { serve } from "../api/Server.js"
 
 const KEY_A = "svc_live_aaaaaaaa_key"
@@ -34,6 +36,7 @@ let now = 1_000_000
 let scope: Scope.CloseableScope
 let url: string
 let endpoint: McpEndpoint
+let requests: RequestsInFlight
 /** The key each route call arrived with, as the trade route's key check saw it. */
 const routeKeys: Array<string | undefined> = []
 
@@ -67,10 +70,15 @@ beforeAll(async () => {
         port: 0,
         maxBodyBytes: BODY_MAX,
         routes,
-        mount: (app, authFailures) =>
-          Effect.map(mountMcp(app, { agentAuth, routes, maxBodyBytes: BODY_MAX, sessionsPerKey: 2, sessionsMax: 3, idleMs: IDLE_MS, sweepMs: 100, nowMs: () => now }, authFailures), (e) => {
-            endpoint = e
-          })
+        mount: (app, authFailures, inFlight) => {
+          requests = inFlight
+          return Effect.map(
+            mountMcp(app, { agentAuth, routes, maxBodyBytes: BODY_MAX, sessionsPerKey: 2, sessionsMax: 3, idleMs: IDLE_MS, sweepMs: 100, nowMs: () => now }, authFailures, inFlight),
+            (e) => {
+              endpoint = e
+            }
+          )
+        }
       }),
       scope
     )
@@ -181,5 +189,29 @@ describe("the MCP endpoint on the main listener", () => {
     const notInitialize = await post({ "x-api-key": KEY_A }, JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tools/list" }))
     expect(notInitialize.status).toBe(400)
     expect(endpoint.sessions()).toBe(sessions)
+  })
+  // Last: the drain it starts stays on for the listener.
+  it("counts a request under way in the listener's drain: the drain waits for its answer, which closes the connection", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" })
+    const socket = net.connect(Number(new URL(url).port), "127.0.0.1")
+    let got = ""
+    socket.on("data", (c) => (got += c.toString("latin1")))
+    const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()))
+    await new Promise<void>((resolve) => socket.on("connect", () => resolve()))
+    // The headers and half the body: the request is read, not yet answered.
+    socket.write(
+      `POST ${MCP_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nx-api-key: ${KEY_A}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`
+    )
+    await eventually(() => requests.size() === 1, { what: "the request to count as in flight", deadlineMs: 10_000 })
+    let drained = false
+    const drain = Effect.runPromise(requests.drain).then(() => (drained = true))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(drained).toBe(false)
+    socket.write(body.slice(10))
+    await drain
+    await closed
+    expect(got.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request")
+    expect(got.toLowerCase()).toContain("connection: close")
+    expect(requests.size()).toBe(0)
   })
 })

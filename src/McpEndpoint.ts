@@ -31,7 +31,7 @@ import type { AgentAuth } from "../api/auth/AgentKeyAuth.js"
 import type { FailedAuthThrottle } from "../api/auth/FailedAuthThrottle.js"
 import { errorReply, type Reply, statusLine } from "../api/Http.js"
 import { inProcessRoutes } from "../api/InProcessRoutes.js"
-import type { RouteDef } from "../api/Router.js"
+import { collectBody, type RequestsInFlight, type RouteDef } from "../api/Router.js"
 
 export const MCP_PATH = "/api/v1/mcp"
 export const MCP_SESSIONS_MAX = 512
@@ -71,6 +71,12 @@ export interface McpEndpoint {
 
 const textDecoder = new TextDecoder()
 
+/** A request's progress: whether its client went away; `leave` takes it out of the listener's count (once). */
+interface RequestState {
+  aborted: boolean
+  readonly leave: () => void
+}
+
 /** A JSON-RPC error answer outside any request (the transport's own shape). */
 const rpcError = (status: number, code: number, message: string): Reply => ({
   status,
@@ -89,7 +95,8 @@ const keyOf = (headers: Headers): string | undefined => {
 export const mountMcp = (
   app: TemplatedApp,
   o: McpEndpointOptions,
-  authFailures: FailedAuthThrottle
+  authFailures: FailedAuthThrottle,
+  requests: RequestsInFlight
 ): Effect.Effect<McpEndpoint, never, Scope.Scope> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
@@ -204,8 +211,11 @@ export const mountMcp = (
       }
     }
 
-    /** Writes an answer in one cork; `close` ends the connection after it (a body cut off at the bound). */
-    const write = async (res: HttpResponse, state: { aborted: boolean }, out: Reply | Response, close = false) => {
+    /**
+     * Writes an answer in one cork, and the request leaves the listener's count; `close` ends the
+     * connection after it (a body cut off at the bound), as does a listener draining.
+     */
+    const write = async (res: HttpResponse, state: RequestState, out: Reply | Response, close = false) => {
       let status: number
       let headers: Array<readonly [string, string]>
       let body: string | Uint8Array | undefined
@@ -218,18 +228,31 @@ export const mountMcp = (
         headers = [...(out.contentType !== undefined ? [["Content-Type", out.contentType] as const] : []), ...(out.headers ?? [])]
         body = out.body
       }
-      if (state.aborted) return
-      res.cork(() => {
-        res.writeStatus(statusLine(status))
-        for (const [k, v] of headers) res.writeHeader(k, v)
-        res.end(body ?? "", close)
-      })
+      if (!state.aborted) {
+        res.cork(() => {
+          res.writeStatus(statusLine(status))
+          for (const [k, v] of headers) res.writeHeader(k, v)
+          res.end(body ?? "", close || requests.draining)
+        })
+      }
+      state.leave()
     }
 
     const handle = (res: HttpResponse, req: HttpRequest): void => {
-      const state = { aborted: false }
+      // In flight until answered or abandoned: the listener's drain waits for it.
+      requests.enter()
+      let open = true
+      const state: RequestState = {
+        aborted: false,
+        leave: () => {
+          if (!open) return
+          open = false
+          requests.leave()
+        }
+      }
       res.onAborted(() => {
         state.aborted = true
+        state.leave()
       })
       const method = req.getCaseSensitiveMethod().toUpperCase()
       const headers = new Headers()
@@ -252,20 +275,13 @@ export const mountMcp = (
         void write(res, state, tooLarge())
         return
       }
-      const chunks: Array<Buffer> = []
-      let size = 0
-      let refused = false
-      res.onData((chunk, isLast) => {
-        if (refused || state.aborted) return
-        size += chunk.byteLength
-        if (size > limit) {
-          refused = true
-          void write(res, state, tooLarge(), true)
-          return
-        }
-        chunks.push(Buffer.from(new Uint8Array(chunk).slice()))
-        if (isLast) void respond(Buffer.concat(chunks))
-      })
+      collectBody(
+        res,
+        limit,
+        () => state.aborted,
+        (body) => void respond(body),
+        () => void write(res, state, tooLarge(), true)
+      )
     }
     app.any(MCP_PATH, handle)
     return { sessions: () => sessions.size }
