@@ -108,25 +108,16 @@ export const makeHoodTransfers = (options: HoodTransfersOptions) => {
     })
 
   const port = (sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>): TransferChainPort => ({
-    // Bytes the node already holds (a TEE wallet's relay-signed transfer its caller broadcast too) are sent: never refused as a duplicate.
-    // A TEE row's bytes are the caller's too (relay-signed, no expiry on an EVM transaction): a refusal of this send
-    // ("already known", "nonce too low", a preflight revert on a balance short now) decides nothing, they may still
-    // land; only the verdict by receipt or by the wallet's mined nonce passing theirs settles the row. The embedded
-    // wallet's (`main`) bytes are the server's alone: refused, they fail the row (its nonce released by the verdict).
-    send: (wire, row) =>
+    // Bytes the node already holds (a TEE wallet's relay-signed transfer its caller broadcast too) are
+    // sent: never refused as a duplicate. No refusal is final here: an EVM transaction has no expiry,
+    // the verdict by receipt or by the wallet's mined nonce passing the row's settles it.
+    send: (wire) =>
       Effect.gen(function* () {
         const hash = keccak256(wire as Hex)
         if ((yield* known(hash)) === true) return
         const refused = yield* sender.send(wire as Hex)
         if (refused === undefined) return
-        const message = refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason
-        if (row?.payer === "tee") {
-          yield* Effect.logWarning("Hood TEE transfer: the node refused the send; the caller holds the same bytes, the chain decides").pipe(
-            Effect.annotateLogs({ transaction: hash, refusal: message })
-          )
-          return
-        }
-        return yield* Effect.fail({ message })
+        return yield* Effect.fail({ message: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : refused.reason, final: false })
       }),
     // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height.
     observe: (row: TransferRow) =>

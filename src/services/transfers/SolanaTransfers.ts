@@ -128,17 +128,8 @@ export const makeSolanaTransfers = (rpcUrl: string) => {
     })
 
   const port: TransferChainPort = {
-    send: (wire, row) =>
-      watch.send(wire).pipe(
-        Effect.catchAll((r) =>
-          // A TEE row's bytes were handed to its caller by the sign relay: refused now (a preflight
-          // failure), they can still land while their blockhash is valid, so the chain decides
-          // (`never_lands` once it expired). An unknown blockhash is final. Bytes only the server holds: a refusal fails them.
-          row?.payer === "tee" && !causedBy(r.cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)
-            ? Effect.logInfo("a TEE transfer the node refused may still land (its caller holds the bytes): the chain decides", r.message)
-            : Effect.fail({ message: r.message })
-        )
-      ),
+    // An unknown blockhash is final: those bytes never land, whoever holds them.
+    send: (wire) => watch.send(wire).pipe(Effect.mapError((r) => ({ message: r.message, final: causedBy(r.cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND) }))),
     observe: (row: TransferRow) => watch.observe(row.signature, row.lastValidBlockHeight ?? 0n)
   }
 

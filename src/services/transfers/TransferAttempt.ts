@@ -70,13 +70,26 @@ export const transferStore = (store: TransferStore): AttemptStore<TransferKey, T
 })
 
 /** What a chain side offers the rail: send signed bytes once, and one look at a sent transfer. */
+/** The node refused a transfer's bytes: why, and whether they can never land (an unknown blockhash). */
+export interface TransferSendRefused {
+  readonly message: string
+  readonly final: boolean
+}
+
+/**
+ * Whether the signed bytes left this server: a TEE row's transaction was handed to its caller by
+ * the sign relay. The node refusing them now (a preflight failure, a balance short now; on Hood
+ * "already known" or "nonce too low") does not stop the caller broadcasting the same bytes while
+ * they can still land, so such a refusal decides nothing and the verdict by chain settles the row
+ * (on Solana `never_lands` once the blockhash expired; on Hood a receipt or the wallet's mined
+ * nonce passing the row's). The embedded wallet's (`main`) bytes are the server's alone: a refusal
+ * fails the row. The trade rail's rule is the same (`TradeAttempt.ts`).
+ */
+const callerHoldsBytes = (row: TransferRow): boolean => row.payer === "tee"
+
 export interface TransferChainPort {
-  /**
-   * A failure is a refusal that settles the row `failed`; a chain on which the row's bytes may land
-   * anyway (a Hood TEE row's, which its caller holds too) succeeds and lets the verdict decide. No
-   * row: bytes only the server holds.
-   */
-  readonly send: (wire: string, row?: Pick<TransferRow, "payer">) => Effect.Effect<void, { readonly message: string }>
+  /** A failure is the node's refusal; what it decides is the rail's (`transferPorts`, `callerHoldsBytes`). */
+  readonly send: (wire: string) => Effect.Effect<void, TransferSendRefused>
   readonly observe: (row: TransferRow) => Effect.Effect<{ readonly outcome: "landed" | "reverted" | "never_lands" | "pending"; readonly error?: string }, unknown>
 }
 
@@ -92,8 +105,18 @@ export const transferPorts = (ctx: TransferPortsContext): AttemptPorts<TransferK
   perform: (_key, row, output) => {
     switch (output._tag) {
       case "Send":
-        return Effect.map(Effect.either(ctx.chainOf(row.chain).send(output.wire, row)), (sent) =>
-          sent._tag === "Left" ? { event: { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${sent.left.message}` } } : undefined
+        return ctx.chainOf(row.chain).send(output.wire).pipe(
+          Effect.as(undefined),
+          Effect.catchAll((refused) =>
+            callerHoldsBytes(row) && !refused.final
+              ? Effect.as(
+                  Effect.logInfo("a TEE transfer the node refused may still land (its caller holds the bytes): the chain decides").pipe(
+                    Effect.annotateLogs({ chain: row.chain, signature: row.signature ?? "", refusal: refused.message })
+                  ),
+                  undefined
+                )
+              : Effect.succeed<TransferInput>({ event: { _tag: "Observed", outcome: "reverted", error: `the node refused the transaction: ${refused.message}` } })
+          )
         )
       case "Await":
         if (!inFlight(row)) return Effect.succeed(undefined)

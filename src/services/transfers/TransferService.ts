@@ -132,7 +132,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     const hoodPort = hood?.port((accountId, bytes) => provider.signWithEmbedded(accountId, "evm", bytes))
     /** A Hood row on a server without a Hood node (configured before a restart): never sent, left `sending` until a server with the node settles it. */
     const hoodOff: TransferChainPort = {
-      send: () => Effect.fail({ message: "this server does not run Hood transfers" }),
+      send: () => Effect.fail({ message: "this server does not run Hood transfers", final: true }),
       observe: () => Effect.fail({ message: "this server does not run Hood transfers" })
     }
     const store = makeTransferStore(sql, options.events, nowMs)
