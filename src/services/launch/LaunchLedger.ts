@@ -230,14 +230,12 @@ const beginEvent = (input: BeginInput, bodyHash: string, nowMs: number): LedgerE
   nowMs
 })
 
-export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-
-  /**
-   * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
-   * the settled record: one transaction.
-   */
-  const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also<E> | undefined) =>
+/**
+ * Locks the row, steps it with `event`, applies the slots and writes it, then runs `also` on
+ * the settled record: one transaction.
+ */
+const transition = <E = never>(ref: LaunchRef, event: (nowMs: number) => LedgerEvent, also: Also<E> | undefined) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
         const nowMs = yield* Clock.currentTimeMillis
@@ -253,119 +251,124 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
         return record
       })
     )
+  )
 
-  const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: BeginInput, also?: Also<E>) {
-    const bodyHash = hashOf(input)
+const begin = Effect.fn("LaunchLedger.begin")(function* <E = never>(input: BeginInput, also?: Also<E>) {
+  const sql = yield* SqlClient.SqlClient
+  const bodyHash = hashOf(input)
+  const cap = effectiveDailyCap(input.dailyCap)
+  return yield* sql.withTransaction(
+    Effect.gen(function* () {
+      const nowMs = yield* Clock.currentTimeMillis
+      const event = beginEvent(input, bodyHash, nowMs)
+      const [fresh, freshOutputs] = step(undefined, event)
+      const created: LaunchRecord = {
+        ...fresh!,
+        accountId: input.accountId,
+        clientLaunchId: input.clientLaunchId,
+        keyId: input.keyId,
+        createdAtMs: nowMs
+      }
+      let record: LaunchRecord
+      let outputs: ReadonlyArray<LedgerOutput>
+      if (yield* insertRow(created)) {
+        record = created
+        outputs = freshOutputs
+      } else {
+        // The insert found the id committed by another transaction; rows are never deleted.
+        const current = (yield* selectRow(input, true))!
+        const [next, stepped] = step(current, event)
+        const refused = refusedIn(stepped)
+        if (refused !== undefined) return yield* refused
+        record = next === current ? current : { ...withRow(current, next), keyId: input.keyId }
+        outputs = stepped
+      }
+      yield* applySlots(input.accountId, outputs, cap, nowMs)
+      const acceptedNow = outputs.some((o) => o._tag === "Accepted")
+      if (record !== created && acceptedNow) yield* updateRow(record)
+      if (acceptedNow && also !== undefined) yield* also(record)
+      const replay = outputs.find((o) => o._tag === "Replay")
+      if (replay !== undefined) return { _tag: "Replay", result: replay.result, record } as const
+      const accepted = outputs.find((o) => o._tag === "Accepted")!
+      return {
+        _tag: "Accepted",
+        attempt: { accountId: input.accountId, clientLaunchId: input.clientLaunchId, attempt: accepted.attempt },
+        fresh: accepted.fresh,
+        record
+      } as const
+    })
+  )
+})
+
+const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) {
+  const nowMs = yield* Clock.currentTimeMillis
+  const current = yield* selectRow(input, false)
+  const [, outputs] = step(current, beginEvent(input, hashOf(input), nowMs))
+  const refused = refusedIn(outputs)
+  if (refused !== undefined) return yield* refused
+  const replay = outputs.find((o) => o._tag === "Replay")
+  if (replay !== undefined) return { _tag: "Replay", result: replay.result } as const
+  const take = outputs.find((o) => o._tag === "TakeSlot")
+  if (take !== undefined) {
     const cap = effectiveDailyCap(input.dailyCap)
-    return yield* sql.withTransaction(
-      Effect.gen(function* () {
-        const nowMs = yield* Clock.currentTimeMillis
-        const event = beginEvent(input, bodyHash, nowMs)
-        const [fresh, freshOutputs] = step(undefined, event)
-        const created: LaunchRecord = {
-          ...fresh!,
-          accountId: input.accountId,
-          clientLaunchId: input.clientLaunchId,
-          keyId: input.keyId,
-          createdAtMs: nowMs
-        }
-        let record: LaunchRecord
-        let outputs: ReadonlyArray<LedgerOutput>
-        if (yield* insertRow(created)) {
-          record = created
-          outputs = freshOutputs
-        } else {
-          // The insert found the id committed by another transaction; rows are never deleted.
-          const current = (yield* selectRow(input, true))!
-          const [next, stepped] = step(current, event)
-          const refused = refusedIn(stepped)
-          if (refused !== undefined) return yield* refused
-          record = next === current ? current : { ...withRow(current, next), keyId: input.keyId }
-          outputs = stepped
-        }
-        yield* applySlots(input.accountId, outputs, cap, nowMs)
-        const acceptedNow = outputs.some((o) => o._tag === "Accepted")
-        if (record !== created && acceptedNow) yield* updateRow(record)
-        if (acceptedNow && also !== undefined) yield* also(record)
-        const replay = outputs.find((o) => o._tag === "Replay")
-        if (replay !== undefined) return { _tag: "Replay", result: replay.result, record } as const
-        const accepted = outputs.find((o) => o._tag === "Accepted")!
-        return {
-          _tag: "Accepted",
-          attempt: { accountId: input.accountId, clientLaunchId: input.clientLaunchId, attempt: accepted.attempt },
-          fresh: accepted.fresh,
-          record
-        } as const
-      })
+    const used = yield* slotsUsed(input.accountId, take.day)
+    if (used >= cap) return yield* capReached(cap, used, nowMs)
+  }
+  return { _tag: "WouldAccept", fresh: current !== undefined } as const
+})
+
+const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain, also?: Also) =>
+  transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), also)
+)
+
+const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) =>
+  transition(ref, (nowMs) => ({ _tag: "Confirmed", attempt: ref.attempt, result, onChain, nowMs }), also)
+)
+
+const fail = Effect.fn("LaunchLedger.fail")(
+  (ref: AttemptRef, errorCode: string, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
+    transition(
+      ref,
+      (nowMs) => ({ _tag: "Failed", attempt: ref.attempt, errorCode, keepSlot: options?.keepSlot ?? false, nowMs }),
+      options?.also
     )
-  })
+)
 
-  const preview = Effect.fn("LaunchLedger.preview")(function* (input: BeginInput) {
-    const nowMs = yield* Clock.currentTimeMillis
-    const current = yield* selectRow(input, false)
-    const [, outputs] = step(current, beginEvent(input, hashOf(input), nowMs))
-    const refused = refusedIn(outputs)
-    if (refused !== undefined) return yield* refused
-    const replay = outputs.find((o) => o._tag === "Replay")
-    if (replay !== undefined) return { _tag: "Replay", result: replay.result } as const
-    const take = outputs.find((o) => o._tag === "TakeSlot")
-    if (take !== undefined) {
-      const cap = effectiveDailyCap(input.dailyCap)
-      const used = yield* slotsUsed(input.accountId, take.day)
-      if (used >= cap) return yield* capReached(cap, used, nowMs)
-    }
-    return { _tag: "WouldAccept", fresh: current !== undefined } as const
-  })
+const timedOut = Effect.fn("LaunchLedger.timedOut")((ref: AttemptRef) =>
+  transition(ref, () => ({ _tag: "TimedOut", attempt: ref.attempt }), undefined)
+)
 
-  const sent = Effect.fn("LaunchLedger.sent")((ref: AttemptRef, onChain: OnChain, also?: Also) =>
-    transition(ref, (nowMs) => ({ _tag: "Sent", attempt: ref.attempt, onChain, nowMs }), also)
-  )
+const rebuild = Effect.fn("LaunchLedger.rebuild")(<E = never>(ref: AttemptRef, also?: Also<E>) =>
+  transition(ref, (nowMs) => ({ _tag: "Rebuilt", attempt: ref.attempt, nowMs }), also)
+)
 
-  const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) =>
-    transition(ref, (nowMs) => ({ _tag: "Confirmed", attempt: ref.attempt, result, onChain, nowMs }), also)
-  )
-
-  const fail = Effect.fn("LaunchLedger.fail")(
-    (ref: AttemptRef, errorCode: string, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
-      transition(
-        ref,
-        (nowMs) => ({ _tag: "Failed", attempt: ref.attempt, errorCode, keepSlot: options?.keepSlot ?? false, nowMs }),
-        options?.also
-      )
-  )
-
-  const timedOut = Effect.fn("LaunchLedger.timedOut")((ref: AttemptRef) =>
-    transition(ref, () => ({ _tag: "TimedOut", attempt: ref.attempt }), undefined)
-  )
-
-  const rebuild = Effect.fn("LaunchLedger.rebuild")(<E = never>(ref: AttemptRef, also?: Also<E>) =>
-    transition(ref, (nowMs) => ({ _tag: "Rebuilt", attempt: ref.attempt, nowMs }), also)
-  )
-
-  const sweepSelfBuilds = Effect.fn("LaunchLedger.sweepSelfBuilds")(function* (accountId: string, also?: Also) {
-    const nowMs = yield* Clock.currentTimeMillis
-    const candidates = yield* selectExpiredSelfBuilds(accountId, nowMs - selfBuildExpiryMs, sweepBatchMax)
-    // One transaction per row: each is re-checked under its lock (a confirm may have won).
-    const swept = yield* Effect.forEach(candidates, (ref) =>
-      transition(ref, (at) => ({ _tag: "SweepSelfBuild", nowMs: at }), also).pipe(
-        Effect.map((record) => (record.state === "failed" ? [record] : [])),
-        Effect.catchTag("LaunchLedgerError", () => Effect.succeed([]))
-      )
+const sweepSelfBuilds = Effect.fn("LaunchLedger.sweepSelfBuilds")(function* (accountId: string, also?: Also) {
+  const nowMs = yield* Clock.currentTimeMillis
+  const candidates = yield* selectExpiredSelfBuilds(accountId, nowMs - selfBuildExpiryMs, sweepBatchMax)
+  // One transaction per row: each is re-checked under its lock (a confirm may have won).
+  const swept = yield* Effect.forEach(candidates, (ref) =>
+    transition(ref, (at) => ({ _tag: "SweepSelfBuild", nowMs: at }), also).pipe(
+      Effect.map((record) => (record.state === "failed" ? [record] : [])),
+      Effect.catchTag("LaunchLedgerError", () => Effect.succeed([]))
     )
-    return swept.flat()
-  })
-
-  const confirmSwept = Effect.fn("LaunchLedger.confirmSwept")(
-    (ref: LaunchRef, result: StoredResult, onChain: OnChain, also?: Also) =>
-      transition(ref, (nowMs) => ({ _tag: "ConfirmSwept", result, onChain, day: isoDay(nowMs), nowMs }), also)
   )
+  return swept.flat()
+})
 
-  const get = (ref: LaunchRef) => selectRow(ref, false)
+const confirmSwept = Effect.fn("LaunchLedger.confirmSwept")(
+  (ref: LaunchRef, result: StoredResult, onChain: OnChain, also?: Also) =>
+    transition(ref, (nowMs) => ({ _tag: "ConfirmSwept", result, onChain, day: isoDay(nowMs), nowMs }), also)
+)
 
-  const inFlight = (path: LaunchPath, limit: number) => selectInFlight(path, limit)
+const get = (ref: LaunchRef) => selectRow(ref, false)
 
-  const used = (accountId: string, atMs?: number) =>
-    Effect.flatMap(atMs !== undefined ? Effect.succeed(atMs) : Clock.currentTimeMillis, (ms) => slotsUsed(accountId, isoDay(ms)))
+const inFlight = (path: LaunchPath, limit: number) => selectInFlight(path, limit)
+
+const used = (accountId: string, atMs?: number) =>
+  Effect.flatMap(atMs !== undefined ? Effect.succeed(atMs) : Clock.currentTimeMillis, (ms) => slotsUsed(accountId, isoDay(ms)))
+
+export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
 
   /** The methods' SQL (and the callers' `also`) run on this layer's client. */
   const onClient =

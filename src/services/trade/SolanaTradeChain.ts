@@ -197,6 +197,97 @@ const holdingsOf = (mint: string, sys: RawAccount | undefined, token: RawAccount
   return { lamports: sys?.lamports ?? 0n, tokenRaw: t !== undefined && t.mint === mint ? t.amount : 0n }
 }
 
+/** The node connection the chain reads go through (`TransactionWatch.ts`), its failures `chain_unavailable`. */
+type Watch = ReturnType<typeof makeTransactionWatch<ReturnType<typeof tradeError>>>
+
+/** The amount the landed trade paid out, from svc-curve's event in its logs; undefined when unreadable. */
+const executedOut = (watch: Watch, signature: string) =>
+  Effect.map(
+    watch.read("getTransaction", (signal) =>
+      watch.rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
+    ),
+    (tx): bigint | undefined => {
+      const logs = tx?.meta?.logMessages ?? []
+      for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
+      return undefined
+    }
+  )
+
+/** The chain's verdict on a sent trade: landed with its executed amount, reverted with its code, never lands, or pending. */
+const observeTrade = (watch: Watch, signature: string, lastValidBlockHeight: bigint): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
+  Effect.gen(function* () {
+    const seen: Observed = yield* watch.observe(signature, lastValidBlockHeight)
+    switch (seen.outcome) {
+      case "landed": {
+        const out = yield* executedOut(watch, signature)
+        return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
+      }
+      case "reverted":
+        return { outcome: "reverted", code: failureCodeOf(seen.error ?? ""), error: seen.error ?? "the transaction failed on chain" } as const
+      case "never_lands":
+        return { outcome: "never_lands" } as const
+      case "pending":
+        return { outcome: "pending" } as const
+    }
+  })
+
+/** A landed transaction's message hash (base64 wire bytes at `confirmed`); undefined when the node does not hold it. */
+const landedMessageHash = (watch: Watch, signature: Signature) =>
+  Effect.map(
+    watch.read("getTransaction", (signal) =>
+      watch.rpc.getTransaction(signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
+    ),
+    (tx) => (tx === null ? undefined : messageHashOf(tx.transaction[0]))
+  )
+
+/**
+ * Looks for a built transaction the engine never sent (the caller may have signed and broadcast
+ * it itself). Only once its blockhash expired at `finalized` (every block where it could have
+ * landed is final): then the payer's signatures (`getSignaturesForAddress` at `confirmed`,
+ * newest first, at most `TRACE_PAGES_MAX` pages) are read back to the build's slot; a signature
+ * whose memo names the build's request (or whose memo the node does not report) has its
+ * transaction read and its message hashed. The built message found: `Found`. The search reached
+ * the build's slot, or the payer's oldest retained signature with the node's history reaching
+ * back to the build's slot (`minimumLedgerSlot`), without it: `Lapsed`. Anything else (still
+ * valid, history pruned past the build, a transaction the node lists but does not return, the
+ * page bound): `Open`.
+ */
+const traceBuilt = (watch: Watch, b: BuiltOnChain): Effect.Effect<Traced, ReturnType<typeof tradeError>> =>
+  Effect.gen(function* () {
+    const { rpc, read } = watch
+    const height = yield* read("getBlockHeight", (signal) => rpc.getBlockHeight({ commitment: "finalized" }).send({ abortSignal: signal }))
+    if (height <= b.lastValidBlockHeight) return { _tag: "Open" } as const
+    let before: Signature | undefined
+    for (let page = 0; page < TRACE_PAGES_MAX; page++) {
+      const from = before
+      const entries = yield* read("getSignaturesForAddress", (signal) =>
+        rpc
+          .getSignaturesForAddress(address(b.payer), { commitment: "confirmed", limit: TRACE_PAGE, ...(from === undefined ? {} : { before: from }) })
+          .send({ abortSignal: signal })
+      )
+      for (const entry of entries) {
+        // Older than the build's blockhash: nothing from here on can carry it.
+        if (b.builtSlot !== null && entry.slot < b.builtSlot) return { _tag: "Lapsed" } as const
+        // A memo the node reports that does not name the request is another transaction (the built message carries the memo).
+        if (typeof entry.memo === "string" && !entry.memo.includes(b.memo)) continue
+        if (entry.memo === null) continue
+        const hash = yield* landedMessageHash(watch, entry.signature)
+        if (hash === undefined) return { _tag: "Open" } as const
+        if (hash === b.messageHash) return { _tag: "Found", signature: entry.signature } as const
+      }
+      if (entries.length < TRACE_PAGE) {
+        // The payer's oldest signature the node still has. Lapsed only when its history reaches
+        // back to the build: a node that pruned past it cannot say the transaction never landed.
+        if (b.builtSlot === null) return { _tag: "Lapsed" } as const
+        const builtSlot = b.builtSlot
+        const oldest = yield* read("minimumLedgerSlot", (signal) => rpc.minimumLedgerSlot().send({ abortSignal: signal }))
+        return oldest <= builtSlot ? ({ _tag: "Lapsed" } as const) : ({ _tag: "Open" } as const)
+      }
+      before = entries[entries.length - 1]!.signature
+    }
+    return { _tag: "Open" } as const
+  })
+
 export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonly timeoutMs?: number }) => {
   const watch = makeTransactionWatch(options.rpcUrl, (message) => tradeError("chain_unavailable", message, { retryable: true }), options.timeoutMs)
   const { rpc, read } = watch
@@ -266,92 +357,9 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       })
     )
 
-  /** The amount the landed trade paid out, from svc-curve's event in its logs; undefined when unreadable. */
-  const executedOut = (signature: string) =>
-    Effect.map(
-      read("getTransaction", (signal) =>
-        rpc.getTransaction(asSignature(signature), { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
-      ),
-      (tx): bigint | undefined => {
-        const logs = tx?.meta?.logMessages ?? []
-        for (const { event } of curveEventsFromLogs(logs)) if (event.kind === "Trade" || event.kind === "PoolSwap") return event.amountOutRaw
-        return undefined
-      }
-    )
+  const observe = (signature: string, lastValidBlockHeight: bigint) => observeTrade(watch, signature, lastValidBlockHeight)
 
-  /** The chain's verdict on a sent trade: landed with its executed amount, reverted with its code, never lands, or pending. */
-  const observe = (signature: string, lastValidBlockHeight: bigint): Effect.Effect<TradeObservation, ReturnType<typeof tradeError>> =>
-    Effect.gen(function* () {
-      const seen: Observed = yield* watch.observe(signature, lastValidBlockHeight)
-      switch (seen.outcome) {
-        case "landed": {
-          const out = yield* executedOut(signature)
-          return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
-        }
-        case "reverted":
-          return { outcome: "reverted", code: failureCodeOf(seen.error ?? ""), error: seen.error ?? "the transaction failed on chain" } as const
-        case "never_lands":
-          return { outcome: "never_lands" } as const
-        case "pending":
-          return { outcome: "pending" } as const
-      }
-    })
-
-  /** A landed transaction's message hash (base64 wire bytes at `confirmed`); undefined when the node does not hold it. */
-  const landedMessageHash = (signature: Signature) =>
-    Effect.map(
-      read("getTransaction", (signal) =>
-        rpc.getTransaction(signature, { encoding: "base64", maxSupportedTransactionVersion: 0, commitment: "confirmed" }).send({ abortSignal: signal })
-      ),
-      (tx) => (tx === null ? undefined : messageHashOf(tx.transaction[0]))
-    )
-
-  /**
-   * Looks for a built transaction the engine never sent (the caller may have signed and broadcast
-   * it itself). Only once its blockhash expired at `finalized` (every block where it could have
-   * landed is final): then the payer's signatures (`getSignaturesForAddress` at `confirmed`,
-   * newest first, at most `TRACE_PAGES_MAX` pages) are read back to the build's slot; a signature
-   * whose memo names the build's request (or whose memo the node does not report) has its
-   * transaction read and its message hashed. The built message found: `Found`. The search reached
-   * the build's slot, or the payer's oldest retained signature with the node's history reaching
-   * back to the build's slot (`minimumLedgerSlot`), without it: `Lapsed`. Anything else (still
-   * valid, history pruned past the build, a transaction the node lists but does not return, the
-   * page bound): `Open`.
-   */
-  const trace = (b: BuiltOnChain): Effect.Effect<Traced, ReturnType<typeof tradeError>> =>
-    Effect.gen(function* () {
-      const height = yield* read("getBlockHeight", (signal) => rpc.getBlockHeight({ commitment: "finalized" }).send({ abortSignal: signal }))
-      if (height <= b.lastValidBlockHeight) return { _tag: "Open" } as const
-      let before: Signature | undefined
-      for (let page = 0; page < TRACE_PAGES_MAX; page++) {
-        const from = before
-        const entries = yield* read("getSignaturesForAddress", (signal) =>
-          rpc
-            .getSignaturesForAddress(address(b.payer), { commitment: "confirmed", limit: TRACE_PAGE, ...(from === undefined ? {} : { before: from }) })
-            .send({ abortSignal: signal })
-        )
-        for (const entry of entries) {
-          // Older than the build's blockhash: nothing from here on can carry it.
-          if (b.builtSlot !== null && entry.slot < b.builtSlot) return { _tag: "Lapsed" } as const
-          // A memo the node reports that does not name the request is another transaction (the built message carries the memo).
-          if (typeof entry.memo === "string" && !entry.memo.includes(b.memo)) continue
-          if (entry.memo === null) continue
-          const hash = yield* landedMessageHash(entry.signature)
-          if (hash === undefined) return { _tag: "Open" } as const
-          if (hash === b.messageHash) return { _tag: "Found", signature: entry.signature } as const
-        }
-        if (entries.length < TRACE_PAGE) {
-          // The payer's oldest signature the node still has. Lapsed only when its history reaches
-          // back to the build: a node that pruned past it cannot say the transaction never landed.
-          if (b.builtSlot === null) return { _tag: "Lapsed" } as const
-          const builtSlot = b.builtSlot
-          const oldest = yield* read("minimumLedgerSlot", (signal) => rpc.minimumLedgerSlot().send({ abortSignal: signal }))
-          return oldest <= builtSlot ? ({ _tag: "Lapsed" } as const) : ({ _tag: "Open" } as const)
-        }
-        before = entries[entries.length - 1]!.signature
-      }
-      return { _tag: "Open" } as const
-    })
+  const trace = (b: BuiltOnChain) => traceBuilt(watch, b)
 
   return { venue, holdings, venueAndHoldings, build, send, observe, trace }
 }

@@ -120,6 +120,92 @@ const toEmbedded = (r: WpRow & { delegation: DelegationState | null }): Embedded
   delegation: r.delegation ?? "none"
 })
 
+/** What the local provider's parts share. */
+interface LocalContext {
+  readonly sql: SqlClient.SqlClient
+  readonly masterKey: MasterKey
+  readonly now: () => Date
+  readonly policyOf: ReturnType<typeof makeProviderPolicies>["policyOf"]
+}
+
+interface NewWallet {
+  readonly accountId: string
+  readonly chain: WalletChain
+  readonly custody: Custody
+  readonly secret: Uint8Array
+  readonly quorumId: string | null
+  readonly policyId: string | null
+}
+
+const insertWallet = (c: LocalContext, input: NewWallet) =>
+  Effect.gen(function* () {
+    const id = randomId("wpw")
+    const address = yield* Effect.promise(() => addressOfSecret(input.chain, input.secret))
+    const sealed = yield* c.masterKey.seal(input.secret, sealAad(id))
+    yield* c.sql`
+      INSERT INTO wp_wallets (id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id, created_at)
+      VALUES (${id}, ${input.accountId}, ${input.chain}, ${address}, ${input.custody}, ${sealed}, ${input.quorumId}, ${input.policyId}, ${c.now()})`
+    return {
+      providerWalletId: id,
+      accountId: input.accountId,
+      chain: input.chain,
+      address,
+      custody: input.custody,
+      policyId: input.policyId,
+      quorumId: input.quorumId
+    } satisfies ProviderWallet
+  })
+
+const rowsOfEmbedded = (c: LocalContext, accountId: string) =>
+  c.sql<WpRow & { delegation: DelegationState | null }>`
+    SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id, d.state AS delegation
+    FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
+    WHERE w.account_id = ${accountId} AND w.custody = 'embedded' ORDER BY w.chain`
+
+const loadWallet = (c: LocalContext, providerWalletId: string) =>
+  Effect.gen(function* () {
+    const [row] = yield* c.sql<WpRow>`
+      SELECT id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id FROM wp_wallets WHERE id = ${providerWalletId}`
+    if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
+    return row
+  })
+
+const unsealSecret = (c: LocalContext, row: WpRow) =>
+  c.masterKey
+    .open(row.secret_sealed, sealAad(row.id))
+    .pipe(
+      Effect.catchAll((e: MasterKeyError) =>
+        Effect.fail(new WalletProviderError({ reason: "key_unavailable", message: `wallet key cannot be opened: ${e.message}` }))
+      )
+    )
+
+/** Signs under the wallet's policy (the key unsealed for this call only). */
+const signUnderPolicy = (c: LocalContext, providerWalletId: string, transaction: Uint8Array) =>
+  Effect.gen(function* () {
+    const row = yield* loadWallet(c, providerWalletId)
+    const policy = yield* c.policyOf(row.policy_id)
+    if (policy.state !== "active") {
+      return yield* new WalletProviderError({
+        reason: "policy_denied",
+        rule: "default_deny",
+        message: `the wallet's policy is ${policy.state === "cleared" ? "cleared" : "default-deny"}; nothing is signed`
+      })
+    }
+    const decision = evaluate(policy.rules, row.chain, transaction, row.address)
+    if (decision._tag === "Deny") {
+      return yield* new WalletProviderError({
+        reason: "policy_denied",
+        rule: decision.reason,
+        message: decision.message,
+        ...(decision.instruction !== undefined ? { instruction: decision.instruction } : {})
+      })
+    }
+    const secret = yield* unsealSecret(c, row)
+    return yield* (row.chain === "solana" ? signSolana(row.address, secret, transaction) : signEvm(secret, transaction)).pipe(
+      Effect.ensuring(Effect.sync(() => secret.fill(0)))
+    )
+  }).pipe(Effect.withSpan("WalletProvider.sign"))
+
 export const makeLocal = (options: LocalWalletProviderOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -133,38 +219,9 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
     const now = () => new Date(nowMs())
     const policies = makeProviderPolicies(sql, rules, now)
     const { createBackstopPolicy, policyOf } = policies
-
-    const insertWallet = (input: {
-      accountId: string
-      chain: WalletChain
-      custody: Custody
-      secret: Uint8Array
-      quorumId: string | null
-      policyId: string | null
-    }) =>
-      Effect.gen(function* () {
-        const id = randomId("wpw")
-        const address = yield* Effect.promise(() => addressOfSecret(input.chain, input.secret))
-        const sealed = yield* masterKey.seal(input.secret, sealAad(id))
-        yield* sql`
-          INSERT INTO wp_wallets (id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id, created_at)
-          VALUES (${id}, ${input.accountId}, ${input.chain}, ${address}, ${input.custody}, ${sealed}, ${input.quorumId}, ${input.policyId}, ${now()})`
-        return {
-          providerWalletId: id,
-          accountId: input.accountId,
-          chain: input.chain,
-          address,
-          custody: input.custody,
-          policyId: input.policyId,
-          quorumId: input.quorumId
-        } satisfies ProviderWallet
-      })
-
-    const embeddedRows = (accountId: string) =>
-      sql<WpRow & { delegation: DelegationState | null }>`
-        SELECT w.id, w.account_id, w.chain, w.address, w.custody, w.secret_sealed, w.quorum_id, w.policy_id, d.state AS delegation
-        FROM wp_wallets w LEFT JOIN wp_delegations d ON d.account_id = w.account_id AND d.chain = w.chain
-        WHERE w.account_id = ${accountId} AND w.custody = 'embedded' ORDER BY w.chain`
+    const c: LocalContext = { sql, masterKey, now, policyOf }
+    const embeddedRows = (accountId: string) => rowsOfEmbedded(c, accountId)
+    const sign = (providerWalletId: string, transaction: Uint8Array) => signUnderPolicy(c, providerWalletId, transaction)
 
     const ensureEmbeddedWallet = (accountId: string, chain: WalletChain) =>
       Effect.gen(function* () {
@@ -200,49 +257,6 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
         return toEmbedded(row)
       })
 
-    const loadWallet = (providerWalletId: string) =>
-      Effect.gen(function* () {
-        const [row] = yield* sql<WpRow>`
-          SELECT id, account_id, chain, address, custody, secret_sealed, quorum_id, policy_id FROM wp_wallets WHERE id = ${providerWalletId}`
-        if (row === undefined) return yield* new WalletProviderError({ reason: "not_found", message: "no such provider wallet" })
-        return row
-      })
-
-    const unsealSecret = (row: WpRow) =>
-      masterKey
-        .open(row.secret_sealed, sealAad(row.id))
-        .pipe(
-          Effect.catchAll((e: MasterKeyError) =>
-            Effect.fail(new WalletProviderError({ reason: "key_unavailable", message: `wallet key cannot be opened: ${e.message}` }))
-          )
-        )
-
-    const sign = (providerWalletId: string, transaction: Uint8Array) =>
-      Effect.gen(function* () {
-        const row = yield* loadWallet(providerWalletId)
-        const policy = yield* policyOf(row.policy_id)
-        if (policy.state !== "active") {
-          return yield* new WalletProviderError({
-            reason: "policy_denied",
-            rule: "default_deny",
-            message: `the wallet's policy is ${policy.state === "cleared" ? "cleared" : "default-deny"}; nothing is signed`
-          })
-        }
-        const decision = evaluate(policy.rules, row.chain, transaction, row.address)
-        if (decision._tag === "Deny") {
-          return yield* new WalletProviderError({
-            reason: "policy_denied",
-            rule: decision.reason,
-            message: decision.message,
-            ...(decision.instruction !== undefined ? { instruction: decision.instruction } : {})
-          })
-        }
-        const secret = yield* unsealSecret(row)
-        return yield* (row.chain === "solana" ? signSolana(row.address, secret, transaction) : signEvm(secret, transaction)).pipe(
-          Effect.ensuring(Effect.sync(() => secret.fill(0)))
-        )
-      }).pipe(Effect.withSpan("WalletProvider.sign"))
-
     const service: WalletProviderShape = {
       ensureEmbeddedWallet,
       embeddedWallets: (accountId) => Effect.map(embeddedRows(accountId), (rows) => rows.map(toEmbedded)),
@@ -266,10 +280,10 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
       setPolicyState: policies.setPolicyState,
       policyState: policies.policyState,
       importWallet: (input) =>
-        insertWallet({ accountId: input.accountId, chain: input.chain, custody: "imported", secret: input.secret, quorumId: input.quorumId, policyId: input.policyId }),
+        insertWallet(c, { accountId: input.accountId, chain: input.chain, custody: "imported", secret: input.secret, quorumId: input.quorumId, policyId: input.policyId }),
       createTeeWallet: (input) =>
         Effect.suspend(() =>
-          insertWallet({ accountId: input.accountId, chain: input.chain, custody: "tee", secret: generateSecret(input.chain), quorumId: null, policyId: input.policyId })
+          insertWallet(c, { accountId: input.accountId, chain: input.chain, custody: "tee", secret: generateSecret(input.chain), quorumId: null, policyId: input.policyId })
         ),
       verifyQuorumAuthorization: (providerWalletId, payload, signature) => verifyQuorumAuthorization(sql, providerWalletId, payload, signature),
       sign

@@ -60,71 +60,73 @@ const closedRefusal = (reason: "hood_graduating" | "market_recovery" | "quote_un
   }
 }
 
+/** Every check and the priced trade; nothing recorded, nothing signed. */
+const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCaller, request: TradeRequest) =>
+  Effect.gen(function* () {
+    if (caller.embeddedWallet === "denied") {
+      return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
+    }
+    const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
+    if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
+    const wallet = getAddress(embedded.address)
+    const mint = getAddress(request.mint.toLowerCase())
+    const market = yield* deps.hood.quote(mint, request.side, request.amountInRaw)
+    if (market === undefined) {
+      return yield* tradeError(
+        "external_token",
+        `${request.mint} was not launched on this service: the trade rail trades this service's curves and their graduated pools only`,
+        { field: "mint", details: { routing: { reason: "external_token" }, discovery: { indexed: false } } }
+      )
+    }
+    if (market._tag === "Closed") return yield* closedRefusal(market.reason)
+    const q = market.quote
+    if (q._tag === "Refused") return yield* q.reason === "curve_complete" ? closedRefusal("hood_graduating") : deps.refusedQuote(q.reason)
+    const minOut = request.minAmountOutRaw ?? minOutOf(q, BigInt(request.slippageBps ?? DEFAULT_SLIPPAGE_BPS))
+    if (minOut > q.amountOut) {
+      return yield* tradeError("slippage_exceeded", `The market pays ${q.amountOut} now, below minAmountOut ${minOut}: nothing was sent`, {
+        field: "minAmountOut",
+        details: { amountOut: q.amountOut.toString(), minAmountOut: minOut.toString() }
+      })
+    }
+    const held = yield* deps.hood.holdings(wallet, mint)
+    if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
+      return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
+        details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+      })
+    }
+    if (request.side === "buy" && held.weiRaw < request.amountInRaw) {
+      return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei, less than amountIn`, {
+        details: { balanceRaw: held.weiRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+      })
+    }
+    // What the spend gate counts, as on Solana: a buy its whole amountIn (a crossing buy's refund
+    // is not known before it lands), a sell the ETH it receives. No platform fee on Hood yet.
+    const spend: SpendAttempt =
+      request.side === "buy"
+        ? {
+            rail: "main",
+            purpose: "trade",
+            side: "buy",
+            asset: HOOD_QUOTE_ASSET,
+            amountRaw: request.amountInRaw,
+            usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw)
+          }
+        : {
+            rail: "main",
+            purpose: "trade",
+            side: "sell",
+            asset: mint,
+            amountRaw: request.amountInRaw,
+            usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
+          }
+    return { wallet, mint, market, fill: q, minOut, spend }
+  })
+
 export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => {
   const { store } = ctx
   const { hood } = deps
 
-  /** Every check and the priced trade; nothing recorded, nothing signed. */
-  const priced = (caller: TradeCaller, request: TradeRequest) =>
-    Effect.gen(function* () {
-      if (caller.embeddedWallet === "denied") {
-        return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
-      }
-      const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
-      if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
-      const wallet = getAddress(embedded.address)
-      const mint = getAddress(request.mint.toLowerCase())
-      const market = yield* hood.quote(mint, request.side, request.amountInRaw)
-      if (market === undefined) {
-        return yield* tradeError(
-          "external_token",
-          `${request.mint} was not launched on this service: the trade rail trades this service's curves and their graduated pools only`,
-          { field: "mint", details: { routing: { reason: "external_token" }, discovery: { indexed: false } } }
-        )
-      }
-      if (market._tag === "Closed") return yield* closedRefusal(market.reason)
-      const q = market.quote
-      if (q._tag === "Refused") return yield* q.reason === "curve_complete" ? closedRefusal("hood_graduating") : deps.refusedQuote(q.reason)
-      const minOut = request.minAmountOutRaw ?? minOutOf(q, BigInt(request.slippageBps ?? DEFAULT_SLIPPAGE_BPS))
-      if (minOut > q.amountOut) {
-        return yield* tradeError("slippage_exceeded", `The market pays ${q.amountOut} now, below minAmountOut ${minOut}: nothing was sent`, {
-          field: "minAmountOut",
-          details: { amountOut: q.amountOut.toString(), minAmountOut: minOut.toString() }
-        })
-      }
-      const held = yield* hood.holdings(wallet, mint)
-      if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
-        return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
-          details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
-        })
-      }
-      if (request.side === "buy" && held.weiRaw < request.amountInRaw) {
-        return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei, less than amountIn`, {
-          details: { balanceRaw: held.weiRaw.toString(), requiredRaw: request.amountInRaw.toString() }
-        })
-      }
-      // What the spend gate counts, as on Solana: a buy its whole amountIn (a crossing buy's refund
-      // is not known before it lands), a sell the ETH it receives. No platform fee on Hood yet.
-      const spend: SpendAttempt =
-        request.side === "buy"
-          ? {
-              rail: "main",
-              purpose: "trade",
-              side: "buy",
-              asset: HOOD_QUOTE_ASSET,
-              amountRaw: request.amountInRaw,
-              usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw)
-            }
-          : {
-              rail: "main",
-              purpose: "trade",
-              side: "sell",
-              asset: mint,
-              amountRaw: request.amountInRaw,
-              usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
-            }
-      return { wallet, mint, market, fill: q, minOut, spend }
-    })
+  const priced = (caller: TradeCaller, request: TradeRequest) => pricedTrade(ctx, deps, caller, request)
 
   const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
     Effect.tap(priced(caller, request), (p) => deps.spendChecked(caller, request, p.spend)).pipe(Effect.map((p) => ({
@@ -161,7 +163,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
     })
 
   /** Under the wallet's lock: approve when needed, build, sign, record `sending`, send once and await (the runner). */
-  const execute = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof priced>>) =>
+  const execute = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<typeof pricedTrade>>) =>
     hood.withWallet(
       p.wallet,
       Effect.gen(function* () {

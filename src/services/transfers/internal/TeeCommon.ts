@@ -73,15 +73,89 @@ export interface TeeBuilt {
   readonly lastValidBlockHeight: bigint
 }
 
+/** `scope_missing` unless the key holds both TEE transfer scopes. */
+const scopeRefusal = (caller: TransferCaller) => {
+  const missing = TEE_TRANSFER_SCOPES.filter((s) => !(caller.principal?.scopes ?? []).includes(s))
+  return missing.length === 0
+    ? Effect.void
+    : Effect.fail(transferError("scope_missing", `A transfer out of the bound TEE wallet needs ${missing.join(", ")}, which this key does not hold`, { details: { scope: missing[0] } }))
+}
+
+/** The account's active linked and imported wallets on `chain` as TEE destinations. */
+const reachable = (sql: SqlClient.SqlClient, accountId: string, chain: WalletChain) =>
+  Effect.map(
+    sql<{ id: string; address_key: string; kind: "linked" | "imported"; linked_by: string | null; trusted: boolean }>`
+      SELECT id, address_key, kind, linked_by, trusted_at IS NOT NULL AS trusted FROM wallets
+      WHERE account_id = ${accountId} AND chain = ${chain} AND revoked_at IS NULL AND kind IN ('linked', 'imported') ORDER BY seq LIMIT 1000`,
+    (rows): ReadonlyArray<TeeReachable> =>
+      rows.map((r) => ({ addressKey: r.address_key, kind: r.kind, walletId: r.id, linkedBySession: r.linked_by === "session", trusted: r.trusted === true }))
+  )
+
+/** The sign claim and the `built` row of a built transfer (under the caller's spend hold). */
+const recordBuilt = (
+  ctx: TeeCommonContext,
+  caller: TransferCaller,
+  input: TransferInput,
+  requestHash: string,
+  payer: WalletView,
+  destination: AllowedDestination,
+  built: TeeBuilt
+) =>
+  Effect.gen(function* () {
+    const chain: WalletChain = input.chain === "solana" ? "solana" : "evm"
+    const claim = yield* ctx.wallets.recordBuilt({
+      accountId: caller.accountId,
+      walletId: payer.id,
+      keyId: caller.keyId,
+      chain,
+      transaction: built.bytes,
+      purpose: "transfer",
+      requiredScopes: TEE_TRANSFER_SCOPES
+    })
+    const row: TransferRow = {
+      accountId: caller.accountId,
+      clientTransferId: input.clientTransferId,
+      keyId: caller.keyId,
+      keyPrefix: caller.keyPrefix,
+      requestHash,
+      chain: input.chain,
+      asset: input.asset,
+      mint: built.mint,
+      amountRaw: input.amountRaw,
+      from: built.from,
+      to: input.to,
+      destinationClass: destination.destinationClass,
+      destinationKind: destination.destinationKind,
+      toWalletId: destination.walletId,
+      state: "built",
+      signature: "",
+      lastValidBlockHeight: built.lastValidBlockHeight,
+      error: null,
+      createdAtMs: ctx.nowMs(),
+      payer: "tee",
+      walletId: payer.id,
+      claimId: claim.claimId,
+      claimExpiresAtMs: claim.expiresAtMs,
+      transaction: built.transaction,
+      messageHash: built.messageHash,
+      signedTransaction: null
+    }
+    const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
+    const applied = yield* ctx.runner
+      .apply(key, undefined, { event: { _tag: "Recorded", requestHash }, insert: row })
+      .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
+    if (applied._tag !== "Saved") {
+      // Another request recorded this id first: its build is the answer (this claim is never used).
+      yield* ctx.wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
+      const first = yield* ctx.store.get(caller.accountId, input.clientTransferId)
+      if (first === undefined) return yield* Effect.dieMessage("transfer row vanished after a racing insert")
+      return yield* ctx.answer(first, requestHash, true, "Recorded")
+    }
+    return ctx.viewOf(applied.state ?? row, false)
+  })
+
 export const makeTeeCommon = (ctx: TeeCommonContext) => {
   const { sql, store, runner, wallets } = ctx
-
-  const scopeRefusal = (caller: TransferCaller) => {
-    const missing = TEE_TRANSFER_SCOPES.filter((s) => !(caller.principal?.scopes ?? []).includes(s))
-    return missing.length === 0
-      ? Effect.void
-      : Effect.fail(transferError("scope_missing", `A transfer out of the bound TEE wallet needs ${missing.join(", ")}, which this key does not hold`, { details: { scope: missing[0] } }))
-  }
 
   /** The key's scopes, then the paying TEE wallet on `chain` bound to this key. */
   const payerOf = (caller: TransferCaller, input: TransferInput, chain: WalletChain): Effect.Effect<WalletView, TeeTransferFailure> =>
@@ -95,16 +169,6 @@ export const makeTeeCommon = (ctx: TeeCommonContext) => {
       return payer
     })
 
-  /** The account's active linked and imported wallets on `chain` as TEE destinations. */
-  const reachable = (accountId: string, chain: WalletChain) =>
-    Effect.map(
-      sql<{ id: string; address_key: string; kind: "linked" | "imported"; linked_by: string | null; trusted: boolean }>`
-        SELECT id, address_key, kind, linked_by, trusted_at IS NOT NULL AS trusted FROM wallets
-        WHERE account_id = ${accountId} AND chain = ${chain} AND revoked_at IS NULL AND kind IN ('linked', 'imported') ORDER BY seq LIMIT 1000`,
-      (rows): ReadonlyArray<TeeReachable> =>
-        rows.map((r) => ({ addressKey: r.address_key, kind: r.kind, walletId: r.id, linkedBySession: r.linked_by === "session", trusted: r.trusted === true }))
-    )
-
   /** Where the TEE wallet `from` may send `input.to` on `chain`, or the refusal. */
   const destinationOf = (caller: TransferCaller, input: TransferInput, payer: WalletView, from: string, chain: WalletChain): Effect.Effect<AllowedDestination, TransferError | SqlError> =>
     Effect.gen(function* () {
@@ -112,7 +176,7 @@ export const makeTeeCommon = (ctx: TeeCommonContext) => {
         sourceKey: addressKey(chain, from),
         destinationKey: addressKey(chain, input.to),
         vaultKey: payer.vaultDestination === undefined ? null : addressKey(chain, payer.vaultDestination),
-        wallets: yield* reachable(caller.accountId, chain)
+        wallets: yield* reachable(sql, caller.accountId, chain)
       })
       if (destination._tag === "Refused") {
         return yield* destination.reason === "same_wallet"
@@ -140,60 +204,8 @@ export const makeTeeCommon = (ctx: TeeCommonContext) => {
     linkedWalletId: payer.id
   })
 
-  /** The sign claim and the `built` row of a built transfer (under the caller's spend hold). */
   const record = (caller: TransferCaller, input: TransferInput, requestHash: string, payer: WalletView, destination: AllowedDestination, built: TeeBuilt) =>
-    Effect.gen(function* () {
-      const chain: WalletChain = input.chain === "solana" ? "solana" : "evm"
-      const claim = yield* wallets.recordBuilt({
-        accountId: caller.accountId,
-        walletId: payer.id,
-        keyId: caller.keyId,
-        chain,
-        transaction: built.bytes,
-        purpose: "transfer",
-        requiredScopes: TEE_TRANSFER_SCOPES
-      })
-      const row: TransferRow = {
-        accountId: caller.accountId,
-        clientTransferId: input.clientTransferId,
-        keyId: caller.keyId,
-        keyPrefix: caller.keyPrefix,
-        requestHash,
-        chain: input.chain,
-        asset: input.asset,
-        mint: built.mint,
-        amountRaw: input.amountRaw,
-        from: built.from,
-        to: input.to,
-        destinationClass: destination.destinationClass,
-        destinationKind: destination.destinationKind,
-        toWalletId: destination.walletId,
-        state: "built",
-        signature: "",
-        lastValidBlockHeight: built.lastValidBlockHeight,
-        error: null,
-        createdAtMs: ctx.nowMs(),
-        payer: "tee",
-        walletId: payer.id,
-        claimId: claim.claimId,
-        claimExpiresAtMs: claim.expiresAtMs,
-        transaction: built.transaction,
-        messageHash: built.messageHash,
-        signedTransaction: null
-      }
-      const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
-      const applied = yield* runner
-        .apply(key, undefined, { event: { _tag: "Recorded", requestHash }, insert: row })
-        .pipe(Effect.catchTag("RowLeaseLost", () => Effect.succeed({ _tag: "Moved" } as const)))
-      if (applied._tag !== "Saved") {
-        // Another request recorded this id first: its build is the answer (this claim is never used).
-        yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
-        const first = yield* store.get(caller.accountId, input.clientTransferId)
-        if (first === undefined) return yield* Effect.dieMessage("transfer row vanished after a racing insert")
-        return yield* ctx.answer(first, requestHash, true, "Recorded")
-      }
-      return ctx.viewOf(applied.state ?? row, false)
-    })
+    recordBuilt(ctx, caller, input, requestHash, payer, destination, built)
 
   /**
    * `POST /transfer/submit` over a chain's check of the signed bytes (`verify`: the signature and
