@@ -36,7 +36,7 @@ import { runPersonalSignals } from "./services/personal/PersonalSignals.js"
 import { makeStrategyRoutes } from "../api/data/strategy/StrategyRoutes.js"
 import { DATA_AUTH_HEADERS } from "../api/auth/DataBearerAuth.js"
 import type { Request } from "../api/Http.js"
-import type { CorsPolicy } from "../api/Router.js"
+import type { CorsPolicy, RouteDef } from "../api/Router.js"
 import type { SignalStreamOptions } from "../api/data/SignalStream.js"
 
 export interface DataServiceOptions {
@@ -65,6 +65,8 @@ export interface DataService {
   readonly tracking: TrackingShape
   readonly social: SocialMentionsShape
   readonly jobs: ReplayJobsShape
+  /** The listener's route table (the main listener's MCP endpoint calls its tools' routes in process). */
+  readonly routes: ReadonlyArray<RouteDef>
 }
 
 /** USD micro per whole SOL / ETH for a replay, read when the replay starts. */
@@ -188,30 +190,31 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
       authHeaders: DATA_AUTH_HEADERS,
       authenticate
     })
+    const routes = dataServiceRouteTable({
+      tape: { auth, clickhouse, hub, tracking, jobs },
+      tokenReads: { clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) },
+      walletSocial: { clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate },
+      personal: { sql, tracking, personal, authenticate },
+      strategies: lab.routes
+    })
     const server = yield* serveData({
       host: options.host,
       port: options.port,
       maxBodyBytes: options.maxBodyBytes,
-      routes: dataServiceRouteTable({
-        tape: { auth, clickhouse, hub, tracking, jobs },
-        tokenReads: { clickhouse, index, prices, nowMs: options.nowMs, authenticate, trackedWallets: (plan, chain) => tracking.wallets(plan, chain) },
-        walletSocial: { clickhouse, index, prices, tracking, social, nowMs: options.nowMs, authenticate },
-        personal: { sql, tracking, personal, authenticate },
-        strategies: lab.routes
-      }),
+      routes,
       stream: { hub, tracking, authenticate: auth.authenticate },
       ...(options.stream !== undefined ? { streamOptions: options.stream } : {}),
       ...(options.streamThreads !== undefined ? { streamThreads: options.streamThreads } : {}),
       ...(options.trustedProxies !== undefined ? { trustedProxies: options.trustedProxies } : {}),
       ...(options.cors !== undefined ? { cors: options.cors } : {})
     })
-    return { server, jobs }
+    return { server, jobs, routes }
   })
 
 /** The `all` role's market-data service: the detectors and the listener in one process. */
 export const startDataService = (options: DataServiceOptions) =>
   Effect.gen(function* () {
     const side = yield* startSignalPipeline(options)
-    const { server, jobs } = yield* serveDataService(options, side)
-    return { server, hub: side.hub, pipeline: side.pipeline, tracking: side.tracking, social: side.social, jobs } satisfies DataService
+    const { server, jobs, routes } = yield* serveDataService(options, side)
+    return { server, hub: side.hub, pipeline: side.pipeline, tracking: side.tracking, social: side.social, jobs, routes } satisfies DataService
   }).pipe(Effect.withSpan("DataService.start"))

@@ -21,7 +21,7 @@ import { mainRouteTable } from "../api/MainRoutes.js"
 import { feeClaimWindow } from "../api/routes/FeeRoutes.js"
 import type { ReadinessCheck } from "../api/routes/HealthRoutes.js"
 import { stakingWriteWindow } from "../api/routes/StakingRoutes.js"
-import type { CorsPolicy, RequestsInFlight } from "../api/Router.js"
+import type { CorsPolicy, RequestsInFlight, RouteDef } from "../api/Router.js"
 import { serve } from "../api/Server.js"
 import { loadWebPage } from "../api/StaticSite.js"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
@@ -61,12 +61,14 @@ import { viemPoolSource } from "./services/trade/HoodPoolQuote.js"
 import { TradeService } from "./services/trade/TradeService.js"
 import { TransferService } from "./services/transfers/TransferService.js"
 
-/** What `/readyz` reports beside PostgreSQL, ClickHouse and the bus. */
+/** What `/readyz` reports beside PostgreSQL, ClickHouse and the bus, and what the MCP endpoint offers beside the main routes. */
 export interface MainApiReadiness {
   /** What `/readyz` reports of ingestion (absent in the api role, which runs no ingester). */
   readonly ingestion?: Effect.Effect<IngestionReport>
   /** Readiness checks beside PostgreSQL, ClickHouse and the bus. */
   readonly checks?: ReadonlyArray<ReadinessCheck>
+  /** The market-data listener's routes in this process: the MCP endpoint offers their tools (signals, replays) too. */
+  readonly dataRoutes?: ReadonlyArray<RouteDef>
 }
 
 /** The web page's build (`npm start` builds it first: `scripts/build-web.mjs`). */
@@ -170,7 +172,12 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
     const site = yield* loadWebPage(WEB_DIST, config.dataPort)
     // The agent tool server over streamable HTTP (`McpEndpoint.ts`): its tools call these routes in process.
     const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle, requests: RequestsInFlight) =>
-      mountMcp(app, { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes }, authFailures, requests)
+      mountMcp(
+        app,
+        { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes, ...(readiness.dataRoutes !== undefined ? { dataRoutes: readiness.dataRoutes } : {}) },
+        authFailures,
+        requests
+      )
     return yield* serve({
       name: "api",
       host: config.host,

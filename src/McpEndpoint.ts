@@ -11,7 +11,9 @@
  * belongs to the key that opened it: another key presenting its id is told it does not exist. The
  * tools call the listener's own routes in process (`InProcessRoutes.ts`) with that key, so each
  * call meets the route's own scope, tier, pause and rate rules, and a refusal is a tool error
- * carrying the spec's `code`.
+ * carrying the spec's `code`. Given the market-data listener's routes (this process serves both),
+ * its tools (signals, replay start and poll) are offered too and called the same way. A request
+ * counts in the listener's requests in flight until answered: a graceful drain waits for it.
  *
  * Bounds (docs/decisions.md): at most `MCP_SESSIONS_MAX` sessions, `MCP_SESSIONS_PER_KEY` per key
  * (a new one closes the least recently used: its client is answered 404 and initializes again, as
@@ -41,13 +43,18 @@ export const MCP_SWEEP_MS = 60_000
 
 /** The document the tools' schemas are read from: the listener's own, as it serves it. */
 const OPENAPI_PATH = "/api/v1/openapi.json"
-/** The base URL the tools' typed client is given; its calls never leave the process. */
+/** The base URLs the tools' typed clients are given; their calls never leave the process. */
 const IN_PROCESS = "http://in-process"
+const IN_PROCESS_DATA = "http://in-process-data"
+/** The market-data listener's document, as it serves it. */
+const DATA_OPENAPI_PATH = "/v1/openapi.json"
 
 export interface McpEndpointOptions {
   readonly agentAuth: AgentAuth
   /** The listener's route table: what the tools call. */
   readonly routes: ReadonlyArray<RouteDef>
+  /** The market-data listener's route table in this process: its tools (signals, replays) are offered too, called in process. */
+  readonly dataRoutes?: ReadonlyArray<RouteDef>
   readonly maxBodyBytes: number
   /** Bounds (tests): default the constants above. */
   readonly sessionsMax?: number
@@ -102,21 +109,33 @@ export const mountMcp = (
     const runtime = yield* Effect.runtime<never>()
     const runPromiseExit = Runtime.runPromiseExit(runtime)
     const logDefect = (cause: Cause.Cause<unknown>, what: string) => Runtime.runFork(runtime)(Effect.logError(`${what} failed unexpectedly`, Cause.pretty(cause)))
-    const fetchFor = inProcessRoutes(o.routes, { runtime, maxBodyBytes: o.maxBodyBytes, onDefect: logDefect })
+    const mainFetchFor = inProcessRoutes(o.routes, { runtime, maxBodyBytes: o.maxBodyBytes, onDefect: logDefect })
+    const dataFetchFor = o.dataRoutes === undefined ? undefined : inProcessRoutes(o.dataRoutes, { runtime, maxBodyBytes: o.maxBodyBytes, onDefect: logDefect })
+    /** One fetch over both tables, by the base URL a call names. */
+    const fetchFor =
+      (remoteAddress: string): typeof globalThis.fetch =>
+      (input, init) => {
+        const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url
+        return (dataFetchFor !== undefined && url.startsWith(IN_PROCESS_DATA) ? dataFetchFor : mainFetchFor)(remoteAddress)(input, init)
+      }
     const nowMs = o.nowMs ?? Date.now
     const sessionsMax = o.sessionsMax ?? MCP_SESSIONS_MAX
     const perKey = o.sessionsPerKey ?? MCP_SESSIONS_PER_KEY
     const idleMs = o.idleMs ?? MCP_SESSION_IDLE_MS
     // Insertion order is use order: a used session is moved to the end.
     const sessions = new Map<string, Session>()
-    let document: Record<string, unknown> | undefined
-    const mainDocument = async (): Promise<Record<string, unknown>> => {
-      if (document !== undefined) return document
-      const res = await fetchFor("127.0.0.1")(`${IN_PROCESS}${OPENAPI_PATH}`)
-      if (!res.ok) throw new Error(`${OPENAPI_PATH} answered ${res.status}`)
-      document = (await res.json()) as Record<string, unknown>
-      return document
+    /** The tools' documents, read once from the listeners' own routes (as they serve them). */
+    let documents: { readonly main: Record<string, unknown>; readonly data?: Record<string, unknown> } | undefined
+    const documentAt = async (url: string): Promise<Record<string, unknown>> => {
+      const res = await fetchFor("127.0.0.1")(url)
+      if (!res.ok) throw new Error(`${url} answered ${res.status}`)
+      return (await res.json()) as Record<string, unknown>
     }
+    const toolDocuments = async () =>
+      (documents ??= {
+        main: await documentAt(`${IN_PROCESS}${OPENAPI_PATH}`),
+        ...(dataFetchFor !== undefined ? { data: await documentAt(`${IN_PROCESS_DATA}${DATA_OPENAPI_PATH}`) } : {})
+      })
 
     const close = (id: string) => {
       const s = sessions.get(id)
@@ -145,8 +164,13 @@ export const mountMcp = (
     )
 
     const open = async (keyId: string, key: string): Promise<Session> => {
-      const main = await mainDocument()
-      const server = toolServer({ baseUrl: IN_PROCESS, apiKey: key, documents: { main }, fetchOf: (info) => fetchFor(String(info?.extra?.remoteAddress ?? "")) })
+      const server = toolServer({
+        baseUrl: IN_PROCESS,
+        ...(dataFetchFor !== undefined ? { dataUrl: IN_PROCESS_DATA } : {}),
+        apiKey: key,
+        documents: await toolDocuments(),
+        fetchOf: (info) => fetchFor(String(info?.extra?.remoteAddress ?? ""))
+      })
       const session: Session = {
         keyId,
         server,

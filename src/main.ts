@@ -112,7 +112,7 @@ const program = Effect.gen(function* () {
     tokenShards: config.actorShards,
     cors: webPageCors(config)
   })
-  const server = yield* serveMainApi(config, { ingestion: yield* ingestionOf(config) })
+  const server = yield* serveMainApi(config, { ingestion: yield* ingestionOf(config), dataRoutes: data.routes })
   // Shutdown begins here (finalizers run in reverse): both listeners stop accepting and answer
   // what is in flight together, within one drain bound, before anything they use is closed.
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
@@ -237,7 +237,7 @@ const apiProgram = Effect.gen(function* () {
     side
   )
   const caughtUp = Effect.suspend(() => (replica.ready() ? Effect.void : Effect.fail("catching up on market.snapshots and market.feed")))
-  const server = yield* serveMainApi(config, { checks: [{ name: "readModel", check: caughtUp }] })
+  const server = yield* serveMainApi(config, { checks: [{ name: "readModel", check: caughtUp }], dataRoutes: data.routes })
   yield* Effect.addFinalizer(() => Effect.all([server.drain, data.server.drain], { concurrency: "unbounded", discard: true }))
   yield* Effect.logInfo("curvestream api role running").pipe(Effect.annotateLogs({ role: "api", api: server.url, web: `${server.url}/`, data: data.server.url }))
   return yield* Effect.never

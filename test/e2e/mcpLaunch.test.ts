@@ -4,7 +4,8 @@
  * the standalone server's streamable HTTP, and over stdio (the server spawned as `npm run mcp` runs
  * it), launches a token end to end with the local agent key: the dry run, the headless launch, and
  * the job read until the launch is confirmed; a launch's unknown job is a tool error carrying
- * `JOB_NOT_FOUND`; the main listener refuses an unknown key at its door with `UNAUTHORIZED`.
+ * `JOB_NOT_FOUND`; the main listener refuses an unknown key at its door with `UNAUTHORIZED`, and
+ * offers the market-data listener's tools (signals, replays) beside the engine's.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -85,6 +86,15 @@ describe("an agent launches through the MCP tool server", () => {
     await client.connect(new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${key}` } } }))
     try {
       await launchEndToEnd(client, `mcp-main-${process.pid}`)
+      // The market-data listener's tools too, its routes called in process with the same key.
+      const tools = (await client.listTools()).tools.map((t) => t.name)
+      expect(tools).toEqual(expect.arrayContaining(["signals", "replay_start", "replay_poll"]))
+      const signals = await client.callTool({ name: "signals", arguments: { limit: 5 } })
+      expect(signals.isError, JSON.stringify(signals.content)).toBeFalsy()
+      expect(body(signals)).toMatchObject({ signals: expect.any(Array) })
+      const unknownJob = await client.callTool({ name: "replay_poll", arguments: { job_id: "rpl_000000000000000000000000" } })
+      expect(unknownJob.isError).toBe(true)
+      expect(body(unknownJob)).toMatchObject({ status: 404 })
     } finally {
       await client.close()
     }
