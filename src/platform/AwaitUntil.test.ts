@@ -1,4 +1,4 @@
-import { Clock, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Ref, TestClock } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import { AwaitTimedOut, awaitUntil, awaitVerdict } from "./AwaitUntil.js"
 
@@ -130,6 +130,40 @@ describe("awaitUntil", () => {
         const fiber = yield* Effect.fork(awaitVerdict(read, (n) => n >= 5, { what: "x", intervalMs: 100, timeoutMs: 1_000 }))
         yield* TestClock.adjust("400 millis")
         expect(yield* Fiber.join(fiber)).toEqual(Option.some(5))
+      })
+    )
+
+    it.effect("a wake ends the pause early, once: the next read runs then, the later ones keep the interval", () =>
+      Effect.gen(function* () {
+        const { starts, poll } = yield* counter
+        const woken = yield* Deferred.make<void>()
+        const fiber = yield* Effect.fork(awaitVerdict(poll, (n) => n >= 4, { what: "x", intervalMs: 100, timeoutMs: 1_000, wake: Deferred.await(woken) }))
+        yield* TestClock.adjust("30 millis")
+        expect(yield* Ref.get(starts)).toEqual([0])
+        yield* Deferred.succeed(woken, undefined)
+        // The race's fibers and the read run (no Clock time passes).
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+        expect(yield* Ref.get(starts)).toEqual([0, 30])
+        // The wake fired: the pauses are the interval again (it is not read twice).
+        yield* TestClock.adjust("99 millis")
+        expect(yield* Ref.get(starts)).toEqual([0, 30])
+        yield* TestClock.adjust("1 millis")
+        expect(yield* Ref.get(starts)).toEqual([0, 30, 130])
+        yield* TestClock.adjust("100 millis")
+        expect(yield* Fiber.join(fiber)).toEqual(Option.some(4))
+        expect(yield* Ref.get(starts)).toEqual([0, 30, 130, 230])
+      })
+    )
+
+    it.effect("a wake that never comes leaves the reads at the interval and the deadline as it was", () =>
+      Effect.gen(function* () {
+        const reads = yield* Ref.make(0)
+        const fiber = yield* Effect.fork(awaitVerdict(Ref.updateAndGet(reads, (n) => n + 1), () => false, { what: "x", intervalMs: 100, timeoutMs: 1_000, wake: Effect.never }))
+        yield* TestClock.adjust("999 millis")
+        expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+        yield* TestClock.adjust("1 millis")
+        expect(Option.isNone(yield* Fiber.join(fiber))).toBe(true)
+        expect(yield* Ref.get(reads)).toBe(11)
       })
     )
 

@@ -71,13 +71,40 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
  * Waiting for a verdict from outside that may not come (a transaction's fate): a read that fails
  * is "not yet" (a node that did not answer this time), never the end of the wait; past the
  * deadline the answer is `None`, and the caller leaves the attempt for a later pass.
+ *
+ * `wake` (the ingest stream saw the transaction: `ChainArrivals`) ends a pause between reads
+ * early, once: the next read runs then instead of at the interval. It never decides anything
+ * itself; without it, or once it fired, the reads keep the interval.
  */
 export const awaitVerdict = <A, E, R>(
   read: Effect.Effect<A, E, R>,
   done: (a: A) => boolean,
-  options: Omit<AwaitUntilOptions, "interruptPoll">
-): Effect.Effect<Option.Option<A>, never, R> =>
-  awaitUntil(Effect.either(read), (r) => Either.isRight(r) && done(r.right), options).pipe(
-    Effect.map((r) => (Either.isRight(r) ? Option.some(r.right) : Option.none())),
-    Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
+  options: Omit<AwaitUntilOptions, "interruptPoll"> & { readonly wake?: Effect.Effect<void> | undefined }
+): Effect.Effect<Option.Option<A>, never, R> => {
+  const { wake, ...bounds } = options
+  // Per run: a woken wait's state is its own.
+  return Effect.suspend(() => {
+    const paced = wake === undefined ? { poll: read, bounds } : wokenPolls(read, wake, bounds)
+    return awaitUntil(Effect.either(paced.poll), (r) => Either.isRight(r) && done(r.right), paced.bounds).pipe(
+      Effect.map((r) => (Either.isRight(r) ? Option.some(r.right) : Option.none())),
+      Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
+    )
+  })
+}
+
+/** Reads paced by the interval, the pause before each but the first ended early by `wake` (once). */
+const wokenPolls = <A, E, R>(read: Effect.Effect<A, E, R>, wake: Effect.Effect<void>, bounds: Omit<AwaitUntilOptions, "interruptPoll">) => {
+  const interval = Duration.millis(checkedMs("intervalMs", bounds.intervalMs))
+  let first = true
+  let woken = false
+  const pause = Effect.suspend(() =>
+    woken ? Effect.sleep(interval) : Effect.raceFirst(Effect.sleep(interval), Effect.tap(wake, () => Effect.sync(() => void (woken = true))))
   )
+  const poll = Effect.suspend(() => {
+    if (!first) return Effect.zipRight(pause, read)
+    first = false
+    return read
+  })
+  // The pause is the poll's own: awaitUntil runs them back to back.
+  return { poll, bounds: { ...bounds, intervalMs: 0 } }
+}

@@ -12,6 +12,7 @@
  * `Trace` (`SolanaTradeChain.trace`: found landed → `Found`, can never land → `Lapsed`, else
  * nothing), so a build its caller sent itself and never submitted or confirmed still settles.
  */
+import type { Arrivals } from "../chains/ChainArrivals.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
@@ -95,6 +96,8 @@ export interface TradePortsContext {
   readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
+  /** The transactions the ingest stream delivered: a trade's status is read the moment its own arrives (the poll stays the fallback). */
+  readonly arrivals?: Arrivals | undefined
 }
 
 /** The row's chain port: send signed bytes once, and the chain's verdict on what was sent. */
@@ -122,7 +125,8 @@ export const awaitTrade = (ctx: TradePortsContext, row: TradeRow): Effect.Effect
   awaitVerdict(portOf(ctx, row).observe, (seen) => seen.outcome !== "pending", {
     what: "the trade's verdict",
     intervalMs: ctx.pollIntervalMs,
-    timeoutMs: ctx.confirmTimeoutMs
+    timeoutMs: ctx.confirmTimeoutMs,
+    wake: ctx.arrivals !== undefined && row.signature !== "" ? ctx.arrivals.arrived(row.signature) : undefined
   })
 
 export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: { _tag: "Observed", ...seen } })

@@ -24,6 +24,7 @@
  *   and counts when it books. A replay of an id neither reserves nor books again.
  * - Failures are reasons (`TradeError`, the gate's `SpendError`); statuses and codes are `api/ErrorTable.ts`'s.
  */
+import { ChainArrivals } from "../chains/ChainArrivals.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Option } from "effect"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
@@ -133,6 +134,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const provider = yield* WalletProvider
     const hoodRelease = { sign: (accountId: string, unsigned: Uint8Array) => provider.signWithEmbedded(accountId, "evm", unsigned), graceMs: options.hoodUnsentGraceMs ?? 60_000 }
     const wallets = Option.getOrUndefined(yield* Effect.serviceOption(WalletService))
+    // The ingest stream's deliveries wake a trade's status read (absent: the poll alone).
+    const arrivals = Option.getOrUndefined(yield* Effect.serviceOption(ChainArrivals))
     // A claim the relay signed follows the trade's outcome; one it never used only expires.
     const settleClaim = settleSignedClaim(wallets)
     const ctx: TradeContext = {
@@ -143,7 +146,7 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       provider,
       wallets,
       embedded: makeEmbeddedAddresses(provider, nowMs),
-      trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, sql, leases, store, ...figures }),
+      trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, sql, leases, store, arrivals, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
       ...figures,

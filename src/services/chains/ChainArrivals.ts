@@ -1,0 +1,128 @@
+/**
+ * Which transactions the ingest stream has delivered (issue 28 item 6, "confirmation from the
+ * stream"): every `chain.events` record names its transaction (`signature`: a Solana signature, a
+ * Hood transaction hash), so a rail waiting for its transaction's verdict can wake the moment the
+ * ingester saw it instead of at its next status poll. The stream never decides a verdict: a wake
+ * only makes the rail read the chain's status now (the poll stays the fallback and the judge, and
+ * a failed transaction, which the ingesters do not deliver, is seen by the poll alone).
+ *
+ * Bounded: the signatures seen last (`recentMax`, for a transaction ingested before its waiter
+ * asked) and the waiters (`waitersMax`; past it a waiter is never woken and its poll decides).
+ * Each process follows the topic in a group of its own that never commits, so it starts at the
+ * end of the log and every replica sees every partition.
+ */
+import { Context, Effect, Either, Layer } from "effect"
+import { Bus, type BusBatch, Topics } from "../../../ingest/bus/Bus.js"
+import { decodeChainEvent } from "../../../ingest/ChainEventCodec.js"
+import { processOwner } from "../../db/RowLease.js"
+
+export const ARRIVALS_RECENT_MAX = 4096
+export const ARRIVALS_WAITERS_MAX = 10_000
+
+export interface ChainArrivalsStats {
+  readonly seen: number
+  readonly woken: number
+  readonly waiting: number
+  /** Waiters not registered because `waitersMax` were waiting (their polls decide). */
+  readonly overBound: number
+}
+
+/** The signatures seen and the waiters, fed by `seen`. Synchronous; one per process. */
+export class Arrivals {
+  private readonly ring: Array<string | undefined>
+  private readonly recent = new Set<string>()
+  private next = 0
+  private readonly waiters = new Map<string, Set<() => void>>()
+  private waiting = 0
+  private seenCount = 0
+  private wokenCount = 0
+  private overBound = 0
+
+  constructor(
+    private readonly recentMax = ARRIVALS_RECENT_MAX,
+    private readonly waitersMax = ARRIVALS_WAITERS_MAX
+  ) {
+    this.ring = new Array<string | undefined>(recentMax)
+  }
+
+  /** The stream delivered a transaction with this signature. */
+  seen(signature: string): void {
+    if (this.recent.has(signature)) return // another event of the same transaction
+    this.seenCount++
+    const evicted = this.ring[this.next]
+    if (evicted !== undefined) this.recent.delete(evicted)
+    this.ring[this.next] = signature
+    this.recent.add(signature)
+    this.next = (this.next + 1) % this.recentMax
+    const wakes = this.waiters.get(signature)
+    if (wakes === undefined) return
+    this.waiters.delete(signature)
+    this.waiting -= wakes.size
+    for (const wake of wakes) {
+      this.wokenCount++
+      wake()
+    }
+  }
+
+  /** Succeeds once the stream delivered `signature` (at once if it did among the last `recentMax`); interrupting it unregisters it. */
+  arrived(signature: string): Effect.Effect<void> {
+    return Effect.async<void>((resume) => {
+      if (this.recent.has(signature)) {
+        resume(Effect.void)
+        return
+      }
+      if (this.waiting >= this.waitersMax) {
+        this.overBound++
+        return // never woken: the poll decides
+      }
+      const wake = () => resume(Effect.void)
+      const set = this.waiters.get(signature) ?? new Set<() => void>()
+      set.add(wake)
+      this.waiters.set(signature, set)
+      this.waiting++
+      return Effect.sync(() => {
+        const current = this.waiters.get(signature)
+        if (current === undefined || !current.delete(wake)) return
+        this.waiting--
+        if (current.size === 0) this.waiters.delete(signature)
+      })
+    })
+  }
+
+  stats(): ChainArrivalsStats {
+    return { seen: this.seenCount, woken: this.wokenCount, waiting: this.waiting, overBound: this.overBound }
+  }
+
+  /** Feeds a `chain.events` batch (a value that does not decode is skipped: the poll covers it). */
+  feed(batch: BusBatch): void {
+    for (const record of batch.records) {
+      const decoded = decodeChainEvent(record.value)
+      if (Either.isRight(decoded)) this.seen(decoded.right.signature)
+    }
+  }
+}
+
+export class ChainArrivals extends Context.Tag("curvestream/ChainArrivals")<ChainArrivals, Arrivals>() {}
+
+/** The consumer group of this process: its own, never committed (it starts at the log's end). */
+export const arrivalsGroup = (owner: string = processOwner()): string => `chain-arrivals-${owner.replace(/[^A-Za-z0-9._-]/g, "-")}`
+
+/** Follows `chain.events` for the layer's lifetime. */
+export const layer = (options: { readonly recentMax?: number; readonly waitersMax?: number } = {}): Layer.Layer<ChainArrivals, never, Bus> =>
+  Layer.scoped(
+    ChainArrivals,
+    Effect.gen(function* () {
+      const bus = yield* Bus
+      const arrivals = new Arrivals(options.recentMax, options.waitersMax)
+      yield* bus
+        .subscribe(
+          { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, maxBatch: 2000 },
+          (batch) => Effect.sync(() => arrivals.feed(batch))
+        )
+        .pipe(
+          // Without the stream the rails still settle, by their polls.
+          Effect.catchAll((e) => Effect.logWarning("chain arrivals: following chain.events failed; confirmations wait for the status poll", e))
+        )
+      return arrivals
+    })
+  )
