@@ -16,23 +16,36 @@
  *   book. Throwing is a defect.
  * - Exact: the market's price is the rational its reserves give (`priceOfReserves`), targets are
  *   decimals at most `PRICE_DECIMALS` fractional digits held as integers scaled by 10^18;
- *   comparisons cross-multiply bigints, never floats.
+ *   whether an order triggers is decided by cross-multiplied bigints. Floats only answer "surely
+ *   not" (`internal/PriceBand.ts`: a float price off by at most 2^-50 of itself, compared with a
+ *   margin of 2^-40; anything nearer, and anything out of the floats' normal range, goes to the
+ *   bigints), proved by `PriceBand.test.ts`'s property against the exact comparisons.
  * - Each order leaves the book once (triggered, expired or cancelled) and is then never output
  *   again: only orders in the book trigger, and a trigger removes it.
  * - An order counts only trades after the position it was placed at (`afterPosition`, the market's
  *   last applied position then), so a replay of older trades after a restart cannot trigger it.
  * - An order whose `expiresAtMs` is at or before the trade's block time never triggers; it leaves
  *   with `Expired` (which fires nothing) when a trade reaches it or a sweep passes its time.
- * - Cost of a trade: O(triggered) for limit and stop orders (two arrays sorted by level, the
- *   next to cross at the end). Trailing stops are held in groups that share one watermark
- *   (`TrailGroup`, sorted by watermark; inside a group by trail, so the highest stop is first): a
- *   new high relabels the groups below it as one (no order touched when one group, as after any
- *   new high), and a trade that changes nothing compares its price with the lowest watermark and
- *   the highest stop only. One that raises or triggers costs O(groups) (the highest stop again),
- *   and one that triggers O(n) more (the placement order). A trade that reaches an order's expiry, or one at or before
- *   some order's position (a replay), takes the plain path: each trailing stop on its own, then
- *   regrouped (O(n log n)). Placing and cancelling copy one array (O(n)).
+ *
+ * Storage (budget: < 200 bytes per open order, `bench:orders`): no object per order. A book is one
+ * flat array of `STRIDE` slots per order (id, afterPosition, level, watermark, a small-integer
+ * kind/trail/raised word, expiry): the limit buys and stops ascending
+ * by level (the next to cross last), the limit sells descending (the next to cross last), then the
+ * trailing stops in the order they were placed. `BookOrder`s are built only for outputs and reads.
+ *
+ * Cost of a trade: a trade that provably changes nothing (its float price inside the book's
+ * float band: above the highest "below" level and the highest trailing stop, below the lowest
+ * "above" level and the lowest watermark, before the earliest trailing expiry) costs a few float
+ * comparisons and allocates nothing (`quietAt`, used by `OrderBooks.applied` before it computes the
+ * trade's exact price). Otherwise limit and stop orders cost O(triggered) (the ends of the sorted
+ * sections). Trailing stops share a raise level `raisedTo`: a trade above every watermark it
+ * counts sets it (O(1)), and each trailing stop's watermark is the higher of its own and
+ * `raisedTo` (an order's own is below `raisedTo` exactly when that trade raised it). A trade near
+ * or below some stop checks each trailing stop exactly (O(n)); placing, cancelling, a trade one
+ * order does not count (a replay) or one at some expiry copy the book (O(n)) with each watermark
+ * written into its order.
  */
+import { approxLevel, approxRatio, approxStop, surelyAbove, surelyBelow } from "./internal/PriceBand.js"
 
 /** Fractional digits of a stored order price (the market record's price precision). */
 export const PRICE_DECIMALS = 18
@@ -65,54 +78,13 @@ export interface BookOrder {
 }
 
 export interface OrderBook {
-  /** Limit buys and stops (trigger when price ≤ level), ascending by level: the highest is last. */
+  /** Limit buys and stops (trigger when price ≤ level), ascending by level: the highest is last (built on each read). */
   readonly below: ReadonlyArray<BookOrder>
-  /** Limit sells (trigger when price ≥ level), descending by level: the lowest is last. */
+  /** Limit sells (trigger when price ≥ level), descending by level: the lowest is last (built on each read). */
   readonly above: ReadonlyArray<BookOrder>
-  /** The trailing stops, grouped by watermark. */
-  readonly trail: TrailingStops
   /** The trailing stops in the order they were placed, each with its watermark now (built on each read). */
   readonly trailing: ReadonlyArray<BookOrder>
 }
-
-/**
- * Trailing stops that share one watermark (the same `num` and `den`, or none yet) and whether a
- * trade set it since the book was last `settled` (raised watermarks are written with the market's
- * checkpoint). The orders' own `watermark` fields are the ones they were placed with; the group's
- * is theirs now.
- */
-export interface TrailGroup {
-  readonly watermark: Price | null
-  readonly raised: boolean
-  /** Ascending by `trailBps`: the highest stop first. */
-  readonly orders: ReadonlyArray<BookOrder>
-}
-
-export interface TrailingStops {
-  /** Ascending by watermark, those without one first. */
-  readonly groups: ReadonlyArray<TrailGroup>
-  /** The same orders in the order they were placed (the order they leave in when one trade takes several). */
-  readonly placed: ReadonlyArray<BookOrder>
-  /** Over every group: the highest stop (null: none), the latest `afterPosition` ("" when empty), the earliest expiry. */
-  readonly highestStop: Price | null
-  readonly maxAfter: string
-  readonly earliestExpiryMs: number
-}
-
-const noTrailing: TrailingStops = { groups: [], placed: [], highestStop: null, maxAfter: "", earliestExpiryMs: Number.POSITIVE_INFINITY }
-
-class Book implements OrderBook {
-  constructor(
-    readonly below: ReadonlyArray<BookOrder>,
-    readonly above: ReadonlyArray<BookOrder>,
-    readonly trail: TrailingStops
-  ) {}
-  get trailing(): ReadonlyArray<BookOrder> {
-    return entriesOf(this.trail).map(orderNow)
-  }
-}
-
-export const emptyBook: OrderBook = new Book([], [], noTrailing)
 
 export type BookEvent =
   | { readonly _tag: "Placed"; readonly order: BookOrder }
@@ -194,279 +166,373 @@ const formatScaled = (scaled: bigint): string => {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Packed storage
+
+/** Slots per order in a book's array. */
+const STRIDE = 6
+const ID = 0
+const AFTER = 1
+const LEVEL = 2
+const WATERMARK = 3
+const META = 4
+const EXPIRES = 5
+
+/** META: the kind in the low 2 bits, the raised flag, then `trailBps + 1` (0: null). */
+const LIMIT_BUY = 0
+const LIMIT_SELL = 1
+const STOP = 2
+const TRAILING = 3
+const KIND_MASK = 3
+const RAISED = 4
+const TRAIL_SHIFT = 3
+
+type Slot = string | bigint | number | Price | null
+type Slots = ReadonlyArray<Slot>
+
+const idAt = (s: Slots, i: number): string => s[i * STRIDE + ID] as string
+const afterAt = (s: Slots, i: number): string => s[i * STRIDE + AFTER] as string
+const levelAt = (s: Slots, i: number): bigint => s[i * STRIDE + LEVEL] as bigint
+const ownWatermarkAt = (s: Slots, i: number): Price | null => s[i * STRIDE + WATERMARK] as Price | null
+const metaAt = (s: Slots, i: number): number => s[i * STRIDE + META] as number
+const expiresAt = (s: Slots, i: number): number | null => s[i * STRIDE + EXPIRES] as number | null
+const trailAt = (s: Slots, i: number): number => (metaAt(s, i) >>> TRAIL_SHIFT) - 1
+
+const kindOf = (o: BookOrder): number =>
+  o.trigger === "trailing_stop" ? TRAILING : o.trigger === "stop" ? STOP : o.side === "buy" ? LIMIT_BUY : LIMIT_SELL
+
+const packed = (o: BookOrder): ReadonlyArray<Slot> => [
+  o.id,
+  o.afterPosition,
+  o.levelE18,
+  o.watermark,
+  kindOf(o) | ((o.trailBps === null ? 0 : o.trailBps + 1) << TRAIL_SHIFT),
+  o.expiresAtMs
+]
+
+/** The order in slot `i`, with `watermark` as its watermark. */
+const orderAt = (s: Slots, i: number, watermark: Price | null): BookOrder => {
+  const meta = metaAt(s, i)
+  const kind = meta & KIND_MASK
+  const trail = (meta >>> TRAIL_SHIFT) - 1
+  return {
+    id: idAt(s, i),
+    side: kind === LIMIT_BUY ? "buy" : "sell",
+    trigger: kind === TRAILING ? "trailing_stop" : kind === STOP ? "stop" : "limit",
+    levelE18: levelAt(s, i),
+    trailBps: trail < 0 ? null : trail,
+    watermark,
+    expiresAtMs: expiresAt(s, i),
+    afterPosition: afterAt(s, i)
+  }
+}
+
+const expiredAt = (s: Slots, i: number, atMs: number): boolean => {
+  const x = expiresAt(s, i)
+  return x !== null && x <= atMs
+}
+
+// ---------------------------------------------------------------------------------------------
+// The book
+
+/**
+ * `slots`: `nBelow` orders, then `nAbove`, then the trailing stops. `raisedTo`: the price the last
+ * trade that raised every watermark below it left (null: none since the watermarks were last
+ * written into the orders); a trailing stop's watermark now is `raisedTo` when its own is below it
+ * (or none), else its own, and it was raised since the last settle when so or when its RAISED bit
+ * is set. The rest is derived (`build`): the float band and the trailing stops' bounds.
+ */
+class Book implements OrderBook {
+  constructor(
+    readonly slots: Slots,
+    readonly nBelow: number,
+    readonly nAbove: number,
+    readonly raisedTo: Price | null,
+    /** The highest "below" level and the lowest "above" level as floats (−∞ / +∞ when none). */
+    readonly belowMaxF: number,
+    readonly aboveMinF: number,
+    /** The lowest watermark now (exact; null when some trailing stop has none yet) and its float (−∞ then). */
+    readonly lowWatermark: Price | null,
+    readonly lowWatermarkF: number,
+    /** A float at or above every trailing stop's stop price (as `PriceBand` bounds it; −∞ when none). Tightened after an exact pass. */
+    public highStopF: number,
+    /** The smallest trail (the stop nearest its watermark); the latest `afterPosition` ("" when none), the earliest expiry, and how many carry the RAISED bit: over the trailing stops. */
+    readonly lowTrail: number,
+    readonly maxAfter: string,
+    readonly earliestExpiryMs: number,
+    readonly raisedBits: number
+  ) {}
+  get size(): number {
+    return this.slots.length / STRIDE
+  }
+  get nTrailing(): number {
+    return this.size - this.nBelow - this.nAbove
+  }
+  get below(): ReadonlyArray<BookOrder> {
+    return range(0, this.nBelow).map((i) => orderAt(this.slots, i, ownWatermarkAt(this.slots, i)))
+  }
+  get above(): ReadonlyArray<BookOrder> {
+    return range(this.nBelow, this.nBelow + this.nAbove).map((i) => orderAt(this.slots, i, ownWatermarkAt(this.slots, i)))
+  }
+  get trailing(): ReadonlyArray<BookOrder> {
+    return range(this.nBelow + this.nAbove, this.size).map((i) => orderAt(this.slots, i, watermarkNow(this, i)))
+  }
+}
+
+const range = (from: number, to: number): Array<number> => Array.from({ length: to - from }, (_, k) => from + k)
+
+/** Whether the trailing stop in slot `i` takes `raisedTo` as its watermark. */
+const underRaise = (b: Book, i: number): boolean => {
+  if (b.raisedTo === null) return false
+  const own = ownWatermarkAt(b.slots, i)
+  return own === null || comparePrices(own, b.raisedTo) < 0
+}
+const watermarkNow = (b: Book, i: number): Price | null => (underRaise(b, i) ? b.raisedTo : ownWatermarkAt(b.slots, i))
+const raisedNow = (b: Book, i: number): boolean => (metaAt(b.slots, i) & RAISED) !== 0 || underRaise(b, i)
+
+/** A book over `slots` (watermarks written into the orders), its band and bounds computed: O(n). */
+const build = (slots: Slots, nBelow: number, nAbove: number): Book => {
+  const n = slots.length / STRIDE
+  const belowMaxF = nBelow === 0 ? Number.NEGATIVE_INFINITY : approxLevel(levelAt(slots, nBelow - 1))
+  const aboveMinF = nAbove === 0 ? Number.POSITIVE_INFINITY : approxLevel(levelAt(slots, nBelow + nAbove - 1))
+  let lowWatermark: Price | null = null
+  let unwatched = false
+  let highStopF = Number.NEGATIVE_INFINITY
+  let lowTrail = BPS
+  let maxAfter = ""
+  let earliestExpiryMs = Number.POSITIVE_INFINITY
+  let raisedBits = 0
+  for (let i = nBelow + nAbove; i < n; i++) {
+    const w = ownWatermarkAt(slots, i)
+    const trail = trailAt(slots, i)
+    if (w === null) unwatched = true
+    else {
+      if (lowWatermark === null || comparePrices(w, lowWatermark) < 0) lowWatermark = w
+      highStopF = Math.max(highStopF, approxStop(approxRatio(w.num, w.den), trail))
+    }
+    if (trail < lowTrail) lowTrail = trail
+    const after = afterAt(slots, i)
+    if (after > maxAfter) maxAfter = after
+    const x = expiresAt(slots, i)
+    if (x !== null && x < earliestExpiryMs) earliestExpiryMs = x
+    if ((metaAt(slots, i) & RAISED) !== 0) raisedBits++
+  }
+  if (unwatched) lowWatermark = null
+  const lowWatermarkF = lowWatermark === null ? Number.NEGATIVE_INFINITY : approxRatio(lowWatermark.num, lowWatermark.den)
+  return new Book(slots, nBelow, nAbove, null, belowMaxF, aboveMinF, lowWatermark, lowWatermarkF, highStopF, lowTrail, maxAfter, earliestExpiryMs, raisedBits)
+}
+
+/** The trailing stops' slots with `raisedTo` written into each order it covers (RAISED set): the same array when none. */
+const written = (b: Book): Slots => {
+  if (b.raisedTo === null) return b.slots
+  const slots = b.slots.slice()
+  for (let i = b.nBelow + b.nAbove; i < b.size; i++)
+    if (underRaise(b, i)) {
+      slots[i * STRIDE + WATERMARK] = b.raisedTo
+      slots[i * STRIDE + META] = metaAt(b.slots, i) | RAISED
+    }
+  return slots
+}
+
+/** The same book after a trade above every watermark it counts, at `price`: O(1). */
+const raisedBook = (b: Book, price: Price, priceF: number): Book =>
+  new Book(
+    b.slots,
+    b.nBelow,
+    b.nAbove,
+    price,
+    b.belowMaxF,
+    b.aboveMinF,
+    price,
+    priceF,
+    // The raised stops are at most `price × (1 − lowTrail)`; the others keep theirs.
+    Math.max(b.highStopF, approxStop(priceF, b.lowTrail)),
+    b.lowTrail,
+    b.maxAfter,
+    b.earliestExpiryMs,
+    b.raisedBits
+  )
+
+export const emptyBook: OrderBook = build([], 0, 0)
+
+const asBook = (book: OrderBook): Book => book as Book
+
+// ---------------------------------------------------------------------------------------------
 // The step
 
 type Traded = Extract<BookEvent, { _tag: "Traded" }>
 
-/** Ascending by level, then by id (a total order: equal levels trigger in id order). */
-const ascending = (a: BookOrder, b: BookOrder): number =>
-  a.levelE18 < b.levelE18 ? -1 : a.levelE18 > b.levelE18 ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
-const descending = (a: BookOrder, b: BookOrder): number => -ascending(a, b)
+/**
+ * True when a trade whose price is within `PriceBand`'s error of the float `priceF`, at `atMs`,
+ * provably changes nothing in the book (whatever its position). O(1), allocates nothing.
+ */
+export const quietAt = (book: OrderBook, priceF: number, atMs: number): boolean => {
+  const b = asBook(book)
+  return (
+    surelyAbove(priceF, b.belowMaxF) &&
+    surelyBelow(priceF, b.aboveMinF) &&
+    (b.nTrailing === 0 || (atMs < b.earliestExpiryMs && surelyBelow(priceF, b.lowWatermarkF) && surelyAbove(priceF, b.highStopF)))
+  )
+}
 
-const insertSorted = (list: ReadonlyArray<BookOrder>, order: BookOrder, cmp: (a: BookOrder, b: BookOrder) => number): ReadonlyArray<BookOrder> => {
-  let lo = 0
-  let hi = list.length
+/** Ascending by level, then by id (a total order: equal levels trigger in id order). */
+const ascendingAt = (s: Slots, i: number, o: BookOrder): number => {
+  const l = levelAt(s, i)
+  const id = idAt(s, i)
+  return l < o.levelE18 ? -1 : l > o.levelE18 ? 1 : id < o.id ? -1 : id > o.id ? 1 : 0
+}
+
+/** Where `o` goes in the section [from, to) sorted ascending (or descending) by level then id. */
+const insertionPoint = (s: Slots, from: number, to: number, o: BookOrder, descending: boolean): number => {
+  let lo = from
+  let hi = to
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if (cmp(list[mid]!, order) < 0) lo = mid + 1
+    const c = ascendingAt(s, mid, o)
+    if (descending ? c > 0 : c < 0) lo = mid + 1
     else hi = mid
   }
-  return list.toSpliced(lo, 0, order) // exactly as long (a splice into a copy leaves spare capacity)
+  return lo
 }
-
-const without = (list: ReadonlyArray<BookOrder>, id: string): ReadonlyArray<BookOrder> => {
-  const i = list.findIndex((o) => o.id === id)
-  if (i < 0) return list
-  return list.toSpliced(i, 1)
-}
-
-const expiredAt = (o: BookOrder, atMs: number): boolean => o.expiresAtMs !== null && o.expiresAtMs <= atMs
 
 /**
- * Scans a sorted list from its end while the last order crosses: each crossing order that counts
- * this trade leaves (triggered or expired); one that does not (placed after it) stays. `numE18`
- * is the trade's price numerator scaled by 10^18, so a level costs one multiplication.
+ * Scans the section [from, to) from its end while the last order crosses: each crossing order that
+ * counts this trade leaves (triggered or expired); one that does not (placed after it) stays.
+ * Answers the indices that leave (none: the section is unchanged). `numE18` is the trade's price
+ * numerator scaled by 10^18, so a level costs one multiplication.
  */
-const crossEnd = (list: ReadonlyArray<BookOrder>, below: boolean, numE18: bigint, e: Traded, out: Array<BookOutput>): ReadonlyArray<BookOrder> => {
-  let i = list.length - 1
-  if (i < 0 || !crosses(list[i]!, below, numE18, e.price.den)) return list
-  const kept: Array<BookOrder> = []
-  for (; i >= 0 && crosses(list[i]!, below, numE18, e.price.den); i--) {
-    const o = list[i]!
-    if (o.afterPosition >= e.position) kept.push(o)
-    else if (expiredAt(o, e.atMs)) out.push({ _tag: "Expired", order: o })
-    else out.push({ _tag: "Triggered", order: o, price: e.price, position: e.position, atMs: e.atMs, watermark: null, stopPrice: null })
+const crossEnd = (s: Slots, from: number, to: number, below: boolean, numE18: bigint, e: Traded, out: Array<BookOutput>, leaving: Array<number>): void => {
+  for (let i = to - 1; i >= from; i--) {
+    const level = levelAt(s, i) * e.price.den
+    if (below ? numE18 > level : numE18 < level) return
+    if (afterAt(s, i) >= e.position) continue
+    leaving.push(i)
+    const order = orderAt(s, i, ownWatermarkAt(s, i))
+    if (expiredAt(s, i, e.atMs)) out.push({ _tag: "Expired", order })
+    else out.push({ _tag: "Triggered", order, price: e.price, position: e.position, atMs: e.atMs, watermark: null, stopPrice: null })
   }
-  if (kept.length === list.length - 1 - i) return list
-  const next = list.slice(0, i + 1)
-  for (let k = kept.length - 1; k >= 0; k--) next.push(kept[k]!)
+}
+
+/** `slots` without the orders at `gone` (indices, any order). */
+const removing = (s: Slots, gone: ReadonlyArray<number>): Array<Slot> => {
+  const drop = new Set(gone)
+  const next: Array<Slot> = []
+  const n = s.length / STRIDE
+  for (let i = 0; i < n; i++) if (!drop.has(i)) for (let k = 0; k < STRIDE; k++) next.push(s[i * STRIDE + k]!)
   return next
 }
 
-/** Whether a trade at `numE18 / 10^18 / den` crosses a level: at or below it (`below`), or at or above it. */
-const crosses = (o: BookOrder, below: boolean, numE18: bigint, den: bigint): boolean => {
-  const level = o.levelE18 * den
-  return below ? numE18 <= level : numE18 >= level
-}
-
-// ---------------------------------------------------------------------------------------------
-// Trailing stops, grouped by watermark
-
-/** One trailing stop with its watermark now and whether a trade set it since the last settle. */
-interface Entry {
-  readonly order: BookOrder
-  readonly watermark: Price | null
-  readonly raised: boolean
-}
-
-/** The order as the book holds it now (its watermark the group's). */
-const withWatermark = (o: BookOrder, watermark: Price | null): BookOrder =>
-  o.watermark === watermark ? o : { ...o, watermark }
-const orderNow = (e: Entry): BookOrder => withWatermark(e.order, e.watermark)
-
-const sameWatermark = (a: Price | null, b: Price | null): boolean =>
-  a === b || (a !== null && b !== null && a.num === b.num && a.den === b.den)
-
-/** Ascending by watermark value, none first. */
-const byWatermark = (a: Price | null, b: Price | null): number => (a === null ? (b === null ? 0 : -1) : b === null ? 1 : comparePrices(a, b))
-
-/** Ascending by trail: the highest stop first. */
-const byTrail = (a: BookOrder, b: BookOrder): number => a.trailBps! - b.trailBps!
-
-/** Every trailing stop, in placement order. */
-const entriesOf = (t: TrailingStops): Array<Entry> => {
-  const groupOfOrder = new Map<BookOrder, TrailGroup>()
-  for (const g of t.groups) for (const o of g.orders) groupOfOrder.set(o, g)
-  return t.placed.map((order) => {
-    const g = groupOfOrder.get(order)!
-    return { order, watermark: g.watermark, raised: g.raised }
-  })
-}
-
-/** A group's highest stop (its first order's); null without a watermark. Not kept: a group per order placed at its own price would carry one more price. */
-const stopOf = (g: TrailGroup): Price | null => (g.watermark === null ? null : trailStop(g.watermark, g.orders[0]!.trailBps!))
-
 /**
- * Groups (each non-empty, sorted by `byWatermark`) and the same orders in placement order as the
- * book's trailing stops; `bounds` when the set of orders is the one `bounds` was computed for.
+ * The trailing stops against a trade, each on its own, in placement order: one that does not count
+ * the trade stays, one expired at it leaves (`Expired`), one the trade rises above (or without a
+ * watermark) takes it (RAISED), one whose stop it reaches triggers. Answers the new trailing
+ * slots (watermarks written) or undefined when none changed.
  */
-const trailingOf = (groups: ReadonlyArray<TrailGroup>, placed: ReadonlyArray<BookOrder>, bounds?: TrailingStops): TrailingStops => {
-  if (groups.length === 0) return noTrailing
-  let highestStop: Price | null = null
-  for (const g of groups) {
-    const stop = stopOf(g)
-    if (stop !== null && (highestStop === null || comparePrices(stop, highestStop) > 0)) highestStop = stop
-  }
-  let maxAfter = ""
-  let earliestExpiryMs = Number.POSITIVE_INFINITY
-  if (bounds !== undefined) {
-    maxAfter = bounds.maxAfter
-    earliestExpiryMs = bounds.earliestExpiryMs
-  } else
-    for (const o of placed) {
-      if (o.afterPosition > maxAfter) maxAfter = o.afterPosition
-      if (o.expiresAtMs !== null && o.expiresAtMs < earliestExpiryMs) earliestExpiryMs = o.expiresAtMs
-    }
-  return { groups, placed, highestStop, maxAfter, earliestExpiryMs }
-}
-
-/** Groups entries (in placement order) by watermark (`num` and `den`) and raised flag. */
-const regroup = (entries: ReadonlyArray<Entry>): TrailingStops => {
-  const groups: Array<{ watermark: Price | null; raised: boolean; orders: Array<BookOrder> }> = []
-  const index = new Map<string, Array<BookOrder>>()
-  for (const e of entries) {
-    const key = `${e.raised ? "r" : "s"}${e.watermark === null ? "" : `${e.watermark.num}/${e.watermark.den}`}`
-    let orders = index.get(key)
-    if (orders === undefined) {
-      orders = []
-      index.set(key, orders)
-      groups.push({ watermark: e.watermark, raised: e.raised, orders })
-    }
-    orders.push(e.order)
-  }
-  for (const g of groups) g.orders.sort(byTrail)
-  return trailingOf(groups.sort((a, b) => byWatermark(a.watermark, b.watermark)), entries.map((e) => e.order))
-}
-
-const placeTrailing = (t: TrailingStops, order: BookOrder): TrailingStops => {
-  const at = t.groups.findIndex((g) => !g.raised && sameWatermark(g.watermark, order.watermark))
-  let groups: ReadonlyArray<TrailGroup>
-  if (at >= 0) {
-    const g = t.groups[at]!
-    let i = g.orders.length
-    while (i > 0 && g.orders[i - 1]!.trailBps! > order.trailBps!) i--
-    groups = t.groups.with(at, { watermark: g.watermark, raised: false, orders: g.orders.toSpliced(i, 0, order) })
-  } else {
-    let i = t.groups.length
-    while (i > 0 && byWatermark(t.groups[i - 1]!.watermark, order.watermark) > 0) i--
-    groups = t.groups.toSpliced(i, 0, { watermark: order.watermark, raised: false, orders: [order] })
-  }
-  return trailingOf(groups, t.placed.concat([order]))
-}
-
-/** The trailing stops without `gone` (orders that left): groups emptied are dropped. */
-const withoutOrders = (t: TrailingStops, gone: ReadonlySet<BookOrder>): TrailingStops => {
-  const groups: Array<TrailGroup> = []
-  for (const g of t.groups) {
-    if (!g.orders.some((o) => gone.has(o))) groups.push(g)
-    else {
-      const orders = g.orders.filter((o) => !gone.has(o))
-      if (orders.length > 0) groups.push({ watermark: g.watermark, raised: g.raised, orders })
-    }
-  }
-  return trailingOf(groups, t.placed.filter((o) => !gone.has(o)))
-}
-
-const cancelTrailing = (t: TrailingStops, id: string): TrailingStops => {
-  const o = t.placed.find((o) => o.id === id)
-  return o === undefined ? t : withoutOrders(t, new Set([o]))
-}
-
-/**
- * The plain path: each trailing stop on its own, in placement order (a trade that reaches an
- * expiry, or one some order does not count), then regrouped.
- */
-const tradeEach = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
+const tradeEach = (b: Book, e: Traded, out: Array<BookOutput>, counts: boolean): Array<Slot> | undefined => {
   let changed = false
-  const next: Array<Entry> = []
-  for (const entry of entriesOf(t)) {
-    const o = entry.order
-    const w = entry.watermark
-    if (o.afterPosition >= e.position) next.push(entry)
-    else if (expiredAt(o, e.atMs)) {
-      out.push({ _tag: "Expired", order: orderNow(entry) })
-      changed = true
-    } else if (w === null || comparePrices(e.price, w) > 0) {
-      next.push({ order: o, watermark: e.price, raised: true })
-      changed = true
-    } else {
-      const stop = trailStop(w, o.trailBps!)
-      if (comparePrices(e.price, stop) <= 0) {
-        out.push({ _tag: "Triggered", order: orderNow(entry), price: e.price, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
+  const next: Array<Slot> = []
+  const s = b.slots
+  for (let i = b.nBelow + b.nAbove; i < b.size; i++) {
+    const w = watermarkNow(b, i)
+    let meta = metaAt(s, i) | (raisedNow(b, i) ? RAISED : 0)
+    let watermark = w
+    if (counts || afterAt(s, i) < e.position) {
+      if (!counts && expiredAt(s, i, e.atMs)) {
+        out.push({ _tag: "Expired", order: orderAt(s, i, w) })
         changed = true
-      } else next.push(entry)
+        continue
+      }
+      if (w === null || comparePrices(e.price, w) > 0) {
+        watermark = e.price
+        meta |= RAISED
+        changed = true
+      } else {
+        const stop = trailStop(w, trailAt(s, i))
+        if (comparePrices(e.price, stop) <= 0) {
+          out.push({ _tag: "Triggered", order: orderAt(s, i, w), price: e.price, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
+          changed = true
+          continue
+        }
+      }
     }
+    next.push(idAt(s, i), afterAt(s, i), levelAt(s, i), watermark, meta, expiresAt(s, i))
   }
-  return changed ? regroup(next) : t
+  return changed ? next : undefined
 }
 
-/**
- * A trade every trailing stop counts and none has expired at: the groups whose watermark it
- * passes become one group under the trade's price (none of them triggers), and in the others the
- * orders whose stop it reaches (a prefix of each, by trail) trigger, in placement order.
- */
-const tradeGroups = (t: TrailingStops, e: Traded, out: Array<BookOutput>): TrailingStops => {
-  const p = e.price
-  const groups = t.groups
-  let raised = 0
-  while (raised < groups.length && (groups[raised]!.watermark === null || comparePrices(p, groups[raised]!.watermark!) > 0)) raised++
-  const reaches = t.highestStop !== null && comparePrices(p, t.highestStop) <= 0
-  if (raised === 0 && !reaches) return t
-  const next: Array<TrailGroup> = []
-  if (raised === 1) next.push({ watermark: p, raised: true, orders: groups[0]!.orders })
-  else if (raised > 1) {
-    const merged: Array<BookOrder> = []
-    for (let k = 0; k < raised; k++) for (const o of groups[k]!.orders) merged.push(o)
-    next.push({ watermark: p, raised: true, orders: merged.sort(byTrail) })
+const noIndices: Array<number> = []
+
+const trade = (book: Book, e: Traded): BookResult => {
+  const priceF = approxRatio(e.price.num, e.price.den)
+  if (quietAt(book, priceF, e.atMs)) return [book, none]
+  // Allocated only when something leaves (a raise alone allocates the new book and its result).
+  let out = none as Array<BookOutput>
+  let leaving = noIndices
+  const s = book.slots
+  if (!surelyAbove(priceF, book.belowMaxF) || !surelyBelow(priceF, book.aboveMinF)) {
+    out = []
+    leaving = []
+    const numE18 = e.price.num * PRICE_SCALE
+    crossEnd(s, 0, book.nBelow, true, numE18, e, out, leaving)
+    crossEnd(s, book.nBelow, book.nBelow + book.nAbove, false, numE18, e, out, leaving)
   }
-  const triggered = new Map<BookOrder, BookOutput>()
-  for (let k = raised; k < groups.length; k++) {
-    const g = groups[k]!
-    if (!reaches || comparePrices(p, stopOf(g)!) > 0) {
-      next.push(g)
-      continue
+  let trailing: Array<Slot> | undefined
+  let raise = false
+  if (book.nTrailing > 0) {
+    if (e.position <= book.maxAfter || e.atMs >= book.earliestExpiryMs) {
+      if (out === none) out = []
+      trailing = tradeEach(book, e, out, false)
+    } else {
+      // Every trailing stop counts the trade and none has expired: it raises them all when above the
+      // lowest watermark (none then triggers), and checks each exactly only when near some stop.
+      const above = book.lowWatermark === null || surelyAbove(priceF, book.lowWatermarkF) || (!surelyBelow(priceF, book.lowWatermarkF) && comparePrices(e.price, book.lowWatermark) > 0)
+      if (!surelyAbove(priceF, book.highStopF)) {
+        if (out === none) out = []
+        const before = out.length
+        trailing = tradeEach(book, e, out, true)
+        if (out.length === before) {
+          // Nothing reached: a raise alone is O(1); the exact pass leaves a tight bound behind.
+          trailing = undefined
+          raise = above
+          if (!above) book.highStopF = tightStopF(book)
+        }
+      } else raise = above
     }
-    const w = g.watermark!
-    let n = 0
-    for (; n < g.orders.length; n++) {
-      const o = g.orders[n]!
-      const stop = trailStop(w, o.trailBps!)
-      if (comparePrices(p, stop) > 0) break
-      triggered.set(o, { _tag: "Triggered", order: withWatermark(o, w), price: p, position: e.position, atMs: e.atMs, watermark: w, stopPrice: stop })
-    }
-    if (n < g.orders.length) next.push({ watermark: w, raised: g.raised, orders: g.orders.slice(n) })
   }
-  if (triggered.size === 0) return trailingOf(next, t.placed, t)
-  for (const o of t.placed) {
-    const output = triggered.get(o)
-    if (output !== undefined) out.push(output)
-  }
-  return trailingOf(next, t.placed.filter((o) => !triggered.has(o)))
+  const outputs = out.length === 0 ? none : out
+  if (leaving.length === 0 && trailing === undefined) return raise ? [raisedBook(book, e.price, priceF), outputs] : [book, none]
+  // Something left: the book is written out (its watermarks into its orders) and rebuilt.
+  let nBelow = book.nBelow
+  for (const i of leaving) if (i < book.nBelow) nBelow--
+  const nAbove = book.nAbove - (leaving.length - (book.nBelow - nBelow))
+  const limits = removing(s.slice(0, (book.nBelow + book.nAbove) * STRIDE), leaving)
+  const rest = trailing ?? (raise ? written(raisedBook(book, e.price, priceF)) : written(book)).slice((book.nBelow + book.nAbove) * STRIDE)
+  return [build(limits.concat(rest), nBelow, nAbove), outputs]
 }
 
-const trade = (book: OrderBook, e: Traded): BookResult => {
+/** The float bound of the trailing stops' stop prices now, from each one's watermark (an O(n) pass). */
+const tightStopF = (b: Book): number => {
+  let high = Number.NEGATIVE_INFINITY
+  for (let i = b.nBelow + b.nAbove; i < b.size; i++) {
+    const w = watermarkNow(b, i)
+    if (w !== null) high = Math.max(high, approxStop(approxRatio(w.num, w.den), trailAt(b.slots, i)))
+  }
+  return high
+}
+
+const sweep = (book: Book, atMs: number): BookResult => {
+  const s = written(book)
   const out: Array<BookOutput> = []
-  const numE18 = e.price.num * PRICE_SCALE
-  const below = crossEnd(book.below, true, numE18, e, out)
-  const above = crossEnd(book.above, false, numE18, e, out)
-  const t = book.trail
-  const trail = t.placed.length === 0 ? t : e.position <= t.maxAfter || e.atMs >= t.earliestExpiryMs ? tradeEach(t, e, out) : tradeGroups(t, e, out)
-  if (below === book.below && above === book.above && trail === book.trail) return [book, none]
-  return [new Book(below, above, trail), out.length === 0 ? none : out]
-}
-
-const sweep = (book: OrderBook, atMs: number): BookResult => {
-  const out: Array<BookOutput> = []
-  const keep = (list: ReadonlyArray<BookOrder>): ReadonlyArray<BookOrder> => {
-    if (!list.some((o) => expiredAt(o, atMs))) return list
-    return list.filter((o) => {
-      if (!expiredAt(o, atMs)) return true
-      out.push({ _tag: "Expired", order: o })
-      return false
-    })
+  const gone: Array<number> = []
+  let nBelow = book.nBelow
+  let nAbove = book.nAbove
+  for (let i = 0; i < book.size; i++) {
+    if (!expiredAt(s, i, atMs)) continue
+    gone.push(i)
+    out.push({ _tag: "Expired", order: orderAt(s, i, ownWatermarkAt(s, i)) })
+    if (i < book.nBelow) nBelow--
+    else if (i < book.nBelow + book.nAbove) nAbove--
   }
-  const below = keep(book.below)
-  const above = keep(book.above)
-  let trail = book.trail
-  if (atMs >= trail.earliestExpiryMs) {
-    const kept: Array<Entry> = []
-    for (const entry of entriesOf(trail)) {
-      if (expiredAt(entry.order, atMs)) out.push({ _tag: "Expired", order: orderNow(entry) })
-      else kept.push(entry)
-    }
-    trail = regroup(kept)
-  }
-  return out.length === 0 ? [book, none] : [new Book(below, above, trail), out]
+  return out.length === 0 ? [book, none] : [build(removing(s, gone), nBelow, nAbove), out]
 }
 
 /** Throws (a defect) on an order the service should never have accepted. */
@@ -477,53 +543,65 @@ const checkOrder = (o: BookOrder): void => {
   } else {
     if (o.trigger === "stop" && o.side !== "sell") throw new RangeError(`order ${o.id}: a stop sells`)
     if (o.levelE18 <= 0n) throw new RangeError(`order ${o.id}: the price must be positive`)
+    if (o.trailBps !== null) throw new RangeError(`order ${o.id}: only a trailing stop has a trail`)
   }
+}
+
+const indexOf = (b: Book, id: string): number => {
+  for (let i = 0; i < b.size; i++) if (idAt(b.slots, i) === id) return i
+  return -1
 }
 
 /** True when the book holds an open order `id`. */
-export const holds = (book: OrderBook, id: string): boolean =>
-  book.below.some((o) => o.id === id) || book.above.some((o) => o.id === id) || book.trail.groups.some((g) => g.orders.some((o) => o.id === id))
+export const holds = (book: OrderBook, id: string): boolean => indexOf(asBook(book), id) >= 0
 
 export const step = (book: OrderBook, e: BookEvent): BookResult => {
+  const b = asBook(book)
   switch (e._tag) {
     case "Placed": {
       const o = e.order
-      if (holds(book, o.id)) return [book, none]
+      if (holds(b, o.id)) return [b, none]
       checkOrder(o)
-      if (o.trigger === "trailing_stop") return [new Book(book.below, book.above, placeTrailing(book.trail, o)), none]
-      if (o.trigger === "stop" || o.side === "buy") return [new Book(insertSorted(book.below, o, ascending), book.above, book.trail), none]
-      return [new Book(book.below, insertSorted(book.above, o, descending), book.trail), none]
+      const s = written(b)
+      const kind = kindOf(o)
+      if (kind === TRAILING) return [build(s.concat(packed(o)), b.nBelow, b.nAbove), none]
+      const at = kind === LIMIT_SELL ? insertionPoint(s, b.nBelow, b.nBelow + b.nAbove, o, true) : insertionPoint(s, 0, b.nBelow, o, false)
+      const next = s.toSpliced(at * STRIDE, 0, ...packed(o)) // exactly as long (a splice into a copy leaves spare capacity)
+      return [build(next, b.nBelow + (kind === LIMIT_SELL ? 0 : 1), b.nAbove + (kind === LIMIT_SELL ? 1 : 0)), none]
     }
     case "Cancelled": {
-      const below = without(book.below, e.id)
-      const above = without(book.above, e.id)
-      const trail = cancelTrailing(book.trail, e.id)
-      return below === book.below && above === book.above && trail === book.trail ? [book, none] : [new Book(below, above, trail), none]
+      const i = indexOf(b, e.id)
+      if (i < 0) return [b, none]
+      return [build(written(b).toSpliced(i * STRIDE, STRIDE), b.nBelow - (i < b.nBelow ? 1 : 0), b.nAbove - (i >= b.nBelow && i < b.nBelow + b.nAbove ? 1 : 0)), none]
     }
     case "Traded":
-      return trade(book, e)
+      return trade(b, e)
     case "Swept":
-      return sweep(book, e.atMs)
+      return sweep(b, e.atMs)
   }
 }
 
-export const sizeOf = (book: OrderBook): number => book.below.length + book.above.length + book.trail.placed.length
+export const sizeOf = (book: OrderBook): number => asBook(book).size
 
 // ---------------------------------------------------------------------------------------------
 // Raised watermarks (written with the market's checkpoint)
 
 /** The trailing stops whose watermark a trade set since the book was last settled, with it. */
 export const raisedWatermarks = (book: OrderBook): ReadonlyArray<readonly [id: string, watermark: Price]> => {
+  const b = asBook(book)
   const raised: Array<readonly [string, Price]> = []
-  for (const g of book.trail.groups) if (g.raised) for (const o of g.orders) raised.push([o.id, g.watermark!])
+  for (let i = b.nBelow + b.nAbove; i < b.size; i++) if (raisedNow(b, i)) raised.push([idAt(b.slots, i), watermarkNow(b, i)!])
   return raised
 }
 
 /** True when some trailing stop's watermark was set by a trade since the book was last settled. */
-export const hasRaised = (book: OrderBook): boolean => book.trail.groups.some((g) => g.raised)
+export const hasRaised = (book: OrderBook): boolean => asBook(book).raisedTo !== null || asBook(book).raisedBits > 0
 
 /** The same book with its raised watermarks taken (written): the same book when none was raised. */
-export const settled = (book: OrderBook): OrderBook =>
-  hasRaised(book)
-    ? new Book(book.below, book.above, trailingOf(book.trail.groups.map((g) => (g.raised ? { ...g, raised: false } : g)), book.trail.placed, book.trail))
-    : book
+export const settled = (book: OrderBook): OrderBook => {
+  const b = asBook(book)
+  if (!hasRaised(b)) return b
+  const s = written(b).slice()
+  for (let i = b.nBelow + b.nAbove; i < b.size; i++) s[i * STRIDE + META] = metaAt(s, i) & ~RAISED
+  return build(s, b.nBelow, b.nAbove)
+}

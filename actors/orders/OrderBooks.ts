@@ -21,7 +21,8 @@
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, type Price, priceOfReserves, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
+import { approxReserves } from "./internal/PriceBand.js"
+import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, type Price, priceOfReserves, quietAt, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -119,6 +120,9 @@ export class OrderBooks {
     if (book === undefined) return false
     const core = state?.core
     if (core === undefined || core.lastPosition !== event.position) return false
+    // Most trades cross nothing: the float band answers that without the exact price (no bigint, no allocation).
+    const { quoteRaw, tokenRaw } = priceReserves(core)
+    if (tokenRaw > 0n && quoteRaw >= 0n && quietAt(book, approxReserves(quoteRaw, tokenRaw, core.identity.decimals, core.identity.quoteDecimals), event.timestampMs)) return false
     const current = currentPrice(state)
     if (current === undefined) return false
     const before = this.pending.length
@@ -199,7 +203,7 @@ export class OrderBooks {
   private stepTrade(marketKey: string, book: OrderBook, e: Extract<Parameters<typeof step>[1], { _tag: "Traded" }>): void {
     const [next, out] = step(book, e)
     if (next === book) return
-    if (next.trail !== book.trail && hasRaised(next)) this.raisedIn.add(marketKey)
+    if (hasRaised(next)) this.raisedIn.add(marketKey)
     this.leave(marketKey, next, out)
   }
 
