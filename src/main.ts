@@ -40,6 +40,7 @@ import { LOCAL_CREDENTIALS_FILE, provisionLocal } from "./layers/LocalAccount.js
 import * as PipelineLayer from "./layers/Pipeline.js"
 import * as StakingLayer from "./layers/Staking.js"
 import * as StorageLayer from "./layers/Storage.js"
+import * as ChainArrivals from "./services/chains/ChainArrivals.js"
 import * as TradeLayer from "./layers/Trade.js"
 import * as TransfersLayer from "./layers/Transfers.js"
 import { ingestionOf, serveMainApi, webPageCors } from "./MainApi.js"
@@ -168,7 +169,9 @@ const loggerLayer = Layer.unwrapEffect(
  * account stack (with the spend gate's hold sweeper).
  */
 const servicesLayer = Layer.mergeAll(LaunchLayer.layerConfig, StakingLayer.layerConfig, TradeLayer.layerConfig, FeesLayer.layerConfig, TransfersLayer.layerConfig).pipe(
-  Layer.provideMerge(AccountsLayer.layerConfig)
+  Layer.provideMerge(AccountsLayer.layerConfig),
+  // The transactions the ingest stream delivers wake the trades' and launches' confirmation reads.
+  Layer.provideMerge(ChainArrivals.layer())
 )
 
 /** The configuration and what every role derives from it once. */

@@ -4,8 +4,7 @@
  * pools, through the localnet's SwapRouter), with what runs on it: the agent trades' recovery
  * (`Recovery.ts`) and the limit orders' executor, which takes the triggers this process's actors
  * hand off and every second the `triggered` orders no live process drives (an actors process's, or
- * a dead process's; `OrderExecutor.ts`). A trade's status is read the moment the ingest stream
- * delivers its transaction (`ChainArrivals`), the poll staying the fallback.
+ * a dead process's; `OrderExecutor.ts`).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -16,7 +15,6 @@ import { AppConfig } from "../config/AppConfig.js"
 import { TierService } from "../services/accounts/TierService.js"
 import * as OrderHandoff from "../services/orders/OrderHandoff.js"
 import { makeOrderExecutor, orderCallers } from "../services/orders/OrderExecutor.js"
-import * as ChainArrivals from "../services/chains/ChainArrivals.js"
 import * as TradeModule from "../services/trade/TradeService.js"
 import { solanaTreasuryOf } from "./Common.js"
 import { periodicPass, recoveryPass } from "./Recovery.js"
@@ -34,7 +32,7 @@ const serviceLayer = Layer.unwrapEffect(
       solanaRpcUrl: endpoints.rpcUrl,
       treasury: treasury ?? TREASURY_ADDRESS,
       ...(router === undefined ? {} : { hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, swapRouter: router, weth9: hood.addresses.weth9 } })
-    }).pipe(Layer.provide(ChainArrivals.layer()))
+    })
   })
 )
 

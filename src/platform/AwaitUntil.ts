@@ -35,6 +35,12 @@ export interface AwaitUntilOptions {
   readonly intervalMs: number
   /** The deadline also interrupts the poll or pause in flight (default: a poll always ends). */
   readonly interruptPoll?: boolean
+  /**
+   * Ends a pause early, once (the ingest stream saw the transaction awaited: `ChainArrivals`): the
+   * next poll runs then instead of at the interval. It decides nothing itself; without it, or
+   * once it fired, the polls keep the interval.
+   */
+  readonly wake?: Effect.Effect<void> | undefined
 }
 
 const checkedMs = (name: string, ms: number): number => {
@@ -50,8 +56,11 @@ export function awaitUntil<A, B extends A, E, R>(
 export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R>
 export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R> {
   const timeoutMs = checkedMs("timeoutMs", options.timeoutMs)
-  const interval = Duration.millis(checkedMs("intervalMs", options.intervalMs))
+  checkedMs("intervalMs", options.intervalMs)
   return Effect.suspend(() => {
+    // Woken: the pause is the poll's own (run back to back), per run of the wait.
+    const paced = options.wake === undefined ? { poll, interval: Duration.millis(options.intervalMs) } : { poll: wokenPolls(poll, options.wake, options.intervalMs), interval: Duration.zero }
+    const interval = paced.interval
     let polls = 0
     const timedOut = () => new AwaitTimedOut({ what: options.what, timeoutMs, polls })
     const wait = Effect.gen(function* () {
@@ -60,7 +69,7 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
         Schedule.passthrough,
         Schedule.checkEffect((a: A) => (until(a) ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (nowMs) => nowMs < deadlineMs)))
       )
-      const last = yield* Effect.repeat(Effect.tap(poll, () => void polls++), schedule)
+      const last = yield* Effect.repeat(Effect.tap(paced.poll, () => void polls++), schedule)
       return until(last) ? last : yield* Effect.fail(timedOut())
     })
     return options.interruptPoll === true ? Effect.timeoutFail(wait, { duration: Duration.millis(timeoutMs), onTimeout: timedOut }) : wait
@@ -71,40 +80,28 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
  * Waiting for a verdict from outside that may not come (a transaction's fate): a read that fails
  * is "not yet" (a node that did not answer this time), never the end of the wait; past the
  * deadline the answer is `None`, and the caller leaves the attempt for a later pass.
- *
- * `wake` (the ingest stream saw the transaction: `ChainArrivals`) ends a pause between reads
- * early, once: the next read runs then instead of at the interval. It never decides anything
- * itself; without it, or once it fired, the reads keep the interval.
  */
 export const awaitVerdict = <A, E, R>(
   read: Effect.Effect<A, E, R>,
   done: (a: A) => boolean,
-  options: Omit<AwaitUntilOptions, "interruptPoll"> & { readonly wake?: Effect.Effect<void> | undefined }
-): Effect.Effect<Option.Option<A>, never, R> => {
-  const { wake, ...bounds } = options
-  // Per run: a woken wait's state is its own.
-  return Effect.suspend(() => {
-    const paced = wake === undefined ? { poll: read, bounds } : wokenPolls(read, wake, bounds)
-    return awaitUntil(Effect.either(paced.poll), (r) => Either.isRight(r) && done(r.right), paced.bounds).pipe(
-      Effect.map((r) => (Either.isRight(r) ? Option.some(r.right) : Option.none())),
-      Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
-    )
-  })
-}
+  options: Omit<AwaitUntilOptions, "interruptPoll">
+): Effect.Effect<Option.Option<A>, never, R> =>
+  awaitUntil(Effect.either(read), (r) => Either.isRight(r) && done(r.right), options).pipe(
+    Effect.map((r) => (Either.isRight(r) ? Option.some(r.right) : Option.none())),
+    Effect.catchTag("AwaitTimedOut", () => Effect.succeedNone)
+  )
 
-/** Reads paced by the interval, the pause before each but the first ended early by `wake` (once). */
-const wokenPolls = <A, E, R>(read: Effect.Effect<A, E, R>, wake: Effect.Effect<void>, bounds: Omit<AwaitUntilOptions, "interruptPoll">) => {
-  const interval = Duration.millis(checkedMs("intervalMs", bounds.intervalMs))
+/** Polls paced by the interval, the pause before each but the first ended early by `wake` (once). */
+const wokenPolls = <A, E, R>(poll: Effect.Effect<A, E, R>, wake: Effect.Effect<void>, intervalMs: number): Effect.Effect<A, E, R> => {
+  const interval = Duration.millis(intervalMs)
   let first = true
   let woken = false
   const pause = Effect.suspend(() =>
     woken ? Effect.sleep(interval) : Effect.raceFirst(Effect.sleep(interval), Effect.tap(wake, () => Effect.sync(() => void (woken = true))))
   )
-  const poll = Effect.suspend(() => {
-    if (!first) return Effect.zipRight(pause, read)
+  return Effect.suspend(() => {
+    if (!first) return Effect.zipRight(pause, poll)
     first = false
-    return read
+    return poll
   })
-  // The pause is the poll's own: awaitUntil runs them back to back.
-  return { poll, bounds: { ...bounds, intervalMs: 0 } }
 }

@@ -19,7 +19,8 @@
  * - Confirmation is at `confirmed`. A signature that is not found once the block height passed
  *   the blockhash's last valid height can never land (`expired`).
  */
-import { Context, Effect, Layer, Redacted } from "effect"
+import { ChainArrivals } from "../chains/ChainArrivals.js"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { AssembledBundle } from "../../chain/solana/launch/AtomicBundle.js"
 import { LAUNCH_MINT_SECRET_BYTES_MIN } from "../../chain/solana/launch/LaunchMint.js"
 import type { FeePlan, LaunchPlan, LaunchSize } from "../../chain/solana/launch/LaunchTransaction.js"
@@ -221,7 +222,9 @@ export const make = (options: SolanaLaunchOptions) =>
     if (secret.byteLength < LAUNCH_MINT_SECRET_BYTES_MIN) {
       return yield* Effect.dieMessage(`SolanaLaunch: the mint secret needs at least ${LAUNCH_MINT_SECRET_BYTES_MIN} bytes`)
     }
-    const ctx = makeSolanaContext(options, provider, figures, secret)
+    // The ingest stream's deliveries wake a launch's confirmation read (absent: the poll alone).
+    const arrivals = Option.getOrUndefined(yield* Effect.serviceOption(ChainArrivals))
+    const ctx = makeSolanaContext(options, provider, figures, secret, arrivals)
     const reads = makeSolanaReads(ctx)
     const builds = makeSolanaBuilds(ctx, reads)
     const { launch } = makeSolanaSend(ctx, reads, builds)

@@ -13,6 +13,7 @@ import {
   getTransactionEncoder
 } from "@solana/kit"
 import { Duration, Effect } from "effect"
+import type { Arrivals } from "../../chains/ChainArrivals.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
 import type { SolanaLaunchOptions } from "../SolanaLaunch.js"
 import { launchError } from "../SolanaLaunchError.js"
@@ -25,7 +26,7 @@ export interface SolanaFigures {
 
 export type SolanaContext = ReturnType<typeof makeSolanaContext>
 
-export const makeSolanaContext = (options: SolanaLaunchOptions, provider: WalletProviderShape, figures: SolanaFigures, secret: Uint8Array) => {
+export const makeSolanaContext = (options: SolanaLaunchOptions, provider: WalletProviderShape, figures: SolanaFigures, secret: Uint8Array, arrivals?: Arrivals) => {
   const { buildTimeoutMs, confirmTimeoutMs, pollIntervalMs } = figures
   const rpc = createSolanaRpc(options.rpcUrl)
   /** The build deadline: `build_timeout` naming what was being built. */
@@ -55,6 +56,8 @@ export const makeSolanaContext = (options: SolanaLaunchOptions, provider: Wallet
     confirmTimeoutMs,
     pollIntervalMs,
     timedBuild,
-    read
+    read,
+    /** The transactions the ingest stream delivered (`ChainArrivals`); absent: confirmations wait for the poll. */
+    arrivals
   }
 }

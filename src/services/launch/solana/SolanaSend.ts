@@ -17,7 +17,7 @@ import type { SolanaReads } from "./SolanaReads.js"
 import { nodeAnswered, SIZING_LIFETIME } from "./SolanaRules.js"
 
 export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: SolanaBuilds) => {
-  const { provider, rpc, secret, fromBase64, encoder, confirmTimeoutMs, pollIntervalMs, timedBuild, read } = ctx
+  const { provider, rpc, secret, fromBase64, encoder, confirmTimeoutMs, pollIntervalMs, timedBuild, read, arrivals } = ctx
   const { simulate, readLanded, observe } = reads
   const { transactionInput, checkedSize } = builds
 
@@ -47,7 +47,14 @@ export const makeSolanaSend = (ctx: SolanaContext, reads: SolanaReads, builds: S
       }
       return Option.none()
     })
-    return awaitUntil(look, Option.isSome, { what: "the launch's confirmation", timeoutMs: confirmTimeoutMs, intervalMs: pollIntervalMs, interruptPoll: true }).pipe(
+    return awaitUntil(look, Option.isSome, {
+      what: "the launch's confirmation",
+      timeoutMs: confirmTimeoutMs,
+      intervalMs: pollIntervalMs,
+      interruptPoll: true,
+      // Read at once when the ingest stream delivers the launch (the poll stays the fallback).
+      wake: arrivals?.arrived(sending.signature)
+    }).pipe(
       Effect.map((landed) => landed.value),
       Effect.catchTag("AwaitTimedOut", () =>
         Effect.fail(
