@@ -8,13 +8,6 @@ import * as http from "node:http"
 import type { Client } from "openapi-fetch"
 import { engineClient, type MainPaths } from "../clients/typescript/index.js"
 
-export interface Answer {
-  readonly status: number
-  readonly text: string
-}
-
-export type Call = (method: string, route: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
-
 /** Statuses whose answer has no body (a `Response` refuses one). */
 const NO_BODY = new Set([204, 205, 304])
 
@@ -28,8 +21,7 @@ const responseHeaders = (res: http.IncomingMessage): Headers => {
 }
 
 export interface BenchHttp {
-  readonly call: Call
-  /** `fetch` over the keep-alive agent (the request's method, URL, headers and body; no abort signal). */
+  /** `fetch` to `base` over the keep-alive agent (the request's method, URL, headers and body; no abort signal). */
   readonly fetch: typeof globalThis.fetch
   readonly close: () => void
 }
@@ -37,36 +29,16 @@ export interface BenchHttp {
 export const httpClient = (base: string, maxSockets: number): BenchHttp => {
   const u = new URL(base)
   const agent = new http.Agent({ keepAlive: true, maxSockets })
-  const call: Call = (method, route, body, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body)
-      const req = http.request(
-        {
-          host: u.hostname,
-          port: u.port,
-          method,
-          path: route,
-          agent,
-          headers: { ...headers, ...(payload !== undefined ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}) }
-        },
-        (res) => {
-          const chunks: Buffer[] = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
-          res.on("error", reject)
-        }
-      )
-      req.on("error", reject)
-      req.end(payload)
-    })
   const fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = input instanceof Request && init === undefined ? input : new Request(input, init)
     const url = new URL(request.url)
+    // One agent, one listener: its sockets are the engine's.
+    if (url.origin !== u.origin) throw new Error(`bench fetch: ${url.origin} is not ${u.origin}`)
     const payload = request.body === null ? undefined : Buffer.from(await request.arrayBuffer())
     const headers: Record<string, string> = Object.fromEntries(request.headers)
     if (payload !== undefined) headers["content-length"] = String(payload.byteLength)
     return new Promise<Response>((resolve, reject) => {
-      const req = http.request({ host: url.hostname, port: url.port, method: request.method, path: url.pathname + url.search, agent, headers }, (res) => {
+      const req = http.request({ host: u.hostname, port: u.port, method: request.method, path: url.pathname + url.search, agent, headers }, (res) => {
         const chunks: Buffer[] = []
         res.on("data", (c: Buffer) => chunks.push(c))
         res.on("end", () => {
@@ -79,7 +51,7 @@ export const httpClient = (base: string, maxSockets: number): BenchHttp => {
       req.end(payload)
     })
   }
-  return { call, fetch, close: () => agent.destroy() }
+  return { fetch, close: () => agent.destroy() }
 }
 
 /** The engine's typed client over the bench's keep-alive `fetch`; with `apiKey`, as that agent key. */
@@ -105,9 +77,4 @@ export const expectData = <A extends Answered>(what: string, a: A, status: numbe
 export const expectError = <A extends Answered>(what: string, a: A, status: number): NonNullable<A["error"]> => {
   if (a.response.status !== status || a.error === undefined) throw refused(what, a, status)
   return a.error as NonNullable<A["error"]>
-}
-
-export const expectStatus = (what: string, a: Answer, status: number): any => {
-  if (a.status !== status) throw new Error(`${what}: expected ${status}, got ${a.status}: ${a.text.slice(0, 400)}`)
-  return a.text === "" ? undefined : JSON.parse(a.text)
 }

@@ -76,6 +76,9 @@ describe("bench httpClient fetch", () => {
       const nm = await client.fetch(`${base}/not-modified`)
       expect(nm.status).toBe(304)
       expect(nm.headers.get("etag")).toBe('"e1"')
+
+      // Its agent serves the one listener it was made for.
+      await expect(client.fetch("http://127.0.0.1:9/api/v1/launch/presets")).rejects.toThrow("is not")
     } finally {
       client.close()
     }
