@@ -46,7 +46,7 @@ import { priceLadder } from "../src/services/launch/atomic/PricingLadder.js"
 import { atomicTerms, clientSign } from "../test/support/atomicBundles.js"
 import { startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
-import { expectStatus, httpClient } from "./httpClient.js"
+import { benchEngine, expectData, httpClient } from "./httpClient.js"
 
 const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
@@ -166,22 +166,26 @@ const main = async () => {
   try {
     const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
     const net = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string; blockEngineUrl: string } }).solana
-    const headers = { "x-api-key": key }
+    const api = benchEngine(engine.url, client, key)
     const png = await solidImage("png", 32, 32)
-    const uploaded = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { ...headers, "content-type": "image/png" }, body: png })
-    const imageUrl = ((await uploaded.json()) as { imageUrl: string }).imageUrl
+    // Raw bytes with an image content type; the document types a binary body as a string.
+    const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
+    const { imageUrl } = expectData("image upload", await api.POST("/api/v1/uploads/agent-image", upload), 200)
     let n = 0
     const launchFields = () => ({ clientLaunchId: `bench-atomic-${process.pid}-${++n}`, name: "Bench Atomic", symbol: "BATM", imageUrl })
-    const main4 = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" }, amountRaw: a.toString() }))
+    const main4 = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" as const }, amountRaw: a.toString() }))
     const routeBuild = async () => {
       const t0 = performance.now()
-      const r = await client.call("POST", "/api/v1/launch/atomic/build", { ...launchFields(), payer: { type: "main" }, firstBuys: main4 }, headers)
+      const r = await api.POST("/api/v1/launch/atomic/build", { body: { ...launchFields(), payer: { type: "main" }, firstBuys: main4 } })
       const dt = performance.now() - t0
-      return { dt, body: expectStatus("atomic build", r, 200) as { bundleId: string } }
+      const body = expectData("atomic build", r, 200)
+      // A fresh clientLaunchId each: the bundle's legs, never a repeat's stored launch result.
+      if (!("bundleId" in body)) throw new Error(`atomic build: unexpected answer ${JSON.stringify(body).slice(0, 400)}`)
+      return { dt, body }
     }
     const dryRun = async () => {
       const t0 = performance.now()
-      expectStatus("dry run", await client.call("POST", "/api/v1/launch/headless/dry-run", launchFields(), headers), 200)
+      expectData("dry run", await api.POST("/api/v1/launch/headless/dry-run", { body: launchFields() }), 200)
       return performance.now() - t0
     }
     for (let i = 0; i < 20; i++) {
@@ -208,7 +212,7 @@ const main = async () => {
         const t0 = performance.now()
         const b = await routeBuild()
         const t1 = performance.now()
-        const s = expectStatus("atomic submit", await client.call("POST", "/api/v1/launch/atomic/submit", { bundleId: b.body.bundleId, signedTxsBase64: [] }, headers), 200) as { status: string }
+        const s = expectData("atomic submit", await api.POST("/api/v1/launch/atomic/submit", { body: { bundleId: b.body.bundleId, signedTxsBase64: [] } }), 200)
         if (s.status !== "landed") throw new Error(`submit answered ${s.status}`)
         submitted.push(performance.now() - t1)
         viaRoutes.push(performance.now() - t0)

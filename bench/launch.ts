@@ -53,7 +53,6 @@ import {
 } from "@solana/kit"
 import { Either } from "effect"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { devSigner } from "../src/chain/solana/client/DevSigners.js"
@@ -67,7 +66,7 @@ import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/la
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
-import { type Answer, type Call, expectStatus, httpClient } from "./httpClient.js"
+import { type BenchHttp, benchEngine, expectData, expectError, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
 
 const quick = process.argv.includes("--quick")
@@ -185,7 +184,10 @@ interface Session {
   readonly key: string
   readonly imageUrl: string
   readonly rpcUrl: string
-  readonly client: { readonly call: Call; readonly close: () => void }
+  readonly http: BenchHttp
+  /** The typed client without a key and with the agent key, over the same keep-alive agent. */
+  readonly anon: ReturnType<typeof benchEngine>
+  readonly agent: ReturnType<typeof benchEngine>
 }
 
 const open = async (slotMs: number): Promise<Session> => {
@@ -202,32 +204,23 @@ const open = async (slotMs: number): Promise<Session> => {
   })
   const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
   const rpcUrl = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }).solana.rpcUrl
-  const client = httpClient(engine.url, IN_FLIGHT * 2)
+  const http = httpClient(engine.url, IN_FLIGHT * 2)
+  const anon = benchEngine(engine.url, http)
+  const agent = benchEngine(engine.url, http, key)
   const png = await solidImage("png", 256, 256)
-  const uploaded = await new Promise<Answer>((resolve, reject) => {
-    const u = new URL(`${engine.url}/api/v1/uploads/agent-image`)
-    const req = http.request(
-      { host: u.hostname, port: u.port, method: "POST", path: u.pathname, headers: { "x-api-key": key, "content-type": "image/png", "content-length": png.byteLength } },
-      (res) => {
-        const chunks: Buffer[] = []
-        res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }))
-      }
-    )
-    req.on("error", reject)
-    req.end(Buffer.from(png))
-  })
-  const imageUrl = (expectStatus("image upload", uploaded, 200) as { imageUrl: string }).imageUrl
-  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, client }
+  // Raw bytes with an image content type; the document types a binary body as a string.
+  const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
+  const { imageUrl } = expectData("image upload", await agent.POST("/api/v1/uploads/agent-image", upload), 200)
+  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, http, anon, agent }
 }
 
 const close = async (s: Session) => {
-  s.client.close()
+  s.http.close()
   await s.engine.stop("SIGTERM")
   s.engine.cleanup()
 }
 
-const launchBody = (s: Session, id: string, n: number, extra: Record<string, unknown> = {}) => ({
+const launchBody = (s: Session, id: string, n: number, extra: { readonly async?: boolean } = {}) => ({
   clientLaunchId: id,
   name: `Bench Launch ${n}`,
   symbol: `BL${n % 100_000}`,
@@ -244,7 +237,6 @@ interface DryRunReport {
 }
 
 const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
-  const auth = { "x-api-key": s.key }
   let txBytes = 0
   let seq = 0
   const timed = async (f: () => Promise<void>) => {
@@ -255,13 +247,13 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
   const allCases: ReadonlyArray<{ readonly label: string; readonly op: () => Promise<number> }> = [
     {
       label: "`GET /api/v1/launch/presets` (no key, cached document: the listener's floor)",
-      op: () => timed(async () => void expectStatus("presets", await s.client.call("GET", "/api/v1/launch/presets"), 200))
+      op: () => timed(async () => void expectData("presets", await s.anon.GET("/api/v1/launch/presets"), 200))
     },
     {
       label: "`GET /api/v1/launch/headless/jobs/{unknown}` (agent key + `launch:read`, one ledger read, 404)",
       op: () =>
         timed(async () => {
-          const body = expectStatus("job", await s.client.call("GET", `/api/v1/launch/headless/jobs/none-${++seq}`, undefined, auth), 404)
+          const body = expectError("job", await s.agent.GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId: `none-${++seq}` } } }), 404)
           if (body.error?.code !== "JOB_NOT_FOUND") throw new Error(`job: expected JOB_NOT_FOUND, got ${JSON.stringify(body)}`)
         })
     },
@@ -270,7 +262,7 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
       op: () =>
         timed(async () => {
           const n = ++seq
-          const body = expectStatus("dry run", await s.client.call("POST", "/api/v1/launch/headless/dry-run", launchBody(s, `dry-${n}`, n), auth), 200)
+          const body = expectData("dry run", await s.agent.POST("/api/v1/launch/headless/dry-run", { body: launchBody(s, `dry-${n}`, n) }), 200)
           if (body.dryRun !== true || body.size?.fits !== true) throw new Error(`dry run: unexpected answer ${JSON.stringify(body)}`)
           txBytes = body.size.txBytes
         })
@@ -338,7 +330,6 @@ const baselineLauncher = async (s: Session) => {
 }
 
 const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> => {
-  const auth = { "x-api-key": s.key }
   const rpc = createSolanaRpc(s.rpcUrl)
   const baseline = await baselineLauncher(s)
   let seq = 0
@@ -348,9 +339,9 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
     const n = ++seq
     throughEngine++
     const t0 = now()
-    const body = expectStatus("launch", await s.client.call("POST", "/api/v1/launch/headless", launchBody(s, `blk-${n}`, n), auth), 200)
+    const body = expectData("launch", await s.agent.POST("/api/v1/launch/headless", { body: launchBody(s, `blk-${n}`, n) }), 200)
     const t = now() - t0
-    if (body.success !== true || typeof body.mint !== "string" || body.devBuy?.signature !== body.signature) throw new Error(`launch: unexpected answer ${JSON.stringify(body)}`)
+    if (!("mint" in body) || body.success !== true || typeof body.mint !== "string" || body.devBuy?.signature !== body.signature) throw new Error(`launch: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
   const asynchronous = async (): Promise<readonly [number, number]> => {
@@ -358,10 +349,10 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
     throughEngine++
     const id = `asy-${n}`
     const t0 = now()
-    expectStatus("async launch", await s.client.call("POST", "/api/v1/launch/headless", launchBody(s, id, n, { async: true }), auth), 202)
+    expectData("async launch", await s.agent.POST("/api/v1/launch/headless", { body: launchBody(s, id, n, { async: true }) }), 202)
     const accepted = now() - t0
     for (;;) {
-      const job = expectStatus("job", await s.client.call("GET", `/api/v1/launch/headless/jobs/${id}`, undefined, auth), 200).job
+      const { job } = expectData("job", await s.agent.GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId: id } } }), 200)
       if (job.status === "confirmed") return [accepted, now() - t0] as const
       if (job.status === "failed") throw new Error(`async launch ${id} failed: ${JSON.stringify(job)}`)
       await sleep(JOB_POLL_MS)

@@ -67,10 +67,10 @@ import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/tra
 import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
-import { uploadImage } from "../test/support/launchClient.js"
+import { solidImage } from "../test/support/testImages.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
-import { type Call, expectStatus, httpClient } from "./httpClient.js"
+import { type BenchHttp, benchEngine, expectData, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
 
 const quick = process.argv.includes("--quick")
@@ -183,7 +183,10 @@ interface Session {
   readonly key: string
   readonly rpcUrl: string
   readonly mint: string
-  readonly client: { readonly call: Call; readonly close: () => void }
+  readonly http: BenchHttp
+  /** The typed client without a key and with the agent key, over the same keep-alive agent. */
+  readonly anon: ReturnType<typeof benchEngine>
+  readonly agent: ReturnType<typeof benchEngine>
 }
 
 const open = async (): Promise<Session> => {
@@ -199,27 +202,28 @@ const open = async (): Promise<Session> => {
   })
   const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
   const rpcUrl = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }).solana.rpcUrl
-  const client = httpClient(engine.url, IN_FLIGHT * 2)
+  const http = httpClient(engine.url, IN_FLIGHT * 2)
+  const anon = benchEngine(engine.url, http)
+  const agent = benchEngine(engine.url, http, key)
   try {
-    const imageUrl = await uploadImage(engine, key)
-    const launched = expectStatus(
-      "launch",
-      await client.call("POST", "/api/v1/launch/headless", { clientLaunchId: "bench-trade-token", name: "Bench Trade", symbol: "BTR", imageUrl }, { "x-api-key": key }),
-      200
-    )
-    if (typeof launched.mint !== "string") throw new Error(`launch: unexpected answer ${JSON.stringify(launched)}`)
-    const mint = launched.mint as string
+    // Raw bytes with an image content type; the document types a binary body as a string.
+    const png = await solidImage("png", 32, 32)
+    const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
+    const { imageUrl } = expectData("image upload", await agent.POST("/api/v1/uploads/agent-image", upload), 200)
+    const launched = expectData("launch", await agent.POST("/api/v1/launch/headless", { body: { clientLaunchId: "bench-trade-token", name: "Bench Trade", symbol: "BTR", imageUrl } }), 200)
+    if (!("mint" in launched) || typeof launched.mint !== "string") throw new Error(`launch: unexpected answer ${JSON.stringify(launched)}`)
+    const mint = launched.mint
     // The market quote reads the in-memory index: wait until it holds the new market.
     const deadline = now() + 60_000
     for (;;) {
-      const m = await client.call("GET", `/api/v1/markets/solana/${mint}`)
-      if (m.status === 200) break
-      if (now() > deadline) throw new Error(`the market ${mint} never showed: ${m.status} ${m.text.slice(0, 200)}`)
+      const m = await anon.GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain: "solana", mint } } })
+      if (m.response.status === 200) break
+      if (now() > deadline) throw new Error(`the market ${mint} never showed: ${m.response.status} ${JSON.stringify(m.error ?? null).slice(0, 200)}`)
       await sleep(50)
     }
-    return { engine, pid: engine.child.pid!, key, rpcUrl, mint, client }
+    return { engine, pid: engine.child.pid!, key, rpcUrl, mint, http, anon, agent }
   } catch (e) {
-    client.close()
+    http.close()
     await engine.stop("SIGTERM")
     engine.cleanup()
     throw e
@@ -227,7 +231,7 @@ const open = async (): Promise<Session> => {
 }
 
 const close = async (s: Session) => {
-  s.client.close()
+  s.http.close()
   await s.engine.stop("SIGTERM")
   s.engine.cleanup()
 }
@@ -274,29 +278,36 @@ const quoteCases = (s: Session): HttpCase[] => {
     return { "x-forwarded-for": `10.${(c >> 16) & 255}.${(c >> 8) & 255}.${c & 255}` }
   }
   const amount = "100000000"
-  const agentQuote = `/api/v1/trade/agent/quote?chain=solana&mint=${s.mint}&side=buy&amountIn=${amount}&slippageBps=${SLIPPAGE_BPS}`
+  const agentQuote = { query: { chain: "solana" as const, mint: s.mint, side: "buy" as const, amountIn: amount, slippageBps: SLIPPAGE_BPS } }
   const checkQuote = (what: string, body: any) => {
     if (typeof body?.amountOut !== "string" && typeof body?.quote?.amountOut !== "string") throw new Error(`${what}: unexpected answer ${JSON.stringify(body).slice(0, 400)}`)
   }
   return [
     {
       label: "`GET /api/v1/launch/presets` (no key, cached document: the listener's floor)",
-      op: () => timed(async () => void expectStatus("presets", await s.client.call("GET", "/api/v1/launch/presets", undefined, client()), 200))
+      op: () => timed(async () => void expectData("presets", await s.anon.GET("/api/v1/launch/presets", { headers: client() }), 200))
     },
     {
       label: "`GET /api/v1/markets/solana/{mint}/quote` (public market quote, no key)",
       op: () =>
         timed(async () =>
-          checkQuote("market quote", expectStatus("market quote", await s.client.call("GET", `/api/v1/markets/solana/${s.mint}/quote?side=buy&amountIn=${amount}&slippageBps=${SLIPPAGE_BPS}`, undefined, client()), 200))
+          checkQuote(
+            "market quote",
+            expectData(
+              "market quote",
+              await s.anon.GET("/api/v1/markets/{chain}/{mint}/quote", { params: { path: { chain: "solana", mint: s.mint }, query: { side: "buy", amountIn: amount, slippageBps: SLIPPAGE_BPS } }, headers: client() }),
+              200
+            )
+          )
         )
     },
     {
       label: "`GET /api/v1/trade/agent/quote` (no key: Free plan's fee)",
-      op: () => timed(async () => checkQuote("agent quote", expectStatus("agent quote", await s.client.call("GET", agentQuote, undefined, client()), 200)))
+      op: () => timed(async () => checkQuote("agent quote", expectData("agent quote", await s.anon.GET("/api/v1/trade/agent/quote", { params: agentQuote, headers: client() }), 200)))
     },
     {
       label: "`GET /api/v1/trade/agent/quote` (agent key: authenticated, Max plan's fee)",
-      op: () => timed(async () => checkQuote("agent quote (key)", expectStatus("agent quote (key)", await s.client.call("GET", agentQuote, undefined, { "x-api-key": s.key }), 200)))
+      op: () => timed(async () => checkQuote("agent quote (key)", expectData("agent quote (key)", await s.agent.GET("/api/v1/trade/agent/quote", { params: agentQuote }), 200)))
     }
   ]
 }
@@ -309,17 +320,14 @@ const buildCases = (s: Session): HttpCase[] => {
       op: () =>
         timed(async () => {
           const n = ++seq
-          const body = expectStatus(
+          const body = expectData(
             "build",
-            await s.client.call(
-              "POST",
-              "/api/v1/trade/agent/build",
-              { clientTradeId: `build-${n}`, chain: "solana", mint: s.mint, side: "buy", amountIn: String(TRADE_AMOUNT + BigInt(n)), slippageBps: SLIPPAGE_BPS, dryRun: true },
-              { "x-api-key": s.key }
-            ),
+            await s.agent.POST("/api/v1/trade/agent/build", {
+              body: { clientTradeId: `build-${n}`, chain: "solana", mint: s.mint, side: "buy", amountIn: String(TRADE_AMOUNT + BigInt(n)), slippageBps: SLIPPAGE_BPS, dryRun: true }
+            }),
             200
           )
-          if (body.dryRun !== true || typeof body.expectedOut !== "string") throw new Error(`build: unexpected answer ${JSON.stringify(body)}`)
+          if (!("dryRun" in body) || body.dryRun !== true || typeof body.expectedOut !== "string") throw new Error(`build: unexpected answer ${JSON.stringify(body)}`)
         })
     }
   ]
@@ -426,18 +434,15 @@ const tradePhase = async (s: Session): Promise<TradeReport> => {
   const oneShot = async (): Promise<number> => {
     const n = ++seq
     const t0 = now()
-    const body = expectStatus(
+    const body = expectData(
       "submit",
-      await s.client.call(
-        "POST",
-        "/api/v1/trade/agent/submit",
-        { clientTradeId: `trade-${n}`, chain: "solana", mint: s.mint, side: "buy", amountIn: String(TRADE_AMOUNT + BigInt(n)), slippageBps: SLIPPAGE_BPS },
-        { "x-api-key": s.key }
-      ),
+      await s.agent.POST("/api/v1/trade/agent/submit", {
+        body: { clientTradeId: `trade-${n}`, chain: "solana", mint: s.mint, side: "buy", amountIn: String(TRADE_AMOUNT + BigInt(n)), slippageBps: SLIPPAGE_BPS }
+      }),
       200
     )
     const t = now() - t0
-    if (body.status !== "executed" || typeof body.amountOut !== "string") throw new Error(`submit: unexpected answer ${JSON.stringify(body)}`)
+    if (!("amountOut" in body) || body.status !== "executed" || typeof body.amountOut !== "string") throw new Error(`submit: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
   const cases: ReadonlyArray<{ readonly path: "engine" | "baseline"; readonly label: string; readonly note: string; readonly inFlight: number; readonly op: () => Promise<number> }> = [
