@@ -196,7 +196,8 @@ const open = async (slotMs: number): Promise<Session> => {
       HEADLESS_LAUNCH_ENABLED: "true",
       LOCALNET_SLOT_MS: String(slotMs),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
-      LOG_LEVEL: "warning",
+      // Logs at info (the default): the harness takes the engine as started only on its own
+      // listener's "listening on <url>" line (test/support/engine.ts), an info line.
       ...(PROFILE_DIR !== undefined ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(PROFILE_DIR)}` } : {})
     },
     args: ["--quiet"],
