@@ -16,7 +16,7 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { clientSign } from "../support/atomicBundles.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { consistently, eventually } from "../support/eventually.js"
-import { importWallet } from "../support/launchClient.js"
+import { agentClient, importWallet } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
 import { solidImage } from "../support/testImages.js"
 
@@ -31,6 +31,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 beforeAll(async () => {
   engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true", MIGRATION_SWEEP_INTERVAL_MS: "300" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
@@ -41,7 +42,7 @@ beforeAll(async () => {
   imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
   const seed = webcrypto.getRandomValues(new Uint8Array(32))
   const signer = await createKeyPairSignerFromPrivateKeyBytes(seed)
-  const wallet = await importWallet(call, "solana", signer.address, await exportSecretText("solana", seed))
+  const wallet = await importWallet(agentApi, "solana", signer.address, await exportSecretText("solana", seed))
   await createSolanaRpc(localnet.solana.rpcUrl).requestAirdrop(solanaAddress(signer.address), lamports(150n * SOL)).send()
   await eventually(async () => ((await rpc.getBalance(signer.address, { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
   linked = { walletId: wallet.walletId, signer }

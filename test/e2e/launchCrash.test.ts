@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
-import { localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
 
 let chain: Standalone<StandaloneSolana>
 let localnet: StandaloneSolana
@@ -26,6 +26,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -120,7 +121,7 @@ describe("kill -9 during a launch", () => {
     if ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).status === 404) {
       expect([200, 202, 409]).toContain((await call("POST", "/api/v1/launch/headless", { ...body, async: true })).status)
     }
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     // The curve exists once: the stored result and a repeat agree, and the feed holds one market of this name.
     const replay = await call("POST", "/api/v1/launch/headless", { ...body, async: false })

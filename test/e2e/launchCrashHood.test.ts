@@ -12,7 +12,7 @@ import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/local
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
-import { localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
 
 let node: Standalone<StandaloneHood>
 let hood: StandaloneHood
@@ -33,6 +33,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 beforeAll(async () => {
   node = await startStandaloneHood({ HOOD_LOCALNET_BLOCK_MS: "250" })
@@ -68,7 +69,7 @@ describe("kill -9 during a Hood launch", () => {
     const resumed = /resuming (\d+) launches/.exec(engine.output())?.[1]
     console.info(`Hood, killed ${afterMs} ms after the 202: the restart resumed ${resumed ?? 0} in-flight launches`)
     if (afterMs === 0) expect(resumed).toBe("1")
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     const replay = await call("POST", "/api/v1/launch/headless", { ...body, async: false })
     expect(replay).toMatchObject({ status: 200, body: { mint: job.mint, pool: job.pool } })

@@ -22,7 +22,7 @@ import { DEV_PRIVATE_KEYS } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { importWallet, relaySign } from "../support/launchClient.js"
+import { agentClient, importWallet, relaySign } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
 import { solidImage } from "../support/testImages.js"
 
@@ -35,10 +35,11 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 const wallets = {
-  import: (chain: "solana" | "evm", address: string, secretText: string) => importWallet(call, chain, address, secretText),
-  sign: (wallet: Awaited<ReturnType<typeof importWallet>>, claimId: string, transaction: string, bytes: Uint8Array) => relaySign(call, wallet, claimId, transaction, bytes)
+  import: (chain: "solana" | "evm", address: string, secretText: string) => importWallet(agentApi, chain, address, secretText),
+  sign: (wallet: Awaited<ReturnType<typeof importWallet>>, claimId: string, transaction: string, bytes: Uint8Array) => relaySign(agentApi, wallet, claimId, transaction, bytes)
 }
 
 const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {

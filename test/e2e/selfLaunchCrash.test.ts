@@ -14,7 +14,7 @@ import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/local
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { importWallet, localCredentials, marketsNamed, relaySign, uploadImage } from "../support/launchClient.js"
+import { agentClient, importWallet, localCredentials, marketsNamed, relaySign, uploadImage } from "../support/launchClient.js"
 import { hoodEnv, keyCall, type Standalone, type StandaloneHood, type StandaloneSolana, solanaLaunchEnv, startStandaloneHood, startStandaloneSolana } from "../support/standaloneChains.js"
 
 let solanaNode: Standalone<StandaloneSolana>
@@ -36,6 +36,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 const restart = async () => {
   await engine.stop("SIGKILL")
@@ -61,14 +62,14 @@ describe("kill -9 during a self-signed launch", () => {
   it("Solana: killed after the relay signed, the agent broadcasts meanwhile; the restarted engine confirms it once", async () => {
     const seed = webcrypto.getRandomValues(new Uint8Array(32))
     const address = await getAddressFromPublicKey((await createKeyPairFromPrivateKeyBytes(seed)).publicKey)
-    const wallet = await importWallet(call, "solana", address, await exportSecretText("solana", seed))
+    const wallet = await importWallet(agentApi, "solana", address, await exportSecretText("solana", seed))
     const rpc = createSolanaRpc(solanaNode.info.rpcUrl)
     await rpc.requestAirdrop(solanaAddress(address), lamports(5_000_000_000n)).send()
     await eventually(async () => ((await rpc.getBalance(solanaAddress(address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
     const body = { clientLaunchId: `crash-self-sol-${process.pid}`, name: "Crash Self Sol", symbol: "CSS", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "20000000" }
     const build = await call("POST", "/api/v1/launch/self/build", body)
     expect(build.status).toBe(200)
-    const signed = await relaySign(call, wallet, build.body.signClaim.claimId, build.body.transaction, new Uint8Array(Buffer.from(build.body.transaction, "base64")))
+    const signed = await relaySign(agentApi, wallet, build.body.signClaim.claimId, build.body.transaction, new Uint8Array(Buffer.from(build.body.transaction, "base64")))
     await restart()
     await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
     const confirmed = await eventually(
@@ -87,7 +88,7 @@ describe("kill -9 during a self-signed launch", () => {
   it("Hood: killed between createCurve and the fee leg; after the restart the fee leg is paid once and the launch confirms, one curve", async () => {
     const privateKey = generatePrivateKey()
     const owner = privateKeyToAccount(privateKey)
-    const wallet = await importWallet(call, "evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+    const wallet = await importWallet(agentApi, "evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
     const pc = createPublicClient({ transport: http(hoodNode.info.rpcUrl) })
     const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hoodNode.info.rpcUrl) })
     await pc.waitForTransactionReceipt({ hash: await dev.sendTransaction({ to: owner.address as Address, value: 10n ** 18n, chain: null }) })
@@ -95,7 +96,7 @@ describe("kill -9 during a self-signed launch", () => {
     const build = await call("POST", "/api/v1/launch/self/build", body)
     expect(build.status).toBe(200)
     const send = async (leg: { claimId: string; unsignedTransaction: string }) => {
-      const signed = await relaySign(call, wallet, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"))
+      const signed = await relaySign(agentApi, wallet, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"))
       const hash = await pc.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex })
       await pc.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })
       return hash

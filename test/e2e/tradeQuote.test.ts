@@ -25,7 +25,7 @@ import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { publicReads } from "../support/typedReads.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { keyCall } from "../support/standaloneChains.js"
 
 let engine: Engine
@@ -35,6 +35,7 @@ let hood: { rpcUrl: string; chainId: number; addresses: Record<"swapRouter" | "w
 let trader: HoodClients
 
 const call = keyCall(() => engine.url, () => key)
+const agentApi = agentClient(() => engine.url, () => key)
 const tail = () => engine.output().slice(-4000)
 
 const reads = publicReads(() => engine.url)
@@ -84,7 +85,7 @@ describe("the agent quote through the engine", () => {
     const id = `quote-${process.pid}`
     const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: id, name: "Quote Token", symbol: "QTE", imageUrl: await uploadImage(engine, key), async: true })
     expect(launched.status).toBe(202)
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     const mint = job.mint as string
     const record = (await eventually(async () => {
