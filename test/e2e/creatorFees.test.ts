@@ -24,8 +24,7 @@ import { devAccount, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/De
 import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { keyCall } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { answered } from "../support/typedReads.js"
 import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 
@@ -33,10 +32,7 @@ let engine: Engine
 let key: string
 let rpc: ReturnType<typeof createSolanaRpc>
 
-const call = keyCall(
-  () => engine.url,
-  () => key
-)
+const agentApi = agentClient(() => engine.url, () => key)
 /** The fee routes and the launch through the typed client, with the key `of()` answers (the local one by default). */
 const agent = (of: () => string = () => key) => {
   const client = () => engineClient({ baseUrl: engine.url, apiKey: of() })
@@ -91,7 +87,7 @@ describe("creator fees through the engine (Solana)", () => {
     const id = `fees-${process.pid}`
     const launched = await agent().launch({ clientLaunchId: id, name: "Fee Token", symbol: "FEE", imageUrl, async: true })
     expect(launched.status).toBe(202)
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     const mint = job.mint as string
     // Trade: 5 SOL of buys earn the creator 30 % of the 1 % curve fee.

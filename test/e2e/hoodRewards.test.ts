@@ -24,8 +24,10 @@ import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { STAKED_SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, uploadImage } from "../support/launchClient.js"
-import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, uploadImage } from "../support/launchClient.js"
+import { answered } from "../support/typedReads.js"
+import { engineClient } from "../../clients/typescript/index.js"
+import { hoodEnv, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
 
 let chain: Standalone<StandaloneHood>
 let engine: Engine
@@ -33,10 +35,17 @@ let key: string
 let pc: ReturnType<typeof hoodPublicClient>
 const engineTail = () => engine.output().slice(-4000)
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
+/** The agent's fee, staking and reward routes through the typed client, as the local key. */
+const agent = {
+  fees: async () => answered(await agentApi().GET("/api/v1/agent/fees", { params: { query: { limit: 50 } } })),
+  claimFees: async (mint: string, body: { dryRun?: boolean }) => answered(await agentApi().POST("/api/v1/agent/fees/{mint}/claim", { params: { path: { mint } }, body })),
+  positions: async () => answered(await agentApi().GET("/api/v1/agent/staking")),
+  claimReward: async (rewardId: string) => answered(await agentApi().POST("/api/v1/agent/staking/rewards/{rewardId}/claim", { params: { path: { rewardId } } }))
+}
 
 const erc20BalanceAbi = [
   { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "a", type: "address" }], outputs: [{ name: "", type: "uint256" }] }
@@ -59,6 +68,7 @@ afterAll(async () => {
   chain?.stop()
 })
 
+/** The localnet node's fault switch (its own JSON-RPC, not the engine's API: a plain fetch). */
 const faults = (estimateGas: boolean) =>
   fetch(chain.info.rpcUrl, {
     method: "POST",
@@ -67,7 +77,7 @@ const faults = (estimateGas: boolean) =>
   }).then((r) => r.json() as Promise<{ result?: { estimateGas: boolean } }>)
 
 const feeEntry = async (token: string) =>
-  ((await call("GET", "/api/v1/agent/fees?limit=50")).body.tokens as Array<Record<string, any>>).find((t) => t.mint.toLowerCase() === token.toLowerCase())
+  ((await agent.fees()).body.tokens as Array<Record<string, any>>).find((t) => t.mint.toLowerCase() === token.toLowerCase())
 
 describe("a graduated Hood token through the engine", () => {
   it("lpPosition, the staker allocation as the account's Hood reward (listed, not agent-claimable), and gas_estimate_unavailable", async () => {
@@ -76,18 +86,20 @@ describe("a graduated Hood token through the engine", () => {
     const trader = { publicClient: pc, wallet: hoodWallet(hoodChainDef, devAccount(FIRST_TRADER_INDEX + 7).account, chain.info.rpcUrl) }
 
     // Stake from the embedded Solana wallet (funded with platform tokens by the embedded mode).
-    const stake = await call("POST", "/api/v1/agent/staking/stake/build", { payer: "main", clientStakeId: `hood-reward-${process.pid}`, amountRaw: "2000000000" })
+    const stake = answered(await agentApi().POST("/api/v1/agent/staking/stake/build", { body: { payer: "main", clientStakeId: `hood-reward-${process.pid}`, amountRaw: "2000000000" } }))
     expect(stake.status, JSON.stringify(stake.body)).toBe(200)
     expect(stake.body.status).toBe("confirmed")
 
     // The embedded EVM wallet pays the launch and, later, the claim's gas (a configured node: nothing funds it).
     const { sessionToken } = localCredentials(engine.dataDir)
-    const wallets = await fetch(`${engine.url}/api/v1/agent/wallets`, { headers: { authorization: `Bearer ${sessionToken}` } }).then((r) => r.json() as Promise<any>)
+    const wallets = answered(await engineClient({ baseUrl: engine.url, session: sessionToken }).GET("/api/v1/agent/wallets")).body
     const embeddedEvm = getAddress((wallets.embeddedWallets as Array<{ chain: string; address: string }>).find((w) => w.chain === "evm")!.address)
     await pc.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: embeddedEvm, value: 5n * 10n ** 18n, chain: hoodChainDef, account: funder.account! }) })
 
     const imageUrl = await uploadImage(engine, key)
-    const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: `hood-grad-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Hood Grad", symbol: "HGRAD", imageUrl })
+    const launched = answered(
+      await agentApi().POST("/api/v1/launch/headless", { body: { clientLaunchId: `hood-grad-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Hood Grad", symbol: "HGRAD", imageUrl } })
+    )
     expect(launched.status, JSON.stringify(launched.body)).toBe(200)
     const token = getAddress(launched.body.mint as string)
     const curve = getAddress(launched.body.pool as string)
@@ -122,21 +134,21 @@ describe("a graduated Hood token through the engine", () => {
     const vault = devAccount(STAKER_VAULT_INDEX).account.address
     expect(await pc.readContract({ address: token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [vault] })).toBe(allocation)
     const reward = await eventually(async () => {
-      const p = await call("GET", "/api/v1/agent/staking")
+      const p = await agent.positions()
       const all = (p.body.wallets as Array<{ unclaimedRewards: Array<Record<string, any>> }>).flatMap((w) => w.unclaimedRewards)
       return all.find((r) => typeof r.mint === "string" && r.mint.toLowerCase() === token.toLowerCase())
     }, { what: "the Hood reward in positions", deadlineMs: 30_000, intervalMs: 250, detail: engineTail })
     expect(reward).toMatchObject({ rewardId: expect.stringMatching(/^hood-[1-9][0-9]*$/), symbol: "HGRAD", name: "Hood Grad", amountRaw: allocation.toString(), claiming: false })
     expect(Date.parse(reward.distributedAt)).toBeGreaterThan(0)
     // Listed on the staking wallet, once.
-    const listed = (await call("GET", "/api/v1/agent/staking")).body.wallets as Array<{ payer: string; unclaimedRewards: Array<{ rewardId: string }> }>
+    const listed = (await agent.positions()).body.wallets as Array<{ payer: string; unclaimedRewards: Array<{ rewardId: string }> }>
     expect(listed.flatMap((w) => w.unclaimedRewards).filter((r) => r.rewardId === reward.rewardId)).toHaveLength(1)
     expect(listed.find((w) => w.payer === "main")!.unclaimedRewards.map((r) => r.rewardId)).toContain(reward.rewardId)
 
     // Read-only for agents: the claim is refused and nothing moves; an unknown Hood id is not found.
-    const refused = await call("POST", `/api/v1/agent/staking/rewards/${reward.rewardId}/claim`)
+    const refused = await agent.claimReward(reward.rewardId)
     expect([refused.status, refused.body.error.code]).toEqual([403, "STAKING_REWARD_NOT_OWNED"])
-    const unknown = await call("POST", "/api/v1/agent/staking/rewards/hood-999999999/claim")
+    const unknown = await agent.claimReward("hood-999999999")
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "STAKING_REWARD_NOT_FOUND"])
     expect(await pc.readContract({ address: token, abi: erc20BalanceAbi, functionName: "balanceOf", args: [vault] })).toBe(allocation)
 
@@ -146,9 +158,9 @@ describe("a graduated Hood token through the engine", () => {
       const nonceBefore = await pc.getTransactionCount({ address: embeddedEvm })
       const listedFault = await feeEntry(token)
       expect(listedFault).toMatchObject({ claimable: false, reason: "gas_estimate_unavailable", lpPosition: entry.lpPosition })
-      const dry = await call("POST", `/api/v1/agent/fees/${token}/claim`, { dryRun: true })
+      const dry = await agent.claimFees(token, { dryRun: true })
       expect(dry.body).toMatchObject({ dryRun: true, claimable: false, reason: "gas_estimate_unavailable", outcome: "not_started" })
-      const claim = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+      const claim = await agent.claimFees(token, {})
       expect([claim.status, claim.body.error.code, claim.body.error.reason]).toEqual([409, "FEE_NOT_CLAIMABLE", "gas_estimate_unavailable"])
       expect(await pc.getTransactionCount({ address: embeddedEvm, blockTag: "pending" })).toBe(nonceBefore)
       expect(await pc.readContract({ address: getAddress(chain.info.addresses.feeSplitter), abi: feeSplitterAbi, functionName: "streamerOwed", args: [curve, zeroAddress] })).toBe(owedWei)
@@ -158,7 +170,7 @@ describe("a graduated Hood token through the engine", () => {
 
     // Estimates back: the claim pays what the chain owed, to the unit of the wallet's balance change.
     const before = await pc.getBalance({ address: embeddedEvm })
-    const claimed = await call("POST", `/api/v1/agent/fees/${token}/claim`, {})
+    const claimed = await agent.claimFees(token, {})
     expect(claimed.status, JSON.stringify(claimed.body)).toBe(200)
     expect(claimed.body).toMatchObject({ success: true, chain: "hood", outcome: "complete" })
     const eth = (claimed.body.claimed as Array<{ symbol: string; amountRaw: string; txHash: `0x${string}` }>).find((c) => c.symbol === "ETH")!

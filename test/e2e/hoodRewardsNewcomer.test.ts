@@ -15,15 +15,16 @@ import { hoodChain } from "../../src/chain/hood/localnet/Deploy.js"
 import { LOCAL_STAKE_RAW } from "../../src/sim/LocalFunding.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials } from "../support/launchClient.js"
-import { keyCall } from "../support/standaloneChains.js"
+import { agentClient, localCredentials } from "../support/launchClient.js"
+import { answered } from "../support/typedReads.js"
 
 let engine: Engine
 let key: string
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
+const positions = async () => answered(await agentApi().GET("/api/v1/agent/staking"))
 
 beforeAll(async () => {
   engine = await startEngine({ env: { LOCALNET_SLOT_MS: "100", MIGRATION_SWEEP_INTERVAL_MS: "1000" }, readyTimeoutMs: 150_000 })
@@ -38,13 +39,13 @@ afterAll(async () => {
 describe("a newcomer's Hood staking rewards (embedded mode, simulation on)", () => {
   it("the local account stakes once and sees a Hood reward for a simulated graduation, the whole staker allocation", async () => {
     const main = await eventually(async () => {
-      const p = await call("GET", "/api/v1/agent/staking")
+      const p = await positions()
       const w = (p.body.wallets as Array<{ payer: string; amountRaw: string }> | undefined)?.find((x) => x.payer === "main")
       return w !== undefined && BigInt(w.amountRaw) > 0n ? w : undefined
     }, { what: "the local account's stake", deadlineMs: 60_000, intervalMs: 500, detail: () => engine.output().slice(-3000) })
     expect(BigInt(main.amountRaw)).toBe(LOCAL_STAKE_RAW)
     const reward = await eventually(async () => {
-      const p = await call("GET", "/api/v1/agent/staking")
+      const p = await positions()
       return (p.body.wallets as Array<{ unclaimedRewards: Array<Record<string, string>> }>).flatMap((w) => w.unclaimedRewards).find((r) => r.rewardId?.startsWith("hood-") === true)
     }, { what: "a Hood reward from a simulated graduation", deadlineMs: 420_000, intervalMs: 2_000, detail: () => engine.output().slice(-3000) })
     const nets = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { hood: { rpcUrl: string; chainId: number; addresses: { factory: `0x${string}` } } }

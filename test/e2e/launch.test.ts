@@ -12,33 +12,30 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { agentClient, rawBody } from "../support/launchClient.js"
 import { solidImage } from "../support/testImages.js"
+import { answered, publicReads } from "../support/typedReads.js"
+import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 
 let engine: Engine
 let key: string
 let imageUrl: string
 
-interface Answer {
-  readonly status: number
-  readonly body: any
-}
+type LaunchRequest = MainComponents["schemas"]["LaunchRequest"]
+/** The local agent key's typed client; the public reads; the owner's (session) typed client. */
+const agentApi = agentClient(
+  () => engine.url,
+  () => key
+)
+const reads = publicReads(() => engine.url)
+const ownerApi = () => engineClient({ baseUrl: engine.url, session: (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }).sessionToken })
 
-const call = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> => {
-  const res = await fetch(`${engine.url}${route}`, {
-    method,
-    headers: { "x-api-key": key, ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-}
-
-const launch = (body: Record<string, unknown>) => call("POST", "/api/v1/launch/headless", body)
-const dryRun = (body: Record<string, unknown>) => call("POST", "/api/v1/launch/headless/dry-run", body)
-const job = (id: string) => call("GET", `/api/v1/launch/headless/jobs/${encodeURIComponent(id)}`)
+const launch = async (body: LaunchRequest) => answered(await agentApi().POST("/api/v1/launch/headless", { body }))
+const dryRun = async (body: LaunchRequest) => answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body }))
+const job = async (clientLaunchId: string) => answered(await agentApi().GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } }))
 
 let seq = 0
-const solanaBody = (over: Record<string, unknown> = {}) => ({
+const solanaBody = (over: Partial<LaunchRequest> = {}) => ({
   clientLaunchId: `sol-${process.pid}-${++seq}`,
   name: `Launch ${seq}`,
   symbol: `L${seq}`,
@@ -47,8 +44,8 @@ const solanaBody = (over: Record<string, unknown> = {}) => ({
 })
 
 const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {
-  const res = await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=${chain}&limit=100`)
-  return res.status === 200 ? (((await res.json()) as { tokens: Array<Record<string, any>> }).tokens ?? []) : []
+  const { data } = await engineClient({ baseUrl: engine.url }).GET("/api/v1/markets/feed", { params: { query: { bucket: "new", chain, limit: 100 } } })
+  return (data?.tokens ?? []) as ReadonlyArray<Record<string, any>>
 }
 
 beforeAll(async () => {
@@ -64,27 +61,24 @@ afterAll(async () => {
 describe("hosted images", () => {
   it("uploads raw bytes and multipart, and serves them with their type and immutable caching", async () => {
     const png = await solidImage("png", 64, 64)
-    const raw = await fetch(`${engine.url}/api/v1/uploads/agent-image`, {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "image/png" },
-      body: png
-    })
+    const raw = answered(await agentApi().POST("/api/v1/uploads/agent-image", { ...rawBody(png), headers: { "content-type": "image/png" } }))
     expect(raw.status).toBe(200)
-    imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
+    imageUrl = raw.body.imageUrl
     expect(imageUrl.startsWith(`${engine.url}/api/v1/uploads/images/`)).toBe(true)
 
     const form = new FormData()
     form.append("image", new Blob([await solidImage("jpeg", 80, 40)], { type: "image/jpeg" }), "wide.jpg")
-    const multipart = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { "x-api-key": key }, body: form })
-    expect(multipart.status).toBe(200)
+    const multipart = await agentApi().POST("/api/v1/uploads/agent-image", rawBody(form))
+    expect(multipart.response.status).toBe(200)
 
-    const served = await fetch(imageUrl)
-    expect(served.status).toBe(200)
-    expect(served.headers.get("content-type")).toBe("image/png")
-    expect(served.headers.get("cache-control")).toContain("immutable")
+    const served = await engineClient({ baseUrl: engine.url }).GET("/api/v1/uploads/images/{file}", { params: { path: { file: imageUrl.split("/").pop()! } }, parseAs: "arrayBuffer" })
+    expect(served.response.status).toBe(200)
+    expect(served.response.headers.get("content-type")).toBe("image/png")
+    expect(served.response.headers.get("cache-control")).toContain("immutable")
     // A square upload keeps its bytes.
-    expect(new Uint8Array(await served.arrayBuffer())).toEqual(png)
+    expect(new Uint8Array(served.data!)).toEqual(png)
 
+    // Not an image behind an image type: sent by hand (the bytes are the point).
     const junk = await fetch(`${engine.url}/api/v1/uploads/agent-image`, {
       method: "POST",
       headers: { "x-api-key": key, "content-type": "image/png" },
@@ -120,16 +114,17 @@ describe("Solana headless launches", () => {
     const row = await eventually(async () => (await newFeed("solana")).find((t) => t.address === r.mint), { what: "the launch in the new feed", deadlineMs: 20_000, intervalMs: 50 })
     expect(row).toMatchObject({ name: body.name, symbol: body.symbol, image: imageUrl, isAgent: true, lifecycle: "trading" })
     // The launch's metadata document: the on-chain URI names it, it is served, and the reads carry its fields (issue 31).
-    const market = await call("GET", `/api/v1/markets/solana/${r.mint}`)
+    const market = await reads.market("solana", r.mint)
     expect(market.body.market.metadata).toEqual({ name: body.name, symbol: body.symbol, image: imageUrl, socials })
     const { solana: net } = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string } }
     const metadataAccount = await createSolanaRpc(net.rpcUrl).getAccountInfo((await findCurveAddresses(address(r.mint))).metadata, { encoding: "base64" }).send()
     const uri = decodeMetadata(Buffer.from(metadataAccount.value!.data[0], "base64"))!.uri
     expect(uri).toMatch(new RegExp(`^${engine.url}/api/v1/uploads/metadata/[0-9a-f]{64}\\.json$`))
-    const document = await fetch(uri)
-    expect(document.status).toBe(200)
-    expect(document.headers.get("cache-control")).toContain("immutable")
-    expect(await document.json()).toEqual({
+    const metadata = (file: string) => engineClient({ baseUrl: engine.url }).GET("/api/v1/uploads/metadata/{file}", { params: { path: { file } } })
+    const document = await metadata(uri.split("/").pop()!)
+    expect(document.response.status).toBe(200)
+    expect(document.response.headers.get("cache-control")).toContain("immutable")
+    expect(document.data).toEqual({
       name: body.name,
       symbol: body.symbol,
       description: "A cat on a curve",
@@ -137,10 +132,10 @@ describe("Solana headless launches", () => {
       external_url: socials.website,
       extensions: socials
     })
-    expect((await fetch(`${engine.url}/api/v1/uploads/metadata/${"0".repeat(64)}.json`)).status).toBe(404)
-    const quote = await fetch(`${engine.url}/api/v1/markets/solana/${r.mint}/quote?side=buy&amountIn=1000000000`)
+    expect((await metadata(`${"0".repeat(64)}.json`)).response.status).toBe(404)
+    const quote = await reads.curveQuote("solana", r.mint, 1_000_000_000n)
     expect(quote.status).toBe(200)
-    const verify = (await (await fetch(`${engine.url}/api/v1/verify/solana/${r.mint}`)).json()) as Record<string, unknown>
+    const verify = (await reads.verify("solana", r.mint)).body as Record<string, unknown>
     expect(verify).toMatchObject({ candleLaunched: true, viaAgentKey: true, creator: dry.body.launchWallet })
 
     const j = await job(body.clientLaunchId)
@@ -209,13 +204,14 @@ describe("Solana headless launches", () => {
 
 describe("launch events", () => {
   it("a confirmed launch puts launch.confirmed in the webhook outbox of the account's endpoints", async () => {
-    const session = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }).sessionToken
-    const owner = { authorization: `Bearer ${session}`, "x-api-key": "" }
+    // The owner's session alone (no agent key).
+    const owner = ownerApi()
     // A public IP literal: the registration needs no DNS; deliveries fail here (no network) but are recorded.
-    const endpoint = await call("POST", "/api/v1/agent/webhooks", { url: "https://93.184.216.34/hook", events: ["launch.confirmed", "launch.failed"] }, owner)
+    const endpoint = answered(await owner.POST("/api/v1/agent/webhooks", { body: { url: "https://93.184.216.34/hook", events: ["launch.confirmed", "launch.failed"] } }))
     expect(endpoint.status).toBe(201)
     const id = endpoint.body.webhook?.id ?? endpoint.body.id
-    const events = async () => ((await call("GET", `/api/v1/agent/webhooks/${id}/deliveries`, undefined, owner)).body.deliveries as Array<{ event: string }>).map((d) => d.event)
+    const events = async () =>
+      ((await owner.GET("/api/v1/agent/webhooks/{id}/deliveries", { params: { path: { id } } })).data!.deliveries as Array<{ event: string }>).map((d) => d.event)
     expect(await events()).toEqual([])
     expect((await launch(solanaBody())).status).toBe(200)
     expect(await events()).toEqual(["launch.confirmed"])
@@ -224,7 +220,7 @@ describe("launch events", () => {
 
 describe("Hood headless launches", () => {
   it("dry-runs without a size, launches with a dev buy, and the market reaches the new feed", async () => {
-    const body = {
+    const body: LaunchRequest = {
       clientLaunchId: `hood-${process.pid}-${++seq}`,
       chain: "hood",
       dexVersion: "v3",
@@ -250,14 +246,14 @@ describe("Hood headless launches", () => {
       intervalMs: 100
     })
     expect(row).toMatchObject({ name: body.name, isAgent: true })
-    const verify = (await (await fetch(`${engine.url}/api/v1/verify/hood/${mint}`)).json()) as Record<string, unknown>
+    const verify = (await reads.verify("hood", mint)).body as Record<string, unknown>
     expect(verify).toMatchObject({ candleLaunched: true, viaAgentKey: true })
     const j = await job(body.clientLaunchId)
     expect(j.body.job).toMatchObject({ chain: "hood", status: "confirmed", devBuy: { outcome: "landed", feeOutcome: "landed" } })
   })
 
   it("an async Hood launch is polled to confirmed", async () => {
-    const body = { clientLaunchId: `hood-async-${process.pid}-${++seq}`, chain: "hood", dexVersion: "v4", name: `Hood async ${seq}`, symbol: "HA", imageUrl, async: true }
+    const body: LaunchRequest = { clientLaunchId: `hood-async-${process.pid}-${++seq}`, chain: "hood", dexVersion: "v4", name: `Hood async ${seq}`, symbol: "HA", imageUrl, async: true }
     const accepted = await launch(body)
     expect(accepted.status).toBe(202)
     const done = await eventually(
@@ -275,7 +271,9 @@ describe("Hood headless launches", () => {
 
   it("the agent record counts the launches made through agent keys", async () => {
     const accountId = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { accountId: string }).accountId
-    const record = (await (await fetch(`${engine.url}/api/v1/users/${accountId}/agent`)).json()) as { agent: { launches: number; launchesViaApi: number } }
+    const record = (await engineClient({ baseUrl: engine.url }).GET("/api/v1/users/{idOrWallet}/agent", { params: { path: { idOrWallet: accountId } } })).data as {
+      agent: { launches: number; launchesViaApi: number }
+    }
     // Every launch of this file went through the key (the simulation is off): 1 + 2 (one async) + the 50-way one + the event one + 2 on Hood.
     expect(record.agent.launchesViaApi).toBe(7)
     expect(record.agent.launches).toBeGreaterThanOrEqual(5)
@@ -283,17 +281,15 @@ describe("Hood headless launches", () => {
 })
 
 describe("the spend gate on headless dev buys (last: it changes the key's limits, and puts them back)", () => {
-  const owner = async (method: string, route: string, body?: unknown): Promise<Answer> => {
-    const { sessionToken } = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { sessionToken: string }
-    const res = await fetch(`${engine.url}${route}`, {
-      method,
-      headers: { authorization: `Bearer ${sessionToken}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-    })
-    const text = await res.text()
-    return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+  /** The owner's key routes through the typed client (session). */
+  const owner = {
+    keys: async () => answered(await ownerApi().GET("/api/v1/agent/keys")),
+    patch: async (prefix: string, body: MainComponents["schemas"]["KeyPatchBody"]) =>
+      answered(await ownerApi().PATCH("/api/v1/agent/keys/{prefix}", { params: { path: { prefix } }, body })),
+    limits: async (prefix: string, body: MainComponents["schemas"]["KeyLimitsBody"]) =>
+      answered(await ownerApi().PUT("/api/v1/agent/keys/{prefix}/limits", { params: { path: { prefix } }, body }))
   }
-  const localKey = async () => ((await owner("GET", "/api/v1/agent/keys")).body.keys as Array<Record<string, any>>).find((k) => k.label === "local")!
+  const localKey = async () => ((await owner.keys()).body.keys as Array<Record<string, any>>).find((k) => k.label === "local")!
 
   it("a dev buy books its USD value into the key's usage; one past the txLimit or the per-asset cap is refused and nothing is recorded", async () => {
     const before = await localKey()
@@ -309,7 +305,7 @@ describe("the spend gate on headless dev buys (last: it changes the key's limits
 
     try {
       // A daily txLimit one micro-dollar short of the same buy again: refused at the dry run and the launch, nothing recorded.
-      expect((await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent - 1, reset: "daily" } })).status).toBe(200)
+      expect((await owner.patch(prefix, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent - 1, reset: "daily" } })).status).toBe(200)
       const again = solanaBody({ buyAmount: "100000000" })
       for (const refused of [await dryRun(again), await launch(again)]) {
         expect(refused.status).toBe(403)
@@ -318,21 +314,21 @@ describe("the spend gate on headless dev buys (last: it changes the key's limits
       }
       expect((await job(again.clientLaunchId)).body.error.code).toBe("JOB_NOT_FOUND")
       // Exactly at the limit it fits; a launch without a dev buy spends nothing and is never gated.
-      expect((await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent, reset: "daily" } })).status).toBe(200)
+      expect((await owner.patch(prefix, { txLimit: { usdMicros: after.usage.todayUsdMicros + spent, reset: "daily" } })).status).toBe(200)
       expect((await dryRun(again)).status).toBe(200)
 
       // The per-asset cap: buy plus fee at the cap passes, one lamport under it is refused.
-      expect((await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [{ asset: "sol", maxPerTxRaw: "100250000" }])).status).toBe(200)
+      expect((await owner.limits(prefix, [{ asset: "sol", maxPerTxRaw: "100250000" }])).status).toBe(200)
       expect((await dryRun(again)).status).toBe(200)
-      expect((await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [{ asset: "sol", maxPerTxRaw: "100249999" }])).status).toBe(200)
+      expect((await owner.limits(prefix, [{ asset: "sol", maxPerTxRaw: "100249999" }])).status).toBe(200)
       const capped = await launch(again)
       expect(capped.status).toBe(400)
       expect(capped.body.error).toMatchObject({ code: "SPEND_LIMIT_EXCEEDED", spendLimit: { asset: "sol", capDecimal: "0.100249999", attemptedDecimal: "0.10025" } })
       expect((await job(again.clientLaunchId)).body.error.code).toBe("JOB_NOT_FOUND")
       expect((await localKey()).usage.todayUsdMicros).toBe(after.usage.todayUsdMicros)
     } finally {
-      await owner("PATCH", `/api/v1/agent/keys/${prefix}`, { clearTxLimit: true })
-      await owner("PUT", `/api/v1/agent/keys/${prefix}/limits`, [])
+      await owner.patch(prefix, { clearTxLimit: true })
+      await owner.limits(prefix, [])
     }
   })
 })

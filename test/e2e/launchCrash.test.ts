@@ -9,8 +9,10 @@ import { address, createSolanaRpc, lamports } from "@solana/kit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
-import { localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 let chain: Standalone<StandaloneSolana>
 let localnet: StandaloneSolana
@@ -22,10 +24,12 @@ let imageUrl: string
 const start = async (): Promise<Engine> =>
   startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
+const launch = async (body: MainComponents["schemas"]["LaunchRequest"]) => answered(await agentApi().POST("/api/v1/launch/headless", { body }))
+const jobRead = async (clientLaunchId: string) => answered(await agentApi().GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } }))
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -35,7 +39,7 @@ beforeAll(async () => {
   key = localCredentials(dataDir).agentKey
   imageUrl = await uploadImage(engine, key)
   // Against a configured cluster nothing funds the local account: airdrop to its embedded wallet.
-  const wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body
+  const wallet = answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl } })).body
     .launchWallet as string
   const rpc = createSolanaRpc(localnet.rpcUrl)
   await rpc.requestAirdrop(address(wallet), lamports(50_000_000_000n)).send()
@@ -66,14 +70,12 @@ type LaunchBody = { readonly clientLaunchId: string; readonly name: string; read
 
 /** Sends the launch; what the client saw: the status and body, or `reset` when the engine died first. */
 const send = (body: LaunchBody): Promise<{ readonly status: number; readonly body: string } | "reset"> =>
-  fetch(`${engine.url}/api/v1/launch/headless`, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  }).then(
-    async (r) => ({ status: r.status, body: await r.text() }),
-    () => "reset" as const
-  )
+  agentApi()
+    .POST("/api/v1/launch/headless", { body })
+    .then(
+      (r) => ({ status: r.response.status, body: JSON.stringify(r.data ?? r.error) }),
+      () => "reset" as const
+    )
 
 /** Kills the engine at the point, restarts it, and answers how many in-flight launches the restart resumed (0 when none). */
 const killAndRestart = async (point: (typeof killPoints)[number], id: string, body: LaunchBody): Promise<number> => {
@@ -81,7 +83,7 @@ const killAndRestart = async (point: (typeof killPoints)[number], id: string, bo
   // The body rides along so an unexpected answer says what it was.
   if (point.async) expect(await sent).toMatchObject({ status: 202 })
   if (point.when === "confirming") {
-    await eventually(async () => ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).body?.job?.status === "confirming" ? true : undefined), {
+    await eventually(async () => ((await jobRead(id)).body?.job?.status === "confirming" ? true : undefined), {
       what: `launch ${id} to be sent and confirming`,
       intervalMs: 5,
       deadlineMs: 30_000
@@ -117,13 +119,13 @@ describe("kill -9 during a launch", () => {
     expect(resumed).toBe(1)
     if (body === undefined) throw new Error("no try ran")
     // A blocking request killed before the ledger committed left nothing: the client retries with the same id.
-    if ((await call("GET", `/api/v1/launch/headless/jobs/${id}`)).status === 404) {
-      expect([200, 202, 409]).toContain((await call("POST", "/api/v1/launch/headless", { ...body, async: true })).status)
+    if ((await jobRead(id)).status === 404) {
+      expect([200, 202, 409]).toContain((await launch({ ...body, async: true })).status)
     }
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     // The curve exists once: the stored result and a repeat agree, and the feed holds one market of this name.
-    const replay = await call("POST", "/api/v1/launch/headless", { ...body, async: false })
+    const replay = await launch({ ...body, async: false })
     expect(replay).toMatchObject({ status: 200 })
     expect(replay.body.mint).toBe(job.mint)
     const rpc = createSolanaRpc(localnet.rpcUrl)

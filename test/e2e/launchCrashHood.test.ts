@@ -11,8 +11,10 @@ import { privateKeyToAccount } from "viem/accounts"
 import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
-import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
-import { localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { hoodEnv, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, marketsNamed, settledJob, uploadImage } from "../support/launchClient.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 let node: Standalone<StandaloneHood>
 let hood: StandaloneHood
@@ -29,10 +31,12 @@ const env = () => ({
 
 const start = (): Promise<Engine> => startEngine({ env: env(), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
+type LaunchRequest = MainComponents["schemas"]["LaunchRequest"]
+const launch = async (body: LaunchRequest) => answered(await agentApi().POST("/api/v1/launch/headless", { body }))
 
 beforeAll(async () => {
   node = await startStandaloneHood({ HOOD_LOCALNET_BLOCK_MS: "250" })
@@ -42,7 +46,7 @@ beforeAll(async () => {
   key = localCredentials(dataDir).agentKey
   imageUrl = await uploadImage(engine, key)
   // A configured node funds nothing: give the embedded EVM wallet ETH on the node.
-  const dry = await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl })
+  const dry = answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl } }))
   expect(dry.status).toBe(200)
   // The node refuses state edits (it journals what it mines): a dev account pays.
   const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hood.rpcUrl) })
@@ -59,8 +63,8 @@ afterAll(async () => {
 describe("kill -9 during a Hood launch", () => {
   it.each([0, 80])("killed %i ms after the 202: the restarted engine confirms the launch once", async (afterMs) => {
     const id = `hood-crash-${process.pid}-${afterMs}`
-    const body = { clientLaunchId: id, chain: "hood", dexVersion: "v3", name: `Hood crash ${afterMs}`, symbol: "HCR", imageUrl, async: true }
-    expect((await call("POST", "/api/v1/launch/headless", body)).status).toBe(202)
+    const body: LaunchRequest = { clientLaunchId: id, chain: "hood", dexVersion: "v3", name: `Hood crash ${afterMs}`, symbol: "HCR", imageUrl, async: true }
+    expect((await launch(body)).status).toBe(202)
     await new Promise((resolve) => setTimeout(resolve, afterMs))
     await engine.stop("SIGKILL")
 
@@ -68,9 +72,9 @@ describe("kill -9 during a Hood launch", () => {
     const resumed = /resuming (\d+) launches/.exec(engine.output())?.[1]
     console.info(`Hood, killed ${afterMs} ms after the 202: the restart resumed ${resumed ?? 0} in-flight launches`)
     if (afterMs === 0) expect(resumed).toBe("1")
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
-    const replay = await call("POST", "/api/v1/launch/headless", { ...body, async: false })
+    const replay = await launch({ ...body, async: false })
     expect(replay).toMatchObject({ status: 200, body: { mint: job.mint, pool: job.pool } })
     const named = await marketsNamed(engine, "hood", body.name)
     expect(named.map((r) => r.address.toLowerCase())).toEqual([(job.mint as string).toLowerCase()])

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplInstructions.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
 
 let chain: Standalone<StandaloneSolana>
 let localnet: StandaloneSolana
@@ -21,7 +22,7 @@ let key: string
 let mint: string
 let wallet: string
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
@@ -32,13 +33,13 @@ beforeAll(async () => {
   engine = await startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 300_000 })
   key = localCredentials(engine.dataDir).agentKey
   const imageUrl = await uploadImage(engine, key)
-  wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
+  wallet = answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl } })).body.launchWallet as string
   const rpc = createSolanaRpc(localnet.rpcUrl)
   await rpc.requestAirdrop(address(wallet), lamports(50_000_000_000n)).send()
   await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
-  const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "orders-token", name: "Orders", symbol: "ORD", imageUrl, async: true })
+  const launched = answered(await agentApi().POST("/api/v1/launch/headless", { body: { clientLaunchId: "orders-token", name: "Orders", symbol: "ORD", imageUrl, async: true } }))
   expect(launched.status).toBe(202)
-  const job = await settledJob(call, () => engine, "orders-token")
+  const job = await settledJob(agentApi, () => engine, "orders-token")
   expect(job.status).toBe("confirmed")
   mint = job.mint as string
 }, 480_000)
@@ -57,7 +58,7 @@ const tokensHeld = async (): Promise<bigint> => {
 }
 
 const buy = async (clientTradeId: string) => {
-  const r = await call("POST", "/api/v1/trade/agent/submit", { clientTradeId, chain: "solana", mint, side: "buy", amountIn: "100000000", slippageBps: 100 })
+  const r = answered(await agentApi().POST("/api/v1/trade/agent/submit", { body: { clientTradeId, chain: "solana", mint, side: "buy", amountIn: "100000000", slippageBps: 100 } }))
   expect(r.status).toBe(200)
   expect(r.body.status).toBe("executed")
   return r.body as { amountOut: string }
@@ -73,16 +74,20 @@ describe("limit orders in the default engine", () => {
     // is placed once the actors have the first buy (its price); retried until then.
     const placed = await eventually(
       async () => {
-        const r = await call("POST", "/api/v1/agent/orders", {
-          clientOrderId: "e2e-limit-sell",
-          chain: "solana",
-          mint,
-          side: "sell",
-          type: "limit",
-          amount: sellRaw.toString(),
-          targetPrice: "0.000000000000000001",
-          slippageBps: 500
-        })
+        const r = answered(
+          await agentApi().POST("/api/v1/agent/orders", {
+            body: {
+              clientOrderId: "e2e-limit-sell",
+              chain: "solana",
+              mint,
+              side: "sell",
+              type: "limit",
+              amount: sellRaw.toString(),
+              targetPrice: "0.000000000000000001",
+              slippageBps: 500
+            }
+          })
+        )
         return r.status === 200 ? (r.body.order as Record<string, any>) : undefined
       },
       { what: "the order to be placed", deadlineMs: 60_000, intervalMs: 200 }
@@ -91,17 +96,17 @@ describe("limit orders in the default engine", () => {
     const crossing = await buy("orders-crossing-buy")
     const order = await eventually(
       async () => {
-        const r = await call("GET", `/api/v1/agent/orders/${placed.orderId}`)
+        const r = answered(await agentApi().GET("/api/v1/agent/orders/{orderId}", { params: { path: { orderId: placed.orderId } } }))
         return r.status === 200 && (r.body.order.status === "executed" || r.body.order.status === "failed") ? (r.body.order as Record<string, any>) : undefined
       },
       { what: "the order to execute", deadlineMs: 90_000, intervalMs: 100, detail: () => engine.output().slice(-3000) }
     )
     expect(order).toMatchObject({ status: "executed", clientTradeId: `order:${placed.orderId}`, failureReason: null })
-    const trade = await call("GET", `/api/v1/trade/agent/trades/${encodeURIComponent(order.clientTradeId)}`)
+    const trade = answered(await agentApi().GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId: order.clientTradeId } } }))
     expect(trade).toMatchObject({ status: 200, body: { status: "executed", side: "sell", amountIn: sellRaw.toString(), signature: order.tradeSignature, amountOut: order.amountOut } })
     // On chain: the two buys in, the order's sell out.
     expect(await tokensHeld()).toBe(held + BigInt(crossing.amountOut) - sellRaw)
-    const listed = await call("GET", `/api/v1/agent/trades?mint=${mint}&limit=100`)
+    const listed = answered(await agentApi().GET("/api/v1/agent/trades", { params: { query: { mint, limit: 100 } } }))
     expect(listed.body.trades.filter((t: { clientTradeId: string }) => t.clientTradeId === order.clientTradeId)).toHaveLength(1)
   }, 240_000)
 })

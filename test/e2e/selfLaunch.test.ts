@@ -22,36 +22,43 @@ import { DEV_PRIVATE_KEYS } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { importWallet, relaySign } from "../support/launchClient.js"
-import { keyCall } from "../support/standaloneChains.js"
-import { solidImage } from "../support/testImages.js"
+import { agentClient, importWallet, relaySign, uploadImage } from "../support/launchClient.js"
+import { answered } from "../support/typedReads.js"
+import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 
 let engine: Engine
 let key: string
 let imageUrl: string
 let localnet: { solana: { rpcUrl: string }; hood: { rpcUrl: string; chainId: number } }
 
-const call = keyCall(
-  () => engine.url,
-  () => key
-)
+const agentApi = agentClient(() => engine.url, () => key)
+
+type SelfLaunchRequest = MainComponents["schemas"]["SelfLaunchRequest"]
+/** The self-signed launch routes, the job read and the relay through the typed client, as the local key. */
+const self = {
+  dryRun: async (body: SelfLaunchRequest) => answered(await agentApi().POST("/api/v1/launch/self/dry-run", { body })),
+  build: async (body: SelfLaunchRequest) => answered(await agentApi().POST("/api/v1/launch/self/build", { body })),
+  confirm: async (body: MainComponents["schemas"]["SelfLaunchConfirm"]) => answered(await agentApi().POST("/api/v1/launch/self/confirm", { body })),
+  job: async (clientLaunchId: string) => answered(await agentApi().GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId } } })),
+  /** The relay signing a TEE wallet's claimed build (no authorization signature: the bound key signs). */
+  sign: async (id: string, body: { claimId: string; transaction: string }) => answered(await agentApi().POST("/api/v1/agent/wallets/{id}/sign", { params: { path: { id } }, body }))
+}
 
 const wallets = {
-  import: (chain: "solana" | "evm", address: string, secretText: string) => importWallet(call, chain, address, secretText),
-  sign: (wallet: Awaited<ReturnType<typeof importWallet>>, claimId: string, transaction: string, bytes: Uint8Array) => relaySign(call, wallet, claimId, transaction, bytes)
+  import: (chain: "solana" | "evm", address: string, secretText: string) => importWallet(agentApi, chain, address, secretText),
+  sign: (wallet: Awaited<ReturnType<typeof importWallet>>, claimId: string, transaction: string, bytes: Uint8Array) => relaySign(agentApi, wallet, claimId, transaction, bytes)
 }
 
 const newFeed = async (chain: "solana" | "hood"): Promise<ReadonlyArray<Record<string, any>>> => {
-  const res = await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=${chain}&limit=100`)
-  return res.status === 200 ? (((await res.json()) as { tokens: Array<Record<string, any>> }).tokens ?? []) : []
+  const { data } = await engineClient({ baseUrl: engine.url }).GET("/api/v1/markets/feed", { params: { query: { bucket: "new", chain, limit: 100 } } })
+  return (data?.tokens ?? []) as ReadonlyArray<Record<string, any>>
 }
 
 beforeAll(async () => {
   engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
   key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
   localnet = JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8"))
-  const raw = await fetch(`${engine.url}/api/v1/uploads/agent-image`, { method: "POST", headers: { "x-api-key": key, "content-type": "image/png" }, body: await solidImage("png", 64, 64) })
-  imageUrl = ((await raw.json()) as { imageUrl: string }).imageUrl
+  imageUrl = await uploadImage(engine, key, 64)
 }, 150_000)
 
 afterAll(async () => {
@@ -72,18 +79,18 @@ describe("a self-signed Solana launch through the engine", () => {
       intervalMs: 50
     })
 
-    const body = { clientLaunchId: `self-sol-${process.pid}`, name: "Self Solana", symbol: "SSOL", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "50000000" }
-    const dry = await call("POST", "/api/v1/launch/self/dry-run", body)
+    const body: SelfLaunchRequest = { clientLaunchId: `self-sol-${process.pid}`, name: "Self Solana", symbol: "SSOL", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "50000000" }
+    const dry = await self.dryRun(body)
     expect(dry.status).toBe(200)
     expect(dry.body).toMatchObject({ success: true, dryRun: true, launchWallet: address, launchWalletId: wallet.walletId, size: { fits: true } })
 
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const build = await self.build(body)
     expect(build.status).toBe(200)
     expect(build.body).toMatchObject({ success: true, chain: "solana", clientLaunchId: body.clientLaunchId, signClaim: { walletId: wallet.walletId } })
     // Live: a repeat answers the same transaction.
-    expect((await call("POST", "/api/v1/launch/self/build", body)).body).toEqual(build.body)
+    expect((await self.build(body)).body).toEqual(build.body)
     // Before it lands, the job is submitted with the build's mint.
-    const pending = await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)
+    const pending = await self.job(body.clientLaunchId)
     expect(pending.body.job).toMatchObject({ status: "submitted", chain: "solana", mint: build.body.mint })
 
     const bytes = new Uint8Array(Buffer.from(build.body.transaction, "base64"))
@@ -91,7 +98,7 @@ describe("a self-signed Solana launch through the engine", () => {
     await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
     const confirmed = await eventually(
       async () => {
-        const r = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: signed.signature })
+        const r = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: signed.signature })
         return r.status === 200 ? r : r.body?.error?.retryable === true ? undefined : r
       },
       { what: "the confirm", intervalMs: 100, deadlineMs: 30_000 }
@@ -100,7 +107,7 @@ describe("a self-signed Solana launch through the engine", () => {
     expect(confirmed.body).toMatchObject({ success: true, chain: "solana", mint: build.body.mint, pool: build.body.pool, signature: signed.signature })
     const row = await eventually(async () => (await newFeed("solana")).find((t) => t.address === build.body.mint), { what: "the market in new", deadlineMs: 20_000, intervalMs: 50 })
     expect(row).toMatchObject({ name: body.name, isAgent: true })
-    expect((await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)).body.job).toMatchObject({ status: "confirmed", signature: signed.signature })
+    expect((await self.job(body.clientLaunchId)).body.job).toMatchObject({ status: "confirmed", signature: signed.signature })
   })
 })
 
@@ -114,8 +121,8 @@ describe("a self-signed Hood launch through the engine", () => {
     const funder = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[1]!), chain, transport: http(localnet.hood.rpcUrl) })
     await pc.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: owner.address, value: 10n ** 18n }), pollingInterval: 50 })
 
-    const body = { clientLaunchId: `self-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Self Hood", symbol: "SHOOD", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "10000000000000000" }
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const body: SelfLaunchRequest = { clientLaunchId: `self-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Self Hood", symbol: "SHOOD", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "10000000000000000" }
+    const build = await self.build(body)
     expect(build.status).toBe(200)
     expect(build.body).toMatchObject({ success: true, chain: "hood", fee: { feeRaw: expect.any(String) }, feeTransfer: { quoteAsset: "eth" } })
     const send = async (leg: { claimId: string; unsignedTransaction: string }) => {
@@ -126,10 +133,10 @@ describe("a self-signed Hood launch through the engine", () => {
     }
     const createHash = await send(build.body.transaction)
     // Without the fee leg: FEE_LEG_MISSING, nothing recorded.
-    const unpaid = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash })
+    const unpaid = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: createHash })
     expect([unpaid.status, unpaid.body.error.code]).toEqual([402, "FEE_LEG_MISSING"])
     const feeHash = await send(build.body.feeTransfer)
-    const confirmed = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
+    const confirmed = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
     expect(confirmed.status).toBe(200)
     expect(confirmed.body).toMatchObject({ success: true, chain: "hood", pool: build.body.pool, mint: build.body.mint, signature: createHash })
     const row = await eventually(async () => (await newFeed("hood")).find((t) => String(t.address).toLowerCase() === String(build.body.mint).toLowerCase()), {
@@ -145,15 +152,10 @@ describe("self-signed launches from TEE wallets through the engine", () => {
   /** The owner (session) creates a TEE wallet bound to the local agent key, with allowLaunch on. */
   const teeWallet = async (chain: "solana" | "evm") => {
     const session = JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")).sessionToken as string
-    const owner = (method: string, route: string, body?: unknown) =>
-      fetch(`${engine.url}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${session}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
-    const keys = await owner("GET", "/api/v1/agent/keys")
+    const owner = engineClient({ baseUrl: engine.url, session })
+    const keys = answered(await owner.GET("/api/v1/agent/keys"))
     const keyPrefix = (keys.body.keys as Array<{ keyPrefix: string; revokedAt: unknown }>).find((k) => key.includes(k.keyPrefix) && k.revokedAt == null)!.keyPrefix
-    const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain, keyPrefix, allowLaunch: true })
+    const created = answered(await owner.POST("/api/v1/agent/tee-wallets", { body: { chain, keyPrefix, allowLaunch: true } }))
     expect(created.status).toBe(200)
     return (created.body.wallet ?? created.body) as { id: string; address: string }
   }
@@ -163,18 +165,18 @@ describe("self-signed launches from TEE wallets through the engine", () => {
     const rpc = createSolanaRpc(localnet.solana.rpcUrl)
     await rpc.requestAirdrop(solanaAddress(tee.address), lamports(5_000_000_000n)).send()
     await eventually(async () => ((await rpc.getBalance(solanaAddress(tee.address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
-    const body = { clientLaunchId: `self-tee-sol-${process.pid}`, name: "Tee Solana", symbol: "TSOL", imageUrl, linkedWalletId: tee.id }
+    const body: SelfLaunchRequest = { clientLaunchId: `self-tee-sol-${process.pid}`, name: "Tee Solana", symbol: "TSOL", imageUrl, linkedWalletId: tee.id }
     // TEE launch buys are off: a dev buy is refused before anything is recorded.
-    const withBuy = await call("POST", "/api/v1/launch/self/build", { ...body, buyAmount: "1000" })
+    const withBuy = await self.build({ ...body, buyAmount: "1000" })
     expect([withBuy.status, withBuy.body.error.code, withBuy.body.error.field]).toEqual([400, "VALIDATION_FAILED", "buyAmount"])
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const build = await self.build(body)
     expect(build.status).toBe(200)
-    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: build.body.signClaim.claimId, transaction: build.body.transaction })
+    const signed = await self.sign(tee.id, { claimId: build.body.signClaim.claimId, transaction: build.body.transaction })
     expect(signed.status).toBe(200)
     await rpc.sendTransaction(signed.body.signedTransaction as never, { encoding: "base64" }).send()
     const confirmed = await eventually(
       async () => {
-        const r = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: signed.body.signature })
+        const r = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: signed.body.signature })
         return r.status === 200 ? r : r.body?.error?.retryable === true ? undefined : r
       },
       { what: "the TEE confirm", intervalMs: 100, deadlineMs: 30_000 }
@@ -188,17 +190,17 @@ describe("self-signed launches from TEE wallets through the engine", () => {
     const pc = createPublicClient({ chain, transport: http(localnet.hood.rpcUrl) })
     const funder = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[2]!), chain, transport: http(localnet.hood.rpcUrl) })
     await pc.waitForTransactionReceipt({ hash: await funder.sendTransaction({ to: tee.address as Hex, value: 10n ** 18n }), pollingInterval: 50 })
-    const body = { clientLaunchId: `self-tee-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Tee Hood", symbol: "THOOD", imageUrl, linkedWalletId: tee.id }
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const body: SelfLaunchRequest = { clientLaunchId: `self-tee-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Tee Hood", symbol: "THOOD", imageUrl, linkedWalletId: tee.id }
+    const build = await self.build(body)
     expect(build.status).toBe(200)
     const op = build.body.operation
     expect(op).toMatchObject({ state: "awaiting_signature", nextLeg: 0 })
     const leg = op.legs[0]
-    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: leg.claimId, transaction: leg.unsignedTransaction })
+    const signed = await self.sign(tee.id, { claimId: leg.claimId, transaction: leg.unsignedTransaction })
     expect(signed.status).toBe(200)
-    const confirmed = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, operationId: op.operationId, signedTransaction: signed.body.signedTransaction })
+    const confirmed = await self.confirm({ clientLaunchId: body.clientLaunchId, operationId: op.operationId, signedTransaction: signed.body.signedTransaction })
     expect(confirmed).toMatchObject({ status: 200, body: { success: true, chain: "hood", pool: build.body.pool } })
-    const job = await call("GET", `/api/v1/launch/headless/jobs/${body.clientLaunchId}`)
+    const job = await self.job(body.clientLaunchId)
     expect(job.body.job).toMatchObject({ status: "confirmed", operation: { operationId: op.operationId, state: "confirmed", nextLeg: null } })
   })
 })

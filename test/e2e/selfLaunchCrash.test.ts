@@ -14,8 +14,10 @@ import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/local
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { importWallet, localCredentials, marketsNamed, relaySign, uploadImage } from "../support/launchClient.js"
-import { hoodEnv, keyCall, type Standalone, type StandaloneHood, type StandaloneSolana, solanaLaunchEnv, startStandaloneHood, startStandaloneSolana } from "../support/standaloneChains.js"
+import { agentClient, importWallet, localCredentials, marketsNamed, relaySign, uploadImage } from "../support/launchClient.js"
+import { hoodEnv, type Standalone, type StandaloneHood, type StandaloneSolana, solanaLaunchEnv, startStandaloneHood, startStandaloneSolana } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 let solanaNode: Standalone<StandaloneSolana>
 let hoodNode: Standalone<StandaloneHood>
@@ -32,10 +34,16 @@ const start = (): Promise<Engine> =>
     ...(dataDir !== undefined ? { dataDir } : {})
   })
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
+type SelfLaunchRequest = MainComponents["schemas"]["SelfLaunchRequest"]
+/** The self-signed launch's build and confirm through the typed client, as the local key. */
+const self = {
+  build: async (body: SelfLaunchRequest) => answered(await agentApi().POST("/api/v1/launch/self/build", { body })),
+  confirm: async (body: MainComponents["schemas"]["SelfLaunchConfirm"]) => answered(await agentApi().POST("/api/v1/launch/self/confirm", { body }))
+}
 
 const restart = async () => {
   await engine.stop("SIGKILL")
@@ -61,41 +69,41 @@ describe("kill -9 during a self-signed launch", () => {
   it("Solana: killed after the relay signed, the agent broadcasts meanwhile; the restarted engine confirms it once", async () => {
     const seed = webcrypto.getRandomValues(new Uint8Array(32))
     const address = await getAddressFromPublicKey((await createKeyPairFromPrivateKeyBytes(seed)).publicKey)
-    const wallet = await importWallet(call, "solana", address, await exportSecretText("solana", seed))
+    const wallet = await importWallet(agentApi, "solana", address, await exportSecretText("solana", seed))
     const rpc = createSolanaRpc(solanaNode.info.rpcUrl)
     await rpc.requestAirdrop(solanaAddress(address), lamports(5_000_000_000n)).send()
     await eventually(async () => ((await rpc.getBalance(solanaAddress(address), { commitment: "confirmed" }).send()).value > 0n ? true : undefined), { what: "the airdrop", intervalMs: 50 })
-    const body = { clientLaunchId: `crash-self-sol-${process.pid}`, name: "Crash Self Sol", symbol: "CSS", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "20000000" }
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const body: SelfLaunchRequest = { clientLaunchId: `crash-self-sol-${process.pid}`, name: "Crash Self Sol", symbol: "CSS", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "20000000" }
+    const build = await self.build(body)
     expect(build.status).toBe(200)
-    const signed = await relaySign(call, wallet, build.body.signClaim.claimId, build.body.transaction, new Uint8Array(Buffer.from(build.body.transaction, "base64")))
+    const signed = await relaySign(agentApi, wallet, build.body.signClaim.claimId, build.body.transaction, new Uint8Array(Buffer.from(build.body.transaction, "base64")))
     await restart()
     await rpc.sendTransaction(signed.signedTransaction as never, { encoding: "base64" }).send()
     const confirmed = await eventually(
       async () => {
-        const r = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: signed.signature })
+        const r = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: signed.signature })
         return r.status === 200 ? r : r.body?.error?.retryable === true ? undefined : r
       },
       { what: "the confirm after the restart", intervalMs: 100, deadlineMs: 30_000 }
     )
     expect(confirmed).toMatchObject({ status: 200, body: { mint: build.body.mint, signature: signed.signature } })
     // A repeat build answers the stored launch; the market exists once.
-    expect(await call("POST", "/api/v1/launch/self/build", body)).toMatchObject({ status: 200, body: { mint: build.body.mint, signature: signed.signature } })
+    expect(await self.build(body)).toMatchObject({ status: 200, body: { mint: build.body.mint, signature: signed.signature } })
     expect((await marketsNamed(engine, "solana", body.name)).map((r) => r.address)).toEqual([build.body.mint])
   })
 
   it("Hood: killed between createCurve and the fee leg; after the restart the fee leg is paid once and the launch confirms, one curve", async () => {
     const privateKey = generatePrivateKey()
     const owner = privateKeyToAccount(privateKey)
-    const wallet = await importWallet(call, "evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+    const wallet = await importWallet(agentApi, "evm", owner.address, await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
     const pc = createPublicClient({ transport: http(hoodNode.info.rpcUrl) })
     const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hoodNode.info.rpcUrl) })
     await pc.waitForTransactionReceipt({ hash: await dev.sendTransaction({ to: owner.address as Address, value: 10n ** 18n, chain: null }) })
-    const body = { clientLaunchId: `crash-self-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Crash Self Hood", symbol: "CSH", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "10000000000000000" }
-    const build = await call("POST", "/api/v1/launch/self/build", body)
+    const body: SelfLaunchRequest = { clientLaunchId: `crash-self-hood-${process.pid}`, chain: "hood", dexVersion: "v3", name: "Crash Self Hood", symbol: "CSH", imageUrl, linkedWalletId: wallet.walletId, buyAmount: "10000000000000000" }
+    const build = await self.build(body)
     expect(build.status).toBe(200)
     const send = async (leg: { claimId: string; unsignedTransaction: string }) => {
-      const signed = await relaySign(call, wallet, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"))
+      const signed = await relaySign(agentApi, wallet, leg.claimId, leg.unsignedTransaction, Buffer.from(leg.unsignedTransaction.slice(2), "hex"))
       const hash = await pc.sendRawTransaction({ serializedTransaction: signed.signedTransaction as Hex })
       await pc.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 30_000 })
       return hash
@@ -103,14 +111,14 @@ describe("kill -9 during a self-signed launch", () => {
     const createHash = await send(build.body.transaction)
     await restart()
     // 3.4: the curve exists: never build again (409 prior_attempt_on_chain); pay only the missing fee, then confirm.
-    const rebuilt = await call("POST", "/api/v1/launch/self/build", body)
+    const rebuilt = await self.build(body)
     expect([rebuilt.status, rebuilt.body.error.code, rebuilt.body.error.reason]).toEqual([409, "IDEMPOTENCY_CONFLICT", "prior_attempt_on_chain"])
     const treasuryBefore = await pc.getBalance({ address: build.body.fee.treasury as Address })
     const feeHash = await send(build.body.feeTransfer)
-    const confirmed = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
+    const confirmed = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
     expect(confirmed).toMatchObject({ status: 200, body: { pool: build.body.pool, signature: createHash } })
     expect(await pc.getBalance({ address: build.body.fee.treasury as Address })).toBe(treasuryBefore + BigInt(build.body.fee.feeRaw))
-    const again = await call("POST", "/api/v1/launch/self/confirm", { clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
+    const again = await self.confirm({ clientLaunchId: body.clientLaunchId, signature: createHash, feeTxHash: feeHash })
     expect(again.body).toEqual(confirmed.body)
     expect((await marketsNamed(engine, "hood", body.name)).map((r) => r.address.toLowerCase())).toEqual([String(build.body.mint).toLowerCase()])
   })

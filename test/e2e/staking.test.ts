@@ -13,9 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials } from "../support/launchClient.js"
-import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { agentClient, localCredentials } from "../support/launchClient.js"
+import { solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 import { stakingChain } from "../support/stakingChain.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 const UNIT = 1_000_000n
 const WAIT_SECONDS = 3n
@@ -34,12 +36,25 @@ const env = (enabled: boolean) => ({
   ...(enabled ? { AGENT_STAKING_ENABLED: "true" } : {})
 })
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
 
-const build = (action: string, body: Record<string, unknown>) => call("POST", `/api/v1/agent/staking/${action}/build`, { payer: "main", ...body })
+type Schemas = MainComponents["schemas"]
+/** A build's body without its payer (the embedded wallet's, `main`, is added). */
+type AmountFields = Pick<Schemas["StakingStakeBuild"], "clientStakeId" | "amountRaw" | "dryRun">
+type FinishFields = Pick<Schemas["StakingFinishBuild"], "clientStakeId" | "withdrawal" | "dryRun">
+/** A staking build through the typed client, paid by the embedded wallet (`payer: "main"`). */
+const build = async (...[action, body]: ["stake" | "unstake", AmountFields] | ["finish", FinishFields]) =>
+  answered(
+    action === "finish"
+      ? await agentApi().POST("/api/v1/agent/staking/finish/build", { body: { payer: "main", ...body } })
+      : action === "stake"
+        ? await agentApi().POST("/api/v1/agent/staking/stake/build", { body: { payer: "main", ...body } })
+        : await agentApi().POST("/api/v1/agent/staking/unstake/build", { body: { payer: "main", ...body } })
+  )
+const positionsRead = async () => answered(await agentApi().GET("/api/v1/agent/staking"))
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -62,9 +77,9 @@ describe("staking through the engine", () => {
     expect(refused.status).toBe(503)
     expect(refused.body.error.code).toBe("LAUNCH_DISABLED")
     expect(refused.body.error.message).toMatch(/staking is disabled/)
-    const confirm = await call("POST", "/api/v1/agent/staking/confirm", { clientStakeId: "off-1", signature: "1".repeat(64) })
+    const confirm = answered(await agentApi().POST("/api/v1/agent/staking/confirm", { body: { clientStakeId: "off-1", signature: "1".repeat(64) } }))
     expect(confirm.status).toBe(404)
-    const positions = await call("GET", "/api/v1/agent/staking")
+    const positions = await positionsRead()
     expect(positions.status).toBe(200)
     wallet = positions.body.wallets.find((w: { payer: string }) => w.payer === "main").address
     expect(positions.body).toMatchObject({ withdrawalTimelockSeconds: Number(WAIT_SECONDS), paused: false, maxActiveWithdrawals: 5 })
@@ -82,7 +97,7 @@ describe("staking through the engine", () => {
     await onChain.fund(wallet, 10_000_000_000n, SVC_MINT_ADDRESS, 600_000n * UNIT)
     engine = await startEngine({ env: env(true), args: ["--quiet"], readyTimeoutMs: 120_000, dataDir })
 
-    const tier = async () => (await call("GET", "/api/v1/agent/tier")).body
+    const tier = async () => answered(await agentApi().GET("/api/v1/agent/tier")).body
     expect(await tier()).toMatchObject({ tier: "free", stakedCndl: "0", heldCndl: "600000" })
 
     // Dry run: figures, nothing sent; refusals a dry run finds (they count no write).
@@ -112,7 +127,7 @@ describe("staking through the engine", () => {
     expect(await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)).toBe(500_000n * UNIT)
 
     expect(await tier()).toMatchObject({ tier: "pro", stakedCndl: "500000", heldCndl: "100000" })
-    const positions = (await call("GET", "/api/v1/agent/staking")).body
+    const positions = (await positionsRead()).body
     expect(positions.wallets[0]).toMatchObject({ payer: "main", address: wallet, amountRaw: (500_000n * UNIT).toString(), pendingWithdrawalRaw: "0" })
 
     // Write 4: unstake opens a withdrawal; the tier drops (pending units count for nothing).
@@ -120,7 +135,7 @@ describe("staking through the engine", () => {
     expect(unstaked.body).toMatchObject({ status: "confirmed", action: "unstake" })
     const withdrawal = unstaked.body.withdrawal as string
     expect(withdrawal).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
-    const after = (await call("GET", "/api/v1/agent/staking")).body.wallets[0]
+    const after = (await positionsRead()).body.wallets[0]
     expect(after).toMatchObject({ amountRaw: (400_000n * UNIT).toString(), pendingWithdrawalRaw: (100_000n * UNIT).toString() })
     expect(after.activeWithdrawals).toEqual([expect.objectContaining({ withdrawal, amountRaw: (100_000n * UNIT).toString(), claimTime: null })])
     expect(await tier()).toMatchObject({ tier: "free", stakedCndl: "400000" })
@@ -139,7 +154,7 @@ describe("staking through the engine", () => {
     const finished = await build("finish", { clientStakeId: "f2", withdrawal })
     expect(finished.body).toMatchObject({ status: "confirmed", action: "finish", withdrawal, amountRaw: (100_000n * UNIT).toString() })
     expect(await onChain.tokenBalance(wallet, SVC_MINT_ADDRESS)).toBe(200_000n * UNIT)
-    const done = (await call("GET", "/api/v1/agent/staking")).body.wallets[0]
+    const done = (await positionsRead()).body.wallets[0]
     expect(done.finishedWithdrawals).toEqual([expect.objectContaining({ withdrawal, claimable: false })])
     expect(done.pendingWithdrawalRaw).toBe("0")
 

@@ -14,10 +14,10 @@ import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "..
 import { STAKED_SVC_MINT } from "../../src/domain/QuotePairs.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials } from "../support/launchClient.js"
-import { keyCall, solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { agentClient, localCredentials } from "../support/launchClient.js"
+import { solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 import { stakingChain } from "../support/stakingChain.js"
-import { engineClient } from "../../clients/typescript/index.js"
+import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 import { answered } from "../support/typedReads.js"
 
 let chain: Standalone<StandaloneSolana>
@@ -35,22 +35,26 @@ const start = () =>
     ...(dataDir !== undefined ? { dataDir } : {})
   })
 
-const call = keyCall(
+const agentApi = agentClient(
   () => engine.url,
   () => key
 )
 /** When this file sent each staking write (a refused one too: counting more only waits longer). */
 const writesAtMs: number[] = []
 const STAKING_WINDOW_MS = 60_000 + 1_000 // the limit's minute, and a margin for the two clocks' reads
-const write = (route: string, body?: unknown) => {
+/** A staking write through the typed client, counted. */
+const write = async <R extends { readonly response: Response; readonly data?: unknown; readonly error?: unknown }>(send: () => Promise<R>) => {
   writesAtMs.push(Date.now())
-  return call("POST", route, body)
+  return answered(await send())
 }
+const stakeBuild = (body: MainComponents["schemas"]["StakingStakeBuild"]) => write(() => agentApi().POST("/api/v1/agent/staking/stake/build", { body }))
+const submit = async (body: MainComponents["schemas"]["StakingSubmit"]) => answered(await agentApi().POST("/api/v1/agent/staking/submit", { body }))
+const positions = async () => answered(await agentApi().GET("/api/v1/agent/staking"))
 const writesInWindow = () => writesAtMs.filter((t) => t > Date.now() - STAKING_WINDOW_MS).length
 /** Waits until `n` more staking writes fit the account's window of six a minute. */
 const slotsFree = (n: number) =>
   eventually(async () => (writesInWindow() <= 6 - n ? true : undefined), { what: `${n} staking writes to fit the minute`, deadlineMs: STAKING_WINDOW_MS + 5_000, intervalMs: 250 })
-const claim = (rewardId: bigint | string) => write(`/api/v1/agent/staking/rewards/${rewardId}/claim`)
+const claim = (rewardId: bigint | string) => write(() => agentApi().POST("/api/v1/agent/staking/rewards/{rewardId}/claim", { params: { path: { rewardId: rewardId.toString() } } }))
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -58,7 +62,7 @@ beforeAll(async () => {
   engine = await start()
   dataDir = engine.dataDir
   key = localCredentials(dataDir).agentKey
-  wallet = (await call("GET", "/api/v1/agent/staking")).body.wallets.find((w: { payer: string }) => w.payer === "main").address
+  wallet = (await positions()).body.wallets.find((w: { payer: string }) => w.payer === "main").address
 }, 180_000)
 
 afterAll(async () => {
@@ -79,24 +83,26 @@ describe("staking reward claims through the engine", () => {
     const teeWallet = tee.body.wallet ?? tee.body
     await onChain.fund(teeWallet.address, 2_000_000_000n, SVC_MINT_ADDRESS, 50n * 1_000_000n)
 
-    const built = await write("/api/v1/agent/staking/stake/build", { payer: "linked", linkedWalletId: teeWallet.id, clientStakeId: "tee-1", amountRaw: "20000000" })
+    const built = await stakeBuild({ payer: "linked", linkedWalletId: teeWallet.id, clientStakeId: "tee-1", amountRaw: "20000000" })
     expect(built.status).toBe(200)
     expect(built.body).toMatchObject({ status: "built", payer: "linked", wallet: teeWallet.address, lastValidBlockHeight: expect.any(String), recentBlockhash: expect.any(String) })
     expect(await onChain.tokenBalance(teeWallet.address, STAKED_SVC_MINT_ADDRESS)).toBe(0n)
-    const signed = await call("POST", `/api/v1/agent/wallets/${teeWallet.id}/sign`, { claimId: built.body.claimId, transaction: built.body.transaction })
+    const signed = answered(
+      await agentApi().POST("/api/v1/agent/wallets/{id}/sign", { params: { path: { id: teeWallet.id } }, body: { claimId: built.body.claimId, transaction: built.body.transaction } })
+    )
     expect(signed.status).toBe(200)
-    const submitted = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
+    const submitted = await submit({ clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
     expect(submitted.body).toMatchObject({ status: "confirmed", clientStakeId: "tee-1", action: "stake", replay: false })
-    const again = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
+    const again = await submit({ clientStakeId: "tee-1", signedTransaction: signed.body.signedTransaction })
     expect(again.body).toMatchObject({ status: "confirmed", signature: submitted.body.signature, replay: true })
     expect(await onChain.tokenBalance(teeWallet.address, STAKED_SVC_MINT_ADDRESS)).toBe(20_000_000n)
-    const unknown = await call("POST", "/api/v1/agent/staking/submit", { clientStakeId: "tee-none", signedTransaction: signed.body.signedTransaction })
+    const unknown = await submit({ clientStakeId: "tee-none", signedTransaction: signed.body.signedTransaction })
     expect([unknown.status, unknown.body.error.code]).toEqual([404, "JOB_NOT_FOUND"])
   }, 120_000)
 
   it("20 concurrent claims of one reward pay it once; the claimed reward answers its signature", async () => {
     const rewardId = await onChain.distributeReward(wallet, USDC_MINT_ADDRESS, 7_000_000n)
-    const listed = (await call("GET", "/api/v1/agent/staking")).body.wallets[0].unclaimedRewards
+    const listed = (await positions()).body.wallets[0].unclaimedRewards
     expect(listed).toEqual([expect.objectContaining({ rewardId: rewardId.toString(), mint: USDC_MINT_ADDRESS, symbol: "USDC", amountRaw: "7000000", claiming: false })])
     const before = await onChain.tokenBalance(wallet, USDC_MINT_ADDRESS)
     const answers = await Promise.all(Array.from({ length: 20 }, () => claim(rewardId)))
@@ -165,9 +171,9 @@ describe("staking reward claims through the engine", () => {
   it("a stake from the embedded wallet killed with SIGKILL mid-flight is settled after the restart, staked once", async () => {
     await onChain.fund(wallet, 2_000_000_000n, SVC_MINT_ADDRESS, 30_000_000n)
     const before = await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)
-    const body = { payer: "main", clientStakeId: `crash-${process.pid}`, amountRaw: "30000000" }
+    const body: MainComponents["schemas"]["StakingStakeBuild"] = { payer: "main", clientStakeId: `crash-${process.pid}`, amountRaw: "30000000" }
     await slotsFree(1)
-    const inFlight = write("/api/v1/agent/staking/stake/build", body).catch(() => undefined)
+    const inFlight = stakeBuild(body).catch(() => undefined)
     await new Promise((r) => setTimeout(r, 150))
     await engine.stop("SIGKILL")
     await inFlight
@@ -175,7 +181,7 @@ describe("staking reward claims through the engine", () => {
     const answer = await eventually(
       async () => {
         if (writesInWindow() > 5) return undefined
-        const a = await write("/api/v1/agent/staking/stake/build", body)
+        const a = await stakeBuild(body)
         return a.status === 409 && a.body.error.retryable === true ? undefined : a
       },
       { what: "the stake to settle after the restart", deadlineMs: 30_000 + STAKING_WINDOW_MS, intervalMs: 3_000 }
@@ -190,7 +196,7 @@ describe("staking reward claims through the engine", () => {
       expect(answer.body.error).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", field: "clientStakeId", details: { state: "failed" } })
       expect(await onChain.tokenBalance(wallet, STAKED_SVC_MINT_ADDRESS)).toBe(before)
       await slotsFree(1)
-      settled = await write("/api/v1/agent/staking/stake/build", { ...body, clientStakeId: `${body.clientStakeId}-again` })
+      settled = await stakeBuild({ ...body, clientStakeId: `${body.clientStakeId}-again` })
     }
     expect(settled.status).toBe(200)
     expect(settled.body).toMatchObject({ status: "confirmed", action: "stake" })

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplInstructions.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
 
 let chain: Standalone<StandaloneSolana>
@@ -29,6 +29,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -43,7 +44,7 @@ beforeAll(async () => {
   await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
   const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "trade-crash-token", name: "Crash Trade", symbol: "CRT", imageUrl, async: true })
   expect(launched.status).toBe(202)
-  const job = await settledJob(call, () => engine, "trade-crash-token")
+  const job = await settledJob(agentApi, () => engine, "trade-crash-token")
   expect(job.status).toBe("confirmed")
   mint = job.mint as string
 }, 240_000)

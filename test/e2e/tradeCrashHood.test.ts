@@ -16,7 +16,7 @@ import { curveTokenAbi } from "../../src/chain/hood/abi.generated.js"
 import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/localnet/DevAccounts.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
 
 let node: Standalone<StandaloneHood>
@@ -33,6 +33,7 @@ const call = keyCall(
   () => engine.url,
   () => key
 )
+const agentApi = agentClient(() => engine.url, () => key)
 
 const tokensHeld = (): Promise<bigint> =>
   createPublicClient({ transport: http(hood.rpcUrl) }).readContract({ address: mint, abi: curveTokenAbi, functionName: "balanceOf", args: [wallet] })
@@ -54,7 +55,7 @@ beforeAll(async () => {
   await createPublicClient({ transport: http(hood.rpcUrl) }).waitForTransactionReceipt({ hash })
   const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "hood-trade-crash-token", chain: "hood", dexVersion: "v3", name: "Hood Crash Trade", symbol: "HCT", imageUrl, async: true })
   expect(launched.status).toBe(202)
-  const job = await settledJob(call, () => engine, "hood-trade-crash-token")
+  const job = await settledJob(agentApi, () => engine, "hood-trade-crash-token")
   expect(job.status).toBe("confirmed")
   mint = job.mint as Address
 }, 600_000)

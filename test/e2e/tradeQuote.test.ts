@@ -24,9 +24,8 @@ import { WSOL_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { publicReads } from "../support/typedReads.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { keyCall } from "../support/standaloneChains.js"
+import { answered, publicReads } from "../support/typedReads.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 
 let engine: Engine
 let key: string
@@ -34,7 +33,7 @@ let rpc: ReturnType<typeof createSolanaRpc>
 let hood: { rpcUrl: string; chainId: number; addresses: Record<"swapRouter" | "weth9" | "uniswapV3Factory", Address> }
 let trader: HoodClients
 
-const call = keyCall(() => engine.url, () => key)
+const agentApi = agentClient(() => engine.url, () => key)
 const tail = () => engine.output().slice(-4000)
 
 const reads = publicReads(() => engine.url)
@@ -82,9 +81,11 @@ const sendSolana = async (signer: Awaited<ReturnType<typeof devSigner>>, instruc
 describe("the agent quote through the engine", () => {
   it("Solana curve: a buy and a sell execute exactly the quote; Free without a key, Max with the local key; a bad key is UNAUTHORIZED", async () => {
     const id = `quote-${process.pid}`
-    const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: id, name: "Quote Token", symbol: "QTE", imageUrl: await uploadImage(engine, key), async: true })
+    const launched = answered(
+      await agentApi().POST("/api/v1/launch/headless", { body: { clientLaunchId: id, name: "Quote Token", symbol: "QTE", imageUrl: await uploadImage(engine, key), async: true } })
+    )
     expect(launched.status).toBe(202)
-    const job = await settledJob(call, () => engine, id)
+    const job = await settledJob(agentApi, () => engine, id)
     expect(job.status).toBe("confirmed")
     const mint = job.mint as string
     const record = (await eventually(async () => {

@@ -14,16 +14,12 @@ import { AGENT_RECORD_TTL_MS } from "../../api/routes/AgentRoutes.js"
 import { engineClient } from "../../clients/typescript/index.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { keyCall } from "../support/standaloneChains.js"
+import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
 
 let engine: Engine
 let key: string
 let accountId: string
-const call = keyCall(
-  () => engine.url,
-  () => key
-)
+const agentApi = agentClient(() => engine.url, () => key)
 /** The public reads, through the typed client (no key). */
 const reads = () => engineClient({ baseUrl: engine.url })
 /** A typed answer as the assertions read it: its status, and its body (the success or the envelope). */
@@ -58,7 +54,7 @@ describe("the recorded visibility in the public reads (a real launch of each)", 
         })
       )
       expect(launched.status, JSON.stringify(launched.body)).toBe(202)
-      const job = await settledJob(call, () => engine, id)
+      const job = await settledJob(agentApi, () => engine, id)
       expect(job.status, JSON.stringify(job)).toBe("confirmed")
       mints[visibility] = job.mint as string
     }
