@@ -426,8 +426,17 @@ export class RequestsInFlight {
   }
   readonly drain: Effect.Effect<void> = Effect.async<void>((resume) => {
     this.draining = true
-    if (this.count === 0) resume(Effect.void)
-    else this.waiters.push(() => resume(Effect.void))
+    if (this.count === 0) {
+      resume(Effect.void)
+      return
+    }
+    const wake = () => resume(Effect.void)
+    this.waiters.push(wake)
+    // The server's bound interrupts a drain that waited too long: its waiter goes.
+    return Effect.sync(() => {
+      const i = this.waiters.indexOf(wake)
+      if (i >= 0) this.waiters.splice(i, 1)
+    })
   })
 }
 

@@ -240,26 +240,29 @@ export const mountMcp = (
      * connection after it (a body cut off at the bound), as does a listener draining.
      */
     const write = async (res: HttpResponse, state: RequestState, out: Reply | Response, close = false) => {
-      let status: number
-      let headers: Array<readonly [string, string]>
-      let body: string | Uint8Array | undefined
-      if (out instanceof Response) {
-        status = out.status
-        headers = [...out.headers].filter(([k]) => k !== "content-length" && k !== "transfer-encoding")
-        body = out.body === null ? undefined : new Uint8Array(await out.arrayBuffer())
-      } else {
-        status = out.status
-        headers = [...(out.contentType !== undefined ? [["Content-Type", out.contentType] as const] : []), ...(out.headers ?? [])]
-        body = out.body
-      }
-      if (!state.aborted) {
+      try {
+        let status: number
+        let headers: Array<readonly [string, string]>
+        let body: string | Uint8Array | undefined
+        if (out instanceof Response) {
+          status = out.status
+          headers = [...out.headers].filter(([k]) => k !== "content-length" && k !== "transfer-encoding")
+          body = out.body === null ? undefined : new Uint8Array(await out.arrayBuffer())
+        } else {
+          status = out.status
+          headers = [...(out.contentType !== undefined ? [["Content-Type", out.contentType] as const] : []), ...(out.headers ?? [])]
+          body = out.body
+        }
+        if (state.aborted) return
         res.cork(() => {
           res.writeStatus(statusLine(status))
           for (const [k, v] of headers) res.writeHeader(k, v)
           res.end(body ?? "", close || requests.draining)
         })
+      } finally {
+        // Answered, abandoned, or failed writing (the client's connection is cut by the drain): out of the count.
+        state.leave()
       }
-      state.leave()
     }
 
     const handle = (res: HttpResponse, req: HttpRequest): void => {

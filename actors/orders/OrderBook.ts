@@ -12,12 +12,13 @@
  *   watermark never triggers it.
  *
  * Invariants:
- * - Pure and deterministic; inputs never mutated; an event that changes nothing returns the SAME
- *   book. Throwing is a defect.
+ * - Pure and deterministic; inputs never mutated (but for one cache: `highStopF`, an upper bound on
+ *   the trailing stops that an exact pass may tighten in place; it stays a valid bound, so no
+ *   answer changes); an event that changes nothing returns the SAME book. Throwing is a defect.
  * - Exact: the market's price is the rational its reserves give (`priceOfReserves`), targets are
  *   decimals at most `PRICE_DECIMALS` fractional digits held as integers scaled by 10^18;
  *   whether an order triggers is decided by cross-multiplied bigints. Floats only answer "surely
- *   not" (`internal/PriceBand.ts`: a float price off by at most 2^-50 of itself, compared with a
+ *   not" (`internal/PriceBand.ts`: a float price off by at most 2^-49 of itself, compared with a
  *   margin of 2^-40; anything nearer, and anything out of the floats' normal range, goes to the
  *   bigints), proved by `PriceBand.test.ts`'s property against the exact comparisons.
  * - Each order leaves the book once (triggered, expired or cancelled) and is then never output

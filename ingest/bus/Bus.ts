@@ -96,6 +96,14 @@ export interface SubscribeOptions {
    * `autoCommit` the bus waits for it before committing. Default false.
    */
   readonly beforeDurable?: boolean
+  /**
+   * true: the group is this consumer's alone and its offsets are never stored (the embedded bus
+   * keeps them in memory; it writes no offsets file). It starts where `fromBeginning` says on
+   * every start. For a consumer of its own per process that derives nothing durable (e.g.
+   * `ChainArrivals`), with `autoCommit: false`. Kafka ignores it: a group that commits nothing
+   * stores no offsets there either. Default false.
+   */
+  readonly ephemeral?: boolean
 }
 
 export interface BusShape {

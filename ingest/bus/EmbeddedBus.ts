@@ -306,7 +306,8 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
     const findTopic = (name: string): Effect.Effect<TopicState | undefined, BusError> =>
       validName(name) ? Effect.succeed(topics.get(name)) : Effect.fail(invalid(`invalid topic name ${JSON.stringify(name)}`))
 
-    const getGroup = (name: string, topic: TopicState): Effect.Effect<Group, BusError> => {
+    /** `ephemeral`: the group's offsets live in memory only (`SubscribeOptions.ephemeral`). */
+    const getGroup = (name: string, topic: TopicState, ephemeral = false): Effect.Effect<Group, BusError> => {
       const key = `${topic.name}\u0000${name}`
       const open = groups.get(key)
       if (open !== undefined) return Effect.succeed(open)
@@ -317,7 +318,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         Effect.tryPromise({
           try: async () => {
             let file: string | undefined = undefined
-            if (topic.dir !== undefined) {
+            if (topic.dir !== undefined && !ephemeral) {
               const offsetsDir = path.join(topic.dir, "_offsets")
               await mkdirDurable(offsetsDir, fsync)
               file = path.join(offsetsDir, `${name}.json`)
@@ -644,7 +645,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         if (typeof maxBatch !== "number") return yield* maxBatch
         if (closed) return yield* closedError()
         const topic = yield* getTopic(subscription.topic)
-        const group = yield* getGroup(subscription.group, topic)
+        const group = yield* getGroup(subscription.group, topic, subscription.ephemeral === true)
         const context = yield* Effect.context<R>()
         const fiberRefs = yield* Effect.getFiberRefs
         const scope = yield* Effect.scope

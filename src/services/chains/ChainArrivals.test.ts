@@ -3,10 +3,13 @@
  * transaction arrives, at once when it arrived before it asked (among the last `recentMax`), once
  * per waiter however many events the transaction carries; an interrupted waiter is unregistered;
  * past `waitersMax` waiters a new one is never woken (its poll decides) and counted; and the layer
- * follows `chain.events` on a real embedded bus from the log's end.
+ * follows `chain.events` on a real embedded bus from the log's end, leaving no offsets file.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Bus } from "../../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../../ingest/bus/EmbeddedBus.js"
 import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
@@ -33,6 +36,19 @@ describe("Arrivals", () => {
     })
   )
 
+  it.effect("takes a Hood transaction hash in either case, a Solana signature as written", () =>
+    Effect.gen(function* () {
+      const arrivals = new Arrivals(8, 8)
+      arrivals.seen("0xABCDEF")
+      yield* arrivals.arrived("0xabcdef")
+      arrivals.seen("5SoLanaSig")
+      const other = yield* Effect.fork(arrivals.arrived("5solanasig"))
+      yield* Effect.yieldNow()
+      expect(Option.isNone(yield* Fiber.poll(other))).toBe(true)
+      yield* Fiber.interrupt(other)
+    })
+  )
+
   it.effect("answers at once for a transaction seen before the waiter asked, within the last recentMax", () =>
     Effect.gen(function* () {
       const arrivals = new Arrivals(2, 8)
@@ -46,6 +62,12 @@ describe("Arrivals", () => {
       yield* Fiber.interrupt(late)
     })
   )
+
+  it("refuses bounds that are not whole numbers in range", () => {
+    expect(() => new Arrivals(0, 8)).toThrow(RangeError)
+    expect(() => new Arrivals(8, -1)).toThrow(RangeError)
+    expect(() => new Arrivals(1.5, 8)).toThrow(RangeError)
+  })
 
   it.effect("past waitersMax a waiter is never woken and is counted; the others still are", () =>
     Effect.gen(function* () {
@@ -65,7 +87,11 @@ describe("Arrivals", () => {
 describe("the ChainArrivals layer", () => {
   it.scopedLive("follows chain.events on the bus from its end: a transaction published after it started wakes its waiter", () =>
     Effect.gen(function* () {
-      const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 4 })
+      const dir = yield* Effect.acquireRelease(
+        Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "arrivals-"))),
+        (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+      )
+      const bus = yield* EmbeddedBus.make({ dir, partitions: 4, fsync: false })
       const clock = new ChainClock("solana")
       const m = new SimMarket(clock, { mint: "So1Arrivals" })
       // Before the layer starts: not followed (the group starts at the log's end).
@@ -82,6 +108,10 @@ describe("the ChainArrivals layer", () => {
       expect(Exit.isSuccess(exit)).toBe(true)
       expect(arrivals.stats().seen).toBe(1)
       expect(before.every((e) => e.signature !== trade[0]!.signature)).toBe(true)
+      // A second start (another process) follows too; neither leaves offsets on disk (ephemeral groups).
+      yield* Layer.build(layer()).pipe(Effect.provideService(Bus, bus))
+      const offsets = yield* Effect.promise(() => fs.readdir(path.join(dir, "chain.events", "_offsets")).catch(() => [] as Array<string>))
+      expect(offsets.filter((f) => f.startsWith("chain-arrivals-"))).toEqual([])
     })
   )
 })

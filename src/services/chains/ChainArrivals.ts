@@ -8,8 +8,8 @@
  *
  * Bounded: the signatures seen last (`recentMax`, for a transaction ingested before its waiter
  * asked) and the waiters (`waitersMax`; past it a waiter is never woken and its poll decides).
- * Each process follows the topic in a group of its own that never commits, so it starts at the
- * end of the log and every replica sees every partition.
+ * Each process follows the topic in a group of its own (`ephemeral`: no offsets stored, on the
+ * embedded bus no file), so it starts at the end of the log and every replica sees every partition.
  */
 import { Context, Effect, Either, Layer } from "effect"
 import { Bus, type BusBatch, Topics } from "../../../ingest/bus/Bus.js"
@@ -23,9 +23,12 @@ export interface ChainArrivalsStats {
   readonly seen: number
   readonly woken: number
   readonly waiting: number
-  /** Waiters not registered because `waitersMax` were waiting (their polls decide). */
+  /** Waits not registered because `waitersMax` were waiting (their polls decide; a woken poll asks again at each pause). */
   readonly overBound: number
 }
+
+/** A Hood transaction hash in one case (hex is case-insensitive; a Solana signature, base58, is not). */
+const keyOf = (signature: string): string => (signature.startsWith("0x") ? signature.toLowerCase() : signature)
 
 /** The signatures seen and the waiters, fed by `seen`. Synchronous; one per process. */
 export class Arrivals {
@@ -42,11 +45,14 @@ export class Arrivals {
     private readonly recentMax = ARRIVALS_RECENT_MAX,
     private readonly waitersMax = ARRIVALS_WAITERS_MAX
   ) {
+    if (!Number.isSafeInteger(recentMax) || recentMax < 1) throw new RangeError(`Arrivals: recentMax must be a whole number ≥ 1, got ${recentMax}`)
+    if (!Number.isSafeInteger(waitersMax) || waitersMax < 0) throw new RangeError(`Arrivals: waitersMax must be a whole number ≥ 0, got ${waitersMax}`)
     this.ring = new Array<string | undefined>(recentMax)
   }
 
   /** The stream delivered a transaction with this signature. */
-  seen(signature: string): void {
+  seen(transaction: string): void {
+    const signature = keyOf(transaction)
     if (this.recent.has(signature)) return // another event of the same transaction
     this.seenCount++
     const evicted = this.ring[this.next]
@@ -65,7 +71,8 @@ export class Arrivals {
   }
 
   /** Succeeds once the stream delivered `signature` (at once if it did among the last `recentMax`); interrupting it unregisters it. */
-  arrived(signature: string): Effect.Effect<void> {
+  arrived(transaction: string): Effect.Effect<void> {
+    const signature = keyOf(transaction)
     return Effect.async<void>((resume) => {
       if (this.recent.has(signature)) {
         resume(Effect.void)
@@ -116,7 +123,7 @@ export const layer = (options: { readonly recentMax?: number; readonly waitersMa
       const arrivals = new Arrivals(options.recentMax, options.waitersMax)
       yield* bus
         .subscribe(
-          { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, maxBatch: 2000 },
+          { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, ephemeral: true, maxBatch: 2000 },
           (batch) => Effect.sync(() => arrivals.feed(batch))
         )
         .pipe(

@@ -20,8 +20,9 @@
  * - The dev buy never blocks the launch: once `createCurve` is mined the launch is confirmed,
  *   whatever the buy does. A recovered launch never sends a dev buy (it may already be out).
  */
+import { ChainArrivals } from "../chains/ChainArrivals.js"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { Address, Chain, Hash, Hex } from "viem"
 import { hoodPublicClient } from "../../chain/hood/client/HoodClient.js"
 import { devBuyWatchMaxMs, type FeeOutcome, type TxOutcome } from "../../chain/hood/launch/DevBuyOutcome.js"
@@ -174,7 +175,8 @@ export const make = (config: HoodLaunchConfig) =>
       provider: yield* WalletProvider,
       wallets: yield* WalletService,
       scope: yield* Effect.scope,
-      pc: config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined
+      pc: config.chain !== undefined && config.rpcUrl !== undefined ? hoodPublicClient(config.chain, config.rpcUrl) : undefined,
+      arrivals: Option.getOrUndefined(yield* Effect.serviceOption(ChainArrivals))
     }
     const chain = makeHoodHeadlessChain(ctx)
     const create = makeHoodHeadlessCreate(ctx, chain)

@@ -74,9 +74,14 @@ export const makeHoodHeadlessChain = (ctx: HoodHeadlessContext) => {
       Effect.catchAll(() => Effect.succeed(Option.none<TransactionReceipt>()))
     )
 
-  /** Polls for a receipt for `waitMs` (by the Clock); none by then is `Option.none`. */
+  /** Polls for a receipt for `waitMs` (by the Clock), read at once when the ingest stream delivers the transaction; none by then is `Option.none`. */
   const awaitReceipt = (hash: Hash, waitMs: number) =>
-    awaitUntil(receiptOf(hash), Option.isSome, { what: `the receipt of ${hash}`, timeoutMs: waitMs, intervalMs: o.pollMs }).pipe(
+    awaitUntil(receiptOf(hash), Option.isSome, {
+      what: `the receipt of ${hash}`,
+      timeoutMs: waitMs,
+      intervalMs: o.pollMs,
+      wake: ctx.arrivals?.arrived(hash)
+    }).pipe(
       Effect.catchTag("AwaitTimedOut", () => Effect.succeed(Option.none<TransactionReceipt>()))
     )
 

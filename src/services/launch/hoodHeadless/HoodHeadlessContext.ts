@@ -3,6 +3,7 @@
  * wallet services, the layer's scope (the dev-buy watchers live in it) and the node's client.
  * Built once by `HoodHeadlessLaunch.make`.
  */
+import type { Arrivals } from "../../chains/ChainArrivals.js"
 import type { Scope } from "effect"
 import type { PublicClient } from "viem"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
@@ -30,4 +31,6 @@ export interface HoodHeadlessContext {
   readonly wallets: WalletServiceShape
   readonly scope: Scope.Scope
   readonly pc: PublicClient | undefined
+  /** The transactions the ingest stream delivered (`ChainArrivals`): a receipt is read the moment its transaction arrives; absent: the poll alone. */
+  readonly arrivals?: Arrivals | undefined
 }
