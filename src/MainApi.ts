@@ -62,7 +62,7 @@ import { TradeService } from "./services/trade/TradeService.js"
 import { TransferService } from "./services/transfers/TransferService.js"
 
 /** What `/readyz` reports beside PostgreSQL, ClickHouse and the bus, and what the MCP endpoint offers beside the main routes. */
-export interface MainApiReadiness {
+export interface MainApiOptions {
   /** What `/readyz` reports of ingestion (absent in the api role, which runs no ingester). */
   readonly ingestion?: Effect.Effect<IngestionReport>
   /** Readiness checks beside PostgreSQL, ClickHouse and the bus. */
@@ -96,7 +96,7 @@ export const ingestionOf = (config: AppConfigShape) =>
   })
 
 /** The main listener over the services in context, serving until the caller's scope closes. */
-export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness = {}) =>
+export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const clickhouse = yield* ClickHouse
@@ -127,10 +127,10 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
           { name: "postgres", check: Database.ping.pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
           { name: "clickhouse", check: clickhouse.ping },
           { name: "bus", check: bus.ping },
-          ...(readiness.checks ?? [])
+          ...(options.checks ?? [])
         ],
         undefined,
-        readiness.ingestion
+        options.ingestion
       ],
       launchConfig: config.devBuyCeilings,
       plans: [plans, config.promoMaxDays],
@@ -174,7 +174,7 @@ export const serveMainApi = (config: AppConfigShape, readiness: MainApiReadiness
     const mcp = (app: TemplatedApp, authFailures: FailedAuthThrottle, requests: RequestsInFlight) =>
       mountMcp(
         app,
-        { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes, ...(readiness.dataRoutes !== undefined ? { dataRoutes: readiness.dataRoutes } : {}) },
+        { agentAuth: accounts.agentAuth, routes, maxBodyBytes: config.maxBodyBytes, ...(options.dataRoutes !== undefined ? { dataRoutes: options.dataRoutes } : {}) },
         authFailures,
         requests
       )

@@ -56,11 +56,13 @@ export function awaitUntil<A, B extends A, E, R>(
 export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R>
 export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) => boolean, options: AwaitUntilOptions): Effect.Effect<A, E | AwaitTimedOut, R> {
   const timeoutMs = checkedMs("timeoutMs", options.timeoutMs)
-  checkedMs("intervalMs", options.intervalMs)
+  const intervalMs = checkedMs("intervalMs", options.intervalMs)
+  const wake = options.wake
+  // Woken: the pause is the poll's own (run back to back).
+  const interval = wake === undefined ? Duration.millis(intervalMs) : Duration.zero
   return Effect.suspend(() => {
-    // Woken: the pause is the poll's own (run back to back), per run of the wait.
-    const paced = options.wake === undefined ? { poll, interval: Duration.millis(options.intervalMs) } : { poll: wokenPolls(poll, options.wake, options.intervalMs), interval: Duration.zero }
-    const interval = paced.interval
+    // Per run of the wait: a woken poll's state is its own.
+    const paced = wake === undefined ? poll : wokenPolls(poll, wake, intervalMs)
     let polls = 0
     const timedOut = () => new AwaitTimedOut({ what: options.what, timeoutMs, polls })
     const wait = Effect.gen(function* () {
@@ -69,7 +71,7 @@ export function awaitUntil<A, E, R>(poll: Effect.Effect<A, E, R>, until: (a: A) 
         Schedule.passthrough,
         Schedule.checkEffect((a: A) => (until(a) ? Effect.succeed(false) : Effect.map(Clock.currentTimeMillis, (nowMs) => nowMs < deadlineMs)))
       )
-      const last = yield* Effect.repeat(Effect.tap(paced.poll, () => void polls++), schedule)
+      const last = yield* Effect.repeat(Effect.tap(paced, () => void polls++), schedule)
       return until(last) ? last : yield* Effect.fail(timedOut())
     })
     return options.interruptPoll === true ? Effect.timeoutFail(wait, { duration: Duration.millis(timeoutMs), onTimeout: timedOut }) : wait
