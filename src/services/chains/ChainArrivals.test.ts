@@ -3,16 +3,19 @@
  * transaction arrives, at once when it arrived before it asked (among the last `recentMax`), once
  * per waiter however many events the transaction carries; an interrupted waiter is unregistered;
  * past `waitersMax` waiters a new one is never woken (its poll decides) and counted; and the layer
- * follows `chain.events` on a real embedded bus from the log's end, leaving no offsets file.
+ * follows `chain.events` on a real embedded bus from the log's end, leaving no offsets file, and
+ * when its subscribe fails (a Kafka topic not created yet) starts anyway and follows once a retry
+ * succeeds.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Bus } from "../../../ingest/bus/Bus.js"
+import { Bus, BusError, type BusShape } from "../../../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../../../ingest/bus/EmbeddedBus.js"
 import { ChainClock, SimMarket } from "../../../test/support/marketSim.js"
+import { eventuallyEffect } from "../../../test/support/eventually.js"
 import { publishEvents } from "../../../test/support/marketWorkload.js"
 import { Arrivals, ChainArrivals, layer } from "./ChainArrivals.js"
 
@@ -30,7 +33,7 @@ describe("Arrivals", () => {
       arrivals.seen("sig-a") // a second event of the same transaction
       yield* Fiber.join(a)
       expect(Option.isNone(yield* Fiber.poll(b))).toBe(true)
-      expect(arrivals.stats()).toEqual({ seen: 1, woken: 1, waiting: 1, overBound: 0 })
+      expect(arrivals.stats()).toEqual({ seen: 1, woken: 1, waiting: 1, overBound: 0, following: false })
       yield* Fiber.interrupt(b)
       expect(arrivals.stats().waiting).toBe(0)
     })
@@ -84,7 +87,47 @@ describe("Arrivals", () => {
   )
 })
 
+const tempBus = Effect.gen(function* () {
+  const dir = yield* Effect.acquireRelease(
+    Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "arrivals-"))),
+    (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+  )
+  return { dir, bus: yield* EmbeddedBus.make({ dir, partitions: 4, fsync: false }) }
+})
+
 describe("the ChainArrivals layer", () => {
+  it.scopedLive("starts when its subscribe fails, retries, and wakes waiters once a retry follows the stream", () =>
+    Effect.gen(function* () {
+      const { bus: real } = yield* tempBus
+      // The real bus, whose first two subscribes fail as a Kafka topic not created yet does.
+      let refusals = 2
+      let attempts = 0
+      const bus: BusShape = {
+        ...real,
+        subscribe: (options, onBatch) =>
+          Effect.suspend(() => {
+            attempts++
+            return refusals-- > 0
+              ? Effect.fail(new BusError({ reason: "UnknownTopic", message: "This server does not host this topic-partition", retryable: true }))
+              : real.subscribe(options, onBatch)
+          })
+      }
+      const arrivals = yield* Layer.build(layer({ retryFirstMs: 20, retryMaxMs: 40 })).pipe(
+        Effect.provideService(Bus, bus),
+        Effect.map((ctx) => Context.get(ctx, ChainArrivals))
+      )
+      expect(arrivals.stats().following).toBe(false)
+      yield* eventuallyEffect(Effect.sync(() => arrivals.stats().following), { what: "a retry to follow chain.events", deadlineMs: 20_000 })
+      expect(attempts).toBe(3)
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1ArrivalsRetry" })
+      const events = [m.created(), ...m.buy("whale", SOL)]
+      const waiter = yield* Effect.fork(arrivals.arrived(events.at(-1)!.signature))
+      yield* publishEvents(real, events)
+      const exit = yield* Fiber.await(waiter).pipe(Effect.timeout("20 seconds"))
+      expect(Exit.isSuccess(exit)).toBe(true)
+    })
+  )
+
   it.scopedLive("follows chain.events on the bus from its end: a transaction published after it started wakes its waiter", () =>
     Effect.gen(function* () {
       const dir = yield* Effect.acquireRelease(

@@ -11,7 +11,7 @@
  * Each process follows the topic in a group of its own (`ephemeral`: no offsets stored, on the
  * embedded bus no file), so it starts at the end of the log and every replica sees every partition.
  */
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Duration, Effect, Either, Layer, Schedule } from "effect"
 import { Bus, type BusBatch, Topics } from "../../../ingest/bus/Bus.js"
 import { decodeChainEvent } from "../../../ingest/ChainEventCodec.js"
 import { processOwner } from "../../db/RowLease.js"
@@ -25,6 +25,8 @@ export interface ChainArrivalsStats {
   readonly waiting: number
   /** Waits not registered because `waitersMax` were waiting (their polls decide; a woken poll asks again at each pause). */
   readonly overBound: number
+  /** Whether the layer follows `chain.events` (false while a failed subscribe waits for its retry). */
+  readonly following: boolean
 }
 
 /** A Hood transaction hash in one case (hex is case-insensitive; a Solana signature, base58, is not). */
@@ -40,6 +42,7 @@ export class Arrivals {
   private seenCount = 0
   private wokenCount = 0
   private overBound = 0
+  private isFollowing = false
 
   constructor(
     private readonly recentMax = ARRIVALS_RECENT_MAX,
@@ -96,8 +99,13 @@ export class Arrivals {
     })
   }
 
+  /** The layer follows the stream now. */
+  followed(): void {
+    this.isFollowing = true
+  }
+
   stats(): ChainArrivalsStats {
-    return { seen: this.seenCount, woken: this.wokenCount, waiting: this.waiting, overBound: this.overBound }
+    return { seen: this.seenCount, woken: this.wokenCount, waiting: this.waiting, overBound: this.overBound, following: this.isFollowing }
   }
 
   /** Feeds a `chain.events` batch (a value that does not decode is skipped: the poll covers it). */
@@ -114,22 +122,44 @@ export class ChainArrivals extends Context.Tag("curvestream/ChainArrivals")<Chai
 /** The consumer group of this process: its own, never committed (it starts at the log's end). */
 export const arrivalsGroup = (owner: string = processOwner()): string => `chain-arrivals-${owner.replace(/[^A-Za-z0-9._-]/g, "-")}`
 
-/** Follows `chain.events` for the layer's lifetime. */
-export const layer = (options: { readonly recentMax?: number; readonly waitersMax?: number } = {}): Layer.Layer<ChainArrivals, never, Bus> =>
+/** The pause between attempts to follow `chain.events` after one failed: 1 s doubling, at most `ARRIVALS_RETRY_MAX_MS`. */
+export const ARRIVALS_RETRY_MAX_MS = 30_000
+
+/**
+ * Follows `chain.events` for the layer's lifetime. A subscribe that fails (on Kafka, a topic not
+ * created yet) does not leave the process on its polls for life: the layer starts without the
+ * stream and tries again in the background, 1 s doubling to at most `retryMaxMs` between tries,
+ * one warning per failure, until it follows or the layer closes.
+ */
+export const layer = (
+  options: { readonly recentMax?: number; readonly waitersMax?: number; readonly retryFirstMs?: number; readonly retryMaxMs?: number } = {}
+): Layer.Layer<ChainArrivals, never, Bus> =>
   Layer.scoped(
     ChainArrivals,
     Effect.gen(function* () {
       const bus = yield* Bus
       const arrivals = new Arrivals(options.recentMax, options.waitersMax)
-      yield* bus
+      const follow = bus
         .subscribe(
           { group: arrivalsGroup(), topic: Topics.chainEvents, fromBeginning: false, autoCommit: false, beforeDurable: true, ephemeral: true, maxBatch: 2000 },
           (batch) => Effect.sync(() => arrivals.feed(batch))
         )
         .pipe(
           // Without the stream the rails still settle, by their polls.
-          Effect.catchAll((e) => Effect.logWarning("chain arrivals: following chain.events failed; confirmations wait for the status poll", e))
+          Effect.tapError((e) => Effect.logWarning("chain arrivals: following chain.events failed; confirmations wait for the status poll until a retry follows it", e))
         )
+      const first = yield* Effect.either(follow)
+      if (Either.isLeft(first)) {
+        const retryMaxMs = options.retryMaxMs ?? ARRIVALS_RETRY_MAX_MS
+        const pauses = Schedule.exponential(Duration.millis(options.retryFirstMs ?? 1_000)).pipe(Schedule.union(Schedule.spaced(Duration.millis(retryMaxMs))))
+        yield* Effect.forkScoped(
+          Effect.sleep(Duration.millis(options.retryFirstMs ?? 1_000)).pipe(
+            Effect.zipRight(Effect.retry(follow, pauses)),
+            Effect.zipRight(Effect.sync(() => arrivals.followed())),
+            Effect.zipRight(Effect.logInfo("chain arrivals: following chain.events now"))
+          )
+        )
+      } else arrivals.followed()
       return arrivals
     })
   )
