@@ -25,6 +25,7 @@ import { answer, refusal } from "../OpenApi.js"
 import { route, type RouteDef } from "../Router.js"
 import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
+import { FeedRowDoc, MarketRecordDoc } from "./MarketRecordDoc.js"
 
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
@@ -166,15 +167,13 @@ const QuoteResponse = Schema.Struct({
 
 const MarketResponse = Schema.Struct({
   success: Schema.Literal(true),
-  market: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-    description: "Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics"
-  })
+  market: MarketRecordDoc
 }).annotations({ identifier: "MarketResponse" })
 
 const FeedResponse = Schema.Struct({
   success: Schema.Literal(true),
   bucket: Schema.String,
-  tokens: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  tokens: Schema.Array(FeedRowDoc),
   matched: Schema.Int,
   scanned: Schema.Int,
   cursor: Schema.Int,

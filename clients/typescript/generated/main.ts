@@ -1682,9 +1682,7 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             bucket: string;
-            tokens: {
-                [key: string]: unknown;
-            }[];
+            tokens: components["schemas"]["FeedRow"][];
             matched: components["schemas"]["Int"];
             scanned: components["schemas"]["Int"];
             cursor: components["schemas"]["Int"];
@@ -1697,13 +1695,130 @@ export interface components {
             feed?: string;
             exact?: boolean;
         };
+        /** @description Spec 2.9 feed row; with `fields`, only the members asked for */
+        FeedRow: {
+            /** @enum {string} */
+            chain?: "solana" | "hood";
+            address?: string;
+            name?: string;
+            symbol?: string;
+            image?: string | null;
+            /** @enum {string} */
+            lifecycle?: "trading" | "completed" | "migrated" | "recovery";
+            progressBps?: components["schemas"]["Int"];
+            createdAt?: string | null;
+            migratedAt?: string | null;
+            /** @description Launched through an agent key */
+            isAgent?: boolean;
+            /** @description Quote units per whole token; null before the curve has a price */
+            price?: components["schemas"]["DecimalString"] | null;
+            marketCap?: components["schemas"]["DecimalString"] | null;
+            volume1h?: components["schemas"]["DecimalString"];
+            trades1h?: components["schemas"]["Int"];
+            volume24h?: components["schemas"]["DecimalString"];
+            trades24h?: components["schemas"]["Int"];
+            buys24h?: components["schemas"]["Int"];
+            sells24h?: components["schemas"]["Int"];
+            volumeTotal?: components["schemas"]["DecimalString"];
+            tradesTotal?: components["schemas"]["Int"];
+            lastTradeAt?: string | null;
+        };
+        /** @description A decimal number as a string */
+        DecimalString: string;
         MarketResponse: {
             /** @enum {boolean} */
             success: true;
-            /** @description Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics */
-            market: {
-                [key: string]: unknown;
+            market: components["schemas"]["MarketRecord"];
+        };
+        /** @description Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics */
+        MarketRecord: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            mint: string;
+            /** @enum {string} */
+            lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            buysOpen: boolean;
+            sellsOpen: boolean;
+            curveAddress: string;
+            poolAddress: string | null;
+            quoteMint: string;
+            feeBps: components["schemas"]["Int"];
+            /** @enum {string} */
+            graduationVenue: "dex-solana-v2" | "dex-evm-v3" | "dex-evm-v4";
+            tier: ("open" | "exclusive") | null;
+            /** @enum {string} */
+            mode: "open" | "exclusive" | "exp-a" | "exp-b" | "exp-c" | "exp-custom";
+            /** @enum {string} */
+            crossingModel: "full-fill-surplus" | "capped-refund";
+            candleLaunched: boolean;
+            launchpad: string | null;
+            venue: ("svc-curve" | "aggregator" | "dex" | "hood-dex") | null;
+            trade: {
+                endpoint: string;
+                routable: boolean;
+                /** @enum {string} */
+                reason?: "solana_graduating" | "hood_graduating" | "migration_delayed" | "market_recovery";
             };
+            decimals: components["schemas"]["Int"];
+            quoteDecimals: components["schemas"]["Int"];
+            metadata: {
+                name: string;
+                symbol: string;
+                image: string | null;
+                socials: {
+                    twitter?: string;
+                    telegram?: string;
+                    website?: string;
+                    discord?: string;
+                } | null;
+            };
+            migration: components["schemas"]["MarketMigration"];
+            /** @description Lifecycle `recovery` only */
+            recovery?: components["schemas"]["MarketRecovery"];
+            creator: string;
+            createdAt: string | null;
+            supplyRaw: components["schemas"]["RawAmount"];
+            progressBps: components["schemas"]["Int"];
+            /** @description Quote units per whole token; null before the curve has a price */
+            price: components["schemas"]["DecimalString"] | null;
+            marketCap: components["schemas"]["DecimalString"] | null;
+            volume1h: components["schemas"]["DecimalString"];
+            trades1h: components["schemas"]["Int"];
+            volume24h: components["schemas"]["DecimalString"];
+            trades24h: components["schemas"]["Int"];
+            buys24h: components["schemas"]["Int"];
+            sells24h: components["schemas"]["Int"];
+            volumeTotal: components["schemas"]["DecimalString"];
+            tradesTotal: components["schemas"]["Int"];
+            lastTradeAt: string | null;
+            /** @description ISO 8601 time */
+            statsAsOf: string;
+        };
+        MarketMigration: {
+            /** @enum {string} */
+            status: "not_started" | "in_progress" | "completed" | "delayed" | "cancelled";
+            /** @description A Solana curve while trading: its quote reserve */
+            reserveRaw?: components["schemas"]["RawAmount"];
+            thresholdRaw?: components["schemas"]["RawAmount"];
+            progressBps?: components["schemas"]["Int"];
+            attempts?: components["schemas"]["Int"];
+            nextAttemptAt?: string | null;
+            /** @description ISO 8601 time */
+            migratedAt?: string;
+            gaveUpAt?: string | null;
+        };
+        /** @description A raw amount in the asset's smallest unit, as a decimal string */
+        RawAmount: string;
+        MarketRecovery: {
+            curve: string;
+            /** @description The zero address means native ETH */
+            quoteToken: string;
+            reserveSnapshotRaw: components["schemas"]["RawAmount"] | null;
+            eligibleSupplyRaw: components["schemas"]["RawAmount"] | null;
+            surrenderedRaw: components["schemas"]["RawAmount"] | null;
+            /** @enum {string} */
+            method: "claimRecovery(uint256)";
+            requiresApprovalTo: string;
         };
         QuoteResponse: {
             /** @enum {boolean} */
@@ -2026,8 +2141,6 @@ export interface components {
                 treasury: string;
             };
         };
-        /** @description A raw amount in the asset's smallest unit, as a decimal string */
-        RawAmount: string;
         CurveTerms: {
             symbol: string;
             virtualQuoteRaw: components["schemas"]["RawAmount"];
