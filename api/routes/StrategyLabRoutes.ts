@@ -17,6 +17,7 @@ import type { ReplayJobsShape, ReplayRefusal } from "../../src/services/strategy
 import { json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { refusal } from "../OpenApi.js"
+import { ReplayResultDoc } from "../ReplayResultDoc.js"
 import { route, type RouteDef } from "../Router.js"
 
 export const REPLAY_PATH = "/v1/strategy-lab/replay"
@@ -55,7 +56,7 @@ const JobDoc = Schema.Struct({
   created_at: Schema.String.annotations({ description: "ISO 8601" }),
   started_at: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601; null while queued" }),
   finished_at: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601; null until done or failed" }),
-  result: Schema.NullOr(Schema.Unknown),
+  result: Schema.NullOr(ReplayResultDoc),
   error: Schema.NullOr(Schema.Struct({ code: Schema.Literal("timed_out", "cancelled", "replay_failed"), message: Schema.String }))
 })
 

@@ -403,7 +403,7 @@ describe("headless Hood launch on the localnet", () => {
     expect(out.devBuy?.outcome).toBe("pending")
     // Before the bound: still pending although the nonce moved on; at the bound: lapsed, and the watcher stops.
     expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("pending")
-    await vi.waitFor(async () => expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("lapsed"), { timeout: watchMaxMs * 4, interval: 20 })
+    await vi.waitFor(async () => expect((await Effect.runPromise(svc.devBuyStatus(input.attempt)))?.outcome).toBe("lapsed"), { timeout: 30_000, interval: 20 })
     const lapsed = (await Effect.runPromise(svc.devBuyStatus(input.attempt)))!
     expect(lapsed.pendingSignature).toBe(out.devBuy!.pendingSignature)
     expect(lapsed.signature).toBeNull()

@@ -2,16 +2,16 @@
  * The strategy and strategy-lab research routes' answers as schemas (spec document 2, 4.5;
  * issue 32), over the services' typed views (`Strategies.ts`, `Research.ts`); the type checks
  * below keep each schema and its view the same shape (a member added to one and not the other
- * fails to compile). A run's stored result and a version's definition are the strategy engine's
- * own documents, shown as JSON objects.
+ * fails to compile). A version's definition is the strategy engine's own document, shown as a
+ * JSON object; a run's stored result is `ReplaySummaryDoc` (`api/ReplayResultDoc.ts`).
  */
 import { Schema } from "effect"
+import { ReplaySummaryDoc } from "../../ReplayResultDoc.js"
 import type { Comparison, RunSummary, RunTrade, StrategyDetail, StrategySummary } from "../../../src/services/strategy/Strategies.js"
 import type { EdgesReport, FirstSignalsReport, RunnersReport } from "../../../src/services/strategy/Research.js"
 
 const Verdict = Schema.NullOr(Schema.Literal("pass", "fail", "insufficient"))
 const CloseReason = Schema.Literal("take_profit", "stop_loss", "trailing", "ladder", "max_hold", "exit_signal", "end_of_window")
-const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 const SummaryFields = {
   id: Schema.String,
@@ -45,7 +45,7 @@ const Run = Schema.Struct(RunFields)
 export const StrategyDetailDoc = Schema.Struct({
   ...SummaryFields,
   versions: Schema.Array(Schema.Struct({ version: Schema.Int, definition: Schema.Unknown, created_at: Schema.String })),
-  run: Schema.NullOr(Schema.Struct({ ...RunFields, result: Schema.NullOr(Json.annotations({ description: "The replay result without its trades" })) }))
+  run: Schema.NullOr(Schema.Struct({ ...RunFields, result: Schema.NullOr(ReplaySummaryDoc) }))
 }).annotations({ identifier: "StrategyDetail" })
 export const StrategyList = Schema.Struct({ strategies: Schema.Array(Summary) }).annotations({ identifier: "StrategyList" })
 export const RunList = Schema.Struct({ runs: Schema.Array(Run) }).annotations({ identifier: "StrategyRunList" })

@@ -1100,6 +1100,106 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A strategy replay's result: verdict, P&L, risk and trade statistics, the trades (bounded; trades_truncated), the equity curve */
+        ReplayResult: {
+            /** @enum {string} */
+            verdict: "pass" | "fail" | "insufficient";
+            verdict_reason: string;
+            from: string;
+            to: string;
+            trade_count: components["schemas"]["Int"];
+            pnl_usd: string;
+            max_drawdown_pct: number;
+            required_start_usd: string;
+            start_usd: string;
+            final_usd: string;
+            peak_capital_at_risk_usd: string;
+            skips: {
+                already_open: components["schemas"]["Int"];
+                max_concurrent: components["schemas"]["Int"];
+                insufficient_capital: components["schemas"]["Int"];
+                no_trade_after_signal: components["schemas"]["Int"];
+                zero_fill: components["schemas"]["Int"];
+            };
+            trades_truncated: boolean;
+            universe: {
+                candidates: components["schemas"]["Int"];
+                priceable: components["schemas"]["Int"];
+                tokens: components["schemas"]["Int"];
+            };
+            win_rate: number | null;
+            profit_factor: number | null;
+            expectancy_usd: string | null;
+            sharpe: number | null;
+            sortino: number | null;
+            fees_paid_usd: string;
+            fees: {
+                curve_usd: string;
+                platform_usd: string;
+            };
+            slippage_usd: string;
+            exit_reasons: {
+                take_profit: components["schemas"]["Int"];
+                stop_loss: components["schemas"]["Int"];
+                trailing: components["schemas"]["Int"];
+                ladder: components["schemas"]["Int"];
+                max_hold: components["schemas"]["Int"];
+                exit_signal: components["schemas"]["Int"];
+                end_of_window: components["schemas"]["Int"];
+            };
+            per_token: {
+                asset: string;
+                chain: string;
+                trades: components["schemas"]["Int"];
+                wins: components["schemas"]["Int"];
+                pnl_usd: string;
+            }[];
+            per_token_truncated: boolean;
+            benchmark: {
+                /** @enum {string} */
+                kind: "buy_and_hold";
+                tokens: components["schemas"]["Int"];
+                invested_usd: string;
+                final_usd: string;
+                pnl_usd: string;
+                return_pct: number | null;
+            };
+            equity: {
+                at: string;
+                t_ms: number;
+                equity_usd: string;
+                drawdown_pct: number;
+            }[];
+            history: {
+                trades_read: components["schemas"]["Int"];
+                history_start: string | null;
+            };
+            fill_model: string;
+            trades: {
+                asset: string;
+                chain: string;
+                signal_id: string;
+                entry_at: string;
+                entry_price_usd: string;
+                entry_usd: string;
+                tokens_raw: string;
+                exit_at: string;
+                exit_price_usd: string;
+                exit_usd: string;
+                pnl_usd: string;
+                pnl_pct: number;
+                /** @enum {string} */
+                close_reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                legs: {
+                    /** @enum {string} */
+                    reason: "take_profit" | "stop_loss" | "trailing" | "ladder" | "max_hold" | "exit_signal" | "end_of_window";
+                    at: string;
+                    price_usd: string;
+                    tokens_raw: string;
+                    usd: string;
+                }[];
+            }[];
+        };
         DataTokenMarket: {
             token: {
                 /** @enum {string} */
@@ -2047,10 +2147,84 @@ export interface components {
                 error: string | null;
                 created_at: string;
                 finished_at: string | null;
-                result: {
-                    [key: string]: unknown;
-                } | null;
+                result: components["schemas"]["ReplaySummary"] | null;
             } | null;
+        };
+        /** @description A replay's result without its trades */
+        ReplaySummary: {
+            /** @enum {string} */
+            verdict: "pass" | "fail" | "insufficient";
+            verdict_reason: string;
+            from: string;
+            to: string;
+            trade_count: components["schemas"]["Int"];
+            pnl_usd: string;
+            max_drawdown_pct: number;
+            required_start_usd: string;
+            start_usd: string;
+            final_usd: string;
+            peak_capital_at_risk_usd: string;
+            skips: {
+                already_open: components["schemas"]["Int"];
+                max_concurrent: components["schemas"]["Int"];
+                insufficient_capital: components["schemas"]["Int"];
+                no_trade_after_signal: components["schemas"]["Int"];
+                zero_fill: components["schemas"]["Int"];
+            };
+            trades_truncated: boolean;
+            universe: {
+                candidates: components["schemas"]["Int"];
+                priceable: components["schemas"]["Int"];
+                tokens: components["schemas"]["Int"];
+            };
+            win_rate: number | null;
+            profit_factor: number | null;
+            expectancy_usd: string | null;
+            sharpe: number | null;
+            sortino: number | null;
+            fees_paid_usd: string;
+            fees: {
+                curve_usd: string;
+                platform_usd: string;
+            };
+            slippage_usd: string;
+            exit_reasons: {
+                take_profit: components["schemas"]["Int"];
+                stop_loss: components["schemas"]["Int"];
+                trailing: components["schemas"]["Int"];
+                ladder: components["schemas"]["Int"];
+                max_hold: components["schemas"]["Int"];
+                exit_signal: components["schemas"]["Int"];
+                end_of_window: components["schemas"]["Int"];
+            };
+            per_token: {
+                asset: string;
+                chain: string;
+                trades: components["schemas"]["Int"];
+                wins: components["schemas"]["Int"];
+                pnl_usd: string;
+            }[];
+            per_token_truncated: boolean;
+            benchmark: {
+                /** @enum {string} */
+                kind: "buy_and_hold";
+                tokens: components["schemas"]["Int"];
+                invested_usd: string;
+                final_usd: string;
+                pnl_usd: string;
+                return_pct: number | null;
+            };
+            equity: {
+                at: string;
+                t_ms: number;
+                equity_usd: string;
+                drawdown_pct: number;
+            }[];
+            history: {
+                trades_read: components["schemas"]["Int"];
+                history_start: string | null;
+            };
+            fill_model: string;
         };
         StrategyList: {
             strategies: {
@@ -2516,8 +2690,7 @@ export interface operations {
                         started_at: string | null;
                         /** @description ISO 8601; null until done or failed */
                         finished_at: string | null;
-                        /** unknown */
-                        result: unknown;
+                        result: components["schemas"]["ReplayResult"] | null;
                         error: {
                             /** @enum {string} */
                             code: "timed_out" | "cancelled" | "replay_failed";
@@ -2595,8 +2768,7 @@ export interface operations {
                         started_at: string | null;
                         /** @description ISO 8601; null until done or failed */
                         finished_at: string | null;
-                        /** unknown */
-                        result: unknown;
+                        result: components["schemas"]["ReplayResult"] | null;
                         error: {
                             /** @enum {string} */
                             code: "timed_out" | "cancelled" | "replay_failed";
