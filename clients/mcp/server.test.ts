@@ -42,7 +42,39 @@ let engineUrl: string
 let dataUrl: string
 let httpServer: http.Server
 const KEY = "svc_test_max_agent"
-const result = { from: "2024-01-01T00:00:00.000Z", to: "2024-01-02T00:00:00.000Z", trade_count: 0, verdict: "pass" } as unknown as ReplayResult
+/** A whole replay result (the documented `ReplayResult` is closed: every member is checked). */
+const result: ReplayResult = {
+  verdict: "pass",
+  verdict_reason: "fixed result of this test's replay runner",
+  from: "2024-01-01T00:00:00.000Z",
+  to: "2024-01-02T00:00:00.000Z",
+  trade_count: 0,
+  pnl_usd: "0",
+  max_drawdown_pct: 0,
+  required_start_usd: "0",
+  start_usd: "1000",
+  final_usd: "1000",
+  peak_capital_at_risk_usd: "0",
+  skips: { already_open: 0, max_concurrent: 0, insufficient_capital: 0, no_trade_after_signal: 0, zero_fill: 0 },
+  trades: [],
+  trades_truncated: false,
+  universe: { candidates: 0, priceable: 0, tokens: 0 },
+  win_rate: null,
+  profit_factor: null,
+  expectancy_usd: null,
+  sharpe: null,
+  sortino: null,
+  fees_paid_usd: "0",
+  fees: { curve_usd: "0", platform_usd: "0" },
+  slippage_usd: "0",
+  exit_reasons: { take_profit: 0, stop_loss: 0, trailing: 0, ladder: 0, max_hold: 0, exit_signal: 0, end_of_window: 0 },
+  per_token: [],
+  per_token_truncated: false,
+  benchmark: { kind: "buy_and_hold", tokens: 0, invested_usd: "0", final_usd: "0", pnl_usd: "0", return_pct: null },
+  equity: [],
+  history: { trades_read: 0, history_start: null },
+  fill_model: "fixed"
+}
 
 beforeAll(async () => {
   scope = Effect.runSync(Scope.make())

@@ -45,6 +45,7 @@ export interface Engine {
   cleanup(): void
 }
 
+/** `readyTimeoutMs`: how long to wait for `/readyz` (default 100 s: a start takes ~15 s on a quiet machine and over a minute under a load of 13). */
 type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string> }
 
 /** Starts of one engine when its listener lost its port to another process (see `startEngine`). */
@@ -129,7 +130,7 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
           return false // not listening yet
         }
       },
-      { what: "the engine to answer /readyz", deadlineMs: options.readyTimeoutMs ?? 60_000, intervalMs: 100, detail: () => out }
+      { what: "the engine to answer /readyz", deadlineMs: options.readyTimeoutMs ?? 100_000, intervalMs: 100, detail: () => out }
     )
   } catch (e) {
     await engine.stop("SIGKILL")
