@@ -4,13 +4,80 @@
  */
 import { describe, expect, it } from "vitest"
 import { ImageRefusalReasons, imageRefused, ImageRoles } from "../images/ImageRefused.js"
-import { HoodLaunchError, HoodLaunchReasons, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
+import { HoodLaunchError, HoodLaunchReasons, type HoodLaunchReason } from "./HoodHeadlessLaunch.js"
 import { checkSpendCap } from "../keys/KeyRules.js"
 import { PayerErrorReason, payerError } from "../wallets/WalletError.js"
 import { errorCodeOf, fromHood, fromImage, fromKeyCap, fromLedger, fromPayer, fromRequest, fromSolana } from "./LaunchError.js"
 import { LaunchLedgerError, LedgerRefusalReasons } from "./LaunchLedger.js"
-import { LaunchRequestRefusalCode, LaunchRequestRefused, LaunchRequestRefusalReason } from "./request/LaunchRequest.js"
-import { SolanaLaunchError, SolanaLaunchErrorCode, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
+import { LaunchRequestRefused, LaunchRequestRefusalReason } from "./request/LaunchRequest.js"
+import { SolanaLaunchError, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
+
+/** The spec code each request refusal answers (all 400). */
+const LaunchRequestRefusalCode: { readonly [R in LaunchRequestRefusalReason]: string } = {
+  body_not_object: "VALIDATION_FAILED",
+  test_key_visibility: "VALIDATION_FAILED",
+  payer_field_forbidden: "VALIDATION_FAILED",
+  required: "VALIDATION_FAILED",
+  invalid_type: "VALIDATION_FAILED",
+  invalid_value: "VALIDATION_FAILED",
+  too_long: "VALIDATION_FAILED",
+  not_allowed: "VALIDATION_FAILED",
+  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
+  mode_unknown: "VALIDATION_FAILED",
+  mode_unsupported_for_pair: "VALIDATION_FAILED",
+  out_of_range: "VALIDATION_FAILED",
+  curve_format: "VALIDATION_FAILED",
+  curve_precision: "VALIDATION_FAILED",
+  virtual_quote_out_of_range: "CURVE_OUT_OF_RANGE",
+  threshold_out_of_range: "CURVE_OUT_OF_RANGE",
+  price_ceiling: "CURVE_OUT_OF_RANGE",
+  curve_dev_buy_cap: "DEV_BUY_TOO_HIGH",
+  buy_amount_format: "VALIDATION_FAILED",
+  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
+  dev_buy_ceiling: "DEV_BUY_TOO_HIGH",
+  name_bytes: "INVALID_NAME_BYTES",
+  symbol_bytes: "INVALID_SYMBOL",
+  json_unsafe: "VALIDATION_FAILED",
+  url_invalid: "VALIDATION_FAILED"
+}
+
+/** The spec code each Solana launch failure answers. */
+const SolanaLaunchErrorCode: { readonly [R in SolanaLaunchFailureReason]: string } = {
+  transaction_too_large: "TRANSACTION_TOO_LARGE",
+  dev_buy_unfillable: "VALIDATION_FAILED",
+  insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
+  wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+  wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
+  delegation_revoked: "DELEGATION_REVOKED",
+  policy_denied: "SPEND_POLICY_DENIED",
+  signing_failed: "LAUNCH_FAILED",
+  simulation_failed: "LAUNCH_FAILED",
+  send_refused: "LAUNCH_FAILED",
+  chain_unavailable: "LAUNCH_FAILED",
+  build_timeout: "BUILD_TIMEOUT",
+  reverted: "LAUNCH_FAILED",
+  expired: "LAUNCH_FAILED",
+  confirmation_timeout: "LAUNCH_FAILED"
+}
+
+/** The spec code each Hood launch failure answers (and its failed job reads). */
+const ledgerErrorCode: { readonly [R in HoodLaunchReason]: string } = {
+  hood_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
+  no_linked_evm_wallet: "LAUNCH_FAILED",
+  not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+  not_delegated: "AGENT_WALLET_NOT_DELEGATED",
+  delegation_revoked: "DELEGATION_REVOKED",
+  policy_denied: "SPEND_POLICY_DENIED",
+  signing_failed: "LAUNCH_FAILED",
+  insufficient_balance: "INSUFFICIENT_OWNER_BALANCE",
+  metadata_too_long: "VALIDATION_FAILED",
+  not_hood: "VALIDATION_FAILED",
+  build_reverted: "LAUNCH_FAILED",
+  build_timeout: "BUILD_TIMEOUT",
+  chain_read_failed: "LAUNCH_FAILED",
+  reverted: "LAUNCH_FAILED",
+  confirm_timeout: "LAUNCH_FAILED"
+}
 
 describe("LaunchError", () => {
   it("answers each request refusal with its code, field and (curve rules) wire reason", () => {

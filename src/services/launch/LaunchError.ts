@@ -19,10 +19,10 @@ import type { SpendError } from "../spend/SpendError.js"
 import type { PayerError, WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
-import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
+import type { HoodLaunchError, HoodLaunchReason } from "./HoodHeadlessLaunch.js"
 import type { LaunchLedgerError } from "./LaunchLedger.js"
-import { LaunchRequestRefusalCode, type LaunchRequestRefused } from "./request/LaunchRequest.js"
-import { SolanaLaunchErrorCode, type SolanaLaunchError } from "./SolanaLaunchError.js"
+import type { LaunchRequestRefusalReason, LaunchRequestRefused } from "./request/LaunchRequest.js"
+import type { SolanaLaunchError, SolanaLaunchFailureReason } from "./SolanaLaunchError.js"
 
 /** One reason per spec code the launch path can answer (launch spec section 7). */
 export const LaunchErrorCode = {
@@ -77,12 +77,72 @@ export class LaunchError extends Schema.TaggedError<LaunchError>()("LaunchError"
 
 export const launchFailure = failureOf<LaunchError, LaunchErrorReason>(LaunchError)
 
-/** Code → reason; a code two reasons answer maps to the first (`validation_failed`, not `block_engine_missing`). */
-const reasonOfCode = new Map<string, LaunchErrorReason>()
-for (const [r, c] of Object.entries(LaunchErrorCode)) if (!reasonOfCode.has(c)) reasonOfCode.set(c, r as LaunchErrorReason)
+/** The launch reason of each request refusal (the spec's field rules, launch spec 2.1, 2.2). */
+export const requestLaunchReason: { readonly [R in LaunchRequestRefusalReason]: LaunchErrorReason } = {
+  body_not_object: "validation_failed",
+  test_key_visibility: "validation_failed",
+  payer_field_forbidden: "validation_failed",
+  required: "validation_failed",
+  invalid_type: "validation_failed",
+  invalid_value: "validation_failed",
+  too_long: "validation_failed",
+  not_allowed: "validation_failed",
+  quote_pair_unknown: "quote_pair_unknown",
+  mode_unknown: "validation_failed",
+  mode_unsupported_for_pair: "validation_failed",
+  out_of_range: "validation_failed",
+  curve_format: "validation_failed",
+  curve_precision: "validation_failed",
+  virtual_quote_out_of_range: "curve_out_of_range",
+  threshold_out_of_range: "curve_out_of_range",
+  price_ceiling: "curve_out_of_range",
+  curve_dev_buy_cap: "dev_buy_too_high",
+  buy_amount_format: "validation_failed",
+  dev_buy_unsupported_for_pair: "dev_buy_unsupported_for_pair",
+  dev_buy_ceiling: "dev_buy_too_high",
+  name_bytes: "invalid_name_bytes",
+  symbol_bytes: "invalid_symbol",
+  json_unsafe: "validation_failed",
+  url_invalid: "validation_failed"
+}
 
-/** The reason answering a spec code (the codes the parts' maps give). */
-const reasonOf = (code: ErrorCode): LaunchErrorReason => reasonOfCode.get(code) ?? "launch_failed"
+/** The launch reason of each Solana launch failure (the ones no spec code names are `launch_failed`). */
+export const solanaLaunchReason: { readonly [R in SolanaLaunchFailureReason]: LaunchErrorReason } = {
+  transaction_too_large: "transaction_too_large",
+  dev_buy_unfillable: "validation_failed",
+  insufficient_owner_balance: "insufficient_owner_balance",
+  wallet_not_embedded: "agent_wallet_not_embedded",
+  wallet_not_delegated: "agent_wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "spend_policy_denied",
+  signing_failed: "launch_failed",
+  simulation_failed: "launch_failed",
+  send_refused: "launch_failed",
+  chain_unavailable: "launch_failed",
+  build_timeout: "build_timeout",
+  reverted: "launch_failed",
+  expired: "launch_failed",
+  confirmation_timeout: "launch_failed"
+}
+
+/** The launch reason of each Hood launch failure: what its ledger row records on a definitive failure. */
+export const hoodLaunchReason: { readonly [R in HoodLaunchReason]: LaunchErrorReason } = {
+  hood_unavailable: "hood_launch_unavailable",
+  no_linked_evm_wallet: "launch_failed",
+  not_embedded: "agent_wallet_not_embedded",
+  not_delegated: "agent_wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "spend_policy_denied",
+  signing_failed: "launch_failed",
+  insufficient_balance: "insufficient_owner_balance",
+  metadata_too_long: "validation_failed",
+  not_hood: "validation_failed",
+  build_reverted: "launch_failed",
+  build_timeout: "build_timeout",
+  chain_read_failed: "launch_failed",
+  reverted: "launch_failed",
+  confirm_timeout: "launch_failed"
+}
 
 const defined = (o: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
@@ -98,7 +158,7 @@ const wireReasons: ReadonlySet<string> = new Set([
 ])
 
 export const fromRequest = (e: LaunchRequestRefused): LaunchError =>
-  launchFailure(reasonOf(LaunchRequestRefusalCode[e.reason]), e.message, {
+  launchFailure(requestLaunchReason[e.reason], e.message, {
     field: e.field,
     retryable: false,
     details: defined({ reason: wireReasons.has(e.reason) ? e.reason : undefined, maxThresholdRaw: e.maxThresholdRaw })
@@ -155,7 +215,7 @@ export const fromImage = (e: ImageRefused): LaunchError =>
   })
 
 export const fromSolana = (e: SolanaLaunchError): LaunchError =>
-  launchFailure(reasonOf(SolanaLaunchErrorCode[e.reason]), e.message, {
+  launchFailure(solanaLaunchReason[e.reason], e.message, {
     retryable: e.retryable,
     details: defined({
       reason: e.reason,
@@ -169,7 +229,7 @@ export const fromSolana = (e: SolanaLaunchError): LaunchError =>
   })
 
 export const fromHood = (e: HoodLaunchError): LaunchError =>
-  launchFailure(reasonOf(ledgerErrorCode[e.reason] as ErrorCode), e.message, {
+  launchFailure(hoodLaunchReason[e.reason], e.message, {
     retryable: e.retryable,
     details: defined({ reason: e.reason, revert: e.revert, signature: e.txHash })
   })
