@@ -7,11 +7,10 @@
  * `ImageRefused`, `SolanaLaunchError`, `HoodLaunchError`, `WalletProviderError`); `fromX` here turns
  * each into this one, so the route maps a single class through `api/ErrorTable.ts`.
  *
- * `LaunchErrorCode` is the spec code of each reason: the error table answers with it, and the
- * ledger records it on a failed row (`errorCode` of the job read), so both say the same.
+ * Reasons only: `api/LaunchCodes.ts` (the error table's) gives each reason its spec code. A failed
+ * ledger row records the reason; the job read and `launch.failed` answer its code from there.
  */
 import { Schema } from "effect"
-import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
 import type { ImageRefused } from "../images/ImageRefused.js"
 import type { KeyError } from "../keys/KeyError.js"
@@ -24,54 +23,53 @@ import type { LaunchLedgerError } from "./LaunchLedger.js"
 import type { LaunchRequestRefusalReason, LaunchRequestRefused } from "./request/LaunchRequest.js"
 import type { SolanaLaunchError, SolanaLaunchFailureReason } from "./SolanaLaunchError.js"
 
-/** One reason per spec code the launch path can answer (launch spec section 7). */
-export const LaunchErrorCode = {
-  validation_failed: "VALIDATION_FAILED",
-  invalid_name_bytes: "INVALID_NAME_BYTES",
-  invalid_symbol: "INVALID_SYMBOL",
-  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
-  curve_out_of_range: "CURVE_OUT_OF_RANGE",
-  dev_buy_too_high: "DEV_BUY_TOO_HIGH",
-  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
-  image_too_large: "IMAGE_TOO_LARGE",
-  image_unreachable: "IMAGE_UNREACHABLE",
-  image_redirect_not_allowed: "IMAGE_REDIRECT_NOT_ALLOWED",
-  image_wrong_shape: "IMAGE_WRONG_SHAPE",
-  banner_unreachable: "BANNER_UNREACHABLE",
-  banner_wrong_shape: "BANNER_WRONG_SHAPE",
-  upload_invalid: "UPLOAD_INVALID",
-  upload_rate_limited: "RATE_LIMITED",
-  transaction_too_large: "TRANSACTION_TOO_LARGE",
-  insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
-  embedded_wallet_not_permitted: "EMBEDDED_WALLET_NOT_PERMITTED",
-  exclusive_not_eligible: "EXCLUSIVE_NOT_ELIGIBLE",
-  agent_wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+/** One reason per failure the launch path can answer (launch spec section 7; `api/LaunchCodes.ts` gives each its spec code). */
+export const LaunchErrorReasons = [
+  "validation_failed",
+  "invalid_name_bytes",
+  "invalid_symbol",
+  "quote_pair_unknown",
+  "curve_out_of_range",
+  "dev_buy_too_high",
+  "dev_buy_unsupported_for_pair",
+  "image_too_large",
+  "image_unreachable",
+  "image_redirect_not_allowed",
+  "image_wrong_shape",
+  "banner_unreachable",
+  "banner_wrong_shape",
+  "upload_invalid",
+  "upload_rate_limited",
+  "transaction_too_large",
+  "insufficient_owner_balance",
+  "embedded_wallet_not_permitted",
+  "exclusive_not_eligible",
+  "agent_wallet_not_embedded",
   /** An atomic leg's `{type: main}` payer and no embedded wallet on the chain (400; the headless route answers `agent_wallet_not_embedded`). */
-  agent_wallet_missing: "AGENT_WALLET_MISSING",
-  agent_wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
-  delegation_revoked: "DELEGATION_REVOKED",
-  spend_policy_denied: "SPEND_POLICY_DENIED",
-  job_not_found: "JOB_NOT_FOUND",
-  idempotency_conflict: "IDEMPOTENCY_CONFLICT",
-  daily_cap_reached: "DAILY_CAP_REACHED",
-  launch_failed: "LAUNCH_FAILED",
-  hood_launch_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
-  build_timeout: "BUILD_TIMEOUT",
-  tier_required: "TIER_REQUIRED",
-  spend_limit_exceeded: "SPEND_LIMIT_EXCEEDED",
-  signer_mismatch: "SIGNER_MISMATCH",
-  fee_leg_missing: "FEE_LEG_MISSING",
-  key_limit_reached: "KEY_LIMIT_REACHED",
-  unrecognized_transaction: "UNRECOGNIZED_TRANSACTION",
+  "agent_wallet_missing",
+  "agent_wallet_not_delegated",
+  "delegation_revoked",
+  "spend_policy_denied",
+  "job_not_found",
+  "idempotency_conflict",
+  "daily_cap_reached",
+  "launch_failed",
+  "hood_launch_unavailable",
+  "build_timeout",
+  "tier_required",
+  "spend_limit_exceeded",
+  "signer_mismatch",
+  "fee_leg_missing",
+  "key_limit_reached",
+  "unrecognized_transaction",
   /** Atomic build without `BLOCK_ENGINE_URL` (endpoint rule 10): the table answers it 501. */
-  block_engine_missing: "VALIDATION_FAILED"
-} as const satisfies Record<string, ErrorCode>
+  "block_engine_missing"
+] as const
 
-export type LaunchErrorReason = keyof typeof LaunchErrorCode
-export const LaunchErrorReasons = Object.keys(LaunchErrorCode) as ReadonlyArray<LaunchErrorReason>
+export type LaunchErrorReason = (typeof LaunchErrorReasons)[number]
 
 export class LaunchError extends Schema.TaggedError<LaunchError>()("LaunchError", {
-  reason: Schema.Literal(...(LaunchErrorReasons as [LaunchErrorReason, ...Array<LaunchErrorReason>])),
+  reason: Schema.Literal(...LaunchErrorReasons),
   ...failureFields
 }) {}
 
@@ -277,5 +275,3 @@ export const fromSpend = (e: SpendError): LaunchError => {
   }
 }
 
-/** The code a failed ledger row records for this failure. */
-export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest"
 import { ErrorCodes } from "../../domain/ErrorCodes.js"
 import { oversizeRefusal } from "./SolanaLaunch.js"
-import { errorCodeOf, fromSolana } from "./LaunchError.js"
+import { errorCodeOf } from "../../../api/LaunchCodes.js"
+import { fromSolana } from "./LaunchError.js"
 import { launchError, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
 
 describe("SolanaLaunchError", () => {

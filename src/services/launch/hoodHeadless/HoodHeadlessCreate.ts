@@ -13,7 +13,7 @@ import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import type { HoodLaunchInput } from "../HoodHeadlessLaunch.js"
 import type { HoodHeadlessChain } from "./HoodHeadlessChain.js"
 import type { HoodHeadlessContext } from "./HoodHeadlessContext.js"
-import { hoodLaunchReason, LaunchErrorCode } from "../LaunchError.js"
+import { hoodLaunchReason } from "../LaunchError.js"
 import { FACTORY_URI_MAX_BYTES, fromWalletProvider, type HoodLaunchError, refuse } from "./HoodLaunchError.js"
 import { createInput, tokenOfCurve } from "./HoodHeadlessRules.js"
 
@@ -25,7 +25,7 @@ export const makeHoodHeadlessCreate = (ctx: HoodHeadlessContext, chain: HoodHead
 
   const failDefinitively = (input: HoodLaunchInput, error: HoodLaunchError) =>
     Effect.zipRight(
-      ledger.fail(input.attempt, LaunchErrorCode[hoodLaunchReason[error.reason]], input.also === undefined ? {} : { also: input.also }),
+      ledger.fail(input.attempt, hoodLaunchReason[error.reason], input.also === undefined ? {} : { also: input.also }),
       Effect.fail(error)
     )
 

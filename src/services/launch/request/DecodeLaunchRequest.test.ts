@@ -8,7 +8,8 @@ import { ErrorCodes, type ErrorCode, isErrorCode } from "../../../domain/ErrorCo
 import { decodeLaunchRequest, decodeSelfLaunchRequest, DESCRIPTION_BYTES_MAX } from "./DecodeLaunchRequest.js"
 import { canonicalBody, canonicalSelfBody } from "./CanonicalBody.js"
 import { idempotencyHash } from "../Idempotency.js"
-import { errorCodeOf, fromRequest } from "../LaunchError.js"
+import { errorCodeOf } from "../../../../api/LaunchCodes.js"
+import { fromRequest } from "../LaunchError.js"
 import {
   type LaunchRequest,
   type LaunchRequestCaller,

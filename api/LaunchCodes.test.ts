@@ -1,16 +1,20 @@
 /**
- * The launch failure's codes agree with the parts' own code maps (what the ledger records on a
- * failed row is what the refusal answers), and the image refusals land on the spec's codes.
+ * The launch failures' spec codes, pinned: every launch reason's code, the code each part's
+ * reasons answer through `LaunchError.fromX` (request, Solana, Hood, ledger, payer, key cap,
+ * images), and the `errorCode` a failed row's recorded value answers, old rows' spec codes included.
  */
 import { describe, expect, it } from "vitest"
-import { ImageRefusalReasons, imageRefused, ImageRoles } from "../images/ImageRefused.js"
-import { HoodLaunchError, HoodLaunchReasons, type HoodLaunchReason } from "./HoodHeadlessLaunch.js"
-import { checkSpendCap } from "../keys/KeyRules.js"
-import { PayerErrorReason, payerError } from "../wallets/WalletError.js"
-import { errorCodeOf, fromHood, fromImage, fromKeyCap, fromLedger, fromPayer, fromRequest, fromSolana } from "./LaunchError.js"
-import { LaunchLedgerError, LedgerRefusalReasons } from "./LaunchLedger.js"
-import { LaunchRequestRefused, LaunchRequestRefusalReason } from "./request/LaunchRequest.js"
-import { SolanaLaunchError, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "./SolanaLaunchError.js"
+import { ErrorCodes } from "../src/domain/ErrorCodes.js"
+import { selfBuildExpiredReason } from "../src/services/launch/LaunchLedgerMachine.js"
+import { errorCodeOf, LaunchErrorCode, launchFailureCode } from "./LaunchCodes.js"
+import { ImageRefusalReasons, imageRefused, ImageRoles } from "../src/services/images/ImageRefused.js"
+import { HoodLaunchError, HoodLaunchReasons, type HoodLaunchReason } from "../src/services/launch/HoodHeadlessLaunch.js"
+import { checkSpendCap } from "../src/services/keys/KeyRules.js"
+import { PayerErrorReason, payerError } from "../src/services/wallets/WalletError.js"
+import { fromHood, fromImage, fromKeyCap, fromLedger, fromPayer, fromRequest, fromSolana, LaunchErrorReasons } from "../src/services/launch/LaunchError.js"
+import { LaunchLedgerError, LedgerRefusalReasons } from "../src/services/launch/LaunchLedger.js"
+import { LaunchRequestRefused, LaunchRequestRefusalReason } from "../src/services/launch/request/LaunchRequest.js"
+import { SolanaLaunchError, SolanaLaunchFailureReason, SolanaLaunchReasonTraits } from "../src/services/launch/SolanaLaunchError.js"
 
 /** The spec code each request refusal answers (all 400). */
 const LaunchRequestRefusalCode: { readonly [R in LaunchRequestRefusalReason]: string } = {
@@ -150,5 +154,68 @@ describe("LaunchError", () => {
         if (want !== undefined) expect(errorCodeOf(e), `${role}/${reason}`).toBe(want)
       }
     }
+  })
+
+  it("pins every launch reason's spec code (and each code is in ErrorCodes)", () => {
+    const pinned: Record<string, string> = {
+      validation_failed: "VALIDATION_FAILED",
+      invalid_name_bytes: "INVALID_NAME_BYTES",
+      invalid_symbol: "INVALID_SYMBOL",
+      quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
+      curve_out_of_range: "CURVE_OUT_OF_RANGE",
+      dev_buy_too_high: "DEV_BUY_TOO_HIGH",
+      dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
+      image_too_large: "IMAGE_TOO_LARGE",
+      image_unreachable: "IMAGE_UNREACHABLE",
+      image_redirect_not_allowed: "IMAGE_REDIRECT_NOT_ALLOWED",
+      image_wrong_shape: "IMAGE_WRONG_SHAPE",
+      banner_unreachable: "BANNER_UNREACHABLE",
+      banner_wrong_shape: "BANNER_WRONG_SHAPE",
+      upload_invalid: "UPLOAD_INVALID",
+      upload_rate_limited: "RATE_LIMITED",
+      transaction_too_large: "TRANSACTION_TOO_LARGE",
+      insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
+      embedded_wallet_not_permitted: "EMBEDDED_WALLET_NOT_PERMITTED",
+      exclusive_not_eligible: "EXCLUSIVE_NOT_ELIGIBLE",
+      agent_wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+      agent_wallet_missing: "AGENT_WALLET_MISSING",
+      agent_wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
+      delegation_revoked: "DELEGATION_REVOKED",
+      spend_policy_denied: "SPEND_POLICY_DENIED",
+      job_not_found: "JOB_NOT_FOUND",
+      idempotency_conflict: "IDEMPOTENCY_CONFLICT",
+      daily_cap_reached: "DAILY_CAP_REACHED",
+      launch_failed: "LAUNCH_FAILED",
+      hood_launch_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
+      build_timeout: "BUILD_TIMEOUT",
+      tier_required: "TIER_REQUIRED",
+      spend_limit_exceeded: "SPEND_LIMIT_EXCEEDED",
+      signer_mismatch: "SIGNER_MISMATCH",
+      fee_leg_missing: "FEE_LEG_MISSING",
+      key_limit_reached: "KEY_LIMIT_REACHED",
+      unrecognized_transaction: "UNRECOGNIZED_TRANSACTION",
+      block_engine_missing: "VALIDATION_FAILED"
+    }
+    expect(Object.fromEntries(LaunchErrorReasons.map((r) => [r, LaunchErrorCode[r]]))).toEqual(pinned)
+    for (const code of Object.values(LaunchErrorCode)) expect(Object.hasOwn(ErrorCodes, code), code).toBe(true)
+  })
+
+  it("a failed row's recorded reason reads as its code; the self-signed sweep's as SELF_BUILD_EXPIRED", () => {
+    for (const r of LaunchErrorReasons) expect(launchFailureCode(r)).toBe(LaunchErrorCode[r])
+    expect(launchFailureCode(selfBuildExpiredReason)).toBe("SELF_BUILD_EXPIRED")
+    for (const reason of HoodLaunchReasons) {
+      // What the Hood side records on a definitive failure reads as the code its refusal answers.
+      const e = fromHood(new HoodLaunchError({ reason, message: "m", retryable: false }))
+      expect(launchFailureCode(e.reason)).toBe(ledgerErrorCode[reason])
+    }
+  })
+
+  it("a row an older version failed holds the spec code itself: it reads back unchanged", () => {
+    for (const stored of ["LAUNCH_FAILED", "INSUFFICIENT_OWNER_BALANCE", "HOOD_LAUNCH_UNAVAILABLE", "DELEGATION_REVOKED", "BUILD_TIMEOUT", "VALIDATION_FAILED", "SELF_BUILD_EXPIRED"]) {
+      expect(launchFailureCode(stored)).toBe(stored)
+    }
+    // Nothing recorded is lost: an unknown value is not rewritten either.
+    expect(launchFailureCode("SOMETHING_ELSE")).toBe("SOMETHING_ELSE")
+    expect(launchFailureCode("constructor")).toBe("constructor")
   })
 })
