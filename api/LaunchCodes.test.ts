@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { ErrorCodes } from "../src/domain/ErrorCodes.js"
 import { selfBuildExpiredReason } from "../src/services/launch/LaunchLedgerMachine.js"
-import { errorCodeOf, LaunchErrorCode, launchFailureCode } from "./LaunchCodes.js"
+import { errorCodeOf, jobAnswer, LaunchErrorCode, launchFailureCode } from "./LaunchCodes.js"
 import { ImageRefusalReasons, imageRefused, ImageRoles } from "../src/services/images/ImageRefused.js"
 import { HoodLaunchError, HoodLaunchReasons, type HoodLaunchReason } from "../src/services/launch/HoodHeadlessLaunch.js"
 import { checkSpendCap } from "../src/services/keys/KeyRules.js"
@@ -214,6 +214,13 @@ describe("LaunchError", () => {
     for (const stored of ["LAUNCH_FAILED", "INSUFFICIENT_OWNER_BALANCE", "HOOD_LAUNCH_UNAVAILABLE", "DELEGATION_REVOKED", "BUILD_TIMEOUT", "VALIDATION_FAILED", "SELF_BUILD_EXPIRED"]) {
       expect(launchFailureCode(stored)).toBe(stored)
     }
+    // The job route answers a failed row an older version wrote exactly as that version did, and a new row the same way.
+    const job = { clientLaunchId: "old", chain: "solana" as const, status: "failed" as const, mint: null, pool: null, signature: null, createdAt: 1, updatedAt: 2 }
+    expect(jobAnswer({ ...job, errorCode: "INSUFFICIENT_OWNER_BALANCE" })).toEqual({ ...job, errorCode: "INSUFFICIENT_OWNER_BALANCE" })
+    expect(jobAnswer({ ...job, errorCode: "insufficient_owner_balance" })).toEqual({ ...job, errorCode: "INSUFFICIENT_OWNER_BALANCE" })
+    expect(jobAnswer({ ...job, errorCode: "SELF_BUILD_EXPIRED" })).toEqual({ ...job, errorCode: "SELF_BUILD_EXPIRED" })
+    expect(jobAnswer({ ...job, errorCode: selfBuildExpiredReason })).toEqual({ ...job, errorCode: "SELF_BUILD_EXPIRED" })
+    expect(jobAnswer({ ...job, status: "submitted" })).toEqual({ ...job, status: "submitted" })
     // Nothing recorded is lost: an unknown value is not rewritten either.
     expect(launchFailureCode("SOMETHING_ELSE")).toBe("SOMETHING_ELSE")
     expect(launchFailureCode("constructor")).toBe("constructor")

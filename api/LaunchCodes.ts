@@ -12,6 +12,7 @@
  */
 import { Layer } from "effect"
 import { type ErrorCode } from "../src/domain/ErrorCodes.js"
+import type { LaunchJobView } from "../src/services/launch/HeadlessLaunch.js"
 import type { LaunchError, LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { LaunchFailureCodes } from "../src/services/launch/LaunchLedger.js"
 import { selfBuildExpiredReason } from "../src/services/launch/LaunchLedgerMachine.js"
@@ -71,6 +72,9 @@ const recordedCodes: Readonly<Record<string, ErrorCode>> = { ...LaunchErrorCode,
  * as recorded.
  */
 export const launchFailureCode = (recorded: string): string => (Object.hasOwn(recordedCodes, recorded) ? recordedCodes[recorded]! : recorded)
+
+/** The job record as the job route answers it: a failed row's `errorCode` in the spec's words. */
+export const jobAnswer = (job: LaunchJobView): LaunchJobView => (job.errorCode === undefined ? job : { ...job, errorCode: launchFailureCode(job.errorCode) })
 
 /** The launch services' `LaunchFailureCodes`: the composition root and tests provide this one. */
 export const launchFailureCodesLayer = Layer.succeed(LaunchFailureCodes, launchFailureCode)

@@ -26,7 +26,7 @@ import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { LaunchAccepted, LaunchDryRun, LaunchJob, LaunchResult, UploadedImage } from "./LaunchResponses.js"
-import { launchFailureCode } from "../LaunchCodes.js"
+import { jobAnswer } from "../LaunchCodes.js"
 
 export interface LaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true`. */
@@ -214,9 +214,7 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
         )
       )
       // A failed row records its reason (or, written before, the code): the job says the code.
-      return mapFailure(either).pipe(
-        Effect.map((job) => json(200, { success: true, job: job.errorCode === undefined ? job : { ...job, errorCode: launchFailureCode(job.errorCode) } }))
-      )
+      return mapFailure(either).pipe(Effect.map((job) => json(200, { success: true, job: jobAnswer(job) })))
     }
   })
 
