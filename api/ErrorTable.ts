@@ -31,7 +31,7 @@ import { MarketDataError } from "../src/services/marketdata/MarketData.js"
 import { PersonalError } from "../src/services/personal/PersonalStore.js"
 import { WebhookError } from "../src/services/webhooks/WebhookService.js"
 import { PayerError, RebindError, SignClaimError, WalletError } from "../src/services/wallets/WalletError.js"
-import { LaunchError, LaunchErrorCode, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
+import { LaunchError, type LaunchErrorReason } from "../src/services/launch/LaunchError.js"
 import { StakingError } from "../src/services/staking/StakingError.js"
 import { TradeError } from "../src/services/trade/TradeError.js"
 import { FeeError } from "../src/services/fees/FeeError.js"
@@ -39,6 +39,7 @@ import { StrategyError } from "../src/services/strategy/Strategies.js"
 import { OrderError } from "../src/services/orders/OrderError.js"
 import { TransferError } from "../src/services/transfers/TransferError.js"
 import { json, type Reply } from "./Http.js"
+import { LaunchErrorCode } from "./LaunchCodes.js"
 
 export interface Row {
   readonly code: ErrorCode
@@ -208,8 +209,8 @@ const MarketDataRows: Rows<MarketDataError> = {
 }
 
 /**
- * Launches: each reason answers its spec code (`LaunchErrorCode`, which the ledger also records
- * on failed rows, so the job read and the refusal agree); the rate-limited upload names its wait.
+ * Launches: each reason answers its spec code (`LaunchErrorCode` in `./LaunchCodes.ts`, which also
+ * answers a failed row's recorded reason in the job read, so the job read and the refusal agree); the rate-limited upload names its wait.
  */
 const LaunchRows: Rows<LaunchError> = Object.fromEntries(
   Object.entries(LaunchErrorCode).map(([reason, code]) => [reason, reason === "block_engine_missing" ? { code, status: 501, retryable: true } : { code }])

@@ -26,6 +26,7 @@ import { errorReply, json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
 import { LaunchAccepted, LaunchDryRun, LaunchJob, LaunchResult, UploadedImage } from "./LaunchResponses.js"
+import { jobAnswer } from "../LaunchCodes.js"
 
 export interface LaunchRoutesOptions {
   /** `HEADLESS_LAUNCH_ENABLED` is exactly `true`. */
@@ -212,7 +213,8 @@ export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteD
           (e) => Effect.flatMap(options.selfJob(ref), (record) => (record === undefined ? Effect.fail(e) : Effect.succeed(record)))
         )
       )
-      return mapFailure(either).pipe(Effect.map((job) => json(200, { success: true, job })))
+      // A failed row records its reason (or, written before, the code): the job says the code.
+      return mapFailure(either).pipe(Effect.map((job) => json(200, { success: true, job: jobAnswer(job) })))
     }
   })
 

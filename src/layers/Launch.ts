@@ -4,6 +4,7 @@
  * recovery this layer owns: launches and atomic bundles a previous run left in flight, resumed when
  * the layer is built, then a sweep for launches whose owner's lease ended (`Recovery.ts`).
  */
+import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 import { Effect, Layer, Redacted } from "effect"
 import { makeBlockEngineClient } from "../chain/solana/client/BlockEngineClient.js"
 import { TREASURY_ADDRESS } from "../chain/solana/localnet/DevKeys.js"
@@ -100,7 +101,7 @@ const servicesLayer = Layer.unwrapEffect(
       tipLamports: config.solana.bundleTipLamports,
       ...(endpoints.embedded ? { slotMs: config.solana.localnetSlotMs } : {})
     })
-    return Layer.mergeAll(headless, selfSigned, atomic).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer))
+    return Layer.mergeAll(headless, selfSigned, atomic).pipe(Layer.provideMerge(chains), Layer.provideMerge(LaunchLedgerModule.layer.pipe(Layer.provide(launchFailureCodesLayer))))
   })
 )
 

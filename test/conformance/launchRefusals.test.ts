@@ -53,6 +53,7 @@ import { mountRoutes } from "../support/httpRoutes.js"
 import { type Account, type HttpAnswer, type LaunchWorld, startLaunchWorld } from "../support/launchHarness.js"
 import { selfSignedCertificate } from "../support/selfSignedCertificate.js"
 import { padPng, solidImage } from "../support/testImages.js"
+import { launchFailureCode } from "../../api/LaunchCodes.js"
 
 const LAUNCH = "/api/v1/launch/headless"
 const DRY_RUN = "/api/v1/launch/headless/dry-run"
@@ -783,7 +784,8 @@ describe("what was recorded (the engine stopped, its database read)", () => {
       })
     )
     const unlinked = world.notDelegated.accountId
-    expect(seen.ledger.map((r) => [r.account_id, r.client_launch_id, r.state, r.attempt, r.error_code])).toEqual([
+    // The ledger records each failure's reason; the code is what the job read says for it (api/LaunchCodes.ts).
+    expect(seen.ledger.map((r) => [r.account_id, r.client_launch_id, r.state, r.attempt, r.error_code === null ? null : launchFailureCode(r.error_code)])).toEqual([
       [local, "base-launch", "confirmed", 1, null],
       [local, "fill-launch", "confirmed", 1, null],
       [local, "poor-launch", "failed", 1, "INSUFFICIENT_OWNER_BALANCE"],

@@ -17,6 +17,7 @@ import { holdsOfBundle, reserveHolds } from "../../src/services/launch/atomic/Bu
 import { attribute } from "../../src/services/launch/internal/LaunchRecords.js"
 import { LaunchLedger, type LaunchLedgerShape, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
 import { keyedAccount } from "../support/atomicBundles.js"
+import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 let scope: Scope.CloseableScope
 let ctx: Context.Context<LaunchLedger | SqlClient.SqlClient>
@@ -24,7 +25,7 @@ const pro = planById(resolvePlans({}, 0), "pro")
 
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
-  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
+  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer), Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -24,6 +24,7 @@ import { attribute } from "../../src/services/launch/internal/LaunchRecords.js"
 import { LaunchLedger, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
 import { keyedAccount, signedBundle } from "../support/atomicBundles.js"
 import { eventually } from "../support/eventually.js"
+import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 const SOL = 1_000_000_000n
 const pro = planById(resolvePlans({}, 0), "pro")
@@ -36,7 +37,7 @@ beforeAll(async () => {
   localnet = ManagedRuntime.make(SolanaLocalnet.layer({ ledger: { slotMs: 50, blockhashValiditySlots: 20 } }))
   net = await localnet.runPromise(SolanaLocalnet)
   scope = await Effect.runPromise(Scope.make())
-  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
+  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer), Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -47,6 +47,7 @@ import type { Principal } from "../../src/services/wallets/Principal.js"
 import { layerLocal as walletProviderLayer, WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { layer as walletServiceLayer, WalletService } from "../../src/services/wallets/WalletService.js"
 import { makeKeyDirectory } from "../../src/services/wiring/Wiring.js"
+import { launchFailureCode, launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 type Deps = LaunchLedger | WalletProvider | WalletService | SqlClient.SqlClient
 
@@ -86,7 +87,7 @@ beforeAll(async () => {
   localnet = await startHoodLocalnet()
   tc = hoodTestClient(localnet)
   scope = await Effect.runPromise(Scope.make())
-  const infra = Layer.mergeAll(walletProviderLayer({}), launchLedgerLayer).pipe(
+  const infra = Layer.mergeAll(walletProviderLayer({}), launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer))).pipe(
     Layer.provideMerge(MasterKey.layer({ masterKey: undefined, dataDir: undefined })),
     Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))
   )
@@ -492,7 +493,7 @@ describe("headless Hood launch on the localnet", () => {
     expect(JSON.stringify(exit)).toContain("no_linked_evm_wallet")
     const row = await rowOf(input.attempt)
     expect(row?.state).toBe("failed")
-    expect(row?.errorCode).toBe("LAUNCH_FAILED")
+    expect(launchFailureCode(row?.errorCode ?? "")).toBe("LAUNCH_FAILED")
     expect(row?.slot).toBeNull()
     expect(await curveCount()).toBe(before)
     expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
@@ -504,7 +505,7 @@ describe("headless Hood launch on the localnet", () => {
     const input = await begin(a, requestOf(`revoked-${seq}`, 0n))
     const exit = await Effect.runPromiseExit(defaultService.launch(input))
     expect(JSON.stringify(exit)).toContain("delegation_revoked")
-    expect((await rowOf(input.attempt))?.errorCode).toBe("DELEGATION_REVOKED")
+    expect(launchFailureCode((await rowOf(input.attempt))?.errorCode ?? "")).toBe("DELEGATION_REVOKED")
     expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
   }, 60_000)
 
@@ -521,7 +522,7 @@ describe("headless Hood launch on the localnet", () => {
     expect({ code: answer.code, retryable: answer.retryable, reason: answer.extra?.reason }).toEqual({ code: "LAUNCH_FAILED", retryable: true, reason: "signing_failed" })
     const row = await rowOf(input.attempt)
     expect(row?.state).toBe("failed")
-    expect(row?.errorCode).toBe("LAUNCH_FAILED")
+    expect(launchFailureCode(row?.errorCode ?? "")).toBe("LAUNCH_FAILED")
     expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
   }, 60_000)
 
@@ -531,7 +532,7 @@ describe("headless Hood launch on the localnet", () => {
     const input = await begin(a, requestOf(`unavail-${seq}`, 0n))
     const exit = await Effect.runPromiseExit(svc.launch(input))
     expect(JSON.stringify(exit)).toContain("hood_unavailable")
-    expect((await rowOf(input.attempt))?.errorCode).toBe("HOOD_LAUNCH_UNAVAILABLE")
+    expect(launchFailureCode((await rowOf(input.attempt))?.errorCode ?? "")).toBe("HOOD_LAUNCH_UNAVAILABLE")
     expect(await pc().getTransactionCount({ address: a.wallet })).toBe(0)
   }, 60_000)
 })

@@ -43,6 +43,7 @@ import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import * as WalletService from "../../src/services/wallets/WalletService.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { solidImage } from "../support/testImages.js"
+import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 const ETH = 10n ** 18n
 const BASE_URL = "https://curvestream.test"
@@ -78,7 +79,7 @@ beforeAll(async () => {
   sql = Context.get(context, SqlClient.SqlClient)
   wallets = Context.get(context, WalletService.WalletService)
   images = await withSql(ImageService.make({ publicBaseUrl: BASE_URL }))
-  ledger = await withSql(LaunchLedger.make)
+  ledger = await withSql(LaunchLedger.make.pipe(Effect.provide(launchFailureCodesLayer)))
   registry = new AgentLaunches()
   service = await withSql(
     HoodSelfLaunch.make(

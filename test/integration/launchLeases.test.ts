@@ -45,6 +45,7 @@ import type { Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import { consistently, eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { launchFailureCode, launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 const SOL = 1_000_000_000n
 /**
@@ -94,7 +95,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
       Effect.gen(function* () {
         const sql = Context.get(context, SqlClient.SqlClient)
         const provider = Context.get(context, WalletProvider.WalletProvider)
-        const ledger = yield* LaunchLedger.make
+        const ledger = yield* LaunchLedger.make.pipe(Effect.provide(launchFailureCodesLayer))
         const solana = yield* SolanaLaunch.make({ rpcUrl: net.rpcUrl, mintSecret: MINT_SECRET, treasury: TREASURY_ADDRESS, pollIntervalMs: 20 }).pipe(
           Effect.provideService(WalletProvider.WalletProvider, provider)
         )
@@ -312,7 +313,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
       },
       { what: "the poor launch to fail", intervalMs: 50, deadlineMs: 60_000 }
     )
-    expect(failed.errorCode).toBe("INSUFFICIENT_OWNER_BALANCE")
+    expect(launchFailureCode(failed.errorCode ?? "")).toBe("INSUFFICIENT_OWNER_BALANCE")
     expect(await run(reservationState(holdId).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))).toBe("released")
     expect(await window()).toBe(0n)
   }, 60_000)

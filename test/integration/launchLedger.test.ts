@@ -22,9 +22,10 @@ import {
   type LaunchLedgerShape,
   layer as launchLedgerLayer
 } from "../../src/services/launch/LaunchLedger.js"
-import { selfBuildExpiredCode, selfBuildExpiryMs } from "../../src/services/launch/LaunchLedgerMachine.js"
+import { selfBuildExpiredReason, selfBuildExpiryMs } from "../../src/services/launch/LaunchLedgerMachine.js"
 import { ManualClock } from "../support/webhookReceiver.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 type Ctx = Context.Context<LaunchLedger | SqlClient.SqlClient>
 
@@ -56,7 +57,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
   beforeAll(async () => {
     scope = await Effect.runPromise(Scope.make())
     for (let i = 0; i < pools; i++) {
-      const layer = launchLedgerLayer.pipe(Layer.provideMerge(Database.layer(options())))
+      const layer = launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer), Layer.provideMerge(Database.layer(options())))
       contexts.push(await Effect.runPromise(Layer.buildWithScope(layer, scope)))
     }
   }, 120_000)
@@ -170,7 +171,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     const refs = await Promise.all([0, 1, 2, 3, 4].map((i) => accept(input(account, `held-${i}`))))
     // Refunds and new ids race on the same counter row, from both pools.
     const [refunds, begins] = await Promise.all([
-      Promise.all(refs.map((ref, i) => ledger((l) => Effect.either(l.fail(ref, "LAUNCH_FAILED")), i))),
+      Promise.all(refs.map((ref, i) => ledger((l) => Effect.either(l.fail(ref, "launch_failed")), i))),
       concurrently(N, (i) => input(account, `new-${i}`))
     ])
     expect(refunds.every(Either.isRight)).toBe(true)
@@ -203,13 +204,13 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     const account = newAccount()
     const refs = await Promise.all([0, 1, 2, 3, 4].map((i) => accept(input(account, `id-${i}`))))
     expect((await refusal(input(account, "id-5"))).reason).toBe("daily_cap_reached")
-    const failed = await ledger((l) => l.fail(refs[2]!, "INSUFFICIENT_OWNER_BALANCE"))
-    expect(failed).toMatchObject({ state: "failed", errorCode: "INSUFFICIENT_OWNER_BALANCE", slot: null })
+    const failed = await ledger((l) => l.fail(refs[2]!, "insufficient_owner_balance"))
+    expect(failed).toMatchObject({ state: "failed", errorCode: "insufficient_owner_balance", slot: null })
     expect(await used(account)).toBe(4)
     await accept(input(account, "id-5"))
     expect(await used(account)).toBe(5)
     // Refunded once only: failing again is refused and changes nothing.
-    expect(await ledger((l) => Effect.flip(l.fail(refs[2]!, "LAUNCH_FAILED")))).toMatchObject({ reason: "not_in_flight" })
+    expect(await ledger((l) => Effect.flip(l.fail(refs[2]!, "launch_failed")))).toMatchObject({ reason: "not_in_flight" })
     expect(await used(account)).toBe(5)
   })
 
@@ -236,7 +237,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await used(account)).toBe(1)
     expect(await used(account, Date.UTC(2026, 10, 25, 12))).toBe(5)
     // A failure today refunds today's slot, not yesterday's.
-    await ledger((l) => l.fail(ref, "LAUNCH_FAILED"))
+    await ledger((l) => l.fail(ref, "launch_failed"))
     expect(await used(account)).toBe(0)
     expect(await used(account, Date.UTC(2026, 10, 25, 12))).toBe(5)
   })
@@ -277,9 +278,9 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     expect(await refusal(other)).toMatchObject({ reason: "different_body", state: "confirmed" })
     const j = input(account, "body-id-2")
     const missing = { accountId: account, clientLaunchId: "body-id-2", attempt: 1 }
-    expect(await ledger((l) => Effect.flip(l.fail(missing, "LAUNCH_FAILED")))).toMatchObject({ reason: "not_found" })
+    expect(await ledger((l) => Effect.flip(l.fail(missing, "launch_failed")))).toMatchObject({ reason: "not_found" })
     const jRef = await accept(j)
-    await ledger((l) => l.fail(jRef, "LAUNCH_FAILED"))
+    await ledger((l) => l.fail(jRef, "launch_failed"))
     expect(await refusal({ ...j, canonicalBody: body("something else") })).toMatchObject({ reason: "different_body", state: "failed" })
     expect(await used(account)).toBe(1)
   })
@@ -289,7 +290,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     const account = newAccount()
     const i = input(account, "retry-id")
     const first = await accept(i)
-    await ledger((l) => l.fail(first, "INSUFFICIENT_OWNER_BALANCE"))
+    await ledger((l) => l.fail(first, "insufficient_owner_balance"))
     expect(await used(account)).toBe(0)
     const { accepted, refused } = split(await concurrently(N, () => i))
     expect(accepted).toHaveLength(1)
@@ -306,12 +307,12 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     const account = newAccount()
     const i = input(account, "hood-id", { chain: "hood", canonicalBody: body("hood-id", { chain: "hood" }) })
     const ref = await accept(i)
-    expect(await ledger((l) => l.fail(ref, "LAUNCH_FAILED", { keepSlot: true }))).toMatchObject({ slot: { day: "2026-11-25", kept: true } })
+    expect(await ledger((l) => l.fail(ref, "launch_failed", { keepSlot: true }))).toMatchObject({ slot: { day: "2026-11-25", kept: true } })
     expect(await used(account)).toBe(1)
     const again = await accept(i)
     expect(again.attempt).toBe(2)
     expect(await used(account)).toBe(1)
-    await ledger((l) => l.fail(again, "LAUNCH_FAILED"))
+    await ledger((l) => l.fail(again, "launch_failed"))
     expect(await used(account)).toBe(1) // the kept slot is never refunded
     at(T0 + DAY_MS)
     await accept(i)
@@ -329,7 +330,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     await accept(input(account, "headless-id"))
     at(T0 + selfBuildExpiryMs + 1)
     const swept = await ledger((l) => l.sweepSelfBuilds(account))
-    expect(swept.map((r) => [r.clientLaunchId, r.state, r.errorCode])).toEqual([["old-build", "failed", selfBuildExpiredCode]])
+    expect(swept.map((r) => [r.clientLaunchId, r.state, r.errorCode])).toEqual([["old-build", "failed", selfBuildExpiredReason]])
     expect(await used(account)).toBe(2)
     // Another account is never swept by this one.
     expect(await ledger((l) => l.sweepSelfBuilds(newAccount()))).toEqual([])
@@ -399,7 +400,7 @@ const ledgerSuite = (options: () => Database.DatabaseOptions, pools: number) => 
     at(T0 + 5 * DAY_MS + 2)
     const r3 = await accept(input(a, "f-3"))
     await ledger((l) => l.sent(r2, { signature: "sig" }))
-    await ledger((l) => l.fail(r3, "LAUNCH_FAILED"))
+    await ledger((l) => l.fail(r3, "launch_failed"))
     const listed = (await ledger((l) => l.inFlight("headless", 10_000))).filter((r) => r.accountId === a || r.accountId === b)
     expect(listed.map((r) => [r.clientLaunchId, r.state])).toEqual([
       ["f-1", "submitted"],

@@ -78,6 +78,7 @@ import * as WalletService from "../../src/services/wallets/WalletService.js"
 import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { solidImage } from "../support/testImages.js"
+import { launchFailureCode, launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 const SOL = 1_000_000_000n
 const MINT_SECRET = Redacted.make(new Uint8Array(32).fill(11))
@@ -126,7 +127,7 @@ beforeAll(async () => {
   wallets = Context.get(context, WalletService.WalletService)
   const withSql = <A>(e: Effect.Effect<A, never, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, sql))
   images = await withSql(ImageService.make({ publicBaseUrl: BASE_URL }))
-  ledger = await withSql(LaunchLedger.make)
+  ledger = await withSql(LaunchLedger.make.pipe(Effect.provide(launchFailureCodesLayer)))
   const solana = await Effect.runPromise(
     SolanaLaunch.make({ rpcUrl: net.rpcUrl, mintSecret: MINT_SECRET, treasury: TREASURY_ADDRESS, pollIntervalMs: 20 }).pipe(
       Effect.provideService(WalletProvider.WalletProvider, Context.get(context, WalletProvider.WalletProvider))
@@ -531,7 +532,7 @@ describe("the 30-minute sweep", () => {
       const fresh = await built(a, body(a))
       expect(fresh.mint).not.toBe(build.mint)
       const swept = await ledgerRow(a, old.request.clientLaunchId)
-      expect([swept?.state, swept?.errorCode]).toEqual(["failed", "SELF_BUILD_EXPIRED"])
+      expect([swept?.state, launchFailureCode(swept?.errorCode ?? "")]).toEqual(["failed", "SELF_BUILD_EXPIRED"])
       expect(await events(a, "launch.failed")).toBe(1)
       expect(await Effect.runPromise(ledger.slotsUsed(a.caller.accountId, Date.now() + clock.offsetMs))).toBe(1)
       // The swept build landed: a repeat build says so, and confirm records it although the cap is full.

@@ -41,7 +41,7 @@ import { type Also, type AttemptRef, LaunchLedger, type LaunchLedgerError, type 
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 
-export { fromWalletProvider, HoodLaunchError, type HoodLaunchReason, HoodLaunchReasons, ledgerErrorCode } from "./hoodHeadless/HoodLaunchError.js"
+export { fromWalletProvider, HoodLaunchError, type HoodLaunchReason, HoodLaunchReasons } from "./hoodHeadless/HoodLaunchError.js"
 export { tokenOfCurve } from "./hoodHeadless/HoodHeadlessRules.js"
 
 /** Where the engine's Hood deployment is; any piece missing makes Hood launches unavailable. */

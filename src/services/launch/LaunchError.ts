@@ -7,11 +7,10 @@
  * `ImageRefused`, `SolanaLaunchError`, `HoodLaunchError`, `WalletProviderError`); `fromX` here turns
  * each into this one, so the route maps a single class through `api/ErrorTable.ts`.
  *
- * `LaunchErrorCode` is the spec code of each reason: the error table answers with it, and the
- * ledger records it on a failed row (`errorCode` of the job read), so both say the same.
+ * Reasons only: `api/LaunchCodes.ts` (the error table's) gives each reason its spec code. A failed
+ * ledger row records the reason; the job read and `launch.failed` answer its code from there.
  */
 import { Schema } from "effect"
-import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import { failureFields, failureOf } from "../../domain/ServiceFailure.js"
 import type { ImageRefused } from "../images/ImageRefused.js"
 import type { KeyError } from "../keys/KeyError.js"
@@ -19,70 +18,129 @@ import type { SpendError } from "../spend/SpendError.js"
 import type { PayerError, WalletError } from "../wallets/WalletError.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
-import { type HoodLaunchError, ledgerErrorCode } from "./HoodHeadlessLaunch.js"
+import type { HoodLaunchError, HoodLaunchReason } from "./HoodHeadlessLaunch.js"
 import type { LaunchLedgerError } from "./LaunchLedger.js"
-import { LaunchRequestRefusalCode, type LaunchRequestRefused } from "./request/LaunchRequest.js"
-import { SolanaLaunchErrorCode, type SolanaLaunchError } from "./SolanaLaunchError.js"
+import type { LaunchRequestRefusalReason, LaunchRequestRefused } from "./request/LaunchRequest.js"
+import type { SolanaLaunchError, SolanaLaunchFailureReason } from "./SolanaLaunchError.js"
 
-/** One reason per spec code the launch path can answer (launch spec section 7). */
-export const LaunchErrorCode = {
-  validation_failed: "VALIDATION_FAILED",
-  invalid_name_bytes: "INVALID_NAME_BYTES",
-  invalid_symbol: "INVALID_SYMBOL",
-  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
-  curve_out_of_range: "CURVE_OUT_OF_RANGE",
-  dev_buy_too_high: "DEV_BUY_TOO_HIGH",
-  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
-  image_too_large: "IMAGE_TOO_LARGE",
-  image_unreachable: "IMAGE_UNREACHABLE",
-  image_redirect_not_allowed: "IMAGE_REDIRECT_NOT_ALLOWED",
-  image_wrong_shape: "IMAGE_WRONG_SHAPE",
-  banner_unreachable: "BANNER_UNREACHABLE",
-  banner_wrong_shape: "BANNER_WRONG_SHAPE",
-  upload_invalid: "UPLOAD_INVALID",
-  upload_rate_limited: "RATE_LIMITED",
-  transaction_too_large: "TRANSACTION_TOO_LARGE",
-  insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
-  embedded_wallet_not_permitted: "EMBEDDED_WALLET_NOT_PERMITTED",
-  exclusive_not_eligible: "EXCLUSIVE_NOT_ELIGIBLE",
-  agent_wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
+/** One reason per failure the launch path can answer (launch spec section 7; `api/LaunchCodes.ts` gives each its spec code). */
+export const LaunchErrorReasons = [
+  "validation_failed",
+  "invalid_name_bytes",
+  "invalid_symbol",
+  "quote_pair_unknown",
+  "curve_out_of_range",
+  "dev_buy_too_high",
+  "dev_buy_unsupported_for_pair",
+  "image_too_large",
+  "image_unreachable",
+  "image_redirect_not_allowed",
+  "image_wrong_shape",
+  "banner_unreachable",
+  "banner_wrong_shape",
+  "upload_invalid",
+  "upload_rate_limited",
+  "transaction_too_large",
+  "insufficient_owner_balance",
+  "embedded_wallet_not_permitted",
+  "exclusive_not_eligible",
+  "agent_wallet_not_embedded",
   /** An atomic leg's `{type: main}` payer and no embedded wallet on the chain (400; the headless route answers `agent_wallet_not_embedded`). */
-  agent_wallet_missing: "AGENT_WALLET_MISSING",
-  agent_wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
-  delegation_revoked: "DELEGATION_REVOKED",
-  spend_policy_denied: "SPEND_POLICY_DENIED",
-  job_not_found: "JOB_NOT_FOUND",
-  idempotency_conflict: "IDEMPOTENCY_CONFLICT",
-  daily_cap_reached: "DAILY_CAP_REACHED",
-  launch_failed: "LAUNCH_FAILED",
-  hood_launch_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
-  build_timeout: "BUILD_TIMEOUT",
-  tier_required: "TIER_REQUIRED",
-  spend_limit_exceeded: "SPEND_LIMIT_EXCEEDED",
-  signer_mismatch: "SIGNER_MISMATCH",
-  fee_leg_missing: "FEE_LEG_MISSING",
-  key_limit_reached: "KEY_LIMIT_REACHED",
-  unrecognized_transaction: "UNRECOGNIZED_TRANSACTION",
+  "agent_wallet_missing",
+  "agent_wallet_not_delegated",
+  "delegation_revoked",
+  "spend_policy_denied",
+  "job_not_found",
+  "idempotency_conflict",
+  "daily_cap_reached",
+  "launch_failed",
+  "hood_launch_unavailable",
+  "build_timeout",
+  "tier_required",
+  "spend_limit_exceeded",
+  "signer_mismatch",
+  "fee_leg_missing",
+  "key_limit_reached",
+  "unrecognized_transaction",
   /** Atomic build without `BLOCK_ENGINE_URL` (endpoint rule 10): the table answers it 501. */
-  block_engine_missing: "VALIDATION_FAILED"
-} as const satisfies Record<string, ErrorCode>
+  "block_engine_missing"
+] as const
 
-export type LaunchErrorReason = keyof typeof LaunchErrorCode
-export const LaunchErrorReasons = Object.keys(LaunchErrorCode) as ReadonlyArray<LaunchErrorReason>
+export type LaunchErrorReason = (typeof LaunchErrorReasons)[number]
 
 export class LaunchError extends Schema.TaggedError<LaunchError>()("LaunchError", {
-  reason: Schema.Literal(...(LaunchErrorReasons as [LaunchErrorReason, ...Array<LaunchErrorReason>])),
+  reason: Schema.Literal(...LaunchErrorReasons),
   ...failureFields
 }) {}
 
 export const launchFailure = failureOf<LaunchError, LaunchErrorReason>(LaunchError)
 
-/** Code → reason; a code two reasons answer maps to the first (`validation_failed`, not `block_engine_missing`). */
-const reasonOfCode = new Map<string, LaunchErrorReason>()
-for (const [r, c] of Object.entries(LaunchErrorCode)) if (!reasonOfCode.has(c)) reasonOfCode.set(c, r as LaunchErrorReason)
+/** The launch reason of each request refusal (the spec's field rules, launch spec 2.1, 2.2). */
+export const requestLaunchReason: { readonly [R in LaunchRequestRefusalReason]: LaunchErrorReason } = {
+  body_not_object: "validation_failed",
+  test_key_visibility: "validation_failed",
+  payer_field_forbidden: "validation_failed",
+  required: "validation_failed",
+  invalid_type: "validation_failed",
+  invalid_value: "validation_failed",
+  too_long: "validation_failed",
+  not_allowed: "validation_failed",
+  quote_pair_unknown: "quote_pair_unknown",
+  mode_unknown: "validation_failed",
+  mode_unsupported_for_pair: "validation_failed",
+  out_of_range: "validation_failed",
+  curve_format: "validation_failed",
+  curve_precision: "validation_failed",
+  virtual_quote_out_of_range: "curve_out_of_range",
+  threshold_out_of_range: "curve_out_of_range",
+  price_ceiling: "curve_out_of_range",
+  curve_dev_buy_cap: "dev_buy_too_high",
+  buy_amount_format: "validation_failed",
+  dev_buy_unsupported_for_pair: "dev_buy_unsupported_for_pair",
+  dev_buy_ceiling: "dev_buy_too_high",
+  name_bytes: "invalid_name_bytes",
+  symbol_bytes: "invalid_symbol",
+  json_unsafe: "validation_failed",
+  url_invalid: "validation_failed"
+}
 
-/** The reason answering a spec code (the codes the parts' maps give). */
-const reasonOf = (code: ErrorCode): LaunchErrorReason => reasonOfCode.get(code) ?? "launch_failed"
+/** The launch reason of each Solana launch failure (the ones no spec code names are `launch_failed`). */
+export const solanaLaunchReason: { readonly [R in SolanaLaunchFailureReason]: LaunchErrorReason } = {
+  transaction_too_large: "transaction_too_large",
+  dev_buy_unfillable: "validation_failed",
+  insufficient_owner_balance: "insufficient_owner_balance",
+  wallet_not_embedded: "agent_wallet_not_embedded",
+  wallet_not_delegated: "agent_wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "spend_policy_denied",
+  signing_failed: "launch_failed",
+  simulation_failed: "launch_failed",
+  send_refused: "launch_failed",
+  chain_unavailable: "launch_failed",
+  build_timeout: "build_timeout",
+  reverted: "launch_failed",
+  expired: "launch_failed",
+  confirmation_timeout: "launch_failed"
+}
+
+/** The launch reason of each Hood launch failure: what its ledger row records on a definitive failure. */
+export const hoodLaunchReason: { readonly [R in HoodLaunchReason]: LaunchErrorReason } = {
+  hood_unavailable: "hood_launch_unavailable",
+  no_linked_evm_wallet: "launch_failed",
+  not_embedded: "agent_wallet_not_embedded",
+  not_delegated: "agent_wallet_not_delegated",
+  delegation_revoked: "delegation_revoked",
+  policy_denied: "spend_policy_denied",
+  signing_failed: "launch_failed",
+  insufficient_balance: "insufficient_owner_balance",
+  metadata_too_long: "validation_failed",
+  not_hood: "validation_failed",
+  build_reverted: "launch_failed",
+  build_timeout: "build_timeout",
+  chain_read_failed: "launch_failed",
+  reverted: "launch_failed",
+  confirm_timeout: "launch_failed"
+}
 
 const defined = (o: Record<string, unknown>): Record<string, unknown> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
@@ -98,7 +156,7 @@ const wireReasons: ReadonlySet<string> = new Set([
 ])
 
 export const fromRequest = (e: LaunchRequestRefused): LaunchError =>
-  launchFailure(reasonOf(LaunchRequestRefusalCode[e.reason]), e.message, {
+  launchFailure(requestLaunchReason[e.reason], e.message, {
     field: e.field,
     retryable: false,
     details: defined({ reason: wireReasons.has(e.reason) ? e.reason : undefined, maxThresholdRaw: e.maxThresholdRaw })
@@ -155,7 +213,7 @@ export const fromImage = (e: ImageRefused): LaunchError =>
   })
 
 export const fromSolana = (e: SolanaLaunchError): LaunchError =>
-  launchFailure(reasonOf(SolanaLaunchErrorCode[e.reason]), e.message, {
+  launchFailure(solanaLaunchReason[e.reason], e.message, {
     retryable: e.retryable,
     details: defined({
       reason: e.reason,
@@ -169,7 +227,7 @@ export const fromSolana = (e: SolanaLaunchError): LaunchError =>
   })
 
 export const fromHood = (e: HoodLaunchError): LaunchError =>
-  launchFailure(reasonOf(ledgerErrorCode[e.reason] as ErrorCode), e.message, {
+  launchFailure(hoodLaunchReason[e.reason], e.message, {
     retryable: e.retryable,
     details: defined({ reason: e.reason, revert: e.revert, signature: e.txHash })
   })
@@ -217,5 +275,3 @@ export const fromSpend = (e: SpendError): LaunchError => {
   }
 }
 
-/** The code a failed ledger row records for this failure. */
-export const errorCodeOf = (e: LaunchError): ErrorCode => LaunchErrorCode[e.reason]

@@ -29,6 +29,7 @@ import type { Chain } from "../../domain/Chain.js"
 import type { Plan } from "../../domain/Plans.js"
 import { DAY_MS, effectiveCaps, isoDay, utcDayStart } from "../keys/KeyRules.js"
 import { type CanonicalJson, idempotencyHash } from "./Idempotency.js"
+import type { LaunchErrorReason } from "./LaunchError.js"
 import {
   forceSlot,
   insertRow,
@@ -128,10 +129,10 @@ export interface LaunchLedgerShape {
   readonly sent: (ref: AttemptRef, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation succeeded: store the result for replay. */
   readonly confirm: (ref: AttemptRef, result: StoredResult, onChain: OnChain, also?: Also) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
-  /** Definitive failure: `errorCode` recorded, the slot refunded unless `keepSlot`. */
+  /** Definitive failure: its reason recorded (`errorCode` of the row), the slot refunded unless `keepSlot`. */
   readonly fail: (
     ref: AttemptRef,
-    errorCode: string,
+    reason: LaunchErrorReason,
     options?: { readonly keepSlot?: boolean; readonly also?: Also }
   ) => Effect.Effect<LaunchRecord, LaunchLedgerError | SqlError>
   /** Confirmation timed out: the row stays in flight and keeps its slot (checks the attempt is current). */
@@ -148,9 +149,19 @@ export interface LaunchLedgerShape {
   readonly inFlight: (path: LaunchPath, limit: number) => Effect.Effect<ReadonlyArray<LaunchRecord>, SqlError>
   /** Slots the account holds on the UTC day of `atMs` (default now). */
   readonly slotsUsed: (accountId: string, atMs?: number) => Effect.Effect<number, SqlError>
+  /** The `errorCode` the wire says for a row's recorded failure (`LaunchFailureCodes`): the `launch.failed` event's. */
+  readonly failureCode: (recorded: string) => string
 }
 
 export class LaunchLedger extends Context.Tag("curvestream/LaunchLedger")<LaunchLedger, LaunchLedgerShape>() {}
+
+/**
+ * How the API words a recorded failure (a reason, or a spec code an older version recorded) as the
+ * spec's `errorCode`. The launch services decide no codes: the composition root provides the API's
+ * (`api/LaunchCodes.ts` `launchFailureCodesLayer`), and the ledger hands it to the writes of
+ * `launch.failed`.
+ */
+export class LaunchFailureCodes extends Context.Tag("curvestream/LaunchFailureCodes")<LaunchFailureCodes, (recorded: string) => string>() {}
 
 /** The cap enforced on a request: the higher of the key's issued cap and the plan's (spec 2.2). */
 export const effectiveDailyCap = (input: DailyCapInput): number =>
@@ -326,7 +337,7 @@ const confirm = Effect.fn("LaunchLedger.confirm")((ref: AttemptRef, result: Stor
 )
 
 const fail = Effect.fn("LaunchLedger.fail")(
-  (ref: AttemptRef, errorCode: string, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
+  (ref: AttemptRef, errorCode: LaunchErrorReason, options?: { readonly keepSlot?: boolean; readonly also?: Also }) =>
     transition(
       ref,
       (nowMs) => ({ _tag: "Failed", attempt: ref.attempt, errorCode, keepSlot: options?.keepSlot ?? false, nowMs }),
@@ -367,8 +378,9 @@ const inFlight = (path: LaunchPath, limit: number) => selectInFlight(path, limit
 const used = (accountId: string, atMs?: number) =>
   Effect.flatMap(atMs !== undefined ? Effect.succeed(atMs) : Clock.currentTimeMillis, (ms) => slotsUsed(accountId, isoDay(ms)))
 
-export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> = Effect.gen(function* () {
+export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient | LaunchFailureCodes> = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
+  const failureCode = yield* LaunchFailureCodes
 
   /** The methods' SQL (and the callers' `also`) run on this layer's client. */
   const onClient =
@@ -388,9 +400,10 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient> 
     confirmSwept: onClient(confirmSwept),
     get: onClient(get),
     inFlight: onClient(inFlight),
-    slotsUsed: onClient(used)
+    slotsUsed: onClient(used),
+    failureCode
   }
 })
 
-/** Needs `SqlClient` (the engine's `Database.layer`, migrated). */
-export const layer: Layer.Layer<LaunchLedger, never, SqlClient.SqlClient> = Layer.effect(LaunchLedger, make)
+/** Needs `SqlClient` (the engine's `Database.layer`, migrated) and the API's `LaunchFailureCodes`. */
+export const layer: Layer.Layer<LaunchLedger, never, SqlClient.SqlClient | LaunchFailureCodes> = Layer.effect(LaunchLedger, make)

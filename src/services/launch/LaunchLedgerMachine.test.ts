@@ -30,7 +30,7 @@ import {
   type LedgerOutput,
   type LedgerRow,
   type PayerKind,
-  selfBuildExpiredCode,
+  selfBuildExpiredReason,
   selfBuildExpiryMs,
   step
 } from "./LaunchLedgerMachine.js"
@@ -181,10 +181,10 @@ describe("LaunchLedgerMachine", () => {
     const sweep = (nowMs: number): LedgerEvent => ({ _tag: "SweepSelfBuild", nowMs })
     expect(step(self, sweep(T0 + selfBuildExpiryMs))[0]).toBe(self) // exactly 30 minutes: not older
     const { row, outputs } = run([sweep(T0 + selfBuildExpiryMs + 1)], self)
-    expect(row).toMatchObject({ state: "failed", errorCode: selfBuildExpiredCode, slot: null })
+    expect(row).toMatchObject({ state: "failed", errorCode: selfBuildExpiredReason, slot: null })
     expect(outputs).toEqual([
       { _tag: "RefundSlot", day: DAY },
-      { _tag: "LaunchFailed", attempt: 1, errorCode: selfBuildExpiredCode }
+      { _tag: "LaunchFailed", attempt: 1, errorCode: selfBuildExpiredReason }
     ])
     const untouched = [accepted(), run([confirmed()], self).row!, run([sent()], self).row!, undefined]
     for (const before of untouched) expect(step(before, sweep(T0 + 2 * selfBuildExpiryMs))).toEqual([before, []])
@@ -202,6 +202,11 @@ describe("LaunchLedgerMachine", () => {
     ])
     // A swept Hood build is revivable whatever its payer (3.4: a mined createCurve is recorded, never built again).
     expect(isRevivable({ ...swept, chain: "hood", payer: "tee" })).toBe(true)
+    // A row an older version swept recorded the spec code itself: still revivable, and confirmed the same way.
+    const sweptBefore: LedgerRow = { ...swept, errorCode: "SELF_BUILD_EXPIRED" }
+    expect(isRevivable(sweptBefore)).toBe(true)
+    expect(run([event], sweptBefore).row).toMatchObject({ state: "confirmed", errorCode: null, slot: { day: NEXT_DAY, kept: false } })
+    expect(isRevivable({ ...swept, errorCode: "LAUNCH_FAILED" })).toBe(false)
     // Not revivable: a Solana TEE wallet's build, a headless failure, a failure other than the sweep.
     const tee = run([{ _tag: "SweepSelfBuild", nowMs: T0 + selfBuildExpiryMs + 1 }], accepted({ path: "self", payer: "tee" })).row!
     const headless = run([failed()], accepted()).row!

@@ -42,8 +42,10 @@ export type StoredResult = Readonly<Record<string, unknown>>
 
 /** Spec section 8: a self-signed build older than this is failed by the lazy sweep. */
 export const selfBuildExpiryMs = 30 * 60 * 1000
-/** The error code a swept self-signed build is failed with. */
-export const selfBuildExpiredCode = "SELF_BUILD_EXPIRED"
+/** The reason a swept self-signed build is failed with (its job read answers `SELF_BUILD_EXPIRED`, `api/LaunchCodes.ts`). */
+export const selfBuildExpiredReason = "self_build_expired"
+/** What a row swept by an older version recorded (the spec code itself); still revivable. */
+const selfBuildExpiredBefore = "SELF_BUILD_EXPIRED"
 
 /** A daily-cap slot: the UTC day (`YYYY-MM-DD`) it counts on; `kept` slots are never refunded. */
 export interface Slot {
@@ -61,6 +63,10 @@ export interface LedgerRow {
   /** 1 for the first attempt, + 1 for each fresh attempt after a definitive failure. */
   readonly attempt: number
   readonly slot: Slot | null
+  /**
+   * Set exactly when `failed`: the reason it failed with (a `LaunchErrorReason`, or
+   * `selfBuildExpiredReason`); rows failed by an older version hold the spec code instead.
+   */
   readonly errorCode: string | null
   readonly mint: string | null
   readonly pool: string | null
@@ -231,7 +237,7 @@ const confirmed = (
  */
 export const isRevivable = (row: LedgerRow): boolean =>
   row.state === "failed" &&
-  row.errorCode === selfBuildExpiredCode &&
+  (row.errorCode === selfBuildExpiredReason || row.errorCode === selfBuildExpiredBefore) &&
   row.path === "self" &&
   (row.chain === "hood" || row.payer === "linked")
 
@@ -275,7 +281,7 @@ export const step = (row: LedgerRow | undefined, event: LedgerEvent): Step => {
     case "SweepSelfBuild": {
       if (row === undefined || row.path !== "self" || row.state !== "submitted") return unchanged(row)
       if (event.nowMs - row.attemptStartedAtMs <= selfBuildExpiryMs) return unchanged(row)
-      return fail(row, selfBuildExpiredCode, false, event.nowMs)
+      return fail(row, selfBuildExpiredReason, false, event.nowMs)
     }
     case "ConfirmSwept": {
       if (row === undefined) return refused(row, "not_found")

@@ -3,11 +3,10 @@
  * `definitive` tells the ledger what it may do: true means nothing was sent, or what was sent can
  * never create the curve (refused, reverted, blockhash expired), so the attempt may be failed and
  * its cap slot refunded; false (`confirmation_timeout` only) means the transaction may still land,
- * so the row stays in flight and keeps its slot (spec 3.1). No HTTP here: `SolanaLaunchErrorCode`
- * names the spec code for the API's one error table.
+ * so the row stays in flight and keeps its slot (spec 3.1). No HTTP and no spec codes here:
+ * `LaunchError.fromSolana` gives each reason its launch reason, which `api/LaunchCodes.ts` answers.
  */
 import { Schema } from "effect"
-import type { ErrorCode } from "../../domain/ErrorCodes.js"
 import type { WalletProviderError } from "../wallets/WalletProvider.js"
 import { type WalletRefusalReason, walletRefusal } from "../wallets/WalletRefusal.js"
 
@@ -61,25 +60,6 @@ export class SolanaLaunchError extends Schema.TaggedError<SolanaLaunchError>()("
   rule: Schema.optional(Schema.String),
   instruction: Schema.optional(Schema.String)
 }) {}
-
-/** The spec code of each reason (launch spec section 7), for `api/ErrorTable.ts`. */
-export const SolanaLaunchErrorCode: { readonly [R in SolanaLaunchFailureReason]: ErrorCode } = {
-  transaction_too_large: "TRANSACTION_TOO_LARGE",
-  dev_buy_unfillable: "VALIDATION_FAILED",
-  insufficient_owner_balance: "INSUFFICIENT_OWNER_BALANCE",
-  wallet_not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
-  wallet_not_delegated: "AGENT_WALLET_NOT_DELEGATED",
-  delegation_revoked: "DELEGATION_REVOKED",
-  policy_denied: "SPEND_POLICY_DENIED",
-  signing_failed: "LAUNCH_FAILED",
-  simulation_failed: "LAUNCH_FAILED",
-  send_refused: "LAUNCH_FAILED",
-  chain_unavailable: "LAUNCH_FAILED",
-  build_timeout: "BUILD_TIMEOUT",
-  reverted: "LAUNCH_FAILED",
-  expired: "LAUNCH_FAILED",
-  confirmation_timeout: "LAUNCH_FAILED"
-}
 
 /** Per reason: retryable (the spec's hint) and definitive (see the class comment). */
 export const SolanaLaunchReasonTraits: { readonly [R in SolanaLaunchFailureReason]: { readonly retryable: boolean; readonly definitive: boolean } } = {

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest"
 import { fromWalletProvider as hoodFailure } from "../launch/HoodHeadlessLaunch.js"
-import { errorCodeOf, fromHood, fromProvider, fromSolana } from "../launch/LaunchError.js"
+import { errorCodeOf } from "../../../api/LaunchCodes.js"
+import { fromHood, fromProvider, fromSolana } from "../launch/LaunchError.js"
 import { fromWalletProvider as solanaFailure } from "../launch/SolanaLaunchError.js"
 import { WalletProviderError } from "./WalletProvider.js"
 import { isNoAgentAccess, walletRefusal, WalletRefusalReasons } from "./WalletRefusal.js"

@@ -141,7 +141,7 @@ export const makeBookings = (ledger: LaunchLedgerShape, t: BookingTarget) => {
       case "ReleaseHolds":
         return Effect.flatMap(Clock.currentTimeMillis, (nowMs) => releaseHolds(t.bundleId, nowMs))
       case "FailLaunch":
-        return ledger.fail(ref, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") }).pipe(
+        return ledger.fail(ref, "launch_failed", { also: failedWrites(ledger.failureCode) }).pipe(
           Effect.asVoid,
           // Already failed (or moved on): nothing more to write.
           Effect.catchTag("LaunchLedgerError", () => Effect.void)

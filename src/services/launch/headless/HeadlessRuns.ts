@@ -43,7 +43,7 @@ export const makeHeadlessRuns = (
       also: fenced(a.ref, (record: LaunchRecord) =>
         record.state === "confirmed"
           ? Effect.zipRight(spend.hoodDevBuySettled(a, record), confirmedAlso(a.resolved.keyId, hoodFeePaid(storedDevBuy(record.result)), record.result?.devBuy)(record))
-          : Effect.zipRight(spend.releaseDevBuy(a.ref)(record), failedAlso(record.errorCode ?? "LAUNCH_FAILED")(record)))
+          : Effect.zipRight(spend.releaseDevBuy(a.ref)(record), failedAlso(record)))
     }
     return (resumed ? hood.recover(input) : hood.launch(input)).pipe(
       Effect.map((r) => r.result),

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { attribute, confirmedWrites, failedWrites } from "../internal/LaunchRecords.js"
 import { launchStorage } from "../internal/LaunchGates.js"
 import type { Also, AttemptRef } from "../LaunchLedger.js"
-import { errorCodeOf, type LaunchError } from "../LaunchError.js"
+import type { LaunchError } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { HeadlessContext } from "./HeadlessContext.js"
 import type { HeadlessSpend } from "./HeadlessSpend.js"
@@ -30,12 +30,12 @@ export const makeHeadlessWrites = (ctx: HeadlessContext, spend: HeadlessSpend) =
   const confirmedAlso = (keyId: string, fee: { readonly quoteAsset: string; readonly feeRaw: bigint } | null, devBuy: unknown): Also =>
     confirmedWrites({ keyId, fee, devBuy })
 
-  const failedAlso = failedWrites
+  /** `launch.failed` with the row's recorded failure. */
+  const failedAlso = failedWrites(ledger.failureCode)
 
   const settleFailure = (ref: AttemptRef, error: LaunchError) => {
-    const code = errorCodeOf(error)
     // The attempt failed: its dev buy's hold is released with the failure.
-    return ledger.fail(ref, code, { also: fenced(ref, (record) => Effect.zipRight(spend.releaseDevBuy(ref)(record), failedAlso(code)(record))) }).pipe(
+    return ledger.fail(ref, error.reason, { also: fenced(ref, (record) => Effect.zipRight(spend.releaseDevBuy(ref)(record), failedAlso(record))) }).pipe(
       Effect.catchTag("LaunchLedgerError", () => Effect.void),
       storage("recording the failure"),
       Effect.zipRight(Effect.fail(error))

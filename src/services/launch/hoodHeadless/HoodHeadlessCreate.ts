@@ -13,7 +13,8 @@ import { USDG_ADDRESS } from "../../../domain/QuotePairs.js"
 import type { HoodLaunchInput } from "../HoodHeadlessLaunch.js"
 import type { HoodHeadlessChain } from "./HoodHeadlessChain.js"
 import type { HoodHeadlessContext } from "./HoodHeadlessContext.js"
-import { FACTORY_URI_MAX_BYTES, fromWalletProvider, type HoodLaunchError, ledgerErrorCode, refuse } from "./HoodLaunchError.js"
+import { hoodLaunchReason } from "../LaunchError.js"
+import { FACTORY_URI_MAX_BYTES, fromWalletProvider, type HoodLaunchError, refuse } from "./HoodLaunchError.js"
 import { createInput, tokenOfCurve } from "./HoodHeadlessRules.js"
 
 export type HoodHeadlessCreate = ReturnType<typeof makeHoodHeadlessCreate>
@@ -24,7 +25,7 @@ export const makeHoodHeadlessCreate = (ctx: HoodHeadlessContext, chain: HoodHead
 
   const failDefinitively = (input: HoodLaunchInput, error: HoodLaunchError) =>
     Effect.zipRight(
-      ledger.fail(input.attempt, ledgerErrorCode[error.reason], input.also === undefined ? {} : { also: input.also }),
+      ledger.fail(input.attempt, hoodLaunchReason[error.reason], input.also === undefined ? {} : { also: input.also }),
       Effect.fail(error)
     )
 

@@ -1,7 +1,8 @@
 /**
  * How a headless Hood launch fails (spec document 1, 2.5, 3.1): `HoodLaunchError` with a `reason`
- * union, the spec code its ledger row records on a definitive failure, which reasons are
- * retryable, and how a node's error and the wallet provider's refusal read as reasons.
+ * union (`LaunchError.hoodLaunchReason` names the launch reason its ledger row records on a
+ * definitive failure), which reasons are retryable, and how a node's error and the wallet
+ * provider's refusal read as reasons.
  */
 import { Schema } from "effect"
 import { BaseError, decodeErrorResult, type Hex, InsufficientFundsError } from "viem"
@@ -47,25 +48,6 @@ export class HoodLaunchError extends Schema.TaggedError<HoodLaunchError>()("Hood
   /** `confirm_timeout`: the createCurve hash to look for. */
   txHash: Schema.optional(Schema.String)
 }) {}
-
-/** The error code the ledger row records on a definitive failure (the spec's codes). */
-export const ledgerErrorCode: { readonly [R in HoodLaunchReason]: string } = {
-  hood_unavailable: "HOOD_LAUNCH_UNAVAILABLE",
-  no_linked_evm_wallet: "LAUNCH_FAILED",
-  not_embedded: "AGENT_WALLET_NOT_EMBEDDED",
-  not_delegated: "AGENT_WALLET_NOT_DELEGATED",
-  delegation_revoked: "DELEGATION_REVOKED",
-  policy_denied: "SPEND_POLICY_DENIED",
-  signing_failed: "LAUNCH_FAILED",
-  insufficient_balance: "INSUFFICIENT_OWNER_BALANCE",
-  metadata_too_long: "VALIDATION_FAILED",
-  not_hood: "VALIDATION_FAILED",
-  build_reverted: "LAUNCH_FAILED",
-  build_timeout: "BUILD_TIMEOUT",
-  chain_read_failed: "LAUNCH_FAILED",
-  reverted: "LAUNCH_FAILED",
-  confirm_timeout: "LAUNCH_FAILED"
-}
 
 const retryableReasons: ReadonlySet<HoodLaunchReason> = new Set([
   "hood_unavailable",

@@ -194,11 +194,18 @@ export const confirmedWrites =
       })
     }).pipe(Effect.asVoid)
 
-/** Written in the ledger's failing transaction: `launch.failed` (the attempt had been accepted). */
+/**
+ * Written in the ledger's failing transaction: `launch.failed` (the attempt had been accepted), its
+ * `errorCode` the row's recorded failure as the API words it (`LaunchLedgerShape.failureCode`).
+ */
 export const failedWrites =
-  (errorCode: string): Also =>
+  (failureCode: (recorded: string) => string): Also =>
   (record) =>
-    enqueueEvent(record.accountId, "launch.failed", { clientLaunchId: record.clientLaunchId, chain: record.chain, errorCode }).pipe(Effect.asVoid)
+    enqueueEvent(record.accountId, "launch.failed", {
+      clientLaunchId: record.clientLaunchId,
+      chain: record.chain,
+      errorCode: failureCode(record.errorCode ?? "launch_failed")
+    }).pipe(Effect.asVoid)
 
 /** A path's own fields of a job record: a Hood headless dev buy, a Hood TEE operation, an atomic bundle's id. */
 export interface LaunchJobExtra {

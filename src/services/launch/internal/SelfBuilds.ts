@@ -189,14 +189,14 @@ export const selfJobNotFound = (): LaunchError =>
 
 /** The lazy 30-minute sweep of the account's own self-signed builds (3.1), `launch.failed` for each. */
 export const sweepOwnBuilds = (ledger: LaunchLedgerShape, accountId: string) =>
-  ledger.sweepSelfBuilds(accountId, (record) => failedWrites("SELF_BUILD_EXPIRED")(record)).pipe(launchStorage("sweeping expired builds"))
+  ledger.sweepSelfBuilds(accountId, failedWrites(ledger.failureCode)).pipe(launchStorage("sweeping expired builds"))
 
 /** The attempt's own transaction failed on chain: a still-submitted row fails (slot refunded, `launch.failed`); anything else is left. */
 export const failOnChainFailure = (ledger: LaunchLedgerShape, row: LaunchRecord) =>
   row.state !== "submitted"
     ? Effect.void
     : ledger
-        .fail({ accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }, "LAUNCH_FAILED", { also: failedWrites("LAUNCH_FAILED") })
+        .fail({ accountId: row.accountId, clientLaunchId: row.clientLaunchId, attempt: row.attempt }, "launch_failed", { also: failedWrites(ledger.failureCode) })
         .pipe(
           Effect.asVoid,
           Effect.catchTag("LaunchLedgerError", () => Effect.void),

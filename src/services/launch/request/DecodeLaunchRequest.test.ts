@@ -8,12 +8,13 @@ import { ErrorCodes, type ErrorCode, isErrorCode } from "../../../domain/ErrorCo
 import { decodeLaunchRequest, decodeSelfLaunchRequest, DESCRIPTION_BYTES_MAX } from "./DecodeLaunchRequest.js"
 import { canonicalBody, canonicalSelfBody } from "./CanonicalBody.js"
 import { idempotencyHash } from "../Idempotency.js"
+import { errorCodeOf } from "../../../../api/LaunchCodes.js"
+import { fromRequest } from "../LaunchError.js"
 import {
   type LaunchRequest,
   type LaunchRequestCaller,
-  LaunchRequestRefusalCode,
   LaunchRequestRefusalReason,
-  type LaunchRequestRefused,
+  LaunchRequestRefused,
   type LaunchRequestSettings
 } from "./LaunchRequest.js"
 
@@ -216,7 +217,7 @@ describe("decodeLaunchRequest refusals (spec 1, 2.1, 2.2)", () => {
     it(label, () => {
       const refusal = refuse(body, caller ?? production)
       expect({ reason: refusal.reason, field: refusal.field }).toEqual({ reason, field })
-      expect(LaunchRequestRefusalCode[refusal.reason]).toBe(code)
+      expect(errorCodeOf(fromRequest(refusal))).toBe(code)
       expect(refusal.message.length).toBeGreaterThan(0)
     })
   }
@@ -257,7 +258,7 @@ describe("decodeLaunchRequest refusals (spec 1, 2.1, 2.2)", () => {
 describe("the refusal map", () => {
   it("maps every reason to a spec code in ErrorCodes, all 400", () => {
     for (const reason of LaunchRequestRefusalReason.literals) {
-      const code = LaunchRequestRefusalCode[reason]
+      const code = errorCodeOf(fromRequest(new LaunchRequestRefused({ reason, field: "name", message: "m" })))
       expect(isErrorCode(code)).toBe(true)
       expect(ErrorCodes[code].status).toBe(400)
     }

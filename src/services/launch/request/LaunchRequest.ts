@@ -19,7 +19,6 @@
 import { Schema } from "effect"
 import type { Chain } from "../../../domain/Chain.js"
 import type { DevBuyCeilings } from "../../../domain/Economics.js"
-import type { ErrorCode } from "../../../domain/ErrorCodes.js"
 import type { QuoteAssetId } from "../../../domain/QuotePairs.js"
 
 export const LaunchModes = ["open", "exclusive", "test-exclusive", "exp-a", "exp-b", "exp-c", "exp-custom"] as const
@@ -134,36 +133,3 @@ export class LaunchRequestRefused extends Schema.TaggedError<LaunchRequestRefuse
   /** With `price_ceiling`: the largest raw G that fits this V (spec 2.2). */
   maxThresholdRaw: Schema.optional(Schema.String)
 }) {}
-
-/**
- * The spec code of each reason, for the API's error table. Every code here is 400; `reason` goes
- * on the wire as the spec names it for the curve rules (`curve_*`, `*_out_of_range`,
- * `price_ceiling`, `curve_dev_buy_cap`).
- */
-export const LaunchRequestRefusalCode: { readonly [R in LaunchRequestRefusalReason]: ErrorCode } = {
-  body_not_object: "VALIDATION_FAILED",
-  test_key_visibility: "VALIDATION_FAILED",
-  payer_field_forbidden: "VALIDATION_FAILED",
-  required: "VALIDATION_FAILED",
-  invalid_type: "VALIDATION_FAILED",
-  invalid_value: "VALIDATION_FAILED",
-  too_long: "VALIDATION_FAILED",
-  not_allowed: "VALIDATION_FAILED",
-  quote_pair_unknown: "QUOTE_PAIR_UNKNOWN",
-  mode_unknown: "VALIDATION_FAILED",
-  mode_unsupported_for_pair: "VALIDATION_FAILED",
-  out_of_range: "VALIDATION_FAILED",
-  curve_format: "VALIDATION_FAILED",
-  curve_precision: "VALIDATION_FAILED",
-  virtual_quote_out_of_range: "CURVE_OUT_OF_RANGE",
-  threshold_out_of_range: "CURVE_OUT_OF_RANGE",
-  price_ceiling: "CURVE_OUT_OF_RANGE",
-  curve_dev_buy_cap: "DEV_BUY_TOO_HIGH",
-  buy_amount_format: "VALIDATION_FAILED",
-  dev_buy_unsupported_for_pair: "DEV_BUY_UNSUPPORTED_FOR_PAIR",
-  dev_buy_ceiling: "DEV_BUY_TOO_HIGH",
-  name_bytes: "INVALID_NAME_BYTES",
-  symbol_bytes: "INVALID_SYMBOL",
-  json_unsafe: "VALIDATION_FAILED",
-  url_invalid: "VALIDATION_FAILED"
-}
