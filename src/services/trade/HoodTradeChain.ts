@@ -50,6 +50,7 @@ import {
   parseEventLogs,
   type PublicClient,
   type TransactionReceipt,
+  TransactionNotFoundError,
   zeroAddress
 } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
@@ -319,7 +320,16 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   /** A receipt by hash within the bound (the approval a sell waits for). */
   const receipt = sender.receipt
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, withWallet: sender.withWallet, router, weth9, publicClient: pc }
+  /** The transaction the node holds under `hash` (mined or pending), or undefined when it knows none. */
+  const transaction = (hash: Hash) =>
+    read("transaction", (c) =>
+      c.getTransaction({ hash }).catch((e: unknown) => {
+        if (e instanceof TransactionNotFoundError) return undefined
+        throw e
+      })
+    )
+
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, transaction, withWallet: sender.withWallet, router, weth9, publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

@@ -111,8 +111,9 @@ const portOf = (ctx: TradePortsContext, row: TradeRow) => {
   // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height: what decides it never lands.
   const sent = { ...row, nonce: row.lastValidBlockHeight }
   const release = ctx.hoodRelease
+  // Only the embedded wallet's nonce is released (the server signs for it); a linked payer's bytes are the caller's.
   const observe =
-    release === undefined
+    release === undefined || row.payer !== "main"
       ? hood.observe(sent)
       : Effect.tap(hood.observe(sent), (seen) =>
           seen.outcome === "pending" ? hood.releaseUnsent(sent, (bytes) => release.sign(row.accountId, bytes), release.graceMs) : Effect.void

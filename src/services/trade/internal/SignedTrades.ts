@@ -28,6 +28,7 @@ import { tradeBodyHash } from "../TradeInputs.js"
 import { tradeError } from "../TradeError.js"
 import type { TradeRow } from "../TradeStore.js"
 import { builtView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
+import { makeHoodSignedTrades } from "./HoodSignedTrades.js"
 import type { TradeContext } from "./TradeContext.js"
 import { pricedRow } from "./SolanaTradePricing.js"
 import { insertTrade, newTradeRow } from "./TradeRows.js"
@@ -54,6 +55,8 @@ const base58Of = (signature: SignatureBytes): string => base58Text.decode(signat
 
 export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
   const { store, solana } = ctx
+  /** The Hood half (linked payer): its build, and the checks of its signed bytes and broadcast hash. */
+  const hood = ctx.hood === undefined ? undefined : makeHoodSignedTrades(ctx, ctx.hood)
 
   const key = (caller: TradeCaller, clientTradeId: string) => ({ accountId: caller.accountId, clientTradeId })
 
@@ -73,6 +76,10 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const stored = yield* store.get(caller.accountId, request.clientTradeId)
       if (stored !== undefined) return yield* replayBuild(request, stored)
+      if (request.chain === "hood" && hood !== undefined && submits.hoodPriced !== undefined) {
+        const hp = yield* submits.hoodPriced(caller, request)
+        return yield* submits.heldAround(caller, request, hp.spend, hood.record(caller, request, hp, replayBuild))
+      }
       const p = yield* submits.priced(caller, request)
       return yield* submits.heldAround(caller, request, p.spend, record(caller, request, p))
     })
@@ -161,6 +168,11 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const row = yield* builtRow(caller, input.clientTradeId, "signedTransaction")
       if (row.state !== "built") return yield* standingOf(row)
+      if (row.chain === "hood") {
+        if (hood === undefined) return yield* tradeError("chain_unsupported", "This server does not run the Hood trade rail", { field: "chain" })
+        const proven = yield* hood.verifySubmit(row, input.signedTransaction)
+        return yield* sent(caller, row, proven.signature, proven.wire)
+      }
       const parts = signedPayerParts(input.signedTransaction, row.wallet)
       if (parts === undefined) {
         return yield* tradeError("wrong_transaction", "signedTransaction does not decode as a transaction signed by the paying wallet", { field: "signedTransaction" })
@@ -183,6 +195,10 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
           return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
         }
         return yield* standingOf(row)
+      }
+      if (row.chain === "hood") {
+        if (hood === undefined) return yield* tradeError("chain_unsupported", "This server does not run the Hood trade rail", { field: "chain" })
+        return yield* sent(caller, row, yield* hood.verifyConfirm(row, input.signature), undefined)
       }
       const bytes = signatureBytesOf(input.signature)
       const message = row.transaction === null || row.transaction === undefined ? undefined : signedMessageOf(row.transaction)

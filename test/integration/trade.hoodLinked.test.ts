@@ -1,0 +1,275 @@
+/**
+ * The linked payer on the Hood trade rail (issue 28), through `TradeService` over the real wallet
+ * service (PGlite, sign claims), the attempt runner and the Hood localnet (Hardhat/EDR) over
+ * JSON-RPC. The imported EVM wallet's key is the test's: it signs with viem locally.
+ * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
+ *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
+ *   body is refused;
+ * - submit: bytes signed by another key, or the built transaction altered and signed by the
+ *   wallet, are refused (`wrong_transaction`) and nothing moves; the right bytes, submitted by
+ *   several requests at once, are sent once: executed to the quote's `amountOut` to the raw unit,
+ *   `trade.executed` once, the spend booked; a repeat submit replays and sends nothing;
+ * - confirm: a sell needs the wallet's allowance (refused naming the spender until approved); the
+ *   caller broadcasts the signed sell itself, a hash of another transaction is refused, the right
+ *   one is verified, awaited and recorded once;
+ * - a build whose nonce another transaction of the wallet took never lands: `never_landed`, its
+ *   hold released, nothing traded; payer `tee` is refused on Hood (not served yet).
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import { webcrypto } from "node:crypto"
+import { type Address, getAddress, type Hash, type Hex, parseTransaction, zeroAddress } from "viem"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { toApiError } from "../../api/ErrorTable.js"
+import { approve, createCurve, type HoodClients, hoodWallet, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
+import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
+import { reservationState } from "../../src/services/spend/SpendStore.js"
+import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
+import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
+import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
+import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
+import type { Principal } from "../../src/services/wallets/Principal.js"
+import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
+import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { sealForImport } from "../support/hpkeSealer.js"
+import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+
+const ETH = 10n ** 18n
+const ACCOUNT = "acct-a"
+const KEY_PREFIX = "a1aaaaaa"
+
+let harness: WalletHarness
+let net: StartedHoodLocalnet
+let trades: TradeServiceShape
+let curve: { token: Address; curve: Address }
+let linked: { id: string; address: Address; privateKey: Hex; clients: HoodClients }
+
+const principal = principals["key-a1"] as Principal
+const caller: TradeCaller = { accountId: ACCOUNT, keyId: principal.keyId, keyPrefix: KEY_PREFIX, embeddedWallet: "denied", planFeeBps: 25n, referred: false, principal }
+
+const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
+const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
+const pc = () => publicClientOf(net)
+const nonceOf = (a: Address) => pc().getTransactionCount({ address: a, blockTag: "latest" })
+const rowsOf = (clientTradeId: string) =>
+  sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; signature: string }>`SELECT state, signature FROM agent_trades WHERE client_trade_id = ${clientTradeId}`))
+const executedEvents = (clientTradeId: string) =>
+  sqlRun(
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = ${ACCOUNT} AND event = 'trade.executed' AND data->>'clientTradeId' = ${clientTradeId}`
+    )
+  ).then((r) => r[0]?.n ?? 0)
+const holdOf = (clientTradeId: string) => sqlRun(reservationState(tradeReservationId({ accountId: ACCOUNT, clientTradeId })))
+
+const request = (clientTradeId: string, side: "buy" | "sell", amountInRaw: bigint, more: Partial<TradeRequest> = {}): TradeRequest => ({
+  clientTradeId,
+  chain: "hood",
+  mint: curve.token,
+  side,
+  amountInRaw,
+  slippageBps: 0,
+  payer: "linked",
+  linkedWalletId: linked.id,
+  ...more
+})
+
+const quoteNow = async (side: "buy" | "sell", amount: bigint) => {
+  const s = await readCurve(pc(), curve.curve)
+  const q = quoteVenue({ _tag: "Curve", params: s.params, state: s.state, creatorShareBps: 3000n }, side, amount)
+  if (q._tag !== "Filled") throw new Error(`quote refused: ${JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`)
+  return q
+}
+
+const built = async (r: TradeRequest): Promise<TradeBuiltView> => {
+  const out = await run(trades.build(caller, r))
+  if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+  return out.right
+}
+
+/** The build's unsigned transaction, parsed. */
+const unsignedOf = (b: TradeBuiltView) => parseTransaction(`0x${Buffer.from(b.transaction, "base64").toString("hex")}` as Hex)
+/** Signed locally with viem by `privateKey` (the linked wallet's, or another). */
+const signedBy = async (privateKey: Hex, tx: ReturnType<typeof unsignedOf>): Promise<Hex> => privateKeyToAccount(privateKey).signTransaction(tx as Parameters<ReturnType<typeof privateKeyToAccount>["signTransaction"]>[0])
+const bytesOf = (hex: Hex) => new Uint8Array(Buffer.from(hex.slice(2), "hex"))
+const refusal = (r: Awaited<ReturnType<typeof run<unknown, unknown>>>) => (r._tag === "Left" ? toApiError(r.left as Parameters<typeof toApiError>[0]) : undefined)
+
+beforeAll(async () => {
+  harness = await startWalletHarness()
+  net = await startHoodLocalnet()
+  await sqlRun(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.zipRight(
+        sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'HOODLINKED') ON CONFLICT DO NOTHING`,
+        sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
+            VALUES ('wh-hood-linked', ${ACCOUNT}, 'https://example.com/hook', '["trade.executed"]'::jsonb, 'x', 'x', 'active', now())`
+      )
+    )
+  )
+  await sqlRun(
+    insertKey(
+      {
+        id: principal.keyId ?? "",
+        prefix: KEY_PREFIX,
+        accountId: ACCOUNT,
+        hash: "hash-hood-linked",
+        environment: "production",
+        scopes: ["swap:write"],
+        label: null,
+        rateLimitPerMin: 60,
+        dailyLaunchCap: 10,
+        launchChains: ["hood"],
+        embeddedWallet: "denied",
+        expiresAtMs: null,
+        txLimit: null,
+        mintedByDeviceId: null,
+        provisionedBy: null
+      },
+      Date.now()
+    )
+  )
+  // An imported (linked) EVM wallet whose key the test holds.
+  const privateKey = generatePrivateKey()
+  const owner = privateKeyToAccount(privateKey)
+  const importer: Principal = { ...principal, plan: "pro" }
+  const init = await Effect.runPromise(harness.service.importInit(importer, "evm", owner.address))
+  const sealed = sealForImport(new Uint8Array(Buffer.from(init.encryptionPublicKey, "base64")), await exportSecretText("evm", Buffer.from(privateKey.slice(2), "hex")))
+  const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
+  const spki = new Uint8Array(await webcrypto.subtle.exportKey("spki", signer.publicKey))
+  const view = await Effect.runPromise(harness.service.importSubmit(importer, { ciphertext: sealed.ciphertext, encapsulatedKey: sealed.enc, signerSpki: spki }))
+  linked = { id: view.id, address: getAddress(owner.address), privateKey, clients: { publicClient: pc(), wallet: hoodWallet(net.chain, owner, net.rpcUrl) } }
+  await setEthBalance(hoodTestClient(net), linked.address, 100n * ETH)
+  const label = `hood-linked-${Date.now()}`
+  const created = await createCurve(clientsFor(net, net.roles.traders[0]!), net.addresses.factory, {
+    name: label,
+    symbol: "HL",
+    quoteToken: zeroAddress,
+    virtualQuoteRaw: 2n * ETH,
+    thresholdRaw: 40n * ETH,
+    dexVersion: "v3",
+    salt: saltOf(label)
+  })
+  curve = { token: created.token, curve: created.curve }
+  trades = await Effect.runPromise(
+    makeTrades({
+      solanaRpcUrl: "http://127.0.0.1:1",
+      treasury: "11111111111111111111111111111111",
+      hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
+      pollIntervalMs: 20,
+      confirmTimeoutMs: 15_000
+    }).pipe(
+      Effect.provideService(WalletService, harness.service),
+      Effect.provideService(WalletProvider, harness.provider),
+      Effect.provideService(PriceSource, fixedPriceSource({ eth: "3000" }, () => Date.now())),
+      Effect.provideService(SqlClient.SqlClient, harness.sql)
+    )
+  )
+}, 120_000)
+
+afterAll(async () => {
+  await net?.close()
+  await harness?.close()
+})
+
+describe("Hood linked payer", () => {
+  it("build → signed locally → submitted: refused when signed by another key or altered; sent once, executed to the quote's raw unit; a repeat replays", async () => {
+    const amount = ETH / 2n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("hl-buy", "buy", amount))
+    expect(b).toMatchObject({ status: "built", chain: "hood", payer: "linked", wallet: linked.address, walletId: linked.id, expectedOut: q.amountOut.toString(), signature: "", replay: false })
+    const tx = unsignedOf(b)
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount, nonce: await nonceOf(linked.address) })
+    expect(getAddress(tx.to!)).toBe(curve.curve)
+    expect(b.lastValidBlockHeight).toBe(String(tx.nonce))
+    expect(await rowsOf("hl-buy")).toEqual([{ state: "built", signature: "" }])
+    expect(await holdOf("hl-buy")).toBe("held")
+    // A repeat build answers the same transaction and claim; a changed body is refused.
+    expect(await built(request("hl-buy", "buy", amount))).toMatchObject({ replay: true, transaction: b.transaction, signClaim: b.signClaim })
+    expect(refusal(await run(trades.build(caller, request("hl-buy", "buy", amount + 1n))))?.code).toBe("IDEMPOTENCY_CONFLICT")
+
+    const tokensBefore = await tokenBalance(pc(), curve.token, linked.address)
+    const nonceBefore = await nonceOf(linked.address)
+    const submitted = (signed: Hex) => run(trades.submitSigned(caller, { clientTradeId: "hl-buy", signedTransaction: bytesOf(signed) }))
+    // Signed by another key; the built transaction altered (a lower minimum out) and signed by the wallet; the unsigned bytes.
+    const altered = { ...tx, value: amount - 1n }
+    for (const wrong of [await signedBy(generatePrivateKey(), tx), await signedBy(linked.privateKey, altered), `0x${Buffer.from(b.transaction, "base64").toString("hex")}` as Hex]) {
+      expect(refusal(await submitted(wrong))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 409, field: "signedTransaction" })
+    }
+    expect(await rowsOf("hl-buy")).toEqual([{ state: "built", signature: "" }])
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokensBefore)
+    expect(await nonceOf(linked.address)).toBe(nonceBefore)
+
+    const signed = await signedBy(linked.privateKey, tx)
+    const answers = await Promise.all(Array.from({ length: 8 }, () => submitted(signed)))
+    const settled = answers.flatMap((a) => (a._tag === "Right" ? [a.right] : []))
+    for (const a of answers) if (a._tag === "Left") expect(refusal(a)?.code).toBe("IDEMPOTENCY_CONFLICT")
+    expect(settled.length).toBeGreaterThan(0)
+    expect(new Set(settled.map((v) => v.signature)).size).toBe(1)
+    expect(settled[0]).toMatchObject({ status: "executed", payer: "linked", amountOut: q.amountOut.toString(), expectedOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokensBefore + q.amountOut)
+    expect(await nonceOf(linked.address)).toBe(nonceBefore + 1)
+    expect((await pc().getTransactionReceipt({ hash: settled[0]!.signature as Hash })).status).toBe("success")
+    expect(await executedEvents("hl-buy")).toBe(1)
+    expect(await holdOf("hl-buy")).toBe("booked")
+
+    // A repeat submit answers the stored outcome and sends nothing.
+    const replay = await submitted(signed)
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ replay: true, status: "executed", signature: settled[0]!.signature })
+    expect(await nonceOf(linked.address)).toBe(nonceBefore + 1)
+    expect(await executedEvents("hl-buy")).toBe(1)
+  }, 120_000)
+
+  it("confirm: a sell needs the allowance; the caller broadcasts the signed sell itself; another hash is refused; the right one records once", async () => {
+    const held = await tokenBalance(pc(), curve.token, linked.address)
+    expect(held).toBeGreaterThan(0n)
+    const amount = held / 3n
+    // No allowance yet: the server cannot sign the wallet's approval.
+    const short = refusal(await run(trades.build(caller, request("hl-sell-early", "sell", amount))))
+    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
+    expect(await rowsOf("hl-sell-early")).toEqual([])
+    const approved = await approve(linked.clients, curve.token, curve.curve, 2n ** 255n)
+
+    const q = await quoteNow("sell", amount)
+    const b = await built(request("hl-sell", "sell", amount))
+    expect(b).toMatchObject({ status: "built", side: "sell", expectedOut: q.amountOut.toString() })
+    const signed = await signedBy(linked.privateKey, unsignedOf(b))
+    // A hash that is not this build (the approval), and one the node does not know: refused, nothing recorded.
+    for (const wrong of [approved.transactionHash, `0x${"ab".repeat(32)}`]) {
+      expect(refusal(await run(trades.confirm(caller, { clientTradeId: "hl-sell", signature: wrong })))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 409, field: "signature" })
+    }
+    expect(await rowsOf("hl-sell")).toEqual([{ state: "built", signature: "" }])
+    const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
+    const confirmed = await Promise.all(Array.from({ length: 4 }, () => run(trades.confirm(caller, { clientTradeId: "hl-sell", signature: hash }))))
+    const settled = confirmed.flatMap((c) => (c._tag === "Right" ? [c.right] : []))
+    for (const c of confirmed) if (c._tag === "Left") expect(refusal(c)?.code).toBe("IDEMPOTENCY_CONFLICT")
+    expect(settled.length).toBeGreaterThan(0)
+    expect(settled[0]).toMatchObject({ status: "executed", side: "sell", signature: hash, amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(held - amount)
+    expect(await rowsOf("hl-sell")).toEqual([{ state: "executed", signature: hash }])
+    expect(await executedEvents("hl-sell")).toBe(1)
+  }, 120_000)
+
+  it("a build whose nonce another transaction of the wallet took never lands: never_landed, the hold released, nothing traded; payer tee is refused on Hood", async () => {
+    const b = await built(request("hl-lost", "buy", ETH / 10n))
+    const tx = unsignedOf(b)
+    const tokens = await tokenBalance(pc(), curve.token, linked.address)
+    // The wallet spends the nonce elsewhere first.
+    const other = await linked.clients.wallet.sendTransaction({ to: linked.address, value: 0n, nonce: tx.nonce!, account: linked.clients.wallet.account!, chain: net.chain })
+    expect((await pc().waitForTransactionReceipt({ hash: other })).status).toBe("success")
+    const out = await run(trades.submitSigned(caller, { clientTradeId: "hl-lost", signedTransaction: bytesOf(await signedBy(linked.privateKey, tx)) }))
+    expect(refusal(out)).toMatchObject({ code: "SWAP_FAILED" })
+    expect(out._tag === "Left" && (out.left as { reason?: string }).reason).toBe("never_landed")
+    expect((await rowsOf("hl-lost"))[0]?.state).toBe("failed")
+    expect(await holdOf("hl-lost")).toBe("released")
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens)
+    expect(await executedEvents("hl-lost")).toBe(0)
+
+    const tee = refusal(await run(trades.build(caller, request("hl-tee", "buy", ETH / 10n, { payer: "tee" }))))
+    expect(tee).toMatchObject({ code: "VALIDATION_FAILED", field: "payer" })
+    expect(await rowsOf("hl-tee")).toEqual([])
+  }, 120_000)
+})
