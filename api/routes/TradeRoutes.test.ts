@@ -60,6 +60,11 @@ describe("linked and TEE payers' bodies", () => {
     const signature = "5".repeat(87)
     expect(decodeConfirmBody({ clientTradeId: "t-1", signature })).toEqual({ clientTradeId: "t-1", signature })
     expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: "0x00" }))).toBe("signature")
+    // Hood: the broadcast transaction's hash (0x and 32 bytes); nothing shorter or longer.
+    const hash = `0x${"ab".repeat(32)}`
+    expect(decodeConfirmBody({ clientTradeId: "t-1", signature: hash })).toEqual({ clientTradeId: "t-1", signature: hash })
+    expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: `${hash}00` }))).toBe("signature")
+    expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: `0x${"zz".repeat(32)}` }))).toBe("signature")
     expect(refused(decodeConfirmBody({ signature }))).toBe("clientTradeId")
   })
 })
