@@ -13,7 +13,10 @@
  *   caller broadcasts the signed sell itself, a hash of another transaction is refused, the right
  *   one is verified, awaited and recorded once;
  * - a build whose nonce another transaction of the wallet took never lands: `never_landed`, its
- *   hold released, nothing traded; payer `tee` is refused on Hood (not served yet).
+ *   hold released, nothing traded; payer `tee` is refused on Hood (not served yet);
+ * - the watch pass settles builds no request submitted or confirmed: one the caller broadcast
+ *   itself is found (the token's transfers since the build's block, the wallet's tx on the nonce,
+ *   its bytes the build) and executes once; one whose nonce another transaction took fails.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -35,6 +38,7 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
@@ -271,5 +275,45 @@ describe("Hood linked payer", () => {
     const tee = refusal(await run(trades.build(caller, request("hl-tee", "buy", ETH / 10n, { payer: "tee" }))))
     expect(tee).toMatchObject({ code: "VALIDATION_FAILED", field: "payer" })
     expect(await rowsOf("hl-tee")).toEqual([])
+  }, 120_000)
+
+  it("the watch pass settles builds nobody submitted or confirmed: one the caller broadcast itself executes once; one whose nonce another transaction took fails, its hold released", async () => {
+    const amount = ETH / 5n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("hl-watch", "buy", amount))
+    const tokens = await tokenBalance(pc(), curve.token, linked.address)
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await signedBy(linked.privateKey, unsignedOf(b)) })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("hl-watch"))[0]?.state === "executed"
+      },
+      { what: "the watch pass to settle the self-broadcast build", intervalMs: 50 }
+    )
+    expect(await rowsOf("hl-watch")).toEqual([{ state: "executed", signature: hash }])
+    const view = await run(trades.trade(caller, "hl-watch"))
+    expect(view._tag === "Right" && view.right).toMatchObject({ status: "executed", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens + q.amountOut)
+    expect(await executedEvents("hl-watch")).toBe(1)
+    expect(await holdOf("hl-watch")).toBe("booked")
+
+    // A build left unsent keeps its hold while its nonce is open; once another transaction takes it, it fails.
+    const lost = await built(request("hl-watch-lost", "buy", amount))
+    await Effect.runPromise(trades.watchBuilt)
+    expect(await rowsOf("hl-watch-lost")).toEqual([{ state: "built", signature: "" }])
+    expect(await holdOf("hl-watch-lost")).toBe("held")
+    const other = await linked.clients.wallet.sendTransaction({ to: linked.address, value: 0n, nonce: unsignedOf(lost).nonce!, account: linked.clients.wallet.account!, chain: net.chain })
+    expect((await pc().waitForTransactionReceipt({ hash: other })).status).toBe("success")
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("hl-watch-lost"))[0]?.state === "failed"
+      },
+      { what: "the watch pass to fail the build whose nonce was taken", intervalMs: 50 }
+    )
+    expect(await holdOf("hl-watch-lost")).toBe("released")
+    expect(await executedEvents("hl-watch-lost")).toBe(0)
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens + q.amountOut)
   }, 120_000)
 })

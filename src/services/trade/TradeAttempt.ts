@@ -18,6 +18,7 @@ import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
 import { awaitVerdict } from "../../platform/AwaitUntil.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
+import { builtTransactionHashOf } from "../../chain/hood/client/SignedEvm.js"
 import type { HoodTradeChain } from "./HoodTradeChain.js"
 import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
 import type { SolanaTradeChain, Traced } from "./SolanaTradeChain.js"
@@ -136,13 +137,32 @@ export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: {
 export const tracedEvent = (seen: Traced): TradeInput | undefined =>
   seen._tag === "Found" ? { event: { _tag: "Found", signature: seen.signature } } : seen._tag === "Lapsed" ? { event: { _tag: "Lapsed" } } : undefined
 
-/** Looks on chain for a built (Solana) trade's transaction; a read that fails decides nothing (the next pass looks again). */
+/** Looks on chain for a built trade's transaction; a read that fails decides nothing (the next pass looks again). */
 const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeInput | undefined> => {
-  if (row.chain !== "solana" || row.messageHash === null || row.messageHash === undefined) return Effect.succeed(undefined)
+  const messageHash = row.messageHash
+  if (messageHash === null || messageHash === undefined) return Effect.succeed(undefined)
+  if (row.chain === "hood") {
+    // Hood (a linked build): the nonce is kept in `lastValidBlockHeight`, the build's block in `builtSlot`.
+    if (ctx.hood === undefined || row.builtSlot === null || row.builtSlot === undefined) return Effect.succeed(undefined)
+    return ctx.hood
+      .trace({
+        wallet: row.wallet,
+        mint: row.mint,
+        side: row.side,
+        nonce: row.lastValidBlockHeight,
+        fromBlock: row.builtSlot,
+        isBuilt: (tx) => builtTransactionHashOf(tx, messageHash, row.wallet)
+      })
+      .pipe(
+        Effect.map(tracedEvent),
+        Effect.catchAll((e) => Effect.as(Effect.logWarning("a built trade's trace failed; the next pass looks again", e), undefined))
+      )
+  }
+  if (row.chain !== "solana") return Effect.succeed(undefined)
   return ctx.solana
     .trace({
       payer: row.wallet,
-      messageHash: row.messageHash,
+      messageHash,
       memo: requestMemo("trade", row.accountId, row.clientTradeId),
       lastValidBlockHeight: row.lastValidBlockHeight,
       builtSlot: row.builtSlot ?? null

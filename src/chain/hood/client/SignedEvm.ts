@@ -6,6 +6,7 @@
  * checked by exactly the same rule.
  */
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import { getAddress, type Hex, hexToBigInt, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction, type Transaction } from "viem"
 
 /** The secp256k1 group order: a signature's `s` above half of it is the malleated twin of a canonical one. */
@@ -59,4 +60,23 @@ export const signedEvmOf = (tx: Transaction): Hex | undefined => {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The hash of `signed` when it is the built transaction (its unsigned serialization's sha-256 hex
+ * is `messageHash`) canonically signed by `signer`; else undefined.
+ */
+export const builtHashOf = (signed: Hex, messageHash: string, signer: string): Effect.Effect<Hex | undefined> =>
+  Effect.map(signedEvmParts(signed), (parts) =>
+    parts !== undefined &&
+    createHash("sha256").update(Buffer.from(parts.unsigned.slice(2), "hex")).digest("hex") === messageHash &&
+    parts.signer === getAddress(signer)
+      ? parts.hash
+      : undefined
+  )
+
+/** `builtHashOf` for a transaction as the node returns it. */
+export const builtTransactionHashOf = (tx: Transaction, messageHash: string, signer: string): Effect.Effect<Hex | undefined> => {
+  const signed = signedEvmOf(tx)
+  return signed === undefined ? Effect.succeed(undefined) : builtHashOf(signed, messageHash, signer)
 }

@@ -22,8 +22,8 @@
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { getAddress, type Hash, type Hex } from "viem"
-import { signedEvmOf, signedEvmParts } from "../../../chain/hood/client/SignedEvm.js"
+import { type Hash, type Hex } from "viem"
+import { builtHashOf, builtTransactionHashOf } from "../../../chain/hood/client/SignedEvm.js"
 import type { HoodTradeChain } from "../HoodTradeChain.js"
 import { tradeError } from "../TradeError.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
@@ -36,7 +36,6 @@ import type { TradeFailure } from "./TradeSubmit.js"
 
 const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`
-const bytesOfHex = (hex: Hex): Uint8Array => new Uint8Array(Buffer.from(hex.slice(2), "hex"))
 const EVM_HASH = /^0x[0-9a-fA-F]{64}$/
 
 export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) => {
@@ -53,7 +52,8 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
     Effect.gen(function* () {
       const wallets = ctx.wallets
       if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked payers need the wallet service", { field: "payer" })
-      const built = yield* hoodTradeBuild(hood, request, p)
+      // The head before the build: a trace of this build reads the chain from here (`HoodTradeChain.trace`).
+      const [built, atBlock] = yield* Effect.all([hoodTradeBuild(hood, request, p), hood.blockNumber], { concurrency: 2 })
       yield* hoodGasFunded(hood, p, built)
       const claim = yield* wallets.recordBuilt({
         accountId: caller.accountId,
@@ -77,7 +77,8 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
         claimId: claim.claimId,
         transaction: Buffer.from(built.bytes).toString("base64"),
         messageHash: sha256Hex(built.bytes),
-        builtSlot: null
+        // Hood: the block the build read (where its trace starts).
+        builtSlot: atBlock
       }
       const applied = yield* insertTrade(ctx, row, { _tag: "Built" })
       if (applied._tag !== "Saved") {
@@ -91,10 +92,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
     })
 
   /** The signed bytes' hash when they are the built transaction, canonically signed by the row's wallet; else undefined. */
-  const provenHash = (row: TradeRow, signed: Hex) =>
-    Effect.map(signedEvmParts(signed), (parts) =>
-      parts !== undefined && sha256Hex(bytesOfHex(parts.unsigned)) === row.messageHash && parts.signer === getAddress(row.wallet) ? parts.hash : undefined
-    )
+  const provenHash = (row: TradeRow, signed: Hex) => builtHashOf(signed, row.messageHash ?? "", row.wallet)
 
   /** `POST /submit`: the signature (hash) and the wire (hex) to send once, or `wrong_transaction` (nothing changes). */
   const verifySubmit = (row: TradeRow, signedTransaction: Uint8Array) =>
@@ -114,8 +112,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
       if (!EVM_HASH.test(signature)) return yield* refused("signature must be the Hood transaction hash (0x and 32 bytes) of the built transaction")
       const tx = yield* hood.transaction(signature as Hash)
       if (tx === undefined) return yield* refused(`The Hood node knows no transaction ${signature}: broadcast the signed build first, then confirm`)
-      const signed = signedEvmOf(tx)
-      const hash = signed === undefined ? undefined : yield* provenHash(row, signed)
+      const hash = yield* builtTransactionHashOf(tx, row.messageHash ?? "", row.wallet)
       if (hash === undefined || hash.toLowerCase() !== signature.toLowerCase()) {
         return yield* refused(`${signature} is not the built transaction signed by the paying wallet`)
       }
