@@ -60,6 +60,10 @@ describe("linked and TEE payers' bodies", () => {
     const signature = "5".repeat(87)
     expect(decodeConfirmBody({ clientTradeId: "t-1", signature })).toEqual({ clientTradeId: "t-1", signature })
     expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: "0x00" }))).toBe("signature")
+    // Hood: the signed transaction as 0x-hex (as the sign relay answers it), decoded like base64; odd or oversized hex is refused.
+    expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "0x02f8ab" })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([2, 0xf8, 0xab]) })
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "0x02f" }))).toBe("signedTransaction")
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: `0x${"ab".repeat(1_233)}` }))).toBe("signedTransaction")
     // Hood: the broadcast transaction's hash (0x and 32 bytes); nothing shorter or longer.
     const hash = `0x${"ab".repeat(32)}`
     expect(decodeConfirmBody({ clientTradeId: "t-1", signature: hash })).toEqual({ clientTradeId: "t-1", signature: hash })

@@ -38,7 +38,10 @@ export const CLIENT_TRADE_ID_CHARS_MAX = 128
 export const WALLET_ID_CHARS_MAX = 128
 /** A signed Solana transaction is at most 1,232 bytes: 1,644 base64 chars. */
 export const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
+/** The same bound as 0x-hex (a Hood signed transaction as the sign relay answers it): 2 + 2,464 chars. */
+export const SIGNED_TRANSACTION_HEX_CHARS_MAX = 2 + 2 * 1_232
 const BASE64_PATTERN = /^[A-Za-z0-9+/]+={0,2}$/
+const EVM_HEX_PATTERN = /^0x[0-9a-fA-F]+$/
 const SIGNATURE_PATTERN = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/
 const EVM_TX_HASH_PATTERN = /^0x[0-9a-fA-F]{64}$/
 
@@ -49,6 +52,13 @@ export const decodeSignedSubmitBody = (body: Record<string, unknown>): Decoded<S
     return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
   }
   const tx = body.signedTransaction
+  // Hood: the sign relay answers an EVM transaction as 0x-hex; taken as is beside base64 (no transaction of either chain is base64 starting "0x").
+  if (typeof tx === "string" && tx.startsWith("0x")) {
+    if (!EVM_HEX_PATTERN.test(tx) || tx.length > SIGNED_TRANSACTION_HEX_CHARS_MAX || tx.length % 2 !== 0) {
+      return validationFailed("signedTransaction", `signedTransaction as 0x-hex must be whole bytes (at most ${SIGNED_TRANSACTION_HEX_CHARS_MAX} chars)`)
+    }
+    return { clientTradeId: id, signedTransaction: new Uint8Array(Buffer.from(tx.slice(2), "hex")) }
+  }
   if (typeof tx !== "string" || tx.length === 0 || tx.length > SIGNED_TRANSACTION_BASE64_CHARS_MAX || !BASE64_PATTERN.test(tx)) {
     return validationFailed("signedTransaction", `signedTransaction must be the built transaction signed, base64 (at most ${SIGNED_TRANSACTION_BASE64_CHARS_MAX} chars)`)
   }
@@ -237,7 +247,9 @@ const BuiltResponse = Schema.Struct({
 
 const SignedSubmitWire = Schema.Struct({
   clientTradeId: Schema.String,
-  signedTransaction: Schema.String.annotations({ description: "The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction)" })
+  signedTransaction: Schema.String.annotations({
+    description: "The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction, base64 or 0x-hex as the sign relay answers it)"
+  })
 }).annotations({ identifier: "AgentTradeSignedSubmit" })
 
 const ConfirmWire = Schema.Struct({

@@ -16,16 +16,20 @@
  *   hold released, nothing traded; payer `tee` is refused on Hood (not served yet);
  * - the watch pass settles builds no request submitted or confirmed: one the caller broadcast
  *   itself is found (the token's transfers since the build's block, the wallet's tx on the nonce,
- *   its bytes the build) and executes once; one whose nonce another transaction took fails.
+ *   its bytes the build) and executes once; one whose nonce another transaction took fails;
+ * - after graduation, on the v3 pool through the SwapRouter: a buy signed by the sign relay under
+ *   the build's claim (the claim settled `confirmed`), and a sell (the router's allowance first)
+ *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { webcrypto } from "node:crypto"
-import { type Address, getAddress, type Hash, type Hex, parseTransaction, zeroAddress } from "viem"
+import { type Address, getAddress, type Hash, type Hex, parseEventLogs, parseTransaction, zeroAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toApiError } from "../../api/ErrorTable.js"
-import { approve, createCurve, type HoodClients, hoodWallet, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
+import { approve, buy, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
@@ -33,6 +37,7 @@ import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -50,7 +55,7 @@ let harness: WalletHarness
 let net: StartedHoodLocalnet
 let trades: TradeServiceShape
 let curve: { token: Address; curve: Address }
-let linked: { id: string; address: Address; privateKey: Hex; clients: HoodClients }
+let linked: { id: string; address: Address; privateKey: Hex; clients: HoodClients; authorize: (bytes: Uint8Array) => Promise<Uint8Array> }
 
 const principal = principals["key-a1"] as Principal
 const caller: TradeCaller = { accountId: ACCOUNT, keyId: principal.keyId, keyPrefix: KEY_PREFIX, embeddedWallet: "denied", planFeeBps: 25n, referred: false, principal }
@@ -145,7 +150,13 @@ beforeAll(async () => {
   const signer = (await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"])) as webcrypto.CryptoKeyPair
   const spki = new Uint8Array(await webcrypto.subtle.exportKey("spki", signer.publicKey))
   const view = await Effect.runPromise(harness.service.importSubmit(importer, { ciphertext: sealed.ciphertext, encapsulatedKey: sealed.enc, signerSpki: spki }))
-  linked = { id: view.id, address: getAddress(owner.address), privateKey, clients: { publicClient: pc(), wallet: hoodWallet(net.chain, owner, net.rpcUrl) } }
+  linked = {
+    id: view.id,
+    address: getAddress(owner.address),
+    privateKey,
+    clients: { publicClient: pc(), wallet: hoodWallet(net.chain, owner, net.rpcUrl) },
+    authorize: async (bytes) => new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes))
+  }
   await setEthBalance(hoodTestClient(net), linked.address, 100n * ETH)
   const label = `hood-linked-${Date.now()}`
   const created = await createCurve(clientsFor(net, net.roles.traders[0]!), net.addresses.factory, {
@@ -316,4 +327,50 @@ describe("Hood linked payer", () => {
     expect(await executedEvents("hl-watch-lost")).toBe(0)
     expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens + q.amountOut)
   }, 120_000)
+
+  it("after graduation, on the Uniswap v3 pool: a relay-signed buy and a self-broadcast sell paid in ETH (router allowance first), each to the quote's raw unit", async () => {
+    const label = `hood-linked-pool-${Date.now()}`
+    const trader = clientsFor(net, net.roles.traders[0]!)
+    const c = await createCurve(trader, net.addresses.factory, { name: label, symbol: "HLP", quoteToken: zeroAddress, virtualQuoteRaw: 2n * ETH, thresholdRaw: 4n * ETH, dexVersion: "v3", salt: saltOf(label) })
+    await buy(trader, c.curve, { amountInRaw: 6n * ETH, quoteToken: zeroAddress })
+    const migrated = await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const pool = getAddress(parseEventLogs({ abi: bondingCurveAbi, eventName: "CurveMigrated", logs: migrated.receipt.logs })[0]!.args.pool)
+    const poolQuote = async (side: "buy" | "sell", amountIn: bigint) => {
+      const quoted = await quoteHoodPool(viemPoolSource(pc()), { pool, token: c.token, side, amountIn, creatorShareBps: 3000n })
+      if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error("no pool fill")
+      return quoted.quote
+    }
+    const router = getAddress(net.addresses.swapRouter!)
+
+    // A buy, signed by the sign relay under the build's claim (0x-hex, as the relay answers).
+    const amount = ETH / 2n
+    const qb = await poolQuote("buy", amount)
+    const b = await built(request("hl-pool-buy", "buy", amount, { mint: c.token }))
+    expect(b).toMatchObject({ status: "built", venue: "hood-dex", expectedOut: qb.amountOut.toString() })
+    expect(getAddress(unsignedOf(b).to!)).toBe(router)
+    const bytes = new Uint8Array(Buffer.from(b.transaction, "base64"))
+    const relay = await Effect.runPromise(harness.service.signClaimed(principal, linked.id, { claimId: b.signClaim.claimId, transaction: bytes, authorizationSignature: await linked.authorize(bytes) }))
+    const before = await tokenBalance(pc(), c.token, linked.address)
+    const out = await run(trades.submitSigned(caller, { clientTradeId: "hl-pool-buy", signedTransaction: bytesOf(relay.signedTransaction as Hex) }))
+    expect(out._tag === "Right" && out.right).toMatchObject({ status: "executed", venue: "hood-dex", amountOut: qb.amountOut.toString() })
+    expect(await tokenBalance(pc(), c.token, linked.address)).toBe(before + qb.amountOut)
+    expect((await Effect.runPromise(harness.service.claimStatus(b.signClaim.claimId)))?.state).toBe("confirmed")
+    expect(await executedEvents("hl-pool-buy")).toBe(1)
+
+    // A sell through the router: its allowance first, then the caller broadcasts and confirms.
+    const sell = qb.amountOut / 2n
+    const short = refusal(await run(trades.build(caller, request("hl-pool-sell", "sell", sell, { mint: c.token }))))
+    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: router } })
+    await approve(linked.clients, c.token, router, 2n ** 255n)
+    const qs = await poolQuote("sell", sell)
+    const bs = await built(request("hl-pool-sell", "sell", sell, { mint: c.token }))
+    const ethBefore = await pc().getBalance({ address: linked.address })
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await signedBy(linked.privateKey, unsignedOf(bs)) })
+    const confirmed = await run(trades.confirm(caller, { clientTradeId: "hl-pool-sell", signature: hash }))
+    expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "executed", venue: "hood-dex", signature: hash, amountOut: qs.amountOut.toString() })
+    const receipt = await pc().getTransactionReceipt({ hash })
+    // The seller receives ETH (the router unwraps WETH), exactly the quote's amountOut, less its gas.
+    expect((await pc().getBalance({ address: linked.address })) - ethBefore).toBe(qs.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect(await executedEvents("hl-pool-sell")).toBe(1)
+  }, 180_000)
 })

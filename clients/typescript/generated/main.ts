@@ -2783,7 +2783,7 @@ export interface components {
         };
         AgentTradeSignedSubmit: {
             clientTradeId: string;
-            /** @description The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction) */
+            /** @description The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction, base64 or 0x-hex as the sign relay answers it) */
             signedTransaction: string;
         } & {
             [key: string]: unknown;
