@@ -49,6 +49,10 @@ describe("decodeTradeBody", () => {
 describe("linked and TEE payers' bodies", () => {
   it("a build names its wallet; submit takes a trade (payer main) or a build's signed transaction; confirm a signature", () => {
     expect(decodeTradeBody({ ...base, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ payer: "linked", linkedWalletId: "w-1" })
+    // Hood: linked is served; the TEE payer is not (named at the payer).
+    const hoodMint = "0xBa1eAAE41f21daED374A80Ec9F4d29ea867c4258"
+    expect(decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ chain: "hood", payer: "linked", linkedWalletId: "w-1" })
+    expect((decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "tee", linkedWalletId: "w-1" }) as { field?: string }).field).toBe("payer")
     const tx = Buffer.from([1, 2, 3]).toString("base64")
     expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: tx })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([1, 2, 3]) })
     expect(decodeSubmitBody(base)).toMatchObject({ _tag: "Trade", payer: "main" })

@@ -129,7 +129,7 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   const linkedWalletId = body.linkedWalletId
   if (payer === "main" && linkedWalletId !== undefined) return validationFailed("linkedWalletId", "payer main trades from the embedded wallet: send linkedWalletId with payer linked or tee")
   if (payer !== "main") {
-    if (chain !== "solana") return validationFailed("payer", "Hood trades take payer main on this server; linked and TEE payers trade on Solana")
+    if (chain !== "solana" && payer === "tee") return validationFailed("payer", "Hood trades take payer main or linked on this server; the TEE payer trades on Solana")
     if (typeof linkedWalletId !== "string" || linkedWalletId.length < 1 || linkedWalletId.length > WALLET_ID_CHARS_MAX) {
       return validationFailed("linkedWalletId", `payer ${payer} needs linkedWalletId: the paying wallet's id (1 to ${WALLET_ID_CHARS_MAX} chars)`)
     }

@@ -19,19 +19,26 @@
  *   its bytes the build) and executes once; one whose nonce another transaction took fails;
  * - after graduation, on the v3 pool through the SwapRouter: a buy signed by the sign relay under
  *   the build's claim (the claim settled `confirmed`), and a sell (the router's allowance first)
- *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit.
+ *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit;
+ * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
+ *   the relay's 0x-hex signed transaction submitted, a sell confirmed by its 0x hash.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { webcrypto } from "node:crypto"
 import { type Address, getAddress, type Hash, type Hex, parseEventLogs, parseTransaction, zeroAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
 import { toApiError } from "../../api/ErrorTable.js"
+import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
+import { mainDocument } from "../../clients/typescript/documents.js"
 import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
 import { approve, buy, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
@@ -43,8 +50,10 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
+import { contractDocument, contractProblems } from "../support/contract.js"
 import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
+import { mountRoutes } from "../support/httpRoutes.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const ETH = 10n ** 18n
@@ -373,4 +382,65 @@ describe("Hood linked payer", () => {
     expect((await pc().getBalance({ address: linked.address })) - ethBefore).toBe(qs.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
     expect(await executedEvents("hl-pool-sell")).toBe(1)
   }, 180_000)
+})
+
+describe("Hood linked payer over HTTP, answers as the OpenAPI document says", () => {
+  const agentAuth: AgentAuth = {
+    authenticate: () =>
+      Effect.succeed({
+        _tag: "agent",
+        accountId: ACCOUNT,
+        tier: "max",
+        key: { id: principal.keyId, prefix: KEY_PREFIX, environment: "production", embeddedWallet: "denied", scopes: principal.scopes },
+        account: { referredBy: null },
+        plan: { id: "max", feeBps: 25 }
+      } as unknown as AgentPrincipal),
+    verify: () => Effect.die("not used by the trade routes")
+  }
+  const contract = contractDocument(mainDocument())
+  let url: string
+  let routeScope: Scope.CloseableScope
+  const call = async (path: string, body: unknown) => {
+    const res = await fetch(`${url}${path}`, { method: "POST", headers: { "x-api-key": "key", "content-type": "application/json" }, body: JSON.stringify(body) })
+    const text = await res.text()
+    expect(contractProblems(contract, "POST", path, res.status, res.headers.get("content-type"), text)).toEqual([])
+    return { status: res.status, body: JSON.parse(text) as any }
+  }
+
+  beforeAll(async () => {
+    routeScope = await Effect.runPromise(Scope.make())
+    url = await Effect.runPromise(mountRoutes(tradeRoutes({ agentAuth, trades, transactions: makeAgentTransactions(harness.sql) })).pipe(Scope.extend(routeScope)))
+  })
+  afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
+
+  it("build (dry run, then built), a wrong submit, the relay's 0x-hex submit; a sell broadcast by the caller and confirmed by its 0x hash", async () => {
+    const amount = ETH / 20n
+    const q = await quoteNow("buy", amount)
+    const body = { clientTradeId: "hl-http-buy", chain: "hood", mint: curve.token, side: "buy", amountIn: String(amount), slippageBps: 0, payer: "linked", linkedWalletId: linked.id }
+    const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, payer: "linked", wallet: linked.address, expectedOut: q.amountOut.toString() } })
+    expect(await rowsOf("hl-http-buy")).toEqual([])
+    const b = await call("/api/v1/trade/agent/build", body)
+    expect(b).toMatchObject({ status: 200, body: { success: true, status: "built", chain: "hood", payer: "linked", walletId: linked.id } })
+    const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "hl-http-buy", signedTransaction: b.body.transaction })
+    expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
+    const bytes = new Uint8Array(Buffer.from(b.body.transaction as string, "base64"))
+    const relay = await Effect.runPromise(harness.service.signClaimed(principal, linked.id, { claimId: b.body.signClaim.claimId, transaction: bytes, authorizationSignature: await linked.authorize(bytes) }))
+    expect(relay.signedTransaction.startsWith("0x")).toBe(true)
+    const submitted = await call("/api/v1/trade/agent/submit", { clientTradeId: "hl-http-buy", signedTransaction: relay.signedTransaction })
+    expect(submitted).toMatchObject({ status: 200, body: { success: true, status: "executed", payer: "linked", amountOut: q.amountOut.toString(), replay: false } })
+    expect(await executedEvents("hl-http-buy")).toBe(1)
+
+    // A sell (the curve's allowance was given above): the caller broadcasts it and confirms by hash.
+    const sell = q.amountOut / 2n
+    const qs = await quoteNow("sell", sell)
+    const bs = await call("/api/v1/trade/agent/build", { ...body, clientTradeId: "hl-http-sell", side: "sell", amountIn: String(sell) })
+    expect(bs).toMatchObject({ status: 200, body: { status: "built", side: "sell" } })
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await signedBy(linked.privateKey, unsignedOf(bs.body as TradeBuiltView)) })
+    const confirmed = await call("/api/v1/trade/agent/confirm", { clientTradeId: "hl-http-sell", signature: hash })
+    expect(confirmed).toMatchObject({ status: 200, body: { success: true, status: "executed", signature: hash, amountOut: qs.amountOut.toString() } })
+    const again = await call("/api/v1/trade/agent/confirm", { clientTradeId: "hl-http-sell", signature: hash })
+    expect(again).toMatchObject({ status: 200, body: { status: "executed", replay: true } })
+    expect(await executedEvents("hl-http-sell")).toBe(1)
+  }, 120_000)
 })
