@@ -15,6 +15,7 @@
  *   stands (awaited like any repeat). The chain decides from there, as for `payer: main`.
  * - `confirm`: a signature the payer's key made over the built message (verified, ed25519) moves
  *   the trade to `sending` without sending anything, and the runner awaits its verdict.
+ * On Hood (linked payer only) the same three, with a Hood transaction: `HoodSignedTrades.ts`.
  * Settling records the trade once (`TradeStore.save`: fee totals, `trade.executed`, the booking)
  * and then settles the sign claim (best effort: the claim's state is informational).
  */
@@ -191,7 +192,9 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       const row = yield* builtRow(caller, input.clientTradeId, "signature")
       if (row.state !== "built") {
         // A build that failed unsent (its blockhash expired, `Lapsed`) has no signature: it answers as it stands.
-        if (row.signature !== "" && row.signature !== input.signature) {
+        // A Hood hash is hex: its case carries nothing (a base58 signature's does).
+        const same = row.chain === "hood" ? row.signature.toLowerCase() === input.signature.toLowerCase() : row.signature === input.signature
+        if (row.signature !== "" && !same) {
           return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
         }
         return yield* standingOf(row)
