@@ -4,7 +4,7 @@
  * JSON-RPC. The imported EVM wallet's key is the test's: it signs with viem locally.
  * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
  *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
- *   body is refused;
+ *   body is refused; 10 concurrent builds of one new id record one build (one row, claim, hold);
  * - submit: bytes signed by another key, or the built transaction altered and signed by the
  *   wallet, are refused (`wrong_transaction`) and nothing moves; the right bytes, submitted by
  *   several requests at once, are sent once: executed to the quote's `amountOut` to the raw unit,
@@ -245,6 +245,28 @@ describe("Hood linked payer", () => {
     expect(replay._tag === "Right" && replay.right).toMatchObject({ replay: true, status: "executed", signature: settled[0]!.signature })
     expect(await nonceOf(linked.address)).toBe(nonceBefore + 1)
     expect(await executedEvents("hl-buy")).toBe(1)
+  }, 120_000)
+
+  it("10 concurrent builds of one new id record one build: every answer is its transaction and claim, one row, one hold", async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => run(trades.build(caller, request("hl-race", "buy", ETH / 50n)))))
+    const builds = answers.flatMap((a) => (a._tag === "Right" ? [a.right] : []))
+    expect(builds).toHaveLength(10)
+    expect(new Set(builds.map((b) => b.transaction)).size).toBe(1)
+    expect(new Set(builds.map((b) => b.signClaim.claimId)).size).toBe(1)
+    expect(builds.filter((b) => !b.replay)).toHaveLength(1)
+    expect(await rowsOf("hl-race")).toEqual([{ state: "built", signature: "" }])
+    expect(await holdOf("hl-race")).toBe("held")
+    // Its nonce spent by the wallet elsewhere, it settles failed (watch pass), its hold released: the tests after it start clean.
+    const other = await linked.clients.wallet.sendTransaction({ to: linked.address, value: 0n, nonce: unsignedOf(builds[0]!).nonce!, account: linked.clients.wallet.account!, chain: net.chain })
+    expect((await pc().waitForTransactionReceipt({ hash: other })).status).toBe("success")
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("hl-race"))[0]?.state === "failed"
+      },
+      { what: "the raced build to settle", intervalMs: 50 }
+    )
+    expect(await holdOf("hl-race")).toBe("released")
   }, 120_000)
 
   it("confirm: a sell needs the allowance; the caller broadcasts the signed sell itself; another hash is refused; the right one records once", async () => {
