@@ -17,6 +17,8 @@
  * - the watch pass settles builds no request submitted or confirmed: one the caller broadcast
  *   itself is found (the token's transfers since the build's block, the wallet's tx on the nonce,
  *   its bytes the build) and executes once; one whose nonce another transaction took fails;
+ * - a crash between the record of `sending` and the send: the row kept the signed bytes
+ *   (migration 0044) and the recovery pass sends them once; the trade executes to the quote;
  * - after graduation, on the v3 pool through the SwapRouter: a buy signed by the sign relay under
  *   the build's claim (the claim settled `confirmed`), and a sell (the router's allowance first)
  *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit;
@@ -26,7 +28,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Exit, Scope } from "effect"
 import { webcrypto } from "node:crypto"
-import { type Address, getAddress, type Hash, type Hex, parseEventLogs, parseTransaction, zeroAddress } from "viem"
+import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLogs, parseTransaction, zeroAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
@@ -358,6 +360,44 @@ describe("Hood linked payer", () => {
     expect(await executedEvents("hl-watch-lost")).toBe(0)
     expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens + q.amountOut)
   }, 120_000)
+
+  it("a crash between the record of sending and the send: the recovery pass sends the kept signed bytes once and the trade executes to the quote's raw unit", async () => {
+    const amount = ETH / 8n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("hl-crash", "buy", amount))
+    const signed = await signedBy(linked.privateKey, unsignedOf(b))
+    const hash = keccak256(signed)
+    const tokens = await tokenBalance(pc(), curve.token, linked.address)
+    const nonce = await nonceOf(linked.address)
+    // What the runner saves before it sends (the row `sending` with the signed bytes), then the process dies: nothing was broadcast.
+    await sqlRun(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE agent_trades SET state = 'sending', signature = ${hash}, signed_transaction = ${signed} WHERE account_id = ${ACCOUNT} AND client_trade_id = 'hl-crash'`
+      )
+    )
+    expect(await nonceOf(linked.address)).toBe(nonce)
+    await Effect.runPromise(trades.resumeInFlight)
+    await eventually(async () => (await rowsOf("hl-crash"))[0]?.state === "executed", { what: "the recovered trade to execute", intervalMs: 50 })
+    expect(await rowsOf("hl-crash")).toEqual([{ state: "executed", signature: hash }])
+    const view = await run(trades.trade(caller, "hl-crash"))
+    expect(view._tag === "Right" && view.right).toMatchObject({ status: "executed", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens + q.amountOut)
+    expect(await nonceOf(linked.address)).toBe(nonce + 1)
+    expect(await executedEvents("hl-crash")).toBe(1)
+    // Another recovery pass finds nothing in flight and sends nothing.
+    await Effect.runPromise(trades.resumeInFlight)
+    expect(await nonceOf(linked.address)).toBe(nonce + 1)
+  }, 120_000)
+
+  it("a submit keeps the signed bytes on the row (for that recovery); a confirmed self-broadcast keeps none", async () => {
+    const stored = (id: string) =>
+      sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ signed_transaction: string | null }>`SELECT signed_transaction FROM agent_trades WHERE client_trade_id = ${id}`)).then(
+        (r) => r[0]?.signed_transaction
+      )
+    expect(await stored("hl-buy")).toMatch(/^0x02/)
+    expect(await stored("hl-sell")).toBeNull()
+  })
 
   it("after graduation, on the Uniswap v3 pool: a relay-signed buy and a self-broadcast sell paid in ETH (router allowance first), each to the quote's raw unit", async () => {
     const label = `hood-linked-pool-${Date.now()}`

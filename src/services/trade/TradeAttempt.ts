@@ -7,7 +7,10 @@
  *
  * The machine's `Broadcast` becomes `Send` (the signed bytes travel with the event that asked for
  * them: they are never stored, so a crash after `sending` is saved never resends) and `Await`; a
- * stored `sending` row owes only `Await`: it is settled from the chain. `Watch` (a built trade
+ * stored `sending` row owes only `Await`: it is settled from the chain. The exception is a Hood
+ * linked payer's row: it keeps the caller's signed bytes (`signedTransaction`, migration 0044) and
+ * owes their `Send` again (same nonce and hash: never a second trade), since the server cannot
+ * release that wallet's nonce. `Watch` (a built trade
  * found landed) is `Await`. A stored `built` row is idle: the runner's watch pass performs its
  * `Trace` (`SolanaTradeChain.trace`: found landed → `Found`, can never land → `Lapsed`, else
  * nothing), so a build its caller sent itself and never submitted or confirmed still settles.
@@ -48,6 +51,9 @@ export type TradeAttemptOutput = TradeOutput | { readonly _tag: "Send"; readonly
 
 const inFlight = (row: TradeRow): boolean => machineInFlight(stateOf(row))
 
+/** Whether a row keeps the signed bytes it was sent with: Hood, paid by a wallet the server cannot sign for. */
+const keepsSignedBytes = (row: TradeRow): boolean => row.chain === "hood" && row.payer !== "main"
+
 /** `TradeMachine.step` over stored rows. Pure; the same row when nothing changes. */
 export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutput> = {
   step: (row, input) => {
@@ -65,10 +71,19 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
     if (next === state || next === undefined) return [row, mapped]
     const base = row ?? input.insert
     if (base === undefined) return [row, mapped]
-    return [rowAfter(base, next), mapped]
+    const after = rowAfter(base, next)
+    // A Hood linked payer's signed bytes are kept with `sending` (a recovery pass sends them again: the server cannot sign them).
+    return [next._tag === "sending" && input.wire !== undefined && keepsSignedBytes(base) ? { ...after, signedTransaction: input.wire } : after, mapped]
   },
   inFlight,
-  owed: (row) => (inFlight(row) ? [{ _tag: "Await" }] : []),
+  // A stored `sending` row owes its verdict; a Hood linked one with its signed bytes also owes their send (the same nonce
+  // and hash: a second send is refused by the node if the first got through, and that refusal decides nothing).
+  owed: (row) =>
+    !inFlight(row)
+      ? []
+      : keepsSignedBytes(row) && row.signedTransaction !== null && row.signedTransaction !== undefined
+        ? [{ _tag: "Send", wire: row.signedTransaction }, { _tag: "Await" }]
+        : [{ _tag: "Await" }],
   idle: (row) => traced(stateOf(row))
 }
 
