@@ -49,6 +49,10 @@ describe("decodeTradeBody", () => {
 describe("linked and TEE payers' bodies", () => {
   it("a build names its wallet; submit takes a trade (payer main) or a build's signed transaction; confirm a signature", () => {
     expect(decodeTradeBody({ ...base, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ payer: "linked", linkedWalletId: "w-1" })
+    // Hood: linked is served; the TEE payer is not (named at the payer).
+    const hoodMint = "0xBa1eAAE41f21daED374A80Ec9F4d29ea867c4258"
+    expect(decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ chain: "hood", payer: "linked", linkedWalletId: "w-1" })
+    expect((decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "tee", linkedWalletId: "w-1" }) as { field?: string }).field).toBe("payer")
     const tx = Buffer.from([1, 2, 3]).toString("base64")
     expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: tx })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([1, 2, 3]) })
     expect(decodeSubmitBody(base)).toMatchObject({ _tag: "Trade", payer: "main" })
@@ -60,6 +64,15 @@ describe("linked and TEE payers' bodies", () => {
     const signature = "5".repeat(87)
     expect(decodeConfirmBody({ clientTradeId: "t-1", signature })).toEqual({ clientTradeId: "t-1", signature })
     expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: "0x00" }))).toBe("signature")
+    // Hood: the signed transaction as 0x-hex (as the sign relay answers it), decoded like base64; odd or oversized hex is refused.
+    expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "0x02f8ab" })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([2, 0xf8, 0xab]) })
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: "0x02f" }))).toBe("signedTransaction")
+    expect(refused(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: `0x${"ab".repeat(1_233)}` }))).toBe("signedTransaction")
+    // Hood: the broadcast transaction's hash (0x and 32 bytes); nothing shorter or longer.
+    const hash = `0x${"ab".repeat(32)}`
+    expect(decodeConfirmBody({ clientTradeId: "t-1", signature: hash })).toEqual({ clientTradeId: "t-1", signature: hash })
+    expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: `${hash}00` }))).toBe("signature")
+    expect(refused(decodeConfirmBody({ clientTradeId: "t-1", signature: `0x${"zz".repeat(32)}` }))).toBe("signature")
     expect(refused(decodeConfirmBody({ signature }))).toBe("clientTradeId")
   })
 })

@@ -38,8 +38,12 @@ export const CLIENT_TRADE_ID_CHARS_MAX = 128
 export const WALLET_ID_CHARS_MAX = 128
 /** A signed Solana transaction is at most 1,232 bytes: 1,644 base64 chars. */
 export const SIGNED_TRANSACTION_BASE64_CHARS_MAX = 1_644
+/** The same bound as 0x-hex (a Hood signed transaction as the sign relay answers it): 2 + 2,464 chars. */
+export const SIGNED_TRANSACTION_HEX_CHARS_MAX = 2 + 2 * 1_232
 const BASE64_PATTERN = /^[A-Za-z0-9+/]+={0,2}$/
+const EVM_HEX_PATTERN = /^0x[0-9a-fA-F]+$/
 const SIGNATURE_PATTERN = /^[1-9A-HJ-NP-Za-km-z]{64,88}$/
+const EVM_TX_HASH_PATTERN = /^0x[0-9a-fA-F]{64}$/
 
 /** `POST /submit` with `signedTransaction` (a linked or TEE build, signed) or `POST /confirm`'s body, decoded. */
 export const decodeSignedSubmitBody = (body: Record<string, unknown>): Decoded<SignedSubmit> => {
@@ -48,6 +52,13 @@ export const decodeSignedSubmitBody = (body: Record<string, unknown>): Decoded<S
     return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
   }
   const tx = body.signedTransaction
+  // Hood: the sign relay answers an EVM transaction as 0x-hex; taken as is beside base64 (no transaction of either chain is base64 starting "0x").
+  if (typeof tx === "string" && tx.startsWith("0x")) {
+    if (!EVM_HEX_PATTERN.test(tx) || tx.length > SIGNED_TRANSACTION_HEX_CHARS_MAX || tx.length % 2 !== 0) {
+      return validationFailed("signedTransaction", `signedTransaction as 0x-hex must be whole bytes (at most ${SIGNED_TRANSACTION_HEX_CHARS_MAX} chars)`)
+    }
+    return { clientTradeId: id, signedTransaction: new Uint8Array(Buffer.from(tx.slice(2), "hex")) }
+  }
   if (typeof tx !== "string" || tx.length === 0 || tx.length > SIGNED_TRANSACTION_BASE64_CHARS_MAX || !BASE64_PATTERN.test(tx)) {
     return validationFailed("signedTransaction", `signedTransaction must be the built transaction signed, base64 (at most ${SIGNED_TRANSACTION_BASE64_CHARS_MAX} chars)`)
   }
@@ -60,7 +71,9 @@ export const decodeConfirmBody = (body: unknown): Decoded<SignedConfirm> => {
   if (typeof id !== "string" || id.length < 1 || id.length > CLIENT_TRADE_ID_CHARS_MAX) {
     return validationFailed("clientTradeId", `clientTradeId must be a string of 1 to ${CLIENT_TRADE_ID_CHARS_MAX} chars`)
   }
-  if (typeof body.signature !== "string" || !SIGNATURE_PATTERN.test(body.signature)) return validationFailed("signature", "signature must be a base58 transaction signature")
+  if (typeof body.signature !== "string" || !(SIGNATURE_PATTERN.test(body.signature) || EVM_TX_HASH_PATTERN.test(body.signature))) {
+    return validationFailed("signature", "signature must be a base58 transaction signature (Solana) or a 0x transaction hash (Hood)")
+  }
   return { clientTradeId: id, signature: body.signature }
 }
 
@@ -116,7 +129,7 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   const linkedWalletId = body.linkedWalletId
   if (payer === "main" && linkedWalletId !== undefined) return validationFailed("linkedWalletId", "payer main trades from the embedded wallet: send linkedWalletId with payer linked or tee")
   if (payer !== "main") {
-    if (chain !== "solana") return validationFailed("payer", "Hood trades take payer main on this server; linked and TEE payers trade on Solana")
+    if (chain !== "solana" && payer === "tee") return validationFailed("payer", "Hood trades take payer main or linked on this server; the TEE payer trades on Solana")
     if (typeof linkedWalletId !== "string" || linkedWalletId.length < 1 || linkedWalletId.length > WALLET_ID_CHARS_MAX) {
       return validationFailed("linkedWalletId", `payer ${payer} needs linkedWalletId: the paying wallet's id (1 to ${WALLET_ID_CHARS_MAX} chars)`)
     }
@@ -221,21 +234,27 @@ const DryRunResponse = Schema.Struct({
 const BuiltResponse = Schema.Struct({
   ...TradeResponse.fields,
   walletId: Schema.String,
-  transaction: Schema.String.annotations({ description: "The unsigned transaction, base64 wire bytes (the payer's signature slot empty)" }),
+  transaction: Schema.String.annotations({
+    description: "The unsigned transaction, base64: Solana wire bytes (the payer's signature slot empty); Hood the serialized unsigned EIP-1559 transaction"
+  }),
   signClaim: Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }).annotations({
     description: "The single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under"
   }),
-  lastValidBlockHeight: Schema.String.annotations({ description: "Past this block height the transaction can never land" })
+  lastValidBlockHeight: Schema.String.annotations({
+    description: "Solana: past this block height the transaction can never land. Hood: the transaction's nonce (it never lands once another transaction takes it)"
+  })
 }).annotations({ identifier: "AgentTradeBuilt" })
 
 const SignedSubmitWire = Schema.Struct({
   clientTradeId: Schema.String,
-  signedTransaction: Schema.String.annotations({ description: "The built transaction with the paying wallet's signature, base64" })
+  signedTransaction: Schema.String.annotations({
+    description: "The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction, base64 or 0x-hex as the sign relay answers it)"
+  })
 }).annotations({ identifier: "AgentTradeSignedSubmit" })
 
 const ConfirmWire = Schema.Struct({
   clientTradeId: Schema.String,
-  signature: Schema.String.annotations({ description: "The signature (base58) of the built transaction you broadcast yourself" })
+  signature: Schema.String.annotations({ description: "The built transaction you broadcast yourself: its signature (base58, Solana) or its hash (0x, Hood)" })
 }).annotations({ identifier: "AgentTradeConfirm" })
 
 const ListResponse = Schema.Struct({
@@ -337,7 +356,7 @@ export const tradeRoutes = (options: {
     operationId: "buildAgentTrade",
     summary: "A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)",
     description: [
-      "payer linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana, with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
+      "payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana only), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
       "Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}.",
       "A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only."
     ].join(" "),

@@ -628,7 +628,7 @@ export interface paths {
         put?: never;
         /**
          * A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)
-         * @description payer linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana, with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
+         * @description payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana only), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
          */
         post: operations["buildAgentTrade"];
         delete?: never;
@@ -2896,7 +2896,7 @@ export interface components {
         };
         AgentTradeSignedSubmit: {
             clientTradeId: string;
-            /** @description The built transaction with the paying wallet's signature, base64 */
+            /** @description The built transaction with the paying wallet's signature, base64 (Hood: the serialized signed EIP-1559 transaction, base64 or 0x-hex as the sign relay answers it) */
             signedTransaction: string;
         } & {
             [key: string]: unknown;
@@ -2939,19 +2939,19 @@ export interface components {
             createdAt: string;
             replay: boolean;
             walletId: string;
-            /** @description The unsigned transaction, base64 wire bytes (the payer's signature slot empty) */
+            /** @description The unsigned transaction, base64: Solana wire bytes (the payer's signature slot empty); Hood the serialized unsigned EIP-1559 transaction */
             transaction: string;
             /** @description The single-use claim the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under */
             signClaim: {
                 claimId: string;
                 expiresAt: string;
             };
-            /** @description Past this block height the transaction can never land */
+            /** @description Solana: past this block height the transaction can never land. Hood: the transaction's nonce (it never lands once another transaction takes it) */
             lastValidBlockHeight: string;
         };
         AgentTradeConfirm: {
             clientTradeId: string;
-            /** @description The signature (base58) of the built transaction you broadcast yourself */
+            /** @description The built transaction you broadcast yourself: its signature (base58, Solana) or its hash (0x, Hood) */
             signature: string;
         } & {
             [key: string]: unknown;

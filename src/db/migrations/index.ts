@@ -40,6 +40,7 @@ import tradeSignedPayers from "./0039_trade_signed_payers.js"
 import tradeBuiltSlot from "./0040_trade_built_slot.js"
 import transferTeePayer from "./0041_transfer_tee_payer.js"
 import transferSignedBytes from "./0043_transfer_signed_bytes.js"
+import tradeSignedBytes from "./0044_trade_signed_bytes.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -75,5 +76,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0039_trade_signed_payers": tradeSignedPayers,
   "0040_trade_built_slot": tradeBuiltSlot,
   "0041_transfer_tee_payer": transferTeePayer,
-  "0043_transfer_signed_bytes": transferSignedBytes
+  "0043_transfer_signed_bytes": transferSignedBytes,
+  "0044_trade_signed_bytes": tradeSignedBytes
 }

@@ -49,7 +49,9 @@ import {
   type Hex,
   parseEventLogs,
   type PublicClient,
+  type Transaction,
   type TransactionReceipt,
+  TransactionNotFoundError,
   zeroAddress
 } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
@@ -59,6 +61,7 @@ import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
 import { quoteHoodPool, viemPoolSource } from "./HoodPoolQuote.js"
 import { tradeError, type TradeError } from "./TradeError.js"
 import type { TradeObservation } from "./TradeMachine.js"
+import type { Traced } from "./SolanaTradeChain.js"
 import { quoteVenue, type Side, type VenueQuote } from "./VenueQuote.js"
 
 /**
@@ -85,6 +88,10 @@ export const HOOD_TRADE_GAS = {
 
 /** The sending parts every Hood rail shares (`HoodSender.ts`), re-exported for this rail's readers. */
 export { HOOD_RELEASE_GAS, isRevert, makeWalletLocks, revertDataOf } from "../../chain/hood/client/HoodSender.js"
+
+/** A linked build's trace reads the token's transfers in windows of this many blocks, at most `HOOD_TRACE_WINDOWS` of them (from the build's block). */
+export const HOOD_TRACE_WINDOW = 10_000n
+export const HOOD_TRACE_WINDOWS = 20n
 
 /** A pool trade's deadline after its build (the router refuses it later; the curve has none). */
 export const HOOD_POOL_DEADLINE_S = 600n
@@ -319,7 +326,60 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   /** A receipt by hash within the bound (the approval a sell waits for). */
   const receipt = sender.receipt
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, withWallet: sender.withWallet, router, weth9, publicClient: pc }
+  /** The head block's number (a linked build's trace starts at the block it was built at). */
+  const blockNumber = read("block number", (c) => c.getBlockNumber())
+
+  /**
+   * Looks on chain for a built (linked) trade's transaction that no request sent or confirmed:
+   * `Open` while the wallet's mined nonce has not passed the build's (its bytes may still land);
+   * else the transaction on that nonce is looked for among the token's `Transfer`s to (a buy) or
+   * from (a sell) the wallet since the build's block (windows of `HOOD_TRACE_WINDOW` blocks, at
+   * most `HOOD_TRACE_WINDOWS`): from the wallet, on the build's nonce, its signed bytes the built
+   * transaction (`isBuilt`) → `Found`; none → `Lapsed` (another transaction took the nonce, or
+   * this one reverted: either way nothing traded). Mined nonce first: a transaction mined after
+   * that read is in a block the log read covers.
+   */
+  const trace = (row: {
+    readonly wallet: string
+    readonly mint: string
+    readonly side: Side
+    readonly nonce: bigint
+    readonly fromBlock: bigint
+    readonly isBuilt: (tx: Transaction) => Effect.Effect<Hash | undefined>
+  }): Effect.Effect<Traced, TradeError> =>
+    Effect.gen(function* () {
+      const wallet = getAddress(row.wallet)
+      const mined = yield* read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" }))
+      if (BigInt(mined) <= row.nonce) return { _tag: "Open" } as const
+      const head = yield* blockNumber
+      const seen = new Set<Hash>()
+      for (let w = 0n, from = row.fromBlock; w < HOOD_TRACE_WINDOWS && from <= head; w++, from += HOOD_TRACE_WINDOW) {
+        const to = from + HOOD_TRACE_WINDOW - 1n < head ? from + HOOD_TRACE_WINDOW - 1n : head
+        const logs = yield* read("token transfers", (c) =>
+          c.getContractEvents({ address: getAddress(row.mint), abi: curveTokenAbi, eventName: "Transfer", args: row.side === "buy" ? { to: wallet } : { from: wallet }, fromBlock: from, toBlock: to })
+        )
+        for (const log of logs) {
+          if (log.transactionHash === null || seen.has(log.transactionHash)) continue
+          seen.add(log.transactionHash)
+          const tx = yield* transaction(log.transactionHash)
+          if (tx === undefined || getAddress(tx.from) !== wallet || BigInt(tx.nonce) !== row.nonce) continue
+          const hash = yield* row.isBuilt(tx)
+          if (hash !== undefined) return { _tag: "Found", signature: hash } as const
+        }
+      }
+      return { _tag: "Lapsed" } as const
+    })
+
+  /** The transaction the node holds under `hash` (mined or pending), or undefined when it knows none. */
+  const transaction = (hash: Hash) =>
+    read("transaction", (c) =>
+      c.getTransaction({ hash }).catch((e: unknown) => {
+        if (e instanceof TransactionNotFoundError) return undefined
+        throw e
+      })
+    )
+
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, weth9, publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

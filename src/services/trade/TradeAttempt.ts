@@ -7,7 +7,10 @@
  *
  * The machine's `Broadcast` becomes `Send` (the signed bytes travel with the event that asked for
  * them: they are never stored, so a crash after `sending` is saved never resends) and `Await`; a
- * stored `sending` row owes only `Await`: it is settled from the chain. `Watch` (a built trade
+ * stored `sending` row owes only `Await`: it is settled from the chain. The exception is a Hood
+ * linked payer's row: it keeps the caller's signed bytes (`signedTransaction`, migration 0044) and
+ * owes their `Send` again (same nonce and hash: never a second trade), since the server cannot
+ * release that wallet's nonce. `Watch` (a built trade
  * found landed) is `Await`. A stored `built` row is idle: the runner's watch pass performs its
  * `Trace` (`SolanaTradeChain.trace`: found landed → `Found`, can never land → `Lapsed`, else
  * nothing), so a build its caller sent itself and never submitted or confirmed still settles.
@@ -18,6 +21,7 @@ import { Effect, Option } from "effect"
 import type { RowLeases } from "../../db/RowLease.js"
 import { awaitVerdict } from "../../platform/AwaitUntil.js"
 import { type AttemptMachine, type AttemptPorts, type AttemptRunner, type AttemptStore, makeAttemptRunner } from "../attempt/AttemptRunner.js"
+import { builtTransactionHashOf } from "../../chain/hood/client/SignedEvm.js"
 import type { HoodTradeChain } from "./HoodTradeChain.js"
 import { requestMemo } from "../../chain/solana/client/RequestMemo.js"
 import type { SolanaTradeChain, Traced } from "./SolanaTradeChain.js"
@@ -47,6 +51,9 @@ export type TradeAttemptOutput = TradeOutput | { readonly _tag: "Send"; readonly
 
 const inFlight = (row: TradeRow): boolean => machineInFlight(stateOf(row))
 
+/** Whether a row keeps the signed bytes it was sent with: Hood, paid by a wallet the server cannot sign for. */
+const keepsSignedBytes = (row: TradeRow): boolean => row.chain === "hood" && row.payer !== "main"
+
 /** `TradeMachine.step` over stored rows. Pure; the same row when nothing changes. */
 export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutput> = {
   step: (row, input) => {
@@ -64,10 +71,19 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
     if (next === state || next === undefined) return [row, mapped]
     const base = row ?? input.insert
     if (base === undefined) return [row, mapped]
-    return [rowAfter(base, next), mapped]
+    const after = rowAfter(base, next)
+    // A Hood linked payer's signed bytes are kept with `sending` (a recovery pass sends them again: the server cannot sign them).
+    return [next._tag === "sending" && input.wire !== undefined && keepsSignedBytes(base) ? { ...after, signedTransaction: input.wire } : after, mapped]
   },
   inFlight,
-  owed: (row) => (inFlight(row) ? [{ _tag: "Await" }] : []),
+  // A stored `sending` row owes its verdict; a Hood linked one with its signed bytes also owes their send (the same nonce
+  // and hash: a second send is refused by the node if the first got through, and that refusal decides nothing).
+  owed: (row) =>
+    !inFlight(row)
+      ? []
+      : keepsSignedBytes(row) && row.signedTransaction !== null && row.signedTransaction !== undefined
+        ? [{ _tag: "Send", wire: row.signedTransaction }, { _tag: "Await" }]
+        : [{ _tag: "Await" }],
   idle: (row) => traced(stateOf(row))
 }
 
@@ -111,8 +127,9 @@ const portOf = (ctx: TradePortsContext, row: TradeRow) => {
   // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height: what decides it never lands.
   const sent = { ...row, nonce: row.lastValidBlockHeight }
   const release = ctx.hoodRelease
+  // Only the embedded wallet's nonce is released (the server signs for it); a linked payer's bytes are the caller's.
   const observe =
-    release === undefined
+    release === undefined || row.payer !== "main"
       ? hood.observe(sent)
       : Effect.tap(hood.observe(sent), (seen) =>
           seen.outcome === "pending" ? hood.releaseUnsent(sent, (bytes) => release.sign(row.accountId, bytes), release.graceMs) : Effect.void
@@ -135,13 +152,32 @@ export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: {
 export const tracedEvent = (seen: Traced): TradeInput | undefined =>
   seen._tag === "Found" ? { event: { _tag: "Found", signature: seen.signature } } : seen._tag === "Lapsed" ? { event: { _tag: "Lapsed" } } : undefined
 
-/** Looks on chain for a built (Solana) trade's transaction; a read that fails decides nothing (the next pass looks again). */
+/** Looks on chain for a built trade's transaction; a read that fails decides nothing (the next pass looks again). */
 const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeInput | undefined> => {
-  if (row.chain !== "solana" || row.messageHash === null || row.messageHash === undefined) return Effect.succeed(undefined)
+  const messageHash = row.messageHash
+  if (messageHash === null || messageHash === undefined) return Effect.succeed(undefined)
+  if (row.chain === "hood") {
+    // Hood (a linked build): the nonce is kept in `lastValidBlockHeight`, the build's block in `builtSlot`.
+    if (ctx.hood === undefined || row.builtSlot === null || row.builtSlot === undefined) return Effect.succeed(undefined)
+    return ctx.hood
+      .trace({
+        wallet: row.wallet,
+        mint: row.mint,
+        side: row.side,
+        nonce: row.lastValidBlockHeight,
+        fromBlock: row.builtSlot,
+        isBuilt: (tx) => builtTransactionHashOf(tx, messageHash, row.wallet)
+      })
+      .pipe(
+        Effect.map(tracedEvent),
+        Effect.catchAll((e) => Effect.as(Effect.logWarning("a built trade's trace failed; the next pass looks again", e), undefined))
+      )
+  }
+  if (row.chain !== "solana") return Effect.succeed(undefined)
   return ctx.solana
     .trace({
       payer: row.wallet,
-      messageHash: row.messageHash,
+      messageHash,
       memo: requestMemo("trade", row.accountId, row.clientTradeId),
       lastValidBlockHeight: row.lastValidBlockHeight,
       builtSlot: row.builtSlot ?? null

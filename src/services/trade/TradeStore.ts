@@ -66,6 +66,8 @@ export interface TradeRow {
   readonly messageHash?: string | null
   /** The slot of the blockhash the build used: its transaction lands only later (linked, tee; null before migration 0040). */
   readonly builtSlot?: bigint | null
+  /** Hood, linked payer: the signed transaction (0x-hex) its submit sent, kept from `sending` on (a recovery pass broadcasts it again; migration 0044). */
+  readonly signedTransaction?: string | null
 }
 
 interface Db {
@@ -99,6 +101,7 @@ interface Db {
   transaction: string | null
   message_hash: string | null
   built_slot: string | null
+  signed_transaction?: string | null
 }
 
 const rowOf = (r: Db): TradeRow => ({
@@ -131,7 +134,8 @@ const rowOf = (r: Db): TradeRow => ({
   claimId: r.claim_id ?? null,
   transaction: r.transaction ?? null,
   messageHash: r.message_hash ?? null,
-  builtSlot: r.built_slot === null || r.built_slot === undefined ? null : BigInt(r.built_slot)
+  builtSlot: r.built_slot === null || r.built_slot === undefined ? null : BigInt(r.built_slot),
+  signedTransaction: r.signed_transaction ?? null
 })
 
 /** The machine's view of a row. Pure. */
@@ -247,7 +251,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
       sql`
         UPDATE agent_trades SET state = ${next.state}, updated_at = ${now()}, signature = ${next.signature},
           amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
-          error_code = ${next.errorCode}, error = ${next.error}
+          error_code = ${next.errorCode}, error = ${next.error}, signed_transaction = COALESCE(${next.signedTransaction ?? null}, signed_transaction)
         WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
         RETURNING client_trade_id`,
       (rows) => rows.length === 1

@@ -18,8 +18,9 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
 import { type Address, getAddress, type Hash } from "viem"
+import type { PayerError, WalletError } from "../../wallets/WalletError.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
-import { approveCall, type HoodTradeChain } from "../HoodTradeChain.js"
+import { approveCall, HOOD_POOL_DEADLINE_S, type HoodTradeChain } from "../HoodTradeChain.js"
 import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS } from "../TradeInputs.js"
 import type { TradeRow } from "../TradeStore.js"
@@ -29,7 +30,7 @@ import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
 import type { TradeContext } from "./TradeContext.js"
-import { insertTrade, newTradeRow } from "./TradeRows.js"
+import { insertTrade, newTradeRow, type PricedRow } from "./TradeRows.js"
 
 /** The quote asset of the ETH-quoted Hood markets the rail trades. */
 const HOOD_QUOTE_ASSET = "eth"
@@ -60,15 +61,35 @@ const closedRefusal = (reason: "hood_graduating" | "market_recovery" | "quote_un
   }
 }
 
+/**
+ * Who pays on Hood: the embedded EVM wallet (`main`), or an imported EVM wallet named by
+ * `linkedWalletId` under the wallet rules (`linked`). A TEE payer is not served on Hood's trade
+ * rail yet (refused, naming it); nor is a `linked` id that resolves to a TEE wallet.
+ */
+const hoodPayerOf = (ctx: TradeContext, caller: TradeCaller, request: TradeRequest) =>
+  Effect.gen(function* () {
+    if (request.payer === "main") {
+      if (caller.embeddedWallet === "denied") {
+        return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
+      }
+      const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
+      if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
+      return { rail: "main" as const, wallet: getAddress(embedded.address), walletId: null as string | null, who: "The embedded wallet" }
+    }
+    const teeRefused = tradeError("chain_unsupported", "payer tee is not served on the Hood trade rail yet: trade with payer main or an imported (linked) EVM wallet", { field: "payer" })
+    if (request.payer === "tee") return yield* teeRefused
+    if (ctx.wallets === undefined || caller.principal === undefined) {
+      return yield* tradeError("chain_unsupported", "This server's trade rail has no wallet service: linked payers are not served", { field: "payer" })
+    }
+    const view = yield* ctx.wallets.resolvePayer(caller.principal, request.linkedWalletId ?? "", "evm", "spend")
+    if (view.walletKind === "tee") return yield* teeRefused
+    return { rail: "linked" as const, wallet: getAddress(view.address), walletId: view.id as string | null, who: "The paying wallet" }
+  })
+
 /** Every check and the priced trade; nothing recorded, nothing signed. */
 const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCaller, request: TradeRequest) =>
   Effect.gen(function* () {
-    if (caller.embeddedWallet === "denied") {
-      return yield* tradeError("embedded_wallet_not_permitted", "This key's embedded-wallet permission is denied; it cannot trade with payer main")
-    }
-    const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
-    if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
-    const wallet = getAddress(embedded.address)
+    const { rail, wallet, walletId, who } = yield* hoodPayerOf(ctx, caller, request)
     const mint = getAddress(request.mint.toLowerCase())
     const market = yield* deps.hood.quote(mint, request.side, request.amountInRaw)
     if (market === undefined) {
@@ -90,12 +111,12 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
     }
     const held = yield* deps.hood.holdings(wallet, mint)
     if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
-      return yield* tradeError("insufficient_balance", `The embedded wallet holds ${held.tokenRaw} of this token, less than amountIn`, {
+      return yield* tradeError("insufficient_balance", `${who} holds ${held.tokenRaw} of this token, less than amountIn`, {
         details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
       })
     }
     if (request.side === "buy" && held.weiRaw < request.amountInRaw) {
-      return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei, less than amountIn`, {
+      return yield* tradeError("insufficient_balance", `${who} has ${held.weiRaw} wei, less than amountIn`, {
         details: { balanceRaw: held.weiRaw.toString(), requiredRaw: request.amountInRaw.toString() }
       })
     }
@@ -104,7 +125,7 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
     const spend: SpendAttempt =
       request.side === "buy"
         ? {
-            rail: "main",
+            rail,
             purpose: "trade",
             side: "buy",
             asset: HOOD_QUOTE_ASSET,
@@ -112,14 +133,70 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
             usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw)
           }
         : {
-            rail: "main",
+            rail,
             purpose: "trade",
             side: "sell",
             asset: mint,
             amountRaw: request.amountInRaw,
             usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
           }
-    return { wallet, mint, market, fill: q, minOut, spend }
+    // A linked wallet's sell: the server cannot sign its approval, so the allowance must be there already.
+    if (rail === "linked" && request.side === "sell") {
+      const spender = deps.hood.spenderOf(market.venue, market.curve)
+      const allowed = yield* deps.hood.allowance(wallet, mint, spender)
+      if (allowed < request.amountInRaw) {
+        return yield* tradeError("insufficient_balance", `${who} allows ${spender} ${allowed} of this token, less than amountIn: approve ${spender} on the token first, then build again`, {
+          details: { reason: "allowance", spender, allowanceRaw: allowed.toString(), requiredRaw: request.amountInRaw.toString() }
+        })
+      }
+    }
+    return { rail, wallet, walletId, who, mint, market, fill: q, minOut, spend }
+  })
+
+export type HoodPricedTrade = Effect.Effect.Success<ReturnType<typeof pricedTrade>>
+
+/** The row's figures of a priced Hood trade (`TradeRows.newTradeRow`); no platform fee on Hood yet. Pure. */
+export const hoodPricedRow = (p: HoodPricedTrade): PricedRow => ({
+  mint: p.mint,
+  venue: p.fill.venue,
+  quoteMint: HOOD_QUOTE_MINT,
+  quoteAsset: HOOD_QUOTE_ASSET,
+  payer: p.rail,
+  wallet: p.wallet,
+  expectedOutRaw: p.fill.amountOut,
+  minAmountOutRaw: p.minOut,
+  feeBps: 0,
+  feeRaw: 0n,
+  spend: p.spend
+})
+
+/** The trade's unsigned transaction for `p` (a pool trade's deadline 600 s from now). */
+export const hoodTradeBuild = (hood: HoodTradeChain, request: TradeRequest, p: HoodPricedTrade) =>
+  Effect.gen(function* () {
+    const nowS = BigInt(Math.floor((yield* Clock.currentTimeMillis) / 1000))
+    return yield* hood.build({
+      wallet: p.wallet,
+      venue: p.market.venue,
+      side: request.side,
+      mint: p.mint,
+      curve: p.market.curve,
+      poolFee: p.market.poolFee,
+      amountInRaw: request.amountInRaw,
+      minAmountOutRaw: p.minOut,
+      deadlineS: nowS + HOOD_POOL_DEADLINE_S
+    })
+  })
+
+/** The wallet covers the built transaction: its value plus the gas limit at the fee cap. */
+export const hoodGasFunded = (hood: HoodTradeChain, p: HoodPricedTrade, built: { readonly value: bigint; readonly gas: bigint; readonly maxFeePerGas: bigint }) =>
+  Effect.gen(function* () {
+    const held = yield* hood.holdings(p.wallet, p.mint)
+    const needWei = built.value + built.gas * built.maxFeePerGas
+    if (held.weiRaw < needWei) {
+      return yield* tradeError("insufficient_balance", `${p.who} has ${held.weiRaw} wei; the trade needs ${needWei} (value and gas at the fee cap)`, {
+        details: { balanceRaw: held.weiRaw.toString(), requiredRaw: needWei.toString() }
+      })
+    }
   })
 
 export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => {
@@ -128,7 +205,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
 
   const priced = (caller: TradeCaller, request: TradeRequest) => pricedTrade(ctx, deps, caller, request)
 
-  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | SqlError> =>
+  const dryRun = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeDryRunView, TradeError | SpendError | PayerError | WalletError | SqlError> =>
     Effect.tap(priced(caller, request), (p) => deps.spendChecked(caller, request, p.spend)).pipe(Effect.map((p) => ({
       dryRun: true,
       clientTradeId: request.clientTradeId,
@@ -136,7 +213,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
       mint: p.mint,
       side: request.side,
       venue: p.fill.venue,
-      payer: "main",
+      payer: p.rail,
       wallet: p.wallet,
       quoteMint: HOOD_QUOTE_MINT,
       quoteAsset: HOOD_QUOTE_ASSET,
@@ -171,42 +248,13 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
         if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* deps.replayOf(caller, request)
         const { market } = p
         if (request.side === "sell") yield* ensureAllowance(caller.accountId, p.wallet, p.mint, hood.spenderOf(market.venue, market.curve), request.amountInRaw)
-        const nowS = BigInt(Math.floor((yield* Clock.currentTimeMillis) / 1000))
-        const built = yield* hood.build({
-          wallet: p.wallet,
-          venue: market.venue,
-          side: request.side,
-          mint: p.mint,
-          curve: market.curve,
-          poolFee: market.poolFee,
-          amountInRaw: request.amountInRaw,
-          minAmountOutRaw: p.minOut,
-          deadlineS: nowS + 600n
-        })
-        const held = yield* hood.holdings(p.wallet, p.mint)
-        const needWei = built.value + built.gas * built.maxFeePerGas
-        if (held.weiRaw < needWei) {
-          return yield* tradeError("insufficient_balance", `The embedded wallet has ${held.weiRaw} wei; the trade needs ${needWei} (value and gas at the fee cap)`, {
-            details: { balanceRaw: held.weiRaw.toString(), requiredRaw: needWei.toString() }
-          })
-        }
+        const built = yield* hoodTradeBuild(hood, request, p)
+        yield* hoodGasFunded(hood, p, built)
         const signed = yield* sign(caller.accountId, built.bytes)
         const row = newTradeRow(
           caller,
           request,
-          {
-            mint: p.mint,
-            venue: p.fill.venue,
-            quoteMint: HOOD_QUOTE_MINT,
-            quoteAsset: HOOD_QUOTE_ASSET,
-            payer: "main",
-            wallet: p.wallet,
-            expectedOutRaw: p.fill.amountOut,
-            minAmountOutRaw: p.minOut,
-            feeBps: 0,
-            feeRaw: 0n,
-            spend: p.spend
-          },
+          hoodPricedRow(p),
           // Hood: the transaction's nonce (what decides that it never lands).
           { state: "sending", signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce), createdAtMs: ctx.nowMs() }
         )

@@ -15,6 +15,7 @@
  *   stands (awaited like any repeat). The chain decides from there, as for `payer: main`.
  * - `confirm`: a signature the payer's key made over the built message (verified, ed25519) moves
  *   the trade to `sending` without sending anything, and the runner awaits its verdict.
+ * On Hood (linked payer only) the same three, with a Hood transaction: `HoodSignedTrades.ts`.
  * Settling records the trade once (`TradeStore.save`: fee totals, `trade.executed`, the booking)
  * and then settles the sign claim (best effort: the claim's state is informational).
  */
@@ -28,6 +29,7 @@ import { tradeBodyHash } from "../TradeInputs.js"
 import { tradeError } from "../TradeError.js"
 import type { TradeRow } from "../TradeStore.js"
 import { builtView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
+import { makeHoodSignedTrades } from "./HoodSignedTrades.js"
 import type { TradeContext } from "./TradeContext.js"
 import { pricedRow } from "./SolanaTradePricing.js"
 import { insertTrade, newTradeRow } from "./TradeRows.js"
@@ -54,6 +56,8 @@ const base58Of = (signature: SignatureBytes): string => base58Text.decode(signat
 
 export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
   const { store, solana } = ctx
+  /** The Hood half (linked payer): its build, and the checks of its signed bytes and broadcast hash. */
+  const hood = ctx.hood === undefined ? undefined : makeHoodSignedTrades(ctx, ctx.hood)
 
   const key = (caller: TradeCaller, clientTradeId: string) => ({ accountId: caller.accountId, clientTradeId })
 
@@ -73,6 +77,10 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const stored = yield* store.get(caller.accountId, request.clientTradeId)
       if (stored !== undefined) return yield* replayBuild(request, stored)
+      if (request.chain === "hood" && hood !== undefined && submits.hoodPriced !== undefined) {
+        const hp = yield* submits.hoodPriced(caller, request)
+        return yield* submits.heldAround(caller, request, hp.spend, hood.record(caller, request, hp, replayBuild))
+      }
       const p = yield* submits.priced(caller, request)
       return yield* submits.heldAround(caller, request, p.spend, record(caller, request, p))
     })
@@ -161,6 +169,11 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
     Effect.gen(function* () {
       const row = yield* builtRow(caller, input.clientTradeId, "signedTransaction")
       if (row.state !== "built") return yield* standingOf(row)
+      if (row.chain === "hood") {
+        if (hood === undefined) return yield* tradeError("chain_unsupported", "This server does not run the Hood trade rail", { field: "chain" })
+        const proven = yield* hood.verifySubmit(row, input.signedTransaction)
+        return yield* sent(caller, row, proven.signature, proven.wire)
+      }
       const parts = signedPayerParts(input.signedTransaction, row.wallet)
       if (parts === undefined) {
         return yield* tradeError("wrong_transaction", "signedTransaction does not decode as a transaction signed by the paying wallet", { field: "signedTransaction" })
@@ -179,10 +192,16 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       const row = yield* builtRow(caller, input.clientTradeId, "signature")
       if (row.state !== "built") {
         // A build that failed unsent (its blockhash expired, `Lapsed`) has no signature: it answers as it stands.
-        if (row.signature !== "" && row.signature !== input.signature) {
+        // A Hood hash is hex: its case carries nothing (a base58 signature's does).
+        const same = row.chain === "hood" ? row.signature.toLowerCase() === input.signature.toLowerCase() : row.signature === input.signature
+        if (row.signature !== "" && !same) {
           return yield* tradeError("wrong_transaction", `This trade was sent with signature ${row.signature}, not ${input.signature}`, { field: "signature" })
         }
         return yield* standingOf(row)
+      }
+      if (row.chain === "hood") {
+        if (hood === undefined) return yield* tradeError("chain_unsupported", "This server does not run the Hood trade rail", { field: "chain" })
+        return yield* sent(caller, row, yield* hood.verifyConfirm(row, input.signature), undefined)
       }
       const bytes = signatureBytesOf(input.signature)
       const message = row.transaction === null || row.transaction === undefined ? undefined : signedMessageOf(row.transaction)

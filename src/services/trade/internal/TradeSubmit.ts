@@ -125,5 +125,5 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
       return { accepted: true, clientTradeId: row.clientTradeId, status: row.state, jobUrl: tradeJobUrl(row.clientTradeId) } satisfies TradeAcceptedView
     })
 
-  return { submit, dryRun, replayOf, answerOf, awaitSettled, priced, heldAround }
+  return { submit, dryRun, replayOf, answerOf, awaitSettled, priced, heldAround, hoodPriced: hood?.priced }
 }

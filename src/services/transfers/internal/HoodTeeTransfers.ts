@@ -30,7 +30,8 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { getAddress, type Hex, hexToBigInt, keccak256, parseTransaction, recoverTransactionAddress, serializeTransaction } from "viem"
+import { getAddress, type Hex } from "viem"
+import { signedEvmParts } from "../../../chain/hood/client/SignedEvm.js"
 import { check as checkSpend } from "../../spend/SpendStore.js"
 import { hoodTransferCall, type HoodTransfers, type HoodUnavailable } from "../HoodTransfers.js"
 import { transferError } from "../TransferError.js"
@@ -40,30 +41,6 @@ import type { TeeCommon, TeeCommonContext, TeeTransferFailure } from "./TeeCommo
 
 const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`
-
-/** The secp256k1 group order: a signature's `s` above half of it is the malleated twin of a canonical one. */
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
-
-/**
- * The unsigned serialization of a signed EVM transaction and its signer, or undefined when the
- * bytes are not one in its one canonical form: `s` in the lower half of the order (a high-s twin
- * recovers the same signer under another hash), and the bytes exactly what viem serializes again
- * from their parse (no other encoding of the same transaction). Pure but for the signer's recovery.
- */
-export const signedEvmParts = (signed: Hex): Effect.Effect<{ readonly unsigned: Hex; readonly signer: string; readonly hash: Hex } | undefined> =>
-  Effect.gen(function* () {
-    const parsed = yield* Effect.option(Effect.try(() => parseTransaction(signed)))
-    if (parsed._tag === "None") return undefined
-    const { r, s, v: _v, yParity: _y, ...fields } = parsed.value as typeof parsed.value & { r?: Hex; s?: Hex; v?: bigint; yParity?: number }
-    if (r === undefined || s === undefined) return undefined
-    if (hexToBigInt(s) > SECP256K1_N / 2n) return undefined
-    const again = yield* Effect.option(Effect.try(() => serializeTransaction(parsed.value as Parameters<typeof serializeTransaction>[0])))
-    if (again._tag === "None" || again.value.toLowerCase() !== signed.toLowerCase()) return undefined
-    const unsigned = yield* Effect.option(Effect.try(() => serializeTransaction(fields as Parameters<typeof serializeTransaction>[0])))
-    const signer = yield* Effect.option(Effect.tryPromise(() => recoverTransactionAddress({ serializedTransaction: signed as never })))
-    if (unsigned._tag === "None" || signer._tag === "None") return undefined
-    return { unsigned: unsigned.value, signer: getAddress(signer.value), hash: keccak256(signed) }
-  })
 
 export const makeHoodTeeTransfers = (ctx: TeeCommonContext, common: TeeCommon, hood: HoodTransfers) => {
   const down = (e: HoodUnavailable) => ctx.chainDown(e)
