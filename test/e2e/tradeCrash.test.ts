@@ -25,7 +25,7 @@ let mint: string
 let wallet: string
 
 const start = async (): Promise<Engine> =>
-  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
+  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 240_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
 const agentApi = agentClient(() => engine.url, () => key)
 /** The trade rail through the typed client, as the local key. */
