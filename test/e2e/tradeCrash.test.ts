@@ -51,7 +51,7 @@ beforeAll(async () => {
   const job = await settledJob(agentApi, () => engine, "trade-crash-token")
   expect(job.status).toBe("confirmed")
   mint = job.mint as string
-}, 240_000)
+}, 360_000)
 
 afterAll(async () => {
   await engine?.stop("SIGKILL")
@@ -113,5 +113,5 @@ describe("kill -9 during a trade", () => {
     expect((await tokensHeld()) - held).toBe(moved)
     const listed = await rail.list(mint)
     expect(listed.body.trades.filter((t: { clientTradeId: string }) => t.clientTradeId === id)).toHaveLength(1)
-  }, 240_000)
+  }, 420_000)
 })
