@@ -1,18 +1,18 @@
 /**
- * The documented market record and feed row (`MarketRecordDoc.ts`) name every member the actor's
- * `marketRecord` and `feedRow` write, with their types, in every lifecycle and migration status on
- * both chains: each record is checked against the JSON Schema the OpenAPI document carries (Ajv,
- * 2020-12, as the contract check of the end-to-end tests does), where a member without its schema
- * (`additionalProperties: false`) or a wrong type fails.
+ * The documented market record (`MarketRecordDoc.ts`) names every member the actor's
+ * `marketRecord` writes, with its type, in every lifecycle and migration status on both chains:
+ * each record is checked against the JSON Schema the OpenAPI document carries (Ajv, 2020-12, as
+ * the contract check of the end-to-end tests does), where a member without its schema
+ * (`additionalProperties: false`) or a wrong type fails. (Feed rows: `test/conformance/feedRows.test.ts`.)
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { JSONSchema, Schema } from "effect"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketCore, type MarketState, step } from "../../actors/market/MarketActor.js"
-import { feedRow, marketRecord } from "../../actors/market/MarketRecord.js"
+import { marketRecord } from "../../actors/market/MarketRecord.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
-import { FeedRowDoc, MarketRecordDoc } from "./MarketRecordDoc.js"
+import { MarketRecordDoc } from "./MarketRecordDoc.js"
 
 const SOL = 1_000_000_000n
 const ETH = 10n ** 18n
@@ -48,20 +48,17 @@ const states = (): ReadonlyArray<readonly [string, ReadonlyArray<ChainEvent>]> =
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 const validatorOf = (schema: Schema.Schema.Any) => ajv.compile(JSONSchema.make(schema, { target: "jsonSchema2020-12" }) as object)
 
-describe("the documented market record and feed row", () => {
+describe("the documented market record", () => {
   const record = validatorOf(MarketRecordDoc)
-  const row = validatorOf(FeedRowDoc)
   for (const [name, events] of states()) {
-    it(`${name}: the record and the row as written validate`, () => {
+    it(`${name}: the record as written validates`, () => {
       const core = fold(events)
       const written = JSON.parse(JSON.stringify(marketRecord(core, core.lastEventAtMs)))
       expect(record(written), `${name}: ${JSON.stringify(record.errors)}`).toBe(true)
-      expect(row(JSON.parse(JSON.stringify(feedRow(core, core.lastEventAtMs, true)))), `${name}: ${JSON.stringify(row.errors)}`).toBe(true)
     })
   }
   it("a member the schema does not name fails", () => {
     const core = fold(states()[0]![1])
     expect(record({ ...JSON.parse(JSON.stringify(marketRecord(core, core.lastEventAtMs))), extra: 1 })).toBe(false)
-    expect(row({ ...JSON.parse(JSON.stringify(feedRow(core, core.lastEventAtMs))), extra: 1 })).toBe(false)
   })
 })

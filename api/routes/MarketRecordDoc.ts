@@ -1,7 +1,8 @@
 /**
- * The market record and the feed row as the OpenAPI document shows them (spec 2.9, issue 32 item 1):
- * closed objects naming every member `actors/market/MarketRecord.ts` writes, so the generated client
- * types them and the contract check fails a member the record gains without its schema.
+ * The market record as the OpenAPI document shows it (spec 2.9, issue 32 item 1): a closed object
+ * naming every member `actors/market/MarketRecord.ts`'s `marketRecord` writes, so the generated
+ * client types it and the contract check fails a member the record gains without its schema. (The
+ * feed rows' schemas are in `MarketRoutes.ts`, `FeedRow` and `FeedRowProjected`.)
  */
 import { Schema } from "effect"
 import { CurveModes } from "../../src/chain/solana/program/accounts/Common.js"
@@ -11,7 +12,7 @@ import { ChainId, DecimalString, RawAmount } from "../ResponseSchemas.js"
 const Lifecycle = Schema.Literal("trading", "completed", "migrated", "recovery")
 const IsoTime = Schema.String.annotations({ description: "ISO 8601 time" })
 
-/** The statistics of a market record and a feed row (quote units as decimals, counts as integers). */
+/** The statistics of a market record (quote units as decimals, counts as integers). */
 const Statistics = {
   price: Schema.NullOr(DecimalString).annotations({ description: "Quote units per whole token; null before the curve has a price" }),
   marketCap: Schema.NullOr(DecimalString),
@@ -83,18 +84,3 @@ export const MarketRecordDoc = Schema.Struct({
   ...Statistics,
   statsAsOf: IsoTime
 }).annotations({ identifier: "MarketRecord", description: "Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics" })
-
-/** A feed row; with the feed's `fields` parameter only the members asked for (so each is optional here). */
-export const FeedRowDoc = Schema.partialWith(Schema.Struct({
-  chain: ChainId,
-  address: Schema.String,
-  name: Schema.String,
-  symbol: Schema.String,
-  image: Schema.NullOr(Schema.String),
-  lifecycle: Lifecycle,
-  progressBps: Schema.Int,
-  createdAt: Schema.NullOr(IsoTime),
-  migratedAt: Schema.NullOr(IsoTime),
-  isAgent: Schema.Boolean.annotations({ description: "Launched through an agent key" }),
-  ...Statistics
-}), { exact: true }).annotations({ identifier: "FeedRow", description: "Spec 2.9 feed row; with `fields`, only the members asked for" })

@@ -28,6 +28,8 @@ import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { ingestionCaughtUp } from "../support/ingestion.js"
 import { solanaEnv, startStandaloneSolana } from "../support/standaloneChains.js"
+import { engineClient } from "../../clients/typescript/index.js"
+import { publicReads } from "../support/typedReads.js"
 
 const engines: Engine[] = []
 const children: ChildProcess[] = []
@@ -53,15 +55,13 @@ interface MarketRecord {
 }
 
 const feed = async (engine: Engine, chain: Chain): Promise<ReadonlyArray<string>> => {
-  const body = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&chain=${chain}&limit=50`)).json()) as {
-    tokens?: Array<{ address: string }>
-  }
-  return (body.tokens ?? []).map((t) => t.address)
+  const { data } = await engineClient({ baseUrl: engine.url }).GET("/api/v1/markets/feed", { params: { query: { bucket: "new", chain, limit: 50 } } })
+  return ((data?.tokens ?? []) as Array<{ address: string }>).map((t) => t.address)
 }
 
 const market = async (engine: Engine, chain: Chain, mint: string): Promise<{ status: number; record?: MarketRecord }> => {
-  const res = await fetch(`${engine.url}/api/v1/markets/${chain}/${mint}`)
-  const body = (await res.json()) as { market?: MarketRecord }
+  const res = await publicReads(() => engine.url).market(chain, mint)
+  const body = res.body as { market?: MarketRecord }
   return { status: res.status, ...(body.market === undefined ? {} : { record: body.market }) }
 }
 

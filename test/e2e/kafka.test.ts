@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { type KafkaBroker, noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
+import { engineClient } from "../../clients/typescript/index.js"
 
 const skip = skipKafka()
 // The mock cannot serve an idempotent producer (docs/decisions.md, "Kafka in development and CI").
@@ -27,12 +28,12 @@ describe.skipIf(skip)(`the engine on Kafka${skip ? ` (${noKafkaReason})` : ""}`,
   }, 60_000)
 
   it("is ready with the bus check on Kafka, and the simulated markets reach the feed through it", async () => {
-    const ready = (await (await fetch(`${engine.url}/readyz`)).json()) as { ready: boolean; checks: Record<string, string> }
+    const ready = (await engineClient({ baseUrl: engine.url }).GET("/readyz")).data
     expect(ready).toMatchObject({ ready: true, checks: { bus: "ok" } })
     const tokens = await eventually(
       async () => {
-        const body = (await (await fetch(`${engine.url}/api/v1/markets/feed?bucket=new&limit=5`)).json()) as { tokens?: ReadonlyArray<{ chain: string }> }
-        return (body.tokens?.length ?? 0) > 0 ? body.tokens : undefined
+        const { data } = await engineClient({ baseUrl: engine.url }).GET("/api/v1/markets/feed", { params: { query: { bucket: "new", limit: 5 } } })
+        return (data?.tokens.length ?? 0) > 0 ? data?.tokens : undefined
       },
       { what: "markets in the feed", deadlineMs: 60_000, intervalMs: 200, detail: () => engine.output().slice(-3000) }
     )

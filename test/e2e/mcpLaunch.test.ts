@@ -18,6 +18,7 @@ import { MCP_PATH } from "../../src/McpEndpoint.js"
 import { MCP_HTTP_PATH, serveHttp } from "../../clients/mcp/server.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { agentClient, rawBody } from "../support/launchClient.js"
 import { solidImage } from "../support/testImages.js"
 
 let engine: Engine
@@ -28,13 +29,12 @@ let mcpHttp: http.Server
 beforeAll(async () => {
   engine = await startEngine({ env: { HEADLESS_LAUNCH_ENABLED: "true" }, args: ["--quiet"], readyTimeoutMs: 120_000 })
   key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
-  const upload = await fetch(`${engine.url}/api/v1/uploads/agent-image`, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "image/png" },
-    body: await solidImage("png", 64, 64)
-  })
-  expect(upload.status).toBe(200)
-  imageUrl = ((await upload.json()) as { imageUrl: string }).imageUrl
+  const upload = await agentClient(
+    () => engine.url,
+    () => key
+  )().POST("/api/v1/uploads/agent-image", { ...rawBody(await solidImage("png", 64, 64)), headers: { "content-type": "image/png" } })
+  expect(upload.response.status).toBe(200)
+  imageUrl = upload.data!.imageUrl
   mcpHttp = await serveHttp({ baseUrl: engine.url, apiKey: key, port: 0 })
 }, 150_000)
 

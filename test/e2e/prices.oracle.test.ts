@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Engine, startEngineWithData } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
+import { dataClient } from "../../clients/typescript/index.js"
 
 let engine: Engine
 let dataUrl = ""
@@ -27,8 +28,8 @@ afterAll(async () => {
 })
 
 const asset = async (id: string) => {
-  const res = await fetch(`${dataUrl}/v1/assets/${id}`, { headers: { authorization: `Bearer ${key}` } })
-  return res.status === 200 ? ((await res.json()) as { price_usd: string | null; price_source: string | null }) : undefined
+  const res = await dataClient({ baseUrl: dataUrl, apiKey: key }).GET("/v1/assets/{id}", { params: { path: { id } } })
+  return res.response.status === 200 ? (res.data as { price_usd: string | null; price_source: string | null }) : undefined
 }
 
 describe("USD prices from the localnets' oracles in the started engine", () => {

@@ -17,6 +17,7 @@ import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { ingestionCaughtUp } from "../support/ingestion.js"
 import { solanaEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { publicReads } from "../support/typedReads.js"
 
 let chain: Standalone<StandaloneSolana>
 let localnet: StandaloneSolana
@@ -40,8 +41,8 @@ afterAll(async () => {
 const env = () => solanaEnv(localnet)
 
 const market = async (engine: Engine, mint: string) => {
-  const res = await fetch(`${engine.url}/api/v1/markets/solana/${mint}`)
-  return res.status === 200 ? ((await res.json()) as { market: Record<string, any> }).market : undefined
+  const res = await publicReads(() => engine.url).market("solana", mint)
+  return res.status === 200 ? (res.body.market as Record<string, any>) : undefined
 }
 
 describe("crash and restart", () => {

@@ -12,7 +12,9 @@ import { findAssociatedTokenAddress } from "../../src/chain/solana/client/SplIns
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { keyCall, solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { solanaLaunchEnv, type Standalone, type StandaloneSolana, startStandaloneSolana } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 let chain: Standalone<StandaloneSolana>
 let localnet: StandaloneSolana
@@ -23,13 +25,15 @@ let mint: string
 let wallet: string
 
 const start = async (): Promise<Engine> =>
-  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 120_000, ...(dataDir !== undefined ? { dataDir } : {}) })
+  startEngine({ env: solanaLaunchEnv(localnet), args: ["--quiet"], readyTimeoutMs: 240_000, ...(dataDir !== undefined ? { dataDir } : {}) })
 
-const call = keyCall(
-  () => engine.url,
-  () => key
-)
 const agentApi = agentClient(() => engine.url, () => key)
+/** The trade rail through the typed client, as the local key. */
+const rail = {
+  submit: async (body: MainComponents["schemas"]["AgentTradeRequest"]) => answered(await agentApi().POST("/api/v1/trade/agent/submit", { body })),
+  trade: async (clientTradeId: string) => answered(await agentApi().GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId } } })),
+  list: async (mint: string) => answered(await agentApi().GET("/api/v1/agent/trades", { params: { query: { mint, limit: 100 } } }))
+}
 
 beforeAll(async () => {
   chain = await startStandaloneSolana({ LOCALNET_SLOT_MS: "100" })
@@ -38,16 +42,16 @@ beforeAll(async () => {
   dataDir = engine.dataDir
   key = localCredentials(dataDir).agentKey
   const imageUrl = await uploadImage(engine, key)
-  wallet = (await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
+  wallet = answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl } })).body.launchWallet as string
   const rpc = createSolanaRpc(localnet.rpcUrl)
   await rpc.requestAirdrop(address(wallet), lamports(50_000_000_000n)).send()
   await eventually(async () => (await rpc.getBalance(address(wallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
-  const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "trade-crash-token", name: "Crash Trade", symbol: "CRT", imageUrl, async: true })
+  const launched = answered(await agentApi().POST("/api/v1/launch/headless", { body: { clientLaunchId: "trade-crash-token", name: "Crash Trade", symbol: "CRT", imageUrl, async: true } }))
   expect(launched.status).toBe(202)
   const job = await settledJob(agentApi, () => engine, "trade-crash-token")
   expect(job.status).toBe("confirmed")
   mint = job.mint as string
-}, 240_000)
+}, 360_000)
 
 afterAll(async () => {
   await engine?.stop("SIGKILL")
@@ -70,20 +74,16 @@ const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean
 describe("kill -9 during a trade", () => {
   it.each(killPoints)("$name: the restarted engine settles the trade once from the chain", async (point) => {
     const id = `crash-${process.pid}-${point.async ? "async" : "blocking"}`
-    const body = { clientTradeId: id, chain: "solana", mint, side: "buy", amountIn: "50000000", slippageBps: 100, async: point.async }
+    const body: MainComponents["schemas"]["AgentTradeRequest"] = { clientTradeId: id, chain: "solana", mint, side: "buy", amountIn: "50000000", slippageBps: 100, async: point.async }
     const held = await tokensHeld()
-    const sent = fetch(`${engine.url}/api/v1/trade/agent/submit`, {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: JSON.stringify(body)
-    }).then(
+    const sent = rail.submit(body).then(
       (r) => r.status,
       () => "reset" as const
     )
     if (point.async) expect(await sent).toBe(202)
     else {
       const seen = await eventually(async () => {
-        const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+        const r = await rail.trade(id)
         return r.status === 200 ? (r.body.status as string) : undefined
       }, { what: `trade ${id} recorded`, intervalMs: 5, deadlineMs: 30_000 })
       console.info(`${point.name}: killed with the trade ${seen}`)
@@ -93,7 +93,7 @@ describe("kill -9 during a trade", () => {
     engine = await start()
     const settled = await eventually(
       async () => {
-        const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+        const r = await rail.trade(id)
         return r.status === 200 && r.body.status !== "sending" ? (r.body as Record<string, any>) : undefined
       },
       { what: `trade ${id} to settle after the restart`, deadlineMs: 90_000, intervalMs: 100, detail: () => engine.output().slice(-3000) }
@@ -103,15 +103,15 @@ describe("kill -9 during a trade", () => {
     if (settled.status === "executed") {
       expect(settled.amountOut).toBe(settled.expectedOut)
       expect(moved).toBe(BigInt(settled.amountOut))
-      const replay = await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })
+      const replay = await rail.submit({ ...body, async: false })
       expect(replay).toMatchObject({ status: 200, body: { replay: true, signature: settled.signature } })
     } else {
       expect(settled).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
       expect(moved).toBe(0n)
-      expect((await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })).body.error.code).toBe("SWAP_FAILED")
+      expect((await rail.submit({ ...body, async: false })).body.error.code).toBe("SWAP_FAILED")
     }
     expect((await tokensHeld()) - held).toBe(moved)
-    const listed = await call("GET", `/api/v1/agent/trades?mint=${mint}&limit=100`)
+    const listed = await rail.list(mint)
     expect(listed.body.trades.filter((t: { clientTradeId: string }) => t.clientTradeId === id)).toHaveLength(1)
-  }, 240_000)
+  }, 420_000)
 })

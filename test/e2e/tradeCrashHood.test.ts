@@ -17,7 +17,9 @@ import { DEV_PRIVATE_KEYS, FIRST_TRADER_INDEX } from "../../src/chain/hood/local
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { agentClient, localCredentials, settledJob, uploadImage } from "../support/launchClient.js"
-import { hoodEnv, keyCall, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
+import { hoodEnv, type Standalone, type StandaloneHood, startStandaloneHood } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
+import type { MainComponents } from "../../clients/typescript/index.js"
 
 let node: Standalone<StandaloneHood>
 let hood: StandaloneHood
@@ -29,11 +31,13 @@ let wallet: Address
 
 const env = () => ({ HEADLESS_LAUNCH_ENABLED: "true", ...hoodEnv(hood), CURVESTREAM_PUBLIC_URL: "http://curvestream.test" })
 const start = (): Promise<Engine> => startEngine({ env: env(), args: ["--quiet"], readyTimeoutMs: 300_000, ...(dataDir !== undefined ? { dataDir } : {}) })
-const call = keyCall(
-  () => engine.url,
-  () => key
-)
 const agentApi = agentClient(() => engine.url, () => key)
+/** The trade rail through the typed client, as the local key. */
+const rail = {
+  submit: async (body: MainComponents["schemas"]["AgentTradeRequest"]) => answered(await agentApi().POST("/api/v1/trade/agent/submit", { body })),
+  trade: async (clientTradeId: string) => answered(await agentApi().GET("/api/v1/trade/agent/trades/{clientTradeId}", { params: { path: { clientTradeId } } })),
+  list: async (mint: string) => answered(await agentApi().GET("/api/v1/agent/trades", { params: { query: { mint, limit: 100 } } }))
+}
 
 const tokensHeld = (): Promise<bigint> =>
   createPublicClient({ transport: http(hood.rpcUrl) }).readContract({ address: mint, abi: curveTokenAbi, functionName: "balanceOf", args: [wallet] })
@@ -46,14 +50,16 @@ beforeAll(async () => {
   dataDir = engine.dataDir
   key = localCredentials(dataDir).agentKey
   const imageUrl = await uploadImage(engine, key)
-  const dry = await call("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl })
+  const dry = answered(await agentApi().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl } }))
   expect(dry.status).toBe(200)
   wallet = dry.body.launchWallet as Address
   // A configured node funds nothing: a dev account pays the embedded EVM wallet.
   const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hood.rpcUrl) })
   const hash = await dev.sendTransaction({ to: wallet, value: 10n ** 20n, chain: null })
   await createPublicClient({ transport: http(hood.rpcUrl) }).waitForTransactionReceipt({ hash })
-  const launched = await call("POST", "/api/v1/launch/headless", { clientLaunchId: "hood-trade-crash-token", chain: "hood", dexVersion: "v3", name: "Hood Crash Trade", symbol: "HCT", imageUrl, async: true })
+  const launched = answered(
+    await agentApi().POST("/api/v1/launch/headless", { body: { clientLaunchId: "hood-trade-crash-token", chain: "hood", dexVersion: "v3", name: "Hood Crash Trade", symbol: "HCT", imageUrl, async: true } })
+  )
   expect(launched.status).toBe(202)
   const job = await settledJob(agentApi, () => engine, "hood-trade-crash-token")
   expect(job.status).toBe("confirmed")
@@ -74,13 +80,9 @@ const killPoints: ReadonlyArray<{ readonly name: string; readonly async: boolean
 describe("kill -9 during a Hood trade", () => {
   it.each(killPoints)("$name: the restarted engine settles the trade once from the chain", async (point) => {
     const id = `hood-crash-${process.pid}-${point.async ? "async" : "blocking"}`
-    const body = { clientTradeId: id, chain: "hood", mint, side: "buy", amountIn: "10000000000000000", slippageBps: 100, async: point.async }
+    const body: MainComponents["schemas"]["AgentTradeRequest"] = { clientTradeId: id, chain: "hood", mint, side: "buy", amountIn: "10000000000000000", slippageBps: 100, async: point.async }
     const held = await tokensHeld()
-    const sent = fetch(`${engine.url}/api/v1/trade/agent/submit`, {
-      method: "POST",
-      headers: { "x-api-key": key, "content-type": "application/json" },
-      body: JSON.stringify(body)
-    }).then(
+    const sent = rail.submit(body).then(
       (r) => r.status,
       () => "reset" as const
     )
@@ -89,7 +91,7 @@ describe("kill -9 during a Hood trade", () => {
       // Recorded, then in the node's hands (its hash known to the node): the send happened.
       const seen = await eventually(
         async () => {
-          const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+          const r = await rail.trade(id)
           if (r.status !== 200) return undefined
           const tx = await createPublicClient({ transport: http(hood.rpcUrl) })
             .getTransaction({ hash: r.body.signature as `0x${string}` })
@@ -106,7 +108,7 @@ describe("kill -9 during a Hood trade", () => {
     // A trade killed before its send is settled once its nonce is released (60 s after it was recorded).
     const settled = await eventually(
       async () => {
-        const r = await call("GET", `/api/v1/trade/agent/trades/${id}`)
+        const r = await rail.trade(id)
         return r.status === 200 && r.body.status !== "sending" ? (r.body as Record<string, any>) : undefined
       },
       { what: `trade ${id} to settle after the restart`, deadlineMs: 150_000, intervalMs: 100, detail: () => engine.output().slice(-3000) }
@@ -118,15 +120,15 @@ describe("kill -9 during a Hood trade", () => {
     if (settled.status === "executed") {
       expect(settled.amountOut).toBe(settled.expectedOut)
       expect(moved).toBe(BigInt(settled.amountOut))
-      const replay = await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })
+      const replay = await rail.submit({ ...body, async: false })
       expect(replay).toMatchObject({ status: 200, body: { replay: true, signature: settled.signature } })
     } else {
       expect(settled).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
       expect(moved).toBe(0n)
-      expect((await call("POST", "/api/v1/trade/agent/submit", { ...body, async: false })).body.error.code).toBe("SWAP_FAILED")
+      expect((await rail.submit({ ...body, async: false })).body.error.code).toBe("SWAP_FAILED")
     }
     expect((await tokensHeld()) - held).toBe(moved)
-    const listed = await call("GET", `/api/v1/agent/trades?mint=${mint}&limit=100`)
+    const listed = await rail.list(mint)
     expect(listed.body.trades.filter((t: { clientTradeId: string }) => t.clientTradeId === id)).toHaveLength(1)
   }, 600_000)
 })

@@ -27,10 +27,9 @@ import { SOLANA_FEE_LAMPORTS } from "../../src/services/transfers/SolanaTransfer
 import { LevelScopes } from "../../src/services/keys/Scopes.js"
 import { type Engine, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
-import { localCredentials, uploadImage } from "../support/launchClient.js"
+import { agentClient, localCredentials, uploadImage } from "../support/launchClient.js"
 import {
   hoodEnv,
-  keyCall,
   solanaLaunchEnv,
   type Standalone,
   type StandaloneHood,
@@ -38,6 +37,8 @@ import {
   startStandaloneHood,
   startStandaloneSolana
 } from "../support/standaloneChains.js"
+import { answered } from "../support/typedReads.js"
+import { engineClient, type MainComponents } from "../../clients/typescript/index.js"
 
 let solanaNode: Standalone<StandaloneSolana>
 let hoodNode: Standalone<StandaloneHood>
@@ -55,14 +56,18 @@ const start = (): Promise<Engine> =>
     readyTimeoutMs: 300_000,
     ...(dataDir !== undefined ? { dataDir } : {})
   })
-const call = keyCall(
+/** The Withdraw key's calls through the typed client. */
+const withdrawApi = agentClient(
   () => engine.url,
   () => withdrawKey
 )
-const owner = async (method: string, route: string, body: unknown) => {
-  const res = await fetch(`${engine.url}${route}`, { method, headers: { authorization: `Bearer ${session}`, "content-type": "application/json" }, body: JSON.stringify(body) })
-  return { status: res.status, body: (await res.json()) as any }
+const transfers = {
+  build: async (body: MainComponents["schemas"]["TransferBuildBody"]) => answered(await withdrawApi().POST("/api/v1/agent/transfer/build", { body })),
+  submit: async (body: MainComponents["schemas"]["TransferSubmitBody"]) => answered(await withdrawApi().POST("/api/v1/agent/transfer/submit", { body })),
+  sign: async (id: string, body: { claimId: string; transaction: string }) => answered(await withdrawApi().POST("/api/v1/agent/wallets/{id}/sign", { params: { path: { id } }, body }))
 }
+/** The owner's session through the typed client. */
+const owner = () => engineClient({ baseUrl: engine.url, session })
 const solanaRpc = () => createSolanaRpc(solanaNode.info.rpcUrl)
 const hoodClient = () => createPublicClient({ transport: http(hoodNode.info.rpcUrl) })
 const held = async (chain: "solana" | "hood"): Promise<bigint> =>
@@ -76,24 +81,28 @@ beforeAll(async () => {
   session = creds.sessionToken
   // The embedded wallets: what a launch's dry run names as its paying wallet on each chain.
   const launchKey = creds.agentKey
-  const probe = keyCall(
+  const probe = agentClient(
     () => engine.url,
     () => launchKey
   )
   const imageUrl = await uploadImage(engine, launchKey)
-  const solanaWallet = (await probe("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl })).body.launchWallet as string
-  const hoodWallet = (await probe("POST", "/api/v1/launch/headless/dry-run", { clientLaunchId: "probe-h", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl })).body
+  const solanaWallet = answered(await probe().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe", name: "P", symbol: "P", imageUrl } })).body.launchWallet as string
+  const hoodWallet = answered(await probe().POST("/api/v1/launch/headless/dry-run", { body: { clientLaunchId: "probe-h", chain: "hood", dexVersion: "v3", name: "P", symbol: "P", imageUrl } })).body
     .launchWallet as Address
   await solanaRpc().requestAirdrop(address(solanaWallet), lamports(5_000_000_000n)).send()
   const dev = createWalletClient({ account: privateKeyToAccount(DEV_PRIVATE_KEYS[FIRST_TRADER_INDEX]!), transport: http(hoodNode.info.rpcUrl) })
   await hoodClient().waitForTransactionReceipt({ hash: await dev.sendTransaction({ to: hoodWallet, value: 10n ** 19n, chain: null }) })
   await eventually(async () => (await solanaRpc().getBalance(address(solanaWallet), { commitment: "confirmed" }).send()).value > 0n, { what: "the airdrop", intervalMs: 50 })
   // The owner issues a Withdraw key and approves one withdrawal address per chain.
-  const issued = await owner("POST", "/api/v1/agent/keys", { scopes: LevelScopes.readwritetransfer, embeddedWallet: "allowed", label: "withdraw" })
+  const issued = answered(
+    await owner().POST("/api/v1/agent/keys", {
+      body: { scopes: LevelScopes.readwritetransfer as NonNullable<MainComponents["schemas"]["KeyIssueBody"]["scopes"]>, embeddedWallet: "allowed", label: "withdraw" }
+    })
+  )
   expect(issued.status).toBe(200)
   withdrawKey = issued.body.key as string
-  expect((await owner("POST", "/api/v1/agent/withdrawal-addresses", { chain: "solana", address: solanaOut })).status).toBe(200)
-  expect((await owner("POST", "/api/v1/agent/withdrawal-addresses", { chain: "evm", address: hoodOut })).status).toBe(200)
+  expect(answered(await owner().POST("/api/v1/agent/withdrawal-addresses", { body: { chain: "solana", address: solanaOut } })).status).toBe(200)
+  expect(answered(await owner().POST("/api/v1/agent/withdrawal-addresses", { body: { chain: "evm", address: hoodOut } })).status).toBe(200)
 }, 600_000)
 
 afterAll(async () => {
@@ -104,11 +113,11 @@ afterAll(async () => {
 })
 
 const transferRow = async (id: string) => {
-  const r = await call("GET", "/api/v1/agent/transactions?kind=transfer&limit=100")
+  const r = answered(await withdrawApi().GET("/api/v1/agent/transactions", { params: { query: { kind: "transfer", limit: 100 } } }))
   return r.status === 200 ? (r.body.transactions as Array<{ id: string; status: string; signature: string; chain: string }>).filter((t) => t.id === id) : []
 }
 
-const cases = [
+const cases: ReadonlyArray<{ readonly chain: "solana" | "hood"; readonly body: MainComponents["schemas"]["TransferBuildBody"] }> = [
   { chain: "solana" as const, body: { clientTransferId: `xfer-crash-sol-${process.pid}`, chain: "solana", asset: "sol", amountRaw: "123456789", to: solanaOut } },
   { chain: "hood" as const, body: { clientTransferId: `xfer-crash-hood-${process.pid}`, chain: "hood", asset: "eth", amountRaw: "987654321987654321", to: hoodOut } }
 ]
@@ -116,11 +125,7 @@ const cases = [
 describe("kill -9 during a transfer, on both chains", () => {
   it.each(cases)("$chain: killed once recorded, the restarted engine settles the transfer once from the chain; the destination holds exactly what the record says", async (c) => {
     expect(await held(c.chain)).toBe(0n)
-    const sent = fetch(`${engine.url}/api/v1/agent/transfer/build`, {
-      method: "POST",
-      headers: { "x-api-key": withdrawKey, "content-type": "application/json" },
-      body: JSON.stringify(c.body)
-    }).then(
+    const sent = transfers.build(c.body).then(
       (r) => r.status,
       () => "reset" as const
     )
@@ -145,7 +150,7 @@ describe("kill -9 during a transfer, on both chains", () => {
       { what: `the ${c.chain} transfer to settle after the restart`, deadlineMs: 180_000, intervalMs: 200, detail: () => engine.output().slice(-3000) }
     )
     console.info(`${c.chain}: settled ${settled.status}`)
-    const replay = await call("POST", "/api/v1/agent/transfer/build", c.body)
+    const replay = await transfers.build(c.body)
     if (settled.status === "confirmed") {
       expect(await held(c.chain)).toBe(BigInt(c.body.amountRaw))
       expect(replay).toMatchObject({ status: 200, body: { status: "confirmed", replay: true, signature: settled.signature } })
@@ -170,7 +175,7 @@ describe("kill -9 during a TEE transfer (build, relay sign, submit), on both cha
   }
 
   beforeAll(async () => {
-    const keys = (await (await fetch(`${engine.url}/api/v1/agent/keys`, { headers: { authorization: `Bearer ${session}` } })).json()) as { keys: Array<{ keyPrefix: string; label?: string; status: string }> }
+    const keys = answered(await owner().GET("/api/v1/agent/keys")).body as { keys: Array<{ keyPrefix: string; label?: string | null; status: string }> }
     const keyPrefix = keys.keys.find((k) => k.label === "withdraw" && k.status === "active")!.keyPrefix
     const solanaVault = getBase58Decoder().decode(crypto.getRandomValues(new Uint8Array(32)))
     const hoodVault = privateKeyToAccount(generatePrivateKey()).address
@@ -178,7 +183,7 @@ describe("kill -9 during a TEE transfer (build, relay sign, submit), on both cha
       ["solana", "solana", solanaVault],
       ["hood", "evm", hoodVault]
     ] as const) {
-      const created = await owner("POST", "/api/v1/agent/tee-wallets", { chain: walletChain, keyPrefix, label: `tee ${chain}`, vaultDestination: vault })
+      const created = answered(await owner().POST("/api/v1/agent/tee-wallets", { body: { chain: walletChain, keyPrefix, label: `tee ${chain}`, vaultDestination: vault } }))
       expect(created.status).toBe(200)
       const w = created.body.wallet ?? created.body
       tees[chain] = { id: w.id as string, address: w.address as string, vault }
@@ -198,21 +203,17 @@ describe("kill -9 during a TEE transfer (build, relay sign, submit), on both cha
     const tee = tees[c.chain]!
     const before = { tee: await balanceOf(c.chain, tee.address), vault: await balanceOf(c.chain, tee.vault) }
     expect(before.vault).toBe(0n)
-    const body = { clientTransferId: c.id, chain: c.chain, asset: c.asset, amountRaw: c.amountRaw, to: tee.vault, payer: "tee", linkedWalletId: tee.id }
-    const built = await call("POST", "/api/v1/agent/transfer/build", body)
+    const body: MainComponents["schemas"]["TransferBuildBody"] = { clientTransferId: c.id, chain: c.chain, asset: c.asset, amountRaw: c.amountRaw, to: tee.vault, payer: "tee", linkedWalletId: tee.id }
+    const built = await transfers.build(body)
     expect(built).toMatchObject({ status: 200, body: { status: "built", payer: "tee", destinationKind: "vault" } })
     // Killed with the build recorded: the build, its claim and its hold survive the restart.
     await restart()
-    const again = await call("POST", "/api/v1/agent/transfer/build", body)
+    const again = await transfers.build(body)
     expect(again).toMatchObject({ status: 200, body: { status: "built", transaction: built.body.transaction, replay: true } })
-    const signed = await call("POST", `/api/v1/agent/wallets/${tee.id}/sign`, { claimId: built.body.signClaim.claimId, transaction: built.body.transaction })
+    const signed = await transfers.sign(tee.id, { claimId: built.body.signClaim.claimId, transaction: built.body.transaction })
     expect(signed.status).toBe(200)
-    const submitBody = { clientTransferId: c.id, signedTransaction: signed.body.signedTransaction }
-    const sent = fetch(`${engine.url}/api/v1/agent/transfer/submit`, {
-      method: "POST",
-      headers: { "x-api-key": withdrawKey, "content-type": "application/json" },
-      body: JSON.stringify(submitBody)
-    }).then(
+    const submitBody: MainComponents["schemas"]["TransferSubmitBody"] = { clientTransferId: c.id, signedTransaction: signed.body.signedTransaction }
+    const sent = transfers.submit(submitBody).then(
       (r) => r.status,
       () => "reset" as const
     )
@@ -236,7 +237,7 @@ describe("kill -9 during a TEE transfer (build, relay sign, submit), on both cha
       { what: `the ${c.chain} TEE transfer to settle after the restart`, deadlineMs: 240_000, intervalMs: 200, detail: () => engine.output().slice(-3000) }
     )
     console.info(`${c.chain} tee: settled ${settled.status}`)
-    const replay = await call("POST", "/api/v1/agent/transfer/submit", submitBody)
+    const replay = await transfers.submit(submitBody)
     const paid = before.tee - (await balanceOf(c.chain, tee.address))
     if (settled.status === "confirmed") {
       expect(await balanceOf(c.chain, tee.vault)).toBe(BigInt(c.amountRaw))

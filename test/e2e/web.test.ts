@@ -23,6 +23,7 @@ import { makeRpcSender, type RpcSender } from "../../src/chain/solana/RpcSender.
 import { findEconomics } from "../../src/domain/Economics.js"
 import { type Browser, chromiumMissing, launchBrowser } from "../support/browser.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
+import { publicReads } from "../support/typedReads.js"
 
 const missing = chromiumMissing()
 if (missing !== undefined && process.env.CURVESTREAM_REQUIRE_SERVERS === "1") {
@@ -174,7 +175,7 @@ describe.skipIf(missing !== undefined)("the web page in a real browser", () => {
     await expect.poll(() => tapeRows.count(), { timeout: 60_000 }).toBe(2)
     await expect.poll(() => page.locator('[data-testid="state"] [data-field="trades"]').textContent()).toBe("2")
     // The newest candle closes at the record's price as soon as the record has the trade (not when the history store catches up).
-    const price = ((await (await fetch(`${engine.url}/api/v1/markets/solana/${mint.address}`)).json()) as { market: { price: string } }).market.price
+    const price = (await publicReads(() => engine.url).market("solana", mint.address)).body.market.price as string
     await expect.poll(async () => Number(await page.getByTestId("candles").getAttribute("data-close")), { timeout: 30_000 }).toBe(Number(price))
     await shot(page, "token")
     expect(browser.errors).toEqual([])

@@ -12,7 +12,7 @@
  * one is added. Answers that are not JSON (images, HTML, metrics) are checked only for status.
  *
  * `contractSetup.ts` (a vitest setup file) installs `checkingFetch` as the global `fetch` in the
- * end-to-end, conformance and property suites, so every call helper (`keyCall`, the launch and
+ * end-to-end, conformance and property suites, so every call helper (the typed client, the launch and
  * accounts harnesses, `launchClient`, each file's own `call`) is checked without knowing it. An
  * origin that serves no OpenAPI document (a chain's RPC, a webhook receiver) is passed through.
  */

@@ -20,7 +20,7 @@ export const localCredentials = (dataDir: string): { accountId: string; sessionT
 /** The typed client of the main listener as an agent key, made at each call (the engine may restart on other ports, the key may change). */
 export type AgentClient = () => Client<MainPaths>
 
-/** The agent client of the key `key()` answers on the listener `url()` answers (the typed `keyCall`). */
+/** The agent client of the key `key()` answers on the listener `url()` answers. */
 export const agentClient =
   (url: () => string, key: () => string): AgentClient =>
   () =>

@@ -75,16 +75,3 @@ export const hoodEnv = (h: StandaloneHood): Record<string, string> => ({
   ...(h.addresses.swapRouter !== undefined ? { HOOD_SWAP_ROUTER_ADDRESS: h.addresses.swapRouter } : {}),
   HOOD_KEEPER_PRIVATE_KEY: h.keeperPrivateKey
 })
-
-/** JSON over HTTP with an agent key: status and parsed body. */
-export const keyCall =
-  (url: () => string, key: () => string) =>
-  async (method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const res = await fetch(`${url()}${route}`, {
-      method,
-      headers: { "x-api-key": key(), ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-    })
-    const text = await res.text()
-    return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-  }

@@ -1682,7 +1682,7 @@ export interface components {
             /** @enum {boolean} */
             success: true;
             bucket: string;
-            tokens: components["schemas"]["FeedRow"][];
+            tokens: (components["schemas"]["FeedRow"] | components["schemas"]["FeedRowProjected"])[];
             matched: components["schemas"]["Int"];
             scanned: components["schemas"]["Int"];
             cursor: components["schemas"]["Int"];
@@ -1695,22 +1695,48 @@ export interface components {
             feed?: string;
             exact?: boolean;
         };
-        /** @description Spec 2.9 feed row; with `fields`, only the members asked for */
+        /** @description A feed row (spec 2.9), as a read without `fields` answers it */
         FeedRow: {
             /** @enum {string} */
-            chain?: "solana" | "hood";
-            address?: string;
+            chain: "solana" | "hood";
+            address: string;
+            name: string;
+            symbol: string;
+            image: string | null;
+            /** @enum {string} */
+            lifecycle: "trading" | "completed" | "migrated" | "recovery";
+            progressBps: components["schemas"]["Int"];
+            createdAt: string;
+            migratedAt: string | null;
+            isAgent: boolean;
+            price: components["schemas"]["DecimalString"] | null;
+            marketCap: components["schemas"]["DecimalString"] | null;
+            volume1h: components["schemas"]["DecimalString"];
+            trades1h: components["schemas"]["Int"];
+            volume24h: components["schemas"]["DecimalString"];
+            trades24h: components["schemas"]["Int"];
+            buys24h: components["schemas"]["Int"];
+            sells24h: components["schemas"]["Int"];
+            volumeTotal: components["schemas"]["DecimalString"];
+            tradesTotal: components["schemas"]["Int"];
+            lastTradeAt: string | null;
+        };
+        /** @description A decimal number as a string */
+        DecimalString: string;
+        /** @description A feed row projected by `fields`: chain, address and the named fields */
+        FeedRowProjected: {
+            /** @enum {string} */
+            chain: "solana" | "hood";
+            address: string;
             name?: string;
             symbol?: string;
             image?: string | null;
             /** @enum {string} */
             lifecycle?: "trading" | "completed" | "migrated" | "recovery";
             progressBps?: components["schemas"]["Int"];
-            createdAt?: string | null;
+            createdAt?: string;
             migratedAt?: string | null;
-            /** @description Launched through an agent key */
             isAgent?: boolean;
-            /** @description Quote units per whole token; null before the curve has a price */
             price?: components["schemas"]["DecimalString"] | null;
             marketCap?: components["schemas"]["DecimalString"] | null;
             volume1h?: components["schemas"]["DecimalString"];
@@ -1722,9 +1748,8 @@ export interface components {
             volumeTotal?: components["schemas"]["DecimalString"];
             tradesTotal?: components["schemas"]["Int"];
             lastTradeAt?: string | null;
+            statsAsOf?: null;
         };
-        /** @description A decimal number as a string */
-        DecimalString: string;
         MarketResponse: {
             /** @enum {boolean} */
             success: true;
