@@ -9,6 +9,7 @@ import { Deferred, Effect, Fiber } from "effect"
 import { type Address, decodeFunctionData, encodeAbiParameters, encodeErrorResult, encodeEventTopics, type Hex, type TransactionReceipt } from "viem"
 import { describe, expect, it } from "vitest"
 import { bondingCurveAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
+import { REQUEST_TAG_BYTES, requestTag } from "../../chain/hood/client/RequestTag.js"
 import { executedOutOf, HOOD_TRADE_GAS, hoodFailureCodeOf, hoodTradeCall, isRevert, makeWalletLocks, revertDataOf } from "./HoodTradeChain.js"
 
 const router = "0x1111111111111111111111111111111111111111" as Address
@@ -19,6 +20,23 @@ const wallet = "0x5555555555555555555555555555555555555555" as Address
 const base = { wallet, mint, curve, poolFee: 3000, amountInRaw: 123n, minAmountOutRaw: 45n, deadlineS: 1_000n }
 
 describe("hoodTradeCall", () => {
+  it("a request's tag follows the call's arguments: the same trade under two ids builds two calldatas, each still the call", () => {
+    for (const venue of ["svc-curve", "hood-dex"] as const) {
+      for (const side of ["buy", "sell"] as const) {
+        const plain = hoodTradeCall(router, weth, { ...base, venue, side })
+        const one = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
+        const again = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
+        const other = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-2") })
+        expect(one.data).toBe(again.data)
+        expect(one.data).not.toBe(other.data)
+        expect(one.data.startsWith(plain.data)).toBe(true)
+        expect((one.data.length - plain.data.length) / 2).toBe(REQUEST_TAG_BYTES)
+        expect({ ...one, data: plain.data }).toEqual(plain)
+      }
+    }
+    expect(requestTag("trade", "acc_1", "a")).not.toBe(requestTag("trade", "acc_2", "a"))
+  })
+
   it("curve buy and sell carry the minimum out; a buy sends amountIn as value", () => {
     const b = hoodTradeCall(router, weth, { ...base, venue: "svc-curve", side: "buy" })
     expect(b).toMatchObject({ to: curve, value: 123n, gas: HOOD_TRADE_GAS.curveBuy })

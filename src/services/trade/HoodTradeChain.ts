@@ -57,6 +57,7 @@ import {
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
 import { readCurve } from "../../chain/hood/client/HoodClient.js"
 import { makeHoodSender, revertAbi, revertDataOf } from "../../chain/hood/client/HoodSender.js"
+import { tagged } from "../../chain/hood/client/RequestTag.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
 import { quoteHoodPool, viemPoolSource } from "./HoodPoolQuote.js"
 import { tradeError, type TradeError } from "./TradeError.js"
@@ -129,6 +130,8 @@ export interface HoodTradeBuildInput {
   readonly minAmountOutRaw: bigint
   /** Epoch seconds past which the router refuses a pool trade. */
   readonly deadlineS: bigint
+  /** Appended to the calldata (`RequestTag.ts`): makes the build this request's alone. */
+  readonly tag?: Hex
 }
 
 export interface HoodTradeChainOptions {
@@ -141,6 +144,11 @@ export interface HoodTradeChainOptions {
 
 /** The trade's call: where, what, how much ETH, and its gas limit. Pure. */
 export const hoodTradeCall = (router: Address, weth9: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
+  const call = untaggedCall(router, weth9, i)
+  return i.tag === undefined ? call : { ...call, data: tagged(call.data, i.tag) }
+}
+
+const untaggedCall = (router: Address, weth9: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
   if (i.venue === "svc-curve") {
     return i.side === "buy"
       ? { to: i.curve, data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [i.amountInRaw, i.minAmountOutRaw] }), value: i.amountInRaw, gas: HOOD_TRADE_GAS.curveBuy }
@@ -335,9 +343,11 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
    * else the transaction on that nonce is looked for among the token's `Transfer`s to (a buy) or
    * from (a sell) the wallet since the build's block (windows of `HOOD_TRACE_WINDOW` blocks, at
    * most `HOOD_TRACE_WINDOWS`): from the wallet, on the build's nonce, its signed bytes the built
-   * transaction (`isBuilt`) → `Found`; none → `Lapsed` (another transaction took the nonce, or
-   * this one reverted: either way nothing traded). Mined nonce first: a transaction mined after
-   * that read is in a block the log read covers.
+   * transaction (`isBuilt`) → `Found`; none in every block since the build → `Lapsed` (another
+   * transaction took the nonce, or this one reverted: either way nothing traded). A scan cut short
+   * at its bound, or a transfer whose transaction the node cannot show, is `Open`: undecided, the
+   * hold kept. Mined nonce first: a transaction mined after that read is in a block the log read
+   * covers.
    */
   const trace = (row: {
     readonly wallet: string
@@ -353,7 +363,8 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       if (BigInt(mined) <= row.nonce) return { _tag: "Open" } as const
       const head = yield* blockNumber
       const seen = new Set<Hash>()
-      for (let w = 0n, from = row.fromBlock; w < HOOD_TRACE_WINDOWS && from <= head; w++, from += HOOD_TRACE_WINDOW) {
+      let from = row.fromBlock
+      for (let w = 0n; w < HOOD_TRACE_WINDOWS && from <= head; w++, from += HOOD_TRACE_WINDOW) {
         const to = from + HOOD_TRACE_WINDOW - 1n < head ? from + HOOD_TRACE_WINDOW - 1n : head
         const logs = yield* read("token transfers", (c) =>
           c.getContractEvents({ address: getAddress(row.mint), abi: curveTokenAbi, eventName: "Transfer", args: row.side === "buy" ? { to: wallet } : { from: wallet }, fromBlock: from, toBlock: to })
@@ -362,12 +373,16 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
           if (log.transactionHash === null || seen.has(log.transactionHash)) continue
           seen.add(log.transactionHash)
           const tx = yield* transaction(log.transactionHash)
-          if (tx === undefined || getAddress(tx.from) !== wallet || BigInt(tx.nonce) !== row.nonce) continue
+          // A transfer the node lists but cannot show (a limited index, a lagging node): undecided.
+          if (tx === undefined) return { _tag: "Open" } as const
+          if (getAddress(tx.from) !== wallet || BigInt(tx.nonce) !== row.nonce) continue
           const hash = yield* row.isBuilt(tx)
           if (hash !== undefined) return { _tag: "Found", signature: hash } as const
         }
       }
-      return { _tag: "Lapsed" } as const
+      // Lapsed only when every block since the build was read: a scan cut short at its bound
+      // decides nothing (the build, which has no expiry, may have landed past it).
+      return from <= head ? ({ _tag: "Open" } as const) : ({ _tag: "Lapsed" } as const)
     })
 
   /** The transaction the node holds under `hash` (mined or pending), or undefined when it knows none. */

@@ -53,7 +53,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
       const wallets = ctx.wallets
       if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked payers need the wallet service", { field: "payer" })
       // The head before the build: a trace of this build reads the chain from here (`HoodTradeChain.trace`).
-      const [built, atBlock] = yield* Effect.all([hoodTradeBuild(hood, request, p), hood.blockNumber], { concurrency: 2 })
+      const [built, atBlock] = yield* Effect.all([hoodTradeBuild(hood, caller.accountId, request, p), hood.blockNumber], { concurrency: 2 })
       yield* hoodGasFunded(hood, p, built)
       const claim = yield* wallets.recordBuilt({
         accountId: caller.accountId,

@@ -18,6 +18,7 @@
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
 import { type Address, getAddress, type Hash } from "viem"
+import { requestTag } from "../../../chain/hood/client/RequestTag.js"
 import type { PayerError, WalletError } from "../../wallets/WalletError.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
 import { approveCall, HOOD_POOL_DEADLINE_S, type HoodTradeChain } from "../HoodTradeChain.js"
@@ -170,8 +171,11 @@ export const hoodPricedRow = (p: HoodPricedTrade): PricedRow => ({
   spend: p.spend
 })
 
-/** The trade's unsigned transaction for `p` (a pool trade's deadline 600 s from now). */
-export const hoodTradeBuild = (hood: HoodTradeChain, request: TradeRequest, p: HoodPricedTrade) =>
+/**
+ * The trade's unsigned transaction for `p` (a pool trade's deadline 600 s from now), tagged with
+ * the request (`RequestTag.ts`): two requests never build the same bytes.
+ */
+export const hoodTradeBuild = (hood: HoodTradeChain, accountId: string, request: TradeRequest, p: HoodPricedTrade) =>
   Effect.gen(function* () {
     const nowS = BigInt(Math.floor((yield* Clock.currentTimeMillis) / 1000))
     return yield* hood.build({
@@ -183,7 +187,8 @@ export const hoodTradeBuild = (hood: HoodTradeChain, request: TradeRequest, p: H
       poolFee: p.market.poolFee,
       amountInRaw: request.amountInRaw,
       minAmountOutRaw: p.minOut,
-      deadlineS: nowS + HOOD_POOL_DEADLINE_S
+      deadlineS: nowS + HOOD_POOL_DEADLINE_S,
+      tag: requestTag("trade", accountId, request.clientTradeId)
     })
   })
 
@@ -248,7 +253,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
         if ((yield* store.get(caller.accountId, request.clientTradeId)) !== undefined) return yield* deps.replayOf(caller, request)
         const { market } = p
         if (request.side === "sell") yield* ensureAllowance(caller.accountId, p.wallet, p.mint, hood.spenderOf(market.venue, market.curve), request.amountInRaw)
-        const built = yield* hoodTradeBuild(hood, request, p)
+        const built = yield* hoodTradeBuild(hood, caller.accountId, request, p)
         yield* hoodGasFunded(hood, p, built)
         const signed = yield* sign(caller.accountId, built.bytes)
         const row = newTradeRow(
