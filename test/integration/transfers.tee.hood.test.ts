@@ -432,6 +432,33 @@ describe("transfer rail, TEE payer on Hood", () => {
     expect(await reservation("hr-build")).toBe("held")
   }, 60_000)
 
+  it("IDEMPOTENCY_CONFLICT prior_build_identical: a second id whose build would be the first's very bytes (same content, the same next nonce) is refused, retryable, recording nothing; not once the first's claim lapsed unsigned", async () => {
+    const first = await built(body("twin-a", { amountRaw: 3_333n }))
+    const claimsBefore = await claims()
+    const again = await refusalOf(transfers.build(caller, body("twin-b", { amountRaw: 3_333n })))
+    expect(again).toMatchObject({ status: 409, code: "IDEMPOTENCY_CONFLICT" })
+    const raw = await run(transfers.build(caller, body("twin-b", { amountRaw: 3_333n })))
+    expect(raw._tag === "Left" ? { retryable: raw.left.retryable, details: raw.left.details } : raw).toEqual({
+      retryable: true,
+      details: { reason: "prior_build_identical", clientTransferId: "twin-a" }
+    })
+    expect(await rows("twin-b")).toEqual([])
+    expect(await claims()).toBe(claimsBefore)
+    expect(await reservation("twin-b")).toBeUndefined()
+    // Other content builds other bytes: not refused.
+    await built(body("twin-c", { amountRaw: 3_334n }))
+    expect(first.transaction).toBeDefined()
+    // A build whose sign claim lapsed unsigned can never land: the same bytes again are not refused.
+    h.clock.ms = Date.now() - 31 * 60_000
+    try {
+      await built(body("twin-old", { amountRaw: 4_444n }))
+    } finally {
+      h.clock.ms = Date.now()
+    }
+    const renewed = await built(body("twin-new", { amountRaw: 4_444n }))
+    expect(renewed.transaction).toBe((await built(body("twin-old", { amountRaw: 4_444n }))).transaction)
+  }, 60_000)
+
   it("a relay-signed build the caller broadcast itself is settled once by the recovery pass; one whose nonce the wallet used otherwise settles failed, nothing moved", async () => {
     // Two builds on the same next nonce: the one broadcast lands, the other can never.
     const kept = await built(body("hb-kept", { amountRaw: 1_111n }))
@@ -511,7 +538,8 @@ describe("transfer rail, TEE payer on Hood", () => {
     await sweepAt(holdAtMs + 40 * 60_000 + 60_000)
     expect(await reservation("hh-1")).toBe("released")
     expect(await window()).toBe(0n)
-    expect((await built(body("hh-3", { linkedWalletId: t2.id }), limited)).status).toBe("built")
+    // Other content: the same content now would be hh-1's very transaction, whose claim can still be signed (IDEMPOTENCY_CONFLICT).
+    expect((await built(body("hh-3", { linkedWalletId: t2.id, amountRaw: ETH / 100n - 1n }), limited)).status).toBe("built")
   }, 60_000)
 
   it("the hold is released only for an unsigned transfer whose sign claims are unconsumed: a relay-signed build never submitted keeps it past the sweep; once its nonce is used by another transaction it settles failed, the hold released", async () => {

@@ -156,6 +156,25 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
       (rows) => (rows[0] === undefined ? undefined : rowOf(rows[0]))
     )
 
+  /**
+   * The client id of the account's transfer whose unsigned transaction is `messageHash` and can
+   * still land, if any: `sending`, or `built` with its sign claim signed or still signable (open,
+   * within its lifetime). A Hood build carries nothing of its request, so two requests with the
+   * same content on the wallet's same next nonce build the same bytes (`HoodTeeTransfers`).
+   */
+  const openWithMessage = (accountId: string, messageHash: string): Effect.Effect<string | undefined, SqlError> =>
+    Effect.map(
+      sql<{ client_transfer_id: string }>`
+        SELECT t.client_transfer_id FROM transfers t
+        WHERE t.account_id = ${accountId} AND t.message_hash = ${messageHash}
+          AND (t.state = 'sending' OR (t.state = 'built' AND EXISTS (
+            SELECT 1 FROM sign_claims c WHERE c.id = t.claim_id
+              AND (c.state IN ('signed', 'confirmed') OR (c.state = 'open' AND c.expires_at > ${new Date(nowMs())}))
+          )))
+        LIMIT 1`,
+      (rows) => rows[0]?.client_transfer_id
+    )
+
   const insert = (r: TransferRow): Effect.Effect<boolean, SqlError> =>
     Effect.map(
       sql`
@@ -202,7 +221,7 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
     (rows) => rows.map(rowOf)
   )
 
-  return { get, save, inFlight }
+  return { get, save, inFlight, openWithMessage }
 }
 
 export type TransferStore = ReturnType<typeof makeTransferStore>

@@ -73,6 +73,17 @@ export const makeHoodTeeTransfers = (ctx: TeeCommonContext, common: TeeCommon, h
         })
       }
       if (input.dryRun) return { status: "ready", ...common.planOf(input, from, destination, payer), replay: false, createsAccount: false } satisfies TransferView
+      // Another request built these very bytes (same content, the wallet's same next nonce): one
+      // transaction on chain would settle both transfers. Refused until that one lands or lapses.
+      const messageHash = sha256Hex(built.bytes)
+      const twin = yield* ctx.store.openWithMessage(caller.accountId, messageHash)
+      if (twin !== undefined && twin !== input.clientTransferId) {
+        return yield* transferError(
+          "idempotency_conflict",
+          `Transfer ${twin.slice(0, 128)} is open with this very transaction (same content, the wallet's same next nonce): submit or confirm that one, or build again once it lands or lapses`,
+          { retryable: true, details: { reason: "prior_build_identical", clientTransferId: twin } }
+        )
+      }
 
       return yield* ctx.heldAround(
         caller,
@@ -83,7 +94,7 @@ export const makeHoodTeeTransfers = (ctx: TeeCommonContext, common: TeeCommon, h
           mint: token,
           bytes: built.bytes,
           transaction: hexOf(built.bytes),
-          messageHash: sha256Hex(built.bytes),
+          messageHash,
           lastValidBlockHeight: BigInt(built.nonce)
         })
       )
