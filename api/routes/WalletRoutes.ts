@@ -29,7 +29,9 @@ import {
   decodeLinkBody,
   decodeRebindBody,
   importSubmitInput,
+  LABEL_MAX_CHARS,
   rebindsQuery,
+  SIGNATURE_MAX_CHARS,
   decodeSignBody,
   UpdateBody
 } from "./WalletDecoders.js"
@@ -74,8 +76,50 @@ const asWallet = <E>(call: Effect.Effect<WalletView, E>) => Effect.map(call, (wa
 
 // --- docs ---------------------------------------------------------------------------------------
 
-const Obj = (identifier: string, description: string) =>
-  Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({ identifier, description })
+// The request bodies as the document shows them (the decoders in `WalletDecoders.ts` decide;
+// these describe what they accept, so the generated client types each body).
+const WalletChainDoc = Schema.Literal("solana", "evm")
+const LabelDoc = Schema.String.annotations({ description: `1 to ${LABEL_MAX_CHARS} characters after trimming` })
+const Base64Doc = (description: string) => Schema.String.annotations({ description: `base64: ${description}` })
+const LinkWalletBody = Schema.Struct({
+  chain: WalletChainDoc,
+  address: Schema.String.annotations({ description: "base58 (solana) or 0x-prefixed 20-byte address (evm; EIP-55 when mixed case)" }),
+  signature: Schema.String.annotations({ description: `the challenge signed by the wallet (base58 ed25519 or 0x personal_sign), at most ${SIGNATURE_MAX_CHARS} characters` }),
+  label: Schema.optional(LabelDoc)
+}).annotations({ identifier: "LinkWalletBody" })
+const ImportInitBody = Schema.Struct({ chain: WalletChainDoc, address: Schema.String }).annotations({ identifier: "ImportInitBody" })
+const ImportSubmitBody = Schema.Struct({
+  ciphertext: Base64Doc("the sealed key"),
+  encapsulatedKey: Base64Doc("the 65-byte uncompressed P-256 point"),
+  signerPublicKey: Base64Doc("the signer's P-256 public key (uncompressed point or SPKI DER)"),
+  label: Schema.optional(LabelDoc)
+}).annotations({ identifier: "ImportSubmitBody" })
+const SignBody = Schema.Struct({
+  claimId: Schema.String,
+  transaction: Schema.String.annotations({ description: "the built transaction: base64 (Solana) or 0x-hex (EVM)" }),
+  authorizationSignature: Schema.optional(Base64Doc("64 bytes"))
+}).annotations({ identifier: "SignBody" })
+const CreateTeeBody = Schema.Struct({
+  chain: WalletChainDoc,
+  keyPrefix: Schema.String.annotations({ description: "the agent key the wallet is bound to" }),
+  label: Schema.optional(LabelDoc),
+  allowLaunch: Schema.optional(Schema.Boolean),
+  vaultDestination: Schema.optional(Schema.String.annotations({ description: "an address on the wallet's chain" }))
+}).annotations({ identifier: "CreateTeeBody" })
+const RebindBody = Schema.Union(
+  Schema.Struct({
+    dryRun: Schema.Literal(true),
+    toKeyPrefix: Schema.String,
+    wallets: Schema.Array(Schema.String).annotations({ description: "selectors: wallet ids or addresses" }),
+    labelPrefix: Schema.optional(Schema.String)
+  }),
+  Schema.Struct({
+    dryRun: Schema.optional(Schema.Literal(false)),
+    toKeyPrefix: Schema.String,
+    walletIds: Schema.Array(Schema.String),
+    expect: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({ description: "each walletId's current bound key prefix, from the preview" })
+  })
+).annotations({ identifier: "RebindBody", description: "a preview (`dryRun: true`, selectors) or a commit (walletIds and expect)" })
 
 /** A route's refusals: its caller check's and the rows of the failures its service call fails with (`WalletError` and more). */
 const refusals = (need: AuthNeed, tables: ReadonlyArray<RowTable>, own: CodesByStatus = {}) => tableRefusals(tables, mergeCodes(callerRefusals(need), own))
@@ -144,7 +188,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      body: decodedBody({ schema: Obj("LinkWalletBody", "`{chain, address, signature, label?}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeLinkBody }),
+      body: decodedBody({ schema: LinkWalletBody, maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeLinkBody }),
       responses: {
         200: { description: "The linked wallet", schema: WalletEnvelope },
         ...refusals(needs.keyOrSession, [W])
@@ -189,7 +233,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "agentKey",
       headers: AUTH_HEADERS,
-      body: decodedBody({ schema: Obj("ImportInitBody", "`{chain, address}`"), maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeImportInitBody }),
+      body: decodedBody({ schema: ImportInitBody, maxBytes: WALLET_BODY_MAX_BYTES, decode: decodeImportInitBody }),
       responses: {
         200: { description: "`{success, importId, chain, address, encryptionPublicKey, hpke, expiresAt}`", schema: ImportInitAnswer },
         ...refusals(needs.importer, [W])
@@ -208,7 +252,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       body: decodedBody({
-        schema: Obj("ImportSubmitBody", "`{ciphertext, encapsulatedKey, signerPublicKey, label?}`"),
+        schema: ImportSubmitBody,
         maxBytes: WALLET_BODY_MAX_BYTES,
         decode: decodeImportSubmitShape
       }),
@@ -228,7 +272,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "agentKey",
       headers: AUTH_HEADERS,
       pathParams: idPath,
-      body: decodedBody({ schema: Obj("SignBody", "`{claimId, transaction, authorizationSignature?}`"), maxBytes: WALLET_BODY_MAX_BYTES * 2, decode: decodeSignBody }),
+      body: decodedBody({ schema: SignBody, maxBytes: WALLET_BODY_MAX_BYTES * 2, decode: decodeSignBody }),
       responses: { 200: { description: "`{success, walletId, chain, claimId, signature, signedTransaction}`", schema: WalletSigned }, ...refusals(needs.signer, [ErrorTable.SignClaimError, W]) },
       authenticate: caller(needs.signer),
       handler: (_req, { body, id }, p) => reply(wallets.signClaimed(p, id, body))
@@ -243,7 +287,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       auth: "session",
       headers: AUTH_HEADERS,
       body: decodedBody({
-        schema: Obj("CreateTeeBody", "`{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}`"),
+        schema: CreateTeeBody,
         maxBytes: WALLET_BODY_MAX_BYTES,
         decode: decodeCreateTeeBody
       }),
@@ -261,7 +305,7 @@ export const walletRoutes = (deps: WalletRoutesDeps): ReadonlyArray<RouteDef> =>
       tags: ["wallets"],
       auth: "session",
       headers: AUTH_HEADERS,
-      body: decodedBody({ schema: Obj("RebindBody", "preview or commit"), maxBytes: REBIND_BODY_MAX_BYTES, decode: decodeRebindBody }),
+      body: decodedBody({ schema: RebindBody, maxBytes: REBIND_BODY_MAX_BYTES, decode: decodeRebindBody }),
       responses: {
         200: { description: "`{success, dryRun, toKey, rebound[], unchanged[]}`", schema: RebindResponse },
         ...refusals(needs.owner, [ErrorTable.RebindError, W])

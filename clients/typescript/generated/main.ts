@@ -3930,8 +3930,16 @@ export interface components {
             success: true;
             wallet: components["schemas"]["Wallet"];
         };
-        /** @description `{chain, address, signature, label?}` */
         LinkWalletBody: {
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            /** @description base58 (solana) or 0x-prefixed 20-byte address (evm; EIP-55 when mixed case) */
+            address: string;
+            /** @description the challenge signed by the wallet (base58 ed25519 or 0x personal_sign), at most 256 characters */
+            signature: string;
+            /** @description 1 to 64 characters after trimming */
+            label?: string;
+        } & {
             [key: string]: unknown;
         };
         RevokeWallet: {
@@ -3992,12 +4000,23 @@ export interface components {
              */
             expiresAt: number;
         };
-        /** @description `{chain, address}` */
         ImportInitBody: {
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            address: string;
+        } & {
             [key: string]: unknown;
         };
-        /** @description `{ciphertext, encapsulatedKey, signerPublicKey, label?}` */
         ImportSubmitBody: {
+            /** @description base64: the sealed key */
+            ciphertext: string;
+            /** @description base64: the 65-byte uncompressed P-256 point */
+            encapsulatedKey: string;
+            /** @description base64: the signer's P-256 public key (uncompressed point or SPKI DER) */
+            signerPublicKey: string;
+            /** @description 1 to 64 characters after trimming */
+            label?: string;
+        } & {
             [key: string]: unknown;
         };
         SignResult: {
@@ -4010,12 +4029,26 @@ export interface components {
             signature: string;
             signedTransaction: string;
         };
-        /** @description `{claimId, transaction, authorizationSignature?}` */
         SignBody: {
+            claimId: string;
+            /** @description the built transaction: base64 (Solana) or 0x-hex (EVM) */
+            transaction: string;
+            /** @description base64: 64 bytes */
+            authorizationSignature?: string;
+        } & {
             [key: string]: unknown;
         };
-        /** @description `{chain, keyPrefix, label?, allowLaunch?, vaultDestination?}` */
         CreateTeeBody: {
+            /** @enum {string} */
+            chain: "solana" | "evm";
+            /** @description the agent key the wallet is bound to */
+            keyPrefix: string;
+            /** @description 1 to 64 characters after trimming */
+            label?: string;
+            allowLaunch?: boolean;
+            /** @description an address on the wallet's chain */
+            vaultDestination?: string;
+        } & {
             [key: string]: unknown;
         };
         RebindResponse: {
@@ -4064,10 +4097,28 @@ export interface components {
                 chain: "solana" | "evm";
             }[];
         };
-        /** @description preview or commit */
-        RebindBody: {
+        /** @description a preview (`dryRun: true`, selectors) or a commit (walletIds and expect) */
+        RebindBody: ({
+            /** @enum {boolean} */
+            dryRun: true;
+            toKeyPrefix: string;
+            /** @description selectors: wallet ids or addresses */
+            wallets: string[];
+            labelPrefix?: string;
+        } & {
             [key: string]: unknown;
-        };
+        }) | ({
+            /** @enum {boolean} */
+            dryRun?: false;
+            toKeyPrefix: string;
+            walletIds: string[];
+            /** @description each walletId's current bound key prefix, from the preview */
+            expect: {
+                [key: string]: string;
+            };
+        } & {
+            [key: string]: unknown;
+        });
         Rebinds: {
             /** @enum {boolean} */
             success: true;
