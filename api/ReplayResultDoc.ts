@@ -10,7 +10,8 @@ import { CloseReasons, type ReplayResult, SkipReasons } from "../src/services/st
 const CloseReason = Schema.Literal(...(CloseReasons as [ReplayResult["trades"][number]["close_reason"], ...Array<ReplayResult["trades"][number]["close_reason"]>]))
 const counts = <K extends string>(keys: ReadonlyArray<K>) => Schema.Struct(Object.fromEntries(keys.map((k) => [k, Schema.Int])) as { [P in K]: typeof Schema.Int })
 
-const ReplayTrade = Schema.Struct({
+/** A replayed trade's members (a strategy run's stored trade adds its run's ids, `StrategyResponses.ts`). */
+export const ReplayTradeFields = {
   asset: Schema.String,
   chain: Schema.String,
   signal_id: Schema.String,
@@ -25,7 +26,8 @@ const ReplayTrade = Schema.Struct({
   pnl_pct: Schema.Number,
   close_reason: CloseReason,
   legs: Schema.Array(Schema.Struct({ reason: CloseReason, at: Schema.String, price_usd: Schema.String, tokens_raw: Schema.String, usd: Schema.String }))
-})
+}
+const ReplayTrade = Schema.Struct(ReplayTradeFields)
 
 /** Every member of the result but `trades` (a strategy run stores its trades apart). */
 export const ReplaySummaryFields = {

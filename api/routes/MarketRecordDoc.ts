@@ -9,11 +9,11 @@ import { CurveModes } from "../../src/chain/solana/program/accounts/Common.js"
 import { SocialNames } from "../../actors/TokenMetadata.js"
 import { ChainId, DecimalString, RawAmount } from "../ResponseSchemas.js"
 
-const Lifecycle = Schema.Literal("trading", "completed", "migrated", "recovery")
+export const MarketLifecycle = Schema.Literal("trading", "completed", "migrated", "recovery")
 const IsoTime = Schema.String.annotations({ description: "ISO 8601 time" })
 
-/** The statistics of a market record (quote units as decimals, counts as integers). */
-const Statistics = {
+/** The statistics of a market record and a feed row (quote units as decimals, counts as integers). */
+export const MarketStatistics = {
   price: Schema.NullOr(DecimalString).annotations({ description: "Quote units per whole token; null before the curve has a price" }),
   marketCap: Schema.NullOr(DecimalString),
   volume1h: DecimalString,
@@ -53,7 +53,7 @@ const Recovery = Schema.Struct({
 export const MarketRecordDoc = Schema.Struct({
   chain: ChainId,
   mint: Schema.String,
-  lifecycle: Lifecycle,
+  lifecycle: MarketLifecycle,
   buysOpen: Schema.Boolean,
   sellsOpen: Schema.Boolean,
   curveAddress: Schema.String,
@@ -81,6 +81,6 @@ export const MarketRecordDoc = Schema.Struct({
   createdAt: Schema.NullOr(IsoTime),
   supplyRaw: RawAmount,
   progressBps: Schema.Int,
-  ...Statistics,
+  ...MarketStatistics,
   statsAsOf: IsoTime
 }).annotations({ identifier: "MarketRecord", description: "Spec 2.9 market record: lifecycle, trade flags, addresses, fees, venue, migration block, statistics" })

@@ -22,11 +22,10 @@ import { errorReply, type Header, JSON_CONTENT_TYPE, json, type Reply } from "..
 import { RateLimiter } from "../RateLimiter.js"
 import { shared, type SharedWindowCounts } from "../../src/db/SharedWindowCounts.js"
 import { answer, refusal } from "../OpenApi.js"
-import { DecimalString } from "../ResponseSchemas.js"
 import { route, type RouteDef } from "../Router.js"
 import { type FeedPlan, FeedPlanParams, matches, project, sortRows } from "../FeedQuery.js"
 import { ADDRESS_FORMAT, chainParam, enumParam, intParam, normalizeAddress as normalizeMint, param, parseAddress, stringParam } from "../QueryParams.js"
-import { MarketRecordDoc } from "./MarketRecordDoc.js"
+import { MarketLifecycle, MarketRecordDoc, MarketStatistics } from "./MarketRecordDoc.js"
 
 export const DEFAULT_SLIPPAGE_BPS = 100n
 export const QUOTE_LIMIT_PER_MIN = 120
@@ -178,49 +177,22 @@ const feedRowFields = {
   name: Schema.String,
   symbol: Schema.String,
   image: Schema.NullOr(Schema.String),
-  lifecycle: Schema.Literal("trading", "completed", "migrated", "recovery"),
+  lifecycle: MarketLifecycle,
   progressBps: Schema.Int,
   createdAt: Schema.String,
   migratedAt: Schema.NullOr(Schema.String),
   isAgent: Schema.Boolean,
-  price: Schema.NullOr(DecimalString),
-  marketCap: Schema.NullOr(DecimalString),
-  volume1h: DecimalString,
-  trades1h: Schema.Int,
-  volume24h: DecimalString,
-  trades24h: Schema.Int,
-  buys24h: Schema.Int,
-  sells24h: Schema.Int,
-  volumeTotal: DecimalString,
-  tradesTotal: Schema.Int,
-  lastTradeAt: Schema.NullOr(Schema.String)
+  ...MarketStatistics
 } satisfies { readonly [K in keyof FeedRowValue]: Schema.Schema.Any }
 
 const FeedRow = Schema.Struct(feedRowFields).annotations({ identifier: "FeedRow", description: "A feed row (spec 2.9), as a read without `fields` answers it" })
 
+const { chain: _chain, address: _address, ...projectable } = feedRowFields
 /** A row projected by `fields`: `chain` and `address`, then each named field (`statsAsOf`, not a row member, reads null). */
 const FeedRowProjected = Schema.Struct({
   chain: feedRowFields.chain,
   address: feedRowFields.address,
-  name: Schema.optional(feedRowFields.name),
-  symbol: Schema.optional(feedRowFields.symbol),
-  image: Schema.optional(feedRowFields.image),
-  lifecycle: Schema.optional(feedRowFields.lifecycle),
-  progressBps: Schema.optional(feedRowFields.progressBps),
-  createdAt: Schema.optional(feedRowFields.createdAt),
-  migratedAt: Schema.optional(feedRowFields.migratedAt),
-  isAgent: Schema.optional(feedRowFields.isAgent),
-  price: Schema.optional(feedRowFields.price),
-  marketCap: Schema.optional(feedRowFields.marketCap),
-  volume1h: Schema.optional(feedRowFields.volume1h),
-  trades1h: Schema.optional(feedRowFields.trades1h),
-  volume24h: Schema.optional(feedRowFields.volume24h),
-  trades24h: Schema.optional(feedRowFields.trades24h),
-  buys24h: Schema.optional(feedRowFields.buys24h),
-  sells24h: Schema.optional(feedRowFields.sells24h),
-  volumeTotal: Schema.optional(feedRowFields.volumeTotal),
-  tradesTotal: Schema.optional(feedRowFields.tradesTotal),
-  lastTradeAt: Schema.optional(feedRowFields.lastTradeAt),
+  ...(Object.fromEntries(Object.entries(projectable).map(([k, v]) => [k, Schema.optional(v)])) as { [K in keyof typeof projectable]: Schema.optional<(typeof projectable)[K]> }),
   statsAsOf: Schema.optional(Schema.Null)
 }).annotations({ identifier: "FeedRowProjected", description: "A feed row projected by `fields`: chain, address and the named fields" })
 

@@ -6,12 +6,11 @@
  * JSON object; a run's stored result is `ReplaySummaryDoc` (`api/ReplayResultDoc.ts`).
  */
 import { Schema } from "effect"
-import { ReplaySummaryDoc } from "../../ReplayResultDoc.js"
+import { ReplaySummaryDoc, ReplayTradeFields } from "../../ReplayResultDoc.js"
 import type { Comparison, RunSummary, RunTrade, StrategyDetail, StrategySummary } from "../../../src/services/strategy/Strategies.js"
 import type { EdgesReport, FirstSignalsReport, RunnersReport } from "../../../src/services/strategy/Research.js"
 
 const Verdict = Schema.NullOr(Schema.Literal("pass", "fail", "insufficient"))
-const CloseReason = Schema.Literal("take_profit", "stop_loss", "trailing", "ladder", "max_hold", "exit_signal", "end_of_window")
 
 const SummaryFields = {
   id: Schema.String,
@@ -50,26 +49,7 @@ export const StrategyDetailDoc = Schema.Struct({
 export const StrategyList = Schema.Struct({ strategies: Schema.Array(Summary) }).annotations({ identifier: "StrategyList" })
 export const RunList = Schema.Struct({ runs: Schema.Array(Run) }).annotations({ identifier: "StrategyRunList" })
 
-const Trade = Schema.Struct({
-  asset: Schema.String,
-  chain: Schema.String,
-  signal_id: Schema.String,
-  entry_at: Schema.String,
-  entry_price_usd: Schema.String,
-  entry_usd: Schema.String,
-  tokens_raw: Schema.String,
-  exit_at: Schema.String,
-  exit_price_usd: Schema.String,
-  exit_usd: Schema.String,
-  pnl_usd: Schema.String,
-  pnl_pct: Schema.Number,
-  close_reason: CloseReason,
-  legs: Schema.Array(Schema.Struct({ reason: CloseReason, at: Schema.String, price_usd: Schema.String, tokens_raw: Schema.String, usd: Schema.String })),
-  run_id: Schema.String,
-  strategy_id: Schema.String,
-  version: Schema.Int,
-  n: Schema.Int
-})
+const Trade = Schema.Struct({ ...ReplayTradeFields, run_id: Schema.String, strategy_id: Schema.String, version: Schema.Int, n: Schema.Int })
 export const RunTrades = Schema.Struct({ run_id: Schema.NullOr(Schema.String), trades: Schema.Array(Trade) }).annotations({ identifier: "StrategyRunTrades" })
 
 const ComparisonRow = Schema.Struct({

@@ -1709,6 +1709,7 @@ export interface components {
             createdAt: string;
             migratedAt: string | null;
             isAgent: boolean;
+            /** @description Quote units per whole token; null before the curve has a price */
             price: components["schemas"]["DecimalString"] | null;
             marketCap: components["schemas"]["DecimalString"] | null;
             volume1h: components["schemas"]["DecimalString"];
@@ -1737,6 +1738,7 @@ export interface components {
             createdAt?: string;
             migratedAt?: string | null;
             isAgent?: boolean;
+            /** @description Quote units per whole token; null before the curve has a price */
             price?: components["schemas"]["DecimalString"] | null;
             marketCap?: components["schemas"]["DecimalString"] | null;
             volume1h?: components["schemas"]["DecimalString"];
