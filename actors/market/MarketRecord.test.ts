@@ -4,22 +4,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
+import { ChainClock, coreOf, SimMarket } from "../../test/support/marketSim.js"
 import { FIVE_MINUTES_MS, HOUR_MS } from "./internal/tradeWindows.js"
-import { type MarketCore, step, type MarketState } from "./MarketActor.js"
 import { feedRow, marketRecord, priceOf } from "./MarketRecord.js"
 
 const SOL = 1_000_000_000n
 const ETH = 10n ** 18n
 
-const fold = (events: ReadonlyArray<ChainEvent>): MarketCore => {
-  let s: MarketState | undefined = undefined
-  for (const e of events) s = step(s, e)[0]
-  return s!.core!
-}
 
 const record = (events: ReadonlyArray<ChainEvent>, asOfMs?: number) => {
-  const core = fold(events)
+  const core = coreOf(events)
   return marketRecord(core, asOfMs ?? core.lastEventAtMs)
 }
 
@@ -64,7 +58,7 @@ describe("MarketRecord", () => {
 
   it("price and market cap are exact integer math on the reserves", () => {
     const m = new SimMarket(new ChainClock("solana"), { mint: "So1Price" })
-    const core = fold([m.created(), ...m.buy("a", 3n * SOL)])
+    const core = coreOf([m.created(), ...m.buy("a", 3n * SOL)])
     const { virtualQuoteRaw: q, virtualTokenRaw: t } = core.curveState
     const scaled = (q * 10n ** 6n * 10n ** 18n) / (t * 10n ** 9n)
     const expected = `0.${scaled.toString().padStart(18, "0")}`.replace(/0+$/, "")
@@ -111,7 +105,7 @@ describe("MarketRecord", () => {
       migration: { status: "completed", migratedAt: new Date(m.clock.nowMs).toISOString() }
     })
     // The price now comes from the pool: Q/T.
-    const core = fold(events)
+    const core = coreOf(events)
     expect(priceOf(core)).toBe(priceOf({ ...core, lifecycle: "trading", curveState: { ...core.curveState, virtualQuoteRaw: m.pool!.quoteRaw, virtualTokenRaw: m.pool!.tokenRaw } }))
   })
 
@@ -149,7 +143,7 @@ describe("MarketRecord", () => {
     events.push(...m.buy("a", SOL)) // t0
     clock.advance(2 * HOUR_MS)
     events.push(...m.buy("b", SOL), m.sell("b", 1_000_000n)) // t0 + 2h
-    const core = fold(events)
+    const core = coreOf(events)
     const sellVolume = (events[events.length - 1] as Extract<ChainEvent, { _tag: "Trade" }>).amountOutRaw + (events[events.length - 1] as Extract<ChainEvent, { _tag: "Trade" }>).feeRaw
     const now = marketRecord(core, clock.nowMs)
     expect(now).toMatchObject({ trades1h: 2, trades24h: 3, buys24h: 2, sells24h: 1, tradesTotal: 3 })
@@ -163,7 +157,7 @@ describe("MarketRecord", () => {
 
   it("the feed row carries the spec 2.9 feed fields", () => {
     const m = new SimMarket(new ChainClock("hood"), { mint: "0xrow", name: "Row", symbol: "ROW" })
-    const core = fold([m.created(), ...m.buy("a", ETH / 10n)])
+    const core = coreOf([m.created(), ...m.buy("a", ETH / 10n)])
     expect(feedRow(core, core.lastEventAtMs)).toMatchObject({
       chain: "hood",
       address: "0xrow",

@@ -9,19 +9,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { JSONSchema, Schema } from "effect"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { type MarketCore, type MarketState, step } from "../../actors/market/MarketActor.js"
 import { marketRecord } from "../../actors/market/MarketRecord.js"
-import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
+import { ChainClock, coreOf, SimMarket } from "../../test/support/marketSim.js"
 import { MarketRecordDoc } from "./MarketRecordDoc.js"
 
 const SOL = 1_000_000_000n
 const ETH = 10n ** 18n
 
-const fold = (events: ReadonlyArray<ChainEvent>): MarketCore => {
-  let s: MarketState | undefined = undefined
-  for (const e of events) s = step(s, e)[0]
-  return s!.core!
-}
 
 /** Each state's events, built on one market per chain and status. */
 const states = (): ReadonlyArray<readonly [string, ReadonlyArray<ChainEvent>]> => {
@@ -52,13 +46,13 @@ describe("the documented market record", () => {
   const record = validatorOf(MarketRecordDoc)
   for (const [name, events] of states()) {
     it(`${name}: the record as written validates`, () => {
-      const core = fold(events)
+      const core = coreOf(events)
       const written = JSON.parse(JSON.stringify(marketRecord(core, core.lastEventAtMs)))
       expect(record(written), `${name}: ${JSON.stringify(record.errors)}`).toBe(true)
     })
   }
   it("a member the schema does not name fails", () => {
-    const core = fold(states()[0]![1])
+    const core = coreOf(states()[0]![1])
     expect(record({ ...JSON.parse(JSON.stringify(marketRecord(core, core.lastEventAtMs))), extra: 1 })).toBe(false)
   })
 })

@@ -8,20 +8,13 @@
 import { describe, expect, it } from "vitest"
 import { openApiDocument } from "../../api/OpenApi.js"
 import { FeedFields, parseFeedPlan, project } from "../../api/FeedQuery.js"
-import type { ChainEvent } from "../../ingest/ChainEvent.js"
-import { type MarketCore, type MarketState, step } from "../../actors/market/MarketActor.js"
 import { feedRow } from "../../actors/market/MarketRecord.js"
 import { documentInfo, mainRoutes } from "../../clients/typescript/documents.js"
 import { contractDocument, contractProblems } from "../support/contract.js"
-import { ChainClock, SimMarket } from "../support/marketSim.js"
+import { ChainClock, coreOf, SimMarket } from "../support/marketSim.js"
 
 const contract = contractDocument(openApiDocument(mainRoutes, documentInfo) as Record<string, any>)
 
-const fold = (events: ReadonlyArray<ChainEvent>): MarketCore => {
-  let s: MarketState | undefined = undefined
-  for (const e of events) s = step(s, e)[0]
-  return s!.core!
-}
 
 /** The problems of a feed answer carrying `tokens`. */
 const problems = (tokens: ReadonlyArray<unknown>) =>
@@ -37,10 +30,10 @@ const problems = (tokens: ReadonlyArray<unknown>) =>
 const solana = new SimMarket(new ChainClock("solana"), { mint: "So1Feed", name: "Feed", symbol: "FD" })
 const hood = new SimMarket(new ChainClock("hood"), { mint: "0xfeed", name: "Hood Feed", symbol: "HFD" })
 const rows = [
-  feedRow(fold([solana.created()]), 0),
-  feedRow(fold([solana.created(), ...solana.buy("a", 2_000_000_000n)]), 0, true),
-  feedRow(fold([hood.created(), ...hood.buy("a", 10n ** 17n)]), 0),
-  feedRow(fold([hood.created(), ...hood.buy("a", 10n ** 23n), hood.migrated()]), 0)
+  feedRow(coreOf([solana.created()]), 0),
+  feedRow(coreOf([solana.created(), ...solana.buy("a", 2_000_000_000n)]), 0, true),
+  feedRow(coreOf([hood.created(), ...hood.buy("a", 10n ** 17n)]), 0),
+  feedRow(coreOf([hood.created(), ...hood.buy("a", 10n ** 23n), hood.migrated()]), 0)
 ]
 
 describe("the feed's rows in the main document", () => {

@@ -18,6 +18,7 @@ import {
   solanaPosition,
   Trade
 } from "../../ingest/ChainEvent.js"
+import { type MarketCore, type MarketState, step } from "../../actors/market/MarketActor.js"
 import { crossingModelOf } from "../../src/domain/Chain.js"
 import { type CurveParams, type CurveState, initialState, quoteBuy, quoteSell, tokenReserveRaw } from "../../src/domain/CurveMath.js"
 import { EVM_NATIVE, WSOL_MINT } from "../../src/domain/QuotePairs.js"
@@ -248,4 +249,11 @@ export class SimMarket {
   retracted(ids: ReadonlyArray<string>): Retracted {
     return new Retracted({ ...this.base(), retractedIds: ids })
   }
+}
+
+/** The market actor's core after `events`, stepped from nothing (the pure `step`). */
+export const coreOf = (events: ReadonlyArray<ChainEvent>): MarketCore => {
+  let s: MarketState | undefined = undefined
+  for (const e of events) s = step(s, e)[0]
+  return s!.core!
 }
