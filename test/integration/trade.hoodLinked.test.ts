@@ -26,21 +26,16 @@
  *   the relay's 0x-hex signed transaction submitted, a sell confirmed by its 0x hash.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Exit, Scope } from "effect"
+import { Effect } from "effect"
 import { webcrypto } from "node:crypto"
 import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLogs, parseTransaction, zeroAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
 import { toApiError } from "../../api/ErrorTable.js"
-import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
-import { mainDocument } from "../../clients/typescript/documents.js"
 import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
 import { approve, buy, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
-import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
@@ -52,10 +47,9 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
-import { contractDocument, contractProblems } from "../support/contract.js"
 import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
-import { mountRoutes } from "../support/httpRoutes.js"
+import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const ETH = 10n ** 18n
@@ -447,33 +441,10 @@ describe("Hood linked payer", () => {
 })
 
 describe("Hood linked payer over HTTP, answers as the OpenAPI document says", () => {
-  const agentAuth: AgentAuth = {
-    authenticate: () =>
-      Effect.succeed({
-        _tag: "agent",
-        accountId: ACCOUNT,
-        tier: "max",
-        key: { id: principal.keyId, prefix: KEY_PREFIX, environment: "production", embeddedWallet: "denied", scopes: principal.scopes },
-        account: { referredBy: null },
-        plan: { id: "max", feeBps: 25 }
-      } as unknown as AgentPrincipal),
-    verify: () => Effect.die("not used by the trade routes")
-  }
-  const contract = contractDocument(mainDocument())
-  let url: string
-  let routeScope: Scope.CloseableScope
-  const call = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, { method: "POST", headers: { "x-api-key": "key", "content-type": "application/json" }, body: JSON.stringify(body) })
-    const text = await res.text()
-    expect(contractProblems(contract, "POST", path, res.status, res.headers.get("content-type"), text)).toEqual([])
-    return { status: res.status, body: JSON.parse(text) as any }
-  }
-
-  beforeAll(async () => {
-    routeScope = await Effect.runPromise(Scope.make())
-    url = await Effect.runPromise(mountRoutes(tradeRoutes({ agentAuth, trades, transactions: makeAgentTransactions(harness.sql) })).pipe(Scope.extend(routeScope)))
-  })
-  afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
+  const http = tradeRoutesOverHttp({ accountId: ACCOUNT, keyId: principal.keyId, keyPrefix: KEY_PREFIX, scopes: principal.scopes }, () => ({ trades, sql: harness.sql }))
+  const call = http.call
+  beforeAll(http.open)
+  afterAll(http.close)
 
   it("build (dry run, then built), a wrong submit, the relay's 0x-hex submit; a sell broadcast by the caller and confirmed by its 0x hash", async () => {
     const amount = ETH / 20n

@@ -48,14 +48,8 @@ import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
-import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
-import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
-import { mainDocument } from "../../clients/typescript/documents.js"
-import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
-import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
-import { contractDocument, contractProblems } from "../support/contract.js"
 import { sealForImport } from "../support/hpkeSealer.js"
-import { mountRoutes } from "../support/httpRoutes.js"
+import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
 const SOL = 1_000_000_000n
@@ -338,33 +332,10 @@ describe("TEE payer and spend caps strict per rail", () => {
  * real service; every answer validated against the main OpenAPI document (`test/support/contract.ts`).
  */
 describe("linked payer routes over HTTP, answers as the OpenAPI document says", () => {
-  const agentAuth: AgentAuth = {
-    authenticate: () =>
-      Effect.succeed({
-        _tag: "agent",
-        accountId: ACCOUNT,
-        tier: "max",
-        key: { id: principal.keyId, prefix: KEY_PREFIX, environment: "production", embeddedWallet: "denied", scopes: principal.scopes },
-        account: { referredBy: null },
-        plan: { id: "max", feeBps: 25 }
-      } as unknown as AgentPrincipal),
-    verify: () => Effect.die("not used by the trade routes")
-  }
-  const contract = contractDocument(mainDocument())
-  let url: string
-  let routeScope: Scope.CloseableScope
-  const call = async (path: string, body: unknown) => {
-    const res = await fetch(`${url}${path}`, { method: "POST", headers: { "x-api-key": "key", "content-type": "application/json" }, body: JSON.stringify(body) })
-    const text = await res.text()
-    expect(contractProblems(contract, "POST", path, res.status, res.headers.get("content-type"), text)).toEqual([])
-    return { status: res.status, body: JSON.parse(text) as any }
-  }
-
-  beforeAll(async () => {
-    routeScope = await Effect.runPromise(Scope.make())
-    url = await Effect.runPromise(mountRoutes(tradeRoutes({ agentAuth, trades, transactions: makeAgentTransactions(harness.sql) })).pipe(Scope.extend(routeScope)))
-  })
-  afterAll(() => Effect.runPromise(Scope.close(routeScope, Exit.void)))
+  const http = tradeRoutesOverHttp({ accountId: ACCOUNT, keyId: principal.keyId, keyPrefix: KEY_PREFIX, scopes: principal.scopes }, () => ({ trades, sql: harness.sql }))
+  const call = http.call
+  beforeAll(http.open)
+  afterAll(http.close)
 
   it("build (dry run, then built), a wrong submit, the relay-signed submit, a confirm of another signature", async () => {
     const body = { clientTradeId: "http-1", chain: "solana", mint, side: "buy", amountIn: String(SOL / 20n), payer: "linked", linkedWalletId: imported.id }
