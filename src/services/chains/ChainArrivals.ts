@@ -150,10 +150,10 @@ export const layer = (
         )
       const first = yield* Effect.either(follow)
       if (Either.isLeft(first)) {
-        const retryMaxMs = options.retryMaxMs ?? ARRIVALS_RETRY_MAX_MS
-        const pauses = Schedule.exponential(Duration.millis(options.retryFirstMs ?? 1_000)).pipe(Schedule.union(Schedule.spaced(Duration.millis(retryMaxMs))))
+        const firstPause = Duration.millis(options.retryFirstMs ?? 1_000)
+        const pauses = Schedule.exponential(firstPause).pipe(Schedule.union(Schedule.spaced(Duration.millis(options.retryMaxMs ?? ARRIVALS_RETRY_MAX_MS))))
         yield* Effect.forkScoped(
-          Effect.sleep(Duration.millis(options.retryFirstMs ?? 1_000)).pipe(
+          Effect.sleep(firstPause).pipe(
             Effect.zipRight(Effect.retry(follow, pauses)),
             Effect.zipRight(Effect.sync(() => arrivals.followed())),
             Effect.zipRight(Effect.logInfo("chain arrivals: following chain.events now"))
