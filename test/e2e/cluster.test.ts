@@ -24,6 +24,7 @@ import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { createRequire } from "node:module"
 import type { Signal } from "../../src/domain/Signal.js"
+import { dataClient, engineClient } from "../../clients/typescript/index.js"
 import { type Engine, projectRoot, startEngine } from "../support/engine.js"
 import { eventually } from "../support/eventually.js"
 import { type KafkaBroker, noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
@@ -83,10 +84,9 @@ const agentKey = async (api: Engine, plan: "free" | "max" = "max"): Promise<stri
     JSON.parse((await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli.ts", ...args], { cwd: projectRoot, env: { ...process.env, ...env() } })).stdout) as Record<string, string>
   const { accountId, sessionToken } = await cli("create-account", "--plan", plan)
   await cli("delegate", "--account", accountId!, "--chain", "solana")
-  const res = await fetch(`${api.url}/api/v1/agent/keys`, { method: "POST", headers: { authorization: `Bearer ${sessionToken!}`, "content-type": "application/json" }, body: JSON.stringify({ label: "cluster" }) })
-  const body = (await res.json()) as { key?: string }
-  if (body.key === undefined) throw new Error(`issuing an agent key answered ${res.status} ${JSON.stringify(body)}`)
-  return body.key
+  const { data, error, response } = await engineClient({ baseUrl: api.url, session: sessionToken! }).POST("/api/v1/agent/keys", { body: { label: "cluster" } })
+  if (data === undefined) throw new Error(`issuing an agent key answered ${response.status} ${JSON.stringify(error)}`)
+  return data.key
 }
 
 /** A signals stream client that keeps the ids it receives live (after the snapshot). */
@@ -104,20 +104,17 @@ const stream = async (api: Engine, key: string) => {
   return { ws, live }
 }
 
-const getJson = async (url: string): Promise<{ status: number; body: any }> => {
-  const res = await fetch(url)
-  return { status: res.status, body: await res.json() }
-}
+/** A replica's typed client (public reads: no key). */
+const client = (api: Engine) => engineClient({ baseUrl: api.url })
 
-const record = async (api: Engine, mint: string) => {
-  const { status, body } = await getJson(`${api.url}/api/v1/markets/solana/${mint}`)
-  return status === 200 ? (body.market as Record<string, any>) : undefined
-}
+/** The market record a replica answers, or undefined while it has none. */
+const record = async (api: Engine, mint: string) => (await client(api).GET("/api/v1/markets/{chain}/{mint}", { params: { path: { chain: "solana", mint } } })).data?.market
 
 /** The whole `new` feed and the delta since a few changes back, as a client reads them. */
 const feed = async (api: Engine) => {
-  const whole = (await getJson(`${api.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=50`)).body
-  const delta = (await getJson(`${api.url}/api/v1/markets/feed?bucket=new&chain=solana&limit=50&since_seq=${Math.max(0, whole.cursor - 3)}`)).body
+  const query = { bucket: "new", chain: "solana", limit: 50 } as const
+  const whole = (await client(api).GET("/api/v1/markets/feed", { params: { query } })).data!
+  const delta = (await client(api).GET("/api/v1/markets/feed", { params: { query: { ...query, since_seq: Math.max(0, whole.cursor - 3) } } })).data!
   return { whole, delta }
 }
 
@@ -212,7 +209,8 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
       detail: () => JSON.stringify(streams.map((s) => s.live.map((x) => `${x.pattern}:${x.asset}`)))
     })
     // Every signal once on each stream, the same on both, and each one the tape holds.
-    const tape = (await (await fetch(`${dataUrls.get(apis[0]!)!.replace("ws", "http")}/v1/signals?limit=100&quality=all`, { headers: { authorization: `Bearer ${key}` } })).json()) as { signals: ReadonlyArray<Signal> }
+    const tape = (await dataClient({ baseUrl: dataUrls.get(apis[0]!)!.replace("ws", "http"), apiKey: key }).GET("/v1/signals", { params: { query: { limit: 100, quality: "all" } } })).data!
+    if (!("signals" in tape)) throw new Error(`the tape answered tokens grouped, not signals: ${JSON.stringify(tape)}`)
     const ids = streams.map((s) => s.live.map((x) => x.id))
     expect(new Set(ids[0]).size).toBe(ids[0]!.length)
     expect([...ids[1]!].sort()).toEqual([...ids[0]!].sort())
@@ -237,7 +235,7 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
     gone.cleanup()
     const fresh = await startApi()
     apis.push(fresh)
-    expect((await getJson(`${fresh.url}/readyz`)).body).toMatchObject({ ready: true, checks: { readModel: "ok", bus: "ok" } })
+    expect((await client(fresh).GET("/readyz")).data).toMatchObject({ ready: true, checks: { readModel: "ok", bus: "ok" } })
     await sameAnswers(apis[0]!, fresh)
 
     // Every market where the chain is: trades once each, reserves equal to the curve account's.
@@ -260,7 +258,7 @@ describe.skipIf(skip)(`the engine by role${skip ? ` (${noPostgres ? "no PostgreS
     const statuses: Array<number> = []
     for (let i = 0; i < 60; i++) {
       const api = apis[i % 2]!
-      statuses.push((await fetch(`${api.url}/api/v1/launch/headless/jobs/none`, { headers: { "x-api-key": key } })).status)
+      statuses.push((await engineClient({ baseUrl: api.url, apiKey: key }).GET("/api/v1/launch/headless/jobs/{clientLaunchId}", { params: { path: { clientLaunchId: "none" } } })).response.status)
       await new Promise((r) => setTimeout(r, 100))
     }
     const admitted = statuses.filter((s) => s !== 429).length

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { engineClient } from "../../clients/typescript/index.js"
 import { type Engine, startEngine } from "../support/engine.js"
 
 let engine: Engine
@@ -22,23 +23,22 @@ afterAll(async () => {
   }
 })
 
-const get = async (path: string, headers: Record<string, string> = {}) => {
-  const res = await fetch(engine.url + path, { headers })
-  const text = await res.text()
-  return { status: res.status, headers: res.headers, text, body: text === "" ? undefined : JSON.parse(text) }
-}
+/** The typed client of the started engine, no key (every read here is public). */
+const client = () => engineClient({ baseUrl: engine.url })
+const ifNoneMatch = (etag: string) => ({ headers: { "if-none-match": etag } })
 
 describe("engine end to end", () => {
   it("is live and ready", async () => {
-    expect((await get("/healthz")).status).toBe(200)
-    const ready = await get("/readyz")
-    expect(ready.status).toBe(200)
-    const { ingestion, ...rest } = ready.body
+    expect((await client().GET("/healthz")).response.status).toBe(200)
+    const ready = await client().GET("/readyz")
+    expect(ready.response.status).toBe(200)
+    const { ingestion: reported, ...rest } = ready.data!
+    const ingestion = reported!
     expect(rest).toEqual({ ready: true, checks: { postgres: "ok", clickhouse: "ok", bus: "ok" } })
     // Beside the checks, how far ingestion trails each chain (never a reason to be unready).
     const height = /^\d+$/
     expect(Object.keys(ingestion)).toEqual(["solana", "hood", "actorsPending"])
-    for (const chain of ["solana", "hood"]) {
+    for (const chain of ["solana", "hood"] as const) {
       expect(Object.keys(ingestion[chain])).toEqual(["published", "head"])
       expect(ingestion[chain].head).toMatch(height)
       if (ingestion[chain].published !== null) expect(ingestion[chain].published).toMatch(height) // null until the first publish
@@ -55,81 +55,85 @@ describe("engine end to end", () => {
   })
 
   it("serves quote pairs with a strong ETag, 304 on a match and the chain filter", async () => {
-    const all = await get("/api/v1/launch/quote-pairs")
-    expect(all.status).toBe(200)
-    const etag = all.headers.get("etag")!
+    const all = await client().GET("/api/v1/launch/quote-pairs")
+    expect(all.response.status).toBe(200)
+    const etag = all.response.headers.get("etag")!
     expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/)
-    expect(all.headers.get("cache-control")).toBe("public, max-age=60")
-    expect(all.body.payload.matrixVersion).toBe(1)
-    expect(all.body.payload.defaults).toEqual({ solana: "sol", hood: "eth" })
-    expect(all.body.payload.pairs.solana.map((p: { id: string }) => p.id)).toEqual(["sol", "usdc", "svc"])
-    expect(all.body.payload.pairs.hood.map((p: { id: string }) => p.id)).toEqual(["eth", "usdg"])
-    expect(all.body.payload.pairs.solana[0]).toMatchObject({
+    expect(all.response.headers.get("cache-control")).toBe("public, max-age=60")
+    const payload = all.data!.payload
+    expect(payload.matrixVersion).toBe(1)
+    expect(payload.defaults).toEqual({ solana: "sol", hood: "eth" })
+    expect(payload.pairs.solana?.map((p) => p.id)).toEqual(["sol", "usdc", "svc"])
+    expect(payload.pairs.hood?.map((p) => p.id)).toEqual(["eth", "usdg"])
+    expect(payload.pairs.solana?.[0]).toMatchObject({
       chain: "solana", id: "sol", symbol: "SOL", decimals: 9, isNative: true, supportsDevBuy: true, headlessDevBuy: true,
       tiers: { open: { thresholdRaw: "85000000000", raise: "85" } }
     })
 
-    const again = await get("/api/v1/launch/quote-pairs", { "if-none-match": etag })
-    expect(again.status).toBe(304)
-    expect(again.text).toBe("")
-    expect(again.headers.get("etag")).toBe(etag)
+    const again = await client().GET("/api/v1/launch/quote-pairs", ifNoneMatch(etag))
+    expect(again.response.status).toBe(304)
+    expect(again.error ?? "").toBe("") // not a 2xx: the client hands an empty body over as the error text
+    expect(again.response.headers.get("etag")).toBe(etag)
 
-    const hood = await get("/api/v1/launch/quote-pairs?chain=hood")
-    expect(hood.status).toBe(200)
-    expect(Object.keys(hood.body.payload.pairs)).toEqual(["hood"])
-    expect(hood.body.payload.defaults).toEqual({ hood: "eth" })
-    expect(hood.headers.get("etag")).not.toBe(etag)
-    expect((await get("/api/v1/launch/quote-pairs?chain=hood", { "if-none-match": etag })).status).toBe(200)
+    const hood = await client().GET("/api/v1/launch/quote-pairs", { params: { query: { chain: "hood" } } })
+    expect(hood.response.status).toBe(200)
+    expect(Object.keys(hood.data!.payload.pairs)).toEqual(["hood"])
+    expect(hood.data!.payload.defaults).toEqual({ hood: "eth" })
+    expect(hood.response.headers.get("etag")).not.toBe(etag)
+    expect((await client().GET("/api/v1/launch/quote-pairs", { params: { query: { chain: "hood" } }, ...ifNoneMatch(etag) })).response.status).toBe(200)
   })
 
   it("refuses an unknown chain with the 400 envelope naming the field", async () => {
-    const bad = await get("/api/v1/launch/quote-pairs?chain=ethereum")
-    expect(bad.status).toBe(400)
-    expect(bad.body).toEqual({
+    // Not a chain the document allows: the client is told so at compile time, the engine at run time.
+    const bad = await client().GET("/api/v1/launch/quote-pairs", { params: { query: { chain: "ethereum" as "solana" } } })
+    expect(bad.response.status).toBe(400)
+    expect(bad.error).toEqual({
       success: false,
       error: { code: "VALIDATION_FAILED", message: "Unknown chain 'ethereum'; expected solana or hood", field: "chain", retryable: false }
     })
   })
 
   it("serves presets with ETag, max-age=60 and 304", async () => {
-    const presets = await get("/api/v1/launch/presets")
-    expect(presets.status).toBe(200)
-    expect(presets.headers.get("cache-control")).toBe("public, max-age=60")
-    expect(presets.body.payload.presets).toHaveLength(6)
-    expect(presets.body.payload.matrixVersion).toBe(1)
-    const etag = presets.headers.get("etag")!
-    const weak = await get("/api/v1/launch/presets", { "if-none-match": `W/${etag}` })
-    expect(weak.status).toBe(304)
-    expect(weak.text).toBe("")
+    const presets = await client().GET("/api/v1/launch/presets")
+    expect(presets.response.status).toBe(200)
+    expect(presets.response.headers.get("cache-control")).toBe("public, max-age=60")
+    expect(presets.data!.payload.presets).toHaveLength(6)
+    expect(presets.data!.payload.matrixVersion).toBe(1)
+    const etag = presets.response.headers.get("etag")!
+    const weak = await client().GET("/api/v1/launch/presets", ifNoneMatch(`W/${etag}`))
+    expect(weak.response.status).toBe(304)
+    expect(weak.error ?? "").toBe("")
   })
 
   it("serves the plan table", async () => {
-    const plans = await get("/api/v1/agent/plans")
-    expect(plans.status).toBe(200)
-    expect(plans.body.plans.map((p: { id: string }) => p.id)).toEqual(["free", "pro", "max"])
-    for (const plan of plans.body.plans) {
+    const plans = await client().GET("/api/v1/agent/plans")
+    expect(plans.response.status).toBe(200)
+    expect(plans.data!.plans.map((p) => p.id)).toEqual(["free", "pro", "max"])
+    for (const plan of plans.data!.plans) {
       expect(Object.keys(plan).sort()).toEqual(["capabilities", "feeBps", "id", "limits", "name", "perpFeeBps", "price", "promoMaxDays"])
     }
   })
 
   it("serves an OpenAPI 3.1 document describing every public route", async () => {
-    const doc = await get("/api/v1/openapi.json")
-    expect(doc.status).toBe(200)
-    expect(doc.body.openapi).toBe("3.1.0")
-    expect(doc.body.info.version).toBe("1.0.0")
-    expect(Object.keys(doc.body.paths)).toEqual(
+    // The document itself is read as JSON, not through the types it generates.
+    const doc = await client().GET("/api/v1/openapi.json", { parseAs: "json" })
+    expect(doc.response.status).toBe(200)
+    const body = doc.data as unknown as { openapi: string; info: { version: string }; paths: Record<string, any> }
+    expect(body.openapi).toBe("3.1.0")
+    expect(body.info.version).toBe("1.0.0")
+    expect(Object.keys(body.paths)).toEqual(
       expect.arrayContaining(["/api/v1/launch/quote-pairs", "/api/v1/launch/presets", "/api/v1/agent/plans", "/api/v1/openapi.json"])
     )
-    const qp = doc.body.paths["/api/v1/launch/quote-pairs"].get
+    const qp = body.paths["/api/v1/launch/quote-pairs"].get
     expect(qp.parameters[0]).toMatchObject({ name: "chain", in: "query" })
     expect(qp.responses["200"].content["application/json"].schema).toBeDefined()
   })
 
   it("answers unknown routes with the 404 envelope", async () => {
-    const r = await get("/api/v1/nothing-here")
-    expect(r.status).toBe(404)
-    expect(r.body.success).toBe(false)
-    expect(r.body.error.code).toBe("ROUTE_NOT_FOUND")
+    // A path no document lists: the client's types refuse it, so it is named through a cast.
+    const r = await client().GET("/api/v1/nothing-here" as "/healthz")
+    expect(r.response.status).toBe(404)
+    expect(r.error).toMatchObject({ success: false, error: { code: "ROUTE_NOT_FOUND" } })
   })
 
   it("exits cleanly on SIGTERM and starts again on the same data dir", async () => {
@@ -139,7 +143,7 @@ describe("engine end to end", () => {
 
     const second = await startEngine({ dataDir: engine.dataDir })
     try {
-      expect((await fetch(second.url + "/readyz")).status).toBe(200)
+      expect((await engineClient({ baseUrl: second.url }).GET("/readyz")).response.status).toBe(200)
     } finally {
       const stopped = await second.stop("SIGINT")
       expect(stopped).toEqual({ code: 0, signal: null })
