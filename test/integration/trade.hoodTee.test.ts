@@ -14,8 +14,9 @@
  *   the claim `confirmed`; a repeat submit replays and sends nothing;
  * - a sell needs the TEE wallet's allowance (refused naming the spender); given one, the relay's
  *   bytes broadcast by the caller and confirmed by hash, executed to the quote once;
- * - the spend caps are hard on the `tee` rail: over the key's txLimit, and without a USD price,
- *   the build is refused `KEY_LIMIT_REACHED` and records nothing (no row, no hold);
+ * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
+ *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
+ *   records nothing (no row, no hold);
  * - the watch pass settles a build the caller broadcast itself (executed once) and fails the build
  *   whose nonce another trade took (its hold released);
  * - a crash between the record of `sending` and the send: the recovery pass sends the kept signed
@@ -36,7 +37,8 @@ import {
   keccak256,
   numberToHex,
   parseTransaction,
-  serializeTransaction
+  serializeTransaction,
+  walletActions
 } from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -83,7 +85,8 @@ const teeSends = async (tx: { to: Address; data?: Hex; nonce?: number }): Promis
   const tc = hoodTestClient(net)
   await tc.impersonateAccount({ address: tee.address })
   try {
-    const hash = await tc.sendUnsignedTransaction({ from: tee.address, to: tx.to, ...(tx.data !== undefined ? { data: tx.data } : {}), ...(tx.nonce !== undefined ? { nonce: tx.nonce } : {}) })
+    // eth_sendTransaction from the impersonated address (the node signs nothing: it skips the check).
+    const hash = await tc.extend(walletActions).sendTransaction({ account: tee.address, chain: net.chain, to: tx.to, ...(tx.data !== undefined ? { data: tx.data } : {}), ...(tx.nonce !== undefined ? { nonce: tx.nonce } : {}) })
     expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
     return hash
   } finally {
@@ -214,7 +217,7 @@ describe("Hood TEE payer", () => {
     expect(await executedEvents("ht-sell")).toBe(1)
   }, 120_000)
 
-  it("the spend caps are hard on the tee rail: over the key's txLimit, and with no USD price, a build is refused KEY_LIMIT_REACHED and records nothing", async () => {
+  it("the spend caps are hard on the tee rail: over the key's ETH cap, over its txLimit, and with no USD price, a build is refused and records nothing", async () => {
     const setLimit = (usdMicros: number | null) =>
       sqlRun(
         Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -223,8 +226,21 @@ describe("Hood TEE payer", () => {
             : sql`UPDATE agent_keys SET tx_limit_usd_micros = ${usdMicros}, tx_limit_reset = 'daily' WHERE id = ${principal.keyId ?? ""}`
         )
       )
+    const setCap = (maxPerTxRaw: bigint | null) =>
+      sqlRun(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          maxPerTxRaw === null
+            ? sql`UPDATE agent_keys SET spend_limits = NULL WHERE id = ${principal.keyId ?? ""}`
+            : sql`UPDATE agent_keys SET spend_limits = ${JSON.stringify([{ asset: "eth", maxPerTxRaw: maxPerTxRaw.toString() }])}::jsonb WHERE id = ${principal.keyId ?? ""}`
+        )
+      )
     const nonce = await nonceOf(tee.address)
     try {
+      // The key's per-transaction ETH cap: 0.05 ETH, the buy 0.1 ETH.
+      await setCap(ETH / 20n)
+      const capped = refusal(await run(trades.build(caller, request("ht-cap-eth", "buy", ETH / 10n))))
+      expect(capped).toMatchObject({ code: "SPEND_LIMIT_EXCEEDED" })
+      await setCap(null)
       // $100 a day; 0.1 ETH is $300.
       await setLimit(100_000_000)
       const over = refusal(await run(trades.build(caller, request("ht-cap-over", "buy", ETH / 10n))))
@@ -234,7 +250,7 @@ describe("Hood TEE payer", () => {
       priced = false
       const unpriced = refusal(await run(trades.build(caller, request("ht-cap-unpriced", "buy", ETH / 10n))))
       expect(unpriced).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
-      for (const id of ["ht-cap-over", "ht-cap-unpriced"]) {
+      for (const id of ["ht-cap-eth", "ht-cap-over", "ht-cap-unpriced"]) {
         expect(await rowsOf(id)).toEqual([])
         expect(await holdOf(id)).toBeUndefined()
       }
@@ -242,6 +258,7 @@ describe("Hood TEE payer", () => {
     } finally {
       priced = true
       await setLimit(null)
+      await setCap(null)
     }
   }, 60_000)
 
