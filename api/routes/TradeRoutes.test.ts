@@ -35,11 +35,11 @@ describe("decodeTradeBody", () => {
     expect(fieldOf({ ...base, slippageBps: 1.5 })).toBe("slippageBps")
     expect(fieldOf({ ...base, minAmountOut: "-1" })).toBe("minAmountOut")
     expect(fieldOf({ ...base, slippageBps: 1, minAmountOut: "1" })).toBe("minAmountOut")
-    // Linked and TEE payers name their wallet, and trade on Solana.
+    // Linked and TEE payers name their wallet, on either chain.
     expect(fieldOf({ ...base, payer: "tee" })).toBe("linkedWalletId")
     expect(fieldOf({ ...base, payer: "linked", linkedWalletId: "" })).toBe("linkedWalletId")
     expect(fieldOf({ ...base, linkedWalletId: "w-1" })).toBe("linkedWalletId")
-    expect(fieldOf({ ...base, chain: "hood", mint: "0x00000000000000000000000000000000000000aa", payer: "tee", linkedWalletId: "w-1" })).toBe("payer")
+    expect(fieldOf({ ...base, chain: "hood", mint: "0x00000000000000000000000000000000000000aa", payer: "tee" })).toBe("linkedWalletId")
     expect(fieldOf({ ...base, payer: "other" })).toBe("payer")
     expect(fieldOf({ ...base, dryRun: "yes" })).toBe("dryRun")
     expect(fieldOf({ ...base, async: 1 })).toBe("async")
@@ -49,10 +49,10 @@ describe("decodeTradeBody", () => {
 describe("linked and TEE payers' bodies", () => {
   it("a build names its wallet; submit takes a trade (payer main) or a build's signed transaction; confirm a signature", () => {
     expect(decodeTradeBody({ ...base, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ payer: "linked", linkedWalletId: "w-1" })
-    // Hood: linked is served; the TEE payer is not (named at the payer).
+    // Hood: the linked and TEE payers are served.
     const hoodMint = "0xBa1eAAE41f21daED374A80Ec9F4d29ea867c4258"
     expect(decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "linked", linkedWalletId: "w-1" })).toMatchObject({ chain: "hood", payer: "linked", linkedWalletId: "w-1" })
-    expect((decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "tee", linkedWalletId: "w-1" }) as { field?: string }).field).toBe("payer")
+    expect(decodeTradeBody({ ...base, chain: "hood", mint: hoodMint, payer: "tee", linkedWalletId: "w-1" })).toMatchObject({ chain: "hood", payer: "tee", linkedWalletId: "w-1" })
     const tx = Buffer.from([1, 2, 3]).toString("base64")
     expect(decodeSubmitBody({ clientTradeId: "t-1", signedTransaction: tx })).toEqual({ _tag: "Signed", clientTradeId: "t-1", signedTransaction: new Uint8Array([1, 2, 3]) })
     expect(decodeSubmitBody(base)).toMatchObject({ _tag: "Trade", payer: "main" })

@@ -129,7 +129,6 @@ export const decodeTradeBody = (body: unknown): Decoded<TradeBody> => {
   const linkedWalletId = body.linkedWalletId
   if (payer === "main" && linkedWalletId !== undefined) return validationFailed("linkedWalletId", "payer main trades from the embedded wallet: send linkedWalletId with payer linked or tee")
   if (payer !== "main") {
-    if (chain !== "solana" && payer === "tee") return validationFailed("payer", "Hood trades take payer main or linked on this server; the TEE payer trades on Solana")
     if (typeof linkedWalletId !== "string" || linkedWalletId.length < 1 || linkedWalletId.length > WALLET_ID_CHARS_MAX) {
       return validationFailed("linkedWalletId", `payer ${payer} needs linkedWalletId: the paying wallet's id (1 to ${WALLET_ID_CHARS_MAX} chars)`)
     }
@@ -172,7 +171,7 @@ const TradeBodyWire = Schema.Struct({
   slippageBps: Schema.optional(Schema.Int.annotations({ description: "0..5000, default 100: minAmountOut = amountOut less this, rounded down" })),
   minAmountOut: Schema.optional(Amount.annotations({ description: "The chain-enforced minimum out (instead of slippageBps)" })),
   payer: Schema.optional(Schema.Literal("main", "linked", "tee")).annotations({
-    description: "main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana: /build answers the unsigned transaction and its sign claim"
+    description: "main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana or Hood: /build answers the unsigned transaction and its sign claim"
   }),
   linkedWalletId: Schema.optional(Schema.String.annotations({ description: "The paying wallet's id (payer linked or tee)" })),
   dryRun: Schema.optional(Schema.Boolean),
@@ -356,7 +355,7 @@ export const tradeRoutes = (options: {
     operationId: "buildAgentTrade",
     summary: "A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)",
     description: [
-      "payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana only), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
+      "payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana or Hood), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
       "Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}.",
       "A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only."
     ].join(" "),

@@ -1,7 +1,8 @@
 /**
  * The linked payer on the Hood trade rail (issue 28), through `TradeService` over the real wallet
  * service (PGlite, sign claims), the attempt runner and the Hood localnet (Hardhat/EDR) over
- * JSON-RPC. The imported EVM wallet's key is the test's: it signs with viem locally.
+ * JSON-RPC (the test bed: `test/support/hoodTradeRail.ts`). The imported EVM wallet's key is the
+ * test's: it signs with viem locally.
  * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
  *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
  *   body is refused; 10 concurrent builds of one new id record one build (one row, claim, hold);
@@ -13,7 +14,7 @@
  *   caller broadcasts the signed sell itself, a hash of another transaction is refused, the right
  *   one is verified, awaited and recorded once;
  * - a build whose nonce another transaction of the wallet took never lands: `never_landed`, its
- *   hold released, nothing traded; payer `tee` is refused on Hood (not served yet);
+ *   hold released, nothing traded (the TEE payer: `trade.hoodTee.test.ts`);
  * - the watch pass settles builds no request submitted or confirmed: one the caller broadcast
  *   itself is found (the token's transfers since the build's block, the wallet's tx on the nonce,
  *   its bytes the build) and executes once; one whose nonce another transaction took fails;
@@ -28,33 +29,26 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { webcrypto } from "node:crypto"
-import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLogs, parseTransaction, zeroAddress } from "viem"
+import { type Address, getAddress, type Hash, type Hex, keccak256, parseEventLogs, zeroAddress } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { toApiError } from "../../api/ErrorTable.js"
 import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
-import { approve, buy, createCurve, type HoodClients, hoodWallet, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
-import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
-import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
-import { reservationState } from "../../src/services/spend/SpendStore.js"
-import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
-import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
+import { approve, buy, createCurve, type HoodClients, hoodWallet, migrate, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { clientsFor, hoodTestClient, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
+import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
 import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
-import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
-import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
-import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { eventually } from "../support/eventually.js"
 import { sealForImport } from "../support/hpkeSealer.js"
+import { ACCOUNT, ETH, hoodTradeRail, KEY_PREFIX } from "../support/hoodTradeRail.js"
 import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
-import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import type { WalletHarness } from "../support/walletHarness.js"
 
-const ETH = 10n ** 18n
-const ACCOUNT = "acct-a"
-const KEY_PREFIX = "a1aaaaaa"
+const rail = hoodTradeRail({ label: "hood-linked", prices: fixedPriceSource({ eth: "3000" }, () => Date.now()) })
+const { principal, caller, run, sqlRun, pc, nonceOf, rowsOf, executedEvents, holdOf, quoteNow, built, unsignedOf, signedBy, bytesOf, refusal } = rail
 
 let harness: WalletHarness
 let net: StartedHoodLocalnet
@@ -62,90 +56,10 @@ let trades: TradeServiceShape
 let curve: { token: Address; curve: Address }
 let linked: { id: string; address: Address; privateKey: Hex; clients: HoodClients; authorize: (bytes: Uint8Array) => Promise<Uint8Array> }
 
-const principal = principals["key-a1"] as Principal
-const caller: TradeCaller = { accountId: ACCOUNT, keyId: principal.keyId, keyPrefix: KEY_PREFIX, embeddedWallet: "denied", planFeeBps: 25n, referred: false, principal }
-
-const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
-const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
-const pc = () => publicClientOf(net)
-const nonceOf = (a: Address) => pc().getTransactionCount({ address: a, blockTag: "latest" })
-const rowsOf = (clientTradeId: string) =>
-  sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; signature: string }>`SELECT state, signature FROM agent_trades WHERE client_trade_id = ${clientTradeId}`))
-const executedEvents = (clientTradeId: string) =>
-  sqlRun(
-    Effect.flatMap(
-      SqlClient.SqlClient,
-      (sql) => sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = ${ACCOUNT} AND event = 'trade.executed' AND data->>'clientTradeId' = ${clientTradeId}`
-    )
-  ).then((r) => r[0]?.n ?? 0)
-const holdOf = (clientTradeId: string) => sqlRun(reservationState(tradeReservationId({ accountId: ACCOUNT, clientTradeId })))
-
-const request = (clientTradeId: string, side: "buy" | "sell", amountInRaw: bigint, more: Partial<TradeRequest> = {}): TradeRequest => ({
-  clientTradeId,
-  chain: "hood",
-  mint: curve.token,
-  side,
-  amountInRaw,
-  slippageBps: 0,
-  payer: "linked",
-  linkedWalletId: linked.id,
-  ...more
-})
-
-const quoteNow = async (side: "buy" | "sell", amount: bigint) => {
-  const s = await readCurve(pc(), curve.curve)
-  const q = quoteVenue({ _tag: "Curve", params: s.params, state: s.state, creatorShareBps: 3000n }, side, amount)
-  if (q._tag !== "Filled") throw new Error(`quote refused: ${JSON.stringify(q, (_k, v) => (typeof v === "bigint" ? v.toString() : v))}`)
-  return q
-}
-
-const built = async (r: TradeRequest): Promise<TradeBuiltView> => {
-  const out = await run(trades.build(caller, r))
-  if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
-  return out.right
-}
-
-/** The build's unsigned transaction, parsed. */
-const unsignedOf = (b: TradeBuiltView) => parseTransaction(`0x${Buffer.from(b.transaction, "base64").toString("hex")}` as Hex)
-/** Signed locally with viem by `privateKey` (the linked wallet's, or another). */
-const signedBy = async (privateKey: Hex, tx: ReturnType<typeof unsignedOf>): Promise<Hex> => privateKeyToAccount(privateKey).signTransaction(tx as Parameters<ReturnType<typeof privateKeyToAccount>["signTransaction"]>[0])
-const bytesOf = (hex: Hex) => new Uint8Array(Buffer.from(hex.slice(2), "hex"))
-const refusal = (r: Awaited<ReturnType<typeof run<unknown, unknown>>>) => (r._tag === "Left" ? toApiError(r.left as Parameters<typeof toApiError>[0]) : undefined)
+const request: ReturnType<typeof rail.requestFrom> = (...args) => rail.requestFrom({ payer: "linked", linkedWalletId: linked.id })(...args)
 
 beforeAll(async () => {
-  harness = await startWalletHarness()
-  net = await startHoodLocalnet()
-  await sqlRun(
-    Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      Effect.zipRight(
-        sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'HOODLINKED') ON CONFLICT DO NOTHING`,
-        sql`INSERT INTO webhook_endpoints (id, account_id, url, events, secret_sealed, secret_prefix, status, created_at)
-            VALUES ('wh-hood-linked', ${ACCOUNT}, 'https://example.com/hook', '["trade.executed"]'::jsonb, 'x', 'x', 'active', now())`
-      )
-    )
-  )
-  await sqlRun(
-    insertKey(
-      {
-        id: principal.keyId ?? "",
-        prefix: KEY_PREFIX,
-        accountId: ACCOUNT,
-        hash: "hash-hood-linked",
-        environment: "production",
-        scopes: ["swap:write"],
-        label: null,
-        rateLimitPerMin: 60,
-        dailyLaunchCap: 10,
-        launchChains: ["hood"],
-        embeddedWallet: "denied",
-        expiresAtMs: null,
-        txLimit: null,
-        mintedByDeviceId: null,
-        provisionedBy: null
-      },
-      Date.now()
-    )
-  )
+  ;({ harness, net, trades, curve } = await rail.open())
   // An imported (linked) EVM wallet whose key the test holds.
   const privateKey = generatePrivateKey()
   const owner = privateKeyToAccount(privateKey)
@@ -163,37 +77,9 @@ beforeAll(async () => {
     authorize: async (bytes) => new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes))
   }
   await setEthBalance(hoodTestClient(net), linked.address, 100n * ETH)
-  const label = `hood-linked-${Date.now()}`
-  const created = await createCurve(clientsFor(net, net.roles.traders[0]!), net.addresses.factory, {
-    name: label,
-    symbol: "HL",
-    quoteToken: zeroAddress,
-    virtualQuoteRaw: 2n * ETH,
-    thresholdRaw: 40n * ETH,
-    dexVersion: "v3",
-    salt: saltOf(label)
-  })
-  curve = { token: created.token, curve: created.curve }
-  trades = await Effect.runPromise(
-    makeTrades({
-      solanaRpcUrl: "http://127.0.0.1:1",
-      treasury: "11111111111111111111111111111111",
-      hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
-      pollIntervalMs: 20,
-      confirmTimeoutMs: 15_000
-    }).pipe(
-      Effect.provideService(WalletService, harness.service),
-      Effect.provideService(WalletProvider, harness.provider),
-      Effect.provideService(PriceSource, fixedPriceSource({ eth: "3000" }, () => Date.now())),
-      Effect.provideService(SqlClient.SqlClient, harness.sql)
-    )
-  )
 }, 120_000)
 
-afterAll(async () => {
-  await net?.close()
-  await harness?.close()
-})
+afterAll(rail.close)
 
 describe("Hood linked payer", () => {
   it("build → signed locally → submitted: refused when signed by another key or altered; sent once, executed to the quote's raw unit; a repeat replays", async () => {
@@ -295,7 +181,7 @@ describe("Hood linked payer", () => {
     expect(await executedEvents("hl-sell")).toBe(1)
   }, 120_000)
 
-  it("a build whose nonce another transaction of the wallet took never lands: never_landed, the hold released, nothing traded; payer tee is refused on Hood", async () => {
+  it("a build whose nonce another transaction of the wallet took never lands: never_landed, the hold released, nothing traded", async () => {
     const b = await built(request("hl-lost", "buy", ETH / 10n))
     const tx = unsignedOf(b)
     const tokens = await tokenBalance(pc(), curve.token, linked.address)
@@ -309,10 +195,6 @@ describe("Hood linked payer", () => {
     expect(await holdOf("hl-lost")).toBe("released")
     expect(await tokenBalance(pc(), curve.token, linked.address)).toBe(tokens)
     expect(await executedEvents("hl-lost")).toBe(0)
-
-    const tee = refusal(await run(trades.build(caller, request("hl-tee", "buy", ETH / 10n, { payer: "tee" }))))
-    expect(tee).toMatchObject({ code: "VALIDATION_FAILED", field: "payer" })
-    expect(await rowsOf("hl-tee")).toEqual([])
   }, 120_000)
 
   it("the watch pass settles builds nobody submitted or confirmed: one the caller broadcast itself executes once; one whose nonce another transaction took fails, its hold released", async () => {

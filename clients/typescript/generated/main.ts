@@ -628,7 +628,7 @@ export interface paths {
         put?: never;
         /**
          * A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)
-         * @description payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana only), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
+         * @description payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana or Hood), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
          */
         post: operations["buildAgentTrade"];
         delete?: never;
@@ -2909,7 +2909,7 @@ export interface components {
             /** @description The chain-enforced minimum out (instead of slippageBps) */
             minAmountOut?: string;
             /**
-             * @description main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana: /build answers the unsigned transaction and its sign claim
+             * @description main (default): the embedded wallet signs server-side; linked (an imported wallet) or tee (a TEE wallet bound to this key), Solana or Hood: /build answers the unsigned transaction and its sign claim
              * @enum {string}
              */
             payer?: "main" | "linked" | "tee";

@@ -90,7 +90,7 @@ export const HOOD_TRADE_GAS = {
 /** The sending parts every Hood rail shares (`HoodSender.ts`), re-exported for this rail's readers. */
 export { HOOD_RELEASE_GAS, isRevert, makeWalletLocks, revertDataOf } from "../../chain/hood/client/HoodSender.js"
 
-/** A linked build's trace reads the token's transfers in windows of this many blocks, at most `HOOD_TRACE_WINDOWS` of them (from the build's block). */
+/** A linked or TEE build's trace reads the token's transfers in windows of this many blocks, at most `HOOD_TRACE_WINDOWS` of them (from the build's block). */
 export const HOOD_TRACE_WINDOW = 10_000n
 export const HOOD_TRACE_WINDOWS = 20n
 
@@ -334,11 +334,11 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   /** A receipt by hash within the bound (the approval a sell waits for). */
   const receipt = sender.receipt
 
-  /** The head block's number (a linked build's trace starts at the block it was built at). */
+  /** The head block's number (a linked or TEE build's trace starts at the block it was built at). */
   const blockNumber = read("block number", (c) => c.getBlockNumber())
 
   /**
-   * Looks on chain for a built (linked) trade's transaction that no request sent or confirmed:
+   * Looks on chain for a built (linked or TEE) trade's transaction that no request sent or confirmed:
    * `Open` while the wallet's mined nonce has not passed the build's (its bytes may still land);
    * else the transaction on that nonce is looked for among the token's `Transfer`s to (a buy) or
    * from (a sell) the wallet since the build's block (windows of `HOOD_TRACE_WINDOW` blocks, at

@@ -8,7 +8,7 @@
  * The machine's `Broadcast` becomes `Send` (the signed bytes travel with the event that asked for
  * them: they are never stored, so a crash after `sending` is saved never resends) and `Await`; a
  * stored `sending` row owes only `Await`: it is settled from the chain. The exception is a Hood
- * linked payer's row: it keeps the caller's signed bytes (`signedTransaction`, migration 0044) and
+ * linked or TEE payer's row: it keeps the caller's signed bytes (`signedTransaction`, migration 0044) and
  * owes their `Send` again (same nonce and hash: never a second trade), since the server cannot
  * release that wallet's nonce. `Watch` (a built trade
  * found landed) is `Await`. A stored `built` row is idle: the runner's watch pass performs its
@@ -72,11 +72,11 @@ export const tradeMachine: AttemptMachine<TradeRow, TradeInput, TradeAttemptOutp
     const base = row ?? input.insert
     if (base === undefined) return [row, mapped]
     const after = rowAfter(base, next)
-    // A Hood linked payer's signed bytes are kept with `sending` (a recovery pass sends them again: the server cannot sign them).
+    // A Hood linked or TEE payer's signed bytes are kept with `sending` (a recovery pass sends them again: the server cannot sign them).
     return [next._tag === "sending" && input.wire !== undefined && keepsSignedBytes(base) ? { ...after, signedTransaction: input.wire } : after, mapped]
   },
   inFlight,
-  // A stored `sending` row owes its verdict; a Hood linked one with its signed bytes also owes their send (the same nonce
+  // A stored `sending` row owes its verdict; a Hood linked or TEE one with its signed bytes also owes their send (the same nonce
   // and hash: a second send is refused by the node if the first got through, and that refusal decides nothing).
   owed: (row) =>
     !inFlight(row)
@@ -127,7 +127,7 @@ const portOf = (ctx: TradePortsContext, row: TradeRow) => {
   // A Hood row keeps its transaction's nonce where a Solana row keeps its last valid block height: what decides it never lands.
   const sent = { ...row, nonce: row.lastValidBlockHeight }
   const release = ctx.hoodRelease
-  // Only the embedded wallet's nonce is released (the server signs for it); a linked payer's bytes are the caller's.
+  // Only the embedded wallet's nonce is released (the server signs for it); a linked or TEE payer's bytes are the caller's.
   const observe =
     release === undefined || row.payer !== "main"
       ? hood.observe(sent)
@@ -157,7 +157,7 @@ const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeI
   const messageHash = row.messageHash
   if (messageHash === null || messageHash === undefined) return Effect.succeed(undefined)
   if (row.chain === "hood") {
-    // Hood (a linked build): the nonce is kept in `lastValidBlockHeight`, the build's block in `builtSlot`.
+    // Hood (a linked or TEE build): the nonce is kept in `lastValidBlockHeight`, the build's block in `builtSlot`.
     if (ctx.hood === undefined || row.builtSlot === null || row.builtSlot === undefined) return Effect.succeed(undefined)
     return ctx.hood
       .trace({

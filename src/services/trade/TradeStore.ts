@@ -66,7 +66,7 @@ export interface TradeRow {
   readonly messageHash?: string | null
   /** The slot of the blockhash the build used: its transaction lands only later (linked, tee; null before migration 0040). */
   readonly builtSlot?: bigint | null
-  /** Hood, linked payer: the signed transaction (0x-hex) its submit sent, kept from `sending` on (a recovery pass broadcasts it again; migration 0044). */
+  /** Hood, linked or TEE payer: the signed transaction (0x-hex) its submit sent, kept from `sending` on (a recovery pass broadcasts it again; migration 0044). */
   readonly signedTransaction?: string | null
 }
 

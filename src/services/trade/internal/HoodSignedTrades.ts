@@ -1,9 +1,11 @@
 /**
- * The linked payer on the Hood trade rail (issue 28), the Hood half of `SignedTrades`: the same
- * rules, row and runner as Solana's linked build, with a Hood transaction, as the Hood TEE
+ * The linked and TEE payers on the Hood trade rail (issue 28), the Hood half of `SignedTrades`: the
+ * same rules, row and runner as Solana's linked and TEE builds, with a Hood transaction, as the Hood TEE
  * transfer rail stores and checks one (`HoodTeeTransfers.ts`, docs/decisions.md "Hood TEE
  * transfers"):
- * - build: the trade's unsigned EIP-1559 transaction for the imported EVM wallet on the venue the
+ * - build: the trade's unsigned EIP-1559 transaction for the paying EVM wallet (an imported wallet
+ *   on the `linked` spend rail, or the TEE wallet bound to the key on the `tee` rail, whose caps
+ *   are hard: `SpendGate.decide`) on the venue the
  *   market trades on (the curve, or the Uniswap v3 pool once migrated) with the on-chain minimum
  *   out, built like the embedded payer's (`HoodTradeChain.build`: the wallet's next `pending`
  *   nonce, the node's fee caps, the fixed gas limit), the wallet's ETH checked against its value
@@ -12,7 +14,9 @@
  *   `lastValidBlockHeight`, the unsigned bytes (base64) and their sha-256.
  * - submit: the signed bytes must be the canonical signed form of exactly the built transaction,
  *   signed by the linked wallet (`signedEvmParts`: viem's recovery, the unsigned serialization
- *   compared); the hash is the trade's signature and the bytes are sent once by the runner.
+ *   compared); the hash is the trade's signature and the bytes are sent once by the runner. A TEE
+ *   wallet's bytes come from the sign relay, which signs exactly the built bytes once under the
+ *   build's claim (`WalletService.signClaimed`: the key the wallet is bound to, `swap:write`).
  * - confirm: a hash the caller broadcast: the node's transaction under it, rebuilt into its
  *   signed bytes (`signedEvmOf`), must pass the same check and hash to the same value; nothing is
  *   sent, the runner awaits its verdict.
@@ -51,7 +55,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
   ): Effect.Effect<TradeBuiltView, TradeFailure> =>
     Effect.gen(function* () {
       const wallets = ctx.wallets
-      if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked payers need the wallet service", { field: "payer" })
+      if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked and TEE payers need the wallet service", { field: "payer" })
       // The head before the build: a trace of this build reads the chain from here (`HoodTradeChain.trace`).
       const [built, atBlock] = yield* Effect.all([hoodTradeBuild(hood, caller.accountId, request, p), hood.blockNumber], { concurrency: 2 })
       yield* hoodGasFunded(hood, p, built)

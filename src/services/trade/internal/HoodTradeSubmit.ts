@@ -28,7 +28,7 @@ import type { TradeRow } from "../TradeStore.js"
 import type { TradeDryRunView, TradeView } from "../TradeViews.js"
 import { minOutOf, type VenueRefusal } from "../VenueQuote.js"
 import type { SpendError } from "../../spend/SpendError.js"
-import type { SpendAttempt } from "../../spend/SpendGate.js"
+import type { SpendAttempt, SpendRail } from "../../spend/SpendGate.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
 import type { TradeContext } from "./TradeContext.js"
 import { insertTrade, newTradeRow, type PricedRow } from "./TradeRows.js"
@@ -63,9 +63,11 @@ const closedRefusal = (reason: "hood_graduating" | "market_recovery" | "quote_un
 }
 
 /**
- * Who pays on Hood: the embedded EVM wallet (`main`), or an imported EVM wallet named by
- * `linkedWalletId` under the wallet rules (`linked`). A TEE payer is not served on Hood's trade
- * rail yet (refused, naming it); nor is a `linked` id that resolves to a TEE wallet.
+ * Who pays on Hood: the embedded EVM wallet (`main`), or the account's spend-capable EVM wallet
+ * named by `linkedWalletId` under the wallet rules (`resolvePayer`: exists, active, signable, on
+ * `evm`, a TEE wallet bound to this key): an imported wallet pays on the `linked` rail, a TEE
+ * wallet on the `tee` rail. As on Solana (`SolanaTradePricing.payerOf`), the wallet's kind decides
+ * the rail, whatever the body's `payer` said.
  */
 const hoodPayerOf = (ctx: TradeContext, caller: TradeCaller, request: TradeRequest) =>
   Effect.gen(function* () {
@@ -75,16 +77,14 @@ const hoodPayerOf = (ctx: TradeContext, caller: TradeCaller, request: TradeReque
       }
       const embedded = (yield* ctx.provider.embeddedWallets(caller.accountId)).find((w) => w.chain === "evm")
       if (embedded === undefined) return yield* tradeError("agent_wallet_missing", "This account has no embedded EVM wallet", { field: "payer" })
-      return { rail: "main" as const, wallet: getAddress(embedded.address), walletId: null as string | null, who: "The embedded wallet" }
+      return { rail: "main" as SpendRail, wallet: getAddress(embedded.address), walletId: null as string | null, who: "The embedded wallet" }
     }
-    const teeRefused = tradeError("chain_unsupported", "payer tee is not served on the Hood trade rail yet: trade with payer main or an imported (linked) EVM wallet", { field: "payer" })
-    if (request.payer === "tee") return yield* teeRefused
     if (ctx.wallets === undefined || caller.principal === undefined) {
-      return yield* tradeError("chain_unsupported", "This server's trade rail has no wallet service: linked payers are not served", { field: "payer" })
+      return yield* tradeError("chain_unsupported", "This server's trade rail has no wallet service: linked and TEE payers are not served", { field: "payer" })
     }
     const view = yield* ctx.wallets.resolvePayer(caller.principal, request.linkedWalletId ?? "", "evm", "spend")
-    if (view.walletKind === "tee") return yield* teeRefused
-    return { rail: "linked" as const, wallet: getAddress(view.address), walletId: view.id as string | null, who: "The paying wallet" }
+    const tee = view.walletKind === "tee"
+    return { rail: (tee ? "tee" : "linked") as SpendRail, wallet: getAddress(view.address), walletId: view.id as string | null, who: tee ? "The TEE wallet" : "The paying wallet" }
   })
 
 /** Every check and the priced trade; nothing recorded, nothing signed. */
@@ -141,12 +141,17 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
             amountRaw: request.amountInRaw,
             usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
           }
-    // A linked wallet's sell: the server cannot sign its approval, so the allowance must be there already.
-    if (rail === "linked" && request.side === "sell") {
+    // A linked or TEE wallet's sell: the server signs nothing for it outside a build's claim (and one
+    // transaction cannot carry both the approval and the sell), so the allowance must be there already.
+    if (rail !== "main" && request.side === "sell") {
       const spender = deps.hood.spenderOf(market.venue, market.curve)
       const allowed = yield* deps.hood.allowance(wallet, mint, spender)
       if (allowed < request.amountInRaw) {
-        return yield* tradeError("insufficient_balance", `${who} allows ${spender} ${allowed} of this token, less than amountIn: approve ${spender} on the token first, then build again`, {
+        const next =
+          rail === "tee"
+            ? "this server does not build a TEE wallet's token approval yet, so the TEE wallet sells once an allowance is in place"
+            : `approve ${spender} on the token first, then build again`
+        return yield* tradeError("insufficient_balance", `${who} allows ${spender} ${allowed} of this token, less than amountIn: ${next}`, {
           details: { reason: "allowance", spender, allowanceRaw: allowed.toString(), requiredRaw: request.amountInRaw.toString() }
         })
       }

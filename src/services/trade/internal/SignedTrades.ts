@@ -15,7 +15,7 @@
  *   stands (awaited like any repeat). The chain decides from there, as for `payer: main`.
  * - `confirm`: a signature the payer's key made over the built message (verified, ed25519) moves
  *   the trade to `sending` without sending anything, and the runner awaits its verdict.
- * On Hood (linked payer only) the same three, with a Hood transaction: `HoodSignedTrades.ts`.
+ * On Hood (linked and TEE payers) the same three, with a Hood transaction: `HoodSignedTrades.ts`.
  * Settling records the trade once (`TradeStore.save`: fee totals, `trade.executed`, the booking)
  * and then settles the sign claim (best effort: the claim's state is informational).
  */
@@ -56,7 +56,7 @@ const base58Of = (signature: SignatureBytes): string => base58Text.decode(signat
 
 export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
   const { store, solana } = ctx
-  /** The Hood half (linked payer): its build, and the checks of its signed bytes and broadcast hash. */
+  /** The Hood half (linked and TEE payers): its build, and the checks of its signed bytes and broadcast hash. */
   const hood = ctx.hood === undefined ? undefined : makeHoodSignedTrades(ctx, ctx.hood)
 
   const key = (caller: TradeCaller, clientTradeId: string) => ({ accountId: caller.accountId, clientTradeId })

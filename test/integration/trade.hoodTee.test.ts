@@ -1,0 +1,336 @@
+/**
+ * The TEE payer on the Hood trade rail (issue 28), through `TradeService` over the real wallet
+ * service (PGlite, sign claims, the local TEE provider), the attempt runner and the Hood localnet
+ * (Hardhat/EDR) over JSON-RPC (the test bed: `test/support/hoodTradeRail.ts`). The TEE wallet is
+ * bound to the caller's key; its bytes are signed only by the sign relay under a build's claim.
+ * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
+ *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
+ *   body is refused; a TEE wallet bound to another key is refused and nothing is recorded;
+ * - the relay signs the built bytes once (a second sign of the claim, or altered bytes, refused);
+ * - submit: the unsigned bytes, bytes signed by another key, another build signed by the TEE
+ *   wallet, the relay's bytes altered and its high-s twin are refused (`wrong_transaction`) and
+ *   nothing moves; the relay's bytes, submitted by several requests at once, are sent once:
+ *   executed to the quote's `amountOut` to the raw unit, `trade.executed` once, the spend booked,
+ *   the claim `confirmed`; a repeat submit replays and sends nothing;
+ * - a sell needs the TEE wallet's allowance (refused naming the spender); given one, the relay's
+ *   bytes broadcast by the caller and confirmed by hash, executed to the quote once;
+ * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
+ *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
+ *   records nothing (no row, no hold);
+ * - the watch pass settles a build the caller broadcast itself (executed once) and fails the build
+ *   whose nonce another trade took (its hold released);
+ * - a crash between the record of `sending` and the send: the recovery pass sends the kept signed
+ *   bytes once and the trade executes to the quote;
+ * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
+ *   the relay's 0x-hex signed transaction submitted.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import {
+  type Address,
+  encodeFunctionData,
+  erc20Abi,
+  getAddress,
+  type Hash,
+  type Hex,
+  hexToBigInt,
+  keccak256,
+  numberToHex,
+  parseTransaction,
+  serializeTransaction,
+  walletActions
+} from "viem"
+import { generatePrivateKey } from "viem/accounts"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { hoodTestClient, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
+import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
+import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import type { Principal } from "../../src/services/wallets/Principal.js"
+import { eventually } from "../support/eventually.js"
+import { ETH, hoodTradeRail, KEY_PREFIX } from "../support/hoodTradeRail.js"
+import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
+import { principals, type WalletHarness } from "../support/walletHarness.js"
+
+/** The USD price source, switched off by the cap test (a TEE wallet's USD limit then fails closed). */
+let priced = true
+const fixed = fixedPriceSource({ eth: "3000" }, () => Date.now())
+const prices: PriceSourceShape = {
+  ...fixed,
+  usd: (asset) => (priced ? fixed.usd(asset) : Effect.fail(new PriceUnavailable({ asset, reason: "not_configured", message: "prices are off in this test" })))
+}
+
+const rail = hoodTradeRail({ label: "hood-tee", prices })
+const { principal, caller, run, sqlRun, pc, nonceOf, rowsOf, executedEvents, holdOf, quoteNow, built, unsignedOf, signedBy, bytesOf, refusal } = rail
+
+let harness: WalletHarness
+let net: StartedHoodLocalnet
+let trades: TradeServiceShape
+let curve: { token: Address; curve: Address }
+let tee: { id: string; address: Address }
+
+const request: ReturnType<typeof rail.requestFrom> = (...args) => rail.requestFrom({ payer: "tee", linkedWalletId: tee.id })(...args)
+
+/** The sign relay's signature of a build under its claim (0x-hex, as the relay answers an EVM transaction). */
+const relaySigned = async (b: TradeBuiltView): Promise<Hex> => {
+  const signed = await Effect.runPromise(harness.service.signClaimed(principal, tee.id, { claimId: b.signClaim.claimId, transaction: new Uint8Array(Buffer.from(b.transaction, "base64")) }))
+  return signed.signedTransaction as Hex
+}
+const submitted = (clientTradeId: string, signed: Hex) => run(trades.submitSigned(caller, { clientTradeId, signedTransaction: bytesOf(signed) }))
+const claimState = async (b: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(b.signClaim.claimId)))?.state
+
+/** The TEE wallet sends a transaction the service did not build (the node lets the test act as it): an approval, or a nonce spent elsewhere. */
+const teeSends = async (tx: { to: Address; data?: Hex; nonce?: number }): Promise<Hash> => {
+  const tc = hoodTestClient(net)
+  await tc.impersonateAccount({ address: tee.address })
+  try {
+    // eth_sendTransaction from the impersonated address (the node signs nothing: it skips the check).
+    const hash = await tc.extend(walletActions).sendTransaction({ account: tee.address, chain: net.chain, to: tx.to, ...(tx.data !== undefined ? { data: tx.data } : {}), ...(tx.nonce !== undefined ? { nonce: tx.nonce } : {}) })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    return hash
+  } finally {
+    await tc.stopImpersonatingAccount({ address: tee.address })
+  }
+}
+
+beforeAll(async () => {
+  ;({ harness, net, trades, curve } = await rail.open())
+  const t = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "evm", keyPrefix: KEY_PREFIX, label: "hood-trade-tee" }))
+  tee = { id: t.id, address: getAddress(t.address) }
+  await setEthBalance(hoodTestClient(net), tee.address, 100n * ETH)
+}, 120_000)
+
+afterAll(rail.close)
+
+describe("Hood TEE payer", () => {
+  it("build → relay sign (once) → submitted: forged, altered and unsigned bytes refused with nothing moved; sent once by concurrent submits, executed to the quote's raw unit; a repeat replays", async () => {
+    const amount = ETH / 2n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("ht-buy", "buy", amount))
+    expect(b).toMatchObject({ status: "built", chain: "hood", payer: "tee", wallet: tee.address, walletId: tee.id, expectedOut: q.amountOut.toString(), signature: "", replay: false })
+    const tx = unsignedOf(b)
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount, nonce: await nonceOf(tee.address) })
+    expect(getAddress(tx.to!)).toBe(curve.curve)
+    expect(await rowsOf("ht-buy")).toEqual([{ state: "built", signature: "" }])
+    expect(await holdOf("ht-buy")).toBe("held")
+    // A repeat build answers the same transaction and claim; a changed body is refused.
+    expect(await built(request("ht-buy", "buy", amount))).toMatchObject({ replay: true, transaction: b.transaction, signClaim: b.signClaim })
+    expect(refusal(await run(trades.build(caller, request("ht-buy", "buy", amount + 1n))))?.code).toBe("IDEMPOTENCY_CONFLICT")
+
+    // The relay signs the built bytes once: a second sign of the claim, or altered bytes under it, is refused.
+    const signed = await relaySigned(b)
+    expect(await claimState(b)).toBe("signed")
+    const again = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: b.signClaim.claimId, transaction: new Uint8Array(Buffer.from(b.transaction, "base64")) })))
+    expect(again._tag === "Left" && again.left).toMatchObject({ reason: "no_matching_claim" })
+
+    // Another build of the wallet (the same nonce), signed by the relay: the TEE wallet's valid signature over other bytes.
+    const other = await built(request("ht-other", "buy", ETH / 10n))
+    const otherSigned = await relaySigned(other)
+    const parsed = parseTransaction(signed)
+    const altered = serializeTransaction({ ...(parsed as Parameters<typeof serializeTransaction>[0]), value: amount - 1n } as Parameters<typeof serializeTransaction>[0], {
+      r: parsed.r!,
+      s: parsed.s!,
+      yParity: parsed.yParity!
+    })
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+    const highS = serializeTransaction(parsed as Parameters<typeof serializeTransaction>[0], { r: parsed.r!, s: numberToHex(n - hexToBigInt(parsed.s!), { size: 32 }), yParity: parsed.yParity === 0 ? 1 : 0 })
+    const unsigned = `0x${Buffer.from(b.transaction, "base64").toString("hex")}` as Hex
+    const tokensBefore = await tokenBalance(pc(), curve.token, tee.address)
+    const nonceBefore = await nonceOf(tee.address)
+    for (const wrong of [unsigned, await signedBy(generatePrivateKey(), tx), otherSigned, altered, highS]) {
+      expect(refusal(await submitted("ht-buy", wrong))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 409, field: "signedTransaction" })
+    }
+    expect(await rowsOf("ht-buy")).toEqual([{ state: "built", signature: "" }])
+    expect(await holdOf("ht-buy")).toBe("held")
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokensBefore)
+    expect(await nonceOf(tee.address)).toBe(nonceBefore)
+    expect(await executedEvents("ht-buy")).toBe(0)
+
+    const answers = await Promise.all(Array.from({ length: 8 }, () => submitted("ht-buy", signed)))
+    const settled = answers.flatMap((a) => (a._tag === "Right" ? [a.right] : []))
+    for (const a of answers) if (a._tag === "Left") expect(refusal(a)?.code).toBe("IDEMPOTENCY_CONFLICT")
+    expect(settled.length).toBeGreaterThan(0)
+    expect(new Set(settled.map((v) => v.signature))).toEqual(new Set([keccak256(signed)]))
+    expect(settled[0]).toMatchObject({ status: "executed", payer: "tee", amountOut: q.amountOut.toString(), expectedOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokensBefore + q.amountOut)
+    expect(await nonceOf(tee.address)).toBe(nonceBefore + 1)
+    expect(await executedEvents("ht-buy")).toBe(1)
+    expect(await holdOf("ht-buy")).toBe("booked")
+    expect(await claimState(b)).toBe("confirmed")
+
+    // A repeat submit answers the stored outcome and sends nothing.
+    const replay = await submitted("ht-buy", signed)
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ replay: true, status: "executed", signature: keccak256(signed) })
+    expect(await nonceOf(tee.address)).toBe(nonceBefore + 1)
+    expect(await executedEvents("ht-buy")).toBe(1)
+
+    // The other build's nonce is taken: the watch pass fails it, its hold released, nothing traded.
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("ht-other"))[0]?.state === "failed"
+      },
+      { what: "the watch pass to fail the build whose nonce the trade took", intervalMs: 50 }
+    )
+    expect(await holdOf("ht-other")).toBe("released")
+    expect(await executedEvents("ht-other")).toBe(0)
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokensBefore + q.amountOut)
+  }, 120_000)
+
+  it("the wallet rules: a TEE wallet bound to another key is refused, a linked body naming the bound TEE wallet pays on the tee rail; nothing recorded", async () => {
+    const t2 = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "evm", keyPrefix: "a2aaaaaa", label: "other-key-tee" }))
+    const unbound = refusal(await run(trades.build(caller, rail.requestFrom({ payer: "tee", linkedWalletId: t2.id })("ht-unbound", "buy", ETH / 10n))))
+    expect(unbound).toMatchObject({ code: "VALIDATION_FAILED", field: "linkedWalletId" })
+    expect(await rowsOf("ht-unbound")).toEqual([])
+    expect(await holdOf("ht-unbound")).toBeUndefined()
+    const dry = await run(trades.dryRun(caller, request("ht-dry", "buy", ETH / 10n, { payer: "linked" })))
+    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "tee", wallet: tee.address })
+    expect(await rowsOf("ht-dry")).toEqual([])
+  }, 60_000)
+
+  it("a sell needs the TEE wallet's allowance; given one, the relay's bytes broadcast by the caller and confirmed by hash execute once to the quote", async () => {
+    const held = await tokenBalance(pc(), curve.token, tee.address)
+    expect(held).toBeGreaterThan(0n)
+    const amount = held / 3n
+    const short = refusal(await run(trades.build(caller, request("ht-sell-early", "sell", amount))))
+    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
+    expect(await rowsOf("ht-sell-early")).toEqual([])
+    expect(await holdOf("ht-sell-early")).toBeUndefined()
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 2n ** 255n] }) })
+
+    const q = await quoteNow("sell", amount)
+    const b = await built(request("ht-sell", "sell", amount))
+    expect(b).toMatchObject({ status: "built", side: "sell", payer: "tee", expectedOut: q.amountOut.toString() })
+    const signed = await relaySigned(b)
+    const ethBefore = await pc().getBalance({ address: tee.address })
+    const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
+    const confirmed = await Promise.all(Array.from({ length: 4 }, () => run(trades.confirm(caller, { clientTradeId: "ht-sell", signature: hash }))))
+    const settled = confirmed.flatMap((c) => (c._tag === "Right" ? [c.right] : []))
+    for (const c of confirmed) if (c._tag === "Left") expect(refusal(c)?.code).toBe("IDEMPOTENCY_CONFLICT")
+    expect(settled.length).toBeGreaterThan(0)
+    expect(settled[0]).toMatchObject({ status: "executed", side: "sell", payer: "tee", signature: hash, amountOut: q.amountOut.toString() })
+    const receipt = await pc().getTransactionReceipt({ hash })
+    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
+    expect(await rowsOf("ht-sell")).toEqual([{ state: "executed", signature: hash }])
+    expect(await executedEvents("ht-sell")).toBe(1)
+  }, 120_000)
+
+  it("the spend caps are hard on the tee rail: over the key's ETH cap, over its txLimit, and with no USD price, a build is refused and records nothing", async () => {
+    const setLimit = (usdMicros: number | null) =>
+      sqlRun(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          usdMicros === null
+            ? sql`UPDATE agent_keys SET tx_limit_usd_micros = NULL, tx_limit_reset = NULL WHERE id = ${principal.keyId ?? ""}`
+            : sql`UPDATE agent_keys SET tx_limit_usd_micros = ${usdMicros}, tx_limit_reset = 'daily' WHERE id = ${principal.keyId ?? ""}`
+        )
+      )
+    const setCap = (maxPerTxRaw: bigint | null) =>
+      sqlRun(
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          maxPerTxRaw === null
+            ? sql`UPDATE agent_keys SET spend_limits = NULL WHERE id = ${principal.keyId ?? ""}`
+            : sql`UPDATE agent_keys SET spend_limits = ${JSON.stringify([{ asset: "eth", maxPerTxRaw: maxPerTxRaw.toString() }])}::jsonb WHERE id = ${principal.keyId ?? ""}`
+        )
+      )
+    const nonce = await nonceOf(tee.address)
+    try {
+      // The key's per-transaction ETH cap: 0.05 ETH, the buy 0.1 ETH.
+      await setCap(ETH / 20n)
+      const capped = refusal(await run(trades.build(caller, request("ht-cap-eth", "buy", ETH / 10n))))
+      expect(capped).toMatchObject({ code: "SPEND_LIMIT_EXCEEDED" })
+      await setCap(null)
+      // $100 a day; 0.1 ETH is $300.
+      await setLimit(100_000_000)
+      const over = refusal(await run(trades.build(caller, request("ht-cap-over", "buy", ETH / 10n))))
+      expect(over).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+      // A limit far above the window's use, but no USD price: the service-controlled wallet fails closed.
+      await setLimit(1_000_000_000_000_000)
+      priced = false
+      const unpriced = refusal(await run(trades.build(caller, request("ht-cap-unpriced", "buy", ETH / 10n))))
+      expect(unpriced).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+      for (const id of ["ht-cap-eth", "ht-cap-over", "ht-cap-unpriced"]) {
+        expect(await rowsOf(id)).toEqual([])
+        expect(await holdOf(id)).toBeUndefined()
+      }
+      expect(await nonceOf(tee.address)).toBe(nonce)
+    } finally {
+      priced = true
+      await setLimit(null)
+      await setCap(null)
+    }
+  }, 60_000)
+
+  it("the watch pass settles a build the caller broadcast itself (executed once); a crash between sending and the send is recovered by sending the kept bytes once", async () => {
+    const amount = ETH / 5n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("ht-watch", "buy", amount))
+    const tokens = await tokenBalance(pc(), curve.token, tee.address)
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await relaySigned(b) })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("ht-watch"))[0]?.state === "executed"
+      },
+      { what: "the watch pass to settle the self-broadcast build", intervalMs: 50 }
+    )
+    expect(await rowsOf("ht-watch")).toEqual([{ state: "executed", signature: hash }])
+    const view = await run(trades.trade(caller, "ht-watch"))
+    expect(view._tag === "Right" && view.right).toMatchObject({ status: "executed", payer: "tee", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokens + q.amountOut)
+    expect(await executedEvents("ht-watch")).toBe(1)
+    expect(await holdOf("ht-watch")).toBe("booked")
+
+    // The crash: the row `sending` with the relay's bytes (what the runner saves before it sends), nothing broadcast.
+    const amount2 = ETH / 8n
+    const q2 = await quoteNow("buy", amount2)
+    const c = await built(request("ht-crash", "buy", amount2))
+    const signed = await relaySigned(c)
+    const crashHash = keccak256(signed)
+    const nonce = await nonceOf(tee.address)
+    await sqlRun(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE agent_trades SET state = 'sending', signature = ${crashHash}, signed_transaction = ${signed} WHERE client_trade_id = 'ht-crash'`
+      )
+    )
+    await Effect.runPromise(trades.resumeInFlight)
+    await eventually(async () => (await rowsOf("ht-crash"))[0]?.state === "executed", { what: "the recovered trade to execute", intervalMs: 50 })
+    expect(await rowsOf("ht-crash")).toEqual([{ state: "executed", signature: crashHash }])
+    const crashed = await run(trades.trade(caller, "ht-crash"))
+    expect(crashed._tag === "Right" && crashed.right).toMatchObject({ status: "executed", amountOut: q2.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokens + q.amountOut + q2.amountOut)
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    expect(await executedEvents("ht-crash")).toBe(1)
+    await Effect.runPromise(trades.resumeInFlight)
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+  }, 120_000)
+})
+
+describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () => {
+  const http = tradeRoutesOverHttp({ accountId: caller.accountId, keyId: principal.keyId, keyPrefix: KEY_PREFIX, scopes: principal.scopes }, () => ({ trades, sql: harness.sql }))
+  const call = http.call
+  beforeAll(http.open)
+  afterAll(http.close)
+
+  it("build (dry run, then built), a wrong submit, the relay's 0x-hex signed transaction submitted and executed once", async () => {
+    const amount = ETH / 20n
+    const q = await quoteNow("buy", amount)
+    const body = { clientTradeId: "ht-http-buy", chain: "hood", mint: curve.token, side: "buy", amountIn: String(amount), slippageBps: 0, payer: "tee", linkedWalletId: tee.id }
+    const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, payer: "tee", wallet: tee.address, expectedOut: q.amountOut.toString() } })
+    expect(await rowsOf("ht-http-buy")).toEqual([])
+    const b = await call("/api/v1/trade/agent/build", body)
+    expect(b).toMatchObject({ status: 200, body: { success: true, status: "built", chain: "hood", payer: "tee", walletId: tee.id } })
+    const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-buy", signedTransaction: b.body.transaction })
+    expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
+    const signed = await relaySigned(b.body as TradeBuiltView)
+    const submittedHttp = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-buy", signedTransaction: signed })
+    expect(submittedHttp).toMatchObject({ status: 200, body: { success: true, status: "executed", payer: "tee", amountOut: q.amountOut.toString(), replay: false } })
+    const again = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-buy", signedTransaction: signed })
+    expect(again).toMatchObject({ status: 200, body: { status: "executed", replay: true } })
+    expect(await executedEvents("ht-http-buy")).toBe(1)
+  }, 120_000)
+})
