@@ -18,6 +18,7 @@ import { json, type Reply, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { refusal } from "../OpenApi.js"
 import { ReplayResultDoc } from "../ReplayResultDoc.js"
+import { StrategyDefinitionDoc } from "../StrategyDefinitionDoc.js"
 import { route, type RouteDef } from "../Router.js"
 
 export const REPLAY_PATH = "/v1/strategy-lab/replay"
@@ -30,11 +31,11 @@ export interface StrategyLabRoutesDeps {
   readonly authHeaders?: ReadonlyArray<string>
 }
 
-/** The replay body as OpenAPI shows it (`ReplayRequest`'s entry is a `Schema.declare`, which has no JSON Schema). */
+/** The replay body as OpenAPI shows it: the definition's own schema, the window's bounds as ISO 8601 text (checked by `ReplayRequest`). */
 const ReplayBodyDoc = Schema.Struct({
-  definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  from: Schema.String,
-  to: Schema.String,
+  definition: StrategyDefinitionDoc,
+  from: Schema.String.annotations({ format: "date-time" }),
+  to: Schema.String.annotations({ format: "date-time" }),
   asset_ids: Schema.optional(Schema.Array(Schema.String))
 })
 

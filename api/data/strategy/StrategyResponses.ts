@@ -2,11 +2,12 @@
  * The strategy and strategy-lab research routes' answers as schemas (spec document 2, 4.5;
  * issue 32), over the services' typed views (`Strategies.ts`, `Research.ts`); the type checks
  * below keep each schema and its view the same shape (a member added to one and not the other
- * fails to compile). A version's definition is the strategy engine's own document, shown as a
- * JSON object; a run's stored result is `ReplaySummaryDoc` (`api/ReplayResultDoc.ts`).
+ * fails to compile). A version's definition is `StrategyDefinitionDoc` (the decoder's own JSON
+ * Schema); a run's stored result is `ReplaySummaryDoc` (`api/ReplayResultDoc.ts`).
  */
 import { Schema } from "effect"
 import { ReplaySummaryDoc, ReplayTradeFields } from "../../ReplayResultDoc.js"
+import { StrategyDefinitionDoc } from "../../StrategyDefinitionDoc.js"
 import type { Comparison, RunSummary, RunTrade, StrategyDetail, StrategySummary } from "../../../src/services/strategy/Strategies.js"
 import type { EdgesReport, FirstSignalsReport, RunnersReport } from "../../../src/services/strategy/Research.js"
 
@@ -43,7 +44,7 @@ const Run = Schema.Struct(RunFields)
 
 export const StrategyDetailDoc = Schema.Struct({
   ...SummaryFields,
-  versions: Schema.Array(Schema.Struct({ version: Schema.Int, definition: Schema.Unknown, created_at: Schema.String })),
+  versions: Schema.Array(Schema.Struct({ version: Schema.Int, definition: StrategyDefinitionDoc, created_at: Schema.String })),
   run: Schema.NullOr(Schema.Struct({ ...RunFields, result: Schema.NullOr(ReplaySummaryDoc) }))
 }).annotations({ identifier: "StrategyDetail" })
 export const StrategyList = Schema.Struct({ strategies: Schema.Array(Summary) }).annotations({ identifier: "StrategyList" })

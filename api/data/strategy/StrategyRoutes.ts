@@ -24,6 +24,7 @@ import { Effect, Schema, type Scope } from "effect"
 import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
 import { type ApiError, apiError, validationFailed } from "../../../src/domain/ApiError.js"
 import type { PlanId } from "../../../src/domain/Plans.js"
+import { StrategyDefinitionDoc } from "../../StrategyDefinitionDoc.js"
 import type { ReplayRequest } from "../../../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../../../src/services/strategy/Engine.js"
 import type { ReplayError } from "../../../src/services/strategy/Replay.js"
@@ -97,8 +98,8 @@ const versionParam = (description: string) => intParam(description, { min: 1, ma
 /** Any segment reaches the service, which answers the plain 404 for an id it does not know. */
 const idPath = { id: stringParam("A strategy of this account", { required: true, emptyIsValue: true }) }
 
-const CreateBodyDoc = Schema.Struct({ name: Schema.String, definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
-const VersionBodyDoc = Schema.Struct({ definition: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+const CreateBodyDoc = Schema.Struct({ name: Schema.String, definition: StrategyDefinitionDoc })
+const VersionBodyDoc = Schema.Struct({ definition: StrategyDefinitionDoc })
 const StatusBodyDoc = Schema.Struct({ status: Schema.Literal("retired") })
 
 const common = {

@@ -1100,6 +1100,153 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        StrategyDefinition: {
+            /** @enum {string} */
+            chain: "solana" | "hood" | "any";
+            entry: components["schemas"]["StrategyEntry"];
+            exit: {
+                /** @description At most 2 decimals */
+                take_profit_pct?: number;
+                /** @description At most 2 decimals */
+                stop_loss_pct?: number;
+                /** @description At most 2 decimals */
+                max_hold_hours?: number;
+                exit_on_signal?: boolean;
+                trailing?: {
+                    /** @description At most 4 decimals */
+                    arm_multiple: number;
+                    /** @description At most 2 decimals */
+                    drop_pct: number;
+                };
+                ladder?: {
+                    /** @description At most 4 decimals */
+                    at_multiple: number;
+                    /** @description At most 2 decimals */
+                    sell_pct: number;
+                }[];
+            };
+            sizing: {
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                usd_per_trade: number | string;
+                max_concurrent: number;
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                base_usd?: number | string;
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                max_usd?: number | string;
+                rules?: {
+                    when?: {
+                        /** @enum {string} */
+                        pattern?: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+                        /** @description At most 4 decimals */
+                        min_confidence?: number;
+                        /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                        min_usd?: number | string;
+                        /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                        min_mcap_usd?: number | string;
+                        /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                        max_mcap_usd?: number | string;
+                    };
+                    /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                    usd?: number | string;
+                    /** @description At most 2 decimals */
+                    pct_of_equity?: number;
+                    /** @description At most 4 decimals */
+                    multiplier?: number;
+                }[];
+            };
+        };
+        StrategyEntry: {
+            /** @enum {string} */
+            source: "pattern";
+            /** @enum {string} */
+            pattern: "confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention";
+            filters?: {
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_usd?: number | string;
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_mcap_usd?: number | string;
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                max_mcap_usd?: number | string;
+                min_age_minutes?: number;
+                max_age_minutes?: number;
+                groups?: string[];
+                groups_all?: string[];
+                min_group_wallets?: number;
+                wallet_ids?: string[];
+                venues?: string[];
+                exclude_venues?: string[];
+                /** @enum {string} */
+                direction?: "in" | "out";
+                hours_et?: number[];
+                /** @description At most 2 decimals */
+                min_score_1h?: number;
+                kol_mentions?: {
+                    min_mentions: number;
+                    within_minutes: number;
+                };
+            };
+        } | {
+            /** @enum {string} */
+            source: "trade_signal";
+            /** @description At most 4 decimals */
+            min_confidence: number;
+            filters?: {
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_usd?: number | string;
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_mcap_usd?: number | string;
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                max_mcap_usd?: number | string;
+                min_age_minutes?: number;
+                max_age_minutes?: number;
+                groups?: string[];
+                groups_all?: string[];
+                min_group_wallets?: number;
+                wallet_ids?: string[];
+                venues?: string[];
+                exclude_venues?: string[];
+                /** @enum {string} */
+                direction?: "in" | "out";
+                hours_et?: number[];
+                /** @description At most 2 decimals */
+                min_score_1h?: number;
+                kol_mentions?: {
+                    min_mentions: number;
+                    within_minutes: number;
+                };
+            };
+        } | {
+            /** @enum {string} */
+            source: "conviction";
+            min_signals: number;
+            window_minutes: number;
+            patterns?: ("confluence" | "deployer" | "large_move" | "dormancy" | "intra_book" | "new_ticker" | "distribution" | "kol_mention")[];
+            filters?: {
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_usd?: number | string;
+                /** @description A USD amount >= 0, at most 1000000 with at most 6 decimals */
+                min_mcap_usd?: number | string;
+                /** @description A USD amount > 0, at most 1000000 with at most 6 decimals */
+                max_mcap_usd?: number | string;
+                min_age_minutes?: number;
+                max_age_minutes?: number;
+                groups?: string[];
+                groups_all?: string[];
+                min_group_wallets?: number;
+                wallet_ids?: string[];
+                venues?: string[];
+                exclude_venues?: string[];
+                /** @enum {string} */
+                direction?: "in" | "out";
+                hours_et?: number[];
+                /** @description At most 2 decimals */
+                min_score_1h?: number;
+                kol_mentions?: {
+                    min_mentions: number;
+                    within_minutes: number;
+                };
+            };
+        };
         /** @description A strategy replay's result: verdict, P&L, risk and trade statistics, the trades (bounded; trades_truncated), the equity curve */
         ReplayResult: {
             /** @enum {string} */
@@ -2126,8 +2273,7 @@ export interface components {
             retired_at: string | null;
             versions: {
                 version: components["schemas"]["Int"];
-                /** unknown */
-                definition: unknown;
+                definition: components["schemas"]["StrategyDefinition"];
                 created_at: string;
             }[];
             run: {
@@ -2556,9 +2702,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    definition: {
-                        [key: string]: unknown;
-                    };
+                    definition: components["schemas"]["StrategyDefinition"];
                     from: string;
                     to: string;
                     asset_ids?: string[];
@@ -7152,9 +7296,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
-                    definition: {
-                        [key: string]: unknown;
-                    };
+                    definition: components["schemas"]["StrategyDefinition"];
                 } & {
                     [key: string]: unknown;
                 };
@@ -7245,9 +7387,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    definition: {
-                        [key: string]: unknown;
-                    };
+                    definition: components["schemas"]["StrategyDefinition"];
                 } & {
                     [key: string]: unknown;
                 };

@@ -12,8 +12,11 @@
  * - Every list and number has a bound (a definition is user input that drives a 10-minute job).
  * - Cross-field rules (a `conviction` entry needs `exit.ladder`, `pct_of_equity` needs
  *   `sizing.base_usd`, min below max) are checked after the fields and name the field to fix.
+ * - Every scalar, list and the entry carry a `jsonSchema` annotation, so the definition's JSON
+ *   Schema (`JSONSchema.make(StrategyDefinition)`, the wire form) documents the bounds the decoder
+ *   enforces; the cross-field rules and the decimal places are in the descriptions only.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, ParseResult, Schema, SchemaAST } from "effect"
 import { parseUsdMicros as usdMicros } from "../prices/Money.js"
 
 export const SignalPatterns = [
@@ -82,7 +85,16 @@ const usd = (options: { readonly allowZero?: boolean } = {}) => {
         : ParseResult.succeed(micros)
     },
     encode: (micros) => ParseResult.succeed(formatUsd(micros))
-  }).annotations({ message: () => message })
+  }).annotations({
+    message: () => message,
+    jsonSchema: {
+      description: `A USD amount ${options.allowZero ? ">= 0" : "> 0"}, at most 1000000 with at most 6 decimals`,
+      anyOf: [
+        { type: "number", [options.allowZero ? "minimum" : "exclusiveMinimum"]: 0, maximum: 1_000_000 },
+        { type: "string", pattern: USD_DECIMAL.source }
+      ]
+    }
+  })
 }
 
 /** A number within (min, max] (or [min, max]) with at most `decimals` decimals, as an integer scaled by 10^decimals. */
@@ -106,6 +118,13 @@ const scaledNumber = (options: {
       return v === undefined ? ParseResult.fail(new ParseResult.Type(ast, raw, message)) : ParseResult.succeed(v)
     },
     encode: (v) => ParseResult.succeed(Number(v) / 10 ** decimals)
+  }).annotations({
+    jsonSchema: {
+      type: "number",
+      description: `At most ${decimals} decimals`,
+      [options.minInclusive ? "minimum" : "exclusiveMinimum"]: min,
+      [options.maxInclusive ? "maximum" : "exclusiveMaximum"]: max
+    }
   })
 }
 
@@ -113,26 +132,27 @@ const int = (min: number, max: number) => {
   const message = `must be an integer from ${min} to ${max}`
   return Schema.Unknown.pipe(
     Schema.filter((u): u is number => typeof u === "number" && Number.isInteger(u) && u >= min && u <= max, {
-      message: () => message
+      message: () => message,
+      jsonSchema: { type: "integer", minimum: min, maximum: max }
     })
   ) as unknown as Schema.Schema<number, number>
 }
 
 const nonEmptyId = Schema.String.pipe(
-  Schema.filter((s) => s.length >= 1 && s.length <= 128, { message: () => "must be a string of 1 to 128 characters" })
+  Schema.filter((s) => s.length >= 1 && s.length <= 128, { message: () => "must be a string of 1 to 128 characters", jsonSchema: { minLength: 1, maxLength: 128 } })
 )
 
 const list = <A, I>(item: Schema.Schema<A, I>, max: number, what = "items") =>
   Schema.Array(item).pipe(
-    Schema.filter((a) => a.length >= 1 && a.length <= max, { message: () => `must hold 1 to ${max} ${what}` }),
-    Schema.filter((a) => new Set(a.map((x) => JSON.stringify(x))).size === a.length, { message: () => "must not repeat an item" })
+    Schema.filter((a) => a.length >= 1 && a.length <= max, { message: () => `must hold 1 to ${max} ${what}`, jsonSchema: { minItems: 1, maxItems: max } }),
+    Schema.filter((a) => new Set(a.map((x) => JSON.stringify(x))).size === a.length, { message: () => "must not repeat an item", jsonSchema: { uniqueItems: true } })
   )
 
 /** One of `values`, refused with one message (a literal union would name only its first member). */
 const literal = <const L extends ReadonlyArray<string>>(...values: L) => {
   const message = `must be one of ${values.join(", ")}`
   return Schema.Unknown.pipe(
-    Schema.filter((u): u is L[number] => typeof u === "string" && values.includes(u), { message: () => message })
+    Schema.filter((u): u is L[number] => typeof u === "string" && values.includes(u), { message: () => message, jsonSchema: { type: "string", enum: values } })
   ) as unknown as Schema.Schema<L[number], L[number]>
 }
 
@@ -148,12 +168,15 @@ const confidence = scaledNumber({ min: 0, minInclusive: true, max: 1, maxInclusi
 // ---------------------------------------------------------------------------------------------
 // The definition.
 
-const KolMentions = Schema.Struct({
+/** A struct of the definition: decoded closed (`onExcessProperty: "error"`), so documented closed whatever a document's default for bodies. */
+const closedStruct = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields).annotations({ jsonSchema: { additionalProperties: false } })
+
+const KolMentions = closedStruct({
   min_mentions: int(1, 100),
   within_minutes: int(1, DefinitionLimits.kolWindowMinutesMax)
 })
 
-export const EntryFilters = Schema.Struct({
+export const EntryFilters = closedStruct({
   min_usd: Schema.optional(usd({ allowZero: true })),
   min_mcap_usd: Schema.optional(usd({ allowZero: true })),
   max_mcap_usd: Schema.optional(usd()),
@@ -183,17 +206,17 @@ export const EntryFilters = Schema.Struct({
 )
 export type EntryFilters = typeof EntryFilters.Type
 
-const PatternEntry = Schema.Struct({
+const PatternEntry = closedStruct({
   source: Schema.Literal("pattern"),
   pattern: literal(...SignalPatterns),
   filters: Schema.optional(EntryFilters)
 })
-const TradeSignalEntry = Schema.Struct({
+const TradeSignalEntry = closedStruct({
   source: Schema.Literal("trade_signal"),
   min_confidence: confidence,
   filters: Schema.optional(EntryFilters)
 })
-const ConvictionEntry = Schema.Struct({
+const ConvictionEntry = closedStruct({
   source: Schema.Literal("conviction"),
   min_signals: int(2, 50),
   window_minutes: int(1, DefinitionLimits.convictionWindowMinutesMax),
@@ -205,7 +228,8 @@ const entries = { pattern: PatternEntry, trade_signal: TradeSignalEntry, convict
 
 /**
  * The entry is decoded in two steps so a wrong `source` is named as `entry.source` (a plain
- * union would report every member's mismatch at once).
+ * union would report every member's mismatch at once). Its JSON Schema is the plain union's
+ * (the surrogate), a component named `StrategyEntry`.
  */
 const Entry = Schema.declare(
   [],
@@ -224,23 +248,27 @@ const Entry = Schema.declare(
     },
     encode: () => (input) => ParseResult.succeed(input)
   },
-  { identifier: "Entry" }
+  {
+    identifier: "Entry",
+    [SchemaAST.JSONIdentifierAnnotationId]: "StrategyEntry",
+    [SchemaAST.SurrogateAnnotationId]: Schema.Union(PatternEntry, TradeSignalEntry, ConvictionEntry).ast
+  }
 ) as unknown as Schema.Schema<typeof PatternEntry.Type | typeof TradeSignalEntry.Type | typeof ConvictionEntry.Type, unknown>
 export type Entry = typeof PatternEntry.Type | typeof TradeSignalEntry.Type | typeof ConvictionEntry.Type
 
-const Trailing = Schema.Struct({
+const Trailing = closedStruct({
   arm_multiple: multiple,
   drop_pct: pct(0, 100, false)
 })
 
-const LadderStep = Schema.Struct({
+const LadderStep = closedStruct({
   at_multiple: multiple,
   sell_pct: pct(0, 100)
 })
 
 export const ExitOptions = ["take_profit_pct", "stop_loss_pct", "max_hold_hours", "exit_on_signal", "trailing", "ladder"] as const
 
-export const Exit = Schema.Struct({
+export const Exit = closedStruct({
   take_profit_pct: Schema.optional(pct(0, DefinitionLimits.takeProfitPctMax)),
   stop_loss_pct: Schema.optional(pct(0, 100, false)),
   max_hold_hours: Schema.optional(
@@ -251,7 +279,8 @@ export const Exit = Schema.Struct({
   ladder: Schema.optional(
     Schema.Array(LadderStep).pipe(
       Schema.filter((a) => a.length >= 1 && a.length <= DefinitionLimits.ladderStepsMax, {
-        message: () => `must hold 1 to ${DefinitionLimits.ladderStepsMax} steps`
+        message: () => `must hold 1 to ${DefinitionLimits.ladderStepsMax} steps`,
+        jsonSchema: { minItems: 1, maxItems: DefinitionLimits.ladderStepsMax }
       })
     )
   )
@@ -278,7 +307,7 @@ export const Exit = Schema.Struct({
 )
 export type Exit = typeof Exit.Type
 
-const RuleWhen = Schema.Struct({
+const RuleWhen = closedStruct({
   pattern: Schema.optional(literal(...SignalPatterns)),
   min_confidence: Schema.optional(confidence),
   min_usd: Schema.optional(usd({ allowZero: true })),
@@ -286,7 +315,7 @@ const RuleWhen = Schema.Struct({
   max_mcap_usd: Schema.optional(usd())
 })
 
-const SizingRule = Schema.Struct({
+const SizingRule = closedStruct({
   when: Schema.optional(RuleWhen),
   usd: Schema.optional(usd()),
   pct_of_equity: Schema.optional(pct(0, 100)),
@@ -299,7 +328,7 @@ const SizingRule = Schema.Struct({
 )
 export type SizingRule = typeof SizingRule.Type
 
-export const Sizing = Schema.Struct({
+export const Sizing = closedStruct({
   usd_per_trade: usd(),
   max_concurrent: int(1, DefinitionLimits.maxConcurrentMax),
   base_usd: Schema.optional(usd()),
@@ -307,14 +336,15 @@ export const Sizing = Schema.Struct({
   rules: Schema.optional(
     Schema.Array(SizingRule).pipe(
       Schema.filter((a) => a.length >= 1 && a.length <= DefinitionLimits.sizingRulesMax, {
-        message: () => `must hold 1 to ${DefinitionLimits.sizingRulesMax} rules`
+        message: () => `must hold 1 to ${DefinitionLimits.sizingRulesMax} rules`,
+        jsonSchema: { minItems: 1, maxItems: DefinitionLimits.sizingRulesMax }
       })
     )
   )
 })
 export type Sizing = typeof Sizing.Type
 
-export const StrategyDefinition = Schema.Struct({
+export const StrategyDefinition = closedStruct({
   chain: literal("solana", "hood", "any"),
   entry: Entry,
   exit: Exit,
