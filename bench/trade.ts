@@ -38,7 +38,12 @@
  * One-at-a-time rows pause a random 0–1 slot before each trade (untimed, left out of the rate).
  * Each trade buys `TRADE_AMOUNT + n` lamports so no two transactions are the same bytes.
  *
- * Run: `npm run bench:trade [-- --quick]`. Settings: `BENCH_QUOTES` (per quote case and mode,
+ * Run: `npm run bench:trade [-- --quick] [-- --only build]`. `--only build` runs the build case alone
+ * (the engine, its token, the build rows; no quotes, no trades), prints its table with the build
+ * phase's monotonic clock bounds (`process.hrtime`, µs: the clock V8's `.cpuprofile` timestamps
+ * use on Linux) and never rewrites the docs. `BENCH_ENGINE_CPU_PROF=<dir>` starts the engine with
+ * `--cpu-prof --cpu-prof-dir=<dir>` (written when it stops; `bench/cpuprofileSummary.ts` sums
+ * it over a window). Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400). Prints a markdown section
  * and, unless --quick, rewrites it between the `trade` markers in docs/benchmarks.md.
@@ -74,6 +79,10 @@ import { type BenchHttp, benchEngine, expectData, httpClient } from "./httpClien
 import { percentile } from "./pacedLoad.js"
 
 const quick = process.argv.includes("--quick")
+const onlyAt = process.argv.indexOf("--only")
+const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
+if (only !== undefined && only !== "build") throw new Error(`--only ${only}: the one case that runs alone is build`)
+const cpuProfDir = process.env.BENCH_ENGINE_CPU_PROF
 const envInt = (name: string, fallback: number): number => {
   const v = process.env[name]
   const n = v === undefined || v === "" ? fallback : Number(v)
@@ -195,7 +204,8 @@ const open = async (): Promise<Session> => {
       HEADLESS_LAUNCH_ENABLED: "true",
       LOCALNET_SLOT_MS: String(SLOT_MS),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
-      TRUSTED_PROXIES: "127.0.0.1,::1"
+      TRUSTED_PROXIES: "127.0.0.1,::1",
+      ...(cpuProfDir === undefined || cpuProfDir === "" ? {} : { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)}`.trim() })
     },
     args: ["--quiet"],
     readyTimeoutMs: 480_000
@@ -523,6 +533,30 @@ const main = async () => {
   const loadStart = loads()
   process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${SLOT_MS} (load ${loads()})\n`)
   const s = await open()
+  if (only === "build") {
+    try {
+      process.stderr.write(`bench: builds only (load ${loads()})\n`)
+      // The engine's own background (slots, ingest, actors) with no request in flight, charged to every row's CPU.
+      const rest0 = processCpuSec(s.pid, ticks)
+      const restT0 = now()
+      await sleep(5_000)
+      const restPct = (100 * (processCpuSec(s.pid, ticks) - rest0)) / ((now() - restT0) / 1000)
+      const from = process.hrtime.bigint() / 1000n
+      const builds = await httpPhase(s, buildCases(s), BUILDS)
+      const to = process.hrtime.bigint() / 1000n
+      process.stdout.write(
+        [
+          `Build (dry run) only, ${BUILDS} requests per mode; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
+          "",
+          ...httpTable(builds),
+          ""
+        ].join("\n")
+      )
+    } finally {
+      await close(s)
+    }
+    return
+  }
   let quotes: Row[]
   let builds: Row[]
   let inProcess: InProcessRow[]
@@ -565,7 +599,7 @@ const main = async () => {
     "",
     "### Build (dry run)",
     "",
-    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account), then the wallet's funds and the spend gate's decision (a SQL read) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
+    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; the embedded localnet's RPC is called in process, \`src/chain/solana/client/InProcessRpc.ts\`), then the wallet's funds and the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
     "",
     ...httpTable(builds),
     "",
@@ -581,7 +615,7 @@ const main = async () => {
     "",
     "#### Reading the numbers",
     "",
-    `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and the baseline sees it at its next status poll, while the engine reads the status the moment its own ingester delivers the transaction (\`ChainArrivals\`; its ${ENGINE_POLL_MS} ms poll is only the fallback): most of either figure is the slot, not the work; the 5 ms row is the floor. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's address (cached after its first read); the venue and the wallet's holdings in one localnet RPC round trip (the curve, its pool, the wallet and its token account), where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read beside the build's address derivations; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's status read (woken by the ingest stream) and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
+    `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and the baseline sees it at its next status poll, while the engine reads the status the moment its own ingester delivers the transaction (\`ChainArrivals\`; its ${ENGINE_POLL_MS} ms poll is only the fallback): most of either figure is the slot, not the work; the 5 ms row is the floor. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's address (cached after its first read); the venue and the wallet's holdings in one localnet RPC call (the curve, its pool, the wallet and its token account; in process, the localnet being the engine's own), where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read beside the build's address derivations; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's status read (woken by the ingest stream) and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
     ""
   ]
   const text = section.join("\n") + "\n"

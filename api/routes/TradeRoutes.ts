@@ -157,7 +157,8 @@ export const tradeCallerOf = (p: AgentPrincipal): TradeCaller => ({
   embeddedWallet: p.key.embeddedWallet,
   planFeeBps: BigInt(p.plan.feeBps),
   referred: p.account.referredBy !== null,
-  principal: agentToWalletPrincipal(p)
+  principal: agentToWalletPrincipal(p),
+  spendKey: p.key
 })
 
 const Amount = Schema.String.annotations({ description: "Raw units (decimal string)" })

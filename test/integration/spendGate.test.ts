@@ -12,10 +12,10 @@ import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
-import { insertKey } from "../../src/services/keys/KeyRepository.js"
+import { findAccountKey, insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
-import { book, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, check, checkKey, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -122,6 +122,28 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const again = await on(sqlB, reserve(input(k, "once", buy(6_000n))))
     expect(first.replayed).toBe(false)
     expect(again).toMatchObject({ reservationId: "once", held: true, usdMicros: 6_000n, replayed: true })
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+  })
+
+  it("the dry run's decision on the authenticated key row is the stored key's: the window's holds and bookings count, a per-asset cap refuses, a sell passes; nothing is held", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" }, [{ asset: "sol", maxPerTxRaw: "500" }])
+    const row = (await on(sqlA, findAccountKey(k.accountId, k.prefix)))!
+    const both = async (attempt: SpendAttempt) => {
+      const fromRow = await on(sqlB, checkKey(row, attempt))
+      const read = await on(sqlB, check({ accountId: k.accountId, keyPrefix: k.prefix, chain: "solana", attempt }))
+      expect(fromRow).toEqual(read)
+      return fromRow
+    }
+    expect(await both(buy(6_000n, { amountRaw: 400n }))).toMatchObject({ _tag: "Admitted" })
+    await on(sqlA, reserve(input(k, "dry-held", buy(6_000n, { amountRaw: 400n }))))
+    // The hold weighs on the window: what fit before no longer does.
+    const over = await both(buy(6_000n, { amountRaw: 400n }))
+    expect(over._tag === "Refused" ? over.error.reason : undefined).toBe("tx_limit_reached")
+    expect(await both(buy(4_000n, { amountRaw: 400n }))).toMatchObject({ _tag: "Admitted" })
+    const capped = await both(buy(1_000n, { amountRaw: 501n }))
+    expect(capped._tag === "Refused" ? capped.error.reason : undefined).toBe("spend_limit_exceeded")
+    expect(await both(buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n }))).toMatchObject({ _tag: "Admitted" })
+    // Checking holds nothing: the window is the one hold.
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
   })
 

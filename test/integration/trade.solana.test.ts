@@ -416,7 +416,7 @@ describe("trade routes: refusals and the one-shot over HTTP", () => {
     ({
       _tag: "agent",
       accountId: ACCOUNT,
-      key: { id: "kid-t", prefix: KEY_PREFIX, environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed" },
+      key: { id: "kid-t", prefix: KEY_PREFIX, environment: headers["x-api-key"] === "test-key" ? "test" : "production", embeddedWallet: headers["x-api-key"] === "denied-key" ? "denied" : "allowed", txLimit: null, spendLimits: null },
       account: { referredBy: null },
       plan: { id: "max", feeBps: 25 }
     }) as unknown as AgentPrincipal

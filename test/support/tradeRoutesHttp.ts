@@ -30,7 +30,7 @@ export const tradeRoutesOverHttp = (agent: TradeRoutesAgent, deps: () => { reado
         _tag: "agent",
         accountId: agent.accountId,
         tier: "max",
-        key: { id: agent.keyId, prefix: agent.keyPrefix, environment: "production", embeddedWallet: "denied", scopes: agent.scopes },
+        key: { id: agent.keyId, prefix: agent.keyPrefix, environment: "production", embeddedWallet: "denied", scopes: agent.scopes, txLimit: null, spendLimits: null },
         account: { referredBy: null },
         plan: { id: "max", feeBps: 25 }
       } as unknown as AgentPrincipal),

@@ -201,6 +201,24 @@ export const check = (input: Omit<ReserveInput, "reservationId" | "holdMs">): Ef
     return yield* decideFor({ ...keyOf(key), id: key.id }, input.attempt, yield* Clock.currentTimeMillis)
   }).pipe(Effect.catchTag("SqlError", storage("checking the spend")), Effect.withSpan("SpendGate.check"))
 
+/** The key's row as the request's authentication read it: what `checkKey` decides on. */
+export interface CheckedKey {
+  readonly id: string
+  readonly prefix: string
+  readonly spendLimits: SpendKey["spendLimits"]
+  readonly txLimit: SpendKey["txLimit"]
+}
+
+/**
+ * The dry run's decision on the key row the request authenticated with (`KeyStore`: this
+ * process's own changes to a key are seen on its next request, another process's within the
+ * store's TTL, as for the key's scopes and revocation), so a dry run runs no key query: the
+ * window's usage is the one read, and only for a key with a txLimit deciding a buy. Nothing
+ * locked or written; `reserve` still reads and locks the key itself.
+ */
+export const checkKey = (key: CheckedKey, attempt: SpendAttempt): Effect.Effect<SpendDecision, never, SqlClient.SqlClient> =>
+  Effect.flatMap(Clock.currentTimeMillis, (nowMs) => decideFor({ ...keyOf(key), id: key.id }, attempt, nowMs)).pipe(Effect.withSpan("SpendGate.check"))
+
 /** `book` inside the caller's transaction (its settlement's). */
 export const bookIn = (input: BookInput): Effect.Effect<Booking, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {

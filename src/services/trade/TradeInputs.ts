@@ -1,5 +1,6 @@
 /** Who calls the trade rail and what a trade asks for (decoded by the routes). */
 import { createHash } from "node:crypto"
+import type { CheckedKey } from "../spend/SpendStore.js"
 import type { Principal } from "../wallets/Principal.js"
 import type { Side } from "./VenueQuote.js"
 
@@ -15,6 +16,12 @@ export interface TradeCaller {
   readonly referred: boolean
   /** The caller as the wallet rules see it (linked and TEE payers: which wallets it may pay with, and sign). */
   readonly principal?: Principal
+  /**
+   * The calling key's row as this request's authentication read it (its id, prefix and limits):
+   * the dry run's spend decision uses it instead of reading the key again. Absent: the dry run
+   * reads the key by `keyPrefix`. A hold (`reserve`) always reads and locks the key itself.
+   */
+  readonly spendKey?: CheckedKey
 }
 
 export interface TradeRequest {

@@ -1,15 +1,12 @@
 /**
- * What a trade's pricing reads without a chain round trip (issue 28 item 1, build p99 < 5 ms):
- * - the venue from the engine's in-memory `MarketIndex` (the state the agent quote route prices
- *   on, so a build prices what the quote answered): a market trading on its curve or on its
- *   graduated pool; anything else (not indexed yet, warming, completed, in recovery, Hood) is
- *   undefined and the build reads the chain, which decides those refusals as before;
- * - the account's embedded Solana wallet address, which never changes once created (no embedded
- *   wallet is deleted or replaced), kept in a bounded LRU; a missing wallet is never cached, so
- *   one created later is seen on the next build. Delegation and policy are not cached: the signer
- *   resolves them afresh on every sign.
- * Nothing here decides money: the chain enforces the minimum out, and the executed amount is the
- * program's own event.
+ * What a trade's pricing reads without a query (issue 28 item 7): the account's embedded Solana
+ * wallet address, which never changes once created (no embedded wallet is deleted or replaced),
+ * kept in a bounded LRU; a missing wallet is never cached, so one created later is seen on the
+ * next build. Delegation and policy are not cached: the signer resolves them afresh on every sign.
+ * The venue is not read from the market index (it lags the chain): the build reads it from the
+ * chain with the wallet's holdings in one call (`SolanaTradeChain.venueAndHoldings`). Nothing here
+ * decides money: the chain enforces the minimum out, and the executed amount is the program's own
+ * event.
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"

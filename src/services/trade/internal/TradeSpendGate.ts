@@ -9,7 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { check as checkSpend, holdAround } from "../../spend/SpendStore.js"
+import { check as checkSpend, checkKey, holdAround } from "../../spend/SpendStore.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import { tradeReservationId } from "../TradeStore.js"
 import type { TradeContext } from "./TradeContext.js"
@@ -24,10 +24,16 @@ export const makeTradeSpendGate = (ctx: TradeContext) => {
       ? undefined
       : { accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: request.chain, attempt: spend }
 
-  /** THE SPEND GATE, dry: the decision on the key and window as they are now; nothing held. */
+  /**
+   * THE SPEND GATE, dry: the decision on the key and window as they are now; nothing held. The key
+   * is the row the request authenticated with when the caller carries it (no key query), else read.
+   */
   const spendChecked = (caller: TradeCaller, request: TradeRequest, spend: SpendAttempt): Effect.Effect<void, SpendError> => {
     const input = gated(caller, request, spend)
-    return input === undefined ? Effect.void : withSql(checkSpend(input)).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
+    if (input === undefined) return Effect.void
+    const key = caller.spendKey
+    const decision = key !== undefined && key.prefix === input.keyPrefix ? checkKey(key, spend) : checkSpend(input)
+    return withSql(decision).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)))
   }
 
   /**
