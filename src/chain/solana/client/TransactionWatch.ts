@@ -8,6 +8,7 @@
  */
 import {
   type Base64EncodedWireTransaction,
+  createSolanaRpc,
   isSolanaError,
   SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
   signature as asSignature
@@ -15,7 +16,6 @@ import {
 import { Duration, Effect, Either } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
-import { solanaRpc } from "./InProcessRpc.js"
 import { causedBy } from "./NodeRefusals.js"
 
 export interface Observed {
@@ -31,7 +31,7 @@ export interface Refused {
 }
 
 export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
-  const rpc = solanaRpc(rpcUrl)
+  const rpc = createSolanaRpc(rpcUrl)
   const timeout = Duration.millis(timeoutMs)
 
   const read = <A>(what: string, run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, E> =>

@@ -14,7 +14,6 @@
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { serveInProcess } from "../../../client/InProcessRpc.js"
 import { parseJsonExact, stringifyJson } from "./json.js"
 
 export const JsonRpcCode = {
@@ -124,22 +123,6 @@ const send = (res: http.ServerResponse, status: number, body: string, contentTyp
   res.end(body)
 }
 
-/** One request body's answer (undefined: nothing to answer): the HTTP server's and the in-process callers' (`client/InProcessRpc.ts`) one path. */
-const answerOf = (o: JsonRpcHttpOptions, text: string): string | undefined => {
-  let body: unknown
-  try {
-    body = parseJsonExact(text)
-  } catch {
-    return stringifyJson(errorResponse(null, JsonRpcCode.ParseError, "Parse error"))
-  }
-  const out = dispatch(o.methods, o.maxBatch, body)
-  return out === undefined ? undefined : stringifyJson(out)
-}
-
-/**
- * Listens on `host:port` and, while it does, serves its URL in process too (`serveInProcess`): a
- * client of this process built with `solanaRpc(url)` skips the loopback; the answers are the same.
- */
 export const startJsonRpcHttpServer = (o: JsonRpcHttpOptions): Promise<RunningServer> => {
   const server = http.createServer((req, res) => {
     if (req.method === "GET" && req.url === "/health") return send(res, 200, "ok", "text/plain; charset=utf-8")
@@ -171,13 +154,19 @@ export const startJsonRpcHttpServer = (o: JsonRpcHttpOptions): Promise<RunningSe
     })
     req.on("end", () => {
       if (refused) return
-      const out = answerOf(o, Buffer.concat(chunks, size).toString("utf8"))
+      let body: unknown
+      try {
+        body = parseJsonExact(Buffer.concat(chunks, size).toString("utf8"))
+      } catch {
+        return send(res, 200, stringifyJson(errorResponse(null, JsonRpcCode.ParseError, "Parse error")))
+      }
+      const out = dispatch(o.methods, o.maxBatch, body)
       if (out === undefined) {
         res.writeHead(204)
         res.end()
         return
       }
-      send(res, 200, out)
+      send(res, 200, stringifyJson(out))
     })
     req.on("error", () => res.destroy())
   })
@@ -188,14 +177,11 @@ export const startJsonRpcHttpServer = (o: JsonRpcHttpOptions): Promise<RunningSe
     server.listen(o.port, o.host, () => {
       server.off("error", reject)
       const port = (server.address() as AddressInfo).port
-      const url = `http://${o.host}:${port}`
-      const unserve = serveInProcess(url, { maxBodyBytes: o.maxBodyBytes, handle: (text) => answerOf(o, text) })
       resolve({
-        url,
+        url: `http://${o.host}:${port}`,
         port,
         close: () =>
           new Promise<void>((done) => {
-            unserve()
             server.close(() => done())
             server.closeAllConnections()
           })
