@@ -40,6 +40,7 @@ import { OrderError } from "../src/services/orders/OrderError.js"
 import { TransferError } from "../src/services/transfers/TransferError.js"
 import { json, type Reply } from "./Http.js"
 import { LaunchErrorCode } from "./LaunchCodes.js"
+import { tradeRefusalDetails } from "./TradeCodes.js"
 
 export interface Row {
   readonly code: ErrorCode
@@ -58,6 +59,11 @@ export interface Row {
    * ...details}` and the row's status instead of the envelope (spec document 2, section 7).
    */
   readonly plain?: true
+  /**
+   * How the API words the failure's domain `details` (a recorded reason as its spec code), where
+   * they carry one: the failed trade's `errorCode` (`./TradeCodes.ts`).
+   */
+  readonly details?: (details: { readonly [k: string]: unknown }) => { readonly [k: string]: unknown }
 }
 
 /** One row per reason: a missing reason is a compile error. */
@@ -266,6 +272,8 @@ const StakingRows: Rows<StakingError> = {
  * The trade rail (issue 28): the spec names the codes (launch spec section 7, document 2 section
  * 7) but rarely a status for a trade; the choices are in docs/decisions.md "Trade rail". A trade
  * the chain refused on its minimum out is SLIPPAGE_EXCEEDED (the trade row code, at its status).
+ * A failed trade's refusal carries the row's recorded reason as `details.errorCode`: its code on
+ * the wire (`./TradeCodes.ts`, an older row's code unchanged).
  */
 const TradeRows: Rows<TradeError> = {
   zero_amount: { code: "VALIDATION_FAILED", field: "amountIn" },
@@ -285,9 +293,9 @@ const TradeRows: Rows<TradeError> = {
   pending: { code: "IDEMPOTENCY_CONFLICT", field: "clientTradeId", retryable: true, headers: { "Retry-After": "2" } },
   trade_not_found: { code: "JOB_NOT_FOUND", field: "clientTradeId" },
   wrong_transaction: { code: "VALIDATION_FAILED", status: 409, field: "signedTransaction" },
-  trade_slippage: { code: "SLIPPAGE_EXCEEDED", field: "minAmountOut" },
-  trade_reverted: { code: "TRADE_REVERTED" },
-  never_landed: { code: "SWAP_FAILED", retryable: false },
+  trade_slippage: { code: "SLIPPAGE_EXCEEDED", field: "minAmountOut", details: tradeRefusalDetails },
+  trade_reverted: { code: "TRADE_REVERTED", details: tradeRefusalDetails },
+  never_landed: { code: "SWAP_FAILED", retryable: false, details: tradeRefusalDetails },
   invalid_cursor: { code: "VALIDATION_FAILED", field: "cursor" },
   chain_unavailable: { code: "QUOTE_UNAVAILABLE", retryable: true, headers: { "Retry-After": "2" } },
   storage: { code: "INTERNAL" }
@@ -434,7 +442,8 @@ export const toApiError = (e: ServiceFailure): ApiError => {
   const row = rowOf(e)
   if (e._tag === "SqlError") return apiError(row.code, sqlMessage)
   const f: FailureMembers = e
-  const extra = { ...(row.reason !== undefined ? { reason: row.reason } : {}), ...f.details }
+  const details = f.details !== undefined && row.details !== undefined ? row.details(f.details) : f.details
+  const extra = { ...(row.reason !== undefined ? { reason: row.reason } : {}), ...details }
   const field = f.field ?? row.field
   const retryable = f.retryable ?? row.retryable
   const headers =

@@ -124,19 +124,19 @@ describe("BundleActor", () => {
   })
 
   it("a buy reverted inside a landed bundle is final, owes nothing, and the bundle still reaches booked", () => {
-    const landed = run(toSent(3).state, [{ _tag: "EngineLanded", slot: 9n, legErrors: [null, "SLIPPAGE_EXCEEDED", "TRADE_REVERTED"], atMs: T0 + 3 }])
+    const landed = run(toSent(3).state, [{ _tag: "EngineLanded", slot: 9n, legErrors: [null, "slippage_exceeded", "reverted"], atMs: T0 + 3 }])
     expect(missingItems(landed.state)).toEqual(["token", "finalization", "launch", "buy:t1"])
     expect(revertedLegsOf(landed.state)).toEqual([
-      { index: 2, signature: "B2", errorCode: "SLIPPAGE_EXCEEDED" },
-      { index: 3, signature: "B3", errorCode: "TRADE_REVERTED" }
+      { index: 2, signature: "B2", errorCode: "slippage_exceeded" },
+      { index: 3, signature: "B3", errorCode: "reverted" }
     ])
     expect(landed.outputs).toContainEqual({ _tag: "Finalize", landedBuyIndexes: [1] })
     const done = bookAll(landed.state, landed.outputs)
     expect(operatorStateOf(done.state)).toBe("booked")
     expect(done.state.buys.map((b) => [buyOperatorStateOf(done.state, b), buyRowStatusOf(done.state, b), b.errorCode])).toEqual([
       ["booked", "confirmed", null],
-      ["reverted", "failed", "SLIPPAGE_EXCEEDED"],
-      ["reverted", "failed", "TRADE_REVERTED"]
+      ["reverted", "failed", "slippage_exceeded"],
+      ["reverted", "failed", "reverted"]
     ])
   })
 
@@ -298,7 +298,7 @@ describe("BundleCodec", () => {
   it("round-trips every state the happy path and a recovery pass go through", () => {
     const states: BundleState[] = [fresh(), toSent().state]
     const landed = run(toSent(3).state, [
-      { _tag: "ChainRead", launch: "landed", blockhashExpired: false, slot: 2n ** 63n, buys: [{ status: "landed", deliveredRaw: 10n ** 30n }, { status: "failed", errorCode: "TRADE_REVERTED" }, { status: "unreadable" }], atMs: T0 + 4 }
+      { _tag: "ChainRead", launch: "landed", blockhashExpired: false, slot: 2n ** 63n, buys: [{ status: "landed", deliveredRaw: 10n ** 30n }, { status: "failed", errorCode: "reverted" }, { status: "unreadable" }], atMs: T0 + 4 }
     ])
     states.push(landed.state, bookAll(landed.state, landed.outputs).state)
     for (const s of states) expect(decodeBundleState(encodeBundleState(s))).toEqual(s)

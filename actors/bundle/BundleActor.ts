@@ -19,7 +19,7 @@
  *   landed bundle converts them into metered usage (`finalization`).
  * - Each item is booked once: `Book*` outputs are emitted only for items still missing and not
  *   already requested in this state; `Booked` for an item not missing changes nothing.
- * - A buy that failed on chain is final (`reverted`, `SLIPPAGE_EXCEEDED` or `TRADE_REVERTED`) and
+ * - A buy that failed on chain is final (`reverted`, with its reason `slippage_exceeded` or `reverted`) and
  *   owes nothing. A landed buy is booked at its ladder amount when the block engine reported the
  *   bundle landed, at the tokens its own transaction delivered when landing was proven by reading
  *   the chain; an unreadable amount stays owed until a later pass.
@@ -37,7 +37,11 @@ export type Phase =
   | "failed" // the launch leg failed: nothing landed
   | "expired" // nothing sent and it never can be (expiry, a consuming refusal, or sent but proven never to land)
 
-export type BuyErrorCode = "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED"
+/**
+ * Why a buy leg failed on chain: the program's minimum out, or any other failure. The API answers
+ * it as the trade row code (`api/TradeCodes.ts`); a state an older version stored holds that code.
+ */
+export type BuyFailure = "slippage_exceeded" | "reverted"
 export type BuyOutcome = "pending" | "landed" | "reverted"
 export type BookItem = "token" | "launch" | "finalization" | `buy:${string}`
 
@@ -51,7 +55,8 @@ export interface BuyRow {
   readonly outcome: BuyOutcome
   /** What was booked: the ladder amount (engine) or what the transaction delivered (chain). */
   readonly actualOutRaw: bigint | null
-  readonly errorCode: BuyErrorCode | null
+  /** A reverted buy's `BuyFailure` (in a state an older version stored: its spec code, kept as stored). */
+  readonly errorCode: string | null
   readonly booked: boolean
 }
 
@@ -81,7 +86,7 @@ export interface BundleState {
 
 export type ChainLegStatus =
   | { readonly status: "landed"; readonly deliveredRaw: bigint | null }
-  | { readonly status: "failed"; readonly errorCode: BuyErrorCode }
+  | { readonly status: "failed"; readonly errorCode: BuyFailure }
   | { readonly status: "unreadable" }
 
 export type BundleEvent =
@@ -96,7 +101,7 @@ export type BundleEvent =
   /** A restart found the bundle signed but not recorded as sent: it never left (`Sent` is stored first). */
   | { readonly _tag: "SendAbandoned"; readonly atMs: number }
   /** The engine reported the bundle landed; `legErrors[i]` is buy i+1's own failure, if any. */
-  | { readonly _tag: "EngineLanded"; readonly slot: bigint; readonly legErrors: ReadonlyArray<BuyErrorCode | null>; readonly atMs: number }
+  | { readonly _tag: "EngineLanded"; readonly slot: bigint; readonly legErrors: ReadonlyArray<BuyFailure | null>; readonly atMs: number }
   /** The engine reported the bundle failed: the launch leg failed, nothing landed. */
   | { readonly _tag: "EngineFailed"; readonly detail: string; readonly atMs: number }
   /** A send or a status read gave no answer (lost acknowledgement, engine error, timeout). */
@@ -423,5 +428,5 @@ export const nextActionOf = (s: BundleState): NextAction => {
   }
 }
 
-export const revertedLegsOf = (s: BundleState): ReadonlyArray<{ readonly index: number; readonly signature: string | null; readonly errorCode: BuyErrorCode }> =>
+export const revertedLegsOf = (s: BundleState): ReadonlyArray<{ readonly index: number; readonly signature: string | null; readonly errorCode: string }> =>
   s.buys.filter((b) => b.outcome === "reverted").map((b) => ({ index: b.index, signature: b.signature, errorCode: b.errorCode! }))

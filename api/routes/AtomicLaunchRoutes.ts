@@ -19,6 +19,7 @@ import { answer, refusal } from "../OpenApi.js"
 import { json, type Request } from "../Http.js"
 import { stringParam } from "../QueryParams.js"
 import { decodedBody, route, type RouteDef } from "../Router.js"
+import { bundleAnswer } from "../TradeCodes.js"
 import { AtomicBuilt, AtomicBundle, AtomicLanded, AtomicNotLanded, LaunchResult } from "./LaunchResponses.js"
 import { disabled, LAUNCH_BODY_BYTES_MAX, LaunchRequestWire, refusedOr } from "./LaunchRoutes.js"
 
@@ -171,7 +172,7 @@ export const atomicLaunchRoutes = (options: AtomicLaunchRoutesOptions): Readonly
       404: refusal(["JOB_NOT_FOUND"], "unknown or another account's bundleId")
     },
     authenticate: reader,
-    handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((bundle) => json(200, { success: true, bundle })))
+    handler: (_req, { bundleId }, principal) => mapFailure(launches.bundle(principal.accountId, bundleId)).pipe(Effect.map((bundle) => json(200, { success: true, bundle: bundleAnswer(bundle) })))
   })
 
   return [build, submit, read]

@@ -26,6 +26,7 @@ import type {
 import { agentToWalletPrincipal } from "../auth/Adapters.js"
 import { AGENT_AUTH_HEADERS, type AgentAuth, WHILE_PAUSED } from "../auth/AgentKeyAuth.js"
 import { ErrorTable, mapFailure } from "../ErrorTable.js"
+import { tradeAnswer } from "../TradeCodes.js"
 import { keyCheckRefusals, tableRefusals } from "../RouteRefusals.js"
 import { json } from "../Http.js"
 import { answer, refusal } from "../OpenApi.js"
@@ -339,13 +340,13 @@ export const tradeRoutes = (options: {
       const caller = tradeCallerOf(principal)
       if (b._tag === "Signed") {
         return mapFailure(trades.submitSigned(caller, { clientTradeId: b.clientTradeId, signedTransaction: b.signedTransaction })).pipe(
-          Effect.map((answer) => json(200, { success: true, ...answer }))
+          Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) }))
         )
       }
       const { _tag, dryRun, async: background, ...request } = b
       const call: Effect.Effect<TradeDryRunView | TradeView | TradeAcceptedView, SignedTradeFailure> = dryRun ? trades.dryRun(caller, request) : trades.submit(caller, request, background)
       return mapFailure(call).pipe(
-        Effect.map((answer) => json("accepted" in answer ? 202 : 200, { success: true, ...answer }))
+        Effect.map((answer) => json("accepted" in answer ? 202 : 200, { success: true, ...tradeAnswer(answer) }))
       )
     }
   })
@@ -369,12 +370,12 @@ export const tradeRoutes = (options: {
     handler: (_req, { body: b }, principal) => {
       const { dryRun, async: _a, ...request } = b
       const caller = tradeCallerOf(principal)
-      if (dryRun) return mapFailure(trades.dryRun(caller, request)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      if (dryRun) return mapFailure(trades.dryRun(caller, request)).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
       if (request.payer === "main") {
         return Effect.fail(validationFailed("dryRun", "payer main builds and sends in one call at /api/v1/trade/agent/submit; /build answers dryRun: true for it"))
       }
       const call: Effect.Effect<TradeBuiltView, SignedTradeFailure> = trades.build(caller, request)
-      return mapFailure(call).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      return mapFailure(call).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
     }
   })
 
@@ -392,7 +393,7 @@ export const tradeRoutes = (options: {
     responses: { 200: answer("The executed trade (also a replay of it)", TradeResponse), ...refusals },
     authenticate: writer,
     handler: (_req, { body: b }, principal) =>
-      mapFailure(trades.confirm(tradeCallerOf(principal), b)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      mapFailure(trades.confirm(tradeCallerOf(principal), b)).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
   })
 
   const reader = (req: { headers: Readonly<Record<string, string>> }) =>
@@ -415,7 +416,7 @@ export const tradeRoutes = (options: {
     },
     authenticate: reader,
     handler: (_req, { clientTradeId }, principal) =>
-      mapFailure(trades.trade(tradeCallerOf(principal), clientTradeId)).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      mapFailure(trades.trade(tradeCallerOf(principal), clientTradeId)).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
   })
 
   const list = route({
@@ -453,7 +454,7 @@ export const tradeRoutes = (options: {
           ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
           limit: q.limit
         })
-      ).pipe(Effect.map((answer) => json(200, { success: true, ...answer })))
+      ).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
   })
 
   const movements = route({

@@ -99,7 +99,7 @@ describe("bundle runner over the localnet", () => {
     const p = await prepared(creator, [rich, poor], [SOL, SOL])
     const s = await Effect.runPromise(runner().send(p.state, p.wires, p.buyers, p.mint, p.lastValidBlockHeight, p.io))
     expect(operatorStateOf(s)).toBe("booked")
-    expect(revertedLegsOf(s)).toEqual([{ index: 2, signature: s.buys[1]!.signature, errorCode: "TRADE_REVERTED" }])
+    expect(revertedLegsOf(s)).toEqual([{ index: 2, signature: s.buys[1]!.signature, errorCode: "reverted" }])
     expect(bookedBuys(p.performed).map(([i]) => i)).toEqual([1])
     expect(p.performed).toContainEqual({ _tag: "Finalize", landedBuyIndexes: [1] })
   })

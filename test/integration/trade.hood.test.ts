@@ -40,6 +40,7 @@ import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
 import { toApiError } from "../../api/ErrorTable.js"
+import { tradeAnswer } from "../../api/TradeCodes.js"
 import { eventually } from "../support/eventually.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
 
@@ -334,7 +335,7 @@ describe("Hood one-shot trades", () => {
       expect(await eth(wallet)).toBe(wei)
       expect(await nonceOf(wallet)).toBe(nonce)
       const read = await run(trades.trade(caller, id))
-      expect(read._tag === "Right" && read.right).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
+      expect(read._tag === "Right" && tradeAnswer(read.right)).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
       const replay = await run(trades.submit(caller, r, false))
       expect(replay._tag === "Left" && replay.left.reason).toBe("trade_slippage")
     }
@@ -411,7 +412,7 @@ describe("Hood one-shot trades", () => {
       expect(await tokenBalance(pc(), c.token, wallet)).toBe(tokens)
       expect(wei - (await eth(wallet))).toBe(receipt.gasUsed * receipt.effectiveGasPrice)
       const read = await run(trades.trade(caller, id))
-      expect(read._tag === "Right" && read.right).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
+      expect(read._tag === "Right" && tradeAnswer(read.right)).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
       expect(await events().then((e) => e.some((x) => (x.data as { clientTradeId?: string }).clientTradeId === id))).toBe(false)
     } finally {
       await setAutomine(tc, true)
@@ -501,7 +502,7 @@ describe("Hood trades left in flight by a dead process", () => {
       { what: "both in-flight Hood trades settled", deadlineMs: 60_000, intervalMs: 50 }
     )
     expect(settled.b).toMatchObject({ state: "executed", amountOutRaw: sentBefore.q.amountOut })
-    expect(settled.a).toMatchObject({ state: "failed", errorCode: "NEVER_LANDED" })
+    expect(settled.a).toMatchObject({ state: "failed", errorCode: "never_landed" })
     expect((await tokenBalance(pc(), c.token, wallet)) - heldBefore).toBe(sentBefore.q.amountOut)
     expect((await events()).length).toBe(eventsBefore + 1)
     // Nothing was sent by the recovery: the wallet's nonce did not move.
@@ -528,7 +529,7 @@ describe("Hood trades left in flight by a dead process", () => {
       },
       { what: "the never-sent Hood trade settled", deadlineMs: 60_000, intervalMs: 50 }
     )
-    expect(settled).toMatchObject({ state: "failed", errorCode: "NEVER_LANDED" })
+    expect(settled).toMatchObject({ state: "failed", errorCode: "never_landed" })
     // One transaction took the nonce: the release, a transfer to the wallet itself; the trade never went out.
     expect(await nonceOf(wallet)).toBe(nonceBefore + 1)
     expect(await tokenBalance(pc(), c.token, wallet)).toBe(held)

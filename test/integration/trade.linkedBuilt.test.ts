@@ -304,14 +304,14 @@ describe("a built trade whose caller never submits or confirms", () => {
     ledger.advanceSlots(EXPIRE_SLOTS)
     expect(await Effect.runPromise(a.watchBuilt)).toBe(2)
     expect(await rowOf("relay-1")).toMatchObject([{ state: "executed", signature }])
-    expect(await rowOf("relay-2")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
+    expect(await rowOf("relay-2")).toMatchObject([{ state: "failed", error_code: "never_landed" }])
     expect(await claimState(sent)).toBe("confirmed")
     expect(await claimState(unsent)).toBe("failed")
     // A claim the relay never used (the caller signed with its own key) is not settled by the trade: it only expires.
     const own = await built(request("own-1", SOL / 11n))
     ledger.advanceSlots(EXPIRE_SLOTS)
     expect(await Effect.runPromise(b.watchBuilt)).toBe(1)
-    expect(await rowOf("own-1")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
+    expect(await rowOf("own-1")).toMatchObject([{ state: "failed", error_code: "never_landed" }])
     expect(await claimState(own)).toBe("open")
   }, 120_000)
 
@@ -356,7 +356,7 @@ describe("a built trade whose caller never submits or confirms", () => {
     expect(await holdOf("unsent-1")).toBe("held")
     ledger.advanceSlots(EXPIRE_SLOTS)
     expect(await Effect.runPromise(a.watchBuilt)).toBe(1)
-    expect(await rowOf("unsent-1")).toEqual([{ state: "failed", signature: "", error_code: "NEVER_LANDED", amount_out_raw: null }])
+    expect(await rowOf("unsent-1")).toEqual([{ state: "failed", signature: "", error_code: "never_landed", amount_out_raw: null }])
     expect(await holdOf("unsent-1")).toBe("released")
     expect(await executedEvents("unsent-1")).toBe(0)
     expect(await listed("unsent-1")).toEqual([])
@@ -368,7 +368,7 @@ describe("a built trade whose caller never submits or confirms", () => {
     expect(lateConfirm._tag === "Left" && toApiError(lateConfirm.left)).toMatchObject({ code: "SWAP_FAILED" })
     expect(ledger.getTransaction(getBase58Decoder().decode(signed.signatures[imported.address]!))).toBeUndefined()
     expect(await Effect.runPromise(b.watchBuilt)).toBe(0)
-    expect(await rowOf("unsent-1")).toMatchObject([{ state: "failed", error_code: "NEVER_LANDED" }])
+    expect(await rowOf("unsent-1")).toMatchObject([{ state: "failed", error_code: "never_landed" }])
   }, 120_000)
 
   it("two processes' watch passes and the caller's own confirm racing over one self-sent build: one trade, one trade.executed, the hold booked; a reverted one fails", async () => {
@@ -396,7 +396,7 @@ describe("a built trade whose caller never submits or confirms", () => {
     if (confirmed._tag === "Left") expect(toApiError(confirmed.left).code).toBe("IDEMPOTENCY_CONFLICT")
     else expect(confirmed.right).toMatchObject({ status: "executed", signature })
     expect(await rowOf("race-1")).toEqual([{ state: "executed", signature, error_code: null, amount_out_raw: q.amountOut.toString() }])
-    expect(await rowOf("race-2")).toEqual([{ state: "failed", signature: otherSignature, error_code: "SLIPPAGE_EXCEEDED", amount_out_raw: null }])
+    expect(await rowOf("race-2")).toEqual([{ state: "failed", signature: otherSignature, error_code: "slippage_exceeded", amount_out_raw: null }])
     expect(await executedEvents("race-1")).toBe(1)
     expect(await executedEvents("race-2")).toBe(0)
     expect(await holdOf("race-1")).toBe("booked")

@@ -49,6 +49,7 @@ import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSo
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import { toApiError } from "../../api/ErrorTable.js"
+import { tradeAnswer } from "../../api/TradeCodes.js"
 import type { AgentAuth, AgentAuthRequirements } from "../../api/auth/AgentKeyAuth.js"
 import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
 import { apiError } from "../../src/domain/ApiError.js"
@@ -354,7 +355,7 @@ describe("Solana one-shot trades", () => {
     expect(tokenBalance(ledger, ata)).toBe(held)
     expect(lamports(wallet)).toBe(sol)
     const read = await run(trades.trade(caller, "slip-moved"))
-    expect(read._tag === "Right" && read.right).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
+    expect(read._tag === "Right" && tradeAnswer(read.right)).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
     const replay = await run(trades.submit(caller, request("slip-moved", "buy", SOL, { slippageBps: 10 }), false))
     expect(replay._tag === "Left" && replay.left.reason).toBe("trade_slippage")
   }, 60_000)
@@ -556,7 +557,7 @@ describe("trades left in flight by a dead process", () => {
       { what: "both in-flight trades settled", deadlineMs: 60_000, intervalMs: 50 }
     )
     expect(settled.b).toMatchObject({ state: "executed", amountOutRaw: sentBefore.q.amountOut })
-    expect(settled.a).toMatchObject({ state: "failed", errorCode: "NEVER_LANDED" })
+    expect(settled.a).toMatchObject({ state: "failed", errorCode: "never_landed" })
     expect(tokenBalance(ledger, ata) - heldBefore).toBe(sentBefore.q.amountOut)
     expect((await events()).length).toBe(eventsBefore + 1)
     expect(await feeTotal()).toBe(feesBefore + 1_000n)
@@ -692,7 +693,7 @@ describe("the spend gate on the trade rail", () => {
     }, { what: "the admitted trades settled", deadlineMs: 60_000, intervalMs: 50 })
     expect(settled.length).toBe(Number(fits))
     const executedRows = settled.filter((t) => t.state === "executed")
-    expect(settled.every((t) => t.state === "executed" || t.error_code === "NEVER_LANDED"), JSON.stringify(settled)).toBe(true)
+    expect(settled.every((t) => t.state === "executed" || t.error_code === "never_landed"), JSON.stringify(settled)).toBe(true)
     expect(executedRows.length).toBeGreaterThan(0)
     expect(executedRows.every((t) => usdOf(amount + BigInt(t.fee_raw)) === perTrade)).toBe(true)
     expect(await windowOf(who.keyId)).toBe(BigInt(executedRows.length) * perTrade)

@@ -44,8 +44,8 @@ export type StoredResult = Readonly<Record<string, unknown>>
 export const selfBuildExpiryMs = 30 * 60 * 1000
 /** The reason a swept self-signed build is failed with (its job read answers `SELF_BUILD_EXPIRED`, `api/LaunchCodes.ts`). */
 export const selfBuildExpiredReason = "self_build_expired"
-/** What a row swept by an older version recorded (the spec code itself); still revivable. */
-const selfBuildExpiredBefore = "SELF_BUILD_EXPIRED"
+/** Whether a row was failed by the sweep: its reason, or, swept by an older version, the spec code (the reason upper-cased); both stay revivable. */
+const sweptFailure = (recorded: string | null): boolean => recorded?.toLowerCase() === selfBuildExpiredReason
 
 /** A daily-cap slot: the UTC day (`YYYY-MM-DD`) it counts on; `kept` slots are never refunded. */
 export interface Slot {
@@ -237,7 +237,7 @@ const confirmed = (
  */
 export const isRevivable = (row: LedgerRow): boolean =>
   row.state === "failed" &&
-  (row.errorCode === selfBuildExpiredReason || row.errorCode === selfBuildExpiredBefore) &&
+  sweptFailure(row.errorCode) &&
   row.path === "self" &&
   (row.chain === "hood" || row.payer === "linked")
 

@@ -10,7 +10,7 @@ import { type Address, decodeFunctionData, encodeAbiParameters, encodeErrorResul
 import { describe, expect, it } from "vitest"
 import { bondingCurveAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
 import { REQUEST_TAG_BYTES, requestTag } from "../../chain/hood/client/RequestTag.js"
-import { executedOutOf, HOOD_TRADE_GAS, hoodFailureCodeOf, hoodTradeCall, isRevert, makeWalletLocks, revertDataOf } from "./HoodTradeChain.js"
+import { executedOutOf, HOOD_TRADE_GAS, hoodFailureReasonOf, hoodTradeCall, isRevert, makeWalletLocks, revertDataOf } from "./HoodTradeChain.js"
 
 const router = "0x1111111111111111111111111111111111111111" as Address
 const weth = "0x2222222222222222222222222222222222222222" as Address
@@ -67,14 +67,14 @@ describe("hoodTradeCall", () => {
 const nodeError = (data: Hex) => Object.assign(new Error("Execution reverted"), { cause: Object.assign(new Error("RPC Request failed."), { data: { message: "VM Exception", data } }) })
 
 describe("the failure code of a revert", () => {
-  it("the curve's SlippageExceeded and the router's 'Too little received' are SLIPPAGE_EXCEEDED; other reverts TRADE_REVERTED", () => {
+  it("the curve's SlippageExceeded and the router's 'Too little received' are slippage_exceeded; other reverts reverted", () => {
     const slippage = encodeErrorResult({ abi: bondingCurveAbi, errorName: "SlippageExceeded", args: [1n, 2n] })
     expect(revertDataOf(nodeError(slippage))).toBe(slippage)
-    expect(hoodFailureCodeOf(nodeError(slippage))).toBe("SLIPPAGE_EXCEEDED")
+    expect(hoodFailureReasonOf(nodeError(slippage))).toBe("slippage_exceeded")
     const tooLittle = encodeErrorResult({ abi: [{ type: "error", name: "Error", inputs: [{ name: "m", type: "string" }] }], errorName: "Error", args: ["Too little received"] })
-    expect(hoodFailureCodeOf(nodeError(tooLittle))).toBe("SLIPPAGE_EXCEEDED")
+    expect(hoodFailureReasonOf(nodeError(tooLittle))).toBe("slippage_exceeded")
     const other = encodeErrorResult({ abi: bondingCurveAbi, errorName: "CurveComplete" })
-    expect(hoodFailureCodeOf(nodeError(other))).toBe("TRADE_REVERTED")
+    expect(hoodFailureReasonOf(nodeError(other))).toBe("reverted")
     expect(isRevert(nodeError(other))).toBe(true)
   })
 

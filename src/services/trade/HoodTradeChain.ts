@@ -61,7 +61,7 @@ import { tagged } from "../../chain/hood/client/RequestTag.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
 import { quoteHoodPool, viemPoolSource } from "./HoodPoolQuote.js"
 import { tradeError, type TradeError } from "./TradeError.js"
-import type { TradeObservation } from "./TradeMachine.js"
+import type { RevertReason, TradeObservation } from "./TradeMachine.js"
 import type { Traced } from "./SolanaTradeChain.js"
 import { quoteVenue, type Side, type VenueQuote } from "./VenueQuote.js"
 
@@ -195,21 +195,21 @@ export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: 
   return amount0 < 0n ? -amount0 : amount1 < 0n ? -amount1 : undefined
 }
 
-/** The failure code of a reverted call: the curve's `SlippageExceeded`, the router's "Too little received"; any other revert. Pure. */
-export const hoodFailureCodeOf = (e: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
+/** Why a call reverted: the curve's `SlippageExceeded` or the router's "Too little received" (`slippage_exceeded`); any other revert. Pure. */
+export const hoodFailureReasonOf = (e: unknown): RevertReason => {
   const data = revertDataOf(e)
   if (data !== undefined) {
     try {
       const decoded = decodeErrorResult({ abi: revertAbi, data }) as { readonly errorName: string; readonly args?: ReadonlyArray<unknown> }
-      if (decoded.errorName === "SlippageExceeded") return "SLIPPAGE_EXCEEDED"
-      if (decoded.errorName === "Error" && decoded.args?.[0] === "Too little received") return "SLIPPAGE_EXCEEDED"
-      return "TRADE_REVERTED"
+      if (decoded.errorName === "SlippageExceeded") return "slippage_exceeded"
+      if (decoded.errorName === "Error" && decoded.args?.[0] === "Too little received") return "slippage_exceeded"
+      return "reverted"
     } catch {
       // not an error these contracts declare: read the text below
     }
   }
   const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
-  return /SlippageExceeded|Too little received/.test(text) ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
+  return /SlippageExceeded|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
 }
 
 export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
@@ -294,7 +294,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
         ? undefined
         : ({
             outcome: "reverted",
-            code: hoodFailureCodeOf(refused.cause),
+            reason: hoodFailureReasonOf(refused.cause),
             error: refused.stage === "preflight" ? `the preflight reverted: ${refused.reason}` : `the node refused the transaction: ${refused.reason}`
           } satisfies TradeObservation)
     )
@@ -305,14 +305,14 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
    * saw, plus whatever came after it in the block (a front-run is before it: that is the usual
    * reason a trade that passed its preflight fails its minimum once mined).
    */
-  const revertCodeOf = (receipt: TransactionReceipt, hash: Hash) =>
+  const revertReasonOf = (receipt: TransactionReceipt, hash: Hash) =>
     Effect.gen(function* () {
       const tx = yield* read("transaction", (c) => c.getTransaction({ hash }))
       const replay = yield* Effect.tryPromise({
         try: () => pc.call({ account: tx.from, to: tx.to!, data: tx.input, value: tx.value, gas: tx.gas, blockNumber: receipt.blockNumber }),
         catch: (e) => e
       }).pipe(Effect.either)
-      return replay._tag === "Left" ? hoodFailureCodeOf(replay.left) : ("TRADE_REVERTED" as const)
+      return replay._tag === "Left" ? hoodFailureReasonOf(replay.left) : ("reverted" as const)
     })
 
   /** The chain's verdict on a sent trade (its hash, the wallet and the nonce it was signed with). */
@@ -324,8 +324,8 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       if (seen._tag === "NoReceipt") return seen.neverLands ? ({ outcome: "never_lands" } as const) : ({ outcome: "pending" } as const)
       const receipt = seen.receipt
       if (receipt.status !== "success") {
-        const code = yield* revertCodeOf(receipt, hash)
-        return { outcome: "reverted", code, error: `the transaction reverted on chain (block ${receipt.blockNumber})` } as const
+        const reason = yield* revertReasonOf(receipt, hash)
+        return { outcome: "reverted", reason, error: `the transaction reverted on chain (block ${receipt.blockNumber})` } as const
       }
       const out = executedOutOf(receipt, row.venue, getAddress(row.mint), wallet)
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)

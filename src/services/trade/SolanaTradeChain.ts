@@ -39,7 +39,7 @@ import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
 import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
-import { buyLegErrorCode } from "../../chain/solana/launch/BuyLegTransaction.js"
+import { buyLegFailure } from "../../chain/solana/launch/BuyLegTransaction.js"
 import { curveParamsOf, curveStateOf, decodeCurve } from "../../chain/solana/program/accounts/Curve.js"
 import { decodePool } from "../../chain/solana/program/accounts/Pool.js"
 import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTokenAccount.js"
@@ -47,7 +47,7 @@ import { curveEventsFromLogs } from "../../chain/solana/program/Events.js"
 import { SvcCurveError } from "../../chain/solana/program/Errors.js"
 import { SVC_CURVE_PROGRAM_ID, WSOL_MINT_ADDRESS } from "../../chain/solana/program/ProgramIds.js"
 import { tradeError } from "./TradeError.js"
-import type { TradeObservation } from "./TradeMachine.js"
+import type { RevertReason, TradeObservation } from "./TradeMachine.js"
 import type { Side, VenueState } from "./VenueQuote.js"
 
 /** Compute units a trade asks for: two idempotent ATA creates, the swap and the fee transfer. */
@@ -144,16 +144,16 @@ export const tradeInstructions = async (i: TradeBuildInput): Promise<ReadonlyArr
   return out
 }
 
-/** The trade row's code of a chain error (a landed revert's `err`, or a preflight refusal's text). Pure. */
-export const failureCodeOf = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
+/** Why a chain error failed the trade (a landed revert's `err`, or a preflight refusal's text). Pure. */
+export const solanaFailureReasonOf = (err: unknown): RevertReason => {
   if (typeof err === "string") {
     try {
-      return buyLegErrorCode(JSON.parse(err))
+      return buyLegFailure(JSON.parse(err))
     } catch {
-      return /"Custom"\s*:\s*6000\b/.test(err) ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
+      return /"Custom"\s*:\s*6000\b/.test(err) ? "slippage_exceeded" : "reverted"
     }
   }
-  return buyLegErrorCode(err)
+  return buyLegFailure(err)
 }
 
 interface RawAccount {
@@ -223,7 +223,7 @@ const observeTrade = (watch: Watch, signature: string, lastValidBlockHeight: big
         return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
       }
       case "reverted":
-        return { outcome: "reverted", code: failureCodeOf(seen.error ?? ""), error: seen.error ?? "the transaction failed on chain" } as const
+        return { outcome: "reverted", reason: solanaFailureReasonOf(seen.error ?? ""), error: seen.error ?? "the transaction failed on chain" } as const
       case "never_lands":
         return { outcome: "never_lands" } as const
       case "pending":
@@ -352,8 +352,8 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
       Effect.catchAll(({ cause }) => {
         // The node no longer knows the blockhash (it expired between the build and the send): this transaction can never land.
         if (causedBy(cause, SOLANA_ERROR__TRANSACTION_ERROR__BLOCKHASH_NOT_FOUND)) return Effect.succeed<TradeObservation>({ outcome: "never_lands" })
-        const code = customCodeOf(cause) === SvcCurveError.SlippageExceeded ? "SLIPPAGE_EXCEEDED" : "TRADE_REVERTED"
-        return Effect.succeed<TradeObservation>({ outcome: "reverted", code, error: `the node refused the transaction: ${String(cause)}` })
+        const reason = customCodeOf(cause) === SvcCurveError.SlippageExceeded ? "slippage_exceeded" : "reverted"
+        return Effect.succeed<TradeObservation>({ outcome: "reverted", reason, error: `the node refused the transaction: ${String(cause)}` })
       })
     )
 

@@ -22,15 +22,15 @@ import { step, traced, type TradeEvent, type TradeState } from "./TradeMachine.j
 const built: TradeState = { _tag: "built" }
 const sending: TradeState = { _tag: "sending", signature: "s1" }
 const executed: TradeState = { _tag: "executed", signature: "s1", amountOutRaw: 42n }
-const failed: TradeState = { _tag: "failed", signature: "s1", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" }
+const failed: TradeState = { _tag: "failed", signature: "s1", reason: "slippage_exceeded", error: "custom 6000" }
 
 const events: ReadonlyArray<TradeEvent> = [
   { _tag: "Signed", signature: "s2" },
   { _tag: "Built" },
   { _tag: "Sent", signature: "s3" },
   { _tag: "Observed", outcome: "landed", amountOutRaw: 7n },
-  { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "e" },
-  { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "e" },
+  { _tag: "Observed", outcome: "reverted", reason: "reverted", error: "e" },
+  { _tag: "Observed", outcome: "reverted", reason: "slippage_exceeded", error: "e" },
   { _tag: "Observed", outcome: "never_lands" },
   { _tag: "Observed", outcome: "pending" },
   { _tag: "Found", signature: "s4" },
@@ -53,20 +53,20 @@ describe("trade machine", () => {
   })
 
   it("a revert or an expired blockhash fails the trade with its code", () => {
-    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "SLIPPAGE_EXCEEDED", error: "custom 6000" })).toEqual([failed, [{ _tag: "SettleClaim", outcome: "failed" }]])
-    expect(step(sending, { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "x" })[0]).toEqual({
+    expect(step(sending, { _tag: "Observed", outcome: "reverted", reason: "slippage_exceeded", error: "custom 6000" })).toEqual([failed, [{ _tag: "SettleClaim", outcome: "failed" }]])
+    expect(step(sending, { _tag: "Observed", outcome: "reverted", reason: "reverted", error: "x" })[0]).toEqual({
       _tag: "failed",
       signature: "s1",
-      code: "TRADE_REVERTED",
+      reason: "reverted",
       error: "x"
     })
-    expect(step(sending, { _tag: "Observed", outcome: "never_lands" })[0]).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "s1" })
+    expect(step(sending, { _tag: "Observed", outcome: "never_lands" })[0]).toMatchObject({ _tag: "failed", reason: "never_landed", signature: "s1" })
   })
 
   it("every entry into executed or failed settles the build's sign claim once, with the outcome; nothing else does", () => {
     const settles = (out: ReadonlyArray<{ _tag: string }>) => out.filter((o) => o._tag === "SettleClaim")
     expect(settles(step(sending, { _tag: "Observed", outcome: "landed", amountOutRaw: 1n })[1])).toEqual([{ _tag: "SettleClaim", outcome: "confirmed" }])
-    expect(settles(step(sending, { _tag: "Observed", outcome: "reverted", code: "TRADE_REVERTED", error: "x" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
+    expect(settles(step(sending, { _tag: "Observed", outcome: "reverted", reason: "reverted", error: "x" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     expect(settles(step(sending, { _tag: "Observed", outcome: "never_lands" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     expect(settles(step(built, { _tag: "Lapsed" })[1])).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     for (const s of [undefined, built, sending, executed, failed]) {
@@ -127,7 +127,7 @@ describe("trade machine", () => {
     for (const s of [sending, executed, failed]) expect(traced(s)).toEqual([])
     expect(step(built, { _tag: "Found", signature: "s9" })).toEqual([{ _tag: "sending", signature: "s9" }, [{ _tag: "Watch" }]])
     const [lapsed, out] = step(built, { _tag: "Lapsed" })
-    expect(lapsed).toMatchObject({ _tag: "failed", code: "NEVER_LANDED", signature: "" })
+    expect(lapsed).toMatchObject({ _tag: "failed", reason: "never_landed", signature: "" })
     expect(out).toEqual([{ _tag: "SettleClaim", outcome: "failed" }])
     // Only a built trade is traced: a sent or settled one ignores both.
     for (const s of [sending, executed, failed]) {
@@ -150,7 +150,7 @@ describe("trade machine", () => {
         if (state?._tag === "built" && ev._tag !== "Sent" && ev._tag !== "Found" && ev._tag !== "Lapsed") expect(next).toBe(state)
         // Leaving `built` without a send: watched when found landed, failed only when it can never land.
         if (state?._tag === "built" && ev._tag === "Found") expect(out).toEqual([{ _tag: "Watch" }])
-        if (state?._tag === "built" && ev._tag === "Lapsed") expect(next).toMatchObject({ _tag: "failed", code: "NEVER_LANDED" })
+        if (state?._tag === "built" && ev._tag === "Lapsed") expect(next).toMatchObject({ _tag: "failed", reason: "never_landed" })
       }
     }
   })

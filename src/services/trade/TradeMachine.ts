@@ -17,7 +17,7 @@
  *   sending, executed, failed ─Sent──▶ as Signed (the row answers as it stands; nothing is sent again)
  *   built ─Found(signature)──▶ sending   (Watch: the caller broadcast it itself and never said so;
  *                                         the chain holds a landed transaction carrying the built message)
- *   built ─Lapsed──▶ failed NEVER_LANDED (its blockhash expired and no landed transaction carries it)
+ *   built ─Lapsed──▶ failed never_landed (its blockhash expired and no landed transaction carries it)
  *   Every entry into executed or failed also emits `SettleClaim` (confirmed, failed): a linked or
  *   TEE build's sign claim follows the trade's outcome, whoever settled it (a request, a recovery
  *   or watch pass); a row without a claim ignores it.
@@ -31,19 +31,37 @@
  * `executed`; observations of a settled trade change nothing.
  */
 
-/** Why a sent trade failed on chain: the program's minimum out, any other revert, or it never landed. */
-export type TradeFailureCode = "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" | "NEVER_LANDED"
+/**
+ * Why a sent trade failed on chain: the program's minimum out, any other revert, or it never
+ * landed. The row records the reason (`agent_trades.error_code`); the spec code its answers say is
+ * the API's (`api/TradeCodes.ts`). A row an older version failed holds the code itself.
+ */
+export const TradeFailureReasons = ["slippage_exceeded", "reverted", "never_landed"] as const
+export type TradeFailureReason = (typeof TradeFailureReasons)[number]
+/** A failure the chain reported for a landed (or preflight-refused) transaction. */
+export type RevertReason = Exclude<TradeFailureReason, "never_landed">
+
+/**
+ * The reason a failed row's recorded value means. Pure. A row an older version failed recorded the
+ * spec code, the reason upper-cased (its revert as `trade_reverted`): any value that is not
+ * `slippage_exceeded` or `never_landed` in either case reads as a revert.
+ */
+export const failureReasonOf = (recorded: string | null): TradeFailureReason => {
+  const reason = recorded?.toLowerCase()
+  return reason === "slippage_exceeded" || reason === "never_landed" ? reason : "reverted"
+}
 
 export type TradeState =
   /** A linked or TEE payer's transaction, built and claimed, not signed yet (no signature). */
   | { readonly _tag: "built" }
   | { readonly _tag: "sending"; readonly signature: string }
   | { readonly _tag: "executed"; readonly signature: string; readonly amountOutRaw: bigint }
-  | { readonly _tag: "failed"; readonly signature: string; readonly code: TradeFailureCode; readonly error: string }
+  /** `reason`: as recorded, a `TradeFailureReason` (an older version's row: its spec code; `failureReasonOf` reads both). */
+  | { readonly _tag: "failed"; readonly signature: string; readonly reason: string; readonly error: string }
 
 export type TradeObservation =
   | { readonly outcome: "landed"; readonly amountOutRaw: bigint }
-  | { readonly outcome: "reverted"; readonly code: "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED"; readonly error: string }
+  | { readonly outcome: "reverted"; readonly reason: RevertReason; readonly error: string }
   | { readonly outcome: "never_lands" }
   | { readonly outcome: "pending" }
 
@@ -102,7 +120,7 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
       if (state?._tag === "built") return [{ _tag: "sending", signature: event.signature }, [{ _tag: "Watch" }]]
       return [state, []]
     case "Lapsed":
-      if (state?._tag === "built") return [{ _tag: "failed", signature: "", code: "NEVER_LANDED", error: UNSENT_ERROR }, [CLAIM_FAILED]]
+      if (state?._tag === "built") return [{ _tag: "failed", signature: "", reason: "never_landed", error: UNSENT_ERROR }, [CLAIM_FAILED]]
       return [state, []]
     case "Observed":
       if (state?._tag !== "sending") return [state, []]
@@ -113,9 +131,9 @@ export const step = (state: TradeState | undefined, event: TradeEvent): Step => 
             [{ _tag: "RecordExecuted", signature: state.signature, amountOutRaw: event.amountOutRaw }, CLAIM_CONFIRMED]
           ]
         case "reverted":
-          return [{ _tag: "failed", signature: state.signature, code: event.code, error: event.error }, [CLAIM_FAILED]]
+          return [{ _tag: "failed", signature: state.signature, reason: event.reason, error: event.error }, [CLAIM_FAILED]]
         case "never_lands":
-          return [{ _tag: "failed", signature: state.signature, code: "NEVER_LANDED", error: NEVER_LANDED_ERROR }, [CLAIM_FAILED]]
+          return [{ _tag: "failed", signature: state.signature, reason: "never_landed", error: NEVER_LANDED_ERROR }, [CLAIM_FAILED]]
         case "pending":
           return [state, []]
       }

@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import { addFee } from "../accounts/AccountRepository.js"
 import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
 import { enqueueEvent } from "../webhooks/Outbox.js"
-import type { TradeFailureCode, TradeOutput, TradeState } from "./TradeMachine.js"
+import type { TradeOutput, TradeState } from "./TradeMachine.js"
 
 export const TRADES_PAGE_MAX = 100
 /** Built trades one watch pass looks at, at most. */
@@ -48,7 +48,11 @@ export interface TradeRow {
   readonly feeRaw: bigint
   readonly signature: string
   readonly lastValidBlockHeight: bigint
-  readonly errorCode: TradeFailureCode | null
+  /**
+   * Set when `failed`: the `TradeFailureReason` it failed with; a row an older version failed holds
+   * the spec code instead (read as it stands; `api/TradeCodes.ts` answers both as the code).
+   */
+  readonly errorCode: string | null
   readonly error: string | null
   readonly createdAtMs: number
   /**
@@ -92,7 +96,7 @@ interface Db {
   fee_raw: string
   signature: string
   last_valid_block_height: string
-  error_code: TradeFailureCode | null
+  error_code: string | null
   error: string | null
   created_at: Date | string
   spend_usd_micros: string | null
@@ -148,7 +152,7 @@ export const stateOf = (r: TradeRow): TradeState => {
     case "executed":
       return { _tag: "executed", signature: r.signature, amountOutRaw: r.amountOutRaw ?? 0n }
     case "failed":
-      return { _tag: "failed", signature: r.signature, code: r.errorCode ?? "TRADE_REVERTED", error: r.error ?? "" }
+      return { _tag: "failed", signature: r.signature, reason: r.errorCode ?? "reverted", error: r.error ?? "" }
   }
 }
 
@@ -158,7 +162,7 @@ export const rowAfter = (row: TradeRow, next: TradeState): TradeRow => ({
   state: next._tag,
   signature: next._tag === "built" ? "" : next.signature,
   ...(next._tag === "executed" ? { amountOutRaw: next.amountOutRaw } : {}),
-  ...(next._tag === "failed" ? { errorCode: next.code, error: next.error } : {})
+  ...(next._tag === "failed" ? { errorCode: next.reason, error: next.error } : {})
 })
 
 /** The spec's `trade.executed` payload (document 2, section 6) of an executed row. Pure. */

@@ -14,7 +14,7 @@ import { signTransactionMessage } from "../client/Transactions.js"
 import { Ledger } from "../localnet/Ledger.js"
 import { signInstructions } from "../localnet/testkit.js"
 import { WSOL_MINT_ADDRESS } from "../program/ProgramIds.js"
-import { assembleBuyLeg, buyLegErrorCode, deliveredTokensRaw } from "./BuyLegTransaction.js"
+import { assembleBuyLeg, buyLegFailure, deliveredTokensRaw } from "./BuyLegTransaction.js"
 
 const SOL = 1_000_000_000n
 const SUPPLY = 1_000_000_000_000_000n
@@ -48,11 +48,11 @@ describe("buy legs failing inside a landed bundle", () => {
     if (r._tag !== "Landed") throw new Error(r.detail)
     const txs = r.signatures.map((s) => ledger.getTransaction(s)!)
     expect(txs[0]!.err).toBeNull()
-    expect(buyLegErrorCode(txs[1]!.err)).toBe("TRADE_REVERTED")
-    expect(buyLegErrorCode(txs[2]!.err)).toBe("SLIPPAGE_EXCEEDED")
+    expect(buyLegFailure(txs[1]!.err)).toBe("reverted")
+    expect(buyLegFailure(txs[2]!.err)).toBe("slippage_exceeded")
     expect(txs[3]!.err).toBeNull()
     expect(deliveredTokensRaw(txs[3]!.preTokenBalances, txs[3]!.postTokenBalances, rich.address, mint.address)).toBe(q.amountOut)
-    expect(buyLegErrorCode({ InstructionError: [1, { Custom: 6000n }] })).toBe("SLIPPAGE_EXCEEDED")
-    expect(buyLegErrorCode("InsufficientFundsForFee")).toBe("TRADE_REVERTED")
+    expect(buyLegFailure({ InstructionError: [1, { Custom: 6000n }] })).toBe("slippage_exceeded")
+    expect(buyLegFailure("InsufficientFundsForFee")).toBe("reverted")
   })
 })

@@ -91,17 +91,21 @@ export const deliveredTokensRaw = (
   return sum(post) - sum(pre)
 }
 
+/** Why a buy leg's own transaction failed on chain: the program's minimum out, or any other failure. */
+export type BuyLegFailure = "slippage_exceeded" | "reverted"
+
 /**
- * The trade row's code for a buy leg whose own transaction failed on chain (spec 2.8, 7):
- * svc-curve's `SlippageExceeded` is `SLIPPAGE_EXCEEDED`, any other failure (the buyer could not pay,
- * the curve refused) `TRADE_REVERTED`. `err` is Solana's JSON shape, numbers possibly bigints.
+ * Why a buy leg (or a trade) failed on chain: svc-curve's `SlippageExceeded` is
+ * `slippage_exceeded`, any other failure (the buyer could not pay, the curve refused) `reverted`.
+ * The API answers them as the trade row codes of spec 2.8, 7 (`api/TradeCodes.ts`). `err` is
+ * Solana's JSON shape, numbers possibly bigints.
  */
-export const buyLegErrorCode = (err: unknown): "SLIPPAGE_EXCEEDED" | "TRADE_REVERTED" => {
+export const buyLegFailure = (err: unknown): BuyLegFailure => {
   if (typeof err === "object" && err !== null && "InstructionError" in err) {
     const detail = (err as { InstructionError: ReadonlyArray<unknown> }).InstructionError[1]
     if (typeof detail === "object" && detail !== null && "Custom" in detail && Number((detail as { Custom: unknown }).Custom) === SvcCurveError.SlippageExceeded) {
-      return "SLIPPAGE_EXCEEDED"
+      return "slippage_exceeded"
     }
   }
-  return "TRADE_REVERTED"
+  return "reverted"
 }

@@ -28,7 +28,7 @@ import {
 } from "../../../../actors/bundle/BundleActor.js"
 import type { BlockEngineClient } from "../../../chain/solana/client/BlockEngineClient.js"
 import type { BundleRead, SentBundleView } from "../../../chain/solana/launch/BundleChainRead.js"
-import { buyLegErrorCode } from "../../../chain/solana/launch/BuyLegTransaction.js"
+import { buyLegFailure } from "../../../chain/solana/launch/BuyLegTransaction.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 
 export const MAX_BOOKING_ROUNDS = 16
@@ -79,7 +79,7 @@ export const toChainRead = (r: BundleRead, atMs: number): BundleEvent => ({
   blockhashExpired: r.blockhashExpired,
   slot: r.slot,
   buys: r.buys.map((b): ChainLegStatus =>
-    b.status === "landed" ? { status: "landed", deliveredRaw: b.deliveredRaw } : b.status === "failed" ? { status: "failed", errorCode: buyLegErrorCode(b.err) } : { status: "unreadable" }
+    b.status === "landed" ? { status: "landed", deliveredRaw: b.deliveredRaw } : b.status === "failed" ? { status: "failed", errorCode: buyLegFailure(b.err) } : { status: "unreadable" }
   ),
   atMs
 })
@@ -177,7 +177,7 @@ export const makeRunner = (o: RunnerOptions) => {
       if (Option.isNone(legs)) {
         return yield* apply(state, { _tag: "EngineUnknown", detail: "landed per the engine; the legs' own statuses were not readable before the deadline", atMs: yield* now }, io)
       }
-      const legErrors = legs.value.buys.map((b) => (b.status === "failed" ? buyLegErrorCode(b.err) : null))
+      const legErrors = legs.value.buys.map((b) => (b.status === "failed" ? buyLegFailure(b.err) : null))
       return yield* apply(state, { _tag: "EngineLanded", slot: st.slot, legErrors, atMs: yield* now }, io)
     })
 

@@ -37,7 +37,7 @@ describe("bundle views", () => {
   })
 
   it("landed with a reverted leg: 200 landed, booking owed then booked; revertedLegs reported", () => {
-    const landed = fold([...sent, { _tag: "EngineLanded", slot: 42n, legErrors: [null, "SLIPPAGE_EXCEEDED"], atMs: at }])
+    const landed = fold([...sent, { _tag: "EngineLanded", slot: 42n, legErrors: [null, "slippage_exceeded"], atMs: at }])
     expect(submitOutcome(id, landed)).toEqual({
       landed: true,
       body: { status: "landed", bundleId: "b1", mint: "M1", signatures: ["L", "B1", "B2"], booking: { state: "landed_pending_booking", missing: ["token", "finalization", "launch", "buy:t1"] } }
@@ -47,11 +47,11 @@ describe("bundle views", () => {
     expect(bundleRecord(id, booked)).toMatchObject({
       operatorState: "booked",
       nextAction: "none",
-      chainOutcome: { landed: true, slot: 42, revertedLegs: [{ index: 2, signature: "B2", errorCode: "SLIPPAGE_EXCEEDED" }] }
+      chainOutcome: { landed: true, slot: 42, revertedLegs: [{ index: 2, signature: "B2", errorCode: "slippage_exceeded" }] }
     })
     expect(bundleRecord(id, booked).buys.map((b) => [b.operatorState, b.rowStatus, b.errorCode])).toEqual([
       ["booked", "confirmed", null],
-      ["reverted", "failed", "SLIPPAGE_EXCEEDED"]
+      ["reverted", "failed", "slippage_exceeded"]
     ])
   })
 

@@ -9,6 +9,7 @@ import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import type { WalletProviderError } from "../../wallets/WalletProvider.js"
 import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, tradeBodyHash } from "../TradeInputs.js"
+import { failureReasonOf } from "../TradeMachine.js"
 import type { TradeRow } from "../TradeStore.js"
 import { type TradeView, tradeView } from "../TradeViews.js"
 import type { VenueRefusal } from "../VenueQuote.js"
@@ -47,12 +48,13 @@ export const refusedQuote = (reason: VenueRefusal): TradeError => {
 /** The refusal a failed trade answers, now and on every replay. */
 export const failedAnswer = (row: TradeRow): TradeError => {
   const details = { clientTradeId: row.clientTradeId, signature: row.signature, errorCode: row.errorCode, minAmountOut: row.minAmountOutRaw.toString() }
-  switch (row.errorCode) {
-    case "SLIPPAGE_EXCEEDED":
+  // What the row recorded (its reason, or an older version's code) goes out as recorded: the API words it.
+  switch (failureReasonOf(row.errorCode)) {
+    case "slippage_exceeded":
       return tradeError("trade_slippage", `The market moved past minAmountOut ${row.minAmountOutRaw}; the chain refused the trade and nothing moved. Quote again and use a new clientTradeId`, { details })
-    case "NEVER_LANDED":
+    case "never_landed":
       return tradeError("never_landed", `The trade's transaction never landed (${row.chain === "hood" ? "its nonce went to another transaction" : "its blockhash expired"}); nothing moved. Use a new clientTradeId`, { details })
-    default:
+    case "reverted":
       return tradeError("trade_reverted", `The trade failed on chain: ${row.error ?? "reverted"}. Use a new clientTradeId`, { details })
   }
 }
