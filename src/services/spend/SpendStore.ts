@@ -263,16 +263,19 @@ export const release = (reservationId: string): Effect.Effect<boolean, SpendErro
  * A rail's hold around one attempt (every spending rail's build): `reserve` under the key's lock,
  * then `run`. When `run` ends without success and the attempt's row does not exist (`recorded`
  * answers false: it ended before it was written, and no racing attempt of the same id wrote one),
- * the hold is released at once; a recorded row's save books or releases it. A release that fails
- * is left to the sweep, logged as `what`'s.
+ * the hold is released at once; a recorded row's save books or releases it. Only a hold this
+ * attempt reserved is released: a `replayed` reserve answered a hold another request of the same
+ * id took, which may still be about to record its row (releasing it would leave that row with no
+ * hold, and the hard cap open to another build). A release that fails is left to the sweep,
+ * logged as `what`'s.
  */
 export const holdAround = <A, E, R>(
   hold: { readonly input: ReserveInput; readonly recorded: Effect.Effect<boolean, unknown>; readonly what: string },
   run: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SpendError, R | SqlClient.SqlClient> =>
-  Effect.flatMap(reserve(hold.input), () =>
+  Effect.flatMap(reserve(hold.input), (reserved) =>
     Effect.onExit(run, (exit) =>
-      exit._tag === "Success"
+      exit._tag === "Success" || reserved.replayed
         ? Effect.void
         : Effect.flatMap(hold.recorded, (recorded): Effect.Effect<unknown, SpendError, SqlClient.SqlClient> => (recorded ? Effect.void : release(hold.input.reservationId))).pipe(
             Effect.catchAll((e) => Effect.logWarning(`${hold.what}: the spend hold of an unrecorded attempt was not released; the sweep releases it`, e))
