@@ -20,7 +20,12 @@
  * - the watch pass settles a build the caller broadcast itself (executed once) and fails the build
  *   whose nonce another trade took (its hold released);
  * - a crash between the record of `sending` and the send: the recovery pass sends the kept signed
- *   bytes once and the trade executes to the quote;
+ *   bytes once and the trade executes to the quote; a crash after the send (the relay's bytes
+ *   broadcast, the row `sending`): the recovery's second send decides nothing, executed once;
+ * - a build never signed past its claim's 30-minute lifetime (the wallet service's clock): the
+ *   watch pass expires the claim and fails the trade once (`NEVER_LANDED`), its hold released;
+ * - a relay-signed build broadcast more blocks after its build than the log scan reads: found by
+ *   the claim's hash and executed once;
  * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
  *   the relay's 0x-hex signed transaction submitted.
  */

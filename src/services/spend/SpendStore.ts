@@ -291,7 +291,8 @@ export const SWEEP_MAX = 1_000
  * trade's hold (`trade:<JSON [account, clientTradeId]>`, `TradeStore.tradeReservationId`) whose
  * trade is still `built` or `sending` is never released here, whatever its age: that trade's
  * transaction may still land (or may have landed unseen), and its own settlement books or releases
- * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"). A
+ * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"; a Hood
+ * TEE build never signed lapses once its claim's lifetime passed: "Hood TEE trade holds"). A
  * trade hold with no trade row (the attempt died between the hold and the record) expires as any.
  * A transfer's hold is kept the same way while the transfer is `sending`, or `built` with its sign
  * claim consumed (`signed`: the relay signed the bytes, which the caller holds) and those bytes
