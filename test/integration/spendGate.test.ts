@@ -8,14 +8,14 @@
  * reset clears an open hold's weight, a lifetime window keeps it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
+import { Context, Deferred, Effect, Either, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
 import { findAccountKey, insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
-import { book, check, checkKey, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, check, checkKey, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -188,6 +188,48 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     // The next buy is refused: the sell's booking fills the window.
     const next = await on(sqlA, Effect.either(reserve(input(k, "b3", buy(1n, { amountRaw: 1n })))))
     expect(Either.isLeft(next) ? next.left.reason : undefined).toBe("tx_limit_reached")
+  })
+
+  it("holdAround: a request whose reserve replayed another's hold never releases it when its run fails before that request recorded its row", async () => {
+    const k = await newKey({ usdMicros: 10_000, reset: "daily" })
+    // A reserves and is about to record its row; B (the same id, at once) gets the replayed hold and fails transiently.
+    const program = Effect.gen(function* () {
+      const reserved = yield* Deferred.make<void>()
+      const record = yield* Deferred.make<void>()
+      let written = false
+      const hold = { input: input(k, "same-id", buy(6_000n)), recorded: Effect.sync(() => written), what: "spend gate test" }
+      const a = yield* Effect.fork(
+        holdAround(
+          hold,
+          Effect.zipRight(Deferred.succeed(reserved, undefined), Deferred.await(record)).pipe(
+            Effect.tap(() =>
+              Effect.sync(() => {
+                written = true
+              })
+            )
+          )
+        )
+      )
+      yield* Deferred.await(reserved)
+      const b = yield* Effect.either(holdAround(hold, Effect.fail("chain_unavailable" as const)))
+      const afterB = yield* reservationState("same-id")
+      yield* Deferred.succeed(record, undefined)
+      yield* Fiber.join(a)
+      const afterA = yield* reservationState("same-id")
+      // The hard cap still counts A's hold: another build that does not fit beside it is refused.
+      const other = yield* Effect.either(reserve(input(k, "other-id", buy(6_000n))))
+      return { b, afterB, afterA, other }
+    })
+    const out = await on(sqlA, program)
+    expect(Either.isLeft(out.b) ? out.b.left : undefined).toBe("chain_unavailable")
+    expect(out.afterB).toBe("held")
+    expect(out.afterA).toBe("held")
+    expect(Either.isLeft(out.other) ? out.other.left.reason : undefined).toBe("tx_limit_reached")
+    expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+    // The request that reserved it still releases its own hold when it fails unrecorded.
+    const own = await on(sqlA, Effect.either(holdAround({ input: input(k, "own-id", buy(1_000n)), recorded: Effect.succeed(false), what: "spend gate test" }, Effect.fail("chain_unavailable" as const))))
+    expect(Either.isLeft(own)).toBe(true)
+    expect(await on(sqlA, reservationState("own-id"))).toBe("released")
   })
 
   it("a release frees the window; the sweep releases only expired holds, at most its bound per pass", async () => {

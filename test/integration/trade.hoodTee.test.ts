@@ -20,7 +20,12 @@
  * - the watch pass settles a build the caller broadcast itself (executed once) and fails the build
  *   whose nonce another trade took (its hold released);
  * - a crash between the record of `sending` and the send: the recovery pass sends the kept signed
- *   bytes once and the trade executes to the quote;
+ *   bytes once and the trade executes to the quote; a crash after the send (the relay's bytes
+ *   broadcast, the row `sending`): the recovery's second send decides nothing, executed once;
+ * - a build never signed past its claim's 30-minute lifetime (the wallet service's clock): the
+ *   watch pass expires the claim and fails the trade once (`NEVER_LANDED`), its hold released;
+ * - a relay-signed build broadcast more blocks after its build than the log scan reads: found by
+ *   the claim's hash and executed once;
  * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
  *   the relay's 0x-hex signed transaction submitted.
  */
@@ -43,11 +48,13 @@ import {
 import { generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
-import { hoodTestClient, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS } from "../../src/services/trade/HoodTradeChain.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
 import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
+import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletLimits.js"
 import { eventually } from "../support/eventually.js"
 import { ETH, hoodTradeRail, KEY_PREFIX } from "../support/hoodTradeRail.js"
 import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
@@ -78,6 +85,9 @@ const relaySigned = async (b: TradeBuiltView): Promise<Hex> => {
   return signed.signedTransaction as Hex
 }
 const submitted = (clientTradeId: string, signed: Hex) => run(trades.submitSigned(caller, { clientTradeId, signedTransaction: bytesOf(signed) }))
+const signedTransactionOf = async (clientTradeId: string) =>
+  (await sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ signed_transaction: string | null }>`SELECT signed_transaction FROM agent_trades WHERE client_trade_id = ${clientTradeId}`)))[0]
+    ?.signed_transaction
 const claimState = async (b: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(b.signClaim.claimId)))?.state
 
 /** The TEE wallet sends a transaction the service did not build (the node lets the test act as it): an approval, or a nonce spent elsewhere. */
@@ -158,6 +168,8 @@ describe("Hood TEE payer", () => {
     expect(await executedEvents("ht-buy")).toBe(1)
     expect(await holdOf("ht-buy")).toBe("booked")
     expect(await claimState(b)).toBe("confirmed")
+    // The row keeps exactly the bytes it sent (a recovery pass would send them again).
+    expect((await signedTransactionOf("ht-buy"))?.toLowerCase()).toBe(signed.toLowerCase())
 
     // A repeat submit answers the stored outcome and sends nothing.
     const replay = await submitted("ht-buy", signed)
@@ -181,7 +193,7 @@ describe("Hood TEE payer", () => {
   it("the wallet rules: a TEE wallet bound to another key is refused, a linked body naming the bound TEE wallet pays on the tee rail; nothing recorded", async () => {
     const t2 = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "evm", keyPrefix: "a2aaaaaa", label: "other-key-tee" }))
     const unbound = refusal(await run(trades.build(caller, rail.requestFrom({ payer: "tee", linkedWalletId: t2.id })("ht-unbound", "buy", ETH / 10n))))
-    expect(unbound).toMatchObject({ code: "VALIDATION_FAILED", field: "linkedWalletId" })
+    expect(unbound).toMatchObject({ code: "VALIDATION_FAILED", field: "linkedWalletId", extra: { reason: "key_not_bound" } })
     expect(await rowsOf("ht-unbound")).toEqual([])
     expect(await holdOf("ht-unbound")).toBeUndefined()
     const dry = await run(trades.dryRun(caller, request("ht-dry", "buy", ETH / 10n, { payer: "linked" })))
@@ -245,11 +257,15 @@ describe("Hood TEE payer", () => {
       await setLimit(100_000_000)
       const over = refusal(await run(trades.build(caller, request("ht-cap-over", "buy", ETH / 10n))))
       expect(over).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+      // The window's end: when a retry may fit (a daily window).
+      expect(over?.extra?.["resetsAt"]).toEqual(expect.anything())
+      expect(Number.isNaN(new Date(over?.extra?.["resetsAt"] as string | number).getTime())).toBe(false)
       // A limit far above the window's use, but no USD price: the service-controlled wallet fails closed.
       await setLimit(1_000_000_000_000_000)
       priced = false
       const unpriced = refusal(await run(trades.build(caller, request("ht-cap-unpriced", "buy", ETH / 10n))))
-      expect(unpriced).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403 })
+      expect(unpriced).toMatchObject({ code: "KEY_LIMIT_REACHED", httpStatus: 403, retryable: true, extra: { reason: "limit_unavailable" } })
+      expect(unpriced?.extra?.["retryAfter"]).toEqual(expect.any(Number))
       for (const id of ["ht-cap-eth", "ht-cap-over", "ht-cap-unpriced"]) {
         expect(await rowsOf(id)).toEqual([])
         expect(await holdOf(id)).toBeUndefined()
@@ -307,6 +323,91 @@ describe("Hood TEE payer", () => {
     await Effect.runPromise(trades.resumeInFlight)
     expect(await nonceOf(tee.address)).toBe(nonce + 1)
   }, 120_000)
+
+  it("a crash after the send: the relay's bytes broadcast, the row left sending with them; the recovery's second send decides nothing and the trade executes once", async () => {
+    const amount = ETH / 9n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("ht-crash-sent", "buy", amount))
+    const tokens = await tokenBalance(pc(), curve.token, tee.address)
+    const signed = await relaySigned(b)
+    const nonce = await nonceOf(tee.address)
+    const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    await sqlRun(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE agent_trades SET state = 'sending', signature = ${hash}, signed_transaction = ${signed} WHERE client_trade_id = 'ht-crash-sent'`)
+    )
+    await Effect.runPromise(trades.resumeInFlight)
+    await eventually(async () => (await rowsOf("ht-crash-sent"))[0]?.state !== "sending", { what: "the recovered trade to settle", intervalMs: 50 })
+    expect(await rowsOf("ht-crash-sent")).toEqual([{ state: "executed", signature: hash }])
+    const view = await run(trades.trade(caller, "ht-crash-sent"))
+    expect(view._tag === "Right" && view.right).toMatchObject({ status: "executed", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokens + q.amountOut)
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    expect(await executedEvents("ht-crash-sent")).toBe(1)
+    expect(await holdOf("ht-crash-sent")).toBe("booked")
+    await Effect.runPromise(trades.resumeInFlight)
+    expect(await executedEvents("ht-crash-sent")).toBe(1)
+  }, 120_000)
+
+  it("a build whose sign claim's lifetime passed unsigned: the watch pass expires the claim and fails the trade once (NEVER_LANDED), its hold released; the relay can no longer sign it", async () => {
+    const b = await built(request("ht-expired", "buy", ETH / 10n))
+    const nonce = await nonceOf(tee.address)
+    // Within the claim's lifetime the build stays open (nothing can tell it will not be signed).
+    await Effect.runPromise(trades.watchBuilt)
+    expect(await rowsOf("ht-expired")).toEqual([{ state: "built", signature: "" }])
+    expect(await claimState(b)).toBe("open")
+    // Its 30-minute lifetime passes on the wallet service's clock (the wallet's nonce has not moved).
+    const before = harness.clock.ms
+    try {
+      harness.clock.ms = before + CLAIM_LIFETIME_MS - 1
+      await Effect.runPromise(trades.watchBuilt)
+      expect(await rowsOf("ht-expired")).toEqual([{ state: "built", signature: "" }])
+      harness.clock.ms = before + CLAIM_LIFETIME_MS
+      await Effect.runPromise(trades.watchBuilt)
+      expect(await rowsOf("ht-expired")).toEqual([{ state: "failed", signature: "" }])
+      const view = await run(trades.trade(caller, "ht-expired"))
+      expect(view._tag === "Right" && view.right).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
+      expect(await holdOf("ht-expired")).toBe("released")
+      expect(await claimState(b)).toBe("expired")
+      const late = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: b.signClaim.claimId, transaction: new Uint8Array(Buffer.from(b.transaction, "base64")) })))
+      expect(late._tag === "Left" && late.left).toMatchObject({ reason: "no_matching_claim" })
+      // Once: another pass changes nothing.
+      await Effect.runPromise(trades.watchBuilt)
+      expect(await rowsOf("ht-expired")).toEqual([{ state: "failed", signature: "" }])
+      expect(await executedEvents("ht-expired")).toBe(0)
+      expect(await nonceOf(tee.address)).toBe(nonce)
+    } finally {
+      harness.clock.ms = before
+    }
+  }, 120_000)
+
+  it("a relay-signed build the caller broadcast, far behind the head (past the log scan's bound): found by the claim's hash and executed once", async () => {
+    const amount = ETH / 7n
+    const q = await quoteNow("buy", amount)
+    const b = await built(request("ht-by-hash", "buy", amount))
+    const tokens = await tokenBalance(pc(), curve.token, tee.address)
+    // More blocks than the trace's windows cover before it lands: a log scan from the build's block is cut short at its bound every pass.
+    const builtAt = await pc().getBlockNumber()
+    await mine(hoodTestClient(net), Number(HOOD_TRACE_WINDOW * HOOD_TRACE_WINDOWS) + 1_000)
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await relaySigned(b) })
+    const landed = await pc().waitForTransactionReceipt({ hash })
+    expect(landed.status).toBe("success")
+    expect(landed.blockNumber - builtAt).toBeGreaterThan(HOOD_TRACE_WINDOW * HOOD_TRACE_WINDOWS)
+    await eventually(
+      async () => {
+        await Effect.runPromise(trades.watchBuilt)
+        return (await rowsOf("ht-by-hash"))[0]?.state === "executed"
+      },
+      { what: "the watch pass to find the relay-signed build by its hash", intervalMs: 50, deadlineMs: 30_000 }
+    )
+    expect(await rowsOf("ht-by-hash")).toEqual([{ state: "executed", signature: hash }])
+    const view = await run(trades.trade(caller, "ht-by-hash"))
+    expect(view._tag === "Right" && view.right).toMatchObject({ status: "executed", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(tokens + q.amountOut)
+    expect(await executedEvents("ht-by-hash")).toBe(1)
+    expect(await holdOf("ht-by-hash")).toBe("booked")
+    expect(await claimState(b)).toBe("confirmed")
+  }, 180_000)
 })
 
 describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () => {

@@ -281,16 +281,19 @@ export const release = (reservationId: string): Effect.Effect<boolean, SpendErro
  * A rail's hold around one attempt (every spending rail's build): `reserve` under the key's lock,
  * then `run`. When `run` ends without success and the attempt's row does not exist (`recorded`
  * answers false: it ended before it was written, and no racing attempt of the same id wrote one),
- * the hold is released at once; a recorded row's save books or releases it. A release that fails
- * is left to the sweep, logged as `what`'s.
+ * the hold is released at once; a recorded row's save books or releases it. Only a hold this
+ * attempt reserved is released: a `replayed` reserve answered a hold another request of the same
+ * id took, which may still be about to record its row (releasing it would leave that row with no
+ * hold, and the hard cap open to another build). A release that fails is left to the sweep,
+ * logged as `what`'s.
  */
 export const holdAround = <A, E, R>(
   hold: { readonly input: ReserveInput; readonly recorded: Effect.Effect<boolean, unknown>; readonly what: string },
   run: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SpendError, R | SqlClient.SqlClient> =>
-  Effect.flatMap(reserve(hold.input), () =>
+  Effect.flatMap(reserve(hold.input), (reserved) =>
     Effect.onExit(run, (exit) =>
-      exit._tag === "Success"
+      exit._tag === "Success" || reserved.replayed
         ? Effect.void
         : Effect.flatMap(hold.recorded, (recorded): Effect.Effect<unknown, SpendError, SqlClient.SqlClient> => (recorded ? Effect.void : release(hold.input.reservationId))).pipe(
             Effect.catchAll((e) => Effect.logWarning(`${hold.what}: the spend hold of an unrecorded attempt was not released; the sweep releases it`, e))
@@ -306,7 +309,8 @@ export const SWEEP_MAX = 1_000
  * trade's hold (`trade:<JSON [account, clientTradeId]>`, `TradeStore.tradeReservationId`) whose
  * trade is still `built` or `sending` is never released here, whatever its age: that trade's
  * transaction may still land (or may have landed unseen), and its own settlement books or releases
- * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"). A
+ * the hold once the chain decided (docs/decisions.md "A built trade its caller sent itself"; a Hood
+ * TEE build never signed lapses once its claim's lifetime passed: "Hood TEE trade holds"). A
  * trade hold with no trade row (the attempt died between the hold and the record) expires as any.
  * A transfer's hold is kept the same way while the transfer is `sending`, or `built` with its sign
  * claim consumed (`signed`: the relay signed the bytes, which the caller holds) and those bytes

@@ -347,7 +347,8 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
    * transaction took the nonce, or this one reverted: either way nothing traded). A scan cut short
    * at its bound, or a transfer whose transaction the node cannot show, is `Open`: undecided, the
    * hold kept. Mined nonce first: a transaction mined after that read is in a block the log read
-   * covers.
+   * covers. A TEE build is traced through its sign claim first (`TradeAttempt.traceHoodTee`: the
+   * relay's hash looked up by `observe`, no scan bound); this scan is the linked payer's.
    */
   const trace = (row: {
     readonly wallet: string

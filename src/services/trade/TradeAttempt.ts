@@ -13,7 +13,9 @@
  * release that wallet's nonce. `Watch` (a built trade
  * found landed) is `Await`. A stored `built` row is idle: the runner's watch pass performs its
  * `Trace` (`SolanaTradeChain.trace`: found landed → `Found`, can never land → `Lapsed`, else
- * nothing), so a build its caller sent itself and never submitted or confirmed still settles.
+ * nothing), so a build its caller sent itself and never submitted or confirmed still settles. A
+ * Hood TEE build is traced through its sign claim first (`traceHoodTee`: the relay's hash looked
+ * up; unsigned past the claim's lifetime, the claim expired and the row lapsed).
  */
 import type { Arrivals } from "../chains/ChainArrivals.js"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -108,6 +110,17 @@ export interface TradePortsContext {
     readonly sign: (accountId: string, unsigned: Uint8Array) => Effect.Effect<{ readonly signedTransaction: string }, unknown>
     readonly graceMs: number
   }
+  /**
+   * A build's sign claim (the wallet service's): its state and the relay's signature (on Hood the
+   * signed transaction's hash), and its expiry once its lifetime passed unsigned (`expireUnsigned`:
+   * true when this call expired it). Absent: a Hood TEE build is traced by the log scan alone.
+   */
+  readonly claims?:
+    | {
+        readonly status: (claimId: string) => Effect.Effect<{ readonly state: string; readonly signature: string | null } | undefined, unknown>
+        readonly expireUnsigned: (claimId: string) => Effect.Effect<boolean, unknown>
+      }
+    | undefined
   /** Records what became of a build's sign claim (the wallet service's `settleClaim`); absent: claims only expire. */
   readonly settleClaim?: ((claimId: string, outcome: "confirmed" | "failed") => Effect.Effect<void, unknown>) | undefined
   readonly confirmTimeoutMs: number
@@ -152,26 +165,63 @@ export const observedEvent = (seen: TradeObservation): TradeInput => ({ event: {
 export const tracedEvent = (seen: Traced): TradeInput | undefined =>
   seen._tag === "Found" ? { event: { _tag: "Found", signature: seen.signature } } : seen._tag === "Lapsed" ? { event: { _tag: "Lapsed" } } : undefined
 
+const LAPSED: TradeInput = { event: { _tag: "Lapsed" } }
+
+/**
+ * A Hood TEE build traced through its sign claim, which only the relay can use (the server holds
+ * the key): signed, the claim keeps the transaction's hash, looked up directly (a receipt, landed
+ * or reverted → `Found`, the runner's await then settles it; the wallet's nonce used by another
+ * transaction → `Lapsed`; else undecided); never signed and past its lifetime, the claim is
+ * expired and the row lapsed in one step (`expireUnsigned`: of it and the relay's consume, one
+ * wins), since nothing can sign those bytes any more. `undefined`: the claim decides nothing here
+ * (unknown to the wallet service, or settled): the log scan traces the build.
+ */
+const traceHoodTee = (
+  hood: HoodTradeChain,
+  claims: NonNullable<TradePortsContext["claims"]>,
+  row: TradeRow,
+  claimId: string
+): Effect.Effect<{ readonly decided: TradeInput | undefined } | undefined, unknown> =>
+  Effect.gen(function* () {
+    const claim = yield* claims.status(claimId)
+    if (claim === undefined) return undefined
+    const signature = claim.signature
+    if (signature !== null && signature !== "") {
+      const seen = yield* hood.observe({ signature, wallet: row.wallet, mint: row.mint, venue: row.venue, nonce: row.lastValidBlockHeight })
+      if (seen.outcome === "pending") return { decided: undefined }
+      return { decided: seen.outcome === "never_lands" ? LAPSED : { event: { _tag: "Found", signature } } }
+    }
+    if (claim.state === "open") return { decided: (yield* claims.expireUnsigned(claimId)) ? LAPSED : undefined }
+    // Expired unsigned (by a rebind, or an earlier pass whose save did not land): nothing can sign the bytes.
+    if (claim.state === "expired") return { decided: LAPSED }
+    return undefined
+  })
+
 /** Looks on chain for a built trade's transaction; a read that fails decides nothing (the next pass looks again). */
 const traceBuilt = (ctx: TradePortsContext, row: TradeRow): Effect.Effect<TradeInput | undefined> => {
   const messageHash = row.messageHash
   if (messageHash === null || messageHash === undefined) return Effect.succeed(undefined)
   if (row.chain === "hood") {
     // Hood (a linked or TEE build): the nonce is kept in `lastValidBlockHeight`, the build's block in `builtSlot`.
-    if (ctx.hood === undefined || row.builtSlot === null || row.builtSlot === undefined) return Effect.succeed(undefined)
-    return ctx.hood
+    const hood = ctx.hood
+    if (hood === undefined || row.builtSlot === null || row.builtSlot === undefined) return Effect.succeed(undefined)
+    const fromBlock = row.builtSlot
+    const scan = hood
       .trace({
         wallet: row.wallet,
         mint: row.mint,
         side: row.side,
         nonce: row.lastValidBlockHeight,
-        fromBlock: row.builtSlot,
+        fromBlock,
         isBuilt: (tx) => builtTransactionHashOf(tx, messageHash, row.wallet)
       })
-      .pipe(
-        Effect.map(tracedEvent),
-        Effect.catchAll((e) => Effect.as(Effect.logWarning("a built trade's trace failed; the next pass looks again", e), undefined))
-      )
+      .pipe(Effect.map(tracedEvent))
+    const claimId = row.claimId
+    const traced =
+      row.payer === "tee" && ctx.claims !== undefined && claimId !== null && claimId !== undefined
+        ? Effect.flatMap(traceHoodTee(hood, ctx.claims, row, claimId), (byClaim) => (byClaim === undefined ? scan : Effect.succeed(byClaim.decided)))
+        : scan
+    return traced.pipe(Effect.catchAll((e) => Effect.as(Effect.logWarning("a built trade's trace failed; the next pass looks again", e), undefined)))
   }
   if (row.chain !== "solana") return Effect.succeed(undefined)
   return ctx.solana

@@ -138,6 +138,8 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
     const arrivals = Option.getOrUndefined(yield* Effect.serviceOption(ChainArrivals))
     // A claim the relay signed follows the trade's outcome; one it never used only expires.
     const settleClaim = settleSignedClaim(wallets)
+    // A Hood TEE build is traced through its claim (the relay's hash; unsigned past its lifetime: expired and lapsed).
+    const claims = wallets === undefined ? undefined : { status: wallets.claimStatus, expireUnsigned: wallets.expireUnsigned }
     const ctx: TradeContext = {
       sql,
       store,
@@ -146,7 +148,7 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       provider,
       wallets,
       embedded: makeEmbeddedAddresses(provider, nowMs),
-      trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, sql, leases, store, arrivals, ...figures }),
+      trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, claims, sql, leases, store, arrivals, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
       ...figures,

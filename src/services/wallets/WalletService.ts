@@ -64,6 +64,8 @@ export interface WalletServiceShape {
   readonly settleClaim: (claimId: string, outcome: ClaimOutcome) => Effect.Effect<void, WalletError>
   /** A claim's state and the relay's signature once it signed; undefined for an unknown claim. */
   readonly claimStatus: (claimId: string) => Effect.Effect<{ readonly state: ClaimState; readonly signature: string | null } | undefined, WalletError>
+  /** Expires a claim the relay never signed once its lifetime passed: true when this call did (its bytes can never be signed now). */
+  readonly expireUnsigned: (claimId: string) => Effect.Effect<boolean, WalletError>
   /** A spend-capable wallet the key may use as payer on `chain` (self-signed builds), else the refusal. */
   readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, PayerError | WalletError>
   readonly rebind: (p: Principal, input: RebindInput) => Effect.Effect<RebindResult, RebindError | WalletError>
@@ -117,6 +119,7 @@ export const make = (options: WalletServiceOptions) =>
       signClaimed: (p, walletId, input) => storage(claims.signClaimed(p, walletId, input)),
       settleClaim: (claimId, outcome) => storage(claims.settleClaim(claimId, outcome)),
       claimStatus: (claimId) => storage(claims.claimStatus(claimId)),
+      expireUnsigned: (claimId) => storage(claims.expireUnsigned(claimId)),
       resolvePayer: (p, walletId, chain, purpose) => storage(claims.resolvePayer(p, walletId, chain, purpose)),
       rebind: (p, input) => storage(rebind.rebind(p, input)),
       rebinds: (p, walletId, limit) => storage(rebind.rebinds(p, walletId, limit))

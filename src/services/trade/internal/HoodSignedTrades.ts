@@ -9,8 +9,10 @@
  *   market trades on (the curve, or the Uniswap v3 pool once migrated) with the on-chain minimum
  *   out, built like the embedded payer's (`HoodTradeChain.build`: the wallet's next `pending`
  *   nonce, the node's fee caps, the fixed gas limit), the wallet's ETH checked against its value
- *   plus the gas limit at the fee cap; its single-use sign claim (`WalletService.recordBuilt`, no
- *   expiry: an EVM transaction has none); recorded `built` with the nonce in
+ *   plus the gas limit at the fee cap; its single-use sign claim (`WalletService.recordBuilt`, the
+ *   transaction itself with no expiry: an EVM transaction has none; the claim's 30-minute lifetime
+ *   bounds when the relay can sign it: a TEE build unsigned past it lapses, its hold released,
+ *   `TradeAttempt.traceHoodTee`); recorded `built` with the nonce in
  *   `lastValidBlockHeight`, the unsigned bytes (base64) and their sha-256.
  * - submit: the signed bytes must be the canonical signed form of exactly the built transaction,
  *   signed by the linked wallet (`signedEvmParts`: viem's recovery, the unsigned serialization
@@ -23,6 +25,9 @@
  * Settling is the runner's, as for `payer: main`: a receipt decides (reverted: `failed`, nothing
  * traded); without one, the wallet's mined nonce past the trade's means another transaction took
  * it (`never_lands`). A refused send decides nothing: the caller holds the bytes (`TradeAttempt`).
+ * A TEE build no request sent is traced through its claim: the relay's hash looked up, or the
+ * claim expired and the row lapsed once unsigned past its lifetime (docs/decisions.md "Hood TEE
+ * trade holds").
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"

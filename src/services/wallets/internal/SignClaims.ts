@@ -206,5 +206,20 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       (rows) => rows[0]
     )
 
-  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus }
+  /**
+   * Expires a claim the relay never used once its lifetime passed (now: the service's clock, the
+   * Effect `Clock` unless the service was given one, the same the relay's sign compares with):
+   * true when this call moved it `open` → `expired`, so nothing can ever sign its bytes. One
+   * conditional UPDATE, as the relay's consume is: of a sign and an expiry racing, one wins.
+   */
+  const expireUnsigned = (claimId: string) =>
+    Effect.gen(function* () {
+      const now = rows.now()
+      const expired = yield* sql<{ id: string }>`
+        UPDATE sign_claims SET state = 'expired', settled_at = ${now}
+        WHERE id = ${claimId} AND state = 'open' AND expires_at <= ${now} RETURNING id`
+      return expired.length > 0
+    })
+
+  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus, expireUnsigned }
 }
