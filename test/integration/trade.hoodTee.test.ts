@@ -47,6 +47,7 @@ import {
 } from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tradeAnswer } from "../../api/TradeCodes.js"
 import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
 import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS } from "../../src/services/trade/HoodTradeChain.js"
@@ -366,7 +367,7 @@ describe("Hood TEE payer", () => {
       await Effect.runPromise(trades.watchBuilt)
       expect(await rowsOf("ht-expired")).toEqual([{ state: "failed", signature: "" }])
       const view = await run(trades.trade(caller, "ht-expired"))
-      expect(view._tag === "Right" && view.right).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
+      expect(view._tag === "Right" && tradeAnswer(view.right)).toMatchObject({ status: "failed", errorCode: "NEVER_LANDED" })
       expect(await holdOf("ht-expired")).toBe("released")
       expect(await claimState(b)).toBe("expired")
       const late = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: b.signClaim.claimId, transaction: new Uint8Array(Buffer.from(b.transaction, "base64")) })))
