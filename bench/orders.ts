@@ -15,8 +15,9 @@
  *    (the trigger written in the checkpoint's transaction first), and from the publish to the
  *    trade applied (visible). Budget: p99 < 5 ms.
  *
- * `--quick` runs fewer rounds and samples and writes nothing; otherwise the section goes into
- * docs/benchmarks.md (about 2.5 minutes on this 2-core VM).
+ * `--quick` runs fewer rounds and samples and writes nothing; `--latency` runs only the third
+ * budget (with its samples split at the trigger decided in the drain) and writes nothing;
+ * otherwise the section goes into docs/benchmarks.md (about 2.5 minutes on this 2-core VM).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -38,6 +39,7 @@ import { ChainClock, SimMarket } from "../test/support/marketSim.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
 
 const quick = process.argv.includes("--quick")
+const latencyOnly = process.argv.includes("--latency")
 const STEP_TRADES = quick ? 20_000 : 100_000
 const STEP_ROUNDS = quick ? 2 : 4
 const STEP_CHUNK = 5_000
@@ -202,11 +204,23 @@ const latencyPhase = async () => {
     const bus = Context.get(storage, Bus)
     const sql = Context.get(storage, SqlClient.SqlClient)
     const handedAt = new Map<string, number>()
+    // When the drain decided the trigger (the books' hook answered with a trigger waiting): splits a sample in two.
+    let decidedAt = 0
     let hooks: OrderHooks | undefined
     const orders = (s: SqlClient.SqlClient, state: (key: string) => MarketState | undefined, hurry: () => void) =>
-      Effect.tap(
+      Effect.map(
         orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry),
-        (h) => Effect.sync(() => (hooks = h))
+        (h): OrderHooks => {
+          hooks = h
+          return {
+            ...h,
+            applied: (key, event, next) => {
+              const answer = h.applied!(key, event, next)
+              if (h.books.oldestPendingTrigger() !== Number.POSITIVE_INFINITY) decidedAt = performance.now()
+              return answer
+            }
+          }
+        }
       )
     const { actors } = await Effect.runPromise(MarketActors.make({ orders }).pipe(Effect.provide(storage), Scope.extend(scope)))
     const publish = (events: ReadonlyArray<ChainEvent>) =>
@@ -224,6 +238,8 @@ const latencyPhase = async () => {
     const lastPosition = () => actors.state("solana", m.mint)?.core?.lastPosition
     await waitFor("the opening applied", () => lastPosition() === opening.at(-1)!.position)
     const toHandOff: Array<number> = []
+    const toDecided: Array<number> = []
+    const decidedToHandOff: Array<number> = []
     const toVisible: Array<number> = []
     for (let i = 0; i < LATENCY_SAMPLES + 20; i++) {
       const now = currentPrice(actors.state("solana", m.mint))!
@@ -262,6 +278,8 @@ const latencyPhase = async () => {
       const visible = performance.now()
       await waitFor("the execution handed off", () => handedAt.has(id))
       if (i >= 20) {
+        toDecided.push(decidedAt - t0)
+        decidedToHandOff.push(handedAt.get(id)! - decidedAt)
         toVisible.push(visible - t0)
         toHandOff.push(handedAt.get(id)! - t0)
       }
@@ -273,7 +291,7 @@ const latencyPhase = async () => {
       return { p50: percentile(s, 50), p99: percentile(s, 99), max: s[s.length - 1]! }
     }
     const flushes = actors.stats().checkpoint.flushes
-    return { handOff: stats(toHandOff), visible: stats(toVisible), samples: toHandOff.length, flushes }
+    return { handOff: stats(toHandOff), decided: stats(toDecided), written: stats(decidedToHandOff), visible: stats(toVisible), samples: toHandOff.length, flushes }
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await fs.rm(dir, { recursive: true, force: true })
@@ -284,6 +302,16 @@ const latencyPhase = async () => {
 
 const startedAt = performance.now()
 const load = os.loadavg().map((l) => l.toFixed(2)).join(", ")
+if (latencyOnly) {
+  const latency = await latencyPhase()
+  const line = (what: string, s: { p50: number; p99: number; max: number }) => console.log(`${what}: p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, max ${fmt(s.max)} ms`)
+  console.log(`load average ${load} at the start; ${latency.samples} triggers`)
+  line("published → handed off", latency.handOff)
+  line("published → trigger decided in the drain", latency.decided)
+  line("decided → written and handed off", latency.written)
+  line("published → applied (visible)", latency.visible)
+  process.exit(0)
+}
 const steps = stepPhase()
 console.log(`step: ${fmt(steps.none, 0)} ns/trade with no book, ${fmt(steps.thousand, 0)} ns with 1,000 orders (${fmt(steps.thousand / steps.none)}x), ${fmt(steps.limits, 0)} ns with 1,000 limit and stop orders (${fmt(steps.limits / steps.none)}x)`)
 console.log(`apart: the market step alone ${fmt(steps.stepAlone, 0)} ns/trade; the books' hook alone ${fmt(steps.hookThousand, 0)} ns with 1,000 orders, ${fmt(steps.hookLimits, 0)} ns with 1,000 limit and stop orders`)

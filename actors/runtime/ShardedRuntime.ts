@@ -84,9 +84,11 @@ export interface RuntimeHooks<S, O, E = unknown> {
   /**
    * With `reloadOnAssign`: run when the bus hands this member a partition, after it is claimed and
    * before any of its records is applied here, with the test of which keys it holds (the limit
-   * orders' books take over the previous owner's durable trailing watermarks here).
+   * orders' books take over the previous owner's durable trailing watermarks here) and the claim
+   * (`claim.epoch`: what a hook's own fenced writes of the partition's keys check, as the
+   * checkpoint flush does).
    */
-  readonly assigned?: (holds: (key: string) => boolean) => Effect.Effect<void, SqlError>
+  readonly assigned?: (holds: (key: string) => boolean, claim: PartitionClaim) => Effect.Effect<void, SqlError>
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -113,6 +115,16 @@ export interface RuntimeHooks<S, O, E = unknown> {
    * nor written for a partition this process no longer owns.
    */
   readonly checkpointWrite?: (covered: (key: string) => boolean) => CheckpointWrite | undefined
+}
+
+/** A bus partition this process claimed (`CheckpointStore.claim`): what fences writes of its keys. */
+export interface PartitionClaim {
+  /** The checkpoints' owner (`partition_owners.owner`). */
+  readonly owner: string
+  readonly partition: number
+  readonly epoch: number
+  /** The bus partition of any key. */
+  readonly partitionOf: (key: string) => number
 }
 
 export interface RuntimeOptions {
@@ -685,8 +697,11 @@ export const make = <S, E, O>(
         }
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
         // Claimed before loading: from here the previous owner's flushes leave this partition alone.
-        epochs.set(partition, yield* store.claim(definition.owner, partition))
-        if (hooks.assigned !== undefined) yield* hooks.assigned(ofPartition)
+        const epoch = yield* store.claim(definition.owner, partition)
+        epochs.set(partition, epoch)
+        if (hooks.assigned !== undefined) {
+          yield* hooks.assigned(ofPartition, { owner: definition.owner, partition, epoch, partitionOf: (key) => bus.partitionFor(options.topic, key) })
+        }
         const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {
           for (const row of page) if (row.state !== null && ofPartition(row.key)) decoded.push([row.key, decodeRow(row.key, row.state)])
