@@ -65,14 +65,14 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    * against its market's book in the drain that moves the price (its own writer writes the
    * triggers at once), `beforeCheckpoint` holds a flush until the triggers decided before it are
    * written, `checkpointWrite` writes expiries and raised watermarks in the transaction of the
-   * checkpoint that passes them, and `assigned` reloads a partition's books when it is handed
-   * over. Absent: no order is checked.
+   * checkpoint that passes them, `assigned` reloads a partition's books when it is handed
+   * over and `revoked` drops them when it is taken away. Absent: no order is checked.
    */
   readonly orders?: (
     sql: SqlClient.SqlClient,
     marketState: (key: string) => MarketState | undefined,
     hurryCheckpoint: () => void
-  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "beforeCheckpoint">, SqlError, Scope.Scope>
+  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint">, SqlError, Scope.Scope>
 }
 
 export interface MarketActorsShape {
@@ -166,6 +166,7 @@ export const make = (
       ...(before.length === 0 ? {} : { beforeCheckpoint: () => Effect.forEach(before, (f) => f(), { discard: true }) }),
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
       ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
+      ...(ordered?.revoked === undefined ? {} : { revoked: ordered.revoked }),
       ...(ordered?.checkpointWrite === undefined ? {} : { checkpointWrite: ordered.checkpointWrite })
     }
     const runtime = yield* makeRuntime(

@@ -89,6 +89,14 @@ export interface RuntimeHooks<S, O, E = unknown> {
    * checkpoint flush does).
    */
   readonly assigned?: (holds: (key: string) => boolean, claim: PartitionClaim) => Effect.Effect<void, SqlError>
+  /**
+   * With `reloadOnAssign`: run when the bus takes a partition from this member (`onRevoked`),
+   * with the test of which keys it holds; the partition's claim is forgotten first (the
+   * checkpoint flush writes nothing of it from then). The limit orders' books of its markets are
+   * dropped here. The market states stay (a batch routed before may still be in a mailbox, and
+   * the next assignment replaces them from the checkpoints anyway).
+   */
+  readonly revoked?: (holds: (key: string) => boolean, partition: number) => Effect.Effect<void>
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -255,6 +263,8 @@ export interface RuntimeStats {
   readonly historyTrims: number
   /** Partitions whose checkpoints were reloaded because a rebalance handed them to this member. */
   readonly reloads: number
+  /** Partitions a rebalance took from this member (`onRevoked`). */
+  readonly revocations: number
   readonly checkpoint: CheckpointerStats
   readonly warming: boolean
 }
@@ -349,7 +359,8 @@ export const make = <S, E, O>(
       commits: 0,
       mailboxHighWater: 0,
       historyTrims: 0,
-      reloads: 0
+      reloads: 0,
+      revocations: 0
     }
 
     const encodeRow = (key: string, state: S | undefined): CheckpointRow =>
@@ -728,6 +739,16 @@ export const make = <S, E, O>(
         yield* Effect.logInfo(`actors: partition ${partition} assigned; ${decoded.length} ${definition.owner} checkpoints reloaded, ${dropped} held states replaced`)
       }).pipe(Effect.annotateLogs({ topic: options.topic, group: options.group, partition }))
 
+    // A partition taken from this member: its claim is forgotten (the flushes leave it alone even
+    // before the next owner claims it) and the hooks drop what they held for it.
+    const revokePartition = (partition: number): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        epochs.delete(partition)
+        counters.revocations++
+        if (hooks.revoked !== undefined) yield* hooks.revoked((key) => bus.partitionFor(options.topic, key) === partition, partition)
+        yield* Effect.logInfo(`actors: partition ${partition} revoked`)
+      }).pipe(Effect.annotateLogs({ topic: options.topic, group: options.group, partition }))
+
     yield* bus.subscribe(
       {
         group: options.group,
@@ -736,7 +757,7 @@ export const make = <S, E, O>(
         maxBatch: options.busMaxBatch,
         autoCommit: false,
         beforeDurable: options.beforeDurable,
-        ...(options.reloadOnAssign ? { onAssigned: reloadPartition } : {})
+        ...(options.reloadOnAssign ? { onAssigned: reloadPartition, onRevoked: revokePartition } : {})
       },
       onBatch
     )

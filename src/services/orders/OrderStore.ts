@@ -275,6 +275,11 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
     }
   })
 
+/** The newest `rev` committed (0 without orders): where a follow that loads nothing at start begins. */
+export const latestRev: Effect.Effect<bigint, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`, (rows) => BigInt(rows[0]?.rev ?? 0))
+)
+
 /**
  * The newest `rev` handed out (the sequence's last value; 0 before the first): the follow's gate.
  * Every committed create or cancel has a `rev` at or below it, so while it is not above the last

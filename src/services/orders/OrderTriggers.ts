@@ -54,6 +54,7 @@ import {
   markTriggeredAll,
   marketKeyOf,
   type OrderRow,
+  latestRev,
   revHandedOut,
   saveWatermark,
   type TriggerFence
@@ -73,12 +74,21 @@ export interface OrderTriggerOptions {
   /** Rows per follow read (default 1,000). */
   readonly syncBatch?: number
   readonly execution?: OrderExecution
+  /**
+   * The process consumes a share of the bus partitions (the actors role on Kafka, the runtime's
+   * `reloadOnAssign`): no order is loaded at start, a partition's books are loaded when it is
+   * assigned (`assigned`) and dropped when it is revoked (`revoked`), and the follow places only
+   * orders of markets in partitions held here. Without it every open order is loaded at start
+   * (one process consumes every partition); a first `assigned` then drops the books of the
+   * partitions not claimed.
+   */
+  readonly partitioned?: boolean
 }
 
 /** Most triggers one statement writes (`markTriggeredAll`); more taken at once go in several. */
 export const TRIGGERS_PER_STATEMENT = 500
 
-export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "beforeCheckpoint"> & {
+export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint"> & {
   readonly books: OrderBooks
   /** Reads what changed since the last read into the books now (the loop also does every interval). */
   readonly sync: Effect.Effect<void, SqlError>
@@ -101,6 +111,7 @@ export const orderTriggerHooks =
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
       const placeRow = (r: OrderRow) => {
         const key = marketKeyOf(r)
+        if (fenceOf(key) === undefined) return Effect.void // its partition is not held here: its owner places it
         if (!books.place(key, bookOrderOf(r), marketState(key))) {
           // Over the bound: the order stays open in the table and is not watched here.
           return Effect.logError(`orders: ${options.maxOrders ?? 1_000_000} open orders held; order ${r.id} is not watched`)
@@ -119,13 +130,14 @@ export const orderTriggerHooks =
         const low = Math.min(books.oldestPendingTrigger(), inFlightMin)
         return low === Number.POSITIVE_INFINITY ? books.outputsCount() : low - 1
       }
-      // The claims this process holds (`assigned`); undefined until the first: not fenced.
-      let claims: Map<number, PartitionClaim> | undefined
+      // The claims this process holds (`assigned`, less `revoked`); undefined while not
+      // partitioned and never handed a partition: every market is held, writes are not fenced.
+      let claims: Map<number, PartitionClaim> | undefined = options.partitioned === true ? new Map() : undefined
+      let partitionOf: ((key: string) => number) | undefined
+      /** The fence of a market's writes: null when not fenced, undefined when its partition is not held here. */
       const fenceOf = (marketKey: string): TriggerFence | null | undefined => {
         if (claims === undefined) return null
-        const any = claims.values().next().value
-        if (any === undefined) return undefined
-        const claim = claims.get(any.partitionOf(marketKey))
+        const claim = partitionOf === undefined ? undefined : claims.get(partitionOf(marketKey))
         return claim === undefined ? undefined : { owner: claim.owner, partition: claim.partition, epoch: claim.epoch }
       }
       const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
@@ -186,11 +198,13 @@ export const orderTriggerHooks =
         return written.await(target, writtenThrough)
       }
 
-      let rev = yield* withSql(
-        loadOpen(syncBatch, (rows) => {
-          for (const r of rows) books.place(marketKeyOf(r), bookOrderOf(r), undefined)
-        })
-      )
+      let rev = options.partitioned === true
+        ? yield* withSql(latestRev) // the books come with the partitions (`assigned`)
+        : yield* withSql(
+            loadOpen(syncBatch, (rows) => {
+              for (const r of rows) books.place(marketKeyOf(r), bookOrderOf(r), undefined)
+            })
+          )
       yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
 
       let followReads = 0
@@ -252,7 +266,12 @@ export const orderTriggerHooks =
       // watermarks their last checkpoint wrote), since the partition is replayed from there.
       const assigned = (holds: (key: string) => boolean, claim: PartitionClaim): Effect.Effect<void, SqlError> =>
         exclusive.withPermits(1)(Effect.gen(function* () {
-          claims ??= new Map()
+          partitionOf = claim.partitionOf
+          if (claims === undefined) {
+            // Handed a partition though loaded whole at start: from now only claimed partitions are held.
+            claims = new Map([[claim.partition, claim]])
+            books.reload((key) => !claims!.has(claim.partitionOf(key)), [])
+          }
           claims.set(claim.partition, claim)
           const stored: Array<readonly [string, BookOrder]> = []
           yield* withSql(
@@ -265,13 +284,27 @@ export const orderTriggerHooks =
           )
           books.reload(holds, stored)
           written.release(writtenThrough()) // the partition's triggers not yet taken were dropped
+          yield* Effect.logInfo(`orders: partition ${claim.partition} assigned; ${stored.length} open orders loaded, ${books.size()} held`)
         }))
+      // A partition taken from this process: its books and undecided outputs are dropped (its new
+      // owner loads them and replays from the checkpoints); a trigger of it in flight is fenced.
+      const revoked = (holds: (key: string) => boolean, partition: number): Effect.Effect<void> =>
+        exclusive.withPermits(1)(
+          Effect.suspend(() => {
+            claims?.delete(partition)
+            const before = books.size()
+            books.reload(holds, [])
+            written.release(writtenThrough())
+            return Effect.logInfo(`orders: partition ${partition} revoked; ${before - books.size()} open orders dropped, ${books.size()} held`)
+          })
+        )
       return {
         books,
         applied,
         checkpointWrite,
         beforeCheckpoint,
         assigned,
+        revoked,
         sync,
         followReads: () => followReads,
         triggerWrites: () => ({ statements, fencedOut })
