@@ -62,15 +62,17 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    * The limit orders' books (issue 29; the composition root passes
    * `src/services/orders/OrderTriggers.ts`'s `orderTriggerHooks`): built in the layer's scope before
    * the runtime consumes, given the runtime's market states; `applied` checks each applied trade
-   * against its market's book in the drain that moves the price, `checkpointWrite` writes the
-   * triggers and raised watermarks in the transaction of the checkpoint that passes them, and
-   * `assigned` reloads a partition's books when it is handed over. Absent: no order is checked.
+   * against its market's book in the drain that moves the price (its own writer writes the
+   * triggers at once), `beforeCheckpoint` holds a flush until the triggers decided before it are
+   * written, `checkpointWrite` writes expiries and raised watermarks in the transaction of the
+   * checkpoint that passes them, `assigned` reloads a partition's books when it is handed
+   * over and `revoked` drops them when it is taken away. Absent: no order is checked.
    */
   readonly orders?: (
     sql: SqlClient.SqlClient,
     marketState: (key: string) => MarketState | undefined,
     hurryCheckpoint: () => void
-  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned">, SqlError, Scope.Scope>
+  ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint">, SqlError, Scope.Scope>
 }
 
 export interface MarketActorsShape {
@@ -157,10 +159,14 @@ export const make = (
     let runtimeState: ((key: string) => MarketState | undefined) | undefined
     let hurryCheckpoint: (() => void) | undefined
     const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key), () => hurryCheckpoint?.())
+    // Both wait before a checkpoint flush: the market's webhook notices written, the triggers decided before it written.
+    const before = [announced.beforeCheckpoint, ordered?.beforeCheckpoint].filter((f) => f !== undefined)
     const announce = {
       ...announced,
+      ...(before.length === 0 ? {} : { beforeCheckpoint: () => Effect.forEach(before, (f) => f(), { discard: true }) }),
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
       ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
+      ...(ordered?.revoked === undefined ? {} : { revoked: ordered.revoked }),
       ...(ordered?.checkpointWrite === undefined ? {} : { checkpointWrite: ordered.checkpointWrite })
     }
     const runtime = yield* makeRuntime(

@@ -27,6 +27,8 @@ import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type Orde
 export interface PendingOutput {
   readonly marketKey: string
   readonly output: BookOutput
+  /** Its place among every output this object made (1, 2, ...): what `takeTriggers`' writer reports durable. */
+  readonly seq: number
 }
 
 export interface Taken {
@@ -49,6 +51,7 @@ export const currentPrice = (state: MarketState | undefined): { readonly price: 
 export class OrderBooks {
   private readonly books = new Map<string, OrderBook>()
   private pending: Array<PendingOutput> = []
+  private outputsMade = 0
   /** Markets whose books hold watermarks raised since their last take. */
   private raisedIn = new Set<string>()
   /** Ids that left a book recently (cancel, trigger, expiry): a late `place` of one is ignored. */
@@ -69,9 +72,38 @@ export class OrderBooks {
     return this.books.get(marketKey)
   }
 
-  /** Outputs waiting for a checkpoint flush. */
+  /** Outputs waiting to be taken (a checkpoint flush's `take`, or `takeTriggers`). */
   pendingCount(): number {
     return this.pending.length
+  }
+
+  /** Outputs made so far (the newest `seq`). */
+  outputsCount(): number {
+    return this.outputsMade
+  }
+
+  /** The lowest `seq` of a trigger still pending (Infinity when none). */
+  oldestPendingTrigger(): number {
+    for (const p of this.pending) if (p.output._tag === "Triggered") return p.seq
+    return Number.POSITIVE_INFINITY
+  }
+
+  /** Whether an expiry waits for its checkpoint flush (`take`). */
+  hasPendingExpiry(): boolean {
+    return this.pending.some((p) => p.output._tag === "Expired")
+  }
+
+  /**
+   * Takes every pending trigger, of every market, oldest first (the trigger writer: a trigger is
+   * written on its own, not with its market's checkpoint; the expiries and watermarks wait for
+   * `take`).
+   */
+  takeTriggers(): ReadonlyArray<PendingOutput> {
+    const triggers: Array<PendingOutput> = []
+    const rest: Array<PendingOutput> = []
+    for (const p of this.pending) (p.output._tag === "Triggered" ? triggers : rest).push(p)
+    if (triggers.length > 0) this.pending = rest
+    return triggers
   }
 
   /**
@@ -151,12 +183,13 @@ export class OrderBooks {
   /**
    * Takes the pending outputs and raised watermarks of the markets `of` names (the checkpoint
    * flush's hook, with the markets whose latest states that flush makes durable: what the other
-   * markets decided waits for the flush of their states).
+   * markets decided waits for the flush of their states). Without `triggers`, the pending
+   * triggers stay for `takeTriggers`.
    */
-  take(of: (marketKey: string) => boolean = () => true): Taken {
+  take(of: (marketKey: string) => boolean = () => true, triggers = true): Taken {
     const outputs: Array<PendingOutput> = []
     const rest: Array<PendingOutput> = []
-    for (const p of this.pending) (of(p.marketKey) ? outputs : rest).push(p)
+    for (const p of this.pending) (of(p.marketKey) && (triggers || p.output._tag !== "Triggered") ? outputs : rest).push(p)
     const watermarks = new Map<string, Price>()
     const watermarkMarkets = new Map<string, string>()
     for (const marketKey of [...this.raisedIn]) {
@@ -210,7 +243,7 @@ export class OrderBooks {
   private leave(marketKey: string, next: OrderBook, out: ReadonlyArray<BookOutput>): void {
     this.setBook(marketKey, next)
     for (const output of out) {
-      this.pending.push({ marketKey, output })
+      this.pending.push({ marketKey, output, seq: ++this.outputsMade })
       this.forget(output.order.id)
     }
   }

@@ -84,9 +84,19 @@ export interface RuntimeHooks<S, O, E = unknown> {
   /**
    * With `reloadOnAssign`: run when the bus hands this member a partition, after it is claimed and
    * before any of its records is applied here, with the test of which keys it holds (the limit
-   * orders' books take over the previous owner's durable trailing watermarks here).
+   * orders' books take over the previous owner's durable trailing watermarks here) and the claim
+   * (`claim.epoch`: what a hook's own fenced writes of the partition's keys check, as the
+   * checkpoint flush does).
    */
-  readonly assigned?: (holds: (key: string) => boolean) => Effect.Effect<void, SqlError>
+  readonly assigned?: (holds: (key: string) => boolean, claim: PartitionClaim) => Effect.Effect<void, SqlError>
+  /**
+   * With `reloadOnAssign`: run when the bus takes a partition from this member (`onRevoked`),
+   * with the test of which keys it holds; the partition's claim is forgotten first (the
+   * checkpoint flush writes nothing of it from then). The limit orders' books of its markets are
+   * dropped here. The market states stay (a batch routed before may still be in a mailbox, and
+   * the next assignment replaces them from the checkpoints anyway).
+   */
+  readonly revoked?: (holds: (key: string) => boolean, partition: number) => Effect.Effect<void>
   /** Called synchronously for every output of a step (after `publish` of the same drain). */
   readonly outputs?: (key: string, outputs: ReadonlyArray<O>) => void
   readonly setWarming: (warming: boolean) => void
@@ -113,6 +123,16 @@ export interface RuntimeHooks<S, O, E = unknown> {
    * nor written for a partition this process no longer owns.
    */
   readonly checkpointWrite?: (covered: (key: string) => boolean) => CheckpointWrite | undefined
+}
+
+/** A bus partition this process claimed (`CheckpointStore.claim`): what fences writes of its keys. */
+export interface PartitionClaim {
+  /** The checkpoints' owner (`partition_owners.owner`). */
+  readonly owner: string
+  readonly partition: number
+  readonly epoch: number
+  /** The bus partition of any key. */
+  readonly partitionOf: (key: string) => number
 }
 
 export interface RuntimeOptions {
@@ -243,6 +263,8 @@ export interface RuntimeStats {
   readonly historyTrims: number
   /** Partitions whose checkpoints were reloaded because a rebalance handed them to this member. */
   readonly reloads: number
+  /** Partitions a rebalance took from this member (`onRevoked`). */
+  readonly revocations: number
   readonly checkpoint: CheckpointerStats
   readonly warming: boolean
 }
@@ -337,7 +359,8 @@ export const make = <S, E, O>(
       commits: 0,
       mailboxHighWater: 0,
       historyTrims: 0,
-      reloads: 0
+      reloads: 0,
+      revocations: 0
     }
 
     const encodeRow = (key: string, state: S | undefined): CheckpointRow =>
@@ -685,8 +708,11 @@ export const make = <S, E, O>(
         }
         const ofPartition = (key: string) => bus.partitionFor(options.topic, key) === partition
         // Claimed before loading: from here the previous owner's flushes leave this partition alone.
-        epochs.set(partition, yield* store.claim(definition.owner, partition))
-        if (hooks.assigned !== undefined) yield* hooks.assigned(ofPartition)
+        const epoch = yield* store.claim(definition.owner, partition)
+        epochs.set(partition, epoch)
+        if (hooks.assigned !== undefined) {
+          yield* hooks.assigned(ofPartition, { owner: definition.owner, partition, epoch, partitionOf: (key) => bus.partitionFor(options.topic, key) })
+        }
         const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {
           for (const row of page) if (row.state !== null && ofPartition(row.key)) decoded.push([row.key, decodeRow(row.key, row.state)])
@@ -713,6 +739,16 @@ export const make = <S, E, O>(
         yield* Effect.logInfo(`actors: partition ${partition} assigned; ${decoded.length} ${definition.owner} checkpoints reloaded, ${dropped} held states replaced`)
       }).pipe(Effect.annotateLogs({ topic: options.topic, group: options.group, partition }))
 
+    // A partition taken from this member: its claim is forgotten (the flushes leave it alone even
+    // before the next owner claims it) and the hooks drop what they held for it.
+    const revokePartition = (partition: number): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        epochs.delete(partition)
+        counters.revocations++
+        if (hooks.revoked !== undefined) yield* hooks.revoked((key) => bus.partitionFor(options.topic, key) === partition, partition)
+        yield* Effect.logInfo(`actors: partition ${partition} revoked`)
+      }).pipe(Effect.annotateLogs({ topic: options.topic, group: options.group, partition }))
+
     yield* bus.subscribe(
       {
         group: options.group,
@@ -721,7 +757,7 @@ export const make = <S, E, O>(
         maxBatch: options.busMaxBatch,
         autoCommit: false,
         beforeDurable: options.beforeDurable,
-        ...(options.reloadOnAssign ? { onAssigned: reloadPartition } : {})
+        ...(options.reloadOnAssign ? { onAssigned: reloadPartition, onRevoked: revokePartition } : {})
       },
       onBatch
     )

@@ -88,6 +88,14 @@ export interface SubscribeOptions {
    */
   readonly onAssigned?: (partition: number) => Effect.Effect<void, unknown>
   /**
+   * Told which partitions a rebalance took from this member (one call per partition) while it
+   * stays subscribed: a member leaving (its scope closing) is not told. Best effort and after
+   * the fact: a batch delivered before may still be in the consumer's hands, and another member
+   * may already be reading the partition; a consumer drops what it held for the partition here
+   * (what it writes of it must stay fenced by its own means). A failure is logged, not retried.
+   */
+  readonly onRevoked?: (partition: number) => Effect.Effect<void, unknown>
+  /**
    * true: records may be delivered as soon as they are appended, before they are durable, with
    * `batch.durable` to wait on (an in-process adapter can overlap a consumer's work with the
    * publish's fsync; an adapter whose records are durable when readable ignores it). The consumer

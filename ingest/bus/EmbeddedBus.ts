@@ -34,7 +34,7 @@ import { ByteBudget } from "./internal/byteBudget.js"
 import { FRAME_OVERHEAD_BYTES, frameBytes } from "./internal/frame.js"
 import { isErrno, lockDir, mkdirDurable, writeFileAtomic, fsyncDir } from "./internal/fsx.js"
 import { OffsetStore } from "./internal/offsetStore.js"
-import { badCommitArguments, badReadArguments, closedError, notifyAssigned, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, notifyAssigned, notifyRevoked, invalid, isNonNegativeInt, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 import { ioError, MAX_FRAME_BYTES_ON_DISK, PartitionLog, type Recovery } from "./internal/partitionLog.js"
 
 export interface EmbeddedBusOptions {
@@ -127,6 +127,10 @@ interface TopicState {
 
 interface Member {
   readonly spawn: (partition: number) => Effect.Effect<Fiber.RuntimeFiber<void, never>>
+  /** A rebalance took the partition from this member (after its worker stopped). */
+  readonly revoked: (partition: number) => Effect.Effect<void>
+  /** Set when its subscription ends: a leaving member is told of no revocation. */
+  leaving: boolean
 }
 
 interface Group {
@@ -631,6 +635,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
           if (current !== undefined) {
             group.owners[p] = undefined
             yield* Fiber.interrupt(current.fiber)
+            if (!current.member.leaving) yield* current.member.revoked(p)
           }
           if (owner !== undefined) group.owners[p] = { member: owner, fiber: yield* owner.spawn(p) }
         }
@@ -656,7 +661,16 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const assigned = (partition: number): Effect.Effect<void> =>
           onAssigned === undefined ? Effect.void : notifyAssigned(onAssigned, partition).pipe(Effect.annotateLogs({ topic: topic.name, partition, group: group.name }))
         const beforeDurable = subscription.beforeDurable ?? false
+        const onRevoked = subscription.onRevoked
         const member: Member = {
+          leaving: false,
+          revoked: (partition) =>
+            onRevoked === undefined
+              ? Effect.void
+              : Effect.setFiberRefs(fiberRefs).pipe(
+                  Effect.zipRight(notifyRevoked(onRevoked, partition)),
+                  Effect.annotateLogs({ topic: topic.name, partition, group: group.name })
+                ),
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>
               // Explicitly interruptible: a rebalance may fork it from a finalizer (uninterruptible), whose flags a child inherits.
@@ -676,6 +690,7 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
             Effect.suspend(() => {
               const i = group.members.indexOf(member)
               if (i >= 0) group.members.splice(i, 1)
+              member.leaving = true
               return rebalance(group)
             })
           )

@@ -13,7 +13,8 @@
  *   consumer's `commit` moves the group's offset, so a partition that moves to another member
  *   (a rebalance, or a member that died) is replayed from the last offset its owner committed.
  *   `onAssigned` hears of each partition a join gives this member (kafkajs's GROUP_JOIN, after
- *   which the committed offsets are read) before that partition's first batch.
+ *   which the committed offsets are read) before that partition's first batch; `onRevoked` of
+ *   each partition a join took from it (the same event), after the fact.
  * - Every request is retried a bounded number of times with exponential backoff (`retries`,
  *   `retryInitialMs`, `retryMaxMs`); past that the call fails with a retryable `Unavailable`.
  * - Start-up fails clearly: an unreachable broker is `Unavailable` naming the brokers, a topic
@@ -40,7 +41,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
-import { badCommitArguments, badReadArguments, closedError, notifyAssigned, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
+import { badCommitArguments, badReadArguments, closedError, notifyAssigned, notifyRevoked, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
   /** `host:port` of one or more brokers. */
@@ -369,12 +370,18 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
         const { onAssigned } = subscription
         const owned = new Set<number>()
         const toNotify = new Set<number>()
+        const { onRevoked } = subscription
         consumer.on(consumer.events.GROUP_JOIN, (event) => {
           const now = new Set(event.payload.memberAssignment[topic] ?? [])
           for (const p of now) if (!owned.has(p)) toNotify.add(p)
           for (const p of toNotify) if (!now.has(p)) toNotify.delete(p)
+          // Partitions this join took away (told after the fact: the join already happened).
+          const lost = [...owned].filter((p) => !now.has(p))
           owned.clear()
           for (const p of now) owned.add(p)
+          if (onRevoked !== undefined && !stopping) {
+            for (const p of lost) Runtime.runFork(handlerRuntime)(notifyRevoked(onRevoked, p).pipe(Effect.annotateLogs({ topic, partition: p, group })))
+          }
         })
         const notify = (partition: number): Promise<boolean> =>
           onAssigned === undefined || !toNotify.has(partition)

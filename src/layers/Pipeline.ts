@@ -81,7 +81,11 @@ export const marketActorsLayer = (publisher: TopicPublisher | undefined) =>
         shards: config.actorShards,
         retractDepthBlocks: config.hood.reorgWindowBlocks,
         announcements: marketEventHooks,
-        orders: orderTriggerHooks(Option.isSome(handoff) ? { execution: OrderHandoff.handoffExecution(handoff.value) } : {}),
+        // With the cluster publisher each actors process holds only the books of the partitions it owns.
+        orders: orderTriggerHooks({
+          ...(Option.isSome(handoff) ? { execution: OrderHandoff.handoffExecution(handoff.value) } : {}),
+          partitioned: publisher !== undefined
+        }),
         ...cluster
       })
       return Layer.mergeAll(

@@ -12,7 +12,7 @@ import * as MarketActors from "../../actors/MarketActors.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
 import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import { cancelOrder, createOrder, markTriggered, type NewOrder, readOrder } from "../../src/services/orders/OrderStore.js"
+import { cancelOrder, createOrder, markTriggered, markTriggeredAll, type NewOrder, readOrder, triggeredData } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
@@ -193,7 +193,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
     })
   )
 
-  it.scoped("a process that dies after the crossing trade but before the flush loses no trigger: the replay triggers it once; an expired order fires nothing", () =>
+  it.scoped("a process that dies after the crossing trade but before the trigger is written loses no trigger: the replay triggers it once; an expired order fires nothing", () =>
     Effect.gen(function* () {
       const { bus, database } = yield* Shared
       const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
@@ -202,7 +202,11 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       const m = new SimMarket(clock, { mint: "So1OrdersCrash" })
       yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
       // A checkpoint interval and a linger far beyond the test: nothing this process applies is
-      // flushed, not even the trigger's hurried flush (it waits the linger), so it dies unwritten.
+      // flushed; and the database refuses the trigger's write (the writer retries), so it dies unwritten.
+      const sql = yield* sqlOf
+      yield* sql`CREATE FUNCTION test_refuse_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.status = 'triggered' THEN RAISE EXCEPTION 'the trigger write is refused by the test'; END IF; RETURN NEW; END $$`
+      yield* sql`CREATE TRIGGER test_refuse_trigger BEFORE UPDATE ON limit_orders FOR EACH ROW EXECUTE FUNCTION test_refuse_trigger()`
       const doomed = yield* openActors(3_600_000, false, 3_600_000)
       yield* eventuallyEffect(Effect.sync(() => doomed.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
       const now = currentPrice(doomed.actors.state("solana", m.mint))!
@@ -220,9 +224,12 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       const pump = m.buy("whale", 2n * SOL)
       yield* publishEvents(bus, pump)
       yield* eventuallyEffect(Effect.sync(() => !held("ord_crash")), { what: "the trigger in memory", deadlineMs: 10_000, intervalMs: 10 })
-      yield* doomed.close // dies: the trigger was never flushed
+      yield* doomed.close // dies: the trigger was never written
+      expect(doomed.hooks.triggerWrites().statements).toBe(0)
       expect((yield* readOrder(ACCOUNT, "ord_crash").pipe(Effect.provide(database)))!.status).toBe("open")
       expect(yield* triggeredRows(endpoint.id)).toEqual([])
+      yield* sql`DROP TRIGGER test_refuse_trigger ON limit_orders`
+      yield* sql`DROP FUNCTION test_refuse_trigger()`
 
       const next = yield* openActors()
       yield* committedToEnd
@@ -242,6 +249,76 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       expect(yield* triggeredRows(endpoint.id)).toHaveLength(1)
       expect(executed.filter((id) => id === "ord_crash")).toEqual(["ord_crash"])
       yield* next.close
+    })
+  )
+  it.scoped("a trigger is written and handed off without waiting for a checkpoint; a process that dies before any flush leaves it triggered, once", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
+      const endpoint = yield* webhooks.create({ accountId: ACCOUNT, testAccount: true }, { url: "http://127.0.0.1:9/early", events: ["order.triggered"] })
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1OrdersEarly" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      // No checkpoint flush within the test: the trigger cannot ride on one.
+      const first = yield* openActors(3_600_000, false, 3_600_000)
+      yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
+      const now = currentPrice(first.actors.state("solana", m.mint))!
+      yield* createOrder(order({ id: "ord_early", clientOrderId: "c-early", mint: m.mint, afterPosition: now.position, level: formatPriceE18(scaled(now.price, 102n, 100n)) }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      yield* first.hooks.sync
+      const pump = m.buy("whale", 2n * SOL)
+      yield* publishEvents(bus, pump)
+      yield* eventuallyEffect(Effect.sync(() => executed.includes("ord_early")), { what: "the execution handed off", deadlineMs: 10_000, intervalMs: 5 })
+      const row = (yield* readOrder(ACCOUNT, "ord_early").pipe(Effect.provide(database)))!
+      expect(row.status).toBe("triggered")
+      expect(row.triggerPosition).toBe(pump[0]!.position)
+      expect(first.actors.stats().checkpoint.flushes).toBe(0)
+      expect(first.hooks.triggerWrites().statements).toBe(1)
+      yield* first.close // dies: no checkpoint was ever written, so the next process replays the trade
+
+      const next = yield* openActors()
+      yield* committedToEnd
+      expect(next.actors.state("solana", m.mint)?.core?.lastPosition).toBe(pump.at(-1)!.position)
+      yield* next.hooks.sync
+      expect(next.hooks.books.book(`solana:${m.mint}`)).toBeUndefined() // not open: not loaded, so the replay cannot trigger it
+      expect((yield* triggeredRows(endpoint.id)).map((r) => r.data.clientOrderId)).toEqual(["c-early"])
+      expect(executed.filter((id) => id === "ord_early")).toEqual(["ord_early"])
+      yield* next.close
+    })
+  )
+  it.scoped("the one-statement trigger write: its order.triggered payload is triggeredData of the row it moved (expiry and trail included); a stale fence moves nothing", () =>
+    Effect.gen(function* () {
+      const { database } = yield* Shared
+      const sql = yield* sqlOf
+      const webhooks = yield* WebhookService.make({ masterKey, allowLoopbackForTests: true }).pipe(Effect.provide(database))
+      const endpoint = yield* webhooks.create({ accountId: "acct_orders_statement", testAccount: true }, { url: "http://127.0.0.1:9/statement", events: ["order.triggered"] })
+      const expiresAtMs = Date.parse("2031-05-06T07:08:09.123Z")
+      const base = { accountId: "acct_orders_statement", mint: "So1OrdersStatement", afterPosition: "s:0", expiresAtMs }
+      yield* createOrder(order({ id: "ord_st_limit", clientOrderId: "c-st-limit", ...base, level: "1.5" }), Date.now()).pipe(Effect.provide(database))
+      yield* createOrder(order({ id: "ord_st_trail", clientOrderId: "c-st-trail", ...base, trigger: "trailing_stop", trailBps: 750, watermark: { num: 3n, den: 2n } }), Date.now()).pipe(Effect.provide(database))
+      yield* createOrder(order({ id: "ord_st_fenced", clientOrderId: "c-st-fenced", ...base, level: "2" }), Date.now()).pipe(Effect.provide(database))
+      yield* sql`INSERT INTO partition_owners (owner, partition, epoch) VALUES ('market', 901, 3)`
+      const write = { price: { num: 7n, den: 3n }, position: "s:9", atMs: Date.parse("2030-01-02T03:04:05.678Z") }
+      const moved = yield* markTriggeredAll(
+        [
+          { id: "ord_st_limit", ...write, watermark: null, stopPrice: null, fence: { owner: "market", partition: 901, epoch: 3 } },
+          { id: "ord_st_trail", ...write, watermark: { num: 5n, den: 2n }, stopPrice: { num: 37n, den: 16n } },
+          { id: "ord_st_fenced", ...write, watermark: null, stopPrice: null, fence: { owner: "market", partition: 901, epoch: 2 } }
+        ],
+        Date.now()
+      ).pipe(Effect.provide(database))
+      expect(moved.map((r) => r.id).sort()).toEqual(["ord_st_limit", "ord_st_trail"])
+      expect((yield* readOrder("acct_orders_statement", "ord_st_fenced").pipe(Effect.provide(database)))!.status).toBe("open")
+      const stored = new Map((yield* triggeredRows(endpoint.id)).map((r) => [r.id, r.data]))
+      for (const row of moved) {
+        expect(row.status).toBe("triggered")
+        expect(row.triggeredAtMs).toBe(write.atMs)
+        expect(stored.get(keyedEventId(`order.triggered:${row.id}`))).toEqual(triggeredData(row))
+      }
+      expect(stored.get(keyedEventId("order.triggered:ord_st_trail"))).toMatchObject({ expiresAt: "2031-05-06T07:08:09.123Z", trailBps: 750, trailWatermark: "2.5" })
+      // Again: nothing is open any more, so nothing moves and no event is added.
+      expect(yield* markTriggeredAll([{ id: "ord_st_limit", ...write, watermark: null, stopPrice: null }], Date.now()).pipe(Effect.provide(database))).toEqual([])
+      expect(yield* triggeredRows(endpoint.id)).toHaveLength(2)
     })
   )
   it.scoped("a partition handed to another actors process: its trailing stops take the previous owner's watermark, so the stop is where the trades put it", () =>
@@ -266,7 +343,9 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
         Effect.provide(database)
       )
       const holds = (p: { hooks: OrderHooks }) => p.hooks.books.book(`solana:${m.mint}`)?.trailing.some((o) => o.id === "ord_moved") === true
-      yield* eventuallyEffect(Effect.sync(() => holds(a) && holds(b)), { what: "both processes to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+      yield* eventuallyEffect(Effect.sync(() => holds(b)), { what: "B, the owner, to hold the order", deadlineMs: 10_000, intervalMs: 10 })
+      yield* a.hooks.sync
+      expect(holds(a)).toBe(false) // not A's partition: A's follow leaves it to B
 
       // B sees the pump and makes its watermark durable; A never sees it.
       const pump = m.buy("whale", 5n * SOL)

@@ -41,6 +41,13 @@ export const subscriptionMaxBatch = (maxBatch: number | undefined): number | Bus
   return isPositiveInt(n) && n <= MAX_BATCH_LIMIT ? n : invalid(`maxBatch must be 1..${MAX_BATCH_LIMIT}, got ${n}`)
 }
 
+/** Runs a subscription's `onRevoked` for a partition once, logging a failure. */
+export const notifyRevoked = (onRevoked: (partition: number) => Effect.Effect<void, unknown>, partition: number): Effect.Effect<void> =>
+  Effect.suspend(() => onRevoked(partition)).pipe(
+    Effect.sandbox,
+    Effect.catchAll((cause) => Effect.logWarning("bus: onRevoked failed", Cause.squash(cause)))
+  )
+
 /** Runs a subscription's `onAssigned` for a partition until it succeeds (redelivery backoff), logging each failure. */
 export const notifyAssigned = (onAssigned: (partition: number) => Effect.Effect<void, unknown>, partition: number): Effect.Effect<void> =>
   Effect.suspend(() => onAssigned(partition)).pipe(

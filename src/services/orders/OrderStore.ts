@@ -15,7 +15,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { BookOrder, OrderSide, Price, TriggerKind } from "../../../actors/orders/OrderBook.js"
 import { formatPrice, formatPriceE18, parsePriceE18 } from "../../../actors/orders/OrderBook.js"
-import { enqueueKeyed } from "../webhooks/Outbox.js"
+import { keyedEventId } from "../webhooks/Outbox.js"
 
 export type OrderStatus = "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed"
 export const ORDER_STATUSES: ReadonlyArray<OrderStatus> = ["open", "triggered", "executed", "cancelled", "expired", "failed"]
@@ -275,6 +275,11 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
     }
   })
 
+/** The newest `rev` committed (0 without orders): where a follow that loads nothing at start begins. */
+export const latestRev: Effect.Effect<bigint, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`, (rows) => BigInt(rows[0]?.rev ?? 0))
+)
+
 /**
  * The newest `rev` handed out (the sequence's last value; 0 before the first): the follow's gate.
  * Every committed create or cancel has a `rev` at or below it, so while it is not above the last
@@ -317,29 +322,93 @@ export const triggeredData = (r: OrderRow): Record<string, unknown> => ({
 })
 
 /**
- * Flips an open order to `triggered` and records `order.triggered`, in one transaction; the row
- * when this call moved it, undefined when it was not open (triggered already, cancelled, expired).
+ * The ownership fence of a trigger write: the bus partition of the order's market and the epoch
+ * this process claimed it at (`partition_owners`, migration 0017). Absent: not fenced (one actors
+ * process consumes every partition).
+ */
+export interface TriggerFence {
+  readonly owner: string
+  readonly partition: number
+  readonly epoch: number
+}
+
+/**
+ * Flips open orders to `triggered` and records `order.triggered` for each, in ONE statement (so
+ * one round trip and its own implicit transaction): the fence's `partition_owners` rows are read
+ * `FOR SHARE` (a claim of the partition waits for it, and a write after a claim moves nothing of
+ * that partition), the conditional update moves each order still `open`, and the outbox rows
+ * of the orders it moved go to the account's endpoints subscribed to `order.triggered`, keyed by
+ * the order (`keyedEventId`), with the payload `triggeredData` describes (built by the statement
+ * from the row it updated: `OrderStore.test`/`orders.trigger.test` hold the two equal). Answers
+ * the rows this call moved, in no particular order; an order not open (triggered already,
+ * cancelled, expired) or fenced out is not among them.
+ */
+export const markTriggeredAll = (
+  writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>,
+  nowMs: number
+): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
+  writes.length === 0
+    ? Effect.succeed([])
+    : Effect.flatMap(SqlClient.SqlClient, (sql) => {
+        const now = new Date(nowMs)
+        const values = JSON.stringify(
+          writes.map((t) => ({
+            id: t.id,
+            event_id: keyedEventId(`order.triggered:${t.id}`),
+            owner: t.fence?.owner ?? null,
+            part: t.fence?.partition ?? null,
+            epoch: t.fence?.epoch ?? null,
+            at_ms: t.atMs,
+            price: formatPrice(t.price),
+            position: t.position,
+            watermark: t.watermark === null ? null : formatPrice(t.watermark),
+            stop_price: t.stopPrice === null ? null : formatPrice(t.stopPrice),
+            stored_watermark: t.watermark === null ? null : encodePrice(t.watermark),
+            trade_id: orderTradeId(t.id)
+          }))
+        )
+        return Effect.map(
+          sql<Raw & { readonly event_id: string }>`
+            WITH v AS (
+              SELECT * FROM jsonb_to_recordset(${values}::jsonb) AS v(id text, event_id text, owner text, part integer, epoch bigint,
+                at_ms bigint, price text, position text, watermark text, stop_price text, stored_watermark text, trade_id text)
+            ), owned AS (
+              SELECT p.owner, p.partition, p.epoch FROM partition_owners p
+              WHERE (p.owner, p.partition) IN (SELECT owner, part FROM v WHERE part IS NOT NULL)
+              FOR SHARE
+            ), t AS (
+              UPDATE limit_orders o SET status = 'triggered', updated_at = ${now},
+                triggered_at = timestamptz 'epoch' + v.at_ms * interval '1 millisecond',
+                trigger_price = v.price, trigger_position = v.position, trigger_watermark = v.watermark,
+                trigger_stop_price = v.stop_price, watermark = v.stored_watermark, client_trade_id = v.trade_id
+              FROM v LEFT JOIN owned ON owned.owner = v.owner AND owned.partition = v.part
+              WHERE o.id IN ${sql.in(writes.map((t) => t.id))} AND o.id = v.id AND o.status = 'open' AND (v.part IS NULL OR owned.epoch = v.epoch)
+              RETURNING o.*, v.event_id
+            ), d AS (
+              INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
+              SELECT t.event_id, e.id, e.account_id, 'order.triggered',
+                jsonb_build_object('clientOrderId', t.client_order_id, 'chain', t.chain, 'mint', t.mint, 'side', t.side,
+                  'amountRaw', t.amount_raw, 'targetPrice', t.level, 'price', t.trigger_price,
+                  'expiresAt', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'trigger', t.trigger)
+                || CASE WHEN t.trigger = 'trailing_stop'
+                     THEN jsonb_build_object('trailBps', t.trail_bps, 'trailWatermark', t.trigger_watermark, 'stopPrice', t.trigger_stop_price)
+                     ELSE '{}'::jsonb END,
+                ${now}, 'pending', 0, ${now}
+              FROM t JOIN webhook_endpoints e ON e.account_id = t.account_id AND e.status = 'active' AND e.events ? 'order.triggered'
+              ON CONFLICT (endpoint_id, id) DO NOTHING
+            )
+            SELECT * FROM t`,
+          (rows) => rows.map(toRow)
+        )
+      })
+
+/**
+ * Flips an open order to `triggered` and records `order.triggered` (`markTriggeredAll` of one,
+ * unfenced); the row when this call moved it, undefined when it was not open (triggered
+ * already, cancelled, expired).
  */
 export const markTriggered = (t: TriggerWrite, nowMs: number): Effect.Effect<OrderRow | undefined, SqlError, SqlClient.SqlClient> =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
-        const rows = yield* sql<Raw>`
-          UPDATE limit_orders SET status = 'triggered', updated_at = ${new Date(nowMs)}, triggered_at = ${new Date(t.atMs)},
-            trigger_price = ${formatPrice(t.price)}, trigger_position = ${t.position},
-            trigger_watermark = ${t.watermark === null ? null : formatPrice(t.watermark)},
-            trigger_stop_price = ${t.stopPrice === null ? null : formatPrice(t.stopPrice)},
-            watermark = ${t.watermark === null ? null : encodePrice(t.watermark)},
-            client_trade_id = ${orderTradeId(t.id)}
-          WHERE id = ${t.id} AND status = 'open'
-          RETURNING *`
-        if (rows.length === 0) return undefined
-        const row = toRow(rows[0]!)
-        yield* enqueueKeyed(`order.triggered:${row.id}`, "order.triggered", triggeredData(row), { accountId: row.accountId })
-        return row
-      })
-    )
-  )
+  Effect.map(markTriggeredAll([t], nowMs), (rows) => rows[0])
 
 /** The `clientTradeId` an order executes as: one per order, so the trade rail executes it once. */
 export const orderTradeId = (orderId: string): string => `order:${orderId}`

@@ -13,17 +13,25 @@
  *   market's price now (`OrderBooks.place`).
  * - Expiry by the wall clock: every tick sweeps the books and writes `expired` (conditional, no
  *   event); an order a trade reaches after its time expires with that trade's flush.
- * - Exactly once: the triggers of a market are written in the transaction of the checkpoint flush
- *   that writes the market's state (`checkpointWrite`), each by `markTriggered`'s conditional
- *   update with its outbox row, and only while the ownership fence keeps the market's partition;
- *   a replay after a crash triggers in memory again and moves no row. Expiries and raised
- *   trailing watermarks are written the same way, so a stored watermark never stands ahead of
- *   the stored state (a replay from the checkpoint meets the watermark the checkpoint saw).
+ * - Exactly once: a trigger is written by the trigger writer (a fiber woken by the drain that
+ *   decided it, no linger) on its own, not with its market's checkpoint: the triggers taken at
+ *   once go in one statement (`markTriggeredAll`: the conditional `open → triggered` update and
+ *   the outbox rows), fenced by the claim of the market's partition this process held when it
+ *   took them (none while it has never been handed one: one process consumes everything). A
+ *   trigger is never behind the checkpoint that passes its trade: a checkpoint flush waits
+ *   (`beforeCheckpoint`) until every trigger decided before it took its states is written or
+ *   fenced out. So a crash before the write replays the trade from a checkpoint before it and
+ *   triggers again in memory; one after it finds the order no longer open (not in the books
+ *   loaded at start, and the conditional update moves nothing). Expiries and raised trailing
+ *   watermarks stay in the checkpoint flush's transaction (`checkpointWrite`), so a stored
+ *   watermark never stands ahead of the stored state (a replay from the checkpoint meets the
+ *   watermark the checkpoint saw).
  * - A partition handed over (`assigned`): its markets' books are reloaded from the stored open
  *   orders, dropping what this process held for them (it may have owned them before and decided
  *   things the replay will decide again).
  * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
- *   is committed (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
+ *   is committed (the statement and the hand-off are one uninterruptible step, so a process
+ *   stopping in between still hands it off) (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
  *   has none). Without a port, or when a process dies between the commit and the hand-off, the
  *   order stays `triggered` and the executor's recovery pass (`OrderExecutor.recover`, in the
  *   processes that run the trade rail) takes it.
@@ -33,11 +41,24 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, type Scope } from "effect"
 import type { MarketOutput, MarketState } from "../../../actors/market/MarketActor.js"
 import type { BookOrder } from "../../../actors/orders/OrderBook.js"
-import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
-import type { CheckpointWrite } from "../../../actors/runtime/Checkpointer.js"
-import type { RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
+import { OrderBooks, type PendingOutput } from "../../../actors/orders/OrderBooks.js"
+import { type CheckpointWrite, flushRetrySchedule } from "../../../actors/runtime/Checkpointer.js"
+import { Waiters, Wakeup } from "../../../actors/runtime/internal/Wakeup.js"
+import type { PartitionClaim, RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
-import { bookOrderOf, changedSince, loadOpen, markExpired, markTriggered, marketKeyOf, type OrderRow, revHandedOut, saveWatermark } from "./OrderStore.js"
+import {
+  bookOrderOf,
+  changedSince,
+  loadOpen,
+  markExpired,
+  markTriggeredAll,
+  marketKeyOf,
+  type OrderRow,
+  latestRev,
+  revHandedOut,
+  saveWatermark,
+  type TriggerFence
+} from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -53,14 +74,28 @@ export interface OrderTriggerOptions {
   /** Rows per follow read (default 1,000). */
   readonly syncBatch?: number
   readonly execution?: OrderExecution
+  /**
+   * The process consumes a share of the bus partitions (the actors role on Kafka, the runtime's
+   * `reloadOnAssign`): no order is loaded at start, a partition's books are loaded when it is
+   * assigned (`assigned`) and dropped when it is revoked (`revoked`), and the follow places only
+   * orders of markets in partitions held here. Without it every open order is loaded at start
+   * (one process consumes every partition); a first `assigned` then drops the books of the
+   * partitions not claimed.
+   */
+  readonly partitioned?: boolean
 }
 
-export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned"> & {
+/** Most triggers one statement writes (`markTriggeredAll`); more taken at once go in several. */
+export const TRIGGERS_PER_STATEMENT = 500
+
+export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint"> & {
   readonly books: OrderBooks
   /** Reads what changed since the last read into the books now (the loop also does every interval). */
   readonly sync: Effect.Effect<void, SqlError>
   /** How many times the follow read `limit_orders` (the gate skips the read while nothing changed). */
   readonly followReads: () => number
+  /** Trigger statements written (`markTriggeredAll`), and triggers the fence left out. */
+  readonly triggerWrites: () => { readonly statements: number; readonly fencedOut: number }
 }
 
 /**
@@ -76,17 +111,100 @@ export const orderTriggerHooks =
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
       const placeRow = (r: OrderRow) => {
         const key = marketKeyOf(r)
+        if (fenceOf(key) === undefined) return Effect.void // its partition is not held here: its owner places it
         if (!books.place(key, bookOrderOf(r), marketState(key))) {
           // Over the bound: the order stays open in the table and is not watched here.
           return Effect.logError(`orders: ${options.maxOrders ?? 1_000_000} open orders held; order ${r.id} is not watched`)
         }
         return Effect.void
       }
-      let rev = yield* withSql(
-        loadOpen(syncBatch, (rows) => {
-          for (const r of rows) books.place(marketKeyOf(r), bookOrderOf(r), undefined)
-        })
-      )
+      // The trigger writer: what the drains decided, written at once (one statement for what was
+      // taken together), fenced by the claim held when taken; then handed to the execution.
+      const wake = new Wakeup()
+      const written = new Waiters()
+      let inFlightMin = Number.POSITIVE_INFINITY
+      let statements = 0
+      let fencedOut = 0
+      /** Every output up to this `seq` is no trigger waiting to be written. */
+      const writtenThrough = (): number => {
+        const low = Math.min(books.oldestPendingTrigger(), inFlightMin)
+        return low === Number.POSITIVE_INFINITY ? books.outputsCount() : low - 1
+      }
+      // The claims this process holds (`assigned`, less `revoked`); undefined while not
+      // partitioned and never handed a partition: every market is held, writes are not fenced.
+      let claims: Map<number, PartitionClaim> | undefined = options.partitioned === true ? new Map() : undefined
+      let partitionOf: ((key: string) => number) | undefined
+      /** The fence of a market's writes: null when not fenced, undefined when its partition is not held here. */
+      const fenceOf = (marketKey: string): TriggerFence | null | undefined => {
+        if (claims === undefined) return null
+        const claim = partitionOf === undefined ? undefined : claims.get(partitionOf(marketKey))
+        return claim === undefined ? undefined : { owner: claim.owner, partition: claim.partition, epoch: claim.epoch }
+      }
+      const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
+        const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
+        const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
+        return fence === null ? write : { ...write, fence }
+      }
+      const handOff = (rows: ReadonlyArray<OrderRow>): Effect.Effect<void> =>
+        options.execution === undefined ? Effect.void : Effect.forEach(rows, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
+      const writeTriggers: Effect.Effect<never> = Effect.gen(function* () {
+        while (true) {
+          const taken = books.takeTriggers()
+          if (taken.length === 0) {
+            yield* wake.wait
+            continue
+          }
+          inFlightMin = taken[0]!.seq
+          const writes: Array<ReturnType<typeof writeOf>> = []
+          for (const p of taken) {
+            const fence = fenceOf(p.marketKey)
+            if (fence === undefined) fencedOut++ // the partition is no longer this process's: its new owner replays the trade
+            else writes.push(writeOf(p, fence))
+          }
+          for (let i = 0; i < writes.length; i += TRIGGERS_PER_STATEMENT) {
+            const chunk = writes.slice(i, i + TRIGGERS_PER_STATEMENT)
+            // The statement and the hand-off of what it moved: one step a stop does not cut in two.
+            const attempt = Effect.uninterruptible(
+              Effect.flatMap(Effect.flatMap(Clock.currentTimeMillis, (nowMs) => withSql(markTriggeredAll(chunk, nowMs))), (rows) =>
+                Effect.sync(() => {
+                  statements++
+                  fencedOut += chunk.length - rows.length
+                }).pipe(Effect.zipRight(handOff(rows)))
+              )
+            )
+            yield* attempt.pipe(
+              Effect.tapError((e) => Effect.logWarning(`orders: writing ${chunk.length} triggers failed; retrying`, e)),
+              Effect.retry(flushRetrySchedule),
+              Effect.orDie
+            )
+          }
+          inFlightMin = Number.POSITIVE_INFINITY
+          written.release(writtenThrough())
+        }
+      })
+      yield* Effect.forkScoped(writeTriggers)
+      /**
+       * A drain (or a catch-up) decided outputs: the triggers are written now; answers whether an
+       * expiry waits, which the next checkpoint flush writes (the caller hurries it).
+       */
+      const decided = (): boolean => {
+        if (books.oldestPendingTrigger() !== Number.POSITIVE_INFINITY) wake.notify()
+        return books.hasPendingExpiry()
+      }
+      const applied = (key: string, event: ChainEvent, state: MarketState | undefined): boolean => books.applied(key, event, state) && decided()
+      // A checkpoint flush that takes states waits for the triggers decided before it: a trigger is never behind the checkpoint that passes its trade.
+      const beforeCheckpoint = (): Effect.Effect<void> => {
+        const target = books.outputsCount()
+        return written.await(target, writtenThrough)
+      }
+
+      let rev = options.partitioned === true
+        ? yield* withSql(latestRev) // the books come with the partitions (`assigned`)
+        : yield* withSql(
+            loadOpen(syncBatch, (rows) => {
+              for (const r of rows) books.place(marketKeyOf(r), bookOrderOf(r), undefined)
+            })
+          )
       yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
 
       let followReads = 0
@@ -105,8 +223,9 @@ export const orderTriggerHooks =
             if (r.status === "open") yield* placeRow(r)
             else books.cancel(r.id, marketKeyOf(r))
           }
-          // An order caught up on the price now (it was crossed before this process learnt of it): written by the next flush, now.
-          if (books.pendingCount() > pending) hurryCheckpoint()
+          // An order caught up on the price now (it was crossed before this process learnt of it):
+          // a trigger is written now; an expiry by the next flush, now.
+          if (books.pendingCount() > pending && decided()) hurryCheckpoint()
           if (rows.length < syncBatch) break
         }
         const nowMs = yield* Clock.currentTimeMillis
@@ -122,45 +241,38 @@ export const orderTriggerHooks =
         )
       )
 
-      // With each checkpoint flush, in its transaction: the triggers and raised watermarks of the
+      // With each checkpoint flush, in its transaction: the expiries and raised watermarks of the
       // markets whose states it writes (or were durable already: a catch-up on a market that
-      // has not moved since) and this process still owns; the executions once it committed.
+      // has not moved since) and this process still owns.
       const checkpointWrite = (covered: (key: string) => boolean): CheckpointWrite | undefined => {
-        const taken = books.take(covered)
+        const taken = books.take(covered, false)
         if (taken.outputs.length === 0 && taken.watermarks.size === 0) return undefined
-        let triggered: Array<OrderRow> = []
         const write = (kept: (key: string) => boolean): Effect.Effect<void, SqlError> =>
           withSql(
             Effect.gen(function* () {
-              triggered = []
               const nowMs = yield* Clock.currentTimeMillis
               for (const [id, watermark] of taken.watermarks) {
                 const marketKey = taken.watermarkMarkets.get(id)
                 if (marketKey === undefined || kept(marketKey)) yield* saveWatermark(id, watermark)
               }
               for (const { marketKey, output } of taken.outputs) {
-                if (!kept(marketKey)) continue
-                if (output._tag === "Expired") {
-                  yield* markExpired(output.order.id, nowMs)
-                  continue
-                }
-                const row = yield* markTriggered(
-                  { id: output.order.id, price: output.price, position: output.position, atMs: output.atMs, watermark: output.watermark, stopPrice: output.stopPrice },
-                  nowMs
-                )
-                if (row !== undefined) triggered.push(row)
+                if (kept(marketKey) && output._tag === "Expired") yield* markExpired(output.order.id, nowMs)
               }
             })
           )
-        const committed = Effect.suspend(() =>
-          options.execution === undefined ? Effect.void : Effect.forEach(triggered, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
-        )
-        return { write, committed }
+        return { write, committed: Effect.void }
       }
       // A partition handed over: its markets' books are reloaded from the stored open orders (the
       // watermarks their last checkpoint wrote), since the partition is replayed from there.
-      const assigned = (holds: (key: string) => boolean): Effect.Effect<void, SqlError> =>
+      const assigned = (holds: (key: string) => boolean, claim: PartitionClaim): Effect.Effect<void, SqlError> =>
         exclusive.withPermits(1)(Effect.gen(function* () {
+          partitionOf = claim.partitionOf
+          if (claims === undefined) {
+            // Handed a partition though loaded whole at start: from now only claimed partitions are held.
+            claims = new Map([[claim.partition, claim]])
+            books.reload((key) => !claims!.has(claim.partitionOf(key)), [])
+          }
+          claims.set(claim.partition, claim)
           const stored: Array<readonly [string, BookOrder]> = []
           yield* withSql(
             loadOpen(syncBatch, (rows) => {
@@ -171,6 +283,30 @@ export const orderTriggerHooks =
             })
           )
           books.reload(holds, stored)
+          written.release(writtenThrough()) // the partition's triggers not yet taken were dropped
+          yield* Effect.logInfo(`orders: partition ${claim.partition} assigned; ${stored.length} open orders loaded, ${books.size()} held`)
         }))
-      return { books, applied: books.applied, checkpointWrite, assigned, sync, followReads: () => followReads }
+      // A partition taken from this process: its books and undecided outputs are dropped (its new
+      // owner loads them and replays from the checkpoints); a trigger of it in flight is fenced.
+      const revoked = (holds: (key: string) => boolean, partition: number): Effect.Effect<void> =>
+        exclusive.withPermits(1)(
+          Effect.suspend(() => {
+            claims?.delete(partition)
+            const before = books.size()
+            books.reload(holds, [])
+            written.release(writtenThrough())
+            return Effect.logInfo(`orders: partition ${partition} revoked; ${before - books.size()} open orders dropped, ${books.size()} held`)
+          })
+        )
+      return {
+        books,
+        applied,
+        checkpointWrite,
+        beforeCheckpoint,
+        assigned,
+        revoked,
+        sync,
+        followReads: () => followReads,
+        triggerWrites: () => ({ statements, fencedOut })
+      }
     })
