@@ -67,11 +67,14 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
    * written, `checkpointWrite` writes expiries and raised watermarks in the transaction of the
    * checkpoint that passes them, `assigned` reloads a partition's books when it is handed
    * over and `revoked` drops them when it is taken away. Absent: no order is checked.
+   * `routedDurable` resolves once every batch routed so far is durable on the bus: a trigger is
+   * written only for a trade the log keeps.
    */
   readonly orders?: (
     sql: SqlClient.SqlClient,
     marketState: (key: string) => MarketState | undefined,
-    hurryCheckpoint: () => void
+    hurryCheckpoint: () => void,
+    routedDurable: () => Effect.Effect<void, BusError>
   ) => Effect.Effect<Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint">, SqlError, Scope.Scope>
 }
 
@@ -158,12 +161,25 @@ export const make = (
     // The order books read the runtime's states once it exists (it does before any event is applied).
     let runtimeState: ((key: string) => MarketState | undefined) | undefined
     let hurryCheckpoint: (() => void) | undefined
-    const ordered = orders === undefined ? undefined : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key), () => hurryCheckpoint?.())
+    let routedDurable: (() => Effect.Effect<void, BusError>) | undefined
+    const ordered =
+      orders === undefined
+        ? undefined
+        : yield* orders(yield* SqlClient.SqlClient, (key) => runtimeState?.(key), () => hurryCheckpoint?.(), () => routedDurable?.() ?? Effect.void)
     // Both wait before a checkpoint flush: the market's webhook notices written, the triggers decided before it written.
     const before = [announced.beforeCheckpoint, ordered?.beforeCheckpoint].filter((f) => f !== undefined)
     const announce = {
       ...announced,
-      ...(before.length === 0 ? {} : { beforeCheckpoint: () => Effect.forEach(before, (f) => f(), { discard: true }) }),
+      // Each hook is called when the flush takes its states (the webhook outbox empties its notices
+      // into the write then, and a retried flush retries that write); only the waits are run later.
+      ...(before.length === 0
+        ? {}
+        : {
+            beforeCheckpoint: () => {
+              const waits = before.map((f) => f())
+              return Effect.forEach(waits, (w) => w, { discard: true })
+            }
+          }),
       ...(ordered?.applied === undefined ? {} : { applied: ordered.applied }),
       ...(ordered?.assigned === undefined ? {} : { assigned: ordered.assigned }),
       ...(ordered?.revoked === undefined ? {} : { revoked: ordered.revoked }),
@@ -188,6 +204,7 @@ export const make = (
     )
     runtimeState = runtime.state
     hurryCheckpoint = runtime.hurryCheckpoint
+    routedDurable = runtime.routedDurable
     const actors: MarketActorsShape = {
       stats: runtime.stats,
       state: (chain, mint) => runtime.state(actorKey(chain, mint)),

@@ -28,7 +28,7 @@ import * as MarketActors from "../actors/MarketActors.js"
 import { defaultConfig, makeStep, type MarketState } from "../actors/market/MarketActor.js"
 import { type BookOrder, formatPriceE18, type Price } from "../actors/orders/OrderBook.js"
 import { currentPrice, OrderBooks } from "../actors/orders/OrderBooks.js"
-import { Bus, Topics } from "../ingest/bus/Bus.js"
+import { Bus, type BusError, Topics } from "../ingest/bus/Bus.js"
 import { EmbeddedBus } from "../ingest/bus/EmbeddedBus.js"
 import { busKey, type ChainEvent } from "../ingest/ChainEvent.js"
 import { encodeChainEvent } from "../ingest/ChainEventCodec.js"
@@ -207,9 +207,9 @@ const latencyPhase = async () => {
     // When the drain decided the trigger (the books' hook answered with a trigger waiting): splits a sample in two.
     let decidedAt = 0
     let hooks: OrderHooks | undefined
-    const orders = (s: SqlClient.SqlClient, state: (key: string) => MarketState | undefined, hurry: () => void) =>
+    const orders = (s: SqlClient.SqlClient, state: (key: string) => MarketState | undefined, hurry: () => void, durable: () => Effect.Effect<void, BusError>) =>
       Effect.map(
-        orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry),
+        orderTriggerHooks({ syncIntervalMs: 10, execution: { execute: (row) => Effect.sync(() => void handedAt.set(row.id, performance.now())) } })(s, state, hurry, durable),
         (h): OrderHooks => {
           hooks = h
           return {

@@ -322,6 +322,12 @@ export interface ShardedRuntime<S> {
   readonly sweepHistory: () => number
   /** Asks for a checkpoint flush now, even with no state dirty (`Checkpointer.hurry`): a hook has something to write with it. */
   readonly hurryCheckpoint: () => void
+  /**
+   * Resolves once every batch routed so far is durable on the bus (the wait a checkpoint flush
+   * makes; at once when the bus delivers only durable records): a hook that makes something
+   * derived from an event durable outside the checkpoint waits for it first.
+   */
+  readonly routedDurable: () => Effect.Effect<void, BusError>
 }
 
 /**
@@ -771,6 +777,7 @@ export const make = <S, E, O>(
       }),
       state: (key) => shardFor(key).states.get(key),
       sweepHistory,
-      hurryCheckpoint: () => checkpointer.hurry()
+      hurryCheckpoint: () => checkpointer.hurry(),
+      routedDurable: () => (routedDurable.size === 0 ? Effect.void : Effect.forEach([...routedDurable.values()], (d) => d, { discard: true }))
     }
   })

@@ -7,16 +7,16 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import { Context, Deferred, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 import * as MarketActors from "../../actors/MarketActors.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
-import { Bus, type BusShape, Topics } from "../../ingest/bus/Bus.js"
+import { Bus, type BusError, type BusShape, Topics } from "../../ingest/bus/Bus.js"
 import { cancelOrder, createOrder, markTriggered, markTriggeredAll, type NewOrder, readOrder, triggeredData } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
-import { eventuallyEffect } from "../support/eventually.js"
+import { consistently, eventuallyEffect } from "../support/eventually.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
 import { memoryBusAndPglite, publishEvents } from "../support/marketWorkload.js"
 
@@ -35,13 +35,14 @@ const executed: Array<string> = []
 const execution: OrderExecution = { execute: (row) => Effect.sync(() => void executed.push(row.id)) }
 
 /** One actors "process" in a scope of its own (closing it without a flush is the process dying). */
-const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false, checkpointLingerMs = 1) =>
+const openActors = (checkpointIntervalMs = 100, reloadOnAssign = false, checkpointLingerMs = 1, durableGate: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function* () {
     const { bus, database } = yield* Shared
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     let hooks: OrderHooks | undefined
-    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
-      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
+    // `durableGate` stands for a bus whose records become durable later than they are read (the embedded bus's group commit).
+    const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void, durable: () => Effect.Effect<void, BusError>) =>
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution })(sql, state, hurry, () => Effect.zipRight(durableGate, durable())), (h) => Effect.sync(() => (hooks = h)))
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs, checkpointLingerMs, reloadOnAssign }).pipe(Effect.provideService(Bus, bus), Effect.provide(database), Scope.extend(scope))
     return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
   })
@@ -286,6 +287,43 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       yield* next.close
     })
   )
+  it.scoped("a trigger waits for its crossing trade to be durable on the bus: nothing is written or handed off before, then once", () =>
+    Effect.gen(function* () {
+      const { bus, database } = yield* Shared
+      const m = new SimMarket(new ChainClock("solana"), { mint: "So1OrdersDurable" })
+      yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
+      const gate = yield* Deferred.make<void>()
+      const first = yield* openActors(100, false, 1, Deferred.await(gate))
+      yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
+      const now = currentPrice(first.actors.state("solana", m.mint))!
+      yield* createOrder(order({ id: "ord_durable", clientOrderId: "c-durable", mint: m.mint, afterPosition: now.position, level: formatPriceE18(scaled(now.price, 102n, 100n)) }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      yield* first.hooks.sync
+      const pump = m.buy("whale", 2n * SOL)
+      yield* publishEvents(bus, pump)
+      yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint)?.core?.lastPosition === pump.at(-1)!.position), {
+        what: "the crossing trade applied (its trigger decided)",
+        deadlineMs: 10_000,
+        intervalMs: 5
+      })
+      // The trade is applied and the trigger decided, but the bus has not said the trade is durable: nothing is written or handed off.
+      yield* Effect.promise(() =>
+        consistently(async () => !executed.includes("ord_durable") && (await Effect.runPromise(readOrder(ACCOUNT, "ord_durable").pipe(Effect.provide(database))))?.status === "open", {
+          what: "the order open and not handed off while its trade is not durable",
+          forMs: 300,
+          intervalMs: 20
+        })
+      )
+      expect(first.hooks.triggerWrites().statements).toBe(0)
+      yield* Deferred.succeed(gate, undefined)
+      yield* eventuallyEffect(Effect.sync(() => executed.includes("ord_durable")), { what: "the execution handed off once the trade is durable", deadlineMs: 10_000, intervalMs: 5 })
+      expect((yield* readOrder(ACCOUNT, "ord_durable").pipe(Effect.provide(database)))!.status).toBe("triggered")
+      expect(executed.filter((id) => id === "ord_durable")).toEqual(["ord_durable"])
+      yield* first.close
+    })
+  )
+
   it.scoped("the one-statement trigger write: its order.triggered payload is triggeredData of the row it moved (expiry and trail included); a stale fence moves nothing", () =>
     Effect.gen(function* () {
       const { database } = yield* Shared

@@ -46,6 +46,7 @@ import { type CheckpointWrite, flushRetrySchedule } from "../../../actors/runtim
 import { Waiters, Wakeup } from "../../../actors/runtime/internal/Wakeup.js"
 import type { PartitionClaim, RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
+import type { BusError } from "../../../ingest/bus/Bus.js"
 import {
   bookOrderOf,
   changedSince,
@@ -104,7 +105,12 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
  */
 export const orderTriggerHooks =
   (options: OrderTriggerOptions = {}) =>
-  (sql: SqlClient.SqlClient, marketState: (key: string) => MarketState | undefined, hurryCheckpoint: () => void = () => {}): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
+  (
+    sql: SqlClient.SqlClient,
+    marketState: (key: string) => MarketState | undefined,
+    hurryCheckpoint: () => void = () => {},
+    routedDurable: () => Effect.Effect<void, BusError> = () => Effect.void
+  ): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
     Effect.gen(function* () {
       const books = new OrderBooks(options.maxOrders ?? 1_000_000)
       const syncBatch = options.syncBatch ?? 1000
@@ -155,6 +161,14 @@ export const orderTriggerHooks =
             continue
           }
           inFlightMin = taken[0]!.seq
+          // The trades that crossed are durable on the bus first (the embedded bus delivers records
+          // before their fsync): a trigger, and the money its execution moves, never stands on a
+          // record a crash could lose (the runtime's rule for everything derived from events).
+          yield* routedDurable().pipe(
+            Effect.tapError((e) => Effect.logWarning("orders: waiting for the crossing trades to be durable failed; retrying", e)),
+            Effect.retry(flushRetrySchedule),
+            Effect.orDie
+          )
           const writes: Array<ReturnType<typeof writeOf>> = []
           for (const p of taken) {
             const fence = fenceOf(p.marketKey)
