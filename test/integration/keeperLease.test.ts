@@ -83,7 +83,7 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     await eventually(async () => (a.sent.count + b.sent.count >= 5 ? true : undefined), { what: "the active keeper to send", intervalMs: 20 })
     const [active, standby] = a.sent.count > 0 ? [a, b] : [b, a]
     // Over more than three lease lengths (600 ms) the standby never sends.
-    await consistently(() => standby.sent.count === 0, { what: "the standby keeper sends nothing", forMs: 2_000, intervalMs: 20 })
+    await consistently(() => standby.sent.count === 0, { what: "the standby keeper sends nothing", forMs: 2_000, intervalMs: 20, detail: () => `the standby sent ${standby.sent.count}, the active ${active.sent.count}` })
     expect(active.sent.count).toBeGreaterThan(5)
     await run(Fiber.interrupt(active.fiber))
     const stoppedAt = active.sent.count
@@ -97,7 +97,7 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const dead = makeRowLeases(sqlA, { leaseMs: 1_500 })
     expect(await run(dead.take(KEEPER_LEASE.kind, KEEPER_LEASE.key))).toBe(true)
     const c = await keeper(pools === 2 ? await pool(scope, false) : sqlA)
-    await consistently(() => c.sent.count === 0, { what: "the keeper stands by while the dead holder's lease lives", forMs: 700, intervalMs: 20 })
+    await consistently(() => c.sent.count === 0, { what: "the keeper stands by while the dead holder's lease lives", forMs: 700, intervalMs: 20, detail: () => `it sent ${c.sent.count}` })
     await eventually(async () => (c.sent.count > 0 ? true : undefined), { what: "the dead holder's lease to end", intervalMs: 20, deadlineMs: 10_000 })
     await run(Fiber.interrupt(c.fiber))
     await freeTheLease()
@@ -112,7 +112,7 @@ const keeperSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     const lostAt = doomed.sent.count
     await eventually(async () => (other.sent.count > 0 ? true : undefined), { what: "the other keeper to take over", intervalMs: 20, deadlineMs: 10_000 })
     // At most the send already past its check.
-    await consistently(() => doomed.sent.count <= lostAt + 1, { what: "the holder that lost its database sends nothing more", forMs: 500, intervalMs: 20 })
+    await consistently(() => doomed.sent.count <= lostAt + 1, { what: "the holder that lost its database sends nothing more", forMs: 500, intervalMs: 20, detail: () => `it sent ${doomed.sent.count - lostAt} after losing its database` })
     await run(Effect.all([Fiber.interrupt(doomed.fiber), Fiber.interrupt(other.fiber)]))
     await freeTheLease()
   }, 30_000)

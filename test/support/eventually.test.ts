@@ -59,8 +59,10 @@ describe("consistently", () => {
       },
       { what: "nothing", forMs: 60, intervalMs: 10 }
     )
+    // It did not resolve before the span was over, and it checked several times on the way.
+    expect(Date.now() - startMs).toBeGreaterThanOrEqual(60)
     expect(checks).toBe(atMs.length)
-    expect(checks).toBeGreaterThanOrEqual(2)
+    expect(checks).toBeGreaterThanOrEqual(3)
     expect(atMs[0]).toBeLessThan(60)
     expect(atMs.at(-1)).toBeGreaterThanOrEqual(60)
     // A check that passes by returning nothing (an `expect` inside it) holds too.
@@ -75,6 +77,36 @@ describe("consistently", () => {
     )
     expect(Date.now() - startMs).toBeLessThan(5_000)
     expect(checks).toBeGreaterThanOrEqual(2)
+  })
+
+  it("breaking at the third check fails at once, naming what should have held and the detail", async () => {
+    let checks = 0
+    const startMs = Date.now()
+    await expect(
+      consistently(() => ++checks < 3, { what: "the standby sends nothing", forMs: 10_000, intervalMs: 1, detail: () => `sent at check ${checks}` })
+    ).rejects.toThrow(/^the standby sends nothing: stopped holding after \d+ ms \(check 3; it had to hold 10000 ms\)\nsent at check 3$/)
+    expect(checks).toBe(3)
+    expect(Date.now() - startMs).toBeLessThan(5_000)
+  })
+
+  it("an async check holds over the span and fails on its first false", async () => {
+    let checks = 0
+    const startMs = Date.now()
+    const held = await consistently(
+      async () => {
+        checks++
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        return true
+      },
+      { what: "an async read stays put", forMs: 40, intervalMs: 5 }
+    )
+    expect(Date.now() - startMs).toBeGreaterThanOrEqual(40)
+    expect(held).toBe(checks)
+    expect(checks).toBeGreaterThanOrEqual(3)
+    let n = 0
+    await expect(consistently(async () => ++n !== 2, { what: "async quiet", forMs: 10_000, intervalMs: 1 })).rejects.toThrow(/^async quiet: stopped holding after \d+ ms \(check 2;/)
+    // An async check that throws (a rejected `expect`) fails the wait with its own error.
+    await expect(consistently(async () => expect(await Promise.resolve(1)).toBe(2), { what: "async expect", forMs: 10_000 })).rejects.toThrow(/expected 1 to be 2/)
   })
 
   it("a change just before the span ends is still seen (the last check runs once it is over)", async () => {

@@ -67,6 +67,15 @@ export interface ConsistentlyOptions {
   readonly forMs: number
   /** Pause between checks. Default 10 ms. */
   readonly intervalMs?: number
+  /** More context for the failure of a check that answers `false` (e.g. what was seen instead). */
+  readonly detail?: () => string
+}
+
+const stoppedHolding = (options: ConsistentlyOptions, afterMs: number, checks: number): Error => {
+  const detail = options.detail?.()
+  return new Error(
+    `${options.what}: stopped holding after ${afterMs} ms (check ${checks}; it had to hold ${options.forMs} ms)${detail === undefined || detail === "" ? "" : `\n${detail}`}`
+  )
 }
 
 /** Checks `check` over `forMs` (its first run at once, its last at or after the end); resolves with the number of checks. */
@@ -75,7 +84,7 @@ export const consistently = async (check: () => boolean | void | Promise<boolean
   const startMs = Date.now()
   for (let checks = 1; ; checks++) {
     const elapsedBeforeMs = Date.now() - startMs
-    if ((await check()) === false) throw new Error(`${options.what}: stopped holding after ${Date.now() - startMs} ms (check ${checks}; it had to hold ${options.forMs} ms)`)
+    if ((await check()) === false) throw stoppedHolding(options, Date.now() - startMs, checks)
     if (elapsedBeforeMs >= options.forMs) return checks
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(intervalMs, options.forMs - (Date.now() - startMs)))))
   }
