@@ -7,7 +7,10 @@
  * past the window since, and the runtime's sweep, `makeTrimHistory`, has folded the history away).
  *
  * Run: `npm run bench:memory [-- --quick]` (node with `--expose-gc`). Prints a markdown section and,
- * unless --quick, rewrites it between the `memory` markers in docs/benchmarks.md.
+ * unless --quick, rewrites it between the `memory` markers in docs/benchmarks.md. The default
+ * (100,000 markets per case) took 151 s on the 2-core VM at load 6–7 (2026-11-30); --quick (10,000)
+ * about 18 s. It took over 15 minutes before the simulator's events were built without Schema
+ * validation (`validate: false` below, issue 34).
  */
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -43,7 +46,7 @@ const measure = (chain: ChainId, idle = false): { readonly bytesPerMarket: numbe
   for (let start = 0; start < MARKETS; start += 1_000) {
     const changes = new Map<string, MarketState | undefined>()
     for (let i = start; i < Math.min(MARKETS, start + 1_000); i++) {
-      const market = new SimMarket(clock, { mint: mintOf(i) })
+      const market = new SimMarket(clock, { mint: mintOf(i), validate: false })
       const events: Array<ChainEvent> = [market.created()]
       for (let t = 0; t < TRADES_PER_MARKET; t++) events.push(...market.buy(`Trader${(i + t) % 997}`.padEnd(44, "x"), 100_000_000n))
       for (const simulated of events) {
@@ -84,20 +87,25 @@ const loadStart = loads()
 type Case = "solana" | "hood" | "idle"
 const one = process.argv.find((a) => a.startsWith("--case="))?.slice("--case=".length) as Case | undefined
 if (one !== undefined) {
-  process.stdout.write(JSON.stringify(one === "solana" ? measure("solana") : measure("hood", one === "idle")) + "\n")
+  const result = one === "solana" ? measure("solana") : measure("hood", one === "idle")
+  const cpu = process.cpuUsage()
+  process.stdout.write(JSON.stringify({ ...result, cpuSeconds: (cpu.user + cpu.system) / 1e6 }) + "\n")
   process.exit(0)
 }
-const runCase = (c: Case): ReturnType<typeof measure> => {
+const startedMs = Date.now()
+const runCase = (c: Case): ReturnType<typeof measure> & { readonly cpuSeconds: number } => {
   const out = execFileSync(process.execPath, [...process.execArgv, import.meta.filename, `--case=${c}`, ...(quick ? ["--quick"] : [])], { encoding: "utf8", maxBuffer: 1 << 20 })
-  return JSON.parse(out.trim().split("\n").pop()!) as ReturnType<typeof measure>
+  return JSON.parse(out.trim().split("\n").pop()!) as ReturnType<typeof measure> & { readonly cpuSeconds: number }
 }
 const solana = runCase("solana")
 const hood = runCase("hood")
 const hoodIdle = runCase("idle")
+const tookS = Math.round((Date.now() - startedMs) / 1000)
+const cpuS = Math.round(solana.cpuSeconds + hood.cpuSeconds + hoodIdle.cpuSeconds)
 const section = [
   "## Memory per live market (`bench/memory.ts`)",
   "",
-  `- Date: ${new Date().toISOString()}; command: \`npm run bench:memory\`; Node ${process.version}, ${os.cpus().length} cores; load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()} (heap sizes do not depend on load).`,
+  `- Date: ${new Date().toISOString()} (took ${tookS} s, ${cpuS} s of CPU in the three case processes); command: \`npm run bench:memory${quick ? " -- --quick" : ""}\` (${quick ? "--quick: 10,000 markets per case; the default is 100,000" : "the default, 100,000 markets per case; `-- --quick` is 10,000"}); Node ${process.version}, ${os.cpus().length} cores; load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()} (heap sizes do not depend on load).`,
   `- ${MARKETS.toLocaleString("en")} markets per chain, ${TRADES_PER_MARKET} trades each, each encoded and decoded as the actors read it off the bus (so its strings are its own, as in production), applied through the market actor's step, published into the MarketIndex and every record serialized once (the cached JSON); heap after forced GC, shard states and index together (they share the state objects), each case in a fresh process. Hood all hot: every market's events within the reorg window (${defaultConfig.retractDepthBlocks} blocks), so each keeps its full retract window; Hood idle: the same markets after the chain moved ${defaultConfig.retractDepthBlocks} blocks past their last events and the runtime's history sweep ran.`,
   "",
   "| Chain | Retract events kept per market | Bytes per market | Total for the run | Budget (DESIGN.md) |",
@@ -105,6 +113,8 @@ const section = [
   `| solana | ${solana.kept} | ${solana.bytesPerMarket.toLocaleString("en")} | ${solana.totalMiB.toFixed(0)} MiB | 100k markets < 1 GiB (≤ 10,737 bytes each) |`,
   `| hood, all hot (8-event retract window) | ${hood.kept} | ${hood.bytesPerMarket.toLocaleString("en")} | ${hood.totalMiB.toFixed(0)} MiB | 100k markets < 1 GiB (≤ 10,737 bytes each) |`,
   `| hood, idle past the reorg window | ${hoodIdle.kept} | ${hoodIdle.bytesPerMarket.toLocaleString("en")} | ${hoodIdle.totalMiB.toFixed(0)} MiB | 100k markets < 1 GiB (≤ 10,737 bytes each) |`,
+  "",
+  "The simulator builds its events without Schema validation since 2026-11-30 (issue 34): the validated constructions left Effect's parser memo (a `WeakMap`) holding ~200 bytes per constructed event after GC, which earlier runs counted per market (Solana 4,669, Hood hot 9,909, idle 5,413 bytes on 2026-11-26), and cost a quarter of the CPU (the bench took over 15 minutes).",
   ""
 ].join("\n")
 process.stdout.write(section + "\n")

@@ -64,6 +64,12 @@ export interface SimMarketOptions {
   readonly symbol?: string
   /** The launching wallet (default `creator-<mint>`). */
   readonly creator?: string
+  /**
+   * Check every event against its Schema when built (default true: a test that builds an invalid
+   * event fails there). `bench/memory.ts` turns it off: its events are CurveMath-priced like every
+   * test's, and the check was a quarter of that bench's CPU (the instances are the same either way).
+   */
+  readonly validate?: boolean
 }
 
 let signatures = 0
@@ -82,6 +88,8 @@ export class SimMarket {
   readonly creator: string
   curve: CurveState
   pool: { quoteRaw: bigint; tokenRaw: bigint } | undefined = undefined
+  /** The Schema constructors' options: `true` skips validation (`SimMarketOptions.validate: false`). */
+  private readonly skipCheck: boolean
 
   constructor(
     readonly clock: ChainClock,
@@ -103,6 +111,7 @@ export class SimMarket {
       crossingModel: crossingModelOf(this.chain)
     }
     this.curve = initialState(this.params)
+    this.skipCheck = o.validate === false
   }
 
   /** The chain-side state, to roll the simulation back when a test retracts events. */
@@ -148,7 +157,7 @@ export class SimMarket {
       uri: `https://img.example/${this.mint}.png`,
       dexVersion: this.chain === "hood" ? "v4" : null,
       configHash: this.chain === "hood" ? "0xconfig" : null
-    })
+    }, this.skipCheck)
   }
 
   /** A curve buy; with `CurveCompleted` after it when it crosses. Refused quotes throw (a test bug). */
@@ -170,9 +179,9 @@ export class SimMarket {
       tokenReserveRaw: q.next.virtualTokenRaw,
       realQuoteRaw: q.next.realQuoteRaw,
       crossesGraduation: q.crossesGraduation
-    })
+    }, this.skipCheck)
     if (!q.crossesGraduation) return [trade]
-    return [trade, new CurveCompleted({ ...this.base(true), curve: `curve-${this.mint}`, realQuoteRaw: q.next.realQuoteRaw })]
+    return [trade, new CurveCompleted({ ...this.base(true), curve: `curve-${this.mint}`, realQuoteRaw: q.next.realQuoteRaw }, this.skipCheck)]
   }
 
   sell(trader: string, tokensInRaw: bigint): Trade {
@@ -193,7 +202,7 @@ export class SimMarket {
       tokenReserveRaw: q.next.virtualTokenRaw,
       realQuoteRaw: q.next.realQuoteRaw,
       crossesGraduation: false
-    })
+    }, this.skipCheck)
   }
 
   progress(status: "in_progress" | "delayed" | "cancelled", attempts: number, nextAttemptAtMs: number | null = null): MigrationProgress {
@@ -204,7 +213,7 @@ export class SimMarket {
       nextAttemptAtMs,
       gaveUpAtMs: status === "in_progress" ? null : this.clock.nowMs,
       lastError: status === "in_progress" ? null : "seeding failed"
-    })
+    }, this.skipCheck)
   }
 
   migrated(feeBps = 50): CurveMigrated {
@@ -215,7 +224,7 @@ export class SimMarket {
       quoteRaw: this.pool.quoteRaw,
       tokensRaw: this.pool.tokenRaw,
       feeBps
-    })
+    }, this.skipCheck)
   }
 
   /** A constant-product pool buy (fee in quote, 50 bps), for post-migration trading. */
@@ -239,15 +248,15 @@ export class SimMarket {
       tokenReserveRaw: this.pool.tokenRaw,
       realQuoteRaw: 0n,
       crossesGraduation: false
-    })
+    }, this.skipCheck)
   }
 
   feeClaimed(amountRaw: bigint): CreatorFeeClaimed {
-    return new CreatorFeeClaimed({ ...this.base(), recipient: this.creator, amountRaw })
+    return new CreatorFeeClaimed({ ...this.base(), recipient: this.creator, amountRaw }, this.skipCheck)
   }
 
   retracted(ids: ReadonlyArray<string>): Retracted {
-    return new Retracted({ ...this.base(), retractedIds: ids })
+    return new Retracted({ ...this.base(), retractedIds: ids }, this.skipCheck)
   }
 }
 
