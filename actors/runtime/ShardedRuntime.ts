@@ -377,6 +377,9 @@ export const make = <S, E, O>(
     // to be durable (a partition's records become durable in offset order), and the committer
     // waits for the batches it commits.
     const routedDurable = new Map<number, Effect.Effect<void, BusError>>()
+    /** The wait for every partition's newest routed batch as of this call (undefined: nothing to wait for). */
+    const routedDurableNow = (): Effect.Effect<void, BusError> | undefined =>
+      routedDurable.size === 0 ? undefined : Effect.forEach([...routedDurable.values()], (d) => d, { discard: true })
     // The partitions this process claimed (`reloadOnAssign`): partition → epoch (CheckpointStore.claim).
     const epochs = new Map<number, number>()
     const checkpointer = new Checkpointer<S>(
@@ -389,9 +392,8 @@ export const make = <S, E, O>(
         ...(hooks.checkpointWrite === undefined ? {} : { alongSave: hooks.checkpointWrite }),
         beforeSave: () => {
           const outputs = hooks.beforeCheckpoint?.()
-          if (routedDurable.size === 0) return outputs ?? Effect.void
-          const waits = [...routedDurable.values()]
-          const routed = Effect.forEach(waits, (d) => d, { discard: true })
+          const routed = routedDurableNow()
+          if (routed === undefined) return outputs ?? Effect.void
           return outputs === undefined ? routed : Effect.zipRight(routed, outputs)
         }
       },
@@ -778,6 +780,6 @@ export const make = <S, E, O>(
       state: (key) => shardFor(key).states.get(key),
       sweepHistory,
       hurryCheckpoint: () => checkpointer.hurry(),
-      routedDurable: () => (routedDurable.size === 0 ? Effect.void : Effect.forEach([...routedDurable.values()], (d) => d, { discard: true }))
+      routedDurable: () => routedDurableNow() ?? Effect.void
     }
   })
