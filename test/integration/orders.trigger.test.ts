@@ -58,6 +58,18 @@ const committedToEnd = Effect.gen(function* () {
 
 const scaled = (p: Price, num: bigint, den: bigint): bigint => (p.num * E18 * num) / (p.den * den)
 
+/** Once the market is applied, a limit sell 2% above its price now, read into the books. */
+const placeSellAbove = (first: Effect.Effect.Success<ReturnType<typeof openActors>>, mint: string, id: string, clientOrderId: string) =>
+  Effect.gen(function* () {
+    const { database } = yield* Shared
+    yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
+    const now = currentPrice(first.actors.state("solana", mint))!
+    yield* createOrder(order({ id, clientOrderId, mint, afterPosition: now.position, level: formatPriceE18(scaled(now.price, 102n, 100n)) }), Date.now()).pipe(
+      Effect.provide(database)
+    )
+    yield* first.hooks.sync
+  })
+
 const order = (o: Partial<NewOrder> & Pick<NewOrder, "id" | "clientOrderId" | "mint" | "afterPosition">): NewOrder => ({
   accountId: ACCOUNT,
   keyId: "key_orders",
@@ -261,12 +273,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
       // No checkpoint flush within the test: the trigger cannot ride on one.
       const first = yield* openActors(3_600_000, false, 3_600_000)
-      yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
-      const now = currentPrice(first.actors.state("solana", m.mint))!
-      yield* createOrder(order({ id: "ord_early", clientOrderId: "c-early", mint: m.mint, afterPosition: now.position, level: formatPriceE18(scaled(now.price, 102n, 100n)) }), Date.now()).pipe(
-        Effect.provide(database)
-      )
-      yield* first.hooks.sync
+      yield* placeSellAbove(first, m.mint, "ord_early", "c-early")
       const pump = m.buy("whale", 2n * SOL)
       yield* publishEvents(bus, pump)
       yield* eventuallyEffect(Effect.sync(() => executed.includes("ord_early")), { what: "the execution handed off", deadlineMs: 10_000, intervalMs: 5 })
@@ -294,12 +301,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       yield* publishEvents(bus, [m.created(), ...m.buy("early", SOL)])
       const gate = yield* Deferred.make<void>()
       const first = yield* openActors(100, false, 1, Deferred.await(gate))
-      yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint) !== undefined), { what: "the market applied", deadlineMs: 30_000, intervalMs: 10 })
-      const now = currentPrice(first.actors.state("solana", m.mint))!
-      yield* createOrder(order({ id: "ord_durable", clientOrderId: "c-durable", mint: m.mint, afterPosition: now.position, level: formatPriceE18(scaled(now.price, 102n, 100n)) }), Date.now()).pipe(
-        Effect.provide(database)
-      )
-      yield* first.hooks.sync
+      yield* placeSellAbove(first, m.mint, "ord_durable", "c-durable")
       const pump = m.buy("whale", 2n * SOL)
       yield* publishEvents(bus, pump)
       yield* eventuallyEffect(Effect.sync(() => first.actors.state("solana", m.mint)?.core?.lastPosition === pump.at(-1)!.position), {
