@@ -12,7 +12,7 @@ import * as MarketActors from "../../actors/MarketActors.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
 import { Bus, type BusError, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import { cancelOrder, createOrder, markTriggered, markTriggeredAll, type NewOrder, readOrder, triggeredData } from "../../src/services/orders/OrderStore.js"
+import { cancelOrder, createOrder, markTriggeredAll, type NewOrder, readOrder, triggeredData } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
@@ -184,7 +184,7 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       yield* first.close
 
       // Another writer (a replay, a partition's previous owner) triggering the same order moves nothing and records nothing.
-      const twice = yield* markTriggered({ id: "ord_limit", price: low, position: dump.position, atMs: dump.timestampMs, watermark: null, stopPrice: null }, Date.now()).pipe(
+      const [twice] = yield* markTriggeredAll([{ id: "ord_limit", price: low, position: dump.position, atMs: dump.timestampMs, watermark: null, stopPrice: null }], Date.now()).pipe(
         Effect.provide(database)
       )
       expect(twice).toBeUndefined()

@@ -402,14 +402,6 @@ export const markTriggeredAll = (
         )
       })
 
-/**
- * Flips an open order to `triggered` and records `order.triggered` (`markTriggeredAll` of one,
- * unfenced); the row when this call moved it, undefined when it was not open (triggered
- * already, cancelled, expired).
- */
-export const markTriggered = (t: TriggerWrite, nowMs: number): Effect.Effect<OrderRow | undefined, SqlError, SqlClient.SqlClient> =>
-  Effect.map(markTriggeredAll([t], nowMs), (rows) => rows[0])
-
 /** The `clientTradeId` an order executes as: one per order, so the trade rail executes it once. */
 export const orderTradeId = (orderId: string): string => `order:${orderId}`
 
