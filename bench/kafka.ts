@@ -24,7 +24,7 @@
  * fetches then hold what a real broker's would. The Kafka pipeline runs twice: with the defaults a
  * deployment gets (`KafkaBus.defaults`) and with the former 100 ms fetch wait (fewer latency
  * samples: each costs two waits on the mock). Run: `npm run bench:kafka [-- --quick]` (about
- * 2 minutes, --quick 1); prints a markdown section and, unless --quick, rewrites it between the
+ * 2 minutes, --quick 1); each backlog phase prints its bounds on the monotonic clock (µs) to stderr, the window to give `bench/cpuprofileSummary.ts` for a run under `node --cpu-prof`; prints a markdown section and, unless --quick, rewrites it between the
  * `kafka` markers in docs/benchmarks.md.
  */
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -130,6 +130,9 @@ const measure = async (dir: string, busLayer: () => Layer.Layer<Bus, BusError>, 
     while (total() < TRADES) await new Promise((r) => setTimeout(r, 2))
     const endedAt = performance.now()
     const cpu = process.cpuUsage(cpuAtFirst)
+    // For `--cpu-prof` runs: the consuming phase's bounds on the monotonic clock the profile's timestamps use (µs).
+    const monoNow = Number(process.hrtime.bigint() / 1000n)
+    console.error(`bench: ${roles ? "kafka" : "embedded"} backlog consumed over monotonic µs ${Math.round(monoNow - (endedAt - (firstAt ?? startedAt)) * 1000)} .. ${monoNow}`)
     const seconds = (endedAt - startedAt) / 1000
     const startupSeconds = ((firstAt ?? endedAt) - startedAt) / 1000
     const consumingSeconds = Math.max(1e-3, (endedAt - (firstAt ?? startedAt)) / 1000)
