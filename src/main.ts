@@ -83,11 +83,21 @@ const clusterRoleRefusal = (role: Exclude<Role, "all">, config: AppConfigShape):
   return `role '${role}' runs beside the other roles on Kafka, a PostgreSQL server and configured chain nodes: set ${missing.join(", ")} (or run --role all, the single process)`
 }
 
+/**
+ * `LOCAL_ACCOUNT=true` provisions the local account beside a PostgreSQL server (development, the
+ * benches' second database); its funds come from the embedded localnets, so configured chains
+ * refuse it.
+ */
+export const localAccountRefusal = (config: AppConfigShape): string | undefined =>
+  config.localAccount === true && (config.solana.rpcUrl !== undefined || config.solana.yellowstoneUrl !== undefined || config.hood.rpcUrl !== undefined)
+    ? "LOCAL_ACCOUNT=true provisions a local account funded by the embedded localnets: unset SOLANA_RPC_URL, YELLOWSTONE_URL and HOOD_RPC_URL, or unset LOCAL_ACCOUNT"
+    : undefined
+
 const program = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* startBackground(config, argv.includes("--quiet"))
-  const local = config.databaseUrl === undefined ? yield* provisionLocal(config) : undefined
+  const local = (config.localAccount ?? config.databaseUrl === undefined) ? yield* provisionLocal(config) : undefined
   if (local !== undefined) yield* fundLocalAccount(local.accountId)
   // Rewards now and then for the local account's embedded wallet, so a newcomer sees some to claim.
   const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
@@ -249,7 +259,11 @@ const apiProgram = Effect.gen(function* () {
 /** Parses the role, refuses a cluster role that lacks what it needs, then runs the role's program on its layers. */
 const main = Effect.gen(function* () {
   const role = yield* parseRole(process.argv.slice(2))
-  if (role === "all") return yield* program.pipe(Effect.provide(MainLayer))
+  if (role === "all") {
+    const refusal = localAccountRefusal(yield* AppConfig.pipe(Effect.provide(AppConfig.layer)))
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
+    return yield* program.pipe(Effect.provide(MainLayer))
+  }
   const refusal = clusterRoleRefusal(role, yield* AppConfig.pipe(Effect.provide(AppConfig.layer)))
   if (refusal !== undefined) return yield* Effect.fail(refusal)
   switch (role) {

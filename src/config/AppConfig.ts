@@ -23,6 +23,12 @@ export interface AppConfigShape {
   readonly dataDir: string
   /** Unset: embedded PGlite under `<dataDir>/pg`. */
   readonly databaseUrl: Redacted.Redacted<string> | undefined
+  /**
+   * `LOCAL_ACCOUNT`: provision the local Max account (session, agent key, funded embedded wallets).
+   * Unset: on exactly in embedded mode (no `DATABASE_URL`). `true` with a PostgreSQL server is for
+   * development and the benches, and needs the embedded localnets (checked at start).
+   */
+  readonly localAccount: boolean | undefined
   /** Unset: embedded chDB under `<dataDir>/chdb`. */
   readonly clickhouseUrl: string | undefined
   readonly clickhouseDatabase: string
@@ -216,6 +222,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   dataPort: Config.port("CURVESTREAM_DATA_PORT").pipe(Config.withDefault(8081)),
   dataDir: Config.string("CURVESTREAM_DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
   databaseUrl: optionalSecret("DATABASE_URL"),
+  localAccount: optionalString("LOCAL_ACCOUNT").pipe(
+    Config.mapOrFail((s) =>
+      s === undefined || s === "true" || s === "false"
+        ? Either.right(s === undefined ? undefined : s === "true")
+        : Either.left(ConfigError.InvalidData(["LOCAL_ACCOUNT"], "LOCAL_ACCOUNT must be true or false (or unset: on in embedded mode)"))
+    )
+  ),
   clickhouseUrl: optionalString("CLICKHOUSE_URL"),
   clickhouseDatabase: Config.string("CLICKHOUSE_DATABASE").pipe(
     Config.withDefault("curvestream"),
@@ -404,6 +417,6 @@ export const ConfigVariables = [
   "SOLANA_STAKED_MINT", "AGENT_TIER_HOLDINGS_TTL_MS", "AGENT_STAKING_ENABLED", "DEVICE_VERIFICATION_URI", "RENEWAL_URL",
   "WALLET_MASTER_KEY", "AGENT_WALLET_CEILING_LAMPORTS", "AGENT_WALLET_CEILING_WEI",
   "WEBHOOK_SECRET_KEY", "WEBHOOK_ALLOW_LOOPBACK_FOR_TESTS",
-  "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "TEE_LAUNCH_BUYS_ENABLED", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",
+  "LOCAL_ACCOUNT", "HEADLESS_LAUNCH_ENABLED", "EXP_CUSTOM_CURVES", "TEE_LAUNCH_BUYS_ENABLED", "LAUNCH_MINT_SECRET", "SOLANA_TREASURY_ADDRESS", "SOLANA_EXPLORER_URL", "HOOD_EXPLORER_URL",
   "EXCLUSIVE_HOLDER_PASS_SVC", "IMAGE_ALLOW_LOOPBACK_FOR_TESTS"
 ] as const

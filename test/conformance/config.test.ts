@@ -47,5 +47,6 @@ describe("configuration documents", () => {
     expect(String(await bad("BUS_PARTITIONS", "0"))).toContain("BUS_PARTITIONS")
     expect(String(await bad("LOG_FORMAT", "xml"))).toContain("LOG_FORMAT")
     expect(String(await bad("RESET_CHAIN_STATE", "solana,ethereum"))).toContain("RESET_CHAIN_STATE")
+    expect(String(await bad("LOCAL_ACCOUNT", "yes"))).toContain("LOCAL_ACCOUNT must be true or false")
   })
 })
