@@ -45,7 +45,10 @@
  * `--cpu-prof --cpu-prof-dir=<dir>` (written when it stops; `bench/cpuprofileSummary.ts` sums
  * it over a window). Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
- * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400). Prints a markdown section
+ * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
+ * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
+ * one-shot again on a throwaway server with its own engine, side by side; `pglite` alone
+ * otherwise). Prints a markdown section
  * and, unless --quick, rewrites it between the `trade` markers in docs/benchmarks.md.
  */
 import {
@@ -59,6 +62,7 @@ import {
   signature as asSignature,
   signTransaction
 } from "@solana/kit"
+import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -72,6 +76,7 @@ import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/tra
 import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
+import { findPostgresBinDir, startPostgresServer } from "../test/support/postgresServer.js"
 import { solidImage } from "../test/support/testImages.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
@@ -94,6 +99,8 @@ const IN_PROCESS_QUOTES = QUOTES * 50
 const BUILDS = quick ? 100 : envInt("BENCH_BUILDS", 1000)
 const WARMUP = quick ? 20 : 100
 const TRADES = quick ? 4 : envInt("BENCH_TRADES", 30)
+/** `BENCH_DATABASES`: `pglite` and, where this machine has the server binaries, `postgres` (the builds and one-shots again on a throwaway PostgreSQL server). */
+const DATABASES = (process.env.BENCH_DATABASES ?? (findPostgresBinDir() !== undefined ? "pglite,postgres" : "pglite")).split(",").map((d) => d.trim())
 const SLOT_MS = envInt("BENCH_SLOT_MS", 400)
 const ROUNDS = quick ? 1 : 4
 const IN_FLIGHT = 8
@@ -198,9 +205,19 @@ interface Session {
   readonly agent: ReturnType<typeof benchEngine>
 }
 
-const open = async (): Promise<Session> => {
+/** The engine on a PostgreSQL server instead of PGlite: the server's URL and the secrets a server start requires, and the local account (`LOCAL_ACCOUNT`). */
+const serverEnv = (url: string): Record<string, string> => ({
+  DATABASE_URL: url,
+  LOCAL_ACCOUNT: "true",
+  WALLET_MASTER_KEY: Buffer.alloc(32, 0x5b).toString("base64"),
+  WEBHOOK_SECRET_KEY: "5b".repeat(32),
+  LAUNCH_MINT_SECRET: "5b".repeat(32)
+})
+
+const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> => {
   const engine = await startEngine({
     env: {
+      ...databaseEnv,
       HEADLESS_LAUNCH_ENABLED: "true",
       LOCALNET_SLOT_MS: String(SLOT_MS),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
@@ -437,7 +454,8 @@ const baselineTrader = async (s: Session) => {
   }
 }
 
-const tradePhase = async (s: Session): Promise<TradeReport> => {
+/** `engineOnly`: the engine's rows alone (the second database's run; the baseline does not touch a database). */
+const tradePhase = async (s: Session, engineOnly = false): Promise<TradeReport> => {
   const rpc = createSolanaRpc(s.rpcUrl)
   const baseline = await baselineTrader(s)
   let seq = 0
@@ -455,13 +473,14 @@ const tradePhase = async (s: Session): Promise<TradeReport> => {
     if (!("amountOut" in body) || body.status !== "executed" || typeof body.amountOut !== "string") throw new Error(`submit: unexpected answer ${JSON.stringify(body)}`)
     return t
   }
-  const cases: ReadonlyArray<{ readonly path: "engine" | "baseline"; readonly label: string; readonly note: string; readonly inFlight: number; readonly op: () => Promise<number> }> = [
+  const allCases: ReadonlyArray<{ readonly path: "engine" | "baseline"; readonly label: string; readonly note: string; readonly inFlight: number; readonly op: () => Promise<number> }> = [
     { path: "engine", label: "engine, one-shot `submit` (payer main, blocking)", note: "request sent → 200 executed", inFlight: 1, op: oneShot },
     { path: "baseline", label: `baseline, straight to the localnet (poll ${ENGINE_POLL_MS} ms)`, note: "read + price → confirmed → read", inFlight: 1, op: () => baseline(++seq, ENGINE_POLL_MS) },
     { path: "engine", label: "engine, one-shot `submit` (payer main, blocking)", note: "request sent → 200 executed", inFlight: IN_FLIGHT, op: oneShot },
     { path: "baseline", label: `baseline, straight to the localnet (poll ${ENGINE_POLL_MS} ms)`, note: "read + price → confirmed → read", inFlight: IN_FLIGHT, op: () => baseline(++seq, ENGINE_POLL_MS) },
     { path: "baseline", label: "baseline, straight to the localnet (poll 5 ms)", note: "the chain's own time to `confirmed`", inFlight: 1, op: () => baseline(++seq, 5) }
   ]
+  const cases = engineOnly ? allCases.filter((c) => c.path === "engine") : allCases
   for (const c of cases) await measure(emptyTally(), s.pid, 1, 1, c.op)
   const slot0 = await rpc.getSlot({ commitment: "processed" }).send()
   const slotT0 = now()
@@ -480,6 +499,36 @@ const tradePhase = async (s: Session): Promise<TradeReport> => {
 }
 
 // ---- report ----------------------------------------------------------------------------------------
+
+/** The build and one-shot rows on PGlite beside the same on the PostgreSQL server (issue 34 item 3). */
+const databasesSection = (builds: ReadonlyArray<Row>, trades: TradeReport, onServer: { readonly builds: ReadonlyArray<Row>; readonly trades: TradeReport; readonly version: string } | undefined): string[] => {
+  if (onServer === undefined) return []
+  const pairs: Array<readonly [string, Row, Row]> = []
+  for (const inFlight of [1, IN_FLIGHT]) {
+    const b = builds.find((r) => r.inFlight === inFlight)
+    const sb = onServer.builds.find((r) => r.inFlight === inFlight)
+    if (b !== undefined && sb !== undefined) pairs.push(["build (dry run)", b, sb])
+  }
+  for (const inFlight of [1, IN_FLIGHT]) {
+    const t = trades.rows.find((r) => r.path === "engine" && r.inFlight === inFlight)
+    const st = onServer.trades.rows.find((r) => r.path === "engine" && r.inFlight === inFlight)
+    if (t !== undefined && st !== undefined) pairs.push(["one-shot `submit`", t, st])
+  }
+  const cell = (r: Row) => {
+    const st = stats(r.tally.latencies)
+    return `${ms(st.p50)} / ${ms(st.p99)} | ${ms((r.tally.engineCpuSec * 1000) / r.tally.count)} | ${otherPct(r.tally)}`
+  }
+  return [
+    "### PGlite and the PostgreSQL server side by side",
+    "",
+    `The build and the one-shot again, in the same run, on a throwaway PostgreSQL server (${onServer.version}; \`test/support/postgresServer.ts\`: loopback TCP, fsync off since its data is thrown away) with its own engine (\`DATABASE_URL\`, \`LOCAL_ACCOUNT=true\`: the same local Max account and funded wallet) and its own launched token; the baseline rows are not repeated (they touch no database). "engine CPU" counts PGlite's worker thread (it is in the engine's process) but not the server's backends, which show in "other CPU".`,
+    "",
+    "| Case | in flight | PGlite p50 / p99 ms | engine CPU ms/req | other CPU | server p50 / p99 ms | engine CPU ms/req | other CPU |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...pairs.map(([label, a, b]) => `| ${label} | ${a.inFlight} | ${cell(a)} | ${cell(b)} |`),
+    ""
+  ]
+}
 
 const httpTable = (rows: ReadonlyArray<Row>): string[] => {
   const lines = [
@@ -572,6 +621,26 @@ const main = async () => {
   } finally {
     await close(s)
   }
+  // The same build and one-shot on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
+  let onServer: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string } | undefined
+  if (DATABASES.includes("postgres")) {
+    process.stderr.write(`bench: the PostgreSQL server (load ${loads()})\n`)
+    const server = await startPostgresServer()
+    try {
+      const ps = await open(serverEnv(server.url))
+      try {
+        const version = execFileSync(path.join(findPostgresBinDir()!, "postgres"), ["--version"], { encoding: "utf8" }).trim()
+        process.stderr.write(`bench: builds on the server (load ${loads()})\n`)
+        const serverBuilds = await httpPhase(ps, buildCases(ps), BUILDS)
+        process.stderr.write(`bench: trades on the server (load ${loads()})\n`)
+        onServer = { builds: serverBuilds, trades: await tradePhase(ps, true), version }
+      } finally {
+        await close(ps)
+      }
+    } finally {
+      await server.stop()
+    }
+  }
   const cpu = os.cpus()
   const buildVerdict = builds
     .map((r) => {
@@ -613,6 +682,7 @@ const main = async () => {
     "",
     overhead(trades),
     "",
+    ...databasesSection(builds, trades, onServer),
     "#### Reading the numbers",
     "",
     `Both paths wait on the same chain: the transaction is confirmed when its slot closes (the 5 ms row: on average half a slot plus the localnet's own work), and the baseline sees it at its next status poll, while the engine reads the status the moment its own ingester delivers the transaction (\`ChainArrivals\`; its ${ENGINE_POLL_MS} ms poll is only the fallback): most of either figure is the slot, not the work; the 5 ms row is the floor. What the one-shot adds over the raw send is the engine's own path, in order: HTTP, the key's authentication with \`swap:write\` and the body's decoding; the idempotency lookup of \`clientTradeId\` (PGlite); the embedded wallet's address (cached after its first read); the venue and the wallet's holdings in one localnet RPC call (the curve, its pool, the wallet and its token account; over loopback HTTP to the localnet in the engine's process), where the baseline reads the curve and the blockhash together; the spend gate's USD valuation and hold under the key's lock (a SQL write); the blockhash read beside the build's address derivations; the embedded wallet's signature; the trade row recorded \`sending\` before the send (what makes a crash safe); the send; the attempt runner's status read (woken by the ingest stream) and the \`getTransaction\` read of the executed amount; and the row saved \`executed\` (booking the spend) before the answer.`,
