@@ -35,7 +35,7 @@
  *
  * Run: `npm run bench:launch [-- --quick]`. Settings: `BENCH_DRY_RUNS` (per case and mode, default
  * 1000), `BENCH_LAUNCHES` (per launch case, default 40), `BENCH_SLOTS` (default `400,100`),
- * `BENCH_JOB_POLL_MS` (default 20). Prints a markdown section and, unless --quick, rewrites it
+ * `BENCH_JOB_POLL_MS` (default 20), `BENCH_DATABASES` (`bench/databases.ts`: by default the dry run again on a throwaway PostgreSQL server where its binaries are installed). Prints a markdown section and, unless --quick, rewrites it
  * between the `launch` markers in docs/benchmarks.md (appended at the end when absent).
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
  * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
@@ -65,6 +65,7 @@ import { decodeLaunchRequest } from "../src/services/launch/request/DecodeLaunch
 import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/launch/SolanaLaunch.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
+import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
 import { type BenchHttp, benchEngine, expectData, expectError, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
@@ -190,9 +191,10 @@ interface Session {
   readonly agent: ReturnType<typeof benchEngine>
 }
 
-const open = async (slotMs: number): Promise<Session> => {
+const open = async (slotMs: number, databaseEnv: Record<string, string> = {}): Promise<Session> => {
   const engine = await startEngine({
     env: {
+      ...databaseEnv,
       HEADLESS_LAUNCH_ENABLED: "true",
       LOCALNET_SLOT_MS: String(slotMs),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
@@ -457,6 +459,19 @@ const main = async () => {
       await close(s)
     }
   }
+  // The dry run again on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
+  let onServer: { readonly dry: DryRunReport; readonly version: string } | undefined
+  if (PROFILE_DIR === undefined && benchDatabases().includes("postgres")) {
+    process.stderr.write(`bench: dry runs on the PostgreSQL server (load ${loads()})\n`)
+    onServer = await onPostgresServer(async (env, version) => {
+      const s = await open(SLOTS[0]!, env)
+      try {
+        return { dry: await dryRunPhase(s), version }
+      } finally {
+        await close(s)
+      }
+    })
+  }
   const cpu = os.cpus()
   const dryRow = dry!.rows.filter((r) => r.label.includes("dry-run"))
   const dryVerdict = dryRow
@@ -481,6 +496,16 @@ const main = async () => {
     "",
     `Target: dry-run p99 < 20 ms. Measured: ${dryVerdict}.`,
     "",
+    ...(onServer === undefined
+      ? []
+      : [
+          "#### The same on the PostgreSQL server",
+          "",
+          `The same cases, in the same run, on ${serverNote(onServer.version)}. "engine CPU" counts PGlite's worker thread above (it is in the engine's process) but not the server's backends here, which show in "other CPU".`,
+          "",
+          ...dryRunTable(onServer.dry),
+          ""
+        ]),
     "### Launches",
     "",
     `Each launch: a 0.1 SOL dev buy on the SOL pair (create_curve, the payer's token account, the buy and the 0.25% platform fee in one transaction), distinct \`clientLaunchId\`s; ${LAUNCHES} launches per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. One-at-a-time rows pause a random 0–1 slot before each launch (not timed, not counted in launches/s), so launches arrive at random points of the slot rather than locked to its clock. The engine confirms by polling \`getSignatureStatuses\` every ${SolanaLaunchDefaults.pollIntervalMs} ms; the localnet confirms a transaction when its slot closes.`,

@@ -62,7 +62,6 @@ import {
   signature as asSignature,
   signTransaction
 } from "@solana/kit"
-import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -76,8 +75,8 @@ import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/tra
 import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
 import { type Engine, startEngine } from "../test/support/engine.js"
-import { findPostgresBinDir, startPostgresServer } from "../test/support/postgresServer.js"
 import { solidImage } from "../test/support/testImages.js"
+import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
 import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
 import { type BenchHttp, benchEngine, expectData, httpClient } from "./httpClient.js"
@@ -99,8 +98,7 @@ const IN_PROCESS_QUOTES = QUOTES * 50
 const BUILDS = quick ? 100 : envInt("BENCH_BUILDS", 1000)
 const WARMUP = quick ? 20 : 100
 const TRADES = quick ? 4 : envInt("BENCH_TRADES", 30)
-/** `BENCH_DATABASES`: `pglite` and, where this machine has the server binaries, `postgres` (the builds and one-shots again on a throwaway PostgreSQL server). */
-const DATABASES = (process.env.BENCH_DATABASES ?? (findPostgresBinDir() !== undefined ? "pglite,postgres" : "pglite")).split(",").map((d) => d.trim())
+const DATABASES = benchDatabases()
 const SLOT_MS = envInt("BENCH_SLOT_MS", 400)
 const ROUNDS = quick ? 1 : 4
 const IN_FLIGHT = 8
@@ -204,15 +202,6 @@ interface Session {
   readonly anon: ReturnType<typeof benchEngine>
   readonly agent: ReturnType<typeof benchEngine>
 }
-
-/** The engine on a PostgreSQL server instead of PGlite: the server's URL and the secrets a server start requires, and the local account (`LOCAL_ACCOUNT`). */
-const serverEnv = (url: string): Record<string, string> => ({
-  DATABASE_URL: url,
-  LOCAL_ACCOUNT: "true",
-  WALLET_MASTER_KEY: Buffer.alloc(32, 0x5b).toString("base64"),
-  WEBHOOK_SECRET_KEY: "5b".repeat(32),
-  LAUNCH_MINT_SECRET: "5b".repeat(32)
-})
 
 const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> => {
   const engine = await startEngine({
@@ -521,7 +510,7 @@ const databasesSection = (builds: ReadonlyArray<Row>, trades: TradeReport, onSer
   return [
     "### PGlite and the PostgreSQL server side by side",
     "",
-    `The build and the one-shot again, in the same run, on a throwaway PostgreSQL server (${onServer.version}; \`test/support/postgresServer.ts\`: loopback TCP, fsync off since its data is thrown away) with its own engine (\`DATABASE_URL\`, \`LOCAL_ACCOUNT=true\`: the same local Max account and funded wallet) and its own launched token; the baseline rows are not repeated (they touch no database). "engine CPU" counts PGlite's worker thread (it is in the engine's process) but not the server's backends, which show in "other CPU".`,
+    `The build and the one-shot again, in the same run, on ${serverNote(onServer.version)} and its own launched token; the baseline rows are not repeated (they touch no database). "engine CPU" counts PGlite's worker thread (it is in the engine's process) but not the server's backends, which show in "other CPU".`,
     "",
     "| Case | in flight | PGlite p50 / p99 ms | engine CPU ms/req | other CPU | server p50 / p99 ms | engine CPU ms/req | other CPU |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -625,21 +614,17 @@ const main = async () => {
   let onServer: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string } | undefined
   if (DATABASES.includes("postgres")) {
     process.stderr.write(`bench: the PostgreSQL server (load ${loads()})\n`)
-    const server = await startPostgresServer()
-    try {
-      const ps = await open(serverEnv(server.url))
+    onServer = await onPostgresServer(async (env, version) => {
+      const ps = await open(env)
       try {
-        const version = execFileSync(path.join(findPostgresBinDir()!, "postgres"), ["--version"], { encoding: "utf8" }).trim()
         process.stderr.write(`bench: builds on the server (load ${loads()})\n`)
         const serverBuilds = await httpPhase(ps, buildCases(ps), BUILDS)
         process.stderr.write(`bench: trades on the server (load ${loads()})\n`)
-        onServer = { builds: serverBuilds, trades: await tradePhase(ps, true), version }
+        return { builds: serverBuilds, trades: await tradePhase(ps, true), version }
       } finally {
         await close(ps)
       }
-    } finally {
-      await server.stop()
-    }
+    })
   }
   const cpu = os.cpus()
   const buildVerdict = builds
