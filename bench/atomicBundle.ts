@@ -47,6 +47,7 @@ import { atomicTerms, clientSign } from "../test/support/atomicBundles.js"
 import { startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchEngine, expectData, httpClient } from "./httpClient.js"
+import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 
 const SOL = 1_000_000_000n
 const BUILDS = Number(process.env["BENCH_BUILDS"] ?? 2000)
@@ -146,6 +147,58 @@ const directBundle = async (net: { rpcUrl: string; blockEngineUrl: string }, par
 const row = (name: string, xs: ReadonlyArray<number>) => `| ${name} | ${xs.length} | ${ms(pct(xs, 50))} | ${ms(pct(xs, 99))} | ${ms(xs.at(-1)!)} |`
 const sorted = (xs: number[]) => xs.sort((a, b) => a - b)
 
+/** An engine (embedded, --quiet; `databaseEnv` puts it on a PostgreSQL server), its agent key's client and the two timed builds. */
+const engineSession = async (databaseEnv: Record<string, string>) => {
+  const engine = await startEngine({
+    env: { ...databaseEnv, HEADLESS_LAUNCH_ENABLED: "true", PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }) },
+    args: ["--quiet"],
+    readyTimeoutMs: 120_000
+  })
+  const client = httpClient(engine.url, 1)
+  const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
+  const net = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string; blockEngineUrl: string } }).solana
+  const api = benchEngine(engine.url, client, key)
+  const png = await solidImage("png", 32, 32)
+  // Raw bytes with an image content type; the document types a binary body as a string.
+  const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
+  const { imageUrl } = expectData("image upload", await api.POST("/api/v1/uploads/agent-image", upload), 200)
+  let n = 0
+  const launchFields = () => ({ clientLaunchId: `bench-atomic-${process.pid}-${++n}`, name: "Bench Atomic", symbol: "BATM", imageUrl })
+  const main4 = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" as const }, amountRaw: a.toString() }))
+  const routeBuild = async () => {
+    const t0 = performance.now()
+    const r = await api.POST("/api/v1/launch/atomic/build", { body: { ...launchFields(), payer: { type: "main" }, firstBuys: main4 } })
+    const dt = performance.now() - t0
+    const body = expectData("atomic build", r, 200)
+    // A fresh clientLaunchId each: the bundle's legs, never a repeat's stored launch result.
+    if (!("bundleId" in body)) throw new Error(`atomic build: unexpected answer ${JSON.stringify(body).slice(0, 400)}`)
+    return { dt, body }
+  }
+  const dryRun = async () => {
+    const t0 = performance.now()
+    expectData("dry run", await api.POST("/api/v1/launch/headless/dry-run", { body: launchFields() }), 200)
+    return performance.now() - t0
+  }
+  return { engine, client, api, net, routeBuild, dryRun }
+}
+
+/** The route build and its dry-run baseline in alternating rounds after a warm-up. */
+const buildRounds = async (routeBuild: () => Promise<{ readonly dt: number }>, dryRun: () => Promise<number>) => {
+  for (let i = 0; i < 20; i++) {
+    await routeBuild()
+    await dryRun()
+  }
+  const route: number[] = []
+  const dry: number[] = []
+  for (let round = 0; round < 4; round++) {
+    const per = Math.ceil(ROUTE_BUILDS / 4)
+    const a = async () => { for (let i = 0; i < per; i++) route.push((await routeBuild()).dt) }
+    const b = async () => { for (let i = 0; i < per; i++) dry.push(await dryRun()) }
+    if (round % 2 === 0) { await a(); await b() } else { await b(); await a() }
+  }
+  return { route, dry }
+}
+
 const main = async () => {
   // The build phase first, alone in the process (no localnet slot clock beside it).
   const parties: Parties = {
@@ -157,49 +210,9 @@ const main = async () => {
   const builds = await inProcessBuilds(parties)
 
   // Through the engine (embedded, --quiet), side by side in rounds with its baselines.
-  const engine = await startEngine({
-    env: { HEADLESS_LAUNCH_ENABLED: "true", PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }) },
-    args: ["--quiet"],
-    readyTimeoutMs: 120_000
-  })
-  const client = httpClient(engine.url, 1)
+  const { engine, client, api, net, routeBuild, dryRun } = await engineSession({})
   try {
-    const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
-    const net = (JSON.parse(readFileSync(path.join(engine.dataDir, "localnet.json"), "utf8")) as { solana: { rpcUrl: string; blockEngineUrl: string } }).solana
-    const api = benchEngine(engine.url, client, key)
-    const png = await solidImage("png", 32, 32)
-    // Raw bytes with an image content type; the document types a binary body as a string.
-    const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
-    const { imageUrl } = expectData("image upload", await api.POST("/api/v1/uploads/agent-image", upload), 200)
-    let n = 0
-    const launchFields = () => ({ clientLaunchId: `bench-atomic-${process.pid}-${++n}`, name: "Bench Atomic", symbol: "BATM", imageUrl })
-    const main4 = [SOL / 2n, SOL, 2n * SOL, SOL / 3n].map((a) => ({ payer: { type: "main" as const }, amountRaw: a.toString() }))
-    const routeBuild = async () => {
-      const t0 = performance.now()
-      const r = await api.POST("/api/v1/launch/atomic/build", { body: { ...launchFields(), payer: { type: "main" }, firstBuys: main4 } })
-      const dt = performance.now() - t0
-      const body = expectData("atomic build", r, 200)
-      // A fresh clientLaunchId each: the bundle's legs, never a repeat's stored launch result.
-      if (!("bundleId" in body)) throw new Error(`atomic build: unexpected answer ${JSON.stringify(body).slice(0, 400)}`)
-      return { dt, body }
-    }
-    const dryRun = async () => {
-      const t0 = performance.now()
-      expectData("dry run", await api.POST("/api/v1/launch/headless/dry-run", { body: launchFields() }), 200)
-      return performance.now() - t0
-    }
-    for (let i = 0; i < 20; i++) {
-      await routeBuild()
-      await dryRun()
-    }
-    const route: number[] = []
-    const dry: number[] = []
-    for (let round = 0; round < 4; round++) {
-      const per = Math.ceil(ROUTE_BUILDS / 4)
-      const a = async () => { for (let i = 0; i < per; i++) route.push((await routeBuild()).dt) }
-      const b = async () => { for (let i = 0; i < per; i++) dry.push(await dryRun()) }
-      if (round % 2 === 0) { await a(); await b() } else { await b(); await a() }
-    }
+    const { route, dry } = await buildRounds(routeBuild, dryRun)
     // Build → submit answered `landed` through the routes, beside the direct path on the same localnet.
     const submitted: number[] = []
     const viaRoutes: number[] = []
@@ -242,6 +255,23 @@ const main = async () => {
     client.close()
     await engine.stop("SIGTERM")
     engine.cleanup()
+  }
+  // The two builds again on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
+  if (benchDatabases().includes("postgres")) {
+    await onPostgresServer(async (env, version) => {
+      const server = await engineSession(env)
+      try {
+        const { route, dry } = await buildRounds(server.routeBuild, server.dryRun)
+        console.log(`\nThe same builds on ${serverNote(version)}:\n`)
+        console.log(`| Measure | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|`)
+        console.log(row("`POST /launch/atomic/build`, 4 main-payer legs, through the engine on the PostgreSQL server", sorted(route)))
+        console.log(row("baseline: `POST /launch/headless/dry-run` on the PostgreSQL server", sorted(dry)))
+      } finally {
+        server.client.close()
+        await server.engine.stop("SIGTERM")
+        server.engine.cleanup()
+      }
+    })
   }
 }
 
