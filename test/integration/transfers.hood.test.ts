@@ -124,7 +124,7 @@ beforeAll(async () => {
       hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, usdg, unsentGraceMs: 300 },
       provider: h.provider,
       events: eventsPort,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))

@@ -99,7 +99,7 @@ beforeAll(async () => {
       solanaRpcUrl: net.rpcUrl,
       provider: h.provider,
       events: eventsPort,
-      prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }, Date.now),
+      prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))

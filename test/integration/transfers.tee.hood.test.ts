@@ -220,7 +220,7 @@ beforeAll(async () => {
       provider: h.provider,
       events: eventsPort,
       wallets: h.service,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -255,7 +255,7 @@ beforeAll(async () => {
       provider: h.provider,
       events: eventsPort,
       wallets: h.service,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 3_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
