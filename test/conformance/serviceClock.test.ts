@@ -51,8 +51,6 @@ const NOT_YET: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   "src/services/fees/CreatorFees.ts": ["clock option"],
   "src/services/keys/internal/KeyParts.ts": ["clock option"],
   "src/services/launch/atomic/BundleResume.ts": ["clock option"],
-  "src/services/personal/PersonalSignals.ts": ["Date.now", "clock option"],
-  "src/services/personal/PersonalStore.ts": ["Date.now", "clock option"],
   "src/services/staking/HoodRewards.ts": ["Date.now", "clock option"],
   "src/services/staking/StakingService.ts": ["clock option"],
   "src/services/staking/StakingStore.ts": ["clock option"],
