@@ -135,7 +135,7 @@ describe("agent transactions", () => {
     const trades = makeTradeStore(sql, nowMs)
     const staking = makeStakingStore(sql, clockAt(nowMs))
     const claims = makeClaimStore(sql, clockAt(nowMs))
-    const transfers = makeTransferStore(sql, undefined as never, nowMs)
+    const transfers = makeTransferStore(sql, undefined as never, clockAt(nowMs))
     // The stores read the clock when they build their statement: set it first.
     const when = <X>(s: number, e: () => Effect.Effect<X, unknown, SqlClient.SqlClient>) => {
       clockMs = at(s)
