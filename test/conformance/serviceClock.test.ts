@@ -50,16 +50,6 @@ const NOT_YET: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   "src/services/chains/ChainIdentity.ts": ["new Date()"],
   "src/services/keys/internal/KeyParts.ts": ["clock option"],
   "src/services/launch/atomic/BundleResume.ts": ["clock option"],
-  "src/services/transfers/TransferService.ts": ["Date.now", "clock option"],
-  "src/services/transfers/TransferStore.ts": ["clock option"],
-  "src/services/transfers/TrustedWallets.ts": ["Date.now", "clock option"],
-  "src/services/transfers/WithdrawalAddresses.ts": ["Date.now", "clock option"],
-  "src/services/transfers/internal/HoodTransferBuild.ts": ["clock option"],
-  "src/services/transfers/internal/SolanaTransferBuild.ts": ["clock option"],
-  "src/services/transfers/internal/TeeCommon.ts": ["clock option"],
-  "src/services/wallets/WalletProvider.ts": ["clock option"],
-  "src/services/wallets/WalletService.ts": ["clock option"],
-  "src/services/wallets/internal/WalletRows.ts": ["clock option"],
   "src/services/wiring/Stack.ts": ["clock option"],
   "src/services/wiring/Wiring.ts": ["Date.now", "clock option"]
 }

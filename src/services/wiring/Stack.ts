@@ -78,7 +78,6 @@ export type StackServices =
 
 export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterKey.MasterKeyError | SecretBoxError, SqlClient.SqlClient> => {
   const walletSide = WalletProvider.layerLocal({
-    nowMs: options.nowMs,
     ...(options.wallets.ceilingLamports !== undefined ? { ceilingLamports: options.wallets.ceilingLamports } : {}),
     ...(options.wallets.ceilingWei !== undefined ? { ceilingWei: options.wallets.ceilingWei } : {})
   }).pipe(Layer.provideMerge(MasterKey.layer({ masterKey: options.wallets.masterKey, dataDir: options.wallets.dataDir })))
@@ -97,12 +96,11 @@ export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterK
       WalletService.layer({
         plans: options.plans,
         keys: makeKeyDirectory(sql),
-        nowMs: options.nowMs,
         ...(options.wallets.reconciler !== undefined ? { reconciler: options.wallets.reconciler } : {})
       })
     )
   )
-  const transfers = Layer.merge(WithdrawalAddresses.layer({ nowMs: options.nowMs }), TrustedWallets.layer({ nowMs: options.nowMs })).pipe(
+  const transfers = Layer.merge(WithdrawalAddresses.layer(), TrustedWallets.layer).pipe(
     Layer.provide(accountEventsLayer)
   )
   const hooks = { masterKey: options.webhooks.masterKey, allowLoopbackForTests: options.webhooks.allowLoopbackForTests }
