@@ -44,14 +44,8 @@ const NEXT_SLICE_OFFENDERS: Readonly<Record<string, ReadonlyArray<Rule>>> = {
 
 /** Offenders outside the next slice not converted yet (each named with what it still does). */
 const NOT_YET: Readonly<Record<string, ReadonlyArray<Rule>>> = {
-  "src/services/accounts/AccountsLayer.ts": ["clock option"],
-  "src/services/accounts/BalanceReader.ts": ["Date.now", "clock option"],
-  "src/services/accounts/Devices.ts": ["clock option"],
   "src/services/chains/ChainIdentity.ts": ["new Date()"],
-  "src/services/keys/internal/KeyParts.ts": ["clock option"],
   "src/services/launch/atomic/BundleResume.ts": ["clock option"],
-  "src/services/wiring/Stack.ts": ["clock option"],
-  "src/services/wiring/Wiring.ts": ["Date.now", "clock option"]
 }
 
 /** The rules `text` breaks. */

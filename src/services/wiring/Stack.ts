@@ -31,8 +31,8 @@ import type { SecretBoxError } from "../webhooks/SecretBox.js"
 import * as WebhookService from "../webhooks/WebhookService.js"
 import { accountEventsLayer, accountWalletsLayer, makeKeyDirectory } from "./Wiring.js"
 
+/** Time is the Effect `Clock` the stack is built under. */
 export interface StackOptions {
-  readonly nowMs: () => number
   readonly plans: ReadonlyArray<Plan>
   readonly thresholds: TierThresholds
   /** `apiBaseUrl` of issued keys. */
@@ -81,9 +81,8 @@ export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterK
     ...(options.wallets.ceilingLamports !== undefined ? { ceilingLamports: options.wallets.ceilingLamports } : {}),
     ...(options.wallets.ceilingWei !== undefined ? { ceilingWei: options.wallets.ceilingWei } : {})
   }).pipe(Layer.provideMerge(MasterKey.layer({ masterKey: options.wallets.masterKey, dataDir: options.wallets.dataDir })))
-  const ports = Layer.mergeAll(accountWalletsLayer({ nowMs: options.nowMs }), accountEventsLayer, options.balances)
+  const ports = Layer.mergeAll(accountWalletsLayer, accountEventsLayer, options.balances)
   const accounts = AccountsLayer.layer({
-    nowMs: options.nowMs,
     plans: options.plans,
     thresholds: options.thresholds,
     renewalUrl: options.renewalUrl,
