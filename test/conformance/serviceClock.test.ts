@@ -31,7 +31,7 @@ const RULES: ReadonlyArray<readonly [Rule, RegExp]> = [
   ["clock option", /\b\w*(?:now|clock)\w*\s*\??\s*:\s*\(\s*\)\s*=>\s*number\b/i]
 ]
 
-/** Directories still on injected clocks: converted by issue 27's next slice (helpers were editing them). */
+/** Directories still on injected clocks: converted by issue 27's next slice (other helpers were editing them). */
 const NEXT_SLICE: ReadonlyArray<string> = ["src/services/trade/", "src/services/orders/"]
 
 /** Today's offenders in the next slice's directories, named so this test is honest about what is left. */
@@ -42,10 +42,12 @@ const NEXT_SLICE_OFFENDERS: Readonly<Record<string, ReadonlyArray<Rule>>> = {
   "src/services/trade/internal/TradeContext.ts": ["clock option"]
 }
 
-/** Offenders outside the next slice not converted yet (each named with what it still does). */
+/**
+ * Offenders outside the next slice not converted yet: the atomic bundle runner's io takes
+ * `clockMs: () => number` (launch, being rebuilt on the one attempt runner, issue 27 item 1).
+ */
 const NOT_YET: Readonly<Record<string, ReadonlyArray<Rule>>> = {
-  "src/services/chains/ChainIdentity.ts": ["new Date()"],
-  "src/services/launch/atomic/BundleResume.ts": ["clock option"],
+  "src/services/launch/atomic/BundleResume.ts": ["clock option"]
 }
 
 /** The rules `text` breaks. */
