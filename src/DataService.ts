@@ -186,7 +186,6 @@ export const serveDataService = (options: DataServiceOptions, side: SignalSide) 
     const lab = yield* makeStrategyRoutes({
       clickhouse,
       runBacktest: replayRunner(clickhouse, prices),
-      nowMs: options.nowMs,
       authHeaders: DATA_AUTH_HEADERS,
       authenticate
     })

@@ -75,7 +75,7 @@ export const refusalToApiError = (e: ReplayRefusal): ApiError => {
     case "Quota":
       return apiError("RATE_LIMITED", `Daily replay quota reached (${e.used} of ${e.quota})`, {
         extra: { quota: e.quota, used: e.used },
-        headers: { "Retry-After": String(Math.max(1, Math.ceil(((e.resetAtMs ?? 0) - Date.now()) / 1000))) }
+        headers: { "Retry-After": String(Math.max(1, Math.ceil((e.retryAfterMs ?? 0) / 1000))) }
       })
     case "NotFound":
       return apiError("JOB_NOT_FOUND", "No replay job with this id")

@@ -31,7 +31,6 @@ const stackLayer = Layer.unwrapEffect(
     })
     const publicUrl = publicUrlOf(config)
     return Stack.layer({
-      nowMs: Date.now,
       plans: yield* ResolvedPlans,
       thresholds: config.accounts.tierThresholds,
       publicUrl,

@@ -24,7 +24,7 @@ export const layer = Layer.scoped(
   PriceSource,
   Effect.gen(function* () {
     const config = yield* AppConfig
-    const fixed = fixedPriceSource(yield* localnetPricesConfig, Date.now)
+    const fixed = fixedPriceSource(yield* localnetPricesConfig)
     if (config.prices.source === "fixed") return fixed
     const endpoints = yield* SolanaEndpoints
     const pyth = pythPriceFeed({

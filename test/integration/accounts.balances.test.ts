@@ -13,6 +13,7 @@ import { STAKED_SVC_MINT_ADDRESS, SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "..
 import { BALANCE_TTL_MS_MAX, cached, solanaBalanceReader, solanaLayer } from "../../src/services/accounts/BalanceReader.js"
 import { call, startHarness } from "../support/accountsHarness.js"
 import { eventually } from "../support/eventually.js"
+import { clockAt } from "../support/clock.js"
 
 describe("Solana balance reader", () => {
   let scope: Scope.CloseableScope
@@ -58,14 +59,16 @@ describe("Solana balance reader", () => {
     localnet.ledger.mintTestTokens(SVC_MINT_ADDRESS, owner, 5n)
     await settle()
     let now = 0
-    const reader = cached(solanaBalanceReader({ rpcUrl: localnet.rpcUrl }), { ttlMs: 24 * 3_600_000, nowMs: () => now })
-    expect(await Effect.runPromise(reader.platformTokenBalance("solana", owner))).toBe(5n)
+    const reader = cached(solanaBalanceReader({ rpcUrl: localnet.rpcUrl }), { ttlMs: 24 * 3_600_000 })
+    // The cache reads time from the Clock: each read runs on a clock fixed at `now`.
+    const read = () => Effect.runPromise(reader.platformTokenBalance("solana", owner).pipe(Effect.withClock(clockAt(now))))
+    expect(await read()).toBe(5n)
     localnet.ledger.mintTestTokens(SVC_MINT_ADDRESS, owner, 5n)
     await settle()
     now = BALANCE_TTL_MS_MAX - 1
-    expect(await Effect.runPromise(reader.platformTokenBalance("solana", owner))).toBe(5n)
+    expect(await read()).toBe(5n)
     now = BALANCE_TTL_MS_MAX
-    expect(await Effect.runPromise(reader.platformTokenBalance("solana", owner))).toBe(10n)
+    expect(await read()).toBe(10n)
   })
 
   it("Pro by staking: the staked receipt summed over the account's Solana wallets, read live: Free one raw unit below, Pro at the threshold", async () => {

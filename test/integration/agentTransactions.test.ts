@@ -19,6 +19,7 @@ import { type AgentTransactions, makeAgentTransactions, type TransactionQuery } 
 import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
 import { MAIN_PAYER, makeTransferStore, type TransferRow } from "../../src/services/transfers/TransferStore.js"
 import { mountRoutes } from "../support/httpRoutes.js"
+import { clockAt } from "../support/clock.js"
 
 const A = `acct-txns-a-${process.pid}`
 const B = `acct-txns-b-${process.pid}`
@@ -132,9 +133,9 @@ describe("agent transactions", () => {
     sql = await Effect.runPromise(Effect.provide(SqlClient.SqlClient, ctx))
     txns = makeAgentTransactions(sql)
     const trades = makeTradeStore(sql, nowMs)
-    const staking = makeStakingStore(sql, nowMs)
-    const claims = makeClaimStore(sql, nowMs)
-    const transfers = makeTransferStore(sql, undefined as never, nowMs)
+    const staking = makeStakingStore(sql, clockAt(nowMs))
+    const claims = makeClaimStore(sql, clockAt(nowMs))
+    const transfers = makeTransferStore(sql, undefined as never, clockAt(nowMs))
     // The stores read the clock when they build their statement: set it first.
     const when = <X>(s: number, e: () => Effect.Effect<X, unknown, SqlClient.SqlClient>) => {
       clockMs = at(s)

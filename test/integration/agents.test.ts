@@ -23,6 +23,7 @@ import { TierService } from "../../src/services/accounts/TierService.js"
 import { publishProfile, unpublishProfile } from "../../src/services/agents/AgentProfiles.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { marketFeed } from "../support/marketFeed.js"
+import { clockAt } from "../support/clock.js"
 
 const MIN = 60_000
 const HOUR = 60 * MIN
@@ -87,12 +88,12 @@ beforeAll(async () => {
   Object.assign(ids, profiles)
 
   const services = await h.run(Effect.all({ sql: SqlClient.SqlClient, tiers: TierService, wallets: AccountWallets }))
-  const prices = fixedPriceSource({ sol: "150" }, () => nowMs)
+  const prices = fixedPriceSource({ sol: "150" })
   const common = { ...services, clickhouse, index, prices, nowMs: () => nowMs }
-  const server = await Effect.runPromise(serve({ name: "agents", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: agentRoutes(common) }).pipe(Scope.extend(scope)))
+  const server = await Effect.runPromise(serve({ name: "agents", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: agentRoutes(common) }).pipe(Effect.withClock(clockAt(() => nowMs)), Scope.extend(scope)))
   url = server.url
   const tight = await Effect.runPromise(
-    serve({ name: "agents-tight", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: agentRoutes({ ...common, limits: { cohorts: 2 } }) }).pipe(Scope.extend(scope))
+    serve({ name: "agents-tight", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: agentRoutes({ ...common, limits: { cohorts: 2 } }) }).pipe(Effect.withClock(clockAt(() => nowMs)), Scope.extend(scope))
   )
   urlTight = tight.url
 

@@ -40,6 +40,7 @@ import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
 import { WalletService } from "../../src/services/wallets/WalletService.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { clockAt } from "../support/clock.js"
 
 const SOL = 1_000_000_000n
 const ACCOUNT = "acct-a"
@@ -126,7 +127,8 @@ beforeAll(async () => {
   rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   fees = await run(
-    makeCreatorFees({ solanaRpcUrl: net.rpcUrl, pollIntervalMs: 20, confirmTimeoutMs: 10_000, nowMs: () => harness.clock.ms }).pipe(
+    makeCreatorFees({ solanaRpcUrl: net.rpcUrl, pollIntervalMs: 20, confirmTimeoutMs: 10_000 }).pipe(
+      Effect.withClock(clockAt(() => harness.clock.ms)),
       Effect.provideService(WalletService, harness.service),
       Effect.provideService(WalletProvider, harness.provider),
       Effect.provideService(SqlClient.SqlClient, harness.sql)
@@ -211,7 +213,8 @@ describe("creator-fee refusals (4.3 rule 6) in the list and on claim", () => {
   it("below_dust while another process holds the token's claim lease; insufficient_gas when the wallet cannot pay; then the claim pays", async () => {
     // A process already running its most claims (here a bound of 0) starts no other: below_dust, the lease untouched.
     const full = await run(
-      makeCreatorFees({ solanaRpcUrl: rpcUrl, claimsInFlightMax: 0, nowMs: () => harness.clock.ms }).pipe(
+      makeCreatorFees({ solanaRpcUrl: rpcUrl, claimsInFlightMax: 0 }).pipe(
+        Effect.withClock(clockAt(() => harness.clock.ms)),
         Effect.provideService(WalletService, harness.service),
         Effect.provideService(WalletProvider, harness.provider),
         Effect.provideService(SqlClient.SqlClient, harness.sql)

@@ -78,7 +78,7 @@ beforeAll(async () => {
   const clickhouse = await runtime.runPromise(ClickHouse)
   writer = await runtime.runPromise(SignalWriter.make({ flushIntervalMs: 20, walletGroupsOf: (c, a) => tracking.byAddress(c, a)?.groups ?? [] }).pipe(Scope.extend(scope)))
   const jobs = await runtime.runPromise(
-    makeReplayJobs({ run: replayRunner(clickhouse, fixedPriceSource({ sol: "100", eth: "3000" }, Date.now)) }).pipe(Scope.extend(scope))
+    makeReplayJobs({ run: replayRunner(clickhouse, fixedPriceSource({ sol: "100", eth: "3000" })) }).pipe(Scope.extend(scope))
   )
   for (const streamThreads of [1, 2]) {
     servers.set(

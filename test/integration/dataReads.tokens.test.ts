@@ -18,6 +18,7 @@ import type { ChainEvent, Trade } from "../../ingest/ChainEvent.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { marketFeed, planBearer } from "../support/marketFeed.js"
 import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
+import { clockAt } from "../support/clock.js"
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0)
 let nowMs = T0 + 60 * 60_000
@@ -71,12 +72,12 @@ beforeAll(async () => {
   const routes = tokenReadRoutes({
     clickhouse,
     index,
-    prices: fixedPriceSource({ sol: "150" }, () => nowMs),
+    prices: fixedPriceSource({ sol: "150" }),
     nowMs: () => nowMs,
     authenticate,
     trackedWallets: (plan) => (plan === "free" ? [{ address: W1 }] : [{ address: W1 }, { address: W2 }])
   })
-  const server = await Effect.runPromise(serve({ name: "data-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Scope.extend(scope)))
+  const server = await Effect.runPromise(serve({ name: "data-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Effect.withClock(clockAt(() => nowMs)), Scope.extend(scope)))
   url = server.url
 
   // The scenario (times relative to T0; "now" is T0 + 60 min).

@@ -22,6 +22,7 @@ import { makeStore } from "../../src/services/social/SocialMentions.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
 import { marketFeed, planBearer } from "../support/marketFeed.js"
 import { checkAnswersInThisFile, withContract } from "../support/contractRoutes.js"
+import { clockAt } from "../support/clock.js"
 
 const MIN = 60_000
 const DAY = 86_400_000
@@ -83,13 +84,13 @@ beforeAll(async () => {
   const routes = walletSocialRoutes({
     clickhouse,
     index,
-    prices: fixedPriceSource({ sol: "150", usdc: "1" }, () => nowMs),
+    prices: fixedPriceSource({ sol: "150", usdc: "1" }),
     tracking,
     social,
     nowMs: () => nowMs,
     authenticate
   })
-  const server = await Effect.runPromise(serve({ name: "wallet-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Scope.extend(scope)))
+  const server = await Effect.runPromise(serve({ name: "wallet-reads", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: withContract(routes) }).pipe(Effect.withClock(clockAt(() => nowMs)), Scope.extend(scope)))
   url = server.url
 
   at(T0 - 3 * DAY)

@@ -8,7 +8,7 @@
  * QUOTE_UNAVAILABLE (price source failure, chain failure), neither of the latter cached; and the mark
  * valued by the localnet's on-chain ETH/USD feed, an invalid answer being QUOTE_UNAVAILABLE.
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Scope, TestClock, TestContext } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Address, createPublicClient, getAddress, http, parseEventLogs, type PublicClient, zeroAddress } from "viem"
 import { MarketIndexStore } from "../../actors/MarketIndex.js"
@@ -32,6 +32,7 @@ import { ETH_USD_REPORTER_KEY } from "../../src/chain/hood/localnet/DevAccounts.
 import { privateKeyToAccount } from "viem/accounts"
 import { oraclePriceSource } from "../../src/services/prices/OraclePrice.js"
 import { eventually } from "../support/eventually.js"
+import { clockAt } from "../support/clock.js"
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0) // a minute boundary
 let nowMs = T0
@@ -184,9 +185,9 @@ beforeAll(async () => {
       maxBodyBytes: 1024,
       routes: [
         ...marketRoutes({ index, nowMs: clock, curveProgram: "SVCcurve11111111111111111111111111111111111" }),
-        ...markRoutes({ ...common, publicClient: counted as PublicClient, prices: fixedPriceSource({ eth: "3000" }, clock) })
+        ...markRoutes({ ...common, publicClient: counted as PublicClient, prices: fixedPriceSource({ eth: "3000" }) })
       ]
-    }).pipe(Scope.extend(scope))
+    }).pipe(Effect.withClock(clockAt(clock)), Scope.extend(scope))
   )
   url = server.url
   const down = await Effect.runPromise(
@@ -195,8 +196,8 @@ beforeAll(async () => {
       host: "127.0.0.1",
       port: 0,
       maxBodyBytes: 1024,
-      routes: markRoutes({ ...common, publicClient: dead as PublicClient, prices: fixedPriceSource({ eth: "3000" }, clock) })
-    }).pipe(Scope.extend(scope))
+      routes: markRoutes({ ...common, publicClient: dead as PublicClient, prices: fixedPriceSource({ eth: "3000" }) })
+    }).pipe(Effect.withClock(clockAt(clock)), Scope.extend(scope))
   )
   downUrl = down.url
 }, 180_000)
@@ -408,7 +409,7 @@ describe("Hood mark valued by the on-chain ETH/USD oracle (PRICE_SOURCE=oracle)"
     const feed = ethUsdFeed({ client: pc, address: net.addresses.ethUsdFeed!, pollIntervalMs: 50 })
     await Effect.runPromise(Effect.forkIn(feed.run, scope))
     // The localnet's block times follow its own clock: a wide age bound here; staleness has its own test (prices.oracle).
-    const prices = oraclePriceSource({ eth: feed.feed }, fixedPriceSource({}, () => nowMs), { maxAgeMs: 600_000, maxConfidenceBps: 200 })
+    const prices = oraclePriceSource({ eth: feed.feed }, fixedPriceSource({}), { maxAgeMs: 600_000, maxConfidenceBps: 200 })
     const server = await Effect.runPromise(
       serve({ name: "mark-oracle", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes: markRoutes({ index, nowMs: () => nowMs, addresses: net.addresses, publicClient: pc, prices }) }).pipe(
         Scope.extend(scope)
@@ -446,7 +447,7 @@ describe("Hood mark valued by the on-chain ETH/USD oracle (PRICE_SOURCE=oracle)"
 
 describe("Hood mark documentation", () => {
   it("documents itself in the OpenAPI description: path, parameter, response schema and every error", () => {
-    const routes = markRoutes({ index, nowMs: () => nowMs, addresses: net.addresses, publicClient: pc, prices: fixedPriceSource({}, () => 0) })
+    const routes = markRoutes({ index, nowMs: () => nowMs, addresses: net.addresses, publicClient: pc, prices: fixedPriceSource({}) })
     const doc = openApiDocument(routes, { title: "t", description: "d" }) as any
     const op = doc.paths["/api/v1/markets/hood/{mint}/mark"].get
     expect(op.operationId).toBe("getHoodMark")
@@ -461,8 +462,8 @@ describe("Hood mark documentation", () => {
 
 describe("PriceSource", () => {
   it("fixed prices are exact decimals with a stated scale; an unconfigured asset is a typed failure", async () => {
-    const src = fixedPriceSource({ eth: "3000.50", svc: "0.0125" }, () => 7)
-    expect(await Effect.runPromise(src.usd("eth"))).toEqual({ asset: "eth", usdRaw: 30005n, scale: 1, asOfMs: 7, source: "localnet-fixed" })
+    const src = fixedPriceSource({ eth: "3000.50", svc: "0.0125" })
+    expect(await Effect.runPromise(Effect.zipRight(TestClock.setTime(7), src.usd("eth")).pipe(Effect.provide(TestContext.TestContext)))).toEqual({ asset: "eth", usdRaw: 30005n, scale: 1, asOfMs: 7, source: "localnet-fixed" })
     expect(await Effect.runPromise(src.usd("svc"))).toMatchObject({ usdRaw: 125n, scale: 4 })
     const failed = await Effect.runPromise(Effect.flip(src.usd("sol")))
     expect(failed).toMatchObject({ _tag: "PriceUnavailable", asset: "sol", reason: "not_configured" })
@@ -485,10 +486,11 @@ describe("PriceSource", () => {
       usdc: async () => ({ usd: "NaN", observedAtMs: now }),
       usdg: async () => ({ usd: "1", observedAtMs: now - 120_000 })
     }
-    const src = providerPriceSource({ name: "test-feed", fetch: (a) => answers[a]!(), maxAgeMs: 60_000, nowMs: () => now })
-    expect(await Effect.runPromise(src.usd("eth"))).toMatchObject({ usdRaw: 310025n, scale: 2, source: "test-feed", asOfMs: 99_000 })
-    expect(await Effect.runPromise(Effect.flip(src.usd("sol")))).toMatchObject({ reason: "provider_failed" })
-    expect(await Effect.runPromise(Effect.flip(src.usd("usdc")))).toMatchObject({ reason: "invalid" })
-    expect(await Effect.runPromise(Effect.flip(src.usd("usdg")))).toMatchObject({ reason: "stale" })
+    const src = providerPriceSource({ name: "test-feed", fetch: (a) => answers[a]!(), maxAgeMs: 60_000 })
+    const at = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.zipRight(TestClock.setTime(now), e).pipe(Effect.provide(TestContext.TestContext)))
+    expect(await at(src.usd("eth"))).toMatchObject({ usdRaw: 310025n, scale: 2, source: "test-feed", asOfMs: 99_000 })
+    expect(await at(Effect.flip(src.usd("sol")))).toMatchObject({ reason: "provider_failed" })
+    expect(await at(Effect.flip(src.usd("usdc")))).toMatchObject({ reason: "invalid" })
+    expect(await at(Effect.flip(src.usd("usdg")))).toMatchObject({ reason: "stale" })
   })
 })

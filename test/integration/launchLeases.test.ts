@@ -75,7 +75,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
   let b: Instance
   let payer = ""
   let providerContext: Context.Context<SqlClient.SqlClient | WalletProvider.WalletProvider>
-  const prices = fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now)
+  const prices = fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT)
   /** Chain runs started per clientLaunchId, by either instance. */
   const drives = new Map<string, number>()
   /** Landed transactions per account key (the launch's mint among them). */
@@ -116,7 +116,7 @@ const leasesSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
             provider,
             holdings: () => Effect.succeed(undefined),
             agentLaunches: new AgentLaunches(),
-            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now),
+            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT),
             leases
           }
         )

@@ -24,6 +24,7 @@ import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { seedTrackingData } from "../../src/services/tracking/Seed.js"
 import { make as makeTracking } from "../../src/services/tracking/Tracking.js"
 import { marketFeed, planBearer } from "../support/marketFeed.js"
+import { clockAt } from "../support/clock.js"
 
 const T0 = Date.UTC(2026, 0, 10, 12, 0, 0)
 const nowMs = T0 + 60_000
@@ -51,11 +52,11 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const ctx = await Effect.runPromise(Layer.buildWithScope(ClickHouse.layerChdb({ dataDir }), scope))
   clickhouse = ctx.unsafeMap.get(ClickHouse.key) as ClickHouseShape
-  const prices = fixedPriceSource({ sol: "150" }, () => nowMs)
+  const prices = fixedPriceSource({ sol: "150" })
   data = make({ clickhouse, index, prices })
   const common = { clickhouse, index, prices, nowMs: () => nowMs, authenticate: planBearer }
   const routes = [...tokenReadRoutes(common), ...walletSocialRoutes({ ...common, tracking: makeTracking(seedTrackingData()), social: makeStore(100, 4) })]
-  url = (await Effect.runPromise(serve({ name: "market-data", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes }).pipe(Scope.extend(scope)))).url
+  url = (await Effect.runPromise(serve({ name: "market-data", host: "127.0.0.1", port: 0, maxBodyBytes: 1024, routes }).pipe(Effect.withClock(clockAt(nowMs)), Scope.extend(scope)))).url
   await marketFeed(index, () => clickhouse).apply([market.created(), ...market.buy(W1, 1_000_000_000n)])
 }, 60_000)
 

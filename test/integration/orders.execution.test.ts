@@ -170,7 +170,7 @@ beforeAll(async () => {
     makeTrades({ solanaRpcUrl: net.rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
       Effect.provideService(WalletProvider, harness.provider),
       Effect.provideService(SqlClient.SqlClient, harness.sql),
-      Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" }, () => Date.now()))
+      Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" }))
     )
   )
   const tiers = Context.get(

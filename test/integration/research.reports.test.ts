@@ -5,7 +5,7 @@
  * a millionth, net of the 2.5% cost.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope, TestClock, TestContext } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -28,6 +28,8 @@ afterAll(async () => {
 })
 
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(e)
+/** Runs a report at `ms` on the TestClock (the service reads time from the Clock). */
+const at = <A, E>(ms: number, e: Effect.Effect<A, E>) => Effect.runPromise(Effect.zipRight(TestClock.setTime(ms), e).pipe(Effect.provide(TestContext.TestContext)))
 const MIN = 60_000
 const HOUR = 3_600_000
 const chTs = (ms: number) => new Date(ms).toISOString().replace("T", " ").replace("Z", "")
@@ -67,7 +69,7 @@ describe("research reports on chDB", () => {
   it("edges: forward returns per pattern and horizon, net of 2.5%, from an hourly snapshot", async () => {
     let now = Date.UTC(2024, 4, 10, 12, 30)
     const asOf = Date.UTC(2024, 4, 10, 12, 0)
-    const research = makeResearch({ clickhouse: ch, nowMs: () => now })
+    const research = makeResearch({ clickhouse: ch })
     const S1 = asOf - 30 * HOUR
     const S2 = asOf - 28 * HOUR
     const S3 = asOf - 2 * HOUR
@@ -102,7 +104,7 @@ describe("research reports on chDB", () => {
       signal("e7", "large_move", "E1", asOf - 8 * 86_400_000), // before the 7 days
       signal("d1", "deployer", "D1", S1)
     ]))
-    const r = await run(research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
+    const r = await at(now, research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
     expect(r.as_of).toBe(new Date(asOf).toISOString())
     expect(r.snapshot).toBe("hourly")
     expect(r.omitted).toEqual([{ pattern: "deployer", priceable: 1 }])
@@ -123,14 +125,14 @@ describe("research reports on chDB", () => {
     // The same hour answers the snapshot even after new data; live sees it; the next hour recomputes.
     await run(ch.insert("signals", [signal("d2", "deployer", "D1", S1 + 30 * MIN)]))
     await run(ch.insert("trades", [buy("D1", S1 + 31 * MIN, 30n, 1n)]))
-    const again = await run(research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
+    const again = await at(now, research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
     expect(again).toEqual(r)
-    const live = await run(research.edges({ days: 7, minN: 2, includePeak: false, live: true }))
+    const live = await at(now, research.edges({ days: 7, minN: 2, includePeak: false, live: true }))
     expect(live.snapshot).toBe("live")
     expect(live.patterns.map((x) => x.pattern)).toEqual(["deployer", "large_move"])
     expect(live.patterns[0]!.peak).toBeUndefined()
     now += HOUR
-    const next = await run(research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
+    const next = await at(now, research.edges({ days: 7, minN: 2, includePeak: true, live: false }))
     expect(next.as_of).toBe(new Date(asOf + HOUR).toISOString())
     // deployer: d1 entry 10 (D1 +1 min), 1 h exit 30 (d2's trade at +31 min) -> 3x -> +200% - 2.5% = 1,975,000 ppm;
     // d2 entry 30 (+31 min), exit 30 -> -25,000 ppm; mean (1,975,000 - 25,000) / 2 = 975,000 ppm = 97.5%
@@ -139,7 +141,7 @@ describe("research reports on chDB", () => {
 
   it("runners: tokens whose signals had enough wallets and whose price reached the multiple", async () => {
     const now = Date.UTC(2024, 5, 1, 12, 0)
-    const research = makeResearch({ clickhouse: ch, nowMs: () => now })
+    const research = makeResearch({ clickhouse: ch })
     const S = now - 5 * HOUR
     await run(ch.insert("signals", [
       signal("r1a", "confluence", "R1", S, { wallets: ["w1", "w2"], wallet_groups: [[], []] }),
@@ -159,7 +161,7 @@ describe("research reports on chDB", () => {
       buy("R4", now - 29 * HOUR, 100n, 1n),
       buy("R4", now - 2 * HOUR, 900n, 1n)
     ]))
-    const r = await run(research.runners({ hours: 24, minWallets: 2, minMultiple: 2 }))
+    const r = await at(now, research.runners({ hours: 24, minWallets: 2, minMultiple: 2 }))
     expect(r.tokens).toEqual([
       {
         asset: "R1", first_signal_id: "r1a", first_signal_at: new Date(S).toISOString(), signals: 2, patterns: ["confluence", "large_move"],
@@ -167,13 +169,13 @@ describe("research reports on chDB", () => {
         peak_at: new Date(S + 2 * HOUR).toISOString(), last_price_sol: "0.250000000000000000", peak_multiple: 3.5, last_multiple: 2.5
       }
     ])
-    const loose = await run(research.runners({ hours: 24, minWallets: 1, minMultiple: 1 }))
+    const loose = await at(now, research.runners({ hours: 24, minWallets: 1, minMultiple: 1 }))
     expect(loose.tokens.map((t) => [t.asset, t.peak_multiple])).toEqual([["R2", 9], ["R1", 3.5], ["R3", 1.5]])
   })
 
   it("first-signals: tokens first signalled in the window, and what followed", async () => {
     const now = Date.UTC(2024, 6, 1, 12, 0)
-    const research = makeResearch({ clickhouse: ch, nowMs: () => now })
+    const research = makeResearch({ clickhouse: ch })
     await run(ch.insert("signals", [
       signal("f1", "new_ticker", "F1", now - 30 * MIN, { size_usd: null, wallets: ["w9"] }),
       signal("f1b", "large_move", "F1", now - 20 * MIN),
@@ -189,7 +191,7 @@ describe("research reports on chDB", () => {
       sell("F1", now - 15 * MIN, 500_000n, 1_400_000_000n, 100_000_000n), // fee-free 1.5 SOL for 0.5 token: 3 SOL per token (peak)
       buy("F1", now - 5 * MIN, 2_500_000_000n, 1_000_000n) // last: 2.5 SOL per token
     ]))
-    const r = await run(research.firstSignals({ minutes: 60 }))
+    const r = await at(now, research.firstSignals({ minutes: 60 }))
     expect(r.truncated).toBe(false)
     expect(r.tokens.map((t) => t.asset)).toEqual(["F4", "F1"])
     expect(r.tokens[0]!.followed).toMatchObject({ signals_after: 0, trades_after: 0, entry_price_sol: null, buy_volume_sol: "0.000000000" })

@@ -137,7 +137,7 @@ beforeAll(async () => {
   service = await withSql(
     SolanaSelfLaunch.make(
       { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 },
-      { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now) }
+      { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
     )
   )
   producer = setInterval(() => {
@@ -416,7 +416,7 @@ describe("3.3: a repeat build is decided by reading the chain", () => {
             wallets,
             holdings: () => Effect.succeed(0n),
             agentLaunches: registry,
-            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT, Date.now)
+            prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT)
           }
         ),
         SqlClient.SqlClient,

@@ -47,6 +47,7 @@ import type { Principal } from "../../src/services/wallets/Principal.js"
 import { mapFailure } from "../../api/ErrorTable.js"
 import { eventually } from "../support/eventually.js"
 import { principals, startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
+import { clockAt } from "../support/clock.js"
 
 const UNIT = 1_000_000n
 let harness: WalletHarness
@@ -79,6 +80,7 @@ beforeAll(async () => {
   )
   ledger = net.ledger
   ticker = setInterval(() => ledger.advanceSlot(), 20)
+  const stakingClock = clockAt(() => harness.clock.ms + clock.offsetMs)
   staking = await Effect.runPromise(
     makeStaking(
       {
@@ -87,11 +89,11 @@ beforeAll(async () => {
         receiptMint: STAKED_SVC_MINT,
         pollIntervalMs: 20,
         confirmTimeoutMs: 10_000,
-        nowMs: () => harness.clock.ms + clock.offsetMs,
         distributor: await keeperSigner()
       },
       { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
     ).pipe(
+      Effect.withClock(stakingClock),
       Effect.provideService(WalletService, harness.service),
       Effect.provideService(WalletProvider, harness.provider),
       Effect.provideService(SqlClient.SqlClient, harness.sql)
@@ -99,9 +101,10 @@ beforeAll(async () => {
   )
   noDistributor = await Effect.runPromise(
     makeStaking(
-      { rpcUrl: net.rpcUrl, platformMint: SVC_MINT, receiptMint: STAKED_SVC_MINT, pollIntervalMs: 20, confirmTimeoutMs: 10_000, nowMs: () => harness.clock.ms + clock.offsetMs },
+      { rpcUrl: net.rpcUrl, platformMint: SVC_MINT, receiptMint: STAKED_SVC_MINT, pollIntervalMs: 20, confirmTimeoutMs: 10_000 },
       { balances: solanaBalanceReader({ rpcUrl: net.rpcUrl, stakedMint: STAKED_SVC_MINT }), accountWallets: makeAccountWallets(harness.sql, harness.provider) }
     ).pipe(
+      Effect.withClock(stakingClock),
       Effect.provideService(WalletService, harness.service),
       Effect.provideService(WalletProvider, harness.provider),
       Effect.provideService(SqlClient.SqlClient, harness.sql)
@@ -322,7 +325,7 @@ const leftSending = async (owner: string, input: StakeBuildInput & { readonly am
     expiresAtMs: null,
     error: null
   }
-  const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+  const store = makeStakingStore(harness.sql, clockAt(() => harness.clock.ms))
   const owned = holder === undefined ? Effect.void : Effect.provideService(holder.claimIn(STAKING_LEASE_KIND, stakingLeaseKey(row)), SqlClient.SqlClient, harness.sql)
   expect(await Effect.runPromise(harness.sql.withTransaction(Effect.zipLeft(store.insert(row), owned)))).toBe(true)
   return { row, built }
@@ -374,7 +377,7 @@ describe("operations in flight across two engine processes (row leases)", () => 
     await Effect.runPromise(harness.provider.setDelegation("acct-a", "solana", "active"))
     ledger.requestAirdrop(address(owner), 2_000_000_000n)
     ledger.mintTestTokens(SVC_MINT_ADDRESS, address(owner), 10n * UNIT)
-    const store = makeStakingStore(harness.sql, () => harness.clock.ms)
+    const store = makeStakingStore(harness.sql, clockAt(() => harness.clock.ms))
     const stake = (clientStakeId: string) => ({ action: "stake", payer: "main", clientStakeId, dryRun: false, amountRaw: UNIT }) as const
     const rows = [(await leftSending(owner, stake("lease-race-1"))).row, (await leftSending(owner, stake("lease-race-2"))).row]
     const [byA, byB] = await Effect.runPromise(Effect.all([staking.resumeOperations, noDistributor.resumeOperations], { concurrency: "unbounded" }))

@@ -120,7 +120,7 @@ const setup = async (
   const strategies = await Effect.runPromise(clock === undefined ? made : Effect.withClock(made, clock))
   const routes = strategyRoutes({
     strategies,
-    research: makeResearch({ clickhouse: Context.get(ctx, ClickHouse), nowMs: Date.now }),
+    research: makeResearch({ clickhouse: Context.get(ctx, ClickHouse) }),
     authenticate: (req) => {
       const who = callers[(req.headers.authorization ?? "").replace("Bearer ", "")]
       return who === undefined ? Effect.fail({ status: 401, body: JSON.stringify({ error: "invalid api key" }) } satisfies Reply) : Effect.succeed(who)

@@ -68,7 +68,7 @@ const storeKey = (id: string, prefix: string, txLimit: { usdMicros: number; rese
       Date.now()
     )
   )
-const prices = fixedPriceSource({ eth: "3000" }, () => Date.now())
+const prices = fixedPriceSource({ eth: "3000" })
 const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e))
 const sqlRun = <A>(e: Effect.Effect<A, unknown, SqlClient.SqlClient>) => Effect.runPromise(Effect.provideService(e, SqlClient.SqlClient, harness.sql) as Effect.Effect<A>)
 const rowCount = (clientTradeId: string) =>

@@ -47,7 +47,7 @@ import { ACCOUNT, ETH, hoodTradeRail, KEY_PREFIX } from "../support/hoodTradeRai
 import { tradeRoutesOverHttp } from "../support/tradeRoutesHttp.js"
 import type { WalletHarness } from "../support/walletHarness.js"
 
-const rail = hoodTradeRail({ label: "hood-linked", prices: fixedPriceSource({ eth: "3000" }, () => Date.now()) })
+const rail = hoodTradeRail({ label: "hood-linked", prices: fixedPriceSource({ eth: "3000" }) })
 const { principal, caller, run, sqlRun, pc, nonceOf, rowsOf, executedEvents, holdOf, quoteNow, built, unsignedOf, signedBy, bytesOf, refusal } = rail
 
 let harness: WalletHarness

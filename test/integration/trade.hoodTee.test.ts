@@ -63,7 +63,7 @@ import { principals, type WalletHarness } from "../support/walletHarness.js"
 
 /** The USD price source, switched off by the cap test (a TEE wallet's USD limit then fails closed). */
 let priced = true
-const fixed = fixedPriceSource({ eth: "3000" }, () => Date.now())
+const fixed = fixedPriceSource({ eth: "3000" })
 const prices: PriceSourceShape = {
   ...fixed,
   usd: (asset) => (priced ? fixed.usd(asset) : Effect.fail(new PriceUnavailable({ asset, reason: "not_configured", message: "prices are off in this test" })))

@@ -87,7 +87,7 @@ const request = (clientTradeId: string, walletId: string, amountInRaw: bigint, m
   ...more
 })
 
-const fixed = fixedPriceSource({ sol: "150" }, () => Date.now())
+const fixed = fixedPriceSource({ sol: "150" })
 const prices: PriceSourceShape = {
   usd: (asset) => (priced ? fixed.usd(asset) : Effect.fail(new PriceUnavailable({ asset, reason: "not_configured", message: "prices are off in this test" })))
 }

@@ -179,7 +179,7 @@ const makeService = (confirmTimeoutMs = 15_000) =>
     makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs }).pipe(
       Effect.provideService(WalletService, harness.service),
       Effect.provideService(WalletProvider, harness.provider),
-      Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" }, () => Date.now())),
+      Effect.provideService(PriceSource, fixedPriceSource({ sol: "150" })),
       Effect.provideService(SqlClient.SqlClient, harness.sql)
     )
   )

@@ -94,7 +94,7 @@ const request = (clientTradeId: string, side: "buy" | "sell", amountInRaw: bigin
   ...more
 })
 
-const prices = fixedPriceSource({ sol: SOL_USD.toString() }, () => Date.now())
+const prices = fixedPriceSource({ sol: SOL_USD.toString() })
 
 /** A key of the trading account with the given limits (the spend gate reads them, locked, from storage). */
 const newKey = (id: string, prefix: string, txLimit: TxLimit | null) =>

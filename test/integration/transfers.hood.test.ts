@@ -10,7 +10,7 @@
  * once; never sent: its nonce released, failed, nothing moved) and never sent by it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, Ref } from "effect"
+import { Clock, Context, Effect, Layer, Ref } from "effect"
 import { type Address, getAddress, type Hash, type Hex, zeroAddress } from "viem"
 import { privateKeyToAccount, generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -124,7 +124,7 @@ beforeAll(async () => {
       hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, usdg, unsentGraceMs: 300 },
       provider: h.provider,
       events: eventsPort,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -273,7 +273,7 @@ describe("a process that died mid-transfer on Hood (recovery by another process'
       error: null,
       createdAtMs: Date.now()
     }
-    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void }, Date.now)
+    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void }, Clock.make())
     expect(await sqlRun(store.save(undefined, row))).toBe(true)
     if (sent) await Effect.runPromise(chain.port(() => Effect.die("no release expected")).send(signed.signedTransaction))
     return { input, signature: signed.signature }

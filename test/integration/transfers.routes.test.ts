@@ -45,7 +45,7 @@ beforeAll(async () => {
           provider: Context.get(context, WalletProvider),
           events: Context.get(context, AccountEvents),
           wallets: Context.get(context, WalletService),
-          prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }, Date.now),
+          prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }),
           pollIntervalMs: 20,
           confirmTimeoutMs: 15_000
         }).pipe(Effect.provideService(SqlClient.SqlClient, Context.get(context, SqlClient.SqlClient)))

@@ -12,7 +12,7 @@ import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { reservationState, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { address, getBase58Decoder } from "@solana/kit"
-import { Context, Effect, Exit, Layer, Ref, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Ref, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mapFailure } from "../../api/ErrorTable.js"
 import { type ErrorCode, ErrorCodes } from "../../src/domain/ErrorCodes.js"
@@ -99,7 +99,7 @@ beforeAll(async () => {
       solanaRpcUrl: net.rpcUrl,
       provider: h.provider,
       events: eventsPort,
-      prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }, Date.now),
+      prices: fixedPriceSource({ sol: "100", eth: "3000", usdc: "1", usdg: "1", svc: "0.01" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -274,7 +274,7 @@ describe("a process that died mid-transfer (recovery by another process's pass)"
       error: null,
       createdAtMs: Date.now()
     }
-    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void }, Date.now)
+    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void }, Clock.make())
     expect(await Effect.runPromise(store.save(undefined, row).pipe(Effect.provideService(SqlClient.SqlClient, h.sql)))).toBe(true)
     if (sent) await Effect.runPromise(chain.port.send(signed.signedTransaction))
     return { input, signature: signed.signature }

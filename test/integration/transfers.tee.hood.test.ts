@@ -29,7 +29,7 @@
  * - the sign claim follows the transfer whoever settles it (a recovery pass too).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Layer, Ref, TestClock, TestContext } from "effect"
+import { Clock, Context, Effect, Layer, Ref, TestClock, TestContext } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import {
@@ -220,7 +220,7 @@ beforeAll(async () => {
       provider: h.provider,
       events: eventsPort,
       wallets: h.service,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -255,7 +255,7 @@ beforeAll(async () => {
       provider: h.provider,
       events: eventsPort,
       wallets: h.service,
-      prices: fixedPriceSource({ eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 3_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -500,7 +500,7 @@ describe("transfer rail, TEE payer on Hood", () => {
     const b = await built(body("hk-crash", { amountRaw: 9_999n }))
     const signed = await relaySigned(b)
     // What a process killed right after saving `sending` leaves: the row with its signed bytes, nothing sent.
-    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void } as never, Date.now)
+    const store = makeTransferStore(h.sql, { enqueue: () => Effect.void } as never, Clock.make())
     const row = (await Effect.runPromise(store.get(ACCOUNT, "hk-crash")))!
     const saved = await sqlRun(store.save(row, { ...row, state: "sending", signature: keccak256(signed), signedTransaction: signed }))
     expect(saved).toBe(true)

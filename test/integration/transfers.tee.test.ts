@@ -176,7 +176,7 @@ beforeAll(async () => {
       provider: h.provider,
       events: eventsPort,
       wallets: h.service,
-      prices: fixedPriceSource({ sol: "100", usdc: "1", svc: "0.01", eth: "3000", usdg: "1" }, Date.now),
+      prices: fixedPriceSource({ sol: "100", usdc: "1", svc: "0.01", eth: "3000", usdg: "1" }),
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000
     }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))
@@ -368,7 +368,7 @@ describe("transfer rail, TEE payer on Solana", () => {
           provider: h.provider,
           events: eventsPort,
           wallets: h.service,
-          prices: fixedPriceSource({ sol: "100", usdc: "1", svc: "0.01", eth: "3000", usdg: "1" }, Date.now),
+          prices: fixedPriceSource({ sol: "100", usdc: "1", svc: "0.01", eth: "3000", usdg: "1" }),
           pollIntervalMs: 20,
           confirmTimeoutMs: 300
         }).pipe(Effect.provideService(SqlClient.SqlClient, h.sql))

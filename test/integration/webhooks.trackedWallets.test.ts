@@ -34,7 +34,7 @@ const sqlOf = Effect.map(Shared, ({ database }) => Context.get(database, SqlClie
 /** The markets the runner knows (the engine passes the market index's). */
 const markets = new Map<string, MarketFacts>()
 /** SOL is priced; ETH is not, so Hood trades carry no `usdAmount`. */
-const prices = fixedPriceSource({ sol: "150" }, Date.now)
+const prices = fixedPriceSource({ sol: "150" })
 
 /** One runner "process" in a scope of its own. */
 const openRunner = Effect.gen(function* () {

@@ -52,7 +52,6 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
     beforeAll(async () => {
       scope = await Effect.runPromise(Scope.make())
       const stack = Stack.layer({
-        nowMs: Date.now,
         plans: resolvePlans({}, 30),
         thresholds: DefaultTierThresholds,
         publicUrl: "https://api.example.test",

@@ -27,6 +27,7 @@ import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { Devices } from "../../src/services/accounts/Devices.js"
 import { KeyStore } from "../../src/services/keys/KeyStore.js"
+import { layerClockAt } from "./clock.js"
 
 const CLOSE_WAIT_MS = 10_000
 
@@ -82,14 +83,14 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
     options.balances ?? fixedBalances(options.held ?? {}, options.staked ?? {})
   )
   const services = AccountsLayer.layer({
-    nowMs,
     plans: resolvePlans({}, 30),
     thresholds: DefaultTierThresholds,
     renewalUrl: "https://example.test/pricing",
     verificationUri: "https://example.test/device",
     apiBaseUrl: "https://api.example.test",
     holdingsTtlMs: 0
-  }).pipe(Layer.provideMerge(Layer.mergeAll(ports, migrated)))
+    // The services read time from the Clock they are built under (and the runtime's): the harness's clock.
+  }).pipe(Layer.provideMerge(Layer.mergeAll(ports, migrated)), Layer.provide(layerClockAt(nowMs)))
   const runtime = ManagedRuntime.make(services)
   const run = <A, E>(e: Effect.Effect<A, E, Services>) => runtime.runPromise(e)
   const auth = () => run(accountApi({ nowMs }))

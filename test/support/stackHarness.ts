@@ -53,7 +53,6 @@ export const startStackHarness = async (
 ): Promise<StackHarness> => {
   const scope = await Effect.runPromise(Scope.make())
   const stack = Stack.layer({
-    nowMs: Date.now,
     plans: resolvePlans({}, 30),
     thresholds: DefaultTierThresholds,
     publicUrl: "https://api.example.test",

@@ -19,6 +19,7 @@ import type { AuthHeaders, KeyInfo, Principal } from "../../src/services/wallets
 import * as WalletProviderModule from "../../src/services/wallets/WalletProvider.js"
 import * as WalletServiceModule from "../../src/services/wallets/WalletService.js"
 import { withContract } from "./contractRoutes.js"
+import { clockAt } from "./clock.js"
 
 export const DAY_MS = 86_400_000
 
@@ -121,7 +122,7 @@ export const startWalletHarness = async (options: { databaseUrl?: string | undef
     Layer.provideMerge(Database.layer({ url: options.databaseUrl, dataDir: undefined }))
   )
   const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 42).toString("base64")), dataDir: undefined })
-  const provider = WalletProviderModule.layerLocal({ nowMs }).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
+  const provider = WalletProviderModule.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
   const service = WalletServiceModule.layer({
     plans: resolvePlans({}, 30),
     keys: {
@@ -132,10 +133,10 @@ export const startWalletHarness = async (options: { databaseUrl?: string | undef
         const o = chainOutcomes.get(claim.claimId) ?? "pending"
         return o === "unavailable" ? Effect.fail("unavailable" as const) : Effect.succeed(o)
       }
-    },
-    nowMs
+    }
   }).pipe(Layer.provideMerge(provider))
-  const context = await Effect.runPromise(Layer.buildWithScope(service, scope))
+  // The services read time from the Clock they are built under: the harness's clock.
+  const context = await Effect.runPromise(Layer.buildWithScope(service, scope).pipe(Effect.withClock(clockAt(nowMs))))
   const svc = Context.get(context, WalletServiceModule.WalletService)
   const prov = Context.get(context, WalletProviderModule.WalletProvider)
   const sql = Context.get(context, SqlClient.SqlClient)

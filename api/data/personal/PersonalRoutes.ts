@@ -83,8 +83,7 @@ export interface PersonalRoutesDeps {
   readonly tracking?: TrackingShape
   /** The personal-signals writer of this process: told when follows, rules or groups change. */
   readonly personal?: PersonalSignalsRunner
-  /** Store options (tests): clock and ids. */
-  readonly nowMs?: () => number
+  /** Store options (tests): ids. Time is the runtime's `Clock`. */
   readonly newId?: (prefix: string) => string
 }
 
@@ -225,10 +224,7 @@ const common = {
 const paid = { ...common, 403: plainError("`{\"error\": \"requires Pro or Max\"}` (Free)") } as const
 
 export const personalRoutes = (deps: PersonalRoutesDeps): ReadonlyArray<RouteDef> => {
-  const store: PersonalStore = makePersonalStore(deps.sql, {
-    ...(deps.nowMs !== undefined ? { nowMs: deps.nowMs } : {}),
-    ...(deps.newId !== undefined ? { newId: deps.newId } : {})
-  })
+  const store: PersonalStore = makePersonalStore(deps.sql, deps.newId !== undefined ? { newId: deps.newId } : {})
   const changed = () => deps.personal?.invalidate()
 
   type Caller = PersonalCaller & { readonly paid: PaidPlan }

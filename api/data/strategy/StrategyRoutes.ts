@@ -335,12 +335,11 @@ export const makeStrategyRoutes = (deps: {
   readonly runBacktest: (request: ReplayRequest) => Effect.Effect<ReplayResult, ReplayError>
   readonly authenticate: StrategyRoutesDeps["authenticate"]
   readonly authHeaders?: ReadonlyArray<string>
-  readonly nowMs?: () => number
   readonly strategies?: Omit<StrategiesOptions, "runBacktest">
 }): Effect.Effect<{ readonly routes: ReadonlyArray<RouteDef>; readonly strategies: StrategiesShape }, SqlError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const strategies = yield* makeStrategies({ ...deps.strategies, runBacktest: deps.runBacktest })
-    const research = makeResearch({ clickhouse: deps.clickhouse, nowMs: deps.nowMs ?? Date.now })
+    const research = makeResearch({ clickhouse: deps.clickhouse })
     const routes = strategyRoutes({
       strategies,
       research,

@@ -15,8 +15,8 @@ import * as Devices from "./Devices.js"
 import type { TierThresholds } from "./Tier.js"
 import * as TierService from "./TierService.js"
 
+/** Time is the Effect `Clock` the layer is built under (keys and devices capture it). */
 export interface AccountsOptions {
-  readonly nowMs: () => number
   readonly plans: ReadonlyArray<Plan>
   readonly thresholds: TierThresholds
   /** Where a lapsed Max account renews (tier snapshot `renewalUrl`). */
@@ -40,6 +40,6 @@ export const layer = (
       ...(options.holdingsTtlMs !== undefined ? { holdingsTtlMs: options.holdingsTtlMs } : {})
     })
   )
-  const keys = KeyService.layer({ nowMs: options.nowMs, apiBaseUrl: options.apiBaseUrl }).pipe(Layer.provideMerge(base))
-  return Devices.layer({ nowMs: options.nowMs, verificationUri: options.verificationUri }).pipe(Layer.provideMerge(keys))
+  const keys = KeyService.layer({ apiBaseUrl: options.apiBaseUrl }).pipe(Layer.provideMerge(base))
+  return Devices.layer({ verificationUri: options.verificationUri }).pipe(Layer.provideMerge(keys))
 }

@@ -9,7 +9,7 @@
  * token accounts are not counted (docs/decisions.md).
  */
 import { type Address, address, createSolanaRpc } from "@solana/kit"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { findAssociatedTokenAddressSync } from "../../chain/solana/program/Pda.js"
 import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTokenAccount.js"
 import type { Chain } from "../../domain/Chain.js"
@@ -37,20 +37,18 @@ export const BALANCE_TTL_MS_MAX = 5 * 60_000
 export interface CacheOptions {
   readonly ttlMs?: number
   readonly maxEntries?: number
-  readonly nowMs?: () => number
 }
 
 /** Wraps a reader with a bounded cache; `ttlMs` is clamped to `BALANCE_TTL_MS_MAX`. */
 export const cached = (inner: BalanceReaderShape, options: CacheOptions = {}): BalanceReaderShape => {
   const ttlMs = Math.min(options.ttlMs ?? 60_000, BALANCE_TTL_MS_MAX)
-  const now = options.nowMs ?? Date.now
   const cache = new TtlLru<string, bigint>({ maxEntries: options.maxEntries ?? 20_000, ttlMs })
   const through = (kind: string, read: (chain: Chain, owner: string) => Effect.Effect<bigint, BalanceUnavailable>) =>
     (chain: Chain, owner: string) =>
-      Effect.suspend(() => {
+      Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
         const key = `${kind}:${chain}:${owner}`
-        const hit = cache.get(key, now())
-        return hit !== undefined ? Effect.succeed(hit) : Effect.tap(read(chain, owner), (v) => Effect.sync(() => cache.set(key, v, now())))
+        const hit = cache.get(key, nowMs)
+        return hit !== undefined ? Effect.succeed(hit) : Effect.tap(read(chain, owner), (v) => Effect.map(Clock.currentTimeMillis, (at) => cache.set(key, v, at)))
       })
   return { platformTokenBalance: through("held", inner.platformTokenBalance), stakedBalance: through("staked", inner.stakedBalance) }
 }

@@ -85,8 +85,8 @@ const storage = storageFailure("devices", () => accountError("storage", "Interna
 
 export class Devices extends Context.Tag("curvestream/Devices")<Devices, DevicesShape>() {}
 
+/** Time is the Effect `Clock` the service is built under. */
 export interface DevicesOptions {
-  readonly nowMs: () => number
   /** Where a person approves a device, e.g. `https://app.example/device`. */
   readonly verificationUri: string
 }
@@ -95,7 +95,8 @@ export interface DevicesOptions {
 interface DevicesCtx {
   readonly sql: SqlClient.SqlClient
   readonly keys: KeyServiceShape
-  readonly now: () => number
+  /** Now, in ms: the Effect `Clock` the service is built under. */
+  readonly now: Effect.Effect<number>
   readonly withSql: <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.Effect<A, E>
   readonly options: DevicesOptions
 }
@@ -116,7 +117,7 @@ const authorizationFlow = (ctx: DevicesCtx) => {
 
   const requestCode = (req: DeviceCodeRequest) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const deviceCode = randomString(43)
       let userCode = randomString(8, USER_CODE_ALPHABET)
       for (let i = 0; i < 5; i++) {
@@ -152,11 +153,11 @@ const authorizationFlow = (ctx: DevicesCtx) => {
     )
 
   const describe = (_session: SessionPrincipal, userCode: string) =>
-    Effect.map(byUserCode(userCode, now()), (r) => ({ request: describeRow(r) })).pipe(storage)
+    Effect.map(Effect.flatMap(now, (nowMs) => byUserCode(userCode, nowMs)), (r) => ({ request: describeRow(r) })).pipe(storage)
 
   const decide = (session: SessionPrincipal, { userCode, approve }: DeviceDecision) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const row = yield* byUserCode(userCode, nowMs)
       if (row.status !== "pending") return yield* Effect.fail(accountError("already_decided", `This request is already ${row.status}`, { field: "userCode" }))
       const updated = yield* withSql(sql<AuthorizationRow>`
@@ -172,7 +173,7 @@ const authorizationFlow = (ctx: DevicesCtx) => {
 
   const exchange = (deviceCode: string) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const hash = hashToken(deviceCode)
       const minted = mintToken("device")
       const deviceId = newId("dev")
@@ -264,7 +265,7 @@ const deviceList = (ctx: DevicesCtx) => {
 
   const revoke = (session: SessionPrincipal, prefix: string, revokeKeys: boolean) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       return yield* withSql(
         sql.withTransaction(
           Effect.gen(function* () {
@@ -289,7 +290,7 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
       const sql = yield* SqlClient.SqlClient
       const keys = yield* KeyService
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E> => Effect.provideService(e, SqlClient.SqlClient, sql)
-      const ctx: DevicesCtx = { sql, keys, now: options.nowMs, withSql, options }
+      const ctx: DevicesCtx = { sql, keys, now: (yield* Effect.clock).currentTimeMillis, withSql, options }
       return { ...authorizationFlow(ctx), ...deviceList(ctx) } satisfies DevicesShape
     })
   )

@@ -22,7 +22,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer, Schedule, Schema } from "effect"
+import { Clock, Effect, Layer, Schedule, Schema } from "effect"
 import { ClickHouse } from "../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { Bus, type BusError, Topics } from "../../../ingest/bus/Bus.js"
@@ -126,8 +126,8 @@ const hasDerivedState = (chain: ChainId): Effect.Effect<boolean, SqlError, SqlCl
   )
 
 const recordIdentity = (chain: ChainId, identity: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
-    const value = { identity, recordedAt: new Date().toISOString() }
+  Effect.flatMap(Effect.all([SqlClient.SqlClient, Clock.currentTimeMillis]), ([sql, nowMs]) => {
+    const value = { identity, recordedAt: new Date(nowMs).toISOString() }
     return sql`
       INSERT INTO meta (key, value) VALUES (${metaKey(chain)}, ${JSON.stringify(value)}::jsonb)
       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`

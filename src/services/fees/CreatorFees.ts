@@ -46,7 +46,6 @@ export interface CreatorFeesOptions {
   readonly claimsInFlightMax?: number
   /** How long a claim's token lease lasts when its holder dies (default `FEE_CLAIM_LEASE_MS`). */
   readonly claimLeaseMs?: number
-  readonly nowMs?: () => number
 }
 
 export interface CreatorFeesShape {

@@ -15,7 +15,7 @@
  * - Every quality is matched: a follow or rule is the account's own filter, not the tape's
  *   curation.
  */
-import { Duration, Effect, Queue, Schedule, type Scope } from "effect"
+import { Clock, Duration, Effect, Queue, Schedule, type Scope } from "effect"
 import type { Signal } from "../../domain/Signal.js"
 import type { SignalHub } from "../signals/SignalHub.js"
 import { PersonalIndex } from "./Matcher.js"
@@ -32,7 +32,6 @@ export interface PersonalSignalsOptions {
   readonly retainPerAccount: number
   /** Attempts per batch write (default 3). */
   readonly writeAttempts: number
-  readonly nowMs: () => number
 }
 
 export const personalSignalsDefaults: PersonalSignalsOptions = {
@@ -40,8 +39,7 @@ export const personalSignalsDefaults: PersonalSignalsOptions = {
   batchMax: 500,
   refreshMs: 2_000,
   retainPerAccount: SIGNALS_RETAIN_DEFAULT,
-  writeAttempts: 3,
-  nowMs: Date.now
+  writeAttempts: 3
 }
 
 export interface PersonalSignalsStats {
@@ -88,8 +86,8 @@ export const runPersonalSignals = (
     yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
 
     const freshIndex = Effect.gen(function* () {
-      if (!stale && o.nowMs() - loadedAtMs < o.refreshMs) return index
-      const t = o.nowMs()
+      const t = yield* Clock.currentTimeMillis
+      if (!stale && t - loadedAtMs < o.refreshMs) return index
       stale = false
       const next = yield* store.loadIndex().pipe(
         Effect.tapError((e) => Effect.logWarning("personal signals: cannot reload interests; using the previous snapshot", e.message)),

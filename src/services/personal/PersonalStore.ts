@@ -17,7 +17,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { failureFields, failureOf, storageFailure } from "../../domain/ServiceFailure.js"
 import type { Pattern, Signal } from "../../domain/Signal.js"
@@ -163,8 +163,8 @@ type RawStore = {
   readonly [K in keyof PersonalStore]: PersonalStore[K] extends (...args: infer A) => Effect.Effect<infer X, infer E> ? (...args: A) => Effect.Effect<X, E | SqlError> : never
 }
 
+/** Time is the Effect `Clock`'s. */
 export interface PersonalStoreOptions {
-  readonly nowMs?: () => number
   readonly newId?: (prefix: string) => string
 }
 
@@ -217,7 +217,6 @@ const ruleView = (r: RuleRowDb): RuleView => ({
 const watchView = (r: WatchRowDb): WatchView => ({ id: r.id, chain: r.chain, address: r.address, label: r.label, created_at: iso(r.created_at) })
 
 export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalStoreOptions = {}): PersonalStore => {
-  const nowMs = options.nowMs ?? Date.now
   const newId = options.newId ?? defaultId
   const lock = (what: string, accountId: string) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${`md:${what}:${accountId}`}, 0))`
   const count = (table: "md_follows" | "md_rules" | "md_groups" | "md_watchlist", accountId: string) =>
@@ -250,7 +249,7 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
   const bumpWatchlistVersion = Effect.suspend(() => Effect.asVoid(sql`UPDATE md_watchlist_version SET version = version + 1 WHERE id = 1`))
   const deleted = (what: ResourceKind) => (rows: ReadonlyArray<unknown>) => (rows.length === 0 ? Effect.fail(notFound(what)) : Effect.void)
 
-  const ctx: StoreCtx = { sql, nowMs, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted }
+  const ctx: StoreCtx = { sql, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted }
   const raw: RawStore = { ...listMethods(ctx), ...matchMethods(ctx) }
 
   /** Storage decided once, on every account-facing method. */
@@ -283,7 +282,6 @@ export const makePersonalStore = (sql: SqlClient.SqlClient, options: PersonalSto
 /** What the store's method groups work over. */
 interface StoreCtx {
   readonly sql: SqlClient.SqlClient
-  readonly nowMs: () => number
   readonly newId: (prefix: string) => string
   readonly lock: (what: string, accountId: string) => Effect.Effect<unknown, SqlError>
   readonly count: (table: "md_follows" | "md_rules" | "md_groups" | "md_watchlist", accountId: string) => Effect.Effect<number, SqlError>
@@ -295,7 +293,7 @@ interface StoreCtx {
 
 /** An account's lists (follows, rules, groups and their wallets, the watchlist), each bounded by the plan. */
 const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "removeFollow" | "rules" | "addRule" | "removeRule" | "groups" | "createGroup" | "deleteGroup" | "addGroupWallet" | "removeGroupWallet" | "watchlist" | "addWatch" | "removeWatch"> => {
-  const { sql, nowMs, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted } = ctx
+  const { sql, newId, lock, count, groupsOf, oneGroup, bumpWatchlistVersion, deleted } = ctx
   return {
     follows: (accountId) =>
       Effect.map(
@@ -312,7 +310,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
           const quota = CAPS.follows[plan]
           const used = yield* count("md_follows", accountId)
           if (used >= quota) return yield* cap("follows", quota, used)
-          const row = { id: newId("fol"), chain, address, created_at: new Date(nowMs()) }
+          const row = { id: newId("fol"), chain, address, created_at: new Date(yield* Clock.currentTimeMillis) }
           yield* sql`INSERT INTO md_follows (id, account_id, chain, address, created_at) VALUES (${row.id}, ${accountId}, ${chain}, ${address}, ${row.created_at})`
           return { follow: followView(row), created: true }
         })
@@ -330,7 +328,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
           yield* lock("rules", accountId)
           const used = yield* count("md_rules", accountId)
           if (used >= CAPS.rules) return yield* cap("rules", CAPS.rules, used)
-          const row: RuleRowDb = { id: newId("rul"), name: rule.name, pattern: rule.pattern, wallet_id: rule.walletId, params: rule.params, created_at: new Date(nowMs()) }
+          const row: RuleRowDb = { id: newId("rul"), name: rule.name, pattern: rule.pattern, wallet_id: rule.walletId, params: rule.params, created_at: new Date(yield* Clock.currentTimeMillis) }
           yield* sql`
             INSERT INTO md_rules (id, account_id, name, pattern, wallet_id, params, created_at)
             VALUES (${row.id}, ${accountId}, ${row.name}, ${row.pattern}, ${row.wallet_id}, ${JSON.stringify(rule.params)}::jsonb, ${row.created_at})`
@@ -347,7 +345,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
           const used = yield* count("md_groups", accountId)
           if (used >= quota) return yield* cap("groups", quota, used)
           const id = newId("grp_own")
-          const at = new Date(nowMs())
+          const at = new Date(yield* Clock.currentTimeMillis)
           yield* sql`INSERT INTO md_groups (id, account_id, name, created_at) VALUES (${id}, ${accountId}, ${name}, ${at})`
           return { id, name, visibility: "private" as const, wallets: [], created_at: at.toISOString() }
         })
@@ -362,7 +360,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
           if (group.wallets.length >= CAPS.groupWallets) return yield* cap("group_wallets", CAPS.groupWallets, group.wallets.length)
           yield* sql`
             INSERT INTO md_group_wallets (group_id, account_id, chain, address, added_at)
-            VALUES (${groupId}, ${accountId}, ${chain}, ${address}, ${new Date(nowMs())})`
+            VALUES (${groupId}, ${accountId}, ${chain}, ${address}, ${new Date(yield* Clock.currentTimeMillis)})`
           return { group: yield* oneGroup(accountId, groupId), created: true }
         })
       ),
@@ -391,7 +389,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
           if (existing[0] !== undefined) return { entry: watchView(existing[0]), created: false }
           const used = yield* count("md_watchlist", accountId)
           if (used >= CAPS.watchlist) return yield* cap("watchlist", CAPS.watchlist, used)
-          const row: WatchRowDb = { id: newId("wat"), chain, address, label, created_at: new Date(nowMs()) }
+          const row: WatchRowDb = { id: newId("wat"), chain, address, label, created_at: new Date(yield* Clock.currentTimeMillis) }
           yield* sql`
             INSERT INTO md_watchlist (id, account_id, chain, address, label, created_at)
             VALUES (${row.id}, ${accountId}, ${chain}, ${address}, ${label}, ${row.created_at})`
@@ -410,7 +408,7 @@ const listMethods = (ctx: StoreCtx): Pick<RawStore, "follows" | "addFollow" | "r
 
 /** What the matcher reads and writes: who watches a wallet, the stored personal signals, the interest index. */
 const matchMethods = (ctx: StoreCtx): Pick<RawStore, "watchers" | "signals" | "writeMatches" | "loadIndex"> => {
-  const { sql, nowMs } = ctx
+  const { sql } = ctx
   return {
     watchers: (chain, address) =>
       Effect.map(
@@ -435,7 +433,7 @@ const matchMethods = (ctx: StoreCtx): Pick<RawStore, "watchers" | "signals" | "w
         : sql.withTransaction(
             Effect.gen(function* () {
               yield* sql`SELECT pg_advisory_xact_lock(hashtextextended('md:personal_signals', 0))`
-              const at = new Date(nowMs())
+              const at = new Date(yield* Clock.currentTimeMillis)
               let inserted = 0
               for (const m of matches) {
                 const rows = yield* sql`

@@ -42,7 +42,7 @@ describe("oracle prices", () => {
 
   it("the source reads time from the Clock, and assets without a feed come from the fixed prices", async () => {
     let latest: OracleObservation | undefined = { ...good, publishTimeMs: NOW }
-    const source = oraclePriceSource({ sol: { name: "pyth:test", latest: () => latest } }, fixedPriceSource({ usdc: "1" }, () => 0), LIMITS)
+    const source = oraclePriceSource({ sol: { name: "pyth:test", latest: () => latest } }, fixedPriceSource({ usdc: "1" }), LIMITS)
     const run = <A, E>(e: Effect.Effect<A, E>) => Effect.runPromise(Effect.either(e).pipe(Effect.provide(TestContext.TestContext)))
     const at = (ms: number) => Effect.zipRight(TestClock.setTime(ms), source.usd("sol"))
     const fresh = await run(at(NOW + 60_000))

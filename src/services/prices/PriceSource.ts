@@ -17,7 +17,7 @@
  * Invariants: a successful price is > 0 with 0 ≤ scale ≤ MAX_SCALE; `asOfMs` is when the price was
  * observed (the provider's time, or the clock for fixed prices).
  */
-import { Config, ConfigError, Context, Effect, Either, Layer, Schema } from "effect"
+import { Clock, Config, ConfigError, Context, Effect, Either, Layer, Schema } from "effect"
 
 export const PriceAssets = ["sol", "eth", "usdc", "usdg", "svc"] as const
 export type PriceAsset = (typeof PriceAssets)[number]
@@ -85,8 +85,8 @@ export const parseFixedPrices = (text: string): FixedPrices | string => {
   return out
 }
 
-/** Configured prices. `prices[asset]` undefined or "" → `not_configured`. Time from `nowMs`. */
-export const fixedPriceSource = (prices: FixedPrices, nowMs: () => number): PriceSourceShape => {
+/** Configured prices. `prices[asset]` undefined or "" → `not_configured`. Time from the `Clock`. */
+export const fixedPriceSource = (prices: FixedPrices): PriceSourceShape => {
   const parsed = new Map<PriceAsset, { raw: bigint; scale: number }>()
   for (const asset of PriceAssets) {
     const text = prices[asset]
@@ -100,7 +100,7 @@ export const fixedPriceSource = (prices: FixedPrices, nowMs: () => number): Pric
       const p = parsed.get(asset)
       return p === undefined
         ? Effect.fail(new PriceUnavailable({ asset, reason: "not_configured", message: `No USD price is configured for ${asset}` }))
-        : Effect.sync(() => ({ asset, usdRaw: p.raw, scale: p.scale, asOfMs: nowMs(), source: "localnet-fixed" }))
+        : Effect.map(Clock.currentTimeMillis, (asOfMs) => ({ asset, usdRaw: p.raw, scale: p.scale, asOfMs, source: "localnet-fixed" }))
     }
   }
 }
@@ -122,7 +122,6 @@ export const providerPriceSource = (options: {
   readonly maxAgeMs?: number
   /** Deadline of one fetch (default 2 s). */
   readonly timeoutMs?: number
-  readonly nowMs: () => number
 }): PriceSourceShape => {
   const maxAgeMs = options.maxAgeMs ?? 60_000
   const timeoutMs = options.timeoutMs ?? 2_000
@@ -136,10 +135,11 @@ export const providerPriceSource = (options: {
           duration: timeoutMs,
           onTimeout: () => new PriceUnavailable({ asset, reason: "provider_failed", message: `${options.name}: no answer within ${timeoutMs} ms` })
         }),
-        Effect.flatMap((q) => {
+        Effect.zip(Clock.currentTimeMillis),
+        Effect.flatMap(([q, nowMs]) => {
           const p = parseUsdDecimal(q.usd)
           if (p === undefined) return Effect.fail(new PriceUnavailable({ asset, reason: "invalid", message: `${options.name}: unusable price '${q.usd}'` }))
-          const ageMs = options.nowMs() - q.observedAtMs
+          const ageMs = nowMs - q.observedAtMs
           if (ageMs > maxAgeMs) return Effect.fail(new PriceUnavailable({ asset, reason: "stale", message: `${options.name}: price is ${ageMs} ms old` }))
           return Effect.succeed({ asset, usdRaw: p.raw, scale: p.scale, asOfMs: q.observedAtMs, source: options.name })
         })
@@ -158,12 +158,11 @@ export const localnetPricesConfig: Config.Config<FixedPrices> = Config.string("L
   })
 )
 
-/** Fixed prices for tests (time from `nowMs`). */
-export const layerTest = (prices: FixedPrices, nowMs: () => number = Date.now): Layer.Layer<PriceSource> =>
-  Layer.succeed(PriceSource, fixedPriceSource(prices, nowMs))
+/** Fixed prices for tests (time from the `Clock`). */
+export const layerTest = (prices: FixedPrices): Layer.Layer<PriceSource> => Layer.succeed(PriceSource, fixedPriceSource(prices))
 
 /** The localnet's price source: defaults overridden by `LOCALNET_USD_PRICES`. */
 export const layerLocalnet: Layer.Layer<PriceSource, ConfigError.ConfigError> = Layer.effect(
   PriceSource,
-  Effect.map(localnetPricesConfig, (prices) => fixedPriceSource(prices, Date.now))
+  Effect.map(localnetPricesConfig, (prices) => fixedPriceSource(prices))
 )

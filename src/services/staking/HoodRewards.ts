@@ -14,7 +14,7 @@
  * a sweep handles at most `batchMax` tokens and reads accounts in pages of `accountPage`.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { type Address, type PublicClient, zeroAddress } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi } from "../../chain/hood/abi.generated.js"
 import type { AccountWalletsShape } from "../accounts/AccountWallets.js"
@@ -78,7 +78,6 @@ export interface HoodRewardsOptions {
   readonly accountPage?: number
   /** Staked-balance reads in flight (default 8). */
   readonly readConcurrency?: number
-  readonly nowMs?: () => number
 }
 
 export interface HoodRewardsDeps {
@@ -114,7 +113,6 @@ const unreadable = (message: string) => stakingError("chain_unavailable", messag
 
 export const makeHoodRewards = (deps: HoodRewardsDeps, options: HoodRewardsOptions = {}) => {
   const { sql } = deps
-  const nowMs = options.nowMs ?? Date.now
   const batchMax = options.batchMax ?? 16
   const accountPage = options.accountPage ?? 200
   const concurrency = options.readConcurrency ?? 8
@@ -156,7 +154,7 @@ export const makeHoodRewards = (deps: HoodRewardsDeps, options: HoodRewardsOptio
       const g = yield* deps.chain.graduation(p.mint)
       if (g === undefined) return 0
       const split = splitHoodReward(g.allocationRaw, yield* weights)
-      const at = new Date(nowMs())
+      const at = new Date(yield* Clock.currentTimeMillis)
       return yield* sql.withTransaction(
         Effect.gen(function* () {
           const inserted = yield* sql`

@@ -67,8 +67,6 @@ export interface StakingServiceOptions {
   readonly buildLifetimeMs?: number
   /** Pays reward claims' fees and rent (the service's Solana key); unset: claims fail retryably. */
   readonly distributor?: KeyPairSigner | undefined
-  /** Now, in ms (default: the Effect `Clock`). */
-  readonly nowMs?: () => number
 }
 
 export interface StakingServiceShape {
@@ -107,10 +105,10 @@ const storage = storageFailure("staking", () => stakingError("storage", "Interna
 export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    /** Time: the Effect `Clock` the service is built under, handed to its parts. */
     const clock = yield* Effect.clock
-    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     const chain = makeStakingChain({ rpcUrl: options.rpcUrl })
-    const store = makeStakingStore(sql, nowMs)
+    const store = makeStakingStore(sql, clock)
     const leases = deps.leases ?? makeRowLeases(sql)
     const wallets = yield* WalletService
     const figures = { confirmTimeoutMs: options.confirmTimeoutMs ?? 30_000, pollIntervalMs: options.pollIntervalMs ?? 250 }
@@ -118,20 +116,20 @@ export const make = (options: StakingServiceOptions, deps: StakingServiceDeps) =
       sql,
       leases,
       store,
-      claimStore: makeClaimStore(sql, nowMs),
+      claimStore: makeClaimStore(sql, clock),
       chain,
       provider: yield* WalletProvider,
       wallets,
       balances: deps.balances,
       accountWallets: deps.accountWallets,
-      hoodRewards: makeHoodRewards({ sql, accountWallets: deps.accountWallets, balances: deps.balances, chain: deps.hoodChain }, { nowMs }),
+      hoodRewards: makeHoodRewards({ sql, accountWallets: deps.accountWallets, balances: deps.balances, chain: deps.hoodChain }),
       operations: makeOperationRunner({ chain, wallets, sql, leases, store, ...figures }),
       platformMint: options.platformMint,
       receiptMint: options.receiptMint,
       ...figures,
       buildLifetimeMs: options.buildLifetimeMs ?? 30 * 60_000,
       distributor: options.distributor,
-      nowMs
+      clock
     }
     const builds = makeStakeBuild(ctx)
     const signed = makeSignedOperations(ctx)

@@ -5,7 +5,7 @@
  * `ON CONFLICT DO NOTHING`: the first writer of an id owns it.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import type { OperationState } from "./StakingMachine.js"
 
 export type StakePayer = "main" | "linked" | "tee"
@@ -100,8 +100,9 @@ export interface Patch {
   readonly error?: string
 }
 
-export const makeStakingStore = (sql: SqlClient.SqlClient, nowMs: () => number) => {
-  const now = () => new Date(nowMs())
+/** Row times from `clock` (the Effect `Clock` the staking service is built under). */
+export const makeStakingStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => {
+  const now = Effect.map(clock.currentTimeMillis, (ms) => new Date(ms))
 
   const get = (accountId: string, clientStakeId: string) =>
     Effect.map(
@@ -111,28 +112,32 @@ export const makeStakingStore = (sql: SqlClient.SqlClient, nowMs: () => number) 
 
   /** Records a new operation; false when the id already has a row (its first writer owns it). */
   const insert = (r: OperationRow) =>
-    Effect.map(
-      sql`
-        INSERT INTO staking_operations (account_id, client_stake_id, action, payer, wallet_id, wallet, key_id, body_hash, state, amount_raw,
-          withdrawal, signature, transaction, message_hash, claim_id, last_valid_block_height, built_at, expires_at, error, created_at, updated_at)
-        VALUES (${r.accountId}, ${r.clientStakeId}, ${r.action}, ${r.payer}, ${r.walletId}, ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state},
-          ${r.amountRaw}, ${r.withdrawal}, ${r.signature}, ${r.transaction}, ${r.messageHash}, ${r.claimId},
-          ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()},
-          ${r.builtAtMs === null ? null : new Date(r.builtAtMs)}, ${r.expiresAtMs === null ? null : new Date(r.expiresAtMs)}, ${r.error}, ${now()}, ${now()})
-        ON CONFLICT (account_id, client_stake_id) DO NOTHING
-        RETURNING client_stake_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          INSERT INTO staking_operations (account_id, client_stake_id, action, payer, wallet_id, wallet, key_id, body_hash, state, amount_raw,
+            withdrawal, signature, transaction, message_hash, claim_id, last_valid_block_height, built_at, expires_at, error, created_at, updated_at)
+          VALUES (${r.accountId}, ${r.clientStakeId}, ${r.action}, ${r.payer}, ${r.walletId}, ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state},
+            ${r.amountRaw}, ${r.withdrawal}, ${r.signature}, ${r.transaction}, ${r.messageHash}, ${r.claimId},
+            ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()},
+            ${r.builtAtMs === null ? null : new Date(r.builtAtMs)}, ${r.expiresAtMs === null ? null : new Date(r.expiresAtMs)}, ${r.error}, ${at}, ${at})
+          ON CONFLICT (account_id, client_stake_id) DO NOTHING
+          RETURNING client_stake_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   /** Moves the row from `from` to `to` (with the patch); false when another request moved it first. */
   const transition = (accountId: string, clientStakeId: string, from: ReadonlyArray<OperationRowState>, to: OperationRowState, patch: Patch = {}) =>
-    Effect.map(
-      sql`
-        UPDATE staking_operations SET state = ${to}, updated_at = ${now()},
-          signature = COALESCE(${patch.signature ?? null}, signature), error = COALESCE(${patch.error ?? null}, error)
-        WHERE account_id = ${accountId} AND client_stake_id = ${clientStakeId} AND state IN ${sql.in(from as Array<string>)}
-        RETURNING client_stake_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          UPDATE staking_operations SET state = ${to}, updated_at = ${at},
+            signature = COALESCE(${patch.signature ?? null}, signature), error = COALESCE(${patch.error ?? null}, error)
+          WHERE account_id = ${accountId} AND client_stake_id = ${clientStakeId} AND state IN ${sql.in(from as Array<string>)}
+          RETURNING client_stake_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   /** Operations whose transaction left (or may have left) and whose fate is not recorded yet. */
@@ -180,31 +185,36 @@ const claimOf = (r: ClaimDb): ClaimRow => ({
   lastValidBlockHeight: BigInt(r.last_valid_block_height)
 })
 
-export const makeClaimStore = (sql: SqlClient.SqlClient, nowMs: () => number) => {
-  const now = () => new Date(nowMs())
+/** Row times from `clock`, as the operations'. */
+export const makeClaimStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => {
+  const now = Effect.map(clock.currentTimeMillis, (ms) => new Date(ms))
   const get = (rewardId: string) =>
     Effect.map(sql<ClaimDb>`SELECT * FROM staking_reward_claims WHERE reward_id = ${rewardId}`, (rows) => (rows[0] === undefined ? undefined : claimOf(rows[0])))
 
   /** Records the first attempt; false when the reward already has a claim row. */
   const insert = (r: ClaimRow) =>
-    Effect.map(
-      sql`
-        INSERT INTO staking_reward_claims (reward_id, account_id, owner, mint, amount_raw, state, signature, last_valid_block_height, created_at, updated_at)
-        VALUES (${r.rewardId}, ${r.accountId}, ${r.owner}, ${r.mint}, ${r.amountRaw}, ${r.state}, ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${now()}, ${now()})
-        ON CONFLICT (reward_id) DO NOTHING RETURNING reward_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          INSERT INTO staking_reward_claims (reward_id, account_id, owner, mint, amount_raw, state, signature, last_valid_block_height, created_at, updated_at)
+          VALUES (${r.rewardId}, ${r.accountId}, ${r.owner}, ${r.mint}, ${r.amountRaw}, ${r.state}, ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${at}, ${at})
+          ON CONFLICT (reward_id) DO NOTHING RETURNING reward_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   /** Moves the claim from (`from`, `signature`) to `to`; false when another request moved it first. */
   const transition = (rewardId: string, from: ClaimRow["state"], fromSignature: string, to: ClaimRow["state"], next?: { signature: string; lastValidBlockHeight: bigint }) =>
-    Effect.map(
-      sql`
-        UPDATE staking_reward_claims SET state = ${to}, updated_at = ${now()},
-          signature = ${next?.signature ?? fromSignature},
-          last_valid_block_height = COALESCE(${next === undefined ? null : next.lastValidBlockHeight.toString()}, last_valid_block_height)
-        WHERE reward_id = ${rewardId} AND state = ${from} AND signature = ${fromSignature}
-        RETURNING reward_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          UPDATE staking_reward_claims SET state = ${to}, updated_at = ${at},
+            signature = ${next?.signature ?? fromSignature},
+            last_valid_block_height = COALESCE(${next === undefined ? null : next.lastValidBlockHeight.toString()}, last_valid_block_height)
+          WHERE reward_id = ${rewardId} AND state = ${from} AND signature = ${fromSignature}
+          RETURNING reward_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   const claiming = (rewardIds: ReadonlyArray<string>) =>

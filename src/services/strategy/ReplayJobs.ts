@@ -34,13 +34,18 @@ export interface JobView {
   readonly error: { readonly code: "timed_out" | "cancelled" | "replay_failed"; readonly message: string } | null
 }
 
-/** `Running` carries `jobId`; `Quota` carries `quota`, `used` and `resetAtMs`; `NotFound` nothing. */
+/**
+ * `Running` carries `jobId`; `Quota` carries `quota`, `used`, `resetAtMs` and `retryAfterMs` (from
+ * the refusal's own `Clock` reading, so the route words Retry-After without reading the time);
+ * `NotFound` nothing.
+ */
 export class ReplayRefusal extends Data.TaggedError("ReplayRefusal")<{
   readonly reason: "Running" | "Quota" | "NotFound"
   readonly jobId?: string
   readonly quota?: number
   readonly used?: number
   readonly resetAtMs?: number
+  readonly retryAfterMs?: number
 }> {}
 
 export interface ReplayJobsOptions {
@@ -180,7 +185,8 @@ export const make = (options: ReplayJobsOptions): Effect.Effect<ReplayJobsShape,
           if (running !== undefined) return yield* new ReplayRefusal({ reason: "Running", jobId: running })
           const n = usageNow(accountId, now)
           if (n >= quota) {
-            return yield* new ReplayRefusal({ reason: "Quota", quota, used: n, resetAtMs: (Math.floor(now / DAY_MS) + 1) * DAY_MS })
+            const resetAtMs = (Math.floor(now / DAY_MS) + 1) * DAY_MS
+            return yield* new ReplayRefusal({ reason: "Quota", quota, used: n, resetAtMs, retryAfterMs: resetAtMs - now })
           }
           used.set(accountId, { day: Math.floor(now / DAY_MS), used: n + 1 })
           const job: Job = {

@@ -39,7 +39,7 @@
  * Bounded: each report returns at most `tokensMax` rows; the edges cache holds at most
  * `edgesCacheMax` parameter sets (cleared when full); every query reads a bounded time range.
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { ClickHouseShape } from "../../../clickhouse/ClickHouse.js"
 import type { ClickHouseError } from "../../../clickhouse/ClickHouseError.js"
 import { SignalPatterns } from "./Definition.js"
@@ -182,7 +182,6 @@ interface EdgeRow {
 
 export interface ResearchOptions {
   readonly clickhouse: ClickHouseShape
-  readonly nowMs: () => number
 }
 
 export interface ResearchShape {
@@ -378,7 +377,7 @@ export const make = (options: ResearchOptions): ResearchShape => {
   return {
     edges: (p) =>
       Effect.gen(function* () {
-        const now = options.nowMs()
+        const now = yield* Clock.currentTimeMillis
         if (p.live) return yield* computeEdges(p, now)
         const asOfMs = Math.floor(now / HOUR_MS) * HOUR_MS
         const key = `${p.days}:${p.minN}:${p.includePeak}`
@@ -392,7 +391,7 @@ export const make = (options: ResearchOptions): ResearchShape => {
 
     runners: (p) =>
       Effect.gen(function* () {
-        const toMs = options.nowMs()
+        const toMs = yield* Clock.currentTimeMillis
         const fromMs = toMs - p.hours * HOUR_MS
         const rows = yield* ch.query<Row>(runnersSql, { fromMs, toMs, minWallets: p.minWallets })
         const minPpm = BigInt(Math.round(p.minMultiple * 10_000)) * 100n
@@ -431,7 +430,7 @@ export const make = (options: ResearchOptions): ResearchShape => {
 
     firstSignals: (p) =>
       Effect.gen(function* () {
-        const toMs = options.nowMs()
+        const toMs = yield* Clock.currentTimeMillis
         const fromMs = toMs - p.minutes * 60_000
         const firsts = yield* ch.query<Record<string, unknown>>(firstSignalsSql, { fromMs, toMs, limit: tokensMax + 1 })
         const shown = firsts.slice(0, tokensMax)

@@ -102,7 +102,6 @@ export interface TransferServiceOptions {
   readonly leases?: RowLeases
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
-  readonly nowMs?: () => number
   /** The wallet rules and sign claims (the TEE payer, on Solana and, with `hood`, on Hood); absent: TEE transfers are refused (`chain_unsupported`). */
   readonly wallets?: WalletServiceShape
 }
@@ -125,7 +124,8 @@ const storage = storageFailure("transfers", () => transferError("storage", "Inte
 export const makeTransferService = (options: TransferServiceOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const nowMs = options.nowMs ?? Date.now
+    /** Time: the Effect `Clock` the service is built under, handed to its parts. */
+    const clock = yield* Effect.clock
     const provider = options.provider
     const solana = makeSolanaTransfers(options.solanaRpcUrl)
     const hood = options.hood === undefined ? undefined : makeHoodTransfers(options.hood)
@@ -135,7 +135,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
       send: () => Effect.fail({ message: "this server does not run Hood transfers", final: true }),
       observe: () => Effect.fail({ message: "this server does not run Hood transfers" })
     }
-    const store = makeTransferStore(sql, options.events, nowMs)
+    const store = makeTransferStore(sql, options.events, clock)
     const portOf = (chain: TransferRow["chain"]): TransferChainPort => (chain === "solana" ? solana.port : (hoodPort ?? hoodOff))
     const runner = makeTransferRunner({
       sql,
@@ -149,7 +149,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
     })
     const parts = makeTransferParts({ sql, provider, prices: options.prices, store, solana })
     const { withSql, chainDown, embeddedOf, ownWallets, approvedId, gateInput, heldAround, solanaFunds } = parts
-    const solanaBuild = makeSolanaTransferBuild({ solana, store, runner, provider, nowMs, parts })
+    const solanaBuild = makeSolanaTransferBuild({ solana, store, runner, provider, clock, parts })
 
     const hoodBuild =
       hood === undefined
@@ -159,7 +159,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             store,
             runner,
             provider,
-            nowMs,
+            clock,
             embeddedOf,
             ownWallets,
             approvedId,
@@ -181,7 +181,7 @@ export const makeTransferService = (options: TransferServiceOptions) =>
             hood,
             portOf,
             wallets: options.wallets,
-            nowMs,
+            clock,
             mintOf: solanaMintOf,
             solanaFunds,
             gateInput,

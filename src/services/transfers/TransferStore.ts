@@ -14,7 +14,7 @@
 import { type BookInput, bookIn, holdUntilIn, releaseIn } from "../spend/SpendStore.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import type { AccountEventsShape } from "../accounts/AccountEvents.js"
 import type { DestinationKind } from "./TransferRules.js"
 
@@ -149,7 +149,9 @@ export const executedEvent = (r: TransferRow) => ({
   destinationKind: r.destinationKind
 })
 
-export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEventsShape, nowMs: () => number) => {
+/** Row times from `clock` (the Effect `Clock` the transfer service is built under). */
+export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEventsShape, clock: Clock.Clock) => {
+  const now = Effect.map(clock.currentTimeMillis, (ms) => new Date(ms))
   const get = (accountId: string, clientTransferId: string): Effect.Effect<TransferRow | undefined, SqlError> =>
     Effect.map(
       sql<DbRow>`SELECT * FROM transfers WHERE account_id = ${accountId} AND client_transfer_id = ${clientTransferId}`,
@@ -163,40 +165,46 @@ export const makeTransferStore = (sql: SqlClient.SqlClient, events: AccountEvent
    * same content on the wallet's same next nonce build the same bytes (`HoodTeeTransfers`).
    */
   const openWithMessage = (accountId: string, messageHash: string): Effect.Effect<string | undefined, SqlError> =>
-    Effect.map(
-      sql<{ client_transfer_id: string }>`
-        SELECT t.client_transfer_id FROM transfers t
-        WHERE t.account_id = ${accountId} AND t.message_hash = ${messageHash}
-          AND (t.state = 'sending' OR (t.state = 'built' AND EXISTS (
-            SELECT 1 FROM sign_claims c WHERE c.id = t.claim_id
-              AND (c.state IN ('signed', 'confirmed') OR (c.state = 'open' AND c.expires_at > ${new Date(nowMs())}))
-          )))
-        LIMIT 1`,
-      (rows) => rows[0]?.client_transfer_id
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql<{ client_transfer_id: string }>`
+          SELECT t.client_transfer_id FROM transfers t
+          WHERE t.account_id = ${accountId} AND t.message_hash = ${messageHash}
+            AND (t.state = 'sending' OR (t.state = 'built' AND EXISTS (
+              SELECT 1 FROM sign_claims c WHERE c.id = t.claim_id
+                AND (c.state IN ('signed', 'confirmed') OR (c.state = 'open' AND c.expires_at > ${at}))
+            )))
+          LIMIT 1`,
+        (rows) => rows[0]?.client_transfer_id
+      )
     )
 
   const insert = (r: TransferRow): Effect.Effect<boolean, SqlError> =>
-    Effect.map(
-      sql`
-        INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, mint, amount_raw, from_address,
-          to_address, destination_class, destination_kind, to_wallet_id, state, signature, last_valid_block_height, error, created_at, updated_at,
-          payer, wallet_id, claim_id, claim_expires_at, transaction, message_hash)
-        VALUES (${r.accountId}, ${r.clientTransferId}, ${r.keyId}, ${r.keyPrefix}, ${r.requestHash}, ${r.chain}, ${r.asset}, ${r.mint},
-          ${r.amountRaw.toString()}, ${r.from}, ${r.to}, ${r.destinationClass}, ${r.destinationKind}, ${r.toWalletId}, ${r.state}, ${r.signature},
-          ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()}, ${r.error}, ${new Date(nowMs())}, ${new Date(nowMs())},
-          ${r.payer}, ${r.walletId}, ${r.claimId}, ${r.claimExpiresAtMs === null ? null : new Date(r.claimExpiresAtMs)}, ${r.transaction}, ${r.messageHash})
-        ON CONFLICT (account_id, client_transfer_id) DO NOTHING
-        RETURNING 1 AS ok`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          INSERT INTO transfers (account_id, client_transfer_id, key_id, key_prefix, request_hash, chain, asset, mint, amount_raw, from_address,
+            to_address, destination_class, destination_kind, to_wallet_id, state, signature, last_valid_block_height, error, created_at, updated_at,
+            payer, wallet_id, claim_id, claim_expires_at, transaction, message_hash)
+          VALUES (${r.accountId}, ${r.clientTransferId}, ${r.keyId}, ${r.keyPrefix}, ${r.requestHash}, ${r.chain}, ${r.asset}, ${r.mint},
+            ${r.amountRaw.toString()}, ${r.from}, ${r.to}, ${r.destinationClass}, ${r.destinationKind}, ${r.toWalletId}, ${r.state}, ${r.signature},
+            ${r.lastValidBlockHeight === null ? null : r.lastValidBlockHeight.toString()}, ${r.error}, ${at}, ${at},
+            ${r.payer}, ${r.walletId}, ${r.claimId}, ${r.claimExpiresAtMs === null ? null : new Date(r.claimExpiresAtMs)}, ${r.transaction}, ${r.messageHash})
+          ON CONFLICT (account_id, client_transfer_id) DO NOTHING
+          RETURNING 1 AS ok`,
+        (rows) => rows.length === 1
+      )
     )
 
   const transition = (prev: TransferRow, next: TransferRow): Effect.Effect<boolean, SqlError> =>
-    Effect.map(
-      sql`
-        UPDATE transfers SET state = ${next.state}, signature = ${next.signature}, error = ${next.error}, signed_transaction = ${next.signedTransaction}, updated_at = ${new Date(nowMs())}
-        WHERE account_id = ${prev.accountId} AND client_transfer_id = ${prev.clientTransferId} AND state = ${prev.state}
-        RETURNING 1 AS ok`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          UPDATE transfers SET state = ${next.state}, signature = ${next.signature}, error = ${next.error}, signed_transaction = ${next.signedTransaction}, updated_at = ${at}
+          WHERE account_id = ${prev.accountId} AND client_transfer_id = ${prev.clientTransferId} AND state = ${prev.state}
+          RETURNING 1 AS ok`,
+        (rows) => rows.length === 1
+      )
     )
 
   /**

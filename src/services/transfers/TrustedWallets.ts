@@ -68,11 +68,12 @@ const storage = storageFailure("trusted wallets", () => transferError("storage",
 
 const newBatchId = (): string => `tb_${Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url")}`
 
-export const make = (options: { readonly nowMs?: () => number } = {}) =>
+/** Time: the Effect `Clock` the service is built under. */
+export const make = () =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const events = yield* AccountEvents
-    const nowMs = options.nowMs ?? Date.now
+    const clock = yield* Effect.clock
 
     const setTrust = Effect.fn("TrustedWallets.setTrust")(function* (p: Principal, walletIds: ReadonlyArray<string>, trusted: boolean) {
       if (p.credential === "agentKey") return yield* transferError("loosen_requires_session", "Only the owner (a session or a device token) may change wallet trust")
@@ -98,7 +99,7 @@ export const make = (options: { readonly nowMs?: () => number } = {}) =>
             changing.length === 0
               ? []
               : yield* sql<Row>`
-                  UPDATE wallets SET trusted_at = ${trusted ? new Date(nowMs()) : null}
+                  UPDATE wallets SET trusted_at = ${trusted ? new Date(yield* clock.currentTimeMillis) : null}
                   WHERE account_id = ${p.accountId} AND id IN ${sql.in(changing)}
                   RETURNING id, chain, address, label, trusted_at`
           const batchId = newBatchId()
@@ -142,5 +143,4 @@ export const make = (options: { readonly nowMs?: () => number } = {}) =>
     return service
   })
 
-export const layer = (options: { readonly nowMs?: () => number } = {}): Layer.Layer<TrustedWallets, never, SqlClient.SqlClient | AccountEvents> =>
-  Layer.effect(TrustedWallets, make(options))
+export const layer: Layer.Layer<TrustedWallets, never, SqlClient.SqlClient | AccountEvents> = Layer.effect(TrustedWallets, make())

@@ -89,7 +89,6 @@ const newId = (): string => `wad_${Buffer.from(crypto.getRandomValues(new Uint8A
 
 export interface WithdrawalAddressesOptions {
   readonly maxActive?: number
-  readonly nowMs?: () => number
 }
 
 export const make = (options: WithdrawalAddressesOptions = {}) =>
@@ -98,7 +97,8 @@ export const make = (options: WithdrawalAddressesOptions = {}) =>
     const events = yield* AccountEvents
     const maxActive = options.maxActive ?? WITHDRAWAL_ADDRESSES_MAX
     if (!Number.isInteger(maxActive) || maxActive < 1) return yield* Effect.dieMessage(`withdrawal addresses: maxActive must be a positive integer, got ${maxActive}`)
-    const nowMs = options.nowMs ?? Date.now
+    /** Time: the Effect `Clock` the service is built under. */
+    const clock = yield* Effect.clock
     const lockAccount = (accountId: string) => sql`SELECT pg_advisory_xact_lock(hashtext(${"withdrawal_addresses:" + accountId}))`
     const withEvents = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
 
@@ -128,7 +128,7 @@ export const make = (options: WithdrawalAddressesOptions = {}) =>
           }
           const [row] = yield* sql<Row>`
             INSERT INTO withdrawal_addresses (id, account_id, chain, address, address_key, label, created_at)
-            VALUES (${newId()}, ${p.accountId}, ${input.chain}, ${address}, ${addressKey(input.chain, address)}, ${label}, ${new Date(nowMs())})
+            VALUES (${newId()}, ${p.accountId}, ${input.chain}, ${address}, ${addressKey(input.chain, address)}, ${label}, ${new Date(yield* clock.currentTimeMillis)})
             RETURNING id, chain, address, label, created_at, revoked_at`
           if (row === undefined) return yield* Effect.dieMessage("withdrawal address insert returned no row")
           yield* withEvents(events.enqueue(p.accountId, "withdrawal_address.added", eventData(row)))
@@ -148,13 +148,14 @@ export const make = (options: WithdrawalAddressesOptions = {}) =>
     const revoke = Effect.fn("WithdrawalAddresses.revoke")(function* (p: Principal, id: string) {
       return yield* sql.withTransaction(
         Effect.gen(function* () {
+          const at = new Date(yield* clock.currentTimeMillis)
           const [revoked] = yield* sql<Row>`
-            UPDATE withdrawal_addresses SET revoked_at = ${new Date(nowMs())}
+            UPDATE withdrawal_addresses SET revoked_at = ${at}
             WHERE id = ${id} AND account_id = ${p.accountId} AND revoked_at IS NULL
             RETURNING id, chain, address, label, created_at, revoked_at`
           if (revoked !== undefined) {
             yield* withEvents(events.enqueue(p.accountId, "withdrawal_address.revoked", eventData(revoked)))
-            return { id, revokedAt: new Date(revoked.revoked_at ?? nowMs()).toISOString() }
+            return { id, revokedAt: new Date(revoked.revoked_at ?? at).toISOString() }
           }
           const [before] = yield* sql<Row>`
             SELECT id, chain, address, label, created_at, revoked_at FROM withdrawal_addresses WHERE id = ${id} AND account_id = ${p.accountId}`

@@ -97,7 +97,6 @@ export interface LocalWalletProviderOptions {
   readonly ceilingLamports?: bigint
   /** `AGENT_WALLET_CEILING_WEI` (default 10 ETH). */
   readonly ceilingWei?: bigint
-  readonly nowMs?: () => number
 }
 
 interface WpRow {
@@ -214,9 +213,9 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
       ceilingLamports: options.ceilingLamports ?? DEFAULT_CEILING_LAMPORTS,
       ceilingWei: options.ceilingWei ?? DEFAULT_CEILING_WEI
     }
+    /** Time: the Effect `Clock` the provider is built under; a row's timestamp is read as its statement is built. */
     const clock = yield* Effect.clock
-    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
-    const now = () => new Date(nowMs())
+    const now = () => new Date(clock.unsafeCurrentTimeMillis())
     const policies = makeProviderPolicies(sql, rules, now)
     const { createBackstopPolicy, policyOf } = policies
     const c: LocalContext = { sql, masterKey, now, policyOf }

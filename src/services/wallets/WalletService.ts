@@ -39,7 +39,6 @@ export interface WalletServiceOptions {
   readonly plans: ReadonlyArray<Plan>
   readonly keys: KeyDirectory
   readonly reconciler?: ClaimReconciler
-  readonly nowMs?: () => number
 }
 
 /**
@@ -90,6 +89,7 @@ const storage = storageFailure("wallets", () => walletError("storage", "Internal
 
 export const make = (options: WalletServiceOptions) =>
   Effect.gen(function* () {
+    /** Time: the Effect `Clock` the service is built under (a test builds it on its own clock). */
     const clock = yield* Effect.clock
     const ctx = {
       sql: yield* SqlClient.SqlClient,
@@ -98,7 +98,7 @@ export const make = (options: WalletServiceOptions) =>
       keys: options.keys,
       reconciler: options.reconciler ?? pendingReconciler,
       plans: options.plans,
-      nowMs: options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
+      clock
     }
     const rows = makeWalletRows(ctx)
     const claims = makeSignClaims(ctx, rows)

@@ -31,8 +31,8 @@ import type { SecretBoxError } from "../webhooks/SecretBox.js"
 import * as WebhookService from "../webhooks/WebhookService.js"
 import { accountEventsLayer, accountWalletsLayer, makeKeyDirectory } from "./Wiring.js"
 
+/** Time is the Effect `Clock` the stack is built under. */
 export interface StackOptions {
-  readonly nowMs: () => number
   readonly plans: ReadonlyArray<Plan>
   readonly thresholds: TierThresholds
   /** `apiBaseUrl` of issued keys. */
@@ -78,13 +78,11 @@ export type StackServices =
 
 export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterKey.MasterKeyError | SecretBoxError, SqlClient.SqlClient> => {
   const walletSide = WalletProvider.layerLocal({
-    nowMs: options.nowMs,
     ...(options.wallets.ceilingLamports !== undefined ? { ceilingLamports: options.wallets.ceilingLamports } : {}),
     ...(options.wallets.ceilingWei !== undefined ? { ceilingWei: options.wallets.ceilingWei } : {})
   }).pipe(Layer.provideMerge(MasterKey.layer({ masterKey: options.wallets.masterKey, dataDir: options.wallets.dataDir })))
-  const ports = Layer.mergeAll(accountWalletsLayer({ nowMs: options.nowMs }), accountEventsLayer, options.balances)
+  const ports = Layer.mergeAll(accountWalletsLayer, accountEventsLayer, options.balances)
   const accounts = AccountsLayer.layer({
-    nowMs: options.nowMs,
     plans: options.plans,
     thresholds: options.thresholds,
     renewalUrl: options.renewalUrl,
@@ -97,12 +95,11 @@ export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterK
       WalletService.layer({
         plans: options.plans,
         keys: makeKeyDirectory(sql),
-        nowMs: options.nowMs,
         ...(options.wallets.reconciler !== undefined ? { reconciler: options.wallets.reconciler } : {})
       })
     )
   )
-  const transfers = Layer.merge(WithdrawalAddresses.layer({ nowMs: options.nowMs }), TrustedWallets.layer({ nowMs: options.nowMs })).pipe(
+  const transfers = Layer.merge(WithdrawalAddresses.layer(), TrustedWallets.layer).pipe(
     Layer.provide(accountEventsLayer)
   )
   const hooks = { masterKey: options.webhooks.masterKey, allowLoopbackForTests: options.webhooks.allowLoopbackForTests }

@@ -13,7 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import type { Chain } from "../../domain/Chain.js"
 import { AccountEvents } from "../accounts/AccountEvents.js"
 import { AccountWallets, type AccountWalletsShape, WalletLookupFailed } from "../accounts/AccountWallets.js"
@@ -41,7 +41,8 @@ const lookupFailed = (what: string) => (e: unknown) =>
     Effect.fail(new WalletLookupFailed({ message: `the wallet side could not answer (${what})` }))
   )
 
-export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletProviderShape, nowMs: () => number = Date.now): AccountWalletsShape => {
+/** Time: `Clock.currentTimeMillis` of the fiber that asks. */
+export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletProviderShape): AccountWalletsShape => {
   const run = <A>(what: string, e: Effect.Effect<A, SqlError | { readonly _tag: string }>): Effect.Effect<A, WalletLookupFailed> =>
     e.pipe(Effect.catchAll(lookupFailed(what)))
 
@@ -142,10 +143,12 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
   const openSignClaims = (keyId: string) =>
     run(
       "open sign claims",
-      Effect.map(
-        sql<{ n: number }>`
-          SELECT count(*)::int AS n FROM sign_claims WHERE key_id = ${keyId} AND state = 'open' AND expires_at > ${new Date(nowMs())}`,
-        (rows) => rows[0]?.n ?? 0
+      Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+        Effect.map(
+          sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM sign_claims WHERE key_id = ${keyId} AND state = 'open' AND expires_at > ${new Date(nowMs)}`,
+          (rows) => rows[0]?.n ?? 0
+        )
       )
     )
 
@@ -153,13 +156,10 @@ export const makeAccountWallets = (sql: SqlClient.SqlClient, provider: WalletPro
 }
 
 /** `AccountWallets` over the wallet provider and the wallet tables. */
-export const accountWalletsLayer = (options: { readonly nowMs?: () => number } = {}): Layer.Layer<AccountWallets, never, SqlClient.SqlClient | WalletProvider> =>
-  Layer.effect(
-    AccountWallets,
-    Effect.map(Effect.all([SqlClient.SqlClient, WalletProvider, Effect.clock]), ([sql, provider, clock]) =>
-      makeAccountWallets(sql, provider, options.nowMs ?? (() => clock.unsafeCurrentTimeMillis()))
-    )
-  )
+export const accountWalletsLayer: Layer.Layer<AccountWallets, never, SqlClient.SqlClient | WalletProvider> = Layer.effect(
+  AccountWallets,
+  Effect.map(Effect.all([SqlClient.SqlClient, WalletProvider]), ([sql, provider]) => makeAccountWallets(sql, provider))
+)
 
 /** Key access events go to the webhook outbox, inside the caller's transaction. */
 export const accountEventsLayer: Layer.Layer<AccountEvents> = Layer.succeed(AccountEvents, { enqueue: Outbox.enqueue })

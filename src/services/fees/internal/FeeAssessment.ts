@@ -12,7 +12,7 @@ import type { FeeCaller } from "../CreatorFees.js"
 import { type FeeCtx } from "./FeeContext.js"
 
 export const makeFeeAssessment = (ctx: FeeCtx) => {
-  const { provider, wallets, solana, hood, nowMs, locks } = ctx
+  const { provider, wallets, solana, hood, clock, locks } = ctx
   /**
    * The signer rules (4.3 rules 1 and 2): the recipient must be the account's embedded wallet on
    * the chain, the key allowed to use it, its delegation on. Undefined: the embedded wallet signs.
@@ -36,7 +36,7 @@ export const makeFeeAssessment = (ctx: FeeCtx) => {
       const signer = yield* signerProblem(caller, "solana", fees.recipient)
       if (signer !== undefined) return signer
       const native = fees.quoteMint === WSOL_MINT
-      if (fees.owedRaw === 0n || (native && fees.owedRaw <= SOL_DUST_LAMPORTS) || (yield* locks.held(mint, nowMs()))) return "below_dust"
+      if (fees.owedRaw === 0n || (native && fees.owedRaw <= SOL_DUST_LAMPORTS) || (yield* locks.held(mint, yield* clock.currentTimeMillis))) return "below_dust"
       const needed = SIGNATURE_FEE_LAMPORTS + (fees.hasQuoteAccount ? 0n : TOKEN_ACCOUNT_RENT_LAMPORTS) + PAYER_RESERVE_LAMPORTS
       if ((yield* solana.lamportsOf(fees.recipient)) < needed) return "insufficient_gas"
       return undefined
@@ -50,7 +50,7 @@ export const makeFeeAssessment = (ctx: FeeCtx) => {
     Effect.gen(function* () {
       const signer = yield* signerProblem(caller, "evm", fees.recipient)
       if (signer !== undefined) return signer
-      if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice)) || (yield* locks.held(mint, nowMs()))) return "below_dust"
+      if (!fees.assets.some((a) => hood!.aboveDust(a, fees.gasPrice)) || (yield* locks.held(mint, yield* clock.currentTimeMillis))) return "below_dust"
       return undefined
     })
 

@@ -12,7 +12,7 @@ import { type ClaimBase, type FeeCtx, storage } from "./FeeContext.js"
 import type { FeeAssessment } from "./FeeAssessment.js"
 
 export const makeFeeClaims = (ctx: FeeCtx, assessment: FeeAssessment) => {
-  const { options, sql, provider, solana, hood, nowMs, inFlight, locks, inFlightMax } = ctx
+  const { options, sql, provider, solana, hood, clock, inFlight, locks, inFlightMax } = ctx
   const { assess, amounts, hoodClaimPlan, hoodAmounts } = assessment
   const tokenOf = (accountId: string, mint: string) =>
     Effect.map(
@@ -30,7 +30,7 @@ export const makeFeeClaims = (ctx: FeeCtx, assessment: FeeAssessment) => {
   const exclusively = <A, E, R>(mint: string, claimOf: Effect.Effect<A, E, R>) =>
     Effect.gen(function* () {
       if (inFlight.size >= inFlightMax) return yield* feeError("not_claimable", "Too many claims in flight; try again", { details: { reason: "below_dust" } })
-      const holder = yield* locks.acquire(mint, nowMs())
+      const holder = yield* locks.acquire(mint, yield* clock.currentTimeMillis)
       if (holder === undefined) return yield* feeError("not_claimable", "A claim of this token is running", { details: { reason: "below_dust" } })
       inFlight.add(holder)
       return yield* Effect.ensuring(
@@ -79,7 +79,14 @@ export const makeFeeClaims = (ctx: FeeCtx, assessment: FeeAssessment) => {
       const failed = (stage: "not_broadcast" | "unconfirmed" | "reverted", message: string) =>
         feeError("claim_failed", message, { retryable: stage !== "reverted", details: { stage, signature: signed.signature } })
       if (sent._tag === "Left") return yield* failed("not_broadcast", `the node refused the claim: ${sent.left.message}`)
-      const seen = yield* solana.watch.settle(signed.signature, built.lastValidBlockHeight, nowMs() + (options.confirmTimeoutMs ?? 30_000), options.pollIntervalMs ?? 250, nowMs)
+      const seen = yield* solana.watch.settle(
+        signed.signature,
+        built.lastValidBlockHeight,
+        (yield* clock.currentTimeMillis) + (options.confirmTimeoutMs ?? 30_000),
+        options.pollIntervalMs ?? 250,
+        // The chain watch checks its deadline between polls, outside this Effect: the same clock, read synchronously.
+        () => clock.unsafeCurrentTimeMillis()
+      )
       const status: CallStatus = seen.outcome === "landed" ? "confirmed" : seen.outcome === "reverted" ? "reverted" : seen.outcome === "never_lands" ? "not_sent" : "submitted_unknown"
       if (status === "reverted") return yield* failed("reverted", `the claim failed on chain: ${seen.error ?? ""}`)
       if (status !== "confirmed") return yield* failed("unconfirmed", "the claim was not confirmed in time; read fees before retrying")

@@ -29,14 +29,14 @@ export const feeContext = (options: CreatorFeesOptions) =>
     const wallets = yield* WalletService
     const solana = makeSolanaCreatorFees(options.solanaRpcUrl)
     const hood = options.hood === undefined ? undefined : makeHoodCreatorFees(options.hood, provider)
+    /** Time: the Effect `Clock` the service is built under (TestClock or a fixed clock in tests). */
     const clock = yield* Effect.clock
-    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
     /** This process's running claims (the bound); which tokens are claimed anywhere is `locks`. */
     const inFlight = new Set<string>()
     const locks = makeFeeClaimLocks(sql, options.claimLeaseMs)
     const inFlightMax = options.claimsInFlightMax ?? 1_000
 
-    return { options, sql, provider, wallets, solana, hood, nowMs, inFlight, locks, inFlightMax }
+    return { options, sql, provider, wallets, solana, hood, clock, inFlight, locks, inFlightMax }
   })
 
 export type FeeCtx = Effect.Effect.Success<ReturnType<typeof feeContext>>

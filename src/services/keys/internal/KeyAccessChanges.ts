@@ -19,7 +19,7 @@ export const makeKeyAccessChanges = (ctx: KeyCtx) => {
   const changeAccess = (actor: OwnerPrincipal | AgentPrincipal, prefix: string, req: AccessRequest) =>
     Effect.gen(function* () {
       const targetPrefix = actor._tag === "agent" ? actor.key.prefix : prefix
-      const nowMs = now()
+      const nowMs = yield* now
       const key = yield* ownKey(actor.accountId, targetPrefix)
       const refuse = (k: AgentKey): KeyError | undefined => {
         const status = keyStatus(k, nowMs)

@@ -17,7 +17,7 @@ export const makeKeyIssuance = (ctx: KeyCtx) => {
   const { options, wallets, store, now, withSql, tx, accountOf, issuanceStorage, planOf } = ctx
   const issueFor = (account: Account, req: IssueRequest, opts: IssueOptions): Effect.Effect<IssuedKey, KeyError> =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const chains: ReadonlyArray<Chain> = yield* wallets.delegatedChains(account.id).pipe(
         Effect.mapError(() => keyError("wallets_unreachable", "The wallet provider could not be reached; nothing was issued", { retryable: true }))
       )

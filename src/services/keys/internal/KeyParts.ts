@@ -104,8 +104,8 @@ export interface IssuedKey {
   readonly key: AgentKey
 }
 
+/** Time is the Effect `Clock` the service is built under. */
 export interface KeyServiceOptions {
-  readonly nowMs: () => number
   /** Public base URL of the main service, returned as `apiBaseUrl` when set. */
   readonly apiBaseUrl?: string | undefined
 }
@@ -118,7 +118,8 @@ export const keyContext = (options: KeyServiceOptions) =>
     const events = yield* AccountEvents
     const tiers = yield* TierService
     const store = yield* KeyStore
-    const now = options.nowMs
+    /** Now, in ms: the Effect `Clock` the service is built under. */
+    const now = (yield* Effect.clock).currentTimeMillis
     const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E> => Effect.provideService(e, SqlClient.SqlClient, sql)
     const tx = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>): Effect.Effect<A, E | SqlError> => withSql(sql.withTransaction(e))
 

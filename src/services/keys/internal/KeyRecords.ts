@@ -26,7 +26,7 @@ export const makeKeyRecords = (ctx: KeyCtx) => {
 
   const list = (owner: OwnerPrincipal) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const account = yield* accountOf(owner.accountId)
       const plan = yield* planOf(account, nowMs)
       const keys = yield* withSql(Repo.listAccountKeys(account.id))
@@ -40,7 +40,7 @@ export const makeKeyRecords = (ctx: KeyCtx) => {
 
   const revoke = (owner: OwnerPrincipal, prefix: string) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const key = yield* ownKey(owner.accountId, prefix)
       yield* withSql(Repo.revokeKey(key.id, nowMs))
       store.invalidate(prefix)
@@ -52,17 +52,17 @@ export const makeKeyRecords = (ctx: KeyCtx) => {
     Effect.gen(function* () {
       const key = yield* ownKey(owner.accountId, prefix)
       // Pausing or resuming a revoked key would change nothing it can do: refused like an access change.
-      if (req._tag === "paused" && keyStatus(key, now()) === "revoked") return yield* Effect.fail(revokedKey())
+      if (req._tag === "paused" && keyStatus(key, yield* now) === "revoked") return yield* Effect.fail(revokedKey())
       yield* withSql(Repo.updateKey(key.id, req))
       store.invalidate(prefix)
       const account = yield* accountOf(owner.accountId)
       const updated = yield* ownKey(owner.accountId, prefix)
-      return { key: yield* viewWithUsage(account, updated, now()) }
+      return { key: yield* viewWithUsage(account, updated, yield* now) }
     }).pipe(internal)
 
   const usage = (owner: OwnerPrincipal, prefix: string, days: number) =>
     Effect.gen(function* () {
-      const nowMs = now()
+      const nowMs = yield* now
       const key = yield* ownKey(owner.accountId, prefix)
       const from = new Date(nowMs - (days - 1) * DAY_MS).toISOString().slice(0, 10)
       const rows = yield* withSql(Repo.keyUsageSince(key.id, from))
@@ -75,7 +75,7 @@ export const makeKeyRecords = (ctx: KeyCtx) => {
     Effect.gen(function* () {
       if (actor._tag === "agent" && prefix !== actor.key.prefix && prefix !== "self") return yield* Effect.fail(notFound(prefix))
       const targetPrefix = actor._tag === "agent" ? actor.key.prefix : prefix
-      const nowMs = now()
+      const nowMs = yield* now
       const result = yield* tx(
         Effect.gen(function* () {
           const key = yield* Repo.lockAccountKey(actor.accountId, targetPrefix)

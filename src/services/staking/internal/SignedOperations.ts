@@ -51,7 +51,7 @@ export const makeSignedOperations = (ctx: StakingContext) => {
         const seen = yield* chain.observe(parts.signature, row.lastValidBlockHeight)
         nowHeightExpired = seen.outcome === "never_lands"
       }
-      const event: OperationEvent = { _tag: "Submit", signature: parts.signature, exactMessage, nowMs: nowHeightExpired ? Number.MAX_SAFE_INTEGER : ctx.nowMs() }
+      const event: OperationEvent = { _tag: "Submit", signature: parts.signature, exactMessage, nowMs: nowHeightExpired ? Number.MAX_SAFE_INTEGER : yield* ctx.clock.currentTimeMillis }
       const applied = yield* ctx.operations
         .apply(row, row, { event, wire: toBase64(input.signedTransaction) })
         .pipe(Effect.catchTag("RowLeaseLost", () => drivenElsewhere({ ...row, signature: parts.signature })))

@@ -54,7 +54,7 @@ export const makeStakeBuild = (ctx: StakingContext) => {
       return { payer: (view.walletKind === "tee" ? "tee" : "linked") as StakePayer, walletId: view.id, address: view.address }
     })
 
-  const newRow = (caller: StakingCaller, input: StakeBuildInput, payer: { payer: StakePayer; walletId: string | null; address: string }, figures: Figures, built: BuiltTransaction): OperationRow => ({
+  const newRow = (caller: StakingCaller, input: StakeBuildInput, payer: { payer: StakePayer; walletId: string | null; address: string }, figures: Figures, built: BuiltTransaction, builtAtMs: number): OperationRow => ({
     accountId: caller.accountId,
     clientStakeId: input.clientStakeId,
     action: input.action,
@@ -71,7 +71,7 @@ export const makeStakeBuild = (ctx: StakingContext) => {
     messageHash: sha256Hex(built.messageBytes),
     claimId: null,
     lastValidBlockHeight: built.lastValidBlockHeight,
-    builtAtMs: ctx.nowMs(),
+    builtAtMs,
     expiresAtMs: null,
     error: null
   })
@@ -119,7 +119,7 @@ export const makeStakeBuild = (ctx: StakingContext) => {
       })
       if (payer.payer === "main") {
         const signed = yield* ctx.provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromProvider(e) : e)))
-        const row = { ...newRow(caller, input, payer, figures, built), signature: signed.signature }
+        const row = { ...newRow(caller, input, payer, figures, built, yield* ctx.clock.currentTimeMillis), signature: signed.signature }
         // Recorded `sending` (and this process its driver) before the one send; then its verdict.
         const applied = yield* ctx.operations
           .apply(row, undefined, { event: { _tag: "Built", payer: "main", signature: signed.signature }, insert: row, wire: signed.signedTransaction })
@@ -135,12 +135,13 @@ export const makeStakeBuild = (ctx: StakingContext) => {
         transaction: built.wire,
         purpose: "stake"
       })
+      const builtAtMs = yield* ctx.clock.currentTimeMillis
       const row: OperationRow = {
-        ...newRow(caller, input, payer, figures, built),
+        ...newRow(caller, input, payer, figures, built, builtAtMs),
         state: "built",
         transaction: toBase64(built.wire),
         claimId,
-        expiresAtMs: Math.min(expiresAtMs, ctx.nowMs() + ctx.buildLifetimeMs)
+        expiresAtMs: Math.min(expiresAtMs, builtAtMs + ctx.buildLifetimeMs)
       }
       const recorded = yield* ctx.operations.apply(row, undefined, {
         event: { _tag: "Built", payer: payer.payer === "tee" ? "tee" : "linked", expiresAtMs: row.expiresAtMs ?? 0 },

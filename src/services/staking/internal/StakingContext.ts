@@ -4,6 +4,7 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { KeyPairSigner } from "@solana/kit"
+import type { Clock } from "effect"
 import type { RowLeases } from "../../../db/RowLease.js"
 import type { AccountWalletsShape } from "../../accounts/AccountWallets.js"
 import type { BalanceReaderShape } from "../../accounts/BalanceReader.js"
@@ -32,6 +33,6 @@ export interface StakingContext {
   readonly pollIntervalMs: number
   readonly buildLifetimeMs: number
   readonly distributor: KeyPairSigner | undefined
-  /** Now, in ms (the Effect `Clock`, or a test's clock). */
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the service is built under (a test builds it on TestClock or a fixed clock). */
+  readonly clock: Clock.Clock
 }

@@ -16,7 +16,7 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import { getAddress } from "viem"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
@@ -36,7 +36,8 @@ export interface HoodTransferBuildDeps {
   readonly store: TransferStore
   readonly runner: TransferRunner
   readonly provider: WalletProviderShape
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the transfer service is built under. */
+  readonly clock: Clock.Clock
   readonly embeddedOf: (accountId: string, chain: WalletChain) => Effect.Effect<EmbeddedWallet, TransferError | SqlError>
   readonly ownWallets: (accountId: string, embedded: string, chain: WalletChain) => Effect.Effect<ReadonlyArray<OwnWallet>, SqlError>
   readonly approvedId: (accountId: string, to: string, chain: WalletChain) => Effect.Effect<string | null, SqlError>
@@ -136,7 +137,7 @@ export const makeHoodTransferBuild =
               // Hood: the transaction's nonce (what decides that it never lands).
               lastValidBlockHeight: BigInt(built.nonce),
               error: null,
-              createdAtMs: deps.nowMs()
+              createdAtMs: yield* deps.clock.currentTimeMillis
             }
             const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
             const applied = yield* deps.runner

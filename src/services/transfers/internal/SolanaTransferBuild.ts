@@ -4,7 +4,7 @@
  * then the dry run's plan, or the hold around build, sign, record `sending` and send once (the
  * runner), answered as the row stands.
  */
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { SVC_MINT, USDC_MINT } from "../../../domain/QuotePairs.js"
 import { check as checkSpend } from "../../spend/SpendStore.js"
@@ -30,12 +30,13 @@ export interface SolanaTransferBuildDeps {
   readonly store: TransferStore
   readonly runner: TransferRunner
   readonly provider: WalletProviderShape
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the transfer service is built under. */
+  readonly clock: Clock.Clock
   readonly parts: TransferParts
 }
 
 export const makeSolanaTransferBuild = (deps: SolanaTransferBuildDeps) => {
-  const { solana, store, runner, provider, nowMs } = deps
+  const { solana, store, runner, provider, clock } = deps
   const { embeddedOf, ownWallets, approvedId, gateInput, heldAround, withSql, chainDown, solanaFunds } = deps.parts
 
   const build = (caller: TransferCaller, input: TransferInput, requestHash: string) =>
@@ -124,7 +125,7 @@ export const makeSolanaTransferBuild = (deps: SolanaTransferBuildDeps) => {
         signature: signed.signature,
         lastValidBlockHeight: built.lastValidBlockHeight,
         error: null,
-        createdAtMs: nowMs()
+        createdAtMs: yield* clock.currentTimeMillis
       }
       const key: TransferKey = { accountId: caller.accountId, clientTransferId: input.clientTransferId }
       // Recorded `sending` (this process its driver) before the one send; then the chain's verdict.

@@ -18,7 +18,7 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
 import type { ReserveInput } from "../../spend/SpendStore.js"
@@ -50,7 +50,8 @@ export interface TeeCommonContext {
   readonly store: TransferStore
   readonly runner: TransferRunner
   readonly wallets: WalletServiceShape
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the transfer service is built under. */
+  readonly clock: Clock.Clock
   readonly gateInput: (caller: TransferCaller, input: TransferInput, rail: "main" | "tee") => Effect.Effect<Omit<ReserveInput, "reservationId"> & { readonly attempt: SpendAttempt }>
   readonly heldAround: <A, E>(caller: TransferCaller, input: TransferInput, gate: Omit<ReserveInput, "reservationId">, run: Effect.Effect<A, E>) => Effect.Effect<A, E | SpendError>
   readonly answer: (row: TransferRow, requestHash: string, replay: boolean, as?: "Built" | "Recorded") => Effect.Effect<TransferView, TransferError>
@@ -131,7 +132,7 @@ const recordBuilt = (
       signature: "",
       lastValidBlockHeight: built.lastValidBlockHeight,
       error: null,
-      createdAtMs: ctx.nowMs(),
+      createdAtMs: yield* ctx.clock.currentTimeMillis,
       payer: "tee",
       walletId: payer.id,
       claimId: claim.claimId,

@@ -141,7 +141,7 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       if (message === undefined) return yield* signClaimError("build_undecodable", "transaction does not decode")
       const hash = yield* sha256Hex(message)
       const id = randomId("clm")
-      const createdAtMs = ctx.nowMs()
+      const createdAtMs = yield* ctx.clock.currentTimeMillis
       const expiresAtMs = createdAtMs + CLAIM_LIFETIME_MS
       const txExpiresAtMs = claimTxExpiresAtMs(input.chain, input.txExpiresAtMs, expiresAtMs)
       yield* sql`

@@ -106,7 +106,7 @@ const makeRebindChecks = (
   const checkClaims = (walletIds: ReadonlyArray<string>, persist: boolean) =>
     Effect.gen(function* () {
       if (walletIds.length === 0) return
-      const nowMs = ctx.nowMs()
+      const nowMs = yield* ctx.clock.currentTimeMillis
       const claims = yield* sql<ClaimRow>`
         SELECT id, wallet_id, chain, state, expires_at, tx_expires_at, signature FROM sign_claims
         WHERE wallet_id IN ${sql.in([...walletIds])} AND state IN ('open', 'signed')`
@@ -170,7 +170,7 @@ const makeRebindChecks = (
   const resolveTarget = (p: Principal, prefix: string) =>
     Effect.gen(function* () {
       const key = yield* ctx.keys.findByPrefix(p.accountId, prefix)
-      const unfit = keyUnfit(key, ctx.nowMs())
+      const unfit = keyUnfit(key, yield* ctx.clock.currentTimeMillis)
       if (unfit !== undefined || key === undefined) {
         return yield* rebindError(targetReason[unfit?.reason ?? "not_found"], unfit?.message ?? "No key with this prefix on this account")
       }

@@ -51,7 +51,7 @@ export const makeTeeWallets = (ctx: WalletContext, rows: WalletRows) => {
     Effect.gen(function* () {
       yield* rows.requireLinkingPlan(p)
       const key = yield* ctx.keys.findByPrefix(p.accountId, input.keyPrefix)
-      const unfit = keyUnfit(key, ctx.nowMs())
+      const unfit = keyUnfit(key, yield* ctx.clock.currentTimeMillis)
       if (unfit !== undefined || key === undefined) {
         return yield* walletError(unfitReason[unfit?.reason ?? "not_found"], unfit?.message ?? "unknown key")
       }

@@ -59,7 +59,7 @@ export const makeWalletImport = (ctx: WalletContext, rows: WalletRows) => {
       const id = randomId("imp")
       const sealed = yield* masterKey.seal(recipient.privateKey, `wallet_imports:${id}`)
       recipient.privateKey.fill(0)
-      const createdAtMs = ctx.nowMs()
+      const createdAtMs = yield* ctx.clock.currentTimeMillis
       const expiresAtMs = createdAtMs + IMPORT_TTL_MS
       const publicKey = Buffer.from(recipient.publicKey).toString("base64")
       yield* sql.withTransaction(

@@ -9,7 +9,7 @@
  *   the insert run in one transaction holding a per-account advisory lock.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import { type Plan, planById } from "../../../domain/Plans.js"
 import { addressKey, type WalletChain } from "../ChainKeys.js"
 import type { MasterKey } from "../MasterKey.js"
@@ -79,7 +79,8 @@ export interface WalletContext {
   readonly keys: KeyDirectory
   readonly reconciler: ClaimReconciler
   readonly plans: ReadonlyArray<Plan>
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the wallet service is built under. */
+  readonly clock: Clock.Clock
 }
 
 /** The columns of a new row. */
@@ -98,7 +99,8 @@ export interface NewWallet {
 
 export const makeWalletRows = (ctx: WalletContext) => {
   const { sql } = ctx
-  const now = () => new Date(ctx.nowMs())
+  /** A row timestamp from the service's Clock, read as its statement is built (inside the method's Effect). */
+  const now = () => new Date(ctx.clock.unsafeCurrentTimeMillis())
   const planOf = (p: Principal) => planById(ctx.plans, p.plan)
 
   const requireLinkingPlan = (p: Principal) =>

@@ -1,0 +1,109 @@
+/**
+ * Services read time from the Effect `Clock` only (issue 27 item 3; docs/decisions.md, "Services
+ * read time from Clock"): no module under `src/services` reads the wall clock itself or takes the
+ * time as an injected function. Checked over each source module's text (test files are not
+ * scanned) with its comments removed:
+ *
+ * - `Date.now` (called or passed along);
+ * - `new Date()` with no argument (a `new Date(ms)` formats a time already read and is fine);
+ * - a clock option: a member or parameter whose name holds `now` or `clock` typed `() => number`
+ *   (`nowMs: () => number`, `clockMs?: () => number`). A time VALUE (`nowMs: number`) read once
+ *   from the `Clock` and handed to a pure function is fine.
+ *
+ * Tests that want time to pass use `TestClock`, or `test/support/clock.ts` for a runtime they do
+ * not run themselves. Each rule has a test that shows it catches what it names.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "vitest"
+import { projectRoot } from "../support/engine.js"
+
+const SERVICES = "src/services"
+
+/** The text without comments (as in serviceLayering.test.ts). */
+const withoutComments = (text: string): string => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1")
+
+type Rule = "Date.now" | "new Date()" | "clock option"
+
+const RULES: ReadonlyArray<readonly [Rule, RegExp]> = [
+  ["Date.now", /\bDate\s*\.\s*now\b/],
+  ["new Date()", /\bnew\s+Date\s*\(\s*\)/],
+  ["clock option", /\b\w*(?:now|clock)\w*\s*\??\s*:\s*\(\s*\)\s*=>\s*number\b/i]
+]
+
+/** Directories still on injected clocks: converted by issue 27's next slice (other helpers were editing them). */
+const NEXT_SLICE: ReadonlyArray<string> = ["src/services/trade/", "src/services/orders/"]
+
+/** Today's offenders in the next slice's directories, named so this test is honest about what is left. */
+const NEXT_SLICE_OFFENDERS: Readonly<Record<string, ReadonlyArray<Rule>>> = {
+  "src/services/trade/TradeService.ts": ["clock option"],
+  "src/services/trade/TradeStore.ts": ["clock option"],
+  "src/services/trade/internal/PricingReads.ts": ["clock option"],
+  "src/services/trade/internal/TradeContext.ts": ["clock option"]
+}
+
+/**
+ * Offenders outside the next slice not converted yet: the atomic bundle runner's io takes
+ * `clockMs: () => number` (launch, being rebuilt on the one attempt runner, issue 27 item 1).
+ */
+const NOT_YET: Readonly<Record<string, ReadonlyArray<Rule>>> = {
+  "src/services/launch/atomic/BundleResume.ts": ["clock option"]
+}
+
+/** The rules `text` breaks. */
+export const clockRules = (text: string): ReadonlyArray<Rule> => {
+  const code = withoutComments(text)
+  return RULES.filter(([, re]) => re.test(code)).map(([rule]) => rule)
+}
+
+const sources = (dir: string): ReadonlyArray<string> =>
+  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = `${dir}/${e.name}`
+    if (e.isDirectory()) return sources(rel)
+    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
+  })
+
+const found = (): Record<string, ReadonlyArray<Rule>> => {
+  const out: Record<string, ReadonlyArray<Rule>> = {}
+  for (const file of sources(SERVICES)) {
+    const broken = clockRules(readFileSync(path.join(projectRoot, file), "utf8"))
+    if (broken.length > 0) out[file] = broken
+  }
+  return out
+}
+
+describe("services read time from the Clock", () => {
+  it("the checks catch what they name, and not comments, time values or formatted times", () => {
+    expect(clockRules(`const t = Date.now()`)).toEqual(["Date.now"])
+    expect(clockRules(`const source = fixedPriceSource(prices, Date.now)`)).toEqual(["Date.now"])
+    expect(clockRules(`const at = new Date().toISOString()`)).toEqual(["new Date()"])
+    expect(clockRules(`readonly nowMs: () => number`)).toEqual(["clock option"])
+    expect(clockRules(`readonly nowMs?: () => number`)).toEqual(["clock option"])
+    expect(clockRules(`export const make = (sql: Sql, nowMs: () => number) => {}`)).toEqual(["clock option"])
+    expect(clockRules(`function resume(clockMs: () => number) {}`)).toEqual(["clock option"])
+    expect(clockRules(`const n = options.nowMs ?? Date.now`)).toEqual(["Date.now"])
+    // Fine: a time value, a formatted time, a counter, a comment.
+    expect(clockRules(`const judge = (o: Obs, nowMs: number) => o.publishTimeMs <= nowMs`)).toEqual([])
+    expect(clockRules(`const iso = new Date(nowMs).toISOString()`)).toEqual([])
+    expect(clockRules(`readonly size: () => number`)).toEqual([])
+    expect(clockRules(`/** was nowMs: () => number, defaulting to Date.now */\nconst a = 1 // new Date()`)).toEqual([])
+  })
+
+  it("no module under src/services reads the wall clock or takes an injected clock, but those named here", () => {
+    const all = found()
+    expect(Object.keys(all).length).toBeGreaterThan(0) // the next slice's offenders are still there
+    const unexpected = Object.entries(all).filter(([file, rules]) => {
+      const allowed = NEXT_SLICE.some((dir) => file.startsWith(dir)) ? NEXT_SLICE_OFFENDERS[file] : NOT_YET[file]
+      return rules.some((r) => !(allowed ?? []).includes(r))
+    })
+    expect(Object.fromEntries(unexpected)).toEqual({})
+  })
+
+  it("the lists name only modules that still break the rule they are allowed, and only the next slice's directories take offenders", () => {
+    const all = found()
+    const listed = { ...NEXT_SLICE_OFFENDERS, ...NOT_YET }
+    const stale = Object.entries(listed).flatMap(([file, rules]) => rules.filter((r) => !(all[file] ?? []).includes(r)).map((r) => `${file}: ${r}`))
+    expect(stale).toEqual([])
+    expect(Object.keys(NEXT_SLICE_OFFENDERS).filter((file) => !NEXT_SLICE.some((dir) => file.startsWith(dir)))).toEqual([])
+  })
+})
