@@ -33,6 +33,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import {
   type Address,
+  decodeFunctionData,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -50,10 +51,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tradeAnswer } from "../../api/TradeCodes.js"
 import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
-import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS } from "../../src/services/trade/HoodTradeChain.js"
+import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS, MAX_ALLOWANCE } from "../../src/services/trade/HoodTradeChain.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
-import { isApproval, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { isApproval, type TradeApprovalView, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletLimits.js"
 import { eventually } from "../support/eventually.js"
@@ -90,6 +91,24 @@ const signedTransactionOf = async (clientTradeId: string) =>
   (await sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ signed_transaction: string | null }>`SELECT signed_transaction FROM agent_trades WHERE client_trade_id = ${clientTradeId}`)))[0]
     ?.signed_transaction
 const claimState = async (b: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(b.signClaim.claimId)))?.state
+const claimStateOf = async (claimId: string) => (await Effect.runPromise(harness.service.claimStatus(claimId)))?.state
+
+/** A build that answers the token approval (a TEE sell with no allowance). */
+const approvalBuilt = async (r: ReturnType<typeof request>): Promise<TradeApprovalView> => {
+  const out = await run(trades.build(caller, r))
+  if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+  if (!isApproval(out.right)) throw new Error(`${r.clientTradeId}: answered the trade, not its approval`)
+  return out.right
+}
+const approvalBytes = (a: TradeApprovalView) => new Uint8Array(Buffer.from(a.approval.transaction, "base64"))
+const approvalTx = (a: TradeApprovalView) => parseTransaction(`0x${Buffer.from(a.approval.transaction, "base64").toString("hex")}` as Hex)
+const relaySignedApproval = async (a: TradeApprovalView): Promise<Hex> =>
+  (await Effect.runPromise(harness.service.signClaimed(principal, tee.id, { claimId: a.approval.signClaim.claimId, transaction: approvalBytes(a) }))).signedTransaction as Hex
+const allowanceOf = () => pc().readContract({ address: curve.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, curve.curve] })
+const approvalsOf = (clientTradeId: string) =>
+  sqlRun(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; signature: string | null }>`SELECT state, signature FROM agent_trade_approvals WHERE client_trade_id = ${clientTradeId}`)
+  ).then((rows) => rows.map((r) => ({ state: r.state, signature: r.signature })))
 
 /** The TEE wallet sends a transaction the service did not build (the node lets the test act as it): an approval, or a nonce spent elsewhere. */
 const teeSends = async (tx: { to: Address; data?: Hex; nonce?: number }): Promise<Hash> => {
@@ -202,33 +221,155 @@ describe("Hood TEE payer", () => {
     expect(await rowsOf("ht-dry")).toEqual([])
   }, 60_000)
 
-  it("a sell needs the TEE wallet's allowance; given one, the relay's bytes broadcast by the caller and confirmed by hash execute once to the quote", async () => {
+  it("a sell with no allowance, end to end: the build answers the approval the server built (its own claim, the spender spenderOf names); signed once at the relay, foreign bytes refused, sent once and mined; then the sell on the next nonce, executed to the quote", async () => {
     const held = await tokenBalance(pc(), curve.token, tee.address)
     expect(held).toBeGreaterThan(0n)
-    const amount = held / 3n
-    const short = refusal(await run(trades.build(caller, request("ht-sell-early", "sell", amount))))
-    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
-    expect(await rowsOf("ht-sell-early")).toEqual([])
-    expect(await holdOf("ht-sell-early")).toBeUndefined()
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 2n ** 255n] }) })
+    expect(await allowanceOf()).toBe(0n)
+    const amount = held / 4n
+    const nonce = await nonceOf(tee.address)
+    // The dry run says an approval comes first; nothing recorded.
+    const dry = await run(trades.dryRun(caller, request("ht-sell", "sell", amount)))
+    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "tee", approval: { spender: curve.curve, allowanceRaw: "0" } })
 
+    const a = await approvalBuilt(request("ht-sell", "sell", amount))
+    expect(a).toMatchObject({ status: "approval_built", chain: "hood", side: "sell", payer: "tee", wallet: tee.address, walletId: tee.id, replay: false })
+    expect(a.approval).toMatchObject({ spender: curve.curve, amount: MAX_ALLOWANCE.toString(), nonce: String(nonce), signature: "" })
+    const tx = approvalTx(a)
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, nonce })
+    expect(tx.value ?? 0n).toBe(0n)
+    expect(getAddress(tx.to!)).toBe(curve.token)
+    expect(decodeFunctionData({ abi: erc20Abi, data: tx.data! }).args).toEqual([curve.curve, MAX_ALLOWANCE])
+    // No trade row and no hold: the approval moves no money.
+    expect(await rowsOf("ht-sell")).toEqual([])
+    expect(await holdOf("ht-sell")).toBeUndefined()
+
+    // Idempotent: a repeat (also several at once) answers the same approval; a changed body is refused.
+    const repeats = await Promise.all(Array.from({ length: 5 }, () => approvalBuilt(request("ht-sell", "sell", amount))))
+    for (const r of repeats) expect(r).toMatchObject({ replay: true, approval: { transaction: a.approval.transaction, signClaim: a.approval.signClaim } })
+    expect(refusal(await run(trades.build(caller, request("ht-sell", "sell", amount + 1n))))?.code).toBe("IDEMPOTENCY_CONFLICT")
+    // Another id's sell of the same wallet meanwhile: the live approval is named, nothing built or recorded (never two approvals on two nonces).
+    const other = refusal(await run(trades.build(caller, request("ht-sell-other", "sell", amount))))
+    expect(other).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true, extra: { reason: "approval_pending", clientTradeId: "ht-sell" } })
+    expect(await approvalsOf("ht-sell-other")).toEqual([])
+    expect(await rowsOf("ht-sell-other")).toEqual([])
+
+    // The relay signs the approval once: a second sign of its claim, or altered bytes under it, are refused.
+    const signed = await relaySignedApproval(a)
+    const again = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: a.approval.signClaim.claimId, transaction: approvalBytes(a) })))
+    expect(again._tag === "Left" && again.left).toMatchObject({ reason: "no_matching_claim" })
+
+    // Foreign bytes at submit: the unsigned approval, one signed by another key, the relay's bytes altered (another spender). Nothing moves.
+    const parsed = parseTransaction(signed)
+    const otherSpender = serializeTransaction(
+      { ...(parsed as Parameters<typeof serializeTransaction>[0]), data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [tee.address, MAX_ALLOWANCE] }) } as Parameters<typeof serializeTransaction>[0],
+      { r: parsed.r!, s: parsed.s!, yParity: parsed.yParity! }
+    )
+    for (const wrong of [`0x${Buffer.from(approvalBytes(a)).toString("hex")}` as Hex, await signedBy(generatePrivateKey(), tx), otherSpender]) {
+      expect(refusal(await submitted("ht-sell", wrong))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 409, field: "signedTransaction" })
+    }
+    expect(await nonceOf(tee.address)).toBe(nonce)
+    expect(await allowanceOf()).toBe(0n)
+    expect(await approvalsOf("ht-sell")).toEqual([{ state: "built", signature: null }])
+
+    // Submitted by several requests at once: sent once, mined, answered approval_confirmed.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => submitted("ht-sell", signed)))
+    for (const r of answers) {
+      expect(r._tag === "Right" && r.right).toMatchObject({ status: "approval_confirmed", approval: { signature: keccak256(signed), nonce: String(nonce) } })
+    }
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    expect(await allowanceOf()).toBe(MAX_ALLOWANCE)
+    expect(await approvalsOf("ht-sell")).toEqual([{ state: "approved", signature: keccak256(signed) }])
+    expect(await claimStateOf(a.approval.signClaim.claimId)).toBe("confirmed")
+
+    // The same build now answers the sell, on the nonce after the approval's.
     const q = await quoteNow("sell", amount)
     const b = await built(request("ht-sell", "sell", amount))
     expect(b).toMatchObject({ status: "built", side: "sell", payer: "tee", expectedOut: q.amountOut.toString() })
-    const signed = await relaySigned(b)
+    expect(unsignedOf(b).nonce).toBe(nonce + 1)
+    expect(getAddress(unsignedOf(b).to!)).toBe(curve.curve)
+    const sellSigned = await relaySigned(b)
     const ethBefore = await pc().getBalance({ address: tee.address })
-    const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
-    const confirmed = await Promise.all(Array.from({ length: 4 }, () => run(trades.confirm(caller, { clientTradeId: "ht-sell", signature: hash }))))
-    const settled = confirmed.flatMap((c) => (c._tag === "Right" ? [c.right] : []))
-    for (const c of confirmed) if (c._tag === "Left") expect(refusal(c)?.code).toBe("IDEMPOTENCY_CONFLICT")
-    expect(settled.length).toBeGreaterThan(0)
-    expect(settled[0]).toMatchObject({ status: "executed", side: "sell", payer: "tee", signature: hash, amountOut: q.amountOut.toString() })
-    const receipt = await pc().getTransactionReceipt({ hash })
+    const sold = await submitted("ht-sell", sellSigned)
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell", payer: "tee", amountOut: q.amountOut.toString(), signature: keccak256(sellSigned) })
+    const receipt = await pc().getTransactionReceipt({ hash: keccak256(sellSigned) })
     expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
     expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
-    expect(await rowsOf("ht-sell")).toEqual([{ state: "executed", signature: hash }])
     expect(await executedEvents("ht-sell")).toBe(1)
-  }, 120_000)
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+    // A repeat submit of the approval's bytes, now that the sell is recorded, answers the trade as it stands and sends nothing.
+    const late = await submitted("ht-sell", signed)
+    expect(late._tag === "Right" && late.right).toMatchObject({ status: "executed", replay: true, signature: keccak256(sellSigned) })
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+  }, 180_000)
+
+  it("an approval crashed between its sending record and the send: the next build sends the kept bytes once (no second approval), then the sell is built on the next nonce", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 4n
+    const nonce = await nonceOf(tee.address)
+    const a = await approvalBuilt(request("ht-appr-crash", "sell", amount))
+    const signed = await relaySignedApproval(a)
+    // The crash: the row `sending` with the relay's bytes (what the submit saves before it sends), nothing broadcast.
+    await sqlRun(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE agent_trade_approvals SET state = 'sending', signature = ${keccak256(signed)}, signed_transaction = ${signed} WHERE client_trade_id = 'ht-appr-crash'`
+      )
+    )
+    expect(await nonceOf(tee.address)).toBe(nonce)
+    // The next build finds it in flight, sends the kept bytes again and answers pending (retryable).
+    const pending = refusal(await run(trades.build(caller, request("ht-appr-crash", "sell", amount))))
+    expect(pending).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true, extra: { reason: "approval_pending", signature: keccak256(signed) } })
+    await eventually(async () => (await allowanceOf()) === MAX_ALLOWANCE, { what: "the recovered approval to be mined", intervalMs: 50 })
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    const b = await built(request("ht-appr-crash", "sell", amount))
+    expect(unsignedOf(b).nonce).toBe(nonce + 1)
+    expect(await approvalsOf("ht-appr-crash")).toEqual([{ state: "approved", signature: keccak256(signed) }])
+    const sold = await submitted("ht-appr-crash", await relaySigned(b))
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell" })
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+    expect(await executedEvents("ht-appr-crash")).toBe(1)
+  }, 180_000)
+
+  it("an approval left unsigned past its claim's lifetime lapses and the next build answers a new one; one the caller broadcast itself is found mined and the sell is built, confirmed by hash, once", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const held = await tokenBalance(pc(), curve.token, tee.address)
+    const amount = held / 4n
+    const first = await approvalBuilt(request("ht-appr-lapse", "sell", amount))
+    const before = harness.clock.ms
+    let second: TradeApprovalView
+    try {
+      harness.clock.ms = before + CLAIM_LIFETIME_MS
+      second = await approvalBuilt(request("ht-appr-lapse", "sell", amount))
+    } finally {
+      harness.clock.ms = before
+    }
+    expect(second.replay).toBe(false)
+    expect(second.approval.signClaim.claimId).not.toBe(first.approval.signClaim.claimId)
+    expect(second.approval.nonce).toBe(first.approval.nonce)
+    expect(await claimStateOf(first.approval.signClaim.claimId)).toBe("expired")
+    const late = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: first.approval.signClaim.claimId, transaction: approvalBytes(first) })))
+    expect(late._tag === "Left" && late.left).toMatchObject({ reason: "no_matching_claim" })
+    // The caller broadcasts the relay's approval itself; the same build then answers the sell.
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await relaySignedApproval(second) })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    const q = await quoteNow("sell", amount)
+    const b = await built(request("ht-appr-lapse", "sell", amount))
+    expect(unsignedOf(b).nonce).toBe(Number(second.approval.nonce) + 1)
+    expect(await approvalsOf("ht-appr-lapse")).toEqual([{ state: "approved", signature: null }])
+    expect(await claimStateOf(second.approval.signClaim.claimId)).toBe("confirmed")
+    const sellHash = await pc().sendRawTransaction({ serializedTransaction: await relaySigned(b) })
+    const confirmed = await run(trades.confirm(caller, { clientTradeId: "ht-appr-lapse", signature: sellHash }))
+    expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "executed", side: "sell", signature: sellHash, amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
+    expect(await executedEvents("ht-appr-lapse")).toBe(1)
+  }, 180_000)
+
+  it("a TEE wallet bound to another key gets no approval: refused, nothing recorded", async () => {
+    const t2 = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "evm", keyPrefix: "a2aaaaaa", label: "other-key-tee-2" }))
+    const unbound = refusal(await run(trades.build(caller, rail.requestFrom({ payer: "tee", linkedWalletId: t2.id })("ht-appr-unbound", "sell", 1n))))
+    expect(unbound).toMatchObject({ code: "VALIDATION_FAILED", field: "linkedWalletId", extra: { reason: "key_not_bound" } })
+    expect(await approvalsOf("ht-appr-unbound")).toEqual([])
+  }, 60_000)
 
   it("the spend caps are hard on the tee rail: over the key's ETH cap, over its txLimit, and with no USD price, a build is refused and records nothing", async () => {
     const setLimit = (usdMicros: number | null) =>

@@ -48,10 +48,16 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
   const wallets = ctx.wallets
 
   const pendingRefusal = (row: ApprovalRow, signature: string | undefined) =>
-    tradeError("pending", `The token approval for clientTradeId ${row.clientTradeId} is signed and not mined yet: build again once it is`, {
+    tradeError(
+      "pending",
+      signature === undefined
+        ? `The wallet's token approval built for clientTradeId ${row.clientTradeId} is not signed yet: sign and submit it under that id, or build again once its claim expired`
+        : `The wallet's token approval for clientTradeId ${row.clientTradeId} is signed and not mined yet: build again once it is`,
+      {
       retryable: true,
-      details: { reason: "approval_pending", clientTradeId: row.clientTradeId, spender: row.spender, nonce: row.nonce.toString(), signature: signature ?? "" }
-    })
+        details: { reason: "approval_pending", clientTradeId: row.clientTradeId, spender: row.spender, nonce: row.nonce.toString(), signature: signature ?? "" }
+      }
+    )
 
   /** Where `row` stands now (its claim, the chain's verdict on its hash); an unsigned claim past its lifetime is expired here. */
   const standingOf = (row: ApprovalRow) =>
