@@ -12,8 +12,16 @@
  *   nothing moves; the relay's bytes, submitted by several requests at once, are sent once:
  *   executed to the quote's `amountOut` to the raw unit, `trade.executed` once, the spend booked,
  *   the claim `confirmed`; a repeat submit replays and sends nothing;
- * - a sell needs the TEE wallet's allowance (refused naming the spender); given one, the relay's
- *   bytes broadcast by the caller and confirmed by hash, executed to the quote once;
+ * - a sell with no allowance (docs/decisions.md "A Hood TEE sell's approval, built by the server"):
+ *   the build answers the `approve` the server built for the spender `spenderOf` names, with its own
+ *   claim, no trade row and no hold; repeats (also concurrent) answer the same approval, a changed
+ *   body is refused, another id of the wallet is told the live approval's id; the relay signs it
+ *   once; the unsigned, foreign-signed and altered bytes are refused at submit with nothing moved;
+ *   concurrent submits send it once and answer `approval_confirmed`; the same build then answers the
+ *   sell on the next nonce, executed to the quote; a crash between the approval's `sending` record
+ *   and its send is recovered by the next build (the kept bytes, one approval); an approval left
+ *   unsigned past its claim's lifetime lapses and a new one is built; one the caller broadcast
+ *   itself is found mined and the sell is confirmed by hash;
  * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
  *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
  *   records nothing (no row, no hold);
@@ -27,7 +35,7 @@
  * - a relay-signed build broadcast more blocks after its build than the log scan reads: found by
  *   the claim's hash and executed once;
  * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
- *   the relay's 0x-hex signed transaction submitted.
+ *   the relay's 0x-hex signed transaction submitted; a sell's approval built, submitted and then the sell.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
@@ -575,5 +583,26 @@ describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () =>
     const again = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-buy", signedTransaction: signed })
     expect(again).toMatchObject({ status: 200, body: { status: "executed", replay: true } })
     expect(await executedEvents("ht-http-buy")).toBe(1)
+  }, 120_000)
+
+  it("a TEE sell with no allowance over HTTP: the dry run names the approval, the build answers it (AgentTradeApproval), its signed bytes submitted answer approval_confirmed, the same build then the sell", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 5n
+    const body = { clientTradeId: "ht-http-sell", chain: "hood", mint: curve.token, side: "sell", amountIn: String(amount), slippageBps: 0, payer: "tee", linkedWalletId: tee.id }
+    const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, approval: { spender: curve.curve, allowanceRaw: "0" } } })
+    const a = await call("/api/v1/trade/agent/build", body)
+    expect(a).toMatchObject({ status: 200, body: { success: true, status: "approval_built", payer: "tee", approval: { spender: curve.curve, amount: MAX_ALLOWANCE.toString(), signature: "" } } })
+    const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: a.body.approval.transaction })
+    expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
+    const signed = await relaySignedApproval(a.body as TradeApprovalView)
+    const approved = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: signed })
+    expect(approved).toMatchObject({ status: 200, body: { success: true, status: "approval_confirmed", approval: { signature: keccak256(signed) }, replay: false } })
+    const b = await call("/api/v1/trade/agent/build", body)
+    expect(b).toMatchObject({ status: 200, body: { success: true, status: "built", side: "sell", payer: "tee" } })
+    expect(unsignedOf(b.body as TradeBuiltView).nonce).toBe(Number(a.body.approval.nonce) + 1)
+    const sold = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: await relaySigned(b.body as TradeBuiltView) })
+    expect(sold).toMatchObject({ status: 200, body: { success: true, status: "executed", side: "sell" } })
+    expect(await executedEvents("ht-http-sell")).toBe(1)
   }, 120_000)
 })
