@@ -21,7 +21,8 @@
  *   sell on the next nonce, executed to the quote; a crash between the approval's `sending` record
  *   and its send is recovered by the next build (the kept bytes, one approval); an approval left
  *   unsigned past its claim's lifetime lapses and a new one is built; one the caller broadcast
- *   itself is found mined and the sell is confirmed by hash;
+ *   itself is found mined and the sell is confirmed by hash; after graduation the approval names the
+ *   router and the sell through it executes to the pool quote;
  * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
  *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
  *   records nothing (no row, no hold);
@@ -42,6 +43,8 @@ import { Effect } from "effect"
 import {
   type Address,
   decodeFunctionData,
+  parseEventLogs,
+  zeroAddress,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -57,8 +60,10 @@ import {
 import { generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tradeAnswer } from "../../api/TradeCodes.js"
-import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
-import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
+import { buy, createCurve, migrate, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { clientsFor, hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
 import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS, MAX_ALLOWANCE } from "../../src/services/trade/HoodTradeChain.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
@@ -557,6 +562,44 @@ describe("Hood TEE payer", () => {
     expect(await executedEvents("ht-by-hash")).toBe(1)
     expect(await holdOf("ht-by-hash")).toBe("booked")
     expect(await claimState(b)).toBe("confirmed")
+  }, 180_000)
+
+  it("after graduation: the approval names the router (spenderOf's spender for the pool), and the TEE sell through the router executes to the pool quote", async () => {
+    const label = `hood-tee-pool-${Date.now()}`
+    const trader = clientsFor(net, net.roles.traders[0]!)
+    const c = await createCurve(trader, net.addresses.factory, { name: label, symbol: "HTP", quoteToken: zeroAddress, virtualQuoteRaw: 2n * ETH, thresholdRaw: 4n * ETH, dexVersion: "v3", salt: saltOf(label) })
+    await buy(trader, c.curve, { amountInRaw: 6n * ETH, quoteToken: zeroAddress })
+    const migrated = await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const pool = getAddress(parseEventLogs({ abi: bondingCurveAbi, eventName: "CurveMigrated", logs: migrated.receipt.logs })[0]!.args.pool)
+    const poolQuote = async (side: "buy" | "sell", amountIn: bigint) => {
+      const quoted = await quoteHoodPool(viemPoolSource(pc()), { pool, token: c.token, side, amountIn, creatorShareBps: 3000n })
+      if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error("no pool fill")
+      return quoted.quote
+    }
+    const router = getAddress(net.addresses.swapRouter!)
+    const b = await built(request("ht-pool-buy", "buy", ETH / 2n, { mint: c.token }))
+    const bought = await submitted("ht-pool-buy", await relaySigned(b))
+    expect(bought._tag === "Right" && bought.right).toMatchObject({ status: "executed", venue: "hood-dex" })
+    const held = await tokenBalance(pc(), c.token, tee.address)
+
+    const amount = held / 2n
+    const nonce = await nonceOf(tee.address)
+    const a = await approvalBuilt(request("ht-pool-sell", "sell", amount, { mint: c.token }))
+    expect(a.approval).toMatchObject({ spender: router, nonce: String(nonce) })
+    expect(getAddress(approvalTx(a).to!)).toBe(c.token)
+    expect(decodeFunctionData({ abi: erc20Abi, data: approvalTx(a).data! }).args).toEqual([router, MAX_ALLOWANCE])
+    const approved = await submitted("ht-pool-sell", await relaySignedApproval(a))
+    expect(approved._tag === "Right" && approved.right).toMatchObject({ status: "approval_confirmed" })
+    expect(await pc().readContract({ address: c.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, router] })).toBe(MAX_ALLOWANCE)
+    const q = await poolQuote("sell", amount)
+    const s = await built(request("ht-pool-sell", "sell", amount, { mint: c.token }))
+    expect(s).toMatchObject({ status: "built", venue: "hood-dex", expectedOut: q.amountOut.toString() })
+    expect(unsignedOf(s).nonce).toBe(nonce + 1)
+    expect(getAddress(unsignedOf(s).to!)).toBe(router)
+    const sold = await submitted("ht-pool-sell", await relaySigned(s))
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", venue: "hood-dex", side: "sell", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), c.token, tee.address)).toBe(held - amount)
+    expect(await executedEvents("ht-pool-sell")).toBe(1)
   }, 180_000)
 })
 
