@@ -38,13 +38,13 @@ import { type TradeCaller, type TradeRequest, tradeBodyHash } from "../TradeInpu
 import { approvalView, type TradeApprovalView } from "../TradeViews.js"
 import type { HoodPricedTrade } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
-import { type ApprovalRow, type ApprovalVerdict, approvalHashOf, approvalStanding, makeTradeApprovalStore } from "./TradeApprovalStore.js"
+import { type ApprovalRow, type ApprovalVerdict, approvalHashOf, approvalStanding, makeTradeApprovalStore, type TradeApprovalStore } from "./TradeApprovalStore.js"
 
 const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 const hexOf = (bytes: Uint8Array): Hex => `0x${Buffer.from(bytes).toString("hex")}`
 
-export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) => {
-  const store = makeTradeApprovalStore(ctx.sql)
+/** Where a stored approval stands and how it settles: its claim and the chain read, the rule (`approvalStanding`) decides. */
+const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: TradeApprovalStore) => {
   const wallets = ctx.wallets
 
   const pendingRefusal = (row: ApprovalRow, signature: string | undefined) =>
@@ -85,6 +85,14 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
 
   /** Sends the kept signed bytes again (after a crash between the `sending` save and the send). A refusal decides nothing. */
   const resend = (row: ApprovalRow) => (row.signedTransaction === null ? Effect.void : Effect.asVoid(hood.send(row.signedTransaction as Hex)))
+
+  return { pendingRefusal, standingOf, settled, resend }
+}
+
+export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) => {
+  const store = makeTradeApprovalStore(ctx.sql)
+  const wallets = ctx.wallets
+  const { pendingRefusal, standingOf, settled, resend } = approvalStandings(ctx, hood, store)
 
   /** `POST /build` of a TEE sell whose allowance is short: the approval to sign first. */
   const build = (caller: TradeCaller, request: TradeRequest, p: HoodPricedTrade) =>
