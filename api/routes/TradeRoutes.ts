@@ -331,7 +331,7 @@ const refusals = tableRefusals(
     402: "the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)",
     403: "the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits",
     404: "the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built",
-    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
+    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
     500: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)",
     503: "the chain could not be read (retryable)"
   }

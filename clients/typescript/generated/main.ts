@@ -8699,7 +8699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8891,7 +8891,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9083,7 +9083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
