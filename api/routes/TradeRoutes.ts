@@ -16,6 +16,7 @@ import type {
   SignedSubmit,
   SignedTradeFailure,
   TradeAcceptedView,
+  TradeApprovalView,
   TradeBuiltView,
   TradeCaller,
   TradeDryRunView,
@@ -229,7 +230,12 @@ const DryRunResponse = Schema.Struct({
   amountIn: Amount,
   expectedOut: Amount,
   minAmountOut: Amount,
-  fee: Fee
+  fee: Fee,
+  approval: Schema.optional(
+    Schema.Struct({ spender: Schema.String, allowanceRaw: Amount }).annotations({
+      description: "Hood, payer tee, a sell whose allowance to spender is short: the build answers the token approval the service builds first (status approval_built)"
+    })
+  )
 }).annotations({ identifier: "AgentTradeDryRun" })
 
 const BuiltResponse = Schema.Struct({
@@ -245,6 +251,31 @@ const BuiltResponse = Schema.Struct({
     description: "Solana: past this block height the transaction can never land. Hood: the transaction's nonce (it never lands once another transaction takes it)"
   })
 }).annotations({ identifier: "AgentTradeBuilt" })
+
+export const ApprovalResponse = Schema.Struct({
+  success: Schema.Literal(true),
+  clientTradeId: Schema.String,
+  chain: Schema.Literal("hood"),
+  mint: Schema.String,
+  side: Schema.Literal("sell"),
+  payer: Schema.Literal("tee"),
+  wallet: Schema.String,
+  walletId: Schema.String,
+  status: Schema.Literal("approval_built", "approval_confirmed").annotations({
+    description: "approval_built: sign approval.transaction at the sign relay, then POST /submit {clientTradeId, signedTransaction}; approval_confirmed: mined, build again with the same body for the sell"
+  }),
+  approval: Schema.Struct({
+    spender: Schema.String.annotations({ description: "Who the token lets pull the sold tokens: the curve, or the router after graduation" }),
+    amount: Amount.annotations({ description: "The allowance set: the max (2^256 - 1), so the wallet approves each spender once" }),
+    transaction: Schema.String.annotations({ description: "The unsigned approve transaction, base64 (serialized unsigned EIP-1559)" }),
+    signClaim: Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }).annotations({
+      description: "The single-use claim the TEE wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under"
+    }),
+    nonce: Schema.String.annotations({ description: "The approval's nonce; the sell is built after it is mined, on the next one" }),
+    signature: Schema.String.annotations({ description: "The signed approval's hash once submitted, else empty" })
+  }),
+  replay: Schema.Boolean
+}).annotations({ identifier: "AgentTradeApproval" })
 
 const SignedSubmitWire = Schema.Struct({
   clientTradeId: Schema.String,
@@ -300,7 +331,7 @@ const refusals = tableRefusals(
     402: "the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)",
     403: "the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits",
     404: "the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built",
-    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
+    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
     500: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)",
     503: "the chain could not be read (retryable)"
   }
@@ -331,7 +362,10 @@ export const tradeRoutes = (options: {
     headers: AGENT_AUTH_HEADERS,
     body: decodedBody({ schema: Schema.Union(TradeBodyWire, SignedSubmitWire), maxBytes: TRADE_BODY_BYTES_MAX, decode: (b: unknown) => decodeSubmitBody(b) }),
     responses: {
-      200: answer("The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent)", Schema.Union(TradeResponse, DryRunResponse)),
+      200: answer(
+        "The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent); a Hood TEE sell's approval submitted before its sell was built: the mined approval (status approval_confirmed)",
+        Schema.Union(TradeResponse, DryRunResponse, ApprovalResponse)
+      ),
       202: answer("Accepted (async): poll jobUrl", AcceptedResponse),
       ...refusals
     },
@@ -359,13 +393,17 @@ export const tradeRoutes = (options: {
     description: [
       "payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana or Hood), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built).",
       "Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}.",
-      "A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only."
+      "A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.",
+      "Hood, payer tee, a sell whose allowance to the spender is short: the answer is the token approval the service built (status approval_built, its own sign claim): sign it at the relay, POST /submit {clientTradeId, signedTransaction} (answered approval_confirmed once mined), then build again with the same body for the sell. A repeat answers the same approval; signed and not mined yet, IDEMPOTENCY_CONFLICT reason approval_pending (retryable)."
     ].join(" "),
     tags: ["trade"],
     auth: "agentKey",
     headers: AGENT_AUTH_HEADERS,
     body,
-    responses: { 200: answer("The dry run's figures, or the built trade", Schema.Union(DryRunResponse, BuiltResponse)), ...refusals },
+    responses: {
+      200: answer("The dry run's figures, or the built trade; a Hood TEE sell whose allowance is short: the token approval to sign and submit first (status approval_built)", Schema.Union(DryRunResponse, BuiltResponse, ApprovalResponse)),
+      ...refusals
+    },
     authenticate: writer,
     handler: (_req, { body: b }, principal) => {
       const { dryRun, async: _a, ...request } = b
@@ -374,7 +412,7 @@ export const tradeRoutes = (options: {
       if (request.payer === "main") {
         return Effect.fail(validationFailed("dryRun", "payer main builds and sends in one call at /api/v1/trade/agent/submit; /build answers dryRun: true for it"))
       }
-      const call: Effect.Effect<TradeBuiltView, SignedTradeFailure> = trades.build(caller, request)
+      const call: Effect.Effect<TradeBuiltView | TradeApprovalView, SignedTradeFailure> = trades.build(caller, request)
       return mapFailure(call).pipe(Effect.map((answer) => json(200, { success: true, ...tradeAnswer(answer) })))
     }
   })

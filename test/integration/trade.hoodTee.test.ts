@@ -12,8 +12,17 @@
  *   nothing moves; the relay's bytes, submitted by several requests at once, are sent once:
  *   executed to the quote's `amountOut` to the raw unit, `trade.executed` once, the spend booked,
  *   the claim `confirmed`; a repeat submit replays and sends nothing;
- * - a sell needs the TEE wallet's allowance (refused naming the spender); given one, the relay's
- *   bytes broadcast by the caller and confirmed by hash, executed to the quote once;
+ * - a sell with no allowance (docs/decisions.md "A Hood TEE sell's approval, built by the server"):
+ *   the build answers the `approve` the server built for the spender `spenderOf` names, with its own
+ *   claim, no trade row and no hold; repeats (also concurrent) answer the same approval, a changed
+ *   body is refused, another id of the wallet is told the live approval's id; the relay signs it
+ *   once; the unsigned, foreign-signed and altered bytes are refused at submit with nothing moved;
+ *   concurrent submits send it once and answer `approval_confirmed`; the same build then answers the
+ *   sell on the next nonce, executed to the quote; a crash between the approval's `sending` record
+ *   and its send is recovered by the next build (the kept bytes, one approval); an approval left
+ *   unsigned past its claim's lifetime lapses and a new one is built; one the caller broadcast
+ *   itself is found mined and the sell is confirmed by hash; after graduation the approval names the
+ *   router and the sell through it executes to the pool quote;
  * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
  *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
  *   records nothing (no row, no hold);
@@ -27,12 +36,15 @@
  * - a relay-signed build broadcast more blocks after its build than the log scan reads: found by
  *   the claim's hash and executed once;
  * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
- *   the relay's 0x-hex signed transaction submitted.
+ *   the relay's 0x-hex signed transaction submitted; a sell's approval built, submitted and then the sell.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import {
   type Address,
+  decodeFunctionData,
+  parseEventLogs,
+  zeroAddress,
   encodeFunctionData,
   erc20Abi,
   getAddress,
@@ -48,12 +60,14 @@ import {
 import { generatePrivateKey } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tradeAnswer } from "../../api/TradeCodes.js"
-import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
-import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
-import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS } from "../../src/services/trade/HoodTradeChain.js"
+import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
+import { buy, createCurve, migrate, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
+import { clientsFor, hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
+import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
+import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS, MAX_ALLOWANCE } from "../../src/services/trade/HoodTradeChain.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
-import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { isApproval, type TradeApprovalView, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { CLAIM_LIFETIME_MS } from "../../src/services/wallets/WalletLimits.js"
 import { eventually } from "../support/eventually.js"
@@ -90,6 +104,24 @@ const signedTransactionOf = async (clientTradeId: string) =>
   (await sqlRun(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ signed_transaction: string | null }>`SELECT signed_transaction FROM agent_trades WHERE client_trade_id = ${clientTradeId}`)))[0]
     ?.signed_transaction
 const claimState = async (b: TradeBuiltView) => (await Effect.runPromise(harness.service.claimStatus(b.signClaim.claimId)))?.state
+const claimStateOf = async (claimId: string) => (await Effect.runPromise(harness.service.claimStatus(claimId)))?.state
+
+/** A build that answers the token approval (a TEE sell with no allowance). */
+const approvalBuilt = async (r: ReturnType<typeof request>): Promise<TradeApprovalView> => {
+  const out = await run(trades.build(caller, r))
+  if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+  if (!isApproval(out.right)) throw new Error(`${r.clientTradeId}: answered the trade, not its approval`)
+  return out.right
+}
+const approvalBytes = (a: TradeApprovalView) => new Uint8Array(Buffer.from(a.approval.transaction, "base64"))
+const approvalTx = (a: TradeApprovalView) => parseTransaction(`0x${Buffer.from(a.approval.transaction, "base64").toString("hex")}` as Hex)
+const relaySignedApproval = async (a: TradeApprovalView): Promise<Hex> =>
+  (await Effect.runPromise(harness.service.signClaimed(principal, tee.id, { claimId: a.approval.signClaim.claimId, transaction: approvalBytes(a) }))).signedTransaction as Hex
+const allowanceOf = () => pc().readContract({ address: curve.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, curve.curve] })
+const approvalsOf = (clientTradeId: string) =>
+  sqlRun(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; signature: string | null }>`SELECT state, signature FROM agent_trade_approvals WHERE client_trade_id = ${clientTradeId}`)
+  ).then((rows) => rows.map((r) => ({ state: r.state, signature: r.signature })))
 
 /** The TEE wallet sends a transaction the service did not build (the node lets the test act as it): an approval, or a nonce spent elsewhere. */
 const teeSends = async (tx: { to: Address; data?: Hex; nonce?: number }): Promise<Hash> => {
@@ -159,7 +191,7 @@ describe("Hood TEE payer", () => {
     expect(await executedEvents("ht-buy")).toBe(0)
 
     const answers = await Promise.all(Array.from({ length: 8 }, () => submitted("ht-buy", signed)))
-    const settled = answers.flatMap((a) => (a._tag === "Right" ? [a.right] : []))
+    const settled = answers.flatMap((a) => (a._tag === "Right" && !isApproval(a.right) ? [a.right] : []))
     for (const a of answers) if (a._tag === "Left") expect(refusal(a)?.code).toBe("IDEMPOTENCY_CONFLICT")
     expect(settled.length).toBeGreaterThan(0)
     expect(new Set(settled.map((v) => v.signature))).toEqual(new Set([keccak256(signed)]))
@@ -202,33 +234,155 @@ describe("Hood TEE payer", () => {
     expect(await rowsOf("ht-dry")).toEqual([])
   }, 60_000)
 
-  it("a sell needs the TEE wallet's allowance; given one, the relay's bytes broadcast by the caller and confirmed by hash execute once to the quote", async () => {
+  it("a sell with no allowance, end to end: the build answers the approval the server built (its own claim, the spender spenderOf names); signed once at the relay, foreign bytes refused, sent once and mined; then the sell on the next nonce, executed to the quote", async () => {
     const held = await tokenBalance(pc(), curve.token, tee.address)
     expect(held).toBeGreaterThan(0n)
-    const amount = held / 3n
-    const short = refusal(await run(trades.build(caller, request("ht-sell-early", "sell", amount))))
-    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
-    expect(await rowsOf("ht-sell-early")).toEqual([])
-    expect(await holdOf("ht-sell-early")).toBeUndefined()
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 2n ** 255n] }) })
+    expect(await allowanceOf()).toBe(0n)
+    const amount = held / 4n
+    const nonce = await nonceOf(tee.address)
+    // The dry run says an approval comes first; nothing recorded.
+    const dry = await run(trades.dryRun(caller, request("ht-sell", "sell", amount)))
+    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "tee", approval: { spender: curve.curve, allowanceRaw: "0" } })
 
+    const a = await approvalBuilt(request("ht-sell", "sell", amount))
+    expect(a).toMatchObject({ status: "approval_built", chain: "hood", side: "sell", payer: "tee", wallet: tee.address, walletId: tee.id, replay: false })
+    expect(a.approval).toMatchObject({ spender: curve.curve, amount: MAX_ALLOWANCE.toString(), nonce: String(nonce), signature: "" })
+    const tx = approvalTx(a)
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, nonce })
+    expect(tx.value ?? 0n).toBe(0n)
+    expect(getAddress(tx.to!)).toBe(curve.token)
+    expect(decodeFunctionData({ abi: erc20Abi, data: tx.data! }).args).toEqual([curve.curve, MAX_ALLOWANCE])
+    // No trade row and no hold: the approval moves no money.
+    expect(await rowsOf("ht-sell")).toEqual([])
+    expect(await holdOf("ht-sell")).toBeUndefined()
+
+    // Idempotent: a repeat (also several at once) answers the same approval; a changed body is refused.
+    const repeats = await Promise.all(Array.from({ length: 5 }, () => approvalBuilt(request("ht-sell", "sell", amount))))
+    for (const r of repeats) expect(r).toMatchObject({ replay: true, approval: { transaction: a.approval.transaction, signClaim: a.approval.signClaim } })
+    expect(refusal(await run(trades.build(caller, request("ht-sell", "sell", amount + 1n))))?.code).toBe("IDEMPOTENCY_CONFLICT")
+    // Another id's sell of the same wallet meanwhile: the live approval is named, nothing built or recorded (never two approvals on two nonces).
+    const other = refusal(await run(trades.build(caller, request("ht-sell-other", "sell", amount))))
+    expect(other).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true, extra: { reason: "approval_pending", clientTradeId: "ht-sell" } })
+    expect(await approvalsOf("ht-sell-other")).toEqual([])
+    expect(await rowsOf("ht-sell-other")).toEqual([])
+
+    // The relay signs the approval once: a second sign of its claim, or altered bytes under it, are refused.
+    const signed = await relaySignedApproval(a)
+    const again = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: a.approval.signClaim.claimId, transaction: approvalBytes(a) })))
+    expect(again._tag === "Left" && again.left).toMatchObject({ reason: "no_matching_claim" })
+
+    // Foreign bytes at submit: the unsigned approval, one signed by another key, the relay's bytes altered (another spender). Nothing moves.
+    const parsed = parseTransaction(signed)
+    const otherSpender = serializeTransaction(
+      { ...(parsed as Parameters<typeof serializeTransaction>[0]), data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [tee.address, MAX_ALLOWANCE] }) } as Parameters<typeof serializeTransaction>[0],
+      { r: parsed.r!, s: parsed.s!, yParity: parsed.yParity! }
+    )
+    for (const wrong of [`0x${Buffer.from(approvalBytes(a)).toString("hex")}` as Hex, await signedBy(generatePrivateKey(), tx), otherSpender]) {
+      expect(refusal(await submitted("ht-sell", wrong))).toMatchObject({ code: "VALIDATION_FAILED", httpStatus: 409, field: "signedTransaction" })
+    }
+    expect(await nonceOf(tee.address)).toBe(nonce)
+    expect(await allowanceOf()).toBe(0n)
+    expect(await approvalsOf("ht-sell")).toEqual([{ state: "built", signature: null }])
+
+    // Submitted by several requests at once: sent once, mined, answered approval_confirmed.
+    const answers = await Promise.all(Array.from({ length: 4 }, () => submitted("ht-sell", signed)))
+    for (const r of answers) {
+      expect(r._tag === "Right" && r.right).toMatchObject({ status: "approval_confirmed", approval: { signature: keccak256(signed), nonce: String(nonce) } })
+    }
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    expect(await allowanceOf()).toBe(MAX_ALLOWANCE)
+    expect(await approvalsOf("ht-sell")).toEqual([{ state: "approved", signature: keccak256(signed) }])
+    expect(await claimStateOf(a.approval.signClaim.claimId)).toBe("confirmed")
+
+    // The same build now answers the sell, on the nonce after the approval's.
     const q = await quoteNow("sell", amount)
     const b = await built(request("ht-sell", "sell", amount))
     expect(b).toMatchObject({ status: "built", side: "sell", payer: "tee", expectedOut: q.amountOut.toString() })
-    const signed = await relaySigned(b)
+    expect(unsignedOf(b).nonce).toBe(nonce + 1)
+    expect(getAddress(unsignedOf(b).to!)).toBe(curve.curve)
+    const sellSigned = await relaySigned(b)
     const ethBefore = await pc().getBalance({ address: tee.address })
-    const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
-    const confirmed = await Promise.all(Array.from({ length: 4 }, () => run(trades.confirm(caller, { clientTradeId: "ht-sell", signature: hash }))))
-    const settled = confirmed.flatMap((c) => (c._tag === "Right" ? [c.right] : []))
-    for (const c of confirmed) if (c._tag === "Left") expect(refusal(c)?.code).toBe("IDEMPOTENCY_CONFLICT")
-    expect(settled.length).toBeGreaterThan(0)
-    expect(settled[0]).toMatchObject({ status: "executed", side: "sell", payer: "tee", signature: hash, amountOut: q.amountOut.toString() })
-    const receipt = await pc().getTransactionReceipt({ hash })
+    const sold = await submitted("ht-sell", sellSigned)
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell", payer: "tee", amountOut: q.amountOut.toString(), signature: keccak256(sellSigned) })
+    const receipt = await pc().getTransactionReceipt({ hash: keccak256(sellSigned) })
     expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
     expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
-    expect(await rowsOf("ht-sell")).toEqual([{ state: "executed", signature: hash }])
     expect(await executedEvents("ht-sell")).toBe(1)
-  }, 120_000)
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+    // A repeat submit of the approval's bytes, now that the sell is recorded, answers the trade as it stands and sends nothing.
+    const late = await submitted("ht-sell", signed)
+    expect(late._tag === "Right" && late.right).toMatchObject({ status: "executed", replay: true, signature: keccak256(sellSigned) })
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+  }, 180_000)
+
+  it("an approval crashed between its sending record and the send: the next build sends the kept bytes once (no second approval), then the sell is built on the next nonce", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 4n
+    const nonce = await nonceOf(tee.address)
+    const a = await approvalBuilt(request("ht-appr-crash", "sell", amount))
+    const signed = await relaySignedApproval(a)
+    // The crash: the row `sending` with the relay's bytes (what the submit saves before it sends), nothing broadcast.
+    await sqlRun(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE agent_trade_approvals SET state = 'sending', signature = ${keccak256(signed)}, signed_transaction = ${signed} WHERE client_trade_id = 'ht-appr-crash'`
+      )
+    )
+    expect(await nonceOf(tee.address)).toBe(nonce)
+    // The next build finds it in flight, sends the kept bytes again and answers pending (retryable).
+    const pending = refusal(await run(trades.build(caller, request("ht-appr-crash", "sell", amount))))
+    expect(pending).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", retryable: true, extra: { reason: "approval_pending", signature: keccak256(signed) } })
+    await eventually(async () => (await allowanceOf()) === MAX_ALLOWANCE, { what: "the recovered approval to be mined", intervalMs: 50 })
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    const b = await built(request("ht-appr-crash", "sell", amount))
+    expect(unsignedOf(b).nonce).toBe(nonce + 1)
+    expect(await approvalsOf("ht-appr-crash")).toEqual([{ state: "approved", signature: keccak256(signed) }])
+    const sold = await submitted("ht-appr-crash", await relaySigned(b))
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell" })
+    expect(await nonceOf(tee.address)).toBe(nonce + 2)
+    expect(await executedEvents("ht-appr-crash")).toBe(1)
+  }, 180_000)
+
+  it("an approval left unsigned past its claim's lifetime lapses and the next build answers a new one; one the caller broadcast itself is found mined and the sell is built, confirmed by hash, once", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const held = await tokenBalance(pc(), curve.token, tee.address)
+    const amount = held / 4n
+    const first = await approvalBuilt(request("ht-appr-lapse", "sell", amount))
+    const before = harness.clock.ms
+    let second: TradeApprovalView
+    try {
+      harness.clock.ms = before + CLAIM_LIFETIME_MS
+      second = await approvalBuilt(request("ht-appr-lapse", "sell", amount))
+    } finally {
+      harness.clock.ms = before
+    }
+    expect(second.replay).toBe(false)
+    expect(second.approval.signClaim.claimId).not.toBe(first.approval.signClaim.claimId)
+    expect(second.approval.nonce).toBe(first.approval.nonce)
+    expect(await claimStateOf(first.approval.signClaim.claimId)).toBe("expired")
+    const late = await Effect.runPromise(Effect.either(harness.service.signClaimed(principal, tee.id, { claimId: first.approval.signClaim.claimId, transaction: approvalBytes(first) })))
+    expect(late._tag === "Left" && late.left).toMatchObject({ reason: "no_matching_claim" })
+    // The caller broadcasts the relay's approval itself; the same build then answers the sell.
+    const hash = await pc().sendRawTransaction({ serializedTransaction: await relaySignedApproval(second) })
+    expect((await pc().waitForTransactionReceipt({ hash })).status).toBe("success")
+    const q = await quoteNow("sell", amount)
+    const b = await built(request("ht-appr-lapse", "sell", amount))
+    expect(unsignedOf(b).nonce).toBe(Number(second.approval.nonce) + 1)
+    expect(await approvalsOf("ht-appr-lapse")).toEqual([{ state: "approved", signature: null }])
+    expect(await claimStateOf(second.approval.signClaim.claimId)).toBe("confirmed")
+    const sellHash = await pc().sendRawTransaction({ serializedTransaction: await relaySigned(b) })
+    const confirmed = await run(trades.confirm(caller, { clientTradeId: "ht-appr-lapse", signature: sellHash }))
+    expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "executed", side: "sell", signature: sellHash, amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
+    expect(await executedEvents("ht-appr-lapse")).toBe(1)
+  }, 180_000)
+
+  it("a TEE wallet bound to another key gets no approval: refused, nothing recorded", async () => {
+    const t2 = await Effect.runPromise(harness.service.createTee(principals["sess-a"] as Principal, { chain: "evm", keyPrefix: "a2aaaaaa", label: "other-key-tee-2" }))
+    const unbound = refusal(await run(trades.build(caller, rail.requestFrom({ payer: "tee", linkedWalletId: t2.id })("ht-appr-unbound", "sell", 1n))))
+    expect(unbound).toMatchObject({ code: "VALIDATION_FAILED", field: "linkedWalletId", extra: { reason: "key_not_bound" } })
+    expect(await approvalsOf("ht-appr-unbound")).toEqual([])
+  }, 60_000)
 
   it("the spend caps are hard on the tee rail: over the key's ETH cap, over its txLimit, and with no USD price, a build is refused and records nothing", async () => {
     const setLimit = (usdMicros: number | null) =>
@@ -409,6 +563,44 @@ describe("Hood TEE payer", () => {
     expect(await holdOf("ht-by-hash")).toBe("booked")
     expect(await claimState(b)).toBe("confirmed")
   }, 180_000)
+
+  it("after graduation: the approval names the router (spenderOf's spender for the pool), and the TEE sell through the router executes to the pool quote", async () => {
+    const label = `hood-tee-pool-${Date.now()}`
+    const trader = clientsFor(net, net.roles.traders[0]!)
+    const c = await createCurve(trader, net.addresses.factory, { name: label, symbol: "HTP", quoteToken: zeroAddress, virtualQuoteRaw: 2n * ETH, thresholdRaw: 4n * ETH, dexVersion: "v3", salt: saltOf(label) })
+    await buy(trader, c.curve, { amountInRaw: 6n * ETH, quoteToken: zeroAddress })
+    const migrated = await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const pool = getAddress(parseEventLogs({ abi: bondingCurveAbi, eventName: "CurveMigrated", logs: migrated.receipt.logs })[0]!.args.pool)
+    const poolQuote = async (side: "buy" | "sell", amountIn: bigint) => {
+      const quoted = await quoteHoodPool(viemPoolSource(pc()), { pool, token: c.token, side, amountIn, creatorShareBps: 3000n })
+      if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error("no pool fill")
+      return quoted.quote
+    }
+    const router = getAddress(net.addresses.swapRouter!)
+    const b = await built(request("ht-pool-buy", "buy", ETH / 2n, { mint: c.token }))
+    const bought = await submitted("ht-pool-buy", await relaySigned(b))
+    expect(bought._tag === "Right" && bought.right).toMatchObject({ status: "executed", venue: "hood-dex" })
+    const held = await tokenBalance(pc(), c.token, tee.address)
+
+    const amount = held / 2n
+    const nonce = await nonceOf(tee.address)
+    const a = await approvalBuilt(request("ht-pool-sell", "sell", amount, { mint: c.token }))
+    expect(a.approval).toMatchObject({ spender: router, nonce: String(nonce) })
+    expect(getAddress(approvalTx(a).to!)).toBe(c.token)
+    expect(decodeFunctionData({ abi: erc20Abi, data: approvalTx(a).data! }).args).toEqual([router, MAX_ALLOWANCE])
+    const approved = await submitted("ht-pool-sell", await relaySignedApproval(a))
+    expect(approved._tag === "Right" && approved.right).toMatchObject({ status: "approval_confirmed" })
+    expect(await pc().readContract({ address: c.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, router] })).toBe(MAX_ALLOWANCE)
+    const q = await poolQuote("sell", amount)
+    const s = await built(request("ht-pool-sell", "sell", amount, { mint: c.token }))
+    expect(s).toMatchObject({ status: "built", venue: "hood-dex", expectedOut: q.amountOut.toString() })
+    expect(unsignedOf(s).nonce).toBe(nonce + 1)
+    expect(getAddress(unsignedOf(s).to!)).toBe(router)
+    const sold = await submitted("ht-pool-sell", await relaySigned(s))
+    expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", venue: "hood-dex", side: "sell", amountOut: q.amountOut.toString() })
+    expect(await tokenBalance(pc(), c.token, tee.address)).toBe(held - amount)
+    expect(await executedEvents("ht-pool-sell")).toBe(1)
+  }, 180_000)
 })
 
 describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () => {
@@ -434,5 +626,26 @@ describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () =>
     const again = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-buy", signedTransaction: signed })
     expect(again).toMatchObject({ status: 200, body: { status: "executed", replay: true } })
     expect(await executedEvents("ht-http-buy")).toBe(1)
+  }, 120_000)
+
+  it("a TEE sell with no allowance over HTTP: the dry run names the approval, the build answers it (AgentTradeApproval), its signed bytes submitted answer approval_confirmed, the same build then the sell", async () => {
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 5n
+    const body = { clientTradeId: "ht-http-sell", chain: "hood", mint: curve.token, side: "sell", amountIn: String(amount), slippageBps: 0, payer: "tee", linkedWalletId: tee.id }
+    const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, approval: { spender: curve.curve, allowanceRaw: "0" } } })
+    const a = await call("/api/v1/trade/agent/build", body)
+    expect(a).toMatchObject({ status: 200, body: { success: true, status: "approval_built", payer: "tee", approval: { spender: curve.curve, amount: MAX_ALLOWANCE.toString(), signature: "" } } })
+    const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: a.body.approval.transaction })
+    expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
+    const signed = await relaySignedApproval(a.body as TradeApprovalView)
+    const approved = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: signed })
+    expect(approved).toMatchObject({ status: 200, body: { success: true, status: "approval_confirmed", approval: { signature: keccak256(signed) }, replay: false } })
+    const b = await call("/api/v1/trade/agent/build", body)
+    expect(b).toMatchObject({ status: 200, body: { success: true, status: "built", side: "sell", payer: "tee" } })
+    expect(unsignedOf(b.body as TradeBuiltView).nonce).toBe(Number(a.body.approval.nonce) + 1)
+    const sold = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: await relaySigned(b.body as TradeBuiltView) })
+    expect(sold).toMatchObject({ status: 200, body: { success: true, status: "executed", side: "sell" } })
+    expect(await executedEvents("ht-http-sell")).toBe(1)
   }, 120_000)
 })

@@ -42,7 +42,7 @@ import { fixedPriceSource, PriceSource, type PriceSourceShape, PriceUnavailable 
 import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
-import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { isApproval, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -136,6 +136,7 @@ const quoteNow = (amount: bigint) => {
 const built = async (r: TradeRequest): Promise<TradeBuiltView> => {
   const out = await run(trades.build(caller, r))
   if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+  if (isApproval(out.right)) throw new Error(`${r.clientTradeId}: answered a token approval, not the trade`)
   return out.right
 }
 
@@ -233,7 +234,7 @@ describe("linked payer (an imported wallet)", () => {
     // Every answer is the one trade (executed), or its in-flight refusal while the first settles.
     for (const a of answers) if (a._tag === "Left") expect(toApiError(a.left).code).toBe("IDEMPOTENCY_CONFLICT")
     expect(executed.length).toBeGreaterThan(0)
-    const signatures = new Set(executed.map((a) => (a._tag === "Right" ? a.right.signature : "")))
+    const signatures = new Set(executed.map((a) => (a._tag === "Right" && !isApproval(a.right) ? a.right.signature : "")))
     expect(signatures.size).toBe(1)
     const [view] = executed.map((a) => (a._tag === "Right" ? a.right : undefined))
     expect(view).toMatchObject({ status: "executed", payer: "linked", amountOut: q.amountOut.toString(), expectedOut: q.amountOut.toString() })
@@ -246,7 +247,7 @@ describe("linked payer (an imported wallet)", () => {
     expect(claim?.state).toBe("confirmed")
     // A later submit is the stored outcome; nothing is sent again.
     const replay = await run(trades.submitSigned(caller, { clientTradeId: "lk-1", signedTransaction: signedTx }))
-    expect(replay._tag === "Right" && replay.right).toMatchObject({ replay: true, status: "executed", signature: view!.signature })
+    expect(replay._tag === "Right" && replay.right).toMatchObject({ replay: true, status: "executed", signature: (view as { signature: string }).signature })
     expect(tokenBalance(ledger, ata) - held).toBe(q.amountOut)
     expect(await executedEvents("lk-1")).toBe(1)
   }, 120_000)

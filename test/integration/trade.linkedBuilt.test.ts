@@ -51,7 +51,7 @@ import { reservationState, sweep } from "../../src/services/spend/SpendStore.js"
 import { makeAgentTransactions } from "../../src/services/trade/AgentTransactions.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
-import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { isApproval, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
@@ -131,6 +131,7 @@ const quoteNow = (amount: bigint) => {
 const built = async (r: TradeRequest): Promise<TradeBuiltView> => {
   const out = await run(a.build(caller, r))
   if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+  if (isApproval(out.right)) throw new Error(`${r.clientTradeId}: answered a token approval, not the trade`)
   return out.right
 }
 

@@ -20,7 +20,7 @@ import { PriceSource, type PriceSourceShape } from "../../src/services/prices/Pr
 import { reservationState } from "../../src/services/spend/SpendStore.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { tradeReservationId } from "../../src/services/trade/TradeStore.js"
-import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
+import { isApproval, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
@@ -92,6 +92,7 @@ export const hoodTradeRail = (options: HoodTradeRailOptions) => {
   const built = async (r: TradeRequest): Promise<TradeBuiltView> => {
     const out = await run(started(trades, "trade service").build(caller, r))
     if (out._tag === "Left") throw new Error(`${r.clientTradeId}: ${JSON.stringify(out.left)}`)
+    if (isApproval(out.right)) throw new Error(`${r.clientTradeId}: answered a token approval, not the trade`)
     return out.right
   }
 

@@ -628,7 +628,7 @@ export interface paths {
         put?: never;
         /**
          * A linked or TEE payer's trade built: the unsigned transaction and its single-use sign claim; with dryRun: true every check and the figures (nothing recorded)
-         * @description payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana or Hood), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only.
+         * @description payer linked (an imported wallet; Solana or Hood) or tee (a TEE wallet bound to this key; Solana or Hood), with linkedWalletId: every check of the trade, the key's spend limits held (strict per rail: advisory for an imported wallet where the spec says so), then the unsigned transaction recorded with its sign claim (status built). Sign it with the wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign with signClaim.claimId) or the wallet's own key, then POST /submit {clientTradeId, signedTransaction}; or broadcast it yourself and POST /confirm {clientTradeId, signature}. A repeat of the id answers the stored build (replay: true). payer main builds, signs and sends in one call at /submit; its build answers dryRun: true only. Hood, payer tee, a sell whose allowance to the spender is short: the answer is the token approval the service built (status approval_built, its own sign claim): sign it at the relay, POST /submit {clientTradeId, signedTransaction} (answered approval_confirmed once mined), then build again with the same body for the sell. A repeat answers the same approval; signed and not mined yet, IDEMPOTENCY_CONFLICT reason approval_pending (retryable).
          */
         post: operations["buildAgentTrade"];
         delete?: never;
@@ -2880,6 +2880,49 @@ export interface components {
                 /** @enum {string} */
                 asset: "quote";
             };
+            /** @description Hood, payer tee, a sell whose allowance to spender is short: the build answers the token approval the service builds first (status approval_built) */
+            approval?: {
+                spender: string;
+                /** @description Raw units (decimal string) */
+                allowanceRaw: string;
+            };
+        };
+        AgentTradeApproval: {
+            /** @enum {boolean} */
+            success: true;
+            clientTradeId: string;
+            /** @enum {string} */
+            chain: "hood";
+            mint: string;
+            /** @enum {string} */
+            side: "sell";
+            /** @enum {string} */
+            payer: "tee";
+            wallet: string;
+            walletId: string;
+            /**
+             * @description approval_built: sign approval.transaction at the sign relay, then POST /submit {clientTradeId, signedTransaction}; approval_confirmed: mined, build again with the same body for the sell
+             * @enum {string}
+             */
+            status: "approval_built" | "approval_confirmed";
+            approval: {
+                /** @description Who the token lets pull the sold tokens: the curve, or the router after graduation */
+                spender: string;
+                /** @description The allowance set: the max (2^256 - 1), so the wallet approves each spender once */
+                amount: string;
+                /** @description The unsigned approve transaction, base64 (serialized unsigned EIP-1559) */
+                transaction: string;
+                /** @description The single-use claim the TEE wallet's sign relay (POST /api/v1/agent/wallets/{id}/sign) signs these exact bytes under */
+                signClaim: {
+                    claimId: string;
+                    expiresAt: string;
+                };
+                /** @description The approval's nonce; the sell is built after it is mined, on the next one */
+                nonce: string;
+                /** @description The signed approval's hash once submitted, else empty */
+                signature: string;
+            };
+            replay: boolean;
         };
         AgentTradeAccepted: {
             /** @enum {boolean} */
@@ -8533,13 +8576,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent) */
+            /** @description The executed trade (also a replay of it); with dryRun, the dry run's figures (nothing recorded or sent); a Hood TEE sell's approval submitted before its sell was built: the mined approval (status approval_confirmed) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AgentTrade"] | components["schemas"]["AgentTradeDryRun"];
+                    "application/json": components["schemas"]["AgentTrade"] | components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeApproval"];
                 };
             };
             /** @description Accepted (async): poll jobUrl */
@@ -8656,7 +8699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8734,13 +8777,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The dry run's figures, or the built trade */
+            /** @description The dry run's figures, or the built trade; a Hood TEE sell whose allowance is short: the token approval to sign and submit first (status approval_built) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeBuilt"];
+                    "application/json": components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeBuilt"] | components["schemas"]["AgentTradeApproval"];
                 };
             };
             /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
@@ -8848,7 +8891,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9040,7 +9083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, or not_sent for a build waiting for its signed transaction, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;

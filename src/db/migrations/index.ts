@@ -41,6 +41,7 @@ import tradeBuiltSlot from "./0040_trade_built_slot.js"
 import transferTeePayer from "./0041_transfer_tee_payer.js"
 import transferSignedBytes from "./0043_transfer_signed_bytes.js"
 import tradeSignedBytes from "./0044_trade_signed_bytes.js"
+import tradeApprovals from "./0045_trade_approvals.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -77,5 +78,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0040_trade_built_slot": tradeBuiltSlot,
   "0041_transfer_tee_payer": transferTeePayer,
   "0043_transfer_signed_bytes": transferSignedBytes,
-  "0044_trade_signed_bytes": tradeSignedBytes
+  "0044_trade_signed_bytes": tradeSignedBytes,
+  "0045_trade_approvals": tradeApprovals
 }

@@ -98,7 +98,7 @@ export const HOOD_TRACE_WINDOWS = 20n
 export const HOOD_POOL_DEADLINE_S = 600n
 
 /** What an allowance is raised to before a sell: the max, so a wallet approves each spender once. */
-const MAX_ALLOWANCE = 2n ** 256n - 1n
+export const MAX_ALLOWANCE = 2n ** 256n - 1n
 
 export type HoodTradeVenue = "svc-curve" | "hood-dex"
 
@@ -172,10 +172,10 @@ const untaggedCall = (router: Address, weth9: Address, i: HoodTradeBuildInput): 
   return { to: router, data: encodeFunctionData({ abi: swapRouterAbi, functionName: "multicall", args: [[swap, unwrap]] }), value: 0n, gas: HOOD_TRADE_GAS.poolSell }
 }
 
-/** `approve(spender, max)` on the token, with its gas limit. Pure. */
-export const approveCall = (token: Address, spender: Address): HoodCall & { readonly gas: bigint } => ({
+/** `approve(spender, max)` on the token, with its gas limit; `tag` appended to the calldata (`RequestTag.ts`). Pure. */
+export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCall & { readonly gas: bigint } => ({
   to: token,
-  data: encodeFunctionData({ abi: curveTokenAbi, functionName: "approve", args: [spender, MAX_ALLOWANCE] }),
+  data: tagged(encodeFunctionData({ abi: curveTokenAbi, functionName: "approve", args: [spender, MAX_ALLOWANCE] }), tag),
   value: 0n,
   gas: HOOD_TRADE_GAS.approve
 })
@@ -331,6 +331,12 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
     })
 
+  /** The chain's verdict on a transaction that moves no money (a TEE sell's approval): mined (succeeded or not), or not, and whether it never lands. */
+  const plainVerdict = (hash: Hash, wallet: Address, nonce: bigint) =>
+    Effect.map(sender.verdict(hash, wallet, nonce), (v) =>
+      v._tag === "Receipt" ? ({ _tag: "Receipt", success: v.receipt.status === "success" } as const) : ({ _tag: "NoReceipt", neverLands: v.neverLands } as const)
+    )
+
   /** A receipt by hash within the bound (the approval a sell waits for). */
   const receipt = sender.receipt
 
@@ -395,7 +401,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       })
     )
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, weth9, publicClient: pc }
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, plainVerdict, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, weth9, publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

@@ -40,7 +40,7 @@ import { makeTradeRunner } from "./TradeAttempt.js"
 import { type TradeError, tradeError } from "./TradeError.js"
 import type { TradeCaller, TradeRequest } from "./TradeInputs.js"
 import { makeTradeStore, TRADES_PAGE_MAX, type TradeFilter } from "./TradeStore.js"
-import { type TradeAcceptedView, type TradeBuiltView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
+import { type TradeAcceptedView, type TradeApprovalView, type TradeBuiltView, type TradeDryRunView, type TradeListView, type TradeView, tradeView } from "./TradeViews.js"
 import type { TradeContext } from "./internal/TradeContext.js"
 import { makeEmbeddedAddresses } from "./internal/PricingReads.js"
 import { makeSignedTrades, type SignedConfirm, type SignedSubmit } from "./internal/SignedTrades.js"
@@ -84,9 +84,9 @@ export interface TradeServiceShape {
   /** Every check of a trade and its figures (the spend gate's decision too); nothing held, recorded or signed. */
   readonly dryRun: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeDryRunView, SignedTradeFailure>
   /** A linked or TEE payer's build: the unsigned transaction and its single-use sign claim, the spend held, recorded `built`. */
-  readonly build: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeBuiltView, SignedTradeFailure>
+  readonly build: (caller: TradeCaller, request: TradeRequest) => Effect.Effect<TradeBuiltView | TradeApprovalView, SignedTradeFailure>
   /** A linked or TEE payer's signed transaction: exactly the built one, sent once, answered settled. */
-  readonly submitSigned: (caller: TradeCaller, input: SignedSubmit) => Effect.Effect<TradeView, SignedTradeFailure>
+  readonly submitSigned: (caller: TradeCaller, input: SignedSubmit) => Effect.Effect<TradeView | TradeApprovalView, SignedTradeFailure>
   /** A linked or TEE build the caller broadcast itself: its signature verified over the built message, awaited, recorded once. */
   readonly confirm: (caller: TradeCaller, input: SignedConfirm) => Effect.Effect<TradeView, SignedTradeFailure>
   /** A trade as it stands (not awaited). */

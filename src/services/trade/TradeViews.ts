@@ -48,6 +48,8 @@ export type TradeDryRunView = {
   readonly expectedOut: string
   readonly minAmountOut: string
   readonly fee: { readonly bps: number; readonly feeRaw: string; readonly asset: "quote" }
+  /** A Hood TEE sell whose allowance to `spender` is short: the build answers the approval the service builds first. */
+  readonly approval?: { readonly spender: string; readonly allowanceRaw: string }
 }
 
 export type TradeListView = {
@@ -108,3 +110,63 @@ export const builtView = (r: TradeRow, replay: boolean): TradeBuiltView => ({
   signClaim: { claimId: r.claimId ?? "", expiresAt: new Date(r.createdAtMs + CLAIM_LIFETIME_MS).toISOString() },
   lastValidBlockHeight: r.lastValidBlockHeight.toString()
 })
+
+/**
+ * A Hood TEE sell whose allowance to the spender is short: the approval the service built first
+ * (`status: approval_built`), or once submitted and mined (`approval_confirmed`). Sign
+ * `approval.transaction` at the wallet's sign relay with `approval.signClaim.claimId`, send the
+ * signed bytes to `/submit` with the same `clientTradeId` (or broadcast them yourself), then build
+ * again with the same body: the sell is built once the approval is mined.
+ */
+export type TradeApprovalView = {
+  readonly clientTradeId: string
+  readonly chain: "hood"
+  readonly mint: string
+  readonly side: "sell"
+  readonly payer: "tee"
+  readonly wallet: string
+  readonly walletId: string
+  readonly status: "approval_built" | "approval_confirmed"
+  readonly approval: {
+    /** Who the token lets pull the sold tokens (the curve, or the router after graduation). */
+    readonly spender: string
+    /** The allowance the transaction sets (raw units): the max, so the wallet approves each spender once. */
+    readonly amount: string
+    /** The unsigned `approve` transaction, base64 (serialized unsigned EIP-1559). */
+    readonly transaction: string
+    readonly signClaim: { readonly claimId: string; readonly expiresAt: string }
+    /** The transaction's nonce; the sell is built after it is mined, on the next one. */
+    readonly nonce: string
+    /** The signed transaction's hash once submitted, else "". */
+    readonly signature: string
+  }
+  readonly replay: boolean
+}
+
+export const approvalView = (
+  r: { readonly clientTradeId: string; readonly mint: string; readonly wallet: string; readonly walletId: string; readonly spender: string; readonly transaction: string; readonly claimId: string; readonly nonce: bigint; readonly signature: string | null; readonly createdAtMs: number },
+  amount: bigint,
+  status: TradeApprovalView["status"],
+  replay: boolean
+): TradeApprovalView => ({
+  clientTradeId: r.clientTradeId,
+  chain: "hood",
+  mint: r.mint,
+  side: "sell",
+  payer: "tee",
+  wallet: r.wallet,
+  walletId: r.walletId,
+  status,
+  approval: {
+    spender: r.spender,
+    amount: amount.toString(),
+    transaction: r.transaction,
+    signClaim: { claimId: r.claimId, expiresAt: new Date(r.createdAtMs + CLAIM_LIFETIME_MS).toISOString() },
+    nonce: r.nonce.toString(),
+    signature: r.signature ?? ""
+  },
+  replay
+})
+
+/** Whether a build's or submit's answer is a Hood TEE sell's approval (not the trade). Pure. */
+export const isApproval = <A extends object>(v: A | TradeApprovalView): v is TradeApprovalView => "approval" in v && typeof (v as { status?: unknown }).status === "string" && (v as { status: string }).status.startsWith("approval_")

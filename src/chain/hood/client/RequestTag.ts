@@ -13,7 +13,7 @@ import { concat, type Hex } from "viem"
 
 export const REQUEST_TAG_BYTES = 32
 
-export const requestTag = (kind: "trade" | "transfer", accountId: string, clientId: string): Hex =>
+export const requestTag = (kind: "trade" | "transfer" | "approval", accountId: string, clientId: string): Hex =>
   `0x${createHash("sha256").update(JSON.stringify([kind, accountId, clientId])).digest("hex")}`
 
 /** `data` with the tag after it. */

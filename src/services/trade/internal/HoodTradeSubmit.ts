@@ -142,21 +142,23 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
             usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, q.amountOut)
           }
     // A linked or TEE wallet's sell: the server signs nothing for it outside a build's claim (and one
-    // transaction cannot carry both the approval and the sell), so the allowance must be there already.
+    // transaction cannot carry both the approval and the sell), so the allowance must be there first.
+    // A linked wallet approves itself (refused, naming the spender); a TEE wallet's build answers the
+    // approval the server builds for it (`HoodTeeApprovals.ts`). The spender is `spenderOf`'s, only.
+    let approval: { readonly spender: Address; readonly allowanceRaw: bigint } | undefined
     if (rail !== "main" && request.side === "sell") {
       const spender = deps.hood.spenderOf(market.venue, market.curve)
       const allowed = yield* deps.hood.allowance(wallet, mint, spender)
       if (allowed < request.amountInRaw) {
-        const next =
-          rail === "tee"
-            ? "this server does not build a TEE wallet's token approval yet, so the TEE wallet sells once an allowance is in place"
-            : `approve ${spender} on the token first, then build again`
-        return yield* tradeError("insufficient_balance", `${who} allows ${spender} ${allowed} of this token, less than amountIn: ${next}`, {
-          details: { reason: "allowance", spender, allowanceRaw: allowed.toString(), requiredRaw: request.amountInRaw.toString() }
-        })
+        if (rail === "tee") approval = { spender, allowanceRaw: allowed }
+        else {
+          return yield* tradeError("insufficient_balance", `${who} allows ${spender} ${allowed} of this token, less than amountIn: approve ${spender} on the token first, then build again`, {
+            details: { reason: "allowance", spender, allowanceRaw: allowed.toString(), requiredRaw: request.amountInRaw.toString() }
+          })
+        }
       }
     }
-    return { rail, wallet, walletId, who, mint, market, fill: q, minOut, spend }
+    return { rail, wallet, walletId, who, mint, market, fill: q, minOut, spend, approval }
   })
 
 export type HoodPricedTrade = Effect.Effect.Success<ReturnType<typeof pricedTrade>>
@@ -230,7 +232,8 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
       amountIn: request.amountInRaw.toString(),
       expectedOut: p.fill.amountOut.toString(),
       minAmountOut: p.minOut.toString(),
-      fee: { bps: 0, feeRaw: "0", asset: "quote" }
+      fee: { bps: 0, feeRaw: "0", asset: "quote" },
+      ...(p.approval !== undefined ? { approval: { spender: p.approval.spender, allowanceRaw: p.approval.allowanceRaw.toString() } } : {})
     }) satisfies TradeDryRunView))
 
   /** Signs `unsigned` with the account's embedded EVM wallet. */

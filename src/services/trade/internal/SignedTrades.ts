@@ -28,8 +28,9 @@ import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import { tradeBodyHash } from "../TradeInputs.js"
 import { tradeError } from "../TradeError.js"
 import type { TradeRow } from "../TradeStore.js"
-import { builtView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
+import { builtView, type TradeApprovalView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
 import { makeHoodSignedTrades } from "./HoodSignedTrades.js"
+import { makeHoodTeeApprovals } from "./HoodTeeApprovals.js"
 import type { TradeContext } from "./TradeContext.js"
 import { pricedRow } from "./SolanaTradePricing.js"
 import { insertTrade, newTradeRow } from "./TradeRows.js"
@@ -58,6 +59,8 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
   const { store, solana } = ctx
   /** The Hood half (linked and TEE payers): its build, and the checks of its signed bytes and broadcast hash. */
   const hood = ctx.hood === undefined ? undefined : makeHoodSignedTrades(ctx, ctx.hood)
+  /** A Hood TEE sell's approval, built by the server when the allowance is short (`HoodTeeApprovals.ts`). */
+  const approvals = ctx.hood === undefined ? undefined : makeHoodTeeApprovals(ctx, ctx.hood)
 
   const key = (caller: TradeCaller, clientTradeId: string) => ({ accountId: caller.accountId, clientTradeId })
 
@@ -72,13 +75,20 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       return row
     })
 
-  /** `POST /build` for a linked or TEE payer: the unsigned transaction and its claim, recorded `built`. */
-  const build = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeBuiltView, TradeFailure> =>
+  /**
+   * `POST /build` for a linked or TEE payer: the unsigned transaction and its claim, recorded `built`;
+   * a Hood TEE sell whose allowance is short answers the approval to sign first (nothing held).
+   */
+  const build = (caller: TradeCaller, request: TradeRequest): Effect.Effect<TradeBuiltView | TradeApprovalView, TradeFailure> =>
     Effect.gen(function* () {
       const stored = yield* store.get(caller.accountId, request.clientTradeId)
       if (stored !== undefined) return yield* replayBuild(request, stored)
       if (request.chain === "hood" && hood !== undefined && submits.hoodPriced !== undefined) {
         const hp = yield* submits.hoodPriced(caller, request)
+        if (approvals !== undefined && hp.rail === "tee" && request.side === "sell") {
+          if (hp.approval !== undefined) return yield* approvals.build(caller, request, hp)
+          yield* approvals.beforeSell(caller, request)
+        }
         return yield* submits.heldAround(caller, request, hp.spend, hood.record(caller, request, hp, replayBuild))
       }
       const p = yield* submits.priced(caller, request)
@@ -164,9 +174,16 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       return yield* submits.answerOf(yield* submits.awaitSettled(row), true)
     })
 
-  /** `POST /submit` with `signedTransaction`: exactly the built transaction, signed by its payer, sent once. */
-  const submit = (caller: TradeCaller, input: SignedSubmit): Effect.Effect<TradeView, TradeFailure> =>
+  /**
+   * `POST /submit` with `signedTransaction`: exactly the built transaction, signed by its payer, sent
+   * once; before a Hood TEE sell is built, its approval's signed bytes (`HoodTeeApprovals.submit`).
+   */
+  const submit = (caller: TradeCaller, input: SignedSubmit): Effect.Effect<TradeView | TradeApprovalView, TradeFailure> =>
     Effect.gen(function* () {
+      if (approvals !== undefined && (yield* store.get(caller.accountId, input.clientTradeId)) === undefined) {
+        const approved = yield* approvals.submit(caller, input.clientTradeId, input.signedTransaction)
+        if (approved !== undefined) return approved
+      }
       const row = yield* builtRow(caller, input.clientTradeId, "signedTransaction")
       if (row.state !== "built") return yield* standingOf(row)
       if (row.chain === "hood") {
