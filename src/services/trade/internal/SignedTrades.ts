@@ -21,8 +21,6 @@
  */
 import { getBase58Decoder, getBase58Encoder, getBase64Encoder, getTransactionDecoder, type SignatureBytes } from "@solana/kit"
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
-import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { signedPayerParts, validSignature } from "../../../chain/solana/client/SignedPayer.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import { tradeBodyHash } from "../TradeInputs.js"
@@ -31,9 +29,8 @@ import type { TradeRow } from "../TradeStore.js"
 import { builtView, type TradeApprovalView, type TradeBuiltView, type TradeView } from "../TradeViews.js"
 import { makeHoodSignedTrades } from "./HoodSignedTrades.js"
 import { makeHoodTeeApprovals } from "./HoodTeeApprovals.js"
+import { recordSolanaBuild, sha256Hex } from "./SolanaSignedBuild.js"
 import type { TradeContext } from "./TradeContext.js"
-import { pricedRow } from "./SolanaTradePricing.js"
-import { insertTrade, newTradeRow } from "./TradeRows.js"
 import type { TradeFailure, TradeSubmits } from "./TradeSubmit.js"
 
 export interface SignedSubmit {
@@ -48,7 +45,6 @@ export interface SignedConfirm {
   readonly signature: string
 }
 
-const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 const base58 = getBase58Encoder()
 const base58Text = getBase58Decoder()
 const fromBase64 = getBase64Encoder()
@@ -56,7 +52,7 @@ const fromBase64 = getBase64Encoder()
 const base58Of = (signature: SignatureBytes): string => base58Text.decode(signature)
 
 export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
-  const { store, solana } = ctx
+  const { store } = ctx
   /** The Hood half (linked and TEE payers): its build, and the checks of its signed bytes and broadcast hash. */
   const hood = ctx.hood === undefined ? undefined : makeHoodSignedTrades(ctx, ctx.hood)
   /** A Hood TEE sell's approval, built by the server when the allowance is short (`HoodTeeApprovals.ts`). */
@@ -92,7 +88,7 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
         return yield* submits.heldAround(caller, request, hp.spend, hood.record(caller, request, hp, replayBuild))
       }
       const p = yield* submits.priced(caller, request)
-      return yield* submits.heldAround(caller, request, p.spend, record(caller, request, p))
+      return yield* submits.heldAround(caller, request, p.spend, recordSolanaBuild(ctx, caller, request, p, replayBuild))
     })
 
   const replayBuild = (request: TradeRequest, row: TradeRow): Effect.Effect<TradeBuiltView, TradeFailure> =>
@@ -104,55 +100,6 @@ export const makeSignedTrades = (ctx: TradeContext, submits: TradeSubmits) => {
       // Sent since: executed answers the build as it stands now; in flight or failed, their refusal.
       yield* submits.answerOf(row, true)
       return builtView(row, true)
-    })
-
-  const record = (caller: TradeCaller, request: TradeRequest, p: Effect.Effect.Success<ReturnType<TradeSubmits["priced"]>>) =>
-    Effect.gen(function* () {
-      const wallets = ctx.wallets
-      if (wallets === undefined || p.walletId === null) return yield* tradeError("chain_unsupported", "linked and TEE payers need the wallet service", { field: "payer" })
-      const built = yield* solana.build({
-        owner: p.wallet,
-        venue: p.fill.venue === "dex" ? "dex" : "svc-curve",
-        side: request.side,
-        mint: request.mint,
-        quoteMint: p.quoteMint,
-        amountInRaw: request.amountInRaw,
-        minAmountOutRaw: p.minOut,
-        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null,
-        memo: requestMemo("trade", caller.accountId, request.clientTradeId)
-      })
-      const message = new Uint8Array(getTransactionDecoder().decode(built.wire).messageBytes)
-      const claim = yield* wallets.recordBuilt({
-        accountId: caller.accountId,
-        walletId: p.walletId,
-        keyId: caller.keyId,
-        chain: "solana",
-        transaction: built.wire,
-        purpose: "trade",
-        requiredScopes: ["swap:write"]
-      })
-      const row: TradeRow = {
-        ...newTradeRow(caller, request, pricedRow(p, request.mint), {
-          state: "built",
-          signature: "",
-          lastValidBlockHeight: built.lastValidBlockHeight,
-          createdAtMs: ctx.nowMs()
-        }),
-        walletId: p.walletId,
-        claimId: claim.claimId,
-        transaction: Buffer.from(built.wire).toString("base64"),
-        messageHash: sha256Hex(message),
-        builtSlot: built.slot
-      }
-      const applied = yield* insertTrade(ctx, row, { _tag: "Built" })
-      if (applied._tag !== "Saved") {
-        // Another request recorded this id first: its build is the answer (this claim is never used).
-        yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
-        const first = yield* store.get(caller.accountId, request.clientTradeId)
-        if (first === undefined) return yield* tradeError("storage", "Internal error; nothing was recorded")
-        return yield* replayBuild(request, first)
-      }
-      return builtView(applied.state ?? row, false)
     })
 
   /** Moves a built trade to `sending` on its proven signature (sending `wire` once when given), then answers as it stands. */
