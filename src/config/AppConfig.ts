@@ -290,6 +290,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     uniswapV3Factory: optionalAddress("HOOD_UNISWAP_V3_FACTORY_ADDRESS"),
     weth9: optionalAddress("HOOD_WETH9_ADDRESS"),
     swapRouter: optionalAddress("HOOD_SWAP_ROUTER_ADDRESS"),
+    tradeRouter: optionalAddress("HOOD_TRADE_ROUTER_ADDRESS"),
     ethUsdFeed: optionalAddress("HOOD_ETH_USD_FEED_ADDRESS"),
     keeperPrivateKey: optionalSecret("HOOD_KEEPER_PRIVATE_KEY"),
     fromBlock: nonNegativeInt("HOOD_FROM_BLOCK", 0).pipe(Config.map((n) => BigInt(n))),
