@@ -3,7 +3,8 @@
  * service (PGlite, sign claims, the local TEE provider), the attempt runner and the Hood localnet
  * (Hardhat/EDR) over JSON-RPC (the test bed: `test/support/hoodTradeRail.ts`). The TEE wallet is
  * bound to the caller's key; its bytes are signed only by the sign relay under a build's claim.
- * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
+ * - build: the unsigned EIP-1559 transaction to the trade router (the curve trade and the plan's
+ *   platform fee in one call: value = amountIn + fee) with the quote's minimum out, its sign
  *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
  *   body is refused; a TEE wallet bound to another key is refused and nothing is recorded;
  * - the relay signs the built bytes once (a second sign of the claim, or altered bytes, refused);
@@ -12,8 +13,9 @@
  *   nothing moves; the relay's bytes, submitted by several requests at once, are sent once:
  *   executed to the quote's `amountOut` to the raw unit, `trade.executed` once, the spend booked,
  *   the claim `confirmed`; a repeat submit replays and sends nothing;
- * - a sell needs the TEE wallet's allowance (refused naming the spender); given one, the relay's
- *   bytes broadcast by the caller and confirmed by hash, executed to the quote once;
+ * - a sell needs the TEE wallet's allowance (refused naming the spender: the trade router); given
+ *   one, the relay's bytes broadcast by the caller and confirmed by hash, executed to the quote
+ *   once, the seller paid the proceeds less the platform fee and the treasury exactly the fee;
  * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
  *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
  *   records nothing (no row, no hold);
@@ -51,6 +53,7 @@ import { tradeAnswer } from "../../api/TradeCodes.js"
 import { tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
 import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS } from "../../src/services/trade/HoodTradeChain.js"
+import { platformFeeOf } from "../../src/services/trade/VenueQuote.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
 import type { TradeBuiltView } from "../../src/services/trade/TradeViews.js"
@@ -121,8 +124,10 @@ describe("Hood TEE payer", () => {
     const b = await built(request("ht-buy", "buy", amount))
     expect(b).toMatchObject({ status: "built", chain: "hood", payer: "tee", wallet: tee.address, walletId: tee.id, expectedOut: q.amountOut.toString(), signature: "", replay: false })
     const tx = unsignedOf(b)
-    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount, nonce: await nonceOf(tee.address) })
-    expect(getAddress(tx.to!)).toBe(curve.curve)
+    const fee = platformFeeOf(q, "buy", caller).feeRaw
+    expect(b.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount + fee, nonce: await nonceOf(tee.address) })
+    expect(getAddress(tx.to!)).toBe(net.addresses.tradeRouter!)
     expect(await rowsOf("ht-buy")).toEqual([{ state: "built", signature: "" }])
     expect(await holdOf("ht-buy")).toBe("held")
     // A repeat build answers the same transaction and claim; a changed body is refused.
@@ -207,16 +212,18 @@ describe("Hood TEE payer", () => {
     expect(held).toBeGreaterThan(0n)
     const amount = held / 3n
     const short = refusal(await run(trades.build(caller, request("ht-sell-early", "sell", amount))))
-    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
+    const router = getAddress(net.addresses.tradeRouter!)
+    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: router } })
     expect(await rowsOf("ht-sell-early")).toEqual([])
     expect(await holdOf("ht-sell-early")).toBeUndefined()
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 2n ** 255n] }) })
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [router, 2n ** 255n] }) })
 
     const q = await quoteNow("sell", amount)
     const b = await built(request("ht-sell", "sell", amount))
     expect(b).toMatchObject({ status: "built", side: "sell", payer: "tee", expectedOut: q.amountOut.toString() })
     const signed = await relaySigned(b)
     const ethBefore = await pc().getBalance({ address: tee.address })
+    const treasuryBefore = await pc().getBalance({ address: net.roles.treasury.address })
     const hash = await pc().sendRawTransaction({ serializedTransaction: signed })
     const confirmed = await Promise.all(Array.from({ length: 4 }, () => run(trades.confirm(caller, { clientTradeId: "ht-sell", signature: hash }))))
     const settled = confirmed.flatMap((c) => (c._tag === "Right" ? [c.right] : []))
@@ -224,7 +231,10 @@ describe("Hood TEE payer", () => {
     expect(settled.length).toBeGreaterThan(0)
     expect(settled[0]).toMatchObject({ status: "executed", side: "sell", payer: "tee", signature: hash, amountOut: q.amountOut.toString() })
     const receipt = await pc().getTransactionReceipt({ hash })
-    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
+    const fee = platformFeeOf(q, "sell", caller).feeRaw
+    expect(settled[0]!.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - fee - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect((await pc().getBalance({ address: net.roles.treasury.address })) - treasuryBefore).toBe(fee)
     expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
     expect(await rowsOf("ht-sell")).toEqual([{ state: "executed", signature: hash }])
     expect(await executedEvents("ht-sell")).toBe(1)
