@@ -188,6 +188,16 @@ const untaggedCall = (tradeRouter: Address, i: HoodTradeBuildInput): HoodCall & 
       }
 }
 
+/**
+ * THE one answer to "which address must a wallet approve before a sell": who pulls the tokens of a
+ * sell on `venue` of the market whose curve is `curve`. Every Hood sell goes through the trade
+ * router (it collects the platform fee), so it is the trade router on the curve and on the pool
+ * alike; the venue and the curve stay parameters so a future venue decides here. Every caller (the
+ * embedded wallet's approval, the linked and TEE builds' allowance refusal, a server-built
+ * approval) asks this, through `HoodTradeChain.spenderOf`. Pure.
+ */
+export const hoodSellSpender = (tradeRouter: Address, _venue: HoodTradeVenue, _curve: Address): Address => tradeRouter
+
 /** `approve(spender, max)` on the token, with its gas limit. Pure. */
 export const approveCall = (token: Address, spender: Address): HoodCall & { readonly gas: bigint } => ({
   to: token,
@@ -243,7 +253,6 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   const pc: PublicClient = sender.publicClient
   const router = getAddress(options.swapRouter)
   const tradeRouter = getAddress(options.tradeRouter)
-  const weth9 = getAddress(options.weth9)
 
   /** The curve the factory created for `mint`, or undefined (not launched here). */
   const curveOf = (mint: Address) =>
@@ -301,15 +310,8 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       ([weiRaw, tokenRaw]) => ({ weiRaw, tokenRaw })
     )
 
-  /**
-   * THE one answer to "which address must a wallet approve before a sell": who pulls the tokens of
-   * a sell on `venue` of the market whose curve is `curve`. Every Hood sell goes through the trade
-   * router (it collects the platform fee), so it is the trade router on the curve and on the pool
-   * alike; the venue and the curve stay parameters so a future venue decides here, and every
-   * caller (the embedded wallet's approval, the linked and TEE builds' allowance refusal, a
-   * server-built approval) asks this function.
-   */
-  const spenderOf = (_venue: HoodTradeVenue, _curve: Address): Address => tradeRouter
+  /** Who pulls a sell's tokens: `hoodSellSpender` with this deployment's trade router. */
+  const spenderOf = (venue: HoodTradeVenue, curve: Address): Address => hoodSellSpender(tradeRouter, venue, curve)
 
   const allowance = (wallet: Address, mint: Address, spender: Address) =>
     read("allowance", (c) => c.readContract({ address: mint, abi: curveTokenAbi, functionName: "allowance", args: [wallet, spender] }))
@@ -428,7 +430,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       })
     )
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, tradeRouter, weth9, publicClient: pc }
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, tradeRouter, weth9: getAddress(options.weth9), publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>
