@@ -58,6 +58,7 @@ import { encodeChainEvent } from "../ChainEventCodec.js"
 import { commitStep, loadState, type PoolEntry, type WindowBlock } from "./BlockStore.js"
 import { decodeHoodLog, type HoodContracts, hoodTopics } from "./decoders/index.js"
 import * as PoolSwap from "./decoders/PoolSwap.js"
+import { attributed, routedTradeSelector, routedTradersOf, type RoutedTraders } from "./decoders/RoutedTrade.js"
 import * as ReorgWindow from "./ReorgWindow.js"
 
 export interface HoodIngesterOptions {
@@ -65,6 +66,8 @@ export interface HoodIngesterOptions {
   readonly rpcUrl: string
   readonly factory: Address
   readonly feeSplitter: Address
+  /** The engine's trade router (`HOOD_TRADE_ROUTER_ADDRESS`): a trade it routed is the wallet's, not its own (`decoders/RoutedTrade.ts`). */
+  readonly tradeRouter?: Address | undefined
   /** First block to read when there is no cursor (the factory's deploy block; default 0). */
   readonly fromBlock?: bigint
   /** Publish a block's events once it is this deep (0 = the head itself). Default 0. */
@@ -109,7 +112,7 @@ const atLeast = (n: number | undefined, min: number, fallback: number): number =
 
 export const resolveOptions = (o: HoodIngesterOptions): ResolvedHoodIngesterOptions => ({
   rpcUrl: o.rpcUrl,
-  contracts: { factory: getAddress(o.factory), feeSplitter: getAddress(o.feeSplitter) },
+  contracts: { factory: getAddress(o.factory), feeSplitter: getAddress(o.feeSplitter), ...(o.tradeRouter === undefined ? {} : { tradeRouter: getAddress(o.tradeRouter) }) },
   fromBlock: o.fromBlock ?? 0n,
   confirmations: atLeast(o.confirmations, 0, 0),
   reorgWindowBlocks: atLeast(o.reorgWindowBlocks, 1, 64),
@@ -286,7 +289,9 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
         })
       )
 
-    const logsIn = (fromBlock: bigint, toBlock: bigint) => getLogs(fromBlock, toBlock, { topics: hoodTopics })
+    const topics = options.contracts.tradeRouter === undefined ? hoodTopics : [...hoodTopics, routedTradeSelector]
+    const logsIn = (fromBlock: bigint, toBlock: bigint) => getLogs(fromBlock, toBlock, { topics })
+    const routedOf = (logs: ReadonlyArray<RawLog>): RoutedTraders => routedTradersOf(logs, options.contracts.tradeRouter)
 
     /** The known pools' `Swap` logs in the range, in chain order. */
     const swapLogsIn = (fromBlock: bigint, toBlock: bigint): Effect.Effect<ReadonlyArray<RawLog>, HoodIngestError> => {
@@ -335,7 +340,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       )
 
     /** Swap logs → pool trades of known pools, at or after each pool's migration. */
-    const swapEventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number): ReadonlyArray<ChainEvent> => {
+    const swapEventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number, routed: RoutedTraders): ReadonlyArray<ChainEvent> => {
       const events: Array<ChainEvent> = []
       let skipped = 0
       for (const log of logs) {
@@ -352,7 +357,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
           skipped++
           continue
         }
-        events.push(f.renamedIfRetracted(decoded.value, log.blockHash))
+        events.push(attributed(f.renamedIfRetracted(decoded.value, log.blockHash), options.contracts.tradeRouter, routed))
       }
       if (skipped > 0) f.set({ skippedLogs: f.status.skippedLogs + skipped })
       return events
@@ -364,10 +369,11 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
      */
     const rangeEvents = (from: bigint, to: bigint, timeOf: (block: bigint) => number, logs: ReadonlyArray<RawLog>) =>
       Effect.gen(function* () {
-        const ours = yield* eventsOf(logs, timeOf)
+        const routed = routedOf(logs)
+        const ours = yield* eventsOf(logs, timeOf, routed)
         const pools = yield* learnPools(ours)
         const swapLogs = yield* swapLogsIn(from, to)
-        const swaps = swapEventsOf(swapLogs, timeOf)
+        const swaps = swapEventsOf(swapLogs, timeOf, routed)
         const events = swaps.length === 0 ? ours : [...ours, ...swaps].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
         return { events, pools, swapLogs }
       })
@@ -406,12 +412,13 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
       })
 
     /** Logs (in chain order) → events, emitters checked, recovery read; timestamps from `timeOf`. */
-    const eventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number) =>
+    const eventsOf = (logs: ReadonlyArray<RawLog>, timeOf: (block: bigint) => number, routed: RoutedTraders) =>
       Effect.gen(function* () {
         const events: Array<ChainEvent> = []
         let skipped = 0
         for (const log of logs) {
-          if (log.removed) continue
+          // The router's own log only names a routed trade's wallet (`routed`); it is no event.
+          if (log.removed || log.topics[0] === routedTradeSelector) continue
           const decoded = decodeHoodLog(
             log,
             { txHash: log.transactionHash, blockNumber: log.blockNumber, logIndex: log.logIndex, timestampMs: timeOf(log.blockNumber) },
@@ -428,7 +435,7 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
             skipped++
             continue
           }
-          events.push(event._tag === "RecoverySnapshot" ? yield* enrichRecovery(event) : event)
+          events.push(event._tag === "RecoverySnapshot" ? yield* enrichRecovery(event) : attributed(event, options.contracts.tradeRouter, routed))
         }
         if (skipped > 0) f.set({ skippedLogs: f.status.skippedLogs + skipped })
         return events
@@ -562,11 +569,12 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
             if (headers.some((h) => h === null)) return yield* new HoodIngestError({ reason: "Inconsistent", message: `a block of ${from}..${to} vanished` })
           })
         yield* timesOf(logs)
-        const ours = yield* eventsOf(logs, (n) => times.get(n) ?? 0)
+        const routed = routedOf(logs)
+        const ours = yield* eventsOf(logs, (n) => times.get(n) ?? 0, routed)
         const pools = yield* learnPools(ours)
         const swapLogs = yield* swapLogsIn(from, to)
         yield* timesOf(swapLogs)
-        const swaps = swapEventsOf(swapLogs, (n) => times.get(n) ?? 0)
+        const swaps = swapEventsOf(swapLogs, (n) => times.get(n) ?? 0, routed)
         const events = swaps.length === 0 ? ours : [...ours, ...swaps].sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0))
         yield* drive({ _tag: "Backfilled", to, events, encoded: events.map(encodeChainEvent) }, head, target, pools)
       })

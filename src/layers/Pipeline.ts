@@ -52,6 +52,7 @@ export const ingestersLayer = Layer.unwrapEffect(
           rpcUrl: h.rpcUrl,
           factory: h.addresses.factory,
           feeSplitter: h.addresses.feeSplitter,
+          tradeRouter: h.addresses.tradeRouter,
           fromBlock: config.hood.fromBlock,
           confirmations: config.hood.confirmations,
           reorgWindowBlocks: config.hood.reorgWindowBlocks,

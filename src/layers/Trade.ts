@@ -1,7 +1,7 @@
 /**
  * The trade rail's write side (the embedded wallet's one-shot trades: Solana on svc-curve's curves
  * and pools, the platform fee to the treasury launches pay; Hood on the curves and their Uniswap v3
- * pools, through the localnet's SwapRouter), with what runs on it: the agent trades' recovery
+ * pools, through the engine's TradeRouter, which collects the platform fee in the same call), with what runs on it: the agent trades' recovery
  * (`Recovery.ts`) and the limit orders' executor, which takes the triggers this process's actors
  * hand off and every second the `triggered` orders no live process drives (an actors process's, or
  * a dead process's; `OrderExecutor.ts`).
@@ -27,11 +27,15 @@ const serviceLayer = Layer.unwrapEffect(
     const treasury = solanaTreasuryOf(config, endpoints.embedded)
     if (treasury === undefined) yield* Effect.logWarning("SOLANA_TREASURY_ADDRESS is not set: agent trades pay the localnet treasury's address")
     const router = hood.addresses.swapRouter
+    const tradeRouter = hood.addresses.tradeRouter
     if (router === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_SWAP_ROUTER_ADDRESS is not set for this Hood node")
+    else if (tradeRouter === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_TRADE_ROUTER_ADDRESS is not set for this Hood node (every Hood trade goes through it with its platform fee)")
     return TradeModule.layer({
       solanaRpcUrl: endpoints.rpcUrl,
       treasury: treasury ?? TREASURY_ADDRESS,
-      ...(router === undefined ? {} : { hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, swapRouter: router, weth9: hood.addresses.weth9 } })
+      ...(router === undefined || tradeRouter === undefined
+        ? {}
+        : { hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, swapRouter: router, tradeRouter, weth9: hood.addresses.weth9 } })
     })
   })
 )

@@ -1,7 +1,7 @@
 /**
  * A Hood agent trade survives `kill -9` (issue 28, item 3): the Hood node runs in its own process
  * (the standalone localnet, a block every 250 ms), the engine follows it with HOOD_RPC_URL (and
- * HOOD_SWAP_ROUTER_ADDRESS) and is killed with SIGKILL right after an async trade's 202 (recorded
+ * HOOD_SWAP_ROUTER_ADDRESS and HOOD_TRADE_ROUTER_ADDRESS) and is killed with SIGKILL right after an async trade's 202 (recorded
  * `sending`: its send may or may not have left) and after a blocking trade's send, while it waits
  * for its block; a
  * new engine on the same data directory settles each from the chain (receipt by hash, the wallet's
@@ -46,6 +46,7 @@ beforeAll(async () => {
   node = await startStandaloneHood({ HOOD_LOCALNET_BLOCK_MS: "250" })
   hood = node.info
   expect(hood.addresses.swapRouter).toBeDefined()
+  expect(hood.addresses.tradeRouter).toBeDefined()
   engine = await start()
   dataDir = engine.dataDir
   key = localCredentials(dataDir).agentKey

@@ -9,7 +9,9 @@
  * - reorgs: a buy on a block that a revert then replaces by empty blocks is retracted; a buy
  *   replaced by another buy at the same height is retracted before the new one is published;
  * - a restart resumes from the stored cursor without republishing, and backfill in small ranges
- *   reads the same events as following.
+ *   reads the same events as following;
+ * - trades through the engine's trade router (curve buy and sell, a pool sell) are the wallet's,
+ *   from the router's `RoutedTrade` in the same transaction, which is no event of its own.
  * Every wait is a polled receipt with a deadline.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -17,7 +19,7 @@ import { Context, Effect, Exit, Fiber, Layer, ManagedRuntime, Scope } from "effe
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type TransactionReceipt, zeroAddress } from "viem"
+import { type Address, type TransactionReceipt, zeroAddress } from "viem"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import {
   approve,
@@ -33,6 +35,7 @@ import {
   swapExactIn
 } from "../../src/chain/hood/client/HoodClient.js"
 import { GRADUATED_POOL_FEE } from "../../src/chain/hood/localnet/Deploy.js"
+import { tradeRouterAbi } from "../../src/chain/hood/abi.generated.js"
 import { clientsFor, hoodTestClient, publicClientOf, reorg, revertTo, snapshot, startHoodLocalnet, type StartedHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
 import { Bus, Topics } from "../../ingest/bus/Bus.js"
@@ -269,6 +272,54 @@ describe("Hood ingester", () => {
     const secondAt = at(second, pool)
     await eventually(() => w.ofMint(c.token).find((e) => e.id === secondAt.id), { what: "the swap made while stopped", deadlineMs: 15_000, intervalMs: 5 })
     expect(w.ofMint(c.token).filter((e) => e._tag === "Trade" && (e as { venue: string }).venue === "pool")).toHaveLength(2)
+  })
+
+  it("routed trades: a curve buy and sell and a pool sell through the trade router are the wallet's, not the router's", async () => {
+    const router = net.addresses.tradeRouter!
+    const w = await open()
+    await w.start({ tradeRouter: router })
+    const c = await launch(clientsFor(net, 17), "routed", 3n * ETH)
+    const trader = clientsFor(net, 18)
+    const me = trader.wallet.account.address
+    const routed = async (functionName: "buyOnCurve" | "sellOnCurve", amount: bigint, value: bigint) => {
+      const hash = await trader.wallet.writeContract({ address: router, abi: tradeRouterAbi, functionName, args: [c.token, amount, 0n, 1_000n], value, chain: net.chain, account: trader.wallet.account } as never)
+      return publicClientOf(net).waitForTransactionReceipt({ hash })
+    }
+    const bought = await routed("buyOnCurve", ETH / 2n, ETH / 2n + 1_000n)
+    await approve(trader, c.token, router, 2n ** 255n)
+    const held = await publicClientOf(net).readContract({ address: c.token, abi: [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ type: "address" }], outputs: [{ type: "uint256" }] }] as const, functionName: "balanceOf", args: [me] })
+    const sold = await routed("sellOnCurve", held / 4n, 0n)
+    // Graduate (another wallet's crossing buy), then a routed pool sell.
+    await buy(clientsFor(net, 19), c.curve, { amountInRaw: 4n * ETH, quoteToken: zeroAddress })
+    await migrate(clientsFor(net, net.roles.keeper), c.curve)
+    const poolHash = await trader.wallet.writeContract({
+      address: router,
+      abi: tradeRouterAbi,
+      functionName: "sellOnPool",
+      args: [c.token, GRADUATED_POOL_FEE, held / 4n, 0n, 1_000n, 2n ** 40n],
+      chain: net.chain,
+      account: trader.wallet.account
+    })
+    const poolSold = await publicClientOf(net).waitForTransactionReceipt({ hash: poolHash })
+    const trades = await eventually(
+      () => {
+        const t = w.ofMint(c.token).filter((e) => e._tag === "Trade" && [bought, sold, poolSold].some((r) => e.signature === r.transactionHash))
+        return t.length === 3 ? t : undefined
+      },
+      { what: "the three routed trades", deadlineMs: 15_000, intervalMs: 5 }
+    )
+    expect(trades.map((t) => [(t as { venue: string }).venue, (t as { side: string }).side, (t as { trader: string }).trader.toLowerCase()])).toEqual([
+      ["curve", "buy", me.toLowerCase()],
+      ["curve", "sell", me.toLowerCase()],
+      ["pool", "sell", me.toLowerCase()]
+    ])
+    // The router's own log is no event: one event per routed transaction.
+    for (const r of [bought, sold, poolSold]) expect(w.received.filter((e) => e.signature === r.transactionHash)).toHaveLength(1)
+    // Without the router configured, the same logs name the router (what the chain's own events say).
+    const plain = await open()
+    await plain.start({ source: `${plain.source}-plain` })
+    const first = await eventually(() => plain.ofMint(c.token).find((e) => e.signature === bought.transactionHash), { what: "the buy, unrouted", deadlineMs: 15_000, intervalMs: 5 })
+    expect(((first as { trader: string }).trader as Address).toLowerCase()).toBe(router.toLowerCase())
   })
 
   it("reorg to empty blocks: the dropped buy is retracted; later blocks are followed", async () => {

@@ -5,14 +5,19 @@
  * - exact: a seeded random sequence of one-shot buys and sells on a real BondingCurve executes each
  *   trade's quoted `amountOut` to the raw unit (quoted on the curve read just before), ending with a
  *   buy that crosses graduation (capped at the threshold, the rest refunded in the same transaction:
- *   the wallet pays exactly `quoteConsumed` plus gas); once migrated, a seeded sequence on the
- *   Uniswap v3 pool, exact too; every trade's gas stays under its fixed limit;
+ *   the wallet pays exactly `quoteConsumed` plus the platform fee plus gas); once migrated, a seeded
+ *   sequence on the Uniswap v3 pool, exact too; every trade's gas stays under its fixed limit;
+ * - the platform fee (through the trade router, in the trade's own transaction): the treasury's
+ *   balance moves by exactly each trade's `feeRaw` (the quote's: on `amountConsumed` of a buy, on
+ *   `amountOut` of a sell), the wallet pays or receives exactly the quote's figures, the fee totals
+ *   and `trade.executed` carry it; a referred account pays 10 % less;
  * - money moves once: 50 concurrent submits of one new id record and send one trade; a repeated id
  *   answers the stored outcome (`replay`) and sends nothing; a changed body is refused;
  * - slippage: a market that moves past the minimum between pricing and send is refused by the
  *   chain's preflight (the curve's `SlippageExceeded`, the router's "Too little received"):
- *   `trade_slippage`, no ETH and no token moved (not even gas), and the replay answers the same; one
- *   front-run after its preflight reverts once mined: `trade_slippage`, its gas spent, nothing traded;
+ *   `trade_slippage`, no ETH and no token moved (not even gas, not the platform fee), and the
+ *   replay answers the same; one front-run after its preflight reverts once mined:
+ *   `trade_slippage`, its gas spent, nothing traded, no fee paid;
  * - crash: a trade signed and recorded but never sent, and one sent whose verdict was never read,
  *   are settled by another instance's recovery pass from the chain (receipt by hash, the wallet's
  *   mined nonce), never resent.
@@ -23,7 +28,7 @@ import { Effect } from "effect"
 import fc from "fast-check"
 import { type Address, getAddress, type Hash, keccak256, parseEventLogs, serializeTransaction, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { bondingCurveAbi } from "../../src/chain/hood/abi.generated.js"
+import { bondingCurveAbi, tradeRouterAbi } from "../../src/chain/hood/abi.generated.js"
 import { approve, buy, createCurve, type HoodClients, migrate, readCurve, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, mine, publicClientOf, setAutomine, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { HOOD_TRADE_GAS } from "../../src/services/trade/HoodTradeChain.js"
@@ -32,7 +37,9 @@ import { tradeBodyHash } from "../../src/services/trade/TradeInputs.js"
 import { type TradeCaller, type TradeRequest, type TradeServiceShape, make as makeTrades } from "../../src/services/trade/TradeService.js"
 import { makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
 import type { TradeView } from "../../src/services/trade/TradeViews.js"
-import { quoteVenue, type VenueQuote } from "../../src/services/trade/VenueQuote.js"
+import { platformFeeOf, quoteVenue, type VenueQuote } from "../../src/services/trade/VenueQuote.js"
+import { platformFeeRaw } from "../../src/domain/PlatformFee.js"
+import { feeTotals } from "../../src/services/accounts/AccountRepository.js"
 import { fixedPriceSource, PriceSource } from "../../src/services/prices/PriceSource.js"
 import { DEFAULT_CEILING_WEI } from "../../src/services/wallets/BackstopPolicy.js"
 import { WalletProvider } from "../../src/services/wallets/WalletProvider.js"
@@ -78,6 +85,10 @@ const events = () =>
 
 const pc = () => publicClientOf(net)
 const eth = (a: Address) => pc().getBalance({ address: a })
+/** Where the trade router pays the platform fee (the fee splitter's treasury, read from the router). */
+let treasury: Address
+/** The account's Hood ETH fee total (`account_fee_totals`). */
+const hoodFeeTotal = () => sqlRun(feeTotals(ACCOUNT)).then((rows) => BigInt(rows.find((r) => r.chain === "hood" && r.quoteAsset === "eth")?.feeRawSum ?? "0"))
 const nonceOf = (a: Address) => pc().getTransactionCount({ address: a, blockTag: "latest" })
 
 const request = (clientTradeId: string, mint: Address, side: "buy" | "sell", amountInRaw: bigint, more: Partial<TradeRequest> = {}): TradeRequest => ({
@@ -148,6 +159,7 @@ beforeAll(async () => {
   const embedded = await Effect.runPromise(harness.provider.ensureEmbeddedWallet(ACCOUNT, "evm"))
   await Effect.runPromise(harness.provider.setDelegation(ACCOUNT, "evm", "active"))
   wallet = getAddress(embedded.address)
+  treasury = getAddress(await pc().readContract({ address: net.addresses.tradeRouter!, abi: tradeRouterAbi, functionName: "treasury" }))
   await setEthBalance(hoodTestClient(net), wallet, 10n ** 6n * ETH)
   await storeKey("kid-h", "hkid00001", null)
   // The real provider; the test's hook runs after pricing, before the embedded wallet signs.
@@ -160,7 +172,7 @@ beforeAll(async () => {
       {
         solanaRpcUrl: "http://127.0.0.1:1",
         treasury: "11111111111111111111111111111111",
-        hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
+        hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, tradeRouter: net.addresses.tradeRouter!, weth9: net.addresses.weth9 },
         pollIntervalMs: 20,
         confirmTimeoutMs: 15_000
       }
@@ -188,7 +200,9 @@ describe("Hood one-shot trades", () => {
     )[0]!
     let n = 0
     let crossed = false
+    let fees = 0n
     const eventsBefore = (await events()).length
+    const feeTotalBefore = await hoodFeeTotal()
     // The random sequence, then a buy of more than the threshold: it crosses graduation.
     for (const op of [{ side: "buy" as const, amount: ETH / 10n }, ...ops, { side: "buy" as const, amount: 6n * ETH }]) {
       const held = await tokenBalance(pc(), c.token, wallet)
@@ -198,16 +212,28 @@ describe("Hood one-shot trades", () => {
       if (snapshot.phase !== "trading") break
       if (quoted._tag === "Refused" && quoted.reason === "zero_amount") continue
       const q = filled(quoted)
+      const fee = platformFeeOf(q, op.side, caller).feeRaw
+      fees += fee
       const ethBefore = await eth(wallet)
+      const treasuryBefore = await eth(treasury)
+      const blockBefore = await pc().getBlockNumber()
       const view = await executed(request(`curve-${seed}-${n++}`, c.token, op.side, amount))
-      expect(view).toMatchObject({ status: "executed", venue: "svc-curve", chain: "hood", expectedOut: q.amountOut.toString(), amountOut: q.amountOut.toString() })
+      expect(view).toMatchObject({ status: "executed", venue: "svc-curve", chain: "hood", expectedOut: q.amountOut.toString(), amountOut: q.amountOut.toString(), fee: { bps: 25, feeRaw: fee.toString() } })
+      expect(fee).toBeGreaterThan(0n)
       const receipt = await receiptOf(view)
-      const gasPaid = receipt.gasUsed * receipt.effectiveGasPrice
+      // The trade's gas and, before a wallet's first sell of the token, its approval's.
+      const gasPaid = await gasSpentSince(blockBefore)
       expect(receipt.gasUsed).toBeLessThan(op.side === "buy" ? HOOD_TRADE_GAS.curveBuy : HOOD_TRADE_GAS.curveSell)
       expect((await tokenBalance(pc(), c.token, wallet)) - held).toBe(op.side === "buy" ? q.amountOut : -amount)
+      // The treasury got exactly the quote's platform fee, in the trade's own transaction.
+      expect((await eth(treasury)) - treasuryBefore).toBe(fee)
+      // The router keeps nothing.
+      expect(await eth(net.addresses.tradeRouter!)).toBe(0n)
+      expect(await tokenBalance(pc(), c.token, net.addresses.tradeRouter!)).toBe(0n)
+      if (op.side === "sell") expect((await eth(wallet)) - ethBefore).toBe(q.amountOut - fee - gasPaid)
       if (op.side === "buy") {
-        // The crossing buy pays only quoteConsumed: its refund came back in the same transaction.
-        expect(ethBefore - (await eth(wallet))).toBe(q.amountConsumed + gasPaid)
+        // The crossing buy pays only quoteConsumed and the fee on it: its refund came back in the same transaction, uncharged.
+        expect(ethBefore - (await eth(wallet))).toBe(q.amountConsumed + fee + gasPaid)
         const trade = parseEventLogs({ abi: bondingCurveAbi, logs: receipt.logs, eventName: "Trade" })[0]!.args
         expect(trade.refund).toBe(q.refund)
         if (q.crossesGraduation) {
@@ -241,22 +267,31 @@ describe("Hood one-shot trades", () => {
       if (quoted._tag !== "Quoted") throw new Error(`seed ${seed}: too deep`)
       if (quoted.quote._tag === "Refused" && quoted.quote.reason === "zero_amount") continue
       const q = filled(quoted.quote)
+      const fee = platformFeeOf(q, s.side, caller).feeRaw
+      fees += fee
       const ethBefore = await eth(wallet)
+      const treasuryBefore = await eth(treasury)
       const blockBefore = await pc().getBlockNumber()
       const view = await executed(request(`pool-${seed}-${n++}`, c.token, s.side, amount))
-      expect(view).toMatchObject({ status: "executed", venue: "hood-dex", expectedOut: q.amountOut.toString(), amountOut: q.amountOut.toString() })
+      expect(view).toMatchObject({ status: "executed", venue: "hood-dex", expectedOut: q.amountOut.toString(), amountOut: q.amountOut.toString(), fee: { bps: 25, feeRaw: fee.toString() } })
+      expect((await eth(treasury)) - treasuryBefore).toBe(fee)
+      expect(await eth(net.addresses.tradeRouter!)).toBe(0n)
+      expect(await tokenBalance(pc(), c.token, net.addresses.tradeRouter!)).toBe(0n)
+      expect(await tokenBalance(pc(), net.addresses.weth9, net.addresses.tradeRouter!)).toBe(0n)
       const receipt = await receiptOf(view)
       // The trade's gas and, before a wallet's first sell of the token, its approval's.
       const gasPaid = await gasSpentSince(blockBefore)
       expect(receipt.gasUsed).toBeLessThan(s.side === "buy" ? HOOD_TRADE_GAS.poolBuy : HOOD_TRADE_GAS.poolSell)
       expect((await tokenBalance(pc(), c.token, wallet)) - held).toBe(s.side === "buy" ? q.amountOut : -amount)
-      // A sell pays ETH (the router unwraps WETH to the wallet); a buy spends exactly amountIn.
-      expect((await eth(wallet)) - ethBefore).toBe(s.side === "buy" ? -(amount + gasPaid) : q.amountOut - gasPaid)
+      // A sell pays ETH (the router unwraps WETH), less the fee; a buy spends exactly amountIn and the fee.
+      expect((await eth(wallet)) - ethBefore).toBe(s.side === "buy" ? -(amount + fee + gasPaid) : q.amountOut - fee - gasPaid)
+      const last = await events()
+      expect(last[last.length - 1]!.data).toMatchObject({ chain: "hood", mint: c.token, quoteAsset: "eth", fee: { bps: 25, feeRaw: fee.toString() } })
     }
-    // One trade.executed per executed trade, with the spec's payload.
+    // One trade.executed per executed trade, with the spec's payload; the fee totals grew by every fee.
     const emitted = await events()
     expect(emitted.length).toBe(eventsBefore + n)
-    expect(emitted[emitted.length - 1]!.data).toMatchObject({ chain: "hood", mint: c.token, quoteAsset: "eth", fee: { bps: 0, feeRaw: "0" } })
+    expect((await hoodFeeTotal()) - feeTotalBefore).toBe(fees)
   }, 300_000)
 
   it("50 concurrent submits of one new id record and send one trade; a repeat answers the stored outcome and sends nothing; a changed body is refused", async () => {
@@ -287,14 +322,14 @@ describe("Hood one-shot trades", () => {
 
   it("the one spend gate on Hood: a buy over the key's USD window is KEY_LIMIT_REACHED and moves nothing; one that fits holds, then books at ETH's price; a sell is never refused", async () => {
     const c = await launch(5n * ETH, 50n * ETH)
-    // $3,000 an ETH: a $1,000 daily window fits a 0.25 ETH buy ($750), not a second one.
+    // $3,000 an ETH: a $1,000 daily window fits a 0.25 ETH buy and its 0.25 % fee ($751.875), not a second one.
     await storeKey("kid-h-cap", "hcap00001", { usdMicros: 1_000_000_000, reset: "daily" })
     const who: TradeCaller = { ...caller, keyId: "kid-h-cap", keyPrefix: "hcap00001" }
     const windowOf = () => sqlRun(windowUsedUsdMicros("kid-h-cap", "daily", Date.now()))
     const first = await run(trades.submit(who, request(`gate-1-${seed}`, c.token, "buy", ETH / 4n), false))
     expect(first._tag).toBe("Right")
     expect(await sqlRun(reservationState(tradeReservationId({ accountId: ACCOUNT, clientTradeId: `gate-1-${seed}` })))).toBe("booked")
-    expect(await windowOf()).toBe(750_000_000n)
+    expect(await windowOf()).toBe(751_875_000n)
 
     const ethBefore = await eth(wallet)
     const nonceBefore = await nonceOf(wallet)
@@ -305,13 +340,13 @@ describe("Hood one-shot trades", () => {
     expect(await rowCount(`gate-2-${seed}`)).toBe(0)
     expect(await eth(wallet)).toBe(ethBefore)
     expect(await nonceOf(wallet)).toBe(nonceBefore)
-    expect(await windowOf()).toBe(750_000_000n)
+    expect(await windowOf()).toBe(751_875_000n)
 
     // A sell past the window is not refused, and counts the ETH it received.
     const held = await tokenBalance(pc(), c.token, wallet)
     const sold = await run(trades.submit(who, request(`gate-sell-${seed}`, c.token, "sell", held / 2n), false))
     expect(sold._tag).toBe("Right")
-    expect(await windowOf()).toBeGreaterThan(750_000_000n)
+    expect(await windowOf()).toBeGreaterThan(751_875_000n)
   }, 120_000)
 
   it("slippage: a market that moved past the minimum is refused by the chain (curve and pool): trade_slippage, nothing moved, and the replay answers the same", async () => {
@@ -327,6 +362,8 @@ describe("Hood one-shot trades", () => {
       const tokens = await tokenBalance(pc(), c.token, wallet)
       const wei = await eth(wallet)
       const nonce = await nonceOf(wallet)
+      const treasuryWei = await eth(treasury)
+      const feeTotal = await hoodFeeTotal()
       const moved = await run(trades.submit(caller, r, false))
       expect(moved._tag === "Left" && moved.left.reason).toBe("trade_slippage")
       expect(moved._tag === "Left" && toApiError(moved.left)).toMatchObject({ code: "SLIPPAGE_EXCEEDED" })
@@ -334,6 +371,9 @@ describe("Hood one-shot trades", () => {
       expect(await tokenBalance(pc(), c.token, wallet)).toBe(tokens)
       expect(await eth(wallet)).toBe(wei)
       expect(await nonceOf(wallet)).toBe(nonce)
+      // No platform fee either: the treasury did not move and the fee totals did not grow.
+      expect(await eth(treasury)).toBe(treasuryWei)
+      expect(await hoodFeeTotal()).toBe(feeTotal)
       const read = await run(trades.trade(caller, id))
       expect(read._tag === "Right" && tradeAnswer(read.right)).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
       const replay = await run(trades.submit(caller, r, false))
@@ -369,6 +409,8 @@ describe("Hood one-shot trades", () => {
     const id = `slip-mined-${seed}`
     const tokens = await tokenBalance(pc(), c.token, wallet)
     const wei = await eth(wallet)
+    const treasuryWei = await eth(treasury)
+    const feeTotal = await hoodFeeTotal()
     await setAutomine(tc, false)
     try {
       const submitted = run(trades.submit(caller, request(id, c.token, "buy", ETH / 2n, { slippageBps: 10 }), false))
@@ -411,6 +453,9 @@ describe("Hood one-shot trades", () => {
       // Nothing traded: the tokens did not move, the ETH only by the reverted transaction's gas.
       expect(await tokenBalance(pc(), c.token, wallet)).toBe(tokens)
       expect(wei - (await eth(wallet))).toBe(receipt.gasUsed * receipt.effectiveGasPrice)
+      // The revert took the platform fee back with everything else.
+      expect(await eth(treasury)).toBe(treasuryWei)
+      expect(await hoodFeeTotal()).toBe(feeTotal)
       const read = await run(trades.trade(caller, id))
       expect(read._tag === "Right" && tradeAnswer(read.right)).toMatchObject({ status: "failed", errorCode: "SLIPPAGE_EXCEEDED", amountOut: null })
       expect(await events().then((e) => e.some((x) => (x.data as { clientTradeId?: string }).clientTradeId === id))).toBe(false)
@@ -418,6 +463,36 @@ describe("Hood one-shot trades", () => {
       await setAutomine(tc, true)
     }
   }, 60_000)
+
+  it("a referred account pays 10 % less platform fee, rounded up after the discount: the treasury gets exactly that, buy and sell", async () => {
+    const c = await launch(5n * ETH, 50n * ETH)
+    const referred: TradeCaller = { ...caller, referred: true }
+    // An amount whose discounted fee rounds up (25 bps × 90 % of 0.1 ETH + 1 wei is not whole).
+    const amount = ETH / 10n + 1n
+    const feeTotalBefore = await hoodFeeTotal()
+    let paid = 0n
+    for (const side of ["buy", "sell"] as const) {
+      const size = side === "buy" ? amount : (await tokenBalance(pc(), c.token, wallet)) / 3n
+      const { q: quoted } = await curveQuote(c.curve, side, size)
+      const q = filled(quoted)
+      const base = side === "buy" ? q.amountConsumed : q.amountOut
+      const fee = platformFeeRaw(base, 25n, true)
+      expect(fee).toBe(platformFeeOf(q, side, referred).feeRaw)
+      expect(fee).toBeLessThan(platformFeeRaw(base, 25n, false))
+      expect(fee).toBe((base * 25n * 90n + 999_999n) / 1_000_000n)
+      const treasuryBefore = await eth(treasury)
+      const ethBefore = await eth(wallet)
+      const blockBefore = await pc().getBlockNumber()
+      const out = await run(trades.submit(referred, request(`referred-${side}-${seed}`, c.token, side, size), false))
+      if (out._tag === "Left" || !("status" in out.right) || "accepted" in out.right) throw new Error(`seed ${seed}: ${JSON.stringify(out)}`)
+      expect(out.right).toMatchObject({ status: "executed", amountOut: q.amountOut.toString(), fee: { bps: 25, feeRaw: fee.toString() } })
+      expect((await eth(treasury)) - treasuryBefore).toBe(fee)
+      const gasPaid = await gasSpentSince(blockBefore)
+      expect((await eth(wallet)) - ethBefore).toBe(side === "buy" ? -(size + fee + gasPaid) : q.amountOut - fee - gasPaid)
+      paid += fee
+    }
+    expect((await hoodFeeTotal()) - feeTotalBefore).toBe(paid)
+  }, 120_000)
 
   it("refusals record nothing: a token not launched here, a key that denies the embedded wallet, a sell beyond the balance; the dry run records nothing", async () => {
     const c = await launch(5n * ETH, 50n * ETH)
@@ -430,7 +505,15 @@ describe("Hood one-shot trades", () => {
     expect(tooMuch._tag === "Left" && toApiError(tooMuch.left)).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", httpStatus: 402 })
     const dry = await run(trades.dryRun(caller, request(`dry-${seed}`, c.token, "buy", ETH)))
     const { q } = await curveQuote(c.curve, "buy", ETH)
-    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "main", quoteAsset: "eth", wallet, venue: "svc-curve", expectedOut: filled(q).amountOut.toString() })
+    expect(dry._tag === "Right" && dry.right).toMatchObject({
+      dryRun: true,
+      payer: "main",
+      quoteAsset: "eth",
+      wallet,
+      venue: "svc-curve",
+      expectedOut: filled(q).amountOut.toString(),
+      fee: { bps: 25, feeRaw: platformFeeOf(filled(q), "buy", caller).feeRaw.toString() }
+    })
     for (const id of [`ext-${seed}`, `denied-${seed}`, `sell-too-much-${seed}`, `dry-${seed}`]) expect(await rowCount(id)).toBe(0)
   }, 60_000)
 })
@@ -448,7 +531,7 @@ const instance = (more: { readonly hoodUnsentGraceMs?: number } = {}) =>
     makeTrades({
       solanaRpcUrl: "http://127.0.0.1:1",
       treasury: "11111111111111111111111111111111",
-      hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
+      hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, tradeRouter: net.addresses.tradeRouter!, weth9: net.addresses.weth9 },
       pollIntervalMs: 20,
       confirmTimeoutMs: 15_000,
       ...more
@@ -462,14 +545,15 @@ const recorder = (c: { readonly token: Address; readonly curve: Address }) => {
   return async (clientTradeId: string, amountInRaw: bigint) => {
     const { snapshot, q: quoted } = await curveQuote(c.curve, "buy", amountInRaw)
     const q = filled(quoted)
+    const fee = platformFeeOf(q, "buy", caller).feeRaw
     const built = await Effect.runPromise(
-      hood.build({ wallet, venue: "svc-curve", side: "buy", mint: c.token, curve: snapshot.curve, poolFee: 0, amountInRaw, minAmountOutRaw: q.amountOut, deadlineS: 2n ** 40n })
+      hood.build({ wallet, venue: "svc-curve", side: "buy", mint: c.token, curve: snapshot.curve, poolFee: 0, amountInRaw, minAmountOutRaw: q.amountOut, platformFeeRaw: fee, deadlineS: 2n ** 40n })
     )
     const signed = await Effect.runPromise(harness.provider.signWithEmbedded(ACCOUNT, "evm", built.bytes))
     const row: TradeRow = {
       accountId: ACCOUNT, clientTradeId, chain: "hood", mint: c.token, side: "buy", venue: "svc-curve", quoteMint: zeroAddress, quoteAsset: "eth", payer: "main",
       wallet, keyId: "kid-h", bodyHash: tradeBodyHash(request(clientTradeId, c.token, "buy", amountInRaw)), state: "sending", amountInRaw, expectedOutRaw: q.amountOut,
-      minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 0, feeRaw: 0n, signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce),
+      minAmountOutRaw: q.amountOut, amountOutRaw: null, feeBps: 25, feeRaw: fee, signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce),
       errorCode: null, error: null, createdAtMs: Date.now(), spendUsdMicros: null
     }
     expect(await sqlRun(store.save(undefined, row, []))).toBe(true)

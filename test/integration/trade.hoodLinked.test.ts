@@ -3,14 +3,15 @@
  * service (PGlite, sign claims), the attempt runner and the Hood localnet (Hardhat/EDR) over
  * JSON-RPC (the test bed: `test/support/hoodTradeRail.ts`). The imported EVM wallet's key is the
  * test's: it signs with viem locally.
- * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
+ * - build: the unsigned EIP-1559 transaction to the trade router (the curve trade and the plan's
+ *   platform fee in one call: value = amountIn + fee) with the quote's minimum out, its sign
  *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
  *   body is refused; 10 concurrent builds of one new id record one build (one row, claim, hold);
  * - submit: bytes signed by another key, or the built transaction altered and signed by the
  *   wallet, are refused (`wrong_transaction`) and nothing moves; the right bytes, submitted by
  *   several requests at once, are sent once: executed to the quote's `amountOut` to the raw unit,
  *   `trade.executed` once, the spend booked; a repeat submit replays and sends nothing;
- * - confirm: a sell needs the wallet's allowance (refused naming the spender until approved); the
+ * - confirm: a sell needs the wallet's allowance to the trade router (refused naming it until approved); the
  *   caller broadcasts the signed sell itself, a hash of another transaction is refused, the right
  *   one is verified, awaited and recorded once;
  * - a build whose nonce another transaction of the wallet took never lands: `never_landed`, its
@@ -20,9 +21,10 @@
  *   its bytes the build) and executes once; one whose nonce another transaction took fails;
  * - a crash between the record of `sending` and the send: the row kept the signed bytes
  *   (migration 0044) and the recovery pass sends them once; the trade executes to the quote;
- * - after graduation, on the v3 pool through the SwapRouter: a buy signed by the sign relay under
+ * - after graduation, on the v3 pool through the trade router: a buy signed by the sign relay under
  *   the build's claim (the claim settled `confirmed`), and a sell (the router's allowance first)
- *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit;
+ *   the caller broadcast and confirmed, paid in ETH: both to the quote's raw unit, the treasury
+ *   paid exactly the fee;
  * - over HTTP, every answer checked against the OpenAPI document: dry run, build, a wrong submit,
  *   the relay's 0x-hex signed transaction submitted, a sell confirmed by its 0x hash.
  */
@@ -39,6 +41,7 @@ import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
 import { isApproval, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
 import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
+import { platformFeeOf } from "../../src/services/trade/VenueQuote.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
 import type { Principal } from "../../src/services/wallets/Principal.js"
 import { eventually } from "../support/eventually.js"
@@ -88,8 +91,10 @@ describe("Hood linked payer", () => {
     const b = await built(request("hl-buy", "buy", amount))
     expect(b).toMatchObject({ status: "built", chain: "hood", payer: "linked", wallet: linked.address, walletId: linked.id, expectedOut: q.amountOut.toString(), signature: "", replay: false })
     const tx = unsignedOf(b)
-    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount, nonce: await nonceOf(linked.address) })
-    expect(getAddress(tx.to!)).toBe(curve.curve)
+    const fee = platformFeeOf(q, "buy", caller).feeRaw
+    expect(b.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount + fee, nonce: await nonceOf(linked.address) })
+    expect(getAddress(tx.to!)).toBe(net.addresses.tradeRouter!)
     expect(b.lastValidBlockHeight).toBe(String(tx.nonce))
     expect(await rowsOf("hl-buy")).toEqual([{ state: "built", signature: "" }])
     expect(await holdOf("hl-buy")).toBe("held")
@@ -157,9 +162,10 @@ describe("Hood linked payer", () => {
     const amount = held / 3n
     // No allowance yet: the server cannot sign the wallet's approval.
     const short = refusal(await run(trades.build(caller, request("hl-sell-early", "sell", amount))))
-    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: curve.curve } })
+    // The spender is the trade router (it pulls the tokens and pays the fee from the proceeds), not the curve.
+    expect(short).toMatchObject({ code: "INSUFFICIENT_OWNER_BALANCE", extra: { reason: "allowance", spender: net.addresses.tradeRouter! } })
     expect(await rowsOf("hl-sell-early")).toEqual([])
-    const approved = await approve(linked.clients, curve.token, curve.curve, 2n ** 255n)
+    const approved = await approve(linked.clients, curve.token, net.addresses.tradeRouter!, 2n ** 255n)
 
     const q = await quoteNow("sell", amount)
     const b = await built(request("hl-sell", "sell", amount))
@@ -287,7 +293,7 @@ describe("Hood linked payer", () => {
       if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error("no pool fill")
       return quoted.quote
     }
-    const router = getAddress(net.addresses.swapRouter!)
+    const router = getAddress(net.addresses.tradeRouter!)
 
     // A buy, signed by the sign relay under the build's claim (0x-hex, as the relay answers).
     const amount = ETH / 2n
@@ -312,12 +318,17 @@ describe("Hood linked payer", () => {
     const qs = await poolQuote("sell", sell)
     const bs = await built(request("hl-pool-sell", "sell", sell, { mint: c.token }))
     const ethBefore = await pc().getBalance({ address: linked.address })
+    const treasury = getAddress(net.roles.treasury.address)
+    const treasuryBefore = await pc().getBalance({ address: treasury })
     const hash = await pc().sendRawTransaction({ serializedTransaction: await signedBy(linked.privateKey, unsignedOf(bs)) })
     const confirmed = await run(trades.confirm(caller, { clientTradeId: "hl-pool-sell", signature: hash }))
     expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "executed", venue: "hood-dex", signature: hash, amountOut: qs.amountOut.toString() })
     const receipt = await pc().getTransactionReceipt({ hash })
-    // The seller receives ETH (the router unwraps WETH), exactly the quote's amountOut, less its gas.
-    expect((await pc().getBalance({ address: linked.address })) - ethBefore).toBe(qs.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
+    // The seller receives ETH (the router unwraps WETH), exactly the quote's amountOut less the platform fee, less its gas; the treasury the fee.
+    const fee = platformFeeOf(qs, "sell", caller).feeRaw
+    expect(confirmed._tag === "Right" && confirmed.right.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    expect((await pc().getBalance({ address: linked.address })) - ethBefore).toBe(qs.amountOut - fee - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect((await pc().getBalance({ address: treasury })) - treasuryBefore).toBe(fee)
     expect(await executedEvents("hl-pool-sell")).toBe(1)
   }, 180_000)
 })
@@ -346,7 +357,7 @@ describe("Hood linked payer over HTTP, answers as the OpenAPI document says", ()
     expect(submitted).toMatchObject({ status: 200, body: { success: true, status: "executed", payer: "linked", amountOut: q.amountOut.toString(), replay: false } })
     expect(await executedEvents("hl-http-buy")).toBe(1)
 
-    // A sell (the curve's allowance was given above): the caller broadcasts it and confirms by hash.
+    // A sell (the trade router's allowance was given above): the caller broadcasts it and confirms by hash.
     const sell = q.amountOut / 2n
     const qs = await quoteNow("sell", sell)
     const bs = await call("/api/v1/trade/agent/build", { ...body, clientTradeId: "hl-http-sell", side: "sell", amountIn: String(sell) })

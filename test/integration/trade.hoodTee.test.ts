@@ -3,7 +3,8 @@
  * service (PGlite, sign claims, the local TEE provider), the attempt runner and the Hood localnet
  * (Hardhat/EDR) over JSON-RPC (the test bed: `test/support/hoodTradeRail.ts`). The TEE wallet is
  * bound to the caller's key; its bytes are signed only by the sign relay under a build's claim.
- * - build: the unsigned EIP-1559 transaction on the curve with the quote's minimum out, its sign
+ * - build: the unsigned EIP-1559 transaction to the trade router (the curve trade and the plan's
+ *   platform fee in one call: value = amountIn + fee) with the quote's minimum out, its sign
  *   claim, recorded `built` with the spend held; a repeat answers the same transaction, a changed
  *   body is refused; a TEE wallet bound to another key is refused and nothing is recorded;
  * - the relay signs the built bytes once (a second sign of the claim, or altered bytes, refused);
@@ -65,6 +66,7 @@ import { buy, createCurve, migrate, saltOf, tokenBalance } from "../../src/chain
 import { clientsFor, hoodTestClient, mine, type StartedHoodLocalnet, setEthBalance } from "../../src/chain/hood/localnet/testkit.js"
 import { quoteHoodPool, viemPoolSource } from "../../src/services/trade/HoodPoolQuote.js"
 import { HOOD_TRACE_WINDOW, HOOD_TRACE_WINDOWS, MAX_ALLOWANCE } from "../../src/services/trade/HoodTradeChain.js"
+import { platformFeeOf } from "../../src/services/trade/VenueQuote.js"
 import { PriceUnavailable, fixedPriceSource, type PriceSourceShape } from "../../src/services/prices/PriceSource.js"
 import type { TradeServiceShape } from "../../src/services/trade/TradeService.js"
 import { isApproval, type TradeApprovalView, type TradeBuiltView } from "../../src/services/trade/TradeViews.js"
@@ -153,8 +155,10 @@ describe("Hood TEE payer", () => {
     const b = await built(request("ht-buy", "buy", amount))
     expect(b).toMatchObject({ status: "built", chain: "hood", payer: "tee", wallet: tee.address, walletId: tee.id, expectedOut: q.amountOut.toString(), signature: "", replay: false })
     const tx = unsignedOf(b)
-    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount, nonce: await nonceOf(tee.address) })
-    expect(getAddress(tx.to!)).toBe(curve.curve)
+    const fee = platformFeeOf(q, "buy", caller).feeRaw
+    expect(b.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, value: amount + fee, nonce: await nonceOf(tee.address) })
+    expect(getAddress(tx.to!)).toBe(net.addresses.tradeRouter!)
     expect(await rowsOf("ht-buy")).toEqual([{ state: "built", signature: "" }])
     expect(await holdOf("ht-buy")).toBe("held")
     // A repeat build answers the same transaction and claim; a changed body is refused.

@@ -154,7 +154,7 @@ export const hoodTradeRail = (options: HoodTradeRailOptions) => {
       makeTrades({
         solanaRpcUrl: "http://127.0.0.1:1",
         treasury: "11111111111111111111111111111111",
-        hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, weth9: net.addresses.weth9 },
+        hood: { chain: net.chain, rpcUrl: net.rpcUrl, factory: net.addresses.factory, swapRouter: net.addresses.swapRouter!, tradeRouter: net.addresses.tradeRouter!, weth9: net.addresses.weth9 },
         pollIntervalMs: 20,
         confirmTimeoutMs: 15_000
       }).pipe(

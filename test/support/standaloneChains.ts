@@ -18,7 +18,7 @@ export interface StandaloneSolana {
 export interface StandaloneHood {
   readonly rpcUrl: string
   readonly chainId: number
-  readonly addresses: { readonly factory: string; readonly feeSplitter: string; readonly uniswapV3Factory: string; readonly weth9: string; readonly swapRouter?: string }
+  readonly addresses: { readonly factory: string; readonly feeSplitter: string; readonly uniswapV3Factory: string; readonly weth9: string; readonly swapRouter?: string; readonly tradeRouter?: string }
   readonly keeperPrivateKey: string
 }
 
@@ -73,5 +73,6 @@ export const hoodEnv = (h: StandaloneHood): Record<string, string> => ({
   HOOD_UNISWAP_V3_FACTORY_ADDRESS: h.addresses.uniswapV3Factory,
   HOOD_WETH9_ADDRESS: h.addresses.weth9,
   ...(h.addresses.swapRouter !== undefined ? { HOOD_SWAP_ROUTER_ADDRESS: h.addresses.swapRouter } : {}),
+  ...(h.addresses.tradeRouter !== undefined ? { HOOD_TRADE_ROUTER_ADDRESS: h.addresses.tradeRouter } : {}),
   HOOD_KEEPER_PRIVATE_KEY: h.keeperPrivateKey
 })

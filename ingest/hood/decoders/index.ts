@@ -43,6 +43,8 @@ export const hoodTopics: ReadonlyArray<`0x${string}`> = logDecoders.map((d) => d
 export interface HoodContracts {
   readonly factory: Address
   readonly feeSplitter: Address
+  /** The engine's trade router, when configured: its `RoutedTrade` names a routed trade's wallet. */
+  readonly tradeRouter?: Address
 }
 
 export interface DecodedLog {

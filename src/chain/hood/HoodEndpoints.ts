@@ -26,6 +26,8 @@ export interface HoodEndpointsConfig {
   readonly weth9: string | undefined
   /** Cluster mode, optional: the SwapRouter the trade rail swaps through (unset: Hood trades refused). */
   readonly swapRouter?: string | undefined
+  /** Cluster mode, optional: the engine's TradeRouter (`TradeRouter.sol`), through which every Hood trade goes with its platform fee (unset: Hood trades refused). */
+  readonly tradeRouter?: string | undefined
   /** Cluster mode, optional: the ETH/USD AggregatorV3 feed `PRICE_SOURCE=oracle` reads (unset: ETH from the fixed prices). */
   readonly ethUsdFeed?: string | undefined
   /** The factory's keeper key (hex); the localnet's keeper account when embedded. */
@@ -43,6 +45,8 @@ export interface HoodEndpointAddresses {
   readonly usdg?: Address
   readonly positionManager?: Address
   readonly swapRouter?: Address
+  /** The engine's TradeRouter (embedded: the localnet's; cluster mode: HOOD_TRADE_ROUTER_ADDRESS). */
+  readonly tradeRouter?: Address
   /** The ETH/USD AggregatorV3 feed (embedded: the localnet's `EthUsdFeed`). */
   readonly ethUsdFeed?: Address
 }
@@ -122,6 +126,7 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
             uniswapV3Factory: getAddress(h.uniswapV3Factory!),
             weth9: getAddress(h.weth9!),
             ...(h.swapRouter === undefined ? {} : { swapRouter: getAddress(h.swapRouter) }),
+            ...(h.tradeRouter === undefined ? {} : { tradeRouter: getAddress(h.tradeRouter) }),
             ...(h.ethUsdFeed === undefined ? {} : { ethUsdFeed: getAddress(h.ethUsdFeed) })
           },
           keeper,

@@ -21,7 +21,7 @@ import type { Abi, Hex } from "viem"
 export const SOLC_VERSION = "0.8.28"
 
 /** The contracts we deploy or read; every other compiled unit (libraries, interfaces) is dropped. */
-export const HoodContractNames = ["USDG", "WETH9", "FeeSplitter", "CurveFactory", "BondingCurve", "CurveToken", "EthUsdFeed"] as const
+export const HoodContractNames = ["USDG", "WETH9", "FeeSplitter", "CurveFactory", "BondingCurve", "CurveToken", "EthUsdFeed", "TradeRouter"] as const
 export type HoodContractName = (typeof HoodContractNames)[number]
 
 export interface ContractArtifact {

@@ -1,6 +1,7 @@
 /**
- * The Hood trade port's pure parts: each venue's call (decoded back with viem: the minimum out
- * travels in the calldata, a pool sell unwraps to the wallet), its gas limit; the failure code of a
+ * The Hood trade port's pure parts: each venue's call through the trade router (decoded back with
+ * viem: the minimum out and the platform fee travel in the calldata, a buy's value carries the fee
+ * on top), its gas limit; the failure code of a
  * revert as a node answers it (the curve's custom error, the router's `require` string, anything
  * else); the executed amount from a receipt's logs; and the per-wallet lock (one holder per wallet,
  * others wallets in parallel, the map emptied when the last holder leaves).
@@ -8,25 +9,24 @@
 import { Deferred, Effect, Fiber } from "effect"
 import { type Address, decodeFunctionData, encodeAbiParameters, encodeErrorResult, encodeEventTopics, type Hex, type TransactionReceipt } from "viem"
 import { describe, expect, it } from "vitest"
-import { bondingCurveAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
+import { bondingCurveAbi, tradeRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
 import { REQUEST_TAG_BYTES, requestTag } from "../../chain/hood/client/RequestTag.js"
 import { executedOutOf, HOOD_TRADE_GAS, hoodFailureReasonOf, hoodTradeCall, isRevert, makeWalletLocks, revertDataOf } from "./HoodTradeChain.js"
 
 const router = "0x1111111111111111111111111111111111111111" as Address
-const weth = "0x2222222222222222222222222222222222222222" as Address
 const curve = "0x3333333333333333333333333333333333333333" as Address
 const mint = "0x4444444444444444444444444444444444444444" as Address
 const wallet = "0x5555555555555555555555555555555555555555" as Address
-const base = { wallet, mint, curve, poolFee: 3000, amountInRaw: 123n, minAmountOutRaw: 45n, deadlineS: 1_000n }
+const base = { wallet, mint, curve, poolFee: 3000, amountInRaw: 123n, minAmountOutRaw: 45n, platformFeeRaw: 7n, deadlineS: 1_000n }
 
 describe("hoodTradeCall", () => {
   it("a request's tag follows the call's arguments: the same trade under two ids builds two calldatas, each still the call", () => {
     for (const venue of ["svc-curve", "hood-dex"] as const) {
       for (const side of ["buy", "sell"] as const) {
-        const plain = hoodTradeCall(router, weth, { ...base, venue, side })
-        const one = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
-        const again = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
-        const other = hoodTradeCall(router, weth, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-2") })
+        const plain = hoodTradeCall(router, { ...base, venue, side })
+        const one = hoodTradeCall(router, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
+        const again = hoodTradeCall(router, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-1") })
+        const other = hoodTradeCall(router, { ...base, venue, side, tag: requestTag("trade", "acc_1", "retry-2") })
         expect(one.data).toBe(again.data)
         expect(one.data).not.toBe(other.data)
         expect(one.data.startsWith(plain.data)).toBe(true)
@@ -37,29 +37,22 @@ describe("hoodTradeCall", () => {
     expect(requestTag("trade", "acc_1", "a")).not.toBe(requestTag("trade", "acc_2", "a"))
   })
 
-  it("curve buy and sell carry the minimum out; a buy sends amountIn as value", () => {
-    const b = hoodTradeCall(router, weth, { ...base, venue: "svc-curve", side: "buy" })
-    expect(b).toMatchObject({ to: curve, value: 123n, gas: HOOD_TRADE_GAS.curveBuy })
-    expect(decodeFunctionData({ abi: bondingCurveAbi, data: b.data })).toMatchObject({ functionName: "buy", args: [123n, 45n] })
-    const s = hoodTradeCall(router, weth, { ...base, venue: "svc-curve", side: "sell" })
-    expect(s).toMatchObject({ to: curve, value: 0n, gas: HOOD_TRADE_GAS.curveSell })
-    expect(decodeFunctionData({ abi: bondingCurveAbi, data: s.data })).toMatchObject({ functionName: "sell", args: [123n, 45n] })
+  it("curve buy and sell go to the trade router with the token, the minimum out and the platform fee; a buy's value is amountIn plus the fee", () => {
+    const b = hoodTradeCall(router, { ...base, venue: "svc-curve", side: "buy" })
+    expect(b).toMatchObject({ to: router, value: 130n, gas: HOOD_TRADE_GAS.curveBuy })
+    expect(decodeFunctionData({ abi: tradeRouterAbi, data: b.data })).toMatchObject({ functionName: "buyOnCurve", args: [mint, 123n, 45n, 7n] })
+    const s = hoodTradeCall(router, { ...base, venue: "svc-curve", side: "sell" })
+    expect(s).toMatchObject({ to: router, value: 0n, gas: HOOD_TRADE_GAS.curveSell })
+    expect(decodeFunctionData({ abi: tradeRouterAbi, data: s.data })).toMatchObject({ functionName: "sellOnCurve", args: [mint, 123n, 45n, 7n] })
   })
 
-  it("a pool buy is exactInputSingle paid in ETH to the wallet; a pool sell swaps to the router and unwraps to the wallet", () => {
-    const b = hoodTradeCall(router, weth, { ...base, venue: "hood-dex", side: "buy" })
-    expect(b).toMatchObject({ to: router, value: 123n, gas: HOOD_TRADE_GAS.poolBuy })
-    const buy = decodeFunctionData({ abi: swapRouterAbi, data: b.data })
-    expect(buy.functionName).toBe("exactInputSingle")
-    expect(buy.args?.[0]).toMatchObject({ tokenIn: weth, tokenOut: mint, fee: 3000, recipient: wallet, amountIn: 123n, amountOutMinimum: 45n, deadline: 1_000n })
-    const s = hoodTradeCall(router, weth, { ...base, venue: "hood-dex", side: "sell" })
+  it("pool buy and sell go to the trade router with the pool's fee tier, the minimum out, the platform fee and the deadline", () => {
+    const b = hoodTradeCall(router, { ...base, venue: "hood-dex", side: "buy" })
+    expect(b).toMatchObject({ to: router, value: 130n, gas: HOOD_TRADE_GAS.poolBuy })
+    expect(decodeFunctionData({ abi: tradeRouterAbi, data: b.data })).toMatchObject({ functionName: "buyOnPool", args: [mint, 3000, 123n, 45n, 7n, 1_000n] })
+    const s = hoodTradeCall(router, { ...base, venue: "hood-dex", side: "sell" })
     expect(s).toMatchObject({ to: router, value: 0n, gas: HOOD_TRADE_GAS.poolSell })
-    const multi = decodeFunctionData({ abi: swapRouterAbi, data: s.data })
-    expect(multi.functionName).toBe("multicall")
-    const [swap, unwrap] = (multi.args?.[0] as ReadonlyArray<Hex>).map((d) => decodeFunctionData({ abi: swapRouterAbi, data: d }))
-    expect(swap?.functionName).toBe("exactInputSingle")
-    expect(swap?.args?.[0]).toMatchObject({ tokenIn: mint, tokenOut: weth, recipient: router, amountOutMinimum: 45n })
-    expect(unwrap).toMatchObject({ functionName: "unwrapWETH9", args: [45n, wallet] })
+    expect(decodeFunctionData({ abi: tradeRouterAbi, data: s.data })).toMatchObject({ functionName: "sellOnPool", args: [mint, 3000, 123n, 45n, 7n, 1_000n] })
   })
 })
 
@@ -85,7 +78,7 @@ describe("the failure code of a revert", () => {
 })
 
 describe("executedOutOf", () => {
-  const log = (address: Address, abi: typeof bondingCurveAbi | typeof uniswapV3PoolAbi, eventName: string, args: Record<string, unknown>, data: Hex) => ({
+  const log = (address: Address, abi: typeof bondingCurveAbi | typeof uniswapV3PoolAbi | typeof tradeRouterAbi, eventName: string, args: Record<string, unknown>, data: Hex) => ({
     address,
     topics: encodeEventTopics({ abi, eventName, args } as never),
     data,
@@ -108,6 +101,26 @@ describe("executedOutOf", () => {
     const swapData = encodeAbiParameters([{ type: "int256" }, { type: "int256" }, { type: "uint160" }, { type: "uint128" }, { type: "int24" }], [-999n, 123n, 1n, 1n, 0])
     const swap = { logs: [log(curve, uniswapV3PoolAbi, "Swap", { sender: router, recipient: wallet }, swapData)] } as unknown as TransactionReceipt
     expect(executedOutOf(swap, "hood-dex", mint, wallet)).toBe(999n)
+  })
+
+  it("a routed trade: the trade router's RoutedTrade for the wallet and the token decides, before the venue's own log", () => {
+    const routedData = encodeAbiParameters(
+      [{ type: "bool" }, { type: "bool" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }],
+      [false, false, 10n, 555n, 6n, 0n]
+    )
+    // The curve's Trade names the router as its trader; the router's event names the wallet.
+    const tradeData = encodeAbiParameters(
+      [{ type: "bool" }, ...Array.from({ length: 8 }, () => ({ type: "uint256" })), { type: "bool" }],
+      [false, 10n, 555n, 1n, 0n, 0n, 5n, 5n, 5n, false]
+    )
+    const receipt = {
+      logs: [
+        log(curve, bondingCurveAbi, "Trade", { token: mint, trader: router }, tradeData),
+        log(router, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData)
+      ]
+    } as unknown as TransactionReceipt
+    for (const venue of ["svc-curve", "hood-dex"]) expect(executedOutOf(receipt, venue, mint, wallet)).toBe(555n)
+    expect(executedOutOf(receipt, "svc-curve", curve, wallet)).toBeUndefined()
   })
 })
 

@@ -9,16 +9,19 @@
  * unit. No SQL, no HTTP: the trade service decides. Every read failure is `chain_unavailable`
  * (retryable), never a zero.
  *
- * The transactions (ETH-quoted markets):
- * - curve buy: `BondingCurve.buy(amountIn, minAmountOut)` with `value = amountIn`; a buy that
- *   crosses graduation is capped at the threshold and the curve sends the refund back in the same
- *   transaction (its `Trade.refund`);
- * - curve sell: `BondingCurve.sell(tokensIn, minAmountOut)` (the curve pulls the tokens: it needs
- *   the wallet's allowance, see `approveCall`);
- * - pool buy: the SwapRouter's `exactInputSingle` paying ETH (`value = amountIn`, the router wraps
- *   it) with `amountOutMinimum`, the tokens to the wallet;
- * - pool sell: `multicall([exactInputSingle(token → WETH, to the router, amountOutMinimum),
- *   unwrapWETH9(amountOutMinimum, wallet)])`: the seller receives ETH, not WETH.
+ * The transactions (ETH-quoted markets), every one a call of the engine's `TradeRouter`
+ * (`contracts/TradeRouter.sol`), which trades and pays the platform fee (the quote's `feeRaw`, an
+ * input of the call) to the fee splitter's treasury in the same transaction:
+ * - curve buy: `buyOnCurve(token, amountIn, minAmountOut, fee)` with `value = amountIn + fee`; the
+ *   router buys on the curve (`BondingCurve.buy`) and forwards the tokens; a buy that crosses
+ *   graduation is capped at the threshold and the refund goes back to the wallet, uncharged;
+ * - curve sell: `sellOnCurve(token, tokensIn, minAmountOut, fee)` (the router pulls the tokens: it
+ *   needs the wallet's allowance, see `spenderOf` and `approveCall`), the fee from the proceeds;
+ * - pool buy: `buyOnPool(token, poolFee, amountIn, minAmountOut, fee, deadline)` with
+ *   `value = amountIn + fee`: the SwapRouter's `exactInputSingle` paying ETH, the tokens to the wallet;
+ * - pool sell: `sellOnPool(...)`: `exactInputSingle(token → WETH, amountOutMinimum)` to the trade
+ *   router, which unwraps, pays the fee and the rest to the wallet in ETH.
+ * The minimum is the venue's own (the curve's, Uniswap's `amountOutMinimum`), before the fee, as on Solana.
  *
  * Gas: a fixed limit per venue and side (`HOOD_TRADE_GAS`), never an estimate on the hot path (an
  * estimate is a round trip and was seen too low for router swaps, see `SWAP_GAS_LIMIT`); the
@@ -54,7 +57,7 @@ import {
   TransactionNotFoundError,
   zeroAddress
 } from "viem"
-import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
+import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, tradeRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
 import { readCurve } from "../../chain/hood/client/HoodClient.js"
 import { makeHoodSender, revertAbi, revertDataOf } from "../../chain/hood/client/HoodSender.js"
 import { tagged } from "../../chain/hood/client/RequestTag.js"
@@ -71,9 +74,10 @@ import { quoteVenue, type Side, type VenueQuote } from "./VenueQuote.js"
  * that crosses graduation and pool swaps large enough to move the price by half), then given
  * headroom of about 2.5x:
  * - curve buy: 159k the first buy of a wallet (fresh storage), 120k the crossing buy (phase write,
- *   `CurveCompleted`, the refund sent back);
- * - curve sell: 99k;
- * - pool buy / sell: 126k / 144k through the router within the graduation position; each
+ *   `CurveCompleted`, the refund sent back), before the trade router; the router adds its fee
+ *   transfer, the token forward and its event (see docs/decisions.md "The Hood trade router");
+ * - curve sell: 99k before the router (which adds the pull, an approval and two ETH payments);
+ * - pool buy / sell: 126k / 144k through the SwapRouter within the graduation position; each
  *   initialized tick crossed adds ~20–30k, and a quote reads at most `READS_MAX` (32) words and
  *   ticks, so 1.5M bounds every swap the rail quotes;
  * - approve: 46k.
@@ -128,6 +132,8 @@ export interface HoodTradeBuildInput {
   readonly poolFee: number
   readonly amountInRaw: bigint
   readonly minAmountOutRaw: bigint
+  /** The platform fee the trade router pays the treasury (the quote's `feeRaw`): on top of a buy's value, from a sell's proceeds. */
+  readonly platformFeeRaw: bigint
   /** Epoch seconds past which the router refuses a pool trade. */
   readonly deadlineS: bigint
   /** Appended to the calldata (`RequestTag.ts`): makes the build this request's alone. */
@@ -139,38 +145,58 @@ export interface HoodTradeChainOptions {
   readonly rpcUrl: string
   readonly factory: Address
   readonly swapRouter: Address
+  /** The engine's TradeRouter: every trade's `to`, and the spender a sell approves. */
+  readonly tradeRouter: Address
   readonly weth9: Address
 }
 
-/** The trade's call: where, what, how much ETH, and its gas limit. Pure. */
-export const hoodTradeCall = (router: Address, weth9: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
-  const call = untaggedCall(router, weth9, i)
+/** The trade's call (to the trade router): where, what, how much ETH, and its gas limit. Pure. */
+export const hoodTradeCall = (tradeRouter: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
+  const call = untaggedCall(tradeRouter, i)
   return i.tag === undefined ? call : { ...call, data: tagged(call.data, i.tag) }
 }
 
-const untaggedCall = (router: Address, weth9: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
+const untaggedCall = (tradeRouter: Address, i: HoodTradeBuildInput): HoodCall & { readonly gas: bigint } => {
+  const fee = i.platformFeeRaw
   if (i.venue === "svc-curve") {
     return i.side === "buy"
-      ? { to: i.curve, data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [i.amountInRaw, i.minAmountOutRaw] }), value: i.amountInRaw, gas: HOOD_TRADE_GAS.curveBuy }
-      : { to: i.curve, data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "sell", args: [i.amountInRaw, i.minAmountOutRaw] }), value: 0n, gas: HOOD_TRADE_GAS.curveSell }
+      ? {
+          to: tradeRouter,
+          data: encodeFunctionData({ abi: tradeRouterAbi, functionName: "buyOnCurve", args: [i.mint, i.amountInRaw, i.minAmountOutRaw, fee] }),
+          value: i.amountInRaw + fee,
+          gas: HOOD_TRADE_GAS.curveBuy
+        }
+      : {
+          to: tradeRouter,
+          data: encodeFunctionData({ abi: tradeRouterAbi, functionName: "sellOnCurve", args: [i.mint, i.amountInRaw, i.minAmountOutRaw, fee] }),
+          value: 0n,
+          gas: HOOD_TRADE_GAS.curveSell
+        }
   }
-  const params = {
-    tokenIn: i.side === "buy" ? weth9 : i.mint,
-    tokenOut: i.side === "buy" ? i.mint : weth9,
-    fee: i.poolFee,
-    recipient: i.side === "buy" ? i.wallet : router,
-    deadline: i.deadlineS,
-    amountIn: i.amountInRaw,
-    amountOutMinimum: i.minAmountOutRaw,
-    sqrtPriceLimitX96: 0n
-  } as const
-  if (i.side === "buy") {
-    return { to: router, data: encodeFunctionData({ abi: swapRouterAbi, functionName: "exactInputSingle", args: [params] }), value: i.amountInRaw, gas: HOOD_TRADE_GAS.poolBuy }
-  }
-  const swap = encodeFunctionData({ abi: swapRouterAbi, functionName: "exactInputSingle", args: [params] })
-  const unwrap = encodeFunctionData({ abi: swapRouterAbi, functionName: "unwrapWETH9", args: [i.minAmountOutRaw, i.wallet] })
-  return { to: router, data: encodeFunctionData({ abi: swapRouterAbi, functionName: "multicall", args: [[swap, unwrap]] }), value: 0n, gas: HOOD_TRADE_GAS.poolSell }
+  return i.side === "buy"
+    ? {
+        to: tradeRouter,
+        data: encodeFunctionData({ abi: tradeRouterAbi, functionName: "buyOnPool", args: [i.mint, i.poolFee, i.amountInRaw, i.minAmountOutRaw, fee, i.deadlineS] }),
+        value: i.amountInRaw + fee,
+        gas: HOOD_TRADE_GAS.poolBuy
+      }
+    : {
+        to: tradeRouter,
+        data: encodeFunctionData({ abi: tradeRouterAbi, functionName: "sellOnPool", args: [i.mint, i.poolFee, i.amountInRaw, i.minAmountOutRaw, fee, i.deadlineS] }),
+        value: 0n,
+        gas: HOOD_TRADE_GAS.poolSell
+      }
 }
+
+/**
+ * THE one answer to "which address must a wallet approve before a sell": who pulls the tokens of a
+ * sell on `venue` of the market whose curve is `curve`. Every Hood sell goes through the trade
+ * router (it collects the platform fee), so it is the trade router on the curve and on the pool
+ * alike; the venue and the curve stay parameters so a future venue decides here. Every caller (the
+ * embedded wallet's approval, the linked and TEE builds' allowance refusal, a server-built
+ * approval) asks this, through `HoodTradeChain.spenderOf`. Pure.
+ */
+export const hoodSellSpender = (tradeRouter: Address, _venue: HoodTradeVenue, _curve: Address): Address => tradeRouter
 
 /** `approve(spender, max)` on the token, with its gas limit; `tag` appended to the calldata (`RequestTag.ts`). Pure. */
 export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCall & { readonly gas: bigint } => ({
@@ -180,8 +206,17 @@ export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCa
   gas: HOOD_TRADE_GAS.approve
 })
 
-/** What a landed trade executed, from its receipt's logs: the curve's `Trade` by `wallet` on `mint`, or the pool's `Swap` output. Pure. */
+/**
+ * What a landed trade executed, from its receipt's logs: the trade router's `RoutedTrade` for
+ * `wallet` on `mint` (the venue's output: tokens on a buy, ETH before the platform fee on a sell),
+ * else (a transaction straight to the venue, as the rail built before the router) the curve's
+ * `Trade` by `wallet` on `mint`, or the pool's `Swap` output. Pure.
+ */
 export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: Address, wallet: Address): bigint | undefined => {
+  const routed = parseEventLogs({ abi: tradeRouterAbi, logs: receipt.logs, eventName: "RoutedTrade" }).find(
+    (t) => getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
+  )
+  if (routed !== undefined) return routed.args.amountOut
   if (venue === "svc-curve") {
     const trade = parseEventLogs({ abi: bondingCurveAbi, logs: receipt.logs, eventName: "Trade" }).find(
       (t) => getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
@@ -217,7 +252,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   const { read, unsigned, releaseUnsent } = sender
   const pc: PublicClient = sender.publicClient
   const router = getAddress(options.swapRouter)
-  const weth9 = getAddress(options.weth9)
+  const tradeRouter = getAddress(options.tradeRouter)
 
   /** The curve the factory created for `mint`, or undefined (not launched here). */
   const curveOf = (mint: Address) =>
@@ -275,14 +310,14 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       ([weiRaw, tokenRaw]) => ({ weiRaw, tokenRaw })
     )
 
-  /** Who pulls the tokens of a sell on `venue` (the curve, or the router). */
-  const spenderOf = (venue: HoodTradeVenue, curve: Address): Address => (venue === "svc-curve" ? curve : router)
+  /** Who pulls a sell's tokens: `hoodSellSpender` with this deployment's trade router. */
+  const spenderOf = (venue: HoodTradeVenue, curve: Address): Address => hoodSellSpender(tradeRouter, venue, curve)
 
   const allowance = (wallet: Address, mint: Address, spender: Address) =>
     read("allowance", (c) => c.readContract({ address: mint, abi: curveTokenAbi, functionName: "allowance", args: [wallet, spender] }))
 
   /** The trade's unsigned transaction. */
-  const build = (i: HoodTradeBuildInput) => unsigned(i.wallet, hoodTradeCall(router, weth9, i))
+  const build = (i: HoodTradeBuildInput) => unsigned(i.wallet, hoodTradeCall(tradeRouter, i))
 
   /**
    * Sends signed bytes once, preflight first (`HoodSender.send`). A refusal (preflight or the
@@ -401,7 +436,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
       })
     )
 
-  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, plainVerdict, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, weth9, publicClient: pc }
+  return { quote, holdings, spenderOf, allowance, build, unsigned, send, observe, plainVerdict, releaseUnsent, receipt, transaction, blockNumber, trace, withWallet: sender.withWallet, router, tradeRouter, weth9: getAddress(options.weth9), publicClient: pc }
 }
 
 export type HoodTradeChain = ReturnType<typeof makeHoodTradeChain>

@@ -36,7 +36,7 @@ import {
   zeroAddress
 } from "viem"
 import type { CurveParams, CurveState } from "../../../domain/CurveMath.js"
-import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, usdgAbi } from "../abi.generated.js"
+import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, tradeRouterAbi, usdgAbi } from "../abi.generated.js"
 import { configHash, type DexVersion, dexVersionNumber, dexVersionOf, HOOD_TOKEN_SUPPLY_RAW } from "./ConfigHash.js"
 
 export type HoodWallet = WalletClient<Transport, Chain, Account>
@@ -63,8 +63,8 @@ export class HoodTxReverted extends Schema.TaggedError<HoodTxReverted>()("HoodTx
 }
 
 /** Every custom error the Hood contracts declare: a revert bubbling up from the token or the
- * splitter through a curve call decodes too. */
-export const hoodErrorsAbi = [...bondingCurveAbi, ...curveFactoryAbi, ...curveTokenAbi, ...feeSplitterAbi, ...usdgAbi].filter(
+ * splitter through a curve call, or from the curve through the trade router, decodes too. */
+export const hoodErrorsAbi = [...bondingCurveAbi, ...curveFactoryAbi, ...curveTokenAbi, ...feeSplitterAbi, ...usdgAbi, ...tradeRouterAbi].filter(
   (item) => item.type === "error"
 )
 

@@ -7,6 +7,7 @@
  *   5 FeeSplitter(treasury #2, 3000 bps, position manager) ·
  *   6 CurveFactory(splitter, position manager, staker vault #3, keeper #1, fee 3000, spacing 60) ·
  *   7 EthUsdFeed(3000 USD, 8 decimals, the reporter key of DevAccounts publishes; funded with 100 ETH) ·
+ *   8 TradeRouter(factory, SwapRouter): the engine's trades with the platform fee to the treasury ·
  *   then splitter.setFactory, factory.setQuoteAllowed(USDG), and USDG to every dev account.
  *
  * Uniswap v3 is the real thing: the bytecode of the npm artifacts, whose pool init code hash is
@@ -50,6 +51,8 @@ export interface HoodAddresses {
   readonly factory: Address
   /** ETH/USD (AggregatorV3-style); absent on a chain stored before the feed was deployed. */
   readonly ethUsdFeed?: Address
+  /** The engine's trade router (`TradeRouter.sol`: the trade and its platform fee in one call); absent on a chain stored before it was deployed. */
+  readonly tradeRouter?: Address
 }
 
 /** ETH/USD at deploy: 3000.00000000 (the fixed source's default, so both sources start equal). */
@@ -66,7 +69,7 @@ export const hoodChain = (chainId: number, rpcUrl: string, wsUrl?: string): Chai
     rpcUrls: { default: { http: [rpcUrl], ...(wsUrl === undefined ? {} : { webSocket: [wsUrl] }) } }
   })
 
-/** The addresses a fresh deploy produces (nonces 0..6 of account #0), without a node. */
+/** The addresses a fresh deploy produces (nonces 0..8 of account #0), without a node. */
 export const expectedAddresses = (deployer: Address): HoodAddresses => {
   const at = (nonce: number) => getContractAddress({ from: deployer, nonce: BigInt(nonce) })
   return {
@@ -77,7 +80,8 @@ export const expectedAddresses = (deployer: Address): HoodAddresses => {
     swapRouter: at(4),
     feeSplitter: at(5),
     factory: at(6),
-    ethUsdFeed: at(7)
+    ethUsdFeed: at(7),
+    tradeRouter: at(8)
   }
 }
 
@@ -143,6 +147,7 @@ export const deployHoodStack = async (params: {
   ])
   const reporter = privateKeyToAccount(ETH_USD_REPORTER_KEY).address
   const ethUsdFeed = await deploy("EthUsdFeed", a.EthUsdFeed.abi, a.EthUsdFeed.bytecode, [GENESIS_ETH_USD_ANSWER, reporter])
+  const tradeRouter = await deploy("TradeRouter", a.TradeRouter.abi, a.TradeRouter.bytecode, [factory, swapRouter])
   await confirm(await wallet.sendTransaction({ to: reporter, value: ETH_USD_REPORTER_WEI }), "fund the ETH/USD reporter")
   await confirm(await wallet.writeContract({ address: feeSplitter, abi: feeSplitterAbi, functionName: "setFactory", args: [factory] }), "setFactory")
   await confirm(
@@ -155,5 +160,5 @@ export const deployHoodStack = async (params: {
       `mint USDG to #${account.index}`
     )
   }
-  return { usdg, weth9, uniswapV3Factory, positionManager, swapRouter, feeSplitter, factory, ethUsdFeed }
+  return { usdg, weth9, uniswapV3Factory, positionManager, swapRouter, feeSplitter, factory, ethUsdFeed, tradeRouter }
 }

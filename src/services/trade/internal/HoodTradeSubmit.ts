@@ -5,15 +5,15 @@
  *
  * Under the wallet's lock (`HoodTradeChain.withWallet`), in order: a row for the id already? its
  * outcome (nothing built); a sell's allowance raised first when short (an `approve` of the max to
- * the curve or the router, waited for: it moves no money); the trade built on the wallet's next
+ * the trade router, `HoodTradeChain.spenderOf`, waited for: it moves no money); the trade built on the wallet's next
  * nonce, its balance checked against value plus the gas limit at the fee cap, signed, recorded
  * `sending` (the runner saves it, the row keeps the nonce in `lastValidBlockHeight`), sent once
  * (preflight first) and its verdict awaited. So one wallet's trades in this process never share a
  * nonce, and a trade refused before broadcast leaves no nonce gap.
  *
- * No platform fee is collected on Hood yet (`feeBps` and `feeRaw` recorded 0): one transaction
- * cannot carry both the curve's or router's trade and a transfer to the treasury (see
- * docs/decisions.md "Hood trades: gas, nonces, the crossing buy's refund, no platform fee yet").
+ * The platform fee is the quote's (`platformFeeOf`: the plan's bps, 10 % less for a referred
+ * account; a buy's on `amountConsumed`, a sell's on `amountOut`), collected by the trade router in
+ * the trade's own transaction (see docs/decisions.md "The Hood trade router and its platform fee").
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
@@ -26,7 +26,7 @@ import { type TradeError, tradeError } from "../TradeError.js"
 import { type TradeCaller, type TradeRequest, DEFAULT_SLIPPAGE_BPS } from "../TradeInputs.js"
 import type { TradeRow } from "../TradeStore.js"
 import type { TradeDryRunView, TradeView } from "../TradeViews.js"
-import { minOutOf, type VenueRefusal } from "../VenueQuote.js"
+import { minOutOf, platformFeeOf, type VenueRefusal } from "../VenueQuote.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt, SpendRail } from "../../spend/SpendGate.js"
 import { usdOfQuote } from "../../spend/SpendValue.js"
@@ -110,19 +110,20 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
         details: { amountOut: q.amountOut.toString(), minAmountOut: minOut.toString() }
       })
     }
+    const fee = platformFeeOf(q, request.side, caller)
     const held = yield* deps.hood.holdings(wallet, mint)
     if (request.side === "sell" && held.tokenRaw < request.amountInRaw) {
       return yield* tradeError("insufficient_balance", `${who} holds ${held.tokenRaw} of this token, less than amountIn`, {
         details: { balanceRaw: held.tokenRaw.toString(), requiredRaw: request.amountInRaw.toString() }
       })
     }
-    if (request.side === "buy" && held.weiRaw < request.amountInRaw) {
-      return yield* tradeError("insufficient_balance", `${who} has ${held.weiRaw} wei, less than amountIn`, {
-        details: { balanceRaw: held.weiRaw.toString(), requiredRaw: request.amountInRaw.toString() }
+    if (request.side === "buy" && held.weiRaw < request.amountInRaw + fee.feeRaw) {
+      return yield* tradeError("insufficient_balance", `${who} has ${held.weiRaw} wei, less than amountIn and the platform fee`, {
+        details: { balanceRaw: held.weiRaw.toString(), requiredRaw: (request.amountInRaw + fee.feeRaw).toString() }
       })
     }
     // What the spend gate counts, as on Solana: a buy its whole amountIn (a crossing buy's refund
-    // is not known before it lands), a sell the ETH it receives. No platform fee on Hood yet.
+    // is not known before it lands) plus the platform fee, a sell the ETH the venue pays.
     const spend: SpendAttempt =
       request.side === "buy"
         ? {
@@ -130,8 +131,8 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
             purpose: "trade",
             side: "buy",
             asset: HOOD_QUOTE_ASSET,
-            amountRaw: request.amountInRaw,
-            usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw)
+            amountRaw: request.amountInRaw + fee.feeRaw,
+            usdMicros: yield* usdOfQuote(ctx.prices, "hood", HOOD_QUOTE_ASSET, request.amountInRaw + fee.feeRaw)
           }
         : {
             rail,
@@ -158,12 +159,12 @@ const pricedTrade = (ctx: TradeContext, deps: HoodSubmitDeps, caller: TradeCalle
         }
       }
     }
-    return { rail, wallet, walletId, who, mint, market, fill: q, minOut, spend, approval }
+    return { rail, wallet, walletId, who, mint, market, fill: q, minOut, fee, spend, approval }
   })
 
 export type HoodPricedTrade = Effect.Effect.Success<ReturnType<typeof pricedTrade>>
 
-/** The row's figures of a priced Hood trade (`TradeRows.newTradeRow`); no platform fee on Hood yet. Pure. */
+/** The row's figures of a priced Hood trade (`TradeRows.newTradeRow`), its platform fee the quote's. Pure. */
 export const hoodPricedRow = (p: HoodPricedTrade): PricedRow => ({
   mint: p.mint,
   venue: p.fill.venue,
@@ -173,8 +174,8 @@ export const hoodPricedRow = (p: HoodPricedTrade): PricedRow => ({
   wallet: p.wallet,
   expectedOutRaw: p.fill.amountOut,
   minAmountOutRaw: p.minOut,
-  feeBps: 0,
-  feeRaw: 0n,
+  feeBps: p.fee.planFeeBps,
+  feeRaw: p.fee.feeRaw,
   spend: p.spend
 })
 
@@ -194,6 +195,7 @@ export const hoodTradeBuild = (hood: HoodTradeChain, accountId: string, request:
       poolFee: p.market.poolFee,
       amountInRaw: request.amountInRaw,
       minAmountOutRaw: p.minOut,
+      platformFeeRaw: p.fee.feeRaw,
       deadlineS: nowS + HOOD_POOL_DEADLINE_S,
       tag: requestTag("trade", accountId, request.clientTradeId)
     })
@@ -232,7 +234,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
       amountIn: request.amountInRaw.toString(),
       expectedOut: p.fill.amountOut.toString(),
       minAmountOut: p.minOut.toString(),
-      fee: { bps: 0, feeRaw: "0", asset: "quote" },
+      fee: { bps: p.fee.planFeeBps, feeRaw: p.fee.feeRaw.toString(), asset: "quote" },
       ...(p.approval !== undefined ? { approval: { spender: p.approval.spender, allowanceRaw: p.approval.allowanceRaw.toString() } } : {})
     }) satisfies TradeDryRunView))
 
@@ -240,7 +242,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
   const sign = (accountId: string, bytes: Uint8Array) =>
     ctx.provider.signWithEmbedded(accountId, "evm", bytes).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? deps.fromProvider(e) : e)))
 
-  /** A sell's allowance to the venue's spender, raised to the max when short (waited for; it moves no money). */
+  /** A sell's allowance to its spender (`HoodTradeChain.spenderOf`: the trade router), raised to the max when short (waited for; it moves no money). */
   const ensureAllowance = (accountId: string, wallet: Address, mint: Address, spender: Address, amountRaw: bigint) =>
     Effect.gen(function* () {
       if ((yield* hood.allowance(wallet, mint, spender)) >= amountRaw) return

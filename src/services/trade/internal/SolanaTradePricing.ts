@@ -62,7 +62,7 @@ export const makeSolanaTradePricing = (ctx: TradeContext) => {
   const quoted = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
       if (request.chain !== "solana") {
-        return yield* tradeError("chain_unsupported", "This server's trade rail does not submit on Hood: no SwapRouter is configured (HOOD_SWAP_ROUTER_ADDRESS); quotes work", { field: "chain" })
+        return yield* tradeError("chain_unsupported", "This server's trade rail does not submit on Hood: no SwapRouter and TradeRouter are configured (HOOD_SWAP_ROUTER_ADDRESS, HOOD_TRADE_ROUTER_ADDRESS); quotes work", { field: "chain" })
       }
       const { rail, wallet, walletId } = yield* payerOf(caller, request)
       const { venue, holdings } = yield* venueRead(request.mint, wallet)

@@ -55,3 +55,21 @@ interface INonfungiblePositionManager {
 
     function WETH9() external view returns (address);
 }
+
+/// @notice The slice of v3-periphery's SwapRouter the trade router calls.
+interface ISwapRouter {
+    struct ExactInputSingleParams {
+        address tokenIn;
+        address tokenOut;
+        uint24 fee;
+        address recipient;
+        uint256 deadline;
+        uint256 amountIn;
+        uint256 amountOutMinimum;
+        uint160 sqrtPriceLimitX96;
+    }
+
+    function exactInputSingle(ExactInputSingleParams calldata params) external payable returns (uint256 amountOut);
+
+    function WETH9() external view returns (address);
+}
