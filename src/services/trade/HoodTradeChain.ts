@@ -59,7 +59,7 @@ import {
 } from "viem"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, tradeRouterAbi, uniswapV3PoolAbi } from "../../chain/hood/abi.generated.js"
 import { readCurve } from "../../chain/hood/client/HoodClient.js"
-import { makeHoodSender, revertAbi, revertDataOf } from "../../chain/hood/client/HoodSender.js"
+import { type HoodSender, makeHoodSender, revertAbi, revertDataOf } from "../../chain/hood/client/HoodSender.js"
 import { tagged } from "../../chain/hood/client/RequestTag.js"
 import type { HoodCall } from "../../chain/hood/launch/HeadlessCalls.js"
 import { quoteHoodPool, viemPoolSource } from "./HoodPoolQuote.js"
@@ -247,6 +247,57 @@ export const hoodFailureReasonOf = (e: unknown): RevertReason => {
   return /SlippageExceeded|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
 }
 
+/**
+ * Looks on chain for a built (linked or TEE) trade's transaction that no request sent or confirmed:
+ * `Open` while the wallet's mined nonce has not passed the build's (its bytes may still land);
+ * else the transaction on that nonce is looked for among the token's `Transfer`s to (a buy) or
+ * from (a sell) the wallet since the build's block (windows of `HOOD_TRACE_WINDOW` blocks, at
+ * most `HOOD_TRACE_WINDOWS`): from the wallet, on the build's nonce, its signed bytes the built
+ * transaction (`isBuilt`) → `Found`; none in every block since the build → `Lapsed` (another
+ * transaction took the nonce, or this one reverted: either way nothing traded). A scan cut short
+ * at its bound, or a transfer whose transaction the node cannot show, is `Open`: undecided, the
+ * hold kept. Mined nonce first: a transaction mined after that read is in a block the log read
+ * covers. A TEE build is traced through its sign claim first (`TradeAttempt.traceHoodTee`: the
+ * relay's hash looked up by `observe`, no scan bound); this scan is the linked payer's.
+ */
+const traceBuilt =
+  (read: HoodSender<TradeError>["read"], blockNumber: Effect.Effect<bigint, TradeError>, transaction: (hash: Hash) => Effect.Effect<Transaction | undefined, TradeError>) =>
+  (row: {
+    readonly wallet: string
+    readonly mint: string
+    readonly side: Side
+    readonly nonce: bigint
+    readonly fromBlock: bigint
+    readonly isBuilt: (tx: Transaction) => Effect.Effect<Hash | undefined>
+  }): Effect.Effect<Traced, TradeError> =>
+  Effect.gen(function* () {
+    const wallet = getAddress(row.wallet)
+    const mined = yield* read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" }))
+    if (BigInt(mined) <= row.nonce) return { _tag: "Open" } as const
+    const head = yield* blockNumber
+    const seen = new Set<Hash>()
+    let from = row.fromBlock
+    for (let w = 0n; w < HOOD_TRACE_WINDOWS && from <= head; w++, from += HOOD_TRACE_WINDOW) {
+      const to = from + HOOD_TRACE_WINDOW - 1n < head ? from + HOOD_TRACE_WINDOW - 1n : head
+      const logs = yield* read("token transfers", (c) =>
+        c.getContractEvents({ address: getAddress(row.mint), abi: curveTokenAbi, eventName: "Transfer", args: row.side === "buy" ? { to: wallet } : { from: wallet }, fromBlock: from, toBlock: to })
+      )
+      for (const log of logs) {
+        if (log.transactionHash === null || seen.has(log.transactionHash)) continue
+        seen.add(log.transactionHash)
+        const tx = yield* transaction(log.transactionHash)
+        // A transfer the node lists but cannot show (a limited index, a lagging node): undecided.
+        if (tx === undefined) return { _tag: "Open" } as const
+        if (getAddress(tx.from) !== wallet || BigInt(tx.nonce) !== row.nonce) continue
+        const hash = yield* row.isBuilt(tx)
+        if (hash !== undefined) return { _tag: "Found", signature: hash } as const
+      }
+    }
+    // Lapsed only when every block since the build was read: a scan cut short at its bound
+    // decides nothing (the build, which has no expiry, may have landed past it).
+    return from <= head ? ({ _tag: "Open" } as const) : ({ _tag: "Lapsed" } as const)
+  })
+
 export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   const sender = makeHoodSender({ chain: options.chain, rpcUrl: options.rpcUrl }, (message): TradeError => tradeError("chain_unavailable", message, { retryable: true }))
   const { read, unsigned, releaseUnsent } = sender
@@ -378,54 +429,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
   /** The head block's number (a linked or TEE build's trace starts at the block it was built at). */
   const blockNumber = read("block number", (c) => c.getBlockNumber())
 
-  /**
-   * Looks on chain for a built (linked or TEE) trade's transaction that no request sent or confirmed:
-   * `Open` while the wallet's mined nonce has not passed the build's (its bytes may still land);
-   * else the transaction on that nonce is looked for among the token's `Transfer`s to (a buy) or
-   * from (a sell) the wallet since the build's block (windows of `HOOD_TRACE_WINDOW` blocks, at
-   * most `HOOD_TRACE_WINDOWS`): from the wallet, on the build's nonce, its signed bytes the built
-   * transaction (`isBuilt`) → `Found`; none in every block since the build → `Lapsed` (another
-   * transaction took the nonce, or this one reverted: either way nothing traded). A scan cut short
-   * at its bound, or a transfer whose transaction the node cannot show, is `Open`: undecided, the
-   * hold kept. Mined nonce first: a transaction mined after that read is in a block the log read
-   * covers. A TEE build is traced through its sign claim first (`TradeAttempt.traceHoodTee`: the
-   * relay's hash looked up by `observe`, no scan bound); this scan is the linked payer's.
-   */
-  const trace = (row: {
-    readonly wallet: string
-    readonly mint: string
-    readonly side: Side
-    readonly nonce: bigint
-    readonly fromBlock: bigint
-    readonly isBuilt: (tx: Transaction) => Effect.Effect<Hash | undefined>
-  }): Effect.Effect<Traced, TradeError> =>
-    Effect.gen(function* () {
-      const wallet = getAddress(row.wallet)
-      const mined = yield* read("nonce", (c) => c.getTransactionCount({ address: wallet, blockTag: "latest" }))
-      if (BigInt(mined) <= row.nonce) return { _tag: "Open" } as const
-      const head = yield* blockNumber
-      const seen = new Set<Hash>()
-      let from = row.fromBlock
-      for (let w = 0n; w < HOOD_TRACE_WINDOWS && from <= head; w++, from += HOOD_TRACE_WINDOW) {
-        const to = from + HOOD_TRACE_WINDOW - 1n < head ? from + HOOD_TRACE_WINDOW - 1n : head
-        const logs = yield* read("token transfers", (c) =>
-          c.getContractEvents({ address: getAddress(row.mint), abi: curveTokenAbi, eventName: "Transfer", args: row.side === "buy" ? { to: wallet } : { from: wallet }, fromBlock: from, toBlock: to })
-        )
-        for (const log of logs) {
-          if (log.transactionHash === null || seen.has(log.transactionHash)) continue
-          seen.add(log.transactionHash)
-          const tx = yield* transaction(log.transactionHash)
-          // A transfer the node lists but cannot show (a limited index, a lagging node): undecided.
-          if (tx === undefined) return { _tag: "Open" } as const
-          if (getAddress(tx.from) !== wallet || BigInt(tx.nonce) !== row.nonce) continue
-          const hash = yield* row.isBuilt(tx)
-          if (hash !== undefined) return { _tag: "Found", signature: hash } as const
-        }
-      }
-      // Lapsed only when every block since the build was read: a scan cut short at its bound
-      // decides nothing (the build, which has no expiry, may have landed past it).
-      return from <= head ? ({ _tag: "Open" } as const) : ({ _tag: "Lapsed" } as const)
-    })
+  const trace = traceBuilt(read, blockNumber, (hash) => transaction(hash))
 
   /** The transaction the node holds under `hash` (mined or pending), or undefined when it knows none. */
   const transaction = (hash: Hash) =>
