@@ -84,6 +84,13 @@ export interface OrderTriggerOptions {
    * partitions not claimed.
    */
   readonly partitioned?: boolean
+  /**
+   * Test hook (`orders.revokeInFlight`): the trigger writer waits on it with the ids it took, at
+   * `taken` (before the crossing trades' durability wait and the fences are read) and at `fenced`
+   * (the fences read, before the statement), so a test can hold a decided trigger across a
+   * revocation and a claim by another process.
+   */
+  readonly writerPause?: (at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 /** Most triggers one statement writes (`markTriggeredAll`); more taken at once go in several. */
@@ -161,6 +168,7 @@ export const orderTriggerHooks =
             continue
           }
           inFlightMin = taken[0]!.seq
+          if (options.writerPause !== undefined) yield* options.writerPause("taken", taken.map((p) => (p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>).order.id))
           // The trades that crossed are durable on the bus first (the embedded bus delivers records
           // before their fsync): a trigger, and the money its execution moves, never stands on a
           // record a crash could lose (the runtime's rule for everything derived from events).
@@ -175,6 +183,7 @@ export const orderTriggerHooks =
             if (fence === undefined) fencedOut++ // the partition is no longer this process's: its new owner replays the trade
             else writes.push(writeOf(p, fence))
           }
+          if (options.writerPause !== undefined) yield* options.writerPause("fenced", writes.map((w) => w.id))
           for (let i = 0; i < writes.length; i += TRIGGERS_PER_STATEMENT) {
             const chunk = writes.slice(i, i + TRIGGERS_PER_STATEMENT)
             // The statement and the hand-off of what it moved: one step a stop does not cut in two.
