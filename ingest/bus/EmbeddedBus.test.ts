@@ -301,10 +301,10 @@ describe("EmbeddedBus (memory)", () => {
         })
       // Both members subscribe from this one fiber, each with its refs set (not scoped: a leak stays).
       yield* FiberRef.set(who, "a")
-      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("member", "a"))
+      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("member", "a"))
       yield* bus.subscribe({ group: "g", topic: "t", onRevoked }, () => Effect.void)
       yield* FiberRef.set(who, "b")
-      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set("member", "b"))
+      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("member", "b"))
       // b joins: a rebalance on this fiber takes partitions 1 and 3 from a, telling a.
       yield* bus.subscribe({ group: "g", topic: "t", onRevoked }, () => Effect.void)
       expect(told).toEqual([

@@ -38,7 +38,7 @@ interface World {
 }
 
 /** One actors process in a scope of its own, its trigger writer held by `writerPause`. */
-const openActors = (world: World, name: string, writerPause: OrderTriggerOptions["writerPause"]) =>
+const openActors = (world: World, name: string, writerPause: NonNullable<OrderTriggerOptions["writerPause"]>) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const execution: OrderExecution = { execute: (row) => Effect.sync(() => void world.handed.push(`${name}:${row.id}`)) }
