@@ -106,6 +106,13 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
   readonly triggerWrites: () => { readonly statements: number; readonly fencedOut: number }
 }
 
+/** The write of a trigger the books decided, with its fence (null: not fenced). */
+const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
+  const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
+  const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
+  return fence === null ? write : { ...write, fence }
+}
+
 /**
  * Loads the open orders and starts following them in the current scope; answers the hooks the
  * market runtime calls. `marketState` reads the runtime's state of a market key.
@@ -153,11 +160,6 @@ export const orderTriggerHooks =
         const claim = partitionOf === undefined ? undefined : claims.get(partitionOf(marketKey))
         return claim === undefined ? undefined : { owner: claim.owner, partition: claim.partition, epoch: claim.epoch }
       }
-      const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
-        const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
-        const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
-        return fence === null ? write : { ...write, fence }
-      }
       const handOff = (rows: ReadonlyArray<OrderRow>): Effect.Effect<void> =>
         options.execution === undefined ? Effect.void : Effect.forEach(rows, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
       const writeTriggers: Effect.Effect<never> = Effect.gen(function* () {
@@ -168,7 +170,7 @@ export const orderTriggerHooks =
             continue
           }
           inFlightMin = taken[0]!.seq
-          if (options.writerPause !== undefined) yield* options.writerPause("taken", taken.map((p) => (p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>).order.id))
+          if (options.writerPause !== undefined) yield* options.writerPause("taken", taken.map((p) => writeOf(p, null).id))
           // The trades that crossed are durable on the bus first (the embedded bus delivers records
           // before their fsync): a trigger, and the money its execution moves, never stands on a
           // record a crash could lose (the runtime's rule for everything derived from events).
