@@ -2,7 +2,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Duration, Effect, Exit, Fiber, Logger, Queue, Ref, Scope } from "effect"
+import { Chunk, Duration, Effect, Exit, Fiber, FiberRef, HashMap, Logger, Option, Queue, Ref, Scope } from "effect"
 import { Bus, type BusBatch, type BusError, type BusRecord, Topics } from "./Bus.js"
 import { EmbeddedBus, type EmbeddedBusOptions, type EmbeddedBusShape, make } from "./EmbeddedBus.js"
 import { eventuallyEffect } from "../../test/support/eventually.js"
@@ -286,6 +286,35 @@ describe("EmbeddedBus (memory)", () => {
       const all = [...first, ...second].map(([, r]) => `${r.partition}:${r.offset}`)
       expect(new Set(all).size).toBe(400)
       expect(yield* Queue.size(seen)).toBe(0)
+    })
+  )
+
+  it.scopedLive("a member's onRevoked runs with its own fiber refs; the rebalancing member's fiber comes out of the rebalance with its refs unchanged", () =>
+    Effect.gen(function* () {
+      const bus = yield* make({ partitions: 4 })
+      const who = FiberRef.unsafeMake("nobody")
+      const told: Array<readonly [number, string, unknown]> = []
+      const onRevoked = (partition: number) =>
+        Effect.gen(function* () {
+          const annotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+          told.push([partition, yield* FiberRef.get(who), HashMap.get(annotations, "member").pipe(Option.getOrUndefined)])
+        })
+      // Both members subscribe from this one fiber, each with its refs set (not scoped: a leak stays).
+      yield* FiberRef.set(who, "a")
+      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("member", "a"))
+      yield* bus.subscribe({ group: "g", topic: "t", onRevoked }, () => Effect.void)
+      yield* FiberRef.set(who, "b")
+      yield* FiberRef.update(FiberRef.currentLogAnnotations, HashMap.set<string, unknown>("member", "b"))
+      // b joins: a rebalance on this fiber takes partitions 1 and 3 from a, telling a.
+      yield* bus.subscribe({ group: "g", topic: "t", onRevoked }, () => Effect.void)
+      expect(told).toEqual([
+        [1, "a", "a"],
+        [3, "a", "a"]
+      ])
+      expect(yield* FiberRef.get(who)).toBe("b")
+      expect(HashMap.get(yield* FiberRef.get(FiberRef.currentLogAnnotations), "member")).toEqual(Option.some("b"))
+      const revokedAnnotations = yield* FiberRef.get(FiberRef.currentLogAnnotations)
+      expect(HashMap.has(revokedAnnotations, "partition")).toBe(false)
     })
   )
 

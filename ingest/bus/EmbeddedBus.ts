@@ -664,12 +664,20 @@ export const make = (input: Partial<EmbeddedBusOptions> = {}): Effect.Effect<Emb
         const onRevoked = subscription.onRevoked
         const member: Member = {
           leaving: false,
+          // On a fiber of its own, with this member's fiber refs: the rebalance runs on the fiber of
+          // whichever member joined or left, whose refs (context, log annotations, ...) must come out
+          // of it unchanged. Awaited, not joined: a join would merge the child's refs back.
           revoked: (partition) =>
             onRevoked === undefined
               ? Effect.void
-              : Effect.setFiberRefs(fiberRefs).pipe(
-                  Effect.zipRight(notifyRevoked(onRevoked, partition)),
-                  Effect.annotateLogs({ topic: topic.name, partition, group: group.name })
+              : Effect.flatMap(
+                  Effect.fork(
+                    Effect.setFiberRefs(fiberRefs).pipe(
+                      Effect.zipRight(notifyRevoked(onRevoked, partition)),
+                      Effect.annotateLogs({ topic: topic.name, partition, group: group.name })
+                    )
+                  ),
+                  (fiber) => Effect.asVoid(Fiber.await(fiber))
                 ),
           spawn: (partition) =>
             Effect.flatMap(startPosition(group, partition, fromBeginning), (start) =>

@@ -42,6 +42,7 @@ import transferTeePayer from "./0041_transfer_tee_payer.js"
 import transferSignedBytes from "./0043_transfer_signed_bytes.js"
 import tradeSignedBytes from "./0044_trade_signed_bytes.js"
 import tradeApprovals from "./0045_trade_approvals.js"
+import limitOrdersOpenId from "./0047_limit_orders_open_id.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -79,5 +80,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0041_transfer_tee_payer": transferTeePayer,
   "0043_transfer_signed_bytes": transferSignedBytes,
   "0044_trade_signed_bytes": tradeSignedBytes,
-  "0045_trade_approvals": tradeApprovals
+  "0045_trade_approvals": tradeApprovals,
+  "0047_limit_orders_open_id": limitOrdersOpenId
 }

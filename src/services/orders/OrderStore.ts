@@ -349,58 +349,58 @@ export const markTriggeredAll = (
 ): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
   writes.length === 0
     ? Effect.succeed([])
-    : Effect.flatMap(SqlClient.SqlClient, (sql) => {
-        const now = new Date(nowMs)
-        const values = JSON.stringify(
-          writes.map((t) => ({
-            id: t.id,
-            event_id: keyedEventId(`order.triggered:${t.id}`),
-            owner: t.fence?.owner ?? null,
-            part: t.fence?.partition ?? null,
-            epoch: t.fence?.epoch ?? null,
-            at_ms: t.atMs,
-            price: formatPrice(t.price),
-            position: t.position,
-            watermark: t.watermark === null ? null : formatPrice(t.watermark),
-            stop_price: t.stopPrice === null ? null : formatPrice(t.stopPrice),
-            stored_watermark: t.watermark === null ? null : encodePrice(t.watermark),
-            trade_id: orderTradeId(t.id)
-          }))
-        )
-        return Effect.map(
-          sql<Raw & { readonly event_id: string }>`
-            WITH v AS (
-              SELECT * FROM jsonb_to_recordset(${values}::jsonb) AS v(id text, event_id text, owner text, part integer, epoch bigint,
-                at_ms bigint, price text, position text, watermark text, stop_price text, stored_watermark text, trade_id text)
-            ), owned AS (
-              SELECT p.owner, p.partition, p.epoch FROM partition_owners p
-              WHERE (p.owner, p.partition) IN (SELECT owner, part FROM v WHERE part IS NOT NULL)
-              FOR SHARE
-            ), t AS (
-              UPDATE limit_orders o SET status = 'triggered', updated_at = ${now},
-                triggered_at = timestamptz 'epoch' + v.at_ms * interval '1 millisecond',
-                trigger_price = v.price, trigger_position = v.position, trigger_watermark = v.watermark,
-                trigger_stop_price = v.stop_price, watermark = v.stored_watermark, client_trade_id = v.trade_id
-              FROM v LEFT JOIN owned ON owned.owner = v.owner AND owned.partition = v.part
-              WHERE o.id IN ${sql.in(writes.map((t) => t.id))} AND o.id = v.id AND o.status = 'open' AND (v.part IS NULL OR owned.epoch = v.epoch)
-              RETURNING o.*, v.event_id
-            ), d AS (
-              INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
-              SELECT t.event_id, e.id, e.account_id, 'order.triggered',
-                jsonb_build_object('clientOrderId', t.client_order_id, 'chain', t.chain, 'mint', t.mint, 'side', t.side,
-                  'amountRaw', t.amount_raw, 'targetPrice', t.level, 'price', t.trigger_price,
-                  'expiresAt', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'trigger', t.trigger)
-                || CASE WHEN t.trigger = 'trailing_stop'
-                     THEN jsonb_build_object('trailBps', t.trail_bps, 'trailWatermark', t.trigger_watermark, 'stopPrice', t.trigger_stop_price)
-                     ELSE '{}'::jsonb END,
-                ${now}, 'pending', 0, ${now}
-              FROM t JOIN webhook_endpoints e ON e.account_id = t.account_id AND e.status = 'active' AND e.events ? 'order.triggered'
-              ON CONFLICT (endpoint_id, id) DO NOTHING
-            )
-            SELECT * FROM t`,
-          (rows) => rows.map(toRow)
-        )
-      })
+    : Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(triggerStatement(sql, writes, nowMs), (rows) => rows.map(toRow)))
+
+/** `markTriggeredAll`'s statement (also what `orders.server`'s EXPLAIN reads); `writes` is not empty. */
+export const triggerStatement = (sql: SqlClient.SqlClient, writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>, nowMs: number) => {
+  const now = new Date(nowMs)
+  const values = JSON.stringify(
+    writes.map((t) => ({
+      id: t.id,
+      event_id: keyedEventId(`order.triggered:${t.id}`),
+      owner: t.fence?.owner ?? null,
+      part: t.fence?.partition ?? null,
+      epoch: t.fence?.epoch ?? null,
+      at_ms: t.atMs,
+      price: formatPrice(t.price),
+      position: t.position,
+      watermark: t.watermark === null ? null : formatPrice(t.watermark),
+      stop_price: t.stopPrice === null ? null : formatPrice(t.stopPrice),
+      stored_watermark: t.watermark === null ? null : encodePrice(t.watermark),
+      trade_id: orderTradeId(t.id)
+    }))
+  )
+  return sql<Raw & { readonly event_id: string }>`
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset(${values}::jsonb) AS v(id text, event_id text, owner text, part integer, epoch bigint,
+          at_ms bigint, price text, position text, watermark text, stop_price text, stored_watermark text, trade_id text)
+      ), owned AS (
+        SELECT p.owner, p.partition, p.epoch FROM partition_owners p
+        WHERE (p.owner, p.partition) IN (SELECT owner, part FROM v WHERE part IS NOT NULL)
+        FOR SHARE
+      ), t AS (
+        UPDATE limit_orders o SET status = 'triggered', updated_at = ${now},
+          triggered_at = timestamptz 'epoch' + v.at_ms * interval '1 millisecond',
+          trigger_price = v.price, trigger_position = v.position, trigger_watermark = v.watermark,
+          trigger_stop_price = v.stop_price, watermark = v.stored_watermark, client_trade_id = v.trade_id
+        FROM v LEFT JOIN owned ON owned.owner = v.owner AND owned.partition = v.part
+        WHERE o.id IN ${sql.in(writes.map((t) => t.id))} AND o.id = v.id AND o.status = 'open' AND (v.part IS NULL OR owned.epoch = v.epoch)
+        RETURNING o.*, v.event_id
+      ), d AS (
+        INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
+        SELECT t.event_id, e.id, e.account_id, 'order.triggered',
+          jsonb_build_object('clientOrderId', t.client_order_id, 'chain', t.chain, 'mint', t.mint, 'side', t.side,
+            'amountRaw', t.amount_raw, 'targetPrice', t.level, 'price', t.trigger_price,
+            'expiresAt', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'trigger', t.trigger)
+          || CASE WHEN t.trigger = 'trailing_stop'
+               THEN jsonb_build_object('trailBps', t.trail_bps, 'trailWatermark', t.trigger_watermark, 'stopPrice', t.trigger_stop_price)
+               ELSE '{}'::jsonb END,
+          ${now}, 'pending', 0, ${now}
+        FROM t JOIN webhook_endpoints e ON e.account_id = t.account_id AND e.status = 'active' AND e.events ? 'order.triggered'
+        ON CONFLICT (endpoint_id, id) DO NOTHING
+      )
+      SELECT * FROM t`
+}
 
 /** The `clientTradeId` an order executes as: one per order, so the trade rail executes it once. */
 export const orderTradeId = (orderId: string): string => `order:${orderId}`

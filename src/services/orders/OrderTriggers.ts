@@ -84,6 +84,13 @@ export interface OrderTriggerOptions {
    * partitions not claimed.
    */
   readonly partitioned?: boolean
+  /**
+   * Test hook (`orders.revokeInFlight`): the trigger writer waits on it with the ids it took, at
+   * `taken` (before the crossing trades' durability wait and the fences are read) and at `fenced`
+   * (the fences read, before the statement), so a test can hold a decided trigger across a
+   * revocation and a claim by another process.
+   */
+  readonly writerPause?: (at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 /** Most triggers one statement writes (`markTriggeredAll`); more taken at once go in several. */
@@ -97,6 +104,13 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
   readonly followReads: () => number
   /** Trigger statements written (`markTriggeredAll`), and triggers the fence left out. */
   readonly triggerWrites: () => { readonly statements: number; readonly fencedOut: number }
+}
+
+/** The write of a trigger the books decided, with its fence (null: not fenced). */
+const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
+  const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
+  const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
+  return fence === null ? write : { ...write, fence }
 }
 
 /**
@@ -146,11 +160,6 @@ export const orderTriggerHooks =
         const claim = partitionOf === undefined ? undefined : claims.get(partitionOf(marketKey))
         return claim === undefined ? undefined : { owner: claim.owner, partition: claim.partition, epoch: claim.epoch }
       }
-      const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
-        const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
-        const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
-        return fence === null ? write : { ...write, fence }
-      }
       const handOff = (rows: ReadonlyArray<OrderRow>): Effect.Effect<void> =>
         options.execution === undefined ? Effect.void : Effect.forEach(rows, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
       const writeTriggers: Effect.Effect<never> = Effect.gen(function* () {
@@ -161,6 +170,7 @@ export const orderTriggerHooks =
             continue
           }
           inFlightMin = taken[0]!.seq
+          if (options.writerPause !== undefined) yield* options.writerPause("taken", taken.map((p) => writeOf(p, null).id))
           // The trades that crossed are durable on the bus first (the embedded bus delivers records
           // before their fsync): a trigger, and the money its execution moves, never stands on a
           // record a crash could lose (the runtime's rule for everything derived from events).
@@ -175,6 +185,7 @@ export const orderTriggerHooks =
             if (fence === undefined) fencedOut++ // the partition is no longer this process's: its new owner replays the trade
             else writes.push(writeOf(p, fence))
           }
+          if (options.writerPause !== undefined) yield* options.writerPause("fenced", writes.map((w) => w.id))
           for (let i = 0; i < writes.length; i += TRIGGERS_PER_STATEMENT) {
             const chunk = writes.slice(i, i + TRIGGERS_PER_STATEMENT)
             // The statement and the hand-off of what it moved: one step a stop does not cut in two.

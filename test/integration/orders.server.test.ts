@@ -1,0 +1,196 @@
+/**
+ * The trigger writer's statement on a real PostgreSQL server (issue 29), where connections run
+ * concurrently (PGlite admits one client, so these interleavings cannot happen there):
+ * - a claim of a partition waits for a trigger statement under way on it (the statement reads
+ *   the claim `FOR SHARE`): the old owner's write, started under its claim, counts; the new owner's
+ *   claim commits after it and its load of the open orders no longer sees the order. Held
+ *   deterministically by a row lock the test takes on the order (the statement waits on it with
+ *   the claim row held), observed through `pg_stat_activity`.
+ * - the statement's plan over `limit_orders` with many rows: no sequential scan of the table; and
+ *   the books' load pages through the open orders by their own index (migration 0047), reading no
+ *   closed order.
+ * docs/decisions.md, "A trigger in flight when its partition moves".
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { pgCheckpointStore } from "../../actors/runtime/Checkpointer.js"
+import * as Database from "../../src/db/Database.js"
+import { migrations } from "../../src/db/migrations/index.js"
+import { createOrder, loadOpen, markTriggeredAll, type NewOrder, triggerStatement, type TriggerWrite } from "../../src/services/orders/OrderStore.js"
+import { eventually } from "../support/eventually.js"
+import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
+
+const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
+const OWNER = "market"
+
+const newOrder = (id: string): NewOrder => ({
+  id,
+  accountId: "acct_orders_server",
+  clientOrderId: id,
+  keyId: "key_orders_server",
+  requestHash: "h",
+  chain: "solana",
+  mint: "So1OrdersServer",
+  side: "sell",
+  trigger: "limit",
+  amountRaw: 1_000_000n,
+  level: "1.5",
+  trailBps: null,
+  watermark: null,
+  slippageBps: 100,
+  payer: "main",
+  expiresAtMs: null,
+  afterPosition: "000000000000000000100:000000:0000"
+})
+
+const write = (id: string): TriggerWrite => ({
+  id,
+  price: { num: 3n, den: 2n },
+  position: "000000000000000000200:000000:0000",
+  atMs: 1_800_000_000_000,
+  watermark: null,
+  stopPrice: null
+})
+
+interface PlanNode {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+/** Every scan of `relation` in a plan: its node type and index. */
+const scansOf = (node: PlanNode, relation: string): Array<string> => [
+  ...(node["Relation Name"] === relation ? [`${node["Node Type"]}${node["Index Name"] === undefined ? "" : ` ${node["Index Name"]}`}`] : []),
+  ...(node.Plans ?? []).flatMap((p) => scansOf(p, relation))
+]
+
+const serverUrl = postgresUrl()
+
+describe.skipIf(serverUrl === undefined)(`the trigger statement on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
+  let scope: Scope.CloseableScope
+  /** The old owner's pool, the new owner's, and the test's (three processes' connections). */
+  let sqlA: SqlClient.SqlClient
+  let sqlB: SqlClient.SqlClient
+  let sqlT: SqlClient.SqlClient
+
+  beforeAll(async () => {
+    const url = await freshPostgresDatabase(serverUrl!)
+    const options = { url, dataDir: undefined }
+    scope = await run(Scope.make())
+    const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options)))
+    sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
+    sqlB = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+    sqlT = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+  }, 60_000)
+
+  afterAll(async () => {
+    await run(Scope.close(scope, Exit.void))
+  })
+
+  it("a claim waits for a trigger statement under way on its partition: the old owner's write counts, the new owner loads no such order", async () => {
+    const partition = 0
+    const id = "ord_server_in_flight"
+    const epochA = await run(Effect.flatMap(pgCheckpointStore(10), (s) => s.claim(OWNER, partition)).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))
+    await run(createOrder(newOrder(id), Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))
+    const waiting = (like: string) =>
+      sqlT<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE ${like}`.pipe(Effect.map((r) => r[0]!.n > 0))
+
+    await run(
+      Effect.gen(function* () {
+        // The test holds the order's row: the old owner's statement takes the claim row FOR SHARE and waits on it.
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.fork(
+          sqlT.withTransaction(
+            Effect.gen(function* () {
+              yield* sqlT`SELECT id FROM limit_orders WHERE id = ${id} FOR UPDATE`
+              yield* Deferred.succeed(locked, undefined)
+              yield* Deferred.await(release)
+            })
+          )
+        )
+        yield* Deferred.await(locked)
+        const oldWrite = yield* Effect.fork(
+          markTriggeredAll([{ ...write(id), fence: { owner: OWNER, partition, epoch: epochA } }], Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlA))
+        )
+        yield* Effect.promise(() => eventually(() => run(waiting("%UPDATE limit_orders o SET status = 'triggered'%")), { what: "the trigger statement to wait on the order's row", deadlineMs: 10_000 }))
+        // The new owner claims the partition: it waits for the statement holding the claim row.
+        const claim = yield* Effect.fork(Effect.flatMap(pgCheckpointStore(10), (s) => s.claim(OWNER, partition)).pipe(Effect.provideService(SqlClient.SqlClient, sqlB)))
+        yield* Effect.promise(() => eventually(() => run(waiting("%INSERT INTO partition_owners%")), { what: "the claim to wait on the trigger statement", deadlineMs: 10_000 }))
+        expect(Option.isNone(yield* Fiber.poll(claim))).toBe(true)
+        expect(Option.isNone(yield* Fiber.poll(oldWrite))).toBe(true)
+
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        const moved = yield* Fiber.join(oldWrite)
+        expect(moved.map((r) => [r.id, r.status])).toEqual([[id, "triggered"]])
+        const epochB = yield* Fiber.join(claim)
+        expect(epochB).toBe(epochA + 1)
+
+        // The new owner loads the partition's books after its claim: the order is not among them,
+        // and its own trigger of the same trade (a replay) moves nothing.
+        const loaded: Array<string> = []
+        yield* loadOpen(100, (rows) => loaded.push(...rows.map((r) => r.id))).pipe(Effect.provideService(SqlClient.SqlClient, sqlB))
+        expect(loaded).not.toContain(id)
+        const again = yield* markTriggeredAll([{ ...write(id), fence: { owner: OWNER, partition, epoch: epochB } }], Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlB))
+        expect(again).toEqual([])
+        // And the old owner's next write of the partition, under the old epoch, is fenced out.
+        yield* createOrder(newOrder(`${id}_next`), Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlA))
+        const stale = yield* markTriggeredAll([{ ...write(`${id}_next`), fence: { owner: OWNER, partition, epoch: epochA } }], Date.now()).pipe(Effect.provideService(SqlClient.SqlClient, sqlA))
+        expect(stale).toEqual([])
+      })
+    )
+  }, 60_000)
+
+  it("with 200,000 orders (4,000 open) the statement of 500 triggers reads limit_orders by index, never a sequential scan (the check sees one when index scans are off); a page of the books' load reads open orders only", async () => {
+    const ROWS = 200_000
+    await run(
+      Effect.gen(function* () {
+        yield* sqlA`
+          INSERT INTO limit_orders (id, account_id, client_order_id, key_id, request_hash, chain, mint, side, trigger, amount_raw, level,
+            slippage_bps, payer, after_position, status, created_at, updated_at, rev)
+          SELECT 'ord_plan_' || lpad(g::text, 7, '0'), 'acct_plan_' || (g % 1000), 'c' || g, 'key_plan', 'h', 'solana', 'So1Plan' || (g % 5000), 'sell', 'limit', '1000', '1.5',
+            100, 'main', '0', CASE WHEN g % 50 = 0 THEN 'open' WHEN g % 3 = 0 THEN 'cancelled' ELSE 'triggered' END, now(), now(), g
+          FROM generate_series(1, ${ROWS}) AS g`
+        yield* sqlA`ANALYZE limit_orders`
+        yield* sqlA`ANALYZE partition_owners`
+        const open = yield* sqlA<{ id: string }>`SELECT id FROM limit_orders WHERE status = 'open' AND id LIKE 'ord_plan_%' ORDER BY id LIMIT 500`
+        expect(open.length).toBe(500)
+        const writes = open.map((r, i) => ({ ...write(r.id), fence: { owner: OWNER, partition: i % 4, epoch: 1 } }))
+        const [text, params] = triggerStatement(sqlA, writes, Date.now()).compile()
+        const explain = (sql: SqlClient.SqlClient) =>
+          Effect.map(sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${text}`, params), (rows) => {
+            const plan = rows[0]!["QUERY PLAN"]
+            return (typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ readonly Plan: PlanNode }>
+          })
+        const scans = scansOf((yield* explain(sqlA))[0]!.Plan, "limit_orders")
+        yield* Effect.logInfo(`orders.server: the trigger statement's scans of limit_orders: ${scans.join(", ")}`)
+        expect(scans.length).toBeGreaterThan(0)
+        expect(scans.filter((s) => s.startsWith("Seq Scan"))).toEqual([])
+        // The check itself: with index scans off, the same statement's plan is a sequential scan, and the check says so.
+        const forced = yield* sqlA.withTransaction(
+          Effect.gen(function* () {
+            yield* sqlA`SET LOCAL enable_indexscan = off`
+            yield* sqlA`SET LOCAL enable_bitmapscan = off`
+            return scansOf((yield* explain(sqlA))[0]!.Plan, "limit_orders")
+          })
+        )
+        expect(forced.some((s) => s.startsWith("Seq Scan"))).toBe(true)
+
+        // The books' load (a page of the open orders, at start and at each assignment).
+        const page = yield* sqlA.unsafe<Record<string, unknown>>(
+          `EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${ROWS}::bigint AND id > '' ORDER BY id LIMIT 1000`
+        )
+        const pagePlan = page[0]!["QUERY PLAN"]
+        const pageScans = scansOf(((typeof pagePlan === "string" ? JSON.parse(pagePlan) : pagePlan) as ReadonlyArray<{ readonly Plan: PlanNode }>)[0]!.Plan, "limit_orders")
+        const pageRoot = ((typeof pagePlan === "string" ? JSON.parse(pagePlan) : pagePlan) as ReadonlyArray<{ readonly Plan: PlanNode & Record<string, unknown> }>)[0]!.Plan
+        const removed = (n: PlanNode & Record<string, unknown>): number => Number(n["Rows Removed by Filter"] ?? 0) + (n.Plans ?? []).reduce((sum, c) => sum + removed(c as PlanNode & Record<string, unknown>), 0)
+        yield* Effect.logInfo(`orders.server: loadOpen's page scans of limit_orders: ${pageScans.join(", ")}; ${pageRoot["Actual Rows"]} rows returned, ${removed(pageRoot)} read and filtered out`)
+        // By the open orders' id index (migration 0047): no closed order read and filtered out.
+        expect(pageScans).toEqual(["Index Scan limit_orders_open_id_idx"])
+        expect(removed(pageRoot)).toBe(0)
+      })
+    )
+  }, 120_000)
+})
