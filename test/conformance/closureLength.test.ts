@@ -18,12 +18,8 @@ import { projectRoot } from "../support/engine.js"
 const LIMIT = 150
 const SERVICES = "src/services"
 
-/** `file#name` → its length now, a ceiling. Each is a split to make. */
-const KNOWN: Readonly<Record<string, number>> = {
-  "src/services/orders/OrderTriggers.ts#orderTriggerHooks": 220,
-  "src/services/trade/HoodTradeChain.ts#makeHoodTradeChain": 185,
-  "src/services/trade/internal/SignedTrades.ts#makeSignedTrades": 159
-}
+/** `file#name` → its length now, a ceiling, for a function still over the limit: none today. */
+const KNOWN: Readonly<Record<string, number>> = {}
 
 type Long = { readonly name: string; readonly lines: number }
 
