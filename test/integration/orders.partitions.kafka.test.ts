@@ -15,7 +15,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, ExecutionStrategy, Exit, Scope } from "effect"
 import * as MarketActors from "../../actors/MarketActors.js"
-import { formatPriceE18, type Price } from "../../actors/orders/OrderBook.js"
+import type { Price } from "../../actors/orders/OrderBook.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { Bus, type BusError, type BusShape, partitionForKey } from "../../ingest/bus/Bus.js"
 import { KafkaBus } from "../../ingest/bus/KafkaBus.js"
@@ -23,6 +23,7 @@ import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { createOrder, type NewOrder } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, type OrderTriggerOptions, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { eventuallyEffect } from "../support/eventually.js"
+import { heldOrderIds, limitSellAbove } from "../support/orderFixtures.js"
 import { noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
 import { memoryBusAndPglite, publishEvents } from "../support/marketWorkload.js"
@@ -31,9 +32,7 @@ const PARTITIONS = 4
 const MARKETS = 8
 const TOPICS = ["chain.events", "market.snapshots", "market.feed", "signals"]
 const SOL = 1_000_000_000n
-const E18 = 10n ** 18n
 
-const scaled = (p: Price, num: bigint, den: bigint): bigint => (p.num * E18 * num) / (p.den * den)
 
 interface World {
   readonly openBus: Effect.Effect<BusShape, BusError, Scope.Scope>
@@ -61,34 +60,11 @@ const openActors = (world: World, name = "", writerPause?: NonNullable<OrderTrig
   })
 type Process = Effect.Effect.Success<ReturnType<typeof openActors>>
 
-const order = (id: string, mint: string, now: { readonly price: Price; readonly position: string }): NewOrder => ({
-  id,
-  accountId: "acct_orders_partitions_kafka",
-  clientOrderId: id,
-  keyId: "key_partitions_kafka",
-  requestHash: "h",
-  chain: "solana",
-  mint,
-  side: "sell",
-  trigger: "limit",
-  amountRaw: 1_000_000n,
-  level: formatPriceE18(scaled(now.price, 102n, 100n)),
-  trailBps: null,
-  watermark: null,
-  slippageBps: 100,
-  payer: "main",
-  expiresAtMs: null,
-  afterPosition: now.position
-})
+const OWNER = { accountId: "acct_orders_partitions_kafka", keyId: "key_partitions_kafka" }
+const order = (id: string, mint: string, now: { readonly price: Price; readonly position: string }): NewOrder => limitSellAbove(id, mint, now, OWNER)
 
 /** The ids of the orders a process holds in its books, sorted. */
-const heldIds = (p: Process, markets: ReadonlyArray<SimMarket>): Array<string> =>
-  markets
-    .flatMap((m) => {
-      const book = p.hooks.books.book(`solana:${m.mint}`)
-      return book === undefined ? [] : [...book.below, ...book.above, ...book.trailing].map((o) => o.id)
-    })
-    .sort()
+const heldIds = (p: Process, markets: ReadonlyArray<SimMarket>): Array<string> => heldOrderIds(p.hooks.books, markets)
 
 /** A mock broker, a Kafka client per process, one PGlite, and two markets on every partition. */
 const kafkaWorld = (tag: string) =>

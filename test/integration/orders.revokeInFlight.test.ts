@@ -15,20 +15,19 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, ExecutionStrategy, Exit, Scope } from "effect"
 import * as MarketActors from "../../actors/MarketActors.js"
-import { formatPriceE18, type Price } from "../../actors/orders/OrderBook.js"
+import type { Price } from "../../actors/orders/OrderBook.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { Bus, type BusShape, partitionForKey } from "../../ingest/bus/Bus.js"
 import { createOrder, type NewOrder } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, type OrderTriggerOptions, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { eventuallyEffect } from "../support/eventually.js"
+import { limitSellAbove } from "../support/orderFixtures.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
 import { memoryBusAndPglite, publishEvents } from "../support/marketWorkload.js"
 
 const PARTITIONS = 4
 const SOL = 1_000_000_000n
-const E18 = 10n ** 18n
 
-const scaled = (p: Price, num: bigint, den: bigint): bigint => (p.num * E18 * num) / (p.den * den)
 
 interface World {
   readonly bus: BusShape
@@ -67,25 +66,8 @@ const holdOnce = (point: "taken" | "fenced", id: string) =>
     return { held, release, pause }
   })
 
-const order = (id: string, mint: string, now: { readonly price: Price; readonly position: string }): NewOrder => ({
-  id,
-  accountId: "acct_orders_revoke",
-  clientOrderId: id,
-  keyId: "key_revoke",
-  requestHash: "h",
-  chain: "solana",
-  mint,
-  side: "sell",
-  trigger: "limit",
-  amountRaw: 1_000_000n,
-  level: formatPriceE18(scaled(now.price, 102n, 100n)),
-  trailBps: null,
-  watermark: null,
-  slippageBps: 100,
-  payer: "main",
-  expiresAtMs: null,
-  afterPosition: now.position
-})
+const OWNER = { accountId: "acct_orders_revoke", keyId: "key_revoke" }
+const order = (id: string, mint: string, now: { readonly price: Price; readonly position: string }): NewOrder => limitSellAbove(id, mint, now, OWNER)
 
 /** The first mint `So1Revoke<tag><i>` whose market key lands on a partition `wanted` accepts. */
 const mintOn = (tag: string, wanted: (p: number) => boolean): string => {
