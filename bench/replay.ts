@@ -14,7 +14,7 @@
  * exhaustive read (`read: "all"`, every trade of the candidate tokens) and the two results are
  * compared (they must be equal but for `history.trades_read`; a difference fails the bench).
  *
- *   npx tsx bench/replay.ts [--rows N] [--dir DIR | --cache [DIR]] [--keep] [--no-write]
+ *   npx tsx bench/replay.ts [--rows N] [--dir DIR | --cache [DIR]] [--keep] [--compare] [--no-write]
  *
  * `--cache [DIR]` (default DIR: `<tmp>/curvestream-bench-replay-cache`) keeps the generated
  * data set in `DIR/<key>`, `key` a hash of what determines it (the row count, the generator's
@@ -22,6 +22,9 @@
  * once the trades and signals are in; a directory without it is wiped and generated again).
  * Not the default: a cached directory outlives the run and takes ~1.5 GB per 10M trades.
  * `--dir DIR` reuses whatever DIR holds (no key, no marker).
+ *
+ * `--compare` follows each timed replay with one using the statements as before issue 34 (the
+ * reads' filter in a WHERE after FINAL; see `compare` below) and records both side by side.
  *
  * The section says how long the run took (wall, from the process start), the load average
  * at the start and the end, and where the last typical replay's time went: each ClickHouse
@@ -127,6 +130,21 @@ const statementKinds = [
 ] as const
 const spent = new Map<string, { ms: number; n: number }>()
 const kindOf = (sql: string) => statementKinds.find(([, re]) => re.test(sql))?.[0] ?? "other"
+const breakdownOf = (totalMs: number) => {
+  const inStatements = [...spent.values()].reduce((m, v) => m + v.ms, 0)
+  return `${fmtMs(totalMs)}: ${[...spent]
+    .map(([kind, v]) => `${kind} ${fmtMs(v.ms)} (${v.n})`)
+    .concat(`the rest (parsing the pages, planning, simulating) ${fmtMs(totalMs - inStatements)}`)
+    .join(", ")}`
+}
+/**
+ * `--compare`: each timed replay is followed by one with the statements as they were before
+ * issue 34 (the replay reads' token and time filter in a WHERE, applied after FINAL's merge):
+ * the timing wrapper below turns their `PREWHERE` back into `WHERE`, which is exactly the old
+ * text. Both results must be equal.
+ */
+const compare = args.includes("--compare")
+let baselineStatements = false
 
 const definition = (pattern: string) => ({
   chain: "solana",
@@ -166,27 +184,43 @@ const program = Effect.gen(function* () {
     let last: ReplayResult | undefined
     let stats: ReadStats | undefined
     let lastMs = 0
+    const baselineRuns: Array<number> = []
+    let baselineBreakdown = ""
+    const same = (x: ReplayResult) => JSON.stringify({ ...x, history: { ...x.history, trades_read: 0 } })
     for (let i = 0; i < 3; i++) {
       spent.clear()
       const t0 = performance.now()
       last = yield* runReplay(decoded.right, { ...settings, onReadStats: (s) => (stats = s) })
       lastMs = performance.now() - t0
       runs.push(lastMs)
+      if (pattern === "confluence") breakdown = breakdownOf(lastMs)
+      if (compare) {
+        // The baseline right after, in the same process and data: the statements as before issue 34.
+        spent.clear()
+        baselineStatements = true
+        const b0 = performance.now()
+        const before = yield* Effect.ensuring(runReplay(decoded.right, settings), Effect.sync(() => (baselineStatements = false)))
+        baselineRuns.push(performance.now() - b0)
+        if (pattern === "confluence") baselineBreakdown = breakdownOf(baselineRuns[baselineRuns.length - 1]!)
+        if (same(before) !== same(last)) throw new Error(`${name}: the baseline statements' result differs`)
+      }
     }
     if (pattern === "confluence") {
-      const inStatements = [...spent.values()].reduce((m, v) => m + v.ms, 0)
-      breakdown = [...spent]
-        .map(([kind, v]) => `${kind} ${fmtMs(v.ms)} (${v.n})`)
-        .concat(`the rest (parsing the pages, planning, simulating) ${fmtMs(lastMs - inStatements)}`)
-        .join(", ")
-      row("Where the last typical run's time went (ClickHouse statements by kind, statement count in brackets)", `${fmtMs(lastMs)}: ${breakdown}`)
+      row("Where the last typical run's time went (ClickHouse statements by kind, statement count in brackets)", breakdown)
+      if (compare) row("the same, baseline statements (`--compare`: the filter in WHERE, after FINAL, as before issue 34)", baselineBreakdown)
+    }
+    if (compare) {
+      baselineRuns.sort((a, b) => a - b)
+      row(
+        `14-day replay, ${name}, baseline statements (\`--compare\`: each run right after the run above; result equal)`,
+        `median ${fmtMs(baselineRuns[1]!)} (min ${fmtMs(baselineRuns[0]!)}, max ${fmtMs(baselineRuns[2]!)})`
+      )
     }
     runs.sort((a, b) => a - b)
     const r = last!
     const t0 = performance.now()
     const all = yield* runReplay(decoded.right, { ...settings, read: "all" })
     const allMs = performance.now() - t0
-    const same = (x: ReplayResult) => JSON.stringify({ ...x, history: { ...x.history, trades_read: 0 } })
     if (same(all) !== same(r)) throw new Error(`${name}: the range read's result differs from the exhaustive read's`)
     row(
       `14-day replay, ${name} (${r.history.trades_read.toLocaleString("en-US")} trades read in ${stats?.rounds ?? "?"} round(s), ${stats?.statements ?? "?"} ClickHouse statements for trades; ${r.trade_count.toLocaleString("en-US")} positions, verdict ${r.verdict})`,
@@ -230,7 +264,7 @@ const env = (() => {
         Effect.suspend(() => {
           const t0 = performance.now()
           return Effect.ensuring(
-            ch.query(sql, params),
+            ch.query(baselineStatements ? sql.replace(/\bPREWHERE\b/g, "WHERE") : sql, params),
             Effect.sync(() => {
               const kind = kindOf(sql)
               const s = spent.get(kind) ?? { ms: 0, n: 0 }
