@@ -291,7 +291,7 @@ const main = async () => {
     const section = [
       "## Actor pipeline, embedded (`bench/pipeline.ts`)",
       "",
-      `- Date: ${new Date().toISOString()}; command: \`npm run bench:pipeline\` (${semiSpace()}); Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"})`,
+      `- Date: ${new Date().toISOString()} (took ${Math.round(process.uptime())} s${quick ? ", --quick" : ""}); command: \`npm run bench:pipeline\` (${semiSpace()}); Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"})`,
       `- Embedded bus in a temp dir with fsync ${FSYNC ? "on" : "off (BENCH_FSYNC=0)"}, PGlite checkpoints, default shards (${2 * os.availableParallelism()}). Load average (1/5/15 min) at the start ${loadStart}, at the end ${loads()}${os.loadavg()[0]! > os.cpus().length ? ": the machine was loaded (more runnable work than cores), so every figure includes time spent waiting for a core" : ""}.`,
       `- Each throughput phase ran ${ROUNDS} time(s) per bus encoding, alternating JSON and binary in this one process (fresh bus and database each time); the figure is the median, the runs in brackets. "JSON" is every trade on the bus as JSON, the encoding before this one and what old bus data holds; "binary" is the versioned binary encoding of trades (\`ingest/ChainEventBinary.ts\`), the default. GC share: V8's GC time (every pause, from \`PerformanceObserver\` \`gc\` entries) ÷ the phase's wall time, GC milliseconds per 1,000 events, and the pauses per run.`,
       "",

@@ -14,16 +14,33 @@
  * exhaustive read (`read: "all"`, every trade of the candidate tokens) and the two results are
  * compared (they must be equal but for `history.trades_read`; a difference fails the bench).
  *
- *   npx tsx bench/replay.ts [--rows N] [--dir DIR] [--keep] [--no-write]
+ *   npx tsx bench/replay.ts [--rows N] [--dir DIR | --cache [DIR]] [--keep] [--compare] [--no-write]
+ *
+ * `--cache [DIR]` (default DIR: `<tmp>/curvestream-bench-replay-cache`) keeps the generated
+ * data set in `DIR/<key>`, `key` a hash of what determines it (the row count, the generator's
+ * SQL, the ClickHouse migrations), and reuses it when its `complete` marker is there (written
+ * once the trades and signals are in; a directory without it is wiped and generated again).
+ * Not the default: a cached directory outlives the run and takes ~1.5 GB per 10M trades.
+ * `--dir DIR` reuses whatever DIR holds (no key, no marker).
+ *
+ * `--compare` follows each timed replay with one using the statements as before issue 34 (the
+ * reads' filter in a WHERE after FINAL; see `compare` below) and records both side by side.
+ *
+ * The section says how long the run took (wall, from the process start), the load average
+ * at the start and the end, and where the last typical replay's time went: each ClickHouse
+ * statement kind (timed around `ClickHouse.query`, the executor's JSON decoding included)
+ * and the rest (parsing the pages, planning, simulating).
  *
  * Writes its section between `<!-- replay:begin -->` and `<!-- replay:end -->` in
  * docs/benchmarks.md (appended at the end when absent); `--no-write` only prints it.
  */
 import { Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
+import { migrations } from "../clickhouse/migrations/index.js"
 import { decodeReplayRequest } from "../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../src/services/strategy/Engine.js"
 import { defaultFees, pricingFor, type ReadStats, runReplay } from "../src/services/strategy/Replay.js"
@@ -35,9 +52,14 @@ const option = (name: string, fallback: string) => {
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback
 }
 const rows = Number(option("rows", "10000000"))
-const dataDir = args.includes("--dir") ? option("dir", "") : fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-bench-replay-"))
-const keep = args.includes("--keep") || args.includes("--dir")
+const cacheRoot = args.includes("--cache")
+  ? (() => {
+      const next = args[args.indexOf("--cache") + 1]
+      return next !== undefined && !next.startsWith("--") ? next : path.join(os.tmpdir(), "curvestream-bench-replay-cache")
+    })()
+  : undefined
 const write = !args.includes("--no-write")
+const loadsAtStart = os.loadavg()
 
 const generateTradesSql = `
 INSERT INTO trades (id, chain, mint, venue, side, trader, amount_in_raw, amount_out_raw, fee_raw, refund_raw,
@@ -83,6 +105,47 @@ SELECT concat('brd', toString(number)), 'large_move', 'solana',
   ['w1'], [['smart']], toDecimal128(5000, 6), toDecimal128(100000, 6), 60, 'svc-curve', 'in', 90, 'high', '', '{}'
 FROM numbers(5001)`
 
+/** What determines the generated data set: the cache key of `--cache`. */
+const datasetKey = createHash("sha256")
+  .update(JSON.stringify({ rows, generateTradesSql, typicalSignalsSql, broadSignalsSql, migrations }))
+  .digest("hex")
+  .slice(0, 16)
+const dataDir =
+  cacheRoot !== undefined
+    ? path.join(cacheRoot, `replay-${rows}-${datasetKey}`)
+    : args.includes("--dir")
+      ? option("dir", "")
+      : fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-bench-replay-"))
+const completeMarker = path.join(dataDir, "complete")
+if (cacheRoot !== undefined && !fs.existsSync(completeMarker)) fs.rmSync(dataDir, { recursive: true, force: true })
+const keep = args.includes("--keep") || args.includes("--dir") || cacheRoot !== undefined
+
+/** Time spent in `ClickHouse.query` per statement kind (reset before each timed replay). */
+const statementKinds = [
+  ["signals", /FROM signals/],
+  ["history start", /min\(ts\)/],
+  ["range reads", /row_number\(\)/],
+  ["final marks", /argMax/],
+  ["exhaustive pages", /arraySort/]
+] as const
+const spent = new Map<string, { ms: number; n: number }>()
+const kindOf = (sql: string) => statementKinds.find(([, re]) => re.test(sql))?.[0] ?? "other"
+const breakdownOf = (totalMs: number) => {
+  const inStatements = [...spent.values()].reduce((m, v) => m + v.ms, 0)
+  return `${fmtMs(totalMs)}: ${[...spent]
+    .map(([kind, v]) => `${kind} ${fmtMs(v.ms)} (${v.n})`)
+    .concat(`the rest (parsing the pages, planning, simulating) ${fmtMs(totalMs - inStatements)}`)
+    .join(", ")}`
+}
+/**
+ * `--compare`: each timed replay is followed by one with the statements as they were before
+ * issue 34 (the replay reads' token and time filter in a WHERE, applied after FINAL's merge):
+ * the timing wrapper below turns their `PREWHERE` back into `WHERE`, which is exactly the old
+ * text. Both results must be equal.
+ */
+const compare = args.includes("--compare")
+let baselineStatements = false
+
 const definition = (pattern: string) => ({
   chain: "solana",
   entry: { source: "pattern", pattern },
@@ -90,6 +153,7 @@ const definition = (pattern: string) => ({
   sizing: { usd_per_trade: 100, max_concurrent: 20 }
 })
 
+const loads = (l: ReadonlyArray<number>) => l.map((x) => x.toFixed(2)).join(" / ")
 const fmtMs = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
 
 const program = Effect.gen(function* () {
@@ -108,7 +172,10 @@ const program = Effect.gen(function* () {
     row(`Generate ${rows.toLocaleString("en-US")} trades (INSERT ... SELECT FROM numbers, through the candle view)`, `${fmtMs(ms)} (${Math.round((rows / ms) * 1000).toLocaleString("en-US")} rows/s)`)
     yield* ch.command(typicalSignalsSql)
     yield* ch.command(broadSignalsSql)
-  } else row("Trades already present (reused)", Number(existing!.n).toLocaleString("en-US"))
+    if (cacheRoot !== undefined) fs.writeFileSync(completeMarker, `${new Date().toISOString()}\n`)
+  } else row(`Trades already present (reused${cacheRoot !== undefined ? ` from the cache, ${dataDir}` : ""})`, Number(existing!.n).toLocaleString("en-US"))
+  const [parts] = yield* ch.query<{ parts: string }>("SELECT toString(count()) AS parts FROM system.parts WHERE database = currentDatabase() AND table = 'trades' AND active")
+  let breakdown = ""
   const settings = { fees: defaultFees, pricing: pricingFor({ solana: 150_000_000n, hood: 3_000_000_000n }) }
   for (const [name, pattern] of [["typical: 3,000 confluence signals", "confluence"], ["broad: a signal on every one of 5,001 mints", "large_move"]] as const) {
     const decoded = decodeReplayRequest({ definition: definition(pattern), from: "2024-01-10T00:00:00Z", to: "2024-01-24T00:00:00Z" })
@@ -116,23 +183,50 @@ const program = Effect.gen(function* () {
     const runs: Array<number> = []
     let last: ReplayResult | undefined
     let stats: ReadStats | undefined
+    let lastMs = 0
+    const baselineRuns: Array<number> = []
+    let baselineBreakdown = ""
+    const same = (x: ReplayResult) => JSON.stringify({ ...x, history: { ...x.history, trades_read: 0 } })
     for (let i = 0; i < 3; i++) {
+      spent.clear()
       const t0 = performance.now()
       last = yield* runReplay(decoded.right, { ...settings, onReadStats: (s) => (stats = s) })
-      runs.push(performance.now() - t0)
+      lastMs = performance.now() - t0
+      runs.push(lastMs)
+      if (pattern === "confluence") breakdown = breakdownOf(lastMs)
+      if (compare) {
+        // The baseline right after, in the same process and data: the statements as before issue 34.
+        spent.clear()
+        baselineStatements = true
+        const b0 = performance.now()
+        const before = yield* Effect.ensuring(runReplay(decoded.right, settings), Effect.sync(() => (baselineStatements = false)))
+        baselineRuns.push(performance.now() - b0)
+        if (pattern === "confluence") baselineBreakdown = breakdownOf(baselineRuns[baselineRuns.length - 1]!)
+        if (same(before) !== same(last)) throw new Error(`${name}: the baseline statements' result differs`)
+      }
+    }
+    if (pattern === "confluence") {
+      row("Where the last typical run's time went (ClickHouse statements by kind, statement count in brackets)", breakdown)
+      if (compare) row("the same, baseline statements (`--compare`: the filter in WHERE, after FINAL, as before issue 34)", baselineBreakdown)
     }
     runs.sort((a, b) => a - b)
     const r = last!
     const t0 = performance.now()
     const all = yield* runReplay(decoded.right, { ...settings, read: "all" })
     const allMs = performance.now() - t0
-    const same = (x: ReplayResult) => JSON.stringify({ ...x, history: { ...x.history, trades_read: 0 } })
     if (same(all) !== same(r)) throw new Error(`${name}: the range read's result differs from the exhaustive read's`)
     row(
       `14-day replay, ${name} (${r.history.trades_read.toLocaleString("en-US")} trades read in ${stats?.rounds ?? "?"} round(s), ${stats?.statements ?? "?"} ClickHouse statements for trades; ${r.trade_count.toLocaleString("en-US")} positions, verdict ${r.verdict})`,
       `median ${fmtMs(runs[1]!)} (min ${fmtMs(runs[0]!)}, max ${fmtMs(runs[2]!)})`,
       "< 10 s"
     )
+    if (compare) {
+      baselineRuns.sort((a, b) => a - b)
+      row(
+        `the same, baseline statements (\`--compare\`: each run right after one of the runs above; result equal)`,
+        `median ${fmtMs(baselineRuns[1]!)} (min ${fmtMs(baselineRuns[0]!)}, max ${fmtMs(baselineRuns[2]!)})`
+      )
+    }
     row(
       `the same, exhaustive read (${all.history.trades_read.toLocaleString("en-US")} trades read; result equal to the range read's)`,
       `${fmtMs(allMs)} (one run)`
@@ -141,8 +235,8 @@ const program = Effect.gen(function* () {
   const section = [
     "## Strategy replay on chDB (`bench/replay.ts`)",
     "",
-    `- Date: ${new Date().toISOString()}; command: \`npx tsx bench/replay.ts\`; Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "?"}); chDB ${version?.v ?? "?"}; load average at the end ${os.loadavg()[0]!.toFixed(2)}.`,
-    `- ${rows.toLocaleString("en-US")} synthetic trades over 30 days (1 hot mint with every tenth trade, 5,000 others); the replay window is 14 days (Jan 10-24). Each replay: read the window's signals, then, in rounds of one day, per token only the trades that can change the result (from each entry signal, and on while a position is open), read as per-token ranges in ClickHouse (FINAL) and merged in chain order; simulate (exact bigint fills on each fill trade's reserves; TP 30%, SL 20%, trailing 1.15x/10%, 24 h max hold, 20 concurrent); then the benchmark tokens' last trades. Median of 3 runs; then one run with the exhaustive read (every trade of the candidate tokens from their first signal, one-day pages), whose result must be equal.`,
+    `- Date: ${new Date().toISOString()} (took ${Math.round(process.uptime())} s); command: \`npx tsx bench/replay.ts${args.length > 0 ? ` ${args.join(" ")}` : ""}\`; Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "?"}); chDB ${version?.v ?? "?"}; load average (1/5/15 min) at the start ${loads(loadsAtStart)}, at the end ${loads(os.loadavg())}${os.loadavg()[0]! > os.cpus().length ? " (loaded: more runnable work than cores)" : ""}; the trades table in ${parts?.parts ?? "?"} active parts.`,
+    `- ${rows.toLocaleString("en-US")} synthetic trades over 30 days (1 hot mint with every tenth trade, 5,000 others); the replay window is 14 days (Jan 10-24). Each replay: read the window's signals, then, in rounds of one day, per token only the trades that can change the result (from each entry signal, and on while a position is open), read as per-token ranges in ClickHouse (token and time filtered in a PREWHERE on the sorting key, then FINAL) and merged in chain order; simulate (exact bigint fills on each fill trade's reserves; TP 30%, SL 20%, trailing 1.15x/10%, 24 h max hold, 20 concurrent); then the benchmark tokens' last trades. Median of 3 runs; then one run with the exhaustive read (every trade of the candidate tokens from their first signal, one-day pages), whose result must be equal.`,
     "",
     "| Measurement | Result | Budget (DESIGN.md) |",
     "| --- | ---: | --- |",
@@ -160,8 +254,27 @@ const program = Effect.gen(function* () {
   }
 })
 
+/** chDB, with every `query` timed into `spent` by statement kind. */
 const env = (() => {
-  const ch = ClickHouse.layerChdb({ dataDir })
+  const timed = Layer.effect(
+    ClickHouse,
+    Effect.map(ClickHouse, (ch) => ({
+      ...ch,
+      query: ((sql: string, params?: Record<string, unknown>) =>
+        Effect.suspend(() => {
+          const t0 = performance.now()
+          return Effect.ensuring(
+            ch.query(baselineStatements ? sql.replace(/\bPREWHERE\b/g, "WHERE") : sql, params),
+            Effect.sync(() => {
+              const kind = kindOf(sql)
+              const s = spent.get(kind) ?? { ms: 0, n: 0 }
+              spent.set(kind, { ms: s.ms + performance.now() - t0, n: s.n + 1 })
+            })
+          )
+        })) as typeof ch.query
+    }))
+  )
+  const ch = Layer.provide(timed, ClickHouse.layerChdb({ dataDir }))
   return Layer.merge(ch, Layer.provide(SignalHistory.layerClickHouse, ch))
 })()
 
