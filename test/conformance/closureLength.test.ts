@@ -19,9 +19,7 @@ const LIMIT = 150
 const SERVICES = "src/services"
 
 /** `file#name` → its length now, a ceiling, for a function still over the limit. */
-const KNOWN: Readonly<Record<string, number>> = {
-  "src/services/orders/OrderTriggers.ts#orderTriggerHooks": 217
-}
+const KNOWN: Readonly<Record<string, number>> = {}
 
 type Long = { readonly name: string; readonly lines: number }
 

@@ -41,25 +41,15 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, type Scope } from "effect"
 import type { MarketOutput, MarketState } from "../../../actors/market/MarketActor.js"
 import type { BookOrder } from "../../../actors/orders/OrderBook.js"
-import { OrderBooks, type PendingOutput } from "../../../actors/orders/OrderBooks.js"
-import { type CheckpointWrite, flushRetrySchedule } from "../../../actors/runtime/Checkpointer.js"
-import { Waiters, Wakeup } from "../../../actors/runtime/internal/Wakeup.js"
+import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
+import type { CheckpointWrite } from "../../../actors/runtime/Checkpointer.js"
 import type { PartitionClaim, RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
 import type { BusError } from "../../../ingest/bus/Bus.js"
-import {
-  bookOrderOf,
-  changedSince,
-  loadOpen,
-  markExpired,
-  markTriggeredAll,
-  marketKeyOf,
-  type OrderRow,
-  latestRev,
-  revHandedOut,
-  saveWatermark,
-  type TriggerFence
-} from "./OrderStore.js"
+import { makeOrderFollow } from "./internal/OrderFollow.js"
+import { makeTriggerClaims } from "./internal/TriggerClaims.js"
+import { makeTriggerWriter } from "./internal/TriggerWriter.js"
+import { bookOrderOf, latestRev, loadOpen, markExpired, marketKeyOf, type OrderRow, saveWatermark } from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -93,8 +83,7 @@ export interface OrderTriggerOptions {
   readonly writerPause?: (at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
-/** Most triggers one statement writes (`markTriggeredAll`); more taken at once go in several. */
-export const TRIGGERS_PER_STATEMENT = 500
+export { TRIGGERS_PER_STATEMENT } from "./internal/TriggerWriter.js"
 
 export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint"> & {
   readonly books: OrderBooks
@@ -106,16 +95,14 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
   readonly triggerWrites: () => { readonly statements: number; readonly fencedOut: number }
 }
 
-/** The write of a trigger the books decided, with its fence (null: not fenced). */
-const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
-  const o = p.output as Extract<PendingOutput["output"], { _tag: "Triggered" }>
-  const write = { id: o.order.id, price: o.price, position: o.position, atMs: o.atMs, watermark: o.watermark, stopPrice: o.stopPrice }
-  return fence === null ? write : { ...write, fence }
-}
-
 /**
  * Loads the open orders and starts following them in the current scope; answers the hooks the
  * market runtime calls. `marketState` reads the runtime's state of a market key.
+ *
+ * The hooks are a table over three parts: the partition claims and the fences they give
+ * (`internal/TriggerClaims`), the trigger writer (`internal/TriggerWriter`) and the follow of
+ * `limit_orders` (`internal/OrderFollow`); the checkpoint write and a partition's reload or drop
+ * stay here, where the parts meet.
  */
 export const orderTriggerHooks =
   (options: OrderTriggerOptions = {}) =>
@@ -126,104 +113,25 @@ export const orderTriggerHooks =
     routedDurable: () => Effect.Effect<void, BusError> = () => Effect.void
   ): Effect.Effect<OrderHooks, SqlError, Scope.Scope> =>
     Effect.gen(function* () {
-      const books = new OrderBooks(options.maxOrders ?? 1_000_000)
+      const maxOrders = options.maxOrders ?? 1_000_000
+      const books = new OrderBooks(maxOrders)
       const syncBatch = options.syncBatch ?? 1000
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
-      const placeRow = (r: OrderRow) => {
-        const key = marketKeyOf(r)
-        if (fenceOf(key) === undefined) return Effect.void // its partition is not held here: its owner places it
-        if (!books.place(key, bookOrderOf(r), marketState(key))) {
-          // Over the bound: the order stays open in the table and is not watched here.
-          return Effect.logError(`orders: ${options.maxOrders ?? 1_000_000} open orders held; order ${r.id} is not watched`)
-        }
-        return Effect.void
-      }
-      // The trigger writer: what the drains decided, written at once (one statement for what was
-      // taken together), fenced by the claim held when taken; then handed to the execution.
-      const wake = new Wakeup()
-      const written = new Waiters()
-      let inFlightMin = Number.POSITIVE_INFINITY
-      let statements = 0
-      let fencedOut = 0
-      /** Every output up to this `seq` is no trigger waiting to be written. */
-      const writtenThrough = (): number => {
-        const low = Math.min(books.oldestPendingTrigger(), inFlightMin)
-        return low === Number.POSITIVE_INFINITY ? books.outputsCount() : low - 1
-      }
-      // The claims this process holds (`assigned`, less `revoked`); undefined while not
-      // partitioned and never handed a partition: every market is held, writes are not fenced.
-      let claims: Map<number, PartitionClaim> | undefined = options.partitioned === true ? new Map() : undefined
-      let partitionOf: ((key: string) => number) | undefined
-      /** The fence of a market's writes: null when not fenced, undefined when its partition is not held here. */
-      const fenceOf = (marketKey: string): TriggerFence | null | undefined => {
-        if (claims === undefined) return null
-        const claim = partitionOf === undefined ? undefined : claims.get(partitionOf(marketKey))
-        return claim === undefined ? undefined : { owner: claim.owner, partition: claim.partition, epoch: claim.epoch }
-      }
-      const handOff = (rows: ReadonlyArray<OrderRow>): Effect.Effect<void> =>
-        options.execution === undefined ? Effect.void : Effect.forEach(rows, (row) => Effect.forkDaemon(options.execution!.execute(row)), { discard: true })
-      const writeTriggers: Effect.Effect<never> = Effect.gen(function* () {
-        while (true) {
-          const taken = books.takeTriggers()
-          if (taken.length === 0) {
-            yield* wake.wait
-            continue
-          }
-          inFlightMin = taken[0]!.seq
-          if (options.writerPause !== undefined) yield* options.writerPause("taken", taken.map((p) => writeOf(p, null).id))
-          // The trades that crossed are durable on the bus first (the embedded bus delivers records
-          // before their fsync): a trigger, and the money its execution moves, never stands on a
-          // record a crash could lose (the runtime's rule for everything derived from events).
-          yield* routedDurable().pipe(
-            Effect.tapError((e) => Effect.logWarning("orders: waiting for the crossing trades to be durable failed; retrying", e)),
-            Effect.retry(flushRetrySchedule),
-            Effect.orDie
-          )
-          const writes: Array<ReturnType<typeof writeOf>> = []
-          for (const p of taken) {
-            const fence = fenceOf(p.marketKey)
-            if (fence === undefined) fencedOut++ // the partition is no longer this process's: its new owner replays the trade
-            else writes.push(writeOf(p, fence))
-          }
-          if (options.writerPause !== undefined) yield* options.writerPause("fenced", writes.map((w) => w.id))
-          for (let i = 0; i < writes.length; i += TRIGGERS_PER_STATEMENT) {
-            const chunk = writes.slice(i, i + TRIGGERS_PER_STATEMENT)
-            // The statement and the hand-off of what it moved: one step a stop does not cut in two.
-            const attempt = Effect.uninterruptible(
-              Effect.flatMap(Effect.flatMap(Clock.currentTimeMillis, (nowMs) => withSql(markTriggeredAll(chunk, nowMs))), (rows) =>
-                Effect.sync(() => {
-                  statements++
-                  fencedOut += chunk.length - rows.length
-                }).pipe(Effect.zipRight(handOff(rows)))
-              )
-            )
-            yield* attempt.pipe(
-              Effect.tapError((e) => Effect.logWarning(`orders: writing ${chunk.length} triggers failed; retrying`, e)),
-              Effect.retry(flushRetrySchedule),
-              Effect.orDie
-            )
-          }
-          inFlightMin = Number.POSITIVE_INFINITY
-          written.release(writtenThrough())
-        }
-      })
-      yield* Effect.forkScoped(writeTriggers)
+      const claims = makeTriggerClaims(options.partitioned === true)
+      const { fenceOf } = claims
+      const writer = makeTriggerWriter({ books, withSql, fenceOf, routedDurable, execution: options.execution, writerPause: options.writerPause })
+      yield* Effect.forkScoped(writer.run)
       /**
        * A drain (or a catch-up) decided outputs: the triggers are written now; answers whether an
        * expiry waits, which the next checkpoint flush writes (the caller hurries it).
        */
       const decided = (): boolean => {
-        if (books.oldestPendingTrigger() !== Number.POSITIVE_INFINITY) wake.notify()
+        if (books.oldestPendingTrigger() !== Number.POSITIVE_INFINITY) writer.notify()
         return books.hasPendingExpiry()
       }
       const applied = (key: string, event: ChainEvent, state: MarketState | undefined): boolean => books.applied(key, event, state) && decided()
-      // A checkpoint flush that takes states waits for the triggers decided before it: a trigger is never behind the checkpoint that passes its trade.
-      const beforeCheckpoint = (): Effect.Effect<void> => {
-        const target = books.outputsCount()
-        return written.await(target, writtenThrough)
-      }
 
-      let rev = options.partitioned === true
+      const rev = options.partitioned === true
         ? yield* withSql(latestRev) // the books come with the partitions (`assigned`)
         : yield* withSql(
             loadOpen(syncBatch, (rows) => {
@@ -232,31 +140,11 @@ export const orderTriggerHooks =
           )
       yield* Effect.logInfo(`orders: loaded ${books.size()} open limit orders`)
 
-      let followReads = 0
       // The follow and a partition's reload never interleave: the reload replaces books with a
       // paged read of the table, and the follow must then replay every change after the `rev` it
       // had read (a create or cancel committed during the pages), never one it applied before.
       const exclusive = yield* Effect.makeSemaphore(1)
-      const follow: Effect.Effect<void, SqlError> = Effect.gen(function* () {
-        const handedOut = yield* withSql(revHandedOut)
-        while (handedOut > rev) {
-          followReads++
-          const rows = yield* withSql(changedSince(rev, syncBatch))
-          const pending = books.pendingCount()
-          for (const r of rows) {
-            rev = r.rev
-            if (r.status === "open") yield* placeRow(r)
-            else books.cancel(r.id, marketKeyOf(r))
-          }
-          // An order caught up on the price now (it was crossed before this process learnt of it):
-          // a trigger is written now; an expiry by the next flush, now.
-          if (books.pendingCount() > pending && decided()) hurryCheckpoint()
-          if (rows.length < syncBatch) break
-        }
-        const nowMs = yield* Clock.currentTimeMillis
-        const expired = books.sweep(nowMs)
-        if (expired.length > 0) yield* withSql(Effect.forEach(expired, (o) => markExpired(o.id, nowMs), { discard: true }))
-      })
+      const { follow, followReads } = makeOrderFollow({ books, withSql, syncBatch, maxOrders, fenceOf, marketState, decided, hurryCheckpoint }, rev)
       const sync = exclusive.withPermits(1)(follow)
       yield* Effect.forkScoped(
         sync.pipe(
@@ -291,13 +179,9 @@ export const orderTriggerHooks =
       // watermarks their last checkpoint wrote), since the partition is replayed from there.
       const assigned = (holds: (key: string) => boolean, claim: PartitionClaim): Effect.Effect<void, SqlError> =>
         exclusive.withPermits(1)(Effect.gen(function* () {
-          partitionOf = claim.partitionOf
-          if (claims === undefined) {
-            // Handed a partition though loaded whole at start: from now only claimed partitions are held.
-            claims = new Map([[claim.partition, claim]])
-            books.reload((key) => !claims!.has(claim.partitionOf(key)), [])
-          }
-          claims.set(claim.partition, claim)
+          // Handed a partition though loaded whole at start: from now only claimed partitions are held.
+          const unclaimed = claims.claim(claim)
+          if (unclaimed !== undefined) books.reload(unclaimed, [])
           const stored: Array<readonly [string, BookOrder]> = []
           yield* withSql(
             loadOpen(syncBatch, (rows) => {
@@ -308,7 +192,7 @@ export const orderTriggerHooks =
             })
           )
           books.reload(holds, stored)
-          written.release(writtenThrough()) // the partition's triggers not yet taken were dropped
+          writer.release() // the partition's triggers not yet taken were dropped
           yield* Effect.logInfo(`orders: partition ${claim.partition} assigned; ${stored.length} open orders loaded, ${books.size()} held`)
         }))
       // A partition taken from this process: its books and undecided outputs are dropped (its new
@@ -316,10 +200,10 @@ export const orderTriggerHooks =
       const revoked = (holds: (key: string) => boolean, partition: number): Effect.Effect<void> =>
         exclusive.withPermits(1)(
           Effect.suspend(() => {
-            claims?.delete(partition)
+            claims.revoke(partition)
             const before = books.size()
             books.reload(holds, [])
-            written.release(writtenThrough())
+            writer.release()
             return Effect.logInfo(`orders: partition ${partition} revoked; ${before - books.size()} open orders dropped, ${books.size()} held`)
           })
         )
@@ -327,11 +211,12 @@ export const orderTriggerHooks =
         books,
         applied,
         checkpointWrite,
-        beforeCheckpoint,
+        // A checkpoint flush that takes states waits for the triggers decided before it: a trigger is never behind the checkpoint that passes its trade.
+        beforeCheckpoint: writer.beforeCheckpoint,
         assigned,
         revoked,
         sync,
-        followReads: () => followReads,
-        triggerWrites: () => ({ statements, fencedOut })
+        followReads,
+        triggerWrites: writer.counts
       }
     })
