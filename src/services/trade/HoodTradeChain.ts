@@ -208,13 +208,14 @@ export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCa
 
 /**
  * What a landed trade executed, from its receipt's logs: the trade router's `RoutedTrade` for
- * `wallet` on `mint` (the venue's output: tokens on a buy, ETH before the platform fee on a sell),
+ * `wallet` on `mint` (the venue's output: tokens on a buy, ETH before the platform fee on a sell;
+ * only a log emitted by `tradeRouter` counts: any contract the trade calls can emit the same shape),
  * else (a transaction straight to the venue, as the rail built before the router) the curve's
  * `Trade` by `wallet` on `mint`, or the pool's `Swap` output. Pure.
  */
-export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: Address, wallet: Address): bigint | undefined => {
+export const executedOutOf = (receipt: TransactionReceipt, tradeRouter: Address, venue: string, mint: Address, wallet: Address): bigint | undefined => {
   const routed = parseEventLogs({ abi: tradeRouterAbi, logs: receipt.logs, eventName: "RoutedTrade" }).find(
-    (t) => getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
+    (t) => getAddress(t.address) === getAddress(tradeRouter) && getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
   )
   if (routed !== undefined) return routed.args.amountOut
   if (venue === "svc-curve") {
@@ -413,7 +414,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
         const reason = yield* revertReasonOf(receipt, hash)
         return { outcome: "reverted", reason, error: `the transaction reverted on chain (block ${receipt.blockNumber})` } as const
       }
-      const out = executedOutOf(receipt, row.venue, getAddress(row.mint), wallet)
+      const out = executedOutOf(receipt, tradeRouter, row.venue, getAddress(row.mint), wallet)
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
     })
 
