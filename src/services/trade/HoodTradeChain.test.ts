@@ -60,12 +60,15 @@ describe("hoodTradeCall", () => {
 const nodeError = (data: Hex) => Object.assign(new Error("Execution reverted"), { cause: Object.assign(new Error("RPC Request failed."), { data: { message: "VM Exception", data } }) })
 
 describe("the failure code of a revert", () => {
-  it("the curve's SlippageExceeded and the router's 'Too little received' are slippage_exceeded; other reverts reverted", () => {
+  it("the curve's SlippageExceeded and the router's 'Too little received' and the trade router's FeeExceedsProceeds are slippage_exceeded; other reverts reverted", () => {
     const slippage = encodeErrorResult({ abi: bondingCurveAbi, errorName: "SlippageExceeded", args: [1n, 2n] })
     expect(revertDataOf(nodeError(slippage))).toBe(slippage)
     expect(hoodFailureReasonOf(nodeError(slippage))).toBe("slippage_exceeded")
     const tooLittle = encodeErrorResult({ abi: [{ type: "error", name: "Error", inputs: [{ name: "m", type: "string" }] }], errorName: "Error", args: ["Too little received"] })
     expect(hoodFailureReasonOf(nodeError(tooLittle))).toBe("slippage_exceeded")
+    const feeAboveProceeds = encodeErrorResult({ abi: tradeRouterAbi, errorName: "FeeExceedsProceeds", args: [5n, 7n] })
+    expect(hoodFailureReasonOf(nodeError(feeAboveProceeds))).toBe("slippage_exceeded")
+    expect(hoodFailureReasonOf(new Error("execution reverted: FeeExceedsProceeds(5, 7)"))).toBe("slippage_exceeded")
     const other = encodeErrorResult({ abi: bondingCurveAbi, errorName: "CurveComplete" })
     expect(hoodFailureReasonOf(nodeError(other))).toBe("reverted")
     expect(isRevert(nodeError(other))).toBe(true)

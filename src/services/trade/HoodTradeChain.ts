@@ -231,13 +231,18 @@ export const executedOutOf = (receipt: TransactionReceipt, tradeRouter: Address,
   return amount0 < 0n ? -amount0 : amount1 < 0n ? -amount1 : undefined
 }
 
-/** Why a call reverted: the curve's `SlippageExceeded` or the router's "Too little received" (`slippage_exceeded`); any other revert. Pure. */
+/**
+ * Why a call reverted: the curve's `SlippageExceeded`, the router's "Too little received", or the
+ * trade router's `FeeExceedsProceeds` (a sell whose venue output fell below the platform fee: the
+ * caller's minimum let it, so it is refused like slippage) are `slippage_exceeded`; any other
+ * revert `reverted`. Pure.
+ */
 export const hoodFailureReasonOf = (e: unknown): RevertReason => {
   const data = revertDataOf(e)
   if (data !== undefined) {
     try {
       const decoded = decodeErrorResult({ abi: revertAbi, data }) as { readonly errorName: string; readonly args?: ReadonlyArray<unknown> }
-      if (decoded.errorName === "SlippageExceeded") return "slippage_exceeded"
+      if (decoded.errorName === "SlippageExceeded" || decoded.errorName === "FeeExceedsProceeds") return "slippage_exceeded"
       if (decoded.errorName === "Error" && decoded.args?.[0] === "Too little received") return "slippage_exceeded"
       return "reverted"
     } catch {
@@ -245,7 +250,7 @@ export const hoodFailureReasonOf = (e: unknown): RevertReason => {
     }
   }
   const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
-  return /SlippageExceeded|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
+  return /SlippageExceeded|FeeExceedsProceeds|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
 }
 
 /**
