@@ -10,6 +10,7 @@
  *   launch (`NotACurveToken`), a value that is not `amountIn + fee` (`ValueMismatch`), a fee above a
  *   sell's proceeds (`FeeExceedsProceeds`), and the curve's `SlippageExceeded` bubbling up with
  *   the fee not paid;
+ * - a token whose curve is USDG-quoted is refused on the curve entry points (`NotEthQuoted`);
  * - the start-up check of a configured router (`TradeRouterCheck.ts`): the deployed router passes;
  *   an address with no code, a contract that is not a router, and a router checked against
  *   another factory or SwapRouter are refused with an error naming the variable.
@@ -21,6 +22,7 @@ import { approve, createCurve, type HoodClients, readCurve, revertName, saltOf, 
 import { revertDataOf } from "../../src/chain/hood/client/HoodSender.js"
 import { clientsFor, publicClientOf, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { checkTradeRouter } from "../../src/chain/hood/TradeRouterCheck.js"
+import { findEconomics } from "../../src/domain/Economics.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
 import { Effect, Exit } from "effect"
 
@@ -160,5 +162,16 @@ describe("TradeRouter", () => {
     // The router checked against another factory (the fee splitter stands in): it routes for the configured one only.
     expect(await refusal({ ...expected, factory: getAddress(net.addresses.feeSplitter) })).toContain("HOOD_FACTORY_ADDRESS")
     expect(await refusal({ ...expected, swapRouter: getAddress(net.addresses.weth9) })).toContain("HOOD_SWAP_ROUTER_ADDRESS")
+  }, 60_000)
+
+  it("a USDG-quoted curve's token is refused on the curve entry points (NotEthQuoted)", async () => {
+    const tier = findEconomics("hood", "usdg")!.tiers[0]!
+    const label = `router-usdg-${Date.now()}`
+    const usdg = await createCurve(trader, net.addresses.factory, { name: label, symbol: "TRU", quoteToken: net.addresses.usdg, virtualQuoteRaw: tier.virtualQuoteRaw, thresholdRaw: tier.thresholdRaw, dexVersion: "v3", salt: saltOf(label) })
+    const account = trader.wallet.account!
+    const simulate = (functionName: "buyOnCurve" | "sellOnCurve", value?: bigint) =>
+      refusedWith(() => pc().simulateContract({ address: router, abi: tradeRouterAbi, functionName, args: [usdg.token, 10n ** 6n, 0n, 1n], account, chain: net.chain, ...(value === undefined ? {} : { value }) } as never))
+    expect(await simulate("buyOnCurve", 10n ** 6n + 1n)).toBe("NotEthQuoted")
+    expect(await simulate("sellOnCurve")).toBe("NotEthQuoted")
   }, 60_000)
 })
