@@ -9,7 +9,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { TREASURY_ADDRESS } from "../chain/solana/localnet/DevKeys.js"
+import { hoodPublicClient } from "../chain/hood/client/HoodClient.js"
 import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
+import { checkTradeRouter } from "../chain/hood/TradeRouterCheck.js"
 import { SolanaEndpoints } from "../chain/solana/SolanaEndpoints.js"
 import { AppConfig } from "../config/AppConfig.js"
 import { TierService } from "../services/accounts/TierService.js"
@@ -30,6 +32,8 @@ const serviceLayer = Layer.unwrapEffect(
     const tradeRouter = hood.addresses.tradeRouter
     if (router === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_SWAP_ROUTER_ADDRESS is not set for this Hood node")
     else if (tradeRouter === undefined) yield* Effect.logWarning("Hood trades refused: HOOD_TRADE_ROUTER_ADDRESS is not set for this Hood node (every Hood trade goes through it with its platform fee)")
+    // A router with no code, or deployed for another factory or SwapRouter, refuses the start (TradeRouterCheck.ts).
+    else yield* checkTradeRouter(hoodPublicClient(hood.chain, hood.rpcUrl), { tradeRouter, factory: hood.addresses.factory, swapRouter: router })
     return TradeModule.layer({
       solanaRpcUrl: endpoints.rpcUrl,
       treasury: treasury ?? TREASURY_ADDRESS,

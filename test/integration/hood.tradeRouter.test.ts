@@ -9,7 +9,11 @@
  * - refusals move nothing: ETH sent outside a trade (`UnexpectedEth`), a token the factory did not
  *   launch (`NotACurveToken`), a value that is not `amountIn + fee` (`ValueMismatch`), a fee above a
  *   sell's proceeds (`FeeExceedsProceeds`), and the curve's `SlippageExceeded` bubbling up with
- *   the fee not paid.
+ *   the fee not paid;
+ * - a token whose curve is USDG-quoted is refused on the curve entry points (`NotEthQuoted`);
+ * - the start-up check of a configured router (`TradeRouterCheck.ts`): the deployed router passes;
+ *   an address with no code, a contract that is not a router, and a router checked against
+ *   another factory or SwapRouter are refused with an error naming the variable.
  */
 import { type Address, decodeErrorResult, getAddress, parseEventLogs, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,7 +21,10 @@ import { feeSplitterAbi, tradeRouterAbi } from "../../src/chain/hood/abi.generat
 import { approve, createCurve, type HoodClients, readCurve, revertName, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { revertDataOf } from "../../src/chain/hood/client/HoodSender.js"
 import { clientsFor, publicClientOf, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
+import { checkTradeRouter } from "../../src/chain/hood/TradeRouterCheck.js"
+import { findEconomics } from "../../src/domain/Economics.js"
 import { quoteVenue } from "../../src/services/trade/VenueQuote.js"
+import { Effect, Exit } from "effect"
 
 const ETH = 10n ** 18n
 let net: StartedHoodLocalnet
@@ -136,5 +143,35 @@ describe("TradeRouter", () => {
     expect(afterApprove.trader - after.trader).toBe(r.gasUsed * r.effectiveGasPrice)
     expect(after.traderTokens).toBe(before.traderTokens)
     expect([after.routerEth, after.routerTokens]).toEqual([0n, 0n])
+  }, 60_000)
+
+  it("the start-up check passes the deployed router and refuses a no-code address, a non-router and another factory's or SwapRouter's router", async () => {
+    const expected = { tradeRouter: router, factory: getAddress(net.addresses.factory), swapRouter: getAddress(net.addresses.swapRouter!) }
+    const check = (e: typeof expected) => Effect.runPromiseExit(checkTradeRouter(pc(), e))
+    expect(Exit.isSuccess(await check(expected))).toBe(true)
+    const refusal = async (e: typeof expected) => {
+      const exit = await check(e)
+      if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") throw new Error(`not refused: ${JSON.stringify(exit)}`)
+      expect(exit.cause.error.reason).toBe("mismatch")
+      expect(exit.cause.error.message).toContain("HOOD_TRADE_ROUTER_ADDRESS")
+      return exit.cause.error.message
+    }
+    expect(await refusal({ ...expected, tradeRouter: getAddress("0x000000000000000000000000000000000000dEaD") })).toContain("no contract code")
+    // WETH has code but no factory(): not a router.
+    expect(await refusal({ ...expected, tradeRouter: getAddress(net.addresses.weth9) })).toContain("not a TradeRouter")
+    // The router checked against another factory (the fee splitter stands in): it routes for the configured one only.
+    expect(await refusal({ ...expected, factory: getAddress(net.addresses.feeSplitter) })).toContain("HOOD_FACTORY_ADDRESS")
+    expect(await refusal({ ...expected, swapRouter: getAddress(net.addresses.weth9) })).toContain("HOOD_SWAP_ROUTER_ADDRESS")
+  }, 60_000)
+
+  it("a USDG-quoted curve's token is refused on the curve entry points (NotEthQuoted)", async () => {
+    const tier = findEconomics("hood", "usdg")!.tiers[0]!
+    const label = `router-usdg-${Date.now()}`
+    const usdg = await createCurve(trader, net.addresses.factory, { name: label, symbol: "TRU", quoteToken: net.addresses.usdg, virtualQuoteRaw: tier.virtualQuoteRaw, thresholdRaw: tier.thresholdRaw, dexVersion: "v3", salt: saltOf(label) })
+    const account = trader.wallet.account!
+    const simulate = (functionName: "buyOnCurve" | "sellOnCurve", value?: bigint) =>
+      refusedWith(() => pc().simulateContract({ address: router, abi: tradeRouterAbi, functionName, args: [usdg.token, 10n ** 6n, 0n, 1n], account, chain: net.chain, ...(value === undefined ? {} : { value }) } as never))
+    expect(await simulate("buyOnCurve", 10n ** 6n + 1n)).toBe("NotEthQuoted")
+    expect(await simulate("sellOnCurve")).toBe("NotEthQuoted")
   }, 60_000)
 })

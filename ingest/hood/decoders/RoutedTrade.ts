@@ -3,7 +3,12 @@
  * the curve's `Trade` (and a pool sell's `Swap` recipient) then names the router, not the wallet.
  * The router's own `RoutedTrade`, in the same transaction, names the wallet and the token. So the
  * ingester attributes a trade whose trader is the router to the wallet of the transaction's
- * `RoutedTrade` for that token (in log order when one transaction routes the same token twice).
+ * `RoutedTrade` for that token that describes that trade: same side (`isBuy`), same venue
+ * (`onPool`) and same amount in (the curve's `Trade` and the pool's `Swap` take in what the router
+ * passed: the whole amount sent on a curve buy, the tokens in on a sell, the exact input on the
+ * pool). Each entry is used once, in log order among equal ones. A routed pool buy's `Swap` names
+ * the wallet itself and uses no entry; matching by trade (not by order) keeps its entry from being
+ * taken by another trade of the same transaction.
  * Pure: the logs of one step in, the events' traders out.
  */
 import { type Address, decodeEventLog, isAddressEqual, toEventSelector } from "viem"
@@ -18,8 +23,16 @@ interface RoutedLog extends HoodLog {
   readonly removed?: boolean
 }
 
-/** `txHash:token` (lower-case) → the wallets the router traded for, in log order. */
-export type RoutedTraders = Map<string, Array<string>>
+/** One `RoutedTrade`: the wallet it traded for and the trade it describes. */
+export interface RoutedEntry {
+  readonly trader: string
+  readonly isBuy: boolean
+  readonly onPool: boolean
+  readonly amountIn: bigint
+}
+
+/** `txHash:token` (lower-case) → the router's trades on that token in that transaction, in log order (unused ones). */
+export type RoutedTraders = Map<string, Array<RoutedEntry>>
 
 const keyOf = (txHash: string, token: string) => `${txHash.toLowerCase()}:${token.toLowerCase()}`
 
@@ -32,17 +45,19 @@ export const routedTradersOf = (logs: ReadonlyArray<RoutedLog>, router: Address 
     const { args } = decodeEventLog({ abi: tradeRouterAbi, eventName: "RoutedTrade", topics: log.topics as [`0x${string}`, ...Array<`0x${string}`>], data: log.data })
     const key = keyOf(log.transactionHash, args.token)
     const list = out.get(key) ?? []
-    list.push(args.trader)
+    list.push({ trader: args.trader, isBuy: args.isBuy, onPool: args.onPool, amountIn: args.amountIn })
     out.set(key, list)
   }
   return out
 }
 
-/** `event` with the routed wallet as its trader when the router traded it; else `event` itself. */
+/** `event` with the routed wallet as its trader when the router traded it (the matching entry, used up); else `event` itself. */
 export const attributed = (event: ChainEvent, router: Address | undefined, routed: RoutedTraders): ChainEvent => {
   if (router === undefined || event._tag !== "Trade" || !isAddressEqual(event.trader as Address, router)) return event
-  const wallet = routed.get(keyOf(event.signature, event.mint))?.shift()
-  if (wallet === undefined) return event
+  const entries = routed.get(keyOf(event.signature, event.mint))
+  const at = entries?.findIndex((r) => r.isBuy === (event.side === "buy") && r.onPool === (event.venue === "pool") && r.amountIn === event.amountInRaw) ?? -1
+  if (entries === undefined || at < 0) return event
+  const wallet = entries.splice(at, 1)[0]!.trader
   const copy = Object.create(Object.getPrototypeOf(event) as object) as Record<string, unknown>
   Object.assign(copy, event, { trader: wallet })
   return copy as unknown as ChainEvent

@@ -3373,6 +3373,22 @@ export const tradeRouterAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "address",
+        "name": "token",
+        "type": "address"
+      },
+      {
+        "internalType": "address",
+        "name": "quoteToken",
+        "type": "address"
+      }
+    ],
+    "name": "NotEthQuoted",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "Reentrancy",
     "type": "error"

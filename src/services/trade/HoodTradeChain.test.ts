@@ -60,12 +60,15 @@ describe("hoodTradeCall", () => {
 const nodeError = (data: Hex) => Object.assign(new Error("Execution reverted"), { cause: Object.assign(new Error("RPC Request failed."), { data: { message: "VM Exception", data } }) })
 
 describe("the failure code of a revert", () => {
-  it("the curve's SlippageExceeded and the router's 'Too little received' are slippage_exceeded; other reverts reverted", () => {
+  it("the curve's SlippageExceeded and the router's 'Too little received' and the trade router's FeeExceedsProceeds are slippage_exceeded; other reverts reverted", () => {
     const slippage = encodeErrorResult({ abi: bondingCurveAbi, errorName: "SlippageExceeded", args: [1n, 2n] })
     expect(revertDataOf(nodeError(slippage))).toBe(slippage)
     expect(hoodFailureReasonOf(nodeError(slippage))).toBe("slippage_exceeded")
     const tooLittle = encodeErrorResult({ abi: [{ type: "error", name: "Error", inputs: [{ name: "m", type: "string" }] }], errorName: "Error", args: ["Too little received"] })
     expect(hoodFailureReasonOf(nodeError(tooLittle))).toBe("slippage_exceeded")
+    const feeAboveProceeds = encodeErrorResult({ abi: tradeRouterAbi, errorName: "FeeExceedsProceeds", args: [5n, 7n] })
+    expect(hoodFailureReasonOf(nodeError(feeAboveProceeds))).toBe("slippage_exceeded")
+    expect(hoodFailureReasonOf(new Error("execution reverted: FeeExceedsProceeds(5, 7)"))).toBe("slippage_exceeded")
     const other = encodeErrorResult({ abi: bondingCurveAbi, errorName: "CurveComplete" })
     expect(hoodFailureReasonOf(nodeError(other))).toBe("reverted")
     expect(isRevert(nodeError(other))).toBe(true)
@@ -96,11 +99,11 @@ describe("executedOutOf", () => {
       [true, 10n, 777n, 1n, 0n, 10n, 5n, 5n, 5n, false]
     )
     const receipt = { logs: [log(curve, bondingCurveAbi, "Trade", { token: mint, trader: wallet }, tradeData)] } as unknown as TransactionReceipt
-    expect(executedOutOf(receipt, "svc-curve", mint, wallet)).toBe(777n)
-    expect(executedOutOf(receipt, "svc-curve", mint, router)).toBeUndefined()
+    expect(executedOutOf(receipt, router, "svc-curve", mint, wallet)).toBe(777n)
+    expect(executedOutOf(receipt, router, "svc-curve", mint, router)).toBeUndefined()
     const swapData = encodeAbiParameters([{ type: "int256" }, { type: "int256" }, { type: "uint160" }, { type: "uint128" }, { type: "int24" }], [-999n, 123n, 1n, 1n, 0])
     const swap = { logs: [log(curve, uniswapV3PoolAbi, "Swap", { sender: router, recipient: wallet }, swapData)] } as unknown as TransactionReceipt
-    expect(executedOutOf(swap, "hood-dex", mint, wallet)).toBe(999n)
+    expect(executedOutOf(swap, router, "hood-dex", mint, wallet)).toBe(999n)
   })
 
   it("a routed trade: the trade router's RoutedTrade for the wallet and the token decides, before the venue's own log", () => {
@@ -119,8 +122,20 @@ describe("executedOutOf", () => {
         log(router, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData)
       ]
     } as unknown as TransactionReceipt
-    for (const venue of ["svc-curve", "hood-dex"]) expect(executedOutOf(receipt, venue, mint, wallet)).toBe(555n)
-    expect(executedOutOf(receipt, "svc-curve", curve, wallet)).toBeUndefined()
+    for (const venue of ["svc-curve", "hood-dex"]) expect(executedOutOf(receipt, router, venue, mint, wallet)).toBe(555n)
+    expect(executedOutOf(receipt, router, "svc-curve", curve, wallet)).toBeUndefined()
+  })
+
+  it("a RoutedTrade-shaped log from another emitter is not read: only the configured trade router's counts", () => {
+    const routedData = (out: bigint) =>
+      encodeAbiParameters([{ type: "bool" }, { type: "bool" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [true, true, 10n, out, 6n, 0n])
+    const foreign = "0x6666666666666666666666666666666666666666" as Address
+    const forged = log(foreign, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData(10n ** 30n))
+    // Alone, on the curve (no Trade by the wallet): nothing executed is read.
+    expect(executedOutOf({ logs: [forged] } as unknown as TransactionReceipt, router, "svc-curve", mint, wallet)).toBeUndefined()
+    // Before the router's own: the router's is read.
+    const receipt = { logs: [forged, log(router, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData(42n))] } as unknown as TransactionReceipt
+    for (const venue of ["svc-curve", "hood-dex"]) expect(executedOutOf(receipt, router, venue, mint, wallet)).toBe(42n)
   })
 })
 

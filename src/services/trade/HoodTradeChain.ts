@@ -208,13 +208,14 @@ export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCa
 
 /**
  * What a landed trade executed, from its receipt's logs: the trade router's `RoutedTrade` for
- * `wallet` on `mint` (the venue's output: tokens on a buy, ETH before the platform fee on a sell),
+ * `wallet` on `mint` (the venue's output: tokens on a buy, ETH before the platform fee on a sell;
+ * only a log emitted by `tradeRouter` counts: any contract the trade calls can emit the same shape),
  * else (a transaction straight to the venue, as the rail built before the router) the curve's
  * `Trade` by `wallet` on `mint`, or the pool's `Swap` output. Pure.
  */
-export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: Address, wallet: Address): bigint | undefined => {
+export const executedOutOf = (receipt: TransactionReceipt, tradeRouter: Address, venue: string, mint: Address, wallet: Address): bigint | undefined => {
   const routed = parseEventLogs({ abi: tradeRouterAbi, logs: receipt.logs, eventName: "RoutedTrade" }).find(
-    (t) => getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
+    (t) => getAddress(t.address) === getAddress(tradeRouter) && getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
   )
   if (routed !== undefined) return routed.args.amountOut
   if (venue === "svc-curve") {
@@ -230,13 +231,18 @@ export const executedOutOf = (receipt: TransactionReceipt, venue: string, mint: 
   return amount0 < 0n ? -amount0 : amount1 < 0n ? -amount1 : undefined
 }
 
-/** Why a call reverted: the curve's `SlippageExceeded` or the router's "Too little received" (`slippage_exceeded`); any other revert. Pure. */
+/**
+ * Why a call reverted: the curve's `SlippageExceeded`, the router's "Too little received", or the
+ * trade router's `FeeExceedsProceeds` (a sell whose venue output fell below the platform fee: the
+ * caller's minimum let it, so it is refused like slippage) are `slippage_exceeded`; any other
+ * revert `reverted`. Pure.
+ */
 export const hoodFailureReasonOf = (e: unknown): RevertReason => {
   const data = revertDataOf(e)
   if (data !== undefined) {
     try {
       const decoded = decodeErrorResult({ abi: revertAbi, data }) as { readonly errorName: string; readonly args?: ReadonlyArray<unknown> }
-      if (decoded.errorName === "SlippageExceeded") return "slippage_exceeded"
+      if (decoded.errorName === "SlippageExceeded" || decoded.errorName === "FeeExceedsProceeds") return "slippage_exceeded"
       if (decoded.errorName === "Error" && decoded.args?.[0] === "Too little received") return "slippage_exceeded"
       return "reverted"
     } catch {
@@ -244,7 +250,7 @@ export const hoodFailureReasonOf = (e: unknown): RevertReason => {
     }
   }
   const text = e instanceof BaseError ? `${e.message} ${e.details}` : String(e)
-  return /SlippageExceeded|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
+  return /SlippageExceeded|FeeExceedsProceeds|Too little received/.test(text) ? "slippage_exceeded" : "reverted"
 }
 
 /**
@@ -413,7 +419,7 @@ export const makeHoodTradeChain = (options: HoodTradeChainOptions) => {
         const reason = yield* revertReasonOf(receipt, hash)
         return { outcome: "reverted", reason, error: `the transaction reverted on chain (block ${receipt.blockNumber})` } as const
       }
-      const out = executedOutOf(receipt, row.venue, getAddress(row.mint), wallet)
+      const out = executedOutOf(receipt, tradeRouter, row.venue, getAddress(row.mint), wallet)
       return out === undefined ? ({ outcome: "pending" } as const) : ({ outcome: "landed", amountOutRaw: out } as const)
     })
 

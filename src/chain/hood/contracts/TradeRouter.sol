@@ -14,6 +14,7 @@ interface IFeeSplitterTreasury {
 }
 
 interface IBondingCurveTrade {
+    function quoteToken() external view returns (address);
     function buy(uint256 amountIn, uint256 minAmountOut) external payable returns (uint256 amountOut, uint256 refund);
     function sell(uint256 tokensIn, uint256 minAmountOut) external returns (uint256 amountOut);
 }
@@ -31,7 +32,8 @@ interface IBondingCurveTrade {
 ///   unwrapped).
 /// The minimum out is the venue's own (the curve's minAmountOut, Uniswap's amountOutMinimum), on
 /// the venue's output before the fee, as the Solana rail enforces it. A sell whose proceeds are
-/// below the fee reverts (FeeExceedsProceeds): nothing moves.
+/// below the fee reverts (FeeExceedsProceeds): nothing moves. A token whose curve is not
+/// ETH-quoted (a USDG curve) is refused on every entry point (NotEthQuoted).
 ///
 /// The router holds nothing between calls: every wei and token it receives in a call leaves in
 /// that call. It accepts ETH only inside a trade (the curve's refund and proceeds, WETH's unwrap).
@@ -50,6 +52,7 @@ contract TradeRouter {
     );
 
     error NotACurveToken(address token);
+    error NotEthQuoted(address token, address quoteToken);
     error ValueMismatch(uint256 value, uint256 expected);
     error FeeExceedsProceeds(uint256 proceeds, uint256 platformFee);
     error TransferFailed();
@@ -170,9 +173,13 @@ contract TradeRouter {
         emit RoutedTrade(msg.sender, token, false, true, tokensIn, amountOut, platformFee, 0);
     }
 
+    /// @dev The factory's curve of `token`, which must be ETH-quoted: every entry point pays and
+    /// is paid in ETH (msg.value, WETH on the pool), so a USDG curve's token is refused (NotEthQuoted).
     function _curveOf(address token) private view returns (IBondingCurveTrade) {
         address curve = factory.curveOf(token);
         if (curve == address(0)) revert NotACurveToken(token);
+        address quote = IBondingCurveTrade(curve).quoteToken();
+        if (quote != address(0)) revert NotEthQuoted(token, quote);
         return IBondingCurveTrade(curve);
     }
 
