@@ -24,7 +24,11 @@
  *   way) has its claim expired first, so the relay never signs it onto the sell's nonce.
  * - a crash between the `sending` save and the send: the next build or submit of the id finds the
  *   row `sending`, no receipt, its nonce not passed, and sends the kept bytes again (same nonce and
- *   hash: never a second approval).
+ *   hash: never a second approval). * - edges (docs/decisions.md "A relay-signed Hood TEE approval never submitted, and the approval's
+ *   edges"): a changed body is refused before the sell too; a claim is expired only while unsigned
+ *   (`expireOpen`), else the standing is read again; an approval found mined is answered
+ *   `approval_confirmed`, never replaced; one signed at the relay, never submitted, unknown to the
+ *   node, lapses once its claim's lifetime passed and a new one is built on the same nonce.
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -106,13 +110,45 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
   /** Sends the kept signed bytes again (after a crash between the `sending` save and the send). A refusal decides nothing. */
   const resend = (row: ApprovalRow) => (row.signedTransaction === null ? Effect.void : Effect.asVoid(hood.send(row.signedTransaction as Hex)))
 
-  return { pendingRefusal, standingOf, expiredOrStanding, settled, resend }
+  /**
+   * A build's own stored approval: the answer it gives (the same approval while open, confirmed once
+   * mined with the allowance there, or the refusal), or undefined once it was settled and removed
+   * (lapsed, or mined and since spent) so a new one replaces it.
+   */
+  const ownAnswer = (mine: ApprovalRow, bodyHash: string, spender: string, p: { readonly wallet: string; readonly mint: string }, amountInRaw: bigint) =>
+    Effect.gen(function* () {
+      if (mine.bodyHash !== bodyHash) return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: mine.state } })
+      let { standing, hash } = yield* standingOf(mine)
+      const same = mine.spender === spender
+      if (same && standing === "open") return approvalView(mine, MAX_ALLOWANCE, "approval_built", true)
+      if (standing === "open") {
+        // For a spender the market no longer uses: its claim expired only while still unsigned.
+        const now = yield* expiredOrStanding(mine)
+        if (now !== undefined) ({ standing, hash } = now)
+        if (standing === "open") return yield* pendingRefusal(mine, hash)
+      }
+      if (standing === "resend") yield* resend(mine)
+      if (standing === "in_flight" || standing === "resend") return yield* pendingRefusal(mine, hash)
+      if (same && standing === "approved") {
+        // Mined after the allowance was read: answered confirmed (the next build is the sell), never replaced.
+        yield* settled(mine, "approved")
+        const allowed = yield* hood.allowance(getAddress(p.wallet), getAddress(p.mint), getAddress(spender))
+        if (allowed >= amountInRaw) return approvalView({ ...mine, signature: hash ?? mine.signature }, MAX_ALLOWANCE, "approval_confirmed", true)
+      }
+      // Lapsed, mined and since spent below amountIn, or for a spender the market no longer uses: a new approval replaces it.
+      yield* settled(mine, standing === "approved" ? "approved" : "lapsed")
+      yield* store.remove({ ...mine, state: "lapsed" })
+      return undefined
+    })
+
+
+  return { pendingRefusal, standingOf, expiredOrStanding, settled, resend, ownAnswer }
 }
 
 export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) => {
   const store = makeTradeApprovalStore(ctx.sql)
   const wallets = ctx.wallets
-  const { pendingRefusal, standingOf, expiredOrStanding, settled, resend } = approvalStandings(ctx, hood, store)
+  const { pendingRefusal, standingOf, expiredOrStanding, settled, resend, ownAnswer } = approvalStandings(ctx, hood, store)
 
   /** `POST /build` of a TEE sell whose allowance is short: the approval to sign first. */
   const build = (caller: TradeCaller, request: TradeRequest, p: HoodPricedTrade) =>
@@ -122,27 +158,8 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
       const bodyHash = tradeBodyHash(request)
       const mine = yield* store.get(caller.accountId, request.clientTradeId)
       if (mine !== undefined) {
-        if (mine.bodyHash !== bodyHash) return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: mine.state } })
-        let { standing, hash } = yield* standingOf(mine)
-        const same = mine.spender === short.spender
-        if (same && standing === "open") return approvalView(mine, MAX_ALLOWANCE, "approval_built", true)
-        if (standing === "open") {
-          // For a spender the market no longer uses: its claim expired only while still unsigned.
-          const now = yield* expiredOrStanding(mine)
-          if (now !== undefined) ({ standing, hash } = now)
-          if (standing === "open") return yield* pendingRefusal(mine, hash)
-        }
-        if (standing === "resend") yield* resend(mine)
-        if (standing === "in_flight" || standing === "resend") return yield* pendingRefusal(mine, hash)
-        if (same && standing === "approved") {
-          // Mined after the allowance was read: answered confirmed (the next build is the sell), never replaced.
-          yield* settled(mine, "approved")
-          const allowed = yield* hood.allowance(getAddress(p.wallet), getAddress(p.mint), getAddress(short.spender))
-          if (allowed >= request.amountInRaw) return approvalView({ ...mine, signature: hash ?? mine.signature }, MAX_ALLOWANCE, "approval_confirmed", true)
-        }
-        // Lapsed, mined and since spent below amountIn, or for a spender the market no longer uses: a new approval replaces it.
-        yield* settled(mine, standing === "approved" ? "approved" : "lapsed")
-        yield* store.remove({ ...mine, state: "lapsed" })
+        const answer = yield* ownAnswer(mine, bodyHash, short.spender, p, request.amountInRaw)
+        if (answer !== undefined) return answer
       }
       const other = yield* store.live(p.wallet, p.mint, short.spender)
       if (other !== undefined) {
