@@ -78,7 +78,7 @@ const storedBundle = async (expiresInMs = 600_000) => {
   await run(insertBundle({ bundleId, accountId, keyId, keyPrefix: "p", clientLaunchId, attempt: admission.attempt.attempt, mint: signed.mint, build, state: s0, submitToken: null, expiresAtMs: s0.expiresAtMs }, encodeStoredBuild, Date.now()))
   await run(reserveHolds({ bundleId, keyId, accountId, asset: "sol" }, [{ legIndex: 1, wallet: b1.address, amountRaw: legs[0]!.amountInRaw + legs[0]!.platformFeeRaw, usdMicros: 1_000n }], Date.now()))
   const row = (await run(findBundle(bundleId, decodeStoredBuild)))!
-  const io = await run(bundleIo(ledger, row, () => Date.now()))
+  const io = await run(bundleIo(ledger, row))
   return { ledger, row, io, signed, accountId, keyId, clientLaunchId, bundleId }
 }
 

@@ -14,16 +14,18 @@
  *   executed to the quote's `amountOut` to the raw unit, `trade.executed` once, the spend booked,
  *   the claim `confirmed`; a repeat submit replays and sends nothing;
  * - a sell with no allowance (docs/decisions.md "A Hood TEE sell's approval, built by the server"):
- *   the build answers the `approve` the server built for the spender `spenderOf` names, with its own
+ *   the build answers the `approve` the server built for the spender `spenderOf` names (the trade
+ *   router), with its own
  *   claim, no trade row and no hold; repeats (also concurrent) answer the same approval, a changed
  *   body is refused, another id of the wallet is told the live approval's id; the relay signs it
  *   once; the unsigned, foreign-signed and altered bytes are refused at submit with nothing moved;
  *   concurrent submits send it once and answer `approval_confirmed`; the same build then answers the
- *   sell on the next nonce, executed to the quote; a crash between the approval's `sending` record
+ *   sell on the next nonce to the trade router, executed to the quote, the seller paid the proceeds
+ *   less the platform fee and the treasury exactly the fee; a crash between the approval's `sending` record
  *   and its send is recovered by the next build (the kept bytes, one approval); an approval left
  *   unsigned past its claim's lifetime lapses and a new one is built; one the caller broadcast
  *   itself is found mined and the sell is confirmed by hash; after graduation the approval names the
- *   router and the sell through it executes to the pool quote;
+ *   trade router too and the sell through it executes to the pool quote, the fee to the treasury;
  * - the spend caps are hard on the `tee` rail: over the key's ETH cap (`SPEND_LIMIT_EXCEEDED`),
  *   over its txLimit, and without a USD price (`KEY_LIMIT_REACHED`), the build is refused and
  *   records nothing (no row, no hold);
@@ -119,7 +121,10 @@ const approvalBytes = (a: TradeApprovalView) => new Uint8Array(Buffer.from(a.app
 const approvalTx = (a: TradeApprovalView) => parseTransaction(`0x${Buffer.from(a.approval.transaction, "base64").toString("hex")}` as Hex)
 const relaySignedApproval = async (a: TradeApprovalView): Promise<Hex> =>
   (await Effect.runPromise(harness.service.signClaimed(principal, tee.id, { claimId: a.approval.signClaim.claimId, transaction: approvalBytes(a) }))).signedTransaction as Hex
-const allowanceOf = () => pc().readContract({ address: curve.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, curve.curve] })
+/** The spender of every Hood sell (`HoodTradeChain.spenderOf`): the trade router, which also takes the platform fee. */
+const tradeRouter = () => getAddress(net.addresses.tradeRouter!)
+const treasuryWei = () => pc().getBalance({ address: net.roles.treasury.address })
+const allowanceOf = () => pc().readContract({ address: curve.token, abi: erc20Abi, functionName: "allowance", args: [tee.address, tradeRouter()] })
 const approvalsOf = (clientTradeId: string) =>
   sqlRun(
     Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ state: string; signature: string | null }>`SELECT state, signature FROM agent_trade_approvals WHERE client_trade_id = ${clientTradeId}`)
@@ -238,24 +243,25 @@ describe("Hood TEE payer", () => {
     expect(await rowsOf("ht-dry")).toEqual([])
   }, 60_000)
 
-  it("a sell with no allowance, end to end: the build answers the approval the server built (its own claim, the spender spenderOf names); signed once at the relay, foreign bytes refused, sent once and mined; then the sell on the next nonce, executed to the quote", async () => {
+  it("a sell with no allowance, end to end: the build answers the approval the server built (its own claim, the spender spenderOf names); signed once at the relay, foreign bytes refused, sent once and mined; then the sell on the next nonce through the trade router, executed to the quote, the fee to the treasury", async () => {
     const held = await tokenBalance(pc(), curve.token, tee.address)
     expect(held).toBeGreaterThan(0n)
     expect(await allowanceOf()).toBe(0n)
     const amount = held / 4n
     const nonce = await nonceOf(tee.address)
+    const router = tradeRouter()
     // The dry run says an approval comes first; nothing recorded.
     const dry = await run(trades.dryRun(caller, request("ht-sell", "sell", amount)))
-    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "tee", approval: { spender: curve.curve, allowanceRaw: "0" } })
+    expect(dry._tag === "Right" && dry.right).toMatchObject({ dryRun: true, payer: "tee", approval: { spender: router, allowanceRaw: "0" } })
 
     const a = await approvalBuilt(request("ht-sell", "sell", amount))
     expect(a).toMatchObject({ status: "approval_built", chain: "hood", side: "sell", payer: "tee", wallet: tee.address, walletId: tee.id, replay: false })
-    expect(a.approval).toMatchObject({ spender: curve.curve, amount: MAX_ALLOWANCE.toString(), nonce: String(nonce), signature: "" })
+    expect(a.approval).toMatchObject({ spender: router, amount: MAX_ALLOWANCE.toString(), nonce: String(nonce), signature: "" })
     const tx = approvalTx(a)
     expect(tx).toMatchObject({ type: "eip1559", chainId: net.chain.id, nonce })
     expect(tx.value ?? 0n).toBe(0n)
     expect(getAddress(tx.to!)).toBe(curve.token)
-    expect(decodeFunctionData({ abi: erc20Abi, data: tx.data! }).args).toEqual([curve.curve, MAX_ALLOWANCE])
+    expect(decodeFunctionData({ abi: erc20Abi, data: tx.data! }).args).toEqual([router, MAX_ALLOWANCE])
     // No trade row and no hold: the approval moves no money.
     expect(await rowsOf("ht-sell")).toEqual([])
     expect(await holdOf("ht-sell")).toBeUndefined()
@@ -303,13 +309,20 @@ describe("Hood TEE payer", () => {
     const b = await built(request("ht-sell", "sell", amount))
     expect(b).toMatchObject({ status: "built", side: "sell", payer: "tee", expectedOut: q.amountOut.toString() })
     expect(unsignedOf(b).nonce).toBe(nonce + 1)
-    expect(getAddress(unsignedOf(b).to!)).toBe(curve.curve)
+    expect(getAddress(unsignedOf(b).to!)).toBe(router)
+    const fee = platformFeeOf(q, "sell", caller).feeRaw
+    expect(fee).toBeGreaterThan(0n)
+    expect(b.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
     const sellSigned = await relaySigned(b)
     const ethBefore = await pc().getBalance({ address: tee.address })
+    const treasuryBefore = await treasuryWei()
     const sold = await submitted("ht-sell", sellSigned)
     expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell", payer: "tee", amountOut: q.amountOut.toString(), signature: keccak256(sellSigned) })
+    expect(sold._tag === "Right" && !isApproval(sold.right) && sold.right.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
     const receipt = await pc().getTransactionReceipt({ hash: keccak256(sellSigned) })
-    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - receipt.gasUsed * receipt.effectiveGasPrice)
+    // The seller gets the proceeds less the platform fee and its gas; the treasury exactly the fee.
+    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - fee - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect((await treasuryWei()) - treasuryBefore).toBe(fee)
     expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
     expect(await executedEvents("ht-sell")).toBe(1)
     expect(await nonceOf(tee.address)).toBe(nonce + 2)
@@ -320,7 +333,7 @@ describe("Hood TEE payer", () => {
   }, 180_000)
 
   it("an approval crashed between its sending record and the send: the next build sends the kept bytes once (no second approval), then the sell is built on the next nonce", async () => {
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [tradeRouter(), 0n] }) })
     const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 4n
     const nonce = await nonceOf(tee.address)
     const a = await approvalBuilt(request("ht-appr-crash", "sell", amount))
@@ -348,7 +361,7 @@ describe("Hood TEE payer", () => {
   }, 180_000)
 
   it("an approval left unsigned past its claim's lifetime lapses and the next build answers a new one; one the caller broadcast itself is found mined and the sell is built, confirmed by hash, once", async () => {
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [tradeRouter(), 0n] }) })
     const held = await tokenBalance(pc(), curve.token, tee.address)
     const amount = held / 4n
     const first = await approvalBuilt(request("ht-appr-lapse", "sell", amount))
@@ -568,7 +581,7 @@ describe("Hood TEE payer", () => {
     expect(await claimState(b)).toBe("confirmed")
   }, 180_000)
 
-  it("after graduation: the approval names the router (spenderOf's spender for the pool), and the TEE sell through the router executes to the pool quote", async () => {
+  it("after graduation: the approval names the trade router (spenderOf's spender for the pool too), and the TEE sell through it executes to the pool quote, the seller paid the proceeds less the fee and the treasury exactly the fee", async () => {
     const label = `hood-tee-pool-${Date.now()}`
     const trader = clientsFor(net, net.roles.traders[0]!)
     const c = await createCurve(trader, net.addresses.factory, { name: label, symbol: "HTP", quoteToken: zeroAddress, virtualQuoteRaw: 2n * ETH, thresholdRaw: 4n * ETH, dexVersion: "v3", salt: saltOf(label) })
@@ -580,7 +593,7 @@ describe("Hood TEE payer", () => {
       if (quoted._tag !== "Quoted" || quoted.quote._tag !== "Filled") throw new Error("no pool fill")
       return quoted.quote
     }
-    const router = getAddress(net.addresses.swapRouter!)
+    const router = tradeRouter()
     const b = await built(request("ht-pool-buy", "buy", ETH / 2n, { mint: c.token }))
     const bought = await submitted("ht-pool-buy", await relaySigned(b))
     expect(bought._tag === "Right" && bought.right).toMatchObject({ status: "executed", venue: "hood-dex" })
@@ -600,8 +613,19 @@ describe("Hood TEE payer", () => {
     expect(s).toMatchObject({ status: "built", venue: "hood-dex", expectedOut: q.amountOut.toString() })
     expect(unsignedOf(s).nonce).toBe(nonce + 1)
     expect(getAddress(unsignedOf(s).to!)).toBe(router)
-    const sold = await submitted("ht-pool-sell", await relaySigned(s))
+    const fee = platformFeeOf(q, "sell", caller).feeRaw
+    expect(fee).toBeGreaterThan(0n)
+    expect(s.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    const sellSigned = await relaySigned(s)
+    const ethBefore = await pc().getBalance({ address: tee.address })
+    const treasuryBefore = await treasuryWei()
+    const sold = await submitted("ht-pool-sell", sellSigned)
     expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", venue: "hood-dex", side: "sell", amountOut: q.amountOut.toString() })
+    expect(sold._tag === "Right" && !isApproval(sold.right) && sold.right.fee).toEqual({ bps: 25, feeRaw: fee.toString(), asset: "quote" })
+    // The seller receives ETH (the router unwraps WETH): the pool quote's amountOut less the fee and its gas; the treasury exactly the fee.
+    const receipt = await pc().getTransactionReceipt({ hash: keccak256(sellSigned) })
+    expect((await pc().getBalance({ address: tee.address })) - ethBefore).toBe(q.amountOut - fee - receipt.gasUsed * receipt.effectiveGasPrice)
+    expect((await treasuryWei()) - treasuryBefore).toBe(fee)
     expect(await tokenBalance(pc(), c.token, tee.address)).toBe(held - amount)
     expect(await executedEvents("ht-pool-sell")).toBe(1)
   }, 180_000)
@@ -633,13 +657,13 @@ describe("Hood TEE payer over HTTP, answers as the OpenAPI document says", () =>
   }, 120_000)
 
   it("a TEE sell with no allowance over HTTP: the dry run names the approval, the build answers it (AgentTradeApproval), its signed bytes submitted answer approval_confirmed, the same build then the sell", async () => {
-    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [curve.curve, 0n] }) })
+    await teeSends({ to: curve.token, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [tradeRouter(), 0n] }) })
     const amount = (await tokenBalance(pc(), curve.token, tee.address)) / 5n
     const body = { clientTradeId: "ht-http-sell", chain: "hood", mint: curve.token, side: "sell", amountIn: String(amount), slippageBps: 0, payer: "tee", linkedWalletId: tee.id }
     const dry = await call("/api/v1/trade/agent/build", { ...body, dryRun: true })
-    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, approval: { spender: curve.curve, allowanceRaw: "0" } } })
+    expect(dry).toMatchObject({ status: 200, body: { success: true, dryRun: true, approval: { spender: tradeRouter(), allowanceRaw: "0" } } })
     const a = await call("/api/v1/trade/agent/build", body)
-    expect(a).toMatchObject({ status: 200, body: { success: true, status: "approval_built", payer: "tee", approval: { spender: curve.curve, amount: MAX_ALLOWANCE.toString(), signature: "" } } })
+    expect(a).toMatchObject({ status: 200, body: { success: true, status: "approval_built", payer: "tee", approval: { spender: tradeRouter(), amount: MAX_ALLOWANCE.toString(), signature: "" } } })
     const wrong = await call("/api/v1/trade/agent/submit", { clientTradeId: "ht-http-sell", signedTransaction: a.body.approval.transaction })
     expect(wrong).toMatchObject({ status: 409, body: { error: { code: "VALIDATION_FAILED", field: "signedTransaction" } } })
     const signed = await relaySignedApproval(a.body as TradeApprovalView)

@@ -23,7 +23,7 @@ import { submitOutcome } from "./BundleViews.js"
 
 export type AtomicBundles = ReturnType<typeof makeAtomicBundles>
 
-export const makeAtomicBundles = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps, sql: SqlClient.SqlClient, clock: Clock.Clock) => {
+export const makeAtomicBundles = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps, sql: SqlClient.SqlClient) => {
   const o = { ...AtomicLaunchDefaults, ...config }
   const { ledger } = deps
   const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
@@ -73,7 +73,7 @@ export const makeAtomicBundles = (config: AtomicLaunchConfig, deps: AtomicLaunch
     )
 
   const ioOf = (row: BundleRow<AtomicStoredBuild>) =>
-    bundleIo(ledger, row, () => clock.unsafeCurrentTimeMillis(), fenceOf(row.bundleId)).pipe(withSql)
+    bundleIo(ledger, row, fenceOf(row.bundleId)).pipe(withSql)
 
   const inProgress = () =>
     Effect.fail(launchFailure("idempotency_conflict", "A submit of this bundle is in progress; read the bundle or retry shortly", { retryable: true, details: { reason: "submit_in_progress" } }))

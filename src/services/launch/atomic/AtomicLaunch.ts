@@ -173,7 +173,7 @@ export interface AtomicStoredBuild extends StoredBundleBuild {
 export const make = (config: AtomicLaunchConfig, deps: AtomicLaunchDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const bundles = makeAtomicBundles(config, deps, sql, yield* Effect.clock)
+    const bundles = makeAtomicBundles(config, deps, sql)
     const payers = makeAtomicPayers(bundles)
     const builds = makeAtomicBuild(bundles, payers)
     const submits = makeAtomicSubmit(bundles, sql)

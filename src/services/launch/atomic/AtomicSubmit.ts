@@ -38,7 +38,7 @@ export const makeAtomicSubmit = (b: AtomicBundles, sql: SqlClient.SqlClient) => 
           Effect.gen(function* () {
             const row = yield* findBundle(input.bundleId, decodeBuild, true)
             if (row === undefined) return undefined
-            const io = yield* bundleIo(ledger, row, () => nowMs)
+            const io = yield* bundleIo(ledger, row)
             if (row.state.phase === "built" && nowMs >= row.expiresAtMs) {
               return { row, state: yield* runner!.apply(row.state, { _tag: "Expire", atMs: nowMs }, io) }
             }

@@ -13,7 +13,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { BundleState } from "../../../../actors/bundle/BundleActor.js"
 import type { LaunchLedgerShape } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
@@ -90,7 +90,6 @@ type Runner = ReturnType<typeof makeRunner>
 export const bundleIo = (
   ledger: LaunchLedgerShape,
   row: BundleRow<StoredBundleBuild>,
-  clockMs: () => number,
   fence?: Effect.Effect<void, SqlError, SqlClient.SqlClient>
 ) =>
   Effect.map(
@@ -98,9 +97,11 @@ export const bundleIo = (
     (ctx): RunnerIo<BookingFailure> => ({
       save: (s) =>
         Effect.provide(
-          fence === undefined
-            ? saveState(row.bundleId, s, clockMs())
-            : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.zipRight(fence, saveState(row.bundleId, s, clockMs())))),
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+            fence === undefined
+              ? saveState(row.bundleId, s, nowMs)
+              : Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.zipRight(fence, saveState(row.bundleId, s, nowMs))))
+          ),
           ctx
         ),
       perform: (s, o) => Effect.provide(makeBookings(ledger, bookingTargetAt(row.build, s)).perform(o), ctx)
@@ -115,7 +116,7 @@ export const resumeBundle = (
   fence?: Effect.Effect<void, SqlError, SqlClient.SqlClient>
 ) =>
   Effect.gen(function* () {
-    const io = yield* bundleIo(ledger, row, () => nowMs, fence)
+    const io = yield* bundleIo(ledger, row, fence)
     let s = row.state
     if (s.phase === "submitting") s = yield* runner.apply(s, { _tag: "SubmitRefused", kind: "bytes", detail: "submit interrupted before signing", atMs: nowMs }, io)
     switch (s.phase) {
