@@ -265,7 +265,7 @@ export const ApprovalResponse = Schema.Struct({
     description: "approval_built: sign approval.transaction at the sign relay, then POST /submit {clientTradeId, signedTransaction}; approval_confirmed: mined, build again with the same body for the sell"
   }),
   approval: Schema.Struct({
-    spender: Schema.String.annotations({ description: "Who the token lets pull the sold tokens: the curve, or the router after graduation" }),
+    spender: Schema.String.annotations({ description: "Who the token lets pull the sold tokens: the trade router (every Hood sell goes through it, on the curve and after graduation)" }),
     amount: Amount.annotations({ description: "The allowance set: the max (2^256 - 1), so the wallet approves each spender once" }),
     transaction: Schema.String.annotations({ description: "The unsigned approve transaction, base64 (serialized unsigned EIP-1559)" }),
     signClaim: Schema.Struct({ claimId: Schema.String, expiresAt: Schema.String }).annotations({
@@ -327,12 +327,12 @@ const refusals = tableRefusals(
   [ErrorTable.TradeError, ErrorTable.SpendError, ErrorTable.PayerError, ErrorTable.SignClaimError, ErrorTable.WalletError],
   keyCheckRefusals(TRADE_WRITES),
   {
-    400: "VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap)",
+    400: "VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED (a Hood TEE sell's token approval that reverted, reason approval_reverted or approval_failed: build again with the same clientTradeId and body for a new approval); AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap)",
     402: "the embedded wallet cannot pay amount, fee and rent (or hold the tokens sold)",
     403: "the key's scope (swap:write) and environment, the wallet and its delegation; KEY_LIMIT_REACHED (a buy over the key's txLimit window, with resetsAt; reason limit_unavailable when the USD value cannot be read: retryable); a paused key (VALIDATION_FAILED, reason key_paused). A sell is never refused by the key's limits",
     404: "the mint was not launched on this service (routing.reason external_token); JOB_NOT_FOUND: submit or confirm of an id never built",
-    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
-    500: "SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId)",
+    409: "IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable; an approval signed at the relay and never submitted stops holding once its sign claim's lifetime passed: the next build answers a new approval on the same nonce), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent",
+    500: "SWAP_FAILED (not retryable): the transaction never landed (nothing moved; use a new clientTradeId); a Hood TEE sell's token approval submitted that can no longer land (reason approval_lapsed, or approval_failed when its nonce was taken): nothing traded, build again with the same clientTradeId and body for a new approval",
     503: "the chain could not be read (retryable)"
   }
 )

@@ -2906,7 +2906,7 @@ export interface components {
              */
             status: "approval_built" | "approval_confirmed";
             approval: {
-                /** @description Who the token lets pull the sold tokens: the curve, or the router after graduation */
+                /** @description Who the token lets pull the sold tokens: the trade router (every Hood sell goes through it, on the curve and after graduation) */
                 spender: string;
                 /** @description The allowance set: the max (2^256 - 1), so the wallet approves each spender once */
                 amount: string;
@@ -8594,7 +8594,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeAccepted"];
                 };
             };
-            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED (a Hood TEE sell's token approval that reverted, reason approval_reverted or approval_failed: build again with the same clientTradeId and body for a new approval); AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8699,7 +8699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable; an approval signed at the relay and never submitted stops holding once its sign claim's lifetime passed: the next build answers a new approval on the same nonce), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8720,7 +8720,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED (not retryable): the transaction never landed (nothing moved; use a new clientTradeId); a Hood TEE sell's token approval submitted that can no longer land (reason approval_lapsed, or approval_failed when its nonce was taken): nothing traded, build again with the same clientTradeId and body for a new approval */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -8786,7 +8786,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTradeDryRun"] | components["schemas"]["AgentTradeBuilt"] | components["schemas"]["AgentTradeApproval"];
                 };
             };
-            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED (a Hood TEE sell's token approval that reverted, reason approval_reverted or approval_failed: build again with the same clientTradeId and body for a new approval); AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8891,7 +8891,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable; an approval signed at the relay and never submitted stops holding once its sign claim's lifetime passed: the next build answers a new approval on the same nonce), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8912,7 +8912,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED (not retryable): the transaction never landed (nothing moved; use a new clientTradeId); a Hood TEE sell's token approval submitted that can no longer land (reason approval_lapsed, or approval_failed when its nonce was taken): nothing traded, build again with the same clientTradeId and body for a new approval */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -8978,7 +8978,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentTrade"];
                 };
             };
-            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED; AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
+            /** @description VALIDATION_FAILED, SLIPPAGE_EXCEEDED, AGENT_WALLET_MISSING, TRADE_REVERTED, SPEND_LIMIT_EXCEEDED, WALLET_LIMIT_REACHED: VALIDATION_FAILED naming the field (linkedWalletId: the wallet is not this account's, revoked, attribution-only, on another chain, or a TEE wallet bound to another key); SLIPPAGE_EXCEEDED (the market pays less than minAmountOut; on submit also when the chain refused it: nothing moved); TRADE_REVERTED (a Hood TEE sell's token approval that reverted, reason approval_reverted or approval_failed: build again with the same clientTradeId and body for a new approval); AGENT_WALLET_MISSING; SPEND_LIMIT_EXCEEDED (a buy's amount plus fee over the key's per-asset cap) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9083,7 +9083,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
+            /** @description MARKET_NOT_TRADABLE, IDEMPOTENCY_CONFLICT, VALIDATION_FAILED, WALLET_ALREADY_LINKED: IDEMPOTENCY_CONFLICT (changed body; reason prior_attempt_in_flight while the first attempt settles, not_sent for a build waiting for its signed transaction, or approval_pending while a Hood TEE wallet's token approval is signed and not mined or another clientTradeId's approval of the wallet is live, retryable; an approval signed at the relay and never submitted stops holding once its sign claim's lifetime passed: the next build answers a new approval on the same nonce), MARKET_NOT_TRADABLE; VALIDATION_FAILED (signedTransaction or signature): not the built transaction signed by its paying wallet, nothing sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9104,7 +9104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED: the transaction never landed (nothing moved; use a new clientTradeId) */
+            /** @description SWAP_FAILED, INTERNAL: SWAP_FAILED (not retryable): the transaction never landed (nothing moved; use a new clientTradeId); a Hood TEE sell's token approval submitted that can no longer land (reason approval_lapsed, or approval_failed when its nonce was taken): nothing traded, build again with the same clientTradeId and body for a new approval */
             500: {
                 headers: {
                     [name: string]: unknown;

@@ -65,6 +65,10 @@ export interface WalletServiceShape {
   readonly claimStatus: (claimId: string) => Effect.Effect<{ readonly state: ClaimState; readonly signature: string | null } | undefined, WalletError>
   /** Expires a claim the relay never signed once its lifetime passed: true when this call did (its bytes can never be signed now). */
   readonly expireUnsigned: (claimId: string) => Effect.Effect<boolean, WalletError>
+  /** Expires a claim only if the relay has not signed it yet (any lifetime): true when this call did; false: it is signed or settled. */
+  readonly expireOpen: (claimId: string) => Effect.Effect<boolean, WalletError>
+  /** Fails a signed claim once its lifetime passed (the service's clock): true when this call did. */
+  readonly failSignedPastLifetime: (claimId: string) => Effect.Effect<boolean, WalletError>
   /** A spend-capable wallet the key may use as payer on `chain` (self-signed builds), else the refusal. */
   readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, PayerError | WalletError>
   readonly rebind: (p: Principal, input: RebindInput) => Effect.Effect<RebindResult, RebindError | WalletError>
@@ -120,6 +124,8 @@ export const make = (options: WalletServiceOptions) =>
       settleClaim: (claimId, outcome) => storage(claims.settleClaim(claimId, outcome)),
       claimStatus: (claimId) => storage(claims.claimStatus(claimId)),
       expireUnsigned: (claimId) => storage(claims.expireUnsigned(claimId)),
+      expireOpen: (claimId) => storage(claims.expireOpen(claimId)),
+      failSignedPastLifetime: (claimId) => storage(claims.failSignedPastLifetime(claimId)),
       resolvePayer: (p, walletId, chain, purpose) => storage(claims.resolvePayer(p, walletId, chain, purpose)),
       rebind: (p, input) => storage(rebind.rebind(p, input)),
       rebinds: (p, walletId, limit) => storage(rebind.rebinds(p, walletId, limit))

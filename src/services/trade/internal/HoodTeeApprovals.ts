@@ -24,7 +24,11 @@
  *   way) has its claim expired first, so the relay never signs it onto the sell's nonce.
  * - a crash between the `sending` save and the send: the next build or submit of the id finds the
  *   row `sending`, no receipt, its nonce not passed, and sends the kept bytes again (same nonce and
- *   hash: never a second approval).
+ *   hash: never a second approval). * - edges (docs/decisions.md "A relay-signed Hood TEE approval never submitted, and the approval's
+ *   edges"): a changed body is refused before the sell too; a claim is expired only while unsigned
+ *   (`expireOpen`), else the standing is read again; an approval found mined is answered
+ *   `approval_confirmed`, never replaced; one signed at the relay, never submitted, unknown to the
+ *   node, lapses once its claim's lifetime passed and a new one is built on the same nonce.
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
@@ -59,7 +63,13 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
       }
     )
 
-  /** Where `row` stands now (its claim, the chain's verdict on its hash); an unsigned claim past its lifetime is expired here. */
+  /**
+   * Where `row` stands now (its claim, the chain's verdict on its hash); an unsigned claim past its
+   * lifetime is expired here. A claim the relay signed whose bytes never reached this server nor the
+   * node, past its lifetime (the wallet service's clock), is failed here and the approval lapses, so
+   * a new one can be built on the same nonce (docs/decisions.md "A relay-signed Hood TEE approval
+   * never submitted"): of the two, only one can be mined on that nonce, and either grants the allowance.
+   */
   const standingOf = (row: ApprovalRow) =>
     Effect.gen(function* () {
       const claim = wallets === undefined ? undefined : yield* wallets.claimStatus(row.claimId)
@@ -67,10 +77,24 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
       const verdict: ApprovalVerdict | undefined =
         row.state === "approved" || row.state === "lapsed" || hash === undefined ? undefined : yield* hood.plainVerdict(hash as Hash, getAddress(row.wallet), row.nonce)
       const standing = approvalStanding(row, claim, verdict)
+      if (standing === "in_flight" && row.signedTransaction === null && claim?.state === "signed" && hash !== undefined && wallets !== undefined) {
+        const known = yield* hood.transaction(hash as Hash)
+        if (known === undefined && (yield* wallets.failSignedPastLifetime(row.claimId))) return { standing: "lapsed" as const, hash }
+      }
       if (standing !== "expire") return { standing, hash }
       // Unsigned: lapsed once its claim can no longer be signed (the relay's mirror condition), else open.
       const expired = wallets === undefined ? true : yield* wallets.expireUnsigned(row.claimId)
       return { standing: expired ? ("lapsed" as const) : ("open" as const), hash }
+    })
+
+  /**
+   * An `open` approval's claim expired, only if the relay has still not signed it (one conditional
+   * update, `expireOpen`): undefined when it moved; else (signed meanwhile) the standing read again.
+   */
+  const expiredOrStanding = (row: ApprovalRow) =>
+    Effect.gen(function* () {
+      if (wallets === undefined || (yield* wallets.expireOpen(row.claimId))) return undefined
+      return yield* standingOf(row)
     })
 
   /** Settles a row that can no longer change (its claim follows: confirmed, failed or expired). */
@@ -86,13 +110,45 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
   /** Sends the kept signed bytes again (after a crash between the `sending` save and the send). A refusal decides nothing. */
   const resend = (row: ApprovalRow) => (row.signedTransaction === null ? Effect.void : Effect.asVoid(hood.send(row.signedTransaction as Hex)))
 
-  return { pendingRefusal, standingOf, settled, resend }
+  /**
+   * A build's own stored approval: the answer it gives (the same approval while open, confirmed once
+   * mined with the allowance there, or the refusal), or undefined once it was settled and removed
+   * (lapsed, or mined and since spent) so a new one replaces it.
+   */
+  const ownAnswer = (mine: ApprovalRow, bodyHash: string, spender: string, p: { readonly wallet: string; readonly mint: string }, amountInRaw: bigint) =>
+    Effect.gen(function* () {
+      if (mine.bodyHash !== bodyHash) return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: mine.state } })
+      let { standing, hash } = yield* standingOf(mine)
+      const same = mine.spender === spender
+      if (same && standing === "open") return approvalView(mine, MAX_ALLOWANCE, "approval_built", true)
+      if (standing === "open") {
+        // For a spender the market no longer uses: its claim expired only while still unsigned.
+        const now = yield* expiredOrStanding(mine)
+        if (now !== undefined) ({ standing, hash } = now)
+        if (standing === "open") return yield* pendingRefusal(mine, hash)
+      }
+      if (standing === "resend") yield* resend(mine)
+      if (standing === "in_flight" || standing === "resend") return yield* pendingRefusal(mine, hash)
+      if (same && standing === "approved") {
+        // Mined after the allowance was read: answered confirmed (the next build is the sell), never replaced.
+        yield* settled(mine, "approved")
+        const allowed = yield* hood.allowance(getAddress(p.wallet), getAddress(p.mint), getAddress(spender))
+        if (allowed >= amountInRaw) return approvalView({ ...mine, signature: hash ?? mine.signature }, MAX_ALLOWANCE, "approval_confirmed", true)
+      }
+      // Lapsed, mined and since spent below amountIn, or for a spender the market no longer uses: a new approval replaces it.
+      yield* settled(mine, standing === "approved" ? "approved" : "lapsed")
+      yield* store.remove({ ...mine, state: "lapsed" })
+      return undefined
+    })
+
+
+  return { pendingRefusal, standingOf, expiredOrStanding, settled, resend, ownAnswer }
 }
 
 export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) => {
   const store = makeTradeApprovalStore(ctx.sql)
   const wallets = ctx.wallets
-  const { pendingRefusal, standingOf, settled, resend } = approvalStandings(ctx, hood, store)
+  const { pendingRefusal, standingOf, expiredOrStanding, settled, resend, ownAnswer } = approvalStandings(ctx, hood, store)
 
   /** `POST /build` of a TEE sell whose allowance is short: the approval to sign first. */
   const build = (caller: TradeCaller, request: TradeRequest, p: HoodPricedTrade) =>
@@ -102,15 +158,8 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
       const bodyHash = tradeBodyHash(request)
       const mine = yield* store.get(caller.accountId, request.clientTradeId)
       if (mine !== undefined) {
-        if (mine.bodyHash !== bodyHash) return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: mine.state } })
-        const { standing, hash } = yield* standingOf(mine)
-        if (mine.spender === short.spender && standing === "open") return approvalView(mine, MAX_ALLOWANCE, "approval_built", true)
-        if (standing === "resend") yield* resend(mine)
-        if (standing === "in_flight" || standing === "resend") return yield* pendingRefusal(mine, hash)
-        // Mined, lapsed, or for a spender the market no longer uses: a new approval replaces it.
-        if (standing === "open") yield* wallets.settleClaim(mine.claimId, "expired").pipe(Effect.ignore)
-        yield* settled(mine, standing === "approved" ? "approved" : "lapsed")
-        yield* store.remove({ ...mine, state: "lapsed" })
+        const answer = yield* ownAnswer(mine, bodyHash, short.spender, p, request.amountInRaw)
+        if (answer !== undefined) return answer
       }
       const other = yield* store.live(p.wallet, p.mint, short.spender)
       if (other !== undefined) {
@@ -137,6 +186,11 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
         requiredScopes: ["swap:write"],
         txExpiresAtMs: null
       })
+      if ((yield* ctx.store.get(caller.accountId, request.clientTradeId)) !== undefined) {
+        // The id's sell was built meanwhile (its approval mined): this claim is never used; the next build answers the sell.
+        yield* wallets.expireOpen(claim.claimId).pipe(Effect.ignore)
+        return yield* tradeError("pending", `The sell of clientTradeId ${request.clientTradeId} was built meanwhile: build again with the same body for it`, { retryable: true, details: { reason: "approval_pending" } })
+      }
       const row: ApprovalRow = {
         accountId: caller.accountId,
         clientTradeId: request.clientTradeId,
@@ -156,7 +210,7 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
       }
       if (yield* store.insert(row)) return approvalView(row, MAX_ALLOWANCE, "approval_built", false)
       // Another request recorded this id, or the wallet's live approval, first: this claim is never used.
-      yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
+      yield* wallets.expireOpen(claim.claimId).pipe(Effect.ignore)
       const first = yield* store.get(caller.accountId, request.clientTradeId)
       if (first !== undefined && first.bodyHash === bodyHash && first.state === "built") return approvalView(first, MAX_ALLOWANCE, "approval_built", true)
       const holder = first ?? (yield* store.live(p.wallet, p.mint, short.spender))
@@ -164,16 +218,26 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
       return yield* pendingRefusal(holder, holder.signature ?? undefined)
     })
 
-  /** Before a TEE sell is built on the wallet's nonce: an unsigned approval of the id can no longer be signed (it would take that nonce). */
+  /**
+   * Before a TEE sell is built on the wallet's nonce: the id's approval was built for this body (a
+   * changed body is refused, nothing moved), and an unsigned approval of the id can no longer be
+   * signed (it would take that nonce); one the relay signed meanwhile, not mined, holds the sell.
+   */
   const beforeSell = (caller: TradeCaller, request: TradeRequest) =>
     Effect.gen(function* () {
       const mine = yield* store.get(caller.accountId, request.clientTradeId)
-      if (mine === undefined || mine.state === "approved" || mine.state === "lapsed") return
-      const { standing } = yield* standingOf(mine)
-      if (standing === "open" && wallets !== undefined) {
-        yield* wallets.settleClaim(mine.claimId, "expired").pipe(Effect.ignore)
-        yield* store.settle(mine, "lapsed")
-      } else if (standing === "approved" || standing === "lapsed") yield* settled(mine, standing)
+      if (mine === undefined) return
+      if (mine.bodyHash !== tradeBodyHash(request)) return yield* tradeError("idempotency_conflict", "This clientTradeId was used with a different body", { details: { state: mine.state } })
+      if (mine.state === "approved" || mine.state === "lapsed") return
+      let { standing, hash } = yield* standingOf(mine)
+      if (standing === "open") {
+        const now = yield* expiredOrStanding(mine)
+        if (now === undefined) return yield* store.settle(mine, "lapsed")
+        ;({ standing, hash } = now)
+      }
+      if (standing === "resend") yield* resend(mine)
+      if (standing === "open" || standing === "in_flight" || standing === "resend") return yield* pendingRefusal(mine, hash)
+      yield* settled(mine, standing)
     })
 
   /** The chain's verdict on a submitted approval, polled within the rail's confirmation bound. */
@@ -202,7 +266,7 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
       }
       if (row.state === "approved") return approvalView({ ...row, signature: hash }, MAX_ALLOWANCE, "approval_confirmed", true)
       if (row.state === "lapsed") {
-        return yield* tradeError("never_landed", "This token approval can no longer land (reverted, its nonce taken, or its claim expired); build again with the same body for a new one", {
+        return yield* tradeError("never_landed", "This token approval can no longer land (reverted, its nonce taken, or its claim expired) and this submit never succeeds: POST /build again with the same clientTradeId and body for a new approval", {
           details: { reason: "approval_lapsed", signature: row.signature ?? "" }
         })
       }
@@ -212,7 +276,7 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
         const refused = yield* hood.send(signed)
         if (refused?.outcome === "reverted" && refused.error.startsWith("the preflight reverted")) {
           yield* settled(row, "lapsed")
-          return yield* tradeError("trade_reverted", `The token approval reverted in its preflight (${refused.error}); nothing was sent`, { details: { reason: "approval_reverted" } })
+          return yield* tradeError("trade_reverted", `The token approval reverted in its preflight (${refused.error}); nothing was sent: POST /build again with the same clientTradeId and body for a new approval`, { details: { reason: "approval_reverted" } })
         }
       } else if (row.state === "sending") yield* resend(row)
       const verdict = yield* awaited(row, hash)
@@ -222,7 +286,7 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
         return approvalView({ ...row, signature: hash }, MAX_ALLOWANCE, "approval_confirmed", !won)
       }
       yield* settled(row, "lapsed")
-      return yield* tradeError(verdict._tag === "Receipt" ? "trade_reverted" : "never_landed", `The token approval ${hash} ${verdict._tag === "Receipt" ? "reverted on chain" : "never landed (its nonce was taken)"}: nothing traded; build again for a new one`, {
+      return yield* tradeError(verdict._tag === "Receipt" ? "trade_reverted" : "never_landed", `The token approval ${hash} ${verdict._tag === "Receipt" ? "reverted on chain" : "never landed (its nonce was taken)"}: nothing traded and this submit never succeeds; POST /build again with the same clientTradeId and body for a new approval`, {
         details: { reason: "approval_failed", signature: hash }
       })
     })

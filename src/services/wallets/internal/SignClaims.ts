@@ -221,5 +221,30 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       return expired.length > 0
     })
 
-  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus, expireUnsigned }
+  /**
+   * Expires a claim only while the relay has not signed it (`open` → `expired`, whatever its
+   * lifetime): true when this call moved it. One conditional UPDATE, as the relay's consume is:
+   * of a sign and this expiry racing, one wins, and a signed claim is never marked expired.
+   */
+  const expireOpen = (claimId: string) =>
+    Effect.map(
+      sql<{ id: string }>`UPDATE sign_claims SET state = 'expired', settled_at = ${rows.now()} WHERE id = ${claimId} AND state = 'open' RETURNING id`,
+      (moved) => moved.length > 0
+    )
+
+  /**
+   * Fails a claim the relay signed whose lifetime has passed (now: the service's clock): true when
+   * this call moved it `signed` → `failed`. The caller decides first that its signed bytes are
+   * unknown to the chain (a Hood TEE approval signed and never submitted, docs/decisions.md).
+   */
+  const failSignedPastLifetime = (claimId: string) =>
+    Effect.gen(function* () {
+      const now = rows.now()
+      const failed = yield* sql<{ id: string }>`
+        UPDATE sign_claims SET state = 'failed', settled_at = ${now}
+        WHERE id = ${claimId} AND state = 'signed' AND expires_at <= ${now} RETURNING id`
+      return failed.length > 0
+    })
+
+  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus, expireUnsigned, expireOpen, failSignedPastLifetime }
 }
