@@ -44,9 +44,9 @@ let router: Address
 let trades: TradeServiceShape
 
 /** Runs once before the wallet service's next call of that name (then removed): where a test places the relay or the chain. */
-const hooks: { claimStatus?: (claimId: string) => Promise<void>; expire?: (claimId: string) => Promise<void> } = {}
+const hooks: { claimStatus?: (claimId: string) => Promise<void>; expire?: (claimId: string) => Promise<void>; pastLifetime?: (claimId: string) => Promise<void> } = {}
 const hooked = (service: WalletServiceShape): WalletServiceShape => {
-  const before = (name: "claimStatus" | "expire", claimId: string) =>
+  const before = (name: "claimStatus" | "expire" | "pastLifetime", claimId: string) =>
     Effect.promise(async () => {
       const h = hooks[name]
       delete hooks[name]
@@ -56,6 +56,8 @@ const hooked = (service: WalletServiceShape): WalletServiceShape => {
     ...service,
     claimStatus: (claimId) => Effect.zipRight(before("claimStatus", claimId), service.claimStatus(claimId)),
     expireOpen: (claimId) => Effect.zipRight(before("expire", claimId), service.expireOpen(claimId)),
+    // Runs after the read answers (where a submit can win the row before the lapse writes it).
+    signedPastLifetime: (claimId) => Effect.tap(service.signedPastLifetime(claimId), () => before("pastLifetime", claimId)),
     // An unconditional expiry is hooked the same way (what the build used before `expireOpen`).
     settleClaim: (claimId, outcome) => (outcome === "expired" ? Effect.zipRight(before("expire", claimId), service.settleClaim(claimId, outcome)) : service.settleClaim(claimId, outcome))
   }
@@ -259,5 +261,39 @@ describe("Hood TEE sell approval edges", () => {
     expect(sold._tag === "Right" && sold.right).toMatchObject({ status: "executed", side: "sell" })
     expect(await tokenBalance(pc(), curve.token, tee.address)).toBe(held - amount)
     expect(await executedEvents("appr-stuck")).toBe(1)
+  }, 180_000)
+
+  it("a submit that takes a relay-signed approval's row while the build decides to lapse it wins: the build answers approval_pending, no second approval, the approval sent once and confirmed", async () => {
+    await setAllowance(0n)
+    const held = await tokenBalance(pc(), curve.token, tee.address)
+    const amount = held / 8n
+    const a = await approvalBuilt(request("appr-lapse-race", "sell", amount))
+    const nonce = await nonceOf(tee.address)
+    const signed = await relaySignedApproval(a)
+    const hash = keccak256(signed)
+    const before = harness.clock.ms
+    try {
+      harness.clock.ms = before + CLAIM_LIFETIME_MS
+      // A submit's `built → sending` lands between the build's lifetime read and its lapse (the bytes not sent yet).
+      hooks.pastLifetime = () =>
+        sqlRun(
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            sql`UPDATE agent_trade_approvals SET state = 'sending', signature = ${hash}, signed_transaction = ${signed} WHERE client_trade_id = 'appr-lapse-race' AND state = 'built'`
+          )
+        ).then(() => undefined)
+      expect(refusal(await buildOf(request("appr-lapse-race", "sell", amount)))).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", extra: { reason: "approval_pending" } })
+    } finally {
+      harness.clock.ms = before
+      delete hooks.pastLifetime
+    }
+    expect(await approvalsOf("appr-lapse-race")).toEqual([{ state: "sending", claimId: a.approval.signClaim.claimId }])
+    expect(await claimStateOf(a.approval.signClaim.claimId)).toBe("signed")
+    // The submit that won goes on: its kept bytes are sent once and the approval confirmed; the sell follows on the next nonce.
+    const confirmed = await submitted("appr-lapse-race", signed)
+    expect(confirmed._tag === "Right" && confirmed.right).toMatchObject({ status: "approval_confirmed", approval: { signature: hash } })
+    expect(await nonceOf(tee.address)).toBe(nonce + 1)
+    expect(await claimStateOf(a.approval.signClaim.claimId)).toBe("confirmed")
+    const b = await built(request("appr-lapse-race", "sell", amount))
+    expect(unsignedOf(b).nonce).toBe(nonce + 1)
   }, 180_000)
 })

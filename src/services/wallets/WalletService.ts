@@ -68,6 +68,7 @@ export interface WalletServiceShape {
   /** Expires a claim only if the relay has not signed it yet (any lifetime): true when this call did; false: it is signed or settled. */
   readonly expireOpen: (claimId: string) => Effect.Effect<boolean, WalletError>
   /** Fails a signed claim once its lifetime passed (the service's clock): true when this call did. */
+  readonly signedPastLifetime: (claimId: string) => Effect.Effect<boolean, WalletError>
   readonly failSignedPastLifetime: (claimId: string) => Effect.Effect<boolean, WalletError>
   /** A spend-capable wallet the key may use as payer on `chain` (self-signed builds), else the refusal. */
   readonly resolvePayer: (p: Principal, walletId: string, chain: WalletChain, purpose: "launch" | "spend") => Effect.Effect<WalletView, PayerError | WalletError>
@@ -125,6 +126,7 @@ export const make = (options: WalletServiceOptions) =>
       claimStatus: (claimId) => storage(claims.claimStatus(claimId)),
       expireUnsigned: (claimId) => storage(claims.expireUnsigned(claimId)),
       expireOpen: (claimId) => storage(claims.expireOpen(claimId)),
+      signedPastLifetime: (claimId) => storage(claims.signedPastLifetime(claimId)),
       failSignedPastLifetime: (claimId) => storage(claims.failSignedPastLifetime(claimId)),
       resolvePayer: (p, walletId, chain, purpose) => storage(claims.resolvePayer(p, walletId, chain, purpose)),
       rebind: (p, input) => storage(rebind.rebind(p, input)),

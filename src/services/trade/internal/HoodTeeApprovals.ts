@@ -77,9 +77,15 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
       const verdict: ApprovalVerdict | undefined =
         row.state === "approved" || row.state === "lapsed" || hash === undefined ? undefined : yield* hood.plainVerdict(hash as Hash, getAddress(row.wallet), row.nonce)
       const standing = approvalStanding(row, claim, verdict)
-      if (standing === "in_flight" && row.signedTransaction === null && claim?.state === "signed" && hash !== undefined && wallets !== undefined) {
-        const known = yield* hood.transaction(hash as Hash)
-        if (known === undefined && (yield* wallets.failSignedPastLifetime(row.claimId))) return { standing: "lapsed" as const, hash }
+      if (standing === "in_flight" && row.state === "built" && row.signedTransaction === null && claim?.state === "signed" && hash !== undefined && wallets !== undefined) {
+        // The row first (only while no submit has moved it to `sending`), then the claim: a submit
+        // racing this lapse either wins and sends (the approval stays in flight) or finds it lapsed
+        // and sends nothing; a crash between the two leaves a lapsed row, which `settled` finishes.
+        if ((yield* wallets.signedPastLifetime(row.claimId)) && (yield* hood.transaction(hash as Hash)) === undefined) {
+          if (!(yield* store.lapseUnsent(row))) return { standing: "in_flight" as const, hash }
+          yield* wallets.failSignedPastLifetime(row.claimId)
+          return { standing: "lapsed" as const, hash }
+        }
       }
       if (standing !== "expire") return { standing, hash }
       // Unsigned: lapsed once its claim can no longer be signed (the relay's mirror condition), else open.
@@ -124,7 +130,8 @@ const approvalStandings = (ctx: TradeContext, hood: HoodTradeChain, store: Trade
       if (standing === "open") {
         // For a spender the market no longer uses: its claim expired only while still unsigned.
         const now = yield* expiredOrStanding(mine)
-        if (now !== undefined) ({ standing, hash } = now)
+        if (now === undefined) standing = "lapsed" // its claim expired unsigned just now: replaced below
+        else ({ standing, hash } = now)
         if (standing === "open") return yield* pendingRefusal(mine, hash)
       }
       if (standing === "resend") yield* resend(mine)

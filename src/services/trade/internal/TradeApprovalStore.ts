@@ -144,12 +144,26 @@ export const makeTradeApprovalStore = (sql: SqlClient.SqlClient) => {
     sql`UPDATE agent_trade_approvals SET state = ${state}
         WHERE account_id = ${r.accountId} AND client_trade_id = ${r.clientTradeId} AND claim_id = ${r.claimId} AND state IN ('built', 'sending')`
 
+  /**
+   * `built → lapsed` for an approval whose bytes never reached this server (no submitted bytes),
+   * only while still so: false when a submit moved it to `sending` first (one conditional UPDATE,
+   * as `markSending` is: of the two racing, one wins).
+   */
+  const lapseUnsent = (r: ApprovalRow) =>
+    Effect.map(
+      sql<{ client_trade_id: string }>`
+        UPDATE agent_trade_approvals SET state = 'lapsed'
+        WHERE account_id = ${r.accountId} AND client_trade_id = ${r.clientTradeId} AND claim_id = ${r.claimId} AND state = 'built' AND signed_transaction IS NULL
+        RETURNING client_trade_id`,
+      (rows) => rows.length === 1
+    )
+
   /** A settled approval removed so the id can build a new one (its claim stays in `sign_claims`). */
   const remove = (r: ApprovalRow) =>
     sql`DELETE FROM agent_trade_approvals
         WHERE account_id = ${r.accountId} AND client_trade_id = ${r.clientTradeId} AND claim_id = ${r.claimId} AND state IN ('approved', 'lapsed')`
 
-  return { get, live, insert, markSending, settle, remove }
+  return { get, live, insert, markSending, settle, lapseUnsent, remove }
 }
 
 export type TradeApprovalStore = ReturnType<typeof makeTradeApprovalStore>

@@ -246,5 +246,12 @@ export const makeSignClaims = (ctx: WalletContext, rows: WalletRows) => {
       return failed.length > 0
     })
 
-  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus, expireUnsigned, expireOpen, failSignedPastLifetime }
+  /** Whether the relay signed the claim and its lifetime has passed (now: the service's clock, the one `failSignedPastLifetime` compares with). Reads only. */
+  const signedPastLifetime = (claimId: string) =>
+    Effect.map(
+      sql<{ id: string }>`SELECT id FROM sign_claims WHERE id = ${claimId} AND state = 'signed' AND expires_at <= ${rows.now()}`,
+      (found) => found.length > 0
+    )
+
+  return { resolvePayer, recordBuilt, signClaimed, settleClaim, claimStatus, expireUnsigned, expireOpen, signedPastLifetime, failSignedPastLifetime }
 }
