@@ -137,6 +137,15 @@ describe("executedOutOf", () => {
     const receipt = { logs: [forged, log(router, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData(42n))] } as unknown as TransactionReceipt
     for (const venue of ["svc-curve", "hood-dex"]) expect(executedOutOf(receipt, router, venue, mint, wallet)).toBe(42n)
   })
+
+  it("the router the transaction called counts after a restart configured another: its RoutedTrade is read, not left pending", () => {
+    const routedData = encodeAbiParameters([{ type: "bool" }, { type: "bool" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }], [true, false, 10n, 321n, 6n, 0n])
+    const earlier = "0x7777777777777777777777777777777777777777" as Address
+    const routedBy = log(earlier, tradeRouterAbi, "RoutedTrade", { trader: wallet, token: mint }, routedData)
+    expect(executedOutOf({ to: earlier, logs: [routedBy] } as unknown as TransactionReceipt, router, "svc-curve", mint, wallet)).toBe(321n)
+    // Not called by this transaction: not read.
+    expect(executedOutOf({ to: router, logs: [routedBy] } as unknown as TransactionReceipt, router, "svc-curve", mint, wallet)).toBeUndefined()
+  })
 })
 
 describe("makeWalletLocks", () => {

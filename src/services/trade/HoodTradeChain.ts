@@ -214,8 +214,15 @@ export const approveCall = (token: Address, spender: Address, tag?: Hex): HoodCa
  * `Trade` by `wallet` on `mint`, or the pool's `Swap` output. Pure.
  */
 export const executedOutOf = (receipt: TransactionReceipt, tradeRouter: Address, venue: string, mint: Address, wallet: Address): bigint | undefined => {
+  // The router this transaction called counts too: a trade built before a restart that configured
+  // another router (every trade the engine builds calls a router it was configured with) is read,
+  // never left pending; any other emitter's RoutedTrade-shaped log is not.
+  const called = receipt.to === null || receipt.to === undefined ? undefined : getAddress(receipt.to)
   const routed = parseEventLogs({ abi: tradeRouterAbi, logs: receipt.logs, eventName: "RoutedTrade" }).find(
-    (t) => getAddress(t.address) === getAddress(tradeRouter) && getAddress(t.args.token) === getAddress(mint) && getAddress(t.args.trader) === getAddress(wallet)
+    (t) =>
+      (getAddress(t.address) === getAddress(tradeRouter) || getAddress(t.address) === called) &&
+      getAddress(t.args.token) === getAddress(mint) &&
+      getAddress(t.args.trader) === getAddress(wallet)
   )
   if (routed !== undefined) return routed.args.amountOut
   if (venue === "svc-curve") {
