@@ -37,10 +37,11 @@ import type { HoodTradeChain } from "../HoodTradeChain.js"
 import { tradeError } from "../TradeError.js"
 import type { TradeCaller, TradeRequest } from "../TradeInputs.js"
 import type { TradeRow } from "../TradeStore.js"
-import { builtView, type TradeBuiltView } from "../TradeViews.js"
+import type { TradeBuiltView } from "../TradeViews.js"
 import { hoodGasFunded, hoodPricedRow, type HoodPricedTrade, hoodTradeBuild } from "./HoodTradeSubmit.js"
 import type { TradeContext } from "./TradeContext.js"
-import { insertTrade, newTradeRow } from "./TradeRows.js"
+import { newTradeRow } from "./TradeRows.js"
+import { insertBuilt } from "./SolanaSignedBuild.js"
 import type { TradeFailure } from "./TradeSubmit.js"
 
 const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
@@ -89,15 +90,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
         // Hood: the block the build read (where its trace starts).
         builtSlot: atBlock
       }
-      const applied = yield* insertTrade(ctx, row, { _tag: "Built" })
-      if (applied._tag !== "Saved") {
-        // Another request recorded this id first: its build is the answer (this claim is never used).
-        yield* wallets.settleClaim(claim.claimId, "expired").pipe(Effect.ignore)
-        const first = yield* ctx.store.get(caller.accountId, request.clientTradeId)
-        if (first === undefined) return yield* tradeError("storage", "Internal error; nothing was recorded")
-        return yield* replayBuild(request, first)
-      }
-      return builtView(applied.state ?? row, false)
+      return yield* insertBuilt(ctx, caller, request, row, claim.claimId, replayBuild)
     })
 
   /** The signed bytes' hash when they are the built transaction, canonically signed by the row's wallet; else undefined. */

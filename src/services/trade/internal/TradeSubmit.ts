@@ -11,7 +11,6 @@
  */
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Fiber, Option } from "effect"
-import { requestMemo } from "../../../chain/solana/client/RequestMemo.js"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { PayerError, SignClaimError, WalletError } from "../../wallets/WalletError.js"
@@ -23,6 +22,7 @@ import { makeSolanaTradePricing, pricedRow, quoteAssetOf, type SolanaPriced } fr
 import { fromProvider, makeTradeAnswers, refusedQuote, tradeJobUrl } from "./TradeAnswers.js"
 import type { TradeContext } from "./TradeContext.js"
 import { insertTrade, newTradeRow } from "./TradeRows.js"
+import { solanaBuildInput } from "./SolanaSignedBuild.js"
 import { makeTradeSpendGate } from "./TradeSpendGate.js"
 
 /** Every failure of the write side: the rail's own, the spend gate's, the wallet rules' (linked and TEE payers) and storage's. */
@@ -77,17 +77,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
   /** Signs and records the trade `sending`, then sends it once and awaits its verdict (the runner). */
   const signAndSend = (caller: TradeCaller, request: TradeRequest, p: SolanaPriced) =>
     Effect.gen(function* () {
-      const built = yield* solana.build({
-        owner: p.wallet,
-        venue: p.fill.venue === "dex" ? "dex" : "svc-curve",
-        side: request.side,
-        mint: request.mint,
-        quoteMint: p.quoteMint,
-        amountInRaw: request.amountInRaw,
-        minAmountOutRaw: p.minOut,
-        fee: p.fee.feeRaw > 0n ? { feeRaw: p.fee.feeRaw, treasury: ctx.treasury } : null,
-        memo: requestMemo("trade", caller.accountId, request.clientTradeId)
-      })
+      const built = yield* solana.build(solanaBuildInput(ctx, caller, request, p))
       const signed = yield* ctx.provider.signWithEmbedded(caller.accountId, "solana", built.wire).pipe(Effect.mapError((e) => (e._tag === "WalletProviderError" ? fromProvider(e) : e)))
       const row = newTradeRow(caller, request, pricedRow(p, request.mint), {
         state: "sending",
