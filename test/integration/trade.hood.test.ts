@@ -54,6 +54,8 @@ import { startWalletHarness, type WalletHarness } from "../support/walletHarness
 const ETH = 10n ** 18n
 const seed = process.env.FC_SEED !== undefined ? Number(process.env.FC_SEED) : Date.now() % 2 ** 31
 console.log(`trade.hood: seed ${seed} (replay with FC_SEED=${seed})`)
+// The largest buy whose amountIn and 25 bps platform fee (rounded up) stay within the wallet's ceiling.
+const MAX_BUY_WEI = (DEFAULT_CEILING_WEI * 10_000n) / 10_025n - 1n
 
 let harness: WalletHarness
 let net: StartedHoodLocalnet
@@ -260,8 +262,9 @@ describe("Hood one-shot trades", () => {
       const held = await tokenBalance(pc(), c.token, wallet)
       // Buys up to 2x the pool's WETH, within the wallet's backstop ceiling (a buy over it is the
       // policy's refusal, not this property's subject); sells a share of what the wallet holds.
+      // The transaction moves amountIn plus the 25 bps fee, so the largest buy leaves room for it.
       const deep = ((await tokenBalance(pc(), net.addresses.weth9, pool)) * BigInt(s.bps)) / 10_000n
-      const amount = s.side === "buy" ? (deep > DEFAULT_CEILING_WEI ? DEFAULT_CEILING_WEI : deep) : (held * BigInt(Math.min(s.bps, 10_000))) / 10_000n
+      const amount = s.side === "buy" ? (deep > MAX_BUY_WEI ? MAX_BUY_WEI : deep) : (held * BigInt(Math.min(s.bps, 10_000))) / 10_000n
       if (amount === 0n) continue
       const quoted = await quoteHoodPool(viemPoolSource(pc()), { pool, token: c.token, side: s.side, amountIn: amount, creatorShareBps: 3000n })
       if (quoted._tag !== "Quoted") throw new Error(`seed ${seed}: too deep`)
