@@ -4,7 +4,12 @@
  * counted once per sample). Optionally over a window of the monotonic clock (µs, the bounds the
  * benches print, e.g. `bench/trade.ts --only build`), and per request when told how many.
  *
- * Run: `npx tsx bench/cpuprofileSummary.ts <file.cpuprofile> [--from µs] [--to µs] [--requests n] [--top n]`
+ * With `--windows <file>` (`bench/trade.ts --only build` and `BENCH_TAIL_WINDOWS`: each request's
+ * monotonic bounds and latency), only the samples inside requests slower than `--slower-than` ms
+ * (default 5), or with `--faster` inside the others: what the tail's requests spend apart from the
+ * typical ones, per request.
+ *
+ * Run: `npx tsx bench/cpuprofileSummary.ts <file.cpuprofile> [--from µs] [--to µs] [--requests n] [--top n] [--windows file [--slower-than ms] [--faster]]`
  */
 import { readFileSync } from "node:fs"
 
@@ -29,7 +34,18 @@ const file = args.find((a, i) => !a.startsWith("--") && (i === 0 || !args[i - 1]
 if (file === undefined) throw new Error("usage: cpuprofileSummary <file.cpuprofile> [--from µs] [--to µs] [--requests n] [--top n]")
 const from = flag("--from") ?? -Infinity
 const to = flag("--to") ?? Infinity
-const requests = flag("--requests")
+const windowsAt = args.indexOf("--windows")
+const slowerThan = flag("--slower-than") ?? 5
+const faster = args.includes("--faster")
+/** The selected requests' [from, to] µs, in order of start (one in flight: they do not overlap). */
+const windows: ReadonlyArray<readonly [number, number]> | undefined =
+  windowsAt < 0
+    ? undefined
+    : (JSON.parse(readFileSync(args[windowsAt + 1]!, "utf8")) as Array<[number, number, number]>)
+        .filter(([, , ms]) => (faster ? ms <= slowerThan : ms > slowerThan))
+        .map(([a, b]) => [a, b] as const)
+        .sort((x, y) => x[0] - y[0])
+const requests = flag("--requests") ?? windows?.length
 const top = flag("--top") ?? 30
 
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile
@@ -61,9 +77,15 @@ const add = (m: Map<string, number>, k: string, us: number) => m.set(k, (m.get(k
 let t = profile.startTime
 let windowUs = 0
 let busyUs = 0
+let w = 0
+const inWindows = (at: number): boolean => {
+  if (windows === undefined) return true
+  while (w < windows.length && windows[w]![1] < at) w++
+  return w < windows.length && windows[w]![0] <= at
+}
 for (let i = 0; i < profile.samples.length; i++) {
   t += profile.timeDeltas[i] ?? 0
-  if (t < from || t > to) continue
+  if (t < from || t > to || !inWindows(t)) continue
   const dt = profile.timeDeltas[i + 1] ?? 0 // the sample's time is until the next one
   windowUs += dt
   let node = byId.get(profile.samples[i]!)
@@ -86,6 +108,7 @@ const table = (title: string, m: Map<string, number>) => {
   console.log(`\n${title}`)
   for (const [k, us] of [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${msOf(us).padStart(16)}  ${((100 * us) / Math.max(busyUs, 1)).toFixed(1).padStart(5)}%  ${k}`)
 }
+if (windows !== undefined) console.log(`${windows.length} requests ${faster ? `of ${slowerThan} ms or less` : `slower than ${slowerThan} ms`}, ${(windows.reduce((a, [x, y]) => a + y - x, 0) / 1000).toFixed(1)} ms inside them`)
 console.log(`window ${(windowUs / 1000).toFixed(0)} ms, busy (not idle) ${msOf(busyUs)}`)
 table("self by file/package", selfFile)
 table("self by function", selfFn)

@@ -43,7 +43,9 @@
  * phase's monotonic clock bounds (`process.hrtime`, µs: the clock V8's `.cpuprofile` timestamps
  * use on Linux) and never rewrites the docs. `BENCH_ENGINE_CPU_PROF=<dir>` starts the engine with
  * `--cpu-prof --cpu-prof-dir=<dir>` (written when it stops; `bench/cpuprofileSummary.ts` sums
- * it over a window). Settings: `BENCH_QUOTES` (per quote case and mode,
+ * it over a window), sampling every `BENCH_ENGINE_CPU_PROF_INTERVAL_US` (default 1000 µs, V8's);
+ * with `--only build`, `BENCH_TAIL_WINDOWS=<file>` writes each one-in-flight build's monotonic
+ * bounds and latency, for the summary's `--windows` (the slow requests' samples apart). Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
  * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
@@ -62,7 +64,7 @@ import {
   signature as asSignature,
   signTransaction
 } from "@solana/kit"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { findCurveAddresses } from "../src/chain/solana/client/CurveInstructions.js"
@@ -133,6 +135,16 @@ interface Tally {
 const emptyTally = (): Tally => ({ latencies: [], wallMs: 0, engineCpuSec: 0, otherCpuCoreSec: 0, count: 0 })
 
 /**
+ * With `--only build` and `BENCH_TAIL_WINDOWS=<file>`: each one-in-flight request's bounds on the
+ * monotonic clock (µs, the clock of the engine's `--cpu-prof` samples) and its latency, written to
+ * the file so `bench/cpuprofileSummary.ts --windows <file> --slower-than <ms>` can sum the engine's
+ * samples inside the slow requests apart from the rest: the tail traced, not guessed.
+ */
+const tailWindowsFile = process.env.BENCH_TAIL_WINDOWS
+let tailWindows: Array<[number, number, number]> | undefined
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
+
+/**
  * Runs `op(i)` for `count` indices with `concurrency` in flight; each op returns its latency. Adds
  * wall time (less the untimed pauses), the engine's CPU and the rest of the machine's busy time
  * (not the engine, not this process) to the tally.
@@ -153,7 +165,12 @@ const measure = async (tally: Tally, enginePid: number, count: number, concurren
         await sleep(pause)
         pausedMs += pause
       }
-      tally.latencies.push(await op(i))
+      if (tailWindows !== undefined && concurrency === 1) {
+        const from = monotonicUs()
+        const latency = await op(i)
+        tailWindows.push([from, monotonicUs(), latency])
+        tally.latencies.push(latency)
+      } else tally.latencies.push(await op(i))
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
@@ -211,7 +228,7 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       LOCALNET_SLOT_MS: String(SLOT_MS),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
       TRUSTED_PROXIES: "127.0.0.1,::1",
-      ...(cpuProfDir === undefined || cpuProfDir === "" ? {} : { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)}`.trim() })
+      ...(cpuProfDir === undefined || cpuProfDir === "" ? {} : { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)} --cpu-prof-interval=${envInt("BENCH_ENGINE_CPU_PROF_INTERVAL_US", 1000)}`.trim() })
     },
     args: ["--quiet"],
     readyTimeoutMs: 480_000
@@ -276,6 +293,7 @@ const httpPhase = async (s: Session, cases: ReadonlyArray<HttpCase>, perCase: nu
   for (const inFlight of [1, IN_FLIGHT]) {
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, WARMUP, inFlight, () => c.op())
+    if (tailWindows !== undefined && inFlight === 1) tailWindows.length = 0 // the warm-up's windows are not the phase's
     for (let r = 0; r < ROUNDS; r++) {
       const order = cases.map((_, k) => k)
       if (r % 2 === 1) order.reverse()
@@ -580,8 +598,10 @@ const main = async () => {
       await sleep(5_000)
       const restPct = (100 * (processCpuSec(s.pid, ticks) - rest0)) / ((now() - restT0) / 1000)
       const from = process.hrtime.bigint() / 1000n
+      if (tailWindowsFile !== undefined && tailWindowsFile !== "") tailWindows = []
       const builds = await httpPhase(s, buildCases(s), BUILDS)
       const to = process.hrtime.bigint() / 1000n
+      if (tailWindows !== undefined) writeFileSync(tailWindowsFile!, JSON.stringify(tailWindows))
       process.stdout.write(
         [
           `Build (dry run) only, ${BUILDS} requests per mode; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
