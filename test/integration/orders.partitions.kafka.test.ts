@@ -8,7 +8,7 @@
  * crossing trades are published while a member joins and again while one leaves, so a trigger is
  * decided by the old owner, replayed by the new, or both: every order triggers and is handed off
  * exactly once, none lost, none doubled. Beside it, the old owner's trigger writer held (its test
- * hook, `writerPause`) with triggers decided on every partition while a member joins: it writes
+ * seam, `TriggerWriterPause`) with triggers decided on every partition while a member joins: it writes
  * only the partitions it kept, the new owner re-decides the moved ones from the log.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -21,7 +21,7 @@ import { Bus, type BusError, type BusShape, partitionForKey } from "../../ingest
 import { KafkaBus } from "../../ingest/bus/KafkaBus.js"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { createOrder, type NewOrder } from "../../src/services/orders/OrderStore.js"
-import { type OrderExecution, type OrderHooks, type OrderTriggerOptions, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
+import { type OrderExecution, type OrderHooks, orderTriggerHooks, TriggerWriterPause } from "../../src/services/orders/OrderTriggers.js"
 import { eventuallyEffect } from "../support/eventually.js"
 import { heldOrderIds, limitSellAbove } from "../support/orderFixtures.js"
 import { noKafkaReason, skipKafka, startKafkaBroker } from "../support/kafkaBroker.js"
@@ -43,14 +43,16 @@ interface World {
 }
 
 /** One actors process: its own Kafka client, runtime and books in a scope of its own (closing it is the process leaving). */
-const openActors = (world: World, name = "", writerPause?: NonNullable<OrderTriggerOptions["writerPause"]>) =>
+const openActors = (world: World, name = "", writerPause?: TriggerWriterPause["Type"]) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const bus = yield* world.openBus.pipe(Scope.extend(scope))
     const execution: OrderExecution = { execute: (row) => Effect.sync(() => void (world.handed.push(row.id), world.handedBy.push(`${name}:${row.id}`))) }
     let hooks: OrderHooks | undefined
     const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
-      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution, partitioned: true, ...(writerPause === undefined ? {} : { writerPause }) })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution, partitioned: true })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h))).pipe(
+        writerPause === undefined ? (e) => e : Effect.provideService(TriggerWriterPause, writerPause)
+      )
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs: 20, reloadOnAssign: true }).pipe(
       Effect.provideService(Bus, bus),
       Effect.provide(world.database),

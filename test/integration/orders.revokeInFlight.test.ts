@@ -4,7 +4,7 @@
  * statement about to run, `fenced`) when a second actors process joins, the bus revokes the
  * partition from the first and the second claims it, reloads its books and replays the crossing
  * trade from the committed offset (the first's checkpoint waits for its writer, so its offset
- * never passed the trade). Held by the writer's test hook (`writerPause`) in the real component,
+ * never passed the trade). Held by the writer's test seam (`TriggerWriterPause`) in the real component,
  * so the interleaving is fixed: the old owner's write counts for nothing (fenced in memory at
  * `taken`, by the statement's epoch check at `fenced`), the new owner re-decides the trigger from
  * the log and its write is the one that counts; the order is triggered and handed off once, by the
@@ -19,7 +19,7 @@ import type { Price } from "../../actors/orders/OrderBook.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { Bus, type BusShape, partitionForKey } from "../../ingest/bus/Bus.js"
 import { createOrder, type NewOrder } from "../../src/services/orders/OrderStore.js"
-import { type OrderExecution, type OrderHooks, type OrderTriggerOptions, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
+import { type OrderExecution, type OrderHooks, orderTriggerHooks, TriggerWriterPause } from "../../src/services/orders/OrderTriggers.js"
 import { eventuallyEffect } from "../support/eventually.js"
 import { limitSellAbove } from "../support/orderFixtures.js"
 import { ChainClock, SimMarket } from "../support/marketSim.js"
@@ -36,14 +36,16 @@ interface World {
   readonly handed: Array<string>
 }
 
-/** One actors process in a scope of its own, its trigger writer held by `writerPause`. */
-const openActors = (world: World, name: string, writerPause: NonNullable<OrderTriggerOptions["writerPause"]>) =>
+/** One actors process in a scope of its own, its trigger writer held by `writerPause` (the `TriggerWriterPause` seam). */
+const openActors = (world: World, name: string, writerPause: TriggerWriterPause["Type"]) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const execution: OrderExecution = { execute: (row) => Effect.sync(() => void world.handed.push(`${name}:${row.id}`)) }
     let hooks: OrderHooks | undefined
     const orders = (sql: SqlClient.SqlClient, state: Parameters<ReturnType<typeof orderTriggerHooks>>[1], hurry: () => void) =>
-      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution, partitioned: true, writerPause })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h)))
+      Effect.tap(orderTriggerHooks({ syncIntervalMs: 10, execution, partitioned: true })(sql, state, hurry), (h) => Effect.sync(() => (hooks = h))).pipe(
+        Effect.provideService(TriggerWriterPause, writerPause)
+      )
     const { actors } = yield* MarketActors.make({ shards: 2, orders, checkpointIntervalMs: 20, reloadOnAssign: true }).pipe(
       Effect.provideService(Bus, world.bus),
       Effect.provide(world.database),

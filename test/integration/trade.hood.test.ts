@@ -24,7 +24,7 @@
  * Replay a run with FC_SEED=<seed>.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import fc from "fast-check"
 import { type Address, getAddress, type Hash, keccak256, parseEventLogs, serializeTransaction, zeroAddress } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -420,7 +420,7 @@ describe("Hood one-shot trades", () => {
       // Past its preflight and in the node's pool, not mined yet.
       const hash = await eventually(
         async () => {
-          const row = await sqlRun(makeTradeStore(harness.sql, () => Date.now()).get(ACCOUNT, id))
+          const row = await sqlRun(makeTradeStore(harness.sql, Clock.make()).get(ACCOUNT, id))
           if (row === undefined) return undefined
           const tx = await pc().getTransaction({ hash: row.signature as Hash }).catch(() => undefined)
           return tx === undefined ? undefined : (row.signature as Hash)
@@ -543,7 +543,7 @@ const instance = (more: { readonly hoodUnsentGraceMs?: number } = {}) =>
 
 /** What a process records before it sends a curve buy: the signed trade, `sending`, on the wallet's next nonce. */
 const recorder = (c: { readonly token: Address; readonly curve: Address }) => {
-  const store = makeTradeStore(harness.sql, () => Date.now())
+  const store = makeTradeStore(harness.sql, Clock.make())
   const hood = trades.hood!
   return async (clientTradeId: string, amountInRaw: bigint) => {
     const { snapshot, q: quoted } = await curveQuote(c.curve, "buy", amountInRaw)
@@ -567,7 +567,7 @@ const recorder = (c: { readonly token: Address; readonly curve: Address }) => {
 describe("Hood trades left in flight by a dead process", () => {
   it("are settled from the chain by a recovery pass, never resent", async () => {
     const c = await launch(5n * ETH, 50n * ETH)
-    const store = makeTradeStore(harness.sql, () => Date.now())
+    const store = makeTradeStore(harness.sql, Clock.make())
     const recordSigned = recorder(c)
     const heldBefore = await tokenBalance(pc(), c.token, wallet)
     const unsent = await recordSigned(`crash-before-${seed}`, ETH / 20n)
@@ -601,7 +601,7 @@ describe("Hood trades left in flight by a dead process", () => {
 
   it("a trade recorded but never sent, with nothing after it, is settled NEVER_LANDED once its nonce is released by a zero-value transfer", async () => {
     const c = await launch(5n * ETH, 50n * ETH)
-    const store = makeTradeStore(harness.sql, () => Date.now())
+    const store = makeTradeStore(harness.sql, Clock.make())
     const unsent = await recorder(c)(`crash-alone-${seed}`, ETH / 20n)
     const held = await tokenBalance(pc(), c.token, wallet)
     const wei = await eth(wallet)

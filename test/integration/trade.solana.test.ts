@@ -25,7 +25,7 @@
 import { requestMemo } from "../../src/chain/solana/client/RequestMemo.js"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { type Address, address } from "@solana/kit"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { getBuyInstruction, getMigrateInstruction } from "../../src/chain/solana/client/CurveInstructions.js"
@@ -54,6 +54,7 @@ import type { AgentAuth, AgentAuthRequirements } from "../../api/auth/AgentKeyAu
 import { tradeRoutes } from "../../api/routes/TradeRoutes.js"
 import { apiError } from "../../src/domain/ApiError.js"
 import type { AgentPrincipal } from "../../src/services/keys/Principals.js"
+import { clockAt } from "../support/clock.js"
 import { eventually } from "../support/eventually.js"
 import { mountRoutes } from "../support/httpRoutes.js"
 import { startWalletHarness, type WalletHarness } from "../support/walletHarness.js"
@@ -402,6 +403,25 @@ describe("Solana one-shot trades", () => {
     const bad = await run(trades.trades(caller, { cursor: "nope" }))
     expect(bad._tag === "Left" && toApiError(bad.left)).toMatchObject({ code: "VALIDATION_FAILED", field: "cursor" })
   }, 60_000)
+
+  it("a trade's times are read from the Clock the service is built under (its createdAt and its row's updated_at)", async () => {
+    const AT = Date.UTC(2026, 5, 1, 12)
+    const onClock = await Effect.runPromise(
+      makeTrades({ solanaRpcUrl: rpcUrl, treasury: TREASURY_ADDRESS, pollIntervalMs: 20, confirmTimeoutMs: 15_000 }).pipe(
+        Effect.provideService(WalletProvider, harness.provider),
+        Effect.provideService(PriceSource, prices),
+        Effect.provideService(SqlClient.SqlClient, harness.sql),
+        Effect.withClock(clockAt(AT))
+      )
+    )
+    const out = await run(onClock.submit(caller, request("on-clock-1", "buy", SOL / 100n), false))
+    if (out._tag === "Left" || !("status" in out.right) || "accepted" in out.right) throw new Error(`on-clock-1: ${JSON.stringify(out)}`)
+    expect(out.right).toMatchObject({ status: "executed", createdAt: new Date(AT).toISOString() })
+    const [row] = await sqlRun(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ updated_at: Date | string }>`SELECT updated_at FROM agent_trades WHERE account_id = ${ACCOUNT} AND client_trade_id = 'on-clock-1'`)
+    )
+    expect(new Date(row!.updated_at).getTime()).toBe(AT)
+  }, 60_000)
 })
 
 /**
@@ -520,7 +540,7 @@ describe("trades left in flight by a dead process", () => {
         Effect.provideService(SqlClient.SqlClient, harness.sql)
       )
     )
-    const store = makeTradeStore(harness.sql, () => Date.now())
+    const store = makeTradeStore(harness.sql, Clock.make())
     const ata = ataOf(wallet, mint)
     /** What a process records before it sends: the signed trade, `sending`. */
     const recordSigned = async (clientTradeId: string, amountInRaw: bigint) => {

@@ -9,6 +9,7 @@ import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
 import { BUILT_WATCH_MAX, makeTradeStore, type TradeRow } from "../../src/services/trade/TradeStore.js"
+import { clockAt } from "../support/clock.js"
 
 const T0 = Date.UTC(2026, 10, 29, 12, 0, 0)
 const ACCOUNT = `acct-built-watch-${process.pid}`
@@ -59,7 +60,7 @@ describe("the built-trade watch list at its bound", () => {
   })
 
   it("lists at most the bound, least recently looked at first; the rows past it come first in the next pass; a row that left built is not listed", async () => {
-    const store = makeTradeStore(sql, () => clockMs)
+    const store = makeTradeStore(sql, clockAt(() => clockMs))
     const total = BUILT_WATCH_MAX + 7
     const ids = Array.from({ length: total }, (_, i) => `built-${String(i).padStart(4, "0")}`)
     for (const [i, id] of ids.entries()) {
@@ -76,6 +77,11 @@ describe("the built-trade watch list at its bound", () => {
     expect(first).not.toContain("sent-one")
     // The oldest rows (never looked at, created first) fill the first pass.
     expect(new Set(first)).toEqual(new Set(ids.slice(0, BUILT_WATCH_MAX)))
+    // Marked looked at on the store's Clock (what orders the next pass).
+    const marks = await run(
+      Effect.flatMap(SqlClient.SqlClient, (q) => q<{ updated_at: Date | string }>`SELECT updated_at FROM agent_trades WHERE account_id = ${ACCOUNT} AND client_trade_id IN ${q.in(first)}`)
+    )
+    expect(marks.map((m) => new Date(m.updated_at).getTime())).toEqual(first.map(() => T0 + 10_000))
 
     clockMs = T0 + 20_000
     const second = (await run(store.built)).map((k) => k.clientTradeId)

@@ -7,9 +7,13 @@
  * A mismatch refuses the start (`TradeRouterConfigError` naming the variable), as a missing Hood
  * address does (`HoodConfigError`) and a node following another chain does (`ChainIdentityError`).
  *
- * Each read is bounded (`TRADE_ROUTER_CHECK_TIMEOUT`) and a node that does not answer is retried
- * like the chain identity's start-up read (about 20 s) before the start fails; a revert is an
- * answer (not a router) and is not retried. The decision on what was read is `tradeRouterMismatch`.
+ * Each read is bounded (`TRADE_ROUTER_CHECK_TIMEOUT`: a read that hangs is interrupted at it) and
+ * a node that does not answer is retried on the chain identity's start-up schedule (10 retries,
+ * 21 s of pauses: one read gives up after at most `TRADE_ROUTER_READ_BOUND`, 76 s); the whole check
+ * (up to three reads, one after the other) gives up at `TRADE_ROUTER_CHECK_DEADLINE` (80 s), so a
+ * node that answers each read only on its last retry cannot hold the start for three read bounds.
+ * A revert is an answer (not a router) and is not retried. The decision on what was read is
+ * `tradeRouterMismatch`.
  */
 import { Duration, Effect, Schedule, Schema } from "effect"
 import { type Address, BaseError, ContractFunctionZeroDataError, getAddress, type Hex, type PublicClient } from "viem"
@@ -18,8 +22,17 @@ import { isRevert } from "./client/HoodSender.js"
 
 /** Every read of the check answers within this, or counts as the node not answering. */
 export const TRADE_ROUTER_CHECK_TIMEOUT = Duration.seconds(5)
-/** Retries of a read the node did not answer (about 20 s with the schedule below). */
+/** Retries of a read the node did not answer (21 s of pauses with `retrySchedule`). */
 export const TRADE_ROUTER_CHECK_RETRIES = 10
+/** Pauses between tries: exponential from 200 ms, at most 3 s apart (the chain identity read's). */
+const retrySchedule = Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds")))
+/**
+ * The longest one read takes before it fails `unreachable`: 11 tries of `TRADE_ROUTER_CHECK_TIMEOUT`
+ * and the 10 pauses between them (0.2 + 0.4 + 0.8 + 1.6 + 6 × 3 s).
+ */
+export const TRADE_ROUTER_READ_BOUND = Duration.sum(Duration.times(TRADE_ROUTER_CHECK_TIMEOUT, TRADE_ROUTER_CHECK_RETRIES + 1), Duration.millis(21_000))
+/** The whole check's bound: past it the start fails `unreachable`, whatever read it was on. */
+export const TRADE_ROUTER_CHECK_DEADLINE = Duration.seconds(80)
 
 export class TradeRouterConfigError extends Schema.TaggedError<TradeRouterConfigError>()("TradeRouterConfigError", {
   reason: Schema.Literal("mismatch", "unreachable"),
@@ -65,7 +78,7 @@ const bounded = <A>(what: string, f: () => Promise<A>): Effect.Effect<A | undefi
   Effect.tryPromise({ try: f, catch: (e) => e }).pipe(
     Effect.timeoutFail({ duration: TRADE_ROUTER_CHECK_TIMEOUT, onTimeout: () => new Error(`no answer within ${Duration.format(TRADE_ROUTER_CHECK_TIMEOUT)}`) }),
     Effect.catchAll((e) => (notThisContract(e) ? Effect.succeed(undefined) : Effect.fail(unanswered(what, e)))),
-    Effect.retry({ schedule: Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("3 seconds"))), times: TRADE_ROUTER_CHECK_RETRIES })
+    Effect.retry({ schedule: retrySchedule, times: TRADE_ROUTER_CHECK_RETRIES })
   )
 
 /** Reads the facts and refuses a router that cannot serve this deployment (see the module comment). */
@@ -81,4 +94,10 @@ export const checkTradeRouter = (client: PublicClient, expected: TradeRouterExpe
       : [undefined, undefined]
     const mismatch = tradeRouterMismatch(expected, { code, factory, swapRouter })
     if (mismatch !== undefined) return yield* new TradeRouterConfigError({ reason: "mismatch", message: `${mismatch}; refusing to start the Hood trade rail` })
-  })
+  }).pipe(
+    Effect.timeoutFail({
+      duration: TRADE_ROUTER_CHECK_DEADLINE,
+      onTimeout: () =>
+        new TradeRouterConfigError({ reason: "unreachable", message: `cannot check ${VAR}: the Hood node did not answer its reads within ${Duration.format(TRADE_ROUTER_CHECK_DEADLINE)}` })
+    })
+  )

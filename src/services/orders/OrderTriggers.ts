@@ -38,7 +38,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Duration, Effect, type Scope } from "effect"
+import { Clock, Duration, Effect, Option, type Scope } from "effect"
 import type { MarketOutput, MarketState } from "../../../actors/market/MarketActor.js"
 import type { BookOrder } from "../../../actors/orders/OrderBook.js"
 import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
@@ -48,7 +48,7 @@ import type { ChainEvent } from "../../../ingest/ChainEvent.js"
 import type { BusError } from "../../../ingest/bus/Bus.js"
 import { makeOrderFollow } from "./internal/OrderFollow.js"
 import { makeTriggerClaims } from "./internal/TriggerClaims.js"
-import { makeTriggerWriter } from "./internal/TriggerWriter.js"
+import { makeTriggerWriter, TriggerWriterPause } from "./internal/TriggerWriter.js"
 import { bookOrderOf, latestRev, loadOpen, markExpired, marketKeyOf, type OrderRow, saveWatermark } from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
@@ -74,16 +74,9 @@ export interface OrderTriggerOptions {
    * partitions not claimed.
    */
   readonly partitioned?: boolean
-  /**
-   * Test hook (`orders.revokeInFlight`): the trigger writer waits on it with the ids it took, at
-   * `taken` (before the crossing trades' durability wait and the fences are read) and at `fenced`
-   * (the fences read, before the statement), so a test can hold a decided trigger across a
-   * revocation and a claim by another process.
-   */
-  readonly writerPause?: (at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
-export { TRIGGERS_PER_STATEMENT } from "./internal/TriggerWriter.js"
+export { TRIGGERS_PER_STATEMENT, TriggerWriterPause } from "./internal/TriggerWriter.js"
 
 export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent>, "applied" | "checkpointWrite" | "assigned" | "revoked" | "beforeCheckpoint"> & {
   readonly books: OrderBooks
@@ -119,7 +112,9 @@ export const orderTriggerHooks =
       const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
       const claims = makeTriggerClaims(options.partitioned === true)
       const { fenceOf } = claims
-      const writer = makeTriggerWriter({ books, withSql, fenceOf, routedDurable, execution: options.execution, writerPause: options.writerPause })
+      // A test's seam (`TriggerWriterPause`), read from the context this is built in; no production layer provides it.
+      const pause = Option.getOrUndefined(yield* Effect.serviceOption(TriggerWriterPause))
+      const writer = makeTriggerWriter({ books, withSql, fenceOf, routedDurable, execution: options.execution, pause })
       yield* Effect.forkScoped(writer.run)
       /**
        * A drain (or a catch-up) decided outputs: the triggers are written now; answers whether an

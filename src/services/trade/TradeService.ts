@@ -65,7 +65,6 @@ export interface TradeServiceOptions {
   /** How long a one-shot trade waits for its verdict (default 30 s); past it the trade stays pending. */
   readonly confirmTimeoutMs?: number
   readonly pollIntervalMs?: number
-  readonly nowMs?: () => number
 }
 
 export interface TradeServiceDeps {
@@ -124,9 +123,9 @@ export const decodeTradeCursor = (cursor: string): { readonly createdAtMs: numbe
 export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    /** Time: the Effect `Clock` the service is built under, handed to its parts. */
     const clock = yield* Effect.clock
-    const nowMs = options.nowMs ?? (() => clock.unsafeCurrentTimeMillis())
-    const store = makeTradeStore(sql, nowMs)
+    const store = makeTradeStore(sql, clock)
     const solana = makeSolanaTradeChain({ rpcUrl: options.solanaRpcUrl })
     const hood = options.hood === undefined ? undefined : makeHoodTradeChain(options.hood)
     const leases = deps.leases ?? makeRowLeases(sql)
@@ -147,12 +146,12 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
       hood,
       provider,
       wallets,
-      embedded: makeEmbeddedAddresses(provider, nowMs),
+      embedded: makeEmbeddedAddresses(provider, clock),
       trades: makeTradeRunner({ solana, hood, hoodRelease, settleClaim, claims, sql, leases, store, arrivals, ...figures }),
       treasury: options.treasury,
       prices: yield* PriceSource,
       ...figures,
-      nowMs
+      clock
     }
     const submits = makeTradeSubmit(ctx)
     const signed = makeSignedTrades(ctx, submits)

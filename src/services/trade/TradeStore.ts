@@ -12,7 +12,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import { addFee } from "../accounts/AccountRepository.js"
 import { type BookInput, bookIn, releaseIn } from "../spend/SpendStore.js"
 import { enqueueEvent } from "../webhooks/Outbox.js"
@@ -222,8 +222,9 @@ export interface TradeFilter {
   readonly limit: number
 }
 
-export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) => {
-  const now = () => new Date(nowMs())
+/** Row times (`updated_at`, the watch's marks) from `clock`: the Effect `Clock` the trade service is built under. */
+export const makeTradeStore = (sql: SqlClient.SqlClient, clock: Clock.Clock) => {
+  const now = Effect.map(clock.currentTimeMillis, (ms) => new Date(ms))
 
   const get = (accountId: string, clientTradeId: string): Effect.Effect<TradeRow | undefined, SqlError> =>
     Effect.map(
@@ -233,32 +234,36 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
 
   /** Records a new trade; false when the id already has a row (its first writer owns it). */
   const insert = (r: TradeRow) =>
-    Effect.map(
-      sql`
-        INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
-          state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
-          error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash, built_slot)
-        VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
-          ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
-          ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
-          ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${now()},
-          ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null},
-          ${r.builtSlot === null || r.builtSlot === undefined ? null : r.builtSlot.toString()})
-        ON CONFLICT (account_id, client_trade_id) DO NOTHING
-        RETURNING client_trade_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          INSERT INTO agent_trades (account_id, client_trade_id, chain, mint, side, venue, quote_mint, quote_asset, payer, wallet, key_id, body_hash,
+            state, amount_in_raw, expected_out_raw, min_amount_out_raw, amount_out_raw, fee_bps, fee_raw, signature, last_valid_block_height,
+            error_code, error, created_at, updated_at, spend_usd_micros, wallet_id, claim_id, transaction, message_hash, built_slot)
+          VALUES (${r.accountId}, ${r.clientTradeId}, ${r.chain}, ${r.mint}, ${r.side}, ${r.venue}, ${r.quoteMint}, ${r.quoteAsset}, ${r.payer},
+            ${r.wallet}, ${r.keyId}, ${r.bodyHash}, ${r.state}, ${r.amountInRaw.toString()}, ${r.expectedOutRaw.toString()},
+            ${r.minAmountOutRaw.toString()}, ${r.amountOutRaw === null ? null : r.amountOutRaw.toString()}, ${r.feeBps}, ${r.feeRaw.toString()},
+            ${r.signature}, ${r.lastValidBlockHeight.toString()}, ${r.errorCode}, ${r.error}, ${new Date(r.createdAtMs)}, ${at},
+            ${r.spendUsdMicros === null ? null : r.spendUsdMicros.toString()}, ${r.walletId ?? null}, ${r.claimId ?? null}, ${r.transaction ?? null}, ${r.messageHash ?? null},
+            ${r.builtSlot === null || r.builtSlot === undefined ? null : r.builtSlot.toString()})
+          ON CONFLICT (account_id, client_trade_id) DO NOTHING
+          RETURNING client_trade_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   /** Moves the row from `from` to `next`'s state; false when another writer moved it first. */
   const transition = (prev: TradeRow, next: TradeRow) =>
-    Effect.map(
-      sql`
-        UPDATE agent_trades SET state = ${next.state}, updated_at = ${now()}, signature = ${next.signature},
-          amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
-          error_code = ${next.errorCode}, error = ${next.error}, signed_transaction = COALESCE(${next.signedTransaction ?? null}, signed_transaction)
-        WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
-        RETURNING client_trade_id`,
-      (rows) => rows.length === 1
+    Effect.flatMap(now, (at) =>
+      Effect.map(
+        sql`
+          UPDATE agent_trades SET state = ${next.state}, updated_at = ${at}, signature = ${next.signature},
+            amount_out_raw = ${next.amountOutRaw === null ? null : next.amountOutRaw.toString()},
+            error_code = ${next.errorCode}, error = ${next.error}, signed_transaction = COALESCE(${next.signedTransaction ?? null}, signed_transaction)
+          WHERE account_id = ${prev.accountId} AND client_trade_id = ${prev.clientTradeId} AND state = ${prev.state}
+          RETURNING client_trade_id`,
+        (rows) => rows.length === 1
+      )
     )
 
   /**
@@ -293,9 +298,8 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
    * payer with more history since the build than one pass reads) take their turn behind the
    * others instead of filling every pass.
    */
-  const built = Effect.suspend(() => {
-    const at = now()
-    return Effect.map(
+  const built = Effect.flatMap(now, (at) =>
+    Effect.map(
       sql<Pick<Db, "account_id" | "client_trade_id">>`
         UPDATE agent_trades SET updated_at = ${at}
         WHERE state = 'built' AND (account_id, client_trade_id) IN (
@@ -303,7 +307,7 @@ export const makeTradeStore = (sql: SqlClient.SqlClient, nowMs: () => number) =>
         RETURNING account_id, client_trade_id`,
       (rows) => rows.map((r) => ({ accountId: r.account_id, clientTradeId: r.client_trade_id }))
     )
-  })
+  )
 
   /** The account's trades, newest first, filtered, at most `limit` (≤ TRADES_PAGE_MAX + 1). */
   const list = (accountId: string, f: TradeFilter): Effect.Effect<ReadonlyArray<TradeRow>, SqlError> => {

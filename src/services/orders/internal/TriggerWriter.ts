@@ -11,7 +11,7 @@
  * - A `notify` while the writer is busy is kept (`Wakeup`), so no trigger waits for a later one.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect } from "effect"
 import type { OrderBooks, PendingOutput } from "../../../../actors/orders/OrderBooks.js"
 import { flushRetrySchedule } from "../../../../actors/runtime/Checkpointer.js"
 import { Waiters, Wakeup } from "../../../../actors/runtime/internal/Wakeup.js"
@@ -29,6 +29,19 @@ const writeOf = (p: PendingOutput, fence: TriggerFence | null) => {
   return fence === null ? write : { ...write, fence }
 }
 
+/**
+ * A test seam, never provided by a production layer: when the Effect that builds the trigger
+ * hooks (`orderTriggerHooks`) has it in its context, the writer waits on it with the ids it took,
+ * at `taken` (before the crossing trades' durability wait and the fences are read) and at `fenced`
+ * (the fences read, before the statement), so a test can hold a decided trigger across a
+ * revocation and a claim by another process (`orders.revokeInFlight`, `orders.partitions.kafka`).
+ * Absent (production), the writer has no pause point at all.
+ */
+export class TriggerWriterPause extends Context.Tag("curvestream/orders/TriggerWriterPause")<
+  TriggerWriterPause,
+  (at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>
+>() {}
+
 export interface TriggerWriterDeps {
   readonly books: OrderBooks
   readonly withSql: <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.Effect<A, E>
@@ -37,10 +50,11 @@ export interface TriggerWriterDeps {
   readonly routedDurable: () => Effect.Effect<void, BusError>
   /** Handed each order a statement moved (forked, not awaited); undefined: no execution here. */
   readonly execution: OrderExecution | undefined
-  readonly writerPause: ((at: "taken" | "fenced", ids: ReadonlyArray<string>) => Effect.Effect<void>) | undefined
+  /** The test seam `TriggerWriterPause`, when the hooks were built with it; undefined in production. */
+  readonly pause: TriggerWriterPause["Type"] | undefined
 }
 
-export const makeTriggerWriter = ({ books, withSql, fenceOf, routedDurable, execution, writerPause }: TriggerWriterDeps) => {
+export const makeTriggerWriter = ({ books, withSql, fenceOf, routedDurable, execution, pause }: TriggerWriterDeps) => {
   const wake = new Wakeup()
   const written = new Waiters()
   let inFlightMin = Number.POSITIVE_INFINITY
@@ -80,7 +94,7 @@ export const makeTriggerWriter = ({ books, withSql, fenceOf, routedDurable, exec
         continue
       }
       inFlightMin = taken[0]!.seq
-      if (writerPause !== undefined) yield* writerPause("taken", taken.map((p) => writeOf(p, null).id))
+      if (pause !== undefined) yield* pause("taken", taken.map((p) => writeOf(p, null).id))
       // The trades that crossed are durable on the bus first (the embedded bus delivers records
       // before their fsync): a trigger, and the money its execution moves, never stands on a
       // record a crash could lose (the runtime's rule for everything derived from events).
@@ -95,7 +109,7 @@ export const makeTriggerWriter = ({ books, withSql, fenceOf, routedDurable, exec
         if (fence === undefined) fencedOut++ // the partition is no longer this process's: its new owner replays the trade
         else writes.push(writeOf(p, fence))
       }
-      if (writerPause !== undefined) yield* writerPause("fenced", writes.map((w) => w.id))
+      if (pause !== undefined) yield* pause("fenced", writes.map((w) => w.id))
       for (let i = 0; i < writes.length; i += TRIGGERS_PER_STATEMENT) yield* writeChunk(writes.slice(i, i + TRIGGERS_PER_STATEMENT))
       inFlightMin = Number.POSITIVE_INFINITY
       written.release(writtenThrough())

@@ -81,7 +81,7 @@ export const makeHoodSignedTrades = (ctx: TradeContext, hood: HoodTradeChain) =>
           signature: "",
           // Hood: the transaction's nonce (what decides that it never lands).
           lastValidBlockHeight: BigInt(built.nonce),
-          createdAtMs: ctx.nowMs()
+          createdAtMs: yield* ctx.clock.currentTimeMillis
         }),
         walletId: p.walletId,
         claimId: claim.claimId,

@@ -213,7 +213,7 @@ export const makeHoodTeeApprovals = (ctx: TradeContext, hood: HoodTradeChain) =>
         signedTransaction: null,
         signature: null,
         state: "built",
-        createdAtMs: ctx.nowMs()
+        createdAtMs: yield* ctx.clock.currentTimeMillis
       }
       if (yield* store.insert(row)) return approvalView(row, MAX_ALLOWANCE, "approval_built", false)
       // Another request recorded this id, or the wallet's live approval, first: this claim is never used.

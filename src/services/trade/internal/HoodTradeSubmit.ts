@@ -271,7 +271,7 @@ export const makeHoodTradeSubmit = (ctx: TradeContext, deps: HoodSubmitDeps) => 
           request,
           hoodPricedRow(p),
           // Hood: the transaction's nonce (what decides that it never lands).
-          { state: "sending", signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce), createdAtMs: ctx.nowMs() }
+          { state: "sending", signature: signed.signature, lastValidBlockHeight: BigInt(built.nonce), createdAtMs: yield* ctx.clock.currentTimeMillis }
         )
         const applied = yield* insertTrade(ctx, row, { _tag: "Signed", signature: signed.signature }, signed.signedTransaction)
         if (applied._tag !== "Saved") return yield* deps.replayOf(caller, request)

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Clock, Effect, TestClock, TestContext } from "effect"
 import { describe, expect, it } from "vitest"
 import type { EmbeddedWallet } from "../../wallets/WalletProvider.js"
 import { makeEmbeddedAddresses } from "./PricingReads.js"
@@ -12,7 +12,7 @@ describe("makeEmbeddedAddresses", () => {
     const provider = {
       embeddedWallets: (accountId: string) => Effect.sync(() => (reads.push(accountId), exists.has(accountId) ? [wallet(accountId)] : []))
     }
-    const addresses = makeEmbeddedAddresses(provider, () => 0, { maxEntries: 2 })
+    const addresses = makeEmbeddedAddresses(provider, Clock.make(), { maxEntries: 2 })
     const get = (id: string) => Effect.runPromise(addresses.solanaAddress(id))
 
     expect(await get("a")).toBe("addr-a")
@@ -33,17 +33,20 @@ describe("makeEmbeddedAddresses", () => {
     expect(reads).toEqual(["a", "z", "z", "b", "a"])
   })
 
-  it("an entry past its lifetime is read again", async () => {
-    let now = 0
+  it("an entry past its lifetime is read again (its age on the Clock the reads are built under)", async () => {
     let reads = 0
     const provider = { embeddedWallets: (accountId: string) => Effect.sync(() => (reads++, [wallet(accountId)])) }
-    const addresses = makeEmbeddedAddresses(provider, () => now, { ttlMs: 1_000 })
-    await Effect.runPromise(addresses.solanaAddress("a"))
-    now = 999
-    await Effect.runPromise(addresses.solanaAddress("a"))
-    expect(reads).toBe(1)
-    now = 2_000
-    await Effect.runPromise(addresses.solanaAddress("a"))
-    expect(reads).toBe(2)
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const addresses = makeEmbeddedAddresses(provider, yield* Effect.clock, { ttlMs: 1_000 })
+        yield* addresses.solanaAddress("a")
+        yield* TestClock.adjust(999)
+        yield* addresses.solanaAddress("a")
+        expect(reads).toBe(1)
+        yield* TestClock.adjust(1_001)
+        yield* addresses.solanaAddress("a")
+        expect(reads).toBe(2)
+      }).pipe(Effect.provide(TestContext.TestContext))
+    )
   })
 })

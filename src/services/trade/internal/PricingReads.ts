@@ -9,7 +9,7 @@
  * event.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import { TtlLru } from "../../keys/TtlLru.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
 
@@ -18,22 +18,21 @@ export const EMBEDDED_ADDRESS_CACHE_MAX = 10_000
 /** Kept this long after the read (the address never changes: the bound on a stale entry is only the LRU's hygiene). */
 export const EMBEDDED_ADDRESS_TTL_MS = 60 * 60_000
 
-/** The account's embedded Solana wallet address (undefined: none), read once per account and kept. */
+/** The account's embedded Solana wallet address (undefined: none), read once per account and kept; entries age on `clock` (the trade service's). */
 export const makeEmbeddedAddresses = (
   provider: Pick<WalletProviderShape, "embeddedWallets">,
-  nowMs: () => number,
+  clock: Clock.Clock,
   options: { readonly maxEntries?: number; readonly ttlMs?: number } = {}
 ) => {
   const cache = new TtlLru<string, string>({ maxEntries: options.maxEntries ?? EMBEDDED_ADDRESS_CACHE_MAX, ttlMs: options.ttlMs ?? EMBEDDED_ADDRESS_TTL_MS })
-  const solanaAddress = (accountId: string): Effect.Effect<string | undefined, SqlError> => {
-    const hit = cache.get(accountId, nowMs())
-    if (hit !== undefined) return Effect.succeed(hit)
-    return Effect.map(provider.embeddedWallets(accountId), (wallets) => {
-      const found = wallets.find((w) => w.chain === "solana")?.address
-      if (found !== undefined) cache.set(accountId, found, nowMs())
+  const solanaAddress = (accountId: string): Effect.Effect<string | undefined, SqlError> =>
+    Effect.gen(function* () {
+      const hit = cache.get(accountId, yield* clock.currentTimeMillis)
+      if (hit !== undefined) return hit
+      const found = (yield* provider.embeddedWallets(accountId)).find((w) => w.chain === "solana")?.address
+      if (found !== undefined) cache.set(accountId, found, yield* clock.currentTimeMillis)
       return found
     })
-  }
   return { solanaAddress, size: () => cache.size }
 }
 

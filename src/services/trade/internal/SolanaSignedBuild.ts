@@ -81,7 +81,7 @@ export const recordSolanaBuild = (
         state: "built",
         signature: "",
         lastValidBlockHeight: built.lastValidBlockHeight,
-        createdAtMs: ctx.nowMs()
+        createdAtMs: yield* ctx.clock.currentTimeMillis
       }),
       walletId: p.walletId,
       claimId: claim.claimId,

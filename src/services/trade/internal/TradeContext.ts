@@ -1,5 +1,6 @@
 /** What the trade service's parts share: the store, the chain, the signer, the runner and its figures. Built once by `TradeService.make`. */
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type { Clock } from "effect"
 import type { PriceSourceShape } from "../../prices/PriceSource.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
 import type { WalletServiceShape } from "../../wallets/WalletService.js"
@@ -27,5 +28,6 @@ export interface TradeContext {
   readonly prices: PriceSourceShape
   readonly confirmTimeoutMs: number
   readonly pollIntervalMs: number
-  readonly nowMs: () => number
+  /** Time: the Effect `Clock` the service is built under (row times, sign-claim views, the address cache). */
+  readonly clock: Clock.Clock
 }

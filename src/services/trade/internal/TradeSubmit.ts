@@ -83,7 +83,7 @@ export const makeTradeSubmit = (ctx: TradeContext) => {
         state: "sending",
         signature: signed.signature,
         lastValidBlockHeight: built.lastValidBlockHeight,
-        createdAtMs: ctx.nowMs()
+        createdAtMs: yield* ctx.clock.currentTimeMillis
       })
       const applied = yield* insertTrade(ctx, row, { _tag: "Signed", signature: signed.signature }, signed.signedTransaction)
       // Another request recorded this id first: its outcome is the answer; this one sends nothing.
