@@ -40,6 +40,10 @@
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
  * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
  * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops).
+ * `BENCH_BEFORE_ROOT=<dir>`: a checkout of an earlier commit with its own `node_modules` (e.g. the
+ * last before the attempt runner, 4440a04): at the first slot time its engine runs beside this
+ * one, both up at once, and the dry run and the launches run on each in turn (this one, then the
+ * earlier, then the launches likewise), so the section compares them side by side in one run.
  */
 import {
   type Base64EncodedWireTransaction,
@@ -52,6 +56,7 @@ import {
   signTransactionMessageWithSigners
 } from "@solana/kit"
 import { Either } from "effect"
+import { spawnSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -191,8 +196,11 @@ interface Session {
   readonly agent: ReturnType<typeof benchEngine>
 }
 
-const open = async (slotMs: number, databaseEnv: Record<string, string> = {}): Promise<Session> => {
+const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
+
+const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, root?: string): Promise<Session> => {
   const engine = await startEngine({
+    ...(root === undefined ? {} : { root }),
     env: {
       ...databaseEnv,
       HEADLESS_LAUNCH_ENABLED: "true",
@@ -396,6 +404,42 @@ const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> =>
 
 // ---- report ---------------------------------------------------------------------------------------
 
+interface BeforeReport {
+  readonly root: string
+  readonly commit: string
+  readonly dry: DryRunReport
+  readonly launches?: LaunchReport
+}
+
+const commitOf = (root: string): string => {
+  const r = spawnSync("git", ["-C", root, "log", "-1", "--format=%h %ad %s", "--date=short"], { encoding: "utf8" })
+  return r.status === 0 ? r.stdout.trim().slice(0, 120) : root
+}
+
+/** This commit's rows beside the earlier commit's: the dry run and the engine's launches, same cases. */
+const beforeTable = (dry: DryRunReport, launch: LaunchReport | undefined, b: BeforeReport): string[] => {
+  const lines = [
+    "| Case | in flight | before p50 / p99 ms | now p50 / p99 ms | before engine CPU ms | now engine CPU ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |"
+  ]
+  const row = (label: string, inFlight: number, was: Tally, is: Tally, asyncJob: boolean) => {
+    const w = stats(asyncJob ? was.extra : was.latencies)
+    const n = stats(asyncJob ? is.extra : is.latencies)
+    lines.push(`| ${label} | ${inFlight} | ${ms(w.p50)} / ${ms(w.p99)} | ${ms(n.p50)} / ${ms(n.p99)} | ${ms((was.engineCpuSec * 1000) / was.count)} | ${ms((is.engineCpuSec * 1000) / is.count)} |`)
+  }
+  for (const r of dry.rows) {
+    const w = b.dry.rows.find((x) => x.label === r.label && x.inFlight === r.inFlight)
+    if (w !== undefined) row(r.label, r.inFlight, w.tally, r.tally, false)
+  }
+  if (launch !== undefined && b.launches !== undefined)
+    for (const r of launch.rows) {
+      if (r.path === "baseline") continue
+      const w = b.launches.rows.find((x) => x.label === r.label && x.inFlight === r.inFlight)
+      if (w !== undefined) row(`launch: ${r.label} (${r.note})`, r.inFlight, w.tally, r.tally, r.path === "async")
+    }
+  return lines
+}
+
 const dryRunTable = (d: DryRunReport): string[] => {
   const lines = [
     "| Case | in flight | requests | req/s | p50 | p90 | p99 | max | engine CPU ms/req | engine CPU | other CPU |",
@@ -444,18 +488,30 @@ const main = async () => {
   if (launchesPerEngine > MAX_DAILY_LAUNCHES / 4) throw new Error(`BENCH_LAUNCHES too high: ${launchesPerEngine} launches per engine against a daily cap of ${MAX_DAILY_LAUNCHES}`)
   let dry: DryRunReport | undefined
   const launches: LaunchReport[] = []
+  let before: BeforeReport | undefined
   for (const slotMs of DRY_RUN_ONLY ? SLOTS.slice(0, 1) : SLOTS) {
     process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${slotMs} (load ${loads()})\n`)
     const s = await open(slotMs)
+    // The earlier commit's engine, up beside this one for the first slot time's phases.
+    const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT) : undefined
     try {
       if (dry === undefined) {
         process.stderr.write(`bench: dry runs (load ${loads()})\n`)
         dry = await dryRunPhase(s)
+        if (b !== undefined) {
+          process.stderr.write(`bench: dry runs, before (load ${loads()})\n`)
+          before = { root: BEFORE_ROOT!, commit: commitOf(BEFORE_ROOT!), dry: await dryRunPhase(b) }
+        }
       }
       if (DRY_RUN_ONLY) continue
       process.stderr.write(`bench: launches (load ${loads()})\n`)
       launches.push(await launchPhase(s, slotMs))
+      if (b !== undefined && before !== undefined) {
+        process.stderr.write(`bench: launches, before (load ${loads()})\n`)
+        before = { ...before, launches: await launchPhase(b, slotMs) }
+      }
     } finally {
+      if (b !== undefined) await close(b)
       await close(s)
     }
   }
@@ -521,6 +577,15 @@ const main = async () => {
       ""
     )
   }
+  if (before !== undefined)
+    section.push(
+      "### Before the attempt runner, side by side",
+      "",
+      `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; each phase ran on this commit's engine first, then on the earlier one's. The rows above are this commit's.`,
+      "",
+      ...beforeTable(dry!, launches[0], before),
+      ""
+    )
   const text = section.join("\n") + "\n"
   process.stdout.write(text)
   if (!quick && !DRY_RUN_ONLY) {

@@ -46,7 +46,8 @@ export interface Engine {
 }
 
 /** `readyTimeoutMs`: how long to wait for `/readyz` (default 100 s: a start takes ~15 s on a quiet machine and over a minute under a load of 13). */
-type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string> }
+/** `root`: another checkout of this project to start the engine from (a bench's "before"); default this one. */
+type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string>; root?: string }
 
 /** Starts of one engine when its listener lost its port to another process (see `startEngine`). */
 const LISTEN_ATTEMPTS = 3
@@ -79,7 +80,7 @@ const startEngineOnce = async (options: StartOptions, earlier: string): Promise<
   // `node --import tsx` (not the tsx binary, which forks a second process): a signal, SIGKILL
   // included, reaches the engine itself.
   const child = spawn(process.execPath, ["--max-semi-space-size=64", "--import", "tsx", "src/main.ts", ...(options.args ?? [])], {
-    cwd: projectRoot,
+    cwd: options.root ?? projectRoot,
     env: {
       ...process.env,
       CURVESTREAM_HOST: "127.0.0.1",
