@@ -165,7 +165,7 @@ export const serveMainApi = (config: AppConfigShape, options: MainApiOptions = {
       },
       trade: { agentAuth: accounts.agentAuth, trades: yield* TradeService, transactions: makeAgentTransactions(sql) },
       fee: { agentAuth: accounts.agentAuth, fees: yield* CreatorFees, claimWindow: feeClaimWindow(sql), nowMs },
-      order: { agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index).pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
+      order: { agentAuth: accounts.agentAuth, orders: yield* OrderService.make(index, { busPartitions: config.bus.partitions }).pipe(Effect.provideService(SqlClient.SqlClient, sql)) },
       transferRail: { agentAuth: accounts.agentAuth, transfers: yield* TransferService },
       accountStack: accounts.routeDeps
     })

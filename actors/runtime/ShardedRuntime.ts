@@ -133,6 +133,8 @@ export interface PartitionClaim {
   readonly epoch: number
   /** The bus partition of any key. */
   readonly partitionOf: (key: string) => number
+  /** The bus's partition count (what `partitionOf` maps into). */
+  readonly partitions: number
 }
 
 export interface RuntimeOptions {
@@ -719,7 +721,7 @@ export const make = <S, E, O>(
         const epoch = yield* store.claim(definition.owner, partition)
         epochs.set(partition, epoch)
         if (hooks.assigned !== undefined) {
-          yield* hooks.assigned(ofPartition, { owner: definition.owner, partition, epoch, partitionOf: (key) => bus.partitionFor(options.topic, key) })
+          yield* hooks.assigned(ofPartition, { owner: definition.owner, partition, epoch, partitionOf: (key) => bus.partitionFor(options.topic, key), partitions: bus.partitions })
         }
         const decoded: Array<readonly [string, S]> = []
         yield* store.load(definition.owner, (page) => {

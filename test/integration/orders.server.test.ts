@@ -8,7 +8,8 @@
  *   the claim row held), observed through `pg_stat_activity`.
  * - the statement's plan over `limit_orders` with many rows: no sequential scan of the table; and
  *   the books' load pages through the open orders by their own index (migration 0047), reading no
- *   closed order.
+ *   closed order; a partition's page reads its partition's open orders by the partition index
+ *   (migration 0048), and the partition repair with nothing to record reads no row.
  * docs/decisions.md, "A trigger in flight when its partition moves".
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -17,7 +18,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pgCheckpointStore } from "../../actors/runtime/Checkpointer.js"
 import * as Database from "../../src/db/Database.js"
 import { migrations } from "../../src/db/migrations/index.js"
-import { createOrder, loadOpen, markTriggeredAll, type NewOrder, triggerStatement, type TriggerWrite } from "../../src/services/orders/OrderStore.js"
+import {
+  createOrder,
+  loadOpen,
+  markTriggeredAll,
+  type NewOrder,
+  openOfPartitionPage,
+  repairPartitions,
+  STALE_RANGES,
+  stalePartitionPage,
+  triggerStatement,
+  type TriggerWrite
+} from "../../src/services/orders/OrderStore.js"
 import { eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
@@ -190,6 +202,32 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
         // By the open orders' id index (migration 0047): no closed order read and filtered out.
         expect(pageScans).toEqual(["Index Scan limit_orders_open_id_idx"])
         expect(removed(pageRoot)).toBe(0)
+
+        // A partition's assignment (migration 0048): the open rows' partitions recorded (none had
+        // one), then a page of one partition reads by the partition index and no other partition's
+        // row, and the repair with nothing left to record reads no row.
+        const openNow = (yield* sqlA<{ n: number }>`SELECT count(*)::int AS n FROM limit_orders WHERE status = 'open'`)[0]!.n
+        expect(openNow).toBeGreaterThanOrEqual(ROWS / 50)
+        expect(yield* repairPartitions(4, 1000).pipe(Effect.provideService(SqlClient.SqlClient, sqlA))).toBe(openNow)
+        yield* sqlA`ANALYZE limit_orders`
+        const planOf = (statement: { compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
+          Effect.map(sqlA.unsafe<Record<string, unknown>>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement.compile()[0]}`, statement.compile()[1]), (rows) => {
+            const plan = rows[0]!["QUERY PLAN"]
+            return ((typeof plan === "string" ? JSON.parse(plan) : plan) as ReadonlyArray<{ readonly Plan: PlanNode & Record<string, unknown> }>)[0]!.Plan
+          })
+        const indexesOf = (n: PlanNode): Array<string> => [...(n["Index Name"] === undefined ? [] : [n["Index Name"]]), ...(n.Plans ?? []).flatMap(indexesOf)]
+        const partitionPage = yield* planOf(openOfPartitionPage(sqlA, 4, 1, BigInt(ROWS), "", 1000))
+        yield* Effect.logInfo(`orders.server: a partition's page scans ${scansOf(partitionPage, "limit_orders").join(", ")}; ${partitionPage["Actual Rows"]} rows, ${removed(partitionPage)} read and filtered out`)
+        expect(scansOf(partitionPage, "limit_orders")).toEqual(["Index Scan limit_orders_open_partition_idx"])
+        expect(Number(partitionPage["Actual Rows"])).toBeGreaterThan(0)
+        expect(removed(partitionPage)).toBe(0)
+        for (const range of STALE_RANGES) {
+          const stale = yield* planOf(stalePartitionPage(sqlA, range, 4, 1000))
+          yield* Effect.logInfo(`orders.server: the repair's page (${range}) reads ${indexesOf(stale).join(", ")}; ${removed(stale)} read and filtered out`)
+          expect(scansOf(stale, "limit_orders").filter((x) => x.startsWith("Seq Scan"))).toEqual([])
+          expect(indexesOf(stale)).toEqual([range === "none" ? "limit_orders_open_unpartitioned_idx" : "limit_orders_open_partition_idx"])
+          expect(removed(stale)).toBe(0)
+        }
       })
     )
   }, 120_000)

@@ -43,6 +43,7 @@ import transferSignedBytes from "./0043_transfer_signed_bytes.js"
 import tradeSignedBytes from "./0044_trade_signed_bytes.js"
 import tradeApprovals from "./0045_trade_approvals.js"
 import limitOrdersOpenId from "./0047_limit_orders_open_id.js"
+import limitOrdersPartition from "./0048_limit_orders_partition.js"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -81,5 +82,6 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0043_transfer_signed_bytes": transferSignedBytes,
   "0044_trade_signed_bytes": tradeSignedBytes,
   "0045_trade_approvals": tradeApprovals,
-  "0047_limit_orders_open_id": limitOrdersOpenId
+  "0047_limit_orders_open_id": limitOrdersOpenId,
+  "0048_limit_orders_partition": limitOrdersPartition
 }

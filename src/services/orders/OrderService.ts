@@ -148,7 +148,15 @@ export interface OrderServiceShape {
 
 const storage = (e: SqlError) => orderError("storage", "The order store is unavailable; nothing changed", { retryable: true, details: { cause: e.message } })
 
-export const make = (index: Pick<MarketIndexShape, "market">): Effect.Effect<OrderServiceShape, never, SqlClient.SqlClient> =>
+/**
+ * `busPartitions`: the bus's partition count (`BUS_PARTITIONS`), so a created order records its
+ * market's bus partition (migration 0048); without it the actors record it before they read by
+ * partition.
+ */
+export const make = (
+  index: Pick<MarketIndexShape, "market">,
+  options: { readonly busPartitions?: number } = {}
+): Effect.Effect<OrderServiceShape, never, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const run = <A>(e: Effect.Effect<A, SqlError, SqlClient.SqlClient>): Effect.Effect<A, OrderError> =>
@@ -189,7 +197,8 @@ export const make = (index: Pick<MarketIndexShape, "market">): Effect.Effect<Ord
             afterPosition: core.lastPosition
           },
           nowMs,
-          OPEN_ORDERS_MAX
+          OPEN_ORDERS_MAX,
+          options.busPartitions
         )
       )
       switch (result._tag) {

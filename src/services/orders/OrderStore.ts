@@ -9,12 +9,17 @@
  *   of processes or replays trying to trigger, expire or cancel an order, exactly one moves it.
  * - `order.triggered` is written to the outbox in the transaction that flips the status, keyed by
  *   the order id, so it is recorded once per order and endpoint.
+ * - `bus_partition`/`bus_partitions` (migration 0048) are a cache of the bus's mapping of the
+ *   market key, never the truth: a read by partition (`loadOpenOfPartition`) is preceded by
+ *   `repairPartitions` for the bus's count, which rewrites every open row computed for no count or
+ *   another one. Written at create when the caller knows the count (the API's `BUS_PARTITIONS`).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { BookOrder, OrderSide, Price, TriggerKind } from "../../../actors/orders/OrderBook.js"
 import { formatPrice, formatPriceE18, parsePriceE18 } from "../../../actors/orders/OrderBook.js"
+import { partitionForKey } from "../../../ingest/bus/Bus.js"
 import { keyedEventId } from "../webhooks/Outbox.js"
 
 export type OrderStatus = "open" | "triggered" | "executed" | "cancelled" | "expired" | "failed"
@@ -182,9 +187,15 @@ export type CreateResult =
 
 /**
  * Inserts the order unless the account already has its clientOrderId (then answers that row) or
- * already has `maxOpen` open orders.
+ * already has `maxOpen` open orders. `busPartitions`: the bus's partition count, to record the
+ * market's partition on the row (without it the actors' `repairPartitions` fills it).
  */
-export const createOrder = (o: NewOrder, nowMs: number, maxOpen = Number.MAX_SAFE_INTEGER): Effect.Effect<CreateResult, SqlError, SqlClient.SqlClient> =>
+export const createOrder = (
+  o: NewOrder,
+  nowMs: number,
+  maxOpen = Number.MAX_SAFE_INTEGER,
+  busPartitions?: number
+): Effect.Effect<CreateResult, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
@@ -194,13 +205,15 @@ export const createOrder = (o: NewOrder, nowMs: number, maxOpen = Number.MAX_SAF
         const open = yield* sql<{ n: string | number }>`SELECT count(*) AS n FROM limit_orders WHERE account_id = ${o.accountId} AND status = 'open'`
         if (Number(open[0]!.n) >= maxOpen) return { _tag: "Full", open: Number(open[0]!.n) } as const
         const now = new Date(nowMs)
+        const partition = busPartitions === undefined ? null : partitionForKey(marketKeyOf(o), busPartitions)
         const rows = yield* sql<Raw>`
           INSERT INTO limit_orders (id, account_id, client_order_id, key_id, request_hash, chain, mint, side, trigger, amount_raw,
-            level, trail_bps, watermark, slippage_bps, payer, expires_at, after_position, status, created_at, updated_at, rev)
+            level, trail_bps, watermark, slippage_bps, payer, expires_at, after_position, status, created_at, updated_at, rev,
+            bus_partition, bus_partitions)
           VALUES (${o.id}, ${o.accountId}, ${o.clientOrderId}, ${o.keyId}, ${o.requestHash}, ${o.chain}, ${o.mint}, ${o.side},
             ${o.trigger}, ${o.amountRaw.toString()}, ${o.level}, ${o.trailBps}, ${o.watermark === null ? null : encodePrice(o.watermark)},
             ${o.slippageBps}, ${o.payer}, ${o.expiresAtMs === null ? null : new Date(o.expiresAtMs)}, ${o.afterPosition}, 'open',
-            ${now}, ${now}, nextval('limit_orders_rev'))
+            ${now}, ${now}, nextval('limit_orders_rev'), ${partition}, ${busPartitions ?? null})
           RETURNING *`
         return { _tag: "Created", row: toRow(rows[0]!) } as const
       })
@@ -274,6 +287,86 @@ export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow
       after = rows[rows.length - 1]!.id
     }
   })
+
+/**
+ * The open orders of one bus partition, in pages of `pageSize` (a partition's assignment), and
+ * the newest `rev` before them: the rows recorded for `partitions` partitions at `partition`, by
+ * `limit_orders_open_partition_idx`, no other partition's row read. Run `repairPartitions` for
+ * the same count first, or rows recorded for no count or another one are missed.
+ */
+export const loadOpenOfPartition = (
+  partitions: number,
+  partition: number,
+  pageSize: number,
+  onPage: (rows: ReadonlyArray<OrderRow>) => void
+): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const top = yield* sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`
+    const through = BigInt(top[0]?.rev ?? 0)
+    let after = ""
+    for (;;) {
+      const rows = yield* openOfPartitionPage(sql, partitions, partition, through, after, pageSize)
+      if (rows.length === 0) return through
+      onPage(rows.map(toRow))
+      after = rows[rows.length - 1]!.id
+    }
+  })
+
+/** One page of `loadOpenOfPartition` (also what the partition test's EXPLAIN reads). */
+export const openOfPartitionPage = (sql: SqlClient.SqlClient, partitions: number, partition: number, through: bigint, after: string, pageSize: number) =>
+  sql<Raw>`
+    SELECT * FROM limit_orders
+    WHERE status = 'open' AND bus_partitions = ${partitions} AND bus_partition = ${partition}
+      AND rev <= ${through.toString()}::bigint AND id > ${after}
+    ORDER BY bus_partitions, bus_partition, id LIMIT ${pageSize}`
+
+/**
+ * Records the bus partition of every open order whose row has none for `partitions` partitions
+ * (written before migration 0048, by a create that did not know the count, or for another count):
+ * such rows `pageSize` at a time (`STALE_RANGES`: a null count, a smaller one, a larger one, each
+ * by its own index range), each one's partition computed by `partitionForKey` and written in one
+ * statement a page, until a page comes back short. Answers the rows written; none, reading no
+ * row, while every open row has the count. Idempotent: any number of processes with the same
+ * count may run it at once.
+ */
+export const repairPartitions = (partitions: number, pageSize: number): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    let written = 0
+    for (const range of STALE_RANGES) {
+      for (;;) {
+        const stale = yield* stalePartitionPage(sql, range, partitions, pageSize)
+        if (stale.length > 0) {
+          const values = JSON.stringify(stale.map((r) => ({ id: r.id, part: partitionForKey(marketKeyOf(r as Pick<OrderRow, "chain" | "mint">), partitions) })))
+          const moved = yield* sql<{ id: string }>`
+            UPDATE limit_orders o SET bus_partition = v.part, bus_partitions = ${partitions}
+            FROM jsonb_to_recordset(${values}::jsonb) AS v(id text, part integer)
+            WHERE o.id IN ${sql.in(stale.map((r) => r.id))} AND o.id = v.id AND o.status = 'open'
+              AND (o.bus_partitions IS NULL OR o.bus_partitions <> ${partitions})
+            RETURNING o.id`
+          written += moved.length
+        }
+        if (stale.length < pageSize) break
+      }
+    }
+    return written
+  })
+
+/**
+ * The open rows without the count, one statement each: no count (`limit_orders_open_unpartitioned_idx`,
+ * empty once recorded), a smaller count and a larger one (ranges of the partition index's leading column).
+ */
+export const STALE_RANGES = ["none", "fewer", "more"] as const
+
+/** One page of the open rows `repairPartitions` rewrites in one range (also what the partition test's EXPLAIN reads). */
+export const stalePartitionPage = (sql: SqlClient.SqlClient, range: (typeof STALE_RANGES)[number], partitions: number, pageSize: number) =>
+  sql<{ id: string; chain: string; mint: string }>`
+    SELECT id, chain, mint FROM limit_orders
+    WHERE status = 'open' AND ${
+      range === "none" ? sql`bus_partitions IS NULL` : range === "fewer" ? sql`bus_partitions < ${partitions}` : sql`bus_partitions > ${partitions}`
+    }
+    LIMIT ${pageSize}`
 
 /** The newest `rev` committed (0 without orders): where a follow that loads nothing at start begins. */
 export const latestRev: Effect.Effect<bigint, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>

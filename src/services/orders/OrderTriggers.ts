@@ -28,7 +28,12 @@
  *   watermark the checkpoint saw).
  * - A partition handed over (`assigned`): its markets' books are reloaded from the stored open
  *   orders, dropping what this process held for them (it may have owned them before and decided
- *   things the replay will decide again).
+ *   things the replay will decide again). Only that partition's open orders are read, by the
+ *   partition each row records (migration 0048), after every open row without one for the bus's
+ *   partition count has it recorded (`repairPartitions`: the rows written before the column, by a
+ *   create that did not know the count, or for another count). The follow is held off meanwhile,
+ *   so every open order it had passed over (committed before the assignment began) is repaired
+ *   and read; every later one the follow places.
  * - Execution: a trigger this process moved is handed to the `OrderExecution` port once the row
  *   is committed (the statement and the hand-off are one uninterruptible step, so a process
  *   stopping in between still hands it off) (`--role all`: the hand-off to this process's `OrderExecutor`; the actors role
@@ -49,7 +54,17 @@ import type { BusError } from "../../../ingest/bus/Bus.js"
 import { makeOrderFollow } from "./internal/OrderFollow.js"
 import { makeTriggerClaims } from "./internal/TriggerClaims.js"
 import { makeTriggerWriter, TriggerWriterPause } from "./internal/TriggerWriter.js"
-import { bookOrderOf, latestRev, loadOpen, markExpired, marketKeyOf, type OrderRow, saveWatermark } from "./OrderStore.js"
+import {
+  bookOrderOf,
+  latestRev,
+  loadOpen,
+  loadOpenOfPartition,
+  markExpired,
+  marketKeyOf,
+  type OrderRow,
+  repairPartitions,
+  saveWatermark
+} from "./OrderStore.js"
 
 /** Where a triggered order goes to be executed (the trade rail's submit, payer main). */
 export interface OrderExecution {
@@ -84,6 +99,11 @@ export type OrderHooks = Pick<RuntimeHooks<MarketState, MarketOutput, ChainEvent
   readonly sync: Effect.Effect<void, SqlError>
   /** How many times the follow read `limit_orders` (the gate skips the read while nothing changed). */
   readonly followReads: () => number
+  /**
+   * Rows the assignments read from `limit_orders` (`loadOpenOfPartition`: only the assigned
+   * partition's open orders) and rows whose partition they recorded first (`repairPartitions`).
+   */
+  readonly assignedRows: () => { readonly read: number; readonly repaired: number }
   /** Trigger statements written (`markTriggeredAll`), and triggers the fence left out. */
   readonly triggerWrites: () => { readonly statements: number; readonly fencedOut: number }
 }
@@ -139,6 +159,7 @@ export const orderTriggerHooks =
       // paged read of the table, and the follow must then replay every change after the `rev` it
       // had read (a create or cancel committed during the pages), never one it applied before.
       const exclusive = yield* Effect.makeSemaphore(1)
+      const assignedRows = { read: 0, repaired: 0 }
       const { follow, followReads } = makeOrderFollow({ books, withSql, syncBatch, maxOrders, fenceOf, marketState, decided, hurryCheckpoint }, rev)
       const sync = exclusive.withPermits(1)(follow)
       yield* Effect.forkScoped(
@@ -177,18 +198,29 @@ export const orderTriggerHooks =
           // Handed a partition though loaded whole at start: from now only claimed partitions are held.
           const unclaimed = claims.claim(claim)
           if (unclaimed !== undefined) books.reload(unclaimed, [])
+          // Only the partition's open orders are read (migration 0048), once every open row records
+          // its partition for the bus's count: rows written before the column, without the count
+          // or for another count are recomputed first (docs/decisions.md, "Open orders by bus partition").
+          const repaired = yield* withSql(repairPartitions(claim.partitions, syncBatch))
           const stored: Array<readonly [string, BookOrder]> = []
+          let read = 0
           yield* withSql(
-            loadOpen(syncBatch, (rows) => {
+            loadOpenOfPartition(claim.partitions, claim.partition, syncBatch, (rows) => {
+              read += rows.length
               for (const r of rows) {
                 const key = marketKeyOf(r)
                 if (holds(key)) stored.push([key, bookOrderOf(r)])
               }
             })
           )
+          assignedRows.repaired += repaired
+          assignedRows.read += read
           books.reload(holds, stored)
           writer.release() // the partition's triggers not yet taken were dropped
-          yield* Effect.logInfo(`orders: partition ${claim.partition} assigned; ${stored.length} open orders loaded, ${books.size()} held`)
+          if (read !== stored.length) yield* Effect.logError(`orders: partition ${claim.partition}: ${read - stored.length} rows recorded for it are of other partitions`)
+          yield* Effect.logInfo(
+            `orders: partition ${claim.partition} assigned; ${stored.length} open orders loaded (${repaired} rows' partitions recorded first), ${books.size()} held`
+          )
         }))
       // A partition taken from this process: its books and undecided outputs are dropped (its new
       // owner loads them and replays from the checkpoints); a trigger of it in flight is fenced.
@@ -212,6 +244,7 @@ export const orderTriggerHooks =
         revoked,
         sync,
         followReads,
-        triggerWrites: writer.counts
+        triggerWrites: writer.counts,
+        assignedRows: () => ({ ...assignedRows })
       }
     })
