@@ -21,7 +21,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
 
@@ -51,6 +51,23 @@ const applicationName = "curvestream"
  */
 export const layer = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   Layer.provideMerge(migrationsLayer, clientLayer(options))
+
+/**
+ * Where `layerTest` puts its database: unset (the default), a throwaway in-memory PGlite; a suite on
+ * the PostgreSQL server provides the URL of a fresh database it created (`Layer.succeed(TestDatabaseUrl, url)`).
+ */
+export class TestDatabaseUrl extends Context.Reference<TestDatabaseUrl>()("curvestream/Database/TestDatabaseUrl", {
+  defaultValue: (): string | undefined => undefined
+}) {}
+
+/**
+ * The database of tests: a throwaway in-memory PGlite (or the server database `TestDatabaseUrl`
+ * names), every migration applied. One value, so every `layerTest` built together shares one
+ * database (Effect builds a layer once per build, by reference); closing the build's scope drops it.
+ */
+export const layerTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> = Layer.unwrapEffect(
+  Effect.map(TestDatabaseUrl, (url) => layer({ url, dataDir: undefined }))
+)
 
 const clientLayer = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   options.url !== undefined

@@ -129,7 +129,7 @@ describe("agent transactions", () => {
 
   beforeAll(async () => {
     scope = await Effect.runPromise(Scope.make())
-    const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layer({ url: undefined, dataDir: undefined }), scope))
+    const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))
     sql = await Effect.runPromise(Effect.provide(SqlClient.SqlClient, ctx))
     txns = makeAgentTransactions(sql)
     const trades = makeTradeStore(sql, clockAt(nowMs))

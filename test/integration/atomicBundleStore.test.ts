@@ -30,7 +30,7 @@ let ctx: Context.Context<SqlClient.SqlClient>
 
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
-  ctx = await Effect.runPromise(Layer.buildWithScope(Database.layer({ url: undefined, dataDir: undefined }), scope))
+  ctx = await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

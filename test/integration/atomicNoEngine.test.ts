@@ -12,7 +12,7 @@ describe("atomic launches without a block engine", () => {
   it("build and submit fail block_engine_missing, retryable; nothing is read, recorded or resumed", async () => {
     const scope = await Effect.runPromise(Scope.make())
     try {
-      const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layer({ url: undefined, dataDir: undefined }), scope))
+      const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))
       // Dependencies that throw on any use: the refusal must come before every one of them.
       const untouched = new Proxy({}, { get: (_t, p) => { throw new Error(`touched ${String(p)}`) } }) as never
       const service = await Effect.runPromise(

@@ -21,7 +21,7 @@ import { bundleIo, decodeStoredBuild, encodeStoredBuild, resumeAll, type StoredB
 import { findBundle, holdsOfBundle, insertBundle, reserveHolds } from "../../src/services/launch/atomic/BundleStore.js"
 import { makeRunner, signaturesOf } from "../../src/services/launch/atomic/BundleRunner.js"
 import { attribute } from "../../src/services/launch/internal/LaunchRecords.js"
-import { LaunchLedger, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
+import { LaunchLedger, layerTest as launchLedgerTest } from "../../src/services/launch/LaunchLedger.js"
 import { keyedAccount, signedBundle } from "../support/atomicBundles.js"
 import { eventually } from "../support/eventually.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
@@ -37,7 +37,7 @@ beforeAll(async () => {
   localnet = ManagedRuntime.make(SolanaLocalnet.layer({ ledger: { slotMs: 50, blockhashValiditySlots: 20 } }))
   net = await localnet.runPromise(SolanaLocalnet)
   scope = await Effect.runPromise(Scope.make())
-  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer), Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
+  ctx = await Effect.runPromise(Layer.buildWithScope(Layer.merge(launchLedgerTest, Database.layerTest).pipe(Layer.provide(launchFailureCodesLayer)), scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

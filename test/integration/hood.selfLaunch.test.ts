@@ -14,7 +14,7 @@
  * `SIGNER_MISMATCH`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Either, Exit, Layer, Scope } from "effect"
 import { webcrypto } from "node:crypto"
 import { type Address, createWalletClient, encodeFunctionData, getAddress, type Hex, http } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
@@ -24,7 +24,6 @@ import { bondingCurveAbi, curveFactoryAbi } from "../../src/chain/hood/abi.gener
 import { readCurve } from "../../src/chain/hood/client/HoodClient.js"
 import { hoodTestClient, type HoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { normalizeAddress } from "../../src/domain/Chain.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
@@ -37,7 +36,6 @@ import type { LaunchError } from "../../src/services/launch/LaunchError.js"
 import { decodeSelfLaunchRequest, type SelfLaunchBody } from "../../src/services/launch/request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../../src/services/launch/SolanaSelfLaunch.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
-import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import * as WalletService from "../../src/services/wallets/WalletService.js"
@@ -68,13 +66,14 @@ beforeAll(async () => {
   localnet = await startHoodLocalnet()
   tc = hoodTestClient(localnet)
   scope = await Effect.runPromise(Scope.make())
-  const db = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
-  const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 6).toString("base64")), dataDir: undefined })
-  const provider = WalletProvider.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
-  const walletLayer = WalletService.layer({
-    plans,
-    keys: { findByPrefix: (accountId, prefix) => Effect.succeed(keys.find((k) => k.accountId === accountId && k.keyPrefix === prefix)) }
-  }).pipe(Layer.provideMerge(provider))
+  // The real wallet service and local provider over one `Database.layerTest`; the key directory is this file's.
+  const walletLayer = Layer.mergeAll(
+    WalletService.layerTest({
+      keys: { findByPrefix: (accountId, prefix) => Effect.succeed(keys.find((k) => k.accountId === accountId && k.keyPrefix === prefix)) }
+    }),
+    WalletProvider.layerTest,
+    Database.layerTest
+  )
   const context = await Effect.runPromise(Layer.buildWithScope(walletLayer, scope))
   sql = Context.get(context, SqlClient.SqlClient)
   wallets = Context.get(context, WalletService.WalletService)

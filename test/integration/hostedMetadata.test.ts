@@ -17,7 +17,7 @@ const doc = (name: string) =>
   tokenMetadataDocument({ name, symbol: "DOC", description: `about ${name}`, image: `https://img.example/${name}.png`, banner: null, socials: { twitter: `https://x.com/${name}` } })
 const uriOf = (bytes: Uint8Array) => `https://api.example/api/v1/uploads/metadata/${metadataIdOf(bytes)}.json`
 
-layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000, excludeTestServices: true })("hosted metadata documents", (it) => {
+layer(Database.layerTest, { timeout: 60_000, excludeTestServices: true })("hosted metadata documents", (it) => {
   it.scoped("are stored once, loaded at start, and followed into another process's directory", () =>
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient

@@ -43,7 +43,6 @@ import { launchMintSigner } from "../../src/chain/solana/launch/LaunchMint.js"
 import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { eventually } from "../support/eventually.js"
 import { BPS, ceilDiv, initialState, quoteBuy, tokenReserveRaw } from "../../src/domain/CurveMath.js"
 import { DefaultDevBuyCeilings, findEconomics } from "../../src/domain/Economics.js"
@@ -51,7 +50,6 @@ import { decodeLaunchRequest } from "../../src/services/launch/request/DecodeLau
 import type { LaunchRequest } from "../../src/services/launch/request/LaunchRequest.js"
 import * as SolanaLaunch from "../../src/services/launch/SolanaLaunch.js"
 import { SolanaLaunchError } from "../../src/services/launch/SolanaLaunchError.js"
-import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 
 const SOL = 1_000_000_000n
@@ -74,12 +72,8 @@ const serviceWith = (options: Partial<SolanaLaunch.SolanaLaunchOptions> = {}) =>
 
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
-  const db = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
-  const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 9).toString("base64")), dataDir: undefined })
-  const stack = Layer.mergeAll(
-    WalletProvider.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db))),
-    SolanaLocalnet.layer({ manualSlots: true })
-  )
+  // The real local provider and the database it keeps its wallets in (one `Database.layerTest`).
+  const stack = Layer.mergeAll(WalletProvider.layerTest, Database.layerTest, SolanaLocalnet.layer({ manualSlots: true }))
   const context = await Effect.runPromise(Layer.buildWithScope(stack, scope))
   net = Context.get(context, SolanaLocalnet)
   provider = Context.get(context, WalletProvider.WalletProvider)

@@ -58,7 +58,6 @@ import { TREASURY_ADDRESS } from "../../src/chain/solana/localnet/DevKeys.js"
 import { decodeCurve } from "../../src/chain/solana/program/accounts/Curve.js"
 import { findCurveAddresses } from "../../src/chain/solana/client/CurveInstructions.js"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
@@ -71,7 +70,6 @@ import * as SolanaLaunch from "../../src/services/launch/SolanaLaunch.js"
 import { fixedPriceSource, LOCALNET_USD_PRICES_DEFAULT } from "../../src/services/prices/PriceSource.js"
 import * as SolanaSelfLaunch from "../../src/services/launch/SolanaSelfLaunch.js"
 import { exportSecretText } from "../../src/services/wallets/ChainKeys.js"
-import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProvider from "../../src/services/wallets/WalletProvider.js"
 import * as WalletService from "../../src/services/wallets/WalletService.js"
@@ -113,13 +111,14 @@ const run = <A>(effect: Effect.Effect<A, LaunchError>) => Effect.runPromise(Effe
 
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
-  const db = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
-  const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 5).toString("base64")), dataDir: undefined })
-  const provider = WalletProvider.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
-  const walletLayer = WalletService.layer({
-    plans,
-    keys: { findByPrefix: (accountId, prefix) => Effect.succeed(keys.find((k) => k.accountId === accountId && k.keyPrefix === prefix)) }
-  }).pipe(Layer.provideMerge(provider))
+  // The real wallet service and local provider over one `Database.layerTest`; the key directory is this file's.
+  const walletLayer = Layer.mergeAll(
+    WalletService.layerTest({
+      keys: { findByPrefix: (accountId, prefix) => Effect.succeed(keys.find((k) => k.accountId === accountId && k.keyPrefix === prefix)) }
+    }),
+    WalletProvider.layerTest,
+    Database.layerTest
+  )
   const stack = Layer.mergeAll(walletLayer, SolanaLocalnet.layer({ manualSlots: true }))
   const context = await Effect.runPromise(Layer.buildWithScope(stack, scope))
   net = Context.get(context, SolanaLocalnet)

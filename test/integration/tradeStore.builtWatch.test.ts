@@ -51,7 +51,7 @@ describe("the built-trade watch list at its bound", () => {
 
   beforeAll(async () => {
     scope = await Effect.runPromise(Scope.make())
-    const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layer({ url: undefined, dataDir: undefined }), scope))
+    const ctx = await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))
     sql = await Effect.runPromise(Effect.provide(SqlClient.SqlClient, ctx))
   }, 120_000)
 

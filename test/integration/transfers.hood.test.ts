@@ -19,7 +19,7 @@ import { curveTokenAbi } from "../../src/chain/hood/abi.generated.js"
 import { buy, createCurve, type HoodClients, saltOf, tokenBalance } from "../../src/chain/hood/client/HoodClient.js"
 import { clientsFor, hoodTestClient, publicClientOf, setEthBalance, type StartedHoodLocalnet, startHoodLocalnet } from "../../src/chain/hood/localnet/testkit.js"
 import { type ErrorCode, ErrorCodes } from "../../src/domain/ErrorCodes.js"
-import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
+import { AccountEvents, type RecordedEvent, layerTest as recordingEvents } from "../../src/services/accounts/AccountEvents.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState } from "../../src/services/spend/SpendStore.js"
@@ -99,7 +99,7 @@ beforeAll(async () => {
   trader = clientsFor(net, net.roles.traders[0]!)
   usdg = getAddress(net.addresses.usdg)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
-  const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
+  const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingEvents(events)).pipe(Effect.scoped)), AccountEvents)
   await Effect.runPromise(h.sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'HOODXFER') ON CONFLICT (id) DO NOTHING`)
   const embedded = await Effect.runPromise(h.provider.ensureEmbeddedWallet(ACCOUNT, "evm"))
   await Effect.runPromise(h.provider.setDelegation(ACCOUNT, "evm", "active"))

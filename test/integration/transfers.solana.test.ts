@@ -20,7 +20,7 @@ import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
 import { ataOf, tokenBalance } from "../../src/chain/solana/localnet/testkit.js"
 import { USDC_MINT_ADDRESS } from "../../src/chain/solana/program/ProgramIds.js"
-import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
+import { AccountEvents, type RecordedEvent, layerTest as recordingEvents } from "../../src/services/accounts/AccountEvents.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { makeSolanaTransfers, SOLANA_FEE_LAMPORTS, TOKEN_ACCOUNT_RENT } from "../../src/services/transfers/SolanaTransfers.js"
 import { type TransferCaller, type TransferInput, makeTransferService, requestHashOf, type TransferServiceShape } from "../../src/services/transfers/TransferService.js"
@@ -86,7 +86,7 @@ beforeAll(async () => {
   // a loaded machine still send before theirs expires (150 slots, 3 s, failed them all there).
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
-  const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
+  const eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingEvents(events)).pipe(Effect.scoped)), AccountEvents)
   const embedded = await Effect.runPromise(h.provider.ensureEmbeddedWallet("acct-a", "solana"))
   await Effect.runPromise(h.provider.setDelegation("acct-a", "solana", "active"))
   main = embedded.address

@@ -26,7 +26,7 @@ import { mapFailure } from "../../api/ErrorTable.js"
 import type { Ledger } from "../../src/chain/solana/localnet/Ledger.js"
 import { SolanaLocalnet } from "../../src/chain/solana/localnet/LocalnetService.js"
 import { type ErrorCode, ErrorCodes } from "../../src/domain/ErrorCodes.js"
-import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
+import { AccountEvents, type RecordedEvent, layerTest as recordingEvents } from "../../src/services/accounts/AccountEvents.js"
 import { insertKey } from "../../src/services/keys/KeyRepository.js"
 import { fixedPriceSource } from "../../src/services/prices/PriceSource.js"
 import { reservationState, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
@@ -158,7 +158,7 @@ beforeAll(async () => {
   rpcUrl = net.rpcUrl
   ticker = setInterval(() => ledger.advanceSlot(), 20)
   events = await Effect.runPromise(Ref.make<ReadonlyArray<RecordedEvent>>([]))
-  eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingLayer(events)).pipe(Effect.scoped)), AccountEvents)
+  eventsPort = Context.get(await Effect.runPromise(Layer.build(recordingEvents(events)).pipe(Effect.scoped)), AccountEvents)
   await Effect.runPromise(h.sql`INSERT INTO accounts (id, plan, referral_code) VALUES (${ACCOUNT}, 'max', 'TEETRANSFERS') ON CONFLICT (id) DO NOTHING`)
   await storeKey("kid-a1", "a1aaaaaa", null)
   await storeKey("kid-a2", "a2aaaaaa", 50)

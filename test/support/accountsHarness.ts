@@ -1,8 +1,9 @@
 /**
- * Test harness for the accounts subsystem: a real database (in-memory PGlite, or the URL given),
- * migrated with `0003_accounts`, the real services, and the key and account routes on a real uWS
- * listener. The wallet side and (unless a reader is given) chain balances are fixed answers
- * (their own subsystems test them); events are recorded in memory. Time is `Date.now()` plus an offset the test moves.
+ * Test harness for the accounts subsystem: `AccountsLayer.layerTest` (the real services over
+ * `Database.layerTest`: in-memory PGlite, or the server database given) and the key and account
+ * routes on a real uWS listener. The wallet side and (unless a reader is given) chain balances are
+ * fixed answers (their `layerTest`; their own subsystems test them); events are recorded in memory
+ * (`AccountEvents.layerTest`). Time is `Date.now()` plus an offset the test moves.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Exit, Layer, ManagedRuntime, Ref, Scope } from "effect"
@@ -13,17 +14,13 @@ import { documentInfo } from "../../clients/typescript/documents.js"
 import { type ContractDocument, contractDocument, ContractViolation, contractProblems } from "./contract.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
-import accountsMigration from "../../src/db/migrations/0003_accounts.js"
-import { migrations } from "../../src/db/migrations/index.js"
-import { resolvePlans } from "../../src/domain/Plans.js"
 import type { PlanId } from "../../src/domain/Plans.js"
 import { KeyService } from "../../src/services/keys/KeyService.js"
-import { AccountEvents, type RecordedEvent, recordingLayer } from "../../src/services/accounts/AccountEvents.js"
+import { AccountEvents, type RecordedEvent, layerTest as recordingEvents } from "../../src/services/accounts/AccountEvents.js"
 import { AccountWallets, type FixedWallets, layerTest as fixedWallets } from "../../src/services/accounts/AccountWallets.js"
 import { createAccount, issueSession } from "../../src/services/accounts/Accounts.js"
 import * as AccountsLayer from "../../src/services/accounts/AccountsLayer.js"
 import { BalanceReader, layerTest as fixedBalances } from "../../src/services/accounts/BalanceReader.js"
-import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { TierService } from "../../src/services/accounts/TierService.js"
 import { Devices } from "../../src/services/accounts/Devices.js"
 import { KeyStore } from "../../src/services/keys/KeyStore.js"
@@ -75,22 +72,19 @@ export const startHarness = async (options: HarnessOptions = {}): Promise<Harnes
   const clock = { offsetMs: 0 }
   const nowMs = () => Date.now() + clock.offsetMs
   const eventsRef = Ref.unsafeMake<ReadonlyArray<RecordedEvent>>([])
-  const db = Database.layer({ url: options.databaseUrl, dataDir: undefined })
-  const migrated = Layer.effectDiscard(Database.runMigrations({ ...migrations, "0003_accounts": accountsMigration })).pipe(Layer.provideMerge(db))
   const ports = Layer.mergeAll(
     fixedWallets(options.wallets ?? { delegatedChains: ["solana"], solanaWallets: ["Owner111111111111111111111111111111111111111"] }, options.perAccountWallets),
-    recordingLayer(eventsRef),
+    recordingEvents(eventsRef),
     options.balances ?? fixedBalances(options.held ?? {}, options.staked ?? {})
   )
-  const services = AccountsLayer.layer({
-    plans: resolvePlans({}, 30),
-    thresholds: DefaultTierThresholds,
-    renewalUrl: "https://example.test/pricing",
-    verificationUri: "https://example.test/device",
-    apiBaseUrl: "https://api.example.test",
-    holdingsTtlMs: 0
-    // The services read time from the Clock they are built under (and the runtime's): the harness's clock.
-  }).pipe(Layer.provideMerge(Layer.mergeAll(ports, migrated)), Layer.provide(layerClockAt(nowMs)))
+  // The real accounts subsystem and the database it runs on (one `Database.layerTest` per build:
+  // in-memory PGlite, or the server database `databaseUrl` names). The services read time from the
+  // Clock they are built under (and the runtime's): the harness's clock.
+  const services = Layer.merge(AccountsLayer.layerTest, Database.layerTest).pipe(
+    Layer.provideMerge(ports),
+    Layer.provide(options.databaseUrl !== undefined ? Layer.succeed(Database.TestDatabaseUrl, options.databaseUrl) : Layer.empty),
+    Layer.provide(layerClockAt(nowMs))
+  )
   const runtime = ManagedRuntime.make(services)
   const run = <A, E>(e: Effect.Effect<A, E, Services>) => runtime.runPromise(e)
   const auth = () => run(accountApi({ nowMs }))

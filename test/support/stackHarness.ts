@@ -1,13 +1,13 @@
 /**
- * The accounts, keys, wallets, transfers and webhooks stack as the engine wires it (`Stack.layer`
- * + `accountStackApi`, the code `src/MainApi.ts` runs), served over uWS on PGlite, with the helpers
- * the transfer suites share: accounts with sessions, delegation, keys issued through the key
- * route, device tokens through the device flow, linked EVM wallets proven by a real signature,
- * and a webhook endpoint so outbox rows are written. DNS for the public-target check is a fixed
- * table: `hooks.example.com` is public.
+ * The accounts, keys, wallets, transfers and webhooks stack as the engine wires it
+ * (`Stack.layerTest`: `Stack.layer` over `Database.layerTest`; and `accountStackApi`, the code
+ * `src/MainApi.ts` runs), served over uWS on PGlite, with the helpers the transfer suites share:
+ * accounts with sessions, delegation, keys issued through the key route, device tokens through the
+ * device flow, linked EVM wallets proven by a real signature, and a webhook endpoint so outbox rows
+ * are written. DNS for the public-target check is a fixed table: `hooks.example.com` is public.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { expect } from "vitest"
 import { accountStackApi } from "../../api/auth/Adapters.js"
@@ -15,10 +15,8 @@ import type { AgentAuth } from "../../api/auth/AgentKeyAuth.js"
 import type { RouteDef } from "../../api/Router.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
-import { resolvePlans } from "../../src/domain/Plans.js"
 import { createAccount, issueSession } from "../../src/services/accounts/Accounts.js"
 import { layerTest as fixedBalances } from "../../src/services/accounts/BalanceReader.js"
-import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { WalletProvider, type WalletProviderShape } from "../../src/services/wallets/WalletProvider.js"
 import * as Stack from "../../src/services/wiring/Stack.js"
 import { call, checkAnswersOf } from "./accountsHarness.js"
@@ -52,25 +50,17 @@ export const startStackHarness = async (
   } = {}
 ): Promise<StackHarness> => {
   const scope = await Effect.runPromise(Scope.make())
-  const stack = Stack.layer({
-    plans: resolvePlans({}, 30),
-    thresholds: DefaultTierThresholds,
-    publicUrl: "https://api.example.test",
-    renewalUrl: "https://api.example.test/pricing",
-    verificationUri: "https://api.example.test/device",
-    holdingsTtlMs: 0,
-    balances: fixedBalances({}),
-    wallets: { masterKey: Redacted.make(Buffer.alloc(32, 7).toString("base64")), dataDir: undefined },
-    webhooks: {
-      masterKey: new Uint8Array(32).fill(9),
-      allowLoopbackForTests: true,
+  const stack = Layer.merge(
+    Stack.layerTest({
+      balances: fixedBalances({}),
       resolve: async (host) => {
         if (host === PUBLIC_HOST) return [{ address: "93.184.216.34", family: 4 }]
         throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" })
-      },
-      worker: false
-    }
-  }).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
+      }
+    }),
+    // The same database the stack runs on (one `Database.layerTest` per build).
+    Database.layerTest
+  )
   const context = await Effect.runPromise(Layer.buildWithScope(stack, scope))
   const sql = Context.get(context, SqlClient.SqlClient)
   const provider = Context.get(context, WalletProvider)

@@ -1,20 +1,16 @@
 /**
- * Test harness for the wallet routes: PostgreSQL (PGlite, or a server URL) migrated with 0005,
- * the local wallet provider and the wallet service, served over uWS on a free port. Callers are
- * fixed principals chosen by credential: `x-api-key: <name>` for agent keys, `Authorization:
+ * Test harness for the wallet routes: `WalletService.layerTest` and `WalletProvider.layerTest` (the
+ * real wallet service and local provider over `Database.layerTest`: PGlite, or a server URL),
+ * served over uWS on a free port. Callers are fixed principals chosen by credential: `x-api-key: <name>` for agent keys, `Authorization:
  * Bearer <name>` for sessions and device tokens; an unknown name is `UNAUTHORIZED`, as the real
  * middleware answers. The clock is a mutable value; the claim reconciler answers from a map.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { walletRoutes } from "../../api/routes/WalletRoutes.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
-import walletsMigration from "../../src/db/migrations/0005_wallets.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { apiError } from "../../src/domain/ApiError.js"
-import { resolvePlans } from "../../src/domain/Plans.js"
-import * as MasterKey from "../../src/services/wallets/MasterKey.js"
 import type { AuthHeaders, KeyInfo, Principal } from "../../src/services/wallets/Principal.js"
 import * as WalletProviderModule from "../../src/services/wallets/WalletProvider.js"
 import * as WalletServiceModule from "../../src/services/wallets/WalletService.js"
@@ -118,23 +114,23 @@ export const startWalletHarness = async (options: { databaseUrl?: string | undef
   const chainOutcomes = new Map<string, "confirmed" | "failed" | "pending" | "unavailable">()
   const directory = keys(nowMs)
   const scope = await Effect.runPromise(Scope.make())
-  const db = Layer.effectDiscard(Database.runMigrations({ ...migrations, "0005_wallets": walletsMigration })).pipe(
-    Layer.provideMerge(Database.layer({ url: options.databaseUrl, dataDir: undefined }))
-  )
-  const masterKey = MasterKey.layer({ masterKey: Redacted.make(Buffer.alloc(32, 42).toString("base64")), dataDir: undefined })
-  const provider = WalletProviderModule.layerLocal({}).pipe(Layer.provideMerge(Layer.merge(masterKey, db)))
-  const service = WalletServiceModule.layer({
-    plans: resolvePlans({}, 30),
-    keys: {
-      findByPrefix: (accountId, prefix) => Effect.succeed(directory.find((k) => k.accountId === accountId && k.keyPrefix === prefix))
-    },
-    reconciler: {
-      outcome: (claim) => {
-        const o = chainOutcomes.get(claim.claimId) ?? "pending"
-        return o === "unavailable" ? Effect.fail("unavailable" as const) : Effect.succeed(o)
+  // The real wallet service, provider and fixed master key over one `Database.layerTest` (in-memory
+  // PGlite, or the server database `databaseUrl` names); the key directory and the chain's answers are the harness's.
+  const service = Layer.mergeAll(
+    WalletServiceModule.layerTest({
+      keys: {
+        findByPrefix: (accountId, prefix) => Effect.succeed(directory.find((k) => k.accountId === accountId && k.keyPrefix === prefix))
+      },
+      reconciler: {
+        outcome: (claim) => {
+          const o = chainOutcomes.get(claim.claimId) ?? "pending"
+          return o === "unavailable" ? Effect.fail("unavailable" as const) : Effect.succeed(o)
+        }
       }
-    }
-  }).pipe(Layer.provideMerge(provider))
+    }),
+    WalletProviderModule.layerTest,
+    Database.layerTest
+  ).pipe(Layer.provide(options.databaseUrl !== undefined ? Layer.succeed(Database.TestDatabaseUrl, options.databaseUrl) : Layer.empty))
   // The services read time from the Clock they are built under: the harness's clock.
   const context = await Effect.runPromise(Layer.buildWithScope(service, scope).pipe(Effect.withClock(clockAt(nowMs))))
   const svc = Context.get(context, WalletServiceModule.WalletService)

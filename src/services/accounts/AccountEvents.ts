@@ -35,7 +35,7 @@ export interface RecordedEvent {
  * For tests: records every enqueued event in memory. Not transactional; tests that need the
  * rollback guarantee use the real outbox.
  */
-export const recordingLayer = (ref: Ref.Ref<ReadonlyArray<RecordedEvent>>): Layer.Layer<AccountEvents> =>
+export const layerTest = (ref: Ref.Ref<ReadonlyArray<RecordedEvent>>): Layer.Layer<AccountEvents> =>
   Layer.succeed(AccountEvents, {
     enqueue: (accountId, event, data) => Ref.update(ref, (list) => [...list, { accountId, event, data }])
   })

@@ -4,15 +4,17 @@
  * (`AccountEvents`) and chain balances (`BalanceReader`); the composition root provides those.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Layer } from "effect"
-import type { Plan } from "../../domain/Plans.js"
+import * as Database from "../../db/Database.js"
+import { type Plan, resolvePlans } from "../../domain/Plans.js"
 import * as KeyService from "../keys/KeyService.js"
 import * as KeyStore from "../keys/KeyStore.js"
 import type { AccountEvents } from "./AccountEvents.js"
 import type { AccountWallets } from "./AccountWallets.js"
 import type { BalanceReader } from "./BalanceReader.js"
 import * as Devices from "./Devices.js"
-import type { TierThresholds } from "./Tier.js"
+import { DefaultTierThresholds, type TierThresholds } from "./Tier.js"
 import * as TierService from "./TierService.js"
 
 /** Time is the Effect `Clock` the layer is built under (keys and devices capture it). */
@@ -43,3 +45,24 @@ export const layer = (
   const keys = KeyService.layer({ apiBaseUrl: options.apiBaseUrl }).pipe(Layer.provideMerge(base))
   return Devices.layer({ verificationUri: options.verificationUri }).pipe(Layer.provideMerge(keys))
 }
+
+/** The settings of `layerTest`: the default plans and thresholds, `example.test` URLs, holdings read on every call. */
+export const testOptions: AccountsOptions = {
+  plans: resolvePlans({}, 30),
+  thresholds: DefaultTierThresholds,
+  renewalUrl: "https://example.test/pricing",
+  verificationUri: "https://example.test/device",
+  apiBaseUrl: "https://api.example.test",
+  holdingsTtlMs: 0
+}
+
+/**
+ * The real accounts subsystem over `Database.layerTest` (`testOptions`). Its ports are the test's:
+ * the wallet side (`AccountWallets.layerTest`), the events (`AccountEvents.layerTest`) and the
+ * balances (`BalanceReader.layerTest`), or the real ones.
+ */
+export const layerTest: Layer.Layer<
+  KeyService.KeyService | KeyStore.KeyStore | TierService.TierService | Devices.Devices,
+  SqlError,
+  AccountWallets | AccountEvents | BalanceReader
+> = layer(testOptions).pipe(Layer.provide(Database.layerTest))

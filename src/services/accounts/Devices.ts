@@ -16,10 +16,15 @@
  * included. A failed provisioning is a value (`Provisioning`), not a failure: the token is issued.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { type KeyError, keyError } from "../keys/KeyError.js"
-import { KeyService, type KeyServiceShape } from "../keys/KeyService.js"
+import { KeyService, type KeyServiceShape, layerTest as keyServiceTest } from "../keys/KeyService.js"
+import type { AccountEvents } from "./AccountEvents.js"
+import type { AccountWallets } from "./AccountWallets.js"
+import type { BalanceReader } from "./BalanceReader.js"
 import type { SessionPrincipal } from "../keys/Principals.js"
 import { levelOf } from "../keys/Scopes.js"
 import { hashToken, mintToken, newId, randomString } from "../keys/Tokens.js"
@@ -294,3 +299,9 @@ export const layer = (options: DevicesOptions): Layer.Layer<Devices, never, SqlC
       return { ...authorizationFlow(ctx), ...deviceList(ctx) } satisfies DevicesShape
     })
   )
+
+/** The real device flow over `Database.layerTest` and the real key service (`layerTest`); the wallet side, events and balances are the test's. */
+export const layerTest: Layer.Layer<Devices, SqlError, AccountWallets | AccountEvents | BalanceReader> = layer({ verificationUri: "https://example.test/device" }).pipe(
+  Layer.provide(keyServiceTest),
+  Layer.provide(Database.layerTest)
+)

@@ -11,12 +11,13 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
-import { planById, type Plan, type PlanId } from "../../domain/Plans.js"
+import * as Database from "../../db/Database.js"
+import { planById, type Plan, type PlanId, resolvePlans } from "../../domain/Plans.js"
 import { TtlLru } from "../keys/TtlLru.js"
 import { type Account, feeTotals, type FeeTotal, findAccount } from "./AccountRepository.js"
 import { AccountWallets } from "./AccountWallets.js"
 import { BalanceReader } from "./BalanceReader.js"
-import { cndl, type Holdings, maxStatus, needsHoldings, resolveTier, type TierThresholds } from "./Tier.js"
+import { cndl, DefaultTierThresholds, type Holdings, maxStatus, needsHoldings, resolveTier, type TierThresholds } from "./Tier.js"
 
 export interface TierSnapshot {
   readonly tier: PlanId
@@ -156,3 +157,14 @@ export const layer = (options: TierServiceOptions): Layer.Layer<TierService, nev
       }
     })
   )
+
+/**
+ * The real tier service over `Database.layerTest`: the default plans and thresholds, holdings
+ * read on every call (no cache). The wallet side and the balances are the test's (their `layerTest`).
+ */
+export const layerTest: Layer.Layer<TierService, SqlError, AccountWallets | BalanceReader> = layer({
+  plans: resolvePlans({}, 30),
+  thresholds: DefaultTierThresholds,
+  renewalUrl: "https://example.test/pricing",
+  holdingsTtlMs: 0
+}).pipe(Layer.provide(Database.layerTest))

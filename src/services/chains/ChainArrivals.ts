@@ -163,3 +163,6 @@ export const layer = (
       return arrivals
     })
   )
+
+/** The real arrivals with their default bounds; the bus is the test's (the embedded bus). */
+export const layerTest: Layer.Layer<ChainArrivals, never, Bus> = layer()

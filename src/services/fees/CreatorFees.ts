@@ -28,6 +28,8 @@ import { makeFeeAssessment } from "./internal/FeeAssessment.js"
 import { makeFeeClaims } from "./internal/FeeClaims.js"
 import { feeContext } from "./internal/FeeContext.js"
 import { makeFeeList } from "./internal/FeeList.js"
+import * as Database from "../../db/Database.js"
+import { layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 
 export { FEE_PAGE_DEFAULT, FEE_PAGE_MAX } from "./internal/FeeContext.js"
 
@@ -64,3 +66,6 @@ export const make = (options: CreatorFeesOptions) =>
 
 export const layer = (options: CreatorFeesOptions): Layer.Layer<CreatorFees, never, SqlClient.SqlClient | WalletProvider | WalletService> =>
   Layer.effect(CreatorFees, make(options))
+
+/** The real creator fees over `Database.layerTest` and the real local provider (`WalletProvider.layerTest`); the wallet service is the test's. */
+export const layerTest = (options: CreatorFeesOptions) => layer(options).pipe(Layer.provide(walletProviderTest), Layer.provide(Database.layerTest))

@@ -30,6 +30,7 @@ import { contentTypeOf, type ImageFormat } from "./ImageFormat.js"
 import { defaultImageLimits, type ImageLimits, recognize, type RecognizedImage, squareForUpload } from "./ImageProcessor.js"
 import { imageRefused, type ImageRefused } from "./ImageRefused.js"
 import { isRoughlySquare, isWideBanner } from "./ImageShape.js"
+import * as Database from "../../db/Database.js"
 
 /** The spec's upload limit is per minute. */
 export const uploadWindowMs = 60_000
@@ -276,3 +277,10 @@ export const layer = (options: ImageServiceOptions): Layer.Layer<ImageService, n
       make(Option.isSome(registry) && options.metadata === undefined ? { ...options, metadata: registry.value } : options)
     )
   )
+
+/**
+ * The real image service over `Database.layerTest`: hosted under `https://api.example.test`,
+ * loopback image URLs allowed; the rest (DNS, limits, trusted certificates) are the test's.
+ */
+export const layerTest = (options: Partial<ImageServiceOptions> = {}) =>
+  layer({ publicBaseUrl: "https://api.example.test", allowLoopbackForTests: true, ...options }).pipe(Layer.provide(Database.layerTest))

@@ -21,11 +21,15 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import type { AccountEvents } from "../accounts/AccountEvents.js"
 import type { Account } from "../accounts/AccountRepository.js"
 import type { AccountWallets } from "../accounts/AccountWallets.js"
+import type { BalanceReader } from "../accounts/BalanceReader.js"
+import * as TierServiceModule from "../accounts/TierService.js"
 import type { TierService } from "../accounts/TierService.js"
 import type { KeyError } from "./KeyError.js"
+import * as KeyStoreModule from "./KeyStore.js"
 import type { KeyStore } from "./KeyStore.js"
 import type { SpendLimit } from "./KeyRules.js"
 import type { AgentPrincipal, OwnerPrincipal } from "./Principals.js"
@@ -78,3 +82,12 @@ export const layer = (
     KeyService,
     Effect.map(keyContext(options), (ctx) => ({ ...makeKeyIssuance(ctx), ...makeKeyRecords(ctx), ...makeKeyAccessChanges(ctx) }) satisfies KeyServiceShape)
   )
+
+/**
+ * The real key service over `Database.layerTest`, with the real key store and tier service
+ * (`layerTest`); the wallet side, the account events and the balances are the test's.
+ */
+export const layerTest: Layer.Layer<KeyService, SqlError, AccountWallets | AccountEvents | BalanceReader> = layer({ apiBaseUrl: "https://api.example.test" }).pipe(
+  Layer.provide(Layer.merge(KeyStoreModule.layerTest, TierServiceModule.layerTest)),
+  Layer.provide(Database.layerTest)
+)

@@ -16,6 +16,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { type Account, findAccount } from "../accounts/AccountRepository.js"
 import { type AgentKey, findKeyByPrefix, touchKey } from "./KeyRepository.js"
 import { TtlLru } from "./TtlLru.js"
@@ -105,3 +106,6 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
       return { lookup, invalidate, touch, stats: () => ({ loads, unknownCached: unknown.size }) }
     })
   )
+
+/** The real key store over `Database.layerTest`, default cache bounds. */
+export const layerTest: Layer.Layer<KeyStore, SqlError> = layer().pipe(Layer.provide(Database.layerTest))

@@ -44,7 +44,7 @@ import type { Plan } from "../../domain/Plans.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import { TierService } from "../accounts/TierService.js"
 import type { Principal } from "../wallets/Principal.js"
-import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { WalletProvider, type WalletProviderShape, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { LAUNCH_LEASE_KIND, launchLeaseKey } from "./headless/HeadlessAttemptStore.js"
@@ -57,13 +57,14 @@ import { makeHeadlessSolanaRun } from "./headless/HeadlessSolanaRun.js"
 import { makeHeadlessSpend } from "./headless/HeadlessSpend.js"
 import { makeHeadlessWrites } from "./headless/HeadlessWrites.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchError } from "./LaunchError.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
 import { SolanaLaunch, type SolanaLaunchShape } from "./SolanaLaunch.js"
 import type { LaunchJobView } from "./internal/LaunchRecords.js"
+import * as Database from "../../db/Database.js"
 export type { LaunchJobView }
 
 export { LAUNCH_LEASE_KIND, launchLeaseKey } from "./headless/HeadlessAttemptStore.js"
@@ -217,3 +218,10 @@ export const layer = (
       })
     })
   )
+
+/**
+ * The real headless launch over `Database.layerTest`, the real ledger and local provider (their
+ * `layerTest`); the per-chain launchers, images, tiers, prices, agent registry and failure codes are the test's.
+ */
+export const layerTest = (config: HeadlessLaunchConfig) =>
+  layer(config).pipe(Layer.provide(Layer.merge(launchLedgerTest, walletProviderTest)), Layer.provide(Database.layerTest))

@@ -28,7 +28,7 @@ import { hoodPublicClient } from "../../chain/hood/client/HoodClient.js"
 import { devBuyWatchMaxMs, type FeeOutcome, type TxOutcome } from "../../chain/hood/launch/DevBuyOutcome.js"
 import type { Plan } from "../../domain/Plans.js"
 import type { Principal } from "../wallets/Principal.js"
-import { WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletProvider, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import type { WalletError } from "../wallets/WalletError.js"
 import { WalletService } from "../wallets/WalletService.js"
 import { makeHoodHeadlessChain } from "./hoodHeadless/HoodHeadlessChain.js"
@@ -37,7 +37,7 @@ import { makeHoodHeadlessCreate } from "./hoodHeadless/HoodHeadlessCreate.js"
 import { makeHoodHeadlessDevBuys } from "./hoodHeadless/HoodHeadlessDevBuys.js"
 import { makeHoodHeadlessDrive } from "./hoodHeadless/HoodHeadlessDrive.js"
 import type { HoodLaunchError } from "./hoodHeadless/HoodLaunchError.js"
-import { type Also, type AttemptRef, LaunchLedger, type LaunchLedgerError, type LaunchRecord, type LaunchRef } from "./LaunchLedger.js"
+import { type Also, type AttemptRef, LaunchLedger, type LaunchLedgerError, type LaunchRecord, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 
@@ -201,3 +201,5 @@ export const make = (config: HoodLaunchConfig) =>
 export const layer = (config: HoodLaunchConfig): Layer.Layer<HoodHeadlessLaunch, never, LaunchLedger | WalletProvider | WalletService> =>
   Layer.scoped(HoodHeadlessLaunch, make(config))
 
+/** The real Hood headless launch on the given chain, over the real ledger and local provider (their `layerTest`); the wallet service and the failure codes are the test's. */
+export const layerTest = (config: HoodLaunchConfig) => layer(config).pipe(Layer.provide(Layer.merge(launchLedgerTest, walletProviderTest)))

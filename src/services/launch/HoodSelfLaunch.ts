@@ -33,11 +33,12 @@ import { makeHoodSelfConfirm } from "./hoodSelf/HoodSelfConfirm.js"
 import type { HoodSelfContext } from "./hoodSelf/HoodSelfContext.js"
 import type { HoodOperation } from "./HoodOperation.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
-import { LaunchLedger, type LaunchLedgerShape } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchError } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "./SolanaSelfLaunch.js"
+import * as Database from "../../db/Database.js"
 
 /** An unsigned Hood transaction the relay can sign once (the claim binds its serialized bytes). */
 export interface HoodUnsignedLeg {
@@ -158,3 +159,6 @@ export const layer = (
       })
     })
   )
+
+/** The real Hood self launch over `Database.layerTest` and the real ledger (`LaunchLedger.layerTest`); the rest of its ports are the test's. */
+export const layerTest = (config: HoodSelfLaunchConfig) => layer(config).pipe(Layer.provide(launchLedgerTest), Layer.provide(Database.layerTest))

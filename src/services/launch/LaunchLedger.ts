@@ -54,6 +54,7 @@ import {
   step,
   type StoredResult
 } from "./LaunchLedgerMachine.js"
+import * as Database from "../../db/Database.js"
 
 export type { LaunchRecord, LaunchRef } from "./internal/ledgerSql.js"
 
@@ -407,3 +408,6 @@ export const make: Effect.Effect<LaunchLedgerShape, never, SqlClient.SqlClient |
 
 /** Needs `SqlClient` (the engine's `Database.layer`, migrated) and the API's `LaunchFailureCodes`. */
 export const layer: Layer.Layer<LaunchLedger, never, SqlClient.SqlClient | LaunchFailureCodes> = Layer.effect(LaunchLedger, make)
+
+/** The real ledger over `Database.layerTest`; the failure codes are the API's table (`LaunchFailureCodes`), given by the test. */
+export const layerTest: Layer.Layer<LaunchLedger, SqlError, LaunchFailureCodes> = layer.pipe(Layer.provide(Database.layerTest))

@@ -24,6 +24,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { type AgentLaunches, AgentLaunchRegistry } from "../../../actors/AgentLaunches.js"
 import type { Chain } from "../../domain/Chain.js"
+import * as Database from "../../db/Database.js"
 
 export type LaunchVisibilityName = "production" | "test" | "local" | "hidden"
 
@@ -116,3 +117,6 @@ export const layer = (options: { readonly refreshMs?: number } = {}): Layer.Laye
       return visibility
     })
   )
+
+/** The real registry over `Database.layerTest`; the agent launch registry is the test's. */
+export const layerTest = (options: { readonly refreshMs?: number } = {}) => layer(options).pipe(Layer.provide(Database.layerTest))

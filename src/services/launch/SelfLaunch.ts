@@ -12,11 +12,12 @@ import { HoodSelfLaunch, type HoodSelfBuild, type HoodSelfLaunchShape } from "./
 import { launchStorage } from "./internal/LaunchGates.js"
 import { jobRecord, type LaunchJobView } from "./internal/LaunchRecords.js"
 import { readBuild } from "./internal/SelfBuilds.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import { type LaunchError, launchFailure } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
 import { type SelfBuild, type SelfCaller, SolanaSelfLaunch, type SolanaSelfLaunchShape } from "./SolanaSelfLaunch.js"
+import * as Database from "../../db/Database.js"
 
 export interface SelfConfirmBody {
   readonly clientLaunchId: string
@@ -117,3 +118,6 @@ export const layer: Layer.Layer<SelfLaunch, never, SqlClient.SqlClient | SolanaS
     return yield* make({ solana: yield* SolanaSelfLaunch, hood: yield* HoodSelfLaunch, ledger: yield* LaunchLedger })
   })
 )
+
+/** The real dispatcher over `Database.layerTest` and the real ledger (`LaunchLedger.layerTest`); the per-chain self launches and the failure codes are the test's. */
+export const layerTest = layer.pipe(Layer.provide(launchLedgerTest), Layer.provide(Database.layerTest))

@@ -24,7 +24,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { AssembledBundle } from "../../chain/solana/launch/AtomicBundle.js"
 import { LAUNCH_MINT_SECRET_BYTES_MIN } from "../../chain/solana/launch/LaunchMint.js"
 import type { FeePlan, LaunchPlan, LaunchSize } from "../../chain/solana/launch/LaunchTransaction.js"
-import { WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletProvider, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { makeSolanaBuilds } from "./solana/SolanaBuilds.js"
 import { makeSolanaContext } from "./solana/SolanaContext.js"
@@ -234,3 +234,6 @@ export const make = (options: SolanaLaunchOptions) =>
   })
 
 export const layer = (options: SolanaLaunchOptions): Layer.Layer<SolanaLaunch, never, WalletProvider> => Layer.effect(SolanaLaunch, make(options))
+
+/** The real Solana launcher on the given cluster, signing with the real local provider (`WalletProvider.layerTest`). */
+export const layerTest = (options: SolanaLaunchOptions) => layer(options).pipe(Layer.provide(walletProviderTest))

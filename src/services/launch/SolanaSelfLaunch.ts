@@ -35,7 +35,7 @@ import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
-import { LaunchLedger, type LaunchLedgerShape } from "./LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
 import type { LaunchError } from "./LaunchError.js"
 import type { SelfLaunchBody } from "./request/DecodeLaunchRequest.js"
@@ -45,6 +45,7 @@ import { makeSolanaSelfBuilds } from "./solanaSelf/SolanaSelfBuilds.js"
 import { makeSolanaSelfConfirm } from "./solanaSelf/SolanaSelfConfirm.js"
 import type { SolanaSelfContext } from "./solanaSelf/SolanaSelfContext.js"
 import { makeSolanaSelfGates } from "./solanaSelf/SolanaSelfGates.js"
+import * as Database from "../../db/Database.js"
 
 export interface SelfCaller {
   readonly accountId: string
@@ -165,3 +166,6 @@ export const layer = (
       })
     })
   )
+
+/** The real Solana self launch over `Database.layerTest` and the real ledger (`LaunchLedger.layerTest`); the rest of its ports are the test's. */
+export const layerTest = (config: SolanaSelfLaunchConfig) => layer(config).pipe(Layer.provide(launchLedgerTest), Layer.provide(Database.layerTest))

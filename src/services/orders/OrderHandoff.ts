@@ -28,3 +28,6 @@ export const handoffExecution = (handoff: OrderHandoffShape): OrderExecution => 
       taken ? Effect.void : Effect.logWarning(`orders: the execution hand-off is full; order ${row.id} waits for the executor's pass`)
     )
 })
+
+/** The real hand-off with its default capacity (`ORDER_HANDOFF_MAX`). */
+export const layerTest: Layer.Layer<OrderHandoff> = layer()

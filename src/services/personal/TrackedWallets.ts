@@ -30,6 +30,7 @@ import { QuotePairs } from "../../domain/QuotePairs.js"
 import { quotePairOf, usdOf } from "../prices/Money.js"
 import { PriceSource, type PriceSourceShape, type UsdPrice } from "../prices/PriceSource.js"
 import { enqueueKeyed } from "../webhooks/Outbox.js"
+import * as Database from "../../db/Database.js"
 
 /** The consumer group on `chain.events`. */
 export const TRACKED_WALLETS_GROUP = "tracked-wallets"
@@ -293,3 +294,6 @@ export const layer = (
       yield* runTrackedWallets(bus, { ...options, prices, marketOf: (chain, mint) => index.market(chain, mint)?.identity })
     })
   )
+
+/** The real tracker over `Database.layerTest`; the bus, the market index and the prices are the test's. */
+export const layerTest = (options: Partial<Omit<TrackedWalletsOptions, "marketOf" | "prices">> = {}) => layer(options).pipe(Layer.provide(Database.layerTest))

@@ -32,7 +32,7 @@ import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import type { AccountWalletsShape } from "../accounts/AccountWallets.js"
 import type { BalanceReaderShape } from "../accounts/BalanceReader.js"
-import { WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletProvider, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import { type PayerError, type SignClaimError, type WalletError, WalletService } from "../wallets/WalletService.js"
 import { HOOD_REWARD_ID, type HoodRewardChain, type HoodRewards, makeHoodRewards } from "./HoodRewards.js"
 import { makeRewardClaims } from "./RewardClaims.js"
@@ -47,6 +47,7 @@ import type { ConfirmInput, SubmitInput } from "./internal/SignedOperations.js"
 import { makeSignedOperations } from "./internal/SignedOperations.js"
 import { makeStakeBuild } from "./internal/StakeBuild.js"
 import type { StakingContext } from "./internal/StakingContext.js"
+import * as Database from "../../db/Database.js"
 
 export { STAKING_LEASE_KIND, stakingLeaseKey } from "./internal/OperationAttempt.js"
 export { bodyHashOf } from "./internal/StakeBuild.js"
@@ -179,3 +180,7 @@ export const layer = (
   options: StakingServiceOptions,
   deps: StakingServiceDeps
 ): Layer.Layer<StakingService, never, SqlClient.SqlClient | WalletProvider | WalletService> => Layer.effect(StakingService, make(options, deps))
+
+/** The real staking service over `Database.layerTest` and the real local provider (`WalletProvider.layerTest`); the chain ports and the wallet service are the test's. */
+export const layerTest = (options: StakingServiceOptions, deps: StakingServiceDeps) =>
+  layer(options, deps).pipe(Layer.provide(walletProviderTest), Layer.provide(Database.layerTest))

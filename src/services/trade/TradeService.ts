@@ -32,7 +32,7 @@ import { storageFailure } from "../../domain/ServiceFailure.js"
 import { PriceSource } from "../prices/PriceSource.js"
 import type { SpendError } from "../spend/SpendError.js"
 import type { PayerError, SignClaimError, WalletError } from "../wallets/WalletError.js"
-import { WalletProvider } from "../wallets/WalletProvider.js"
+import { WalletProvider, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import { settleSignedClaim, WalletService } from "../wallets/WalletService.js"
 import { type HoodTradeChain, type HoodTradeChainOptions, makeHoodTradeChain } from "./HoodTradeChain.js"
 import { makeSolanaTradeChain, type SolanaTradeChain } from "./SolanaTradeChain.js"
@@ -45,6 +45,7 @@ import type { TradeContext } from "./internal/TradeContext.js"
 import { makeEmbeddedAddresses } from "./internal/PricingReads.js"
 import { makeSignedTrades, type SignedConfirm, type SignedSubmit } from "./internal/SignedTrades.js"
 import { makeTradeSubmit } from "./internal/TradeSubmit.js"
+import * as Database from "../../db/Database.js"
 
 export { TRADE_LEASE_KIND, tradeLeaseKey } from "./TradeAttempt.js"
 export type * from "./TradeInputs.js"
@@ -207,3 +208,7 @@ export const make = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) 
 
 export const layer = (options: TradeServiceOptions, deps: TradeServiceDeps = {}): Layer.Layer<TradeService, never, SqlClient.SqlClient | WalletProvider | PriceSource> =>
   Layer.effect(TradeService, make(options, deps))
+
+/** The real trade service over `Database.layerTest` and the real local provider (`WalletProvider.layerTest`); the venues and prices are the test's. */
+export const layerTest = (options: TradeServiceOptions, deps: TradeServiceDeps = {}) =>
+  layer(options, deps).pipe(Layer.provide(walletProviderTest), Layer.provide(Database.layerTest))

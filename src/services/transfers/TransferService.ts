@@ -31,7 +31,7 @@ import { makeRowLeases, type RowLeases } from "../../db/RowLease.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { AccountEvents, type AccountEventsShape } from "../accounts/AccountEvents.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
-import { WalletProvider, type WalletProviderShape } from "../wallets/WalletProvider.js"
+import { WalletProvider, type WalletProviderShape, layerTest as walletProviderTest } from "../wallets/WalletProvider.js"
 import { settleSignedClaim, WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { makeTeeTransfers, type SignedTransferSubmit, type TeeTransferFailure } from "./internal/TeeTransfers.js"
 import type { Principal } from "../wallets/Principal.js"
@@ -44,6 +44,7 @@ import { makeSolanaTransfers } from "./SolanaTransfers.js"
 import { makeTransferRunner, type TransferChainPort } from "./TransferAttempt.js"
 import { transferError } from "./TransferError.js"
 import { makeTransferStore, type TransferRow } from "./TransferStore.js"
+import * as Database from "../../db/Database.js"
 
 export interface TransferCaller {
   readonly accountId: string
@@ -260,3 +261,7 @@ export const endpointsLayer: Layer.Layer<TransferService, never, SqlClient.SqlCl
       layer({ solanaRpcUrl: solana.rpcUrl, hood: { chain: hood.chain, rpcUrl: hood.rpcUrl, factory: hood.addresses.factory, usdg: hood.addresses.usdg } })
     )
   )
+
+/** The real transfer service over `Database.layerTest` and the real local provider (`WalletProvider.layerTest`); the events and prices are the test's. */
+export const layerTest = (options: Omit<TransferServiceOptions, "provider" | "events" | "prices" | "wallets">) =>
+  layer(options).pipe(Layer.provide(walletProviderTest), Layer.provide(Database.layerTest))

@@ -13,7 +13,9 @@
  *   nothing (all already in the asked state) writes no event.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { AccountEvents } from "../accounts/AccountEvents.js"
 import type { WalletChain } from "../wallets/ChainKeys.js"
@@ -144,3 +146,6 @@ export const make = () =>
   })
 
 export const layer: Layer.Layer<TrustedWallets, never, SqlClient.SqlClient | AccountEvents> = Layer.effect(TrustedWallets, make())
+
+/** The real service over `Database.layerTest`; the account events are the test's (`AccountEvents.layerTest` or the outbox). */
+export const layerTest: Layer.Layer<TrustedWallets, SqlError, AccountEvents> = layer.pipe(Layer.provide(Database.layerTest))

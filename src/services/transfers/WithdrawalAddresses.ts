@@ -17,7 +17,9 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { isAddress as isSolanaAddress } from "@solana/kit"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { getAddress, isAddress as isEvmAddress } from "viem"
 import { storageFailure } from "../../domain/ServiceFailure.js"
 import { AccountEvents } from "../accounts/AccountEvents.js"
@@ -178,3 +180,6 @@ export const make = (options: WithdrawalAddressesOptions = {}) =>
 
 export const layer = (options: WithdrawalAddressesOptions = {}): Layer.Layer<WithdrawalAddresses, never, SqlClient.SqlClient | AccountEvents> =>
   Layer.effect(WithdrawalAddresses, make(options))
+
+/** The real service over `Database.layerTest`; the account events are the test's (`AccountEvents.layerTest` or the outbox). */
+export const layerTest: Layer.Layer<WithdrawalAddresses, SqlError, AccountEvents> = layer().pipe(Layer.provide(Database.layerTest))

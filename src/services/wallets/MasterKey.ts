@@ -101,3 +101,9 @@ export class WalletMasterKey extends Context.Tag("curvestream/WalletMasterKey")<
 
 export const layer = (options: MasterKeyOptions): Layer.Layer<WalletMasterKey, MasterKeyError> =>
   Layer.effect(WalletMasterKey, loadMasterKey(options))
+
+/** A fixed master key (32 bytes of 42) for tests: the same key every build, no file. */
+export const layerTest: Layer.Layer<WalletMasterKey, MasterKeyError> = layer({
+  masterKey: Redacted.make(Buffer.alloc(MASTER_KEY_BYTES, 42).toString("base64")),
+  dataDir: undefined
+})

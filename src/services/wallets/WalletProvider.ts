@@ -16,11 +16,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { type BackstopRules, DEFAULT_CEILING_LAMPORTS, DEFAULT_CEILING_WEI, evaluate } from "./BackstopPolicy.js"
 import { addressOfSecret, generateSecret, type WalletChain } from "./ChainKeys.js"
 import { makeProviderPolicies, randomId } from "./internal/ProviderPolicies.js"
 import { linkChallenge, signEvm, signSolana, verifyOwnership, verifyQuorumAuthorization } from "./internal/LocalSigning.js"
-import { type MasterKey, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
+import { layerTest as masterKeyTest, type MasterKey, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
 import { WalletProviderError } from "./WalletProviderError.js"
 
 export { WalletProviderError } from "./WalletProviderError.js"
@@ -293,3 +294,8 @@ export const makeLocal = (options: LocalWalletProviderOptions) =>
 /** The local provider over the `wp_*` tables; keys sealed under `WalletMasterKey`. */
 export const layerLocal = (options: LocalWalletProviderOptions): Layer.Layer<WalletProvider, never, SqlClient.SqlClient | WalletMasterKey> =>
   Layer.effect(WalletProvider, makeLocal(options))
+
+/** The real local provider over `Database.layerTest` and `MasterKey.layerTest`, default ceilings. */
+export const layerTest: Layer.Layer<WalletProvider, MasterKeyError | SqlError> = layerLocal({}).pipe(
+  Layer.provide(Layer.merge(masterKeyTest, Database.layerTest))
+)

@@ -11,13 +11,15 @@
  * (build claims and the sign relay) and `internal/TeeRebind` with its pure `RebindRules`.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { storageFailure } from "../../domain/ServiceFailure.js"
-import type { Plan } from "../../domain/Plans.js"
+import { type Plan, resolvePlans } from "../../domain/Plans.js"
 import type { WalletChain } from "./ChainKeys.js"
-import { WalletMasterKey } from "./MasterKey.js"
+import { layerTest as masterKeyTest, type MasterKeyError, WalletMasterKey } from "./MasterKey.js"
 import type { KeyDirectory, Principal } from "./Principal.js"
-import { type EmbeddedWallet, WalletProvider } from "./WalletProvider.js"
+import { type EmbeddedWallet, layerTest as walletProviderTest, WalletProvider } from "./WalletProvider.js"
 import { type PayerError, type RebindError, type SignClaimError, type WalletError, walletError } from "./WalletError.js"
 import { type LinkInput, makeLinkedWallets, type RevokeResult, type WalletPatch } from "./internal/LinkedWallets.js"
 import { makeSignClaims, type ClaimOutcome, type ClaimState, type RecordBuiltInput, type SignInput, type SignResult } from "./internal/SignClaims.js"
@@ -137,3 +139,11 @@ export const make = (options: WalletServiceOptions) =>
 
 export const layer = (options: WalletServiceOptions): Layer.Layer<WalletService, never, SqlClient.SqlClient | WalletProvider | WalletMasterKey> =>
   Layer.effect(WalletService, make(options))
+
+/**
+ * The real wallet service over `Database.layerTest`, the real local provider and the fixed master
+ * key (their `layerTest`), the default plans. The key directory (who holds which agent key) and the
+ * chain's answers for claims (`reconciler`, default none: `pending`) are the test's.
+ */
+export const layerTest = (options: Omit<WalletServiceOptions, "plans">): Layer.Layer<WalletService, MasterKeyError | SqlError> =>
+  layer({ plans: resolvePlans({}, 30), ...options }).pipe(Layer.provide(Layer.mergeAll(walletProviderTest, masterKeyTest, Database.layerTest)))

@@ -28,10 +28,11 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
 import { Clock, Duration, Effect, Layer } from "effect"
+import * as Database from "../../db/Database.js"
 import { pinnedPost, type PinnedPostResult } from "../../net/PinnedRequest.js"
 import { checkTarget, type Resolver, systemResolver } from "../../net/PublicTarget.js"
 import { maxAttempts, nextAttemptAtMs } from "./RetrySchedule.js"
-import { makeSecretBox, type SecretBox, type SecretBoxError } from "./SecretBox.js"
+import { makeSecretBox, type SecretBox, type SecretBoxError, testMasterKey } from "./SecretBox.js"
 import { signatureHeader } from "./Signature.js"
 
 export interface DeliveryWorkerOptions {
@@ -270,3 +271,7 @@ export const make = (options: DeliveryWorkerOptions): Effect.Effect<DeliveryWork
 /** The worker running for the layer's lifetime. */
 export const layer = (options: DeliveryWorkerOptions): Layer.Layer<never, SecretBoxError, SqlClient.SqlClient> =>
   Layer.scopedDiscard(Effect.flatMap(make(options), (worker) => Effect.forkScoped(worker.run)))
+
+/** The real delivery worker over `Database.layerTest`, with the key and loopback flag of `WebhookService.layerTest`; the rest are the test's settings. */
+export const layerTest = (options: Omit<DeliveryWorkerOptions, "masterKey" | "allowLoopbackForTests"> = {}): Layer.Layer<never, SecretBoxError | SqlError> =>
+  layer({ ...options, masterKey: testMasterKey, allowLoopbackForTests: true }).pipe(Layer.provide(Database.layerTest))

@@ -17,6 +17,9 @@ import { readOrCreateKeyFile } from "../../platform/KeyFile.js"
 export const masterKeyBytes = 32
 export const keyFileName = "webhook-secret.key"
 
+/** The fixed master key of the webhook `layerTest`s (the service and the worker seal and open with the same key). */
+export const testMasterKey: Uint8Array = new Uint8Array(masterKeyBytes).fill(9)
+
 export class SecretBoxError extends Schema.TaggedError<SecretBoxError>()("SecretBoxError", {
   reason: Schema.Literal("bad_key", "wrong_key", "corrupt", "key_file"),
   message: Schema.String

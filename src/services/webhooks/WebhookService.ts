@@ -20,11 +20,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { bytesToHex, randomBytes } from "@noble/hashes/utils.js"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
+import * as Database from "../../db/Database.js"
 import { failureFields, failureOf, storageFailure } from "../../domain/ServiceFailure.js"
 import { checkTarget, parseTargetUrl, type Resolver, systemResolver, TargetRefused } from "../../net/PublicTarget.js"
 import type { WebhookEventName } from "./Events.js"
-import { makeSecretBox, type SecretBox, type SecretBoxError } from "./SecretBox.js"
+import { makeSecretBox, type SecretBox, type SecretBoxError, testMasterKey } from "./SecretBox.js"
 
 /** Spec section 8. */
 export const maxActiveEndpoints = 3
@@ -301,3 +303,10 @@ export const make = (options: WebhookServiceOptions): Effect.Effect<WebhookServi
 
 export const layer = (options: WebhookServiceOptions): Layer.Layer<WebhookService, SecretBoxError, SqlClient.SqlClient> =>
   Layer.effect(WebhookService, make(options))
+
+/**
+ * The real webhook service over `Database.layerTest`: the fixed test master key, loopback targets
+ * allowed for test accounts. `resolve` is the test's DNS (default the system resolver).
+ */
+export const layerTest = (options: { readonly resolve?: Resolver } = {}): Layer.Layer<WebhookService, SecretBoxError | SqlError> =>
+  layer({ masterKey: testMasterKey, allowLoopbackForTests: true, ...options }).pipe(Layer.provide(Database.layerTest))

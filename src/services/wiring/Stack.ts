@@ -9,15 +9,17 @@
  * stack, so what the tests prove is what runs.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Layer, type Redacted } from "effect"
-import type { Plan } from "../../domain/Plans.js"
+import * as Database from "../../db/Database.js"
+import { type Plan, resolvePlans } from "../../domain/Plans.js"
 import type { Resolver } from "../../net/PublicTarget.js"
 import type { AccountEvents } from "../accounts/AccountEvents.js"
 import * as AccountsLayer from "../accounts/AccountsLayer.js"
 import type { AccountWallets } from "../accounts/AccountWallets.js"
 import type { BalanceReader } from "../accounts/BalanceReader.js"
 import type { Devices } from "../accounts/Devices.js"
-import type { TierThresholds } from "../accounts/Tier.js"
+import { DefaultTierThresholds, type TierThresholds } from "../accounts/Tier.js"
 import type { TierService } from "../accounts/TierService.js"
 import type { KeyService } from "../keys/KeyService.js"
 import type { KeyStore } from "../keys/KeyStore.js"
@@ -27,7 +29,7 @@ import * as MasterKey from "../wallets/MasterKey.js"
 import * as WalletProvider from "../wallets/WalletProvider.js"
 import * as WalletService from "../wallets/WalletService.js"
 import * as DeliveryWorker from "../webhooks/DeliveryWorker.js"
-import type { SecretBoxError } from "../webhooks/SecretBox.js"
+import { type SecretBoxError, testMasterKey } from "../webhooks/SecretBox.js"
 import * as WebhookService from "../webhooks/WebhookService.js"
 import { accountEventsLayer, accountWalletsLayer, makeKeyDirectory } from "./Wiring.js"
 
@@ -107,3 +109,30 @@ export const layer = (options: StackOptions): Layer.Layer<StackServices, MasterK
   const worker = options.webhooks.worker === false ? Layer.empty : DeliveryWorker.layer({ ...(options.webhooks.worker ?? {}), ...resolve, ...hooks })
   return Layer.mergeAll(accounts, wallets, transfers, WebhookService.layer({ ...hooks, ...resolve }), worker).pipe(Layer.provideMerge(walletSide))
 }
+
+/**
+ * The stack as the engine wires it, over `Database.layerTest`: the default plans and thresholds,
+ * `api.example.test` URLs, holdings read on every call, an ephemeral wallet master key, the fixed
+ * webhook test key with loopback targets allowed, and no delivery worker (tests drive delivery).
+ * Chain balances and DNS are the test's (`BalanceReader.layerTest`, a fixed table).
+ */
+export const layerTest = (options: {
+  readonly balances: Layer.Layer<BalanceReader>
+  readonly resolve?: Resolver
+}): Layer.Layer<StackServices, MasterKey.MasterKeyError | SecretBoxError | SqlError> =>
+  layer({
+    plans: resolvePlans({}, 30),
+    thresholds: DefaultTierThresholds,
+    publicUrl: "https://api.example.test",
+    renewalUrl: "https://api.example.test/pricing",
+    verificationUri: "https://api.example.test/device",
+    holdingsTtlMs: 0,
+    balances: options.balances,
+    wallets: { masterKey: undefined, dataDir: undefined },
+    webhooks: {
+      masterKey: testMasterKey,
+      allowLoopbackForTests: true,
+      ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
+      worker: false
+    }
+  }).pipe(Layer.provide(Database.layerTest))

@@ -38,10 +38,10 @@ import { ImageService, type ImageServiceShape } from "../../images/ImageService.
 import type { SpendLimit, TxLimit } from "../../keys/KeyRules.js"
 import { PriceSource, type PriceSourceShape } from "../../prices/PriceSource.js"
 import type { Principal } from "../../wallets/Principal.js"
-import { WalletProvider, type WalletProviderShape } from "../../wallets/WalletProvider.js"
+import { WalletProvider, type WalletProviderShape, layerTest as walletProviderTest } from "../../wallets/WalletProvider.js"
 import { WalletService, type WalletServiceShape } from "../../wallets/WalletService.js"
 import { launchHoldings } from "../internal/LaunchGates.js"
-import { LaunchLedger, type LaunchLedgerShape, type LaunchRef } from "../LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "../LaunchLedger.js"
 import type { StoredResult } from "../LaunchLedgerMachine.js"
 import type { LaunchError } from "../LaunchError.js"
 import type { AtomicLaunchBody } from "../request/DecodeLaunchRequest.js"
@@ -55,6 +55,7 @@ import type { StoredBundleBuild } from "./BundleResume.js"
 import type { BundleView, SubmitOutcome } from "./BundleViews.js"
 import type { AtomicBuildView } from "./AtomicRules.js"
 import type { LaunchJobView } from "../internal/LaunchRecords.js"
+import * as Database from "../../../db/Database.js"
 
 
 /** Who builds: the key's account, the key, and what the gates read from them. */
@@ -224,3 +225,7 @@ export const layer = (
       })
     })
   )
+
+/** The real atomic launch over `Database.layerTest`, the real ledger and local provider (their `layerTest`); the rest of its ports are the test's. */
+export const layerTest = (config: AtomicLaunchConfig) =>
+  layer(config).pipe(Layer.provide(Layer.merge(launchLedgerTest, walletProviderTest)), Layer.provide(Database.layerTest))
