@@ -104,6 +104,19 @@ describe("the bus partition on the order row", () => {
         yield* a.assign(q)
         expect(a.hooks.assignedRows()).toEqual({ read: openIn(p).length + openIn(q).length, repaired: 2 * mints.length })
         expect(a.held()).toEqual([...openIn(p), ...openIn(q)].sort())
+        // A row recorded with the right count and another market's partition (a defect): the
+        // partition it names reads it and does not load it, and forgets its columns, so the next
+        // assignment records it right and its own partition loads it.
+        const stray = mints.findIndex((m) => partOf(m) !== p && partOf(m) !== q)
+        const strayId = `ord_pc_${stray}_known`
+        const [wrong] = [0, 1, 2, 3].filter((x) => x !== partOf(mints[stray]!))
+        yield* sql`UPDATE limit_orders SET bus_partition = ${wrong!} WHERE id = ${strayId}`
+        yield* a.assign(wrong!)
+        expect(a.held()).not.toContain(strayId)
+        expect((yield* stored).find((r) => r.id === strayId)).toMatchObject({ bus_partition: null, bus_partitions: null })
+        yield* a.assign(partOf(mints[stray]!))
+        expect(a.held()).toContain(strayId)
+        expect((yield* stored).find((r) => r.id === strayId)).toMatchObject({ bus_partition: partOf(mints[stray]!), bus_partitions: PARTITIONS })
         yield* a.close
 
         // The partition count changed (a new bus with 8 partitions): a process started with it

@@ -26,7 +26,7 @@ export default Effect.gen(function* () {
   yield* sql`
     ALTER TABLE limit_orders ADD CONSTRAINT limit_orders_bus_partition_check CHECK (
       (bus_partition IS NULL AND bus_partitions IS NULL)
-      OR (bus_partitions > 0 AND bus_partition >= 0 AND bus_partition < bus_partitions)
+      OR (bus_partition IS NOT NULL AND bus_partitions IS NOT NULL AND bus_partitions > 0 AND bus_partition >= 0 AND bus_partition < bus_partitions)
     )`
   yield* sql`CREATE INDEX limit_orders_open_partition_idx ON limit_orders (bus_partitions, bus_partition, id) WHERE status = 'open'`
   // The repair's lookup of the open rows with no count: closed rows keep a null count, so the

@@ -330,6 +330,16 @@ export const openOfPartitionPage = (sql: SqlClient.SqlClient, partitions: number
  * row, while every open row has the count. Idempotent: any number of processes with the same
  * count may run it at once.
  */
+/**
+ * Forgets the recorded partition of open rows a partition's read found recorded for it but of
+ * another market partition (only a defect could write one: `createOrder` and the repair use the
+ * bus's mapping), so the next repair, at the next assignment of any partition, records and loads them.
+ */
+export const forgetPartitions = (ids: ReadonlyArray<string>): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
+  ids.length === 0
+    ? Effect.void
+    : Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE limit_orders SET bus_partition = NULL, bus_partitions = NULL WHERE status = 'open' AND ${sql.in("id", ids)}`.pipe(Effect.asVoid))
+
 export const repairPartitions = (partitions: number, pageSize: number): Effect.Effect<number, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient

@@ -56,6 +56,7 @@ import { makeTriggerClaims } from "./internal/TriggerClaims.js"
 import { makeTriggerWriter, TriggerWriterPause } from "./internal/TriggerWriter.js"
 import {
   bookOrderOf,
+  forgetPartitions,
   latestRev,
   loadOpen,
   loadOpenOfPartition,
@@ -203,6 +204,7 @@ export const orderTriggerHooks =
           // or for another count are recomputed first (docs/decisions.md, "Open orders by bus partition").
           const repaired = yield* withSql(repairPartitions(claim.partitions, syncBatch))
           const stored: Array<readonly [string, BookOrder]> = []
+          const strays: Array<string> = []
           let read = 0
           yield* withSql(
             loadOpenOfPartition(claim.partitions, claim.partition, syncBatch, (rows) => {
@@ -210,9 +212,12 @@ export const orderTriggerHooks =
               for (const r of rows) {
                 const key = marketKeyOf(r)
                 if (holds(key)) stored.push([key, bookOrderOf(r)])
+                else strays.push(r.id)
               }
             })
           )
+          // Recorded for this partition but of another: forgotten, so the next repair records them right.
+          yield* withSql(forgetPartitions(strays))
           assignedRows.repaired += repaired
           assignedRows.read += read
           books.reload(holds, stored)
