@@ -64,6 +64,35 @@ export const testImports = (file: string, text: string): ReadonlyArray<string> =
     return target.startsWith("test/") || target.startsWith("bench/") || /(^|\/)testkit\.js$/.test(target) ? [`${file} imports ${target}`] : []
   })
 
+/** What only a test may build from: a `layerTest`, the fixed test master key, the test database's URL. */
+const TEST_ONLY = new Set(["layerTest", "testMasterKey", "TestDatabaseUrl"])
+
+/**
+ * Where production module `file` reaches for a test-only value: any mention of a `TEST_ONLY` name
+ * outside a `layerTest`'s own definition, the name's declaration, and imports (which a use needs anyway).
+ */
+export const testOnlyUses = (file: string, text: string): ReadonlyArray<string> => {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const out: Array<string> = []
+  const visit = (n: ts.Node, inTestLayer: boolean): void => {
+    if (ts.isImportDeclaration(n)) return
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.name.text === "layerTest") {
+      if (n.initializer !== undefined) visit(n.initializer, true)
+      return
+    }
+    if ((ts.isClassDeclaration(n) || ts.isVariableDeclaration(n) || ts.isFunctionDeclaration(n)) && n.name !== undefined && ts.isIdentifier(n.name) && TEST_ONLY.has(n.name.text)) {
+      return // the declaration itself
+    }
+    if (ts.isIdentifier(n) && TEST_ONLY.has(n.text) && !inTestLayer) {
+      const { line } = source.getLineAndCharacterOfPosition(n.getStart())
+      out.push(`${file}:${line + 1} uses ${n.text} outside a layerTest`)
+    }
+    ts.forEachChild(n, (c) => visit(c, inTestLayer))
+  }
+  visit(source, false)
+  return out
+}
+
 const sources = (dir: string): ReadonlyArray<string> =>
   readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
     const rel = `${dir}/${e.name}`
@@ -91,6 +120,16 @@ describe("layerTest beside each service", () => {
     const files = sources("src").filter((f) => !f.endsWith("/testkit.ts"))
     expect(files.length).toBeGreaterThan(200)
     expect(files.flatMap((f) => testImports(f, read(f)))).toEqual([])
+  })
+
+  it("no production module uses a test-only value (a layerTest, the test master key, the test database URL) outside a layerTest", () => {
+    const files = ["src", "api", "actors", "ingest", "clickhouse"].flatMap((d) => sources(d))
+    expect(files.length).toBeGreaterThan(300)
+    expect(files.flatMap((f) => testOnlyUses(f, read(f)))).toEqual([])
+    // And it catches one.
+    expect(testOnlyUses("src/Main.ts", `import * as Stack from "./Stack.js"\nconst live = Stack.layerTest`)).toEqual(["src/Main.ts:2 uses layerTest outside a layerTest"])
+    expect(testOnlyUses("src/A.ts", `export const layerTest = Stack.layerTest.pipe(f(testMasterKey))\nexport const testMasterKey = 1`)).toEqual([])
+    expect(testOnlyUses("src/A.ts", `export const layer = make(testMasterKey)`)).toEqual(["src/A.ts:1 uses testMasterKey outside a layerTest"])
   })
 
   it("the checks catch what they name", () => {
