@@ -272,21 +272,32 @@ export const openOrdersOfKey = (keyId: string): Effect.Effect<number, SqlError, 
     Effect.map(sql<{ n: string | number }>`SELECT count(*) AS n FROM limit_orders WHERE key_id = ${keyId} AND status = 'open'`, (rows) => Number(rows[0]!.n))
   )
 
-/** Every open order, in pages of `pageSize` (the books' start), and the newest `rev` before them. */
-export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow>) => void): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
+/**
+ * Reads `page(sql, through, after)` from the id after `after` until a page comes back empty, each
+ * page to `onPage`, and answers `through`: the newest `rev` before the first page (the follow
+ * takes over from it).
+ */
+const pagedOpen = (
+  onPage: (rows: ReadonlyArray<OrderRow>) => void,
+  page: (sql: SqlClient.SqlClient, through: bigint, after: string) => Effect.Effect<ReadonlyArray<Raw>, SqlError>
+): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const top = yield* sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`
     const through = BigInt(top[0]?.rev ?? 0)
     let after = ""
     for (;;) {
-      const rows = yield* sql<Raw>`
-        SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${through.toString()}::bigint AND id > ${after} ORDER BY id LIMIT ${pageSize}`
+      const rows = yield* page(sql, through, after)
       if (rows.length === 0) return through
       onPage(rows.map(toRow))
       after = rows[rows.length - 1]!.id
     }
   })
+
+/** Every open order, in pages of `pageSize` (the books' start), and the newest `rev` before them. */
+export const loadOpen = (pageSize: number, onPage: (rows: ReadonlyArray<OrderRow>) => void): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
+  pagedOpen(onPage, (sql, through, after) => sql<Raw>`
+    SELECT * FROM limit_orders WHERE status = 'open' AND rev <= ${through.toString()}::bigint AND id > ${after} ORDER BY id LIMIT ${pageSize}`)
 
 /**
  * The open orders of one bus partition, in pages of `pageSize` (a partition's assignment), and
@@ -300,18 +311,7 @@ export const loadOpenOfPartition = (
   pageSize: number,
   onPage: (rows: ReadonlyArray<OrderRow>) => void
 ): Effect.Effect<bigint, SqlError, SqlClient.SqlClient> =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const top = yield* sql<{ rev: string | number | null }>`SELECT max(rev) AS rev FROM limit_orders`
-    const through = BigInt(top[0]?.rev ?? 0)
-    let after = ""
-    for (;;) {
-      const rows = yield* openOfPartitionPage(sql, partitions, partition, through, after, pageSize)
-      if (rows.length === 0) return through
-      onPage(rows.map(toRow))
-      after = rows[rows.length - 1]!.id
-    }
-  })
+  pagedOpen(onPage, (sql, through, after) => openOfPartitionPage(sql, partitions, partition, through, after, pageSize))
 
 /** One page of `loadOpenOfPartition` (also what the partition test's EXPLAIN reads). */
 export const openOfPartitionPage = (sql: SqlClient.SqlClient, partitions: number, partition: number, through: bigint, after: string, pageSize: number) =>
