@@ -492,8 +492,9 @@ const main = async () => {
   for (const slotMs of DRY_RUN_ONLY ? SLOTS.slice(0, 1) : SLOTS) {
     process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${slotMs} (load ${loads()})\n`)
     const s = await open(slotMs)
-    // The earlier commit's engine, up beside this one for the first slot time's phases.
-    const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT) : undefined
+    // The earlier commit's engine, up beside this one for the first slot time's phases (this one
+    // stopped if that one does not start).
+    const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT).catch(async (e) => (await close(s), Promise.reject(e))) : undefined
     try {
       if (dry === undefined) {
         process.stderr.write(`bench: dry runs (load ${loads()})\n`)
