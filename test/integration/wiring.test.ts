@@ -18,17 +18,15 @@
  * public address; everything else does not resolve.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { accountStackApi } from "../../api/auth/Adapters.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
-import { resolvePlans } from "../../src/domain/Plans.js"
 import { applyAgentTier, createAccount, issueSession } from "../../src/services/accounts/Accounts.js"
 import { AccountWallets, type AccountWalletsShape } from "../../src/services/accounts/AccountWallets.js"
 import { layerTest as fixedBalances } from "../../src/services/accounts/BalanceReader.js"
 import { call } from "../support/accountsHarness.js"
-import { DefaultTierThresholds } from "../../src/services/accounts/Tier.js"
 import { LevelScopes } from "../../src/services/keys/Scopes.js"
 import { WalletProvider, type WalletProviderShape } from "../../src/services/wallets/WalletProvider.js"
 import * as Stack from "../../src/services/wiring/Stack.js"
@@ -51,25 +49,18 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>) =>
 
     beforeAll(async () => {
       scope = await Effect.runPromise(Scope.make())
-      const stack = Stack.layer({
-        plans: resolvePlans({}, 30),
-        thresholds: DefaultTierThresholds,
-        publicUrl: "https://api.example.test",
-        renewalUrl: "https://api.example.test/pricing",
-        verificationUri: "https://api.example.test/device",
-        holdingsTtlMs: 0,
-        balances: fixedBalances({}),
-        wallets: { masterKey: Redacted.make(Buffer.alloc(32, 7).toString("base64")), dataDir: undefined },
-        webhooks: {
-          masterKey: new Uint8Array(32).fill(9),
-          allowLoopbackForTests: true,
+      const databaseAt = await databaseUrl()
+      // The stack as the engine wires it (`Stack.layerTest`), on PGlite or the server's fresh database.
+      const stack = Layer.mergeAll(
+        Stack.layerTest({
+          balances: fixedBalances({}),
           resolve: async (host) => {
             if (host === PUBLIC_HOST) return [{ address: "93.184.216.34", family: 4 }]
             throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" })
-          },
-          worker: false
-        }
-      }).pipe(Layer.provideMerge(Database.layer({ url: await databaseUrl(), dataDir: undefined })))
+          }
+        }),
+        Database.layerTest
+      ).pipe(Layer.provide(databaseAt !== undefined ? Layer.succeed(Database.TestDatabaseUrl, databaseAt) : Layer.empty))
       context = await Effect.runPromise(Layer.buildWithScope(stack, scope))
       sql = Context.get(context, SqlClient.SqlClient)
       provider = Context.get(context, WalletProvider)
