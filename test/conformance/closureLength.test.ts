@@ -9,11 +9,12 @@
  * shrink (then lower or remove its entry, which the test asks for) but never grow, and no new
  * function may pass the limit.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles as sources } from "../support/sourceFiles.js"
 
 const LIMIT = 150
 const SERVICES = "src/services"
@@ -53,12 +54,6 @@ export const longFunctions = (file: string, text: string, limit = LIMIT): Readon
   return found
 }
 
-const sources = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return sources(rel)
-    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 describe("service closures", () => {
   it("the measure finds a long function by its declared name, outermost only", () => {

@@ -12,11 +12,12 @@
  * b }`); imports are every relative specifier, static, type-only, re-exported or dynamic. Each rule
  * has a test showing it catches what it names.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import ts from "typescript"
 import { describe, expect, it } from "vitest"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles as sources } from "../support/sourceFiles.js"
 
 const SERVICES = "src/services"
 
@@ -93,12 +94,6 @@ export const testOnlyUses = (file: string, text: string): ReadonlyArray<string> 
   return out
 }
 
-const sources = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return sources(rel)
-    return e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 const read = (file: string) => readFileSync(path.join(projectRoot, file), "utf8")
 

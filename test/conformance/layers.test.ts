@@ -9,10 +9,11 @@
  * before it can land. Test files (`*.test.ts`), `test/` and `bench/` may reach anywhere and are not
  * scanned; a source module must not import them, nor a test kit (`testkit.ts`) beside it.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles } from "../support/sourceFiles.js"
 
 interface LayerDef {
   readonly name: string
@@ -63,12 +64,6 @@ const violations = (file: string, specifiers: ReadonlyArray<string>): ReadonlyAr
   return out
 }
 
-const sourceFiles = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return sourceFiles(rel)
-    return e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 describe("import layers", () => {
   const files = SOURCE_ROOTS.flatMap(sourceFiles)

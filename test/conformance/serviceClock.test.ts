@@ -13,10 +13,11 @@
  * Tests that want time to pass use `TestClock`, or `test/support/clock.ts` for a runtime they do
  * not run themselves. Each rule has a test that shows it catches what it names.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles as sources } from "../support/sourceFiles.js"
 
 const SERVICES = "src/services"
 
@@ -37,12 +38,6 @@ export const clockRules = (text: string): ReadonlyArray<Rule> => {
   return RULES.filter(([, re]) => re.test(code)).map(([rule]) => rule)
 }
 
-const sources = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return sources(rel)
-    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 const found = (): Record<string, ReadonlyArray<Rule>> => {
   const out: Record<string, ReadonlyArray<Rule>> = {}

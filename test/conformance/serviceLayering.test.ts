@@ -16,11 +16,12 @@
  * The routes and `api/ErrorTable.ts` own all four. Each rule has a test that shows it catches
  * what it names.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { ErrorCodes } from "../../src/domain/ErrorCodes.js"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles as sources } from "../support/sourceFiles.js"
 
 const SERVICES = "src/services"
 
@@ -48,12 +49,6 @@ export const brokenRules = (text: string): ReadonlyArray<Rule> => {
   return RULES.filter(([, re]) => re.test(code)).map(([rule]) => rule)
 }
 
-const sources = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return sources(rel)
-    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 describe("service layering", () => {
   it("the checks catch what they name, and not comments or an outbound fetch's status code", () => {

@@ -5,17 +5,12 @@
  * where it is defined and read, and no module provides it (`provideService(TriggerWriterPause`,
  * `Layer.succeed(TriggerWriterPause`), so a production writer never pauses.
  */
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { projectRoot } from "../support/engine.js"
+import { sourceFiles as sources } from "../support/sourceFiles.js"
 
-const sources = (dir: string): ReadonlyArray<string> =>
-  readdirSync(path.join(projectRoot, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`
-    if (e.isDirectory()) return e.name === "node_modules" ? [] : sources(rel)
-    return e.name.endsWith(".ts") && !e.name.endsWith(".test.ts") ? [rel] : []
-  })
 
 /** Modules that may name the seam: its definition and the one place that reads it. */
 const DEFINED_AND_READ = ["src/services/orders/internal/TriggerWriter.ts", "src/services/orders/OrderTriggers.ts"]
