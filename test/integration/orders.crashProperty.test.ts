@@ -149,7 +149,7 @@ const openActors = (world: World, checkpointIntervalMs: number) =>
       Effect.provide(world.database),
       Scope.extend(scope)
     )
-    return { actors, hooks: hooks!, close: Scope.close(scope, Exit.void) }
+    return { actors, hooks: hooks!, checkpointIntervalMs, close: Scope.close(scope, Exit.void) }
   })
 
 type Process = Effect.Effect.Success<ReturnType<typeof openActors>>
@@ -205,6 +205,8 @@ describe("limit-order triggers under kill -9 at random offsets", () => {
     () =>
       Effect.gen(function* () {
         const scenario = fc.sample(scenarioArb, { seed, numRuns: 1 })[0]!
+        const context = `seed ${seed}: ${scenario.segments.map((s) => `${s.length}${s.pair ? (s.survives ? "x2+" : "x2") : ""}@${s.checkpointMs}`).join(" ")}`
+        console.log(`orders.crashProperty: segments ${context}`)
         const { opening, events, orders } = build(scenario.trades, scenario.orders)
 
         // One run: one process reads the whole log.
@@ -222,7 +224,6 @@ describe("limit-order triggers under kill -9 at random offsets", () => {
         const faulty = yield* world(orders, opening)
         let offset = 0
         let carried: Process | undefined
-        let carriedCheckpointMs = 0
         for (const segment of scenario.segments) {
           const slice = events.slice(offset, offset + segment.length)
           offset += slice.length
@@ -239,14 +240,14 @@ describe("limit-order triggers under kill -9 at random offsets", () => {
           if (segment.pair && segment.survives) {
             yield* processes[1]!.close // dies; the first takes its partitions back and reads on
             carried = first
-            carriedCheckpointMs = segment.checkpointMs
           } else {
             for (const p of processes) yield* p.close // die: what they had not flushed is lost
           }
         }
         // The reader of the rest must checkpoint within the run: a survivor whose interval the run
-        // never reaches (NEVER) dies here instead, and a fresh process reads on.
-        if (carried !== undefined && carriedCheckpointMs === NEVER) {
+        // never reaches (NEVER) dies here instead, and a fresh process reads on. The interval is the
+        // survivor's own, from the segment that opened it, not that of the last segment it read.
+        if (carried !== undefined && carried.checkpointIntervalMs === NEVER) {
           yield* carried.close
           carried = undefined
         }
@@ -259,7 +260,6 @@ describe("limit-order triggers under kill -9 at random offsets", () => {
         yield* last.close
         const got = yield* outcome(faulty)
 
-        const context = `seed ${seed}: ${scenario.segments.map((s) => `${s.length}${s.pair ? (s.survives ? "x2+" : "x2") : ""}@${s.checkpointMs}`).join(" ")}`
         expect(got.orders, context).toEqual(expected.orders)
         expect(got.events, context).toEqual(expected.events)
         const triggered = (expected.orders as Array<{ id: string; status: string }>).filter((o) => o.status === "triggered").map((o) => o.id)
