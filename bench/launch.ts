@@ -113,11 +113,33 @@ interface Tally {
   extra: number[]
   wallMs: number
   engineCpuSec: number
+  /** What the engine burns at rest over the same wall time (its rate measured idle before the phase). */
+  restCpuSec: number
   otherCpuCoreSec: number
   count: number
 }
 
-const emptyTally = (): Tally => ({ latencies: [], extra: [], wallMs: 0, engineCpuSec: 0, otherCpuCoreSec: 0, count: 0 })
+const emptyTally = (): Tally => ({ latencies: [], extra: [], wallMs: 0, engineCpuSec: 0, restCpuSec: 0, otherCpuCoreSec: 0, count: 0 })
+
+/**
+ * An engine's CPU at rest (cores busy, all threads) while nothing is asked of it: its localnet's
+ * slots, flushes and timers. Measured per engine before each phase, so that two engines up at
+ * once compare the work a request costs, not each one's idle background (the "before" engine
+ * idles while this commit's is measured, and its background is charged to neither).
+ */
+const restRates = new Map<number, number>()
+const REST_MS = Number(process.env.BENCH_REST_MS ?? 3_000)
+const measureRest = async (pid: number): Promise<number> => {
+  const cpu0 = processCpuSec(pid, ticks)
+  const t0 = now()
+  await sleep(REST_MS)
+  const rate = (processCpuSec(pid, ticks) - cpu0) / ((now() - t0) / 1000)
+  restRates.set(pid, rate)
+  return rate
+}
+/** Engine CPU per operation, in ms: all of it, and net of the engine's rest rate over the same time. */
+const cpuPerOp = (t: Tally): number => (t.engineCpuSec * 1000) / t.count
+const netCpuPerOp = (t: Tally): number => ((t.engineCpuSec - t.restCpuSec) * 1000) / t.count
 
 /**
  * Runs `op(i)` for `count` indices with `concurrency` in flight; each op returns its latency (and
@@ -163,6 +185,7 @@ const measure = async (
   // Pauses are not work: a rate is over the time spent launching.
   tally.wallMs += wall - pausedMs / Math.min(concurrency, count)
   tally.engineCpuSec += engineSec
+  tally.restCpuSec += (restRates.get(enginePid) ?? 0) * (wall / 1000)
   tally.otherCpuCoreSec += Math.max(0, busyCoreSec - engineSec - (self.user + self.system) / 1e6)
   tally.count += count
 }
@@ -194,6 +217,8 @@ interface Session {
   /** The typed client without a key and with the agent key, over the same keep-alive agent. */
   readonly anon: ReturnType<typeof benchEngine>
   readonly agent: ReturnType<typeof benchEngine>
+  /** Which engine, for the report: this commit's, the earlier checkout's, or on the server. */
+  readonly label: string
 }
 
 const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
@@ -222,7 +247,15 @@ const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, ro
   // Raw bytes with an image content type; the document types a binary body as a string.
   const upload = { body: png as unknown as string, bodySerializer: (b: string) => b, headers: { "content-type": "image/png" } }
   const { imageUrl } = expectData("image upload", await agent.POST("/api/v1/uploads/agent-image", upload), 200)
-  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, http, anon, agent }
+  return { engine, pid: engine.child.pid!, key, imageUrl, rpcUrl, http, anon, agent, label: root === undefined ? (Object.keys(databaseEnv).length === 0 ? "this commit's engine" : "this commit's engine on the server") : "the earlier engine" }
+}
+
+/** Each phase's rest rate, for the report: which engine, which phase, % of one core. */
+const restLog: Array<string> = []
+const restOf = async (s: Session, phase: string) => {
+  const rate = await measureRest(s.pid)
+  restLog.push(`${s.label} before the ${phase}: ${(rate * 100).toFixed(1)}% of a core`)
+  process.stderr.write(`bench: ${s.label} at rest before the ${phase}: ${(rate * 100).toFixed(1)}% of a core\n`)
 }
 
 const close = async (s: Session) => {
@@ -248,6 +281,7 @@ interface DryRunReport {
 }
 
 const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
+  await restOf(s, "dry run")
   let txBytes = 0
   let seq = 0
   const timed = async (f: () => Promise<void>) => {
@@ -341,6 +375,7 @@ const baselineLauncher = async (s: Session) => {
 }
 
 const launchPhase = async (s: Session, slotMs: number): Promise<LaunchReport> => {
+  await restOf(s, `launches, slot ${slotMs} ms`)
   const rpc = createSolanaRpc(s.rpcUrl)
   const baseline = await baselineLauncher(s)
   let seq = 0
@@ -419,13 +454,13 @@ const commitOf = (root: string): string => {
 /** This commit's rows beside the earlier commit's: the dry run and the engine's launches, same cases. */
 const beforeTable = (dry: DryRunReport, launch: LaunchReport | undefined, b: BeforeReport): string[] => {
   const lines = [
-    "| Case | in flight | before p50 / p99 ms | now p50 / p99 ms | before engine CPU ms | now engine CPU ms |",
-    "| --- | ---: | ---: | ---: | ---: | ---: |"
+    "| Case | in flight | before p50 / p99 ms | now p50 / p99 ms | before engine CPU ms | now engine CPU ms | before CPU net of rest ms | now CPU net of rest ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
   ]
   const row = (label: string, inFlight: number, was: Tally, is: Tally, asyncJob: boolean) => {
     const w = stats(asyncJob ? was.extra : was.latencies)
     const n = stats(asyncJob ? is.extra : is.latencies)
-    lines.push(`| ${label} | ${inFlight} | ${ms(w.p50)} / ${ms(w.p99)} | ${ms(n.p50)} / ${ms(n.p99)} | ${ms((was.engineCpuSec * 1000) / was.count)} | ${ms((is.engineCpuSec * 1000) / is.count)} |`)
+    lines.push(`| ${label} | ${inFlight} | ${ms(w.p50)} / ${ms(w.p99)} | ${ms(n.p50)} / ${ms(n.p99)} | ${ms(cpuPerOp(was))} | ${ms(cpuPerOp(is))} | ${ms(netCpuPerOp(was))} | ${ms(netCpuPerOp(is))} |`)
   }
   for (const r of dry.rows) {
     const w = b.dry.rows.find((x) => x.label === r.label && x.inFlight === r.inFlight)
@@ -585,6 +620,8 @@ const main = async () => {
       `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; each phase ran on this commit's engine first, then on the earlier one's. The rows above are this commit's.`,
       "",
       ...beforeTable(dry!, launches[0], before),
+      "",
+      `"CPU net of rest" subtracts, over each case's wall time, the CPU the same engine burned at rest (nothing asked of it for ${REST_MS} ms) just before the phase: ${restLog.join("; ")}.`,
       ""
     )
   const text = section.join("\n") + "\n"
