@@ -1,7 +1,7 @@
 /**
  * The reads of orders the API and the execution make: one order (of an account, or by id), an
- * account's page of orders, the open orders of a key, and the `triggered` orders the execution's
- * recovery pass picks up. Read only.
+ * account's page of orders, how many open orders a key placed, and the `triggered` orders the
+ * execution's recovery pass picks up. Read only.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
