@@ -49,7 +49,7 @@ const start = (definition: ActorDefinition<MarketState, ChainEvent, MarketOutput
     return { bus, index, runtime, close: Scope.close(scope, Exit.void) }
   })
 
-layer(Database.layer({ url: undefined, dataDir: undefined }), { timeout: 60_000, excludeTestServices: true })("sharded runtime", (it) => {
+layer(Database.layerTest, { timeout: 60_000, excludeTestServices: true })("sharded runtime", (it) => {
   it.scoped("a step that throws is logged with the event id; that event is skipped for that mint; the shard goes on", () =>
     Effect.gen(function* () {
       const a = new SimMarket(new ChainClock("solana"), { mint: "So1Faulty" })

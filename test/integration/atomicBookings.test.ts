@@ -15,7 +15,7 @@ import { planById, resolvePlans } from "../../src/domain/Plans.js"
 import { makeBookings, type BookingTarget } from "../../src/services/launch/atomic/AtomicBookings.js"
 import { holdsOfBundle, reserveHolds } from "../../src/services/launch/atomic/BundleStore.js"
 import { attribute } from "../../src/services/launch/internal/LaunchRecords.js"
-import { LaunchLedger, type LaunchLedgerShape, layer as launchLedgerLayer } from "../../src/services/launch/LaunchLedger.js"
+import { LaunchLedger, type LaunchLedgerShape, layerTest as launchLedgerTest } from "../../src/services/launch/LaunchLedger.js"
 import { keyedAccount } from "../support/atomicBundles.js"
 import { launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
@@ -25,7 +25,7 @@ const pro = planById(resolvePlans({}, 0), "pro")
 
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
-  ctx = await Effect.runPromise(Layer.buildWithScope(launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer), Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))), scope))
+  ctx = await Effect.runPromise(Layer.buildWithScope(Layer.merge(launchLedgerTest, Database.layerTest).pipe(Layer.provide(launchFailureCodesLayer)), scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -33,7 +33,7 @@ beforeAll(async () => {
   localnet = ManagedRuntime.make(SolanaLocalnet.layer({ ledger: { slotMs: 50, blockhashValiditySlots: 20 }, blockEngine: { faultSwitch: true } }))
   net = await localnet.runPromise(SolanaLocalnet)
   scope = await Effect.runPromise(Scope.make())
-  db = await Effect.runPromise(Layer.buildWithScope(Database.layer({ url: undefined, dataDir: undefined }), scope))
+  db = await Effect.runPromise(Layer.buildWithScope(Database.layerTest, scope))
 }, 60_000)
 afterAll(async () => {
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))

@@ -19,7 +19,6 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { makeRowLeases } from "../../src/db/RowLease.js"
 import { type AttemptMachine, type AttemptStore, makeAttemptRunner } from "../../src/services/attempt/AttemptRunner.js"
 import { awaitVerdict } from "../../src/platform/AwaitUntil.js"
@@ -95,8 +94,7 @@ const stateOf = (k: string) => run(store().load(k)).then((s) => s?._tag)
 
 beforeAll(async () => {
   scope = await run(Scope.make())
-  const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined })))
-  sql = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
+  sql = Context.get(await run(Layer.buildWithScope(Database.layerTest, scope)), SqlClient.SqlClient)
   await run(sql`CREATE TABLE test_attempts (key text PRIMARY KEY, state text NOT NULL)`)
   await run(sql`CREATE TABLE test_events (key text NOT NULL)`)
 }, 60_000)

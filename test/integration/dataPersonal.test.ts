@@ -12,9 +12,6 @@ import { buildSignal, type Pattern, type Signal } from "../../src/domain/Signal.
 import { invalidApiKeyReply } from "../../api/auth/DataBearerAuth.js"
 import { personalRoutes } from "../../api/data/personal/PersonalRoutes.js"
 import { serve } from "../../api/Server.js"
-import * as Database from "../../src/db/Database.js"
-import personalMigration from "../../src/db/migrations/0007_market_data_personal.js"
-import { migrations } from "../../src/db/migrations/index.js"
 import { call, type Harness, startHarness } from "../support/accountsHarness.js"
 import { runPersonalSignals, type PersonalSignalsRunner } from "../../src/services/personal/PersonalSignals.js"
 import { makePersonalStore } from "../../src/services/personal/PersonalStore.js"
@@ -98,7 +95,6 @@ const suite = (name: string, databaseUrl: () => Promise<string | undefined>, ski
 
     beforeAll(async () => {
       h = await startHarness({ databaseUrl: await databaseUrl() })
-      await h.run(Database.runMigrations({ ...migrations, "0007_market_data_personal": personalMigration }))
       for (const [label, plan] of [
         ["free", "free"],
         ["pro", "pro"],

@@ -75,7 +75,7 @@ interface RunResult {
 const runSimulation = async (seed: number, withReorgs: boolean): Promise<RunResult> => {
   const net = await startHoodLocalnet()
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "curvestream-hood-sim-"))
-  const infra = Layer.merge(EmbeddedBus.layer({ dir, partitions: 4, fsync: false }), Database.layer({ url: undefined, dataDir: undefined }))
+  const infra = Layer.merge(EmbeddedBus.layer({ dir, partitions: 4, fsync: false }), Database.layerTest)
   const engine = Layer.merge(
     marketActorsLayer({}),
     HoodIngester.layer({ rpcUrl: net.rpcUrl, factory: net.addresses.factory, feeSplitter: net.addresses.feeSplitter, pollIntervalMs: 5 })

@@ -89,7 +89,7 @@ beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const infra = Layer.mergeAll(walletProviderLayer({}), launchLedgerLayer.pipe(Layer.provide(launchFailureCodesLayer))).pipe(
     Layer.provideMerge(MasterKey.layer({ masterKey: undefined, dataDir: undefined })),
-    Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))
+    Layer.provideMerge(Database.layerTest)
   )
   const wallets = Layer.unwrapEffect(Effect.map(SqlClient.SqlClient, (sql) => walletServiceLayer({ plans, keys: makeKeyDirectory(sql) })))
   const all = wallets.pipe(Layer.provideMerge(infra))

@@ -54,7 +54,7 @@ let worldCount = 0
 
 beforeAll(async () => {
   net = await startHoodLocalnet()
-  database = ManagedRuntime.make(Database.layer({ url: undefined, dataDir: undefined }))
+  database = ManagedRuntime.make(Database.layerTest)
   sql = await database.runPromise(SqlClient.SqlClient)
 }, 60_000)
 

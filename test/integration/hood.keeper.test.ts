@@ -110,7 +110,7 @@ beforeAll(async () => {
   const layer = Layer.merge(
     MarketActors.layer({ shards: 2, checkpointIntervalMs: 20, announcements: marketEventHooks }),
     HoodIngester.layer({ rpcUrl: net.rpcUrl, factory: net.addresses.factory, feeSplitter: net.addresses.feeSplitter, pollIntervalMs: 20 })
-  ).pipe(Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layer({ url: undefined, dataDir: undefined }))))
+  ).pipe(Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layerTest)))
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   index = context.unsafeMap.get(MarketIndex.key) as MarketIndexShape
   const bus = context.unsafeMap.get(Bus.key) as Bus["Type"]

@@ -39,7 +39,7 @@ checkAnswersInThisFile()
 beforeAll(async () => {
   scope = await Effect.runPromise(Scope.make())
   const layer = MarketActors.layer({ shards: 2, checkpointIntervalMs: 20 }).pipe(
-    Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layer({ url: undefined, dataDir: undefined })))
+    Layer.provideMerge(Layer.mergeAll(EmbeddedBus.layer({ dir: undefined, partitions: 4 }), Database.layerTest))
   )
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   index = context.unsafeMap.get(MarketIndex.key) as MarketIndexShape

@@ -23,7 +23,7 @@ import { actors, buyer, type LedgerOptions, type Received, solanaIngestWorld, ty
 let database: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient, unknown>
 let sql: SqlClient.SqlClient
 beforeAll(async () => {
-  database = ManagedRuntime.make(Database.layer({ url: undefined, dataDir: undefined }))
+  database = ManagedRuntime.make(Database.layerTest)
   sql = await database.runPromise(SqlClient.SqlClient)
 })
 afterAll(async () => {

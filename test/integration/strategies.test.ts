@@ -21,8 +21,6 @@ import { ClickHouse } from "../../clickhouse/ClickHouse.js"
 import type { Reply } from "../../api/Http.js"
 import { strategyRoutes } from "../../api/data/strategy/StrategyRoutes.js"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
-import strategiesMigration from "../../src/db/migrations/0008_strategies.js"
 import type { ReplayRequest } from "../../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../../src/services/strategy/Engine.js"
 import { defaultFees, pricingFor, ReplayError, runReplay } from "../../src/services/strategy/Replay.js"
@@ -73,11 +71,8 @@ checkAnswersInThisFile()
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "curvestream-strategies-"))
   scope = await Effect.runPromise(Scope.make())
-  const db = Layer.effectDiscard(Database.runMigrations({ ...migrations, "0008_strategies": strategiesMigration })).pipe(
-    Layer.provideMerge(Database.layer({ url: undefined, dataDir: undefined }))
-  )
   const ch = ClickHouse.layerChdb({ dataDir })
-  const layer = Layer.mergeAll(db, ch, Layer.provide(SignalHistory.layerClickHouse, ch))
+  const layer = Layer.mergeAll(Database.layerTest, ch, Layer.provide(SignalHistory.layerClickHouse, ch))
   ctx = await Effect.runPromise(quiet(Layer.buildWithScope(layer, scope)))
   // Five tokens two days ago, each: signal, entry trade, a trade at 2x (take profit), the fill trade.
   const now = Date.now()

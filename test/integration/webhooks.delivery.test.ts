@@ -10,8 +10,6 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
-import webhooksMigration from "../../src/db/migrations/0004_webhooks.js"
 import type { Resolver } from "../../src/net/PublicTarget.js"
 import * as DeliveryWorker from "../../src/services/webhooks/DeliveryWorker.js"
 import type { WebhookEventName } from "../../src/services/webhooks/Events.js"
@@ -65,12 +63,11 @@ interface Row {
   last_attempt_at: Date | null
 }
 
-const migratedLayer = (options: Database.DatabaseOptions) =>
-  Layer.effectDiscard(Database.runMigrations({ ...migrations, "0004_webhooks": webhooksMigration })).pipe(
-    Layer.provideMerge(Database.layer(options))
-  )
+/** The suite's database: `Database.layerTest`, on the server's fresh database when `databaseUrl` names one. */
+const databaseLayer = (databaseUrl: string | undefined) =>
+  Database.layerTest.pipe(Layer.provide(databaseUrl !== undefined ? Layer.succeed(Database.TestDatabaseUrl, databaseUrl) : Layer.empty))
 
-const deliverySuite = (options: () => Database.DatabaseOptions) => {
+const deliverySuite = (databaseUrl: () => string | undefined) => {
   let scope: Scope.CloseableScope
   let context: Context.Context<SqlClient.SqlClient | WebhookService.WebhookService>
   const clock = new ManualClock(T0)
@@ -83,7 +80,7 @@ const deliverySuite = (options: () => Database.DatabaseOptions) => {
   beforeAll(async () => {
     scope = await Effect.runPromise(Scope.make())
     const layer = WebhookService.layer({ masterKey, allowLoopbackForTests: true, resolve: resolver, resolveTimeoutMs: 500 }).pipe(
-      Layer.provideMerge(migratedLayer(options()))
+      Layer.provideMerge(databaseLayer(databaseUrl()))
     )
     context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   }, 120_000)
@@ -385,7 +382,7 @@ const deliverySuite = (options: () => Database.DatabaseOptions) => {
 }
 
 describe("webhook delivery on embedded PGlite", () => {
-  deliverySuite(() => ({ url: undefined, dataDir: undefined }))
+  deliverySuite(() => undefined)
 })
 
 const serverUrl = postgresUrl()
@@ -395,5 +392,5 @@ describe.skipIf(serverUrl === undefined)(`webhook delivery on a real PostgreSQL 
   beforeAll(async () => {
     dbUrl = await freshPostgresDatabase(serverUrl!)
   })
-  deliverySuite(() => ({ url: dbUrl, dataDir: undefined }))
+  deliverySuite(() => dbUrl)
 })

@@ -15,8 +15,6 @@ import { type AuthenticatedOwner, webhookRoutes } from "../../api/routes/Webhook
 import type { Request } from "../../api/Http.js"
 import { serve } from "../../api/Server.js"
 import * as Database from "../../src/db/Database.js"
-import { migrations } from "../../src/db/migrations/index.js"
-import webhooksMigration from "../../src/db/migrations/0004_webhooks.js"
 import { apiError } from "../../src/domain/ApiError.js"
 import type { Resolver } from "../../src/net/PublicTarget.js"
 import { enqueue, enqueueEvent } from "../../src/services/webhooks/Outbox.js"
@@ -56,12 +54,11 @@ const resolver: Resolver = async (host) => {
   return a.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
 }
 
-const migratedLayer = (options: Database.DatabaseOptions) =>
-  Layer.effectDiscard(Database.runMigrations({ ...migrations, "0004_webhooks": webhooksMigration })).pipe(
-    Layer.provideMerge(Database.layer(options))
-  )
+/** The suite's database: `Database.layerTest`, on the server's fresh database when `databaseUrl` names one. */
+const databaseLayer = (databaseUrl: string | undefined) =>
+  Database.layerTest.pipe(Layer.provide(databaseUrl !== undefined ? Layer.succeed(Database.TestDatabaseUrl, databaseUrl) : Layer.empty))
 
-const webhookSuite = (options: () => Database.DatabaseOptions) => {
+const webhookSuite = (databaseUrl: () => string | undefined) => {
   let scope: Scope.CloseableScope
   let url = ""
   let context: Context.Context<SqlClient.SqlClient | WebhookService.WebhookService>
@@ -71,7 +68,7 @@ const webhookSuite = (options: () => Database.DatabaseOptions) => {
   beforeAll(async () => {
     scope = await Effect.runPromise(Scope.make())
     const layer = WebhookService.layer({ masterKey, allowLoopbackForTests: true, resolve: resolver, resolveTimeoutMs: 500 }).pipe(
-      Layer.provideMerge(migratedLayer(options()))
+      Layer.provideMerge(databaseLayer(databaseUrl()))
     )
     context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
     const service = Context.get(context, WebhookService.WebhookService)
@@ -336,7 +333,7 @@ const webhookSuite = (options: () => Database.DatabaseOptions) => {
 }
 
 describe("webhooks on embedded PGlite", () => {
-  webhookSuite(() => ({ url: undefined, dataDir: undefined }))
+  webhookSuite(() => undefined)
 })
 
 const serverUrl = postgresUrl()
@@ -346,7 +343,7 @@ describe.skipIf(serverUrl === undefined)(`webhooks on a real PostgreSQL server${
   beforeAll(async () => {
     dbUrl = await freshPostgresDatabase(serverUrl!)
   })
-  webhookSuite(() => ({ url: dbUrl, dataDir: undefined }))
+  webhookSuite(() => dbUrl)
 })
 
 describe("webhook routes in the OpenAPI document", () => {
