@@ -2,7 +2,8 @@
  * The stream's pub/sub fan-out over a real uWS app and real `ws` clients: one topic per distinct
  * (plan, filter), both ways of publishing (`app.publish` when the stream is given the app, and
  * through an open socket when it is not, including when that socket goes away), per-plan
- * projection across topics, and the slow-client bound when uWS writes the sockets itself.
+ * projection across topics, the slow-client bound when uWS writes the sockets itself, and bursts
+ * (one hub batch) as raw subscribers read them: order, uWS's per-socket queue bound, a socket gone mid-burst.
  * Auth here is a table of bearer tokens (the real data bearer is covered in
  * test/integration/data.stream.test.ts).
  */
