@@ -2,7 +2,8 @@
  * The stream's pub/sub fan-out over a real uWS app and real `ws` clients: one topic per distinct
  * (plan, filter), both ways of publishing (`app.publish` when the stream is given the app, and
  * through an open socket when it is not, including when that socket goes away), per-plan
- * projection across topics, and the slow-client bound when uWS writes the sockets itself.
+ * projection across topics, the slow-client bound when uWS writes the sockets itself, and bursts
+ * (one hub batch) as raw subscribers read them: order, uWS's per-socket queue bound, a socket gone mid-burst.
  * Auth here is a table of bearer tokens (the real data bearer is covered in
  * test/integration/data.stream.test.ts).
  */
@@ -488,5 +489,136 @@ describe("served from two threads (DATA_STREAM_THREADS=2)", () => {
     running.splice(running.indexOf(served), 1)
     await served.close()
     expect((await Promise.all(clients.map((x) => x.closed))).map((x) => x.code)).toEqual([CLOSE_GOING_AWAY, CLOSE_GOING_AWAY, CLOSE_GOING_AWAY])
+  })
+})
+
+/**
+ * A raw subscriber: a TCP socket doing the upgrade and reading the server's frames itself, so every
+ * frame of a burst is seen as it came on the wire (one signal per text frame) and any close frame is kept.
+ */
+const connectRaw = (served: { readonly url: string }, token: string) => {
+  const url = new URL(served.url)
+  const socket = net.connect({ host: url.hostname, port: Number(url.port), noDelay: true })
+  const reads: Array<Array<string>> = []
+  const closes: Array<number> = []
+  let snapshot = false
+  let upgraded = false
+  let buffer = Buffer.alloc(0)
+  const opened = new Promise<void>((resolve, reject) => {
+    socket.on("error", reject)
+    socket.on("data", (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk])
+      if (!upgraded) {
+        const end = buffer.indexOf("\r\n\r\n")
+        if (end === -1) return
+        const status = buffer.toString("latin1", 0, buffer.indexOf("\r\n"))
+        if (status !== "HTTP/1.1 101 Switching Protocols") return reject(new Error(`upgrade refused: ${status}`))
+        upgraded = true
+        buffer = buffer.subarray(end + 4)
+      }
+      const signals: Array<string> = []
+      while (buffer.length >= 2) {
+        let len = buffer[1]! & 0x7f
+        let head = 2
+        if (len === 126) {
+          if (buffer.length < 4) break
+          len = buffer.readUInt16BE(2)
+          head = 4
+        } else if (len === 127) {
+          if (buffer.length < 10) break
+          len = Number(buffer.readBigUInt64BE(2))
+          head = 10
+        }
+        if (buffer.length < head + len) break
+        const opcode = buffer[0]! & 0x0f
+        const payload = buffer.subarray(head, head + len)
+        buffer = buffer.subarray(head + len)
+        if (opcode === 8) closes.push(len >= 2 ? payload.readUInt16BE(0) : 1005)
+        if (opcode !== 1) continue
+        const m = JSON.parse(payload.toString("utf8")) as { type: string; signal?: Signal }
+        if (m.type === "snapshot") {
+          snapshot = true
+          resolve()
+        } else signals.push(m.signal!.id)
+      }
+      if (snapshot && signals.length > 0) reads.push(signals)
+    })
+  })
+  socket.on("connect", () =>
+    socket.write(
+      `GET ${STREAM_PATH} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${Buffer.from("0123456789abcdef").toString("base64")}\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${token}\r\n\r\n`
+    )
+  )
+  const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()))
+  return { socket, reads, closes, opened, closed, signals: () => reads.flat() }
+}
+
+const receivedAll = (clients: ReadonlyArray<ReturnType<typeof connectRaw>>, n: number) =>
+  eventually(() => clients.every((x) => x.signals().length >= n), {
+    what: `${n} signals on every raw subscriber`,
+    deadlineMs: 10_000,
+    intervalMs: 5,
+    detail: () => clients.map((x) => x.signals().length).join(", ")
+  })
+
+describe.each([
+  ["one thread (app.publish)", () => serve(true)],
+  ["two threads", () => serveThreaded(2)]
+] as const)("bursts: the signals of one hub batch, on %s", (_name, start) => {
+  it("reach every socket of every topic once each, in the hub's order, frame by frame (one message per signal, as the spec's stream sends)", async () => {
+    const served = await start()
+    const clients = [connectRaw(served, "free-a"), connectRaw(served, "free-b"), connectRaw(served, "max-a")]
+    await Promise.all(clients.map((x) => x.opened))
+    await statsReach(served, { open: 3, topics: 2 })
+    const burst = Array.from({ length: 10 }, () => sig())
+    served.hub.publish(burst)
+    await receivedAll(clients, 10)
+    for (const x of clients) expect(x.signals()).toEqual(burst.map((s) => s.id))
+    for (const x of clients) x.socket.destroy()
+    await statsReach(served, { open: 0, topics: 0 })
+  })
+
+  it("a burst past uWS's bound of 32 messages queued per socket is written early, not dropped: every socket gets all of it, in order", async () => {
+    const served = await start()
+    const clients = [connectRaw(served, "free-a"), connectRaw(served, "max-a")]
+    await Promise.all(clients.map((x) => x.opened))
+    await statsReach(served, { open: 2 })
+    const burst = Array.from({ length: 100 }, () => sig())
+    served.hub.publish(burst)
+    await receivedAll(clients, 100)
+    for (const x of clients) {
+      expect(x.signals()).toEqual(burst.map((s) => s.id))
+      expect(x.closes).toEqual([])
+    }
+    for (const x of clients) x.socket.destroy()
+    await statsReach(served, { open: 0, topics: 0 })
+  })
+
+  it("a socket closing mid-burst: the others get the whole burst in order, the closed one is released (its account can reopen), later bursts go on", async () => {
+    const served = await start()
+    const clients = [connectRaw(served, "free-a"), connectRaw(served, "free-b"), connectRaw(served, "max-a")]
+    await Promise.all(clients.map((x) => x.opened))
+    await statsReach(served, { open: 3, topics: 2 })
+    const first = Array.from({ length: 5 }, () => sig())
+    const second = Array.from({ length: 5 }, () => sig())
+    // In one tick: half a burst is queued to every socket, one subscriber goes away, the rest of the burst follows.
+    served.hub.publish(first)
+    clients[1]!.socket.destroy()
+    served.hub.publish(second)
+    const rest = [clients[0]!, clients[2]!]
+    await receivedAll(rest, 10)
+    for (const x of rest) expect(x.signals()).toEqual([...first, ...second].map((s) => s.id))
+    await statsReach(served, { open: 2, topics: 2 })
+    const again = connectRaw(served, "free-b")
+    await again.opened
+    await statsReach(served, { open: 3, topics: 2 })
+    const later = Array.from({ length: 3 }, () => sig())
+    served.hub.publish(later)
+    await receivedAll([...rest, again], 3)
+    for (const x of rest) expect(x.signals()).toEqual([...first, ...second, ...later].map((s) => s.id))
+    expect(again.signals()).toEqual(later.map((s) => s.id))
+    for (const x of [...rest, again]) x.socket.destroy()
+    await statsReach(served, { open: 0, topics: 0 })
   })
 })

@@ -18,7 +18,11 @@
  * - Fan-out through uWS pub/sub: every socket subscribes to exactly one topic, its (plan,
  *   filter) — at most one topic per distinct combination, so a signal is matched and published
  *   once per matching topic (bounded by the combinations in use, not by the sockets) and uWS
- *   writes it to each subscriber in C++, corked, one write per socket per loop iteration. A
+ *   writes it to each subscriber in C++, corked, one write per socket per loop iteration: its
+ *   topic tree queues each published message per subscriber (at most 32; the 33rd writes that
+ *   socket's queue out at once) and, when the loop turns, writes each socket's queue as one
+ *   corked send, so a hub batch (a burst) reaches a socket as one frame per signal in one write
+ *   (docs/decisions.md, "Signal bursts"). A
  *   socket holds one topic, so it receives each signal at most once and in the hub's order;
  *   it subscribes right after its snapshot is sent, so nothing falls between the two.
  *   Published with `app.publish` when the stream is given its app, otherwise through any open
