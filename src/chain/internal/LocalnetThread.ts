@@ -129,6 +129,8 @@ export const startLocalnetThread = <Info>(
       (w) =>
         Effect.async<ReadonlyArray<string>>((resume) => {
           stopping = true
+          // A crashed thread has nothing left to stop (its crash was logged when it happened).
+          if (dead !== undefined) return resume(Effect.succeed([]))
           const onMessage = (m: FromWorker) => m.type === "stopped" && done(m.problems)
           const onExit = () => done(["the thread exited before it reported stopping"])
           const done = (problems: ReadonlyArray<string>) => {
