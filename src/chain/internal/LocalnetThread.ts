@@ -20,7 +20,7 @@
  * engine stops on the error instead of hanging on a chain that is gone), pending calls fail, and
  * the crash is logged at once.
  */
-import { Deferred, Effect, LogLevel, Schema, type Scope } from "effect"
+import { Deferred, Effect, LogLevel, Runtime, Schema, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 
 export class LocalnetThreadError extends Schema.TaggedError<LocalnetThreadError>()("LocalnetThreadError", {
@@ -70,9 +70,10 @@ export const startLocalnetThread = <Info>(
     let ready = false
     let dead: LocalnetThreadError | undefined
     let info: unknown
-    // Logs are replayed through the engine's logger (its format and level) on the engine's runtime.
+    // Logs are replayed through the engine's logger (its format and level): on the caller's runtime.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const logs = (message: Extract<FromWorker, { type: "log" }>) =>
-      Effect.runFork(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
+      runFork(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
 
     const crashed = (why: string) => {
       if (stopping) return
@@ -80,7 +81,7 @@ export const startLocalnetThread = <Info>(
       dead = error
       for (const resume of pending.values()) resume(Effect.fail(error))
       pending.clear()
-      Effect.runFork(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
+      runFork(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
       Effect.runSync(Deferred.fail(crash, error))
     }
 
