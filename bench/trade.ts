@@ -34,7 +34,7 @@
  * engine's localnet RPC, confirmed by polling `getSignatureStatuses` every 250 ms like the engine
  * (`TradeService`'s default) and read back with `getTransaction` as the engine does; once more
  * polling every 5 ms, which shows the chain's own time to `confirmed` (the slot closing). The
- * localnet runs inside the engine process, so "engine CPU" counts the chain's work on both sides.
+ * localnet runs inside the engine process (on its own thread), so "engine CPU" counts the chain's work on both sides.
  * One-at-a-time rows pause a random 0–1 slot before each trade (untimed, left out of the rate).
  * Each trade buys `TRADE_AMOUNT + n` lamports so no two transactions are the same bytes.
  *

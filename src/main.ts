@@ -93,7 +93,18 @@ export const localAccountRefusal = (config: AppConfigShape): string | undefined 
     ? "LOCAL_ACCOUNT=true provisions a local account funded by the embedded localnets: unset SOLANA_RPC_URL, YELLOWSTONE_URL and HOOD_RPC_URL, or unset LOCAL_ACCOUNT"
     : undefined
 
+/**
+ * The `all` role's program, raced against the embedded localnets' threads: a thread that crashes
+ * (`LocalnetThread.ts`) stops the engine on that error, during the start as after it, instead of
+ * leaving it waiting on a chain that is gone.
+ */
 const program = Effect.gen(function* () {
+  const solana = yield* SolanaEndpoints
+  const hood = yield* HoodEndpoints
+  return yield* Effect.raceFirst(engine, Effect.raceFirst(solana.localnetCrashed, hood.localnetCrashed))
+}).pipe(Effect.scoped)
+
+const engine = Effect.gen(function* () {
   const argv = process.argv.slice(2)
   const config = yield* AppConfig
   const { solana: endpoints, hood } = yield* startBackground(config, argv.includes("--quiet"))
@@ -101,8 +112,8 @@ const program = Effect.gen(function* () {
   if (local !== undefined) yield* fundLocalAccount(local.accountId)
   // Rewards now and then for the local account's embedded wallet, so a newcomer sees some to claim.
   const rewardOwner = local === undefined ? undefined : yield* localSolanaWallet(local.accountId).pipe(Effect.orElseSucceed(() => undefined))
-  if (endpoints.localLedger !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
-    yield* Effect.forkScoped(runStakingRewards(endpoints.localLedger, [rewardOwner]))
+  if (endpoints.localFaucet !== undefined && rewardOwner !== undefined && !argv.includes("--quiet")) {
+    yield* Effect.forkScoped(runStakingRewards(endpoints.localFaucet, [rewardOwner]))
     // A stake of its own, so the simulated Hood graduations give it Hood staking rewards too.
     if (local !== undefined) yield* Effect.forkScoped(stakeLocalAccount(local.accountId))
   }
@@ -152,7 +163,7 @@ const program = Effect.gen(function* () {
   yield* Effect.logInfo(`web page: ${server.url}/ (markets, tokens, signals, strategy lab)`)
   if (local !== undefined) yield* Effect.logInfo(firstLaunchBanner(server.url, config.launch.enabled))
   return yield* Effect.never
-}).pipe(Effect.scoped)
+})
 
 /** The start banner's upload-then-launch pair (README "A first launch"). */
 const firstLaunchBanner = (url: string, enabled: boolean): string =>

@@ -16,7 +16,6 @@ import { HoodEndpoints } from "../chain/hood/HoodEndpoints.js"
 import { DEPLOYER_INDEX, DEV_PRIVATE_KEYS } from "../chain/hood/localnet/DevAccounts.js"
 import { hoodPublicClient, hoodWallet } from "../chain/hood/client/HoodClient.js"
 import { SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
-import { ataOf, tokenBalance } from "../chain/solana/localnet/LedgerTokens.js"
 import { WalletProvider } from "../services/wallets/WalletProvider.js"
 import { WalletService } from "../services/wallets/WalletService.js"
 import type { Principal } from "../services/wallets/Principal.js"
@@ -45,18 +44,14 @@ export const fundLocalAccount = (accountId: string) =>
     const hood = yield* HoodEndpoints
     const provider = yield* WalletProvider
     const wallets = yield* provider.embeddedWallets(accountId)
-    const ledger = solana.localLedger
+    const faucet = solana.localFaucet
     const owner = yield* localSolanaWallet(accountId)
-    if (ledger !== undefined && owner !== undefined) {
-      const lamports = ledger.getBalance(owner)
-      if (lamports < LocalFunding.lamports) ledger.requestAirdrop(owner, LocalFunding.lamports - lamports)
-      for (const [mint, want] of [
+    if (faucet !== undefined && owner !== undefined) {
+      // On the localnet's thread (the faucet's mints have no RPC method).
+      yield* faucet.topUp(owner, LocalFunding.lamports, [
         [USDC_MINT_ADDRESS, LocalFunding.usdcRaw],
         [SVC_MINT_ADDRESS, LocalFunding.svcRaw]
-      ] as const) {
-        const held = tokenBalance(ledger, ataOf(owner, mint))
-        if (held < want) ledger.mintTestTokens(mint, owner, want - held)
-      }
+      ])
     }
     const evm = wallets.find((w) => w.chain === "evm")
     if (hood.embedded && evm !== undefined) {

@@ -4,14 +4,15 @@
  * newcomer sees rewards to claim. A reward is `baseRaw` USDC plus one raw USDC unit per
  * `stakedRawPerUnit` staked-receipt units the wallet holds. Bounded: a wallet with
  * `maxUnclaimedPerOwner` unclaimed rewards gets no more until it claims; a refused distribution
- * is logged and skipped. Transactions are the ledger's own faucet transactions (journaled).
+ * is logged and skipped. Transactions are the ledger's own faucet transactions (journaled), made
+ * on the embedded localnet's thread (`LocalFaucet.distributeRewards`, `Faucet.distributeRound`).
  */
 import type { Address } from "@solana/kit"
 import { Duration, Effect } from "effect"
-import type { Ledger } from "../chain/solana/localnet/Ledger.js"
-import { ataOf, tokenBalance } from "../chain/solana/localnet/LedgerTokens.js"
-import { STAKED_SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
-import { unclaimedRewardsOf } from "../chain/solana/program/staking/Rewards.js"
+import type { LocalFaucet } from "../chain/solana/SolanaEndpoints.js"
+import { distributeRound } from "../chain/solana/localnet/Faucet.js"
+
+export { distributeRound }
 
 export interface StakingRewardsOptions {
   readonly everyMs: number
@@ -27,23 +28,12 @@ export const DefaultStakingRewardsOptions: StakingRewardsOptions = {
   maxUnclaimedPerOwner: 20
 }
 
-/** One round: a reward for each owner below the unclaimed bound; the ids distributed. */
-export const distributeRound = (ledger: Ledger, owners: ReadonlyArray<Address>, o: StakingRewardsOptions): bigint[] => {
-  const ids: bigint[] = []
-  for (const owner of owners) {
-    if (unclaimedRewardsOf((filters) => ledger.getProgramAccounts(...filters), owner).length >= o.maxUnclaimedPerOwner) continue
-    const amountRaw = o.baseRaw + tokenBalance(ledger, ataOf(owner, STAKED_SVC_MINT_ADDRESS)) / o.stakedRawPerUnit
-    const r = ledger.distributeStakingReward(owner, USDC_MINT_ADDRESS, amountRaw)
-    if (r._tag === "Landed" && r.err === null) ids.push(r.rewardId)
-  }
-  return ids
-}
-
-export const runStakingRewards = (ledger: Ledger, owners: ReadonlyArray<Address>, o: StakingRewardsOptions = DefaultStakingRewardsOptions) =>
+export const runStakingRewards = (faucet: LocalFaucet, owners: ReadonlyArray<Address>, o: StakingRewardsOptions = DefaultStakingRewardsOptions) =>
   Effect.gen(function* () {
+    const round = { baseRaw: o.baseRaw, stakedRawPerUnit: o.stakedRawPerUnit, maxUnclaimedPerOwner: o.maxUnclaimedPerOwner }
     for (;;) {
-      const ids = yield* Effect.try(() => distributeRound(ledger, owners, o)).pipe(
-        Effect.catchAll((e) => Effect.logDebug("staking reward round refused", String(e)).pipe(Effect.as([] as bigint[])))
+      const ids = yield* faucet.distributeRewards(owners, round).pipe(
+        Effect.catchAll((e) => Effect.logDebug("staking reward round refused", e.message).pipe(Effect.as([] as ReadonlyArray<bigint>)))
       )
       if (ids.length > 0) yield* Effect.logDebug(`distributed staking rewards ${ids.join(", ")}`)
       yield* Effect.sleep(Duration.millis(o.everyMs))

@@ -42,7 +42,8 @@ const pricesWith = async (env: Record<string, string>): Promise<PriceSourceShape
     grpcToken: undefined,
     blockEngineUrl: localnet.blockEngineUrl,
     keeper: undefined,
-    localLedger: undefined
+    localFaucet: undefined,
+    localnetCrashed: Effect.never
   })
   const hoodEndpoints = Layer.succeed(HoodEndpoints, {
     embedded: true,
@@ -51,7 +52,8 @@ const pricesWith = async (env: Record<string, string>): Promise<PriceSourceShape
     addresses: hood.addresses,
     keeper: undefined,
     traderKeys: [],
-    bondingCurveBytecode: undefined
+    bondingCurveBytecode: undefined,
+    localnetCrashed: Effect.never
   })
   const layer = Prices.layer.pipe(
     Layer.provide(Layer.mergeAll(AppConfig.layer, endpoints, hoodEndpoints)),

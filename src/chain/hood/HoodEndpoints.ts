@@ -1,15 +1,16 @@
 /**
  * Where the engine's Hood side talks to: the embedded localnet (HOOD_RPC_URL unset — a Hardhat/EDR
- * node in this process with the contracts and Uniswap v3 deployed, the keeper being the localnet's
- * keeper account) or a real node (HOOD_RPC_URL with the deployed contracts' addresses, and
+ * node on its own worker thread, `localnet/thread.ts`, with the contracts and Uniswap v3 deployed,
+ * reached over its JSON-RPC socket like any node, the keeper being the localnet's keeper account) or a real node (HOOD_RPC_URL with the deployed contracts' addresses, and
  * HOOD_KEEPER_PRIVATE_KEY for the migration keeper).
  */
 import { loadHoodArtifacts } from "./compile.js"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { type Account, type Address, type Chain, getAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { type LocalnetThreadError, startLocalnetThread } from "../internal/LocalnetThread.js"
 import { hoodChain } from "./localnet/Deploy.js"
-import { HoodLocalnet, type HoodLocalnetError } from "./localnet/LocalnetService.js"
+import type { HoodLocalnetThreadInfo, HoodLocalnetThreadOptions } from "./localnet/thread.js"
 
 /**
  * What the endpoints need from the configuration (`AppConfigShape["hood"]` extends it; the
@@ -62,6 +63,8 @@ export interface HoodEndpointsShape {
   readonly traderKeys: ReadonlyArray<`0x${string}`>
   /** The BondingCurve creation code the factory deploys (predicts a launch's curve address); undefined when it could not be compiled. */
   readonly bondingCurveBytecode: `0x${string}` | undefined
+  /** Fails when the embedded localnet's thread crashes; never against a configured node. */
+  readonly localnetCrashed: Effect.Effect<never, LocalnetThreadError>
 }
 
 export class HoodConfigError extends Schema.TaggedError<HoodConfigError>()("HoodConfigError", {
@@ -73,20 +76,26 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
   static readonly layer = (
     h: HoodEndpointsConfig,
     localnet?: { readonly dataDir: string; readonly fsync: boolean }
-  ): Layer.Layer<HoodEndpoints, HoodLocalnetError | HoodConfigError> => {
+  ): Layer.Layer<HoodEndpoints, LocalnetThreadError | HoodConfigError> => {
     if (h.rpcUrl === undefined) {
-      return Layer.effect(
+      return Layer.scoped(
         HoodEndpoints,
-        Effect.map(HoodLocalnet, (n) => ({
-          embedded: true,
-          rpcUrl: n.rpcUrl,
-          chain: n.chain,
-          addresses: n.addresses,
-          keeper: privateKeyToAccount(n.roles.keeper.privateKey),
-          traderKeys: n.roles.traders.map((t) => t.privateKey),
-          bondingCurveBytecode: n.artifacts.BondingCurve.bytecode
-        }))
-      ).pipe(Layer.provide(HoodLocalnet.layer({ blockIntervalMs: h.localnetBlockMs, clockMs: Date.now, ...localnet })))
+        Effect.gen(function* () {
+          const options: HoodLocalnetThreadOptions = { blockIntervalMs: h.localnetBlockMs, ...localnet }
+          const thread = yield* startLocalnetThread<HoodLocalnetThreadInfo>("hood", new URL("./localnet/thread.ts", import.meta.url), options)
+          const n = thread.info
+          return {
+            embedded: true,
+            rpcUrl: n.rpcUrl,
+            chain: hoodChain(n.chainId, n.rpcUrl, n.wsUrl),
+            addresses: n.addresses,
+            keeper: privateKeyToAccount(n.keeperPrivateKey),
+            traderKeys: n.traderKeys,
+            bondingCurveBytecode: n.bondingCurveBytecode,
+            localnetCrashed: thread.crashed
+          }
+        })
+      )
     }
     const rpcUrl = h.rpcUrl
     return Layer.effect(
@@ -131,7 +140,8 @@ export class HoodEndpoints extends Context.Tag("curvestream/HoodEndpoints")<Hood
           },
           keeper,
           traderKeys: [],
-          bondingCurveBytecode: bytecode
+          bondingCurveBytecode: bytecode,
+          localnetCrashed: Effect.never
         }
       })
     )

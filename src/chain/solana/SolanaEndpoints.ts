@@ -1,14 +1,16 @@
 /**
- * Where the engine reaches Solana: the embedded localnet (started in-process, default) or a real
- * cluster named by `SOLANA_RPC_URL` / `YELLOWSTONE_URL` / `BLOCK_ENGINE_URL`. Also the keeper's
+ * Where the engine reaches Solana: the embedded localnet (default; on its own worker thread,
+ * `thread.ts`, reached through the sockets it serves like any cluster) or a real cluster named by
+ * `SOLANA_RPC_URL` / `YELLOWSTONE_URL` / `BLOCK_ENGINE_URL`. Also the keeper's
  * signing key: the localnet's keeper in embedded mode, `KEEPER_SECRET_KEY` otherwise (no key:
  * the keeper does not run, and says so).
  */
-import { createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from "@solana/kit"
+import { type Address, createKeyPairSignerFromBytes, getBase58Encoder, type KeyPairSigner } from "@solana/kit"
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { type LocalnetThreadError, startLocalnetThread } from "../internal/LocalnetThread.js"
 import { keeperSigner } from "./client/DevSigners.js"
-import type { Ledger } from "./localnet/Ledger.js"
-import { SolanaLocalnet, type SolanaLocalnetError } from "./localnet/LocalnetService.js"
+import type { StakingRewardsRound } from "./localnet/Faucet.js"
+import type { SolanaLocalnetThreadInfo, SolanaLocalnetThreadOptions } from "./localnet/thread.js"
 
 /**
  * What the endpoints need from the configuration (`AppConfigShape["solana"]` extends it; the
@@ -32,8 +34,18 @@ export interface SolanaEndpointsShape {
   readonly grpcToken: string | undefined
   readonly blockEngineUrl: string | undefined
   readonly keeper: KeyPairSigner | undefined
-  /** The embedded localnet's ledger (funding the local account's wallets); undefined against a cluster. */
-  readonly localLedger: Ledger | undefined
+  /** The embedded localnet's faucet (funding the local account's wallets, simulated rewards); undefined against a cluster. */
+  readonly localFaucet: LocalFaucet | undefined
+  /** Fails when the embedded localnet's thread crashes; never against a cluster. */
+  readonly localnetCrashed: Effect.Effect<never, LocalnetThreadError>
+}
+
+/** The embedded localnet's faucet calls (`localnet/Faucet.ts`, run on the localnet's thread). */
+export interface LocalFaucet {
+  /** Tops `owner` up to at least `lamports` and, per mint, the raw amount given; never beyond. */
+  topUp(owner: Address, lamports: bigint, tokens: ReadonlyArray<readonly [Address, bigint]>): Effect.Effect<void, LocalnetThreadError>
+  /** One round of simulated staking rewards; the reward ids distributed. */
+  distributeRewards(owners: ReadonlyArray<Address>, round: StakingRewardsRound): Effect.Effect<ReadonlyArray<bigint>, LocalnetThreadError>
 }
 
 export class SolanaConfigError extends Schema.TaggedError<SolanaConfigError>()("SolanaConfigError", {
@@ -45,23 +57,28 @@ export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<
   static readonly layer = (
     s: SolanaEndpointsConfig,
     localnet?: { readonly dataDir: string; readonly fsync: boolean }
-  ): Layer.Layer<SolanaEndpoints, SolanaLocalnetError | SolanaConfigError> => {
+  ): Layer.Layer<SolanaEndpoints, LocalnetThreadError | SolanaConfigError> => {
     if (s.yellowstoneUrl === undefined && s.rpcUrl === undefined) {
-      return Layer.effect(
+      return Layer.scoped(
         SolanaEndpoints,
         Effect.gen(function* () {
-          const localnet = yield* SolanaLocalnet
+          const options: SolanaLocalnetThreadOptions = { ledger: { slotMs: s.localnetSlotMs }, ...localnet }
+          const thread = yield* startLocalnetThread<SolanaLocalnetThreadInfo>("solana", new URL("./localnet/thread.ts", import.meta.url), options)
           return {
             embedded: true,
-            rpcUrl: localnet.rpcUrl,
-            grpcUrl: localnet.grpcUrl,
+            rpcUrl: thread.info.rpcUrl,
+            grpcUrl: thread.info.grpcUrl,
             grpcToken: undefined,
-            blockEngineUrl: localnet.blockEngineUrl,
+            blockEngineUrl: thread.info.blockEngineUrl,
             keeper: yield* Effect.promise(() => keeperSigner()),
-            localLedger: localnet.ledger
+            localFaucet: {
+              topUp: (owner, lamports, tokens) => Effect.asVoid(thread.call("topUp", [owner, lamports, tokens])),
+              distributeRewards: (owners, round) => Effect.map(thread.call("distributeRewards", [owners, round]), (ids) => ids as ReadonlyArray<bigint>)
+            },
+            localnetCrashed: thread.crashed
           }
         })
-      ).pipe(Layer.provide(SolanaLocalnet.layer({ ledger: { slotMs: s.localnetSlotMs }, ...localnet })))
+      )
     }
     return Layer.effect(
       SolanaEndpoints,
@@ -83,7 +100,8 @@ export class SolanaEndpoints extends Context.Tag("curvestream/SolanaEndpoints")<
           grpcToken: s.yellowstoneToken === undefined ? undefined : Redacted.value(s.yellowstoneToken),
           blockEngineUrl: s.blockEngineUrl,
           keeper,
-          localLedger: undefined
+          localFaucet: undefined,
+          localnetCrashed: Effect.never
         }
       })
     )

@@ -1,0 +1,31 @@
+/**
+ * The embedded Solana localnet's thread program (`LocalnetThread.ts`): the ledger, its journal and
+ * its three servers (`LocalnetService.make`) on this worker thread. It reports the servers' URLs,
+ * and serves the faucet's two calls (`Faucet.ts`): `topUp` and `distributeRewards`.
+ */
+import type { Address } from "@solana/kit"
+import { Effect } from "effect"
+import { runLocalnetThread } from "../../internal/LocalnetThreadMain.js"
+import { distributeRound, type StakingRewardsRound, topUp } from "./Faucet.js"
+import { make, type SolanaLocalnetOptions } from "./LocalnetService.js"
+
+/** What the thread reports when ready. */
+export interface SolanaLocalnetThreadInfo {
+  readonly rpcUrl: string
+  readonly grpcUrl: string
+  readonly blockEngineUrl: string
+}
+
+/** The options that cross the worker port (plain data). */
+export type SolanaLocalnetThreadOptions = Pick<SolanaLocalnetOptions, "manualSlots" | "host" | "dataDir" | "fsync"> & { readonly ledger?: { readonly slotMs?: number } }
+
+runLocalnetThread((options: SolanaLocalnetThreadOptions) =>
+  Effect.map(make(options), (localnet) => ({
+    info: { rpcUrl: localnet.rpcUrl, grpcUrl: localnet.grpcUrl, blockEngineUrl: localnet.blockEngineUrl } satisfies SolanaLocalnetThreadInfo,
+    ops: {
+      topUp: (owner: Address, lamports: bigint, tokens: ReadonlyArray<readonly [Address, bigint]>) =>
+        Effect.try(() => topUp(localnet.ledger, owner, lamports, tokens)),
+      distributeRewards: (owners: ReadonlyArray<Address>, round: StakingRewardsRound) => Effect.try(() => distributeRound(localnet.ledger, owners, round))
+    }
+  }))
+)
