@@ -16,7 +16,8 @@
  *    trade applied (visible). Budget: p99 < 5 ms.
  *
  * `--quick` runs fewer rounds and samples and writes nothing; `--latency` runs only the third
- * budget (with its samples split at the trigger decided in the drain) and writes nothing;
+ * budget (with its samples split at the trigger decided in the drain) and writes nothing; `--step`
+ * runs only the first (its full rounds; add `--quick` for fewer) and writes nothing;
  * otherwise the section goes into docs/benchmarks.md (about 2.5 minutes on this 2-core VM).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -40,6 +41,7 @@ import { writeBenchmarkSection } from "./benchmarksDoc.js"
 
 const quick = process.argv.includes("--quick")
 const latencyOnly = process.argv.includes("--latency")
+const stepOnly = process.argv.includes("--step")
 const STEP_TRADES = quick ? 20_000 : 100_000
 const STEP_ROUNDS = quick ? 2 : 4
 const STEP_CHUNK = 5_000
@@ -313,8 +315,10 @@ if (latencyOnly) {
   process.exit(0)
 }
 const steps = stepPhase()
+if (stepOnly) console.log(`load average ${load} at the start`)
 console.log(`step: ${fmt(steps.none, 0)} ns/trade with no book, ${fmt(steps.thousand, 0)} ns with 1,000 orders (${fmt(steps.thousand / steps.none)}x), ${fmt(steps.limits, 0)} ns with 1,000 limit and stop orders (${fmt(steps.limits / steps.none)}x)`)
 console.log(`apart: the market step alone ${fmt(steps.stepAlone, 0)} ns/trade; the books' hook alone ${fmt(steps.hookThousand, 0)} ns with 1,000 orders, ${fmt(steps.hookLimits, 0)} ns with 1,000 limit and stop orders`)
+if (stepOnly) process.exit(0)
 const memory = memoryPhase()
 console.log(`memory: ${fmt(memory.bytesPerOrder, 0)} bytes per order (${fmt(memory.totalMiB, 0)} MiB for 1,000,000 over 100,000 markets)`)
 const latency = await latencyPhase()
