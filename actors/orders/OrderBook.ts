@@ -243,7 +243,7 @@ const expiredAt = (s: Slots, i: number, atMs: number): boolean => {
 /**
  * `slots`: `nBelow` orders, then `nAbove`, then the trailing stops. The raise level (`raiseOf`):
  * the price the last trade that raised every watermark below it left (none since the watermarks
- * were last written into the orders: `raisedTo` null and `raiseTokenRaw` 0n); a trailing stop's
+ * were last written into the orders: `raisedTo` null and `raiseDecimals` −1); a trailing stop's
  * watermark now is the raise level when its own is below it (or none), else its own, and it was
  * raised since the last settle when so or when its RAISED bit is set. A raise from `passedAt` is
  * kept as the reserves the trade left (`raiseQuoteRaw` / `raiseTokenRaw` > 0 at the market's
@@ -259,8 +259,8 @@ class Book implements OrderBook {
     /** The raise level, exact (for a raise kept as reserves: null until first read, then their price). */
     public raisedTo: Price | null,
     readonly raiseQuoteRaw: bigint,
-    /** 0n: no raise kept as reserves. */
     readonly raiseTokenRaw: bigint,
+    /** −1: no raise kept as reserves (a number, so the hot checks compare no bigint). */
     readonly raiseDecimals: number,
     readonly raiseQuoteDecimals: number,
     /** The highest "below" level and the lowest "above" level as floats (−∞ / +∞ when none). */
@@ -300,11 +300,11 @@ class Book implements OrderBook {
 const range = (from: number, to: number): Array<number> => Array.from({ length: to - from }, (_, k) => from + k)
 
 /** Whether the book holds a raise level. */
-const hasRaise = (b: Book): boolean => b.raisedTo !== null || b.raiseTokenRaw !== 0n
+const hasRaise = (b: Book): boolean => b.raisedTo !== null || b.raiseDecimals >= 0
 
 /** The raise level, exact (a raise kept as reserves is priced here, once: the same `num`/`den` the exact path would have used). */
 const raiseOf = (b: Book): Price | null => {
-  if (b.raisedTo !== null || b.raiseTokenRaw === 0n) return b.raisedTo
+  if (b.raisedTo !== null || b.raiseDecimals < 0) return b.raisedTo
   b.raisedTo = priceOfReserves(b.raiseQuoteRaw, b.raiseTokenRaw, b.raiseDecimals, b.raiseQuoteDecimals)
   return b.raisedTo
 }
@@ -351,7 +351,7 @@ const build = (slots: Slots, nBelow: number, nAbove: number): Book => {
   }
   if (unwatched) lowWatermark = null
   const lowWatermarkF = lowWatermark === null ? Number.NEGATIVE_INFINITY : approxRatio(lowWatermark.num, lowWatermark.den)
-  return new Book(slots, nBelow, nAbove, null, 0n, 0n, 0, 0, belowMaxF, aboveMinF, lowWatermark, lowWatermarkF, highStopF, lowTrail, maxAfter, earliestExpiryMs, raisedBits)
+  return new Book(slots, nBelow, nAbove, null, 0n, 0n, -1, 0, belowMaxF, aboveMinF, lowWatermark, lowWatermarkF, highStopF, lowTrail, maxAfter, earliestExpiryMs, raisedBits)
 }
 
 /** The trailing stops' slots with `raisedTo` written into each order it covers (RAISED set): the same array when none. */
@@ -376,7 +376,7 @@ const raisedBook = (b: Book, price: Price, priceF: number): Book =>
     price,
     0n,
     0n,
-    0,
+    -1,
     0,
     b.belowMaxF,
     b.aboveMinF,
@@ -438,7 +438,8 @@ export const quietAt = (book: OrderBook, priceF: number, atMs: number): boolean 
  * The book after a trade that provably triggers and expires nothing, decided without its exact
  * price: the trade left the reserves `quoteRaw` / `tokenRaw` (a market with these decimals, whose
  * price is `priceOfReserves` of them) and `priceF` is that price's float (`PriceBand`:
- * `approxReserves` of them, as `MarketCore.priceFloat`). Answers the SAME book when the trade
+ * `approxReserves` of them, as `MarketCore.priceFloat`; a float in its normal range, which every
+ * answer but undefined needs, implies both reserves are positive). Answers the SAME book when the trade
  * changes nothing, and a raised one (O(1)) when every trailing stop counts it, none has expired
  * at `atMs`, it is surely above every stop and above the lowest watermark: the raise is kept as
  * the reserves (`reservesRaisedBook`). Whether it is above the lowest watermark when the floats
@@ -462,7 +463,6 @@ export const passedAt = (
   if (!surelyAbove(priceF, b.belowMaxF) || !surelyBelow(priceF, b.aboveMinF)) return undefined
   if (b.nTrailing === 0) return b
   if (position <= b.maxAfter || atMs >= b.earliestExpiryMs || !surelyAbove(priceF, b.highStopF)) return undefined
-  if (tokenRaw <= 0n || quoteRaw < 0n) return undefined
   const above =
     (!hasRaise(b) && b.lowWatermark === null) ||
     surelyAbove(priceF, b.lowWatermarkF) ||
@@ -472,7 +472,7 @@ export const passedAt = (
 
 /** Exactly: the price of these reserves is above the book's lowest watermark (which it has). */
 const reservesAboveLow = (b: Book, quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number): boolean => {
-  if (b.raiseTokenRaw !== 0n && b.raiseDecimals === decimals && b.raiseQuoteDecimals === quoteDecimals) {
+  if (b.raiseDecimals === decimals && b.raiseQuoteDecimals === quoteDecimals) {
     // Both prices at the same decimals: q·10^d / (t·10^qd) against rq·10^d / (rt·10^qd), the powers cancel.
     return quoteRaw * b.raiseTokenRaw > b.raiseQuoteRaw * tokenRaw
   }
