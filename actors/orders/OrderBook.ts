@@ -390,7 +390,11 @@ const raisedBook = (b: Book, price: Price, priceF: number): Book =>
     b.raisedBits
   )
 
-/** `raisedBook` with the raise kept as the reserves the trade left (its price made only when read): O(1), no bigint arithmetic. */
+/**
+ * `raisedBook` with the raise kept as the reserves the trade left (its price made only when read):
+ * O(1), no bigint arithmetic. `priceF` is `approxReserves` of them (five correctly rounded
+ * operations); the stop bound built on it adds two (`approxStop`): seven, within `PriceBand`'s bound.
+ */
 const reservesRaisedBook = (b: Book, quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number, priceF: number): Book =>
   new Book(
     b.slots,
