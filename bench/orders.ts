@@ -16,7 +16,8 @@
  *    trade applied (visible). Budget: p99 < 5 ms.
  *
  * `--quick` runs fewer rounds and samples and writes nothing; `--latency` runs only the third
- * budget (with its samples split at the trigger decided in the drain) and writes nothing;
+ * budget (with its samples split at the trigger decided in the drain) and writes nothing; `--step`
+ * runs only the first (its full rounds; add `--quick` for fewer) and writes nothing;
  * otherwise the section goes into docs/benchmarks.md (about 2.5 minutes on this 2-core VM).
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -40,6 +41,7 @@ import { writeBenchmarkSection } from "./benchmarksDoc.js"
 
 const quick = process.argv.includes("--quick")
 const latencyOnly = process.argv.includes("--latency")
+const stepOnly = process.argv.includes("--step")
 const STEP_TRADES = quick ? 20_000 : 100_000
 const STEP_ROUNDS = quick ? 2 : 4
 const STEP_CHUNK = 5_000
@@ -313,8 +315,10 @@ if (latencyOnly) {
   process.exit(0)
 }
 const steps = stepPhase()
+if (stepOnly) console.log(`load average ${load} at the start`)
 console.log(`step: ${fmt(steps.none, 0)} ns/trade with no book, ${fmt(steps.thousand, 0)} ns with 1,000 orders (${fmt(steps.thousand / steps.none)}x), ${fmt(steps.limits, 0)} ns with 1,000 limit and stop orders (${fmt(steps.limits / steps.none)}x)`)
 console.log(`apart: the market step alone ${fmt(steps.stepAlone, 0)} ns/trade; the books' hook alone ${fmt(steps.hookThousand, 0)} ns with 1,000 orders, ${fmt(steps.hookLimits, 0)} ns with 1,000 limit and stop orders`)
+if (stepOnly) process.exit(0)
 const memory = memoryPhase()
 console.log(`memory: ${fmt(memory.bytesPerOrder, 0)} bytes per order (${fmt(memory.totalMiB, 0)} MiB for 1,000,000 over 100,000 markets)`)
 const latency = await latencyPhase()
@@ -339,23 +343,33 @@ per order, load average 4.50, 2.62, 3.08; the old books under this bench's turn-
 level, watermark, a small integer for kind, trail and the raised flag, expiry), limit buys and stops
 ascending, limit sells descending, then the trailing stops in placement order; \`BookOrder\`s are
 built only for outputs and reads. A trade is first put to a float band (\`internal/PriceBand.ts\`):
-its price as a float from the reserves against the highest "below" level and stop, the lowest
+its price as a float (the market step's) against the highest "below" level and stop, the lowest
 "above" level and watermark, and the earliest trailing expiry; inside it the trade provably changes
 nothing and \`OrderBooks.applied\` answers without the exact price, no bigint and no allocation.
 The floats only ever say "surely not": each is within 2^-49 of its exact value and a comparison
 needs a gap of 2^-40, anything nearer or out of the normal range goes to the exact bigint
 comparison, and \`PriceBand.test.ts\` checks that against the exact comparisons (neighbours one raw
 unit apart, equal values in other units, up to 2^1100). A new high sets one raise level shared by
-every trailing stop whose watermark is below it (O(1), the one path left here that
-allocates: this workload makes a new high about every other trade); a trade near a stop checks each trailing stop
-exactly. The step is timed with the variants taking turns every 5,000 trades instead of whole runs,
-so a swing of this shared machine's load falls on all three alike. That ratio still moves with the
-load (runs of this bench on this branch at load averages 6 to 9: 1.16x to 2.43x with 1,000 orders);
-taken apart (the row's last figures), the books' hook costs a fifth to a half of the fastest market
-step: the float band alone (a map lookup, two BigInt-to-Number conversions) a fifth to a quarter,
-a new high (the exact price, a new book) about as much again per trade. So a 1.2x in the row is
-met without margin: under 1.2x in every run would take the market's price as a float from the
-step itself and a raise without the exact price (kept as the reserves until the flush writes it).
+every trailing stop whose watermark is below it (O(1)); a trade near a stop checks each trailing
+stop exactly. Then (the follow-up for this row): the market step keeps its price as a float
+(\`MarketCore.priceFloat\`: the two BigInt-to-Number conversions are now paid once by the step,
+with or without books; derived, never in a checkpoint), the books' hook reads it instead of
+converting the reserves, and a trade that crosses nothing is answered by \`OrderBook.passedAt\`
+without the exact price: a new high (half of this workload's trades) allocates only the raised
+book, its raise kept as the reserves and priced (\`priceOfReserves\`, the exact path's \`num\` and
+\`den\`) only when read (the flush, an exact pass, a placement); near the lowest watermark the
+reserves are cross-multiplied exactly. Each book sits in a cell the hook rewrites (no map write),
+and the last market looked up is remembered (no lookup while one market's trades come in a row;
+a drain interleaving markets pays one per trade). The step is timed with the variants taking
+turns every 5,000 trades instead of whole runs, so a swing of this shared machine's load falls on
+all three alike. Before the follow-up, runs at load averages 6 to 9 gave 1.16x to 2.43x with 1,000
+orders (\`--step\` at load 2.4: 1359 vs 654 ns, 2.08x; the hook alone 272 ns). After it, \`--step\`
+(the row alone, nothing written) at load averages 6.1 to 10: 1.00x, 1.11x, 1.12x, 1.13x, 1.16x,
+1.20x, 1.21x, 1.22x, 1.33x, the hook alone 155 to 281 ns, the limit and stop orders' quiet path
+alone 97 to 160 ns (the floor of any book: a cell, the core's float, five float comparisons). So
+the row is met in most runs under this load and missed by a few hundredths in some; what is left
+of the hook above that floor is the raised book a new high allocates (a new high keeps the book
+immutable: the step is pure).
 
 What changed for the third budget (\`src/services/orders/OrderTriggers.ts\`, \`OrderStore.markTriggeredAll\`):
 before, a trade that triggered hurried the checkpoint flush (after its 1 ms linger) and the

@@ -25,7 +25,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { type ChainEvent, CurveCompleted } from "../../ingest/ChainEvent.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
-import { makeStep, type MarketOutput, type MarketState, step, stepCore } from "./MarketActor.js"
+import { makeStep, type MarketCore, type MarketOutput, type MarketState, priceFloatOf, step, stepCore } from "./MarketActor.js"
 import { decodeMarketState, encodeMarketState } from "./MarketCodec.js"
 import { progressBpsOf } from "./MarketRecord.js"
 
@@ -397,6 +397,40 @@ describe("MarketActor property", () => {
       }),
       { numRuns: 300 }
     )
+  })
+
+  it("priceFloat is the float of the price the reserves set, in every state the step makes (curve, pool, migration, rollback) and the codec gives back", () => {
+    const checked = { curve: 0, pool: 0 }
+    const check = (core: MarketCore | undefined) => {
+      if (core === undefined) return
+      // Bit for bit (Object.is: NaN is NaN), so a stale float from another venue or reserves fails.
+      expect(Object.is(core.priceFloat, priceFloatOf(core))).toBe(true)
+      expect(Number.isNaN(core.priceFloat)).toBe(false)
+      checked[core.lifecycle === "migrated" ? "pool" : "curve"]++
+    }
+    fc.assert(
+      fc.property(fc.array(arbAction, { maxLength: 60, size: "large" }), fc.integer({ min: 0, max: 6 }), (actions, history) => {
+        const f = makeStep({ retractHistory: { solana: history, hood: history + 2 } })
+        const states = new Map<string, MarketState>()
+        for (const e of simulate(actions)) {
+          const key = `${e.chain}:${e.mint}`
+          const [next] = f(states.get(key), e)
+          if (next === undefined) {
+            states.delete(key)
+            continue
+          }
+          states.set(key, next)
+          check(next.core)
+          check(next.window?.base)
+          const decoded = decodeMarketState(encodeMarketState(next))
+          check(decoded.core)
+          expect(encodeMarketState(next)).not.toContain("priceFloat")
+        }
+      }),
+      { numRuns: 200 }
+    )
+    expect(checked.curve).toBeGreaterThan(0)
+    expect(checked.pool).toBeGreaterThan(0)
   })
 
   it("no trade is counted twice: lifetime trades equal the trades not retracted", () => {

@@ -30,6 +30,7 @@ import type { ChainEvent, ChainId, CurveMode } from "../../ingest/ChainEvent.js"
 import { decodeKept, encodeKept, isBinary } from "../../ingest/ChainEventBinary.js"
 import { decodeChainEvent, encodeChainEvent } from "../../ingest/ChainEventCodec.js"
 import type { CurveState } from "../../src/domain/CurveMath.js"
+import { approxReserves } from "../orders/internal/PriceBand.js"
 import {
   addRecentTrader,
   addToWindow,
@@ -130,6 +131,14 @@ export interface MarketCore {
   readonly creatorFeesClaimedRaw: bigint
   /** Hood recovery figures (spec 2.9 recovery block), from the latest `RecoverySnapshot`; absent before recovery. */
   readonly recovery?: Recovery
+  /**
+   * The price the reserves set now (`MarketRecord.priceReserves`) as a float within 2^-49 of it
+   * (`PriceBand.approxReserves`; NaN without a price or out of the floats' normal range), for
+   * readers that only ask "surely not" (the order books' band). Derived: set by `stepCore` on every
+   * event that moves the reserves or the venue, recomputed by the checkpoint codec, never stored;
+   * `priceFloatOf(core)` is its definition (pinned by MarketActor.test.ts).
+   */
+  readonly priceFloat: number
 }
 
 /** The recovery block's amounts, all read at one block (`snapshotBlock`). */
@@ -260,6 +269,15 @@ export const RETRACTED_MAX = 256
 
 export const actorKey = (chain: ChainId, mint: string): string => `${chain}:${mint}`
 
+/** `priceFloat` of a core with this venue, reserves and decimals: the pool's once migrated onto one, else the curve's. */
+const priceFloatAt = (lifecycle: Lifecycle, pool: Pool | null, curveState: CurveState, identity: MarketIdentity): number =>
+  lifecycle === "migrated" && pool !== null
+    ? approxReserves(pool.quoteReserveRaw, pool.tokenReserveRaw, identity.decimals, identity.quoteDecimals)
+    : approxReserves(curveState.virtualQuoteRaw, curveState.virtualTokenRaw, identity.decimals, identity.quoteDecimals)
+
+/** What a core's `priceFloat` must be (the codec's recomputation, and the step's invariant). */
+export const priceFloatOf = (core: Omit<MarketCore, "priceFloat">): number => priceFloatAt(core.lifecycle, core.pool, core.curveState, core.identity)
+
 // ---------------------------------------------------------------------------------------------
 // Lifecycle helpers (spec 3.6)
 
@@ -378,7 +396,8 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
         pool: null,
         migratedPosition: null,
         stats: EMPTY_STATS,
-        creatorFeesClaimedRaw: 0n
+        creatorFeesClaimedRaw: 0n,
+        priceFloat: approxReserves(e.virtualQuoteRaw, e.tokenReserveRaw, e.decimals, e.quoteDecimals)
       }
     }
     case "Trade": {
@@ -395,17 +414,18 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
           return { ...core, lastPosition: e.position, lastEventAtMs, stats }
         }
         const pool: Pool = { ...core.pool, quoteReserveRaw: e.quoteReserveRaw, tokenReserveRaw: e.tokenReserveRaw }
-        return { ...core, lastPosition: e.position, lastEventAtMs, stats, pool }
+        return { ...core, lastPosition: e.position, lastEventAtMs, stats, pool, priceFloat: priceFloatAt(core.lifecycle, pool, core.curveState, core.identity) }
       }
       if (core.lifecycle !== "trading") out.push({ _tag: "Anomaly", eventId: e.id, reason: `curve_trade_while_${core.lifecycle}` })
       const complete = e.realQuoteRaw >= core.params.thresholdRaw
       const curveState: CurveState = { virtualQuoteRaw: e.quoteReserveRaw, virtualTokenRaw: e.tokenReserveRaw, realQuoteRaw: e.realQuoteRaw, complete }
       const lifecycle: Lifecycle = core.lifecycle === "trading" && (complete || e.crossesGraduation) ? "completed" : core.lifecycle
-      if (lifecycle === core.lifecycle) return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle }
+      const priceFloat = priceFloatAt(lifecycle, core.pool, curveState, core.identity)
+      if (lifecycle === core.lifecycle) return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, priceFloat }
       // The trade that completed the curve (no conditional spread on the path every other trade takes).
       lifecycleTo(out, e, core.lifecycle, lifecycle)
       graduated(out, core, e)
-      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, completedPosition: e.position }
+      return { ...core, lastPosition: e.position, lastEventAtMs, stats, curveState, lifecycle, completedPosition: e.position, priceFloat }
     }
     case "CurveCompleted": {
       if (core === undefined) {
@@ -474,19 +494,21 @@ export const stepCore = (core: MarketCore | undefined, e: ChainEvent, out: Array
       migrationTo(out, e, core.migration, migration)
       lifecycleTo(out, e, core.lifecycle, "migrated")
       out.push({ _tag: "Announced", eventId: e.id, notice: { event: "migration.completed", chain: core.chain, mint: core.mint, pool: e.pool, migratedAtMs: e.timestampMs } })
+      const pool: Pool = {
+        address: core.chain === "hood" ? null : e.pool,
+        ...(core.chain === "hood" && e.dexPool !== undefined ? { dexPool: e.dexPool } : {}),
+        feeBps: e.feeBps,
+        quoteReserveRaw: e.quoteRaw,
+        tokenReserveRaw: e.tokensRaw
+      }
       return {
         ...advanced(core, e),
         curveState: core.curveState.complete ? core.curveState : { ...core.curveState, complete: true },
         lifecycle: "migrated",
         migration,
-        pool: {
-          address: core.chain === "hood" ? null : e.pool,
-          ...(core.chain === "hood" && e.dexPool !== undefined ? { dexPool: e.dexPool } : {}),
-          feeBps: e.feeBps,
-          quoteReserveRaw: e.quoteRaw,
-          tokenReserveRaw: e.tokensRaw
-        },
-        migratedPosition: e.position
+        pool,
+        migratedPosition: e.position,
+        priceFloat: priceFloatAt("migrated", pool, core.curveState, core.identity)
       }
     }
     case "RecoverySnapshot": {

@@ -3,7 +3,7 @@
  *
  * Format, version 1: `{"v":1,"core":<core>|null,"window":{"base":<core>|null,"events":[<wire>],
  * "retracted":[[id,position],...]}|null}`. A core is the `MarketCore` object with its statistics windows as
- * positional arrays. Inside cores a bigint is the string `"$n:<decimal>"` and any other
+ * positional arrays and without its derived `priceFloat` (recomputed by `decode`). Inside cores a bigint is the string `"$n:<decimal>"` and any other
  * string starting with `$` gets one more `$` (so no user string, e.g. a token name, can be read
  * back as a number). Window events are in their bus wire form (`toWire`), decoded back through the
  * same fast ChainEvent decoder, so they come back as the same classes.
@@ -14,7 +14,7 @@
  */
 import { fromWireObject, toWire } from "../../ingest/ChainEventCodec.js"
 import type { RecentTraders, Slot } from "./internal/tradeWindows.js"
-import { keep, type KeptEvent, type MarketCore, type MarketState, unkeep } from "./MarketActor.js"
+import { keep, type KeptEvent, type MarketCore, type MarketState, priceFloatOf, unkeep } from "./MarketActor.js"
 
 export const CODEC_VERSION = 1
 
@@ -36,9 +36,10 @@ const reviver = (_key: string, value: unknown): unknown => {
 /** Windows as positional arrays (`[slot, volumeRaw, trades, buys]`): checkpoints stay about half the size. */
 const compactCore = (core: MarketCore | undefined): unknown => {
   if (core === undefined) return null
+  const { priceFloat: _derived, ...stored } = core
   const st = core.stats
   return {
-    ...core,
+    ...stored,
     stats: {
       ...st,
       fiveMinutes: st.fiveMinutes.map((x) => [x.slot, x.volumeRaw, x.trades, x.buys]),
@@ -101,8 +102,8 @@ const checkCore = (u: unknown, where: string): MarketCore | undefined => {
     throw new Error(`checkpoint ${where} is not a market`)
   }
   const stats = u["stats"] as Record<string, unknown>
-  return {
-    ...(u as unknown as MarketCore),
+  const core: Omit<MarketCore, "priceFloat"> = {
+    ...(u as unknown as Omit<MarketCore, "priceFloat">),
     stats: {
       ...(stats as unknown as MarketCore["stats"]),
       fiveMinutes: slotsOf(stats["fiveMinutes"]),
@@ -110,6 +111,7 @@ const checkCore = (u: unknown, where: string): MarketCore | undefined => {
       recentTraders: tradersOf(stats["recentTraders"])
     }
   }
+  return { ...core, priceFloat: priceFloatOf(core) }
 }
 
 /** Throws when `text` is not a version-1 market checkpoint. */

@@ -1,15 +1,32 @@
 /**
  * OrderBook's packed storage and float band (the budgets of issue 29): the float band answers
  * only what is provably quiet, and prices a float cannot tell apart (one raw unit apart, equal in
- * other raw units) are decided exactly; the shared raise level of the trailing stops; the bound of
- * `OrderBooks` at `maxOrders` with the packed books.
+ * other raw units) are decided exactly; the shared raise level of the trailing stops, and a raise
+ * kept as the reserves (`passedAt`) then read exactly; the bound of `OrderBooks` at `maxOrders`
+ * with the packed books.
  */
 import { describe, expect, it } from "vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { defaultConfig, makeStep, type MarketState } from "../market/MarketActor.js"
-import { approxRatio } from "./internal/PriceBand.js"
-import { type BookEvent, type BookOrder, type BookOutput, emptyBook, type OrderBook, parsePriceE18, type Price, quietAt, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
+import { approxRatio, approxReserves } from "./internal/PriceBand.js"
+import {
+  type BookEvent,
+  type BookOrder,
+  type BookOutput,
+  emptyBook,
+  type OrderBook,
+  parsePriceE18,
+  passedAt,
+  type Price,
+  priceOfReserves,
+  quietAt,
+  raisedWatermarks,
+  settled,
+  sizeOf,
+  step,
+  trailStop
+} from "./OrderBook.js"
 import { currentPrice, OrderBooks } from "./OrderBooks.js"
 
 const E18 = 10n ** 18n
@@ -31,6 +48,7 @@ const placeAll = (orders: ReadonlyArray<BookOrder>, book: OrderBook = emptyBook)
 const ids = (out: ReadonlyArray<BookOutput>) => out.map((o) => [o._tag, o.order.id])
 /** `levelE18 / 10^18` plus `units / (10^18 · K)`. */
 const nudged = (levelE18: bigint, units: bigint): Price => ({ num: levelE18 * K + units, den: E18 * K })
+const comparePriceOf = (a: Price, b: Price): number => (a.num * b.den < b.num * a.den ? -1 : a.num * b.den > b.num * a.den ? 1 : 0)
 
 describe("OrderBook float band", () => {
   it("prices one raw unit off a level share its float, so the exact comparison decides", () => {
@@ -89,6 +107,78 @@ describe("OrderBook float band", () => {
     expect(ids(out)).toEqual([["Triggered", "t2"]])
     expect(sizeOf(after)).toBe(2)
     expect(raisedWatermarks(after).map(([id, w]) => [id, w.num])).toEqual([["t1", 5n], ["t3", 5n]])
+  })
+
+  it("a raise kept as the reserves: passedAt raises without pricing, the flush reads the exact price, and a trigger is decided exactly from it", () => {
+    // A Solana-like market: 6 token decimals, 9 quote decimals; reserves so large that neighbours share a float.
+    const D = 6
+    const QD = 9
+    const at = (q: bigint, t: bigint, n: number) => [approxReserves(q, t, D, QD), q, t, D, QD, pos(n), n * 1000] as const
+    const q0 = 30n * 10n ** 9n * K
+    const t0 = 10n ** 15n * K
+    const w = priceOfReserves(q0, t0, D, QD)!
+    const book = placeAll([
+      order({ id: "t", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 1000, watermark: w }),
+      order({ id: "far", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 9000, watermark: w })
+    ])
+    // Equal to the watermark in other raw units, and one raw unit below: nothing changes (decided exactly, the floats are equal).
+    expect(approxReserves(q0 * 2n, t0 * 2n, D, QD)).toBe(approxReserves(q0 + 1n, t0, D, QD))
+    expect(passedAt(book, ...at(q0 * 2n, t0 * 2n, 1))).toBe(book)
+    expect(passedAt(book, ...at(q0 - 1n, t0, 1))).toBe(book)
+    expect(passedAt(book, ...at(q0, t0 + 1n, 1))).toBe(book)
+    // One raw unit above: raised, kept as reserves; the watermarks read give their exact price, to the raw unit.
+    const raised = passedAt(book, ...at(q0 + 1n, t0, 1))!
+    expect(raised).not.toBe(book)
+    expect(raised).not.toBe(undefined)
+    const high = priceOfReserves(q0 + 1n, t0, D, QD)!
+    expect(raisedWatermarks(raised).map(([id, p]) => [id, p.num, p.den])).toEqual([
+      ["t", high.num, high.den],
+      ["far", high.num, high.den]
+    ])
+    // What step with the exact price answers for the same trade: the same watermarks, no outputs.
+    const [viaStep, none] = step(book, traded(high, 1))
+    expect(none).toEqual([])
+    expect(viaStep.trailing).toEqual(raised.trailing)
+    // Against a raise kept as reserves, the next trade's neighbours: equal in other units and one unit
+    // below change nothing; one unit above raises again.
+    expect(passedAt(raised, ...at((q0 + 1n) * 3n, t0 * 3n, 2))).toBe(raised)
+    expect(passedAt(raised, ...at(q0, t0, 2))).toBe(raised)
+    const again = passedAt(raised, ...at(q0 + 2n, t0, 2))!
+    expect(raisedWatermarks(again).map(([, p]) => p)).toEqual([priceOfReserves(q0 + 2n, t0, D, QD), priceOfReserves(q0 + 2n, t0, D, QD)])
+    // A trade at t's stop (0.9 × the raise kept as reserves) is not passed: step decides it exactly.
+    const stop = trailStop(high, 1000)
+    const qs = (q0 + 1n) * 9000n
+    const ts = t0 * 10_000n
+    expect(comparePriceOf(priceOfReserves(qs, ts, D, QD)!, stop)).toBe(0)
+    expect(passedAt(raised, ...at(qs, ts, 3))).toBe(undefined)
+    const [after, out] = step(raised, traded(priceOfReserves(qs, ts, D, QD)!, 3))
+    expect(out).toEqual([
+      expect.objectContaining({ _tag: "Triggered", order: expect.objectContaining({ id: "t" }), watermark: high, stopPrice: stop })
+    ])
+    expect(after.trailing.map((o) => [o.id, o.watermark])).toEqual([["far", high]])
+    // One raw unit above the stop (in a finer unit): nothing triggers; one below: it does.
+    expect(step(raised, traded(priceOfReserves(qs * 2n + 1n, ts * 2n, D, QD)!, 3))[1]).toEqual([])
+    expect(ids(step(raised, traded(priceOfReserves(qs * 2n - 1n, ts * 2n, D, QD)!, 3))[1])).toEqual([["Triggered", "t"]])
+    // A settle (the flush) writes the exact raise into the orders.
+    expect(settled(raised).trailing.map((o) => o.watermark)).toEqual([high, high])
+  })
+
+  it("passedAt leaves to step what it cannot decide: a level or stop near, a replayed position, an expiry reached, no price", () => {
+    const book = placeAll([
+      order({ id: "b", levelE18: parsePriceE18("1")! }),
+      order({ id: "t", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 5000, watermark: { num: 2n, den: 1n }, afterPosition: pos(5), expiresAtMs: 60_000 })
+    ])
+    const at = (q: bigint, t: bigint, n: number, atMs = n * 1000) => [approxReserves(q, t, 0, 0), q, t, 0, 0, pos(n), atMs] as const
+    expect(passedAt(book, ...at(3n, 1n, 6))).not.toBe(undefined) // a new high: raised
+    expect(passedAt(book, ...at(3n, 2n, 6))).toBe(book) // 1.5: inside every band
+    expect(passedAt(book, ...at(K + 1n, K, 6))).toBe(undefined) // one unit above the buy's level
+    expect(passedAt(book, ...at(K - 1n, K, 6))).toBe(undefined) // one unit below it
+    expect(passedAt(book, ...at(3n, 1n, 5))).toBe(undefined) // a position the trailing stop does not count
+    expect(passedAt(book, ...at(3n, 1n, 6, 60_000))).toBe(undefined) // at its expiry
+    expect(passedAt(book, ...at(0n, 1n, 6))).toBe(undefined) // no price (NaN)
+    expect(passedAt(book, Number.NaN, 3n, 1n, 0, 0, pos(6), 6000)).toBe(undefined)
+    expect(passedAt(book, ...at(2n * K + 1n, K, 6))).not.toBe(book) // one unit above the watermark, exactly
+    expect(passedAt(book, ...at(2n * K * 5_000n + 1n, K * 10_000n, 6))).toBe(undefined) // at the stop (2 × 0.5 = 1): near
   })
 
   it("an order round-trips through the packed book unchanged (every field, both limits and trailing stops)", () => {

@@ -6,12 +6,18 @@
  * carries its watermark, and every trade passes over each). After each event: the same outputs,
  * in the same order, with the same prices, positions, watermarks and stops to the raw unit (`num`
  * and `den`, not only their values); the same orders left in the book, each with the same
- * watermark; and at a take, the same raised watermarks.
+ * watermark; and at a take, the same raised watermarks. Trades are fed as the runtime's hook
+ * feeds them half of the time: first to `passedAt` with the reserves (the price's numerator and
+ * denominator at decimals 0, whose `priceOfReserves` is that same price) and their float, and to
+ * `step` only when it cannot decide. Some trades repeat the last trade's price, in the same or
+ * other raw units or one raw unit (of a unit 2^60 finer) off it, so a raise kept as reserves meets
+ * its neighbours and the exact comparisons of reserves decide.
  *
  * Seed: `FC_SEED`, else random, printed.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { approxReserves } from "./internal/PriceBand.js"
 import {
   type BookEvent,
   type BookOrder,
@@ -20,6 +26,7 @@ import {
   compareToLevel,
   emptyBook,
   type OrderBook,
+  passedAt,
   type Price,
   raisedWatermarks,
   settled,
@@ -189,6 +196,8 @@ const E18 = 10n ** 18n
 
 /** A price `v/8` written with a denominator scaled by `k` (equal values, different raw units). */
 const priceOf = (v: number, k: number): Price => ({ num: BigInt(v) * BigInt(k), den: 8n * BigInt(k) })
+/** A unit so fine that a price one of it off the grid shares the grid price's float. */
+const FINE = 2n ** 60n
 
 type Cmd =
   | {
@@ -202,7 +211,16 @@ type Cmd =
       readonly ttl: number | null
     }
   | { readonly kind: "cancel"; readonly which: number }
-  | { readonly kind: "trade"; readonly price: number; readonly k: number; readonly back: number; readonly dtMs: number }
+  | {
+      readonly kind: "trade"
+      readonly price: number
+      readonly k: number
+      readonly back: number
+      readonly dtMs: number
+      readonly repeat: boolean
+      readonly nudge: number
+      readonly viaReserves: boolean
+    }
   | { readonly kind: "sweep"; readonly dtMs: number }
   | { readonly kind: "take" }
 
@@ -237,7 +255,11 @@ const cmdOf = (mode: "mixed" | "trailing"): fc.Arbitrary<Cmd> => {
         k: fc.constantFrom(1, 1, 1, 3),
         // Mostly the next position; sometimes a replay from a few trades back.
         back: fc.oneof({ weight: mixed ? 12 : 40, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }) }),
-        dtMs: fc.integer({ min: 0, max: 1500 })
+        dtMs: fc.integer({ min: 0, max: 1500 }),
+        // Sometimes the last trade's price again (`k` may write it in other units), on it or one fine unit off.
+        repeat: fc.boolean(),
+        nudge: fc.constantFrom(-1, 0, 0, 1),
+        viaReserves: fc.boolean()
       })
     },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("sweep" as const), dtMs: fc.integer({ min: 0, max: 1500 }) }) },
@@ -255,6 +277,7 @@ const contents = (b: { readonly below: ReadonlyArray<BookOrder>; readonly above:
 describe("OrderBook against the plain reference", () => {
   it.each(["mixed", "trailing"] as const)(`%s: the same outputs, books and raised watermarks, to the raw unit (seed ${seed})`, (mode) => {
     console.log(`OrderBook reference property (${mode}) seed ${seed} (replay: FC_SEED=${seed})`)
+    let viaReserves = 0
     fc.assert(
       fc.property(fc.array(cmdOf(mode), { maxLength: 200 }), (cmds) => {
         let book: OrderBook = emptyBook
@@ -263,6 +286,7 @@ describe("OrderBook against the plain reference", () => {
         const ids: Array<string> = []
         let n = 0 // the last trade's position
         let atMs = 0
+        let lastPrice: number | undefined
         for (const c of cmds) {
           let e: BookEvent
           if (c.kind === "take") {
@@ -302,9 +326,18 @@ describe("OrderBook against the plain reference", () => {
           } else {
             atMs += c.dtMs
             n = c.back === 0 ? n + 1 : Math.max(1, n - c.back)
-            e = { _tag: "Traded", price: priceOf(c.price, c.k), position: pos(n), atMs }
+            if (!c.repeat || lastPrice === undefined) lastPrice = c.price
+            const grid = priceOf(lastPrice, c.k)
+            const price = c.repeat && c.nudge !== 0 ? { num: grid.num * FINE + BigInt(c.nudge), den: grid.den * FINE } : grid
+            e = { _tag: "Traded", price, position: pos(n), atMs }
           }
-          const [next, out] = step(book, e)
+          // As the hook: the reserves path first (it answers only what it can decide, with no outputs).
+          const passed =
+            e._tag === "Traded" && c.kind === "trade" && c.viaReserves
+              ? passedAt(book, approxReserves(e.price.num, e.price.den, 0, 0), e.price.num, e.price.den, 0, 0, e.position, e.atMs)
+              : undefined
+          if (passed !== undefined) viaReserves++
+          const [next, out] = passed !== undefined ? [passed, none] : step(book, e)
           const [refNext, refOut] = referenceStep(ref, e)
           expect(out).toEqual(refOut)
           expect(contents(next)).toEqual(contents(refNext))
@@ -322,5 +355,7 @@ describe("OrderBook against the plain reference", () => {
       }),
       { seed, numRuns: 500 }
     )
+    // The reserves path did answer (it is not only ever left to step).
+    expect(viaReserves).toBeGreaterThan(100)
   })
 })

@@ -12,9 +12,10 @@
  *   watermark never triggers it.
  *
  * Invariants:
- * - Pure and deterministic; inputs never mutated (but for one cache: `highStopF`, an upper bound on
+ * - Pure and deterministic; inputs never mutated (but for two caches: `highStopF`, an upper bound on
  *   the trailing stops that an exact pass may tighten in place; it stays a valid bound, so no
- *   answer changes); an event that changes nothing returns the SAME book. Throwing is a defect.
+ *   answer changes; and `raisedTo` of a raise kept as reserves, its exact price made once when
+ *   first read); an event that changes nothing returns the SAME book. Throwing is a defect.
  * - Exact: the market's price is the rational its reserves give (`priceOfReserves`), targets are
  *   decimals at most `PRICE_DECIMALS` fractional digits held as integers scaled by 10^18;
  *   whether an order triggers is decided by cross-multiplied bigints. Floats only answer "surely
@@ -39,9 +40,13 @@
  * "above" level and the lowest watermark, before the earliest trailing expiry) costs a few float
  * comparisons and allocates nothing (`quietAt`, used by `OrderBooks.applied` before it computes the
  * trade's exact price). Otherwise limit and stop orders cost O(triggered) (the ends of the sorted
- * sections). Trailing stops share a raise level `raisedTo`: a trade above every watermark it
- * counts sets it (O(1)), and each trailing stop's watermark is the higher of its own and
- * `raisedTo` (an order's own is below `raisedTo` exactly when that trade raised it). A trade near
+ * sections). Trailing stops share a raise level `raisedTo`: a trade above the lowest watermark,
+ * counted by every trailing stop and reaching no stop, sets it (O(1)), and each trailing stop's
+ * watermark is the higher of its own and `raisedTo` (an order's own is below `raisedTo` exactly
+ * when that trade raised it). `passedAt` takes such a trade, and a quiet one, from the float the
+ * market step keeps (`MarketCore.priceFloat`) and the reserves, without the exact price: its raise
+ * is kept as the reserves and priced (`priceOfReserves`, the same `num`/`den` the exact path
+ * gives) only when read: an exact pass, a placement, a settle (the flush). A trade near
  * or below some stop checks each trailing stop exactly (O(n)); placing, cancelling, a trade one
  * order does not count (a replay) or one at some expiry copy the book (O(n)) with each watermark
  * written into its order.
@@ -236,22 +241,35 @@ const expiredAt = (s: Slots, i: number, atMs: number): boolean => {
 // The book
 
 /**
- * `slots`: `nBelow` orders, then `nAbove`, then the trailing stops. `raisedTo`: the price the last
- * trade that raised every watermark below it left (null: none since the watermarks were last
- * written into the orders); a trailing stop's watermark now is `raisedTo` when its own is below it
- * (or none), else its own, and it was raised since the last settle when so or when its RAISED bit
- * is set. The rest is derived (`build`): the float band and the trailing stops' bounds.
+ * `slots`: `nBelow` orders, then `nAbove`, then the trailing stops. The raise level (`raiseOf`):
+ * the price the last trade that raised every watermark below it left (none since the watermarks
+ * were last written into the orders: `raisedTo` null and `raiseDecimals` −1); a trailing stop's
+ * watermark now is the raise level when its own is below it (or none), else its own, and it was
+ * raised since the last settle when so or when its RAISED bit is set. A raise from `passedAt` is
+ * kept as the reserves the trade left (`raiseQuoteRaw` / `raiseTokenRaw` > 0 at the market's
+ * decimals), `raisedTo` caching their exact price once read. While raised, the lowest watermark
+ * IS the raise level (a raise needs a trade above the lowest). The rest is derived (`build`):
+ * the float band and the trailing stops' bounds.
  */
 class Book implements OrderBook {
   constructor(
     readonly slots: Slots,
     readonly nBelow: number,
     readonly nAbove: number,
-    readonly raisedTo: Price | null,
+    /** The raise level, exact (for a raise kept as reserves: null until first read, then their price). */
+    public raisedTo: Price | null,
+    readonly raiseQuoteRaw: bigint,
+    readonly raiseTokenRaw: bigint,
+    /** −1: no raise kept as reserves (a number, so the hot checks compare no bigint). */
+    readonly raiseDecimals: number,
+    readonly raiseQuoteDecimals: number,
     /** The highest "below" level and the lowest "above" level as floats (−∞ / +∞ when none). */
     readonly belowMaxF: number,
     readonly aboveMinF: number,
-    /** The lowest watermark now (exact; null when some trailing stop has none yet) and its float (−∞ then). */
+    /**
+     * The lowest watermark now, exact, when no raise is held (`lowWatermarkOf` reads it; null when
+     * some trailing stop has none yet or, while raised, always) and its float (−∞ when none).
+     */
     readonly lowWatermark: Price | null,
     readonly lowWatermarkF: number,
     /** A float at or above every trailing stop's stop price (as `PriceBand` bounds it; −∞ when none). Tightened after an exact pass. */
@@ -281,13 +299,27 @@ class Book implements OrderBook {
 
 const range = (from: number, to: number): Array<number> => Array.from({ length: to - from }, (_, k) => from + k)
 
-/** Whether the trailing stop in slot `i` takes `raisedTo` as its watermark. */
-const underRaise = (b: Book, i: number): boolean => {
-  if (b.raisedTo === null) return false
-  const own = ownWatermarkAt(b.slots, i)
-  return own === null || comparePrices(own, b.raisedTo) < 0
+/** Whether the book holds a raise level. */
+const hasRaise = (b: Book): boolean => b.raisedTo !== null || b.raiseDecimals >= 0
+
+/** The raise level, exact (a raise kept as reserves is priced here, once: the same `num`/`den` the exact path would have used). */
+const raiseOf = (b: Book): Price | null => {
+  if (b.raisedTo !== null || b.raiseDecimals < 0) return b.raisedTo
+  b.raisedTo = priceOfReserves(b.raiseQuoteRaw, b.raiseTokenRaw, b.raiseDecimals, b.raiseQuoteDecimals)
+  return b.raisedTo
 }
-const watermarkNow = (b: Book, i: number): Price | null => (underRaise(b, i) ? b.raisedTo : ownWatermarkAt(b.slots, i))
+
+/** The lowest watermark now (the raise level while raised); null when some trailing stop has none yet. */
+const lowWatermarkOf = (b: Book): Price | null => (hasRaise(b) ? raiseOf(b) : b.lowWatermark)
+
+/** Whether the trailing stop in slot `i` takes the raise level as its watermark. */
+const underRaise = (b: Book, i: number): boolean => {
+  const raise = raiseOf(b)
+  if (raise === null) return false
+  const own = ownWatermarkAt(b.slots, i)
+  return own === null || comparePrices(own, raise) < 0
+}
+const watermarkNow = (b: Book, i: number): Price | null => (underRaise(b, i) ? raiseOf(b) : ownWatermarkAt(b.slots, i))
 const raisedNow = (b: Book, i: number): boolean => (metaAt(b.slots, i) & RAISED) !== 0 || underRaise(b, i)
 
 /** A book over `slots` (watermarks written into the orders), its band and bounds computed: O(n). */
@@ -319,33 +351,64 @@ const build = (slots: Slots, nBelow: number, nAbove: number): Book => {
   }
   if (unwatched) lowWatermark = null
   const lowWatermarkF = lowWatermark === null ? Number.NEGATIVE_INFINITY : approxRatio(lowWatermark.num, lowWatermark.den)
-  return new Book(slots, nBelow, nAbove, null, belowMaxF, aboveMinF, lowWatermark, lowWatermarkF, highStopF, lowTrail, maxAfter, earliestExpiryMs, raisedBits)
+  return new Book(slots, nBelow, nAbove, null, 0n, 0n, -1, 0, belowMaxF, aboveMinF, lowWatermark, lowWatermarkF, highStopF, lowTrail, maxAfter, earliestExpiryMs, raisedBits)
 }
 
 /** The trailing stops' slots with `raisedTo` written into each order it covers (RAISED set): the same array when none. */
 const written = (b: Book): Slots => {
-  if (b.raisedTo === null) return b.slots
+  const raise = raiseOf(b)
+  if (raise === null) return b.slots
   const slots = b.slots.slice()
   for (let i = b.nBelow + b.nAbove; i < b.size; i++)
     if (underRaise(b, i)) {
-      slots[i * STRIDE + WATERMARK] = b.raisedTo
+      slots[i * STRIDE + WATERMARK] = raise
       slots[i * STRIDE + META] = metaAt(b.slots, i) | RAISED
     }
   return slots
 }
 
-/** The same book after a trade above every watermark it counts, at `price`: O(1). */
+/** The same book after a trade above the lowest watermark (every trailing stop counting it, none reached), at `price`: O(1). */
 const raisedBook = (b: Book, price: Price, priceF: number): Book =>
   new Book(
     b.slots,
     b.nBelow,
     b.nAbove,
     price,
+    0n,
+    0n,
+    -1,
+    0,
     b.belowMaxF,
     b.aboveMinF,
-    price,
+    null,
     priceF,
     // The raised stops are at most `price × (1 − lowTrail)`; the others keep theirs.
+    Math.max(b.highStopF, approxStop(priceF, b.lowTrail)),
+    b.lowTrail,
+    b.maxAfter,
+    b.earliestExpiryMs,
+    b.raisedBits
+  )
+
+/**
+ * `raisedBook` with the raise kept as the reserves the trade left (its price made only when read):
+ * O(1), no bigint arithmetic. `priceF` is `approxReserves` of them (five correctly rounded
+ * operations); the stop bound built on it adds two (`approxStop`): seven, within `PriceBand`'s bound.
+ */
+const reservesRaisedBook = (b: Book, quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number, priceF: number): Book =>
+  new Book(
+    b.slots,
+    b.nBelow,
+    b.nAbove,
+    null,
+    quoteRaw,
+    tokenRaw,
+    decimals,
+    quoteDecimals,
+    b.belowMaxF,
+    b.aboveMinF,
+    null,
+    priceF,
     Math.max(b.highStopF, approxStop(priceF, b.lowTrail)),
     b.lowTrail,
     b.maxAfter,
@@ -373,6 +436,52 @@ export const quietAt = (book: OrderBook, priceF: number, atMs: number): boolean 
     surelyBelow(priceF, b.aboveMinF) &&
     (b.nTrailing === 0 || (atMs < b.earliestExpiryMs && surelyBelow(priceF, b.lowWatermarkF) && surelyAbove(priceF, b.highStopF)))
   )
+}
+
+/**
+ * The book after a trade that provably triggers and expires nothing, decided without its exact
+ * price: the trade left the reserves `quoteRaw` / `tokenRaw` (a market with these decimals, whose
+ * price is `priceOfReserves` of them) and `priceF` is that price's float (`PriceBand`:
+ * `approxReserves` of them, as `MarketCore.priceFloat`; a float in its normal range, which every
+ * answer but undefined needs, implies both reserves are positive). Answers the SAME book when the trade
+ * changes nothing, and a raised one (O(1)) when every trailing stop counts it, none has expired
+ * at `atMs`, it is surely above every stop and above the lowest watermark: the raise is kept as
+ * the reserves (`reservesRaisedBook`). Whether it is above the lowest watermark when the floats
+ * cannot tell is decided exactly: cross-multiplied reserves against a raise kept as reserves, else
+ * against the exact watermark. Undefined when only `step` with the exact price can decide (a
+ * level or stop within the floats' error, a replayed position, an expiry reached): what this
+ * answers is always what `step` answers for the same trade, with no outputs.
+ */
+export const passedAt = (
+  book: OrderBook,
+  priceF: number,
+  quoteRaw: bigint,
+  tokenRaw: bigint,
+  decimals: number,
+  quoteDecimals: number,
+  position: string,
+  atMs: number
+): OrderBook | undefined => {
+  const b = asBook(book)
+  // NaN (no price, or out of the floats' range) fails here, whatever the band.
+  if (!surelyAbove(priceF, b.belowMaxF) || !surelyBelow(priceF, b.aboveMinF)) return undefined
+  if (b.nTrailing === 0) return b
+  if (position <= b.maxAfter || atMs >= b.earliestExpiryMs || !surelyAbove(priceF, b.highStopF)) return undefined
+  const above =
+    (!hasRaise(b) && b.lowWatermark === null) ||
+    surelyAbove(priceF, b.lowWatermarkF) ||
+    (!surelyBelow(priceF, b.lowWatermarkF) && reservesAboveLow(b, quoteRaw, tokenRaw, decimals, quoteDecimals))
+  return above ? reservesRaisedBook(b, quoteRaw, tokenRaw, decimals, quoteDecimals, priceF) : b
+}
+
+/** Exactly: the price of these reserves is above the book's lowest watermark (which it has). */
+const reservesAboveLow = (b: Book, quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number): boolean => {
+  if (b.raiseDecimals === decimals && b.raiseQuoteDecimals === quoteDecimals) {
+    // Both prices at the same decimals: q·10^d / (t·10^qd) against rq·10^d / (rt·10^qd), the powers cancel.
+    return quoteRaw * b.raiseTokenRaw > b.raiseQuoteRaw * tokenRaw
+  }
+  const low = lowWatermarkOf(b)!
+  return quoteRaw * pow10(decimals) * low.den > low.num * tokenRaw * pow10(quoteDecimals)
 }
 
 /** Ascending by level, then by id (a total order: equal levels trigger in id order). */
@@ -485,7 +594,10 @@ const trade = (book: Book, e: Traded): BookResult => {
     } else {
       // Every trailing stop counts the trade and none has expired: it raises them all when above the
       // lowest watermark (none then triggers), and checks each exactly only when near some stop.
-      const above = book.lowWatermark === null || surelyAbove(priceF, book.lowWatermarkF) || (!surelyBelow(priceF, book.lowWatermarkF) && comparePrices(e.price, book.lowWatermark) > 0)
+      const above =
+        (!hasRaise(book) && book.lowWatermark === null) ||
+        surelyAbove(priceF, book.lowWatermarkF) ||
+        (!surelyBelow(priceF, book.lowWatermarkF) && comparePrices(e.price, lowWatermarkOf(book)!) > 0)
       if (!surelyAbove(priceF, book.highStopF)) {
         if (out === none) out = []
         const before = out.length
@@ -596,7 +708,7 @@ export const raisedWatermarks = (book: OrderBook): ReadonlyArray<readonly [id: s
 }
 
 /** True when some trailing stop's watermark was set by a trade since the book was last settled. */
-export const hasRaised = (book: OrderBook): boolean => asBook(book).raisedTo !== null || asBook(book).raisedBits > 0
+export const hasRaised = (book: OrderBook): boolean => hasRaise(asBook(book)) || asBook(book).raisedBits > 0
 
 /** The same book with its raised watermarks taken (written): the same book when none was raised. */
 export const settled = (book: OrderBook): OrderBook => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest"
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { ChainClock, SimMarket } from "../../test/support/marketSim.js"
 import { defaultConfig, makeStep, type MarketState } from "../market/MarketActor.js"
-import { type BookOrder, formatPrice, parsePriceE18 } from "./OrderBook.js"
+import { type BookOrder, formatPrice, parsePriceE18, trailStop } from "./OrderBook.js"
 import { currentPrice, OrderBooks } from "./OrderBooks.js"
 
 const SOL = 1_000_000_000n
@@ -104,6 +104,49 @@ describe("OrderBooks", () => {
     expect(books.sweep(1_000).map((o) => o.id)).toEqual(["x"])
     expect(books.take().outputs).toEqual([])
     expect(books.size()).toBe(1)
+  })
+
+  it("the hook keeps a new high as the reserves; the flush takes its exact price (num and den), and a drop to the stop triggers with it", () => {
+    const books = new OrderBooks(10)
+    const w = world(books)
+    const p0 = currentPrice(w.state())!
+    books.place(
+      w.key,
+      { id: "t", side: "sell", trigger: "trailing_stop", levelE18: 0n, trailBps: 500, watermark: p0.price, expiresAtMs: null, afterPosition: p0.position },
+      w.state()
+    )
+    const bought = w.m.buy("whale", SOL)
+    w.apply(bought)
+    const high = currentPrice(w.state())!.price
+    expect(books.pendingCount()).toBe(0)
+    // Read before any flush: the raise kept as the reserves, priced to the raw unit of the exact path.
+    expect(books.book(w.key)!.trailing.map((o) => o.watermark)).toEqual([high])
+    const taken = books.take()
+    expect(taken.watermarks.get("t")).toEqual(high)
+    // Selling it all back drops the price more than 5% below the high: triggered, with that watermark and its exact stop.
+    w.apply([w.m.sell("whale", (bought[0] as unknown as { amountOutRaw: bigint }).amountOutRaw)])
+    const [trigger] = books.takeTriggers()
+    expect(trigger?.output).toEqual(
+      expect.objectContaining({ _tag: "Triggered", watermark: high, stopPrice: trailStop(high, 500), price: currentPrice(w.state())!.price })
+    )
+    expect(books.size()).toBe(0)
+  })
+
+  it("the market the hook remembers follows books added and dropped: a book placed on a market just looked up is checked, one emptied is gone", () => {
+    const books = new OrderBooks(10)
+    const a = world(books, "So1BooksA")
+    const b = world(books, "So1BooksB")
+    b.apply(b.m.buy("trader", SOL)) // b looked up last, without a book
+    const pb = currentPrice(b.state())!
+    books.place(b.key, sellAbove("b1", formatPrice({ num: pb.price.num * 11n, den: pb.price.den * 10n }), pb.position), b.state())
+    b.apply(b.m.buy("whale", 10n * SOL))
+    expect(books.takeTriggers().map((p) => p.output.order.id)).toEqual(["b1"])
+    expect(books.book(b.key)).toBe(undefined)
+    const pb2 = currentPrice(b.state())!
+    books.place(b.key, sellAbove("b2", formatPrice({ num: pb2.price.num * 11n, den: pb2.price.den * 10n }), pb2.position), b.state())
+    a.apply(a.m.buy("trader", SOL))
+    b.apply(b.m.buy("whale", 10n * SOL))
+    expect(books.takeTriggers().map((p) => p.output.order.id)).toEqual(["b2"])
   })
 
   it("a flush takes only the outputs and watermarks of the markets whose states it writes; the others wait for theirs", () => {

@@ -17,12 +17,16 @@
  *   sync) is ignored for `forgetAfter` takes.
  * - A book is evaluated only from the runtime's drain or from `place`'s catch-up, both on the one
  *   JavaScript thread, so they never interleave inside a step.
+ * - The hook's common trades cost no bigint arithmetic and no map operation: the price's float is
+ *   the market step's (`MarketCore.priceFloat`), a trade that crosses nothing is answered by
+ *   `OrderBook.passedAt` (a new high keeps its raise as the reserves), each book sits in a cell the
+ *   hook rewrites in place, and the last market looked up is remembered (`lastKey`, forgotten
+ *   whenever a cell is added or dropped).
  */
 import type { ChainEvent } from "../../ingest/ChainEvent.js"
 import { type MarketState } from "../market/MarketActor.js"
 import { priceReserves } from "../market/MarketRecord.js"
-import { approxReserves } from "./internal/PriceBand.js"
-import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, type Price, priceOfReserves, quietAt, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
+import { type BookOrder, type BookOutput, emptyBook, hasRaised, holds, type OrderBook, passedAt, type Price, priceOfReserves, quietAt, raisedWatermarks, settled, sizeOf, step } from "./OrderBook.js"
 
 export interface PendingOutput {
   readonly marketKey: string
@@ -48,8 +52,16 @@ export const currentPrice = (state: MarketState | undefined): { readonly price: 
   return price === null ? undefined : { price, position: core.lastPosition, atMs: core.lastEventAtMs }
 }
 
+/** A market's book, in a cell the hook rewrites without a map write. */
+interface Cell {
+  book: OrderBook
+}
+
 export class OrderBooks {
-  private readonly books = new Map<string, OrderBook>()
+  private readonly books = new Map<string, Cell>()
+  /** The market the last `cellOf` looked up and its cell (undefined: none); reset whenever a cell is added or dropped. */
+  private lastKey: string | undefined = undefined
+  private lastCell: Cell | undefined = undefined
   private pending: Array<PendingOutput> = []
   private outputsMade = 0
   /** Markets whose books hold watermarks raised since their last take. */
@@ -69,7 +81,7 @@ export class OrderBooks {
   }
 
   book(marketKey: string): OrderBook | undefined {
-    return this.books.get(marketKey)
+    return this.cellOf(marketKey)?.book
   }
 
   /** Outputs waiting to be taken (a checkpoint flush's `take`, or `takeTriggers`). */
@@ -114,14 +126,14 @@ export class OrderBooks {
    */
   place(marketKey: string, order: BookOrder, now: MarketState | undefined): boolean {
     if (this.gone.has(order.id) || this.goneBefore.has(order.id)) return true
-    const held = this.books.get(marketKey) ?? emptyBook
+    const held = this.cellOf(marketKey)?.book ?? emptyBook
     if (holds(held, order.id)) return true
     if (this.orders >= this.maxOrders) {
       this.refused++
       return false
     }
     const [book] = step(held, { _tag: "Placed", order })
-    this.books.set(marketKey, book)
+    this.setBook(marketKey, book)
     this.orders++
     const current = currentPrice(now)
     if (current !== undefined && current.position > order.afterPosition) {
@@ -133,7 +145,7 @@ export class OrderBooks {
   /** Drops an order from its market's book (`marketKey`, the market it was placed on). */
   cancel(id: string, marketKey: string): void {
     this.gone.add(id)
-    const held = this.books.get(marketKey)
+    const held = this.cellOf(marketKey)?.book
     if (held === undefined) return
     const [book] = step(held, { _tag: "Cancelled", id })
     if (book === held) return
@@ -148,13 +160,33 @@ export class OrderBooks {
    */
   readonly applied = (marketKey: string, event: ChainEvent, state: MarketState | undefined): boolean => {
     if (event._tag !== "Trade") return false
-    const book = this.books.get(marketKey)
-    if (book === undefined) return false
+    const cell = this.cellOf(marketKey)
+    if (cell === undefined) return false
     const core = state?.core
     if (core === undefined || core.lastPosition !== event.position) return false
-    // Most trades cross nothing: the float band answers that without the exact price (no bigint, no allocation).
-    const { quoteRaw, tokenRaw } = priceReserves(core)
-    if (tokenRaw > 0n && quoteRaw >= 0n && quietAt(book, approxReserves(quoteRaw, tokenRaw, core.identity.decimals, core.identity.quoteDecimals), event.timestampMs)) return false
+    const book = cell.book
+    // Most trades cross nothing: the float band answers that from the step's float (no bigint, no allocation).
+    if (quietAt(book, core.priceFloat, event.timestampMs)) return false
+    // A new high that reaches nothing raises the trailing stops with the reserves kept, not priced.
+    const pool = core.lifecycle === "migrated" ? core.pool : null
+    const passed = passedAt(
+      book,
+      core.priceFloat,
+      pool === null ? core.curveState.virtualQuoteRaw : pool.quoteReserveRaw,
+      pool === null ? core.curveState.virtualTokenRaw : pool.tokenReserveRaw,
+      core.identity.decimals,
+      core.identity.quoteDecimals,
+      event.position,
+      event.timestampMs
+    )
+    if (passed !== undefined) {
+      if (passed !== book) {
+        // A book already raised has its market in `raisedIn` (the take that settles it removes it).
+        if (!hasRaised(book)) this.raisedIn.add(marketKey)
+        cell.book = passed
+      }
+      return false
+    }
     const current = currentPrice(state)
     if (current === undefined) return false
     const before = this.pending.length
@@ -168,7 +200,7 @@ export class OrderBooks {
    */
   sweep(atMs: number): ReadonlyArray<BookOrder> {
     const expired: Array<BookOrder> = []
-    for (const [marketKey, book] of this.books) {
+    for (const [marketKey, { book }] of this.books) {
       const [next, out] = step(book, { _tag: "Swept", atMs })
       if (next === book) continue
       this.setBook(marketKey, next)
@@ -195,13 +227,13 @@ export class OrderBooks {
     for (const marketKey of [...this.raisedIn]) {
       if (!of(marketKey)) continue
       this.raisedIn.delete(marketKey)
-      const book = this.books.get(marketKey)
-      if (book === undefined) continue
-      for (const [id, watermark] of raisedWatermarks(book)) {
+      const cell = this.books.get(marketKey)
+      if (cell === undefined) continue
+      for (const [id, watermark] of raisedWatermarks(cell.book)) {
         watermarks.set(id, watermark)
         watermarkMarkets.set(id, marketKey)
       }
-      this.books.set(marketKey, settled(book))
+      cell.book = settled(cell.book)
     }
     this.pending = rest
     this.goneBefore = this.gone
@@ -218,10 +250,10 @@ export class OrderBooks {
    * the replay of the trades that made it.
    */
   reload(holds: (marketKey: string) => boolean, stored: ReadonlyArray<readonly [marketKey: string, order: BookOrder]>): void {
-    for (const [marketKey, book] of [...this.books]) {
+    for (const [marketKey, { book }] of [...this.books]) {
       if (!holds(marketKey)) continue
       this.orders -= sizeOf(book)
-      this.books.delete(marketKey)
+      this.dropCell(marketKey)
       this.raisedIn.delete(marketKey)
     }
     this.pending = this.pending.filter((p) => !holds(p.marketKey))
@@ -253,8 +285,29 @@ export class OrderBooks {
     this.orders--
   }
 
+  /** The cell of a market's book (undefined: no open order there); the last answer is remembered. */
+  private cellOf(marketKey: string): Cell | undefined {
+    if (marketKey === this.lastKey) return this.lastCell
+    const cell = this.books.get(marketKey)
+    this.lastKey = marketKey
+    this.lastCell = cell
+    return cell
+  }
+
   private setBook(marketKey: string, book: OrderBook): void {
-    if (sizeOf(book) === 0) this.books.delete(marketKey)
-    else this.books.set(marketKey, book)
+    if (sizeOf(book) === 0) {
+      this.dropCell(marketKey)
+      return
+    }
+    const cell = this.books.get(marketKey)
+    if (cell !== undefined) cell.book = book
+    else {
+      this.books.set(marketKey, { book })
+      this.lastKey = undefined
+    }
+  }
+
+  private dropCell(marketKey: string): void {
+    if (this.books.delete(marketKey)) this.lastKey = undefined
   }
 }

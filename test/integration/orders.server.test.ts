@@ -10,6 +10,9 @@
  *   the books' load pages through the open orders by their own index (migration 0047), reading no
  *   closed order; a partition's page reads its partition's open orders by the partition index
  *   (migration 0048), and the partition repair with nothing to record reads no row.
+ * - two processes handed the same partition at once, both repairing it (`repairPartitions`):
+ *   each open order's partition recorded once, each load of the partition whole and without
+ *   duplicates (its own describe, below).
  * docs/decisions.md, "A trigger in flight when its partition moves".
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -21,6 +24,8 @@ import { migrations } from "../../src/db/migrations/index.js"
 import {
   createOrder,
   loadOpen,
+  loadOpenOfPartition,
+  marketKeyOf,
   markTriggeredAll,
   type NewOrder,
   openOfPartitionPage,
@@ -30,6 +35,7 @@ import {
   triggerStatement,
   type TriggerWrite
 } from "../../src/services/orders/OrderStore.js"
+import { partitionForKey } from "../../ingest/bus/Bus.js"
 import { eventually } from "../support/eventually.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
@@ -231,4 +237,123 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
       })
     )
   }, 120_000)
+})
+
+/**
+ * The partition repair (`repairPartitions`, migration 0048) when two processes are handed the same
+ * partition at once (a rebalance overlap: both claim it, both repair, both load it), on a real
+ * server where their statements run concurrently. The interleaving is held deterministically: the
+ * test's own transaction cancels one stale order and keeps its row locked, so the first process's
+ * repair statement waits on it with every other stale row it updates locked, and the second's
+ * waits on those (both observed in `pg_stat_activity`); then the cancel commits.
+ * Each open order's partition is recorded once (the two repairs' counts add up to the stale open
+ * rows: the second's statement, re-checking its rows after the first committed, finds them recorded
+ * and writes none), the cancelled one not at all, and each process's load of the partition, and a
+ * load of every partition, reads each open order of it exactly once. The statement's fence
+ * (`status = 'open' AND bus_partitions` other than the count) is what makes it so: without the count
+ * condition the second repair writes every row again (its count doubles), without the status
+ * condition the cancelled row is recorded and counted.
+ */
+describe.skipIf(serverUrl === undefined)(`the partition repair on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
+  const PARTITIONS = 4
+  let scope: Scope.CloseableScope
+  let sqlA: SqlClient.SqlClient
+  let sqlB: SqlClient.SqlClient
+  let sqlT: SqlClient.SqlClient
+
+  beforeAll(async () => {
+    const url = await freshPostgresDatabase(serverUrl!)
+    const options = { url, dataDir: undefined }
+    scope = await run(Scope.make())
+    const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options)))
+    sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
+    sqlB = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+    sqlT = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+  }, 60_000)
+
+  afterAll(async () => {
+    await run(Scope.close(scope, Exit.void))
+  })
+
+  it("two processes claiming and repairing the same partition at once record each open order's partition once and each load it whole, each order once; a cancel committed under the repair is not recorded", async () => {
+    const provide = (sql: SqlClient.SqlClient) => Effect.provideService(SqlClient.SqlClient, sql)
+    const mintOf = (i: number) => `So1RepairRace${i % 20}`
+    const partOf = (i: number) => partitionForKey(marketKeyOf({ chain: "solana", mint: mintOf(i) }), PARTITIONS)
+    // 40 open orders over 20 markets: 30 created without the count (written before the column, or by
+    // a create that did not know it), 10 recorded for another count (2 partitions).
+    const ids = Array.from({ length: 40 }, (_, i) => `ord_repair_${String(i).padStart(2, "0")}`)
+    for (const [i, id] of ids.entries())
+      await run(createOrder({ ...newOrder(id), mint: mintOf(i) }, Date.now(), Number.MAX_SAFE_INTEGER, i < 30 ? undefined : 2).pipe(provide(sqlT)))
+    const partition = [0, 1, 2, 3].reduce((best, p) => (ids.filter((_, i) => partOf(i) === p).length > ids.filter((_, i) => partOf(i) === best).length ? p : best), 0)
+    const held = ids[5]!
+    const openIds = ids.filter((id) => id !== held)
+    const expectedOf = (p: number) => openIds.filter((id) => partOf(ids.indexOf(id)) === p).sort()
+    expect(expectedOf(partition).length).toBeGreaterThanOrEqual(3)
+    const waiting = sqlT<{ n: number }>`
+      SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE limit_orders o SET bus_partition = v.part%'`.pipe(
+      Effect.map((r) => r[0]!.n)
+    )
+
+    // What an assignment does (`OrderTriggers.assigned`): claim, repair for the bus's count, load the partition (small pages).
+    const assign = (sql: SqlClient.SqlClient) =>
+      Effect.gen(function* () {
+        const epoch = yield* Effect.flatMap(pgCheckpointStore(10), (s) => s.claim(OWNER, partition))
+        const written = yield* repairPartitions(PARTITIONS, 1000)
+        const loaded: Array<string> = []
+        yield* loadOpenOfPartition(PARTITIONS, partition, 7, (rows) => loaded.push(...rows.map((r) => r.id)))
+        return { epoch, written, loaded }
+      }).pipe(provide(sql))
+
+    const [a, b] = await run(
+      Effect.gen(function* () {
+        // The test's cancel of one stale order, its row held until released.
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const holder = yield* Effect.fork(
+          sqlT.withTransaction(
+            Effect.gen(function* () {
+              yield* sqlT`UPDATE limit_orders SET status = 'cancelled', updated_at = now(), rev = nextval('limit_orders_rev') WHERE id = ${held} AND status = 'open'`
+              yield* Deferred.succeed(locked, undefined)
+              yield* Deferred.await(release)
+            })
+          )
+        )
+        yield* Deferred.await(locked)
+        const first = yield* Effect.fork(assign(sqlA))
+        yield* Effect.promise(() => eventually(async () => (await run(waiting)) === 1, { what: "the first repair to wait on the cancelled row", deadlineMs: 20_000 }))
+        const second = yield* Effect.fork(assign(sqlB))
+        yield* Effect.promise(() => eventually(async () => (await run(waiting)) === 2, { what: "the second repair to wait on the first's rows", deadlineMs: 20_000 }))
+        expect(Option.isNone(yield* Fiber.poll(first))).toBe(true)
+        expect(Option.isNone(yield* Fiber.poll(second))).toBe(true)
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        return [yield* Fiber.join(first), yield* Fiber.join(second)] as const
+      })
+    )
+
+    // Both claimed (the later claim a newer epoch); the stale open rows were recorded once between them.
+    expect(Math.abs(a.epoch - b.epoch)).toBe(1)
+    expect(a.written + b.written).toBe(openIds.length)
+    expect(a.written).toBeGreaterThanOrEqual(29) // every stale row without a count but the cancelled one
+    const rows = await run(sqlT<{ id: string; status: string; bus_partition: number | null; bus_partitions: number | null }>`
+      SELECT id, status, bus_partition, bus_partitions FROM limit_orders WHERE id LIKE 'ord_repair_%' ORDER BY id`)
+    expect(rows.find((r) => r.id === held)).toEqual({ id: held, status: "cancelled", bus_partition: null, bus_partitions: null })
+    expect(rows.filter((r) => r.id !== held).map((r) => [r.id, r.status, r.bus_partition, r.bus_partitions])).toEqual(
+      openIds.map((id) => [id, "open", partOf(ids.indexOf(id)), PARTITIONS])
+    )
+    // Each process loaded the whole partition, each order once, and not the cancelled one.
+    expect(a.loaded).toEqual(expectedOf(partition))
+    expect(b.loaded).toEqual(expectedOf(partition))
+    // And every partition's load, together: each open order exactly once.
+    const all: Array<string> = []
+    for (let p = 0; p < PARTITIONS; p++) {
+      const loaded: Array<string> = []
+      await run(loadOpenOfPartition(PARTITIONS, p, 7, (page) => loaded.push(...page.map((r) => r.id))).pipe(provide(sqlT)))
+      expect(loaded).toEqual(expectedOf(p))
+      all.push(...loaded)
+    }
+    expect(all.sort()).toEqual(openIds)
+    // A repair now finds nothing to record.
+    expect(await run(repairPartitions(PARTITIONS, 1000).pipe(provide(sqlT)))).toBe(0)
+  }, 90_000)
 })
