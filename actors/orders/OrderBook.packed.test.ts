@@ -176,6 +176,10 @@ describe("OrderBook float band", () => {
     expect(passedAt(book, ...at(3n, 1n, 5))).toBe(undefined) // a position the trailing stop does not count
     expect(passedAt(book, ...at(3n, 1n, 6, 60_000))).toBe(undefined) // at its expiry
     expect(passedAt(book, ...at(0n, 1n, 6))).toBe(undefined) // no price (NaN)
+    // Reserves no chain gives but a malformed bus record can carry: both negative make a positive
+    // quotient, yet priceOfReserves answers no price, so the exact step does nothing; neither may this.
+    expect(passedAt(book, ...at(-3n, -1n, 6))).toBe(undefined)
+    expect(passedAt(book, ...at(-3n, -2n, 6))).toBe(undefined)
     expect(passedAt(book, Number.NaN, 3n, 1n, 0, 0, pos(6), 6000)).toBe(undefined)
     expect(passedAt(book, ...at(2n * K + 1n, K, 6))).not.toBe(book) // one unit above the watermark, exactly
     expect(passedAt(book, ...at(2n * K * 5_000n + 1n, K * 10_000n, 6))).toBe(undefined) // at the stop (2 × 0.5 = 1): near

@@ -443,7 +443,8 @@ export const quietAt = (book: OrderBook, priceF: number, atMs: number): boolean 
  * price: the trade left the reserves `quoteRaw` / `tokenRaw` (a market with these decimals, whose
  * price is `priceOfReserves` of them) and `priceF` is that price's float (`PriceBand`:
  * `approxReserves` of them, as `MarketCore.priceFloat`; a float in its normal range, which every
- * answer but undefined needs, implies both reserves are positive). Answers the SAME book when the trade
+ * answer but undefined needs, implies a positive quote reserve and a positive token reserve:
+ * `approxReserves` is NaN for any negative one, two negatives included). Answers the SAME book when the trade
  * changes nothing, and a raised one (O(1)) when every trailing stop counts it, none has expired
  * at `atMs`, it is surely above every stop and above the lowest watermark: the raise is kept as
  * the reserves (`reservesRaisedBook`). Whether it is above the lowest watermark when the floats

@@ -75,6 +75,13 @@ describe("PriceBand", () => {
     )
   })
 
+  it("the reserves' float is NaN where priceOfReserves answers no price: a negative reserve or no tokens, even when the quotient is positive", () => {
+    for (const [q, t] of [[-3n, -1n], [-3n, 1n], [3n, -1n], [3n, 0n], [0n, 0n]] as const) {
+      expect(priceOfReserves(q, t, 6, 9), `${q}/${t}`).toBeNull()
+      expect(approxReserves(q, t, 6, 9), `${q}/${t}`).toBeNaN()
+    }
+  })
+
   it(`a trailing stop's float stands for trailStop, and a max of them bounds them all (seed ${seed})`, () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(price, fc.integer({ min: 1, max: 9999 })), { minLength: 1, maxLength: 8 }), pair, (stops, [p]) => {

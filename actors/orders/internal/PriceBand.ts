@@ -31,12 +31,19 @@ export const approxRatio = (num: bigint, den: bigint): number => inRange(Number(
 /** A level scaled by 10^18 as a float within 2^-49 of its value, or NaN. */
 export const approxLevel = (levelE18: bigint): number => inRange(Number(levelE18) / 1e18)
 
-/** The price reserves give (`priceOfReserves`) as a float within 2^-49 of it, or NaN (also for decimals above 22). */
+/**
+ * The price reserves give (`priceOfReserves`) as a float within 2^-49 of it, or NaN (also for
+ * decimals above 22, and wherever `priceOfReserves` answers no price: a negative reserve or no
+ * tokens, including two negative reserves, whose quotient alone would look like a price).
+ */
 export const approxReserves = (quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number): number => {
   const up = POW10F[decimals]
   const down = POW10F[quoteDecimals]
   if (up === undefined || down === undefined) return Number.NaN
-  return inRange((Number(quoteRaw) * up) / (Number(tokenRaw) * down))
+  const q = Number(quoteRaw)
+  const t = Number(tokenRaw)
+  if (!(q >= 0 && t > 0)) return Number.NaN
+  return inRange((q * up) / (t * down))
 }
 
 /** A trailing stop's stop price `watermark × (10,000 − trailBps) / 10,000` from the watermark's float (NaN stays NaN). */
