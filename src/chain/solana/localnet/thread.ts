@@ -23,9 +23,11 @@ runLocalnetThread((options: SolanaLocalnetThreadOptions) =>
   Effect.map(make(options), (localnet) => ({
     info: { rpcUrl: localnet.rpcUrl, grpcUrl: localnet.grpcUrl, blockEngineUrl: localnet.blockEngineUrl } satisfies SolanaLocalnetThreadInfo,
     ops: {
+      // The ledger's own error is the failure (its message is the reply), not an UnknownException.
       topUp: (owner: Address, lamports: bigint, tokens: ReadonlyArray<readonly [Address, bigint]>) =>
-        Effect.try(() => topUp(localnet.ledger, owner, lamports, tokens)),
-      distributeRewards: (owners: ReadonlyArray<Address>, round: StakingRewardsRound) => Effect.try(() => distributeRound(localnet.ledger, owners, round))
+        Effect.try({ try: () => topUp(localnet.ledger, owner, lamports, tokens), catch: (e) => e }),
+      distributeRewards: (owners: ReadonlyArray<Address>, round: StakingRewardsRound) =>
+        Effect.try({ try: () => distributeRound(localnet.ledger, owners, round), catch: (e) => e })
     }
   }))
 )
