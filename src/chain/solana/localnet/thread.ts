@@ -7,17 +7,8 @@ import type { Address } from "@solana/kit"
 import { Effect } from "effect"
 import { runLocalnetThread } from "../../internal/LocalnetThreadMain.js"
 import { distributeRound, type StakingRewardsRound, topUp } from "./Faucet.js"
-import { make, type SolanaLocalnetOptions } from "./LocalnetService.js"
-
-/** What the thread reports when ready. */
-export interface SolanaLocalnetThreadInfo {
-  readonly rpcUrl: string
-  readonly grpcUrl: string
-  readonly blockEngineUrl: string
-}
-
-/** The options that cross the worker port (plain data). */
-export type SolanaLocalnetThreadOptions = Pick<SolanaLocalnetOptions, "manualSlots" | "host" | "dataDir" | "fsync"> & { readonly ledger?: { readonly slotMs?: number } }
+import { make } from "./LocalnetService.js"
+import type { SolanaLocalnetThreadInfo, SolanaLocalnetThreadOptions } from "./threadTypes.js"
 
 runLocalnetThread((options: SolanaLocalnetThreadOptions) =>
   Effect.map(make(options), (localnet) => ({
