@@ -95,8 +95,9 @@ export const localAccountRefusal = (config: AppConfigShape): string | undefined 
 
 /**
  * The `all` role's program, raced against the embedded localnets' threads: a thread that crashes
- * (`LocalnetThread.ts`) stops the engine on that error, during the start as after it, instead of
- * leaving it waiting on a chain that is gone.
+ * (`LocalnetThread.ts`) after `SolanaEndpoints` and `HoodEndpoints` were built stops the engine on
+ * that error instead of leaving it waiting on a chain that is gone. (A thread that fails before it
+ * is ready fails the endpoints' layer itself, so the engine does not start.)
  */
 const program = Effect.gen(function* () {
   const solana = yield* SolanaEndpoints

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest"
 import { devSigner } from "../chain/solana/client/DevSigners.js"
 import { claimRewardInstructions } from "../chain/solana/client/StakeInstructions.js"
+import { distributeRound } from "../chain/solana/localnet/Faucet.js"
 import { Ledger } from "../chain/solana/localnet/Ledger.js"
 import { ataOf, expectOk, send, tokenBalance } from "../chain/solana/localnet/testkit.js"
 import { STAKED_SVC_MINT_ADDRESS, USDC_MINT_ADDRESS } from "../chain/solana/program/ProgramIds.js"
 import { unclaimedRewardsOf } from "../chain/solana/program/staking/Rewards.js"
-import { distributeRound } from "./StakingRewards.js"
 
 const options = { everyMs: 1, baseRaw: 1_000_000n, stakedRawPerUnit: 10_000n, maxUnclaimedPerOwner: 3 }
 

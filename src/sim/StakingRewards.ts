@@ -10,9 +10,6 @@
 import type { Address } from "@solana/kit"
 import { Duration, Effect } from "effect"
 import type { LocalFaucet } from "../chain/solana/SolanaEndpoints.js"
-import { distributeRound } from "../chain/solana/localnet/Faucet.js"
-
-export { distributeRound }
 
 export interface StakingRewardsOptions {
   readonly everyMs: number

@@ -10,7 +10,7 @@ import { type Account, type Address, type Chain, getAddress } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { type LocalnetThreadError, startLocalnetThread } from "../internal/LocalnetThread.js"
 import { hoodChain } from "./localnet/Deploy.js"
-import type { HoodLocalnetThreadInfo, HoodLocalnetThreadOptions } from "./localnet/thread.js"
+import type { HoodLocalnetThreadInfo, HoodLocalnetThreadOptions } from "./localnet/threadTypes.js"
 
 /**
  * What the endpoints need from the configuration (`AppConfigShape["hood"]` extends it; the

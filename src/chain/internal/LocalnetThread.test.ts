@@ -1,67 +1,155 @@
-import { Effect, Exit, Fiber, Scope } from "effect"
+import { it } from "@effect/vitest"
+import { Effect, Exit, Fiber, HashMap, Logger, Scope } from "effect"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
-import { type LocalnetThreadError, startLocalnetThread } from "./LocalnetThread.js"
+import { Worker } from "node:worker_threads"
+import { afterAll, describe, expect } from "vitest"
+import { eventuallyEffect } from "../../../test/support/eventually.js"
+import { type LocalnetThreadError, maxPendingCalls, startLocalnetThread } from "./LocalnetThread.js"
 
 const fixture = new URL("../../../test/support/localnetThreadFixture.ts", import.meta.url)
+const neverReady = new URL("../../../test/support/localnetThreadNeverReady.ts", import.meta.url)
 const dir = mkdtempSync(path.join(os.tmpdir(), "localnet-thread-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+interface Logged {
+  readonly level: string
+  readonly message: ReadonlyArray<unknown>
+  readonly annotations: Record<string, unknown>
+}
+
+/** The engine's logger, recorded: what the thread's forwarded logs and the crash log arrive as. */
+const recordLogs = () => {
+  const lines: Array<Logged> = []
+  const layer = Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ annotations, logLevel, message }) => {
+      lines.push({ level: logLevel.label, message: Array.isArray(message) ? message : [message], annotations: Object.fromEntries(HashMap.toEntries(annotations)) })
+    })
+  )
+  return { lines, layer }
+}
+
+/** Starts the fixture in a scope of its own (the start's exit is returned, not raised). */
 const start = (name: string, failStart = false) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
+    yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     const marker = path.join(dir, name)
     const exit = yield* Effect.exit(Scope.extend(startLocalnetThread<{ url: string; n: bigint }>(name, fixture, { marker, failStart }), scope))
     return { scope, marker, exit }
   })
 
+/** Starts the fixture in the test's scope, keeping the worker to await its `exit`. */
+const startKeepingWorker = (name: string) =>
+  Effect.gen(function* () {
+    let worker: Worker | undefined
+    const thread = yield* startLocalnetThread<{ url: string; n: bigint }>(
+      name,
+      fixture,
+      { marker: path.join(dir, name), failStart: false },
+      { spawn: (entry, workerData) => (worker = new Worker(entry, { workerData })) }
+    )
+    const exited = new Promise<number>((resolve) => worker!.once("exit", resolve))
+    return { thread, exited }
+  })
+
 describe("LocalnetThread", () => {
-  it("reports the thread's info, answers calls over the port, and stops the thread's scope when the engine's closes", async () => {
-    const result = await Effect.runPromise(
-      Effect.gen(function* () {
-        const { scope, marker, exit } = yield* start("serves")
-        if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
-        const thread = exit.value
-        const echoed = yield* thread.call("echo", [[1n, "a"]])
-        const refused = yield* Effect.flip(thread.call("refuse", []))
-        const unknown = yield* Effect.flip(thread.call("nope", []))
-        const whileOpen = readFileSync(marker, "utf8")
-        yield* Scope.close(scope, Exit.void)
-        return { info: thread.info, echoed, refused, unknown, whileOpen, afterClose: readFileSync(marker, "utf8") }
-      })
-    )
-    expect(result.info).toEqual({ url: "http://127.0.0.1:1", n: 42n })
-    expect(result.echoed).toEqual([1n, "a"])
-    expect(result.refused).toMatchObject({ stage: "call", message: expect.stringContaining("refused on purpose") })
-    expect(result.unknown).toMatchObject({ stage: "call", message: "no operation nope" })
-    expect(result.whileOpen).toBe("open")
-    expect(result.afterClose).toBe("closed")
+  it.scopedLive("reports the thread's info, answers calls over the port, forwards its logs, and stops the thread's scope when the engine's closes", () => {
+    const log = recordLogs()
+    return Effect.gen(function* () {
+      const { scope, marker, exit } = yield* start("serves")
+      if (Exit.isFailure(exit)) return yield* Effect.die(exit.cause)
+      const thread = exit.value
+      expect(thread.info).toEqual({ url: "http://127.0.0.1:1", n: 42n })
+      expect(yield* thread.call("echo", [[1n, "a"]])).toEqual([1n, "a"])
+      expect(yield* Effect.flip(thread.call("refuse", []))).toMatchObject({ stage: "call", message: "refused on purpose" })
+      expect(yield* Effect.flip(thread.call("throws", []))).toMatchObject({ stage: "call", message: "the ledger refused the transfer" })
+      expect(yield* Effect.flip(thread.call("nope", []))).toMatchObject({ stage: "call", message: "no operation nope" })
+      // The start's log arrived before `ready`: a bigint annotation as its decimal text, an object message part as JSON.
+      expect(log.lines.filter((l) => l.message[0] === "fixture started" || String(l.message[0]).startsWith("fixture started"))).toEqual([
+        { level: "INFO", message: ['fixture started {"slot":"7"}'], annotations: { at: "7", localnetThread: "serves" } }
+      ])
+      expect(readFileSync(marker, "utf8")).toBe("open")
+      yield* Scope.close(scope, Exit.void)
+      expect(readFileSync(marker, "utf8")).toBe("closed")
+    }).pipe(Effect.provide(log.layer))
   })
 
-  it("fails the start with the thread's reason, after closing what the thread had opened", async () => {
-    const { exit, marker } = await Effect.runPromise(start("fails", true))
-    expect(Exit.isFailure(exit)).toBe(true)
-    if (Exit.isFailure(exit)) expect(String(exit.cause)).toContain("the chain would not start")
-    expect(readFileSync(marker, "utf8")).toBe("closed")
+  it.scopedLive("fails the start with the thread's reason, after closing what the thread had opened", () =>
+    Effect.gen(function* () {
+      const { exit, marker } = yield* start("fails", true)
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) expect(String(exit.cause)).toContain("the chain would not start")
+      expect(readFileSync(marker, "utf8")).toBe("closed")
+    })
+  )
+
+  it.scopedLive("a thread that never reports ready fails the start at the bound, typed, and is terminated", () =>
+    Effect.gen(function* () {
+      let worker: Worker | undefined
+      const failed = yield* Effect.flip(
+        startLocalnetThread("hangs", neverReady, {}, { startTimeoutMs: 2_000, spawn: (entry, workerData) => (worker = new Worker(entry, { workerData })) })
+      )
+      expect(failed).toMatchObject({ localnet: "hangs", stage: "start", message: "the thread was not ready within 2000 ms" })
+      // Terminated: its thread id is -1 once it has exited.
+      yield* eventuallyEffect(Effect.sync(() => worker!.threadId === -1), { what: "the hung thread to be terminated" })
+    })
+  )
+
+  it.scopedLive("a thread that crashes after its start fails `crashed`, logs once, and fails every later call with that same error", () => {
+    const log = recordLogs()
+    return Effect.gen(function* () {
+      const { thread, exited } = yield* startKeepingWorker("crashes")
+      const watching = yield* Effect.fork(Effect.flip(thread.crashed))
+      yield* thread.call("crash", [])
+      const crash: LocalnetThreadError = yield* Fiber.join(watching)
+      // The thread emitted `error` and then `exit`; both have been handled once this resolves.
+      yield* Effect.promise(() => exited)
+      const later = yield* Effect.flip(thread.call("echo", [1]))
+      expect(crash).toMatchObject({ localnet: "crashes", stage: "crash", message: expect.stringContaining("slot close threw") })
+      // The stack names where the thread threw.
+      expect(crash.message).toContain("localnetThreadFixture.ts")
+      expect(later).toBe(crash)
+      const crashLogs = log.lines.filter((l) => String(l.message[0]).includes("thread crashed"))
+      expect(crashLogs).toHaveLength(1)
+      expect(crashLogs[0]!.level).toBe("ERROR")
+    }).pipe(Effect.provide(log.layer))
   })
 
-  it("a thread that crashes after its start fails `crashed` and every later call, instead of hanging", async () => {
-    const result = await Effect.runPromise(
-      Effect.gen(function* () {
-        const { scope, exit } = yield* start("crashes")
-        if (Exit.isFailure(exit)) throw new Error(String(exit.cause))
-        const thread = exit.value
-        const watching = yield* Effect.fork(Effect.flip(thread.crashed))
-        yield* thread.call("crash", [])
-        const crash: LocalnetThreadError = yield* Fiber.join(watching)
-        const later = yield* Effect.flip(thread.call("echo", [1]))
-        yield* Scope.close(scope, Exit.void)
-        return { crash, later }
-      }).pipe(Effect.timeout("30 seconds"))
-    )
-    expect(result.crash).toMatchObject({ localnet: "crashes", stage: "crash", message: expect.stringContaining("slot close threw") })
-    expect(result.later).toBe(result.crash)
-  })
+  it.scopedLive("a call in flight when the thread crashes fails with the crash", () =>
+    Effect.gen(function* () {
+      const { thread } = yield* startKeepingWorker("crashes-in-flight")
+      const failed = yield* Effect.flip(thread.call("crashWhileWaiting", []))
+      expect(failed).toMatchObject({ localnet: "crashes-in-flight", stage: "crash", message: expect.stringContaining("slot close threw") })
+      expect(yield* Effect.flip(thread.crashed)).toBe(failed)
+    })
+  )
+
+  it.scopedLive("a call in flight when the thread stops fails instead of hanging", () =>
+    Effect.gen(function* () {
+      const { scope, exit } = yield* start("stops-in-flight")
+      if (Exit.isFailure(exit)) return yield* Effect.die(exit.cause)
+      const holding = yield* Effect.fork(Effect.flip(exit.value.call("hold", [])))
+      // The call has reached the thread once an echo sent after it has come back (the port keeps order).
+      yield* exit.value.call("echo", [0])
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Fiber.join(holding)).toMatchObject({ stage: "call", message: "the localnet stopped before it replied" })
+    })
+  )
+
+  it.scopedLive(`at most ${maxPendingCalls} calls wait for a reply; one more fails at once`, () =>
+    Effect.gen(function* () {
+      const { scope, exit } = yield* start("bounded")
+      if (Exit.isFailure(exit)) return yield* Effect.die(exit.cause)
+      const thread = exit.value
+      const holding = yield* Effect.forEach(Array.from({ length: maxPendingCalls }), () => Effect.fork(Effect.flip(thread.call("hold", []))))
+      yield* Effect.yieldNow()
+      expect(yield* Effect.flip(thread.call("echo", [1]))).toMatchObject({ stage: "call", message: `${maxPendingCalls} calls already wait for the thread's reply` })
+      yield* Scope.close(scope, Exit.void)
+      const failed = yield* Fiber.join(Fiber.all(holding))
+      expect(failed.every((e) => e.stage === "call")).toBe(true)
+    })
+  )
 })

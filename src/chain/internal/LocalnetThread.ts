@@ -13,14 +13,19 @@
  *          | { type: "stopped", problems }
  *   parent → { type: "call", id, op, args } | { type: "stop" }
  *
- * Lifecycle (scoped): the scope's release posts `stop`; the thread closes its own scope (the slot
- * clock or miner stops, the servers close, the journal is synced and closed) and answers `stopped`,
- * then the thread is ended (terminated after `stopTimeoutMs`). A thread that fails or exits before
- * it was asked to stop is a crash: `crashed` fails with it (the engine's program races it, so the
- * engine stops on the error instead of hanging on a chain that is gone), pending calls fail, and
- * the crash is logged at once.
+ * Lifecycle (scoped): the start waits at most `startTimeoutMs` for `ready` (and is interruptible);
+ * past it, or on interruption, the thread is terminated and the start fails. The scope's release
+ * posts `stop`; the thread closes its own scope (the slot clock or miner stops, the servers close,
+ * the journal is closed; it is synced only as its `fsync` option says, per write, not at close)
+ * and answers `stopped`, then the thread is terminated (after at most `stopTimeoutMs`, and the
+ * termination itself is bounded by `stopTimeoutMs`). Calls still pending when `stopped` arrives or
+ * the thread is terminated fail. At most `maxPendingCalls` calls wait for a reply at once; one more
+ * fails at once. A thread that fails or exits before it was asked to stop is a crash, handled once
+ * (a throwing thread emits `error` and then `exit`): `crashed` fails with it (the engine's program
+ * races it, so the engine stops on the error instead of hanging on a chain that is gone), pending
+ * and later calls fail with that same error, and the crash is logged at once with the thread's stack.
  */
-import { Deferred, Effect, LogLevel, Runtime, Schema, type Scope } from "effect"
+import { Deferred, Duration, Effect, LogLevel, Runtime, Schema, type Scope } from "effect"
 import { Worker } from "node:worker_threads"
 
 export class LocalnetThreadError extends Schema.TaggedError<LocalnetThreadError>()("LocalnetThreadError", {
@@ -38,8 +43,21 @@ export interface LocalnetThread<Info> {
   readonly crashed: Effect.Effect<never, LocalnetThreadError>
 }
 
-/** How long a stopping localnet may take to close (flush its journal) before its thread is terminated. */
+/** How long a stopping localnet may take to close (its servers and journal) before its thread is terminated; also the bound on the termination. */
 export const stopTimeoutMs = 30_000
+
+/** How long a localnet may take to report `ready` (engines start slowly on a loaded machine) before its thread is terminated. */
+export const startTimeoutMs = 120_000
+
+/** How many calls may wait for the thread's reply at once; one more fails at once (`stage: "call"`). */
+export const maxPendingCalls = 1_024
+
+export interface LocalnetThreadSettings {
+  /** Makes the worker (a test keeps a reference to await its `exit`). */
+  readonly spawn?: (entry: URL, workerData: unknown) => Worker
+  /** Overrides `startTimeoutMs` (a test of the bound). */
+  readonly startTimeoutMs?: number
+}
 
 type FromWorker =
   | { readonly type: "ready"; readonly info: unknown }
@@ -49,7 +67,8 @@ type FromWorker =
   | { readonly type: "reply"; readonly id: number; readonly ok: false; readonly message: string }
   | { readonly type: "stopped"; readonly problems: ReadonlyArray<string> }
 
-const describe = (e: unknown) => (e instanceof Error ? e.message : String(e))
+/** An error from the worker (an uncaught throw on the thread): its stack, which names the message and where. */
+const describe = (e: unknown) => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
 const levelOf = (label: string): LogLevel.LogLevel => LogLevel.allLevels.find((l) => l.label === label) ?? LogLevel.Info
 
@@ -60,9 +79,12 @@ const levelOf = (label: string): LogLevel.LogLevel => LogLevel.allLevels.find((l
 export const startLocalnetThread = <Info>(
   localnet: string,
   module: URL,
-  options: unknown
+  options: unknown,
+  settings: LocalnetThreadSettings = {}
 ): Effect.Effect<LocalnetThread<Info>, LocalnetThreadError, Scope.Scope> =>
   Effect.gen(function* () {
+    const spawn = settings.spawn ?? ((entry, workerData) => new Worker(entry, { workerData }))
+    const startBound = settings.startTimeoutMs ?? startTimeoutMs
     const crash = yield* Deferred.make<never, LocalnetThreadError>()
     const pending = new Map<number, (r: Effect.Effect<unknown, LocalnetThreadError>) => void>()
     let nextId = 0
@@ -70,24 +92,30 @@ export const startLocalnetThread = <Info>(
     let ready = false
     let dead: LocalnetThreadError | undefined
     let info: unknown
-    // Logs are replayed through the engine's logger (its format and level): on the caller's runtime.
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    // Logs are replayed through the engine's logger (its format and level): on the caller's runtime,
+    // synchronously (a log is a synchronous effect), so they are written in the order they arrive.
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     const logs = (message: Extract<FromWorker, { type: "log" }>) =>
-      runFork(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
-
-    const crashed = (why: string) => {
-      if (stopping) return
-      const error = new LocalnetThreadError({ localnet, stage: "crash", message: why })
-      dead = error
+      runSync(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
+    const failPending = (error: LocalnetThreadError) => {
       for (const resume of pending.values()) resume(Effect.fail(error))
       pending.clear()
-      runFork(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
+    }
+    const stopped = () => new LocalnetThreadError({ localnet, stage: "call", message: "the localnet stopped before it replied" })
+
+    // A crash is handled once: a thread that throws emits `error` and then `exit`, and `dead` stays
+    // the error `crashed` failed with (the first), so every later call fails with that same error.
+    const crashed = (why: string) => {
+      if (stopping || dead !== undefined) return
+      const error = new LocalnetThreadError({ localnet, stage: "crash", message: why })
+      dead = error
+      failPending(error)
+      runSync(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
       Effect.runSync(Deferred.fail(crash, error))
     }
 
-    const worker = yield* Effect.acquireRelease(
+    const starting = (w: Worker) =>
       Effect.async<Worker, LocalnetThreadError>((resume) => {
-        const w = new Worker(new URL("./localnetThread.mjs", import.meta.url), { workerData: { module: module.href, options } })
         let settled = false
         const startFailed = (message: string) => {
           if (settled) return
@@ -98,6 +126,7 @@ export const startLocalnetThread = <Info>(
         w.on("message", (message: FromWorker) => {
           switch (message.type) {
             case "ready":
+              if (settled) return
               ready = true
               settled = true
               info = message.info
@@ -118,36 +147,72 @@ export const startLocalnetThread = <Info>(
               return
             }
             case "stopped":
+              failPending(stopped())
               return
           }
         })
         w.on("error", (e) => (ready ? crashed(`failed: ${describe(e)}`) : startFailed(`the thread failed to start: ${describe(e)}`)))
         w.on("exit", (code) => (ready ? crashed(`exited (${code})`) : startFailed(`the thread exited (${code}) before it was ready`)))
-        return Effect.sync(() => {
-          void w.terminate()
-        })
-      }),
-      (w) =>
-        Effect.async<ReadonlyArray<string>>((resume) => {
-          stopping = true
-          // A crashed thread has nothing left to stop (its crash was logged when it happened).
-          if (dead !== undefined) return resume(Effect.succeed([]))
-          const onMessage = (m: FromWorker) => m.type === "stopped" && done(m.problems)
-          const onExit = () => done(["the thread exited before it reported stopping"])
-          const done = (problems: ReadonlyArray<string>) => {
-            w.off("message", onMessage)
-            w.off("exit", onExit)
-            resume(Effect.succeed(problems))
-          }
-          w.on("message", onMessage)
-          w.on("exit", onExit)
-          w.postMessage({ type: "stop" })
-        }).pipe(
-          Effect.timeout(stopTimeoutMs),
-          Effect.catchAll(() => Effect.succeed([`did not stop within ${stopTimeoutMs} ms`])),
-          Effect.flatMap((problems) => Effect.forEach(problems, (p) => Effect.logWarning(`embedded ${localnet} localnet: ${p}`), { discard: true })),
-          Effect.zipRight(Effect.promise(() => w.terminate()))
+      })
+
+    const terminate = (w: Worker) =>
+      Effect.promise(() => w.terminate()).pipe(
+        Effect.timeout(Duration.millis(stopTimeoutMs)),
+        Effect.catchAll(() => Effect.logWarning(`embedded ${localnet} localnet: its thread did not terminate within ${stopTimeoutMs} ms`)),
+        Effect.ensuring(
+          Effect.sync(() => {
+            // Nothing more is heard from an ended thread: calls still waiting fail, its listeners go.
+            failPending(stopped())
+            w.removeAllListeners("message")
+            w.removeAllListeners("exit")
+          })
         )
+      )
+
+    const stop = (w: Worker) =>
+      Effect.async<ReadonlyArray<string>>((resume) => {
+        stopping = true
+        // A crashed thread has nothing left to stop (its crash was logged when it happened).
+        if (dead !== undefined) return resume(Effect.succeed([]))
+        const onMessage = (m: FromWorker) => m.type === "stopped" && done(m.problems)
+        const onExit = () => done(["the thread exited before it reported stopping"])
+        const done = (problems: ReadonlyArray<string>) => {
+          w.off("message", onMessage)
+          w.off("exit", onExit)
+          resume(Effect.succeed(problems))
+        }
+        w.on("message", onMessage)
+        w.on("exit", onExit)
+        w.postMessage({ type: "stop" })
+        // Past the bound the wait is interrupted: its listeners are detached.
+        return Effect.sync(() => {
+          w.off("message", onMessage)
+          w.off("exit", onExit)
+        })
+      }).pipe(
+        Effect.timeout(Duration.millis(stopTimeoutMs)),
+        Effect.catchAll(() => Effect.succeed([`did not stop within ${stopTimeoutMs} ms`])),
+        Effect.flatMap((problems) => Effect.forEach(problems, (p) => Effect.logWarning(`embedded ${localnet} localnet: ${p}`), { discard: true })),
+        Effect.ensuring(terminate(w))
+      )
+
+    // Not an `acquireRelease` (its acquire cannot be interrupted): the thread is spawned and its stop
+    // registered uninterruptibly, but the wait for `ready` is interruptible and bounded; past the
+    // bound, on interruption or on a failed start, the thread is terminated.
+    const worker = yield* Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        const w = spawn(new URL("./localnetThread.mjs", import.meta.url), { module: module.href, options })
+        yield* restore(
+          starting(w).pipe(
+            Effect.timeoutFail({
+              duration: Duration.millis(startBound),
+              onTimeout: () => new LocalnetThreadError({ localnet, stage: "start", message: `the thread was not ready within ${startBound} ms` })
+            })
+          )
+        ).pipe(Effect.onExit((exit) => (exit._tag === "Success" ? Effect.void : terminate(w))))
+        yield* Effect.addFinalizer(() => stop(w))
+        return w
+      })
     )
     return {
       info: info as Info,
@@ -156,6 +221,9 @@ export const startLocalnetThread = <Info>(
         Effect.async<unknown, LocalnetThreadError>((resume) => {
           if (dead !== undefined) return resume(Effect.fail(dead))
           if (stopping) return resume(Effect.fail(new LocalnetThreadError({ localnet, stage: "call", message: "the localnet is stopping" })))
+          if (pending.size >= maxPendingCalls) {
+            return resume(Effect.fail(new LocalnetThreadError({ localnet, stage: "call", message: `${maxPendingCalls} calls already wait for the thread's reply` })))
+          }
           const id = nextId++
           pending.set(id, resume)
           worker.postMessage({ type: "call", id, op, args })

@@ -15,14 +15,58 @@ export interface LocalnetThreadProgram<Info> {
 
 const port = parentPort!
 
-const forwardLogs = Logger.make(({ annotations, logLevel, message }) => {
-  const text = (Array.isArray(message) ? message : [message]).map((m) => (typeof m === "string" ? m : String(m))).join(" ")
+/** A value as log text: strings as they are, bigints in decimal, objects as JSON (bigints in decimal, cycles dropped). */
+const show = (u: unknown): string => {
+  if (typeof u === "string") return u
+  if (typeof u === "bigint") return u.toString()
+  if (typeof u !== "object" || u === null) return String(u)
+  if (u instanceof Error) return u.stack ?? u.message
+  const seen = new Set<unknown>()
+  try {
+    return JSON.stringify(u, (_key, v: unknown) => {
+      if (typeof v === "bigint") return v.toString()
+      if (typeof v === "object" && v !== null) {
+        if (seen.has(v)) return undefined
+        seen.add(v)
+      }
+      return v
+    })
+  } catch {
+    return String(u)
+  }
+}
+
+/** An annotation value that crosses the port as is (structured clone of a primitive), else its text. */
+const annotation = (v: unknown): string | number | boolean | null =>
+  typeof v === "string" || typeof v === "number" || typeof v === "boolean" || v === null ? v : show(v)
+
+const post = (message: unknown) => {
+  try {
+    port.postMessage(message)
+  } catch (e) {
+    // Nothing is lost silently: a message the port refuses is replaced by why it was refused.
+    port.postMessage({ type: "log", level: "ERROR", message: `a log could not be forwarded: ${show(e)}`, annotations: {} })
+  }
+}
+
+const forwardLogs = Logger.make(({ annotations, cause, logLevel, message }) => {
+  const parts = (Array.isArray(message) ? message : [message]).map(show)
+  if (!Cause.isEmpty(cause)) parts.push(Cause.pretty(cause, { renderErrorCause: true }))
   const fields: Record<string, unknown> = {}
-  for (const [k, v] of annotations) fields[k] = typeof v === "bigint" ? v.toString() : v
-  port.postMessage({ type: "log", level: logLevel.label, message: text, annotations: fields })
+  for (const [k, v] of annotations) fields[k] = annotation(v)
+  post({ type: "log", level: logLevel.label, message: parts.join(" "), annotations: fields })
 })
 
-const describe = (cause: Cause.Cause<unknown>) => Cause.pretty(cause).split("\n")[0] ?? "failed"
+/**
+ * What failed, with its real message: the squashed failure (an `UnknownException` of an
+ * `Effect.try` without `catch` is unwrapped to the error it caught), else the cause's first line.
+ */
+const describe = (cause: Cause.Cause<unknown>): string => {
+  const squashed = Cause.squash(cause)
+  const error = Cause.isUnknownException(squashed) && squashed.error !== undefined ? squashed.error : squashed
+  if (error instanceof Error) return error.message === "" ? (Cause.pretty(cause).split("\n")[0] ?? "failed") : error.message
+  return show(error)
+}
 
 /** Runs `make(workerData.options)` until the engine posts `stop`. */
 export const runLocalnetThread = <Options, Info, E>(make: (options: Options) => Effect.Effect<LocalnetThreadProgram<Info>, E, Scope.Scope>): void => {
@@ -49,11 +93,14 @@ export const runLocalnetThread = <Options, Info, E>(make: (options: Options) => 
           port.postMessage({ type: "reply", id: message.id, ok: false, message: `no operation ${message.op}` })
           return
         }
-        void run(op(...(message.args ?? []))).then((exit) =>
-          port.postMessage(
-            Exit.isSuccess(exit) ? { type: "reply", id: message.id, ok: true, value: exit.value } : { type: "reply", id: message.id, ok: false, message: describe(exit.cause) }
-          )
-        )
+        void run(op(...(message.args ?? []))).then((exit) => {
+          if (Exit.isFailure(exit)) return port.postMessage({ type: "reply", id: message.id, ok: false, message: describe(exit.cause) })
+          try {
+            port.postMessage({ type: "reply", id: message.id, ok: true, value: exit.value })
+          } catch (e) {
+            port.postMessage({ type: "reply", id: message.id, ok: false, message: `the reply could not cross the port: ${show(e)}` })
+          }
+        })
       }
     })
     port.postMessage({ type: "ready", info })

@@ -1,11 +1,9 @@
-// The entry of an embedded localnet's worker thread (see LocalnetThread.ts). Plain JS so that it
-// loads the same under `node --import tsx` (the engine, whose workers inherit `--import tsx` from
-// execArgv) and under vitest (no loader in the worker: tsx's ESM hooks are registered here), then
-// imports the chain's TypeScript thread program named by `workerData.module`.
+// The entry of an embedded localnet's worker thread (see LocalnetThread.ts). Plain JS, so that it
+// loads whatever the process was started with (`node --import tsx` or `--import=tsx`, NODE_OPTIONS,
+// vitest, a bench): it does not guess from the flags, it loads the chain's TypeScript thread program
+// named by `workerData.module` with tsx's namespaced loader (`tsImport`), which compiles that
+// program and what it imports whether or not a global tsx loader is registered on this thread.
 import { workerData } from "node:worker_threads"
+import { tsImport } from "tsx/esm/api"
 
-if (!process.execArgv.some((arg) => arg === "tsx" || arg.includes("tsx/"))) {
-  const { register } = await import("tsx/esm/api")
-  register()
-}
-await import(workerData.module)
+await tsImport(workerData.module, import.meta.url)

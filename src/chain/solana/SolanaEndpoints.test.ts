@@ -1,9 +1,10 @@
 import { createSolanaRpc, generateKeyPairSigner } from "@solana/kit"
+import { it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect } from "vitest"
 import { ataOf, tokenBalance } from "./localnet/LedgerTokens.js"
 import { openStoredLedger } from "./localnet/LedgerStore.js"
 import { USDC_MINT_ADDRESS } from "./program/ProgramIds.js"
@@ -22,11 +23,14 @@ const embedded = {
 }
 
 describe("SolanaEndpoints, embedded", () => {
-  it("runs the localnet on its own thread: served over its sockets, funded over the worker port, its journal holding what it did after the engine's scope closed", async () => {
-    const owner = (await generateKeyPairSigner()).address
-    const seen = await Effect.runPromise(
+  it.scopedLive(
+    "runs the localnet on its own thread: served over its sockets, funded over the worker port, its journal holding what it did after the engine's scope closed",
+    () =>
       Effect.gen(function* () {
+        const owner = (yield* Effect.promise(() => generateKeyPairSigner())).address
+        // The endpoints' own scope, closed by the test's scope too if an assertion fails first.
         const scope = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
         const endpoints = Context.get(yield* Layer.buildWithScope(SolanaEndpoints.layer(embedded, { dataDir: dir, fsync: true }), scope), SolanaEndpoints)
         expect(endpoints.embedded).toBe(true)
         yield* endpoints.localFaucet!.topUp(owner, 5_000_000n, [[USDC_MINT_ADDRESS, 7_000_000n]])
@@ -34,19 +38,16 @@ describe("SolanaEndpoints, embedded", () => {
         yield* endpoints.localFaucet!.topUp(owner, 5_000_000n, [[USDC_MINT_ADDRESS, 7_000_000n]])
         const rpc = createSolanaRpc(endpoints.rpcUrl)
         const lamports = (yield* Effect.promise(() => rpc.getBalance(owner, { commitment: "processed" }).send())).value
+        expect(lamports).toBe(5_000_000n)
         yield* Scope.close(scope, Exit.void)
-        return { lamports }
+        // The thread closed the ledger's journal when the scope closed: a reopened chain holds the funds.
+        const stored = yield* Effect.acquireRelease(
+          Effect.sync(() => openStoredLedger(dir)),
+          (s) => Effect.sync(() => s.close())
+        )
+        expect(stored.created).toBe(false)
+        expect(stored.ledger.getBalance(owner)).toBe(5_000_000n)
+        expect(tokenBalance(stored.ledger, ataOf(owner, USDC_MINT_ADDRESS))).toBe(7_000_000n)
       })
-    )
-    expect(seen.lamports).toBe(5_000_000n)
-    // The thread closed the ledger's journal when the scope closed: a reopened chain holds the funds.
-    const stored = openStoredLedger(dir)
-    try {
-      expect(stored.created).toBe(false)
-      expect(stored.ledger.getBalance(owner)).toBe(5_000_000n)
-      expect(tokenBalance(stored.ledger, ataOf(owner, USDC_MINT_ADDRESS))).toBe(7_000_000n)
-    } finally {
-      stored.close()
-    }
-  })
+  )
 })

@@ -10,7 +10,7 @@ import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { type LocalnetThreadError, startLocalnetThread } from "../internal/LocalnetThread.js"
 import { keeperSigner } from "./client/DevSigners.js"
 import type { StakingRewardsRound } from "./localnet/Faucet.js"
-import type { SolanaLocalnetThreadInfo, SolanaLocalnetThreadOptions } from "./localnet/thread.js"
+import type { SolanaLocalnetThreadInfo, SolanaLocalnetThreadOptions } from "./localnet/threadTypes.js"
 
 /**
  * What the endpoints need from the configuration (`AppConfigShape["solana"]` extends it; the

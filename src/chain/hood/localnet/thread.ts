@@ -6,22 +6,9 @@
  * BondingCurve creation code. It serves no calls: the engine funds and trades over JSON-RPC.
  */
 import { Effect } from "effect"
-import type { HoodAddresses } from "./Deploy.js"
 import { runLocalnetThread } from "../../internal/LocalnetThreadMain.js"
-import { type HoodLocalnetOptions, make } from "./LocalnetService.js"
-
-export interface HoodLocalnetThreadInfo {
-  readonly rpcUrl: string
-  readonly wsUrl: string
-  readonly chainId: number
-  readonly addresses: HoodAddresses
-  readonly keeperPrivateKey: `0x${string}`
-  readonly traderKeys: ReadonlyArray<`0x${string}`>
-  readonly bondingCurveBytecode: `0x${string}`
-}
-
-/** The options that cross the worker port (plain data; block timestamps follow this thread's `Date.now`). */
-export type HoodLocalnetThreadOptions = Pick<HoodLocalnetOptions, "host" | "port" | "chainId" | "blockIntervalMs" | "dataDir" | "fsync">
+import { make } from "./LocalnetService.js"
+import type { HoodLocalnetThreadInfo, HoodLocalnetThreadOptions } from "./threadTypes.js"
 
 runLocalnetThread((options: HoodLocalnetThreadOptions) =>
   Effect.map(make({ ...options, clockMs: Date.now }), (n) => ({

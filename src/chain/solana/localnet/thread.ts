@@ -7,25 +7,18 @@ import type { Address } from "@solana/kit"
 import { Effect } from "effect"
 import { runLocalnetThread } from "../../internal/LocalnetThreadMain.js"
 import { distributeRound, type StakingRewardsRound, topUp } from "./Faucet.js"
-import { make, type SolanaLocalnetOptions } from "./LocalnetService.js"
-
-/** What the thread reports when ready. */
-export interface SolanaLocalnetThreadInfo {
-  readonly rpcUrl: string
-  readonly grpcUrl: string
-  readonly blockEngineUrl: string
-}
-
-/** The options that cross the worker port (plain data). */
-export type SolanaLocalnetThreadOptions = Pick<SolanaLocalnetOptions, "manualSlots" | "host" | "dataDir" | "fsync"> & { readonly ledger?: { readonly slotMs?: number } }
+import { make } from "./LocalnetService.js"
+import type { SolanaLocalnetThreadInfo, SolanaLocalnetThreadOptions } from "./threadTypes.js"
 
 runLocalnetThread((options: SolanaLocalnetThreadOptions) =>
   Effect.map(make(options), (localnet) => ({
     info: { rpcUrl: localnet.rpcUrl, grpcUrl: localnet.grpcUrl, blockEngineUrl: localnet.blockEngineUrl } satisfies SolanaLocalnetThreadInfo,
     ops: {
+      // The ledger's own error is the failure (its message is the reply), not an UnknownException.
       topUp: (owner: Address, lamports: bigint, tokens: ReadonlyArray<readonly [Address, bigint]>) =>
-        Effect.try(() => topUp(localnet.ledger, owner, lamports, tokens)),
-      distributeRewards: (owners: ReadonlyArray<Address>, round: StakingRewardsRound) => Effect.try(() => distributeRound(localnet.ledger, owners, round))
+        Effect.try({ try: () => topUp(localnet.ledger, owner, lamports, tokens), catch: (e) => e }),
+      distributeRewards: (owners: ReadonlyArray<Address>, round: StakingRewardsRound) =>
+        Effect.try({ try: () => distributeRound(localnet.ledger, owners, round), catch: (e) => e })
     }
   }))
 )
