@@ -94,14 +94,12 @@ export const localAccountRefusal = (config: AppConfigShape): string | undefined 
     : undefined
 
 /**
- * The `all` role's program, raced against the embedded localnets' threads: a thread that crashes
- * (`LocalnetThread.ts`) after `SolanaEndpoints` and `HoodEndpoints` were built stops the engine on
- * that error instead of leaving it waiting on a chain that is gone. (A thread that fails before it
- * is ready fails the endpoints' layer itself, so the engine does not start.)
+ * The `all` role's program, raced against the embedded localnets' threads (`LocalnetThread.ts`): one
+ * that crashes after the endpoints were built stops the engine on that error, instead of leaving it
+ * waiting on a chain that is gone; one that fails before it is ready fails the endpoints' layer.
  */
 const program = Effect.gen(function* () {
-  const solana = yield* SolanaEndpoints
-  const hood = yield* HoodEndpoints
+  const [solana, hood] = [yield* SolanaEndpoints, yield* HoodEndpoints]
   return yield* Effect.raceFirst(engine, Effect.raceFirst(solana.localnetCrashed, hood.localnetCrashed))
 }).pipe(Effect.scoped)
 
