@@ -1,7 +1,7 @@
 /**
  * A thread program for `LocalnetThread.test.ts`: no chain, only the protocol. Its scope writes
- * `open` to `options.marker` when it starts and `closed` when the engine stops it; `failStart`
- * fails the start; it logs `fixture started` with a bigint annotation and an object message part;
+ * `open` to `options.marker` when it starts and `closed` when the engine stops it (never with
+ * `hangStop`); `failStart` fails the start; it logs `fixture started` with a bigint annotation and an object message part;
  * the ops echo, refuse, throw, hold (never reply), crash the thread (a throw out of a timer, like a
  * slot close that throws), and crash it while the call waits.
  */
@@ -15,11 +15,12 @@ const crashSoon = () => {
   }, 0)
 }
 
-runLocalnetThread((options: { readonly marker: string; readonly failStart: boolean }) =>
+runLocalnetThread((options: { readonly marker: string; readonly failStart: boolean; readonly hangStop?: boolean }) =>
   Effect.gen(function* () {
     yield* Effect.acquireRelease(
       Effect.sync(() => writeFileSync(options.marker, "open")),
-      () => Effect.sync(() => writeFileSync(options.marker, "closed"))
+      // `hangStop`: a chain whose close never ends (a server that never closes, a stuck sync).
+      () => (options.hangStop === true ? Effect.never : Effect.sync(() => writeFileSync(options.marker, "closed")))
     )
     if (options.failStart) return yield* Effect.fail("the chain would not start")
     yield* Effect.logInfo("fixture started", { slot: 7n }).pipe(Effect.annotateLogs({ at: 7n }))

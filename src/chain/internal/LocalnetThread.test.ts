@@ -127,6 +127,35 @@ describe("LocalnetThread", () => {
     })
   )
 
+  it.scopedLive("a thread whose stop never ends is terminated at the stop's bound, so the engine's shutdown ends", () =>
+    Effect.gen(function* () {
+      const logs = recordLogs()
+      let worker: Worker | undefined
+      const scope = yield* Scope.make()
+      yield* startLocalnetThread(
+        "stuck",
+        fixture,
+        { marker: path.join(dir, "stuck"), failStart: false, hangStop: true },
+        { stopTimeoutMs: 1_000, spawn: (entry, workerData) => (worker = new Worker(entry, { workerData })) }
+      ).pipe(Scope.extend(scope), Effect.provide(logs.layer))
+      // The close runs the stop as a finalizer (uninterruptible): it must end by its own timer.
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void).pipe(Effect.provide(logs.layer)))
+      yield* eventuallyEffect(Effect.map(Fiber.poll(closing), (o) => o._tag === "Some"), { what: "the stuck thread's stop to end", deadlineMs: 20_000 })
+      yield* eventuallyEffect(Effect.sync(() => worker!.threadId === -1), { what: "the stuck thread to be terminated" })
+      expect(readFileSync(path.join(dir, "stuck"), "utf8")).toBe("open")
+      expect(logs.lines.some((l) => l.level === "WARN" && String(l.message[0]).includes("did not stop within 1000 ms"))).toBe(true)
+    })
+  )
+
+  it.scopedLive("a call whose arguments the port cannot clone fails typed and takes no pending place", () =>
+    Effect.gen(function* () {
+      const { exit } = yield* start("uncloneable")
+      if (Exit.isFailure(exit)) return yield* Effect.die(exit.cause)
+      expect(yield* Effect.flip(exit.value.call("echo", [() => 1]))).toMatchObject({ stage: "call" })
+      expect(yield* exit.value.call("echo", [2])).toBe(2)
+    })
+  )
+
   it.scopedLive("a call in flight when the thread stops fails instead of hanging", () =>
     Effect.gen(function* () {
       const { scope, exit } = yield* start("stops-in-flight")

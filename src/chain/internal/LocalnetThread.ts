@@ -57,6 +57,8 @@ export interface LocalnetThreadSettings {
   readonly spawn?: (entry: URL, workerData: unknown) => Worker
   /** Overrides `startTimeoutMs` (a test of the bound). */
   readonly startTimeoutMs?: number
+  /** Overrides `stopTimeoutMs` (a test of the bound). */
+  readonly stopTimeoutMs?: number
 }
 
 type FromWorker =
@@ -85,6 +87,7 @@ export const startLocalnetThread = <Info>(
   Effect.gen(function* () {
     const spawn = settings.spawn ?? ((entry, workerData) => new Worker(entry, { workerData }))
     const startBound = settings.startTimeoutMs ?? startTimeoutMs
+    const stopBound = settings.stopTimeoutMs ?? stopTimeoutMs
     const crash = yield* Deferred.make<never, LocalnetThreadError>()
     const pending = new Map<number, (r: Effect.Effect<unknown, LocalnetThreadError>) => void>()
     let nextId = 0
@@ -155,10 +158,26 @@ export const startLocalnetThread = <Info>(
         w.on("exit", (code) => (ready ? crashed(`exited (${code})`) : startFailed(`the thread exited (${code}) before it was ready`)))
       })
 
+    // The stop and the termination run as finalizers, uninterruptibly, where `Effect.timeout` would
+    // wait for the very effect it times out: each bound is a timer inside its own callback instead.
     const terminate = (w: Worker) =>
-      Effect.promise(() => w.terminate()).pipe(
-        Effect.timeout(Duration.millis(stopTimeoutMs)),
-        Effect.catchAll(() => Effect.logWarning(`embedded ${localnet} localnet: its thread did not terminate within ${stopTimeoutMs} ms`)),
+      Effect.async<boolean>((resume) => {
+        // A thread ended on purpose (a failed start, the stop) is not a crash when its `exit` arrives.
+        stopping = true
+        let settled = false
+        const finish = (inTime: boolean) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resume(Effect.succeed(inTime))
+        }
+        const timer = setTimeout(() => finish(false), stopBound)
+        w.terminate().then(
+          () => finish(true),
+          () => finish(true)
+        )
+      }).pipe(
+        Effect.flatMap((inTime) => (inTime ? Effect.void : Effect.logWarning(`embedded ${localnet} localnet: its thread did not terminate within ${stopBound} ms`))),
         Effect.ensuring(
           Effect.sync(() => {
             // Nothing more is heard from an ended thread: calls still waiting fail, its listeners go.
@@ -174,24 +193,26 @@ export const startLocalnetThread = <Info>(
         stopping = true
         // A crashed thread has nothing left to stop (its crash was logged when it happened).
         if (dead !== undefined) return resume(Effect.succeed([]))
-        const onMessage = (m: FromWorker) => m.type === "stopped" && done(m.problems)
-        const onExit = () => done(["the thread exited before it reported stopping"])
+        let settled = false
         const done = (problems: ReadonlyArray<string>) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
           w.off("message", onMessage)
           w.off("exit", onExit)
+          w.off("error", onError)
           resume(Effect.succeed(problems))
         }
+        const onMessage = (m: FromWorker) => m.type === "stopped" && done(m.problems)
+        const onExit = () => done(["the thread exited before it reported stopping"])
+        // A thread that throws while stopping: its stack is the report (its `exit` follows).
+        const onError = (e: unknown) => done([`the thread failed while stopping: ${describe(e)}`])
+        const timer = setTimeout(() => done([`did not stop within ${stopBound} ms`]), stopBound)
         w.on("message", onMessage)
         w.on("exit", onExit)
+        w.on("error", onError)
         w.postMessage({ type: "stop" })
-        // Past the bound the wait is interrupted: its listeners are detached.
-        return Effect.sync(() => {
-          w.off("message", onMessage)
-          w.off("exit", onExit)
-        })
       }).pipe(
-        Effect.timeout(Duration.millis(stopTimeoutMs)),
-        Effect.catchAll(() => Effect.succeed([`did not stop within ${stopTimeoutMs} ms`])),
         Effect.flatMap((problems) => Effect.forEach(problems, (p) => Effect.logWarning(`embedded ${localnet} localnet: ${p}`), { discard: true })),
         Effect.ensuring(terminate(w))
       )
@@ -202,6 +223,10 @@ export const startLocalnetThread = <Info>(
     const worker = yield* Effect.uninterruptibleMask((restore) =>
       Effect.gen(function* () {
         const w = spawn(new URL("./localnetThread.mjs", import.meta.url), { module: module.href, options })
+        // Until the start's own listeners are attached (an interrupt pending here skips them), an
+        // `error` would have no listener and throw on the engine's thread; the start's `exit`
+        // listener, or the termination, decides what the thread's end means.
+        w.on("error", () => {})
         yield* restore(
           starting(w).pipe(
             Effect.timeoutFail({
@@ -226,7 +251,13 @@ export const startLocalnetThread = <Info>(
           }
           const id = nextId++
           pending.set(id, resume)
-          worker.postMessage({ type: "call", id, op, args })
+          try {
+            worker.postMessage({ type: "call", id, op, args })
+          } catch (e) {
+            // Arguments the port cannot clone: the call fails typed and holds no place among the pending.
+            pending.delete(id)
+            return resume(Effect.fail(new LocalnetThreadError({ localnet, stage: "call", message: `the call could not be sent: ${describe(e)}` })))
+          }
           return Effect.sync(() => {
             pending.delete(id)
           })
