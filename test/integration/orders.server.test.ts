@@ -85,6 +85,18 @@ const scansOf = (node: PlanNode, relation: string): Array<string> => [
 
 const serverUrl = postgresUrl()
 
+/** A fresh database on the server (migrated through the first pool) and three pools on it: three processes' connections, closed with `scope`. */
+const threePools = async () => {
+  const url = await freshPostgresDatabase(serverUrl!)
+  const options = { url, dataDir: undefined }
+  const scope = await run(Scope.make())
+  const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options)))
+  const sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
+  const sqlB = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+  const sqlT = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+  return { scope, sqlA, sqlB, sqlT }
+}
+
 describe.skipIf(serverUrl === undefined)(`the trigger statement on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
   let scope: Scope.CloseableScope
   /** The old owner's pool, the new owner's, and the test's (three processes' connections). */
@@ -93,13 +105,7 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
   let sqlT: SqlClient.SqlClient
 
   beforeAll(async () => {
-    const url = await freshPostgresDatabase(serverUrl!)
-    const options = { url, dataDir: undefined }
-    scope = await run(Scope.make())
-    const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options)))
-    sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
-    sqlB = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
-    sqlT = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+    ;({ scope, sqlA, sqlB, sqlT } = await threePools())
   }, 60_000)
 
   afterAll(async () => {
@@ -262,13 +268,7 @@ describe.skipIf(serverUrl === undefined)(`the partition repair on a real Postgre
   let sqlT: SqlClient.SqlClient
 
   beforeAll(async () => {
-    const url = await freshPostgresDatabase(serverUrl!)
-    const options = { url, dataDir: undefined }
-    scope = await run(Scope.make())
-    const migrated = Layer.effectDiscard(Database.runMigrations(migrations)).pipe(Layer.provideMerge(Database.layer(options)))
-    sqlA = Context.get(await run(Layer.buildWithScope(migrated, scope)), SqlClient.SqlClient)
-    sqlB = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
-    sqlT = Context.get(await run(Layer.buildWithScope(Database.layer(options), scope)), SqlClient.SqlClient)
+    ;({ scope, sqlA, sqlB, sqlT } = await threePools())
   }, 60_000)
 
   afterAll(async () => {
