@@ -97,22 +97,26 @@ const threePools = async () => {
   return { scope, sqlA, sqlB, sqlT }
 }
 
-describe.skipIf(serverUrl === undefined)(`the trigger statement on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
-  let scope: Scope.CloseableScope
-  /** The old owner's pool, the new owner's, and the test's (three processes' connections). */
-  let sqlA: SqlClient.SqlClient
-  let sqlB: SqlClient.SqlClient
-  let sqlT: SqlClient.SqlClient
-
+/**
+ * The enclosing describe's three pools (the old owner's, the new owner's, and the test's: three
+ * processes' connections) on a fresh database, made before its tests and closed after them.
+ */
+const suitePools = () => {
+  const pools = {} as Awaited<ReturnType<typeof threePools>>
   beforeAll(async () => {
-    ;({ scope, sqlA, sqlB, sqlT } = await threePools())
+    Object.assign(pools, await threePools())
   }, 60_000)
-
   afterAll(async () => {
-    await run(Scope.close(scope, Exit.void))
+    await run(Scope.close(pools.scope, Exit.void))
   })
+  return pools
+}
+
+describe.skipIf(serverUrl === undefined)(`the trigger statement on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
+  const pools = suitePools()
 
   it("a claim waits for a trigger statement under way on its partition: the old owner's write counts, the new owner loads no such order", async () => {
+    const { sqlA, sqlB, sqlT } = pools
     const partition = 0
     const id = "ord_server_in_flight"
     const epochA = await run(Effect.flatMap(pgCheckpointStore(10), (s) => s.claim(OWNER, partition)).pipe(Effect.provideService(SqlClient.SqlClient, sqlA)))
@@ -168,6 +172,7 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
   }, 60_000)
 
   it("with 200,000 orders (4,000 open) the statement of 500 triggers reads limit_orders by index, never a sequential scan (the check sees one when index scans are off); a page of the books' load reads open orders only", async () => {
+    const { sqlA } = pools
     const ROWS = 200_000
     await run(
       Effect.gen(function* () {
@@ -262,20 +267,10 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
  */
 describe.skipIf(serverUrl === undefined)(`the partition repair on a real PostgreSQL server${serverUrl === undefined ? ` (${noPostgresReason})` : ""}`, () => {
   const PARTITIONS = 4
-  let scope: Scope.CloseableScope
-  let sqlA: SqlClient.SqlClient
-  let sqlB: SqlClient.SqlClient
-  let sqlT: SqlClient.SqlClient
-
-  beforeAll(async () => {
-    ;({ scope, sqlA, sqlB, sqlT } = await threePools())
-  }, 60_000)
-
-  afterAll(async () => {
-    await run(Scope.close(scope, Exit.void))
-  })
+  const pools = suitePools()
 
   it("two processes claiming and repairing the same partition at once record each open order's partition once and each load it whole, each order once; a cancel committed under the repair is not recorded", async () => {
+    const { sqlA, sqlB, sqlT } = pools
     const provide = (sql: SqlClient.SqlClient) => Effect.provideService(SqlClient.SqlClient, sql)
     const mintOf = (i: number) => `So1RepairRace${i % 20}`
     const partOf = (i: number) => partitionForKey(marketKeyOf({ chain: "solana", mint: mintOf(i) }), PARTITIONS)
