@@ -367,17 +367,29 @@ const written = (b: Book): Slots => {
   return slots
 }
 
-/** The same book after a trade above the lowest watermark (every trailing stop counting it, none reached), at `price`: O(1). */
-const raisedBook = (b: Book, price: Price, priceF: number): Book =>
+/**
+ * The same book after a trade above the lowest watermark (every trailing stop counting it, none
+ * reached): O(1). The raise is `raisedTo` exact, or (null) the reserves the trade left, priced only
+ * when read; `priceF` is the raise's float either way.
+ */
+const withRaise = (
+  b: Book,
+  raisedTo: Price | null,
+  quoteRaw: bigint,
+  tokenRaw: bigint,
+  decimals: number,
+  quoteDecimals: number,
+  priceF: number
+): Book =>
   new Book(
     b.slots,
     b.nBelow,
     b.nAbove,
-    price,
-    0n,
-    0n,
-    -1,
-    0,
+    raisedTo,
+    quoteRaw,
+    tokenRaw,
+    decimals,
+    quoteDecimals,
     b.belowMaxF,
     b.aboveMinF,
     null,
@@ -390,31 +402,16 @@ const raisedBook = (b: Book, price: Price, priceF: number): Book =>
     b.raisedBits
   )
 
+/** The raise at an exact `price` (no reserves kept: `raiseDecimals` −1). */
+const raisedBook = (b: Book, price: Price, priceF: number): Book => withRaise(b, price, 0n, 0n, -1, 0, priceF)
+
 /**
- * `raisedBook` with the raise kept as the reserves the trade left (its price made only when read):
- * O(1), no bigint arithmetic. `priceF` is `approxReserves` of them (five correctly rounded
- * operations); the stop bound built on it adds two (`approxStop`): seven, within `PriceBand`'s bound.
+ * The raise kept as the reserves the trade left (its price made only when read): no bigint
+ * arithmetic. `priceF` is `approxReserves` of them (five correctly rounded operations); the stop
+ * bound built on it adds two (`approxStop`): seven, within `PriceBand`'s bound.
  */
 const reservesRaisedBook = (b: Book, quoteRaw: bigint, tokenRaw: bigint, decimals: number, quoteDecimals: number, priceF: number): Book =>
-  new Book(
-    b.slots,
-    b.nBelow,
-    b.nAbove,
-    null,
-    quoteRaw,
-    tokenRaw,
-    decimals,
-    quoteDecimals,
-    b.belowMaxF,
-    b.aboveMinF,
-    null,
-    priceF,
-    Math.max(b.highStopF, approxStop(priceF, b.lowTrail)),
-    b.lowTrail,
-    b.maxAfter,
-    b.earliestExpiryMs,
-    b.raisedBits
-  )
+  withRaise(b, null, quoteRaw, tokenRaw, decimals, quoteDecimals, priceF)
 
 export const emptyBook: OrderBook = build([], 0, 0)
 
