@@ -187,6 +187,17 @@ export const processCpuSec = (pid: number, ticksPerSec: number): number => {
   }
 }
 
+/**
+ * A process's CPU at rest, in cores busy (all threads): measured over `ms` while nothing is asked
+ * of it (an engine's localnet slots, flushes and timers), for a bench to charge or subtract.
+ */
+export const cpuAtRest = async (pid: number, ticksPerSec: number, ms: number): Promise<number> => {
+  const cpu0 = processCpuSec(pid, ticksPerSec)
+  const t0 = performance.now()
+  await new Promise<void>((r) => setTimeout(r, ms))
+  return (processCpuSec(pid, ticksPerSec) - cpu0) / ((performance.now() - t0) / 1000)
+}
+
 interface MachineCpu {
   readonly totalTicks: number
   readonly idleTicks: number

@@ -71,7 +71,7 @@ import { launchTransactionInput, SolanaLaunchDefaults } from "../src/services/la
 import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
-import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
+import { busyCorePct, clockTicksPerSec, cpuAtRest, machineCpu, processCpuSec } from "./http.js"
 import { type BenchHttp, benchEngine, expectData, expectError, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
 
@@ -130,10 +130,7 @@ const emptyTally = (): Tally => ({ latencies: [], extra: [], wallMs: 0, engineCp
 const restRates = new Map<number, number>()
 const REST_MS = Number(process.env.BENCH_REST_MS ?? 3_000)
 const measureRest = async (pid: number): Promise<number> => {
-  const cpu0 = processCpuSec(pid, ticks)
-  const t0 = now()
-  await sleep(REST_MS)
-  const rate = (processCpuSec(pid, ticks) - cpu0) / ((now() - t0) / 1000)
+  const rate = await cpuAtRest(pid, ticks, REST_MS)
   restRates.set(pid, rate)
   return rate
 }

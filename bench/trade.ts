@@ -80,7 +80,7 @@ import { type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
-import { busyCorePct, clockTicksPerSec, machineCpu, processCpuSec } from "./http.js"
+import { busyCorePct, clockTicksPerSec, cpuAtRest, machineCpu, processCpuSec } from "./http.js"
 import { type BenchHttp, benchEngine, expectData, httpClient } from "./httpClient.js"
 import { percentile } from "./pacedLoad.js"
 
@@ -593,10 +593,7 @@ const main = async () => {
     try {
       process.stderr.write(`bench: builds only (load ${loads()})\n`)
       // The engine's own background (slots, ingest, actors) with no request in flight, charged to every row's CPU.
-      const rest0 = processCpuSec(s.pid, ticks)
-      const restT0 = now()
-      await sleep(5_000)
-      const restPct = (100 * (processCpuSec(s.pid, ticks) - rest0)) / ((now() - restT0) / 1000)
+      const restPct = 100 * (await cpuAtRest(s.pid, ticks, 5_000))
       const from = process.hrtime.bigint() / 1000n
       if (tailWindowsFile !== undefined && tailWindowsFile !== "") tailWindows = []
       const builds = await httpPhase(s, buildCases(s), BUILDS)
