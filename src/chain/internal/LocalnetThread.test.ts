@@ -77,6 +77,27 @@ describe("LocalnetThread", () => {
     }).pipe(Effect.provide(log.layer))
   })
 
+  it.scopedLive("a logger that throws loses that log only: the start, the calls and a crash's failure go on", () =>
+    Effect.gen(function* () {
+      const { exit } = yield* start("loggerThrows")
+      if (Exit.isFailure(exit)) return yield* Effect.die(exit.cause)
+      expect(yield* exit.value.call("echo", [7n])).toBe(7n)
+      // The crash's own log throws too: the crash still fails the call and `crashed`.
+      const failed = yield* Effect.flip(exit.value.call("crashWhileWaiting", []))
+      expect(failed).toMatchObject({ stage: "crash", message: expect.stringContaining("slot close threw") })
+      expect(yield* Effect.flip(exit.value.crashed)).toBe(failed)
+    }).pipe(
+      Effect.provide(
+        Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(() => {
+            throw new Error("the log sink is broken")
+          })
+        )
+      )
+    )
+  )
+
   it.scopedLive("fails the start with the thread's reason, after closing what the thread had opened", () =>
     Effect.gen(function* () {
       const { exit, marker } = yield* start("fails", true)

@@ -97,9 +97,11 @@ export const startLocalnetThread = <Info>(
     let info: unknown
     // Logs are replayed through the engine's logger (its format and level): on the caller's runtime,
     // synchronously (a log is a synchronous effect), so they are written in the order they arrive.
-    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
+    // A logger that throws loses that one log: its exit is dropped here, in the port's handler, where
+    // a throw would be the engine's uncaught exception.
+    const runLog = Runtime.runSyncExit(yield* Effect.runtime<never>())
     const logs = (message: Extract<FromWorker, { type: "log" }>) =>
-      runSync(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
+      runLog(Effect.logWithLevel(levelOf(message.level), message.message).pipe(Effect.annotateLogs({ ...message.annotations, localnetThread: localnet })))
     const failPending = (error: LocalnetThreadError) => {
       for (const resume of pending.values()) resume(Effect.fail(error))
       pending.clear()
@@ -113,7 +115,7 @@ export const startLocalnetThread = <Info>(
       const error = new LocalnetThreadError({ localnet, stage: "crash", message: why })
       dead = error
       failPending(error)
-      runSync(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
+      runLog(Effect.logError(`the embedded ${localnet} localnet's thread crashed: ${why}`))
       Effect.runSync(Deferred.fail(crash, error))
     }
 
