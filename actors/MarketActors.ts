@@ -54,7 +54,7 @@ export interface MarketActorsOptions extends Partial<RuntimeOptions> {
   readonly announcements?: (sql: SqlClient.SqlClient) => Pick<RuntimeHooks<MarketState, MarketOutput>, "outputs" | "beforeCheckpoint">
   /**
    * The actors role: every drain's changed markets also go to `market.snapshots` (one record per
-   * market) and `market.feed` (one record per drain), and offsets commit only once they are
+   * market) and `market.feed` (one record per drain, several past `FEED_RECORD_MAX_BYTES`), and offsets commit only once they are
    * published (`RuntimeHooks.durable`).
    */
   readonly publisher?: TopicPublisher
@@ -132,8 +132,8 @@ export const publishReadModel = (publisher: TopicPublisher, changes: ReadonlyArr
   if (changes.length === 0) return
   // The feed first: a snapshot is then never published before the feed record carrying it (a
   // replica reads the snapshots' end offsets before the feed's; see MarketReplica).
-  const { feed, snapshots } = encodeDrain(changes)
-  publisher.offer(Topics.marketFeed, [{ key: FEED_KEY, value: feed }])
+  const { feeds, snapshots } = encodeDrain(changes)
+  publisher.offer(Topics.marketFeed, feeds.map((value) => ({ key: FEED_KEY, value })))
   publisher.offer(Topics.marketSnapshots, snapshots)
 }
 

@@ -1,8 +1,8 @@
 /**
  * The bytes of the read-model topics (docs/architecture.md, "Roles"): `market.snapshots` carries
  * one market's latest state per record (the actors' checkpoint encoding, `MarketCodec`; an empty
- * value is a tombstone: the market is gone), `market.feed` one actors drain per record (its
- * changed markets, in drain order, as `[key, state | null]` pairs of the same encoding).
+ * value is a tombstone: the market is gone), `market.feed` one actors drain per record, or several
+ * past `FEED_RECORD_MAX_BYTES` (its changed markets, in drain order, as `[key, state | null]` pairs of the same encoding).
  *
  * Decoding throws on bytes it did not write (a record from another writer, or corrupt): the
  * follower logs and skips such a record, never guessing.
@@ -25,21 +25,46 @@ export const decodeSnapshot = (bytes: Uint8Array): MarketState | undefined =>
   bytes.byteLength === 0 ? undefined : decodeMarketState(decoder.decode(bytes))
 
 /**
- * One drain's records: its `market.feed` value and each market's `market.snapshots` value, every
- * state encoded once for both (the drain is on the actors' hot path).
+ * The most bytes one `market.feed` record carries. A drain (up to `drainMax` markets) or a
+ * partition's reload (every checkpoint it holds) can hold megabytes of states, and the buses refuse
+ * a record over 1 MiB, a refusal the publisher would retry forever; so the change list goes out as
+ * several records, in order, each at most this (a quarter of the bound, leaving room for a batch's
+ * other records). A replica applies each record's changes as it reads them, so a split drain is
+ * only seen a record at a time, each market's state whole. One change larger than this alone still
+ * goes out alone.
+ */
+export const FEED_RECORD_MAX_BYTES = 256 * 1024
+
+/**
+ * One drain's records: its `market.feed` values (one, or several in order past `maxFeedBytes`) and
+ * each market's `market.snapshots` value, every state encoded once for both (the drain is on the
+ * actors' hot path).
  */
 export const encodeDrain = (
-  changes: ReadonlyArray<MarketChange>
-): { readonly feed: Uint8Array; readonly snapshots: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array }> } => {
-  const pairs: Array<readonly [string, string | null]> = new Array(changes.length)
+  changes: ReadonlyArray<MarketChange>,
+  maxFeedBytes: number = FEED_RECORD_MAX_BYTES
+): { readonly feeds: ReadonlyArray<Uint8Array>; readonly snapshots: ReadonlyArray<{ readonly key: string; readonly value: Uint8Array }> } => {
+  const feeds: Array<Uint8Array> = []
   const snapshots: Array<{ readonly key: string; readonly value: Uint8Array }> = new Array(changes.length)
+  let parts: Array<string> = []
+  let bytes = 2 // the record's `[` and `]`
   for (let i = 0; i < changes.length; i++) {
     const [key, state] = changes[i]!
     const text = state === undefined ? null : encodeMarketState(state)
-    pairs[i] = [key, text]
-    snapshots[i] = { key, value: text === null ? new Uint8Array(0) : encoder.encode(text) }
+    const value = text === null ? new Uint8Array(0) : encoder.encode(text)
+    snapshots[i] = { key, value }
+    const part = JSON.stringify([key, text])
+    const partBytes = Buffer.byteLength(part)
+    if (parts.length > 0 && bytes + 1 + partBytes > maxFeedBytes) {
+      feeds.push(encoder.encode(`[${parts.join(",")}]`))
+      parts = []
+      bytes = 2
+    }
+    bytes += (parts.length > 0 ? 1 : 0) + partBytes
+    parts.push(part)
   }
-  return { feed: encoder.encode(JSON.stringify(pairs)), snapshots }
+  if (parts.length > 0) feeds.push(encoder.encode(`[${parts.join(",")}]`))
+  return { feeds, snapshots }
 }
 
 export const decodeFeedRecord = (bytes: Uint8Array): ReadonlyArray<MarketChange> => {

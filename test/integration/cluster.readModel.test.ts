@@ -148,4 +148,31 @@ layer(clusterLayer, { timeout: 120_000, excludeTestServices: true })("the cluste
       expect(replica.index.market("solana", only.sims[0]!.mint)).toBeUndefined()
     })
   )
+
+  it.scoped("a drain or a partition's reload with more states than one bus record holds goes out as several feed records, in order, and a replica gets every market", () =>
+    Effect.gen(function* () {
+      const { bus } = yield* Cluster
+      // 300 markets a chain, 2 to 9 KB of state each: a few MiB in one change list, as a partition's
+      // reload of its checkpoints hands the publisher (the buses refuse a record over 1 MiB).
+      const states = foldStates(workloadRounds(workloadMarkets(300, "Big"), 3, true))
+      const changes = [...states].map(([key, state]) => [key, state] as const)
+      const feedBefore = yield* bus.endOffsets(Topics.marketFeed)
+      const publisher = yield* TopicPublisher.make(bus)
+      MarketActors.publishReadModel(publisher, changes)
+      yield* publisher.barrier.pipe(
+        Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error(`the read model was not published: ${JSON.stringify(publisher.stats())}`) })
+      )
+      expect(publisher.stats().failures).toBe(0)
+      const feedAfter = yield* bus.endOffsets(Topics.marketFeed)
+      const records = [...feedAfter].reduce((n, [p, end]) => n + end - (feedBefore.get(p) ?? 0), 0)
+      expect(records).toBeGreaterThan(1)
+      const replica = yield* MarketReplica.make(bus, { groupPrefix: "big" })
+      yield* ready(replica)
+      expect(replica.stats().decodeFailures).toBe(0)
+      for (const [key, state] of states) {
+        const [chain, mint] = key.split(":") as ["solana" | "hood", string]
+        expect(replica.index.market(chain, mint), key).toEqual(state.core)
+      }
+    })
+  )
 })
