@@ -60,6 +60,27 @@ describe.skipIf(skip)(`KafkaBus${skip ? ` (${noKafkaReason})` : ""}`, () => {
     })
   )
 
+  it.scopedLive("a publish past one batch's bound goes out in several sends whose acks and records keep the call's order", () =>
+    Effect.gen(function* () {
+      // 40 KiB a send: 30 records of 5,000 bytes over 4 partitions and one key's 10 more make several sends.
+      const bus = yield* open({ maxRecordBytes: 40 * 1024 })
+      const before = yield* bus.endOffsets("events")
+      const messages = [
+        ...Array.from({ length: 30 }, (_, i) => ({ key: `spread-${i}`, value: new Uint8Array(5_000).fill(i) })),
+        ...Array.from({ length: 10 }, (_, i) => ({ key: "one", value: new Uint8Array(5_000).fill(100 + i) }))
+      ]
+      const acks = yield* bus.publish("events", messages)
+      expect(acks.map((a) => a.partition)).toEqual(messages.map((m) => partitionForKey(m.key, 4)))
+      // Per partition: offsets from the old end on, one apart, in call order; each record is the one acked.
+      for (let p = 0; p < 4; p++) {
+        const mine = acks.flatMap((a, i) => (a.partition === p ? [{ offset: a.offset, fill: messages[i]!.value[0] }] : []))
+        expect(mine.map((a) => a.offset)).toEqual(mine.map((_, k) => (before.get(p) ?? 0) + k))
+        const read = yield* bus.read("events", p, before.get(p) ?? 0, 100)
+        expect(read.map((r) => [r.offset, r.value[0]])).toEqual(mine.map((a) => [a.offset, a.fill]))
+      }
+    })
+  )
+
   it.scopedLive("pings the cluster; refuses bad names, partitions, offsets and oversized records before sending", () =>
     Effect.gen(function* () {
       const bus = yield* open({ maxRecordBytes: 100 })

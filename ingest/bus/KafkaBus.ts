@@ -41,6 +41,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
+import { sendSlices } from "./internal/sendSlices.js"
 import { badCommitArguments, badReadArguments, closedError, notifyAssigned, notifyRevoked, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
@@ -64,7 +65,11 @@ export interface KafkaBusOptions {
   readonly heartbeatIntervalMs: number
   /** How long the group coordinator waits for members to rejoin in a rebalance (default 30 s); a batch in flight must finish within it. */
   readonly rebalanceTimeoutMs: number
-  /** Largest key + value of one record (default 1 MiB, Kafka's default message.max.bytes). */
+  /**
+   * Largest key + value of one record (default 1 MiB, Kafka's default message.max.bytes), and the
+   * most one send carries (a broker applies message.max.bytes to a partition's whole batch): a
+   * larger publish goes out as several sends, in order.
+   */
   readonly maxRecordBytes: number
   /**
    * Longest a fetch waits on the broker for new records (default 10 ms). kafkajs heartbeats
@@ -105,7 +110,6 @@ const describe = (error: unknown): string => (error instanceof Error ? error.mes
 const kafkaType = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "type" in error && typeof error.type === "string" ? error.type : undefined
 
-const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 /** One Kafka message as the port's record. */
@@ -223,31 +227,39 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
     const publish = (topic: string, messages: ReadonlyArray<BusMessage>): Effect.Effect<ReadonlyArray<PublishAck>, BusError> =>
       Effect.gen(function* () {
         if (messages.length === 0) return []
-        for (const m of messages) {
-          const bytes = encoder.encode(m.key).byteLength + m.value.byteLength
+        const sizes = new Array<number>(messages.length)
+        for (let i = 0; i < messages.length; i++) {
+          const m = messages[i]!
+          const bytes = (sizes[i] = Buffer.byteLength(m.key) + m.value.byteLength)
           if (bytes > options.maxRecordBytes) return yield* invalid(`a record of ${bytes} bytes exceeds maxRecordBytes ${options.maxRecordBytes}`)
         }
         yield* checkTopic(topic)
         const placed = messages.map((m) => partitionForKey(m.key, partitions))
-        const results = yield* call(`publishing to ${topic}`, () =>
-          producer.send({
-            topic,
-            acks: -1,
-            messages: messages.map((m, i) => ({
-              key: m.key,
-              value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength),
-              partition: placed[i]!
-            }))
-          })
-        )
-        // kafkajs sends each partition's messages in call order as one batch: offsets are its base + index.
-        const next = new Map<number, number>()
-        for (const r of results) next.set(r.partition, Number(r.baseOffset ?? "-1"))
-        return placed.map((partition) => {
-          const offset = next.get(partition)!
-          next.set(partition, offset + 1)
-          return { partition, offset }
-        })
+        const acks = new Array<PublishAck>(messages.length)
+        // One send per slice under the broker's batch bound, in order (internal/sendSlices.ts).
+        for (const [from, to] of sendSlices(sizes, options.maxRecordBytes)) {
+          const results = yield* call(`publishing to ${topic}`, () =>
+            producer.send({
+              topic,
+              acks: -1,
+              messages: messages.slice(from, to).map((m, k) => ({
+                key: m.key,
+                value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength),
+                partition: placed[from + k]!
+              }))
+            })
+          )
+          // kafkajs sends each partition's messages in call order as one batch: offsets are its base + index.
+          const next = new Map<number, number>()
+          for (const r of results) next.set(r.partition, Number(r.baseOffset ?? "-1"))
+          for (let i = from; i < to; i++) {
+            const partition = placed[i]!
+            const offset = next.get(partition)!
+            next.set(partition, offset + 1)
+            acks[i] = { partition, offset }
+          }
+        }
+        return acks
       })
 
     // -------------------------------------------------------------------------------------------
