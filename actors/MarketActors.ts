@@ -127,7 +127,7 @@ export const marketActorDefinition = (config: MarketActorConfig = defaultConfig)
   }
 })
 
-/** One drain's changes to the read-model topics: each market's snapshot, and the drain as one feed record. */
+/** One drain's changes to the read-model topics: each market's snapshot, and the drain as one feed record (several past `FEED_RECORD_MAX_BYTES`). */
 export const publishReadModel = (publisher: TopicPublisher, changes: ReadonlyArray<MarketChange>): void => {
   if (changes.length === 0) return
   // The feed first: a snapshot is then never published before the feed record carrying it (a

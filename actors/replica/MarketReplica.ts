@@ -6,7 +6,8 @@
  * 1. Snapshot: `market.snapshots` (compacted: each market's latest state) read up to the end
  *    offsets it had at start, into a side map. Nothing is published into the index yet.
  * 2. Tail: `market.feed` (one partition, every actors drain in one order) from its log start, each
- *    record published into the index as one batch, exactly as the actors published it. Once the
+ *    record published into the index as one batch, exactly as the actors published it (a drain past
+ *    `FEED_RECORD_MAX_BYTES` is several records, each applied as it is read). Once the
  *    feed reached the end offset it had at start, the markets of step 1 that the feed never named
  *    (the feed's head was trimmed by retention) are published too, and the replica is caught up:
  *    `ready` turns true and the index stops warming (`/readyz` and the feed's `warming` follow).

@@ -36,4 +36,11 @@ describe("ReadModelCodec.encodeDrain", () => {
     for (const f of feeds) expect(f.byteLength).toBeLessThanOrEqual(one + 500)
     expect(feeds.flatMap((f) => decodeFeedRecord(f))).toEqual(list)
   })
+
+  it("cuts at the bound exactly: two changes whose record is the bound stay together, one byte less splits them", () => {
+    const two = changes.slice(0, 2)
+    const together = encodeDrain(two).feeds[0]!.byteLength
+    expect(encodeDrain(two, together).feeds).toHaveLength(1)
+    expect(encodeDrain(two, together - 1).feeds).toHaveLength(2)
+  })
 })

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { BusError, type BusShape } from "../../ingest/bus/Bus.js"
 import * as EmbeddedBus from "../../ingest/bus/EmbeddedBus.js"
 import * as TopicPublisher from "./TopicPublisher.js"
 
@@ -63,6 +64,37 @@ describe("TopicPublisher", () => {
     Effect.gen(function* () {
       const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 1 })
       for (const maxPending of [0, -1, 1.5]) expect((yield* Effect.exit(TopicPublisher.make(bus, { maxPending })))._tag).toBe("Failure")
+    })
+  )
+
+  // Live clock: the publisher's retry waits 10 ms.
+  it.scopedLive("a publish that fails after some of its records landed is resumed after them, and a topic done is not sent again", () =>
+    Effect.gen(function* () {
+      const bus = yield* EmbeddedBus.make({ dir: undefined, partitions: 1 })
+      // The real bus, made to fail once as a sliced Kafka publish can: topic "b"'s first call lands
+      // its first two records, then fails saying so.
+      let failed = false
+      const calls: Array<string> = []
+      const flaky: BusShape = {
+        ...bus,
+        publish: (topic, messages) => {
+          calls.push(`${topic}:${messages.map((m) => text(m.value)).join(",")}`)
+          if (topic !== "b" || failed) return bus.publish(topic, messages)
+          failed = true
+          return Effect.zipRight(
+            bus.publish(topic, messages.slice(0, 2)),
+            Effect.fail(new BusError({ reason: "Unavailable", message: "the broker went away mid-publish", retryable: true, landed: 2 }))
+          )
+        }
+      }
+      const publisher = yield* TopicPublisher.make(flaky)
+      publisher.offer("a", [{ key: "k", value: bytes("a1") }])
+      publisher.offer("b", ["b1", "b2", "b3", "b4"].map((v) => ({ key: "k", value: bytes(v) })))
+      yield* publisher.barrier.pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(JSON.stringify({ calls, stats: publisher.stats() })) }))
+      expect(calls).toEqual(["a:a1", "b:b1,b2,b3,b4", "b:b3,b4"])
+      expect(publisher.stats()).toMatchObject({ offered: 5, published: 5, failures: 1 })
+      expect((yield* bus.read("a", 0, 0, 10)).map((r) => text(r.value))).toEqual(["a1"])
+      expect((yield* bus.read("b", 0, 0, 10)).map((r) => text(r.value))).toEqual(["b1", "b2", "b3", "b4"])
     })
   )
 })

@@ -9,10 +9,11 @@
  * Invariants:
  * - Order: offers are published in offer order; a round takes every pending offer and publishes
  *   them topic by topic in one call each, so each key's records keep their order.
- * - Never skipped: a failed publish is retried (10 ms doubling to 2 s, forever) with the same
- *   records before anything newer; the bus's idempotence absorbs a retried duplicate, and where
- *   it cannot, a duplicate is harmless: a replica applies the same market states again and the
- *   signal hub skips a signal id it has.
+ * - Never skipped: a failed publish is retried (10 ms doubling to 2 s, forever) with the records
+ *   not yet acknowledged (a topic done, or a prefix the bus reports as landed, is not sent again)
+ *   before anything newer; the bus's idempotence absorbs a retried duplicate of the failed request,
+ *   and where it cannot, a duplicate is harmless: a replica applies the same market states again
+ *   and the signal hub skips a signal id it has.
  * - Compacted topics (`compactedTopics`, default `market.snapshots`): a reader wants only each
  *   key's latest record (what Kafka's compaction keeps), so a round publishes only the last record
  *   of each key offered in it; the earlier ones count as published (`superseded`). Under load a
@@ -104,8 +105,32 @@ export const make = (bus: BusShape, input: Partial<TopicPublisherOptions> = {}):
       return messages.filter((m, i) => last.get(m.key) === i)
     }
 
-    const publishAll = (byTopic: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): Effect.Effect<void, BusError> =>
-      Effect.forEach(byTopic, ([topic, messages]) => bus.publish(topic, messages), { discard: true })
+    /**
+     * A round's topics in order. Each attempt (the retry runs it again) starts where the last one's
+     * acknowledged records end: a topic done is not sent again, and a publish that failed after
+     * some of its records landed (`BusError.landed`) resumes after them, so the next request is the
+     * one that failed (what Kafka's idempotent producer needs to drop a resent batch the broker had
+     * written).
+     */
+    const publishAll = (byTopic: ReadonlyArray<readonly [string, ReadonlyArray<BusMessage>]>): Effect.Effect<void, BusError> => {
+      let topicAt = 0
+      let recordAt = 0
+      return Effect.suspend(() =>
+        Effect.whileLoop({
+          while: () => topicAt < byTopic.length,
+          body: () => {
+            const [topic, messages] = byTopic[topicAt]!
+            return bus.publish(topic, recordAt === 0 ? messages : messages.slice(recordAt)).pipe(
+              Effect.tapError((error) => Effect.sync(() => (recordAt += error.landed ?? 0)))
+            )
+          },
+          step: () => {
+            topicAt++
+            recordAt = 0
+          }
+        })
+      )
+    }
 
     yield* Effect.forkScoped(
       Effect.forever(

@@ -60,7 +60,14 @@ export type BusErrorReason = typeof BusErrorReason.Type
 export class BusError extends Schema.TaggedError<BusError>()("BusError", {
   reason: BusErrorReason,
   message: Schema.String,
-  retryable: Schema.Boolean
+  retryable: Schema.Boolean,
+  /**
+   * A failed `publish` that sent its records in several requests: how many of the call's records,
+   * a prefix, the bus acknowledged before the failure. A retry should send only the rest: on
+   * Kafka the failed request's records must be what the idempotent producer sends next, under the
+   * sequence it rolled back to, so a broker that had written them drops them as duplicates.
+   */
+  landed: Schema.optional(Schema.Number)
 }) {}
 
 export interface SubscribeOptions {
@@ -144,7 +151,8 @@ export class Bus extends Context.Tag("curvestream/Bus")<Bus, BusShape>() {}
  * `chain:mint`. The cluster roles' read-model topics, written by the actors and followed by the
  * API replicas: `market.snapshots` (key `chain:mint`, each market's latest state, compacted),
  * `market.feed` (every record keyed `feed`, so one partition holds them all in one order: each
- * record is one actors drain's changed markets) and `signals` (key `chain:asset`).
+ * record is one actors drain's changed markets, or part of them in order past 256 KiB) and
+ * `signals` (key `chain:asset`).
  */
 export const Topics = {
   chainEvents: "chain.events",

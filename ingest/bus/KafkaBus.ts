@@ -41,7 +41,7 @@ import {
   type PublishAck,
   type SubscribeOptions
 } from "./Bus.js"
-import { sendSlices } from "./internal/sendSlices.js"
+import { BATCH_HEADER_BYTES, RECORD_FRAMING_BYTES, sendSlices } from "./internal/sendSlices.js"
 import { badCommitArguments, badReadArguments, closedError, notifyAssigned, notifyRevoked, invalid, isPositiveInt, MAX_BATCH_LIMIT, redeliverySchedule, subscriptionMaxBatch, validName } from "./internal/rules.js"
 
 export interface KafkaBusOptions {
@@ -66,9 +66,10 @@ export interface KafkaBusOptions {
   /** How long the group coordinator waits for members to rejoin in a rebalance (default 30 s); a batch in flight must finish within it. */
   readonly rebalanceTimeoutMs: number
   /**
-   * Largest key + value of one record (default 1 MiB, Kafka's default message.max.bytes), and the
-   * most one send carries (a broker applies message.max.bytes to a partition's whole batch): a
-   * larger publish goes out as several sends, in order.
+   * The most one send carries, counted as the broker counts a batch (default 1 MiB, about Kafka's
+   * default message.max.bytes, which a broker applies to a partition's whole batch): a larger
+   * publish goes out as several sends, in order, and a record whose key + value with a batch's
+   * framing exceeds it is refused before sending.
    */
   readonly maxRecordBytes: number
   /**
@@ -231,7 +232,10 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
         for (let i = 0; i < messages.length; i++) {
           const m = messages[i]!
           const bytes = (sizes[i] = Buffer.byteLength(m.key) + m.value.byteLength)
-          if (bytes > options.maxRecordBytes) return yield* invalid(`a record of ${bytes} bytes exceeds maxRecordBytes ${options.maxRecordBytes}`)
+          // Alone in its batch, with the batch's header and its own framing (what the broker weighs).
+          if (bytes + BATCH_HEADER_BYTES + RECORD_FRAMING_BYTES > options.maxRecordBytes) {
+            return yield* invalid(`a record of ${bytes} bytes (${bytes + BATCH_HEADER_BYTES + RECORD_FRAMING_BYTES} as a batch) exceeds maxRecordBytes ${options.maxRecordBytes}`)
+          }
         }
         yield* checkTopic(topic)
         const placed = messages.map((m) => partitionForKey(m.key, partitions))
@@ -248,7 +252,7 @@ export const make = (input: Partial<KafkaBusOptions> & Pick<KafkaBusOptions, "br
                 partition: placed[from + k]!
               }))
             })
-          )
+          ).pipe(Effect.mapError((error) => (from === 0 ? error : new BusError({ ...error, landed: from }))))
           // kafkajs sends each partition's messages in call order as one batch: offsets are its base + index.
           const next = new Map<number, number>()
           for (const r of results) next.set(r.partition, Number(r.baseOffset ?? "-1"))
