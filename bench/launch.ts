@@ -39,11 +39,15 @@
  * between the `launch` markers in docs/benchmarks.md (appended at the end when absent).
  * `-- --dry-run-only`: the dry-run phase alone; prints its table, writes nothing.
  * `BENCH_PROFILE_DIR=<dir>`: as --dry-run-only without the baselines, the engine under
- * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops).
+ * `--cpu-prof` (its `.cpuprofile` lands in `<dir>` when it stops). Each engine's measured dry-run
+ * rounds print their bounds on the monotonic clock (`--from µs --to µs`, warm-up left out) for
+ * `bench/cpuprofileSummary.ts`'s window.
  * `BENCH_BEFORE_ROOT=<dir>`: a checkout of an earlier commit with its own `node_modules` (e.g. the
  * last before the attempt runner, 4440a04): at the first slot time its engine runs beside this
  * one, both up at once, and the dry run and the launches run on each in turn (this one, then the
  * earlier, then the launches likewise), so the section compares them side by side in one run.
+ * `BENCH_BEFORE_FIRST=1`: the earlier engine's dry runs first (paired `--dry-run-only` runs
+ * alternate the order, so neither engine always runs on the warmer or the quieter machine).
  */
 import {
   type Base64EncodedWireTransaction,
@@ -100,6 +104,8 @@ const MAX_DAILY_LAUNCHES = DefaultPlans.find((p) => p.id === "max")!.limits.laun
 
 const ticks = clockTicksPerSec()
 const now = () => performance.now()
+/** The monotonic clock in µs: the clock of V8's `.cpuprofile` timestamps (`bench/cpuprofileSummary.ts --from/--to`). */
+const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n)
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const loads = (): string => os.loadavg().map((l) => l.toFixed(2)).join(" / ")
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2))
@@ -218,6 +224,8 @@ interface Session {
   readonly label: string
 }
 
+/** The earlier engine's dry runs before this commit's (`BENCH_BEFORE_FIRST=1`), so paired runs can alternate the order. */
+const BEFORE_FIRST = process.env.BENCH_BEFORE_FIRST === "1"
 const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT === undefined || process.env.BENCH_BEFORE_ROOT === "" ? undefined : path.resolve(process.env.BENCH_BEFORE_ROOT)
 
 const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, root?: string): Promise<Session> => {
@@ -250,7 +258,10 @@ const open = async (slotMs: number, databaseEnv: Record<string, string> = {}, ro
 /** Each phase's rest rate, for the report: which engine, which phase, % of one core. */
 const restLog: Array<string> = []
 const restOf = async (s: Session, phase: string) => {
+  const from = monotonicUs()
   const rate = await measureRest(s.pid)
+  // The rest's bounds on the monotonic clock: a profile's background over the same engine's life, per µs.
+  process.stderr.write(`bench: ${s.label} (pid ${s.pid}) at rest before the ${phase}: --from ${from} --to ${monotonicUs()}\n`)
   restLog.push(`${s.label} before the ${phase}: ${(rate * 100).toFixed(1)}% of a core`)
   process.stderr.write(`bench: ${s.label} at rest before the ${phase}: ${(rate * 100).toFixed(1)}% of a core\n`)
 }
@@ -316,12 +327,17 @@ const dryRunPhase = async (s: Session): Promise<DryRunReport> => {
   for (const inFlight of [1, IN_FLIGHT]) {
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, DRY_WARMUP, inFlight, () => c.op())
+    const from = monotonicUs()
     for (let r = 0; r < ROUNDS; r++) {
       // Alternate the order so drift on a shared machine does not always favour one case.
       const order = cases.map((_, k) => k)
       if (r % 2 === 1) order.reverse()
       for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(DRY_RUNS / ROUNDS), inFlight, () => cases[k]!.op())
     }
+    // The measured rounds' bounds on the monotonic clock, for a profile's window (warm-up left out).
+    process.stderr.write(
+      `bench: ${s.label} (pid ${s.pid}) dry-run phase, ${inFlight} in flight, ${Math.ceil(DRY_RUNS / ROUNDS) * ROUNDS} requests per case: --from ${from} --to ${monotonicUs()}\n`
+    )
     cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
   }
   return { rows, txBytes }
@@ -529,12 +545,15 @@ const main = async () => {
     const b = BEFORE_ROOT !== undefined && before === undefined ? await open(slotMs, {}, BEFORE_ROOT).catch(async (e) => (await close(s), Promise.reject(e))) : undefined
     try {
       if (dry === undefined) {
+        // With BENCH_BEFORE_FIRST=1 the earlier engine's dry runs go first (paired runs alternate it).
+        const beforeDry = async () => {
+          process.stderr.write(`bench: dry runs, before (load ${loads()})\n`)
+          before = { root: BEFORE_ROOT!, commit: commitOf(BEFORE_ROOT!), dry: await dryRunPhase(b!) }
+        }
+        if (b !== undefined && BEFORE_FIRST) await beforeDry()
         process.stderr.write(`bench: dry runs (load ${loads()})\n`)
         dry = await dryRunPhase(s)
-        if (b !== undefined) {
-          process.stderr.write(`bench: dry runs, before (load ${loads()})\n`)
-          before = { root: BEFORE_ROOT!, commit: commitOf(BEFORE_ROOT!), dry: await dryRunPhase(b) }
-        }
+        if (b !== undefined && !BEFORE_FIRST) await beforeDry()
       }
       if (DRY_RUN_ONLY) continue
       process.stderr.write(`bench: launches (load ${loads()})\n`)
@@ -614,7 +633,7 @@ const main = async () => {
     section.push(
       "### Before the attempt runner, side by side",
       "",
-      `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; each phase ran on this commit's engine first, then on the earlier one's. The rows above are this commit's.`,
+      `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; each phase ran on ${BEFORE_FIRST ? "the earlier engine first (the dry run), then on this commit's" : "this commit's engine first, then on the earlier one's"}. The rows above are this commit's.`,
       "",
       ...beforeTable(dry!, launches[0], before),
       "",

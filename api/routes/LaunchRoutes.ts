@@ -105,7 +105,8 @@ const callerOf = (p: AgentPrincipal): HeadlessCaller => ({
   embeddedWallet: p.key.embeddedWallet,
   keyDailyCap: p.key.dailyLaunchCap,
   plan: p.plan,
-  principal: agentToWalletPrincipal(p)
+  principal: agentToWalletPrincipal(p),
+  spendKey: p.key
 })
 
 export const launchRoutes = (options: LaunchRoutesOptions): ReadonlyArray<RouteDef> => {

@@ -59,6 +59,7 @@ import { makeHeadlessWrites } from "./headless/HeadlessWrites.js"
 import { HoodHeadlessLaunch, type HoodHeadlessLaunchShape } from "./HoodHeadlessLaunch.js"
 import { LaunchLedger, type LaunchLedgerShape, type LaunchRef, layerTest as launchLedgerTest } from "./LaunchLedger.js"
 import type { StoredResult } from "./LaunchLedgerMachine.js"
+import type { CheckedKey } from "../spend/SpendStore.js"
 import type { LaunchError } from "./LaunchError.js"
 import type { LaunchRequest } from "./request/LaunchRequest.js"
 import { launchHoldings } from "./internal/LaunchGates.js"
@@ -81,6 +82,13 @@ export interface HeadlessCaller {
   readonly plan: Plan
   /** The caller as the wallet rules see it (Hood's linked-wallet rule). */
   readonly principal: Principal
+  /**
+   * The calling key's row as this request's authentication read it (its id, prefix and limits):
+   * the dry run's spend decision uses it instead of reading the key again, as the trade's dry run
+   * does. Absent: the dry run reads the key by `keyPrefix`. The launch's own decision and its hold
+   * always read (and the hold locks) the key itself.
+   */
+  readonly spendKey?: CheckedKey
 }
 
 export type LaunchOutcome =

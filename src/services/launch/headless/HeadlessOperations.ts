@@ -75,7 +75,7 @@ export const makeHeadlessOperations = (ctx: HeadlessContext, gates: HeadlessGate
   const dryRun = (caller: HeadlessCaller, request: LaunchRequest): Effect.Effect<Record<string, unknown>, LaunchError> =>
     Effect.gen(function* () {
       const checked = yield* admitted(caller, request)
-      yield* spendGate.spendAllowed(caller, request, yield* spendGate.devBuySpend(caller, request))
+      yield* spendGate.spendChecked(caller, request, yield* spendGate.devBuySpend(caller, request))
       const pictures = checked._tag === "Checked" ? checked.pictures : yield* resolveImages(request)
       // The metadata URI the launch would write: its hosted document's (content-addressed), so the size is the launch's.
       const metadataUri = images.metadataUrlOf(request, pictures)

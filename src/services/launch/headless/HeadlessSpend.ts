@@ -9,7 +9,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { bookIn, check as checkSpend, releaseIn, reserveIn } from "../../spend/SpendStore.js"
+import { bookIn, check as checkSpend, checkKey, releaseIn, reserveIn } from "../../spend/SpendStore.js"
 import type { HeadlessCaller } from "../HeadlessLaunch.js"
 import { devBuyAttempt, devBuyBooking, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { storedDevBuy } from "../internal/LaunchRecords.js"
@@ -34,6 +34,16 @@ export const makeHeadlessSpend = (ctx: HeadlessContext) => {
           Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(d.error) : Effect.void)),
           Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e)))
         )
+
+  /**
+   * The dry run's decision: as `spendAllowed`, on the key row the request authenticated with when
+   * the caller carries it (no key query: `checkKey`, the trade's dry run's), else read by prefix.
+   */
+  const spendChecked = (caller: HeadlessCaller, request: LaunchRequest, spend: SpendAttempt | undefined): Effect.Effect<void, LaunchError> => {
+    const key = caller.spendKey
+    if (spend === undefined || key === undefined || key.prefix !== caller.keyPrefix) return spendAllowed(caller, request, spend)
+    return withSql(checkKey(key, spend)).pipe(Effect.flatMap((d) => (d._tag === "Refused" ? Effect.fail(fromSpend(d.error)) : Effect.void)))
+  }
 
   /** The dev buy's hold of one attempt; its booking when it landed and its release when it did not (no-ops without one). */
   const holdOf = (ref: AttemptRef) => devBuyReservationId("headless", ref)
@@ -61,5 +71,5 @@ export const makeHeadlessSpend = (ctx: HeadlessContext) => {
     return outcome === "landed" ? bookDevBuy(a)(record) : outcome === "reverted" || outcome === undefined || outcome === null ? releaseDevBuy(a.ref)(record) : Effect.void
   }
 
-  return { devBuySpend, spendAllowed, holdIn, bookDevBuy, releaseDevBuy, hoodDevBuySettled }
+  return { devBuySpend, spendAllowed, spendChecked, holdIn, bookDevBuy, releaseDevBuy, hoodDevBuySettled }
 }
