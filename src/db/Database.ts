@@ -16,12 +16,16 @@
  * - Every failure, including a failed migration, is a `SqlError`; nothing throws.
  * - Scoped: closing the layer's scope ends the client pool, then stops the socket server,
  *   then closes PGlite (flushing it to disk).
+ * - `NamedStatements` runs on the same pool as the `SqlClient` (the embedded database's one
+ *   connection included): a named statement waits for a transaction like any other query.
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
+import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
+import { Pool, type PoolConfig } from "pg"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
 
@@ -46,10 +50,25 @@ export const migrationsTable = "schema_migrations"
 const applicationName = "curvestream"
 
 /**
- * Provides `SqlClient` and `PgClient`, migrated. Fails with `SqlError` when the database
- * cannot be opened or reached, or a migration fails.
+ * Named statements on the engine's pool (node-postgres's named queries): a statement's text is
+ * parsed and planned once per connection under its name, then each call only binds and executes
+ * it (PGlite plans a statement of several CTEs in milliseconds; the hot writes pay it once). The
+ * driver re-parses on a new connection by itself. A name always goes with the same text.
  */
-export const layer = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+export class NamedStatements extends Context.Tag("curvestream/Database/NamedStatements")<
+  NamedStatements,
+  {
+    readonly execute: (name: string, text: string, values: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<Record<string, unknown>>, SqlError>
+  }
+>() {}
+
+export type DatabaseServices = PgClient.PgClient | SqlClient.SqlClient | NamedStatements
+
+/**
+ * Provides `SqlClient`, `PgClient` and `NamedStatements`, migrated. Fails with `SqlError` when
+ * the database cannot be opened or reached, or a migration fails.
+ */
+export const layer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.provideMerge(migrationsLayer, clientLayer(options))
 
 /**
@@ -65,34 +84,83 @@ export class TestDatabaseUrl extends Context.Reference<TestDatabaseUrl>()("curve
  * names), every migration applied. One value, so every `layerTest` built together shares one
  * database (Effect builds a layer once per build, by reference); closing the build's scope drops it.
  */
-export const layerTest: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> = Layer.unwrapEffect(
+export const layerTest: Layer.Layer<DatabaseServices, SqlError> = Layer.unwrapEffect(
   Effect.map(TestDatabaseUrl, (url) => layer({ url, dataDir: undefined }))
 )
 
-const clientLayer = (options: DatabaseOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+const clientLayer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, SqlError> =>
   options.url !== undefined
-    ? PgClient.layer({
-        url: Redacted.make(options.url),
-        maxConnections: options.maxConnections ?? serverConnectionsMax,
-        applicationName
-      })
+    ? poolLayer({ connectionString: options.url, max: options.maxConnections ?? serverConnectionsMax, application_name: applicationName })
     : Layer.unwrapScoped(
         // The embedded server is acquired in the layer's scope before the client, so the
         // client's pool is released first on close.
         Effect.map(startEmbeddedPostgres(options.dataDir), (address) =>
-          PgClient.layer({
+          poolLayer({
             host: address.host,
             port: address.port,
-            username: address.username,
+            user: address.username,
             database: address.database,
-            maxConnections: 1,
+            max: 1,
             // Keep the single connection for the layer's lifetime (zero disables the idle
             // timeout; the pool would otherwise drop and redial it every 10 s).
-            idleTimeout: Duration.zero,
-            applicationName
+            idleTimeoutMillis: 0,
+            application_name: applicationName
           })
         )
       )
+
+/** Every connection's own suffix of the statement names it parses (see `connectionStatementName`). */
+const connectionIds = new WeakMap<object, number>()
+let connectionsSeen = 0
+
+/**
+ * `name` as `connection` parses it: suffixed by the connection, so a connection never meets a
+ * statement of that name it did not parse. The embedded database is one session under every
+ * socket: a statement a dropped connection (or another pool in this process: a test's second
+ * engine) parsed is still there, and parsing the same name again would fail.
+ */
+const connectionStatementName = (connection: object, name: string): string => {
+  let id = connectionIds.get(connection)
+  if (id === undefined) connectionIds.set(connection, (id = ++connectionsSeen))
+  return `${name}_${id}`
+}
+
+/** How long the pool's first connection may take (`PgClient.make`'s default). */
+const connectTimeout = Duration.seconds(5)
+
+/**
+ * The pool (built here, as `PgClient.make` builds it, so the named statements reach it too), the
+ * `PgClient` over it (`PgClient.fromPool`) and `NamedStatements`; the scope ends the pool.
+ */
+const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const pool = new Pool(config)
+      pool.on("error", () => {}) // an idle client's error; the next query reports the connection's failure
+      yield* Effect.acquireRelease(
+        Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }) }),
+        () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+      ).pipe(
+        Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) })
+      )
+      const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName })
+      const named: NamedStatements["Type"] = {
+        execute: (name, text, values) =>
+          Effect.async((resume) => {
+            pool.connect((error, connection, release) => {
+              if (error !== undefined && error !== null) return resume(Effect.fail(new SqlError({ cause: error, message: "Failed to acquire connection" })))
+              connection.query({ name: connectionStatementName(connection, name), text, values }, (error, result) => {
+                // A statement the server refused leaves the connection usable (as `PgClient` keeps it);
+                // any other failure (the socket) drops it, and the pool dials a new one.
+                release(error !== undefined && error !== null && !("severity" in error) ? error : undefined)
+                resume(error === undefined || error === null ? Effect.succeed(result.rows) : Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+              })
+            })
+          })
+      }
+      return Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client), Context.add(NamedStatements, named))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
 
 /**
  * Applies, in one transaction, the migrations of `record` (keyed `<id>_<name>`) not yet in

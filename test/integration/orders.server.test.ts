@@ -32,7 +32,8 @@ import {
   repairPartitions,
   STALE_RANGES,
   stalePartitionPage,
-  triggerStatement,
+  TRIGGER_STATEMENT,
+  triggerValues,
   type TriggerWrite
 } from "../../src/services/orders/OrderStore.js"
 import { partitionForKey } from "../../ingest/bus/Bus.js"
@@ -187,7 +188,8 @@ describe.skipIf(serverUrl === undefined)(`the trigger statement on a real Postgr
         const open = yield* sqlA<{ id: string }>`SELECT id FROM limit_orders WHERE status = 'open' AND id LIKE 'ord_plan_%' ORDER BY id LIMIT 500`
         expect(open.length).toBe(500)
         const writes = open.map((r, i) => ({ ...write(r.id), fence: { owner: OWNER, partition: i % 4, epoch: 1 } }))
-        const [text, params] = triggerStatement(sqlA, writes, Date.now()).compile()
+        const text = TRIGGER_STATEMENT
+        const params = triggerValues(writes, Date.now())
         const explain = (sql: SqlClient.SqlClient) =>
           Effect.map(sql.unsafe<Record<string, unknown>>(`EXPLAIN (FORMAT JSON) ${text}`, params), (rows) => {
             const plan = rows[0]!["QUERY PLAN"]

@@ -12,7 +12,8 @@ import * as MarketActors from "../../actors/MarketActors.js"
 import { currentPrice } from "../../actors/orders/OrderBooks.js"
 import { comparePrices, formatPrice, formatPriceE18, type Price, priceOfReserves, trailStop } from "../../actors/orders/OrderBook.js"
 import { Bus, type BusError, type BusShape, Topics } from "../../ingest/bus/Bus.js"
-import { cancelOrder, createOrder, markTriggeredAll, type NewOrder, readOrder, triggeredData } from "../../src/services/orders/OrderStore.js"
+import { NamedStatements } from "../../src/db/Database.js"
+import { cancelOrder, createOrder, markTriggeredAll, type NewOrder, readOrder, TRIGGER_STATEMENT_NAME, triggeredData } from "../../src/services/orders/OrderStore.js"
 import { type OrderExecution, type OrderHooks, orderTriggerHooks } from "../../src/services/orders/OrderTriggers.js"
 import { keyedEventId } from "../../src/services/webhooks/Outbox.js"
 import * as WebhookService from "../../src/services/webhooks/WebhookService.js"
@@ -377,6 +378,19 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       // Again: nothing is open any more, so nothing moves and no event is added.
       expect(yield* markTriggeredAll([{ id: "ord_st_limit", ...write, watermark: null, stopPrice: null }], Date.now()).pipe(Effect.provide(database))).toEqual([])
       expect(yield* triggeredRows(endpoint.id)).toHaveLength(2)
+      // It ran as the database layer's named statement (planned once per connection)...
+      const prepared = yield* sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE ${`${TRIGGER_STATEMENT_NAME}_%`}`
+      expect(prepared.length).toBeGreaterThan(0)
+      // ...and where no layer provides `NamedStatements`, the same text runs unnamed, to the same rows and payloads.
+      yield* createOrder(order({ id: "ord_st_unnamed", clientOrderId: "c-st-unnamed", ...base, trigger: "trailing_stop", trailBps: 500, watermark: { num: 3n, den: 2n } }), Date.now()).pipe(
+        Effect.provide(database)
+      )
+      const unnamed = yield* markTriggeredAll([{ id: "ord_st_unnamed", ...write, watermark: { num: 5n, den: 2n }, stopPrice: { num: 19n, den: 8n } }], Date.now()).pipe(
+        Effect.mapInputContext((context: Context.Context<SqlClient.SqlClient>) => Context.omit(NamedStatements)(context)),
+        Effect.provide(database)
+      )
+      expect(unnamed.map((r) => r.id)).toEqual(["ord_st_unnamed"])
+      expect((yield* triggeredRows(endpoint.id)).find((r) => r.id === keyedEventId("order.triggered:ord_st_unnamed"))?.data).toEqual(triggeredData(unnamed[0]!))
     })
   )
   it.scoped("a partition handed to another actors process: its trailing stops take the previous owner's watermark, so the stop is where the trades put it", () =>

@@ -50,6 +50,7 @@ import { OrderBooks } from "../../../actors/orders/OrderBooks.js"
 import type { CheckpointWrite } from "../../../actors/runtime/Checkpointer.js"
 import type { PartitionClaim, RuntimeHooks } from "../../../actors/runtime/ShardedRuntime.js"
 import type { ChainEvent } from "../../../ingest/ChainEvent.js"
+import { NamedStatements } from "../../db/Database.js"
 import type { BusError } from "../../../ingest/bus/Bus.js"
 import { makeOrderFollow } from "./internal/OrderFollow.js"
 import { makeTriggerClaims } from "./internal/TriggerClaims.js"
@@ -130,7 +131,15 @@ export const orderTriggerHooks =
       const maxOrders = options.maxOrders ?? 1_000_000
       const books = new OrderBooks(maxOrders)
       const syncBatch = options.syncBatch ?? 1000
-      const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(e, SqlClient.SqlClient, sql)
+      // The database layer's named statements (the trigger statement planned once per connection),
+      // read from the context this is built in; absent, the same statements run unnamed.
+      const named = yield* Effect.serviceOption(NamedStatements)
+      const withSql = <A, E>(e: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+        Effect.provideService(
+          Option.isSome(named) ? Effect.provideService(e, NamedStatements, named.value) : e,
+          SqlClient.SqlClient,
+          sql
+        )
       const claims = makeTriggerClaims(options.partitioned === true)
       const { fenceOf } = claims
       // A test's seam (`TriggerWriterPause`), read from the context this is built in; no production layer provides it.

@@ -6,7 +6,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { NamedStatements } from "../../../db/Database.js"
 import type { Price } from "../../../../actors/orders/OrderBook.js"
 import { formatPrice } from "../../../../actors/orders/OrderBook.js"
 import { keyedEventId } from "../../webhooks/Outbox.js"
@@ -56,19 +57,67 @@ export interface TriggerFence {
  * from the row it updated: `OrderStore.test`/`orders.trigger.test` hold the two equal). Answers
  * the rows this call moved, in no particular order; an order not open (triggered already,
  * cancelled, expired) or fenced out is not among them.
+ *
+ * The statement's text is one constant (`TRIGGER_STATEMENT`, its writes as parameters), run as
+ * the named statement `TRIGGER_STATEMENT_NAME` where the database layer provides
+ * `NamedStatements` (parsed and planned once per connection: on PGlite the plan of its four
+ * parts cost more than their execution), else as an unnamed statement of the same text.
  */
 export const markTriggeredAll = (
   writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>,
   nowMs: number
-): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> =>
-  writes.length === 0
-    ? Effect.succeed([])
-    : Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(triggerStatement(sql, writes, nowMs), (rows) => rows.map(toRow)))
+): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> => {
+  if (writes.length === 0) return Effect.succeed([])
+  const values = triggerValues(writes, nowMs)
+  return Effect.flatMap(Effect.serviceOption(NamedStatements), (named) =>
+    Option.isSome(named)
+      ? Effect.map(named.value.execute(TRIGGER_STATEMENT_NAME, TRIGGER_STATEMENT, values), (rows) => rows.map((r) => toRow(r as unknown as Raw)))
+      : Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql.unsafe<Raw>(TRIGGER_STATEMENT, values), (rows) => rows.map(toRow)))
+  )
+}
 
-/** `markTriggeredAll`'s statement (also what `orders.server`'s EXPLAIN reads); `writes` is not empty. */
-export const triggerStatement = (sql: SqlClient.SqlClient, writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>, nowMs: number) => {
-  const now = new Date(nowMs)
-  const values = JSON.stringify(
+/** The name `markTriggeredAll` runs `TRIGGER_STATEMENT` under (one text for the name, always). */
+export const TRIGGER_STATEMENT_NAME = "orders_trigger_v1"
+
+/**
+ * `markTriggeredAll`'s statement (also what `orders.server`'s EXPLAIN reads): `$1` the writes as a
+ * JSON array (`triggerValues`), `$2` now, `$3` the orders' ids (what the update reads
+ * `limit_orders` by).
+ */
+export const TRIGGER_STATEMENT = `
+      WITH v AS (
+        SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id text, event_id text, owner text, part integer, epoch bigint,
+          at_ms bigint, price text, position text, watermark text, stop_price text, stored_watermark text, trade_id text)
+      ), owned AS (
+        SELECT p.owner, p.partition, p.epoch FROM partition_owners p
+        WHERE (p.owner, p.partition) IN (SELECT owner, part FROM v WHERE part IS NOT NULL)
+        FOR SHARE
+      ), t AS (
+        UPDATE limit_orders o SET status = 'triggered', updated_at = $2::timestamptz,
+          triggered_at = timestamptz 'epoch' + v.at_ms * interval '1 millisecond',
+          trigger_price = v.price, trigger_position = v.position, trigger_watermark = v.watermark,
+          trigger_stop_price = v.stop_price, watermark = v.stored_watermark, client_trade_id = v.trade_id
+        FROM v LEFT JOIN owned ON owned.owner = v.owner AND owned.partition = v.part
+        WHERE o.id = ANY($3::text[]) AND o.id = v.id AND o.status = 'open' AND (v.part IS NULL OR owned.epoch = v.epoch)
+        RETURNING o.*, v.event_id
+      ), d AS (
+        INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
+        SELECT t.event_id, e.id, e.account_id, 'order.triggered',
+          jsonb_build_object('clientOrderId', t.client_order_id, 'chain', t.chain, 'mint', t.mint, 'side', t.side,
+            'amountRaw', t.amount_raw, 'targetPrice', t.level, 'price', t.trigger_price,
+            'expiresAt', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'trigger', t.trigger)
+          || CASE WHEN t.trigger = 'trailing_stop'
+               THEN jsonb_build_object('trailBps', t.trail_bps, 'trailWatermark', t.trigger_watermark, 'stopPrice', t.trigger_stop_price)
+               ELSE '{}'::jsonb END,
+          $2::timestamptz, 'pending', 0, $2::timestamptz
+        FROM t JOIN webhook_endpoints e ON e.account_id = t.account_id AND e.status = 'active' AND e.events ? 'order.triggered'
+        ON CONFLICT (endpoint_id, id) DO NOTHING
+      )
+      SELECT * FROM t`
+
+/** `TRIGGER_STATEMENT`'s parameters for `writes` (not empty) at `nowMs`. */
+export const triggerValues = (writes: ReadonlyArray<TriggerWrite & { readonly fence?: TriggerFence }>, nowMs: number): ReadonlyArray<unknown> => [
+  JSON.stringify(
     writes.map((t) => ({
       id: t.id,
       event_id: keyedEventId(`order.triggered:${t.id}`),
@@ -83,35 +132,7 @@ export const triggerStatement = (sql: SqlClient.SqlClient, writes: ReadonlyArray
       stored_watermark: t.watermark === null ? null : encodePrice(t.watermark),
       trade_id: orderTradeId(t.id)
     }))
-  )
-  return sql<Raw & { readonly event_id: string }>`
-      WITH v AS (
-        SELECT * FROM jsonb_to_recordset(${values}::jsonb) AS v(id text, event_id text, owner text, part integer, epoch bigint,
-          at_ms bigint, price text, position text, watermark text, stop_price text, stored_watermark text, trade_id text)
-      ), owned AS (
-        SELECT p.owner, p.partition, p.epoch FROM partition_owners p
-        WHERE (p.owner, p.partition) IN (SELECT owner, part FROM v WHERE part IS NOT NULL)
-        FOR SHARE
-      ), t AS (
-        UPDATE limit_orders o SET status = 'triggered', updated_at = ${now},
-          triggered_at = timestamptz 'epoch' + v.at_ms * interval '1 millisecond',
-          trigger_price = v.price, trigger_position = v.position, trigger_watermark = v.watermark,
-          trigger_stop_price = v.stop_price, watermark = v.stored_watermark, client_trade_id = v.trade_id
-        FROM v LEFT JOIN owned ON owned.owner = v.owner AND owned.partition = v.part
-        WHERE o.id IN ${sql.in(writes.map((t) => t.id))} AND o.id = v.id AND o.status = 'open' AND (v.part IS NULL OR owned.epoch = v.epoch)
-        RETURNING o.*, v.event_id
-      ), d AS (
-        INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event, data, created_at, status, attempts, next_attempt_at)
-        SELECT t.event_id, e.id, e.account_id, 'order.triggered',
-          jsonb_build_object('clientOrderId', t.client_order_id, 'chain', t.chain, 'mint', t.mint, 'side', t.side,
-            'amountRaw', t.amount_raw, 'targetPrice', t.level, 'price', t.trigger_price,
-            'expiresAt', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'trigger', t.trigger)
-          || CASE WHEN t.trigger = 'trailing_stop'
-               THEN jsonb_build_object('trailBps', t.trail_bps, 'trailWatermark', t.trigger_watermark, 'stopPrice', t.trigger_stop_price)
-               ELSE '{}'::jsonb END,
-          ${now}, 'pending', 0, ${now}
-        FROM t JOIN webhook_endpoints e ON e.account_id = t.account_id AND e.status = 'active' AND e.events ? 'order.triggered'
-        ON CONFLICT (endpoint_id, id) DO NOTHING
-      )
-      SELECT * FROM t`
-}
+  ),
+  new Date(nowMs),
+  writes.map((t) => t.id)
+]
