@@ -4,7 +4,8 @@
  * or dropped together. Here each copy is its own insert (its own part: an insert collapses
  * copies inside itself), so only the read-time merge can collapse them: a redelivered copy is
  * read once, a trade retracted later is not read, one retracted then re-included is read, in
- * the range read, the final mark and the exhaustive pages alike. Background merges are stopped
+ * the range read (also when its row cap ends a read on such a trade), the final mark and the
+ * exhaustive pages alike. Background merges are stopped
  * on the table for the test, so the parts stay apart whatever the timing.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -60,6 +61,23 @@ describe("replay reads across parts", () => {
           ]
         })
         expect(ranges.trades.map(offsets)).toEqual([["mintA@1000", "mintA@2000", "mintA@4000", "mintA@5000"], ["mintB@6000"]])
+
+        // Row caps that end a read on a key with several copies in different parts (2: the
+        // redelivered trade; 1 and 3: the retracted and the re-included one): the range read
+        // continued from each read's last row gives the same trades, each once.
+        for (const rowsMax of [1, 2, 3]) {
+          const stitched: Array<ReplayTrade> = []
+          let after = { t: 0, p: "" }
+          for (let read = 0; read < 10; read++) {
+            const page = yield* readReplayRanges({ fromMs: T, ranges: [{ chain: "solana", asset: "mintA", afterT: after.t, afterP: after.p, toT: 60_000, rowsMax }] })
+            const rows = page.trades[0]!
+            expect(rows.length).toBeLessThanOrEqual(rowsMax)
+            stitched.push(...rows)
+            if (rows.length < rowsMax) break
+            after = { t: rows[rows.length - 1]!.t, p: rows[rows.length - 1]!.p }
+          }
+          expect([rowsMax, offsets(stitched)]).toEqual([rowsMax, ["mintA@1000", "mintA@2000", "mintA@4000", "mintA@5000"]])
+        }
 
         const lasts = yield* lastReplayTrades({
           fromMs: T,
