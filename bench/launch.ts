@@ -633,7 +633,7 @@ const main = async () => {
     section.push(
       "### Before the attempt runner, side by side",
       "",
-      `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; each phase ran on ${BEFORE_FIRST ? "the earlier engine first (the dry run), then on this commit's" : "this commit's engine first, then on the earlier one's"}. The rows above are this commit's.`,
+      `The same dry-run cases and the engine's launch rows at slot ${SLOTS[0]} ms, in this run, on an engine started from another checkout (\`BENCH_BEFORE_ROOT\`: ${before.commit}), up at the same time as this commit's; the dry run ran on ${BEFORE_FIRST ? "the earlier engine first, then on this commit's" : "this commit's engine first, then on the earlier one's"}, the launches on this commit's first. The rows above are this commit's.`,
       "",
       ...beforeTable(dry!, launches[0], before),
       "",

@@ -23,10 +23,10 @@ if (out !== undefined && out !== "") {
     count(name)
     const span = open.call(this, name, ...rest)
     if (name === "sql.execute") {
-      // The statement's text arrives as an attribute once compiled: counted by its first words.
+      // The statement's text arrives as an attribute once compiled: counted by its first 240 characters (the key reads share their first ~110).
       const attribute = span.attribute
       span.attribute = function (key, value) {
-        if (key === "db.query.text") count(`  sql: ${String(value).replace(/\s+/g, " ").trim().slice(0, 100)}`)
+        if (key === "db.query.text") count(`  sql: ${String(value).replace(/\s+/g, " ").trim().slice(0, 240)}`)
         return attribute.call(this, key, value)
       }
     }

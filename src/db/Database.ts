@@ -17,7 +17,8 @@
  * - Scoped: closing the layer's scope ends the client pool, then stops the socket server,
  *   then closes PGlite (flushing it to disk).
  * - `NamedStatements` runs on the same pool as the `SqlClient` (the embedded database's one
- *   connection included): a named statement waits for a transaction like any other query.
+ *   connection included), on a connection of its own: never inside a transaction (a caller in
+ *   one must use the `SqlClient`, whose connection is the transaction's).
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -149,7 +150,14 @@ const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> 
           Effect.async((resume) => {
             pool.connect((error, connection, release) => {
               if (error !== undefined && error !== null) return resume(Effect.fail(new SqlError({ cause: error, message: "Failed to acquire connection" })))
+              // While lent out the pool no longer listens for the connection's errors: a socket that
+              // ends mid-statement emits `error`, which with no listener is the process's uncaught
+              // exception. Listened to here (as `PgClient` does while it holds a connection), the
+              // failure reaches the query's callback as a `SqlError`.
+              const dropped = () => {}
+              connection.once("error", dropped)
               connection.query({ name: connectionStatementName(connection, name), text, values }, (error, result) => {
+                connection.removeListener("error", dropped)
                 // A statement the server refused leaves the connection usable (as `PgClient` keeps it);
                 // any other failure (the socket) drops it, and the pool dials a new one.
                 release(error !== undefined && error !== null && !("severity" in error) ? error : undefined)

@@ -378,9 +378,30 @@ layer(sharedLayer, { timeout: 180_000, excludeTestServices: true })("limit order
       // Again: nothing is open any more, so nothing moves and no event is added.
       expect(yield* markTriggeredAll([{ id: "ord_st_limit", ...write, watermark: null, stopPrice: null }], Date.now()).pipe(Effect.provide(database))).toEqual([])
       expect(yield* triggeredRows(endpoint.id)).toHaveLength(2)
-      // It ran as the database layer's named statement (planned once per connection)...
-      const prepared = yield* sql<{ name: string }>`SELECT name FROM pg_prepared_statements WHERE name LIKE ${`${TRIGGER_STATEMENT_NAME}_%`}`
-      expect(prepared.length).toBeGreaterThan(0)
+      // It runs as the database layer's named statement (planned once per connection): one more
+      // execution of it per call...
+      const executions = Effect.map(
+        sql<{ n: number }>`SELECT coalesce(sum(generic_plans + custom_plans), 0)::int AS n FROM pg_prepared_statements WHERE name LIKE ${`${TRIGGER_STATEMENT_NAME}_%`}`,
+        (rows) => rows[0]!.n
+      )
+      const before = yield* executions
+      yield* createOrder(order({ id: "ord_st_named", clientOrderId: "c-st-named", ...base, level: "1.5" }), Date.now()).pipe(Effect.provide(database))
+      expect(yield* markTriggeredAll([{ id: "ord_st_named", ...write, watermark: null, stopPrice: null }], Date.now()).pipe(Effect.provide(database))).toHaveLength(1)
+      expect((yield* executions) - before).toBe(1)
+      // ...but inside a transaction it is the transaction's statement (unnamed, on its connection):
+      // it waits for nothing (the embedded pool's one connection is the transaction's) and rolls back with it.
+      yield* createOrder(order({ id: "ord_st_tx", clientOrderId: "c-st-tx", ...base, level: "1.5" }), Date.now()).pipe(Effect.provide(database))
+      const rolledBack = yield* sql
+        .withTransaction(
+          Effect.zipRight(
+            markTriggeredAll([{ id: "ord_st_tx", ...write, watermark: null, stopPrice: null }], Date.now()),
+            Effect.fail("rolled back on purpose" as const)
+          )
+        )
+        .pipe(Effect.provide(database), Effect.timeout("20 seconds"), Effect.flip)
+      expect(rolledBack).toBe("rolled back on purpose")
+      expect((yield* readOrder("acct_orders_statement", "ord_st_tx").pipe(Effect.provide(database)))!.status).toBe("open")
+      expect((yield* executions) - before).toBe(1)
       // ...and where no layer provides `NamedStatements`, the same text runs unnamed, to the same rows and payloads.
       yield* createOrder(order({ id: "ord_st_unnamed", clientOrderId: "c-st-unnamed", ...base, trigger: "trailing_stop", trailBps: 500, watermark: { num: 3n, den: 2n } }), Date.now()).pipe(
         Effect.provide(database)

@@ -26,6 +26,8 @@ declare module "pg" {
   }
   export interface PoolClient {
     query(query: NamedQuery, callback: (error: Error | undefined, result: QueryResult) => void): void
+    once(event: "error", listener: (error: Error) => void): this
+    removeListener(event: "error", listener: (error: Error) => void): this
   }
   export class Pool {
     constructor(config: PoolConfig)

@@ -4,7 +4,7 @@
  * TTL (no query while remembered, one after), probing many cannot evict the live keys' entries,
  * and invalidating a prefix (what issuing a key does) forgets it at once.
  */
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, type Harness, startHarness } from "../../../test/support/accountsHarness.js"
 import { KeyStore, type KeyStoreOptions, layer } from "./KeyStore.js"
@@ -74,6 +74,23 @@ describe("the key store", () => {
       })
     )
     expect(r).toEqual({ found: issuedPrefix, again: issuedPrefix, queried: 0 })
+  })
+
+  it("does not keep a load an invalidation overtook: the next lookup reads the row again", async () => {
+    const r = await withStore({}, (store) =>
+      Effect.gen(function* () {
+        const started = store.stats().loads
+        const fiber = yield* Effect.fork(store.lookup(issuedPrefix, T0))
+        // The load has begun (counted before its first statement) and its statements are in flight.
+        while (store.stats().loads === started) yield* Effect.yieldNow()
+        store.invalidate(issuedPrefix) // a limits change committed while the row was being read
+        const first = yield* Fiber.join(fiber)
+        yield* store.lookup(issuedPrefix, T0 + 1)
+        return { answered: first?.key.prefix, loads: store.stats().loads - started }
+      })
+    )
+    // The first lookup still answers; the second does not take its row from the cache.
+    expect(r).toEqual({ answered: issuedPrefix, loads: 2 })
   })
 
   it("forgets a remembered unknown prefix when it is invalidated (issuing a key does it)", async () => {

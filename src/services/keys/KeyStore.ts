@@ -63,6 +63,8 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
         ttlMs: options.negativeTtlMs ?? DEFAULT_KEY_CACHE_TTL_MS
       })
       let loads = 0
+      /** Invalidations so far (any prefix): a load that saw this number change keeps nothing. */
+      let invalidations = 0
       const touchInterval = options.touchIntervalMs ?? 60_000
       const touched = new TtlLru<string, true>({ maxEntries: options.maxEntries ?? DEFAULT_KEY_CACHE_ENTRIES, ttlMs: touchInterval })
 
@@ -80,8 +82,12 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
           if (hit !== undefined) return Effect.succeed(hit)
           if (unknown.get(prefix, nowMs) !== undefined) return Effect.succeed(undefined)
           loads++
+          // A load an invalidation overtook (the row changed between its read and now) answers
+          // its caller but is not kept: the next lookup reads the change.
+          const generation = invalidations
           return Effect.tap(load(prefix), (entry) =>
             Effect.sync(() => {
+              if (generation !== invalidations) return
               if (entry === undefined) unknown.set(prefix, true, nowMs)
               else cache.set(prefix, entry, nowMs)
             })
@@ -100,6 +106,7 @@ export const layer = (options: KeyStoreOptions = {}): Layer.Layer<KeyStore, neve
       }
 
       const invalidate = (prefix: string) => {
+        invalidations++
         cache.delete(prefix)
         unknown.delete(prefix)
       }

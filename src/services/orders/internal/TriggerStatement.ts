@@ -69,8 +69,10 @@ export const markTriggeredAll = (
 ): Effect.Effect<ReadonlyArray<OrderRow>, SqlError, SqlClient.SqlClient> => {
   if (writes.length === 0) return Effect.succeed([])
   const values = triggerValues(writes, nowMs)
-  return Effect.flatMap(Effect.serviceOption(NamedStatements), (named) =>
-    Option.isSome(named)
+  // Named statements run on a connection of their own: inside a transaction the statement must be
+  // the transaction's, so it runs unnamed there.
+  return Effect.flatMap(Effect.all([Effect.serviceOption(NamedStatements), Effect.serviceOption(SqlClient.TransactionConnection)]), ([named, inTransaction]) =>
+    Option.isSome(named) && Option.isNone(inTransaction)
       ? Effect.map(named.value.execute(TRIGGER_STATEMENT_NAME, TRIGGER_STATEMENT, values), (rows) => rows.map((r) => toRow(r as unknown as Raw)))
       : Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.map(sql.unsafe<Raw>(TRIGGER_STATEMENT, values), (rows) => rows.map(toRow)))
   )
