@@ -17,8 +17,10 @@ import { constants, PerformanceObserver, performance } from "node:perf_hooks"
 import { setFlagsFromString } from "node:v8"
 import { isMainThread } from "node:worker_threads"
 
+/** Only in the engine (its entry `src/main.ts`): not in a bench or npm process that inherited NODE_OPTIONS. */
+const isEngine = isMainThread && process.argv.some((a) => a.endsWith("src/main.ts"))
 const file = process.env.BENCH_ENGINE_GC_LOG
-if (isMainThread && file !== undefined && file !== "") {
+if (isEngine && file !== undefined && file !== "") {
   if (process.env.BENCH_ENGINE_TRACE_GC === "1") setFlagsFromString("--trace-gc")
   // performance.now() 0 on the monotonic clock, in µs.
   const originUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000
@@ -44,7 +46,7 @@ if (isMainThread && file !== undefined && file !== "") {
 }
 
 const heapFile = process.env.BENCH_ENGINE_HEAP_SAMPLE
-if (isMainThread && heapFile !== undefined && heapFile !== "") {
+if (isEngine && heapFile !== undefined && heapFile !== "") {
   const session = new Session()
   session.connect()
   const post = (method, params) =>

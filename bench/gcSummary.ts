@@ -4,7 +4,8 @@
  * monotonic clock (µs, the bounds `bench/trade.ts --only build` prints): count, total, p50 and
  * largest pause per kind. With `--windows <file>` (`BENCH_TAIL_WINDOWS`: each one-in-flight
  * build's bounds and latency), also which collections land inside a build, and the pause inside
- * the builds slower than `--slower-than` ms (default 5) against the others, per build.
+ * the builds slower than `--slower-than` ms (default 5) against the others, per build; the window
+ * is then the builds' span unless `--from`/`--to` say otherwise.
  *
  * Run: `npx tsx bench/gcSummary.ts <gc.log> [--from µs] [--to µs] [--windows file [--slower-than ms]]`
  */
@@ -19,10 +20,13 @@ const flag = (name: string): number | undefined => {
 }
 const file = args[0]
 if (file === undefined || file.startsWith("--")) throw new Error("usage: gcSummary <gc.log> [--from µs] [--to µs] [--windows file [--slower-than ms]]")
-const from = flag("--from") ?? -Infinity
-const to = flag("--to") ?? Infinity
 const slowerThan = flag("--slower-than") ?? 5
 const windowsAt = args.indexOf("--windows")
+const windows: ReadonlyArray<readonly [number, number, number]> | undefined =
+  windowsAt < 0 ? undefined : (JSON.parse(readFileSync(args[windowsAt + 1]!, "utf8")) as Array<[number, number, number]>).sort((a, b) => a[0] - b[0])
+// Without bounds, the windows' span (the one-in-flight builds) when given.
+const from = flag("--from") ?? windows?.[0]?.[0] ?? -Infinity
+const to = flag("--to") ?? windows?.[windows.length - 1]?.[1] ?? Infinity
 
 const gcs: ReadonlyArray<Gc> = readFileSync(file, "utf8")
   .split("\n")
@@ -42,8 +46,7 @@ for (const [kind, pauses] of [...byKind].sort((a, b) => a[0].localeCompare(b[0])
   console.log(`| ${kind} | ${s.length} | ${fmt(s.reduce((a, b) => a + b, 0))} | ${fmt(s[Math.floor((s.length - 1) / 2)]!)} | ${fmt(s[s.length - 1]!)} |`)
 }
 
-if (windowsAt >= 0) {
-  const windows = (JSON.parse(readFileSync(args[windowsAt + 1]!, "utf8")) as Array<[number, number, number]>).sort((a, b) => a[0] - b[0])
+if (windows !== undefined) {
   // Each collection's pause overlapping a build's bounds, charged to that build.
   const inside = (w: readonly [number, number, number]): ReadonlyArray<Gc> =>
     gcs.filter(([t, pause]) => t < w[1] && t + pause * 1000 > w[0])
