@@ -45,7 +45,11 @@
  * `--cpu-prof --cpu-prof-dir=<dir>` (written when it stops; `bench/cpuprofileSummary.ts` sums
  * it over a window), sampling every `BENCH_ENGINE_CPU_PROF_INTERVAL_US` (default 1000 µs, V8's);
  * with `--only build`, `BENCH_TAIL_WINDOWS=<file>` writes each one-in-flight build's monotonic
- * bounds and latency, for the summary's `--windows` (the slow requests' samples apart). Settings: `BENCH_QUOTES` (per quote case and mode,
+ * bounds and latency, for the summary's `--windows` (the slow requests' samples apart).
+ * `BENCH_ENGINE_GC_LOG=<file>` logs the engine main thread's collections (`bench/engineGcLog.mjs`,
+ * with `BENCH_ENGINE_TRACE_GC=1` V8's `--trace-gc` in `<file>.out`; `bench/gcSummary.ts` reads it),
+ * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over the one-in-flight builds, and
+ * `BENCH_ENGINE_NODE_OPTIONS` adds the engine's node flags. Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
  * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
