@@ -45,7 +45,11 @@
  * `--cpu-prof --cpu-prof-dir=<dir>` (written when it stops; `bench/cpuprofileSummary.ts` sums
  * it over a window), sampling every `BENCH_ENGINE_CPU_PROF_INTERVAL_US` (default 1000 µs, V8's);
  * with `--only build`, `BENCH_TAIL_WINDOWS=<file>` writes each one-in-flight build's monotonic
- * bounds and latency, for the summary's `--windows` (the slow requests' samples apart). Settings: `BENCH_QUOTES` (per quote case and mode,
+ * bounds and latency, for the summary's `--windows` (the slow requests' samples apart).
+ * `BENCH_ENGINE_GC_LOG=<file>` logs the engine main thread's collections (`bench/engineGcLog.mjs`,
+ * with `BENCH_ENGINE_TRACE_GC=1` V8's `--trace-gc` in `<file>.out`; `bench/gcSummary.ts` reads it),
+ * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over the one-in-flight builds, and
+ * `BENCH_ENGINE_NODE_OPTIONS` adds the engine's node flags. Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
  * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
@@ -67,6 +71,7 @@ import {
 import { readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { findCurveAddresses } from "../src/chain/solana/client/CurveInstructions.js"
 import { devSigner } from "../src/chain/solana/client/DevSigners.js"
 import { buildTransactionMessage } from "../src/chain/solana/client/Transactions.js"
@@ -89,12 +94,29 @@ const onlyAt = process.argv.indexOf("--only")
 const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
 if (only !== undefined && only !== "build") throw new Error(`--only ${only}: the one case that runs alone is build`)
 const cpuProfDir = process.env.BENCH_ENGINE_CPU_PROF
+const gcLogFile = process.env.BENCH_ENGINE_GC_LOG
+const heapSampleFile = process.env.BENCH_ENGINE_HEAP_SAMPLE
 const envInt = (name: string, fallback: number): number => {
   const v = process.env[name]
   const n = v === undefined || v === "" ? fallback : Number(v)
   if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number`)
   return n
 }
+/**
+ * The engine's NODE_OPTIONS: this process's, `BENCH_ENGINE_NODE_OPTIONS` (e.g. `--max-semi-space-size=16`),
+ * the CPU profile's flags, and with `BENCH_ENGINE_GC_LOG` or `BENCH_ENGINE_HEAP_SAMPLE` the preload
+ * (bench/engineGcLog.mjs) logging the main thread's collections or sampling its heap.
+ */
+const engineNodeOptions = [
+  process.env.NODE_OPTIONS ?? "",
+  process.env.BENCH_ENGINE_NODE_OPTIONS ?? "",
+  cpuProfDir === undefined || cpuProfDir === ""
+    ? ""
+    : `--cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)} --cpu-prof-interval=${envInt("BENCH_ENGINE_CPU_PROF_INTERVAL_US", 1000)}`,
+  (gcLogFile ?? "") === "" && (heapSampleFile ?? "") === "" ? "" : `--import=${fileURLToPath(new URL("./engineGcLog.mjs", import.meta.url))}`
+]
+  .filter((o) => o !== "")
+  .join(" ")
 const QUOTES = quick ? 200 : envInt("BENCH_QUOTES", 2000)
 const IN_PROCESS_QUOTES = QUOTES * 50
 const BUILDS = quick ? 100 : envInt("BENCH_BUILDS", 1000)
@@ -228,7 +250,9 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       LOCALNET_SLOT_MS: String(SLOT_MS),
       PLAN_OVERRIDES: JSON.stringify({ max: { limits: { requestsPerMin: 1_000_000 } } }),
       TRUSTED_PROXIES: "127.0.0.1,::1",
-      ...(cpuProfDir === undefined || cpuProfDir === "" ? {} : { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)} --cpu-prof-interval=${envInt("BENCH_ENGINE_CPU_PROF_INTERVAL_US", 1000)}`.trim() })
+      ...(engineNodeOptions === "" ? {} : { NODE_OPTIONS: engineNodeOptions }),
+      ...(gcLogFile === undefined || gcLogFile === "" ? {} : { BENCH_ENGINE_GC_LOG: path.resolve(gcLogFile) }),
+      ...(heapSampleFile === undefined || heapSampleFile === "" ? {} : { BENCH_ENGINE_HEAP_SAMPLE: path.resolve(heapSampleFile) })
     },
     args: ["--quiet"],
     readyTimeoutMs: 480_000
@@ -266,6 +290,8 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
 const close = async (s: Session) => {
   s.http.close()
   await s.engine.stop("SIGTERM")
+  // With BENCH_ENGINE_TRACE_GC, V8's --trace-gc lines are in the engine's output: kept beside the log.
+  if (gcLogFile !== undefined && gcLogFile !== "") writeFileSync(`${path.resolve(gcLogFile)}.out`, s.engine.output())
   s.engine.cleanup()
 }
 
@@ -294,10 +320,17 @@ const httpPhase = async (s: Session, cases: ReadonlyArray<HttpCase>, perCase: nu
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, WARMUP, inFlight, () => c.op())
     if (tailWindows !== undefined && inFlight === 1) tailWindows.length = 0 // the warm-up's windows are not the phase's
+    // BENCH_ENGINE_HEAP_SAMPLE: the engine's heap sampling (bench/engineGcLog.mjs) over the one-in-flight rounds.
+    const sampleHeap = heapSampleFile !== undefined && heapSampleFile !== "" && inFlight === 1
+    if (sampleHeap) process.kill(s.pid, "SIGUSR2")
     for (let r = 0; r < ROUNDS; r++) {
       const order = cases.map((_, k) => k)
       if (r % 2 === 1) order.reverse()
       for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(perCase / ROUNDS), inFlight, () => cases[k]!.op())
+    }
+    if (sampleHeap) {
+      process.kill(s.pid, "SIGUSR2")
+      await sleep(2_000) // the profile written before the next mode
     }
     cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
   }

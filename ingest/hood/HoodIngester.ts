@@ -51,6 +51,7 @@ import {
   numberToHex,
   type PublicClient
 } from "viem"
+import { nodeFetchForJsonRpc } from "../../src/chain/internal/JsonRpcHttp.js"
 import { bondingCurveAbi, curveFactoryAbi, uniswapV3PoolAbi } from "../../src/chain/hood/abi.generated.js"
 import { Bus, Topics } from "../bus/Bus.js"
 import { busKey, type ChainEvent, RecoverySnapshot } from "../ChainEvent.js"
@@ -233,7 +234,8 @@ export const runHoodIngester = (options: ResolvedHoodIngesterOptions, f: Followe
   Effect.gen(function* () {
     const bus = yield* Bus
     const pc: PublicClient = createPublicClient({
-      transport: http(options.rpcUrl, { retryCount: 0, timeout: options.rpcTimeoutMs }),
+      // node:http, not fetch: its polling's garbage dies young (src/chain/internal/JsonRpcHttp.ts).
+      transport: http(options.rpcUrl, { retryCount: 0, timeout: options.rpcTimeoutMs, fetchFn: nodeFetchForJsonRpc }),
       cacheTime: 0
     })
     const rpc = <A>(what: string, run: () => Promise<A>) =>

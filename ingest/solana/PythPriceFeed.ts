@@ -13,12 +13,13 @@
  * server pings every 10 s) ends the session; the next starts after a capped exponential backoff.
  * Bounds: one account, one stream, the held price is one value.
  */
-import { type Address, address, createSolanaRpc, getBase58Decoder } from "@solana/kit"
+import { type Address, address, getBase58Decoder } from "@solana/kit"
 import type { SubscribeRequest, SubscribeUpdate } from "@triton-one/yellowstone-grpc"
 import { Duration, Effect, Schedule } from "effect"
 import { decodePriceUpdate, PYTH_RECEIVER_PROGRAM_ID, type PriceUpdate } from "../../src/chain/solana/program/accounts/PythPriceUpdate.js"
 import type { OracleFeed, OracleObservation } from "../../src/domain/OracleObservation.js"
 import { COMMITMENT_LEVEL, emptyRequest, type IngestCommitment, YellowstoneClient } from "./YellowstoneIngester.js"
+import { createNodeSolanaRpc } from "../../src/chain/internal/JsonRpcHttp.js"
 
 const base58 = getBase58Decoder()
 
@@ -81,7 +82,7 @@ const text = (e: unknown) => (e instanceof Error ? e.message : String(e))
 export const runPythPriceFeed = (o: PythPriceFeedOptions, holder: PythPriceHolder): Effect.Effect<never> => {
   const commitment = o.commitment ?? "confirmed"
   const idleTimeoutMs = o.idleTimeoutMs ?? 35_000
-  const rpc = createSolanaRpc(o.rpcUrl)
+  const rpc = createNodeSolanaRpc(o.rpcUrl)
   const log = Effect.annotateLogs({ feed: `pyth:${o.account}` })
 
   const snapshot = Effect.tryPromise({

@@ -4,17 +4,18 @@
  * The recent blockhash is fetched at most once per `blockhashTtlMs` (a blockhash stays valid
  * for ~150 slots, so reusing it briefly is safe and saves a round trip per transaction).
  */
-import { type Base64EncodedWireTransaction, createSolanaRpc, type Instruction, type TransactionSigner } from "@solana/kit"
+import { type Base64EncodedWireTransaction, type Instruction, type TransactionSigner } from "@solana/kit"
+import { createNodeSolanaRpc } from "../internal/JsonRpcHttp.js"
 import { buildAndSignTransaction } from "./client/Transactions.js"
 
 export interface RpcSender {
   /** Resolves with the signature once the node accepted it (preflight passed); rejects with the node's error. */
   readonly send: (feePayer: TransactionSigner, instructions: ReadonlyArray<Instruction>) => Promise<string>
-  readonly rpc: ReturnType<typeof createSolanaRpc>
+  readonly rpc: ReturnType<typeof createNodeSolanaRpc>
 }
 
 export const makeRpcSender = (rpcUrl: string, options: { readonly blockhashTtlMs?: number } = {}): RpcSender => {
-  const rpc = createSolanaRpc(rpcUrl)
+  const rpc = createNodeSolanaRpc(rpcUrl)
   const ttl = options.blockhashTtlMs ?? 1_000
   let cached: { blockhash: string; lastValidBlockHeight: bigint; at: number } | undefined
   const lifetime = async () => {

@@ -8,13 +8,14 @@
  * mint, read together with one `getMultipleAccounts`. Tokens held in other (non-associated)
  * token accounts are not counted (docs/decisions.md).
  */
-import { type Address, address, createSolanaRpc } from "@solana/kit"
+import { type Address, address } from "@solana/kit"
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { findAssociatedTokenAddressSync } from "../../chain/solana/program/Pda.js"
 import { decodeSplTokenAccount } from "../../chain/solana/program/accounts/SplTokenAccount.js"
 import type { Chain } from "../../domain/Chain.js"
 import { SVC_MINT } from "../../domain/QuotePairs.js"
 import { TtlLru } from "../keys/TtlLru.js"
+import { createNodeSolanaRpc } from "../../chain/internal/JsonRpcHttp.js"
 
 export class BalanceUnavailable extends Schema.TaggedError<BalanceUnavailable>()("BalanceUnavailable", {
   chain: Schema.String,
@@ -66,7 +67,7 @@ export interface SolanaBalanceOptions {
  * read answers 0, so only Solana wallets count, as the spec's "eligible Solana wallets" says.
  */
 export const solanaBalanceReader = (options: SolanaBalanceOptions): BalanceReaderShape => {
-  const rpc = createSolanaRpc(options.rpcUrl)
+  const rpc = createNodeSolanaRpc(options.rpcUrl)
   const platformMint = address(options.platformMint ?? SVC_MINT)
   const stakedMint = options.stakedMint === undefined ? undefined : address(options.stakedMint)
   const timeout = Duration.millis(options.timeoutMs ?? 5_000)

@@ -35,6 +35,7 @@ import {
   toHex,
   zeroAddress
 } from "viem"
+import { nodeFetchForJsonRpc } from "../../internal/JsonRpcHttp.js"
 import type { CurveParams, CurveState } from "../../../domain/CurveMath.js"
 import { bondingCurveAbi, curveFactoryAbi, curveTokenAbi, feeSplitterAbi, swapRouterAbi, tradeRouterAbi, usdgAbi } from "../abi.generated.js"
 import { configHash, type DexVersion, dexVersionNumber, dexVersionOf, HOOD_TOKEN_SUPPLY_RAW } from "./ConfigHash.js"
@@ -47,10 +48,10 @@ export interface HoodClients {
 }
 
 export const hoodPublicClient = (chain: Chain, rpcUrl?: string): PublicClient =>
-  createPublicClient({ chain, transport: http(rpcUrl ?? chain.rpcUrls.default.http[0], { retryCount: 0 }), pollingInterval: 20, cacheTime: 0 })
+  createPublicClient({ chain, transport: http(rpcUrl ?? chain.rpcUrls.default.http[0], { retryCount: 0, fetchFn: nodeFetchForJsonRpc }), pollingInterval: 20, cacheTime: 0 })
 
 export const hoodWallet = (chain: Chain, account: Account, rpcUrl?: string): HoodWallet =>
-  createWalletClient({ chain, account, transport: http(rpcUrl ?? chain.rpcUrls.default.http[0], { retryCount: 0 }), pollingInterval: 20, cacheTime: 0 })
+  createWalletClient({ chain, account, transport: http(rpcUrl ?? chain.rpcUrls.default.http[0], { retryCount: 0, fetchFn: nodeFetchForJsonRpc }), pollingInterval: 20, cacheTime: 0 })
 
 /** A transaction that was mined with status 0 (sent with an explicit `gas`, so nothing estimated it first). */
 export class HoodTxReverted extends Schema.TaggedError<HoodTxReverted>()("HoodTxReverted", {

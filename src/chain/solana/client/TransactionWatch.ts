@@ -8,13 +8,13 @@
  */
 import {
   type Base64EncodedWireTransaction,
-  createSolanaRpc,
   isSolanaError,
   SOLANA_ERROR__TRANSACTION_ERROR__ALREADY_PROCESSED,
   signature as asSignature
 } from "@solana/kit"
 import { Duration, Effect, Either } from "effect"
 import { awaitUntil } from "../../../platform/AwaitUntil.js"
+import { createNodeSolanaRpc } from "../../internal/JsonRpcHttp.js"
 import { transactionErrorText } from "../launch/LaunchFailure.js"
 import { causedBy } from "./NodeRefusals.js"
 
@@ -31,7 +31,7 @@ export interface Refused {
 }
 
 export const makeTransactionWatch = <E>(rpcUrl: string, unavailable: (message: string) => E, timeoutMs = 5_000) => {
-  const rpc = createSolanaRpc(rpcUrl)
+  const rpc = createNodeSolanaRpc(rpcUrl)
   const timeout = Duration.millis(timeoutMs)
 
   const read = <A>(what: string, run: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, E> =>

@@ -6,7 +6,6 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import { createSolanaRpc } from "@solana/kit"
 import { Clock, Effect } from "effect"
 import type { BundleState } from "../../../../actors/bundle/BundleActor.js"
 import { readSentBundle } from "../../../chain/solana/launch/BundleChainRead.js"
@@ -20,6 +19,7 @@ import { bundleIo, resumeBundle } from "./BundleResume.js"
 import { makeRunner } from "./BundleRunner.js"
 import { type BundleRow, findBundle } from "./BundleStore.js"
 import { submitOutcome } from "./BundleViews.js"
+import { createNodeSolanaRpc } from "../../../chain/internal/JsonRpcHttp.js"
 
 export type AtomicBundles = ReturnType<typeof makeAtomicBundles>
 
@@ -28,7 +28,7 @@ export const makeAtomicBundles = (config: AtomicLaunchConfig, deps: AtomicLaunch
   const { ledger } = deps
   const links = { baseUrl: config.baseUrl, solanaExplorerUrl: config.solanaExplorerUrl }
   const withSql = <A, E>(self: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provideService(self, SqlClient.SqlClient, sql)
-  const rpc = createSolanaRpc(config.rpcUrl)
+  const rpc = createNodeSolanaRpc(config.rpcUrl)
   const runner =
     config.engine === undefined
       ? undefined

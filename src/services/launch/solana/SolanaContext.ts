@@ -7,7 +7,6 @@
 import {
   type Address,
   address,
-  createSolanaRpc,
   getBase64Decoder,
   getBase64Encoder,
   getTransactionEncoder
@@ -17,6 +16,7 @@ import type { Arrivals } from "../../chains/ChainArrivals.js"
 import type { WalletProviderShape } from "../../wallets/WalletProvider.js"
 import type { SolanaLaunchOptions } from "../SolanaLaunch.js"
 import { launchError } from "../SolanaLaunchError.js"
+import { createNodeSolanaRpc } from "../../../chain/internal/JsonRpcHttp.js"
 
 export interface SolanaFigures {
   readonly buildTimeoutMs: number
@@ -28,7 +28,7 @@ export type SolanaContext = ReturnType<typeof makeSolanaContext>
 
 export const makeSolanaContext = (options: SolanaLaunchOptions, provider: WalletProviderShape, figures: SolanaFigures, secret: Uint8Array, arrivals?: Arrivals) => {
   const { buildTimeoutMs, confirmTimeoutMs, pollIntervalMs } = figures
-  const rpc = createSolanaRpc(options.rpcUrl)
+  const rpc = createNodeSolanaRpc(options.rpcUrl)
   /** The build deadline: `build_timeout` naming what was being built. */
   const timedBuild =
     (what: string, after = "") =>

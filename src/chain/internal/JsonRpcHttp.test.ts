@@ -1,0 +1,102 @@
+import { address, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from "@solana/kit"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createNodeSolanaRpc, nodeFetchForJsonRpc, postJson, ResponseTooLarge } from "./JsonRpcHttp.js"
+
+/** A JSON-RPC server whose answer the test sets per request; it records what it received. */
+let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number } = () => ({ body: "{}" })
+const received: Array<{ body: string; headers: http.IncomingHttpHeaders }> = []
+const server = http.createServer((req, res) => {
+  const chunks: Array<Buffer> = []
+  req.on("data", (c: Buffer) => chunks.push(c))
+  req.on("end", () => {
+    const body = Buffer.concat(chunks).toString("utf8")
+    received.push({ body, headers: req.headers })
+    const a = answer(body, req)
+    const send = () => {
+      res.writeHead(a.status ?? 200, { "content-type": "application/json" })
+      res.end(a.body)
+    }
+    if (a.delayMs === undefined) send()
+    else setTimeout(send, a.delayMs)
+  })
+})
+let url = ""
+
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+})
+afterAll(async () => {
+  server.closeAllConnections()
+  await new Promise<void>((r) => server.close(() => r()))
+})
+
+const rpcResult = (body: string, result: string): string => `{"jsonrpc":"2.0","id":${JSON.stringify((JSON.parse(body) as { id: unknown }).id)},"result":${result}}`
+
+describe("postJson", () => {
+  it("posts the JSON text and reads the whole answer", async () => {
+    answer = () => ({ body: '{"ok":true}' })
+    const res = await postJson(url, '{"a":1}', { headers: { "x-probe": "1" } })
+    expect(res.status).toBe(200)
+    expect(res.body).toBe('{"ok":true}')
+    const last = received[received.length - 1]!
+    expect(last.body).toBe('{"a":1}')
+    expect(last.headers["content-type"]).toBe("application/json; charset=utf-8")
+    expect(last.headers["x-probe"]).toBe("1")
+    expect(last.headers["accept-encoding"]).toBeUndefined()
+  })
+
+  it("reads a body of exactly the bound and refuses one byte more", async () => {
+    answer = () => ({ body: "x".repeat(1000) })
+    expect((await postJson(url, "{}", { maxResponseBytes: 1000 })).body).toHaveLength(1000)
+    await expect(postJson(url, "{}", { maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
+  })
+
+  it("rejects with the signal's reason when it aborts, before or during the call", async () => {
+    answer = () => ({ body: "{}", delayMs: 5_000 })
+    const before = new AbortController()
+    before.abort(new Error("gone before"))
+    await expect(postJson(url, "{}", { signal: before.signal })).rejects.toThrow("gone before")
+    const during = new AbortController()
+    const call = postJson(url, "{}", { signal: during.signal })
+    setTimeout(() => during.abort(new Error("gone during")), 20)
+    await expect(call).rejects.toThrow("gone during")
+  })
+})
+
+describe("createNodeSolanaRpc", () => {
+  it("reads a u64 beyond 2^53 to the unit", async () => {
+    answer = (body) => ({ body: rpcResult(body, '{"context":{"slot":7},"value":18446744073709551615}') })
+    const rpc = createNodeSolanaRpc(url)
+    const { value, context } = await rpc.getBalance(address("11111111111111111111111111111111")).send()
+    expect(value).toBe(18446744073709551615n)
+    expect(context.slot).toBe(7n)
+  })
+
+  it("answers a non-2xx status with kit's transport error", async () => {
+    answer = () => ({ status: 503, body: "busy" })
+    const rpc = createNodeSolanaRpc(url)
+    const e = await rpc.getSlot().send().catch((x: unknown) => x)
+    expect(isSolanaError(e, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)).toBe(true)
+    expect((e as { context: { statusCode: number } }).context.statusCode).toBe(503)
+  })
+})
+
+describe("nodeFetchForJsonRpc (viem's fetchFn)", () => {
+  const client = () => createPublicClient({ transport: viemHttp(url, { retryCount: 0, fetchFn: nodeFetchForJsonRpc }) })
+
+  it("carries viem's calls and answers", async () => {
+    answer = (body) => ({ body: rpcResult(body, '"0x2a"') })
+    expect(await client().getBlockNumber({ cacheTime: 0 })).toBe(42n)
+  })
+
+  it("keeps viem's JSON-RPC errors (code and message)", async () => {
+    answer = (body) => ({ body: `{"jsonrpc":"2.0","id":${(JSON.parse(body) as { id: number }).id},"error":{"code":-32000,"message":"nope"}}` })
+    const e = await client().getBlockNumber({ cacheTime: 0 }).catch((x: unknown) => x)
+    expect((e as Error).message).toContain("nope")
+    expect((e as { walk: (f: (x: unknown) => boolean) => unknown }).walk((x) => x instanceof RpcRequestError)).toBeInstanceOf(RpcRequestError)
+  })
+})
