@@ -3,7 +3,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createNodeSolanaRpc, nodeFetchForJsonRpc, postJson, ResponseTooLarge } from "./JsonRpcHttp.js"
+import { createNodeSolanaRpc, JSON_RPC_MAX_PENDING, JsonRpcBusy, jsonRpcPending, JsonRpcTimeout, nodeFetchForJsonRpc, postJson, ResponseTooLarge } from "./JsonRpcHttp.js"
 
 /** A JSON-RPC server whose answer the test sets per request; it records what it received. */
 let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number } = () => ({ body: "{}" })
@@ -53,6 +53,31 @@ describe("postJson", () => {
     answer = () => ({ body: "x".repeat(1000) })
     expect((await postJson(url, "{}", { maxResponseBytes: 1000 })).body).toHaveLength(1000)
     await expect(postJson(url, "{}", { maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
+  })
+
+  it("settles a call without a signal at its deadline, and one waiting for a socket too", async () => {
+    answer = () => ({ body: "{}", delayMs: 60_000 })
+    // 64 sockets to the origin, all held: the 65th waits for one, and both kinds end at the deadline.
+    const calls = Array.from({ length: 70 }, () => postJson(url, "{}", { deadlineMs: 300 }))
+    const outcomes = await Promise.allSettled(calls)
+    expect(outcomes.every((o) => o.status === "rejected" && o.reason instanceof JsonRpcTimeout)).toBe(true)
+    expect(jsonRpcPending()).toBe(0)
+    server.closeAllConnections()
+    // The origin is usable again at once.
+    answer = () => ({ body: '{"ok":1}' })
+    expect((await postJson(url, "{}", { deadlineMs: 2_000 })).body).toBe('{"ok":1}')
+  })
+
+  it(`refuses the call past ${JSON_RPC_MAX_PENDING} unsettled ones at once, and takes calls again as they settle`, async () => {
+    answer = () => ({ body: "{}", delayMs: 60_000 })
+    const held = Array.from({ length: JSON_RPC_MAX_PENDING }, () => postJson(url, "{}", { deadlineMs: 1_000 }))
+    expect(jsonRpcPending()).toBe(JSON_RPC_MAX_PENDING)
+    await expect(postJson(url, "{}")).rejects.toBeInstanceOf(JsonRpcBusy)
+    await Promise.allSettled(held)
+    expect(jsonRpcPending()).toBe(0)
+    server.closeAllConnections()
+    answer = () => ({ body: '{"ok":2}' })
+    expect((await postJson(url, "{}")).body).toBe('{"ok":2}')
   })
 
   it("rejects with the signal's reason when it aborts, before or during the call", async () => {

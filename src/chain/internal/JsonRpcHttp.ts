@@ -11,8 +11,11 @@
  * the engine's old generation with them, and its collections landed on requests. A `node:http`
  * request with a keep-alive agent leaves nothing registered: its garbage dies young.
  *
- * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin, a response body of at most
- * `maxResponseBytes` (default `JSON_RPC_MAX_RESPONSE_BYTES`). No compression is asked for.
+ * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin, at most `JSON_RPC_MAX_PENDING`
+ * calls unsettled in the process (one more is refused at once: `JsonRpcBusy`), every call settled
+ * within `deadlineMs` (default `JSON_RPC_DEADLINE_MS`, waiting for a socket included: `JsonRpcTimeout`)
+ * whether or not its caller passed a signal, a response body of at most `maxResponseBytes` (default
+ * `JSON_RPC_MAX_RESPONSE_BYTES`). No compression is asked for.
  */
 import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError } from "@solana/kit"
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
@@ -23,6 +26,10 @@ import * as https from "node:https"
 export const JSON_RPC_MAX_SOCKETS = 64
 /** The largest response body read (64 MiB: a `getProgramAccounts` page with room); beyond it the call fails. */
 export const JSON_RPC_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+/** The longest one call may take, a socket's wait included (fetch's undici allowed 300 s each for headers and body). */
+export const JSON_RPC_DEADLINE_MS = 60_000
+/** Calls unsettled at once in the process (sockets busy and queued behind them); one more fails at once. */
+export const JSON_RPC_MAX_PENDING = 1024
 
 export interface JsonRpcHttpResponse {
   readonly status: number
@@ -39,6 +46,26 @@ export class ResponseTooLarge extends Error {
   }
 }
 
+/** The call did not settle within its deadline (no answer, or no socket free in time). */
+export class JsonRpcTimeout extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`the JSON-RPC call did not settle within ${deadlineMs} ms`)
+    this.name = "JsonRpcTimeout"
+  }
+}
+
+/** `JSON_RPC_MAX_PENDING` calls are already unsettled: this one is refused before it queues. */
+export class JsonRpcBusy extends Error {
+  constructor(readonly limit: number) {
+    super(`${limit} JSON-RPC calls are already waiting`)
+    this.name = "JsonRpcBusy"
+  }
+}
+
+let pending = 0
+/** Calls unsettled now (for tests and stats). */
+export const jsonRpcPending = (): number => pending
+
 const httpAgent = new http.Agent({ keepAlive: true, maxSockets: JSON_RPC_MAX_SOCKETS })
 const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: JSON_RPC_MAX_SOCKETS })
 
@@ -49,19 +76,29 @@ const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: JSON_RPC_MAX_S
 export const postJson = (
   url: string | URL,
   body: string,
-  options: { readonly signal?: AbortSignal | null | undefined; readonly headers?: Record<string, string>; readonly maxResponseBytes?: number } = {}
+  options: {
+    readonly signal?: AbortSignal | null | undefined
+    readonly headers?: Record<string, string>
+    readonly maxResponseBytes?: number
+    readonly deadlineMs?: number
+  } = {}
 ): Promise<JsonRpcHttpResponse> =>
   new Promise((resolve, reject) => {
     const signal = options.signal ?? undefined
     if (signal?.aborted === true) return reject(signal.reason)
+    if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
+    pending++
     const target = typeof url === "string" ? new URL(url) : url
     const secure = target.protocol === "https:"
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
     const payload = Buffer.from(body, "utf8")
     let settled = false
+    let deadline: ReturnType<typeof setTimeout> | undefined
     const settle = (f: () => void) => {
       if (settled) return
       settled = true
+      pending--
+      clearTimeout(deadline)
       signal?.removeEventListener("abort", onAbort)
       f()
     }
@@ -99,6 +136,11 @@ export const postJson = (
     )
     req.on("error", fail)
     signal?.addEventListener("abort", onAbort, { once: true })
+    const deadlineMs = options.deadlineMs ?? JSON_RPC_DEADLINE_MS
+    deadline = setTimeout(() => {
+      fail(new JsonRpcTimeout(deadlineMs))
+      req.destroy()
+    }, deadlineMs)
     req.end(payload)
   })
 
@@ -128,6 +170,9 @@ export const createNodeSolanaRpc = (url: string, options: { readonly maxResponse
  * a `Response` built from the text read (a constructed `Response` is not registered for
  * finalization as fetch's are).
  */
+/** viem's own `maxResponseBodySize` default: the body is not read past it (viem would refuse it after). */
+const VIEM_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
+
 export const nodeFetchForJsonRpc = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
   const url = typeof input === "string" || input instanceof URL ? input : input.url
   const body = init?.body
@@ -136,6 +181,6 @@ export const nodeFetchForJsonRpc = async (input: string | URL | Request, init?: 
   new Headers(init?.headers).forEach((v, k) => {
     if (k !== "content-type" && k !== "accept" && k !== "content-length") headers[k] = v
   })
-  const res = await postJson(url, body, { signal: init?.signal, headers })
-  return new Response(res.status === 204 || res.status === 304 ? null : res.body, { status: res.status, statusText: res.statusText, headers: headersOf(res.headers) })
+  const res = await postJson(url, body, { signal: init?.signal, headers, maxResponseBytes: VIEM_MAX_RESPONSE_BYTES })
+  return new Response(res.status === 204 || res.status === 205 || res.status === 304 ? null : res.body, { status: res.status, statusText: res.statusText, headers: headersOf(res.headers) })
 }
