@@ -23,8 +23,8 @@
  * Not the default: a cached directory outlives the run and takes ~1.5 GB per 10M trades.
  * `--dir DIR` reuses whatever DIR holds (no key, no marker).
  *
- * `--compare` follows each timed replay with one whose range reads run without their
- * `rangeSettings` (FINAL on one thread; see `compare` below) and records both side by side.
+ * `--compare` follows each timed replay with one using the statements as before issue 34 (the
+ * reads' filter in a WHERE after FINAL; see `compare` below) and records both side by side.
  *
  * The section says how long the run took (wall, from the process start), the load average
  * at the start and the end, and where the last typical replay's time went: each ClickHouse
@@ -41,7 +41,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ClickHouse } from "../clickhouse/ClickHouse.js"
 import { migrations } from "../clickhouse/migrations/index.js"
-import { rangeSettings } from "../clickhouse/queries/Replay.js"
 import { decodeReplayRequest } from "../src/services/strategy/Definition.js"
 import type { ReplayResult } from "../src/services/strategy/Engine.js"
 import { defaultFees, pricingFor, type ReadStats, runReplay } from "../src/services/strategy/Replay.js"
@@ -139,10 +138,10 @@ const breakdownOf = (totalMs: number) => {
     .join(", ")}`
 }
 /**
- * `--compare`: each timed replay is followed by one with the range reads as they were before
- * `max_final_threads = 1` (FINAL on as many threads as cores, the default): the timing wrapper
- * below drops their `rangeSettings`, which is exactly the old text. Both results must be equal.
- * (The comparison before it, PREWHERE against WHERE, is in git history and docs/benchmarks.md.)
+ * `--compare`: each timed replay is followed by one with the statements as they were before
+ * issue 34 (the replay reads' token and time filter in a WHERE, applied after FINAL's merge):
+ * the timing wrapper below turns their `PREWHERE` back into `WHERE`, which is exactly the old
+ * text. Both results must be equal.
  */
 const compare = args.includes("--compare")
 let baselineStatements = false
@@ -208,7 +207,7 @@ const program = Effect.gen(function* () {
     }
     if (pattern === "confluence") {
       row("Where the last typical run's time went (ClickHouse statements by kind, statement count in brackets)", breakdown)
-      if (compare) row("the same, baseline statements (`--compare`: the range reads' FINAL on every core, the default)", baselineBreakdown)
+      if (compare) row("the same, baseline statements (`--compare`: the filter in WHERE, after FINAL, as before issue 34)", baselineBreakdown)
     }
     runs.sort((a, b) => a - b)
     const r = last!
@@ -237,7 +236,7 @@ const program = Effect.gen(function* () {
     "## Strategy replay on chDB (`bench/replay.ts`)",
     "",
     `- Date: ${new Date().toISOString()} (took ${Math.round(process.uptime())} s); command: \`npx tsx bench/replay.ts${args.length > 0 ? ` ${args.join(" ")}` : ""}\`; Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model.trim() ?? "?"}); chDB ${version?.v ?? "?"}; load average (1/5/15 min) at the start ${loads(loadsAtStart)}, at the end ${loads(os.loadavg())}${os.loadavg()[0]! > os.cpus().length ? " (loaded: more runnable work than cores)" : ""}; the trades table in ${parts?.parts ?? "?"} active parts.`,
-    `- ${rows.toLocaleString("en-US")} synthetic trades over 30 days (1 hot mint with every tenth trade, 5,000 others); the replay window is 14 days (Jan 10-24). Each replay: read the window's signals, then, in rounds of one day, per token only the trades that can change the result (from each entry signal, and on while a position is open), read as per-token ranges in ClickHouse (token and time filtered in a PREWHERE on the sorting key, then FINAL on one thread) and merged in chain order; simulate (exact bigint fills on each fill trade's reserves; TP 30%, SL 20%, trailing 1.15x/10%, 24 h max hold, 20 concurrent); then the benchmark tokens' last trades. Median of 3 runs; then one run with the exhaustive read (every trade of the candidate tokens from their first signal, one-day pages), whose result must be equal.`,
+    `- ${rows.toLocaleString("en-US")} synthetic trades over 30 days (1 hot mint with every tenth trade, 5,000 others); the replay window is 14 days (Jan 10-24). Each replay: read the window's signals, then, in rounds of one day, per token only the trades that can change the result (from each entry signal, and on while a position is open), read as per-token ranges in ClickHouse (token and time filtered in a PREWHERE on the sorting key, then FINAL) and merged in chain order; simulate (exact bigint fills on each fill trade's reserves; TP 30%, SL 20%, trailing 1.15x/10%, 24 h max hold, 20 concurrent); then the benchmark tokens' last trades. Median of 3 runs; then one run with the exhaustive read (every trade of the candidate tokens from their first signal, one-day pages), whose result must be equal.`,
     "",
     "| Measurement | Result | Budget (DESIGN.md) |",
     "| --- | ---: | --- |",
@@ -265,7 +264,7 @@ const env = (() => {
         Effect.suspend(() => {
           const t0 = performance.now()
           return Effect.ensuring(
-            ch.query(baselineStatements ? sql.replace(`\n${rangeSettings}`, "") : sql, params),
+            ch.query(baselineStatements ? sql.replace(/\bPREWHERE\b/g, "WHERE") : sql, params),
             Effect.sync(() => {
               const kind = kindOf(sql)
               const s = spent.get(kind) ?? { ms: 0, n: 0 }

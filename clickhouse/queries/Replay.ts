@@ -194,14 +194,6 @@ const lineSql = (c: (name: "j" | "t" | "p" | "q" | "k" | "v" | "x") => string) =
 const tupleIndex = { j: 1, t: 2, p: 3, q: 4, k: 5, v: 6, x: 7 } as const
 
 /**
- * FINAL's merge on one thread (`max_final_threads`, default: the core count). The range reads'
- * FINAL merges a few tens of thousands of rows per statement; splitting that over threads cost
- * more CPU than it saved (measured by `bench/replayStatements.ts`, `docs/decisions.md`). The
- * result is the same: the setting changes how the merge is scheduled, not what it keeps.
- */
-export const rangeSettings = "SETTINGS max_final_threads = 1"
-
-/**
  * The ranges' rows as one text page (`j,t,p,q,k,v,x` lines, `j` the 1-based range, any order).
  * A row joins the range of its token it falls in (`ranges[i]`: the token's range indexes);
  * `row_number` per range in chain order keeps each range's first `rowsMax` (measured cheaper
@@ -217,8 +209,7 @@ SELECT toString(count()) AS n, arrayStringConcat(groupArray(line), '\n') AS page
       FROM (${tokenRowsSql}) WHERE i > 0
     )
   ) WHERE rn <= {rowsMax:Array(UInt32)}[j]
-)
-${rangeSettings}`
+)`
 
 /** Per token, its last row (chain order) between `fromT[i]` and `toT[i]`. */
 const lastSql = `
