@@ -383,8 +383,14 @@ describe("transfer rail, TEE payer on Solana", () => {
       const before = lamports(vault)
       await Effect.runPromise(makeSolanaTransfers(rpcUrl).port.send(Buffer.from(signedShort).toString("base64")))
       await eventually(async () => lamports(vault) - before === 3_333n, { what: "the broadcast bytes land", deadlineMs: 30_000 })
-      await Effect.runPromise(transfers.recover)
-      await eventually(async () => (await rows("pf-1"))[0]?.state === "confirmed", { what: "pf-1 settled from the chain", deadlineMs: 30_000 })
+      // As above: passes until the chain reports it confirmed (one pass leaves a pending one for the next).
+      await eventually(
+        async () => {
+          await Effect.runPromise(transfers.recover)
+          return (await rows("pf-1"))[0]?.state === "confirmed"
+        },
+        { what: "pf-1 settled from the chain", deadlineMs: 30_000, intervalMs: 100 }
+      )
       expect(await reservation("pf-1")).toBe("booked")
       const [settled] = await rows("pf-1")
       expect((await executed()).filter((e) => e.data.signature === settled?.signature)).toHaveLength(1)
@@ -405,8 +411,15 @@ describe("transfer rail, TEE payer on Solana", () => {
     await Effect.runPromise(makeSolanaTransfers(rpcUrl).port.send(signed.signedTransaction))
     await eventually(async () => lamports(vault) - before === 7_777n, { what: "the broadcast transfer lands", deadlineMs: 30_000 })
     expect(await rows("b-self")).toEqual([{ client_transfer_id: "b-self", state: "built", signature: "" }])
-    await Effect.runPromise(transfers.watchTee)
-    await eventually(async () => (await rows("b-self"))[0]?.state === "confirmed", { what: "the recovery pass settles it", deadlineMs: 30_000 })
+    // A pass leaves a transfer the chain reports pending (landed, not yet confirmed) for the next
+    // pass, as the engine's periodic pass would run it: so the test runs passes until it settles.
+    await eventually(
+      async () => {
+        await Effect.runPromise(transfers.watchTee)
+        return (await rows("b-self"))[0]?.state === "confirmed"
+      },
+      { what: "the recovery pass settles it", deadlineMs: 30_000, intervalMs: 100 }
+    )
     expect(await rows("b-self")).toEqual([{ client_transfer_id: "b-self", state: "confirmed", signature: signed.signature }])
     expect(await reservation("b-self")).toBe("booked")
     expect((await executed()).filter((e) => e.data.signature === signed.signature)).toHaveLength(1)
@@ -422,8 +435,13 @@ describe("transfer rail, TEE payer on Solana", () => {
     expect(await reservation("b-kept")).toBe("held")
     const eventsBefore = (await executed()).length
     ledger.advanceSlots(800)
-    await Effect.runPromise(transfers.watchTee)
-    await eventually(async () => (await rows("b-kept"))[0]?.state === "failed", { what: "the lapsed build settles failed", deadlineMs: 30_000 })
+    await eventually(
+      async () => {
+        await Effect.runPromise(transfers.watchTee)
+        return (await rows("b-kept"))[0]?.state === "failed"
+      },
+      { what: "the lapsed build settles failed", deadlineMs: 30_000, intervalMs: 100 }
+    )
     expect(await reservation("b-kept")).toBe("released")
     expect((await executed()).length).toBe(eventsBefore)
   }, 90_000)
