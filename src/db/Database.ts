@@ -25,7 +25,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import { Pool, type PoolConfig } from "pg"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
@@ -126,24 +126,28 @@ const connectionStatementName = (connection: object, name: string): string => {
   return `${name}_${id}`
 }
 
-/** How long the pool's first connection may take (`PgClient.make`'s default). */
-const connectTimeout = Duration.seconds(5)
-
 /**
- * The pool (built here, as `PgClient.make` builds it, so the named statements reach it too), the
- * `PgClient` over it (`PgClient.fromPool`) and `NamedStatements`; the scope ends the pool.
+ * The `pg` pool under the engine's `PgClient` and `NamedStatements`, ended with the scope (as
+ * `PgClient.make` ends its own). Built here, not by `PgClient.make`, because a named statement
+ * needs a connection of the pool to itself and `PgClient` offers none through its types: it does
+ * not expose its pool, and its connections (`reserve`) take SQL text only and hide the driver's
+ * connection a statement name is kept per (docs/decisions.md, "The pool `Database` builds for its
+ * named statements"). Of what `make` does around its pool only this is kept: the idle connections'
+ * `error` listened to (unlistened, an idle connection the server drops would be an uncaught
+ * exception) and the end on close. Its first `SELECT 1` is not: the migrations are the first
+ * statements and fail the layer with a `SqlError` the same way when the server cannot be reached.
  */
+const acquirePool = (config: PoolConfig): Effect.Effect<Pool, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Pool(config).on("error", () => {})),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+/** `PgClient` over the pool (`PgClient.fromPool`) and `NamedStatements` on the same pool. */
 const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const pool = new Pool(config)
-      pool.on("error", () => {}) // an idle client's error; the next query reports the connection's failure
-      yield* Effect.acquireRelease(
-        Effect.tryPromise({ try: () => pool.query("SELECT 1"), catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" }) }),
-        () => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-      ).pipe(
-        Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) })
-      )
+      const pool = yield* acquirePool(config)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName })
       const named: NamedStatements["Type"] = {
         execute: (name, text, values) =>

@@ -10,6 +10,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -188,6 +189,29 @@ describe("Database on embedded PGlite", () => {
       }),
       Database.layer({ url: undefined, dataDir: undefined })
     )
+  )
+})
+
+/**
+ * A server that cannot be reached fails the layer with a `SqlError` (the migrations are the
+ * pool's first statements: no separate connection probe). A port just closed: nothing listens.
+ */
+describe("Database against a server that cannot be reached", () => {
+  const closedPort = () =>
+    new Promise<number>((resolve, reject) => {
+      const server = net.createServer().once("error", reject)
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+      })
+    })
+
+  it.live("the layer fails with a SqlError", () =>
+    Effect.gen(function* () {
+      const port = yield* Effect.promise(closedPort)
+      const error = yield* Effect.flip(Effect.provide(Database.ping, Database.layer({ url: `postgres://postgres@127.0.0.1:${port}/curvestream`, dataDir: undefined })))
+      expect(error._tag).toBe("SqlError")
+    })
   )
 })
 

@@ -32,7 +32,6 @@ declare module "pg" {
   export class Pool {
     constructor(config: PoolConfig)
     readonly options: PoolConfig
-    query(text: string): Promise<QueryResult>
     connect(callback: (error: Error | undefined, client: PoolClient, release: (error?: Error) => void) => void): void
     on(event: "error", listener: (error: Error) => void): this
     end(): Promise<void>
