@@ -12,8 +12,7 @@
  * median over rounds of the process's CPU time per change (µs, `process.cpuUsage`: another
  * process's turn on a shared core is not counted), the spread in brackets (min–max).
  *
- * Run: `node --max-semi-space-size=64 --import tsx bench/readModelCodec.ts [--quick]` (as
- * `npm start`'s heap flag; default 30 rounds, about 1 minute on the 2-core VM; --quick 6 rounds).
+ * Run: `npm run bench:readmodelcodec [-- --quick]` (the project's Node 22; `npm start`'s heap flag; default 30 rounds, about 1 minute on the 2-core VM; --quick 6 rounds).
  * Prints a markdown section and, unless --quick, rewrites it between the `readmodelcodec` markers
  * in docs/benchmarks.md. Printed, never asserted.
  */

@@ -57,7 +57,9 @@ describe("ReadModelCodec.encodeDrain against the encoder before it", () => {
   const texts = states.map(encodeMarketState)
   /** A change: a key (a market's, any text with multi-byte characters, or any UTF-16 units with lone surrogates) and a state or a tombstone. */
   const change = fc.tuple(
-    fc.oneof(fc.constantFrom(...changes.map(([key]) => key)), fc.string({ unit: "grapheme", maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 })),
+    fc.oneof(fc.constantFrom(...changes.map(([key]) => key)), fc.string({ unit: "grapheme", maxLength: 40 }),
+      // fast-check's "binary" unit leaves half surrogate pairs out: lone surrogates are drawn on their own.
+      fc.string({ unit: fc.oneof(fc.string({ unit: "binary", minLength: 1, maxLength: 1 }), fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c))), maxLength: 40 })),
     fc.option(fc.integer({ min: 0, max: states.length - 1 }), { nil: undefined })
   )
 
@@ -74,7 +76,8 @@ describe("ReadModelCodec.encodeDrain against the encoder before it", () => {
           const now = max === undefined ? encodeDrain(list) : encodeDrain(list, max)
           const before = max === undefined ? encodeDrainBefore(list) : encodeDrainBefore(list, max)
           expect(now.feeds.map((f) => Buffer.from(f).toString("hex"))).toEqual(before.feeds.map((f) => Buffer.from(f).toString("hex")))
-          expect(now.snapshots).toEqual(before.snapshots)
+          const hex = (s: typeof now.snapshots) => s.map(({ key, value }) => [key, Buffer.from(value).toString("hex")])
+          expect(hex(now.snapshots)).toEqual(hex(before.snapshots))
           for (const f of now.feeds) expect(f).toBeInstanceOf(Uint8Array)
         }
       }),

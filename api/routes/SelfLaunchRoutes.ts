@@ -81,16 +81,14 @@ export const SelfConfirmWire = Schema.Struct({
   Schema.annotations({ identifier: "SelfLaunchConfirm" })
 )
 
-/** The self-signed services' caller: the authenticated key's row rides along (`spendKey`) for the dry run's spend decision. */
-export const selfCallerOf = (p: AgentPrincipal): SelfCaller => ({
+const callerOf = (p: AgentPrincipal): SelfCaller => ({
   accountId: p.accountId,
   keyId: p.key.id,
   keyPrefix: p.key.prefix,
   keyDailyCap: p.key.dailyLaunchCap,
   plan: p.plan,
   spendLimits: p.key.spendLimits,
-  principal: agentToWalletPrincipal(p),
-  spendKey: p.key
+  principal: agentToWalletPrincipal(p)
 })
 
 export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArray<RouteDef> => {
@@ -136,7 +134,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
     handler: (_req, { body }, principal) =>
-      mapFailure(launches.build(selfCallerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...(answer._tag === "Built" ? answer.view : answer.result) })))
+      mapFailure(launches.build(callerOf(principal), body)).pipe(Effect.map((answer) => json(200, { success: true, ...(answer._tag === "Built" ? answer.view : answer.result) })))
   })
 
   const dryRun = route({
@@ -151,7 +149,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     responses: { 200: answer("Dry-run result (2.6) with launchWalletId", LaunchDryRun), ...refusals },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(selfCallerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
+    handler: (_req, { body }, principal) => mapFailure(launches.dryRun(callerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
   })
 
   const confirm = route({
@@ -173,7 +171,7 @@ export const selfLaunchRoutes = (options: SelfLaunchRoutesOptions): ReadonlyArra
     },
     ...(guard !== undefined ? { guard } : {}),
     authenticate: writer,
-    handler: (_req, { body }, principal) => mapFailure(launches.confirm(selfCallerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
+    handler: (_req, { body }, principal) => mapFailure(launches.confirm(callerOf(principal), body)).pipe(Effect.map((result) => json(200, { success: true, ...result })))
   })
 
   return [build, dryRun, confirm]

@@ -12,10 +12,7 @@
  * verifies and promotes the token row. Then 3.3 produced for real (a live build answers the same
  * transaction and writes nothing, a landed one `prior_attempt_on_chain`, a dead one a new
  * transaction), confirm's refusals (`SIGNER_MISMATCH`, another transaction, not landed yet, never
- * lands), the sweep and a swept build confirmed at the cap, and the gates that record nothing;
- * and the dry run's spend decision on the key row the request authenticated with (through the real
- * key store and agent-key authentication: no key query, its statements counted; a key change seen
- * by the next dry run once the key cache is invalidated, the build reading the stored key).
+ * lands), the sweep and a swept build confirmed at the cap, and the gates that record nothing.
  *
  * The self-signed transitions, by the test that produces each (the pure tables are pinned in
  * `LaunchLedgerMachine.test.ts`, `SelfBuildRules.test.ts` and `HoodOperation.test.ts`; Hood's
@@ -51,7 +48,7 @@ import {
   signTransactionMessageWithSigners,
   createSignerFromKeyPair
 } from "@solana/kit"
-import { Cause, Clock, Context, Duration, Effect, Either, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
 import { webcrypto } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AgentLaunches } from "../../actors/AgentLaunches.js"
@@ -65,12 +62,6 @@ import { DefaultDevBuyCeilings } from "../../src/domain/Economics.js"
 import { type Plan, resolvePlans } from "../../src/domain/Plans.js"
 import { insertAccount } from "../../src/services/accounts/AccountRepository.js"
 import { insertKey, updateKey } from "../../src/services/keys/KeyRepository.js"
-import * as KeyStore from "../../src/services/keys/KeyStore.js"
-import { mintToken } from "../../src/services/keys/Tokens.js"
-import type { TierServiceShape } from "../../src/services/accounts/TierService.js"
-import { type AgentAuth, makeAgentAuth } from "../../api/auth/AgentKeyAuth.js"
-import { selfCallerOf } from "../../api/routes/SelfLaunchRoutes.js"
-import { withStatementTexts } from "../support/sqlStatements.js"
 import * as ImageService from "../../src/services/images/ImageService.js"
 import * as LaunchLedger from "../../src/services/launch/LaunchLedger.js"
 import type { LaunchError } from "../../src/services/launch/LaunchError.js"
@@ -88,12 +79,6 @@ import { solidImage } from "../support/testImages.js"
 import { launchFailureCode, launchFailureCodesLayer } from "../../api/LaunchCodes.js"
 
 const SOL = 1_000_000_000n
-/**
- * SQL statements of a Solana self-signed dry run from a TEE wallet with a dev buy, on a key with a
- * txLimit, decided on the authenticated key row: the payer's wallet row, the hosted image, the
- * window's usage (counted by `withStatementTexts`; the test prints them).
- */
-const STATEMENTS_TEE_DRY_RUN_WITH_TX_LIMIT = 3
 const MINT_SECRET = Redacted.make(new Uint8Array(32).fill(11))
 const BASE_URL = "https://curvestream.test"
 const plans = resolvePlans({}, 30)
@@ -106,9 +91,8 @@ let wallets: WalletService.WalletServiceShape
 let images: ImageService.ImageServiceShape
 let ledger: LaunchLedger.LaunchLedgerShape
 let service: SolanaSelfLaunch.SolanaSelfLaunchShape
-/** The service's configuration and dependencies (a test makes another service on them with other settings). */
-let selfConfig: SolanaSelfLaunch.SolanaSelfLaunchConfig
-let selfDeps: SolanaSelfLaunch.SolanaSelfLaunchDeps
+/** The same service with `TEE_LAUNCH_BUYS_ENABLED` on (a TEE wallet may carry a dev buy). */
+let teeBuysService: SolanaSelfLaunch.SolanaSelfLaunchShape
 let registry: AgentLaunches
 let producer: ReturnType<typeof setInterval>
 const producing = { on: true }
@@ -151,9 +135,10 @@ beforeAll(async () => {
     )
   )
   registry = new AgentLaunches()
-  selfConfig = { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 }
-  selfDeps = { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
-  service = await withSql(SolanaSelfLaunch.make(selfConfig, selfDeps))
+  const config: SolanaSelfLaunch.SolanaSelfLaunchConfig = { baseUrl: BASE_URL, solanaExplorerUrl: "https://explorer.test", exclusiveHolderPassRaw: 1n, teeLaunchBuysEnabled: false, slotMs: 40 }
+  const deps: SolanaSelfLaunch.SolanaSelfLaunchDeps = { ledger, images, solana, wallets, holdings: () => Effect.succeed(0n), agentLaunches: registry, prices: fixedPriceSource(LOCALNET_USD_PRICES_DEFAULT) }
+  service = await withSql(SolanaSelfLaunch.make(config, deps))
+  teeBuysService = await withSql(SolanaSelfLaunch.make({ ...config, teeLaunchBuysEnabled: true }, deps))
   producer = setInterval(() => {
     if (producing.on) net.ledger.advanceSlot()
   }, 40)
@@ -173,20 +158,16 @@ interface Agent {
   readonly keyPair: webcrypto.CryptoKeyPair
   readonly authorize: (bytes: Uint8Array) => Promise<Uint8Array>
   readonly imageUrl: string
-  /** The key's plaintext (an `x-api-key`), when the test asked for a real one. */
-  readonly token: string | undefined
 }
 
 let accounts = 0
 
 /** A Pro (or `plan`) account with an agent key and an imported Solana wallet funded with `sol` SOL. */
-const agent = async (options: { plan?: Plan; sol?: bigint; spendLimits?: KeyInfo["spendLimits"]; token?: boolean } = {}): Promise<Agent> => {
+const agent = async (options: { plan?: Plan; sol?: bigint; spendLimits?: KeyInfo["spendLimits"] } = {}): Promise<Agent> => {
   const n = ++accounts
   const plan = options.plan ?? planOf("pro")
   const keyId = `kid-self-${n}`
-  // `token`: a real key (its plaintext verifies against its stored hash), for tests that authenticate it.
-  const minted = options.token === true ? mintToken("live") : undefined
-  const keyPrefix = minted?.prefix ?? `s${String(n).padStart(7, "0")}`
+  const keyPrefix = `s${String(n).padStart(7, "0")}`
   // The account and its key are real rows (usage and fee totals reference them).
   const account = await Effect.runPromise(Effect.provideService(insertAccount({ plan: plan.id, agentEnabled: true, isAdmin: false }, Date.now()), SqlClient.SqlClient, sql))
   const accountId = account.id
@@ -194,7 +175,7 @@ const agent = async (options: { plan?: Plan; sol?: bigint; spendLimits?: KeyInfo
     Effect.provideService(
       insertKey(
         {
-          id: keyId, prefix: keyPrefix, accountId, hash: minted?.hash ?? `hash-${n}`, environment: "production", scopes: ["launch:write", "launch:read", "swap:write", "account:read"],
+          id: keyId, prefix: keyPrefix, accountId, hash: `hash-${n}`, environment: "production", scopes: ["launch:write", "launch:read", "swap:write", "account:read"],
           label: null, rateLimitPerMin: 300, dailyLaunchCap: 0, launchChains: ["solana"], embeddedWallet: "denied", expiresAtMs: null, txLimit: null,
           mintedByDeviceId: null, provisionedBy: null
         },
@@ -244,8 +225,7 @@ const agent = async (options: { plan?: Plan; sol?: bigint; spendLimits?: KeyInfo
     address: walletAddress,
     keyPair: pair,
     authorize: async (bytes) => new Uint8Array(await webcrypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, signer.privateKey, bytes)),
-    imageUrl: hosted.url,
-    token: minted?.token
+    imageUrl: hosted.url
   }
 }
 
@@ -647,15 +627,15 @@ describe("the gates refuse before anything is recorded", () => {
   })
 })
 
-/** A TEE Solana wallet created by the owner for `a`'s key, funded; `allowLaunch` as given. */
-const teeWallet = async (a: Agent, allowLaunch: boolean) => {
-  const owner: Principal = { ...a.caller.principal, credential: "session", keyId: null, keyPrefix: null, scopes: [], environment: null, embeddedWallet: null }
-  const view = await Effect.runPromise(wallets.createTee(owner, { chain: "solana", keyPrefix: a.caller.keyPrefix, allowLaunch }))
-  expect(net.ledger.requestAirdrop(address(view.address), 5n * SOL)).toMatchObject({ err: null })
-  return { owner, view }
-}
-
 describe("a TEE wallet bound to the key", () => {
+  /** A TEE Solana wallet created by the owner for `a`'s key, funded; `allowLaunch` as given. */
+  const teeWallet = async (a: Agent, allowLaunch: boolean) => {
+    const owner: Principal = { ...a.caller.principal, credential: "session", keyId: null, keyPrefix: null, scopes: [], environment: null, embeddedWallet: null }
+    const view = await Effect.runPromise(wallets.createTee(owner, { chain: "solana", keyPrefix: a.caller.keyPrefix, allowLaunch }))
+    expect(net.ledger.requestAirdrop(address(view.address), 5n * SOL)).toMatchObject({ err: null })
+    return { owner, view }
+  }
+
   it("launches from the TEE wallet once allowLaunch is on: buyAmount must be 0, the relay signs, confirm records it", async () => {
     const a = await agent()
     const { owner, view } = await teeWallet(a, false)
@@ -693,6 +673,21 @@ describe("a TEE wallet bound to the key", () => {
     expect(curve !== undefined && decodeCurve(curve.data)?.creator).toBe(view.address)
   })
 
+  it("with TEE launch buys on, a dev buy past the bound key's USD window: the dry run admits it (endpoint rule 4 leaves the window out), the build refuses KEY_LIMIT_REACHED and records nothing", async () => {
+    const a = await agent()
+    const { view } = await teeWallet(a, true)
+    // $15 a day: 0.1 SOL plus the Pro plan's 0.5% fee is $15.075 at the localnet's $150.
+    await Effect.runPromise(
+      Effect.provideService(updateKey(a.caller.keyId, { _tag: "txLimit", txLimit: { usdMicros: 15_000_000, reset: "daily" } }), SqlClient.SqlClient, sql).pipe(Effect.orDie)
+    )
+    const b = body(a, { linkedWalletId: view.id, buyAmount: "100000000" })
+    const dry = await run(teeBuysService.dryRun(a.caller, b))
+    expect(Either.isRight(dry)).toBe(true)
+    const refused = await run(teeBuysService.build(a.caller, b))
+    expect(Either.isLeft(refused) && [refused.left.reason, typeof (refused.left.details as { resetsAt?: unknown } | undefined)?.resetsAt]).toEqual(["key_limit_reached", "number"])
+    expect(await ledgerRow(a, b.request.clientLaunchId)).toBeUndefined()
+  })
+
   it("a TEE wallet of another account cannot pay", async () => {
     const a = await agent()
     const b = await agent()
@@ -700,88 +695,5 @@ describe("a TEE wallet bound to the key", () => {
     // Same account is required too; a TEE wallet of another account is simply not found on this one.
     const r = await run(service.build(a.caller, body(a, { linkedWalletId: view.id })))
     expect(Either.isLeft(r) && [r.left.reason, r.left.field]).toEqual(["validation_failed", "linkedWalletId"])
-  })
-})
-
-describe("the dry run's spend decision, on the key row the request authenticated with (as the headless dry run's)", () => {
-  // TEE launch buys on: a TEE wallet's dev buy is service-signed, so its txLimit is a hard refusal (a linked wallet's is advisory).
-  let teeBuys: SolanaSelfLaunch.SolanaSelfLaunchShape
-  let store: KeyStore.KeyStoreShape
-  let auth: AgentAuth
-  beforeAll(async () => {
-    teeBuys = await Effect.runPromise(Effect.provideService(SolanaSelfLaunch.make({ ...selfConfig, teeLaunchBuysEnabled: true }, selfDeps), SqlClient.SqlClient, sql))
-    // The real key store (a TTL long enough that only an invalidation refreshes a row within the test) and authentication.
-    store = Context.get(await Effect.runPromise(Layer.buildWithScope(KeyStore.layer({ ttlMs: 10 * 60_000 }), scope).pipe(Effect.provideService(SqlClient.SqlClient, sql))), KeyStore.KeyStore)
-    const tiers = { tierOf: (account: { plan: Plan["id"] }) => Effect.succeed(account.plan), plan: planOf } as unknown as TierServiceShape
-    auth = makeAgentAuth({ store, tiers, nowMs: () => Date.now() })
-  })
-
-  /** The caller the self-signed routes hand the service: authenticated by the key's plaintext, through the key store. */
-  const authenticated = async (a: Agent) => selfCallerOf(await Effect.runPromise(auth.authenticate({ "x-api-key": a.token! }, { scopes: ["launch:write"] })))
-  const setTxLimit = (a: Agent, usdMicros: number | null) =>
-    Effect.runPromise(
-      Effect.provideService(updateKey(a.caller.keyId, { _tag: "txLimit", txLimit: usdMicros === null ? null : { usdMicros, reset: "daily" } }), SqlClient.SqlClient, sql).pipe(Effect.orDie)
-    )
-  const reasonOf = (r: Either.Either<unknown, LaunchError>) => (Either.isLeft(r) ? r.left.reason : "admitted")
-  const failureOf = (exit: Exit.Exit<unknown, LaunchError>) => (Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined)
-  /** A TEE wallet bound to a fresh real key, allowed to launch; 0.1 SOL plus the Pro plan's 0.5% fee is $15.075 at the localnet's $150. */
-  const teeAgent = async () => {
-    const a = await agent({ token: true })
-    const { view } = await teeWallet(a, true)
-    return { a, b: () => body(a, { linkedWalletId: view.id, buyAmount: "100000000" }) }
-  }
-
-  it("a TEE dev buy's dry run reads no key: the payer's wallet and the window's usage; without the row it reads the key; build refuses alike", async () => {
-    const { a, b } = await teeAgent()
-    await setTxLimit(a, 1_000_000)
-    const caller = await authenticated(a)
-    expect(caller.spendKey).toMatchObject({ id: a.caller.keyId, prefix: a.caller.keyPrefix, txLimit: { usdMicros: 1_000_000, reset: "daily" } })
-    const { spendKey: _row, ...withoutRow } = caller
-    const request = b()
-    const onRow = await Effect.runPromise(withStatementTexts(Effect.withClock(teeBuys.dryRun(caller, request), testClock)))
-    const byPrefix = await Effect.runPromise(withStatementTexts(Effect.withClock(teeBuys.dryRun(withoutRow, request), testClock)))
-    console.log(`self-signed dry run statements, on the authenticated row:\n  ${onRow.statements.join("\n  ")}\nread by prefix:\n  ${byPrefix.statements.join("\n  ")}`)
-    for (const { exit } of [onRow, byPrefix]) expect([failureOf(exit)?.reason, typeof failureOf(exit)?.details?.resetsAt]).toEqual(["key_limit_reached", "number"])
-    // On the row: no statement touches agent_keys; the window's usage is the spend decision's one statement.
-    expect(onRow.statements.filter((t) => /agent_keys/.test(t))).toEqual([])
-    expect(onRow.statements.filter((t) => /spend_reservations/.test(t))).toHaveLength(1)
-    // Read by prefix: the same statements and the key's read.
-    expect(byPrefix.statements.filter((t) => /agent_keys/.test(t))).toHaveLength(1)
-    expect(byPrefix.statements.filter((t) => !/agent_keys/.test(t))).toEqual(onRow.statements)
-    expect(onRow.statements).toHaveLength(STATEMENTS_TEE_DRY_RUN_WITH_TX_LIMIT)
-    // The build reads and locks the key itself, and refuses the same way; nothing is recorded.
-    const built = await run(teeBuys.build(caller, request))
-    expect([reasonOf(built), Either.isLeft(built) && built.left.message]).toEqual(["key_limit_reached", failureOf(onRow.exit)?.message])
-    expect(await ledgerRow(a, request.request.clientLaunchId)).toBeUndefined()
-    // A key without a txLimit: the dry run's spend decision runs no statement at all.
-    await setTxLimit(a, null)
-    store.invalidate(a.caller.keyPrefix)
-    const open = await Effect.runPromise(withStatementTexts(Effect.withClock(teeBuys.dryRun(await authenticated(a), b()), testClock)))
-    expect(Exit.isSuccess(open.exit)).toBe(true)
-    expect(open.statements.filter((t) => /agent_keys|spend_reservations/.test(t))).toEqual([])
-    expect(open.statements).toHaveLength(STATEMENTS_TEE_DRY_RUN_WITH_TX_LIMIT - 1)
-  })
-
-  it("a key changed (txLimit lowered) is seen by the next dry run once the key cache is invalidated; before that the build, which reads the stored key, refuses", async () => {
-    const { a, b } = await teeAgent()
-    expect(reasonOf(await run(teeBuys.dryRun(await authenticated(a), b())))).toBe("admitted")
-    // Lowered below the dev buy's $15.075, as another process would (no invalidation here): this process's row is the cached one until its TTL.
-    await setTxLimit(a, 15_074_999)
-    const cached = await authenticated(a)
-    expect(cached.spendKey?.txLimit).toBeNull()
-    expect(reasonOf(await run(teeBuys.dryRun(cached, b())))).toBe("admitted")
-    const request = b()
-    expect(reasonOf(await run(teeBuys.build(cached, request)))).toBe("key_limit_reached")
-    expect(await ledgerRow(a, request.request.clientLaunchId)).toBeUndefined()
-    // The owner's change through this process invalidates the key's row (KeyService does it before answering): the next dry run refuses.
-    store.invalidate(a.caller.keyPrefix)
-    const fresh = await authenticated(a)
-    expect(fresh.spendKey?.txLimit).toEqual({ usdMicros: 15_074_999, reset: "daily" })
-    const refused = await run(teeBuys.dryRun(fresh, b()))
-    expect([reasonOf(refused), Either.isLeft(refused) && refused.left.retryable]).toEqual(["key_limit_reached", true])
-    // Exactly at the limit it fits again.
-    await setTxLimit(a, 15_075_000)
-    store.invalidate(a.caller.keyPrefix)
-    expect(reasonOf(await run(teeBuys.dryRun(await authenticated(a), b())))).toBe("admitted")
   })
 })

@@ -31,7 +31,6 @@ import type { Plan } from "../../domain/Plans.js"
 import { TierService } from "../accounts/TierService.js"
 import { ImageService, type ImageServiceShape } from "../images/ImageService.js"
 import type { SpendLimit } from "../keys/KeyRules.js"
-import type { CheckedKey } from "../spend/SpendStore.js"
 import type { Principal } from "../wallets/Principal.js"
 import { WalletService, type WalletServiceShape } from "../wallets/WalletService.js"
 import { PriceSource, type PriceSourceShape } from "../prices/PriceSource.js"
@@ -59,13 +58,6 @@ export interface SelfCaller {
   readonly spendLimits: ReadonlyArray<SpendLimit> | null
   /** The caller as the wallet rules see it (payer rules, TEE binding). */
   readonly principal: Principal
-  /**
-   * The calling key's row as this request's authentication read it (its id, prefix and limits):
-   * the Solana dry run's spend decision on the dev buy uses it instead of reading the key, as the
-   * headless dry run does (`HeadlessCaller.spendKey`). Absent: the dry run reads the key by
-   * `keyPrefix`. The build's hold always reads and locks the key itself.
-   */
-  readonly spendKey?: CheckedKey
 }
 
 export interface SelfConfirmInput {

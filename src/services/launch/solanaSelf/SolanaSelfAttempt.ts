@@ -9,7 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Clock, Effect } from "effect"
 import type { WalletView } from "../../wallets/WalletService.js"
 import { reserveIn } from "../../spend/SpendStore.js"
-import { devBuyReservationId } from "../internal/LaunchSpend.js"
+import { devBuyAttempt, devBuyReservationId } from "../internal/LaunchSpend.js"
 import { attribute } from "../internal/LaunchRecords.js"
 import { Overlap, readBuild, storeBuild } from "../internal/SelfBuilds.js"
 import type { Also, AttemptRef, LaunchRecord } from "../LaunchLedger.js"
@@ -26,7 +26,7 @@ export type SolanaSelfAttempts = ReturnType<typeof makeSolanaSelfAttempts>
 export const makeSolanaSelfAttempts = (ctx: SolanaSelfContext, gates: SolanaSelfGates) => {
   const { deps, sql, slotMs } = ctx
   const { solana, wallets } = deps
-  const { spec, devBuySpend } = gates
+  const { spec } = gates
   const fromBase64 = getBase64Encoder()
 
   const readStored = (ref: AttemptRef) =>
@@ -80,7 +80,7 @@ export const makeSolanaSelfAttempts = (ctx: SolanaSelfContext, gates: SolanaSelf
       const fee = built.fee === null ? null : { bps: Number(built.fee.bps), feeRaw: built.fee.feeRaw.toString(), treasury: built.fee.treasury }
       // The dev buy through the spend gate (document 2, 4.1): a TEE wallet's is held against the key's USD window before
       // anything is signed (refused past it); a linked wallet's is metered, its txLimit advisory.
-      const spend = yield* devBuySpend(caller, request, payer)
+      const spend = yield* devBuyAttempt(deps.prices, payer.walletKind === "tee" ? "tee" : "linked", request, caller.plan.feeBps)
       let claimId = ""
       const also: Also<unknown> = (record) =>
         Effect.gen(function* () {

@@ -25,7 +25,7 @@ const storage = launchStorage
 export const makeSolanaSelfBuilds = (ctx: SolanaSelfContext, gates: SolanaSelfGates, attempts: SolanaSelfAttempts) => {
   const { deps, slotMs } = ctx
   const { ledger, images, solana, wallets } = deps
-  const { beginInput, tier, checkedPayer, eligible, resolveImages, spec, freshMetadata, solanaOnly, spendChecked } = gates
+  const { beginInput, tier, checkedPayer, eligible, resolveImages, spec, freshMetadata, solanaOnly } = gates
   const { readStored, buildAttempt } = attempts
 
   const repeat = (caller: SelfCaller, body: SelfLaunchBody, payer: WalletView, row: LaunchRecord) =>
@@ -126,8 +126,6 @@ export const makeSolanaSelfBuilds = (ctx: SolanaSelfContext, gates: SolanaSelfGa
       const exclusive = yield* eligible(caller, request)
       const pictures = yield* resolveImages(request)
       const size = (yield* solana.size(spec(caller, request, payer.address, images.metadataUrlOf(request, pictures))).pipe(Effect.mapError(fromSolana))).size
-      // The build's last refusal, its dev buy's hold (after the transaction is built), decided here on the key as authenticated.
-      yield* spendChecked(caller, request, payer)
       return selfDryRunView(request, payer, pictures.banner !== null, exclusive, size)
     })
 

@@ -1,18 +1,13 @@
 /**
  * A Solana self-signed launch's gates and inputs (launch spec 2.3, endpoint rules 4 and 6): the
  * plan, the payer (payer rules, TEE rules, the key's cap), eligibility, the images, the launch
- * spec for a payer, a new attempt's metadata (fetched, sized against, re-hosted), and the dev buy
- * as the spend gate sees it, with the dry run's decision on it.
+ * spec for a payer, and a new attempt's metadata (fetched, sized against, re-hosted).
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import { platformFeeRaw } from "../../../chain/solana/launch/LaunchTransaction.js"
-import { check as checkSpend, checkKey } from "../../spend/SpendStore.js"
-import type { WalletView } from "../../wallets/WalletService.js"
 import { exclusiveEligibility, fetchImages, launchStorage, selfPayer, selfSignedTier } from "../internal/LaunchGates.js"
-import { devBuyAttempt } from "../internal/LaunchSpend.js"
 import type { BeginInput } from "../LaunchLedger.js"
-import { fromSolana, fromSpend, type LaunchError } from "../LaunchError.js"
+import { fromSolana } from "../LaunchError.js"
 import { canonicalSelfBody } from "../request/CanonicalBody.js"
 import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
@@ -70,28 +65,5 @@ export const makeSolanaSelfGates = (ctx: SolanaSelfContext) => {
   const solanaOnly = (request: LaunchRequest) =>
     request.chain === "solana" ? Effect.void : Effect.dieMessage("SolanaSelfLaunch: a Hood request reached the Solana self-signed service")
 
-  /** The dev buy (plus its platform fee) as the spend gate sees it, on the payer's rail (a TEE wallet's is service-signed); undefined without one. */
-  const devBuySpend = (caller: SelfCaller, request: LaunchRequest, payer: WalletView) =>
-    devBuyAttempt(deps.prices, payer.walletKind === "tee" ? "tee" : "linked", request, caller.plan.feeBps)
-
-  /**
-   * The dry run's spend decision on the dev buy, nothing held (the build holds it under the key's
-   * lock in its ledger transaction, `reserveIn`): on the key row the request authenticated with when
-   * the caller carries it (`checkKey`, no key query; the window read only for a key with a txLimit),
-   * else on the key read by prefix (`check`), as the headless dry run decides.
-   */
-  const spendChecked = (caller: SelfCaller, request: LaunchRequest, payer: WalletView): Effect.Effect<void, LaunchError> =>
-    Effect.gen(function* () {
-      const spend = yield* devBuySpend(caller, request, payer)
-      if (spend === undefined) return
-      const key = caller.spendKey
-      const decision =
-        key !== undefined && key.prefix === caller.keyPrefix
-          ? checkKey(key, spend)
-          : checkSpend({ accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "solana", attempt: spend })
-      const decided = yield* decision.pipe(Effect.provideService(SqlClient.SqlClient, ctx.sql), Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e))))
-      if (decided._tag === "Refused") return yield* Effect.fail(fromSpend(decided.error))
-    })
-
-  return { beginInput, tier, checkedPayer, eligible, resolveImages, spec, freshMetadata, solanaOnly, devBuySpend, spendChecked }
+  return { beginInput, tier, checkedPayer, eligible, resolveImages, spec, freshMetadata, solanaOnly }
 }
