@@ -26,7 +26,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Context, Effect, Layer, type Scope } from "effect"
-import { Pool, type PoolConfig } from "pg"
+import { Client, Pool, type PoolConfig } from "pg"
 import { startEmbeddedPostgres } from "./internal/embeddedPostgres.js"
 import { migrations } from "./migrations/index.js"
 
@@ -40,7 +40,16 @@ export interface DatabaseOptions {
   readonly dataDir: string | undefined
   /** Pool size against a server (default `serverConnectionsMax`). Embedded is always 1. */
   readonly maxConnections?: number | undefined
+  /**
+   * The bound on each connection's dial: TCP, TLS and the server's startup up to ready for
+   * queries (default `connectTimeoutMsDefault`). A wait for a free connection of the pool is not
+   * bounded by it (a busy pool is not a dead server).
+   */
+  readonly connectTimeoutMs?: number | undefined
 }
+
+/** Default bound on a connection's dial (`DatabaseOptions.connectTimeoutMs`). */
+export const connectTimeoutMsDefault = 10_000
 
 /** Default pool size against a real server. */
 export const serverConnectionsMax = 10
@@ -91,7 +100,10 @@ export const layerTest: Layer.Layer<DatabaseServices, SqlError> = Layer.unwrapEf
 
 const clientLayer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, SqlError> =>
   options.url !== undefined
-    ? poolLayer({ connectionString: options.url, max: options.maxConnections ?? serverConnectionsMax, application_name: applicationName })
+    ? poolLayer(
+        { connectionString: options.url, max: options.maxConnections ?? serverConnectionsMax, application_name: applicationName },
+        options.connectTimeoutMs ?? connectTimeoutMsDefault
+      )
     : Layer.unwrapScoped(
         // The embedded server is acquired in the layer's scope before the client, so the
         // client's pool is released first on close.
@@ -106,7 +118,7 @@ const clientLayer = (options: DatabaseOptions): Layer.Layer<DatabaseServices, Sq
             // timeout; the pool would otherwise drop and redial it every 10 s).
             idleTimeoutMillis: 0,
             application_name: applicationName
-          })
+          }, options.connectTimeoutMs ?? connectTimeoutMsDefault)
         )
       )
 
@@ -132,22 +144,41 @@ const connectionStatementName = (connection: object, name: string): string => {
  * needs a connection of the pool to itself and `PgClient` offers none through its types: it does
  * not expose its pool, and its connections (`reserve`) take SQL text only and hide the driver's
  * connection a statement name is kept per (docs/decisions.md, "The pool `Database` builds for its
- * named statements"). Of what `make` does around its pool only this is kept: the idle connections'
- * `error` listened to (unlistened, an idle connection the server drops would be an uncaught
- * exception) and the end on close. Its first `SELECT 1` is not: the migrations are the first
- * statements and fail the layer with a `SqlError` the same way when the server cannot be reached.
+ * named statements"). Around the pool:
+ * - every connection's dial is bounded (`connectTimeoutMs`, the driver's own timeout, set on the
+ *   connection rather than the pool so that a wait for a free connection is not cut);
+ * - one `SELECT 1` before the layer is ready, so that an unreachable server or a malformed URL
+ *   (which the driver throws from inside its connect) fails the layer with a `SqlError`, not a
+ *   defect and not a hang (as `PgClient.make` probes its own pool);
+ * - the idle connections' `error` listened to (unlistened, an idle connection the server drops
+ *   would be an uncaught exception) and the end on close.
  */
-const acquirePool = (config: PoolConfig): Effect.Effect<Pool, never, Scope.Scope> =>
+const acquirePool = (config: PoolConfig, connectTimeoutMs: number): Effect.Effect<Pool, SqlError, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => new Pool(config).on("error", () => {})),
+    Effect.sync(() => new Pool({ ...config, Client: dialBounded(connectTimeoutMs) }).on("error", () => {})),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      })
+    )
   )
 
+/** The driver's connection with its dial bounded (`connectionTimeoutMillis` on the connection only). */
+const dialBounded = (connectTimeoutMs: number): typeof Client =>
+  class extends Client {
+    constructor(config: PoolConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs })
+    }
+  }
+
 /** `PgClient` over the pool (`PgClient.fromPool`) and `NamedStatements` on the same pool. */
-const poolLayer = (config: PoolConfig): Layer.Layer<DatabaseServices, SqlError> =>
+const poolLayer = (config: PoolConfig, connectTimeoutMs: number): Layer.Layer<DatabaseServices, SqlError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const pool = yield* acquirePool(config)
+      const pool = yield* acquirePool(config, connectTimeoutMs)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName })
       const named: NamedStatements["Type"] = {
         execute: (name, text, values) =>

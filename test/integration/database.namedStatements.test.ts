@@ -82,7 +82,8 @@ describe.skipIf(serverUrl === undefined)(`Database.NamedStatements through a con
     } finally {
       process.off("uncaughtException", onUncaught)
       // The cut backend sleeps on unaware of its client: end it.
-      await run(direct`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = ${SLEEP_TEXT} AND pid <> pg_backend_pid()`)
+      // With a wait (PostgreSQL 13+): the next case must not find this backend still dying among its sleepers.
+      await run(direct`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = current_database() AND query = ${SLEEP_TEXT} AND pid <> pg_backend_pid()`)
     }
   }, 60_000)
 })

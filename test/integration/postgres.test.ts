@@ -193,23 +193,56 @@ describe("Database on embedded PGlite", () => {
 })
 
 /**
- * A server that cannot be reached fails the layer with a `SqlError` (the migrations are the
- * pool's first statements: no separate connection probe). A port just closed: nothing listens.
+ * A server that cannot be reached fails the layer with a `SqlError` (the pool's first `SELECT 1`),
+ * never a defect and never a hang: a listener that drops every connection it accepts, one that
+ * accepts and never answers (the dial's bound, `connectTimeoutMs`), and a malformed URL (the
+ * driver throws it from inside its connect).
  */
 describe("Database against a server that cannot be reached", () => {
-  const closedPort = () =>
-    new Promise<number>((resolve, reject) => {
-      const server = net.createServer().once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-      })
-    })
+  /** A loopback listener doing `onSocket` with each connection, closed with the scope. */
+  const listener = (onSocket: (socket: net.Socket) => void) =>
+    Effect.acquireRelease(
+      Effect.async<net.Server & { port: number }>((resume) => {
+        const server = net.createServer(onSocket)
+        server.listen(0, "127.0.0.1", () => {
+          const address = server.address()
+          resume(Effect.succeed(Object.assign(server, { port: typeof address === "object" && address !== null ? address.port : 0 })))
+        })
+      }),
+      (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    )
+  const sockets = new Set<net.Socket>()
+  const failureOf = (url: string, connectTimeoutMs?: number) =>
+    Effect.flip(Effect.provide(Database.ping, Database.layer({ url, dataDir: undefined, connectTimeoutMs }))).pipe(
+      // The bound of this test: far above the dial's, so a hang fails it rather than the file's timeout.
+      Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the layer neither failed nor succeeded within 20 s") })
+    )
 
-  it.live("the layer fails with a SqlError", () =>
+  it.scopedLive("a server that drops every connection: a SqlError", () =>
     Effect.gen(function* () {
-      const port = yield* Effect.promise(closedPort)
-      const error = yield* Effect.flip(Effect.provide(Database.ping, Database.layer({ url: `postgres://postgres@127.0.0.1:${port}/curvestream`, dataDir: undefined })))
+      const server = yield* listener((socket) => socket.destroy())
+      const error = yield* failureOf(`postgres://postgres@127.0.0.1:${server.port}/curvestream`)
+      expect(error._tag).toBe("SqlError")
+    })
+  )
+
+  it.scopedLive("a server that accepts and never answers: a SqlError at the dial's bound, not a hang", () =>
+    Effect.gen(function* () {
+      const server = yield* listener((socket) => {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+      })
+      const started = Date.now()
+      const error = yield* failureOf(`postgres://postgres@127.0.0.1:${server.port}/curvestream`, 500)
+      expect(error._tag).toBe("SqlError")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(500)
+      for (const socket of sockets) socket.destroy()
+    })
+  )
+
+  it.live("a malformed URL (port 99999): a SqlError, not a defect", () =>
+    Effect.gen(function* () {
+      const error = yield* failureOf("postgres://postgres@127.0.0.1:99999/curvestream")
       expect(error._tag).toBe("SqlError")
     })
   )
