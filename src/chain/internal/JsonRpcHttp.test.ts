@@ -1,12 +1,19 @@
 import { address, isSolanaError, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR } from "@solana/kit"
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
+import { gzipSync } from "node:zlib"
 import { createPublicClient, http as viemHttp, RpcRequestError } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../../../test/support/eventually.js"
 import { createNodeSolanaRpc, JSON_RPC_MAX_PENDING, JsonRpcBusy, jsonRpcPending, JsonRpcTimeout, nodeFetchForJsonRpc, postJson, ResponseTooLarge } from "./JsonRpcHttp.js"
 
-/** A JSON-RPC server whose answer the test sets per request; it records what it received. */
-let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number } = () => ({ body: "{}" })
+/**
+ * A JSON-RPC server whose answer the test sets per request; it records what it received. `gzip`
+ * compresses the answer (and says so), `chunks` sends it in that many writes without a length.
+ */
+let answer: (body: string, req: http.IncomingMessage) => { status?: number; body: string; delayMs?: number; gzip?: boolean; chunks?: number } = () => ({
+  body: "{}"
+})
 const received: Array<{ body: string; headers: http.IncomingHttpHeaders }> = []
 const server = http.createServer((req, res) => {
   const chunks: Array<Buffer> = []
@@ -16,8 +23,12 @@ const server = http.createServer((req, res) => {
     received.push({ body, headers: req.headers })
     const a = answer(body, req)
     const send = () => {
-      res.writeHead(a.status ?? 200, { "content-type": "application/json" })
-      res.end(a.body)
+      const bytes = a.gzip === true ? gzipSync(a.body) : Buffer.from(a.body, "utf8")
+      res.writeHead(a.status ?? 200, { "content-type": "application/json", ...(a.gzip === true ? { "content-encoding": "gzip" } : {}) })
+      if (a.chunks === undefined) return void res.end(bytes)
+      const size = Math.ceil(bytes.length / a.chunks)
+      for (let at = 0; at < bytes.length; at += size) res.write(bytes.subarray(at, at + size))
+      res.end()
     }
     if (a.delayMs === undefined) send()
     else setTimeout(send, a.delayMs)
@@ -78,6 +89,57 @@ describe("postJson", () => {
     server.closeAllConnections()
     answer = () => ({ body: '{"ok":2}' })
     expect((await postJson(url, "{}")).body).toBe('{"ok":2}')
+  })
+
+  it("reads a body sent without a length up to the bound, and refuses one byte more", async () => {
+    answer = () => ({ body: "y".repeat(1000), chunks: 4 })
+    expect((await postJson(url, "{}", { maxResponseBytes: 1000 })).body).toHaveLength(1000)
+    await expect(postJson(url, "{}", { maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
+    expect(jsonRpcPending()).toBe(0)
+  })
+
+  it("decodes a gzip answer the caller asked for, and bounds it decoded", async () => {
+    const text = '{"ok":"' + "z".repeat(991) + '"}'
+    answer = (_, req) => ({ body: text, gzip: req.headers["accept-encoding"] === "gzip" })
+    const res = await postJson(url, "{}", { headers: { "accept-encoding": "gzip" } })
+    expect(res.body).toBe(text)
+    expect(res.headers["content-encoding"]).toBeUndefined()
+    expect((await postJson(url, "{}", { headers: { "accept-encoding": "gzip" }, maxResponseBytes: 1000 })).body).toBe(text)
+    await expect(postJson(url, "{}", { headers: { "accept-encoding": "gzip" }, maxResponseBytes: 999 })).rejects.toBeInstanceOf(ResponseTooLarge)
+    // Not asked: none is sent, and the text arrives as it was.
+    expect((await postJson(url, "{}")).body).toBe(text)
+    expect(received[received.length - 1]!.headers["accept-encoding"]).toBeUndefined()
+  })
+
+  it("drops a leading byte-order mark, as fetch's text() does", async () => {
+    answer = () => ({ body: '\uFEFF{"ok":3}' })
+    expect((await postJson(url, "{}")).body).toBe('{"ok":3}')
+  })
+
+  it("closes an idle keep-alive socket itself when the server gives no keep-alive timeout", async () => {
+    // This server never closes an idle connection (no keep-alive timeout, none announced): the close it sees is the client's.
+    const quiet = http.createServer((req, res) => {
+      req.resume()
+      req.on("end", () => res.end('{"ok":4}'))
+    })
+    quiet.keepAliveTimeout = 0
+    const sockets: Array<{ socket: Socket; endedByClient: boolean }> = []
+    quiet.on("connection", (socket: Socket) => {
+      const seen = { socket, endedByClient: false }
+      sockets.push(seen)
+      socket.on("end", () => (seen.endedByClient = true))
+    })
+    await new Promise<void>((r) => quiet.listen(0, "127.0.0.1", r))
+    try {
+      const quietUrl = `http://127.0.0.1:${(quiet.address() as AddressInfo).port}/`
+      expect((await postJson(quietUrl, "{}")).body).toBe('{"ok":4}')
+      expect((await postJson(quietUrl, "{}")).body).toBe('{"ok":4}')
+      expect(sockets.length).toBeGreaterThan(0)
+      await eventually(() => sockets.every((s) => s.endedByClient), { what: "the client closing its idle sockets", deadlineMs: 20_000, intervalMs: 100 })
+    } finally {
+      quiet.closeAllConnections()
+      await new Promise<void>((r) => quiet.close(() => r()))
+    }
   })
 
   it("rejects with the signal's reason when it aborts, before or during the call", async () => {

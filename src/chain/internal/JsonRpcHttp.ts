@@ -1,28 +1,30 @@
 /**
- * JSON-RPC over `node:http` for the engine's chain clients (`@solana/kit`'s RPC and viem's
- * transport), instead of the WHATWG `fetch` both use by default.
+ * JSON-RPC over undici's `request` API for the engine's chain clients (`@solana/kit`'s RPC and
+ * viem's transport), instead of the WHATWG `fetch` both use by default.
  *
- * Why (docs/decisions.md "The chain clients' HTTP without fetch"): Node's `fetch` (undici)
- * registers every response in a `FinalizationRegistry` (to cancel an unread body stream) and V8's
- * scavenger keeps such objects alive, so each call's response, its streams and what they reach
- * (the request, its abort listeners, the awaiting fiber) survive every minor collection and are
- * promoted to the old generation, where only a major collection frees them. One chain read per
- * trade build and the Hood ingester's polling (20 a second against the embedded localnet) filled
- * the engine's old generation with them, and its collections landed on requests. A `node:http`
- * request with a keep-alive agent leaves nothing registered: its garbage dies young.
+ * Why (docs/decisions.md "The chain clients' HTTP without fetch" and "The chain clients' HTTP on
+ * undici's request API"): Node's `fetch` registers every response in a `FinalizationRegistry` (to
+ * cancel an unread body stream) and V8's scavenger keeps such objects alive, so each call's
+ * response, its streams and what they reach (the request, its abort listeners, the awaiting fiber)
+ * survive every minor collection and are promoted to the old generation, where only a major
+ * collection frees them. undici's `request` (a `node:stream` body, no web streams) registers
+ * nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
+ * a pool per origin, idle keep-alive sockets closed after `JSON_RPC_KEEP_ALIVE_MS` (or before the
+ * server's announced `Keep-Alive: timeout`), and a compressed answer decoded when the caller asked
+ * for one (`accept-encoding`: undici's decompress interceptor); no compression is asked for otherwise.
  *
  * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin, at most `JSON_RPC_MAX_PENDING`
  * calls unsettled in the process (one more is refused at once: `JsonRpcBusy`), every call settled
  * within `deadlineMs` (default `JSON_RPC_DEADLINE_MS`, waiting for a socket included: `JsonRpcTimeout`)
  * whether or not its caller passed a signal, a response body of at most `maxResponseBytes` (default
- * `JSON_RPC_MAX_RESPONSE_BYTES`). No compression is asked for.
+ * `JSON_RPC_MAX_RESPONSE_BYTES`, counted decoded).
  */
 import { createSolanaRpcFromTransport, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, SolanaError } from "@solana/kit"
 import { parseJsonWithBigInts, stringifyJsonWithBigInts } from "@solana/rpc-spec-types"
-import * as http from "node:http"
-import * as https from "node:https"
+import { EventEmitter } from "node:events"
+import { Agent, type Dispatcher, interceptors } from "undici"
 
-/** Connections kept per origin (a pool per agent: beyond it requests queue). */
+/** Connections kept per origin (undici's pool per origin: beyond it requests queue). */
 export const JSON_RPC_MAX_SOCKETS = 64
 /** The largest response body read (64 MiB: a `getProgramAccounts` page with room); beyond it the call fails. */
 export const JSON_RPC_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -30,11 +32,15 @@ export const JSON_RPC_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 export const JSON_RPC_DEADLINE_MS = 60_000
 /** Calls unsettled at once in the process (sockets busy and queued behind them); one more fails at once. */
 export const JSON_RPC_MAX_PENDING = 1024
+/** An idle keep-alive socket is closed after this long (undici's and fetch's default), sooner if the server's `Keep-Alive: timeout` says so. */
+export const JSON_RPC_KEEP_ALIVE_MS = 4_000
+
+export type JsonRpcHttpHeaders = Record<string, string | Array<string> | undefined>
 
 export interface JsonRpcHttpResponse {
   readonly status: number
   readonly statusText: string
-  readonly headers: http.IncomingHttpHeaders
+  readonly headers: JsonRpcHttpHeaders
   readonly body: string
 }
 
@@ -66,12 +72,48 @@ let pending = 0
 /** Calls unsettled now (for tests and stats). */
 export const jsonRpcPending = (): number => pending
 
-const httpAgent = new http.Agent({ keepAlive: true, maxSockets: JSON_RPC_MAX_SOCKETS })
-const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: JSON_RPC_MAX_SOCKETS })
+/**
+ * One agent for every origin: undici's own deadlines are off (0) because each call's deadline
+ * bounds headers and body together with the wait for a socket, which undici's do not count.
+ */
+const agent = new Agent({
+  connections: JSON_RPC_MAX_SOCKETS,
+  keepAliveTimeout: JSON_RPC_KEEP_ALIVE_MS,
+  headersTimeout: 0,
+  bodyTimeout: 0
+})
 
 /**
- * POSTs `body` (JSON text) to `url` and reads the whole answer as text. Rejects with the signal's
- * reason when it aborts, `ResponseTooLarge` past `maxResponseBytes`, or the socket's error.
+ * The same agent's connections with undici's decompress interceptor, for a call whose caller asked
+ * for compression (`accept-encoding`); error answers are decoded too (viem reads their body). Made
+ * on first use: the interceptor costs each call it wraps about 40% more young garbage, and undici
+ * flags it experimental (one process warning when made), so a call that asks for nothing skips it.
+ */
+let decoding: Dispatcher | undefined
+const dispatcherFor = (headers: Record<string, string> | undefined): Dispatcher => {
+  if (headers === undefined) return agent
+  for (const name in headers) {
+    if (name.toLowerCase() === "accept-encoding") return (decoding ??= agent.compose(interceptors.decompress({ skipErrorResponses: false })))
+  }
+  return agent
+}
+
+/**
+ * A call's own abort, handed to undici as its `signal` (undici takes an `EventEmitter` that emits
+ * `abort`): fired by the deadline, the caller's signal or an over-long body, it ends the request
+ * whether it is queued, waiting for its answer or being read. Lighter than an `AbortController`.
+ */
+class CallAbort extends EventEmitter {
+  abort(): void {
+    this.emit("abort")
+  }
+}
+
+/**
+ * POSTs `body` (JSON text) to `url` and reads the whole answer as text (a leading UTF-8 BOM
+ * dropped, as fetch's `text()` does). Rejects with the signal's reason when it aborts,
+ * `ResponseTooLarge` past `maxResponseBytes`, `JsonRpcTimeout` past `deadlineMs`, `JsonRpcBusy`
+ * over `JSON_RPC_MAX_PENDING`, or undici's error for the connection.
  */
 export const postJson = (
   url: string | URL,
@@ -89,9 +131,8 @@ export const postJson = (
     if (pending >= JSON_RPC_MAX_PENDING) return reject(new JsonRpcBusy(JSON_RPC_MAX_PENDING))
     pending++
     const target = typeof url === "string" ? new URL(url) : url
-    const secure = target.protocol === "https:"
     const limit = options.maxResponseBytes ?? JSON_RPC_MAX_RESPONSE_BYTES
-    const payload = Buffer.from(body, "utf8")
+    const call = new CallAbort()
     let settled = false
     let deadline: ReturnType<typeof setTimeout> | undefined
     const settle = (f: () => void) => {
@@ -102,49 +143,54 @@ export const postJson = (
       signal?.removeEventListener("abort", onAbort)
       f()
     }
-    const fail = (e: unknown) => settle(() => reject(e))
-    const onAbort = () => {
-      fail(signal!.reason)
-      req.destroy()
+    const fail = (e: unknown) => {
+      if (settled) return
+      settle(() => reject(e))
+      call.abort()
     }
-    const req = (secure ? https : http).request(
-      target,
-      {
-        method: "POST",
-        agent: secure ? httpsAgent : httpAgent,
-        headers: { ...options.headers, accept: "application/json", "content-type": "application/json; charset=utf-8", "content-length": payload.length }
-      },
-      (res) => {
-        const chunks: Array<Buffer> = []
-        let size = 0
-        res.on("data", (c: Buffer) => {
-          size += c.length
-          if (size > limit) {
-            fail(new ResponseTooLarge(limit))
-            req.destroy()
-            return
-          }
-          chunks.push(c)
-        })
-        res.on("end", () =>
-          settle(() =>
-            resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", headers: res.headers, body: Buffer.concat(chunks, size).toString("utf8") })
-          )
-        )
-        res.on("error", fail)
-      }
-    )
-    req.on("error", fail)
+    const onAbort = () => fail(signal!.reason)
     signal?.addEventListener("abort", onAbort, { once: true })
     const deadlineMs = options.deadlineMs ?? JSON_RPC_DEADLINE_MS
-    deadline = setTimeout(() => {
-      fail(new JsonRpcTimeout(deadlineMs))
-      req.destroy()
-    }, deadlineMs)
-    req.end(payload)
+    deadline = setTimeout(() => fail(new JsonRpcTimeout(deadlineMs)), deadlineMs)
+    try {
+      dispatcherFor(options.headers).request(
+        {
+          origin: target.origin,
+          path: target.pathname + target.search,
+          method: "POST",
+          headers: { ...options.headers, accept: "application/json", "content-type": "application/json; charset=utf-8" },
+          body,
+          signal: call
+        },
+        (err, res) => {
+          if (err !== null) return fail(err)
+          const stream = res.body
+          stream.on("error", fail)
+          if (settled) return void stream.destroy()
+          const declared = Number(res.headers["content-length"])
+          if (declared > limit) return fail(new ResponseTooLarge(limit))
+          const chunks: Array<Buffer> = []
+          let size = 0
+          stream.on("data", (c: Buffer) => {
+            size += c.length
+            if (size > limit) return fail(new ResponseTooLarge(limit))
+            chunks.push(c)
+          })
+          stream.on("end", () => {
+            const text = Buffer.concat(chunks, size).toString("utf8")
+            settle(() =>
+              resolve({ status: res.statusCode, statusText: res.statusText, headers: res.headers, body: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text })
+            )
+          })
+        }
+      )
+    } catch (e) {
+      // undici refuses a malformed request (a header it cannot send) by throwing.
+      fail(e)
+    }
   })
 
-const headersOf = (h: http.IncomingHttpHeaders): Headers => {
+const headersOf = (h: JsonRpcHttpHeaders): Headers => {
   const out = new Headers()
   for (const [k, v] of Object.entries(h)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(", ") : v)
   return out
@@ -155,14 +201,19 @@ const headersOf = (h: http.IncomingHttpHeaders): Headers => {
  * for every integer, so no u64 loses a unit; a non-2xx status is kit's
  * `SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR`), without fetch.
  */
-export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) =>
-  createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
-    const res = await postJson(url, stringifyJsonWithBigInts(payload), { signal, ...options })
+export const createNodeSolanaRpc = (url: string, options: { readonly maxResponseBytes?: number } = {}) => {
+  const target = new URL(url)
+  return createSolanaRpcFromTransport(async <TResponse>({ payload, signal }: { payload: unknown; signal?: AbortSignal }): Promise<TResponse> => {
+    const res = await postJson(target, stringifyJsonWithBigInts(payload), { signal, ...options })
     if (res.status < 200 || res.status > 299) {
       throw new SolanaError(SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR, { headers: headersOf(res.headers), message: res.statusText, statusCode: res.status })
     }
     return parseJsonWithBigInts(res.body) as TResponse
   })
+}
+
+/** viem's own `maxResponseBodySize` default: the body is not read past it (viem would refuse it after). */
+export const VIEM_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
 
 /**
  * A `fetch` for viem's `http` transport (`fetchFn`) over `postJson`: viem keeps its own request
@@ -170,9 +221,6 @@ export const createNodeSolanaRpc = (url: string, options: { readonly maxResponse
  * a `Response` built from the text read (a constructed `Response` is not registered for
  * finalization as fetch's are).
  */
-/** viem's own `maxResponseBodySize` default: the body is not read past it (viem would refuse it after). */
-const VIEM_MAX_RESPONSE_BYTES = 10 * 1024 * 1024
-
 export const nodeFetchForJsonRpc = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
   const url = typeof input === "string" || input instanceof URL ? input : input.url
   const body = init?.body
