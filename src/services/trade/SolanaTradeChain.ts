@@ -37,6 +37,7 @@ import {
 } from "../../chain/solana/client/SplInstructions.js"
 import { memoInstruction } from "../../chain/solana/client/RequestMemo.js"
 import { buildTransactionMessage } from "../../chain/solana/client/Transactions.js"
+import { checkedAddress } from "../../chain/solana/client/Accounts.js"
 import { causedBy, customCodeOf } from "../../chain/solana/client/NodeRefusals.js"
 import { makeTransactionWatch, type Observed } from "../../chain/solana/client/TransactionWatch.js"
 import { buyLegFailure } from "../../chain/solana/launch/BuyLegTransaction.js"
@@ -302,7 +303,7 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
   /** Where `mint` trades now; undefined when it has no svc-curve curve (not launched here). One round trip: the curve and its pool together. */
   const venue = (mintText: string) =>
     Effect.gen(function* () {
-      const addresses = yield* Effect.promise(() => findCurveAddresses(address(mintText)))
+      const addresses = yield* Effect.promise(() => findCurveAddresses(checkedAddress(mintText)))
       const [curve, pool] = yield* accounts([addresses.curve, addresses.pool])
       return venueOf(curve, pool)
     })
@@ -310,16 +311,17 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
   /** What `owner` holds: lamports and its associated token account of `mint` (0 when none). One round trip. */
   const holdings = (ownerText: string, mintText: string) =>
     Effect.gen(function* () {
-      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(address(ownerText), address(mintText)))
-      const [sys, token] = yield* accounts([address(ownerText), ata])
+      const owner = checkedAddress(ownerText)
+      const ata = yield* Effect.promise(() => findAssociatedTokenAddress(owner, checkedAddress(mintText)))
+      const [sys, token] = yield* accounts([owner, ata])
       return holdingsOf(mintText, sys, token)
     })
 
   /** The venue and the owner's holdings read at one slot in one round trip (the build's chain read when the engine's index does not hold the market). */
   const venueAndHoldings = (mintText: string, ownerText: string) =>
     Effect.gen(function* () {
-      const mint = address(mintText)
-      const owner = address(ownerText)
+      const mint = checkedAddress(mintText)
+      const owner = checkedAddress(ownerText)
       const [addresses, ata] = yield* Effect.promise(() => Promise.all([findCurveAddresses(mint), findAssociatedTokenAddress(owner, mint)]))
       const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, ata])
       return { venue: venueOf(curve, pool), holdings: holdingsOf(mintText, sys, token) }
