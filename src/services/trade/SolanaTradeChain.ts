@@ -28,8 +28,9 @@ import {
 } from "@solana/kit"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
+import { curveAddressesOf, findCurveAddresses, getBuyInstruction, getPoolSwapInstruction, getSellInstruction, quoteAccountOf } from "../../chain/solana/client/CurveInstructions.js"
 import {
+  associatedTokenAddressOf,
   findAssociatedTokenAddress,
   getCreateAssociatedTokenInstruction,
   getTokenTransferInstruction,
@@ -322,8 +323,9 @@ export const makeSolanaTradeChain = (options: { readonly rpcUrl: string; readonl
     Effect.gen(function* () {
       const mint = checkedAddress(mintText)
       const owner = checkedAddress(ownerText)
-      const [addresses, ata] = yield* Effect.promise(() => Promise.all([findCurveAddresses(mint), findAssociatedTokenAddress(owner, mint)]))
-      const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, ata])
+      // Derived synchronously (memoized): the read is the build's one asynchronous step.
+      const addresses = curveAddressesOf(mint)
+      const [curve, pool, sys, token] = yield* accounts([addresses.curve, addresses.pool, owner, associatedTokenAddressOf(owner, mint)])
       return { venue: venueOf(curve, pool), holdings: holdingsOf(mintText, sys, token) }
     })
 
