@@ -48,8 +48,14 @@
  * bounds and latency, for the summary's `--windows` (the slow requests' samples apart).
  * `BENCH_ENGINE_GC_LOG=<file>` logs the engine main thread's collections (`bench/engineGcLog.mjs`,
  * with `BENCH_ENGINE_TRACE_GC=1` V8's `--trace-gc` in `<file>.out`; `bench/gcSummary.ts` reads it),
- * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over the one-in-flight builds, and
- * `BENCH_ENGINE_NODE_OPTIONS` adds the engine's node flags. Settings: `BENCH_QUOTES` (per quote case and mode,
+ * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over each window (`<file>.<n>.heapprofile`;
+ * `bench/heapSummary.ts` groups it), `BENCH_ENGINE_ALLOC=<file>` counts the bytes its main thread
+ * allocated and its collections over each window (the table "Allocation per window"); the windows,
+ * numbered from 1, are with `--only build` the engine at rest (5 s), then each build mode (one,
+ * then eight in flight), otherwise each HTTP phase's modes in order. `BENCH_ENGINE_NODE_OPTIONS`
+ * adds the engine's node flags (not `--max-semi-space-size`, which the command line sets after
+ * them: `BENCH_ENGINE_SEMI_SPACE_MB`, default 64 as `npm start`), and `BENCH_ENGINE_ROOT=<dir>`
+ * starts the engine of another checkout (a paired "before", e.g. /work/main; nothing written there). Settings: `BENCH_QUOTES` (per quote case and mode,
  * default 2000; in process ×50), `BENCH_BUILDS` (per mode, default 1000), `BENCH_TRADES` (per trade
  * row, default 30), `BENCH_SLOT_MS` (the localnet slot, default 400), `BENCH_DATABASES` (default
  * `pglite,postgres` where the PostgreSQL server binaries are installed: the build and the
@@ -81,7 +87,7 @@ import { DefaultPlans } from "../src/domain/Plans.js"
 import { TRADE_COMPUTE_UNIT_LIMIT, tradeInstructions } from "../src/services/trade/SolanaTradeChain.js"
 import { requestMemo } from "../src/chain/solana/client/RequestMemo.js"
 import { minOutOf, platformFeeOf, quoteVenue, type VenueState } from "../src/services/trade/VenueQuote.js"
-import { type Engine, startEngine } from "../test/support/engine.js"
+import { ENGINE_SEMI_SPACE_MB, type Engine, startEngine } from "../test/support/engine.js"
 import { solidImage } from "../test/support/testImages.js"
 import { benchDatabases, onPostgresServer, serverNote } from "./databases.js"
 import { writeBenchmarkSection } from "./benchmarksDoc.js"
@@ -96,6 +102,11 @@ if (only !== undefined && only !== "build") throw new Error(`--only ${only}: the
 const cpuProfDir = process.env.BENCH_ENGINE_CPU_PROF
 const gcLogFile = process.env.BENCH_ENGINE_GC_LOG
 const heapSampleFile = process.env.BENCH_ENGINE_HEAP_SAMPLE
+const allocFile = process.env.BENCH_ENGINE_ALLOC
+const set = (v: string | undefined): v is string => v !== undefined && v !== ""
+/** The engine's preload answers SIGUSR2 (a window's bounds) only when it samples or counts: otherwise the signal would kill it. */
+const windowsOn = set(heapSampleFile) || set(allocFile)
+const engineRoot = set(process.env.BENCH_ENGINE_ROOT) ? path.resolve(process.env.BENCH_ENGINE_ROOT) : undefined
 const envInt = (name: string, fallback: number): number => {
   const v = process.env[name]
   const n = v === undefined || v === "" ? fallback : Number(v)
@@ -113,10 +124,11 @@ const engineNodeOptions = [
   cpuProfDir === undefined || cpuProfDir === ""
     ? ""
     : `--cpu-prof --cpu-prof-dir=${path.resolve(cpuProfDir)} --cpu-prof-interval=${envInt("BENCH_ENGINE_CPU_PROF_INTERVAL_US", 1000)}`,
-  (gcLogFile ?? "") === "" && (heapSampleFile ?? "") === "" ? "" : `--import=${fileURLToPath(new URL("./engineGcLog.mjs", import.meta.url))}`
+  !set(gcLogFile) && !windowsOn ? "" : `--import=${fileURLToPath(new URL("./engineGcLog.mjs", import.meta.url))}`
 ]
   .filter((o) => o !== "")
   .join(" ")
+const SEMI_SPACE_MB = envInt("BENCH_ENGINE_SEMI_SPACE_MB", ENGINE_SEMI_SPACE_MB)
 const QUOTES = quick ? 200 : envInt("BENCH_QUOTES", 2000)
 const IN_PROCESS_QUOTES = QUOTES * 50
 const BUILDS = quick ? 100 : envInt("BENCH_BUILDS", 1000)
@@ -228,6 +240,64 @@ const timed = async (f: () => Promise<void>): Promise<number> => {
   return now() - t0
 }
 
+// ---- the engine's windows (bench/engineGcLog.mjs) -----------------------------------------------------
+
+/** The windows opened so far, in order (the preload numbers them from 1): what each was, and its requests. */
+const windowLog: Array<{ label: string; requests: number }> = []
+
+/** Opens a window in the engine (SIGUSR2); `close` ends it and waits until its profile and count are written. */
+const openWindow = async (s: Session, label: string) => {
+  windowLog.push({ label, requests: 0 })
+  const n = windowLog.length
+  process.kill(s.pid, "SIGUSR2")
+  await sleep(50) // the signal handled before the window's work
+  return {
+    close: async (requests: number) => {
+      windowLog[n - 1]!.requests = requests
+      process.kill(s.pid, "SIGUSR2")
+      await sleep(2_000) // the profile and the count written before the next window
+    }
+  }
+}
+
+interface AllocWindow {
+  readonly window: number
+  readonly ms: number
+  readonly allocatedBytes: number
+  readonly youngBytes: number
+  readonly scavenges: number
+  readonly scavengeMs: number
+  readonly majors: number
+  readonly majorMs: number
+}
+
+/**
+ * `BENCH_ENGINE_ALLOC`'s windows as a table: the engine main thread's bytes allocated per request,
+ * and net of the rest window's rate over the same time (the engine's background: ingesters, slots).
+ */
+const allocTable = (): string[] => {
+  if (!set(allocFile)) return []
+  const counted = readFileSync(path.resolve(allocFile), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as AllocWindow)
+  const rest = counted.find((w) => windowLog[w.window - 1]?.label === "at rest")
+  const restPerMs = rest === undefined ? 0 : rest.allocatedBytes / rest.ms
+  const kb = (b: number) => (b / 1024).toFixed(1)
+  return [
+    "Allocation per window (the engine's main thread, `BENCH_ENGINE_ALLOC`): bytes from V8's heap statistics around every collection; net = less the rest window's rate over the same time.",
+    "",
+    "| window | ms | requests | MB allocated | young MB | KB/request | net KB/request | scavenges | scavenge ms | majors | major ms |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...counted.map((w) => {
+      const what = windowLog[w.window - 1]
+      const n = what?.requests ?? 0
+      return `| ${w.window}: ${what?.label ?? "?"} | ${w.ms.toFixed(0)} | ${n} | ${(w.allocatedBytes / 1048576).toFixed(1)} | ${(w.youngBytes / 1048576).toFixed(1)} | ${n === 0 ? "" : kb(w.allocatedBytes / n)} | ${n === 0 ? "" : kb((w.allocatedBytes - restPerMs * w.ms) / n)} | ${w.scavenges} | ${w.scavengeMs.toFixed(1)} | ${w.majors} | ${w.majorMs.toFixed(1)} |`
+    }),
+    ""
+  ]
+}
+
 // ---- the engine and the token ----------------------------------------------------------------------
 
 interface Session {
@@ -252,9 +322,12 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       TRUSTED_PROXIES: "127.0.0.1,::1",
       ...(engineNodeOptions === "" ? {} : { NODE_OPTIONS: engineNodeOptions }),
       ...(gcLogFile === undefined || gcLogFile === "" ? {} : { BENCH_ENGINE_GC_LOG: path.resolve(gcLogFile) }),
-      ...(heapSampleFile === undefined || heapSampleFile === "" ? {} : { BENCH_ENGINE_HEAP_SAMPLE: path.resolve(heapSampleFile) })
+      ...(set(heapSampleFile) ? { BENCH_ENGINE_HEAP_SAMPLE: path.resolve(heapSampleFile) } : {}),
+      ...(set(allocFile) ? { BENCH_ENGINE_ALLOC: path.resolve(allocFile) } : {})
     },
     args: ["--quiet"],
+    semiSpaceMb: SEMI_SPACE_MB,
+    ...(engineRoot !== undefined ? { root: engineRoot } : {}),
     readyTimeoutMs: 480_000
   })
   const key = (JSON.parse(readFileSync(path.join(engine.dataDir, "local-credentials.json"), "utf8")) as { agentKey: string }).agentKey
@@ -320,18 +393,14 @@ const httpPhase = async (s: Session, cases: ReadonlyArray<HttpCase>, perCase: nu
     const tallies = cases.map(() => emptyTally())
     for (const c of cases) await measure(emptyTally(), s.pid, WARMUP, inFlight, () => c.op())
     if (tailWindows !== undefined && inFlight === 1) tailWindows.length = 0 // the warm-up's windows are not the phase's
-    // BENCH_ENGINE_HEAP_SAMPLE: the engine's heap sampling (bench/engineGcLog.mjs) over the one-in-flight rounds.
-    const sampleHeap = heapSampleFile !== undefined && heapSampleFile !== "" && inFlight === 1
-    if (sampleHeap) process.kill(s.pid, "SIGUSR2")
+    // A window of the engine's heap sampling and allocation count (bench/engineGcLog.mjs) over this mode's rounds.
+    const window = windowsOn ? await openWindow(s, `${cases.length === 1 ? "builds" : "quotes"}, ${inFlight} in flight`) : undefined
     for (let r = 0; r < ROUNDS; r++) {
       const order = cases.map((_, k) => k)
       if (r % 2 === 1) order.reverse()
       for (const k of order) await measure(tallies[k]!, s.pid, Math.ceil(perCase / ROUNDS), inFlight, () => cases[k]!.op())
     }
-    if (sampleHeap) {
-      process.kill(s.pid, "SIGUSR2")
-      await sleep(2_000) // the profile written before the next mode
-    }
+    if (window !== undefined) await window.close(tallies.reduce((a, t) => a + t.count, 0))
     cases.forEach((c, k) => rows.push({ label: c.label, inFlight, tally: tallies[k]! }))
   }
   return rows
@@ -621,12 +690,15 @@ const main = async () => {
   const startedAt = now()
   const loadStart = loads()
   process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${SLOT_MS} (load ${loads()})\n`)
+  if (set(allocFile)) writeFileSync(path.resolve(allocFile), "") // this run's windows only
   const s = await open()
   if (only === "build") {
     try {
       process.stderr.write(`bench: builds only (load ${loads()})\n`)
       // The engine's own background (slots, ingest, actors) with no request in flight, charged to every row's CPU.
+      const restWindow = windowsOn ? await openWindow(s, "at rest") : undefined
       const restPct = 100 * (await cpuAtRest(s.pid, ticks, 5_000))
+      await restWindow?.close(0)
       const from = process.hrtime.bigint() / 1000n
       if (tailWindowsFile !== undefined && tailWindowsFile !== "") tailWindows = []
       const builds = await httpPhase(s, buildCases(s), BUILDS)
@@ -634,10 +706,11 @@ const main = async () => {
       if (tailWindows !== undefined) writeFileSync(tailWindowsFile!, JSON.stringify(tailWindows))
       process.stdout.write(
         [
-          `Build (dry run) only, ${BUILDS} requests per mode; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
+          `Build (dry run) only, ${BUILDS} requests per mode; the engine ${engineRoot === undefined ? "of this checkout" : `of ${engineRoot}`} with --max-semi-space-size=${SEMI_SPACE_MB}; load average ${loadStart} at the start, ${loads()} at the end; the engine at rest before the phase (5 s, no request): ${restPct.toFixed(0)}% of a core; the build phase on the monotonic clock: ${from}..${to} µs.`,
           "",
           ...httpTable(builds),
-          ""
+          "",
+          ...allocTable()
         ].join("\n")
       )
     } finally {

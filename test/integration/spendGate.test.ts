@@ -15,7 +15,7 @@ import { migrations } from "../../src/db/migrations/index.js"
 import { findAccountKey, insertKey } from "../../src/services/keys/KeyRepository.js"
 import type { TxLimit } from "../../src/services/keys/KeyRules.js"
 import type { SpendAttempt } from "../../src/services/spend/SpendGate.js"
-import { book, check, checkKey, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
+import { book, check, checkKey, checkKeyNow, checkReadsWindow, holdAround, release, reservationState, reserve, type ReserveInput, sweep, windowUsedUsdMicros } from "../../src/services/spend/SpendStore.js"
 import { freshPostgresDatabase, noPostgresReason, postgresUrl } from "../support/servers.js"
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
@@ -145,6 +145,28 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(await both(buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n }))).toMatchObject({ _tag: "Admitted" })
     // Checking holds nothing: the window is the one hold.
     expect(await on(sqlA, windowUsedUsdMicros(k.keyId, "daily", Date.now()))).toBe(6_000n)
+  })
+
+  it("the decision in place (no window to read: a key without txLimit, or a sell) is checkKey's and the stored key's", async () => {
+    const k = await newKey(null, [{ asset: "sol", maxPerTxRaw: "500" }])
+    const row = (await on(sqlA, findAccountKey(k.accountId, k.prefix)))!
+    const l = await newKey({ usdMicros: 10, reset: "daily" })
+    const limited = (await on(sqlA, findAccountKey(l.accountId, l.prefix)))!
+    const cases: ReadonlyArray<readonly [typeof row, SpendAttempt]> = [
+      [row, buy(6_000n, { amountRaw: 400n })],
+      [row, buy(1_000n, { amountRaw: 501n })],
+      [row, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })],
+      [limited, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })]
+    ]
+    for (const [key, attempt] of cases) {
+      expect(checkReadsWindow(key, attempt)).toBe(false)
+      const now = checkKeyNow(key, attempt, Date.now())
+      expect(now).toEqual(await on(sqlB, checkKey(key, attempt)))
+      expect(now).toEqual(await on(sqlB, check({ accountId: key.accountId, keyPrefix: key.prefix, chain: "solana", attempt })))
+    }
+    expect(checkKeyNow(row, buy(1_000n, { amountRaw: 501n }), Date.now())).toMatchObject({ _tag: "Refused" })
+    // A buy on a key with a txLimit reads its window: not decided in place.
+    expect(checkReadsWindow(limited, buy(1n))).toBe(true)
   })
 
   it("a released id reserved again is decided anew: held again when it fits, refused when it no longer does", async () => {

@@ -41,17 +41,20 @@ export interface CurveAddressSet {
 }
 
 const ADDRESS_CACHE_MAX = 10_000
-const curveAddressCache = new Map<Address, Promise<CurveAddressSet>>()
+const curveAddressCache = new Map<Address, CurveAddressSet>()
 
-/** Every svc-curve address of a mint (memoized in a bounded map: they never change). */
-export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => {
+/** Every svc-curve address of a mint, derived synchronously (memoized in a bounded map: they never change). Throws on a mint that is not an address. */
+export const curveAddressesOf = (mint: Address): CurveAddressSet => {
   const hit = curveAddressCache.get(mint)
   if (hit !== undefined) return hit
+  const found = deriveCurveAddresses(mint)
   if (curveAddressCache.size >= ADDRESS_CACHE_MAX) curveAddressCache.clear()
-  const found = new Promise<CurveAddressSet>((resolve) => resolve(deriveCurveAddresses(mint)))
   curveAddressCache.set(mint, found)
   return found
 }
+
+/** `curveAddressesOf` as a promise (a failure rejects it). */
+export const findCurveAddresses = (mint: Address): Promise<CurveAddressSet> => new Promise<CurveAddressSet>((resolve) => resolve(curveAddressesOf(mint)))
 
 const deriveCurveAddresses = (mint: Address): CurveAddressSet => {
   const config = pda(Seeds.config())
