@@ -503,5 +503,38 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(await holds(a)).toEqual([{ ...held[0], state: "booked" }])
       expect(await usage(a)).toEqual([{ usd: spendUsd.toString(), trades: 1, launches: 1 }])
     })
+
+    it("a dev buy that reverts (another buyer moved the curve past its minimum out) releases its hold: nothing booked or metered, the window free again", async () => {
+      const a = await agent()
+      const tee = await teeWallet(a)
+      await setTxLimit(a, spendUsd)
+      const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
+      const r = await run(svc.build(a.caller, b))
+      if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
+      const op = r.right.build.operation!
+      const confirmLeg = async (i: number) => {
+        const next = await run(svc.confirm(a.caller, { clientLaunchId: b.request.clientLaunchId, operationId: op.operationId, signedTransaction: await teeSign(a, tee.id, op.legs[i]!) }))
+        if (Either.isLeft(next)) throw new Error(`leg ${i} refused: ${next.left.reason} ${next.left.message}`)
+        return next.right as Record<string, unknown>
+      }
+      await confirmLeg(0)
+      // The curve exists: a stranger buys first, so the dev buy's 1% minimum out can no longer be met.
+      const stranger = privateKeyToAccount(generatePrivateKey())
+      await setEthBalance(tc, stranger.address, 10n * ETH)
+      const pc = publicClientOf(localnet)
+      const ahead = await createWalletClient({ account: stranger, chain: localnet.chain, transport: http(localnet.rpcUrl) }).sendTransaction({
+        to: getAddress(r.right.build.pool),
+        value: ETH,
+        data: encodeFunctionData({ abi: bondingCurveAbi, functionName: "buy", args: [ETH, 0n] })
+      })
+      expect((await pc.waitForTransactionReceipt({ hash: ahead, pollingInterval: 20 })).status).toBe("success")
+      await confirmLeg(1)
+      const last = await confirmLeg(2)
+      expect(last).toMatchObject({ chain: "hood", devBuy: { outcome: "reverted" } })
+      expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["released", spendUsd.toString()]])
+      expect(await usage(a)).toEqual([{ usd: "0", trades: 0, launches: 1 }])
+      // Released: the window admits the next buy at the limit again.
+      expect(reasonOf(await run(svc.dryRun(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+    })
   })
 })
