@@ -413,7 +413,7 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
     expect(last.right).toMatchObject({ chain: "hood", mint: r.right.build.mint, devBuy: { outcome: "landed" } })
   })
 
-  describe("the TEE dev buy through the spend gate: held against the bound key's USD window before signing (launch spec 3.1, endpoint rule 4; document 2, 4.1)", () => {
+  describe("the TEE dev buy through the spend gate: held against the bound key's USD window before signing (launch spec 3.1; document 2, 4.1)", () => {
     // 0.01 ETH plus the Pro plan's platform fee (Hood rounds down), at the localnet's $3,000 an ETH.
     const BUY = 10n ** 16n
     const spendRaw = BUY + devBuyFeeRaw("hood", BUY, pro.feeBps)
@@ -456,20 +456,19 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       return answer as Record<string, unknown>
     }
 
-    it("a txLimit below the buy plus its fee: refused at the dry run (on the authenticated row and read by prefix) and at build, KEY_LIMIT_REACHED with resetsAt; nothing recorded", async () => {
+    it("a txLimit below the buy plus its fee: the build is refused, KEY_LIMIT_REACHED with resetsAt, and records nothing (no ledger row, build, claim or hold)", async () => {
       const a = await agent()
       const tee = await teeWallet(a)
       await setTxLimit(a, spendUsd - 1n)
       const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-      for (const caller of [authenticatedWith(a, spendUsd - 1n), a.caller]) {
-        const dry = await run(svc.dryRun(caller, b))
-        expect(Either.isLeft(dry) && [dry.left.reason, typeof dry.left.details?.resetsAt]).toEqual(["key_limit_reached", "number"])
-      }
+      // Endpoint rule 4: the dry run does not check the USD spend window (the build's hold does), on the authenticated row or not.
+      for (const caller of [authenticatedWith(a, spendUsd - 1n), a.caller]) expect(reasonOf(await run(svc.dryRun(caller, b)))).toBe("admitted")
       const refused = await run(svc.build(a.caller, b))
       expect(Either.isLeft(refused) && [refused.left.reason, refused.left.retryable, typeof refused.left.details?.resetsAt]).toEqual(["key_limit_reached", true, "number"])
       expect([await holds(a), await ledgerRows(a), await buildRows(a), await claims(a)]).toEqual([[], [], [], [{ n: 0 }]])
-      // Without a dev buy the TEE launch spends nothing from the window: admitted.
-      expect(reasonOf(await run(svc.dryRun(a.caller, body(a, { linkedWalletId: tee.id }))))).toBe("admitted")
+      // Without a dev buy the TEE launch spends nothing from the window: built.
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id }))))).toBe("admitted")
+      expect(await holds(a)).toEqual([])
     })
 
     it("exactly at the limit: admitted, the window holds buy plus fee once (a replayed build holds nothing more), another buy is refused; the landed buy books once", async () => {
@@ -477,7 +476,6 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const tee = await teeWallet(a)
       await setTxLimit(a, spendUsd)
       const b = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-      expect(reasonOf(await run(svc.dryRun(authenticatedWith(a, spendUsd), b)))).toBe("admitted")
       const r = await run(svc.build(a.caller, b))
       if (Either.isLeft(r) || r.right._tag !== "Built") throw new Error("build refused")
       const op = r.right.build.operation!
@@ -487,9 +485,8 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       const again = await run(svc.build(a.caller, b))
       expect(Either.isRight(again) && again.right._tag === "Built" && again.right.build.operation?.operationId).toBe(op.operationId)
       expect(await holds(a)).toEqual(held)
-      // The window is full: another TEE buy of the key is refused at dry run and build, recording nothing.
+      // The window is full: another TEE buy of the key is refused at build, recording nothing.
       const other = body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() })
-      expect(reasonOf(await run(svc.dryRun(a.caller, other)))).toBe("key_limit_reached")
       expect(reasonOf(await run(svc.build(a.caller, other)))).toBe("key_limit_reached")
       expect((await ledgerRows(a)).map((x) => x.id)).toEqual([b.request.clientLaunchId])
 
@@ -533,8 +530,9 @@ describe("a self-signed Hood launch from a TEE wallet: the sequenced operation",
       expect(last).toMatchObject({ chain: "hood", devBuy: { outcome: "reverted" } })
       expect((await holds(a)).map((h) => [h.state, h.usd])).toEqual([["released", spendUsd.toString()]])
       expect(await usage(a)).toEqual([{ usd: "0", trades: 0, launches: 1 }])
-      // Released: the window admits the next buy at the limit again.
-      expect(reasonOf(await run(svc.dryRun(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+      // Released: the window admits the next buy at the limit again (held anew).
+      expect(reasonOf(await run(svc.build(a.caller, body(a, { linkedWalletId: tee.id, buyAmount: BUY.toString() }))))).toBe("admitted")
+      expect((await holds(a)).map((h) => h.state)).toEqual(["released", "held"])
     })
   })
 })

@@ -18,9 +18,9 @@
  * - A repeat build from a linked wallet gets a NEW curve address (a new attempt, new salt), unless
  *   the chain shows the earlier attempt's curve exists: then 409 `prior_attempt_on_chain`, so a
  *   landed launch is confirmed, never built twice (docs/decisions.md).
- * - A TEE wallet's dev buy (buy plus fee, the `tee` rail) is decided by the spend gate at the dry
- *   run, held in the build's ledger transaction before any leg is signed (a refusal records
- *   nothing), booked when it lands and released when it or `createCurve` reverts
+ * - A TEE wallet's dev buy (buy plus fee, the `tee` rail) is held by the spend gate in the build's
+ *   ledger transaction before any leg is signed (a refusal records nothing; the dry run does not
+ *   check the USD window, endpoint rule 4), booked when it lands and released when it or `createCurve` reverts
  *   (`hoodSelf/HoodSelfSpend.ts`; docs/decisions.md "The Hood TEE self-signed dev buy through the
  *   spend gate").
  */
@@ -139,7 +139,7 @@ export const make = (config: HoodSelfLaunchConfig, deps: HoodSelfLaunchDeps) =>
     }
     const spend = makeHoodSelfSpend(ctx)
     const attempts = makeHoodSelfAttempts(ctx, spend)
-    const builds = makeHoodSelfBuilds(ctx, attempts, spend)
+    const builds = makeHoodSelfBuilds(ctx, attempts)
     const confirms = makeHoodSelfConfirm(ctx, attempts, spend)
     return {
       dryRun: Effect.fn("HoodSelfLaunch.dryRun")(function* (caller: SelfCaller, body: SelfLaunchBody) {

@@ -61,7 +61,7 @@ export interface SelfCaller {
   readonly principal: Principal
   /**
    * The calling key's row as this request's authentication read it (its id, prefix and limits):
-   * the self-signed dry run's spend decision on the dev buy (Solana, and a Hood TEE wallet's) uses it instead of reading the key, as the
+   * the Solana dry run's spend decision on the dev buy uses it instead of reading the key, as the
    * headless dry run does (`HeadlessCaller.spendKey`). Absent: the dry run reads the key by
    * `keyPrefix`. The build's hold always reads and locks the key itself.
    */

@@ -20,12 +20,11 @@ import type { SelfLaunchBody } from "../request/DecodeLaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import { type HoodSelfAttempts, platformFeeOf } from "./HoodSelfAttempt.js"
 import type { HoodSelfContext } from "./HoodSelfContext.js"
-import type { HoodSelfSpend } from "./HoodSelfSpend.js"
 import { FACTORY_URI_MAX_BYTES, TEE_RETRY_AFTER_MS } from "./HoodSelfRules.js"
 
 const storage = launchStorage
 
-export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts, spend: HoodSelfSpend) => {
+export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttempts) => {
   const { config, deps, chain } = ctx
   const { ledger, images, wallets } = deps
   const { buildAttempt, storedOf } = attempts
@@ -114,8 +113,7 @@ export const makeHoodSelfBuilds = (ctx: HoodSelfContext, attempts: HoodSelfAttem
     Effect.gen(function* () {
       const g = yield* gates(caller, body)
       const request = body.request
-      // The build's last refusal, a TEE dev buy's hold against the key's USD window (endpoint rule 4), decided here on the key as authenticated.
-      yield* spend.spendChecked(caller, request, g.payer)
+      // Endpoint rule 4: the dry run does not check a TEE wallet's USD spend window (the build's hold decides it); the per-asset cap is the payer gate's.
       return {
         dryRun: true,
         launchWallet: getAddress(g.payer.address),

@@ -1,25 +1,25 @@
 /**
  * A Hood TEE self-signed launch's dev buy through the spend gate (`src/services/spend`; launch spec
  * 3.1's self-signed row: "reserved against the bound key's USD spend window before signing";
- * endpoint rule 4; document 2, 4.1): the buy plus its platform fee on the `tee` rail, decided by the
- * dry run on the key as authenticated, held in the build's ledger transaction under the key's lock
- * (a refusal rolls the attempt back: nothing recorded), booked when the dev-buy leg lands and
- * released when it reverted or the launch's `createCurve` did. A hold whose outcome is never
- * reported is left to the spend sweep (30 minutes), as the Solana self-signed build's.
+ * document 2, 4.1): the buy plus its platform fee on the `tee` rail, held in the build's ledger
+ * transaction under the key's lock (a refusal rolls the attempt back: nothing recorded), booked
+ * when the dev-buy leg lands and released when it reverted or the launch's `createCurve` did. A
+ * hold whose outcome is never reported is left to the spend sweep (30 minutes), as the Solana
+ * self-signed build's. The dry run does not check the USD window (launch spec endpoint rule 4).
  *
  * A linked (imported) wallet's Hood dev buy is not built by the service (the agent sends its own
- * buy), so it is neither held nor decided here.
+ * buy), so nothing is held for it here.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { SpendError } from "../../spend/SpendError.js"
 import type { SpendAttempt } from "../../spend/SpendGate.js"
-import { bookIn, check as checkSpend, checkKey, releaseIn, reserveIn } from "../../spend/SpendStore.js"
+import { bookIn, releaseIn, reserveIn } from "../../spend/SpendStore.js"
 import type { WalletView } from "../../wallets/WalletService.js"
 import { devBuyAttempt, devBuyBooking, devBuyReservationId } from "../internal/LaunchSpend.js"
 import type { Also, AttemptRef } from "../LaunchLedger.js"
-import { fromSpend, type LaunchError } from "../LaunchError.js"
+import type { LaunchError } from "../LaunchError.js"
 import type { LaunchRequest } from "../request/LaunchRequest.js"
 import type { SelfCaller } from "../SolanaSelfLaunch.js"
 import type { HoodSelfContext, Stored } from "./HoodSelfContext.js"
@@ -35,24 +35,6 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
   /** The TEE dev buy (plus its platform fee) as the gate sees it, on the `tee` rail; undefined for a linked payer or without a buy. */
   const devBuySpend = (caller: SelfCaller, request: LaunchRequest, payer: WalletView): Effect.Effect<SpendAttempt | undefined> =>
     payer.walletKind !== "tee" ? Effect.succeed(undefined) : devBuyAttempt(deps.prices, "tee", request, caller.plan.feeBps)
-
-  /**
-   * The dry run's decision, nothing held: on the key row the request authenticated with when the
-   * caller carries it (`checkKey`), else on the key read by prefix (`check`), as the Solana
-   * self-signed and the headless dry runs decide.
-   */
-  const spendChecked = (caller: SelfCaller, request: LaunchRequest, payer: WalletView): Effect.Effect<void, LaunchError> =>
-    Effect.gen(function* () {
-      const spend = yield* devBuySpend(caller, request, payer)
-      if (spend === undefined) return
-      const key = caller.spendKey
-      const decision =
-        key !== undefined && key.prefix === caller.keyPrefix
-          ? checkKey(key, spend)
-          : checkSpend({ accountId: caller.accountId, keyPrefix: caller.keyPrefix, chain: "hood", attempt: spend })
-      const decided = yield* withSql(decision).pipe(Effect.catchTag("SpendError", (e) => Effect.fail(fromSpend(e))))
-      if (decided._tag === "Refused") return yield* Effect.fail(fromSpend(decided.error))
-    })
 
   /** The hold, inside the ledger's accepting transaction (the key locked; a refusal fails the transaction). A replayed id answers the first hold. */
   const holdIn = (caller: SelfCaller, ref: AttemptRef, spend: SpendAttempt | undefined): Effect.Effect<void, SpendError | SqlError, SqlClient.SqlClient> =>
@@ -95,5 +77,5 @@ export const makeHoodSelfSpend = (ctx: HoodSelfContext) => {
           Effect.catchAll((e) => Effect.logWarning("Hood self-signed: the failed launch's dev-buy hold was not released; the spend sweep releases it", e))
         )
 
-  return { devBuySpend, spendChecked, holdIn, settledIn, releaseFailed }
+  return { devBuySpend, holdIn, settledIn, releaseFailed }
 }
