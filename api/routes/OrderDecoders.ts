@@ -9,6 +9,7 @@
  * spend; sell: tokens to sell). `payer` is `main` (the account's embedded wallet, the trade rail's
  * payer). `expiresAt` is an ISO 8601 time (the service checks it is ahead).
  */
+import { isAddress as isSolanaAddress } from "@solana/kit"
 import { Schema } from "effect"
 import { validationFailed } from "../../src/domain/ApiError.js"
 import { parsePriceE18 } from "../../actors/orders/OrderBook.js"
@@ -40,6 +41,8 @@ export const decodeOrderBody = (body: unknown): Decoded<OrderRequest> => {
   // The chain's address form, normalized as the market reads are (a Hood address in any case finds its market).
   const token = parseAddress(chain, typeof mint === "string" ? mint : undefined, "mint")
   if (typeof token !== "string") return token
+  // Solana: 32 bytes too (kit's check), as the trade rail that executes the order requires.
+  if (chain === "solana" && !isSolanaAddress(token)) return validationFailed("mint", "mint must be a base58 address of 32 bytes")
   if (side !== "buy" && side !== "sell") return validationFailed("side", "side must be buy or sell")
   if (type !== "limit" && type !== "stop" && type !== "trailing_stop") return validationFailed("type", "type must be limit, stop or trailing_stop")
   if (typeof amount !== "string" || !AMOUNT_PATTERN.test(amount)) return validationFailed("amount", "amount must match ^[1-9][0-9]*$ (raw units: quote to spend on a buy, tokens to sell on a sell)")
