@@ -776,7 +776,7 @@ const main = async () => {
     "",
     "### Build (dry run)",
     "",
-    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds and the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
+    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds (from the holdings just read) and after them the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window), in turn, funds first, the priced trade with its fee and minimum out; nothing recorded or signed.`,
     "",
     ...httpTable(builds),
     "",
