@@ -48,11 +48,12 @@
  * bounds and latency, for the summary's `--windows` (the slow requests' samples apart).
  * `BENCH_ENGINE_GC_LOG=<file>` logs the engine main thread's collections (`bench/engineGcLog.mjs`,
  * with `BENCH_ENGINE_TRACE_GC=1` V8's `--trace-gc` in `<file>.out`; `bench/gcSummary.ts` reads it),
- * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over each window (`<file>.<n>.heapprofile`;
+ * `BENCH_ENGINE_HEAP_SAMPLE=<file>` samples its heap over each window (`<file>.<engine>.<n>.heapprofile`;
  * `bench/heapSummary.ts` groups it), `BENCH_ENGINE_ALLOC=<file>` counts the bytes its main thread
- * allocated and its collections over each window (the table "Allocation per window"); the windows,
- * numbered from 1, are with `--only build` the engine at rest (5 s), then each build mode (one,
- * then eight in flight), otherwise each HTTP phase's modes in order. `BENCH_ENGINE_NODE_OPTIONS`
+ * allocated and its collections over each window (`<file>.<engine>`, the table "Allocation per
+ * window"). Each engine (`embedded`; in a full run with PostgreSQL also `server`) has its own files
+ * and its windows numbered from 1: with `--only build` the engine at rest (5 s), then each build
+ * mode (one, then eight in flight), otherwise each HTTP phase's modes in order. `BENCH_ENGINE_NODE_OPTIONS`
  * adds the engine's node flags (not `--max-semi-space-size`, which the command line sets after
  * them: `BENCH_ENGINE_SEMI_SPACE_MB`, default 64 as `npm start`), and `BENCH_ENGINE_ROOT=<dir>`
  * starts the engine of another checkout (a paired "before", e.g. /work/main; nothing written there). Settings: `BENCH_QUOTES` (per quote case and mode,
@@ -242,18 +243,18 @@ const timed = async (f: () => Promise<void>): Promise<number> => {
 
 // ---- the engine's windows (bench/engineGcLog.mjs) -----------------------------------------------------
 
-/** The windows opened so far, in order (the preload numbers them from 1): what each was, and its requests. */
-const windowLog: Array<{ label: string; requests: number }> = []
+/** An engine's own window files (its preload numbers its windows from 1, so two engines never share one). */
+const engineFile = (file: string, name: string) => path.resolve(`${file}.${name}`)
 
 /** Opens a window in the engine (SIGUSR2); `close` ends it and waits until its profile and count are written. */
 const openWindow = async (s: Session, label: string) => {
-  windowLog.push({ label, requests: 0 })
-  const n = windowLog.length
+  s.windows.push({ label, requests: 0 })
+  const n = s.windows.length
   process.kill(s.pid, "SIGUSR2")
   await sleep(50) // the signal handled before the window's work
   return {
     close: async (requests: number) => {
-      windowLog[n - 1]!.requests = requests
+      s.windows[n - 1]!.requests = requests
       process.kill(s.pid, "SIGUSR2")
       await sleep(2_000) // the profile and the count written before the next window
     }
@@ -275,9 +276,10 @@ interface AllocWindow {
  * `BENCH_ENGINE_ALLOC`'s windows as a table: the engine main thread's bytes allocated per request,
  * and net of the rest window's rate over the same time (the engine's background: ingesters, slots).
  */
-const allocTable = (): string[] => {
+const allocTable = (s: Session): string[] => {
   if (!set(allocFile)) return []
-  const counted = readFileSync(path.resolve(allocFile), "utf8")
+  const windowLog = s.windows
+  const counted = readFileSync(engineFile(allocFile, s.name), "utf8")
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as AllocWindow)
@@ -285,7 +287,7 @@ const allocTable = (): string[] => {
   const restPerMs = rest === undefined ? 0 : rest.allocatedBytes / rest.ms
   const kb = (b: number) => (b / 1024).toFixed(1)
   return [
-    "Allocation per window (the engine's main thread, `BENCH_ENGINE_ALLOC`): bytes from V8's heap statistics around every collection; net = less the rest window's rate over the same time.",
+    `Allocation per window (the ${s.name} engine's main thread, \`BENCH_ENGINE_ALLOC\`, \`<file>.${s.name}\`): bytes from V8's heap statistics around every collection; net = less the rest window's rate over the same time.`,
     "",
     "| window | ms | requests | MB allocated | young MB | KB/request | net KB/request | scavenges | scavenge ms | majors | major ms |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -301,6 +303,10 @@ const allocTable = (): string[] => {
 // ---- the engine and the token ----------------------------------------------------------------------
 
 interface Session {
+  /** Which engine of the run (`embedded`, `server`): its window files' suffix. */
+  readonly name: string
+  /** Its windows opened so far, in order (its preload numbers them from 1): what each was, and its requests. */
+  readonly windows: Array<{ label: string; requests: number }>
   readonly engine: Engine
   readonly pid: number
   readonly key: string
@@ -312,7 +318,8 @@ interface Session {
   readonly agent: ReturnType<typeof benchEngine>
 }
 
-const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> => {
+const open = async (name: string, databaseEnv: Record<string, string> = {}): Promise<Session> => {
+  if (set(allocFile)) writeFileSync(engineFile(allocFile, name), "") // this run's windows only
   const engine = await startEngine({
     env: {
       ...databaseEnv,
@@ -322,8 +329,8 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       TRUSTED_PROXIES: "127.0.0.1,::1",
       ...(engineNodeOptions === "" ? {} : { NODE_OPTIONS: engineNodeOptions }),
       ...(gcLogFile === undefined || gcLogFile === "" ? {} : { BENCH_ENGINE_GC_LOG: path.resolve(gcLogFile) }),
-      ...(set(heapSampleFile) ? { BENCH_ENGINE_HEAP_SAMPLE: path.resolve(heapSampleFile) } : {}),
-      ...(set(allocFile) ? { BENCH_ENGINE_ALLOC: path.resolve(allocFile) } : {})
+      ...(set(heapSampleFile) ? { BENCH_ENGINE_HEAP_SAMPLE: engineFile(heapSampleFile, name) } : {}),
+      ...(set(allocFile) ? { BENCH_ENGINE_ALLOC: engineFile(allocFile, name) } : {})
     },
     args: ["--quiet"],
     semiSpaceMb: SEMI_SPACE_MB,
@@ -351,7 +358,7 @@ const open = async (databaseEnv: Record<string, string> = {}): Promise<Session> 
       if (now() > deadline) throw new Error(`the market ${mint} never showed: ${m.response.status} ${JSON.stringify(m.error ?? null).slice(0, 200)}`)
       await sleep(50)
     }
-    return { engine, pid: engine.child.pid!, key, rpcUrl, mint, http, anon, agent }
+    return { name, windows: [], engine, pid: engine.child.pid!, key, rpcUrl, mint, http, anon, agent }
   } catch (e) {
     http.close()
     await engine.stop("SIGTERM")
@@ -690,8 +697,7 @@ const main = async () => {
   const startedAt = now()
   const loadStart = loads()
   process.stderr.write(`bench: engine with LOCALNET_SLOT_MS=${SLOT_MS} (load ${loads()})\n`)
-  if (set(allocFile)) writeFileSync(path.resolve(allocFile), "") // this run's windows only
-  const s = await open()
+  const s = await open("embedded")
   if (only === "build") {
     try {
       process.stderr.write(`bench: builds only (load ${loads()})\n`)
@@ -710,7 +716,7 @@ const main = async () => {
           "",
           ...httpTable(builds),
           "",
-          ...allocTable()
+          ...allocTable(s)
         ].join("\n")
       )
     } finally {
@@ -733,20 +739,25 @@ const main = async () => {
   } finally {
     await close(s)
   }
+  /** `BENCH_ENGINE_ALLOC`'s tables, one per engine (each its own file and window numbers). */
+  const allocTables = allocTable(s)
   // The same build and one-shot on the PostgreSQL server (issue 34 item 3): what the embedded default costs.
   let onServer: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string } | undefined
   if (DATABASES.includes("postgres")) {
     process.stderr.write(`bench: the PostgreSQL server (load ${loads()})\n`)
     onServer = await onPostgresServer(async (env, version) => {
-      const ps = await open(env)
+      const ps = await open("server", env)
+      let done: { readonly builds: Row[]; readonly trades: TradeReport; readonly version: string }
       try {
         process.stderr.write(`bench: builds on the server (load ${loads()})\n`)
         const serverBuilds = await httpPhase(ps, buildCases(ps), BUILDS)
         process.stderr.write(`bench: trades on the server (load ${loads()})\n`)
-        return { builds: serverBuilds, trades: await tradePhase(ps, true), version }
+        done = { builds: serverBuilds, trades: await tradePhase(ps, true), version }
       } finally {
         await close(ps)
       }
+      allocTables.push(...allocTable(ps))
+      return done
     })
   }
   const cpu = os.cpus()
@@ -776,12 +787,13 @@ const main = async () => {
     "",
     "### Build (dry run)",
     "",
-    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds and the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window) checked together, the priced trade with its fee and minimum out; nothing recorded or signed.`,
+    `${BUILDS} requests per mode, a distinct \`clientTradeId\` each, a buy of 0.01 SOL: key auth (\`swap:write\`), the body decoded, the embedded wallet's address (cached per account after its first read), the venue and the wallet's holdings read from the localnet RPC in one call (the curve, its pool, the wallet, its token account; over loopback HTTP to the localnet's RPC, which runs in the engine's process), then the wallet's funds (from the holdings just read) and after them the spend gate's decision on the key row the request authenticated with (no SQL for this key, which has no txLimit; a key with one reads its window), in turn, funds first, the priced trade with its fee and minimum out; nothing recorded or signed.`,
     "",
     ...httpTable(builds),
     "",
     `Target: build p99 < 5 ms at one in flight. Measured: ${buildVerdict}.`,
     "",
+    ...allocTables,
     "### One-shot buy against a raw send",
     "",
     `Each trade: a buy of 0.01 SOL (plus its index in lamports, so no two transactions are the same bytes) on the SOL pair, ${SLIPPAGE_BPS} bps slippage; ${TRADES} trades per row in ${quick ? 1 : 2} round(s) (order reversed in the second) after one warm-up each. One-at-a-time rows pause a random 0–1 slot before each trade (not timed, not counted in trades/s). The baseline is the same transaction (\`tradeInstructions\`: the idempotent token-account create, svc-curve's buy with the quote's minimum out, the 0.25 % platform fee's transfer) priced on the curve read from the chain (curve and blockhash read together), signed by a funded dev key, sent straight to the localnet RPC, confirmed by polling \`getSignatureStatuses\` and read back with \`getTransaction\`. Measured slot over the phase: ${trades.measuredSlotMs.toFixed(0)} ms.`,

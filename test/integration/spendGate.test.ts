@@ -167,6 +167,25 @@ const gateSuite = (options: () => Database.DatabaseOptions, pools: 1 | 2) => {
     expect(checkKeyNow(row, buy(1_000n, { amountRaw: 501n }), Date.now())).toMatchObject({ _tag: "Refused" })
     // A buy on a key with a txLimit reads its window: not decided in place.
     expect(checkReadsWindow(limited, buy(1n))).toBe(true)
+    // Against the reading path (`check`), with usage booked: `limited`'s window is far past its 10 µUSD
+    // and `row` (no txLimit) has as much booked. A sell on `limited` and a buy on `row` are still admitted
+    // in place and by `check`, while `check` refuses a buy on `limited` (so the booking is seen).
+    const booked = (key: { accountId: string; keyId: string }, id: string, side: "buy" | "sell") =>
+      on(sqlA, book({ reservationId: id, accountId: key.accountId, keyId: key.keyId, rail: "main", purpose: "trade", chain: "solana", side, asset: "sol", amountRaw: 400n, usdMicros: 50_000n, trades: 1 }))
+    await booked(l, `past-${l.keyId}`, "sell")
+    await booked(k, `past-${k.keyId}`, "buy")
+    expect(await on(sqlA, windowUsedUsdMicros(l.keyId, "daily", Date.now()))).toBe(50_000n)
+    const read = (key: typeof row, attempt: SpendAttempt) => on(sqlB, check({ accountId: key.accountId, keyPrefix: key.prefix, chain: "solana", attempt }))
+    const refusedBuy = await read(limited, buy(1n, { amountRaw: 1n }))
+    expect(refusedBuy._tag === "Refused" ? refusedBuy.error.reason : undefined).toBe("tx_limit_reached")
+    for (const [key, attempt] of [
+      [limited, buy(1_000_000n, { side: "sell", amountRaw: 10n ** 12n })],
+      [row, buy(6_000n, { amountRaw: 400n })]
+    ] as const) {
+      expect(checkReadsWindow(key, attempt)).toBe(false)
+      expect(await read(key, attempt)).toMatchObject({ _tag: "Admitted" })
+      expect(checkKeyNow(key, attempt, Date.now())).toMatchObject({ _tag: "Admitted" })
+    }
   })
 
   it("a released id reserved again is decided anew: held again when it fits, refused when it no longer does", async () => {

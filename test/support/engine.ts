@@ -50,7 +50,7 @@ export interface Engine {
 /** `semiSpaceMb`: the young generation's semi-space (`--max-semi-space-size`); default `ENGINE_SEMI_SPACE_MB`, as `npm start` (a bench measuring another size). */
 type StartOptions = { env?: Record<string, string>; dataDir?: string; readyTimeoutMs?: number; args?: ReadonlyArray<string>; root?: string; semiSpaceMb?: number }
 
-/** The engine's `--max-semi-space-size` in `npm start` (package.json), which the harness starts it with. */
+/** The engine's `--max-semi-space-size` in `npm start` (package.json), which the harness starts it with (test/conformance/engineFlags.test.ts keeps them equal). */
 export const ENGINE_SEMI_SPACE_MB = 64
 
 /** Starts of one engine when its listener lost its port to another process (see `startEngine`). */

@@ -53,6 +53,12 @@ export const checkedAddress = (text: string): Address => {
   return checked
 }
 
+/**
+ * The base58 address of 32 bytes, NOT memoized: for keys that seldom come back (a PDA search's
+ * rejected candidates, the wallets in a stream of events), which would only evict the hot ones.
+ */
+export const addressFromBytesOnce = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
+
 /** Entries kept now (bytes → address, text checked): for tests of the bound. */
 export const addressMemoSizes = (): { readonly bytes: number; readonly text: number } => ({ bytes: addressOfBytes.size, text: checkedText.size })
 
@@ -193,6 +199,11 @@ export class ByteReader {
 
   address(): Address {
     return addressFromBytes(this.bytesOf(32))
+  }
+
+  /** A 32-byte key that seldom recurs (an event's wallet): decoded without the memo. */
+  walletAddress(): Address {
+    return addressFromBytesOnce(this.bytesOf(32))
   }
 
   /** A 32-byte key where all zeros means none. */
