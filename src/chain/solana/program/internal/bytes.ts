@@ -5,6 +5,7 @@
  * Public decoders catch it and return `undefined`; encoders let it surface (a programmer error).
  */
 import { address, getAddressDecoder, getAddressEncoder, type Address } from "@solana/kit"
+import { BoundedMemo } from "../../../../platform/BoundedMemo.js"
 
 const addressEncoder = getAddressEncoder()
 const addressDecoder = getAddressDecoder()
@@ -28,30 +29,16 @@ export const addressToBytes = (a: Address): Uint8Array => {
  * hit answers exactly what the codec would.
  */
 export const ADDRESS_MEMO_MAX = 4_096
-const addressOfBytes = new Map<string, Address>()
-const checkedText = new Map<string, Address>()
+const addressOfBytes = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const checkedText = new BoundedMemo<string, Address>(ADDRESS_MEMO_MAX)
+const decodeAddress = (bytes: Uint8Array): Address => addressDecoder.decode(bytes)
 
 /** The base58 address of 32 bytes (kit's decoder, memoized). */
-export const addressFromBytes = (bytes: Uint8Array): Address => {
-  if (bytes.length !== 32) return addressDecoder.decode(bytes)
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString("latin1")
-  const hit = addressOfBytes.get(key)
-  if (hit !== undefined) return hit
-  const decoded = addressDecoder.decode(bytes)
-  if (addressOfBytes.size >= ADDRESS_MEMO_MAX) addressOfBytes.clear()
-  addressOfBytes.set(key, decoded)
-  return decoded
-}
+export const addressFromBytes = (bytes: Uint8Array): Address =>
+  bytes.length !== 32 ? addressDecoder.decode(bytes) : addressOfBytes.get(Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString("latin1"), bytes, decodeAddress)
 
 /** `text` as an `Address` once kit's `address()` accepted it (throws as it does otherwise); memoized. */
-export const checkedAddress = (text: string): Address => {
-  const hit = checkedText.get(text)
-  if (hit !== undefined) return hit
-  const checked = address(text)
-  if (checkedText.size >= ADDRESS_MEMO_MAX) checkedText.clear()
-  checkedText.set(text, checked)
-  return checked
-}
+export const checkedAddress = (text: string): Address => checkedText.get(text, text, address)
 
 /**
  * The base58 address of 32 bytes, NOT memoized: for keys that seldom come back (a PDA search's
