@@ -60,12 +60,13 @@ afterAll(async () => {
 /**
  * A server of its own for the connection tests: it counts connections and requests, and holds
  * every answer until the test answers it (`answerHeld`), so nothing depends on timing. A request
- * whose connection closes before its answer is counted in `closedUnanswered`. With `declare`, it
+ * whose connection closes before its answer is counted in `closedUnanswered`; closed connections in `connectionsClosed`. With `declare`, it
  * answers at once with the declared `content-length` (and the body given, or one byte of it).
  */
 const heldServer = async (declare?: (req: http.IncomingMessage) => { length: number; body?: Buffer }) => {
   const state = {
     connections: 0,
+    connectionsClosed: 0,
     requests: [] as Array<{ id: number; headers: http.IncomingHttpHeaders; res: http.ServerResponse }>,
     closedUnanswered: 0,
     url: ""
@@ -86,7 +87,10 @@ const heldServer = async (declare?: (req: http.IncomingMessage) => { length: num
     })
   })
   s.keepAliveTimeout = 0
-  s.on("connection", () => state.connections++)
+  s.on("connection", (socket: Socket) => {
+    state.connections++
+    socket.on("close", () => state.connectionsClosed++)
+  })
   await new Promise<void>((r) => s.listen(0, "127.0.0.1", r))
   state.url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/`
   const answerHeld = (body = "{}") => {
@@ -335,6 +339,33 @@ describe("postJson's connections", () => {
       expect(held.state.connections).toBe(JSON_RPC_MAX_SOCKETS)
       expect(held.state.requests).toHaveLength(JSON_RPC_MAX_SOCKETS + 1)
       expect(jsonRpcPending()).toBe(0)
+    } finally {
+      await held.close()
+    }
+  })
+
+  it("costs two connections per in-flight abort (undici's behaviour): the one it ends and an empty one opened and closed at once", async () => {
+    const held = await heldServer()
+    try {
+      const stop = new AbortController()
+      const calls = Array.from({ length: JSON_RPC_MAX_SOCKETS }, () => postJson(held.state.url, "{}", { signal: stop.signal }))
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS, { what: "64 requests at the server", deadlineMs: 20_000, intervalMs: 20 })
+      stop.abort(new Error("stopped"))
+      expect((await Promise.allSettled(calls)).every((o) => o.status === "rejected")).toBe(true)
+      // undici keeps an aborted in-flight request queued until its socket closes, then connects
+      // again for it, drops it unsent and closes that connection (docs/decisions.md): 128 opened, all closed, no request more.
+      await eventually(() => held.state.connections === 2 * JSON_RPC_MAX_SOCKETS && held.state.connectionsClosed === 2 * JSON_RPC_MAX_SOCKETS, {
+        what: "64 ended and 64 empty connections, all closed",
+        deadlineMs: 20_000,
+        intervalMs: 20
+      })
+      expect(held.state.requests).toHaveLength(JSON_RPC_MAX_SOCKETS)
+      // Nothing is left behind: the next calls connect afresh and are answered.
+      const next = postJson(held.state.url, "{}")
+      await eventually(() => held.state.requests.length === JSON_RPC_MAX_SOCKETS + 1, { what: "the next request at the server", deadlineMs: 20_000, intervalMs: 20 })
+      held.answerHeld()
+      expect((await next).status).toBe(200)
+      expect(held.state.connections).toBe(2 * JSON_RPC_MAX_SOCKETS + 1)
     } finally {
       await held.close()
     }
