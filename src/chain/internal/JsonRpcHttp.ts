@@ -10,10 +10,11 @@
  * collection frees them. undici's `request` (a `node:stream` body, no web streams) registers
  * nothing: its garbage dies young, as a `node:http` request's does. undici keeps the connections:
  * a pool per origin, idle keep-alive sockets closed after `JSON_RPC_KEEP_ALIVE_MS` (or before the
- * server's announced `Keep-Alive: timeout`), and a compressed answer decoded when the caller asked
- * for one (`accept-encoding`: undici's decompress interceptor); no compression is asked for otherwise.
+ * server's announced `Keep-Alive: timeout`). No compression is asked for (a caller's
+ * `accept-encoding` is not sent). A URL's `user:password` is sent as Basic authorization.
  *
- * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin, at most `JSON_RPC_MAX_PENDING`
+ * Bounded: at most `JSON_RPC_MAX_SOCKETS` connections per origin (calls beyond them wait in this
+ * module's list per origin, not in undici's queue: see `acquire`), at most `JSON_RPC_MAX_PENDING`
  * calls unsettled in the process (one more is refused at once: `JsonRpcBusy`), every call settled
  * within `deadlineMs` (default `JSON_RPC_DEADLINE_MS`, waiting for a socket included: `JsonRpcTimeout`)
  * whether or not its caller passed a signal, a response body of at most `maxResponseBytes` (default
